@@ -1,0 +1,23 @@
+# All compiler strictness in one place (STYLE.md #18).
+include(CheckCCompilerFlag)
+option(TOPO_WERROR "Treat warnings as errors" ON)
+
+set(_topo_candidate_flags
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wmissing-prototypes
+  -Wstrict-prototypes -Wwrite-strings -Wundef -Wformat=2
+  -Werror=implicit-function-declaration -Wno-format-nonliteral)
+set(TOPO_WARNING_FLAGS "")
+foreach(flag ${_topo_candidate_flags})
+  string(MAKE_C_IDENTIFIER "HAVE${flag}" _var)
+  check_c_compiler_flag(${flag} ${_var})
+  if(${_var})
+    list(APPEND TOPO_WARNING_FLAGS ${flag})
+  endif()
+endforeach()
+if(TOPO_WERROR)
+  list(APPEND TOPO_WARNING_FLAGS -Werror)
+endif()
+
+function(topo_target_warnings target)
+  target_compile_options(${target} PRIVATE ${TOPO_WARNING_FLAGS})
+endfunction()

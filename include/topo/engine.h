@@ -1,0 +1,142 @@
+/* The assignment engine: Kueue's Topology-Aware Scheduling placement
+ * (findTopologyAssignmentsForFlavor) over a topo_snapshot. Pure: no I/O, no
+ * clock; everything it returns is allocated from the caller's pool. */
+#ifndef TOPO_ENGINE_H
+#define TOPO_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/error.h"
+#include "topo/model.h"
+#include "topo/pool.h"
+
+typedef struct topo_toleration {
+    const char *key;      /* NULL or "" matches every key (with Exists) */
+    const char *op;       /* "Equal" (default when NULL) or "Exists" */
+    const char *value;
+    const char *effect;   /* NULL or "" matches every effect */
+} topo_toleration;
+
+typedef struct topo_match_expr {
+    const char *key;
+    const char *op; /* In, NotIn, Exists, DoesNotExist, Gt, Lt */
+    const char *const *values;
+    size_t nvalues;
+} topo_match_expr;
+
+typedef struct topo_selector_term {
+    const topo_match_expr *exprs;
+    size_t nexprs;
+} topo_selector_term;
+
+typedef struct topo_preferred_term {
+    int32_t weight;
+    topo_selector_term term;
+} topo_preferred_term;
+
+typedef struct topo_slice_layer {
+    const char *level;
+    int32_t size;
+} topo_slice_layer;
+
+typedef struct topo_assign_domain {
+    const char *const *values;
+    int32_t count;
+} topo_assign_domain;
+
+/* Kueue's TopologyAssignment (v1beta1 logical form). */
+typedef struct topo_assignment {
+    const char *const *levels;
+    size_t nlevels;
+    const topo_assign_domain *domains;
+    size_t ndomains;
+} topo_assignment;
+
+/* One PodSet's topology request, as Kueue's annotations express it. */
+typedef struct topo_podset_spec {
+    const char *name;
+    int32_t count;
+    const topo_resource *requests; /* per pod; "pods: 1" is implicit */
+    size_t nrequests;
+    const char *required;          /* podset-required-topology */
+    const char *preferred;         /* podset-preferred-topology */
+    int unconstrained;             /* podset-unconstrained-topology */
+    int implied;                   /* no annotation, TAS-only queue */
+    const char *slice_required;    /* podset-slice-required-topology */
+    int32_t slice_size;            /* podset-slice-size, 0 when absent */
+    const topo_slice_layer *layers; /* podset-slice-required-topology-constraints */
+    size_t nlayers;
+    const char *group;             /* podset-group-name */
+    const topo_toleration *tolerations;
+    size_t ntolerations;
+    const topo_kv *node_selector;
+    size_t nnode_selector;
+    const topo_selector_term *required_terms; /* requiredDuringScheduling... */
+    size_t nrequired_terms;
+    const topo_preferred_term *preferred_terms;
+    size_t npreferred_terms;
+    const topo_assignment *previous; /* elastic workloads: the previous slice */
+} topo_podset_spec;
+
+/* An admitted workload being re-placed after node failures. */
+typedef struct topo_admitted_podset {
+    const char *podset;
+    int32_t count;
+    const topo_assignment *assignment;
+} topo_admitted_podset;
+
+typedef struct topo_workload_spec {
+    int single_pod_owned; /* owned by exactly one Pod, not a pod group */
+    const char *const *unhealthy_nodes;
+    size_t nunhealthy_nodes;
+    const topo_admitted_podset *admission;
+    size_t nadmission;
+} topo_workload_spec;
+
+/* Kueue feature gates that change placement, by Kueue's names. */
+#define TOPO_GATE_MAP(XX)                                      \
+    XX(TopologyAwareScheduling, 1)                             \
+    XX(TASProfileMixed, 1)                                     \
+    XX(TASProfileBestFit, 0)                                   \
+    XX(TASProfileLeastFreeCapacity, 0)                         \
+    XX(TASBalancedPlacement, 0)                                \
+    XX(TASMultiLayerTopology, 1)                               \
+    XX(TASRespectNodeAffinityPreferred, 0)                     \
+    XX(TASHandleOverlappingFlavors, 1)                         \
+    XX(TASFailedNodeReplacement, 1)                            \
+    XX(TASFailedNodeReplacementFailFast, 1)                    \
+    XX(SkipReassignmentForPodOwnedWorkloads, 1)                \
+    XX(ElasticJobsViaWorkloadSlices, 1)                        \
+    XX(ElasticJobsViaWorkloadSlicesWithTAS, 0)                 \
+    XX(TASCacheNodeMatchResults, 1)                            \
+    XX(SchedulerLibraryIntegration, 0)
+
+typedef struct topo_gates {
+#define TOPO_XX_GATE_FIELD(name, dflt) int name;
+    TOPO_GATE_MAP(TOPO_XX_GATE_FIELD)
+#undef TOPO_XX_GATE_FIELD
+} topo_gates;
+
+/* Kueue's defaults at the commit the conformance table was taken from. */
+void topo_gates_init(topo_gates *gates);
+/* Sets a gate by its Kueue name; TOPO_ENOTFOUND for an unknown name. */
+int topo_gates_set(topo_gates *gates, const char *name, int on, topo_err *err);
+
+typedef struct topo_podset_result {
+    const char *name;
+    const topo_assignment *assignment; /* NULL on failure */
+    const char *failure;               /* Kueue's message, NULL on success */
+} topo_podset_result;
+
+/* Places the PodSets in order, as Kueue's FindTopologyAssignmentsForFlavor
+ * does: each success is assumed usage for the next; the first failure stops
+ * the loop and is reported for that PodSet (and its group). `out` has room
+ * for npodsets results. Returns 0 when the request was evaluated (check the
+ * results), TOPO_EINVALID for a malformed request, TOPO_ENOMEM. */
+int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
+                     const topo_podset_spec *podsets, size_t npodsets,
+                     const topo_workload_spec *workload, const topo_gates *gates,
+                     topo_pool *pool, topo_err *err);
+
+#endif

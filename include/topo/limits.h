@@ -1,0 +1,21 @@
+/* Every size limit of topo, in one place. */
+#ifndef TOPO_LIMITS_H
+#define TOPO_LIMITS_H
+
+/* Largest inventory file (NodeList JSON, pods JSON, fixture YAML) we read. */
+#define TOPO_MAX_INVENTORY_FILE (512u * 1024u * 1024u)
+/* Largest PodSet manifest (a Pod or a Job). */
+#define TOPO_MAX_MANIFEST_FILE (4u * 1024u * 1024u)
+/* Largest conformance case file. */
+#define TOPO_MAX_CASES_FILE (64u * 1024u * 1024u)
+/* Kubernetes caps label values at 63 and keys at 253 (+prefix). */
+#define TOPO_MAX_LABEL_KEY 317
+#define TOPO_MAX_LABEL_VALUE 63
+/* Kueue allows 1..16 topology levels. */
+#define TOPO_MAX_LEVELS 16
+/* Kueue allows at most 3 slice layers. */
+#define TOPO_MAX_SLICE_LAYERS 3
+/* Pods per PodSet we accept (Kubernetes Jobs allow up to 100k completions). */
+#define TOPO_MAX_PODSET_COUNT 1000000
+
+#endif

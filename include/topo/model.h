@@ -1,0 +1,107 @@
+/* The topology snapshot: nodes, their capacity and usage, arranged in the
+ * domain tree of one topology (Kueue Topology + ResourceFlavor). Built once,
+ * then queried many times by the engine; immutable after topo_snapshot_build.
+ *
+ * Input structs borrow their strings: the snapshot copies what it keeps. */
+#ifndef TOPO_MODEL_H
+#define TOPO_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/error.h"
+
+typedef struct topo_kv {
+    const char *key;
+    const char *value;
+} topo_kv;
+
+/* A resource amount in Kueue's units: "cpu" in millicores, everything else in
+ * whole base units (see topo_quantity_parse_resource). */
+typedef struct topo_resource {
+    const char *name;
+    int64_t amount;
+} topo_resource;
+
+typedef struct topo_taint {
+    const char *key;
+    const char *value;  /* may be NULL or "" */
+    const char *effect; /* NoSchedule, PreferNoSchedule, NoExecute */
+} topo_taint;
+
+typedef struct topo_node_spec {
+    const char *name;
+    const topo_kv *labels;
+    size_t nlabels;
+    const topo_resource *allocatable;
+    size_t nallocatable;
+    const topo_taint *taints;
+    size_t ntaints;
+    int unschedulable;
+    int ready;
+} topo_node_spec;
+
+typedef struct topo_snapshot_opts {
+    const char *topology_name;  /* appears in Kueue's failure messages */
+    const char *const *levels;  /* node-label keys, coarsest first */
+    size_t nlevels;
+    const topo_kv *flavor_labels; /* ResourceFlavor nodeLabels: all must match */
+    size_t nflavor_labels;
+} topo_snapshot_opts;
+
+typedef struct topo_snapshot topo_snapshot;
+
+int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, topo_err *err);
+void topo_snapshot_free(topo_snapshot *snap);
+
+/* Adds a node. Duplicate names are TOPO_EINVALID. Nodes that are not Ready,
+ * unschedulable, miss a level label or a flavor label are kept (for `show`)
+ * but contribute no capacity, as in Kueue's node cache. */
+int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *node, topo_err *err);
+
+/* Charges one bound, non-terminal, non-TAS pod to its node: its effective
+ * requests plus one "pods". Pods on unknown nodes are ignored (Kueue ignores
+ * nodes outside the flavor) and reported through *out_ignored when non-NULL. */
+int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
+                                const topo_resource *requests, size_t nrequests,
+                                int *out_ignored, topo_err *err);
+
+/* Charges an admitted TAS assignment: count pods with per-pod requests (plus
+ * one "pods" each) on the leaf domain given by its values (all levels, or
+ * just the hostname for hostname topologies). */
+int topo_snapshot_add_tas_usage(topo_snapshot *snap, const char *const *values, size_t nvalues,
+                                int32_t count, const topo_resource *requests, size_t nrequests,
+                                topo_err *err);
+
+/* Freezes the snapshot and builds the domain tree. Usage may be added before
+ * or after; nodes only before. */
+int topo_snapshot_build(topo_snapshot *snap, topo_err *err);
+
+const char *topo_snapshot_topology_name(const topo_snapshot *snap);
+size_t topo_snapshot_level_count(const topo_snapshot *snap);
+const char *topo_snapshot_level(const topo_snapshot *snap, size_t i);
+/* Index of a level label, or -1. */
+int topo_snapshot_level_index(const topo_snapshot *snap, const char *label);
+size_t topo_snapshot_node_count(const topo_snapshot *snap);
+
+/* One domain as `topo_snapshot_walk` shows it, depth first, children sorted by
+ * value. Amounts are of the resource named in the walk. */
+typedef struct topo_domain_view {
+    size_t level;          /* index into the levels */
+    const char *value;     /* this level's value */
+    size_t nodes;          /* eligible nodes below */
+    size_t excluded_nodes; /* nodes with all level labels but not eligible */
+    int64_t capacity;      /* allocatable of the resource over eligible nodes */
+    int64_t free;          /* capacity minus usage, never below 0 */
+    int64_t max_node_free; /* the roomiest single eligible node */
+    int64_t pods_free;     /* free "pods" slots */
+} topo_domain_view;
+
+typedef int (*topo_domain_visit_fn)(const topo_domain_view *view, void *payload);
+
+/* Calls fn for every domain; a non-zero return from fn stops the walk and is
+ * returned. */
+int topo_snapshot_walk(const topo_snapshot *snap, const char *resource, topo_domain_visit_fn fn,
+                       void *payload);
+
+#endif

@@ -1,0 +1,84 @@
+#include "topo/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int topo_err_set(topo_err *err, int code, const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->text, sizeof(err->text), fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return code;
+}
+
+int topo_err_wrap(topo_err *err, const char *fmt, ...)
+{
+    if (err == NULL)
+        return TOPO_EGENERIC;
+    char prefix[TOPO_ERR_TEXT_MAX];
+    char old[TOPO_ERR_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof(prefix), fmt, ap);
+    va_end(ap);
+    memcpy(old, err->text, sizeof(old));
+    snprintf(err->text, sizeof(err->text), "%s: %s", prefix, old);
+    if (err->code == 0)
+        err->code = TOPO_EGENERIC;
+    return err->code;
+}
+
+void topo_err_at(topo_err *err, const char *source, int line, int column)
+{
+    if (err == NULL)
+        return;
+    err->source = source;
+    err->line = line;
+    err->column = column;
+}
+
+void topo_err_clear(topo_err *err)
+{
+    if (err == NULL)
+        return;
+    err->code = 0;
+    err->text[0] = '\0';
+    err->source = NULL;
+    err->line = 0;
+    err->column = 0;
+}
+
+const char *topo_err_name(int code)
+{
+    switch (code) {
+    case TOPO_OK:
+        return "OK";
+#define TOPO_XX_NAME(name, value, text) \
+    case TOPO_##name:                   \
+        return "TOPO_" #name;
+        TOPO_ERROR_MAP(TOPO_XX_NAME)
+#undef TOPO_XX_NAME
+    default:
+        return "TOPO_EUNKNOWN";
+    }
+}
+
+const char *topo_strerror(int code)
+{
+    switch (code) {
+    case TOPO_OK:
+        return "success";
+#define TOPO_XX_TEXT(name, value, text) \
+    case TOPO_##name:                   \
+        return text;
+        TOPO_ERROR_MAP(TOPO_XX_TEXT)
+#undef TOPO_XX_TEXT
+    default:
+        return "unknown error";
+    }
+}

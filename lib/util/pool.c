@@ -1,0 +1,145 @@
+/* Bump-pointer arena in chained blocks. Large requests get a block of their
+ * own so they do not waste the tail of the current one. */
+#include "topo/pool.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POOL_BLOCK_SIZE (64u * 1024u)
+#define POOL_ALIGN (alignof(max_align_t))
+
+typedef struct pool_block {
+    struct pool_block *next;
+    size_t size; /* usable bytes after the header */
+    size_t used;
+    alignas(max_align_t) unsigned char data[];
+} pool_block;
+
+struct topo_pool {
+    pool_block *head;
+    size_t footprint;
+};
+
+static pool_block *block_new(size_t size)
+{
+    if (size > SIZE_MAX - sizeof(pool_block))
+        return NULL;
+    pool_block *b = malloc(sizeof(pool_block) + size);
+    if (b == NULL)
+        return NULL;
+    b->next = NULL;
+    b->size = size;
+    b->used = 0;
+    return b;
+}
+
+topo_pool *topo_pool_create(void)
+{
+    topo_pool *pool = calloc(1, sizeof(*pool));
+    if (pool == NULL)
+        return NULL;
+    pool->head = block_new(POOL_BLOCK_SIZE);
+    if (pool->head == NULL) {
+        free(pool);
+        return NULL;
+    }
+    pool->footprint = POOL_BLOCK_SIZE;
+    return pool;
+}
+
+void topo_pool_free(topo_pool *pool)
+{
+    if (pool == NULL)
+        return;
+    pool_block *b = pool->head;
+    while (b != NULL) {
+        pool_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(pool);
+}
+
+void topo_pool_clear(topo_pool *pool)
+{
+    if (pool == NULL || pool->head == NULL)
+        return;
+    /* Keep the last (oldest) block: it is the standard-sized first one. */
+    pool_block *b = pool->head;
+    while (b->next != NULL) {
+        pool_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    b->used = 0;
+    pool->head = b;
+    pool->footprint = b->size;
+}
+
+void *topo_pool_alloc(topo_pool *pool, size_t size)
+{
+    if (pool == NULL)
+        return NULL;
+    if (size == 0)
+        size = 1;
+    if (size > SIZE_MAX - POOL_ALIGN)
+        return NULL;
+    size_t rounded = (size + POOL_ALIGN - 1) & ~(POOL_ALIGN - 1);
+    pool_block *b = pool->head;
+    if (b->size - b->used < rounded) {
+        size_t bsize = rounded > POOL_BLOCK_SIZE / 4 ? rounded : POOL_BLOCK_SIZE;
+        pool_block *nb = block_new(bsize);
+        if (nb == NULL)
+            return NULL;
+        pool->footprint += bsize;
+        if (bsize == rounded && b->size - b->used >= POOL_ALIGN) {
+            /* Dedicated block: keep allocating from the current one. */
+            nb->next = b->next;
+            b->next = nb;
+            nb->used = rounded;
+            return nb->data;
+        }
+        nb->next = b;
+        pool->head = nb;
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += rounded;
+    return p;
+}
+
+void *topo_pool_calloc(topo_pool *pool, size_t nmemb, size_t size)
+{
+    if (size != 0 && nmemb > SIZE_MAX / size)
+        return NULL;
+    void *p = topo_pool_alloc(pool, nmemb * size);
+    if (p != NULL)
+        memset(p, 0, nmemb * size);
+    return p;
+}
+
+char *topo_pool_strndup(topo_pool *pool, const char *s, size_t n)
+{
+    if (s == NULL)
+        return NULL;
+    char *p = topo_pool_alloc(pool, n + 1);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *topo_pool_strdup(topo_pool *pool, const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    return topo_pool_strndup(pool, s, strlen(s));
+}
+
+size_t topo_pool_footprint(const topo_pool *pool)
+{
+    return pool == NULL ? 0 : pool->footprint;
+}
