@@ -1,0 +1,110 @@
+#include "topo/strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/error.h"
+
+typedef struct slot {
+    const char *key;
+    uint64_t hash;
+    int32_t value;
+} slot;
+
+struct topo_strmap {
+    slot *slots;
+    size_t cap; /* power of two */
+    size_t size;
+};
+
+/* FNV-1a: short keys (node and domain names), good enough spread. */
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int grow(topo_strmap *map, size_t cap)
+{
+    slot *slots = calloc(cap, sizeof(*slots));
+    if (slots == NULL)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < map->cap; i++) {
+        if (map->slots[i].key == NULL)
+            continue;
+        size_t j = (size_t)map->slots[i].hash & (cap - 1);
+        while (slots[j].key != NULL)
+            j = (j + 1) & (cap - 1);
+        slots[j] = map->slots[i];
+    }
+    free(map->slots);
+    map->slots = slots;
+    map->cap = cap;
+    return 0;
+}
+
+topo_strmap *topo_strmap_create(size_t expected)
+{
+    topo_strmap *map = calloc(1, sizeof(*map));
+    if (map == NULL)
+        return NULL;
+    size_t cap = 16;
+    while (cap < expected * 2)
+        cap *= 2;
+    if (grow(map, cap) != 0) {
+        free(map);
+        return NULL;
+    }
+    return map;
+}
+
+void topo_strmap_free(topo_strmap *map)
+{
+    if (map == NULL)
+        return;
+    free(map->slots);
+    free(map);
+}
+
+int topo_strmap_put(topo_strmap *map, const char *key, int32_t value)
+{
+    if ((map->size + 1) * 2 > map->cap && grow(map, map->cap * 2) != 0)
+        return TOPO_ENOMEM;
+    uint64_t h = hash_str(key);
+    size_t j = (size_t)h & (map->cap - 1);
+    while (map->slots[j].key != NULL) {
+        if (map->slots[j].hash == h && strcmp(map->slots[j].key, key) == 0) {
+            map->slots[j].value = value;
+            return 0;
+        }
+        j = (j + 1) & (map->cap - 1);
+    }
+    map->slots[j].key = key;
+    map->slots[j].hash = h;
+    map->slots[j].value = value;
+    map->size++;
+    return 0;
+}
+
+int32_t topo_strmap_get(const topo_strmap *map, const char *key)
+{
+    if (map == NULL || key == NULL)
+        return -1;
+    uint64_t h = hash_str(key);
+    size_t j = (size_t)h & (map->cap - 1);
+    while (map->slots[j].key != NULL) {
+        if (map->slots[j].hash == h && strcmp(map->slots[j].key, key) == 0)
+            return map->slots[j].value;
+        j = (j + 1) & (map->cap - 1);
+    }
+    return -1;
+}
+
+size_t topo_strmap_size(const topo_strmap *map)
+{
+    return map == NULL ? 0 : map->size;
+}
