@@ -1,0 +1,52 @@
+/* The codec layer: reading files and turning JSON or YAML text into one
+ * jansson tree, with "source:line:column: message" errors. Internal to lib/
+ * (jansson types appear here, so this header is not under include/topo/).
+ *
+ * Ownership: every json_t ** result is a new reference owned by the caller
+ * (json_decref it); every char ** result is malloc'd and freed with free(). */
+#ifndef TOPO_CODEC_CODEC_H
+#define TOPO_CODEC_CODEC_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "topo/error.h"
+
+/* Deepest nesting of YAML collections we build (JSON uses jansson's own
+ * limit). Deeper input is TOPO_ELIMIT. */
+#define TOPO_CODEC_MAX_DEPTH 128
+
+/* Reads a whole file into a malloc'd, NUL-terminated buffer. Opens the path
+ * directly (no stat-then-open). TOPO_ENOTFOUND when it does not exist,
+ * TOPO_EIO on other I/O errors, TOPO_ELIMIT when it is larger than max bytes.
+ * On error *out is NULL. */
+int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t max,
+                         topo_err *err) TOPO_MUST_CHECK;
+
+/* Parses one JSON text (duplicate object keys rejected). On error the message
+ * is "source:line:column: message" and the position is recorded with
+ * topo_err_at (source is borrowed: it must outlive err). TOPO_EINVALID. */
+int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char *source,
+                          topo_err *err) TOPO_MUST_CHECK;
+
+/* Parses the first YAML document into a jansson tree. Plain (unquoted)
+ * scalars resolve by the YAML 1.2 core schema (null, bool, int, float);
+ * quoted and block scalars stay strings; the tags !!str !!int !!float !!bool
+ * !!null and ! are honoured. Aliases, complex keys and duplicate keys are
+ * rejected; nesting is limited to TOPO_CODEC_MAX_DEPTH. An empty stream is
+ * JSON null. Errors as for topo_codec_json_parse, positions from libyaml's
+ * marks. */
+int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,
+                          topo_err *err) TOPO_MUST_CHECK;
+
+/* Reads a file of at most max bytes and parses it as JSON when its first
+ * non-blank byte is '{' or '[', else as YAML. Error positions name path. */
+int topo_codec_load_file(json_t **out, const char *path, size_t max,
+                         topo_err *err) TOPO_MUST_CHECK;
+
+/* Same choice of parser for text already in memory. */
+int topo_codec_parse(json_t **out, const char *text, size_t len, const char *source,
+                     topo_err *err) TOPO_MUST_CHECK;
+
+#endif

@@ -1,0 +1,414 @@
+/* Decoding helpers for Kubernetes-shaped JSON: resource maps, string maps,
+ * taints, tolerations and typed fields, with path-naming errors. */
+#include "inventory/decode.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/quantity.h"
+
+char *topo_decode_path_key(char *buf, size_t size, const char *path, const char *key)
+{
+    if (path == NULL || path[0] == '\0')
+        snprintf(buf, size, "%s", key);
+    else
+        snprintf(buf, size, "%s.%s", path, key);
+    return buf;
+}
+
+char *topo_decode_path_index(char *buf, size_t size, const char *path, size_t index)
+{
+    snprintf(buf, size, "%s[%zu]", path != NULL ? path : "", index);
+    return buf;
+}
+
+const char *topo_decode_type_name(const json_t *value)
+{
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+    default:
+        return "null";
+    }
+}
+
+static const char *type_word(json_type type)
+{
+    switch (type) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+    default:
+        return "null";
+    }
+}
+
+static int absent(const json_t *v)
+{
+    return v == NULL || json_is_null(v);
+}
+
+static int nomem(topo_err *err, const char *path)
+{
+    return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path != NULL ? path : "");
+}
+
+/* obj must be an object (or absent); fetches key. */
+static int get_field(const json_t **out, const json_t *obj, const char *key, const char *path,
+                     int required, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    *out = NULL;
+    if (!absent(obj) && !json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s",
+                            path != NULL && path[0] ? path : "(top level)",
+                            topo_decode_type_name(obj));
+    const json_t *v = absent(obj) ? NULL : json_object_get(obj, key);
+    if (absent(v)) {
+        if (required)
+            return topo_err_set(err, TOPO_EINVALID, "%s: required",
+                                topo_decode_path_key(p, sizeof(p), path, key));
+        return 0;
+    }
+    *out = v;
+    return 0;
+}
+
+int topo_decode_member(const json_t **out, const json_t *obj, const char *key, const char *path,
+                       json_type type, int required, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v;
+    int error;
+
+    *out = NULL;
+    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
+        return error;
+    int ok = json_typeof(v) == type || ((type == JSON_TRUE || type == JSON_FALSE) &&
+                                        json_is_boolean(v));
+    if (type == JSON_REAL && json_is_integer(v))
+        ok = 1;
+    if (!ok)
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected %s, got %s",
+                            topo_decode_path_key(p, sizeof(p), path, key), type_word(type),
+                            topo_decode_type_name(v));
+    *out = v;
+    return 0;
+}
+
+int topo_decode_string(const char **out, const json_t *obj, const char *key, const char *path,
+                       int required, topo_pool *pool, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v;
+    int error;
+
+    if ((error = topo_decode_member(&v, obj, key, path, JSON_STRING, required, err)) < 0 ||
+        v == NULL)
+        return error;
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return topo_err_set(err, TOPO_EINVALID, "%s: NUL byte in string",
+                            topo_decode_path_key(p, sizeof(p), path, key));
+    char *copy = topo_pool_strdup(pool, s);
+    if (copy == NULL)
+        return nomem(err, path);
+    *out = copy;
+    return 0;
+}
+
+int topo_decode_int(int64_t *out, const json_t *obj, const char *key, const char *path,
+                    int required, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v;
+    int error;
+
+    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
+        return error;
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
+            *out = (int64_t)d;
+            return 0;
+        }
+    }
+    return topo_err_set(err, TOPO_EINVALID, "%s: expected an integer, got %s",
+                        topo_decode_path_key(p, sizeof(p), path, key), topo_decode_type_name(v));
+}
+
+int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *path,
+                     int required, topo_err *err)
+{
+    const json_t *v;
+    int error;
+
+    if ((error = topo_decode_member(&v, obj, key, path, JSON_TRUE, required, err)) < 0 ||
+        v == NULL)
+        return error;
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* --- resources ------------------------------------------------------------------ */
+
+static int parse_amount(int64_t *out, const char *name, const json_t *v, const char *p,
+                        topo_err *err)
+{
+    char text[64];
+    const char *qty;
+    topo_err qerr = TOPO_ERR_INIT;
+    int error;
+
+    if (json_is_string(v)) {
+        qty = json_string_value(v);
+    } else if (json_is_integer(v)) {
+        snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        qty = text;
+    } else if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d))
+            return topo_err_set(err, TOPO_EINVALID, "%s: invalid quantity", p);
+        snprintf(text, sizeof(text), "%.15g", d);
+        qty = text;
+    } else {
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected a quantity, got %s", p,
+                            topo_decode_type_name(v));
+    }
+    if ((error = topo_quantity_parse_resource(out, name, qty, &qerr)) < 0) {
+        if (error == TOPO_ENOMEM)
+            return topo_err_set(err, error, "%s: out of memory", p);
+        if (error == TOPO_ELIMIT)
+            return topo_err_set(err, error, "%s: quantity \"%s\" out of range", p, qty);
+        return topo_err_set(err, TOPO_EINVALID, "%s: invalid quantity \"%s\"", p, qty);
+    }
+    if (*out < 0)
+        return topo_err_set(err, TOPO_EINVALID, "%s: quantity \"%s\" must not be negative", p,
+                            qty);
+    return 0;
+}
+
+int topo_decode_resources(topo_resource **out, size_t *out_n, const json_t *obj,
+                          const char *path, topo_pool *pool, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    topo_resource *res = NULL;
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+    int error;
+
+    *out = NULL;
+    *out_n = 0;
+    if (absent(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if (json_object_size(obj) == 0)
+        return 0;
+    res = topo_pool_calloc(pool, json_object_size(obj), sizeof(*res));
+    if (res == NULL)
+        return nomem(err, path);
+    json_object_foreach((json_t *)obj, key, v) {
+        topo_decode_path_key(p, sizeof(p), path, key);
+        if (key[0] == '\0')
+            return topo_err_set(err, TOPO_EINVALID, "%s: empty resource name", path);
+        if ((error = parse_amount(&res[n].amount, key, v, p, err)) < 0)
+            return error;
+        if ((res[n].name = topo_pool_strdup(pool, key)) == NULL)
+            return nomem(err, path);
+        n++;
+    }
+    *out = res;
+    *out_n = n;
+    return 0;
+}
+
+/* --- string maps ----------------------------------------------------------------- */
+
+int topo_decode_kv(topo_kv **out, size_t *out_n, const json_t *obj, const char *path,
+                   topo_pool *pool, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    topo_kv *kv;
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+
+    *out = NULL;
+    *out_n = 0;
+    if (absent(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if (json_object_size(obj) == 0)
+        return 0;
+    kv = topo_pool_calloc(pool, json_object_size(obj), sizeof(*kv));
+    if (kv == NULL)
+        return nomem(err, path);
+    json_object_foreach((json_t *)obj, key, v) {
+        if (!json_is_string(v))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s%s",
+                                topo_decode_path_key(p, sizeof(p), path, key),
+                                topo_decode_type_name(v),
+                                json_is_object(v) || json_is_array(v) ? ""
+                                                                       : " (quote the value)");
+        kv[n].key = topo_pool_strdup(pool, key);
+        kv[n].value = topo_pool_strdup(pool, json_string_value(v));
+        if (kv[n].key == NULL || kv[n].value == NULL)
+            return nomem(err, path);
+        n++;
+    }
+    *out = kv;
+    *out_n = n;
+    return 0;
+}
+
+/* --- taints and tolerations ------------------------------------------------------- */
+
+static int valid_effect(const char *e)
+{
+    return strcmp(e, "NoSchedule") == 0 || strcmp(e, "PreferNoSchedule") == 0 ||
+           strcmp(e, "NoExecute") == 0;
+}
+
+static int check_array(const json_t *obj, const char *path, topo_err *err)
+{
+    if (!json_is_array(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an array, got %s", path,
+                            topo_decode_type_name(obj));
+    return 0;
+}
+
+int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const char *path,
+                       topo_pool *pool, topo_err *err)
+{
+    char ip[TOPO_DECODE_PATH_MAX], fp[TOPO_DECODE_PATH_MAX];
+    topo_taint *t;
+    size_t i, n;
+    int error;
+
+    *out = NULL;
+    *out_n = 0;
+    if (absent(obj))
+        return 0;
+    if ((error = check_array(obj, path, err)) < 0)
+        return error;
+    if ((n = json_array_size(obj)) == 0)
+        return 0;
+    if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
+        return nomem(err, path);
+    for (i = 0; i < n; i++) {
+        const json_t *e = json_array_get(obj, i);
+        topo_decode_path_index(ip, sizeof(ip), path, i);
+        if (!json_is_object(e))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
+                                topo_decode_type_name(e));
+        if ((error = topo_decode_string(&t[i].key, e, "key", ip, 1, pool, err)) < 0 ||
+            (error = topo_decode_string(&t[i].value, e, "value", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_string(&t[i].effect, e, "effect", ip, 1, pool, err)) < 0)
+            return error;
+        if (t[i].key[0] == '\0')
+            return topo_err_set(err, TOPO_EINVALID, "%s: must not be empty",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "key"));
+        if (!valid_effect(t[i].effect))
+            return topo_err_set(err, TOPO_EINVALID,
+                                "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
+                                "NoExecute)",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t[i].effect);
+    }
+    *out = t;
+    *out_n = n;
+    return 0;
+}
+
+int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *obj,
+                            const char *path, topo_pool *pool, topo_err *err)
+{
+    char ip[TOPO_DECODE_PATH_MAX], fp[TOPO_DECODE_PATH_MAX];
+    topo_toleration *t;
+    size_t i, n;
+    int error;
+
+    *out = NULL;
+    *out_n = 0;
+    if (absent(obj))
+        return 0;
+    if ((error = check_array(obj, path, err)) < 0)
+        return error;
+    if ((n = json_array_size(obj)) == 0)
+        return 0;
+    if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
+        return nomem(err, path);
+    for (i = 0; i < n; i++) {
+        const json_t *e = json_array_get(obj, i);
+        int64_t seconds = 0;
+        topo_decode_path_index(ip, sizeof(ip), path, i);
+        if (!json_is_object(e))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
+                                topo_decode_type_name(e));
+        t[i].key = "";
+        t[i].op = "Equal";
+        t[i].value = "";
+        t[i].effect = "";
+        if ((error = topo_decode_string(&t[i].key, e, "key", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_string(&t[i].op, e, "operator", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_string(&t[i].value, e, "value", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_string(&t[i].effect, e, "effect", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_int(&seconds, e, "tolerationSeconds", ip, 0, err)) < 0)
+            return error;
+        if (t[i].op[0] == '\0')
+            t[i].op = "Equal";
+        if (strcmp(t[i].op, "Equal") != 0 && strcmp(t[i].op, "Exists") != 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "%s: unsupported value \"%s\" (Equal, Exists)",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "operator"), t[i].op);
+        if (strcmp(t[i].op, "Exists") == 0 && t[i].value[0] != '\0')
+            return topo_err_set(err, TOPO_EINVALID,
+                                "%s: must be empty when operator is Exists",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "value"));
+        if (t[i].key[0] == '\0' && strcmp(t[i].op, "Exists") != 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "%s: must be Exists when key is empty",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "operator"));
+        if (t[i].effect[0] != '\0' && !valid_effect(t[i].effect))
+            return topo_err_set(err, TOPO_EINVALID,
+                                "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
+                                "NoExecute)",
+                                topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t[i].effect);
+    }
+    *out = t;
+    *out_n = n;
+    return 0;
+}
