@@ -1,0 +1,291 @@
+/* topoassign cases: run Kueue conformance cases (fixtures/conformance). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "topo/cases.h"
+#include "topo/pool.h"
+
+/* Longest line of a known-failures file. */
+#define KNOWN_LINE_MAX 1024
+
+typedef struct strlist {
+    char **items;
+    int *seen; /* per item: the case ran (ids) / failed (known) */
+    size_t n;
+    size_t cap;
+} strlist;
+
+static int strlist_add(strlist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap == 0 ? 16 : l->cap * 2;
+        char **items = realloc(l->items, cap * sizeof(*items));
+        if (items == NULL)
+            return -1;
+        l->items = items;
+        int *seen = realloc(l->seen, cap * sizeof(*seen));
+        if (seen == NULL)
+            return -1;
+        l->seen = seen;
+        l->cap = cap;
+    }
+    size_t len = strlen(s);
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return -1;
+    memcpy(copy, s, len + 1);
+    l->items[l->n] = copy;
+    l->seen[l->n] = 0;
+    l->n++;
+    return 0;
+}
+
+static ptrdiff_t strlist_find(const strlist *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], s) == 0)
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+static void strlist_free(strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i]);
+    free(l->items);
+    free(l->seen);
+    memset(l, 0, sizeof(*l));
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: topoassign cases FILE... [--id ID]... [--verbose] [--known-failures FILE]\n"
+            "\n"
+            "Runs Kueue TAS conformance cases (a JSON array per FILE, see\n"
+            "fixtures/conformance/README.md) and prints `PASS <id>` or\n"
+            "`FAIL <id>: <what differed>` per case, then `N passed, M failed`.\n"
+            "\n"
+            "  --id ID               run only this case (repeatable)\n"
+            "  --verbose             also print each PodSet's result\n"
+            "  --known-failures FILE ids expected to fail, one per line, '#' comments;\n"
+            "                        exit 0 iff exactly those cases fail\n"
+            "\n"
+            "exit status: 0 all passed (or failures as listed), 1 otherwise, 2 bad input\n");
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+                     s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* One id per line; '#' starts a comment. Returns 0 or -1 (message printed). */
+static int read_known(strlist *known, const char *path)
+{
+    char line[KNOWN_LINE_MAX];
+    int lineno = 0, rc = 0;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "topoassign cases: %s: cannot open: ", path);
+        perror(NULL);
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            fprintf(stderr, "topoassign cases: %s:%d: line too long\n", path, lineno);
+            rc = -1;
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash != NULL)
+            *hash = '\0';
+        char *id = trim(line);
+        if (*id == '\0')
+            continue;
+        if (strpbrk(id, " \t") != NULL) {
+            fprintf(stderr, "topoassign cases: %s:%d: expected one case id, got \"%s\"\n",
+                    path, lineno, id);
+            rc = -1;
+            break;
+        }
+        if (strlist_find(known, id) < 0 && strlist_add(known, id) < 0) {
+            fprintf(stderr, "topoassign cases: out of memory\n");
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "topoassign cases: %s: read error\n", path);
+        rc = -1;
+    }
+    fclose(f);
+    return rc;
+}
+
+static void print_verbose(const topo_case *c, const topo_case_outcome *o, topo_pool *pool)
+{
+    if (c->source != NULL)
+        printf("  source: %s\n", c->source);
+    for (size_t i = 0; i < o->nresults; i++) {
+        const topo_podset_result *r = &o->results[i];
+        const char *name = c->podsets[i].name;
+        if (r->assignment != NULL) {
+            const char *text = topo_case_format_assignment(r->assignment, 1, pool);
+            printf("  %s: %s\n", name, text != NULL ? text : "(out of memory)");
+        } else if (r->failure != NULL) {
+            printf("  %s: error \"%s\"\n", name, r->failure);
+        } else {
+            printf("  %s: no result\n", name);
+        }
+    }
+}
+
+int topo_cli_cmd_cases(int argc, char **argv)
+{
+    strlist files = {0}, ids = {0}, known = {0}, failed = {0};
+    const char *known_path = NULL;
+    int verbose = 0, status = TOPO_CLI_EXIT_BADINPUT;
+    size_t npassed = 0, nfailed = 0;
+    topo_pool *pool = NULL, *run_pool = NULL;
+    topo_case_file **loaded = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            status = TOPO_CLI_EXIT_OK;
+            goto cleanup;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            verbose = 1;
+        } else if (strcmp(a, "--id") == 0 || strcmp(a, "--known-failures") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "topoassign cases: %s needs a value\n", a);
+                usage(stderr);
+                goto cleanup;
+            }
+            if (strcmp(a, "--id") == 0) {
+                if (strlist_add(&ids, argv[++i]) < 0)
+                    goto oom;
+            } else {
+                known_path = argv[++i];
+            }
+        } else if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
+            fprintf(stderr, "topoassign cases: unknown option '%s'\n", a);
+            usage(stderr);
+            goto cleanup;
+        } else if (strlist_add(&files, a) < 0) {
+            goto oom;
+        }
+    }
+    if (files.n == 0) {
+        fprintf(stderr, "topoassign cases: no case file given\n");
+        usage(stderr);
+        goto cleanup;
+    }
+    if (known_path != NULL && read_known(&known, known_path) < 0)
+        goto cleanup;
+
+    if ((pool = topo_pool_create()) == NULL || (run_pool = topo_pool_create()) == NULL ||
+        (loaded = calloc(files.n, sizeof(*loaded))) == NULL)
+        goto oom;
+    for (size_t f = 0; f < files.n; f++) {
+        topo_err err = TOPO_ERR_INIT;
+        if (topo_cases_load_file(&loaded[f], files.items[f], pool, &err) < 0) {
+            fprintf(stderr, "topoassign cases: %s\n", err.text);
+            goto cleanup;
+        }
+    }
+    for (size_t k = 0; k < ids.n; k++) {
+        int found = 0;
+        for (size_t f = 0; f < files.n && !found; f++)
+            found = topo_cases_find(loaded[f], ids.items[k]) != NULL;
+        if (!found) {
+            fprintf(stderr, "topoassign cases: no case with id \"%s\"\n", ids.items[k]);
+            goto cleanup;
+        }
+    }
+
+    for (size_t f = 0; f < files.n; f++) {
+        for (size_t i = 0; i < loaded[f]->ncases; i++) {
+            const topo_case *c = &loaded[f]->cases[i];
+            topo_case_outcome o;
+            topo_err err = TOPO_ERR_INIT;
+            if (ids.n > 0 && strlist_find(&ids, c->id) < 0)
+                continue;
+            ptrdiff_t k = strlist_find(&known, c->id);
+            if (k >= 0)
+                known.seen[k] = 1; /* the case ran */
+            topo_pool_clear(run_pool);
+            if (topo_case_run(&o, c, run_pool, &err) < 0) {
+                fprintf(stderr, "topoassign cases: %s: %s\n", c->id, err.text);
+                status = TOPO_CLI_EXIT_NOFIT;
+                goto cleanup;
+            }
+            if (o.passed) {
+                npassed++;
+                printf("PASS %s\n", c->id);
+            } else {
+                nfailed++;
+                printf("FAIL %s: %s\n", c->id, o.reason);
+                if (strlist_add(&failed, c->id) < 0)
+                    goto oom;
+            }
+            if (verbose)
+                print_verbose(c, &o, run_pool);
+        }
+    }
+
+    int mismatch = 0;
+    if (known_path != NULL) {
+        for (size_t i = 0; i < failed.n; i++) {
+            if (strlist_find(&known, failed.items[i]) < 0) {
+                printf("unexpected failure: %s (not in %s)\n", failed.items[i], known_path);
+                mismatch = 1;
+            }
+        }
+        for (size_t i = 0; i < known.n; i++) {
+            if (known.seen[i]) {
+                if (strlist_find(&failed, known.items[i]) < 0) {
+                    printf("unexpected pass: %s (listed in %s)\n", known.items[i], known_path);
+                    mismatch = 1;
+                }
+            } else if (ids.n == 0) {
+                printf("unknown case in %s: %s\n", known_path, known.items[i]);
+                mismatch = 1;
+            }
+        }
+    }
+    printf("%zu passed, %zu failed\n", npassed, nfailed);
+    if (known_path != NULL)
+        status = mismatch ? TOPO_CLI_EXIT_NOFIT : TOPO_CLI_EXIT_OK;
+    else
+        status = nfailed == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_NOFIT;
+    goto cleanup;
+
+oom:
+    fprintf(stderr, "topoassign cases: out of memory\n");
+    status = TOPO_CLI_EXIT_BADINPUT;
+cleanup:
+    fflush(stdout);
+    if (loaded != NULL) {
+        for (size_t f = 0; f < files.n; f++)
+            topo_cases_release(loaded[f]);
+        free(loaded);
+    }
+    topo_pool_free(run_pool);
+    topo_pool_free(pool);
+    strlist_free(&files);
+    strlist_free(&ids);
+    strlist_free(&known);
+    strlist_free(&failed);
+    return status;
+}

@@ -1,0 +1,859 @@
+/* Conformance case files → engine inputs and snapshots (topo/cases.h).
+ *
+ * Two phases: parse (the JSON is validated and copied into the pool; any
+ * problem fails the whole file, naming case and field), then set up (gates,
+ * snapshot, usage; a problem there fails only that case, through
+ * setup_failure, because it is about the engine rather than the file). */
+#include "topo/cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "inventory/decode.h"
+#include "topo/limits.h"
+#include "topo/strmap.h"
+
+#define PATH_MAX_LEN TOPO_DECODE_PATH_MAX
+
+/* Matches the usage "source" for TAS usage of a sibling flavor. */
+#define USAGE_OTHER_FLAVOR "other-flavor-same-topology"
+
+typedef struct loader {
+    topo_pool *pool;
+    topo_err *err;
+} loader;
+
+static int oom(topo_err *err)
+{
+    return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+}
+
+static const json_t *field(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+    return json_is_null(v) ? NULL : v;
+}
+
+/* An optional string that may also be JSON null: *out NULL when absent. */
+static int opt_string(const char **out, const json_t *obj, const char *key, const char *path,
+                      loader *L)
+{
+    *out = NULL;
+    if (field(obj, key) == NULL)
+        return 0;
+    return topo_decode_string(out, obj, key, path, 1, L->pool, L->err);
+}
+
+static int req_name(const char **out, const json_t *obj, const char *key, const char *path,
+                    loader *L)
+{
+    char p[PATH_MAX_LEN];
+    int rc = topo_decode_string(out, obj, key, path, 1, L->pool, L->err);
+    if (rc < 0)
+        return rc;
+    if ((*out)[0] == '\0')
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty",
+                            topo_decode_path_key(p, sizeof(p), path, key));
+    return 0;
+}
+
+static int opt_bool(int *out, const json_t *obj, const char *key, const char *path, loader *L)
+{
+    *out = 0;
+    if (field(obj, key) == NULL)
+        return 0;
+    return topo_decode_bool(out, obj, key, path, 1, L->err);
+}
+
+/* An int32 in [min, max]; when absent (or null) and optional, *out = dflt. */
+static int get_int32(int32_t *out, const json_t *obj, const char *key, const char *path,
+                     int required, int64_t min, int64_t max, int32_t dflt, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    int64_t v = 0;
+    *out = dflt;
+    if (!required && field(obj, key) == NULL)
+        return 0;
+    int rc = topo_decode_int(&v, obj, key, path, 1, L->err);
+    if (rc < 0)
+        return rc;
+    if (v < min || v > max)
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: %lld is out of range [%lld, %lld]",
+                            topo_decode_path_key(p, sizeof(p), path, key), (long long)v,
+                            (long long)min, (long long)max);
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* Optional member of a given type (null = absent). */
+static int opt_member(const json_t **out, const json_t *obj, const char *key, const char *path,
+                      json_type type, loader *L)
+{
+    *out = NULL;
+    if (field(obj, key) == NULL)
+        return 0;
+    return topo_decode_member(out, obj, key, path, type, 1, L->err);
+}
+
+/* A JSON array of strings (arr must be an array), copied into the pool. */
+static int decode_strings(const char *const **out, size_t *out_n, const json_t *arr,
+                          const char *path, int nonempty_items, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    size_t n = json_array_size(arr);
+    const char **v = NULL;
+    *out = NULL;
+    *out_n = 0;
+    if (n == 0)
+        return 0;
+    v = topo_pool_calloc(L->pool, n, sizeof(*v));
+    if (v == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(arr, i);
+        topo_decode_path_index(p, sizeof(p), path, i);
+        if (!json_is_string(s))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected a string, got %s", p,
+                                topo_decode_type_name(s));
+        if (nonempty_items && json_string_length(s) == 0)
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty", p);
+        v[i] = topo_pool_strndup(L->pool, json_string_value(s), json_string_length(s));
+        if (v[i] == NULL)
+            return oom(L->err);
+    }
+    *out = v;
+    *out_n = n;
+    return 0;
+}
+
+static int req_strings(const char *const **out, size_t *out_n, const json_t *obj,
+                       const char *key, const char *path, int nonempty, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    const json_t *arr = NULL;
+    int rc = topo_decode_member(&arr, obj, key, path, JSON_ARRAY, 1, L->err);
+    if (rc < 0)
+        return rc;
+    topo_decode_path_key(p, sizeof(p), path, key);
+    if ((rc = decode_strings(out, out_n, arr, p, 1, L)) < 0)
+        return rc;
+    if (nonempty && *out_n == 0)
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty", p);
+    return 0;
+}
+
+/* {levels: [...], domains: [{values: [...], count}]} */
+static int decode_assignment(topo_assignment *out, const json_t *obj, const char *path, loader *L)
+{
+    char p[PATH_MAX_LEN], dp[PATH_MAX_LEN];
+    const json_t *domains = NULL;
+    topo_assign_domain *d = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj))
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if ((rc = req_strings(&out->levels, &out->nlevels, obj, "levels", path, 1, L)) < 0)
+        return rc;
+    if (out->nlevels > TOPO_MAX_LEVELS)
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: more than %d levels",
+                            topo_decode_path_key(p, sizeof(p), path, "levels"),
+                            TOPO_MAX_LEVELS);
+    if ((rc = topo_decode_member(&domains, obj, "domains", path, JSON_ARRAY, 1, L->err)) < 0)
+        return rc;
+    topo_decode_path_key(dp, sizeof(dp), path, "domains");
+    size_t n = json_array_size(domains);
+    if (n > 0 && (d = topo_pool_calloc(L->pool, n, sizeof(*d))) == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *dom = json_array_get(domains, i);
+        size_t nvalues = 0;
+        topo_decode_path_index(p, sizeof(p), dp, i);
+        if (!json_is_object(dom))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(dom));
+        if ((rc = req_strings(&d[i].values, &nvalues, dom, "values", p, 0, L)) < 0)
+            return rc;
+        if (nvalues != out->nlevels)
+            return topo_err_set(L->err, TOPO_EINVALID,
+                                "%s.values: %zu value(s) for %zu level(s)", p, nvalues,
+                                out->nlevels);
+        if ((rc = get_int32(&d[i].count, dom, "count", p, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) <
+            0)
+            return rc;
+    }
+    out->domains = d;
+    out->ndomains = n;
+    return 0;
+}
+
+/* [{key, operator, values}] */
+static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t *term,
+                        const char *path, loader *L)
+{
+    char p[PATH_MAX_LEN], ep[PATH_MAX_LEN];
+    const json_t *arr = NULL;
+    topo_match_expr *e = NULL;
+    int rc;
+
+    *out = NULL;
+    *out_n = 0;
+    if ((rc = opt_member(&arr, term, "match_expressions", path, JSON_ARRAY, L)) < 0)
+        return rc;
+    size_t n = json_array_size(arr);
+    if (n == 0)
+        return 0;
+    if ((e = topo_pool_calloc(L->pool, n, sizeof(*e))) == NULL)
+        return oom(L->err);
+    topo_decode_path_key(ep, sizeof(ep), path, "match_expressions");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(arr, i);
+        const json_t *values = NULL;
+        topo_decode_path_index(p, sizeof(p), ep, i);
+        if (!json_is_object(x))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(x));
+        if ((rc = req_name(&e[i].key, x, "key", p, L)) < 0 ||
+            (rc = req_name(&e[i].op, x, "operator", p, L)) < 0 ||
+            (rc = opt_member(&values, x, "values", p, JSON_ARRAY, L)) < 0)
+            return rc;
+        if (values != NULL) {
+            char vp[PATH_MAX_LEN];
+            topo_decode_path_key(vp, sizeof(vp), p, "values");
+            if ((rc = decode_strings(&e[i].values, &e[i].nvalues, values, vp, 0, L)) < 0)
+                return rc;
+        }
+    }
+    *out = e;
+    *out_n = n;
+    return 0;
+}
+
+/* node_affinity: {required_terms: [{match_expressions}],
+ *                 preferred_terms: [{weight, match_expressions}]} */
+static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const char *path,
+                           loader *L)
+{
+    char ap[PATH_MAX_LEN], p[PATH_MAX_LEN], tp[PATH_MAX_LEN];
+    const json_t *aff = NULL, *req = NULL, *pref = NULL;
+    int rc;
+
+    if ((rc = opt_member(&aff, ps_obj, "node_affinity", path, JSON_OBJECT, L)) < 0)
+        return rc;
+    if (aff == NULL)
+        return 0;
+    topo_decode_path_key(ap, sizeof(ap), path, "node_affinity");
+    if ((rc = opt_member(&req, aff, "required_terms", ap, JSON_ARRAY, L)) < 0 ||
+        (rc = opt_member(&pref, aff, "preferred_terms", ap, JSON_ARRAY, L)) < 0)
+        return rc;
+
+    size_t nreq = json_array_size(req);
+    if (nreq > 0) {
+        topo_selector_term *t = topo_pool_calloc(L->pool, nreq, sizeof(*t));
+        if (t == NULL)
+            return oom(L->err);
+        topo_decode_path_key(tp, sizeof(tp), ap, "required_terms");
+        for (size_t i = 0; i < nreq; i++) {
+            const json_t *x = json_array_get(req, i);
+            topo_decode_path_index(p, sizeof(p), tp, i);
+            if (!json_is_object(x))
+                return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s",
+                                    p, topo_decode_type_name(x));
+            if ((rc = decode_exprs(&t[i].exprs, &t[i].nexprs, x, p, L)) < 0)
+                return rc;
+        }
+        ps->required_terms = t;
+        ps->nrequired_terms = nreq;
+    }
+    size_t npref = json_array_size(pref);
+    if (npref > 0) {
+        topo_preferred_term *t = topo_pool_calloc(L->pool, npref, sizeof(*t));
+        if (t == NULL)
+            return oom(L->err);
+        topo_decode_path_key(tp, sizeof(tp), ap, "preferred_terms");
+        for (size_t i = 0; i < npref; i++) {
+            const json_t *x = json_array_get(pref, i);
+            topo_decode_path_index(p, sizeof(p), tp, i);
+            if (!json_is_object(x))
+                return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s",
+                                    p, topo_decode_type_name(x));
+            if ((rc = get_int32(&t[i].weight, x, "weight", p, 1, 1, 100, 0, L)) < 0 ||
+                (rc = decode_exprs(&t[i].term.exprs, &t[i].term.nexprs, x, p, L)) < 0)
+                return rc;
+        }
+        ps->preferred_terms = t;
+        ps->npreferred_terms = npref;
+    }
+    return 0;
+}
+
+/* slice_layers: null or [{level (or topology), size}] */
+static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char *path, loader *L)
+{
+    char lp[PATH_MAX_LEN], p[PATH_MAX_LEN];
+    const json_t *arr = NULL;
+    topo_slice_layer *layers = NULL;
+    int rc;
+
+    if ((rc = opt_member(&arr, ps_obj, "slice_layers", path, JSON_ARRAY, L)) < 0)
+        return rc;
+    size_t n = json_array_size(arr);
+    if (n == 0)
+        return 0;
+    topo_decode_path_key(lp, sizeof(lp), path, "slice_layers");
+    if (n > TOPO_MAX_LEVELS)
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: more than %d layers", lp,
+                            TOPO_MAX_LEVELS);
+    if ((layers = topo_pool_calloc(L->pool, n, sizeof(*layers))) == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(arr, i);
+        topo_decode_path_index(p, sizeof(p), lp, i);
+        if (!json_is_object(x))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(x));
+        /* The data file says "level"; Kueue's annotation says "topology". */
+        const char *key = field(x, "level") != NULL ? "level" : "topology";
+        if ((rc = req_name(&layers[i].level, x, key, p, L)) < 0 ||
+            (rc = get_int32(&layers[i].size, x, "size", p, 1, 1, TOPO_MAX_PODSET_COUNT, 0, L)) <
+                0)
+            return rc;
+    }
+    ps->layers = layers;
+    ps->nlayers = n;
+    return 0;
+}
+
+static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *path, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    const json_t *prev = NULL;
+    topo_resource *req = NULL;
+    topo_toleration *tol = NULL;
+    topo_kv *sel = NULL;
+    int rc;
+
+    memset(ps, 0, sizeof(*ps));
+    if (!json_is_object(obj))
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if ((rc = req_name(&ps->name, obj, "name", path, L)) < 0 ||
+        (rc = get_int32(&ps->count, obj, "count", path, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) < 0)
+        return rc;
+    if ((rc = topo_decode_resources(&req, &ps->nrequests, field(obj, "requests"),
+                                    topo_decode_path_key(p, sizeof(p), path, "requests"),
+                                    L->pool, L->err)) < 0)
+        return rc;
+    ps->requests = req;
+    if ((rc = opt_string(&ps->required, obj, "required", path, L)) < 0 ||
+        (rc = opt_string(&ps->preferred, obj, "preferred", path, L)) < 0 ||
+        (rc = opt_bool(&ps->unconstrained, obj, "unconstrained", path, L)) < 0 ||
+        (rc = opt_bool(&ps->implied, obj, "implied", path, L)) < 0 ||
+        (rc = opt_string(&ps->slice_required, obj, "slice_required", path, L)) < 0 ||
+        (rc = get_int32(&ps->slice_size, obj, "slice_size", path, 0, 0, TOPO_MAX_PODSET_COUNT,
+                        0, L)) < 0 ||
+        (rc = decode_layers(ps, obj, path, L)) < 0 ||
+        (rc = opt_string(&ps->group, obj, "group", path, L)) < 0)
+        return rc;
+    if ((rc = topo_decode_tolerations(&tol, &ps->ntolerations, field(obj, "tolerations"),
+                                      topo_decode_path_key(p, sizeof(p), path, "tolerations"),
+                                      L->pool, L->err)) < 0)
+        return rc;
+    ps->tolerations = tol;
+    if ((rc = topo_decode_kv(&sel, &ps->nnode_selector, field(obj, "node_selector"),
+                             topo_decode_path_key(p, sizeof(p), path, "node_selector"), L->pool,
+                             L->err)) < 0)
+        return rc;
+    ps->node_selector = sel;
+    if ((rc = decode_affinity(ps, obj, path, L)) < 0)
+        return rc;
+    if ((rc = opt_member(&prev, obj, "previous_assignment", path, JSON_OBJECT, L)) < 0)
+        return rc;
+    if (prev != NULL) {
+        topo_assignment *a = topo_pool_calloc(L->pool, 1, sizeof(*a));
+        if (a == NULL)
+            return oom(L->err);
+        if ((rc = decode_assignment(a, prev,
+                                    topo_decode_path_key(p, sizeof(p), path,
+                                                         "previous_assignment"),
+                                    L)) < 0)
+            return rc;
+        ps->previous = a;
+    }
+    return 0;
+}
+
+static int decode_node(topo_node_spec *n, const json_t *obj, const char *path, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    topo_kv *labels = NULL;
+    topo_resource *alloc = NULL;
+    topo_taint *taints = NULL;
+    int rc;
+
+    memset(n, 0, sizeof(*n));
+    if (!json_is_object(obj))
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if ((rc = req_name(&n->name, obj, "name", path, L)) < 0)
+        return rc;
+    if ((rc = topo_decode_kv(&labels, &n->nlabels, field(obj, "labels"),
+                             topo_decode_path_key(p, sizeof(p), path, "labels"), L->pool,
+                             L->err)) < 0 ||
+        (rc = topo_decode_resources(&alloc, &n->nallocatable, field(obj, "allocatable"),
+                                    topo_decode_path_key(p, sizeof(p), path, "allocatable"),
+                                    L->pool, L->err)) < 0 ||
+        (rc = topo_decode_taints(&taints, &n->ntaints, field(obj, "taints"),
+                                 topo_decode_path_key(p, sizeof(p), path, "taints"), L->pool,
+                                 L->err)) < 0)
+        return rc;
+    n->labels = labels;
+    n->allocatable = alloc;
+    n->taints = taints;
+    if ((rc = opt_bool(&n->unschedulable, obj, "unschedulable", path, L)) < 0 ||
+        (rc = topo_decode_bool(&n->ready, obj, "ready", path, 1, L->err)) < 0)
+        return rc;
+    return 0;
+}
+
+static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    topo_resource *req = NULL;
+    int rc;
+
+    memset(u, 0, sizeof(*u));
+    if (!json_is_object(obj))
+        return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if ((rc = topo_decode_bool(&u->tas, obj, "tas", path, 1, L->err)) < 0 ||
+        (rc = opt_string(&u->node, obj, "node", path, L)) < 0 ||
+        (rc = opt_string(&u->pod, obj, "pod", path, L)) < 0 ||
+        (rc = opt_string(&u->phase, obj, "phase", path, L)) < 0 ||
+        (rc = opt_string(&u->source, obj, "source", path, L)) < 0)
+        return rc;
+    if ((rc = topo_decode_resources(&req, &u->nrequests, field(obj, "requests"),
+                                    topo_decode_path_key(p, sizeof(p), path, "requests"),
+                                    L->pool, L->err)) < 0)
+        return rc;
+    u->requests = req;
+    if (u->tas) {
+        if ((rc = req_strings(&u->domain_values, &u->ndomain_values, obj, "domain_values", path,
+                              1, L)) < 0 ||
+            (rc = get_int32(&u->count, obj, "count", path, 1, 1, TOPO_MAX_PODSET_COUNT, 0, L)) <
+                0)
+            return rc;
+    } else {
+        u->count = 1;
+    }
+    return 0;
+}
+
+static int decode_workload(const topo_workload_spec **out, const json_t *obj, const char *path,
+                           loader *L)
+{
+    char p[PATH_MAX_LEN], ap[PATH_MAX_LEN];
+    const json_t *owners = NULL, *unhealthy = NULL, *admission = NULL, *annotations = NULL;
+    topo_workload_spec *w = NULL;
+    topo_admitted_podset *adm = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((w = topo_pool_calloc(L->pool, 1, sizeof(*w))) == NULL)
+        return oom(L->err);
+    if ((rc = opt_member(&owners, obj, "owner_references", path, JSON_ARRAY, L)) < 0 ||
+        (rc = opt_member(&annotations, obj, "annotations", path, JSON_OBJECT, L)) < 0 ||
+        (rc = opt_member(&unhealthy, obj, "unhealthy_nodes", path, JSON_ARRAY, L)) < 0 ||
+        (rc = opt_member(&admission, obj, "admission", path, JSON_ARRAY, L)) < 0)
+        return rc;
+
+    size_t nowners = json_array_size(owners);
+    for (size_t i = 0; i < nowners; i++) {
+        const json_t *o = json_array_get(owners, i);
+        const char *kind = NULL;
+        topo_decode_path_index(p, sizeof(p),
+                               topo_decode_path_key(ap, sizeof(ap), path, "owner_references"), i);
+        if (!json_is_object(o))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(o));
+        if ((rc = req_name(&kind, o, "kind", p, L)) < 0)
+            return rc;
+        if (nowners == 1 && strcmp(kind, "Pod") == 0)
+            w->single_pod_owned = 1;
+    }
+    if (unhealthy != NULL &&
+        (rc = decode_strings(&w->unhealthy_nodes, &w->nunhealthy_nodes, unhealthy,
+                             topo_decode_path_key(p, sizeof(p), path, "unhealthy_nodes"), 1,
+                             L)) < 0)
+        return rc;
+
+    size_t nadm = json_array_size(admission);
+    if (nadm > 0 && (adm = topo_pool_calloc(L->pool, nadm, sizeof(*adm))) == NULL)
+        return oom(L->err);
+    topo_decode_path_key(ap, sizeof(ap), path, "admission");
+    for (size_t i = 0; i < nadm; i++) {
+        const json_t *a = json_array_get(admission, i);
+        const json_t *asg = NULL;
+        topo_assignment *as = NULL;
+        topo_decode_path_index(p, sizeof(p), ap, i);
+        if (!json_is_object(a))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(a));
+        if ((rc = req_name(&adm[i].podset, a, "podset", p, L)) < 0 ||
+            (rc = get_int32(&adm[i].count, a, "count", p, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) <
+                0 ||
+            (rc = topo_decode_member(&asg, a, "assignment", p, JSON_OBJECT, 1, L->err)) < 0)
+            return rc;
+        if ((as = topo_pool_calloc(L->pool, 1, sizeof(*as))) == NULL)
+            return oom(L->err);
+        char sp[PATH_MAX_LEN];
+        if ((rc = decode_assignment(as, asg, topo_decode_path_key(sp, sizeof(sp), p, "assignment"),
+                                    L)) < 0)
+            return rc;
+        adm[i].assignment = as;
+    }
+    w->admission = adm;
+    w->nadmission = nadm;
+    *out = w;
+    return 0;
+}
+
+static int decode_expect(topo_case *c, const json_t *obj, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    const char *key;
+    const json_t *value;
+    topo_case_expect *ex = NULL;
+    size_t n = json_object_size(obj), i = 0;
+    int rc;
+
+    if (n > 0 && (ex = topo_pool_calloc(L->pool, n, sizeof(*ex))) == NULL)
+        return oom(L->err);
+    json_object_foreach((json_t *)obj, key, value) {
+        topo_decode_path_key(p, sizeof(p), "expect", key);
+        size_t k;
+        for (k = 0; k < c->npodsets; k++)
+            if (strcmp(c->podsets[k].name, key) == 0)
+                break;
+        if (k == c->npodsets)
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: no PodSet of that name", p);
+        if (!json_is_object(value))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(value));
+        ex[i].podset = c->podsets[k].name;
+        if (field(value, "error_contains") != NULL) {
+            if (field(value, "levels") != NULL || field(value, "domains") != NULL)
+                return topo_err_set(L->err, TOPO_EINVALID,
+                                    "%s: error_contains and an assignment are exclusive", p);
+            if ((rc = topo_decode_string(&ex[i].error, value, "error_contains", p, 1, L->pool,
+                                         L->err)) < 0)
+                return rc;
+        } else if ((rc = decode_assignment(&ex[i].assignment, value, p, L)) < 0) {
+            return rc;
+        }
+        i++;
+    }
+    c->expect = ex;
+    c->nexpect = n;
+    return 0;
+}
+
+static int decode_gates(topo_case *c, const json_t *obj, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    const char *key;
+    const json_t *value;
+
+    topo_gates_init(&c->gates);
+    json_object_foreach((json_t *)obj, key, value) {
+        topo_decode_path_key(p, sizeof(p), "feature_gates", key);
+        if (!json_is_boolean(value))
+            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected a boolean, got %s", p,
+                                topo_decode_type_name(value));
+        if (c->setup_failure != NULL)
+            continue;
+        topo_err gerr = TOPO_ERR_INIT;
+        int rc = topo_gates_set(&c->gates, key, json_is_true(value), &gerr);
+        if (rc == TOPO_ENOMEM)
+            return oom(L->err);
+        if (rc < 0) {
+            char text[TOPO_ERR_TEXT_MAX + PATH_MAX_LEN + 32];
+            snprintf(text, sizeof(text), "%s: %s", p,
+                     rc == TOPO_ENOTFOUND ? "unknown feature gate" : gerr.text);
+            c->setup_code = rc;
+            if ((c->setup_failure = topo_pool_strdup(L->pool, text)) == NULL)
+                return oom(L->err);
+        }
+    }
+    return 0;
+}
+
+static int decode_case(topo_case *c, const json_t *obj, loader *L)
+{
+    char p[PATH_MAX_LEN];
+    const json_t *arr = NULL, *gates = NULL, *flavor = NULL, *workload = NULL, *expect = NULL;
+    topo_kv *flavor_kv = NULL;
+    topo_node_spec *nodes = NULL;
+    topo_case_usage *usage = NULL;
+    topo_podset_spec *podsets = NULL;
+    int rc;
+
+    if (!json_is_object(obj))
+        return topo_err_set(L->err, TOPO_EINVALID, "expected an object, got %s",
+                            topo_decode_type_name(obj));
+    if ((rc = req_name(&c->id, obj, "id", "", L)) < 0 ||
+        (rc = opt_string(&c->source, obj, "source", "", L)) < 0)
+        return rc;
+
+    /* topology */
+    if ((rc = req_name(&c->topology.topology_name, obj, "topology_name", "", L)) < 0 ||
+        (rc = req_strings(&c->topology.levels, &c->topology.nlevels, obj, "levels", "", 1, L)) <
+            0)
+        return rc;
+    if (c->topology.nlevels > TOPO_MAX_LEVELS)
+        return topo_err_set(L->err, TOPO_EINVALID, "levels: more than %d levels",
+                            TOPO_MAX_LEVELS);
+    if ((rc = opt_member(&flavor, obj, "flavor_node_labels", "", JSON_OBJECT, L)) < 0 ||
+        (rc = topo_decode_kv(&flavor_kv, &c->topology.nflavor_labels, flavor,
+                             "flavor_node_labels", L->pool, L->err)) < 0)
+        return rc;
+    c->topology.flavor_labels = flavor_kv;
+
+    /* nodes */
+    if ((rc = topo_decode_member(&arr, obj, "nodes", "", JSON_ARRAY, 1, L->err)) < 0)
+        return rc;
+    c->nnodes = json_array_size(arr);
+    if (c->nnodes > 0 && (nodes = topo_pool_calloc(L->pool, c->nnodes, sizeof(*nodes))) == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < c->nnodes; i++)
+        if ((rc = decode_node(&nodes[i], json_array_get(arr, i),
+                              topo_decode_path_index(p, sizeof(p), "nodes", i), L)) < 0)
+            return rc;
+    c->nodes = nodes;
+
+    /* existing usage */
+    if ((rc = opt_member(&arr, obj, "existing_usage", "", JSON_ARRAY, L)) < 0)
+        return rc;
+    c->nusage = json_array_size(arr);
+    if (c->nusage > 0 && (usage = topo_pool_calloc(L->pool, c->nusage, sizeof(*usage))) == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < c->nusage; i++)
+        if ((rc = decode_usage(&usage[i], json_array_get(arr, i),
+                               topo_decode_path_index(p, sizeof(p), "existing_usage", i), L)) <
+            0)
+            return rc;
+    c->usage = usage;
+
+    /* podsets */
+    if ((rc = topo_decode_member(&arr, obj, "podsets", "", JSON_ARRAY, 1, L->err)) < 0)
+        return rc;
+    c->npodsets = json_array_size(arr);
+    if (c->npodsets == 0)
+        return topo_err_set(L->err, TOPO_EINVALID, "podsets: must not be empty");
+    if ((podsets = topo_pool_calloc(L->pool, c->npodsets, sizeof(*podsets))) == NULL)
+        return oom(L->err);
+    for (size_t i = 0; i < c->npodsets; i++) {
+        if ((rc = decode_podset(&podsets[i], json_array_get(arr, i),
+                                topo_decode_path_index(p, sizeof(p), "podsets", i), L)) < 0)
+            return rc;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(podsets[k].name, podsets[i].name) == 0)
+                return topo_err_set(L->err, TOPO_EINVALID, "%s.name: duplicate PodSet \"%s\"",
+                                    p, podsets[i].name);
+    }
+    c->podsets = podsets;
+
+    /* workload, gates, expectations */
+    if ((rc = opt_member(&workload, obj, "workload", "", JSON_OBJECT, L)) < 0)
+        return rc;
+    if (workload != NULL && (rc = decode_workload(&c->workload, workload, "workload", L)) < 0)
+        return rc;
+    if ((rc = opt_member(&gates, obj, "feature_gates", "", JSON_OBJECT, L)) < 0 ||
+        (rc = decode_gates(c, gates, L)) < 0)
+        return rc;
+    if ((rc = topo_decode_member(&expect, obj, "expect", "", JSON_OBJECT, 1, L->err)) < 0 ||
+        (rc = decode_expect(c, expect, L)) < 0)
+        return rc;
+    return 0;
+}
+
+/* Records why a case cannot run; only ENOMEM is returned as an error. */
+static int setup_fail(topo_case *c, int code, const char *what, const topo_err *e, loader *L)
+{
+    char text[TOPO_ERR_TEXT_MAX + 64];
+    if (code == TOPO_ENOMEM)
+        return oom(L->err);
+    snprintf(text, sizeof(text), "%s: %s", what, e->text[0] != '\0' ? e->text :
+                                                 topo_strerror(code));
+    c->setup_code = code;
+    if ((c->setup_failure = topo_pool_strdup(L->pool, text)) == NULL)
+        return oom(L->err);
+    return 0;
+}
+
+static int is_terminal_phase(const char *phase)
+{
+    return phase != NULL && (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0);
+}
+
+/* Builds the snapshot and charges the usage. */
+static int setup_case(topo_case *c, loader *L)
+{
+    char what[64];
+    topo_err e = TOPO_ERR_INIT;
+    topo_snapshot *snap = NULL;
+    int rc;
+
+    if (c->setup_failure != NULL)
+        return 0;
+    if ((rc = topo_snapshot_create(&snap, &c->topology, &e)) < 0)
+        return setup_fail(c, rc, "snapshot", &e, L);
+    for (size_t i = 0; i < c->nnodes; i++) {
+        if ((rc = topo_snapshot_add_node(snap, &c->nodes[i], &e)) < 0) {
+            snprintf(what, sizeof(what), "nodes[%zu]", i);
+            goto fail;
+        }
+    }
+    if ((rc = topo_snapshot_build(snap, &e)) < 0) {
+        snprintf(what, sizeof(what), "snapshot");
+        goto fail;
+    }
+    for (size_t i = 0; i < c->nusage; i++) {
+        topo_case_usage *u = (topo_case_usage *)&c->usage[i];
+        snprintf(what, sizeof(what), "existing_usage[%zu]", i);
+        if (!u->tas) {
+            if (u->node == NULL || is_terminal_phase(u->phase))
+                continue;
+            int ignored = 0;
+            if ((rc = topo_snapshot_add_pod_usage(snap, u->node, u->requests, u->nrequests,
+                                                  &ignored, &e)) < 0)
+                goto fail;
+            u->charged = !ignored;
+        } else {
+            if (u->source != NULL && strcmp(u->source, USAGE_OTHER_FLAVOR) == 0 &&
+                !c->gates.TASHandleOverlappingFlavors)
+                continue;
+            if ((rc = topo_snapshot_add_tas_usage(snap, u->domain_values, u->ndomain_values,
+                                                  u->count, u->requests, u->nrequests, &e)) < 0)
+                goto fail;
+            u->charged = 1;
+        }
+    }
+    c->snapshot = snap;
+    return 0;
+
+fail:
+    topo_snapshot_free(snap);
+    return setup_fail(c, rc, what, &e, L);
+}
+
+void topo_cases_release(topo_case_file *file)
+{
+    if (file == NULL)
+        return;
+    for (size_t i = 0; i < file->ncases; i++) {
+        topo_snapshot_free(file->cases[i].snapshot);
+        file->cases[i].snapshot = NULL;
+    }
+}
+
+const topo_case *topo_cases_find(const topo_case_file *file, const char *id)
+{
+    if (file == NULL || id == NULL)
+        return NULL;
+    for (size_t i = 0; i < file->ncases; i++)
+        if (strcmp(file->cases[i].id, id) == 0)
+            return &file->cases[i];
+    return NULL;
+}
+
+int topo_cases_parse(topo_case_file **out, const char *text, size_t len, const char *source,
+                     topo_pool *pool, topo_err *err)
+{
+    loader L = {pool, err};
+    json_t *root = NULL;
+    topo_strmap *ids = NULL;
+    topo_case_file *file = NULL;
+    const char *src = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((src = topo_pool_strdup(pool, source != NULL ? source : "<cases>")) == NULL) {
+        rc = oom(err);
+        goto cleanup;
+    }
+    if ((rc = topo_codec_json_parse(&root, text, len, src, err)) < 0)
+        goto cleanup;
+    if (!json_is_array(root)) {
+        rc = topo_err_set(err, TOPO_EINVALID, "%s: expected a JSON array of cases, got %s", src,
+                          topo_decode_type_name(root));
+        goto cleanup;
+    }
+    if ((file = topo_pool_calloc(pool, 1, sizeof(*file))) == NULL) {
+        rc = oom(err);
+        goto cleanup;
+    }
+    file->source = src;
+    size_t n = json_array_size(root);
+    if (n > 0 && (file->cases = topo_pool_calloc(pool, n, sizeof(*file->cases))) == NULL) {
+        rc = oom(err);
+        goto cleanup;
+    }
+    if ((ids = topo_strmap_create(n)) == NULL) {
+        rc = oom(err);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        topo_case *c = &file->cases[i];
+        if ((rc = decode_case(c, json_array_get(root, i), &L)) < 0) {
+            if (rc != TOPO_ENOMEM) {
+                if (c->id != NULL)
+                    topo_err_wrap(err, "%s: case %zu (\"%s\")", src, i, c->id);
+                else
+                    topo_err_wrap(err, "%s: case %zu", src, i);
+            }
+            goto cleanup;
+        }
+        if (topo_strmap_get(ids, c->id) >= 0) {
+            rc = topo_err_set(err, TOPO_EINVALID, "%s: case %zu: id: duplicate id \"%s\"", src,
+                              i, c->id);
+            goto cleanup;
+        }
+        if (topo_strmap_put(ids, c->id, (int32_t)i) < 0) {
+            rc = oom(err);
+            goto cleanup;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = setup_case(&file->cases[i], &L)) < 0)
+            goto cleanup;
+        file->ncases = i + 1;
+    }
+    file->ncases = n;
+    *out = file;
+    rc = 0;
+
+cleanup:
+    if (rc < 0)
+        topo_cases_release(file);
+    topo_strmap_free(ids);
+    json_decref(root);
+    return rc;
+}
+
+int topo_cases_load_file(topo_case_file **out, const char *path, topo_pool *pool, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    *out = NULL;
+    if ((rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_CASES_FILE, err)) < 0)
+        return rc;
+    rc = topo_cases_parse(out, text, len, path, pool, err);
+    free(text);
+    return rc;
+}
