@@ -27,7 +27,18 @@ int topo_err_wrap(topo_err *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof(prefix), fmt, ap);
     va_end(ap);
     memcpy(old, err->text, sizeof(old));
-    snprintf(err->text, sizeof(err->text), "%s: %s", prefix, old);
+    /* Concatenate by hand: truncation of a long message is fine here. */
+    size_t n = strlen(prefix);
+    if (n > sizeof(err->text) - 3)
+        n = sizeof(err->text) - 3;
+    memcpy(err->text, prefix, n);
+    err->text[n++] = ':';
+    err->text[n++] = ' ';
+    size_t rest = strlen(old);
+    if (rest > sizeof(err->text) - 1 - n)
+        rest = sizeof(err->text) - 1 - n;
+    memcpy(err->text + n, old, rest);
+    err->text[n + rest] = '\0';
     if (err->code == 0)
         err->code = TOPO_EGENERIC;
     return err->code;

@@ -1,0 +1,117 @@
+/* Working state of one engine call. The algorithm follows Kueue's
+ * TASFlavorSnapshot.findTopologyAssignment (pkg/cache/scheduler), so names
+ * mirror it: state = pods that fit, slice_state = whole slices that fit,
+ * *_wl = the same after reserving one leader pod, leader_state = leaders. */
+#ifndef TOPO_ENGINE_INTERNAL_H
+#define TOPO_ENGINE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "snapshot_internal.h"
+#include "topo/engine.h"
+
+typedef struct wdom {
+    const snap_domain *s;
+    struct wdom *parent;
+    struct wdom **children;
+    int32_t nchildren;
+    int32_t state;
+    int32_t slice_state;
+    int32_t state_wl;
+    int32_t slice_state_wl;
+    int32_t leader_state;
+    int64_t affinity;
+} wdom;
+
+/* One requested resource; idx is -1 when no node exposes it. */
+typedef struct req_item {
+    const char *name;
+    int32_t idx;
+    int64_t amount;
+} req_item;
+
+typedef struct req_vec {
+    req_item *items;
+    size_t n;
+} req_vec;
+
+typedef struct name_count {
+    const char *name;
+    int count;
+} name_count;
+
+typedef struct excl_stats {
+    int total_nodes;
+    int node_selector;
+    int affinity;
+    int topology_domain;
+    name_count *taints;
+    size_t ntaints;
+    name_count *resources;
+    size_t nresources;
+} excl_stats;
+
+/* A PodSet as the algorithm sees it (TASPodSetRequests). */
+typedef struct eng_request {
+    const topo_podset_spec *ps;
+    int32_t count;
+    /* Overrides for node replacement of sliced requests. */
+    int override_slices;
+    const char *slice_level_override; /* NULL: no slicing */
+    int32_t slice_size_override;
+} eng_request;
+
+/* An assignment under construction: leaf-level domains with counts. */
+typedef struct eng_assign {
+    const char *const *levels;
+    size_t nlevels;
+    const char *const **values;  /* per domain: nlevels values */
+    const snap_domain **domains; /* the snapshot domain, NULL when stale */
+    int32_t *counts;
+    size_t n;
+} eng_assign;
+
+typedef struct eng_ctx {
+    const topo_snapshot *snap;
+    const topo_gates *gates;
+    topo_pool *pool;
+    wdom *doms;        /* one per snapshot domain */
+    int64_t **assumed; /* per leaf, lazily allocated */
+    int64_t *scratch;  /* R-sized */
+} eng_ctx;
+
+/* engine_core.c */
+int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,
+                        const char *required_domain, eng_assign **out_workers,
+                        eng_assign **out_leader, const char **out_reason);
+int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
+void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);
+int eng_use_lfc(const eng_ctx *ctx, int unconstrained);
+wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, int with_leader);
+void eng_fill_helper(wdom *d, int32_t slice_size, int slice_level, int level,
+                     const int32_t *slice_size_at_level, int leader_required);
+int eng_cmp_values(const wdom *a, const wdom *b);
+wdom **eng_lower(eng_ctx *ctx, wdom *const *doms, size_t n, size_t *out_n);
+
+/* engine_match.c: per-node filters of hostname topologies. */
+typedef enum { EXCL_NONE, EXCL_TAINT, EXCL_SELECTOR, EXCL_AFFINITY } excl_kind;
+excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, const topo_gates *g,
+                         const topo_taint **out_taint, int64_t *out_score);
+int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen);
+
+/* engine_balanced.c */
+typedef struct eng_params {
+    int32_t count;
+    int32_t slice_size;
+    int32_t leader_count;
+    int requested_level;
+    int slice_level;
+    int required;
+    int unconstrained;
+    const int32_t *slice_size_at_level; /* per level, 0 = none */
+} eng_params;
+wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32_t *out_threshold);
+int eng_balanced_apply(eng_ctx *ctx, const eng_params *p, int32_t threshold, wdom **fit,
+                       size_t nfit, wdom ***out, size_t *out_n, int *out_level);
+
+#endif

@@ -1,0 +1,98 @@
+/* The snapshot's internals, shared by the model (snapshot.c) and the engine.
+ * Nothing outside lib/topo includes this. */
+#ifndef TOPO_SNAPSHOT_INTERNAL_H
+#define TOPO_SNAPSHOT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "topo/model.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+typedef struct snap_node {
+    const char *name;
+    topo_kv *labels;
+    size_t nlabels;
+    topo_taint *taints;
+    size_t ntaints;
+    topo_resource *allocatable; /* names interned in snapshot->resource_names */
+    size_t nallocatable;
+    int ready;
+    int unschedulable;
+    int in_topology; /* has every level and flavor label */
+    int32_t leaf;    /* leaf index, -1 when not eligible */
+    int64_t *used;   /* non-TAS usage per resource index (eligible nodes) */
+} snap_node;
+
+typedef struct snap_domain {
+    int level;
+    const char **values; /* level + 1 values */
+    const char *id;      /* Kueue's domain ID: values joined by ','; the hostname for hostname leaves */
+    const char *joined;  /* values joined by ',' always (used for prefix checks and merge order) */
+    int32_t parent;      /* -1 for roots */
+    int32_t *children;
+    int32_t nchildren;
+    int32_t leaf; /* leaf index, -1 for inner domains */
+} snap_domain;
+
+typedef struct snap_leaf {
+    int32_t domain;
+    int64_t *free; /* allocatable minus non-TAS usage, per resource index */
+    int64_t *tas;  /* admitted TAS usage (positive), per resource index */
+    int32_t node;  /* first node of the leaf */
+    int32_t nnodes;
+} snap_leaf;
+
+typedef struct pending_usage {
+    struct pending_usage *next;
+    int tas;
+    const char *node;          /* non-TAS */
+    const char **values;       /* TAS */
+    size_t nvalues;
+    int32_t count;
+    topo_resource *requests;
+    size_t nrequests;
+} pending_usage;
+
+struct topo_snapshot {
+    topo_pool *pool;
+    const char *topology_name;
+    const char **levels;
+    size_t nlevels;
+    topo_kv *flavor_labels;
+    size_t nflavor_labels;
+    int hostname_lowest;
+
+    snap_node *nodes;
+    size_t nnodes;
+    size_t cap_nodes;
+    topo_strmap *node_by_name;
+
+    const char **resource_names; /* interned; index = resource id */
+    size_t nresources;
+    size_t cap_resources;
+    topo_strmap *resource_by_name;
+
+    int built;
+    snap_domain *domains;
+    size_t ndomains;
+    topo_strmap *domain_by_id;
+    snap_leaf *leaves;
+    size_t nleaves;
+    int32_t **level_domains; /* per level: domain indices sorted by values */
+    size_t *level_ndomains;
+    int32_t *roots;
+    size_t nroots;
+
+    pending_usage *pending;
+    pending_usage **pending_tail;
+};
+
+/* Resource index of a name, or -1 when no node exposes it. */
+int32_t snap_resource_index(const topo_snapshot *snap, const char *name);
+/* Compare domains by their level values, element by element, byte order. */
+int snap_compare_values(const snap_domain *a, const snap_domain *b);
+
+#endif
