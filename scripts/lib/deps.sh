@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Debian package checks shared by scripts/quickstart.sh and scripts/test.sh.
+# Source this file; it defines functions only.
+
+# shellcheck disable=SC2034 # both lists are used by the sourcing scripts
+
+# The packages topo builds against (see cmake/TopoDependencies.cmake).
+TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev
+    libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
+# What the test suite needs on top of them.
+TOPO_TEST_PACKAGES=(python3 valgrind)
+
+# topo_deps_missing PKG...: prints, one per line, each PKG that dpkg does not
+# report as installed.
+topo_deps_missing() {
+    local pkg status
+    for pkg in "$@"; do
+        status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+        [ "$status" = installed ] || printf '%s\n' "$pkg"
+    done
+}
+
+# topo_deps_install PKG...: installs, with apt-get, only the PKG... that are
+# missing; does nothing (not even apt-get update) when all are present. Runs
+# apt-get directly as root, else through sudo when it exists.
+topo_deps_install() {
+    local -a wanted=() missing=() sudo=()
+    local pkg
+
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        echo "deps: dpkg-query not found (not Debian?): not checking packages" >&2
+        return 0
+    fi
+    for pkg in "$@"; do
+        case " ${wanted[*]} " in *" $pkg "*) ;; *) wanted+=("$pkg") ;; esac
+    done
+    while IFS= read -r pkg; do
+        missing+=("$pkg")
+    done < <(topo_deps_missing "${wanted[@]}")
+
+    if [ "${#missing[@]}" -eq 0 ]; then
+        echo "deps: all ${#wanted[@]} packages installed"
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            echo "deps: missing ${missing[*]}; run as root or install sudo" >&2
+            return 1
+        fi
+    fi
+    echo "deps: installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+}
