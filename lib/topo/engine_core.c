@@ -330,8 +330,10 @@ static int belongs_to(const snap_domain *leaf, const char *required_domain)
 {
     if (required_domain == NULL || required_domain[0] == '\0')
         return 1;
-    /* Kueue compares the joined IDs as string prefixes. */
-    return strncmp(leaf->joined, required_domain, strlen(required_domain)) == 0;
+    /* DomainID.BelongsTo: the domain itself or a descendant of it. */
+    size_t n = strlen(required_domain);
+    return strncmp(leaf->joined, required_domain, n) == 0 &&
+           (leaf->joined[n] == '\0' || leaf->joined[n] == ',');
 }
 
 static void fill_in_counts(eng_ctx *ctx, run_state *rs)
@@ -483,23 +485,47 @@ static wdom *consume_with_leaders(const eng_ctx *ctx, wdom *d, wdom *const *rest
         return d;
     }
     *completed = 0;
-    if (slices) {
-        if (*with_leader > *rem)
-            *with_leader = *rem;
-        if (d->leader_state > *rem_leaders)
-            d->leader_state = *rem_leaders;
-        d->state = *with_leader * slice_size;
-        *rem_leaders -= d->leader_state;
-        *rem -= *with_leader;
-        return d;
-    }
-    *rem -= *with_leader;
-    *rem_leaders -= d->leader_state;
     if (*with_leader > *rem)
         *with_leader = *rem;
     if (d->leader_state > *rem_leaders)
         d->leader_state = *rem_leaders;
+    *primary = *with_leader;
+    d->state = *with_leader * slice_size;
+    *rem_leaders -= d->leader_state;
+    *rem -= *with_leader;
     return d;
+}
+
+/* prioritizeLeaderDomain: the parent's with-leader capacity subtracted the
+ * smallest leader penalty among its children, so the descent must put a
+ * leader-capable domain whose penalty fits in the slack first. */
+static wdom **prioritize_leader(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
+                                int32_t leader_count, int32_t slice_size, int slices)
+{
+    if (leader_count == 0 || n < 2)
+        return doms;
+    int32_t required = slices ? count / slice_size : count;
+    int32_t available = 0;
+    for (size_t i = 0; i < n; i++)
+        available += slices ? doms[i]->slice_state : doms[i]->state;
+    for (size_t i = 0; i < n; i++) {
+        wdom *d = doms[i];
+        if (d->leader_state < leader_count)
+            continue;
+        int32_t penalty = slices ? d->slice_state - d->slice_state_wl : d->state - d->state_wl;
+        if (available - penalty < required)
+            continue;
+        if (i == 0)
+            return doms;
+        wdom **out = topo_pool_alloc(ctx->pool, n * sizeof(*out));
+        if (out == NULL)
+            return NULL;
+        out[0] = d;
+        memcpy(out + 1, doms, i * sizeof(*out));
+        memcpy(out + i + 1, doms + i + 1, (n - i - 1) * sizeof(*out));
+        return out;
+    }
+    return doms;
 }
 
 /* updateCountsToMinimumGeneric: trims the sorted domains to exactly the
@@ -512,6 +538,8 @@ static wdom **update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
     size_t k = 0;
     *out_n = 0;
     if (result == NULL)
+        return NULL;
+    if ((doms = prioritize_leader(ctx, doms, n, count, leader_count, slice_size, slices)) == NULL)
         return NULL;
     int32_t rem = slices ? count / slice_size : count;
     int32_t rem_leaders = leader_count;
@@ -610,7 +638,13 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
         top = best_fit_slices(ctx, sorted, n, slice_count, p->leader_count);
     if (lfc) {
         for (size_t i = 0; i < n; i++) {
-            if (sorted[i]->slice_state >= slice_count) {
+            int32_t capacity = sorted[i]->slice_state;
+            if (p->leader_count > 0) {
+                if (sorted[i]->leader_state < p->leader_count)
+                    continue;
+                capacity = sorted[i]->slice_state_wl;
+            }
+            if (capacity >= slice_count) {
                 wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
                 if (one == NULL)
                     return TOPO_ENOMEM;
@@ -655,6 +689,9 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
         size_t k = 0;
         int32_t rem = slice_count, rem_leaders = p->leader_count;
         size_t idx = 0;
+        if ((sorted = prioritize_leader(ctx, sorted, n, p->count, p->leader_count, p->slice_size,
+                                        1)) == NULL)
+            return TOPO_ENOMEM;
         for (; rem_leaders > 0 && idx < n && sorted[idx]->leader_state > 0; idx++) {
             wdom *d = sorted[idx];
             if (!lfc && sorted[idx]->slice_state_wl >= rem)
