@@ -126,6 +126,7 @@ void topo_snapshot_free(topo_snapshot *snap)
     topo_strmap_free(snap->resource_by_name);
     topo_strmap_free(snap->domain_by_id);
     free(snap->nodes);
+    free(snap->domains);
     free(snap->resource_names);
     topo_pool_free(snap->pool);
     free(snap);
