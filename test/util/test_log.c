@@ -2,6 +2,7 @@
  * quoting, the default stderr sink and concurrent logging. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, dup */
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -251,28 +251,28 @@ static void counting_sink(const topo_log_event *event, void *payload)
     c->bytes += strlen(event->msg);
 }
 
-static int log_thread(void *arg)
+static void *log_thread(void *arg)
 {
     int id = *(int *)arg;
     for (int i = 0; i < PER_THREAD; i++)
         topo_log(TOPO_LOG_INFO, "t%d", id);
-    return 0;
+    return NULL;
 }
 
 static void test_log__threads(void **state)
 {
     (void)state;
     counter c = {0, 0};
-    thrd_t t[THREADS];
+    pthread_t t[THREADS];
     int ids[THREADS];
 
     topo_log_set_sink(counting_sink, &c);
     for (int i = 0; i < THREADS; i++) {
         ids[i] = i;
-        assert_int_equal(thrd_create(&t[i], log_thread, &ids[i]), thrd_success);
+        assert_int_equal(pthread_create(&t[i], NULL, log_thread, &ids[i]), 0);
     }
     for (int i = 0; i < THREADS; i++)
-        assert_int_equal(thrd_join(t[i], NULL), thrd_success);
+        assert_int_equal(pthread_join(t[i], NULL), 0);
     topo_log_set_sink(NULL, NULL);
     assert_int_equal(c.events, THREADS * PER_THREAD);
     assert_int_equal(c.bytes, 2 * THREADS * PER_THREAD);
