@@ -1,0 +1,41 @@
+/* Effective pod requests, as Kubernetes' resourcehelper.PodRequests computes
+ * them, and Kueue's TAS-pod test. Internal to lib/inventory. */
+#ifndef TOPO_INVENTORY_PODREQ_H
+#define TOPO_INVENTORY_PODREQ_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "topo/error.h"
+#include "topo/model.h"
+#include "topo/pool.h"
+
+/* The annotation prefix and the five annotations that make a pod a TAS pod. */
+#define TOPO_KUEUE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-required-topology"
+#define TOPO_KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
+#define TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY "kueue.x-k8s.io/podset-unconstrained-topology"
+#define TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
+#define TOPO_KUEUE_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+#define TOPO_KUEUE_SLICE_CONSTRAINTS "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#define TOPO_KUEUE_GROUP_NAME "kueue.x-k8s.io/podset-group-name"
+
+/* Per-pod effective requests of a PodSpec object (`spec` may be NULL: no
+ * requests). `path` names spec in messages ("items[2].spec").
+ *
+ *   max(sum(app containers) + sum(restartable init containers),
+ *       max over init containers i of (request(i) + sidecars started before i))
+ *   + spec.overhead
+ *
+ * where a container's requests default to its limits for resources that have
+ * a limit but no request (API defaulting), and pod-level spec.resources
+ * requests (PodLevelResources) replace the aggregate for cpu, memory and
+ * hugepages-*. The result is sorted by resource name and allocated from pool. */
+int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, const char *path,
+                      topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
+/* 1 when the annotations object carries one of Kueue's TAS annotations
+ * (required, preferred, unconstrained, slice-required, slice constraints). */
+int topo_pod_is_tas(const json_t *annotations);
+
+#endif
