@@ -40,7 +40,8 @@ typedef struct topo_gen_opts {
     uint32_t gpus_per_node;    /* default 8, 1..TOPO_GEN_MAX_GPUS */
     int with_usage;            /* add bound non-TAS pods */
     uint64_t usage_seed;
-    double usage_fraction;     /* 0..1: chance that each GPU is in use */
+    double usage_fraction;     /* 0..1: chance that a node is busy; a busy node runs
+                                * one pod using all its GPUs (3 in 4) or 1..G-1 */
 } topo_gen_opts;
 
 /* Fills the defaults (and nodes = 0, which must be set). */

@@ -17,6 +17,8 @@
 #define GEN_POD_CPU_PER_GPU 12
 #define GEN_POD_MEM_GIB_PER_GPU 200
 #define GEN_NODE_LABELS 7
+/* Share of busy nodes whose pod takes only part of the GPUs. */
+#define GEN_PARTIAL_SHARE 0.25
 #define GEN_GIB (1024LL * 1024LL * 1024LL)
 #define GEN_NAME_MAX 128
 #define GEN_LOAD_NAMESPACE "load"
@@ -234,11 +236,15 @@ int topo_gen_cluster_build(topo_gen_cluster **out, const topo_gen_opts *opts, to
         for (uint32_t k = 1; k <= G; k++)
             pod_requests(&pod_req[(k - 1) * 3], k);
         size_t npods = 0;
+        /* A busy node runs one pod: usually the whole node, as GPU jobs do,
+         * otherwise a part of it. */
         for (uint32_t n = 0; n < o.nodes; n++) {
-            for (uint32_t g = 0; g < G; g++)
-                if (next_unit(&state) < o.usage_fraction)
-                    used[n]++;
-            npods += used[n] > 0;
+            if (!(next_unit(&state) < o.usage_fraction))
+                continue;
+            used[n] = G;
+            if (G > 1 && next_unit(&state) < GEN_PARTIAL_SHARE)
+                used[n] = 1 + (uint32_t)(next_unit(&state) * (double)(G - 1));
+            npods++;
         }
         if (npods > 0 && (c->pods = topo_pool_calloc(pool, npods, sizeof(*c->pods))) == NULL)
             goto oom;

@@ -139,9 +139,15 @@ static void test_usage_deterministic(void **state)
             same_as_other_seed = 0;
     }
     assert_false(same_as_other_seed);
-    /* About a quarter of the GPUs are used. */
+    /* About a quarter of the nodes are busy, mostly whole nodes. */
+    double busy = (double)a->npods / (double)a->nnodes;
+    assert_true(busy > 0.22 && busy < 0.28);
     double f = (double)a->gpus_used / (double)a->gpus_total;
-    assert_true(f > 0.22 && f < 0.28);
+    assert_true(f > busy * 0.8 && f < busy);
+    size_t whole = 0;
+    for (size_t i = 0; i < a->npods; i++)
+        whole += a->pods[i].gpus == 8;
+    assert_true(whole > a->npods / 2 && whole < a->npods);
     topo_pool_free(pool);
 }
 
