@@ -11,7 +11,7 @@ typedef struct topo_pool topo_pool;
 topo_pool *topo_pool_create(void);
 /* Frees every allocation made from the pool. NULL-safe. */
 void topo_pool_free(topo_pool *pool);
-/* Forgets all allocations but keeps the first block for reuse. */
+/* Forgets all allocations but keeps the memory for the next ones. */
 void topo_pool_clear(topo_pool *pool);
 /* Aligned to max_align_t; NULL when out of memory or on overflow. */
 void *topo_pool_alloc(topo_pool *pool, size_t size);

@@ -51,15 +51,27 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out)
         it->idx = snap_resource_index(ctx->snap, POD_RESOURCE);
         it->amount = 1;
     }
+    /* Sorted by name, so the first minimum is Kueue's alphabetical
+     * tie-break for the limiting resource. */
+    for (size_t i = 1; i < out->n; i++) {
+        req_item x = out->items[i];
+        size_t j = i;
+        while (j > 0 && strcmp(out->items[j - 1].name, x.name) > 0) {
+            out->items[j] = out->items[j - 1];
+            j--;
+        }
+        out->items[j] = x;
+    }
     return 0;
 }
 
-/* CountInWithLimitingResource: how many times req fits in cap. */
-static int32_t count_in(const req_vec *req, const int64_t *cap, const char **limiting)
+/* CountInWithLimitingResource: how many times req fits in cap, and the index
+ * of the limiting item (items are sorted by name, so the first minimum wins
+ * ties alphabetically as in Kueue). */
+static int32_t count_in(const req_vec *req, const int64_t *cap, int *limiting)
 {
-    int have = 0;
     int32_t result = 0;
-    const char *lim = NULL;
+    int lim = -1;
     for (size_t i = 0; i < req->n; i++) {
         const req_item *it = &req->items[i];
         int32_t c;
@@ -67,22 +79,51 @@ static int32_t count_in(const req_vec *req, const int64_t *cap, const char **lim
             c = INT32_MAX;
         } else {
             int64_t avail = it->idx >= 0 ? cap[it->idx] : 0;
-            int64_t q = avail / it->amount;
-            if (q < 0)
+            int64_t q;
+            /* Division is the hot spot over thousands of leaves: skip it for
+             * the common full, unit and small cases. */
+            if (avail < it->amount)
                 q = 0;
+            else if (it->amount == 1)
+                q = avail;
+            else if (avail <= UINT32_MAX && it->amount <= UINT32_MAX)
+                q = (uint32_t)avail / (uint32_t)it->amount;
+            else
+                q = avail / it->amount;
             if (q > INT32_MAX)
                 q = INT32_MAX;
             c = (int32_t)q;
         }
-        if (!have || c < result || (c == result && strcmp(it->name, lim) < 0)) {
-            have = 1;
+        if (lim < 0 || c < result) {
             result = c;
-            lim = it->name;
+            lim = (int)i;
         }
     }
     if (limiting)
         *limiting = lim;
     return result;
+}
+
+/* The snapshot resources named by a and b, each once. */
+static int union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out)
+{
+    size_t cap = a->n + (b ? b->n : 0);
+    out->items = topo_pool_calloc(ctx->pool, cap ? cap : 1, sizeof(req_item));
+    out->n = 0;
+    if (out->items == NULL)
+        return TOPO_ENOMEM;
+    const req_vec *src[2] = {a, b};
+    for (size_t s = 0; s < 2; s++) {
+        for (size_t i = 0; src[s] && i < src[s]->n; i++) {
+            const req_item *it = &src[s]->items[i];
+            int dup = it->idx < 0;
+            for (size_t j = 0; j < out->n && !dup; j++)
+                dup = out->items[j].idx == it->idx;
+            if (!dup)
+                out->items[out->n++] = *it;
+        }
+    }
+    return 0;
 }
 
 static void sub_req(int64_t *cap, const req_vec *req, int64_t times)
@@ -322,6 +363,8 @@ typedef struct run_state {
     req_vec req;
     req_vec leader_req;
     int has_leader;
+    req_vec need; /* the resources of req and leader_req that exist, once each */
+    int filter_nodes; /* the PodSet has tolerations-relevant or selector fields */
     const char *required_domain;
     int multilayer;
 } run_state;
@@ -336,21 +379,21 @@ static int belongs_to(const snap_domain *leaf, const char *required_domain)
            (leaf->joined[n] == '\0' || leaf->joined[n] == ',');
 }
 
-static void fill_in_counts(eng_ctx *ctx, run_state *rs)
+static int fill_in_counts(eng_ctx *ctx, run_state *rs)
 {
     const topo_snapshot *snap = ctx->snap;
-    size_t R = snap->nresources;
-    for (size_t i = 0; i < snap->ndomains; i++) {
-        wdom *d = &ctx->doms[i];
-        d->state = d->state_wl = d->slice_state = d->slice_state_wl = d->leader_state = 0;
-        d->affinity = 0;
-    }
+    /* Inner domains are all rewritten by eng_fill_helper; leaves here. */
     int64_t *remaining = ctx->scratch;
+    int *limited_by = topo_pool_calloc(ctx->pool, rs->req.n ? rs->req.n : 1, sizeof(int));
+    if (limited_by == NULL)
+        return TOPO_ENOMEM;
     for (size_t l = 0; l < snap->nleaves; l++) {
         const snap_leaf *leaf = &snap->leaves[l];
         wdom *d = &ctx->doms[leaf->domain];
+        d->state = d->state_wl = d->slice_state = d->slice_state_wl = d->leader_state = 0;
+        d->affinity = 0;
         rs->stats.total_nodes++;
-        if (snap->hostname_lowest) {
+        if (snap->hostname_lowest && rs->filter_nodes) {
             const topo_taint *taint = NULL;
             int64_t score = 0;
             excl_kind k = eng_match_node(&snap->nodes[leaf->node], rs->ps, ctx->gates, &taint,
@@ -378,29 +421,43 @@ static void fill_in_counts(eng_ctx *ctx, run_state *rs)
             }
             d->affinity += score;
         }
-        if (!belongs_to(d->s, rs->required_domain)) {
+        if (rs->required_domain != NULL && !belongs_to(d->s, rs->required_domain)) {
             rs->stats.topology_domain++;
             continue;
         }
-        for (size_t r = 0; r < R; r++) {
-            remaining[r] = leaf->free[r] - leaf->tas[r];
-            if (ctx->assumed && ctx->assumed[l])
-                remaining[r] -= ctx->assumed[l][r];
+        const int64_t *assumed = ctx->assumed ? ctx->assumed[l] : NULL;
+        const int64_t *room = leaf->room;
+        if (assumed != NULL || rs->has_leader) {
+            /* Only the requested resources matter for the counts. */
+            for (size_t i = 0; i < rs->need.n; i++) {
+                int32_t r = rs->need.items[i].idx;
+                remaining[r] = room[r] - (assumed ? assumed[r] : 0);
+            }
+            room = remaining;
         }
-        const char *limiting = NULL;
-        d->state = count_in(&rs->req, remaining, &limiting);
-        if (d->state == 0 && limiting != NULL)
-            stats_bump(ctx->pool, &rs->stats.resources, &rs->stats.nresources, limiting);
+        int limiting = -1;
+        d->state = count_in(&rs->req, room, &limiting);
+        if (d->state == 0 && limiting >= 0)
+            limited_by[limiting]++;
         d->leader_state = 0;
-        if (rs->has_leader && count_in(&rs->leader_req, remaining, NULL) > 0) {
-            d->leader_state = 1;
-            sub_req(remaining, &rs->leader_req, 1);
+        d->state_wl = d->state;
+        if (rs->has_leader) {
+            if (count_in(&rs->leader_req, remaining, NULL) > 0) {
+                d->leader_state = 1;
+                sub_req(remaining, &rs->leader_req, 1);
+            }
+            d->state_wl = count_in(&rs->req, remaining, NULL);
         }
-        d->state_wl = count_in(&rs->req, remaining, NULL);
+    }
+    for (size_t i = 0; i < rs->req.n; i++) {
+        for (int k = 0; k < limited_by[i]; k++)
+            stats_bump(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
+                       rs->req.items[i].name);
     }
     for (size_t i = 0; i < snap->nroots; i++)
         eng_fill_helper(&ctx->doms[snap->roots[i]], rs->p.slice_size, rs->p.slice_level, 0,
                         rs->p.slice_size_at_level, rs->p.leader_count > 0);
+    return 0;
 }
 
 /* ---- phase 2: best fit helpers ---- */
@@ -704,7 +761,10 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
             *reason = NOT_FIT(p->leader_count - rem_leaders);
             return 0;
         }
-        wdom **rest = eng_sorted(ctx, sorted + idx, n - idx, p->unconstrained, 0);
+        /* Without leaders the with-leader order is the plain one already. */
+        wdom **rest = p->leader_count == 0
+                          ? sorted
+                          : eng_sorted(ctx, sorted + idx, n - idx, p->unconstrained, 0);
         if (rest == NULL)
             return TOPO_ENOMEM;
         size_t nrest = n - idx;
@@ -748,6 +808,12 @@ static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int lea
     eng_assign *a = topo_pool_calloc(ctx->pool, 1, sizeof(*a));
     if (a == NULL)
         return NULL;
+    /* Drop empty domains first: unconstrained placements walk thousands. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((leader ? doms[i]->leader_state : doms[i]->state) != 0)
+            doms[k++] = doms[i];
+    n = k;
     qsort(doms, n, sizeof(*doms), cmp_wdom_values);
     size_t offset = snap->hostname_lowest ? snap->nlevels - 1 : 0;
     a->levels = (const char *const *)snap->levels + offset;
@@ -758,14 +824,11 @@ static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int lea
     if (a->domains == NULL || a->values == NULL || a->counts == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        int32_t c = leader ? doms[i]->leader_state : doms[i]->state;
-        if (c == 0)
-            continue;
-        a->domains[a->n] = doms[i]->s;
-        a->values[a->n] = (const char *const *)doms[i]->s->values + offset;
-        a->counts[a->n] = c;
-        a->n++;
+        a->domains[i] = doms[i]->s;
+        a->values[i] = (const char *const *)doms[i]->s->values + offset;
+        a->counts[i] = leader ? doms[i]->leader_state : doms[i]->state;
     }
+    a->n = n;
     return a;
 }
 
@@ -799,6 +862,12 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
         rs.has_leader = 1;
         rs.p.leader_count = 1;
     }
+
+    if ((rc = union_existing(ctx, &rs.req, rs.has_leader ? &rs.leader_req : NULL, &rs.need)) != 0)
+        return rc;
+    /* Nodes need filtering when they have taints or the PodSet selects. */
+    rs.filter_nodes = snap->has_taints || ps->nnode_selector > 0 || ps->nrequired_terms > 0 ||
+                      (ctx->gates->TASRespectNodeAffinityPreferred && ps->npreferred_terms > 0);
 
     int has_req = has_topology_request(ps);
     const char *slice_required = ps->slice_required;
@@ -909,7 +978,8 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
         }
     }
 
-    fill_in_counts(ctx, &rs);
+    if ((rc = fill_in_counts(ctx, &rs)) != 0)
+        return rc;
 
     wdom **fit = NULL;
     size_t nfit = 0;

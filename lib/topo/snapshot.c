@@ -254,7 +254,9 @@ static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const top
             *out_ignored = 1;
         return 0;
     }
-    charge(snap, snap->leaves[snap->nodes[ni].leaf].free, req, n, 1, -1);
+    snap_leaf *leaf = &snap->leaves[snap->nodes[ni].leaf];
+    charge(snap, leaf->free, req, n, 1, -1);
+    charge(snap, leaf->room, req, n, 1, -1);
     charge(snap, snap->nodes[ni].used, req, n, 1, +1);
     return 0;
 }
@@ -284,7 +286,9 @@ static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size
     /* An assignment on a node that is gone or not Ready is skipped, as in Kueue. */
     if (d < 0 || snap->domains[d].leaf < 0)
         return;
-    charge(snap, snap->leaves[snap->domains[d].leaf].tas, req, n, count, +1);
+    snap_leaf *leaf = &snap->leaves[snap->domains[d].leaf];
+    charge(snap, leaf->tas, req, n, count, +1);
+    charge(snap, leaf->room, req, n, count, -1);
 }
 
 int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
@@ -430,7 +434,10 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     if (snap->domain_by_id == NULL)
         return nomem(err);
     snap->leaves = topo_pool_calloc(p, snap->nnodes ? snap->nnodes : 1, sizeof(snap_leaf));
-    if (snap->leaves == NULL)
+    /* One matrix for every leaf's room, so the engine's scan reads it in order. */
+    int64_t *rooms = topo_pool_calloc(p, (snap->nnodes ? snap->nnodes : 1) * (R ? R : 1),
+                                      sizeof(int64_t));
+    if (snap->leaves == NULL || rooms == NULL)
         return nomem(err);
 
     for (size_t n = 0; n < snap->nnodes; n++) {
@@ -453,18 +460,22 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             leaf->node = (int32_t)n;
             leaf->free = topo_pool_calloc(p, R ? R : 1, sizeof(int64_t));
             leaf->tas = topo_pool_calloc(p, R ? R : 1, sizeof(int64_t));
+            leaf->room = rooms + snap->nleaves * (R ? R : 1);
             if (leaf->free == NULL || leaf->tas == NULL)
                 return nomem(err);
             dom->leaf = (int32_t)snap->nleaves++;
         }
         snap_leaf *leaf = &snap->leaves[dom->leaf];
         leaf->nnodes++;
+        if (node->ntaints > 0)
+            snap->has_taints = 1;
         node->leaf = dom->leaf;
         if ((node->used = topo_pool_calloc(p, R ? R : 1, sizeof(int64_t))) == NULL)
             return nomem(err);
         for (size_t i = 0; i < node->nallocatable; i++) {
             int32_t r = snap_resource_index(snap, node->allocatable[i].name);
             leaf->free[r] += node->allocatable[i].amount;
+            leaf->room[r] += node->allocatable[i].amount;
         }
     }
 
@@ -511,6 +522,9 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     for (size_t l = 0; l < snap->nlevels; l++)
         if (sort_domain_indices(snap, snap->level_domains[l], snap->level_ndomains[l]) != 0)
             return nomem(err);
+    for (size_t l = 0; l < snap->nlevels; l++)
+        for (size_t i = 0; i < snap->level_ndomains[l]; i++)
+            snap->domains[snap->level_domains[l][i]].rank = (int32_t)i;
     for (size_t d = 0; d < snap->ndomains; d++)
         if (sort_domain_indices(snap, snap->domains[d].children,
                                 (size_t)snap->domains[d].nchildren) != 0)

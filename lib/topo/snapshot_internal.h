@@ -35,12 +35,14 @@ typedef struct snap_domain {
     int32_t *children;
     int32_t nchildren;
     int32_t leaf; /* leaf index, -1 for inner domains */
+    int32_t rank; /* position among its level's domains in level-value order */
 } snap_domain;
 
 typedef struct snap_leaf {
     int32_t domain;
     int64_t *free; /* allocatable minus non-TAS usage, per resource index */
     int64_t *tas;  /* admitted TAS usage (positive), per resource index */
+    int64_t *room; /* free - tas: what the engine reads, rows contiguous */
     int32_t node;  /* first node of the leaf */
     int32_t nnodes;
 } snap_leaf;
@@ -64,6 +66,7 @@ struct topo_snapshot {
     topo_kv *flavor_labels;
     size_t nflavor_labels;
     int hostname_lowest;
+    int has_taints; /* some eligible node has a taint */
 
     snap_node *nodes;
     size_t nnodes;

@@ -19,6 +19,7 @@ typedef struct pool_block {
 
 struct topo_pool {
     pool_block *head;
+    pool_block *spare; /* blocks kept by topo_pool_clear for reuse */
     size_t footprint;
 };
 
@@ -49,33 +50,58 @@ topo_pool *topo_pool_create(void)
     return pool;
 }
 
-void topo_pool_free(topo_pool *pool)
+static void free_chain(pool_block *b)
 {
-    if (pool == NULL)
-        return;
-    pool_block *b = pool->head;
     while (b != NULL) {
         pool_block *next = b->next;
         free(b);
         b = next;
     }
+}
+
+void topo_pool_free(topo_pool *pool)
+{
+    if (pool == NULL)
+        return;
+    free_chain(pool->head);
+    free_chain(pool->spare);
     free(pool);
 }
 
+/* Keeps every block for reuse: a pool cleared between calls of the same
+ * shape (one engine call per request) then allocates from memory it already
+ * holds instead of going back to malloc and fresh pages each time. */
 void topo_pool_clear(topo_pool *pool)
 {
     if (pool == NULL || pool->head == NULL)
         return;
-    /* Keep the last (oldest) block: it is the standard-sized first one. */
     pool_block *b = pool->head;
     while (b->next != NULL) {
         pool_block *next = b->next;
-        free(b);
+        b->used = 0;
+        b->next = pool->spare;
+        pool->spare = b;
         b = next;
     }
     b->used = 0;
     pool->head = b;
-    pool->footprint = b->size;
+}
+
+/* A spare block of at least size bytes, unlinked, or a new one. */
+static pool_block *take_block(topo_pool *pool, size_t size)
+{
+    for (pool_block **pp = &pool->spare; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->size >= size) {
+            pool_block *b = *pp;
+            *pp = b->next;
+            b->next = NULL;
+            return b;
+        }
+    }
+    pool_block *b = block_new(size);
+    if (b != NULL)
+        pool->footprint += size;
+    return b;
 }
 
 void *topo_pool_alloc(topo_pool *pool, size_t size)
@@ -90,10 +116,9 @@ void *topo_pool_alloc(topo_pool *pool, size_t size)
     pool_block *b = pool->head;
     if (b->size - b->used < rounded) {
         size_t bsize = rounded > POOL_BLOCK_SIZE / 4 ? rounded : POOL_BLOCK_SIZE;
-        pool_block *nb = block_new(bsize);
+        pool_block *nb = take_block(pool, bsize);
         if (nb == NULL)
             return NULL;
-        pool->footprint += bsize;
         if (bsize == rounded && b->size - b->used >= POOL_ALIGN) {
             /* Dedicated block: keep allocating from the current one. */
             nb->next = b->next;

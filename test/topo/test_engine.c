@@ -226,6 +226,66 @@ static void test_engine__rejects_negative_count(void **state)
     topo_snapshot_free(snap);
 }
 
+/* Orderings of large domain lists take a linear counting sort when the
+ * affinity gate is off and a comparison merge sort when it is on; with no
+ * preferred terms the two must agree exactly. */
+static void test_engine__sort_paths_agree_on_large_cluster(void **state)
+{
+    (void)state;
+    topo_snapshot *snap = NULL;
+    topo_snapshot_opts opts = {"big", levels3, 3, NULL, 0};
+    assert_int_equal(topo_snapshot_create(&snap, &opts, NULL), 0);
+    uint64_t x = 42;
+    for (int i = 0; i < 600; i++) {
+        char name[16], block[8], rack[8];
+        snprintf(name, sizeof(name), "n%04d", i);
+        snprintf(block, sizeof(block), "b%d", i / 200);
+        snprintf(rack, sizeof(rack), "r%d", i / 10);
+        topo_kv labels[] = {{levels3[0], block}, {levels3[1], rack}, {levels3[2], name}};
+        topo_resource alloc[] = {{"nvidia.com/gpu", 8}, {"pods", 110}};
+        topo_node_spec node = {name, labels, 3, alloc, 2, NULL, 0, 0, 1};
+        assert_int_equal(topo_snapshot_add_node(snap, &node, NULL), 0);
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        topo_resource used[] = {{"nvidia.com/gpu", (int64_t)((x >> 33) % 9)}};
+        assert_int_equal(topo_snapshot_add_pod_usage(snap, name, used, 1, NULL, NULL), 0);
+    }
+    assert_int_equal(topo_snapshot_build(snap, NULL), 0);
+    topo_pool *pool = topo_pool_create();
+    const char *modes[][2] = {{"topology.topo.io/rack", NULL},
+                              {NULL, "topology.topo.io/rack"},
+                              {NULL, NULL}};
+    int32_t counts[] = {3, 17, 40, 150};
+    for (size_t m = 0; m < 3; m++) {
+        for (size_t c = 0; c < 4; c++) {
+            topo_resource req[] = {{"nvidia.com/gpu", 2}};
+            topo_podset_spec ps;
+            memset(&ps, 0, sizeof(ps));
+            ps.name = "main";
+            ps.count = counts[c];
+            ps.requests = req;
+            ps.nrequests = 1;
+            ps.required = modes[m][0];
+            ps.preferred = modes[m][1];
+            ps.unconstrained = modes[m][0] == NULL && modes[m][1] == NULL;
+            char got[2][16384];
+            for (int affinity = 0; affinity < 2; affinity++) {
+                topo_gates g;
+                topo_gates_init(&g);
+                g.TASRespectNodeAffinityPreferred = affinity;
+                topo_podset_result res;
+                assert_int_equal(topo_engine_find(&res, snap, &ps, 1, NULL, &g, pool, NULL), 0);
+                render(got[affinity], sizeof(got[affinity]), &res);
+                topo_pool_clear(pool);
+            }
+            if (strcmp(got[0], got[1]) != 0)
+                fail_msg("mode %zu count %d: counting [%s] merge [%s]", m, counts[c], got[0],
+                         got[1]);
+        }
+    }
+    topo_pool_free(pool);
+    topo_snapshot_free(snap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_engine__tas_usage_and_taints),
         cmocka_unit_test(test_engine__gates_by_name),
         cmocka_unit_test(test_engine__rejects_negative_count),
+        cmocka_unit_test(test_engine__sort_paths_agree_on_large_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
