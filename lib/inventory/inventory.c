@@ -322,6 +322,9 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
             goto cleanup;
         }
     }
+    /* Usage after the build, so that pods on unknown nodes are reported. */
+    if ((error = topo_snapshot_build(snap, err)) < 0)
+        goto cleanup;
     for (size_t i = 0; i < inv->npods; i++) {
         const topo_pod_usage *p = &inv->pods[i];
         int ign = 0;
@@ -356,8 +359,6 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
             }
         }
     }
-    if ((error = topo_snapshot_build(snap, err)) < 0)
-        goto cleanup;
     *out = snap;
     snap = NULL;
     if (out_ignored_pods != NULL)
