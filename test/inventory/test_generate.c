@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "topo/generate.h"
+#include "topo/inventory.h"
 
 static const char *label(const topo_node_spec *n, const char *key)
 {
@@ -249,6 +250,86 @@ static void test_snapshot(void **state)
     topo_pool_free(pool);
 }
 
+typedef struct walk_sum {
+    int64_t free;
+    int64_t capacity;
+    size_t domains;
+} walk_sum;
+
+static int sum_domains(const topo_domain_view *v, void *payload)
+{
+    walk_sum *w = payload;
+    if (v->level == 0) {
+        w->free += v->free;
+        w->capacity += v->capacity;
+    }
+    w->domains++;
+    return 0;
+}
+
+/* What generate writes, the kubectl-JSON inventory loader reads back into
+ * the same nodes, pods and free capacity. */
+static void test_inventory_roundtrip(void **state)
+{
+    (void)state;
+    char nodes_path[] = "/tmp/topo-gen-rt-nodes-XXXXXX", pods_path[] = "/tmp/topo-gen-rt-pods-XXXXXX";
+    int fd1 = mkstemp(nodes_path), fd2 = mkstemp(pods_path);
+    assert_true(fd1 >= 0 && fd2 >= 0);
+    close(fd1);
+    close(fd2);
+
+    topo_pool *pool = topo_pool_create();
+    topo_gen_cluster *c = NULL;
+    topo_inventory *inv = NULL;
+    topo_snapshot *a = NULL, *b = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    topo_gen_opts o;
+    topo_gen_opts_init(&o);
+    o.nodes = 300;
+    o.nvlink_nodes = 4;
+    o.with_usage = 1;
+    o.usage_seed = 11;
+    o.usage_fraction = 0.4;
+    assert_int_equal(topo_gen_cluster_build(&c, &o, pool, &err), 0);
+    assert_int_equal(topo_gen_write_nodes(c, nodes_path, &err), 0);
+    assert_int_equal(topo_gen_write_pods(c, pods_path, &err), 0);
+
+    assert_int_equal(topo_inventory_create(&inv, &err), 0);
+    if (topo_inventory_load_nodes_file(inv, nodes_path, &err) < 0 ||
+        topo_inventory_load_pods_file(inv, pods_path, &err) < 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(topo_inventory_node_count(inv), 300);
+    assert_int_equal(topo_inventory_pod_count(inv), c->npods);
+    assert_int_equal(topo_inventory_tas_pod_count(inv), 0);
+
+    const char *levels[] = {TOPO_GEN_LABEL_DATACENTER, TOPO_GEN_LABEL_SPINE,
+                            TOPO_GEN_LABEL_LEAF,       TOPO_GEN_LABEL_RACK,
+                            TOPO_GEN_LABEL_NVLINK,     TOPO_GEN_LABEL_HOSTNAME};
+    topo_inventory_snapshot_opts so = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    so.snapshot.topology_name = "rt";
+    so.snapshot.levels = levels;
+    so.snapshot.nlevels = 6;
+    if (topo_inventory_snapshot(&a, inv, &so, NULL, &err) < 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(topo_gen_snapshot(&b, c, "rt", levels, 6, &err), 0);
+
+    walk_sum wa = {0, 0, 0}, wb = {0, 0, 0};
+    assert_int_equal(topo_snapshot_walk(a, TOPO_GEN_GPU_RESOURCE, sum_domains, &wa), 0);
+    assert_int_equal(topo_snapshot_walk(b, TOPO_GEN_GPU_RESOURCE, sum_domains, &wb), 0);
+    assert_int_equal(wa.capacity, 2400);
+    assert_int_equal(wa.capacity, wb.capacity);
+    assert_int_equal(wa.free, wb.free);
+    assert_int_equal(wa.free, (int64_t)(c->gpus_total - c->gpus_used));
+    assert_int_equal(wa.domains, wb.domains);
+
+    topo_snapshot_free(a);
+    topo_snapshot_free(b);
+    topo_inventory_free(inv);
+    unlink(nodes_path);
+    unlink(pods_path);
+    topo_pool_free(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_usage_deterministic),
         cmocka_unit_test(test_written_lists_parse),
         cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_inventory_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
