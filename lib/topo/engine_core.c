@@ -454,6 +454,19 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
             stats_bump(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
                        rs->req.items[i].name);
     }
+    /* A request placed on the leaves themselves that can never move up a
+     * level (required or unconstrained, no slices) reads no inner counts:
+     * skip the roll-up. */
+    int last = (int)snap->nlevels - 1;
+    if (rs->p.requested_level == last && rs->p.slice_level == last &&
+        (rs->p.required || rs->p.unconstrained) && !ctx->gates->TASBalancedPlacement) {
+        for (size_t l = 0; l < snap->nleaves; l++) {
+            wdom *d = &ctx->doms[snap->leaves[l].domain];
+            d->slice_state = d->state / rs->p.slice_size;
+            d->slice_state_wl = d->state_wl / rs->p.slice_size;
+        }
+        return 0;
+    }
     for (size_t i = 0; i < snap->nroots; i++)
         eng_fill_helper(&ctx->doms[snap->roots[i]], rs->p.slice_size, rs->p.slice_level, 0,
                         rs->p.slice_size_at_level, rs->p.leader_count > 0);
@@ -680,8 +693,16 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
     wdom **all = topo_pool_alloc(ctx->pool, n * sizeof(*all));
     if (all == NULL)
         return TOPO_ENOMEM;
-    for (size_t i = 0; i < n; i++)
+    int32_t max_capacity = 0; /* the most any single domain can take */
+    for (size_t i = 0; i < n; i++) {
         all[i] = &ctx->doms[snap->level_domains[level][i]];
+        int32_t c = p->leader_count > 0 ? (all[i]->leader_state >= p->leader_count
+                                               ? all[i]->slice_state_wl
+                                               : -1)
+                                        : all[i]->slice_state;
+        if (c > max_capacity)
+            max_capacity = c;
+    }
     wdom **sorted = eng_sorted(ctx, all, n, p->unconstrained, 1);
     if (sorted == NULL)
         return TOPO_ENOMEM;
@@ -693,7 +714,8 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
                     : not_fit_message(ctx, (fitv), slice_count, p->slice_size, &rs->stats))
     if (!lfc && top->slice_state_wl >= slice_count && top->leader_state >= p->leader_count)
         top = best_fit_slices(ctx, sorted, n, slice_count, p->leader_count);
-    if (lfc) {
+    /* The scan can only succeed when some domain is big enough. */
+    if (lfc && max_capacity >= slice_count) {
         for (size_t i = 0; i < n; i++) {
             int32_t capacity = sorted[i]->slice_state;
             if (p->leader_count > 0) {
@@ -712,10 +734,10 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
                 return 0;
             }
         }
-        if (p->required) {
-            *reason = NOT_FIT(sorted[n - 1]->state);
-            return 0;
-        }
+    }
+    if (lfc && p->required) {
+        *reason = NOT_FIT(sorted[n - 1]->state);
+        return 0;
     }
     if (top->slice_state_wl < slice_count || top->leader_state < p->leader_count) {
         if (p->required) {

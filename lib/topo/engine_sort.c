@@ -78,73 +78,56 @@ static void merge_sort(const sort_opts *o, wdom **a, wdom **tmp, size_t n)
 }
 
 /* Inputs in level-value order (a level's domain list, one parent's
- * children) need only a stable sort on the integer keys, which a counting
- * sort does in linear time: by pod count, then slice count, then leader. */
-static int rank_ordered(wdom *const *doms, size_t n)
+ * children) need only a stable sort on the integer keys (leader, slices,
+ * pods), which a counting sort does in linear time. The keys are read once;
+ * when their combined range is small one pass sorts on the composite key,
+ * otherwise the caller falls back to the merge sort. Returns -1 to fall back. */
+static int counting_sort(eng_ctx *ctx, const sort_opts *o, wdom **out, wdom *const *doms,
+                         size_t n)
 {
-    for (size_t i = 1; i < n; i++)
-        if (doms[i]->s->level != doms[0]->s->level || doms[i]->s->rank <= doms[i - 1]->s->rank)
-            return 0;
-    return 1;
-}
-
-typedef enum { KEY_STATE, KEY_SLICE, KEY_LEADER } sort_key;
-
-static int32_t key_of(const sort_opts *o, const wdom *d, sort_key k)
-{
-    switch (k) {
-    case KEY_STATE:
-        return o->with_leader ? d->state_wl : d->state;
-    case KEY_SLICE:
-        return o->with_leader ? d->slice_state_wl : d->slice_state;
-    default:
-        return d->leader_state;
-    }
-}
-
-/* One stable counting pass; descending when desc. Returns -1 when the key
- * range is too large for a counting pass (the caller merges instead). */
-static int counting_pass(eng_ctx *ctx, const sort_opts *o, wdom **dst, wdom *const *src,
-                         size_t n, sort_key k, int desc)
-{
-    int32_t max = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t v = key_of(o, src[i], k);
-        if (v < 0)
-            return -1;
-        if (v > max)
-            max = v;
-    }
-    if ((size_t)max > 4 * n + 64)
+    uint32_t *key = topo_pool_alloc(ctx->pool, n * sizeof(*key));
+    if (key == NULL)
         return -1;
-    size_t range = (size_t)max + 2;
-    size_t *pos = topo_pool_calloc(ctx->pool, range, sizeof(*pos));
+    int32_t max_state = 0, max_slice = 0, max_leader = 0;
+    int level = doms[0]->s->level;
+    int32_t prev_rank = -1;
+    for (size_t i = 0; i < n; i++) {
+        const wdom *d = doms[i];
+        if (d->s->level != level || d->s->rank <= prev_rank)
+            return -1;
+        prev_rank = d->s->rank;
+        int32_t st = o->with_leader ? d->state_wl : d->state;
+        int32_t sl = o->with_leader ? d->slice_state_wl : d->slice_state;
+        int32_t ld = o->with_leader ? d->leader_state : 0;
+        if (st < 0 || sl < 0 || ld < 0)
+            return -1;
+        max_state = st > max_state ? st : max_state;
+        max_slice = sl > max_slice ? sl : max_slice;
+        max_leader = ld > max_leader ? ld : max_leader;
+    }
+    uint64_t rs = (uint64_t)max_state + 1, rl = (uint64_t)max_slice + 1,
+             rd = (uint64_t)max_leader + 1;
+    uint64_t range = rs * rl * rd;
+    if (range > 8 * (uint64_t)n + 1024)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const wdom *d = doms[i];
+        uint32_t st = (uint32_t)(o->with_leader ? d->state_wl : d->state);
+        uint32_t sl = (uint32_t)(o->with_leader ? d->slice_state_wl : d->slice_state);
+        uint32_t ld = (uint32_t)(o->with_leader ? d->leader_state : 0);
+        uint32_t slk = o->lfc ? sl : (uint32_t)max_slice - sl; /* BestFit: more slices first */
+        uint32_t ldk = (uint32_t)max_leader - ld;              /* leaders first */
+        key[i] = (uint32_t)(((uint64_t)ldk * rl + slk) * rs + st);
+    }
+    size_t *pos = topo_pool_calloc(ctx->pool, (size_t)range + 1, sizeof(*pos));
     if (pos == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        int32_t v = key_of(o, src[i], k);
-        pos[(desc ? (size_t)(max - v) : (size_t)v) + 1]++;
-    }
-    for (size_t i = 1; i < range; i++)
+    for (size_t i = 0; i < n; i++)
+        pos[key[i] + 1]++;
+    for (size_t i = 1; i <= range; i++)
         pos[i] += pos[i - 1];
-    for (size_t i = 0; i < n; i++) {
-        int32_t v = key_of(o, src[i], k);
-        dst[pos[desc ? (size_t)(max - v) : (size_t)v]++] = src[i];
-    }
-    return 0;
-}
-
-static int counting_sort(eng_ctx *ctx, const sort_opts *o, wdom **out, wdom **tmp,
-                         wdom *const *doms, size_t n)
-{
-    if (counting_pass(ctx, o, tmp, doms, n, KEY_STATE, 0) != 0 ||
-        counting_pass(ctx, o, out, tmp, n, KEY_SLICE, !o->lfc) != 0)
-        return -1;
-    if (!o->with_leader)
-        return 0;
-    if (counting_pass(ctx, o, tmp, out, n, KEY_LEADER, 1) != 0)
-        return -1;
-    memcpy(out, tmp, n * sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        out[pos[key[i]]++] = doms[i];
     return 0;
 }
 
@@ -156,8 +139,7 @@ wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, 
         return NULL;
     sort_opts o = {eng_use_lfc(ctx, unconstrained), ctx->gates->TASRespectNodeAffinityPreferred,
                    with_leader};
-    if (n > 32 && !o.affinity && rank_ordered(doms, n) &&
-        counting_sort(ctx, &o, out, tmp, doms, n) == 0)
+    if (n > 32 && !o.affinity && counting_sort(ctx, &o, out, doms, n) == 0)
         return out;
     if (n > 0)
         memcpy(out, doms, n * sizeof(*out));
