@@ -109,6 +109,18 @@ int topo_podset_load_text(topo_podset_spec *out, const char *text, size_t len,
  * 1..3, each inner size dividing the outer one. Message names the annotation. */
 int topo_podset_validate(const topo_podset_spec *ps, topo_err *err) TOPO_MUST_CHECK;
 
+/* Output formats of a TopologyAssignment. */
+typedef enum topo_format {
+    TOPO_FORMAT_JSON = 0,
+    TOPO_FORMAT_YAML = 1
+} topo_format;
+
+/* Kueue's TopologyAssignment object (v1beta1 logical form),
+ * {"levels": [...], "domains": [{"values": [...], "count": N}, ...]}, as
+ * JSON (2-space indent) or YAML text ending in a newline. *out is malloc'd. */
+int topo_assignment_format(char **out, const topo_assignment *a, topo_format format,
+                           topo_err *err) TOPO_MUST_CHECK;
+
 /* 1 when the string is a valid Kubernetes label key (qualified name). */
 int topo_label_key_valid(const char *key);
 

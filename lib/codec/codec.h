@@ -45,6 +45,11 @@ int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char
 int topo_codec_load_file(json_t **out, const char *path, size_t max,
                          topo_err *err) TOPO_MUST_CHECK;
 
+/* Writes a jansson tree as one YAML document (block style, 2-space indent),
+ * quoting strings that would otherwise read back as another type ("8",
+ * "true", "null", ""). *out is malloc'd and NUL-terminated. */
+int topo_codec_yaml_dump(char **out, const json_t *value, topo_err *err) TOPO_MUST_CHECK;
+
 /* Same choice of parser for text already in memory. */
 int topo_codec_parse(json_t **out, const char *text, size_t len, const char *source,
                      topo_err *err) TOPO_MUST_CHECK;

@@ -414,3 +414,156 @@ cleanup:
         yaml_parser_delete(&parser);
     return error;
 }
+
+/* --- emitting ------------------------------------------------------------------ */
+
+typedef struct out_buf {
+    char *data;
+    size_t len, cap;
+    int oom;
+} out_buf;
+
+static int write_handler(void *data, unsigned char *buffer, size_t size)
+{
+    out_buf *o = data;
+    if (o->len + size + 1 > o->cap) {
+        size_t ncap = o->cap ? o->cap : 256;
+        while (ncap < o->len + size + 1)
+            ncap *= 2;
+        char *n = realloc(o->data, ncap);
+        if (n == NULL) {
+            o->oom = 1;
+            return 0;
+        }
+        o->data = n;
+        o->cap = ncap;
+    }
+    memcpy(o->data + o->len, buffer, size);
+    o->len += size;
+    o->data[o->len] = '\0';
+    return 1;
+}
+
+/* A string that a plain scalar would not give back (8, true, null, "")
+ * must be quoted. */
+static int needs_quotes(const char *s)
+{
+    json_int_t iv;
+    double dv;
+    int bv, special;
+    return is_null_text(s) || bool_text(s, &bv) || int_text(s, &iv) != 0 ||
+           float_text(s, &dv, &special);
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *text, size_t len, int quote)
+{
+    yaml_event_t ev;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)text, (int)len,
+                                      1, 1,
+                                      quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                            : YAML_ANY_SCALAR_STYLE))
+        return -1;
+    return yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *v, int depth)
+{
+    yaml_event_t ev;
+    char num[64];
+
+    if (depth > TOPO_CODEC_MAX_DEPTH)
+        return -1;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *child;
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_MAPPING_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return -1;
+        json_object_foreach((json_t *)v, key, child) {
+            if (emit_scalar(em, key, strlen(key), needs_quotes(key)) < 0 ||
+                emit_value(em, child, depth + 1) < 0)
+                return -1;
+        }
+        if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+            return -1;
+        return 0;
+    }
+    case JSON_ARRAY: {
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_ANY_SEQUENCE_STYLE) ||
+            !yaml_emitter_emit(em, &ev))
+            return -1;
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (emit_value(em, json_array_get(v, i), depth + 1) < 0)
+                return -1;
+        if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+            return -1;
+        return 0;
+    }
+    case JSON_STRING: {
+        const char *s = json_string_value(v);
+        return emit_scalar(em, s, json_string_length(v), needs_quotes(s));
+    }
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return emit_scalar(em, num, strlen(num), 0);
+    case JSON_REAL: {
+        double d = json_real_value(v);
+        snprintf(num, sizeof(num), "%.17g", d);
+        if (strspn(num, "-0123456789") == strlen(num)) /* keep it a float */
+            strncat(num, ".0", sizeof(num) - strlen(num) - 1);
+        return emit_scalar(em, num, strlen(num), 0);
+    }
+    case JSON_TRUE:
+        return emit_scalar(em, "true", 4, 0);
+    case JSON_FALSE:
+        return emit_scalar(em, "false", 5, 0);
+    case JSON_NULL:
+    default:
+        return emit_scalar(em, "null", 4, 0);
+    }
+}
+
+int topo_codec_yaml_dump(char **out, const json_t *value, topo_err *err)
+{
+    yaml_emitter_t em;
+    yaml_event_t ev;
+    out_buf o = {NULL, 0, 0, 0};
+    int error = 0, have_emitter = 0;
+
+    *out = NULL;
+    if (!yaml_emitter_initialize(&em)) {
+        error = topo_err_set(err, TOPO_ENOMEM, "yaml: out of memory");
+        goto cleanup;
+    }
+    have_emitter = 1;
+    yaml_emitter_set_output(&em, write_handler, &o);
+    yaml_emitter_set_unicode(&em, 1);
+    yaml_emitter_set_width(&em, -1);
+    yaml_emitter_set_indent(&em, 2);
+    if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
+        !yaml_emitter_emit(&em, &ev) ||
+        !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
+        !yaml_emitter_emit(&em, &ev) || emit_value(&em, value, 0) < 0 ||
+        !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&em, &ev) ||
+        !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&em, &ev) ||
+        !yaml_emitter_flush(&em)) {
+        error = o.oom || em.error == YAML_MEMORY_ERROR
+                    ? topo_err_set(err, TOPO_ENOMEM, "yaml: out of memory")
+                    : topo_err_set(err, TOPO_EINVALID, "yaml: cannot emit: %s",
+                                   em.problem ? em.problem : "nesting too deep");
+        goto cleanup;
+    }
+    if (o.data == NULL && write_handler(&o, (unsigned char *)"", 0) == 0) {
+        error = topo_err_set(err, TOPO_ENOMEM, "yaml: out of memory");
+        goto cleanup;
+    }
+    *out = o.data;
+    o.data = NULL;
+
+cleanup:
+    free(o.data);
+    if (have_emitter)
+        yaml_emitter_delete(&em);
+    return error;
+}

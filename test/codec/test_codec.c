@@ -164,6 +164,42 @@ static void test_codec__null_err_accepted(void **state)
     assert_non_null(strstr(err.text, "<input>:1:"));
 }
 
+static void test_codec__yaml_dump_round_trip(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"h100-r03-n1\"],\"count\":1}]}",
+        "{\"s\":[\"8\",\"true\",\"null\",\"\",\"1e3\",\"0x1F\",\"~\",\"a: b\",\"- x\",\"#c\",\"multi\\nline\"]}",
+        "{\"n\":[1,-2,1.5,2.0,true,false,null],\"e\":{},\"a\":[],\"8\":\"key that looks like an int\"}",
+        "[[1,[2,[3]]],{\"x\":{\"y\":{\"z\":\"\u00e9\"}}}]",
+        "\"plain\"",
+    };
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        json_error_t jerr;
+        json_t *in = json_loads(docs[i], JSON_DECODE_ANY, &jerr), *back = NULL;
+        char *yaml = NULL;
+        topo_err err = TOPO_ERR_INIT;
+        assert_non_null(in);
+        assert_int_equal(topo_codec_yaml_dump(&yaml, in, &err), 0);
+        if (topo_codec_yaml_parse(&back, yaml, strlen(yaml), "dump", &err) != 0)
+            fail_msg("doc %zu: %s\n%s", i, err.text, yaml);
+        if (!json_equal(in, back)) {
+            char *a = dump(in), *b = dump(back);
+            fail_msg("doc %zu: %s\nread back as %s\nfrom:\n%s", i, a, b, yaml);
+        }
+        free(yaml);
+        json_decref(in);
+        json_decref(back);
+    }
+    /* The assignment reads as a person would write it. */
+    json_t *a = json_loads("{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"n1\"],\"count\":2}]}", 0, NULL);
+    char *yaml = NULL;
+    assert_int_equal(topo_codec_yaml_dump(&yaml, a, NULL), 0);
+    assert_string_equal(yaml, "levels:\n- kubernetes.io/hostname\ndomains:\n- values:\n  - n1\n  count: 2\n");
+    free(yaml);
+    json_decref(a);
+}
+
 /* --- files --------------------------------------------------------------------- */
 
 static char tmpdir[64];
@@ -277,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_codec__errors),
         cmocka_unit_test(test_codec__yaml_depth_limit),
         cmocka_unit_test(test_codec__null_err_accepted),
+        cmocka_unit_test(test_codec__yaml_dump_round_trip),
     };
     const struct CMUnitTest files[] = {
         cmocka_unit_test(test_codec__read_file),
