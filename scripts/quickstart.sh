@@ -6,8 +6,10 @@ set -euo pipefail
 
 # ---------------------------------------------------------------------------
 # The demo. Adjust the fixture, label keys or flags here, and only here.
+# Level keys are those the fixture's nodes carry (its `topology:` short keys
+# under topology.topo.io/); spine is what Kueue calls a block.
 DEMO_FIXTURE=fixtures/clusters/hgx-h100.yaml
-DEMO_LEVELS=topology.topo.io/block,topology.topo.io/rack,kubernetes.io/hostname
+DEMO_LEVELS=topology.topo.io/spine,topology.topo.io/rack,kubernetes.io/hostname
 DEMO_REQUIRED=topology.topo.io/rack
 TOPOASSIGN=build/cli/topoassign
 
