@@ -1,0 +1,241 @@
+/* Flag parsing and input loading shared by assign and show. */
+#include "cli_common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/limits.h"
+#include "topo/quantity.h"
+
+topo_cli_flag *topo_cli_flag_get(topo_cli_flag *flags, size_t nflags, const char *name)
+{
+    for (size_t i = 0; i < nflags; i++)
+        if (strcmp(flags[i].name, name) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+const char *topo_cli_flag_value(topo_cli_flag *flags, size_t nflags, const char *name)
+{
+    topo_cli_flag *f = topo_cli_flag_get(flags, nflags, name);
+    return f != NULL && f->n > 0 ? f->values[f->n - 1] : NULL;
+}
+
+int topo_cli_parse_flags(topo_cli_flag *flags, size_t nflags, int argc, char **argv, int *help,
+                         topo_err *err)
+{
+    *help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            *help = 1;
+            continue;
+        }
+        for (size_t k = 0; k < nflags; k++) {
+            if (flags[k].alias != NULL && strcmp(arg, flags[k].alias) == 0) {
+                arg = flags[k].name; /* "-o json" reads as "--output json" */
+                break;
+            }
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return topo_err_set(err, TOPO_EINVALID, "unexpected argument '%s'", arg);
+        const char *eq = strchr(arg, '=');
+        size_t namelen = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        topo_cli_flag *f = NULL;
+        for (size_t k = 0; k < nflags && f == NULL; k++)
+            if (strlen(flags[k].name) == namelen && strncmp(flags[k].name, arg, namelen) == 0)
+                f = &flags[k];
+        if (f == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "unknown option '%.*s'", (int)namelen, arg);
+        const char *value = NULL;
+        if (f->takes_value) {
+            if (eq != NULL) {
+                value = eq + 1;
+            } else {
+                if (i + 1 >= argc)
+                    return topo_err_set(err, TOPO_EINVALID, "%s: missing value", f->name);
+                value = argv[++i];
+            }
+        } else if (eq != NULL) {
+            return topo_err_set(err, TOPO_EINVALID, "%s: takes no value", f->name);
+        }
+        if (f->n > 0 && !f->repeatable)
+            return topo_err_set(err, TOPO_EINVALID, "%s: given more than once", f->name);
+        if (f->n >= TOPO_CLI_MAX_REPEAT)
+            return topo_err_set(err, TOPO_ELIMIT, "%s: given more than %d times", f->name,
+                                TOPO_CLI_MAX_REPEAT);
+        f->values[f->n++] = value != NULL ? value : "";
+    }
+    return 0;
+}
+
+int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(levels[i], level) == 0)
+            return (int)i;
+    return -1;
+}
+
+int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
+                          topo_err *err)
+{
+    const char **levels;
+    size_t n = 0;
+    const char *p = text;
+
+    *out = NULL;
+    *out_n = 0;
+    if ((levels = topo_pool_calloc(pool, TOPO_MAX_LEVELS, sizeof(*levels))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return topo_err_set(err, TOPO_EINVALID, "--levels: empty level in \"%s\"", text);
+        if (n == TOPO_MAX_LEVELS)
+            return topo_err_set(err, TOPO_EINVALID, "--levels: at most %d levels", TOPO_MAX_LEVELS);
+        char *level = topo_pool_strndup(pool, p, len);
+        if (level == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        if (!topo_label_key_valid(level))
+            return topo_err_set(err, TOPO_EINVALID, "--levels: \"%s\" is not a valid label key",
+                                level);
+        if (topo_cli_level_index(levels, n, level) >= 0)
+            return topo_err_set(err, TOPO_EINVALID, "--levels: \"%s\" is listed twice", level);
+        levels[n++] = level;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        if (strcmp(levels[i], "kubernetes.io/hostname") == 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--levels: kubernetes.io/hostname may only be the last level");
+    *out = levels;
+    *out_n = n;
+    return 0;
+}
+
+int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
+                            topo_pool *pool, topo_err *err)
+{
+    topo_resource *res;
+    size_t n = 1, k = 0;
+    const char *p = text;
+
+    *out = NULL;
+    *out_n = 0;
+    for (const char *c = text; *c; c++)
+        n += *c == ',';
+    if ((res = topo_pool_calloc(pool, n, sizeof(*res))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char *item = topo_pool_strndup(pool, p, len);
+        if (item == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        char *eq = strchr(item, '=');
+        if (eq == NULL || eq == item || eq[1] == '\0')
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--request: expected NAME=QUANTITY, got \"%s\"", item);
+        *eq = '\0';
+        for (size_t i = 0; i < k; i++)
+            if (strcmp(res[i].name, item) == 0)
+                return topo_err_set(err, TOPO_EINVALID, "--request: %s given twice", item);
+        topo_err qerr = TOPO_ERR_INIT;
+        if (topo_quantity_parse_resource(&res[k].amount, item, eq + 1, &qerr) < 0)
+            return topo_err_set(err, TOPO_EINVALID, "--request: %s: invalid quantity \"%s\"",
+                                item, eq + 1);
+        if (res[k].amount < 0)
+            return topo_err_set(err, TOPO_EINVALID, "--request: %s: must not be negative", item);
+        res[k].name = item;
+        k++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    *out = res;
+    *out_n = k;
+    return 0;
+}
+
+int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
+                          topo_pool *pool, topo_err *err)
+{
+    topo_kv *kv = NULL;
+    *out = NULL;
+    *out_n = 0;
+    if (n == 0)
+        return 0;
+    if ((kv = topo_pool_calloc(pool, n, sizeof(*kv))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char *item = topo_pool_strdup(pool, items[i]);
+        if (item == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        char *eq = strchr(item, '=');
+        if (eq == NULL || eq == item)
+            return topo_err_set(err, TOPO_EINVALID, "--node-label: expected KEY=VALUE, got \"%s\"",
+                                items[i]);
+        *eq = '\0';
+        if (!topo_label_key_valid(item))
+            return topo_err_set(err, TOPO_EINVALID, "--node-label: \"%s\" is not a valid label key",
+                                item);
+        kv[i].key = item;
+        kv[i].value = eq + 1;
+    }
+    *out = kv;
+    *out_n = n;
+    return 0;
+}
+
+int topo_cli_parse_int(int64_t *out, const char *text, int64_t min, int64_t max, topo_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (text[0] == '\0' || end == NULL || *end != '\0' || errno == ERANGE)
+        return topo_err_set(err, TOPO_EINVALID, "expected an integer, got \"%s\"", text);
+    if (v < min || v > max)
+        return topo_err_set(err, TOPO_EINVALID, "must be between %lld and %lld, got %lld",
+                            (long long)min, (long long)max, v);
+    *out = (int64_t)v;
+    return 0;
+}
+
+int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
+                            const char *pods, topo_err *err)
+{
+    topo_inventory *inv = NULL;
+    int error;
+
+    *out = NULL;
+    if ((error = topo_inventory_create(&inv, err)) < 0)
+        goto cleanup;
+    for (size_t i = 0; i < nnodes; i++)
+        if ((error = topo_inventory_load_nodes_file(inv, nodes[i], err)) < 0)
+            goto cleanup;
+    if (pods != NULL && (error = topo_inventory_load_pods_file(inv, pods, err)) < 0)
+        goto cleanup;
+    *out = inv;
+    inv = NULL;
+
+cleanup:
+    topo_inventory_free(inv);
+    return error;
+}
+
+const char *topo_cli_level_short(const char *level)
+{
+    const char *slash = strrchr(level, '/');
+    return slash != NULL ? slash + 1 : level;
+}
+
+void topo_cli_error(const char *cmd, const topo_err *err)
+{
+    fprintf(stderr, "topoassign %s: %s\n", cmd,
+            err->text[0] ? err->text : topo_strerror(err->code));
+}

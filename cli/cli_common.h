@@ -1,0 +1,63 @@
+/* Flag parsing and input loading shared by `topoassign assign` and `show`.
+ * Helpers report problems through topo_err; the commands print them. */
+#ifndef TOPO_CLI_COMMON_H
+#define TOPO_CLI_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topo/engine.h"
+#include "topo/error.h"
+#include "topo/inventory.h"
+#include "topo/model.h"
+#include "topo/pool.h"
+
+#define TOPO_CLI_MAX_REPEAT 64
+
+/* One long option. The parser fills values/n. */
+typedef struct topo_cli_flag {
+    const char *name; /* "--nodes" */
+    int takes_value;
+    int repeatable;
+    const char *alias; /* a short form ("-o"), or NULL */
+    const char *values[TOPO_CLI_MAX_REPEAT];
+    size_t n;
+} topo_cli_flag;
+
+/* Parses argv[1..] ("--flag value" or "--flag=value"). Sets *help on -h or
+ * --help. TOPO_EINVALID for unknown flags, missing values, repeats of a
+ * non-repeatable flag, and positional arguments. */
+int topo_cli_parse_flags(topo_cli_flag *flags, size_t nflags, int argc, char **argv, int *help,
+                         topo_err *err);
+/* The flag of that name (must exist in the table). */
+topo_cli_flag *topo_cli_flag_get(topo_cli_flag *flags, size_t nflags, const char *name);
+/* Its last value, or NULL. */
+const char *topo_cli_flag_value(topo_cli_flag *flags, size_t nflags, const char *name);
+
+/* "a,b,c" → level labels: 1..TOPO_MAX_LEVELS valid label keys, no
+ * duplicates, kubernetes.io/hostname only last. */
+int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
+                          topo_err *err);
+/* Index of a level, or -1. */
+int topo_cli_level_index(const char *const *levels, size_t n, const char *level);
+/* "nvidia.com/gpu=8,cpu=32" → resources in Kueue units. */
+int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
+                            topo_pool *pool, topo_err *err);
+/* ["k=v", ...] → pairs. */
+int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
+                          topo_pool *pool, topo_err *err);
+/* A decimal integer in [min, max]. */
+int topo_cli_parse_int(int64_t *out, const char *text, int64_t min, int64_t max, topo_err *err);
+
+/* Loads every --nodes file, then the --pods file (may be NULL). */
+int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
+                            const char *pods, topo_err *err);
+
+/* The short name of a level: the part after the last '/'. */
+const char *topo_cli_level_short(const char *level);
+
+/* Prints "topoassign <cmd>: <message>" on stderr. */
+void topo_cli_error(const char *cmd, const topo_err *err);
+
+#endif

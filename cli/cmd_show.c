@@ -1,0 +1,312 @@
+/* topoassign show: the topology tree with free/total capacity per domain. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "topo/limits.h"
+
+#define CMD "show"
+#define LIST_MAX 20 /* node names listed per footer line */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: topoassign show --nodes FILE [--pods FILE] --levels L1,L2,...\n"
+            "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
+            "Prints the topology as a tree: per domain the free/total amount of the\n"
+            "resource (default nvidia.com/gpu) on eligible nodes, the largest amount free\n"
+            "on a single node, and the eligible node count; then the nodes left out.\n"
+            "exit status: 0 shown, 2 bad input\n");
+}
+
+enum { F_NODES, F_PODS, F_LEVELS, F_RESOURCE, F_NODE_LABEL, F_TOPOLOGY_NAME, F_NFLAGS };
+
+typedef struct row {
+    topo_domain_view view;
+    int last; /* last child of its parent */
+} row;
+
+typedef struct rows {
+    row *v;
+    size_t n, cap;
+    int oom;
+} rows;
+
+static int collect(const topo_domain_view *view, void *payload)
+{
+    rows *r = payload;
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 64;
+        row *nv = realloc(r->v, ncap * sizeof(*nv));
+        if (nv == NULL) {
+            r->oom = 1;
+            return TOPO_ENOMEM;
+        }
+        r->v = nv;
+        r->cap = ncap;
+    }
+    r->v[r->n].view = *view;
+    r->v[r->n].last = 0;
+    r->n++;
+    return 0;
+}
+
+/* Tree prefix of row i: for each ancestor level, a bar when that ancestor has
+ * later siblings; then the branch for the row itself. */
+static size_t prefix(char *buf, size_t size, const rows *r, size_t i, const int *open)
+{
+    size_t len = 0, level = r->v[i].view.level;
+    buf[0] = '\0';
+    if (level == 0)
+        return 0;
+    for (size_t l = 1; l < level; l++)
+        len += (size_t)snprintf(buf + len, size > len ? size - len : 0, "%s",
+                                open[l] ? "\xe2\x94\x82   " : "    ");
+    len += (size_t)snprintf(buf + len, size > len ? size - len : 0, "%s",
+                            r->v[i].last ? "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "
+                                         : "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ");
+    return len;
+}
+
+/* Display width of UTF-8 text (box-drawing characters are one column). */
+static size_t columns(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static const char *taint_text(char *buf, size_t size, const topo_taint *t)
+{
+    if (t->value != NULL && t->value[0] != '\0')
+        snprintf(buf, size, "%s=%s:%s", t->key, t->value, t->effect);
+    else
+        snprintf(buf, size, "%s:%s", t->key, t->effect);
+    return buf;
+}
+
+static const char *label_of(const topo_node_spec *n, const char *key)
+{
+    for (size_t i = 0; i < n->nlabels; i++)
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    return NULL;
+}
+
+static int in_topology(const topo_node_spec *n, const char *const *levels, size_t nlevels,
+                       const topo_kv *flavor, size_t nflavor)
+{
+    for (size_t i = 0; i < nlevels; i++)
+        if (label_of(n, levels[i]) == NULL)
+            return 0;
+    for (size_t i = 0; i < nflavor; i++) {
+        const char *v = label_of(n, flavor[i].key);
+        if (v == NULL || strcmp(v, flavor[i].value) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void footer(const topo_inventory *inv, const char *const *levels, size_t nlevels,
+                   const topo_kv *flavor, size_t nflavor)
+{
+    size_t nexcluded = 0, ntainted = 0, noutside = 0, shown;
+    char t[TOPO_MAX_LABEL_KEY + TOPO_MAX_LABEL_VALUE + 32];
+
+    for (size_t i = 0; i < topo_inventory_node_count(inv); i++) {
+        const topo_node_spec *n = topo_inventory_node(inv, i);
+        if (!in_topology(n, levels, nlevels, flavor, nflavor))
+            noutside++;
+        else if (!n->ready || n->unschedulable)
+            nexcluded++;
+        else
+            for (size_t k = 0; k < n->ntaints; k++)
+                if (strcmp(n->taints[k].effect, "PreferNoSchedule") != 0) {
+                    ntainted++;
+                    break;
+                }
+    }
+    printf("excluded nodes (%zu, not counted)%s", nexcluded, nexcluded ? ":" : "");
+    shown = 0;
+    for (size_t i = 0; i < topo_inventory_node_count(inv) && shown < LIST_MAX; i++) {
+        const topo_node_spec *n = topo_inventory_node(inv, i);
+        if (!in_topology(n, levels, nlevels, flavor, nflavor) || (n->ready && !n->unschedulable))
+            continue;
+        printf("%s %s (%s)", shown ? "," : "", n->name,
+               !n->ready && n->unschedulable ? "NotReady, unschedulable"
+               : !n->ready                   ? "NotReady"
+                                             : "unschedulable");
+        shown++;
+    }
+    if (nexcluded > shown)
+        printf(", ... and %zu more", nexcluded - shown);
+    printf("\n");
+    if (ntainted > 0) {
+        printf("tainted nodes (%zu, counted; only pods tolerating the taint fit):", ntainted);
+        shown = 0;
+        for (size_t i = 0; i < topo_inventory_node_count(inv) && shown < LIST_MAX; i++) {
+            const topo_node_spec *n = topo_inventory_node(inv, i);
+            if (!in_topology(n, levels, nlevels, flavor, nflavor) || !n->ready || n->unschedulable)
+                continue;
+            int first = 1;
+            for (size_t k = 0; k < n->ntaints; k++) {
+                if (strcmp(n->taints[k].effect, "PreferNoSchedule") == 0)
+                    continue;
+                printf("%s%s%s", first ? (shown ? ", " : " ") : " ", first ? n->name : "",
+                       first ? " (" : "");
+                if (!first)
+                    printf(", ");
+                printf("%s", taint_text(t, sizeof(t), &n->taints[k]));
+                first = 0;
+            }
+            if (!first) {
+                printf(")");
+                shown++;
+            }
+        }
+        if (ntainted > shown)
+            printf(", ... and %zu more", ntainted - shown);
+        printf("\n");
+    }
+    if (noutside > 0)
+        printf("outside the topology (missing a level label%s): %zu nodes\n",
+               nflavor ? " or a --node-label" : "", noutside);
+}
+
+int topo_cli_cmd_show(int argc, char **argv)
+{
+    topo_cli_flag f[F_NFLAGS] = {
+        [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
+        [F_PODS] = {"--pods", 1, 0, NULL, {0}, 0},
+        [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
+        [F_RESOURCE] = {"--resource", 1, 0, NULL, {0}, 0},
+        [F_NODE_LABEL] = {"--node-label", 1, 1, NULL, {0}, 0},
+        [F_TOPOLOGY_NAME] = {"--topology-name", 1, 0, NULL, {0}, 0},
+    };
+    topo_err err = TOPO_ERR_INIT;
+    topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_pool *pool = NULL;
+    topo_inventory *inv = NULL;
+    topo_snapshot *snap = NULL;
+    rows r = {NULL, 0, 0, 0};
+    const char **levels = NULL;
+    size_t nlevels = 0, nflavor = 0, ignored = 0;
+    topo_kv *flavor = NULL;
+    const char *resource;
+    int help = 0, rc = TOPO_CLI_EXIT_BADINPUT, walk;
+    int open[TOPO_MAX_LEVELS + 1] = {0};
+
+    if (topo_cli_parse_flags(f, F_NFLAGS, argc, argv, &help, &err) < 0) {
+        topo_cli_error(CMD, &err);
+        fprintf(stderr, "(see 'topoassign show --help')\n");
+        return TOPO_CLI_EXIT_BADINPUT;
+    }
+    if (help) {
+        usage(stdout);
+        return TOPO_CLI_EXIT_OK;
+    }
+    resource = f[F_RESOURCE].n ? f[F_RESOURCE].values[0] : "nvidia.com/gpu";
+    if ((pool = topo_pool_create()) == NULL) {
+        topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (f[F_NODES].n == 0) {
+        topo_err_set(&err, TOPO_EINVALID, "--nodes: required (kubectl get nodes -o json, or a fixture)");
+        goto fail;
+    }
+    if (f[F_LEVELS].n == 0) {
+        topo_err_set(&err, TOPO_EINVALID, "--levels: required, e.g. --levels "
+                                          "topology.topo.io/rack,kubernetes.io/hostname");
+        goto fail;
+    }
+    if (topo_cli_parse_levels(&levels, &nlevels, f[F_LEVELS].values[0], pool, &err) < 0 ||
+        topo_cli_parse_labels(&flavor, &nflavor, f[F_NODE_LABEL].values, f[F_NODE_LABEL].n, pool,
+                              &err) < 0 ||
+        topo_cli_load_inventory(&inv, f[F_NODES].values, f[F_NODES].n,
+                                f[F_PODS].n ? f[F_PODS].values[0] : NULL, &err) < 0)
+        goto fail;
+    sopts.snapshot.topology_name = f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : "default";
+    sopts.snapshot.levels = levels;
+    sopts.snapshot.nlevels = nlevels;
+    sopts.snapshot.flavor_labels = flavor;
+    sopts.snapshot.nflavor_labels = nflavor;
+    if (topo_inventory_snapshot(&snap, inv, &sopts, &ignored, &err) < 0)
+        goto fail;
+    walk = topo_snapshot_walk(snap, resource, collect, &r);
+    if (walk != 0) {
+        topo_err_set(&err, walk, "cannot walk the topology: %s", topo_strerror(walk));
+        goto fail;
+    }
+
+    /* Last-child flags: the next row at the same or a shallower level decides. */
+    for (size_t i = 0; i < r.n; i++) {
+        size_t level = r.v[i].view.level;
+        r.v[i].last = 1;
+        for (size_t k = i + 1; k < r.n; k++) {
+            if (r.v[k].view.level < level)
+                break;
+            if (r.v[k].view.level == level) {
+                r.v[i].last = 0;
+                break;
+            }
+        }
+    }
+
+    printf("topology \"%s\":", sopts.snapshot.topology_name);
+    for (size_t i = 0; i < nlevels; i++)
+        printf("%s%s", i ? " > " : " ", topo_cli_level_short(levels[i]));
+    printf("  (%s free/total on eligible nodes)\n", resource);
+
+    char pre[4 * 3 * (TOPO_MAX_LEVELS + 1) + 8];
+    size_t width = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        open[r.v[i].view.level] = !r.v[i].last;
+        prefix(pre, sizeof(pre), &r, i, open);
+        size_t w = columns(pre) + strlen(r.v[i].view.value);
+        if (w > width)
+            width = w;
+    }
+    int64_t total_free = 0, total_cap = 0, total_max = 0;
+    size_t total_nodes = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const topo_domain_view *v = &r.v[i].view;
+        open[v->level] = !r.v[i].last;
+        prefix(pre, sizeof(pre), &r, i, open);
+        printf("%s%s%*s  %" PRId64 "/%" PRId64 " free", pre, v->value,
+               (int)(width - columns(pre) - strlen(v->value)), "", v->free, v->capacity);
+        if (v->nodes != 1)
+            printf(", max %" PRId64 " on one node, %zu nodes", v->max_node_free, v->nodes);
+        else if (v->level + 1 < nlevels)
+            printf(", 1 node");
+        printf("\n");
+        if (v->level == 0) {
+            total_free += v->free;
+            total_cap += v->capacity;
+            total_nodes += v->nodes;
+            if (v->max_node_free > total_max)
+                total_max = v->max_node_free;
+        }
+    }
+    printf("total: %" PRId64 "/%" PRId64 " %s free on %zu eligible node%s, max %" PRId64
+           " on one node\n",
+           total_free, total_cap, resource, total_nodes, total_nodes == 1 ? "" : "s", total_max);
+    footer(inv, levels, nlevels, flavor, nflavor);
+    if (ignored > 0)
+        printf("pods on nodes outside the topology (not counted): %zu\n", ignored);
+    rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    goto cleanup;
+
+fail:
+    topo_cli_error(CMD, &err);
+    rc = TOPO_CLI_EXIT_BADINPUT;
+cleanup:
+    free(r.v);
+    topo_snapshot_free(snap);
+    topo_inventory_free(inv);
+    topo_pool_free(pool);
+    return rc;
+}
