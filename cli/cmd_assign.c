@@ -321,8 +321,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     memset(&result, 0, sizeof(result));
     if (topo_cli_parse_flags(f, F_COUNT_OF_FLAGS, argc, argv, &help, &err) < 0) {
-        topo_cli_error(CMD, &err);
-        fprintf(stderr, "(see 'topoassign assign --help')\n");
+        fprintf(stderr, "topoassign assign: %s (see 'topoassign assign --help')\n", err.text);
         return TOPO_CLI_EXIT_BADINPUT;
     }
     if (help) {

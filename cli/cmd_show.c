@@ -80,6 +80,29 @@ static size_t columns(const char *s)
     return n;
 }
 
+/* Amounts in the units people read: cpu in cores (Kueue keeps millicores),
+ * byte-sized resources in Gi when large. */
+static const char *amount_text(char *buf, size_t size, const char *resource, int64_t v)
+{
+    const int64_t gi = 1024LL * 1024 * 1024;
+    if (strcmp(resource, "cpu") == 0) {
+        if (v % 1000 == 0)
+            snprintf(buf, size, "%" PRId64, v / 1000);
+        else
+            snprintf(buf, size, "%" PRId64 ".%03" PRId64, v / 1000, v % 1000);
+    } else if ((strcmp(resource, "memory") == 0 || strcmp(resource, "ephemeral-storage") == 0 ||
+                strncmp(resource, "hugepages-", 10) == 0) &&
+               v >= gi) {
+        if (v % gi == 0)
+            snprintf(buf, size, "%" PRId64 "Gi", v / gi);
+        else
+            snprintf(buf, size, "%.1fGi", (double)v / (double)gi);
+    } else {
+        snprintf(buf, size, "%" PRId64, v);
+    }
+    return buf;
+}
+
 static const char *taint_text(char *buf, size_t size, const topo_taint *t)
 {
     if (t->value != NULL && t->value[0] != '\0')
@@ -201,8 +224,7 @@ int topo_cli_cmd_show(int argc, char **argv)
     int open[TOPO_MAX_LEVELS + 1] = {0};
 
     if (topo_cli_parse_flags(f, F_NFLAGS, argc, argv, &help, &err) < 0) {
-        topo_cli_error(CMD, &err);
-        fprintf(stderr, "(see 'topoassign show --help')\n");
+        fprintf(stderr, "topoassign show: %s (see 'topoassign show --help')\n", err.text);
         return TOPO_CLI_EXIT_BADINPUT;
     }
     if (help) {
@@ -271,15 +293,19 @@ int topo_cli_cmd_show(int argc, char **argv)
             width = w;
     }
     int64_t total_free = 0, total_cap = 0, total_max = 0;
+    char a1[48], a2[48], a3[48];
     size_t total_nodes = 0;
     for (size_t i = 0; i < r.n; i++) {
         const topo_domain_view *v = &r.v[i].view;
         open[v->level] = !r.v[i].last;
         prefix(pre, sizeof(pre), &r, i, open);
-        printf("%s%s%*s  %" PRId64 "/%" PRId64 " free", pre, v->value,
-               (int)(width - columns(pre) - strlen(v->value)), "", v->free, v->capacity);
+        printf("%s%s%*s  %s/%s free", pre, v->value,
+               (int)(width - columns(pre) - strlen(v->value)), "",
+               amount_text(a1, sizeof(a1), resource, v->free),
+               amount_text(a2, sizeof(a2), resource, v->capacity));
         if (v->nodes != 1)
-            printf(", max %" PRId64 " on one node, %zu nodes", v->max_node_free, v->nodes);
+            printf(", max %s on one node, %zu nodes",
+                   amount_text(a1, sizeof(a1), resource, v->max_node_free), v->nodes);
         else if (v->level + 1 < nlevels)
             printf(", 1 node");
         printf("\n");
@@ -291,9 +317,10 @@ int topo_cli_cmd_show(int argc, char **argv)
                 total_max = v->max_node_free;
         }
     }
-    printf("total: %" PRId64 "/%" PRId64 " %s free on %zu eligible node%s, max %" PRId64
-           " on one node\n",
-           total_free, total_cap, resource, total_nodes, total_nodes == 1 ? "" : "s", total_max);
+    printf("total: %s/%s %s free on %zu eligible node%s, max %s on one node\n",
+           amount_text(a1, sizeof(a1), resource, total_free),
+           amount_text(a2, sizeof(a2), resource, total_cap), resource, total_nodes,
+           total_nodes == 1 ? "" : "s", amount_text(a3, sizeof(a3), resource, total_max));
     footer(inv, levels, nlevels, flavor, nflavor);
     if (ignored > 0)
         printf("pods on nodes outside the topology (not counted): %zu\n", ignored);

@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""Process-level tests of `topoassign assign` and `topoassign show`.
+
+Each case runs the binary on files under fixtures/ and checks the exit status
+and the output. Expected placements are Kueue's (KUEUE-TAS.md §3: BestFit for
+required/preferred, LeastFreeCapacity for unconstrained, children pooled from
+the fit level down), worked out by hand for the fixture clusters; the
+reasoning is in the comments.
+
+usage: cli_tests.py --topoassign BIN --source DIR (--list | --case NAME | --all)
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LEVELS5 = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/leaf,"
+           "topology.topo.io/rack,kubernetes.io/hostname")
+GB200_LEVELS = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/nvlink,"
+                "kubernetes.io/hostname")
+RACK = "topology.topo.io/rack"
+SPINE = "topology.topo.io/spine"
+NVLINK = "topology.topo.io/nvlink"
+HGX = "fixtures/clusters/hgx-h100.yaml"
+GB200 = "fixtures/clusters/gb200-nvl72.yaml"
+FRAG = "fixtures/clusters/fragmented.yaml"
+KNODES = "fixtures/clusters/kubectl-nodes-small.json"
+KPODS = "fixtures/clusters/kubectl-pods-small.json"
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+class Ctx:
+    def __init__(self, binary, source):
+        self.binary = binary
+        self.source = source
+
+    def run(self, *args):
+        proc = subprocess.run([self.binary, *args], cwd=self.source, capture_output=True,
+                              text=True, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+
+
+def expect(cond, msg, out="", err=""):
+    if not cond:
+        raise Failure(f"{msg}\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
+
+
+def hostnames(*names):
+    return {"levels": ["kubernetes.io/hostname"],
+            "domains": [{"values": [n], "count": 1} for n in names]}
+
+
+def assign_json(ctx, *args, want):
+    rc, out, err = ctx.run("assign", *args, "-o", "json")
+    expect(rc == 0, f"exit {rc}, want 0", out, err)
+    try:
+        got = json.loads(out)
+    except json.JSONDecodeError as e:
+        raise Failure(f"stdout is not JSON: {e}\n{out}")
+    expect(list(got.keys()) == ["levels", "domains"], f"keys {list(got.keys())}", out, err)
+    expect(got == want, f"assignment\n{json.dumps(got)}\nwant\n{json.dumps(want)}", out, err)
+    expect(err == "", "stderr not empty", out, err)
+
+
+def no_fit(ctx, *args, message, exact=False):
+    rc, out, err = ctx.run("assign", *args)
+    expect(rc == 1, f"exit {rc}, want 1", out, err)
+    line = err.rstrip("\n")
+    want = "does not fit: " + message
+    ok = line == want if exact else line.startswith(want)
+    expect(ok, f"stderr\n{line}\nwant {'exactly' if exact else 'starting with'}\n{want}", out, err)
+    expect(out == "", "stdout not empty", out, err)
+
+
+def bad_input(ctx, *args, contains, cmd="assign"):
+    rc, out, err = ctx.run(cmd, *args)
+    expect(rc == 2, f"exit {rc}, want 2", out, err)
+    lines = err.rstrip("\n").split("\n")
+    expect(len(lines) == 1, f"want one line on stderr, got {len(lines)}", out, err)
+    expect(lines[0].startswith(f"topoassign {cmd}: "), "message lacks the command prefix", out, err)
+    expect(contains in lines[0], f"stderr lacks {contains!r}", out, err)
+    expect(out == "", "stdout not empty", out, err)
+
+
+# --- placements on the HGX H100 cluster ------------------------------------------
+# Free 8-GPU slots per rack (pods of nvidia.com/gpu=8): rack-01 2 (n3, n4),
+# rack-02 3 (n3 has 4 GPUs free), rack-03/04/06 4, rack-05 3 (n1 has 6 free),
+# rack-07 0, rack-08 3 (n1 holds a TAS pod, charged as TAS usage).
+
+@case
+def hgx_required_rack_4x8(ctx):
+    # Several racks hold 4; BestFit takes the tightest, ties by values: rack-03.
+    assign_json(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "4",
+                "--request", "nvidia.com/gpu=8", "--required", RACK,
+                want=hostnames("h100-r03-n1", "h100-r03-n2", "h100-r03-n3", "h100-r03-n4"))
+
+
+@case
+def hgx_required_rack_3x8_best_fit(ctx):
+    # rack-02, rack-05, rack-08 hold exactly 3: rack-02 first by values; its n3 is skipped.
+    assign_json(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "3",
+                "--request", "nvidia.com/gpu=8,cpu=32,memory=256Gi", "--required", RACK,
+                want=hostnames("h100-r02-n1", "h100-r02-n2", "h100-r02-n4"))
+
+
+@case
+def hgx_required_rack_5x8_no_fit(ctx):
+    no_fit(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "5",
+           "--request", "nvidia.com/gpu=8", "--required", RACK,
+           message='topology "default" allows to fit only 4 out of 5 pod(s)')
+
+
+@case
+def hgx_preferred_rack_6x8(ctx):
+    # No rack holds 6, so one level up: leaf-3 (rack-05 3 + rack-06 4 = 7) is the
+    # tightest leaf that fits; hosts of both racks are pooled and sorted by values.
+    assign_json(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "6",
+                "--request", "nvidia.com/gpu=8", "--preferred", RACK,
+                want=hostnames("h100-r05-n2", "h100-r05-n3", "h100-r05-n4",
+                               "h100-r06-n1", "h100-r06-n2", "h100-r06-n3"))
+
+
+@case
+def hgx_required_spine_12x8(ctx):
+    # spine-a holds 13, spine-b 10: spine-a. Leaves leaf-2 (8) + leaf-1 (4 of 5),
+    # then racks and hosts pooled greedily (slice level = hostname).
+    assign_json(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "12",
+                "--request", "nvidia.com/gpu=8", "--required", SPINE,
+                want=hostnames("h100-r01-n3", "h100-r01-n4", "h100-r02-n1", "h100-r02-n2",
+                               "h100-r02-n4", "h100-r03-n1", "h100-r03-n2", "h100-r03-n3",
+                               "h100-r03-n4", "h100-r04-n1", "h100-r04-n2", "h100-r04-n3"))
+
+
+@case
+def hgx_required_spine_16x8_no_fit(ctx):
+    no_fit(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "16",
+           "--request", "nvidia.com/gpu=8", "--required", SPINE,
+           message='topology "default" allows to fit only 13 out of 16 pod(s). Total nodes: 32; '
+                   'excluded: resource "nvidia.com/gpu": 9', exact=True)
+
+
+@case
+def hgx_unconstrained_3x8(ctx):
+    # LeastFreeCapacity over the hosts: the first free hosts in value order.
+    assign_json(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "3",
+                "--request", "nvidia.com/gpu=8", "--unconstrained",
+                want=hostnames("h100-r01-n3", "h100-r01-n4", "h100-r02-n1"))
+
+
+@case
+def hgx_non_hostname_topology(ctx):
+    # Without the hostname level the leaves are racks and carry all level values.
+    rc, out, err = ctx.run("assign", "--nodes", HGX, "--levels",
+                           "topology.topo.io/spine,topology.topo.io/rack", "--count", "4",
+                           "--request", "nvidia.com/gpu=8", "--required", RACK, "-o", "json")
+    expect(rc == 0, f"exit {rc}", out, err)
+    want = {"levels": ["topology.topo.io/spine", "topology.topo.io/rack"],
+            "domains": [{"values": ["spine-a", "rack-03"], "count": 4}]}
+    expect(json.loads(out) == want, "assignment", out, err)
+
+
+@case
+def hgx_table_output(ctx):
+    rc, out, err = ctx.run("assign", "--nodes", HGX, "--levels", LEVELS5, "--count", "4",
+                           "--request", "nvidia.com/gpu=8", "--required", RACK)
+    expect(rc == 0, f"exit {rc}", out, err)
+    lines = out.rstrip("\n").split("\n")
+    expect(re.match(r"^DATACENTER\s+SPINE\s+LEAF\s+RACK\s+HOSTNAME\s+PODS\s+GPUS$", lines[0]) is not None,
+           "header", out, err)
+    expect(re.match(r"^dc1\s+spine-a\s+leaf-2\s+rack-03\s+h100-r03-n1\s+1\s+8$", lines[1]) is not None,
+           "first row", out, err)
+    expect(len(lines) == 6, "4 rows, a header and a summary", out, err)
+    expect(lines[-1] == "placed 4 pods (32 nvidia.com/gpu) on 4 nodes, all in rack rack-03 "
+                        "(required topology.topo.io/rack)", "summary", out, err)
+
+
+@case
+def hgx_yaml_output(ctx):
+    rc, out, err = ctx.run("assign", "--nodes", HGX, "--levels", LEVELS5, "--count", "2",
+                           "--request", "nvidia.com/gpu=8", "--required", RACK, "-o", "yaml")
+    expect(rc == 0, f"exit {rc}", out, err)
+    want = ("levels:\n- kubernetes.io/hostname\ndomains:\n"
+            "- values:\n  - h100-r01-n3\n  count: 1\n"
+            "- values:\n  - h100-r01-n4\n  count: 1\n")
+    expect(out == want, f"yaml\n{out}\nwant\n{want}", out, err)
+
+
+@case
+def hgx_flavor_without_nodes(ctx):
+    # A ResourceFlavor selecting no node: Kueue's message for an empty level.
+    no_fit(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "1",
+           "--request", "nvidia.com/gpu=8", "--required", RACK,
+           "--node-label", "nvidia.com/gpu.product=NVIDIA-B200",
+           message="no topology domains at level: topology.topo.io/rack", exact=True)
+
+
+@case
+def hgx_topology_name_and_gate(ctx):
+    no_fit(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "5",
+           "--request", "nvidia.com/gpu=8", "--required", RACK, "--topology-name", "hgx",
+           "--gate", "TASProfileMixed=false",
+           message='topology "hgx" allows to fit only 4 out of 5 pod(s)')
+
+
+# --- GB200 NVL72 -----------------------------------------------------------------------
+# Free 4-GPU trays per NVL72 domain: rack 1 14, rack 2 9, rack 3 18, rack 4 17 (n18 NotReady).
+
+@case
+def gb200_required_nvlink_16x4(ctx):
+    # Tightest domain holding 16: rack 4 (17); its first 16 trays.
+    assign_json(ctx, "--nodes", GB200, "--levels", GB200_LEVELS, "--count", "16",
+                "--request", "nvidia.com/gpu=4", "--required", NVLINK,
+                want=hostnames(*[f"gb200-r4-n{i:02d}" for i in range(1, 17)]))
+
+
+@case
+def gb200_required_nvlink_14x4_uses_busy_domain(ctx):
+    # BestFit keeps racks 3 and 4 whole: the 14 free trays of rack 1.
+    assign_json(ctx, "--nodes", GB200, "--levels", GB200_LEVELS, "--count", "14",
+                "--request", "nvidia.com/gpu=4", "--required", NVLINK,
+                want=hostnames(*[f"gb200-r1-n{i:02d}" for i in range(5, 19)]))
+
+
+@case
+def gb200_required_nvlink_19x4_no_fit(ctx):
+    no_fit(ctx, "--nodes", GB200, "--levels", GB200_LEVELS, "--count", "19",
+           "--request", "nvidia.com/gpu=4", "--required", NVLINK,
+           message='topology "default" allows to fit only 18 out of 19 pod(s). Total nodes: 71; '
+                   'excluded: resource "nvidia.com/gpu": 13', exact=True)
+
+
+@case
+def gb200_podset_slices(ctx):
+    # Job: 32 pods in spine-b, slices of 16 per NVL72 domain: spine-a has no
+    # domain with 16 free trays, spine-b has two (racks 3 and 4).
+    assign_json(ctx, "--nodes", GB200, "--levels", GB200_LEVELS,
+                "--podset", "fixtures/podsets/job-gb200-slices.yaml",
+                want=hostnames(*[f"gb200-r3-n{i:02d}" for i in range(1, 17)],
+                               *[f"gb200-r4-n{i:02d}" for i in range(1, 17)]))
+
+
+@case
+def gb200_slice_flags(ctx):
+    rc, out, err = ctx.run("assign", "--nodes", GB200, "--levels", GB200_LEVELS, "--count", "32",
+                           "--request", "nvidia.com/gpu=4", "--required", SPINE,
+                           "--slice-size", "16", "--slice-level", NVLINK)
+    expect(rc == 0, f"exit {rc}", out, err)
+    expect(out.rstrip("\n").split("\n")[-1] ==
+           "placed 32 pods (128 nvidia.com/gpu) on 32 nodes, all in spine spine-b "
+           "(required topology.topo.io/spine), slices of 16 per nvlink", "summary", out, err)
+
+
+# --- the fragmented cluster -------------------------------------------------------------
+
+@case
+def fragmented_one_8gpu_pod_does_not_fit(ctx):
+    no_fit(ctx, "--nodes", FRAG, "--levels", LEVELS5, "--count", "1",
+           "--request", "nvidia.com/gpu=8", "--required", RACK,
+           message='topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 6; '
+                   'excluded: resource "nvidia.com/gpu": 5, '
+                   'taint "dedicated=inference:NoSchedule": 1', exact=True)
+
+
+@case
+def fragmented_4x2_fit_in_rack_1(ctx):
+    # rack-1: n1 1, n2 2, n4 1 = 4 slots; rack-2: 3 (n2 is tainted).
+    assign_json(ctx, "--nodes", FRAG, "--levels", LEVELS5, "--count", "4",
+                "--request", "nvidia.com/gpu=2", "--required", RACK,
+                want={"levels": ["kubernetes.io/hostname"],
+                      "domains": [{"values": ["frag-r1-n1"], "count": 1},
+                                  {"values": ["frag-r1-n2"], "count": 2},
+                                  {"values": ["frag-r1-n4"], "count": 1}]})
+
+
+@case
+def fragmented_podset_pod_with_toleration(ctx):
+    assign_json(ctx, "--nodes", FRAG, "--levels", LEVELS5,
+                "--podset", "fixtures/podsets/pod-preferred-rack.json",
+                want=hostnames("frag-r1-n2"))
+
+
+@case
+def fragmented_show(ctx):
+    rc, out, err = ctx.run("show", "--nodes", FRAG, "--levels", LEVELS5)
+    expect(rc == 0, f"exit {rc}", out, err)
+    for pattern in [r"^topology \"default\": datacenter > spine > leaf > rack > hostname",
+                    r"^dc1\s+16/48 free, max 4 on one node, 6 nodes$",
+                    r"^.*── rack-1\s+8/24 free, max 4 on one node, 3 nodes$",
+                    r"^.*── frag-r1-n2\s+4/8 free$",
+                    r"^total: 16/48 nvidia.com/gpu free on 6 eligible nodes, max 4 on one node$",
+                    r"^excluded nodes \(2, not counted\): frag-r1-n3 \(NotReady\), "
+                    r"frag-r2-n4 \(unschedulable\)$",
+                    r"^tainted nodes \(1, .*\): frag-r2-n2 \(dedicated=inference:NoSchedule\)$"]:
+        expect(re.search(pattern, out, re.M) is not None, f"no line matching {pattern!r}", out, err)
+    expect("frag-r1-n3" not in out.split("total:")[0], "NotReady node in the tree", out, err)
+
+
+# --- kubectl dumps ------------------------------------------------------------------------
+
+@case
+def kubectl_nodes_and_pods(ctx):
+    # a100-r1-a: 8 - 4 (train-0) - 2 (infer-0) = 2 free; a100-r1-b tainted;
+    # a100-r2-a: the TAS pod uses all 8; a100-r2-b NotReady.
+    assign_json(ctx, "--nodes", KNODES, "--pods", KPODS, "--levels", LEVELS5, "--count", "1",
+                "--request", "nvidia.com/gpu=2", "--required", RACK,
+                want=hostnames("a100-r1-a"))
+    no_fit(ctx, "--nodes", KNODES, "--pods", KPODS, "--levels", LEVELS5, "--count", "1",
+           "--request", "nvidia.com/gpu=4", "--required", RACK,
+           message='topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 3; '
+                   'excluded: resource "nvidia.com/gpu": 2, '
+                   'taint "nvidia.com/gpu=present:NoSchedule": 1', exact=True)
+
+
+@case
+def kubectl_nodes_without_pods(ctx):
+    assign_json(ctx, "--nodes", KNODES, "--levels", LEVELS5, "--count", "1",
+                "--request", "nvidia.com/gpu=8", "--required", RACK,
+                want=hostnames("a100-r1-a"))
+
+
+@case
+def kubectl_show(ctx):
+    rc, out, err = ctx.run("show", "--nodes", KNODES, "--pods", KPODS, "--levels", LEVELS5)
+    expect(rc == 0, f"exit {rc}", out, err)
+    for pattern in [r"^total: 10/24 nvidia.com/gpu free on 3 eligible nodes, max 8 on one node$",
+                    r"^excluded nodes \(1, not counted\): a100-r2-b \(NotReady\)$",
+                    r"^pods on nodes outside the topology \(not counted\): 1$"]:
+        expect(re.search(pattern, out, re.M) is not None, f"no line matching {pattern!r}", out, err)
+
+
+@case
+def show_hgx_cpu(ctx):
+    rc, out, err = ctx.run("show", "--nodes", HGX, "--levels", "topology.topo.io/spine,topology.topo.io/rack",
+                           "--resource", "cpu")
+    expect(rc == 0, f"exit {rc}", out, err)
+    expect(re.search(r"^spine-a\s+3360/3584 free, max 224 on one node, 16 nodes$", out, re.M) is not None,
+           "spine-a cpu line", out, err)
+
+
+# --- bad input: exit 2, one line on stderr naming the problem ------------------------------
+
+def assign_args(nodes=HGX, extra=()):
+    return ["--nodes", nodes, "--levels", LEVELS5, *extra]
+
+
+BASIC = ("--count", "1", "--request", "nvidia.com/gpu=8", "--required", RACK)
+
+
+@case
+def bad_json(ctx):
+    bad_input(ctx, *assign_args("fixtures/inventory/nodes-syntax-error.json", BASIC),
+              contains="nodes-syntax-error.json:6:59: string or '}' expected near '}'")
+
+
+@case
+def bad_yaml_line_column(ctx):
+    bad_input(ctx, *assign_args("fixtures/inventory/cluster-syntax-error.yaml", BASIC),
+              contains="cluster-syntax-error.yaml:8:4: did not find expected '-' indicator")
+
+
+@case
+def bad_fixture_field(ctx):
+    bad_input(ctx, *assign_args("fixtures/inventory/cluster-unknown-field.yaml", BASIC),
+              contains="nodes[0].alocatable: unknown field")
+
+
+@case
+def bad_node_quantity(ctx):
+    bad_input(ctx, *assign_args("fixtures/inventory/nodes-bad-quantity.json", BASIC),
+              contains='items[1].status.allocatable.cpu: invalid quantity "abc"')
+
+
+@case
+def bad_pod_quantity(ctx):
+    bad_input(ctx, *assign_args(HGX, ("--pods", "fixtures/inventory/pods-bad-request.json", *BASIC)),
+              contains='items[1].spec.containers[0].resources.requests.nvidia.com/gpu: '
+                       'invalid quantity "eight"')
+
+
+@case
+def duplicate_node_names(ctx):
+    bad_input(ctx, *assign_args("fixtures/inventory/nodes-duplicate.json", BASIC),
+              contains='items[2].metadata.name: duplicate node name "gpu-1"')
+    # The same cluster given twice.
+    bad_input(ctx, "--nodes", HGX, *assign_args(HGX, BASIC),
+              contains='nodes[0].name: duplicate node name "h100-r01-n1"')
+
+
+@case
+def missing_file(ctx):
+    bad_input(ctx, *assign_args("fixtures/clusters/no-such-file.json", BASIC),
+              contains="no-such-file.json: No such file or directory")
+
+
+@case
+def oversized_file(ctx):
+    # One byte over TOPO_MAX_INVENTORY_FILE (512 MiB), sparse: refused before reading.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "huge.json")
+        with open(path, "wb") as f:
+            f.truncate(512 * 1024 * 1024 + 1)
+        bad_input(ctx, *assign_args(path, BASIC),
+                  contains="huge.json: file is larger than the limit of 536870912 bytes")
+        bad_input(ctx, "--nodes", HGX, "--pods", path, "--levels", LEVELS5, cmd="show",
+                  contains="larger than the limit")
+
+
+@case
+def unknown_level(ctx):
+    bad_input(ctx, *assign_args(HGX, ("--count", "1", "--request", "nvidia.com/gpu=8",
+                                      "--required", "topology.topo.io/row")),
+              contains='--required: unknown level "topology.topo.io/row" (not in --levels:')
+    bad_input(ctx, *assign_args(HGX, ("--count", "2", "--request", "nvidia.com/gpu=8",
+                                      "--required", RACK, "--slice-size", "2",
+                                      "--slice-level", "topology.topo.io/nvlink")),
+              contains='--slice-level: unknown level "topology.topo.io/nvlink"')
+    # From a manifest: the annotation is named.
+    bad_input(ctx, "--nodes", GB200, "--levels", "topology.topo.io/spine,kubernetes.io/hostname",
+              "--podset", "fixtures/podsets/job-gb200-slices.yaml",
+              contains='kueue.x-k8s.io/podset-slice-required-topology: unknown level '
+                       '"topology.topo.io/nvlink"')
+
+
+@case
+def bad_count(ctx):
+    for count, msg in [("0", "--count: must be between 1 and 1000000, got 0"),
+                       ("-3", "--count: must be between 1 and 1000000, got -3"),
+                       ("four", '--count: expected an integer, got "four"'),
+                       ("2000000", "--count: must be between 1 and 1000000, got 2000000")]:
+        bad_input(ctx, *assign_args(HGX, ("--count", count, "--request", "nvidia.com/gpu=8",
+                                          "--required", RACK)), contains=msg)
+
+
+@case
+def bad_request(ctx):
+    for req, msg in [("nvidia.com/gpu=eight", '--request: nvidia.com/gpu: invalid quantity "eight"'),
+                     ("cpu=1x", '--request: cpu: invalid quantity "1x"'),
+                     ("gpu", '--request: expected NAME=QUANTITY, got "gpu"'),
+                     ("nvidia.com/gpu=8,nvidia.com/gpu=4", "--request: nvidia.com/gpu given twice"),
+                     ("nvidia.com/gpu=-1", "--request: nvidia.com/gpu: must not be negative")]:
+        bad_input(ctx, *assign_args(HGX, ("--count", "1", "--request", req, "--required", RACK)),
+                  contains=msg)
+
+
+@case
+def missing_and_conflicting_flags(ctx):
+    bad_input(ctx, "--levels", LEVELS5, *BASIC, contains="--nodes: required")
+    bad_input(ctx, "--nodes", HGX, *BASIC, contains="--levels: required")
+    bad_input(ctx, *assign_args(HGX, ("--request", "nvidia.com/gpu=8", "--required", RACK)),
+              contains="--count: required")
+    bad_input(ctx, *assign_args(HGX, ("--count", "1", "--required", RACK)),
+              contains="--request: required")
+    bad_input(ctx, *assign_args(HGX, ("--count", "1", "--request", "nvidia.com/gpu=8")),
+              contains="one of --required LEVEL, --preferred LEVEL or --unconstrained is required")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--preferred", RACK)),
+              contains="--required, --preferred and --unconstrained are mutually exclusive")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--unconstrained")),
+              contains="mutually exclusive")
+    bad_input(ctx, *assign_args(HGX, ("--count", "4", "--request", "nvidia.com/gpu=8",
+                                      "--required", SPINE, "--slice-size", "2")),
+              contains="--slice-size and --slice-level go together")
+    bad_input(ctx, *assign_args(HGX, ("--count", "4", "--request", "nvidia.com/gpu=8",
+                                      "--required", SPINE, "--slice-size", "8",
+                                      "--slice-level", RACK)),
+              contains="--slice-size: must be between 1 and 4, got 8")
+    bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/podsets/job-rack-4x8.yaml",
+                                      "--count", "2")),
+              contains="--count: cannot be combined with --podset")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--bogus")), contains="unknown option '--bogus'")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "extra")), contains="unexpected argument 'extra'")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--count", "2")),
+              contains="--count: given more than once")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--required")), contains="--required: missing value")
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "-o", "xml")),
+              contains='--output: expected table, json or yaml, got "xml"')
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--gate", "NoSuchGate=true")),
+              contains='--gate: unknown feature gate "NoSuchGate"')
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--gate", "TASProfileMixed")),
+              contains='--gate: expected NAME=true|false, got "TASProfileMixed"')
+    bad_input(ctx, *assign_args(HGX, (*BASIC, "--node-label", "novalue")),
+              contains='--node-label: expected KEY=VALUE, got "novalue"')
+    bad_input(ctx, "--nodes", HGX, "--levels", "kubernetes.io/hostname," + RACK, *BASIC,
+              contains="--levels: kubernetes.io/hostname may only be the last level")
+    bad_input(ctx, "--nodes", HGX, "--levels", RACK + "," + RACK, *BASIC,
+              contains='--levels: "topology.topo.io/rack" is listed twice')
+    bad_input(ctx, "--nodes", HGX, "--levels", RACK + ",,x", *BASIC,
+              contains="--levels: empty level")
+
+
+@case
+def bad_podsets(ctx):
+    bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/podsets/job-two-modes.yaml")),
+              contains="job-two-modes.yaml: spec.template.metadata.annotations: must not contain "
+                       "more than one topology annotation")
+    bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/podsets/job-slice-too-big.yaml")),
+              contains="spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]: "
+                       'invalid value "8": must not be greater than pod set count 4')
+    bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/clusters/hgx-h100.yaml")),
+              contains="hgx-h100.yaml: kind: required")
+
+
+@case
+def show_bad_input(ctx):
+    bad_input(ctx, "--nodes", HGX, cmd="show", contains="--levels: required")
+    bad_input(ctx, "--levels", LEVELS5, cmd="show", contains="--nodes: required")
+    bad_input(ctx, "--nodes", "fixtures/inventory/cluster-syntax-error.yaml", "--levels", LEVELS5,
+              cmd="show", contains="cluster-syntax-error.yaml:8:4:")
+    bad_input(ctx, "--nodes", HGX, "--levels", LEVELS5, "--count", "3", cmd="show",
+              contains="unknown option '--count'")
+
+
+@case
+def help(ctx):
+    for cmd in ("assign", "show"):
+        rc, out, err = ctx.run(cmd, "--help")
+        expect(rc == 0 and out.startswith(f"usage: topoassign {cmd}") and err == "",
+               f"{cmd} --help", out, err)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topoassign")
+    ap.add_argument("--source", default=os.environ.get("TOPO_SOURCE_DIR", "."))
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--list", action="store_true")
+    g.add_argument("--case")
+    g.add_argument("--all", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        print(";".join(CASES))
+        return 0
+    ctx = Ctx(os.path.abspath(a.topoassign), os.path.abspath(a.source))
+    names = list(CASES) if a.all else [a.case]
+    failed = 0
+    for name in names:
+        if name not in CASES:
+            print(f"unknown case {name}", file=sys.stderr)
+            return 2
+        try:
+            CASES[name](ctx)
+            print(f"ok   {name}")
+        except Failure as e:
+            failed += 1
+            print(f"FAIL {name}: {e}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
