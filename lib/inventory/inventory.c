@@ -88,7 +88,8 @@ static int commit(topo_inventory *inv, const inv_batch *b, topo_err *err)
         if (topo_strmap_put(inv->node_index, b->nodes[i].name, (int32_t)(inv->nnodes + i)) < 0)
             return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     }
-    memcpy(inv->nodes + inv->nnodes, b->nodes, b->nnodes * sizeof(*b->nodes));
+    if (b->nnodes > 0)
+        memcpy(inv->nodes + inv->nnodes, b->nodes, b->nnodes * sizeof(*b->nodes));
     inv->nnodes += b->nnodes;
     for (size_t i = 0; i < b->npods; i++) {
         if (b->pods[i].tas)
