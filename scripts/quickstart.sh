@@ -9,8 +9,8 @@ set -euo pipefail
 # Level keys are those the fixture's nodes carry (its `topology:` short keys
 # under topology.topo.io/); spine is what Kueue calls a block.
 DEMO_FIXTURE=fixtures/clusters/hgx-h100.yaml
-DEMO_LEVELS=topology.topo.io/spine,topology.topo.io/rack,kubernetes.io/hostname
-DEMO_REQUIRED=topology.topo.io/rack
+DEMO_LEVELS=topology.topo.io/spine,topology.topo.io/leaf,topology.topo.io/rack,kubernetes.io/hostname
+DEMO_REQUIRED=topology.topo.io/leaf
 TOPOASSIGN=build/cli/topoassign
 
 demo_assign() {
@@ -33,7 +33,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j2
 
 echo
-echo "+ topoassign assign (8 pods x 8 GPUs, one rack required) on $DEMO_FIXTURE"
+echo "+ topoassign assign (8 pods x 8 GPUs = 64 GPUs, one leaf switch required) on $DEMO_FIXTURE"
 assign_rc=0
 demo_assign || assign_rc=$?
 echo
