@@ -85,12 +85,14 @@ int topo_snapshot_level_index(const topo_snapshot *snap, const char *label);
 size_t topo_snapshot_node_count(const topo_snapshot *snap);
 
 /* One domain as `topo_snapshot_walk` shows it, depth first, children sorted by
- * value. Amounts are of the resource named in the walk. */
+ * value. Amounts are of the resource named in the walk. Only eligible nodes
+ * (Ready, schedulable, every level and flavor label) form domains. When a
+ * leaf holds several nodes, TAS usage is known for the leaf only, so
+ * max_node_free does not subtract it. */
 typedef struct topo_domain_view {
     size_t level;          /* index into the levels */
     const char *value;     /* this level's value */
     size_t nodes;          /* eligible nodes below */
-    size_t excluded_nodes; /* nodes with all level labels but not eligible */
     int64_t capacity;      /* allocatable of the resource over eligible nodes */
     int64_t free;          /* capacity minus usage, never below 0 */
     int64_t max_node_free; /* the roomiest single eligible node */

@@ -625,7 +625,7 @@ static void test_inventory__label_keys(void **state)
 
 typedef struct walk_acc {
     int64_t root_free, root_capacity, root_max;
-    size_t root_nodes, root_excluded, domains;
+    size_t root_nodes, domains;
 } walk_acc;
 
 static int visit(const topo_domain_view *v, void *payload)
@@ -638,7 +638,6 @@ static int visit(const topo_domain_view *v, void *payload)
         if (v->max_node_free > acc->root_max)
             acc->root_max = v->max_node_free;
         acc->root_nodes += v->nodes;
-        acc->root_excluded += v->excluded_nodes;
     }
     return 0;
 }
