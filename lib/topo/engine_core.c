@@ -68,7 +68,7 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out)
 /* CountInWithLimitingResource: how many times req fits in cap, and the index
  * of the limiting item (items are sorted by name, so the first minimum wins
  * ties alphabetically as in Kueue). */
-static int32_t count_in(const req_vec *req, const int64_t *cap, int *limiting)
+static inline int32_t count_in(const req_vec *req, const int64_t *cap, int *limiting)
 {
     int32_t result = 0;
     int lim = -1;
@@ -159,11 +159,11 @@ void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req)
     }
 }
 
-static void stats_bump(topo_pool *pool, name_count **list, size_t *n, const char *name)
+static void stats_add(topo_pool *pool, name_count **list, size_t *n, const char *name, int count)
 {
     for (size_t i = 0; i < *n; i++) {
         if (strcmp((*list)[i].name, name) == 0) {
-            (*list)[i].count++;
+            (*list)[i].count += count;
             return;
         }
     }
@@ -173,7 +173,7 @@ static void stats_bump(topo_pool *pool, name_count **list, size_t *n, const char
     if (*n > 0)
         memcpy(grown, *list, *n * sizeof(*grown));
     grown[*n].name = topo_pool_strdup(pool, name);
-    grown[*n].count = 1;
+    grown[*n].count = count;
     *list = grown;
     (*n)++;
 }
@@ -318,8 +318,13 @@ void eng_fill_helper(wdom *d, int32_t slice_size, int slice_level, int level,
     int32_t inner = slice_size_at_level ? slice_size_at_level[child_level] : 0;
     for (int32_t i = 0; i < d->nchildren; i++) {
         wdom *c = d->children[i];
-        eng_fill_helper(c, slice_size, slice_level, child_level, slice_size_at_level,
-                        leader_required);
+        if (c->nchildren > 0) {
+            eng_fill_helper(c, slice_size, slice_level, child_level, slice_size_at_level,
+                            leader_required);
+        } else if (child_level == slice_level) {
+            c->slice_state = c->state / slice_size;
+            c->slice_state_wl = c->state_wl / slice_size;
+        }
         int32_t cs = c->state, csw = c->state_wl;
         if (inner > 0) {
             cs = (c->state / inner) * inner;
@@ -408,7 +413,7 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
                 else
                     snprintf(buf, sizeof(buf), "%s=%s:%s", taint->key, taint->value,
                              taint->effect);
-                stats_bump(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, buf);
+                stats_add(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, buf, 1);
                 continue;
             }
             if (k == EXCL_SELECTOR) {
@@ -449,11 +454,10 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
             d->state_wl = count_in(&rs->req, remaining, NULL);
         }
     }
-    for (size_t i = 0; i < rs->req.n; i++) {
-        for (int k = 0; k < limited_by[i]; k++)
-            stats_bump(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
-                       rs->req.items[i].name);
-    }
+    for (size_t i = 0; i < rs->req.n; i++)
+        if (limited_by[i] > 0)
+            stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
+                      rs->req.items[i].name, limited_by[i]);
     /* A request placed on the leaves themselves that can never move up a
      * level (required or unconstrained, no slices) reads no inner counts:
      * skip the roll-up. */
