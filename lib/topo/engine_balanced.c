@@ -57,20 +57,19 @@ static int greedy(eng_ctx *ctx, wdom *const *doms, size_t n, int32_t slices, int
     return 0;
 }
 
-static wdom *clone_domain(eng_ctx *ctx, const wdom *d, wdom *parent)
+static wdom *clone_domain(eng_ctx *ctx, const wdom *d)
 {
     wdom *c = topo_pool_alloc(ctx->pool, sizeof(*c));
     if (c == NULL)
         return NULL;
     *c = *d;
-    c->parent = parent;
     c->children = NULL;
     if (d->nchildren > 0) {
         c->children = topo_pool_alloc(ctx->pool, (size_t)d->nchildren * sizeof(wdom *));
         if (c->children == NULL)
             return NULL;
         for (int32_t i = 0; i < d->nchildren; i++)
-            if ((c->children[i] = clone_domain(ctx, d->children[i], c)) == NULL)
+            if ((c->children[i] = clone_domain(ctx, d->children[i])) == NULL)
                 return NULL;
     }
     return c;
@@ -82,7 +81,7 @@ static wdom **clone_domains(eng_ctx *ctx, wdom *const *doms, size_t n)
     if (out == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if ((out[i] = clone_domain(ctx, doms[i], NULL)) == NULL)
+        if ((out[i] = clone_domain(ctx, doms[i])) == NULL)
             return NULL;
     return out;
 }

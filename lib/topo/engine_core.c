@@ -698,14 +698,30 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
     if (all == NULL)
         return TOPO_ENOMEM;
     int32_t max_capacity = 0; /* the most any single domain can take */
+    /* Domains that can take nothing never change the outcome (they are
+     * never a best fit, add nothing when taken, and sort behind every other
+     * domain in BestFit order): leave them out of the sort, unless affinity
+     * tiers are in play, nothing is requested, or nothing else is left. */
+    int drop_empty = !ctx->gates->TASRespectNodeAffinityPreferred && p->count / p->slice_size > 0;
+    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        all[i] = &ctx->doms[snap->level_domains[level][i]];
-        int32_t c = p->leader_count > 0 ? (all[i]->leader_state >= p->leader_count
-                                               ? all[i]->slice_state_wl
+        wdom *d = &ctx->doms[snap->level_domains[level][i]];
+        if (drop_empty && d->state == 0 && d->state_wl == 0 && d->leader_state == 0 &&
+            d->slice_state == 0 && d->slice_state_wl == 0)
+            continue;
+        all[kept++] = d;
+        int32_t c = p->leader_count > 0 ? (d->leader_state >= p->leader_count
+                                               ? d->slice_state_wl
                                                : -1)
-                                        : all[i]->slice_state;
+                                        : d->slice_state;
         if (c > max_capacity)
             max_capacity = c;
+    }
+    if (kept == 0) {
+        for (size_t i = 0; i < n; i++)
+            all[i] = &ctx->doms[snap->level_domains[level][i]];
+    } else {
+        n = kept;
     }
     wdom **sorted = eng_sorted(ctx, all, n, p->unconstrained, 1);
     if (sorted == NULL)

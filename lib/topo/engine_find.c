@@ -521,7 +521,6 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
         const snap_domain *sd = &snap->domains[i];
         wdom *d = &ctx.doms[i];
         d->s = sd;
-        d->parent = sd->parent >= 0 ? &ctx.doms[sd->parent] : NULL;
         d->nchildren = sd->nchildren;
         d->children = child_ptrs;
         for (int32_t c = 0; c < sd->nchildren; c++)

@@ -12,7 +12,6 @@
 
 typedef struct wdom {
     const snap_domain *s;
-    struct wdom *parent;
     struct wdom **children;
     int32_t nchildren;
     int32_t state;
