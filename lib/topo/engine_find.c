@@ -35,27 +35,6 @@ static const char *pfmt(topo_pool *pool, const char *f, const char *a)
     return s ? s : "out of memory";
 }
 
-static const char *joined_id(topo_pool *pool, const char *const *values, size_t n)
-{
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(values[i]) + 1;
-    char *s = topo_pool_alloc(pool, len);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    char *w = s;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            *w++ = ',';
-        size_t l = strlen(values[i]);
-        memcpy(w, values[i], l);
-        w += l;
-        *w = '\0';
-    }
-    return s;
-}
-
 /* utiltas.InternalFrom: an API assignment resolved against the snapshot. */
 static eng_assign *from_api(eng_ctx *ctx, const topo_assignment *ta)
 {
@@ -75,7 +54,7 @@ static eng_assign *from_api(eng_ctx *ctx, const topo_assignment *ta)
     for (size_t i = 0; i < ta->ndomains; i++) {
         a->values[i] = ta->domains[i].values;
         a->counts[i] = ta->domains[i].count;
-        const char *id = joined_id(ctx->pool, ta->domains[i].values, ta->nlevels);
+        const char *id = snap_join(ctx->pool, ta->domains[i].values, ta->nlevels);
         int32_t d = id ? topo_strmap_get(ctx->snap->domain_by_id, id) : -1;
         a->domains[i] = d >= 0 ? &ctx->snap->domains[d] : NULL;
     }
@@ -177,7 +156,7 @@ static eng_assign *merge(eng_ctx *ctx, const eng_assign *a, const eng_assign *b)
     for (size_t s = 0; s < 2; s++) {
         for (size_t i = 0; i < srcs[s]->n; i++) {
             const snap_domain *d = srcs[s]->domains[i];
-            items[k].id = joined_id(ctx->pool, srcs[s]->values[i], srcs[s]->nlevels);
+            items[k].id = snap_join(ctx->pool, srcs[s]->values[i], srcs[s]->nlevels);
             items[k].key = d ? d->joined : items[k].id;
             items[k].src = s;
             items[k].idx = i;

@@ -24,6 +24,26 @@ int snap_compare_values(const snap_domain *a, const snap_domain *b)
     return (a->level > b->level) - (a->level < b->level);
 }
 
+char *snap_join(topo_pool *pool, const char *const *values, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(values[i]) + 1;
+    char *s = pool ? topo_pool_alloc(pool, len) : malloc(len);
+    if (s == NULL)
+        return NULL;
+    char *w = s;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            *w++ = ',';
+        size_t l = strlen(values[i]);
+        memcpy(w, values[i], l);
+        w += l;
+    }
+    *w = '\0';
+    return s;
+}
+
 int32_t snap_resource_index(const topo_snapshot *snap, const char *name)
 {
     return topo_strmap_get(snap->resource_by_name, name);
@@ -268,18 +288,10 @@ static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size
     if (snap->hostname_lowest) {
         d = topo_strmap_get(snap->domain_by_id, values[nvalues - 1]);
     } else {
-        size_t len = 0;
-        for (size_t i = 0; i < nvalues; i++)
-            len += strlen(values[i]) + 1;
-        char *joined = malloc(len + 1);
+        /* malloc, not the pool: usage keeps arriving after the build. */
+        char *joined = snap_join(NULL, values, nvalues);
         if (joined == NULL)
             return;
-        joined[0] = '\0';
-        for (size_t i = 0; i < nvalues; i++) {
-            if (i > 0)
-                strcat(joined, ",");
-            strcat(joined, values[i]);
-        }
         d = topo_strmap_get(snap->domain_by_id, joined);
         free(joined);
     }
@@ -341,31 +353,12 @@ int topo_snapshot_add_tas_usage(topo_snapshot *snap, const char *const *values, 
     return 0;
 }
 
-static char *join_values(topo_pool *p, const char **values, size_t n)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(values[i]) + 1;
-    char *s = topo_pool_alloc(p, len + 1);
-    if (s == NULL)
-        return NULL;
-    char *w = s;
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0)
-            *w++ = ',';
-        size_t l = strlen(values[i]);
-        memcpy(w, values[i], l);
-        w += l;
-    }
-    *w = '\0';
-    return s;
-}
 
 /* Finds or creates the domain with these values (and its ancestors). */
 static int32_t ensure_domain(topo_snapshot *snap, const char **values, int level, size_t *cap,
                              const char *leaf_id, topo_err *err)
 {
-    char *joined = join_values(snap->pool, values, (size_t)level + 1);
+    char *joined = snap_join(snap->pool, (const char *const *)values, (size_t)level + 1);
     if (joined == NULL)
         return nomem(err);
     const char *id = leaf_id ? leaf_id : joined;

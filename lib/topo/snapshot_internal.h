@@ -93,6 +93,9 @@ struct topo_snapshot {
     pending_usage **pending_tail;
 };
 
+/* Kueue's domain ID: the values joined by ','. From the pool, or malloc'd
+ * (caller frees) when pool is NULL. NULL when out of memory. */
+char *snap_join(topo_pool *pool, const char *const *values, size_t n);
 /* Resource index of a name, or -1 when no node exposes it. */
 int32_t snap_resource_index(const topo_snapshot *snap, const char *name);
 /* Compare domains by their level values, element by element, byte order. */
