@@ -57,21 +57,27 @@ static int greedy(eng_ctx *ctx, wdom *const *doms, size_t n, int32_t slices, int
     return 0;
 }
 
+/* A deep copy of a subtree that carries its own structure, so the search
+ * can prune it without touching the counters the fallback still needs. */
 static wdom *clone_domain(eng_ctx *ctx, const wdom *d)
 {
     wdom *c = topo_pool_alloc(ctx->pool, sizeof(*c));
-    if (c == NULL)
+    wclone *info = topo_pool_alloc(ctx->pool, sizeof(*info));
+    if (c == NULL || info == NULL)
         return NULL;
     *c = *d;
-    c->children = NULL;
-    if (d->nchildren > 0) {
-        c->children = topo_pool_alloc(ctx->pool, (size_t)d->nchildren * sizeof(wdom *));
-        if (c->children == NULL)
+    info->s = eng_s(ctx, d);
+    info->nchildren = eng_nkids(ctx, d);
+    info->children = NULL;
+    if (info->nchildren > 0) {
+        info->children = topo_pool_alloc(ctx->pool, (size_t)info->nchildren * sizeof(wdom *));
+        if (info->children == NULL)
             return NULL;
-        for (int32_t i = 0; i < d->nchildren; i++)
-            if ((c->children[i] = clone_domain(ctx, d->children[i])) == NULL)
+        for (int32_t i = 0; i < info->nchildren; i++)
+            if ((info->children[i] = clone_domain(ctx, eng_kid(ctx, d, i))) == NULL)
                 return NULL;
     }
+    c->clone = info;
     return c;
 }
 
@@ -86,44 +92,45 @@ static wdom **clone_domains(eng_ctx *ctx, wdom *const *doms, size_t n)
     return out;
 }
 
-static void clear_state(wdom *d)
+static void clear_state(const eng_ctx *ctx, wdom *d)
 {
     int64_t affinity = d->affinity;
     d->state = d->state_wl = d->slice_state = d->slice_state_wl = d->leader_state = 0;
     d->affinity = affinity;
-    for (int32_t i = 0; i < d->nchildren; i++)
-        clear_state(d->children[i]);
+    for (int32_t i = 0; i < eng_nkids(ctx, d); i++)
+        clear_state(ctx, eng_kid(ctx, d, i));
 }
 
-static void clear_leader_capacity(wdom *d)
+static void clear_leader_capacity(const eng_ctx *ctx, wdom *d)
 {
     d->state_wl = 0;
     d->slice_state_wl = 0;
     d->leader_state = 0;
-    for (int32_t i = 0; i < d->nchildren; i++)
-        clear_leader_capacity(d->children[i]);
+    for (int32_t i = 0; i < eng_nkids(ctx, d); i++)
+        clear_leader_capacity(ctx, eng_kid(ctx, d, i));
 }
 
-static void prune_node(wdom *d, int32_t threshold, int leader_required)
+static void prune_node(const eng_ctx *ctx, wdom *d, int32_t threshold, int leader_required)
 {
     if (d->slice_state < threshold) {
-        clear_state(d);
+        clear_state(ctx, d);
         return;
     }
     if (leader_required && d->leader_state > 0 && d->slice_state_wl < threshold)
-        clear_leader_capacity(d);
+        clear_leader_capacity(ctx, d);
 }
 
-static void prune(wdom **doms, size_t n, int32_t threshold, const eng_params *p)
+static void prune(const eng_ctx *ctx, wdom **doms, size_t n, int32_t threshold,
+                  const eng_params *p)
 {
     int leader_required = p->leader_count > 0;
     for (size_t i = 0; i < n; i++)
-        for (int32_t c = 0; c < doms[i]->nchildren; c++)
-            prune_node(doms[i]->children[c], threshold, leader_required);
+        for (int32_t c = 0; c < eng_nkids(ctx, doms[i]); c++)
+            prune_node(ctx, eng_kid(ctx, doms[i], c), threshold, leader_required);
     for (size_t i = 0; i < n; i++) {
-        eng_fill_helper(doms[i], p->slice_size, p->slice_level, p->requested_level, NULL,
+        eng_fill_helper(ctx, doms[i], p->slice_size, p->slice_level, p->requested_level, NULL,
                         leader_required);
-        prune_node(doms[i], threshold, leader_required);
+        prune_node(ctx, doms[i], threshold, leader_required);
     }
 }
 
@@ -137,10 +144,6 @@ static int32_t threshold_value(int32_t slices, const greedy_eval *g)
     return t;
 }
 
-static int cmp_values(const void *a, const void *b)
-{
-    return eng_cmp_values(*(wdom *const *)a, *(wdom *const *)b);
-}
 
 wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32_t *out_threshold)
 {
@@ -174,8 +177,9 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
         /* level_domains are already sorted by level values */
         for (size_t i = 0; i < n; i++) {
             wdom *d = &ctx->doms[snap->level_domains[up][i]];
-            cands[i] = d->children;
-            cand_n[i] = (size_t)d->nchildren;
+            if ((cands[i] = eng_kids(ctx, d)) == NULL)
+                return NULL;
+            cand_n[i] = (size_t)eng_nkids(ctx, d);
         }
         ncand = n;
     }
@@ -201,7 +205,7 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
             thr_leader = g.last->slice_state_wl;
         if (threshold < best)
             continue;
-        prune(cand, cand_n[c], threshold, p);
+        prune(ctx, cand, cand_n[c], threshold, p);
         greedy_eval after;
         if (greedy(ctx, cand, cand_n[c], slices, p->leader_count, &after) != 0)
             return NULL;
@@ -211,7 +215,7 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
             threshold = thr_leader;
             if ((cand = clone_domains(ctx, cands[c], cand_n[c])) == NULL)
                 return NULL;
-            prune(cand, cand_n[c], threshold, p);
+            prune(ctx, cand, cand_n[c], threshold, p);
             if (greedy(ctx, cand, cand_n[c], slices, p->leader_count, &after) != 0)
                 return NULL;
         }
@@ -229,36 +233,37 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
     return fit;
 }
 
-static double entropy(const wdom *d)
+static double entropy(const eng_ctx *ctx, const wdom *d)
 {
     int64_t total = 0;
-    for (int32_t i = 0; i < d->nchildren; i++)
-        total += d->children[i]->state;
-    if (d->nchildren == 0 || total == 0)
+    int32_t n = eng_nkids(ctx, d);
+    for (int32_t i = 0; i < n; i++)
+        total += eng_kid(ctx, d, i)->state;
+    if (n == 0 || total == 0)
         return 0.0;
     double e = 0.0;
-    for (int32_t i = 0; i < d->nchildren; i++) {
-        if (d->children[i]->state > 0) {
-            double pi = (double)d->children[i]->state / (double)total;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t st = eng_kid(ctx, d, i)->state;
+        if (st > 0) {
+            double pi = (double)st / (double)total;
             e += -pi * log2(pi);
         }
     }
     return e;
 }
 
-static int cmp_capacity_entropy(const void *pa, const void *pb)
+static int cmp_capacity_entropy(const eng_ctx *ctx, const wdom *a, const wdom *b)
 {
-    const wdom *a = *(wdom *const *)pa, *b = *(wdom *const *)pb;
     if (a->leader_state != b->leader_state)
         return b->leader_state > a->leader_state ? 1 : -1;
     if (a->slice_state_wl != b->slice_state_wl)
         return b->slice_state_wl > a->slice_state_wl ? 1 : -1;
-    double ea = entropy(a), eb = entropy(b);
+    double ea = entropy(ctx, a), eb = entropy(ctx, b);
     if (eb > ea)
         return 1;
     if (eb < ea)
         return -1;
-    return eng_cmp_values(a, b);
+    return eng_cmp_values(ctx, a, b);
 }
 
 /* One DP state: `used` domains chosen, leaders and pods still to place. */
@@ -328,7 +333,8 @@ static wdom **select_optimal(eng_ctx *ctx, wdom *const *doms, size_t n, int32_t 
     if (ordered == NULL || dp == NULL)
         return NULL;
     memcpy(ordered, doms, n * sizeof(*ordered));
-    qsort(ordered, n, sizeof(*ordered), by_entropy ? cmp_capacity_entropy : cmp_values);
+    if (eng_sort_by(ctx, ordered, n, by_entropy ? cmp_capacity_entropy : eng_cmp_values) != 0)
+        return NULL;
     if (dp_add(ctx, &dp[0], leaders, slices * slice_size, NULL, 0) != 0)
         return NULL;
     for (size_t di = 0; di < n; di++) {

@@ -261,13 +261,14 @@ static const char *not_fit_message(eng_ctx *ctx, int32_t fit, int32_t total, int
                unit, stats_suffix(ctx, st));
 }
 
-static int32_t count_slices_in_subtree(const wdom *d, int cur, int target, int32_t size)
+static int32_t count_slices_in_subtree(const eng_ctx *ctx, const wdom *d, int cur, int target,
+                                       int32_t size)
 {
     if (cur == target)
         return d->state / size;
     int32_t total = 0;
-    for (int32_t i = 0; i < d->nchildren; i++)
-        total += count_slices_in_subtree(d->children[i], cur + 1, target, size);
+    for (int32_t i = 0; i < eng_nkids(ctx, d); i++)
+        total += count_slices_in_subtree(ctx, eng_kid(ctx, d, i), cur + 1, target, size);
     return total;
 }
 
@@ -281,7 +282,8 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
     for (size_t i = 0; i < snap->level_ndomains[level]; i++) {
         const wdom *d = &ctx->doms[snap->level_domains[level][i]];
         if (best == NULL || d->slice_state > best->slice_state ||
-            (d->slice_state == best->slice_state && strcmp(d->s->id, best->s->id) < 0))
+            (d->slice_state == best->slice_state &&
+             strcmp(eng_s(ctx, d)->id, eng_s(ctx, best)->id) < 0))
             best = d;
     }
     if (best == NULL)
@@ -291,7 +293,7 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
         if (target < 0)
             continue;
         int32_t needed = count / ps->layers[i].size;
-        int32_t fit = count_slices_in_subtree(best, level, target, ps->layers[i].size);
+        int32_t fit = count_slices_in_subtree(ctx, best, level, target, ps->layers[i].size);
         w += snprintf(buf + w, sizeof(buf) - (size_t)w, "; %d/%d slice(s) fit on level %s", fit,
                       needed, ps->layers[i].level);
     }
@@ -300,65 +302,111 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
 
 /* ---- phase 1: counts ---- */
 
-void eng_fill_helper(wdom *d, int32_t slice_size, int slice_level, int level,
-                     const int32_t *slice_size_at_level, int leader_required)
+/* fillInCountsHelper, split in three: a parent's counts are a fold over its
+ * children (child_fold, then fold_finish); the main tree recurses over the
+ * snapshot's child indices, copies over their own child pointers. */
+typedef struct fold {
+    int32_t children_cap, slice_cap, leader, min_diff, min_slice_diff;
+    int has_wl;
+    int64_t affinity;
+} fold;
+
+static void fold_init(fold *f)
 {
-    if (d->nchildren == 0) {
-        if (level == slice_level) {
-            d->slice_state = d->state / slice_size;
-            d->slice_state_wl = d->state_wl / slice_size;
-        }
-        return;
+    f->children_cap = f->slice_cap = f->leader = 0;
+    f->min_diff = f->min_slice_diff = INT32_MAX;
+    f->has_wl = 0;
+    f->affinity = 0;
+}
+
+static void fold_child(fold *f, const wdom *c, int32_t inner, int leader_required)
+{
+    int32_t cs = c->state, csw = c->state_wl;
+    if (inner > 0) {
+        cs = (c->state / inner) * inner;
+        csw = (c->state_wl / inner) * inner;
     }
-    int32_t children_cap = 0, slice_cap = 0, leader = 0;
-    int has_wl = 0;
-    int32_t min_diff = INT32_MAX, min_slice_diff = INT32_MAX;
-    int64_t affinity = 0;
-    int child_level = level + 1;
-    int32_t inner = slice_size_at_level ? slice_size_at_level[child_level] : 0;
-    for (int32_t i = 0; i < d->nchildren; i++) {
-        wdom *c = d->children[i];
-        if (c->nchildren > 0) {
-            eng_fill_helper(c, slice_size, slice_level, child_level, slice_size_at_level,
-                            leader_required);
-        } else if (child_level == slice_level) {
-            c->slice_state = c->state / slice_size;
-            c->slice_state_wl = c->state_wl / slice_size;
-        }
-        int32_t cs = c->state, csw = c->state_wl;
-        if (inner > 0) {
-            cs = (c->state / inner) * inner;
-            csw = (c->state_wl / inner) * inner;
-        }
-        children_cap += cs;
-        slice_cap += c->slice_state;
-        if (!leader_required || c->leader_state > 0) {
-            has_wl = 1;
-            if (cs - csw < min_diff)
-                min_diff = cs - csw;
-            if (c->slice_state - c->slice_state_wl < min_slice_diff)
-                min_slice_diff = c->slice_state - c->slice_state_wl;
-        }
-        if (c->leader_state > leader)
-            leader = c->leader_state;
-        affinity += c->affinity;
+    f->children_cap += cs;
+    f->slice_cap += c->slice_state;
+    if (!leader_required || c->leader_state > 0) {
+        f->has_wl = 1;
+        if (cs - csw < f->min_diff)
+            f->min_diff = cs - csw;
+        if (c->slice_state - c->slice_state_wl < f->min_slice_diff)
+            f->min_slice_diff = c->slice_state - c->slice_state_wl;
     }
-    d->state = children_cap;
-    int32_t slice_wl = 0;
-    if (has_wl) {
-        d->state_wl = children_cap - min_diff;
-        slice_wl = slice_cap - min_slice_diff;
+    if (c->leader_state > f->leader)
+        f->leader = c->leader_state;
+    f->affinity += c->affinity;
+}
+
+static void fold_finish(const fold *f, wdom *d, int32_t slice_size, int at_slice_level)
+{
+    int32_t slice_cap = f->slice_cap, slice_wl = 0;
+    d->state = f->children_cap;
+    if (f->has_wl) {
+        d->state_wl = f->children_cap - f->min_diff;
+        slice_wl = f->slice_cap - f->min_slice_diff;
     } else {
         d->state_wl = 0;
     }
-    d->leader_state = leader;
-    d->affinity = affinity;
-    if (level == slice_level) {
+    d->leader_state = f->leader;
+    d->affinity = f->affinity;
+    if (at_slice_level) {
         slice_cap = d->state / slice_size;
         slice_wl = d->state_wl / slice_size;
     }
     d->slice_state = slice_cap;
     d->slice_state_wl = slice_wl;
+}
+
+static void leaf_slices(wdom *d, int32_t slice_size)
+{
+    d->slice_state = d->state / slice_size;
+    d->slice_state_wl = d->state_wl / slice_size;
+}
+
+void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_level, int level,
+                     const int32_t *slice_size_at_level, int leader_required)
+{
+    int32_t n = eng_nkids(ctx, d);
+    if (n == 0) {
+        if (level == slice_level)
+            leaf_slices(d, slice_size);
+        return;
+    }
+    fold f;
+    fold_init(&f);
+    int32_t inner = slice_size_at_level ? slice_size_at_level[level + 1] : 0;
+    for (int32_t i = 0; i < n; i++) {
+        wdom *c = eng_kid(ctx, d, i);
+        eng_fill_helper(ctx, c, slice_size, slice_level, level + 1, slice_size_at_level,
+                        leader_required);
+        fold_child(&f, c, inner, leader_required);
+    }
+    fold_finish(&f, d, slice_size, level == slice_level);
+}
+
+/* The main tree, by snapshot index: no per-domain structure to look up. */
+static void fill_main(const eng_ctx *ctx, int32_t di, int32_t slice_size, int slice_level,
+                      int level, const int32_t *slice_size_at_level, int leader_required)
+{
+    const snap_domain *sd = &ctx->snap->domains[di];
+    wdom *d = &ctx->doms[di];
+    fold f;
+    fold_init(&f);
+    int32_t inner = slice_size_at_level ? slice_size_at_level[level + 1] : 0;
+    for (int32_t i = 0; i < sd->nchildren; i++) {
+        int32_t ci = sd->children[i];
+        wdom *c = &ctx->doms[ci];
+        if (ctx->snap->domains[ci].nchildren > 0)
+            fill_main(ctx, ci, slice_size, slice_level, level + 1, slice_size_at_level,
+                      leader_required);
+        else if (level + 1 == slice_level)
+            leaf_slices(c, slice_size);
+        fold_child(&f, c, inner, leader_required);
+    }
+    fold_finish(&f, d, slice_size, level == slice_level);
 }
 
 typedef struct run_state {
@@ -426,7 +474,8 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
             }
             d->affinity += score;
         }
-        if (rs->required_domain != NULL && !belongs_to(d->s, rs->required_domain)) {
+        if (rs->required_domain != NULL &&
+            !belongs_to(&snap->domains[leaf->domain], rs->required_domain)) {
             rs->stats.topology_domain++;
             continue;
         }
@@ -472,8 +521,11 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
         return 0;
     }
     for (size_t i = 0; i < snap->nroots; i++)
-        eng_fill_helper(&ctx->doms[snap->roots[i]], rs->p.slice_size, rs->p.slice_level, 0,
-                        rs->p.slice_size_at_level, rs->p.leader_count > 0);
+        if (snap->domains[snap->roots[i]].nchildren > 0)
+            fill_main(ctx, snap->roots[i], rs->p.slice_size, rs->p.slice_level, 0,
+                      rs->p.slice_size_at_level, rs->p.leader_count > 0);
+        else if (rs->p.slice_level == 0)
+            leaf_slices(&ctx->doms[snap->roots[i]], rs->p.slice_size);
     return 0;
 }
 
@@ -669,16 +721,27 @@ wdom **eng_lower(eng_ctx *ctx, wdom *const *doms, size_t n, size_t *out_n)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += (size_t)doms[i]->nchildren;
+        total += (size_t)eng_nkids(ctx, doms[i]);
     wdom **out = topo_pool_alloc(ctx->pool, (total ? total : 1) * sizeof(*out));
     *out_n = 0;
     if (out == NULL)
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        for (int32_t c = 0; c < doms[i]->nchildren; c++)
-            out[k++] = doms[i]->children[c];
+        for (int32_t c = 0; c < eng_nkids(ctx, doms[i]); c++)
+            out[k++] = eng_kid(ctx, doms[i], c);
     *out_n = k;
+    return out;
+}
+
+wdom **eng_kids(eng_ctx *ctx, const wdom *d)
+{
+    int32_t n = eng_nkids(ctx, d);
+    wdom **out = topo_pool_alloc(ctx->pool, (n ? (size_t)n : 1) * sizeof(*out));
+    if (out == NULL)
+        return NULL;
+    for (int32_t i = 0; i < n; i++)
+        out[i] = eng_kid(ctx, d, i);
     return out;
 }
 
@@ -837,11 +900,6 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
     return 0;
 }
 
-static int cmp_wdom_values(const void *a, const void *b)
-{
-    return eng_cmp_values(*(wdom *const *)a, *(wdom *const *)b);
-}
-
 /* buildAssignment: leaves sorted by level values, zero counts dropped. The
  * leader variant takes leader_state as the count. */
 static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int leader)
@@ -856,7 +914,8 @@ static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int lea
         if ((leader ? doms[i]->leader_state : doms[i]->state) != 0)
             doms[k++] = doms[i];
     n = k;
-    qsort(doms, n, sizeof(*doms), cmp_wdom_values);
+    if (eng_sort_by(ctx, doms, n, eng_cmp_values) != 0)
+        return NULL;
     size_t offset = snap->hostname_lowest ? snap->nlevels - 1 : 0;
     a->levels = (const char *const *)snap->levels + offset;
     a->nlevels = snap->nlevels - offset;
@@ -866,8 +925,9 @@ static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int lea
     if (a->domains == NULL || a->values == NULL || a->counts == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        a->domains[i] = doms[i]->s;
-        a->values[i] = (const char *const *)doms[i]->s->values + offset;
+        const snap_domain *sd = eng_s(ctx, doms[i]);
+        a->domains[i] = sd;
+        a->values[i] = (const char *const *)sd->values + offset;
         a->counts[i] = leader ? doms[i]->leader_state : doms[i]->state;
     }
     a->n = n;
@@ -1077,24 +1137,26 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
             ss_level = ssal[cur + 1] > 0 ? ssal[cur + 1] : 1;
         size_t total = 0;
         for (size_t i = 0; i < nfit; i++)
-            total += (size_t)fit[i]->nchildren;
+            total += (size_t)eng_nkids(ctx, fit[i]);
         wdom **next = topo_pool_alloc(ctx->pool, (total ? total : 1) * sizeof(*next));
         if (next == NULL)
             return TOPO_ENOMEM;
         size_t k = 0;
         for (size_t i = 0; i < nfit; i++) {
             wdom *d = fit[i];
-            wdom **sorted = eng_sorted(ctx, d->children, (size_t)d->nchildren, unc, 0);
+            size_t nkids = (size_t)eng_nkids(ctx, d);
+            wdom **kids = eng_kids(ctx, d);
+            wdom **sorted = kids ? eng_sorted(ctx, kids, nkids, unc, 0) : NULL;
             if (sorted == NULL)
                 return TOPO_ENOMEM;
             if (ss_level > 1) {
-                for (int32_t c = 0; c < d->nchildren; c++) {
+                for (size_t c = 0; c < nkids; c++) {
                     sorted[c]->slice_state = sorted[c]->state / ss_level;
                     sorted[c]->slice_state_wl = sorted[c]->state_wl / ss_level;
                 }
             }
             size_t nadd = 0;
-            wdom **add = update_counts(ctx, sorted, (size_t)d->nchildren, d->state,
+            wdom **add = update_counts(ctx, sorted, nkids, d->state,
                                        d->leader_state, ss_level, unc, ss_level > 1, &nadd);
             if (add == NULL)
                 return TOPO_ENOMEM;

@@ -483,7 +483,8 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
     ctx.snap = snap;
     ctx.gates = gates;
     ctx.pool = pool;
-    /* fill_in_counts resets every counter, so no need to zero the tree. */
+    /* Counters only, parallel to the snapshot's domains: fill_in_counts
+     * writes every one of them, so there is nothing to set up here. */
     ctx.doms = topo_pool_alloc(pool, (snap->ndomains ? snap->ndomains : 1) * sizeof(wdom));
     ctx.scratch = topo_pool_calloc(pool, snap->nresources ? snap->nresources : 1, sizeof(int64_t));
     ps_result *res = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*res));
@@ -491,20 +492,6 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
     size_t *order = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*order));
     if (ctx.doms == NULL || ctx.scratch == NULL || res == NULL || reqs == NULL || order == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
-    /* The working tree mirrors the snapshot's; children point into it. */
-    size_t nchildren = snap->ndomains - snap->nroots;
-    wdom **child_ptrs = topo_pool_alloc(pool, (nchildren ? nchildren : 1) * sizeof(wdom *));
-    if (child_ptrs == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
-    for (size_t i = 0; i < snap->ndomains; i++) {
-        const snap_domain *sd = &snap->domains[i];
-        wdom *d = &ctx.doms[i];
-        d->s = sd;
-        d->nchildren = sd->nchildren;
-        d->children = child_ptrs;
-        for (int32_t c = 0; c < sd->nchildren; c++)
-            *child_ptrs++ = &ctx.doms[sd->children[c]];
-    }
     for (size_t i = 0; i < npodsets; i++)
         if (eng_req_vec(&ctx, &podsets[i], &reqs[i]) != 0)
             return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");

@@ -5,21 +5,31 @@
 #ifndef TOPO_ENGINE_INTERNAL_H
 #define TOPO_ENGINE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "snapshot_internal.h"
 #include "topo/engine.h"
 
-typedef struct wdom {
+/* Working counters of one domain. The main tree is an array parallel to the
+ * snapshot's domains and has no structure of its own (setting it up would
+ * cost a pass over every domain per call): its structure is the
+ * snapshot's. Only the copies balanced placement makes carry theirs, in
+ * `clone`, which is never read for the main tree. */
+typedef struct wclone {
     const snap_domain *s;
     struct wdom **children;
     int32_t nchildren;
+} wclone;
+
+typedef struct wdom {
     int32_t state;
     int32_t slice_state;
     int32_t state_wl;
     int32_t slice_state_wl;
     int32_t leader_state;
     int64_t affinity;
+    const wclone *clone;
 } wdom;
 
 /* One requested resource; idx is -1 when no node exposes it. */
@@ -79,6 +89,29 @@ typedef struct eng_ctx {
     int64_t *scratch;  /* R-sized */
 } eng_ctx;
 
+static inline int eng_is_main(const eng_ctx *ctx, const wdom *d)
+{
+    uintptr_t p = (uintptr_t)d, base = (uintptr_t)ctx->doms;
+    return p >= base && p < base + ctx->snap->ndomains * sizeof(wdom);
+}
+
+static inline const snap_domain *eng_s(const eng_ctx *ctx, const wdom *d)
+{
+    return eng_is_main(ctx, d) ? &ctx->snap->domains[d - ctx->doms] : d->clone->s;
+}
+
+static inline int32_t eng_nkids(const eng_ctx *ctx, const wdom *d)
+{
+    return eng_is_main(ctx, d) ? ctx->snap->domains[d - ctx->doms].nchildren
+                               : d->clone->nchildren;
+}
+
+static inline wdom *eng_kid(const eng_ctx *ctx, const wdom *d, int32_t i)
+{
+    return eng_is_main(ctx, d) ? &ctx->doms[ctx->snap->domains[d - ctx->doms].children[i]]
+                               : d->clone->children[i];
+}
+
 /* engine_core.c */
 int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,
                         const char *required_domain, eng_assign **out_workers,
@@ -87,10 +120,17 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
 void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);
 int eng_use_lfc(const eng_ctx *ctx, int unconstrained);
 wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, int with_leader);
-void eng_fill_helper(wdom *d, int32_t slice_size, int slice_level, int level,
+void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_level, int level,
                      const int32_t *slice_size_at_level, int leader_required);
-int eng_cmp_values(const wdom *a, const wdom *b);
 wdom **eng_lower(eng_ctx *ctx, wdom *const *doms, size_t n, size_t *out_n);
+/* A domain's children as an array (from the pool for the main tree). */
+wdom **eng_kids(eng_ctx *ctx, const wdom *d);
+
+/* engine_sort.c */
+typedef int (*eng_cmp_fn)(const eng_ctx *ctx, const wdom *a, const wdom *b);
+int eng_cmp_values(const eng_ctx *ctx, const wdom *a, const wdom *b);
+/* Stable sort in place with a comparator that sees the context. */
+int eng_sort_by(eng_ctx *ctx, wdom **a, size_t n, eng_cmp_fn cmp);
 
 /* engine_match.c: per-node filters of hostname topologies. */
 typedef enum { EXCL_NONE, EXCL_TAINT, EXCL_SELECTOR, EXCL_AFFINITY } excl_kind;

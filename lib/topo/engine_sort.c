@@ -7,18 +7,21 @@
 #include "engine_internal.h"
 
 typedef struct sort_opts {
+    const eng_ctx *ctx;
     int lfc;
     int affinity;
     int with_leader;
+    eng_cmp_fn custom; /* when set, the whole ordering */
 } sort_opts;
 
 /* Domains of one level compare by their precomputed rank, which is their
  * level-value order; only domains of different levels need the strings. */
-int eng_cmp_values(const wdom *a, const wdom *b)
+int eng_cmp_values(const eng_ctx *ctx, const wdom *a, const wdom *b)
 {
-    if (a->s->level == b->s->level)
-        return (a->s->rank > b->s->rank) - (a->s->rank < b->s->rank);
-    return snap_compare_values(a->s, b->s);
+    const snap_domain *sa = eng_s(ctx, a), *sb = eng_s(ctx, b);
+    if (sa->level == sb->level)
+        return (sa->rank > sb->rank) - (sa->rank < sb->rank);
+    return snap_compare_values(sa, sb);
 }
 
 static int cmp_i32(int32_t a, int32_t b)
@@ -33,6 +36,8 @@ static int cmp_i64(int64_t a, int64_t b)
 
 static int compare(const sort_opts *o, const wdom *a, const wdom *b)
 {
+    if (o->custom != NULL)
+        return o->custom(o->ctx, a, b);
     if (o->with_leader && a->leader_state != b->leader_state)
         return cmp_i32(b->leader_state, a->leader_state);
     if (o->affinity && a->affinity != b->affinity)
@@ -45,7 +50,7 @@ static int compare(const sort_opts *o, const wdom *a, const wdom *b)
     int32_t pb = o->with_leader ? b->state_wl : b->state;
     if (pa != pb)
         return cmp_i32(pa, pb);
-    return eng_cmp_values(a, b);
+    return eng_cmp_values(o->ctx, a, b);
 }
 
 static void merge_sort(const sort_opts *o, wdom **a, wdom **tmp, size_t n)
@@ -89,13 +94,14 @@ static int counting_sort(eng_ctx *ctx, const sort_opts *o, wdom **out, wdom *con
     if (key == NULL)
         return -1;
     int32_t max_state = 0, max_slice = 0, max_leader = 0;
-    int level = doms[0]->s->level;
+    int level = eng_s(ctx, doms[0])->level;
     int32_t prev_rank = -1;
     for (size_t i = 0; i < n; i++) {
         const wdom *d = doms[i];
-        if (d->s->level != level || d->s->rank <= prev_rank)
+        const snap_domain *sd = eng_s(ctx, d);
+        if (sd->level != level || sd->rank <= prev_rank)
             return -1;
-        prev_rank = d->s->rank;
+        prev_rank = sd->rank;
         int32_t st = o->with_leader ? d->state_wl : d->state;
         int32_t sl = o->with_leader ? d->slice_state_wl : d->slice_state;
         int32_t ld = o->with_leader ? d->leader_state : 0;
@@ -137,12 +143,22 @@ wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, 
     wdom **tmp = topo_pool_alloc(ctx->pool, (n ? n : 1) * sizeof(*tmp));
     if (out == NULL || tmp == NULL)
         return NULL;
-    sort_opts o = {eng_use_lfc(ctx, unconstrained), ctx->gates->TASRespectNodeAffinityPreferred,
-                   with_leader};
+    sort_opts o = {ctx, eng_use_lfc(ctx, unconstrained),
+                   ctx->gates->TASRespectNodeAffinityPreferred, with_leader, NULL};
     if (n > 32 && !o.affinity && counting_sort(ctx, &o, out, doms, n) == 0)
         return out;
     if (n > 0)
         memcpy(out, doms, n * sizeof(*out));
     merge_sort(&o, out, tmp, n);
     return out;
+}
+
+int eng_sort_by(eng_ctx *ctx, wdom **a, size_t n, eng_cmp_fn cmp)
+{
+    wdom **tmp = topo_pool_alloc(ctx->pool, (n ? n : 1) * sizeof(*tmp));
+    if (tmp == NULL)
+        return TOPO_ENOMEM;
+    sort_opts o = {ctx, 0, 0, 0, cmp};
+    merge_sort(&o, a, tmp, n);
+    return 0;
 }
