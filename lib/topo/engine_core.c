@@ -311,7 +311,7 @@ typedef struct fold {
     int64_t affinity;
 } fold;
 
-static void fold_init(fold *f)
+static inline void fold_init(fold *f)
 {
     f->children_cap = f->slice_cap = f->leader = 0;
     f->min_diff = f->min_slice_diff = INT32_MAX;
@@ -319,7 +319,7 @@ static void fold_init(fold *f)
     f->affinity = 0;
 }
 
-static void fold_child(fold *f, const wdom *c, int32_t inner, int leader_required)
+static inline void fold_child(fold *f, const wdom *c, int32_t inner, int leader_required)
 {
     int32_t cs = c->state, csw = c->state_wl;
     if (inner > 0) {
@@ -340,7 +340,7 @@ static void fold_child(fold *f, const wdom *c, int32_t inner, int leader_require
     f->affinity += c->affinity;
 }
 
-static void fold_finish(const fold *f, wdom *d, int32_t slice_size, int at_slice_level)
+static inline void fold_finish(const fold *f, wdom *d, int32_t slice_size, int at_slice_level)
 {
     int32_t slice_cap = f->slice_cap, slice_wl = 0;
     d->state = f->children_cap;
@@ -360,7 +360,7 @@ static void fold_finish(const fold *f, wdom *d, int32_t slice_size, int at_slice
     d->slice_state_wl = slice_wl;
 }
 
-static void leaf_slices(wdom *d, int32_t slice_size)
+static inline void leaf_slices(wdom *d, int32_t slice_size)
 {
     d->slice_state = d->state / slice_size;
     d->slice_state_wl = d->state_wl / slice_size;
@@ -388,25 +388,32 @@ void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_
 }
 
 /* The main tree, by snapshot index: no per-domain structure to look up. */
-static void fill_main(const eng_ctx *ctx, int32_t di, int32_t slice_size, int slice_level,
-                      int level, const int32_t *slice_size_at_level, int leader_required)
+typedef struct fill_args {
+    const eng_ctx *ctx;
+    int32_t slice_size;
+    int slice_level;
+    const int32_t *slice_size_at_level;
+    int leader_required;
+} fill_args;
+
+static void fill_main(const fill_args *a, int32_t di, int level)
 {
-    const snap_domain *sd = &ctx->snap->domains[di];
-    wdom *d = &ctx->doms[di];
+    const snap_domain *domains = a->ctx->snap->domains;
+    wdom *doms = a->ctx->doms;
+    const snap_domain *sd = &domains[di];
     fold f;
     fold_init(&f);
-    int32_t inner = slice_size_at_level ? slice_size_at_level[level + 1] : 0;
+    int32_t inner = a->slice_size_at_level ? a->slice_size_at_level[level + 1] : 0;
     for (int32_t i = 0; i < sd->nchildren; i++) {
         int32_t ci = sd->children[i];
-        wdom *c = &ctx->doms[ci];
-        if (ctx->snap->domains[ci].nchildren > 0)
-            fill_main(ctx, ci, slice_size, slice_level, level + 1, slice_size_at_level,
-                      leader_required);
-        else if (level + 1 == slice_level)
-            leaf_slices(c, slice_size);
-        fold_child(&f, c, inner, leader_required);
+        wdom *c = &doms[ci];
+        if (domains[ci].nchildren > 0)
+            fill_main(a, ci, level + 1);
+        else if (level + 1 == a->slice_level)
+            leaf_slices(c, a->slice_size);
+        fold_child(&f, c, inner, a->leader_required);
     }
-    fold_finish(&f, d, slice_size, level == slice_level);
+    fold_finish(&f, &doms[di], a->slice_size, level == a->slice_level);
 }
 
 typedef struct run_state {
@@ -520,10 +527,11 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
         }
         return 0;
     }
+    fill_args fa = {ctx, rs->p.slice_size, rs->p.slice_level, rs->p.slice_size_at_level,
+                    rs->p.leader_count > 0};
     for (size_t i = 0; i < snap->nroots; i++)
         if (snap->domains[snap->roots[i]].nchildren > 0)
-            fill_main(ctx, snap->roots[i], rs->p.slice_size, rs->p.slice_level, 0,
-                      rs->p.slice_size_at_level, rs->p.leader_count > 0);
+            fill_main(&fa, snap->roots[i], 0);
         else if (rs->p.slice_level == 0)
             leaf_slices(&ctx->doms[snap->roots[i]], rs->p.slice_size);
     return 0;
