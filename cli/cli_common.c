@@ -239,3 +239,38 @@ void topo_cli_error(const char *cmd, const topo_err *err)
     fprintf(stderr, "topoassign %s: %s\n", cmd,
             err->text[0] ? err->text : topo_strerror(err->code));
 }
+
+int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes,
+                           const char *levels_text, const char *const *labels, size_t nlabels,
+                           const char *topology_name, topo_pool *pool, topo_err *err)
+{
+    const char **levels = NULL;
+    size_t nlevels = 0, nflavor = 0;
+    topo_kv *flavor = NULL;
+    if (nnodes == 0)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--nodes: required (kubectl get nodes -o json, or a fixture)");
+    if (levels_text == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "--levels: required, e.g. --levels "
+                                                "topology.topo.io/rack,kubernetes.io/hostname");
+    if (topo_cli_parse_levels(&levels, &nlevels, levels_text, pool, err) < 0 ||
+        topo_cli_parse_labels(&flavor, &nflavor, labels, nlabels, pool, err) < 0)
+        return err ? err->code : TOPO_EINVALID;
+    opts->snapshot.topology_name = topology_name ? topology_name : "default";
+    opts->snapshot.levels = levels;
+    opts->snapshot.nlevels = nlevels;
+    opts->snapshot.flavor_labels = flavor;
+    opts->snapshot.nflavor_labels = nflavor;
+    return 0;
+}
+
+int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
+                           const char *const *nodes, size_t nnodes, const char *pods,
+                           const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                           topo_err *err)
+{
+    int rc = topo_cli_load_inventory(out_inv, nodes, nnodes, pods, err);
+    if (rc < 0)
+        return rc;
+    return topo_inventory_snapshot(out_snap, *out_inv, opts, out_ignored, err);
+}

@@ -313,8 +313,6 @@ int topo_cli_cmd_assign(int argc, char **argv)
     topo_podset_spec ps;
     topo_podset_result result;
     topo_gates gates;
-    topo_kv *flavor = NULL;
-    size_t nflavor = 0;
     char *text = NULL;
     int help = 0, format = -1, rc = TOPO_CLI_EXIT_BADINPUT;
 
@@ -332,15 +330,13 @@ int topo_cli_cmd_assign(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (f[F_NODES].n == 0) {
-        topo_err_set(&err, TOPO_EINVALID, "--nodes: required (kubectl get nodes -o json, or a fixture)");
+    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
+                               f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
+                               f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, c.pool,
+                               &err) < 0)
         goto fail;
-    }
-    if (f[F_LEVELS].n == 0) {
-        topo_err_set(&err, TOPO_EINVALID, "--levels: required, e.g. --levels "
-                                          "topology.topo.io/rack,kubernetes.io/hostname");
-        goto fail;
-    }
+    c.levels = (const char **)sopts.snapshot.levels;
+    c.nlevels = sopts.snapshot.nlevels;
     const char *output = f[F_OUTPUT].n ? f[F_OUTPUT].values[0] : "table";
     if (strcmp(output, "table") == 0)
         format = -1;
@@ -353,10 +349,6 @@ int topo_cli_cmd_assign(int argc, char **argv)
                      output);
         goto fail;
     }
-    if (topo_cli_parse_levels(&c.levels, &c.nlevels, f[F_LEVELS].values[0], c.pool, &err) < 0 ||
-        topo_cli_parse_labels(&flavor, &nflavor, f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
-                              c.pool, &err) < 0)
-        goto fail;
     if ((f[F_PODSET].n > 0 ? podset_from_manifest(&ps, f, &c, &err)
                            : podset_from_flags(&ps, f, &c, &err)) < 0)
         goto fail;
@@ -377,17 +369,9 @@ int topo_cli_cmd_assign(int argc, char **argv)
             goto fail;
         }
     }
-    if (topo_cli_load_inventory(&c.inv, f[F_NODES].values, f[F_NODES].n,
-                                f[F_PODS].n ? f[F_PODS].values[0] : NULL, &err) < 0 ||
+    if (topo_cli_load_snapshot(&c.inv, &c.snap, f[F_NODES].values, f[F_NODES].n,
+                               f[F_PODS].n ? f[F_PODS].values[0] : NULL, &sopts, NULL, &err) < 0 ||
         hostname_index(&c, &err) < 0)
-        goto fail;
-    sopts.snapshot.topology_name =
-        f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : "default";
-    sopts.snapshot.levels = c.levels;
-    sopts.snapshot.nlevels = c.nlevels;
-    sopts.snapshot.flavor_labels = flavor;
-    sopts.snapshot.nflavor_labels = nflavor;
-    if (topo_inventory_snapshot(&c.snap, c.inv, &sopts, NULL, &err) < 0)
         goto fail;
     if (topo_engine_find(&result, c.snap, &ps, 1, NULL, &gates, c.pool, &err) < 0)
         goto fail;

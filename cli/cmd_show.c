@@ -216,9 +216,9 @@ int topo_cli_cmd_show(int argc, char **argv)
     topo_inventory *inv = NULL;
     topo_snapshot *snap = NULL;
     rows r = {NULL, 0, 0, 0};
-    const char **levels = NULL;
+    const char *const *levels = NULL;
     size_t nlevels = 0, nflavor = 0, ignored = 0;
-    topo_kv *flavor = NULL;
+    const topo_kv *flavor = NULL;
     const char *resource;
     int help = 0, rc = TOPO_CLI_EXIT_BADINPUT, walk;
     int open[TOPO_MAX_LEVELS + 1] = {0};
@@ -236,28 +236,18 @@ int topo_cli_cmd_show(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (f[F_NODES].n == 0) {
-        topo_err_set(&err, TOPO_EINVALID, "--nodes: required (kubectl get nodes -o json, or a fixture)");
+    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
+                               f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
+                               f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, pool,
+                               &err) < 0 ||
+        topo_cli_load_snapshot(&inv, &snap, f[F_NODES].values, f[F_NODES].n,
+                               f[F_PODS].n ? f[F_PODS].values[0] : NULL, &sopts, &ignored,
+                               &err) < 0)
         goto fail;
-    }
-    if (f[F_LEVELS].n == 0) {
-        topo_err_set(&err, TOPO_EINVALID, "--levels: required, e.g. --levels "
-                                          "topology.topo.io/rack,kubernetes.io/hostname");
-        goto fail;
-    }
-    if (topo_cli_parse_levels(&levels, &nlevels, f[F_LEVELS].values[0], pool, &err) < 0 ||
-        topo_cli_parse_labels(&flavor, &nflavor, f[F_NODE_LABEL].values, f[F_NODE_LABEL].n, pool,
-                              &err) < 0 ||
-        topo_cli_load_inventory(&inv, f[F_NODES].values, f[F_NODES].n,
-                                f[F_PODS].n ? f[F_PODS].values[0] : NULL, &err) < 0)
-        goto fail;
-    sopts.snapshot.topology_name = f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : "default";
-    sopts.snapshot.levels = levels;
-    sopts.snapshot.nlevels = nlevels;
-    sopts.snapshot.flavor_labels = flavor;
-    sopts.snapshot.nflavor_labels = nflavor;
-    if (topo_inventory_snapshot(&snap, inv, &sopts, &ignored, &err) < 0)
-        goto fail;
+    levels = sopts.snapshot.levels;
+    nlevels = sopts.snapshot.nlevels;
+    flavor = sopts.snapshot.flavor_labels;
+    nflavor = sopts.snapshot.nflavor_labels;
     walk = topo_snapshot_walk(snap, resource, collect, &r);
     if (walk != 0) {
         topo_err_set(&err, walk, "cannot walk the topology: %s", topo_strerror(walk));
