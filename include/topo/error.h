@@ -14,7 +14,15 @@
     XX(EIO, -5, "input/output error")                        \
     XX(ENOTFOUND, -6, "not found")                           \
     XX(ENOFIT, -7, "does not fit")                           \
-    XX(EUNSUPPORTED, -8, "not supported")
+    XX(EUNSUPPORTED, -8, "not supported")                    \
+    XX(ECONFLICT, -9, "resource version conflict")           \
+    XX(EGONE, -10, "resource version too old (gone)")        \
+    XX(EUNAUTHORIZED, -11, "unauthorized")                   \
+    XX(ETHROTTLED, -12, "throttled by the server")           \
+    XX(ETIMEOUT, -13, "timed out")                           \
+    XX(ESERVER, -14, "server error")                         \
+    XX(ECONNECT, -15, "connection failed")                   \
+    XX(EFORBIDDEN, -16, "forbidden")
 
 typedef enum {
     TOPO_OK = 0,

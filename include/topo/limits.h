@@ -18,4 +18,14 @@
 /* Pods per PodSet we accept (Kubernetes Jobs allow up to 100k completions). */
 #define TOPO_MAX_PODSET_COUNT 1000000
 
+/* Largest Kubernetes API response body (one page of a paged list, or one
+ * object); pages are requested with limit=500 so this is generous. */
+#define TOPO_MAX_K8S_RESPONSE (64u * 1024u * 1024u)
+/* Largest single watch event line. */
+#define TOPO_MAX_K8S_WATCH_EVENT (8u * 1024u * 1024u)
+/* Largest kubeconfig file. */
+#define TOPO_MAX_KUBECONFIG (1u * 1024u * 1024u)
+/* Largest service-account token / CA file. */
+#define TOPO_MAX_CREDENTIAL_FILE (1u * 1024u * 1024u)
+
 #endif
