@@ -73,6 +73,16 @@ int topo_snapshot_add_tas_usage(topo_snapshot *snap, const char *const *values, 
                                 int32_t count, const topo_resource *requests, size_t nrequests,
                                 topo_err *err);
 
+/* Undo a pod usage or a TAS usage charged before (same arguments). After
+ * build only; used to keep a live snapshot current as pods come and go. */
+int topo_snapshot_remove_pod_usage(topo_snapshot *snap, const char *node_name,
+                                   const topo_resource *requests, size_t nrequests,
+                                   topo_err *err);
+int topo_snapshot_remove_tas_usage(topo_snapshot *snap, const char *const *values,
+                                   size_t nvalues, int32_t count,
+                                   const topo_resource *requests, size_t nrequests,
+                                   topo_err *err);
+
 /* Freezes the snapshot and builds the domain tree. Usage may be added before
  * or after; nodes only before. */
 int topo_snapshot_build(topo_snapshot *snap, topo_err *err);

@@ -266,7 +266,7 @@ static void charge(const topo_snapshot *snap, int64_t *vec, const topo_resource 
 }
 
 static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const topo_resource *req,
-                           size_t n, int *out_ignored)
+                           size_t n, int64_t sign, int *out_ignored)
 {
     int32_t ni = topo_strmap_get(snap->node_by_name, node_name);
     if (ni < 0 || snap->nodes[ni].leaf < 0) {
@@ -275,14 +275,14 @@ static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const top
         return 0;
     }
     snap_leaf *leaf = &snap->leaves[snap->nodes[ni].leaf];
-    charge(snap, leaf->free, req, n, 1, -1);
-    charge(snap, leaf->room, req, n, 1, -1);
-    charge(snap, snap->nodes[ni].used, req, n, 1, +1);
+    charge(snap, leaf->free, req, n, 1, -sign);
+    charge(snap, leaf->room, req, n, 1, -sign);
+    charge(snap, snap->nodes[ni].used, req, n, 1, sign);
     return 0;
 }
 
 static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size_t nvalues,
-                            int32_t count, const topo_resource *req, size_t n)
+                            int32_t count, const topo_resource *req, size_t n, int64_t sign)
 {
     int32_t d = -1;
     if (snap->hostname_lowest) {
@@ -299,8 +299,8 @@ static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size
     if (d < 0 || snap->domains[d].leaf < 0)
         return;
     snap_leaf *leaf = &snap->leaves[snap->domains[d].leaf];
-    charge(snap, leaf->tas, req, n, count, +1);
-    charge(snap, leaf->room, req, n, count, -1);
+    charge(snap, leaf->tas, req, n, count, sign);
+    charge(snap, leaf->room, req, n, count, -sign);
 }
 
 int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
@@ -312,7 +312,7 @@ int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
     if (node_name == NULL || node_name[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "pod usage: node name is empty");
     if (snap->built)
-        return apply_pod_usage(snap, node_name, requests, nrequests, out_ignored);
+        return apply_pod_usage(snap, node_name, requests, nrequests, +1, out_ignored);
     pending_usage *u = topo_pool_calloc(snap->pool, 1, sizeof(*u));
     if (u == NULL || (u->node = topo_pool_strdup(snap->pool, node_name)) == NULL ||
         (u->requests = copy_requests(snap->pool, requests, nrequests)) == NULL)
@@ -334,7 +334,7 @@ int topo_snapshot_add_tas_usage(topo_snapshot *snap, const char *const *values, 
     if (count < 0)
         return topo_err_set(err, TOPO_EINVALID, "TAS usage: negative count %d", count);
     if (snap->built) {
-        apply_tas_usage(snap, values, nvalues, count, requests, nrequests);
+        apply_tas_usage(snap, values, nvalues, count, requests, nrequests, +1);
         return 0;
     }
     pending_usage *u = topo_pool_calloc(snap->pool, 1, sizeof(*u));
@@ -413,6 +413,30 @@ static int sort_domain_indices(const topo_snapshot *snap, int32_t *idx, size_t n
     for (size_t i = 0; i < n; i++)
         idx[i] = (int32_t)(ptrs[i] - snap->domains);
     free(ptrs);
+    return 0;
+}
+
+int topo_snapshot_remove_pod_usage(topo_snapshot *snap, const char *node_name,
+                                   const topo_resource *requests, size_t nrequests,
+                                   topo_err *err)
+{
+    if (!snap->built)
+        return topo_err_set(err, TOPO_EINVALID, "pod usage: remove before build");
+    if (node_name == NULL || node_name[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "pod usage: node name is empty");
+    return apply_pod_usage(snap, node_name, requests, nrequests, -1, NULL);
+}
+
+int topo_snapshot_remove_tas_usage(topo_snapshot *snap, const char *const *values,
+                                   size_t nvalues, int32_t count,
+                                   const topo_resource *requests, size_t nrequests,
+                                   topo_err *err)
+{
+    if (!snap->built)
+        return topo_err_set(err, TOPO_EINVALID, "TAS usage: remove before build");
+    if (nvalues == 0 || nvalues > snap->nlevels || count < 0)
+        return topo_err_set(err, TOPO_EINVALID, "TAS usage: bad domain or count");
+    apply_tas_usage(snap, values, nvalues, count, requests, nrequests, -1);
     return 0;
 }
 
@@ -529,9 +553,9 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     for (pending_usage *u = snap->pending; u != NULL; u = u->next) {
         if (u->tas)
             apply_tas_usage(snap, (const char *const *)u->values, u->nvalues, u->count,
-                            u->requests, u->nrequests);
+                            u->requests, u->nrequests, +1);
         else
-            apply_pod_usage(snap, u->node, u->requests, u->nrequests, NULL);
+            apply_pod_usage(snap, u->node, u->requests, u->nrequests, +1, NULL);
     }
     snap->pending = NULL;
     snap->pending_tail = &snap->pending;

@@ -108,3 +108,35 @@ size_t topo_strmap_size(const topo_strmap *map)
 {
     return map == NULL ? 0 : map->size;
 }
+
+/* Linear probing with backward-shift deletion: no tombstones, so lookups
+ * stay short however many keys come and go. */
+int32_t topo_strmap_remove(topo_strmap *map, const char *key)
+{
+    if (map == NULL || key == NULL)
+        return -1;
+    uint64_t h = hash_str(key);
+    size_t mask = map->cap - 1;
+    size_t j = (size_t)h & mask;
+    while (map->slots[j].key != NULL) {
+        if (map->slots[j].hash == h && strcmp(map->slots[j].key, key) == 0)
+            break;
+        j = (j + 1) & mask;
+    }
+    if (map->slots[j].key == NULL)
+        return -1;
+    int32_t value = map->slots[j].value;
+    size_t hole = j;
+    for (size_t k = (j + 1) & mask; map->slots[k].key != NULL; k = (k + 1) & mask) {
+        size_t home = (size_t)map->slots[k].hash & mask;
+        /* Move k into the hole unless its home lies cyclically in (hole, k]. */
+        int in_between = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
+        if (!in_between) {
+            map->slots[hole] = map->slots[k];
+            hole = k;
+        }
+    }
+    map->slots[hole].key = NULL;
+    map->size--;
+    return value;
+}
