@@ -1,0 +1,596 @@
+/* The live snapshot (include/topo/live.h). The writer keeps its own copy of
+ * every node, pod and reservation; a commit either replays the in-place
+ * usage changes of the batch onto the published snapshot under the write
+ * lock, or, when a node changed, builds a whole new snapshot from the copies
+ * without holding the lock and swaps it in. */
+#define _POSIX_C_SOURCE 200809L
+#include "topo/live.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/strmap.h"
+
+typedef struct usage {
+    char *node;    /* pod usage: the node; NULL for reserved usage */
+    char **values; /* reserved usage: the leaf domain */
+    size_t nvalues;
+    int32_t count;
+    topo_resource *req;
+    size_t nreq;
+} usage;
+
+typedef struct live_node {
+    char *name;
+    topo_kv *labels;
+    size_t nlabels;
+    topo_resource *alloc;
+    size_t nalloc;
+    topo_taint *taints;
+    size_t ntaints;
+    int ready;
+    int unschedulable;
+} live_node;
+
+typedef struct live_entry {
+    char *key;   /* pod uid or reservation id */
+    int charged; /* pods: counted as usage */
+    usage u;
+} live_entry;
+
+/* An array of owned records with a name index; removal swaps in the last. */
+typedef struct table {
+    void **items;
+    size_t n, cap;
+    topo_strmap *index;
+} table;
+
+typedef struct op {
+    int64_t sign;
+    usage u;
+} op;
+
+struct topo_live {
+    topo_snapshot_opts opts; /* owned copies */
+    char **levels;
+    topo_kv *flavor;
+    char *topology_name;
+
+    table nodes, pods, reserved;
+    op *ops;
+    size_t nops, cap_ops;
+    int reshape; /* a node changed since the last commit */
+    int dirty;
+
+    pthread_rwlock_t lock;
+    topo_snapshot *published;
+    uint64_t generation;
+    topo_live_stats stats;
+};
+
+/* ---- owned copies ---- */
+
+static char *dup_str(const char *s)
+{
+    if (s == NULL)
+        s = "";
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+static void usage_dispose(usage *u)
+{
+    free(u->node);
+    for (size_t i = 0; i < u->nvalues; i++)
+        free(u->values[i]);
+    free(u->values);
+    for (size_t i = 0; i < u->nreq; i++)
+        free((char *)u->req[i].name);
+    free(u->req);
+    memset(u, 0, sizeof(*u));
+}
+
+static int req_copy(usage *u, const topo_resource *req, size_t n)
+{
+    u->req = calloc(n ? n : 1, sizeof(*u->req));
+    if (u->req == NULL)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if ((u->req[i].name = dup_str(req[i].name)) == NULL)
+            return TOPO_ENOMEM;
+        u->req[i].amount = req[i].amount;
+        u->nreq = i + 1;
+    }
+    return 0;
+}
+
+static int usage_copy(usage *dst, const usage *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    if (src->node != NULL && (dst->node = dup_str(src->node)) == NULL)
+        goto fail;
+    if (src->nvalues > 0) {
+        if ((dst->values = calloc(src->nvalues, sizeof(char *))) == NULL)
+            goto fail;
+        for (size_t i = 0; i < src->nvalues; i++) {
+            if ((dst->values[i] = dup_str(src->values[i])) == NULL)
+                goto fail;
+            dst->nvalues = i + 1;
+        }
+    }
+    dst->count = src->count;
+    if (req_copy(dst, src->req, src->nreq) != 0)
+        goto fail;
+    return 0;
+fail:
+    usage_dispose(dst);
+    return TOPO_ENOMEM;
+}
+
+static void node_free(live_node *n)
+{
+    if (n == NULL)
+        return;
+    free(n->name);
+    for (size_t i = 0; i < n->nlabels; i++) {
+        free((char *)n->labels[i].key);
+        free((char *)n->labels[i].value);
+    }
+    free(n->labels);
+    for (size_t i = 0; i < n->nalloc; i++)
+        free((char *)n->alloc[i].name);
+    free(n->alloc);
+    for (size_t i = 0; i < n->ntaints; i++) {
+        free((char *)n->taints[i].key);
+        free((char *)n->taints[i].value);
+        free((char *)n->taints[i].effect);
+    }
+    free(n->taints);
+    free(n);
+}
+
+static live_node *node_copy(const topo_node_spec *spec)
+{
+    live_node *n = calloc(1, sizeof(*n));
+    if (n == NULL || (n->name = dup_str(spec->name)) == NULL)
+        goto fail;
+    if ((n->labels = calloc(spec->nlabels ? spec->nlabels : 1, sizeof(topo_kv))) == NULL)
+        goto fail;
+    for (size_t i = 0; i < spec->nlabels; i++) {
+        n->labels[i].key = dup_str(spec->labels[i].key);
+        n->labels[i].value = dup_str(spec->labels[i].value);
+        n->nlabels = i + 1;
+        if (n->labels[i].key == NULL || n->labels[i].value == NULL)
+            goto fail;
+    }
+    if ((n->alloc = calloc(spec->nallocatable ? spec->nallocatable : 1, sizeof(topo_resource))) ==
+        NULL)
+        goto fail;
+    for (size_t i = 0; i < spec->nallocatable; i++) {
+        n->alloc[i].name = dup_str(spec->allocatable[i].name);
+        n->alloc[i].amount = spec->allocatable[i].amount;
+        n->nalloc = i + 1;
+        if (n->alloc[i].name == NULL)
+            goto fail;
+    }
+    if ((n->taints = calloc(spec->ntaints ? spec->ntaints : 1, sizeof(topo_taint))) == NULL)
+        goto fail;
+    for (size_t i = 0; i < spec->ntaints; i++) {
+        n->taints[i].key = dup_str(spec->taints[i].key);
+        n->taints[i].value = dup_str(spec->taints[i].value);
+        n->taints[i].effect = dup_str(spec->taints[i].effect);
+        n->ntaints = i + 1;
+        if (!n->taints[i].key || !n->taints[i].value || !n->taints[i].effect)
+            goto fail;
+    }
+    n->ready = spec->ready;
+    n->unschedulable = spec->unschedulable;
+    return n;
+fail:
+    node_free(n);
+    return NULL;
+}
+
+static void entry_free(live_entry *e)
+{
+    if (e == NULL)
+        return;
+    free(e->key);
+    usage_dispose(&e->u);
+    free(e);
+}
+
+/* ---- tables ---- */
+
+static int table_init(table *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->index = topo_strmap_create(64);
+    return t->index ? 0 : TOPO_ENOMEM;
+}
+
+/* Stores item under key (which must live inside item), replacing and
+ * returning any previous item through *out_old. */
+static int table_put(table *t, const char *key, void *item, void **out_old)
+{
+    int32_t i = topo_strmap_get(t->index, key);
+    *out_old = NULL;
+    if (i >= 0) {
+        /* The map borrows its keys: re-insert so it points at the new
+         * item's copy, not the old one about to be freed. */
+        *out_old = t->items[i];
+        t->items[i] = item;
+        topo_strmap_remove(t->index, key);
+        return topo_strmap_put(t->index, key, i);
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        void **items = realloc(t->items, cap * sizeof(*items));
+        if (items == NULL)
+            return TOPO_ENOMEM;
+        t->items = items;
+        t->cap = cap;
+    }
+    if (topo_strmap_put(t->index, key, (int32_t)t->n) != 0)
+        return TOPO_ENOMEM;
+    t->items[t->n++] = item;
+    return 0;
+}
+
+/* Unlinks the item under key and returns it (NULL if absent). keyof gives
+ * an item's key, to re-point the index at the item moved into the gap. */
+static void *table_take(table *t, const char *key, const char *(*keyof)(const void *))
+{
+    int32_t i = topo_strmap_remove(t->index, key);
+    if (i < 0)
+        return NULL;
+    void *item = t->items[i];
+    size_t last = t->n - 1;
+    if ((size_t)i != last) {
+        t->items[i] = t->items[last];
+        topo_strmap_put(t->index, keyof(t->items[i]), i); /* existing key: cannot fail */
+    }
+    t->n--;
+    return item;
+}
+
+static const char *node_key(const void *p)
+{
+    return ((const live_node *)p)->name;
+}
+
+static const char *entry_key(const void *p)
+{
+    return ((const live_entry *)p)->key;
+}
+
+/* ---- lifecycle ---- */
+
+static topo_snapshot *empty_snapshot(const topo_live *live, topo_err *err)
+{
+    topo_snapshot *snap = NULL;
+    if (topo_snapshot_create(&snap, &live->opts, err) != 0)
+        return NULL;
+    if (topo_snapshot_build(snap, err) != 0) {
+        topo_snapshot_free(snap);
+        return NULL;
+    }
+    return snap;
+}
+
+int topo_live_create(topo_live **out, const topo_snapshot_opts *opts, topo_err *err)
+{
+    *out = NULL;
+    topo_live *live = calloc(1, sizeof(*live));
+    if (live == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    if (pthread_rwlock_init(&live->lock, NULL) != 0) {
+        free(live);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: cannot create its lock");
+    }
+    if (table_init(&live->nodes) || table_init(&live->pods) || table_init(&live->reserved))
+        goto nomem;
+    live->topology_name = dup_str(opts->topology_name ? opts->topology_name : "default");
+    live->levels = calloc(opts->nlevels ? opts->nlevels : 1, sizeof(char *));
+    live->flavor = calloc(opts->nflavor_labels ? opts->nflavor_labels : 1, sizeof(topo_kv));
+    if (live->topology_name == NULL || live->levels == NULL || live->flavor == NULL)
+        goto nomem;
+    for (size_t i = 0; i < opts->nlevels; i++)
+        if ((live->levels[i] = dup_str(opts->levels[i])) == NULL)
+            goto nomem;
+    for (size_t i = 0; i < opts->nflavor_labels; i++) {
+        live->flavor[i].key = dup_str(opts->flavor_labels[i].key);
+        live->flavor[i].value = dup_str(opts->flavor_labels[i].value);
+        if (live->flavor[i].key == NULL || live->flavor[i].value == NULL)
+            goto nomem;
+    }
+    live->opts.topology_name = live->topology_name;
+    live->opts.levels = (const char *const *)live->levels;
+    live->opts.nlevels = opts->nlevels;
+    live->opts.flavor_labels = live->flavor;
+    live->opts.nflavor_labels = opts->nflavor_labels;
+    if ((live->published = empty_snapshot(live, err)) == NULL) {
+        topo_live_free(live);
+        return err ? err->code : TOPO_EINVALID;
+    }
+    *out = live;
+    return 0;
+nomem:
+    topo_live_free(live);
+    return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+}
+
+static void ops_clear(topo_live *live)
+{
+    for (size_t i = 0; i < live->nops; i++)
+        usage_dispose(&live->ops[i].u);
+    live->nops = 0;
+}
+
+void topo_live_free(topo_live *live)
+{
+    if (live == NULL)
+        return;
+    for (size_t i = 0; i < live->nodes.n; i++)
+        node_free(live->nodes.items[i]);
+    for (size_t i = 0; i < live->pods.n; i++)
+        entry_free(live->pods.items[i]);
+    for (size_t i = 0; i < live->reserved.n; i++)
+        entry_free(live->reserved.items[i]);
+    free(live->nodes.items);
+    free(live->pods.items);
+    free(live->reserved.items);
+    topo_strmap_free(live->nodes.index);
+    topo_strmap_free(live->pods.index);
+    topo_strmap_free(live->reserved.index);
+    ops_clear(live);
+    free(live->ops);
+    if (live->levels)
+        for (size_t i = 0; i < live->opts.nlevels; i++)
+            free(live->levels[i]);
+    free(live->levels);
+    if (live->flavor)
+        for (size_t i = 0; i < live->opts.nflavor_labels; i++) {
+            free((char *)live->flavor[i].key);
+            free((char *)live->flavor[i].value);
+        }
+    free(live->flavor);
+    free(live->topology_name);
+    topo_snapshot_free(live->published);
+    pthread_rwlock_destroy(&live->lock);
+    free(live);
+}
+
+/* ---- writer ---- */
+
+static int queue_op(topo_live *live, const usage *u, int64_t sign)
+{
+    if (live->reshape)
+        return 0; /* the rebuild re-derives everything from the copies */
+    if (live->nops == live->cap_ops) {
+        size_t cap = live->cap_ops ? live->cap_ops * 2 : 256;
+        op *ops = realloc(live->ops, cap * sizeof(*ops));
+        if (ops == NULL)
+            return TOPO_ENOMEM;
+        live->ops = ops;
+        live->cap_ops = cap;
+    }
+    if (usage_copy(&live->ops[live->nops].u, u) != 0)
+        return TOPO_ENOMEM;
+    live->ops[live->nops++].sign = sign;
+    return 0;
+}
+
+int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
+{
+    if (node == NULL || node->name == NULL || node->name[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "node: metadata.name is empty");
+    live_node *copy = node_copy(node);
+    void *old = NULL;
+    if (copy == NULL || table_put(&live->nodes, copy->name, copy, &old) != 0) {
+        node_free(copy);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    }
+    node_free(old);
+    live->reshape = 1;
+    live->dirty = 1;
+    ops_clear(live);
+    return 0;
+}
+
+int topo_live_delete_node(topo_live *live, const char *name, topo_err *err)
+{
+    (void)err;
+    live_node *n = table_take(&live->nodes, name, node_key);
+    if (n == NULL)
+        return 0;
+    node_free(n);
+    live->reshape = 1;
+    live->dirty = 1;
+    ops_clear(live);
+    return 0;
+}
+
+/* Replaces (or removes, when fresh is NULL) an entry, queueing the usage
+ * change: the old charge out, the new one in. */
+static int swap_entry(topo_live *live, table *t, const char *key, live_entry *fresh,
+                      topo_err *err)
+{
+    live_entry *old = NULL;
+    if (fresh != NULL) {
+        void *prev = NULL;
+        if (table_put(t, fresh->key, fresh, &prev) != 0) {
+            entry_free(fresh);
+            return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+        }
+        old = prev;
+    } else {
+        old = table_take(t, key, entry_key);
+        if (old == NULL)
+            return 0;
+    }
+    int rc = 0;
+    if (old != NULL && old->charged)
+        rc = queue_op(live, &old->u, -1);
+    if (rc == 0 && fresh != NULL && fresh->charged)
+        rc = queue_op(live, &fresh->u, +1);
+    entry_free(old);
+    live->dirty = 1;
+    if (rc != 0) {
+        /* The queue cannot say what changed: fall back to a full rebuild. */
+        live->reshape = 1;
+        ops_clear(live);
+    }
+    return 0;
+}
+
+int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
+                         const topo_resource *requests, size_t nrequests, topo_err *err)
+{
+    if (uid == NULL || uid[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid is empty");
+    live_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->key = dup_str(uid)) == NULL ||
+        (node_name != NULL && (e->u.node = dup_str(node_name)) == NULL) ||
+        req_copy(&e->u, requests, nrequests) != 0) {
+        entry_free(e);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    }
+    e->charged = charged && node_name != NULL && node_name[0] != '\0';
+    return swap_entry(live, &live->pods, uid, e, err);
+}
+
+int topo_live_delete_pod(topo_live *live, const char *uid, topo_err *err)
+{
+    return swap_entry(live, &live->pods, uid, NULL, err);
+}
+
+int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const *values,
+                              size_t nvalues, int32_t count, const topo_resource *requests,
+                              size_t nrequests, topo_err *err)
+{
+    if (id == NULL || id[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
+    if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0)
+        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
+    usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
+    live_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->key = dup_str(id)) == NULL || usage_copy(&e->u, &u) != 0) {
+        entry_free(e);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    }
+    e->charged = 1;
+    return swap_entry(live, &live->reserved, id, e, err);
+}
+
+int topo_live_delete_reserved(topo_live *live, const char *id, topo_err *err)
+{
+    return swap_entry(live, &live->reserved, id, NULL, err);
+}
+
+static int charge(topo_snapshot *snap, const usage *u, int64_t sign, topo_err *err)
+{
+    if (u->node != NULL)
+        return sign > 0 ? topo_snapshot_add_pod_usage(snap, u->node, u->req, u->nreq, NULL, err)
+                        : topo_snapshot_remove_pod_usage(snap, u->node, u->req, u->nreq, err);
+    return sign > 0 ? topo_snapshot_add_tas_usage(snap, (const char *const *)u->values,
+                                                  u->nvalues, u->count, u->req, u->nreq, err)
+                    : topo_snapshot_remove_tas_usage(snap, (const char *const *)u->values,
+                                                     u->nvalues, u->count, u->req, u->nreq,
+                                                     err);
+}
+
+/* A whole snapshot from the writer's copies. */
+static topo_snapshot *rebuild(topo_live *live, topo_err *err)
+{
+    topo_snapshot *snap = NULL;
+    if (topo_snapshot_create(&snap, &live->opts, err) != 0)
+        return NULL;
+    for (size_t i = 0; i < live->nodes.n; i++) {
+        const live_node *n = live->nodes.items[i];
+        topo_node_spec spec = {n->name, n->labels, n->nlabels, n->alloc, n->nalloc,
+                               n->taints, n->ntaints, n->unschedulable, n->ready};
+        if (topo_snapshot_add_node(snap, &spec, err) != 0)
+            goto fail;
+    }
+    if (topo_snapshot_build(snap, err) != 0)
+        goto fail;
+    const table *tables[2] = {&live->pods, &live->reserved};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < tables[t]->n; i++) {
+            const live_entry *e = tables[t]->items[i];
+            if (e->charged && charge(snap, &e->u, +1, err) != 0)
+                goto fail;
+        }
+    return snap;
+fail:
+    topo_snapshot_free(snap);
+    return NULL;
+}
+
+int topo_live_commit(topo_live *live, topo_err *err)
+{
+    if (!live->dirty)
+        return 0;
+    if (live->reshape) {
+        topo_snapshot *fresh = rebuild(live, err);
+        if (fresh == NULL)
+            return err ? err->code : TOPO_ENOMEM; /* the published one stays */
+        pthread_rwlock_wrlock(&live->lock);
+        topo_snapshot *old = live->published;
+        live->published = fresh;
+        live->generation++;
+        pthread_rwlock_unlock(&live->lock);
+        topo_snapshot_free(old);
+        live->stats.rebuilds++;
+    } else {
+        int rc = 0;
+        pthread_rwlock_wrlock(&live->lock);
+        for (size_t i = 0; i < live->nops && rc == 0; i++)
+            rc = charge(live->published, &live->ops[i].u, live->ops[i].sign, err);
+        live->generation++;
+        pthread_rwlock_unlock(&live->lock);
+        live->stats.applied += live->nops;
+        if (rc != 0)
+            return rc;
+    }
+    ops_clear(live);
+    live->reshape = 0;
+    live->dirty = 0;
+    live->stats.commits++;
+    return 0;
+}
+
+/* ---- readers ---- */
+
+const topo_snapshot *topo_live_acquire(topo_live *live)
+{
+    pthread_rwlock_rdlock(&live->lock);
+    return live->published;
+}
+
+void topo_live_release(topo_live *live, const topo_snapshot *snap)
+{
+    (void)snap;
+    pthread_rwlock_unlock(&live->lock);
+}
+
+uint64_t topo_live_generation(topo_live *live)
+{
+    pthread_rwlock_rdlock(&live->lock);
+    uint64_t g = live->generation;
+    pthread_rwlock_unlock(&live->lock);
+    return g;
+}
+
+void topo_live_get_stats(topo_live *live, topo_live_stats *out)
+{
+    *out = live->stats;
+    out->nodes = live->nodes.n;
+    out->pods = live->pods.n;
+    out->reserved = live->reserved.n;
+}
