@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "inventory/decode.h"
+#include "codec/decode.h"
 #include "topo/limits.h"
 #include "topo/strmap.h"
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory/decode.h"
+#include "codec/decode.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define DEFAULT_TOPOLOGY_PREFIX "topology.topo.io/"

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "inventory/decode.h"
-#include "inventory/podreq.h"
+#include "codec/decode.h"
+#include "codec/podreq.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 

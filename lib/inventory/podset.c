@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "inventory/decode.h"
-#include "inventory/podreq.h"
+#include "codec/decode.h"
+#include "codec/podreq.h"
 #include "topo/limits.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)

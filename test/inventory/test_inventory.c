@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "inventory/podreq.h"
+#include "codec/podreq.h"
 #include "codec/codec.h"
 #include "topo/inventory.h"
 #include "topo/limits.h"

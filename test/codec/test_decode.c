@@ -1,4 +1,4 @@
-/* Tests for lib/inventory/decode: resource maps, string maps, taints,
+/* Tests for lib/codec/decode: resource maps, string maps, taints,
  * tolerations and typed getters, with path-naming errors. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "codec/codec.h"
-#include "inventory/decode.h"
+#include "codec/decode.h"
 
 static topo_pool *pool;
 

@@ -1,11 +1,11 @@
 /* Effective pod requests (k8s.io/component-helpers/resource PodRequests). */
-#include "inventory/podreq.h"
+#include "codec/podreq.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory/decode.h"
+#include "codec/decode.h"
 
 /* A small growable list of resources; names are pool strings. */
 typedef struct rlist {

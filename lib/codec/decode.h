@@ -1,5 +1,7 @@
-/* Decoding helpers shared by every loader of Kubernetes-shaped input (node
- * lists, pod lists, fixture YAML, PodSet manifests, conformance cases).
+/* Decoding helpers shared by every reader of Kubernetes-shaped input (node
+ * lists, pod lists, fixture YAML, PodSet manifests, conformance cases, the
+ * topology cache's objects). Internal to lib/: they sit in the codec layer so
+ * that both lib/inventory and lib/topo/cache can use them.
  *
  * Conventions, for every function here:
  * - `obj` is the JSON value to decode (the map or the array itself). NULL or
@@ -9,8 +11,8 @@
  * - Arrays and strings are allocated from `pool` (copied: they do not borrow
  *   from the JSON tree, which may be freed afterwards).
  * - Return 0, TOPO_EINVALID with a message in err, or TOPO_ENOMEM. */
-#ifndef TOPO_INVENTORY_DECODE_H
-#define TOPO_INVENTORY_DECODE_H
+#ifndef TOPO_CODEC_DECODE_H
+#define TOPO_CODEC_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,8 @@
 /* Effective pod requests, as Kubernetes' resourcehelper.PodRequests computes
- * them, and Kueue's TAS-pod test. Internal to lib/inventory. */
-#ifndef TOPO_INVENTORY_PODREQ_H
-#define TOPO_INVENTORY_PODREQ_H
+ * them, and Kueue's TAS-pod test. Internal to lib/ (the inventory and the
+ * topology cache both count pods this way). */
+#ifndef TOPO_CODEC_PODREQ_H
+#define TOPO_CODEC_PODREQ_H
 
 #include <stddef.h>
 
