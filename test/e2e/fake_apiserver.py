@@ -1,0 +1,1585 @@
+#!/usr/bin/env python3
+"""A fake kube-apiserver for topo's end-to-end tests (Python 3 standard library only).
+
+It speaks the real wire format for the resources topo uses:
+
+  core/v1 nodes                     /api/v1/nodes[/NAME[/status]]
+  core/v1 pods                      /api/v1/pods (all namespaces: list, watch)
+                                    /api/v1/namespaces/NS/pods[/NAME[/status]]
+  batch/v1 jobs                     /apis/batch/v1/jobs, /apis/batch/v1/namespaces/NS/jobs[/NAME[/status]]
+  coordination.k8s.io/v1 leases     /apis/coordination.k8s.io/v1/leases,
+                                    /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
+
+Semantics follow kube-apiserver backed by etcd3:
+  * one global, monotonically increasing resourceVersion (a decimal string);
+  * GET, LIST (limit/continue; the continue token is opaque and the whole paged
+    list is one consistent snapshot at the first page's resourceVersion;
+    labelSelector; fieldSelector on the fields the real server indexes),
+    WATCH (?watch=1&resourceVersion=X&allowWatchBookmarks=true&timeoutSeconds=N:
+    chunked stream of {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}
+    lines from a bounded event history; a resourceVersion older than the history
+    is 410 Gone, either as an HTTP status or as an in-stream ERROR event);
+  * POST (201; 409 AlreadyExists), PUT (409 Conflict on a stale
+    metadata.resourceVersion), DELETE (optional preconditions), PATCH with
+    application/merge-patch+json (RFC 7386), application/strategic-merge-patch+json
+    (treated as a merge patch) and application/json-patch+json (RFC 6902: add,
+    remove, replace, move, copy, test; a failed op is 422); a patched object whose
+    metadata.resourceVersion differs from the stored one is 409 Conflict;
+  * errors are Status objects (kind Status, status Failure, message, reason,
+    details, code) with the apiserver's messages.
+
+Fault injection and test control live under /_fake/ on the same server
+(JSON in, JSON out, no authentication):
+
+  POST /_fake/fault     {"kind": "status", "code": 429, "count": N, "retry_after": S,
+                         "method": "GET", "path": "/api/v1/nodes"}      next N matching requests
+                        {"kind": "drop", "count": N}    headers + half the body, then close
+                        {"kind": "reset", "count": N}   close without answering
+                        {"kind": "slow", "count": N, "chunk": 1024, "delay_ms": 50}
+                        {"kind": "delay", "count": N, "delay_ms": 2000}  wait, then answer
+  POST /_fake/faults/clear
+  POST /_fake/compact   {"expire_watches": true}  forget all history (old RVs become 410);
+                        optionally end open watches with an in-stream ERROR 410
+  POST /_fake/watches/close   {"mode": "close" | "expire"}  end every open watch
+  POST /_fake/config    {"gone_mode": "http" | "event", "bookmark_interval": S,
+                         "history": N, "token_grace": S, "watch_timeout": S}
+  POST /_fake/load      {"resource": "nodes", "count": N, "gpus": 8, ...}  generated objects
+                        {"resource": "pods", "count": N}   pods bound to existing nodes
+                        {"file": PATH}   a List (NodeList/PodList/JobList/List) or one object
+  POST /_fake/churn     {"resource": "nodes", "count": M}  M label changes (MODIFIED events)
+                        {"resource": "pods", "count": M}   M pod creations/deletions
+  GET  /_fake/stats     current RV, compacted RV, object counts, open watches, request counts
+  GET  /_fake/requests  the last requests (method, path, status, auth, content type)
+  POST /_fake/requests/clear
+  POST /_fake/shutdown
+
+Authentication: with --token-file, a request needs "Authorization: Bearer T" where
+T is the file's current content (re-read on every request, so a test rotates the
+token by rewriting the file; the previous token stays valid for token_grace
+seconds, default 0) or, with --client-ca, a TLS client certificate signed by that
+CA. Otherwise 401 Unauthorized.
+
+usage: fake_apiserver.py [--port N] [--tls-cert F --tls-key F [--client-ca F]]
+                         [--token-file F] [--history N] [--bookmark-interval S]
+                         [--gone-mode http|event] [--load FILE]... [--nodes N] [--pods N]
+                         [--port-file F] [--verbose]
+It binds 127.0.0.1 only and prints the port on stdout once it listens.
+"""
+
+import argparse
+import base64
+import bisect
+import datetime
+import json
+import os
+import random
+import re
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+
+# --------------------------------------------------------------------------- resources
+
+class Resource:
+    def __init__(self, name, group, version, kind, namespaced, fields):
+        self.name = name
+        self.group = group
+        self.version = version
+        self.kind = kind
+        self.namespaced = namespaced
+        self.list_kind = kind + "List"
+        self.api_version = f"{group}/{version}" if group else version
+        self.fields = fields  # field selectors the real server supports
+        # Bytes prepended to a stored item to make it a full object.
+        self.head = (b'{"kind":' + json.dumps(kind).encode() + b',"apiVersion":' +
+                     json.dumps(self.api_version).encode() + b',')
+        self.has_status = name != "leases"
+
+    def qualified(self):
+        return f"{self.name}.{self.group}" if self.group else self.name
+
+
+RESOURCES = {
+    "nodes": Resource("nodes", "", "v1", "Node", False,
+                      {"metadata.name", "spec.unschedulable"}),
+    "pods": Resource("pods", "", "v1", "Pod", True,
+                     {"metadata.name", "metadata.namespace", "spec.nodeName",
+                      "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                      "status.phase", "status.podIP", "status.nominatedNodeName"}),
+    "jobs": Resource("jobs", "batch", "v1", "Job", True,
+                     {"metadata.name", "metadata.namespace", "status.successful"}),
+    "leases": Resource("leases", "coordination.k8s.io", "v1", "Lease", True,
+                       {"metadata.name", "metadata.namespace"}),
+}
+KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
+GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",
+                  ("coordination.k8s.io", "v1"): "/apis/coordination.k8s.io/v1"}
+
+NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def now_rfc3339():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def dumps(obj):
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+# --------------------------------------------------------------------------- errors
+
+class ApiError(Exception):
+    """An apiserver error, answered as a Status object."""
+
+    def __init__(self, code, reason, message, details=None, headers=()):
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+        self.headers = list(headers)
+
+    def status(self):
+        return status_object(self.code, self.reason, self.message, self.details)
+
+
+def status_object(code, reason, message, details=None):
+    st = OrderedDict([("kind", "Status"), ("apiVersion", "v1"), ("metadata", {}),
+                      ("status", "Failure"), ("message", message), ("reason", reason)])
+    if details is not None:
+        st["details"] = details
+    st["code"] = code
+    return st
+
+
+def not_found(res, name):
+    return ApiError(404, "NotFound", f'{res.qualified()} "{name}" not found',
+                    details_for(res, name))
+
+
+def details_for(res, name):
+    d = {"name": name, "kind": res.name}
+    if res.group:
+        d["group"] = res.group
+    return d
+
+
+def conflict(res, name):
+    return ApiError(409, "Conflict",
+                    f'Operation cannot be fulfilled on {res.qualified()} "{name}": the object '
+                    "has been modified; please apply your changes to the latest version and "
+                    "try again", details_for(res, name))
+
+
+def already_exists(res, name):
+    return ApiError(409, "AlreadyExists", f'{res.qualified()} "{name}" already exists',
+                    details_for(res, name))
+
+
+def bad_request(message):
+    return ApiError(400, "BadRequest", message)
+
+
+def invalid(res, name, message):
+    return ApiError(422, "Invalid", f'{res.kind} "{name}" is invalid: {message}',
+                    details_for(res, name))
+
+
+def gone(message):
+    return ApiError(410, "Expired", message)
+
+
+def generic_status(code, message=None, retry_after=None):
+    """The Status kube-apiserver sends for code (the fault injector's answers)."""
+    table = {
+        400: ("BadRequest", "the server rejected our request for an unknown reason"),
+        401: ("Unauthorized", "Unauthorized"),
+        403: ("Forbidden", "forbidden: injected fault"),
+        404: ("NotFound", "the server could not find the requested resource"),
+        409: ("Conflict", "the object has been modified; please apply your changes to the "
+                          "latest version and try again"),
+        410: ("Expired", "too old resource version"),
+        429: ("TooManyRequests", "Too many requests, please try again later."),
+        500: ("InternalError", "Internal error occurred: injected fault"),
+        503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+        504: ("Timeout", "the server was unable to return a response in the time allotted, "
+                         "but may still be processing the request"),
+    }
+    reason, msg = table.get(code, ("Unknown", f"the server responded with the status code "
+                                              f"{code} but did not return more information"))
+    details = None
+    headers = []
+    if retry_after is not None:
+        details = {"causes": [{"message": msg}], "retryAfterSeconds": int(retry_after)}
+        headers.append(("Retry-After", str(int(retry_after))))
+    return ApiError(code, reason, message or msg, details, headers)
+
+
+# --------------------------------------------------------------------------- selectors
+
+SEL_REQ_RE = re.compile(
+    r"^\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9][-A-Za-z0-9_./]*)\s*"
+    r"(?:(?P<op>==|=|!=|\s+in\s+|\s+notin\s+)\s*(?P<val>.*?))?\s*$")
+
+
+def split_top(text):
+    """Splits a selector at commas outside parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in parts if p.strip()]
+
+
+def parse_label_selector(text):
+    reqs = []
+    for part in split_top(text or ""):
+        m = SEL_REQ_RE.match(part)
+        if not m:
+            raise bad_request(f"unable to parse requirement: {part!r}")
+        key, op, val, neg = m.group("key"), m.group("op"), m.group("val"), m.group("neg")
+        if op is None:
+            reqs.append(("notexists" if neg else "exists", key, None))
+            continue
+        if neg:
+            raise bad_request(f"unable to parse requirement: {part!r}")
+        op = op.strip()
+        if op in ("in", "notin"):
+            v = val.strip()
+            if not (v.startswith("(") and v.endswith(")")):
+                raise bad_request(f"unable to parse requirement: {part!r}")
+            values = {x.strip() for x in v[1:-1].split(",") if x.strip()}
+            reqs.append((op, key, values))
+        else:
+            reqs.append(("ne" if op == "!=" else "eq", key, val.strip()))
+    return reqs
+
+
+def label_match(reqs, labels):
+    for op, key, val in reqs:
+        present = key in labels
+        if op == "exists" and not present:
+            return False
+        if op == "notexists" and present:
+            return False
+        if op == "eq" and (not present or labels[key] != val):
+            return False
+        if op == "ne" and present and labels[key] == val:
+            return False
+        if op == "in" and (not present or labels[key] not in val):
+            return False
+        if op == "notin" and present and labels[key] in val:
+            return False
+    return True
+
+
+def parse_field_selector(res, text):
+    reqs = []
+    for part in split_top(text or ""):
+        m = re.match(r"^\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
+        if not m:
+            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
+        path, op, val = m.groups()
+        if path not in res.fields:
+            raise bad_request(f'field label not supported: {path}')
+        reqs.append((path.split("."), op == "!=", val))
+    return reqs
+
+
+def field_value(obj, path):
+    cur = obj
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return ""
+        cur = cur[p]
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return "" if cur is None else str(cur)
+
+
+def field_match(reqs, obj):
+    for path, negate, val in reqs:
+        if (field_value(obj, path) == val) == negate:
+            return False
+    return True
+
+
+class Filter:
+    def __init__(self, res, namespace, params):
+        self.namespace = namespace
+        self.labels = parse_label_selector(params.get("labelSelector", ""))
+        self.fields = parse_field_selector(res, params.get("fieldSelector", ""))
+        self.trivial = namespace is None and not self.labels and not self.fields
+
+    def match(self, entry):
+        if self.trivial:
+            return True
+        if self.namespace is not None and entry.namespace != self.namespace:
+            return False
+        if self.labels and not label_match(self.labels,
+                                           entry.data["metadata"].get("labels") or {}):
+            return False
+        return not self.fields or field_match(self.fields, entry.data)
+
+
+# --------------------------------------------------------------------------- patches
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch; returns a new value, target is not modified."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+class PatchError(Exception):
+    pass
+
+
+def json_equal(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def pointer_tokens(ptr):
+    if ptr == "":
+        return []
+    if not isinstance(ptr, str) or not ptr.startswith("/"):
+        raise PatchError(f"invalid JSON pointer {ptr!r}")
+    return [t.replace("~1", "/").replace("~0", "~") for t in ptr[1:].split("/")]
+
+
+def list_index(container, tok, allow_end):
+    if tok == "-" and allow_end:
+        return len(container)
+    if not re.fullmatch(r"0|[1-9][0-9]*", tok):
+        raise PatchError(f"invalid array index {tok!r}")
+    i = int(tok)
+    if i > len(container) or (i == len(container) and not allow_end):
+        raise PatchError(f"array index {i} out of bounds")
+    return i
+
+
+def pointer_get(doc, toks, ptr):
+    cur = doc
+    for t in toks:
+        if isinstance(cur, dict):
+            if t not in cur:
+                raise PatchError(f"missing value at {ptr}")
+            cur = cur[t]
+        elif isinstance(cur, list):
+            cur = cur[list_index(cur, t, False)]
+        else:
+            raise PatchError(f"missing value at {ptr}")
+    return cur
+
+
+def json_patch(doc, ops):
+    """RFC 6902; doc is a fresh copy that may be modified. Returns the new doc."""
+    if not isinstance(ops, list):
+        raise PatchError("a JSON patch must be an array of operations")
+
+    def parent_of(d, ptr):
+        toks = pointer_tokens(ptr)
+        if not toks:
+            return None, None
+        return pointer_get(d, toks[:-1], ptr), toks[-1]
+
+    def put(d, ptr, value, replace):
+        par, last = parent_of(d, ptr)
+        if par is None:
+            return value
+        if isinstance(par, dict):
+            if replace and last not in par:
+                raise PatchError(f"replace operation does not apply: doc is missing key: {ptr}")
+            par[last] = value
+        elif isinstance(par, list):
+            i = list_index(par, last, not replace)
+            if replace:
+                par[i] = value
+            else:
+                par.insert(i, value)
+        else:
+            raise PatchError(f"doc is missing path: {ptr}")
+        return d
+
+    def remove(d, ptr):
+        par, last = parent_of(d, ptr)
+        if par is None:
+            raise PatchError("cannot remove the whole document")
+        if isinstance(par, dict):
+            if last not in par:
+                raise PatchError(f"remove operation does not apply: doc is missing key: {ptr}")
+            return par.pop(last)
+        if isinstance(par, list):
+            return par.pop(list_index(par, last, False))
+        raise PatchError(f"doc is missing path: {ptr}")
+
+    for op in ops:
+        if not isinstance(op, dict) or not isinstance(op.get("op"), str) or "path" not in op:
+            raise PatchError("an operation needs 'op' and 'path'")
+        kind, path = op["op"], op["path"]
+        if kind in ("add", "replace", "test") and "value" not in op:
+            raise PatchError(f"{kind} operation needs a 'value'")
+        if kind == "add":
+            doc = put(doc, path, json.loads(json.dumps(op["value"])), False)
+        elif kind == "replace":
+            pointer_get(doc, pointer_tokens(path), path)
+            doc = put(doc, path, json.loads(json.dumps(op["value"])), True)
+        elif kind == "remove":
+            remove(doc, path)
+        elif kind == "test":
+            got = pointer_get(doc, pointer_tokens(path), path)
+            if not json_equal(got, op["value"]):
+                raise PatchError(f"testing value {path} failed: test failed")
+        elif kind in ("move", "copy"):
+            src = op.get("from")
+            val = pointer_get(doc, pointer_tokens(src), src)
+            val = json.loads(json.dumps(val))
+            if kind == "move":
+                remove(doc, src)
+            doc = put(doc, path, val, False)
+        else:
+            raise PatchError(f"Unexpected kind: {kind}")
+    return doc
+
+
+# --------------------------------------------------------------------------- store
+
+class Entry:
+    """One stored object version: immutable once built."""
+    __slots__ = ("key", "namespace", "name", "rv", "data", "raw")
+
+    def __init__(self, data):
+        md = data["metadata"]
+        self.namespace = md.get("namespace")
+        self.name = md["name"]
+        self.key = (self.namespace or "", self.name)
+        self.rv = int(md["resourceVersion"])
+        self.data = data
+        self.raw = dumps(data)  # the list-item form: no kind/apiVersion
+
+
+class Event:
+    __slots__ = ("rv", "res", "type", "entry", "prev")
+
+    def __init__(self, rv, res, etype, entry, prev):
+        self.rv = rv
+        self.res = res
+        self.type = etype
+        self.entry = entry
+        self.prev = prev
+
+
+class Store:
+    def __init__(self, history):
+        self.cond = threading.Condition()
+        self.rv = 1
+        self.compacted = 1  # a watch/list from an RV below this is 410
+        self.objects = {name: {} for name in RESOURCES}
+        self.sorted_keys = {name: None for name in RESOURCES}
+        self.events = []    # Event, ascending rv
+        self.event_rvs = []
+        self.history = history
+        self.snapshots = OrderedDict()  # continue-token id -> (rv, [Entry])
+        self.snap_seq = 0
+        self.kill_gen = 0
+        self.kill_mode = "close"
+        self.closing = False
+
+    # All methods below run with self.cond held.
+
+    def next_rv(self):
+        self.rv += 1
+        return self.rv
+
+    def record(self, res, etype, entry, prev):
+        self.events.append(Event(entry.rv, res, etype, entry, prev))
+        self.event_rvs.append(entry.rv)
+        if len(self.events) > self.history:
+            drop = len(self.events) - self.history
+            self.compacted = max(self.compacted, self.events[drop - 1].rv)
+            del self.events[:drop]
+            del self.event_rvs[:drop]
+        self.cond.notify_all()
+
+    def compact(self):
+        self.compacted = self.rv
+        self.events = []
+        self.event_rvs = []
+        self.snapshots.clear()
+        self.cond.notify_all()
+
+    def keys(self, res):
+        ks = self.sorted_keys[res.name]
+        if ks is None:
+            ks = sorted(self.objects[res.name])
+            self.sorted_keys[res.name] = ks
+        return ks
+
+    def put(self, res, data, etype, prev):
+        entry = Entry(data)
+        table = self.objects[res.name]
+        if entry.key not in table:
+            self.sorted_keys[res.name] = None
+        table[entry.key] = entry
+        self.record(res, etype, entry, prev)
+        return entry
+
+    def create(self, res, data):
+        md = data["metadata"]
+        key = (md.get("namespace") or "", md["name"])
+        if key in self.objects[res.name]:
+            raise already_exists(res, md["name"])
+        md["uid"] = str(uuid.uuid4())
+        md.setdefault("creationTimestamp", now_rfc3339())
+        md["resourceVersion"] = str(self.next_rv())
+        return self.put(res, data, "ADDED", None)
+
+    def delete(self, res, key):
+        table = self.objects[res.name]
+        prev = table.pop(key)
+        self.sorted_keys[res.name] = None
+        data = json.loads(prev.raw)
+        data["metadata"]["resourceVersion"] = str(self.next_rv())
+        entry = Entry(data)
+        self.record(res, "DELETED", entry, prev)
+        return entry
+
+
+# --------------------------------------------------------------------------- generated objects
+
+def gen_node(i, opts):
+    """A realistic GPU node, labelled as topo-sync and GPU feature discovery label it."""
+    gpus = int(opts.get("gpus", 8))
+    npr = int(opts.get("nodes_per_rack", 8))
+    rpl = int(opts.get("racks_per_leaf", 4))
+    lps = int(opts.get("leaves_per_spine", 8))
+    prefix = opts.get("prefix", "dc1")
+    rack_g, in_rack = divmod(i, npr)
+    leaf_g, rack = divmod(rack_g, rpl)
+    spine_g, leaf = divmod(leaf_g, lps)
+    spine = f"{prefix}-sp{spine_g + 1:02d}"
+    leafn = f"{spine}-lf{leaf + 1:02d}"
+    rackn = f"{leafn}-r{rack + 1:02d}"
+    host = f"{rackn}-n{in_rack + 1:02d}"
+    ip = f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
+    ts = "2026-01-05T08:00:00Z"
+    labels = OrderedDict([
+        ("beta.kubernetes.io/arch", "amd64"), ("beta.kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"), ("kubernetes.io/hostname", host),
+        ("kubernetes.io/os", "linux"),
+        ("node.kubernetes.io/instance-type", "hgx-h100-8"),
+        ("nvidia.com/cuda.driver.major", "550"), ("nvidia.com/cuda.driver.minor", "90"),
+        ("nvidia.com/cuda.driver.rev", "07"), ("nvidia.com/gpu.count", str(gpus)),
+        ("nvidia.com/gpu.family", "hopper"), ("nvidia.com/gpu.machine", "DGX-H100"),
+        ("nvidia.com/gpu.memory", "81559"), ("nvidia.com/gpu.present", "true"),
+        ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+        ("nvidia.com/gpu.replicas", "1"), ("nvidia.com/mig.capable", "true"),
+        ("topology.topo.io/datacenter", prefix), ("topology.topo.io/spine", spine),
+        ("topology.topo.io/block", spine), ("topology.topo.io/leaf", leafn),
+        ("topology.topo.io/rack", rackn), ("topology.topo.io/nvlink", host),
+    ])
+    resources = {"cpu": "224", "ephemeral-storage": "3750000000Ki", "hugepages-1Gi": "0",
+                 "hugepages-2Mi": "0", "memory": "2113730560Ki", "nvidia.com/gpu": str(gpus),
+                 "pods": "110"}
+    alloc = dict(resources, cpu="222", memory="2111633408Ki")
+
+    def cond(t, status, reason, msg):
+        return {"type": t, "status": status, "lastHeartbeatTime": ts,
+                "lastTransitionTime": ts, "reason": reason, "message": msg}
+
+    return {
+        "metadata": {
+            "name": host, "labels": labels,
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                "nfd.node.kubernetes.io/feature-labels": "cpu-cpuid.AVX512F,pci-10de.present",
+            },
+        },
+        "spec": {"podCIDR": f"10.244.{i % 256}.0/24", "podCIDRs": [f"10.244.{i % 256}.0/24"],
+                 "providerID": f"baremetal://{host}"},
+        "status": {
+            "capacity": resources, "allocatable": alloc,
+            "conditions": [
+                cond("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                     "kubelet has sufficient memory available"),
+                cond("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                     "kubelet has no disk pressure"),
+                cond("PIDPressure", "False", "KubeletHasSufficientPID",
+                     "kubelet has sufficient PID available"),
+                cond("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "addresses": [{"type": "InternalIP", "address": ip},
+                          {"type": "Hostname", "address": host}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": f"{i:032x}", "systemUUID": str(uuid.UUID(int=i + 1)),
+                "bootID": str(uuid.UUID(int=(i + 1) << 64)),
+                "kernelVersion": "5.15.0-105-generic", "osImage": "Ubuntu 22.04.4 LTS",
+                "containerRuntimeVersion": "containerd://1.7.13", "kubeletVersion": "v1.30.2",
+                "kubeProxyVersion": "v1.30.2", "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
+        },
+    }
+
+
+def gen_pod(i, node, gpus, namespace="ml"):
+    name = f"train-{i:06d}"
+    return {
+        "metadata": {
+            "name": name, "namespace": namespace,
+            "labels": {"app": "train", "batch.kubernetes.io/job-name": f"job-{i // 8:05d}"},
+        },
+        "spec": {
+            "nodeName": node, "restartPolicy": "Never", "schedulerName": "default-scheduler",
+            "serviceAccountName": "default",
+            "containers": [{
+                "name": "worker", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                "resources": {"requests": {"cpu": "8", "memory": "64Gi",
+                                           "nvidia.com/gpu": str(gpus)},
+                              "limits": {"nvidia.com/gpu": str(gpus)}},
+            }],
+        },
+        "status": {"phase": "Running", "podIP": f"10.245.{(i >> 8) & 255}.{i & 255}",
+                   "qosClass": "Burstable"},
+    }
+
+
+# --------------------------------------------------------------------------- the server
+
+class Fault:
+    def __init__(self, spec):
+        self.kind = spec.get("kind", "status")
+        if self.kind not in ("status", "drop", "reset", "slow", "delay"):
+            raise ValueError(f"unknown fault kind {self.kind!r}")
+        self.count = int(spec.get("count", 1))
+        self.code = int(spec.get("code", 500))
+        self.retry_after = spec.get("retry_after")
+        self.message = spec.get("message")
+        self.method = spec.get("method")
+        self.path = spec.get("path")
+        self.watch = spec.get("watch")  # None: any; True/False: only watches / non-watches
+        self.chunk = int(spec.get("chunk", 1024))
+        self.delay_ms = int(spec.get("delay_ms", 50))
+
+    def matches(self, method, path, is_watch):
+        if self.count <= 0:
+            return False
+        if self.method and self.method != method:
+            return False
+        if self.path and not path.startswith(self.path):
+            return False
+        return self.watch is None or bool(self.watch) == is_watch
+
+
+class State:
+    def __init__(self, args):
+        self.store = Store(args.history)
+        self.lock = threading.Lock()  # faults, config, logs, tokens
+        self.faults = []
+        self.gone_mode = args.gone_mode
+        self.bookmark_interval = args.bookmark_interval
+        self.watch_timeout = args.watch_timeout
+        self.token_file = args.token_file
+        self.token_grace = 0.0
+        self.tokens = (None, None, 0.0)  # current, previous, changed at
+        self.client_auth = bool(args.client_ca)
+        self.requests = []
+        self.counts = {}
+        self.watches = 0
+        self.verbose = args.verbose
+        self.server = None
+
+    def take_fault(self, method, path, is_watch):
+        with self.lock:
+            for f in self.faults:
+                if f.matches(method, path, is_watch):
+                    f.count -= 1
+                    return f
+        return None
+
+    def valid_tokens(self):
+        if not self.token_file:
+            return None
+        try:
+            with open(self.token_file, "r", encoding="utf-8") as fh:
+                cur = fh.read().strip()
+        except OSError:
+            cur = ""
+        with self.lock:
+            current, previous, changed = self.tokens
+            if cur != current:
+                previous, changed = current, time.monotonic()
+                self.tokens = (cur, previous, changed)
+            ok = {cur} if cur else set()
+            if previous and time.monotonic() - changed < self.token_grace:
+                ok.add(previous)
+        return ok
+
+    def log_request(self, method, path, status, auth, ctype):
+        with self.lock:
+            self.requests.append({"method": method, "path": path, "status": status,
+                                  "auth": auth, "content_type": ctype, "t": time.time()})
+            if len(self.requests) > 5000:
+                del self.requests[:1000]
+            k = f"{method} {status}"
+            self.counts[k] = self.counts.get(k, 0) + 1
+
+
+ROUTE_RE = re.compile(
+    r"^(?:/api/(?P<cv>v1)|/apis/(?P<group>[^/]+)/(?P<gv>[^/]+))"
+    r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?$")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-apiserver/1.0"
+    timeout = 120
+
+    # ------------------------------------------------------------ plumbing
+
+    def log_message(self, fmt, *args):
+        if self.server.state.verbose:
+            sys.stderr.write("fake-apiserver: " + (fmt % args) + "\n")
+
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        except (ConnectionError, ssl.SSLError, socket.timeout, OSError):
+            self.close_connection = True
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_PATCH(self):
+        self.dispatch("PATCH")
+
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                line = self.rfile.readline(65537)
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline(3)
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > 3 * 1024 * 1024:
+            raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is "
+                           "3145728")
+        return self.rfile.read(n) if n else b""
+
+    def abort_connection(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def send_bytes(self, code, body, headers=(), ctype="application/json"):
+        fault = self.fault if self.fault and self.fault.kind in ("drop", "slow") else None
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.status_sent = code
+        if fault is None:
+            self.wfile.write(body)
+        elif fault.kind == "drop":
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.abort_connection()
+        else:
+            for off in range(0, len(body), max(1, fault.chunk)):
+                self.wfile.write(body[off: off + fault.chunk])
+                self.wfile.flush()
+                time.sleep(fault.delay_ms / 1000.0)
+
+    def send_obj(self, code, obj, headers=()):
+        self.send_bytes(code, dumps(obj), headers)
+
+    def send_error_status(self, e):
+        self.send_obj(e.code, e.status(), e.headers)
+
+    # ------------------------------------------------------------ dispatch
+
+    def dispatch(self, method):
+        state = self.server.state
+        self.fault = None
+        self.status_sent = 0
+        url = urlsplit(self.path)
+        path = url.path
+        params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        auth = "none"
+        try:
+            body = self.read_body()
+            if path.startswith("/_fake/"):
+                self.admin(method, path, body, params)
+                return
+            auth = self.authenticate()
+            is_watch = params.get("watch", "") in ("1", "true", "True")
+            self.fault = state.take_fault(method, path, is_watch)
+            if self.fault is not None:
+                if self.fault.kind == "reset":
+                    self.abort_connection()
+                    return
+                if self.fault.kind == "delay":
+                    time.sleep(self.fault.delay_ms / 1000.0)
+                elif self.fault.kind == "status":
+                    raise generic_status(self.fault.code, self.fault.message,
+                                         self.fault.retry_after)
+            if path in ("/healthz", "/readyz", "/livez"):
+                self.send_bytes(200, b"ok", ctype="text/plain; charset=utf-8")
+                return
+            if path == "/version":
+                self.send_obj(200, {"major": "1", "minor": "30", "gitVersion": "v1.30.2-fake",
+                                    "platform": "linux/amd64"})
+                return
+            self.api(method, path, params, body, is_watch)
+        except ApiError as e:
+            self.send_error_status(e)
+        except (ConnectionError, ssl.SSLError, socket.timeout, BrokenPipeError):
+            self.close_connection = True
+        finally:
+            if not path.startswith("/_fake/"):
+                state.log_request(method, self.path, self.status_sent, auth,
+                                  self.headers.get("Content-Type"))
+
+    def authenticate(self):
+        state = self.server.state
+        if state.token_file is None and not state.client_auth:
+            return "none"
+        if state.client_auth:
+            try:
+                cert = self.connection.getpeercert()
+            except (AttributeError, ValueError):
+                cert = None
+            if cert:
+                for rdn in cert.get("subject", ()):
+                    for k, v in rdn:
+                        if k == "commonName":
+                            return "cert:" + v
+                return "cert"
+        h = self.headers.get("Authorization", "")
+        ok = state.valid_tokens() or set()
+        if h.startswith("Bearer ") and h[7:].strip() in ok:
+            return "bearer:" + h[7:].strip()[:12]
+        raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    # ------------------------------------------------------------ the API
+
+    def api(self, method, path, params, body, is_watch):
+        m = ROUTE_RE.match(path)
+        if not m:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        group = m.group("group") or ""
+        version = m.group("cv") or m.group("gv")
+        res = RESOURCES.get(unquote(m.group("res")))
+        if res is None or res.group != group or res.version != version:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        ns = unquote(m.group("ns")) if m.group("ns") else None
+        name = unquote(m.group("name")) if m.group("name") else None
+        sub = m.group("sub")
+        if ns is not None and not res.namespaced:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub is not None and (sub != "status" or not res.has_status):
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if res.namespaced and ns is None and (name is not None or method != "GET"):
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        key = (ns or "", name) if name is not None else None
+
+        if name is None:
+            if method == "GET":
+                if is_watch:
+                    self.watch(res, ns, params)
+                else:
+                    self.list(res, ns, params)
+            elif method == "POST":
+                self.create(res, ns, body)
+            else:
+                raise ApiError(405, "MethodNotAllowed",
+                               f"the server does not allow this method on the requested "
+                               f"resource")
+            return
+        if method == "GET":
+            st = self.server.state.store
+            with st.cond:
+                entry = st.objects[res.name].get(key)
+            if entry is None:
+                raise not_found(res, name)
+            self.send_bytes(200, res.head + entry.raw[1:])
+        elif method == "PUT":
+            self.update(res, key, name, body, sub)
+        elif method == "PATCH":
+            self.patch(res, key, name, body, sub)
+        elif method == "DELETE":
+            self.delete(res, key, name, body)
+        else:
+            raise ApiError(405, "MethodNotAllowed",
+                           "the server does not allow this method on the requested resource")
+
+    def decode(self, body):
+        try:
+            return json.loads(body or b"null")
+        except ValueError as e:
+            raise bad_request(f"error decoding request body: {e}")
+
+    def list(self, res, ns, params):
+        st = self.server.state.store
+        flt = Filter(res, ns, params)
+        try:
+            limit = int(params.get("limit") or 0)
+        except ValueError:
+            raise bad_request("invalid limit")
+        cont = params.get("continue", "")
+        rvp = params.get("resourceVersion", "")
+        with st.cond:
+            if cont:
+                try:
+                    tok = json.loads(base64.urlsafe_b64decode(cont.encode() + b"=="))
+                    snap_id, offset, rv = int(tok["snap"]), int(tok["offset"]), int(tok["rv"])
+                except (ValueError, KeyError, TypeError):
+                    raise bad_request("continue key is not valid: incorrect encoded start "
+                                      "resourceVersion (version meta.k8s.io/v1)")
+                snap = st.snapshots.get(snap_id)
+                if snap is None or rv < st.compacted:
+                    raise gone("The provided continue parameter is too old to display a "
+                               "consistent list result. You can start a new list without the "
+                               "continue parameter, or use the continue token in this response "
+                               "to retrieve the remainder of the results. Continuing with the "
+                               "provided token results in an inconsistent list - objects that "
+                               "were created, modified, or deleted between the time the first "
+                               "chunk was returned and now may show up in the list.")
+                st.snapshots.move_to_end(snap_id)
+                items = snap[1]
+            else:
+                if rvp not in ("", "0"):
+                    try:
+                        want = int(rvp)
+                    except ValueError:
+                        raise bad_request(f"invalid resource version: {rvp}")
+                    if want < st.compacted:
+                        raise gone(f"too old resource version: {want} ({st.compacted})")
+                table = st.objects[res.name]
+                items = [table[k] for k in st.keys(res)]
+                if not flt.trivial:
+                    items = [e for e in items if flt.match(e)]
+                rv = st.rv
+                offset = 0
+                snap_id = None
+            end = len(items) if limit <= 0 else min(len(items), offset + limit)
+            token = ""
+            if end < len(items):
+                if snap_id is None:
+                    st.snap_seq += 1
+                    snap_id = st.snap_seq
+                    st.snapshots[snap_id] = (rv, items)
+                    while len(st.snapshots) > 256:
+                        st.snapshots.popitem(last=False)
+                token = base64.urlsafe_b64encode(dumps(
+                    {"v": "meta.k8s.io/v1", "rv": rv, "snap": snap_id, "offset": end,
+                     "start": items[end].key[1] + "\u0000"})).decode().rstrip("=")
+            page = items[offset:end]
+            remaining = len(items) - end
+        md = {"resourceVersion": str(rv)}
+        if token:
+            md["continue"] = token
+            md["remainingItemCount"] = remaining
+        head = dumps({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": md})
+        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
+        self.send_bytes(200, body)
+
+    def watch(self, res, ns, params):
+        state = self.server.state
+        st = state.store
+        flt = Filter(res, ns, params)
+        bookmarks = params.get("allowWatchBookmarks", "") in ("1", "true", "True")
+        try:
+            timeout = float(params.get("timeoutSeconds") or state.watch_timeout)
+        except ValueError:
+            raise bad_request("invalid timeoutSeconds")
+        rvp = params.get("resourceVersion", "")
+        initial = []
+        too_old = None
+        with st.cond:
+            if rvp in ("", "0"):
+                table = st.objects[res.name]
+                initial = [table[k] for k in st.keys(res) if flt.match(table[k])]
+                last = st.rv
+            else:
+                try:
+                    last = int(rvp)
+                except ValueError:
+                    raise bad_request(f"invalid resource version: {rvp}")
+                if last < st.compacted:
+                    too_old = f"too old resource version: {last} ({st.compacted})"
+            gen = st.kill_gen
+        if too_old and state.gone_mode == "http":
+            raise gone(too_old)
+
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        self.status_sent = 200
+        with state.lock:
+            state.watches += 1
+        try:
+            if too_old:
+                self.chunk(dumps({"type": "ERROR", "object": status_object(410, "Expired",
+                                                                           too_old)}))
+                self.chunk(b"")
+                return
+            for e in initial:
+                self.event("ADDED", res, e.raw)
+            if self.fault is not None and self.fault.kind == "drop":
+                self.abort_connection()
+                return
+            deadline = time.monotonic() + timeout
+            next_bookmark = time.monotonic() + state.bookmark_interval
+            while True:
+                out = []
+                ended = None
+                with st.cond:
+                    while True:
+                        nowm = time.monotonic()
+                        if st.closing or nowm >= deadline:
+                            ended = "timeout"
+                            break
+                        if st.kill_gen != gen:
+                            ended = st.kill_mode
+                            break
+                        if last < st.compacted:
+                            ended = "expire"
+                            break
+                        if st.rv > last or (bookmarks and nowm >= next_bookmark):
+                            break
+                        st.cond.wait(min(deadline, next_bookmark if bookmarks else deadline)
+                                     - nowm)
+                    if ended is None:
+                        i = bisect.bisect_right(st.event_rvs, last)
+                        for ev in st.events[i:]:
+                            if ev.res is res:
+                                out.append(ev)
+                        last = st.rv
+                    compacted = st.compacted
+                for ev in out:
+                    self.send_event(res, flt, ev)
+                if ended == "expire":
+                    msg = f"too old resource version: {last} ({compacted})"
+                    self.chunk(dumps({"type": "ERROR",
+                                      "object": status_object(410, "Expired", msg)}))
+                    break
+                if ended is not None:
+                    break
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    self.chunk(dumps({"type": "BOOKMARK", "object": {
+                        "kind": res.kind, "apiVersion": res.api_version,
+                        "metadata": {"resourceVersion": str(last),
+                                     "creationTimestamp": None}}}) + b"\n")
+                    next_bookmark = time.monotonic() + state.bookmark_interval
+            self.chunk(b"")
+        finally:
+            with state.lock:
+                state.watches -= 1
+
+    def chunk(self, data):
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def event(self, etype, res, raw):
+        self.chunk(b'{"type":"' + etype.encode() + b'","object":' + res.head + raw[1:] + b"}")
+
+    def send_event(self, res, flt, ev):
+        new = flt.match(ev.entry)
+        old = ev.prev is not None and flt.match(ev.prev)
+        if ev.type == "ADDED":
+            etype = "ADDED" if new else None
+        elif ev.type == "DELETED":
+            etype = "DELETED" if old else None
+        elif new and old:
+            etype = "MODIFIED"
+        elif new:
+            etype = "ADDED"
+        elif old:
+            etype = "DELETED"
+        else:
+            etype = None
+        if etype:
+            self.event(etype, res, ev.entry.raw)
+
+    # ------------------------------------------------------------ writes
+
+    def check_object(self, res, obj, ns, name=None):
+        if not isinstance(obj, dict):
+            raise bad_request("the body of the request was in an unknown format")
+        if obj.get("kind") not in (None, res.kind) or \
+                obj.get("apiVersion") not in (None, res.api_version):
+            raise bad_request(f"the API version in the data ({obj.get('apiVersion')}) does "
+                              f"not match the expected API version ({res.api_version})")
+        md = obj.get("metadata")
+        if not isinstance(md, dict):
+            md = obj["metadata"] = {}
+        if res.namespaced:
+            if md.get("namespace") not in (None, "", ns):
+                raise bad_request("the namespace of the provided object does not match the "
+                                  "namespace sent on the request")
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+        if name is not None and md.get("name") not in (None, name):
+            raise bad_request("the name of the object (%s) does not match the name on the URL "
+                              "(%s)" % (md.get("name"), name))
+        if name is not None:
+            md["name"] = name
+        obj.pop("kind", None)
+        obj.pop("apiVersion", None)
+        return md
+
+    def create(self, res, ns, body):
+        obj = self.decode(body)
+        md = self.check_object(res, obj, ns)
+        st = self.server.state.store
+        if not md.get("name"):
+            if md.get("generateName"):
+                md["name"] = md["generateName"] + uuid.uuid4().hex[:5]
+            else:
+                raise invalid(res, "", "metadata.name: Required value: name or generateName "
+                                       "is required")
+        if not NAME_RE.match(md["name"]):
+            raise invalid(res, md["name"], f'metadata.name: Invalid value: "{md["name"]}": a '
+                          "lowercase RFC 1123 subdomain must consist of lower case "
+                          "alphanumeric characters, '-' or '.'")
+        md.pop("resourceVersion", None)
+        with st.cond:
+            entry = st.create(res, obj)
+        self.send_bytes(201, res.head + entry.raw[1:])
+
+    def commit(self, res, key, name, cur, new, sub):
+        """Stores new in place of cur (both plain dicts) with the apiserver's rules:
+        identity fields kept, status only through /status and vice versa, a
+        resourceVersion in new is a precondition, a no-op is no write."""
+        st = self.server.state.store
+        md = new.get("metadata")
+        if not isinstance(md, dict):
+            md = new["metadata"] = {}
+        want_rv = md.get("resourceVersion") or ""
+        if want_rv and want_rv != cur["metadata"]["resourceVersion"]:
+            raise conflict(res, name)
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            if k in cur["metadata"]:
+                md[k] = cur["metadata"][k]
+            else:
+                md.pop(k, None)
+        if res.has_status:
+            if sub == "status":
+                new = dict(cur, status=new.get("status"))
+                if new["status"] is None:
+                    new.pop("status")
+            elif "status" in cur:
+                new["status"] = cur["status"]
+            else:
+                new.pop("status", None)
+        md = new["metadata"]
+        md["resourceVersion"] = cur["metadata"]["resourceVersion"]
+        new.pop("kind", None)
+        new.pop("apiVersion", None)
+        if not isinstance(new.get("metadata", {}).get("labels", {}), dict):
+            raise invalid(res, name, "metadata.labels: Invalid value")
+        if json_equal(new, cur):
+            entry = st.objects[res.name][key]
+            return entry
+        md["resourceVersion"] = str(st.next_rv())
+        prev = st.objects[res.name][key]
+        return st.put(res, new, "MODIFIED", prev)
+
+    def update(self, res, key, name, body, sub):
+        obj = self.decode(body)
+        self.check_object(res, obj, key[0] or None, name)
+        st = self.server.state.store
+        with st.cond:
+            prev = st.objects[res.name].get(key)
+            if prev is None:
+                raise not_found(res, name)
+            cur = json.loads(prev.raw)
+            entry = self.commit(res, key, name, cur, obj, sub)
+        self.send_bytes(200, res.head + entry.raw[1:])
+
+    def patch(self, res, key, name, body, sub):
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype not in ("application/merge-patch+json", "application/json-patch+json",
+                         "application/strategic-merge-patch+json"):
+            raise ApiError(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted "
+                           "media types include: application/json-patch+json, "
+                           "application/merge-patch+json, application/apply-patch+yaml")
+        patch = self.decode(body)
+        st = self.server.state.store
+        with st.cond:
+            prev = st.objects[res.name].get(key)
+            if prev is None:
+                raise not_found(res, name)
+            cur = json.loads(prev.raw)
+            full = dict(cur, kind=res.kind, apiVersion=res.api_version)
+            if ctype == "application/json-patch+json":
+                try:
+                    new = json_patch(json.loads(json.dumps(full)), patch)
+                except PatchError as e:
+                    raise ApiError(422, "Invalid", str(e))
+            else:
+                if not isinstance(patch, dict):
+                    raise bad_request("json: cannot unmarshal into Go value of type "
+                                      "map[string]interface {}")
+                new = merge_patch(full, patch)
+            if not isinstance(new, dict):
+                raise ApiError(422, "Invalid", "the patched object is not an object")
+            new = json.loads(json.dumps(new))
+            entry = self.commit(res, key, name, cur, new, sub)
+        self.send_bytes(200, res.head + entry.raw[1:])
+
+    def delete(self, res, key, name, body):
+        opts = self.decode(body) if body else None
+        pre = (opts or {}).get("preconditions") or {} if isinstance(opts, dict) else {}
+        st = self.server.state.store
+        with st.cond:
+            prev = st.objects[res.name].get(key)
+            if prev is None:
+                raise not_found(res, name)
+            if pre.get("resourceVersion") and pre["resourceVersion"] != str(prev.rv):
+                raise conflict(res, name)
+            if pre.get("uid") and pre["uid"] != prev.data["metadata"].get("uid"):
+                raise conflict(res, name)
+            entry = st.delete(res, key)
+        self.send_bytes(200, res.head + entry.raw[1:])
+
+    # ------------------------------------------------------------ admin
+
+    def admin(self, method, path, body, params):
+        state = self.server.state
+        st = state.store
+        try:
+            spec = json.loads(body or b"{}")
+            if not isinstance(spec, dict):
+                raise ValueError("body must be a JSON object")
+            if method == "GET" and path == "/_fake/stats":
+                with st.cond:
+                    out = {"rv": st.rv, "compacted": st.compacted,
+                           "objects": {k: len(v) for k, v in st.objects.items()},
+                           "events": len(st.events)}
+                with state.lock:
+                    out["watches"] = state.watches
+                    out["counts"] = dict(state.counts)
+                    out["faults"] = sum(max(0, f.count) for f in state.faults)
+                self.send_obj(200, out)
+            elif method == "GET" and path == "/_fake/requests":
+                with state.lock:
+                    self.send_obj(200, {"requests": list(state.requests)})
+            elif method == "POST" and path == "/_fake/requests/clear":
+                with state.lock:
+                    state.requests = []
+                    state.counts = {}
+                self.send_obj(200, {})
+            elif method == "POST" and path == "/_fake/fault":
+                f = Fault(spec)
+                with state.lock:
+                    state.faults = [x for x in state.faults if x.count > 0] + [f]
+                self.send_obj(200, {})
+            elif method == "POST" and path == "/_fake/faults/clear":
+                with state.lock:
+                    state.faults = []
+                self.send_obj(200, {})
+            elif method == "POST" and path == "/_fake/compact":
+                with st.cond:
+                    st.compact()
+                    if spec.get("expire_watches"):
+                        st.kill_mode = "expire"
+                        st.kill_gen += 1
+                    rv = st.rv
+                self.send_obj(200, {"rv": rv})
+            elif method == "POST" and path == "/_fake/watches/close":
+                mode = spec.get("mode", "close")
+                if mode not in ("close", "expire"):
+                    raise ValueError("mode is close or expire")
+                with st.cond:
+                    st.kill_mode = mode
+                    st.kill_gen += 1
+                    st.cond.notify_all()
+                self.send_obj(200, {})
+            elif method == "POST" and path == "/_fake/config":
+                with state.lock:
+                    if "gone_mode" in spec:
+                        if spec["gone_mode"] not in ("http", "event"):
+                            raise ValueError("gone_mode is http or event")
+                        state.gone_mode = spec["gone_mode"]
+                    if "bookmark_interval" in spec:
+                        state.bookmark_interval = float(spec["bookmark_interval"])
+                    if "token_grace" in spec:
+                        state.token_grace = float(spec["token_grace"])
+                    if "watch_timeout" in spec:
+                        state.watch_timeout = float(spec["watch_timeout"])
+                if "history" in spec:
+                    with st.cond:
+                        st.history = max(1, int(spec["history"]))
+                self.send_obj(200, {})
+            elif method == "POST" and path == "/_fake/load":
+                self.send_obj(200, load(st, spec))
+            elif method == "POST" and path == "/_fake/churn":
+                self.send_obj(200, churn(st, spec))
+            elif method == "POST" and path == "/_fake/shutdown":
+                self.send_obj(200, {})
+                threading.Thread(target=state.server.shutdown, daemon=True).start()
+            else:
+                self.send_obj(404, {"error": f"no admin endpoint {method} {path}"})
+        except (ValueError, KeyError, TypeError, OSError) as e:
+            self.send_obj(400, {"error": str(e)})
+        except ApiError as e:
+            self.send_obj(400, {"error": e.message})
+
+
+def load_object(st, data):
+    res = KIND_TO_RESOURCE.get(data.get("kind"))
+    if res is None:
+        raise ValueError(f"cannot load kind {data.get('kind')!r}")
+    data = dict(data)
+    data.pop("kind", None)
+    data.pop("apiVersion", None)
+    md = data.setdefault("metadata", {})
+    if res.namespaced:
+        md.setdefault("namespace", "default")
+    else:
+        md.pop("namespace", None)
+    md.pop("resourceVersion", None)
+    key = (md.get("namespace") or "", md["name"])
+    prev = st.objects[res.name].get(key)
+    if prev is None:
+        st.create(res, data)
+    else:
+        md["uid"] = prev.data["metadata"].get("uid")
+        md["creationTimestamp"] = prev.data["metadata"].get("creationTimestamp")
+        md["resourceVersion"] = str(st.next_rv())
+        st.put(res, data, "MODIFIED", prev)
+
+
+def load(st, spec):
+    """Bulk-loads objects: generated, or from a file. Returns counts and the RV."""
+    n = 0
+    if "file" in spec:
+        with open(spec["file"], "rb") as fh:
+            doc = json.load(fh)
+        items = doc.get("items") if isinstance(doc, dict) and "items" in doc else [doc]
+        default_kind = None
+        if isinstance(doc, dict) and doc.get("kind", "").endswith("List") and \
+                doc["kind"] != "List":
+            default_kind = doc["kind"][:-4]
+        with st.cond:
+            for it in items:
+                if "kind" not in it and default_kind:
+                    it = dict(it, kind=default_kind)
+                load_object(st, it)
+                n += 1
+            return {"loaded": n, "rv": st.rv}
+    res = RESOURCES.get(spec.get("resource", "nodes"))
+    count = int(spec.get("count", 0))
+    start = int(spec.get("start", 0))
+    with st.cond:
+        if res.name == "nodes":
+            for i in range(start, start + count):
+                d = gen_node(i, spec)
+                d["kind"] = "Node"
+                load_object(st, d)
+        elif res.name == "pods":
+            nodes = st.keys(RESOURCES["nodes"])
+            if not nodes:
+                raise ValueError("load nodes before pods")
+            for i in range(start, start + count):
+                node = nodes[i % len(nodes)][1]
+                d = gen_pod(i, node, int(spec.get("gpus", 8)), spec.get("namespace", "ml"))
+                d["kind"] = "Pod"
+                load_object(st, d)
+        else:
+            raise ValueError(f"cannot generate {res.name}")
+        return {"loaded": count, "rv": st.rv}
+
+
+def churn(st, spec):
+    """A burst of watch events: label changes on nodes, or pod creations and deletions."""
+    res = RESOURCES.get(spec.get("resource", "nodes"))
+    count = int(spec.get("count", 1))
+    rng = random.Random(int(spec.get("seed", 1)))
+    label = spec.get("label", "topo.test/churn")
+    with st.cond:
+        first = st.rv + 1
+        if res.name == "nodes":
+            keys = list(st.keys(res))
+            if not keys:
+                raise ValueError("no nodes")
+            for i in range(count):
+                prev = st.objects["nodes"][keys[rng.randrange(len(keys))]]
+                data = json.loads(prev.raw)
+                data["metadata"].setdefault("labels", {})[label] = str(st.rv + 1)
+                data["metadata"]["resourceVersion"] = str(st.next_rv())
+                st.put(res, data, "MODIFIED", prev)
+        elif res.name == "pods":
+            nodes = st.keys(RESOURCES["nodes"])
+            for i in range(count):
+                pods = st.objects["pods"]
+                if pods and (rng.random() < 0.5 or not nodes):
+                    st.delete(res, rng.choice(sorted(pods)))
+                else:
+                    seq = st.rv + 1
+                    node = nodes[rng.randrange(len(nodes))][1]
+                    d = gen_pod(seq, node, rng.choice((1, 2, 4, 8)), "churn")
+                    d["metadata"]["name"] = f"churn-{seq}"
+                    st.create(res, d)
+        else:
+            raise ValueError(f"cannot churn {res.name}")
+        return {"first_rv": first, "last_rv": st.rv, "rv": st.rv}
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, addr, state, ssl_ctx):
+        self.state = state
+        self.ssl_ctx = ssl_ctx
+        super().__init__(addr, Handler)
+
+    def finish_request(self, request, client_address):
+        # The TLS handshake runs here, in the connection's own thread.
+        request.settimeout(Handler.timeout)
+        if self.ssl_ctx is not None:
+            try:
+                request = self.ssl_ctx.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                if self.state.verbose:
+                    sys.stderr.write(f"fake-apiserver: TLS handshake failed: {e}\n")
+                request.close()
+                return
+        try:
+            self.RequestHandlerClass(request, client_address, self)
+        finally:
+            try:
+                request.close()
+            except OSError:
+                pass
+
+    def handle_error(self, request, client_address):
+        if self.state.verbose:
+            super().handle_error(request, client_address)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="fake kube-apiserver for tests")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--client-ca", help="verify TLS client certificates against this CA")
+    ap.add_argument("--token-file", help="the valid bearer token, re-read on every request")
+    ap.add_argument("--history", type=int, default=100000, help="events kept for watches")
+    ap.add_argument("--bookmark-interval", type=float, default=60.0)
+    ap.add_argument("--watch-timeout", type=float, default=1800.0)
+    ap.add_argument("--gone-mode", choices=("http", "event"), default="event")
+    ap.add_argument("--load", action="append", default=[], help="a List JSON file to load")
+    ap.add_argument("--nodes", type=int, default=0, help="generate N GPU nodes")
+    ap.add_argument("--pods", type=int, default=0, help="generate N bound pods")
+    ap.add_argument("--port-file")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+
+    state = State(args)
+    for f in args.load:
+        load(state.store, {"file": f})
+    if args.nodes:
+        load(state.store, {"resource": "nodes", "count": args.nodes})
+    if args.pods:
+        load(state.store, {"resource": "pods", "count": args.pods})
+
+    ctx = None
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.client_ca:
+            ctx.load_verify_locations(args.client_ca)
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+    server = Server(("127.0.0.1", args.port), state, ctx)
+    state.server = server
+
+    def stop(_signum, _frame):
+        with state.store.cond:
+            state.store.closing = True
+            state.store.cond.notify_all()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(f"{port}\n")
+        os.replace(tmp, args.port_file)
+    print(port, flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        with state.store.cond:
+            state.store.closing = True
+            state.store.cond.notify_all()
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
