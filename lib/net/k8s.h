@@ -1,0 +1,347 @@
+/* The Kubernetes API client of topo: configuration (in-cluster or a
+ * kubeconfig), the verbs topo needs (get, paged list, watch, merge and JSON
+ * patch with resourceVersion preconditions, create, update, delete) and Lease
+ * leader election. Built on topo_http (include/topo/http.h), which does TLS,
+ * bearer-token rotation, retries with backoff and client-side rate limiting.
+ *
+ * Internal to lib/: callers are other layers of libtopo (the cache filler,
+ * topo-sync), so jansson types appear here.
+ *
+ * Ownership: every json_t ** result is a new reference owned by the caller
+ * (json_decref it); json_t * arguments of callbacks are borrowed for the call
+ * (json_incref to keep one); const json_t * inputs are never modified.
+ *
+ * Threads: a topo_k8s owns one topo_http and is used by one thread at a time;
+ * give each thread (the leader loop, a watch) its own client.
+ *
+ * Errors: every call returns 0 or a topo_code, and the API server's Status
+ * message goes into err ("PATCH /api/v1/nodes/n1: 409 Conflict: Operation
+ * cannot be fulfilled on nodes \"n1\": ..."). Codes callers act on:
+ *   TOPO_ENOTFOUND      404 (create it)
+ *   TOPO_ECONFLICT      409: stale resourceVersion, or AlreadyExists (re-read, retry)
+ *   TOPO_EGONE          410: resourceVersion too old (relist, then watch again)
+ *   TOPO_EUNAUTHORIZED  401 (after the token file was re-read once)
+ *   TOPO_EFORBIDDEN     403 (RBAC)
+ *   TOPO_ETHROTTLED     429 after the HTTP client's retries
+ *   TOPO_ETIMEOUT       408/504 or a client-side timeout
+ *   TOPO_ESERVER        5xx after retries
+ *   TOPO_ECONNECT       connection refused, reset or dropped
+ *   TOPO_EINVALID       400/422 (a failed JSON-patch test op is 422) or a malformed reply */
+#ifndef TOPO_NET_K8S_H
+#define TOPO_NET_K8S_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "topo/error.h"
+
+/* ------------------------------------------------------------------ config */
+
+/* The service-account directory of a pod. */
+#define TOPO_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* Where the API server is and how to authenticate; all strings malloc'd
+ * (topo_k8s_config_dispose frees them), NULL when unset. Certificates and
+ * keys are PEM: the _data forms hold the decoded text of a kubeconfig's
+ * base64 *-data fields. Relative paths of a kubeconfig are already resolved
+ * against the kubeconfig's directory. */
+typedef struct topo_k8s_config {
+    char *server;              /* "https://10.0.0.1:6443", no trailing slash */
+    char *ca_file;
+    char *ca_data;
+    int insecure_skip_verify;
+    char *client_cert_file;
+    char *client_cert_data;
+    char *client_key_file;
+    char *client_key_data;
+    char *token;               /* a fixed bearer token */
+    char *token_file;          /* re-read by the HTTP client (rotation) */
+    char *namespace_name;      /* the pod's / the context's namespace, or NULL */
+    char *source;              /* "in-cluster" or the kubeconfig path (for messages) */
+} topo_k8s_config;
+
+#define TOPO_K8S_CONFIG_INIT {NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+
+void topo_k8s_config_dispose(topo_k8s_config *cfg);
+
+/* In-cluster configuration (client-go InClusterConfig): the server from
+ * KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, the token file,
+ * ca.crt and namespace from sa_dir (NULL: TOPO_K8S_SA_DIR). The token file
+ * must be readable now; the HTTP client re-reads it later. TOPO_ENOTFOUND
+ * when the variables or the token are missing (not running in a pod). */
+int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir,
+                               topo_err *err) TOPO_MUST_CHECK;
+
+/* A kubeconfig file (YAML or JSON, at most TOPO_MAX_KUBECONFIG bytes):
+ * context (NULL: current-context) → cluster (server, certificate-authority
+ * or certificate-authority-data, insecure-skip-tls-verify) and user
+ * (client-certificate[-data], client-key[-data], token, tokenFile), plus the
+ * context's namespace. exec and auth-provider users, username/password and
+ * proxy-url are TOPO_EUNSUPPORTED. Errors name the file and the field
+ * ("kubeconfig k.yaml: users[0].user.client-key-data: invalid base64"). */
+int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
+                               topo_err *err) TOPO_MUST_CHECK;
+
+/* The same over text already in memory; relative paths resolve against
+ * base_dir (NULL: the current directory), source names it in errors. */
+int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size_t len,
+                                    const char *source, const char *base_dir,
+                                    const char *context, topo_err *err) TOPO_MUST_CHECK;
+
+/* controller-runtime's precedence: kubeconfig_path when non-NULL, else the
+ * first file of $KUBECONFIG, else in-cluster, else ~/.kube/config. */
+int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path,
+                         topo_err *err) TOPO_MUST_CHECK;
+
+/* ------------------------------------------------------------------ client */
+
+typedef struct topo_k8s topo_k8s;
+
+typedef struct topo_k8s_opts {
+    unsigned int version;
+    double qps;             /* default 50 (component-base), negative: unlimited */
+    double burst;           /* default 100 */
+    long timeout_ms;        /* one request (not watches), default 30000 */
+    int max_retries;        /* HTTP-level retries, default 5; negative: none */
+    long backoff_base_ms;   /* default 200 */
+    long backoff_max_ms;    /* default 30000 */
+    long token_reload_ms;   /* default 60000 */
+    const char *user_agent; /* default "topo/<version>" */
+} topo_k8s_opts;
+
+#define TOPO_K8S_OPTS_VERSION 1
+#define TOPO_K8S_OPTS_INIT {TOPO_K8S_OPTS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL}
+
+/* opts may be NULL (defaults). The config is copied. */
+int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_opts *opts,
+                    topo_err *err) TOPO_MUST_CHECK;
+void topo_k8s_free(topo_k8s *k);
+
+/* The config's namespace (in-cluster: the pod's), or NULL. Borrowed. */
+const char *topo_k8s_namespace(const topo_k8s *k);
+
+/* Overrides the per-request timeout of later non-watch calls (0: the
+ * client's default). The leader election bounds its calls with this. */
+void topo_k8s_set_timeout(topo_k8s *k, long timeout_ms);
+
+/* A resource type. ns arguments: the namespace of a namespaced resource;
+ * NULL for cluster-scoped ones, and for list/watch across all namespaces. */
+typedef struct topo_k8s_resource {
+    const char *group;   /* "" for core */
+    const char *version; /* "v1" */
+    const char *plural;  /* "nodes" */
+    const char *kind;    /* "Node" */
+    int namespaced;
+} topo_k8s_resource;
+
+extern const topo_k8s_resource topo_k8s_nodes;  /* core/v1 Node */
+extern const topo_k8s_resource topo_k8s_pods;   /* core/v1 Pod */
+extern const topo_k8s_resource topo_k8s_jobs;   /* batch/v1 Job */
+extern const topo_k8s_resource topo_k8s_leases; /* coordination.k8s.io/v1 Lease */
+
+/* resourceVersions are opaque strings; this holds any the API server sends
+ * (longer ones are TOPO_ELIMIT), NUL included. */
+#define TOPO_K8S_RV_MAX 64
+/* Items per list page unless told otherwise (client-go pager, Gatekeeper). */
+#define TOPO_K8S_PAGE_DEFAULT 500u
+/* Longest path + query we build. */
+#define TOPO_K8S_MAX_PATH 8192u
+
+/* The request path for a resource ("/apis/batch/v1/namespaces/ml/jobs/j1"),
+ * name and namespace URL-escaped; name may be NULL (the collection). *out is
+ * malloc'd. */
+int topo_k8s_path(char **out, const topo_k8s_resource *res, const char *ns, const char *name,
+                  topo_err *err) TOPO_MUST_CHECK;
+
+/* The topo_code for an API response: 2xx 0, else by status (as in the header
+ * comment), with "<what>: <status> <reason>: <message>" from the Status body
+ * (or the body's start when it is not a Status) in err. */
+int topo_k8s_status_error(long status, const char *body, size_t len, const char *what,
+                          topo_err *err);
+
+/* GET one object. */
+int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                 const char *name, topo_err *err) TOPO_MUST_CHECK;
+
+typedef struct topo_k8s_list_opts {
+    unsigned int version;
+    const char *label_selector;   /* "app=x,tier notin (a,b)", or NULL */
+    const char *field_selector;   /* "spec.nodeName=n1", or NULL */
+    unsigned int limit;           /* page size, 0: TOPO_K8S_PAGE_DEFAULT */
+    const char *resource_version; /* first page: NULL most recent, "0" any */
+} topo_k8s_list_opts;
+
+#define TOPO_K8S_LIST_OPTS_VERSION 1
+#define TOPO_K8S_LIST_OPTS_INIT {TOPO_K8S_LIST_OPTS_VERSION, NULL, NULL, 0, NULL}
+
+/* Called once per item (borrowed; items of a list carry no kind/apiVersion).
+ * Non-zero stops the list and is returned as is. */
+typedef int (*topo_k8s_item_fn)(json_t *item, void *payload);
+
+/* LIST, page by page (limit + continue), calling fn for each item. rv_out
+ * (may be NULL) gets the list's resourceVersion: the snapshot every page
+ * belongs to, to watch from. TOPO_EGONE when a continue token expired
+ * (compaction) in the middle: the items seen so far are to be discarded and
+ * the list restarted. opts may be NULL. */
+int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_resource *res,
+                  const char *ns, const topo_k8s_list_opts *opts, topo_k8s_item_fn fn,
+                  void *payload, topo_err *err) TOPO_MUST_CHECK;
+
+typedef enum topo_k8s_event_type {
+    TOPO_K8S_ADDED = 1,
+    TOPO_K8S_MODIFIED = 2,
+    TOPO_K8S_DELETED = 3,
+    TOPO_K8S_BOOKMARK = 4 /* object has only kind, apiVersion, metadata.resourceVersion */
+} topo_k8s_event_type;
+
+/* "ADDED", "MODIFIED", "DELETED", "BOOKMARK". */
+const char *topo_k8s_event_name(topo_k8s_event_type type);
+
+typedef struct topo_k8s_watch_opts {
+    unsigned int version;
+    const char *label_selector;
+    const char *field_selector;
+    long timeout_seconds;  /* the server ends the watch then; 0: random 300..599 (reflector) */
+    int no_bookmarks;      /* non-zero: do not ask for bookmarks */
+    const volatile sig_atomic_t *stop; /* checked at every event; non-zero ends the watch */
+} topo_k8s_watch_opts;
+
+#define TOPO_K8S_WATCH_OPTS_VERSION 1
+#define TOPO_K8S_WATCH_OPTS_INIT {TOPO_K8S_WATCH_OPTS_VERSION, NULL, NULL, 0, 0, NULL}
+
+/* Called per event with the object (borrowed). Non-zero stops the watch and
+ * is returned as is; rv then stays at the previous event. */
+typedef int (*topo_k8s_event_fn)(topo_k8s_event_type type, json_t *object, void *payload);
+
+/* WATCH from rv (in/out: "" or "0" sends the current objects as ADDED
+ * first) with allowWatchBookmarks. After each event fn accepted, and each
+ * bookmark, rv holds that event's resourceVersion, so a watch that ends for
+ * any reason resumes from rv. Returns 0 when the server ended the stream
+ * (timeoutSeconds) or opts->stop was set, TOPO_EGONE on HTTP 410 or an
+ * in-stream ERROR event with code 410 (relist, then watch from the list's
+ * rv), another code for other ERROR events or HTTP errors, TOPO_ECONNECT /
+ * TOPO_ETIMEOUT when the stream broke or went silent. opts may be NULL. */
+int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                   char rv[TOPO_K8S_RV_MAX], const topo_k8s_watch_opts *opts,
+                   topo_k8s_event_fn fn, void *payload, topo_err *err) TOPO_MUST_CHECK;
+
+typedef enum topo_k8s_patch_type {
+    TOPO_K8S_MERGE_PATCH = 1, /* application/merge-patch+json (RFC 7386) */
+    TOPO_K8S_JSON_PATCH = 2   /* application/json-patch+json (RFC 6902) */
+} topo_k8s_patch_type;
+
+/* PATCH. With resource_version non-NULL the write is conditional: a merge
+ * patch gets metadata.resourceVersion, a JSON patch a trailing
+ * "replace /metadata/resourceVersion" op, and a stale version is
+ * TOPO_ECONFLICT. out (may be NULL) gets the patched object. */
+int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                   const char *name, topo_k8s_patch_type type, const json_t *patch,
+                   const char *resource_version, topo_err *err) TOPO_MUST_CHECK;
+
+/* Builds the patch to apply to current (borrowed). Sets *patch_out to a new
+ * reference, or to NULL when nothing needs to change; returns 0 or a code
+ * (which stops the retries and is returned). */
+typedef int (*topo_k8s_patch_build_fn)(json_t **patch_out, const json_t *current,
+                                       void *payload, topo_err *err);
+
+/* Read-modify-write: GET, build, PATCH with the read resourceVersion as the
+ * precondition; on TOPO_ECONFLICT read again, up to max_attempts (0: 5)
+ * times. out (may be NULL) gets the resulting object (the current one when
+ * build asked for no change). */
+int topo_k8s_patch_retry(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                         const char *ns, const char *name, topo_k8s_patch_type type,
+                         int max_attempts, topo_k8s_patch_build_fn build, void *payload,
+                         topo_err *err) TOPO_MUST_CHECK;
+
+/* POST (TOPO_ECONFLICT when it exists). out may be NULL. */
+int topo_k8s_create(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                    const json_t *object, topo_err *err) TOPO_MUST_CHECK;
+/* PUT object (its metadata.name names it; its metadata.resourceVersion is
+ * the precondition: stale → TOPO_ECONFLICT). out may be NULL. */
+int topo_k8s_update(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                    const json_t *object, topo_err *err) TOPO_MUST_CHECK;
+/* DELETE, with an optional resourceVersion precondition. */
+int topo_k8s_delete(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                    const char *name, const char *resource_version,
+                    topo_err *err) TOPO_MUST_CHECK;
+
+/* ------------------------------------------------------------------ leader election */
+
+typedef struct topo_leader topo_leader;
+
+/* How the elector reads and writes its Lease; the default goes through a
+ * topo_k8s client. Tests plug in an in-memory one. Results as for the verbs
+ * above (TOPO_ENOTFOUND, TOPO_ECONFLICT, ...). */
+typedef struct topo_leader_backend {
+    unsigned int version;
+    int (*get)(json_t **out, void *ctx, const char *ns, const char *name, topo_err *err);
+    int (*create)(json_t **out, void *ctx, const char *ns, const json_t *lease, topo_err *err);
+    int (*update)(json_t **out, void *ctx, const char *ns, const json_t *lease, topo_err *err);
+    void *ctx;
+} topo_leader_backend;
+
+#define TOPO_LEADER_BACKEND_VERSION 1
+
+typedef struct topo_leader_opts {
+    unsigned int version;
+    const char *lease_namespace; /* NULL: the client's namespace, else "default" */
+    const char *lease_name;      /* required */
+    const char *identity;        /* NULL: "<hostname>_<pid>" */
+    long lease_ms;               /* default 15000 (leaseDurationSeconds, rounded up) */
+    long renew_deadline_ms;      /* default 10000; must be < lease_ms */
+    long retry_ms;               /* default 2000; must be < renew_deadline_ms */
+    int release_on_stop;         /* topo_leader_run clears the holder when stopped */
+    const topo_leader_backend *backend; /* NULL: the topo_k8s client */
+} topo_leader_opts;
+
+#define TOPO_LEADER_OPTS_VERSION 1
+#define TOPO_LEADER_OPTS_INIT {TOPO_LEADER_OPTS_VERSION, NULL, NULL, NULL, 0, 0, 0, 0, NULL}
+
+/* k may be NULL when opts->backend is set; it is borrowed and must be used by
+ * this elector only (its own thread). Strings are copied. */
+int topo_leader_create(topo_leader **out, topo_k8s *k, const topo_leader_opts *opts,
+                       topo_err *err) TOPO_MUST_CHECK;
+void topo_leader_free(topo_leader *l);
+
+const char *topo_leader_identity(const topo_leader *l);
+
+/* One election step at now_ms (a monotonic clock in milliseconds, supplied
+ * by the caller; tests drive it by hand). Reads the Lease; creates it when
+ * absent; takes it when free or expired (its holder and resourceVersion did
+ * not change for leaseDurationSeconds of local time since this elector
+ * first saw them); renews it when held, by an update whose resourceVersion
+ * is the precondition (TOPO_ECONFLICT: another candidate won). *is_leader
+ * (may be NULL) gets whether this process may act as leader at now_ms: only
+ * until renew_deadline_ms after the start of the last successful renew, so
+ * a leader that cannot renew stops before another can take the lease.
+ * Returns 0 or the error of the API call (the leadership state stays right:
+ * a failed renew keeps it until the deadline). Call it every retry_ms. */
+int topo_leader_tick(topo_leader *l, int64_t now_ms, int *is_leader, topo_err *err);
+
+/* Whether this process may act as leader at now_ms (the same clock as
+ * topo_leader_tick). Safe to call from other threads than the ticking one. */
+int topo_leader_is_leader(const topo_leader *l, int64_t now_ms);
+
+/* Gives the lease up if held: stops acting first, then clears holderIdentity
+ * (so a candidate takes over at its next retry instead of after
+ * leaseDurationSeconds). Only safe when the process stops acting for good. */
+int topo_leader_release(topo_leader *l, int64_t now_ms, topo_err *err);
+
+/* CLOCK_MONOTONIC in milliseconds: the clock topo_leader_run uses. */
+int64_t topo_leader_now_ms(void);
+
+/* Called on every change of leadership, from the thread running the loop. */
+typedef void (*topo_leader_change_fn)(int is_leader, void *payload);
+
+/* The blocking loop: ticks every retry_ms (sooner when the renew deadline
+ * falls in between, to report the loss on time) until *stop is non-zero,
+ * calling on_change on transitions; then releases the lease when
+ * release_on_stop is set and reports not-leader. Errors of single steps are
+ * logged and retried; returns 0 once stopped. */
+int topo_leader_run(topo_leader *l, const volatile sig_atomic_t *stop,
+                    topo_leader_change_fn on_change, void *payload, topo_err *err);
+
+#endif
