@@ -1,10 +1,17 @@
 /* The only HTTP client of topo, over libcurl (no other file includes curl).
- * One topo_http per thread: it keeps one curl handle, so connections and TLS
- * sessions are reused. Every body read is bounded; retriable failures
- * (connection errors, 429 with Retry-After, 5xx on idempotent requests) are
- * retried with jittered exponential backoff; a token bucket limits QPS.
- * Bearer tokens are read from a file, re-read every token_reload_ms and
- * immediately after a 401 (bound service-account tokens rotate). */
+ *
+ * Threads: one topo_http per thread. A topo_http keeps one curl easy handle,
+ * so connections and TLS sessions are reused between its requests, and is not
+ * safe to use from two threads at once; distinct topo_http objects may be used
+ * concurrently (libcurl's global init runs once, thread-safely).
+ *
+ * Every body read is bounded (max_body, max_line). Retriable failures are
+ * retried with jittered exponential backoff (see topo_http_do); a token bucket
+ * (qps, burst) shared by all requests of one topo_http limits the request
+ * rate. Bearer tokens are fixed or read from a file, re-read every
+ * token_reload_ms and immediately after a 401, after which the request is
+ * sent once more with the new token (bound service-account tokens rotate).
+ * Redirects are not followed (a token never goes to another host). */
 #ifndef TOPO_HTTP_H
 #define TOPO_HTTP_H
 
@@ -15,9 +22,14 @@
 
 typedef struct topo_http topo_http;
 
+/* String options are copied by topo_http_create. For the CA, client
+ * certificate and key, the _data form (PEM text) takes precedence over the
+ * _file form, as in kubeconfig. When a CA is given only that CA is trusted
+ * (not the system store); a CA file is re-read for new connections at least
+ * every 60 s. Zero or negative numbers mean "the default" unless noted. */
 typedef struct topo_http_opts {
     unsigned int version;
-    const char *base_url;         /* "https://10.0.0.1:6443", no trailing slash */
+    const char *base_url;         /* "https://10.0.0.1:6443" (http:// also allowed), no trailing slash */
     const char *ca_file;          /* PEM bundle to verify the server, or NULL */
     const char *ca_data;          /* PEM text (kubeconfig certificate-authority-data), or NULL */
     const char *client_cert_file; /* or client_cert_data (PEM text) */
@@ -26,31 +38,33 @@ typedef struct topo_http_opts {
     const char *client_key_data;
     int insecure_skip_verify;
     const char *token;            /* a fixed bearer token, or NULL */
-    const char *token_file;       /* re-read periodically and after 401, or NULL */
+    const char *token_file;       /* re-read periodically and after 401, or NULL; wins over token */
     long token_reload_ms;         /* default 60000 */
     long timeout_ms;              /* whole request (not streams), default 30000 */
     long connect_timeout_ms;      /* default 5000 */
     size_t max_body;              /* default TOPO_MAX_K8S_RESPONSE */
-    double qps;                   /* default 50 */
-    double burst;                 /* default 100 */
-    int max_retries;              /* default 5 */
+    double qps;                   /* default 50; negative: no client-side limit */
+    double burst;                 /* default 100 (at least 1) */
+    int max_retries;              /* default 5; negative: none */
     long backoff_base_ms;         /* default 200 */
-    long backoff_max_ms;          /* default 30000 */
+    long backoff_max_ms;          /* default 30000; also caps a server's Retry-After */
     const char *user_agent;       /* default "topo/<version>" */
+    long stream_idle_ms;          /* a stream with no byte for this long fails with
+                                     TOPO_ETIMEOUT (dead connection); default 180000 */
 } topo_http_opts;
 
 #define TOPO_HTTP_OPTS_VERSION 1
 #define TOPO_HTTP_OPTS_INIT                                                               \
     {TOPO_HTTP_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 60000, \
-     30000, 5000, 0, 50.0, 100.0, 5, 200, 30000, NULL}
+     30000, 5000, 0, 50.0, 100.0, 5, 200, 30000, NULL, 180000}
 
 typedef struct topo_http_request {
-    const char *method;       /* "GET", "POST", "PUT", "PATCH", "DELETE" */
+    const char *method;       /* "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE" (any token) */
     const char *path;         /* path and query, already escaped: "/api/v1/nodes?limit=500" */
-    const char *content_type; /* for the body, or NULL */
-    const char *body;
+    const char *content_type; /* for the body, or NULL (no Content-Type header) */
+    const char *body;         /* borrowed for the call; NULL with body_len 0 for none */
     size_t body_len;
-    long timeout_ms;          /* 0: the client's default */
+    long timeout_ms;          /* 0: the client's default (topo_http_do), none (streams) */
 } topo_http_request;
 
 typedef struct topo_http_response {
@@ -61,32 +75,59 @@ typedef struct topo_http_response {
 
 #define TOPO_HTTP_RESPONSE_INIT {0, NULL, 0}
 
+/* Requests send "Accept: application/json" and accept any compressed
+ * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options and with
+ * the token file's error when it cannot be read and no fixed token is set. */
 int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err);
 void topo_http_free(topo_http *http);
 
-/* Sends a request, with retries. Returns 0 when a response arrived (any
- * status: the caller maps it), or a code: TOPO_ECONNECT, TOPO_ETIMEOUT,
- * TOPO_ELIMIT (body too big), TOPO_ETHROTTLED / TOPO_ESERVER when retries ran
- * out, TOPO_ENOMEM. */
+/* Sends a request, with retries, and stores the response in *resp (which is
+ * overwritten, not freed: pass it initialised or disposed).
+ *
+ * Returns 0 when a response arrived, whatever its status: the caller maps it
+ * (topo_http_status_code). Retried before that, with backoff:
+ *   - connection failures before anything was sent (refused, DNS, TLS
+ *     handshake, connect timeout): every method;
+ *   - 429: every method, waiting Retry-After seconds when the server sends it;
+ *   - 5xx except 501, and failures after the request went out (reset, dropped
+ *     mid-response, timeout): idempotent methods only (GET, HEAD, PUT, DELETE,
+ *     OPTIONS).
+ * When retries run out on a 429/5xx, that last response is returned (0).
+ * Otherwise a code: TOPO_ECONNECT (connection failed or dropped, or the
+ * server's certificate was not trusted), TOPO_ETIMEOUT, TOPO_ELIMIT (body
+ * over max_body), TOPO_EINVALID (bad request or TLS files), TOPO_ENOMEM. */
 int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_response *resp,
                  topo_err *err);
 void topo_http_response_dispose(topo_http_response *resp);
 
 /* Streams a response line by line (watch: one JSON event per line) without
- * buffering the stream; each line at most max_line bytes. fn returns 0 to
- * continue, non-zero to stop (returned as is). *out_status gets the HTTP
- * status; a non-2xx status delivers its body as one line. No retries: the
- * caller resumes. */
+ * buffering the stream; each line at most max_line bytes (else TOPO_ELIMIT).
+ * Lines are passed without their "\n" (or "\r\n"), NUL-terminated, borrowed
+ * for the call; empty lines are skipped. fn returns 0 to continue, non-zero
+ * to stop: the transfer is aborted and that value returned as is.
+ * *out_status (may be NULL) gets the HTTP status, 0 when none arrived; a
+ * non-2xx status delivers its body as one line, and the call returns 0. A
+ * stream that ends normally returns 0; one with no byte for stream_idle_ms,
+ * or running past req->timeout_ms, returns TOPO_ETIMEOUT. No retries (the
+ * caller resumes), except one after a 401 when the token file changed. */
 typedef int (*topo_http_line_fn)(const char *line, size_t len, void *payload);
 int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_line,
                      topo_http_line_fn fn, void *payload, long *out_status, topo_err *err);
 
+/* The code a status maps to, for callers of topo_http_do: 2xx 0,
+ * 401 TOPO_EUNAUTHORIZED, 403 TOPO_EFORBIDDEN, 404 TOPO_ENOTFOUND,
+ * 409 TOPO_ECONFLICT, 410 TOPO_EGONE, 429 TOPO_ETHROTTLED, 5xx TOPO_ESERVER,
+ * 400/422 TOPO_EINVALID, 413 TOPO_ELIMIT, 408/504 TOPO_ETIMEOUT, other
+ * statuses TOPO_EGENERIC. */
+int topo_http_status_code(long status);
+
 /* Counters for metrics and tests. */
 typedef struct topo_http_stats {
     uint64_t requests;      /* attempts sent */
-    uint64_t retries;
-    uint64_t token_reloads;
+    uint64_t retries;       /* attempts after the first of a call (incl. after a 401) */
+    uint64_t token_reloads; /* re-reads of the token file after the first read */
     uint64_t throttled_ms;  /* time spent waiting in the rate limiter */
+    uint64_t connects;      /* new connections opened (the rest reused one) */
 } topo_http_stats;
 void topo_http_get_stats(const topo_http *http, topo_http_stats *out);
 

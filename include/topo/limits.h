@@ -28,4 +28,11 @@
 /* Largest service-account token / CA file. */
 #define TOPO_MAX_CREDENTIAL_FILE (1u * 1024u * 1024u)
 
+/* Longest URL (base URL + path and query) the HTTP client sends. */
+#define TOPO_MAX_HTTP_URL (16u * 1024u)
+/* Longest HTTP method name accepted. */
+#define TOPO_MAX_HTTP_METHOD 16u
+/* Most retries one HTTP request may be configured with. */
+#define TOPO_MAX_HTTP_RETRIES 100
+
 #endif

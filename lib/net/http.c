@@ -1,0 +1,1033 @@
+/* The HTTP client over libcurl: one easy handle per topo_http (connection and
+ * TLS session reuse), bounded bodies, retries with jittered backoff, a token
+ * bucket, bearer tokens from a rotating file, and line-by-line streaming.
+ * The only file of topo that includes <curl/curl.h>. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "topo/http.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "net/http_internal.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+
+/* CURLOPT_CAINFO_BLOB (7.77), CURLOPT_PROTOCOLS_STR (7.85), curl_easy_header
+ * (7.84) and CURLOPT_CA_CACHE_TIMEOUT (7.87): Debian 12 ships 7.88. */
+#if LIBCURL_VERSION_NUM < 0x075700
+#error "topo needs libcurl 7.87 or newer"
+#endif
+
+#ifndef TOPO_VERSION_STRING
+#define TOPO_VERSION_STRING "0.1.0"
+#endif
+
+#define DEFAULT_TOKEN_RELOAD_MS 60000L
+#define DEFAULT_TIMEOUT_MS 30000L
+#define DEFAULT_CONNECT_TIMEOUT_MS 5000L
+#define DEFAULT_QPS 50.0
+#define DEFAULT_BURST 100.0
+#define DEFAULT_MAX_RETRIES 5
+#define DEFAULT_BACKOFF_BASE_MS 200L
+#define DEFAULT_BACKOFF_MAX_MS 30000L
+#define DEFAULT_STREAM_IDLE_MS 180000L
+#define DEFAULT_USER_AGENT "topo/" TOPO_VERSION_STRING
+
+/* A CA file is re-read for new connections at least this often (ca.crt of a
+ * service account can rotate too). */
+#define CA_CACHE_SECONDS 60L
+/* TCP keepalive probes notice a peer that vanished without a FIN/RST. */
+#define KEEPALIVE_IDLE_SECONDS 30L
+#define KEEPALIVE_INTERVAL_SECONDS 10L
+/* First allocation of a response body or stream line. */
+#define BODY_INITIAL_CAP (16u * 1024u)
+#define LINE_INITIAL_CAP (4u * 1024u)
+/* Client-side throttling this long or longer is logged. */
+#define THROTTLE_LOG_NS 1000000000u
+
+struct topo_http {
+    CURL *curl;
+    char *base_url; /* without a trailing slash */
+    size_t base_len;
+    char *url; /* TOPO_MAX_HTTP_URL + 1 bytes: base_url + path of the current request */
+    char *token; /* current bearer token (wiped when replaced), or NULL */
+    char *token_file;
+    uint64_t token_read_ns;
+    long token_reload_ms;
+    long timeout_ms;
+    long stream_idle_ms;
+    size_t max_body;
+    int max_retries;
+    long backoff_base_ms;
+    long backoff_max_ms;
+    topo_ratelimit limiter;
+    uint64_t rng;
+    uint64_t throttled_ns;
+    topo_http_stats stats;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+/* --- libcurl global state --------------------------------------------------- */
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* --- small helpers ---------------------------------------------------------- */
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* Non-zero when s has a byte that would break or extend a header line. */
+static int has_control(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return 1;
+    }
+    return 0;
+}
+
+static int setopt_failed(topo_err *err, const char *name, CURLcode rc)
+{
+    return topo_err_set(err, rc == CURLE_OUT_OF_MEMORY ? TOPO_ENOMEM : TOPO_EUNSUPPORTED,
+                        "http: libcurl refused %s: %s", name, curl_easy_strerror(rc));
+}
+
+/* curl_easy_setopt with its result checked; needs `error`, `err` and a
+ * `cleanup` label in scope. */
+#define SETOPT(handle, option, value)                                  \
+    do {                                                               \
+        CURLcode setopt_rc_ = curl_easy_setopt((handle), option, value); \
+        if (setopt_rc_ != CURLE_OK) {                                  \
+            error = setopt_failed(err, #option, setopt_rc_);           \
+            goto cleanup;                                              \
+        }                                                              \
+    } while (0)
+
+static int set_pem_blob(CURL *curl, CURLoption option, const char *name, const char *pem,
+                        topo_err *err)
+{
+    /* CURL_BLOB_COPY: libcurl keeps its own copy. */
+    struct curl_blob blob;
+    blob.data = (void *)(uintptr_t)pem;
+    blob.len = strlen(pem);
+    blob.flags = CURL_BLOB_COPY;
+    CURLcode rc = curl_easy_setopt(curl, option, &blob);
+    return rc == CURLE_OK ? 0 : setopt_failed(err, name, rc);
+}
+
+static void headers_free(struct curl_slist *list)
+{
+    /* The Authorization line carries the token: no copy left in freed memory. */
+    for (struct curl_slist *l = list; l != NULL; l = l->next) {
+        if (l->data != NULL)
+            topo_http_wipe(l->data, strlen(l->data));
+    }
+    curl_slist_free_all(list);
+}
+
+static int header_addf(struct curl_slist **list, const char *fmt, ...) TOPO_PRINTF(2, 3);
+
+static int header_addf(struct curl_slist **list, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return TOPO_EINVALID;
+    char *line = malloc((size_t)n + 1);
+    if (line == NULL)
+        return TOPO_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(line, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    topo_http_wipe(line, (size_t)n);
+    free(line);
+    if (grown == NULL)
+        return TOPO_ENOMEM;
+    *list = grown;
+    return 0;
+}
+
+/* --- the bearer token ------------------------------------------------------- */
+
+/* Re-reads the token file. Returns 1 when the token changed, 0 when it did
+ * not or could not be read (the current one is kept: an unreadable file
+ * during a rotation must not lose a working token). */
+static int token_reload(topo_http *h)
+{
+    char *fresh = NULL;
+    topo_err terr = TOPO_ERR_INIT;
+
+    h->token_read_ns = topo_http_now_ns();
+    if (topo_http_token_read(&fresh, h->token_file, &terr) < 0) {
+        topo_log(TOPO_LOG_WARN, "http: re-reading the bearer token: %s (keeping the current one)",
+                 terr.text);
+        return 0;
+    }
+    h->stats.token_reloads++;
+    int changed = h->token == NULL || strcmp(h->token, fresh) != 0;
+    topo_http_token_free(h->token);
+    h->token = fresh;
+    return changed;
+}
+
+static void token_refresh_if_due(topo_http *h)
+{
+    if (h->token_file == NULL)
+        return;
+    uint64_t age = topo_http_now_ns() - h->token_read_ns;
+    if (age >= (uint64_t)h->token_reload_ms * 1000000u)
+        token_reload(h);
+}
+
+/* --- create / free ---------------------------------------------------------- */
+
+static int load_initial_token(topo_http *h, const topo_http_opts *opts, topo_err *err)
+{
+    int error = 0;
+    if (opts->token_file != NULL) {
+        if ((h->token_file = dup_string(opts->token_file)) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+        h->token_read_ns = topo_http_now_ns();
+        topo_err terr = TOPO_ERR_INIT;
+        error = topo_http_token_read(&h->token, h->token_file, &terr);
+        if (error == 0)
+            return 0;
+        if (error == TOPO_ENOMEM || opts->token == NULL) {
+            if (err != NULL)
+                *err = terr;
+            return topo_err_wrap(err, "http: bearer token file");
+        }
+        topo_log(TOPO_LOG_WARN, "http: bearer token file: %s (using the fixed token until it "
+                                "can be read)", terr.text);
+    }
+    if (opts->token != NULL) {
+        if ((error = topo_http_token_check(opts->token, strlen(opts->token), err)) < 0)
+            return topo_err_wrap(err, "http: token");
+        if ((h->token = dup_string(opts->token)) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+    }
+    return 0;
+}
+
+static int configure_tls(topo_http *h, const topo_http_opts *opts, topo_err *err)
+{
+    int error = 0;
+    CURL *c = h->curl;
+
+    SETOPT(c, CURLOPT_SSL_VERIFYPEER, opts->insecure_skip_verify ? 0L : 1L);
+    SETOPT(c, CURLOPT_SSL_VERIFYHOST, opts->insecure_skip_verify ? 0L : 2L);
+    if (opts->ca_data != NULL || opts->ca_file != NULL) {
+        /* Trust only the given CA: drop the build's default CA directory. */
+        SETOPT(c, CURLOPT_CAPATH, (char *)NULL);
+        if (opts->ca_data != NULL) {
+            if ((error = set_pem_blob(c, CURLOPT_CAINFO_BLOB, "CURLOPT_CAINFO_BLOB",
+                                      opts->ca_data, err)) < 0)
+                goto cleanup;
+        } else {
+            SETOPT(c, CURLOPT_CAINFO, opts->ca_file);
+            SETOPT(c, CURLOPT_CA_CACHE_TIMEOUT, CA_CACHE_SECONDS);
+        }
+    }
+    if (opts->client_cert_data != NULL) {
+        if ((error = set_pem_blob(c, CURLOPT_SSLCERT_BLOB, "CURLOPT_SSLCERT_BLOB",
+                                  opts->client_cert_data, err)) < 0)
+            goto cleanup;
+        SETOPT(c, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (opts->client_cert_file != NULL) {
+        SETOPT(c, CURLOPT_SSLCERT, opts->client_cert_file);
+        SETOPT(c, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (opts->client_key_data != NULL) {
+        if ((error = set_pem_blob(c, CURLOPT_SSLKEY_BLOB, "CURLOPT_SSLKEY_BLOB",
+                                  opts->client_key_data, err)) < 0)
+            goto cleanup;
+        SETOPT(c, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (opts->client_key_file != NULL) {
+        SETOPT(c, CURLOPT_SSLKEY, opts->client_key_file);
+        SETOPT(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+
+cleanup:
+    return error;
+}
+
+static int configure_handle(topo_http *h, const topo_http_opts *opts, long connect_timeout_ms,
+                            topo_err *err)
+{
+    int error = 0;
+    CURL *c = h->curl;
+    const char *agent = opts->user_agent != NULL ? opts->user_agent : DEFAULT_USER_AGENT;
+
+    if (has_control(agent))
+        return topo_err_set(err, TOPO_EINVALID, "http: user_agent has a control character");
+    SETOPT(c, CURLOPT_ERRORBUFFER, h->errbuf);
+    /* No signals: safe with threads; timeouts still work (threaded resolver). */
+    SETOPT(c, CURLOPT_NOSIGNAL, 1L);
+    SETOPT(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    SETOPT(c, CURLOPT_FOLLOWLOCATION, 0L);
+    SETOPT(c, CURLOPT_USERAGENT, agent);
+    /* Every encoding this libcurl decodes (gzip, br, zstd...); the body limit
+     * applies to the decoded bytes. */
+    SETOPT(c, CURLOPT_ACCEPT_ENCODING, "");
+    SETOPT(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    SETOPT(c, CURLOPT_TCP_KEEPIDLE, KEEPALIVE_IDLE_SECONDS);
+    SETOPT(c, CURLOPT_TCP_KEEPINTVL, KEEPALIVE_INTERVAL_SECONDS);
+    SETOPT(c, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    error = configure_tls(h, opts, err);
+
+cleanup:
+    return error;
+}
+
+int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
+{
+    int error = 0;
+    topo_http *h = NULL;
+
+    if (out == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: NULL output");
+    *out = NULL;
+    if (opts == NULL || opts->version != TOPO_HTTP_OPTS_VERSION)
+        return topo_err_set(err, TOPO_EINVALID, "http: unsupported options version");
+    if (opts->base_url == NULL || (strncmp(opts->base_url, "https://", 8) != 0 &&
+                                   strncmp(opts->base_url, "http://", 7) != 0))
+        return topo_err_set(err, TOPO_EINVALID, "http: base_url must start with https:// or http://");
+    if (has_control(opts->base_url) || strchr(opts->base_url, ' ') != NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: base_url has a space or control character");
+
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK)
+        return topo_err_set(err, TOPO_EGENERIC, "http: libcurl initialisation failed: %s",
+                            curl_easy_strerror(global_rc));
+
+    if ((h = calloc(1, sizeof(*h))) == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+        goto cleanup;
+    }
+    h->base_len = strlen(opts->base_url);
+    while (h->base_len > 0 && opts->base_url[h->base_len - 1] == '/')
+        h->base_len--;
+    if (h->base_len >= TOPO_MAX_HTTP_URL) {
+        error = topo_err_set(err, TOPO_ELIMIT, "http: base_url is longer than %u bytes",
+                             TOPO_MAX_HTTP_URL);
+        goto cleanup;
+    }
+    h->base_url = malloc(h->base_len + 1);
+    h->url = malloc(TOPO_MAX_HTTP_URL + 1);
+    if (h->base_url == NULL || h->url == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+        goto cleanup;
+    }
+    memcpy(h->base_url, opts->base_url, h->base_len);
+    h->base_url[h->base_len] = '\0';
+
+    h->token_reload_ms = opts->token_reload_ms > 0 ? opts->token_reload_ms : DEFAULT_TOKEN_RELOAD_MS;
+    h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+    h->stream_idle_ms = opts->stream_idle_ms > 0 ? opts->stream_idle_ms : DEFAULT_STREAM_IDLE_MS;
+    h->max_body = opts->max_body > 0 ? opts->max_body : TOPO_MAX_K8S_RESPONSE;
+    h->max_retries = opts->max_retries < 0 ? 0 : opts->max_retries;
+    if (h->max_retries > TOPO_MAX_HTTP_RETRIES)
+        h->max_retries = TOPO_MAX_HTTP_RETRIES;
+    h->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : DEFAULT_BACKOFF_BASE_MS;
+    h->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS;
+    if (h->backoff_max_ms < h->backoff_base_ms)
+        h->backoff_max_ms = h->backoff_base_ms;
+    double qps = opts->qps == 0 ? DEFAULT_QPS : opts->qps; /* negative: unlimited */
+    double burst = opts->burst > 0 ? opts->burst : DEFAULT_BURST;
+    uint64_t now = topo_http_now_ns();
+    topo_ratelimit_init(&h->limiter, qps, burst, now);
+    h->rng = now ^ ((uint64_t)(uintptr_t)h << 16) ^ ((uint64_t)getpid() << 40);
+
+    if ((error = load_initial_token(h, opts, err)) < 0)
+        goto cleanup;
+    if ((h->curl = curl_easy_init()) == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "http: curl_easy_init failed");
+        goto cleanup;
+    }
+    long connect_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
+                                                   : DEFAULT_CONNECT_TIMEOUT_MS;
+    if ((error = configure_handle(h, opts, connect_ms, err)) < 0)
+        goto cleanup;
+
+    *out = h;
+    h = NULL;
+
+cleanup:
+    topo_http_free(h);
+    return error;
+}
+
+void topo_http_free(topo_http *http)
+{
+    if (http == NULL)
+        return;
+    if (http->curl != NULL)
+        curl_easy_cleanup(http->curl);
+    topo_http_token_free(http->token);
+    free(http->token_file);
+    free(http->url);
+    free(http->base_url);
+    free(http);
+}
+
+void topo_http_get_stats(const topo_http *http, topo_http_stats *out)
+{
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (http == NULL)
+        return;
+    *out = http->stats;
+    out->throttled_ms = http->throttled_ns / 1000000u;
+}
+
+void topo_http_response_dispose(topo_http_response *resp)
+{
+    if (resp == NULL)
+        return;
+    free(resp->body);
+    resp->body = NULL;
+    resp->len = 0;
+    resp->status = 0;
+}
+
+int topo_http_status_code(long status)
+{
+    if (status >= 200 && status <= 299)
+        return 0;
+    switch (status) {
+    case 400:
+    case 422:
+        return TOPO_EINVALID;
+    case 401:
+        return TOPO_EUNAUTHORIZED;
+    case 403:
+        return TOPO_EFORBIDDEN;
+    case 404:
+        return TOPO_ENOTFOUND;
+    case 408:
+    case 504:
+        return TOPO_ETIMEOUT;
+    case 409:
+        return TOPO_ECONFLICT;
+    case 410:
+        return TOPO_EGONE;
+    case 413:
+        return TOPO_ELIMIT;
+    case 429:
+        return TOPO_ETHROTTLED;
+    default:
+        return status >= 500 && status <= 599 ? TOPO_ESERVER : TOPO_EGENERIC;
+    }
+}
+
+/* --- one attempt ------------------------------------------------------------ */
+
+static int request_check(const topo_http_request *req, topo_err *err)
+{
+    if (req->method == NULL || req->path == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: request without method or path");
+    size_t mlen = strlen(req->method);
+    if (mlen == 0 || mlen > TOPO_MAX_HTTP_METHOD)
+        return topo_err_set(err, TOPO_EINVALID, "http: bad method \"%.16s\"", req->method);
+    for (size_t i = 0; i < mlen; i++) {
+        if (req->method[i] < 'A' || req->method[i] > 'Z')
+            return topo_err_set(err, TOPO_EINVALID, "http: bad method \"%.16s\"", req->method);
+    }
+    if (req->path[0] != '/')
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: path must start with '/'",
+                            req->method, req->path);
+    for (const char *p = req->path; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c <= 0x20 || c >= 0x7f)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "http: %s %.200s: path has a space, control or non-ASCII byte "
+                                "(escape it)",
+                                req->method, req->path);
+    }
+    if (req->body == NULL && req->body_len > 0)
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: body_len without body",
+                            req->method, req->path);
+    if (req->content_type != NULL && has_control(req->content_type))
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad content type",
+                            req->method, req->path);
+    if (req->timeout_ms < 0)
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: negative timeout",
+                            req->method, req->path);
+    return 0;
+}
+
+static int set_method(topo_http *h, const topo_http_request *req, topo_err *err)
+{
+    int error = 0;
+    CURL *c = h->curl;
+    const char *m = req->method;
+    int sends_body = req->body != NULL || strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 ||
+                     strcmp(m, "PATCH") == 0;
+
+    /* HTTPGET resets what an earlier request on this handle set (POST, HEAD). */
+    SETOPT(c, CURLOPT_HTTPGET, 1L);
+    SETOPT(c, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    if (strcmp(m, "HEAD") == 0) {
+        SETOPT(c, CURLOPT_NOBODY, 1L);
+    } else if (sends_body) {
+        /* Size first: setting it after the data would drop the data. */
+        SETOPT(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+        SETOPT(c, CURLOPT_POSTFIELDS, req->body != NULL ? req->body : "");
+        if (strcmp(m, "POST") != 0)
+            SETOPT(c, CURLOPT_CUSTOMREQUEST, m);
+    } else if (strcmp(m, "GET") != 0) {
+        SETOPT(c, CURLOPT_CUSTOMREQUEST, m);
+    }
+
+cleanup:
+    return error;
+}
+
+static int build_headers(topo_http *h, const topo_http_request *req, struct curl_slist **out,
+                         topo_err *err)
+{
+    int error = 0;
+    struct curl_slist *list = NULL;
+
+    if ((error = header_addf(&list, "Accept: application/json")) < 0 ||
+        (error = header_addf(&list, "Expect:")) < 0)
+        goto cleanup;
+    /* "Content-Type:" with no value stops libcurl adding its form type. */
+    if (req->content_type != NULL)
+        error = header_addf(&list, "Content-Type: %s", req->content_type);
+    else
+        error = header_addf(&list, "Content-Type:");
+    if (error < 0)
+        goto cleanup;
+    if (h->token != NULL && (error = header_addf(&list, "Authorization: Bearer %s", h->token)) < 0)
+        goto cleanup;
+    *out = list;
+    list = NULL;
+
+cleanup:
+    headers_free(list);
+    if (error < 0)
+        topo_err_set(err, error, "http: building request headers: %s", topo_strerror(error));
+    return error;
+}
+
+/* Everything before curl_easy_perform: the rate limiter, the token, the URL,
+ * method, body, headers and timeouts. *headers must be freed after the
+ * transfer (attempt_done). */
+static int attempt_setup(topo_http *h, const topo_http_request *req, long timeout_ms,
+                         struct curl_slist **headers, topo_err *err)
+{
+    int error = 0;
+    CURL *c = h->curl;
+
+    uint64_t wait = topo_ratelimit_reserve(&h->limiter, topo_http_now_ns());
+    if (wait > 0) {
+        if (wait >= THROTTLE_LOG_NS)
+            topo_log(TOPO_LOG_INFO, "http: waiting %.2f s for the client-side rate limit "
+                                    "(qps %g, burst %g)",
+                     (double)wait / 1e9, h->limiter.qps, h->limiter.burst);
+        topo_http_sleep_ns(wait);
+        h->throttled_ns += wait;
+    }
+    token_refresh_if_due(h);
+
+    size_t plen = strlen(req->path);
+    if (plen > TOPO_MAX_HTTP_URL - h->base_len)
+        return topo_err_set(err, TOPO_ELIMIT, "http: %s %.200s...: URL longer than %u bytes",
+                            req->method, req->path, TOPO_MAX_HTTP_URL);
+    memcpy(h->url, h->base_url, h->base_len);
+    memcpy(h->url + h->base_len, req->path, plen + 1);
+
+    if ((error = build_headers(h, req, headers, err)) < 0)
+        goto cleanup;
+    if ((error = set_method(h, req, err)) < 0)
+        goto cleanup;
+    SETOPT(c, CURLOPT_URL, h->url);
+    SETOPT(c, CURLOPT_HTTPHEADER, *headers);
+    SETOPT(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    h->errbuf[0] = '\0';
+
+cleanup:
+    return error;
+}
+
+/* After curl_easy_perform: counters, and no borrowed pointer (headers, the
+ * caller's body) left in the handle between calls. */
+static void attempt_done(topo_http *h, struct curl_slist **headers)
+{
+    long connects = 0;
+    h->stats.requests++;
+    if (curl_easy_getinfo(h->curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
+        h->stats.connects += (uint64_t)connects;
+    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (char *)NULL);
+    curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+    headers_free(*headers);
+    *headers = NULL;
+}
+
+enum retry_class { RETRY_NEVER, RETRY_IDEMPOTENT, RETRY_ALWAYS };
+
+/* Maps a transfer failure to a topo code and says when it may be retried:
+ * always when nothing can have reached the server, for idempotent methods
+ * when the request may have been sent. */
+static int transport_code(topo_http *h, CURLcode cc, enum retry_class *retry)
+{
+    long sent = 0;
+    *retry = RETRY_NEVER;
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+        *retry = RETRY_ALWAYS;
+        return TOPO_ECONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        /* No request bytes sent: the connect or TLS handshake timed out. */
+        curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &sent);
+        *retry = sent == 0 ? RETRY_ALWAYS : RETRY_IDEMPOTENT;
+        return TOPO_ETIMEOUT;
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
+    case CURLE_BAD_CONTENT_ENCODING:
+        *retry = RETRY_IDEMPOTENT;
+        return TOPO_ECONNECT;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        return TOPO_ECONNECT;
+    case CURLE_FILESIZE_EXCEEDED:
+        return TOPO_ELIMIT;
+    case CURLE_OUT_OF_MEMORY:
+        return TOPO_ENOMEM;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+        return TOPO_EINVALID;
+    default:
+        return TOPO_EGENERIC;
+    }
+}
+
+static const char *transport_text(topo_http *h, CURLcode cc)
+{
+    return h->errbuf[0] != '\0' ? h->errbuf : curl_easy_strerror(cc);
+}
+
+static int transport_error(topo_http *h, const topo_http_request *req, CURLcode cc, int code,
+                           int attempts, topo_err *err)
+{
+    const char *what = cc == CURLE_PEER_FAILED_VERIFICATION
+                           ? "TLS: the server's certificate is not trusted: "
+                           : "";
+    if (attempts > 1)
+        return topo_err_set(err, code, "%s %s: %s%s (%d attempts)", req->method, h->url, what,
+                            transport_text(h, cc), attempts);
+    return topo_err_set(err, code, "%s %s: %s%s", req->method, h->url, what,
+                        transport_text(h, cc));
+}
+
+static long retry_after_ms(topo_http *h)
+{
+    struct curl_header *hdr = NULL;
+    if (curl_easy_header(h->curl, "Retry-After", 0, CURLH_HEADER, -1, &hdr) != CURLHE_OK)
+        return -1;
+    return topo_http_retry_after_ms(hdr->value, h->backoff_max_ms);
+}
+
+static void retry_wait(topo_http *h, const topo_http_request *req, int retry, long delay_ms,
+                       const char *why)
+{
+    topo_log(TOPO_LOG_INFO, "http: %s %.200s: %s; retry %d/%d in %ld ms", req->method, req->path,
+             why, retry + 1, h->max_retries, delay_ms);
+    h->stats.retries++;
+    topo_http_sleep_ns((uint64_t)delay_ms * 1000000u);
+}
+
+/* --- topo_http_do ----------------------------------------------------------- */
+
+typedef struct body_sink {
+    char *data;
+    size_t len;
+    size_t cap;
+    size_t max;
+    int too_big;
+    int nomem;
+} body_sink;
+
+static size_t body_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    body_sink *s = userdata;
+    size_t n = size * nmemb;
+    if (n > s->max - s->len) {
+        s->too_big = 1;
+        return 0; /* != n: libcurl aborts the transfer */
+    }
+    if (s->len + n + 1 > s->cap) {
+        size_t need = s->len + n + 1;
+        size_t cap = s->cap > 0 ? s->cap : BODY_INITIAL_CAP;
+        while (cap < need)
+            cap = cap > (s->max + 1) / 2 ? s->max + 1 : cap * 2;
+        char *grown = realloc(s->data, cap);
+        if (grown == NULL) {
+            s->nomem = 1;
+            return 0;
+        }
+        s->data = grown;
+        s->cap = cap;
+    }
+    memcpy(s->data + s->len, ptr, n);
+    s->len += n;
+    s->data[s->len] = '\0';
+    return n;
+}
+
+int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_response *resp,
+                 topo_err *err)
+{
+    int error = 0;
+    body_sink sink = {NULL, 0, 0, 0, 0, 0};
+    struct curl_slist *headers = NULL;
+    int retries = 0, auth_retried = 0;
+    long status = 0;
+    char why[96];
+
+    if (resp != NULL) {
+        resp->status = 0;
+        resp->body = NULL;
+        resp->len = 0;
+    }
+    if (http == NULL || req == NULL || resp == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: NULL argument");
+    if ((error = request_check(req, err)) < 0)
+        return error;
+    int idempotent = topo_http_method_idempotent(req->method);
+    long timeout_ms = req->timeout_ms > 0 ? req->timeout_ms : http->timeout_ms;
+    sink.max = http->max_body;
+
+    for (;;) {
+        sink.len = 0;
+        sink.too_big = 0;
+        sink.nomem = 0;
+        if ((error = attempt_setup(http, req, timeout_ms, &headers, err)) < 0)
+            goto cleanup;
+        SETOPT(http->curl, CURLOPT_WRITEFUNCTION, body_write);
+        SETOPT(http->curl, CURLOPT_WRITEDATA, &sink);
+        SETOPT(http->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)sink.max);
+        SETOPT(http->curl, CURLOPT_NOPROGRESS, 1L);
+        CURLcode cc = curl_easy_perform(http->curl);
+        attempt_done(http, &headers);
+        status = 0;
+        curl_easy_getinfo(http->curl, CURLINFO_RESPONSE_CODE, &status);
+
+        if (cc == CURLE_OK) {
+            if (status == 401 && http->token_file != NULL && !auth_retried) {
+                /* A rotated token: re-read now and resend once. */
+                auth_retried = 1;
+                if (token_reload(http) > 0) {
+                    topo_log(TOPO_LOG_INFO, "http: %s %.200s: 401 with a bearer token that has "
+                                            "since rotated; resending with the new one",
+                             req->method, req->path);
+                    http->stats.retries++;
+                    continue;
+                }
+            }
+            if (topo_http_status_retriable(status, idempotent) && retries < http->max_retries) {
+                long delay = retry_after_ms(http);
+                if (delay < 0)
+                    delay = topo_http_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
+                                                 retries, &http->rng);
+                snprintf(why, sizeof(why), "status %ld", status);
+                retry_wait(http, req, retries, delay, why);
+                retries++;
+                continue;
+            }
+            break;
+        }
+
+        enum retry_class retry = RETRY_NEVER;
+        int code = transport_code(http, cc, &retry);
+        if (sink.too_big || sink.nomem) {
+            retry = RETRY_NEVER;
+            code = sink.too_big ? TOPO_ELIMIT : TOPO_ENOMEM;
+        }
+        if ((retry == RETRY_ALWAYS || (retry == RETRY_IDEMPOTENT && idempotent)) &&
+            retries < http->max_retries) {
+            retry_wait(http, req, retries,
+                       topo_http_backoff_ms(http->backoff_base_ms, http->backoff_max_ms, retries,
+                                            &http->rng),
+                       transport_text(http, cc));
+            retries++;
+            continue;
+        }
+        if (sink.too_big || cc == CURLE_FILESIZE_EXCEEDED)
+            error = topo_err_set(err, TOPO_ELIMIT, "%s %s: response body exceeds the limit of %zu "
+                                                   "bytes",
+                                 req->method, http->url, sink.max);
+        else if (sink.nomem)
+            error = topo_err_set(err, TOPO_ENOMEM, "%s %s: out of memory for the response body",
+                                 req->method, http->url);
+        else
+            error = transport_error(http, req, cc, code, retries + 1, err);
+        goto cleanup;
+    }
+
+    if (sink.data == NULL && (sink.data = calloc(1, 1)) == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+        goto cleanup;
+    }
+    resp->status = status;
+    resp->body = sink.data;
+    resp->len = sink.len;
+    sink.data = NULL;
+
+cleanup:
+    headers_free(headers);
+    free(sink.data);
+    return error;
+}
+
+/* --- topo_http_stream ------------------------------------------------------- */
+
+typedef struct line_sink {
+    topo_http *http;
+    topo_http_line_fn fn;
+    void *payload;
+    char *line; /* the current partial line (or a non-2xx body), NUL-terminated */
+    size_t len;
+    size_t cap;
+    size_t max;
+    long status;
+    int status_known;
+    int error_body; /* non-2xx: the body is collected and delivered as one line */
+    int stopped;
+    int fn_rc;
+    int too_long;
+    int nomem;
+    int idle;
+    uint64_t idle_ns;
+    uint64_t last_data_ns;
+} line_sink;
+
+static int line_append(line_sink *s, const char *p, size_t n)
+{
+    if (n > s->max - s->len) {
+        s->too_long = 1;
+        return -1;
+    }
+    if (s->len + n + 1 > s->cap) {
+        size_t need = s->len + n + 1;
+        size_t cap = s->cap > 0 ? s->cap : LINE_INITIAL_CAP;
+        while (cap < need)
+            cap = cap > (s->max + 1) / 2 ? s->max + 1 : cap * 2;
+        char *grown = realloc(s->line, cap);
+        if (grown == NULL) {
+            s->nomem = 1;
+            return -1;
+        }
+        s->line = grown;
+        s->cap = cap;
+    }
+    memcpy(s->line + s->len, p, n);
+    s->len += n;
+    s->line[s->len] = '\0';
+    return 0;
+}
+
+/* Delivers the collected line (without a trailing "\r"); -1 when fn stops. */
+static int line_emit(line_sink *s)
+{
+    size_t n = s->len;
+    s->len = 0;
+    if (n > 0 && s->line[n - 1] == '\r')
+        n--;
+    if (n == 0)
+        return 0;
+    s->line[n] = '\0';
+    int rc = s->fn(s->line, n, s->payload);
+    if (rc != 0) {
+        s->stopped = 1;
+        s->fn_rc = rc;
+        return -1;
+    }
+    return 0;
+}
+
+static size_t line_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    line_sink *s = userdata;
+    size_t n = size * nmemb;
+    s->last_data_ns = topo_http_now_ns();
+    if (!s->status_known) {
+        curl_easy_getinfo(s->http->curl, CURLINFO_RESPONSE_CODE, &s->status);
+        s->status_known = 1;
+        s->error_body = s->status < 200 || s->status > 299;
+    }
+    if (s->error_body)
+        return line_append(s, ptr, n) < 0 ? 0 : n;
+    const char *p = ptr, *end = ptr + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t piece = (size_t)((nl != NULL ? nl : end) - p);
+        if (line_append(s, p, piece) < 0)
+            return 0;
+        if (nl == NULL)
+            break;
+        if (line_emit(s) < 0)
+            return 0;
+        p = nl + 1;
+    }
+    return n;
+}
+
+/* Called by libcurl about once a second while a stream is open, even when no
+ * data arrives: a connection that stays silent too long is given up. */
+static int line_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                         curl_off_t ulnow)
+{
+    line_sink *s = clientp;
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    if (topo_http_now_ns() - s->last_data_ns > s->idle_ns) {
+        s->idle = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_line,
+                     topo_http_line_fn fn, void *payload, long *out_status, topo_err *err)
+{
+    int error = 0;
+    struct curl_slist *headers = NULL;
+    int auth_retried = 0;
+    line_sink s;
+
+    memset(&s, 0, sizeof(s));
+    if (out_status != NULL)
+        *out_status = 0;
+    if (http == NULL || req == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: NULL argument");
+    if (max_line == 0)
+        return topo_err_set(err, TOPO_EINVALID, "http: max_line must be positive");
+    if ((error = request_check(req, err)) < 0)
+        return error;
+    s.http = http;
+    s.fn = fn;
+    s.payload = payload;
+    s.max = max_line;
+    s.idle_ns = (uint64_t)http->stream_idle_ms * 1000000u;
+
+    for (;;) {
+        s.len = 0;
+        s.status = 0;
+        s.status_known = 0;
+        s.error_body = 0;
+        if ((error = attempt_setup(http, req, req->timeout_ms, &headers, err)) < 0)
+            goto cleanup;
+        s.last_data_ns = topo_http_now_ns(); /* after the rate limiter's wait */
+        SETOPT(http->curl, CURLOPT_WRITEFUNCTION, line_write);
+        SETOPT(http->curl, CURLOPT_WRITEDATA, &s);
+        SETOPT(http->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0);
+        SETOPT(http->curl, CURLOPT_NOPROGRESS, 0L);
+        SETOPT(http->curl, CURLOPT_XFERINFOFUNCTION, line_progress);
+        SETOPT(http->curl, CURLOPT_XFERINFODATA, &s);
+        CURLcode cc = curl_easy_perform(http->curl);
+        attempt_done(http, &headers);
+        curl_easy_setopt(http->curl, CURLOPT_NOPROGRESS, 1L);
+        long status = 0;
+        curl_easy_getinfo(http->curl, CURLINFO_RESPONSE_CODE, &status);
+        if (out_status != NULL)
+            *out_status = status;
+
+        if (s.stopped) {
+            error = s.fn_rc;
+            goto cleanup;
+        }
+        if (s.too_long) {
+            error = topo_err_set(err, TOPO_ELIMIT, "%s %s: a line of the stream exceeds the "
+                                                   "limit of %zu bytes",
+                                 req->method, http->url, max_line);
+            goto cleanup;
+        }
+        if (s.nomem) {
+            error = topo_err_set(err, TOPO_ENOMEM, "%s %s: out of memory for a stream line",
+                                 req->method, http->url);
+            goto cleanup;
+        }
+        if (s.idle) {
+            error = topo_err_set(err, TOPO_ETIMEOUT, "%s %s: no data for %ld ms; the connection "
+                                                     "is presumed dead",
+                                 req->method, http->url, http->stream_idle_ms);
+            goto cleanup;
+        }
+        if (cc != CURLE_OK) {
+            enum retry_class retry;
+            error = transport_error(http, req, cc, transport_code(http, cc, &retry), 1, err);
+            goto cleanup;
+        }
+        if (status >= 200 && status <= 299) {
+            /* A last line without "\n" at the end of the stream. */
+            if (line_emit(&s) < 0)
+                error = s.fn_rc;
+            goto cleanup;
+        }
+        if (status == 401 && http->token_file != NULL && !auth_retried) {
+            auth_retried = 1;
+            if (token_reload(http) > 0) {
+                http->stats.retries++;
+                continue;
+            }
+        }
+        /* A non-2xx status: its body (a Status object) as one line. */
+        while (s.len > 0 && (s.line[s.len - 1] == '\n' || s.line[s.len - 1] == '\r'))
+            s.len--;
+        if (line_emit(&s) < 0)
+            error = s.fn_rc;
+        goto cleanup;
+    }
+
+cleanup:
+    headers_free(headers);
+    free(s.line);
+    return error;
+}
