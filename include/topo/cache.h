@@ -1,0 +1,375 @@
+/* The topology cache: one SQLite file (WAL mode) holding what the engine and
+ * the webhook need from the cluster — nodes, pods and jobs as the watch last
+ * saw them, where each watch stopped, and topology reservations (a PodSet's
+ * assignment as slots that its pods claim). Written by the cache filler and
+ * the reservation code, read by the engine through a topo_snapshot and by
+ * `topoassign --db`.
+ *
+ * Threads: a topo_cache is one SQLite connection; use it from one thread at
+ * a time (give every thread its own). Several processes may open the same
+ * file: writers take turns (busy_timeout), readers never block.
+ *
+ * Transactions: every write outside topo_cache_begin/commit is its own
+ * transaction. Between begin and commit, writes are batched (a filler applies
+ * hundreds of watch events per transaction); each call is still atomic on its
+ * own: a call that fails (say, a malformed object) changes nothing and leaves
+ * the batch open and intact.
+ *
+ * Durability: synchronous=NORMAL in WAL mode. A commit survives the process
+ * being killed (the WAL is in the OS page cache); on power loss or an OS
+ * crash the last commits may roll back, but the database stays consistent.
+ * That is safe for nodes, pods, jobs and watch state: they mirror the API
+ * server, and the resource version a watch resumes from is written in the
+ * same transaction as the rows, so a lost tail is simply replayed. It is not
+ * safe for reservations, which exist nowhere else: reservation writes made
+ * outside a batch are committed with synchronous=FULL, and a batch that
+ * writes reservations should be opened with topo_cache_begin_durable.
+ *
+ * Strings and arrays handed to callbacks are borrowed for the duration of
+ * the call; results returned through a topo_pool live as long as the pool.
+ * Callbacks must not call back into the same topo_cache. Times (created_at,
+ * expires_at, now) are whatever clock the caller uses, typically seconds
+ * since the epoch: the cache only compares them and never reads a clock. */
+#ifndef TOPO_CACHE_H
+#define TOPO_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/engine.h"
+#include "topo/error.h"
+#include "topo/model.h"
+#include "topo/pool.h"
+
+/* The schema version this build creates and reads. Older files are migrated
+ * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
+#define TOPO_CACHE_SCHEMA_VERSION 2
+
+typedef struct topo_cache topo_cache;
+
+typedef struct topo_cache_opts {
+    unsigned int version;
+    int create;          /* create the file when missing (default 1) */
+    int busy_timeout_ms; /* wait this long for another writer (default 5000) */
+} topo_cache_opts;
+
+#define TOPO_CACHE_OPTS_VERSION 1
+#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000}
+
+/* Opens (or creates) the cache file and migrates its schema to
+ * TOPO_CACHE_SCHEMA_VERSION in one transaction. opts may be NULL (defaults).
+ * TOPO_ENOTFOUND when the file is missing and create is 0; TOPO_EUNSUPPORTED
+ * for a schema newer than this build; TOPO_EINVALID for a file that is not a
+ * SQLite database or not a topo cache. */
+int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
+                    topo_err *err) TOPO_MUST_CHECK;
+/* Rolls back an open batch. NULL-safe. */
+void topo_cache_close(topo_cache *cache);
+
+/* The schema version of an open cache (always TOPO_CACHE_SCHEMA_VERSION). */
+int topo_cache_schema_version(const topo_cache *cache);
+
+/* --- transactions ------------------------------------------------------------------- */
+
+/* Opens a batch (BEGIN IMMEDIATE: it waits up to busy_timeout_ms for another
+ * writer). TOPO_EINVALID when a batch is already open. */
+int topo_cache_begin(topo_cache *cache, topo_err *err) TOPO_MUST_CHECK;
+/* The same, committed with synchronous=FULL: for batches that write
+ * reservations. */
+int topo_cache_begin_durable(topo_cache *cache, topo_err *err) TOPO_MUST_CHECK;
+/* Makes the batch durable and visible. On failure the batch is rolled back. */
+int topo_cache_commit(topo_cache *cache, topo_err *err) TOPO_MUST_CHECK;
+/* Drops the batch. A no-op when none is open. */
+int topo_cache_rollback(topo_cache *cache, topo_err *err);
+/* 1 while a batch is open. */
+int topo_cache_in_batch(const topo_cache *cache);
+
+/* --- nodes, pods and jobs from Kubernetes objects --------------------------------------- */
+
+typedef enum topo_cache_kind {
+    TOPO_CACHE_NODES = 0,
+    TOPO_CACHE_PODS = 1,
+    TOPO_CACHE_JOBS = 2
+} topo_cache_kind;
+
+/* "nodes", "pods", "jobs". */
+const char *topo_cache_kind_name(topo_cache_kind kind);
+
+/* Upserts one object from its JSON text (a v1 Node, a v1 Pod, a batch/v1
+ * Job, as the API server sends it; `kind`, when present, must match). The
+ * cache keeps only what the engine and the webhook use:
+ *   Node: name, labels, allocatable (Kueue units), taints, unschedulable,
+ *         Ready, resourceVersion;
+ *   Pod:  uid, namespace, name, nodeName, phase, effective requests (as
+ *         Kubernetes counts them: containers, init containers, sidecars,
+ *         overhead, pod-level resources), the labels and annotations that tie
+ *         it to a PodSet (see topo_cache_pod), whether it carries a Kueue TAS
+ *         annotation, resourceVersion;
+ *   Job:  uid, namespace, name, parallelism (default 1), completions,
+ *         resourceVersion.
+ * A malformed object is TOPO_EINVALID with a message naming the field
+ * ("metadata.uid: required", "status.allocatable.cpu: invalid quantity
+ * \"x\"") and leaves every stored row as it was. */
+int topo_cache_upsert_node(topo_cache *cache, const char *json, size_t len,
+                           topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_upsert_pod(topo_cache *cache, const char *json, size_t len,
+                          topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_upsert_job(topo_cache *cache, const char *json, size_t len,
+                          topo_err *err) TOPO_MUST_CHECK;
+/* Deletes by key (node name, pod uid, job uid); a missing row is not an
+ * error. *out_deleted (may be NULL) is 1 when a row went. */
+int topo_cache_delete_node(topo_cache *cache, const char *name, int *out_deleted,
+                           topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_delete_pod(topo_cache *cache, const char *uid, int *out_deleted,
+                          topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_delete_job(topo_cache *cache, const char *uid, int *out_deleted,
+                          topo_err *err) TOPO_MUST_CHECK;
+
+/* Applies one watch event line, {"type": ..., "object": {...}}:
+ * ADDED/MODIFIED upsert, DELETED deletes, and each of these and BOOKMARK
+ * records the object's metadata.resourceVersion as the kind's watch state,
+ * in the same transaction. An ERROR event is returned as TOPO_EGONE (410:
+ * relist) or TOPO_ESERVER with the Status message; nothing is written. */
+int topo_cache_apply_event(topo_cache *cache, topo_cache_kind kind, const char *json, size_t len,
+                           topo_err *err) TOPO_MUST_CHECK;
+
+/* Upserts every item of a list (a v1 List, NodeList, PodList or JobList, as
+ * `kubectl get -o json|yaml` or one page of a paged list prints it) or a
+ * single object of the kind, all or nothing. source names the text in
+ * messages ("items[3].metadata.uid: required"). *out_count (may be NULL) is
+ * the number of objects upserted. */
+int topo_cache_upsert_list(topo_cache *cache, topo_cache_kind kind, const char *text,
+                           size_t len, const char *source, size_t *out_count,
+                           topo_err *err) TOPO_MUST_CHECK;
+/* The same from a JSON or YAML file of at most TOPO_MAX_INVENTORY_FILE bytes.
+ * A topo fixture document (top-level `nodes:`/`pods:`) is TOPO_EUNSUPPORTED:
+ * load it with lib/inventory and use topo_cache_put_node/put_pod. */
+int topo_cache_upsert_list_file(topo_cache *cache, topo_cache_kind kind, const char *path,
+                                size_t *out_count, topo_err *err) TOPO_MUST_CHECK;
+
+/* Relist after a watch expired (410): between relist_begin and relist_end,
+ * inside one batch, the kind's upserts mark their rows; relist_end deletes
+ * the rows that were not upserted since relist_begin. *out_deleted may be
+ * NULL. TOPO_EINVALID outside a batch, or when another relist is open. */
+int topo_cache_relist_begin(topo_cache *cache, topo_cache_kind kind,
+                            topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_relist_end(topo_cache *cache, topo_cache_kind kind, size_t *out_deleted,
+                          topo_err *err) TOPO_MUST_CHECK;
+
+/* --- watch state --------------------------------------------------------------------- */
+
+/* The resourceVersion to resume the kind's watch from, copied into buf.
+ * TOPO_ENOTFOUND when none was recorded; TOPO_ELIMIT when buf is too small. */
+int topo_cache_get_watch_rv(topo_cache *cache, topo_cache_kind kind, char *buf, size_t size,
+                            topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_set_watch_rv(topo_cache *cache, topo_cache_kind kind, const char *rv,
+                            topo_err *err) TOPO_MUST_CHECK;
+
+/* --- reading rows back (no SQL needed) ------------------------------------------------- */
+
+/* A stored pod. labels/annotations hold only the keys that tie a pod to its
+ * PodSet: those under kueue.x-k8s.io/, batch.kubernetes.io/,
+ * jobset.sigs.k8s.io/, leaderworkerset.sigs.k8s.io/ and topology.topo.io/,
+ * plus job-name and controller-uid. */
+typedef struct topo_cache_pod {
+    const char *uid;
+    const char *namespace_name;
+    const char *name;
+    const char *node_name; /* "" when unbound */
+    const char *phase;     /* "" when unknown */
+    const topo_resource *requests; /* effective per-pod requests, sorted by name */
+    size_t nrequests;
+    const topo_kv *labels;
+    size_t nlabels;
+    const topo_kv *annotations;
+    size_t nannotations;
+    int tas; /* carries a Kueue TAS annotation (Kueue placed it) */
+    const char *resource_version;
+} topo_cache_pod;
+
+typedef struct topo_cache_job {
+    const char *uid;
+    const char *namespace_name;
+    const char *name;
+    int32_t parallelism;
+    int32_t completions; /* -1 when unset */
+    const char *resource_version;
+} topo_cache_job;
+
+typedef int (*topo_cache_node_fn)(const topo_node_spec *node, const char *resource_version,
+                                  void *payload);
+typedef int (*topo_cache_pod_fn)(const topo_cache_pod *pod, void *payload);
+typedef int (*topo_cache_job_fn)(const topo_cache_job *job, void *payload);
+
+/* Calls fn for every row (nodes by name, pods and jobs by uid), all from one
+ * consistent read. A non-zero return from fn stops the walk and is returned
+ * (a callback's error message, if any, is its own business). */
+int topo_cache_foreach_node(topo_cache *cache, topo_cache_node_fn fn, void *payload,
+                            topo_err *err);
+int topo_cache_foreach_pod(topo_cache *cache, topo_cache_pod_fn fn, void *payload,
+                           topo_err *err);
+int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payload,
+                           topo_err *err);
+
+/* One row by key, copied into pool. TOPO_ENOTFOUND when absent. */
+int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,
+                        topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_get_pod(topo_cache_pod *out, topo_cache *cache, const char *uid,
+                       topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_get_job(topo_cache_job *out, topo_cache *cache, const char *uid,
+                       topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
+/* Stores a node or a pod given as structs rather than JSON (fixtures, tests;
+ * resource_version may be NULL). pod->uid must be set; the requests are taken
+ * as the effective ones. */
+int topo_cache_put_node(topo_cache *cache, const topo_node_spec *node,
+                        const char *resource_version, topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_put_pod(topo_cache *cache, const topo_cache_pod *pod,
+                       topo_err *err) TOPO_MUST_CHECK;
+
+typedef struct topo_cache_stats {
+    size_t nodes, pods, jobs;
+    size_t reservations, slots, claimed_slots;
+} topo_cache_stats;
+
+int topo_cache_get_stats(topo_cache_stats *out, topo_cache *cache,
+                         topo_err *err) TOPO_MUST_CHECK;
+
+/* --- reservations -------------------------------------------------------------------- */
+
+/* A PodSet's assignment held as slots: one slot per pod of every domain
+ * (domains in the assignment's order, slot index = rank). */
+typedef struct topo_cache_reservation_spec {
+    unsigned int version;
+    const char *id;            /* unique, caller-chosen */
+    const char *podset_key;    /* unique among reservations: one per PodSet */
+    const char *topology_name;
+    const char *const *levels; /* the topology's levels, coarsest first */
+    size_t nlevels;
+    const topo_assignment *assignment; /* Kueue's TopologyAssignment */
+    const topo_resource *requests;     /* per pod, charged per unclaimed slot */
+    size_t nrequests;
+    int64_t created_at; /* also "now": an expired reservation of the same podset_key is replaced */
+    int64_t expires_at;
+} topo_cache_reservation_spec;
+
+#define TOPO_CACHE_RESERVATION_SPEC_VERSION 1
+#define TOPO_CACHE_RESERVATION_SPEC_INIT \
+    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0}
+
+typedef struct topo_cache_slot {
+    int32_t index;
+    const char *const *values; /* the domain, one value per assignment level */
+    size_t nvalues;
+    const char *pod_uid; /* NULL while free */
+} topo_cache_slot;
+
+typedef struct topo_cache_reservation {
+    const char *id;
+    const char *podset_key;
+    const char *topology_name;
+    const char *const *levels;
+    size_t nlevels;
+    const char *const *assignment_levels; /* the levels slot values are in */
+    size_t nassignment_levels;
+    const char *assignment_json; /* Kueue TopologyAssignment, compact JSON */
+    const topo_resource *requests;
+    size_t nrequests;
+    int64_t created_at;
+    int64_t expires_at;
+    const topo_cache_slot *slots;
+    size_t nslots;
+    size_t nclaimed;
+} topo_cache_reservation;
+
+/* Creates the reservation and all of its slots atomically (durable outside
+ * a batch). TOPO_ECONFLICT when the id is taken or the PodSet already holds
+ * an unexpired reservation (another replica won the race: read it with
+ * topo_cache_get_reservation_by_podset); TOPO_EINVALID for a malformed spec. */
+int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservation_spec *spec,
+                                  topo_err *err) TOPO_MUST_CHECK;
+
+/* Claims a slot of an unexpired reservation for a pod: slot `rank` when
+ * rank >= 0 (Job completion index, JobSet/LWS index), else the lowest free
+ * slot. Idempotent: a pod that already holds a slot of the reservation gets
+ * it again. Fills *out from pool. TOPO_ENOTFOUND (no such unexpired
+ * reservation), TOPO_EINVALID (rank out of range), TOPO_ECONFLICT (slot
+ * `rank` is another pod's, or the pod holds a different one), TOPO_ENOFIT
+ * (every slot is claimed). */
+int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
+                                 const char *pod_uid, int32_t rank, int64_t now,
+                                 topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* Frees every slot the pod holds (the pod went away). *out_released may be
+ * NULL. */
+int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,
+                                       size_t *out_released, topo_err *err) TOPO_MUST_CHECK;
+/* Deletes one reservation and its slots. *out_deleted may be NULL. */
+int topo_cache_reservation_delete(topo_cache *cache, const char *id, int *out_deleted,
+                                  topo_err *err) TOPO_MUST_CHECK;
+/* Deletes every reservation with expires_at <= now. */
+int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_expired,
+                                  topo_err *err) TOPO_MUST_CHECK;
+
+/* One reservation with its slots, copied into pool. TOPO_ENOTFOUND. */
+int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,
+                               topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+int topo_cache_reservation_get_by_podset(topo_cache_reservation *out, topo_cache *cache,
+                                         const char *podset_key, topo_pool *pool,
+                                         topo_err *err) TOPO_MUST_CHECK;
+typedef int (*topo_cache_reservation_fn)(const topo_cache_reservation *r, void *payload);
+/* Every reservation (expired ones too, until expired), by id. */
+int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn fn,
+                                   void *payload, topo_err *err);
+
+/* What reservations hold, as topo_snapshot_add_tas_usage takes it: per
+ * reservation and slot domain, the number of slots still to be charged.
+ * A slot is charged while its reservation is unexpired (expires_at > now)
+ * and it is free, or claimed by a pod the cache does not yet see bound to a
+ * node (admitted but not scheduled): a bound pod is charged as itself. */
+typedef struct topo_cache_reserved {
+    const char *reservation_id;
+    const char *const *levels; /* the topology's levels */
+    size_t nlevels;
+    const char *const *assignment_levels;
+    size_t nassignment_levels;
+    const char *const *values; /* one per assignment level */
+    size_t nvalues;
+    int32_t count;
+    const topo_resource *requests; /* per pod */
+    size_t nrequests;
+} topo_cache_reserved;
+
+typedef int (*topo_cache_reserved_fn)(const topo_cache_reserved *r, void *payload);
+int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
+                                void *payload, topo_err *err);
+
+/* --- the engine's snapshot ------------------------------------------------------------- */
+
+typedef struct topo_cache_snapshot_opts {
+    unsigned int version;
+    topo_snapshot_opts snapshot; /* topology name, levels, flavor labels */
+    /* Charge bound pods carrying a Kueue TAS annotation as TAS usage on their
+     * node's leaf (as topo_inventory_snapshot does; on by default). */
+    int charge_tas_pods;
+    /* Charge reservations (see topo_cache_foreach_reserved; on by default). */
+    int charge_reservations;
+    int64_t now; /* reservations with expires_at <= now are not charged */
+} topo_cache_snapshot_opts;
+
+#define TOPO_CACHE_SNAPSHOT_OPTS_VERSION 1
+#define TOPO_CACHE_SNAPSHOT_OPTS_INIT \
+    {TOPO_CACHE_SNAPSHOT_OPTS_VERSION, {NULL, NULL, 0, NULL, 0}, 1, 1, 0}
+
+/* Builds the engine's snapshot from one consistent read of the cache: every
+ * node; bound, non-terminal pods without a TAS annotation as pod usage (and
+ * TAS ones as TAS usage, see charge_tas_pods); reservations as TAS usage, so
+ * capacity promised to a PodSet is not sold twice. A reservation is charged
+ * when its levels are the snapshot's, or when its assignment is by hostname
+ * (mapped through the node's labels). *out_ignored (may be NULL) counts pods
+ * and reserved slots that fell outside the topology. Equal to
+ * topo_inventory_snapshot over the same objects. */
+int topo_cache_snapshot(topo_snapshot **out, topo_cache *cache,
+                        const topo_cache_snapshot_opts *opts, size_t *out_ignored,
+                        topo_err *err) TOPO_MUST_CHECK;
+
+#endif

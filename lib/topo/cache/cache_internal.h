@@ -1,0 +1,205 @@
+/* The topology cache's representation, shared by its files. The only
+ * place (with the cache's .c files) that includes <sqlite3.h>. */
+#ifndef TOPO_CACHE_INTERNAL_H
+#define TOPO_CACHE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "topo/cache.h"
+
+/* Every statement the cache runs, prepared once per connection on first use
+ * (SQLITE_PREPARE_PERSISTENT) and reset after each use. */
+#define CACHE_STMT_MAP(XX)                                                                        \
+    XX(BEGIN, "BEGIN")                                                                            \
+    XX(BEGIN_IMMEDIATE, "BEGIN IMMEDIATE")                                                        \
+    XX(COMMIT, "COMMIT")                                                                          \
+    XX(ROLLBACK, "ROLLBACK")                                                                      \
+    XX(SAVEPOINT, "SAVEPOINT topo_op")                                                            \
+    XX(RELEASE, "RELEASE topo_op")                                                                \
+    XX(ROLLBACK_TO, "ROLLBACK TO topo_op")                                                        \
+    XX(SYNC_FULL, "PRAGMA synchronous=FULL")                                                      \
+    XX(SYNC_NORMAL, "PRAGMA synchronous=NORMAL")                                                  \
+    XX(NODE_UPSERT,                                                                               \
+       "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "              \
+       "resource_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET "    \
+       "labels=excluded.labels, allocatable=excluded.allocatable, taints=excluded.taints, "       \
+       "unschedulable=excluded.unschedulable, ready=excluded.ready, "                             \
+       "resource_version=excluded.resource_version")                                              \
+    XX(NODE_DELETE, "DELETE FROM nodes WHERE name = ?1")                                          \
+    XX(NODE_GET,                                                                                  \
+       "SELECT name, labels, allocatable, taints, unschedulable, ready, resource_version "        \
+       "FROM nodes WHERE name = ?1")                                                              \
+    XX(NODE_ALL,                                                                                  \
+       "SELECT name, labels, allocatable, taints, unschedulable, ready, resource_version "        \
+       "FROM nodes ORDER BY name")                                                                \
+    XX(POD_UPSERT,                                                                                \
+       "INSERT INTO pods(uid, namespace, name, node_name, phase, requests, podset, "              \
+       "is_topology_assigned, resource_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "      \
+       "ON CONFLICT(uid) DO UPDATE SET namespace=excluded.namespace, name=excluded.name, "        \
+       "node_name=excluded.node_name, phase=excluded.phase, requests=excluded.requests, "         \
+       "podset=excluded.podset, is_topology_assigned=excluded.is_topology_assigned, "             \
+       "resource_version=excluded.resource_version")                                              \
+    XX(POD_DELETE, "DELETE FROM pods WHERE uid = ?1")                                             \
+    XX(POD_GET,                                                                                   \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version FROM pods WHERE uid = ?1")                                               \
+    XX(POD_ALL,                                                                                   \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version FROM pods ORDER BY uid")                                                 \
+    XX(JOB_UPSERT,                                                                                \
+       "INSERT INTO jobs(uid, namespace, name, parallelism, completions, resource_version) "      \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uid) DO UPDATE SET "                           \
+       "namespace=excluded.namespace, name=excluded.name, parallelism=excluded.parallelism, "     \
+       "completions=excluded.completions, resource_version=excluded.resource_version")            \
+    XX(JOB_DELETE, "DELETE FROM jobs WHERE uid = ?1")                                             \
+    XX(JOB_GET,                                                                                   \
+       "SELECT uid, namespace, name, parallelism, completions, resource_version FROM jobs "       \
+       "WHERE uid = ?1")                                                                          \
+    XX(JOB_ALL,                                                                                   \
+       "SELECT uid, namespace, name, parallelism, completions, resource_version FROM jobs "       \
+       "ORDER BY uid")                                                                            \
+    XX(WATCH_GET, "SELECT resource_version FROM watch_state WHERE kind = ?1")                     \
+    XX(WATCH_SET,                                                                                 \
+       "INSERT INTO watch_state(kind, resource_version) VALUES(?1, ?2) ON CONFLICT(kind) "        \
+       "DO UPDATE SET resource_version=excluded.resource_version")                                \
+    XX(RELIST_CLEAR, "DELETE FROM temp.relist_seen")                                              \
+    XX(RELIST_MARK, "INSERT OR IGNORE INTO temp.relist_seen(key) VALUES(?1)")                     \
+    XX(RELIST_SWEEP_NODES,                                                                        \
+       "DELETE FROM nodes WHERE name NOT IN (SELECT key FROM temp.relist_seen)")                  \
+    XX(RELIST_RELEASE_PODS,                                                                       \
+       "UPDATE reservation_slots SET pod_uid = NULL WHERE pod_uid IN "                            \
+       "(SELECT uid FROM pods WHERE uid NOT IN (SELECT key FROM temp.relist_seen))")              \
+    XX(RELIST_SWEEP_PODS, "DELETE FROM pods WHERE uid NOT IN (SELECT key FROM temp.relist_seen)") \
+    XX(RELIST_SWEEP_JOBS, "DELETE FROM jobs WHERE uid NOT IN (SELECT key FROM temp.relist_seen)") \
+    XX(COUNT_NODES, "SELECT count(*) FROM nodes")                                                 \
+    XX(COUNT_PODS, "SELECT count(*) FROM pods")                                                   \
+    XX(COUNT_JOBS, "SELECT count(*) FROM jobs")                                                   \
+    XX(COUNT_RESERVATIONS, "SELECT count(*) FROM reservations")                                   \
+    XX(COUNT_SLOTS, "SELECT count(*), count(pod_uid) FROM reservation_slots")                     \
+    XX(RES_INSERT,                                                                                \
+       "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "   \
+       "created_at, expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")                          \
+    XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
+    XX(RES_ID_BY_KEY, "SELECT id FROM reservations WHERE podset_key = ?1")                        \
+    XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
+    XX(SLOT_INSERT,                                                                               \
+       "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
+       "VALUES(?1, ?2, ?3, NULL)")                                                                \
+    XX(RES_LIVE, "SELECT (SELECT count(*) FROM reservation_slots WHERE reservation_id = ?1) "     \
+                 "FROM reservations WHERE id = ?1 AND expires_at > ?2")                           \
+    XX(SLOT_OF_POD,                                                                               \
+       "SELECT slot, domain_values FROM reservation_slots WHERE reservation_id = ?1 AND "         \
+       "pod_uid = ?2")                                                                            \
+    XX(SLOT_AT,                                                                                   \
+       "SELECT s.domain_values, s.pod_uid, (s.pod_uid IS NULL OR EXISTS (SELECT 1 FROM pods p "   \
+       "WHERE p.uid = s.pod_uid AND p.phase IN ('Succeeded', 'Failed'))) FROM reservation_slots " \
+       "s WHERE s.reservation_id = ?1 AND s.slot = ?2")                                           \
+    XX(SLOT_NEXT_FREE,                                                                            \
+       "SELECT s.slot, s.domain_values FROM reservation_slots s WHERE s.reservation_id = ?1 AND " \
+       "(s.pod_uid IS NULL OR EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid AND "          \
+       "p.phase IN ('Succeeded', 'Failed'))) ORDER BY s.slot LIMIT 1")                            \
+    XX(SLOT_CLAIM,                                                                                \
+       "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2")       \
+    XX(SLOT_RELEASE_POD, "UPDATE reservation_slots SET pod_uid = NULL WHERE pod_uid = ?1")        \
+    XX(RES_DELETE, "DELETE FROM reservations WHERE id = ?1")                                      \
+    XX(RES_EXPIRE, "DELETE FROM reservations WHERE expires_at <= ?1")                             \
+    XX(RES_GET,                                                                                   \
+       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
+       "expires_at FROM reservations WHERE id = ?1")                                              \
+    XX(RES_ALL,                                                                                   \
+       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
+       "expires_at FROM reservations ORDER BY id")                                                \
+    XX(RES_SLOTS,                                                                                 \
+       "SELECT slot, domain_values, pod_uid FROM reservation_slots WHERE reservation_id = ?1 "    \
+       "ORDER BY slot")                                                                           \
+    XX(RESERVED,                                                                                  \
+       "SELECT r.id, r.levels, r.assignment, r.requests, s.domain_values, count(*) "              \
+       "FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "                 \
+       "WHERE r.expires_at > ?1 AND NOT EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid "    \
+       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) "                       \
+       "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")
+
+typedef enum cache_stmt {
+#define CACHE_XX_ENUM(name, sql) CACHE_STMT_##name,
+    CACHE_STMT_MAP(CACHE_XX_ENUM)
+#undef CACHE_XX_ENUM
+        CACHE_STMT_COUNT
+} cache_stmt;
+
+struct topo_cache {
+    sqlite3 *db;
+    sqlite3_stmt *stmts[CACHE_STMT_COUNT];
+    int batch;         /* an explicit batch is open */
+    int batch_durable; /* ... committed with synchronous=FULL */
+    int relist_kind;   /* the kind being relisted, or -1 */
+    int reading;       /* depth of nested reads outside a batch */
+    int schema_version;
+    topo_pool *scratch; /* per-call decoding: public entry points clear it first */
+};
+
+/* Modes of cache_op_begin. */
+enum { CACHE_OP_READ = 0, CACHE_OP_WRITE = 1, CACHE_OP_DURABLE = 2 };
+
+/* An error from SQLite as a topo code with "cache: <what>: <sqlite message>":
+ * BUSY/LOCKED → TOPO_ETIMEOUT, NOMEM → TOPO_ENOMEM, CONSTRAINT →
+ * TOPO_ECONFLICT, NOTADB/CORRUPT → TOPO_EINVALID, the rest TOPO_EIO. */
+int cache_sql_error(topo_cache *c, int rc, const char *what, topo_err *err);
+
+/* The prepared statement, reset and unbound; NULL with err set on failure. */
+sqlite3_stmt *cache_stmt_get(topo_cache *c, cache_stmt which, topo_err *err);
+/* Runs a statement that returns no rows (binds already done) and resets it. */
+int cache_stmt_run(topo_cache *c, sqlite3_stmt *st, const char *what, topo_err *err);
+/* Resets and unbinds (NULL-safe). */
+void cache_stmt_done(sqlite3_stmt *st);
+
+/* Binds text (NULL binds SQL NULL); int64; returns a topo code. */
+int cache_bind_text(topo_cache *c, sqlite3_stmt *st, int i, const char *s, topo_err *err);
+int cache_bind_int(topo_cache *c, sqlite3_stmt *st, int i, int64_t v, topo_err *err);
+/* Binds a JSON value as compact text (sorted keys not required). */
+int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, topo_err *err);
+
+/* One call's atomic unit: its own transaction outside a batch (BEGIN for
+ * reads, BEGIN IMMEDIATE for writes, with synchronous=FULL for durable
+ * ones), a savepoint for writes inside one. cache_op_end commits (error
+ * == 0) or rolls back, and returns error, or the commit's error. */
+int cache_op_begin(topo_cache *c, int mode, topo_err *err);
+int cache_op_end(topo_cache *c, int mode, int error, topo_err *err);
+
+/* Writes the kind's watch state, inside an open unit. */
+int cache_set_watch_rv(topo_cache *c, topo_cache_kind kind, const char *rv, topo_err *err);
+
+/* Records a key for an open relist of that kind (no-op otherwise). */
+int cache_relist_mark(topo_cache *c, topo_cache_kind kind, const char *key, topo_err *err);
+
+/* Parses stored JSON text of a column (the cache wrote it: failures mean a
+ * damaged file). */
+int cache_column_json(json_t **out, sqlite3_stmt *st, int col, const char *what, topo_err *err);
+/* A text column copied into pool ("" for NULL unless null_ok, then NULL). */
+char *cache_column_strdup(sqlite3_stmt *st, int col, int null_ok, topo_pool *pool);
+
+/* Stored JSON shapes back to model structs, allocated from pool. */
+int cache_json_to_kv(topo_kv **out, size_t *out_n, const json_t *obj, topo_pool *pool,
+                     topo_err *err);
+int cache_json_to_resources(topo_resource **out, size_t *out_n, const json_t *obj,
+                            topo_pool *pool, topo_err *err);
+int cache_json_to_strings(const char ***out, size_t *out_n, const json_t *arr, topo_pool *pool,
+                          topo_err *err);
+json_t *cache_resources_to_json(const topo_resource *r, size_t n);
+json_t *cache_strings_to_json(const char *const *v, size_t n);
+
+/* A node row (NODE_GET / NODE_ALL columns) as a node spec in pool. */
+int cache_row_node(topo_node_spec *out, const char **out_rv, sqlite3_stmt *st, topo_pool *pool,
+                   topo_err *err);
+/* A pod row (POD_GET / POD_ALL columns). */
+int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_err *err);
+
+/* The migration scripts: script i (0-based) takes a file from version i to
+ * i + 1. */
+extern const char *const topo_cache_migrations[];
+extern const size_t topo_cache_nmigrations;
+
+#endif

@@ -1,0 +1,698 @@
+/* Reservations: a PodSet's assignment held as slots that its pods claim.
+ * Every write is durable (synchronous=FULL) outside a batch: reservations
+ * exist nowhere but in this file. */
+#include "cache_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/limits.h"
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+static int nomem(topo_err *err)
+{
+    return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
+}
+
+static int stmt_error(topo_err *err)
+{
+    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+}
+
+/* --- create ----------------------------------------------------------------------------- */
+
+static int nonempty(const char *s)
+{
+    return s != NULL && s[0] != '\0';
+}
+
+static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots, topo_err *err)
+{
+    const topo_assignment *a;
+    size_t total = 0;
+
+    if (s == NULL || s->version != TOPO_CACHE_RESERVATION_SPEC_VERSION)
+        return topo_err_set(err, TOPO_EINVALID, "reservation: unsupported spec version");
+    if (!nonempty(s->id) || !nonempty(s->podset_key))
+        return topo_err_set(err, TOPO_EINVALID, "reservation: id and podset key are required");
+    if (s->topology_name == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: topology name is required",
+                            s->id);
+    if (s->nlevels == 0 || s->nlevels > TOPO_MAX_LEVELS)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: 1 to %d levels, got %zu", s->id,
+                            TOPO_MAX_LEVELS, s->nlevels);
+    for (size_t i = 0; i < s->nlevels; i++)
+        if (!nonempty(s->levels[i]))
+            return topo_err_set(err, TOPO_EINVALID, "reservation %s: levels[%zu] is empty", s->id,
+                                i);
+    if ((a = s->assignment) == NULL || a->nlevels == 0 || a->ndomains == 0)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: empty assignment", s->id);
+    /* Kueue writes every level, or only the hostname when that is the lowest. */
+    int same = a->nlevels == s->nlevels;
+    for (size_t i = 0; same && i < a->nlevels; i++)
+        same = a->levels[i] != NULL && strcmp(a->levels[i], s->levels[i]) == 0;
+    if (!same && !(a->nlevels == 1 && a->levels[0] != NULL &&
+                   strcmp(a->levels[0], s->levels[s->nlevels - 1]) == 0 &&
+                   strcmp(a->levels[0], HOSTNAME_LABEL) == 0))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "reservation %s: assignment levels must be the topology's levels, or "
+                            "only %s when it is the lowest", s->id, HOSTNAME_LABEL);
+    for (size_t d = 0; d < a->ndomains; d++) {
+        if (a->domains[d].count <= 0)
+            return topo_err_set(err, TOPO_EINVALID, "reservation %s: domains[%zu].count must be "
+                                                    "positive", s->id, d);
+        for (size_t i = 0; i < a->nlevels; i++)
+            if (a->domains[d].values == NULL || !nonempty(a->domains[d].values[i]))
+                return topo_err_set(err, TOPO_EINVALID,
+                                    "reservation %s: domains[%zu].values[%zu] is empty", s->id, d,
+                                    i);
+        total += (size_t)a->domains[d].count;
+        if (total > TOPO_MAX_PODSET_COUNT)
+            return topo_err_set(err, TOPO_ELIMIT, "reservation %s: more than %d slots", s->id,
+                                TOPO_MAX_PODSET_COUNT);
+    }
+    for (size_t i = 0; i < s->nrequests; i++)
+        if (!nonempty(s->requests[i].name) || s->requests[i].amount < 0)
+            return topo_err_set(err, TOPO_EINVALID, "reservation %s: requests[%zu] is invalid",
+                                s->id, i);
+    if (s->expires_at <= s->created_at)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: expires_at must be after "
+                                                "created_at", s->id);
+    *out_slots = total;
+    return 0;
+}
+
+static json_t *assignment_json(const topo_assignment *a)
+{
+    json_t *root = json_object(), *domains = json_array();
+    if (root == NULL || domains == NULL ||
+        json_object_set_new(root, "levels", cache_strings_to_json(a->levels, a->nlevels)) < 0) {
+        json_decref(root);
+        json_decref(domains);
+        return NULL;
+    }
+    if (json_object_set_new(root, "domains", domains) < 0) {
+        json_decref(root);
+        return NULL;
+    }
+    for (size_t d = 0; d < a->ndomains; d++) {
+        json_t *o = json_object();
+        if (o == NULL ||
+            json_object_set_new(o, "values", cache_strings_to_json(a->domains[d].values,
+                                                                   a->nlevels)) < 0 ||
+            json_object_set_new(o, "count", json_integer(a->domains[d].count)) < 0) {
+            json_decref(o);
+            json_decref(root);
+            return NULL;
+        }
+        if (json_array_append_new(domains, o) < 0) {
+            json_decref(root);
+            return NULL;
+        }
+    }
+    return root;
+}
+
+static int exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
+{
+    sqlite3_stmt *st = cache_stmt_get(c, which, err);
+    int rc, error;
+    *out = 0;
+    if (st == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, st, 1, key, err)) == 0) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *out = 1;
+        else if (rc != SQLITE_DONE)
+            error = cache_sql_error(c, rc, "read reservation", err);
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, topo_err *err)
+{
+    const topo_assignment *a = s->assignment;
+    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_INSERT, err);
+    int32_t slot = 0;
+    int error = 0;
+
+    if (st == NULL)
+        return stmt_error(err);
+    for (size_t d = 0; d < a->ndomains && error == 0; d++) {
+        json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
+        char *text = values ? json_dumps(values, JSON_COMPACT) : NULL;
+        json_decref(values);
+        if (text == NULL)
+            return nomem(err);
+        for (int32_t k = 0; k < a->domains[d].count && error == 0; k++, slot++) {
+            int rc;
+            if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0 ||
+                (error = cache_bind_int(c, st, 2, slot, err)) < 0)
+                break;
+            if ((rc = sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC)) != SQLITE_OK) {
+                error = cache_sql_error(c, rc, "bind", err);
+                break;
+            }
+            error = cache_stmt_run(c, st, "insert slot", err);
+        }
+        cache_stmt_done(st);
+        free(text);
+    }
+    return error;
+}
+
+int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservation_spec *spec,
+                                  topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *levels = NULL, *requests = NULL, *assignment = NULL;
+    size_t nslots = 0;
+    int error, taken = 0;
+
+    if (cache == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
+    if ((error = validate_spec(spec, &nslots, err)) < 0)
+        return error;
+    if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
+        (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
+        (assignment = assignment_json(spec->assignment)) == NULL) {
+        error = topo_err_set(err, TOPO_EINVALID, "reservation %s: not encodable (invalid UTF-8?)",
+                             spec->id);
+        goto cleanup;
+    }
+    if ((error = cache_op_begin(cache, CACHE_OP_DURABLE, err)) < 0)
+        goto cleanup;
+    /* An expired reservation of the same PodSet gives way. */
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_DELETE_EXPIRED_KEY, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, spec->podset_key, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 2, spec->created_at, err)) < 0 ||
+        (error = cache_stmt_run(cache, st, "replace expired reservation", err)) < 0)
+        goto end;
+    if ((error = exists(cache, CACHE_STMT_RES_EXISTS, spec->id, &taken, err)) < 0)
+        goto end;
+    if (taken) {
+        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: id already exists", spec->id);
+        goto end;
+    }
+    if ((error = exists(cache, CACHE_STMT_RES_ID_BY_KEY, spec->podset_key, &taken, err)) < 0)
+        goto end;
+    if (taken) {
+        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: PodSet %s already holds an "
+                                                  "unexpired reservation",
+                             spec->id, spec->podset_key);
+        goto end;
+    }
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_INSERT, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, spec->id, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 2, spec->podset_key, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 3, spec->topology_name, err)) < 0 ||
+        (error = cache_bind_json(cache, st, 4, levels, err)) < 0 ||
+        (error = cache_bind_json(cache, st, 5, requests, err)) < 0 ||
+        (error = cache_bind_json(cache, st, 6, assignment, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 7, spec->created_at, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
+        (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
+        goto end;
+    st = NULL;
+    error = insert_slots(cache, spec, err);
+
+end:
+    cache_stmt_done(st);
+    st = NULL;
+    error = cache_op_end(cache, CACHE_OP_DURABLE, error, err);
+cleanup:
+    cache_stmt_done(st);
+    json_decref(levels);
+    json_decref(requests);
+    json_decref(assignment);
+    return error;
+}
+
+/* --- claim and release ------------------------------------------------------------------ */
+
+static int values_from_text(const char *const **out, size_t *out_n, const char *text,
+                            topo_pool *pool, topo_err *err)
+{
+    json_error_t jerr;
+    json_t *v = text ? json_loads(text, 0, &jerr) : NULL;
+    const char **strs = NULL;
+    int error;
+    if (v == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: slot domain values");
+    error = cache_json_to_strings(&strs, out_n, v, pool, err);
+    json_decref(v);
+    *out = strs;
+    return error;
+}
+
+/* Runs a lookup with (id, [int|text]) bound; *found says whether a row came. */
+static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *what, topo_err *err)
+{
+    int rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+        return 0;
+    return cache_sql_error(c, rc, what, err);
+}
+
+int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
+                                 const char *pod_uid, int32_t rank, int64_t now,
+                                 topo_pool *pool, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t nslots = 0;
+    int32_t slot = -1;
+    char *values = NULL;
+    int error, found = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->index = -1;
+    if (cache == NULL || !nonempty(id) || !nonempty(pod_uid) || pool == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation claim: missing argument");
+    topo_pool_clear(cache->scratch);
+    if ((error = cache_op_begin(cache, CACHE_OP_DURABLE, err)) < 0)
+        return error;
+
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_LIVE, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 2, now, err)) < 0 ||
+        (error = step_row(cache, st, &found, "read reservation", err)) < 0)
+        goto end;
+    if (!found) {
+        error = topo_err_set(err, TOPO_ENOTFOUND, "reservation %s: not found or expired", id);
+        goto end;
+    }
+    nslots = sqlite3_column_int64(st, 0);
+    cache_stmt_done(st);
+
+    /* Idempotent: the pod's own slot again. */
+    if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_OF_POD, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 2, pod_uid, err)) < 0 ||
+        (error = step_row(cache, st, &found, "read slot", err)) < 0)
+        goto end;
+    if (found) {
+        slot = (int32_t)sqlite3_column_int(st, 0);
+        if (rank >= 0 && rank != slot) {
+            error = topo_err_set(err, TOPO_ECONFLICT,
+                                 "reservation %s: pod %s holds slot %d, not %d", id, pod_uid,
+                                 (int)slot, (int)rank);
+            goto end;
+        }
+        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 1));
+        goto found_slot;
+    }
+    cache_stmt_done(st);
+
+    if (rank >= 0) {
+        if (rank >= nslots) {
+            error = topo_err_set(err, TOPO_EINVALID,
+                                 "reservation %s: rank %d out of range (%lld slots)", id, (int)rank,
+                                 (long long)nslots);
+            goto end;
+        }
+        if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_AT, err)) == NULL) {
+            error = stmt_error(err);
+            goto end;
+        }
+        if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+            (error = cache_bind_int(cache, st, 2, rank, err)) < 0 ||
+            (error = step_row(cache, st, &found, "read slot", err)) < 0)
+            goto end;
+        if (!found) {
+            error = topo_err_set(err, TOPO_EIO, "reservation %s: slot %d is missing", id,
+                                 (int)rank);
+            goto end;
+        }
+        if (!sqlite3_column_int(st, 2)) {
+            error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: slot %d is held by pod %s",
+                                 id, (int)rank, (const char *)sqlite3_column_text(st, 1));
+            goto end;
+        }
+        slot = rank;
+        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 0));
+    } else {
+        if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_NEXT_FREE, err)) == NULL) {
+            error = stmt_error(err);
+            goto end;
+        }
+        if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+            (error = step_row(cache, st, &found, "read slot", err)) < 0)
+            goto end;
+        if (!found) {
+            error = topo_err_set(err, TOPO_ENOFIT, "reservation %s: all %lld slots are claimed",
+                                 id, (long long)nslots);
+            goto end;
+        }
+        slot = (int32_t)sqlite3_column_int(st, 0);
+        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 1));
+    }
+    cache_stmt_done(st);
+    if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_CLAIM, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 2, slot, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 3, pod_uid, err)) < 0)
+        goto end;
+    error = cache_stmt_run(cache, st, "claim slot", err);
+    st = NULL;
+    if (error < 0)
+        goto end;
+
+found_slot:
+    if (values == NULL) {
+        error = nomem(err);
+        goto end;
+    }
+    if ((error = values_from_text(&out->values, &out->nvalues, values, pool, err)) < 0)
+        goto end;
+    if ((out->pod_uid = topo_pool_strdup(pool, pod_uid)) == NULL) {
+        error = nomem(err);
+        goto end;
+    }
+    out->index = slot;
+
+end:
+    cache_stmt_done(st);
+    error = cache_op_end(cache, CACHE_OP_DURABLE, error, err);
+    if (error < 0) {
+        memset(out, 0, sizeof(*out));
+        out->index = -1;
+    }
+    return error;
+}
+
+/* A one-statement durable write with one bound key; *out_changes rows. */
+static int write_one(topo_cache *c, cache_stmt which, const char *text, int64_t num, int use_num,
+                     size_t *out_changes, const char *what, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int error;
+
+    if (out_changes != NULL)
+        *out_changes = 0;
+    if (c == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
+    if (!use_num && !nonempty(text))
+        return topo_err_set(err, TOPO_EINVALID, "cache: %s: empty key", what);
+    if ((error = cache_op_begin(c, CACHE_OP_DURABLE, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(c, which, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    error = use_num ? cache_bind_int(c, st, 1, num, err) : cache_bind_text(c, st, 1, text, err);
+    if (error < 0)
+        goto end;
+    error = cache_stmt_run(c, st, what, err);
+    st = NULL;
+    if (error == 0 && out_changes != NULL)
+        *out_changes = (size_t)sqlite3_changes(c->db);
+
+end:
+    cache_stmt_done(st);
+    return cache_op_end(c, CACHE_OP_DURABLE, error, err);
+}
+
+int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,
+                                       size_t *out_released, topo_err *err)
+{
+    return write_one(cache, CACHE_STMT_SLOT_RELEASE_POD, pod_uid, 0, 0, out_released,
+                     "release slots", err);
+}
+
+int topo_cache_reservation_delete(topo_cache *cache, const char *id, int *out_deleted,
+                                  topo_err *err)
+{
+    size_t n = 0;
+    int error = write_one(cache, CACHE_STMT_RES_DELETE, id, 0, 0, &n, "delete reservation", err);
+    if (out_deleted != NULL)
+        *out_deleted = error == 0 && n > 0;
+    return error;
+}
+
+int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_expired,
+                                  topo_err *err)
+{
+    return write_one(cache, CACHE_STMT_RES_EXPIRE, NULL, now, 1, out_expired,
+                     "expire reservations", err);
+}
+
+/* --- reading ---------------------------------------------------------------------------- */
+
+/* A RES_GET / RES_ALL row and its slots, into pool. */
+static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_stmt *row,
+                            topo_pool *pool, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *levels = NULL, *requests = NULL, *assignment = NULL;
+    const char **lv = NULL, **alv = NULL;
+    topo_resource *req = NULL;
+    topo_cache_slot *slots = NULL;
+    size_t cap = 0;
+    int error, rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((out->id = cache_column_strdup(row, 0, 0, pool)) == NULL ||
+        (out->podset_key = cache_column_strdup(row, 1, 0, pool)) == NULL ||
+        (out->topology_name = cache_column_strdup(row, 2, 0, pool)) == NULL ||
+        (out->assignment_json = cache_column_strdup(row, 5, 0, pool)) == NULL) {
+        error = nomem(err);
+        goto cleanup;
+    }
+    out->created_at = (int64_t)sqlite3_column_int64(row, 6);
+    out->expires_at = (int64_t)sqlite3_column_int64(row, 7);
+    if ((error = cache_column_json(&levels, row, 3, "reservations.levels", err)) < 0 ||
+        (error = cache_column_json(&requests, row, 4, "reservations.requests", err)) < 0 ||
+        (error = cache_column_json(&assignment, row, 5, "reservations.assignment", err)) < 0 ||
+        (error = cache_json_to_strings(&lv, &out->nlevels, levels, pool, err)) < 0 ||
+        (error = cache_json_to_strings(&alv, &out->nassignment_levels,
+                                       json_object_get(assignment, "levels"), pool, err)) < 0 ||
+        (error = cache_json_to_resources(&req, &out->nrequests, requests, pool, err)) < 0)
+        goto cleanup;
+    out->levels = lv;
+    out->assignment_levels = alv;
+    out->requests = req;
+
+    if ((st = cache_stmt_get(c, CACHE_STMT_RES_SLOTS, err)) == NULL) {
+        error = stmt_error(err);
+        goto cleanup;
+    }
+    if ((error = cache_bind_text(c, st, 1, out->id, err)) < 0)
+        goto cleanup;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->nslots == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            topo_cache_slot *n = topo_pool_calloc(pool, ncap, sizeof(*n));
+            if (n == NULL) {
+                error = nomem(err);
+                goto cleanup;
+            }
+            if (out->nslots > 0)
+                memcpy(n, slots, out->nslots * sizeof(*n));
+            slots = n; /* the old array stays in the pool */
+            cap = ncap;
+        }
+        topo_cache_slot *s = &slots[out->nslots];
+        s->index = (int32_t)sqlite3_column_int(st, 0);
+        if ((error = values_from_text(&s->values, &s->nvalues,
+                                      (const char *)sqlite3_column_text(st, 1), pool, err)) < 0)
+            goto cleanup;
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            if ((s->pod_uid = cache_column_strdup(st, 2, 1, pool)) == NULL) {
+                error = nomem(err);
+                goto cleanup;
+            }
+            out->nclaimed++;
+        }
+        out->nslots++;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(c, rc, "read slots", err);
+    out->slots = slots;
+
+cleanup:
+    cache_stmt_done(st);
+    json_decref(levels);
+    json_decref(requests);
+    json_decref(assignment);
+    return error;
+}
+
+static int get_reservation(topo_cache_reservation *out, topo_cache *c, const char *id,
+                           const char *podset_key, topo_pool *pool, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char *key_id = NULL;
+    int error, found = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (c == NULL || pool == NULL || !nonempty(id ? id : podset_key))
+        return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
+    topo_pool_clear(c->scratch);
+    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
+        return error;
+    if (id == NULL) {
+        if ((st = cache_stmt_get(c, CACHE_STMT_RES_ID_BY_KEY, err)) == NULL) {
+            error = stmt_error(err);
+            goto end;
+        }
+        if ((error = cache_bind_text(c, st, 1, podset_key, err)) < 0 ||
+            (error = step_row(c, st, &found, "read reservation", err)) < 0)
+            goto end;
+        if (!found) {
+            error = topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s", podset_key);
+            goto end;
+        }
+        if ((key_id = cache_column_strdup(st, 0, 0, c->scratch)) == NULL) {
+            error = nomem(err);
+            goto end;
+        }
+        id = key_id;
+        cache_stmt_done(st);
+    }
+    if ((st = cache_stmt_get(c, CACHE_STMT_RES_GET, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
+        (error = step_row(c, st, &found, "read reservation", err)) < 0)
+        goto end;
+    if (!found) {
+        error = topo_err_set(err, TOPO_ENOTFOUND, "no reservation %s", id);
+        goto end;
+    }
+    error = load_reservation(out, c, st, pool, err);
+
+end:
+    cache_stmt_done(st);
+    return cache_op_end(c, CACHE_OP_READ, error, err);
+}
+
+int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,
+                               topo_pool *pool, topo_err *err)
+{
+    if (id == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation get: missing id");
+    return get_reservation(out, cache, id, NULL, pool, err);
+}
+
+int topo_cache_reservation_get_by_podset(topo_cache_reservation *out, topo_cache *cache,
+                                         const char *podset_key, topo_pool *pool,
+                                         topo_err *err)
+{
+    if (podset_key == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation get: missing PodSet key");
+    return get_reservation(out, cache, NULL, podset_key, pool, err);
+}
+
+int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn fn,
+                                   void *payload, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation foreach: missing argument");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_ALL, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        topo_cache_reservation r;
+        topo_pool_clear(cache->scratch);
+        if ((error = load_reservation(&r, cache, st, cache->scratch, err)) < 0 ||
+            (error = fn(&r, payload)) != 0)
+            goto end;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read reservations", err);
+
+end:
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
+}
+
+int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
+                                void *payload, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *levels = NULL, *assignment = NULL, *requests = NULL, *values = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reserved foreach: missing argument");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RESERVED, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
+        goto end;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        topo_cache_reserved r;
+        const char **lv = NULL, **alv = NULL, **vals = NULL;
+        topo_resource *req = NULL;
+
+        memset(&r, 0, sizeof(r));
+        topo_pool_clear(cache->scratch);
+        json_decref(levels);
+        json_decref(assignment);
+        json_decref(requests);
+        json_decref(values);
+        levels = assignment = requests = values = NULL;
+        if ((r.reservation_id = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL) {
+            error = nomem(err);
+            goto end;
+        }
+        if ((error = cache_column_json(&levels, st, 1, "reservations.levels", err)) < 0 ||
+            (error = cache_column_json(&assignment, st, 2, "reservations.assignment", err)) < 0 ||
+            (error = cache_column_json(&requests, st, 3, "reservations.requests", err)) < 0 ||
+            (error = cache_column_json(&values, st, 4, "reservation_slots.domain_values", err)) < 0 ||
+            (error = cache_json_to_strings(&lv, &r.nlevels, levels, cache->scratch, err)) < 0 ||
+            (error = cache_json_to_strings(&alv, &r.nassignment_levels,
+                                           json_object_get(assignment, "levels"), cache->scratch,
+                                           err)) < 0 ||
+            (error = cache_json_to_strings(&vals, &r.nvalues, values, cache->scratch, err)) < 0 ||
+            (error = cache_json_to_resources(&req, &r.nrequests, requests, cache->scratch,
+                                             err)) < 0)
+            goto end;
+        r.levels = lv;
+        r.assignment_levels = alv;
+        r.values = vals;
+        r.requests = req;
+        r.count = (int32_t)sqlite3_column_int(st, 5);
+        if ((error = fn(&r, payload)) != 0)
+            goto end;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read reserved slots", err);
+
+end:
+    json_decref(levels);
+    json_decref(assignment);
+    json_decref(requests);
+    json_decref(values);
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
+}

@@ -1,0 +1,81 @@
+/* The cache's schema, as the list of migration steps that build it. Step i
+ * takes a file from schema version i to i + 1; a new version appends a step
+ * and never edits a released one. topo_cache_open runs the missing steps and
+ * records the version in meta.schema_version, all in one transaction. */
+#include "cache_internal.h"
+
+const char *const topo_cache_migrations[] = {
+    /* 0 → 1: the mirror of the API server (nodes, pods, jobs) and where each
+     * watch stopped. JSON columns hold what the engine reads back: labels
+     * {key: value}, allocatable and requests {resource: amount in Kueue
+     * units}, taints [{key, value, effect}], podset {"labels": {...},
+     * "annotations": {...}} (the keys that tie a pod to its PodSet). */
+    "CREATE TABLE meta(\n"
+    "  key TEXT PRIMARY KEY,\n"
+    "  value TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE nodes(\n"
+    "  name TEXT PRIMARY KEY,\n"
+    "  labels TEXT NOT NULL,\n"
+    "  allocatable TEXT NOT NULL,\n"
+    "  taints TEXT NOT NULL,\n"
+    "  unschedulable INTEGER NOT NULL CHECK(unschedulable IN (0, 1)),\n"
+    "  ready INTEGER NOT NULL CHECK(ready IN (0, 1)),\n"
+    "  resource_version TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE pods(\n"
+    "  uid TEXT PRIMARY KEY,\n"
+    "  namespace TEXT NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  node_name TEXT NOT NULL DEFAULT '',\n"
+    "  phase TEXT NOT NULL DEFAULT '',\n"
+    "  requests TEXT NOT NULL,\n"
+    "  podset TEXT NOT NULL,\n"
+    "  is_topology_assigned INTEGER NOT NULL CHECK(is_topology_assigned IN (0, 1)),\n"
+    "  resource_version TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE jobs(\n"
+    "  uid TEXT PRIMARY KEY,\n"
+    "  namespace TEXT NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  parallelism INTEGER NOT NULL,\n"
+    "  completions INTEGER,\n"
+    "  resource_version TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE watch_state(\n"
+    "  kind TEXT PRIMARY KEY CHECK(kind IN ('nodes', 'pods', 'jobs')),\n"
+    "  resource_version TEXT NOT NULL\n"
+    ");\n",
+
+    /* 1 → 2: reservations. A reservation is a PodSet's assignment (Kueue
+     * TopologyAssignment JSON, in the levels of the assignment) held as one
+     * slot per pod; levels are the topology's, requests the per-pod requests
+     * charged for each slot not yet taken by a bound pod. A slot's pod_uid
+     * stays NULL until a pod claims it. */
+    "CREATE TABLE reservations(\n"
+    "  id TEXT PRIMARY KEY,\n"
+    "  podset_key TEXT NOT NULL UNIQUE,\n"
+    "  topology_name TEXT NOT NULL,\n"
+    "  levels TEXT NOT NULL,\n"
+    "  requests TEXT NOT NULL,\n"
+    "  assignment TEXT NOT NULL,\n"
+    "  created_at INTEGER NOT NULL,\n"
+    "  expires_at INTEGER NOT NULL\n"
+    ");\n"
+    "CREATE INDEX reservations_expiry ON reservations(expires_at);\n"
+    "CREATE TABLE reservation_slots(\n"
+    "  reservation_id TEXT NOT NULL REFERENCES reservations(id) ON DELETE CASCADE,\n"
+    "  slot INTEGER NOT NULL CHECK(slot >= 0),\n"
+    "  domain_values TEXT NOT NULL,\n"
+    "  pod_uid TEXT,\n"
+    "  UNIQUE(reservation_id, slot)\n"
+    ");\n"
+    "CREATE UNIQUE INDEX reservation_slots_pod ON reservation_slots(pod_uid, reservation_id)\n"
+    "  WHERE pod_uid IS NOT NULL;\n",
+};
+
+const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);
+
+_Static_assert(sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]) ==
+                   TOPO_CACHE_SCHEMA_VERSION,
+               "one migration step per schema version");

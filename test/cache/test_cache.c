@@ -1,0 +1,1104 @@
+/* Tests for lib/topo/cache: schema creation, migration and refusal; node,
+ * pod and job round trips from Kubernetes JSON; malformed objects; watch
+ * events, watch state and relists; reservations; snapshots equal to the
+ * inventory's; batches. Files live in a fresh directory under $TMPDIR. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "topo/cache.h"
+#include "topo/engine.h"
+#include "topo/inventory.h"
+
+#define GPU "nvidia.com/gpu"
+#define HOST "kubernetes.io/hostname"
+#define RACK "topology.topo.io/rack"
+
+static const char *const LEVELS5[] = {
+    "topology.topo.io/datacenter", "topology.topo.io/spine", "topology.topo.io/leaf",
+    "topology.topo.io/rack",       "kubernetes.io/hostname",
+};
+
+/* --- helpers ------------------------------------------------------------------------- */
+
+typedef struct fx {
+    char dir[256];
+    char path[300];
+    topo_cache *cache;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+    if (f == NULL)
+        return -1;
+    snprintf(f->dir, sizeof(f->dir), "%s/topo-cache-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(f->dir) == NULL) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static void remove_db(const char *path)
+{
+    char p[400];
+    unlink(path);
+    snprintf(p, sizeof(p), "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", path);
+    unlink(p);
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    topo_cache_close(f->cache);
+    remove_db(f->path);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static topo_cache *open_cache(fx *f)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache_close(f->cache);
+    f->cache = NULL;
+    if (topo_cache_open(&f->cache, f->path, NULL, &err) < 0)
+        fail_msg("open: %s", err.text);
+    return f->cache;
+}
+
+static const char *fixture(char *buf, size_t size, const char *rel)
+{
+    const char *root = getenv("TOPO_SOURCE_DIR");
+    snprintf(buf, size, "%s/fixtures/%s", root ? root : ".", rel);
+    return buf;
+}
+
+/* Runs SQL on the file directly (to build old or foreign files). */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("sql: %s", msg ? msg : "?");
+    sqlite3_close(db);
+}
+
+static int64_t raw_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static int64_t amount(const topo_resource *r, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].name, name) == 0)
+            return r[i].amount;
+    return -1;
+}
+
+static const char *kv_get(const topo_kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            return kv[i].value;
+    return NULL;
+}
+
+static void must(int rc, const topo_err *err)
+{
+    if (rc < 0)
+        fail_msg("%s (%s)", err->text, topo_err_name(rc));
+}
+
+#define UPSERT(fn, c, text, err) must(fn((c), (text), strlen(text), (err)), (err))
+
+static const char NODE_A[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"resourceVersion\":"
+    "\"100\",\"labels\":{\"kubernetes.io/hostname\":\"n1\",\"topology.topo.io/rack\":\"r1\"}},"
+    "\"spec\":{\"taints\":[{\"key\":\"dedicated\",\"value\":\"infer\",\"effect\":\"NoSchedule\"},"
+    "{\"key\":\"gpu\",\"effect\":\"PreferNoSchedule\"}]},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"223500m\",\"memory\":\"2Ti\",\"nvidia.com/gpu\":\"8\","
+    "\"pods\":\"110\"},\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+    "{\"type\":\"Ready\",\"status\":\"True\"}]}}";
+
+static const char POD_A[] =
+    "{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"u-1\",\"namespace\":\"ml\",\"name\":\"train-1\","
+    "\"resourceVersion\":\"7\",\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
+    "\"batch.kubernetes.io/job-completion-index\":\"1\",\"jobset.sigs.k8s.io/jobset-name\":\"js\"},"
+    "\"annotations\":{\"kueue.x-k8s.io/podset-required-topology\":\"topology.topo.io/rack\","
+    "\"topology.topo.io/podset-size\":\"4\",\"unrelated\":\"y\"}},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+    "{\"cpu\":\"2\",\"nvidia.com/gpu\":\"4\"}}},{\"name\":\"d\",\"resources\":{\"limits\":"
+    "{\"cpu\":\"500m\"}}}],\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":"
+    "{\"cpu\":\"8\"}}}],\"overhead\":{\"cpu\":\"250m\"}},\"status\":{\"phase\":\"Running\"}}";
+
+static char *pod_json(char *buf, size_t size, const char *uid, const char *node, const char *phase,
+                      int gpus)
+{
+    snprintf(buf, size,
+             "{\"metadata\":{\"uid\":\"%s\",\"namespace\":\"ns\",\"name\":\"p-%s\"},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":"
+             "{\"requests\":{\"nvidia.com/gpu\":\"%d\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+             uid, uid, node, gpus, phase);
+    return buf;
+}
+
+static size_t count_of(topo_cache *c, const char *what)
+{
+    topo_cache_stats s;
+    topo_err err = TOPO_ERR_INIT;
+    must(topo_cache_get_stats(&s, c, &err), &err);
+    if (strcmp(what, "nodes") == 0)
+        return s.nodes;
+    if (strcmp(what, "pods") == 0)
+        return s.pods;
+    if (strcmp(what, "jobs") == 0)
+        return s.jobs;
+    if (strcmp(what, "reservations") == 0)
+        return s.reservations;
+    if (strcmp(what, "slots") == 0)
+        return s.slots;
+    return s.claimed_slots;
+}
+
+/* --- schema ---------------------------------------------------------------------------- */
+
+static void test_cache__schema_fresh(void **state)
+{
+    fx *f = *state;
+    topo_cache *c = open_cache(f);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+                     TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                      "AND name IN ('nodes', 'pods', 'jobs', 'reservations', "
+                                      "'reservation_slots', 'watch_state', 'meta')"),
+                     7);
+    /* WAL is a property of the file. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    /* Opening again changes nothing. */
+    c = open_cache(f);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
+}
+
+/* Schema version 1 as released (the mirror tables only), with data. */
+static const char V1_FILE[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE nodes(name TEXT PRIMARY KEY, labels TEXT NOT NULL, allocatable TEXT NOT NULL,"
+    "  taints TEXT NOT NULL, unschedulable INTEGER NOT NULL CHECK(unschedulable IN (0, 1)),"
+    "  ready INTEGER NOT NULL CHECK(ready IN (0, 1)), resource_version TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE pods(uid TEXT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    "  node_name TEXT NOT NULL DEFAULT '', phase TEXT NOT NULL DEFAULT '', requests TEXT NOT NULL,"
+    "  podset TEXT NOT NULL, is_topology_assigned INTEGER NOT NULL CHECK(is_topology_assigned IN "
+    "(0, 1)), resource_version TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE jobs(uid TEXT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    "  parallelism INTEGER NOT NULL, completions INTEGER, resource_version TEXT NOT NULL DEFAULT "
+    "'');"
+    "CREATE TABLE watch_state(kind TEXT PRIMARY KEY CHECK(kind IN ('nodes', 'pods', 'jobs')),"
+    "  resource_version TEXT NOT NULL);"
+    "INSERT INTO meta VALUES('schema_version', '1');"
+    "INSERT INTO nodes VALUES('old-1', '{\"kubernetes.io/hostname\":\"old-1\"}',"
+    "  '{\"nvidia.com/gpu\":8}', '[]', 0, 1, '41');"
+    "INSERT INTO watch_state VALUES('nodes', '41');";
+
+static void test_cache__migrate_from_v1(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_node_spec n;
+    char rv[32];
+
+    raw_sql(f->path, V1_FILE);
+    topo_cache *c = open_cache(f);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+                     TOPO_CACHE_SCHEMA_VERSION);
+    /* The old rows survive... */
+    must(topo_cache_get_node(&n, c, "old-1", pool, &err), &err);
+    assert_int_equal(amount(n.allocatable, n.nallocatable, GPU), 8);
+    assert_true(n.ready);
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_NODES, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "41");
+    /* ...and the new tables work. */
+    const char *values[] = {"old-1"};
+    topo_assign_domain dom = {values, 2};
+    const char *alevels[] = {HOST};
+    topo_assignment a = {alevels, 1, &dom, 1};
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    spec.id = "r1";
+    spec.podset_key = "ns/job";
+    spec.topology_name = "default";
+    spec.levels = alevels;
+    spec.nlevels = 1;
+    spec.assignment = &a;
+    spec.created_at = 10;
+    spec.expires_at = 100;
+    must(topo_cache_reservation_create(c, &spec, &err), &err);
+    assert_int_equal(count_of(c, "slots"), 2);
+    topo_pool_free(pool);
+}
+
+static void test_cache__migrate_from_v0(void **state)
+{
+    fx *f = *state;
+    /* An empty SQLite file (version 0: no tables at all). */
+    raw_sql(f->path, "PRAGMA user_version = 0;");
+    topo_cache *c = open_cache(f);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(count_of(c, "nodes"), 0);
+}
+
+static void test_cache__refuse(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    char other[400];
+    FILE *fp;
+
+    /* A newer schema. */
+    raw_sql(f->path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                     "INSERT INTO meta VALUES('schema_version', '99');");
+    assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
+    assert_null(c);
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (2)"));
+    /* Left as it was. */
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
+
+    /* Some other program's database. */
+    snprintf(other, sizeof(other), "%s/other.db", f->dir);
+    raw_sql(other, "CREATE TABLE t(x);");
+    assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "not a topo cache"));
+    remove_db(other);
+
+    /* Not a database. */
+    assert_non_null(fp = fopen(other, "w"));
+    for (int i = 0; i < 200; i++)
+        fputs("this is not a database file, it is text\n", fp);
+    fclose(fp);
+    assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "not a SQLite database"));
+    remove_db(other);
+
+    /* Missing, without create. */
+    opts.create = 0;
+    assert_int_equal(topo_cache_open(&c, other, &opts, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "no such file"));
+    assert_int_equal(access(other, F_OK), -1);
+}
+
+/* --- nodes, pods, jobs ------------------------------------------------------------------ */
+
+static void test_cache__node_round_trip(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_node_spec n;
+    int deleted = 0;
+
+    UPSERT(topo_cache_upsert_node, c, NODE_A, &err);
+    must(topo_cache_get_node(&n, c, "n1", pool, &err), &err);
+    assert_string_equal(n.name, "n1");
+    assert_int_equal(n.nlabels, 2);
+    assert_string_equal(kv_get(n.labels, n.nlabels, RACK), "r1");
+    assert_int_equal(amount(n.allocatable, n.nallocatable, "cpu"), 223500);
+    assert_int_equal(amount(n.allocatable, n.nallocatable, "memory"), 2LL << 40);
+    assert_int_equal(amount(n.allocatable, n.nallocatable, GPU), 8);
+    assert_int_equal(n.ntaints, 2);
+    assert_string_equal(n.taints[0].key, "dedicated");
+    assert_string_equal(n.taints[0].value, "infer");
+    assert_string_equal(n.taints[0].effect, "NoSchedule");
+    assert_null(n.taints[1].value);
+    assert_true(n.ready);
+    assert_false(n.unschedulable);
+
+    /* MODIFIED: cordoned, NotReady, a label gone. */
+    const char *modified =
+        "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"101\",\"labels\":{\"a\":\"b\"}},"
+        "\"spec\":{\"unschedulable\":true},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+        "\"status\":\"Unknown\"}]}}";
+    UPSERT(topo_cache_upsert_node, c, modified, &err);
+    must(topo_cache_get_node(&n, c, "n1", pool, &err), &err);
+    assert_int_equal(n.nlabels, 1);
+    assert_string_equal(n.labels[0].key, "a");
+    assert_int_equal(n.nallocatable, 0);
+    assert_int_equal(n.ntaints, 0);
+    assert_true(n.unschedulable);
+    assert_false(n.ready);
+    assert_int_equal(count_of(c, "nodes"), 1);
+
+    must(topo_cache_delete_node(c, "n1", &deleted, &err), &err);
+    assert_int_equal(deleted, 1);
+    must(topo_cache_delete_node(c, "n1", &deleted, &err), &err);
+    assert_int_equal(deleted, 0);
+    assert_int_equal(topo_cache_get_node(&n, c, "n1", pool, &err), TOPO_ENOTFOUND);
+    topo_pool_free(pool);
+}
+
+static void test_cache__pod_and_job_round_trip(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_cache_pod p;
+    topo_cache_job j;
+
+    UPSERT(topo_cache_upsert_pod, c, POD_A, &err);
+    must(topo_cache_get_pod(&p, c, "u-1", pool, &err), &err);
+    assert_string_equal(p.namespace_name, "ml");
+    assert_string_equal(p.name, "train-1");
+    assert_string_equal(p.node_name, "n1");
+    assert_string_equal(p.phase, "Running");
+    assert_string_equal(p.resource_version, "7");
+    /* max(2 + 0.5, 8) + 0.25 cpu (the limit-only container defaults its request). */
+    assert_int_equal(amount(p.requests, p.nrequests, "cpu"), 8250);
+    assert_int_equal(amount(p.requests, p.nrequests, GPU), 4);
+    assert_true(p.tas);
+    /* Only the PodSet keys are kept. */
+    assert_int_equal(p.nlabels, 3);
+    assert_string_equal(kv_get(p.labels, p.nlabels, "job-name"), "train");
+    assert_string_equal(kv_get(p.labels, p.nlabels, "batch.kubernetes.io/job-completion-index"),
+                        "1");
+    assert_string_equal(kv_get(p.labels, p.nlabels, "jobset.sigs.k8s.io/jobset-name"), "js");
+    assert_null(kv_get(p.labels, p.nlabels, "app"));
+    assert_int_equal(p.nannotations, 2);
+    assert_string_equal(kv_get(p.annotations, p.nannotations, "topology.topo.io/podset-size"), "4");
+    assert_null(kv_get(p.annotations, p.nannotations, "unrelated"));
+
+    /* The pod finishes. */
+    char buf[1024];
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-1", "n1", "Succeeded", 4),
+           &err);
+    must(topo_cache_get_pod(&p, c, "u-1", pool, &err), &err);
+    assert_string_equal(p.phase, "Succeeded");
+    assert_false(p.tas);
+    assert_int_equal(p.nlabels, 0);
+
+    const char *job = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"uid\":\"j-1\","
+                      "\"namespace\":\"ml\",\"name\":\"train\",\"resourceVersion\":\"9\"},"
+                      "\"spec\":{\"parallelism\":8,\"completions\":16}}";
+    UPSERT(topo_cache_upsert_job, c, job, &err);
+    must(topo_cache_get_job(&j, c, "j-1", pool, &err), &err);
+    assert_string_equal(j.name, "train");
+    assert_int_equal(j.parallelism, 8);
+    assert_int_equal(j.completions, 16);
+    assert_string_equal(j.resource_version, "9");
+    UPSERT(topo_cache_upsert_job, c, "{\"metadata\":{\"uid\":\"j-2\",\"name\":\"x\"}}", &err);
+    must(topo_cache_get_job(&j, c, "j-2", pool, &err), &err);
+    assert_int_equal(j.parallelism, 1);
+    assert_int_equal(j.completions, -1);
+    int deleted = 0;
+    must(topo_cache_delete_job(c, "j-2", &deleted, &err), &err);
+    assert_int_equal(deleted, 1);
+    must(topo_cache_delete_pod(c, "u-1", &deleted, &err), &err);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(count_of(c, "pods"), 0);
+    assert_int_equal(count_of(c, "jobs"), 1);
+    topo_pool_free(pool);
+}
+
+static void expect_rejected(topo_cache *c, topo_cache_kind kind, const char *text,
+                            const char *message)
+{
+    topo_err err = TOPO_ERR_INIT;
+    int rc = kind == TOPO_CACHE_NODES ? topo_cache_upsert_node(c, text, strlen(text), &err)
+             : kind == TOPO_CACHE_PODS ? topo_cache_upsert_pod(c, text, strlen(text), &err)
+                                       : topo_cache_upsert_job(c, text, strlen(text), &err);
+    assert_int_equal(rc, TOPO_EINVALID);
+    if (strstr(err.text, message) == NULL)
+        fail_msg("message \"%s\" lacks \"%s\"", err.text, message);
+}
+
+static void test_cache__malformed(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_node_spec n;
+    topo_cache_pod p;
+    char buf[1024];
+
+    UPSERT(topo_cache_upsert_node, c, NODE_A, &err);
+    UPSERT(topo_cache_upsert_pod, c, POD_A, &err);
+
+    expect_rejected(c, TOPO_CACHE_NODES,
+                    "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"abc\"}}}",
+                    "status.allocatable.cpu: invalid quantity \"abc\"");
+    expect_rejected(c, TOPO_CACHE_NODES, "{\"metadata\":{\"labels\":{}}}", "metadata.name: required");
+    expect_rejected(c, TOPO_CACHE_NODES, "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"a\":1}}}",
+                    "metadata.labels.a: expected a string");
+    expect_rejected(c, TOPO_CACHE_NODES,
+                    "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"k\","
+                    "\"effect\":\"Sometimes\"}]}}",
+                    "spec.taints[0].effect: unsupported value \"Sometimes\"");
+    expect_rejected(c, TOPO_CACHE_NODES, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"n1\"}}",
+                    "kind: expected Node, got \"Pod\"");
+    expect_rejected(c, TOPO_CACHE_NODES, "{\"metadata\":{\"name\":\"n1\"", "node:1:");
+    expect_rejected(c, TOPO_CACHE_PODS, "{\"metadata\":{\"name\":\"x\"}}", "metadata.uid: required");
+    expect_rejected(c, TOPO_CACHE_PODS,
+                    "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":"
+                    "[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"-1Gi\"}}}]}}",
+                    "spec.containers[0].resources.requests.memory");
+    expect_rejected(c, TOPO_CACHE_PODS, "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":[]}",
+                    "spec: expected an object, got an array");
+    expect_rejected(c, TOPO_CACHE_JOBS, "{\"metadata\":{\"uid\":\"j\"},\"spec\":{\"parallelism\":-2}}",
+                    "spec.parallelism: out of range");
+
+    /* The stored rows are untouched. */
+    must(topo_cache_get_node(&n, c, "n1", pool, &err), &err);
+    assert_int_equal(amount(n.allocatable, n.nallocatable, "cpu"), 223500);
+    assert_int_equal(n.nlabels, 2);
+    must(topo_cache_get_pod(&p, c, "u-1", pool, &err), &err);
+    assert_string_equal(p.node_name, "n1");
+    assert_int_equal(count_of(c, "jobs"), 0);
+
+    /* Inside a batch: the bad object is refused, the batch goes on. */
+    must(topo_cache_begin(c, &err), &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-2", "n1", "Running", 1), &err);
+    expect_rejected(c, TOPO_CACHE_PODS, "{\"metadata\":{}}", "metadata.uid: required");
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-3", "n1", "Running", 1), &err);
+    must(topo_cache_commit(c, &err), &err);
+    assert_int_equal(count_of(c, "pods"), 3);
+
+    /* A list with one bad item writes nothing. */
+    const char *list = "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u-4\"}},"
+                       "{\"metadata\":{\"name\":\"no-uid\"}}]}";
+    assert_int_equal(topo_cache_upsert_list(c, TOPO_CACHE_PODS, list, strlen(list), "pods.json",
+                                            NULL, &err),
+                     TOPO_EINVALID);
+    assert_string_equal(err.text, "pods.json: items[1].metadata.uid: required");
+    assert_int_equal(count_of(c, "pods"), 3);
+    topo_pool_free(pool);
+}
+
+/* --- watch events, watch state, relist -------------------------------------------------- */
+
+static void test_cache__watch(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    char rv[8], ev[2048], pod[1024];
+
+    assert_int_equal(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err),
+                     TOPO_ENOTFOUND);
+    must(topo_cache_set_watch_rv(c, TOPO_CACHE_JOBS, "12", &err), &err);
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_JOBS, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "12");
+    must(topo_cache_set_watch_rv(c, TOPO_CACHE_JOBS, "123456789", &err), &err);
+    assert_int_equal(topo_cache_get_watch_rv(c, TOPO_CACHE_JOBS, rv, sizeof(rv), &err),
+                     TOPO_ELIMIT);
+
+    snprintf(ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":%s}", POD_A);
+    must(topo_cache_apply_event(c, TOPO_CACHE_PODS, ev, strlen(ev), &err), &err);
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "7");
+    assert_int_equal(count_of(c, "pods"), 1);
+
+    pod_json(pod, sizeof(pod), "u-2", "n1", "Running", 2);
+    snprintf(ev, sizeof(ev), "{\"type\":\"MODIFIED\",\"object\":%s}", pod);
+    must(topo_cache_apply_event(c, TOPO_CACHE_PODS, ev, strlen(ev), &err), &err);
+    assert_int_equal(count_of(c, "pods"), 2);
+
+    const char *del = "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+                      "{\"uid\":\"u-1\",\"resourceVersion\":\"20\"}}}";
+    must(topo_cache_apply_event(c, TOPO_CACHE_PODS, del, strlen(del), &err), &err);
+    assert_int_equal(count_of(c, "pods"), 1);
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "20");
+
+    const char *bm = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+                     "{\"resourceVersion\":\"25\"}}}";
+    must(topo_cache_apply_event(c, TOPO_CACHE_PODS, bm, strlen(bm), &err), &err);
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "25");
+
+    const char *gone = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+                       "\"message\":\"too old resource version: 1 (25)\",\"reason\":\"Expired\","
+                       "\"code\":410}}";
+    assert_int_equal(topo_cache_apply_event(c, TOPO_CACHE_PODS, gone, strlen(gone), &err),
+                     TOPO_EGONE);
+    assert_non_null(strstr(err.text, "too old resource version"));
+    const char *bad = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"x\","
+                      "\"resourceVersion\":\"30\"}}}";
+    assert_int_equal(topo_cache_apply_event(c, TOPO_CACHE_PODS, bad, strlen(bad), &err),
+                     TOPO_EINVALID);
+    assert_string_equal(err.text, "object.metadata.uid: required");
+    must(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err), &err);
+    assert_string_equal(rv, "25"); /* nothing written */
+    const char *weird = "{\"type\":\"CHANGED\",\"object\":{}}";
+    assert_int_equal(topo_cache_apply_event(c, TOPO_CACHE_PODS, weird, strlen(weird), &err),
+                     TOPO_EINVALID);
+}
+
+static void test_cache__relist(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    char buf[1024];
+    size_t deleted = 0;
+
+    for (int i = 0; i < 3; i++) {
+        char uid[16];
+        snprintf(uid, sizeof(uid), "u-%d", i);
+        UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), uid, "n1", "Running", 1), &err);
+    }
+    assert_int_equal(topo_cache_relist_begin(c, TOPO_CACHE_PODS, &err), TOPO_EINVALID);
+    must(topo_cache_begin(c, &err), &err);
+    must(topo_cache_relist_begin(c, TOPO_CACHE_PODS, &err), &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-0", "n1", "Running", 1), &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-2", "n1", "Running", 1), &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "u-9", "n1", "Running", 1), &err);
+    must(topo_cache_relist_end(c, TOPO_CACHE_PODS, &deleted, &err), &err);
+    must(topo_cache_commit(c, &err), &err);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(count_of(c, "pods"), 3);
+    topo_pool *pool = topo_pool_create();
+    topo_cache_pod p;
+    assert_int_equal(topo_cache_get_pod(&p, c, "u-1", pool, &err), TOPO_ENOTFOUND);
+    must(topo_cache_get_pod(&p, c, "u-9", pool, &err), &err);
+    topo_pool_free(pool);
+}
+
+/* --- reservations ------------------------------------------------------------------------ */
+
+/* r1 for PodSet ns/train: 2 pods on n1, 1 on n2 (hostname assignment). */
+static void create_r1(topo_cache *c, const char *id, const char *key, int64_t created,
+                      int64_t expires, int expect)
+{
+    static const char *v1[] = {"n1"}, *v2[] = {"n2"};
+    static const char *alevels[] = {HOST};
+    topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
+    topo_assignment a = {alevels, 1, doms, 2};
+    topo_resource req[] = {{GPU, 4}};
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    spec.id = id;
+    spec.podset_key = key;
+    spec.topology_name = "default";
+    spec.levels = LEVELS5;
+    spec.nlevels = 5;
+    spec.assignment = &a;
+    spec.requests = req;
+    spec.nrequests = 1;
+    spec.created_at = created;
+    spec.expires_at = expires;
+    int rc = topo_cache_reservation_create(c, &spec, &err);
+    if (rc != expect)
+        fail_msg("create %s: got %s, want %s: %s", id, topo_err_name(rc), topo_err_name(expect),
+                 err.text);
+}
+
+static int claim(topo_cache *c, const char *id, const char *pod, int32_t rank, int64_t now,
+                 int32_t *out_slot, const char **out_host, topo_pool *pool)
+{
+    topo_cache_slot s;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = topo_cache_reservation_claim(&s, c, id, pod, rank, now, pool, &err);
+    if (out_slot != NULL)
+        *out_slot = s.index;
+    if (out_host != NULL)
+        *out_host = rc == 0 ? s.values[0] : NULL;
+    return rc;
+}
+
+static void test_cache__reservations(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_cache_reservation r;
+    int32_t slot = -1;
+    const char *host = NULL;
+    char buf[1024];
+
+    create_r1(c, "r1", "ns/train", 100, 200, 0);
+    create_r1(c, "r1", "ns/other", 100, 200, TOPO_ECONFLICT);   /* id taken */
+    create_r1(c, "r2", "ns/train", 150, 250, TOPO_ECONFLICT);   /* PodSet holds one */
+    assert_int_equal(count_of(c, "reservations"), 1);
+    assert_int_equal(count_of(c, "slots"), 3);
+
+    /* By rank, then the next free. */
+    assert_int_equal(claim(c, "r1", "pod-a", 1, 110, &slot, &host, pool), 0);
+    assert_int_equal(slot, 1);
+    assert_string_equal(host, "n1");
+    assert_int_equal(claim(c, "r1", "pod-b", -1, 110, &slot, &host, pool), 0);
+    assert_int_equal(slot, 0);
+    assert_int_equal(claim(c, "r1", "pod-c", -1, 110, &slot, &host, pool), 0);
+    assert_int_equal(slot, 2);
+    assert_string_equal(host, "n2");
+    assert_int_equal(claim(c, "r1", "pod-d", -1, 110, &slot, NULL, pool), TOPO_ENOFIT);
+    /* Idempotent; conflicts; range. */
+    assert_int_equal(claim(c, "r1", "pod-a", -1, 110, &slot, NULL, pool), 0);
+    assert_int_equal(slot, 1);
+    assert_int_equal(claim(c, "r1", "pod-a", 1, 110, &slot, NULL, pool), 0);
+    assert_int_equal(claim(c, "r1", "pod-a", 0, 110, &slot, NULL, pool), TOPO_ECONFLICT);
+    assert_int_equal(claim(c, "r1", "pod-d", 0, 110, &slot, NULL, pool), TOPO_ECONFLICT);
+    assert_int_equal(claim(c, "r1", "pod-d", 3, 110, &slot, NULL, pool), TOPO_EINVALID);
+    assert_int_equal(claim(c, "nope", "pod-d", 0, 110, &slot, NULL, pool), TOPO_ENOTFOUND);
+    assert_int_equal(count_of(c, "claimed"), 3);
+
+    /* Release frees the slot for the next pod. */
+    size_t released = 0;
+    must(topo_cache_reservation_release_pod(c, "pod-a", &released, &err), &err);
+    assert_int_equal(released, 1);
+    assert_int_equal(claim(c, "r1", "pod-d", -1, 110, &slot, NULL, pool), 0);
+    assert_int_equal(slot, 1);
+    /* A pod the cache sees finished gives its slot up; a deleted one too. */
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "pod-b", "n1", "Failed", 4), &err);
+    assert_int_equal(claim(c, "r1", "pod-e", 0, 110, &slot, NULL, pool), 0);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "pod-c", "n2", "Running", 4), &err);
+    int deleted = 0;
+    must(topo_cache_delete_pod(c, "pod-c", &deleted, &err), &err);
+    assert_int_equal(claim(c, "r1", "pod-f", 2, 110, &slot, NULL, pool), 0);
+
+    /* Read back, by id and by PodSet; it survives a reopen. */
+    c = open_cache(f);
+    must(topo_cache_reservation_get_by_podset(&r, c, "ns/train", pool, &err), &err);
+    assert_string_equal(r.id, "r1");
+    assert_int_equal(r.nslots, 3);
+    assert_int_equal(r.nclaimed, 3);
+    assert_string_equal(r.slots[0].pod_uid, "pod-e");
+    assert_string_equal(r.slots[1].pod_uid, "pod-d");
+    assert_string_equal(r.slots[2].pod_uid, "pod-f");
+    assert_string_equal(r.slots[2].values[0], "n2");
+    assert_int_equal(r.nlevels, 5);
+    assert_int_equal(r.nassignment_levels, 1);
+    assert_string_equal(r.assignment_levels[0], HOST);
+    assert_int_equal(amount(r.requests, r.nrequests, GPU), 4);
+    assert_int_equal(r.created_at, 100);
+    assert_int_equal(r.expires_at, 200);
+    assert_string_equal(r.assignment_json, "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":"
+                                           "[{\"values\":[\"n1\"],\"count\":2},{\"values\":"
+                                           "[\"n2\"],\"count\":1}]}");
+    assert_int_equal(topo_cache_reservation_get(&r, c, "r9", pool, &err), TOPO_ENOTFOUND);
+
+    /* Expiry: claims stop at expires_at; the PodSet may reserve again. */
+    assert_int_equal(claim(c, "r1", "pod-g", -1, 200, &slot, NULL, pool), TOPO_ENOTFOUND);
+    create_r1(c, "r2", "ns/train", 200, 300, 0); /* replaces expired r1 */
+    assert_int_equal(topo_cache_reservation_get(&r, c, "r1", pool, &err), TOPO_ENOTFOUND);
+    create_r1(c, "r3", "ns/eval", 200, 250, 0);
+    size_t expired = 0;
+    must(topo_cache_reservation_expire(c, 249, &expired, &err), &err);
+    assert_int_equal(expired, 0);
+    must(topo_cache_reservation_expire(c, 250, &expired, &err), &err);
+    assert_int_equal(expired, 1);
+    assert_int_equal(count_of(c, "reservations"), 1);
+    assert_int_equal(count_of(c, "slots"), 3); /* r3's went with it */
+    must(topo_cache_reservation_delete(c, "r2", &deleted, &err), &err);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(count_of(c, "slots"), 0);
+
+    /* Malformed specs. */
+    topo_cache_reservation_spec bad = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    bad.id = "x";
+    bad.podset_key = "k";
+    bad.topology_name = "t";
+    assert_int_equal(topo_cache_reservation_create(c, &bad, &err), TOPO_EINVALID);
+    topo_pool_free(pool);
+}
+
+/* --- snapshots ----------------------------------------------------------------------------- */
+
+typedef struct rows {
+    char text[256][160];
+    size_t n;
+} rows;
+
+static int collect(const topo_domain_view *v, void *payload)
+{
+    rows *r = payload;
+    if (r->n == 256)
+        return -1;
+    snprintf(r->text[r->n++], sizeof(r->text[0]), "%zu %s nodes=%zu cap=%lld free=%lld max=%lld "
+                                                  "pods=%lld",
+             v->level, v->value, v->nodes, (long long)v->capacity, (long long)v->free,
+             (long long)v->max_node_free, (long long)v->pods_free);
+    return 0;
+}
+
+static void assert_same_walk(const topo_snapshot *a, const topo_snapshot *b, const char *res)
+{
+    static rows ra, rb;
+    ra.n = rb.n = 0;
+    assert_int_equal(topo_snapshot_walk(a, res, collect, &ra), 0);
+    assert_int_equal(topo_snapshot_walk(b, res, collect, &rb), 0);
+    assert_true(ra.n > 0);
+    assert_int_equal(ra.n, rb.n);
+    for (size_t i = 0; i < ra.n; i++)
+        assert_string_equal(ra.text[i], rb.text[i]);
+}
+
+static const char *place(const topo_snapshot *snap, int32_t count, int64_t gpus,
+                         const char *required, topo_pool *pool)
+{
+    static char out[512];
+    topo_podset_spec ps;
+    topo_podset_result res;
+    topo_gates gates;
+    topo_resource req[] = {{GPU, gpus}};
+    topo_err err = TOPO_ERR_INIT;
+    size_t len = 0;
+
+    memset(&ps, 0, sizeof(ps));
+    ps.name = "main";
+    ps.count = count;
+    ps.requests = req;
+    ps.nrequests = 1;
+    ps.required = required;
+    ps.unconstrained = required == NULL;
+    topo_gates_init(&gates);
+    must(topo_engine_find(&res, snap, &ps, 1, NULL, &gates, pool, &err), &err);
+    if (res.assignment == NULL)
+        return res.failure;
+    out[0] = '\0';
+    for (size_t d = 0; d < res.assignment->ndomains; d++)
+        len += (size_t)snprintf(out + len, sizeof(out) - len, "%s=%d ",
+                                res.assignment->domains[d].values[res.assignment->nlevels - 1],
+                                (int)res.assignment->domains[d].count);
+    return out;
+}
+
+static void snapshots(topo_snapshot **from_inv, topo_snapshot **from_cache, size_t *ign_inv,
+                      size_t *ign_cache, const topo_inventory *inv, topo_cache *c, int64_t now)
+{
+    topo_inventory_snapshot_opts iopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_cache_snapshot_opts copts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    iopts.snapshot.topology_name = "default";
+    iopts.snapshot.levels = LEVELS5;
+    iopts.snapshot.nlevels = 5;
+    copts.snapshot = iopts.snapshot;
+    copts.now = now;
+    must(topo_inventory_snapshot(from_inv, inv, &iopts, ign_inv, &err), &err);
+    must(topo_cache_snapshot(from_cache, c, &copts, ign_cache, &err), &err);
+}
+
+static void test_cache__snapshot_equals_inventory_kubectl(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_inventory *inv = NULL;
+    topo_snapshot *a = NULL, *b = NULL;
+    size_t ia = 0, ib = 0, n = 0;
+    char nodes[512], pods[512];
+
+    fixture(nodes, sizeof(nodes), "clusters/kubectl-nodes-small.json");
+    fixture(pods, sizeof(pods), "clusters/kubectl-pods-small.json");
+    must(topo_inventory_create(&inv, &err), &err);
+    must(topo_inventory_load_nodes_file(inv, nodes, &err), &err);
+    must(topo_inventory_load_pods_file(inv, pods, &err), &err);
+    must(topo_cache_upsert_list_file(c, TOPO_CACHE_NODES, nodes, &n, &err), &err);
+    assert_int_equal(n, 4);
+    must(topo_cache_upsert_list_file(c, TOPO_CACHE_PODS, pods, &n, &err), &err);
+    assert_int_equal(n, 8);
+
+    snapshots(&a, &b, &ia, &ib, inv, c, 0);
+    assert_int_equal(ia, ib);
+    assert_int_equal(ib, 1); /* ghost-0 on a node that is not there */
+    assert_same_walk(a, b, GPU);
+    assert_same_walk(a, b, "cpu");
+    assert_same_walk(a, b, "memory");
+    assert_same_walk(a, b, "pods");
+    assert_string_equal(place(a, 1, 2, RACK, pool), place(b, 1, 2, RACK, pool));
+    assert_string_equal(place(a, 2, 4, RACK, pool), place(b, 2, 4, RACK, pool));
+    assert_string_equal(place(a, 3, 4, NULL, pool), place(b, 3, 4, NULL, pool));
+
+    topo_snapshot_free(a);
+    topo_snapshot_free(b);
+    topo_inventory_free(inv);
+    topo_pool_free(pool);
+}
+
+/* The fixture format goes in through the struct API. */
+static void put_inventory(topo_cache *c, const topo_inventory *inv)
+{
+    topo_err err = TOPO_ERR_INIT;
+    char uid[32];
+    must(topo_cache_begin(c, &err), &err);
+    for (size_t i = 0; i < topo_inventory_node_count(inv); i++)
+        must(topo_cache_put_node(c, topo_inventory_node(inv, i), NULL, &err), &err);
+    for (int tas = 0; tas < 2; tas++) {
+        size_t n = tas ? topo_inventory_tas_pod_count(inv) : topo_inventory_pod_count(inv);
+        for (size_t i = 0; i < n; i++) {
+            const topo_pod_usage *u = tas ? topo_inventory_tas_pod(inv, i) : topo_inventory_pod(inv, i);
+            topo_cache_pod p;
+            memset(&p, 0, sizeof(p));
+            snprintf(uid, sizeof(uid), "%s-%zu", tas ? "tas" : "pod", i);
+            p.uid = uid;
+            p.namespace_name = u->namespace_name;
+            p.name = u->name;
+            p.node_name = u->node;
+            p.phase = "Running";
+            p.requests = u->requests;
+            p.nrequests = u->nrequests;
+            p.tas = u->tas;
+            must(topo_cache_put_pod(c, &p, &err), &err);
+        }
+    }
+    must(topo_cache_commit(c, &err), &err);
+}
+
+static void test_cache__snapshot_equals_inventory_fixture(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_inventory *inv = NULL;
+    topo_snapshot *a = NULL, *b = NULL;
+    size_t ia = 0, ib = 0;
+    char path[512];
+
+    must(topo_inventory_create(&inv, &err), &err);
+    must(topo_inventory_load_nodes_file(inv, fixture(path, sizeof(path), "clusters/hgx-h100.yaml"),
+                                        &err),
+         &err);
+    must(topo_inventory_load_pods_file(inv, path, &err), &err);
+    assert_int_equal(topo_cache_upsert_list_file(c, TOPO_CACHE_NODES, path, NULL, &err),
+                     TOPO_EUNSUPPORTED);
+    put_inventory(c, inv);
+
+    snapshots(&a, &b, &ia, &ib, inv, c, 0);
+    assert_int_equal(ia, ib);
+    assert_same_walk(a, b, GPU);
+    assert_same_walk(a, b, "cpu");
+    assert_string_equal(place(a, 8, 8, "topology.topo.io/leaf", pool),
+                        place(b, 8, 8, "topology.topo.io/leaf", pool));
+    assert_string_equal(place(a, 4, 8, RACK, pool), place(b, 4, 8, RACK, pool));
+    topo_snapshot_free(a);
+    topo_snapshot_free(b);
+    topo_inventory_free(inv);
+    topo_pool_free(pool);
+}
+
+static int64_t free_of(const topo_snapshot *s, const char *host)
+{
+    static rows r;
+    r.n = 0;
+    assert_int_equal(topo_snapshot_walk(s, GPU, collect, &r), 0);
+    for (size_t i = 0; i < r.n; i++) {
+        char want[96];
+        const char *p;
+        snprintf(want, sizeof(want), "4 %s ", host);
+        if (strncmp(r.text[i], want, strlen(want)) == 0 && (p = strstr(r.text[i], "free=")))
+            return atoll(p + 5);
+    }
+    fail_msg("no host %s", host);
+    return -1;
+}
+
+static void test_cache__snapshot_charges_reservations(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_cache_snapshot_opts opts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_snapshot *s = NULL;
+    size_t ignored = 0;
+    char buf[2048];
+
+    opts.snapshot.topology_name = "default";
+    opts.snapshot.levels = LEVELS5;
+    opts.snapshot.nlevels = 5;
+    for (int i = 1; i <= 2; i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"metadata\":{\"name\":\"n%d\",\"labels\":{\"topology.topo.io/datacenter\":"
+                 "\"dc\",\"topology.topo.io/spine\":\"s\",\"topology.topo.io/leaf\":\"l\","
+                 "\"topology.topo.io/rack\":\"r\",\"kubernetes.io/hostname\":\"n%d\"}},"
+                 "\"status\":{\"allocatable\":{\"nvidia.com/gpu\":8,\"pods\":110},"
+                 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+                 i, i);
+        UPSERT(topo_cache_upsert_node, c, buf, &err);
+    }
+    create_r1(c, "r1", "ns/train", 100, 200, 0); /* 2 x 4 GPUs on n1, 1 x 4 on n2 */
+
+    opts.now = 150;
+    must(topo_cache_snapshot(&s, c, &opts, &ignored, &err), &err);
+    assert_int_equal(free_of(s, "n1"), 0);
+    assert_int_equal(free_of(s, "n2"), 4);
+    assert_int_equal(ignored, 0);
+    topo_snapshot_free(s);
+
+    /* A slot whose pod is bound is charged as the pod; one claimed by a pod
+     * not yet scheduled stays charged as the slot. */
+    assert_int_equal(claim(c, "r1", "pod-a", 0, 150, NULL, NULL, pool), 0);
+    assert_int_equal(claim(c, "r1", "pod-b", 1, 150, NULL, NULL, pool), 0);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "pod-a", "n1", "Running", 4), &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "pod-b", "", "Pending", 4), &err);
+    must(topo_cache_snapshot(&s, c, &opts, &ignored, &err), &err);
+    assert_int_equal(free_of(s, "n1"), 0);
+    topo_snapshot_free(s);
+
+    /* Expired: nothing held but the running pod. */
+    opts.now = 200;
+    must(topo_cache_snapshot(&s, c, &opts, &ignored, &err), &err);
+    assert_int_equal(free_of(s, "n1"), 4);
+    assert_int_equal(free_of(s, "n2"), 8);
+    topo_snapshot_free(s);
+
+    /* A rack-only topology still sees hostname reservations, through the node. */
+    static const char *const racks[] = {"topology.topo.io/rack"};
+    opts.snapshot.levels = racks;
+    opts.snapshot.nlevels = 1;
+    opts.now = 150;
+    must(topo_cache_snapshot(&s, c, &opts, &ignored, &err), &err);
+    assert_int_equal(ignored, 0);
+    rows r;
+    r.n = 0;
+    assert_int_equal(topo_snapshot_walk(s, GPU, collect, &r), 0);
+    assert_int_equal(r.n, 1);
+    assert_non_null(strstr(r.text[0], "cap=16 free=4 ")); /* 16 - 4 (pod-a) - 4 (pod-b) - 4 (n2) */
+    topo_snapshot_free(s);
+    topo_pool_free(pool);
+}
+
+static int count_node(const topo_node_spec *n, const char *rv, void *payload)
+{
+    (void)n;
+    (void)rv;
+    (*(size_t *)payload)++;
+    return 0;
+}
+
+static int count_pod(const topo_cache_pod *p, void *payload)
+{
+    size_t *n = payload;
+    if (strcmp(p->uid, "u-500") == 0 && amount(p->requests, p->nrequests, GPU) != 1)
+        return -100;
+    (*n)++;
+    return *n == 700 ? 7 : 0; /* stop early */
+}
+
+typedef struct writer {
+    topo_cache *c;
+    int rc;
+} writer;
+
+static int write_from_walk(const topo_node_spec *n, const char *rv, void *payload)
+{
+    writer *w = payload;
+    (void)n;
+    (void)rv;
+    w->rc = topo_cache_set_watch_rv(w->c, TOPO_CACHE_NODES, "5", NULL);
+    return 0;
+}
+
+/* --- batches ------------------------------------------------------------------------------ */
+
+static void test_cache__batch(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    char buf[1024], uid[16];
+    size_t n = 0;
+
+    UPSERT(topo_cache_upsert_node, c, NODE_A, &err);
+    assert_int_equal(topo_cache_commit(c, &err), TOPO_EINVALID);
+    must(topo_cache_begin(c, &err), &err);
+    assert_int_equal(topo_cache_begin(c, &err), TOPO_EINVALID);
+    assert_true(topo_cache_in_batch(c));
+    for (int i = 0; i < 1000; i++) {
+        snprintf(uid, sizeof(uid), "u-%d", i);
+        UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), uid, "n1", "Running", 1), &err);
+    }
+    /* Readers elsewhere see nothing until the commit. */
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 0);
+    must(topo_cache_commit(c, &err), &err);
+    assert_false(topo_cache_in_batch(c));
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 1000);
+    assert_int_equal(count_of(c, "pods"), 1000);
+
+    /* A batch rolled back leaves nothing. */
+    must(topo_cache_begin(c, &err), &err);
+    for (int i = 1000; i < 1100; i++) {
+        snprintf(uid, sizeof(uid), "u-%d", i);
+        UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), uid, "n1", "Running", 1), &err);
+    }
+    must(topo_cache_rollback(c, &err), &err);
+    assert_int_equal(count_of(c, "pods"), 1000);
+
+    /* Iterators: every row, and an early stop. */
+    n = 0;
+    must(topo_cache_foreach_node(c, count_node, &n, &err), &err);
+    assert_int_equal(n, 1);
+    n = 0;
+    assert_int_equal(topo_cache_foreach_pod(c, count_pod, &n, &err), 7);
+    assert_int_equal(n, 700);
+    /* Writing from inside a walk is refused, not deadlocked. */
+    writer w = {c, 0};
+    must(topo_cache_foreach_node(c, write_from_walk, &w, &err), &err);
+    assert_int_equal(w.rc, TOPO_EINVALID);
+    must(topo_cache_set_watch_rv(c, TOPO_CACHE_NODES, "1", &err), &err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cache__schema_fresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__migrate_from_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__migrate_from_v0, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__refuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_kubectl, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_fixture, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache__snapshot_charges_reservations, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache__batch, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
