@@ -47,6 +47,8 @@
 /* TCP keepalive probes notice a peer that vanished without a FIN/RST. */
 #define KEEPALIVE_IDLE_SECONDS 30L
 #define KEEPALIVE_INTERVAL_SECONDS 10L
+/* Larger limits are taken as this (buffer arithmetic stays far from SIZE_MAX). */
+#define LIMIT_CLAMP (SIZE_MAX / 4)
 /* First allocation of a response body or stream line. */
 #define BODY_INITIAL_CAP (16u * 1024u)
 #define LINE_INITIAL_CAP (4u * 1024u)
@@ -349,6 +351,8 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
     h->stream_idle_ms = opts->stream_idle_ms > 0 ? opts->stream_idle_ms : DEFAULT_STREAM_IDLE_MS;
     h->max_body = opts->max_body > 0 ? opts->max_body : TOPO_MAX_K8S_RESPONSE;
+    if (h->max_body > LIMIT_CLAMP)
+        h->max_body = LIMIT_CLAMP;
     h->max_retries = opts->max_retries < 0 ? 0 : opts->max_retries;
     if (h->max_retries > TOPO_MAX_HTTP_RETRIES)
         h->max_retries = TOPO_MAX_HTTP_RETRIES;
@@ -545,6 +549,13 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
     int error = 0;
     CURL *c = h->curl;
 
+    size_t plen = strlen(req->path);
+    if (plen > TOPO_MAX_HTTP_URL - h->base_len)
+        return topo_err_set(err, TOPO_ELIMIT, "http: %s %.200s...: URL longer than %u bytes",
+                            req->method, req->path, TOPO_MAX_HTTP_URL);
+    memcpy(h->url, h->base_url, h->base_len);
+    memcpy(h->url + h->base_len, req->path, plen + 1);
+
     uint64_t wait = topo_ratelimit_reserve(&h->limiter, topo_http_now_ns());
     if (wait > 0) {
         if (wait >= THROTTLE_LOG_NS)
@@ -555,13 +566,6 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
         h->throttled_ns += wait;
     }
     token_refresh_if_due(h);
-
-    size_t plen = strlen(req->path);
-    if (plen > TOPO_MAX_HTTP_URL - h->base_len)
-        return topo_err_set(err, TOPO_ELIMIT, "http: %s %.200s...: URL longer than %u bytes",
-                            req->method, req->path, TOPO_MAX_HTTP_URL);
-    memcpy(h->url, h->base_url, h->base_len);
-    memcpy(h->url + h->base_len, req->path, plen + 1);
 
     if ((error = build_headers(h, req, headers, err)) < 0)
         goto cleanup;
@@ -819,6 +823,8 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
     sink.data = NULL;
 
 cleanup:
+    if (headers != NULL) /* a failure between setup and perform */
+        curl_easy_setopt(http->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     headers_free(headers);
     free(sink.data);
     return error;
@@ -954,7 +960,7 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
     s.http = http;
     s.fn = fn;
     s.payload = payload;
-    s.max = max_line;
+    s.max = max_line < LIMIT_CLAMP ? max_line : LIMIT_CLAMP;
     s.idle_ns = (uint64_t)http->stream_idle_ms * 1000000u;
 
     for (;;) {
@@ -1027,6 +1033,8 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
     }
 
 cleanup:
+    if (headers != NULL) /* a failure between setup and perform */
+        curl_easy_setopt(http->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     headers_free(headers);
     free(s.line);
     return error;

@@ -38,6 +38,8 @@ last /control/reset.
     GET  /slow[bytes,delay_ms]  a body of `bytes` bytes, one byte per delay_ms
     GET  /huge[bytes,chunked]   a body of `bytes` bytes ('x'), with
                                 Content-Length or chunked
+    GET  /gzip[bytes]           `bytes` bytes ('x') sent gzip-compressed
+                                (Content-Encoding: gzip; a tiny "zip bomb")
     GET  /stream[lines,delay_ms,batch,pad,long_line,long_bytes,split,crlf,
                  no_final_newline,hang_ms]
                                 chunked newline-delimited JSON watch events
@@ -55,6 +57,7 @@ last /control/reset.
 """
 
 import argparse
+import gzip
 import itertools
 import json
 import os
@@ -250,6 +253,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.slow()
         if path == "/huge":
             return self.huge()
+        if path == "/gzip":
+            body = gzip.compress(b"x" * self.qint("bytes", 1000))
+            return self.send_bytes(200, body, "text/plain", [("Content-Encoding", "gzip")])
         if path == "/stream":
             return self.stream()
         return self.send_json(404, k8s_status(404, "NotFound", "no route " + path))
