@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "topo/cache.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
@@ -240,16 +242,23 @@ void topo_cli_error(const char *cmd, const topo_err *err)
             err->text[0] ? err->text : topo_strerror(err->code));
 }
 
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes,
-                           const char *levels_text, const char *const *labels, size_t nlabels,
-                           const char *topology_name, topo_pool *pool, topo_err *err)
+int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, const char *pods,
+                           const char *db, const char *levels_text, const char *const *labels,
+                           size_t nlabels, const char *topology_name, topo_pool *pool,
+                           topo_err *err)
 {
     const char **levels = NULL;
     size_t nlevels = 0, nflavor = 0;
     topo_kv *flavor = NULL;
-    if (nnodes == 0)
+    if (db != NULL && nnodes > 0)
+        return topo_err_set(err, TOPO_EINVALID, "--db and --nodes are mutually exclusive");
+    if (db != NULL && pods != NULL)
         return topo_err_set(err, TOPO_EINVALID,
-                            "--nodes: required (kubectl get nodes -o json, or a fixture)");
+                            "--pods cannot be combined with --db (the cache holds the pods)");
+    if (nnodes == 0 && db == NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--nodes: required (kubectl get nodes -o json, or a fixture), or "
+                            "--db FILE (a topo cache)");
     if (levels_text == NULL)
         return topo_err_set(err, TOPO_EINVALID, "--levels: required, e.g. --levels "
                                                 "topology.topo.io/rack,kubernetes.io/hostname");
@@ -264,13 +273,130 @@ int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes,
     return 0;
 }
 
-int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           const char *const *nodes, size_t nnodes, const char *pods,
-                           const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
-                           topo_err *err)
+/* --- --db --------------------------------------------------------------------------------- */
+
+typedef struct node_list {
+    topo_node_spec *v;
+    size_t n, cap;
+    topo_pool *pool;
+    topo_err *err;
+} node_list;
+
+static char *dup_or_null(topo_pool *pool, const char *s, int *oom)
 {
-    int rc = topo_cli_load_inventory(out_inv, nodes, nnodes, pods, err);
-    if (rc < 0)
+    char *d = s != NULL ? topo_pool_strdup(pool, s) : NULL;
+    if (s != NULL && d == NULL)
+        *oom = 1;
+    return d;
+}
+
+/* Deep copy: the cache lends the strings for the call only. */
+static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
+{
+    node_list *l = payload;
+    topo_node_spec *c;
+    topo_kv *labels = NULL;
+    topo_resource *alloc = NULL;
+    topo_taint *taints = NULL;
+    int oom = 0;
+    (void)rv;
+
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 64;
+        topo_node_spec *nv = topo_pool_calloc(l->pool, ncap, sizeof(*nv));
+        if (nv == NULL)
+            return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
+        if (l->n > 0)
+            memcpy(nv, l->v, l->n * sizeof(*nv));
+        l->v = nv;
+        l->cap = ncap;
+    }
+    c = &l->v[l->n];
+    *c = *n;
+    if ((n->nlabels && !(labels = topo_pool_calloc(l->pool, n->nlabels, sizeof(*labels)))) ||
+        (n->nallocatable &&
+         !(alloc = topo_pool_calloc(l->pool, n->nallocatable, sizeof(*alloc)))) ||
+        (n->ntaints && !(taints = topo_pool_calloc(l->pool, n->ntaints, sizeof(*taints)))))
+        return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
+    c->name = dup_or_null(l->pool, n->name, &oom);
+    for (size_t i = 0; i < n->nlabels; i++) {
+        labels[i].key = dup_or_null(l->pool, n->labels[i].key, &oom);
+        labels[i].value = dup_or_null(l->pool, n->labels[i].value, &oom);
+    }
+    for (size_t i = 0; i < n->nallocatable; i++) {
+        alloc[i].name = dup_or_null(l->pool, n->allocatable[i].name, &oom);
+        alloc[i].amount = n->allocatable[i].amount;
+    }
+    for (size_t i = 0; i < n->ntaints; i++) {
+        taints[i].key = dup_or_null(l->pool, n->taints[i].key, &oom);
+        taints[i].value = dup_or_null(l->pool, n->taints[i].value, &oom);
+        taints[i].effect = dup_or_null(l->pool, n->taints[i].effect, &oom);
+    }
+    if (oom)
+        return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
+    c->labels = labels;
+    c->allocatable = alloc;
+    c->taints = taints;
+    l->n++;
+    return 0;
+}
+
+static int load_from_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
+                        const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                        topo_pool *pool, topo_err *err)
+{
+    topo_cache_opts copts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_snapshot_opts sopts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_cache *cache = NULL;
+    node_list l = {NULL, 0, 0, pool, err};
+    int error, reading = 0;
+
+    copts.create = 0; /* a reader: a missing file is an error, not a new cache */
+    sopts.snapshot = opts->snapshot;
+    sopts.charge_tas_pods = opts->charge_tas_pods;
+    sopts.now = (int64_t)time(NULL);
+    if ((error = topo_cache_open(&cache, db, &copts, err)) < 0 ||
+        (error = topo_cache_read_begin(cache, err)) < 0)
+        goto cleanup;
+    reading = 1;
+    /* The node list and the snapshot come from the same read. */
+    if ((error = topo_cache_foreach_node(cache, keep_node, &l, err)) < 0 ||
+        (error = topo_cache_snapshot(out_snap, cache, &sopts, out_ignored, err)) < 0)
+        goto cleanup;
+    out_nodes->v = l.v;
+    out_nodes->n = l.n;
+
+cleanup:
+    if (reading)
+        topo_cache_read_end(cache);
+    topo_cache_close(cache);
+    return error;
+}
+
+int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
+                           topo_cli_nodes *out_nodes, const char *const *nodes, size_t nnodes,
+                           const char *pods, const char *db,
+                           const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                           topo_pool *pool, topo_err *err)
+{
+    topo_node_spec *v = NULL;
+    size_t n;
+    int rc;
+
+    *out_inv = NULL;
+    *out_snap = NULL;
+    out_nodes->v = NULL;
+    out_nodes->n = 0;
+    if (db != NULL)
+        return load_from_db(out_snap, out_nodes, db, opts, out_ignored, pool, err);
+    if ((rc = topo_cli_load_inventory(out_inv, nodes, nnodes, pods, err)) < 0)
         return rc;
+    n = topo_inventory_node_count(*out_inv);
+    if (n > 0 && (v = topo_pool_calloc(pool, n, sizeof(*v))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = *topo_inventory_node(*out_inv, i);
+    out_nodes->v = v;
+    out_nodes->n = n;
     return topo_inventory_snapshot(out_snap, *out_inv, opts, out_ignored, err);
 }

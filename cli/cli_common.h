@@ -54,19 +54,31 @@ int topo_cli_parse_int(int64_t *out, const char *text, int64_t min, int64_t max,
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err);
 
-/* The topology flags `assign` and `show` share: checks that --nodes was
- * given (nnodes) and --levels is present, parses the levels and the
+/* The topology flags `assign` and `show` share: checks that the input is
+ * either --nodes (nnodes, with --pods optional) or --db (never both, and no
+ * --pods with --db) and that --levels is present, parses the levels and the
  * --node-label flavor labels into opts->snapshot (topology_name "default"
  * when NULL). Strings live in pool. */
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes,
-                           const char *levels_text, const char *const *labels, size_t nlabels,
-                           const char *topology_name, topo_pool *pool, topo_err *err);
-/* Loads the inventory (every --nodes file, then --pods) and builds its
- * snapshot. *out_ignored (may be NULL) counts pods on unknown nodes. */
-int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           const char *const *nodes, size_t nnodes, const char *pods,
-                           const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, const char *pods,
+                           const char *db, const char *levels_text, const char *const *labels,
+                           size_t nlabels, const char *topology_name, topo_pool *pool,
                            topo_err *err);
+
+/* The nodes behind a snapshot, for output (labels, readiness, taints). */
+typedef struct topo_cli_nodes {
+    const topo_node_spec *v;
+    size_t n;
+} topo_cli_nodes;
+
+/* Builds the snapshot from the inventory (every --nodes file, then --pods)
+ * or, when db is set, from that cache file (topo_cache_snapshot, reservations
+ * charged as of now). *out_nodes lists the nodes (strings in pool or the
+ * inventory). *out_ignored (may be NULL) counts pods on unknown nodes. */
+int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
+                           topo_cli_nodes *out_nodes, const char *const *nodes, size_t nnodes,
+                           const char *pods, const char *db,
+                           const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                           topo_pool *pool, topo_err *err);
 
 /* The short name of a level: the part after the last '/'. */
 const char *topo_cli_level_short(const char *level);

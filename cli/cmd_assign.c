@@ -16,14 +16,17 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: topoassign assign --nodes FILE [--pods FILE] --levels L1,L2,...\n"
+            "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
             "                         --count N --request NAME=QTY[,NAME=QTY...]\n"
             "                         (--required LEVEL | --preferred LEVEL | --unconstrained)\n"
             "                         [--slice-size S --slice-level LEVEL]\n"
-            "       topoassign assign --nodes FILE [--pods FILE] --levels L1,L2,... --podset MANIFEST\n"
+            "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
+            "                         --podset MANIFEST\n"
             "options:\n"
             "  --nodes FILE          kubectl get nodes -o json, or a fixture YAML (repeatable)\n"
             "  --pods FILE           kubectl get pods -A -o json: usage of bound pods\n"
+            "  --db FILE             a topo cache file instead of --nodes/--pods: its nodes, pods\n"
+            "                        and unexpired reservations (topoassign cache import makes one)\n"
             "  --levels L1,L2,...    topology level labels, coarsest first (Kueue Topology levels)\n"
             "  --count N             pods in the PodSet\n"
             "  --request R=Q,...     per-pod requests, e.g. nvidia.com/gpu=8,cpu=32,memory=256Gi\n"
@@ -44,6 +47,7 @@ static void usage(FILE *out)
 enum {
     F_NODES,
     F_PODS,
+    F_DB,
     F_LEVELS,
     F_COUNT,
     F_REQUEST,
@@ -63,6 +67,7 @@ enum {
 typedef struct assign_ctx {
     topo_pool *pool;
     topo_inventory *inv;
+    topo_cli_nodes nodes;
     topo_snapshot *snap;
     topo_strmap *by_hostname;
     const char **levels;
@@ -181,7 +186,7 @@ static void full_values(const char **out, const assign_ctx *c, const topo_assign
     int32_t idx = topo_strmap_get(c->by_hostname, a->domains[d].values[0]);
     if (idx < 0)
         return;
-    const topo_node_spec *n = topo_inventory_node(c->inv, (size_t)idx);
+    const topo_node_spec *n = &c->nodes.v[idx];
     for (size_t i = 0; i < c->nlevels; i++)
         for (size_t k = 0; k < n->nlabels; k++)
             if (strcmp(n->labels[k].key, c->levels[i]) == 0)
@@ -275,11 +280,11 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
 
 static int hostname_index(assign_ctx *c, topo_err *err)
 {
-    size_t n = topo_inventory_node_count(c->inv);
+    size_t n = c->nodes.n;
     if ((c->by_hostname = topo_strmap_create(n ? n : 1)) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     for (size_t i = 0; i < n && i < INT32_MAX; i++) {
-        const topo_node_spec *node = topo_inventory_node(c->inv, i);
+        const topo_node_spec *node = &c->nodes.v[i];
         for (size_t k = 0; k < node->nlabels; k++)
             if (strcmp(node->labels[k].key, HOSTNAME_LABEL) == 0 &&
                 topo_strmap_put(c->by_hostname, node->labels[k].value, (int32_t)i) < 0)
@@ -293,6 +298,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
     topo_cli_flag f[F_COUNT_OF_FLAGS] = {
         [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
         [F_PODS] = {"--pods", 1, 0, NULL, {0}, 0},
+        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
         [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
         [F_COUNT] = {"--count", 1, 0, NULL, {0}, 0},
         [F_REQUEST] = {"--request", 1, 0, NULL, {0}, 0},
@@ -330,7 +336,9 @@ int topo_cli_cmd_assign(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
+    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_PODS].n ? f[F_PODS].values[0] : NULL,
+                               f[F_DB].n ? f[F_DB].values[0] : NULL,
+                               f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
                                f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
                                f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, c.pool,
                                &err) < 0)
@@ -369,8 +377,10 @@ int topo_cli_cmd_assign(int argc, char **argv)
             goto fail;
         }
     }
-    if (topo_cli_load_snapshot(&c.inv, &c.snap, f[F_NODES].values, f[F_NODES].n,
-                               f[F_PODS].n ? f[F_PODS].values[0] : NULL, &sopts, NULL, &err) < 0 ||
+    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, f[F_NODES].values, f[F_NODES].n,
+                               f[F_PODS].n ? f[F_PODS].values[0] : NULL,
+                               f[F_DB].n ? f[F_DB].values[0] : NULL, &sopts, NULL, c.pool,
+                               &err) < 0 ||
         hostname_index(&c, &err) < 0)
         goto fail;
     if (topo_engine_find(&result, c.snap, &ps, 1, NULL, &gates, c.pool, &err) < 0)

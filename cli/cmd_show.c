@@ -14,15 +14,17 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: topoassign show --nodes FILE [--pods FILE] --levels L1,L2,...\n"
+            "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
             "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
             "Prints the topology as a tree: per domain the free/total amount of the\n"
             "resource (default nvidia.com/gpu) on eligible nodes, the largest amount free\n"
             "on a single node, and the eligible node count; then the nodes left out.\n"
+            "--db FILE reads a topo cache file (its nodes, pods and unexpired reservations)\n"
+            "instead of --nodes/--pods.\n"
             "exit status: 0 shown, 2 bad input\n");
 }
 
-enum { F_NODES, F_PODS, F_LEVELS, F_RESOURCE, F_NODE_LABEL, F_TOPOLOGY_NAME, F_NFLAGS };
+enum { F_NODES, F_PODS, F_DB, F_LEVELS, F_RESOURCE, F_NODE_LABEL, F_TOPOLOGY_NAME, F_NFLAGS };
 
 typedef struct row {
     topo_domain_view view;
@@ -134,14 +136,14 @@ static int in_topology(const topo_node_spec *n, const char *const *levels, size_
     return 1;
 }
 
-static void footer(const topo_inventory *inv, const char *const *levels, size_t nlevels,
+static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_t nlevels,
                    const topo_kv *flavor, size_t nflavor)
 {
     size_t nexcluded = 0, ntainted = 0, noutside = 0, shown;
     char t[TOPO_MAX_LABEL_KEY + TOPO_MAX_LABEL_VALUE + 32];
 
-    for (size_t i = 0; i < topo_inventory_node_count(inv); i++) {
-        const topo_node_spec *n = topo_inventory_node(inv, i);
+    for (size_t i = 0; i < nodes->n; i++) {
+        const topo_node_spec *n = &nodes->v[i];
         if (!in_topology(n, levels, nlevels, flavor, nflavor))
             noutside++;
         else if (!n->ready || n->unschedulable)
@@ -155,8 +157,8 @@ static void footer(const topo_inventory *inv, const char *const *levels, size_t 
     }
     printf("excluded nodes (%zu, not counted)%s", nexcluded, nexcluded ? ":" : "");
     shown = 0;
-    for (size_t i = 0; i < topo_inventory_node_count(inv) && shown < LIST_MAX; i++) {
-        const topo_node_spec *n = topo_inventory_node(inv, i);
+    for (size_t i = 0; i < nodes->n && shown < LIST_MAX; i++) {
+        const topo_node_spec *n = &nodes->v[i];
         if (!in_topology(n, levels, nlevels, flavor, nflavor) || (n->ready && !n->unschedulable))
             continue;
         printf("%s %s (%s)", shown ? "," : "", n->name,
@@ -171,8 +173,8 @@ static void footer(const topo_inventory *inv, const char *const *levels, size_t 
     if (ntainted > 0) {
         printf("tainted nodes (%zu, counted; only pods tolerating the taint fit):", ntainted);
         shown = 0;
-        for (size_t i = 0; i < topo_inventory_node_count(inv) && shown < LIST_MAX; i++) {
-            const topo_node_spec *n = topo_inventory_node(inv, i);
+        for (size_t i = 0; i < nodes->n && shown < LIST_MAX; i++) {
+            const topo_node_spec *n = &nodes->v[i];
             if (!in_topology(n, levels, nlevels, flavor, nflavor) || !n->ready || n->unschedulable)
                 continue;
             int first = 1;
@@ -205,6 +207,7 @@ int topo_cli_cmd_show(int argc, char **argv)
     topo_cli_flag f[F_NFLAGS] = {
         [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
         [F_PODS] = {"--pods", 1, 0, NULL, {0}, 0},
+        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
         [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
         [F_RESOURCE] = {"--resource", 1, 0, NULL, {0}, 0},
         [F_NODE_LABEL] = {"--node-label", 1, 1, NULL, {0}, 0},
@@ -214,6 +217,7 @@ int topo_cli_cmd_show(int argc, char **argv)
     topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
     topo_pool *pool = NULL;
     topo_inventory *inv = NULL;
+    topo_cli_nodes nodes = {NULL, 0};
     topo_snapshot *snap = NULL;
     rows r = {NULL, 0, 0, 0};
     const char *const *levels = NULL;
@@ -236,12 +240,15 @@ int topo_cli_cmd_show(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
+    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_PODS].n ? f[F_PODS].values[0] : NULL,
+                               f[F_DB].n ? f[F_DB].values[0] : NULL,
+                               f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
                                f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
                                f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, pool,
                                &err) < 0 ||
-        topo_cli_load_snapshot(&inv, &snap, f[F_NODES].values, f[F_NODES].n,
-                               f[F_PODS].n ? f[F_PODS].values[0] : NULL, &sopts, &ignored,
+        topo_cli_load_snapshot(&inv, &snap, &nodes, f[F_NODES].values, f[F_NODES].n,
+                               f[F_PODS].n ? f[F_PODS].values[0] : NULL,
+                               f[F_DB].n ? f[F_DB].values[0] : NULL, &sopts, &ignored, pool,
                                &err) < 0)
         goto fail;
     levels = sopts.snapshot.levels;
@@ -311,7 +318,7 @@ int topo_cli_cmd_show(int argc, char **argv)
            amount_text(a1, sizeof(a1), resource, total_free),
            amount_text(a2, sizeof(a2), resource, total_cap), resource, total_nodes,
            total_nodes == 1 ? "" : "s", amount_text(a3, sizeof(a3), resource, total_max));
-    footer(inv, levels, nlevels, flavor, nflavor);
+    footer(&nodes, levels, nlevels, flavor, nflavor);
     if (ignored > 0)
         printf("pods on nodes outside the topology (not counted): %zu\n", ignored);
     rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;

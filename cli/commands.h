@@ -13,5 +13,6 @@ int topo_cli_cmd_assign(int argc, char **argv);
 int topo_cli_cmd_show(int argc, char **argv);
 int topo_cli_cmd_generate(int argc, char **argv);
 int topo_cli_cmd_cases(int argc, char **argv);
+int topo_cli_cmd_cache(int argc, char **argv);
 
 #endif

@@ -84,6 +84,13 @@ int topo_cache_rollback(topo_cache *cache, topo_err *err);
 /* 1 while a batch is open. */
 int topo_cache_in_batch(const topo_cache *cache);
 
+/* Several reads that must see one state (say, foreach_node then
+ * topo_cache_snapshot): between read_begin and read_end every read comes
+ * from the same snapshot of the file. Writers elsewhere are not blocked
+ * (WAL); this connection must not write until read_end. Pairs nest. */
+int topo_cache_read_begin(topo_cache *cache, topo_err *err) TOPO_MUST_CHECK;
+void topo_cache_read_end(topo_cache *cache);
+
 /* --- nodes, pods and jobs from Kubernetes objects --------------------------------------- */
 
 typedef enum topo_cache_kind {

@@ -244,6 +244,17 @@ int topo_cache_in_batch(const topo_cache *cache)
     return cache != NULL && cache->batch;
 }
 
+int topo_cache_read_begin(topo_cache *cache, topo_err *err)
+{
+    return cache_op_begin(cache, CACHE_OP_READ, err);
+}
+
+void topo_cache_read_end(topo_cache *cache)
+{
+    if (cache != NULL)
+        (void)cache_op_end(cache, CACHE_OP_READ, 0, NULL);
+}
+
 /* --- open, migrate, close --------------------------------------------------------------- */
 
 static int exec_sql(topo_cache *c, const char *sql, const char *what, topo_err *err)
