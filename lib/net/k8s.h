@@ -257,8 +257,8 @@ int topo_k8s_patch_retry(json_t **out, topo_k8s *k, const topo_k8s_resource *res
                          topo_err *err) TOPO_MUST_CHECK;
 
 /* POST (TOPO_ECONFLICT when it exists). out may be NULL. */
-int topo_k8s_create(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
-                    const json_t *object, topo_err *err) TOPO_MUST_CHECK;
+int topo_k8s_create_object(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                           const char *ns, const json_t *object, topo_err *err) TOPO_MUST_CHECK;
 /* PUT object (its metadata.name names it; its metadata.resourceVersion is
  * the precondition: stale → TOPO_ECONFLICT). out may be NULL. */
 int topo_k8s_update(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,

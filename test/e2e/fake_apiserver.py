@@ -36,7 +36,12 @@ Fault injection and test control live under /_fake/ on the same server
                         {"kind": "drop", "count": N}    headers + half the body, then close
                         {"kind": "reset", "count": N}   close without answering
                         {"kind": "slow", "count": N, "chunk": 1024, "delay_ms": 50}
+                        (every fault: optional "method", "path" prefix, "watch": true/false,
+                         "auth": identity prefix such as "cert:" or "bearer:")
                         {"kind": "delay", "count": N, "delay_ms": 2000}  wait, then answer
+                        {"kind": "touch", "count": N, "method": "PATCH"}  another writer
+                           modifies the named object just before the request is handled
+                           (so a resourceVersion precondition in it is stale)
   POST /_fake/faults/clear
   POST /_fake/compact   {"expire_watches": true}  forget all history (old RVs become 410);
                         optionally end open watches with an in-stream ERROR 410
@@ -683,7 +688,7 @@ def gen_pod(i, node, gpus, namespace="ml"):
 class Fault:
     def __init__(self, spec):
         self.kind = spec.get("kind", "status")
-        if self.kind not in ("status", "drop", "reset", "slow", "delay"):
+        if self.kind not in ("status", "drop", "reset", "slow", "delay", "touch"):
             raise ValueError(f"unknown fault kind {self.kind!r}")
         self.count = int(spec.get("count", 1))
         self.code = int(spec.get("code", 500))
@@ -692,11 +697,15 @@ class Fault:
         self.method = spec.get("method")
         self.path = spec.get("path")
         self.watch = spec.get("watch")  # None: any; True/False: only watches / non-watches
+        self.auth = spec.get("auth")    # only requests whose identity starts with this
+                                        # ("cert:", "bearer:", "none")
         self.chunk = int(spec.get("chunk", 1024))
         self.delay_ms = int(spec.get("delay_ms", 50))
 
-    def matches(self, method, path, is_watch):
+    def matches(self, method, path, is_watch, auth):
         if self.count <= 0:
+            return False
+        if self.auth and not auth.startswith(self.auth):
             return False
         if self.method and self.method != method:
             return False
@@ -723,10 +732,10 @@ class State:
         self.verbose = args.verbose
         self.server = None
 
-    def take_fault(self, method, path, is_watch):
+    def take_fault(self, method, path, is_watch, auth):
         with self.lock:
             for f in self.faults:
-                if f.matches(method, path, is_watch):
+                if f.matches(method, path, is_watch, auth):
                     f.count -= 1
                     return f
         return None
@@ -866,13 +875,15 @@ class Handler(BaseHTTPRequestHandler):
                 return
             auth = self.authenticate()
             is_watch = params.get("watch", "") in ("1", "true", "True")
-            self.fault = state.take_fault(method, path, is_watch)
+            self.fault = state.take_fault(method, path, is_watch, auth)
             if self.fault is not None:
                 if self.fault.kind == "reset":
                     self.abort_connection()
                     return
                 if self.fault.kind == "delay":
                     time.sleep(self.fault.delay_ms / 1000.0)
+                elif self.fault.kind == "touch":
+                    self.touch(path)
                 elif self.fault.kind == "status":
                     raise generic_status(self.fault.code, self.fault.message,
                                          self.fault.retry_after)
@@ -913,6 +924,23 @@ class Handler(BaseHTTPRequestHandler):
         if h.startswith("Bearer ") and h[7:].strip() in ok:
             return "bearer:" + h[7:].strip()[:12]
         raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def touch(self, path):
+        m = ROUTE_RE.match(path)
+        res = RESOURCES.get(unquote(m.group("res"))) if m else None
+        if res is None or not m.group("name"):
+            return
+        key = (unquote(m.group("ns") or ""), unquote(m.group("name")))
+        st = self.server.state.store
+        with st.cond:
+            prev = st.objects[res.name].get(key)
+            if prev is None:
+                return
+            data = json.loads(prev.raw)
+            rv = st.next_rv()
+            data["metadata"].setdefault("annotations", {})["fake.topo.io/touched"] = str(rv)
+            data["metadata"]["resourceVersion"] = str(rv)
+            st.put(res, data, "MODIFIED", prev)
 
     # ------------------------------------------------------------ the API
 

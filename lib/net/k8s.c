@@ -1,0 +1,847 @@
+/* The Kubernetes API verbs over topo_http: one request builder (escaped path
+ * and query), one response decoder (Status → topo_code + message), and thin
+ * wrappers per verb. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "net/k8s.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/codec.h"
+#include "net/escape.h"
+#include "topo/http.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+
+struct topo_k8s {
+    topo_http *http;
+    char *namespace_name;
+    long timeout_ms; /* per-request override; 0: the HTTP client's default */
+    uint64_t rng;    /* watch timeouts */
+};
+
+const topo_k8s_resource topo_k8s_nodes = {"", "v1", "nodes", "Node", 0};
+const topo_k8s_resource topo_k8s_pods = {"", "v1", "pods", "Pod", 1};
+const topo_k8s_resource topo_k8s_jobs = {"batch", "v1", "jobs", "Job", 1};
+const topo_k8s_resource topo_k8s_leases = {"coordination.k8s.io", "v1", "leases", "Lease", 1};
+
+/* ------------------------------------------------------------------ client */
+
+int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_opts *opts,
+                    topo_err *err)
+{
+    int error = 0;
+    topo_k8s *k = NULL;
+    topo_http_opts ho = TOPO_HTTP_OPTS_INIT;
+
+    *out = NULL;
+    if (cfg == NULL || cfg->server == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: no API server in the configuration");
+    if (opts != NULL && opts->version != TOPO_K8S_OPTS_VERSION)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: options version %u, want %u",
+                            opts->version, TOPO_K8S_OPTS_VERSION);
+    if ((k = calloc(1, sizeof(*k))) == NULL)
+        goto oom;
+    ho.base_url = cfg->server;
+    ho.ca_file = cfg->ca_file;
+    ho.ca_data = cfg->ca_data;
+    ho.client_cert_file = cfg->client_cert_file;
+    ho.client_cert_data = cfg->client_cert_data;
+    ho.client_key_file = cfg->client_key_file;
+    ho.client_key_data = cfg->client_key_data;
+    ho.insecure_skip_verify = cfg->insecure_skip_verify;
+    ho.token = cfg->token;
+    ho.token_file = cfg->token_file;
+    ho.max_body = TOPO_MAX_K8S_RESPONSE;
+    if (opts != NULL) {
+        if (opts->qps != 0)
+            ho.qps = opts->qps;
+        if (opts->burst > 0)
+            ho.burst = opts->burst;
+        if (opts->timeout_ms > 0)
+            ho.timeout_ms = opts->timeout_ms;
+        if (opts->max_retries != 0)
+            ho.max_retries = opts->max_retries;
+        if (opts->backoff_base_ms > 0)
+            ho.backoff_base_ms = opts->backoff_base_ms;
+        if (opts->backoff_max_ms > 0)
+            ho.backoff_max_ms = opts->backoff_max_ms;
+        if (opts->token_reload_ms > 0)
+            ho.token_reload_ms = opts->token_reload_ms;
+        ho.user_agent = opts->user_agent;
+    }
+    if ((error = topo_http_create(&k->http, &ho, err)) < 0) {
+        topo_err_wrap(err, "kubernetes %s", cfg->source != NULL ? cfg->source : cfg->server);
+        goto cleanup;
+    }
+    if (cfg->namespace_name != NULL &&
+        (k->namespace_name = strdup(cfg->namespace_name)) == NULL)
+        goto oom;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        k->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+    }
+    *out = k;
+    k = NULL;
+    goto cleanup;
+oom:
+    error = topo_err_set(err, TOPO_ENOMEM, "kubernetes: out of memory");
+cleanup:
+    topo_k8s_free(k);
+    return error;
+}
+
+void topo_k8s_free(topo_k8s *k)
+{
+    if (k == NULL)
+        return;
+    topo_http_free(k->http);
+    free(k->namespace_name);
+    free(k);
+}
+
+const char *topo_k8s_namespace(const topo_k8s *k)
+{
+    return k != NULL ? k->namespace_name : NULL;
+}
+
+void topo_k8s_set_timeout(topo_k8s *k, long timeout_ms)
+{
+    if (k != NULL)
+        k->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+}
+
+const char *topo_k8s_event_name(topo_k8s_event_type type)
+{
+    switch (type) {
+    case TOPO_K8S_ADDED:
+        return "ADDED";
+    case TOPO_K8S_MODIFIED:
+        return "MODIFIED";
+    case TOPO_K8S_DELETED:
+        return "DELETED";
+    case TOPO_K8S_BOOKMARK:
+        return "BOOKMARK";
+    }
+    return "UNKNOWN";
+}
+
+/* ------------------------------------------------------------------ paths */
+
+/* A bounded string under construction; the first failure sticks. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int failed; /* 0, TOPO_ENOMEM or TOPO_ELIMIT */
+    int query;  /* a '?' was written */
+} sbuf;
+
+#define SBUF_INIT {NULL, 0, 0, 0, 0}
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > TOPO_K8S_MAX_PATH) {
+        b->failed = TOPO_ELIMIT;
+        return;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->failed = TOPO_ENOMEM;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+static void sb_escaped(sbuf *b, const char *s)
+{
+    char small[256];
+    size_t n = topo_http_escape(small, sizeof(small), s);
+    if (n < sizeof(small)) {
+        sb_add(b, small, n);
+        return;
+    }
+    if (n + 1 > TOPO_K8S_MAX_PATH) {
+        b->failed = b->failed ? b->failed : TOPO_ELIMIT;
+        return;
+    }
+    char *big = malloc(n + 1);
+    if (big == NULL) {
+        b->failed = b->failed ? b->failed : TOPO_ENOMEM;
+        return;
+    }
+    topo_http_escape(big, n + 1, s);
+    sb_add(b, big, n);
+    free(big);
+}
+
+/* Appends "?key=value" or "&key=value" (value escaped); NULL value: nothing. */
+static void sb_param(sbuf *b, const char *key, const char *value)
+{
+    if (value == NULL)
+        return;
+    sb_puts(b, b->query ? "&" : "?");
+    b->query = 1;
+    sb_puts(b, key);
+    sb_puts(b, "=");
+    sb_escaped(b, value);
+}
+
+static int sb_finish(sbuf *b, char **out, const char *what, topo_err *err)
+{
+    if (b->failed) {
+        int code = b->failed;
+        free(b->p);
+        b->p = NULL;
+        return code == TOPO_ENOMEM
+                   ? topo_err_set(err, code, "%s: out of memory", what)
+                   : topo_err_set(err, code, "%s: the request path is longer than %u bytes", what,
+                                  TOPO_K8S_MAX_PATH);
+    }
+    *out = b->p;
+    b->p = NULL;
+    return 0;
+}
+
+static int build_path(sbuf *b, const topo_k8s_resource *res, const char *ns, const char *name,
+                      topo_err *err)
+{
+    if (res == NULL || res->plural == NULL || res->version == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: no resource type");
+    if (ns != NULL && !res->namespaced)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: %s are not namespaced",
+                            res->plural);
+    if (ns != NULL && ns[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: empty namespace");
+    if (name != NULL && name[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: empty %s name", res->kind);
+    if (name != NULL && res->namespaced && ns == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: %s \"%s\" needs a namespace",
+                            res->kind, name);
+    if (res->group == NULL || res->group[0] == '\0') {
+        sb_puts(b, "/api/");
+    } else {
+        sb_puts(b, "/apis/");
+        sb_escaped(b, res->group);
+        sb_puts(b, "/");
+    }
+    sb_escaped(b, res->version);
+    if (ns != NULL) {
+        sb_puts(b, "/namespaces/");
+        sb_escaped(b, ns);
+    }
+    sb_puts(b, "/");
+    sb_escaped(b, res->plural);
+    if (name != NULL) {
+        sb_puts(b, "/");
+        sb_escaped(b, name);
+    }
+    return 0;
+}
+
+int topo_k8s_path(char **out, const topo_k8s_resource *res, const char *ns, const char *name,
+                  topo_err *err)
+{
+    sbuf b = SBUF_INIT;
+    int error;
+    *out = NULL;
+    if ((error = build_path(&b, res, ns, name, err)) < 0) {
+        free(b.p);
+        return error;
+    }
+    return sb_finish(&b, out, "kubernetes", err);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static int status_code(long status)
+{
+    if (status >= 200 && status < 300)
+        return 0;
+    switch (status) {
+    case 400:
+    case 422:
+        return TOPO_EINVALID;
+    case 401:
+        return TOPO_EUNAUTHORIZED;
+    case 403:
+        return TOPO_EFORBIDDEN;
+    case 404:
+        return TOPO_ENOTFOUND;
+    case 409:
+        return TOPO_ECONFLICT;
+    case 410:
+        return TOPO_EGONE;
+    case 413:
+        return TOPO_ELIMIT;
+    case 415:
+        return TOPO_EUNSUPPORTED;
+    case 408:
+    case 504:
+        return TOPO_ETIMEOUT;
+    case 429:
+        return TOPO_ETHROTTLED;
+    default:
+        return status >= 500 && status < 600 ? TOPO_ESERVER : TOPO_EGENERIC;
+    }
+}
+
+/* The error for a Status object (or NULL) that came with `status`. */
+static int status_error_obj(long status, const json_t *st, const char *body, size_t len,
+                            const char *what, topo_err *err)
+{
+    const char *reason = NULL, *message = NULL;
+    char snippet[160];
+
+    if (json_is_object(st)) {
+        reason = json_string_value(json_object_get(st, "reason"));
+        message = json_string_value(json_object_get(st, "message"));
+    }
+    if (message == NULL) {
+        /* Not a Status: quote the start of the body, printable bytes only. */
+        size_t n = 0;
+        for (size_t i = 0; body != NULL && i < len && n + 1 < sizeof(snippet); i++)
+            snippet[n++] = isprint((unsigned char)body[i]) ? body[i] : ' ';
+        while (n > 0 && snippet[n - 1] == ' ')
+            n--;
+        snippet[n] = '\0';
+        message = n > 0 ? snippet : "(no message)";
+    }
+    int code = status_code(status);
+    if (code == 0)
+        code = TOPO_EGENERIC; /* an ERROR event without a code */
+    return topo_err_set(err, code, "%s: %ld %s: %s", what, status,
+                        reason != NULL && reason[0] != '\0' ? reason : "", message);
+}
+
+int topo_k8s_status_error(long status, const char *body, size_t len, const char *what,
+                          topo_err *err)
+{
+    if (status >= 200 && status < 300)
+        return 0;
+    json_t *st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
+    int code = status_error_obj(status, st, body, len, what != NULL ? what : "kubernetes", err);
+    json_decref(st);
+    return code;
+}
+
+/* ------------------------------------------------------------------ one request */
+
+/* "GET /api/v1/nodes?limit=500", cut to fit. */
+static void describe(char *what, size_t size, const char *method, const char *path)
+{
+    snprintf(what, size, "%s %s", method, path);
+}
+
+static int k8s_call(topo_k8s *k, const char *method, const char *path, const char *ctype,
+                    const json_t *body, json_t **out, topo_err *err)
+{
+    int error = 0;
+    char *text = NULL;
+    json_t *obj = NULL;
+    topo_http_response resp = TOPO_HTTP_RESPONSE_INIT;
+    char what[256];
+
+    if (out != NULL)
+        *out = NULL;
+    describe(what, sizeof(what), method, path);
+    if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "%s: cannot encode the body", what);
+        goto cleanup;
+    }
+    topo_http_request req = {method, path, text != NULL ? ctype : NULL, text,
+                             text != NULL ? strlen(text) : 0, k->timeout_ms};
+    if ((error = topo_http_do(k->http, &req, &resp, err)) < 0) {
+        topo_err_wrap(err, "%s", what);
+        goto cleanup;
+    }
+    if (resp.status < 200 || resp.status >= 300) {
+        error = topo_k8s_status_error(resp.status, resp.body, resp.len, what, err);
+        goto cleanup;
+    }
+    if (out != NULL) {
+        if ((error = topo_codec_json_parse(&obj, resp.body != NULL ? resp.body : "", resp.len,
+                                           "response", err)) < 0) {
+            topo_err_wrap(err, "%s", what);
+            if (err != NULL)
+                err->source = NULL;
+            goto cleanup;
+        }
+        if (!json_is_object(obj)) {
+            error = topo_err_set(err, TOPO_EINVALID, "%s: the response is not a JSON object",
+                                 what);
+            goto cleanup;
+        }
+        *out = obj;
+        obj = NULL;
+    }
+cleanup:
+    json_decref(obj);
+    free(text);
+    topo_http_response_dispose(&resp);
+    return error;
+}
+
+static int copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what, topo_err *err)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+                                                      "resourceVersion"));
+    if (v == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "%s: no metadata.resourceVersion", what);
+    size_t n = strlen(v);
+    if (n >= TOPO_K8S_RV_MAX)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: resourceVersion longer than %d bytes", what,
+                            TOPO_K8S_RV_MAX - 1);
+    memcpy(rv, v, n + 1);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ verbs */
+
+int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                 const char *name, topo_err *err)
+{
+    char *path = NULL;
+    int error;
+    *out = NULL;
+    if (name == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: get needs a name");
+    if ((error = topo_k8s_path(&path, res, ns, name, err)) < 0)
+        return error;
+    error = k8s_call(k, "GET", path, NULL, NULL, out, err);
+    free(path);
+    return error;
+}
+
+int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_resource *res,
+                  const char *ns, const topo_k8s_list_opts *opts, topo_k8s_item_fn fn,
+                  void *payload, topo_err *err)
+{
+    int error = 0;
+    char *cont = NULL, *path = NULL;
+    json_t *page = NULL;
+    topo_k8s_list_opts o = TOPO_K8S_LIST_OPTS_INIT;
+    char limit[32];
+    int first = 1;
+
+    if (rv_out != NULL)
+        rv_out[0] = '\0';
+    if (opts != NULL) {
+        if (opts->version != TOPO_K8S_LIST_OPTS_VERSION)
+            return topo_err_set(err, TOPO_EINVALID, "kubernetes: list options version %u",
+                                opts->version);
+        o = *opts;
+    }
+    snprintf(limit, sizeof(limit), "%u", o.limit > 0 ? o.limit : TOPO_K8S_PAGE_DEFAULT);
+    for (;;) {
+        sbuf b = SBUF_INIT;
+        if ((error = build_path(&b, res, ns, NULL, err)) < 0) {
+            free(b.p);
+            goto cleanup;
+        }
+        sb_param(&b, "limit", limit);
+        sb_param(&b, "continue", cont);
+        sb_param(&b, "labelSelector", o.label_selector);
+        sb_param(&b, "fieldSelector", o.field_selector);
+        if (first)
+            sb_param(&b, "resourceVersion", o.resource_version);
+        free(path);
+        path = NULL;
+        if ((error = sb_finish(&b, &path, "kubernetes list", err)) < 0)
+            goto cleanup;
+        json_decref(page);
+        page = NULL;
+        if ((error = k8s_call(k, "GET", path, NULL, NULL, &page, err)) < 0)
+            goto cleanup;
+        const json_t *md = json_object_get(page, "metadata");
+        const json_t *items = json_object_get(page, "items");
+        if (first && rv_out != NULL) {
+            char what[256];
+            describe(what, sizeof(what), "GET", path);
+            if ((error = copy_rv(rv_out, page, what, err)) < 0)
+                goto cleanup;
+        }
+        first = 0;
+        if (items != NULL && !json_is_null(items) && !json_is_array(items)) {
+            error = topo_err_set(err, TOPO_EINVALID, "GET %s: items is not a list", path);
+            goto cleanup;
+        }
+        size_t i;
+        json_t *item;
+        json_array_foreach(items, i, item)
+        {
+            if ((error = fn(item, payload)) != 0)
+                goto cleanup;
+        }
+        const char *next = json_string_value(json_object_get(md, "continue"));
+        free(cont);
+        cont = NULL;
+        if (next == NULL || next[0] == '\0')
+            break;
+        if ((cont = strdup(next)) == NULL) {
+            error = topo_err_set(err, TOPO_ENOMEM, "kubernetes list: out of memory");
+            goto cleanup;
+        }
+    }
+cleanup:
+    json_decref(page);
+    free(cont);
+    free(path);
+    return error;
+}
+
+/* ------------------------------------------------------------------ watch */
+
+typedef struct watch_ctx {
+    topo_k8s_event_fn fn;
+    void *payload;
+    char *rv;
+    const volatile sig_atomic_t *stop;
+    const char *what;
+    topo_err *err;
+    int rc;          /* what the line callback stopped for */
+    int stopped;     /* *stop was seen */
+    int bad_line;    /* a line that is not JSON (kept in snippet) */
+    json_t *status;  /* a Status body (non-2xx answer) */
+    char snippet[200];
+    size_t snippet_len;
+} watch_ctx;
+
+static int watch_line(const char *line, size_t len, void *p)
+{
+    watch_ctx *c = p;
+    json_t *ev = NULL, *obj;
+    const char *type;
+    int rc = 0;
+
+    if (len == 0)
+        return 0;
+    if ((ev = json_loadb(line, len, 0, NULL)) == NULL || !json_is_object(ev)) {
+        c->bad_line = 1;
+        c->snippet_len = len < sizeof(c->snippet) ? len : sizeof(c->snippet);
+        memcpy(c->snippet, line, c->snippet_len);
+        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: malformed watch event", c->what);
+        rc = 1;
+        goto cleanup;
+    }
+    type = json_string_value(json_object_get(ev, "type"));
+    obj = json_object_get(ev, "object");
+    if (type == NULL) {
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        if (kind != NULL && strcmp(kind, "Status") == 0 && c->status == NULL) {
+            c->status = ev; /* the body of an error answer */
+            ev = NULL;
+            goto cleanup;
+        }
+        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: watch event without a type", c->what);
+        rc = 1;
+        goto cleanup;
+    }
+    if (!json_is_object(obj)) {
+        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: %s event without an object", c->what,
+                             type);
+        rc = 1;
+        goto cleanup;
+    }
+    if (strcmp(type, "ERROR") == 0) {
+        json_int_t code = json_integer_value(json_object_get(obj, "code"));
+        c->rc = status_error_obj((long)code, obj, NULL, 0, c->what, c->err);
+        rc = 1;
+        goto cleanup;
+    }
+    topo_k8s_event_type et;
+    if (strcmp(type, "ADDED") == 0)
+        et = TOPO_K8S_ADDED;
+    else if (strcmp(type, "MODIFIED") == 0)
+        et = TOPO_K8S_MODIFIED;
+    else if (strcmp(type, "DELETED") == 0)
+        et = TOPO_K8S_DELETED;
+    else if (strcmp(type, "BOOKMARK") == 0)
+        et = TOPO_K8S_BOOKMARK;
+    else {
+        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: unknown watch event type \"%.32s\"",
+                             c->what, type);
+        rc = 1;
+        goto cleanup;
+    }
+    char rv[TOPO_K8S_RV_MAX];
+    if ((c->rc = copy_rv(rv, obj, c->what, c->err)) < 0) {
+        rc = 1;
+        goto cleanup;
+    }
+    if ((c->rc = c->fn(et, obj, c->payload)) != 0) {
+        rc = 1;
+        goto cleanup;
+    }
+    memcpy(c->rv, rv, strlen(rv) + 1);
+    if (c->stop != NULL && *c->stop) {
+        c->stopped = 1;
+        rc = 1;
+    }
+cleanup:
+    json_decref(ev);
+    return rc;
+}
+
+int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                   char rv[TOPO_K8S_RV_MAX], const topo_k8s_watch_opts *opts,
+                   topo_k8s_event_fn fn, void *payload, topo_err *err)
+{
+    int error = 0;
+    char *path = NULL;
+    sbuf b = SBUF_INIT;
+    topo_k8s_watch_opts o = TOPO_K8S_WATCH_OPTS_INIT;
+    watch_ctx c;
+    char what[256];
+    char timeout[32];
+    long status = 0;
+
+    memset(&c, 0, sizeof(c));
+    if (opts != NULL) {
+        if (opts->version != TOPO_K8S_WATCH_OPTS_VERSION)
+            return topo_err_set(err, TOPO_EINVALID, "kubernetes: watch options version %u",
+                                opts->version);
+        o = *opts;
+    }
+    if (o.stop != NULL && *o.stop)
+        return 0;
+    if (memchr(rv, '\0', TOPO_K8S_RV_MAX) == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: watch resourceVersion too long");
+    long secs = o.timeout_seconds;
+    if (secs <= 0) {
+        /* client-go's reflector: a random 5..10 minutes, so watches of many
+         * clients do not all end together. */
+        k->rng += 0x9e3779b97f4a7c15u;
+        uint64_t z = k->rng;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        secs = 300 + (long)((z ^ (z >> 31)) % 300u);
+    }
+    snprintf(timeout, sizeof(timeout), "%ld", secs);
+    if ((error = build_path(&b, res, ns, NULL, err)) < 0) {
+        free(b.p);
+        return error;
+    }
+    sb_param(&b, "watch", "1");
+    if (rv[0] != '\0')
+        sb_param(&b, "resourceVersion", rv);
+    if (!o.no_bookmarks)
+        sb_param(&b, "allowWatchBookmarks", "true");
+    sb_param(&b, "timeoutSeconds", timeout);
+    sb_param(&b, "labelSelector", o.label_selector);
+    sb_param(&b, "fieldSelector", o.field_selector);
+    if ((error = sb_finish(&b, &path, "kubernetes watch", err)) < 0)
+        return error;
+    describe(what, sizeof(what), "WATCH", path);
+
+    c.fn = fn;
+    c.payload = payload;
+    c.rv = rv;
+    c.stop = o.stop;
+    c.what = what;
+    c.err = err;
+    /* The server ends the watch after timeoutSeconds; this is the backstop. */
+    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000};
+    int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, &c, &status,
+                              err);
+    if (rc < 0) {
+        error = rc;
+        topo_err_wrap(err, "%s", what);
+    } else if (status != 0 && (status < 200 || status >= 300)) {
+        error = c.bad_line ? topo_k8s_status_error(status, c.snippet, c.snippet_len, what, err)
+                           : status_error_obj(status, c.status, NULL, 0, what, err);
+    } else if (rc > 0) {
+        error = c.stopped ? 0 : c.rc;
+    } else if (status == 0) {
+        error = topo_err_set(err, TOPO_ECONNECT, "%s: no response", what);
+    }
+    json_decref(c.status);
+    free(path);
+    return error;
+}
+
+/* ------------------------------------------------------------------ writes */
+
+int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                   const char *name, topo_k8s_patch_type type, const json_t *patch,
+                   const char *resource_version, topo_err *err)
+{
+    int error = 0;
+    char *path = NULL;
+    json_t *body = NULL;
+    const char *ctype;
+
+    if (out != NULL)
+        *out = NULL;
+    if (type == TOPO_K8S_MERGE_PATCH) {
+        ctype = "application/merge-patch+json";
+        if (!json_is_object(patch))
+            return topo_err_set(err, TOPO_EINVALID, "kubernetes: a merge patch is an object");
+    } else if (type == TOPO_K8S_JSON_PATCH) {
+        ctype = "application/json-patch+json";
+        if (!json_is_array(patch))
+            return topo_err_set(err, TOPO_EINVALID, "kubernetes: a JSON patch is an array");
+    } else {
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: unknown patch type %d", (int)type);
+    }
+    if (name == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: patch needs a name");
+    if ((error = topo_k8s_path(&path, res, ns, name, err)) < 0)
+        return error;
+    if (resource_version != NULL) {
+        /* The patched object carries the version we read: the API server
+         * refuses it with 409 when the stored one differs. */
+        if ((body = json_deep_copy(patch)) == NULL)
+            goto oom;
+        if (type == TOPO_K8S_MERGE_PATCH) {
+            json_t *md = json_object_get(body, "metadata");
+            if (md == NULL || json_is_null(md)) {
+                if (json_object_set_new(body, "metadata", md = json_object()) < 0)
+                    goto oom;
+            } else if (!json_is_object(md)) {
+                error = topo_err_set(err, TOPO_EINVALID, "kubernetes: patch metadata is not an "
+                                                         "object");
+                goto cleanup;
+            }
+            if (json_object_set_new(md, "resourceVersion", json_string(resource_version)) < 0)
+                goto oom;
+        } else {
+            json_t *op = json_pack("{s:s, s:s, s:s}", "op", "replace", "path",
+                                   "/metadata/resourceVersion", "value", resource_version);
+            if (op == NULL || json_array_append_new(body, op) < 0)
+                goto oom;
+        }
+    }
+    error = k8s_call(k, "PATCH", path, ctype, body != NULL ? body : patch, out, err);
+    goto cleanup;
+oom:
+    error = topo_err_set(err, TOPO_ENOMEM, "kubernetes patch: out of memory");
+cleanup:
+    json_decref(body);
+    free(path);
+    return error;
+}
+
+int topo_k8s_patch_retry(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                         const char *ns, const char *name, topo_k8s_patch_type type,
+                         int max_attempts, topo_k8s_patch_build_fn build, void *payload,
+                         topo_err *err)
+{
+    int error = 0;
+    json_t *cur = NULL, *patch = NULL;
+    int attempts = max_attempts > 0 ? max_attempts : 5;
+
+    if (out != NULL)
+        *out = NULL;
+    for (int i = 0; i < attempts; i++) {
+        if ((error = topo_k8s_get(&cur, k, res, ns, name, err)) < 0)
+            goto cleanup;
+        if ((error = build(&patch, cur, payload, err)) != 0)
+            goto cleanup;
+        if (patch == NULL) {
+            if (out != NULL) {
+                *out = cur;
+                cur = NULL;
+            }
+            goto cleanup;
+        }
+        const char *rv = json_string_value(json_object_get(json_object_get(cur, "metadata"),
+                                                           "resourceVersion"));
+        if (rv == NULL) {
+            error = topo_err_set(err, TOPO_EINVALID, "%s \"%s\": no metadata.resourceVersion",
+                                 res->kind, name);
+            goto cleanup;
+        }
+        error = topo_k8s_patch(out, k, res, ns, name, type, patch, rv, err);
+        json_decref(patch);
+        patch = NULL;
+        json_decref(cur);
+        cur = NULL;
+        if (error != TOPO_ECONFLICT)
+            goto cleanup;
+        topo_log(TOPO_LOG_DEBUG, "%s \"%s\" changed under us; reading it again (attempt %d)",
+                 res->kind, name, i + 1);
+    }
+    topo_err_wrap(err, "gave up after %d conflicting writes", attempts);
+cleanup:
+    json_decref(patch);
+    json_decref(cur);
+    return error;
+}
+
+int topo_k8s_create_object(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                           const char *ns, const json_t *object, topo_err *err)
+{
+    char *path = NULL;
+    int error;
+    if (out != NULL)
+        *out = NULL;
+    if (!json_is_object(object))
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: create needs an object");
+    if ((error = topo_k8s_path(&path, res, ns, NULL, err)) < 0)
+        return error;
+    error = k8s_call(k, "POST", path, "application/json", object, out, err);
+    free(path);
+    return error;
+}
+
+int topo_k8s_update(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                    const json_t *object, topo_err *err)
+{
+    char *path = NULL;
+    int error;
+    if (out != NULL)
+        *out = NULL;
+    const char *name = json_string_value(json_object_get(json_object_get(object, "metadata"),
+                                                         "name"));
+    if (name == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: update needs metadata.name");
+    if ((error = topo_k8s_path(&path, res, ns, name, err)) < 0)
+        return error;
+    error = k8s_call(k, "PUT", path, "application/json", object, out, err);
+    free(path);
+    return error;
+}
+
+int topo_k8s_delete(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                    const char *name, const char *resource_version, topo_err *err)
+{
+    char *path = NULL;
+    json_t *body = NULL;
+    int error;
+    if (name == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: delete needs a name");
+    if ((error = topo_k8s_path(&path, res, ns, name, err)) < 0)
+        return error;
+    if (resource_version != NULL &&
+        (body = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
+                          "preconditions", "resourceVersion", resource_version)) == NULL) {
+        free(path);
+        return topo_err_set(err, TOPO_ENOMEM, "kubernetes delete: out of memory");
+    }
+    error = k8s_call(k, "DELETE", path, "application/json", body, NULL, err);
+    json_decref(body);
+    free(path);
+    return error;
+}

@@ -1,0 +1,579 @@
+/* Where the API server is: in-cluster service-account files or a kubeconfig
+ * (read with libyaml through the codec layer; base64 *-data fields decoded
+ * with OpenSSL). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "net/k8s.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "codec/codec.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+
+void topo_k8s_config_dispose(topo_k8s_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    free(cfg->server);
+    free(cfg->ca_file);
+    free(cfg->ca_data);
+    free(cfg->client_cert_file);
+    free(cfg->client_cert_data);
+    if (cfg->client_key_data != NULL) {
+        /* A private key: do not leave it in freed memory. */
+        volatile char *p = cfg->client_key_data;
+        while (*p != '\0')
+            *p++ = '\0';
+        free(cfg->client_key_data);
+    }
+    free(cfg->client_key_file);
+    if (cfg->token != NULL) {
+        volatile char *p = cfg->token;
+        while (*p != '\0')
+            *p++ = '\0';
+        free(cfg->token);
+    }
+    free(cfg->token_file);
+    free(cfg->namespace_name);
+    free(cfg->source);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p != NULL) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static char *dup_s(const char *s)
+{
+    return s != NULL ? dup_n(s, strlen(s)) : NULL;
+}
+
+/* "dir/name", or name alone when it is absolute or dir is NULL. */
+static char *join_path(const char *dir, const char *name)
+{
+    if (dir == NULL || dir[0] == '\0' || name[0] == '/')
+        return dup_s(name);
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+/* ------------------------------------------------------------------ in-cluster */
+
+/* Reads a small file and trims surrounding whitespace. */
+static int read_trimmed(char **out, const char *path, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int error = topo_codec_read_file(&text, &len, path, TOPO_MAX_CREDENTIAL_FILE, err);
+    if (error < 0)
+        return error;
+    size_t a = 0;
+    while (a < len && isspace((unsigned char)text[a]))
+        a++;
+    while (len > a && isspace((unsigned char)text[len - 1]))
+        len--;
+    memmove(text, text + a, len - a);
+    text[len - a] = '\0';
+    *out = text;
+    return 0;
+}
+
+int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir, topo_err *err)
+{
+    int error = 0;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    char *token = NULL, *ca = NULL, *ns_path = NULL, *ns = NULL;
+    const char *dir = sa_dir != NULL ? sa_dir : TOPO_K8S_SA_DIR;
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+
+    memset(out, 0, sizeof(*out));
+    if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0') {
+        error = topo_err_set(err, TOPO_ENOTFOUND,
+                             "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                             "must be set (not running in a pod?)");
+        goto cleanup;
+    }
+    for (const char *p = port; *p != '\0'; p++) {
+        if (!isdigit((unsigned char)*p) || p - port > 5) {
+            error = topo_err_set(err, TOPO_EINVALID,
+                                 "in-cluster: KUBERNETES_SERVICE_PORT is not a port: \"%.32s\"",
+                                 port);
+            goto cleanup;
+        }
+    }
+    for (const char *p = host; *p != '\0'; p++) {
+        if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != ':') {
+            error = topo_err_set(err, TOPO_EINVALID,
+                                 "in-cluster: KUBERNETES_SERVICE_HOST is not a host: \"%.64s\"",
+                                 host);
+            goto cleanup;
+        }
+    }
+    {
+        int v6 = strchr(host, ':') != NULL;
+        size_t n = strlen(host) + strlen(port) + 16;
+        if ((cfg.server = malloc(n)) == NULL)
+            goto oom;
+        snprintf(cfg.server, n, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port);
+    }
+    if ((cfg.token_file = join_path(dir, "token")) == NULL ||
+        (ca = join_path(dir, "ca.crt")) == NULL || (ns_path = join_path(dir, "namespace")) == NULL)
+        goto oom;
+    /* The token must be there now; the HTTP client re-reads it later. */
+    if ((error = read_trimmed(&token, cfg.token_file, err)) < 0) {
+        topo_err_wrap(err, "in-cluster: service-account token");
+        goto cleanup;
+    }
+    if (token[0] == '\0') {
+        error = topo_err_set(err, TOPO_EINVALID, "in-cluster: %s is empty", cfg.token_file);
+        goto cleanup;
+    }
+    {
+        /* Like client-go: a CA that cannot be read is logged, and the
+         * system trust store is used. */
+        char *ca_text = NULL;
+        topo_err cerr = TOPO_ERR_INIT;
+        if (topo_codec_read_file(&ca_text, NULL, ca, TOPO_MAX_CREDENTIAL_FILE, &cerr) == 0) {
+            cfg.ca_file = ca;
+            ca = NULL;
+        } else {
+            topo_log(TOPO_LOG_WARN, "in-cluster: cannot read the CA (%s); using the system CAs",
+                     cerr.text);
+        }
+        free(ca_text);
+    }
+    {
+        topo_err nerr = TOPO_ERR_INIT;
+        if (read_trimmed(&ns, ns_path, &nerr) == 0 && ns[0] != '\0') {
+            cfg.namespace_name = ns;
+            ns = NULL;
+        }
+    }
+    if ((cfg.source = dup_s("in-cluster")) == NULL)
+        goto oom;
+    *out = cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    goto cleanup;
+oom:
+    error = topo_err_set(err, TOPO_ENOMEM, "in-cluster: out of memory");
+cleanup:
+    if (token != NULL) {
+        memset(token, 0, strlen(token));
+        free(token);
+    }
+    free(ca);
+    free(ns_path);
+    free(ns);
+    topo_k8s_config_dispose(&cfg);
+    return error;
+}
+
+/* ------------------------------------------------------------------ kubeconfig */
+
+typedef struct kc_ctx {
+    const char *source;
+    const char *base_dir;
+    topo_err *err;
+} kc_ctx;
+
+static int kc_fail(const kc_ctx *c, int code, const char *field, const char *fmt, ...)
+    TOPO_PRINTF(4, 5);
+
+static int kc_fail(const kc_ctx *c, int code, const char *field, const char *fmt, ...)
+{
+    char msg[TOPO_ERR_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (field != NULL)
+        return topo_err_set(c->err, code, "kubeconfig %s: %s: %s", c->source, field, msg);
+    return topo_err_set(c->err, code, "kubeconfig %s: %s", c->source, msg);
+}
+
+/* A string field: *out NULL when absent, null or "" (unset, as client-go). */
+static int kc_string(const kc_ctx *c, const json_t *obj, const char *key, const char *where,
+                     const char **out)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_string(v)) {
+        char field[256];
+        snprintf(field, sizeof(field), "%s.%s", where, key);
+        return kc_fail(c, TOPO_EINVALID, field, "must be a string");
+    }
+    if (json_string_length(v) > 0) {
+        if (strlen(json_string_value(v)) != json_string_length(v)) {
+            char field[256];
+            snprintf(field, sizeof(field), "%s.%s", where, key);
+            return kc_fail(c, TOPO_EINVALID, field, "contains a NUL byte");
+        }
+        *out = json_string_value(v);
+    }
+    return 0;
+}
+
+static int kc_bool(const kc_ctx *c, const json_t *obj, const char *key, const char *where,
+                   int *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = 0;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v)) {
+        char field[256];
+        snprintf(field, sizeof(field), "%s.%s", where, key);
+        return kc_fail(c, TOPO_EINVALID, field, "must be true or false");
+    }
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* Finds {name: NAME, INNER: {...}} in the list at root[list]; where gets
+ * "list[i].inner". */
+static int kc_find(const kc_ctx *c, const json_t *root, const char *list, const char *inner,
+                   const char *name, const char *wanted_by, const json_t **out, char *where,
+                   size_t where_size)
+{
+    const json_t *arr = json_object_get(root, list);
+    *out = NULL;
+    if (arr != NULL && !json_is_null(arr) && !json_is_array(arr))
+        return kc_fail(c, TOPO_EINVALID, list, "must be a list");
+    size_t i;
+    const json_t *el;
+    json_array_foreach(arr, i, el)
+    {
+        char field[128];
+        snprintf(field, sizeof(field), "%s[%zu]", list, i);
+        if (!json_is_object(el))
+            return kc_fail(c, TOPO_EINVALID, field, "must be a mapping");
+        const json_t *n = json_object_get(el, "name");
+        if (!json_is_string(n))
+            return kc_fail(c, TOPO_EINVALID, field, "needs a name");
+        if (strcmp(json_string_value(n), name) != 0)
+            continue;
+        const json_t *v = json_object_get(el, inner);
+        snprintf(where, where_size, "%s[%zu].%s", list, i, inner);
+        if (v == NULL || json_is_null(v))
+            return kc_fail(c, TOPO_EINVALID, where, "missing");
+        if (!json_is_object(v))
+            return kc_fail(c, TOPO_EINVALID, where, "must be a mapping");
+        *out = v;
+        return 0;
+    }
+    return kc_fail(c, TOPO_ENOTFOUND, NULL, "%s \"%s\" (named by %s) is not in %s", inner, name,
+                   wanted_by, list);
+}
+
+/* Standard base64 (padding required, whitespace ignored) to a NUL-terminated
+ * string without NUL bytes: certificates and keys in PEM form. */
+static int kc_base64(const kc_ctx *c, const char *in, const char *field, char **out)
+{
+    int error = 0;
+    size_t n = strlen(in), k = 0;
+    unsigned char *clean = NULL, *buf = NULL;
+
+    *out = NULL;
+    if (n > INT_MAX)
+        return kc_fail(c, TOPO_ELIMIT, field, "too long");
+    if ((clean = malloc(n + 1)) == NULL)
+        goto oom;
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)in[i]))
+            clean[k++] = (unsigned char)in[i];
+    clean[k] = '\0';
+    if (k == 0 || k % 4 != 0) {
+        error = kc_fail(c, TOPO_EINVALID, field, "invalid base64 (length %zu is not a multiple "
+                                                 "of 4)", k);
+        goto cleanup;
+    }
+    if ((buf = malloc(k / 4 * 3 + 1)) == NULL)
+        goto oom;
+    int got = EVP_DecodeBlock(buf, clean, (int)k);
+    if (got < 0) {
+        error = kc_fail(c, TOPO_EINVALID, field, "invalid base64");
+        goto cleanup;
+    }
+    /* EVP_DecodeBlock counts the bytes the padding stands for. */
+    size_t len = (size_t)got;
+    for (size_t p = k; p > 0 && clean[p - 1] == '=' && len > 0; p--)
+        len--;
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len) != NULL) {
+        error = kc_fail(c, TOPO_EINVALID, field, "decodes to binary data, not PEM text");
+        goto cleanup;
+    }
+    *out = (char *)buf;
+    buf = NULL;
+    goto cleanup;
+oom:
+    error = kc_fail(c, TOPO_ENOMEM, field, "out of memory");
+cleanup:
+    if (buf != NULL) {
+        memset(buf, 0, k / 4 * 3 + 1);
+        free(buf);
+    }
+    free(clean);
+    return error;
+}
+
+/* A file/-data pair: at most one of them. */
+static int kc_pem(const kc_ctx *c, const json_t *obj, const char *where, const char *file_key,
+                  const char *data_key, char **file_out, char **data_out)
+{
+    const char *file = NULL, *data = NULL;
+    int error;
+    char field[256];
+
+    if ((error = kc_string(c, obj, file_key, where, &file)) < 0 ||
+        (error = kc_string(c, obj, data_key, where, &data)) < 0)
+        return error;
+    if (file != NULL && data != NULL) {
+        snprintf(field, sizeof(field), "%s", where);
+        return kc_fail(c, TOPO_EINVALID, field, "%s and %s are both set (use one)", file_key,
+                       data_key);
+    }
+    if (data != NULL) {
+        snprintf(field, sizeof(field), "%s.%s", where, data_key);
+        return kc_base64(c, data, field, data_out);
+    }
+    if (file != NULL && (*file_out = join_path(c->base_dir, file)) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    return 0;
+}
+
+static int kc_unsupported(const kc_ctx *c, const json_t *obj, const char *where,
+                          const char *const *keys)
+{
+    for (; *keys != NULL; keys++) {
+        const json_t *v = json_object_get(obj, *keys);
+        if (v != NULL && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0)) {
+            char field[256];
+            snprintf(field, sizeof(field), "%s.%s", where, *keys);
+            return kc_fail(c, TOPO_EUNSUPPORTED, field, "not supported by topo");
+        }
+    }
+    return 0;
+}
+
+static int kc_cluster(const kc_ctx *c, const json_t *cl, const char *where, topo_k8s_config *cfg)
+{
+    static const char *const unsupported[] = {"proxy-url", "tls-server-name", NULL};
+    const char *server = NULL;
+    int error;
+    char field[256];
+
+    if ((error = kc_unsupported(c, cl, where, unsupported)) < 0 ||
+        (error = kc_string(c, cl, "server", where, &server)) < 0)
+        return error;
+    snprintf(field, sizeof(field), "%s.server", where);
+    if (server == NULL)
+        return kc_fail(c, TOPO_EINVALID, field, "missing");
+    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+        return kc_fail(c, TOPO_EINVALID, field, "\"%.200s\" is not an http(s):// URL", server);
+    size_t n = strlen(server);
+    while (n > 8 && server[n - 1] == '/')
+        n--;
+    if ((cfg->server = dup_n(server, n)) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    if ((error = kc_pem(c, cl, where, "certificate-authority", "certificate-authority-data",
+                        &cfg->ca_file, &cfg->ca_data)) < 0 ||
+        (error = kc_bool(c, cl, "insecure-skip-tls-verify", where, &cfg->insecure_skip_verify)) <
+            0)
+        return error;
+    if (cfg->insecure_skip_verify && (cfg->ca_file != NULL || cfg->ca_data != NULL))
+        return kc_fail(c, TOPO_EINVALID, where,
+                       "insecure-skip-tls-verify and a certificate authority are both set");
+    return 0;
+}
+
+static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s_config *cfg)
+{
+    static const char *const unsupported[] = {"exec", "auth-provider", "username", "password",
+                                              "as", "as-uid", "as-groups", "as-user-extra",
+                                              NULL};
+    const char *token = NULL, *token_file = NULL;
+    int error;
+
+    if ((error = kc_unsupported(c, u, where, unsupported)) < 0 ||
+        (error = kc_pem(c, u, where, "client-certificate", "client-certificate-data",
+                        &cfg->client_cert_file, &cfg->client_cert_data)) < 0 ||
+        (error = kc_pem(c, u, where, "client-key", "client-key-data", &cfg->client_key_file,
+                        &cfg->client_key_data)) < 0 ||
+        (error = kc_string(c, u, "token", where, &token)) < 0 ||
+        (error = kc_string(c, u, "tokenFile", where, &token_file)) < 0)
+        return error;
+    int have_cert = cfg->client_cert_file != NULL || cfg->client_cert_data != NULL;
+    int have_key = cfg->client_key_file != NULL || cfg->client_key_data != NULL;
+    if (have_cert != have_key)
+        return kc_fail(c, TOPO_EINVALID, where, "%s without %s",
+                       have_cert ? "client-certificate" : "client-key",
+                       have_cert ? "client-key" : "client-certificate");
+    if (token != NULL && (cfg->token = dup_s(token)) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    if (token_file != NULL && (cfg->token_file = join_path(c->base_dir, token_file)) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    return 0;
+}
+
+int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size_t len,
+                                    const char *source, const char *base_dir,
+                                    const char *context, topo_err *err)
+{
+    int error = 0;
+    json_t *root = NULL;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    kc_ctx c = {source != NULL ? source : "<kubeconfig>", base_dir, err};
+    const char *ctx_name = context, *cluster_name = NULL, *user_name = NULL, *ns = NULL;
+    const json_t *ctx = NULL, *cl = NULL, *user = NULL;
+    char ctx_where[128], cl_where[128], user_where[128];
+
+    memset(out, 0, sizeof(*out));
+    if (len > TOPO_MAX_KUBECONFIG) {
+        error = kc_fail(&c, TOPO_ELIMIT, NULL, "larger than %u bytes", TOPO_MAX_KUBECONFIG);
+        goto cleanup;
+    }
+    if ((error = topo_codec_parse(&root, text, len, c.source, err)) < 0) {
+        topo_err_wrap(err, "kubeconfig");
+        goto cleanup;
+    }
+    if (!json_is_object(root)) {
+        error = kc_fail(&c, TOPO_EINVALID, NULL, "not a mapping (is this a kubeconfig?)");
+        goto cleanup;
+    }
+    {
+        const char *kind = NULL;
+        if ((error = kc_string(&c, root, "kind", "", &kind)) < 0)
+            goto cleanup;
+        if (kind != NULL && strcmp(kind, "Config") != 0) {
+            error = kc_fail(&c, TOPO_EINVALID, "kind", "is \"%.64s\", want Config", kind);
+            goto cleanup;
+        }
+    }
+    if (ctx_name == NULL) {
+        if ((error = kc_string(&c, root, "current-context", "", &ctx_name)) < 0)
+            goto cleanup;
+        if (ctx_name == NULL) {
+            error = kc_fail(&c, TOPO_EINVALID, "current-context", "not set (and no context "
+                                                                  "was asked for)");
+            goto cleanup;
+        }
+    }
+    if ((error = kc_find(&c, root, "contexts", "context", ctx_name, "current-context", &ctx,
+                         ctx_where, sizeof(ctx_where))) < 0 ||
+        (error = kc_string(&c, ctx, "cluster", ctx_where, &cluster_name)) < 0 ||
+        (error = kc_string(&c, ctx, "user", ctx_where, &user_name)) < 0 ||
+        (error = kc_string(&c, ctx, "namespace", ctx_where, &ns)) < 0)
+        goto cleanup;
+    if (cluster_name == NULL) {
+        char field[160];
+        snprintf(field, sizeof(field), "%s.cluster", ctx_where);
+        error = kc_fail(&c, TOPO_EINVALID, field, "missing");
+        goto cleanup;
+    }
+    if ((error = kc_find(&c, root, "clusters", "cluster", cluster_name, ctx_where, &cl,
+                         cl_where, sizeof(cl_where))) < 0 ||
+        (error = kc_cluster(&c, cl, cl_where, &cfg)) < 0)
+        goto cleanup;
+    if (user_name != NULL &&
+        ((error = kc_find(&c, root, "users", "user", user_name, ctx_where, &user, user_where,
+                          sizeof(user_where))) < 0 ||
+         (error = kc_user(&c, user, user_where, &cfg)) < 0))
+        goto cleanup;
+    if ((ns != NULL && (cfg.namespace_name = dup_s(ns)) == NULL) ||
+        (cfg.source = dup_s(c.source)) == NULL) {
+        error = kc_fail(&c, TOPO_ENOMEM, NULL, "out of memory");
+        goto cleanup;
+    }
+    *out = cfg;
+    memset(&cfg, 0, sizeof(cfg));
+cleanup:
+    if (err != NULL)
+        err->source = NULL; /* the codec's position names a string we do not own */
+    topo_k8s_config_dispose(&cfg);
+    json_decref(root);
+    return error;
+}
+
+int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
+                               topo_err *err)
+{
+    int error;
+    char *text = NULL, *dir = NULL;
+    size_t len = 0;
+
+    memset(out, 0, sizeof(*out));
+    if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_KUBECONFIG, err)) < 0) {
+        topo_err_wrap(err, "kubeconfig");
+        return error;
+    }
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL && (dir = dup_n(path, slash == path ? 1 : (size_t)(slash - path))) == NULL) {
+        free(text);
+        return topo_err_set(err, TOPO_ENOMEM, "kubeconfig %s: out of memory", path);
+    }
+    error = topo_k8s_config_kubeconfig_text(out, text, len, path, dir, context, err);
+    memset(text, 0, len);
+    free(text);
+    free(dir);
+    return error;
+}
+
+int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (kubeconfig_path != NULL)
+        return topo_k8s_config_kubeconfig(out, kubeconfig_path, NULL, err);
+    const char *env = getenv("KUBECONFIG");
+    if (env != NULL && env[0] != '\0') {
+        /* Only the first file of the list: topo does not merge kubeconfigs. */
+        const char *colon = strchr(env, ':');
+        char *first = dup_n(env, colon != NULL ? (size_t)(colon - env) : strlen(env));
+        if (first == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
+        int error = first[0] != '\0' ? topo_k8s_config_kubeconfig(out, first, NULL, err)
+                                     : topo_err_set(err, TOPO_EINVALID,
+                                                    "KUBECONFIG starts with an empty entry");
+        free(first);
+        return error;
+    }
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    if (host != NULL && host[0] != '\0')
+        return topo_k8s_config_in_cluster(out, NULL, err);
+    const char *home = getenv("HOME");
+    if (home != NULL && home[0] != '\0') {
+        char *path = join_path(home, ".kube/config");
+        if (path == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
+        int error = topo_k8s_config_kubeconfig(out, path, NULL, err);
+        free(path);
+        if (error != TOPO_ENOTFOUND)
+            return error;
+    }
+    return topo_err_set(err, TOPO_ENOTFOUND,
+                        "no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, not in "
+                        "a pod, no ~/.kube/config");
+}

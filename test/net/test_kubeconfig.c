@@ -1,0 +1,460 @@
+/* Tests for lib/net/kubeconfig.c, escape.c and the pure parts of k8s.c:
+ * kubeconfig and in-cluster configuration, URL escaping, request paths and
+ * the mapping of API statuses to codes. No server involved. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "net/escape.h"
+#include "net/k8s.h"
+#include "topo/log.h"
+
+#define CERT_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+#define CERT_PEM "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+#define KEY_B64 "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JR0hrZXkKLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLQo="
+#define KEY_PEM "-----BEGIN PRIVATE KEY-----\nMIGHkey\n-----END PRIVATE KEY-----\n"
+
+/* A scratch directory per test, removed afterwards. */
+typedef struct scratch {
+    char dir[64];
+} scratch;
+
+static int scratch_setup(void **state)
+{
+    scratch *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    snprintf(s->dir, sizeof(s->dir), "/tmp/topo-kcfg-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    *state = s;
+    return 0;
+}
+
+static int scratch_teardown(void **state)
+{
+    scratch *s = *state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
+    assert_int_equal(system(cmd), 0);
+    free(s);
+    return 0;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* --- escape.c ------------------------------------------------------------------ */
+
+static void test_kubeconfig__escape(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"", ""},
+        {"node-1.example_x~", "node-1.example_x~"},
+        {"a b", "a%20b"},
+        {"app=x,tier in (a,b)", "app%3Dx%2Ctier%20in%20%28a%2Cb%29"},
+        {"spec.nodeName=n1", "spec.nodeName%3Dn1"},
+        {"a/b?c&d#e%", "a%2Fb%3Fc%26d%23e%25"},
+        {"\xc3\xa9", "%C3%A9"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[128];
+        size_t n = topo_http_escape(buf, sizeof(buf), cases[i].in);
+        assert_string_equal(buf, cases[i].out);
+        assert_int_equal(n, strlen(cases[i].out));
+    }
+    /* Truncation reports the full length and still terminates. */
+    char small[4];
+    assert_int_equal(topo_http_escape(small, sizeof(small), "a b"), 5);
+    assert_string_equal(small, "a%2");
+    assert_int_equal(topo_http_escape(NULL, 0, "==="), 9);
+}
+
+/* --- paths and statuses ------------------------------------------------------- */
+
+static void test_kubeconfig__paths(void **state)
+{
+    (void)state;
+    char *p = NULL;
+    topo_err err = TOPO_ERR_INIT;
+
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_nodes, NULL, NULL, &err), 0);
+    assert_string_equal(p, "/api/v1/nodes");
+    free(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_nodes, NULL, "n 1/x", &err), 0);
+    assert_string_equal(p, "/api/v1/nodes/n%201%2Fx");
+    free(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_pods, NULL, NULL, &err), 0);
+    assert_string_equal(p, "/api/v1/pods");
+    free(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_pods, "ml", "p1", &err), 0);
+    assert_string_equal(p, "/api/v1/namespaces/ml/pods/p1");
+    free(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_jobs, "ml", NULL, &err), 0);
+    assert_string_equal(p, "/apis/batch/v1/namespaces/ml/jobs");
+    free(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_leases, "kube-system", "topo-sync", &err), 0);
+    assert_string_equal(p, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/topo-sync");
+    free(p);
+
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_nodes, "ml", "n1", &err), TOPO_EINVALID);
+    assert_null(p);
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_pods, NULL, "p1", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "needs a namespace"));
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_nodes, NULL, "", &err), TOPO_EINVALID);
+
+    /* Longer than the limit. */
+    char *big = malloc(TOPO_K8S_MAX_PATH);
+    assert_non_null(big);
+    memset(big, 'a', TOPO_K8S_MAX_PATH - 1);
+    big[TOPO_K8S_MAX_PATH - 1] = '\0';
+    assert_int_equal(topo_k8s_path(&p, &topo_k8s_nodes, NULL, big, &err), TOPO_ELIMIT);
+    assert_null(p);
+    free(big);
+}
+
+static void test_kubeconfig__status_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        long status;
+        int code;
+    } cases[] = {
+        {200, 0},          {201, 0},
+        {400, TOPO_EINVALID}, {401, TOPO_EUNAUTHORIZED}, {403, TOPO_EFORBIDDEN},
+        {404, TOPO_ENOTFOUND}, {409, TOPO_ECONFLICT},    {410, TOPO_EGONE},
+        {422, TOPO_EINVALID}, {429, TOPO_ETHROTTLED},    {500, TOPO_ESERVER},
+        {503, TOPO_ESERVER},  {504, TOPO_ETIMEOUT},      {418, TOPO_EGENERIC},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        topo_err err = TOPO_ERR_INIT;
+        assert_int_equal(topo_k8s_status_error(cases[i].status, NULL, 0, "GET /x", &err),
+                         cases[i].code);
+    }
+    topo_err err = TOPO_ERR_INIT;
+    const char *st = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                     "\"Failure\",\"message\":\"nodes \\\"n1\\\" not found\",\"reason\":"
+                     "\"NotFound\",\"details\":{\"name\":\"n1\",\"kind\":\"nodes\"},\"code\":404}";
+    assert_int_equal(topo_k8s_status_error(404, st, strlen(st), "GET /api/v1/nodes/n1", &err),
+                     TOPO_ENOTFOUND);
+    assert_string_equal(err.text, "GET /api/v1/nodes/n1: 404 NotFound: nodes \"n1\" not found");
+    const char *text = "404 page not found\n";
+    assert_int_equal(topo_k8s_status_error(404, text, strlen(text), "GET /x", &err),
+                     TOPO_ENOTFOUND);
+    assert_string_equal(err.text, "GET /x: 404 : 404 page not found");
+}
+
+/* --- kubeconfig ----------------------------------------------------------------- */
+
+static const char *const full_kubeconfig =
+    "apiVersion: v1\n"
+    "kind: Config\n"
+    "current-context: prod\n"
+    "clusters:\n"
+    "- name: other\n"
+    "  cluster:\n"
+    "    server: https://other:6443\n"
+    "- name: gpu\n"
+    "  cluster:\n"
+    "    server: https://10.0.0.1:6443/\n"
+    "    certificate-authority-data: " CERT_B64 "\n"
+    "- name: filecluster\n"
+    "  cluster:\n"
+    "    server: http://127.0.0.1:8080\n"
+    "    certificate-authority: ca.pem\n"
+    "- name: insecure\n"
+    "  cluster:\n"
+    "    server: https://[::1]:6443\n"
+    "    insecure-skip-tls-verify: true\n"
+    "contexts:\n"
+    "- name: prod\n"
+    "  context:\n"
+    "    cluster: gpu\n"
+    "    user: admin\n"
+    "    namespace: ml\n"
+    "- name: files\n"
+    "  context:\n"
+    "    cluster: filecluster\n"
+    "    user: fileuser\n"
+    "- name: insecure\n"
+    "  context:\n"
+    "    cluster: insecure\n"
+    "users:\n"
+    "- name: admin\n"
+    "  user:\n"
+    "    client-certificate-data: " CERT_B64 "\n"
+    "    client-key-data: |\n"
+    "      " KEY_B64 "\n"
+    "    token: abc.def\n"
+    "- name: fileuser\n"
+    "  user:\n"
+    "    client-certificate: certs/client.pem\n"
+    "    client-key: /abs/client.key\n"
+    "    tokenFile: token\n";
+
+static void test_kubeconfig__data_forms(void **state)
+{
+    (void)state;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    const char *text = full_kubeconfig;
+
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml",
+                                                     "/etc/kube", NULL, &err),
+                     0);
+    assert_string_equal(cfg.server, "https://10.0.0.1:6443");
+    assert_string_equal(cfg.ca_data, CERT_PEM);
+    assert_null(cfg.ca_file);
+    assert_string_equal(cfg.client_cert_data, CERT_PEM);
+    assert_string_equal(cfg.client_key_data, KEY_PEM); /* a block scalar: newline ignored */
+    assert_string_equal(cfg.token, "abc.def");
+    assert_null(cfg.token_file);
+    assert_string_equal(cfg.namespace_name, "ml");
+    assert_string_equal(cfg.source, "k.yaml");
+    assert_int_equal(cfg.insecure_skip_verify, 0);
+    topo_k8s_config_dispose(&cfg);
+    topo_k8s_config_dispose(&cfg); /* twice is harmless */
+
+    /* A context without a user: no credentials. */
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", NULL,
+                                                     "insecure", &err),
+                     0);
+    assert_string_equal(cfg.server, "https://[::1]:6443");
+    assert_int_equal(cfg.insecure_skip_verify, 1);
+    assert_null(cfg.token);
+    assert_null(cfg.client_cert_file);
+    topo_k8s_config_dispose(&cfg);
+}
+
+static void test_kubeconfig__file_forms(void **state)
+{
+    (void)state;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    const char *text = full_kubeconfig;
+
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml",
+                                                     "/etc/kube", "files", &err),
+                     0);
+    assert_string_equal(cfg.server, "http://127.0.0.1:8080");
+    assert_string_equal(cfg.ca_file, "/etc/kube/ca.pem");
+    assert_null(cfg.ca_data);
+    assert_string_equal(cfg.client_cert_file, "/etc/kube/certs/client.pem");
+    assert_string_equal(cfg.client_key_file, "/abs/client.key");
+    assert_string_equal(cfg.token_file, "/etc/kube/token");
+    assert_null(cfg.token);
+    assert_null(cfg.namespace_name);
+    topo_k8s_config_dispose(&cfg);
+}
+
+static void test_kubeconfig__from_file(void **state)
+{
+    scratch *s = *state;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    char path[256];
+
+    write_file(s->dir, "config",
+               "{\"apiVersion\": \"v1\", \"kind\": \"Config\", \"current-context\": \"c\",\n"
+               " \"clusters\": [{\"name\": \"k\", \"cluster\": {\"server\": \"https://h:1\",\n"
+               "   \"insecure-skip-tls-verify\": true}}],\n"
+               " \"contexts\": [{\"name\": \"c\", \"context\": {\"cluster\": \"k\", \"user\": \"u\"}}],\n"
+               " \"users\": [{\"name\": \"u\", \"user\": {\"tokenFile\": \"tok\"}}]}\n");
+    snprintf(path, sizeof(path), "%s/config", s->dir);
+    assert_int_equal(topo_k8s_config_kubeconfig(&cfg, path, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://h:1");
+    assert_int_equal(cfg.insecure_skip_verify, 1);
+    char want[256];
+    snprintf(want, sizeof(want), "%s/tok", s->dir);
+    assert_string_equal(cfg.token_file, want);
+    assert_string_equal(cfg.source, path);
+    topo_k8s_config_dispose(&cfg);
+
+    /* Precedence: an explicit path, then $KUBECONFIG's first entry. */
+    char env[600];
+    snprintf(env, sizeof(env), "%s:/nonexistent/other", path);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.source, path);
+    topo_k8s_config_dispose(&cfg);
+    assert_int_equal(topo_k8s_config_load(&cfg, "/nonexistent/kubeconfig", &err),
+                     TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "/nonexistent/kubeconfig"));
+    unsetenv("KUBECONFIG");
+
+    snprintf(path, sizeof(path), "%s/missing", s->dir);
+    assert_int_equal(topo_k8s_config_kubeconfig(&cfg, path, NULL, &err), TOPO_ENOTFOUND);
+    assert_null(cfg.server);
+}
+
+typedef struct bad_case {
+    const char *name;
+    const char *text;
+    const char *context;
+    int code;
+    const char *message; /* a substring of the error */
+} bad_case;
+
+#define CL(extra) \
+    "clusters:\n- name: k\n  cluster:\n    server: https://h:1\n" extra
+#define CTX(extra) \
+    "current-context: c\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n" extra
+#define USER(body) "users:\n- name: u\n  user:\n" body
+
+static const bad_case bad_cases[] = {
+    {"not yaml", "a: [1,\n", NULL, TOPO_EINVALID, "kubeconfig"},
+    {"not a mapping", "- a\n- b\n", NULL, TOPO_EINVALID, "not a mapping"},
+    {"wrong kind", "kind: Pod\n", NULL, TOPO_EINVALID, "kind: is \"Pod\", want Config"},
+    {"no current context", CL(""), NULL, TOPO_EINVALID, "current-context: not set"},
+    {"unknown context", CL("") CTX("") USER("    token: t\n"), "nope", TOPO_ENOTFOUND,
+     "context \"nope\""},
+    {"unknown cluster",
+     "current-context: c\ncontexts:\n- name: c\n  context:\n    cluster: zz\n", NULL,
+     TOPO_ENOTFOUND, "cluster \"zz\" (named by contexts[0].context) is not in clusters"},
+    {"unknown user", CL("") CTX(""), NULL, TOPO_ENOTFOUND, "user \"u\""},
+    {"no server", "clusters:\n- name: k\n  cluster: {}\n" CTX("") USER("    token: t\n"), NULL,
+     TOPO_EINVALID, "clusters[0].cluster.server: missing"},
+    {"server not a URL", "clusters:\n- name: k\n  cluster:\n    server: h:1\n" CTX("")
+     USER("    token: t\n"), NULL, TOPO_EINVALID, "clusters[0].cluster.server: \"h:1\" is not"},
+    {"server not a string", "clusters:\n- name: k\n  cluster:\n    server: [1]\n" CTX("")
+     USER("    token: t\n"), NULL, TOPO_EINVALID, "clusters[0].cluster.server: must be a string"},
+    {"bad base64", CL("    certificate-authority-data: abc$\n") CTX("") USER("    token: t\n"),
+     NULL, TOPO_EINVALID, "clusters[0].cluster.certificate-authority-data: invalid base64"},
+    {"base64 length", CL("    certificate-authority-data: abcde\n") CTX("")
+     USER("    token: t\n"), NULL, TOPO_EINVALID, "not a multiple of 4"},
+    {"binary data", CL("") CTX("") USER("    client-certificate-data: YWIAY2Q=\n"
+                                        "    client-key-data: YWIAY2Q=\n"),
+     NULL, TOPO_EINVALID, "users[0].user.client-certificate-data: decodes to binary"},
+    {"data and file", CL("    certificate-authority: ca.pem\n    certificate-authority-data: "
+                         CERT_B64 "\n") CTX("") USER("    token: t\n"),
+     NULL, TOPO_EINVALID, "certificate-authority and certificate-authority-data are both set"},
+    {"cert without key", CL("") CTX("") USER("    client-certificate: c.pem\n"), NULL,
+     TOPO_EINVALID, "users[0].user: client-certificate without client-key"},
+    {"key without cert", CL("") CTX("") USER("    client-key-data: " KEY_B64 "\n"), NULL,
+     TOPO_EINVALID, "client-key without client-certificate"},
+    {"exec plugin", CL("") CTX("") USER("    exec:\n      command: aws\n"), NULL,
+     TOPO_EUNSUPPORTED, "users[0].user.exec: not supported"},
+    {"auth provider", CL("") CTX("") USER("    auth-provider:\n      name: oidc\n"), NULL,
+     TOPO_EUNSUPPORTED, "users[0].user.auth-provider"},
+    {"basic auth", CL("") CTX("") USER("    username: a\n    password: b\n"), NULL,
+     TOPO_EUNSUPPORTED, "users[0].user.username"},
+    {"proxy", CL("    proxy-url: http://proxy:3128\n") CTX("") USER("    token: t\n"), NULL,
+     TOPO_EUNSUPPORTED, "clusters[0].cluster.proxy-url"},
+    {"insecure with CA", CL("    insecure-skip-tls-verify: true\n    certificate-authority: "
+                            "x.pem\n") CTX("") USER("    token: t\n"),
+     NULL, TOPO_EINVALID, "insecure-skip-tls-verify and a certificate authority"},
+    {"insecure not bool", CL("    insecure-skip-tls-verify: \"yes\"\n") CTX("")
+     USER("    token: t\n"), NULL, TOPO_EINVALID, "insecure-skip-tls-verify: must be true"},
+    {"clusters not a list", "clusters: {}\n" CTX("") USER("    token: t\n"), NULL,
+     TOPO_EINVALID, "clusters: must be a list"},
+    {"entry without name", "clusters:\n- cluster: {}\n" CTX("") USER("    token: t\n"), NULL,
+     TOPO_EINVALID, "clusters[0]: needs a name"},
+};
+
+static void test_kubeconfig__errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+        const bad_case *c = &bad_cases[i];
+        topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+        topo_err err = TOPO_ERR_INIT;
+        int rc = topo_k8s_config_kubeconfig_text(&cfg, c->text, strlen(c->text), "k.yaml", NULL,
+                                                 c->context, &err);
+        if (rc != c->code || strstr(err.text, c->message) == NULL ||
+            strstr(err.text, "k.yaml") == NULL)
+            fail_msg("%s: got %d \"%s\", want %d containing \"%s\"", c->name, rc, err.text,
+                     c->code, c->message);
+        assert_null(cfg.server);
+    }
+}
+
+/* --- in-cluster ----------------------------------------------------------------- */
+
+static void test_kubeconfig__in_cluster(void **state)
+{
+    scratch *s = *state;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    char path[256];
+
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "KUBERNETES_SERVICE_HOST"));
+
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    /* No token yet. */
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "token"));
+
+    write_file(s->dir, "token", "  \n");
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "empty"));
+
+    write_file(s->dir, "token", "eyJhbGciOi.token\n");
+    /* No CA and no namespace: allowed (system CAs, no namespace). */
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), 0);
+    assert_string_equal(cfg.server, "https://10.96.0.1:443");
+    snprintf(path, sizeof(path), "%s/token", s->dir);
+    assert_string_equal(cfg.token_file, path);
+    assert_null(cfg.token); /* read by the HTTP client, which re-reads it */
+    assert_null(cfg.ca_file);
+    assert_null(cfg.namespace_name);
+    assert_string_equal(cfg.source, "in-cluster");
+    topo_k8s_config_dispose(&cfg);
+
+    write_file(s->dir, "ca.crt", CERT_PEM);
+    write_file(s->dir, "namespace", "topo-system\n");
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), 0);
+    assert_string_equal(cfg.server, "https://[fd00::1]:443");
+    snprintf(path, sizeof(path), "%s/ca.crt", s->dir);
+    assert_string_equal(cfg.ca_file, path);
+    assert_string_equal(cfg.namespace_name, "topo-system");
+    topo_k8s_config_dispose(&cfg);
+
+    setenv("KUBERNETES_SERVICE_PORT", "443/tcp", 1);
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), TOPO_EINVALID);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    setenv("KUBERNETES_SERVICE_HOST", "evil/path", 1);
+    assert_int_equal(topo_k8s_config_in_cluster(&cfg, s->dir, &err), TOPO_EINVALID);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+int main(void)
+{
+    topo_log_set_level(TOPO_LOG_OFF);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kubeconfig__escape),
+        cmocka_unit_test(test_kubeconfig__paths),
+        cmocka_unit_test(test_kubeconfig__status_errors),
+        cmocka_unit_test(test_kubeconfig__data_forms),
+        cmocka_unit_test(test_kubeconfig__file_forms),
+        cmocka_unit_test_setup_teardown(test_kubeconfig__from_file, scratch_setup,
+                                        scratch_teardown),
+        cmocka_unit_test(test_kubeconfig__errors),
+        cmocka_unit_test_setup_teardown(test_kubeconfig__in_cluster, scratch_setup,
+                                        scratch_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
