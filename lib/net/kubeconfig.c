@@ -482,7 +482,8 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
             goto cleanup;
         }
     }
-    if ((error = kc_find(&c, root, "contexts", "context", ctx_name, "current-context", &ctx,
+    if ((error = kc_find(&c, root, "contexts", "context", ctx_name,
+                         context != NULL ? "the caller" : "current-context", &ctx,
                          ctx_where, sizeof(ctx_where))) < 0 ||
         (error = kc_string(&c, ctx, "cluster", ctx_where, &cluster_name)) < 0 ||
         (error = kc_string(&c, ctx, "user", ctx_where, &user_name)) < 0 ||
@@ -518,8 +519,9 @@ cleanup:
     return error;
 }
 
-int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
-                               topo_err *err)
+/* *absent (may be NULL) tells a missing file from a broken one. */
+static int kubeconfig_file(topo_k8s_config *out, const char *path, const char *context,
+                           int *absent, topo_err *err)
 {
     int error;
     char *text = NULL, *dir = NULL;
@@ -527,6 +529,8 @@ int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const cha
 
     memset(out, 0, sizeof(*out));
     if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_KUBECONFIG, err)) < 0) {
+        if (absent != NULL)
+            *absent = error == TOPO_ENOTFOUND;
         topo_err_wrap(err, "kubeconfig");
         return error;
     }
@@ -542,6 +546,12 @@ int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const cha
     return error;
 }
 
+int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
+                               topo_err *err)
+{
+    return kubeconfig_file(out, path, context, NULL, err);
+}
+
 int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -549,16 +559,19 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
         return topo_k8s_config_kubeconfig(out, kubeconfig_path, NULL, err);
     const char *env = getenv("KUBECONFIG");
     if (env != NULL && env[0] != '\0') {
-        /* Only the first file of the list: topo does not merge kubeconfigs. */
+        /* The first non-empty file of the list: topo does not merge kubeconfigs. */
+        while (*env == ':')
+            env++;
         const char *colon = strchr(env, ':');
-        char *first = dup_n(env, colon != NULL ? (size_t)(colon - env) : strlen(env));
-        if (first == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
-        int error = first[0] != '\0' ? topo_k8s_config_kubeconfig(out, first, NULL, err)
-                                     : topo_err_set(err, TOPO_EINVALID,
-                                                    "KUBECONFIG starts with an empty entry");
-        free(first);
-        return error;
+        size_t n = colon != NULL ? (size_t)(colon - env) : strlen(env);
+        if (n > 0) {
+            char *first = dup_n(env, n);
+            if (first == NULL)
+                return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
+            int error = topo_k8s_config_kubeconfig(out, first, NULL, err);
+            free(first);
+            return error;
+        }
     }
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     if (host != NULL && host[0] != '\0')
@@ -568,9 +581,10 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
         char *path = join_path(home, ".kube/config");
         if (path == NULL)
             return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
-        int error = topo_k8s_config_kubeconfig(out, path, NULL, err);
+        int absent = 0;
+        int error = kubeconfig_file(out, path, NULL, &absent, err);
         free(path);
-        if (error != TOPO_ENOTFOUND)
+        if (!absent)
             return error;
     }
     return topo_err_set(err, TOPO_ENOTFOUND,

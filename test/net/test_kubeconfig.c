@@ -290,7 +290,7 @@ static void test_kubeconfig__from_file(void **state)
 
     /* Precedence: an explicit path, then $KUBECONFIG's first entry. */
     char env[600];
-    snprintf(env, sizeof(env), "%s:/nonexistent/other", path);
+    snprintf(env, sizeof(env), "::%s:/nonexistent/other", path);
     setenv("KUBECONFIG", env, 1);
     assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
     assert_string_equal(cfg.source, path);
@@ -299,6 +299,28 @@ static void test_kubeconfig__from_file(void **state)
                      TOPO_ENOTFOUND);
     assert_non_null(strstr(err.text, "/nonexistent/kubeconfig"));
     unsetenv("KUBECONFIG");
+
+    /* Then in-cluster (not here), then ~/.kube/config. */
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    char *home = getenv("HOME") != NULL ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", s->dir, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "no Kubernetes configuration"));
+    char kube[300];
+    snprintf(kube, sizeof(kube), "%s/.kube", s->dir);
+    assert_int_equal(mkdir(kube, 0700), 0);
+    write_file(kube, "config", "current-context: nope\n");
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "context \"nope\""));  /* not "no configuration" */
+    write_file(kube, "config",
+               "current-context: c\nclusters: [{name: k, cluster: {server: 'https://h:2'}}]\n"
+               "contexts: [{name: c, context: {cluster: k}}]\n");
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://h:2");
+    topo_k8s_config_dispose(&cfg);
+    if (home != NULL)
+        setenv("HOME", home, 1);
+    free(home);
 
     snprintf(path, sizeof(path), "%s/missing", s->dir);
     assert_int_equal(topo_k8s_config_kubeconfig(&cfg, path, NULL, &err), TOPO_ENOTFOUND);
@@ -325,7 +347,7 @@ static const bad_case bad_cases[] = {
     {"wrong kind", "kind: Pod\n", NULL, TOPO_EINVALID, "kind: is \"Pod\", want Config"},
     {"no current context", CL(""), NULL, TOPO_EINVALID, "current-context: not set"},
     {"unknown context", CL("") CTX("") USER("    token: t\n"), "nope", TOPO_ENOTFOUND,
-     "context \"nope\""},
+     "context \"nope\" (named by the caller) is not in contexts"},
     {"unknown cluster",
      "current-context: c\ncontexts:\n- name: c\n  context:\n    cluster: zz\n", NULL,
      TOPO_ENOTFOUND, "cluster \"zz\" (named by contexts[0].context) is not in clusters"},
