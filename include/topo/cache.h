@@ -124,7 +124,9 @@ int topo_cache_upsert_pod(topo_cache *cache, const char *json, size_t len,
 int topo_cache_upsert_job(topo_cache *cache, const char *json, size_t len,
                           topo_err *err) TOPO_MUST_CHECK;
 /* Deletes by key (node name, pod uid, job uid); a missing row is not an
- * error. *out_deleted (may be NULL) is 1 when a row went. */
+ * error. *out_deleted (may be NULL) is 1 when a row went. A pod that goes
+ * (here, by a DELETED event or in a relist) frees the reservation slots it
+ * held, so its replacement can claim them. */
 int topo_cache_delete_node(topo_cache *cache, const char *name, int *out_deleted,
                            topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_delete_pod(topo_cache *cache, const char *uid, int *out_deleted,
@@ -298,8 +300,9 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
 
 /* Claims a slot of an unexpired reservation for a pod: slot `rank` when
  * rank >= 0 (Job completion index, JobSet/LWS index), else the lowest free
- * slot. Idempotent: a pod that already holds a slot of the reservation gets
- * it again. Fills *out from pool. TOPO_ENOTFOUND (no such unexpired
+ * slot. A slot held by a pod the cache sees Succeeded or Failed counts as
+ * free (a replacement pod takes it over). Idempotent: a pod that already
+ * holds a slot of the reservation gets it again. Fills *out from pool. TOPO_ENOTFOUND (no such unexpired
  * reservation), TOPO_EINVALID (rank out of range), TOPO_ECONFLICT (slot
  * `rank` is another pod's, or the pod holds a different one), TOPO_ENOFIT
  * (every slot is claimed). */

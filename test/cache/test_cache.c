@@ -567,6 +567,11 @@ static void test_cache__watch(void **state)
     assert_string_equal(err.text, "object.metadata.uid: required");
     must(topo_cache_get_watch_rv(c, TOPO_CACHE_PODS, rv, sizeof(rv), &err), &err);
     assert_string_equal(rv, "25"); /* nothing written */
+    const char *boom = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
+                       "\"message\":\"etcd is sad\"}}";
+    assert_int_equal(topo_cache_apply_event(c, TOPO_CACHE_PODS, boom, strlen(boom), &err),
+                     TOPO_ESERVER);
+    assert_string_equal(err.text, "watch pods: error event (code 500): etcd is sad");
     const char *weird = "{\"type\":\"CHANGED\",\"object\":{}}";
     assert_int_equal(topo_cache_apply_event(c, TOPO_CACHE_PODS, weird, strlen(weird), &err),
                      TOPO_EINVALID);
@@ -731,6 +736,22 @@ static void test_cache__reservations(void **state)
     must(topo_cache_reservation_delete(c, "r2", &deleted, &err), &err);
     assert_int_equal(deleted, 1);
     assert_int_equal(count_of(c, "slots"), 0);
+
+    /* In a batch: a refused create leaves the batch alone; a rollback undoes
+     * the claims. */
+    create_r1(c, "r4", "ns/batch", 300, 400, 0);
+    must(topo_cache_begin_durable(c, &err), &err);
+    assert_int_equal(claim(c, "r4", "pod-x", -1, 310, &slot, NULL, pool), 0);
+    create_r1(c, "r5", "ns/batch", 300, 400, TOPO_ECONFLICT);
+    assert_int_equal(claim(c, "r4", "pod-y", -1, 310, &slot, NULL, pool), 0);
+    assert_int_equal(slot, 1);
+    assert_int_equal(count_of(c, "claimed"), 2);
+    must(topo_cache_rollback(c, &err), &err);
+    assert_int_equal(count_of(c, "claimed"), 0);
+    must(topo_cache_begin_durable(c, &err), &err);
+    assert_int_equal(claim(c, "r4", "pod-x", 2, 310, &slot, NULL, pool), 0);
+    must(topo_cache_commit(c, &err), &err);
+    assert_int_equal(count_of(c, "claimed"), 1);
 
     /* Malformed specs. */
     topo_cache_reservation_spec bad = TOPO_CACHE_RESERVATION_SPEC_INIT;

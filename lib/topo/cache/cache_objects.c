@@ -567,9 +567,9 @@ static int event_error(const json_t *status, topo_cache_kind kind, topo_err *err
     if (json_is_integer(code) && json_integer_value(code) == 410)
         return topo_err_set(err, TOPO_EGONE, "watch %s: 410 Gone: %s", topo_cache_kind_name(kind),
                             text);
-    return topo_err_set(err, TOPO_ESERVER, "watch %s: error event%s%s: %s",
-                        topo_cache_kind_name(kind), json_is_integer(code) ? " " : "",
-                        json_is_integer(code) ? "with a code" : "", text);
+    return topo_err_set(err, TOPO_ESERVER, "watch %s: error event (code %lld): %s",
+                        topo_cache_kind_name(kind),
+                        json_is_integer(code) ? (long long)json_integer_value(code) : 0LL, text);
 }
 
 int topo_cache_apply_event(topo_cache *cache, topo_cache_kind kind, const char *json, size_t len,
