@@ -4,6 +4,8 @@
  * other threads must never see half a batch. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,9 +180,9 @@ static void test_live__commits_match_fresh_builds(void **state)
  * by any reader is always the same. */
 typedef struct reader_arg {
     topo_live *live;
-    volatile int *stop;
+    atomic_int *stop;
     int64_t expected_free;
-    long reads;
+    atomic_long reads;
     int torn;
 } reader_arg;
 
@@ -194,14 +196,14 @@ static int sum_roots(const topo_domain_view *v, void *payload)
 static void *reader(void *p)
 {
     reader_arg *a = p;
-    while (!*a->stop) {
+    while (!atomic_load(a->stop)) {
         const topo_snapshot *snap = topo_live_acquire(a->live);
         int64_t total = 0;
         topo_snapshot_walk(snap, "nvidia.com/gpu", sum_roots, &total);
         topo_live_release(a->live, snap);
         if (total != a->expected_free)
             a->torn++;
-        a->reads++;
+        atomic_fetch_add(&a->reads, 1);
     }
     return NULL;
 }
@@ -231,15 +233,25 @@ static void test_live__readers_never_see_half_a_batch(void **state)
         assert_int_equal(topo_live_upsert_pod(live, uid, name, 1, one, 1, NULL), 0);
     }
     assert_int_equal(topo_live_commit(live, NULL), 0);
-    volatile int stop = 0;
+    atomic_int stop = 0;
     reader_arg args[2];
     pthread_t th[2];
     for (int t = 0; t < 2; t++) {
-        args[t] = (reader_arg){live, &stop, NODES * 8 - 20, 0, 0};
+        args[t].live = live;
+        args[t].stop = &stop;
+        args[t].expected_free = NODES * 8 - 20;
+        atomic_init(&args[t].reads, 0);
+        args[t].torn = 0;
         assert_int_equal(pthread_create(&th[t], NULL, reader, &args[t]), 0);
     }
     uint64_t x = 99;
-    for (int batch = 0; batch < 3000; batch++) {
+    /* At least 3000 batches, and on until both readers have read during
+     * them (a loaded machine may schedule them late), at most 20 s. */
+    time_t deadline = time(NULL) + 20;
+    for (int batch = 0; batch < 3000 || ((atomic_load(&args[0].reads) < 200 ||
+                                           atomic_load(&args[1].reads) < 200) &&
+                                          time(NULL) < deadline);
+         batch++) {
         /* move two pods; every 100th batch also reshapes the tree */
         for (int k = 0; k < 2; k++) {
             int p = (int)(next(&x) % 20);
@@ -259,10 +271,10 @@ static void test_live__readers_never_see_half_a_batch(void **state)
         }
         assert_int_equal(topo_live_commit(live, NULL), 0);
     }
-    stop = 1;
+    atomic_store(&stop, 1);
     for (int t = 0; t < 2; t++) {
         pthread_join(th[t], NULL);
-        assert_true(args[t].reads > 0);
+        assert_true(atomic_load(&args[t].reads) > 0);
         assert_int_equal(args[t].torn, 0);
     }
     topo_live_free(live);
