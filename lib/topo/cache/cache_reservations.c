@@ -546,7 +546,6 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     memset(out, 0, sizeof(*out));
     if (c == NULL || pool == NULL || !nonempty(id ? id : podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
-    topo_pool_clear(c->scratch);
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
     if (id == NULL) {
@@ -561,7 +560,7 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
             error = topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s", podset_key);
             goto end;
         }
-        if ((key_id = cache_column_strdup(st, 0, 0, c->scratch)) == NULL) {
+        if ((key_id = cache_column_strdup(st, 0, 0, pool)) == NULL) {
             error = nomem(err);
             goto end;
         }
