@@ -412,3 +412,75 @@ int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *
     *out_n = n;
     return 0;
 }
+
+/* The first Ready condition decides; a node without one is not ready. */
+static int ready_condition(int *ready, const json_t *status, const char *path, topo_pool *pool,
+                           topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX], cp[TOPO_DECODE_PATH_MAX];
+    const json_t *conds = NULL;
+    int error;
+
+    *ready = 0;
+    if ((error = topo_decode_member(&conds, status, "conditions", path, JSON_ARRAY, 0, err)) < 0)
+        return error;
+    topo_decode_path_key(p, sizeof(p), path, "conditions");
+    for (size_t i = 0; i < json_array_size(conds); i++) {
+        const char *type = NULL, *st = NULL;
+        topo_decode_path_index(cp, sizeof(cp), p, i);
+        if ((error = topo_decode_string(&type, json_array_get(conds, i), "type", cp, 1, pool,
+                                        err)) < 0)
+            return error;
+        if (strcmp(type, "Ready") != 0)
+            continue;
+        if ((error = topo_decode_string(&st, json_array_get(conds, i), "status", cp, 1, pool,
+                                        err)) < 0)
+            return error;
+        *ready = strcmp(st, "True") == 0;
+        return 0;
+    }
+    return 0;
+}
+
+int topo_decode_node(topo_node_spec *out, const json_t *node, const char *path, topo_pool *pool,
+                     topo_err *err)
+{
+    char mp[TOPO_DECODE_PATH_MAX], sp[TOPO_DECODE_PATH_MAX], tp[TOPO_DECODE_PATH_MAX],
+        np[TOPO_DECODE_PATH_MAX];
+    const json_t *meta = NULL, *spec = NULL, *status = NULL;
+    topo_kv *labels = NULL;
+    topo_resource *alloc = NULL;
+    topo_taint *taints = NULL;
+    int error;
+
+    memset(out, 0, sizeof(*out));
+    topo_decode_path_key(mp, sizeof(mp), path, "metadata");
+    topo_decode_path_key(sp, sizeof(sp), path, "spec");
+    topo_decode_path_key(tp, sizeof(tp), path, "status");
+    if ((error = topo_decode_member(&meta, node, "metadata", path, JSON_OBJECT, 1, err)) < 0 ||
+        (error = topo_decode_member(&spec, node, "spec", path, JSON_OBJECT, 0, err)) < 0 ||
+        (error = topo_decode_member(&status, node, "status", path, JSON_OBJECT, 0, err)) < 0 ||
+        (error = topo_decode_string(&out->name, meta, "name", mp, 1, pool, err)) < 0)
+        return error;
+    if (out->name[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "%s: must not be empty",
+                            topo_decode_path_key(np, sizeof(np), mp, "name"));
+    if ((error = topo_decode_kv(&labels, &out->nlabels, json_object_get(meta, "labels"),
+                                topo_decode_path_key(np, sizeof(np), mp, "labels"), pool,
+                                err)) < 0 ||
+        (error = topo_decode_resources(&alloc, &out->nallocatable,
+                                       status ? json_object_get(status, "allocatable") : NULL,
+                                       topo_decode_path_key(np, sizeof(np), tp, "allocatable"),
+                                       pool, err)) < 0 ||
+        (error = topo_decode_taints(&taints, &out->ntaints,
+                                    spec ? json_object_get(spec, "taints") : NULL,
+                                    topo_decode_path_key(np, sizeof(np), sp, "taints"), pool,
+                                    err)) < 0 ||
+        (error = topo_decode_bool(&out->unschedulable, spec, "unschedulable", sp, 0, err)) < 0 ||
+        (error = ready_condition(&out->ready, status, tp, pool, err)) < 0)
+        return error;
+    out->labels = labels;
+    out->allocatable = alloc;
+    out->taints = taints;
+    return 0;
+}

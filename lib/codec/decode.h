@@ -67,6 +67,13 @@ int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *p
 int topo_decode_member(const json_t **out, const json_t *obj, const char *key, const char *path,
                        json_type type, int required, topo_err *err) TOPO_MUST_CHECK;
 
+/* A v1 Node object → the fields the model keeps: metadata.name (required,
+ * non-empty), labels, status.allocatable (Kueue units), spec.taints,
+ * spec.unschedulable, and the first Ready condition (absent: not ready).
+ * The kind is not checked here. */
+int topo_decode_node(topo_node_spec *out, const json_t *node, const char *path, topo_pool *pool,
+                     topo_err *err) TOPO_MUST_CHECK;
+
 /* "a.b" + "c" → "a.b.c" (or "c" when path is empty); "a" + 3 → "a[3]".
  * Truncates to size; returns buf. */
 char *topo_decode_path_key(char *buf, size_t size, const char *path, const char *key);

@@ -52,70 +52,16 @@ static int check_item_kind(const json_t *item, const char *path, const char *kin
 
 /* --- nodes --------------------------------------------------------------------------- */
 
-static int ready_condition(int *ready, const json_t *status, const char *path, topo_pool *pool,
-                           topo_err *err)
-{
-    char p[TOPO_DECODE_PATH_MAX], cp[TOPO_DECODE_PATH_MAX];
-    const json_t *conds = NULL;
-    int error;
-
-    *ready = 0; /* a missing Ready condition is not ready */
-    if ((error = topo_decode_member(&conds, status, "conditions", path, JSON_ARRAY, 0, err)) < 0)
-        return error;
-    P(p, path, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        const char *type = NULL, *st = NULL;
-        topo_decode_path_index(cp, sizeof(cp), p, i);
-        if ((error = topo_decode_string(&type, json_array_get(conds, i), "type", cp, 1, pool,
-                                        err)) < 0)
-            return error;
-        if (strcmp(type, "Ready") != 0)
-            continue;
-        if ((error = topo_decode_string(&st, json_array_get(conds, i), "status", cp, 1, pool,
-                                        err)) < 0)
-            return error;
-        *ready = strcmp(st, "True") == 0;
-        return 0; /* the first Ready condition decides */
-    }
-    return 0;
-}
-
 static int kube_node(inv_batch *b, const json_t *item, const char *path, topo_pool *pool,
                      topo_err *err)
 {
-    char mp[TOPO_DECODE_PATH_MAX], sp[TOPO_DECODE_PATH_MAX], tp[TOPO_DECODE_PATH_MAX],
-        np[TOPO_DECODE_PATH_MAX];
-    const json_t *meta = NULL, *spec = NULL, *status = NULL;
+    char mp[TOPO_DECODE_PATH_MAX], np[TOPO_DECODE_PATH_MAX];
     topo_node_spec n;
-    topo_kv *labels = NULL;
-    topo_resource *alloc = NULL;
-    topo_taint *taints = NULL;
     int error;
 
-    memset(&n, 0, sizeof(n));
+    if ((error = topo_decode_node(&n, item, path, pool, err)) < 0)
+        return error;
     P(mp, path, "metadata");
-    P(sp, path, "spec");
-    P(tp, path, "status");
-    if ((error = topo_decode_member(&meta, item, "metadata", path, JSON_OBJECT, 1, err)) < 0 ||
-        (error = topo_decode_member(&spec, item, "spec", path, JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_member(&status, item, "status", path, JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_string(&n.name, meta, "name", mp, 1, pool, err)) < 0)
-        return error;
-    if (n.name[0] == '\0')
-        return topo_err_set(err, TOPO_EINVALID, "%s: must not be empty", P(np, mp, "name"));
-    if ((error = topo_decode_kv(&labels, &n.nlabels, json_object_get(meta, "labels"),
-                                P(np, mp, "labels"), pool, err)) < 0 ||
-        (error = topo_decode_resources(&alloc, &n.nallocatable,
-                                       status ? json_object_get(status, "allocatable") : NULL,
-                                       P(np, tp, "allocatable"), pool, err)) < 0 ||
-        (error = topo_decode_taints(&taints, &n.ntaints, spec ? json_object_get(spec, "taints") : NULL,
-                                    P(np, sp, "taints"), pool, err)) < 0 ||
-        (error = topo_decode_bool(&n.unschedulable, spec, "unschedulable", sp, 0, err)) < 0 ||
-        (error = ready_condition(&n.ready, status, tp, pool, err)) < 0)
-        return error;
-    n.labels = labels;
-    n.allocatable = alloc;
-    n.taints = taints;
     return inv_batch_add_node(b, &n, P(np, mp, "name"), err);
 }
 

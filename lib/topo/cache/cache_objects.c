@@ -65,68 +65,15 @@ static int decode_key(const char **out, const json_t *obj, const char *key, cons
 
 /* --- nodes ---------------------------------------------------------------------------- */
 
-static int ready_condition(int *ready, const json_t *status, const char *path, topo_pool *pool,
-                           topo_err *err)
-{
-    char p[TOPO_DECODE_PATH_MAX], cp[TOPO_DECODE_PATH_MAX];
-    const json_t *conds = NULL;
-    int error;
-
-    *ready = 0; /* no Ready condition: not ready */
-    if ((error = topo_decode_member(&conds, status, "conditions", path, JSON_ARRAY, 0, err)) < 0)
-        return error;
-    P(p, path, "conditions");
-    for (size_t i = 0; i < json_array_size(conds); i++) {
-        const char *type = NULL, *st = NULL;
-        topo_decode_path_index(cp, sizeof(cp), p, i);
-        if ((error = topo_decode_string(&type, json_array_get(conds, i), "type", cp, 1, pool,
-                                        err)) < 0)
-            return error;
-        if (strcmp(type, "Ready") != 0)
-            continue;
-        if ((error = topo_decode_string(&st, json_array_get(conds, i), "status", cp, 1, pool,
-                                        err)) < 0)
-            return error;
-        *ready = strcmp(st, "True") == 0;
-        return 0; /* the first Ready condition decides */
-    }
-    return 0;
-}
-
 static int decode_node(topo_node_spec *n, const char **rv, const json_t *obj, const char *path,
                        topo_pool *pool, topo_err *err)
 {
-    char mp[TOPO_DECODE_PATH_MAX], sp[TOPO_DECODE_PATH_MAX], tp[TOPO_DECODE_PATH_MAX],
-        np[TOPO_DECODE_PATH_MAX];
-    const json_t *meta = NULL, *spec = NULL, *status = NULL;
-    topo_kv *labels = NULL;
-    topo_resource *alloc = NULL;
-    topo_taint *taints = NULL;
+    const json_t *meta = NULL;
     int error;
-
-    memset(n, 0, sizeof(*n));
-    P(mp, path, "metadata");
-    P(sp, path, "spec");
-    P(tp, path, "status");
     if ((error = check_kind(obj, path, TOPO_CACHE_NODES, err)) < 0 ||
         (error = decode_meta(&meta, rv, obj, path, pool, err)) < 0 ||
-        (error = topo_decode_member(&spec, obj, "spec", path, JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_member(&status, obj, "status", path, JSON_OBJECT, 0, err)) < 0 ||
-        (error = decode_key(&n->name, meta, "name", mp, pool, err)) < 0 ||
-        (error = topo_decode_kv(&labels, &n->nlabels, json_object_get(meta, "labels"),
-                                P(np, mp, "labels"), pool, err)) < 0 ||
-        (error = topo_decode_resources(&alloc, &n->nallocatable,
-                                       status ? json_object_get(status, "allocatable") : NULL,
-                                       P(np, tp, "allocatable"), pool, err)) < 0 ||
-        (error = topo_decode_taints(&taints, &n->ntaints,
-                                    spec ? json_object_get(spec, "taints") : NULL,
-                                    P(np, sp, "taints"), pool, err)) < 0 ||
-        (error = topo_decode_bool(&n->unschedulable, spec, "unschedulable", sp, 0, err)) < 0 ||
-        (error = ready_condition(&n->ready, status, tp, pool, err)) < 0)
+        (error = topo_decode_node(n, obj, path, pool, err)) < 0)
         return error;
-    n->labels = labels;
-    n->allocatable = alloc;
-    n->taints = taints;
     return 0;
 }
 
