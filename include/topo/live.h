@@ -22,7 +22,8 @@ void topo_live_free(topo_live *live);
 
 /* --- writer side (one thread); changes are pending until commit --- */
 
-/* Adds or replaces a node (all of its fields are copied). */
+/* Adds or replaces a node (all of its fields are copied). An update that
+ * changes none of them (a heartbeat) is a no-op. */
 int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err);
 /* Removes a node; unknown names are ignored. */
 int topo_live_delete_node(topo_live *live, const char *name, topo_err *err);

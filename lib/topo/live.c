@@ -385,10 +385,56 @@ static int queue_op(topo_live *live, const usage *u, int64_t sign)
     return 0;
 }
 
+static int str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static int has_label(const live_node *n, const topo_kv *kv)
+{
+    for (size_t i = 0; i < n->nlabels; i++)
+        if (str_eq(n->labels[i].key, kv->key))
+            return str_eq(n->labels[i].value, kv->value);
+    return 0;
+}
+
+static int has_alloc(const live_node *n, const topo_resource *r)
+{
+    for (size_t i = 0; i < n->nalloc; i++)
+        if (str_eq(n->alloc[i].name, r->name))
+            return n->alloc[i].amount == r->amount;
+    return 0;
+}
+
+/* Whether an update changes nothing the snapshot uses: node heartbeats
+ * arrive every few seconds and must not reshape the tree each time. */
+static int node_same(const live_node *n, const topo_node_spec *spec)
+{
+    if (n->ready != spec->ready || n->unschedulable != spec->unschedulable ||
+        n->nlabels != spec->nlabels || n->nalloc != spec->nallocatable ||
+        n->ntaints != spec->ntaints)
+        return 0;
+    for (size_t i = 0; i < spec->nlabels; i++)
+        if (!has_label(n, &spec->labels[i]))
+            return 0;
+    for (size_t i = 0; i < spec->nallocatable; i++)
+        if (!has_alloc(n, &spec->allocatable[i]))
+            return 0;
+    for (size_t i = 0; i < spec->ntaints; i++)
+        if (!str_eq(n->taints[i].key, spec->taints[i].key) ||
+            !str_eq(n->taints[i].value, spec->taints[i].value) ||
+            !str_eq(n->taints[i].effect, spec->taints[i].effect))
+            return 0;
+    return 1;
+}
+
 int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
 {
     if (node == NULL || node->name == NULL || node->name[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "node: metadata.name is empty");
+    int32_t at = topo_strmap_get(live->nodes.index, node->name);
+    if (at >= 0 && node_same(live->nodes.items[at], node))
+        return 0;
     live_node *copy = node_copy(node);
     void *old = NULL;
     if (copy == NULL || table_put(&live->nodes, copy->name, copy, &old) != 0) {

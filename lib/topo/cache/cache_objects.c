@@ -3,6 +3,7 @@
  * writes: upserts, deletes, watch events and whole lists. Every object is
  * decoded before anything is written, so a malformed one changes nothing. */
 #include "cache_internal.h"
+#include "cache_json.h"
 
 #include <string.h>
 
@@ -380,25 +381,34 @@ static const char *kind_word(topo_cache_kind kind)
     return kind == TOPO_CACHE_NODES ? "node" : kind == TOPO_CACHE_PODS ? "pod" : "job";
 }
 
-static int upsert_text(topo_cache *c, topo_cache_kind kind, const char *json, size_t len,
-                       topo_err *err)
+int topo_cache_upsert_json(topo_cache *c, topo_cache_kind kind, const json_t *obj,
+                           topo_err *err)
 {
-    json_t *root = NULL;
     decoded d;
     int error;
 
     if (c == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
     topo_pool_clear(c->scratch);
-    if ((error = topo_codec_json_parse(&root, json, len, kind_word(kind), err)) < 0 ||
-        (error = decode_object(&d, kind, root, "", c->scratch, err)) < 0)
-        goto cleanup;
+    if ((error = decode_object(&d, kind, obj, "", c->scratch, err)) < 0)
+        return error;
     if ((error = cache_op_begin(c, CACHE_OP_WRITE, err)) < 0)
-        goto cleanup;
+        return error;
     error = store_object(c, &d, err);
-    error = cache_op_end(c, CACHE_OP_WRITE, error, err);
+    return cache_op_end(c, CACHE_OP_WRITE, error, err);
+}
 
-cleanup:
+static int upsert_text(topo_cache *c, topo_cache_kind kind, const char *json, size_t len,
+                       topo_err *err)
+{
+    json_t *root = NULL;
+    int error;
+
+    if (c == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
+    if ((error = topo_codec_json_parse(&root, json, len, kind_word(kind), err)) < 0)
+        return error;
+    error = topo_cache_upsert_json(c, kind, root, err);
     json_decref(root);
     return error;
 }
