@@ -15,6 +15,7 @@
 #ifndef TOPO_HTTP_H
 #define TOPO_HTTP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,10 @@ typedef struct topo_http_request {
     const char *body;         /* borrowed for the call; NULL with body_len 0 for none */
     size_t body_len;
     long timeout_ms;          /* 0: the client's default (topo_http_do), none (streams) */
+    /* Streams only: when it becomes non-zero the stream ends within about a
+     * second, even with no data arriving, and topo_http_stream returns 0
+     * (a signal handler may set it). NULL: never. */
+    const volatile sig_atomic_t *cancel;
 } topo_http_request;
 
 typedef struct topo_http_response {

@@ -848,6 +848,8 @@ typedef struct line_sink {
     int too_long;
     int nomem;
     int idle;
+    const volatile sig_atomic_t *cancel;
+    int cancelled;
     uint64_t idle_ns;
     uint64_t last_data_ns;
 } line_sink;
@@ -933,6 +935,10 @@ static int line_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, cu
     (void)dlnow;
     (void)ultotal;
     (void)ulnow;
+    if (s->cancel != NULL && *s->cancel) {
+        s->cancelled = 1;
+        return 1;
+    }
     if (topo_http_now_ns() - s->last_data_ns > s->idle_ns) {
         s->idle = 1;
         return 1;
@@ -962,6 +968,7 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
     s.payload = payload;
     s.max = max_line < LIMIT_CLAMP ? max_line : LIMIT_CLAMP;
     s.idle_ns = (uint64_t)http->stream_idle_ms * 1000000u;
+    s.cancel = req->cancel;
 
     for (;;) {
         s.len = 0;
@@ -987,6 +994,10 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
 
         if (s.stopped) {
             error = s.fn_rc;
+            goto cleanup;
+        }
+        if (s.cancelled) {
+            error = 0;
             goto cleanup;
         }
         if (s.too_long) {

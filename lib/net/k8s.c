@@ -371,7 +371,7 @@ static int k8s_call(topo_k8s *k, const char *method, const char *path, const cha
         goto cleanup;
     }
     topo_http_request req = {method, path, text != NULL ? ctype : NULL, text,
-                             text != NULL ? strlen(text) : 0, k->timeout_ms};
+                             text != NULL ? strlen(text) : 0, k->timeout_ms, NULL};
     if ((error = topo_http_do(k->http, &req, &resp, err)) < 0) {
         topo_err_wrap(err, "%s", what);
         goto cleanup;
@@ -662,7 +662,7 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
     c.what = what;
     c.err = err;
     /* The server ends the watch after timeoutSeconds; this is the backstop. */
-    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000, o.stop};
     int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, &c, &status,
                               err);
     if (rc < 0) {

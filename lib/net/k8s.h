@@ -206,7 +206,7 @@ typedef struct topo_k8s_watch_opts {
     const char *field_selector;
     long timeout_seconds;  /* the server ends the watch then; 0: random 300..599 (reflector) */
     int no_bookmarks;      /* non-zero: do not ask for bookmarks */
-    const volatile sig_atomic_t *stop; /* checked at every event; non-zero ends the watch */
+    const volatile sig_atomic_t *stop; /* non-zero ends the watch (within about a second) */
 } topo_k8s_watch_opts;
 
 #define TOPO_K8S_WATCH_OPTS_VERSION 1
