@@ -272,7 +272,7 @@ static server_stats server_get(const char *key)
     server_stats s;
 
     snprintf(path, sizeof(path), "/control/stats?key=%s", key != NULL ? key : "");
-    topo_http_request req = {"GET", path, NULL, NULL, 0, 0};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, 0, NULL};
     assert_int_equal(topo_http_do(fx.ctl, &req, &r, &err), 0);
     assert_int_equal(r.status, 200);
     json_t *j = json_loadb(r.body, r.len, 0, NULL);
@@ -290,7 +290,7 @@ static server_stats server_get(const char *key)
 static void server_reset(void)
 {
     topo_http_response r = TOPO_HTTP_RESPONSE_INIT;
-    topo_http_request req = {"POST", "/control/reset", NULL, NULL, 0, 0};
+    topo_http_request req = {"POST", "/control/reset", NULL, NULL, 0, 0, NULL};
     assert_int_equal(topo_http_do(fx.ctl, &req, &r, NULL), 0);
     assert_int_equal(r.status, 200);
     topo_http_response_dispose(&r);
@@ -328,7 +328,7 @@ static int call(topo_http *h, const char *method, const char *path, const char *
                 topo_http_response *r, topo_err *err)
 {
     topo_http_request req = {method, path, body != NULL ? "application/json" : NULL, body,
-                             body != NULL ? strlen(body) : 0, 0};
+                             body != NULL ? strlen(body) : 0, 0, NULL};
     return topo_http_do(h, &req, r, err);
 }
 
@@ -824,7 +824,7 @@ static void test_http__body_limit(void **state)
     o.max_body = SIZE_MAX;
     h = client(&o);
     assert_int_equal(get_ok(h, "/huge?bytes=100000&chunked=1"), 100000);
-    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0};
+    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0, NULL};
     long status = 0;
     assert_int_equal(topo_http_stream(h, &req, SIZE_MAX, on_line_count, NULL, &status, &err), 0);
     assert_int_equal(status, 200);
@@ -879,7 +879,7 @@ static void test_http__timeouts(void **state)
     topo_err err = TOPO_ERR_INIT;
 
     topo_log_set_level(TOPO_LOG_OFF);
-    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300};
+    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL};
     double t0 = now_s();
     assert_int_equal(topo_http_do(h, &req, &r, &err), TOPO_ETIMEOUT);
     double took = now_s() - t0;
@@ -890,7 +890,7 @@ static void test_http__timeouts(void **state)
 
     /* POST: not resent after a timeout (the server may have acted). */
     topo_http_request post = {"POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}",
-                              2, 300};
+                              2, 300, NULL};
     assert_int_equal(topo_http_do(h, &post, &r, &err), TOPO_ETIMEOUT);
     assert_int_equal(stats_of(h).retries, 1);
     topo_log_set_level(TOPO_LOG_WARN);
@@ -951,7 +951,7 @@ static void test_http__methods_and_headers(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *body = cases[i].body;
         topo_http_request req = {cases[i].method, "/echo?x=1", cases[i].content_type, body,
-                                 body != NULL ? strlen(body) : 0, 0};
+                                 body != NULL ? strlen(body) : 0, 0, NULL};
         json_t *j = echo(h, &req);
         assert_string_equal(json_string_value(json_object_get(j, "method")), cases[i].method);
         assert_string_equal(json_string_value(json_object_get(j, "path")), "/echo?x=1");
@@ -984,17 +984,17 @@ static void test_http__methods_and_headers(void **state)
 
     /* Requests refused before anything is sent. */
     static const topo_http_request bad[] = {
-        {"get", "/json", NULL, NULL, 0, 0},
-        {"", "/json", NULL, NULL, 0, 0},
-        {"GET\r\nX", "/json", NULL, NULL, 0, 0},
-        {"GET", "json", NULL, NULL, 0, 0},
-        {"GET", "/a b", NULL, NULL, 0, 0},
-        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0},
-        {"POST", "/json", NULL, NULL, 3, 0},
-        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0},
-        {"GET", "/json", NULL, NULL, 0, -1},
-        {NULL, "/json", NULL, NULL, 0, 0},
-        {"GET", NULL, NULL, NULL, 0, 0},
+        {"get", "/json", NULL, NULL, 0, 0, NULL},
+        {"", "/json", NULL, NULL, 0, 0, NULL},
+        {"GET\r\nX", "/json", NULL, NULL, 0, 0, NULL},
+        {"GET", "json", NULL, NULL, 0, 0, NULL},
+        {"GET", "/a b", NULL, NULL, 0, 0, NULL},
+        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0, NULL},
+        {"POST", "/json", NULL, NULL, 3, 0, NULL},
+        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0, NULL},
+        {"GET", "/json", NULL, NULL, 0, -1, NULL},
+        {NULL, "/json", NULL, NULL, 0, 0, NULL},
+        {"GET", NULL, NULL, NULL, 0, 0, NULL},
     };
     uint64_t sent = stats_of(h).requests;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1049,7 +1049,7 @@ static void test_http__create_and_null_arguments(void **state)
     topo_http_get_stats(NULL, NULL);
 
     topo_http_response r = TOPO_HTTP_RESPONSE_INIT;
-    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0};
+    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0, NULL};
     assert_int_equal(topo_http_do(NULL, &req, &r, &err), TOPO_EINVALID);
     o = base_opts();
     h = client(&o);
@@ -1097,7 +1097,7 @@ static int on_line(const char *line, size_t len, void *payload)
 static int stream_more(topo_http *h, const char *path, long timeout_ms, size_t max_line, lines *l,
                        long *status, topo_err *err)
 {
-    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms, NULL};
     return topo_http_stream(h, &req, max_line, on_line, l, status, err);
 }
 
