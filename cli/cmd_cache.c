@@ -15,6 +15,8 @@ static void usage(FILE *out)
             "usage: topoassign cache import --db FILE [--nodes FILE ...] [--pods FILE ...]\n"
             "                               [--jobs FILE ...]\n"
             "       topoassign cache stats --db FILE\n"
+            "       topoassign cache sync --db FILE [--kubeconfig FILE] [--once] ...\n"
+            "                               (see 'topoassign cache sync --help')\n"
             "import   loads Kubernetes objects into a topo cache file (created when missing;\n"
             "         objects already there are updated), in one transaction:\n"
             "  --db FILE     the cache file\n"
@@ -183,8 +185,10 @@ int topo_cli_cmd_cache(int argc, char **argv)
         usage(sub == NULL ? stderr : stdout);
         return sub == NULL ? TOPO_CLI_EXIT_BADINPUT : TOPO_CLI_EXIT_OK;
     }
+    if (strcmp(sub, "sync") == 0)
+        return topo_cli_cmd_cache_sync(argc - 1, argv + 1);
     if (strcmp(sub, "import") != 0 && strcmp(sub, "stats") != 0) {
-        fprintf(stderr, "topoassign cache: unknown subcommand '%s' (import, stats)\n", sub);
+        fprintf(stderr, "topoassign cache: unknown subcommand '%s' (import, stats, sync)\n", sub);
         return TOPO_CLI_EXIT_BADINPUT;
     }
     if (topo_cli_parse_flags(f, F_NFLAGS, argc - 1, argv + 1, &help, &err) < 0) {

@@ -15,4 +15,7 @@ int topo_cli_cmd_generate(int argc, char **argv);
 int topo_cli_cmd_cases(int argc, char **argv);
 int topo_cli_cmd_cache(int argc, char **argv);
 
+/* `topoassign cache sync` (cmd_cache_sync.c), dispatched by cmd_cache.c. */
+int topo_cli_cmd_cache_sync(int argc, char **argv);
+
 #endif

@@ -1,0 +1,67 @@
+/* The cache filler: mirrors Nodes, Pods and Jobs from the Kubernetes API
+ * into the SQLite topology cache (and, when given one, a live snapshot),
+ * with the list+watch discipline of client-go's reflector: for each kind,
+ * resume the watch from the resourceVersion the cache stored, or list
+ * everything (paged) and replace the kind's rows; then watch, applying
+ * events in batched transactions; on 410 Gone list again. One thread per
+ * kind, one Kubernetes client each; writes to the cache are serialised. */
+#ifndef TOPO_FILLER_H
+#define TOPO_FILLER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/error.h"
+#include "topo/live.h"
+
+#define TOPO_FILLER_NODES 1u
+#define TOPO_FILLER_PODS 2u
+#define TOPO_FILLER_JOBS 4u
+#define TOPO_FILLER_ALL (TOPO_FILLER_NODES | TOPO_FILLER_PODS | TOPO_FILLER_JOBS)
+
+typedef struct topo_filler_opts {
+    unsigned int version;
+    const char *db_path;    /* the cache file (created when missing) */
+    const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    unsigned int kinds;     /* TOPO_FILLER_* bits, default all */
+    unsigned int page_size; /* list page, default 500 */
+    double qps;             /* per kind's client, default 50 */
+    double burst;           /* default 100 */
+    long commit_ms;         /* a batch is committed at least this often, default 100 */
+    size_t batch_max;       /* and once it holds this many events, default 4096 */
+    int once;               /* stop once every kind is synced and quiet */
+    long idle_ms;           /* with once: the quiet time, default 500 (rounded up to s) */
+    topo_live *live;        /* also keep this live snapshot current, or NULL */
+    const volatile sig_atomic_t *stop; /* set (by a signal handler) to stop */
+} topo_filler_opts;
+
+#define TOPO_FILLER_OPTS_VERSION 1
+#define TOPO_FILLER_OPTS_INIT \
+    {TOPO_FILLER_OPTS_VERSION, NULL, NULL, TOPO_FILLER_ALL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
+
+typedef struct topo_filler_stats {
+    uint64_t listed[3];  /* objects listed, per kind (nodes, pods, jobs) */
+    uint64_t relists;    /* full lists done */
+    uint64_t resumed;    /* kinds whose watch resumed from a stored resourceVersion */
+    uint64_t events;     /* watch events applied */
+    uint64_t commits;
+    uint64_t errors;     /* list/watch failures retried */
+    uint64_t rejected;   /* malformed objects skipped */
+} topo_filler_stats;
+
+typedef struct topo_filler topo_filler;
+
+int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err *err);
+void topo_filler_free(topo_filler *filler);
+
+/* Runs until *opts->stop is set (or, with once, until synced and quiet).
+ * Transient failures (connection, 5xx, 429, 410) are retried with backoff;
+ * returns 0, or the first error that cannot be retried (configuration,
+ * authorisation, the cache file) with its message. The last batch is
+ * committed before returning. */
+int topo_filler_run(topo_filler *filler, topo_err *err);
+
+void topo_filler_get_stats(topo_filler *filler, topo_filler_stats *out);
+
+#endif

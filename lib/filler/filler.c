@@ -1,0 +1,713 @@
+/* The cache filler (include/topo/filler.h): a list+watch loop per kind
+ * feeding the SQLite cache, and optionally a live snapshot, in batches.
+ *
+ * Locking: one mutex (db) guards the cache connection, the open batch, the
+ * live snapshot's writer side and the statistics. Kind threads take it per
+ * event (and for a whole relist, which must be one transaction); the
+ * committer thread takes it to close the batch every commit_ms. */
+#define _POSIX_C_SOURCE 200809L
+#include "topo/filler.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/decode.h"
+#include "codec/podreq.h"
+#include "net/k8s.h"
+#include "topo/cache.h"
+#include "topo/cache/cache_json.h"
+#include "topo/log.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+#define NKINDS 3
+#define MAX_FAILURES_ONCE 5
+
+typedef struct kind_state {
+    struct topo_filler *f;
+    topo_cache_kind kind;
+    const topo_k8s_resource *res;
+    int enabled;
+    pthread_t thread;
+    int started;
+    topo_k8s *k;
+    char rv[TOPO_K8S_RV_MAX];
+    char pending_rv[TOPO_K8S_RV_MAX]; /* to store with the next commit */
+    uint64_t watch_events;            /* events seen by the current watch */
+    topo_pool *scratch;               /* per event decoding (live) */
+    topo_strmap *seen;                /* keys listed during a relist (live) */
+    char **seen_keys;
+    size_t nseen, capseen;
+} kind_state;
+
+struct topo_filler {
+    topo_filler_opts opts;
+    topo_k8s_config cfg;
+    topo_cache *cache;
+    pthread_mutex_t db;
+    int batch_open;
+    size_t batch_events;
+    volatile sig_atomic_t stop; /* what the watches look at */
+    int fatal;
+    topo_err fatal_err;
+    topo_filler_stats stats;
+    kind_state kinds[NKINDS];
+    pthread_t committer;
+    int committer_started;
+    int kinds_running;
+    pthread_cond_t done;
+};
+
+static const topo_cache_kind kind_of[NKINDS] = {TOPO_CACHE_NODES, TOPO_CACHE_PODS,
+                                                TOPO_CACHE_JOBS};
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int stopping(const topo_filler *f)
+{
+    return f->stop || (f->opts.stop != NULL && *f->opts.stop);
+}
+
+/* Sleeps up to ms, waking early when asked to stop. */
+static void nap(topo_filler *f, long ms)
+{
+    while (ms > 0 && !stopping(f)) {
+        long step = ms < 50 ? ms : 50;
+        struct timespec ts = {0, step * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+}
+
+/* Errors that another try will not fix. */
+static int fatal_code(int code)
+{
+    return code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN || code == TOPO_EINVALID ||
+           code == TOPO_ENOMEM || code == TOPO_EIO || code == TOPO_ELIMIT ||
+           code == TOPO_EUNSUPPORTED || code == TOPO_ENOTFOUND;
+}
+
+static void set_fatal(topo_filler *f, const topo_err *err, int code)
+{
+    if (!f->fatal) {
+        f->fatal = code ? code : TOPO_EGENERIC;
+        if (err != NULL)
+            f->fatal_err = *err;
+        else
+            topo_err_set(&f->fatal_err, f->fatal, "filler: %s", topo_strerror(f->fatal));
+    }
+    f->stop = 1;
+}
+
+/* ---- batches (db held) ---- */
+
+static int ensure_batch(topo_filler *f, topo_err *err)
+{
+    if (f->batch_open)
+        return 0;
+    int rc = topo_cache_begin(f->cache, err);
+    if (rc == 0) {
+        f->batch_open = 1;
+        f->batch_events = 0;
+    }
+    return rc;
+}
+
+/* Stores the watch positions reached and commits the batch, then publishes
+ * the live snapshot's changes. */
+static int flush(topo_filler *f, topo_err *err)
+{
+    int rc = 0;
+    if (!f->batch_open)
+        return 0;
+    for (size_t i = 0; i < NKINDS && rc == 0; i++) {
+        kind_state *ks = &f->kinds[i];
+        if (ks->pending_rv[0] != '\0') {
+            rc = topo_cache_set_watch_rv(f->cache, ks->kind, ks->pending_rv, err);
+            ks->pending_rv[0] = '\0';
+        }
+    }
+    if (rc == 0)
+        rc = topo_cache_commit(f->cache, err);
+    else
+        topo_cache_rollback(f->cache, NULL);
+    f->batch_open = 0;
+    f->batch_events = 0;
+    if (rc == 0) {
+        f->stats.commits++;
+        if (f->opts.live != NULL)
+            rc = topo_live_commit(f->opts.live, err);
+    }
+    return rc;
+}
+
+/* ---- the live snapshot (db held) ---- */
+
+static const char *meta_string(const json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(obj, "metadata"), key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int live_pod(topo_filler *f, kind_state *ks, const json_t *pod, topo_err *err)
+{
+    const char *uid = meta_string(pod, "uid");
+    const json_t *spec = json_object_get(pod, "spec");
+    const json_t *status = json_object_get(pod, "status");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(status, "phase"));
+    topo_resource *req = NULL;
+    size_t nreq = 0;
+    if (uid == NULL)
+        return 0;
+    topo_pool_clear(ks->scratch);
+    if (topo_pod_requests(&req, &nreq, spec, "spec", ks->scratch, err) < 0)
+        return 0; /* the cache rejected it too; counted there */
+    int terminal = phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    int tas = topo_pod_is_tas(json_object_get(json_object_get(pod, "metadata"), "annotations"));
+    int charged = node != NULL && node[0] != '\0' && !terminal && !tas;
+    return topo_live_upsert_pod(f->opts.live, uid, node, charged, req, nreq, err);
+}
+
+static int live_node(topo_filler *f, kind_state *ks, const json_t *node, topo_err *err)
+{
+    topo_node_spec spec;
+    topo_pool_clear(ks->scratch);
+    if (topo_decode_node(&spec, node, "", ks->scratch, err) < 0)
+        return 0;
+    return topo_live_upsert_node(f->opts.live, &spec, err);
+}
+
+static int live_upsert(topo_filler *f, kind_state *ks, const json_t *obj, topo_err *err)
+{
+    if (f->opts.live == NULL)
+        return 0;
+    if (ks->kind == TOPO_CACHE_NODES)
+        return live_node(f, ks, obj, err);
+    if (ks->kind == TOPO_CACHE_PODS)
+        return live_pod(f, ks, obj, err);
+    return 0;
+}
+
+static int live_delete(topo_filler *f, kind_state *ks, const char *key, topo_err *err)
+{
+    if (f->opts.live == NULL)
+        return 0;
+    if (ks->kind == TOPO_CACHE_NODES)
+        return topo_live_delete_node(f->opts.live, key, err);
+    if (ks->kind == TOPO_CACHE_PODS)
+        return topo_live_delete_pod(f->opts.live, key, err);
+    return 0;
+}
+
+static const char *key_of(const kind_state *ks, const json_t *obj)
+{
+    return meta_string(obj, ks->kind == TOPO_CACHE_NODES ? "name" : "uid");
+}
+
+/* ---- relist ---- */
+
+static void seen_clear(kind_state *ks)
+{
+    for (size_t i = 0; i < ks->nseen; i++)
+        free(ks->seen_keys[i]);
+    ks->nseen = 0;
+    topo_strmap_free(ks->seen);
+    ks->seen = NULL;
+}
+
+static int seen_add(kind_state *ks, const char *key)
+{
+    if (topo_strmap_get(ks->seen, key) >= 0)
+        return 0;
+    if (ks->nseen == ks->capseen) {
+        size_t cap = ks->capseen ? ks->capseen * 2 : 1024;
+        char **keys = realloc(ks->seen_keys, cap * sizeof(*keys));
+        if (keys == NULL)
+            return TOPO_ENOMEM;
+        ks->seen_keys = keys;
+        ks->capseen = cap;
+    }
+    size_t n = strlen(key) + 1;
+    char *copy = malloc(n);
+    if (copy == NULL)
+        return TOPO_ENOMEM;
+    memcpy(copy, key, n);
+    ks->seen_keys[ks->nseen++] = copy;
+    return topo_strmap_put(ks->seen, copy, 0);
+}
+
+typedef struct list_ctx {
+    topo_filler *f;
+    kind_state *ks;
+    topo_err *err;
+    uint64_t count;
+} list_ctx;
+
+static int on_item(json_t *item, void *payload)
+{
+    list_ctx *c = payload;
+    topo_err local = TOPO_ERR_INIT;
+    int rc = topo_cache_upsert_json(c->f->cache, c->ks->kind, item, &local);
+    if (rc == TOPO_EINVALID) {
+        c->f->stats.rejected++;
+        topo_log(TOPO_LOG_WARN, "filler: %s: skipping a malformed object: %s",
+                 c->ks->res->plural, local.text);
+        return 0;
+    }
+    if (rc < 0) {
+        *c->err = local;
+        return rc;
+    }
+    const char *key = key_of(c->ks, item);
+    if (key != NULL && (rc = seen_add(c->ks, key)) < 0)
+        return rc;
+    if ((rc = live_upsert(c->f, c->ks, item, c->err)) < 0)
+        return rc;
+    c->count++;
+    return 0;
+}
+
+/* The keys the cache holds for a kind (node names, pod uids). */
+typedef struct key_list {
+    char **keys;
+    size_t n, cap;
+} key_list;
+
+static void keys_free(key_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->keys[i]);
+    free(l->keys);
+    l->keys = NULL;
+    l->n = l->cap = 0;
+}
+
+static int keys_add(key_list *l, const char *key)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1024;
+        char **keys = realloc(l->keys, cap * sizeof(*keys));
+        if (keys == NULL)
+            return TOPO_ENOMEM;
+        l->keys = keys;
+        l->cap = cap;
+    }
+    size_t n = strlen(key) + 1;
+    if ((l->keys[l->n] = malloc(n)) == NULL)
+        return TOPO_ENOMEM;
+    memcpy(l->keys[l->n++], key, n);
+    return 0;
+}
+
+static int collect_node(const topo_node_spec *node, const char *rv, void *payload)
+{
+    (void)rv;
+    return keys_add(payload, node->name);
+}
+
+static int collect_pod(const topo_cache_pod *pod, void *payload)
+{
+    return keys_add(payload, pod->uid);
+}
+
+static int collect_keys(topo_filler *f, kind_state *ks, key_list *out, topo_err *err)
+{
+    int rc = 0;
+    if (ks->kind == TOPO_CACHE_NODES)
+        rc = topo_cache_foreach_node(f->cache, collect_node, out, err);
+    else if (ks->kind == TOPO_CACHE_PODS)
+        rc = topo_cache_foreach_pod(f->cache, collect_pod, out, err);
+    return rc > 0 ? topo_err_set(err, TOPO_ENOMEM, "filler: out of memory") : rc;
+}
+
+/* Lists the kind and replaces its rows, in one transaction of its own. */
+static int relist(topo_filler *f, kind_state *ks, topo_err *err)
+{
+    char rv[TOPO_K8S_RV_MAX] = {0};
+    list_ctx c = {f, ks, err, 0};
+    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
+    size_t deleted = 0;
+    int rc;
+
+    key_list before = {NULL, 0, 0};
+    lo.limit = f->opts.page_size;
+    pthread_mutex_lock(&f->db);
+    /* The relist must be one transaction: close what others batched first,
+     * so a failure here rolls back nothing but the relist. */
+    if ((rc = flush(f, err)) < 0 || (rc = ensure_batch(f, err)) < 0 ||
+        (rc = topo_cache_relist_begin(f->cache, ks->kind, err)) < 0)
+        goto fail;
+    seen_clear(ks);
+    if ((ks->seen = topo_strmap_create(1024)) == NULL) {
+        rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+        goto fail;
+    }
+    if (f->opts.live != NULL && (rc = collect_keys(f, ks, &before, err)) < 0)
+        goto fail;
+    if ((rc = topo_k8s_list(rv, ks->k, ks->res, NULL, &lo, on_item, &c, err)) < 0)
+        goto fail;
+    if ((rc = topo_cache_relist_end(f->cache, ks->kind, &deleted, err)) < 0 ||
+        (rc = topo_cache_set_watch_rv(f->cache, ks->kind, rv, err)) < 0)
+        goto fail;
+    /* The live snapshot drops what the list no longer has. */
+    for (size_t i = 0; i < before.n && rc == 0; i++)
+        if (topo_strmap_get(ks->seen, before.keys[i]) < 0)
+            rc = live_delete(f, ks, before.keys[i], err);
+    if (rc < 0)
+        goto fail;
+    ks->pending_rv[0] = '\0';
+    if ((rc = flush(f, err)) < 0)
+        goto fail_unlocked_batch;
+    f->stats.relists++;
+    f->stats.listed[ks->kind] += c.count;
+    pthread_mutex_unlock(&f->db);
+    keys_free(&before);
+    memcpy(ks->rv, rv, sizeof(rv));
+    topo_log(TOPO_LOG_INFO, "filler: listed %llu %s at resourceVersion %s (%zu stale rows removed)",
+             (unsigned long long)c.count, ks->res->plural, rv, deleted);
+    return 0;
+fail:
+    if (f->batch_open) {
+        topo_cache_rollback(f->cache, NULL);
+        f->batch_open = 0;
+    }
+fail_unlocked_batch:
+    pthread_mutex_unlock(&f->db);
+    keys_free(&before);
+    return rc;
+}
+
+/* ---- watch ---- */
+
+typedef struct watch_ctx {
+    topo_filler *f;
+    kind_state *ks;
+    topo_err *err;
+} watch_ctx;
+
+static int on_event(topo_k8s_event_type type, json_t *obj, void *payload)
+{
+    watch_ctx *c = payload;
+    topo_filler *f = c->f;
+    kind_state *ks = c->ks;
+    topo_err local = TOPO_ERR_INIT;
+    const char *rv = meta_string(obj, "resourceVersion");
+    int rc = 0;
+
+    pthread_mutex_lock(&f->db);
+    if ((rc = ensure_batch(f, c->err)) < 0)
+        goto out;
+    if (type == TOPO_K8S_ADDED || type == TOPO_K8S_MODIFIED) {
+        rc = topo_cache_upsert_json(f->cache, ks->kind, obj, &local);
+        if (rc == TOPO_EINVALID) {
+            f->stats.rejected++;
+            topo_log(TOPO_LOG_WARN, "filler: %s: skipping a malformed object: %s",
+                     ks->res->plural, local.text);
+            rc = 0;
+        } else if (rc < 0) {
+            *c->err = local;
+            goto out;
+        } else if ((rc = live_upsert(f, ks, obj, c->err)) < 0) {
+            goto out;
+        }
+    } else if (type == TOPO_K8S_DELETED) {
+        const char *key = key_of(ks, obj);
+        if (key != NULL) {
+            if (ks->kind == TOPO_CACHE_NODES)
+                rc = topo_cache_delete_node(f->cache, key, NULL, c->err);
+            else if (ks->kind == TOPO_CACHE_PODS)
+                rc = topo_cache_delete_pod(f->cache, key, NULL, c->err);
+            else
+                rc = topo_cache_delete_job(f->cache, key, NULL, c->err);
+            if (rc == 0)
+                rc = live_delete(f, ks, key, c->err);
+            if (rc < 0)
+                goto out;
+        }
+    }
+    if (rv != NULL && strlen(rv) < sizeof(ks->pending_rv))
+        strcpy(ks->pending_rv, rv);
+    if (type != TOPO_K8S_BOOKMARK) {
+        f->stats.events++;
+        ks->watch_events++;
+        f->batch_events++;
+    }
+    if (f->batch_events >= f->opts.batch_max)
+        rc = flush(f, c->err);
+out:
+    pthread_mutex_unlock(&f->db);
+    return rc;
+}
+
+static int watch(topo_filler *f, kind_state *ks, topo_err *err)
+{
+    topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
+    watch_ctx c = {f, ks, err};
+    if (f->opts.once)
+        wo.timeout_seconds = (f->opts.idle_ms + 999) / 1000;
+    wo.stop = &f->stop;
+    ks->watch_events = 0;
+    return topo_k8s_watch(ks->k, ks->res, NULL, ks->rv, &wo, on_event, &c, err);
+}
+
+/* ---- the per-kind loop ---- */
+
+static void *kind_main(void *arg)
+{
+    kind_state *ks = arg;
+    topo_filler *f = ks->f;
+    topo_err err = TOPO_ERR_INIT;
+    int failures = 0;
+    int from_store = 0;
+    long backoff = 200;
+
+    pthread_mutex_lock(&f->db);
+    if (topo_cache_get_watch_rv(f->cache, ks->kind, ks->rv, sizeof(ks->rv), NULL) == 0)
+        from_store = 1;
+    else
+        ks->rv[0] = '\0';
+    pthread_mutex_unlock(&f->db);
+
+    while (!stopping(f)) {
+        int rc;
+        topo_err_clear(&err);
+        if (ks->rv[0] == '\0') {
+            from_store = 0;
+            if ((rc = relist(f, ks, &err)) < 0)
+                goto failed;
+        }
+        rc = watch(f, ks, &err);
+        if (rc == TOPO_EGONE) {
+            topo_log(TOPO_LOG_INFO, "filler: %s: resourceVersion %s expired, listing again",
+                     ks->res->plural, ks->rv);
+            ks->rv[0] = '\0';
+            continue;
+        }
+        if (rc < 0)
+            goto failed;
+        if (from_store) {
+            pthread_mutex_lock(&f->db);
+            f->stats.resumed++;
+            pthread_mutex_unlock(&f->db);
+            from_store = 0;
+        }
+        failures = 0;
+        backoff = 200;
+        if (f->opts.once && ks->watch_events == 0)
+            break; /* synced and quiet */
+        continue;
+    failed:
+        if (fatal_code(rc) || (f->opts.once && ++failures >= MAX_FAILURES_ONCE)) {
+            pthread_mutex_lock(&f->db);
+            set_fatal(f, &err, rc);
+            pthread_mutex_unlock(&f->db);
+            break;
+        }
+        pthread_mutex_lock(&f->db);
+        f->stats.errors++;
+        pthread_mutex_unlock(&f->db);
+        topo_log(TOPO_LOG_WARN, "filler: %s: %s; retrying in %ld ms", ks->res->plural, err.text,
+                 backoff);
+        nap(f, backoff + (long)(now_ms() % 100));
+        backoff = backoff * 2 > 10000 ? 10000 : backoff * 2;
+    }
+    pthread_mutex_lock(&f->db);
+    f->kinds_running--;
+    pthread_cond_broadcast(&f->done);
+    pthread_mutex_unlock(&f->db);
+    return NULL;
+}
+
+/* Closes the batch every commit_ms and turns an outside stop request into
+ * the flag the watches see. */
+static void *committer_main(void *arg)
+{
+    topo_filler *f = arg;
+    pthread_mutex_lock(&f->db);
+    while (f->kinds_running > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        long ns = until.tv_nsec + f->opts.commit_ms * 1000000L;
+        until.tv_sec += ns / 1000000000L;
+        until.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&f->done, &f->db, &until);
+        if (f->opts.stop != NULL && *f->opts.stop)
+            f->stop = 1;
+        topo_err err = TOPO_ERR_INIT;
+        int rc = flush(f, &err);
+        if (rc < 0)
+            set_fatal(f, &err, rc);
+    }
+    pthread_mutex_unlock(&f->db);
+    return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static int load_live(topo_filler *f, topo_err *err);
+
+int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err *err)
+{
+    static const topo_k8s_resource *const res[NKINDS] = {&topo_k8s_nodes, &topo_k8s_pods,
+                                                          &topo_k8s_jobs};
+    static const unsigned bits[NKINDS] = {TOPO_FILLER_NODES, TOPO_FILLER_PODS, TOPO_FILLER_JOBS};
+    topo_filler *f = NULL;
+    int rc;
+
+    *out = NULL;
+    if (opts == NULL || opts->db_path == NULL || opts->db_path[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "filler: the cache file (--db) is required");
+    if ((opts->kinds & TOPO_FILLER_ALL) == 0)
+        return topo_err_set(err, TOPO_EINVALID, "filler: no kinds to sync");
+    if ((f = calloc(1, sizeof(*f))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+    f->opts = *opts;
+    if (f->opts.page_size == 0)
+        f->opts.page_size = TOPO_K8S_PAGE_DEFAULT;
+    if (f->opts.commit_ms <= 0)
+        f->opts.commit_ms = 100;
+    if (f->opts.batch_max == 0)
+        f->opts.batch_max = 4096;
+    if (f->opts.idle_ms <= 0)
+        f->opts.idle_ms = 500;
+    pthread_mutex_init(&f->db, NULL);
+    pthread_cond_init(&f->done, NULL);
+    topo_k8s_config empty = TOPO_K8S_CONFIG_INIT;
+    f->cfg = empty;
+    if ((rc = topo_k8s_config_load(&f->cfg, opts->kubeconfig, err)) < 0)
+        goto fail;
+    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    ko.qps = opts->qps;
+    ko.burst = opts->burst;
+    for (size_t i = 0; i < NKINDS; i++) {
+        kind_state *ks = &f->kinds[i];
+        ks->f = f;
+        ks->kind = kind_of[i];
+        ks->res = res[i];
+        ks->enabled = (opts->kinds & bits[i]) != 0;
+        if (!ks->enabled)
+            continue;
+        if ((ks->scratch = topo_pool_create()) == NULL) {
+            rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+            goto fail;
+        }
+        if ((rc = topo_k8s_create(&ks->k, &f->cfg, &ko, err)) < 0)
+            goto fail;
+    }
+    if ((rc = topo_cache_open(&f->cache, opts->db_path, NULL, err)) < 0)
+        goto fail;
+    if (opts->live != NULL && (rc = load_live(f, err)) < 0)
+        goto fail;
+    *out = f;
+    return 0;
+fail:
+    topo_filler_free(f);
+    return rc;
+}
+
+void topo_filler_free(topo_filler *f)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < NKINDS; i++) {
+        topo_k8s_free(f->kinds[i].k);
+        topo_pool_free(f->kinds[i].scratch);
+        seen_clear(&f->kinds[i]);
+        free(f->kinds[i].seen_keys);
+    }
+    topo_cache_close(f->cache);
+    topo_k8s_config_dispose(&f->cfg);
+    pthread_cond_destroy(&f->done);
+    pthread_mutex_destroy(&f->db);
+    free(f);
+}
+
+int topo_filler_run(topo_filler *f, topo_err *err)
+{
+    f->stop = 0;
+    f->kinds_running = 0;
+    for (size_t i = 0; i < NKINDS; i++) {
+        kind_state *ks = &f->kinds[i];
+        if (!ks->enabled)
+            continue;
+        pthread_mutex_lock(&f->db);
+        f->kinds_running++;
+        pthread_mutex_unlock(&f->db);
+        if (pthread_create(&ks->thread, NULL, kind_main, ks) != 0) {
+            pthread_mutex_lock(&f->db);
+            f->kinds_running--;
+            topo_err e = TOPO_ERR_INIT;
+            topo_err_set(&e, TOPO_ENOMEM, "filler: cannot start a thread");
+            set_fatal(f, &e, TOPO_ENOMEM);
+            pthread_mutex_unlock(&f->db);
+            break;
+        }
+        ks->started = 1;
+    }
+    if (pthread_create(&f->committer, NULL, committer_main, f) == 0)
+        f->committer_started = 1;
+    for (size_t i = 0; i < NKINDS; i++)
+        if (f->kinds[i].started) {
+            pthread_join(f->kinds[i].thread, NULL);
+            f->kinds[i].started = 0;
+        }
+    if (f->committer_started) {
+        pthread_join(f->committer, NULL);
+        f->committer_started = 0;
+    }
+    pthread_mutex_lock(&f->db);
+    topo_err e = TOPO_ERR_INIT;
+    int rc = flush(f, &e);
+    if (rc < 0)
+        set_fatal(f, &e, rc);
+    rc = f->fatal;
+    if (rc != 0 && err != NULL)
+        *err = f->fatal_err;
+    pthread_mutex_unlock(&f->db);
+    return rc;
+}
+
+void topo_filler_get_stats(topo_filler *f, topo_filler_stats *out)
+{
+    pthread_mutex_lock(&f->db);
+    *out = f->stats;
+    pthread_mutex_unlock(&f->db);
+}
+
+/* ---- the live snapshot's starting point: what the cache holds ---- */
+
+static int load_node(const topo_node_spec *node, const char *rv, void *payload)
+{
+    (void)rv;
+    topo_filler *f = payload;
+    return topo_live_upsert_node(f->opts.live, node, NULL);
+}
+
+static int load_pod(const topo_cache_pod *pod, void *payload)
+{
+    topo_filler *f = payload;
+    int terminal = strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0;
+    int charged = pod->node_name[0] != '\0' && !terminal && !pod->tas;
+    return topo_live_upsert_pod(f->opts.live, pod->uid,
+                                pod->node_name[0] ? pod->node_name : NULL, charged,
+                                pod->requests, pod->nrequests, NULL);
+}
+
+static int load_live(topo_filler *f, topo_err *err)
+{
+    int rc;
+    if ((rc = topo_cache_foreach_node(f->cache, load_node, f, err)) != 0 ||
+        (rc = topo_cache_foreach_pod(f->cache, load_pod, f, err)) != 0)
+        return rc < 0 ? rc : topo_err_set(err, TOPO_EGENERIC, "filler: loading the live snapshot failed");
+    return topo_live_commit(f->opts.live, err);
+}
