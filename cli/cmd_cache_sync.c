@@ -13,6 +13,8 @@
 #include "commands.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
+#include "topo/live.h"
+#include "topo/model.h"
 
 #define CMD "cache sync"
 
@@ -43,10 +45,114 @@ static void usage(FILE *out)
             "  --page-size N     objects per list page (default 500)\n"
             "  --qps Q, --burst B  client-side rate limit per kind (default 50, 100)\n"
             "  --stats           print one JSON line of figures at exit\n"
+            "  --verify-live --levels L1,L2,...\n"
+            "                    also keep an in-memory live snapshot of that topology\n"
+            "                    current from the events (as topo-webhook does) and, at\n"
+            "                    exit, check it against a snapshot built from the cache\n"
             "exit status: 0 done, 1 the sync failed, 2 bad input\n");
 }
 
-enum { F_DB, F_KUBECONFIG, F_KINDS, F_ONCE, F_IDLE, F_PAGE, F_QPS, F_BURST, F_STATS, F_N };
+enum {
+    F_DB,
+    F_KUBECONFIG,
+    F_KINDS,
+    F_ONCE,
+    F_IDLE,
+    F_PAGE,
+    F_QPS,
+    F_BURST,
+    F_STATS,
+    F_VERIFY,
+    F_LEVELS,
+    F_N
+};
+
+/* The walk of a snapshot over a few resources, as text, to compare two. */
+typedef struct walk_text {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} walk_text;
+
+static int walk_line(const topo_domain_view *v, void *payload)
+{
+    walk_text *w = payload;
+    char line[512];
+    int n = snprintf(line, sizeof(line), "%zu %s nodes=%zu cap=%lld free=%lld max=%lld pods=%lld\n",
+                     v->level, v->value, v->nodes, (long long)v->capacity, (long long)v->free,
+                     (long long)v->max_node_free, (long long)v->pods_free);
+    size_t need = w->len + (size_t)n + 1;
+    if (need > w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 65536;
+        while (cap < need)
+            cap *= 2;
+        char *b = realloc(w->buf, cap);
+        if (b == NULL) {
+            w->oom = 1;
+            return 1;
+        }
+        w->buf = b;
+        w->cap = cap;
+    }
+    memcpy(w->buf + w->len, line, (size_t)n + 1);
+    w->len += (size_t)n;
+    return 0;
+}
+
+static int walk_all(walk_text *w, const topo_snapshot *snap)
+{
+    static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
+    for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
+        if (topo_snapshot_walk(snap, res[i], walk_line, w) != 0 || w->oom)
+            return -1;
+    return 0;
+}
+
+/* The live snapshot the events built against a fresh one from the cache. */
+static int verify_live(topo_live *live, const char *db, const topo_snapshot_opts *sopts,
+                       topo_err *err)
+{
+    topo_cache *cache = NULL;
+    topo_snapshot *fresh = NULL;
+    topo_cache_snapshot_opts co = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    walk_text a = {NULL, 0, 0, 0}, b = {NULL, 0, 0, 0};
+    int rc;
+
+    co.snapshot = *sopts;
+    co.charge_reservations = 0; /* the live snapshot holds none here */
+    if ((rc = topo_cache_open(&cache, db, NULL, err)) < 0 ||
+        (rc = topo_cache_snapshot(&fresh, cache, &co, NULL, err)) < 0)
+        goto cleanup;
+    const topo_snapshot *cur = topo_live_acquire(live);
+    int wa = walk_all(&a, cur);
+    topo_live_release(live, cur);
+    if (wa < 0 || walk_all(&b, fresh) < 0) {
+        rc = topo_err_set(err, TOPO_ENOMEM, "verify: out of memory");
+        goto cleanup;
+    }
+    if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0) {
+        size_t i = 0;
+        while (i < a.len && i < b.len && a.buf[i] == b.buf[i])
+            i++;
+        size_t line = i;
+        while (line > 0 && a.buf[line - 1] != '\n')
+            line--;
+        rc = topo_err_set(err, TOPO_EGENERIC,
+                          "verify: the live snapshot differs from the cache's at \"%.120s\" "
+                          "(cache: \"%.120s\")",
+                          a.buf ? a.buf + line : "", b.buf ? b.buf + line : "");
+        goto cleanup;
+    }
+    fprintf(stderr, "topoassign %s: live snapshot consistent with the cache (%zu bytes of walk)\n",
+            CMD, a.len);
+    rc = 0;
+cleanup:
+    free(a.buf);
+    free(b.buf);
+    topo_snapshot_free(fresh);
+    topo_cache_close(cache);
+    return rc;
+}
 
 static int parse_kinds(unsigned *out, const char *text, topo_err *err)
 {
@@ -127,7 +233,12 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
         [F_QPS] = {"--qps", 1, 0, NULL, {0}, 0},
         [F_BURST] = {"--burst", 1, 0, NULL, {0}, 0},
         [F_STATS] = {"--stats", 0, 0, NULL, {0}, 0},
+        [F_VERIFY] = {"--verify-live", 0, 0, NULL, {0}, 0},
+        [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
     };
+    topo_live *live = NULL;
+    topo_snapshot_opts sopts = {"default", NULL, 0, NULL, 0};
+    topo_pool *pool = NULL;
     topo_err err = TOPO_ERR_INIT;
     topo_filler_opts o = TOPO_FILLER_OPTS_INIT;
     topo_filler *filler = NULL;
@@ -169,6 +280,18 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
         (f[F_BURST].n && parse_double(&o.burst, f[F_BURST].values[0], "--burst", &err) < 0))
         goto bad;
     o.stop = &stop_requested;
+    if (f[F_VERIFY].n) {
+        const char **levels = NULL;
+        if (f[F_LEVELS].n == 0) {
+            topo_err_set(&err, TOPO_EINVALID, "--verify-live: needs --levels");
+            goto bad;
+        }
+        if ((pool = topo_pool_create()) == NULL ||
+            topo_cli_parse_levels(&levels, &sopts.nlevels, f[F_LEVELS].values[0], pool, &err) < 0 ||
+            topo_live_create(&live, (sopts.levels = levels, &sopts), &err) < 0)
+            goto bad;
+        o.live = live;
+    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -189,6 +312,10 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     if (f[F_STATS].n)
         print_stats(&st, o.db_path,
                     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (rc == 0 && live != NULL)
+        rc = verify_live(live, o.db_path, &sopts, &err);
+    topo_live_free(live);
+    topo_pool_free(pool);
     if (rc != 0) {
         topo_cli_error(CMD, &err);
         return TOPO_CLI_EXIT_NOFIT; /* 1: the sync failed */
@@ -196,5 +323,7 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_NOFIT;
 bad:
     topo_cli_error(CMD, &err);
+    topo_live_free(live);
+    topo_pool_free(pool);
     return TOPO_CLI_EXIT_BADINPUT;
 }

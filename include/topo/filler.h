@@ -32,7 +32,9 @@ typedef struct topo_filler_opts {
     size_t batch_max;       /* and once it holds this many events, default 4096 */
     int once;               /* stop once every kind is synced and quiet */
     long idle_ms;           /* with once: the quiet time, default 500 (rounded up to s) */
-    topo_live *live;        /* also keep this live snapshot current, or NULL */
+    topo_live *live;        /* also keep this live snapshot current, or NULL: every
+                             * node, and every bound pod not finished as pod usage
+                             * (reservations are the webhook's to add) */
     const volatile sig_atomic_t *stop; /* set (by a signal handler) to stop */
 } topo_filler_opts;
 

@@ -173,8 +173,8 @@ static int live_pod(topo_filler *f, kind_state *ks, const json_t *pod, topo_err 
     if (topo_pod_requests(&req, &nreq, spec, "spec", ks->scratch, err) < 0)
         return 0; /* the cache rejected it too; counted there */
     int terminal = phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-    int tas = topo_pod_is_tas(json_object_get(json_object_get(pod, "metadata"), "annotations"));
-    int charged = node != NULL && node[0] != '\0' && !terminal && !tas;
+    /* Every bound pod that still runs takes capacity, whoever placed it. */
+    int charged = node != NULL && node[0] != '\0' && !terminal;
     return topo_live_upsert_pod(f->opts.live, uid, node, charged, req, nreq, err);
 }
 
@@ -697,7 +697,7 @@ static int load_pod(const topo_cache_pod *pod, void *payload)
 {
     topo_filler *f = payload;
     int terminal = strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0;
-    int charged = pod->node_name[0] != '\0' && !terminal && !pod->tas;
+    int charged = pod->node_name[0] != '\0' && !terminal;
     return topo_live_upsert_pod(f->opts.live, pod->uid,
                                 pod->node_name[0] ? pod->node_name : NULL, charged,
                                 pod->requests, pod->nrequests, NULL);

@@ -51,11 +51,33 @@ Fault injection and test control live under /_fake/ on the same server
   POST /_fake/load      {"resource": "nodes", "count": N, "gpus": 8, ...}  generated objects
                         {"resource": "pods", "count": N}   pods bound to existing nodes
                         {"file": PATH}   a List (NodeList/PodList/JobList/List) or one object
+  POST /_fake/bulk      {"nodes": N, "pods": M, "jobs": J, "kueue_fraction": 0.25,
+                         "not_ready": 0.0, "seed": 1, "gpus": 8}
+                        realistic GPU nodes, pods bound to them (DaemonSet pods and GPU
+                        workloads that fit, some finished, some Kueue TAS-annotated) and
+                        their Jobs, from JSON templates: 10,000 nodes + 100,000 pods in a
+                        few seconds. No watch events: the history is compacted to the new
+                        RV. Returns counts, JSON bytes per kind, rv, seconds.
   POST /_fake/churn     {"resource": "nodes", "count": M}  M label changes (MODIFIED events)
                         {"resource": "pods", "count": M}   M pod creations/deletions
+                        {"count": M, "mix": {"pod_update": .5, "pod_delete": .2,
+                         "pod_create": .2, "node_label": .1, "job_update": 0},
+                         "rate": R, "async": false, "seed": S}
+                           M events of that mix (any of "mix", "rate", "async" selects this
+                           form; mix defaults to the one shown), as fast as possible or R/s;
+                           answers once the last is in the history (watchers get them as
+                           they come) with first_rv, last_rv, per-op and per-resource counts,
+                           last_rv_by_resource, the deleted pods and seconds; "async": true
+                           answers at once and /_fake/churn/wait answers at the end
+  POST /_fake/churn/wait {"timeout": S}  the last churn's result once it has finished
+  GET  /_fake/index?resource=R[&rv=N]  every object of R, now or as it was at RV N (inside
+                        the history): namespace, name, uid, rv (pods: phase, nodeName)
   GET  /_fake/stats     current RV, compacted RV, object counts, open watches, request counts
+                        by method and status, "verbs": per resource LIST/WATCH/GET/PATCH/...
+                        requests, "gone": per resource 410s sent, "watch_starts": the last
+                        watches opened (resource, resourceVersion asked), "churn": progress
   GET  /_fake/requests  the last requests (method, path, status, auth, content type)
-  POST /_fake/requests/clear
+  POST /_fake/requests/clear   (also the counters in stats)
   POST /_fake/shutdown
 
 Authentication: with --token-file, a request needs "Authorization: Bearer T" where
@@ -67,6 +89,7 @@ CA. Otherwise 401 Unauthorized.
 usage: fake_apiserver.py [--port N] [--tls-cert F --tls-key F [--client-ca F]]
                          [--token-file F] [--history N] [--bookmark-interval S]
                          [--gone-mode http|event] [--load FILE]... [--nodes N] [--pods N]
+                         [--bulk-nodes N] [--bulk-pods N] [--bulk-jobs N]
                          [--port-file F] [--verbose]
 It binds 127.0.0.1 only and prints the port on stdout once it listens.
 """
@@ -482,8 +505,11 @@ def json_patch(doc, ops):
 # --------------------------------------------------------------------------- store
 
 class Entry:
-    """One stored object version: immutable once built."""
-    __slots__ = ("key", "namespace", "name", "rv", "data", "raw")
+    """One stored object version: immutable once built. Bulk-loaded and churned
+    objects (Entry.of_raw) keep only their JSON text; .data parses it on demand
+    (a fresh dict each time: read it, don't keep it), so 100,000 pods cost their
+    bytes and not a Python object tree each."""
+    __slots__ = ("key", "namespace", "name", "rv", "uid", "_data", "raw")
 
     def __init__(self, data):
         md = data["metadata"]
@@ -491,8 +517,25 @@ class Entry:
         self.name = md["name"]
         self.key = (self.namespace or "", self.name)
         self.rv = int(md["resourceVersion"])
-        self.data = data
+        self.uid = md.get("uid") or ""
+        self._data = data
         self.raw = dumps(data)  # the list-item form: no kind/apiVersion
+
+    @classmethod
+    def of_raw(cls, namespace, name, rv, uid, raw):
+        e = cls.__new__(cls)
+        e.namespace = namespace
+        e.name = name
+        e.key = (namespace or "", name)
+        e.rv = rv
+        e.uid = uid
+        e._data = None
+        e.raw = raw
+        return e
+
+    @property
+    def data(self):
+        return self._data if self._data is not None else json.loads(self.raw)
 
 
 class Event:
@@ -506,13 +549,42 @@ class Event:
         self.prev = prev
 
 
+class KeyPool:
+    """The keys of one table in a list: O(1) random picks, adds and removals."""
+    __slots__ = ("keys", "pos")
+
+    def __init__(self):
+        self.keys = []
+        self.pos = {}
+
+    def add(self, key):
+        if key not in self.pos:
+            self.pos[key] = len(self.keys)
+            self.keys.append(key)
+
+    def remove(self, key):
+        i = self.pos.pop(key, None)
+        if i is None:
+            return
+        last = self.keys.pop()
+        if i < len(self.keys):
+            self.keys[i] = last
+            self.pos[last] = i
+
+    def pick(self, rng):
+        return self.keys[int(rng.random() * len(self.keys))] if self.keys else None
+
+
 class Store:
     def __init__(self, history):
         self.cond = threading.Condition()
         self.rv = 1
         self.compacted = 1  # a watch/list from an RV below this is 410
         self.objects = {name: {} for name in RESOURCES}
+        self.pools = {name: KeyPool() for name in RESOURCES}
         self.sorted_keys = {name: None for name in RESOURCES}
+        self.bulk = None      # BulkFactory, made on first use
+        self.churn = None     # the last churn's status (ChurnRun)
         self.events = []    # Event, ascending rv
         self.event_rvs = []
         self.history = history
@@ -531,7 +603,9 @@ class Store:
     def record(self, res, etype, entry, prev):
         self.events.append(Event(entry.rv, res, etype, entry, prev))
         self.event_rvs.append(entry.rv)
-        if len(self.events) > self.history:
+        # Trimmed in steps of history/16 (exactly for small histories): dropping
+        # one event per write would move the whole list every time.
+        if len(self.events) > self.history + self.history // 16:
             drop = len(self.events) - self.history
             self.compacted = max(self.compacted, self.events[drop - 1].rv)
             del self.events[:drop]
@@ -553,12 +627,16 @@ class Store:
         return ks
 
     def put(self, res, data, etype, prev):
-        entry = Entry(data)
+        return self.put_entry(res, Entry(data), etype, prev)
+
+    def put_entry(self, res, entry, etype, prev, record=True):
         table = self.objects[res.name]
         if entry.key not in table:
             self.sorted_keys[res.name] = None
+            self.pools[res.name].add(entry.key)
         table[entry.key] = entry
-        self.record(res, etype, entry, prev)
+        if record:
+            self.record(res, etype, entry, prev)
         return entry
 
     def create(self, res, data):
@@ -575,11 +653,43 @@ class Store:
         table = self.objects[res.name]
         prev = table.pop(key)
         self.sorted_keys[res.name] = None
-        data = json.loads(prev.raw)
-        data["metadata"]["resourceVersion"] = str(self.next_rv())
-        entry = Entry(data)
+        self.pools[res.name].remove(key)
+        rv = self.next_rv()
+        raw = replace_rv(prev, rv)
+        if raw is not None:
+            entry = Entry.of_raw(prev.namespace, prev.name, rv, prev.uid, raw)
+        else:
+            data = json.loads(prev.raw)
+            data["metadata"]["resourceVersion"] = str(rv)
+            entry = Entry(data)
         self.record(res, "DELETED", entry, prev)
         return entry
+
+    def state_at(self, res, rv):
+        """The resource's objects as they were at rv ({key: Entry}), undoing the
+        events after it; None when rv is older than the history."""
+        if rv < self.compacted or rv > self.rv:
+            return None
+        table = dict(self.objects[res.name])
+        for ev in reversed(self.events):
+            if ev.rv <= rv:
+                break
+            if ev.res is not res:
+                continue
+            if ev.type == "ADDED":
+                table.pop(ev.entry.key, None)
+            else:
+                table[ev.entry.key] = ev.prev
+        return table
+
+
+def replace_rv(prev, rv):
+    """prev's JSON text with metadata.resourceVersion set to rv, by a byte
+    substitution; None when the text does not hold the old value exactly once."""
+    old = b'"resourceVersion":"%d"' % prev.rv
+    if prev.raw.count(old) != 1:
+        return None
+    return prev.raw.replace(old, b'"resourceVersion":"%d"' % rv, 1)
 
 
 # --------------------------------------------------------------------------- generated objects
@@ -683,6 +793,549 @@ def gen_pod(i, node, gpus, namespace="ml"):
     }
 
 
+# --------------------------------------------------------------------------- bulk objects
+
+# Bulk loading and fast churn build objects from JSON templates made once
+# (json.dumps of a realistic object with @@name@@ placeholders, turned into a
+# str.format pattern): a few microseconds per object instead of building and
+# dumping a dict. "@@#name@@" (in quotes) is a JSON number.
+PH_NUM_RE = re.compile(r'"@@#(\w+)@@"')
+PH_STR_RE = re.compile(r"@@(\w+)@@")
+PHASE_RE = re.compile(rb'"phase":"([A-Za-z]*)"')
+NODE_NAME_RE = re.compile(rb'"nodeName":"([^"]*)"')
+GFD_TS = b'"nvidia.com/gfd.timestamp":"'
+BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+DAEMONSETS = (  # name, namespace, image, cpu, memory
+    ("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.30.2", "100m", "128Mi"),
+    ("cilium", "kube-system", "quay.io/cilium/cilium:v1.15.6", "100m", "512Mi"),
+    ("node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.8.1", "50m", "64Mi"),
+    ("nvidia-device-plugin-daemonset", "gpu-operator",
+     "nvcr.io/nvidia/k8s-device-plugin:v0.15.0", "50m", "64Mi"),
+    ("nvidia-dcgm-exporter", "gpu-operator", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.6-3.4.2",
+     "100m", "256Mi"),
+    ("gpu-feature-discovery", "gpu-operator", "nvcr.io/nvidia/k8s-device-plugin:v0.15.0",
+     "50m", "64Mi"),
+)
+
+
+def make_template(obj):
+    text = json.dumps(obj, separators=(",", ":"))
+    text = text.replace("{", "{{").replace("}", "}}")
+    text = PH_NUM_RE.sub(r"{\1}", text)
+    return PH_STR_RE.sub(r"{\1}", text)
+
+
+def base36(n, width=5):
+    out = []
+    for _ in range(width):
+        n, d = divmod(n, 36)
+        out.append(BASE36[d])
+    return "".join(out)
+
+
+def fake_uid(rng):
+    x = "%032x" % rng.getrandbits(128)
+    return f"{x[:8]}-{x[8:12]}-4{x[13:16]}-a{x[17:20]}-{x[20:]}"
+
+
+def managed_fields(manager, operation, fields, subresource=None):
+    mf = {"manager": manager, "operation": operation, "apiVersion": "v1",
+          "time": "2026-01-05T08:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields}
+    if subresource:
+        mf["subresource"] = subresource
+    return mf
+
+
+def node_template(gpus):
+    n = gen_node(0, {"gpus": gpus})
+    md, labels = n["metadata"], n["metadata"]["labels"]
+    md["name"] = "@@name@@"
+    md["uid"] = "@@uid@@"
+    md["resourceVersion"] = "@@rv@@"
+    md["creationTimestamp"] = "2026-01-05T08:00:00Z"
+    for k, v in (("kubernetes.io/hostname", "@@name@@"), ("topology.topo.io/nvlink", "@@name@@"),
+                 ("topology.topo.io/spine", "@@spine@@"), ("topology.topo.io/block", "@@spine@@"),
+                 ("topology.topo.io/leaf", "@@leaf@@"), ("topology.topo.io/rack", "@@rack@@"),
+                 ("topology.topo.io/datacenter", "@@dc@@")):
+        labels[k] = v
+    labels["nvidia.com/gfd.timestamp"] = "@@gfdts@@"   # GFD rewrites it: the churned label
+    md["annotations"]["csi.volume.kubernetes.io/nodeid"] = '{"csi.tigera.io":"@@name@@"}'
+    md["managedFields"] = [
+        managed_fields("kubelet", "Update", {"f:metadata": {"f:annotations": {
+            ".": {}, "f:node.alpha.kubernetes.io/ttl": {},
+            "f:volumes.kubernetes.io/controller-managed-attach-detach": {}},
+            "f:labels": {".": {}, "f:kubernetes.io/arch": {}, "f:kubernetes.io/hostname": {},
+                         "f:kubernetes.io/os": {}}}}),
+        managed_fields("gpu-feature-discovery", "Update", {"f:metadata": {"f:labels": {
+            "f:nvidia.com/gfd.timestamp": {}, "f:nvidia.com/gpu.count": {},
+            "f:nvidia.com/gpu.product": {}, "f:nvidia.com/gpu.memory": {}}}}),
+        managed_fields("topo-sync", "Apply", {"f:metadata": {"f:labels": {
+            "f:topology.topo.io/block": {}, "f:topology.topo.io/leaf": {},
+            "f:topology.topo.io/rack": {}, "f:topology.topo.io/spine": {}}}}),
+        managed_fields("kubelet", "Update", {"f:status": {
+            "f:allocatable": {"f:nvidia.com/gpu": {}}, "f:capacity": {"f:nvidia.com/gpu": {}},
+            "f:conditions": {"k:{\"type\":\"Ready\"}": {"f:lastHeartbeatTime": {}}},
+            "f:images": {}, "f:nodeInfo": {"f:bootID": {}}}}, "status"),
+    ]
+    n["spec"] = {"podCIDR": "@@cidr@@", "podCIDRs": ["@@cidr@@"],
+                 "providerID": "baremetal://@@name@@"}
+    st = n["status"]
+    st["addresses"] = [{"type": "InternalIP", "address": "@@ip@@"},
+                       {"type": "Hostname", "address": "@@name@@"}]
+    for c in st["conditions"]:
+        if c["type"] == "Ready":
+            c.update(status="@@ready@@", reason="@@readyreason@@")
+    info = st["nodeInfo"]
+    info.update(machineID="@@machine@@", systemUUID="@@uid@@", bootID="@@boot@@")
+    st["images"] = [{"names": [f"{img}@sha256:{'%064x' % (k * 7919)}", img],
+                     "sizeBytes": size} for k, (img, size) in enumerate((
+                        ("nvcr.io/nvidia/pytorch:24.05-py3", 9825344227),
+                        ("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.6-3.4.2", 1321474910),
+                        ("nvcr.io/nvidia/k8s-device-plugin:v0.15.0", 141354234),
+                        ("quay.io/cilium/cilium:v1.15.6", 209582834),
+                        ("registry.k8s.io/kube-proxy:v1.30.2", 29034457),
+                        ("quay.io/prometheus/node-exporter:v1.8.1", 11729355),
+                        ("nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.6.8", 587348521),
+                        ("registry.k8s.io/pause:3.9", 321520)))]
+    return make_template(n)
+
+
+def pod_template(kind, gpu):
+    """kind: "ds" (a DaemonSet pod), "job" (an indexed Job's pod), "kueue" (the
+    same, admitted by Kueue with a TAS annotation); gpu: requests nvidia.com/gpu."""
+    md = OrderedDict([("name", "@@name@@"), ("generateName", "@@gen@@"),
+                      ("namespace", "@@ns@@"), ("uid", "@@uid@@"),
+                      ("resourceVersion", "@@rv@@"),
+                      ("creationTimestamp", "2026-01-05T09:00:00Z")])
+    if kind == "ds":
+        md["labels"] = {"app.kubernetes.io/name": "@@app@@",
+                        "controller-revision-hash": "7d9f8c6b5d", "pod-template-generation": "3"}
+        owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "@@app@@"}
+    else:
+        md["labels"] = {"app": "train", "batch.kubernetes.io/controller-uid": "@@owner@@",
+                        "batch.kubernetes.io/job-completion-index": "@@index@@",
+                        "batch.kubernetes.io/job-name": "@@job@@", "controller-uid": "@@owner@@",
+                        "job-name": "@@job@@"}
+        md["annotations"] = {"batch.kubernetes.io/job-completion-index": "@@index@@"}
+        if kind == "kueue":
+            md["labels"].update({"kueue.x-k8s.io/managed": "true", "kueue.x-k8s.io/podset": "main",
+                                 "kueue.x-k8s.io/queue-name": "gpu-queue",
+                                 "kueue.x-k8s.io/tas": "true"})
+            md["annotations"].update({
+                "kueue.x-k8s.io/podset-required-topology": "topology.topo.io/rack",
+                "kueue.x-k8s.io/workload": "job-@@job@@-5e3a1"})
+        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "@@job@@"}
+    owner.update(uid="@@owner@@", controller=True, blockOwnerDeletion=True)
+    md["ownerReferences"] = [owner]
+    md["managedFields"] = [
+        managed_fields("kube-controller-manager" if kind != "ds" else "kube-controller-manager",
+                       "Update", {"f:metadata": {"f:labels": {".": {}, "f:app": {}},
+                                                 "f:ownerReferences": {".": {}}},
+                                  "f:spec": {"f:containers": {"k:{\"name\":\"worker\"}": {
+                                      ".": {}, "f:image": {}, "f:resources": {}}},
+                                      "f:restartPolicy": {}, "f:schedulerName": {}}}),
+        managed_fields("kubelet", "Update", {"f:status": {
+            "f:conditions": {"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}}},
+            "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {},
+            "f:startTime": {}}}, "status"),
+    ]
+    requests = {"cpu": "@@cpu@@", "memory": "@@mem@@"}
+    limits = {"memory": "@@mem@@"}
+    if gpu:
+        requests["nvidia.com/gpu"] = "@@gpus@@"
+        limits["nvidia.com/gpu"] = "@@gpus@@"
+    container = {
+        "name": "worker" if kind != "ds" else "@@app@@", "image": "@@image@@",
+        "command": ["/bin/sh", "-c"] if kind == "ds" else ["torchrun", "--nnodes=8",
+                                                           "--nproc-per-node=8", "train.py"],
+        "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                                                                "fieldPath": "metadata.name"}}}],
+        "resources": {"requests": requests, "limits": limits},
+        "volumeMounts": [{"name": "kube-api-access", "readOnly": True,
+                          "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent",
+    }
+    tolerations = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300},
+                   {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300}]
+    if gpu or kind == "ds":
+        tolerations.append({"key": "nvidia.com/gpu", "operator": "Exists",
+                            "effect": "NoSchedule"})
+    spec = {
+        "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt",
+                           "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}],
+        "containers": [container],
+        "restartPolicy": "Always" if kind == "ds" else "Never",
+        "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": "default", "serviceAccount": "default", "nodeName": "@@node@@",
+        "securityContext": {}, "schedulerName": "default-scheduler",
+        "tolerations": tolerations, "priority": 0, "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+    }
+    ts = "2026-01-05T09:00:05Z"
+    status = {
+        "phase": "@@phase@@",
+        "conditions": [{"type": t, "status": "True", "lastProbeTime": None,
+                        "lastTransitionTime": ts}
+                       for t in ("PodReadyToStartContainers", "Initialized", "Ready",
+                                 "ContainersReady", "PodScheduled")],
+        "hostIP": "@@hostip@@", "hostIPs": [{"ip": "@@hostip@@"}], "podIP": "@@podip@@",
+        "podIPs": [{"ip": "@@podip@@"}], "startTime": ts,
+        "containerStatuses": [{"name": container["name"], "state": {"running": {
+            "startedAt": ts}}, "lastState": {}, "ready": True, "restartCount": 0,
+            "image": "@@image@@", "imageID": "@@image@@", "containerID":
+            "containerd://@@uid@@", "started": True}],
+        "qosClass": "Burstable",
+    }
+    return make_template({"metadata": md, "spec": spec, "status": status})
+
+
+def job_template():
+    return make_template({
+        "metadata": {"name": "@@name@@", "namespace": "@@ns@@", "uid": "@@uid@@",
+                     "resourceVersion": "@@rv@@", "generation": 1,
+                     "creationTimestamp": "2026-01-05T08:59:00Z",
+                     "labels": {"kueue.x-k8s.io/queue-name": "gpu-queue"},
+                     "annotations": {"kueue.x-k8s.io/podset-required-topology":
+                                     "topology.topo.io/rack"}},
+        "spec": {"parallelism": "@@#par@@", "completions": "@@#par@@",
+                 "completionMode": "Indexed", "backoffLimit": 6, "suspend": False,
+                 "manualSelector": False, "podReplacementPolicy": "TerminatingOrFailed",
+                 "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "@@uid@@"}},
+                 "template": {"metadata": {"labels": {"app": "train",
+                                                      "batch.kubernetes.io/job-name": "@@name@@"}},
+                              "spec": {"restartPolicy": "Never", "containers": [{
+                                  "name": "worker", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                                  "resources": {"requests": {"cpu": "8", "memory": "64Gi",
+                                                             "nvidia.com/gpu": "@@gpus@@"},
+                                                "limits": {"nvidia.com/gpu": "@@gpus@@"}}}]}}},
+        "status": {"active": "@@#active@@", "ready": "@@#active@@", "startTime":
+                   "2026-01-05T08:59:01Z", "terminating": 0,
+                   "uncountedTerminatedPods": {}},
+    })
+
+
+class BulkFactory:
+    """Realistic nodes, pods and jobs as JSON text, deterministic for a seed.
+
+    Nodes: HGX-style GPU nodes, racks of 8, leaves of 4 racks, spines of 8
+    leaves (gen_node's labels), a "not_ready" share of them NotReady. Pods: the
+    j-th pod of a load goes to node j % N at slot j // N; slots 0-5 are the six
+    DaemonSet pods every GPU node runs, slots 6-9 the node's workload (by node:
+    one 8-GPU pod; two 4-GPU; four 2-GPU; 2+2+1+1 GPUs; a finished 8-GPU pod and
+    three 1-GPU ones; four finished pods, i.e. an idle node), never more GPUs
+    than the node has; further slots are CPU-only pods. A "kueue" share of the
+    GPU pods carry Kueue's labels and TAS annotation. Jobs are the indexed Jobs
+    the GPU pods belong to (one per rack and slot)."""
+
+    def __init__(self, seed=1, gpus=8):
+        self.rng = random.Random(seed)
+        self.gpus = gpus
+        self.node_tmpl = node_template(gpus)
+        self.pod_tmpl = {(k, g): pod_template(k, g) for k in ("ds", "job", "kueue")
+                         for g in (False, True)}
+        self.job_tmpl = job_template()
+        self.nodes = []         # names of the nodes made, in order
+        self.job_uids = {}
+        self.next_pod = 0       # index of the next bulk pod
+        self.next_job = 0
+
+    def node(self, i, rv, ready=True):
+        rack_g, in_rack = divmod(i, 8)
+        leaf_g, rack = divmod(rack_g, 4)
+        spine_g, leaf = divmod(leaf_g, 8)
+        spine = f"dc1-sp{spine_g + 1:02d}"
+        leafn = f"{spine}-lf{leaf + 1:02d}"
+        rackn = f"{leafn}-r{rack + 1:02d}"
+        name = f"{rackn}-n{in_rack + 1:02d}"
+        uid = fake_uid(self.rng)
+        raw = self.node_tmpl.format(
+            name=name, uid=uid, rv=rv, spine=spine, leaf=leafn, rack=rackn, dc="dc1",
+            gfdts=str(1767600000 + i), cidr=f"10.{64 + (i >> 8) % 64}.{i & 255}.0/24",
+            ip=f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}",
+            ready="True" if ready else "False",
+            readyreason="KubeletReady" if ready else "NodeStatusUnknown",
+            machine="%032x" % (i + 1), boot=fake_uid(self.rng)).encode()
+        return Entry.of_raw(None, name, rv, uid, raw)
+
+    def job_uid(self, job):
+        uid = self.job_uids.get(job)
+        if uid is None:
+            uid = self.job_uids[job] = fake_uid(self.rng)
+        return uid
+
+    def pod(self, j, node_index, node, slot, rv, kueue_fraction):
+        """The j-th bulk pod (node_index-th node, at slot)."""
+        p = {"rv": rv, "node": node, "uid": fake_uid(self.rng), "phase": "Running",
+             "hostip": f"10.{(node_index >> 16) & 255}.{(node_index >> 8) & 255}."
+                       f"{node_index & 255}",
+             "podip": f"10.{64 + (j >> 16) % 64}.{(j >> 8) & 255}.{j & 255}",
+             "index": "0", "job": "", "owner": "", "gpus": "0", "app": ""}
+        if slot < len(DAEMONSETS):
+            app, ns, image, cpu, mem = DAEMONSETS[slot]
+            suffix = base36(node_index * 7 + slot * 1000003)
+            p.update(name=f"{app}-{suffix}", gen=f"{app}-", ns=ns, image=image, cpu=cpu,
+                     mem=mem, app=app, owner=self.job_uid("ds/" + app))
+            return Entry.of_raw(ns, p["name"], rv, p["uid"],
+                                self.pod_tmpl[("ds", False)].format(**p).encode())
+        pattern = node_index % 6
+        w = slot - len(DAEMONSETS)
+        gpus = 0
+        if w < 4:
+            gpus = ((8, 0, 0, 0), (4, 4, 0, 0), (2, 2, 2, 2), (2, 2, 1, 1), (8, 1, 1, 1),
+                    (8, 8, 8, 8))[pattern][w]
+            if pattern == 4 and w == 0 or pattern == 5:
+                p["phase"] = "Succeeded"
+        gpus = gpus * self.gpus // 8
+        if gpus:
+            job = f"train-{node_index // 8:05d}-s{slot}"
+            kind = "kueue" if self.rng.random() < kueue_fraction else "job"
+        else:
+            job = f"etl-{node_index // 8:05d}-s{slot}"
+            kind = "job"
+        ns = f"ml-team-{(node_index // 8) % 4}"
+        index = node_index % 8
+        name = f"{job}-{index}-{base36(j)}"
+        p.update(name=name, gen=f"{job}-{index}-", ns=ns, job=job, owner=self.job_uid(job),
+                 index=str(index), gpus=str(gpus), cpu="16" if gpus else "2",
+                 mem="128Gi" if gpus else "4Gi", image="nvcr.io/nvidia/pytorch:24.05-py3")
+        return Entry.of_raw(ns, name, rv, p["uid"],
+                            self.pod_tmpl[(kind, gpus > 0)].format(**p).encode())
+
+    def churn_pod(self, seq, node, rv, gpus):
+        ns = "churn"
+        name = f"churn-{seq}"
+        uid = fake_uid(self.rng)
+        p = {"rv": rv, "node": node, "uid": uid, "phase": "Running", "hostip": "10.0.0.1",
+             "podip": f"10.200.{(seq >> 8) & 255}.{seq & 255}", "index": "0",
+             "job": f"churn-{seq}", "owner": uid, "gpus": str(gpus), "app": "",
+             "name": name, "gen": "churn-", "ns": ns, "cpu": "1", "mem": "1Gi",
+             "image": "nvcr.io/nvidia/pytorch:24.05-py3"}
+        return Entry.of_raw(ns, name, rv, uid,
+                            self.pod_tmpl[("job", gpus > 0)].format(**p).encode())
+
+    def job(self, k, rv):
+        """The k-th bulk Job: the Job of rack k // 4's pods at workload slot k % 4."""
+        rack, w = divmod(k, 4)
+        name = f"train-{rack:05d}-s{6 + w}"
+        ns = f"ml-team-{rack % 4}"
+        uid = self.job_uid(name)
+        raw = self.job_tmpl.format(name=name, ns=ns, uid=uid, rv=rv, par=8, active=8,
+                                   gpus=(8, 4, 2, 1)[w]).encode()
+        return Entry.of_raw(ns, name, rv, uid, raw)
+
+
+def bulk_load(st, spec):
+    """Adds generated objects fast, without watch events: the history is
+    compacted to the new resourceVersion (a watch from before the load is
+    410, as after a long disconnection). Returns the counts and the RV."""
+    t0 = time.monotonic()
+    nn, npods, njobs = (int(spec.get(k, 0)) for k in ("nodes", "pods", "jobs"))
+    kueue = float(spec.get("kueue_fraction", 0.25))
+    not_ready = float(spec.get("not_ready", 0.0))
+    with st.cond:
+        if st.bulk is None:
+            st.bulk = BulkFactory(int(spec.get("seed", 1)), int(spec.get("gpus", 8)))
+        f = st.bulk
+        nodes_res, pods_res, jobs_res = RESOURCES["nodes"], RESOURCES["pods"], RESOURCES["jobs"]
+        nbytes = {"nodes": 0, "pods": 0, "jobs": 0}
+        for _ in range(nn):
+            i = len(f.nodes)
+            ready = not_ready <= 0 or f.rng.random() >= not_ready
+            e = f.node(i, st.next_rv(), ready)
+            if e.key in st.objects["nodes"]:
+                raise ValueError(f"node {e.name} exists")
+            f.nodes.append(e.name)
+            st.put_entry(nodes_res, e, "ADDED", None, record=False)
+            nbytes["nodes"] += len(e.raw)
+        if npods and not f.nodes:
+            raise ValueError("bulk-load nodes before pods")
+        total = len(f.nodes)
+        for _ in range(npods):
+            j = f.next_pod
+            f.next_pod += 1
+            slot, ni = divmod(j, total)
+            e = f.pod(j, ni, f.nodes[ni], slot, st.next_rv(), kueue)
+            st.put_entry(pods_res, e, "ADDED", None, record=False)
+            nbytes["pods"] += len(e.raw)
+        for _ in range(njobs):
+            e = f.job(f.next_job, st.next_rv())
+            f.next_job += 1
+            st.put_entry(jobs_res, e, "ADDED", None, record=False)
+            nbytes["jobs"] += len(e.raw)
+        if nn or npods or njobs:
+            st.compact()
+        return {"loaded": {"nodes": nn, "pods": npods, "jobs": njobs}, "bytes": nbytes,
+                "rv": st.rv, "objects": {k: len(v) for k, v in st.objects.items()},
+                "seconds": round(time.monotonic() - t0, 3)}
+
+
+# --------------------------------------------------------------------------- churn
+
+CHURN_OPS = ("pod_update", "pod_delete", "pod_create", "node_label", "job_update")
+DEFAULT_MIX = {"pod_update": 0.5, "pod_delete": 0.2, "pod_create": 0.2, "node_label": 0.1}
+
+
+class ChurnRun:
+    """M watch events of a mix of kinds, generated in steps of at most 2,000
+    events per hold of the store's lock (watchers stream meanwhile), as fast as
+    possible or at `rate` events/s. Byte substitutions on the stored JSON (the
+    resourceVersion, status.phase, GFD's timestamp label) keep it at a few
+    microseconds an event; objects not made by the bulk factory are changed
+    through json instead."""
+
+    def __init__(self, st, spec):
+        self.st = st
+        self.count = int(spec.get("count", 1))
+        self.rate = float(spec.get("rate", 0) or 0)
+        mix = spec.get("mix") or DEFAULT_MIX
+        bad = [k for k in mix if k not in CHURN_OPS]
+        if bad or not mix:
+            raise ValueError(f"churn mix: unknown ops {bad}; known: {', '.join(CHURN_OPS)}")
+        total = float(sum(mix.values()))
+        self.ops, self.cum, acc = [], [], 0.0
+        for k, w in mix.items():
+            if w > 0:
+                acc += w / total
+                self.ops.append(k)
+                self.cum.append(acc)
+        self.rng = random.Random(int(spec.get("seed", 1)))
+        self.kueue = float(spec.get("kueue_fraction", 0.25))
+        self.done = 0
+        self.first_rv = None
+        self.last_rv = None
+        self.by_op = {k: 0 for k in CHURN_OPS}
+        self.by_res = {"nodes": 0, "pods": 0, "jobs": 0}
+        self.last_by_res = {}
+        self.deleted = []    # (namespace, name, uid), at most 10,000
+        self.running = True
+        self.error = None
+        self.t0 = self.t1 = time.monotonic()
+        self.finished = threading.Event()
+
+    def result(self):
+        return {"count": self.done, "first_rv": self.first_rv, "last_rv": self.last_rv,
+                "rv": self.st.rv, "ops": {k: v for k, v in self.by_op.items() if v},
+                "events": dict(self.by_res), "last_rv_by_resource": dict(self.last_by_res),
+                "deleted": self.deleted[:10000], "running": self.running,
+                "error": self.error, "seconds": round(self.t1 - self.t0, 4)}
+
+    def run(self):
+        try:
+            step = 2000
+            while self.done < self.count:
+                if self.rate > 0:
+                    due = int((time.monotonic() - self.t0) * self.rate) + 1
+                    n = min(step, self.count - self.done, max(0, due - self.done))
+                    if n == 0:
+                        time.sleep(min(0.005, 1.0 / self.rate))
+                        continue
+                else:
+                    n = min(step, self.count - self.done)
+                with self.st.cond:
+                    if self.st.closing:
+                        break
+                    for _ in range(n):
+                        self.one()
+                if self.rate <= 0:
+                    time.sleep(0)  # let watchers take the lock
+        except (ValueError, KeyError) as e:
+            self.error = str(e)
+        finally:
+            self.t1 = time.monotonic()
+            self.running = False
+            self.finished.set()
+
+    def note(self, res, entry):
+        self.done += 1
+        if self.first_rv is None:
+            self.first_rv = entry.rv
+        self.last_rv = entry.rv
+        self.by_res[res.name] += 1
+        self.last_by_res[res.name] = entry.rv
+
+    def one(self):
+        st, rng = self.st, self.rng
+        r = rng.random()
+        op = self.ops[-1]
+        for k, c in zip(self.ops, self.cum):
+            if r < c:
+                op = k
+                break
+        pods, nodes = st.pools["pods"], st.pools["nodes"]
+        if op in ("pod_update", "pod_delete") and not pods.keys:
+            op = "pod_create"
+        if op == "job_update" and not st.pools["jobs"].keys:
+            op = "pod_update" if pods.keys else "pod_create"
+        if op in ("pod_create", "node_label") and not nodes.keys:
+            raise ValueError("churn: no nodes")
+        self.by_op[op] += 1
+        if op == "pod_delete":
+            res = RESOURCES["pods"]
+            key = pods.pick(rng)
+            entry = st.delete(res, key)
+            if len(self.deleted) < 10000:
+                self.deleted.append([entry.namespace, entry.name, entry.uid])
+        elif op == "pod_create":
+            res = RESOURCES["pods"]
+            if st.bulk is None:
+                st.bulk = BulkFactory()
+            node = nodes.pick(rng)[1]
+            rv = st.next_rv()
+            entry = st.bulk.churn_pod(rv, node, rv, rng.choice((0, 0, 1, 2)))
+            st.put_entry(res, entry, "ADDED", None)
+        else:
+            res = RESOURCES[{"pod_update": "pods", "node_label": "nodes",
+                             "job_update": "jobs"}[op]]
+            prev = st.objects[res.name][st.pools[res.name].pick(rng)]
+            rv = st.next_rv()
+            raw = replace_rv(prev, rv)
+            if raw is not None and op == "pod_update":
+                if b'"phase":"Pending"' in raw:
+                    raw = raw.replace(b'"phase":"Pending"', b'"phase":"Running"', 1)
+                elif b'"phase":"Running"' in raw and rng.random() < 0.3:
+                    raw = raw.replace(b'"phase":"Running"', b'"phase":"Succeeded"', 1)
+            elif raw is not None and op == "node_label":
+                at = raw.find(GFD_TS)
+                if at < 0:
+                    raw = None
+                else:
+                    at += len(GFD_TS)
+                    end = raw.index(b'"', at)
+                    raw = raw[:at] + b"%d" % (1767600000 + rv) + raw[end:]
+            if raw is not None:
+                entry = Entry.of_raw(prev.namespace, prev.name, rv, prev.uid, raw)
+            else:
+                data = json.loads(prev.raw)
+                md = data["metadata"]
+                md.setdefault("labels" if op == "node_label" else "annotations",
+                              {})["topo.test/churn"] = str(rv)
+                md["resourceVersion"] = str(rv)
+                entry = Entry(data)
+            st.put_entry(res, entry, "MODIFIED", prev)
+        self.note(res, entry)
+
+
+def churn_mix(st, spec):
+    """POST /_fake/churn with "mix", "rate" or "async": a ChurnRun. Returns its
+    result once every event is in the history, or at once with "async"."""
+    if st.churn is not None and st.churn.running:
+        raise ValueError("a churn is already running")
+    run = ChurnRun(st, spec)
+    st.churn = run
+    if spec.get("async"):
+        threading.Thread(target=run.run, daemon=True).start()
+        return {"started": True, "count": run.count, "rv": st.rv}
+    run.run()
+    return run.result()
+
+
 # --------------------------------------------------------------------------- the server
 
 class Fault:
@@ -728,6 +1381,9 @@ class State:
         self.client_auth = bool(args.client_ca)
         self.requests = []
         self.counts = {}
+        self.verbs = {}         # resource -> {"LIST": n, "WATCH": n, "GET": n, "PATCH": n, ...}
+        self.gone = {}          # resource -> 410s answered (HTTP status or in-stream ERROR)
+        self.watch_starts = []  # {"resource", "rv", "t"} of the last watches opened
         self.watches = 0
         self.verbose = args.verbose
         self.server = None
@@ -757,6 +1413,19 @@ class State:
             if previous and time.monotonic() - changed < self.token_grace:
                 ok.add(previous)
         return ok
+
+    def count_verb(self, res, verb, rv=None):
+        with self.lock:
+            v = self.verbs.setdefault(res.name, {})
+            v[verb] = v.get(verb, 0) + 1
+            if verb == "WATCH":
+                self.watch_starts.append({"resource": res.name, "rv": rv, "t": time.time()})
+                if len(self.watch_starts) > 2000:
+                    del self.watch_starts[:1000]
+
+    def count_gone(self, res):
+        with self.lock:
+            self.gone[res.name] = self.gone.get(res.name, 0) + 1
 
     def log_request(self, method, path, status, auth, ctype):
         with self.lock:
@@ -963,6 +1632,12 @@ class Handler(BaseHTTPRequestHandler):
         if res.namespaced and ns is None and (name is not None or method != "GET"):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         key = (ns or "", name) if name is not None else None
+        state = self.server.state
+        if name is None and method == "GET":
+            state.count_verb(res, "WATCH" if is_watch else "LIST",
+                             params.get("resourceVersion", ""))
+        else:
+            state.count_verb(res, method)
 
         if name is None:
             if method == "GET":
@@ -1019,6 +1694,7 @@ class Handler(BaseHTTPRequestHandler):
                                       "resourceVersion (version meta.k8s.io/v1)")
                 snap = st.snapshots.get(snap_id)
                 if snap is None or rv < st.compacted:
+                    self.server.state.count_gone(res)
                     raise gone("The provided continue parameter is too old to display a "
                                "consistent list result. You can start a new list without the "
                                "continue parameter, or use the continue token in this response "
@@ -1035,6 +1711,7 @@ class Handler(BaseHTTPRequestHandler):
                     except ValueError:
                         raise bad_request(f"invalid resource version: {rvp}")
                     if want < st.compacted:
+                        self.server.state.count_gone(res)
                         raise gone(f"too old resource version: {want} ({st.compacted})")
                 table = st.objects[res.name]
                 items = [table[k] for k in st.keys(res)]
@@ -1090,6 +1767,8 @@ class Handler(BaseHTTPRequestHandler):
                 if last < st.compacted:
                     too_old = f"too old resource version: {last} ({st.compacted})"
             gen = st.kill_gen
+        if too_old:
+            state.count_gone(res)
         if too_old and state.gone_mode == "http":
             raise gone(too_old)
 
@@ -1107,8 +1786,7 @@ class Handler(BaseHTTPRequestHandler):
                                                                            too_old)}))
                 self.chunk(b"")
                 return
-            for e in initial:
-                self.event("ADDED", res, e.raw)
+            self.send_lines([self.event_line("ADDED", res, e.raw) for e in initial])
             if self.fault is not None and self.fault.kind == "drop":
                 self.abort_connection()
                 return
@@ -1140,9 +1818,14 @@ class Handler(BaseHTTPRequestHandler):
                                 out.append(ev)
                         last = st.rv
                     compacted = st.compacted
+                lines = []
                 for ev in out:
-                    self.send_event(res, flt, ev)
+                    line = self.event_for(res, flt, ev)
+                    if line is not None:
+                        lines.append(line)
+                self.send_lines(lines)
                 if ended == "expire":
+                    state.count_gone(res)
                     msg = f"too old resource version: {last} ({compacted})"
                     self.chunk(dumps({"type": "ERROR",
                                       "object": status_object(410, "Expired", msg)}))
@@ -1166,10 +1849,27 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def event(self, etype, res, raw):
-        self.chunk(b'{"type":"' + etype.encode() + b'","object":' + res.head + raw[1:] + b"}")
+    @staticmethod
+    def event_line(etype, res, raw):
+        return b'{"type":"' + etype.encode() + b'","object":' + res.head + raw[1:] + b"}\n"
 
-    def send_event(self, res, flt, ev):
+    def event(self, etype, res, raw):
+        self.chunk(self.event_line(etype, res, raw))
+
+    def send_lines(self, lines):
+        """Event lines, many per HTTP chunk and write (a flush per event would
+        cap a watch at a few thousand events a second)."""
+        buf, size = [], 0
+        for line in lines:
+            buf.append(line)
+            size += len(line)
+            if size >= 1 << 20:
+                self.chunk(b"".join(buf))
+                buf, size = [], 0
+        if buf:
+            self.chunk(b"".join(buf))
+
+    def event_for(self, res, flt, ev):
         new = flt.match(ev.entry)
         old = ev.prev is not None and flt.match(ev.prev)
         if ev.type == "ADDED":
@@ -1184,8 +1884,7 @@ class Handler(BaseHTTPRequestHandler):
             etype = "DELETED"
         else:
             etype = None
-        if etype:
-            self.event(etype, res, ev.entry.raw)
+        return self.event_line(etype, res, ev.entry.raw) if etype else None
 
     # ------------------------------------------------------------ writes
 
@@ -1345,9 +2044,16 @@ class Handler(BaseHTTPRequestHandler):
                     out = {"rv": st.rv, "compacted": st.compacted,
                            "objects": {k: len(v) for k, v in st.objects.items()},
                            "events": len(st.events)}
+                    run = st.churn
+                    if run is not None:
+                        out["churn"] = {"running": run.running, "done": run.done,
+                                        "count": run.count, "last_rv": run.last_rv}
                 with state.lock:
                     out["watches"] = state.watches
                     out["counts"] = dict(state.counts)
+                    out["verbs"] = {k: dict(v) for k, v in state.verbs.items()}
+                    out["gone"] = dict(state.gone)
+                    out["watch_starts"] = list(state.watch_starts[-100:])
                     out["faults"] = sum(max(0, f.count) for f in state.faults)
                 self.send_obj(200, out)
             elif method == "GET" and path == "/_fake/requests":
@@ -1357,6 +2063,9 @@ class Handler(BaseHTTPRequestHandler):
                 with state.lock:
                     state.requests = []
                     state.counts = {}
+                    state.verbs = {}
+                    state.gone = {}
+                    state.watch_starts = []
                 self.send_obj(200, {})
             elif method == "POST" and path == "/_fake/fault":
                 f = Fault(spec)
@@ -1402,8 +2111,21 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_obj(200, {})
             elif method == "POST" and path == "/_fake/load":
                 self.send_obj(200, load(st, spec))
+            elif method == "POST" and path == "/_fake/bulk":
+                self.send_obj(200, bulk_load(st, spec))
             elif method == "POST" and path == "/_fake/churn":
-                self.send_obj(200, churn(st, spec))
+                if any(k in spec for k in ("mix", "rate", "async")):
+                    self.send_obj(200, churn_mix(st, spec))
+                else:
+                    self.send_obj(200, churn(st, spec))
+            elif method == "POST" and path == "/_fake/churn/wait":
+                run = st.churn
+                if run is None:
+                    raise ValueError("no churn was started")
+                run.finished.wait(float(spec.get("timeout", 600)))
+                self.send_obj(200, run.result())
+            elif method == "GET" and path == "/_fake/index":
+                self.send_obj(200, index(st, params))
             elif method == "POST" and path == "/_fake/shutdown":
                 self.send_obj(200, {})
                 threading.Thread(target=state.server.shutdown, daemon=True).start()
@@ -1503,7 +2225,7 @@ def churn(st, spec):
             for i in range(count):
                 pods = st.objects["pods"]
                 if pods and (rng.random() < 0.5 or not nodes):
-                    st.delete(res, rng.choice(sorted(pods)))
+                    st.delete(res, st.pools["pods"].pick(rng))
                 else:
                     seq = st.rv + 1
                     node = nodes[rng.randrange(len(nodes))][1]
@@ -1513,6 +2235,32 @@ def churn(st, spec):
         else:
             raise ValueError(f"cannot churn {res.name}")
         return {"first_rv": first, "last_rv": st.rv, "rv": st.rv}
+
+
+def index(st, params):
+    """GET /_fake/index?resource=R[&rv=N]: every object of R (now, or as it was
+    at resourceVersion N while N is in the history) as {namespace, name, uid,
+    rv}, pods with their phase and nodeName too. For comparing a mirror."""
+    res = RESOURCES.get(params.get("resource", ""))
+    if res is None:
+        raise ValueError(f"index: unknown resource {params.get('resource')!r}")
+    with st.cond:
+        rv = int(params["rv"]) if params.get("rv") else st.rv
+        table = st.state_at(res, rv)
+        if table is None:
+            raise ValueError(f"index: resourceVersion {rv} is outside the history "
+                             f"({st.compacted}..{st.rv})")
+        compacted = st.compacted
+    items = []
+    for e in table.values():
+        item = {"namespace": e.namespace or "", "name": e.name, "uid": e.uid, "rv": str(e.rv)}
+        if res.name == "pods":
+            m = PHASE_RE.search(e.raw)
+            item["phase"] = m.group(1).decode() if m else ""
+            m = NODE_NAME_RE.search(e.raw)
+            item["nodeName"] = m.group(1).decode() if m else ""
+        items.append(item)
+    return {"resource": res.name, "rv": rv, "compacted": compacted, "items": items}
 
 
 class Server(ThreadingHTTPServer):
@@ -1563,6 +2311,10 @@ def main():
     ap.add_argument("--load", action="append", default=[], help="a List JSON file to load")
     ap.add_argument("--nodes", type=int, default=0, help="generate N GPU nodes")
     ap.add_argument("--pods", type=int, default=0, help="generate N bound pods")
+    ap.add_argument("--bulk-nodes", type=int, default=0,
+                    help="bulk-load N realistic GPU nodes (as POST /_fake/bulk)")
+    ap.add_argument("--bulk-pods", type=int, default=0, help="bulk-load N realistic pods")
+    ap.add_argument("--bulk-jobs", type=int, default=0, help="bulk-load N Jobs")
     ap.add_argument("--port-file")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
@@ -1574,6 +2326,9 @@ def main():
         load(state.store, {"resource": "nodes", "count": args.nodes})
     if args.pods:
         load(state.store, {"resource": "pods", "count": args.pods})
+    if args.bulk_nodes or args.bulk_pods or args.bulk_jobs:
+        bulk_load(state.store, {"nodes": args.bulk_nodes, "pods": args.bulk_pods,
+                                "jobs": args.bulk_jobs})
 
     ctx = None
     if args.tls_cert:
