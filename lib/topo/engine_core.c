@@ -410,14 +410,47 @@ static int belongs_to(const snap_domain *leaf, const char *required_domain)
            (leaf->joined[n] == '\0' || leaf->joined[n] == ',');
 }
 
-static int fill_in_counts(eng_ctx *ctx, run_state *rs)
+static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by);
+
+/* fillInCounts, phase 1 for the leaves: how many pods (and leaders) fit. */
+static int fill_leaves(eng_ctx *ctx, run_state *rs)
 {
     const topo_snapshot *snap = ctx->snap;
-    /* Inner domains are all rewritten by eng_fill_helper; leaves here. */
-    int64_t *remaining = ctx->scratch;
     int *limited_by = topo_pool_calloc(ctx->pool, rs->req.n ? rs->req.n : 1, sizeof(int));
     if (limited_by == NULL)
         return TOPO_ENOMEM;
+    if (!(snap->hostname_lowest && rs->filter_nodes) && rs->required_domain == NULL &&
+        ctx->assumed == NULL && !rs->has_leader) {
+        /* The common request: no node filters, no replacement domain, no
+         * earlier PodSets, no leader. The same counts, without the checks. */
+        rs->stats.total_nodes += (int)snap->nleaves;
+        for (size_t l = 0; l < snap->nleaves; l++) {
+            const snap_leaf *leaf = &snap->leaves[l];
+            wdom *d = &ctx->doms[leaf->domain];
+            int limiting = -1;
+            int32_t st = count_in(&rs->req, leaf->room, &limiting);
+            d->state = d->state_wl = st;
+            d->slice_state = d->slice_state_wl = d->leader_state = 0;
+            d->affinity = 0;
+            if (st == 0 && limiting >= 0)
+                limited_by[limiting]++;
+        }
+    } else {
+        fill_leaves_checked(ctx, rs, limited_by);
+    }
+    for (size_t i = 0; i < rs->req.n; i++)
+        if (limited_by[i] > 0)
+            stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
+                      rs->req.items[i].name, limited_by[i]);
+    return 0;
+}
+
+/* fillLeafCounts with every check: node filters of hostname topologies,
+ * the replacement domain, assumed usage of earlier PodSets, the leader. */
+static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
+{
+    const topo_snapshot *snap = ctx->snap;
+    int64_t *remaining = ctx->scratch;
     for (size_t l = 0; l < snap->nleaves; l++) {
         const snap_leaf *leaf = &snap->leaves[l];
         wdom *d = &ctx->doms[leaf->domain];
@@ -481,10 +514,12 @@ static int fill_in_counts(eng_ctx *ctx, run_state *rs)
             d->state_wl = count_in(&rs->req, remaining, NULL);
         }
     }
-    for (size_t i = 0; i < rs->req.n; i++)
-        if (limited_by[i] > 0)
-            stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
-                      rs->req.items[i].name, limited_by[i]);
+}
+
+/* phase 1 after the leaves: slices at the slice level and the roll-up. */
+static int roll_up(eng_ctx *ctx, run_state *rs)
+{
+    const topo_snapshot *snap = ctx->snap;
     /* A request placed on the leaves themselves that can never move up a
      * level (required or unconstrained, no slices) reads no inner counts:
      * skip the roll-up. */
@@ -1072,7 +1107,7 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
         }
     }
 
-    if ((rc = fill_in_counts(ctx, &rs)) != 0)
+    if ((rc = fill_leaves(ctx, &rs)) != 0 || (rc = roll_up(ctx, &rs)) != 0)
         return rc;
 
     wdom **fit = NULL;
