@@ -61,21 +61,28 @@ Fault injection and test control live under /_fake/ on the same server
   POST /_fake/churn     {"resource": "nodes", "count": M}  M label changes (MODIFIED events)
                         {"resource": "pods", "count": M}   M pod creations/deletions
                         {"count": M, "mix": {"pod_update": .5, "pod_delete": .2,
-                         "pod_create": .2, "node_label": .1, "job_update": 0},
+                         "pod_create": .2, "node_label": .1, "job_update": 0,
+                         "pod_pending": 0},
                          "rate": R, "async": false, "seed": S}
                            M events of that mix (any of "mix", "rate", "async" selects this
-                           form; mix defaults to the one shown), as fast as possible or R/s;
+                           form; mix defaults to the one shown; pod_pending creates unbound
+                           Pending pods that a later pod_update binds and starts), as fast
+                           as possible or R/s;
                            answers once the last is in the history (watchers get them as
                            they come) with first_rv, last_rv, per-op and per-resource counts,
                            last_rv_by_resource, the deleted pods and seconds; "async": true
                            answers at once and /_fake/churn/wait answers at the end
   POST /_fake/churn/wait {"timeout": S}  the last churn's result once it has finished
+  POST /_fake/churn/stop  ends a running churn early; its result
   GET  /_fake/index?resource=R[&rv=N]  every object of R, now or as it was at RV N (inside
                         the history): namespace, name, uid, rv (pods: phase, nodeName)
+  GET  /_fake/events?resource=R&after=A[&upto=B]  how many events of R the history holds
+                        with A < rv <= B, by type
   GET  /_fake/stats     current RV, compacted RV, object counts, open watches, request counts
                         by method and status, "verbs": per resource LIST/WATCH/GET/PATCH/...
                         requests, "gone": per resource 410s sent, "watch_starts": the last
-                        watches opened (resource, resourceVersion asked), "churn": progress
+                        watches opened (resource, resourceVersion asked, identity),
+                        "churn": progress
   GET  /_fake/requests  the last requests (method, path, status, auth, content type)
   POST /_fake/requests/clear   (also the counters in stats)
   POST /_fake/shutdown
@@ -593,6 +600,7 @@ class Store:
         self.kill_gen = 0
         self.kill_mode = "close"
         self.closing = False
+        self.quiet = False  # record() leaves the notify to the caller (a churn step)
 
     # All methods below run with self.cond held.
 
@@ -610,7 +618,8 @@ class Store:
             self.compacted = max(self.compacted, self.events[drop - 1].rv)
             del self.events[:drop]
             del self.event_rvs[:drop]
-        self.cond.notify_all()
+        if not self.quiet:
+            self.cond.notify_all()
 
     def compact(self):
         self.compacted = self.rv
@@ -1109,10 +1118,13 @@ class BulkFactory:
                             self.pod_tmpl[(kind, gpus > 0)].format(**p).encode())
 
     def churn_pod(self, seq, node, rv, gpus):
+        """A new pod bound to node and Running, or with node "" Pending (not
+        scheduled yet: nodeName "" stands for the absent field)."""
         ns = "churn"
         name = f"churn-{seq}"
         uid = fake_uid(self.rng)
-        p = {"rv": rv, "node": node, "uid": uid, "phase": "Running", "hostip": "10.0.0.1",
+        p = {"rv": rv, "node": node, "uid": uid, "phase": "Running" if node else "Pending",
+             "hostip": "10.0.0.1",
              "podip": f"10.200.{(seq >> 8) & 255}.{seq & 255}", "index": "0",
              "job": f"churn-{seq}", "owner": uid, "gpus": str(gpus), "app": "",
              "name": name, "gen": "churn-", "ns": ns, "cpu": "1", "mem": "1Gi",
@@ -1178,7 +1190,8 @@ def bulk_load(st, spec):
 
 # --------------------------------------------------------------------------- churn
 
-CHURN_OPS = ("pod_update", "pod_delete", "pod_create", "node_label", "job_update")
+CHURN_OPS = ("pod_update", "pod_delete", "pod_create", "pod_pending", "node_label",
+             "job_update")
 DEFAULT_MIX = {"pod_update": 0.5, "pod_delete": 0.2, "pod_create": 0.2, "node_label": 0.1}
 
 
@@ -1215,6 +1228,7 @@ class ChurnRun:
         self.last_by_res = {}
         self.deleted = []    # (namespace, name, uid), at most 10,000
         self.running = True
+        self.stopped = False
         self.error = None
         self.t0 = self.t1 = time.monotonic()
         self.finished = threading.Event()
@@ -1229,7 +1243,7 @@ class ChurnRun:
     def run(self):
         try:
             step = 2000
-            while self.done < self.count:
+            while self.done < self.count and not self.stopped:
                 if self.rate > 0:
                     due = int((time.monotonic() - self.t0) * self.rate) + 1
                     n = min(step, self.count - self.done, max(0, due - self.done))
@@ -1241,8 +1255,13 @@ class ChurnRun:
                 with self.st.cond:
                     if self.st.closing:
                         break
-                    for _ in range(n):
-                        self.one()
+                    self.st.quiet = True
+                    try:
+                        for _ in range(n):
+                            self.one()
+                    finally:
+                        self.st.quiet = False
+                        self.st.cond.notify_all()
                 if self.rate <= 0:
                     time.sleep(0)  # let watchers take the lock
         except (ValueError, KeyError) as e:
@@ -1273,7 +1292,7 @@ class ChurnRun:
             op = "pod_create"
         if op == "job_update" and not st.pools["jobs"].keys:
             op = "pod_update" if pods.keys else "pod_create"
-        if op in ("pod_create", "node_label") and not nodes.keys:
+        if op in ("pod_create", "pod_pending", "node_label") and not nodes.keys:
             raise ValueError("churn: no nodes")
         self.by_op[op] += 1
         if op == "pod_delete":
@@ -1282,11 +1301,11 @@ class ChurnRun:
             entry = st.delete(res, key)
             if len(self.deleted) < 10000:
                 self.deleted.append([entry.namespace, entry.name, entry.uid])
-        elif op == "pod_create":
+        elif op in ("pod_create", "pod_pending"):
             res = RESOURCES["pods"]
             if st.bulk is None:
                 st.bulk = BulkFactory()
-            node = nodes.pick(rng)[1]
+            node = nodes.pick(rng)[1] if op == "pod_create" else ""
             rv = st.next_rv()
             entry = st.bulk.churn_pod(rv, node, rv, rng.choice((0, 0, 1, 2)))
             st.put_entry(res, entry, "ADDED", None)
@@ -1297,8 +1316,10 @@ class ChurnRun:
             rv = st.next_rv()
             raw = replace_rv(prev, rv)
             if raw is not None and op == "pod_update":
-                if b'"phase":"Pending"' in raw:
+                if b'"phase":"Pending"' in raw:  # scheduled: bound and started
+                    node = nodes.pick(rng)[1].encode() if nodes.keys else b""
                     raw = raw.replace(b'"phase":"Pending"', b'"phase":"Running"', 1)
+                    raw = raw.replace(b'"nodeName":""', b'"nodeName":"' + node + b'"', 1)
                 elif b'"phase":"Running"' in raw and rng.random() < 0.3:
                     raw = raw.replace(b'"phase":"Running"', b'"phase":"Succeeded"', 1)
             elif raw is not None and op == "node_label":
@@ -1414,12 +1435,13 @@ class State:
                 ok.add(previous)
         return ok
 
-    def count_verb(self, res, verb, rv=None):
+    def count_verb(self, res, verb, rv=None, auth=None):
         with self.lock:
             v = self.verbs.setdefault(res.name, {})
             v[verb] = v.get(verb, 0) + 1
             if verb == "WATCH":
-                self.watch_starts.append({"resource": res.name, "rv": rv, "t": time.time()})
+                self.watch_starts.append({"resource": res.name, "rv": rv, "auth": auth,
+                                          "t": time.time()})
                 if len(self.watch_starts) > 2000:
                     del self.watch_starts[:1000]
 
@@ -1542,7 +1564,7 @@ class Handler(BaseHTTPRequestHandler):
             if path.startswith("/_fake/"):
                 self.admin(method, path, body, params)
                 return
-            auth = self.authenticate()
+            auth = self.auth = self.authenticate()
             is_watch = params.get("watch", "") in ("1", "true", "True")
             self.fault = state.take_fault(method, path, is_watch, auth)
             if self.fault is not None:
@@ -1635,7 +1657,7 @@ class Handler(BaseHTTPRequestHandler):
         state = self.server.state
         if name is None and method == "GET":
             state.count_verb(res, "WATCH" if is_watch else "LIST",
-                             params.get("resourceVersion", ""))
+                             params.get("resourceVersion", ""), self.auth)
         else:
             state.count_verb(res, method)
 
@@ -2124,8 +2146,16 @@ class Handler(BaseHTTPRequestHandler):
                     raise ValueError("no churn was started")
                 run.finished.wait(float(spec.get("timeout", 600)))
                 self.send_obj(200, run.result())
+            elif method == "POST" and path == "/_fake/churn/stop":
+                run = st.churn
+                if run is not None:
+                    run.stopped = True
+                    run.finished.wait(10)
+                self.send_obj(200, run.result() if run is not None else {})
             elif method == "GET" and path == "/_fake/index":
                 self.send_obj(200, index(st, params))
+            elif method == "GET" and path == "/_fake/events":
+                self.send_obj(200, event_counts(st, params))
             elif method == "POST" and path == "/_fake/shutdown":
                 self.send_obj(200, {})
                 threading.Thread(target=state.server.shutdown, daemon=True).start()
@@ -2261,6 +2291,27 @@ def index(st, params):
             item["nodeName"] = m.group(1).decode() if m else ""
         items.append(item)
     return {"resource": res.name, "rv": rv, "compacted": compacted, "items": items}
+
+
+def event_counts(st, params):
+    """GET /_fake/events?resource=R&after=A[&upto=B]: the events of R with
+    A < rv <= B (default: now) by type; 400 when A is older than the history."""
+    res = RESOURCES.get(params.get("resource", ""))
+    if res is None:
+        raise ValueError(f"events: unknown resource {params.get('resource')!r}")
+    with st.cond:
+        after = int(params.get("after", 0))
+        upto = int(params["upto"]) if params.get("upto") else st.rv
+        if after < st.compacted:
+            raise ValueError(f"events: {after} is older than the history ({st.compacted})")
+        types = {}
+        i = bisect.bisect_right(st.event_rvs, after)
+        j = bisect.bisect_right(st.event_rvs, upto)
+        for ev in st.events[i:j]:
+            if ev.res is res:
+                types[ev.type] = types.get(ev.type, 0) + 1
+    return {"resource": res.name, "after": after, "upto": upto,
+            "count": sum(types.values()), "types": types}
 
 
 class Server(ThreadingHTTPServer):
