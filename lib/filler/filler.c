@@ -23,7 +23,10 @@
 #include "topo/strmap.h"
 
 #define NKINDS 3
-#define MAX_FAILURES_ONCE 5
+/* --once gives up after this many failed attempts in a row. */
+#define MAX_FAILURES_ONCE 3
+/* What a callback returns to end a list or a watch because of a stop. */
+#define STOPPED 1
 
 typedef struct kind_state {
     struct topo_filler *f;
@@ -257,6 +260,10 @@ static int on_item(json_t *item, void *payload)
 {
     list_ctx *c = payload;
     topo_err local = TOPO_ERR_INIT;
+    /* A stop must not wait for the end of a 100k-object list (this thread
+     * holds the lock the committer would pass the stop on with). */
+    if (stopping(c->f))
+        return STOPPED;
     int rc = topo_cache_upsert_json(c->f->cache, c->ks->kind, item, &local);
     if (rc == TOPO_EINVALID) {
         c->f->stats.rejected++;
@@ -354,8 +361,8 @@ static int relist(topo_filler *f, kind_state *ks, topo_err *err)
     }
     if (f->opts.live != NULL && (rc = collect_keys(f, ks, &before, err)) < 0)
         goto fail;
-    if ((rc = topo_k8s_list(rv, ks->k, ks->res, NULL, &lo, on_item, &c, err)) < 0)
-        goto fail;
+    if ((rc = topo_k8s_list(rv, ks->k, ks->res, NULL, &lo, on_item, &c, err)) != 0)
+        goto fail; /* an error, or STOPPED: the relist is rolled back */
     if ((rc = topo_cache_relist_end(f->cache, ks->kind, &deleted, err)) < 0 ||
         (rc = topo_cache_set_watch_rv(f->cache, ks->kind, rv, err)) < 0)
         goto fail;
@@ -483,7 +490,7 @@ static void *kind_main(void *arg)
         topo_err_clear(&err);
         if (ks->rv[0] == '\0') {
             from_store = 0;
-            if ((rc = relist(f, ks, &err)) < 0)
+            if ((rc = relist(f, ks, &err)) != 0)
                 goto failed;
         }
         rc = watch(f, ks, &err);
@@ -507,6 +514,8 @@ static void *kind_main(void *arg)
             break; /* synced and quiet */
         continue;
     failed:
+        if (rc == STOPPED || stopping(f))
+            break; /* a failure caused by, or racing, the stop is no failure */
         if (fatal_code(rc) || (f->opts.once && ++failures >= MAX_FAILURES_ONCE)) {
             pthread_mutex_lock(&f->db);
             set_fatal(f, &err, rc);
@@ -589,6 +598,13 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
     ko.qps = opts->qps;
     ko.burst = opts->burst;
+    if (opts->once) {
+        /* A one-shot sync answers within seconds whether the cluster can be
+         * reached; a long-running one keeps trying. */
+        ko.max_retries = 1;
+        ko.backoff_max_ms = 1000;
+        ko.timeout_ms = 10000;
+    }
     for (size_t i = 0; i < NKINDS; i++) {
         kind_state *ks = &f->kinds[i];
         ks->f = f;

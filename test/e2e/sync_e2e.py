@@ -735,10 +735,7 @@ def bad_input(env):
           f"exits 1")
 
 
-@pending("relist() holds the filler's db mutex across the whole paged list, so the "
-         "committer cannot pass the stop request on and the list takes no stop flag: SIGTERM "
-         "waits for the current kind's list to end; a stop racing a watch start is counted "
-         "as an error")
+@case
 def term_cold(env):
     """SIGTERM in the middle of a cold sync's paged list: exit 0 within 2 s (not
     at the end of the list), no error, the file whole and consistent."""
@@ -761,8 +758,7 @@ def term_cold(env):
            f"stopping counted as an error: {st}; {s.stderr()[-800:]}")
 
 
-@pending("a `--once` sync of an unreachable server retries 5 times per request inside the "
-         "HTTP client and 5 times in the filler: it gives up after about 70 s")
+@case
 def unreachable_once(env):
     """`--once` against a closed port: exit 1 within 20 s, with the reason."""
     import socket
