@@ -442,6 +442,8 @@ int topo_http_status_code(long status)
         return TOPO_EGONE;
     case 413:
         return TOPO_ELIMIT;
+    case 415:
+        return TOPO_EUNSUPPORTED;
     case 429:
         return TOPO_ETHROTTLED;
     default:

@@ -275,38 +275,6 @@ int topo_k8s_path(char **out, const topo_k8s_resource *res, const char *ns, cons
 
 /* ------------------------------------------------------------------ errors */
 
-static int status_code(long status)
-{
-    if (status >= 200 && status < 300)
-        return 0;
-    switch (status) {
-    case 400:
-    case 422:
-        return TOPO_EINVALID;
-    case 401:
-        return TOPO_EUNAUTHORIZED;
-    case 403:
-        return TOPO_EFORBIDDEN;
-    case 404:
-        return TOPO_ENOTFOUND;
-    case 409:
-        return TOPO_ECONFLICT;
-    case 410:
-        return TOPO_EGONE;
-    case 413:
-        return TOPO_ELIMIT;
-    case 415:
-        return TOPO_EUNSUPPORTED;
-    case 408:
-    case 504:
-        return TOPO_ETIMEOUT;
-    case 429:
-        return TOPO_ETHROTTLED;
-    default:
-        return status >= 500 && status < 600 ? TOPO_ESERVER : TOPO_EGENERIC;
-    }
-}
-
 /* The error for a Status object (or NULL) that came with `status`. */
 static int status_error_obj(long status, const json_t *st, const char *body, size_t len,
                             const char *what, topo_err *err)
@@ -328,7 +296,7 @@ static int status_error_obj(long status, const json_t *st, const char *body, siz
         snippet[n] = '\0';
         message = n > 0 ? snippet : "(no message)";
     }
-    int code = status_code(status);
+    int code = topo_http_status_code(status);
     if (code == 0)
         code = TOPO_EGENERIC; /* an ERROR event without a code */
     return topo_err_set(err, code, "%s: %ld %s: %s", what, status,
