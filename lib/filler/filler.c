@@ -276,7 +276,8 @@ static int on_item(json_t *item, void *payload)
         return rc;
     }
     const char *key = key_of(c->ks, item);
-    if (key != NULL && (rc = seen_add(c->ks, key)) < 0)
+    /* Only the live snapshot needs to know what the list no longer has. */
+    if (c->f->opts.live != NULL && key != NULL && (rc = seen_add(c->ks, key)) < 0)
         return rc;
     if ((rc = live_upsert(c->f, c->ks, item, c->err)) < 0)
         return rc;
@@ -355,12 +356,14 @@ static int relist(topo_filler *f, kind_state *ks, topo_err *err)
         (rc = topo_cache_relist_begin(f->cache, ks->kind, err)) < 0)
         goto fail;
     seen_clear(ks);
-    if ((ks->seen = topo_strmap_create(1024)) == NULL) {
-        rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
-        goto fail;
+    if (f->opts.live != NULL) {
+        if ((ks->seen = topo_strmap_create(1024)) == NULL) {
+            rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+            goto fail;
+        }
+        if ((rc = collect_keys(f, ks, &before, err)) < 0)
+            goto fail;
     }
-    if (f->opts.live != NULL && (rc = collect_keys(f, ks, &before, err)) < 0)
-        goto fail;
     if ((rc = topo_k8s_list(rv, ks->k, ks->res, NULL, &lo, on_item, &c, err)) != 0)
         goto fail; /* an error, or STOPPED: the relist is rolled back */
     if ((rc = topo_cache_relist_end(f->cache, ks->kind, &deleted, err)) < 0 ||
