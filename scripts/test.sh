@@ -2,7 +2,8 @@
 # The whole test suite (README, second command). Installs missing packages,
 # then builds and tests twice:
 #   build/       default build type, every ctest test;
-#   build-asan/  Debug with AddressSanitizer + UBSan, tests labelled unit or cli.
+#   build-asan/  Debug with AddressSanitizer + UBSan, every test too (labels
+#                unit, cli and e2e: the daemons' code runs under the sanitizers).
 # Fails if either fails. JOBS (default 2) sets build and test parallelism.
 set -uo pipefail
 
@@ -46,8 +47,8 @@ normal=passed
 run_suite normal build -- || normal=failed
 
 asan=passed
-run_suite sanitizers build-asan -L '^(unit|cli)$' -- \
+run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -- \
     -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANITIZE="address;undefined" || asan=failed
 
-echo "test.sh: normal build (build/): $normal; sanitizer build (build-asan/, unit+cli): $asan"
+echo "test.sh: normal build (build/): $normal; sanitizer build (build-asan/, unit+cli+e2e): $asan"
 [ "$normal" = passed ] && [ "$asan" = passed ]
