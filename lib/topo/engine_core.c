@@ -387,6 +387,35 @@ void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_
     fold_finish(&f, d, slice_size, level == slice_level);
 }
 
+/* The main tree, by snapshot index: no per-domain structure to look up. */
+typedef struct fill_args {
+    const eng_ctx *ctx;
+    int32_t slice_size;
+    int slice_level;
+    const int32_t *slice_size_at_level;
+    int leader_required;
+} fill_args;
+
+static void fill_main(const fill_args *a, int32_t di, int level)
+{
+    const snap_domain *domains = a->ctx->snap->domains;
+    wdom *doms = a->ctx->doms;
+    const snap_domain *sd = &domains[di];
+    fold f;
+    fold_init(&f);
+    int32_t inner = a->slice_size_at_level ? a->slice_size_at_level[level + 1] : 0;
+    for (int32_t i = 0; i < sd->nchildren; i++) {
+        int32_t ci = sd->children[i];
+        wdom *c = &doms[ci];
+        if (domains[ci].nchildren > 0)
+            fill_main(a, ci, level + 1);
+        else if (level + 1 == a->slice_level)
+            leaf_slices(c, a->slice_size);
+        fold_child(&f, c, inner, a->leader_required);
+    }
+    fold_finish(&f, &doms[di], a->slice_size, level == a->slice_level);
+}
+
 typedef struct run_state {
     eng_params p;
     excl_stats stats;
@@ -533,26 +562,16 @@ static int roll_up(eng_ctx *ctx, run_state *rs)
         }
         return 0;
     }
-    /* fillInCountsHelper over the main tree, level by level from the
-     * bottom (every leaf sits at the last level): the same folds without a
-     * call per domain. */
-    if (rs->p.slice_level == last)
-        for (size_t l = 0; l < snap->nleaves; l++)
-            leaf_slices(&ctx->doms[snap->leaves[l].domain], rs->p.slice_size);
-    int leader_required = rs->p.leader_count > 0;
-    for (int level = last - 1; level >= 0; level--) {
-        int32_t inner = rs->p.slice_size_at_level ? rs->p.slice_size_at_level[level + 1] : 0;
-        int at_slice = level == rs->p.slice_level;
-        const int32_t *ids = snap->level_domains[level];
-        for (size_t i = 0; i < snap->level_ndomains[level]; i++) {
-            const snap_domain *sd = &snap->domains[ids[i]];
-            fold f;
-            fold_init(&f);
-            for (int32_t c = 0; c < sd->nchildren; c++)
-                fold_child(&f, &ctx->doms[sd->children[c]], inner, leader_required);
-            fold_finish(&f, &ctx->doms[ids[i]], rs->p.slice_size, at_slice);
-        }
-    }
+    /* fillInCountsHelper over the main tree, depth first: a subtree's
+     * counters stay in cache while it is folded (level by level runs fewer
+     * instructions but was slower on 128k domains). */
+    fill_args fa = {ctx, rs->p.slice_size, rs->p.slice_level, rs->p.slice_size_at_level,
+                    rs->p.leader_count > 0};
+    for (size_t i = 0; i < snap->nroots; i++)
+        if (snap->domains[snap->roots[i]].nchildren > 0)
+            fill_main(&fa, snap->roots[i], 0);
+        else if (rs->p.slice_level == 0)
+            leaf_slices(&ctx->doms[snap->roots[i]], rs->p.slice_size);
     return 0;
 }
 
