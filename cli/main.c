@@ -15,7 +15,7 @@ static const cli_command commands[] = {
     {"show", topo_cli_cmd_show, "print the topology tree with free/total GPUs per domain"},
     {"generate", topo_cli_cmd_generate, "write a synthetic cluster as NodeList JSON"},
     {"cases", topo_cli_cmd_cases, "run Kueue conformance cases (JSON)"},
-    {"cache", topo_cli_cmd_cache, "import Kubernetes objects into a topo cache file; stats"},
+    {"cache", topo_cli_cmd_cache, "topo cache files: import objects, stats, sync a cluster"},
 };
 
 static void usage(FILE *out)
