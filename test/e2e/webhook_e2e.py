@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""topo-webhook's HTTPS server end to end (Python 3 standard library only).
+
+  webhook_e2e.py --webhook build/webhook/topo-webhook
+
+Makes a test CA and server certificate (make_test_pki.sh), starts
+topo-webhook on free ports and checks: POST /mutate over TLS verified against
+the CA (uid echoed), keep-alive, 413 over the body limit, 400 on malformed
+JSON, 404/405, /healthz, /readyz, /metrics, certificate rotation without a
+failed request, and SIGTERM during a burst (no accepted request fails, exit 0).
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKI = os.path.join(HERE, "make_test_pki.sh")
+FAILURES = []
+
+
+def expect(cond, msg):
+    if not cond:
+        FAILURES.append(msg)
+        print("FAIL: " + msg, flush=True)
+    return cond
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def review(uid):
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                       "request": {"uid": uid, "operation": "CREATE",
+                                   "object": {"kind": "Pod", "metadata": {"name": "p"}}}})
+
+
+class Webhook:
+    def __init__(self, binary, pki, workdir):
+        self.pki = pki
+        self.cert = os.path.join(workdir, "tls.crt")
+        self.key = os.path.join(workdir, "tls.key")
+        with open(os.path.join(pki, "server.pem"), "rb") as f:
+            open(self.cert, "wb").write(f.read())
+        with open(os.path.join(pki, "server.key"), "rb") as f:
+            open(self.key, "wb").write(f.read())
+        self.port = free_port()
+        self.health = free_port()
+        self.log = open(os.path.join(workdir, "webhook.log"), "w+")
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--health-port", str(self.health),
+             "--tls-cert-file", self.cert, "--tls-private-key-file", self.key,
+             "--threads", "4", "--cert-check-interval", "1", "--shutdown-timeout", "5",
+             "--log-format", "json"], stderr=self.log)
+        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                if self.get("/readyz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("topo-webhook did not become ready")
+
+    def conn(self):
+        return http.client.HTTPSConnection("localhost", self.port, context=self.ctx, timeout=10)
+
+    def get(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=5)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.read().decode()
+        finally:
+            c.close()
+
+    def post(self, conn, body, path="/mutate?timeout=10s", method="POST"):
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        return r.status, r.read(), r
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.seek(0)
+        return self.log.read()
+
+
+def metric(text, name, labels=""):
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{" if labels is not None else name) and labels in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def check_prometheus(text):
+    ok = True
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            ok &= bool(re.match(r"^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$", line))
+            continue
+        ok &= bool(re.match(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? '
+                            r'[-+0-9.eE]+|\+Inf$', line))
+    return ok
+
+
+def case_basic(w):
+    c = w.conn()
+    st, body, _ = w.post(c, review("uid-1"))
+    doc = json.loads(body)
+    expect(st == 200, "POST /mutate: status %d" % st)
+    expect(doc.get("response", {}).get("uid") == "uid-1" and doc["response"].get("allowed") is True,
+           "uid echoed and allowed: %r" % doc)
+    expect(doc.get("kind") == "AdmissionReview" and doc.get("apiVersion") == "admission.k8s.io/v1",
+           "AdmissionReview v1: %r" % doc)
+    # Keep-alive: many requests over one connection, timed.
+    sock = c.sock
+    n, t0 = 0, time.time()
+    while time.time() - t0 < 1.5:
+        st, body, _ = w.post(c, review("ka-%d" % n))
+        if not expect(st == 200 and json.loads(body)["response"]["uid"] == "ka-%d" % n,
+                      "keep-alive request %d" % n):
+            break
+        n += 1
+    rate = n / (time.time() - t0)
+    expect(c.sock is sock and n > 50, "one connection for %d requests" % n)
+    print("keep-alive: %d requests in 1.5 s over one connection: %.0f requests/s" % (n, rate),
+          flush=True)
+    # Malformed JSON: 400 naming the problem, connection still usable.
+    st, body, _ = w.post(c, b'{"request": {"uid": ')
+    expect(st == 400 and b"malformed AdmissionReview" in body, "malformed: %d %r" % (st, body))
+    st, body, _ = w.post(c, b'[1,2]')
+    expect(st == 400 and b"not a JSON object" in body, "not an object: %d %r" % (st, body))
+    st, body, _ = w.post(c, b'{"kind":"AdmissionReview"}')
+    expect(st == 400 and b"request" in body, "no request: %d %r" % (st, body))
+    # Wrong path / method.
+    st, _, _ = w.post(c, None, path="/other", method="GET")
+    expect(st == 404, "GET /other: %d" % st)
+    st, _, r = w.post(c, None, path="/mutate", method="GET")
+    expect(st == 405 and r.getheader("Allow") == "POST", "GET /mutate: %d" % st)
+    st, body, _ = w.post(c, review("after"))
+    expect(st == 200, "connection usable after 4xx: %d" % st)
+    c.close()
+    # Over the limit: 413 from the headers alone, before any of the body is
+    # sent (the API server's Content-Length is always set).
+    c = w.conn()
+    c.putrequest("POST", "/mutate")
+    c.putheader("Content-Type", "application/json")
+    c.putheader("Content-Length", str(3 * 1024 * 1024 + 1))
+    c.endheaders()
+    r = c.getresponse()
+    expect(r.status == 413 and b"too large" in r.read(), "over the limit: %d" % r.status)
+    c.close()
+    c = w.conn()
+    st, _, _ = w.post(c, b"y" * (3 * 1024 * 1024 - 10))
+    expect(st == 400, "just under the limit is read (then malformed): %d" % st)
+    c.close()
+    # Health endpoints.
+    expect(w.get("/healthz")[0] == 200, "/healthz")
+    expect(w.get("/livez")[0] == 200, "/livez")
+    expect(w.get("/readyz")[0] == 200, "/readyz")
+    expect(w.get("/nope")[0] == 404, "health 404")
+    st, text = w.get("/metrics")
+    expect(st == 200 and check_prometheus(text), "metrics parse:\n" + text)
+    ok200 = metric(text, "controller_runtime_webhook_requests_total", 'code="200"')
+    expect(ok200 >= n + 2, "200s counted: %s vs %d" % (ok200, n + 2))
+    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="400"') == 4,
+           "400s counted")
+    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="404"') == 1, "404")
+    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="405"') == 1, "405")
+    expect(metric(text, "topo_webhook_body_rejections_total") == 1, "body rejections")
+    expect(metric(text, "controller_runtime_webhook_latency_seconds_count", 'code="200"') == ok200,
+           "histogram count")
+    expect(metric(text, "controller_runtime_webhook_requests_in_flight") == 0, "in flight 0")
+
+
+def new_leaf(pki, workdir, cn):
+    key = os.path.join(workdir, "new.key")
+    csr = os.path.join(workdir, "new.csr")
+    crt = os.path.join(workdir, "new.pem")
+    ext = os.path.join(workdir, "new.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    for cmd in (["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                 "-out", key],
+                ["openssl", "req", "-new", "-key", key, "-out", csr, "-subj",
+                 "/O=topo tests/CN=" + cn],
+                ["openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(pki, "ca.pem"),
+                 "-CAkey", os.path.join(pki, "ca.key"), "-set_serial", str(int(time.time() * 1000)),
+                 "-out", crt, "-days", "2", "-sha256", "-extfile", ext]):
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return crt, key
+
+
+def peer_cn(w):
+    c = w.conn()
+    c.connect()
+    cert = c.sock.getpeercert()
+    c.close()
+    return dict(x[0] for x in cert["subject"]).get("commonName")
+
+
+def case_rotation(w, workdir):
+    first = peer_cn(w)
+    stop = threading.Event()
+    errors, done = [], [0]
+
+    def load():
+        c = w.conn()
+        while not stop.is_set():
+            try:
+                if done[0] % 5 == 0:  # mix fresh connections with keep-alive reuse
+                    c.close()
+                    c = w.conn()
+                st, body, r = w.post(c, review("rot"))
+                if st != 200:
+                    errors.append(st)
+                if r.getheader("Connection", "").lower() == "close":
+                    c.close()
+                    c = w.conn()
+                done[0] += 1
+            except Exception as e:  # noqa: BLE001 -- any failure counts
+                errors.append(repr(e))
+                c.close()
+                c = w.conn()
+        c.close()
+
+    threads = [threading.Thread(target=load) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    crt, key = new_leaf(w.pki, workdir, "rotated-server")
+    os.replace(crt, w.cert)
+    os.replace(key, w.key)
+    seen = None
+    deadline = time.time() + 8
+    while time.time() < deadline:
+        seen = peer_cn(w)
+        if seen == "rotated-server":
+            break
+        time.sleep(0.2)
+    time.sleep(0.3)
+    stop.set()
+    for t in threads:
+        t.join()
+    expect(first != "rotated-server" and seen == "rotated-server",
+           "new connections see the new certificate (%s -> %s)" % (first, seen))
+    expect(not errors and done[0] > 20, "no failed request during rotation (%d done, errors %r)"
+           % (done[0], errors[:5]))
+    # A broken pair leaves the old certificate serving.
+    with open(w.key, "w") as f:
+        f.write("not a key\n")
+    time.sleep(2.5)
+    c = w.conn()
+    st, _, _ = w.post(c, review("still"))
+    c.close()
+    expect(st == 200 and peer_cn(w) == "rotated-server", "bad key: old pair keeps serving")
+    st, text = w.get("/metrics")
+    expect(metric(text, "topo_webhook_tls_reloads_total", 'result="ok"') >= 1, "reload counted")
+    expect(metric(text, "topo_webhook_tls_reloads_total", 'result="error"') >= 1,
+           "failed reload counted")
+
+
+def case_sigterm(w):
+    stop = threading.Event()
+    failures, accepted, refused = [], [0], [0]
+    lock = threading.Lock()
+
+    def load():
+        while not stop.is_set():
+            c = w.conn()
+            try:
+                c.connect()
+            except OSError:
+                with lock:
+                    refused[0] += 1  # never accepted by the server
+                c.close()
+                time.sleep(0.01)
+                continue
+            while not stop.is_set():
+                try:
+                    st, body, r = w.post(c, review("burst"))
+                except Exception as e:  # noqa: BLE001
+                    with lock:
+                        failures.append(repr(e))
+                    break
+                with lock:
+                    accepted[0] += 1
+                if st != 200:
+                    with lock:
+                        failures.append(st)
+                if r.getheader("Connection", "").lower() == "close":
+                    break
+            c.close()
+
+    threads = [threading.Thread(target=load) for _ in range(6)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    before = accepted[0]
+    t0 = time.time()
+    w.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.05)
+    try:
+        ready = w.get("/readyz")[0]
+    except OSError:
+        ready = "closed"
+    try:
+        rc = w.proc.wait(timeout=8)
+    except subprocess.TimeoutExpired:
+        rc = None
+    took = time.time() - t0
+    stop.set()
+    for t in threads:
+        t.join()
+    expect(ready != 200, "/readyz after SIGTERM: %r" % ready)
+    expect(rc == 0, "exit status after SIGTERM: %r" % rc)
+    expect(took < 5, "exit within 5 s (took %.2f s)" % took)
+    expect(before > 20, "burst was running (%d)" % before)
+    expect(not failures, "no accepted request failed: %r" % failures[:5])
+    print("sigterm: %d requests answered, %d connections refused after the listener closed, "
+          "exit %r in %.2f s" % (accepted[0], refused[0], rc, took), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhook", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="topo-wh-") as tmp:
+        pki = os.path.join(tmp, "pki")
+        subprocess.run(["sh", PKI, pki], check=True)
+        w = Webhook(args.webhook, pki, tmp)
+        log = ""
+        try:
+            case_basic(w)
+            case_rotation(w, tmp)
+            case_sigterm(w)
+        finally:
+            log = w.stop()
+        lines = [l for l in log.splitlines() if l.strip()]
+        bad = [l for l in lines if not l.startswith("{")]
+        for l in lines:
+            try:
+                json.loads(l)
+            except ValueError:
+                bad.append(l)
+        expect(not bad, "every log line is one JSON object: %r" % bad[:3])
+        if FAILURES:
+            print("--- webhook log ---\n" + log)
+    print("webhook_e2e: %s" % ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,891 @@
+/* The HTTPS transport of topo-webhook (see server.h). The only file of topo
+ * that includes <microhttpd.h>.
+ *
+ * Certificate rotation: Debian 12's libmicrohttpd is built with GnuTLS, whose
+ * certificate callback would need topo to link GnuTLS itself. Instead a TLS
+ * "generation" is one MHD daemon bound to a dup() of one listening socket we
+ * own: a new pair starts a new generation on the same socket (the kernel then
+ * hands new connections to either daemon, both with valid certificates), and
+ * the old one is quiesced at once, so from then on only the new one accepts.
+ * The old daemon keeps its connections, answers them with Connection: close,
+ * and is stopped by the tick when it has no connection left (or, when only
+ * idle keep-alives remain, after a grace period). No connection is refused
+ * during the swap: the listening socket never closes. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "topo/log.h"
+
+/* Largest cert or key file we read. */
+#define WH_MAX_PEM_FILE (1u * 1024u * 1024u)
+/* A retired daemon with only idle keep-alives left is stopped after this. */
+#define WH_RETIRE_GRACE_NS (10LL * 1000000000LL)
+/* Shutdown: once nothing was in flight and nothing new arrived for this
+ * long, the remaining (idle) keep-alive connections are closed. */
+#define WH_SETTLE_NS (300LL * 1000000LL)
+#define WH_MUTATE_PATH "/mutate"
+
+/* Status codes counted separately; anything else counts as "other". */
+static const int wh_codes[] = {200, 400, 404, 405, 413, 500, 503, 0};
+#define WH_NCODES (sizeof wh_codes / sizeof wh_codes[0])
+typedef enum { WH_OUT_HANDLED, WH_OUT_HANDLER_ERROR, WH_OUT_REJECTED, WH_NOUTCOMES } wh_outcome;
+static const char *const wh_outcome_names[WH_NOUTCOMES] = {"handled", "handler_error",
+                                                           "rejected"};
+/* The API server's webhook latency buckets (apiserver admission metrics.go). */
+static const double wh_buckets[] = {0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25};
+#define WH_NBUCKETS (sizeof wh_buckets / sizeof wh_buckets[0])
+
+typedef struct wh_metrics {
+    atomic_ullong requests[WH_NCODES][WH_NOUTCOMES];
+    atomic_ullong latency_bucket[WH_NCODES][WH_NBUCKETS]; /* non-cumulative */
+    atomic_ullong latency_count[WH_NCODES];
+    atomic_ullong latency_sum_ns[WH_NCODES];
+    atomic_llong in_flight;
+    atomic_ullong body_too_large;
+    atomic_ullong tls_reloads_ok;
+    atomic_ullong tls_reloads_failed;
+    atomic_ullong connections_total;
+} wh_metrics;
+
+/* One TLS generation: an MHD daemon on a dup of the listening socket. */
+typedef struct wh_daemon {
+    struct topo_wh_server *srv;
+    struct MHD_Daemon *mhd;
+    atomic_int retiring;
+    atomic_llong connections;
+    long long retired_ns;
+    unsigned long long generation;
+    struct wh_daemon *next;
+} wh_daemon;
+
+/* Identity of one file as stat() sees it through symlinks. */
+typedef struct wh_file_id {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int ok;
+} wh_file_id;
+
+struct topo_wh_server {
+    topo_wh_server_opts opts;
+    char *cert_file;
+    char *key_file;
+    int listen_fd;
+    wh_daemon *current;
+    wh_daemon *retired; /* list, owner thread only */
+    unsigned long long generations;
+    struct MHD_Daemon *health;
+    atomic_int ready;
+    atomic_int stopping;
+    atomic_ullong last_activity_ns;
+    wh_file_id cert_id, key_id;         /* of the pair serving now */
+    wh_file_id tried_cert, tried_key;   /* of the last pair that failed */
+    long long next_check_ns;
+    wh_metrics m;
+};
+
+/* Per-request state, in MHD's *con_cls. */
+typedef struct wh_req {
+    char *body;
+    size_t len;
+    size_t cap;
+    long long start_ns;
+    int responded;
+} wh_req;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static size_t code_index(int status)
+{
+    for (size_t i = 0; i + 1 < WH_NCODES; i++)
+        if (wh_codes[i] == status)
+            return i;
+    return WH_NCODES - 1;
+}
+
+static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
+{
+    size_t ci = code_index(status);
+    atomic_fetch_add(&srv->m.requests[ci][outcome], 1);
+    if (start_ns > 0) {
+        long long d = now_ns() - start_ns;
+        if (d < 0)
+            d = 0;
+        double secs = (double)d / 1e9;
+        for (size_t b = 0; b < WH_NBUCKETS; b++) {
+            if (secs <= wh_buckets[b]) {
+                atomic_fetch_add(&srv->m.latency_bucket[ci][b], 1);
+                break;
+            }
+        }
+        atomic_fetch_add(&srv->m.latency_count[ci], 1);
+        atomic_fetch_add(&srv->m.latency_sum_ns[ci], (unsigned long long)d);
+    }
+}
+
+/* Parses a Go duration ("10s", "1m30s", "500ms", "1.5s") into ms; -1 if bad. */
+static long long parse_go_duration_ms(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    double total_ms = 0;
+    const char *p = s;
+    while (*p) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno != 0 || v < 0)
+            return -1;
+        p = end;
+        double unit;
+        if (strncmp(p, "ns", 2) == 0) {
+            unit = 1e-6;
+            p += 2;
+        } else if (strncmp(p, "us", 2) == 0) {
+            unit = 1e-3;
+            p += 2;
+        } else if (strncmp(p, "\xc2\xb5s", 3) == 0) {
+            unit = 1e-3;
+            p += 3;
+        } else if (strncmp(p, "ms", 2) == 0) {
+            unit = 1;
+            p += 2;
+        } else if (*p == 's') {
+            unit = 1000;
+            p += 1;
+        } else if (*p == 'm') {
+            unit = 60000;
+            p += 1;
+        } else if (*p == 'h') {
+            unit = 3600000;
+            p += 1;
+        } else {
+            return -1;
+        }
+        total_ms += v * unit;
+        if (total_ms > 1e12)
+            return -1;
+    }
+    return (long long)total_ms;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, wh_daemon *d, int status,
+                             char *body, size_t len, const char *content_type)
+{
+    struct MHD_Response *resp;
+    if (body)
+        resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    else
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
+    /* A retired generation or a stopping server sends clients elsewhere;
+     * after a 413 the unread body makes the connection unusable. */
+    if ((d && atomic_load(&d->retiring)) || status == MHD_HTTP_CONTENT_TOO_LARGE)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result r = MHD_queue_response(conn, (unsigned int)status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static char *dup_text(const char *fmt, ...) TOPO_PRINTF(1, 2);
+static char *dup_text(const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    return strdup(tmp);
+}
+
+static enum MHD_Result reject(struct MHD_Connection *conn, wh_daemon *d, int status,
+                              const char *msg, long long start_ns)
+{
+    record(d->srv, status, WH_OUT_REJECTED, start_ns);
+    char *body = dup_text("{\"error\":\"%s\"}\n", msg);
+    return queue(conn, d, status, body, body ? strlen(body) : 0, "application/json");
+}
+
+static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    wh_daemon *d = cls;
+    topo_wh_server *srv = d->srv;
+    wh_req *rq = *con_cls;
+    (void)version;
+
+    if (!rq) {
+        long long start = now_ns();
+        atomic_store(&srv->last_activity_ns, (unsigned long long)start);
+        if (strcmp(url, WH_MUTATE_PATH) != 0)
+            return reject(conn, d, MHD_HTTP_NOT_FOUND, "not found", start);
+        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+            return reject(conn, d, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", start);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (errno != 0 || end == cl || n > srv->opts.max_body) {
+                atomic_fetch_add(&srv->m.body_too_large, 1);
+                topo_log(TOPO_LOG_WARN, "request body over the limit (Content-Length %s)", cl);
+                return reject(conn, d, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large",
+                              start);
+            }
+        }
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        rq->start_ns = start;
+        *con_cls = rq;
+        atomic_fetch_add(&srv->m.in_flight, 1);
+        return MHD_YES;
+    }
+
+    if (rq->responded) {
+        *upload_data_size = 0; /* the rest of an oversized chunked body */
+        return MHD_YES;
+    }
+
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        if (n > srv->opts.max_body - rq->len) {
+            atomic_fetch_add(&srv->m.body_too_large, 1);
+            rq->responded = 1;
+            *upload_data_size = 0;
+            topo_log(TOPO_LOG_WARN, "request body over the limit (%zu bytes)",
+                     srv->opts.max_body);
+            return reject(conn, d, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large",
+                          rq->start_ns);
+        }
+        if (rq->len + n + 1 > rq->cap) {
+            size_t cap = rq->cap ? rq->cap : 16384;
+            while (cap < rq->len + n + 1)
+                cap *= 2;
+            if (cap > srv->opts.max_body + 1)
+                cap = srv->opts.max_body + 1;
+            char *nb = realloc(rq->body, cap);
+            if (!nb)
+                return MHD_NO;
+            rq->body = nb;
+            rq->cap = cap;
+        }
+        memcpy(rq->body + rq->len, upload_data, n);
+        rq->len += n;
+        rq->body[rq->len] = '\0';
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+
+    /* The whole body is here. */
+    rq->responded = 1;
+    topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
+    const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
+    if (t)
+        req.timeout_ms = parse_go_duration_ms(t);
+    char *out = NULL;
+    size_t out_len = 0;
+    int status = 0;
+    int rc = srv->opts.handle(&req, rq->body ? rq->body : "", rq->len, &out, &out_len, &status);
+    if (rc != 0 || status < 100 || status > 599) {
+        free(out);
+        topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
+        record(srv, 500, WH_OUT_HANDLER_ERROR, rq->start_ns);
+        char *body = dup_text("{\"error\":\"internal error\"}\n");
+        return queue(conn, d, 500, body, body ? strlen(body) : 0, "application/json");
+    }
+    record(srv, status, WH_OUT_HANDLED, rq->start_ns);
+    return queue(conn, d, status, out, out_len, "application/json");
+}
+
+static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls,
+                          enum MHD_RequestTerminationCode toe)
+{
+    wh_daemon *d = cls;
+    wh_req *rq = *con_cls;
+    (void)conn;
+    (void)toe;
+    if (!rq)
+        return;
+    free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+    atomic_fetch_sub(&d->srv->m.in_flight, 1);
+    atomic_store(&d->srv->last_activity_ns, (unsigned long long)now_ns());
+}
+
+static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    wh_daemon *d = cls;
+    (void)conn;
+    (void)socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&d->connections, 1);
+        atomic_fetch_add(&d->srv->m.connections_total, 1);
+    } else {
+        atomic_fetch_sub(&d->connections, 1);
+    }
+}
+
+/* ---- /metrics ---- */
+
+typedef struct wh_text {
+    char *p;
+    size_t len, cap;
+    int failed;
+} wh_text;
+
+static void text_add(wh_text *t, const char *fmt, ...) TOPO_PRINTF(2, 3);
+static void text_add(wh_text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = t->cap - t->len;
+        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->p && (size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 8192;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *np = realloc(t->p, cap);
+        if (!np) {
+            t->failed = 1;
+            return;
+        }
+        t->p = np;
+        t->cap = cap;
+    }
+}
+
+static const char *code_label(size_t ci, char *buf, size_t size)
+{
+    if (wh_codes[ci] == 0)
+        return "other";
+    snprintf(buf, size, "%d", wh_codes[ci]);
+    return buf;
+}
+
+char *topo_wh_server_metrics(topo_wh_server *srv)
+{
+    wh_text t = {NULL, 0, 0, 0};
+    char cb[16];
+    const wh_metrics *m = &srv->m;
+
+    text_add(&t, "# HELP controller_runtime_webhook_requests_total Total number of admission "
+                 "requests by HTTP status code.\n"
+                 "# TYPE controller_runtime_webhook_requests_total counter\n");
+    for (size_t c = 0; c < WH_NCODES; c++) {
+        unsigned long long n = 0;
+        for (size_t o = 0; o < WH_NOUTCOMES; o++)
+            n += atomic_load(&m->requests[c][o]);
+        if (n)
+            text_add(&t,
+                     "controller_runtime_webhook_requests_total{webhook=\"/mutate\",code=\"%s\"} "
+                     "%llu\n",
+                     code_label(c, cb, sizeof cb), n);
+    }
+    text_add(&t, "# HELP topo_webhook_requests_total Requests to the HTTPS port by status code "
+                 "and outcome (handled, handler_error, rejected by the server).\n"
+                 "# TYPE topo_webhook_requests_total counter\n");
+    for (size_t c = 0; c < WH_NCODES; c++)
+        for (size_t o = 0; o < WH_NOUTCOMES; o++) {
+            unsigned long long n = atomic_load(&m->requests[c][o]);
+            if (n)
+                text_add(&t, "topo_webhook_requests_total{code=\"%s\",outcome=\"%s\"} %llu\n",
+                         code_label(c, cb, sizeof cb), wh_outcome_names[o], n);
+        }
+    text_add(&t, "# HELP controller_runtime_webhook_latency_seconds Histogram of the latency "
+                 "of processing admission requests.\n"
+                 "# TYPE controller_runtime_webhook_latency_seconds histogram\n");
+    for (size_t c = 0; c < WH_NCODES; c++) {
+        unsigned long long count = atomic_load(&m->latency_count[c]);
+        if (!count)
+            continue;
+        const char *code = code_label(c, cb, sizeof cb);
+        unsigned long long cum = 0;
+        for (size_t b = 0; b < WH_NBUCKETS; b++) {
+            cum += atomic_load(&m->latency_bucket[c][b]);
+            text_add(&t,
+                     "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
+                     "code=\"%s\",le=\"%g\"} %llu\n",
+                     code, wh_buckets[b], cum);
+        }
+        text_add(&t,
+                 "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
+                 "code=\"%s\",le=\"+Inf\"} %llu\n",
+                 code, count);
+        text_add(&t,
+                 "controller_runtime_webhook_latency_seconds_sum{webhook=\"/mutate\",code=\"%s\"}"
+                 " %.9f\n",
+                 code, (double)atomic_load(&m->latency_sum_ns[c]) / 1e9);
+        text_add(&t,
+                 "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\","
+                 "code=\"%s\"} %llu\n",
+                 code, count);
+    }
+    text_add(&t,
+             "# HELP controller_runtime_webhook_requests_in_flight Current number of admission "
+             "requests being served.\n"
+             "# TYPE controller_runtime_webhook_requests_in_flight gauge\n"
+             "controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} %lld\n",
+             (long long)atomic_load(&m->in_flight));
+    text_add(&t,
+             "# HELP topo_webhook_body_rejections_total Request bodies refused for size.\n"
+             "# TYPE topo_webhook_body_rejections_total counter\n"
+             "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n",
+             atomic_load(&m->body_too_large));
+    text_add(&t,
+             "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
+             "# TYPE topo_webhook_tls_reloads_total counter\n"
+             "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
+             "topo_webhook_tls_reloads_total{result=\"error\"} %llu\n",
+             atomic_load(&m->tls_reloads_ok), atomic_load(&m->tls_reloads_failed));
+    text_add(&t,
+             "# HELP topo_webhook_connections_total TLS connections accepted.\n"
+             "# TYPE topo_webhook_connections_total counter\n"
+             "topo_webhook_connections_total %llu\n",
+             atomic_load(&m->connections_total));
+    text_add(&t,
+             "# HELP topo_webhook_ready Whether /readyz answers 200.\n"
+             "# TYPE topo_webhook_ready gauge\n"
+             "topo_webhook_ready %d\n",
+             atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
+    if (t.failed) {
+        free(t.p);
+        return NULL;
+    }
+    return t.p;
+}
+
+static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, const char *url,
+                                     const char *method, const char *version,
+                                     const char *upload_data, size_t *upload_data_size,
+                                     void **con_cls)
+{
+    topo_wh_server *srv = cls;
+    (void)version;
+    (void)upload_data;
+    (void)upload_data_size;
+    (void)con_cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
+                     19, "text/plain");
+    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
+        return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
+    if (strcmp(url, "/readyz") == 0) {
+        if (atomic_load(&srv->ready) && !atomic_load(&srv->stopping))
+            return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
+        const char *why = atomic_load(&srv->stopping) ? "shutting down\n" : "not ready\n";
+        return queue(conn, NULL, 503, strdup(why), strlen(why), "text/plain");
+    }
+    if (strcmp(url, "/metrics") == 0) {
+        char *text = topo_wh_server_metrics(srv);
+        if (!text)
+            return MHD_NO;
+        return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
+    }
+    return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
+}
+
+/* ---- TLS generations ---- */
+
+static int read_file(char **out, const char *path, topo_err *err)
+{
+    int fd = -1, rc = -1;
+    char *buf = NULL;
+    size_t len = 0, cap = 4096;
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        topo_err_set(err, -1, "%s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (!(buf = malloc(cap)))
+        goto cleanup;
+    for (;;) {
+        if (len + 1 >= cap) {
+            if (cap >= WH_MAX_PEM_FILE) {
+                topo_err_set(err, -1, "%s: larger than %u bytes", path, WH_MAX_PEM_FILE);
+                goto cleanup;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                goto cleanup;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            topo_err_set(err, -1, "%s: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    buf = NULL;
+    rc = 0;
+cleanup:
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+static wh_file_id file_id(const char *path)
+{
+    wh_file_id id;
+    struct stat st;
+    memset(&id, 0, sizeof id);
+    if (stat(path, &st) == 0) {
+        id.dev = st.st_dev;
+        id.ino = st.st_ino;
+        id.size = st.st_size;
+        id.mtime = st.st_mtim;
+        id.ok = 1;
+    }
+    return id;
+}
+
+static int file_id_eq(const wh_file_id *a, const wh_file_id *b)
+{
+    return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* Starts a TLS generation with the PEM pair now in the files. */
+static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
+{
+    char *cert = NULL, *key = NULL;
+    wh_daemon *d = NULL;
+    int fd = -1, rc = -1;
+
+    if (read_file(&cert, srv->cert_file, err) < 0 || read_file(&key, srv->key_file, err) < 0)
+        goto cleanup;
+    if (!(d = calloc(1, sizeof *d)))
+        goto cleanup;
+    d->srv = srv;
+    d->generation = ++srv->generations;
+    if ((fd = fcntl(srv->listen_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        topo_err_set(err, -1, "dup of the listening socket: %s", strerror(errno));
+        goto cleanup;
+    }
+    d->mhd = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_AUTO, 0, NULL,
+        NULL, access_tls, d, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
+        MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->opts.threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->opts.idle_timeout_s,
+        MHD_OPTION_NOTIFY_COMPLETED, completed_tls, d, MHD_OPTION_NOTIFY_CONNECTION,
+        notify_conn, d, MHD_OPTION_END);
+    if (!d->mhd) {
+        topo_err_set(err, -1, "cannot start the TLS server with %s and %s (a bad or mismatched "
+                              "certificate/key pair?)",
+                     srv->cert_file, srv->key_file);
+        goto cleanup;
+    }
+    fd = -1; /* the daemon's now */
+    *out = d;
+    d = NULL;
+    rc = 0;
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    free(d);
+    free(cert);
+    free(key);
+    return rc;
+}
+
+/* Quiesces a generation: it accepts nothing more (its dup of the socket is
+ * closed), answers what it has with Connection: close. */
+static void retire(topo_wh_server *srv, wh_daemon *d)
+{
+    atomic_store(&d->retiring, 1);
+    MHD_socket fd = MHD_quiesce_daemon(d->mhd);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    d->retired_ns = now_ns();
+    d->next = srv->retired;
+    srv->retired = d;
+}
+
+static void stop_generation(wh_daemon *d)
+{
+    if (!d)
+        return;
+    MHD_stop_daemon(d->mhd);
+    free(d);
+}
+
+static int listen_on(int *out, int port, topo_err *err)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1, zero = 0;
+    if (fd >= 0) {
+        struct sockaddr_in6 a6;
+        memset(&a6, 0, sizeof a6);
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)port);
+        a6.sin6_addr = in6addr_any;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        if (bind(fd, (struct sockaddr *)&a6, sizeof a6) == 0)
+            goto bound;
+        close(fd);
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        topo_err_set(err, -1, "socket: %s", strerror(errno));
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a4;
+    memset(&a4, 0, sizeof a4);
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons((uint16_t)port);
+    a4.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *)&a4, sizeof a4) != 0) {
+        topo_err_set(err, -1, "bind port %d: %s", port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+bound:
+    if (listen(fd, 1024) != 0) {
+        topo_err_set(err, -1, "listen on port %d: %s", port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *out = fd;
+    return 0;
+}
+
+int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err)
+{
+    topo_wh_server *srv = NULL;
+    int rc = -1;
+
+    *out = NULL;
+    if (!opts || !opts->handle || !opts->cert_file || !opts->key_file) {
+        topo_err_set(err, TOPO_EINVALID, "a handler, a certificate file and a key file are needed");
+        return -1;
+    }
+    if (opts->port <= 0 || opts->port > 65535 || opts->health_port <= 0 ||
+        opts->health_port > 65535 || opts->port == opts->health_port) {
+        topo_err_set(err, TOPO_EINVALID, "bad ports %d and %d", opts->port, opts->health_port);
+        return -1;
+    }
+    if (!(srv = calloc(1, sizeof *srv)))
+        return -1;
+    srv->listen_fd = -1;
+    srv->opts = *opts;
+    if (!srv->opts.threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        srv->opts.threads = n > 0 ? (unsigned int)n : 1;
+    }
+    if (!srv->opts.max_body)
+        srv->opts.max_body = TOPO_WH_MAX_BODY;
+    if (!srv->opts.cert_check_ms)
+        srv->opts.cert_check_ms = 2000;
+    srv->cert_file = strdup(opts->cert_file);
+    srv->key_file = strdup(opts->key_file);
+    if (!srv->cert_file || !srv->key_file)
+        goto cleanup;
+
+    if (listen_on(&srv->listen_fd, opts->port, err) < 0)
+        goto cleanup;
+    srv->cert_id = file_id(srv->cert_file);
+    srv->key_id = file_id(srv->key_file);
+    if (start_generation(&srv->current, srv, err) < 0)
+        goto cleanup;
+    srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+                                       MHD_USE_DUAL_STACK,
+                                   (uint16_t)opts->health_port, NULL, NULL, access_health, srv,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!srv->health)
+        srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO,
+                                       (uint16_t)opts->health_port, NULL, NULL, access_health,
+                                       srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!srv->health) {
+        topo_err_set(err, -1, "cannot serve health on port %d", opts->health_port);
+        goto cleanup;
+    }
+    srv->next_check_ns = now_ns() + (long long)srv->opts.cert_check_ms * 1000000LL;
+    *out = srv;
+    srv = NULL;
+    rc = 0;
+cleanup:
+    topo_wh_server_free(srv);
+    return rc;
+}
+
+void topo_wh_server_set_ready(topo_wh_server *srv, int ready)
+{
+    if (srv)
+        atomic_store(&srv->ready, ready ? 1 : 0);
+}
+
+static void reap_retired(topo_wh_server *srv, int force)
+{
+    long long now = now_ns();
+    wh_daemon **pp = &srv->retired;
+    while (*pp) {
+        wh_daemon *d = *pp;
+        long long conns = atomic_load(&d->connections);
+        if (force || conns == 0 || now - d->retired_ns > WH_RETIRE_GRACE_NS) {
+            *pp = d->next;
+            topo_log(TOPO_LOG_INFO, "stopped TLS generation %llu (%lld connections left)",
+                     d->generation, conns);
+            stop_generation(d);
+        } else {
+            pp = &d->next;
+        }
+    }
+}
+
+void topo_wh_server_tick(topo_wh_server *srv)
+{
+    if (!srv || atomic_load(&srv->stopping))
+        return;
+    reap_retired(srv, 0);
+    long long now = now_ns();
+    if (now < srv->next_check_ns)
+        return;
+    srv->next_check_ns = now + (long long)srv->opts.cert_check_ms * 1000000LL;
+    wh_file_id c = file_id(srv->cert_file), k = file_id(srv->key_file);
+    if (file_id_eq(&c, &srv->cert_id) && file_id_eq(&k, &srv->key_id))
+        return;
+    if (file_id_eq(&c, &srv->tried_cert) && file_id_eq(&k, &srv->tried_key))
+        return; /* this pair failed already; wait for the next change */
+    topo_err err = TOPO_ERR_INIT;
+    wh_daemon *d = NULL;
+    if (start_generation(&d, srv, &err) < 0) {
+        atomic_fetch_add(&srv->m.tls_reloads_failed, 1);
+        srv->tried_cert = c;
+        srv->tried_key = k;
+        topo_log(TOPO_LOG_ERROR, "certificate reload failed, still serving the old one: %s",
+                 err.text);
+        return;
+    }
+    wh_daemon *old = srv->current;
+    srv->current = d;
+    srv->cert_id = c;
+    srv->key_id = k;
+    retire(srv, old);
+    atomic_fetch_add(&srv->m.tls_reloads_ok, 1);
+    topo_log(TOPO_LOG_INFO, "serving certificate reloaded (TLS generation %llu)", d->generation);
+}
+
+static long long total_connections(topo_wh_server *srv)
+{
+    long long n = srv->current ? atomic_load(&srv->current->connections) : 0;
+    for (wh_daemon *d = srv->retired; d; d = d->next)
+        n += atomic_load(&d->connections);
+    return n;
+}
+
+long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
+{
+    if (!srv)
+        return 0;
+    atomic_store(&srv->stopping, 1);
+    atomic_store(&srv->ready, 0);
+    if (srv->current) {
+        wh_daemon *d = srv->current;
+        srv->current = NULL;
+        retire(srv, d);
+    }
+    if (srv->listen_fd >= 0) {
+        close(srv->listen_fd);
+        srv->listen_fd = -1;
+    }
+    long long start = now_ns();
+    long long deadline = start + (long long)timeout_ms * 1000000LL;
+    atomic_store(&srv->last_activity_ns, (unsigned long long)start);
+    for (;;) {
+        long long now = now_ns();
+        long long inflight = atomic_load(&srv->m.in_flight);
+        if (total_connections(srv) == 0)
+            break;
+        /* Idle keep-alives: nothing in flight and nothing new for a while. */
+        if (inflight == 0 &&
+            now - (long long)atomic_load(&srv->last_activity_ns) > WH_SETTLE_NS)
+            break;
+        if (now >= deadline)
+            break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    long left = (long)atomic_load(&srv->m.in_flight);
+    reap_retired(srv, 1);
+    return left;
+}
+
+void topo_wh_server_free(topo_wh_server *srv)
+{
+    if (!srv)
+        return;
+    atomic_store(&srv->stopping, 1);
+    if (srv->current) {
+        stop_generation(srv->current);
+        srv->current = NULL;
+    }
+    reap_retired(srv, 1);
+    if (srv->health)
+        MHD_stop_daemon(srv->health);
+    if (srv->listen_fd >= 0)
+        close(srv->listen_fd);
+    free(srv->cert_file);
+    free(srv->key_file);
+    free(srv);
+}

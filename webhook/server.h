@@ -1,0 +1,86 @@
+/* The HTTPS transport of topo-webhook (libmicrohttpd), knowing nothing about
+ * admission.
+ *
+ * - POST /mutate: the body is accumulated per connection up to max_body
+ *   (a larger Content-Length gets 413 before any of the body is read), then
+ *   handed to the caller's handler, whose answer is sent as application/json.
+ *   Other paths get 404, other methods on /mutate 405.
+ * - A thread pool (threads, default: online cores), HTTP/1.1 keep-alive, TLS
+ *   1.2/1.3 from PEM files.
+ * - Certificate rotation without a restart: topo_wh_server_tick() (called by
+ *   the owner's loop every second or so) checks the cert/key files' inode,
+ *   size and mtime every cert_check_ms; on a change it starts a new daemon on
+ *   a dup() of the same listening socket with the new pair, then quiesces the
+ *   old one (it accepts nothing more, answers the connections it has with
+ *   "Connection: close", and is stopped once they are gone or idle). A pair
+ *   that fails to load leaves the old daemon serving.
+ * - A plain-HTTP health daemon on health_port: GET /healthz and /livez (200
+ *   while the process runs), /readyz (200 once topo_wh_server_set_ready(1),
+ *   503 otherwise and during shutdown), /metrics (Prometheus text).
+ *
+ * No global state: everything lives in the topo_wh_server. The functions
+ * below are called from one owner thread; the handler runs on the pool's
+ * threads, concurrently. */
+#ifndef TOPO_WEBHOOK_SERVER_H
+#define TOPO_WEBHOOK_SERVER_H
+
+#include <stddef.h>
+
+#include "topo/error.h"
+
+/* The API server refuses request bodies above 3 MiB (OPERATIONS §1.6). */
+#define TOPO_WH_MAX_BODY (3u * 1024u * 1024u)
+
+/* What a handler call gets as its ctx argument (a const topo_wh_request *). */
+typedef struct topo_wh_request {
+    void *user;            /* topo_wh_server_opts.handler_ctx */
+    long long timeout_ms;  /* the API server's ?timeout= (e.g. 10s), -1 if absent */
+    long long start_ns;    /* CLOCK_MONOTONIC when the request arrived */
+} topo_wh_request;
+
+/* Answers one POST /mutate. ctx is a const topo_wh_request *. On return 0,
+ * *out_body (malloc'd, may be NULL when *out_len is 0; the server frees it)
+ * is sent with *out_status. A non-zero return is answered with 500. Called
+ * on several threads at once. */
+typedef int (*topo_wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
+                                 size_t *out_len, int *out_status);
+
+typedef struct topo_wh_server_opts {
+    int port;                 /* HTTPS, default 9443 */
+    int health_port;          /* plain HTTP, default 8081 */
+    const char *cert_file;    /* PEM, required */
+    const char *key_file;     /* PEM, required */
+    unsigned int threads;     /* 0: online cores */
+    size_t max_body;          /* default TOPO_WH_MAX_BODY */
+    unsigned int cert_check_ms;    /* default 2000 */
+    unsigned int idle_timeout_s;   /* keep-alive idle timeout, default 90 */
+    topo_wh_handle_fn handle;
+    void *handler_ctx;
+} topo_wh_server_opts;
+
+#define TOPO_WH_SERVER_OPTS_INIT                                                     \
+    {                                                                                \
+        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, NULL, NULL            \
+    }
+
+typedef struct topo_wh_server topo_wh_server;
+
+/* Loads the cert/key, binds both ports and starts serving (not ready yet). */
+int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err);
+/* Readiness as /readyz reports it (ignored once shutdown began). */
+void topo_wh_server_set_ready(topo_wh_server *srv, int ready);
+/* Periodic work: certificate change checks, stopping retired daemons. */
+void topo_wh_server_tick(topo_wh_server *srv);
+/* Graceful stop: unready at once, stop accepting, answer every request
+ * already received (responses carry Connection: close), then close the
+ * remaining idle keep-alive connections; waits at most timeout_ms for
+ * in-flight requests. Returns the number of requests still in flight when it
+ * gave up (0: clean). */
+long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms);
+/* Stops whatever still runs and frees; NULL is a no-op. */
+void topo_wh_server_free(topo_wh_server *srv);
+
+/* The /metrics text, for tests and debugging (malloc'd, NUL-terminated). */
+char *topo_wh_server_metrics(topo_wh_server *srv);
+
+#endif
