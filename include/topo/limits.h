@@ -28,6 +28,10 @@
 /* Largest service-account token / CA file. */
 #define TOPO_MAX_CREDENTIAL_FILE (1u * 1024u * 1024u)
 
+/* Largest AdmissionReview request body: the API server's own limit on a
+ * request (MaxRequestBodyBytes, 3 MiB). */
+#define TOPO_MAX_ADMISSION_BODY (3u * 1024u * 1024u)
+
 /* Longest URL (base URL + path and query) the HTTP client sends. */
 #define TOPO_MAX_HTTP_URL (16u * 1024u)
 /* Longest HTTP method name accepted. */

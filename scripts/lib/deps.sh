@@ -8,7 +8,7 @@
 TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev
     libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
 # What the test suite needs on top of them.
-TOPO_TEST_PACKAGES=(python3 valgrind openssl)
+TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch)
 
 # topo_deps_missing PKG...: prints, one per line, each PKG that dpkg does not
 # report as installed.

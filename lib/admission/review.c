@@ -1,0 +1,391 @@
+/* AdmissionReview v1 request decoding and the skip rules. */
+#include <string.h>
+
+#include <jansson.h>
+
+#include "codec/codec.h"
+#include "codec/decode.h"
+#include "codec/podreq.h"
+#include "topo/admission.h"
+#include "topo/limits.h"
+
+#define P_OBJ "request.object"
+
+static const char *kvget(const topo_kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            return kv[i].value;
+    return NULL;
+}
+
+const char *topo_admission_kv_get(const topo_kv *kv, size_t n, const char *key)
+{
+    return key == NULL ? NULL : kvget(kv, n, key);
+}
+
+/* The entries of kv whose key starts with prefix, copied into a pool array. */
+static int kv_prefixed(const topo_kv **out, size_t *out_n, const topo_kv *kv, size_t n,
+                       const char *prefix, topo_pool *pool, topo_err *err)
+{
+    size_t len = strlen(prefix), m = 0;
+    topo_kv *sel;
+
+    *out = NULL;
+    *out_n = 0;
+    for (size_t i = 0; i < n; i++)
+        m += strncmp(kv[i].key, prefix, len) == 0;
+    if (m == 0)
+        return 0;
+    sel = topo_pool_calloc(pool, m, sizeof(*sel));
+    if (sel == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "%s labels: out of memory", prefix);
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(kv[i].key, prefix, len) == 0)
+            sel[m++] = kv[i];
+    *out = sel;
+    *out_n = m;
+    return 0;
+}
+
+static int decode_gvk(topo_admission_gvk *out, const json_t *obj, const char *key,
+                      const char *last, topo_pool *pool, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *m = NULL;
+    int rc;
+
+    topo_decode_path_key(p, sizeof(p), "request", key);
+    if ((rc = topo_decode_member(&m, obj, key, "request", JSON_OBJECT, 0, err)) < 0)
+        return rc;
+    if (m == NULL)
+        return 0;
+    if ((rc = topo_decode_string(&out->group, m, "group", p, 0, pool, err)) < 0 ||
+        (rc = topo_decode_string(&out->version, m, "version", p, 0, pool, err)) < 0 ||
+        (rc = topo_decode_string(&out->kind, m, last, p, 0, pool, err)) < 0)
+        return rc;
+    return 0;
+}
+
+static int decode_owners(topo_admission_pod *pod, const json_t *meta, topo_pool *pool,
+                         topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *arr = NULL, *ref;
+    topo_admission_owner *owners;
+    size_t i;
+    int rc;
+
+    if ((rc = topo_decode_member(&arr, meta, "ownerReferences", P_OBJ ".metadata", JSON_ARRAY, 0,
+                                 err)) < 0)
+        return rc;
+    if (arr == NULL || json_array_size(arr) == 0)
+        return 0;
+    owners = topo_pool_calloc(pool, json_array_size(arr), sizeof(*owners));
+    if (owners == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, P_OBJ ".metadata.ownerReferences: out of memory");
+    json_array_foreach(arr, i, ref) {
+        topo_decode_path_index(p, sizeof(p), P_OBJ ".metadata.ownerReferences", i);
+        if (!json_is_object(ref))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(ref));
+        if ((rc = topo_decode_string(&owners[i].kind, ref, "kind", p, 1, pool, err)) < 0 ||
+            (rc = topo_decode_string(&owners[i].name, ref, "name", p, 1, pool, err)) < 0 ||
+            (rc = topo_decode_string(&owners[i].uid, ref, "uid", p, 0, pool, err)) < 0 ||
+            (rc = topo_decode_bool(&owners[i].controller, ref, "controller", p, 0, err)) < 0)
+            return rc;
+    }
+    pod->owners = owners;
+    pod->nowners = json_array_size(arr);
+    return 0;
+}
+
+static int decode_gates(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
+                        topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *arr = NULL, *g;
+    const char **names;
+    size_t i;
+    int rc;
+
+    if ((rc = topo_decode_member(&arr, spec, "schedulingGates", P_OBJ ".spec", JSON_ARRAY, 0,
+                                 err)) < 0)
+        return rc;
+    if (arr == NULL)
+        return 0;
+    pod->has_scheduling_gates = 1;
+    if (json_array_size(arr) == 0)
+        return 0;
+    names = topo_pool_calloc(pool, json_array_size(arr), sizeof(*names));
+    if (names == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, P_OBJ ".spec.schedulingGates: out of memory");
+    json_array_foreach(arr, i, g) {
+        topo_decode_path_index(p, sizeof(p), P_OBJ ".spec.schedulingGates", i);
+        if (!json_is_object(g))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", p,
+                                topo_decode_type_name(g));
+        if ((rc = topo_decode_string(&names[i], g, "name", p, 1, pool, err)) < 0)
+            return rc;
+    }
+    pod->scheduling_gates = names;
+    pod->nscheduling_gates = json_array_size(arr);
+    return 0;
+}
+
+static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *pool, topo_err *err)
+{
+    const json_t *meta = NULL, *spec = NULL, *m = NULL;
+    topo_kv *kv;
+    topo_resource *res;
+    size_t n;
+    int rc;
+
+    if (!json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, P_OBJ ": expected an object, got %s",
+                            topo_decode_type_name(obj));
+    if ((rc = topo_decode_member(&meta, obj, "metadata", P_OBJ, JSON_OBJECT, 0, err)) < 0 ||
+        (rc = topo_decode_member(&spec, obj, "spec", P_OBJ, JSON_OBJECT, 0, err)) < 0)
+        return rc;
+    if ((rc = topo_decode_string(&pod->name, meta, "name", P_OBJ ".metadata", 0, pool, err)) < 0 ||
+        (rc = topo_decode_string(&pod->generate_name, meta, "generateName", P_OBJ ".metadata", 0,
+                                 pool, err)) < 0 ||
+        (rc = topo_decode_string(&pod->namespace_, meta, "namespace", P_OBJ ".metadata", 0, pool,
+                                 err)) < 0)
+        return rc;
+
+    if ((rc = topo_decode_member(&m, meta, "labels", P_OBJ ".metadata", JSON_OBJECT, 0, err)) < 0 ||
+        (rc = topo_decode_kv(&kv, &n, m, P_OBJ ".metadata.labels", pool, err)) < 0)
+        return rc;
+    pod->has_labels = m != NULL;
+    pod->labels = kv;
+    pod->nlabels = n;
+    if ((rc = topo_decode_member(&m, meta, "annotations", P_OBJ ".metadata", JSON_OBJECT, 0,
+                                 err)) < 0 ||
+        (rc = topo_decode_kv(&kv, &n, m, P_OBJ ".metadata.annotations", pool, err)) < 0)
+        return rc;
+    pod->has_annotations = m != NULL;
+    pod->annotations = kv;
+    pod->nannotations = n;
+    if ((rc = decode_owners(pod, meta, pool, err)) < 0)
+        return rc;
+
+    if ((rc = topo_decode_string(&pod->node_name, spec, "nodeName", P_OBJ ".spec", 0, pool,
+                                 err)) < 0)
+        return rc;
+    if ((rc = topo_decode_member(&m, spec, "nodeSelector", P_OBJ ".spec", JSON_OBJECT, 0,
+                                 err)) < 0 ||
+        (rc = topo_decode_kv(&kv, &n, m, P_OBJ ".spec.nodeSelector", pool, err)) < 0)
+        return rc;
+    pod->has_node_selector = m != NULL;
+    pod->node_selector = kv;
+    pod->nnode_selector = n;
+    if ((rc = decode_gates(pod, spec, pool, err)) < 0)
+        return rc;
+    if ((rc = topo_pod_requests(&res, &n, spec, P_OBJ ".spec", pool, err)) < 0)
+        return rc;
+    pod->requests = res;
+    pod->nrequests = n;
+
+    /* Annotations and labels are already copied: point into them. */
+    {
+        const topo_kv *a = pod->annotations, *l = pod->labels;
+        size_t na = pod->nannotations, nl = pod->nlabels;
+        pod->required_topology = kvget(a, na, TOPO_KUEUE_REQUIRED_TOPOLOGY);
+        pod->preferred_topology = kvget(a, na, TOPO_KUEUE_PREFERRED_TOPOLOGY);
+        pod->unconstrained_topology = kvget(a, na, TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY);
+        pod->slice_required_topology = kvget(a, na, TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY);
+        pod->slice_size = kvget(a, na, TOPO_KUEUE_SLICE_SIZE);
+        pod->slice_constraints = kvget(a, na, TOPO_KUEUE_SLICE_CONSTRAINTS);
+        pod->group_name = kvget(a, na, TOPO_KUEUE_GROUP_NAME);
+        pod->pod_group_name = kvget(l, nl, "kueue.x-k8s.io/pod-group-name");
+        if (pod->pod_group_name == NULL)
+            pod->pod_group_name = kvget(a, na, "kueue.x-k8s.io/pod-group-name");
+        pod->pod_group_total_count = kvget(a, na, "kueue.x-k8s.io/pod-group-total-count");
+        pod->queue_name = kvget(l, nl, TOPO_ADMISSION_KUEUE_QUEUE_LABEL);
+        pod->job_name = kvget(l, nl, "batch.kubernetes.io/job-name");
+        if (pod->job_name == NULL)
+            pod->job_name = kvget(l, nl, "job-name");
+        pod->controller_uid = kvget(l, nl, "batch.kubernetes.io/controller-uid");
+        if (pod->controller_uid == NULL)
+            pod->controller_uid = kvget(l, nl, "controller-uid");
+        pod->job_completion_index = kvget(l, nl, "batch.kubernetes.io/job-completion-index");
+        if (pod->job_completion_index == NULL)
+            pod->job_completion_index = kvget(a, na, "batch.kubernetes.io/job-completion-index");
+        pod->podset_size = kvget(a, na, TOPO_ADMISSION_PODSET_SIZE_ANNOTATION);
+        if ((rc = kv_prefixed(&pod->jobset_labels, &pod->njobset_labels, l, nl,
+                              "jobset.sigs.k8s.io/", pool, err)) < 0 ||
+            (rc = kv_prefixed(&pod->lws_labels, &pod->nlws_labels, l, nl,
+                              "leaderworkerset.sigs.k8s.io/", pool, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* request.uid, read on its own so that it is known even when the rest fails. */
+static void read_uid(topo_admission_request *out, const json_t *req, topo_pool *pool)
+{
+    const json_t *uid = json_object_get(req, "uid");
+    if (json_is_string(uid) && json_string_length(uid) > 0 &&
+        strlen(json_string_value(uid)) == json_string_length(uid))
+        out->uid = topo_pool_strdup(pool, json_string_value(uid));
+}
+
+static int is_pod_kind(const topo_admission_gvk *k)
+{
+    return k->kind != NULL && strcmp(k->kind, "Pod") == 0 &&
+           (k->group == NULL || k->group[0] == '\0') && k->version != NULL &&
+           strcmp(k->version, "v1") == 0;
+}
+
+int topo_admission_decode(topo_admission_request *out, const char *body, size_t len,
+                          topo_pool *pool, topo_err *err)
+{
+    json_t *root = NULL;
+    const json_t *req, *obj = NULL;
+    const char *api = NULL, *kind = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (len > TOPO_MAX_ADMISSION_BODY) {
+        rc = topo_err_set(err, TOPO_ELIMIT, "body: %zu bytes, more than the limit of %u", len,
+                          TOPO_MAX_ADMISSION_BODY);
+        goto cleanup;
+    }
+    if (body == NULL || len == 0) {
+        rc = topo_err_set(err, TOPO_EINVALID, "body: empty");
+        goto cleanup;
+    }
+    if ((rc = topo_codec_json_parse(&root, body, len, "body", err)) < 0)
+        goto cleanup;
+    if (!json_is_object(root)) {
+        rc = topo_err_set(err, TOPO_EUNSUPPORTED, "body: expected an AdmissionReview object, got %s",
+                          topo_decode_type_name(root));
+        goto cleanup;
+    }
+    /* The uid first: every later failure can still be answered. */
+    req = json_object_get(root, "request");
+    if (json_is_object(req))
+        read_uid(out, req, pool);
+    if ((rc = topo_decode_string(&api, root, "apiVersion", "", 1, pool, err)) < 0 ||
+        (rc = topo_decode_string(&kind, root, "kind", "", 1, pool, err)) < 0) {
+        rc = TOPO_EUNSUPPORTED;
+        if (err != NULL)
+            err->code = rc;
+        goto cleanup;
+    }
+    if (strcmp(api, "admission.k8s.io/v1") != 0 || strcmp(kind, "AdmissionReview") != 0) {
+        rc = topo_err_set(err, TOPO_EUNSUPPORTED,
+                          "body: apiVersion \"%s\" kind \"%s\": want admission.k8s.io/v1 "
+                          "AdmissionReview",
+                          api, kind);
+        goto cleanup;
+    }
+    if (req == NULL || json_is_null(req)) {
+        rc = topo_err_set(err, TOPO_EUNSUPPORTED, "request: required");
+        goto cleanup;
+    }
+    if (!json_is_object(req)) {
+        rc = topo_err_set(err, TOPO_EINVALID, "request: expected an object, got %s",
+                          topo_decode_type_name(req));
+        goto cleanup;
+    }
+    if (out->uid == NULL) {
+        const json_t *u = json_object_get(req, "uid");
+        rc = topo_err_set(err, TOPO_EINVALID, "request.uid: %s",
+                          u == NULL || json_is_null(u) ? "required"
+                          : json_is_string(u)           ? "must be a non-empty string"
+                                                        : "expected a string");
+        goto cleanup;
+    }
+    if ((rc = decode_gvk(&out->kind, req, "kind", "kind", pool, err)) < 0 ||
+        (rc = decode_gvk(&out->resource, req, "resource", "resource", pool, err)) < 0 ||
+        (rc = topo_decode_string(&out->sub_resource, req, "subResource", "request", 0, pool,
+                                 err)) < 0 ||
+        (rc = topo_decode_string(&out->operation, req, "operation", "request", 1, pool, err)) < 0 ||
+        (rc = topo_decode_string(&out->namespace_, req, "namespace", "request", 0, pool, err)) < 0 ||
+        (rc = topo_decode_string(&out->name, req, "name", "request", 0, pool, err)) < 0 ||
+        (rc = topo_decode_bool(&out->dry_run, req, "dryRun", "request", 0, err)) < 0)
+        goto cleanup;
+    obj = json_object_get(req, "object");
+    if (is_pod_kind(&out->kind) && obj != NULL && !json_is_null(obj)) {
+        if ((rc = decode_pod(&out->pod, obj, pool, err)) < 0)
+            goto cleanup;
+        out->has_pod = 1;
+    }
+    rc = 0;
+
+cleanup:
+    json_decref(root);
+    return rc;
+}
+
+/* --- skip rules ------------------------------------------------------------------------ */
+
+int topo_admission_is_pod_create(const topo_admission_request *req)
+{
+    return req != NULL && req->has_pod && req->operation != NULL &&
+           strcmp(req->operation, "CREATE") == 0 &&
+           (req->sub_resource == NULL || req->sub_resource[0] == '\0');
+}
+
+int topo_admission_pod_has_node_name(const topo_admission_pod *pod)
+{
+    return pod->node_name != NULL && pod->node_name[0] != '\0';
+}
+
+int topo_admission_pod_is_mirror(const topo_admission_pod *pod)
+{
+    return kvget(pod->annotations, pod->nannotations, TOPO_ADMISSION_MIRROR_ANNOTATION) != NULL;
+}
+
+int topo_admission_pod_is_kueue_managed(const topo_admission_pod *pod)
+{
+    if (pod->queue_name != NULL)
+        return 1;
+    for (size_t i = 0; i < pod->nscheduling_gates; i++)
+        if (strcmp(pod->scheduling_gates[i], TOPO_ADMISSION_KUEUE_TOPOLOGY_GATE) == 0)
+            return 1;
+    return 0;
+}
+
+int topo_admission_pod_has_topology(const topo_admission_pod *pod)
+{
+    return pod->required_topology != NULL || pod->preferred_topology != NULL ||
+           pod->unconstrained_topology != NULL || pod->slice_required_topology != NULL ||
+           pod->slice_constraints != NULL;
+}
+
+topo_admission_class topo_admission_classify(const topo_admission_request *req)
+{
+    const topo_admission_pod *pod = &req->pod;
+
+    if (!is_pod_kind(&req->kind))
+        return TOPO_ADMISSION_PASS_NOT_POD;
+    if (!topo_admission_is_pod_create(req))
+        return TOPO_ADMISSION_PASS_NOT_CREATE;
+    if (topo_admission_pod_has_node_name(pod))
+        return TOPO_ADMISSION_PASS_NODE_NAME;
+    if (topo_admission_pod_is_mirror(pod))
+        return TOPO_ADMISSION_PASS_MIRROR;
+    if (topo_admission_pod_is_kueue_managed(pod))
+        return TOPO_ADMISSION_PASS_KUEUE;
+    if (!topo_admission_pod_has_topology(pod))
+        return TOPO_ADMISSION_PASS_NO_TOPOLOGY;
+    return TOPO_ADMISSION_TOPOLOGY_POD;
+}
+
+const char *topo_admission_class_name(topo_admission_class c)
+{
+    switch (c) {
+    case TOPO_ADMISSION_TOPOLOGY_POD: return "topology-pod";
+    case TOPO_ADMISSION_PASS_NOT_POD: return "not-pod";
+    case TOPO_ADMISSION_PASS_NOT_CREATE: return "not-create";
+    case TOPO_ADMISSION_PASS_NODE_NAME: return "node-name";
+    case TOPO_ADMISSION_PASS_MIRROR: return "mirror";
+    case TOPO_ADMISSION_PASS_KUEUE: return "kueue-managed";
+    case TOPO_ADMISSION_PASS_NO_TOPOLOGY: return "no-topology";
+    }
+    return "unknown";
+}

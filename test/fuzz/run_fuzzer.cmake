@@ -1,0 +1,15 @@
+# cmake -DCORPUS=dir -DFIXTURES=dir -DFUZZER=exe -P run_fuzzer.cmake
+file(REMOVE_RECURSE ${CORPUS})
+file(MAKE_DIRECTORY ${CORPUS})
+file(GLOB _cases ${FIXTURES}/*)
+foreach(_dir ${_cases})
+  get_filename_component(_name ${_dir} NAME)
+  if(EXISTS ${_dir}/request.json)
+    configure_file(${_dir}/request.json ${CORPUS}/${_name}.json COPYONLY)
+  endif()
+endforeach()
+execute_process(COMMAND ${FUZZER} -max_total_time=10 -max_len=65536 ${CORPUS}
+                RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "fuzzer failed (${_rc})")
+endif()
