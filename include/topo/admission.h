@@ -206,4 +206,62 @@ const char *topo_admission_class_name(topo_admission_class c);
 /* Value of key in kv (NULL when absent). */
 const char *topo_admission_kv_get(const topo_kv *kv, size_t n, const char *key);
 
+/* --- the admission handler ------------------------------------------------------- */
+
+#define TOPO_ADMISSION_WAIT_GATE "topology.topo.io/wait"
+#define TOPO_ADMISSION_WAIT_REASON_ANNOTATION "topology.topo.io/wait-reason"
+#define TOPO_ADMISSION_ASSIGNMENT_ANNOTATION "topology.topo.io/assignment"
+/* Longest wait-reason annotation; longer messages are cut and end in "...". */
+#define TOPO_ADMISSION_WAIT_REASON_MAX 256
+
+/* What to do with a topology pod whose PodSet does not fit. */
+typedef enum topo_admission_policy {
+    TOPO_ADMISSION_POLICY_GATE = 0, /* allowed + gate topology.topo.io/wait + wait-reason */
+    TOPO_ADMISSION_POLICY_DENY,     /* allowed=false, code 403, message with Kueue's reason */
+    TOPO_ADMISSION_POLICY_IGNORE,   /* allowed, no patch, a warning */
+} topo_admission_policy;
+
+/* "gate", "deny", "ignore"; -1 for anything else. */
+int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
+
+/* The handler's state: the snapshot the engine places on, the policy, and
+ * the in-memory reservations (PodSet key -> the assignment expanded into
+ * slots, one per pod, domains in assignment order; each charged to the
+ * snapshot as TAS usage). One mutex serialises every engine call, usage
+ * change and reservation lookup: topo_snapshot_add_tas_usage is not safe
+ * against concurrent readers. The live snapshot (one writer, many readers)
+ * and the SQLite reservations of DESIGN will replace both; reservations are
+ * never released or expired in this version. */
+typedef struct topo_admission_ctx topo_admission_ctx;
+
+/* snap must be built; it is borrowed (not freed by the ctx), and charged
+ * with every reservation made. */
+int topo_admission_ctx_create(topo_admission_ctx **out, topo_snapshot *snap,
+                              topo_admission_policy policy, topo_err *err) TOPO_MUST_CHECK;
+void topo_admission_ctx_free(topo_admission_ctx *ctx);
+/* Number of PodSets reserved so far / slots claimed so far (for tests). */
+size_t topo_admission_ctx_reservations(topo_admission_ctx *ctx);
+size_t topo_admission_ctx_claimed(topo_admission_ctx *ctx);
+
+/* Answers one AdmissionReview body (a topo_wh_handle_fn minus the server's
+ * request wrapper). *out_body is malloc'd (caller frees).
+ * - body unreadable and no request.uid: 400 {"error": "..."} (413 over the limit);
+ * - request.uid readable but the request malformed: 200, allowed=false, code 400;
+ * - pass-through classes (topo_admission_classify): 200, allowed, no patch;
+ * - topology pods: the PodSet is identified (Kueue pod group; Job pod by
+ *   controller-uid/job-name, size from topology.topo.io/podset-size or 1;
+ *   an explicit podset-size with the controller owner's uid, generateName or
+ *   name; else the pod alone), the first pod places the whole PodSet with
+ *   topo_engine_find and reserves it, and every pod claims a slot: slot
+ *   number = batch.kubernetes.io/job-completion-index when in range, else
+ *   the slot it claimed before (same name, or same request uid for
+ *   generateName pods), else the next free one. Patch: nodeSelector = the
+ *   slot's domain (the assignment's levels: just kubernetes.io/hostname for
+ *   hostname topologies) + annotation topology.topo.io/assignment (Kueue's
+ *   TopologyAssignment, compact JSON). dryRun computes the same answer and
+ *   neither reserves nor claims. Not fitting: the ctx's policy.
+ * Returns 0 with an answer, -1 when out of memory (the server answers 500). */
+int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
+                          char **out_body, size_t *out_len, int *out_status);
+
 #endif
