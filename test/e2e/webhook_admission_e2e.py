@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""topo-webhook's admission handler end to end.
+
+  webhook_admission_e2e.py --webhook build/webhook/topo-webhook --source .
+
+Starts topo-webhook with --inventory fixtures/clusters/hgx-h100.yaml (a
+static snapshot) and posts AdmissionReviews over TLS for the 16 pods of an
+Indexed Job (8 GPUs each, preferred rack: no rack holds 16 such pods, so
+they spread over racks). Checks: 16 distinct hosts; each pod's patch,
+applied with python3-jsonpatch, gives it a nodeSelector naming that host and
+the assignment annotation, whose domains hold exactly the 16 hosts; the same
+pods asked again (new request uids, concurrently) get the same hosts; a
+patched pod posted again gets no patch; a pod that cannot fit is gated.
+"""
+import argparse
+import base64
+import copy
+import http.client
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import jsonpatch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKI = os.path.join(HERE, "make_test_pki.sh")
+LEVELS = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/leaf,"
+          "topology.topo.io/rack,kubernetes.io/hostname")
+FAILURES = []
+
+
+def expect(cond, msg):
+    if not cond:
+        FAILURES.append(msg)
+        print("FAIL: " + msg)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def job_pod(index, gpus=8, job="train", size=16):
+    return {
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {
+            "generateName": job + "-", "namespace": "team-a",
+            "labels": {"batch.kubernetes.io/controller-uid": "uid-" + job,
+                       "batch.kubernetes.io/job-name": job,
+                       "batch.kubernetes.io/job-completion-index": str(index)},
+            "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.topo.io/rack",
+                            "topology.topo.io/podset-size": str(size),
+                            "batch.kubernetes.io/job-completion-index": str(index)},
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                                 "uid": "uid-" + job, "controller": True}]},
+        "spec": {"containers": [{"name": "w", "image": "x",
+                                 "resources": {"requests": {"nvidia.com/gpu": str(gpus),
+                                                            "cpu": "16"}}}]}}
+
+
+def review(uid, pod):
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                       "request": {"uid": uid, "kind": {"group": "", "version": "v1",
+                                                        "kind": "Pod"},
+                                   "resource": {"group": "", "version": "v1",
+                                                "resource": "pods"},
+                                   "namespace": "team-a", "operation": "CREATE",
+                                   "object": pod}})
+
+
+class Webhook:
+    def __init__(self, binary, pki, workdir, extra):
+        self.port = free_port()
+        self.health = free_port()
+        self.log = open(os.path.join(workdir, "webhook.log"), "w+")
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--health-port", str(self.health),
+             "--tls-cert-file", os.path.join(pki, "server.pem"),
+             "--tls-private-key-file", os.path.join(pki, "server.key"),
+             "--threads", "4", "--shutdown-timeout", "5"] + extra, stderr=self.log)
+        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=5)
+                c.request("GET", "/readyz")
+                if c.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("topo-webhook did not become ready")
+
+    def admit(self, uid, pod):
+        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx, timeout=10)
+        try:
+            c.request("POST", "/mutate?timeout=10s", body=review(uid, pod),
+                      headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            body = r.read()
+        finally:
+            c.close()
+        expect(r.status == 200, "%s: HTTP %d" % (uid, r.status))
+        resp = json.loads(body)["response"]
+        expect(resp["uid"] == uid, "%s: uid echoed" % uid)
+        return resp
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.seek(0)
+        return self.log.read()
+
+
+def ops_of(resp):
+    if "patch" not in resp:
+        return []
+    expect(resp.get("patchType") == "JSONPatch", "patchType JSONPatch")
+    return json.loads(base64.b64decode(resp["patch"], validate=True))
+
+
+def case_indexed_job(w):
+    hosts = {}
+    patched = {}
+    assignment = None
+    for i in range(16):
+        pod = job_pod(i)
+        resp = w.admit("a-%d" % i, pod)
+        expect(resp.get("allowed") is True, "pod %d allowed" % i)
+        out = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(pod))
+        sel = out["spec"].get("nodeSelector", {})
+        expect(list(sel) == ["kubernetes.io/hostname"],
+               "pod %d: nodeSelector is the hostname only: %r" % (i, sel))
+        hosts[i] = sel.get("kubernetes.io/hostname")
+        a = out["metadata"]["annotations"].get("topology.topo.io/assignment")
+        expect(a is not None, "pod %d: assignment annotation" % i)
+        if assignment is None:
+            assignment = a
+        expect(a == assignment, "pod %d: the same assignment as pod 0" % i)
+        patched[i] = out
+    expect(len(set(hosts.values())) == 16, "16 distinct hosts: %r" % hosts)
+    doc = json.loads(assignment)
+    expect(doc["levels"] == ["kubernetes.io/hostname"], "assignment levels: %r" % doc["levels"])
+    expect(sum(d["count"] for d in doc["domains"]) == 16, "assignment counts sum to 16")
+    expect({d["values"][0] for d in doc["domains"]} == set(hosts.values()),
+           "the hosts are the assignment's domains")
+    expect(all(h.startswith("h100-r") for h in hosts.values()), "fixture hosts")
+
+    # the same pods again, concurrently, with new request uids: same hosts
+    again = {}
+
+    def ask(i):
+        resp = w.admit("b-%d" % i, job_pod(i))
+        out = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(i))
+        again[i] = out["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname")
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect(again == hosts, "asked again: same hosts (%r vs %r)" % (again, hosts))
+
+    # our own output in: no patch
+    for i in (0, 15):
+        resp = w.admit("c-%d" % i, patched[i])
+        expect(resp.get("allowed") is True and "patch" not in resp,
+               "patched pod %d: allowed without a patch: %r" % (i, resp))
+
+    # a second job does not get the first one's hosts
+    resp = w.admit("d-0", job_pod(0, job="other", size=1))
+    sel = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, job="other", size=1))
+    host = sel["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname")
+    expect(host is not None and host not in hosts.values(),
+           "second job placed off the first one's hosts: %r" % host)
+
+
+def case_gate(w):
+    pod = job_pod(0, gpus=16, job="huge", size=1)
+    resp = w.admit("g-0", pod)
+    expect(resp.get("allowed") is True, "huge pod allowed (gate policy)")
+    out = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(pod))
+    gates = [g["name"] for g in out["spec"].get("schedulingGates", [])]
+    expect(gates == ["topology.topo.io/wait"], "huge pod gated: %r" % gates)
+    expect("topology.topo.io/wait-reason" in out["metadata"]["annotations"], "wait-reason")
+    expect("nodeSelector" not in out["spec"], "huge pod: no nodeSelector")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhook", required=True)
+    ap.add_argument("--source", required=True)
+    args = ap.parse_args()
+    inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
+    with tempfile.TemporaryDirectory(prefix="topo-wha-") as tmp:
+        pki = os.path.join(tmp, "pki")
+        subprocess.run(["sh", PKI, pki], check=True, stdout=subprocess.DEVNULL)
+        w = Webhook(args.webhook, pki, tmp,
+                    ["--inventory", inventory, "--levels", LEVELS, "--policy", "gate",
+                     "--log-format", "text"])
+        log = ""
+        try:
+            case_indexed_job(w)
+            case_gate(w)
+        finally:
+            log = w.stop()
+        expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
+        if FAILURES:
+            print("--- webhook log ---\n" + log)
+    print("webhook_admission_e2e: %s" %
+          ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
