@@ -1,5 +1,6 @@
-/* The placeholder admission handler: allows every request unchanged. To be
- * replaced by lib/admission (topo_admission_handle). */
+/* The handler topo-webhook uses when started without --inventory: allows
+ * every request unchanged (echoing its uid). With --inventory the webhook
+ * answers through lib/admission's topo_admission_handle instead. */
 #ifndef TOPO_WEBHOOK_HANDLER_PASSTHROUGH_H
 #define TOPO_WEBHOOK_HANDLER_PASSTHROUGH_H
 
