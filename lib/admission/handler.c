@@ -12,6 +12,8 @@
 #include <jansson.h>
 
 #include "topo/admission.h"
+
+#include "codec/codec.h"
 #include "topo/engine.h"
 #include "topo/limits.h"
 
@@ -299,37 +301,14 @@ static char *describe_need(topo_pool *pool, const topo_podset_spec *ps)
 
 /* --- reservations ------------------------------------------------------------------- */
 
+/* The assignment as compact JSON in pool, for the pods' annotation. */
 static char *assignment_json(const topo_assignment *a, topo_pool *pool)
 {
-    json_t *levels = json_array(), *domains = json_array();
-    json_t *doc = NULL;
-    char *text = NULL, *out = NULL;
-    if (levels == NULL || domains == NULL)
-        goto done;
-    for (size_t i = 0; i < a->nlevels; i++)
-        if (json_array_append_new(levels, json_string(a->levels[i])) < 0)
-            goto done;
-    for (size_t d = 0; d < a->ndomains; d++) {
-        json_t *values = json_array();
-        if (values == NULL)
-            goto done;
-        for (size_t i = 0; i < a->nlevels; i++)
-            json_array_append_new(values, json_string(a->domains[d].values[i]));
-        if (json_array_append_new(domains, json_pack("{s:o, s:i}", "values", values, "count",
-                                                     (json_int_t)a->domains[d].count)) < 0)
-            goto done;
-    }
-    doc = json_pack("{s:O, s:O}", "levels", levels, "domains", domains);
-    if (doc == NULL)
-        goto done;
-    text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (text != NULL)
-        out = topo_pool_strdup(pool, text);
-done:
+    json_t *doc = topo_codec_assignment_json(a);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *out = text ? topo_pool_strdup(pool, text) : NULL;
     free(text);
     json_decref(doc);
-    json_decref(levels);
-    json_decref(domains);
     return out;
 }
 

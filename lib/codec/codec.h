@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "topo/engine.h"
 #include "topo/error.h"
 
 /* Deepest nesting of YAML collections we build (JSON uses jansson's own
@@ -53,5 +54,9 @@ int topo_codec_yaml_dump(char **out, const json_t *value, topo_err *err) TOPO_MU
 /* Same choice of parser for text already in memory. */
 int topo_codec_parse(json_t **out, const char *text, size_t len, const char *source,
                      topo_err *err) TOPO_MUST_CHECK;
+
+/* Kueue's TopologyAssignment {levels, domains: [{values, count}]} as a new
+ * jansson object (caller decrefs), NULL when out of memory. */
+json_t *topo_codec_assignment_json(const topo_assignment *a);
 
 #endif

@@ -3,6 +3,8 @@
  * exist nowhere but in this file. */
 #include "cache_internal.h"
 
+#include "codec/codec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,37 +85,6 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     return 0;
 }
 
-static json_t *assignment_json(const topo_assignment *a)
-{
-    json_t *root = json_object(), *domains = json_array();
-    if (root == NULL || domains == NULL ||
-        json_object_set_new(root, "levels", cache_strings_to_json(a->levels, a->nlevels)) < 0) {
-        json_decref(root);
-        json_decref(domains);
-        return NULL;
-    }
-    if (json_object_set_new(root, "domains", domains) < 0) {
-        json_decref(root);
-        return NULL;
-    }
-    for (size_t d = 0; d < a->ndomains; d++) {
-        json_t *o = json_object();
-        if (o == NULL ||
-            json_object_set_new(o, "values", cache_strings_to_json(a->domains[d].values,
-                                                                   a->nlevels)) < 0 ||
-            json_object_set_new(o, "count", json_integer(a->domains[d].count)) < 0) {
-            json_decref(o);
-            json_decref(root);
-            return NULL;
-        }
-        if (json_array_append_new(domains, o) < 0) {
-            json_decref(root);
-            return NULL;
-        }
-    }
-    return root;
-}
-
 static int exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
 {
     sqlite3_stmt *st = cache_stmt_get(c, which, err);
@@ -178,7 +149,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         return error;
     if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
         (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
-        (assignment = assignment_json(spec->assignment)) == NULL) {
+        (assignment = topo_codec_assignment_json(spec->assignment)) == NULL) {
         error = topo_err_set(err, TOPO_EINVALID, "reservation %s: not encodable (invalid UTF-8?)",
                              spec->id);
         goto cleanup;
