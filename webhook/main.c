@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "handler_noop.h"
 #include "handler_passthrough.h"
 #include "server.h"
 #include "topo/admission.h"
@@ -47,7 +48,9 @@ static const char usage[] =
     "  --topology-name NAME     topology name in Kueue's messages (default \"default\")\n"
     "  --policy gate|deny|ignore  when a PodSet does not fit: gate (default) adds the\n"
     "                           scheduling gate topology.topo.io/wait; deny refuses the\n"
-    "                           pod (403); ignore admits it unchanged with a warning\n";
+    "                           pod (403); ignore admits it unchanged with a warning\n"
+    "  --noop                   benchmark floor only: answer every request with a fixed\n"
+    "                           allowed response, body unread (bench/webhook)\n";
 
 /* The server's handler signature over topo_admission_handle. */
 static int handle_admission(void *ctx, const char *body, size_t len, char **out_body,
@@ -117,7 +120,7 @@ int main(int argc, char **argv)
     topo_err err = TOPO_ERR_INIT;
     const char *inventory = NULL, *pods = NULL, *levels_arg = NULL, *topology_name = "default";
     topo_admission_policy policy = TOPO_ADMISSION_POLICY_GATE;
-    int rc = 2;
+    int rc = 2, noop = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -126,6 +129,10 @@ int main(int argc, char **argv)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             return 0;
+        }
+        if (strcmp(a, "--noop") == 0) {
+            noop = 1;
+            continue;
         }
         if (!v) {
             fprintf(stderr, "topo-webhook: %s: missing value or unknown option\n%s", a, usage);
@@ -220,6 +227,9 @@ int main(int argc, char **argv)
         opts.handle = handle_admission;
         opts.handler_ctx = actx;
     }
+
+    if (noop)
+        opts.handle = topo_wh_handle_noop;
 
     /* Signals are taken synchronously by this thread only; every thread
      * started from here on inherits the mask. */
