@@ -2,13 +2,15 @@
 # Debian package checks shared by scripts/quickstart.sh and scripts/test.sh.
 # Source this file; it defines functions only.
 
-# shellcheck disable=SC2034 # both lists are used by the sourcing scripts
+# shellcheck disable=SC2034 # the lists are used by the sourcing scripts
 
 # The packages topo builds against (see cmake/TopoDependencies.cmake).
 TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev
     libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
 # What the test suite needs on top of them.
-TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch)
+TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch clang)
+# What bench/webhook/run.sh needs on top of the build (the load generator).
+TOPO_BENCH_PACKAGES=(wrk openssl)
 
 # topo_deps_missing PKG...: prints, one per line, each PKG that dpkg does not
 # report as installed.
