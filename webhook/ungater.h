@@ -1,0 +1,68 @@
+/* The ungater: releases pods that admission gated (TOPO_ADMISSION_WAIT_GATE)
+ * once their PodSet fits, through the API server.
+ *
+ * One thread. Every interval (sooner after topo_ungater_kick), while this
+ * replica leads (Lease "topo-webhook-ungater"), it reads the gated, unbound,
+ * non-terminal pods from its own connection to the cache file, groups them
+ * by their topology.topo.io/podset annotation and, PodSet by PodSet, GETs
+ * each pod, asks topo_admission_ungate_pod for the patch and PATCHes the pod
+ * (JSON Patch, resourceVersion precondition). A PodSet that still does not
+ * fit is left for the next round; so is a pod that changed meanwhile. */
+#ifndef TOPO_WEBHOOK_UNGATER_H
+#define TOPO_WEBHOOK_UNGATER_H
+
+#include <stdint.h>
+
+#include "topo/admission.h"
+#include "topo/error.h"
+
+/* The Lease the replicas compete for. */
+#define TOPO_UNGATER_LEASE_NAME "topo-webhook-ungater"
+#define TOPO_UNGATER_INTERVAL_DEFAULT_MS 5000L
+/* Bounds of interval_ms. */
+#define TOPO_UNGATER_INTERVAL_MIN_MS 10L
+#define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
+/* Gated pods looked at per round; the rest wait for a later round. */
+#define TOPO_UNGATER_MAX_PODS 65536u
+
+typedef struct topo_ungater topo_ungater;
+
+typedef struct topo_ungater_opts {
+    unsigned version;
+    const char *db_path;         /* the cache file the filler keeps current (required) */
+    const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
+    long interval_ms;            /* 0: TOPO_UNGATER_INTERVAL_DEFAULT_MS */
+    const char *lease_namespace; /* NULL: the client's namespace, else "default" */
+    const char *identity;        /* NULL: <hostname>_<pid> */
+    int leader_election;         /* 0: always act (one replica) */
+} topo_ungater_opts;
+
+#define TOPO_UNGATER_OPTS_VERSION 1
+#define TOPO_UNGATER_OPTS_INIT {TOPO_UNGATER_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, 0}
+
+/* Loads the Kubernetes configuration, opens the cache and starts the
+ * thread. Strings are copied. TOPO_EINVALID for bad options (named). */
+int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts,
+                       topo_err *err) TOPO_MUST_CHECK;
+/* Asks for a round now (capacity changed). Any thread; NULL-safe. */
+void topo_ungater_kick(topo_ungater *u);
+/* Stops the thread and joins it (a round in progress ends after its current
+ * pod); releases the lease when held. NULL-safe, idempotent. */
+void topo_ungater_stop(topo_ungater *u);
+/* Stops if needed, then frees. NULL-safe. */
+void topo_ungater_free(topo_ungater *u);
+
+typedef struct topo_ungater_stats {
+    uint64_t rounds;   /* rounds run (as leader) */
+    uint64_t attempts; /* pods handed to topo_admission_ungate_pod */
+    uint64_t ungated;  /* pods patched: gate removed, nodeSelector set */
+    uint64_t waiting;  /* pods left gated by a round: PodSet does not fit, or pod changed */
+    uint64_t errors;   /* failed API calls, unexpected answers */
+    int leader;        /* this replica acts now */
+} topo_ungater_stats;
+
+/* Thread-safe snapshot of the counters. */
+void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out);
+
+#endif
