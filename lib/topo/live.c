@@ -2,7 +2,18 @@
  * every node, pod and reservation; a commit either replays the in-place
  * usage changes of the batch onto the published snapshot under the write
  * lock, or, when a node changed, builds a whole new snapshot from the copies
- * without holding the lock and swaps it in. */
+ * without holding the lock and swaps it in.
+ *
+ * Locking: `writer` serialises the writer side (every writer call, commit,
+ * reserve_now and the stats), so several threads may write; `lock` (a
+ * rwlock) guards the published snapshot against its readers, and is taken
+ * for writing only to swap or patch it.
+ *
+ * Immediate reservations (reserve_now) live in their own table, `now`: each
+ * of them is charged on the published snapshot the moment it is made
+ * (whenever its leaf domain exists there), while the pending batch is a diff
+ * of the published snapshot against the other tables. Keeping the two apart
+ * keeps that diff exact; a rebuild charges all three tables. */
 #define _POSIX_C_SOURCE 200809L
 #include "topo/live.h"
 
@@ -10,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "snapshot_internal.h"
 #include "topo/strmap.h"
 
 typedef struct usage {
@@ -57,7 +69,9 @@ struct topo_live {
     topo_kv *flavor;
     char *topology_name;
 
+    pthread_mutex_t writer; /* the writer side: tables, ops, stats */
     table nodes, pods, reserved;
+    table now; /* reserve_now entries, charged on the published snapshot */
     op *ops;
     size_t nops, cap_ops;
     int reshape; /* a node changed since the last commit */
@@ -292,7 +306,13 @@ int topo_live_create(topo_live **out, const topo_snapshot_opts *opts, topo_err *
         free(live);
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: cannot create its lock");
     }
-    if (table_init(&live->nodes) || table_init(&live->pods) || table_init(&live->reserved))
+    if (pthread_mutex_init(&live->writer, NULL) != 0) {
+        pthread_rwlock_destroy(&live->lock);
+        free(live);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: cannot create its lock");
+    }
+    if (table_init(&live->nodes) || table_init(&live->pods) || table_init(&live->reserved) ||
+        table_init(&live->now))
         goto nomem;
     live->topology_name = dup_str(opts->topology_name ? opts->topology_name : "default");
     live->levels = calloc(opts->nlevels ? opts->nlevels : 1, sizeof(char *));
@@ -341,12 +361,16 @@ void topo_live_free(topo_live *live)
         entry_free(live->pods.items[i]);
     for (size_t i = 0; i < live->reserved.n; i++)
         entry_free(live->reserved.items[i]);
+    for (size_t i = 0; i < live->now.n; i++)
+        entry_free(live->now.items[i]);
     free(live->nodes.items);
     free(live->pods.items);
     free(live->reserved.items);
+    free(live->now.items);
     topo_strmap_free(live->nodes.index);
     topo_strmap_free(live->pods.index);
     topo_strmap_free(live->reserved.index);
+    topo_strmap_free(live->now.index);
     ops_clear(live);
     free(live->ops);
     if (live->levels)
@@ -362,6 +386,7 @@ void topo_live_free(topo_live *live)
     free(live->topology_name);
     topo_snapshot_free(live->published);
     pthread_rwlock_destroy(&live->lock);
+    pthread_mutex_destroy(&live->writer);
     free(live);
 }
 
@@ -428,7 +453,7 @@ static int node_same(const live_node *n, const topo_node_spec *spec)
     return 1;
 }
 
-int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
+static int upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
 {
     if (node == NULL || node->name == NULL || node->name[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "node: metadata.name is empty");
@@ -448,7 +473,7 @@ int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err 
     return 0;
 }
 
-int topo_live_delete_node(topo_live *live, const char *name, topo_err *err)
+static int delete_node(topo_live *live, const char *name, topo_err *err)
 {
     (void)err;
     live_node *n = table_take(&live->nodes, name, node_key);
@@ -494,8 +519,8 @@ static int swap_entry(topo_live *live, table *t, const char *key, live_entry *fr
     return 0;
 }
 
-int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
-                         const topo_resource *requests, size_t nrequests, topo_err *err)
+static int upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
+                      const topo_resource *requests, size_t nrequests, topo_err *err)
 {
     if (uid == NULL || uid[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid is empty");
@@ -510,14 +535,35 @@ int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name
     return swap_entry(live, &live->pods, uid, e, err);
 }
 
-int topo_live_delete_pod(topo_live *live, const char *uid, topo_err *err)
+static int delete_pod(topo_live *live, const char *uid, topo_err *err)
 {
     return swap_entry(live, &live->pods, uid, NULL, err);
 }
 
-int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const *values,
-                              size_t nvalues, int32_t count, const topo_resource *requests,
-                              size_t nrequests, topo_err *err)
+/* A batched write to an id that reserve_now made: the entry moves to the
+ * batched table as it stands (it is charged on the published snapshot, as
+ * a committed entry would be), so the batch's diff removes it at commit. */
+static void adopt_now(topo_live *live, const char *id)
+{
+    live_entry *e = table_take(&live->now, id, entry_key);
+    void *old = NULL;
+    if (e == NULL)
+        return;
+    /* Not in the batched table (an id is in one table at most), so the put
+     * adds; when it cannot, the entry is lost and only a rebuild corrects
+     * the published snapshot. */
+    if (table_put(&live->reserved, e->key, e, &old) != 0) {
+        entry_free(e);
+        live->reshape = 1;
+        ops_clear(live);
+    }
+    entry_free(old);
+    live->dirty = 1;
+}
+
+static int upsert_reserved(topo_live *live, const char *id, const char *const *values,
+                           size_t nvalues, int32_t count, const topo_resource *requests,
+                           size_t nrequests, topo_err *err)
 {
     if (id == NULL || id[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
@@ -530,11 +576,13 @@ int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
     }
     e->charged = 1;
+    adopt_now(live, id);
     return swap_entry(live, &live->reserved, id, e, err);
 }
 
-int topo_live_delete_reserved(topo_live *live, const char *id, topo_err *err)
+static int delete_reserved(topo_live *live, const char *id, topo_err *err)
 {
+    adopt_now(live, id);
     return swap_entry(live, &live->reserved, id, NULL, err);
 }
 
@@ -565,8 +613,8 @@ static topo_snapshot *rebuild(topo_live *live, topo_err *err)
     }
     if (topo_snapshot_build(snap, err) != 0)
         goto fail;
-    const table *tables[2] = {&live->pods, &live->reserved};
-    for (size_t t = 0; t < 2; t++)
+    const table *tables[3] = {&live->pods, &live->reserved, &live->now};
+    for (size_t t = 0; t < 3; t++)
         for (size_t i = 0; i < tables[t]->n; i++) {
             const live_entry *e = tables[t]->items[i];
             if (e->charged && charge(snap, &e->u, +1, err) != 0)
@@ -578,7 +626,7 @@ fail:
     return NULL;
 }
 
-int topo_live_commit(topo_live *live, topo_err *err)
+static int commit(topo_live *live, topo_err *err)
 {
     if (!live->dirty)
         return 0;
@@ -611,6 +659,195 @@ int topo_live_commit(topo_live *live, topo_err *err)
     return 0;
 }
 
+/* ---- immediate reservations ---- */
+
+/* Whether the snapshot has the eligible leaf domain a TAS charge on these
+ * values lands on (the lookup topo_snapshot_add_tas_usage makes, which
+ * skips a missing one silently). */
+static int leaf_exists(const topo_snapshot *snap, const usage *u)
+{
+    int32_t d;
+    if (!snap->built || u->nvalues == 0 || u->nvalues > snap->nlevels)
+        return 0;
+    if (snap->hostname_lowest) {
+        d = topo_strmap_get(snap->domain_by_id, u->values[u->nvalues - 1]);
+    } else {
+        char *joined = snap_join(NULL, (const char *const *)u->values, u->nvalues);
+        if (joined == NULL)
+            return 0;
+        d = topo_strmap_get(snap->domain_by_id, joined);
+        free(joined);
+    }
+    return d >= 0 && snap->domains[d].leaf >= 0;
+}
+
+/* Applies (old out, fresh in) to the published snapshot at once. The leaf
+ * is checked first, so a refused charge changes nothing. */
+static int publish_now(topo_live *live, const char *id, const live_entry *old,
+                       const live_entry *fresh, topo_err *err)
+{
+    int rc = 0;
+    pthread_rwlock_wrlock(&live->lock);
+    if (fresh != NULL && fresh->u.count > 0 && !leaf_exists(live->published, &fresh->u)) {
+        pthread_rwlock_unlock(&live->lock);
+        return topo_err_set(err, TOPO_ENOTFOUND,
+                            "reservation \"%s\": its domain is not in the live snapshot (its "
+                            "nodes are gone or not eligible)", id);
+    }
+    /* Removing is a no-op when old's leaf went away with a rebuild (which
+     * then did not charge it either). */
+    if (old != NULL)
+        rc = charge(live->published, &old->u, -1, err);
+    if (rc == 0 && fresh != NULL)
+        rc = charge(live->published, &fresh->u, +1, err);
+    if (rc != 0 && old != NULL)
+        (void)charge(live->published, &old->u, +1, NULL); /* undo: it was just removed */
+    if (rc == 0)
+        live->generation++;
+    pthread_rwlock_unlock(&live->lock);
+    return rc;
+}
+
+static int unreserve_now(topo_live *live, const char *id, topo_err *err)
+{
+    live_entry *old;
+    int rc;
+    if (id == NULL || id[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
+    if (topo_strmap_get(live->now.index, id) < 0)
+        /* Batched (or unknown): it leaves with the next commit. */
+        return swap_entry(live, &live->reserved, id, NULL, err);
+    old = live->now.items[topo_strmap_get(live->now.index, id)];
+    if ((rc = publish_now(live, id, old, NULL, err)) != 0)
+        return rc;
+    entry_free(table_take(&live->now, id, entry_key));
+    live->stats.applied++;
+    return 0;
+}
+
+static int reserve_now(topo_live *live, const char *id, const char *const *values,
+                       size_t nvalues, int32_t count, const topo_resource *requests,
+                       size_t nrequests, topo_err *err)
+{
+    if (id == NULL || id[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
+    if (count == 0)
+        return unreserve_now(live, id, err);
+    if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0 || values == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
+    for (size_t i = 0; i < nvalues; i++)
+        if (values[i] == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": values[%zu] is NULL",
+                                id, i);
+    usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
+    live_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->key = dup_str(id)) == NULL || usage_copy(&e->u, &u) != 0) {
+        entry_free(e);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    }
+    e->charged = 1;
+    int32_t at = topo_strmap_get(live->now.index, id);
+    const live_entry *old = at >= 0 ? live->now.items[at] : NULL;
+    int rc = publish_now(live, id, old, e, err);
+    if (rc != 0) {
+        entry_free(e);
+        return rc;
+    }
+    void *prev = NULL;
+    if (table_put(&live->now, e->key, e, &prev) != 0) {
+        /* Charged but not recorded: undo the charge, keep the old one. */
+        (void)publish_now(live, id, e, old, NULL);
+        entry_free(e);
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    }
+    entry_free(prev);
+    /* The same id made by upsert_reserved leaves with the next commit;
+     * until then both are charged (erring on the side of holding). */
+    if (topo_strmap_get(live->reserved.index, id) >= 0)
+        rc = swap_entry(live, &live->reserved, id, NULL, err);
+    live->stats.applied++;
+    return rc;
+}
+
+/* ---- the writer side's public calls: each under the writer mutex ---- */
+
+int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = upsert_node(live, node, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_delete_node(topo_live *live, const char *name, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = delete_node(live, name, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
+                         const topo_resource *requests, size_t nrequests, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = upsert_pod(live, uid, node_name, charged, requests, nrequests, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_delete_pod(topo_live *live, const char *uid, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = delete_pod(live, uid, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const *values,
+                              size_t nvalues, int32_t count, const topo_resource *requests,
+                              size_t nrequests, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = upsert_reserved(live, id, values, nvalues, count, requests, nrequests, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_delete_reserved(topo_live *live, const char *id, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = delete_reserved(live, id, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_reserve_now(topo_live *live, const char *id, const char *const *values,
+                          size_t nvalues, int32_t count, const topo_resource *requests,
+                          size_t nrequests, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = reserve_now(live, id, values, nvalues, count, requests, nrequests, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_unreserve_now(topo_live *live, const char *id, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = unreserve_now(live, id, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
+int topo_live_commit(topo_live *live, topo_err *err)
+{
+    pthread_mutex_lock(&live->writer);
+    int rc = commit(live, err);
+    pthread_mutex_unlock(&live->writer);
+    return rc;
+}
+
 /* ---- readers ---- */
 
 const topo_snapshot *topo_live_acquire(topo_live *live)
@@ -635,8 +872,10 @@ uint64_t topo_live_generation(topo_live *live)
 
 void topo_live_get_stats(topo_live *live, topo_live_stats *out)
 {
+    pthread_mutex_lock(&live->writer);
     *out = live->stats;
     out->nodes = live->nodes.n;
     out->pods = live->pods.n;
-    out->reserved = live->reserved.n;
+    out->reserved = live->reserved.n + live->now.n;
+    pthread_mutex_unlock(&live->writer);
 }

@@ -280,11 +280,360 @@ static void test_live__readers_never_see_half_a_batch(void **state)
     topo_live_free(live);
 }
 
+/* --- immediate reservations ------------------------------------------------ */
+
+typedef struct leaf_query {
+    const char *host;
+    int64_t free;
+    int found;
+} leaf_query;
+
+static int find_leaf(const topo_domain_view *v, void *payload)
+{
+    leaf_query *q = payload;
+    if (v->level == 1 && strcmp(v->value, q->host) == 0) {
+        q->free = v->free;
+        q->found = 1;
+    }
+    return 0;
+}
+
+/* Free GPUs of one host's leaf in the published snapshot; -1 when absent. */
+static int64_t leaf_free(topo_live *live, const char *host)
+{
+    leaf_query q = {host, 0, 0};
+    const topo_snapshot *snap = topo_live_acquire(live);
+    assert_int_equal(topo_snapshot_walk(snap, "nvidia.com/gpu", find_leaf, &q), 0);
+    topo_live_release(live, snap);
+    return q.found ? q.free : -1;
+}
+
+static void published(topo_live *live, dump *d)
+{
+    const topo_snapshot *snap = topo_live_acquire(live);
+    render(snap, d);
+    topo_live_release(live, snap);
+}
+
+/* A live snapshot with `n` Ready 8-GPU nodes (n00.., four per rack), committed. */
+static topo_live *live_with_nodes(model *m, int n)
+{
+    topo_live *live = NULL;
+    assert_int_equal(topo_live_create(&live, &opts, NULL), 0);
+    memset(m, 0, sizeof(*m));
+    for (int p = 0; p < PODS; p++)
+        m->pod_node[p] = -1;
+    for (int i = 0; i < n; i++) {
+        m->node_present[i] = m->node_ready[i] = 1;
+        m->node_gpus[i] = 8;
+        topo_kv labels[2];
+        topo_resource alloc[2];
+        topo_node_spec spec;
+        char name[8], rack[8];
+        node_spec(&spec, labels, alloc, name, rack, m, i);
+        assert_int_equal(topo_live_upsert_node(live, &spec, NULL), 0);
+    }
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    return live;
+}
+
+static void upsert_model_node(topo_live *live, model *m, int i)
+{
+    topo_kv labels[2];
+    topo_resource alloc[2];
+    topo_node_spec spec;
+    char name[8], rack[8];
+    node_spec(&spec, labels, alloc, name, rack, m, i);
+    assert_int_equal(topo_live_upsert_node(live, &spec, NULL), 0);
+}
+
+static void test_live__reserve_now_is_visible_at_once_pending_pods_are_not(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, 4);
+    topo_resource two[] = {{"nvidia.com/gpu", 2}};
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    const char *n01[] = {"r0", "n01"};
+
+    /* a pending pod change of the batch */
+    assert_int_equal(topo_live_upsert_pod(live, "pod-a", "n00", 1, two, 1, NULL), 0);
+    uint64_t gen = topo_live_generation(live);
+    assert_int_equal(topo_live_reserve_now(live, "res-1", n01, 2, 3, one, 1, NULL), 0);
+    assert_true(topo_live_generation(live) > gen);
+    assert_int_equal(leaf_free(live, "n01"), 8 - 3);
+    assert_int_equal(leaf_free(live, "n00"), 8); /* the pod is not published yet */
+
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(leaf_free(live, "n00"), 8 - 2);
+    assert_int_equal(leaf_free(live, "n01"), 8 - 3); /* not charged twice */
+
+    /* the same as a fresh build of that state */
+    m.pod_present[0] = 1;
+    m.pod_node[0] = 0;
+    m.pod_gpus[0] = 2;
+    topo_snapshot *want = fresh_snapshot(&m);
+    assert_int_equal(topo_snapshot_add_tas_usage(want, n01, 2, 3, one, 1, NULL), 0);
+    dump a, b;
+    render(want, &a);
+    published(live, &b);
+    assert_string_equal(a.text, b.text);
+    topo_snapshot_free(want);
+
+    topo_live_stats st;
+    topo_live_get_stats(live, &st);
+    assert_int_equal(st.reserved, 1);
+    topo_live_free(live);
+}
+
+static void test_live__reserve_now_survives_rebuilds(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, 4);
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    const char *n02[] = {"r0", "n02"};
+    const char *n03[] = {"r0", "n03"};
+
+    assert_int_equal(topo_live_reserve_now(live, "res-a", n02, 2, 2, one, 1, NULL), 0);
+    assert_int_equal(topo_live_reserve_now(live, "res-b", n03, 2, 1, one, 1, NULL), 0);
+    /* a node change reshapes the tree: the rebuild charges both again */
+    m.node_present[4] = m.node_ready[4] = 1;
+    m.node_gpus[4] = 8;
+    upsert_model_node(live, &m, 4);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    topo_live_stats st;
+    topo_live_get_stats(live, &st);
+    assert_int_equal(st.rebuilds, 2);
+    assert_int_equal(leaf_free(live, "n02"), 8 - 2);
+    assert_int_equal(leaf_free(live, "n03"), 8 - 1);
+    assert_int_equal(leaf_free(live, "n04"), 8);
+
+    /* n03 goes: its reservation is kept, and charged when it comes back */
+    assert_int_equal(topo_live_delete_node(live, "n03", NULL), 0);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(leaf_free(live, "n03"), -1);
+    /* ... while a new charge there is refused and changes nothing */
+    dump before, after;
+    published(live, &before);
+    uint64_t gen = topo_live_generation(live);
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_live_reserve_now(live, "res-c", n03, 2, 1, one, 1, &err),
+                     TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "res-c"));
+    /* replacing res-a by a charge on the vanished n03 keeps res-a as it was */
+    assert_int_equal(topo_live_reserve_now(live, "res-a", n03, 2, 1, one, 1, NULL),
+                     TOPO_ENOTFOUND);
+    published(live, &after);
+    assert_string_equal(before.text, after.text);
+    assert_int_equal(topo_live_generation(live), gen);
+    assert_int_equal(leaf_free(live, "n02"), 8 - 2);
+
+    upsert_model_node(live, &m, 3);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(leaf_free(live, "n03"), 8 - 1);
+    topo_live_get_stats(live, &st);
+    assert_int_equal(st.reserved, 2);
+    topo_live_free(live);
+}
+
+static void test_live__reserve_now_replaces_and_removes(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, 4);
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    topo_resource two[] = {{"nvidia.com/gpu", 2}};
+    const char *n01[] = {"r0", "n01"};
+    const char *n02[] = {"r0", "n02"};
+    dump empty, now;
+    published(live, &empty);
+
+    assert_int_equal(topo_live_reserve_now(live, "res", n01, 2, 1, one, 1, NULL), 0);
+    assert_int_equal(leaf_free(live, "n01"), 7);
+    /* replacing: the difference, old out and new in */
+    assert_int_equal(topo_live_reserve_now(live, "res", n02, 2, 3, two, 1, NULL), 0);
+    assert_int_equal(leaf_free(live, "n01"), 8);
+    assert_int_equal(leaf_free(live, "n02"), 8 - 6);
+    assert_int_equal(topo_live_reserve_now(live, "res", n02, 2, 1, two, 1, NULL), 0);
+    assert_int_equal(leaf_free(live, "n02"), 8 - 2);
+    /* count 0 unreserves */
+    assert_int_equal(topo_live_reserve_now(live, "res", n02, 2, 0, two, 1, NULL), 0);
+    published(live, &now);
+    assert_string_equal(empty.text, now.text);
+
+    assert_int_equal(topo_live_reserve_now(live, "res", n01, 2, 2, one, 1, NULL), 0);
+    uint64_t gen = topo_live_generation(live);
+    assert_int_equal(topo_live_unreserve_now(live, "res", NULL), 0);
+    assert_true(topo_live_generation(live) > gen);
+    published(live, &now);
+    assert_string_equal(empty.text, now.text);
+    assert_int_equal(topo_live_unreserve_now(live, "unknown", NULL), 0);
+    /* a commit after all that has nothing left to apply to the reservations */
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    published(live, &now);
+    assert_string_equal(empty.text, now.text);
+
+    /* batched and immediate writes to one id: the batched one leaves at commit */
+    assert_int_equal(topo_live_upsert_reserved(live, "mix", n01, 2, 1, one, 1, NULL), 0);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(leaf_free(live, "n01"), 7);
+    assert_int_equal(topo_live_reserve_now(live, "mix", n02, 2, 1, one, 1, NULL), 0);
+    assert_int_equal(leaf_free(live, "n02"), 7);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(leaf_free(live, "n01"), 8);
+    assert_int_equal(leaf_free(live, "n02"), 7);
+    /* and back: a batched delete of an immediate one leaves at commit */
+    assert_int_equal(topo_live_delete_reserved(live, "mix", NULL), 0);
+    assert_int_equal(leaf_free(live, "n02"), 7);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    published(live, &now);
+    assert_string_equal(empty.text, now.text);
+
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_live_reserve_now(live, "", n01, 2, 1, one, 1, &err), TOPO_EINVALID);
+    assert_int_equal(topo_live_reserve_now(live, "x", n01, 3, 1, one, 1, &err), TOPO_EINVALID);
+    assert_int_equal(topo_live_reserve_now(live, "x", n01, 2, -1, one, 1, &err), TOPO_EINVALID);
+    topo_live_free(live);
+}
+
+/* Several writer threads (pod churn, commits, node reshapes and immediate
+ * reservations that move between leaves) and readers: every thread holds
+ * exactly one 1-GPU reservation all along and pods take no GPU, so every
+ * reader must see the same total free GPUs; at the end the snapshot must be
+ * a fresh build of the final state. */
+enum { WRITERS = 4, ROUNDS = 400 };
+
+typedef struct writer_arg {
+    topo_live *live;
+    int id;
+    int final_node;
+    int pod_node[8]; /* -1: absent */
+    int failures;
+} writer_arg;
+
+static void *writer(void *p)
+{
+    writer_arg *a = p;
+    uint64_t x = (uint64_t)a->id * 7919u + 1u;
+    char rid[16];
+    snprintf(rid, sizeof(rid), "res-%d", a->id);
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    for (int r = 0; r < ROUNDS; r++) {
+        char uid[24], name[8], rack[8];
+        int node = (int)(next(&x) % NODES);
+        int pod = (int)(next(&x) % 8);
+        snprintf(uid, sizeof(uid), "w%d-pod-%d", a->id, pod);
+        node_name(name, sizeof(name), node);
+        if (next(&x) % 3 == 0) {
+            a->failures += topo_live_delete_pod(a->live, uid, NULL) != 0;
+            a->pod_node[pod] = -1;
+        } else {
+            a->failures += topo_live_upsert_pod(a->live, uid, name, 1, NULL, 0, NULL) != 0;
+            a->pod_node[pod] = node;
+        }
+        int to = (int)(next(&x) % NODES);
+        node_name(name, sizeof(name), to);
+        snprintf(rack, sizeof(rack), "r%d", to / 4);
+        const char *values[] = {rack, name};
+        if (topo_live_reserve_now(a->live, rid, values, 2, 1, one, 1, NULL) == 0)
+            a->final_node = to;
+        else
+            a->failures++;
+        if (r % 50 == a->id) { /* a reshape: a taint comes or goes (capacity unchanged) */
+            model m;
+            memset(&m, 0, sizeof(m));
+            m.node_ready[11] = 1;
+            m.node_gpus[11] = 8;
+            topo_kv labels[2];
+            topo_resource alloc[2];
+            topo_node_spec spec;
+            char n11[8], r11[8];
+            node_spec(&spec, labels, alloc, n11, r11, &m, 11);
+            topo_taint taint = {"dedicated", "x", "NoSchedule"};
+            spec.taints = &taint;
+            spec.ntaints = (size_t)(r / 50 + a->id) % 2;
+            a->failures += topo_live_upsert_node(a->live, &spec, NULL) != 0;
+        }
+        if (next(&x) % 4 == 0)
+            a->failures += topo_live_commit(a->live, NULL) != 0;
+    }
+    return NULL;
+}
+
+static void test_live__concurrent_writers_and_readers(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, NODES);
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    writer_arg w[WRITERS];
+    for (int t = 0; t < WRITERS; t++) {
+        char rid[16];
+        snprintf(rid, sizeof(rid), "res-%d", t);
+        const char *values[] = {"r0", "n00"};
+        assert_int_equal(topo_live_reserve_now(live, rid, values, 2, 1, one, 1, NULL), 0);
+        w[t] = (writer_arg){live, t, 0, {-1, -1, -1, -1, -1, -1, -1, -1}, 0};
+    }
+    atomic_int stop = 0;
+    reader_arg args[2];
+    pthread_t rth[2], wth[WRITERS];
+    for (int t = 0; t < 2; t++) {
+        args[t].live = live;
+        args[t].stop = &stop;
+        args[t].expected_free = NODES * 8 - WRITERS;
+        atomic_init(&args[t].reads, 0);
+        args[t].torn = 0;
+        assert_int_equal(pthread_create(&rth[t], NULL, reader, &args[t]), 0);
+    }
+    for (int t = 0; t < WRITERS; t++)
+        assert_int_equal(pthread_create(&wth[t], NULL, writer, &w[t]), 0);
+    for (int t = 0; t < WRITERS; t++) {
+        pthread_join(wth[t], NULL);
+        assert_int_equal(w[t].failures, 0);
+    }
+    atomic_store(&stop, 1);
+    for (int t = 0; t < 2; t++) {
+        pthread_join(rth[t], NULL);
+        assert_true(atomic_load(&args[t].reads) > 0);
+        assert_int_equal(args[t].torn, 0);
+    }
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    /* the nodes, the reservations and the pods (which take no GPU) */
+    topo_snapshot *want = fresh_snapshot(&m);
+    for (int t = 0; t < WRITERS; t++) {
+        char name[8], rack[8];
+        node_name(name, sizeof(name), w[t].final_node);
+        snprintf(rack, sizeof(rack), "r%d", w[t].final_node / 4);
+        const char *values[] = {rack, name};
+        assert_int_equal(topo_snapshot_add_tas_usage(want, values, 2, 1, one, 1, NULL), 0);
+        for (int p = 0; p < 8; p++)
+            if (w[t].pod_node[p] >= 0) {
+                node_name(name, sizeof(name), w[t].pod_node[p]);
+                assert_int_equal(topo_snapshot_add_pod_usage(want, name, NULL, 0, NULL, NULL), 0);
+            }
+    }
+    dump a, b;
+    render(want, &a);
+    published(live, &b);
+    assert_string_equal(a.text, b.text);
+    topo_snapshot_free(want);
+    topo_live_stats st;
+    topo_live_get_stats(live, &st);
+    assert_int_equal(st.reserved, WRITERS);
+    assert_true(st.rebuilds > 1);
+    topo_live_free(live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live__commits_match_fresh_builds),
         cmocka_unit_test(test_live__readers_never_see_half_a_batch),
+        cmocka_unit_test(test_live__reserve_now_is_visible_at_once_pending_pods_are_not),
+        cmocka_unit_test(test_live__reserve_now_survives_rebuilds),
+        cmocka_unit_test(test_live__reserve_now_replaces_and_removes),
+        cmocka_unit_test(test_live__concurrent_writers_and_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
