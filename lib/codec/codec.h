@@ -41,6 +41,22 @@ int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char
 int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,
                           topo_err *err) TOPO_MUST_CHECK;
 
+/* Start positions of the values of a parsed YAML tree, for readers that
+ * validate the tree afterwards and want "source:line:column" in messages. */
+typedef struct topo_codec_marks topo_codec_marks;
+
+/* topo_codec_yaml_parse, also recording where each value of the tree starts
+ * (strings, numbers, mappings and sequences: true/false/null are jansson
+ * singletons and have no position). *marks_out is owned by the caller
+ * (topo_codec_marks_free) and refers to the tree's values by address: keep
+ * the tree alive while using it. */
+int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, const char *text,
+                                size_t len, const char *source, topo_err *err) TOPO_MUST_CHECK;
+/* 1 and the 1-based line and column where value started, 0 when unknown. */
+int topo_codec_marks_find(const topo_codec_marks *marks, const json_t *value, int *line,
+                          int *column);
+void topo_codec_marks_free(topo_codec_marks *marks);
+
 /* Reads a file of at most max bytes and parses it as JSON when its first
  * non-blank byte is '{' or '[', else as YAML. Error positions name path. */
 int topo_codec_load_file(json_t **out, const char *path, size_t max,

@@ -25,6 +25,18 @@ typedef struct frame {
     yaml_mark_t key_mark;
 } frame;
 
+/* Where each value of the tree started (topo_codec_yaml_parse_marks), so
+ * that a reader validating the tree afterwards can name file:line:column. */
+typedef struct mark_entry {
+    const json_t *value;
+    int line, column;
+} mark_entry;
+
+struct topo_codec_marks {
+    mark_entry *v;
+    size_t n, cap;
+};
+
 typedef struct builder {
     const char *source; /* as given, for topo_err_at */
     const char *src;    /* for messages */
@@ -32,6 +44,7 @@ typedef struct builder {
     frame stack[TOPO_CODEC_MAX_DEPTH];
     size_t depth;
     topo_err *err;
+    topo_codec_marks *marks; /* NULL: positions not recorded */
 } builder;
 
 static int fail_at(builder *b, int code, yaml_mark_t mark, const char *fmt, const char *arg)
@@ -233,9 +246,36 @@ done:
 
 /* --- tree building ----------------------------------------------------------- */
 
+/* Records where value starts. true/false/null are shared singletons in
+ * jansson, so their position would be ambiguous: they are not recorded. */
+static int record_mark(builder *b, const json_t *value, yaml_mark_t mark)
+{
+    topo_codec_marks *m = b->marks;
+    if (m == NULL || json_is_true(value) || json_is_false(value) || json_is_null(value))
+        return 0;
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        mark_entry *nv = realloc(m->v, ncap * sizeof(*nv));
+        if (nv == NULL)
+            return fail_at(b, TOPO_ENOMEM, mark, "%s", "out of memory");
+        m->v = nv;
+        m->cap = ncap;
+    }
+    m->v[m->n].value = value;
+    m->v[m->n].line = (int)mark.line + 1;
+    m->v[m->n].column = (int)mark.column + 1;
+    m->n++;
+    return 0;
+}
+
 /* Attaches a new value (reference stolen) to the current container. */
 static int attach(builder *b, json_t *value, yaml_mark_t mark)
 {
+    int error;
+    if ((error = record_mark(b, value, mark)) < 0) {
+        json_decref(value);
+        return error;
+    }
     if (b->depth == 0) {
         b->root = value;
         return 0;
@@ -340,8 +380,8 @@ static int parser_error(builder *b, const yaml_parser_t *p, const char *text, si
     return fail_at(b, TOPO_EINVALID, mark, "%s", msg);
 }
 
-int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,
-                          topo_err *err)
+static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, size_t len,
+                      const char *source, topo_err *err)
 {
     yaml_parser_t parser;
     yaml_event_t ev;
@@ -353,6 +393,7 @@ int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char
     b.source = source;
     b.src = source != NULL ? source : "<input>";
     b.err = err;
+    b.marks = marks;
 
     if (!yaml_parser_initialize(&parser)) {
         error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", b.src);
@@ -413,6 +454,55 @@ cleanup:
     if (have_parser)
         yaml_parser_delete(&parser);
     return error;
+}
+
+int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,
+                          topo_err *err)
+{
+    return parse_yaml(out, NULL, text, len, source, err);
+}
+
+int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, const char *text,
+                                size_t len, const char *source, topo_err *err)
+{
+    topo_codec_marks *m;
+    int error;
+
+    *out = NULL;
+    *marks_out = NULL;
+    m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory",
+                            source != NULL ? source : "<input>");
+    if ((error = parse_yaml(out, m, text, len, source, err)) < 0) {
+        topo_codec_marks_free(m);
+        return error;
+    }
+    *marks_out = m;
+    return 0;
+}
+
+int topo_codec_marks_find(const topo_codec_marks *marks, const json_t *value, int *line,
+                          int *column)
+{
+    if (marks == NULL || value == NULL)
+        return 0;
+    for (size_t i = 0; i < marks->n; i++) {
+        if (marks->v[i].value == value) {
+            *line = marks->v[i].line;
+            *column = marks->v[i].column;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void topo_codec_marks_free(topo_codec_marks *marks)
+{
+    if (marks == NULL)
+        return;
+    free(marks->v);
+    free(marks);
 }
 
 /* --- emitting ------------------------------------------------------------------ */

@@ -1,0 +1,99 @@
+/* topo-webhook's configuration: the topologies it places pods in (Kueue
+ * Topology levels + ResourceFlavor-like nodeLabels), the policy for pods
+ * that do not fit (per topology, a default, and the namespace label that
+ * overrides it), and the reservation and ungate timings. Read from a YAML
+ * file (--config, format in docs/webhook.md) or built from --levels.
+ *
+ * Ownership: a topo_admission_config owns every string and array it hands
+ * out; views (const pointers) live until topo_admission_config_free. A
+ * loaded config is immutable, so it may be read from any thread. */
+#ifndef TOPO_ADMISSION_CONFIG_H
+#define TOPO_ADMISSION_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/admission.h"
+#include "topo/error.h"
+#include "topo/model.h"
+
+/* Largest configuration file read. */
+#define TOPO_ADMISSION_MAX_CONFIG_FILE (1u * 1024u * 1024u)
+/* Most topologies one configuration may list. */
+#define TOPO_ADMISSION_MAX_TOPOLOGIES 16
+/* Most nodeLabels of one topology. */
+#define TOPO_ADMISSION_MAX_NODE_LABELS 64
+/* The name of the topology from_levels builds. */
+#define TOPO_ADMISSION_DEFAULT_TOPOLOGY "default"
+/* The default namespacePolicyLabel. */
+#define TOPO_ADMISSION_NAMESPACE_POLICY_LABEL "topology.topo.io/no-fit-policy"
+/* Defaults and bounds of the timings, in seconds / milliseconds. */
+#define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S 600
+#define TOPO_ADMISSION_RESERVATION_TTL_MIN_S 10
+#define TOPO_ADMISSION_RESERVATION_TTL_MAX_S (24 * 3600)
+#define TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS 5000
+#define TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS 1000
+#define TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS (10 * 60 * 1000)
+
+/* One topology: a read-only view owned by its config. */
+typedef struct topo_admission_topology_config {
+    const char *name;            /* DNS-1123 label, unique in the config */
+    const char *const *levels;   /* label keys, coarsest first */
+    size_t nlevels;              /* 1..TOPO_MAX_LEVELS */
+    const topo_kv *node_labels;  /* a node is in the topology when it has all of them */
+    size_t nnode_labels;         /* 0: every node */
+    topo_admission_policy policy; /* effective: its own policy, else defaultPolicy */
+    int policy_set;              /* the topology set `policy` itself */
+} topo_admission_topology_config;
+
+typedef struct topo_admission_config topo_admission_config;
+
+/* Parses a configuration (YAML, or JSON as YAML's subset) of at most
+ * TOPO_ADMISSION_MAX_CONFIG_FILE bytes. source names it in messages (NULL:
+ * "<input>") and must outlive err. Every problem is TOPO_EINVALID with
+ * "source:line:column: field.path: problem" (the position when the YAML
+ * layer knows it, e.g. "config.yaml:7:9: topologies[1].levels[2]: duplicate
+ * level topology.topo.io/rack"); unknown fields are errors. */
+int topo_admission_config_parse(topo_admission_config **out, const char *text, size_t len,
+                                const char *source, topo_err *err) TOPO_MUST_CHECK;
+
+/* Reads path (TOPO_ENOTFOUND when missing, TOPO_ELIMIT over 1 MiB) and
+ * parses it as topo_admission_config_parse, messages naming path. path must
+ * outlive err. */
+int topo_admission_config_load_file(topo_admission_config **out, const char *path,
+                                    topo_err *err) TOPO_MUST_CHECK;
+
+/* The configuration without a file: one topology "default" over all nodes
+ * with the comma-separated levels (validated as in a file), policy gate,
+ * every other field at its default. */
+int topo_admission_config_from_levels(topo_admission_config **out, const char *levels_csv,
+                                      topo_err *err) TOPO_MUST_CHECK;
+
+void topo_admission_config_free(topo_admission_config *cfg);
+
+/* Accessors; cfg must be non-NULL. Pointers are borrowed from cfg. */
+size_t topo_admission_config_topology_count(const topo_admission_config *cfg);
+/* NULL when i is out of range. */
+const topo_admission_topology_config *
+topo_admission_config_topology(const topo_admission_config *cfg, size_t i);
+/* The topology of that name, or NULL. */
+const topo_admission_topology_config *
+topo_admission_config_find_topology(const topo_admission_config *cfg, const char *name);
+topo_admission_policy topo_admission_config_default_policy(const topo_admission_config *cfg);
+/* The namespace label that overrides the policy, NULL when disabled (""). */
+const char *topo_admission_config_namespace_policy_label(const topo_admission_config *cfg);
+int64_t topo_admission_config_reservation_ttl_s(const topo_admission_config *cfg);
+int64_t topo_admission_config_ungate_interval_ms(const topo_admission_config *cfg);
+
+/* Kubernetes syntax checks, shared with the namespace-policy watcher. Each
+ * returns 1 when valid, else 0 and a reason in why (why_size > 0). */
+/* A label key: [prefix/]name, prefix a DNS-1123 subdomain of at most 253
+ * characters, name 1..63 characters [A-Za-z0-9-_.] with alphanumerics at
+ * both ends. */
+int topo_admission_label_key_valid(const char *key, char *why, size_t why_size);
+/* A label value: empty, or a name as above (at most 63 characters). */
+int topo_admission_label_value_valid(const char *value, char *why, size_t why_size);
+/* A DNS-1123 label: 1..63 characters [a-z0-9-], alphanumerics at both ends. */
+int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size);
+
+#endif

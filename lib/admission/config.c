@@ -1,0 +1,719 @@
+/* topo-webhook's configuration file (format: docs/webhook.md) and the
+ * --levels default. The YAML is read into a jansson tree with the position
+ * of every value (codec marks), then validated field by field so that each
+ * message names the field path and, where known, file:line:column. Unknown
+ * keys are errors: a typo in a policy must not silently keep the default. */
+#include "topo/admission_config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "codec/decode.h"
+#include "topo/limits.h"
+#include "topo/pool.h"
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+#define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
+#define PI(buf, path, i) topo_decode_path_index(buf, sizeof(buf), path, i)
+
+struct topo_admission_config {
+    topo_pool *pool; /* every string and array below */
+    topo_admission_topology_config *topologies;
+    size_t ntopologies;
+    topo_admission_policy default_policy;
+    const char *ns_label; /* NULL: disabled */
+    int64_t reservation_ttl_s;
+    int64_t ungate_interval_ms;
+};
+
+/* What the validators need to report an error. */
+typedef struct reader {
+    const char *src; /* for messages */
+    const char *source; /* as given, for topo_err_at */
+    const topo_codec_marks *marks;
+    const json_t *root;
+    topo_pool *pool;
+    topo_err *err;
+} reader;
+
+/* "src:line:col: path: message", at the position of `at` (or of the nearest
+ * enclosing value the caller passes as fallback). */
+static int fail(const reader *r, const json_t *at, const json_t *fallback, const char *fmt, ...)
+    TOPO_PRINTF(4, 5);
+static int fail(const reader *r, const json_t *at, const json_t *fallback, const char *fmt, ...)
+{
+    char msg[TOPO_ERR_TEXT_MAX];
+    int line = 0, column = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!topo_codec_marks_find(r->marks, at, &line, &column))
+        topo_codec_marks_find(r->marks, fallback, &line, &column);
+    if (line > 0) {
+        topo_err_set(r->err, TOPO_EINVALID, "%s:%d:%d: %s", r->src, line, column, msg);
+        topo_err_at(r->err, r->source, line, column);
+    } else {
+        topo_err_set(r->err, TOPO_EINVALID, "%s: %s", r->src, msg);
+    }
+    return TOPO_EINVALID;
+}
+
+static int oom(const reader *r)
+{
+    return topo_err_set(r->err, TOPO_ENOMEM, "%s: out of memory", r->src);
+}
+
+/* --- Kubernetes syntax ------------------------------------------------------------ */
+
+static void why_set(char *why, size_t size, const char *fmt, ...) TOPO_PRINTF(3, 4);
+static void why_set(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (why == NULL || size == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+}
+
+static int is_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* The name part of a qualified name / a label value: [A-Za-z0-9-_.], at most
+ * 63, alphanumerics at both ends. `what` names it in the reason. */
+static int name_valid(const char *s, size_t n, const char *what, char *why, size_t size)
+{
+    if (n == 0) {
+        why_set(why, size, "%s is empty", what);
+        return 0;
+    }
+    if (n > 63) {
+        why_set(why, size, "%s is longer than 63 characters", what);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!is_alnum(c) && c != '-' && c != '_' && c != '.') {
+            why_set(why, size, "%s has the invalid character '%c' (allowed: A-Z a-z 0-9 - _ .)",
+                    what, c);
+            return 0;
+        }
+    }
+    if (!is_alnum(s[0]) || !is_alnum(s[n - 1])) {
+        why_set(why, size, "%s must start and end with a letter or digit", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* One DNS-1123 label: 1..63 of [a-z0-9-], alphanumerics at both ends. */
+static int dns_label_valid(const char *s, size_t n, const char *what, char *why, size_t size)
+{
+    if (n == 0) {
+        why_set(why, size, "%s has an empty DNS label", what);
+        return 0;
+    }
+    if (n > 63) {
+        why_set(why, size, "%s has a DNS label longer than 63 characters", what);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!is_lower_alnum(s[i]) && s[i] != '-') {
+            why_set(why, size,
+                    "%s has the invalid character '%c' (a DNS-1123 name: a-z 0-9 - only)", what,
+                    s[i]);
+            return 0;
+        }
+    }
+    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1])) {
+        why_set(why, size, "%s must start and end with a lower-case letter or digit", what);
+        return 0;
+    }
+    return 1;
+}
+
+int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size)
+{
+    return dns_label_valid(name, strlen(name), "the name", why, why_size);
+}
+
+int topo_admission_label_key_valid(const char *key, char *why, size_t why_size)
+{
+    const char *slash = strchr(key, '/');
+    const char *name = key;
+    if (slash != NULL) {
+        size_t plen = (size_t)(slash - key);
+        if (plen == 0) {
+            why_set(why, why_size, "the prefix before '/' is empty");
+            return 0;
+        }
+        if (plen > 253) {
+            why_set(why, why_size, "the prefix is longer than 253 characters");
+            return 0;
+        }
+        /* A DNS-1123 subdomain: labels joined by dots. */
+        for (const char *p = key; p < slash;) {
+            const char *dot = memchr(p, '.', (size_t)(slash - p));
+            const char *end = dot != NULL ? dot : slash;
+            if (!dns_label_valid(p, (size_t)(end - p), "the prefix", why, why_size))
+                return 0;
+            p = dot != NULL ? dot + 1 : slash;
+            if (dot != NULL && p == slash) {
+                why_set(why, why_size, "the prefix has an empty DNS label");
+                return 0;
+            }
+        }
+        name = slash + 1;
+        if (strchr(name, '/') != NULL) {
+            why_set(why, why_size, "more than one '/'");
+            return 0;
+        }
+    }
+    return name_valid(name, strlen(name), "the name", why, why_size);
+}
+
+int topo_admission_label_value_valid(const char *value, char *why, size_t why_size)
+{
+    size_t n = strlen(value);
+    if (n == 0)
+        return 1;
+    return name_valid(value, n, "the value", why, why_size);
+}
+
+/* --- field readers ------------------------------------------------------------------ */
+
+static int check_keys(const reader *r, const json_t *obj, const char *path,
+                      const char *const *allowed)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        int ok = 0;
+        for (size_t i = 0; allowed[i] != NULL && !ok; i++)
+            ok = strcmp(key, allowed[i]) == 0;
+        if (!ok) {
+            char list[256] = "";
+            for (size_t i = 0; allowed[i] != NULL; i++) {
+                strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+                strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
+            }
+            return fail(r, v, obj, "%s: unknown field (expected one of: %s)", P(p, path, key),
+                        list);
+        }
+    }
+    return 0;
+}
+
+/* A string field, or NULL in *out when absent. */
+static int get_string(const reader *r, const char **out, const json_t *obj, const char *key,
+                      const char *path, int required)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return fail(r, v, obj, "%s: required", P(p, path, key));
+        return 0;
+    }
+    if (!json_is_string(v))
+        return fail(r, v, obj, "%s: expected a string, got %s", P(p, path, key),
+                    topo_decode_type_name(v));
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return fail(r, v, obj, "%s: NUL byte in the string", P(p, path, key));
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int parse_policy(const reader *r, topo_admission_policy *out, int *set, const json_t *obj,
+                        const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *s;
+    int error;
+    *set = 0;
+    if ((error = get_string(r, &s, obj, "policy", path, 0)) < 0 || s == NULL)
+        return error;
+    if (topo_admission_policy_parse(out, s) != 0)
+        return fail(r, json_object_get(obj, "policy"), obj,
+                    "%s: \"%s\" is not a policy (expected gate, deny or ignore)",
+                    P(p, path, "policy"), s);
+    *set = 1;
+    return 0;
+}
+
+/* Why levels[i] cannot follow levels[0..i-1] ("" when it can). */
+static int level_ok(const char *const *levels, size_t n, size_t i, char *why, size_t size)
+{
+    char reason[160];
+    if (!topo_admission_label_key_valid(levels[i], reason, sizeof(reason))) {
+        why_set(why, size, "invalid label key \"%s\": %s", levels[i], reason);
+        return 0;
+    }
+    for (size_t j = 0; j < i; j++) {
+        if (strcmp(levels[j], levels[i]) == 0) {
+            why_set(why, size, "duplicate level %s", levels[i]);
+            return 0;
+        }
+    }
+    /* Kueue: the hostname level, when used, is the lowest one. */
+    if (strcmp(levels[i], HOSTNAME_LABEL) == 0 && i + 1 != n) {
+        why_set(why, size, "%s must be the last level", HOSTNAME_LABEL);
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_levels(const reader *r, topo_admission_topology_config *t, const json_t *obj,
+                        const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX], pi[TOPO_DECODE_PATH_MAX], why[256];
+    const json_t *arr = json_object_get(obj, "levels");
+    const char **levels;
+    size_t n;
+    P(p, path, "levels");
+    if (arr == NULL || json_is_null(arr))
+        return fail(r, arr, obj, "%s: required", p);
+    if (!json_is_array(arr))
+        return fail(r, arr, obj, "%s: expected a list of label keys, got %s", p,
+                    topo_decode_type_name(arr));
+    n = json_array_size(arr);
+    if (n == 0 || n > TOPO_MAX_LEVELS)
+        return fail(r, arr, obj, "%s: %zu levels (expected 1..%d)", p, n, TOPO_MAX_LEVELS);
+    levels = topo_pool_calloc(r->pool, n, sizeof(*levels));
+    if (levels == NULL)
+        return oom(r);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(arr, i);
+        PI(pi, p, i);
+        if (!json_is_string(v))
+            return fail(r, v, arr, "%s: expected a label key, got %s", pi,
+                        topo_decode_type_name(v));
+        if ((levels[i] = topo_pool_strdup(r->pool, json_string_value(v))) == NULL)
+            return oom(r);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!level_ok(levels, n, i, why, sizeof(why)))
+            return fail(r, json_array_get(arr, i), arr, "%s: %s", PI(pi, p, i), why);
+    }
+    t->levels = levels;
+    t->nlevels = n;
+    return 0;
+}
+
+static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
+                             const json_t *obj, const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX], why[160];
+    const json_t *map = json_object_get(obj, "nodeLabels");
+    const char *key;
+    json_t *v;
+    topo_kv *kv;
+    size_t n = 0;
+    P(p, path, "nodeLabels");
+    if (map == NULL || json_is_null(map))
+        return 0;
+    if (!json_is_object(map))
+        return fail(r, map, obj, "%s: expected a map of label key: value, got %s", p,
+                    topo_decode_type_name(map));
+    if (json_object_size(map) > TOPO_ADMISSION_MAX_NODE_LABELS)
+        return fail(r, map, obj, "%s: %zu labels (at most %d)", p, json_object_size(map),
+                    TOPO_ADMISSION_MAX_NODE_LABELS);
+    kv = topo_pool_calloc(r->pool, json_object_size(map) + 1, sizeof(*kv));
+    if (kv == NULL)
+        return oom(r);
+    json_object_foreach((json_t *)map, key, v) {
+        P(pk, p, key);
+        if (!topo_admission_label_key_valid(key, why, sizeof(why)))
+            return fail(r, v, map, "%s: invalid label key: %s", pk, why);
+        /* Label values are strings; an unquoted 8 or true is a YAML number
+         * or bool, which Kubernetes would reject too. */
+        if (!json_is_string(v))
+            return fail(r, v, map, "%s: expected a string label value, got %s (quote it)", pk,
+                        topo_decode_type_name(v));
+        if (!topo_admission_label_value_valid(json_string_value(v), why, sizeof(why)))
+            return fail(r, v, map, "%s: invalid label value \"%s\": %s", pk,
+                        json_string_value(v), why);
+        kv[n].key = topo_pool_strdup(r->pool, key);
+        kv[n].value = topo_pool_strdup(r->pool, json_string_value(v));
+        if (kv[n].key == NULL || kv[n].value == NULL)
+            return oom(r);
+        n++;
+    }
+    t->node_labels = kv;
+    t->nnode_labels = n;
+    return 0;
+}
+
+static int parse_topology(const reader *r, topo_admission_topology_config *t, const json_t *obj,
+                          const char *path, topo_admission_policy default_policy)
+{
+    static const char *const keys[] = {"name", "levels", "nodeLabels", "policy", NULL};
+    char p[TOPO_DECODE_PATH_MAX], why[160];
+    const char *name;
+    int error;
+    if (!json_is_object(obj))
+        return fail(r, obj, r->root, "%s: expected a map (name, levels, ...), got %s", path,
+                    topo_decode_type_name(obj));
+    if ((error = check_keys(r, obj, path, keys)) < 0)
+        return error;
+    if ((error = get_string(r, &name, obj, "name", path, 1)) < 0)
+        return error;
+    /* Kueue's Topology objects are named so; the name is what pods and
+     * logs refer to. */
+    if (!topo_admission_dns_label_valid(name, why, sizeof(why)))
+        return fail(r, json_object_get(obj, "name"), obj, "%s: \"%s\": %s", P(p, path, "name"),
+                    name, why);
+    if ((t->name = topo_pool_strdup(r->pool, name)) == NULL)
+        return oom(r);
+    if ((error = parse_levels(r, t, obj, path)) < 0)
+        return error;
+    if ((error = parse_node_labels(r, t, obj, path)) < 0)
+        return error;
+    t->policy = default_policy;
+    return parse_policy(r, &t->policy, &t->policy_set, obj, path);
+}
+
+/* A duration: one or more <digits><unit> groups, unit ms, s, m or h ("90s",
+ * "10m", "1h30m"), into milliseconds. 0 or a reason. */
+static int duration_ms(const char *s, int64_t *out, char *why, size_t size)
+{
+    int64_t total = 0;
+    const char *p = s;
+    if (*p == '\0') {
+        why_set(why, size, "empty duration");
+        return -1;
+    }
+    while (*p != '\0') {
+        int64_t v = 0, unit;
+        const char *start = p;
+        while (*p >= '0' && *p <= '9') {
+            if (v > (INT64_C(1) << 40)) {
+                why_set(why, size, "duration too large");
+                return -1;
+            }
+            v = v * 10 + (*p - '0');
+            p++;
+        }
+        if (p == start) {
+            why_set(why, size, "expected a number at \"%s\"", start);
+            return -1;
+        }
+        if (strncmp(p, "ms", 2) == 0) {
+            unit = 1;
+            p += 2;
+        } else if (*p == 's') {
+            unit = 1000;
+            p++;
+        } else if (*p == 'm') {
+            unit = 60 * 1000;
+            p++;
+        } else if (*p == 'h') {
+            unit = 3600 * 1000;
+            p++;
+        } else {
+            why_set(why, size, "missing or unknown unit after %.*s (expected ms, s, m or h)",
+                    (int)(p - start), start);
+            return -1;
+        }
+        total += v * unit;
+        if (total > (INT64_C(1) << 50)) {
+            why_set(why, size, "duration too large");
+            return -1;
+        }
+    }
+    *out = total;
+    return 0;
+}
+
+static int parse_duration(const reader *r, int64_t *out_ms, const char *key, int64_t min_ms,
+                          int64_t max_ms, const char *bounds)
+{
+    const json_t *v = json_object_get(r->root, key);
+    char why[160];
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return fail(r, v, r->root, "%s: expected a duration such as \"30s\", \"10m\" or \"1h\", got %s",
+                    key, topo_decode_type_name(v));
+    if (duration_ms(json_string_value(v), out_ms, why, sizeof(why)) != 0)
+        return fail(r, v, r->root, "%s: \"%s\": %s", key, json_string_value(v), why);
+    if (*out_ms < min_ms || *out_ms > max_ms)
+        return fail(r, v, r->root, "%s: %s is out of range (%s)", key, json_string_value(v),
+                    bounds);
+    return 0;
+}
+
+static int config_new(topo_admission_config **out)
+{
+    topo_admission_config *cfg = calloc(1, sizeof(*cfg));
+    *out = NULL;
+    if (cfg == NULL)
+        return TOPO_ENOMEM;
+    if ((cfg->pool = topo_pool_create()) == NULL) {
+        free(cfg);
+        return TOPO_ENOMEM;
+    }
+    cfg->default_policy = TOPO_ADMISSION_POLICY_GATE;
+    cfg->ns_label = TOPO_ADMISSION_NAMESPACE_POLICY_LABEL;
+    cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S;
+    cfg->ungate_interval_ms = TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
+    *out = cfg;
+    return 0;
+}
+
+static int parse_root(const reader *r, topo_admission_config *cfg)
+{
+    static const char *const keys[] = {"topologies",     "defaultPolicy",
+                                       "namespacePolicyLabel", "reservationTTL",
+                                       "ungateInterval", NULL};
+    char p[TOPO_DECODE_PATH_MAX], why[160];
+    const json_t *root = r->root, *arr;
+    const char *s;
+    int64_t ms;
+    int error;
+
+    if (!json_is_object(root))
+        return fail(r, root, NULL, "expected a map with topologies, got %s",
+                    json_is_null(root) ? "an empty document" : topo_decode_type_name(root));
+    if ((error = check_keys(r, root, "", keys)) < 0)
+        return error;
+
+    if ((error = get_string(r, &s, root, "defaultPolicy", "", 0)) < 0)
+        return error;
+    if (s != NULL && topo_admission_policy_parse(&cfg->default_policy, s) != 0)
+        return fail(r, json_object_get(root, "defaultPolicy"), root,
+                    "defaultPolicy: \"%s\" is not a policy (expected gate, deny or ignore)", s);
+
+    if ((error = get_string(r, &s, root, "namespacePolicyLabel", "", 0)) < 0)
+        return error;
+    if (s != NULL && s[0] == '\0') {
+        cfg->ns_label = NULL;
+    } else if (s != NULL) {
+        if (!topo_admission_label_key_valid(s, why, sizeof(why)))
+            return fail(r, json_object_get(root, "namespacePolicyLabel"), root,
+                        "namespacePolicyLabel: invalid label key \"%s\": %s", s, why);
+        if ((cfg->ns_label = topo_pool_strdup(cfg->pool, s)) == NULL)
+            return oom(r);
+    }
+
+    ms = cfg->reservation_ttl_s * 1000;
+    if ((error = parse_duration(r, &ms, "reservationTTL",
+                                TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
+                                TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000),
+                                "10s..24h")) < 0)
+        return error;
+    if (ms % 1000 != 0)
+        return fail(r, json_object_get(root, "reservationTTL"), root,
+                    "reservationTTL: must be a whole number of seconds");
+    cfg->reservation_ttl_s = ms / 1000;
+    if ((error = parse_duration(r, &cfg->ungate_interval_ms, "ungateInterval",
+                                TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS,
+                                TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS, "1s..10m")) < 0)
+        return error;
+
+    arr = json_object_get(root, "topologies");
+    if (arr == NULL || json_is_null(arr))
+        return fail(r, arr, root, "topologies: required (a list of 1..%d topologies)",
+                    TOPO_ADMISSION_MAX_TOPOLOGIES);
+    if (!json_is_array(arr))
+        return fail(r, arr, root, "topologies: expected a list, got %s",
+                    topo_decode_type_name(arr));
+    if (json_array_size(arr) == 0 || json_array_size(arr) > TOPO_ADMISSION_MAX_TOPOLOGIES)
+        return fail(r, arr, root, "topologies: %zu entries (expected 1..%d)",
+                    json_array_size(arr), TOPO_ADMISSION_MAX_TOPOLOGIES);
+    cfg->topologies = topo_pool_calloc(cfg->pool, json_array_size(arr), sizeof(*cfg->topologies));
+    if (cfg->topologies == NULL)
+        return oom(r);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *t = json_array_get(arr, i);
+        PI(p, "topologies", i);
+        if ((error = parse_topology(r, &cfg->topologies[i], t, p, cfg->default_policy)) < 0)
+            return error;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(cfg->topologies[j].name, cfg->topologies[i].name) == 0) {
+                char pn[TOPO_DECODE_PATH_MAX];
+                return fail(r, json_object_get(t, "name"), t,
+                            "%s: duplicate topology name \"%s\" (also topologies[%zu])",
+                            P(pn, p, "name"), cfg->topologies[i].name, j);
+            }
+        }
+        cfg->ntopologies++;
+    }
+    return 0;
+}
+
+int topo_admission_config_parse(topo_admission_config **out, const char *text, size_t len,
+                                const char *source, topo_err *err)
+{
+    topo_admission_config *cfg = NULL;
+    topo_codec_marks *marks = NULL;
+    json_t *root = NULL;
+    reader r;
+    int error;
+
+    *out = NULL;
+    memset(&r, 0, sizeof(r));
+    r.src = source != NULL ? source : "<input>";
+    r.source = source;
+    r.err = err;
+    if (len > TOPO_ADMISSION_MAX_CONFIG_FILE) {
+        error = topo_err_set(err, TOPO_ELIMIT, "%s: %zu bytes, larger than the %u byte limit",
+                             r.src, len, TOPO_ADMISSION_MAX_CONFIG_FILE);
+        goto cleanup;
+    }
+    if ((error = topo_codec_yaml_parse_marks(&root, &marks, text, len, source, err)) < 0)
+        goto cleanup;
+    if ((error = config_new(&cfg)) < 0) {
+        error = oom(&r);
+        goto cleanup;
+    }
+    r.marks = marks;
+    r.root = root;
+    r.pool = cfg->pool;
+    if ((error = parse_root(&r, cfg)) < 0)
+        goto cleanup;
+    *out = cfg;
+    cfg = NULL;
+
+cleanup:
+    topo_admission_config_free(cfg);
+    topo_codec_marks_free(marks);
+    json_decref(root);
+    return error;
+}
+
+int topo_admission_config_load_file(topo_admission_config **out, const char *path,
+                                    topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int error;
+    *out = NULL;
+    if ((error = topo_codec_read_file(&text, &len, path, TOPO_ADMISSION_MAX_CONFIG_FILE, err)) <
+        0)
+        return error;
+    error = topo_admission_config_parse(out, text, len, path, err);
+    free(text);
+    return error;
+}
+
+int topo_admission_config_from_levels(topo_admission_config **out, const char *levels_csv,
+                                      topo_err *err)
+{
+    topo_admission_config *cfg = NULL;
+    topo_admission_topology_config *t;
+    const char **levels;
+    char why[256];
+    size_t n = 1;
+    int error = 0;
+
+    *out = NULL;
+    if (levels_csv == NULL || levels_csv[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "--levels: required (L1,L2,..., coarsest first)");
+    for (const char *c = levels_csv; *c != '\0'; c++)
+        n += *c == ',';
+    if (n > TOPO_MAX_LEVELS)
+        return topo_err_set(err, TOPO_EINVALID, "--levels: %zu levels (expected 1..%d)", n,
+                            TOPO_MAX_LEVELS);
+    if (config_new(&cfg) < 0)
+        return topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
+    t = topo_pool_calloc(cfg->pool, 1, sizeof(*t));
+    levels = topo_pool_calloc(cfg->pool, n, sizeof(*levels));
+    if (t == NULL || levels == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0, start = 0; i < n; i++) {
+        const char *comma = strchr(levels_csv + start, ',');
+        size_t end = comma != NULL ? (size_t)(comma - levels_csv) : strlen(levels_csv);
+        if (end == start) {
+            error = topo_err_set(err, TOPO_EINVALID, "--levels: level %zu is empty", i + 1);
+            goto cleanup;
+        }
+        if ((levels[i] = topo_pool_strndup(cfg->pool, levels_csv + start, end - start)) == NULL) {
+            error = topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
+            goto cleanup;
+        }
+        start = end + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!level_ok(levels, n, i, why, sizeof(why))) {
+            error = topo_err_set(err, TOPO_EINVALID, "--levels: level %zu: %s", i + 1, why);
+            goto cleanup;
+        }
+    }
+    t->name = TOPO_ADMISSION_DEFAULT_TOPOLOGY;
+    t->levels = levels;
+    t->nlevels = n;
+    t->policy = cfg->default_policy;
+    cfg->topologies = t;
+    cfg->ntopologies = 1;
+    *out = cfg;
+    cfg = NULL;
+
+cleanup:
+    topo_admission_config_free(cfg);
+    return error;
+}
+
+void topo_admission_config_free(topo_admission_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    topo_pool_free(cfg->pool);
+    free(cfg);
+}
+
+size_t topo_admission_config_topology_count(const topo_admission_config *cfg)
+{
+    return cfg->ntopologies;
+}
+
+const topo_admission_topology_config *
+topo_admission_config_topology(const topo_admission_config *cfg, size_t i)
+{
+    return i < cfg->ntopologies ? &cfg->topologies[i] : NULL;
+}
+
+const topo_admission_topology_config *
+topo_admission_config_find_topology(const topo_admission_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->ntopologies; i++) {
+        if (strcmp(cfg->topologies[i].name, name) == 0)
+            return &cfg->topologies[i];
+    }
+    return NULL;
+}
+
+topo_admission_policy topo_admission_config_default_policy(const topo_admission_config *cfg)
+{
+    return cfg->default_policy;
+}
+
+const char *topo_admission_config_namespace_policy_label(const topo_admission_config *cfg)
+{
+    return cfg->ns_label;
+}
+
+int64_t topo_admission_config_reservation_ttl_s(const topo_admission_config *cfg)
+{
+    return cfg->reservation_ttl_s;
+}
+
+int64_t topo_admission_config_ungate_interval_ms(const topo_admission_config *cfg)
+{
+    return cfg->ungate_interval_ms;
+}
