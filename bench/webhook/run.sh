@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# topo-webhook under HTTPS keep-alive load from wrk (a separate process), see
+# bench/README.md "bench/webhook". Prints one table; never a timed test.
+#
+#   bench/webhook/run.sh                 # Release build in build-bench/
+#   DURATION=5 bench/webhook/run.sh      # seconds per wrk run (default 10)
+#   BUILD_DIR=build-rel SIZES="10000" CONNS="1 32" bench/webhook/run.sh
+#
+# Server configurations: noop (topo-webhook --noop, the transport floor),
+# then admission over each inventory size (default 1,000 and 10,000 nodes).
+# Each (configuration, pod kind, connections) row runs against a freshly
+# started server, so rows do not share reservations (a 1k-node cluster holds
+# 110k pods: a long run at 32 connections would otherwise fill it) and the
+# peak RSS is that row's own. Exits 1 when any answer was wrong (non-2xx,
+# socket error, or a body failing the Lua check): such figures are void.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${BUILD_DIR:-$root/build-bench}
+duration=${DURATION:-10}
+read -r -a sizes <<<"${SIZES:-1000 10000}"
+read -r -a conns_list <<<"${CONNS:-1 8 32}"
+levels=topology.topo.io/block,topology.topo.io/rack,kubernetes.io/hostname
+
+# shellcheck source=scripts/lib/deps.sh
+source "$root/scripts/lib/deps.sh"
+if ! command -v wrk >/dev/null 2>&1; then
+    topo_deps_install "${TOPO_BENCH_PACKAGES[@]}"
+fi
+
+echo "bench/webhook: Release build in $build" >&2
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" --target topo-webhook topoassign -j2 >/dev/null
+webhook=$build/webhook/topo-webhook
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/topo-bench-webhook.XXXXXX")
+server_pid=
+cleanup() {
+    if [ -n "$server_pid" ]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+sh "$root/test/e2e/make_test_pki.sh" "$tmp/pki" >/dev/null
+for n in "${sizes[@]}"; do
+    "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 -o "$tmp/nodes-$n.json"
+done
+
+# Two free TCP ports (bound, read, released: a tiny race with other users).
+free_ports() {
+    python3 -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in ss))'
+}
+
+# start_server ARGS...: starts topo-webhook, waits for /readyz (the snapshot
+# is built before the server reports ready). Sets server_pid and port.
+start_server() {
+    local hport i
+    read -r port hport < <(free_ports)
+    "$webhook" --port "$port" --health-port "$hport" --tls-cert-file "$tmp/pki/server.pem" \
+        --tls-private-key-file "$tmp/pki/server.key" --log-format text -v warn "$@" \
+        2>>"$tmp/server.log" &
+    server_pid=$!
+    for ((i = 0; i < 300; i++)); do
+        if python3 -c 'import sys, urllib.request
+sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=1).status == 200 else 1)' \
+            "http://127.0.0.1:$hport/readyz" 2>/dev/null; then
+            return 0
+        fi
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            break
+        fi
+        sleep 0.1
+    done
+    echo "bench/webhook: topo-webhook $* did not become ready; its log:" >&2
+    cat "$tmp/server.log" >&2
+    exit 2
+}
+
+# stop_server: sets rss to the server's peak RSS in KiB (VmHWM), stops it.
+stop_server() {
+    rss=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status")
+    kill -TERM "$server_pid"
+    wait "$server_pid" || true
+    server_pid=
+}
+
+# Rows: config kind conns rps p50_us p99_us rss_kib errors
+rows=$tmp/rows
+: >"$rows"
+errors_total=0
+rss=0
+
+# run_row CONFIG KIND EXPECT SERVER_ARGS...: one fresh server, one wrk run.
+run_row() {
+    local config=$1 kind=$2 expect=$3 conns=$4
+    shift 4
+    local threads=$((conns < 2 ? conns : 2)) out line
+    start_server "$@"
+    out=$(wrk -t"$threads" -c"$conns" -d"${duration}s" --latency -s "$here/$kind.lua" \
+        "https://127.0.0.1:$port/mutate" -- "$expect")
+    stop_server
+    line=$(grep '^BENCH ' <<<"$out") || {
+        echo "bench/webhook: no summary from wrk:" >&2
+        echo "$out" >&2
+        exit 2
+    }
+    # BENCH requests=.. duration_us=.. p50_us=.. p99_us=.. max_us=.. non2xx=.. sockerr=.. checked=.. bad=..
+    local requests duration_us p50 p99 non2xx sockerr bad rps errs
+    requests=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$line")
+    duration_us=$(sed -E 's/.* duration_us=([0-9]+).*/\1/' <<<"$line")
+    p50=$(sed -E 's/.* p50_us=([0-9.]+).*/\1/' <<<"$line")
+    p99=$(sed -E 's/.* p99_us=([0-9.]+).*/\1/' <<<"$line")
+    non2xx=$(sed -E 's/.* non2xx=([0-9]+).*/\1/' <<<"$line")
+    sockerr=$(sed -E 's/.* sockerr=([0-9]+).*/\1/' <<<"$line")
+    bad=$(sed -E 's/.* bad=([0-9]+).*/\1/' <<<"$line")
+    rps=$(awk -v r="$requests" -v d="$duration_us" 'BEGIN {printf "%.0f", (d > 0 ? r * 1e6 / d : 0)}')
+    errs=$((non2xx + sockerr + bad))
+    if [ "$errs" -gt 0 ]; then
+        echo "bench/webhook: $config $kind c=$conns: $non2xx non-2xx, $sockerr socket errors," \
+            "$bad bad bodies" >&2
+        grep '^BENCH_FIRST_BAD' <<<"$out" >&2 || true
+    fi
+    errors_total=$((errors_total + errs))
+    echo "$config $kind $conns $rps $p50 $p99 $rss $errs" >>"$rows"
+    echo "bench/webhook: $config $kind c=$conns: $rps req/s, p99 ${p99} us" >&2
+}
+
+for kind in topology passthrough; do
+    for c in "${conns_list[@]}"; do
+        run_row noop "$kind" allow "$c" --noop
+    done
+done
+for n in "${sizes[@]}"; do
+    for kind in topology passthrough; do
+        expect="nopatch"
+        [ "$kind" = topology ] && expect="patch"
+        for c in "${conns_list[@]}"; do
+            run_row "admission-$n" "$kind" "$expect" "$c" \
+                --inventory "$tmp/nodes-$n.json" --levels "$levels"
+        done
+    done
+done
+
+# The table, then the issue's goals (measurements, not pass/fail tests).
+awk -v dur="$duration" '
+{ cfg[NR] = $1; kind[NR] = $2; c[NR] = $3; rps[NR] = $4; p50[NR] = $5; p99[NR] = $6
+  rss[NR] = $7; err[NR] = $8
+  if ($1 == "noop") floor[$2 "/" $3] = $4 }
+function ratio(i) { f = floor[kind[i] "/" c[i]]; return f > 0 ? rps[i] / f : 0 }
+function row(cf, k, cc,   i) { for (i = 1; i <= NR; i++)
+    if (cfg[i] == cf && kind[i] == k && c[i] == cc) return i; return 0 }
+function goal(name, value, unit, op, target,   ok) {
+    ok = (op == ">=") ? value >= target : value <= target
+    printf "  %-48s %10.2f %-5s goal %s %-6g %s\n", name, value, unit, op, target, ok ? "ok" : "MISS" }
+END {
+  printf "topo-webhook under wrk, %ss per row, keep-alive HTTPS, fresh server per row\n", dur
+  printf "%-17s %-11s %5s %9s %9s %9s %7s %9s %6s\n", "config", "pods", "conns", "req/s",
+         "p50_ms", "p99_ms", "ratio", "rss_MiB", "errors"
+  for (i = 1; i <= NR; i++)
+    printf "%-17s %-11s %5d %9d %9.3f %9.3f %7.2f %9.1f %6d\n", cfg[i], kind[i], c[i], rps[i],
+           p50[i] / 1000, p99[i] / 1000, ratio(i), rss[i] / 1024, err[i]
+  n = "admission-10000"
+  print "goals (10k nodes):"
+  if ((i = row(n, "topology", 32))) goal("topology pods, 32 conns, ratio to floor", ratio(i), "", ">=", 0.5)
+  if ((i = row(n, "passthrough", 32))) goal("pass-through pods, 32 conns, ratio to floor", ratio(i), "", ">=", 0.9)
+  if ((i = row(n, "topology", 1))) goal("topology pods, 1 conn, p99", p99[i] / 1000, "ms", "<=", 0.5)
+  if ((i = row(n, "topology", 8))) goal("topology pods, 8 conns, p99", p99[i] / 1000, "ms", "<=", 2)
+  m = 0; for (i = 1; i <= NR; i++) if (cfg[i] == n && rss[i] > m) m = rss[i]
+  if (m > 0) goal("peak RSS (largest row)", m / 1024, "MiB", "<=", 128)
+}' "$rows"
+
+if [ "$errors_total" -gt 0 ]; then
+    echo "bench/webhook: $errors_total wrong answers: the figures above are void" >&2
+    exit 1
+fi
