@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""topo-webhook killed half-way through a PodSet keeps giving consistent slots.
+
+  webhook_restart_e2e.py --webhook build/webhook/topo-webhook --source .
+
+topo-webhook runs on a static snapshot (--inventory fixtures/clusters/hgx-h100.yaml)
+with its reservations in a cache file (--db). The 16 pods of an Indexed Job
+(fixtures/admission/job-pod as the template: 8 GPUs each, rack preferred, so
+they spread over racks) are admitted in two halves: pods 0-7, then SIGKILL,
+a new process on the same --db, then pods 8-15 and pods 0-7 again (new
+request uids). Checks: the 16 completion indices hold 16 distinct hosts; every
+pod carries the same assignment annotation, whose domains are exactly those
+hosts; the re-posted pods 0-7 get the nodeSelectors they had before the
+restart. Patches are applied with python3-jsonpatch.
+"""
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonpatch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import webhook_admission_e2e as wha  # noqa: E402  (Webhook, review, ops_of, expect)
+
+SIZE = 16
+
+
+def template(source):
+    path = os.path.join(source, "fixtures", "admission", "job-pod", "request.json")
+    with open(path) as fh:
+        pod = json.load(fh)["request"]["object"]
+    ann = pod["metadata"]["annotations"]
+    # No rack holds 16 pods of 8 GPUs: rack preferred, not required.
+    del ann["kueue.x-k8s.io/podset-required-topology"]
+    ann["kueue.x-k8s.io/podset-preferred-topology"] = "topology.topo.io/rack"
+    ann["topology.topo.io/podset-size"] = str(SIZE)
+    return pod
+
+
+def job_pod(tpl, index):
+    pod = copy.deepcopy(tpl)
+    pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = str(index)
+    pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] = str(index)
+    return pod
+
+
+def admit(w, tpl, uid, index):
+    """Posts pod `index`; returns (nodeSelector, assignment annotation) of the patched pod."""
+    pod = job_pod(tpl, index)
+    resp = w.admit(uid, pod)
+    wha.expect(resp.get("allowed") is True, "%s: pod %d allowed: %r" % (uid, index, resp))
+    out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
+    sel = out["spec"].get("nodeSelector", {})
+    wha.expect(sel.get("kubernetes.io/hostname") is not None,
+               "%s: pod %d has a hostname nodeSelector: %r" % (uid, index, sel))
+    return sel, out["metadata"].get("annotations", {}).get("topology.topo.io/assignment")
+
+
+def start(binary, pki, tmp, inventory, db, name):
+    workdir = os.path.join(tmp, name)
+    os.mkdir(workdir)
+    return wha.Webhook(binary, pki, workdir,
+                       ["--inventory", inventory, "--levels", wha.LEVELS, "--db", db,
+                        "--policy", "gate", "--log-format", "text"])
+
+
+def run(args, tmp):
+    inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
+    pki = os.path.join(tmp, "pki")
+    subprocess.run(["sh", wha.PKI, pki], check=True, stdout=subprocess.DEVNULL)
+    db = os.path.join(tmp, "topo.db")
+    tpl = template(args.source)
+    logs = []
+
+    first = {}
+    w = start(args.webhook, pki, tmp, inventory, db, "first")
+    try:
+        for i in range(SIZE // 2):
+            first[i] = admit(w, tpl, "first-%d" % i, i)
+    finally:
+        # SIGKILL: no shutdown path runs; only what was committed survives.
+        w.proc.kill()
+        w.proc.wait()
+        logs.append(w.stop())
+    wha.expect(w.proc.returncode == -9, "first webhook killed (rc %r)" % w.proc.returncode)
+
+    second, again = {}, {}
+    w = start(args.webhook, pki, tmp, inventory, db, "second")
+    try:
+        for i in range(SIZE // 2, SIZE):
+            second[i] = admit(w, tpl, "second-%d" % i, i)
+        for i in range(SIZE // 2):
+            again[i] = admit(w, tpl, "again-%d" % i, i)
+    finally:
+        logs.append(w.stop())
+    wha.expect(w.proc.returncode == 0, "second webhook: clean exit (rc %r)" % w.proc.returncode)
+
+    for i in range(SIZE // 2):
+        wha.expect(again.get(i, (None,))[0] == first.get(i, (None,))[0],
+                   "pod %d: same nodeSelector after the restart: %r vs %r"
+                   % (i, first.get(i), again.get(i)))
+    slots = dict(first)
+    slots.update(second)
+    hosts = {i: sel.get("kubernetes.io/hostname") for i, (sel, _) in slots.items()}
+    wha.expect(len(hosts) == SIZE and len(set(hosts.values())) == SIZE,
+               "%d distinct hosts for the %d indices: %r" % (SIZE, SIZE, hosts))
+    assignments = {a for _, a in list(slots.values()) + list(again.values())}
+    wha.expect(len(assignments) == 1 and None not in assignments,
+               "one assignment annotation for the whole PodSet: %r" % assignments)
+    if len(assignments) == 1 and None not in assignments:
+        doc = json.loads(assignments.pop())
+        wha.expect(doc.get("levels") == ["kubernetes.io/hostname"],
+                   "assignment levels: %r" % doc.get("levels"))
+        domains = {d["values"][0]: d["count"] for d in doc.get("domains", [])}
+        wha.expect(sum(domains.values()) == SIZE, "assignment counts sum to %d" % SIZE)
+        wha.expect(set(domains) == set(hosts.values()),
+                   "the hosts are the assignment's domains: %r vs %r"
+                   % (sorted(domains), sorted(hosts.values())))
+    return logs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhook", required=True)
+    ap.add_argument("--source", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="topo-whr-") as tmp:
+        logs = []
+        try:
+            logs = run(args, tmp)
+        finally:
+            if wha.FAILURES:
+                for i, log in enumerate(logs):
+                    print("--- webhook log %d ---\n%s" % (i + 1, log))
+    print("webhook_restart_e2e: %s" %
+          ("FAILED (%d)" % len(wha.FAILURES) if wha.FAILURES else "passed"))
+    return 1 if wha.FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

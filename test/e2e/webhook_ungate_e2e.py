@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Gate, then ungate through the API: topo-webhook in daemon mode against
+fake_apiserver.py.
+
+  webhook_ungate_e2e.py --webhook build/webhook/topo-webhook
+
+The fake API server (TLS, test CA from make_test_pki.sh, bearer token file)
+holds 16 GPU nodes in 2 racks of 8 (block dc1-sp01, racks
+dc1-sp01-lf01-r01 and -r02) and 16 bound 8-GPU pods filling them. topo-webhook
+runs with --kubeconfig and --db (its cache filler keeps the cache and the live
+snapshot current) and --ungate-interval 1.
+
+Cases, in order:
+  * policy deny: a pod of an 8-pod PodSet that requires one rack is refused,
+    the message naming the level; policy ignore: admitted without a patch;
+  * policy gate: the 8 pods' AdmissionReviews each answer with the gate
+    topology.topo.io/wait and the wait-reason and podset annotations (applied
+    with python3-jsonpatch); the patched pods are created in the API server,
+    unbound, as the real one would; they stay gated while the cluster is full;
+  * the filler pods of rack r02 are deleted: within seconds the ungater has
+    patched every gated pod: gate gone, wait-reason gone, the same assignment
+    annotation on all 8, and a nodeSelector that selects only nodes of rack
+    r02 (8 distinct hosts when it names hosts).
+"""
+import argparse
+import base64
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import ssl
+
+import jsonpatch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import webhook_admission_e2e as wha  # noqa: E402  (Webhook, review, ops_of, expect)
+
+FAKE = os.path.join(HERE, "fake_apiserver.py")
+LEVELS = "topology.topo.io/block,topology.topo.io/rack,kubernetes.io/hostname"
+RACK_LABEL = "topology.topo.io/rack"
+BLOCK_LABEL = "topology.topo.io/block"
+HOST_LABEL = "kubernetes.io/hostname"
+WAIT_GATE = "topology.topo.io/wait"
+WAIT_REASON = "topology.topo.io/wait-reason"
+PODSET = "topology.topo.io/podset"
+ASSIGNMENT = "topology.topo.io/assignment"
+NS = "team-a"
+SIZE = 8
+FREED_RACK = "dc1-sp01-lf01-r02"
+expect = wha.expect
+
+
+class Api:
+    """fake_apiserver.py over TLS with a token file, and a kubeconfig for it."""
+
+    def __init__(self, tmp, pki):
+        self.tmp = tmp
+        self.token = "ungate-token-1"
+        with open(os.path.join(tmp, "token"), "w") as fh:
+            fh.write(self.token + "\n")
+        self.log = open(os.path.join(tmp, "apiserver.log"), "w+")
+        self.proc = subprocess.Popen(
+            [sys.executable, FAKE, "--tls-cert", os.path.join(pki, "server.pem"),
+             "--tls-key", os.path.join(pki, "server.key"),
+             "--token-file", os.path.join(tmp, "token")],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            raise RuntimeError("fake apiserver did not start: %r" % line)
+        self.url = "https://127.0.0.1:%d" % int(line)
+        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
+        with open(os.path.join(pki, "ca.pem"), "rb") as fh:
+            ca = base64.b64encode(fh.read()).decode()
+        self.kubeconfig = os.path.join(tmp, "kubeconfig")
+        with open(self.kubeconfig, "w") as fh:
+            json.dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "test",
+                "clusters": [{"name": "fake", "cluster": {"server": self.url,
+                                                          "certificate-authority-data": ca}}],
+                "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u",
+                                                          "namespace": "topo-system"}}],
+                "users": [{"name": "u", "user": {"tokenFile": os.path.join(tmp, "token")}}],
+            }, fh)
+
+    def request(self, method, path, body=None, auth=True):
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if auth:
+            headers["Authorization"] = "Bearer " + self.token
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def admin(self, path, body):
+        status, out = self.request("POST", "/_fake/" + path, body, auth=False)
+        if status != 200:
+            raise RuntimeError("admin %s: %d %r" % (path, status, out))
+        return out
+
+    def items(self, path):
+        status, out = self.request("GET", path)
+        if status != 200:
+            raise RuntimeError("GET %s: %d %r" % (path, status, out))
+        return out["items"]
+
+    def pod(self, name):
+        status, out = self.request("GET", "/api/v1/namespaces/%s/pods/%s" % (NS, name))
+        return out if status == 200 else None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.seek(0)
+        return self.log.read()
+
+
+def big_pod(index, job="big"):
+    """Pod `index` of an 8-pod Indexed Job whose PodSet requires one rack."""
+    return {
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {
+            "name": "%s-%d" % (job, index), "namespace": NS,
+            "labels": {"batch.kubernetes.io/controller-uid": "uid-" + job,
+                       "batch.kubernetes.io/job-name": job,
+                       "batch.kubernetes.io/job-completion-index": str(index)},
+            "annotations": {"kueue.x-k8s.io/podset-required-topology": RACK_LABEL,
+                            "topology.topo.io/podset-size": str(SIZE),
+                            "batch.kubernetes.io/job-completion-index": str(index)},
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                                 "uid": "uid-" + job, "controller": True}]},
+        "spec": {"restartPolicy": "Never",
+                 "containers": [{"name": "w", "image": "x",
+                                 "resources": {"requests": {"nvidia.com/gpu": "8",
+                                                            "cpu": "16"},
+                                               "limits": {"nvidia.com/gpu": "8"}}}]}}
+
+
+def daemon_flags(api, db, policy):
+    return ["--kubeconfig", api.kubeconfig, "--db", db, "--levels", LEVELS,
+            "--policy", policy, "--ungate-interval", "1", "--log-format", "text"]
+
+
+def start_webhook(binary, pki, tmp, api, name, policy):
+    workdir = os.path.join(tmp, name)
+    os.mkdir(workdir)
+    return wha.Webhook(binary, pki, workdir,
+                       daemon_flags(api, os.path.join(workdir, "topo.db"), policy))
+
+
+def fill(api):
+    """16 nodes (2 racks of 8, 8 GPUs each) and one bound 8-GPU pod on each."""
+    api.admin("load", {"resource": "nodes", "count": 16, "gpus": 8, "nodes_per_rack": 8})
+    api.admin("load", {"resource": "pods", "count": 16, "gpus": 8, "namespace": "filler"})
+    nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in api.items("/api/v1/nodes")}
+    racks = {labels[RACK_LABEL] for labels in nodes.values()}
+    if len(nodes) != 16 or racks != {"dc1-sp01-lf01-r01", FREED_RACK}:
+        raise RuntimeError("unexpected generated nodes: %r" % sorted(nodes))
+    bound = {p["spec"].get("nodeName") for p in api.items("/api/v1/namespaces/filler/pods")}
+    if bound != set(nodes):
+        raise RuntimeError("filler pods do not cover every node: %r" % sorted(bound))
+    return nodes
+
+
+def case_deny_ignore(args, pki, tmp, api):
+    w = start_webhook(args.webhook, pki, tmp, api, "deny", "deny")
+    try:
+        resp = w.admit("deny-0", big_pod(0, job="refused"))
+    finally:
+        w.stop()
+    expect(resp.get("allowed") is False, "deny: refused: %r" % resp)
+    msg = resp.get("status", {}).get("message", "")
+    expect(RACK_LABEL in msg, "deny: the message names the level: %r" % msg)
+    expect("patch" not in resp, "deny: no patch")
+
+    w = start_webhook(args.webhook, pki, tmp, api, "ignore", "ignore")
+    try:
+        resp = w.admit("ignore-0", big_pod(0, job="ignored"))
+    finally:
+        w.stop()
+    expect(resp.get("allowed") is True, "ignore: admitted: %r" % resp)
+    expect(wha.ops_of(resp) == [], "ignore: unchanged (no patch): %r" % resp.get("patch"))
+
+
+def gates_of(pod):
+    return [g.get("name") for g in pod["spec"].get("schedulingGates", [])]
+
+
+def case_gate_ungate(w, api, nodes):
+    # Admission gates every pod; the "API server" then stores the patched pod.
+    for i in range(SIZE):
+        pod = big_pod(i)
+        resp = w.admit("gate-%d" % i, pod)
+        expect(resp.get("allowed") is True, "pod %d allowed (gate policy): %r" % (i, resp))
+        out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
+        ann = out["metadata"].get("annotations", {})
+        expect(gates_of(out) == [WAIT_GATE], "pod %d gated: %r" % (i, gates_of(out)))
+        expect(ann.get(WAIT_REASON), "pod %d: wait-reason annotation" % i)
+        expect(ann.get(PODSET), "pod %d: podset annotation" % i)
+        expect("nodeSelector" not in out["spec"], "pod %d: no nodeSelector while gated" % i)
+        status, created = api.request("POST", "/api/v1/namespaces/%s/pods" % NS, out)
+        if status != 201:
+            raise RuntimeError("create pod %d: %d %r" % (i, status, created))
+    podsets = {api.pod("big-%d" % i)["metadata"]["annotations"].get(PODSET) for i in range(SIZE)}
+    expect(len(podsets) == 1, "one podset annotation for the 8 pods: %r" % podsets)
+
+    # While the cluster is full, rounds (every second) leave them gated.
+    time.sleep(3.5)
+    for i in range(SIZE):
+        pod = api.pod("big-%d" % i)
+        expect(pod is not None and gates_of(pod) == [WAIT_GATE],
+               "pod %d still gated while nothing fits" % i)
+
+    # Free rack r02: the PodSet now fits there and only there.
+    freed = sorted(n for n, labels in nodes.items() if labels[RACK_LABEL] == FREED_RACK)
+    for p in api.items("/api/v1/namespaces/filler/pods"):
+        if p["spec"].get("nodeName") in freed:
+            status, out = api.request("DELETE", "/api/v1/namespaces/filler/pods/" +
+                                      p["metadata"]["name"])
+            if status != 200:
+                raise RuntimeError("delete filler pod: %d %r" % (status, out))
+    t0 = time.monotonic()
+    pods = {}
+    while time.monotonic() - t0 < 20:
+        pods = {i: api.pod("big-%d" % i) for i in range(SIZE)}
+        if all(p is not None and WAIT_GATE not in gates_of(p) for p in pods.values()):
+            break
+        time.sleep(0.2)
+    print("ungated after %.1f s" % (time.monotonic() - t0))
+
+    assignments = set()
+    hosts = set()
+    for i, pod in sorted(pods.items()):
+        expect(pod is not None and WAIT_GATE not in gates_of(pod),
+               "pod %d ungated within 20 s: %r" % (i, pod and gates_of(pod)))
+        if pod is None:
+            continue
+        ann = pod["metadata"].get("annotations", {})
+        expect(WAIT_REASON not in ann, "pod %d: wait-reason removed" % i)
+        expect(ann.get(ASSIGNMENT), "pod %d: assignment annotation" % i)
+        assignments.add(ann.get(ASSIGNMENT))
+        sel = pod["spec"].get("nodeSelector") or {}
+        expect(sel, "pod %d: nodeSelector set" % i)
+        if RACK_LABEL in sel:
+            expect(sel.get(BLOCK_LABEL) == "dc1-sp01",
+                   "pod %d: a rack selector names its block too: %r" % (i, sel))
+        matching = sorted(n for n, labels in nodes.items()
+                          if all(labels.get(k) == v for k, v in sel.items()))
+        expect(matching and all(n in freed for n in matching),
+               "pod %d: nodeSelector %r selects nodes of rack %s only: %r"
+               % (i, sel, FREED_RACK, matching))
+        expect(not pod["spec"].get("nodeName"), "pod %d: still unbound (the scheduler binds)" % i)
+        if HOST_LABEL in sel:
+            hosts.add(sel[HOST_LABEL])
+        else:
+            hosts.add(None)
+    expect(len(assignments) == 1, "one assignment for the PodSet: %r" % assignments)
+    if None not in hosts:
+        expect(len(hosts) == SIZE, "%d distinct hosts: %r" % (SIZE, sorted(hosts)))
+    if len(assignments) == 1:
+        doc = json.loads(assignments.pop())
+        expect(sum(d["count"] for d in doc.get("domains", [])) == SIZE,
+               "assignment counts sum to %d: %r" % (SIZE, doc))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhook", required=True)
+    args = ap.parse_args()
+    logs = {}
+    with tempfile.TemporaryDirectory(prefix="topo-whu-") as tmp:
+        pki = os.path.join(tmp, "pki")
+        subprocess.run(["sh", wha.PKI, pki], check=True, stdout=subprocess.DEVNULL)
+        api = Api(tmp, pki)
+        w = None
+        try:
+            nodes = fill(api)
+            case_deny_ignore(args, pki, tmp, api)
+            w = start_webhook(args.webhook, pki, tmp, api, "gate", "gate")
+            case_gate_ungate(w, api, nodes)
+        except Exception as e:  # setup failures: report with the logs
+            expect(False, "error: %r" % e)
+        finally:
+            if w is not None:
+                logs["webhook"] = w.stop()
+                expect(w.proc.returncode == 0,
+                       "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
+            logs["apiserver"] = api.stop()
+        if wha.FAILURES:
+            for name, log in logs.items():
+                print("--- %s log (tail) ---\n%s" % (name, log[-6000:]))
+    print("webhook_ungate_e2e: %s" %
+          ("FAILED (%d)" % len(wha.FAILURES) if wha.FAILURES else "passed"))
+    return 1 if wha.FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
