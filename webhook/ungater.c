@@ -246,7 +246,8 @@ static int api_down(int rc)
            rc == TOPO_ETHROTTLED || rc == TOPO_EUNAUTHORIZED || rc == TOPO_EFORBIDDEN;
 }
 
-static outcome ungate_one(topo_ungater *u, const candidate *c)
+/* left: the pods of the PodSet from this one on (for the log). */
+static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
 {
     topo_err err = TOPO_ERR_INIT;
     json_t *pod = NULL, *patch = NULL;
@@ -279,6 +280,15 @@ static outcome ungate_one(topo_ungater *u, const candidate *c)
     add_stat(u, &u->stats.attempts, 1);
     rc = topo_admission_ungate_pod(u->ctx, text, strlen(text), &patch_text, &err);
     if (rc == TOPO_ENOFIT) {
+        /* One line for the PodSet: its other pods are not tried this round. */
+        char n[32];
+        snprintf(n, sizeof(n), "%zu", left);
+        topo_log_field f[5] = {{"ns", c->ns},
+                               {"pod", c->name},
+                               {"podset", c->podset != NULL ? c->podset : ""},
+                               {"waiting", n},
+                               {"reason", err.text}};
+        topo_log_kv(TOPO_LOG_INFO, f, 5, "ungater: does not fit yet");
         out = OUT_NOFIT;
         goto done;
     }
@@ -347,6 +357,7 @@ static int round_run(topo_ungater *u)
         qsort(s.items, s.n, sizeof(*s.items), by_group);
 
     int result = ROUND_DONE;
+    size_t waiting = 0;
     size_t i = 0;
     while (i < s.n) {
         size_t end = i + 1;
@@ -359,11 +370,11 @@ static int round_run(topo_ungater *u)
                 result = ROUND_ABORT;
                 goto out;
             }
-            outcome o = ungate_one(u, &s.items[j]);
+            outcome o = ungate_one(u, &s.items[j], end - j);
             if (o == OUT_UNGATED) {
                 add_stat(u, &u->stats.ungated, 1);
             } else if (o == OUT_CHANGED) {
-                add_stat(u, &u->stats.waiting, 1);
+                waiting++;
             } else if (o == OUT_ERROR) {
                 add_stat(u, &u->stats.errors, 1);
             } else if (o == OUT_API_DOWN) {
@@ -372,19 +383,16 @@ static int round_run(topo_ungater *u)
                 goto out;
             } else if (o == OUT_NOFIT) {
                 /* The PodSet goes as a whole: its other pods wait too. */
-                char left[32];
-                snprintf(left, sizeof(left), "%zu", end - j);
-                topo_log_field f[4] = {{"ns", s.items[j].ns},
-                                       {"pod", s.items[j].name},
-                                       {"podset", s.items[j].podset ? s.items[j].podset : ""},
-                                       {"waiting", left}};
-                topo_log_kv(TOPO_LOG_INFO, f, 4, "ungater: does not fit yet");
-                add_stat(u, &u->stats.waiting, (uint64_t)(end - j));
+                waiting += end - j;
                 break;
             }
         }
         i = end;
     }
+    /* A gauge, set by complete rounds only (an aborted one saw too little). */
+    pthread_mutex_lock(&u->mu);
+    u->stats.waiting = (uint64_t)(waiting + s.dropped);
+    pthread_mutex_unlock(&u->mu);
 out:
     scan_dispose(&s);
     return result;

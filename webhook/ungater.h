@@ -54,10 +54,12 @@ void topo_ungater_stop(topo_ungater *u);
 void topo_ungater_free(topo_ungater *u);
 
 typedef struct topo_ungater_stats {
+    /* Counters since start, except waiting and leader. */
     uint64_t rounds;   /* rounds run (as leader) */
     uint64_t attempts; /* pods handed to topo_admission_ungate_pod */
     uint64_t ungated;  /* pods patched: gate removed, nodeSelector set */
-    uint64_t waiting;  /* pods left gated by a round: PodSet does not fit, or pod changed */
+    uint64_t waiting;  /* gauge: pods the last complete round left gated (PodSet does
+                        * not fit, pod changed meanwhile, over TOPO_UNGATER_MAX_PODS) */
     uint64_t errors;   /* failed API calls, unexpected answers */
     int leader;        /* this replica acts now */
 } topo_ungater_stats;
