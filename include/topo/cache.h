@@ -16,14 +16,19 @@
  * the batch open and intact.
  *
  * Durability: synchronous=NORMAL in WAL mode. A commit survives the process
- * being killed (the WAL is in the OS page cache); on power loss or an OS
- * crash the last commits may roll back, but the database stays consistent.
+ * being killed (kill -9: the WAL is in the OS page cache); on power loss or an
+ * OS crash the last commits may roll back, but the database stays consistent.
  * That is safe for nodes, pods, jobs and watch state: they mirror the API
  * server, and the resource version a watch resumes from is written in the
- * same transaction as the rows, so a lost tail is simply replayed. It is not
- * safe for reservations, which exist nowhere else: reservation writes made
- * outside a batch are committed with synchronous=FULL, and a batch that
- * writes reservations should be opened with topo_cache_begin_durable.
+ * same transaction as the rows, so a lost tail is simply replayed.
+ * Reservations exist nowhere else, so losing a tail of them to a power loss
+ * loses promises; but the webhook's cache file usually lives on an emptyDir,
+ * which a power loss (a node reboot) takes with it anyway, while an fsync per
+ * admission costs milliseconds. So reservation writes made outside a batch
+ * are committed with synchronous=NORMAL too, unless the cache was opened
+ * with topo_cache_opts.reservation_sync_full = 1 (a file on durable
+ * storage): then with synchronous=FULL. A batch opened with
+ * topo_cache_begin_durable is always committed with synchronous=FULL.
  *
  * Strings and arrays handed to callbacks are borrowed for the duration of
  * the call; results returned through a topo_pool live as long as the pool.
@@ -51,10 +56,15 @@ typedef struct topo_cache_opts {
     unsigned int version;
     int create;          /* create the file when missing (default 1) */
     int busy_timeout_ms; /* wait this long for another writer (default 5000) */
+    /* 1: commit reservation writes made outside a batch with
+     * synchronous=FULL (survives power loss); 0 (default): NORMAL (survives
+     * the process being killed). See "Durability" above. Since version 2. */
+    int reservation_sync_full;
 } topo_cache_opts;
 
-#define TOPO_CACHE_OPTS_VERSION 1
-#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000}
+/* Version 1 options (without reservation_sync_full) are still accepted. */
+#define TOPO_CACHE_OPTS_VERSION 2
+#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0}
 
 /* Opens (or creates) the cache file and migrates its schema to
  * TOPO_CACHE_SCHEMA_VERSION in one transaction. opts may be NULL (defaults).
@@ -68,6 +78,13 @@ void topo_cache_close(topo_cache *cache);
 
 /* The schema version of an open cache (always TOPO_CACHE_SCHEMA_VERSION). */
 int topo_cache_schema_version(const topo_cache *cache);
+
+/* SQLite's PRAGMA data_version of this connection: it changes when ANOTHER
+ * connection (in this or another process) committed a change to the file
+ * since the last call, never for this connection's own writes. A reader
+ * compares it with the value it last saw to skip work when nothing
+ * changed. */
+int topo_cache_data_version(topo_cache *cache, int64_t *out, topo_err *err) TOPO_MUST_CHECK;
 
 /* --- transactions ------------------------------------------------------------------- */
 
@@ -116,7 +133,21 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  *         resourceVersion.
  * A malformed object is TOPO_EINVALID with a message naming the field
  * ("metadata.uid: required", "status.allocatable.cpu: invalid quantity
- * \"x\"") and leaves every stored row as it was. */
+ * \"x\"") and leaves every stored row as it was.
+ *
+ * Slot binding: whenever a pod is stored (these upserts, watch events,
+ * lists, topo_cache_put_pod) and it carries the annotations
+ * topology.topo.io/reservation (an existing reservation's id) and
+ * topology.topo.io/slot (a slot index of it, plain decimal), the pod takes
+ * that slot (its pod_uid becomes the pod's uid) when the slot is free (no
+ * pod, or a pod the cache sees Succeeded or Failed), held by a provisional
+ * claimant whose name starts with "claim:" (the webhook's, made before the
+ * API server gave the pod a uid), or already the pod's. Otherwise — the slot
+ * is another live pod's, the pod holds another slot of the reservation, no
+ * such reservation or slot, a malformed annotation, or the pod itself has
+ * finished — nothing changes, and it is not an error for the pod. From then
+ * on the slot is released as any claimed one (pod deleted, or gone in a
+ * relist). The reservation's expiry does not matter. */
 int topo_cache_upsert_node(topo_cache *cache, const char *json, size_t len,
                            topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_upsert_pod(topo_cache *cache, const char *json, size_t len,
@@ -291,8 +322,8 @@ typedef struct topo_cache_reservation {
     size_t nclaimed;
 } topo_cache_reservation;
 
-/* Creates the reservation and all of its slots atomically (durable outside
- * a batch). TOPO_ECONFLICT when the id is taken or the PodSet already holds
+/* Creates the reservation and all of its slots atomically (its own
+ * transaction outside a batch, see "Durability"). TOPO_ECONFLICT when the id is taken or the PodSet already holds
  * an unexpired reservation (another replica won the race: read it with
  * topo_cache_get_reservation_by_podset); TOPO_EINVALID for a malformed spec. */
 int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservation_spec *spec,
@@ -319,6 +350,14 @@ int topo_cache_reservation_delete(topo_cache *cache, const char *id, int *out_de
 /* Deletes every reservation with expires_at <= now. */
 int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_expired,
                                   topo_err *err) TOPO_MUST_CHECK;
+/* Deletes every reservation with expires_at <= now none of whose slots is
+ * held by a pod the cache has and that is not Succeeded or Failed (pending
+ * or running pods keep their reservation, so the PodSet's replacement pods
+ * land in the same domains); "claim:" claimants and pods the cache does not
+ * have keep nothing. *out_deleted (may be NULL) counts the reservations
+ * deleted. */
+int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_deleted,
+                              topo_err *err) TOPO_MUST_CHECK;
 
 /* One reservation with its slots, copied into pool. TOPO_ENOTFOUND. */
 int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,
@@ -335,7 +374,10 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
  * reservation and slot domain, the number of slots still to be charged.
  * A slot is charged while its reservation is unexpired (expires_at > now)
  * and it is free, or claimed by a pod the cache does not yet see bound to a
- * node (admitted but not scheduled): a bound pod is charged as itself. */
+ * node (admitted but not scheduled): a bound pod is charged as itself. A
+ * slot held by a provisional "claim:" claimant (no such pod in the cache:
+ * the pod has not arrived yet) is charged, so its capacity stays held until
+ * the pod arrives, binds the slot and is bound to a node. */
 typedef struct topo_cache_reserved {
     const char *reservation_id;
     const char *const *levels; /* the topology's levels */

@@ -1100,6 +1100,340 @@ static void test_cache__batch(void **state)
     must(topo_cache_set_watch_rv(c, TOPO_CACHE_NODES, "1", &err), &err);
 }
 
+/* --- slot binding, GC, data_version, durability --------------------------------------- */
+
+static char *annotated_pod(char *buf, size_t size, const char *uid, const char *node,
+                           const char *phase, const char *res, const char *slot)
+{
+    snprintf(buf, size,
+             "{\"metadata\":{\"uid\":\"%s\",\"namespace\":\"ns\",\"name\":\"p-%s\","
+             "\"annotations\":{\"topology.topo.io/reservation\":\"%s\","
+             "\"topology.topo.io/slot\":\"%s\"}},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":"
+             "{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+             uid, uid, res, slot, node, phase);
+    return buf;
+}
+
+/* Who holds slot `slot` of reservation `id` ("" when free), copied into out. */
+static const char *holder(topo_cache *c, const char *id, int32_t slot, char *out, size_t size)
+{
+    topo_pool *pool = topo_pool_create();
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    must(topo_cache_reservation_get(&r, c, id, pool, &err), &err);
+    assert_true((size_t)slot < r.nslots);
+    snprintf(out, size, "%s", r.slots[slot].pod_uid ? r.slots[slot].pod_uid : "");
+    topo_pool_free(pool);
+    return out;
+}
+
+static void test_cache__slot_binding(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    char buf[2048], ev[2400], who[64];
+
+    create_r1(c, "r1", "ns/train", 100, 200, 0); /* slots 0, 1 on n1; 2 on n2 */
+    assert_int_equal(claim(c, "r1", "claim:rank/0", 0, 110, NULL, NULL, pool), 0);
+    assert_int_equal(claim(c, "r1", "claim:request/abc", 2, 110, NULL, NULL, pool), 0);
+
+    /* upsert_pod: a slot held by a claimant becomes the pod's */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0", "", "Pending", "r1", "0"), &err);
+    assert_string_equal(holder(c, "r1", 0, who, sizeof(who)), "uid-0");
+    /* the annotations are kept */
+    topo_cache_pod pod;
+    must(topo_cache_get_pod(&pod, c, "uid-0", pool, &err), &err);
+    assert_string_equal(kv_get(pod.annotations, pod.nannotations, "topology.topo.io/reservation"),
+                        "r1");
+    assert_string_equal(kv_get(pod.annotations, pod.nannotations, "topology.topo.io/slot"), "0");
+    /* again (MODIFIED, now bound): still its own */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0", "n1", "Running", "r1", "0"), &err);
+    assert_string_equal(holder(c, "r1", 0, who, sizeof(who)), "uid-0");
+
+    /* apply_event: a free slot */
+    snprintf(ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":%s}",
+             annotated_pod(buf, sizeof(buf), "uid-1", "n1", "Running", "r1", "1"));
+    must(topo_cache_apply_event(c, TOPO_CACHE_PODS, ev, strlen(ev), &err), &err);
+    assert_string_equal(holder(c, "r1", 1, who, sizeof(who)), "uid-1");
+
+    /* refused, without an error: another live pod's slot; the pod holds
+     * another slot; malformed annotations; no such reservation or slot */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-x", "n1", "Running", "r1", "1"), &err);
+    assert_string_equal(holder(c, "r1", 1, who, sizeof(who)), "uid-1");
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0", "n1", "Running", "r1", "2"), &err);
+    assert_string_equal(holder(c, "r1", 2, who, sizeof(who)), "claim:request/abc");
+    assert_string_equal(holder(c, "r1", 0, who, sizeof(who)), "uid-0");
+    static const char *const bad_slots[] = {"2x", "-1", "", " 2", "+2", "3", "99999999999", "0x2"};
+    for (size_t i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]); i++)
+        UPSERT(topo_cache_upsert_pod, c,
+               annotated_pod(buf, sizeof(buf), "uid-m", "", "Pending", "r1", bad_slots[i]), &err);
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-m", "", "Pending", "nope", "2"), &err);
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-m", "", "Pending", "", "2"), &err);
+    assert_string_equal(holder(c, "r1", 2, who, sizeof(who)), "claim:request/abc");
+    /* a finished pod binds nothing */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-t", "n2", "Succeeded", "r1", "2"), &err);
+    assert_string_equal(holder(c, "r1", 2, who, sizeof(who)), "claim:request/abc");
+
+    /* put_pod, through a watch event inside a batch too */
+    topo_kv ann[] = {{"topology.topo.io/reservation", "r1"}, {"topology.topo.io/slot", "2"}};
+    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5"};
+    must(topo_cache_begin(c, &err), &err);
+    must(topo_cache_put_pod(c, &put, &err), &err);
+    must(topo_cache_commit(c, &err), &err);
+    assert_string_equal(holder(c, "r1", 2, who, sizeof(who)), "uid-2");
+
+    /* a replacement takes the slot of a pod that finished */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-1", "n1", "Failed", "r1", "1"), &err);
+    assert_string_equal(holder(c, "r1", 1, who, sizeof(who)), "uid-1");
+    snprintf(buf, sizeof(buf),
+             "{\"kind\":\"PodList\",\"items\":[%s]}",
+             annotated_pod(ev, sizeof(ev), "uid-1b", "", "Pending", "r1", "1"));
+    must(topo_cache_upsert_list(c, TOPO_CACHE_PODS, buf, strlen(buf), "list", NULL, &err), &err);
+    assert_string_equal(holder(c, "r1", 1, who, sizeof(who)), "uid-1b");
+
+    /* a bound slot is released like any claimed one */
+    int deleted = 0;
+    must(topo_cache_delete_pod(c, "uid-0", &deleted, &err), &err);
+    assert_string_equal(holder(c, "r1", 0, who, sizeof(who)), "");
+    /* and a free slot is taken by the next annotated pod */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0b", "", "Pending", "r1", "0"), &err);
+    assert_string_equal(holder(c, "r1", 0, who, sizeof(who)), "uid-0b");
+    topo_pool_free(pool);
+}
+
+typedef struct reserved_sum {
+    int32_t slots;
+} reserved_sum;
+
+static int sum_reserved(const topo_cache_reserved *r, void *payload)
+{
+    ((reserved_sum *)payload)->slots += r->count;
+    return 0;
+}
+
+static int32_t charged_slots(topo_cache *c, int64_t now)
+{
+    reserved_sum s = {0};
+    topo_err err = TOPO_ERR_INIT;
+    must(topo_cache_foreach_reserved(c, now, sum_reserved, &s, &err), &err);
+    return s.slots;
+}
+
+static void test_cache__claimant_slots_are_charged(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    char buf[2048];
+
+    create_r1(c, "r1", "ns/train", 100, 200, 0);
+    assert_int_equal(charged_slots(c, 150), 3);
+    /* a claimant is no pod the cache has: its slot stays charged */
+    assert_int_equal(claim(c, "r1", "claim:rank/0", 0, 110, NULL, NULL, pool), 0);
+    assert_int_equal(charged_slots(c, 150), 3);
+    /* the pod arrives, unscheduled: still charged as the slot */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0", "", "Pending", "r1", "0"), &err);
+    assert_int_equal(charged_slots(c, 150), 3);
+    /* bound to a node: charged as itself, no longer as the slot */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "uid-0", "n1", "Running", "r1", "0"), &err);
+    assert_int_equal(charged_slots(c, 150), 2);
+    topo_pool_free(pool);
+}
+
+static void create_at(topo_cache *c, const char *id, int64_t expires)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "ns/%s", id);
+    create_r1(c, id, key, 100, expires, 0);
+}
+
+static int has_reservation(topo_cache *c, const char *id)
+{
+    topo_pool *pool = topo_pool_create();
+    topo_cache_reservation r;
+    int rc = topo_cache_reservation_get(&r, c, id, pool, NULL);
+    topo_pool_free(pool);
+    return rc == 0;
+}
+
+static void test_cache__reservation_gc(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    char buf[2048];
+    size_t n = 99;
+
+    create_at(c, "run", 200);     /* a pod of it runs */
+    create_at(c, "pend", 200);    /* a pod of it is pending */
+    create_at(c, "done", 200);    /* a claimant and a finished pod */
+    create_at(c, "ghost", 200);   /* a pod the cache does not have */
+    create_at(c, "later", 500);   /* not expired */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "p-run", "n1", "Running", "run", "0"), &err);
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "p-pend", "", "Pending", "pend", "2"), &err);
+    assert_int_equal(claim(c, "done", "claim:rank/0", 0, 110, NULL, NULL, pool), 0);
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "p-done", "n1", "Running", "done", "1"), &err);
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "p-done", "n1", "Succeeded", "done", "1"), &err);
+    assert_int_equal(claim(c, "ghost", "never-seen", 1, 110, NULL, NULL, pool), 0);
+
+    must(topo_cache_reservation_gc(c, 199, &n, &err), &err);
+    assert_int_equal(n, 0);
+    assert_int_equal(count_of(c, "reservations"), 5);
+    must(topo_cache_reservation_gc(c, 200, &n, &err), &err);
+    assert_int_equal(n, 2);
+    assert_true(has_reservation(c, "run"));
+    assert_true(has_reservation(c, "pend"));
+    assert_true(has_reservation(c, "later"));
+    assert_false(has_reservation(c, "done"));
+    assert_false(has_reservation(c, "ghost"));
+
+    /* the running pod finishes, the pending one is deleted: both go */
+    UPSERT(topo_cache_upsert_pod, c,
+           annotated_pod(buf, sizeof(buf), "p-run", "n1", "Succeeded", "run", "0"), &err);
+    int deleted = 0;
+    must(topo_cache_delete_pod(c, "p-pend", &deleted, &err), &err);
+    must(topo_cache_reservation_gc(c, 300, &n, &err), &err);
+    assert_int_equal(n, 2);
+    assert_int_equal(count_of(c, "reservations"), 1);
+    assert_true(has_reservation(c, "later"));
+    assert_int_equal(count_of(c, "slots"), 3); /* the others' slots went with them */
+    must(topo_cache_reservation_gc(c, 600, NULL, &err), &err);
+    assert_int_equal(count_of(c, "reservations"), 0);
+    topo_pool_free(pool);
+}
+
+static void test_cache__data_version(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    topo_cache *other = NULL;
+    int64_t v0 = 0, v1 = 0, w0 = 0, w1 = 0;
+    char buf[1024];
+
+    must(topo_cache_open(&other, f->path, NULL, &err), &err);
+    must(topo_cache_data_version(c, &v0, &err), &err);
+    must(topo_cache_data_version(other, &w0, &err), &err);
+    /* its own writes do not change it */
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), "a", "n1", "Running", 1), &err);
+    must(topo_cache_data_version(c, &v1, &err), &err);
+    assert_true(v1 == v0);
+    /* another connection's commit does */
+    must(topo_cache_data_version(other, &w1, &err), &err);
+    assert_true(w1 != w0);
+    UPSERT(topo_cache_upsert_pod, other, pod_json(buf, sizeof(buf), "b", "n1", "Running", 1),
+           &err);
+    must(topo_cache_data_version(c, &v1, &err), &err);
+    assert_true(v1 != v0);
+    /* and stays put while nothing else happens */
+    must(topo_cache_data_version(c, &v0, &err), &err);
+    assert_true(v0 == v1);
+    create_r1(other, "r1", "ns/x", 100, 200, 0);
+    must(topo_cache_data_version(c, &v1, &err), &err);
+    assert_true(v1 != v0);
+    topo_cache_close(other);
+    assert_int_equal(topo_cache_data_version(NULL, &v0, &err), TOPO_EINVALID);
+}
+
+/* Every fsync/fdatasync of this process is counted (and skipped): SQLite
+ * syncs the WAL at each commit under synchronous=FULL, not under NORMAL
+ * (only at checkpoints). */
+static long syncs;
+
+int fsync(int fd);
+int fdatasync(int fd);
+int fsync(int fd)
+{
+    (void)fd;
+    syncs++;
+    return 0;
+}
+int fdatasync(int fd)
+{
+    (void)fd;
+    syncs++;
+    return 0;
+}
+
+static long claims_syncs(fx *f, const topo_cache_opts *opts, int durable_batch)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = NULL;
+    char pod[32];
+    remove_db(f->path);
+    must(topo_cache_open(&c, f->path, opts, &err), &err);
+    must(topo_cache_data_version(c, &(int64_t){0}, &err), &err);
+    long before = syncs;
+    for (int i = 0; i < 8; i++) {
+        char id[16], key[16];
+        snprintf(id, sizeof(id), "r%d", i);
+        snprintf(key, sizeof(key), "ns/%d", i);
+        if (durable_batch)
+            must(topo_cache_begin_durable(c, &err), &err);
+        create_r1(c, id, key, 100, 200, 0);
+        snprintf(pod, sizeof(pod), "claim:rank/%d", i);
+        assert_int_equal(claim(c, id, pod, 0, 110, NULL, NULL, pool), 0);
+        if (durable_batch)
+            must(topo_cache_commit(c, &err), &err);
+    }
+    long n = syncs - before;
+    topo_cache_close(c);
+    topo_pool_free(pool);
+    return n;
+}
+
+static void test_cache__reservation_sync_option(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+
+    assert_int_equal(opts.version, 2);
+    assert_int_equal(opts.reservation_sync_full, 0);
+    /* default NORMAL: 16 reservation commits, (almost) no syncs */
+    long normal = claims_syncs(f, NULL, 0);
+    opts.reservation_sync_full = 1;
+    long full = claims_syncs(f, &opts, 0);
+    long durable = claims_syncs(f, NULL, 1);
+    print_message("syncs: normal %ld, full %ld, begin_durable %ld\n", normal, full, durable);
+    assert_true(full >= 16);
+    assert_true(normal < 4);
+    assert_true(durable >= 8); /* begin_durable still commits with FULL */
+
+    /* version 1 options are read without the new field; bad values refused */
+    topo_cache_opts v1 = {1, 1, 1000, 7}; /* a v1 caller never set the 4th field */
+    must(topo_cache_open(&c, f->path, &v1, &err), &err);
+    topo_cache_close(c);
+    c = NULL;
+    opts.reservation_sync_full = 2;
+    assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "reservation_sync_full"));
+    opts.version = 3;
+    assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1120,6 +1454,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__snapshot_charges_reservations, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache__batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__slot_binding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__claimant_slots_are_charged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__reservation_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__data_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__reservation_sync_option, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -422,10 +422,20 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
 
     *out = NULL;
     if (opts != NULL) {
-        if (opts->version != TOPO_CACHE_OPTS_VERSION)
+        if (opts->version == 1) {
+            /* Version 1 ends before reservation_sync_full: read only its fields. */
+            o.create = opts->create;
+            o.busy_timeout_ms = opts->busy_timeout_ms;
+        } else if (opts->version == TOPO_CACHE_OPTS_VERSION) {
+            o = *opts;
+        } else {
             return topo_err_set(err, TOPO_EINVALID, "cache: options: unsupported version %u",
                                 opts->version);
-        o = *opts;
+        }
+        if (o.reservation_sync_full != 0 && o.reservation_sync_full != 1)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "cache: options: reservation_sync_full must be 0 or 1, got %d",
+                                o.reservation_sync_full);
     }
     if (path == NULL || path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "cache: no file name");
@@ -434,6 +444,7 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
         goto cleanup;
     }
     c->relist_kind = -1;
+    c->reservation_sync_full = o.reservation_sync_full;
     flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.create ? SQLITE_OPEN_CREATE : 0);
     rc = sqlite3_open_v2(path, &c->db, flags, NULL);
     if (rc != SQLITE_OK) {
@@ -481,6 +492,31 @@ void topo_cache_close(topo_cache *cache)
 int topo_cache_schema_version(const topo_cache *cache)
 {
     return cache != NULL ? cache->schema_version : 0;
+}
+
+int cache_reservation_mode(const topo_cache *c)
+{
+    return c->reservation_sync_full ? CACHE_OP_DURABLE : CACHE_OP_WRITE;
+}
+
+int topo_cache_data_version(topo_cache *cache, int64_t *out, topo_err *err)
+{
+    sqlite3_stmt *st;
+    int rc, error = 0;
+
+    if (out != NULL)
+        *out = 0;
+    if (cache == NULL || out == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: data_version: missing argument");
+    if ((st = cache_stmt_get(cache, CACHE_STMT_DATA_VERSION, err)) == NULL)
+        return err ? err->code : TOPO_EIO;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = (int64_t)sqlite3_column_int64(st, 0);
+    else
+        error = cache_sql_error(cache, rc, "data_version", err);
+    cache_stmt_done(st);
+    return error;
 }
 
 /* --- watch state ------------------------------------------------------------------------ */

@@ -107,6 +107,17 @@
     XX(SLOT_RELEASE_POD, "UPDATE reservation_slots SET pod_uid = NULL WHERE pod_uid = ?1")        \
     XX(RES_DELETE, "DELETE FROM reservations WHERE id = ?1")                                      \
     XX(RES_EXPIRE, "DELETE FROM reservations WHERE expires_at <= ?1")                             \
+    XX(RES_GC,                                                                                    \
+       "DELETE FROM reservations WHERE expires_at <= ?1 AND NOT EXISTS (SELECT 1 FROM "           \
+       "reservation_slots s JOIN pods p ON p.uid = s.pod_uid WHERE s.reservation_id = "           \
+       "reservations.id AND p.phase NOT IN ('Succeeded', 'Failed'))")                             \
+    XX(SLOT_BIND,                                                                                 \
+       "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2 AND "   \
+       "(pod_uid IS NULL OR pod_uid = ?3 OR substr(pod_uid, 1, 6) = 'claim:' OR EXISTS "          \
+       "(SELECT 1 FROM pods p WHERE p.uid = reservation_slots.pod_uid AND p.phase IN "            \
+       "('Succeeded', 'Failed'))) AND NOT EXISTS (SELECT 1 FROM reservation_slots o WHERE "       \
+       "o.reservation_id = ?1 AND o.pod_uid = ?3 AND o.slot <> ?2)")                              \
+    XX(DATA_VERSION, "PRAGMA data_version")                                                       \
     XX(RES_GET,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at FROM reservations WHERE id = ?1")                                              \
@@ -135,6 +146,7 @@ struct topo_cache {
     sqlite3_stmt *stmts[CACHE_STMT_COUNT];
     int batch;         /* an explicit batch is open */
     int batch_durable; /* ... committed with synchronous=FULL */
+    int reservation_sync_full; /* topo_cache_opts.reservation_sync_full */
     int relist_kind;   /* the kind being relisted, or -1 */
     int reading;       /* depth of nested reads outside a batch */
     int schema_version;
@@ -168,6 +180,16 @@ int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, top
  * == 0) or rolls back, and returns error, or the commit's error. */
 int cache_op_begin(topo_cache *c, int mode, topo_err *err);
 int cache_op_end(topo_cache *c, int mode, int error, topo_err *err);
+
+/* The unit mode of a reservation write: CACHE_OP_DURABLE when the cache was
+ * opened with reservation_sync_full, else CACHE_OP_WRITE. */
+int cache_reservation_mode(const topo_cache *c);
+
+/* Binds the pod to the reservation slot its topology.topo.io/reservation and
+ * topology.topo.io/slot annotations name, when that slot is free, held by a
+ * "claim:" claimant or already the pod's (see topo_cache_upsert_pod); inside
+ * an open unit, after the pod row is written. Never an error for the pod. */
+int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err);
 
 /* Writes the kind's watch state, inside an open unit. */
 int cache_set_watch_rv(topo_cache *c, topo_cache_kind kind, const char *rv, topo_err *err);

@@ -255,6 +255,10 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
     st = NULL;
     if (error == 0)
         error = cache_relist_mark(c, TOPO_CACHE_PODS, p->uid, err);
+    /* The slot the webhook promised this pod becomes the pod's, so that its
+     * deletion or end frees it like any claimed slot. */
+    if (error == 0)
+        error = cache_bind_reserved_slot(c, p, err);
 
 cleanup:
     cache_stmt_done(st);

@@ -1,6 +1,8 @@
 /* Reservations: a PodSet's assignment held as slots that its pods claim.
- * Every write is durable (synchronous=FULL) outside a batch: reservations
- * exist nowhere but in this file. */
+ * Outside a batch every write is its own transaction, committed with
+ * synchronous=FULL when the cache was opened with reservation_sync_full
+ * (NORMAL otherwise: it survives the process being killed). Also the
+ * binding of an arriving pod to the slot its annotations name. */
 #include "cache_internal.h"
 
 #include "codec/codec.h"
@@ -154,7 +156,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
                              spec->id);
         goto cleanup;
     }
-    if ((error = cache_op_begin(cache, CACHE_OP_DURABLE, err)) < 0)
+    if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         goto cleanup;
     /* An expired reservation of the same PodSet gives way. */
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_DELETE_EXPIRED_KEY, err)) == NULL) {
@@ -199,7 +201,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
 end:
     cache_stmt_done(st);
     st = NULL;
-    error = cache_op_end(cache, CACHE_OP_DURABLE, error, err);
+    error = cache_op_end(cache, cache_reservation_mode(cache), error, err);
 cleanup:
     cache_stmt_done(st);
     json_decref(levels);
@@ -250,7 +252,7 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
     if (cache == NULL || !nonempty(id) || !nonempty(pod_uid) || pool == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation claim: missing argument");
     topo_pool_clear(cache->scratch);
-    if ((error = cache_op_begin(cache, CACHE_OP_DURABLE, err)) < 0)
+    if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
 
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_LIVE, err)) == NULL) {
@@ -362,7 +364,7 @@ found_slot:
 
 end:
     cache_stmt_done(st);
-    error = cache_op_end(cache, CACHE_OP_DURABLE, error, err);
+    error = cache_op_end(cache, cache_reservation_mode(cache), error, err);
     if (error < 0) {
         memset(out, 0, sizeof(*out));
         out->index = -1;
@@ -370,7 +372,7 @@ end:
     return error;
 }
 
-/* A one-statement durable write with one bound key; *out_changes rows. */
+/* A one-statement reservation write with one bound key; *out_changes rows. */
 static int write_one(topo_cache *c, cache_stmt which, const char *text, int64_t num, int use_num,
                      size_t *out_changes, const char *what, topo_err *err)
 {
@@ -383,7 +385,7 @@ static int write_one(topo_cache *c, cache_stmt which, const char *text, int64_t 
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
     if (!use_num && !nonempty(text))
         return topo_err_set(err, TOPO_EINVALID, "cache: %s: empty key", what);
-    if ((error = cache_op_begin(c, CACHE_OP_DURABLE, err)) < 0)
+    if ((error = cache_op_begin(c, cache_reservation_mode(c), err)) < 0)
         return error;
     if ((st = cache_stmt_get(c, which, err)) == NULL) {
         error = stmt_error(err);
@@ -399,7 +401,7 @@ static int write_one(topo_cache *c, cache_stmt which, const char *text, int64_t 
 
 end:
     cache_stmt_done(st);
-    return cache_op_end(c, CACHE_OP_DURABLE, error, err);
+    return cache_op_end(c, cache_reservation_mode(c), error, err);
 }
 
 int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,
@@ -424,6 +426,70 @@ int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_ex
 {
     return write_one(cache, CACHE_STMT_RES_EXPIRE, NULL, now, 1, out_expired,
                      "expire reservations", err);
+}
+
+int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_deleted,
+                              topo_err *err)
+{
+    return write_one(cache, CACHE_STMT_RES_GC, NULL, now, 1, out_deleted,
+                     "collect reservations", err);
+}
+
+/* --- binding an arriving pod to its annotated slot ------------------------------------- */
+
+#define ANNOTATION_RESERVATION "topology.topo.io/reservation"
+#define ANNOTATION_SLOT "topology.topo.io/slot"
+/* Longer annotation values cannot be an id the webhook chose. */
+#define MAX_RESERVATION_ID 1024
+
+static const char *annotation(const topo_cache_pod *p, const char *key)
+{
+    for (size_t i = 0; i < p->nannotations; i++)
+        if (p->annotations[i].key != NULL && strcmp(p->annotations[i].key, key) == 0)
+            return p->annotations[i].value;
+    return NULL;
+}
+
+/* A slot index as the webhook writes it: plain decimal digits, no sign, no
+ * spaces, below TOPO_MAX_PODSET_COUNT. -1 when it is anything else. */
+static int32_t parse_slot(const char *text)
+{
+    int64_t v = 0;
+    if (text == NULL || text[0] == '\0' || strlen(text) > 10)
+        return -1;
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c < '0' || *c > '9')
+            return -1;
+        v = v * 10 + (*c - '0');
+    }
+    return v < TOPO_MAX_PODSET_COUNT ? (int32_t)v : -1;
+}
+
+int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err)
+{
+    const char *id = annotation(p, ANNOTATION_RESERVATION);
+    int32_t slot = parse_slot(annotation(p, ANNOTATION_SLOT));
+    sqlite3_stmt *st;
+    int error;
+
+    /* Malformed or missing annotations are the webhook's business, not a
+     * reason to refuse the pod; a finished pod needs no capacity held. */
+    if (!nonempty(id) || strlen(id) > MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
+        p->uid[0] == '\0')
+        return 0;
+    if (p->phase != NULL && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0))
+        return 0;
+    if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_BIND, err)) == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(c, st, 2, slot, err)) < 0 ||
+        (error = cache_bind_text(c, st, 3, p->uid, err)) < 0) {
+        cache_stmt_done(st);
+        return error;
+    }
+    /* No row changes when the reservation or slot does not exist, the slot
+     * is another live pod's, or the pod holds another slot of it. */
+    return cache_stmt_run(c, st, "bind reserved slot", err);
 }
 
 /* --- reading ---------------------------------------------------------------------------- */
