@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite (README, second command). Installs missing packages,
-# then builds and tests twice:
+# then builds and tests three times:
 #   build/       default build type, every ctest test;
 #   build-asan/  Debug with AddressSanitizer + UBSan, every test too (labels
-#                unit, cli and e2e: the daemons' code runs under the sanitizers).
-# Fails if either fails. JOBS (default 2) sets build and test parallelism.
+#                unit, cli and e2e: the daemons' code runs under the sanitizers);
+#   build-fuzz/  clang + libFuzzer: only the fuzz targets, each fuzzed for
+#                TOPO_FUZZ_SECONDS (25) from the fixtures (ctest -L fuzz).
+# Fails if any fails. JOBS (default 2) sets build and test parallelism.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -50,5 +52,22 @@ asan=passed
 run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -- \
     -DCMAKE_BUILD_TYPE=Debug -DTOPO_SANITIZE="address;undefined" || asan=failed
 
-echo "test.sh: normal build (build/): $normal; sanitizer build (build-asan/, unit+cli+e2e): $asan"
-[ "$normal" = passed ] && [ "$asan" = passed ]
+# The fuzz stage builds only the "fuzzers" target: the libraries carry
+# libFuzzer's coverage instrumentation (fuzzer-no-link) and ASan+UBSan.
+fuzz=passed
+echo "=== fuzz: configure build-fuzz"
+if ! cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTOPO_BUILD_FUZZERS=ON \
+    -DTOPO_SANITIZE="address;undefined" -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link; then
+    echo "=== fuzz: configure failed"
+    fuzz=failed
+elif ! cmake --build build-fuzz -j"$JOBS" --target fuzzers; then
+    echo "=== fuzz: build failed"
+    fuzz=failed
+elif ! (cd build-fuzz && ctest --output-on-failure -j"$JOBS" -L '^fuzz$' --no-tests=error); then
+    echo "=== fuzz: a fuzzer failed (its input is under build-fuzz/test/fuzz/crashes_*)"
+    fuzz=failed
+fi
+
+echo "test.sh: normal build (build/): $normal; sanitizer build (build-asan/, unit+cli+e2e): $asan;" \
+    "fuzz (build-fuzz/): $fuzz"
+[ "$normal" = passed ] && [ "$asan" = passed ] && [ "$fuzz" = passed ]
