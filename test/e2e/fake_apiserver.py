@@ -9,6 +9,7 @@ It speaks the real wire format for the resources topo uses:
   batch/v1 jobs                     /apis/batch/v1/jobs, /apis/batch/v1/namespaces/NS/jobs[/NAME[/status]]
   coordination.k8s.io/v1 leases     /apis/coordination.k8s.io/v1/leases,
                                     /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
+  core/v1 namespaces                /api/v1/namespaces[/NAME] (list, watch, labelSelector)
 
 Semantics follow kube-apiserver backed by etcd3:
   * one global, monotonically increasing resourceVersion (a decimal string);
@@ -153,6 +154,8 @@ RESOURCES = {
                      {"metadata.name", "metadata.namespace", "status.successful"}),
     "leases": Resource("leases", "coordination.k8s.io", "v1", "Lease", True,
                        {"metadata.name", "metadata.namespace"}),
+    "namespaces": Resource("namespaces", "", "v1", "Namespace", False,
+                           {"metadata.name", "status.phase"}),
 }
 KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
 GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",

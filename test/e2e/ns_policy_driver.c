@@ -1,0 +1,119 @@
+/* Drives webhook/ns_policy.c for ns_policy_e2e.py: starts the namespace
+ * watcher against a kubeconfig, then answers one line per stdin line:
+ *
+ *   in:  "ns-a ns-b"   (namespaces to look up; an empty line asks for status only)
+ *   out: {"synced": true, "count": 1, "policies": {"ns-a": "deny", "ns-b": null}}
+ *
+ * "quit" (or end of input) stops the watcher and exits 0.
+ *
+ * usage: ns_policy_driver --kubeconfig F --label KEY [--watch-timeout S] */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ns_policy.h"
+
+static const char *policy_name(topo_admission_policy p)
+{
+    switch (p) {
+    case TOPO_ADMISSION_POLICY_GATE:
+        return "gate";
+    case TOPO_ADMISSION_POLICY_DENY:
+        return "deny";
+    case TOPO_ADMISSION_POLICY_IGNORE:
+        return "ignore";
+    }
+    return "?";
+}
+
+static int answer(topo_ns_policy *p, char *line)
+{
+    json_t *out = json_object(), *policies = json_object();
+    char *save = NULL, *text;
+    int rc = -1;
+    if (out == NULL || policies == NULL)
+        goto done;
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
+         tok = strtok_r(NULL, " \t\r\n", &save)) {
+        topo_admission_policy pol;
+        json_t *v = topo_ns_policy_lookup(p, tok, &pol) ? json_string(policy_name(pol))
+                                                         : json_null();
+        if (json_object_set_new(policies, tok, v) != 0)
+            goto done;
+    }
+    if (json_object_set_new(out, "synced", json_boolean(topo_ns_policy_synced(p))) != 0 ||
+        json_object_set_new(out, "count", json_integer((json_int_t)topo_ns_policy_count(p))) !=
+            0 ||
+        json_object_set_new(out, "policies", policies) != 0)
+        goto done;
+    policies = NULL;
+    if ((text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+        goto done;
+    printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    rc = 0;
+done:
+    json_decref(policies);
+    json_decref(out);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *kubeconfig = NULL, *label = NULL;
+    topo_ns_policy_opts opts = TOPO_NS_POLICY_OPTS_INIT;
+    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_ns_policy *p = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    char line[4096];
+    int status = 2;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc)
+            kubeconfig = argv[++i];
+        else if (strcmp(argv[i], "--label") == 0 && i + 1 < argc)
+            label = argv[++i];
+        else if (strcmp(argv[i], "--watch-timeout") == 0 && i + 1 < argc)
+            opts.watch_timeout_s = strtol(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: %s --kubeconfig F --label KEY [--watch-timeout S]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (kubeconfig == NULL || label == NULL) {
+        fprintf(stderr, "--kubeconfig and --label are required\n");
+        return 2;
+    }
+    /* Fail fast in tests: short backoffs, few HTTP retries. */
+    ko.max_retries = 1;
+    ko.backoff_max_ms = 500;
+    opts.k8s = &ko;
+    opts.backoff_base_ms = 100;
+    opts.backoff_max_ms = 1000;
+    if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
+        topo_ns_policy_create(&p, label, &cfg, &opts, &err) != 0 ||
+        topo_ns_policy_start(p, &err) != 0) {
+        fprintf(stderr, "ns_policy_driver: %s\n", err.text);
+        goto done;
+    }
+    status = 0;
+    while (fgets(line, sizeof(line), stdin) != NULL) {
+        if (strncmp(line, "quit", 4) == 0)
+            break;
+        if (answer(p, line) != 0) {
+            status = 1;
+            break;
+        }
+    }
+done:
+    topo_ns_policy_free(p);
+    topo_k8s_config_dispose(&cfg);
+    return status;
+}

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Process-level test of topo-webhook's per-namespace policy overrides
+(webhook/ns_policy.c) through test/e2e/ns_policy_driver.c, against
+fake_apiserver.py over TLS (test CA from make_test_pki.sh, bearer token file).
+
+Checks that lookups follow the namespaces' label: the first list, label
+added / changed / removed, namespaces deleted, an invalid value (ignored, one
+warning per namespace and value), a watch ended by compaction (in-stream 410:
+relist), and changes made while the watch could not reconnect (seen through
+the relist, which replaces the whole view).
+
+usage: ns_policy_e2e.py --driver BIN [--keep]
+"""
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "fake_apiserver.py")
+PKI = os.path.join(HERE, "make_test_pki.sh")
+LABEL = "topology.topo.io/no-fit-policy"
+NAMESPACES = ("team-a", "team-b", "team-c", "team-d", "team-e", "team-f")
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Env:
+    def __init__(self, driver, keep):
+        self.keep = keep
+        self.dir = tempfile.mkdtemp(prefix="topo-ns-policy-e2e-")
+        subprocess.run(["sh", PKI, self.dir], check=True, capture_output=True, timeout=60)
+        self.token = "ns-token-1"
+        with open(self.path("token"), "w") as fh:
+            fh.write(self.token + "\n")
+        self.ctx = ssl.create_default_context(cafile=self.path("ca.pem"))
+        self.server = subprocess.Popen(
+            [sys.executable, FAKE, "--tls-cert", self.path("server.pem"), "--tls-key",
+             self.path("server.key"), "--token-file", self.path("token"),
+             "--bookmark-interval", "60"],
+            stdout=subprocess.PIPE, stderr=open(self.path("server.log"), "w"), text=True)
+        line = self.server.stdout.readline()
+        expect(line.strip().isdigit(), f"fake apiserver did not start: {line!r}")
+        self.url = f"https://127.0.0.1:{int(line)}"
+        with open(self.path("ca.pem"), "rb") as fh:
+            ca = base64.b64encode(fh.read()).decode()
+        with open(self.path("kubeconfig"), "w") as fh:
+            json.dump({
+                "apiVersion": "v1", "kind": "Config", "current-context": "test",
+                "clusters": [{"name": "fake", "cluster": {"server": self.url,
+                                                          "certificate-authority-data": ca}}],
+                "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u"}}],
+                "users": [{"name": "u", "user": {"tokenFile": self.path("token")}}],
+            }, fh)
+        self.driver_bin = driver
+        self.driver = None
+        self.stderr_lines = []
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def request(self, method, path, body=None, ctype="application/json", auth=True):
+        headers = {"Content-Type": ctype} if body is not None else {}
+        if auth:
+            headers["Authorization"] = f"Bearer {self.token}"
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def admin(self, path, body=None):
+        status, out = self.request("POST" if body is not None else "GET", "/_fake/" + path,
+                                   body, auth=False)
+        expect(status == 200, f"admin {path}: {status} {out}")
+        return out
+
+    # ------------------------------------------------------------ namespaces
+
+    def create_ns(self, name, value=None):
+        md = {"name": name}
+        if value is not None:
+            md["labels"] = {LABEL: value, "team": name}
+        status, out = self.request("POST", "/api/v1/namespaces",
+                                   {"apiVersion": "v1", "kind": "Namespace", "metadata": md})
+        expect(status == 201, f"create namespace {name}: {status} {out}")
+
+    def label_ns(self, name, value):
+        """Sets (value None: removes) the policy label with a merge patch."""
+        status, out = self.request("PATCH", f"/api/v1/namespaces/{name}",
+                                   {"metadata": {"labels": {LABEL: value}}},
+                                   ctype="application/merge-patch+json")
+        expect(status == 200, f"label namespace {name}: {status} {out}")
+
+    def delete_ns(self, name):
+        status, out = self.request("DELETE", f"/api/v1/namespaces/{name}")
+        expect(status == 200, f"delete namespace {name}: {status} {out}")
+
+    def verbs(self):
+        return self.admin("stats").get("verbs", {}).get("namespaces", {})
+
+    # ------------------------------------------------------------ the driver
+
+    def start_driver(self):
+        self.driver = subprocess.Popen(
+            [self.driver_bin, "--kubeconfig", self.path("kubeconfig"), "--label", LABEL],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stderr(self):
+        for line in self.driver.stderr:
+            self.stderr_lines.append(line)
+
+    def ask(self, names=NAMESPACES):
+        self.driver.stdin.write(" ".join(names) + "\n")
+        self.driver.stdin.flush()
+        line = self.driver.stdout.readline()
+        expect(line, f"driver exited ({self.driver.poll()}): {''.join(self.stderr_lines)[-2000:]}")
+        return json.loads(line)
+
+    def wait_for(self, want, what, timeout=20):
+        """Polls the driver until its lookups equal want (a dict ns -> policy or None)."""
+        deadline = time.monotonic() + timeout
+        got = None
+        while time.monotonic() < deadline:
+            got = self.ask()
+            if got["synced"] and got["policies"] == want:
+                expect(got["count"] == sum(v is not None for v in want.values()),
+                       f"{what}: count {got['count']} for {want}")
+                return got
+            time.sleep(0.05)
+        raise Failure(f"{what}: lookups {got} never became {want}\n"
+                      f"driver stderr: {''.join(self.stderr_lines)[-2000:]}")
+
+    def warnings(self, ns, value):
+        return [l for l in self.stderr_lines
+                if "level=warn" in l and f"namespace {ns}:" in l and f'\\"{value}\\"' in l]
+
+    def close(self):
+        if self.driver is not None and self.driver.poll() is None:
+            try:
+                self.driver.stdin.write("quit\n")
+                self.driver.stdin.flush()
+                self.driver.wait(15)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.driver.kill()
+                self.driver.wait()
+        if self.server.poll() is None:
+            self.server.terminate()
+            try:
+                self.server.wait(5)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+        if self.keep:
+            print(f"kept {self.dir}")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run(env):
+    # Before the driver starts: the first list must see these.
+    env.create_ns("team-a", "deny")
+    env.create_ns("team-b", "ignore")
+    env.create_ns("team-c")
+    env.create_ns("team-d", "bogus")
+    env.create_ns("team-e", "gate")
+    env.start_driver()
+    want = {"team-a": "deny", "team-b": "ignore", "team-c": None, "team-d": None,
+            "team-e": "gate", "team-f": None}
+    env.wait_for(want, "first list")
+    verbs = env.verbs()
+    expect(verbs.get("LIST", 0) >= 1 and verbs.get("WATCH", 0) >= 1, f"verbs {verbs}")
+    expect(len(env.warnings("team-d", "bogus")) == 1,
+           f"one warning for team-d=bogus, got {env.warnings('team-d', 'bogus')}")
+
+    # Watch events: added, changed, removed, deleted, created.
+    env.label_ns("team-c", "deny")
+    env.label_ns("team-a", "gate")
+    env.label_ns("team-b", None)
+    env.delete_ns("team-e")
+    env.create_ns("team-f", "ignore")
+    want = {"team-a": "gate", "team-b": None, "team-c": "deny", "team-d": None,
+            "team-e": None, "team-f": "ignore"}
+    env.wait_for(want, "label changes")
+    lists_before = env.verbs().get("LIST", 0)
+
+    # The watch ends with an in-stream 410 (history compacted): relist, and the
+    # view keeps following the labels afterwards.
+    env.admin("compact", {"expire_watches": True})
+    deadline = time.monotonic() + 20
+    while env.verbs().get("LIST", 0) == lists_before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    expect(env.verbs().get("LIST", 0) > lists_before, "no relist after the watch expired")
+    env.wait_for(want, "after the relist")
+    env.label_ns("team-b", "deny")
+    want["team-b"] = "deny"
+    env.wait_for(want, "label change after the relist")
+    # The relist read team-d=bogus again: still one warning.
+    expect(len(env.warnings("team-d", "bogus")) == 1,
+           f"team-d=bogus warned again on relist: {env.warnings('team-d', 'bogus')}")
+
+    # Changes made while the watch cannot reconnect, then compacted away: only
+    # the relist can see them, and it must drop what is gone.
+    lists_before = env.verbs().get("LIST", 0)
+    env.admin("fault", {"kind": "status", "code": 500, "count": 100000, "watch": True,
+                        "path": "/api/v1/namespaces"})
+    env.admin("watches/close", {"mode": "close"})
+    env.delete_ns("team-c")
+    env.label_ns("team-f", None)
+    env.label_ns("team-a", "ignore")
+    env.label_ns("team-d", "deny")
+    env.admin("compact", {})
+    time.sleep(0.5)
+    # Still the old view: the watch is down, nothing was applied.
+    got = env.ask()
+    expect(got["policies"] == want, f"view changed while the watch was down: {got}")
+    env.admin("faults/clear", {})
+    want = {"team-a": "ignore", "team-b": "deny", "team-c": None, "team-d": "deny",
+            "team-e": None, "team-f": None}
+    env.wait_for(want, "relist after the watch came back")
+    expect(env.verbs().get("LIST", 0) > lists_before, "the changes were not seen by a relist")
+    expect(any("retrying in" in l for l in env.stderr_lines),
+           "the failed watches were not logged with a backoff")
+
+    # A new invalid value warns once more (a new value), then a fix clears it.
+    env.label_ns("team-d", "Deny")
+    want["team-d"] = None
+    env.wait_for(want, "invalid value")
+    env.label_ns("team-a", "Deny")
+    want["team-a"] = None
+    env.wait_for(want, "invalid value on team-a")
+    env.label_ns("team-a", "gate")
+    want["team-a"] = "gate"
+    env.wait_for(want, "fixed value")
+    expect(len(env.warnings("team-d", "Deny")) == 1, "team-d=Deny not warned exactly once")
+    expect(len(env.warnings("team-a", "Deny")) == 1, "team-a=Deny not warned exactly once")
+
+    # A clean stop.
+    env.driver.stdin.write("quit\n")
+    env.driver.stdin.flush()
+    rc = env.driver.wait(15)
+    expect(rc == 0, f"driver exit {rc}: {''.join(env.stderr_lines)[-2000:]}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    env = Env(args.driver, args.keep)
+    try:
+        run(env)
+    except Failure as e:
+        print(f"FAIL: {e}")
+        return 1
+    finally:
+        env.close()
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
