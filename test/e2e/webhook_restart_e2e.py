@@ -11,7 +11,10 @@ a new process on the same --db, then pods 8-15 and pods 0-7 again (new
 request uids). Checks: the 16 completion indices hold 16 distinct hosts; every
 pod carries the same assignment annotation, whose domains are exactly those
 hosts; the re-posted pods 0-7 get the nodeSelectors they had before the
-restart. Patches are applied with python3-jsonpatch.
+restart; a rival 4-pod PodSet of the same shape, posted to the new process
+before the second half, gets hosts of its own (without the reservation the
+killed process stored, the same engine on the same snapshot would hand it
+hosts of the first PodSet). Patches are applied with python3-jsonpatch.
 """
 import argparse
 import copy
@@ -28,6 +31,7 @@ sys.path.insert(0, HERE)
 import webhook_admission_e2e as wha  # noqa: E402  (Webhook, review, ops_of, expect)
 
 SIZE = 16
+RIVAL_SIZE = 4
 
 
 def template(source):
@@ -46,6 +50,24 @@ def job_pod(tpl, index):
     pod = copy.deepcopy(tpl)
     pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = str(index)
     pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] = str(index)
+    return pod
+
+
+def rival_template(tpl):
+    """Another Job of the same shape, RIVAL_SIZE pods: placed on the same
+    snapshot without the first PodSet's reservation, it would take hosts the
+    first PodSet holds."""
+    pod = copy.deepcopy(tpl)
+    md = pod["metadata"]
+    md["generateName"] = "rival-"
+    for kv in (md["labels"], md["ownerReferences"][0]):
+        for k in ("batch.kubernetes.io/controller-uid", "controller-uid", "uid"):
+            if k in kv:
+                kv[k] = "uid-rival"
+        for k in ("batch.kubernetes.io/job-name", "job-name", "name"):
+            if k in kv:
+                kv[k] = "rival"
+    md["annotations"]["topology.topo.io/podset-size"] = str(RIVAL_SIZE)
     return pod
 
 
@@ -89,9 +111,12 @@ def run(args, tmp):
         logs.append(w.stop())
     wha.expect(w.proc.returncode == -9, "first webhook killed (rc %r)" % w.proc.returncode)
 
-    second, again = {}, {}
+    second, again, rival = {}, {}, []
     w = start(args.webhook, pki, tmp, inventory, db, "second")
     try:
+        # A rival PodSet first: it must not get what the killed process reserved.
+        rival = [admit(w, rival_template(tpl), "rival-%d" % i, i)[0].get("kubernetes.io/hostname")
+                 for i in range(RIVAL_SIZE)]
         for i in range(SIZE // 2, SIZE):
             second[i] = admit(w, tpl, "second-%d" % i, i)
         for i in range(SIZE // 2):
@@ -109,6 +134,9 @@ def run(args, tmp):
     hosts = {i: sel.get("kubernetes.io/hostname") for i, (sel, _) in slots.items()}
     wha.expect(len(hosts) == SIZE and len(set(hosts.values())) == SIZE,
                "%d distinct hosts for the %d indices: %r" % (SIZE, SIZE, hosts))
+    wha.expect(len(set(rival)) == RIVAL_SIZE and not set(rival) & set(hosts.values()),
+               "the rival PodSet's hosts %r are its own, none of the first one's %r"
+               % (rival, sorted(hosts.values())))
     assignments = {a for _, a in list(slots.values()) + list(again.values())}
     wha.expect(len(assignments) == 1 and None not in assignments,
                "one assignment annotation for the whole PodSet: %r" % assignments)

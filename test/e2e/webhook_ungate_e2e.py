@@ -13,27 +13,33 @@ snapshot current) and --ungate-interval 1.
 Cases, in order:
   * policy deny: a pod of an 8-pod PodSet that requires one rack is refused,
     the message naming the level; policy ignore: admitted without a patch;
-  * policy gate: the 8 pods' AdmissionReviews each answer with the gate
-    topology.topo.io/wait and the wait-reason and podset annotations (applied
-    with python3-jsonpatch); the patched pods are created in the API server,
-    unbound, as the real one would; they stay gated while the cluster is full;
-  * the filler pods of rack r02 are deleted: within seconds the ungater has
+  * policy gate, two replicas (--leader-elect true, a cache file each):
+    exactly one leads the ungater (metric topo_webhook_ungater_leader). The
+    8 pods' AdmissionReviews, posted to the follower, each answer with the
+    gate topology.topo.io/wait and the wait-reason and podset annotations
+    (applied with python3-jsonpatch); the patched pods are created in the API
+    server, unbound, as the real one would; they stay gated while the
+    cluster is full (the leader's topo_webhook_gated_waiting is 8);
+  * the leader is stopped (SIGTERM releases the Lease) and the filler pods
+    of rack r02 are deleted: within seconds the other replica leads and has
     patched every gated pod: gate gone, wait-reason gone, the same assignment
     annotation on all 8, and a nodeSelector that selects only nodes of rack
-    r02 (8 distinct hosts when it names hosts).
+    r02 (8 distinct hosts when it names hosts); its metrics say 8 ungated,
+    0 waiting.
 """
 import argparse
 import base64
 import copy
+import http.client
 import json
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-import ssl
 
 import jsonpatch
 
@@ -151,7 +157,8 @@ def big_pod(index, job="big"):
 
 def daemon_flags(api, db, policy):
     return ["--kubeconfig", api.kubeconfig, "--db", db, "--levels", LEVELS,
-            "--policy", policy, "--ungate-interval", "1", "--log-format", "text"]
+            "--policy", policy, "--ungate-interval", "1", "--leader-elect", "true",
+            "--log-format", "text"]
 
 
 def start_webhook(binary, pki, tmp, api, name, policy):
@@ -195,12 +202,49 @@ def case_deny_ignore(args, pki, tmp, api):
     expect(wha.ops_of(resp) == [], "ignore: unchanged (no patch): %r" % resp.get("patch"))
 
 
+def metrics(w):
+    """The health port's /metrics as {name: value} (unlabelled samples)."""
+    c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=10)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and not line.startswith("#") and "{" not in parts[0]:
+            out[parts[0]] = float(parts[1])
+    return out
+
+
+def wait_for(what, fn, timeout):
+    """Polls fn until it returns a true value; returns the last value."""
+    t0 = time.monotonic()
+    while True:
+        v = fn()
+        if v or time.monotonic() - t0 > timeout:
+            expect(v, "%s within %d s" % (what, timeout))
+            return v
+        time.sleep(0.2)
+
+
 def gates_of(pod):
     return [g.get("name") for g in pod["spec"].get("schedulingGates", [])]
 
 
-def case_gate_ungate(w, api, nodes):
-    # Admission gates every pod; the "API server" then stores the patched pod.
+def leader_of(ws):
+    flags = [metrics(w).get("topo_webhook_ungater_leader") for w in ws]
+    return ws[flags.index(1)] if flags.count(1) == 1 and flags.count(0) == len(ws) - 1 else None
+
+
+def case_gate_ungate(ws, api, nodes):
+    leader = wait_for("exactly one replica leads the ungater", lambda: leader_of(ws), 15)
+    if leader is None:
+        return
+    w = ws[1 - ws.index(leader)]
+    # Admission (on the follower) gates every pod; the "API server" then
+    # stores the patched pod.
     for i in range(SIZE):
         pod = big_pod(i)
         resp = w.admit("gate-%d" % i, pod)
@@ -224,6 +268,16 @@ def case_gate_ungate(w, api, nodes):
         expect(pod is not None and gates_of(pod) == [WAIT_GATE],
                "pod %d still gated while nothing fits" % i)
 
+    m = metrics(leader)
+    expect(m.get("topo_webhook_gated_waiting") == SIZE,
+           "leader: %d pods waiting: %r" % (SIZE, m.get("topo_webhook_gated_waiting")))
+    expect(m.get("topo_webhook_ungated_total") == 0, "leader: nothing ungated yet")
+    expect(leader_of(ws) is leader, "leadership stable")
+
+    # The leader goes (its Lease released); the other replica takes over.
+    leader.stop()
+    expect(leader.proc.returncode == 0, "leader: clean exit on SIGTERM (rc %r)"
+           % leader.proc.returncode)
     # Free rack r02: the PodSet now fits there and only there.
     freed = sorted(n for n, labels in nodes.items() if labels[RACK_LABEL] == FREED_RACK)
     for p in api.items("/api/v1/namespaces/filler/pods"):
@@ -274,6 +328,12 @@ def case_gate_ungate(w, api, nodes):
         doc = json.loads(assignments.pop())
         expect(sum(d["count"] for d in doc.get("domains", [])) == SIZE,
                "assignment counts sum to %d: %r" % (SIZE, doc))
+    # The waiting gauge is set when a round ends: poll briefly.
+    m = wait_for("survivor: 0 waiting", lambda: (lambda x: x if x.get(
+        "topo_webhook_gated_waiting") == 0 else None)(metrics(w)), 5) or {}
+    expect(m.get("topo_webhook_ungater_leader") == 1, "survivor leads: %r" % m)
+    expect(m.get("topo_webhook_ungated_total") == SIZE,
+           "survivor ungated %d: %r" % (SIZE, m.get("topo_webhook_ungated_total")))
 
 
 def main():
@@ -285,19 +345,20 @@ def main():
         pki = os.path.join(tmp, "pki")
         subprocess.run(["sh", wha.PKI, pki], check=True, stdout=subprocess.DEVNULL)
         api = Api(tmp, pki)
-        w = None
+        ws = []
         try:
             nodes = fill(api)
             case_deny_ignore(args, pki, tmp, api)
-            w = start_webhook(args.webhook, pki, tmp, api, "gate", "gate")
-            case_gate_ungate(w, api, nodes)
+            for name in ("gate-a", "gate-b"):
+                ws.append(start_webhook(args.webhook, pki, tmp, api, name, "gate"))
+            case_gate_ungate(ws, api, nodes)
         except Exception as e:  # setup failures: report with the logs
             expect(False, "error: %r" % e)
         finally:
-            if w is not None:
-                logs["webhook"] = w.stop()
+            for name, w in zip(("gate-a", "gate-b"), ws):
+                logs[name] = w.stop()
                 expect(w.proc.returncode == 0,
-                       "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
+                       "%s: clean exit on SIGTERM (rc %r)" % (name, w.proc.returncode))
             logs["apiserver"] = api.stop()
         if wha.FAILURES:
             for name, log in logs.items():
