@@ -50,33 +50,50 @@ for n in "${sizes[@]}"; do
     "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 -o "$tmp/nodes-$n.json"
 done
 
-# Two free TCP ports (bound, read, released: a tiny race with other users).
+# Two free TCP ports below the ephemeral range (wrk's own client ports,
+# some in TIME_WAIT after a row, come from that range): bound, read,
+# released; start_server retries on the small race with other users.
 free_ports() {
-    python3 -c 'import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in ss))'
+    python3 -c 'import random, socket
+ports = []
+while len(ports) < 2:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(20000, 32000)))
+        ports.append(s.getsockname()[1])
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(*ports)'
 }
 
 # start_server ARGS...: starts topo-webhook, waits for /readyz (the snapshot
 # is built before the server reports ready). Sets server_pid and port.
 start_server() {
-    local hport i
-    read -r port hport < <(free_ports)
-    "$webhook" --port "$port" --health-port "$hport" --tls-cert-file "$tmp/pki/server.pem" \
-        --tls-private-key-file "$tmp/pki/server.key" --log-format text -v warn "$@" \
-        2>>"$tmp/server.log" &
-    server_pid=$!
-    for ((i = 0; i < 300; i++)); do
-        if python3 -c 'import sys, urllib.request
+    local hport i attempt
+    for ((attempt = 0; attempt < 5; attempt++)); do
+        read -r port hport < <(free_ports)
+        : >"$tmp/server.log"
+        "$webhook" --port "$port" --health-port "$hport" --tls-cert-file "$tmp/pki/server.pem" \
+            --tls-private-key-file "$tmp/pki/server.key" --log-format text -v warn "$@" \
+            2>"$tmp/server.log" &
+        server_pid=$!
+        for ((i = 0; i < 300; i++)); do
+            if python3 -c 'import sys, urllib.request
 sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=1).status == 200 else 1)' \
-            "http://127.0.0.1:$hport/readyz" 2>/dev/null; then
-            return 0
-        fi
-        if ! kill -0 "$server_pid" 2>/dev/null; then
-            break
-        fi
-        sleep 0.1
+                "http://127.0.0.1:$hport/readyz" 2>/dev/null; then
+                return 0
+            fi
+            if ! kill -0 "$server_pid" 2>/dev/null; then
+                break
+            fi
+            sleep 0.1
+        done
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=
+        grep -q 'Address already in use' "$tmp/server.log" || break
     done
     echo "bench/webhook: topo-webhook $* did not become ready; its log:" >&2
     cat "$tmp/server.log" >&2
@@ -132,6 +149,9 @@ run_row() {
     echo "bench/webhook: $config $kind c=$conns: $rps req/s, p99 ${p99} us" >&2
 }
 
+# The machine is shared: the load average before and after says how much
+# the figures can be trusted.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for kind in topology passthrough; do
     for c in "${conns_list[@]}"; do
         run_row noop "$kind" allow "$c" --noop
@@ -148,8 +168,10 @@ for n in "${sizes[@]}"; do
     done
 done
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
 # The table, then the issue's goals (measurements, not pass/fail tests).
-awk -v dur="$duration" '
+awk -v dur="$duration" -v lb="$load_before" -v la="$load_after" -v cores="$(nproc)" '
 { cfg[NR] = $1; kind[NR] = $2; c[NR] = $3; rps[NR] = $4; p50[NR] = $5; p99[NR] = $6
   rss[NR] = $7; err[NR] = $8
   if ($1 == "noop") floor[$2 "/" $3] = $4 }
@@ -161,6 +183,7 @@ function goal(name, value, unit, op, target,   ok) {
     printf "  %-48s %10.2f %-5s goal %s %-6g %s\n", name, value, unit, op, target, ok ? "ok" : "MISS" }
 END {
   printf "topo-webhook under wrk, %ss per row, keep-alive HTTPS, fresh server per row\n", dur
+  printf "%d cores; load average before %s, after %s (client and server share the cores)\n", cores, lb, la
   printf "%-17s %-11s %5s %9s %9s %9s %7s %9s %6s\n", "config", "pods", "conns", "req/s",
          "p50_ms", "p99_ms", "ratio", "rss_MiB", "errors"
   for (i = 1; i <= NR; i++)
