@@ -1,8 +1,7 @@
 /* topo-webhook: the mutating admission webhook's process (flags, logging,
- * signals, the static snapshot). The HTTPS transport is server.c; the
- * admission decision is lib/admission (topo_admission_handle) over a snapshot
- * built at start from --inventory, or the passthrough placeholder when no
- * --inventory is given. */
+ * signals, the owner loop). The HTTPS transport is server.c; what pods are
+ * placed with (configuration, live snapshots, cache, filler, ungater) is
+ * placement.c; the admission decision is lib/admission. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -17,9 +16,10 @@
 
 #include "handler_noop.h"
 #include "handler_passthrough.h"
+#include "placement.h"
 #include "server.h"
 #include "topo/admission.h"
-#include "topo/inventory.h"
+#include "topo/admission_config.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -38,17 +38,26 @@ static const char usage[] =
     "  --log-format json|text   json: one JSON object per line (default); text: logfmt\n"
     "  -v, --verbosity LEVEL    debug, info, warn, error (default info)\n"
     "\n"
-    "Placement (without --inventory every request is allowed unchanged: passthrough):\n"
-    "  --inventory FILE         nodes (kubectl get nodes -o json, or a fixture YAML with\n"
-    "                           its pods): a static snapshot built at start;\n"
-    "                           reservations are kept in memory only\n"
-    "  --pods FILE              pods using capacity (kubectl get pods -A -o json)\n"
-    "  --levels L1,L2,...       topology level labels, coarsest first (required with\n"
-    "                           --inventory)\n"
-    "  --topology-name NAME     topology name in Kueue's messages (default \"default\")\n"
-    "  --policy gate|deny|ignore  when a PodSet does not fit: gate (default) adds the\n"
-    "                           scheduling gate topology.topo.io/wait; deny refuses the\n"
-    "                           pod (403); ignore admits it unchanged with a warning\n"
+    "Placement (without --config or --levels every request is allowed unchanged):\n"
+    "  --config FILE            topologies and policies (YAML, docs/webhook.md)\n"
+    "  --levels L1,L2,...       instead of --config: one topology \"default\" over all\n"
+    "                           nodes with these level labels, coarsest first\n"
+    "  --policy gate|deny|ignore  with --levels: when a PodSet does not fit, gate\n"
+    "                           (default) adds the scheduling gate topology.topo.io/wait;\n"
+    "                           deny refuses the pod (403); ignore admits it unchanged\n"
+    "  --kubeconfig FILE        the API server (default: $KUBECONFIG, in-cluster,\n"
+    "                           ~/.kube/config): nodes, pods and jobs by list+watch\n"
+    "  --db FILE                the SQLite cache (nodes, pods, jobs, reservations);\n"
+    "                           required with an API server\n"
+    "  --inventory FILE         instead of an API server: static nodes (kubectl get\n"
+    "                           nodes -o json, or a fixture YAML) for demos, tests and\n"
+    "                           benchmarks; reservations in --db, or in memory\n"
+    "  --pods FILE              with --inventory: pods using capacity\n"
+    "  --ungate-interval S      seconds between retries of gated PodSets (default: the\n"
+    "                           config's, 5)\n"
+    "  --leader-elect true|false  the ungater runs on the replica holding the Lease\n"
+    "                           topo-webhook-ungater (default true)\n"
+    "  --lease-namespace NS     the Lease's namespace (default: the pod's)\n"
     "  --noop                   benchmark floor only: answer every request with a fixed\n"
     "                           allowed response, body unread (bench/webhook)\n";
 
@@ -57,19 +66,22 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
                             size_t *out_len, int *out_status)
 {
     const topo_wh_request *req = ctx;
-    return topo_admission_handle(req->user, body, len, out_body, out_len, out_status);
-}
-
-/* Splits a comma-separated list in place into at most max entries. */
-static size_t split_levels(char *s, const char **out, size_t max)
-{
-    size_t n = 0;
-    for (char *tok = strtok(s, ","); tok != NULL; tok = strtok(NULL, ",")) {
-        if (n == max)
-            return max + 1;
-        out[n++] = tok;
+    /* Past the API server's ?timeout= nobody reads the answer: skip the
+     * work (a queue built up under overload drains faster). */
+    if (req->timeout_ms > 0 && req->start_ns > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long long waited_ms = ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - req->start_ns) /
+                              1000000LL;
+        if (waited_ms >= req->timeout_ms) {
+            static const char msg[] = "{\"error\":\"the API server's timeout passed\"}";
+            *out_body = strdup(msg);
+            *out_len = *out_body ? strlen(msg) : 0;
+            *out_status = 504;
+            return *out_body ? 0 : -1;
+        }
     }
-    return n;
+    return topo_admission_handle(req->user, body, len, out_body, out_len, out_status);
 }
 
 /* One JSON object per line on stderr: ts (Unix seconds), level, msg, fields. */
@@ -110,18 +122,35 @@ static int parse_uint(unsigned long *out, const char *s, unsigned long max)
     return 0;
 }
 
+static int parse_bool(int *out, const char *s)
+{
+    if (strcmp(s, "true") == 0)
+        *out = 1;
+    else if (strcmp(s, "false") == 0)
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     topo_wh_server_opts opts = TOPO_WH_SERVER_OPTS_INIT;
+    wh_placement_opts popts;
     const char *log_format = "json";
     const char *verbosity = "info";
-    unsigned long shutdown_s = 15, check_s = 2;
+    unsigned long shutdown_s = 15, check_s = 2, ungate_s = 0;
     topo_wh_server *srv = NULL;
     topo_err err = TOPO_ERR_INIT;
-    const char *inventory = NULL, *pods = NULL, *levels_arg = NULL, *topology_name = "default";
+    const char *config_file = NULL, *levels = NULL;
+    topo_admission_config *cfg = NULL;
+    wh_placement *pl = NULL;
+    int policy_set = 0;
     topo_admission_policy policy = TOPO_ADMISSION_POLICY_GATE;
     int rc = 2, noop = 0;
 
+    memset(&popts, 0, sizeof popts);
+    popts.leader_election = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -159,16 +188,26 @@ int main(int argc, char **argv)
             log_format = v;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbosity") == 0)
             verbosity = v;
-        else if (strcmp(a, "--inventory") == 0)
-            inventory = v;
-        else if (strcmp(a, "--pods") == 0)
-            pods = v;
+        else if (strcmp(a, "--config") == 0)
+            config_file = v;
         else if (strcmp(a, "--levels") == 0)
-            levels_arg = v;
-        else if (strcmp(a, "--topology-name") == 0 && *v)
-            topology_name = v;
+            levels = v;
         else if (strcmp(a, "--policy") == 0 && topo_admission_policy_parse(&policy, v) == 0)
+            policy_set = 1;
+        else if (strcmp(a, "--inventory") == 0)
+            popts.inventory = v;
+        else if (strcmp(a, "--pods") == 0)
+            popts.pods = v;
+        else if (strcmp(a, "--kubeconfig") == 0)
+            popts.kubeconfig = v;
+        else if (strcmp(a, "--db") == 0)
+            popts.db_path = v;
+        else if (strcmp(a, "--ungate-interval") == 0 && parse_uint(&n, v, 600) == 0 && n > 0)
+            ungate_s = n;
+        else if (strcmp(a, "--leader-elect") == 0 && parse_bool(&popts.leader_election, v) == 0)
             ;
+        else if (strcmp(a, "--lease-namespace") == 0 && *v)
+            popts.lease_namespace = v;
         else {
             fprintf(stderr, "topo-webhook: bad option or value: %s %s\n%s", a, v, usage);
             return 2;
@@ -186,50 +225,42 @@ int main(int argc, char **argv)
         fprintf(stderr, "topo-webhook: --tls-cert-file and --tls-private-key-file are required\n");
         return 2;
     }
+    if (config_file && levels) {
+        fprintf(stderr, "topo-webhook: --config and --levels exclude each other\n");
+        return 2;
+    }
+    if (policy_set && !levels) {
+        fprintf(stderr, "topo-webhook: --policy goes with --levels (a --config file sets "
+                        "defaultPolicy and per-topology policies)\n");
+        return 2;
+    }
+    if (!config_file && !levels &&
+        (popts.inventory || popts.pods || popts.db_path || popts.kubeconfig)) {
+        fprintf(stderr, "topo-webhook: placement needs --config FILE or --levels L1,L2,...\n");
+        return 2;
+    }
+    if (popts.pods && !popts.inventory) {
+        fprintf(stderr, "topo-webhook: --pods goes with --inventory\n");
+        return 2;
+    }
+    if (popts.inventory && popts.kubeconfig) {
+        fprintf(stderr, "topo-webhook: --inventory and --kubeconfig exclude each other\n");
+        return 2;
+    }
     opts.cert_check_ms = (unsigned int)(check_s * 1000);
     opts.handle = topo_wh_handle_passthrough;
 
-    /* The static snapshot and the admission handler. */
-    topo_inventory *inv = NULL;
-    topo_snapshot *snap = NULL;
-    topo_admission_ctx *actx = NULL;
-    char *levels_buf = NULL;
-    if (!inventory && (levels_arg || pods)) {
-        fprintf(stderr, "topo-webhook: --levels and --pods need --inventory\n");
-        return 2;
-    }
-    if (inventory) {
-        const char *levels[TOPO_MAX_LEVELS];
-        size_t nlevels = 0;
-        if (!levels_arg || !(levels_buf = strdup(levels_arg)) ||
-            (nlevels = split_levels(levels_buf, levels, TOPO_MAX_LEVELS)) == 0 ||
-            nlevels > TOPO_MAX_LEVELS) {
-            fprintf(stderr, "topo-webhook: --inventory needs --levels L1,L2,... (1..%d levels)\n",
-                    TOPO_MAX_LEVELS);
-            free(levels_buf);
-            return 2;
-        }
-        topo_inventory_snapshot_opts so = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
-        so.snapshot.topology_name = topology_name;
-        so.snapshot.levels = levels;
-        so.snapshot.nlevels = nlevels;
-        if (topo_inventory_create(&inv, &err) < 0 ||
-            topo_inventory_load_nodes_file(inv, inventory, &err) < 0 ||
-            (pods && topo_inventory_load_pods_file(inv, pods, &err) < 0) ||
-            topo_inventory_snapshot(&snap, inv, &so, NULL, &err) < 0 ||
-            topo_admission_ctx_create(&actx, snap, policy, &err) < 0) {
+    if (config_file || levels) {
+        int crc = config_file ? topo_admission_config_load_file(&cfg, config_file, &err)
+                              : topo_admission_config_from_levels(&cfg, levels, &err);
+        if (crc < 0) {
             fprintf(stderr, "topo-webhook: %s\n", err.text);
-            topo_snapshot_free(snap);
-            topo_inventory_free(inv);
-            free(levels_buf);
             return 2;
         }
-        opts.handle = handle_admission;
-        opts.handler_ctx = actx;
+        popts.config = cfg;
+        popts.ungate_interval_ms = (long)ungate_s * 1000;
+        popts.policy = policy_set ? (int)policy : -1;
     }
-
-    if (noop)
-        opts.handle = topo_wh_handle_noop;
 
     /* Signals are taken synchronously by this thread only; every thread
      * started from here on inherits the mask. */
@@ -241,36 +272,50 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) {
         fprintf(stderr, "topo-webhook: cannot block signals\n");
+        topo_admission_config_free(cfg);
         return 1;
     }
 
+    if (cfg != NULL && wh_placement_start(&pl, &popts, &err) < 0) {
+        topo_log(TOPO_LOG_ERROR, "cannot start: %s", err.text);
+        topo_admission_config_free(cfg);
+        return err.code == TOPO_EINVALID || err.code == TOPO_ENOTFOUND ? 2 : 1;
+    }
+    if (pl != NULL) {
+        opts.handle = handle_admission;
+        opts.handler_ctx = wh_placement_ctx(pl);
+        opts.metrics_extra = wh_placement_metrics;
+        opts.metrics_payload = pl;
+    }
+    if (noop)
+        opts.handle = topo_wh_handle_noop;
+
     if (topo_wh_server_start(&srv, &opts, &err) < 0) {
         topo_log(TOPO_LOG_ERROR, "cannot start: %s", err.text);
-        topo_admission_ctx_free(actx);
-        topo_snapshot_free(snap);
-        topo_inventory_free(inv);
-        free(levels_buf);
+        wh_placement_free(pl);
+        topo_admission_config_free(cfg);
         return 1;
     }
-    /* ready: the snapshot (if any) was built before the server started */
-    topo_wh_server_set_ready(srv, 1);
+    int ready = pl == NULL || wh_placement_ready(pl);
+    topo_wh_server_set_ready(srv, ready);
     {
-        char port[16], hport[16], threads[16], nodes[24];
+        char port[16], hport[16], threads[16];
         snprintf(port, sizeof port, "%d", opts.port);
         snprintf(hport, sizeof hport, "%d", opts.health_port);
         snprintf(threads, sizeof threads, "%u", opts.threads);
-        snprintf(nodes, sizeof nodes, "%zu", snap ? topo_snapshot_node_count(snap) : 0);
+        const char *handler = noop ? "noop" : pl ? "admission" : "passthrough";
+        const char *source = popts.inventory ? popts.inventory : pl ? "api-server" : "none";
         topo_log_field f[] = {{"port", port},
                               {"healthPort", hport},
                               {"threads", threads},
-                              {"handler", actx ? "admission" : "passthrough"},
-                              {"nodes", nodes}};
+                              {"handler", handler},
+                              {"source", source}};
         topo_log_kv(TOPO_LOG_INFO, f, 5, "serving");
     }
 
     /* The owner loop: signals, and a tick every 500 ms for certificate
-     * checks and retired TLS generations. */
-    for (;;) {
+     * checks, retired TLS generations, readiness and housekeeping. */
+    for (unsigned long tick = 0;; tick++) {
         struct timespec wait = {0, 500 * 1000000L};
         int sig = sigtimedwait(&set, NULL, &wait);
         if (sig == SIGTERM || sig == SIGINT) {
@@ -279,6 +324,17 @@ int main(int argc, char **argv)
             break;
         }
         topo_wh_server_tick(srv);
+        if (pl != NULL) {
+            int now_ready = wh_placement_ready(pl);
+            if (now_ready != ready) {
+                topo_log(now_ready ? TOPO_LOG_INFO : TOPO_LOG_WARN, "%s",
+                         now_ready ? "cache synced: ready" : "cache not synced: not ready");
+                topo_wh_server_set_ready(srv, now_ready);
+                ready = now_ready;
+            }
+            if (tick % 2 == 1)
+                wh_placement_tick(pl);
+        }
     }
     long left = topo_wh_server_shutdown(srv, (unsigned int)(shutdown_s * 1000));
     if (left > 0) {
@@ -289,9 +345,7 @@ int main(int argc, char **argv)
         rc = 0;
     }
     topo_wh_server_free(srv);
-    topo_admission_ctx_free(actx);
-    topo_snapshot_free(snap);
-    topo_inventory_free(inv);
-    free(levels_buf);
+    wh_placement_free(pl);
+    topo_admission_config_free(cfg);
     return rc;
 }

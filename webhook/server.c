@@ -497,6 +497,14 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
              "# TYPE topo_webhook_ready gauge\n"
              "topo_webhook_ready %d\n",
              atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
+    if (srv->opts.metrics_extra != NULL) {
+        char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
+        if (extra == NULL)
+            t.failed = 1;
+        else
+            text_add(&t, "%s", extra);
+        free(extra);
+    }
     if (t.failed) {
         free(t.p);
         return NULL;

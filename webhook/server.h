@@ -56,11 +56,16 @@ typedef struct topo_wh_server_opts {
     unsigned int idle_timeout_s;   /* keep-alive idle timeout, default 90 */
     topo_wh_handle_fn handle;
     void *handler_ctx;
+    /* More /metrics text (Prometheus format, malloc'd; NULL on failure),
+     * appended to the server's own; NULL: none. Called on the health
+     * daemon's thread. */
+    char *(*metrics_extra)(void *payload);
+    void *metrics_payload;
 } topo_wh_server_opts;
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
-        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, NULL, NULL            \
+        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, NULL, NULL, NULL, NULL \
     }
 
 typedef struct topo_wh_server topo_wh_server;

@@ -9,8 +9,11 @@
 #define TOPO_ADMISSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "topo/cache.h"
 #include "topo/error.h"
+#include "topo/live.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -224,24 +227,100 @@ typedef enum topo_admission_policy {
 /* "gate", "deny", "ignore"; -1 for anything else. */
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
 
-/* The handler's state: the snapshot the engine places on, the policy, and
- * the in-memory reservations (PodSet key -> the assignment expanded into
- * slots, one per pod, domains in assignment order; each charged to the
- * snapshot as TAS usage). One mutex serialises every engine call, usage
- * change and reservation lookup: topo_snapshot_add_tas_usage is not safe
- * against concurrent readers. The live snapshot (one writer, many readers)
- * and the SQLite reservations of DESIGN will replace both; reservations are
- * never released or expired in this version. */
+/* Pod annotations the webhook writes besides the assignment: which
+ * reservation and slot a pod holds (the cache binds the slot to the pod's uid
+ * when the pod shows up, so its deletion or completion frees the slot), and
+ * the PodSet a gated pod belongs to (the ungater groups by it). */
+#define TOPO_ADMISSION_RESERVATION_ANNOTATION "topology.topo.io/reservation"
+#define TOPO_ADMISSION_SLOT_ANNOTATION "topology.topo.io/slot"
+#define TOPO_ADMISSION_PODSET_ANNOTATION "topology.topo.io/podset"
+/* Default time capacity is held for pods of a PodSet that have not arrived. */
+#define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT 600
+
+/* One topology the handler places in: its levels, the nodes it covers
+ * (node_labels, like a Kueue ResourceFlavor's), its no-fit policy, and the
+ * live snapshot the engine reads (kept current by the caller: the cache
+ * filler, or a static inventory loaded once). */
+typedef struct topo_admission_topology {
+    const char *name;
+    const char *const *levels;
+    size_t nlevels;
+    const topo_kv *node_labels;
+    size_t nnode_labels;
+    topo_admission_policy policy;
+    topo_live *live; /* borrowed */
+} topo_admission_topology;
+
+/* Per-namespace policy override: 1 and *out set when the namespace has one,
+ * else 0. Called on request threads: must be cheap and thread-safe. */
+typedef int (*topo_admission_ns_policy_fn)(void *payload, const char *namespace_,
+                                           topo_admission_policy *out);
+
+typedef struct topo_admission_opts {
+    unsigned int version;
+    const topo_admission_topology *topologies; /* 1..16, copied (lives borrowed) */
+    size_t ntopologies;
+    /* Reservations (and Jobs, for a Job pod's PodSet size). Borrowed; the
+     * ctx uses it only under its lock, so no other thread may use it. */
+    topo_cache *cache;
+    int64_t reservation_ttl_s; /* 0: TOPO_ADMISSION_RESERVATION_TTL_DEFAULT */
+    topo_admission_ns_policy_fn ns_policy; /* NULL: no overrides */
+    void *ns_policy_payload;
+    int64_t (*clock)(void *payload); /* seconds; NULL: time() */
+    void *clock_payload;
+    /* For pods no topology covers (a level none has): the policy. */
+    topo_admission_policy default_policy;
+} topo_admission_opts;
+
+#define TOPO_ADMISSION_OPTS_VERSION 1
+#define TOPO_ADMISSION_OPTS_INIT \
+    {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, TOPO_ADMISSION_POLICY_GATE}
+
+/* The handler's state. Placement reads a topology's live snapshot without
+ * a lock held (several requests compute at once); the reservation that
+ * results is written under one mutex, after checking the snapshot did not
+ * change meanwhile (else it is computed again under the mutex), to the cache
+ * (durably: a restart loses nothing) and to the live snapshot (at once, so
+ * the next request sees the capacity gone). */
 typedef struct topo_admission_ctx topo_admission_ctx;
 
-/* snap must be built; it is borrowed (not freed by the ctx), and charged
- * with every reservation made. */
-int topo_admission_ctx_create(topo_admission_ctx **out, topo_snapshot *snap,
-                              topo_admission_policy policy, topo_err *err) TOPO_MUST_CHECK;
+/* Loads the reservations the cache holds into the topologies' lives. */
+int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opts *opts,
+                              topo_err *err) TOPO_MUST_CHECK;
 void topo_admission_ctx_free(topo_admission_ctx *ctx);
-/* Number of PodSets reserved so far / slots claimed so far (for tests). */
-size_t topo_admission_ctx_reservations(topo_admission_ctx *ctx);
-size_t topo_admission_ctx_claimed(topo_admission_ctx *ctx);
+
+typedef struct topo_admission_stats {
+    uint64_t placed;       /* pods given a slot */
+    uint64_t reserved;     /* PodSets placed (reservations created) */
+    uint64_t gated;        /* pods gated (policy gate) */
+    uint64_t denied;       /* pods refused (policy deny, or malformed) */
+    uint64_t ignored;      /* pods admitted unplaced (policy ignore, slots exhausted, conflicts) */
+    uint64_t passed;       /* requests passed through (not ours) */
+    uint64_t recomputed;   /* placements computed again because the snapshot changed */
+    uint64_t ungated;      /* pods placed by topo_admission_ungate_pod */
+    uint64_t errors;       /* internal errors (cache, memory) */
+    size_t reservations;   /* live reservations (cache rows) after the last tick */
+    int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
+} topo_admission_stats;
+void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out);
+
+/* Housekeeping, every second or so from one thread: deletes reservations
+ * that expired and whose pods are gone (topo_cache_reservation_gc), and
+ * brings the capacity the lives hold for reservations in line with the
+ * cache (slots whose pods are now bound are charged as those pods instead;
+ * expired ones are no longer charged). */
+int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
+
+/* The ungater's entry: places a pod waiting under TOPO_ADMISSION_WAIT_GATE
+ * (its object as the API server returns it, JSON), exactly as admission
+ * would, reserving and claiming. On success *out_patch (malloc'd) is an RFC
+ * 6902 patch for the pod: nodeSelector and annotations added, the wait-reason
+ * annotation and the gate removed (guarded by "test" operations, so a pod
+ * that changed meanwhile is refused by the API server, not mangled).
+ * TOPO_ENOFIT (Kueue's reason in err) when it still does not fit;
+ * TOPO_EINVALID for an object that is not a gated topology pod. */
+int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
+                              char **out_patch, topo_err *err) TOPO_MUST_CHECK;
 
 /* Answers one AdmissionReview body (a topo_wh_handle_fn minus the server's
  * request wrapper). *out_body is malloc'd (caller frees).

@@ -1,45 +1,71 @@
-/* The admission handler (topo_admission_handle): PodSet identification,
- * placement with the engine, in-memory reservations and slot claims, the
- * patch, and the no-fit policy. See include/topo/admission.h. */
-#include <errno.h>
+/* The admission handler (topo_admission_handle, topo_admission_ungate_pod,
+ * topo_admission_tick): the topology a pod asks for, placement with the
+ * engine on that topology's live snapshot, reservations and slot claims in
+ * the SQLite cache, the patch, and the no-fit policy. See
+ * include/topo/admission.h. */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
+#include <openssl/rand.h>
 
 #include "topo/admission.h"
 
+#include "admission_internal.h"
 #include "codec/codec.h"
 #include "topo/engine.h"
 #include "topo/limits.h"
+#include "topo/log.h"
+#include "topo/strmap.h"
 
-typedef struct slot {
-    const char *const *values; /* the domain's values, one per assignment level */
-    const char *claimant;      /* pod identity, NULL while free */
-} slot;
+#define MAX_TOPOLOGIES 16
+/* Without a cache change, the reserved capacity is re-read at least this
+ * often (expiry is the only change that needs no write). */
+#define RESYNC_MAX_S 30
 
-typedef struct reservation {
-    const char *key;
-    int32_t size;
-    const char *const *levels;
-    size_t nlevels;
-    slot *slots;
-    size_t nslots;
-    const char *assignment_json;
-    topo_pool *pool; /* owns everything above (NULL for a dryRun's temporary) */
-} reservation;
+/* Capacity this ctx holds in a live snapshot for one reservation domain. */
+typedef struct pushed {
+    char *key; /* "<reservation id>|<value>|<value>..." (label values have no '|') */
+    size_t topo;
+    int32_t count;
+    int seen; /* during a resync */
+} pushed;
+
+typedef struct topology {
+    topo_admission_topology t; /* strings in the ctx's pool */
+} topology;
 
 struct topo_admission_ctx {
-    pthread_mutex_t mu; /* guards snap (engine + usage) and the table */
-    topo_snapshot *snap;
-    topo_admission_policy policy;
+    pthread_mutex_t mu; /* the cache connection, the pushed table */
+    topology *topos;
+    size_t ntopos;
+    topo_pool *pool; /* the topologies' strings */
+    topo_cache *cache;
+    int64_t ttl;
+    topo_admission_policy default_policy;
+    topo_admission_ns_policy_fn ns_policy;
+    void *ns_policy_payload;
+    int64_t (*clock)(void *);
+    void *clock_payload;
     topo_gates gates;
-    reservation *table; /* linear: the live version is SQLite-backed */
-    size_t ntable, cap;
+
+    pushed *pushed;
+    size_t npushed, cap_pushed;
+    topo_strmap *pushed_index; /* key -> index into pushed */
+    int64_t data_version;
+    int64_t next_resync;
+    size_t reservations;
+
+    _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, recomputed, ungated,
+        errors;
+    _Atomic int64_t last_tick;
 };
 
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
@@ -55,56 +81,6 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
     else
         return -1;
     return 0;
-}
-
-int topo_admission_ctx_create(topo_admission_ctx **out, topo_snapshot *snap,
-                              topo_admission_policy policy, topo_err *err)
-{
-    *out = NULL;
-    if (snap == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "admission handler: no snapshot");
-    topo_admission_ctx *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "admission handler: out of memory");
-    if (pthread_mutex_init(&c->mu, NULL) != 0) {
-        free(c);
-        return topo_err_set(err, TOPO_ENOMEM, "admission handler: cannot create a mutex");
-    }
-    c->snap = snap;
-    c->policy = policy;
-    topo_gates_init(&c->gates);
-    *out = c;
-    return 0;
-}
-
-void topo_admission_ctx_free(topo_admission_ctx *ctx)
-{
-    if (ctx == NULL)
-        return;
-    for (size_t i = 0; i < ctx->ntable; i++)
-        topo_pool_free(ctx->table[i].pool);
-    free(ctx->table);
-    pthread_mutex_destroy(&ctx->mu);
-    free(ctx);
-}
-
-size_t topo_admission_ctx_reservations(topo_admission_ctx *ctx)
-{
-    pthread_mutex_lock(&ctx->mu);
-    size_t n = ctx->ntable;
-    pthread_mutex_unlock(&ctx->mu);
-    return n;
-}
-
-size_t topo_admission_ctx_claimed(topo_admission_ctx *ctx)
-{
-    size_t n = 0;
-    pthread_mutex_lock(&ctx->mu);
-    for (size_t i = 0; i < ctx->ntable; i++)
-        for (size_t j = 0; j < ctx->table[i].nslots; j++)
-            n += ctx->table[i].slots[j].claimant != NULL;
-    pthread_mutex_unlock(&ctx->mu);
-    return n;
 }
 
 /* --- small helpers ----------------------------------------------------------------- */
@@ -127,19 +103,6 @@ static char *pfmt(topo_pool *pool, const char *fmt, ...)
     return s;
 }
 
-/* Non-negative decimal int32 (no sign, no spaces); -1 when not one. */
-static int64_t parse_count(const char *s)
-{
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
-        return -1;
-    return v;
-}
-
 /* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
 static char *cut(topo_pool *pool, const char *s, size_t max)
 {
@@ -157,90 +120,337 @@ static char *cut(topo_pool *pool, const char *s, size_t max)
     return t;
 }
 
-static const topo_admission_owner *controller_owner(const topo_admission_pod *pod)
+static int64_t now_s(topo_admission_ctx *ctx)
 {
-    for (size_t i = 0; i < pod->nowners; i++)
-        if (pod->owners[i].controller && pod->owners[i].uid && pod->owners[i].uid[0])
-            return &pod->owners[i];
-    return NULL;
+    return ctx->clock != NULL ? ctx->clock(ctx->clock_payload) : (int64_t)time(NULL);
 }
 
-static int nonempty(const char *s)
+static const char **dup_strings(topo_pool *pool, const char *const *s, size_t n)
 {
-    return s != NULL && s[0] != '\0';
+    const char **d = topo_pool_calloc(pool, n + 1, sizeof(*d));
+    for (size_t i = 0; d != NULL && i < n; i++)
+        if ((d[i] = topo_pool_strdup(pool, s[i])) == NULL)
+            return NULL;
+    return d;
 }
 
-/* --- PodSet identity ---------------------------------------------------------------- */
+/* --- the live snapshots' reserved capacity ------------------------------------------- */
 
-typedef struct podset_id {
-    const char *key;      /* PodSet key */
-    int32_t size;         /* pods in the PodSet */
-    int64_t rank;         /* -1: none */
-    const char *identity; /* this pod, for idempotent claims */
-} podset_id;
-
-/* 0, or TOPO_EINVALID with a message for a bad annotation/label value. */
-static int identify(podset_id *id, const topo_admission_request *req, topo_pool *pool,
-                    topo_err *err)
+static char *pushed_key(const char *id, const char *const *values, size_t n)
 {
-    const topo_admission_pod *pod = &req->pod;
-    const char *ns = nonempty(pod->namespace_) ? pod->namespace_
-                     : req->namespace_          ? req->namespace_
-                                                : "";
-    int64_t explicit_size = 0;
-    if (pod->podset_size != NULL) {
-        explicit_size = parse_count(pod->podset_size);
-        if (explicit_size < 1 || explicit_size > TOPO_MAX_PODSET_COUNT)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "annotation %s: \"%s\" is not a pod count in 1..%d",
-                                TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, pod->podset_size,
-                                TOPO_MAX_PODSET_COUNT);
-    }
-    id->rank = -1;
-    if (pod->job_completion_index != NULL) {
-        id->rank = parse_count(pod->job_completion_index);
-        if (id->rank < 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "batch.kubernetes.io/job-completion-index: \"%s\" is not an index",
-                                pod->job_completion_index);
-    }
-    const topo_admission_owner *owner = controller_owner(pod);
-    id->size = explicit_size > 0 ? (int32_t)explicit_size : 1;
-    if (nonempty(pod->pod_group_name)) {
-        id->key = pfmt(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
-        if (pod->pod_group_total_count != NULL) {
-            int64_t n = parse_count(pod->pod_group_total_count);
-            if (n < 1 || n > TOPO_MAX_PODSET_COUNT)
-                return topo_err_set(err, TOPO_EINVALID,
-                                    "annotation kueue.x-k8s.io/pod-group-total-count: \"%s\" is "
-                                    "not a pod count in 1..%d",
-                                    pod->pod_group_total_count, TOPO_MAX_PODSET_COUNT);
-            id->size = (int32_t)n;
-        }
-    } else if (nonempty(pod->controller_uid) || nonempty(pod->job_name)) {
-        id->key = pfmt(pool, "%s/job/%s", ns,
-                       nonempty(pod->controller_uid) ? pod->controller_uid : pod->job_name);
-    } else if (explicit_size > 0 && owner != NULL) {
-        id->key = pfmt(pool, "%s/owner/%s", ns, owner->uid);
-    } else if (explicit_size > 0 && nonempty(pod->generate_name)) {
-        id->key = pfmt(pool, "%s/generate-name/%s", ns, pod->generate_name);
-    } else if (nonempty(pod->name)) {
-        id->key = pfmt(pool, "%s/pod/%s", ns, pod->name);
-    } else if (owner != NULL && id->rank >= 0) {
-        id->key = pfmt(pool, "%s/owner/%s/%lld", ns, owner->uid, (long long)id->rank);
-    } else {
-        /* a generateName pod with nothing else: only this request names it */
-        id->key = pfmt(pool, "%s/request/%s", ns, req->uid);
-    }
-    if (id->rank >= 0)
-        id->identity = pfmt(pool, "rank/%lld", (long long)id->rank);
-    else if (nonempty(pod->name))
-        id->identity = pfmt(pool, "pod/%s", pod->name);
-    else
-        id->identity = pfmt(pool, "request/%s", req->uid);
-    if (id->key == NULL || id->identity == NULL)
+    size_t len = strlen(id) + 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(values[i]) + 1;
+    char *k = malloc(len);
+    if (k == NULL)
+        return NULL;
+    char *p = k;
+    p += sprintf(p, "%s", id);
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "|%s", values[i]);
+    return k;
+}
+
+/* Sets what topology t's live holds under key (count 0: nothing). mu held. */
+static int push(topo_admission_ctx *ctx, size_t t, const char *id, const char *const *values,
+                size_t nvalues, int32_t count, const topo_resource *req, size_t nreq,
+                topo_err *err)
+{
+    char *key = pushed_key(id, values, nvalues);
+    if (key == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    int32_t at = topo_strmap_get(ctx->pushed_index, key);
+    topo_live *live = ctx->topos[t].t.live;
+    int rc;
+    if (at >= 0 && ctx->pushed[at].count == count && ctx->pushed[at].topo == t) {
+        ctx->pushed[at].seen = 1;
+        free(key);
+        return 0;
+    }
+    if (count <= 0) {
+        rc = at >= 0 ? topo_live_unreserve_now(ctx->topos[ctx->pushed[at].topo].t.live, key, err)
+                     : 0;
+        if (at >= 0 && rc == 0) {
+            free(ctx->pushed[at].key);
+            topo_strmap_remove(ctx->pushed_index, key);
+            ctx->pushed[at] = ctx->pushed[--ctx->npushed];
+            if ((size_t)at < ctx->npushed)
+                topo_strmap_put(ctx->pushed_index, ctx->pushed[at].key, at);
+        }
+        free(key);
+        return rc;
+    }
+    if ((rc = topo_live_reserve_now(live, key, values, nvalues, count, req, nreq, err)) < 0) {
+        free(key);
+        return rc;
+    }
+    if (at >= 0) {
+        ctx->pushed[at].count = count;
+        ctx->pushed[at].topo = t;
+        ctx->pushed[at].seen = 1;
+        free(key);
+        return 0;
+    }
+    if (ctx->npushed == ctx->cap_pushed) {
+        size_t ncap = ctx->cap_pushed ? ctx->cap_pushed * 2 : 64;
+        pushed *p = realloc(ctx->pushed, ncap * sizeof(*p));
+        if (p == NULL) {
+            topo_live_unreserve_now(live, key, NULL);
+            free(key);
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        }
+        ctx->pushed = p;
+        ctx->cap_pushed = ncap;
+    }
+    if (topo_strmap_put(ctx->pushed_index, key, (int32_t)ctx->npushed) < 0) {
+        topo_live_unreserve_now(live, key, NULL);
+        free(key);
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    }
+    ctx->pushed[ctx->npushed++] = (pushed){key, t, count, 1};
     return 0;
+}
+
+/* A reservation id is "<topology name>.<random>": its topology survives a
+ * restart without another lookup. */
+static long topology_of_id(const topo_admission_ctx *ctx, const char *id)
+{
+    const char *dot = strchr(id, '.');
+    size_t n = dot ? (size_t)(dot - id) : 0;
+    for (size_t i = 0; i < ctx->ntopos; i++)
+        if (strlen(ctx->topos[i].t.name) == n && strncmp(ctx->topos[i].t.name, id, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int resync_one(const topo_cache_reserved *r, void *payload)
+{
+    topo_admission_ctx *ctx = payload;
+    long t = topology_of_id(ctx, r->reservation_id);
+    if (t < 0)
+        return 0; /* a topology no longer configured: nothing to charge */
+    topo_err err = TOPO_ERR_INIT;
+    if (push(ctx, (size_t)t, r->reservation_id, r->values, r->nvalues, r->count, r->requests,
+             r->nrequests, &err) < 0) {
+        topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->reservation_id,
+                 err.text);
+        if (err.code == TOPO_ENOMEM)
+            return -1;
+    }
+    return 0;
+}
+
+static int count_reservation(const topo_cache_reservation *r, void *payload)
+{
+    (void)r;
+    (*(size_t *)payload)++;
+    return 0;
+}
+
+/* Brings the pushed table in line with the cache. mu held. */
+static int resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
+{
+    for (size_t i = 0; i < ctx->npushed; i++)
+        ctx->pushed[i].seen = 0;
+    int rc = topo_cache_foreach_reserved(ctx->cache, now, resync_one, ctx, err);
+    if (rc != 0)
+        return rc < 0 ? rc : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (size_t i = ctx->npushed; i-- > 0;)
+        if (!ctx->pushed[i].seen) {
+            topo_err uerr = TOPO_ERR_INIT;
+            char *key = ctx->pushed[i].key;
+            if (topo_live_unreserve_now(ctx->topos[ctx->pushed[i].topo].t.live, key, &uerr) < 0)
+                topo_log(TOPO_LOG_WARN, "%s: capacity not released: %s", key, uerr.text);
+            topo_strmap_remove(ctx->pushed_index, key);
+            free(key);
+            ctx->pushed[i] = ctx->pushed[--ctx->npushed];
+            if (i < ctx->npushed)
+                topo_strmap_put(ctx->pushed_index, ctx->pushed[i].key, (int32_t)i);
+        }
+    size_t n = 0;
+    if (topo_cache_reservation_foreach(ctx->cache, count_reservation, &n, NULL) == 0)
+        ctx->reservations = n;
+    ctx->next_resync = now + RESYNC_MAX_S;
+    return 0;
+}
+
+int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
+{
+    int64_t now = now_s(ctx), dv = 0;
+    size_t gone = 0;
+    int rc;
+    pthread_mutex_lock(&ctx->mu);
+    if ((rc = topo_cache_reservation_gc(ctx->cache, now, &gone, err)) == 0 &&
+        (rc = topo_cache_data_version(ctx->cache, &dv, err)) == 0 &&
+        (gone > 0 || dv != ctx->data_version || now >= ctx->next_resync)) {
+        ctx->data_version = dv;
+        rc = resync(ctx, now, err);
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc < 0)
+        atomic_fetch_add(&ctx->errors, 1);
+    atomic_store(&ctx->last_tick, now);
+    return rc;
+}
+
+/* --- create / free ------------------------------------------------------------------- */
+
+void topo_admission_ctx_free(topo_admission_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    for (size_t i = 0; i < ctx->npushed; i++) {
+        topo_live_unreserve_now(ctx->topos[ctx->pushed[i].topo].t.live, ctx->pushed[i].key, NULL);
+        free(ctx->pushed[i].key);
+    }
+    free(ctx->pushed);
+    topo_strmap_free(ctx->pushed_index);
+    free(ctx->topos);
+    topo_pool_free(ctx->pool);
+    pthread_mutex_destroy(&ctx->mu);
+    free(ctx);
+}
+
+static int copy_topology(topology *dst, const topo_admission_topology *src, topo_pool *pool,
+                         size_t i, topo_err *err)
+{
+    if (src->name == NULL || src->name[0] == '\0' || strchr(src->name, '.') != NULL ||
+        strchr(src->name, '|') != NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "admission: topologies[%zu].name: required, without '.' or '|'", i);
+    if (src->nlevels == 0 || src->nlevels > TOPO_MAX_LEVELS || src->levels == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "admission: topologies[%zu].levels: 1..%d levels",
+                            i, TOPO_MAX_LEVELS);
+    if (src->live == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "admission: topologies[%zu]: no live snapshot", i);
+    dst->t = *src;
+    topo_kv *kv = topo_pool_calloc(pool, src->nnode_labels + 1, sizeof(*kv));
+    if ((dst->t.name = topo_pool_strdup(pool, src->name)) == NULL || kv == NULL ||
+        (dst->t.levels = dup_strings(pool, src->levels, src->nlevels)) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    for (size_t k = 0; k < src->nnode_labels; k++)
+        if ((kv[k].key = topo_pool_strdup(pool, src->node_labels[k].key)) == NULL ||
+            (kv[k].value = topo_pool_strdup(pool, src->node_labels[k].value)) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    dst->t.node_labels = kv;
+    return 0;
+}
+
+int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opts *opts,
+                              topo_err *err)
+{
+    *out = NULL;
+    if (opts == NULL || opts->version != TOPO_ADMISSION_OPTS_VERSION)
+        return topo_err_set(err, TOPO_EINVALID, "admission: unsupported options version");
+    if (opts->ntopologies == 0 || opts->ntopologies > MAX_TOPOLOGIES)
+        return topo_err_set(err, TOPO_EINVALID, "admission: 1..%d topologies, got %zu",
+                            MAX_TOPOLOGIES, opts->ntopologies);
+    if (opts->cache == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "admission: no cache");
+    topo_admission_ctx *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "admission: out of memory");
+    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return topo_err_set(err, TOPO_ENOMEM, "admission: cannot create a mutex");
+    }
+    int rc = 0;
+    c->pool = topo_pool_create();
+    c->topos = calloc(opts->ntopologies, sizeof(*c->topos));
+    c->pushed_index = topo_strmap_create(1024);
+    if (c->pool == NULL || c->topos == NULL || c->pushed_index == NULL)
+        rc = topo_err_set(err, TOPO_ENOMEM, "admission: out of memory");
+    for (size_t i = 0; rc == 0 && i < opts->ntopologies; i++) {
+        rc = copy_topology(&c->topos[i], &opts->topologies[i], c->pool, i, err);
+        for (size_t j = 0; rc == 0 && j < i; j++)
+            if (strcmp(c->topos[j].t.name, c->topos[i].t.name) == 0)
+                rc = topo_err_set(err, TOPO_EINVALID, "admission: topology %s named twice",
+                                  c->topos[i].t.name);
+        c->ntopos = i + 1;
+    }
+    if (rc < 0) {
+        topo_admission_ctx_free(c);
+        return rc;
+    }
+    c->cache = opts->cache;
+    c->ttl = opts->reservation_ttl_s > 0 ? opts->reservation_ttl_s
+                                         : TOPO_ADMISSION_RESERVATION_TTL_DEFAULT;
+    c->default_policy = opts->default_policy;
+    c->ns_policy = opts->ns_policy;
+    c->ns_policy_payload = opts->ns_policy_payload;
+    c->clock = opts->clock;
+    c->clock_payload = opts->clock_payload;
+    topo_gates_init(&c->gates);
+    /* What the cache holds from before a restart is charged at once. */
+    c->data_version = -1;
+    if ((rc = topo_admission_tick(c, err)) < 0) {
+        topo_admission_ctx_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->placed = atomic_load(&ctx->placed);
+    out->reserved = atomic_load(&ctx->reserved);
+    out->gated = atomic_load(&ctx->gated);
+    out->denied = atomic_load(&ctx->denied);
+    out->ignored = atomic_load(&ctx->ignored);
+    out->passed = atomic_load(&ctx->passed);
+    out->recomputed = atomic_load(&ctx->recomputed);
+    out->ungated = atomic_load(&ctx->ungated);
+    out->errors = atomic_load(&ctx->errors);
+    out->last_tick = atomic_load(&ctx->last_tick);
+    pthread_mutex_lock(&ctx->mu);
+    out->reservations = ctx->reservations;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
+/* --- which topology ---------------------------------------------------------------- */
+
+static int has_level(const topology *t, const char *level)
+{
+    for (size_t i = 0; i < t->t.nlevels; i++)
+        if (strcmp(t->t.levels[i], level) == 0)
+            return 1;
+    return 0;
+}
+
+/* The pod's own nodeSelector pins a label the topology's nodes cannot have. */
+static int selector_excludes(const topology *t, const topo_admission_pod *pod)
+{
+    for (size_t i = 0; i < t->t.nnode_labels; i++) {
+        const char *v =
+            topo_admission_kv_get(pod->node_selector, pod->nnode_selector, t->t.node_labels[i].key);
+        if (v != NULL && strcmp(v, t->t.node_labels[i].value) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The first topology with every level the pod names whose nodes its
+ * selector allows; -1 with *missing set to a level none has. */
+static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_pod *pod,
+                            const char **missing)
+{
+    const char *want[3] = {pod->required_topology, pod->preferred_topology,
+                           pod->slice_required_topology};
+    *missing = NULL;
+    for (size_t i = 0; i < ctx->ntopos; i++) {
+        const topology *t = &ctx->topos[i];
+        int ok = !selector_excludes(t, pod);
+        for (size_t w = 0; ok && w < 3; w++)
+            if (want[w] != NULL && !has_level(t, want[w])) {
+                ok = 0;
+                *missing = want[w];
+            }
+        if (ok)
+            return (long)i;
+    }
+    return -1;
 }
 
 /* --- the PodSet request -------------------------------------------------------------- */
@@ -259,7 +469,7 @@ static int build_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32
                         strcmp(pod->unconstrained_topology, "true") == 0;
     ps->slice_required = pod->slice_required_topology;
     if (pod->slice_size != NULL) {
-        int64_t n = parse_count(pod->slice_size);
+        int64_t n = topo_admission_parse_count(pod->slice_size);
         if (n < 1)
             return topo_err_set(err, TOPO_EINVALID,
                                 "annotation kueue.x-k8s.io/podset-slice-size: \"%s\" is not a "
@@ -286,101 +496,71 @@ static char *describe_need(topo_pool *pool, const topo_podset_spec *ps)
             break;
         off += (size_t)n;
     }
-    const char *where = ps->required      ? ps->required
-                        : ps->preferred   ? ps->preferred
+    const char *where = ps->required         ? ps->required
+                        : ps->preferred      ? ps->preferred
                         : ps->slice_required ? ps->slice_required
-                                            : NULL;
-    const char *how = ps->required        ? "required"
-                      : ps->preferred     ? "preferred"
+                                             : NULL;
+    const char *how = ps->required         ? "required"
+                      : ps->preferred      ? "preferred"
                       : ps->slice_required ? "slice-required"
-                                          : "unconstrained";
+                                           : "unconstrained";
     if (where != NULL)
         return pfmt(pool, "%d pod(s) x {%s} in one %s (%s)", ps->count, req, where, how);
     return pfmt(pool, "%d pod(s) x {%s} (%s)", ps->count, req, how);
 }
 
-/* --- reservations ------------------------------------------------------------------- */
-
-/* The assignment as compact JSON in pool, for the pods' annotation. */
-static char *assignment_json(const topo_assignment *a, topo_pool *pool)
+/* The assignment copied into pool (the engine's refers to the snapshot's
+ * strings, which a rebuild frees once the snapshot is released). */
+static topo_assignment *copy_assignment(const topo_assignment *a, topo_pool *pool)
 {
-    json_t *doc = topo_codec_assignment_json(a);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    char *out = text ? topo_pool_strdup(pool, text) : NULL;
-    free(text);
-    json_decref(doc);
-    return out;
-}
-
-/* Copies the assignment into r (allocating from pool), one slot per pod. */
-static int make_reservation(reservation *r, const char *key, int32_t size,
-                            const topo_assignment *a, topo_pool *pool)
-{
-    memset(r, 0, sizeof(*r));
-    size_t nslots = 0;
-    for (size_t d = 0; d < a->ndomains; d++)
-        nslots += a->domains[d].count > 0 ? (size_t)a->domains[d].count : 0;
-    const char **levels = topo_pool_calloc(pool, a->nlevels + 1, sizeof(*levels));
-    r->slots = topo_pool_calloc(pool, nslots + 1, sizeof(*r->slots));
-    r->key = topo_pool_strdup(pool, key);
-    r->assignment_json = assignment_json(a, pool);
-    if (levels == NULL || r->slots == NULL || r->key == NULL || r->assignment_json == NULL)
-        return -1;
-    for (size_t i = 0; i < a->nlevels; i++)
-        if ((levels[i] = topo_pool_strdup(pool, a->levels[i])) == NULL)
-            return -1;
-    r->levels = levels;
-    r->nlevels = a->nlevels;
-    r->size = size;
-    size_t k = 0;
-    for (size_t d = 0; d < a->ndomains; d++) {
-        const char **values = topo_pool_calloc(pool, a->nlevels + 1, sizeof(*values));
-        if (values == NULL)
-            return -1;
-        for (size_t i = 0; i < a->nlevels; i++)
-            if ((values[i] = topo_pool_strdup(pool, a->domains[d].values[i])) == NULL)
-                return -1;
-        for (int32_t c = 0; c < a->domains[d].count; c++)
-            r->slots[k++].values = values;
+    topo_assignment *c = topo_pool_calloc(pool, 1, sizeof(*c));
+    topo_assign_domain *d = topo_pool_calloc(pool, a->ndomains + 1, sizeof(*d));
+    if (c == NULL || d == NULL || (c->levels = dup_strings(pool, a->levels, a->nlevels)) == NULL)
+        return NULL;
+    for (size_t i = 0; i < a->ndomains; i++) {
+        if ((d[i].values = dup_strings(pool, a->domains[i].values, a->nlevels)) == NULL)
+            return NULL;
+        d[i].count = a->domains[i].count;
     }
-    r->nslots = k;
-    return 0;
+    c->nlevels = a->nlevels;
+    c->domains = d;
+    c->ndomains = a->ndomains;
+    return c;
 }
 
-static reservation *find_reservation(topo_admission_ctx *ctx, const char *key)
+/* One engine call on the topology's current snapshot. *out is NULL with
+ * *failure set when nothing fits. */
+static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
+                   topo_assignment **out, const char **failure, topo_pool *pool, topo_err *err)
 {
-    for (size_t i = 0; i < ctx->ntable; i++)
-        if (strcmp(ctx->table[i].key, key) == 0)
-            return &ctx->table[i];
-    return NULL;
-}
-
-/* The slot for identity/rank: its earlier claim, else the rank's slot, else
- * the first free one; -1 when every slot is taken. */
-static long pick_slot(const reservation *r, const podset_id *id)
-{
-    for (size_t i = 0; i < r->nslots; i++)
-        if (r->slots[i].claimant != NULL && strcmp(r->slots[i].claimant, id->identity) == 0)
-            return (long)i;
-    if (id->rank >= 0 && (size_t)id->rank < r->nslots)
-        return (long)id->rank;
-    for (size_t i = 0; i < r->nslots; i++)
-        if (r->slots[i].claimant == NULL)
-            return (long)i;
-    return -1;
+    topo_podset_result res;
+    memset(&res, 0, sizeof res);
+    *out = NULL;
+    *failure = NULL;
+    const topo_snapshot *snap = topo_live_acquire(t->t.live);
+    int rc = topo_engine_find(&res, snap, ps, 1, NULL, &ctx->gates, pool, err);
+    if (rc == 0 && res.assignment != NULL && (*out = copy_assignment(res.assignment, pool)) == NULL)
+        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    if (rc == 0 && res.assignment == NULL)
+        *failure = topo_pool_strdup(pool, res.failure ? res.failure : "does not fit");
+    topo_live_release(t->t.live, snap);
+    return rc;
 }
 
 /* --- the answer ---------------------------------------------------------------------- */
 
+typedef enum mode { MODE_ADMIT, MODE_UNGATE } mode;
+
 typedef struct answer {
     topo_admission_response resp;
     topo_jsonpatch *patch;
-    const char *warnings[2];
+    const char *warnings[3];
+    const char *failure; /* ungate: why it still does not fit */
 } answer;
 
 static void warn(answer *a, const char *w)
 {
-    if (w != NULL && a->resp.nwarnings < 2)
+    if (w != NULL && a->resp.nwarnings < 3)
         a->warnings[a->resp.nwarnings++] = w;
     a->resp.warnings = a->warnings;
 }
@@ -392,174 +572,377 @@ static void refuse(answer *a, int code, const char *msg)
     a->resp.status_message = msg;
 }
 
+/* A slot: where a pod goes. */
+typedef struct placement {
+    const char *reservation_id;
+    int32_t slot;
+    const char *const *levels; /* the assignment's */
+    const char *const *values;
+    size_t nlevels;
+    const char *assignment_json;
+    int claimed; /* 0: the slot is another live pod's (sticky index) or dryRun */
+} placement;
+
+static int slot_from(placement *p, const topo_cache_reservation *r, const topo_cache_slot *s)
+{
+    p->reservation_id = r->id;
+    p->slot = s->index;
+    p->levels = r->assignment_levels;
+    p->nlevels = r->nassignment_levels;
+    p->values = s->values;
+    p->assignment_json = r->assignment_json;
+    return 0;
+}
+
+/* The slot a pod would get without claiming (dryRun): its rank's, else the
+ * first free one; -1 when none. */
+static long peek_slot(const topo_cache_reservation *r, int64_t rank)
+{
+    if (rank >= 0 && (size_t)rank < r->nslots)
+        return (long)rank;
+    for (size_t i = 0; i < r->nslots; i++)
+        if (r->slots[i].pod_uid == NULL)
+            return (long)i;
+    return -1;
+}
+
+/* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
+ * pod cannot have one (*why set); <0 on cache errors. mu held. */
+static int claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservation *r,
+                 const topo_podset_id *id, int dry_run, int64_t now, const char **why,
+                 topo_pool *pool, topo_err *err)
+{
+    topo_cache_slot s;
+    memset(p, 0, sizeof(*p));
+    if (dry_run) {
+        long i = peek_slot(r, id->rank);
+        if (i < 0) {
+            *why = pfmt(pool, "all %zu slots of PodSet %s are taken", r->nslots, r->podset_key);
+            return 1;
+        }
+        return slot_from(p, r, &r->slots[i]);
+    }
+    int rc = topo_cache_reservation_claim(&s, ctx->cache, r->id, id->claimant,
+                                          (int32_t)id->rank, now, pool, err);
+    if (rc == 0) {
+        p->claimed = 1;
+        return slot_from(p, r, &s);
+    }
+    if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
+        /* Its index is held by a pod still running (a replacement created
+         * before the old one ended): same domain, no claim. */
+        topo_err_clear(err);
+        return slot_from(p, r, &r->slots[id->rank]);
+    }
+    if (rc == TOPO_ENOFIT || rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
+        *why = pfmt(pool, "PodSet %s: %s", r->podset_key, err->text);
+        topo_err_clear(err);
+        return 1;
+    }
+    return rc;
+}
+
+static char *new_reservation_id(const char *topology_name, topo_pool *pool)
+{
+    unsigned char b[8];
+    if (RAND_bytes(b, sizeof b) != 1)
+        return NULL;
+    return pfmt(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1], b[2], b[3],
+                b[4], b[5], b[6], b[7]);
+}
+
+/* Stores the PodSet's reservation, claims the pod's slot and charges the
+ * live snapshot, all under mu. 0, or an error (nothing stored). */
+static int reserve(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+                   const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
+                   topo_cache_reservation *out, topo_pool *pool, topo_err *err)
+{
+    const topology *tp = &ctx->topos[t];
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    spec.id = new_reservation_id(tp->t.name, pool);
+    if (spec.id == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "cannot make a reservation id");
+    spec.podset_key = id->key;
+    spec.topology_name = tp->t.name;
+    spec.levels = tp->t.levels;
+    spec.nlevels = tp->t.nlevels;
+    spec.assignment = as;
+    spec.requests = ps->requests;
+    spec.nrequests = ps->nrequests;
+    spec.created_at = now;
+    spec.expires_at = now + ctx->ttl;
+    int rc = topo_cache_reservation_create(ctx->cache, &spec, err);
+    if (rc == 0)
+        rc = topo_cache_reservation_get(out, ctx->cache, spec.id, pool, err);
+    if (rc < 0)
+        return rc;
+    for (size_t d = 0; d < as->ndomains; d++) {
+        topo_err perr = TOPO_ERR_INIT;
+        if (push(ctx, t, spec.id, as->domains[d].values, as->nlevels, as->domains[d].count,
+                 ps->requests, ps->nrequests, &perr) < 0)
+            topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", spec.id, perr.text);
+    }
+    atomic_fetch_add(&ctx->reserved, 1);
+    return 0;
+}
+
+/* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
+static int lookup(topo_admission_ctx *ctx, const char *key, int64_t now,
+                  topo_cache_reservation *r, topo_pool *pool, topo_err *err)
+{
+    int rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
+    if (rc == TOPO_ENOTFOUND) {
+        topo_err_clear(err);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    return r->expires_at > now;
+}
+
 /* Not fitting: the policy. */
-static int no_fit(topo_admission_ctx *ctx, answer *a, const topo_admission_request *req,
-                  const podset_id *id, const char *need, const char *failure,
-                  topo_pool *pool)
+static int no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy policy,
+                  const topo_admission_request *req, const topo_podset_id *id, const char *need,
+                  const char *failure, topo_pool *pool)
 {
     topo_err err = TOPO_ERR_INIT;
-    switch (ctx->policy) {
+    (void)ctx;
+    if (m == MODE_UNGATE) {
+        a->failure = failure;
+        return 0;
+    }
+    switch (policy) {
     case TOPO_ADMISSION_POLICY_DENY:
+        atomic_fetch_add(&ctx->denied, 1);
         refuse(a, 403,
                pfmt(pool, "topo-webhook: PodSet %s needs %s: %s", id->key, need, failure));
         return 0;
     case TOPO_ADMISSION_POLICY_IGNORE:
+        atomic_fetch_add(&ctx->ignored, 1);
         warn(a, pfmt(pool, "topo-webhook: not placed: %s", failure));
         return 0;
     case TOPO_ADMISSION_POLICY_GATE:
     default:
         break;
     }
-    topo_kv ann = {TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
-                   cut(pool, failure, TOPO_ADMISSION_WAIT_REASON_MAX)};
-    if (ann.value == NULL)
+    topo_kv ann[2] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
+                       cut(pool, failure, TOPO_ADMISSION_WAIT_REASON_MAX)},
+                      {TOPO_ADMISSION_PODSET_ANNOTATION, id->key}};
+    if (ann[0].value == NULL)
         return -1;
     if (topo_jsonpatch_new(&a->patch) < 0)
         return -1;
     if (topo_admission_patch_gate(a->patch, &req->pod, TOPO_ADMISSION_WAIT_GATE, &err) < 0 ||
-        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, &ann, 1, &err) < 0)
+        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, 2, &err) < 0)
         return err.code == TOPO_ENOMEM ? -1 : (refuse(a, 500, pfmt(pool, "%s", err.text)), 0);
     a->resp.patch = a->patch;
+    atomic_fetch_add(&ctx->gated, 1);
     warn(a, pfmt(pool, "topo-webhook: gated until it fits: %s", failure));
     return 0;
 }
 
-/* A topology pod: place, reserve, claim, patch. */
-static int place(topo_admission_ctx *ctx, answer *a, const topo_admission_request *req,
-                 topo_pool *pool)
+/* Ungating: the gate and the wait annotations go, guarded by tests. */
+static int patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod, topo_err *err)
+{
+    char path[64];
+    int rc = 0;
+    for (size_t i = 0; i < pod->nscheduling_gates; i++)
+        if (strcmp(pod->scheduling_gates[i], TOPO_ADMISSION_WAIT_GATE) == 0) {
+            snprintf(path, sizeof path, "/spec/schedulingGates/%zu/name", i);
+            if ((rc = topo_jsonpatch_test_string(patch, path, TOPO_ADMISSION_WAIT_GATE)) < 0)
+                return rc;
+            snprintf(path, sizeof path, "/spec/schedulingGates/%zu", i);
+            if ((rc = topo_jsonpatch_remove(patch, path)) < 0)
+                return rc;
+            break;
+        }
+    const char *drop[2] = {TOPO_ADMISSION_WAIT_REASON_ANNOTATION, TOPO_ADMISSION_PODSET_ANNOTATION};
+    for (size_t i = 0; i < 2; i++) {
+        if (topo_admission_kv_get(pod->annotations, pod->nannotations, drop[i]) == NULL)
+            continue;
+        char *ptr = NULL;
+        if ((rc = topo_json_pointer_join(&ptr, "/metadata/annotations", drop[i])) < 0)
+            return topo_err_set(err, rc, "out of memory");
+        rc = topo_jsonpatch_remove(patch, ptr);
+        free(ptr);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The patch that sends the pod to its slot's domain. */
+static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
+                        const topo_admission_request *req, const placement *p, topo_pool *pool)
 {
     topo_err err = TOPO_ERR_INIT;
-    podset_id id;
-    memset(&id, 0, sizeof id);
-    topo_podset_spec ps;
-    memset(&ps, 0, sizeof ps);
-    int rc = identify(&id, req, pool, &err);
-    if (rc == 0)
-        rc = build_spec(&ps, &req->pod, id.size, &err);
-    if (rc == TOPO_ENOMEM)
+    topo_kv *sel = topo_pool_calloc(pool, p->nlevels + 1, sizeof(*sel));
+    char *slot = pfmt(pool, "%d", (int)p->slot);
+    if (sel == NULL || slot == NULL)
         return -1;
-    if (rc < 0) {
-        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
-        return 0;
+    for (size_t i = 0; i < p->nlevels; i++) {
+        sel[i].key = p->levels[i];
+        sel[i].value = p->values[i];
     }
-
-    const char *const *values = NULL;
-    const char *const *levels = NULL;
-    size_t nlevels = 0;
-    const char *json = NULL, *failure = NULL;
-    int full = 0;
-
-    pthread_mutex_lock(&ctx->mu);
-    reservation *r = find_reservation(ctx, id.key);
-    reservation tmp;
-    if (r == NULL) {
-        topo_podset_result res;
-        memset(&res, 0, sizeof res);
-        rc = topo_engine_find(&res, ctx->snap, &ps, 1, NULL, &ctx->gates, pool, &err);
-        if (rc == 0 && res.assignment == NULL)
-            failure = res.failure ? topo_pool_strdup(pool, res.failure) : "does not fit";
-        if (rc == 0 && res.assignment != NULL) {
-            if (req->dry_run) {
-                if (make_reservation(&tmp, id.key, id.size, res.assignment, pool) < 0)
-                    rc = TOPO_ENOMEM;
-                else
-                    r = &tmp;
-            } else {
-                topo_pool *rp = topo_pool_create();
-                if (ctx->ntable == ctx->cap) {
-                    size_t ncap = ctx->cap ? ctx->cap * 2 : 16;
-                    reservation *t = realloc(ctx->table, ncap * sizeof(*t));
-                    if (t != NULL) {
-                        ctx->table = t;
-                        ctx->cap = ncap;
-                    }
-                }
-                if (rp == NULL || ctx->ntable == ctx->cap ||
-                    make_reservation(&ctx->table[ctx->ntable], id.key, id.size, res.assignment,
-                                     rp) < 0) {
-                    topo_pool_free(rp);
-                    rc = TOPO_ENOMEM;
-                } else {
-                    r = &ctx->table[ctx->ntable++];
-                    r->pool = rp;
-                    /* charge the reservation as TAS usage, domain by domain */
-                    const topo_assignment *as = res.assignment;
-                    for (size_t d = 0; d < as->ndomains; d++) {
-                        topo_err uerr = TOPO_ERR_INIT;
-                        if (topo_snapshot_add_tas_usage(ctx->snap, as->domains[d].values,
-                                                        as->nlevels, as->domains[d].count,
-                                                        ps.requests, ps.nrequests, &uerr) < 0)
-                            warn(a, pfmt(pool, "topo-webhook: usage not charged: %s",
-                                         uerr.text));
-                    }
-                }
-            }
-        }
-    }
-    if (r != NULL) {
-        long s = pick_slot(r, &id);
-        if (s < 0) {
-            full = 1;
-        } else {
-            if (!req->dry_run && r->slots[s].claimant == NULL) {
-                r->slots[s].claimant = topo_pool_strdup(r->pool, id.identity);
-                if (r->slots[s].claimant == NULL)
-                    rc = TOPO_ENOMEM;
-            }
-            /* copies: the table may move once the lock is released */
-            nlevels = r->nlevels;
-            const char **lv = topo_pool_calloc(pool, nlevels + 1, sizeof(*lv));
-            const char **vv = topo_pool_calloc(pool, nlevels + 1, sizeof(*vv));
-            json = topo_pool_strdup(pool, r->assignment_json);
-            if (lv == NULL || vv == NULL || json == NULL)
-                rc = TOPO_ENOMEM;
-            for (size_t i = 0; rc == 0 && i < nlevels; i++) {
-                lv[i] = topo_pool_strdup(pool, r->levels[i]);
-                vv[i] = topo_pool_strdup(pool, r->slots[s].values[i]);
-                if (lv[i] == NULL || vv[i] == NULL)
-                    rc = TOPO_ENOMEM;
-            }
-            levels = lv;
-            values = vv;
-        }
-    }
-    int32_t nslots = r != NULL ? (int32_t)r->nslots : 0;
-    pthread_mutex_unlock(&ctx->mu);
-
-    if (rc == TOPO_ENOMEM)
-        return -1;
-    if (rc < 0) {
-        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
-        return 0;
-    }
-    if (failure != NULL) {
-        const char *need = describe_need(pool, &ps);
-        return no_fit(ctx, a, req, &id, need ? need : "?", failure, pool);
-    }
-    if (full) {
-        warn(a, pfmt(pool, "topo-webhook: PodSet %s: all %d slots taken, not placed", id.key,
-                     nslots));
-        return 0;
-    }
-    topo_kv *sel = topo_pool_calloc(pool, nlevels + 1, sizeof(*sel));
-    if (sel == NULL)
-        return -1;
-    for (size_t i = 0; i < nlevels; i++) {
-        sel[i].key = levels[i];
-        sel[i].value = values[i];
-    }
-    topo_kv ann = {TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, json};
+    topo_kv ann[3] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
+                      {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
+                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
     if (topo_jsonpatch_new(&a->patch) < 0)
         return -1;
-    rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nlevels, &ann, 1, &err);
+    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, p->nlevels, ann, 3, &err);
+    if (rc == 0 && m == MODE_UNGATE)
+        rc = patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
         return -1;
     if (rc < 0) {
         /* the pod pins a level elsewhere: its own selector wins */
-        warn(a, pfmt(pool, "topo-webhook: %s", err.text));
+        atomic_fetch_add(&ctx->ignored, 1);
+        if (m == MODE_UNGATE)
+            a->failure = pfmt(pool, "%s", err.text);
+        else
+            warn(a, pfmt(pool, "topo-webhook: %s", err.text));
         return 0;
     }
     a->resp.patch = a->patch;
+    atomic_fetch_add(m == MODE_UNGATE ? &ctx->ungated : &ctx->placed, 1);
+    return 0;
+}
+
+/* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
+static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
+                 const char *pod_uid, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_podset_id id;
+    topo_podset_spec ps;
+    topo_cache_reservation r;
+    placement p;
+    const char *missing = NULL, *why = NULL, *failure = NULL;
+    topo_assignment *as = NULL;
+    int64_t now = now_s(ctx);
+    int rc, found = 0, got = 0;
+
+    memset(&p, 0, sizeof p);
+    long t = choose_topology(ctx, &req->pod, &missing);
+    topo_admission_policy policy = t >= 0 ? ctx->topos[t].t.policy : ctx->default_policy;
+    const char *ns = req->pod.namespace_ ? req->pod.namespace_ : req->namespace_;
+    if (ctx->ns_policy != NULL && ns != NULL) {
+        topo_admission_policy over;
+        if (ctx->ns_policy(ctx->ns_policy_payload, ns, &over) == 1)
+            policy = over;
+    }
+
+    /* Who it is and whether its PodSet holds a reservation: under mu (the
+     * cache connection is the ctx's). */
+    pthread_mutex_lock(&ctx->mu);
+    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
+                                        ctx->cache, pool, &err);
+    if (rc == 0 && (found = lookup(ctx, id.key, now, &r, pool, &err)) == 1)
+        got = claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM)
+        return -1;
+    if (rc < 0) {
+        atomic_fetch_add(&ctx->denied, 1);
+        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+        return 0;
+    }
+    if (found < 0 || got < 0)
+        goto internal;
+    warn(a, id.warning ? pfmt(pool, "topo-webhook: %s", id.warning) : NULL);
+    if (found == 1) {
+        if (got == 1)
+            goto unplaced;
+        return patch_placed(ctx, a, m, req, &p, pool);
+    }
+
+    /* The first pod of its PodSet: place the whole PodSet. */
+    if (t < 0) {
+        const char *need = pfmt(pool, "%d pod(s)", id.size);
+        failure = missing ? pfmt(pool, "no configured topology has level %s", missing)
+                          : pfmt(pool, "no configured topology covers the pod's nodeSelector");
+        return no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
+    }
+    if ((rc = build_spec(&ps, &req->pod, id.size, &err)) < 0) {
+        atomic_fetch_add(&ctx->denied, 1);
+        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+        return 0;
+    }
+    topology *tp = &ctx->topos[t];
+    /* Computed without the lock; stored only if the snapshot is still the
+     * one it was computed on, else computed again under the lock. */
+    uint64_t gen = topo_live_generation(tp->t.live);
+    if ((rc = compute(ctx, tp, &ps, &as, &failure, pool, &err)) < 0)
+        goto engine_error;
+    if (req->dry_run) {
+        if (as == NULL)
+            return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+        /* the first slot of the computed assignment, nothing stored */
+        const char *json = NULL;
+        json_t *doc = topo_codec_assignment_json(as);
+        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json = text ? topo_pool_strdup(pool, text) : NULL;
+        free(text);
+        json_decref(doc);
+        if (json == NULL)
+            return -1;
+        int64_t k = id.rank >= 0 ? id.rank : 0;
+        size_t d = 0;
+        while (d + 1 < as->ndomains && k >= as->domains[d].count)
+            k -= as->domains[d++].count;
+        p = (placement){"dry-run", (int32_t)(id.rank >= 0 ? id.rank : 0), as->levels,
+                        as->domains[d].values, as->nlevels, json, 0};
+        return patch_placed(ctx, a, m, req, &p, pool);
+    }
+
+    pthread_mutex_lock(&ctx->mu);
+    /* Another pod of the PodSet may have placed it meanwhile. */
+    found = lookup(ctx, id.key, now, &r, pool, &err);
+    if (found == 0 && (as == NULL || topo_live_generation(tp->t.live) != gen)) {
+        if (as != NULL)
+            atomic_fetch_add(&ctx->recomputed, 1);
+        rc = compute(ctx, tp, &ps, &as, &failure, pool, &err);
+    }
+    int stored = 0;
+    if (found == 0 && rc == 0 && as != NULL)
+        stored = reserve(ctx, (size_t)t, &id, &ps, as, now, &r, pool, &err);
+    if (found >= 0 && rc == 0 && stored == 0 && as != NULL)
+        got = claim(ctx, &p, &r, &id, 0, now, &why, pool, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM ||
+        stored == TOPO_ENOMEM)
+        return -1;
+    if (found < 0 || got < 0 || stored < 0)
+        goto internal;
+    if (rc < 0)
+        goto engine_error;
+    if (as == NULL)
+        return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+    if (got == 1)
+        goto unplaced;
+    return patch_placed(ctx, a, m, req, &p, pool);
+
+unplaced:
+    atomic_fetch_add(&ctx->ignored, 1);
+    if (m == MODE_UNGATE)
+        a->failure = why;
+    else
+        warn(a, pfmt(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
+    return 0;
+engine_error:
+    if (err.code == TOPO_ENOMEM)
+        return -1;
+    atomic_fetch_add(&ctx->denied, 1);
+    refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+    return 0;
+internal:
+    /* The cache failed: admit unchanged rather than stall the cluster. */
+    atomic_fetch_add(&ctx->errors, 1);
+    topo_log(TOPO_LOG_ERROR, "PodSet %s: %s", id.key, err.text);
+    if (m == MODE_UNGATE)
+        a->failure = pfmt(pool, "%s", err.text);
+    else
+        warn(a, pfmt(pool, "topo-webhook: not placed (internal error): %s", err.text));
     return 0;
 }
 
@@ -605,10 +988,13 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
     }
     a.resp.uid = req.uid;
     if (rc < 0) {
+        atomic_fetch_add(&ctx->denied, 1);
         refuse(&a, 400, pfmt(pool, "topo-webhook: malformed AdmissionReview: %s", err.text));
     } else if (topo_admission_classify(&req) == TOPO_ADMISSION_TOPOLOGY_POD) {
-        if (place(ctx, &a, &req, pool) < 0)
+        if (place(ctx, &a, MODE_ADMIT, &req, NULL, pool) < 0)
             goto done;
+    } else {
+        atomic_fetch_add(&ctx->passed, 1);
     }
     topo_err_clear(&err);
     if (topo_admission_encode(out_body, out_len, &a.resp, &err) < 0)
@@ -619,4 +1005,82 @@ done:
     topo_jsonpatch_free(a.patch);
     topo_pool_free(pool);
     return ret;
+}
+
+/* --- ungating ------------------------------------------------------------------------ */
+
+/* The pod wrapped in an AdmissionReview, so it is read exactly as admission
+ * reads it. */
+static char *as_review(const json_t *pod, const char *uid)
+{
+    json_t *review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, "
+                               "s:s, s:O}}",
+                               "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
+                               "request", "uid", uid, "kind", "group", "", "version", "v1",
+                               "kind", "Pod", "resource", "group", "", "version", "v1",
+                               "resource", "pods", "operation", "CREATE", "object", pod);
+    char *text = review ? json_dumps(review, JSON_COMPACT) : NULL;
+    json_decref(review);
+    return text;
+}
+
+int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
+                              char **out_patch, topo_err *err)
+{
+    json_t *pod = NULL;
+    char *review = NULL;
+    topo_admission_request req;
+    answer a;
+    int rc;
+
+    *out_patch = NULL;
+    memset(&a, 0, sizeof a);
+    a.resp = (topo_admission_response)TOPO_ADMISSION_RESPONSE_INIT;
+    topo_pool *pool = topo_pool_create();
+    if (pool == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    if (len > TOPO_MAX_ADMISSION_BODY) {
+        rc = topo_err_set(err, TOPO_ELIMIT, "pod: %zu bytes, more than %u", len,
+                          TOPO_MAX_ADMISSION_BODY);
+        goto done;
+    }
+    if ((rc = topo_codec_json_parse(&pod, pod_json, len, "pod", err)) < 0)
+        goto done;
+    const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+    if (uid == NULL || uid[0] == '\0') {
+        rc = topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid: required");
+        goto done;
+    }
+    if ((review = as_review(pod, uid)) == NULL) {
+        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = topo_admission_decode(&req, review, strlen(review), pool, err)) < 0)
+        goto done;
+    int gated = 0;
+    for (size_t i = 0; i < req.pod.nscheduling_gates; i++)
+        gated |= strcmp(req.pod.scheduling_gates[i], TOPO_ADMISSION_WAIT_GATE) == 0;
+    if (!gated || !topo_admission_pod_has_topology(&req.pod)) {
+        rc = topo_err_set(err, TOPO_EINVALID, "pod %s/%s: not gated by %s with a topology request",
+                          req.pod.namespace_ ? req.pod.namespace_ : "",
+                          req.pod.name ? req.pod.name : "", TOPO_ADMISSION_WAIT_GATE);
+        goto done;
+    }
+    if (place(ctx, &a, MODE_UNGATE, &req, uid, pool) < 0) {
+        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    } else if (a.resp.patch != NULL) {
+        rc = topo_jsonpatch_dump(out_patch, a.patch);
+        if (rc < 0)
+            rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    } else if (!a.resp.allowed) {
+        rc = topo_err_set(err, TOPO_EINVALID, "%s", a.resp.status_message);
+    } else {
+        rc = topo_err_set(err, TOPO_ENOFIT, "%s", a.failure ? a.failure : "does not fit");
+    }
+done:
+    topo_jsonpatch_free(a.patch);
+    json_decref(pod);
+    free(review);
+    topo_pool_free(pool);
+    return rc;
 }

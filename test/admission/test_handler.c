@@ -16,7 +16,9 @@
 #include <openssl/evp.h>
 
 #include "topo/admission.h"
+#include "topo/cache.h"
 #include "topo/inventory.h"
+#include "topo/live.h"
 
 static const char *const levels[] = {"topology.topo.io/datacenter", "topology.topo.io/spine",
                                      "topology.topo.io/leaf", "topology.topo.io/rack",
@@ -24,36 +26,65 @@ static const char *const levels[] = {"topology.topo.io/datacenter", "topology.to
 
 typedef struct fx {
     topo_inventory *inv;
-    topo_snapshot *snap;
+    topo_live *live;
+    topo_cache *cache;
     topo_admission_ctx *ctx;
 } fx;
 
+/* The hgx-h100 fixture in a live snapshot, reservations in an in-memory
+ * cache, one topology "default" with the given policy. */
 static int make_fx(fx *f, topo_admission_policy policy)
 {
     char path[4096];
     const char *src = getenv("TOPO_SOURCE_DIR");
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts so = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_snapshot_opts so = {"default", levels, 5, NULL, 0};
     snprintf(path, sizeof path, "%s/fixtures/clusters/hgx-h100.yaml", src ? src : ".");
-    so.snapshot.topology_name = "default";
-    so.snapshot.levels = levels;
-    so.snapshot.nlevels = 5;
     memset(f, 0, sizeof(*f));
     if (topo_inventory_create(&f->inv, &err) < 0 ||
         topo_inventory_load_nodes_file(f->inv, path, &err) < 0 ||
-        topo_inventory_snapshot(&f->snap, f->inv, &so, NULL, &err) < 0 ||
-        topo_admission_ctx_create(&f->ctx, f->snap, policy, &err) < 0) {
-        fprintf(stderr, "fixture: %s\n", err.text);
-        return -1;
-    }
+        topo_live_create(&f->live, &so, &err) < 0 ||
+        topo_cache_open(&f->cache, ":memory:", NULL, &err) < 0)
+        goto fail;
+    for (size_t i = 0; i < topo_inventory_node_count(f->inv); i++)
+        if (topo_live_upsert_node(f->live, topo_inventory_node(f->inv, i), &err) < 0)
+            goto fail;
+    if (topo_live_commit(f->live, &err) < 0)
+        goto fail;
+    topo_admission_topology t = {"default", levels, 5, NULL, 0, policy, f->live};
+    topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+    ao.topologies = &t;
+    ao.ntopologies = 1;
+    ao.cache = f->cache;
+    ao.default_policy = policy;
+    if (topo_admission_ctx_create(&f->ctx, &ao, &err) < 0)
+        goto fail;
     return 0;
+fail:
+    fprintf(stderr, "fixture: %s\n", err.text);
+    return -1;
 }
 
 static void free_fx(fx *f)
 {
     topo_admission_ctx_free(f->ctx);
-    topo_snapshot_free(f->snap);
+    topo_cache_close(f->cache);
+    topo_live_free(f->live);
     topo_inventory_free(f->inv);
+}
+
+static size_t reservations(fx *f)
+{
+    topo_cache_stats st;
+    assert_int_equal(topo_cache_get_stats(&st, f->cache, NULL), 0);
+    return st.reservations;
+}
+
+static size_t claimed(fx *f)
+{
+    topo_cache_stats st;
+    assert_int_equal(topo_cache_get_stats(&st, f->cache, NULL), 0);
+    return st.claimed_slots;
 }
 
 /* A Pod CREATE review. labels/annotations are stolen (may be NULL). */
@@ -232,8 +263,8 @@ static void test_indexed_job_one_rack(void **state)
             json_decref(root);
         }
     }
-    assert_int_equal(topo_admission_ctx_reservations(f.ctx), 1);
-    assert_int_equal(topo_admission_ctx_claimed(f.ctx), 4);
+    assert_int_equal(reservations(&f), 1);
+    assert_int_equal(claimed(&f), 4);
     free((void *)assignment0);
     free_fx(&f);
 }
@@ -262,7 +293,7 @@ static void test_reservation_charged(void **state)
         json_decref(root);
     }
     assert_string_not_equal(first, second);
-    assert_int_equal(topo_admission_ctx_reservations(f.ctx), 2);
+    assert_int_equal(reservations(&f), 2);
     free_fx(&f);
 }
 
@@ -310,7 +341,7 @@ static void test_no_fit_policies(void **state)
         }
         json_decref(ops);
         json_decref(root);
-        assert_int_equal(topo_admission_ctx_reservations(f.ctx), 0);
+        assert_int_equal(reservations(&f), 0);
         free_fx(&f);
     }
 }
@@ -332,8 +363,8 @@ static void test_dry_run(void **state)
     snprintf(dry, sizeof dry, "%s", patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
     json_decref(ops);
     json_decref(root);
-    assert_int_equal(topo_admission_ctx_reservations(f.ctx), 0);
-    assert_int_equal(topo_admission_ctx_claimed(f.ctx), 0);
+    assert_int_equal(reservations(&f), 0);
+    assert_int_equal(claimed(&f), 0);
     resp = post(f.ctx,
                 job_pod("d2", 2, 4, "kueue.x-k8s.io/podset-required-topology",
                         "topology.topo.io/rack", 8, 0),
@@ -342,8 +373,8 @@ static void test_dry_run(void **state)
     assert_string_equal(dry, patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
     json_decref(ops);
     json_decref(root);
-    assert_int_equal(topo_admission_ctx_reservations(f.ctx), 1);
-    assert_int_equal(topo_admission_ctx_claimed(f.ctx), 1);
+    assert_int_equal(reservations(&f), 1);
+    assert_int_equal(claimed(&f), 1);
     free_fx(&f);
 }
 
@@ -367,7 +398,7 @@ static void test_pass_through(void **state)
         assert_null(json_object_get(resp, "patch"));
         json_decref(root);
     }
-    assert_int_equal(topo_admission_ctx_reservations(f.ctx), 0);
+    assert_int_equal(reservations(&f), 0);
     free_fx(&f);
 }
 

@@ -1,0 +1,364 @@
+/* topo-webhook's placement state (placement.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "placement.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net/k8s.h"
+#include "ns_policy.h"
+#include "topo/cache.h"
+#include "topo/filler.h"
+#include "topo/inventory.h"
+#include "topo/live.h"
+#include "topo/log.h"
+#include "ungater.h"
+
+struct wh_placement {
+    const topo_admission_config *cfg;
+    size_t ntopos;
+    topo_live **lives;
+    topo_admission_topology *topos;
+    topo_cache *cache; /* the admission ctx's connection */
+    topo_admission_ctx *ctx;
+    int is_static;
+
+    /* from the API server */
+    topo_filler *filler;
+    pthread_t filler_thread;
+    int filler_started;
+    volatile sig_atomic_t stop;
+    int filler_rc;
+    topo_err filler_err;
+    topo_ns_policy *ns;
+    topo_ungater *ungater;
+
+    /* cache age: when the filler last committed something */
+    uint64_t last_commits;
+    int64_t last_change;
+    uint64_t last_gen_sum;
+};
+
+static int64_t mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+static int ns_lookup(void *payload, const char *namespace_, topo_admission_policy *out)
+{
+    return topo_ns_policy_lookup(payload, namespace_, out);
+}
+
+static void *filler_main(void *arg)
+{
+    wh_placement *p = arg;
+    p->filler_rc = topo_filler_run(p->filler, &p->filler_err);
+    if (p->filler_rc < 0)
+        topo_log(TOPO_LOG_ERROR, "cache filler stopped: %s", p->filler_err.text);
+    return NULL;
+}
+
+/* Every node and pod of the inventory into every live snapshot. */
+static int load_static(wh_placement *p, const wh_placement_opts *o, topo_err *err)
+{
+    topo_inventory *inv = NULL;
+    int rc = topo_inventory_create(&inv, err);
+    if (rc == 0)
+        rc = topo_inventory_load_nodes_file(inv, o->inventory, err);
+    if (rc == 0 && o->pods != NULL)
+        rc = topo_inventory_load_pods_file(inv, o->pods, err);
+    for (size_t t = 0; rc == 0 && t < p->ntopos; t++) {
+        topo_live *live = p->lives[t];
+        for (size_t i = 0; rc == 0 && i < topo_inventory_node_count(inv); i++)
+            rc = topo_live_upsert_node(live, topo_inventory_node(inv, i), err);
+        /* Pods placed by Kueue count like any other here: the live snapshot
+         * charges usage per node. */
+        size_t npods = topo_inventory_pod_count(inv), ntas = topo_inventory_tas_pod_count(inv);
+        for (size_t i = 0; rc == 0 && i < npods + ntas; i++) {
+            const topo_pod_usage *u =
+                i < npods ? topo_inventory_pod(inv, i) : topo_inventory_tas_pod(inv, i - npods);
+            char key[64];
+            snprintf(key, sizeof key, "static-%zu", i);
+            rc = topo_live_upsert_pod(live, key, u->node, 1, u->requests, u->nrequests, err);
+        }
+        if (rc == 0)
+            rc = topo_live_commit(live, err);
+    }
+    topo_inventory_free(inv);
+    return rc;
+}
+
+static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
+{
+    topo_filler_opts fo = TOPO_FILLER_OPTS_INIT;
+    fo.db_path = o->db_path;
+    fo.kubeconfig = o->kubeconfig;
+    fo.lives = (topo_live *const *)p->lives;
+    fo.nlives = p->ntopos;
+    fo.stop = &p->stop;
+    int rc = topo_filler_create(&p->filler, &fo, err);
+    if (rc < 0)
+        return rc;
+    if (pthread_create(&p->filler_thread, NULL, filler_main, p) != 0)
+        return topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
+    p->filler_started = 1;
+
+    const char *label = topo_admission_config_namespace_policy_label(p->cfg);
+    if (label != NULL) {
+        topo_k8s_config kc = TOPO_K8S_CONFIG_INIT;
+        rc = topo_k8s_config_load(&kc, o->kubeconfig, err);
+        if (rc == 0)
+            rc = topo_ns_policy_create(&p->ns, label, &kc, NULL, err);
+        topo_k8s_config_dispose(&kc);
+        if (rc == 0)
+            rc = topo_ns_policy_start(p->ns, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int start_ungater(wh_placement *p, const wh_placement_opts *o, topo_err *err)
+{
+    topo_ungater_opts uo = TOPO_UNGATER_OPTS_INIT;
+    uo.db_path = o->db_path;
+    uo.kubeconfig = o->kubeconfig;
+    uo.ctx = p->ctx;
+    uo.interval_ms = o->ungate_interval_ms > 0 ? o->ungate_interval_ms
+                                               : topo_admission_config_ungate_interval_ms(p->cfg);
+    uo.leader_election = o->leader_election;
+    uo.lease_namespace = o->lease_namespace;
+    return topo_ungater_start(&p->ungater, &uo, err);
+}
+
+int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err *err)
+{
+    *out = NULL;
+    wh_placement *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    p->cfg = o->config;
+    p->is_static = o->inventory != NULL;
+    p->ntopos = topo_admission_config_topology_count(p->cfg);
+    p->lives = calloc(p->ntopos, sizeof(*p->lives));
+    p->topos = calloc(p->ntopos, sizeof(*p->topos));
+    p->last_change = mono_s();
+    int rc = p->lives && p->topos ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    if (rc == 0 && !p->is_static && o->db_path == NULL)
+        rc = topo_err_set(err, TOPO_EINVALID, "--db: required with an API server");
+
+    for (size_t i = 0; rc == 0 && i < p->ntopos; i++) {
+        const topo_admission_topology_config *tc = topo_admission_config_topology(p->cfg, i);
+        topo_snapshot_opts so = {tc->name, tc->levels, tc->nlevels, tc->node_labels,
+                                 tc->nnode_labels};
+        rc = topo_live_create(&p->lives[i], &so, err);
+        p->topos[i] = (topo_admission_topology){tc->name,        tc->levels,
+                                                tc->nlevels,     tc->node_labels,
+                                                tc->nnode_labels, tc->policy,
+                                                p->lives[i]};
+        if (o->policy >= 0)
+            p->topos[i].policy = (topo_admission_policy)o->policy;
+    }
+    if (rc == 0)
+        rc = topo_cache_open(&p->cache, o->db_path ? o->db_path : ":memory:", NULL, err);
+    if (rc == 0 && p->is_static)
+        rc = load_static(p, o, err);
+    if (rc == 0 && !p->is_static)
+        rc = start_api(p, o, err);
+    if (rc == 0) {
+        topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+        ao.topologies = p->topos;
+        ao.ntopologies = p->ntopos;
+        ao.cache = p->cache;
+        ao.reservation_ttl_s = topo_admission_config_reservation_ttl_s(p->cfg);
+        ao.default_policy = o->policy >= 0 ? (topo_admission_policy)o->policy
+                                           : topo_admission_config_default_policy(p->cfg);
+        if (p->ns != NULL) {
+            ao.ns_policy = ns_lookup;
+            ao.ns_policy_payload = p->ns;
+        }
+        rc = topo_admission_ctx_create(&p->ctx, &ao, err);
+    }
+    if (rc == 0 && !p->is_static)
+        rc = start_ungater(p, o, err);
+    if (rc < 0) {
+        wh_placement_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+topo_admission_ctx *wh_placement_ctx(wh_placement *p)
+{
+    return p->ctx;
+}
+
+int wh_placement_ready(wh_placement *p)
+{
+    if (p->is_static)
+        return 1;
+    if (p->filler_rc < 0 || !topo_filler_synced(p->filler))
+        return 0;
+    return p->ns == NULL || topo_ns_policy_synced(p->ns);
+}
+
+void wh_placement_tick(wh_placement *p)
+{
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_admission_tick(p->ctx, &err) < 0)
+        topo_log(TOPO_LOG_WARN, "reservations housekeeping: %s", err.text);
+    if (p->filler != NULL) {
+        topo_filler_stats fs;
+        topo_filler_get_stats(p->filler, &fs);
+        if (fs.commits != p->last_commits) {
+            p->last_commits = fs.commits;
+            p->last_change = mono_s();
+        }
+    }
+    /* Capacity changed (pods ended, nodes came): gated PodSets may fit. */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->ntopos; i++)
+        sum += topo_live_generation(p->lives[i]);
+    if (sum != p->last_gen_sum) {
+        p->last_gen_sum = sum;
+        topo_ungater_kick(p->ungater);
+    }
+}
+
+/* --- metrics ----------------------------------------------------------------------- */
+
+typedef struct text {
+    char *p;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void add(text *t, const char *fmt, ...) TOPO_PRINTF(2, 3);
+static void add(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || t->failed) {
+        t->failed = 1;
+        return;
+    }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->cap ? t->cap * 2 : 2048) + (size_t)n;
+        char *q = realloc(t->p, cap);
+        if (q == NULL) {
+            t->failed = 1;
+            return;
+        }
+        t->p = q;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+char *wh_placement_metrics(void *payload)
+{
+    wh_placement *p = payload;
+    topo_admission_stats s;
+    text t = {NULL, 0, 0, 0};
+    topo_admission_get_stats(p->ctx, &s);
+    add(&t, "# HELP topo_webhook_admissions_total Topology pods and other requests by outcome.\n"
+            "# TYPE topo_webhook_admissions_total counter\n");
+    const struct {
+        const char *name;
+        uint64_t v;
+    } outcomes[] = {{"placed", s.placed},   {"gated", s.gated},   {"denied", s.denied},
+                    {"ignored", s.ignored}, {"passed", s.passed}, {"ungated", s.ungated}};
+    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++)
+        add(&t, "topo_webhook_admissions_total{outcome=\"%s\"} %llu\n", outcomes[i].name,
+            (unsigned long long)outcomes[i].v);
+    add(&t,
+        "# HELP topo_webhook_podsets_reserved_total PodSets placed and reserved.\n"
+        "# TYPE topo_webhook_podsets_reserved_total counter\n"
+        "topo_webhook_podsets_reserved_total %llu\n"
+        "# HELP topo_webhook_placements_recomputed_total Placements computed again because the "
+        "snapshot changed meanwhile.\n"
+        "# TYPE topo_webhook_placements_recomputed_total counter\n"
+        "topo_webhook_placements_recomputed_total %llu\n"
+        "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
+        "# TYPE topo_webhook_errors_total counter\n"
+        "topo_webhook_errors_total %llu\n"
+        "# HELP topo_webhook_reservations Reservations held in the cache.\n"
+        "# TYPE topo_webhook_reservations gauge\n"
+        "topo_webhook_reservations %zu\n",
+        (unsigned long long)s.reserved, (unsigned long long)s.recomputed,
+        (unsigned long long)s.errors, s.reservations);
+    add(&t, "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
+            "the API server (0 with a static inventory).\n"
+            "# TYPE topo_webhook_cache_age_seconds gauge\n"
+            "topo_webhook_cache_age_seconds %lld\n",
+        p->is_static ? 0LL : (long long)(mono_s() - p->last_change));
+    if (p->filler != NULL) {
+        topo_filler_stats fs;
+        topo_filler_get_stats(p->filler, &fs);
+        add(&t,
+            "# HELP topo_webhook_cache_events_total Watch events applied to the cache.\n"
+            "# TYPE topo_webhook_cache_events_total counter\n"
+            "topo_webhook_cache_events_total %llu\n"
+            "# HELP topo_webhook_cache_errors_total List/watch failures retried.\n"
+            "# TYPE topo_webhook_cache_errors_total counter\n"
+            "topo_webhook_cache_errors_total %llu\n",
+            (unsigned long long)fs.events, (unsigned long long)fs.errors);
+    }
+    if (p->ungater != NULL) {
+        topo_ungater_stats us;
+        topo_ungater_get_stats(p->ungater, &us);
+        add(&t,
+            "# HELP topo_webhook_ungated_total Gated pods released by the ungater.\n"
+            "# TYPE topo_webhook_ungated_total counter\n"
+            "topo_webhook_ungated_total %llu\n"
+            "# HELP topo_webhook_gated_waiting Gated pods still waiting after the last round.\n"
+            "# TYPE topo_webhook_gated_waiting gauge\n"
+            "topo_webhook_gated_waiting %llu\n"
+            "# HELP topo_webhook_ungater_errors_total Failed API calls of the ungater.\n"
+            "# TYPE topo_webhook_ungater_errors_total counter\n"
+            "topo_webhook_ungater_errors_total %llu\n"
+            "# HELP topo_webhook_ungater_leader Whether this replica runs the ungater.\n"
+            "# TYPE topo_webhook_ungater_leader gauge\n"
+            "topo_webhook_ungater_leader %d\n",
+            (unsigned long long)us.ungated, (unsigned long long)us.waiting,
+            (unsigned long long)us.errors, us.leader);
+    }
+    if (t.failed) {
+        free(t.p);
+        return NULL;
+    }
+    return t.p;
+}
+
+void wh_placement_free(wh_placement *p)
+{
+    if (p == NULL)
+        return;
+    /* Users of the ctx first, then the ctx, then what it borrows. */
+    topo_ungater_free(p->ungater);
+    p->stop = 1;
+    if (p->filler_started)
+        pthread_join(p->filler_thread, NULL);
+    topo_filler_free(p->filler);
+    topo_ns_policy_free(p->ns);
+    topo_admission_ctx_free(p->ctx);
+    topo_cache_close(p->cache);
+    for (size_t i = 0; p->lives != NULL && i < p->ntopos; i++)
+        topo_live_free(p->lives[i]);
+    free(p->lives);
+    free(p->topos);
+    free(p);
+}
