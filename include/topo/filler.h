@@ -36,11 +36,20 @@ typedef struct topo_filler_opts {
                              * node, and every bound pod not finished as pod usage
                              * (reservations are the webhook's to add) */
     const volatile sig_atomic_t *stop; /* set (by a signal handler) to stop */
+    /* More live snapshots to keep current (one per topology), like `live`:
+     * every one gets every node and pod change, and each batch is published
+     * to all of them; `live` (when set) counts as one more. NULL entries are
+     * skipped, a snapshot given twice is fed once. The array is copied; the
+     * snapshots must outlive the filler. Since version 2. */
+    topo_live *const *lives;
+    size_t nlives;
 } topo_filler_opts;
 
-#define TOPO_FILLER_OPTS_VERSION 1
-#define TOPO_FILLER_OPTS_INIT \
-    {TOPO_FILLER_OPTS_VERSION, NULL, NULL, TOPO_FILLER_ALL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL}
+/* Version 1 options (without lives/nlives) are still accepted. */
+#define TOPO_FILLER_OPTS_VERSION 2
+#define TOPO_FILLER_OPTS_INIT                                                                  \
+    {TOPO_FILLER_OPTS_VERSION, NULL, NULL, TOPO_FILLER_ALL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, \
+     NULL, 0}
 
 typedef struct topo_filler_stats {
     uint64_t listed[3];  /* objects listed, per kind (nodes, pods, jobs) */
@@ -65,5 +74,13 @@ void topo_filler_free(topo_filler *filler);
 int topo_filler_run(topo_filler *filler, topo_err *err);
 
 void topo_filler_get_stats(topo_filler *filler, topo_filler_stats *out);
+
+/* 1 once every enabled kind has finished its initial list, or resumed its
+ * watch from the resourceVersion the cache stored (the cache then already
+ * holds that state); else 0. A kind counts as resumed when its first watch
+ * starts; if the server answers that watch with 410 Gone (the stored state
+ * is too old), it counts as not synced again until its list completes.
+ * Any thread, lock-free (for a /readyz probe); 0 before topo_filler_run. */
+int topo_filler_synced(topo_filler *filler);
 
 #endif

@@ -4,11 +4,16 @@
  * Locking: one mutex (db) guards the cache connection, the open batch, the
  * live snapshot's writer side and the statistics. Kind threads take it per
  * event (and for a whole relist, which must be one transaction); the
- * committer thread takes it to close the batch every commit_ms. */
+ * committer thread takes it to close the batch every commit_ms. The live
+ * snapshots (opts.live and opts.lives, gathered in `lives`) get every node
+ * and pod change and are committed with every batch. Per-kind `synced`
+ * flags are atomics, read without the lock. */
 #define _POSIX_C_SOURCE 200809L
 #include "topo/filler.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +44,7 @@ typedef struct kind_state {
     char rv[TOPO_K8S_RV_MAX];
     char pending_rv[TOPO_K8S_RV_MAX]; /* to store with the next commit */
     uint64_t watch_events;            /* events seen by the current watch */
+    atomic_int synced;                /* listed, or resumed from the stored rv */
     topo_pool *scratch;               /* per event decoding (live) */
     topo_strmap *seen;                /* keys listed during a relist (live) */
     char **seen_keys;
@@ -47,6 +53,8 @@ typedef struct kind_state {
 
 struct topo_filler {
     topo_filler_opts opts;
+    topo_live **lives; /* opts.live and opts.lives, without NULLs or repeats */
+    size_t nlives;
     topo_k8s_config cfg;
     topo_cache *cache;
     pthread_mutex_t db;
@@ -147,8 +155,8 @@ static int flush(topo_filler *f, topo_err *err)
     f->batch_events = 0;
     if (rc == 0) {
         f->stats.commits++;
-        if (f->opts.live != NULL)
-            rc = topo_live_commit(f->opts.live, err);
+        for (size_t i = 0; i < f->nlives && rc == 0; i++)
+            rc = topo_live_commit(f->lives[i], err);
     }
     return rc;
 }
@@ -178,7 +186,10 @@ static int live_pod(topo_filler *f, kind_state *ks, const json_t *pod, topo_err 
     int terminal = phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
     /* Every bound pod that still runs takes capacity, whoever placed it. */
     int charged = node != NULL && node[0] != '\0' && !terminal;
-    return topo_live_upsert_pod(f->opts.live, uid, node, charged, req, nreq, err);
+    int rc = 0;
+    for (size_t i = 0; i < f->nlives && rc == 0; i++)
+        rc = topo_live_upsert_pod(f->lives[i], uid, node, charged, req, nreq, err);
+    return rc;
 }
 
 static int live_node(topo_filler *f, kind_state *ks, const json_t *node, topo_err *err)
@@ -187,12 +198,15 @@ static int live_node(topo_filler *f, kind_state *ks, const json_t *node, topo_er
     topo_pool_clear(ks->scratch);
     if (topo_decode_node(&spec, node, "", ks->scratch, err) < 0)
         return 0;
-    return topo_live_upsert_node(f->opts.live, &spec, err);
+    int rc = 0;
+    for (size_t i = 0; i < f->nlives && rc == 0; i++)
+        rc = topo_live_upsert_node(f->lives[i], &spec, err);
+    return rc;
 }
 
 static int live_upsert(topo_filler *f, kind_state *ks, const json_t *obj, topo_err *err)
 {
-    if (f->opts.live == NULL)
+    if (f->nlives == 0)
         return 0;
     if (ks->kind == TOPO_CACHE_NODES)
         return live_node(f, ks, obj, err);
@@ -203,13 +217,14 @@ static int live_upsert(topo_filler *f, kind_state *ks, const json_t *obj, topo_e
 
 static int live_delete(topo_filler *f, kind_state *ks, const char *key, topo_err *err)
 {
-    if (f->opts.live == NULL)
-        return 0;
-    if (ks->kind == TOPO_CACHE_NODES)
-        return topo_live_delete_node(f->opts.live, key, err);
-    if (ks->kind == TOPO_CACHE_PODS)
-        return topo_live_delete_pod(f->opts.live, key, err);
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; i < f->nlives && rc == 0; i++) {
+        if (ks->kind == TOPO_CACHE_NODES)
+            rc = topo_live_delete_node(f->lives[i], key, err);
+        else if (ks->kind == TOPO_CACHE_PODS)
+            rc = topo_live_delete_pod(f->lives[i], key, err);
+    }
+    return rc;
 }
 
 static const char *key_of(const kind_state *ks, const json_t *obj)
@@ -277,7 +292,7 @@ static int on_item(json_t *item, void *payload)
     }
     const char *key = key_of(c->ks, item);
     /* Only the live snapshot needs to know what the list no longer has. */
-    if (c->f->opts.live != NULL && key != NULL && (rc = seen_add(c->ks, key)) < 0)
+    if (c->f->nlives > 0 && key != NULL && (rc = seen_add(c->ks, key)) < 0)
         return rc;
     if ((rc = live_upsert(c->f, c->ks, item, c->err)) < 0)
         return rc;
@@ -356,7 +371,7 @@ static int relist(topo_filler *f, kind_state *ks, topo_err *err)
         (rc = topo_cache_relist_begin(f->cache, ks->kind, err)) < 0)
         goto fail;
     seen_clear(ks);
-    if (f->opts.live != NULL) {
+    if (f->nlives > 0) {
         if ((ks->seen = topo_strmap_create(1024)) == NULL) {
             rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
             goto fail;
@@ -380,6 +395,7 @@ static int relist(topo_filler *f, kind_state *ks, topo_err *err)
         goto fail_unlocked_batch;
     f->stats.relists++;
     f->stats.listed[ks->kind] += c.count;
+    atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
     keys_free(&before);
     memcpy(ks->rv, rv, sizeof(rv));
@@ -496,8 +512,15 @@ static void *kind_main(void *arg)
             if ((rc = relist(f, ks, &err)) != 0)
                 goto failed;
         }
+        /* Resuming from the stored rv: the cache already holds that state. */
+        if (from_store)
+            atomic_store(&ks->synced, 1);
         rc = watch(f, ks, &err);
         if (rc == TOPO_EGONE) {
+            /* ... unless the server says it is too old: synced once listed. */
+            if (from_store)
+                atomic_store(&ks->synced, 0);
+            from_store = 0;
             topo_log(TOPO_LOG_INFO, "filler: %s: resourceVersion %s expired, listing again",
                      ks->res->plural, ks->rv);
             ks->rv[0] = '\0';
@@ -568,6 +591,26 @@ static void *committer_main(void *arg)
 
 static int load_live(topo_filler *f, topo_err *err);
 
+/* f->lives: opts->live, then opts->lives, without NULLs or repeats. */
+static int gather_lives(topo_filler *f, const topo_filler_opts *opts, topo_err *err)
+{
+    size_t max = opts->nlives + 1;
+    if (opts->nlives > 4096)
+        return topo_err_set(err, TOPO_ELIMIT, "filler: lives: %zu live snapshots (at most 4096)",
+                            opts->nlives);
+    if ((f->lives = calloc(max, sizeof(*f->lives))) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+    for (size_t i = 0; i < max; i++) {
+        topo_live *l = i == 0 ? opts->live : opts->lives[i - 1];
+        int dup = l == NULL;
+        for (size_t j = 0; j < f->nlives && !dup; j++)
+            dup = f->lives[j] == l;
+        if (!dup)
+            f->lives[f->nlives++] = l;
+    }
+    return 0;
+}
+
 int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err *err)
 {
     static const topo_k8s_resource *const res[NKINDS] = {&topo_k8s_nodes, &topo_k8s_pods,
@@ -577,13 +620,27 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     int rc;
 
     *out = NULL;
-    if (opts == NULL || opts->db_path == NULL || opts->db_path[0] == '\0')
+    if (opts == NULL || (opts->version != 1 && opts->version != TOPO_FILLER_OPTS_VERSION))
+        return topo_err_set(err, TOPO_EINVALID, "filler: options: unsupported version %u",
+                            opts ? opts->version : 0u);
+    if (opts->db_path == NULL || opts->db_path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "filler: the cache file (--db) is required");
+    if (opts->version >= 2 && opts->nlives > 0 && opts->lives == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "filler: lives: NULL with nlives %zu",
+                            opts->nlives);
     if ((opts->kinds & TOPO_FILLER_ALL) == 0)
         return topo_err_set(err, TOPO_EINVALID, "filler: no kinds to sync");
     if ((f = calloc(1, sizeof(*f))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
-    f->opts = *opts;
+    if (opts->version == 1) {
+        /* A version 1 struct ends before lives/nlives. */
+        memcpy(&f->opts, opts, offsetof(topo_filler_opts, lives));
+        f->opts.lives = NULL;
+        f->opts.nlives = 0;
+    } else {
+        f->opts = *opts;
+    }
+    opts = &f->opts;
     if (f->opts.page_size == 0)
         f->opts.page_size = TOPO_K8S_PAGE_DEFAULT;
     if (f->opts.commit_ms <= 0)
@@ -623,9 +680,11 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
         if ((rc = topo_k8s_create(&ks->k, &f->cfg, &ko, err)) < 0)
             goto fail;
     }
+    if ((rc = gather_lives(f, opts, err)) < 0)
+        goto fail;
     if ((rc = topo_cache_open(&f->cache, opts->db_path, NULL, err)) < 0)
         goto fail;
-    if (opts->live != NULL && (rc = load_live(f, err)) < 0)
+    if (f->nlives > 0 && (rc = load_live(f, err)) < 0)
         goto fail;
     *out = f;
     return 0;
@@ -645,6 +704,7 @@ void topo_filler_free(topo_filler *f)
         free(f->kinds[i].seen_keys);
     }
     topo_cache_close(f->cache);
+    free(f->lives);
     topo_k8s_config_dispose(&f->cfg);
     pthread_cond_destroy(&f->done);
     pthread_mutex_destroy(&f->db);
@@ -696,6 +756,21 @@ int topo_filler_run(topo_filler *f, topo_err *err)
     return rc;
 }
 
+int topo_filler_synced(topo_filler *f)
+{
+    int any = 0;
+    if (f == NULL)
+        return 0;
+    for (size_t i = 0; i < NKINDS; i++) {
+        if (!f->kinds[i].enabled)
+            continue;
+        if (!atomic_load(&f->kinds[i].synced))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
 void topo_filler_get_stats(topo_filler *f, topo_filler_stats *out)
 {
     pthread_mutex_lock(&f->db);
@@ -709,7 +784,10 @@ static int load_node(const topo_node_spec *node, const char *rv, void *payload)
 {
     (void)rv;
     topo_filler *f = payload;
-    return topo_live_upsert_node(f->opts.live, node, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < f->nlives && rc == 0; i++)
+        rc = topo_live_upsert_node(f->lives[i], node, NULL);
+    return rc;
 }
 
 static int load_pod(const topo_cache_pod *pod, void *payload)
@@ -717,9 +795,12 @@ static int load_pod(const topo_cache_pod *pod, void *payload)
     topo_filler *f = payload;
     int terminal = strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0;
     int charged = pod->node_name[0] != '\0' && !terminal;
-    return topo_live_upsert_pod(f->opts.live, pod->uid,
-                                pod->node_name[0] ? pod->node_name : NULL, charged,
-                                pod->requests, pod->nrequests, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < f->nlives && rc == 0; i++)
+        rc = topo_live_upsert_pod(f->lives[i], pod->uid,
+                                  pod->node_name[0] ? pod->node_name : NULL, charged,
+                                  pod->requests, pod->nrequests, NULL);
+    return rc;
 }
 
 static int load_live(topo_filler *f, topo_err *err)
@@ -728,5 +809,7 @@ static int load_live(topo_filler *f, topo_err *err)
     if ((rc = topo_cache_foreach_node(f->cache, load_node, f, err)) != 0 ||
         (rc = topo_cache_foreach_pod(f->cache, load_pod, f, err)) != 0)
         return rc < 0 ? rc : topo_err_set(err, TOPO_EGENERIC, "filler: loading the live snapshot failed");
-    return topo_live_commit(f->opts.live, err);
+    for (size_t i = 0; i < f->nlives && rc == 0; i++)
+        rc = topo_live_commit(f->lives[i], err);
+    return rc;
 }
