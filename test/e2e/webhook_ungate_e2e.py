@@ -187,7 +187,9 @@ def case_deny_ignore(args, pki, tmp, api):
     try:
         resp = w.admit("deny-0", big_pod(0, job="refused"))
     finally:
-        w.stop()
+        log = w.stop()
+    expect(w.proc.returncode == 0, "deny: clean exit on SIGTERM (rc %r)\n%s"
+           % (w.proc.returncode, log[-3000:]))
     expect(resp.get("allowed") is False, "deny: refused: %r" % resp)
     msg = resp.get("status", {}).get("message", "")
     expect(RACK_LABEL in msg, "deny: the message names the level: %r" % msg)
@@ -197,7 +199,9 @@ def case_deny_ignore(args, pki, tmp, api):
     try:
         resp = w.admit("ignore-0", big_pod(0, job="ignored"))
     finally:
-        w.stop()
+        log = w.stop()
+    expect(w.proc.returncode == 0, "ignore: clean exit on SIGTERM (rc %r)\n%s"
+           % (w.proc.returncode, log[-3000:]))
     expect(resp.get("allowed") is True, "ignore: admitted: %r" % resp)
     expect(wha.ops_of(resp) == [], "ignore: unchanged (no patch): %r" % resp.get("patch"))
 
