@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "topo/cache.h"
+#include "topo/engine.h"
 #include "topo/error.h"
 #include "topo/live.h"
 #include "topo/model.h"
@@ -61,6 +62,14 @@ typedef struct topo_admission_pod {
     size_t nowners;
     const topo_resource *requests; /* effective per-pod requests (Kueue units) */
     size_t nrequests;
+    /* spec.tolerations and spec.affinity.nodeAffinity: the engine honours
+     * them as Kueue TAS does (tainted GPU nodes, required node affinity). */
+    const topo_toleration *tolerations;
+    size_t ntolerations;
+    const topo_selector_term *required_terms;
+    size_t nrequired_terms;
+    const topo_preferred_term *preferred_terms;
+    size_t npreferred_terms;
 
     /* Kueue topology annotations (kueue.x-k8s.io/podset-*). */
     const char *required_topology;

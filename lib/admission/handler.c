@@ -480,6 +480,15 @@ static int build_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32
     ps->group = pod->group_name;
     ps->node_selector = pod->node_selector;
     ps->nnode_selector = pod->nnode_selector;
+    /* Kueue TAS filters nodes by taints and required node affinity too (and
+     * scores preferred terms behind TASRespectNodeAffinityPreferred): a
+     * placement ignoring them would send pods where they cannot run. */
+    ps->tolerations = pod->tolerations;
+    ps->ntolerations = pod->ntolerations;
+    ps->required_terms = pod->required_terms;
+    ps->nrequired_terms = pod->nrequired_terms;
+    ps->preferred_terms = pod->preferred_terms;
+    ps->npreferred_terms = pod->npreferred_terms;
     return 0;
 }
 

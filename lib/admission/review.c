@@ -134,6 +134,32 @@ static int decode_gates(topo_admission_pod *pod, const json_t *spec, topo_pool *
     return 0;
 }
 
+/* spec.tolerations and spec.affinity.nodeAffinity (what the engine filters
+ * nodes by besides nodeSelector). */
+static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
+                                  topo_err *err)
+{
+    const json_t *m = NULL;
+    topo_toleration *tol = NULL;
+    topo_node_affinity na;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = topo_decode_member(&m, spec, "tolerations", P_OBJ ".spec", JSON_ARRAY, 0, err)) < 0 ||
+        (rc = topo_decode_tolerations(&tol, &n, m, P_OBJ ".spec.tolerations", pool, err)) < 0)
+        return rc;
+    pod->tolerations = tol;
+    pod->ntolerations = n;
+    if ((rc = topo_decode_member(&m, spec, "affinity", P_OBJ ".spec", JSON_OBJECT, 0, err)) < 0 ||
+        (rc = topo_decode_node_affinity(&na, m, P_OBJ ".spec.affinity", pool, err)) < 0)
+        return rc;
+    pod->required_terms = na.required_terms;
+    pod->nrequired_terms = na.nrequired_terms;
+    pod->preferred_terms = na.preferred_terms;
+    pod->npreferred_terms = na.npreferred_terms;
+    return 0;
+}
+
 static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *pool, topo_err *err)
 {
     const json_t *meta = NULL, *spec = NULL, *m = NULL;
@@ -187,6 +213,8 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
         return rc;
     pod->requests = res;
     pod->nrequests = n;
+    if ((rc = decode_placement_terms(pod, spec, pool, err)) < 0)
+        return rc;
 
     /* Annotations and labels are already copied: point into them. */
     {

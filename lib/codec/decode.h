@@ -52,6 +52,24 @@ int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const
 int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *obj,
                             const char *path, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
+/* A pod's node affinity, as the engine takes it. */
+typedef struct topo_node_affinity {
+    const topo_selector_term *required_terms; /* requiredDuringScheduling... */
+    size_t nrequired_terms;
+    const topo_preferred_term *preferred_terms;
+    size_t npreferred_terms;
+} topo_node_affinity;
+
+/* Pod spec.affinity (obj is the affinity object; only nodeAffinity is read):
+ * required nodeSelectorTerms (at least one when present) and preferred
+ * terms (weight 1..100), each term's matchExpressions validated (operator
+ * In|NotIn|Exists|DoesNotExist|Gt|Lt with the values each takes);
+ * matchFields is refused. *out is zeroed first. Error example:
+ * "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+ * .nodeSelectorTerms[0].matchExpressions[1].operator: unsupported value ...". */
+int topo_decode_node_affinity(topo_node_affinity *out, const json_t *obj, const char *path,
+                              topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
 /* Typed field getters: `obj` must be an object (or NULL/null: field absent);
  * `path` names obj. When the field is absent, a required one is an error
  * ("<path>.<key>: required"); an optional one leaves *out untouched and

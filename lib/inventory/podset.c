@@ -323,140 +323,21 @@ static int decode_annotations(topo_podset_spec *ps, const topo_kv *kv, size_t n,
 
 /* --- node affinity ------------------------------------------------------------------------ */
 
-static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t *term,
-                        const char *path, topo_pool *pool, topo_err *err)
-{
-    char p[TOPO_DECODE_PATH_MAX], ep[TOPO_DECODE_PATH_MAX], vp[TOPO_DECODE_PATH_MAX];
-    const json_t *exprs = NULL, *fields = NULL;
-    topo_match_expr *e = NULL;
-    size_t n;
-    int error;
-
-    *out = NULL;
-    *out_n = 0;
-    if ((error = topo_decode_member(&exprs, term, "matchExpressions", path, JSON_ARRAY, 0, err)) < 0 ||
-        (error = topo_decode_member(&fields, term, "matchFields", path, JSON_ARRAY, 0, err)) < 0)
-        return error;
-    if (json_array_size(fields) > 0)
-        return topo_err_set(err, TOPO_EINVALID, "%s: not supported (use matchExpressions)",
-                            P(p, path, "matchFields"));
-    if ((n = json_array_size(exprs)) == 0)
-        return 0;
-    if ((e = topo_pool_calloc(pool, n, sizeof(*e))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-    P(p, path, "matchExpressions");
-    for (size_t i = 0; i < n; i++) {
-        const json_t *x = json_array_get(exprs, i), *vals = NULL;
-        const char **values = NULL;
-        topo_decode_path_index(ep, sizeof(ep), p, i);
-        if ((error = topo_decode_string(&e[i].key, x, "key", ep, 1, pool, err)) < 0 ||
-            (error = topo_decode_string(&e[i].op, x, "operator", ep, 1, pool, err)) < 0 ||
-            (error = topo_decode_member(&vals, x, "values", ep, JSON_ARRAY, 0, err)) < 0)
-            return error;
-        size_t nv = json_array_size(vals);
-        if (nv > 0 && (values = topo_pool_calloc(pool, nv, sizeof(*values))) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        for (size_t k = 0; k < nv; k++) {
-            const json_t *v = json_array_get(vals, k);
-            topo_decode_path_index(vp, sizeof(vp), P(p, ep, "values"), k);
-            if (!json_is_string(v))
-                return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s", vp,
-                                    topo_decode_type_name(v));
-            if ((values[k] = topo_pool_strdup(pool, json_string_value(v))) == NULL)
-                return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        }
-        e[i].values = values;
-        e[i].nvalues = nv;
-        const char *op = e[i].op;
-        int set = strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0;
-        int exists = strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0;
-        int cmp = strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0;
-        if (!set && !exists && !cmp)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: unsupported value \"%s\" (In, NotIn, Exists, DoesNotExist, "
-                                "Gt, Lt)",
-                                P(vp, ep, "operator"), op);
-        if (set && nv == 0)
-            return topo_err_set(err, TOPO_EINVALID, "%s: must be specified when operator is %s",
-                                P(vp, ep, "values"), op);
-        if (exists && nv != 0)
-            return topo_err_set(err, TOPO_EINVALID, "%s: may not be specified when operator is %s",
-                                P(vp, ep, "values"), op);
-        if (cmp) {
-            long long dummy;
-            if (nv != 1 || !parse_go_int(values[0], &dummy))
-                return topo_err_set(err, TOPO_EINVALID,
-                                    "%s: must have one integer element when operator is %s",
-                                    P(vp, ep, "values"), op);
-        }
-    }
-    *out = e;
-    *out_n = n;
-    return 0;
-}
-
 static int decode_affinity(topo_podset_spec *ps, const json_t *spec, const char *spath,
                            topo_pool *pool, topo_err *err)
 {
-    char ap[TOPO_DECODE_PATH_MAX], np[TOPO_DECODE_PATH_MAX], rp[TOPO_DECODE_PATH_MAX],
-        tp[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
-    const json_t *aff = NULL, *na = NULL, *req = NULL, *terms = NULL, *pref = NULL;
+    char ap[TOPO_DECODE_PATH_MAX];
+    const json_t *aff = NULL;
+    topo_node_affinity na;
     int error;
 
-    P(ap, spath, "affinity");
-    P(np, ap, "nodeAffinity");
     if ((error = topo_decode_member(&aff, spec, "affinity", spath, JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_member(&na, aff, "nodeAffinity", ap, JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_member(&req, na, "requiredDuringSchedulingIgnoredDuringExecution", np,
-                                    JSON_OBJECT, 0, err)) < 0 ||
-        (error = topo_decode_member(&pref, na, "preferredDuringSchedulingIgnoredDuringExecution",
-                                    np, JSON_ARRAY, 0, err)) < 0)
+        (error = topo_decode_node_affinity(&na, aff, P(ap, spath, "affinity"), pool, err)) < 0)
         return error;
-    P(rp, np, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (req != NULL) {
-        if ((error = topo_decode_member(&terms, req, "nodeSelectorTerms", rp, JSON_ARRAY, 1, err)) < 0)
-            return error;
-        size_t n = json_array_size(terms);
-        if (n == 0)
-            return topo_err_set(err, TOPO_EINVALID, "%s: must have at least one term",
-                                P(tp, rp, "nodeSelectorTerms"));
-        topo_selector_term *t = topo_pool_calloc(pool, n, sizeof(*t));
-        if (t == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        P(tp, rp, "nodeSelectorTerms");
-        for (size_t i = 0; i < n; i++) {
-            topo_decode_path_index(ip, sizeof(ip), tp, i);
-            if ((error = decode_exprs(&t[i].exprs, &t[i].nexprs, json_array_get(terms, i), ip,
-                                      pool, err)) < 0)
-                return error;
-        }
-        ps->required_terms = t;
-        ps->nrequired_terms = n;
-    }
-    P(rp, np, "preferredDuringSchedulingIgnoredDuringExecution");
-    size_t n = json_array_size(pref);
-    if (n > 0) {
-        topo_preferred_term *t = topo_pool_calloc(pool, n, sizeof(*t));
-        if (t == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            const json_t *e = json_array_get(pref, i), *preference = NULL;
-            int64_t weight = 0;
-            topo_decode_path_index(ip, sizeof(ip), rp, i);
-            if ((error = topo_decode_int(&weight, e, "weight", ip, 1, err)) < 0 ||
-                (error = topo_decode_member(&preference, e, "preference", ip, JSON_OBJECT, 1,
-                                            err)) < 0 ||
-                (error = decode_exprs(&t[i].term.exprs, &t[i].term.nexprs, preference,
-                                      P(tp, ip, "preference"), pool, err)) < 0)
-                return error;
-            if (weight < 1 || weight > 100)
-                return topo_err_set(err, TOPO_EINVALID, "%s: must be in the range 1-100",
-                                    P(tp, ip, "weight"));
-            t[i].weight = (int32_t)weight;
-        }
-        ps->preferred_terms = t;
-        ps->npreferred_terms = n;
-    }
+    ps->required_terms = na.required_terms;
+    ps->nrequired_terms = na.nrequired_terms;
+    ps->preferred_terms = na.preferred_terms;
+    ps->npreferred_terms = na.npreferred_terms;
     return 0;
 }
 
