@@ -512,8 +512,14 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
         goto fail;
     }
+    /* Short client-side retries: the next round retries anyway, and a stop
+     * (SIGTERM) waits for the call in flight. Rate limits: the defaults. */
+    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    ko.timeout_ms = 10000;
+    ko.max_retries = 2;
+    ko.backoff_max_ms = 2000;
     if ((rc = topo_k8s_config_load(&u->cfg, u->kubeconfig, err)) < 0 ||
-        (rc = topo_k8s_create(&u->k, &u->cfg, NULL, err)) < 0)
+        (rc = topo_k8s_create(&u->k, &u->cfg, &ko, err)) < 0)
         goto wrapped;
     if (u->leader_election) {
         topo_leader_opts lo = TOPO_LEADER_OPTS_INIT;
@@ -521,7 +527,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         lo.lease_name = TOPO_UNGATER_LEASE_NAME;
         lo.identity = u->identity;
         lo.release_on_stop = 1;
-        if ((rc = topo_k8s_create(&u->lk, &u->cfg, NULL, err)) < 0 ||
+        if ((rc = topo_k8s_create(&u->lk, &u->cfg, &ko, err)) < 0 ||
             (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
             goto wrapped;
     }
