@@ -35,6 +35,8 @@ static const char usage[] =
     "  --cert-check-interval S  seconds between certificate file checks (default 2)\n"
     "  --shutdown-timeout S     on SIGTERM, wait at most this for in-flight requests\n"
     "                           (default 15)\n"
+    "  --max-body-memory MIB    request bodies held at once, over all connections\n"
+    "                           (default 256); beyond it a request gets 503\n"
     "  --log-format json|text   json: one JSON object per line (default); text: logfmt\n"
     "  -v, --verbosity LEVEL    debug, info, warn, error (default info)\n"
     "\n"
@@ -183,6 +185,8 @@ int main(int argc, char **argv)
             check_s = n;
         else if (strcmp(a, "--shutdown-timeout") == 0 && parse_uint(&n, v, 3600) == 0)
             shutdown_s = n;
+        else if (strcmp(a, "--max-body-memory") == 0 && parse_uint(&n, v, 65536) == 0 && n > 0)
+            opts.max_body_bytes_held = (size_t)n << 20;
         else if (strcmp(a, "--log-format") == 0 &&
                  (strcmp(v, "json") == 0 || strcmp(v, "text") == 0))
             log_format = v;

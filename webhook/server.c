@@ -60,6 +60,7 @@ typedef struct wh_metrics {
     atomic_ullong latency_sum_ns[WH_NCODES];
     atomic_llong in_flight;
     atomic_ullong body_too_large;
+    atomic_ullong body_over_budget;
     atomic_ullong tls_reloads_ok;
     atomic_ullong tls_reloads_failed;
     atomic_ullong connections_total;
@@ -100,6 +101,7 @@ struct topo_wh_server {
     wh_file_id cert_id, key_id;         /* of the pair serving now */
     wh_file_id tried_cert, tried_key;   /* of the last pair that failed */
     long long next_check_ns;
+    atomic_ullong body_bytes; /* buffer bytes all requests hold now */
     wh_metrics m;
 };
 
@@ -108,6 +110,7 @@ typedef struct wh_req {
     char *body;
     size_t len;
     size_t cap;
+    size_t charged; /* bytes counted in srv->body_bytes for this request */
     long long start_ns;
     int responded;
 } wh_req;
@@ -239,6 +242,27 @@ static enum MHD_Result reject(struct MHD_Connection *conn, wh_daemon *d, int sta
     return queue(conn, d, status, body, body ? strlen(body) : 0, "application/json");
 }
 
+/* Counts n more bytes of request bodies held; 0 when within the budget,
+ * -1 (nothing counted) past it. Many slow large bodies at once must not
+ * exhaust memory: past the budget a request is refused (the API server
+ * retries or applies the failure policy) rather than the process killed. */
+static int charge_body(topo_wh_server *srv, wh_req *rq, size_t want)
+{
+    if (want <= rq->charged)
+        return 0;
+    size_t more = want - rq->charged;
+    unsigned long long held = atomic_fetch_add(&srv->body_bytes, more);
+    if (held + more > srv->opts.max_body_bytes_held) {
+        atomic_fetch_sub(&srv->body_bytes, more);
+        atomic_fetch_add(&srv->m.body_over_budget, 1);
+        topo_log(TOPO_LOG_WARN, "request bodies held over the budget (%zu bytes)",
+                 srv->opts.max_body_bytes_held);
+        return -1;
+    }
+    rq->charged = want;
+    return 0;
+}
+
 static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -272,6 +296,13 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
         rq = calloc(1, sizeof *rq);
         if (!rq)
             return MHD_NO;
+        /* The whole body is counted up front when its length is known, so
+         * a refusal comes before any of it is read. */
+        if (cl && charge_body(srv, rq, (size_t)strtoull(cl, NULL, 10) + 1) < 0) {
+            free(rq);
+            return reject(conn, d, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "too many request bodies in flight", start);
+        }
         rq->start_ns = start;
         *con_cls = rq;
         atomic_fetch_add(&srv->m.in_flight, 1);
@@ -300,6 +331,12 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
                 cap *= 2;
             if (cap > srv->opts.max_body + 1)
                 cap = srv->opts.max_body + 1;
+            if (charge_body(srv, rq, cap) < 0) {
+                rq->responded = 1;
+                *upload_data_size = 0;
+                return reject(conn, d, MHD_HTTP_SERVICE_UNAVAILABLE,
+                              "too many request bodies in flight", rq->start_ns);
+            }
             char *nb = realloc(rq->body, cap);
             if (!nb)
                 return MHD_NO;
@@ -343,6 +380,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
     (void)toe;
     if (!rq)
         return;
+    atomic_fetch_sub(&d->srv->body_bytes, rq->charged);
     free(rq->body);
     free(rq);
     *con_cls = NULL;
@@ -479,8 +517,9 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
     text_add(&t,
              "# HELP topo_webhook_body_rejections_total Request bodies refused for size.\n"
              "# TYPE topo_webhook_body_rejections_total counter\n"
-             "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n",
-             atomic_load(&m->body_too_large));
+             "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n"
+             "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
+             atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
     text_add(&t,
              "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
              "# TYPE topo_webhook_tls_reloads_total counter\n"
@@ -634,6 +673,7 @@ static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
         MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->opts.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->opts.idle_timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections,
         MHD_OPTION_NOTIFY_COMPLETED, completed_tls, d, MHD_OPTION_NOTIFY_CONNECTION,
         notify_conn, d, MHD_OPTION_END);
     if (!d->mhd) {
@@ -745,6 +785,10 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.max_body = TOPO_WH_MAX_BODY;
     if (!srv->opts.cert_check_ms)
         srv->opts.cert_check_ms = 2000;
+    if (!srv->opts.max_connections)
+        srv->opts.max_connections = 1024;
+    if (srv->opts.max_body_bytes_held < srv->opts.max_body + 1)
+        srv->opts.max_body_bytes_held = srv->opts.max_body + 1;
     srv->cert_file = strdup(opts->cert_file);
     srv->key_file = strdup(opts->key_file);
     if (!srv->cert_file || !srv->key_file)

@@ -54,6 +54,9 @@ typedef struct topo_wh_server_opts {
     size_t max_body;          /* default TOPO_WH_MAX_BODY */
     unsigned int cert_check_ms;    /* default 2000 */
     unsigned int idle_timeout_s;   /* keep-alive idle timeout, default 90 */
+    unsigned int max_connections;  /* TLS connections at once, default 1024 */
+    size_t max_body_bytes_held;    /* request body buffers held at once, default 256 MiB:
+                                    * beyond it a request gets 503 */
     topo_wh_handle_fn handle;
     void *handler_ctx;
     /* More /metrics text (Prometheus format, malloc'd; NULL on failure),
@@ -65,7 +68,8 @@ typedef struct topo_wh_server_opts {
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
-        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, NULL, NULL, NULL, NULL \
+        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256u << 20, NULL, NULL, \
+            NULL, NULL                                                               \
     }
 
 typedef struct topo_wh_server topo_wh_server;

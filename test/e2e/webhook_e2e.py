@@ -52,7 +52,7 @@ def review(uid):
 
 
 class Webhook:
-    def __init__(self, binary, pki, workdir):
+    def __init__(self, binary, pki, workdir, extra=()):
         self.pki = pki
         self.cert = os.path.join(workdir, "tls.crt")
         self.key = os.path.join(workdir, "tls.key")
@@ -67,7 +67,7 @@ class Webhook:
             [binary, "--port", str(self.port), "--health-port", str(self.health),
              "--tls-cert-file", self.cert, "--tls-private-key-file", self.key,
              "--threads", "4", "--cert-check-interval", "1", "--shutdown-timeout", "5",
-             "--log-format", "json"], stderr=self.log)
+             "--log-format", "json"] + list(extra), stderr=self.log)
         self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -341,6 +341,55 @@ def case_sigterm(w):
           "exit %r in %.2f s" % (accepted[0], refused[0], rc, took), flush=True)
 
 
+def raw_post_start(w, length, chunk):
+    """A POST /mutate whose body is only partly sent: the connection stays
+    open holding a body buffer in the server."""
+    raw = socket.create_connection(("localhost", w.port), timeout=10)
+    s = w.ctx.wrap_socket(raw, server_hostname="localhost")
+    s.sendall(("POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+               "Content-Length: %d\r\n\r\n" % length).encode())
+    s.sendall(b" " * chunk)
+    return s
+
+
+def read_status(s):
+    data = b""
+    while b"\r\n" not in data:
+        part = s.recv(4096)
+        if not part:
+            break
+        data += part
+    line = data.split(b"\r\n", 1)[0].decode(errors="replace")
+    return int(line.split()[1]) if line.startswith("HTTP/1.1 ") else -1
+
+
+def case_body_budget(binary, pki, workdir):
+    """--max-body-memory 4: one 2.5 MB body in flight fits, a second one
+    pushes the held buffers past 4 MiB and gets 503; the budget comes back
+    when the first request ends."""
+    w = Webhook(binary, pki, workdir, ["--max-body-memory", "4"])
+    try:
+        first = raw_post_start(w, 3000000, 2500000)
+        time.sleep(0.3)
+        second = raw_post_start(w, 3000000, 2000000)
+        st = read_status(second)
+        expect(st == 503, "second large body over the budget: status %d, want 503" % st)
+        second.close()
+        first.sendall(b" " * 499999 + b"x")
+        st = read_status(first)
+        expect(st == 400, "first body completed (not JSON): status %d, want 400" % st)
+        first.close()
+        c = w.conn()
+        st, body, _ = w.post(c, review("after-budget"))
+        expect(st == 200, "a request after the budget freed: status %d" % st)
+        c.close()
+        text = w.get("/metrics")[1]
+        expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == 1,
+               "metrics count one over-budget rejection")
+    finally:
+        w.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -356,6 +405,9 @@ def main():
             case_sigterm(w)
         finally:
             log = w.stop()
+        budget_dir = os.path.join(tmp, "budget")
+        os.makedirs(budget_dir)
+        case_body_budget(args.webhook, pki, budget_dir)
         lines = [l for l in log.splitlines() if l.strip()]
         bad = [l for l in lines if not l.startswith("{")]
         for l in lines:
