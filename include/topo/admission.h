@@ -63,7 +63,10 @@ typedef struct topo_admission_pod {
     const topo_resource *requests; /* effective per-pod requests (Kueue units) */
     size_t nrequests;
     /* spec.tolerations and spec.affinity.nodeAffinity: the engine honours
-     * them as Kueue TAS does (tainted GPU nodes, required node affinity). */
+     * them as Kueue TAS does (tainted GPU nodes, required node affinity).
+     * Decoded only when the request classifies as a topology pod (a
+     * pass-through pod is never refused over them); matchFields terms are
+     * refused (the engine cannot honour them). */
     const topo_toleration *tolerations;
     size_t ntolerations;
     const topo_selector_term *required_terms;

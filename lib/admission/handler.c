@@ -691,6 +691,9 @@ static int reserve(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
                  ps->requests, ps->nrequests, &perr) < 0)
             topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", spec.id, perr.text);
     }
+    /* Our own writes do not move data_version, so a tick may not recount:
+     * keep the gauge current here (the next resync corrects it). */
+    ctx->reservations++;
     atomic_fetch_add(&ctx->reserved, 1);
     return 0;
 }

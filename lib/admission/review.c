@@ -135,7 +135,9 @@ static int decode_gates(topo_admission_pod *pod, const json_t *spec, topo_pool *
 }
 
 /* spec.tolerations and spec.affinity.nodeAffinity (what the engine filters
- * nodes by besides nodeSelector). */
+ * nodes by besides nodeSelector). Read for topology pods only: a pod the
+ * webhook passes through is never refused over them (DaemonSet pods carry
+ * matchFields terms, which the engine cannot honour). */
 static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
                                   topo_err *err)
 {
@@ -213,8 +215,6 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
         return rc;
     pod->requests = res;
     pod->nrequests = n;
-    if ((rc = decode_placement_terms(pod, spec, pool, err)) < 0)
-        return rc;
 
     /* Annotations and labels are already copied: point into them. */
     {
@@ -341,6 +341,9 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
         if ((rc = decode_pod(&out->pod, obj, pool, err)) < 0)
             goto cleanup;
         out->has_pod = 1;
+        if (topo_admission_classify(out) == TOPO_ADMISSION_TOPOLOGY_POD &&
+            (rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0)
+            goto cleanup;
     }
     rc = 0;
 

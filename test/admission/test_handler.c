@@ -1,8 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 /* Tests for topo_admission_handle (lib/admission/handler.c) over the
- * fixtures/clusters/hgx-h100.yaml snapshot: an Indexed Job placed in one
- * rack with distinct, stable slots; the no-fit policies (gate, deny,
- * ignore); dryRun; pass-through and malformed requests. */
+ * fixtures/clusters/hgx-h100.yaml snapshot, with real SQLite caches and live
+ * snapshots: an Indexed Job placed in one rack with distinct, stable slots;
+ * the no-fit policies (gate, deny, ignore); dryRun; pass-through and
+ * malformed requests; tolerations and node affinity; restarts on a cache
+ * file; slots bound and freed by cached pods; expiry; PodSet sizes from
+ * cached Jobs, JobSets and LeaderWorkerSets; the choice among topologies;
+ * namespace policies; ungating; stats. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -24,39 +29,100 @@ static const char *const levels[] = {"topology.topo.io/datacenter", "topology.to
                                      "topology.topo.io/leaf", "topology.topo.io/rack",
                                      "kubernetes.io/hostname"};
 
+/* Every node outside rack-08 carries the GPU taint of the tainted fixtures. */
+static const topo_taint gpu_taint = {"nvidia.com/gpu", "present", "NoSchedule"};
+
+/* The spine-topo pair's second topology covers spine-b only. */
+static const char *const spine_levels[] = {"topology.topo.io/spine", "kubernetes.io/hostname"};
+static const char *const rack_levels[] = {"topology.topo.io/leaf", "topology.topo.io/rack",
+                                          "kubernetes.io/hostname"};
+static const topo_kv spine_b[] = {{"topology.topo.io/spine", "spine-b"}};
+
+typedef struct fx_conf {
+    topo_admission_policy policy; /* the topologies' and the default one */
+    const char *db;               /* NULL: ":memory:" */
+    int taint;                    /* gpu_taint on every node outside rack-08 */
+    int two;                      /* "spine-topo" (spine-b) then "rack-topo", no "default" */
+    int clock;                    /* the ctx reads fx.now */
+    int64_t ttl;
+    topo_admission_ns_policy_fn ns_policy;
+} fx_conf;
+
 typedef struct fx {
     topo_inventory *inv;
-    topo_live *live;
+    topo_live *live, *live2;
     topo_cache *cache;
     topo_admission_ctx *ctx;
+    int64_t now;
 } fx;
 
-/* The hgx-h100 fixture in a live snapshot, reservations in an in-memory
- * cache, one topology "default" with the given policy. */
-static int make_fx(fx *f, topo_admission_policy policy)
+static int64_t fake_clock(void *payload)
+{
+    return *(const int64_t *)payload;
+}
+
+static int fill_live(fx *f, topo_live **out, const topo_snapshot_opts *so, int taint,
+                     topo_err *err)
+{
+    if (topo_live_create(out, so, err) < 0)
+        return -1;
+    for (size_t i = 0; i < topo_inventory_node_count(f->inv); i++) {
+        topo_node_spec n = *topo_inventory_node(f->inv, i);
+        if (taint && strncmp(n.name, "h100-r08-", 9) != 0) {
+            n.taints = &gpu_taint;
+            n.ntaints = 1;
+        }
+        if (topo_live_upsert_node(*out, &n, err) < 0)
+            return -1;
+    }
+    return topo_live_commit(*out, err);
+}
+
+/* The hgx-h100 fixture in live snapshots, reservations in a cache (in
+ * memory or the file c->db), the topologies c asks for. */
+static int make_fx_conf(fx *f, const fx_conf *c)
 {
     char path[4096];
     const char *src = getenv("TOPO_SOURCE_DIR");
     topo_err err = TOPO_ERR_INIT;
-    topo_snapshot_opts so = {"default", levels, 5, NULL, 0};
     snprintf(path, sizeof path, "%s/fixtures/clusters/hgx-h100.yaml", src ? src : ".");
+    int64_t now = f->now;
     memset(f, 0, sizeof(*f));
+    f->now = now;
     if (topo_inventory_create(&f->inv, &err) < 0 ||
         topo_inventory_load_nodes_file(f->inv, path, &err) < 0 ||
-        topo_live_create(&f->live, &so, &err) < 0 ||
-        topo_cache_open(&f->cache, ":memory:", NULL, &err) < 0)
+        topo_cache_open(&f->cache, c->db ? c->db : ":memory:", NULL, &err) < 0)
         goto fail;
-    for (size_t i = 0; i < topo_inventory_node_count(f->inv); i++)
-        if (topo_live_upsert_node(f->live, topo_inventory_node(f->inv, i), &err) < 0)
+    topo_admission_topology t[2];
+    size_t nt = 1;
+    if (c->two) {
+        topo_snapshot_opts s1 = {"spine-topo", spine_levels, 2, spine_b, 1};
+        topo_snapshot_opts s2 = {"rack-topo", rack_levels, 3, NULL, 0};
+        if (fill_live(f, &f->live, &s1, c->taint, &err) < 0 ||
+            fill_live(f, &f->live2, &s2, c->taint, &err) < 0)
             goto fail;
-    if (topo_live_commit(f->live, &err) < 0)
-        goto fail;
-    topo_admission_topology t = {"default", levels, 5, NULL, 0, policy, f->live};
+        t[0] = (topo_admission_topology){"spine-topo", spine_levels, 2, spine_b, 1, c->policy,
+                                         f->live};
+        t[1] = (topo_admission_topology){"rack-topo", rack_levels, 3, NULL, 0, c->policy,
+                                         f->live2};
+        nt = 2;
+    } else {
+        topo_snapshot_opts so = {"default", levels, 5, NULL, 0};
+        if (fill_live(f, &f->live, &so, c->taint, &err) < 0)
+            goto fail;
+        t[0] = (topo_admission_topology){"default", levels, 5, NULL, 0, c->policy, f->live};
+    }
     topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
-    ao.topologies = &t;
-    ao.ntopologies = 1;
+    ao.topologies = t;
+    ao.ntopologies = nt;
     ao.cache = f->cache;
-    ao.default_policy = policy;
+    ao.default_policy = c->policy;
+    ao.reservation_ttl_s = c->ttl;
+    ao.ns_policy = c->ns_policy;
+    if (c->clock) {
+        ao.clock = fake_clock;
+        ao.clock_payload = &f->now;
+    }
     if (topo_admission_ctx_create(&f->ctx, &ao, &err) < 0)
         goto fail;
     return 0;
@@ -65,11 +131,19 @@ fail:
     return -1;
 }
 
+static int make_fx(fx *f, topo_admission_policy policy)
+{
+    fx_conf c = {policy, NULL, 0, 0, 0, 0, NULL};
+    f->now = 0;
+    return make_fx_conf(f, &c);
+}
+
 static void free_fx(fx *f)
 {
     topo_admission_ctx_free(f->ctx);
     topo_cache_close(f->cache);
     topo_live_free(f->live);
+    topo_live_free(f->live2);
     topo_inventory_free(f->inv);
 }
 
@@ -87,33 +161,64 @@ static size_t claimed(fx *f)
     return st.claimed_slots;
 }
 
-/* A Pod CREATE review. labels/annotations are stolen (may be NULL). */
-static char *review(const char *uid, const char *name, const char *gen, json_t *labels,
-                    json_t *annotations, int gpus, int dry_run)
+/* What a Pod CREATE review carries. labels, annotations and spec_extra are
+ * stolen (may be NULL); spec_extra's members are merged into the spec
+ * (tolerations, affinity, nodeSelector). ns NULL: "team-a". */
+typedef struct rq {
+    const char *uid, *ns, *name, *gen;
+    json_t *labels, *annotations;
+    int gpus, dry_run;
+    json_t *spec_extra;
+} rq;
+
+static json_t *pod_object(const rq *r)
 {
+    const char *ns = r->ns ? r->ns : "team-a";
     json_t *meta = json_object();
-    json_object_set_new(meta, "namespace", json_string("team-a"));
-    if (name)
-        json_object_set_new(meta, "name", json_string(name));
-    if (gen)
-        json_object_set_new(meta, "generateName", json_string(gen));
-    if (labels)
-        json_object_set_new(meta, "labels", labels);
-    if (annotations)
-        json_object_set_new(meta, "annotations", annotations);
+    json_object_set_new(meta, "namespace", json_string(ns));
+    if (r->name)
+        json_object_set_new(meta, "name", json_string(r->name));
+    if (r->gen)
+        json_object_set_new(meta, "generateName", json_string(r->gen));
+    if (r->labels)
+        json_object_set_new(meta, "labels", r->labels);
+    if (r->annotations)
+        json_object_set_new(meta, "annotations", r->annotations);
+    json_t *spec = json_pack("{s:[{s:s, s:s, s:{s:{s:I, s:s}}}]}", "containers", "name",
+                             "worker", "image", "x", "resources", "requests", "nvidia.com/gpu",
+                             (json_int_t)r->gpus, "cpu", "16");
+    assert_non_null(spec);
+    if (r->spec_extra) {
+        assert_int_equal(json_object_update(spec, r->spec_extra), 0);
+        json_decref(r->spec_extra);
+    }
+    json_t *pod = json_pack("{s:s, s:s, s:o, s:o}", "kind", "Pod", "apiVersion", "v1",
+                            "metadata", meta, "spec", spec);
+    assert_non_null(pod);
+    return pod;
+}
+
+static char *review_rq(const rq *r)
+{
+    const char *ns = r->ns ? r->ns : "team-a";
     json_t *doc = json_pack(
-        "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, "
-        "s:{s:s, s:s, s:o, s:{s:[{s:s, s:s, s:{s:{s:I, s:s}}}]}}}}",
-        "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid,
+        "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, s:o}}",
+        "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", r->uid,
         "kind", "group", "", "version", "v1", "kind", "Pod", "resource", "group", "",
-        "version", "v1", "resource", "pods", "namespace", "team-a", "name", name ? name : "",
-        "operation", "CREATE", "dryRun", dry_run, "object", "kind", "Pod", "apiVersion", "v1",
-        "metadata", meta, "spec", "containers", "name", "worker", "image", "x", "resources",
-        "requests", "nvidia.com/gpu", (json_int_t)gpus, "cpu", "16");
+        "version", "v1", "resource", "pods", "namespace", ns, "name", r->name ? r->name : "",
+        "operation", "CREATE", "dryRun", r->dry_run, "object", pod_object(r));
     assert_non_null(doc);
     char *s = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     return s;
+}
+
+/* A Pod CREATE review in team-a. labels/annotations are stolen (may be NULL). */
+static char *review(const char *uid, const char *name, const char *gen, json_t *labels,
+                    json_t *annotations, int gpus, int dry_run)
+{
+    rq r = {uid, NULL, name, gen, labels, annotations, gpus, dry_run, NULL};
+    return review_rq(&r);
 }
 
 /* Job pod of job "train" (controller-uid "u-train"), index idx, podset-size size. */
@@ -214,6 +319,96 @@ static int has_gate(const json_t *ops, const char *gate)
             return 1;
     }
     return 0;
+}
+
+/* One answer, reduced to what the tests check. */
+typedef struct got {
+    int allowed;
+    int code;           /* status.code when refused */
+    char msg[1024];     /* status.message */
+    char host[64];      /* nodeSelector kubernetes.io/hostname, "" when none */
+    char rack[64];      /* nodeSelector topology.topo.io/rack, "" when none */
+    char reservation[128];
+    int slot;           /* -1 when none */
+    int gated;
+    char warning[512];  /* the first warning */
+} got;
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src ? src : "");
+}
+
+static got ask(topo_admission_ctx *ctx, char *body, const char *uid)
+{
+    got g;
+    json_t *root;
+    memset(&g, 0, sizeof g);
+    g.slot = -1;
+    json_t *resp = post(ctx, body, uid, &root);
+    g.allowed = json_is_true(json_object_get(resp, "allowed"));
+    json_t *st = json_object_get(resp, "status");
+    g.code = (int)json_integer_value(json_object_get(st, "code"));
+    copy_str(g.msg, sizeof g.msg, json_string_value(json_object_get(st, "message")));
+    copy_str(g.warning, sizeof g.warning,
+             json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)));
+    json_t *ops = patch_of(resp);
+    if (ops != NULL) {
+        copy_str(g.host, sizeof g.host,
+                 patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
+        copy_str(g.rack, sizeof g.rack,
+                 patched(ops, "/spec/nodeSelector", "topology.topo.io/rack"));
+        copy_str(g.reservation, sizeof g.reservation,
+                 patched(ops, "/metadata/annotations", TOPO_ADMISSION_RESERVATION_ANNOTATION));
+        const char *slot = patched(ops, "/metadata/annotations", TOPO_ADMISSION_SLOT_ANNOTATION);
+        if (slot != NULL)
+            g.slot = atoi(slot);
+        g.gated = has_gate(ops, TOPO_ADMISSION_WAIT_GATE);
+        json_decref(ops);
+    }
+    json_decref(root);
+    return g;
+}
+
+/* "h100-r05-n3" -> 5 */
+static int rack_no(const char *host)
+{
+    assert_int_equal(strncmp(host, "h100-r", 6), 0);
+    return atoi(host + 6);
+}
+
+/* Pod of Job name/uid with completion index idx (idx < 0: none); size > 0
+ * adds the podset-size annotation; topology: required rack. */
+static char *job_pod_of(const char *uid, const char *job, const char *job_uid, int idx, int size,
+                        const char *level, int gpus)
+{
+    json_t *labels = json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", job_uid,
+                               "batch.kubernetes.io/job-name", job);
+    if (idx >= 0) {
+        char sidx[16];
+        snprintf(sidx, sizeof sidx, "%d", idx);
+        json_object_set_new(labels, "batch.kubernetes.io/job-completion-index", json_string(sidx));
+    }
+    json_t *ann = json_pack("{s:s}", "kueue.x-k8s.io/podset-required-topology", level);
+    if (size > 0) {
+        char ssize[16];
+        snprintf(ssize, sizeof ssize, "%d", size);
+        json_object_set_new(ann, TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, json_string(ssize));
+    }
+    char gen[80];
+    snprintf(gen, sizeof gen, "%s-", job);
+    return review(uid, NULL, gen, labels, ann, gpus, 0);
+}
+
+static topo_cache_reservation podset_reservation(fx *f, const char *key, topo_pool *pool)
+{
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = topo_cache_reservation_get_by_podset(&r, f->cache, key, pool, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s: %s\n", key, err.text);
+    assert_int_equal(rc, 0);
+    return r;
 }
 
 /* 4-pod Indexed Job, required rack: 4 distinct hosts in one rack; the same
@@ -431,12 +626,674 @@ static void test_malformed(void **state)
     free_fx(&f);
 }
 
+#define RACK "topology.topo.io/rack"
+
+static void assert_contains(const char *s, const char *part)
+{
+    if (strstr(s, part) == NULL)
+        fail_msg("\"%s\" does not contain \"%s\"", s, part);
+}
+
+/* A named pod (PodSet of one) requiring `level`, with spec members extra. */
+static char *named_pod(const char *uid, const char *ns, const char *name, const char *level,
+                       int gpus, json_t *extra)
+{
+    rq r = {uid, ns, name, NULL, NULL,
+            json_pack("{s:s}", "kueue.x-k8s.io/podset-required-topology", level), gpus, 0,
+            extra};
+    return review_rq(&r);
+}
+
+/* Every node outside rack-08 is tainted nvidia.com/gpu=present:NoSchedule:
+ * a PodSet without the toleration goes to rack-08 while it has room, then
+ * nowhere; a toleration of another value does not help; a tolerating pod
+ * goes to a tainted rack. */
+static void test_tolerations(void **state)
+{
+    (void)state;
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 1, 0, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    for (int i = 0; i < 4; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "t%d", i);
+        got g = ask(f.ctx, job_pod_of(uid, "plain", "u-plain", i, 4, RACK, 8), uid);
+        assert_true(g.allowed);
+        assert_int_equal(rack_no(g.host), 8);
+    }
+    got g = ask(f.ctx, named_pod("t4", NULL, "late", RACK, 8, NULL), "t4");
+    assert_true(g.allowed);
+    assert_true(g.gated);
+    assert_string_equal(g.host, "");
+    g = ask(f.ctx,
+            named_pod("t5", NULL, "wrong-value", RACK, 8,
+                      json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "tolerations", "key",
+                                "nvidia.com/gpu", "operator", "Equal", "value", "absent",
+                                "effect", "NoSchedule")),
+            "t5");
+    assert_true(g.gated);
+    assert_string_equal(g.host, "");
+    g = ask(f.ctx,
+            named_pod("t6", NULL, "tolerating", RACK, 8,
+                      json_pack("{s:[{s:s, s:s, s:s}]}", "tolerations", "key", "nvidia.com/gpu",
+                                "operator", "Exists", "effect", "NoSchedule")),
+            "t6");
+    assert_true(g.allowed);
+    assert_false(g.gated);
+    assert_int_not_equal(rack_no(g.host), 8);
+    free_fx(&f);
+}
+
+static json_t *rack_affinity(const char *op, const char *rack)
+{
+    return json_pack("{s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}", "affinity", "nodeAffinity",
+                     "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                     "matchExpressions", "key", RACK, "operator", op, "values", rack);
+}
+
+/* Required node affinity rack In [rack-06]: the PodSet lands there, and a
+ * second one with the same affinity finds the rack full (though seven other
+ * racks are free). */
+static void test_required_affinity(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    for (int i = 0; i < 4; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "a%d", i);
+        json_t *labels = json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", "u-aff",
+                                   "batch.kubernetes.io/job-completion-index",
+                                   i == 0 ? "0" : i == 1 ? "1" : i == 2 ? "2" : "3");
+        rq r = {uid, NULL, NULL, "aff-", labels,
+                json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                          TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, "4"),
+                8, 0, rack_affinity("In", "rack-06")};
+        got g = ask(f.ctx, review_rq(&r), uid);
+        assert_int_equal(rack_no(g.host), 6);
+        assert_int_equal(g.slot, i);
+    }
+    got g = ask(f.ctx, named_pod("a4", NULL, "more", RACK, 8, rack_affinity("In", "rack-06")),
+                "a4");
+    assert_true(g.gated);
+    assert_string_equal(g.host, "");
+    /* NotIn every rack but rack-02: rack-02 */
+    json_t *aff = json_pack("{s:{s:{s:{s:[{s:[{s:s, s:s, s:[s, s, s, s, s, s, s]}]}]}}}}",
+                            "affinity", "nodeAffinity",
+                            "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                            "matchExpressions", "key", RACK, "operator", "NotIn", "values",
+                            "rack-01", "rack-03", "rack-04", "rack-05", "rack-06", "rack-07",
+                            "rack-08");
+    g = ask(f.ctx, named_pod("a5", NULL, "notin", RACK, 8, aff), "a5");
+    assert_int_equal(rack_no(g.host), 2);
+    free_fx(&f);
+}
+
+/* Malformed tolerations or affinity of a topology pod: 400 naming the
+ * field; the same on a pod the webhook does not place: admitted. */
+static void test_malformed_affinity(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g = ask(f.ctx, named_pod("m1", NULL, "bad-op", RACK, 8, rack_affinity("Near", "rack-01")),
+                "m1");
+    assert_false(g.allowed);
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "request.object.spec.affinity.nodeAffinity."
+                           "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+                           "matchExpressions[0].operator");
+    assert_contains(g.msg, "\"Near\"");
+    g = ask(f.ctx,
+            named_pod("m2", NULL, "bad-type", RACK, 8, json_pack("{s:s}", "affinity", "x")),
+            "m2");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "request.object.spec.affinity: expected an object");
+    g = ask(f.ctx,
+            named_pod("m3", NULL, "bad-weight", RACK, 8,
+                      json_pack("{s:{s:{s:[{s:i, s:{s:[{s:s, s:s}]}}]}}}", "affinity",
+                                "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution",
+                                "weight", 0, "preference", "matchExpressions", "key", RACK,
+                                "operator", "Exists")),
+            "m3");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "request.object.spec.affinity.nodeAffinity."
+                           "preferredDuringSchedulingIgnoredDuringExecution[0].weight");
+    g = ask(f.ctx,
+            named_pod("m4", NULL, "bad-tol", RACK, 8,
+                      json_pack("{s:[{s:s, s:s}]}", "tolerations", "key", "k", "operator",
+                                "Maybe")),
+            "m4");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "request.object.spec.tolerations[0].operator");
+    assert_int_equal(reservations(&f), 0);
+    /* no topology annotation: not ours, not refused */
+    rq r = {"m5", NULL, "plain", NULL, NULL, NULL, 8, 0, rack_affinity("Near", "rack-01")};
+    g = ask(f.ctx, review_rq(&r), "m5");
+    assert_true(g.allowed);
+    assert_string_equal(g.host, "");
+    free_fx(&f);
+}
+
+static void remove_db(const char *dir, const char *db)
+{
+    char p[400];
+    unlink(db);
+    snprintf(p, sizeof p, "%s-wal", db);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", db);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void temp_db(char *dir, size_t ndir, char *db, size_t ndb)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, ndir, "%s/topo-handler-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, ndb, "%s/cache.db", dir);
+}
+
+/* A restart (ctx, cache and lives made again on the same cache file) keeps
+ * the reservation: the same pods get the same hosts, a rival PodSet gets
+ * other nodes. */
+static void test_restart(void **state)
+{
+    (void)state;
+    char dir[256], db[300], hosts[4][64];
+    temp_db(dir, sizeof dir, db, sizeof db);
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    for (int i = 0; i < 4; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "r%d", i);
+        got g = ask(f.ctx, job_pod_of(uid, "train", "u-train", i, 4, RACK, 8), uid);
+        assert_string_not_equal(g.host, "");
+        snprintf(hosts[i], sizeof hosts[i], "%s", g.host);
+    }
+    free_fx(&f);
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    assert_int_equal(reservations(&f), 1);
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.reservations, 1);
+    for (int i = 0; i < 4; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "R%d", i);
+        got g = ask(f.ctx, job_pod_of(uid, "train", "u-train", i, 4, RACK, 8), uid);
+        assert_string_equal(g.host, hosts[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "v%d", i);
+        got g = ask(f.ctx, job_pod_of(uid, "rival", "u-rival", i, 4, RACK, 8), uid);
+        assert_string_not_equal(g.host, "");
+        assert_int_not_equal(rack_no(g.host), rack_no(hosts[0]));
+    }
+    assert_int_equal(reservations(&f), 2);
+    free_fx(&f);
+    remove_db(dir, db);
+}
+
+/* The pod as the API server stores it after our patch: uid, the
+ * reservation and slot annotations, bound to host. */
+static char *stored_pod(const char *uid, const char *name, const char *job_uid, int idx,
+                        const char *reservation, int slot, const char *host)
+{
+    char sidx[16], sslot[16];
+    snprintf(sidx, sizeof sidx, "%d", idx);
+    snprintf(sslot, sizeof sslot, "%d", slot);
+    json_t *pod = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}, "
+        "s:{s:s, s:[{s:s, s:s, s:{s:{s:i}}}]}, s:{s:s}}",
+        "apiVersion", "v1", "kind", "Pod", "metadata", "uid", uid, "name", name, "namespace",
+        "team-a", "resourceVersion", "7", "labels", "batch.kubernetes.io/controller-uid",
+        job_uid, "batch.kubernetes.io/job-completion-index", sidx, "annotations",
+        "kueue.x-k8s.io/podset-required-topology", RACK, TOPO_ADMISSION_RESERVATION_ANNOTATION,
+        reservation, TOPO_ADMISSION_SLOT_ANNOTATION, sslot, "spec", "nodeName", host,
+        "containers", "name", "worker", "image", "x", "resources", "requests", "nvidia.com/gpu",
+        8, "status", "phase", "Running");
+    assert_non_null(pod);
+    char *s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+/* A cached pod carrying the slot annotations binds the slot (a replacement
+ * of the same index meanwhile goes to the same host without taking it);
+ * deleting the pod frees the slot and the replacement claims it. */
+static void test_cached_pod_binds_slot(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    topo_pool *pool = topo_pool_create();
+    assert_non_null(pool);
+    got g0 = ask(f.ctx, job_pod_of("b0", "bind", "u-bind", 0, 2, RACK, 8), "b0");
+    got g1 = ask(f.ctx, job_pod_of("b1", "bind", "u-bind", 1, 2, RACK, 8), "b1");
+    assert_int_equal(g0.slot, 0);
+    assert_int_equal(g1.slot, 1);
+    assert_string_equal(g0.reservation, g1.reservation);
+    char *json = stored_pod("pod-0", "bind-0", "u-bind", 0, g0.reservation, 0, g0.host);
+    assert_int_equal(topo_cache_upsert_pod(f.cache, json, strlen(json), &err), 0);
+    free(json);
+    topo_cache_reservation r = podset_reservation(&f, "team-a/job/u-bind", pool);
+    assert_int_equal(r.nslots, 2);
+    assert_non_null(r.slots[0].pod_uid);
+    assert_string_equal(r.slots[0].pod_uid, "pod-0");
+
+    got g = ask(f.ctx, job_pod_of("b2", "bind", "u-bind", 0, 2, RACK, 8), "b2");
+    assert_string_equal(g.host, g0.host);
+    r = podset_reservation(&f, "team-a/job/u-bind", pool);
+    assert_string_equal(r.slots[0].pod_uid, "pod-0");
+
+    int deleted = 0;
+    assert_int_equal(topo_cache_delete_pod(f.cache, "pod-0", &deleted, &err), 0);
+    assert_int_equal(deleted, 1);
+    r = podset_reservation(&f, "team-a/job/u-bind", pool);
+    assert_null(r.slots[0].pod_uid);
+    g = ask(f.ctx, job_pod_of("b3", "bind", "u-bind", 0, 2, RACK, 8), "b3");
+    assert_string_equal(g.host, g0.host);
+    assert_int_equal(g.slot, 0);
+    r = podset_reservation(&f, "team-a/job/u-bind", pool);
+    assert_non_null(r.slots[0].pod_uid);
+    assert_int_equal(r.nclaimed, 2);
+    topo_pool_free(pool);
+    free_fx(&f);
+}
+
+/* A 32-pod PodSet takes the whole cluster and its pods never arrive: until
+ * the TTL nothing else fits; after it, a tick deletes the reservation and
+ * frees its capacity. */
+static void test_expiry(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    topo_admission_stats st;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 60, NULL};
+    f.now = 1000;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    got g = ask(f.ctx,
+                job_pod_of("e0", "fill", "u-fill", 0, 32, "topology.topo.io/datacenter", 8),
+                "e0");
+    assert_string_not_equal(g.host, "");
+    g = ask(f.ctx, named_pod("e1", NULL, "late", RACK, 8, NULL), "e1");
+    assert_true(g.gated);
+
+    f.now = 1059;
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+    assert_int_equal(reservations(&f), 1);
+    g = ask(f.ctx, named_pod("e2", NULL, "late", RACK, 8, NULL), "e2");
+    assert_true(g.gated);
+
+    f.now = 1061;
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+    assert_int_equal(reservations(&f), 0);
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.reservations, 0);
+    assert_int_equal(st.last_tick, 1061);
+    g = ask(f.ctx, named_pod("e3", NULL, "late", RACK, 8, NULL), "e3");
+    assert_false(g.gated);
+    assert_string_not_equal(g.host, "");
+    /* the new reservation expires at the new clock + TTL */
+    topo_pool *pool = topo_pool_create();
+    topo_cache_reservation r = podset_reservation(&f, "team-a/pod/late", pool);
+    assert_int_equal(r.expires_at, 1061 + 60);
+    topo_pool_free(pool);
+    free_fx(&f);
+}
+
+static void put_job(fx *f, const char *uid, const char *name, int parallelism, int completions)
+{
+    topo_err err = TOPO_ERR_INIT;
+    json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i}}", "apiVersion", "batch/v1",
+                            "kind", "Job", "metadata", "uid", uid, "name", name, "namespace",
+                            "team-a", "spec", "parallelism", parallelism);
+    if (completions > 0)
+        json_object_set_new(json_object_get(job, "spec"), "completions",
+                            json_integer(completions));
+    char *s = json_dumps(job, JSON_COMPACT);
+    json_decref(job);
+    assert_int_equal(topo_cache_upsert_job(f->cache, s, strlen(s), &err), 0);
+    free(s);
+}
+
+/* A Job pod without podset-size: the cached Job's parallelism (capped by
+ * completions) sizes the PodSet; a Job not cached: one pod and a warning. */
+static void test_job_size_from_cache(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    topo_pool *pool = topo_pool_create();
+    put_job(&f, "u-j4", "j4", 4, 0);
+    put_job(&f, "u-j2", "j2", 4, 2);
+    got g = ask(f.ctx, job_pod_of("j0", "j4", "u-j4", 0, 0, RACK, 8), "j0");
+    assert_string_not_equal(g.host, "");
+    assert_string_equal(g.warning, "");
+    assert_int_equal(podset_reservation(&f, "team-a/job/u-j4", pool).nslots, 4);
+    g = ask(f.ctx, job_pod_of("j1", "j2", "u-j2", 0, 0, RACK, 8), "j1");
+    assert_int_equal(podset_reservation(&f, "team-a/job/u-j2", pool).nslots, 2);
+    g = ask(f.ctx, job_pod_of("j2", "j5", "u-j5", 0, 0, RACK, 8), "j2");
+    assert_string_not_equal(g.host, "");
+    assert_contains(g.warning, "Job j5 not in the cache");
+    assert_int_equal(podset_reservation(&f, "team-a/job/u-j5", pool).nslots, 1);
+    topo_pool_free(pool);
+    free_fx(&f);
+}
+
+static char *jobset_pod(const char *uid, int job_index, int idx)
+{
+    char job_uid[32], job_name[32], sji[8], sidx[8];
+    snprintf(job_uid, sizeof job_uid, "u-js-%d", job_index);
+    snprintf(job_name, sizeof job_name, "js-workers-%d", job_index);
+    snprintf(sji, sizeof sji, "%d", job_index);
+    snprintf(sidx, sizeof sidx, "%d", idx);
+    json_t *labels = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "jobset.sigs.k8s.io/jobset-name", "js",
+        "jobset.sigs.k8s.io/replicatedjob-name", "workers",
+        "jobset.sigs.k8s.io/replicatedjob-replicas", "2", "jobset.sigs.k8s.io/job-index", sji,
+        "batch.kubernetes.io/controller-uid", job_uid, "batch.kubernetes.io/job-name", job_name,
+        "batch.kubernetes.io/job-completion-index", sidx);
+    char gen[48];
+    snprintf(gen, sizeof gen, "%s-", job_name);
+    return review(uid, NULL, gen, labels,
+                  json_pack("{s:s}", "kueue.x-k8s.io/podset-required-topology", RACK), 8, 0);
+}
+
+static char *lws_pod(const char *uid, const char *name, const char *worker)
+{
+    json_t *labels = json_pack("{s:s, s:s, s:s}", "leaderworkerset.sigs.k8s.io/name", "lws",
+                               "leaderworkerset.sigs.k8s.io/group-index", "0",
+                               "leaderworkerset.sigs.k8s.io/worker-index", worker);
+    json_t *ann = json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                            "leaderworkerset.sigs.k8s.io/size", "4");
+    return review(uid, name, NULL, labels, ann, 8, 0);
+}
+
+/* JobSet: one PodSet per replicated job, replicas x parallelism pods,
+ * ranked job-index x parallelism + index. LWS: the leader alone, the
+ * size-1 workers ranked worker-index - 1. */
+static void test_jobset_and_lws(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    topo_pool *pool = topo_pool_create();
+    put_job(&f, "u-js-0", "js-workers-0", 2, 0);
+    put_job(&f, "u-js-1", "js-workers-1", 2, 0);
+    got a = ask(f.ctx, jobset_pod("s0", 1, 1), "s0");
+    assert_int_equal(a.slot, 3);
+    got b = ask(f.ctx, jobset_pod("s1", 0, 1), "s1");
+    assert_int_equal(b.slot, 1);
+    assert_string_equal(a.reservation, b.reservation);
+    assert_string_not_equal(a.host, b.host);
+    assert_int_equal(rack_no(a.host), rack_no(b.host));
+    topo_cache_reservation r = podset_reservation(&f, "team-a/jobset/js/workers", pool);
+    assert_int_equal(r.nslots, 4);
+    assert_int_equal(r.nclaimed, 2);
+
+    got l = ask(f.ctx, lws_pod("l0", "lws-0", "0"), "l0");
+    assert_int_equal(l.slot, 0);
+    assert_int_equal(podset_reservation(&f, "team-a/lws/lws/0/leader", pool).nslots, 1);
+    got w2 = ask(f.ctx, lws_pod("l2", "lws-0-2", "2"), "l2");
+    assert_int_equal(w2.slot, 1);
+    got w1 = ask(f.ctx, lws_pod("l1", "lws-0-1", "1"), "l1");
+    assert_int_equal(w1.slot, 0);
+    assert_string_equal(w1.reservation, w2.reservation);
+    assert_string_not_equal(w1.reservation, l.reservation);
+    r = podset_reservation(&f, "team-a/lws/lws/0/workers", pool);
+    assert_int_equal(r.nslots, 3);
+    assert_int_equal(reservations(&f), 3);
+    topo_pool_free(pool);
+    free_fx(&f);
+}
+
+static int has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* spine-topo (levels spine/hostname, nodes of spine-b) before rack-topo
+ * (leaf/rack/hostname, every node), default policy deny. */
+static void test_two_topologies(void **state)
+{
+    (void)state;
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_DENY, NULL, 0, 1, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    /* a level only spine-topo has */
+    got g = ask(f.ctx, named_pod("w1", NULL, "spine", "topology.topo.io/spine", 8, NULL), "w1");
+    assert_true(has_prefix(g.reservation, "spine-topo."));
+    assert_true(rack_no(g.host) >= 5);
+    /* a level only rack-topo has */
+    g = ask(f.ctx, named_pod("w2", NULL, "rack", RACK, 8, NULL), "w2");
+    assert_true(has_prefix(g.reservation, "rack-topo."));
+    /* both have hostname: the first */
+    g = ask(f.ctx, named_pod("w3", NULL, "host", "kubernetes.io/hostname", 8, NULL), "w3");
+    assert_true(has_prefix(g.reservation, "spine-topo."));
+    assert_true(rack_no(g.host) >= 5);
+    /* a nodeSelector contradicting spine-topo's node labels skips it */
+    g = ask(f.ctx,
+            named_pod("w4", NULL, "host-a", "kubernetes.io/hostname", 8,
+                      json_pack("{s:{s:s}}", "nodeSelector", "topology.topo.io/spine",
+                                "spine-a")),
+            "w4");
+    assert_true(has_prefix(g.reservation, "rack-topo."));
+    assert_true(rack_no(g.host) <= 4);
+    /* a level no topology has: the default policy */
+    g = ask(f.ctx, named_pod("w5", NULL, "zone", "topology.topo.io/zone", 8, NULL), "w5");
+    assert_false(g.allowed);
+    assert_int_equal(g.code, 403);
+    assert_contains(g.msg, "no configured topology has level topology.topo.io/zone");
+    assert_int_equal(reservations(&f), 4);
+    free_fx(&f);
+}
+
+static int strict_ns(void *payload, const char *ns, topo_admission_policy *out)
+{
+    (*(int *)payload)++;
+    if (strcmp(ns, "strict") != 0)
+        return 0;
+    *out = TOPO_ADMISSION_POLICY_DENY;
+    return 1;
+}
+
+/* The namespace hook overrides the topology's policy (gate) for "strict". */
+static void test_namespace_policy(void **state)
+{
+    (void)state;
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    /* the hook needs a payload: a ctx made with it */
+    topo_admission_ctx_free(f.ctx);
+    int calls = 0;
+    topo_err err = TOPO_ERR_INIT;
+    topo_admission_topology t = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
+                                 f.live};
+    topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+    ao.topologies = &t;
+    ao.ntopologies = 1;
+    ao.cache = f.cache;
+    ao.ns_policy = strict_ns;
+    ao.ns_policy_payload = &calls;
+    assert_int_equal(topo_admission_ctx_create(&f.ctx, &ao, &err), 0);
+
+    got g = ask(f.ctx, named_pod("n1", "strict", "big", RACK, 16, NULL), "n1");
+    assert_false(g.allowed);
+    assert_int_equal(g.code, 403);
+    g = ask(f.ctx, named_pod("n2", "team-a", "big", RACK, 16, NULL), "n2");
+    assert_true(g.allowed);
+    assert_true(g.gated);
+    /* a pod that fits is placed whatever its namespace's policy */
+    g = ask(f.ctx, named_pod("n3", "strict", "small", RACK, 8, NULL), "n3");
+    assert_true(g.allowed);
+    assert_string_not_equal(g.host, "");
+    assert_true(calls >= 3);
+    free_fx(&f);
+}
+
+static char *gated_pod(const char *uid, const char *name, int gated)
+{
+    json_t *pod = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:[{s:s, s:s, s:{s:{s:i}}}]}}",
+        "apiVersion", "v1", "kind", "Pod", "metadata", "uid", uid, "name", name, "namespace",
+        "team-a", "annotations", "kueue.x-k8s.io/podset-required-topology", RACK,
+        TOPO_ADMISSION_WAIT_REASON_ANNOTATION, "does not fit", TOPO_ADMISSION_PODSET_ANNOTATION,
+        "team-a/pod/gp", "spec", "containers", "name", "worker", "image", "x", "resources",
+        "requests", "nvidia.com/gpu", 8);
+    assert_non_null(pod);
+    if (gated)
+        json_object_set_new(json_object_get(pod, "spec"), "schedulingGates",
+                            json_pack("[{s:s}]", "name", TOPO_ADMISSION_WAIT_GATE));
+    char *s = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return s;
+}
+
+/* Index of the operation (op, path[, value]) in ops, -1 when absent. */
+static long find_op(const json_t *ops, const char *op, const char *path, const char *value)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(ops, i, o) {
+        const char *v = json_string_value(json_object_get(o, "value"));
+        if (strcmp(json_string_value(json_object_get(o, "op")), op) == 0 &&
+            strcmp(json_string_value(json_object_get(o, "path")), path) == 0 &&
+            (value == NULL || (v != NULL && strcmp(v, value) == 0)))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* ungate_pod: TOPO_ENOFIT while a reservation fills the cluster; once
+ * another connection deleted it and a tick saw that, a patch that tests and
+ * removes the gate, removes the wait annotations and adds the nodeSelector.
+ * A pod without the gate: TOPO_EINVALID. */
+static void test_ungate_pod(void **state)
+{
+    (void)state;
+    char dir[256], db[300];
+    temp_db(dir, sizeof dir, db, sizeof db);
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    topo_err err = TOPO_ERR_INIT;
+    got fill = ask(f.ctx,
+                   job_pod_of("u0", "fill", "u-fill", 0, 32, "topology.topo.io/datacenter", 8),
+                   "u0");
+    assert_string_not_equal(fill.reservation, "");
+
+    char *pod = gated_pod("gp-uid", "gp", 1), *patch = NULL;
+    assert_int_equal(topo_admission_ungate_pod(f.ctx, pod, strlen(pod), &patch, &err),
+                     TOPO_ENOFIT);
+    assert_null(patch);
+
+    /* another replica (its own connection) drops the reservation */
+    topo_cache *other = NULL;
+    int deleted = 0;
+    assert_int_equal(topo_cache_open(&other, db, NULL, &err), 0);
+    assert_int_equal(topo_cache_reservation_delete(other, fill.reservation, &deleted, &err), 0);
+    assert_int_equal(deleted, 1);
+    topo_cache_close(other);
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+
+    assert_int_equal(topo_admission_ungate_pod(f.ctx, pod, strlen(pod), &patch, &err), 0);
+    free(pod);
+    json_error_t jerr;
+    json_t *ops = json_loads(patch, 0, &jerr);
+    free(patch);
+    assert_non_null(ops);
+    long t = find_op(ops, "test", "/spec/schedulingGates/0/name", TOPO_ADMISSION_WAIT_GATE);
+    long r = find_op(ops, "remove", "/spec/schedulingGates/0", NULL);
+    assert_true(t >= 0);
+    assert_true(r > t);
+    assert_true(find_op(ops, "remove", "/metadata/annotations/topology.topo.io~1wait-reason",
+                        NULL) >= 0);
+    assert_true(find_op(ops, "remove", "/metadata/annotations/topology.topo.io~1podset", NULL) >=
+                0);
+    const char *host = patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname");
+    assert_non_null(host);
+    (void)rack_no(host);
+    assert_non_null(patched(ops, "/metadata/annotations", TOPO_ADMISSION_RESERVATION_ANNOTATION));
+    json_decref(ops);
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.ungated, 1);
+
+    pod = gated_pod("free-uid", "free", 0);
+    assert_int_equal(topo_admission_ungate_pod(f.ctx, pod, strlen(pod), &patch, &err),
+                     TOPO_EINVALID);
+    assert_null(patch);
+    free(pod);
+    free_fx(&f);
+    remove_db(dir, db);
+}
+
+/* The counters follow what the handler did. */
+static void test_stats(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    topo_admission_stats st;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 0, NULL};
+    f.now = 500;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.placed + st.reserved + st.gated + st.denied + st.passed, 0);
+    assert_int_equal(st.last_tick, 500); /* ctx_create ticks */
+    (void)ask(f.ctx, job_pod_of("s0", "st", "u-st", 0, 2, RACK, 8), "s0");
+    (void)ask(f.ctx, job_pod_of("s1", "st", "u-st", 1, 2, RACK, 8), "s1");
+    /* a third pod of the two-pod PodSet (index beyond it): no slot left */
+    got g = ask(f.ctx, job_pod_of("s2", "st", "u-st", 2, 2, RACK, 8), "s2");
+    assert_string_equal(g.host, "");
+    assert_contains(g.warning, "not placed");
+    (void)ask(f.ctx, review("s3", "plain", NULL, NULL, NULL, 8, 0), "s3");
+    (void)ask(f.ctx, named_pod("s4", NULL, "big", RACK, 16, NULL), "s4");
+    (void)ask(f.ctx,
+              review("s5", "bad", NULL, NULL,
+                     json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                               TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, "x"),
+                     8, 0),
+              "s5");
+    f.now = 510;
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.placed, 2);
+    assert_int_equal(st.reserved, 1);
+    assert_int_equal(st.ignored, 1);
+    assert_int_equal(st.passed, 1);
+    assert_int_equal(st.gated, 1);
+    assert_int_equal(st.denied, 1);
+    assert_int_equal(st.ungated, 0);
+    assert_int_equal(st.errors, 0);
+    assert_int_equal(st.reservations, 1);
+    assert_int_equal(st.last_tick, 510);
+    free_fx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indexed_job_one_rack), cmocka_unit_test(test_reservation_charged),
         cmocka_unit_test(test_no_fit_policies),      cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_pass_through),         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_tolerations),          cmocka_unit_test(test_required_affinity),
+        cmocka_unit_test(test_malformed_affinity),   cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_cached_pod_binds_slot), cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_job_size_from_cache),  cmocka_unit_test(test_jobset_and_lws),
+        cmocka_unit_test(test_two_topologies),       cmocka_unit_test(test_namespace_policy),
+        cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
