@@ -45,7 +45,8 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
     if (term != NULL && !json_is_null(term) && !json_is_object(term))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(term));
-    if ((error = topo_decode_member(&exprs, term, "matchExpressions", path, JSON_ARRAY, 0, err)) < 0 ||
+    if ((error = topo_decode_member(&exprs, term, "matchExpressions", path, JSON_ARRAY, 0,
+                                    err)) < 0 ||
         (error = topo_decode_member(&fields, term, "matchFields", path, JSON_ARRAY, 0, err)) < 0)
         return error;
     if (json_array_size(fields) > 0)
@@ -154,7 +155,8 @@ static int decode_preferred(topo_node_affinity *out, const json_t *pref, const c
             return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
                                 topo_decode_type_name(e));
         if ((error = topo_decode_int(&weight, e, "weight", ip, 1, err)) < 0 ||
-            (error = topo_decode_member(&preference, e, "preference", ip, JSON_OBJECT, 1, err)) < 0 ||
+            (error = topo_decode_member(&preference, e, "preference", ip, JSON_OBJECT, 1,
+                                        err)) < 0 ||
             (error = decode_exprs(&t[i].term.exprs, &t[i].term.nexprs, preference,
                                   P(tp, ip, "preference"), pool, err)) < 0)
             return error;

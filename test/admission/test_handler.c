@@ -745,6 +745,18 @@ static void test_malformed_affinity(void **state)
                            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
                            "matchExpressions[0].operator");
     assert_contains(g.msg, "\"Near\"");
+    /* the second expression of a term is named as such */
+    g = ask(f.ctx,
+            named_pod("m1b", NULL, "bad-second", RACK, 8,
+                      json_pack("{s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}, {s:s, s:s}]}]}}}}",
+                                "affinity", "nodeAffinity",
+                                "requiredDuringSchedulingIgnoredDuringExecution",
+                                "nodeSelectorTerms", "matchExpressions", "key", RACK, "operator",
+                                "In", "values", "rack-01", "key", "gpu", "operator", "In")),
+            "m1b");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "nodeSelectorTerms[0].matchExpressions[1].values: must be specified "
+                           "when operator is In");
     g = ask(f.ctx,
             named_pod("m2", NULL, "bad-type", RACK, 8, json_pack("{s:s}", "affinity", "x")),
             "m2");
