@@ -162,8 +162,11 @@ for n in "${sizes[@]}"; do
         expect="nopatch"
         [ "$kind" = topology ] && expect="patch"
         for c in "${conns_list[@]}"; do
+            # Reservations in a cache file, as in a cluster (an emptyDir):
+            # SQLite's pages then live in the page cache, not the heap.
+            rm -f "$tmp/cache-$n.db" "$tmp/cache-$n.db-wal" "$tmp/cache-$n.db-shm"
             run_row "admission-$n" "$kind" "$expect" "$c" \
-                --inventory "$tmp/nodes-$n.json" --levels "$levels"
+                --inventory "$tmp/nodes-$n.json" --levels "$levels" --db "$tmp/cache-$n.db"
         done
     done
 done

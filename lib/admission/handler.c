@@ -660,11 +660,53 @@ static char *new_reservation_id(const char *topology_name, topo_pool *pool)
                 b[4], b[5], b[6], b[7]);
 }
 
-/* Stores the PodSet's reservation, claims the pod's slot and charges the
- * live snapshot, all under mu. 0, or an error (nothing stored). */
-static int reserve(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
-                   const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
-                   topo_cache_reservation *out, topo_pool *pool, topo_err *err)
+/* The reservation as the cache will hold it, built in memory (no read
+ * back): its slots in assignment order, all free. */
+static int describe_reservation(topo_cache_reservation *r, const topo_cache_reservation_spec *spec,
+                                const topo_assignment *as, topo_pool *pool, topo_err *err)
+{
+    size_t nslots = 0;
+    for (size_t d = 0; d < as->ndomains; d++)
+        nslots += (size_t)as->domains[d].count;
+    topo_cache_slot *slots = topo_pool_calloc(pool, nslots + 1, sizeof(*slots));
+    json_t *doc = topo_codec_assignment_json(as);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    memset(r, 0, sizeof(*r));
+    r->assignment_json = text ? topo_pool_strdup(pool, text) : NULL;
+    free(text);
+    if (slots == NULL || r->assignment_json == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t d = 0; d < as->ndomains; d++)
+        for (int32_t c = 0; c < as->domains[d].count; c++, k++) {
+            slots[k].index = (int32_t)k;
+            slots[k].values = as->domains[d].values;
+            slots[k].nvalues = as->nlevels;
+        }
+    r->id = spec->id;
+    r->podset_key = spec->podset_key;
+    r->topology_name = spec->topology_name;
+    r->levels = spec->levels;
+    r->nlevels = spec->nlevels;
+    r->assignment_levels = as->levels;
+    r->nassignment_levels = as->nlevels;
+    r->requests = spec->requests;
+    r->nrequests = spec->nrequests;
+    r->created_at = spec->created_at;
+    r->expires_at = spec->expires_at;
+    r->slots = slots;
+    r->nslots = nslots;
+    return 0;
+}
+
+/* Stores the PodSet's reservation and claims the pod's slot in one
+ * transaction (mu held). 0 with *r and *p filled; 1 when the pod gets no
+ * slot (*why); <0 on errors, nothing stored. */
+static int reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+                             const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
+                             topo_cache_reservation *r, placement *p, const char **why,
+                             topo_pool *pool, topo_err *err)
 {
     const topology *tp = &ctx->topos[t];
     topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
@@ -680,11 +722,20 @@ static int reserve(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
     spec.nrequests = ps->nrequests;
     spec.created_at = now;
     spec.expires_at = now + ctx->ttl;
-    int rc = topo_cache_reservation_create(ctx->cache, &spec, err);
-    if (rc == 0)
-        rc = topo_cache_reservation_get(out, ctx->cache, spec.id, pool, err);
+    int rc = describe_reservation(r, &spec, as, pool, err);
+    if (rc < 0 || (rc = topo_cache_begin(ctx->cache, err)) < 0)
+        return rc;
+    int got = 0;
+    if ((rc = topo_cache_reservation_create(ctx->cache, &spec, err)) == 0 &&
+        (got = claim(ctx, p, r, id, 0, now, why, pool, err)) >= 0)
+        rc = topo_cache_commit(ctx->cache, err);
+    else
+        topo_cache_rollback(ctx->cache, NULL);
+    if (rc == 0 && got < 0)
+        rc = got;
     if (rc < 0)
         return rc;
+    /* Stored: charge the live snapshot. */
     for (size_t d = 0; d < as->ndomains; d++) {
         topo_err perr = TOPO_ERR_INIT;
         if (push(ctx, t, spec.id, as->domains[d].values, as->nlevels, as->domains[d].count,
@@ -695,7 +746,7 @@ static int reserve(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
      * keep the gauge current here (the next resync corrects it). */
     ctx->reservations++;
     atomic_fetch_add(&ctx->reserved, 1);
-    return 0;
+    return got;
 }
 
 /* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
@@ -916,10 +967,14 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         rc = compute(ctx, tp, &ps, &as, &failure, pool, &err);
     }
     int stored = 0;
-    if (found == 0 && rc == 0 && as != NULL)
-        stored = reserve(ctx, (size_t)t, &id, &ps, as, now, &r, pool, &err);
-    if (found >= 0 && rc == 0 && stored == 0 && as != NULL)
+    if (found == 0 && rc == 0 && as != NULL) {
+        got = reserve_and_claim(ctx, (size_t)t, &id, &ps, as, now, &r, &p, &why, pool, &err);
+        stored = got < 0 ? got : 0;
+        got = got < 0 ? 0 : got;
+    } else if (found == 1) {
+        rc = 0; /* placed by another pod of the PodSet: our computation is moot */
         got = claim(ctx, &p, &r, &id, 0, now, &why, pool, &err);
+    }
     pthread_mutex_unlock(&ctx->mu);
     if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM ||
         stored == TOPO_ENOMEM)
@@ -928,7 +983,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         goto internal;
     if (rc < 0)
         goto engine_error;
-    if (as == NULL)
+    if (found == 0 && as == NULL)
         return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
     if (got == 1)
         goto unplaced;
