@@ -24,7 +24,8 @@ struct wh_placement {
     size_t ntopos;
     topo_live **lives;
     topo_admission_topology *topos;
-    topo_cache *cache; /* the admission ctx's connection */
+    topo_cache *cache; /* the admission ctx's connection: never checkpoints */
+    topo_cache *checkpointer; /* checkpoints the WAL from the owner's thread */
     topo_admission_ctx *ctx;
     int is_static;
 
@@ -166,8 +167,15 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
         if (o->policy >= 0)
             p->topos[i].policy = (topo_admission_policy)o->policy;
     }
-    if (rc == 0)
-        rc = topo_cache_open(&p->cache, o->db_path ? o->db_path : ":memory:", NULL, err);
+    if (rc == 0) {
+        /* Requests write reservations; the WAL is copied back into the
+         * file by the owner's tick, off the request path. */
+        topo_cache_opts co = TOPO_CACHE_OPTS_INIT;
+        co.manual_checkpoint = 1;
+        rc = topo_cache_open(&p->cache, o->db_path ? o->db_path : ":memory:", &co, err);
+        if (rc == 0 && o->db_path != NULL)
+            rc = topo_cache_open(&p->checkpointer, o->db_path, &co, err);
+    }
     if (rc == 0 && p->is_static)
         rc = load_static(p, o, err);
     if (rc == 0 && !p->is_static)
@@ -215,6 +223,9 @@ void wh_placement_tick(wh_placement *p)
     topo_err err = TOPO_ERR_INIT;
     if (topo_admission_tick(p->ctx, &err) < 0)
         topo_log(TOPO_LOG_WARN, "reservations housekeeping: %s", err.text);
+    topo_err_clear(&err);
+    if (p->checkpointer != NULL && topo_cache_checkpoint(p->checkpointer, NULL, &err) < 0)
+        topo_log(TOPO_LOG_WARN, "cache checkpoint: %s", err.text);
     if (p->filler != NULL) {
         topo_filler_stats fs;
         topo_filler_get_stats(p->filler, &fs);
@@ -288,17 +299,13 @@ char *wh_placement_metrics(void *payload)
         "# HELP topo_webhook_podsets_reserved_total PodSets placed and reserved.\n"
         "# TYPE topo_webhook_podsets_reserved_total counter\n"
         "topo_webhook_podsets_reserved_total %llu\n"
-        "# HELP topo_webhook_placements_recomputed_total Placements computed again because the "
-        "snapshot changed meanwhile.\n"
-        "# TYPE topo_webhook_placements_recomputed_total counter\n"
-        "topo_webhook_placements_recomputed_total %llu\n"
         "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
         "# TYPE topo_webhook_errors_total counter\n"
         "topo_webhook_errors_total %llu\n"
         "# HELP topo_webhook_reservations Reservations held in the cache.\n"
         "# TYPE topo_webhook_reservations gauge\n"
         "topo_webhook_reservations %zu\n",
-        (unsigned long long)s.reserved, (unsigned long long)s.recomputed,
+        (unsigned long long)s.reserved,
         (unsigned long long)s.errors, s.reservations);
     add(&t, "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
             "the API server (0 with a static inventory).\n"
@@ -356,6 +363,7 @@ void wh_placement_free(wh_placement *p)
     topo_ns_policy_free(p->ns);
     topo_admission_ctx_free(p->ctx);
     topo_cache_close(p->cache);
+    topo_cache_close(p->checkpointer);
     for (size_t i = 0; p->lives != NULL && i < p->ntopos; i++)
         topo_live_free(p->lives[i]);
     free(p->lives);

@@ -288,12 +288,12 @@ typedef struct topo_admission_opts {
 #define TOPO_ADMISSION_OPTS_INIT \
     {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, TOPO_ADMISSION_POLICY_GATE}
 
-/* The handler's state. Placement reads a topology's live snapshot without
- * a lock held (several requests compute at once); the reservation that
- * results is written under one mutex, after checking the snapshot did not
- * change meanwhile (else it is computed again under the mutex), to the cache
- * (durably: a restart loses nothing) and to the live snapshot (at once, so
- * the next request sees the capacity gone). */
+/* The handler's state. A PodSet is placed under one mutex (every placement
+ * changes the snapshot the next one reads): the engine on the topology's
+ * live snapshot, then the reservation written to the cache (a restart loses
+ * nothing) and charged on the live snapshot at once (the next request sees
+ * the capacity gone). Pods of PodSets already placed only claim a slot.
+ * dryRun requests compute without the mutex and store nothing. */
 typedef struct topo_admission_ctx topo_admission_ctx;
 
 /* Loads the reservations the cache holds into the topologies' lives. */
@@ -308,7 +308,6 @@ typedef struct topo_admission_stats {
     uint64_t denied;       /* pods refused (policy deny, or malformed) */
     uint64_t ignored;      /* pods admitted unplaced (policy ignore, slots exhausted, conflicts) */
     uint64_t passed;       /* requests passed through (not ours) */
-    uint64_t recomputed;   /* placements computed again because the snapshot changed */
     uint64_t ungated;      /* pods placed by topo_admission_ungate_pod */
     uint64_t errors;       /* internal errors (cache, memory) */
     size_t reservations;   /* live reservations (cache rows) after the last tick */

@@ -60,11 +60,17 @@ typedef struct topo_cache_opts {
      * synchronous=FULL (survives power loss); 0 (default): NORMAL (survives
      * the process being killed). See "Durability" above. Since version 2. */
     int reservation_sync_full;
+    /* 1: this connection never checkpoints the WAL on its own (SQLite does
+     * it at some commit, which then takes milliseconds: a latency spike on a
+     * request path); the owner calls topo_cache_checkpoint, typically from
+     * another connection on another thread. Since version 3. */
+    int manual_checkpoint;
 } topo_cache_opts;
 
-/* Version 1 options (without reservation_sync_full) are still accepted. */
-#define TOPO_CACHE_OPTS_VERSION 2
-#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0}
+/* Versions 1 and 2 options (before reservation_sync_full, manual_checkpoint)
+ * are still accepted. */
+#define TOPO_CACHE_OPTS_VERSION 3
+#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0, 0}
 
 /* Opens (or creates) the cache file and migrates its schema to
  * TOPO_CACHE_SCHEMA_VERSION in one transaction. opts may be NULL (defaults).
@@ -78,6 +84,11 @@ void topo_cache_close(topo_cache *cache);
 
 /* The schema version of an open cache (always TOPO_CACHE_SCHEMA_VERSION). */
 int topo_cache_schema_version(const topo_cache *cache);
+
+/* Copies the WAL's committed pages into the database file without waiting
+ * for readers or blocking writers (a PASSIVE checkpoint). *out_pages (may be
+ * NULL) gets the WAL's size in pages. A no-op for an in-memory cache. */
+int topo_cache_checkpoint(topo_cache *cache, int *out_pages, topo_err *err) TOPO_MUST_CHECK;
 
 /* SQLite's PRAGMA data_version of this connection: it changes when ANOTHER
  * connection (in this or another process) committed a change to the file

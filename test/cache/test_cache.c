@@ -1410,7 +1410,7 @@ static void test_cache__reservation_sync_option(void **state)
     topo_cache *c = NULL;
     topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
 
-    assert_int_equal(opts.version, 2);
+    assert_int_equal(opts.version, 3);
     assert_int_equal(opts.reservation_sync_full, 0);
     /* default NORMAL: 16 reservation commits, (almost) no syncs */
     long normal = claims_syncs(f, NULL, 0);
@@ -1423,21 +1423,69 @@ static void test_cache__reservation_sync_option(void **state)
     assert_true(durable >= 8); /* begin_durable still commits with FULL */
 
     /* version 1 options are read without the new field; bad values refused */
-    topo_cache_opts v1 = {1, 1, 1000, 7}; /* a v1 caller never set the 4th field */
+    topo_cache_opts v1 = {1, 1, 1000, 7, 0}; /* a v1 caller never set the 4th field */
     must(topo_cache_open(&c, f->path, &v1, &err), &err);
     topo_cache_close(c);
     c = NULL;
     opts.reservation_sync_full = 2;
     assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "reservation_sync_full"));
-    opts.version = 3;
+    opts.version = 4;
     assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
+}
+
+/* Writes n one-row transactions (each appends WAL frames) and returns the
+ * WAL's size in pages as a checkpoint from a second connection sees it. */
+static int wal_pages_after(fx *f, int manual, int n)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL, *ck = NULL;
+    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_resource alloc[1] = {{"cpu", 1000}};
+    char name[32];
+    int pages = -1;
+    opts.manual_checkpoint = manual;
+    remove(f->path);
+    must(topo_cache_open(&c, f->path, &opts, &err), &err);
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "node-%05d", i);
+        topo_node_spec spec = {name, NULL, 0, alloc, 1, NULL, 0, 0, 1};
+        must(topo_cache_put_node(c, &spec, NULL, &err), &err);
+    }
+    opts.manual_checkpoint = 1;
+    must(topo_cache_open(&ck, f->path, &opts, &err), &err);
+    must(topo_cache_checkpoint(ck, &pages, &err), &err);
+    topo_cache_close(ck);
+    topo_cache_close(c);
+    return pages;
+}
+
+/* manual_checkpoint: the writer's commits never checkpoint (the WAL keeps
+ * every frame until topo_cache_checkpoint); by default SQLite checkpoints
+ * at 1000 pages and the WAL starts over. */
+static void test_cache__manual_checkpoint(void **state)
+{
+    fx *f = *state;
+    int manual = wal_pages_after(f, 1, 1500);
+    int automatic = wal_pages_after(f, 0, 1500);
+    print_message("WAL pages after 1500 commits: manual %d, automatic %d\n", manual, automatic);
+    assert_true(manual >= 1500);
+    assert_true(automatic < 1100);
+    /* in memory: a no-op */
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *m = NULL;
+    int pages = -1;
+    must(topo_cache_open(&m, ":memory:", NULL, &err), &err);
+    must(topo_cache_checkpoint(m, &pages, &err), &err);
+    assert_int_equal(pages, 0);
+    topo_cache_close(m);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cache__schema_fresh, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__manual_checkpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__migrate_from_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__migrate_from_v0, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__refuse, setup, teardown),

@@ -422,10 +422,12 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
 
     *out = NULL;
     if (opts != NULL) {
-        if (opts->version == 1) {
-            /* Version 1 ends before reservation_sync_full: read only its fields. */
+        if (opts->version == 1 || opts->version == 2) {
+            /* Older versions end before later fields: read only theirs. */
             o.create = opts->create;
             o.busy_timeout_ms = opts->busy_timeout_ms;
+            if (opts->version == 2)
+                o.reservation_sync_full = opts->reservation_sync_full;
         } else if (opts->version == TOPO_CACHE_OPTS_VERSION) {
             o = *opts;
         } else {
@@ -464,6 +466,8 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
         error = cache_sql_error(c, rc, "busy_timeout", err);
         goto cleanup;
     }
+    if (o.manual_checkpoint)
+        sqlite3_wal_autocheckpoint(c->db, 0);
     if ((error = set_pragmas(c, path, err)) < 0 || (error = migrate(c, path, err)) < 0 ||
         (error = exec_sql(c, "CREATE TEMP TABLE relist_seen(key TEXT PRIMARY KEY)", "relist table",
                           err)) < 0)
@@ -497,6 +501,21 @@ int topo_cache_schema_version(const topo_cache *cache)
 int cache_reservation_mode(const topo_cache *c)
 {
     return c->reservation_sync_full ? CACHE_OP_DURABLE : CACHE_OP_WRITE;
+}
+
+int topo_cache_checkpoint(topo_cache *cache, int *out_pages, topo_err *err)
+{
+    int log = 0, done = 0;
+    if (out_pages != NULL)
+        *out_pages = 0;
+    if (cache == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: checkpoint: missing argument");
+    int rc = sqlite3_wal_checkpoint_v2(cache->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        return cache_sql_error(cache, rc, "checkpoint", err);
+    if (out_pages != NULL)
+        *out_pages = log > 0 ? log : 0;
+    return 0;
 }
 
 int topo_cache_data_version(topo_cache *cache, int64_t *out, topo_err *err)
