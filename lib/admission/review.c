@@ -134,18 +134,25 @@ static int decode_gates(topo_admission_pod *pod, const json_t *spec, topo_pool *
     return 0;
 }
 
-/* spec.tolerations and spec.affinity.nodeAffinity (what the engine filters
- * nodes by besides nodeSelector). Read for topology pods only: a pod the
- * webhook passes through is never refused over them (DaemonSet pods carry
- * matchFields terms, which the engine cannot honour). */
+/* The effective requests, spec.tolerations and spec.affinity.nodeAffinity
+ * (what the engine places by besides nodeSelector). Read for topology pods
+ * only: a pod the webhook passes through costs no more than its metadata,
+ * and is never refused over fields the webhook does not use (DaemonSet pods
+ * carry matchFields terms, which the engine cannot honour). */
 static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
                                   topo_err *err)
 {
     const json_t *m = NULL;
     topo_toleration *tol = NULL;
+    topo_resource *res = NULL;
     topo_node_affinity na;
     size_t n = 0;
     int rc;
+
+    if ((rc = topo_pod_requests(&res, &n, spec, P_OBJ ".spec", pool, err)) < 0)
+        return rc;
+    pod->requests = res;
+    pod->nrequests = n;
 
     if ((rc = topo_decode_member(&m, spec, "tolerations", P_OBJ ".spec", JSON_ARRAY, 0, err)) < 0 ||
         (rc = topo_decode_tolerations(&tol, &n, m, P_OBJ ".spec.tolerations", pool, err)) < 0)
@@ -166,7 +173,6 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
 {
     const json_t *meta = NULL, *spec = NULL, *m = NULL;
     topo_kv *kv;
-    topo_resource *res;
     size_t n;
     int rc;
 
@@ -211,11 +217,6 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
     pod->nnode_selector = n;
     if ((rc = decode_gates(pod, spec, pool, err)) < 0)
         return rc;
-    if ((rc = topo_pod_requests(&res, &n, spec, P_OBJ ".spec", pool, err)) < 0)
-        return rc;
-    pod->requests = res;
-    pod->nrequests = n;
-
     /* Annotations and labels are already copied: point into them. */
     {
         const topo_kv *a = pod->annotations, *l = pod->labels;
