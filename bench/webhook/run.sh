@@ -5,6 +5,7 @@
 #   bench/webhook/run.sh                 # Release build in build-bench/
 #   DURATION=5 bench/webhook/run.sh      # seconds per wrk run (default 10)
 #   BUILD_DIR=build-rel SIZES="10000" CONNS="1 32" bench/webhook/run.sh
+#   DB_DIR=/var/tmp bench/webhook/run.sh  # reservations on disk (default /dev/shm)
 #
 # Server configurations: noop (topo-webhook --noop, the transport floor),
 # then admission over each inventory size (default 1,000 and 10,000 nodes).
@@ -151,6 +152,8 @@ run_row() {
 
 # The machine is shared: the load average before and after says how much
 # the figures can be trusted.
+db_dir=${DB_DIR:-/dev/shm}
+[ -d "$db_dir" ] && [ -w "$db_dir" ] || db_dir=$tmp
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for kind in topology passthrough; do
     for c in "${conns_list[@]}"; do
@@ -162,11 +165,15 @@ for n in "${sizes[@]}"; do
         expect="nopatch"
         [ "$kind" = topology ] && expect="patch"
         for c in "${conns_list[@]}"; do
-            # Reservations in a cache file, as in a cluster (an emptyDir):
-            # SQLite's pages then live in the page cache, not the heap.
-            rm -f "$tmp/cache-$n.db" "$tmp/cache-$n.db-wal" "$tmp/cache-$n.db-shm"
+            # Reservations in a cache file as the chart deploys it: an
+            # emptyDir with medium Memory (tmpfs; survives container
+            # restarts like a disk emptyDir). DB_DIR=/some/disk measures a
+            # disk-backed file instead (the WAL's writes then add ms tails).
+            db="$db_dir/topo-bench-$$-$n.db"
+            rm -f "$db" "$db-wal" "$db-shm"
             run_row "admission-$n" "$kind" "$expect" "$c" \
-                --inventory "$tmp/nodes-$n.json" --levels "$levels" --db "$tmp/cache-$n.db"
+                --inventory "$tmp/nodes-$n.json" --levels "$levels" --db "$db"
+            rm -f "$db" "$db-wal" "$db-shm"
         done
     done
 done
