@@ -206,6 +206,32 @@ def case_deny_ignore(args, pki, tmp, api):
     expect(wha.ops_of(resp) == [], "ignore: unchanged (no patch): %r" % resp.get("patch"))
 
 
+def case_namespace_override(args, pki, tmp, api):
+    """A namespace labelled topology.topo.io/no-fit-policy=deny overrides the
+    topology's gate policy for its pods only (the label is the default
+    namespacePolicyLabel, watched by the webhook's namespace-policy thread)."""
+    for name, labels in (("strict", {"topology.topo.io/no-fit-policy": "deny"}),
+                         (NS, {})):
+        status, out = api.request("POST", "/api/v1/namespaces",
+                                  {"apiVersion": "v1", "kind": "Namespace",
+                                   "metadata": {"name": name, "labels": labels}})
+        expect(status in (201, 409), "namespace %s created: %d %r" % (name, status, out))
+    w = start_webhook(args.webhook, pki, tmp, api, "ns-override", "gate")
+    try:
+        strict = big_pod(0, job="strict")
+        strict["metadata"]["namespace"] = "strict"
+        denied = w.admit("ns-strict-0", strict)
+        gated = w.admit("ns-plain-0", big_pod(0, job="plain"))
+    finally:
+        log = w.stop()
+    expect(w.proc.returncode == 0, "ns-override: clean exit on SIGTERM (rc %r)\n%s"
+           % (w.proc.returncode, log[-3000:]))
+    expect(denied.get("allowed") is False,
+           "a pod in the namespace labelled deny is refused: %r" % denied)
+    expect(gated.get("allowed") is True and WAIT_GATE in str(wha.ops_of(gated)),
+           "a pod elsewhere is gated (the topology's policy): %r" % gated)
+
+
 def metrics(w):
     """The health port's /metrics as {name: value} (unlabelled samples)."""
     c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=10)
@@ -353,6 +379,7 @@ def main():
         try:
             nodes = fill(api)
             case_deny_ignore(args, pki, tmp, api)
+            case_namespace_override(args, pki, tmp, api)
             for name in ("gate-a", "gate-b"):
                 ws.append(start_webhook(args.webhook, pki, tmp, api, name, "gate"))
             case_gate_ungate(ws, api, nodes)
