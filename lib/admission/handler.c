@@ -47,6 +47,10 @@ struct topo_admission_ctx {
     topology *topos;
     size_t ntopos;
     topo_pool *pool; /* the topologies' strings */
+    /* The engine's working memory under mu, cleared (blocks kept) after
+     * each placement: at 10k nodes a call needs about a megabyte, which a
+     * fresh pool would take from mmap and fault in on every request. */
+    topo_pool *engine_pool;
     topo_cache *cache;
     int64_t ttl;
     topo_admission_policy default_policy;
@@ -307,6 +311,7 @@ void topo_admission_ctx_free(topo_admission_ctx *ctx)
     topo_strmap_free(ctx->pushed_index);
     free(ctx->topos);
     topo_pool_free(ctx->pool);
+    topo_pool_free(ctx->engine_pool);
     pthread_mutex_destroy(&ctx->mu);
     free(ctx);
 }
@@ -356,9 +361,10 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     }
     int rc = 0;
     c->pool = topo_pool_create();
+    c->engine_pool = topo_pool_create();
     c->topos = calloc(opts->ntopologies, sizeof(*c->topos));
     c->pushed_index = topo_strmap_create(1024);
-    if (c->pool == NULL || c->topos == NULL || c->pushed_index == NULL)
+    if (c->pool == NULL || c->engine_pool == NULL || c->topos == NULL || c->pushed_index == NULL)
         rc = topo_err_set(err, TOPO_ENOMEM, "admission: out of memory");
     for (size_t i = 0; rc == 0 && i < opts->ntopologies; i++) {
         rc = copy_topology(&c->topos[i], &opts->topologies[i], c->pool, i, err);
@@ -539,19 +545,22 @@ static topo_assignment *copy_assignment(const topo_assignment *a, topo_pool *poo
 /* One engine call on the topology's current snapshot. *out is NULL with
  * *failure set when nothing fits. */
 static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
-                   topo_assignment **out, const char **failure, topo_pool *pool, topo_err *err)
+                   topo_assignment **out, const char **failure, topo_pool *pool,
+                   topo_pool *scratch, topo_err *err)
 {
     topo_podset_result res;
     memset(&res, 0, sizeof res);
     *out = NULL;
     *failure = NULL;
     const topo_snapshot *snap = topo_live_acquire(t->t.live);
-    int rc = topo_engine_find(&res, snap, ps, 1, NULL, &ctx->gates, pool, err);
+    int rc = topo_engine_find(&res, snap, ps, 1, NULL, &ctx->gates, scratch, err);
     if (rc == 0 && res.assignment != NULL && (*out = copy_assignment(res.assignment, pool)) == NULL)
         rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
     if (rc == 0 && res.assignment == NULL)
         *failure = topo_pool_strdup(pool, res.failure ? res.failure : "does not fit");
     topo_live_release(t->t.live, snap);
+    if (scratch != pool)
+        topo_pool_clear(scratch);
     return rc;
 }
 
@@ -932,7 +941,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     }
     topology *tp = &ctx->topos[t];
     /* dryRun computes on the snapshot as it is and stores nothing. */
-    if (req->dry_run && (rc = compute(ctx, tp, &ps, &as, &failure, pool, &err)) < 0)
+    if (req->dry_run && (rc = compute(ctx, tp, &ps, &as, &failure, pool, pool, &err)) < 0)
         goto engine_error;
     if (req->dry_run) {
         if (as == NULL)
@@ -963,7 +972,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     /* Another pod of the PodSet may have placed it meanwhile. */
     found = lookup(ctx, id.key, now, &r, pool, &err);
     if (found == 0)
-        rc = compute(ctx, tp, &ps, &as, &failure, pool, &err);
+        rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
     int stored = 0;
     if (found == 0 && rc == 0 && as != NULL) {
         got = reserve_and_claim(ctx, (size_t)t, &id, &ps, as, now, &r, &p, &why, pool, &err);
