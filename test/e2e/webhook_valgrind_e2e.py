@@ -19,7 +19,7 @@ such noise, a commented valgrind.supp belongs here, never a looser flag.
   * static: --inventory fixtures/clusters/hgx-h100.yaml, --db a file. A
     4-pod Job PodSet (4 distinct hosts), a pass-through pod (no patch), a pod
     that does not fit (gated), a malformed body (400), a dryRun (placed,
-    nothing stored), GET /metrics.
+    then the same pod for real), GET /metrics.
   * daemon: --kubeconfig against fake_apiserver.py (4 nodes in one rack, each
     holding a bound 8-GPU pod), --ungate-interval 1 --leader-elect true: the
     filler thread, the ungater with its Lease. A 2-pod PodSet is gated, the
@@ -198,8 +198,9 @@ def case_static(args, pki, tmp):
         status, body = w.post(b"{not json")
         expect(status == 400 and b"malformed" in body, "malformed: %r %r" % (status, body))
 
-        # dryRun: placed, but nothing stored, so the real request afterwards
-        # is placed as well (and on a host the first PodSet does not hold).
+        # dryRun (the handler's compute-only path, under memcheck here; that
+        # it stores nothing is the handler unit tests' job), then the same pod
+        # for real: placed too, off the first PodSet's hosts.
         dry = wha.job_pod(0, job="dry", size=1)
         resp = w.admit("dry", dry, dry_run=True)
         _, sel = nodesel(resp, dry)
