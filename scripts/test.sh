@@ -5,7 +5,7 @@
 #   build-asan/  Debug with AddressSanitizer + UBSan, every test too (labels
 #                unit, cli and e2e: the daemons' code runs under the sanitizers);
 #   build-fuzz/  clang + libFuzzer: only the fuzz targets, each fuzzed for
-#                TOPO_FUZZ_SECONDS (25) from the fixtures (ctest -L fuzz).
+#                TOPO_FUZZ_SECONDS (15) from the fixtures (ctest -L fuzz).
 # Fails if any fails. JOBS (default 2) sets build and test parallelism.
 set -uo pipefail
 
