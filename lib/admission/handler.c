@@ -244,13 +244,6 @@ static int resync_one(const topo_cache_reserved *r, void *payload)
     return 0;
 }
 
-static int count_reservation(const topo_cache_reservation *r, void *payload)
-{
-    (void)r;
-    (*(size_t *)payload)++;
-    return 0;
-}
-
 /* Brings the pushed table in line with the cache. mu held. */
 static int resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
 {
@@ -271,9 +264,10 @@ static int resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
             if (i < ctx->npushed)
                 topo_strmap_put(ctx->pushed_index, ctx->pushed[i].key, (int32_t)i);
         }
-    size_t n = 0;
-    if (topo_cache_reservation_foreach(ctx->cache, count_reservation, &n, NULL) == 0)
-        ctx->reservations = n;
+    /* Counted by SQL, not by reading every reservation back. */
+    topo_cache_stats st;
+    if (topo_cache_get_stats(&st, ctx->cache, NULL) == 0)
+        ctx->reservations = st.reservations;
     ctx->next_resync = now + RESYNC_MAX_S;
     return 0;
 }
