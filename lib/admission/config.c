@@ -428,6 +428,11 @@ static int duration_ms(const char *s, int64_t *out, char *why, size_t size)
                     (int)(p - start), start);
             return -1;
         }
+        /* checked before multiplying: v (< 2^44) times an hour overflows */
+        if (v > ((INT64_C(1) << 50) - total) / unit) {
+            why_set(why, size, "duration too large");
+            return -1;
+        }
         total += v * unit;
         if (total > (INT64_C(1) << 50)) {
             why_set(why, size, "duration too large");
