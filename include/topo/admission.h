@@ -338,18 +338,20 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
  * - body unreadable and no request.uid: 400 {"error": "..."} (413 over the limit);
  * - request.uid readable but the request malformed: 200, allowed=false, code 400;
  * - pass-through classes (topo_admission_classify): 200, allowed, no patch;
- * - topology pods: the PodSet is identified (Kueue pod group; Job pod by
- *   controller-uid/job-name, size from topology.topo.io/podset-size or 1;
- *   an explicit podset-size with the controller owner's uid, generateName or
- *   name; else the pod alone), the first pod places the whole PodSet with
- *   topo_engine_find and reserves it, and every pod claims a slot: slot
- *   number = batch.kubernetes.io/job-completion-index when in range, else
- *   the slot it claimed before (same name, or same request uid for
- *   generateName pods), else the next free one. Patch: nodeSelector = the
- *   slot's domain (the assignment's levels: just kubernetes.io/hostname for
- *   hostname topologies) + annotation topology.topo.io/assignment (Kueue's
- *   TopologyAssignment, compact JSON). dryRun computes the same answer and
- *   neither reserves nor claims. Not fitting: the ctx's policy.
+ * - topology pods: the topology is the first whose levels have every level
+ *   the pod names and whose node labels its nodeSelector allows; the PodSet
+ *   is identified (lib/admission/podset.c: Kueue pod group, JobSet
+ *   replicated job, LeaderWorkerSet group, Job with its cached parallelism,
+ *   topology.topo.io/podset-size, else the pod alone); the first pod places
+ *   the whole PodSet with topo_engine_find under the ctx's lock and reserves
+ *   it in the cache; every pod claims a slot (its completion index when it
+ *   has one and it is in range, else its earlier claim, else the next free
+ *   one). Patch: nodeSelector = every level of the slot's domain (for a
+ *   by-host assignment the upper levels are the host's labels) +
+ *   annotations topology.topo.io/assignment (Kueue's TopologyAssignment,
+ *   compact JSON), /reservation and /slot. dryRun computes the same answer
+ *   and neither reserves nor claims. Not fitting: the policy (the
+ *   namespace's override, else the topology's).
  * Returns 0 with an answer, -1 when out of memory (the server answers 500). */
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
                           char **out_body, size_t *out_len, int *out_status);

@@ -93,6 +93,10 @@ const char *topo_snapshot_level(const topo_snapshot *snap, size_t i);
 /* Index of a level label, or -1. */
 int topo_snapshot_level_index(const topo_snapshot *snap, const char *label);
 size_t topo_snapshot_node_count(const topo_snapshot *snap);
+/* The value of label `key` on node `node_name`, or NULL when the snapshot
+ * has no such node or the node no such label. Borrowed from the snapshot. */
+const char *topo_snapshot_node_label(const topo_snapshot *snap, const char *node_name,
+                                     const char *key);
 
 /* One domain as `topo_snapshot_walk` shows it, depth first, children sorted by
  * value. Amounts are of the resource named in the walk. Only eligible nodes

@@ -837,24 +837,63 @@ static int patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod, to
 }
 
 /* The patch that sends the pod to its slot's domain. */
+/* The slot's domain as nodeSelector entries, one per level of the
+ * topology. Kueue writes a by-host assignment with the hostname level only;
+ * the upper levels are then the host's own labels, read from the live
+ * snapshot (the hostname alone pins them, but a pod that shows its rack
+ * and block is one a person can read). */
+static int slot_selector(topo_admission_ctx *ctx, long t, const placement *p, topo_kv **out,
+                         size_t *out_n, topo_pool *pool)
+{
+    const topology *tp = t >= 0 ? &ctx->topos[t] : NULL;
+    size_t n = p->nlevels;
+    int by_host = tp != NULL && p->nlevels == 1 && tp->t.nlevels > 1 &&
+                  strcmp(p->levels[0], tp->t.levels[tp->t.nlevels - 1]) == 0;
+    topo_kv *sel = topo_pool_calloc(pool, (by_host ? tp->t.nlevels : n) + 1, sizeof(*sel));
+    if (sel == NULL)
+        return -1;
+    if (by_host) {
+        const topo_snapshot *snap = topo_live_acquire(tp->t.live);
+        int failed = 0;
+        n = 0;
+        for (size_t i = 0; i + 1 < tp->t.nlevels && !failed; i++) {
+            const char *v = topo_snapshot_node_label(snap, p->values[0], tp->t.levels[i]);
+            if (v == NULL)
+                continue; /* the host left the snapshot: its hostname still pins it */
+            if ((v = topo_pool_strdup(pool, v)) == NULL)
+                failed = 1;
+            else
+                sel[n++] = (topo_kv){tp->t.levels[i], v};
+        }
+        topo_live_release(tp->t.live, snap);
+        if (failed)
+            return -1;
+        sel[n++] = (topo_kv){p->levels[0], p->values[0]};
+    } else {
+        for (size_t i = 0; i < n; i++)
+            sel[i] = (topo_kv){p->levels[i], p->values[i]};
+    }
+    *out = sel;
+    *out_n = n;
+    return 0;
+}
+
 static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
-                        const topo_admission_request *req, const placement *p, topo_pool *pool)
+                        const topo_admission_request *req, long t, const placement *p,
+                        topo_pool *pool)
 {
     topo_err err = TOPO_ERR_INIT;
-    topo_kv *sel = topo_pool_calloc(pool, p->nlevels + 1, sizeof(*sel));
+    topo_kv *sel = NULL;
+    size_t nsel = 0;
     char *slot = pfmt(pool, "%d", (int)p->slot);
-    if (sel == NULL || slot == NULL)
+    if (slot == NULL || slot_selector(ctx, t, p, &sel, &nsel, pool) < 0)
         return -1;
-    for (size_t i = 0; i < p->nlevels; i++) {
-        sel[i].key = p->levels[i];
-        sel[i].value = p->values[i];
-    }
     topo_kv ann[3] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
                       {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
                       {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
     if (topo_jsonpatch_new(&a->patch) < 0)
         return -1;
-    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, p->nlevels, ann, 3, &err);
+    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, 3, &err);
     if (rc == 0 && m == MODE_UNGATE)
         rc = patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
@@ -918,7 +957,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     if (found == 1) {
         if (got == 1)
             goto unplaced;
-        return patch_placed(ctx, a, m, req, &p, pool);
+        return patch_placed(ctx, a, m, req, topology_of_id(ctx, r.id), &p, pool);
     }
 
     /* The first pod of its PodSet: place the whole PodSet. */
@@ -955,7 +994,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
             k -= as->domains[d++].count;
         p = (placement){"dry-run", (int32_t)(id.rank >= 0 ? id.rank : 0), as->levels,
                         as->domains[d].values, as->nlevels, json, 0};
-        return patch_placed(ctx, a, m, req, &p, pool);
+        return patch_placed(ctx, a, m, req, t, &p, pool);
     }
 
     /* Placed under the lock: every placement moves the snapshot, so one
@@ -988,7 +1027,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
     if (got == 1)
         goto unplaced;
-    return patch_placed(ctx, a, m, req, &p, pool);
+    return patch_placed(ctx, a, m, req, found == 1 ? topology_of_id(ctx, r.id) : t, &p, pool);
 
 unplaced:
     atomic_fetch_add(&ctx->ignored, 1);

@@ -590,6 +590,21 @@ size_t topo_snapshot_node_count(const topo_snapshot *snap)
     return snap->nnodes;
 }
 
+const char *topo_snapshot_node_label(const topo_snapshot *snap, const char *node_name,
+                                     const char *key)
+{
+    if (node_name == NULL || key == NULL)
+        return NULL;
+    int32_t i = topo_strmap_get(snap->node_by_name, node_name);
+    if (i < 0)
+        return NULL;
+    const snap_node *n = &snap->nodes[i];
+    for (size_t k = 0; k < n->nlabels; k++)
+        if (strcmp(n->labels[k].key, key) == 0)
+            return n->labels[k].value;
+    return NULL;
+}
+
 typedef struct walk_agg {
     size_t nodes;
     int64_t capacity;

@@ -435,8 +435,15 @@ static void test_indexed_job_one_rack(void **state)
             assert_non_null(ops);
             const char *host = patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname");
             assert_non_null(host);
-            /* a hostname topology: only the hostname, as Kueue does */
-            assert_null(patched(ops, "/spec/nodeSelector", "topology.topo.io/rack"));
+            /* a hostname topology: the assignment has the hostname only, as
+             * Kueue writes it; the selector has every level, the upper ones
+             * the host's own labels (h100-rNN-nM is in rack-NN of leaf-...) */
+            const char *rack = patched(ops, "/spec/nodeSelector", "topology.topo.io/rack");
+            assert_non_null(rack);
+            assert_memory_equal(rack + strlen("rack-"), host + strlen("h100-r"), 2);
+            assert_string_equal(patched(ops, "/spec/nodeSelector", "topology.topo.io/datacenter"),
+                                "dc1");
+            assert_non_null(patched(ops, "/spec/nodeSelector", "topology.topo.io/leaf"));
             const char *a = patched(ops, "/metadata/annotations",
                                     TOPO_ADMISSION_ASSIGNMENT_ANNOTATION);
             assert_non_null(a);

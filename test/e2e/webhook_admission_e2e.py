@@ -143,8 +143,12 @@ def case_indexed_job(w):
         expect(resp.get("allowed") is True, "pod %d allowed" % i)
         out = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(pod))
         sel = out["spec"].get("nodeSelector", {})
-        expect(list(sel) == ["kubernetes.io/hostname"],
-               "pod %d: nodeSelector is the hostname only: %r" % (i, sel))
+        # every level of the slot's domain; the assignment itself is by host
+        # (Kueue's form), so the upper levels are that host's own labels
+        host = sel.get("kubernetes.io/hostname", "")
+        expect(list(sel) == LEVELS.split(",") and
+               sel.get("topology.topo.io/rack") == "rack-" + host[len("h100-r"):][:2],
+               "pod %d: nodeSelector has every level, the host's: %r" % (i, sel))
         hosts[i] = sel.get("kubernetes.io/hostname")
         a = out["metadata"]["annotations"].get("topology.topo.io/assignment")
         expect(a is not None, "pod %d: assignment annotation" % i)

@@ -92,6 +92,12 @@ static void test_snapshot__eligibility_and_walk(void **state)
     assert_string_equal(s.line[1], "1 n1 n=1 cap=8 free=8 max=8");
     assert_string_equal(s.line[2], "0 r2 n=1 cap=8 free=5 max=5");
     assert_string_equal(s.line[3], "1 n6 n=1 cap=8 free=5 max=5");
+    /* a node's labels by name, eligible or not */
+    assert_string_equal(topo_snapshot_node_label(snap, "n6", "rack"), "r2");
+    assert_string_equal(topo_snapshot_node_label(snap, "n4", "pool"), "cpu");
+    assert_null(topo_snapshot_node_label(snap, "n5", "rack"));
+    assert_null(topo_snapshot_node_label(snap, "n7", "rack"));
+    assert_null(topo_snapshot_node_label(snap, NULL, "rack"));
     topo_snapshot_free(snap);
 }
 
