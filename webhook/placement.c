@@ -221,11 +221,13 @@ int wh_placement_ready(wh_placement *p)
 void wh_placement_tick(wh_placement *p)
 {
     topo_err err = TOPO_ERR_INIT;
-    if (topo_admission_tick(p->ctx, &err) < 0)
-        topo_log(TOPO_LOG_WARN, "reservations housekeeping: %s", err.text);
-    topo_err_clear(&err);
+    /* The bulk of the WAL first, without the placement lock; the tick then
+     * copies the little written meanwhile under it. */
     if (p->checkpointer != NULL && topo_cache_checkpoint(p->checkpointer, NULL, &err) < 0)
         topo_log(TOPO_LOG_WARN, "cache checkpoint: %s", err.text);
+    topo_err_clear(&err);
+    if (topo_admission_tick(p->ctx, &err) < 0)
+        topo_log(TOPO_LOG_WARN, "reservations housekeeping: %s", err.text);
     if (p->filler != NULL) {
         topo_filler_stats fs;
         topo_filler_get_stats(p->filler, &fs);

@@ -284,6 +284,13 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
         ctx->data_version = dv;
         rc = resync(ctx, now, err);
     }
+    /* The owner checkpoints the WAL from its own connection beforehand,
+     * off this lock; what was written meanwhile is copied here, with no
+     * request writing, so the checkpoint completes and the next write
+     * starts the WAL over instead of growing it for as long as requests
+     * keep coming. */
+    if (rc == 0)
+        rc = topo_cache_checkpoint(ctx->cache, NULL, err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc < 0)
         atomic_fetch_add(&ctx->errors, 1);
