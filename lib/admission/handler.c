@@ -669,6 +669,18 @@ static char *new_reservation_id(const char *topology_name, topo_pool *pool)
                 b[4], b[5], b[6], b[7]);
 }
 
+/* Kueue's TopologyAssignment as compact JSON in pool: the pods' annotation
+ * and the cache's column. NULL when out of memory. */
+static const char *assignment_text(const topo_assignment *as, topo_pool *pool)
+{
+    json_t *doc = topo_codec_assignment_json(as);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    const char *out = text ? topo_pool_strdup(pool, text) : NULL;
+    free(text);
+    return out;
+}
+
 /* The reservation as the cache will hold it, built in memory (no read
  * back): its slots in assignment order, all free. */
 static int describe_reservation(topo_cache_reservation *r, const topo_cache_reservation_spec *spec,
@@ -678,12 +690,8 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
     for (size_t d = 0; d < as->ndomains; d++)
         nslots += (size_t)as->domains[d].count;
     topo_cache_slot *slots = topo_pool_calloc(pool, nslots + 1, sizeof(*slots));
-    json_t *doc = topo_codec_assignment_json(as);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
     memset(r, 0, sizeof(*r));
-    r->assignment_json = text ? topo_pool_strdup(pool, text) : NULL;
-    free(text);
+    r->assignment_json = assignment_text(as, pool);
     if (slots == NULL || r->assignment_json == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     size_t k = 0;
@@ -919,6 +927,22 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
     return 0;
 }
 
+/* dryRun: the slot the pod would get in a fresh assignment (its rank's,
+ * else the first), nothing stored. */
+static int dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, topo_pool *pool)
+{
+    const char *json = assignment_text(as, pool);
+    if (json == NULL)
+        return -1;
+    int64_t k = rank >= 0 ? rank : 0;
+    size_t d = 0;
+    while (d + 1 < as->ndomains && k >= as->domains[d].count)
+        k -= as->domains[d++].count;
+    *p = (placement){"dry-run", (int32_t)(rank >= 0 ? rank : 0), as->levels,
+                     as->domains[d].values, as->nlevels, json, 0};
+    return 0;
+}
+
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
                  const char *pod_uid, topo_pool *pool)
@@ -986,21 +1010,8 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     if (req->dry_run) {
         if (as == NULL)
             return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
-        /* the first slot of the computed assignment, nothing stored */
-        const char *json = NULL;
-        json_t *doc = topo_codec_assignment_json(as);
-        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-        json = text ? topo_pool_strdup(pool, text) : NULL;
-        free(text);
-        json_decref(doc);
-        if (json == NULL)
+        if (dry_run_slot(&p, as, id.rank, pool) < 0)
             return -1;
-        int64_t k = id.rank >= 0 ? id.rank : 0;
-        size_t d = 0;
-        while (d + 1 < as->ndomains && k >= as->domains[d].count)
-            k -= as->domains[d++].count;
-        p = (placement){"dry-run", (int32_t)(id.rank >= 0 ? id.rank : 0), as->levels,
-                        as->domains[d].values, as->nlevels, json, 0};
         return patch_placed(ctx, a, m, req, t, &p, pool);
     }
 
