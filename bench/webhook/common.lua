@@ -57,6 +57,45 @@ function common.response(status, headers, body)
     end
 end
 
+-- A real-shaped AdmissionReview of a Pod CREATE (from fixtures/admission):
+-- the pod `name` in `namespace`, with `meta` (the JSON of its labels or
+-- annotations member) spliced into its metadata.
+local review_template = [[
+{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"%s",
+"kind":{"group":"","version":"v1","kind":"Pod"},
+"resource":{"group":"","version":"v1","resource":"pods"},
+"requestKind":{"group":"","version":"v1","kind":"Pod"},
+"requestResource":{"group":"","version":"v1","resource":"pods"},
+"name":"%s","namespace":"%s","operation":"CREATE",
+"userInfo":{"username":"system:serviceaccount:kube-system:job-controller",
+"uid":"5d0c3a4e-8d55-4a4b-9a3c-0f3b1c2d3e4f",
+"groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]},
+"object":{"kind":"Pod","apiVersion":"v1",
+"metadata":{"name":"%s","namespace":"%s",%s},
+"spec":{"containers":[{"name":"worker","image":"nvcr.io/nvidia/pytorch:24.05-py3",
+"resources":{"requests":{"cpu":"100m"}}}],
+"restartPolicy":"Never","schedulerName":"default-scheduler","terminationGracePeriodSeconds":30,
+"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},
+"status":{}},
+"oldObject":null,"dryRun":false,"options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}}}
+]]
+
+-- Makes the calling script a wrk script posting that review for a new pod
+-- per request (named prefix-t<thread>-<n>, a fresh uid): wrk looks up
+-- setup/init/request/response/done as globals.
+function common.install(prefix, namespace, meta)
+    setup = common.setup
+    init = common.init
+    response = common.response
+    done = common.done
+    request = function()
+        local uid = common.uid()
+        local name = string.format("%s-t%d-%d", prefix, tid, sent + 1)
+        return common.request(string.format(review_template, uid, name, namespace, name,
+                                            namespace, meta))
+    end
+end
+
 -- One line for run.sh: BENCH key=value ... (latencies in microseconds).
 function common.done(summary, latency, requests)
     local bad_total, checked_total, sample = 0, 0, nil
