@@ -7,20 +7,15 @@ topo_filler_synced for a cold sync and for watches resumed from the cache.
 usage: filler_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
 
-import argparse
 import json
 import subprocess
 import sys
 import time
 
-from sync_e2e import Env, Failure, expect, read_cache
+from harness import expect, registry, run_cases
+from sync_e2e import Env, read_cache
 
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
+CASES, case = registry()
 
 
 def run_driver(env):
@@ -77,33 +72,7 @@ def resumed_two_lives(env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--driver")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    names = list(CASES) if args.all else [args.case]
-    if not args.driver or None in names or any(n not in CASES for n in names):
-        ap.error("--driver and --case NAME (or --all) are required")
-    failed = 0
-    for name in names:
-        t = time.monotonic()
-        env = Env(args.driver, args.keep)
-        try:
-            CASES[name](env)
-            print(f"PASS {name} ({time.monotonic() - t:.1f}s)")
-        except Failure as e:
-            failed += 1
-            print(f"FAIL {name}: {e}")
-            print("--- fake apiserver log ---\n" + env.server_log()[-3000:])
-        finally:
-            env.close()
-    return 1 if failed else 0
+    return run_cases(CASES, Env)
 
 
 if __name__ == "__main__":

@@ -6,150 +6,45 @@ test CA made at test time (make_test_pki.sh). Python 3 standard library only.
 usage: k8s_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
 
-import argparse
 import base64
 import json
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(HERE, "fake_apiserver.py")
-PKI = os.path.join(HERE, "make_test_pki.sh")
+from harness import FakeApiEnv, Failure, expect, registry, run_cases
+
 NODES = "/api/v1/nodes"
 
-CASES = {}
+CASES, case = registry()
 
 
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def make_pki(d):
-    """The test PKI: make_test_pki.sh when present, else the same files here."""
-    if os.path.exists(PKI):
-        subprocess.run(["sh", PKI, d], check=True, capture_output=True, timeout=60)
-        return
-
-    def run(*a):
-        subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=d, timeout=60)
-
-    for ca in ("ca", "other-ca"):
-        run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "2", "-subj",
-            f"/CN=topo test {ca}", "-addext", "basicConstraints=critical,CA:TRUE")
-    for leaf, cn, ext in (("server", "localhost",
-                           "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
-                          ("client", "topo-test-client", "extendedKeyUsage=clientAuth")):
-        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-            f"{leaf}.key", "-out", f"{leaf}.csr", "-subj", f"/CN={cn}")
-        with open(os.path.join(d, f"{leaf}.ext"), "w") as fh:
-            fh.write(ext + "\n")
-        run("x509", "-req", "-in", f"{leaf}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", f"{leaf}.pem", "-days", "2", "-extfile", f"{leaf}.ext")
-
-
-class Env:
+class Env(FakeApiEnv):
     """One fake API server with its PKI, token file and kubeconfigs."""
+
+    PREFIX = "topo-k8s-e2e-"
+    TOKEN = "token-one"
+    NAMESPACE = "topo-system"
 
     def __init__(self, driver, keep, server_args=()):
         self.driver_bin = driver
-        self.keep = keep
-        self.dir = tempfile.mkdtemp(prefix="topo-k8s-e2e-")
-        self.procs = []
-        make_pki(self.dir)
-        self.token = "token-one"
-        self.write(self.path("token"), self.token)
-        self.ctx = ssl.create_default_context(cafile=self.path("ca.pem"))
-        self.server = subprocess.Popen(
-            [sys.executable, FAKE, "--tls-cert", self.path("server.pem"), "--tls-key",
-             self.path("server.key"), "--client-ca", self.path("ca.pem"), "--token-file",
-             self.path("token"), "--bookmark-interval", "0.5", *server_args],
-            stdout=subprocess.PIPE, stderr=open(self.path("server.log"), "w"), text=True)
-        line = self.server.stdout.readline()
-        expect(line.strip().isdigit(), f"fake apiserver did not start: {line!r}")
-        self.port = int(line)
-        self.url = f"https://127.0.0.1:{self.port}"
-        self.kubeconfig = self.write_kubeconfig("kubeconfig")
+        self.extra_args = list(server_args)
+        super().__init__(keep)
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    @staticmethod
-    def write(path, text):
-        tmp = path + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-
-    def write_kubeconfig(self, name, cluster=None, user=None):
-        if cluster is None:
-            with open(self.path("ca.pem"), "rb") as fh:
-                cluster = {"certificate-authority-data": base64.b64encode(fh.read()).decode()}
-        if user is None:
-            user = {"tokenFile": "token"}  # relative: resolved against the kubeconfig's dir
-        cluster = dict(cluster, server=self.url)
-        text = json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "test",
-            "clusters": [{"name": "fake", "cluster": cluster}],
-            "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u",
-                                                      "namespace": "topo-system"}}],
-            "users": [{"name": "u", "user": user}],
-        }, indent=1)
-        # YAML is the usual form; JSON is YAML too, and both go through libyaml.
-        self.write(self.path(name), text)
-        return self.path(name)
-
-    # -------------------------------------------------------------- talking to the fake
-
-    def request(self, method, path, body=None, ctype="application/json", token=True):
-        data = None
-        headers = {}
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = ctype
-        if token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
-
-    def admin(self, path, body=None):
-        status, out = self.request("POST" if body is not None else "GET", "/_fake/" + path,
-                                   body, token=False)
-        expect(status == 200, f"admin {path}: {status} {out}")
-        return out
+    def server_args(self):
+        # Client certificates are accepted (the kubeconfig forms); frequent bookmarks.
+        return ["--client-ca", self.path("ca.pem"), *super().server_args(),
+                "--bookmark-interval", "0.5", *self.extra_args]
 
     def rv(self):
         return self.admin("stats")["rv"]
 
     def requests(self):
         return self.admin("requests")["requests"]
-
-    def rotate_token(self, token):
-        self.token = token
-        self.write(self.path("token"), token)
 
     # -------------------------------------------------------------- the driver
 
@@ -173,24 +68,6 @@ class Env:
         p = Driver(self.driver_args(list(args), kubeconfig), stdin)
         self.procs.append(p)
         return p
-
-    def close(self):
-        for p in self.procs:
-            p.kill()
-        if self.server.poll() is None:
-            self.server.terminate()
-            try:
-                self.server.wait(5)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-        if self.keep:
-            print(f"kept {self.dir}")
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def server_log(self):
-        with open(self.path("server.log")) as fh:
-            return fh.read()
 
 
 class Driver:
@@ -793,33 +670,7 @@ def leader_handover(env):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--driver")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    names = list(CASES) if args.all else [args.case]
-    if not args.driver or None in names or any(n not in CASES for n in names):
-        ap.error("--driver and --case NAME (or --all) are required")
-    failed = 0
-    for name in names:
-        t = time.monotonic()
-        env = Env(args.driver, args.keep)
-        try:
-            CASES[name](env)
-            print(f"PASS {name} ({time.monotonic() - t:.1f}s)")
-        except Failure as e:
-            failed += 1
-            print(f"FAIL {name}: {e}")
-            print("--- fake apiserver log ---\n" + env.server_log()[-3000:])
-        finally:
-            env.close()
-    return 1 if failed else 0
+    return run_cases(CASES, Env)
 
 
 if __name__ == "__main__":

@@ -14,38 +14,25 @@ Cases marked pending fail on the current filler (the reason is printed by
 --list-pending); they are left out of --list and --all, hence out of ctest.
 """
 
-import argparse
-import base64
 import json
 import os
-import shutil
 import signal
 import sqlite3
-import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(HERE, "fake_apiserver.py")
-PKI = os.path.join(HERE, "make_test_pki.sh")
+from harness import FakeApiEnv, Failure, expect, registry, run_cases
+
 KINDS = ("nodes", "pods", "jobs")
 LEVELS = "topology.topo.io/rack,kubernetes.io/hostname"
 LIST_PATHS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "jobs": "/apis/batch/v1/jobs"}
 ALL_OPS = {"pod_update": 0.4, "pod_delete": 0.15, "pod_create": 0.15, "pod_pending": 0.1,
            "node_label": 0.1, "job_update": 0.1}
 
-CASES = {}
+CASES, case = registry()
 PENDING = {}  # cases that fail on the current filler: not in --list (so not in ctest)
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
 
 
 def pending(reason):
@@ -57,82 +44,28 @@ def pending(reason):
     return mark
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-class Env:
+class Env(FakeApiEnv):
     """One fake API server (TLS, token file) with its kubeconfig and a cache path."""
+
+    PREFIX = "topo-sync-e2e-"
+    TOKEN = "sync-token-1"
+    TOKEN_EOL = "\n"
+    REQUEST_TIMEOUT = 120
+    ADMIN_TIMEOUT = 300
 
     def __init__(self, topoassign, keep):
         self.bin = topoassign
-        self.keep = keep
-        self.dir = tempfile.mkdtemp(prefix="topo-sync-e2e-")
-        self.procs = []
-        subprocess.run(["sh", PKI, self.dir], check=True, capture_output=True, timeout=60)
-        self.token = "sync-token-1"
-        self.write(self.path("token"), self.token + "\n")
-        self.ctx = ssl.create_default_context(cafile=self.path("ca.pem"))
-        # Bookmarks every 60 s: none in a case, so stats.events counts churn only.
-        self.server = subprocess.Popen(
-            [sys.executable, FAKE, "--tls-cert", self.path("server.pem"), "--tls-key",
-             self.path("server.key"), "--token-file", self.path("token"),
-             "--bookmark-interval", "60", "--history", "400000"],
-            stdout=subprocess.PIPE, stderr=open(self.path("server.log"), "w"), text=True)
-        line = self.server.stdout.readline()
-        expect(line.strip().isdigit(), f"fake apiserver did not start: {line!r}")
-        self.port = int(line)
-        self.url = f"https://127.0.0.1:{self.port}"
-        self.kubeconfig = self.write_kubeconfig("kubeconfig")
+        super().__init__(keep)
         self.db = self.path("topo.db")
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
+    def server_args(self):
+        # Bookmarks every 60 s: none in a case, so stats.events counts churn only.
+        return [*super().server_args(), "--bookmark-interval", "60", "--history", "400000"]
 
-    @staticmethod
-    def write(path, text):
-        tmp = path + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-
-    def write_kubeconfig(self, name, server=None, user=None):
-        with open(self.path("ca.pem"), "rb") as fh:
-            ca = base64.b64encode(fh.read()).decode()
-        text = json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "test",
-            "clusters": [{"name": "fake", "cluster": {"server": server or self.url,
-                                                      "certificate-authority-data": ca}}],
-            "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u"}}],
-            "users": [{"name": "u", "user": user or {"tokenFile": self.path("token")}}],
-        }, indent=1)
-        self.write(self.path(name), text)
-        return self.path(name)
+    def default_user(self):
+        return {"tokenFile": self.path("token")}
 
     # -------------------------------------------------------------- the fake server
-
-    def request(self, method, path, body=None, auth=True, timeout=120):
-        headers = {"Content-Type": "application/json"} if body is not None else {}
-        if auth:
-            headers["Authorization"] = f"Bearer {self.token}"
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.ctx, timeout=timeout) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
-
-    def admin(self, path, body=None):
-        status, out = self.request("POST" if body is not None else "GET", "/_fake/" + path,
-                                   body, auth=False, timeout=300)
-        expect(status == 200, f"admin {path}: {status} {out}")
-        return out
 
     def stats(self):
         return self.admin("stats")
@@ -146,10 +79,6 @@ class Env:
 
     def churn(self, count, mix=None, seed=1, **extra):
         return self.admin("churn", dict(count=count, mix=mix or ALL_OPS, seed=seed, **extra))
-
-    def rotate_token(self, token):
-        self.token = token
-        self.write(self.path("token"), token + "\n")
 
     def list_all(self, kind):
         """Every object of kind through the real API (paged), as a List."""
@@ -190,24 +119,6 @@ class Env:
     def run(self, *args, timeout=60):
         p = subprocess.run([self.bin, *args], capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout, p.stderr
-
-    def close(self):
-        for p in self.procs:
-            p.kill()
-        if self.server.poll() is None:
-            self.server.terminate()
-            try:
-                self.server.wait(5)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-        if self.keep:
-            print(f"kept {self.dir}")
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def server_log(self):
-        with open(self.path("server.log")) as fh:
-            return fh.read()
 
 
 def parse_stats(stdout):
@@ -778,42 +689,14 @@ def unreachable_once(env):
     expect(took <= 20, f"gave up after {took:.0f} s")
 
 
+def print_sync_stderr(env):
+    for p in env.procs:
+        if p.err:
+            print("--- sync stderr ---\n" + p.stderr()[-3000:])
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--topoassign")
-    ap.add_argument("--list", action="store_true", help="the cases ctest runs")
-    ap.add_argument("--list-pending", action="store_true",
-                    help="cases the filler does not pass yet, with the reason")
-    ap.add_argument("--case")
-    ap.add_argument("--all", action="store_true")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(n for n in CASES if n not in PENDING))
-        return 0
-    if args.list_pending:
-        print("\n".join(f"{n}: {r}" for n, r in PENDING.items()))
-        return 0
-    names = [n for n in CASES if n not in PENDING] if args.all else [args.case]
-    if not args.topoassign or None in names or any(n not in CASES for n in names):
-        ap.error("--topoassign and --case NAME (or --all) are required")
-    failed = 0
-    for name in names:
-        t = time.monotonic()
-        env = Env(args.topoassign, args.keep)
-        try:
-            CASES[name](env)
-            print(f"PASS {name} ({time.monotonic() - t:.1f}s)")
-        except Failure as e:
-            failed += 1
-            print(f"FAIL {name}: {e}")
-            for p in env.procs:
-                if p.err:
-                    print("--- sync stderr ---\n" + p.stderr()[-3000:])
-            print("--- fake apiserver log ---\n" + env.server_log()[-3000:])
-        finally:
-            env.close()
-    return 1 if failed else 0
+    return run_cases(CASES, Env, "--topoassign", PENDING, print_sync_stderr)
 
 
 if __name__ == "__main__":
