@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "topo/error.h" /* TOPO_PRINTF */
+
 typedef struct topo_pool topo_pool;
 
 /* Returns NULL when out of memory. */
@@ -18,6 +20,9 @@ void *topo_pool_alloc(topo_pool *pool, size_t size);
 void *topo_pool_calloc(topo_pool *pool, size_t nmemb, size_t size);
 char *topo_pool_strdup(topo_pool *pool, const char *s);
 char *topo_pool_strndup(topo_pool *pool, const char *s, size_t n);
+/* A formatted string in the pool, any length; NULL when out of memory or on
+ * a formatting error. */
+char *topo_pool_printf(topo_pool *pool, const char *fmt, ...) TOPO_PRINTF(2, 3);
 /* Bytes currently held from the system (for benchmarks). */
 size_t topo_pool_footprint(const topo_pool *pool);
 

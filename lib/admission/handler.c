@@ -5,7 +5,6 @@
  * include/topo/admission.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,24 +87,6 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
 }
 
 /* --- small helpers ----------------------------------------------------------------- */
-
-static char *pfmt(topo_pool *pool, const char *fmt, ...) TOPO_PRINTF(2, 3);
-static char *pfmt(topo_pool *pool, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = topo_pool_alloc(pool, (size_t)n + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 /* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
 static char *cut(topo_pool *pool, const char *s, size_t max)
@@ -520,8 +501,9 @@ static char *describe_need(topo_pool *pool, const topo_podset_spec *ps)
                       : ps->slice_required ? "slice-required"
                                            : "unconstrained";
     if (where != NULL)
-        return pfmt(pool, "%d pod(s) x {%s} in one %s (%s)", ps->count, req, where, how);
-    return pfmt(pool, "%d pod(s) x {%s} (%s)", ps->count, req, how);
+        return topo_pool_printf(pool, "%d pod(s) x {%s} in one %s (%s)", ps->count, req, where,
+                                how);
+    return topo_pool_printf(pool, "%d pod(s) x {%s} (%s)", ps->count, req, how);
 }
 
 /* The assignment copied into pool (the engine's refers to the snapshot's
@@ -635,7 +617,8 @@ static int claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reserva
     if (dry_run) {
         long i = peek_slot(r, id->rank);
         if (i < 0) {
-            *why = pfmt(pool, "all %zu slots of PodSet %s are taken", r->nslots, r->podset_key);
+            *why = topo_pool_printf(pool, "all %zu slots of PodSet %s are taken", r->nslots,
+                                    r->podset_key);
             return 1;
         }
         return slot_from(p, r, &r->slots[i]);
@@ -653,7 +636,7 @@ static int claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reserva
         return slot_from(p, r, &r->slots[id->rank]);
     }
     if (rc == TOPO_ENOFIT || rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
-        *why = pfmt(pool, "PodSet %s: %s", r->podset_key, err->text);
+        *why = topo_pool_printf(pool, "PodSet %s: %s", r->podset_key, err->text);
         topo_err_clear(err);
         return 1;
     }
@@ -665,8 +648,8 @@ static char *new_reservation_id(const char *topology_name, topo_pool *pool)
     unsigned char b[8];
     if (RAND_bytes(b, sizeof b) != 1)
         return NULL;
-    return pfmt(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1], b[2], b[3],
-                b[4], b[5], b[6], b[7]);
+    return topo_pool_printf(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1],
+                            b[2], b[3], b[4], b[5], b[6], b[7]);
 }
 
 /* Kueue's TopologyAssignment as compact JSON in pool: the pods' annotation
@@ -794,12 +777,13 @@ static int no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_pol
     switch (policy) {
     case TOPO_ADMISSION_POLICY_DENY:
         atomic_fetch_add(&ctx->denied, 1);
-        refuse(a, 403,
-               pfmt(pool, "topo-webhook: PodSet %s needs %s: %s", id->key, need, failure));
+        refuse(
+            a, 403,
+            topo_pool_printf(pool, "topo-webhook: PodSet %s needs %s: %s", id->key, need, failure));
         return 0;
     case TOPO_ADMISSION_POLICY_IGNORE:
         atomic_fetch_add(&ctx->ignored, 1);
-        warn(a, pfmt(pool, "topo-webhook: not placed: %s", failure));
+        warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", failure));
         return 0;
     case TOPO_ADMISSION_POLICY_GATE:
     default:
@@ -814,10 +798,12 @@ static int no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_pol
         return -1;
     if (topo_admission_patch_gate(a->patch, &req->pod, TOPO_ADMISSION_WAIT_GATE, &err) < 0 ||
         topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, 2, &err) < 0)
-        return err.code == TOPO_ENOMEM ? -1 : (refuse(a, 500, pfmt(pool, "%s", err.text)), 0);
+        return err.code == TOPO_ENOMEM
+                   ? -1
+                   : (refuse(a, 500, topo_pool_printf(pool, "%s", err.text)), 0);
     a->resp.patch = a->patch;
     atomic_fetch_add(&ctx->gated, 1);
-    warn(a, pfmt(pool, "topo-webhook: gated until it fits: %s", failure));
+    warn(a, topo_pool_printf(pool, "topo-webhook: gated until it fits: %s", failure));
     return 0;
 }
 
@@ -900,7 +886,7 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
     topo_err err = TOPO_ERR_INIT;
     topo_kv *sel = NULL;
     size_t nsel = 0;
-    char *slot = pfmt(pool, "%d", (int)p->slot);
+    char *slot = topo_pool_printf(pool, "%d", (int)p->slot);
     if (slot == NULL || slot_selector(ctx, t, p, &sel, &nsel, pool) < 0)
         return -1;
     topo_kv ann[3] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
@@ -917,9 +903,9 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
         /* the pod pins a level elsewhere: its own selector wins */
         atomic_fetch_add(&ctx->ignored, 1);
         if (m == MODE_UNGATE)
-            a->failure = pfmt(pool, "%s", err.text);
+            a->failure = topo_pool_printf(pool, "%s", err.text);
         else
-            warn(a, pfmt(pool, "topo-webhook: %s", err.text));
+            warn(a, topo_pool_printf(pool, "topo-webhook: %s", err.text));
         return 0;
     }
     a->resp.patch = a->patch;
@@ -979,12 +965,12 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         return -1;
     if (rc < 0) {
         atomic_fetch_add(&ctx->denied, 1);
-        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+        refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
         return 0;
     }
     if (found < 0 || got < 0)
         goto internal;
-    warn(a, id.warning ? pfmt(pool, "topo-webhook: %s", id.warning) : NULL);
+    warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
     if (found == 1) {
         if (got == 1)
             goto unplaced;
@@ -993,14 +979,16 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
 
     /* The first pod of its PodSet: place the whole PodSet. */
     if (t < 0) {
-        const char *need = pfmt(pool, "%d pod(s)", id.size);
-        failure = missing ? pfmt(pool, "no configured topology has level %s", missing)
-                          : pfmt(pool, "no configured topology covers the pod's nodeSelector");
+        const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
+        failure =
+            missing
+                ? topo_pool_printf(pool, "no configured topology has level %s", missing)
+                : topo_pool_printf(pool, "no configured topology covers the pod's nodeSelector");
         return no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
     if ((rc = build_spec(&ps, &req->pod, id.size, &err)) < 0) {
         atomic_fetch_add(&ctx->denied, 1);
-        refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+        refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
         return 0;
     }
     topology *tp = &ctx->topos[t];
@@ -1052,22 +1040,22 @@ unplaced:
     if (m == MODE_UNGATE)
         a->failure = why;
     else
-        warn(a, pfmt(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
+        warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
     return 0;
 engine_error:
     if (err.code == TOPO_ENOMEM)
         return -1;
     atomic_fetch_add(&ctx->denied, 1);
-    refuse(a, 400, pfmt(pool, "topo-webhook: %s", err.text));
+    refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
     return 0;
 internal:
     /* The cache failed: admit unchanged rather than stall the cluster. */
     atomic_fetch_add(&ctx->errors, 1);
     topo_log(TOPO_LOG_ERROR, "PodSet %s: %s", id.key, err.text);
     if (m == MODE_UNGATE)
-        a->failure = pfmt(pool, "%s", err.text);
+        a->failure = topo_pool_printf(pool, "%s", err.text);
     else
-        warn(a, pfmt(pool, "topo-webhook: not placed (internal error): %s", err.text));
+        warn(a, topo_pool_printf(pool, "topo-webhook: not placed (internal error): %s", err.text));
     return 0;
 }
 
@@ -1114,7 +1102,8 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
     a.resp.uid = req.uid;
     if (rc < 0) {
         atomic_fetch_add(&ctx->denied, 1);
-        refuse(&a, 400, pfmt(pool, "topo-webhook: malformed AdmissionReview: %s", err.text));
+        refuse(&a, 400,
+               topo_pool_printf(pool, "topo-webhook: malformed AdmissionReview: %s", err.text));
     } else if (topo_admission_classify(&req) == TOPO_ADMISSION_TOPOLOGY_POD) {
         if (place(ctx, &a, MODE_ADMIT, &req, NULL, pool) < 0)
             goto done;

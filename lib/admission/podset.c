@@ -3,7 +3,6 @@
  * LeaderWorkerSet groups, Job pods, an explicit podset-size annotation,
  * else the pod alone. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,24 +29,6 @@ int64_t topo_admission_parse_count(const char *s)
     if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
         return -1;
     return v;
-}
-
-static char *pfmt(topo_pool *pool, const char *fmt, ...) TOPO_PRINTF(2, 3);
-static char *pfmt(topo_pool *pool, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = topo_pool_alloc(pool, (size_t)n + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
 }
 
 static int nonempty(const char *s)
@@ -123,7 +104,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     const char *job = nonempty(pod->controller_uid) ? pod->controller_uid : pod->job_name;
 
     if (nonempty(pod->pod_group_name)) {
-        id->key = pfmt(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
+        id->key = topo_pool_printf(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
         if ((rc = read_count(&size, pod->pod_group_total_count,
                              "annotation kueue.x-k8s.io/pod-group-total-count", 1, size, err)) < 0)
             return rc;
@@ -136,11 +117,14 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
             (rc = read_count(&job_index, topo_admission_kv_get(l, nl, JOBSET_JOB_INDEX),
                              "label " JOBSET_JOB_INDEX, 0, 0, err)) < 0)
             return rc;
-        id->key = pfmt(pool, "%s/jobset/%s/%s", ns, jobset, rjob);
+        id->key = topo_pool_printf(pool, "%s/jobset/%s/%s", ns, jobset, rjob);
         int64_t par = job_parallelism(cache, pod->controller_uid, pool);
         if (explicit_size == 0 && par == 0)
-            id->warning = pfmt(pool, "Job of JobSet %s not in the cache yet: PodSet sized %lld "
-                                     "(one pod per job)", jobset, (long long)replicas);
+            id->warning =
+                topo_pool_printf(pool,
+                                 "Job of JobSet %s not in the cache yet: PodSet sized %lld "
+                                 "(one pod per job)",
+                                 jobset, (long long)replicas);
         if (par == 0)
             par = 1;
         size = explicit_size > 0 ? explicit_size : replicas * par;
@@ -156,36 +140,38 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                              "label " LWS_WORKER, 0, 0, err)) < 0)
             return rc;
         if (worker == 0) {
-            id->key = pfmt(pool, "%s/lws/%s/%s/leader", ns, lws, lws_group);
+            id->key = topo_pool_printf(pool, "%s/lws/%s/%s/leader", ns, lws, lws_group);
             size = 1;
             id->rank = 0;
         } else {
-            id->key = pfmt(pool, "%s/lws/%s/%s/workers", ns, lws, lws_group);
+            id->key = topo_pool_printf(pool, "%s/lws/%s/%s/workers", ns, lws, lws_group);
             size = lsize > 1 ? lsize - 1 : 1;
             id->rank = worker - 1;
         }
     } else if (nonempty(job)) {
-        id->key = pfmt(pool, "%s/job/%s", ns, job);
+        id->key = topo_pool_printf(pool, "%s/job/%s", ns, job);
         if (explicit_size == 0) {
             n = job_parallelism(cache, pod->controller_uid, pool);
             if (n > 0)
                 size = n;
             else
-                id->warning = pfmt(pool, "Job %s not in the cache yet: PodSet sized 1 (set "
-                                         "annotation " TOPO_ADMISSION_PODSET_SIZE_ANNOTATION ")",
-                                   pod->job_name ? pod->job_name : job);
+                id->warning =
+                    topo_pool_printf(pool,
+                                     "Job %s not in the cache yet: PodSet sized 1 (set "
+                                     "annotation " TOPO_ADMISSION_PODSET_SIZE_ANNOTATION ")",
+                                     pod->job_name ? pod->job_name : job);
         }
     } else if (explicit_size > 0 && owner != NULL) {
-        id->key = pfmt(pool, "%s/owner/%s", ns, owner->uid);
+        id->key = topo_pool_printf(pool, "%s/owner/%s", ns, owner->uid);
     } else if (explicit_size > 0 && nonempty(pod->generate_name)) {
-        id->key = pfmt(pool, "%s/generate-name/%s", ns, pod->generate_name);
+        id->key = topo_pool_printf(pool, "%s/generate-name/%s", ns, pod->generate_name);
     } else if (nonempty(pod->name)) {
-        id->key = pfmt(pool, "%s/pod/%s", ns, pod->name);
+        id->key = topo_pool_printf(pool, "%s/pod/%s", ns, pod->name);
     } else if (owner != NULL && id->rank >= 0) {
-        id->key = pfmt(pool, "%s/owner/%s/%lld", ns, owner->uid, (long long)id->rank);
+        id->key = topo_pool_printf(pool, "%s/owner/%s/%lld", ns, owner->uid, (long long)id->rank);
     } else {
         /* a generateName pod with nothing else: only this request names it */
-        id->key = pfmt(pool, "%s/request/%s", ns, request_uid ? request_uid : "");
+        id->key = topo_pool_printf(pool, "%s/request/%s", ns, request_uid ? request_uid : "");
     }
     id->size = (int32_t)(size > TOPO_MAX_PODSET_COUNT ? TOPO_MAX_PODSET_COUNT : size);
     /* An index beyond the PodSet (an Indexed Job with completions >
@@ -196,11 +182,11 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     if (nonempty(pod_uid))
         id->claimant = topo_pool_strdup(pool, pod_uid);
     else if (id->rank >= 0)
-        id->claimant = pfmt(pool, "claim:rank/%lld", (long long)id->rank);
+        id->claimant = topo_pool_printf(pool, "claim:rank/%lld", (long long)id->rank);
     else if (nonempty(pod->name))
-        id->claimant = pfmt(pool, "claim:pod/%s", pod->name);
+        id->claimant = topo_pool_printf(pool, "claim:pod/%s", pod->name);
     else
-        id->claimant = pfmt(pool, "claim:request/%s", request_uid ? request_uid : "");
+        id->claimant = topo_pool_printf(pool, "claim:request/%s", request_uid ? request_uid : "");
     if (id->key == NULL || id->claimant == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     return 0;

@@ -3,6 +3,8 @@
 #include "topo/pool.h"
 
 #include <stdalign.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +157,23 @@ char *topo_pool_strndup(topo_pool *pool, const char *s, size_t n)
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
+}
+
+char *topo_pool_printf(topo_pool *pool, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = topo_pool_alloc(pool, (size_t)n + 1);
+    if (s == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 char *topo_pool_strdup(topo_pool *pool, const char *s)

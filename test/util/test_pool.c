@@ -195,6 +195,15 @@ static void test_pool__strdup(void **state)
     char *l = topo_pool_strdup(pool, long_str);
     assert_non_null(l);
     assert_int_equal(strlen(l), sizeof(long_str) - 1);
+
+    /* printf into the pool, any length (here longer than a block) */
+    assert_string_equal(topo_pool_printf(pool, "%s/pod/%d", "team-a", 42), "team-a/pod/42");
+    assert_string_equal(topo_pool_printf(pool, "%s", ""), "");
+    char *f = topo_pool_printf(pool, "<%s>", long_str);
+    assert_non_null(f);
+    assert_int_equal(strlen(f), sizeof(long_str) + 1);
+    assert_int_equal(f[0], '<');
+    assert_int_equal(f[sizeof(long_str)], '>');
 }
 
 static void test_pool__limits_and_null(void **state)
