@@ -4,12 +4,12 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "metrics_text.h"
 #include "net/k8s.h"
 #include "ns_policy.h"
 #include "topo/cache.h"
@@ -248,46 +248,14 @@ void wh_placement_tick(wh_placement *p)
 
 /* --- metrics ----------------------------------------------------------------------- */
 
-typedef struct text {
-    char *p;
-    size_t len, cap;
-    int failed;
-} text;
-
-static void add(text *t, const char *fmt, ...) TOPO_PRINTF(2, 3);
-static void add(text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || t->failed) {
-        t->failed = 1;
-        return;
-    }
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = (t->cap ? t->cap * 2 : 2048) + (size_t)n;
-        char *q = realloc(t->p, cap);
-        if (q == NULL) {
-            t->failed = 1;
-            return;
-        }
-        t->p = q;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
 char *wh_placement_metrics(void *payload)
 {
     wh_placement *p = payload;
     topo_admission_stats s;
-    text t = {NULL, 0, 0, 0};
+    wh_text t = WH_TEXT_INIT;
     topo_admission_get_stats(p->ctx, &s);
-    add(&t, "# HELP topo_webhook_admissions_total Topology pods and other requests by outcome.\n"
+    wh_text_add(
+        &t, "# HELP topo_webhook_admissions_total Topology pods and other requests by outcome.\n"
             "# TYPE topo_webhook_admissions_total counter\n");
     const struct {
         const char *name;
@@ -295,41 +263,42 @@ char *wh_placement_metrics(void *payload)
     } outcomes[] = {{"placed", s.placed},   {"gated", s.gated},   {"denied", s.denied},
                     {"ignored", s.ignored}, {"passed", s.passed}, {"ungated", s.ungated}};
     for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++)
-        add(&t, "topo_webhook_admissions_total{outcome=\"%s\"} %llu\n", outcomes[i].name,
-            (unsigned long long)outcomes[i].v);
-    add(&t,
-        "# HELP topo_webhook_podsets_reserved_total PodSets placed and reserved.\n"
-        "# TYPE topo_webhook_podsets_reserved_total counter\n"
-        "topo_webhook_podsets_reserved_total %llu\n"
-        "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
-        "# TYPE topo_webhook_errors_total counter\n"
-        "topo_webhook_errors_total %llu\n"
-        "# HELP topo_webhook_reservations Reservations held in the cache.\n"
-        "# TYPE topo_webhook_reservations gauge\n"
-        "topo_webhook_reservations %zu\n",
-        (unsigned long long)s.reserved,
-        (unsigned long long)s.errors, s.reservations);
-    add(&t, "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
-            "the API server (0 with a static inventory).\n"
-            "# TYPE topo_webhook_cache_age_seconds gauge\n"
-            "topo_webhook_cache_age_seconds %lld\n",
-        p->is_static ? 0LL : (long long)(mono_s() - p->last_change));
+        wh_text_add(&t, "topo_webhook_admissions_total{outcome=\"%s\"} %llu\n", outcomes[i].name,
+                    (unsigned long long)outcomes[i].v);
+    wh_text_add(&t,
+                "# HELP topo_webhook_podsets_reserved_total PodSets placed and reserved.\n"
+                "# TYPE topo_webhook_podsets_reserved_total counter\n"
+                "topo_webhook_podsets_reserved_total %llu\n"
+                "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
+                "# TYPE topo_webhook_errors_total counter\n"
+                "topo_webhook_errors_total %llu\n"
+                "# HELP topo_webhook_reservations Reservations held in the cache.\n"
+                "# TYPE topo_webhook_reservations gauge\n"
+                "topo_webhook_reservations %zu\n",
+                (unsigned long long)s.reserved, (unsigned long long)s.errors, s.reservations);
+    wh_text_add(&t,
+                "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
+                "the API server (0 with a static inventory).\n"
+                "# TYPE topo_webhook_cache_age_seconds gauge\n"
+                "topo_webhook_cache_age_seconds %lld\n",
+                p->is_static ? 0LL : (long long)(mono_s() - p->last_change));
     if (p->filler != NULL) {
         topo_filler_stats fs;
         topo_filler_get_stats(p->filler, &fs);
-        add(&t,
-            "# HELP topo_webhook_cache_events_total Watch events applied to the cache.\n"
-            "# TYPE topo_webhook_cache_events_total counter\n"
-            "topo_webhook_cache_events_total %llu\n"
-            "# HELP topo_webhook_cache_errors_total List/watch failures retried.\n"
-            "# TYPE topo_webhook_cache_errors_total counter\n"
-            "topo_webhook_cache_errors_total %llu\n",
-            (unsigned long long)fs.events, (unsigned long long)fs.errors);
+        wh_text_add(&t,
+                    "# HELP topo_webhook_cache_events_total Watch events applied to the cache.\n"
+                    "# TYPE topo_webhook_cache_events_total counter\n"
+                    "topo_webhook_cache_events_total %llu\n"
+                    "# HELP topo_webhook_cache_errors_total List/watch failures retried.\n"
+                    "# TYPE topo_webhook_cache_errors_total counter\n"
+                    "topo_webhook_cache_errors_total %llu\n",
+                    (unsigned long long)fs.events, (unsigned long long)fs.errors);
     }
     if (p->ungater != NULL) {
         topo_ungater_stats us;
         topo_ungater_get_stats(p->ungater, &us);
-        add(&t,
+        wh_text_add(
+            &t,
             "# HELP topo_webhook_ungated_total Gated pods released by the ungater.\n"
             "# TYPE topo_webhook_ungated_total counter\n"
             "topo_webhook_ungated_total %llu\n"
@@ -345,11 +314,7 @@ char *wh_placement_metrics(void *payload)
             (unsigned long long)us.ungated, (unsigned long long)us.waiting,
             (unsigned long long)us.errors, us.leader);
     }
-    if (t.failed) {
-        free(t.p);
-        return NULL;
-    }
-    return t.p;
+    return wh_text_take(&t);
 }
 
 void wh_placement_free(wh_placement *p)

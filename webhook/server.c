@@ -15,6 +15,8 @@
 
 #include "server.h"
 
+#include "metrics_text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -404,44 +406,6 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
 
 /* ---- /metrics ---- */
 
-typedef struct wh_text {
-    char *p;
-    size_t len, cap;
-    int failed;
-} wh_text;
-
-static void text_add(wh_text *t, const char *fmt, ...) TOPO_PRINTF(2, 3);
-static void text_add(wh_text *t, const char *fmt, ...)
-{
-    if (t->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = t->cap - t->len;
-        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = 1;
-            return;
-        }
-        if (t->p && (size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap ? t->cap * 2 : 8192;
-        while (cap < t->len + (size_t)n + 1)
-            cap *= 2;
-        char *np = realloc(t->p, cap);
-        if (!np) {
-            t->failed = 1;
-            return;
-        }
-        t->p = np;
-        t->cap = cap;
-    }
-}
-
 static const char *code_label(size_t ci, char *buf, size_t size)
 {
     if (wh_codes[ci] == 0)
@@ -452,36 +416,37 @@ static const char *code_label(size_t ci, char *buf, size_t size)
 
 char *topo_wh_server_metrics(topo_wh_server *srv)
 {
-    wh_text t = {NULL, 0, 0, 0};
+    wh_text t = WH_TEXT_INIT;
     char cb[16];
     const wh_metrics *m = &srv->m;
 
-    text_add(&t, "# HELP controller_runtime_webhook_requests_total Total number of admission "
-                 "requests by HTTP status code.\n"
-                 "# TYPE controller_runtime_webhook_requests_total counter\n");
+    wh_text_add(&t, "# HELP controller_runtime_webhook_requests_total Total number of admission "
+                    "requests by HTTP status code.\n"
+                    "# TYPE controller_runtime_webhook_requests_total counter\n");
     for (size_t c = 0; c < WH_NCODES; c++) {
         unsigned long long n = 0;
         for (size_t o = 0; o < WH_NOUTCOMES; o++)
             n += atomic_load(&m->requests[c][o]);
         if (n)
-            text_add(&t,
-                     "controller_runtime_webhook_requests_total{webhook=\"/mutate\",code=\"%s\"} "
-                     "%llu\n",
-                     code_label(c, cb, sizeof cb), n);
+            wh_text_add(
+                &t,
+                "controller_runtime_webhook_requests_total{webhook=\"/mutate\",code=\"%s\"} "
+                "%llu\n",
+                code_label(c, cb, sizeof cb), n);
     }
-    text_add(&t, "# HELP topo_webhook_requests_total Requests to the HTTPS port by status code "
-                 "and outcome (handled, handler_error, rejected by the server).\n"
-                 "# TYPE topo_webhook_requests_total counter\n");
+    wh_text_add(&t, "# HELP topo_webhook_requests_total Requests to the HTTPS port by status code "
+                    "and outcome (handled, handler_error, rejected by the server).\n"
+                    "# TYPE topo_webhook_requests_total counter\n");
     for (size_t c = 0; c < WH_NCODES; c++)
         for (size_t o = 0; o < WH_NOUTCOMES; o++) {
             unsigned long long n = atomic_load(&m->requests[c][o]);
             if (n)
-                text_add(&t, "topo_webhook_requests_total{code=\"%s\",outcome=\"%s\"} %llu\n",
-                         code_label(c, cb, sizeof cb), wh_outcome_names[o], n);
+                wh_text_add(&t, "topo_webhook_requests_total{code=\"%s\",outcome=\"%s\"} %llu\n",
+                            code_label(c, cb, sizeof cb), wh_outcome_names[o], n);
         }
-    text_add(&t, "# HELP controller_runtime_webhook_latency_seconds Histogram of the latency "
-                 "of processing admission requests.\n"
-                 "# TYPE controller_runtime_webhook_latency_seconds histogram\n");
+    wh_text_add(&t, "# HELP controller_runtime_webhook_latency_seconds Histogram of the latency "
+                    "of processing admission requests.\n"
+                    "# TYPE controller_runtime_webhook_latency_seconds histogram\n");
     for (size_t c = 0; c < WH_NCODES; c++) {
         unsigned long long count = atomic_load(&m->latency_count[c]);
         if (!count)
@@ -490,65 +455,62 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
         unsigned long long cum = 0;
         for (size_t b = 0; b < WH_NBUCKETS; b++) {
             cum += atomic_load(&m->latency_bucket[c][b]);
-            text_add(&t,
-                     "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
-                     "code=\"%s\",le=\"%g\"} %llu\n",
-                     code, wh_buckets[b], cum);
+            wh_text_add(&t,
+                        "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
+                        "code=\"%s\",le=\"%g\"} %llu\n",
+                        code, wh_buckets[b], cum);
         }
-        text_add(&t,
-                 "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
-                 "code=\"%s\",le=\"+Inf\"} %llu\n",
-                 code, count);
-        text_add(&t,
-                 "controller_runtime_webhook_latency_seconds_sum{webhook=\"/mutate\",code=\"%s\"}"
-                 " %.9f\n",
-                 code, (double)atomic_load(&m->latency_sum_ns[c]) / 1e9);
-        text_add(&t,
-                 "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\","
-                 "code=\"%s\"} %llu\n",
-                 code, count);
+        wh_text_add(&t,
+                    "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
+                    "code=\"%s\",le=\"+Inf\"} %llu\n",
+                    code, count);
+        wh_text_add(
+            &t,
+            "controller_runtime_webhook_latency_seconds_sum{webhook=\"/mutate\",code=\"%s\"}"
+            " %.9f\n",
+            code, (double)atomic_load(&m->latency_sum_ns[c]) / 1e9);
+        wh_text_add(&t,
+                    "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\","
+                    "code=\"%s\"} %llu\n",
+                    code, count);
     }
-    text_add(&t,
-             "# HELP controller_runtime_webhook_requests_in_flight Current number of admission "
-             "requests being served.\n"
-             "# TYPE controller_runtime_webhook_requests_in_flight gauge\n"
-             "controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} %lld\n",
-             (long long)atomic_load(&m->in_flight));
-    text_add(&t,
-             "# HELP topo_webhook_body_rejections_total Request bodies refused for size.\n"
-             "# TYPE topo_webhook_body_rejections_total counter\n"
-             "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n"
-             "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
-             atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
-    text_add(&t,
-             "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
-             "# TYPE topo_webhook_tls_reloads_total counter\n"
-             "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
-             "topo_webhook_tls_reloads_total{result=\"error\"} %llu\n",
-             atomic_load(&m->tls_reloads_ok), atomic_load(&m->tls_reloads_failed));
-    text_add(&t,
-             "# HELP topo_webhook_connections_total TLS connections accepted.\n"
-             "# TYPE topo_webhook_connections_total counter\n"
-             "topo_webhook_connections_total %llu\n",
-             atomic_load(&m->connections_total));
-    text_add(&t,
-             "# HELP topo_webhook_ready Whether /readyz answers 200.\n"
-             "# TYPE topo_webhook_ready gauge\n"
-             "topo_webhook_ready %d\n",
-             atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
+    wh_text_add(&t,
+                "# HELP controller_runtime_webhook_requests_in_flight Current number of admission "
+                "requests being served.\n"
+                "# TYPE controller_runtime_webhook_requests_in_flight gauge\n"
+                "controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} %lld\n",
+                (long long)atomic_load(&m->in_flight));
+    wh_text_add(&t,
+                "# HELP topo_webhook_body_rejections_total Request bodies refused for size.\n"
+                "# TYPE topo_webhook_body_rejections_total counter\n"
+                "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n"
+                "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
+                atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
+    wh_text_add(&t,
+                "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
+                "# TYPE topo_webhook_tls_reloads_total counter\n"
+                "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
+                "topo_webhook_tls_reloads_total{result=\"error\"} %llu\n",
+                atomic_load(&m->tls_reloads_ok), atomic_load(&m->tls_reloads_failed));
+    wh_text_add(&t,
+                "# HELP topo_webhook_connections_total TLS connections accepted.\n"
+                "# TYPE topo_webhook_connections_total counter\n"
+                "topo_webhook_connections_total %llu\n",
+                atomic_load(&m->connections_total));
+    wh_text_add(&t,
+                "# HELP topo_webhook_ready Whether /readyz answers 200.\n"
+                "# TYPE topo_webhook_ready gauge\n"
+                "topo_webhook_ready %d\n",
+                atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
     if (srv->opts.metrics_extra != NULL) {
         char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
         if (extra == NULL)
             t.failed = 1;
         else
-            text_add(&t, "%s", extra);
+            wh_text_add(&t, "%s", extra);
         free(extra);
     }
-    if (t.failed) {
-        free(t.p);
-        return NULL;
-    }
-    return t.p;
+    return wh_text_take(&t);
 }
 
 static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, const char *url,
