@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "topo/cache.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
@@ -83,41 +84,8 @@ int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
 int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
                           topo_err *err)
 {
-    const char **levels;
-    size_t n = 0;
-    const char *p = text;
-
-    *out = NULL;
-    *out_n = 0;
-    if ((levels = topo_pool_calloc(pool, TOPO_MAX_LEVELS, sizeof(*levels))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-        if (len == 0)
-            return topo_err_set(err, TOPO_EINVALID, "--levels: empty level in \"%s\"", text);
-        if (n == TOPO_MAX_LEVELS)
-            return topo_err_set(err, TOPO_EINVALID, "--levels: at most %d levels", TOPO_MAX_LEVELS);
-        char *level = topo_pool_strndup(pool, p, len);
-        if (level == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        if (!topo_label_key_valid(level))
-            return topo_err_set(err, TOPO_EINVALID, "--levels: \"%s\" is not a valid label key",
-                                level);
-        if (topo_cli_level_index(levels, n, level) >= 0)
-            return topo_err_set(err, TOPO_EINVALID, "--levels: \"%s\" is listed twice", level);
-        levels[n++] = level;
-        if (comma == NULL)
-            break;
-        p = comma + 1;
-    }
-    for (size_t i = 0; i + 1 < n; i++)
-        if (strcmp(levels[i], "kubernetes.io/hostname") == 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "--levels: kubernetes.io/hostname may only be the last level");
-    *out = levels;
-    *out_n = n;
-    return 0;
+    int rc = topo_kueue_levels_parse(out, out_n, text, pool, err);
+    return rc == TOPO_EINVALID ? topo_err_wrap(err, "--levels") : rc;
 }
 
 int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
@@ -183,9 +151,14 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
             return topo_err_set(err, TOPO_EINVALID, "--node-label: expected KEY=VALUE, got \"%s\"",
                                 items[i]);
         *eq = '\0';
-        if (!topo_label_key_valid(item))
-            return topo_err_set(err, TOPO_EINVALID, "--node-label: \"%s\" is not a valid label key",
-                                item);
+        char why[512];
+        if (!topo_kueue_label_key_valid(item, why, sizeof why))
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--node-label: \"%s\" is not a valid label key: %s", item, why);
+        if (!topo_kueue_label_value_valid(eq + 1, why, sizeof why))
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--node-label: %s: \"%s\" is not a valid label value: %s", item,
+                                eq + 1, why);
         kv[i].key = item;
         kv[i].value = eq + 1;
     }

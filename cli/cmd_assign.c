@@ -135,7 +135,9 @@ static int podset_from_flags(topo_podset_spec *ps, topo_cli_flag *f, const assig
         (error = check_level(c, "--preferred", ps->preferred, err)) < 0 ||
         (error = check_level(c, "--slice-level", ps->slice_required, err)) < 0)
         return error;
-    return topo_podset_validate(ps, err);
+    /* Each level is one of --levels (valid label keys) and the slice size
+     * is within the count: the flags cannot say more than that. */
+    return 0;
 }
 
 static int podset_from_manifest(topo_podset_spec *ps, topo_cli_flag *f, const assign_ctx *c,

@@ -272,10 +272,20 @@ char *wh_placement_metrics(void *payload)
                 "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
                 "# TYPE topo_webhook_errors_total counter\n"
                 "topo_webhook_errors_total %llu\n"
+                "# HELP topo_webhook_invalid_requests_total Topology pods refused because "
+                "Kueue's validation refuses their annotations.\n"
+                "# TYPE topo_webhook_invalid_requests_total counter\n"
+                "topo_webhook_invalid_requests_total %llu\n"
+                "# HELP topo_webhook_unknown_level_total Valid topology pods naming a level no "
+                "configured topology has (handled by the no-fit policy).\n"
+                "# TYPE topo_webhook_unknown_level_total counter\n"
+                "topo_webhook_unknown_level_total %llu\n"
                 "# HELP topo_webhook_reservations Reservations held in the cache.\n"
                 "# TYPE topo_webhook_reservations gauge\n"
                 "topo_webhook_reservations %zu\n",
-                (unsigned long long)s.reserved, (unsigned long long)s.errors, s.reservations);
+                (unsigned long long)s.reserved, (unsigned long long)s.errors,
+                (unsigned long long)s.invalid, (unsigned long long)s.unknown_level,
+                s.reservations);
     wh_text_add(&t,
                 "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
                 "the API server (0 with a static inventory).\n"

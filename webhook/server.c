@@ -34,6 +34,7 @@
 
 #include <microhttpd.h>
 
+#include "topo/goparse.h"
 #include "topo/log.h"
 
 /* Largest cert or key file we read. */
@@ -152,50 +153,14 @@ static void record(topo_wh_server *srv, int status, wh_outcome outcome, long lon
     }
 }
 
-/* Parses a Go duration ("10s", "1m30s", "500ms", "1.5s") into ms; -1 if bad. */
-static long long parse_go_duration_ms(const char *s)
+/* The API server's ?timeout= (a Go duration: "10s", "1m30s", "500ms") in
+ * whole milliseconds, truncated; -1 when it does not parse or is negative. */
+static long long query_timeout_ms(const char *s)
 {
-    if (!s || !*s)
+    int64_t ns = 0;
+    if (topo_go_parse_duration(s, &ns, NULL) != 0 || ns < 0)
         return -1;
-    double total_ms = 0;
-    const char *p = s;
-    while (*p) {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno != 0 || v < 0)
-            return -1;
-        p = end;
-        double unit;
-        if (strncmp(p, "ns", 2) == 0) {
-            unit = 1e-6;
-            p += 2;
-        } else if (strncmp(p, "us", 2) == 0) {
-            unit = 1e-3;
-            p += 2;
-        } else if (strncmp(p, "\xc2\xb5s", 3) == 0) {
-            unit = 1e-3;
-            p += 3;
-        } else if (strncmp(p, "ms", 2) == 0) {
-            unit = 1;
-            p += 2;
-        } else if (*p == 's') {
-            unit = 1000;
-            p += 1;
-        } else if (*p == 'm') {
-            unit = 60000;
-            p += 1;
-        } else if (*p == 'h') {
-            unit = 3600000;
-            p += 1;
-        } else {
-            return -1;
-        }
-        total_ms += v * unit;
-        if (total_ms > 1e12)
-            return -1;
-    }
-    return (long long)total_ms;
+    return (long long)(ns / 1000000);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, wh_daemon *d, int status,
@@ -357,7 +322,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
     topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
     if (t)
-        req.timeout_ms = parse_go_duration_ms(t);
+        req.timeout_ms = query_timeout_ms(t);
     char *out = NULL;
     size_t out_len = 0;
     int status = 0;

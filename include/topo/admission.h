@@ -14,15 +14,13 @@
 #include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/error.h"
+#include "topo/kueue.h"
 #include "topo/live.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
-/* Kueue's and topo's names the webhook looks at. */
-#define TOPO_ADMISSION_KUEUE_TOPOLOGY_GATE "kueue.x-k8s.io/topology"
-#define TOPO_ADMISSION_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+/* Kueue's names (and topo's podset-size) are in topo/kueue.h. */
 #define TOPO_ADMISSION_MIRROR_ANNOTATION "kubernetes.io/config.mirror"
-#define TOPO_ADMISSION_PODSET_SIZE_ANNOTATION "topology.topo.io/podset-size"
 /* Longest warning sent back; longer ones are cut and end in "...". */
 #define TOPO_ADMISSION_WARNING_MAX 120
 
@@ -74,14 +72,8 @@ typedef struct topo_admission_pod {
     const topo_preferred_term *preferred_terms;
     size_t npreferred_terms;
 
-    /* Kueue topology annotations (kueue.x-k8s.io/podset-*). */
-    const char *required_topology;
-    const char *preferred_topology;
-    const char *unconstrained_topology;
-    const char *slice_required_topology;
-    const char *slice_size;
-    const char *slice_constraints;
-    const char *group_name;
+    /* Kueue's topology annotations are read from annotations by
+     * topo_kueue_podset_request (one reading for every path). */
 
     /* What identifies the PodSet. */
     const char *pod_group_name;        /* annotation or label kueue.x-k8s.io/pod-group-name */
@@ -204,7 +196,7 @@ typedef enum topo_admission_class {
     TOPO_ADMISSION_PASS_NODE_NAME,   /* spec.nodeName set: scheduler bypassed */
     TOPO_ADMISSION_PASS_MIRROR,      /* static/mirror pod */
     TOPO_ADMISSION_PASS_KUEUE,       /* Kueue's own TAS gate or queue-name label */
-    TOPO_ADMISSION_PASS_NO_TOPOLOGY, /* no Kueue topology annotation */
+    TOPO_ADMISSION_PASS_NO_TOPOLOGY, /* no Kueue PodSet annotation (podset-*) */
 } topo_admission_class;
 
 int topo_admission_is_pod_create(const topo_admission_request *req);
@@ -310,6 +302,8 @@ typedef struct topo_admission_stats {
     uint64_t passed;       /* requests passed through (not ours) */
     uint64_t ungated;      /* pods placed by topo_admission_ungate_pod */
     uint64_t errors;       /* internal errors (cache, memory) */
+    uint64_t invalid;      /* of denied: requests Kueue's validation refuses */
+    uint64_t unknown_level; /* valid requests naming a level no topology has (then the policy) */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
 } topo_admission_stats;

@@ -85,14 +85,7 @@ const char *topo_admission_config_namespace_policy_label(const topo_admission_co
 int64_t topo_admission_config_reservation_ttl_s(const topo_admission_config *cfg);
 int64_t topo_admission_config_ungate_interval_ms(const topo_admission_config *cfg);
 
-/* Kubernetes syntax checks, shared with the namespace-policy watcher. Each
- * returns 1 when valid, else 0 and a reason in why (why_size > 0). */
-/* A label key: [prefix/]name, prefix a DNS-1123 subdomain of at most 253
- * characters, name 1..63 characters [A-Za-z0-9-_.] with alphanumerics at
- * both ends. */
-int topo_admission_label_key_valid(const char *key, char *why, size_t why_size);
-/* A label value: empty, or a name as above (at most 63 characters). */
-int topo_admission_label_value_valid(const char *value, char *why, size_t why_size);
+/* Label keys and values are checked by lib/kueue (topo_kueue_label_*). */
 /* A DNS-1123 label: 1..63 characters [a-z0-9-], alphanumerics at both ends. */
 int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size);
 

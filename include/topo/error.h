@@ -31,7 +31,7 @@ typedef enum {
 #undef TOPO_XX_ENUM
 } topo_code;
 
-#define TOPO_ERR_TEXT_MAX 512
+#define TOPO_ERR_TEXT_MAX 2048
 
 /* Caller-owned, fixed-size error details; never allocates. Every function that
  * takes a topo_err * accepts NULL. */

@@ -93,21 +93,17 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
                             topo_err *err) TOPO_MUST_CHECK;
 
 /* Loads one PodSet from a manifest of at most TOPO_MAX_MANIFEST_FILE bytes: a
- * v1 Pod (count 1) or a batch/v1 Job (count = min(parallelism, completions),
- * parallelism defaulting to 1), JSON or YAML. Fills count, per-pod effective
- * requests, Kueue's topology annotations (validated as Kueue's webhook does),
- * tolerations, nodeSelector and node affinity. The PodSet is named "main".
- * Everything is allocated from pool. */
+ * v1 Pod (count 1, or its topology.topo.io/podset-size annotation, as
+ * topo-webhook sizes it) or a batch/v1 Job (count = min(parallelism,
+ * completions), parallelism defaulting to 1), JSON or YAML. Fills count,
+ * per-pod effective requests, Kueue's topology request (read and validated
+ * by topo_kueue_podset_request, Kueue's messages), tolerations, nodeSelector
+ * and node affinity. The PodSet is named "main". Everything is allocated
+ * from pool. */
 int topo_podset_load_file(topo_podset_spec *out, const char *path, topo_pool *pool,
                           topo_err *err) TOPO_MUST_CHECK;
 int topo_podset_load_text(topo_podset_spec *out, const char *text, size_t len,
                           const char *source, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
-
-/* Validates the topology request of a PodSet as Kueue's webhook does
- * (KUEUE-TAS.md §2): at most one of required/preferred/unconstrained, valid
- * label names, slice size in 1..count, slice level and size together, layers
- * 1..3, each inner size dividing the outer one. Message names the annotation. */
-int topo_podset_validate(const topo_podset_spec *ps, topo_err *err) TOPO_MUST_CHECK;
 
 /* Output formats of a TopologyAssignment. */
 typedef enum topo_format {
@@ -120,8 +116,5 @@ typedef enum topo_format {
  * JSON (2-space indent) or YAML text ending in a newline. *out is malloc'd. */
 int topo_assignment_format(char **out, const topo_assignment *a, topo_format format,
                            topo_err *err) TOPO_MUST_CHECK;
-
-/* 1 when the string is a valid Kubernetes label key (qualified name). */
-int topo_label_key_valid(const char *key);
 
 #endif

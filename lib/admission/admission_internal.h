@@ -25,7 +25,4 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                                    const char *pod_uid, topo_cache *cache, topo_pool *pool,
                                    topo_err *err);
 
-/* Non-negative decimal int32 (no sign, no spaces); -1 when not one. */
-int64_t topo_admission_parse_count(const char *s);
-
 #endif

@@ -12,10 +12,10 @@
 
 #include "codec/codec.h"
 #include "codec/decode.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
 
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define PI(buf, path, i) topo_decode_path_index(buf, sizeof(buf), path, i)
 
@@ -80,41 +80,9 @@ static void why_set(char *why, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-static int is_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 static int is_lower_alnum(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* The name part of a qualified name / a label value: [A-Za-z0-9-_.], at most
- * 63, alphanumerics at both ends. `what` names it in the reason. */
-static int name_valid(const char *s, size_t n, const char *what, char *why, size_t size)
-{
-    if (n == 0) {
-        why_set(why, size, "%s is empty", what);
-        return 0;
-    }
-    if (n > 63) {
-        why_set(why, size, "%s is longer than 63 characters", what);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!is_alnum(c) && c != '-' && c != '_' && c != '.') {
-            why_set(why, size, "%s has the invalid character '%c' (allowed: A-Z a-z 0-9 - _ .)",
-                    what, c);
-            return 0;
-        }
-    }
-    if (!is_alnum(s[0]) || !is_alnum(s[n - 1])) {
-        why_set(why, size, "%s must start and end with a letter or digit", what);
-        return 0;
-    }
-    return 1;
 }
 
 /* One DNS-1123 label: 1..63 of [a-z0-9-], alphanumerics at both ends. */
@@ -146,49 +114,6 @@ static int dns_label_valid(const char *s, size_t n, const char *what, char *why,
 int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size)
 {
     return dns_label_valid(name, strlen(name), "the name", why, why_size);
-}
-
-int topo_admission_label_key_valid(const char *key, char *why, size_t why_size)
-{
-    const char *slash = strchr(key, '/');
-    const char *name = key;
-    if (slash != NULL) {
-        size_t plen = (size_t)(slash - key);
-        if (plen == 0) {
-            why_set(why, why_size, "the prefix before '/' is empty");
-            return 0;
-        }
-        if (plen > 253) {
-            why_set(why, why_size, "the prefix is longer than 253 characters");
-            return 0;
-        }
-        /* A DNS-1123 subdomain: labels joined by dots. */
-        for (const char *p = key; p < slash;) {
-            const char *dot = memchr(p, '.', (size_t)(slash - p));
-            const char *end = dot != NULL ? dot : slash;
-            if (!dns_label_valid(p, (size_t)(end - p), "the prefix", why, why_size))
-                return 0;
-            p = dot != NULL ? dot + 1 : slash;
-            if (dot != NULL && p == slash) {
-                why_set(why, why_size, "the prefix has an empty DNS label");
-                return 0;
-            }
-        }
-        name = slash + 1;
-        if (strchr(name, '/') != NULL) {
-            why_set(why, why_size, "more than one '/'");
-            return 0;
-        }
-    }
-    return name_valid(name, strlen(name), "the name", why, why_size);
-}
-
-int topo_admission_label_value_valid(const char *value, char *why, size_t why_size)
-{
-    size_t n = strlen(value);
-    if (n == 0)
-        return 1;
-    return name_valid(value, n, "the value", why, why_size);
 }
 
 /* --- field readers ------------------------------------------------------------------ */
@@ -254,32 +179,10 @@ static int parse_policy(const reader *r, topo_admission_policy *out, int *set, c
     return 0;
 }
 
-/* Why levels[i] cannot follow levels[0..i-1] ("" when it can). */
-static int level_ok(const char *const *levels, size_t n, size_t i, char *why, size_t size)
-{
-    char reason[160];
-    if (!topo_admission_label_key_valid(levels[i], reason, sizeof(reason))) {
-        why_set(why, size, "invalid label key \"%s\": %s", levels[i], reason);
-        return 0;
-    }
-    for (size_t j = 0; j < i; j++) {
-        if (strcmp(levels[j], levels[i]) == 0) {
-            why_set(why, size, "duplicate level %s", levels[i]);
-            return 0;
-        }
-    }
-    /* Kueue: the hostname level, when used, is the lowest one. */
-    if (strcmp(levels[i], HOSTNAME_LABEL) == 0 && i + 1 != n) {
-        why_set(why, size, "%s must be the last level", HOSTNAME_LABEL);
-        return 0;
-    }
-    return 1;
-}
-
 static int parse_levels(const reader *r, topo_admission_topology_config *t, const json_t *obj,
                         const char *path)
 {
-    char p[TOPO_DECODE_PATH_MAX], pi[TOPO_DECODE_PATH_MAX], why[256];
+    char p[TOPO_DECODE_PATH_MAX], pi[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *arr = json_object_get(obj, "levels");
     const char **levels;
     size_t n;
@@ -304,10 +207,9 @@ static int parse_levels(const reader *r, topo_admission_topology_config *t, cons
         if ((levels[i] = topo_pool_strdup(r->pool, json_string_value(v))) == NULL)
             return oom(r);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (!level_ok(levels, n, i, why, sizeof(why)))
-            return fail(r, json_array_get(arr, i), arr, "%s: %s", PI(pi, p, i), why);
-    }
+    size_t bad = 0;
+    if (!topo_kueue_levels_valid(levels, n, &bad, why, sizeof(why)))
+        return fail(r, json_array_get(arr, bad), arr, "%s: %s", PI(pi, p, bad), why);
     t->levels = levels;
     t->nlevels = n;
     return 0;
@@ -316,7 +218,7 @@ static int parse_levels(const reader *r, topo_admission_topology_config *t, cons
 static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
                              const json_t *obj, const char *path)
 {
-    char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX], why[160];
+    char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *map = json_object_get(obj, "nodeLabels");
     const char *key;
     json_t *v;
@@ -336,14 +238,14 @@ static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
         return oom(r);
     json_object_foreach((json_t *)map, key, v) {
         P(pk, p, key);
-        if (!topo_admission_label_key_valid(key, why, sizeof(why)))
+        if (!topo_kueue_label_key_valid(key, why, sizeof(why)))
             return fail(r, v, map, "%s: invalid label key: %s", pk, why);
         /* Label values are strings; an unquoted 8 or true is a YAML number
          * or bool, which Kubernetes would reject too. */
         if (!json_is_string(v))
             return fail(r, v, map, "%s: expected a string label value, got %s (quote it)", pk,
                         topo_decode_type_name(v));
-        if (!topo_admission_label_value_valid(json_string_value(v), why, sizeof(why)))
+        if (!topo_kueue_label_value_valid(json_string_value(v), why, sizeof(why)))
             return fail(r, v, map, "%s: invalid label value \"%s\": %s", pk,
                         json_string_value(v), why);
         kv[n].key = topo_pool_strdup(r->pool, key);
@@ -361,7 +263,7 @@ static int parse_topology(const reader *r, topo_admission_topology_config *t, co
                           const char *path, topo_admission_policy default_policy)
 {
     static const char *const keys[] = {"name", "levels", "nodeLabels", "policy", NULL};
-    char p[TOPO_DECODE_PATH_MAX], why[160];
+    char p[TOPO_DECODE_PATH_MAX], why[512];
     const char *name;
     int error;
     if (!json_is_object(obj))
@@ -447,7 +349,7 @@ static int parse_duration(const reader *r, int64_t *out_ms, const char *key, int
                           int64_t max_ms, const char *bounds)
 {
     const json_t *v = json_object_get(r->root, key);
-    char why[160];
+    char why[512];
     if (v == NULL || json_is_null(v))
         return 0;
     if (!json_is_string(v))
@@ -484,7 +386,7 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
     static const char *const keys[] = {"topologies",     "defaultPolicy",
                                        "namespacePolicyLabel", "reservationTTL",
                                        "ungateInterval", NULL};
-    char p[TOPO_DECODE_PATH_MAX], why[160];
+    char p[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *root = r->root, *arr;
     const char *s;
     int64_t ms;
@@ -507,7 +409,7 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
     if (s != NULL && s[0] == '\0') {
         cfg->ns_label = NULL;
     } else if (s != NULL) {
-        if (!topo_admission_label_key_valid(s, why, sizeof(why)))
+        if (!topo_kueue_label_key_valid(s, why, sizeof(why)))
             return fail(r, json_object_get(root, "namespacePolicyLabel"), root,
                         "namespacePolicyLabel: invalid label key \"%s\": %s", s, why);
         if ((cfg->ns_label = topo_pool_strdup(cfg->pool, s)) == NULL)
@@ -620,45 +522,22 @@ int topo_admission_config_from_levels(topo_admission_config **out, const char *l
 {
     topo_admission_config *cfg = NULL;
     topo_admission_topology_config *t;
-    const char **levels;
-    char why[256];
-    size_t n = 1;
+    const char **levels = NULL;
+    size_t n = 0;
     int error = 0;
 
     *out = NULL;
     if (levels_csv == NULL || levels_csv[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "--levels: required (L1,L2,..., coarsest first)");
-    for (const char *c = levels_csv; *c != '\0'; c++)
-        n += *c == ',';
-    if (n > TOPO_MAX_LEVELS)
-        return topo_err_set(err, TOPO_EINVALID, "--levels: %zu levels (expected 1..%d)", n,
-                            TOPO_MAX_LEVELS);
     if (config_new(&cfg) < 0)
         return topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
-    t = topo_pool_calloc(cfg->pool, 1, sizeof(*t));
-    levels = topo_pool_calloc(cfg->pool, n, sizeof(*levels));
-    if (t == NULL || levels == NULL) {
-        error = topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
+    if ((error = topo_kueue_levels_parse(&levels, &n, levels_csv, cfg->pool, err)) < 0) {
+        topo_err_wrap(err, "--levels");
         goto cleanup;
     }
-    for (size_t i = 0, start = 0; i < n; i++) {
-        const char *comma = strchr(levels_csv + start, ',');
-        size_t end = comma != NULL ? (size_t)(comma - levels_csv) : strlen(levels_csv);
-        if (end == start) {
-            error = topo_err_set(err, TOPO_EINVALID, "--levels: level %zu is empty", i + 1);
-            goto cleanup;
-        }
-        if ((levels[i] = topo_pool_strndup(cfg->pool, levels_csv + start, end - start)) == NULL) {
-            error = topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
-            goto cleanup;
-        }
-        start = end + 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!level_ok(levels, n, i, why, sizeof(why))) {
-            error = topo_err_set(err, TOPO_EINVALID, "--levels: level %zu: %s", i + 1, why);
-            goto cleanup;
-        }
+    if ((t = topo_pool_calloc(cfg->pool, 1, sizeof(*t))) == NULL) {
+        error = topo_err_set(err, TOPO_ENOMEM, "--levels: out of memory");
+        goto cleanup;
     }
     t->name = TOPO_ADMISSION_DEFAULT_TOPOLOGY;
     t->levels = levels;

@@ -67,7 +67,7 @@ struct topo_admission_ctx {
     size_t reservations;
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated,
-        errors;
+        errors, invalid, unknown_level;
     _Atomic int64_t last_tick;
 };
 
@@ -390,6 +390,8 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->passed = atomic_load(&ctx->passed);
     out->ungated = atomic_load(&ctx->ungated);
     out->errors = atomic_load(&ctx->errors);
+    out->invalid = atomic_load(&ctx->invalid);
+    out->unknown_level = atomic_load(&ctx->unknown_level);
     out->last_tick = atomic_load(&ctx->last_tick);
     pthread_mutex_lock(&ctx->mu);
     out->reservations = ctx->reservations;
@@ -418,19 +420,34 @@ static int selector_excludes(const topology *t, const topo_admission_pod *pod)
     return 0;
 }
 
-/* The first topology with every level the pod names whose nodes its
- * selector allows; -1 with *missing set to a level none has. */
-static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_pod *pod,
-                            const char **missing)
+/* The levels a request names: its own level, its slice level, its layers'. */
+static size_t named_levels(const topo_podset_spec *ps, const char **out)
 {
-    const char *want[3] = {pod->required_topology, pod->preferred_topology,
-                           pod->slice_required_topology};
+    size_t n = 0;
+    if (ps->required != NULL)
+        out[n++] = ps->required;
+    if (ps->preferred != NULL)
+        out[n++] = ps->preferred;
+    if (ps->slice_required != NULL)
+        out[n++] = ps->slice_required;
+    for (size_t i = 0; i < ps->nlayers && i < TOPO_MAX_SLICE_LAYERS; i++)
+        out[n++] = ps->layers[i].level;
+    return n;
+}
+
+/* The first topology with every level the request names whose nodes the
+ * pod's selector allows; -1 with *missing set to a level none has. */
+static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_pod *pod,
+                            const topo_podset_spec *ps, const char **missing)
+{
+    const char *want[3 + TOPO_MAX_SLICE_LAYERS];
+    size_t nwant = named_levels(ps, want);
     *missing = NULL;
     for (size_t i = 0; i < ctx->ntopos; i++) {
         const topology *t = &ctx->topos[i];
         int ok = !selector_excludes(t, pod);
-        for (size_t w = 0; ok && w < 3; w++)
-            if (want[w] != NULL && !has_level(t, want[w])) {
+        for (size_t w = 0; ok && w < nwant; w++)
+            if (!has_level(t, want[w])) {
                 ok = 0;
                 *missing = want[w];
             }
@@ -442,29 +459,21 @@ static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_
 
 /* --- the PodSet request -------------------------------------------------------------- */
 
+/* The PodSet's request: Kueue's annotations as lib/kueue reads and
+ * validates them for every path (topoassign, the ungater, the case loader),
+ * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
 static int build_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
-                      topo_err *err)
+                      topo_pool *pool, topo_err *err)
 {
     memset(ps, 0, sizeof(*ps));
     ps->name = "main";
     ps->count = count;
     ps->requests = pod->requests;
     ps->nrequests = pod->nrequests;
-    ps->required = pod->required_topology;
-    ps->preferred = pod->preferred_topology;
-    ps->unconstrained = pod->unconstrained_topology != NULL &&
-                        strcmp(pod->unconstrained_topology, "true") == 0;
-    ps->slice_required = pod->slice_required_topology;
-    if (pod->slice_size != NULL) {
-        int64_t n = topo_admission_parse_count(pod->slice_size);
-        if (n < 1)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "annotation kueue.x-k8s.io/podset-slice-size: \"%s\" is not a "
-                                "positive count",
-                                pod->slice_size);
-        ps->slice_size = (int32_t)n;
-    }
-    ps->group = pod->group_name;
+    int rc = topo_kueue_podset_request(ps, pod->annotations, pod->nannotations, "metadata", pool,
+                                       err);
+    if (rc < 0)
+        return rc;
     ps->node_selector = pod->node_selector;
     ps->nnode_selector = pod->nnode_selector;
     /* Kueue TAS filters nodes by taints and required node affinity too (and
@@ -889,6 +898,16 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
     char *slot = topo_pool_printf(pool, "%d", (int)p->slot);
     if (slot == NULL || slot_selector(ctx, t, p, &sel, &nsel, pool) < 0)
         return -1;
+    if (p->values == NULL || p->nlevels == 0) {
+        /* A slot the engine gave no domain (pods past the last whole
+         * slice): nothing to pin it to. */
+        atomic_fetch_add(&ctx->ignored, 1);
+        if (m == MODE_UNGATE)
+            a->failure = "its slot has no topology domain";
+        else
+            warn(a, "topo-webhook: not placed: its slot has no topology domain");
+        return 0;
+    }
     topo_kv ann[3] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
                       {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
                       {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
@@ -920,6 +939,10 @@ static int dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, t
     const char *json = assignment_text(as, pool);
     if (json == NULL)
         return -1;
+    if (as->ndomains == 0) {
+        *p = (placement){"dry-run", 0, as->levels, NULL, 0, json, 0};
+        return 0;
+    }
     int64_t k = rank >= 0 ? rank : 0;
     size_t d = 0;
     while (d + 1 < as->ndomains && k >= as->domains[d].count)
@@ -944,7 +967,30 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     int rc, found = 0, got = 0;
 
     memset(&p, 0, sizeof p);
-    long t = choose_topology(ctx, &req->pod, &missing);
+    /* Who it is (under mu: the cache connection is the ctx's). */
+    pthread_mutex_lock(&ctx->mu);
+    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
+                                        ctx->cache, pool, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc == TOPO_ENOMEM)
+        return -1;
+    if (rc < 0) {
+        atomic_fetch_add(&ctx->denied, 1);
+        refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
+        return 0;
+    }
+    /* What it asks for, as Kueue validates it: a request Kueue refuses can
+     * never become valid, so it is refused here, word for word, not gated
+     * (whichever pod of its PodSet it is). */
+    if ((rc = build_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
+        if (rc == TOPO_ENOMEM)
+            return -1;
+        atomic_fetch_add(&ctx->denied, 1);
+        atomic_fetch_add(&ctx->invalid, 1);
+        refuse(a, 400, topo_pool_strdup(pool, err.text));
+        return 0;
+    }
+    long t = choose_topology(ctx, &req->pod, &ps, &missing);
     topo_admission_policy policy = t >= 0 ? ctx->topos[t].t.policy : ctx->default_policy;
     const char *ns = req->pod.namespace_ ? req->pod.namespace_ : req->namespace_;
     if (ctx->ns_policy != NULL && ns != NULL) {
@@ -953,21 +999,13 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
             policy = over;
     }
 
-    /* Who it is and whether its PodSet holds a reservation: under mu (the
-     * cache connection is the ctx's). */
+    /* Whether its PodSet holds a reservation already. */
     pthread_mutex_lock(&ctx->mu);
-    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
-                                        ctx->cache, pool, &err);
-    if (rc == 0 && (found = lookup(ctx, id.key, now, &r, pool, &err)) == 1)
+    if ((found = lookup(ctx, id.key, now, &r, pool, &err)) == 1)
         got = claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
     pthread_mutex_unlock(&ctx->mu);
-    if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM)
+    if (found == TOPO_ENOMEM || got == TOPO_ENOMEM)
         return -1;
-    if (rc < 0) {
-        atomic_fetch_add(&ctx->denied, 1);
-        refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
-        return 0;
-    }
     if (found < 0 || got < 0)
         goto internal;
     warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
@@ -980,16 +1018,13 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     /* The first pod of its PodSet: place the whole PodSet. */
     if (t < 0) {
         const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
+        if (missing != NULL)
+            atomic_fetch_add(&ctx->unknown_level, 1);
         failure =
             missing
                 ? topo_pool_printf(pool, "no configured topology has level %s", missing)
                 : topo_pool_printf(pool, "no configured topology covers the pod's nodeSelector");
         return no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
-    }
-    if ((rc = build_spec(&ps, &req->pod, id.size, &err)) < 0) {
-        atomic_fetch_add(&ctx->denied, 1);
-        refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
-        return 0;
     }
     topology *tp = &ctx->topos[t];
     /* dryRun computes on the snapshot as it is and stores nothing. */

@@ -2,7 +2,6 @@
  * (DESIGN.md "topo-webhook" 3): Kueue pod groups, JobSet replicated jobs,
  * LeaderWorkerSet groups, Job pods, an explicit podset-size annotation,
  * else the pod alone. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +17,6 @@
 #define LWS_GROUP "leaderworkerset.sigs.k8s.io/group-index"
 #define LWS_WORKER "leaderworkerset.sigs.k8s.io/worker-index"
 #define LWS_SIZE "leaderworkerset.sigs.k8s.io/size"
-
-int64_t topo_admission_parse_count(const char *s)
-{
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
-        return -1;
-    return v;
-}
 
 static int nonempty(const char *s)
 {
@@ -53,12 +40,7 @@ static int read_count(int64_t *out, const char *value, const char *name, int64_t
         *out = dflt;
         return 0;
     }
-    int64_t n = topo_admission_parse_count(value);
-    if (n < min || n > TOPO_MAX_PODSET_COUNT)
-        return topo_err_set(err, TOPO_EINVALID, "%s: \"%s\" is not a count in %lld..%d", name,
-                            value, (long long)min, TOPO_MAX_PODSET_COUNT);
-    *out = n;
-    return 0;
+    return topo_kueue_parse_count(out, value, name, min, TOPO_MAX_PODSET_COUNT, err);
 }
 
 /* The Job's pods running at once (Kueue's PodSet count for a Job): its
@@ -91,7 +73,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
 
     memset(id, 0, sizeof(*id));
     if ((rc = read_count(&explicit_size, pod->podset_size,
-                         "annotation " TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, 1, 0, err)) < 0 ||
+                         "annotation " TOPO_PODSET_SIZE_ANNOTATION, 1, 0, err)) < 0 ||
         (rc = read_count(&id->rank, pod->job_completion_index,
                          "batch.kubernetes.io/job-completion-index", 0, -1, err)) < 0)
         return rc;
@@ -106,7 +88,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     if (nonempty(pod->pod_group_name)) {
         id->key = topo_pool_printf(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
         if ((rc = read_count(&size, pod->pod_group_total_count,
-                             "annotation kueue.x-k8s.io/pod-group-total-count", 1, size, err)) < 0)
+                             "annotation " TOPO_KUEUE_POD_GROUP_TOTAL_COUNT, 1, size, err)) < 0)
             return rc;
     } else if (nonempty(jobset) && nonempty(rjob)) {
         /* Kueue: one PodSet per replicated job, replicas x parallelism pods,
@@ -158,7 +140,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                 id->warning =
                     topo_pool_printf(pool,
                                      "Job %s not in the cache yet: PodSet sized 1 (set "
-                                     "annotation " TOPO_ADMISSION_PODSET_SIZE_ANNOTATION ")",
+                                     "annotation " TOPO_PODSET_SIZE_ANNOTATION ")",
                                      pod->job_name ? pod->job_name : job);
         }
     } else if (explicit_size > 0 && owner != NULL) {

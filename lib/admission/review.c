@@ -221,18 +221,11 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
     {
         const topo_kv *a = pod->annotations, *l = pod->labels;
         size_t na = pod->nannotations, nl = pod->nlabels;
-        pod->required_topology = kvget(a, na, TOPO_KUEUE_REQUIRED_TOPOLOGY);
-        pod->preferred_topology = kvget(a, na, TOPO_KUEUE_PREFERRED_TOPOLOGY);
-        pod->unconstrained_topology = kvget(a, na, TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY);
-        pod->slice_required_topology = kvget(a, na, TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY);
-        pod->slice_size = kvget(a, na, TOPO_KUEUE_SLICE_SIZE);
-        pod->slice_constraints = kvget(a, na, TOPO_KUEUE_SLICE_CONSTRAINTS);
-        pod->group_name = kvget(a, na, TOPO_KUEUE_GROUP_NAME);
-        pod->pod_group_name = kvget(l, nl, "kueue.x-k8s.io/pod-group-name");
+        pod->pod_group_name = kvget(l, nl, TOPO_KUEUE_POD_GROUP_NAME);
         if (pod->pod_group_name == NULL)
-            pod->pod_group_name = kvget(a, na, "kueue.x-k8s.io/pod-group-name");
-        pod->pod_group_total_count = kvget(a, na, "kueue.x-k8s.io/pod-group-total-count");
-        pod->queue_name = kvget(l, nl, TOPO_ADMISSION_KUEUE_QUEUE_LABEL);
+            pod->pod_group_name = kvget(a, na, TOPO_KUEUE_POD_GROUP_NAME);
+        pod->pod_group_total_count = kvget(a, na, TOPO_KUEUE_POD_GROUP_TOTAL_COUNT);
+        pod->queue_name = kvget(l, nl, TOPO_KUEUE_QUEUE_LABEL);
         pod->job_name = kvget(l, nl, "batch.kubernetes.io/job-name");
         if (pod->job_name == NULL)
             pod->job_name = kvget(l, nl, "job-name");
@@ -242,7 +235,7 @@ static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *poo
         pod->job_completion_index = kvget(l, nl, "batch.kubernetes.io/job-completion-index");
         if (pod->job_completion_index == NULL)
             pod->job_completion_index = kvget(a, na, "batch.kubernetes.io/job-completion-index");
-        pod->podset_size = kvget(a, na, TOPO_ADMISSION_PODSET_SIZE_ANNOTATION);
+        pod->podset_size = kvget(a, na, TOPO_PODSET_SIZE_ANNOTATION);
         if ((rc = kv_prefixed(&pod->jobset_labels, &pod->njobset_labels, l, nl,
                               "jobset.sigs.k8s.io/", pool, err)) < 0 ||
             (rc = kv_prefixed(&pod->lws_labels, &pod->nlws_labels, l, nl,
@@ -377,16 +370,14 @@ int topo_admission_pod_is_kueue_managed(const topo_admission_pod *pod)
     if (pod->queue_name != NULL)
         return 1;
     for (size_t i = 0; i < pod->nscheduling_gates; i++)
-        if (strcmp(pod->scheduling_gates[i], TOPO_ADMISSION_KUEUE_TOPOLOGY_GATE) == 0)
+        if (strcmp(pod->scheduling_gates[i], TOPO_KUEUE_TOPOLOGY_GATE) == 0)
             return 1;
     return 0;
 }
 
 int topo_admission_pod_has_topology(const topo_admission_pod *pod)
 {
-    return pod->required_topology != NULL || pod->preferred_topology != NULL ||
-           pod->unconstrained_topology != NULL || pod->slice_required_topology != NULL ||
-           pod->slice_constraints != NULL;
+    return topo_kueue_has_podset_annotation(pod->annotations, pod->nannotations);
 }
 
 topo_admission_class topo_admission_classify(const topo_admission_request *req)

@@ -3,29 +3,13 @@
  * (lib/inventory) and admitted pods (lib/admission), which must not link
  * each other. Validated as the API server does for the fields the engine
  * uses (operators, value counts, weights). */
-#include <errno.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "codec/decode.h"
+#include "topo/goparse.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
-
-/* strconv.ParseInt(s, 10, 64): what Gt/Lt values must be. */
-static int is_go_int(const char *s)
-{
-    const char *d = s;
-    if (*d == '+' || *d == '-')
-        d++;
-    if (*d == '\0')
-        return 0;
-    for (const char *c = d; *c; c++)
-        if (*c < '0' || *c > '9')
-            return 0;
-    errno = 0;
-    (void)strtoll(s, NULL, 10);
-    return errno == 0;
-}
 
 /* One NodeSelectorTerm (a required term or a preference): its
  * matchExpressions. matchFields (by metadata.name) is refused rather than
@@ -98,7 +82,9 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
         if (exists && nv != 0)
             return topo_err_set(err, TOPO_EINVALID, "%s: may not be specified when operator is %s",
                                 vsp, op);
-        if (cmp && (nv != 1 || !is_go_int(values[0])))
+        /* Gt/Lt values must pass strconv.ParseInt(s, 10, 64). */
+        int64_t bound;
+        if (cmp && (nv != 1 || topo_go_parse_int(values[0], 64, &bound, NULL) != 0))
             return topo_err_set(err, TOPO_EINVALID,
                                 "%s: must have one integer element when operator is %s",
                                 vsp, op);

@@ -252,14 +252,10 @@ cleanup:
 
 int topo_pod_is_tas(const json_t *annotations)
 {
-    static const char *const keys[] = {
-        TOPO_KUEUE_REQUIRED_TOPOLOGY,       TOPO_KUEUE_PREFERRED_TOPOLOGY,
-        TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY,  TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY,
-        TOPO_KUEUE_SLICE_CONSTRAINTS,
-    };
+    static const char *const keys[] = TOPO_KUEUE_TAS_ANNOTATIONS;
     if (!json_is_object(annotations))
         return 0;
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    for (size_t i = 0; keys[i] != NULL; i++)
         if (json_object_get(annotations, keys[i]) != NULL)
             return 1;
     return 0;

@@ -9,17 +9,9 @@
 #include <jansson.h>
 
 #include "topo/error.h"
+#include "topo/kueue.h" /* the TAS annotation names only */
 #include "topo/model.h"
 #include "topo/pool.h"
-
-/* The annotation prefix and the five annotations that make a pod a TAS pod. */
-#define TOPO_KUEUE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-required-topology"
-#define TOPO_KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
-#define TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY "kueue.x-k8s.io/podset-unconstrained-topology"
-#define TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
-#define TOPO_KUEUE_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
-#define TOPO_KUEUE_SLICE_CONSTRAINTS "kueue.x-k8s.io/podset-slice-required-topology-constraints"
-#define TOPO_KUEUE_GROUP_NAME "kueue.x-k8s.io/podset-group-name"
 
 /* Per-pod effective requests of a PodSpec object (`spec` may be NULL: no
  * requests). `path` names spec in messages ("items[2].spec").

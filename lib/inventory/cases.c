@@ -12,6 +12,7 @@
 
 #include "codec/codec.h"
 #include "codec/decode.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/strmap.h"
 
@@ -471,19 +472,28 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
         return rc;
 
     size_t nowners = json_array_size(owners);
+    topo_kueue_owner *own = topo_pool_calloc(L->pool, nowners + 1, sizeof(*own));
+    topo_kv *ann = NULL;
+    size_t nann = 0;
+    if (own == NULL)
+        return oom(L->err);
     for (size_t i = 0; i < nowners; i++) {
         const json_t *o = json_array_get(owners, i);
-        const char *kind = NULL;
         topo_decode_path_index(p, sizeof(p),
                                topo_decode_path_key(ap, sizeof(ap), path, "owner_references"), i);
         if (!json_is_object(o))
             return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(o));
-        if ((rc = req_name(&kind, o, "kind", p, L)) < 0)
+        if ((rc = req_name(&own[i].kind, o, "kind", p, L)) < 0 ||
+            (rc = topo_decode_string(&own[i].api_version, o, "apiVersion", p, 0, L->pool,
+                                     L->err)) < 0)
             return rc;
-        if (nowners == 1 && strcmp(kind, "Pod") == 0)
-            w->single_pod_owned = 1;
     }
+    if ((rc = topo_decode_kv(&ann, &nann, annotations,
+                             topo_decode_path_key(p, sizeof(p), path, "annotations"), L->pool,
+                             L->err)) < 0)
+        return rc;
+    w->single_pod_owned = topo_kueue_owned_by_single_pod(own, nowners, ann, nann);
     if (unhealthy != NULL &&
         (rc = decode_strings(&w->unhealthy_nodes, &w->nunhealthy_nodes, unhealthy,
                              topo_decode_path_key(p, sizeof(p), path, "unhealthy_nodes"), 1,

@@ -4,6 +4,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A message cut to fit ends on a whole UTF-8 character: the text reaches
+ * jansson (AdmissionReview status, logs), which refuses a broken one. */
+static void trim_partial_utf8(char *text, size_t size)
+{
+    size_t n = strlen(text);
+    if (n + 1 < size || n == 0)
+        return; /* not cut */
+    size_t start = n;
+    while (start > 0 && ((unsigned char)text[start - 1] & 0xC0) == 0x80)
+        start--;
+    if (start == 0)
+        return;
+    unsigned char lead = (unsigned char)text[start - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (n - (start - 1) < want)
+        text[start - 1] = '\0';
+}
+
 int topo_err_set(topo_err *err, int code, const char *fmt, ...)
 {
     if (err == NULL)
@@ -12,6 +30,7 @@ int topo_err_set(topo_err *err, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->text, sizeof(err->text), fmt, ap);
     va_end(ap);
+    trim_partial_utf8(err->text, sizeof(err->text));
     err->code = code;
     return code;
 }
@@ -39,6 +58,7 @@ int topo_err_wrap(topo_err *err, const char *fmt, ...)
         rest = sizeof(err->text) - 1 - n;
     memcpy(err->text + n, old, rest);
     err->text[n + rest] = '\0';
+    trim_partial_utf8(err->text, sizeof(err->text));
     if (err->code == 0)
         err->code = TOPO_EGENERIC;
     return err->code;

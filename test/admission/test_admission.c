@@ -232,7 +232,9 @@ static void test_admission__job_pod_fields(void **state)
     assert_string_equal(req.pod.job_name, "train-7x2kq");
     assert_string_equal(req.pod.controller_uid, "0f6e2f3a-2b8c-4f4e-9d1a-6c1f2e3d4b5a");
     assert_string_equal(req.pod.job_completion_index, "3");
-    assert_string_equal(req.pod.required_topology, "topology.topo.io/rack");
+    assert_string_equal(topo_admission_kv_get(req.pod.annotations, req.pod.nannotations,
+                                              TOPO_KUEUE_REQUIRED_TOPOLOGY),
+                        "topology.topo.io/rack");
     assert_int_equal(req.pod.has_node_selector, 0);
     assert_int_equal(req.pod.nowners, 1);
     assert_string_equal(req.pod.owners[0].kind, "Job");
@@ -250,7 +252,9 @@ static void test_admission__job_pod_fields(void **state)
     assert_int_equal(topo_admission_decode(&req, body, len, pool, &err), 0);
     assert_int_equal(req.pod.njobset_labels, 5);
     assert_string_equal(req.pod.podset_size, "8");
-    assert_string_equal(req.pod.slice_size, "2");
+    assert_string_equal(topo_admission_kv_get(req.pod.annotations, req.pod.nannotations,
+                                              TOPO_KUEUE_SLICE_SIZE),
+                        "2");
     assert_int_equal(req.pod.nscheduling_gates, 1);
     free(body);
     topo_pool_clear(pool);

@@ -232,7 +232,7 @@ static char *job_pod(const char *uid, int idx, int size, const char *topo_key,
                                "u-train", "batch.kubernetes.io/job-name", "train",
                                "batch.kubernetes.io/job-completion-index", sidx);
     json_t *ann = json_pack("{s:s, s:s}", topo_key, topo_level,
-                            TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, ssize);
+                            TOPO_PODSET_SIZE_ANNOTATION, ssize);
     return review(uid, NULL, "train-", labels, ann, gpus, dry_run);
 }
 
@@ -393,7 +393,7 @@ static char *job_pod_of(const char *uid, const char *job, const char *job_uid, i
     if (size > 0) {
         char ssize[16];
         snprintf(ssize, sizeof ssize, "%d", size);
-        json_object_set_new(ann, TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, json_string(ssize));
+        json_object_set_new(ann, TOPO_PODSET_SIZE_ANNOTATION, json_string(ssize));
     }
     char gen[80];
     snprintf(gen, sizeof gen, "%s-", job);
@@ -589,7 +589,7 @@ static void test_pass_through(void **state)
     char *bodies[2];
     bodies[0] = review("p0", "plain", NULL, NULL, NULL, 8, 0);
     bodies[1] = review("p1", "kq", NULL,
-                       json_pack("{s:s}", TOPO_ADMISSION_KUEUE_QUEUE_LABEL, "q"),
+                       json_pack("{s:s}", TOPO_KUEUE_QUEUE_LABEL, "q"),
                        json_pack("{s:s}", "kueue.x-k8s.io/podset-required-topology",
                                  "topology.topo.io/rack"),
                        16, 0);
@@ -616,7 +616,7 @@ static void test_malformed(void **state)
                         review("m1", "m", NULL, NULL,
                                json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology",
                                          "topology.topo.io/rack",
-                                         TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, "-3"),
+                                         TOPO_PODSET_SIZE_ANNOTATION, "-3"),
                                8, 0),
                         "m1", &root);
     assert_false(json_is_true(json_object_get(resp, "allowed")));
@@ -715,7 +715,7 @@ static void test_required_affinity(void **state)
                                    i == 0 ? "0" : i == 1 ? "1" : i == 2 ? "2" : "3");
         rq r = {uid, NULL, NULL, "aff-", labels,
                 json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
-                          TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, "4"),
+                          TOPO_PODSET_SIZE_ANNOTATION, "4"),
                 8, 0, rack_affinity("In", "rack-06")};
         got g = ask(f.ctx, review_rq(&r), uid);
         assert_int_equal(rack_no(g.host), 6);
@@ -1282,7 +1282,7 @@ static void test_stats(void **state)
     (void)ask(f.ctx,
               review("s5", "bad", NULL, NULL,
                      json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
-                               TOPO_ADMISSION_PODSET_SIZE_ANNOTATION, "x"),
+                               TOPO_PODSET_SIZE_ANNOTATION, "x"),
                      8, 0),
               "s5");
     f.now = 510;

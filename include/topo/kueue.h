@@ -1,0 +1,124 @@
+/* Kueue's vocabulary, in one place: the annotation and label names, how a
+ * PodSet's annotations become the engine's topology request (with Kueue's
+ * validation, word for word: pkg/controller/jobframework/tas_validation.go
+ * and tas.go; KUEUE-TAS.md §2), Kubernetes label key/value syntax, topology
+ * level lists, and Kueue's OwnedBySinglePod. Every reader of Kueue
+ * annotations goes through here: topoassign's PodSet manifests, the
+ * webhook's handler and ungater, the conformance case loader. */
+#ifndef TOPO_KUEUE_H
+#define TOPO_KUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/engine.h"
+#include "topo/error.h"
+#include "topo/model.h"
+#include "topo/pool.h"
+
+/* PodSet (pod template) annotations. */
+#define TOPO_KUEUE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-required-topology"
+#define TOPO_KUEUE_PREFERRED_TOPOLOGY "kueue.x-k8s.io/podset-preferred-topology"
+#define TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY "kueue.x-k8s.io/podset-unconstrained-topology"
+#define TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY "kueue.x-k8s.io/podset-slice-required-topology"
+#define TOPO_KUEUE_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+#define TOPO_KUEUE_SLICE_CONSTRAINTS "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#define TOPO_KUEUE_GROUP_NAME "kueue.x-k8s.io/podset-group-name"
+
+/* Pod groups (the plain-Pod integration). */
+#define TOPO_KUEUE_POD_GROUP_NAME "kueue.x-k8s.io/pod-group-name" /* label or annotation */
+#define TOPO_KUEUE_POD_GROUP_TOTAL_COUNT "kueue.x-k8s.io/pod-group-total-count"
+/* On a Workload made for a pod group (podconstants.IsGroupWorkloadAnnotation*). */
+#define TOPO_KUEUE_IS_GROUP_WORKLOAD "kueue.x-k8s.io/is-group-workload"
+#define TOPO_KUEUE_IS_GROUP_WORKLOAD_TRUE "true"
+
+/* Pods Kueue manages itself, and its own scheduling gate. */
+#define TOPO_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+#define TOPO_KUEUE_TOPOLOGY_GATE "kueue.x-k8s.io/topology"
+
+#define TOPO_KUEUE_HOSTNAME_LABEL "kubernetes.io/hostname"
+
+/* topo's own: the size of a PodSet whose owner the webhook cannot read
+ * (and of a Pod manifest given to topoassign). */
+#define TOPO_PODSET_SIZE_ANNOTATION "topology.topo.io/podset-size"
+
+/* The five annotations that make a pod a TAS pod (Kueue's utiltas.IsTAS),
+ * as an initializer for a NULL-ended list: the JSON reader of stored pods
+ * (lib/codec, below this module) and topo_kueue_has_topology_request share
+ * it. */
+#define TOPO_KUEUE_TAS_ANNOTATIONS                                                        \
+    {TOPO_KUEUE_REQUIRED_TOPOLOGY, TOPO_KUEUE_PREFERRED_TOPOLOGY,                          \
+     TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY, TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY,               \
+     TOPO_KUEUE_SLICE_CONSTRAINTS, NULL}
+
+/* 1 when the annotations carry one of the five annotations that make a pod
+ * a TAS pod (required, preferred, unconstrained, slice-required, slice
+ * constraints), as Kueue's utiltas.IsTAS counts them. */
+int topo_kueue_has_topology_request(const topo_kv *annotations, size_t n);
+
+/* 1 when the annotations carry any of Kueue's seven PodSet annotations: a
+ * pod that does asks for TAS, even if only the group name or the slice
+ * size is there (requests Kueue's validation always refuses). */
+int topo_kueue_has_podset_annotation(const topo_kv *annotations, size_t n);
+
+/* A PodSet's topology request from its annotations, as Kueue's webhook
+ * validates it (ValidateTASPodSetRequest, then, only when that passes,
+ * ValidateSliceSizeAnnotationUpperBound against ps->count) and its
+ * podSetTopologyRequestBuilder builds it.
+ *
+ * meta_path is where the annotations sit in the object ("metadata" for a
+ * Pod, "spec.template.metadata" for a Job): messages name the field as
+ * Kueue does ("metadata.annotations[kueue.x-k8s.io/podset-slice-size]:
+ * Invalid value: \"0\": must be greater than or equal to 1"), several
+ * errors aggregated as Kubernetes does ("[e1, e2]").
+ *
+ * Sets required, preferred, unconstrained, slice_required, slice_size,
+ * layers/nlayers and group of *ps (strings borrowed from the annotations or
+ * allocated from pool); leaves every other field alone. Returns 0,
+ * TOPO_EINVALID (ps unchanged), or TOPO_ENOMEM. */
+int topo_kueue_podset_request(topo_podset_spec *ps, const topo_kv *annotations, size_t n,
+                              const char *meta_path, topo_pool *pool,
+                              topo_err *err) TOPO_MUST_CHECK;
+
+/* A count carried by a label or annotation (pod-group-total-count,
+ * topology.topo.io/podset-size, a completion index): decimal digits only,
+ * in min..max. 0, or TOPO_EINVALID with "<name>: \"<value>\" is not a count
+ * in <min>..<max>". */
+int topo_kueue_parse_count(int64_t *out, const char *value, const char *name, int64_t min,
+                           int64_t max, topo_err *err) TOPO_MUST_CHECK;
+
+/* Kubernetes label syntax (apimachinery IsQualifiedName / IsValidLabelValue,
+ * v0.36). 1 when valid; else 0 with the first of Kubernetes' messages in why
+ * ("name part must be no more than 63 bytes"); why may be NULL. */
+int topo_kueue_label_key_valid(const char *key, char *why, size_t why_size);
+int topo_kueue_label_value_valid(const char *value, char *why, size_t why_size);
+
+/* A Topology's levels as Kueue's CRD validates them: 1..TOPO_MAX_LEVELS
+ * valid label keys, no duplicates, kubernetes.io/hostname only as the last.
+ * 1 when valid; else 0 with the offending index in *out_bad (n when the
+ * count is wrong; out_bad may be NULL) and the reason in why:
+ * "invalid label key \"X\": <Kubernetes' message>", "duplicate level X",
+ * "kubernetes.io/hostname must be the last level". */
+int topo_kueue_levels_valid(const char *const *levels, size_t n, size_t *out_bad, char *why,
+                            size_t why_size);
+
+/* A comma-separated level list ("L1,L2,...", coarsest first, as --levels
+ * takes it) split into pool strings and checked by topo_kueue_levels_valid.
+ * TOPO_EINVALID: "level 2 is empty", "level 3: <why>", "17 levels
+ * (expected 1..16)"; TOPO_ENOMEM. */
+int topo_kueue_levels_parse(const char ***out, size_t *out_n, const char *csv, topo_pool *pool,
+                            topo_err *err) TOPO_MUST_CHECK;
+
+/* One owner reference of a Workload. */
+typedef struct topo_kueue_owner {
+    const char *api_version;
+    const char *kind;
+} topo_kueue_owner;
+
+/* Kueue's workload.OwnedBySinglePod: exactly one owner reference, of kind
+ * Pod and apiVersion v1, and the Workload is not a pod group's (annotation
+ * kueue.x-k8s.io/is-group-workload: "true"). */
+int topo_kueue_owned_by_single_pod(const topo_kueue_owner *owners, size_t nowners,
+                                   const topo_kv *annotations, size_t nannotations);
+
+#endif
