@@ -494,23 +494,56 @@ def missing_and_conflicting_flags(ctx):
     bad_input(ctx, *assign_args(HGX, (*BASIC, "--node-label", "novalue")),
               contains='--node-label: expected KEY=VALUE, got "novalue"')
     bad_input(ctx, "--nodes", HGX, "--levels", "kubernetes.io/hostname," + RACK, *BASIC,
-              contains="--levels: kubernetes.io/hostname may only be the last level")
+              contains="--levels: level 1: kubernetes.io/hostname must be the last level")
     bad_input(ctx, "--nodes", HGX, "--levels", RACK + "," + RACK, *BASIC,
-              contains='--levels: "topology.topo.io/rack" is listed twice')
+              contains="--levels: level 2: duplicate level topology.topo.io/rack")
     bad_input(ctx, "--nodes", HGX, "--levels", RACK + ",,x", *BASIC,
-              contains="--levels: empty level")
+              contains="--levels: level 2 is empty")
 
 
 @case
 def bad_podsets(ctx):
     bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/podsets/job-two-modes.yaml")),
-              contains="job-two-modes.yaml: spec.template.metadata.annotations: must not contain "
-                       "more than one topology annotation")
+              contains="job-two-modes.yaml: spec.template.metadata.annotations: Invalid value: "
+                       "must not contain more than one topology annotation")
     bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/podsets/job-slice-too-big.yaml")),
               contains="spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]: "
-                       'invalid value "8": must not be greater than pod set count 4')
+                       'Invalid value: "8": must not be greater than pod set count 4')
     bad_input(ctx, *assign_args(HGX, ("--podset", "fixtures/clusters/hgx-h100.yaml")),
               contains="hgx-h100.yaml: kind: required")
+
+
+@case
+def kueue_annotation_table(ctx):
+    """Every case of fixtures/kueue/annotations as a Pod manifest through the
+    real binary: Kueue's message (exit 2) for an invalid request, a placement
+    or Kueue's failure (exit 0 or 1) for a valid one. The webhook half of the
+    table is test/admission/test_kueue_table.c."""
+    table = os.path.join(ctx.source, "fixtures", "kueue", "annotations")
+    names = sorted(n for n in os.listdir(table) if n.endswith(".json"))
+    expect(len(names) >= 40, f"only {len(names)} cases")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            with open(os.path.join(table, name)) as f:
+                c = json.load(f)
+            ann = dict(c["annotations"])
+            if c["count"] > 1:
+                ann["topology.topo.io/podset-size"] = str(c["count"])
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {"name": "p", "annotations": ann},
+                   "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                json.dump(pod, f)
+            rc, out, err = ctx.run("assign", "--nodes", HGX, "--levels", LEVELS5,
+                                   "--podset", path, "-o", "json")
+            if "error" in c["expect"]:
+                want = f"topoassign assign: {path}: {c['expect']['error']}\n"
+                expect(rc == 2 and err == want, f"{name}: exit {rc}, want 2 and\n{want}", out, err)
+            else:
+                expect(rc in (0, 1), f"{name}: exit {rc}, want 0 or 1", out, err)
+                if rc == 0:
+                    expect(json.loads(out)["domains"], f"{name}: no domains", out, err)
 
 
 @case

@@ -10,7 +10,10 @@ they spread over racks). Checks: 16 distinct hosts; each pod's patch,
 applied with python3-jsonpatch, gives it a nodeSelector naming that host and
 the assignment annotation, whose domains hold exactly the 16 hosts; the same
 pods asked again (new request uids, concurrently) get the same hosts; a
-patched pod posted again gets no patch; a pod that cannot fit is gated.
+patched pod posted again gets no patch; a pod that cannot fit is gated;
+requests Kueue's validation refuses are refused with its message (the pod
+whose slice is larger than its PodSet, which once crashed the process), and
+"True" is a boolean.
 """
 import argparse
 import base64
@@ -203,6 +206,42 @@ def case_gate(w):
     expect("nodeSelector" not in out["spec"], "huge pod: no nodeSelector")
 
 
+def kueue_pod(name, annotations):
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "namespace": "team-a", "annotations": annotations},
+            "spec": {"containers": [{"name": "w", "image": "x",
+                                     "resources": {"requests": {"cpu": "1"}}}]}}
+
+
+def case_kueue_validation(w):
+    """Issue 8: Kueue's validation in the request path of the real process."""
+    k = "kueue.x-k8s.io/podset-"
+    # One pod whose slice is larger than its PodSet: it once killed every
+    # replica (SIGSEGV); now Kueue's refusal, and the process lives on.
+    resp = w.admit("k-0", kueue_pod("slice3", {k + "required-topology": "topology.topo.io/rack",
+                                               k + "slice-required-topology": "kubernetes.io/hostname",
+                                               k + "slice-size": "3"}))
+    st = resp.get("status", {})
+    expect(resp.get("allowed") is False and st.get("code") == 400 and
+           st.get("message") == 'metadata.annotations[kueue.x-k8s.io/podset-slice-size]: '
+                                'Invalid value: "3": must not be greater than pod set count 1',
+           "slice larger than the PodSet: Kueue's refusal: %r" % resp)
+    expect(w.proc.poll() is None, "the webhook is still running")
+    # "True" is a bool to Kueue (strconv.ParseBool): placed, not gated
+    resp = w.admit("k-1", kueue_pod("uncon", {k + "unconstrained-topology": "True"}))
+    out = jsonpatch.JsonPatch(ops_of(resp)).apply(kueue_pod("uncon", {}))
+    expect(resp.get("allowed") is True and
+           out["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname"),
+           "unconstrained \"True\": placed: %r" % resp)
+    # required and preferred at once: refused, not placed on one of them
+    resp = w.admit("k-2", kueue_pod("both", {k + "required-topology": "topology.topo.io/rack",
+                                             k + "preferred-topology": "topology.topo.io/rack"}))
+    st = resp.get("status", {})
+    expect(resp.get("allowed") is False and st.get("code") == 400 and
+           "must not contain more than one topology annotation" in st.get("message", ""),
+           "required and preferred: refused: %r" % resp)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -219,6 +258,7 @@ def main():
         try:
             case_indexed_job(w)
             case_gate(w)
+            case_kueue_validation(w)
         finally:
             log = w.stop()
         expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)

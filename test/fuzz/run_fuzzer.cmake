@@ -1,5 +1,6 @@
-# cmake -DCORPUS=dir -DFIXTURES=dir -DFUZZER=exe -DSECONDS=n -DARTIFACTS=dir/ -P run_fuzzer.cmake
-# Seeds a fresh corpus with FIXTURES/<case>/request.json and fuzzes for
+# cmake -DCORPUS=dir -DFIXTURES=dir[|dir...] -DFUZZER=exe -DSECONDS=n -DARTIFACTS=dir/ -P run_fuzzer.cmake
+# Seeds a fresh corpus with FIXTURES/<case>/request.json (and the files of
+# flat seed directories) from every directory listed, and fuzzes for
 # SECONDS; any crash, leak, sanitizer report or slow input fails the test and
 # leaves the input under ARTIFACTS (printed by libFuzzer).
 if(NOT SECONDS)
@@ -7,7 +8,12 @@ if(NOT SECONDS)
 endif()
 file(REMOVE_RECURSE ${CORPUS})
 file(MAKE_DIRECTORY ${CORPUS} ${ARTIFACTS})
-file(GLOB _cases ${FIXTURES}/*)
+string(REPLACE "|" ";" _dirs "${FIXTURES}")
+set(_cases)
+foreach(_d ${_dirs})
+  file(GLOB _more ${_d}/*)
+  list(APPEND _cases ${_more})
+endforeach()
 set(_seeds 0)
 foreach(_dir ${_cases})
   get_filename_component(_name ${_dir} NAME)
