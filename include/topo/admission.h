@@ -71,6 +71,12 @@ typedef struct topo_admission_pod {
     size_t nrequired_terms;
     const topo_preferred_term *preferred_terms;
     size_t npreferred_terms;
+    /* Topology pods only: the shape of the pod (codec topo_pod_shape: what
+     * its PodSet's pods share) and, for pods of a Kueue pod group, the Pod
+     * object as compact JSON (its role's template once the group is
+     * complete). */
+    const char *shape;
+    const char *object_json;
 
     /* Kueue's topology annotations are read from annotations by
      * topo_kueue_podset_request (one reading for every path). */
@@ -238,6 +244,9 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
 #define TOPO_ADMISSION_RESERVATION_ANNOTATION "topology.topo.io/reservation"
 #define TOPO_ADMISSION_SLOT_ANNOTATION "topology.topo.io/slot"
 #define TOPO_ADMISSION_PODSET_ANNOTATION "topology.topo.io/podset"
+/* On the pods of a Kueue pod group: the shape (role) the pod was admitted
+ * with, which the ungater reads back (later webhooks may change the pod). */
+#define TOPO_ADMISSION_ROLE_ANNOTATION "topology.topo.io/role"
 /* Default time capacity is held for pods of a PodSet that have not arrived. */
 #define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT 600
 

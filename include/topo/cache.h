@@ -48,7 +48,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 2
+#define TOPO_CACHE_SCHEMA_VERSION 3
 
 typedef struct topo_cache topo_cache;
 
@@ -302,11 +302,17 @@ typedef struct topo_cache_reservation_spec {
     size_t nrequests;
     int64_t created_at; /* also "now": an expired reservation of the same podset_key is replaced */
     int64_t expires_at;
+    /* What the PodSet's pods share (NULL: ""): the shape of the pod it was
+     * placed for (codec topo_pod_shape) and its Kueue request
+     * (topo_kueue_request_text). Kept for the admission handler to refuse
+     * a pod that claims the PodSet without matching it. */
+    const char *shape;
+    const char *request;
 } topo_cache_reservation_spec;
 
 #define TOPO_CACHE_RESERVATION_SPEC_VERSION 1
 #define TOPO_CACHE_RESERVATION_SPEC_INIT \
-    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0}
+    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL}
 
 typedef struct topo_cache_slot {
     int32_t index;
@@ -328,6 +334,8 @@ typedef struct topo_cache_reservation {
     size_t nrequests;
     int64_t created_at;
     int64_t expires_at;
+    const char *shape;   /* "" when not recorded */
+    const char *request; /* "" when not recorded */
     const topo_cache_slot *slots;
     size_t nslots;
     size_t nclaimed;
@@ -369,6 +377,36 @@ int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_ex
  * deleted. */
 int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_deleted,
                               topo_err *err) TOPO_MUST_CHECK;
+
+/* --- pod groups waiting to be complete ------------------------------------------------- */
+
+/* One pod of a Kueue pod group, as the admission handler saw it. */
+typedef struct topo_cache_group_member {
+    const char *group_key; /* the group's PodSet key ("<ns>/pod-group/<name>") */
+    const char *member;    /* the pod: its name, else its admission request's uid */
+    int32_t total;         /* the pod's pod-group-total-count */
+    const char *shape;     /* codec topo_pod_shape */
+    const char *request;   /* topo_kueue_request_text */
+    const char *pod_json;  /* the Pod object it was admitted as */
+    int64_t expires_at;
+} topo_cache_group_member;
+
+/* Records (or refreshes: same group_key and member) a member; a new one
+ * comes after those already recorded. */
+int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member *m,
+                                topo_err *err) TOPO_MUST_CHECK;
+typedef int (*topo_cache_group_member_fn)(const topo_cache_group_member *m, void *payload);
+/* The group's unexpired members in arrival order (strings borrowed for the
+ * call); fn returning non-zero stops and is returned. */
+int topo_cache_group_members(topo_cache *cache, const char *group_key, int64_t now,
+                             topo_cache_group_member_fn fn, void *payload,
+                             topo_err *err) TOPO_MUST_CHECK;
+/* Forgets a group (placed). */
+int topo_cache_group_delete(topo_cache *cache, const char *group_key,
+                            topo_err *err) TOPO_MUST_CHECK;
+/* Forgets every member with expires_at <= now; *out_deleted may be NULL. */
+int topo_cache_group_expire(topo_cache *cache, int64_t now, size_t *out_deleted,
+                            topo_err *err) TOPO_MUST_CHECK;
 
 /* One reservation with its slots, copied into pool. TOPO_ENOTFOUND. */
 int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,

@@ -80,6 +80,12 @@ int topo_kueue_podset_request(topo_podset_spec *ps, const topo_kv *annotations, 
                               const char *meta_path, topo_pool *pool,
                               topo_err *err) TOPO_MUST_CHECK;
 
+/* The request's Kueue part as one canonical, readable text ("required
+ * topology.topo.io/rack, slices of 4 in kubernetes.io/hostname, group g"),
+ * from pool: two pods ask the same exactly when the texts are equal. NULL
+ * when out of memory. */
+const char *topo_kueue_request_text(const topo_podset_spec *ps, topo_pool *pool);
+
 /* A count carried by a label or annotation (pod-group-total-count,
  * topology.topo.io/podset-size, a completion index): decimal digits only,
  * in min..max. 0, or TOPO_EINVALID with "<name>: \"<value>\" is not a count

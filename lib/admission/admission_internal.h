@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "topo/admission.h"
 #include "topo/cache.h"
 
@@ -14,6 +16,7 @@ typedef struct topo_podset_id {
     int64_t rank;         /* the pod's index within it, -1 when it has none */
     const char *claimant; /* the slot claimant: the pod's uid when known, else "claim:..." */
     const char *warning;  /* a caveat for the response (size guessed), or NULL */
+    int group;            /* a Kueue pod group: its PodSets are its roles (groups.c) */
 } topo_podset_id;
 
 /* Identifies the PodSet of a topology pod (see topo_admission_handle).
@@ -24,5 +27,47 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                                    const char *request_ns, const char *request_uid,
                                    const char *pod_uid, topo_cache *cache, topo_pool *pool,
                                    topo_err *err);
+
+/* The pod wrapped in a Pod CREATE AdmissionReview (compact JSON, malloc'd;
+ * NULL when out of memory), so that it is read exactly as admission reads
+ * it. */
+char *topo_admission_pod_review(const json_t *pod, const char *uid);
+
+/* --- Kueue pod groups (groups.c) -------------------------------------------------------- */
+
+/* One role of a group: the pods of one shape. */
+typedef struct topo_group_role {
+    const char *shape;
+    const char *request;  /* its pods' Kueue request (topo_kueue_request_text) */
+    const char *pod_json; /* its first pod, as admitted */
+    int32_t count;
+} topo_group_role;
+
+/* What the cache holds of a group, seen from one of its pods. */
+typedef struct topo_group_view {
+    size_t nmembers;           /* recorded, unexpired */
+    int self_recorded;         /* the pod is among them */
+    topo_group_role *roles;    /* by shape */
+    size_t nroles;
+    const char *refusal;       /* why the pod contradicts its group, or NULL */
+} topo_group_view;
+
+/* Reads the group's members (id->key) and checks the pod (member, shape,
+ * request, and id->size as its total count) against them. */
+int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const topo_podset_id *id,
+                              const char *member, const char *shape, const char *request,
+                              int64_t now, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
+/* The engine's PodSets for a complete group: one per role, its count and
+ * its first pod's spec, named by shape. *out has v->nroles entries. */
+int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v, topo_pool *pool,
+                               topo_err *err) TOPO_MUST_CHECK;
+
+/* The PodSet's request for the engine: count pods shaped like pod, with the
+ * Kueue request lib/kueue reads from its annotations (one reading for
+ * every path: topoassign, the ungater, the case loader). TOPO_EINVALID
+ * carries Kueue's message; TOPO_ENOMEM. */
+int topo_admission_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
+                               topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
 #endif

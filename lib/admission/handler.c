@@ -260,6 +260,7 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
     int rc;
     pthread_mutex_lock(&ctx->mu);
     if ((rc = topo_cache_reservation_gc(ctx->cache, now, &gone, err)) == 0 &&
+        (rc = topo_cache_group_expire(ctx->cache, now, NULL, err)) == 0 &&
         (rc = topo_cache_data_version(ctx->cache, &dv, err)) == 0 &&
         (gone > 0 || dv != ctx->data_version || now >= ctx->next_resync)) {
         ctx->data_version = dv;
@@ -459,35 +460,6 @@ static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_
 
 /* --- the PodSet request -------------------------------------------------------------- */
 
-/* The PodSet's request: Kueue's annotations as lib/kueue reads and
- * validates them for every path (topoassign, the ungater, the case loader),
- * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
-static int build_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
-                      topo_pool *pool, topo_err *err)
-{
-    memset(ps, 0, sizeof(*ps));
-    ps->name = "main";
-    ps->count = count;
-    ps->requests = pod->requests;
-    ps->nrequests = pod->nrequests;
-    int rc = topo_kueue_podset_request(ps, pod->annotations, pod->nannotations, "metadata", pool,
-                                       err);
-    if (rc < 0)
-        return rc;
-    ps->node_selector = pod->node_selector;
-    ps->nnode_selector = pod->nnode_selector;
-    /* Kueue TAS filters nodes by taints and required node affinity too (and
-     * scores preferred terms behind TASRespectNodeAffinityPreferred): a
-     * placement ignoring them would send pods where they cannot run. */
-    ps->tolerations = pod->tolerations;
-    ps->ntolerations = pod->ntolerations;
-    ps->required_terms = pod->required_terms;
-    ps->nrequired_terms = pod->nrequired_terms;
-    ps->preferred_terms = pod->preferred_terms;
-    ps->npreferred_terms = pod->npreferred_terms;
-    return 0;
-}
-
 /* "16 pod(s) x {cpu: 32000, nvidia.com/gpu: 8} in one topology.topo.io/rack (required)" */
 static char *describe_need(topo_pool *pool, const topo_podset_spec *ps)
 {
@@ -534,26 +506,42 @@ static topo_assignment *copy_assignment(const topo_assignment *a, topo_pool *poo
     return c;
 }
 
-/* One engine call on the topology's current snapshot. *out is NULL with
- * *failure set when nothing fits. */
-static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
-                   topo_assignment **out, const char **failure, topo_pool *pool,
-                   topo_pool *scratch, topo_err *err)
+/* One engine call on the topology's current snapshot for n PodSets placed
+ * together (a pod group's roles; else one). out[i] NULL for all with
+ * *failure set when one does not fit. */
+static int compute_many(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
+                        size_t n, topo_assignment **out, const char **failure, topo_pool *pool,
+                        topo_pool *scratch, topo_err *err)
 {
-    topo_podset_result res;
-    memset(&res, 0, sizeof res);
-    *out = NULL;
+    topo_podset_result *res = topo_pool_calloc(scratch, n, sizeof(*res));
+    int rc = 0;
     *failure = NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (res == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     const topo_snapshot *snap = topo_live_acquire(t->t.live);
-    int rc = topo_engine_find(&res, snap, ps, 1, NULL, &ctx->gates, scratch, err);
-    if (rc == 0 && res.assignment != NULL && (*out = copy_assignment(res.assignment, pool)) == NULL)
-        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
-    if (rc == 0 && res.assignment == NULL)
-        *failure = topo_pool_strdup(pool, res.failure ? res.failure : "does not fit");
+    rc = topo_engine_find(res, snap, ps, n, NULL, &ctx->gates, scratch, err);
+    for (size_t i = 0; rc == 0 && i < n && *failure == NULL; i++) {
+        if (res[i].assignment == NULL)
+            *failure = topo_pool_strdup(pool, res[i].failure ? res[i].failure : "does not fit");
+        else if ((out[i] = copy_assignment(res[i].assignment, pool)) == NULL)
+            rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && *failure != NULL)
+        for (size_t i = 0; i < n; i++)
+            out[i] = NULL;
     topo_live_release(t->t.live, snap);
     if (scratch != pool)
         topo_pool_clear(scratch);
     return rc;
+}
+
+static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
+                   topo_assignment **out, const char **failure, topo_pool *pool,
+                   topo_pool *scratch, topo_err *err)
+{
+    return compute_many(ctx, t, ps, 1, out, failure, pool, scratch, err);
 }
 
 /* --- the answer ---------------------------------------------------------------------- */
@@ -563,6 +551,7 @@ typedef enum mode { MODE_ADMIT, MODE_UNGATE } mode;
 typedef struct answer {
     topo_admission_response resp;
     topo_jsonpatch *patch;
+    const char *role; /* a pod-group pod's shape: annotated, for the ungater to read back */
     const char *warnings[3];
     const char *failure; /* ungate: why it still does not fit */
 } answer;
@@ -709,20 +698,25 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
     return 0;
 }
 
-/* Stores the PodSet's reservation and claims the pod's slot in one
- * transaction (mu held). 0 with *r and *p filled; 1 when the pod gets no
- * slot (*why); <0 on errors, nothing stored. */
-static int reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+/* What a new reservation records beside its assignment. */
+typedef struct podset_terms {
+    const char *key;     /* the PodSet's */
+    const char *shape;   /* what its pods share */
+    const char *request;
+} podset_terms;
+
+/* Writes one reservation of topology t (inside the caller's transaction)
+ * and describes it in *r, as the cache now holds it. mu held. */
+static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_terms *terms,
                              const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
-                             topo_cache_reservation *r, placement *p, const char **why,
-                             topo_pool *pool, topo_err *err)
+                             topo_cache_reservation *r, topo_pool *pool, topo_err *err)
 {
     const topology *tp = &ctx->topos[t];
     topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
     spec.id = new_reservation_id(tp->t.name, pool);
     if (spec.id == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "cannot make a reservation id");
-    spec.podset_key = id->key;
+    spec.podset_key = terms->key;
     spec.topology_name = tp->t.name;
     spec.levels = tp->t.levels;
     spec.nlevels = tp->t.nlevels;
@@ -731,12 +725,42 @@ static int reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podse
     spec.nrequests = ps->nrequests;
     spec.created_at = now;
     spec.expires_at = now + ctx->ttl;
+    spec.shape = terms->shape;
+    spec.request = terms->request;
     int rc = describe_reservation(r, &spec, as, pool, err);
-    if (rc < 0 || (rc = topo_cache_begin(ctx->cache, err)) < 0)
-        return rc;
-    int got = 0;
-    if ((rc = topo_cache_reservation_create(ctx->cache, &spec, err)) == 0 &&
-        (got = claim(ctx, p, r, id, 0, now, why, pool, err)) >= 0)
+    return rc < 0 ? rc : topo_cache_reservation_create(ctx->cache, &spec, err);
+}
+
+/* A stored reservation's capacity charged to the live snapshot. mu held. */
+static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_reservation *r,
+                          const topo_podset_spec *ps, const topo_assignment *as)
+{
+    for (size_t d = 0; d < as->ndomains; d++) {
+        topo_err perr = TOPO_ERR_INIT;
+        if (push(ctx, t, r->id, as->domains[d].values, as->nlevels, as->domains[d].count,
+                 ps->requests, ps->nrequests, &perr) < 0)
+            topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->id, perr.text);
+    }
+    /* Our own writes do not move data_version, so a tick may not recount:
+     * keep the gauge current here (the next resync corrects it). */
+    ctx->reservations++;
+    atomic_fetch_add(&ctx->reserved, 1);
+}
+
+/* Stores n reservations (one per PodSet placed together) and claims the
+ * pod's slot in reservation `mine` in one transaction (mu held). 0 with *p
+ * filled; 1 when the pod gets no slot (*why); <0 on errors, nothing
+ * stored. r has room for n. */
+static int reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+                             const podset_terms *terms, const topo_podset_spec *ps,
+                             topo_assignment *const *as, size_t n, size_t mine, int64_t now,
+                             topo_cache_reservation *r, placement *p, const char **why,
+                             topo_pool *pool, topo_err *err)
+{
+    int rc = topo_cache_begin(ctx->cache, err), got = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = store_reservation(ctx, t, &terms[i], &ps[i], as[i], now, &r[i], pool, err);
+    if (rc == 0 && (got = claim(ctx, p, &r[mine], id, 0, now, why, pool, err)) >= 0)
         rc = topo_cache_commit(ctx->cache, err);
     else
         topo_cache_rollback(ctx->cache, NULL);
@@ -744,17 +768,8 @@ static int reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podse
         rc = got;
     if (rc < 0)
         return rc;
-    /* Stored: charge the live snapshot. */
-    for (size_t d = 0; d < as->ndomains; d++) {
-        topo_err perr = TOPO_ERR_INIT;
-        if (push(ctx, t, spec.id, as->domains[d].values, as->nlevels, as->domains[d].count,
-                 ps->requests, ps->nrequests, &perr) < 0)
-            topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", spec.id, perr.text);
-    }
-    /* Our own writes do not move data_version, so a tick may not recount:
-     * keep the gauge current here (the next resync corrects it). */
-    ctx->reservations++;
-    atomic_fetch_add(&ctx->reserved, 1);
+    for (size_t i = 0; i < n; i++)
+        hold_capacity(ctx, t, &r[i], &ps[i], as[i]);
     return got;
 }
 
@@ -798,15 +813,17 @@ static int no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_pol
     default:
         break;
     }
-    topo_kv ann[2] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
+    topo_kv ann[3] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
                        cut(pool, failure, TOPO_ADMISSION_WAIT_REASON_MAX)},
-                      {TOPO_ADMISSION_PODSET_ANNOTATION, id->key}};
+                      {TOPO_ADMISSION_PODSET_ANNOTATION, id->key},
+                      {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
     if (ann[0].value == NULL)
         return -1;
     if (topo_jsonpatch_new(&a->patch) < 0)
         return -1;
     if (topo_admission_patch_gate(a->patch, &req->pod, TOPO_ADMISSION_WAIT_GATE, &err) < 0 ||
-        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, 2, &err) < 0)
+        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, a->role != NULL ? 3 : 2,
+                                 &err) < 0)
         return err.code == TOPO_ENOMEM
                    ? -1
                    : (refuse(a, 500, topo_pool_printf(pool, "%s", err.text)), 0);
@@ -908,12 +925,14 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
             warn(a, "topo-webhook: not placed: its slot has no topology domain");
         return 0;
     }
-    topo_kv ann[3] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
+    topo_kv ann[4] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
                       {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
-                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
+                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot},
+                      {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
     if (topo_jsonpatch_new(&a->patch) < 0)
         return -1;
-    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, 3, &err);
+    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann,
+                                      a->role != NULL ? 4 : 3, &err);
     if (rc == 0 && m == MODE_UNGATE)
         rc = patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
@@ -952,6 +971,171 @@ static int dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, t
     return 0;
 }
 
+/* Why a pod cannot claim reservation r (NULL when it can): it is not
+ * shaped like the pods the PodSet was placed for, or asks Kueue for
+ * something else. terms->shape NULL: not checked. */
+static const char *contradicts(const topo_cache_reservation *r, const podset_terms *terms,
+                               topo_pool *pool)
+{
+    if (terms->shape != NULL && r->shape[0] != '\0' && strcmp(r->shape, terms->shape) != 0)
+        return topo_pool_printf(pool,
+                                "the pod's shape (%s) is not that of the pods its PodSet was "
+                                "placed for (%s): its resources, nodeSelector, affinity or "
+                                "tolerations differ, and a PodSet's pods share one template",
+                                terms->shape, r->shape);
+    if (terms->request != NULL && r->request[0] != '\0' && strcmp(r->request, terms->request) != 0)
+        return topo_pool_printf(pool,
+                                "the pod's Kueue request (%s) contradicts its PodSet's (%s)",
+                                terms->request, r->request);
+    return NULL;
+}
+
+static int refuse_podset(topo_admission_ctx *ctx, answer *a, const topo_podset_id *id,
+                         const char *why, topo_pool *pool)
+{
+    if (why == NULL)
+        return -1;
+    atomic_fetch_add(&ctx->denied, 1);
+    refuse(a, 400, topo_pool_printf(pool, "topo-webhook: PodSet %s: %s", id->key, why));
+    return 0;
+}
+
+/* A pod of a group still waiting for some of its pods: gated whatever the
+ * no-fit policy (the group cannot be placed without them). */
+static int wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
+                          const topo_admission_request *req, const topo_podset_id *id,
+                          size_t arrived, topo_pool *pool)
+{
+    const char *why = topo_pool_printf(pool, "pod group: %zu of its %d pods have arrived",
+                                       arrived, (int)id->size);
+    if (why == NULL)
+        return -1;
+    return no_fit(ctx, a, m, TOPO_ADMISSION_POLICY_GATE, req, id, why, why, pool);
+}
+
+/* A pod of a Kueue pod group (groups.c): its role's reservation when the
+ * group is placed; else recorded, and the group placed once all its pods
+ * are there, every role together. */
+static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
+                       const topo_admission_request *req, const topo_podset_id *id,
+                       const topo_podset_spec *ps, long t, const char *missing,
+                       topo_admission_policy policy, int64_t now, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    const topo_admission_pod *pod = &req->pod;
+    /* The ungater reads the shape the pod was admitted with. */
+    const char *shape = m == MODE_UNGATE ? topo_admission_kv_get(pod->annotations,
+                                                                 pod->nannotations,
+                                                                 TOPO_ADMISSION_ROLE_ANNOTATION)
+                                         : NULL;
+    shape = shape != NULL ? shape : pod->shape;
+    const char *request = topo_kueue_request_text(ps, pool);
+    const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
+    topo_podset_id rid = *id;
+    rid.key = topo_pool_printf(pool, "%s/role/%s", id->key, shape);
+    if (request == NULL || rid.key == NULL)
+        return -1;
+    podset_terms mine = {rid.key, shape, request};
+    a->role = shape;
+
+    topo_cache_reservation r;
+    topo_group_view view;
+    placement p;
+    const char *why = NULL, *contradiction = NULL, *failure = NULL;
+    int rc = 0, got = 0, record = m == MODE_ADMIT && !req->dry_run;
+    memset(&p, 0, sizeof p);
+    pthread_mutex_lock(&ctx->mu);
+    int found = lookup(ctx, rid.key, now, &r, pool, &err);
+    if (found == 1 && (contradiction = contradicts(&r, &mine, pool)) == NULL)
+        got = claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
+    if (found == 0)
+        rc = topo_admission_group_view(&view, ctx->cache, id, member, shape, request, now, pool,
+                                       &err);
+    if (found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && record) {
+        topo_cache_group_member gm = {id->key, member, id->size, shape, request,
+                                      pod->object_json ? pod->object_json : "{}", now + ctx->ttl};
+        if ((rc = topo_cache_group_member_put(ctx->cache, &gm, &err)) == 0 && !view.self_recorded)
+            rc = topo_admission_group_view(&view, ctx->cache, id, member, shape, request, now,
+                                           pool, &err);
+    }
+    int complete = found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && !req->dry_run &&
+                   view.nmembers >= (size_t)id->size;
+    size_t nroles = complete ? view.nroles : 0, self = 0;
+    topo_podset_spec *specs = NULL;
+    topo_assignment **as = nroles ? topo_pool_calloc(pool, nroles, sizeof(*as)) : NULL;
+    topo_cache_reservation *rs = nroles ? topo_pool_calloc(pool, nroles, sizeof(*rs)) : NULL;
+    podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
+    if (complete && (as == NULL || rs == NULL || terms == NULL))
+        rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+    if (complete && rc == 0 && (rc = topo_admission_group_specs(&specs, &view, pool, &err)) == 0)
+        rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &failure, pool,
+                          ctx->engine_pool, &err);
+    if (complete && rc == 0 && failure == NULL) {
+        for (size_t i = 0; i < nroles; i++) {
+            terms[i] = (podset_terms){topo_pool_printf(pool, "%s/role/%s", id->key,
+                                                       view.roles[i].shape),
+                                      view.roles[i].shape, view.roles[i].request};
+            self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
+            if (terms[i].key == NULL)
+                rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        }
+        if (rc == 0)
+            got = reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now, rs,
+                                    &p, &why, pool, &err);
+        /* Placed: its pods claim their roles' reservations from now on. */
+        if (got >= 0 && topo_cache_group_delete(ctx->cache, id->key, &err) < 0)
+            topo_log(TOPO_LOG_WARN, "pod group %s: members not forgotten: %s", id->key, err.text);
+        rc = got < 0 ? got : 0;
+        got = got < 0 ? 0 : got;
+        found = 1;
+        r = rs[self];
+    }
+    pthread_mutex_unlock(&ctx->mu);
+
+    if (found == TOPO_ENOMEM || rc == TOPO_ENOMEM || got == TOPO_ENOMEM)
+        return -1;
+    if (contradiction != NULL)
+        return refuse_podset(ctx, a, id, contradiction, pool);
+    if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID)) {
+        atomic_fetch_add(&ctx->errors, 1);
+        topo_log(TOPO_LOG_ERROR, "pod group %s: %s", id->key, err.text);
+        if (m == MODE_UNGATE)
+            a->failure = topo_pool_printf(pool, "%s", err.text);
+        else
+            warn(a, topo_pool_printf(pool, "topo-webhook: not placed (internal error): %s",
+                                     err.text));
+        return 0;
+    }
+    if (rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
+        return refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
+    if (found == 1 && got == 1) {
+        atomic_fetch_add(&ctx->ignored, 1);
+        if (m == MODE_UNGATE)
+            a->failure = why;
+        else
+            warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
+        return 0;
+    }
+    if (found == 1)
+        return patch_placed(ctx, a, m, req, topology_of_id(ctx, r.id), &p, pool);
+    if (view.refusal != NULL)
+        return refuse_podset(ctx, a, id, view.refusal, pool);
+    if (t < 0) {
+        if (missing != NULL)
+            atomic_fetch_add(&ctx->unknown_level, 1);
+        failure = missing ? topo_pool_printf(pool, "no configured topology has level %s", missing)
+                          : topo_pool_printf(pool,
+                                             "no configured topology covers the pod's nodeSelector");
+        return no_fit(ctx, a, m, policy, req, id, failure, failure, pool);
+    }
+    if (!complete)
+        return wait_for_group(ctx, a, m, req, id,
+                              view.nmembers + (view.self_recorded || !record ? 0 : 1), pool);
+    return no_fit(ctx, a, m, policy, req, id, topo_pool_printf(pool, "pod group of %d pods",
+                                                                (int)id->size),
+                  failure, pool);
+}
+
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
                  const char *pod_uid, topo_pool *pool)
@@ -982,7 +1166,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     /* What it asks for, as Kueue validates it: a request Kueue refuses can
      * never become valid, so it is refused here, word for word, not gated
      * (whichever pod of its PodSet it is). */
-    if ((rc = build_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
+    if ((rc = topo_admission_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
         if (rc == TOPO_ENOMEM)
             return -1;
         atomic_fetch_add(&ctx->denied, 1);
@@ -999,15 +1183,29 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
             policy = over;
     }
 
+    if (id.group)
+        return place_group(ctx, a, m, req, &id, &ps, t, missing, policy, now, pool);
+    const char *request = topo_kueue_request_text(&ps, pool);
+    if (request == NULL)
+        return -1;
+    /* The pod as its PodSet's reservation must remember it; checked only at
+     * admission (by the ungater's time later webhooks may have added to the
+     * pod, and it was checked when it arrived). */
+    podset_terms terms = {id.key, m == MODE_ADMIT ? req->pod.shape : NULL, request};
+    const char *contradiction = NULL;
+
     /* Whether its PodSet holds a reservation already. */
     pthread_mutex_lock(&ctx->mu);
-    if ((found = lookup(ctx, id.key, now, &r, pool, &err)) == 1)
+    if ((found = lookup(ctx, id.key, now, &r, pool, &err)) == 1 &&
+        (contradiction = contradicts(&r, &terms, pool)) == NULL)
         got = claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
     pthread_mutex_unlock(&ctx->mu);
     if (found == TOPO_ENOMEM || got == TOPO_ENOMEM)
         return -1;
     if (found < 0 || got < 0)
         goto internal;
+    if (contradiction != NULL)
+        return refuse_podset(ctx, a, &id, contradiction, pool);
     warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
     if (found == 1) {
         if (got == 1)
@@ -1049,14 +1247,17 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
     int stored = 0;
     if (found == 0 && rc == 0 && as != NULL) {
-        got = reserve_and_claim(ctx, (size_t)t, &id, &ps, as, now, &r, &p, &why, pool, &err);
+        got = reserve_and_claim(ctx, (size_t)t, &id, &terms, &ps, &as, 1, 0, now, &r, &p, &why,
+                                pool, &err);
         stored = got < 0 ? got : 0;
         got = got < 0 ? 0 : got;
-    } else if (found == 1) {
+    } else if (found == 1 && (contradiction = contradicts(&r, &terms, pool)) == NULL) {
         rc = 0; /* placed by another pod of the PodSet: our computation is moot */
         got = claim(ctx, &p, &r, &id, 0, now, &why, pool, &err);
     }
     pthread_mutex_unlock(&ctx->mu);
+    if (contradiction != NULL)
+        return refuse_podset(ctx, a, &id, contradiction, pool);
     if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM ||
         stored == TOPO_ENOMEM)
         return -1;
@@ -1158,21 +1359,6 @@ done:
 
 /* --- ungating ------------------------------------------------------------------------ */
 
-/* The pod wrapped in an AdmissionReview, so it is read exactly as admission
- * reads it. */
-static char *as_review(const json_t *pod, const char *uid)
-{
-    json_t *review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, "
-                               "s:s, s:O}}",
-                               "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
-                               "request", "uid", uid, "kind", "group", "", "version", "v1",
-                               "kind", "Pod", "resource", "group", "", "version", "v1",
-                               "resource", "pods", "operation", "CREATE", "object", pod);
-    char *text = review ? json_dumps(review, JSON_COMPACT) : NULL;
-    json_decref(review);
-    return text;
-}
-
 int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
                               char **out_patch, topo_err *err)
 {
@@ -1200,7 +1386,7 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
         rc = topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid: required");
         goto done;
     }
-    if ((review = as_review(pod, uid)) == NULL) {
+    if ((review = topo_admission_pod_review(pod, uid)) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
         goto done;
     }

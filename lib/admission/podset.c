@@ -87,6 +87,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
 
     if (nonempty(pod->pod_group_name)) {
         id->key = topo_pool_printf(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
+        id->group = 1;
         if ((rc = read_count(&size, pod->pod_group_total_count,
                              "annotation " TOPO_KUEUE_POD_GROUP_TOTAL_COUNT, 1, size, err)) < 0)
             return rc;
@@ -173,3 +174,33 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     return 0;
 }
+
+/* The PodSet's request: Kueue's annotations as lib/kueue reads and
+ * validates them for every path (topoassign, the ungater, the case loader),
+ * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
+int topo_admission_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
+                               topo_pool *pool, topo_err *err)
+{
+    memset(ps, 0, sizeof(*ps));
+    ps->name = "main";
+    ps->count = count;
+    ps->requests = pod->requests;
+    ps->nrequests = pod->nrequests;
+    int rc = topo_kueue_podset_request(ps, pod->annotations, pod->nannotations, "metadata", pool,
+                                       err);
+    if (rc < 0)
+        return rc;
+    ps->node_selector = pod->node_selector;
+    ps->nnode_selector = pod->nnode_selector;
+    /* Kueue TAS filters nodes by taints and required node affinity too (and
+     * scores preferred terms behind TASRespectNodeAffinityPreferred): a
+     * placement ignoring them would send pods where they cannot run. */
+    ps->tolerations = pod->tolerations;
+    ps->ntolerations = pod->ntolerations;
+    ps->required_terms = pod->required_terms;
+    ps->nrequired_terms = pod->nrequired_terms;
+    ps->preferred_terms = pod->preferred_terms;
+    ps->npreferred_terms = pod->npreferred_terms;
+    return 0;
+}
+

@@ -1,4 +1,5 @@
 /* AdmissionReview v1 request decoding and the skip rules. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -6,6 +7,7 @@
 #include "codec/codec.h"
 #include "codec/decode.h"
 #include "codec/podreq.h"
+#include "admission_internal.h"
 #include "topo/admission.h"
 #include "topo/limits.h"
 
@@ -167,6 +169,22 @@ static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, t
     pod->preferred_terms = na.preferred_terms;
     pod->npreferred_terms = na.npreferred_terms;
     return 0;
+}
+
+/* The pod's shape, and for a pod-group pod its object as text. */
+static int decode_shape(topo_admission_pod *pod, const json_t *obj, topo_pool *pool,
+                        topo_err *err)
+{
+    char shape[TOPO_POD_SHAPE_LEN + 1];
+    if (topo_pod_shape(shape, json_object_get(obj, "spec")) < 0 ||
+        (pod->shape = topo_pool_strdup(pool, shape)) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    if (pod->pod_group_name == NULL || pod->pod_group_name[0] == '\0')
+        return 0;
+    char *text = json_dumps(obj, JSON_COMPACT);
+    pod->object_json = text != NULL ? topo_pool_strdup(pool, text) : NULL;
+    free(text);
+    return pod->object_json != NULL ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
 }
 
 static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *pool, topo_err *err)
@@ -336,7 +354,8 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
             goto cleanup;
         out->has_pod = 1;
         if (topo_admission_classify(out) == TOPO_ADMISSION_TOPOLOGY_POD &&
-            (rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0)
+            ((rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0 ||
+             (rc = decode_shape(&out->pod, obj, pool, err)) < 0))
             goto cleanup;
     }
     rc = 0;
@@ -344,6 +363,19 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
 cleanup:
     json_decref(root);
     return rc;
+}
+
+char *topo_admission_pod_review(const json_t *pod, const char *uid)
+{
+    json_t *review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, "
+                               "s:s, s:O}}",
+                               "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
+                               "request", "uid", uid, "kind", "group", "", "version", "v1",
+                               "kind", "Pod", "resource", "group", "", "version", "v1",
+                               "resource", "pods", "operation", "CREATE", "object", pod);
+    char *text = review ? json_dumps(review, JSON_COMPACT) : NULL;
+    json_decref(review);
+    return text;
 }
 
 /* --- skip rules ------------------------------------------------------------------------ */

@@ -27,6 +27,15 @@
 int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, const char *path,
                       topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
+/* A pod's shape (its role, in Kueue's words): a hash of the spec fields
+ * that decide where and on what it runs (containers' and init containers'
+ * requests and ports, nodeSelector, affinity, tolerations, runtimeClassName,
+ * priority, overhead, resourceClaims, topologySpreadConstraints, pod-level
+ * requests), as TOPO_POD_SHAPE_LEN lower-case hex digits. spec may be NULL.
+ * 0, or -1 when out of memory. */
+#define TOPO_POD_SHAPE_LEN 16
+int topo_pod_shape(char out[TOPO_POD_SHAPE_LEN + 1], const json_t *spec) TOPO_MUST_CHECK;
+
 /* 1 when the annotations object carries one of Kueue's TAS annotations
  * (required, preferred, unconstrained, slice-required, slice constraints). */
 int topo_pod_is_tas(const json_t *annotations);

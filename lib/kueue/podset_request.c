@@ -316,3 +316,20 @@ int topo_kueue_podset_request(topo_podset_spec *ps, const topo_kv *kv, size_t n,
     ps->group = group != NULL && (req != NULL || pref != NULL) ? group : NULL;
     return 0;
 }
+
+const char *topo_kueue_request_text(const topo_podset_spec *ps, topo_pool *pool)
+{
+    const char *t = ps->required      ? topo_pool_printf(pool, "required %s", ps->required)
+                    : ps->preferred   ? topo_pool_printf(pool, "preferred %s", ps->preferred)
+                    : ps->unconstrained ? "unconstrained"
+                                        : "no level";
+    if (t != NULL && ps->slice_required != NULL)
+        t = topo_pool_printf(pool, "%s, slices of %d in %s", t, (int)ps->slice_size,
+                             ps->slice_required);
+    for (size_t i = 0; t != NULL && i < ps->nlayers; i++)
+        t = topo_pool_printf(pool, "%s%s%s:%d", t, i == 0 ? ", layers " : "/",
+                             ps->layers[i].level, (int)ps->layers[i].size);
+    if (t != NULL && ps->group != NULL)
+        t = topo_pool_printf(pool, "%s, group %s", t, ps->group);
+    return t;
+}

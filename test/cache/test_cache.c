@@ -297,7 +297,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (2)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (3)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
@@ -836,6 +836,91 @@ static void snapshots(topo_snapshot **from_inv, topo_snapshot **from_cache, size
     copts.now = now;
     must(topo_inventory_snapshot(from_inv, inv, &iopts, ign_inv, &err), &err);
     must(topo_cache_snapshot(from_cache, c, &copts, ign_cache, &err), &err);
+}
+
+/* Members of pod groups: recorded in arrival order, refreshed in place,
+ * forgotten by group or by expiry; what a reservation must be claimed with
+ * reads back. */
+typedef struct seen_members {
+    char text[512];
+    size_t n;
+} seen_members;
+
+static int add_member(const topo_cache_group_member *m, void *payload)
+{
+    seen_members *s = payload;
+    size_t len = strlen(s->text);
+    snprintf(s->text + len, sizeof s->text - len, "%s%s:%d:%s:%s", s->n++ ? " " : "", m->member,
+             (int)m->total, m->shape, m->pod_json);
+    return 0;
+}
+
+static const char *members(topo_cache *c, const char *key, int64_t now, seen_members *s)
+{
+    topo_err err = TOPO_ERR_INIT;
+    memset(s, 0, sizeof(*s));
+    must(topo_cache_group_members(c, key, now, add_member, s, &err), &err);
+    return s->text;
+}
+
+static void test_cache__group_members(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    seen_members s;
+    topo_cache_group_member m = {"ns/pod-group/g", "w-2", 3, "aaaa", "required rack", "{\"a\":1}",
+                                 100};
+    must(topo_cache_group_member_put(c, &m, &err), &err);
+    m.member = "leader";
+    m.shape = "bbbb";
+    must(topo_cache_group_member_put(c, &m, &err), &err);
+    m.group_key = "ns/pod-group/other";
+    must(topo_cache_group_member_put(c, &m, &err), &err);
+    assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
+                        "w-2:3:aaaa:{\"a\":1} leader:3:bbbb:{\"a\":1}");
+    /* the same member again: refreshed, keeps its place */
+    m.group_key = "ns/pod-group/g";
+    m.member = "w-2";
+    m.pod_json = "{\"b\":2}";
+    m.expires_at = 200;
+    must(topo_cache_group_member_put(c, &m, &err), &err);
+    assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
+                        "w-2:3:bbbb:{\"b\":2} leader:3:bbbb:{\"a\":1}");
+    /* past its expiry a member is not read, then expired */
+    assert_string_equal(members(c, "ns/pod-group/g", 150, &s), "w-2:3:bbbb:{\"b\":2}");
+    size_t gone = 0;
+    must(topo_cache_group_expire(c, 150, &gone, &err), &err);
+    assert_int_equal(gone, 2); /* leader of g, and other's one */
+    must(topo_cache_group_delete(c, "ns/pod-group/g", &err), &err);
+    assert_int_equal(members(c, "ns/pod-group/g", 50, &s)[0], '\0');
+    /* incomplete members are refused */
+    m.total = 0;
+    assert_int_equal(topo_cache_group_member_put(c, &m, &err), TOPO_EINVALID);
+
+    /* a reservation keeps the shape and the request it was placed for */
+    static const char *v1[] = {"n1"};
+    static const char *alevels[] = {HOST};
+    topo_assign_domain doms[] = {{v1, 1}};
+    topo_assignment a = {alevels, 1, doms, 1};
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    spec.id = "r-shape";
+    spec.podset_key = "ns/job/j";
+    spec.topology_name = "default";
+    spec.levels = LEVELS5;
+    spec.nlevels = 5;
+    spec.assignment = &a;
+    spec.created_at = 1;
+    spec.expires_at = 100;
+    spec.shape = "0123456789abcdef";
+    spec.request = "required topology.topo.io/rack";
+    must(topo_cache_reservation_create(c, &spec, &err), &err);
+    topo_pool *pool = topo_pool_create();
+    topo_cache_reservation r;
+    must(topo_cache_reservation_get_by_podset(&r, c, "ns/job/j", pool, &err), &err);
+    assert_string_equal(r.shape, "0123456789abcdef");
+    assert_string_equal(r.request, "required topology.topo.io/rack");
+    topo_pool_free(pool);
 }
 
 static void test_cache__snapshot_equals_inventory_kubectl(void **state)
@@ -1495,6 +1580,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__group_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_kubectl, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_fixture, setup,

@@ -82,7 +82,7 @@
     XX(COUNT_SLOTS, "SELECT count(*), count(pod_uid) FROM reservation_slots")                     \
     XX(RES_INSERT,                                                                                \
        "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "   \
-       "created_at, expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")                          \
+       "created_at, expires_at, shape, request) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)") \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
     XX(RES_ID_BY_KEY, "SELECT id FROM reservations WHERE podset_key = ?1")                        \
     XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
@@ -120,10 +120,22 @@
     XX(DATA_VERSION, "PRAGMA data_version")                                                       \
     XX(RES_GET,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at FROM reservations WHERE id = ?1")                                              \
+       "expires_at, shape, request FROM reservations WHERE id = ?1")                              \
     XX(RES_ALL,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at FROM reservations ORDER BY id")                                                \
+       "expires_at, shape, request FROM reservations ORDER BY id")                                \
+    XX(GROUP_PUT,                                                                                 \
+       "INSERT INTO group_members(group_key, member, total, shape, request, pod, seq, "           \
+       "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \
+       "group_members WHERE group_key = ?1), ?7) ON CONFLICT(group_key, member) DO UPDATE SET "   \
+       "total = excluded.total, shape = excluded.shape, request = excluded.request, "             \
+       "pod = excluded.pod, expires_at = excluded.expires_at")                                    \
+    XX(GROUP_GET,                                                                                 \
+       "SELECT group_key, member, total, shape, request, pod, expires_at FROM group_members "     \
+       "WHERE group_key = ?1 AND expires_at > ?2 ORDER BY seq, member")                           \
+    XX(GROUP_DELETE, "DELETE FROM group_members WHERE group_key = ?1")                            \
+    XX(GROUP_EXPIRE, "DELETE FROM group_members WHERE expires_at <= ?1")                          \
+    XX(COUNT_GROUP_MEMBERS, "SELECT count(*) FROM group_members")                                 \
     XX(RES_SLOTS,                                                                                 \
        "SELECT slot, domain_values, pod_uid FROM reservation_slots WHERE reservation_id = ?1 "    \
        "ORDER BY slot")                                                                           \
@@ -180,6 +192,12 @@ int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, top
  * == 0) or rolls back, and returns error, or the commit's error. */
 int cache_op_begin(topo_cache *c, int mode, topo_err *err);
 int cache_op_end(topo_cache *c, int mode, int error, topo_err *err);
+
+/* One statement binding one key (text, or num when use_num) run as a
+ * reservation write (its own unit outside a batch); *out_changes (may be
+ * NULL) gets the rows it changed. */
+int cache_write_one(topo_cache *c, cache_stmt which, const char *text, int64_t num, int use_num,
+                    size_t *out_changes, const char *what, topo_err *err);
 
 /* The unit mode of a reservation write: CACHE_OP_DURABLE when the cache was
  * opened with reservation_sync_full, else CACHE_OP_WRITE. */

@@ -193,6 +193,8 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         (error = cache_bind_json(cache, st, 6, assignment, err)) < 0 ||
         (error = cache_bind_int(cache, st, 7, spec->created_at, err)) < 0 ||
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
+        (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
         (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
         goto end;
     st = NULL;
@@ -373,7 +375,7 @@ end:
 }
 
 /* A one-statement reservation write with one bound key; *out_changes rows. */
-static int write_one(topo_cache *c, cache_stmt which, const char *text, int64_t num, int use_num,
+int cache_write_one(topo_cache *c, cache_stmt which, const char *text, int64_t num, int use_num,
                      size_t *out_changes, const char *what, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -407,7 +409,7 @@ end:
 int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,
                                        size_t *out_released, topo_err *err)
 {
-    return write_one(cache, CACHE_STMT_SLOT_RELEASE_POD, pod_uid, 0, 0, out_released,
+    return cache_write_one(cache, CACHE_STMT_SLOT_RELEASE_POD, pod_uid, 0, 0, out_released,
                      "release slots", err);
 }
 
@@ -415,7 +417,7 @@ int topo_cache_reservation_delete(topo_cache *cache, const char *id, int *out_de
                                   topo_err *err)
 {
     size_t n = 0;
-    int error = write_one(cache, CACHE_STMT_RES_DELETE, id, 0, 0, &n, "delete reservation", err);
+    int error = cache_write_one(cache, CACHE_STMT_RES_DELETE, id, 0, 0, &n, "delete reservation", err);
     if (out_deleted != NULL)
         *out_deleted = error == 0 && n > 0;
     return error;
@@ -424,14 +426,14 @@ int topo_cache_reservation_delete(topo_cache *cache, const char *id, int *out_de
 int topo_cache_reservation_expire(topo_cache *cache, int64_t now, size_t *out_expired,
                                   topo_err *err)
 {
-    return write_one(cache, CACHE_STMT_RES_EXPIRE, NULL, now, 1, out_expired,
+    return cache_write_one(cache, CACHE_STMT_RES_EXPIRE, NULL, now, 1, out_expired,
                      "expire reservations", err);
 }
 
 int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_deleted,
                               topo_err *err)
 {
-    return write_one(cache, CACHE_STMT_RES_GC, NULL, now, 1, out_deleted,
+    return cache_write_one(cache, CACHE_STMT_RES_GC, NULL, now, 1, out_deleted,
                      "collect reservations", err);
 }
 
@@ -510,7 +512,9 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     if ((out->id = cache_column_strdup(row, 0, 0, pool)) == NULL ||
         (out->podset_key = cache_column_strdup(row, 1, 0, pool)) == NULL ||
         (out->topology_name = cache_column_strdup(row, 2, 0, pool)) == NULL ||
-        (out->assignment_json = cache_column_strdup(row, 5, 0, pool)) == NULL) {
+        (out->assignment_json = cache_column_strdup(row, 5, 0, pool)) == NULL ||
+        (out->shape = cache_column_strdup(row, 8, 0, pool)) == NULL ||
+        (out->request = cache_column_strdup(row, 9, 0, pool)) == NULL) {
         error = nomem(err);
         goto cleanup;
     }

@@ -72,6 +72,29 @@ const char *const topo_cache_migrations[] = {
     ");\n"
     "CREATE UNIQUE INDEX reservation_slots_pod ON reservation_slots(pod_uid, reservation_id)\n"
     "  WHERE pod_uid IS NOT NULL;\n",
+
+    /* 2 → 3: what a PodSet's pods must share, and pod groups waiting to be
+     * complete. A reservation keeps the shape (codec topo_pod_shape) and the
+     * Kueue request (topo_kueue_request_text) it was placed for: a pod that
+     * claims it with another is refused ('' on reservations made before:
+     * not checked). group_members holds the pods of a Kueue pod group seen
+     * at admission until the group is placed: one row per pod (member: its
+     * name, else the admission request's uid), the pod object as admitted
+     * (its role's template), in arrival order. */
+    "ALTER TABLE reservations ADD COLUMN shape TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE reservations ADD COLUMN request TEXT NOT NULL DEFAULT '';\n"
+    "CREATE TABLE group_members(\n"
+    "  group_key TEXT NOT NULL,\n"
+    "  member TEXT NOT NULL,\n"
+    "  total INTEGER NOT NULL CHECK(total >= 1),\n"
+    "  shape TEXT NOT NULL,\n"
+    "  request TEXT NOT NULL,\n"
+    "  pod TEXT NOT NULL,\n"
+    "  seq INTEGER NOT NULL,\n"
+    "  expires_at INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(group_key, member)\n"
+    ");\n"
+    "CREATE INDEX group_members_expiry ON group_members(expires_at);\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);
