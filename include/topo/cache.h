@@ -401,9 +401,6 @@ typedef int (*topo_cache_group_member_fn)(const topo_cache_group_member *m, void
 int topo_cache_group_members(topo_cache *cache, const char *group_key, int64_t now,
                              topo_cache_group_member_fn fn, void *payload,
                              topo_err *err) TOPO_MUST_CHECK;
-/* Forgets a group (placed). */
-int topo_cache_group_delete(topo_cache *cache, const char *group_key,
-                            topo_err *err) TOPO_MUST_CHECK;
 /* Forgets every member with expires_at <= now; *out_deleted may be NULL. */
 int topo_cache_group_expire(topo_cache *cache, int64_t now, size_t *out_deleted,
                             topo_err *err) TOPO_MUST_CHECK;

@@ -1082,9 +1082,9 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         if (rc == 0)
             got = reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now, rs,
                                     &p, &why, pool, &err);
-        /* Placed: its pods claim their roles' reservations from now on. */
-        if (got >= 0 && topo_cache_group_delete(ctx->cache, id->key, &err) < 0)
-            topo_log(TOPO_LOG_WARN, "pod group %s: members not forgotten: %s", id->key, err.text);
+        /* Placed: its pods claim their roles' reservations from now on;
+         * the members stay until they expire, so that a pod of a shape
+         * no role has is refused rather than taken for a new group. */
         rc = got < 0 ? got : 0;
         got = got < 0 ? 0 : got;
         found = 1;

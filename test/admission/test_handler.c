@@ -332,6 +332,8 @@ typedef struct got {
     int slot;           /* -1 when none */
     int gated;
     char warning[512];  /* the first warning */
+    char role[64];      /* annotation topology.topo.io/role, "" when none */
+    char wait[256];     /* annotation topology.topo.io/wait-reason, "" when none */
 } got;
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -364,6 +366,10 @@ static got ask(topo_admission_ctx *ctx, char *body, const char *uid)
         if (slot != NULL)
             g.slot = atoi(slot);
         g.gated = has_gate(ops, TOPO_ADMISSION_WAIT_GATE);
+        copy_str(g.role, sizeof g.role,
+                 patched(ops, "/metadata/annotations", TOPO_ADMISSION_ROLE_ANNOTATION));
+        copy_str(g.wait, sizeof g.wait,
+                 patched(ops, "/metadata/annotations", TOPO_ADMISSION_WAIT_REASON_ANNOTATION));
         json_decref(ops);
     }
     json_decref(root);
@@ -1258,6 +1264,223 @@ static void test_ungate_pod(void **state)
     remove_db(dir, db);
 }
 
+/* --- Kueue pod groups ---------------------------------------------------------------- */
+
+/* Pod `name` of pod group "pg" (total pods), required rack, co-located by
+ * podset-group-name "lw"; gpus 0: a CPU-only leader. */
+static rq group_rq(const char *uid, const char *name, int total, int gpus, const char *level)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%d", total);
+    rq r = {uid, NULL, name, NULL,
+            json_pack("{s:s}", "kueue.x-k8s.io/pod-group-name", "pg"),
+            json_pack("{s:s, s:s, s:s}", "kueue.x-k8s.io/pod-group-total-count", n,
+                      "kueue.x-k8s.io/podset-required-topology", level,
+                      "kueue.x-k8s.io/podset-group-name", "lw"),
+            gpus, 0, NULL};
+    return r;
+}
+
+static char *group_pod(const char *uid, const char *name, int total, int gpus)
+{
+    rq r = group_rq(uid, name, total, gpus, RACK);
+    return review_rq(&r);
+}
+
+/* The pod as the API server holds it after gating (its uid, the gate and
+ * the gating answer's annotations), for topo_admission_ungate_pod. */
+static char *stored_gated_pod(const char *uid, const char *name, int gpus, const got *g)
+{
+    rq r = group_rq(uid, name, 5, gpus, RACK);
+    json_t *pod = pod_object(&r);
+    json_t *meta = json_object_get(pod, "metadata");
+    json_t *ann = json_object_get(meta, "annotations");
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(ann, TOPO_ADMISSION_WAIT_REASON_ANNOTATION, json_string(g->wait));
+    json_object_set_new(ann, TOPO_ADMISSION_PODSET_ANNOTATION, json_string("team-a/pod-group/pg"));
+    json_object_set_new(ann, TOPO_ADMISSION_ROLE_ANNOTATION, json_string(g->role));
+    json_object_set_new(json_object_get(pod, "spec"), "schedulingGates",
+                        json_pack("[{s:s}]", "name", TOPO_ADMISSION_WAIT_GATE));
+    char *text = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    return text;
+}
+
+/* Issue 8's group: a CPU-only leader arrives first, then four 8-GPU
+ * workers. Nothing is placed on the leader's terms: every pod is gated
+ * until the fifth arrives; then both roles are placed together (one
+ * reservation each, the leader in the workers' rack) and the others are
+ * released one by one. */
+static void test_pod_group_roles(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_DENY), 0);
+    const char *names[5] = {"leader", "w1", "w2", "w3", "w4"};
+    const char *uids[5] = {"g0", "g1", "g2", "g3", "g4"};
+    got g[5];
+    for (int i = 0; i < 4; i++) {
+        g[i] = ask(f.ctx, group_pod(uids[i], names[i], 5, i == 0 ? 0 : 8), uids[i]);
+        /* gated even under the deny policy: the group is not complete */
+        assert_true(g[i].allowed);
+        assert_true(g[i].gated);
+        assert_string_equal(g[i].host, "");
+        char want[64];
+        snprintf(want, sizeof want, "pod group: %d of its 5 pods have arrived", i + 1);
+        assert_string_equal(g[i].wait, want);
+    }
+    assert_string_not_equal(g[0].role, g[1].role); /* two roles */
+    assert_string_equal(g[1].role, g[3].role);
+    assert_int_equal(reservations(&f), 0);
+
+    /* the fifth pod completes the group: placed with the others' roles */
+    g[4] = ask(f.ctx, group_pod(uids[4], names[4], 5, 8), uids[4]);
+    assert_true(g[4].allowed);
+    assert_false(g[4].gated);
+    assert_string_not_equal(g[4].host, "");
+    assert_int_equal(reservations(&f), 2);
+    char key[200];
+    snprintf(key, sizeof key, "team-a/pod-group/pg/role/%s", g[1].role);
+    topo_cache_reservation workers = podset_reservation(&f, key, pool);
+    assert_int_equal(workers.nslots, 4);
+    snprintf(key, sizeof key, "team-a/pod-group/pg/role/%s", g[0].role);
+    topo_cache_reservation leader = podset_reservation(&f, key, pool);
+    assert_int_equal(leader.nslots, 1);
+
+    /* the gated pods, as the ungater sees them */
+    char hosts[5][64];
+    snprintf(hosts[4], sizeof hosts[4], "%s", g[4].host);
+    for (int i = 0; i < 4; i++) {
+        char *pod = stored_gated_pod(uids[i], names[i], i == 0 ? 0 : 8, &g[i]), *patch = NULL;
+        int rc = topo_admission_ungate_pod(f.ctx, pod, strlen(pod), &patch, &err);
+        if (rc != 0)
+            fail_msg("%s: %s", names[i], err.text);
+        json_error_t jerr;
+        json_t *ops = json_loads(patch, 0, &jerr);
+        assert_non_null(ops);
+        const char *host = patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname");
+        assert_non_null(host);
+        snprintf(hosts[i], sizeof hosts[i], "%s", host);
+        json_decref(ops);
+        free(patch);
+        free(pod);
+    }
+    /* four workers on four hosts (8 GPUs each), all in the leader's rack */
+    for (int i = 1; i < 5; i++) {
+        assert_int_equal(rack_no(hosts[i]), rack_no(hosts[0]));
+        for (int j = 1; j < i; j++)
+            assert_string_not_equal(hosts[i], hosts[j]);
+    }
+    assert_int_equal(claimed(&f), 5);
+    print_message("pod group: leader %s, workers %s %s %s %s\n", hosts[0], hosts[1], hosts[2],
+                  hosts[3], hosts[4]);
+    topo_pool_free(pool);
+    free_fx(&f);
+}
+
+/* A pod that contradicts its group is refused, naming what: its total
+ * count; its Kueue request against a pod of its shape; a shape no role of
+ * the placed group has. A PodSet of a Job: a pod of another shape or
+ * request than the pods it was placed for. */
+static void test_podset_contradictions(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g = ask(f.ctx, group_pod("c0", "w0", 2, 8), "c0");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("c1", "w1", 3, 8), "c1");
+    assert_false(g.allowed);
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "topo-webhook: PodSet team-a/pod-group/pg: pod group "
+                               "team-a/pod-group/pg: its pod-group-total-count 3 contradicts "
+                               "the 2 of its pod w0");
+    rq r = group_rq("c2", "w2", 2, 8, "topology.topo.io/leaf");
+    g = ask(f.ctx, review_rq(&r), "c2");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "its Kueue request (required topology.topo.io/leaf, group lw) "
+                           "contradicts that of its pod w0 of the same shape "
+                           "(required topology.topo.io/rack, group lw)");
+    /* the same pod again is not a contradiction of itself; the group of two
+     * completes with w3 */
+    g = ask(f.ctx, group_pod("c0b", "w0", 2, 8), "c0b");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("c3", "w3", 2, 8), "c3");
+    assert_string_not_equal(g.host, "");
+    /* placed: a pod of another shape has no role to join */
+    g = ask(f.ctx, group_pod("c4", "w4", 2, 4), "c4");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "already has its 2 pods, and none of its roles has this pod's shape");
+
+    /* A Job's pods share one template. */
+    g = ask(f.ctx, job_pod_of("j0", "tmpl", "u-tmpl", 0, 2, RACK, 8), "j0");
+    assert_string_not_equal(g.host, "");
+    g = ask(f.ctx, job_pod_of("j1", "tmpl", "u-tmpl", 1, 2, RACK, 4), "j1");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "PodSet team-a/job/u-tmpl: the pod's shape (");
+    assert_contains(g.msg, "a PodSet's pods share one template");
+    g = ask(f.ctx, job_pod_of("j2", "tmpl", "u-tmpl", 1, 2, "topology.topo.io/leaf", 8), "j2");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "the pod's Kueue request (required topology.topo.io/leaf) contradicts "
+                           "its PodSet's (required topology.topo.io/rack)");
+    g = ask(f.ctx, job_pod_of("j3", "tmpl", "u-tmpl", 1, 2, RACK, 8), "j3");
+    assert_string_not_equal(g.host, "");
+    free_fx(&f);
+}
+
+/* Issue 8's crash: one pod whose slice is larger than its PodSet. Refused
+ * with Kueue's message (it once killed the process); "True" is a bool. */
+static void test_kueue_validation(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g = ask(f.ctx,
+                review("k0", "slice3", NULL, NULL,
+                       json_pack("{s:s, s:s, s:s}", "kueue.x-k8s.io/podset-required-topology",
+                                 RACK, "kueue.x-k8s.io/podset-slice-required-topology",
+                                 "kubernetes.io/hostname", "kueue.x-k8s.io/podset-slice-size",
+                                 "3"),
+                       8, 0),
+                "k0");
+    assert_false(g.allowed);
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "metadata.annotations[kueue.x-k8s.io/podset-slice-size]: Invalid "
+                               "value: \"3\": must not be greater than pod set count 1");
+    g = ask(f.ctx,
+            review("k1", "uncon", NULL, NULL,
+                   json_pack("{s:s}", "kueue.x-k8s.io/podset-unconstrained-topology", "True"), 8,
+                   0),
+            "k1");
+    assert_true(g.allowed);
+    assert_false(g.gated);
+    assert_string_not_equal(g.host, "");
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.invalid, 1);
+    assert_int_equal(st.denied, 1);
+    free_fx(&f);
+}
+
+/* A valid request naming a level no topology has: gated, and counted. */
+static void test_unknown_level(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g = ask(f.ctx, named_pod("l0", NULL, "zone", "topology.kubernetes.io/zone", 8, NULL),
+                "l0");
+    assert_true(g.gated);
+    assert_string_equal(g.wait, "no configured topology has level topology.kubernetes.io/zone");
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.unknown_level, 1);
+    assert_int_equal(st.invalid, 0);
+    free_fx(&f);
+}
+
 /* The counters follow what the handler did. */
 static void test_stats(void **state)
 {
@@ -1313,6 +1536,8 @@ int main(void)
         cmocka_unit_test(test_job_size_from_cache),  cmocka_unit_test(test_jobset_and_lws),
         cmocka_unit_test(test_two_topologies),       cmocka_unit_test(test_namespace_policy),
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_pod_group_roles),      cmocka_unit_test(test_podset_contradictions),
+        cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,14 +84,6 @@ end:
     return cache_op_end(cache, CACHE_OP_READ, error, err);
 }
 
-int topo_cache_group_delete(topo_cache *cache, const char *group_key, topo_err *err)
-{
-    if (!nonempty(group_key))
-        return topo_err_set(err, TOPO_EINVALID, "cache: forget group: empty key");
-    return cache_write_one(cache, CACHE_STMT_GROUP_DELETE, group_key, 0, 0, NULL, "forget group",
-                           err);
-}
-
 int topo_cache_group_expire(topo_cache *cache, int64_t now, size_t *out_deleted, topo_err *err)
 {
     return cache_write_one(cache, CACHE_STMT_GROUP_EXPIRE, NULL, now, 1, out_deleted,

@@ -133,7 +133,6 @@
     XX(GROUP_GET,                                                                                 \
        "SELECT group_key, member, total, shape, request, pod, expires_at FROM group_members "     \
        "WHERE group_key = ?1 AND expires_at > ?2 ORDER BY seq, member")                           \
-    XX(GROUP_DELETE, "DELETE FROM group_members WHERE group_key = ?1")                            \
     XX(GROUP_EXPIRE, "DELETE FROM group_members WHERE expires_at <= ?1")                          \
     XX(COUNT_GROUP_MEMBERS, "SELECT count(*) FROM group_members")                                 \
     XX(RES_SLOTS,                                                                                 \
