@@ -1023,11 +1023,11 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
 {
     topo_err err = TOPO_ERR_INIT;
     const topo_admission_pod *pod = &req->pod;
-    /* The ungater reads the shape the pod was admitted with. */
-    const char *shape = m == MODE_UNGATE ? topo_admission_kv_get(pod->annotations,
-                                                                 pod->nannotations,
-                                                                 TOPO_ADMISSION_ROLE_ANNOTATION)
-                                         : NULL;
+    /* The shape the pod was first admitted with, once we annotated it: by
+     * the ungater's time, or when our own output comes back, it carries
+     * what others or we added. */
+    const char *shape = topo_admission_kv_get(pod->annotations, pod->nannotations,
+                                              TOPO_ADMISSION_ROLE_ANNOTATION);
     shape = shape != NULL ? shape : pod->shape;
     const char *request = topo_kueue_request_text(ps, pool);
     const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
@@ -1188,10 +1188,13 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     const char *request = topo_kueue_request_text(&ps, pool);
     if (request == NULL)
         return -1;
-    /* The pod as its PodSet's reservation must remember it; checked only at
-     * admission (by the ungater's time later webhooks may have added to the
-     * pod, and it was checked when it arrived). */
-    podset_terms terms = {id.key, m == MODE_ADMIT ? req->pod.shape : NULL, request};
+    /* The pod as its PodSet's reservation must remember it; its shape is
+     * checked only when it first arrives: by the ungater's time later
+     * webhooks may have added to the pod, and our own output coming back
+     * (reinvocation) carries the nodeSelector we gave it. */
+    int ours = topo_admission_kv_get(req->pod.annotations, req->pod.nannotations,
+                                     TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
+    podset_terms terms = {id.key, m == MODE_ADMIT && !ours ? req->pod.shape : NULL, request};
     const char *contradiction = NULL;
 
     /* Whether its PodSet holds a reservation already. */

@@ -1349,6 +1349,19 @@ static void test_pod_group_roles(void **state)
     topo_cache_reservation leader = podset_reservation(&f, key, pool);
     assert_int_equal(leader.nslots, 1);
 
+    /* our own output coming back (reinvocation): its slot, nothing new */
+    rq again = group_rq("g4b", "w4", 5, 8, RACK);
+    json_object_set_new(again.annotations, TOPO_ADMISSION_ROLE_ANNOTATION,
+                        json_string(g[4].role));
+    again.spec_extra = json_pack("{s:{s:s}}", "nodeSelector", "kubernetes.io/hostname", g[4].host);
+    got back = ask(f.ctx, review_rq(&again), "g4b");
+    assert_true(back.allowed);
+    assert_int_equal(back.code, 0);
+    assert_false(back.gated);
+    assert_string_equal(back.host, ""); /* it has its nodeSelector: nothing to add */
+    assert_string_equal(back.warning, "");
+    assert_int_equal(reservations(&f), 2);
+
     /* the gated pods, as the ungater sees them */
     char hosts[5][64];
     snprintf(hosts[4], sizeof hosts[4], "%s", g[4].host);
