@@ -958,16 +958,15 @@ static int dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, t
     const char *json = assignment_text(as, pool);
     if (json == NULL)
         return -1;
-    if (as->ndomains == 0) {
-        *p = (placement){"dry-run", 0, as->levels, NULL, 0, json, 0};
-        return 0;
-    }
     int64_t k = rank >= 0 ? rank : 0;
     size_t d = 0;
-    while (d + 1 < as->ndomains && k >= as->domains[d].count)
+    while (d < as->ndomains && k >= as->domains[d].count)
         k -= as->domains[d++].count;
+    /* A rank past every domain's pods (a slice the engine left out) has no
+     * domain: patch_placed says so rather than pin it anywhere. */
     *p = (placement){"dry-run", (int32_t)(rank >= 0 ? rank : 0), as->levels,
-                     as->domains[d].values, as->nlevels, json, 0};
+                     d < as->ndomains ? as->domains[d].values : NULL,
+                     d < as->ndomains ? as->nlevels : 0, json, 0};
     return 0;
 }
 

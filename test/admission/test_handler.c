@@ -1477,6 +1477,51 @@ static void test_kueue_validation(void **state)
     free_fx(&f);
 }
 
+/* Slices that do not divide the PodSet (valid in Kueue): the engine places
+ * whole slices only, so the pods past the last one have no domain. They are
+ * admitted unplaced with a warning, whether real or dryRun: a slot without
+ * a domain once crashed the process. */
+static void test_pods_past_the_last_slice(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    char *pods[6];
+    for (int i = 0; i < 6; i++) {
+        char uid[8], sidx[8];
+        snprintf(uid, sizeof uid, "s%d", i);
+        snprintf(sidx, sizeof sidx, "%d", i);
+        rq r = {uid, NULL, NULL, "sl-",
+                json_pack("{s:s, s:s, s:s}", "batch.kubernetes.io/controller-uid", "u-sl",
+                          "batch.kubernetes.io/job-name", "sl",
+                          "batch.kubernetes.io/job-completion-index", sidx),
+                json_pack("{s:s, s:s, s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                          "kueue.x-k8s.io/podset-slice-required-topology",
+                          "kubernetes.io/hostname", "kueue.x-k8s.io/podset-slice-size", "4",
+                          TOPO_PODSET_SIZE_ANNOTATION, "6"),
+                1, i == 5, NULL};
+        pods[i] = review_rq(&r);
+    }
+    /* dryRun of the last pod first: no domain for it */
+    got g = ask(f.ctx, pods[5], "s5");
+    assert_true(g.allowed);
+    assert_string_equal(g.host, "");
+    assert_contains(g.warning, "its slot has no topology domain");
+    for (int i = 0; i < 5; i++) {
+        char uid[8];
+        snprintf(uid, sizeof uid, "s%d", i);
+        g = ask(f.ctx, pods[i], uid);
+        assert_true(g.allowed);
+        if (i < 4) {
+            assert_string_not_equal(g.host, "");
+        } else {
+            assert_string_equal(g.host, "");
+            assert_contains(g.warning, "not placed");
+        }
+    }
+    free_fx(&f);
+}
+
 /* A valid request naming a level no topology has: gated, and counted. */
 static void test_unknown_level(void **state)
 {
@@ -1551,6 +1596,7 @@ int main(void)
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
         cmocka_unit_test(test_pod_group_roles),      cmocka_unit_test(test_podset_contradictions),
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
+        cmocka_unit_test(test_pods_past_the_last_slice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

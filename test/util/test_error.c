@@ -124,6 +124,35 @@ static void test_error__wrap_truncates(void **state)
     assert_int_equal(err.code, TOPO_EIO);
 }
 
+/* A message cut to fit never ends inside a UTF-8 character: the text goes
+ * into JSON (AdmissionReview status), which refuses a broken one. */
+static void test_error__truncates_on_utf8_boundaries(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    char big[TOPO_ERR_TEXT_MAX * 2 + 1];
+    for (size_t shift = 0; shift < 3; shift++) {
+        /* "x" (shift times) then "é" (2 bytes) or "€" (3 bytes) repeated */
+        const char *ch = shift == 2 ? "\xe2\x82\xac" : "\xc3\xa9";
+        size_t n = 0, w = strlen(ch);
+        for (; n < shift; n++)
+            big[n] = 'x';
+        while (n + w < sizeof big) {
+            memcpy(big + n, ch, w);
+            n += w;
+        }
+        big[n] = '\0';
+        topo_err_set(&err, TOPO_EINVALID, "%s", big);
+        size_t len = strlen(err.text);
+        assert_true(len < TOPO_ERR_TEXT_MAX);
+        assert_true(len + w >= TOPO_ERR_TEXT_MAX - 1); /* cut at most one character short */
+        assert_int_equal((len - shift) % w, 0);         /* whole characters only */
+        topo_err_wrap(&err, "p");
+        len = strlen(err.text);
+        assert_int_equal((len - 3 - shift) % w, 0);
+    }
+}
+
 static void test_error__at_and_clear(void **state)
 {
     (void)state;
@@ -156,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_error__set_truncates),
         cmocka_unit_test(test_error__wrap),
         cmocka_unit_test(test_error__wrap_truncates),
+        cmocka_unit_test(test_error__truncates_on_utf8_boundaries),
         cmocka_unit_test(test_error__at_and_clear),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
