@@ -989,6 +989,17 @@ static const char *contradicts(const topo_cache_reservation *r, const podset_ter
     return NULL;
 }
 
+/* Its PodSet is placed but holds no slot for it: admitted as it is. */
+static int unplaced(topo_admission_ctx *ctx, answer *a, mode m, const char *why, topo_pool *pool)
+{
+    atomic_fetch_add(&ctx->ignored, 1);
+    if (m == MODE_UNGATE)
+        a->failure = why;
+    else
+        warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
+    return 0;
+}
+
 static int refuse_podset(topo_admission_ctx *ctx, answer *a, const topo_podset_id *id,
                          const char *why, topo_pool *pool)
 {
@@ -1107,14 +1118,8 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     }
     if (rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
         return refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
-    if (found == 1 && got == 1) {
-        atomic_fetch_add(&ctx->ignored, 1);
-        if (m == MODE_UNGATE)
-            a->failure = why;
-        else
-            warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
-        return 0;
-    }
+    if (found == 1 && got == 1)
+        return unplaced(ctx, a, m, why, pool);
     if (found == 1)
         return patch_placed(ctx, a, m, req, topology_of_id(ctx, r.id), &p, pool);
     if (view.refusal != NULL)
@@ -1211,7 +1216,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
     if (found == 1) {
         if (got == 1)
-            goto unplaced;
+            return unplaced(ctx, a, m, why, pool);
         return patch_placed(ctx, a, m, req, topology_of_id(ctx, r.id), &p, pool);
     }
 
@@ -1270,16 +1275,9 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     if (found == 0 && as == NULL)
         return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
     if (got == 1)
-        goto unplaced;
+        return unplaced(ctx, a, m, why, pool);
     return patch_placed(ctx, a, m, req, found == 1 ? topology_of_id(ctx, r.id) : t, &p, pool);
 
-unplaced:
-    atomic_fetch_add(&ctx->ignored, 1);
-    if (m == MODE_UNGATE)
-        a->failure = why;
-    else
-        warn(a, topo_pool_printf(pool, "topo-webhook: not placed: %s", why ? why : "no slot"));
-    return 0;
 engine_error:
     if (err.code == TOPO_ENOMEM)
         return -1;

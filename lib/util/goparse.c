@@ -15,6 +15,7 @@
  * U+2028, unassigned code points...): topo carries no Unicode tables for an
  * error message. */
 #include "topo/goparse.h"
+#include "topo/utf8.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -111,43 +112,6 @@ static char *time_quote(char *buf, size_t cap, const char *s, size_t n)
     return qb_close(&b);
 }
 
-/* Length of the well-formed UTF-8 sequence at s (2..4), as Go's
- * utf8.DecodeRune accepts it (no overlongs, surrogates or values past
- * U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s, uint32_t *rune)
-{
-    unsigned char c = s[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xbf; /* bounds of the second byte */
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    uint32_t r = (uint32_t)c & (0xffu >> (n + 1));
-    for (size_t i = 1; i < n; i++)
-        r = (r << 6) | ((uint32_t)s[i] & 0x3fu);
-    *rune = r;
-    return n;
-}
-
 /* strconv.Quote, up to the Unicode tables (see the top of this file). */
 static char *strconv_quote(char *buf, size_t cap, const char *s)
 {
@@ -160,7 +124,7 @@ static char *strconv_quote(char *buf, size_t cap, const char *s)
         unsigned char c = *p;
         if (c >= 0x80) {
             uint32_t r = 0;
-            size_t n = utf8_len(p, &r);
+            size_t n = topo_utf8_decode((const char *)p, &r);
             if (n == 0) {
                 qb_hex_byte(&b, c);
                 p++;

@@ -2,6 +2,7 @@
  * only process-wide state is the (sink, payload) pair behind a mutex and the
  * minimum level, an atomic read on every topo_log() call. */
 #include "topo/log.h"
+#include "topo/utf8.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -109,40 +110,6 @@ static void put_char(out_buf *o, char c)
     put_bytes(o, &c, 1);
 }
 
-/* Length of the valid UTF-8 sequence starting at s (1..4), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t n;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++) {
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    }
-    return n;
-}
-
 static bool needs_quotes(const char *s)
 {
     if (*s == '\0')
@@ -180,7 +147,7 @@ static void put_quoted(out_buf *o, const char *s)
             put_bytes(o, esc, sizeof(esc));
             p++;
         } else {
-            size_t n = utf8_len(p);
+            size_t n = topo_utf8_decode((const char *)p, NULL);
             if (n == 0) {
                 put_str(o, "\\ufffd");
                 p++;

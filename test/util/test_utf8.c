@@ -1,0 +1,53 @@
+/* Tests for topo_utf8_decode (lib/util/utf8.c): well-formed sequences of
+ * each length with their code points; every kind of ill-formed one. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "topo/utf8.h"
+
+static void test_utf8__decode(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        size_t len;
+        uint32_t rune;
+    } rows[] = {
+        {"a", 1, 'a'},
+        {"\xc3\xa9", 2, 0xe9},             /* é */
+        {"\xe2\x82\xac", 3, 0x20ac},       /* € */
+        {"\xf0\x9f\x98\x80", 4, 0x1f600},  /* 😀 */
+        {"\xf4\x8f\xbf\xbf", 4, 0x10ffff}, /* the last code point */
+        {"\xc2\x80", 2, 0x80},
+        {"\xc0\xaf", 0, 0},                /* overlong '/' */
+        {"\xe0\x80\xaf", 0, 0},            /* overlong, 3 bytes */
+        {"\xf0\x80\x80\xaf", 0, 0},        /* overlong, 4 bytes */
+        {"\xed\xa0\x80", 0, 0},            /* a surrogate */
+        {"\xf4\x90\x80\x80", 0, 0},        /* past U+10FFFF */
+        {"\xf5\x80\x80\x80", 0, 0},
+        {"\x80", 0, 0},                    /* a lone continuation byte */
+        {"\xc3", 0, 0},                    /* cut by the end of the string */
+        {"\xe2\x82", 0, 0},
+        {"\xe2\x82x", 0, 0},               /* a non-continuation byte inside */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uint32_t r = 0;
+        size_t n = topo_utf8_decode(rows[i].s, &r);
+        if (n != rows[i].len || (n > 0 && r != rows[i].rune))
+            fail_msg("row %zu: got %zu U+%04X, want %zu U+%04X", i, n, (unsigned)r,
+                     rows[i].len, (unsigned)rows[i].rune);
+    }
+    assert_int_equal(topo_utf8_decode("\xc3\xa9", NULL), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_utf8__decode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
