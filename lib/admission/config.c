@@ -12,6 +12,7 @@
 
 #include "codec/codec.h"
 #include "codec/decode.h"
+#include "topo/goparse.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
@@ -288,75 +289,21 @@ static int parse_topology(const reader *r, topo_admission_topology_config *t, co
     return parse_policy(r, &t->policy, &t->policy_set, obj, path);
 }
 
-/* A duration: one or more <digits><unit> groups, unit ms, s, m or h ("90s",
- * "10m", "1h30m"), into milliseconds. 0 or a reason. */
-static int duration_ms(const char *s, int64_t *out, char *why, size_t size)
-{
-    int64_t total = 0;
-    const char *p = s;
-    if (*p == '\0') {
-        why_set(why, size, "empty duration");
-        return -1;
-    }
-    while (*p != '\0') {
-        int64_t v = 0, unit;
-        const char *start = p;
-        while (*p >= '0' && *p <= '9') {
-            if (v > (INT64_C(1) << 40)) {
-                why_set(why, size, "duration too large");
-                return -1;
-            }
-            v = v * 10 + (*p - '0');
-            p++;
-        }
-        if (p == start) {
-            why_set(why, size, "expected a number at \"%s\"", start);
-            return -1;
-        }
-        if (strncmp(p, "ms", 2) == 0) {
-            unit = 1;
-            p += 2;
-        } else if (*p == 's') {
-            unit = 1000;
-            p++;
-        } else if (*p == 'm') {
-            unit = 60 * 1000;
-            p++;
-        } else if (*p == 'h') {
-            unit = 3600 * 1000;
-            p++;
-        } else {
-            why_set(why, size, "missing or unknown unit after %.*s (expected ms, s, m or h)",
-                    (int)(p - start), start);
-            return -1;
-        }
-        /* checked before multiplying: v (< 2^44) times an hour overflows */
-        if (v > ((INT64_C(1) << 50) - total) / unit) {
-            why_set(why, size, "duration too large");
-            return -1;
-        }
-        total += v * unit;
-        if (total > (INT64_C(1) << 50)) {
-            why_set(why, size, "duration too large");
-            return -1;
-        }
-    }
-    *out = total;
-    return 0;
-}
-
 static int parse_duration(const reader *r, int64_t *out_ms, const char *key, int64_t min_ms,
                           int64_t max_ms, const char *bounds)
 {
     const json_t *v = json_object_get(r->root, key);
-    char why[512];
     if (v == NULL || json_is_null(v))
         return 0;
     if (!json_is_string(v))
         return fail(r, v, r->root, "%s: expected a duration such as \"30s\", \"10m\" or \"1h\", got %s",
                     key, topo_decode_type_name(v));
-    if (duration_ms(json_string_value(v), out_ms, why, sizeof(why)) != 0)
-        return fail(r, v, r->root, "%s: \"%s\": %s", key, json_string_value(v), why);
+    /* Go's time.ParseDuration, as Kubernetes configurations take them. */
+    topo_err gerr = TOPO_ERR_INIT;
+    int64_t ns = 0;
+    if (topo_go_parse_duration(json_string_value(v), &ns, &gerr) != 0)
+        return fail(r, v, r->root, "%s: %s", key, gerr.text);
+    *out_ms = ns / 1000000;
     if (*out_ms < min_ms || *out_ms > max_ms)
         return fail(r, v, r->root, "%s: %s is out of range (%s)", key, json_string_value(v),
                     bounds);
