@@ -25,7 +25,10 @@ Cases, in order:
     patched every gated pod: gate gone, wait-reason gone, the same assignment
     annotation on all 8, and a nodeSelector that selects only nodes of rack
     r02 (8 distinct hosts when it names hosts); its metrics say 8 ungated,
-    0 waiting.
+    0 waiting;
+  * a Kueue pod group (a CPU-only leader first, then 4 workers): the first
+    four pods are gated until the group is complete, the fifth places both
+    roles, and the ungater releases the others into them (rack r01, freed).
 """
 import argparse
 import base64
@@ -366,6 +369,75 @@ def case_gate_ungate(ws, api, nodes):
            "survivor ungated %d: %r" % (SIZE, m.get("topo_webhook_ungated_total")))
 
 
+def group_pod(name, gpus):
+    """Pod `name` of Kueue pod group "lw" of 5 (a leader, 4 workers), one rack,
+    leader and workers co-located (podset-group-name)."""
+    return {
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {
+            "name": name, "namespace": NS,
+            "labels": {"kueue.x-k8s.io/pod-group-name": "lw"},
+            "annotations": {"kueue.x-k8s.io/pod-group-total-count": "5",
+                            "kueue.x-k8s.io/podset-required-topology": RACK_LABEL,
+                            "kueue.x-k8s.io/podset-group-name": "lw"}},
+        "spec": {"restartPolicy": "Never",
+                 "containers": [{"name": "w", "image": "x",
+                                 "resources": {"requests": {"nvidia.com/gpu": str(gpus),
+                                                            "cpu": "4"}}}]}}
+
+
+def case_pod_group(ws, api, nodes):
+    """Issue 8: a pod group whose CPU-only leader comes first. Every pod but
+    the last is gated (no pod is placed on the leader's terms); the last one
+    places both roles; the ungater then releases the others into their
+    roles: 4 workers on 4 hosts of one rack, the leader in that rack."""
+    alive = [w for w in ws if w.proc.poll() is None]
+    if not alive:
+        expect(False, "pod group: no replica left")
+        return
+    w = alive[0]
+    # Free rack r01 (r02 holds the big PodSet).
+    freed = sorted(n for n, labels in nodes.items() if labels[RACK_LABEL] != FREED_RACK)
+    for p in api.items("/api/v1/namespaces/filler/pods"):
+        if p["spec"].get("nodeName") in freed:
+            api.request("DELETE", "/api/v1/namespaces/filler/pods/" + p["metadata"]["name"])
+    time.sleep(1.5)  # the filler sees them go
+    names = [("lw-leader", 0), ("lw-w1", 8), ("lw-w2", 8), ("lw-w3", 8), ("lw-w4", 8)]
+    for i, (name, gpus) in enumerate(names):
+        pod = group_pod(name, gpus)
+        resp = w.admit("group-%d" % i, pod)
+        out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
+        last = i == len(names) - 1
+        expect(resp.get("allowed") is True, "%s allowed: %r" % (name, resp))
+        expect((gates_of(out) == []) == last,
+               "%s: %s" % (name, "placed at once" if last else "gated until the group is complete"))
+        if not last:
+            expect(out["metadata"]["annotations"].get(WAIT_REASON) ==
+                   "pod group: %d of its 5 pods have arrived" % (i + 1),
+                   "%s: wait-reason %r" % (name, out["metadata"]["annotations"].get(WAIT_REASON)))
+        status, created = api.request("POST", "/api/v1/namespaces/%s/pods" % NS, out)
+        if status != 201:
+            raise RuntimeError("create %s: %d %r" % (name, status, created))
+    pods = {}
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 20:
+        pods = {name: api.pod(name) for name, _ in names}
+        if all(p is not None and WAIT_GATE not in gates_of(p) for p in pods.values()):
+            break
+        time.sleep(0.2)
+    print("pod group released after %.1f s" % (time.monotonic() - t0))
+    hosts = {}
+    for name, pod in pods.items():
+        expect(pod is not None and WAIT_GATE not in gates_of(pod), "%s ungated" % name)
+        sel = (pod or {}).get("spec", {}).get("nodeSelector") or {}
+        hosts[name] = sel.get(HOST_LABEL)
+        expect(hosts[name] in freed, "%s on a host of the freed rack: %r" % (name, sel))
+    workers = [hosts[n] for n, gpus in names if gpus]
+    expect(len(set(workers)) == 4, "4 workers on 4 hosts: %r" % workers)
+    racks = {nodes[h][RACK_LABEL] for h in hosts.values() if h in nodes}
+    expect(len(racks) == 1, "leader and workers in one rack: %r" % hosts)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -383,6 +455,7 @@ def main():
             for name in ("gate-a", "gate-b"):
                 ws.append(start_webhook(args.webhook, pki, tmp, api, name, "gate"))
             case_gate_ungate(ws, api, nodes)
+            case_pod_group(ws, api, nodes)
         except Exception as e:  # setup failures: report with the logs
             expect(False, "error: %r" % e)
         finally:
