@@ -17,6 +17,12 @@
 #define TOPO_MAX_SLICE_LAYERS 3
 /* Pods per PodSet we accept (Kubernetes Jobs allow up to 100k completions). */
 #define TOPO_MAX_PODSET_COUNT 1000000
+/* Pods in one Kueue pod group: each of its pods reads the group's members
+ * back while the group waits to be complete. */
+#define TOPO_MAX_POD_GROUP_COUNT 10000
+/* PodSets of one Kueue Workload (its API's maxItems): the roles of a pod
+ * group. */
+#define TOPO_MAX_POD_GROUP_ROLES 8
 
 /* Largest Kubernetes API response body (one page of a paged list, or one
  * object); pages are requested with limit=500 so this is generous. */

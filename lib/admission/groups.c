@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "admission_internal.h"
+#include "topo/limits.h"
 
 typedef struct reader {
     topo_group_view *v;
@@ -70,11 +71,26 @@ static int read_member(const topo_cache_group_member *m, void *payload)
                                       "of its pod %s of the same shape (%s)",
                                       r->id->key, r->request, m->member, m->request);
     topo_group_role *role = role_of(v, m->shape);
-    if (role != NULL) {
-        role->count++;
-        return 0;
-    }
-    return add_role(r, m);
+    if (role == NULL)
+        return add_role(r, m);
+    role->count++;
+    /* the cache keeps one pod per shape: the template, wherever it is */
+    if (role->pod_json[0] == '\0' && m->pod_json[0] != '\0' &&
+        (role->pod_json = topo_pool_strdup(r->pool, m->pod_json)) == NULL)
+        return TOPO_ENOMEM;
+    return 0;
+}
+
+/* One role more than a Workload can hold would never be admitted by Kueue. */
+static const char *too_many_roles(const topo_group_view *v, const topo_podset_id *id,
+                                  const char *shape, topo_pool *pool)
+{
+    if (v->nroles < TOPO_MAX_POD_GROUP_ROLES || role_of((topo_group_view *)v, shape) != NULL)
+        return NULL;
+    return topo_pool_printf(pool,
+                            "pod group %s already has %d roles (pods of %d shapes), the most "
+                            "PodSets a Kueue Workload holds; this pod's shape would be one more",
+                            id->key, TOPO_MAX_POD_GROUP_ROLES, TOPO_MAX_POD_GROUP_ROLES);
 }
 
 static int by_shape(const void *a, const void *b)
@@ -91,6 +107,8 @@ int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const top
     int rc = topo_cache_group_members(cache, id->key, now, read_member, &r, err);
     if (rc != 0)
         return rc < 0 ? rc : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    if (out->refusal == NULL && !out->self_recorded)
+        out->refusal = too_many_roles(out, id, shape, pool);
     /* A group that is complete without this pod has no room for it: its
      * shape matched none of the roles placed (or it would have claimed). */
     if (out->refusal == NULL && !out->self_recorded && out->nmembers >= (size_t)id->size)

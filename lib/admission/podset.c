@@ -88,9 +88,15 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     if (nonempty(pod->pod_group_name)) {
         id->key = topo_pool_printf(pool, "%s/pod-group/%s", ns, pod->pod_group_name);
         id->group = 1;
-        if ((rc = read_count(&size, pod->pod_group_total_count,
-                             "annotation " TOPO_KUEUE_POD_GROUP_TOTAL_COUNT, 1, size, err)) < 0)
+        /* Each pod of a group reads the group back while it waits: bounded. */
+        if (pod->pod_group_total_count != NULL &&
+            (rc = topo_kueue_parse_count(&size, pod->pod_group_total_count,
+                                         "annotation " TOPO_KUEUE_POD_GROUP_TOTAL_COUNT, 1,
+                                         TOPO_MAX_POD_GROUP_COUNT, err)) < 0)
             return rc;
+        if (size > TOPO_MAX_POD_GROUP_COUNT)
+            return topo_err_set(err, TOPO_EINVALID, "pod group of %lld pods: at most %d",
+                                (long long)size, TOPO_MAX_POD_GROUP_COUNT);
     } else if (nonempty(jobset) && nonempty(rjob)) {
         /* Kueue: one PodSet per replicated job, replicas x parallelism pods,
          * ranked job by job. */

@@ -1443,6 +1443,31 @@ static void test_podset_contradictions(void **state)
     free_fx(&f);
 }
 
+/* A group is bounded: at most 8 roles (a Kueue Workload's PodSets), at
+ * most TOPO_MAX_POD_GROUP_COUNT pods. */
+static void test_pod_group_bounds(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    for (int i = 0; i < 9; i++) {
+        char uid[16], name[16];
+        snprintf(uid, sizeof uid, "b%d", i);
+        snprintf(name, sizeof name, "p%d", i);
+        got g = ask(f.ctx, group_pod(uid, name, 20, i), uid); /* i GPUs: i-th shape */
+        if (i < 8) {
+            assert_true(g.gated);
+        } else {
+            assert_int_equal(g.code, 400);
+            assert_contains(g.msg, "already has 8 roles (pods of 8 shapes)");
+        }
+    }
+    got g = ask(f.ctx, group_pod("big", "big", 10001, 1), "big");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "\"10001\" is not a count in 1..10000");
+    free_fx(&f);
+}
+
 /* Issue 8's crash: one pod whose slice is larger than its PodSet. Refused
  * with Kueue's message (it once killed the process); "True" is a bool. */
 static void test_kueue_validation(void **state)
@@ -1596,7 +1621,7 @@ int main(void)
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
         cmocka_unit_test(test_pod_group_roles),      cmocka_unit_test(test_podset_contradictions),
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
-        cmocka_unit_test(test_pods_past_the_last_slice),
+        cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -879,20 +879,25 @@ static void test_cache__group_members(void **state)
     must(topo_cache_group_member_put(c, &m, &err), &err);
     assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
                         "w-2:3:aaaa:{\"a\":1} leader:3:bbbb:{\"a\":1}");
-    /* the same member again: refreshed, keeps its place */
+    /* the same member again: refreshed, keeps its place; of a shape another
+     * member holds the pod of, its own pod is not kept */
     m.group_key = "ns/pod-group/g";
     m.member = "w-2";
     m.pod_json = "{\"b\":2}";
     m.expires_at = 200;
     must(topo_cache_group_member_put(c, &m, &err), &err);
     assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
-                        "w-2:3:bbbb:{\"b\":2} leader:3:bbbb:{\"a\":1}");
+                        "w-2:3:bbbb: leader:3:bbbb:{\"a\":1}");
+    m.shape = "cccc";
+    must(topo_cache_group_member_put(c, &m, &err), &err);
+    assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
+                        "w-2:3:cccc:{\"b\":2} leader:3:bbbb:{\"a\":1}");
     /* past its expiry a member is not read, then expired */
-    assert_string_equal(members(c, "ns/pod-group/g", 150, &s), "w-2:3:bbbb:{\"b\":2}");
+    assert_string_equal(members(c, "ns/pod-group/g", 150, &s), "w-2:3:cccc:{\"b\":2}");
     size_t gone = 0;
     must(topo_cache_group_expire(c, 150, &gone, &err), &err);
     assert_int_equal(gone, 2); /* leader of g, and other's one */
-    assert_string_equal(members(c, "ns/pod-group/g", 50, &s), "w-2:3:bbbb:{\"b\":2}");
+    assert_string_equal(members(c, "ns/pod-group/g", 50, &s), "w-2:3:cccc:{\"b\":2}");
     assert_int_equal(members(c, "ns/pod-group/other", 50, &s)[0], '\0');
     /* incomplete members are refused */
     m.total = 0;

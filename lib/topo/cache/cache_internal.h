@@ -126,7 +126,9 @@
        "expires_at, shape, request FROM reservations ORDER BY id")                                \
     XX(GROUP_PUT,                                                                                 \
        "INSERT INTO group_members(group_key, member, total, shape, request, pod, seq, "           \
-       "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \
+       "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, CASE WHEN EXISTS (SELECT 1 FROM group_members "   \
+       "WHERE group_key = ?1 AND shape = ?4 AND member <> ?2 AND pod <> '') THEN '' ELSE ?6 END, " \
+       "(SELECT coalesce(max(seq), 0) + 1 FROM "                                                  \
        "group_members WHERE group_key = ?1), ?7) ON CONFLICT(group_key, member) DO UPDATE SET "   \
        "total = excluded.total, shape = excluded.shape, request = excluded.request, "             \
        "pod = excluded.pod, expires_at = excluded.expires_at")                                    \
