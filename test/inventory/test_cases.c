@@ -227,6 +227,49 @@ static void test_parse_in_memory(void **state)
     topo_pool_free(pool);
 }
 
+/* workload.single_pod_owned is Kueue's OwnedBySinglePod, condition by
+ * condition (the loader once looked at the owner's kind alone). */
+static void test_single_pod_owned(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *workload;
+        int want;
+    } rows[] = {
+        {"{\"owner_references\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\"}]}", 1},
+        {"{\"owner_references\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\"}],"
+         "\"annotations\":{\"kueue.x-k8s.io/is-group-workload\":\"true\"}}", 0},
+        {"{\"owner_references\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\"}],"
+         "\"annotations\":{\"kueue.x-k8s.io/is-group-workload\":\"false\"}}", 1},
+        {"{\"owner_references\":[{\"apiVersion\":\"example.com/v1\",\"kind\":\"Pod\",\"name\":\"p\"}]}",
+         0},
+        {"{\"owner_references\":[{\"kind\":\"Pod\",\"name\":\"p\"}]}", 0},
+        {"{\"owner_references\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\"}]}", 0},
+        {"{\"owner_references\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\"},"
+         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"q\"}]}", 0},
+        {"{\"owner_references\":[]}", 0},
+    };
+    topo_pool *pool = topo_pool_create();
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[1024];
+        topo_case_file *file = NULL;
+        topo_err err = TOPO_ERR_INIT;
+        snprintf(text, sizeof text,
+                 "[{\"id\":\"w\",\"topology_name\":\"t\",\"levels\":[\"kubernetes.io/hostname\"],"
+                 "\"nodes\":[],\"podsets\":[{\"name\":\"main\",\"count\":1,\"requests\":{}}],"
+                 "\"workload\":%s,\"expect\":{}}]",
+                 rows[i].workload);
+        if (topo_cases_parse(&file, text, strlen(text), "mem", pool, &err) != 0)
+            fail_msg("row %zu: %s", i, err.text);
+        assert_non_null(file->cases[0].workload);
+        if (file->cases[0].workload->single_pod_owned != rows[i].want)
+            fail_msg("row %zu: single_pod_owned %d, want %d", i,
+                     file->cases[0].workload->single_pod_owned, rows[i].want);
+        topo_cases_release(file);
+    }
+    topo_pool_free(pool);
+}
+
 /* Runner verdicts over synthetic engine answers are covered through the
  * real engine: the valid file's first case must pass, and a wrong
  * expectation must produce a compact difference. */
@@ -292,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_malformed_files),
         cmocka_unit_test(test_unknown_gate_fails_the_case),
         cmocka_unit_test(test_parse_in_memory),
+        cmocka_unit_test(test_single_pod_owned),
         cmocka_unit_test(test_run_verdicts),
         cmocka_unit_test(test_format_assignment),
     };
