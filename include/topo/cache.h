@@ -387,6 +387,7 @@ typedef struct topo_cache_group_member {
     int32_t total;         /* the pod's pod-group-total-count */
     const char *shape;     /* codec topo_pod_shape */
     const char *request;   /* topo_kueue_request_text */
+    const char *podset_group; /* its kueue.x-k8s.io/podset-group-name, "" for none */
     const char *pod_json;  /* the Pod object it was admitted as: kept for the first member
                             * of each shape only (its role's template), "" for the rest */
     int64_t expires_at;

@@ -38,25 +38,36 @@ char *topo_admission_pod_review(const json_t *pod, const char *uid);
 /* One role of a group: the pods of one shape. */
 typedef struct topo_group_role {
     const char *shape;
-    const char *request;  /* its pods' Kueue request (topo_kueue_request_text) */
-    const char *pod_json; /* its first pod, as admitted */
+    const char *request;      /* its pods' Kueue request (topo_kueue_request_text) */
+    const char *podset_group; /* their podset-group-name, "" for none */
+    const char *pod_json;     /* its first pod, as admitted ("" for the arriving pod's) */
     int32_t count;
 } topo_group_role;
+
+/* The pod looking at its group. */
+typedef struct topo_group_pod {
+    const char *member; /* its record's key: its name, else its request's uid */
+    const char *shape;
+    const char *request;
+    const char *podset_group; /* "" for none */
+    int adding;               /* it is arriving (admission), not retried (ungater) */
+} topo_group_pod;
 
 /* What the cache holds of a group, seen from one of its pods. */
 typedef struct topo_group_view {
     size_t nmembers;           /* recorded, unexpired */
     int self_recorded;         /* the pod is among them */
-    topo_group_role *roles;    /* by shape */
+    topo_group_role *roles;    /* by shape; with an arriving pod counted in */
     size_t nroles;
     const char *refusal;       /* why the pod contradicts its group, or NULL */
+    int kueue_refusal;         /* refusal is Kueue's own message, word for word */
 } topo_group_view;
 
-/* Reads the group's members (id->key) and checks the pod (member, shape,
- * request, and id->size as its total count) against them. */
+/* Reads the group's members (id->key) and checks the pod (and id->size as
+ * its total count) against them and Kueue's rules for grouped PodSets. */
 int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const topo_podset_id *id,
-                              const char *member, const char *shape, const char *request,
-                              int64_t now, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+                              const topo_group_pod *pod, int64_t now, topo_pool *pool,
+                              topo_err *err) TOPO_MUST_CHECK;
 
 /* The engine's PodSets for a complete group: one per role, its count and
  * its first pod's spec, named by shape. *out has v->nroles entries. */

@@ -1047,26 +1047,26 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return -1;
     podset_terms mine = {rid.key, shape, request};
     a->role = shape;
+    int record = m == MODE_ADMIT && !req->dry_run;
+    topo_group_pod gp = {member, shape, request, ps->group ? ps->group : "", record};
 
     topo_cache_reservation r;
     topo_group_view view;
     placement p;
     const char *why = NULL, *contradiction = NULL, *failure = NULL;
-    int rc = 0, got = 0, record = m == MODE_ADMIT && !req->dry_run;
+    int rc = 0, got = 0;
     memset(&p, 0, sizeof p);
     pthread_mutex_lock(&ctx->mu);
     int found = lookup(ctx, rid.key, now, &r, pool, &err);
     if (found == 1 && (contradiction = contradicts(&r, &mine, pool)) == NULL)
         got = claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
     if (found == 0)
-        rc = topo_admission_group_view(&view, ctx->cache, id, member, shape, request, now, pool,
-                                       &err);
+        rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
     if (found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && record) {
-        topo_cache_group_member gm = {id->key, member, id->size, shape, request,
+        topo_cache_group_member gm = {id->key, member, id->size, shape, request, gp.podset_group,
                                       pod->object_json ? pod->object_json : "{}", now + ctx->ttl};
         if ((rc = topo_cache_group_member_put(ctx->cache, &gm, &err)) == 0 && !view.self_recorded)
-            rc = topo_admission_group_view(&view, ctx->cache, id, member, shape, request, now,
-                                           pool, &err);
+            rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
     }
     int complete = found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && !req->dry_run &&
                    view.nmembers >= (size_t)id->size;
@@ -1122,6 +1122,15 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return unplaced(ctx, a, m, why, pool);
     if (found == 1)
         return patch_placed(ctx, a, m, req, topology_of_id(ctx, r.id), &p, pool);
+    if (view.refusal != NULL && view.kueue_refusal) {
+        atomic_fetch_add(&ctx->denied, 1);
+        atomic_fetch_add(&ctx->invalid, 1);
+        if (m == MODE_UNGATE)
+            a->failure = view.refusal;
+        else
+            refuse(a, 400, view.refusal);
+        return 0;
+    }
     if (view.refusal != NULL)
         return refuse_podset(ctx, a, id, view.refusal, pool);
     if (t < 0) {

@@ -1266,24 +1266,27 @@ static void test_ungate_pod(void **state)
 
 /* --- Kueue pod groups ---------------------------------------------------------------- */
 
-/* Pod `name` of pod group "pg" (total pods), required rack, co-located by
- * podset-group-name "lw"; gpus 0: a CPU-only leader. */
-static rq group_rq(const char *uid, const char *name, int total, int gpus, const char *level)
+/* Pod `name` of pod group "pg" (total pods), required level; gpus 0: a
+ * CPU-only leader. lw: co-located by podset-group-name "lw" (Kueue: a
+ * leader and its workers, exactly two roles). */
+static rq group_rq(const char *uid, const char *name, int total, int gpus, const char *level,
+                   int lw)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", total);
     rq r = {uid, NULL, name, NULL,
             json_pack("{s:s}", "kueue.x-k8s.io/pod-group-name", "pg"),
-            json_pack("{s:s, s:s, s:s}", "kueue.x-k8s.io/pod-group-total-count", n,
-                      "kueue.x-k8s.io/podset-required-topology", level,
-                      "kueue.x-k8s.io/podset-group-name", "lw"),
+            json_pack("{s:s, s:s}", "kueue.x-k8s.io/pod-group-total-count", n,
+                      "kueue.x-k8s.io/podset-required-topology", level),
             gpus, 0, NULL};
+    if (lw)
+        json_object_set_new(r.annotations, "kueue.x-k8s.io/podset-group-name", json_string("lw"));
     return r;
 }
 
-static char *group_pod(const char *uid, const char *name, int total, int gpus)
+static char *group_pod(const char *uid, const char *name, int total, int gpus, int lw)
 {
-    rq r = group_rq(uid, name, total, gpus, RACK);
+    rq r = group_rq(uid, name, total, gpus, RACK, lw);
     return review_rq(&r);
 }
 
@@ -1291,7 +1294,7 @@ static char *group_pod(const char *uid, const char *name, int total, int gpus)
  * the gating answer's annotations), for topo_admission_ungate_pod. */
 static char *stored_gated_pod(const char *uid, const char *name, int gpus, const got *g)
 {
-    rq r = group_rq(uid, name, 5, gpus, RACK);
+    rq r = group_rq(uid, name, 5, gpus, RACK, 1);
     json_t *pod = pod_object(&r);
     json_t *meta = json_object_get(pod, "metadata");
     json_t *ann = json_object_get(meta, "annotations");
@@ -1322,7 +1325,7 @@ static void test_pod_group_roles(void **state)
     const char *uids[5] = {"g0", "g1", "g2", "g3", "g4"};
     got g[5];
     for (int i = 0; i < 4; i++) {
-        g[i] = ask(f.ctx, group_pod(uids[i], names[i], 5, i == 0 ? 0 : 8), uids[i]);
+        g[i] = ask(f.ctx, group_pod(uids[i], names[i], 5, i == 0 ? 0 : 8, 1), uids[i]);
         /* gated even under the deny policy: the group is not complete */
         assert_true(g[i].allowed);
         assert_true(g[i].gated);
@@ -1336,7 +1339,7 @@ static void test_pod_group_roles(void **state)
     assert_int_equal(reservations(&f), 0);
 
     /* the fifth pod completes the group: placed with the others' roles */
-    g[4] = ask(f.ctx, group_pod(uids[4], names[4], 5, 8), uids[4]);
+    g[4] = ask(f.ctx, group_pod(uids[4], names[4], 5, 8, 1), uids[4]);
     assert_true(g[4].allowed);
     assert_false(g[4].gated);
     assert_string_not_equal(g[4].host, "");
@@ -1350,7 +1353,7 @@ static void test_pod_group_roles(void **state)
     assert_int_equal(leader.nslots, 1);
 
     /* our own output coming back (reinvocation): its slot, nothing new */
-    rq again = group_rq("g4b", "w4", 5, 8, RACK);
+    rq again = group_rq("g4b", "w4", 5, 8, RACK, 1);
     json_object_set_new(again.annotations, TOPO_ADMISSION_ROLE_ANNOTATION,
                         json_string(g[4].role));
     again.spec_extra = json_pack("{s:{s:s}}", "nodeSelector", "kubernetes.io/hostname", g[4].host);
@@ -1402,28 +1405,28 @@ static void test_podset_contradictions(void **state)
     (void)state;
     fx f;
     assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
-    got g = ask(f.ctx, group_pod("c0", "w0", 2, 8), "c0");
+    got g = ask(f.ctx, group_pod("c0", "w0", 2, 8, 0), "c0");
     assert_true(g.gated);
-    g = ask(f.ctx, group_pod("c1", "w1", 3, 8), "c1");
+    g = ask(f.ctx, group_pod("c1", "w1", 3, 8, 0), "c1");
     assert_false(g.allowed);
     assert_int_equal(g.code, 400);
     assert_string_equal(g.msg, "topo-webhook: PodSet team-a/pod-group/pg: pod group "
                                "team-a/pod-group/pg: its pod-group-total-count 3 contradicts "
                                "the 2 of its pod w0");
-    rq r = group_rq("c2", "w2", 2, 8, "topology.topo.io/leaf");
+    rq r = group_rq("c2", "w2", 2, 8, "topology.topo.io/leaf", 0);
     g = ask(f.ctx, review_rq(&r), "c2");
     assert_int_equal(g.code, 400);
-    assert_contains(g.msg, "its Kueue request (required topology.topo.io/leaf, group lw) "
+    assert_contains(g.msg, "its Kueue request (required topology.topo.io/leaf) "
                            "contradicts that of its pod w0 of the same shape "
-                           "(required topology.topo.io/rack, group lw)");
+                           "(required topology.topo.io/rack)");
     /* the same pod again is not a contradiction of itself; the group of two
      * completes with w3 */
-    g = ask(f.ctx, group_pod("c0b", "w0", 2, 8), "c0b");
+    g = ask(f.ctx, group_pod("c0b", "w0", 2, 8, 0), "c0b");
     assert_true(g.gated);
-    g = ask(f.ctx, group_pod("c3", "w3", 2, 8), "c3");
+    g = ask(f.ctx, group_pod("c3", "w3", 2, 8, 0), "c3");
     assert_string_not_equal(g.host, "");
     /* placed: a pod of another shape has no role to join */
-    g = ask(f.ctx, group_pod("c4", "w4", 2, 4), "c4");
+    g = ask(f.ctx, group_pod("c4", "w4", 2, 4, 0), "c4");
     assert_int_equal(g.code, 400);
     assert_contains(g.msg, "already has its 2 pods, and none of its roles has this pod's shape");
 
@@ -1443,6 +1446,62 @@ static void test_podset_contradictions(void **state)
     free_fx(&f);
 }
 
+/* Kueue's rules for PodSets sharing a podset-group-name, in its words: a
+ * third role, inconsistent requests (as soon as they appear), one role
+ * alone, or no role of one pod (once the group is complete). */
+static void test_pod_group_grouping_rules(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    /* inconsistent: a leader asking for a leaf, workers for a rack */
+    rq r = group_rq("i0", "lead", 3, 0, "topology.topo.io/leaf", 1);
+    got g = ask(f.ctx, review_rq(&r), "i0");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("i1", "w1", 3, 8, 1), "i1");
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "metadata.annotations: Invalid value: must specify "
+                               "'kueue.x-k8s.io/podset-required-topology' or "
+                               "'kueue.x-k8s.io/podset-preferred-topology' topology consistent "
+                               "with 'metadata.annotations' in group 'lw'");
+    /* the refused pod left no record: its twin is refused alike */
+    g = ask(f.ctx, group_pod("i2", "w2", 3, 8, 1), "i2");
+    assert_int_equal(g.code, 400);
+    free_fx(&f);
+
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    g = ask(f.ctx, group_pod("t0", "a", 4, 0, 1), "t0");
+    g = ask(f.ctx, group_pod("t1", "b", 4, 1, 1), "t1");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("t2", "c", 4, 2, 1), "t2");
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid "
+                               "value: \"lw\": can only define groups of exactly 2 pod sets, "
+                               "got: 3 pod set(s)");
+    /* two roles of two pods each: the group completes broken */
+    g = ask(f.ctx, group_pod("t3", "a2", 4, 0, 1), "t3");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("t4", "b2", 4, 1, 1), "t4");
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid "
+                               "value: \"lw\": can only define groups where at least one pod set "
+                               "has only 1 replica, got: 2 replica(s) and 2 replica(s) in the "
+                               "group");
+    assert_int_equal(reservations(&f), 0);
+    free_fx(&f);
+
+    /* one role alone in its group */
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    g = ask(f.ctx, group_pod("s0", "x", 2, 8, 1), "s0");
+    assert_true(g.gated);
+    g = ask(f.ctx, group_pod("s1", "y", 2, 8, 1), "s1");
+    assert_int_equal(g.code, 400);
+    assert_string_equal(g.msg, "metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid "
+                               "value: \"lw\": can only define groups of exactly 2 pod sets, "
+                               "got: 1 pod set(s)");
+    free_fx(&f);
+}
+
 /* A group is bounded: at most 8 roles (a Kueue Workload's PodSets), at
  * most TOPO_MAX_POD_GROUP_COUNT pods. */
 static void test_pod_group_bounds(void **state)
@@ -1454,7 +1513,7 @@ static void test_pod_group_bounds(void **state)
         char uid[16], name[16];
         snprintf(uid, sizeof uid, "b%d", i);
         snprintf(name, sizeof name, "p%d", i);
-        got g = ask(f.ctx, group_pod(uid, name, 20, i), uid); /* i GPUs: i-th shape */
+        got g = ask(f.ctx, group_pod(uid, name, 20, i, 0), uid); /* i GPUs: i-th shape */
         if (i < 8) {
             assert_true(g.gated);
         } else {
@@ -1462,7 +1521,7 @@ static void test_pod_group_bounds(void **state)
             assert_contains(g.msg, "already has 8 roles (pods of 8 shapes)");
         }
     }
-    got g = ask(f.ctx, group_pod("big", "big", 10001, 1), "big");
+    got g = ask(f.ctx, group_pod("big", "big", 10001, 1, 0), "big");
     assert_int_equal(g.code, 400);
     assert_contains(g.msg, "\"10001\" is not a count in 1..10000");
     free_fx(&f);
@@ -1622,6 +1681,7 @@ int main(void)
         cmocka_unit_test(test_pod_group_roles),      cmocka_unit_test(test_podset_contradictions),
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
+        cmocka_unit_test(test_pod_group_grouping_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -869,8 +869,8 @@ static void test_cache__group_members(void **state)
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = open_cache(f);
     seen_members s;
-    topo_cache_group_member m = {"ns/pod-group/g", "w-2", 3, "aaaa", "required rack", "{\"a\":1}",
-                                 100};
+    topo_cache_group_member m = {"ns/pod-group/g", "w-2", 3, "aaaa", "required rack", "",
+                                 "{\"a\":1}", 100};
     must(topo_cache_group_member_put(c, &m, &err), &err);
     m.member = "leader";
     m.shape = "bbbb";

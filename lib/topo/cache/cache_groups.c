@@ -24,7 +24,7 @@ int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member
     if (cache == NULL || m == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: group member: missing argument");
     if (!nonempty(m->group_key) || !nonempty(m->member) || m->total < 1 || m->shape == NULL ||
-        m->request == NULL || m->pod_json == NULL)
+        m->request == NULL || m->podset_group == NULL || m->pod_json == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: group member: incomplete");
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
@@ -38,7 +38,8 @@ int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member
         (error = cache_bind_text(cache, st, 4, m->shape, err)) < 0 ||
         (error = cache_bind_text(cache, st, 5, m->request, err)) < 0 ||
         (error = cache_bind_text(cache, st, 6, m->pod_json, err)) < 0 ||
-        (error = cache_bind_int(cache, st, 7, m->expires_at, err)) < 0)
+        (error = cache_bind_int(cache, st, 7, m->expires_at, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 8, m->podset_group, err)) < 0)
         goto end;
     error = cache_stmt_run(cache, st, "record group member", err);
     st = NULL;
@@ -67,10 +68,10 @@ int topo_cache_group_members(topo_cache *cache, const char *group_key, int64_t n
         topo_cache_group_member m = {
             (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
             (int32_t)sqlite3_column_int(st, 2),       (const char *)sqlite3_column_text(st, 3),
-            (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5),
-            (int64_t)sqlite3_column_int64(st, 6)};
+            (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 7),
+            (const char *)sqlite3_column_text(st, 5), (int64_t)sqlite3_column_int64(st, 6)};
         if (m.group_key == NULL || m.member == NULL || m.shape == NULL || m.request == NULL ||
-            m.pod_json == NULL) {
+            m.podset_group == NULL || m.pod_json == NULL) {
             error = topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
             goto end;
         }

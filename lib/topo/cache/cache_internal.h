@@ -125,15 +125,18 @@
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at, shape, request FROM reservations ORDER BY id")                                \
     XX(GROUP_PUT,                                                                                 \
-       "INSERT INTO group_members(group_key, member, total, shape, request, pod, seq, "           \
-       "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, CASE WHEN EXISTS (SELECT 1 FROM group_members "   \
+       "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, pod, "  \
+       "seq, expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?8, CASE WHEN EXISTS (SELECT 1 FROM "         \
+       "group_members "                                                                           \
        "WHERE group_key = ?1 AND shape = ?4 AND member <> ?2 AND pod <> '') THEN '' ELSE ?6 END, " \
        "(SELECT coalesce(max(seq), 0) + 1 FROM "                                                  \
        "group_members WHERE group_key = ?1), ?7) ON CONFLICT(group_key, member) DO UPDATE SET "   \
        "total = excluded.total, shape = excluded.shape, request = excluded.request, "             \
-       "pod = excluded.pod, expires_at = excluded.expires_at")                                    \
+       "podset_group = excluded.podset_group, pod = excluded.pod, "                               \
+       "expires_at = excluded.expires_at")                                                        \
     XX(GROUP_GET,                                                                                 \
-       "SELECT group_key, member, total, shape, request, pod, expires_at FROM group_members "     \
+       "SELECT group_key, member, total, shape, request, pod, expires_at, podset_group "          \
+       "FROM group_members "                                                                      \
        "WHERE group_key = ?1 AND expires_at > ?2 ORDER BY seq, member")                           \
     XX(GROUP_EXPIRE, "DELETE FROM group_members WHERE expires_at <= ?1")                          \
     XX(COUNT_GROUP_MEMBERS, "SELECT count(*) FROM group_members")                                 \

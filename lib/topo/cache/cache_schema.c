@@ -79,7 +79,8 @@ const char *const topo_cache_migrations[] = {
      * claims it with another is refused ('' on reservations made before:
      * not checked). group_members holds the pods of a Kueue pod group seen
      * at admission until the group is placed: one row per pod (member: its
-     * name, else the admission request's uid), the pod object as admitted
+     * name, else the admission request's uid), its podset-group-name ('' for
+     * none), the pod object as admitted for the first pod of each shape
      * (its role's template), in arrival order. */
     "ALTER TABLE reservations ADD COLUMN shape TEXT NOT NULL DEFAULT '';\n"
     "ALTER TABLE reservations ADD COLUMN request TEXT NOT NULL DEFAULT '';\n"
@@ -89,6 +90,7 @@ const char *const topo_cache_migrations[] = {
     "  total INTEGER NOT NULL CHECK(total >= 1),\n"
     "  shape TEXT NOT NULL,\n"
     "  request TEXT NOT NULL,\n"
+    "  podset_group TEXT NOT NULL,\n"
     "  pod TEXT NOT NULL,\n"
     "  seq INTEGER NOT NULL,\n"
     "  expires_at INTEGER NOT NULL,\n"
