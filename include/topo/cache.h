@@ -388,8 +388,10 @@ typedef struct topo_cache_group_member {
     const char *shape;     /* codec topo_pod_shape */
     const char *request;   /* topo_kueue_request_text */
     const char *podset_group; /* its kueue.x-k8s.io/podset-group-name, "" for none */
-    const char *pod_json;  /* the Pod object it was admitted as: kept for the first member
-                            * of each shape only (its role's template), "" for the rest */
+    /* put: the Pod object it was admitted as, kept as its role's template
+     * when it is the first of its shape; read: that template on the first
+     * member of each shape (in arrival order), "" on the others */
+    const char *pod_json;
     int64_t expires_at;
 } topo_cache_group_member;
 

@@ -1502,6 +1502,29 @@ static void test_pod_group_grouping_rules(void **state)
     free_fx(&f);
 }
 
+/* A pod of a waiting group admitted again with another shape (deleted
+ * and created anew) moves to that role; the role it left keeps its
+ * template for its other pods (the fuzzer found the role left without one:
+ * "the stored pod does not read back"). */
+static void test_pod_group_member_changes_shape(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    assert_true(ask(f.ctx, group_pod("m0", "a", 3, 8, 0), "m0").gated);
+    assert_true(ask(f.ctx, group_pod("m1", "b", 3, 8, 0), "m1").gated);
+    assert_true(ask(f.ctx, group_pod("m2", "a", 3, 4, 0), "m2").gated);
+    got g = ask(f.ctx, group_pod("m3", "c", 3, 4, 0), "m3");
+    assert_true(g.allowed);
+    assert_string_equal(g.warning, "");
+    assert_string_not_equal(g.host, "");
+    assert_int_equal(reservations(&f), 2); /* 8-GPU role (b), 4-GPU role (a, c) */
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.errors, 0);
+    free_fx(&f);
+}
+
 /* A group is bounded: at most 8 roles (a Kueue Workload's PodSets), at
  * most TOPO_MAX_POD_GROUP_COUNT pods. */
 static void test_pod_group_bounds(void **state)
@@ -1682,6 +1705,7 @@ int main(void)
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
         cmocka_unit_test(test_pod_group_grouping_rules),
+        cmocka_unit_test(test_pod_group_member_changes_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

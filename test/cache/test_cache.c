@@ -879,15 +879,15 @@ static void test_cache__group_members(void **state)
     must(topo_cache_group_member_put(c, &m, &err), &err);
     assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
                         "w-2:3:aaaa:{\"a\":1} leader:3:bbbb:{\"a\":1}");
-    /* the same member again: refreshed, keeps its place; of a shape another
-     * member holds the pod of, its own pod is not kept */
+    /* the same member again: refreshed, keeps its place; a shape's template
+     * is the pod that came first with it, read on its first member */
     m.group_key = "ns/pod-group/g";
     m.member = "w-2";
     m.pod_json = "{\"b\":2}";
     m.expires_at = 200;
     must(topo_cache_group_member_put(c, &m, &err), &err);
     assert_string_equal(members(c, "ns/pod-group/g", 50, &s),
-                        "w-2:3:bbbb: leader:3:bbbb:{\"a\":1}");
+                        "w-2:3:bbbb:{\"a\":1} leader:3:bbbb:");
     m.shape = "cccc";
     must(topo_cache_group_member_put(c, &m, &err), &err);
     assert_string_equal(members(c, "ns/pod-group/g", 50, &s),

@@ -37,11 +37,22 @@ int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member
         (error = cache_bind_int(cache, st, 3, m->total, err)) < 0 ||
         (error = cache_bind_text(cache, st, 4, m->shape, err)) < 0 ||
         (error = cache_bind_text(cache, st, 5, m->request, err)) < 0 ||
-        (error = cache_bind_text(cache, st, 6, m->pod_json, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 6, m->podset_group, err)) < 0 ||
         (error = cache_bind_int(cache, st, 7, m->expires_at, err)) < 0 ||
-        (error = cache_bind_text(cache, st, 8, m->podset_group, err)) < 0)
+        (error = cache_stmt_run(cache, st, "record group member", err)) < 0)
         goto end;
-    error = cache_stmt_run(cache, st, "record group member", err);
+    /* The first pod of a shape is its role's template; later ones only
+     * keep it as long as they live. */
+    if ((st = cache_stmt_get(cache, CACHE_STMT_GROUP_ROLE_PUT, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, m->group_key, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 2, m->shape, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 3, m->pod_json, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 4, m->expires_at, err)) < 0)
+        goto end;
+    error = cache_stmt_run(cache, st, "record group role", err);
     st = NULL;
 end:
     cache_stmt_done(st);
@@ -87,6 +98,9 @@ end:
 
 int topo_cache_group_expire(topo_cache *cache, int64_t now, size_t *out_deleted, topo_err *err)
 {
-    return cache_write_one(cache, CACHE_STMT_GROUP_EXPIRE, NULL, now, 1, out_deleted,
-                           "expire group members", err);
+    int rc = cache_write_one(cache, CACHE_STMT_GROUP_EXPIRE, NULL, now, 1, out_deleted,
+                             "expire group members", err);
+    return rc < 0 ? rc
+                  : cache_write_one(cache, CACHE_STMT_GROUP_ROLE_EXPIRE, NULL, now, 1, NULL,
+                                    "expire group roles", err);
 }

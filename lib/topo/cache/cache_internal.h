@@ -125,20 +125,23 @@
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at, shape, request FROM reservations ORDER BY id")                                \
     XX(GROUP_PUT,                                                                                 \
-       "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, pod, "  \
-       "seq, expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?8, CASE WHEN EXISTS (SELECT 1 FROM "         \
-       "group_members "                                                                           \
-       "WHERE group_key = ?1 AND shape = ?4 AND member <> ?2 AND pod <> '') THEN '' ELSE ?6 END, " \
-       "(SELECT coalesce(max(seq), 0) + 1 FROM "                                                  \
+       "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, seq, "  \
+       "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \
        "group_members WHERE group_key = ?1), ?7) ON CONFLICT(group_key, member) DO UPDATE SET "   \
        "total = excluded.total, shape = excluded.shape, request = excluded.request, "             \
-       "podset_group = excluded.podset_group, pod = excluded.pod, "                               \
-       "expires_at = excluded.expires_at")                                                        \
+       "podset_group = excluded.podset_group, expires_at = excluded.expires_at")                  \
+    XX(GROUP_ROLE_PUT,                                                                            \
+       "INSERT INTO group_roles(group_key, shape, pod, expires_at) VALUES(?1, ?2, ?3, ?4) "       \
+       "ON CONFLICT(group_key, shape) DO UPDATE SET "                                             \
+       "expires_at = max(expires_at, excluded.expires_at)")                                       \
     XX(GROUP_GET,                                                                                 \
-       "SELECT group_key, member, total, shape, request, pod, expires_at, podset_group "          \
-       "FROM group_members "                                                                      \
-       "WHERE group_key = ?1 AND expires_at > ?2 ORDER BY seq, member")                           \
+       "SELECT m.group_key, m.member, m.total, m.shape, m.request, CASE WHEN row_number() OVER "   \
+       "(PARTITION BY m.shape ORDER BY m.seq, m.member) = 1 THEN coalesce(r.pod, '') ELSE '' "    \
+       "END, m.expires_at, m.podset_group FROM group_members m LEFT JOIN group_roles r ON "       \
+       "r.group_key = m.group_key AND r.shape = m.shape WHERE m.group_key = ?1 AND "              \
+       "m.expires_at > ?2 ORDER BY m.seq, m.member")                                              \
     XX(GROUP_EXPIRE, "DELETE FROM group_members WHERE expires_at <= ?1")                          \
+    XX(GROUP_ROLE_EXPIRE, "DELETE FROM group_roles WHERE expires_at <= ?1")                       \
     XX(COUNT_GROUP_MEMBERS, "SELECT count(*) FROM group_members")                                 \
     XX(RES_SLOTS,                                                                                 \
        "SELECT slot, domain_values, pod_uid FROM reservation_slots WHERE reservation_id = ?1 "    \

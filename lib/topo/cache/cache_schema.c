@@ -79,9 +79,10 @@ const char *const topo_cache_migrations[] = {
      * claims it with another is refused ('' on reservations made before:
      * not checked). group_members holds the pods of a Kueue pod group seen
      * at admission until the group is placed: one row per pod (member: its
-     * name, else the admission request's uid), its podset-group-name ('' for
-     * none), the pod object as admitted for the first pod of each shape
-     * (its role's template), in arrival order. */
+     * name, else the admission request's uid) with its podset-group-name
+     * ('' for none), in arrival order; group_roles the pod object that
+     * first arrived with each shape (its role's template), kept as long as
+     * the last member of that shape. */
     "ALTER TABLE reservations ADD COLUMN shape TEXT NOT NULL DEFAULT '';\n"
     "ALTER TABLE reservations ADD COLUMN request TEXT NOT NULL DEFAULT '';\n"
     "CREATE TABLE group_members(\n"
@@ -91,11 +92,18 @@ const char *const topo_cache_migrations[] = {
     "  shape TEXT NOT NULL,\n"
     "  request TEXT NOT NULL,\n"
     "  podset_group TEXT NOT NULL,\n"
-    "  pod TEXT NOT NULL,\n"
     "  seq INTEGER NOT NULL,\n"
     "  expires_at INTEGER NOT NULL,\n"
     "  PRIMARY KEY(group_key, member)\n"
     ");\n"
+    "CREATE TABLE group_roles(\n"
+    "  group_key TEXT NOT NULL,\n"
+    "  shape TEXT NOT NULL,\n"
+    "  pod TEXT NOT NULL,\n"
+    "  expires_at INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(group_key, shape)\n"
+    ");\n"
+    "CREATE INDEX group_roles_expiry ON group_roles(expires_at);\n"
     "CREATE INDEX group_members_expiry ON group_members(expires_at);\n",
 };
 
