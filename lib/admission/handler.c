@@ -1062,6 +1062,23 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         got = claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
     if (found == 0)
         rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
+    /* Complete already and its role not reserved: when another role is, the
+     * group was placed without one of this shape (a pod recreated with
+     * another shape after the fact). */
+    if (found == 0 && rc == 0 && view.refusal == NULL && view.nmembers >= (size_t)id->size) {
+        int placed = 0;
+        for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
+            const char *key = topo_pool_printf(pool, "%s/role/%s", id->key, view.roles[i].shape);
+            placed = key == NULL ? TOPO_ENOMEM : lookup(ctx, key, now, &r, pool, &err);
+        }
+        if (placed < 0)
+            rc = placed;
+        else if (placed == 1)
+            view.refusal = topo_pool_printf(pool,
+                                            "pod group %s is placed, and none of its roles has "
+                                            "this pod's shape",
+                                            id->key);
+    }
     if (found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && record) {
         topo_cache_group_member gm = {id->key, member, id->size, shape, request, gp.podset_group,
                                       pod->object_json ? pod->object_json : "{}", now + ctx->ttl};

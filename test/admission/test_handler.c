@@ -1505,7 +1505,9 @@ static void test_pod_group_grouping_rules(void **state)
 /* A pod of a waiting group admitted again with another shape (deleted
  * and created anew) moves to that role; the role it left keeps its
  * template for its other pods (the fuzzer found the role left without one:
- * "the stored pod does not read back"). */
+ * "the stored pod does not read back"). Once the group is placed, a pod
+ * recreated with a shape none of its roles has is refused (the fuzzer
+ * found it placing the group a second time). */
 static void test_pod_group_member_changes_shape(void **state)
 {
     (void)state;
@@ -1519,6 +1521,11 @@ static void test_pod_group_member_changes_shape(void **state)
     assert_string_equal(g.warning, "");
     assert_string_not_equal(g.host, "");
     assert_int_equal(reservations(&f), 2); /* 8-GPU role (b), 4-GPU role (a, c) */
+    /* placed: a pod of the group recreated with a shape no role has */
+    g = ask(f.ctx, group_pod("m4", "a", 3, 2, 0), "m4");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "is placed, and none of its roles has this pod's shape");
+    assert_int_equal(reservations(&f), 2);
     topo_admission_stats st;
     topo_admission_get_stats(f.ctx, &st);
     assert_int_equal(st.errors, 0);
