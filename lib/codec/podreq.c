@@ -6,22 +6,41 @@
 #include <string.h>
 
 #include "codec/decode.h"
+#include "topo/strmap.h"
 
-/* A small growable list of resources; names are pool strings. */
+/* A growable list of resources; names are pool strings. Past a few
+ * entries it keeps a name index: a pod can name thousands of resources (one
+ * per sidecar, say), and a scan per lookup made its requests cubic in
+ * them. */
+#define RL_INDEX_FROM 16
+
 typedef struct rlist {
     topo_resource *v;
     size_t n, cap;
+    topo_strmap *index; /* name -> position, once n reached RL_INDEX_FROM */
 } rlist;
+
+static void rl_reset(rlist *l)
+{
+    topo_strmap_free(l->index);
+    l->index = NULL;
+    l->n = 0;
+}
 
 static void rl_dispose(rlist *l)
 {
+    rl_reset(l);
     free(l->v);
     l->v = NULL;
-    l->n = l->cap = 0;
+    l->cap = 0;
 }
 
 static topo_resource *rl_find(rlist *l, const char *name)
 {
+    if (l->index != NULL) {
+        int32_t i = topo_strmap_get(l->index, name);
+        return i >= 0 ? &l->v[i] : NULL;
+    }
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->v[i].name, name) == 0)
             return &l->v[i];
@@ -38,9 +57,21 @@ static int rl_append(rlist *l, const char *name, int64_t amount)
         l->v = nv;
         l->cap = ncap;
     }
+    if (l->n >= INT32_MAX)
+        return TOPO_ENOMEM;
     l->v[l->n].name = name;
     l->v[l->n].amount = amount;
     l->n++;
+    if (l->index == NULL && l->n >= RL_INDEX_FROM) {
+        if ((l->index = topo_strmap_create(l->n * 2)) == NULL)
+            return TOPO_ENOMEM;
+        for (size_t i = 0; i < l->n; i++)
+            if (topo_strmap_put(l->index, l->v[i].name, (int32_t)i) < 0)
+                return TOPO_ENOMEM;
+    } else if (l->index != NULL &&
+               topo_strmap_put(l->index, name, (int32_t)(l->n - 1)) < 0) {
+        return TOPO_ENOMEM;
+    }
     return 0;
 }
 
@@ -103,7 +134,7 @@ static int resources_requests(rlist *out, const json_t *resources, const char *p
     size_t nreq = 0, nlim = 0;
     int error;
 
-    out->n = 0;
+    rl_reset(out);
     if (resources == NULL || json_is_null(resources))
         return 0;
     if (!json_is_object(resources))
@@ -147,7 +178,7 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
                       topo_pool *pool, topo_err *err)
 {
     char cp[TOPO_DECODE_PATH_MAX], rp[TOPO_DECODE_PATH_MAX], lp[TOPO_DECODE_PATH_MAX];
-    rlist reqs = {0}, sidecars = {0}, inits = {0}, one = {0}, tmp = {0}, podlevel = {0};
+    rlist reqs = {0}, sidecars = {0}, inits = {0}, one = {0}, podlevel = {0};
     const json_t *containers = NULL, *init_containers = NULL, *overhead = NULL, *podres = NULL;
     topo_resource *ov = NULL, *res = NULL;
     size_t nov = 0;
@@ -192,19 +223,29 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
             (error = resources_requests(&one, r, topo_decode_path_key(rp, sizeof(rp), cp, "resources"),
                                         pool, err)) < 0)
             goto cleanup;
-        tmp.n = 0;
-        if (policy != NULL && strcmp(policy, "Always") == 0) {
-            if ((error = rl_add(&reqs, one.v, one.n, cp, err)) < 0 ||
-                (error = rl_add(&sidecars, one.v, one.n, cp, err)) < 0 ||
-                (error = rl_add(&tmp, sidecars.v, sidecars.n, cp, err)) < 0)
-                goto cleanup;
-        } else {
-            if ((error = rl_add(&tmp, one.v, one.n, cp, err)) < 0 ||
-                (error = rl_add(&tmp, sidecars.v, sidecars.n, cp, err)) < 0)
+        /* The peak while container i starts: its own requests plus the
+         * sidecars started before it (a sidecar counts itself). Only the
+         * resources it names can rise above the peaks so far: for every
+         * other one the sidecars' sum is already among them (invariant:
+         * inits >= sidecars, resource by resource). Linear in the
+         * resources named, whatever the number of sidecars. */
+        int sidecar = policy != NULL && strcmp(policy, "Always") == 0;
+        if (sidecar && ((error = rl_add(&reqs, one.v, one.n, cp, err)) < 0 ||
+                        (error = rl_add(&sidecars, one.v, one.n, cp, err)) < 0))
+            goto cleanup;
+        for (size_t k = 0; k < one.n; k++) {
+            const topo_resource *s = rl_find(&sidecars, one.v[k].name);
+            topo_resource peak = {one.v[k].name, sidecar ? s->amount : one.v[k].amount};
+            if (!sidecar && s != NULL) {
+                if (s->amount > INT64_MAX - peak.amount) {
+                    error = overflow(err, cp, peak.name);
+                    goto cleanup;
+                }
+                peak.amount += s->amount;
+            }
+            if ((error = rl_max(&inits, &peak, 1, cp, err)) < 0)
                 goto cleanup;
         }
-        if ((error = rl_max(&inits, tmp.v, tmp.n, cp, err)) < 0)
-            goto cleanup;
     }
     if ((error = rl_max(&reqs, inits.v, inits.n, path, err)) < 0)
         goto cleanup;
@@ -245,7 +286,6 @@ cleanup:
     rl_dispose(&sidecars);
     rl_dispose(&inits);
     rl_dispose(&one);
-    rl_dispose(&tmp);
     rl_dispose(&podlevel);
     return error;
 }
