@@ -22,4 +22,32 @@ int topo_quantity_parse_value(int64_t *out, const char *text, topo_err *err);
 int topo_quantity_parse_resource(int64_t *out, const char *resource_name, const char *text,
                                  topo_err *err);
 
+/* Arithmetic on amounts, saturating at INT64_MIN/INT64_MAX: a request of
+ * 2^63-1 pods, or three such GPU requests on one node, make a full node and
+ * a pod that fits nowhere, never a wrapped value that frees a full node or
+ * a division by zero. */
+static inline int64_t topo_quantity_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r))
+        return r;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline int64_t topo_quantity_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r))
+        return r;
+    return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline int64_t topo_quantity_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_mul_overflow(a, b, &r))
+        return r;
+    return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
 #endif

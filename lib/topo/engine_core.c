@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "topo/quantity.h"
 
 #define POD_RESOURCE "pods"
 
@@ -38,13 +39,13 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out)
             it->idx = snap_resource_index(ctx->snap, it->name);
             it->amount = 0;
         }
-        it->amount += ps->requests[i].amount;
+        it->amount = topo_quantity_add(it->amount, ps->requests[i].amount);
         if (strcmp(it->name, POD_RESOURCE) == 0)
             have_pods = 1;
     }
     for (size_t j = 0; j < out->n; j++)
         if (strcmp(out->items[j].name, POD_RESOURCE) == 0)
-            out->items[j].amount += 1;
+            out->items[j].amount = topo_quantity_add(out->items[j].amount, 1);
     if (!have_pods) {
         req_item *it = &out->items[out->n++];
         it->name = POD_RESOURCE;
@@ -75,7 +76,9 @@ static inline int32_t count_in(const req_vec *req, const int64_t *cap, int *limi
     for (size_t i = 0; i < req->n; i++) {
         const req_item *it = &req->items[i];
         int32_t c;
-        if (it->amount == 0) {
+        if (it->amount <= 0) {
+            /* Kueue: a resource requested with 0 never limits (nor does a
+             * negative amount, which decoding refuses anyway). */
             c = INT32_MAX;
         } else {
             int64_t avail = it->idx >= 0 ? cap[it->idx] : 0;
@@ -130,7 +133,8 @@ static void sub_req(int64_t *cap, const req_vec *req, int64_t times)
 {
     for (size_t i = 0; i < req->n; i++)
         if (req->items[i].idx >= 0)
-            cap[req->items[i].idx] -= req->items[i].amount * times;
+            cap[req->items[i].idx] =
+                topo_quantity_sub(cap[req->items[i].idx], topo_quantity_mul(req->items[i].amount, times));
 }
 
 void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req)
@@ -261,6 +265,15 @@ static const char *not_fit_message(eng_ctx *ctx, int32_t fit, int32_t total, int
                unit, stats_suffix(ctx, st));
 }
 
+/* Pod and slice counts are never negative and each leaf's is at most
+ * INT32_MAX (count_in): sums saturate there rather than wrap (a pool of
+ * nodes that each take "unlimited" pods). */
+static inline int32_t add_counts(int32_t a, int32_t b)
+{
+    int64_t r = (int64_t)a + b;
+    return r > INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
 static int32_t count_slices_in_subtree(const eng_ctx *ctx, const wdom *d, int cur, int target,
                                        int32_t size)
 {
@@ -268,7 +281,8 @@ static int32_t count_slices_in_subtree(const eng_ctx *ctx, const wdom *d, int cu
         return d->state / size;
     int32_t total = 0;
     for (int32_t i = 0; i < eng_nkids(ctx, d); i++)
-        total += count_slices_in_subtree(ctx, eng_kid(ctx, d, i), cur + 1, target, size);
+        total = add_counts(total,
+                           count_slices_in_subtree(ctx, eng_kid(ctx, d, i), cur + 1, target, size));
     return total;
 }
 
@@ -326,8 +340,8 @@ static inline void fold_child(fold *f, const wdom *c, int32_t inner, int leader_
         cs = (c->state / inner) * inner;
         csw = (c->state_wl / inner) * inner;
     }
-    f->children_cap += cs;
-    f->slice_cap += c->slice_state;
+    f->children_cap = add_counts(f->children_cap, cs);
+    f->slice_cap = add_counts(f->slice_cap, c->slice_state);
     if (!leader_required || c->leader_state > 0) {
         f->has_wl = 1;
         if (cs - csw < f->min_diff)
@@ -525,7 +539,7 @@ static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
             /* Only the requested resources matter for the counts. */
             for (size_t i = 0; i < rs->need.n; i++) {
                 int32_t r = rs->need.items[i].idx;
-                remaining[r] = room[r] - (assumed ? assumed[r] : 0);
+                remaining[r] = topo_quantity_sub(room[r], assumed ? assumed[r] : 0);
             }
             room = remaining;
         }

@@ -5,6 +5,7 @@
 
 #include "snapshot_internal.h"
 #include "topo/limits.h"
+#include "topo/quantity.h"
 
 #define PODS_RESOURCE "pods"
 
@@ -258,11 +259,12 @@ static void charge(const topo_snapshot *snap, int64_t *vec, const topo_resource 
     for (size_t i = 0; i < n; i++) {
         int32_t r = snap_resource_index(snap, req[i].name);
         if (r >= 0 && strcmp(req[i].name, PODS_RESOURCE) != 0)
-            vec[r] += sign * req[i].amount * count;
+            vec[r] = topo_quantity_add(vec[r],
+                                       topo_quantity_mul(sign, topo_quantity_mul(req[i].amount, count)));
     }
     int32_t pods = snap_resource_index(snap, PODS_RESOURCE);
     if (pods >= 0)
-        vec[pods] += sign * count;
+        vec[pods] = topo_quantity_add(vec[pods], topo_quantity_mul(sign, count));
 }
 
 static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const topo_resource *req,
@@ -491,8 +493,8 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             return nomem(err);
         for (size_t i = 0; i < node->nallocatable; i++) {
             int32_t r = snap_resource_index(snap, node->allocatable[i].name);
-            leaf->free[r] += node->allocatable[i].amount;
-            leaf->room[r] += node->allocatable[i].amount;
+            leaf->free[r] = topo_quantity_add(leaf->free[r], node->allocatable[i].amount);
+            leaf->room[r] = topo_quantity_add(leaf->room[r], node->allocatable[i].amount);
         }
     }
 
@@ -657,10 +659,11 @@ int topo_snapshot_walk(const topo_snapshot *snap, const char *resource, topo_dom
         int64_t cap = 0;
         for (size_t i = 0; i < node->nallocatable; i++)
             if (node->allocatable[i].name == snap->resource_names[r])
-                cap += node->allocatable[i].amount;
+                cap = topo_quantity_add(cap, node->allocatable[i].amount);
         /* TAS usage is known per leaf; it is per node when the leaf is one. */
-        int64_t room = cap - node->used[r] - (leaf->nnodes == 1 ? leaf->tas[r] : 0);
-        a->capacity += cap;
+        int64_t room = topo_quantity_sub(topo_quantity_sub(cap, node->used[r]),
+                                         leaf->nnodes == 1 ? leaf->tas[r] : 0);
+        a->capacity = topo_quantity_add(a->capacity, cap);
         if (room > a->max_node_free)
             a->max_node_free = room;
     }
@@ -668,11 +671,11 @@ int topo_snapshot_walk(const topo_snapshot *snap, const char *resource, topo_dom
         const snap_leaf *leaf = &snap->leaves[l];
         walk_agg *a = &aggs[leaf->domain];
         if (r >= 0) {
-            int64_t fr = leaf->free[r] - leaf->tas[r];
+            int64_t fr = topo_quantity_sub(leaf->free[r], leaf->tas[r]);
             a->free = fr > 0 ? fr : 0;
         }
         if (pods >= 0) {
-            int64_t pf = leaf->free[pods] - leaf->tas[pods];
+            int64_t pf = topo_quantity_sub(leaf->free[pods], leaf->tas[pods]);
             a->pods_free = pf > 0 ? pf : 0;
         }
     }
@@ -681,9 +684,9 @@ int topo_snapshot_walk(const topo_snapshot *snap, const char *resource, topo_dom
             int32_t d = snap->level_domains[l][i];
             int32_t par = snap->domains[d].parent;
             aggs[par].nodes += aggs[d].nodes;
-            aggs[par].capacity += aggs[d].capacity;
-            aggs[par].free += aggs[d].free;
-            aggs[par].pods_free += aggs[d].pods_free;
+            aggs[par].capacity = topo_quantity_add(aggs[par].capacity, aggs[d].capacity);
+            aggs[par].free = topo_quantity_add(aggs[par].free, aggs[d].free);
+            aggs[par].pods_free = topo_quantity_add(aggs[par].pods_free, aggs[d].pods_free);
             if (aggs[d].max_node_free > aggs[par].max_node_free)
                 aggs[par].max_node_free = aggs[d].max_node_free;
         }

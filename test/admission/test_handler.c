@@ -1636,6 +1636,27 @@ static void test_pods_past_the_last_slice(void **state)
     free_fx(&f);
 }
 
+/* Issue 9: a pod asking for 2^63-1 pods once divided by zero in the
+ * engine (the pod itself added to it overflowed): now it fits nowhere and
+ * is gated; the process answers the next pod. */
+static void test_extreme_pods_request(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    rq r = {"x0", NULL, "huge", NULL, NULL,
+            json_pack("{s:s}", "kueue.x-k8s.io/podset-unconstrained-topology", "true"), 0, 0,
+            json_pack("{s:[{s:s, s:s, s:{s:{s:s}}}]}", "containers", "name", "w", "image", "x",
+                      "resources", "requests", "pods", "9223372036854775807")};
+    got g = ask(f.ctx, review_rq(&r), "x0");
+    assert_true(g.allowed);
+    assert_true(g.gated);
+    assert_contains(g.wait, "pods");
+    g = ask(f.ctx, named_pod("x1", NULL, "next", RACK, 8, NULL), "x1");
+    assert_string_not_equal(g.host, "");
+    free_fx(&f);
+}
+
 /* A valid request naming a level no topology has: gated, and counted. */
 static void test_unknown_level(void **state)
 {
@@ -1713,6 +1734,7 @@ int main(void)
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
         cmocka_unit_test(test_pod_group_grouping_rules),
         cmocka_unit_test(test_pod_group_member_changes_shape),
+        cmocka_unit_test(test_extreme_pods_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -514,6 +514,15 @@ def bad_podsets(ctx):
 
 
 @case
+def extreme_pods_request(ctx):
+    # Issue 9: 2^63-1 pods overflowed when the engine added the pod itself,
+    # then divided by zero. Now it fits no node (110 pods each).
+    no_fit(ctx, *assign_args(HGX, ("--count", "1", "--request", "pods=9223372036854775807",
+                                   "--unconstrained")),
+           message='topology "default" doesn\'t allow to fit any of 1 pod(s)')
+
+
+@case
 def kueue_annotation_table(ctx):
     """Every case of fixtures/kueue/annotations as a Pod manifest through the
     real binary: Kueue's message (exit 2) for an invalid request, a placement
