@@ -1657,6 +1657,40 @@ static void test_extreme_pods_request(void **state)
     free_fx(&f);
 }
 
+/* Issue 9: a message cut inside a UTF-8 character made jansson refuse the
+ * answer (HTTP 500, and with failurePolicy Ignore the pod went through
+ * unplaced). Long non-ASCII values now give whole answers. */
+static void test_long_utf8_values(void **state)
+{
+    (void)state;
+    fx f;
+    char value[2 * 1200 + 1];
+    for (size_t i = 0; i < 1200; i++)
+        memcpy(value + 2 * i, "\xc3\xa9", 2); /* é */
+    value[2 * 1200] = '\0';
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    for (size_t n = 230; n <= 1200; n += 97) {
+        char v[2 * 1200 + 1];
+        memcpy(v, value, 2 * n);
+        v[2 * n] = '\0';
+        got g = ask(f.ctx,
+                    review("u8", "u8", NULL, NULL,
+                           json_pack("{s:s}", "kueue.x-k8s.io/podset-required-topology", v), 8,
+                           0),
+                    "u8");
+        assert_int_equal(g.code, 400); /* not a label name: Kueue's message */
+        assert_contains(g.msg, "metadata.annotations[kueue.x-k8s.io/podset-required-topology]");
+        g = ask(f.ctx,
+                review("u9", NULL, "u9-", NULL,
+                       json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                                 "kueue.x-k8s.io/podset-group-name", v),
+                       8, 1),
+                "u9");
+        assert_true(g.allowed);
+    }
+    free_fx(&f);
+}
+
 /* A valid request naming a level no topology has: gated, and counted. */
 static void test_unknown_level(void **state)
 {
@@ -1734,7 +1768,7 @@ int main(void)
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
         cmocka_unit_test(test_pod_group_grouping_rules),
         cmocka_unit_test(test_pod_group_member_changes_shape),
-        cmocka_unit_test(test_extreme_pods_request),
+        cmocka_unit_test(test_extreme_pods_request), cmocka_unit_test(test_long_utf8_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
