@@ -103,10 +103,10 @@ class Webhook:
             time.sleep(0.05)
         raise RuntimeError("topo-webhook did not become ready")
 
-    def admit(self, uid, pod):
+    def admit(self, uid, pod, timeout="10s"):
         c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx, timeout=10)
         try:
-            c.request("POST", "/mutate?timeout=10s", body=review(uid, pod),
+            c.request("POST", "/mutate?timeout=" + timeout, body=review(uid, pod),
                       headers={"Content-Type": "application/json"})
             r = c.getresponse()
             body = r.read()
@@ -240,6 +240,12 @@ def case_kueue_validation(w):
     expect(resp.get("allowed") is False and st.get("code") == 400 and
            "must not contain more than one topology annotation" in st.get("message", ""),
            "required and preferred: refused: %r" % resp)
+    # Issue 9: ?timeout=nans was cast from NaN (undefined behaviour); the
+    # API server's timeout is a Go duration, and one that does not parse is
+    # ignored: the request is answered.
+    for t in ("nans", "1e3s", "-5s", "99999999999999999h", "1.5s"):
+        resp = w.admit("k-t-" + t, kueue_pod("t", {k + "unconstrained-topology": "true"}), t)
+        expect(resp.get("allowed") is True, "?timeout=%s: answered: %r" % (t, resp))
 
 
 def main():
