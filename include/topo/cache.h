@@ -359,6 +359,12 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
 int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
                                  const char *pod_uid, int32_t rank, int64_t now,
                                  topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* Gives back one slot a claimant took (the pod was admitted without it);
+ * a slot held by another claimant is left alone. *out_released (may be
+ * NULL) is 1 when the slot was freed. */
+int topo_cache_reservation_unclaim(topo_cache *cache, const char *id, int32_t slot,
+                                   const char *claimant, int *out_released,
+                                   topo_err *err) TOPO_MUST_CHECK;
 /* Frees every slot the pod holds (the pod went away). *out_released may be
  * NULL. */
 int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,

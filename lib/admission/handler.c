@@ -579,6 +579,7 @@ typedef struct placement {
     size_t nlevels;
     const char *assignment_json;
     int claimed; /* 0: the slot is another live pod's (sticky index) or dryRun */
+    const char *claimant; /* who claimed it, when claimed */
 } placement;
 
 static int slot_from(placement *p, const topo_cache_reservation *r, const topo_cache_slot *s)
@@ -624,8 +625,10 @@ static int claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reserva
     int rc = topo_cache_reservation_claim(&s, ctx->cache, r->id, id->claimant,
                                           (int32_t)id->rank, now, pool, err);
     if (rc == 0) {
+        slot_from(p, r, &s);
         p->claimed = 1;
-        return slot_from(p, r, &s);
+        p->claimant = id->claimant;
+        return 0;
     }
     if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
         /* Its index is held by a pod still running (a replacement created
@@ -938,7 +941,17 @@ static int patch_placed(topo_admission_ctx *ctx, answer *a, mode m,
     if (rc == TOPO_ENOMEM)
         return -1;
     if (rc < 0) {
-        /* the pod pins a level elsewhere: its own selector wins */
+        /* the pod pins a level elsewhere: its own selector wins, and the
+         * slot stays for a pod that can take it */
+        if (p->claimed) {
+            topo_err uerr = TOPO_ERR_INIT;
+            pthread_mutex_lock(&ctx->mu);
+            if (topo_cache_reservation_unclaim(ctx->cache, p->reservation_id, p->slot,
+                                               p->claimant, NULL, &uerr) < 0)
+                topo_log(TOPO_LOG_WARN, "reservation %s: slot %d not given back: %s",
+                         p->reservation_id, (int)p->slot, uerr.text);
+            pthread_mutex_unlock(&ctx->mu);
+        }
         atomic_fetch_add(&ctx->ignored, 1);
         if (m == MODE_UNGATE)
             a->failure = topo_pool_printf(pool, "%s", err.text);
@@ -966,7 +979,7 @@ static int dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, t
      * domain: patch_placed says so rather than pin it anywhere. */
     *p = (placement){"dry-run", (int32_t)(rank >= 0 ? rank : 0), as->levels,
                      d < as->ndomains ? as->domains[d].values : NULL,
-                     d < as->ndomains ? as->nlevels : 0, json, 0};
+                     d < as->ndomains ? as->nlevels : 0, json, 0, NULL};
     return 0;
 }
 

@@ -1691,6 +1691,62 @@ static void test_long_utf8_values(void **state)
     free_fx(&f);
 }
 
+/* Issue 9: a pod admitted unplaced because its own nodeSelector pins a
+ * level elsewhere kept the slot it had claimed, and the pod that could use
+ * it found every slot taken. At admission such a pod is now refused (it is
+ * not shaped like its PodSet); the ungater, which does not re-check shapes,
+ * can still meet it: the slot goes back. */
+static rq tj_rq(const char *uid, const char *pin)
+{
+    rq r = {uid, NULL, NULL, "tj-",
+            json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", "u-tj",
+                      "batch.kubernetes.io/job-name", "tj"),
+            json_pack("{s:s, s:s}", "kueue.x-k8s.io/podset-required-topology", RACK,
+                      TOPO_PODSET_SIZE_ANNOTATION, "2"),
+            8, 0, pin ? json_pack("{s:{s:s}}", "nodeSelector", RACK, pin) : NULL};
+    return r;
+}
+
+static void test_unplaced_pod_gives_its_slot_back(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    rq r = tj_rq("t0", NULL);
+    got g = ask(f.ctx, review_rq(&r), "t0");
+    assert_string_not_equal(g.rack, "");
+    char other[64];
+    snprintf(other, sizeof other, "%s", strcmp(g.rack, "rack-01") == 0 ? "rack-02" : "rack-01");
+    /* at admission: refused, the template differs */
+    r = tj_rq("t1", other);
+    g = ask(f.ctx, review_rq(&r), "t1");
+    assert_int_equal(g.code, 400);
+    assert_contains(g.msg, "a PodSet's pods share one template");
+    /* the same pod gated earlier, as the ungater retries it: not placed,
+     * and no slot kept */
+    r = tj_rq("t1", other);
+    json_t *pod = pod_object(&r);
+    json_t *meta = json_object_get(pod, "metadata");
+    json_object_set_new(meta, "uid", json_string("uid-t1"));
+    json_object_set_new(json_object_get(meta, "annotations"), TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
+                        json_string("waiting"));
+    json_object_set_new(json_object_get(pod, "spec"), "schedulingGates",
+                        json_pack("[{s:s}]", "name", TOPO_ADMISSION_WAIT_GATE));
+    char *text = json_dumps(pod, JSON_COMPACT), *patch = NULL;
+    json_decref(pod);
+    assert_int_equal(topo_admission_ungate_pod(f.ctx, text, strlen(text), &patch, &err),
+                     TOPO_ENOFIT);
+    free(text);
+    assert_int_equal(claimed(&f), 1);
+    /* a pod that can take the slot gets it */
+    r = tj_rq("t2", NULL);
+    g = ask(f.ctx, review_rq(&r), "t2");
+    assert_string_not_equal(g.host, "");
+    assert_int_equal(claimed(&f), 2);
+    free_fx(&f);
+}
+
 /* A valid request naming a level no topology has: gated, and counted. */
 static void test_unknown_level(void **state)
 {
@@ -1769,6 +1825,7 @@ int main(void)
         cmocka_unit_test(test_pod_group_grouping_rules),
         cmocka_unit_test(test_pod_group_member_changes_shape),
         cmocka_unit_test(test_extreme_pods_request), cmocka_unit_test(test_long_utf8_values),
+        cmocka_unit_test(test_unplaced_pod_gives_its_slot_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,9 @@
     XX(SLOT_CLAIM,                                                                                \
        "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2")       \
     XX(SLOT_RELEASE_POD, "UPDATE reservation_slots SET pod_uid = NULL WHERE pod_uid = ?1")        \
+    XX(SLOT_UNCLAIM,                                                                              \
+       "UPDATE reservation_slots SET pod_uid = NULL WHERE reservation_id = ?1 AND slot = ?2 AND " \
+       "pod_uid = ?3")                                                                            \
     XX(RES_DELETE, "DELETE FROM reservations WHERE id = ?1")                                      \
     XX(RES_EXPIRE, "DELETE FROM reservations WHERE expires_at <= ?1")                             \
     XX(RES_GC,                                                                                    \

@@ -406,6 +406,34 @@ end:
     return cache_op_end(c, cache_reservation_mode(c), error, err);
 }
 
+int topo_cache_reservation_unclaim(topo_cache *cache, const char *id, int32_t slot,
+                                   const char *claimant, int *out_released, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int error;
+    if (out_released != NULL)
+        *out_released = 0;
+    if (cache == NULL || !nonempty(id) || !nonempty(claimant))
+        return topo_err_set(err, TOPO_EINVALID, "cache: unclaim: missing argument");
+    if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_UNCLAIM, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 2, slot, err)) < 0 ||
+        (error = cache_bind_text(cache, st, 3, claimant, err)) < 0)
+        goto end;
+    error = cache_stmt_run(cache, st, "unclaim slot", err);
+    st = NULL;
+    if (error == 0 && out_released != NULL)
+        *out_released = sqlite3_changes(cache->db) > 0;
+end:
+    cache_stmt_done(st);
+    return cache_op_end(cache, cache_reservation_mode(cache), error, err);
+}
+
 int topo_cache_reservation_release_pod(topo_cache *cache, const char *pod_uid,
                                        size_t *out_released, topo_err *err)
 {
