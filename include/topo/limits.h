@@ -38,6 +38,17 @@
  * request (MaxRequestBodyBytes, 3 MiB). */
 #define TOPO_MAX_ADMISSION_BODY (3u * 1024u * 1024u)
 
+/* What one topology pod may carry (topo-webhook refuses more with a 400
+ * naming the field): the work of placing it grows with them (tolerations
+ * and affinity terms are matched against every node). Kubernetes itself
+ * bounds only the object's size. */
+#define TOPO_MAX_POD_CONTAINERS 256      /* containers, and initContainers */
+#define TOPO_MAX_POD_TOLERATIONS 256
+#define TOPO_MAX_POD_SELECTOR_LABELS 256 /* nodeSelector entries */
+#define TOPO_MAX_POD_AFFINITY_TERMS 64   /* required terms, and preferred ones */
+#define TOPO_MAX_POD_TERM_EXPRESSIONS 64 /* matchExpressions of one term */
+#define TOPO_MAX_POD_EXPRESSION_VALUES 512
+
 /* Longest URL (base URL + path and query) the HTTP client sends. */
 #define TOPO_MAX_HTTP_URL (16u * 1024u)
 /* Longest HTTP method name accepted. */

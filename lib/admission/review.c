@@ -171,6 +171,74 @@ static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, t
     return 0;
 }
 
+/* An array or object at path inside obj holding more than max entries. */
+static int over(const json_t *v, size_t max, const char *path, topo_err *err)
+{
+    size_t n = json_is_array(v) ? json_array_size(v) : json_is_object(v) ? json_object_size(v) : 0;
+    if (n <= max)
+        return 0;
+    return topo_err_set(err, TOPO_ELIMIT, "%s: %zu entries, more than %zu (topo-webhook's limit "
+                                          "for a topology pod)",
+                        path, n, max);
+}
+
+/* The terms of a node selector (required) or of preferences, and their
+ * expressions and values, within the limits. */
+static int terms_within(const json_t *terms, int preferred, const char *path, topo_err *err)
+{
+    char tp[TOPO_DECODE_PATH_MAX], ep[TOPO_DECODE_PATH_MAX], xp[TOPO_DECODE_PATH_MAX],
+        vp[TOPO_DECODE_PATH_MAX];
+    int rc;
+    if ((rc = over(terms, TOPO_MAX_POD_AFFINITY_TERMS, path, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < json_array_size(terms); i++) {
+        const json_t *t = json_array_get(terms, i);
+        const json_t *exprs = json_object_get(preferred ? json_object_get(t, "preference") : t,
+                                              "matchExpressions");
+        topo_decode_path_index(tp, sizeof tp, path, i);
+        topo_decode_path_key(ep, sizeof ep, tp,
+                             preferred ? "preference.matchExpressions" : "matchExpressions");
+        if ((rc = over(exprs, TOPO_MAX_POD_TERM_EXPRESSIONS, ep, err)) < 0)
+            return rc;
+        for (size_t k = 0; k < json_array_size(exprs); k++) {
+            topo_decode_path_index(xp, sizeof xp, ep, k);
+            topo_decode_path_key(vp, sizeof vp, xp, "values");
+            if ((rc = over(json_object_get(json_array_get(exprs, k), "values"),
+                           TOPO_MAX_POD_EXPRESSION_VALUES, vp, err)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* What a topology pod may carry (limits.h): checked before it is decoded,
+ * so that the placement's work stays bounded. */
+static int pod_within_limits(const json_t *spec, topo_err *err)
+{
+    const json_t *na = json_object_get(json_object_get(spec, "affinity"), "nodeAffinity");
+    int rc;
+    if ((rc = over(json_object_get(spec, "containers"), TOPO_MAX_POD_CONTAINERS,
+                   P_OBJ ".spec.containers", err)) < 0 ||
+        (rc = over(json_object_get(spec, "initContainers"), TOPO_MAX_POD_CONTAINERS,
+                   P_OBJ ".spec.initContainers", err)) < 0 ||
+        (rc = over(json_object_get(spec, "tolerations"), TOPO_MAX_POD_TOLERATIONS,
+                   P_OBJ ".spec.tolerations", err)) < 0 ||
+        (rc = over(json_object_get(spec, "nodeSelector"), TOPO_MAX_POD_SELECTOR_LABELS,
+                   P_OBJ ".spec.nodeSelector", err)) < 0)
+        return rc;
+    const json_t *required = json_object_get(
+        json_object_get(na, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+    if ((rc = terms_within(required, 0,
+                           P_OBJ ".spec.affinity.nodeAffinity."
+                                 "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+                           err)) < 0)
+        return rc;
+    return terms_within(json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution"), 1,
+                        P_OBJ ".spec.affinity.nodeAffinity."
+                              "preferredDuringSchedulingIgnoredDuringExecution",
+                        err);
+}
+
 /* The pod's shape, and for a pod-group pod its object as text. */
 static int decode_shape(topo_admission_pod *pod, const json_t *obj, topo_pool *pool,
                         topo_err *err)
@@ -354,7 +422,8 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
             goto cleanup;
         out->has_pod = 1;
         if (topo_admission_classify(out) == TOPO_ADMISSION_TOPOLOGY_POD &&
-            ((rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0 ||
+            ((rc = pod_within_limits(json_object_get(obj, "spec"), err)) < 0 ||
+             (rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0 ||
              (rc = decode_shape(&out->pod, obj, pool, err)) < 0))
             goto cleanup;
     }

@@ -23,6 +23,7 @@
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/inventory.h"
+#include "topo/limits.h"
 #include "topo/live.h"
 
 static const char *const levels[] = {"topology.topo.io/datacenter", "topology.topo.io/spine",
@@ -1747,6 +1748,69 @@ static void test_unplaced_pod_gives_its_slot_back(void **state)
     free_fx(&f);
 }
 
+/* Issue 9: what a topology pod may carry is bounded (limits.h); past a
+ * limit, a 400 naming the field. At the limit, placed. */
+static void test_pod_limits(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    const struct {
+        const char *field; /* spec member filled */
+        size_t n;
+        const char *want; /* NULL: placed */
+    } rows[] = {
+        {"tolerations", TOPO_MAX_POD_TOLERATIONS, NULL},
+        {"tolerations", TOPO_MAX_POD_TOLERATIONS + 1,
+         "request.object.spec.tolerations: 257 entries, more than 256"},
+        {"initContainers", TOPO_MAX_POD_CONTAINERS + 1,
+         "request.object.spec.initContainers: 257 entries, more than 256"},
+        {"terms", TOPO_MAX_POD_AFFINITY_TERMS + 1,
+         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: 65 entries"},
+        {"values", TOPO_MAX_POD_EXPRESSION_VALUES + 1,
+         "nodeSelectorTerms[0].matchExpressions[0].values: 513 entries, more than 512"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        json_t *extra = json_object();
+        json_t *arr = json_array();
+        for (size_t k = 0; k < rows[i].n; k++) {
+            char v[32];
+            snprintf(v, sizeof v, "v%zu", k);
+            if (strcmp(rows[i].field, "tolerations") == 0)
+                json_array_append_new(arr, json_pack("{s:s, s:s}", "key", v, "operator", "Exists"));
+            else if (strcmp(rows[i].field, "initContainers") == 0)
+                json_array_append_new(arr, json_pack("{s:s, s:s}", "name", v, "image", "x"));
+            else if (strcmp(rows[i].field, "terms") == 0)
+                json_array_append_new(arr, json_pack("{s:[{s:s, s:s}]}", "matchExpressions", "key",
+                                                     v, "operator", "Exists"));
+            else
+                json_array_append_new(arr, json_string(v));
+        }
+        if (strcmp(rows[i].field, "terms") == 0)
+            json_object_set_new(extra, "affinity",
+                                json_pack("{s:{s:{s:o}}}", "nodeAffinity",
+                                          "requiredDuringSchedulingIgnoredDuringExecution",
+                                          "nodeSelectorTerms", arr));
+        else if (strcmp(rows[i].field, "values") == 0)
+            json_object_set_new(
+                extra, "affinity",
+                json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:o}]}]}}}", "nodeAffinity",
+                          "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                          "matchExpressions", "key", "k", "operator", "In", "values", arr));
+        else
+            json_object_set_new(extra, rows[i].field, arr);
+        got g = ask(f.ctx, named_pod("lim", NULL, "lim", RACK, 1, extra), "lim");
+        if (rows[i].want == NULL) {
+            assert_true(g.allowed);
+            assert_string_not_equal(g.host, "");
+        } else {
+            assert_int_equal(g.code, 400);
+            assert_contains(g.msg, rows[i].want);
+        }
+    }
+    free_fx(&f);
+}
+
 /* A valid request naming a level no topology has: gated, and counted. */
 static void test_unknown_level(void **state)
 {
@@ -1826,6 +1890,7 @@ int main(void)
         cmocka_unit_test(test_pod_group_member_changes_shape),
         cmocka_unit_test(test_extreme_pods_request), cmocka_unit_test(test_long_utf8_values),
         cmocka_unit_test(test_unplaced_pod_gives_its_slot_back),
+        cmocka_unit_test(test_pod_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
