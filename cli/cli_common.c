@@ -325,6 +325,7 @@ static int load_from_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, con
     int error, reading = 0;
 
     copts.create = 0; /* a reader: a missing file is an error, not a new cache */
+    copts.read_only = 1; /* and it never writes (no schema into an empty file) */
     sopts.snapshot = opts->snapshot;
     sopts.charge_tas_pods = opts->charge_tas_pods;
     sopts.now = (int64_t)time(NULL);

@@ -65,12 +65,16 @@ typedef struct topo_cache_opts {
      * request path); the owner calls topo_cache_checkpoint, typically from
      * another connection on another thread. Since version 3. */
     int manual_checkpoint;
+    /* 1: open for reading only (topoassign show, cache stats): nothing is
+     * created, migrated or written; a file that is empty, or of an older
+     * schema, is refused rather than made into a cache. Since version 4. */
+    int read_only;
 } topo_cache_opts;
 
-/* Versions 1 and 2 options (before reservation_sync_full, manual_checkpoint)
- * are still accepted. */
-#define TOPO_CACHE_OPTS_VERSION 3
-#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0, 0}
+/* Versions 1 to 3 options (before reservation_sync_full, manual_checkpoint,
+ * read_only) are still accepted. */
+#define TOPO_CACHE_OPTS_VERSION 4
+#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0, 0, 0}
 
 /* Opens (or creates) the cache file and migrates its schema to
  * TOPO_CACHE_SCHEMA_VERSION in one transaction. opts may be NULL (defaults).

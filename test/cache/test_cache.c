@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -838,6 +839,47 @@ static void snapshots(topo_snapshot **from_inv, topo_snapshot **from_cache, size
     must(topo_cache_snapshot(from_cache, c, &copts, ign_cache, &err), &err);
 }
 
+/* A reader's open (topoassign show, cache stats) never writes: an empty
+ * file stays empty (it used to get a schema), a file that is no database is
+ * named so, an older schema is not migrated; a current cache reads. */
+static void test_cache__read_only(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    topo_cache_opts ro = TOPO_CACHE_OPTS_INIT;
+    struct stat st;
+    ro.create = 0;
+    ro.read_only = 1;
+    FILE *fp = fopen(f->path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EINVALID);
+    assert_null(c);
+    assert_non_null(strstr(err.text, "empty, not a topo cache"));
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    fp = fopen(f->path, "w");
+    fputs("not a database, just text long enough to look like a header....", fp);
+    fclose(fp);
+    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "not a SQLite database"));
+    remove_db(f->path);
+    /* a cache made by a writer reads */
+    topo_cache_close(open_cache(f));
+    f->cache = NULL;
+    must(topo_cache_open(&c, f->path, &ro, &err), &err);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
+    topo_cache_stats s;
+    must(topo_cache_get_stats(&s, c, &err), &err);
+    topo_cache_close(c);
+    /* an older schema is left to a writer */
+    raw_sql(f->path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EUNSUPPORTED);
+    assert_non_null(strstr(err.text, "schema version 2 is older"));
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+}
+
 /* Members of pod groups: recorded in arrival order, refreshed in place,
  * forgotten when they expire; what a reservation must be claimed with
  * reads back. */
@@ -1500,7 +1542,7 @@ static void test_cache__reservation_sync_option(void **state)
     topo_cache *c = NULL;
     topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
 
-    assert_int_equal(opts.version, 3);
+    assert_int_equal(opts.version, 4);
     assert_int_equal(opts.reservation_sync_full, 0);
     /* default NORMAL: 16 reservation commits, (almost) no syncs */
     long normal = claims_syncs(f, NULL, 0);
@@ -1513,7 +1555,7 @@ static void test_cache__reservation_sync_option(void **state)
     assert_true(durable >= 8); /* begin_durable still commits with FULL */
 
     /* version 1 options are read without the new field; bad values refused */
-    topo_cache_opts v1 = {1, 1, 1000, 7, 0}; /* a v1 caller never set the 4th field */
+    topo_cache_opts v1 = {1, 1, 1000, 7, 0, 0}; /* a v1 caller never set the 4th field */
     must(topo_cache_open(&c, f->path, &v1, &err), &err);
     topo_cache_close(c);
     c = NULL;
@@ -1586,6 +1628,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__group_members, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_kubectl, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache__snapshot_equals_inventory_fixture, setup,

@@ -385,6 +385,32 @@ cleanup:
     return error;
 }
 
+/* A reader's open: the file must already be a cache of this schema. */
+static int check_current(topo_cache *c, const char *path, topo_err *err)
+{
+    int version = 0, error, code;
+    if ((error = exec_sql(c, "BEGIN", "begin", err)) < 0)
+        return error;
+    error = read_version(c, path, &version, err);
+    code = sqlite3_errcode(c->db) & 0xff;
+    (void)exec_sql(c, "COMMIT", "commit", NULL);
+    if (error < 0 && code == SQLITE_NOTADB)
+        return topo_err_set(err, TOPO_EINVALID, "cache: %s: not a SQLite database", path);
+    if (error < 0)
+        return error;
+    if (version == 0)
+        return topo_err_set(err, TOPO_EINVALID, "cache: %s: empty, not a topo cache", path);
+    if (version > TOPO_CACHE_SCHEMA_VERSION)
+        return newer_error(path, version, err);
+    if (version < TOPO_CACHE_SCHEMA_VERSION)
+        return topo_err_set(err, TOPO_EUNSUPPORTED,
+                            "cache: %s: schema version %d is older than this build's (%d); a "
+                            "writer (topo-webhook, topoassign cache sync) migrates it",
+                            path, version, TOPO_CACHE_SCHEMA_VERSION);
+    c->schema_version = version;
+    return 0;
+}
+
 static int set_pragmas(topo_cache *c, const char *path, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
@@ -422,12 +448,14 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
 
     *out = NULL;
     if (opts != NULL) {
-        if (opts->version == 1 || opts->version == 2) {
+        if (opts->version >= 1 && opts->version <= 3) {
             /* Older versions end before later fields: read only theirs. */
             o.create = opts->create;
             o.busy_timeout_ms = opts->busy_timeout_ms;
-            if (opts->version == 2)
+            if (opts->version >= 2)
                 o.reservation_sync_full = opts->reservation_sync_full;
+            if (opts->version >= 3)
+                o.manual_checkpoint = opts->manual_checkpoint;
         } else if (opts->version == TOPO_CACHE_OPTS_VERSION) {
             o = *opts;
         } else {
@@ -447,7 +475,10 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
     }
     c->relist_kind = -1;
     c->reservation_sync_full = o.reservation_sync_full;
-    flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.create ? SQLITE_OPEN_CREATE : 0);
+    if (o.read_only)
+        flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+    else
+        flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.create ? SQLITE_OPEN_CREATE : 0);
     rc = sqlite3_open_v2(path, &c->db, flags, NULL);
     if (rc != SQLITE_OK) {
         if (c->db == NULL) {
@@ -468,7 +499,11 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
     }
     if (o.manual_checkpoint)
         sqlite3_wal_autocheckpoint(c->db, 0);
-    if ((error = set_pragmas(c, path, err)) < 0 || (error = migrate(c, path, err)) < 0 ||
+    if (o.read_only)
+        error = check_current(c, path, err);
+    else if ((error = set_pragmas(c, path, err)) == 0)
+        error = migrate(c, path, err);
+    if (error < 0 ||
         (error = exec_sql(c, "CREATE TEMP TABLE relist_seen(key TEXT PRIMARY KEY)", "relist table",
                           err)) < 0)
         goto cleanup;
