@@ -31,6 +31,10 @@ static const char usage[] =
     "                           (default 8081)\n"
     "  --tls-cert-file FILE     serving certificate (PEM); reloaded when it changes\n"
     "  --tls-private-key-file FILE  its private key (PEM)\n"
+    "  --health-address IP      the health port's address (default: every interface;\n"
+    "                           the chart gives the pod's IP)\n"
+    "  --tls-priorities STRING  GnuTLS priority string (default: TLS 1.3, and TLS 1.2\n"
+    "                           with ECDHE/DHE and AEAD ciphers only)\n"
     "  --threads N              request threads (default: online cores)\n"
     "  --cert-check-interval S  seconds between certificate file checks (default 2)\n"
     "  --shutdown-timeout S     on SIGTERM, wait at most this for in-flight requests\n"
@@ -187,6 +191,10 @@ int main(int argc, char **argv)
             shutdown_s = n;
         else if (strcmp(a, "--max-body-memory") == 0 && parse_uint(&n, v, 65536) == 0 && n > 0)
             opts.max_body_bytes_held = (size_t)n << 20;
+        else if (strcmp(a, "--tls-priorities") == 0 && v[0] != '\0')
+            opts.tls_priorities = v;
+        else if (strcmp(a, "--health-address") == 0 && v[0] != '\0')
+            opts.health_address = v;
         else if (strcmp(a, "--log-format") == 0 &&
                  (strcmp(v, "json") == 0 || strcmp(v, "text") == 0))
             log_format = v;

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -597,7 +598,8 @@ static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_AUTO, 0, NULL,
         NULL, access_tls, d, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-        MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
+        MHD_OPTION_HTTPS_PRIORITIES,
+        srv->opts.tls_priorities ? srv->opts.tls_priorities : TOPO_WH_TLS_PRIORITIES,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->opts.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->opts.idle_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections,
@@ -727,10 +729,41 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
     srv->key_id = file_id(srv->key_file);
     if (start_generation(&srv->current, srv, err) < 0)
         goto cleanup;
-    srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-                                       MHD_USE_DUAL_STACK,
-                                   (uint16_t)opts->health_port, NULL, NULL, access_health, srv,
-                                   MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (opts->health_address != NULL) {
+        /* one address (the chart gives the pod's IP): probes and metrics
+         * are not offered on every interface */
+        struct sockaddr_storage sa;
+        memset(&sa, 0, sizeof sa);
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
+        unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+        if (inet_pton(AF_INET, opts->health_address, &v4->sin_addr) == 1) {
+            v4->sin_family = AF_INET;
+            v4->sin_port = htons((uint16_t)opts->health_port);
+        } else if (inet_pton(AF_INET6, opts->health_address, &v6->sin6_addr) == 1) {
+            v6->sin6_family = AF_INET6;
+            v6->sin6_port = htons((uint16_t)opts->health_port);
+            flags |= MHD_USE_IPv6;
+        } else {
+            topo_err_set(err, TOPO_EINVALID, "--health-address: \"%s\" is not an IP address",
+                         opts->health_address);
+            goto cleanup;
+        }
+        srv->health = MHD_start_daemon(flags, (uint16_t)opts->health_port, NULL, NULL,
+                                       access_health, srv, MHD_OPTION_SOCK_ADDR,
+                                       (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+                                       MHD_OPTION_END);
+        if (!srv->health) {
+            topo_err_set(err, -1, "cannot serve health on %s port %d", opts->health_address,
+                         opts->health_port);
+            goto cleanup;
+        }
+    }
+    if (!srv->health)
+        srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+                                           MHD_USE_DUAL_STACK,
+                                       (uint16_t)opts->health_port, NULL, NULL, access_health,
+                                       srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!srv->health)
         srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO,
                                        (uint16_t)opts->health_port, NULL, NULL, access_health,

@@ -57,6 +57,9 @@ typedef struct topo_wh_server_opts {
     unsigned int max_connections;  /* TLS connections at once, default 1024 */
     size_t max_body_bytes_held;    /* request body buffers held at once, default 256 MiB:
                                     * beyond it a request gets 503 */
+    const char *tls_priorities;    /* GnuTLS priority string; NULL: TOPO_WH_TLS_PRIORITIES */
+    const char *health_address;    /* numeric IPv4/IPv6 address the health port binds;
+                                    * NULL: every interface */
     topo_wh_handle_fn handle;
     void *handler_ctx;
     /* More /metrics text (Prometheus format, malloc'd; NULL on failure),
@@ -69,8 +72,15 @@ typedef struct topo_wh_server_opts {
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
         9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256u << 20, NULL, NULL, \
-            NULL, NULL                                                               \
+            NULL, NULL, NULL, NULL                                                   \
     }
+
+/* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers
+ * only: no static RSA key exchange, no CBC, no SHA-1 MACs (GnuTLS's NORMAL
+ * accepts all three). */
+#define TOPO_WH_TLS_PRIORITIES                                                        \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-CIPHER-ALL:+AES-256-GCM:"       \
+    "+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
 
 typedef struct topo_wh_server topo_wh_server;
 

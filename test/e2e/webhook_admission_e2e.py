@@ -248,6 +248,35 @@ def case_kueue_validation(w):
         expect(resp.get("allowed") is True, "?timeout=%s: answered: %r" % (t, resp))
 
 
+def case_transport(w, pki):
+    """Issue 9: TLS 1.2 only with forward secrecy and AEAD (no static RSA key
+    exchange, no CBC, no SHA-1); the health port only on --health-address."""
+    def handshake(ciphers):
+        ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers(ciphers)
+        try:
+            with socket.create_connection(("127.0.0.1", w.port), timeout=5) as raw:
+                with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+                    return tls.cipher()[0]
+        except (ssl.SSLError, ConnectionError) as e:
+            return "refused: %s" % e
+    for weak in ("AES128-SHA", "AES256-SHA256", "ECDHE-RSA-AES128-SHA", "ECDHE-ECDSA-AES128-SHA"):
+        got = handshake(weak)
+        expect(got.startswith("refused"), "TLS 1.2 %s refused: %s" % (weak, got))
+    got = handshake("ECDHE+AESGCM:ECDHE+CHACHA20")
+    expect(not got.startswith("refused"), "TLS 1.2 with ECDHE and AEAD accepted: %s" % got)
+    c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
+    c.request("GET", "/healthz")
+    expect(c.getresponse().status == 200, "health on 127.0.0.1")
+    c.close()
+    try:
+        socket.create_connection(("127.0.0.2", w.health), timeout=2).close()
+        expect(False, "health not on 127.0.0.2 (bound to --health-address 127.0.0.1)")
+    except OSError:
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -259,12 +288,13 @@ def main():
         subprocess.run(["sh", PKI, pki], check=True, stdout=subprocess.DEVNULL)
         w = Webhook(args.webhook, pki, tmp,
                     ["--inventory", inventory, "--levels", LEVELS, "--policy", "gate",
-                     "--log-format", "text"])
+                     "--log-format", "text", "--health-address", "127.0.0.1"])
         log = ""
         try:
             case_indexed_job(w)
             case_gate(w)
             case_kueue_validation(w)
+            case_transport(w, pki)
         finally:
             log = w.stop()
         expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
