@@ -31,6 +31,8 @@ static const char usage[] =
     "                           (default 8081)\n"
     "  --tls-cert-file FILE     serving certificate (PEM); reloaded when it changes\n"
     "  --tls-private-key-file FILE  its private key (PEM)\n"
+    "  --max-connections-per-client N  HTTPS connections from one address (default\n"
+    "                           256; 1024 in all): one client cannot take them all\n"
     "  --health-address IP      the health port's address (default: every interface;\n"
     "                           the chart gives the pod's IP)\n"
     "  --tls-priorities STRING  GnuTLS priority string (default: TLS 1.3, and TLS 1.2\n"
@@ -191,6 +193,9 @@ int main(int argc, char **argv)
             shutdown_s = n;
         else if (strcmp(a, "--max-body-memory") == 0 && parse_uint(&n, v, 65536) == 0 && n > 0)
             opts.max_body_bytes_held = (size_t)n << 20;
+        else if (strcmp(a, "--max-connections-per-client") == 0 &&
+                 parse_uint(&n, v, 65535) == 0 && n > 0)
+            opts.max_connections_per_client = (unsigned int)n;
         else if (strcmp(a, "--tls-priorities") == 0 && v[0] != '\0')
             opts.tls_priorities = v;
         else if (strcmp(a, "--health-address") == 0 && v[0] != '\0')

@@ -603,6 +603,7 @@ static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->opts.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->opts.idle_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections_per_client,
         MHD_OPTION_NOTIFY_COMPLETED, completed_tls, d, MHD_OPTION_NOTIFY_CONNECTION,
         notify_conn, d, MHD_OPTION_END);
     if (!d->mhd) {
@@ -716,6 +717,8 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.cert_check_ms = 2000;
     if (!srv->opts.max_connections)
         srv->opts.max_connections = 1024;
+    if (!srv->opts.max_connections_per_client)
+        srv->opts.max_connections_per_client = 256;
     if (srv->opts.max_body_bytes_held < srv->opts.max_body + 1)
         srv->opts.max_body_bytes_held = srv->opts.max_body + 1;
     srv->cert_file = strdup(opts->cert_file);

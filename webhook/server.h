@@ -55,6 +55,8 @@ typedef struct topo_wh_server_opts {
     unsigned int cert_check_ms;    /* default 2000 */
     unsigned int idle_timeout_s;   /* keep-alive idle timeout, default 90 */
     unsigned int max_connections;  /* TLS connections at once, default 1024 */
+    unsigned int max_connections_per_client; /* from one IP address, default 256: one
+                                              * client cannot take every connection */
     size_t max_body_bytes_held;    /* request body buffers held at once, default 256 MiB:
                                     * beyond it a request gets 503 */
     const char *tls_priorities;    /* GnuTLS priority string; NULL: TOPO_WH_TLS_PRIORITIES */
@@ -71,8 +73,8 @@ typedef struct topo_wh_server_opts {
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
-        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256u << 20, NULL, NULL, \
-            NULL, NULL, NULL, NULL                                                   \
+        9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256, 256u << 20, NULL, \
+            NULL, NULL, NULL, NULL, NULL                                             \
     }
 
 /* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers

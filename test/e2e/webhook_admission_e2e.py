@@ -36,6 +36,8 @@ PKI = os.path.join(HERE, "make_test_pki.sh")
 LEVELS = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/leaf,"
           "topology.topo.io/rack,kubernetes.io/hostname")
 FAILURES = []
+# Connections one client may hold (more than the 16 concurrent requests below).
+PER_CLIENT = 20
 
 
 def expect(cond, msg):
@@ -250,7 +252,8 @@ def case_kueue_validation(w):
 
 def case_transport(w, pki):
     """Issue 9: TLS 1.2 only with forward secrecy and AEAD (no static RSA key
-    exchange, no CBC, no SHA-1); the health port only on --health-address."""
+    exchange, no CBC, no SHA-1); a per-client connection limit; the health
+    port only on --health-address."""
     def handshake(ciphers):
         ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
         ctx.maximum_version = ssl.TLSVersion.TLSv1_2
@@ -266,6 +269,18 @@ def case_transport(w, pki):
         expect(got.startswith("refused"), "TLS 1.2 %s refused: %s" % (weak, got))
     got = handshake("ECDHE+AESGCM:ECDHE+CHACHA20")
     expect(not got.startswith("refused"), "TLS 1.2 with ECDHE and AEAD accepted: %s" % got)
+    # One client holding every connection it may have (bare TCP, nothing
+    # sent) leaves it no more; they gone, it is served again.
+    idle = [socket.create_connection(("127.0.0.1", w.port), timeout=5) for _ in range(PER_CLIENT)]
+    time.sleep(0.3)
+    got = handshake("ECDHE+AESGCM")
+    expect(got.startswith("refused"), "connection %d of one client refused: %s"
+           % (PER_CLIENT + 1, got))
+    for sk in idle:
+        sk.close()
+    time.sleep(0.3)
+    got = handshake("ECDHE+AESGCM")
+    expect(not got.startswith("refused"), "served again once they closed: %s" % got)
     c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
     c.request("GET", "/healthz")
     expect(c.getresponse().status == 200, "health on 127.0.0.1")
@@ -288,7 +303,8 @@ def main():
         subprocess.run(["sh", PKI, pki], check=True, stdout=subprocess.DEVNULL)
         w = Webhook(args.webhook, pki, tmp,
                     ["--inventory", inventory, "--levels", LEVELS, "--policy", "gate",
-                     "--log-format", "text", "--health-address", "127.0.0.1"])
+                     "--log-format", "text", "--health-address", "127.0.0.1",
+                     "--max-connections-per-client", str(PER_CLIENT)])
         log = ""
         try:
             case_indexed_job(w)
