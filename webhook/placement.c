@@ -211,6 +211,8 @@ topo_admission_ctx *wh_placement_ctx(wh_placement *p)
 
 int wh_placement_ready(wh_placement *p)
 {
+    if (p->ctx != NULL && !topo_admission_ready(p->ctx, NULL, 0))
+        return 0;
     if (p->is_static)
         return 1;
     if (p->filler_rc < 0 || !topo_filler_synced(p->filler))
@@ -280,12 +282,16 @@ char *wh_placement_metrics(void *payload)
                 "configured topology has (handled by the no-fit policy).\n"
                 "# TYPE topo_webhook_unknown_level_total counter\n"
                 "topo_webhook_unknown_level_total %llu\n"
+                "# HELP topo_webhook_placement_failing Placements failed here (the cache) "
+                "in a row; the replica is unready from 3.\n"
+                "# TYPE topo_webhook_placement_failing gauge\n"
+                "topo_webhook_placement_failing %u\n"
                 "# HELP topo_webhook_reservations Reservations held in the cache.\n"
                 "# TYPE topo_webhook_reservations gauge\n"
                 "topo_webhook_reservations %zu\n",
                 (unsigned long long)s.reserved, (unsigned long long)s.errors,
                 (unsigned long long)s.invalid, (unsigned long long)s.unknown_level,
-                s.reservations);
+                (unsigned)s.failing, s.reservations);
     wh_text_add(&t,
                 "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
                 "the API server (0 with a static inventory).\n"

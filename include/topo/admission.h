@@ -313,10 +313,22 @@ typedef struct topo_admission_stats {
     uint64_t errors;       /* internal errors (cache, memory) */
     uint64_t invalid;      /* of denied: requests Kueue's validation refuses */
     uint64_t unknown_level; /* valid requests naming a level no topology has (then the policy) */
+    uint32_t failing;      /* placements failed here (the cache) in a row */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
 } topo_admission_stats;
 void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out);
+
+/* Placements failing for a local reason (the cache refusing writes: disk
+ * full, a damaged file) make the webhook unready, so that the API server
+ * stops calling a replica that can only admit pods unplaced:
+ * TOPO_ADMISSION_FAILING_UNREADY failures in a row, until
+ * TOPO_ADMISSION_FAILING_RETRY_S after the last one (then requests try
+ * again) or a claim is stored. 1 ready; 0 with the reason in why (may be
+ * NULL). */
+#define TOPO_ADMISSION_FAILING_UNREADY 3
+#define TOPO_ADMISSION_FAILING_RETRY_S 30
+int topo_admission_ready(topo_admission_ctx *ctx, char *why, size_t why_size);
 
 /* Housekeeping, every second or so from one thread: deletes reservations
  * that expired and whose pods are gone (topo_cache_reservation_gc), and

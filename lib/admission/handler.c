@@ -69,6 +69,10 @@ struct topo_admission_ctx {
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated,
         errors, invalid, unknown_level;
     _Atomic int64_t last_tick;
+    /* Placements failing for a local reason (the cache: disk full, a
+     * damaged file): how many in a row, and when the last one failed. */
+    _Atomic uint32_t failing;
+    _Atomic int64_t last_failure;
 };
 
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
@@ -117,6 +121,29 @@ static const char **dup_strings(topo_pool *pool, const char *const *s, size_t n)
         if ((d[i] = topo_pool_strdup(pool, s[i])) == NULL)
             return NULL;
     return d;
+}
+
+/* A placement that failed here, not in the cluster: counted, and for
+ * readiness. */
+static void failed_locally(topo_admission_ctx *ctx)
+{
+    atomic_fetch_add(&ctx->errors, 1);
+    atomic_fetch_add(&ctx->failing, 1);
+    atomic_store(&ctx->last_failure, now_s(ctx));
+}
+
+int topo_admission_ready(topo_admission_ctx *ctx, char *why, size_t why_size)
+{
+    uint32_t n = atomic_load(&ctx->failing);
+    int64_t ago = now_s(ctx) - atomic_load(&ctx->last_failure);
+    /* Unready while they keep failing; ready again a while after the last
+     * failure, so that requests try again (nothing else would). */
+    if (n < TOPO_ADMISSION_FAILING_UNREADY || ago >= TOPO_ADMISSION_FAILING_RETRY_S)
+        return 1;
+    if (why != NULL && why_size > 0)
+        snprintf(why, why_size, "%u placements in a row failed here (the cache), the last %llds ago",
+                 (unsigned)n, (long long)ago);
+    return 0;
 }
 
 /* --- the live snapshots' reserved capacity ------------------------------------------- */
@@ -275,7 +302,7 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
         rc = topo_cache_checkpoint(ctx->cache, NULL, err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc < 0)
-        atomic_fetch_add(&ctx->errors, 1);
+        failed_locally(ctx);
     atomic_store(&ctx->last_tick, now);
     return rc;
 }
@@ -393,6 +420,7 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->errors = atomic_load(&ctx->errors);
     out->invalid = atomic_load(&ctx->invalid);
     out->unknown_level = atomic_load(&ctx->unknown_level);
+    out->failing = atomic_load(&ctx->failing);
     out->last_tick = atomic_load(&ctx->last_tick);
     pthread_mutex_lock(&ctx->mu);
     out->reservations = ctx->reservations;
@@ -628,6 +656,7 @@ static int claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reserva
         slot_from(p, r, &s);
         p->claimed = 1;
         p->claimant = id->claimant;
+        atomic_store(&ctx->failing, 0); /* the cache takes writes */
         return 0;
     }
     if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
@@ -1137,7 +1166,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     if (contradiction != NULL)
         return refuse_podset(ctx, a, id, contradiction, pool);
     if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID)) {
-        atomic_fetch_add(&ctx->errors, 1);
+        failed_locally(ctx);
         topo_log(TOPO_LOG_ERROR, "pod group %s: %s", id->key, err.text);
         if (m == MODE_UNGATE)
             a->failure = topo_pool_printf(pool, "%s", err.text);
@@ -1325,7 +1354,7 @@ engine_error:
     return 0;
 internal:
     /* The cache failed: admit unchanged rather than stall the cluster. */
-    atomic_fetch_add(&ctx->errors, 1);
+    failed_locally(ctx);
     topo_log(TOPO_LOG_ERROR, "PodSet %s: %s", id.key, err.text);
     if (m == MODE_UNGATE)
         a->failure = topo_pool_printf(pool, "%s", err.text);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <openssl/evp.h>
+#include <sqlite3.h>
 
 #include "topo/admission.h"
 #include "topo/cache.h"
@@ -1828,6 +1829,58 @@ static void test_unknown_level(void **state)
     free_fx(&f);
 }
 
+/* Issue 9: /readyz stayed 200 while every placement failed for a local
+ * reason. Three failures in a row make the handler unready; 30 s after
+ * the last one it is ready again (requests try again), and a stored claim
+ * ends it. The cache is broken from another connection: its reservation
+ * tables dropped. */
+static void test_unready_while_placements_fail(void **state)
+{
+    (void)state;
+    char dir[256], db[300], why[256];
+    temp_db(dir, sizeof dir, db, sizeof db);
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 1, 0, NULL};
+    f.now = 1000;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    assert_int_equal(topo_admission_ready(f.ctx, why, sizeof why), 1);
+    got g = ask(f.ctx, named_pod("r0", NULL, "ok", RACK, 8, NULL), "r0");
+    assert_string_not_equal(g.host, "");
+
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "ALTER TABLE reservation_slots RENAME TO hidden_slots",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    for (int i = 1; i <= 3; i++) {
+        char uid[8], name[8];
+        snprintf(uid, sizeof uid, "r%d", i);
+        snprintf(name, sizeof name, "p%d", i);
+        g = ask(f.ctx, named_pod(uid, NULL, name, RACK, 8, NULL), uid);
+        assert_true(g.allowed);
+        assert_contains(g.warning, "internal error");
+        assert_int_equal(topo_admission_ready(f.ctx, NULL, 0), i < 3);
+    }
+    assert_int_equal(topo_admission_ready(f.ctx, why, sizeof why), 0);
+    assert_contains(why, "3 placements in a row failed here");
+    f.now += 29;
+    assert_int_equal(topo_admission_ready(f.ctx, NULL, 0), 0);
+    f.now += 1;
+    assert_int_equal(topo_admission_ready(f.ctx, NULL, 0), 1);
+    /* repaired: the next placement stores its claim, and it is over */
+    assert_int_equal(sqlite3_exec(raw, "ALTER TABLE hidden_slots RENAME TO reservation_slots",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(raw);
+    g = ask(f.ctx, named_pod("r9", NULL, "again", RACK, 8, NULL), "r9");
+    assert_string_not_equal(g.host, "");
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.failing, 0);
+    free_fx(&f);
+    remove_db(dir, db);
+}
+
 /* The counters follow what the handler did. */
 static void test_stats(void **state)
 {
@@ -1891,6 +1944,7 @@ int main(void)
         cmocka_unit_test(test_extreme_pods_request), cmocka_unit_test(test_long_utf8_values),
         cmocka_unit_test(test_unplaced_pod_gives_its_slot_back),
         cmocka_unit_test(test_pod_limits),
+        cmocka_unit_test(test_unready_while_placements_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
