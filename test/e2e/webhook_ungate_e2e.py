@@ -361,9 +361,11 @@ def case_gate_ungate(ws, api, nodes):
         doc = json.loads(assignments.pop())
         expect(sum(d["count"] for d in doc.get("domains", [])) == SIZE,
                "assignment counts sum to %d: %r" % (SIZE, doc))
-    # The waiting gauge is set when a round ends: poll briefly.
-    m = wait_for("survivor: 0 waiting", lambda: (lambda x: x if x.get(
-        "topo_webhook_gated_waiting") == 0 else None)(metrics(w)), 5) or {}
+    # The waiting gauge and the ungated counter are set when a round ends,
+    # which can be just after the last patch reached the API server: poll.
+    m = wait_for("survivor: 0 waiting, %d ungated" % SIZE, lambda: (lambda x: x if x.get(
+        "topo_webhook_gated_waiting") == 0 and x.get("topo_webhook_ungated_total") == SIZE
+        else None)(metrics(w)), 5) or {}
     expect(m.get("topo_webhook_ungater_leader") == 1, "survivor leads: %r" % m)
     expect(m.get("topo_webhook_ungated_total") == SIZE,
            "survivor ungated %d: %r" % (SIZE, m.get("topo_webhook_ungated_total")))
