@@ -1052,6 +1052,35 @@ static int refuse_podset(topo_admission_ctx *ctx, answer *a, const topo_podset_i
     return 0;
 }
 
+/* The reservation key of a pod group's role. */
+static const char *role_key(const topo_podset_id *id, const char *shape, topo_pool *pool)
+{
+    return topo_pool_printf(pool, "%s/role/%s", id->key, shape);
+}
+
+/* Why no configured topology takes the pod; a level none has is counted. */
+static const char *no_topology(topo_admission_ctx *ctx, const char *missing, topo_pool *pool)
+{
+    if (missing == NULL)
+        return topo_pool_printf(pool, "no configured topology covers the pod's nodeSelector");
+    atomic_fetch_add(&ctx->unknown_level, 1);
+    return topo_pool_printf(pool, "no configured topology has level %s", missing);
+}
+
+/* The cache failed: admit unchanged rather than stall the cluster. what
+ * names the PodSet in the log ("PodSet <key>", "pod group <key>"). */
+static int internal_error(topo_admission_ctx *ctx, answer *a, mode m, const char *what,
+                          const char *key, const topo_err *err, topo_pool *pool)
+{
+    failed_locally(ctx);
+    topo_log(TOPO_LOG_ERROR, "%s %s: %s", what, key, err->text);
+    if (m == MODE_UNGATE)
+        a->failure = topo_pool_printf(pool, "%s", err->text);
+    else
+        warn(a, topo_pool_printf(pool, "topo-webhook: not placed (internal error): %s", err->text));
+    return 0;
+}
+
 /* A pod of a group still waiting for some of its pods: gated whatever the
  * no-fit policy (the group cannot be placed without them). */
 static int wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
@@ -1084,7 +1113,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     const char *request = topo_kueue_request_text(ps, pool);
     const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
     topo_podset_id rid = *id;
-    rid.key = topo_pool_printf(pool, "%s/role/%s", id->key, shape);
+    rid.key = role_key(id, shape, pool);
     if (request == NULL || rid.key == NULL)
         return -1;
     podset_terms mine = {rid.key, shape, request};
@@ -1110,7 +1139,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     if (found == 0 && rc == 0 && view.refusal == NULL && view.nmembers >= (size_t)id->size) {
         int placed = 0;
         for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
-            const char *key = topo_pool_printf(pool, "%s/role/%s", id->key, view.roles[i].shape);
+            const char *key = role_key(id, view.roles[i].shape, pool);
             placed = key == NULL ? TOPO_ENOMEM : lookup(ctx, key, now, &r, pool, &err);
         }
         if (placed < 0)
@@ -1141,8 +1170,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
                           ctx->engine_pool, &err);
     if (complete && rc == 0 && failure == NULL) {
         for (size_t i = 0; i < nroles; i++) {
-            terms[i] = (podset_terms){topo_pool_printf(pool, "%s/role/%s", id->key,
-                                                       view.roles[i].shape),
+            terms[i] = (podset_terms){role_key(id, view.roles[i].shape, pool),
                                       view.roles[i].shape, view.roles[i].request};
             self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
             if (terms[i].key == NULL)
@@ -1165,16 +1193,8 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return -1;
     if (contradiction != NULL)
         return refuse_podset(ctx, a, id, contradiction, pool);
-    if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID)) {
-        failed_locally(ctx);
-        topo_log(TOPO_LOG_ERROR, "pod group %s: %s", id->key, err.text);
-        if (m == MODE_UNGATE)
-            a->failure = topo_pool_printf(pool, "%s", err.text);
-        else
-            warn(a, topo_pool_printf(pool, "topo-webhook: not placed (internal error): %s",
-                                     err.text));
-        return 0;
-    }
+    if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID))
+        return internal_error(ctx, a, m, "pod group", id->key, &err, pool);
     if (rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
         return refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
     if (found == 1 && got == 1)
@@ -1193,11 +1213,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     if (view.refusal != NULL)
         return refuse_podset(ctx, a, id, view.refusal, pool);
     if (t < 0) {
-        if (missing != NULL)
-            atomic_fetch_add(&ctx->unknown_level, 1);
-        failure = missing ? topo_pool_printf(pool, "no configured topology has level %s", missing)
-                          : topo_pool_printf(pool,
-                                             "no configured topology covers the pod's nodeSelector");
+        failure = no_topology(ctx, missing, pool);
         return no_fit(ctx, a, m, policy, req, id, failure, failure, pool);
     }
     if (!complete)
@@ -1291,12 +1307,7 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     /* The first pod of its PodSet: place the whole PodSet. */
     if (t < 0) {
         const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
-        if (missing != NULL)
-            atomic_fetch_add(&ctx->unknown_level, 1);
-        failure =
-            missing
-                ? topo_pool_printf(pool, "no configured topology has level %s", missing)
-                : topo_pool_printf(pool, "no configured topology covers the pod's nodeSelector");
+        failure = no_topology(ctx, missing, pool);
         return no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
     topology *tp = &ctx->topos[t];
@@ -1353,14 +1364,7 @@ engine_error:
     refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
     return 0;
 internal:
-    /* The cache failed: admit unchanged rather than stall the cluster. */
-    failed_locally(ctx);
-    topo_log(TOPO_LOG_ERROR, "PodSet %s: %s", id.key, err.text);
-    if (m == MODE_UNGATE)
-        a->failure = topo_pool_printf(pool, "%s", err.text);
-    else
-        warn(a, topo_pool_printf(pool, "topo-webhook: not placed (internal error): %s", err.text));
-    return 0;
+    return internal_error(ctx, a, m, "PodSet", id.key, &err, pool);
 }
 
 static int error_body(char **out_body, size_t *out_len, int *out_status, int status,
