@@ -269,6 +269,27 @@ typedef struct topo_admission_topology {
 typedef int (*topo_admission_ns_policy_fn)(void *payload, const char *namespace_,
                                            topo_admission_policy *out);
 
+/* What a namespace's ResourceQuotas leave for pods not created yet: per pod
+ * resource that some quota of the namespace limits (Kueue units, as
+ * topo_quantity_parse_resource gives them: "cpu" in millicores, others in
+ * whole units; "pods" for the pod count), the least room (hard - used) over
+ * the namespace's quotas (negative when over). Quota names map to pod
+ * resources as the API server's quota evaluator does: "requests.X" and, for
+ * the standard resources cpu, memory and ephemeral-storage, bare "X"; "pods"
+ * and "count/pods"; limits.* and other kinds are not for the webhook. */
+typedef struct topo_admission_quota_room {
+    const char *resource;
+    int64_t room;
+} topo_admission_quota_room;
+
+/* 1 with the namespace's room in *out (n entries, from pool) when it has a
+ * quota the webhook knows of; 0 when none (or not known yet: the reserved
+ * capacity is then only capped by the webhook's own caps); <0 on errors
+ * (TOPO_ENOMEM). Called on request threads under the handler's lock: must
+ * be cheap and thread-safe (a lookup in memory, no API call). */
+typedef int (*topo_admission_quota_fn)(void *payload, const char *namespace_, topo_pool *pool,
+                                       const topo_admission_quota_room **out, size_t *n);
+
 typedef struct topo_admission_opts {
     unsigned int version;
     const topo_admission_topology *topologies; /* 1..16, copied (lives borrowed) */
@@ -283,11 +304,37 @@ typedef struct topo_admission_opts {
     void *clock_payload;
     /* For pods no topology covers (a level none has): the policy. */
     topo_admission_policy default_policy;
+    /* Version 2. ResourceQuota room per namespace (NULL: quotas are not
+     * consulted): a new reservation's unclaimed slots count against it. */
+    topo_admission_quota_fn quota;
+    void *quota_payload;
+    /* Free slots of a reservation hold capacity for this long after the
+     * reservation is made or a slot last claimed (0: the default); then
+     * they are given back, whatever the reservation's TTL. */
+    int64_t unclaimed_ttl_s;
+    /* Caps on capacity reserved for pods that have not arrived (free
+     * slots, times their pods' requests, plus one pod each), per namespace
+     * and in all: resource name (Kueue units; "pods" for the slot count)
+     * and the most; a new reservation that would pass a cap does not fit.
+     * NULL/0: pods capped at TOPO_ADMISSION_UNCLAIMED_PODS_*_DEFAULT. */
+    const topo_resource *unclaimed_cap_namespace;
+    size_t nunclaimed_cap_namespace;
+    const topo_resource *unclaimed_cap_global;
+    size_t nunclaimed_cap_global;
 } topo_admission_opts;
 
-#define TOPO_ADMISSION_OPTS_VERSION 1
-#define TOPO_ADMISSION_OPTS_INIT \
-    {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, TOPO_ADMISSION_POLICY_GATE}
+#define TOPO_ADMISSION_OPTS_VERSION 2
+#define TOPO_ADMISSION_OPTS_INIT                                                           \
+    {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL,             \
+     TOPO_ADMISSION_POLICY_GATE, NULL, NULL, 0, NULL, 0, NULL, 0}
+
+/* Default time free slots hold capacity without a pod claiming one. */
+#define TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT 120
+/* Default caps on reserved-but-unclaimed pods (slots), per namespace and in
+ * all: a 2,048-pod job fits; one namespace cannot hold a whole large
+ * cluster's pod slots with one pod. */
+#define TOPO_ADMISSION_UNCLAIMED_PODS_NAMESPACE_DEFAULT 2048
+#define TOPO_ADMISSION_UNCLAIMED_PODS_GLOBAL_DEFAULT 8192
 
 /* The handler's state. A PodSet is placed under one mutex (every placement
  * changes the snapshot the next one reads): the engine on the topology's
