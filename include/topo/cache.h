@@ -48,7 +48,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 3
+#define TOPO_CACHE_SCHEMA_VERSION 4
 
 typedef struct topo_cache topo_cache;
 
@@ -312,11 +312,16 @@ typedef struct topo_cache_reservation_spec {
      * a pod that claims the PodSet without matching it. */
     const char *shape;
     const char *request;
+    /* Version 2. Free slots (no pod has claimed them) hold capacity and can
+     * be claimed only until unclaimed_ttl seconds after the reservation is
+     * made or a slot last claimed: capacity for pods that never arrive is
+     * given back long before the reservation expires. 0: until it expires. */
+    int64_t unclaimed_ttl;
 } topo_cache_reservation_spec;
 
-#define TOPO_CACHE_RESERVATION_SPEC_VERSION 1
+#define TOPO_CACHE_RESERVATION_SPEC_VERSION 2
 #define TOPO_CACHE_RESERVATION_SPEC_INIT \
-    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL}
+    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, 0}
 
 typedef struct topo_cache_slot {
     int32_t index;
@@ -340,6 +345,8 @@ typedef struct topo_cache_reservation {
     int64_t expires_at;
     const char *shape;   /* "" when not recorded */
     const char *request; /* "" when not recorded */
+    int64_t unclaimed_ttl; /* 0: free slots last as long as the reservation */
+    int64_t claimed_at;    /* the last claim of a slot (created_at before one) */
     const topo_cache_slot *slots;
     size_t nslots;
     size_t nclaimed;
@@ -359,7 +366,8 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
  * holds a slot of the reservation gets it again. Fills *out from pool. TOPO_ENOTFOUND (no such unexpired
  * reservation), TOPO_EINVALID (rank out of range), TOPO_ECONFLICT (slot
  * `rank` is another pod's, or the pod holds a different one), TOPO_ENOFIT
- * (every slot is claimed). */
+ * (every slot is claimed, or the free ones were given back: see
+ * unclaimed_ttl). A new claim restarts the free slots' unclaimed_ttl. */
 int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
                                  const char *pod_uid, int32_t rank, int64_t now,
                                  topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
@@ -430,10 +438,17 @@ typedef int (*topo_cache_reservation_fn)(const topo_cache_reservation *r, void *
 int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn fn,
                                    void *payload, topo_err *err);
 
+/* Whether a reservation with these per-pod requests holds capacity at all:
+ * one whose pods request nothing (every amount 0, or none) holds nothing,
+ * not even pod slots, so a PodSet of any size that asks for nothing cannot
+ * take the cluster's pod capacity. Its slots still place its pods. */
+int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nrequests);
+
 /* What reservations hold, as topo_snapshot_add_tas_usage takes it: per
  * reservation and slot domain, the number of slots still to be charged.
- * A slot is charged while its reservation is unexpired (expires_at > now)
- * and it is free, or claimed by a pod the cache does not yet see bound to a
+ * A reservation whose requests hold no capacity (above) is left out. A
+ * slot is charged while its reservation is unexpired (expires_at > now)
+ * and it is free (and not given back: unclaimed_ttl), or claimed by a pod the cache does not yet see bound to a
  * node (admitted but not scheduled): a bound pod is charged as itself. A
  * slot held by a provisional "claim:" claimant (no such pod in the cache:
  * the pod has not arrived yet) is charged, so its capacity stays held until
@@ -454,6 +469,21 @@ typedef struct topo_cache_reserved {
 typedef int (*topo_cache_reserved_fn)(const topo_cache_reserved *r, void *payload);
 int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
                                 void *payload, topo_err *err);
+
+/* Capacity held for pods that have not arrived: per unexpired reservation
+ * that holds capacity, its free slots not given back (count) and its
+ * namespace (the PodSet key's first part). Ordered by namespace. */
+typedef struct topo_cache_unclaimed {
+    const char *namespace_;
+    const char *reservation_id;
+    int32_t count;
+    const topo_resource *requests; /* per pod */
+    size_t nrequests;
+} topo_cache_unclaimed;
+
+typedef int (*topo_cache_unclaimed_fn)(const topo_cache_unclaimed *u, void *payload);
+int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
+                                 void *payload, topo_err *err) TOPO_MUST_CHECK;
 
 /* --- the engine's snapshot ------------------------------------------------------------- */
 

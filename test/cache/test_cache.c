@@ -298,7 +298,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (3)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (4)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
@@ -1387,6 +1387,105 @@ static void test_cache__claimant_slots_are_charged(void **state)
     topo_pool_free(pool);
 }
 
+/* A reservation of 3 slots (n1 x2, n2 x1) whose free slots lapse after ttl. */
+static void create_ttl(topo_cache *c, const char *id, const char *key, int64_t created,
+                       int64_t ttl, const topo_resource *req, size_t nreq)
+{
+    static const char *v1[] = {"n1"}, *v2[] = {"n2"};
+    static const char *alevels[] = {HOST};
+    topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
+    topo_assignment a = {alevels, 1, doms, 2};
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    spec.id = id;
+    spec.podset_key = key;
+    spec.topology_name = "default";
+    spec.levels = LEVELS5;
+    spec.nlevels = 5;
+    spec.assignment = &a;
+    spec.requests = req;
+    spec.nrequests = nreq;
+    spec.created_at = created;
+    spec.expires_at = created + 600;
+    spec.unclaimed_ttl = ttl;
+    must(topo_cache_reservation_create(c, &spec, &err), &err);
+}
+
+typedef struct unclaimed_sum {
+    char seen[256];
+    int32_t slots;
+} unclaimed_sum;
+
+static int sum_unclaimed(const topo_cache_unclaimed *u, void *payload)
+{
+    unclaimed_sum *s = payload;
+    size_t n = strlen(s->seen);
+    snprintf(s->seen + n, sizeof(s->seen) - n, "%s%s/%s=%d", n ? " " : "", u->namespace_,
+             u->reservation_id, (int)u->count);
+    s->slots += u->count;
+    return 0;
+}
+
+static int32_t unclaimed(topo_cache *c, int64_t now, char *seen, size_t size)
+{
+    unclaimed_sum s;
+    topo_err err = TOPO_ERR_INIT;
+    memset(&s, 0, sizeof(s));
+    must(topo_cache_foreach_unclaimed(c, now, sum_unclaimed, &s, &err), &err);
+    if (seen != NULL)
+        snprintf(seen, size, "%s", s.seen);
+    return s.slots;
+}
+
+/* Issue 9: a pod with podset-size 3511 held every node's capacity for the
+ * reservation's whole TTL. Free slots now lapse unclaimed_ttl after the
+ * reservation or its last claim; a PodSet that requests nothing holds
+ * nothing; foreach_unclaimed reports what is held for pods not arrived. */
+static void test_cache__unclaimed_slots_lapse(void **state)
+{
+    fx *f = *state;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    topo_resource gpu[] = {{GPU, 4}}, none[] = {{"cpu", 0}};
+    char seen[256];
+
+    create_ttl(c, "r1", "team-a/job/train", 100, 60, gpu, 1);
+    create_ttl(c, "r2", "team-b/job/idle", 100, 60, none, 1);
+    must(topo_cache_reservation_get(&r, c, "r1", pool, &err), &err);
+    assert_int_equal(r.unclaimed_ttl, 60);
+    assert_int_equal(r.claimed_at, 100);
+    /* r2 asks for nothing: it holds nothing, yet places its pods */
+    assert_int_equal(charged_slots(c, 120), 3);
+    assert_int_equal(unclaimed(c, 120, seen, sizeof(seen)), 3);
+    assert_string_equal(seen, "team-a/r1=3");
+    assert_int_equal(claim(c, "r2", "uid-idle", -1, 120, NULL, NULL, pool), 0);
+
+    /* a claim at 150 keeps the other free slots held until 210 */
+    assert_int_equal(claim(c, "r1", "uid-0", -1, 150, NULL, NULL, pool), 0);
+    must(topo_cache_reservation_get(&r, c, "r1", pool, &err), &err);
+    assert_int_equal(r.claimed_at, 150);
+    assert_int_equal(charged_slots(c, 200), 3);
+    assert_int_equal(unclaimed(c, 200, NULL, 0), 2);
+    /* past it: the free slots hold nothing and cannot be claimed; the
+     * claimed one (its pod not bound yet) stays charged */
+    assert_int_equal(charged_slots(c, 210), 1);
+    assert_int_equal(unclaimed(c, 210, NULL, 0), 0);
+    assert_int_equal(claim(c, "r1", "uid-1", -1, 210, NULL, NULL, pool), TOPO_ENOFIT);
+    assert_int_equal(claim(c, "r1", "uid-1", 2, 210, NULL, NULL, pool), TOPO_ENOFIT);
+    /* the pod that holds a slot gets it again */
+    assert_int_equal(claim(c, "r1", "uid-0", -1, 300, NULL, NULL, pool), 0);
+
+    /* unclaimed_ttl 0 (and reservations made before version 4): free
+     * slots last as long as the reservation */
+    create_ttl(c, "r3", "team-a/job/other", 100, 0, gpu, 1);
+    assert_int_equal(unclaimed(c, 650, seen, sizeof(seen)), 3);
+    assert_string_equal(seen, "team-a/r3=3");
+    assert_int_equal(claim(c, "r3", "uid-3", -1, 650, NULL, NULL, pool), 0);
+    topo_pool_free(pool);
+}
+
 static void create_at(topo_cache *c, const char *id, int64_t expires)
 {
     char key[64];
@@ -1638,6 +1737,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__slot_binding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__claimant_slots_are_charged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__unclaimed_slots_lapse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservation_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__data_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservation_sync_option, setup, teardown),

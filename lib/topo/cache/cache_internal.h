@@ -82,15 +82,19 @@
     XX(COUNT_SLOTS, "SELECT count(*), count(pod_uid) FROM reservation_slots")                     \
     XX(RES_INSERT,                                                                                \
        "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "   \
-       "created_at, expires_at, shape, request) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)") \
+       "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at) "                       \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7)")                                 \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
     XX(RES_ID_BY_KEY, "SELECT id FROM reservations WHERE podset_key = ?1")                        \
     XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
        "VALUES(?1, ?2, ?3, NULL)")                                                                \
-    XX(RES_LIVE, "SELECT (SELECT count(*) FROM reservation_slots WHERE reservation_id = ?1) "     \
+    XX(RES_LIVE, "SELECT (SELECT count(*) FROM reservation_slots WHERE reservation_id = ?1), "    \
+                 "unclaimed_ttl = 0 OR claimed_at + unclaimed_ttl > ?2 "                          \
                  "FROM reservations WHERE id = ?1 AND expires_at > ?2")                           \
+    XX(RES_CLAIMED_AT,                                                                            \
+       "UPDATE reservations SET claimed_at = max(claimed_at, ?2) WHERE id = ?1")                  \
     XX(SLOT_OF_POD,                                                                               \
        "SELECT slot, domain_values FROM reservation_slots WHERE reservation_id = ?1 AND "         \
        "pod_uid = ?2")                                                                            \
@@ -100,7 +104,7 @@
        "s WHERE s.reservation_id = ?1 AND s.slot = ?2")                                           \
     XX(SLOT_NEXT_FREE,                                                                            \
        "SELECT s.slot, s.domain_values FROM reservation_slots s WHERE s.reservation_id = ?1 AND " \
-       "(s.pod_uid IS NULL OR EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid AND "          \
+       "((s.pod_uid IS NULL AND ?2) OR EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid AND " \
        "p.phase IN ('Succeeded', 'Failed'))) ORDER BY s.slot LIMIT 1")                            \
     XX(SLOT_CLAIM,                                                                                \
        "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2")       \
@@ -123,10 +127,10 @@
     XX(DATA_VERSION, "PRAGMA data_version")                                                       \
     XX(RES_GET,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request FROM reservations WHERE id = ?1")                              \
+       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE id = ?1")                              \
     XX(RES_ALL,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request FROM reservations ORDER BY id")                                \
+       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations ORDER BY id")                                \
     XX(GROUP_PUT,                                                                                 \
        "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, seq, "  \
        "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \
@@ -153,8 +157,14 @@
        "SELECT r.id, r.levels, r.assignment, r.requests, s.domain_values, count(*) "              \
        "FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "                 \
        "WHERE r.expires_at > ?1 AND NOT EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid "    \
-       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) "                       \
-       "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")
+       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) AND (s.pod_uid IS NOT " \
+       "NULL OR r.unclaimed_ttl = 0 OR r.claimed_at + r.unclaimed_ttl > ?1) "                     \
+       "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")                               \
+    XX(UNCLAIMED,                                                                                 \
+       "SELECT substr(r.podset_key, 1, instr(r.podset_key, '/') - 1) AS ns, r.id, r.requests, "   \
+       "count(*) FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "        \
+       "WHERE r.expires_at > ?1 AND s.pod_uid IS NULL AND (r.unclaimed_ttl = 0 OR "               \
+       "r.claimed_at + r.unclaimed_ttl > ?1) GROUP BY r.id ORDER BY ns, r.id")
 
 typedef enum cache_stmt {
 #define CACHE_XX_ENUM(name, sql) CACHE_STMT_##name,

@@ -83,6 +83,9 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     if (s->expires_at <= s->created_at)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: expires_at must be after "
                                                 "created_at", s->id);
+    if (s->version >= 2 && s->unclaimed_ttl < 0)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: unclaimed_ttl is negative",
+                            s->id);
     *out_slots = total;
     return 0;
 }
@@ -195,6 +198,8 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
+        (error = cache_bind_int(cache, st, 11, spec->version >= 2 ? spec->unclaimed_ttl : 0,
+                                err)) < 0 ||
         (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
         goto end;
     st = NULL;
@@ -239,6 +244,14 @@ static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *wha
     return cache_sql_error(c, rc, what, err);
 }
 
+static int lapsed(topo_err *err, const char *id)
+{
+    return topo_err_set(err, TOPO_ENOFIT,
+                        "reservation %s: its free slots were given back (no pod claimed one in "
+                        "time)",
+                        id);
+}
+
 int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
                                  const char *pod_uid, int32_t rank, int64_t now,
                                  topo_pool *pool, topo_err *err)
@@ -247,7 +260,7 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
     int64_t nslots = 0;
     int32_t slot = -1;
     char *values = NULL;
-    int error, found = 0;
+    int error, found = 0, free_open = 0;
 
     memset(out, 0, sizeof(*out));
     out->index = -1;
@@ -270,6 +283,7 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
         goto end;
     }
     nslots = sqlite3_column_int64(st, 0);
+    free_open = sqlite3_column_int(st, 1); /* its free slots not given back */
     cache_stmt_done(st);
 
     /* Idempotent: the pod's own slot again. */
@@ -319,6 +333,10 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
                                  id, (int)rank, (const char *)sqlite3_column_text(st, 1));
             goto end;
         }
+        if (!free_open && sqlite3_column_type(st, 1) == SQLITE_NULL) {
+            error = lapsed(err, id);
+            goto end;
+        }
         slot = rank;
         values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 0));
     } else {
@@ -327,11 +345,14 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
             goto end;
         }
         if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+            (error = cache_bind_int(cache, st, 2, free_open, err)) < 0 ||
             (error = step_row(cache, st, &found, "read slot", err)) < 0)
             goto end;
         if (!found) {
-            error = topo_err_set(err, TOPO_ENOFIT, "reservation %s: all %lld slots are claimed",
-                                 id, (long long)nslots);
+            error = free_open ? topo_err_set(err, TOPO_ENOFIT,
+                                             "reservation %s: all %lld slots are claimed", id,
+                                             (long long)nslots)
+                              : lapsed(err, id);
             goto end;
         }
         slot = (int32_t)sqlite3_column_int(st, 0);
@@ -347,6 +368,19 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
         (error = cache_bind_text(cache, st, 3, pod_uid, err)) < 0)
         goto end;
     error = cache_stmt_run(cache, st, "claim slot", err);
+    st = NULL;
+    if (error < 0)
+        goto end;
+    /* A pod arrived: the PodSet's other pods are on their way, so its free
+     * slots stay held for another unclaimed_ttl. */
+    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_CLAIMED_AT, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 2, now, err)) < 0)
+        goto end;
+    error = cache_stmt_run(cache, st, "record the claim", err);
     st = NULL;
     if (error < 0)
         goto end;
@@ -548,6 +582,8 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     }
     out->created_at = (int64_t)sqlite3_column_int64(row, 6);
     out->expires_at = (int64_t)sqlite3_column_int64(row, 7);
+    out->unclaimed_ttl = (int64_t)sqlite3_column_int64(row, 10);
+    out->claimed_at = (int64_t)sqlite3_column_int64(row, 11);
     if ((error = cache_column_json(&levels, row, 3, "reservations.levels", err)) < 0 ||
         (error = cache_column_json(&requests, row, 4, "reservations.requests", err)) < 0 ||
         (error = cache_column_json(&assignment, row, 5, "reservations.assignment", err)) < 0 ||
@@ -700,6 +736,14 @@ end:
     return cache_op_end(cache, CACHE_OP_READ, error, err);
 }
 
+int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nrequests)
+{
+    for (size_t i = 0; i < nrequests; i++)
+        if (requests[i].amount > 0)
+            return 1;
+    return 0;
+}
+
 int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
                                 void *payload, topo_err *err)
 {
@@ -750,6 +794,8 @@ int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reser
         r.values = vals;
         r.requests = req;
         r.count = (int32_t)sqlite3_column_int(st, 5);
+        if (!topo_cache_requests_hold_capacity(r.requests, r.nrequests))
+            continue;
         if ((error = fn(&r, payload)) != 0)
             goto end;
     }
@@ -761,6 +807,56 @@ end:
     json_decref(assignment);
     json_decref(requests);
     json_decref(values);
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
+}
+
+int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
+                                 void *payload, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *requests = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "unclaimed foreach: missing argument");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_UNCLAIMED, err)) == NULL) {
+        error = stmt_error(err);
+        goto end;
+    }
+    if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
+        goto end;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        topo_cache_unclaimed u;
+        topo_resource *req = NULL;
+
+        memset(&u, 0, sizeof(u));
+        topo_pool_clear(cache->scratch);
+        json_decref(requests);
+        requests = NULL;
+        if ((u.namespace_ = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL ||
+            (u.reservation_id = cache_column_strdup(st, 1, 0, cache->scratch)) == NULL) {
+            error = nomem(err);
+            goto end;
+        }
+        if ((error = cache_column_json(&requests, st, 2, "reservations.requests", err)) < 0 ||
+            (error = cache_json_to_resources(&req, &u.nrequests, requests, cache->scratch,
+                                             err)) < 0)
+            goto end;
+        u.requests = req;
+        u.count = (int32_t)sqlite3_column_int(st, 3);
+        if (!topo_cache_requests_hold_capacity(u.requests, u.nrequests))
+            continue;
+        if ((error = fn(&u, payload)) != 0)
+            goto end;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read unclaimed slots", err);
+
+end:
+    json_decref(requests);
     cache_stmt_done(st);
     return cache_op_end(cache, CACHE_OP_READ, error, err);
 }

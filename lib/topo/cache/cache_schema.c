@@ -105,6 +105,13 @@ const char *const topo_cache_migrations[] = {
     ");\n"
     "CREATE INDEX group_roles_expiry ON group_roles(expires_at);\n"
     "CREATE INDEX group_members_expiry ON group_members(expires_at);\n",
+
+    /* 3 → 4: free slots are given back when no pod claims one for a while.
+     * unclaimed_ttl (0: never, as for reservations made before) and the
+     * time of the last claim; see topo_cache_reservation_spec. */
+    "ALTER TABLE reservations ADD COLUMN unclaimed_ttl INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE reservations ADD COLUMN claimed_at INTEGER NOT NULL DEFAULT 0;\n"
+    "UPDATE reservations SET claimed_at = created_at;\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);
