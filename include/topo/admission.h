@@ -366,6 +366,14 @@ typedef struct topo_admission_stats {
 } topo_admission_stats;
 void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out);
 
+/* Capacity held now for pods not created yet (free slots not given back),
+ * per namespace and resource (Kueue units; "pods" for slots): one call
+ * each; fn returning non-zero stops and is returned. For /metrics. */
+typedef int (*topo_admission_unclaimed_fn)(void *payload, const char *namespace_,
+                                           const char *resource, int64_t amount);
+int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unclaimed_fn fn,
+                                     void *payload, topo_err *err) TOPO_MUST_CHECK;
+
 /* Placements failing for a local reason (the cache refusing writes: disk
  * full, a damaged file) make the webhook unready, so that the API server
  * stops calling a replica that can only admit pods unplaced:

@@ -28,6 +28,32 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                                    const char *pod_uid, topo_cache *cache, topo_pool *pool,
                                    topo_err *err);
 
+/* --- bounds on capacity held for pods not created yet (fairness.c) --------------------- */
+
+typedef struct topo_fairness {
+    const topo_resource *caps_namespace; /* "pods" counts slots */
+    size_t ncaps_namespace;
+    const topo_resource *caps_global;
+    size_t ncaps_global;
+    topo_admission_quota_fn quota; /* NULL: quotas not consulted */
+    void *quota_payload;
+} topo_fairness;
+
+/* Whether a new reservation of size pods of per-pod requests req in
+ * namespace ns, `arriving` of which are here now (they claim at once),
+ * stays within the caps and the namespace's ResourceQuota room, given what
+ * the cache holds unclaimed. 0 within; 1 with *why when over (the no-fit
+ * policy applies); <0 on errors. A PodSet that requests nothing is within. */
+int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t now,
+                              const char *ns, const topo_resource *req, size_t nreq, int32_t size,
+                              int32_t arriving, topo_pool *pool, const char **why,
+                              topo_err *err) TOPO_MUST_CHECK;
+
+/* Per namespace and resource ("pods" too), what is held for pods not
+ * created yet; fn returning non-zero stops and is returned. */
+int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn,
+                               void *payload, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
 /* The pod wrapped in a Pod CREATE AdmissionReview (compact JSON, malloc'd;
  * NULL when out of memory), so that it is read exactly as admission reads
  * it. */

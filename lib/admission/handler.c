@@ -52,6 +52,8 @@ struct topo_admission_ctx {
     topo_pool *engine_pool;
     topo_cache *cache;
     int64_t ttl;
+    int64_t unclaimed_ttl; /* free slots' hold without a claim */
+    topo_fairness fair;    /* caps in pool */
     topo_admission_policy default_policy;
     topo_admission_ns_policy_fn ns_policy;
     void *ns_policy_payload;
@@ -351,6 +353,45 @@ static int copy_topology(topology *dst, const topo_admission_topology *src, topo
     return 0;
 }
 
+static const topo_resource *copy_resources(const topo_resource *src, size_t n, topo_pool *pool)
+{
+    topo_resource *dst = topo_pool_calloc(pool, n + 1, sizeof(*dst));
+    for (size_t i = 0; dst != NULL && i < n; i++) {
+        dst[i].amount = src[i].amount;
+        if ((dst[i].name = topo_pool_strdup(pool, src[i].name)) == NULL)
+            return NULL;
+    }
+    return dst;
+}
+
+/* The caps on unclaimed capacity (pods only, at their defaults, when none
+ * are given) and the quota lookup. */
+static int copy_caps(topo_fairness *f, const topo_admission_opts *o, topo_pool *pool,
+                     topo_err *err)
+{
+    static const topo_resource ns_pods = {"pods", TOPO_ADMISSION_UNCLAIMED_PODS_NAMESPACE_DEFAULT};
+    static const topo_resource all_pods = {"pods", TOPO_ADMISSION_UNCLAIMED_PODS_GLOBAL_DEFAULT};
+    const topo_resource *cn = o->nunclaimed_cap_namespace ? o->unclaimed_cap_namespace : &ns_pods;
+    const topo_resource *cg = o->nunclaimed_cap_global ? o->unclaimed_cap_global : &all_pods;
+    size_t nn = o->nunclaimed_cap_namespace ? o->nunclaimed_cap_namespace : 1;
+    size_t ng = o->nunclaimed_cap_global ? o->nunclaimed_cap_global : 1;
+    for (size_t i = 0; i < nn + ng; i++) {
+        const topo_resource *r = i < nn ? &cn[i] : &cg[i - nn];
+        if (r->name == NULL || r->name[0] == '\0' || r->amount < 0)
+            return topo_err_set(err, TOPO_EINVALID, "admission: a cap on unclaimed capacity "
+                                                    "needs a resource name and an amount >= 0");
+    }
+    f->caps_namespace = copy_resources(cn, nn, pool);
+    f->caps_global = copy_resources(cg, ng, pool);
+    if (f->caps_namespace == NULL || f->caps_global == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "admission: out of memory");
+    f->ncaps_namespace = nn;
+    f->ncaps_global = ng;
+    f->quota = o->quota;
+    f->quota_payload = o->quota_payload;
+    return 0;
+}
+
 int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opts *opts,
                               topo_err *err)
 {
@@ -394,6 +435,12 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     c->default_policy = opts->default_policy;
     c->ns_policy = opts->ns_policy;
     c->ns_policy_payload = opts->ns_policy_payload;
+    c->unclaimed_ttl = opts->unclaimed_ttl_s > 0 ? opts->unclaimed_ttl_s
+                                                 : TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT;
+    if ((rc = copy_caps(&c->fair, opts, c->pool, err)) < 0) {
+        topo_admission_ctx_free(c);
+        return rc;
+    }
     c->clock = opts->clock;
     c->clock_payload = opts->clock_payload;
     topo_gates_init(&c->gates);
@@ -759,6 +806,7 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
     spec.expires_at = now + ctx->ttl;
     spec.shape = terms->shape;
     spec.request = terms->request;
+    spec.unclaimed_ttl = ctx->unclaimed_ttl;
     int rc = describe_reservation(r, &spec, as, pool, err);
     return rc < 0 ? rc : topo_cache_reservation_create(ctx->cache, &spec, err);
 }
@@ -767,7 +815,9 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
 static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_reservation *r,
                           const topo_podset_spec *ps, const topo_assignment *as)
 {
-    for (size_t d = 0; d < as->ndomains; d++) {
+    /* as the cache counts it at the next resync (foreach_reserved) */
+    int holds = topo_cache_requests_hold_capacity(ps->requests, ps->nrequests);
+    for (size_t d = 0; holds && d < as->ndomains; d++) {
         topo_err perr = TOPO_ERR_INIT;
         if (push(ctx, t, r->id, as->domains[d].values, as->nlevels, as->domains[d].count,
                  ps->requests, ps->nrequests, &perr) < 0)
@@ -1311,7 +1361,19 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         return no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
     topology *tp = &ctx->topos[t];
-    /* dryRun computes on the snapshot as it is and stores nothing. */
+    /* dryRun computes on the snapshot as it is and stores nothing; within
+     * the same bounds as a real request, so that it tells no more than one
+     * would (a probe cannot learn what a namespace over its caps could get). */
+    if (req->dry_run) {
+        pthread_mutex_lock(&ctx->mu);
+        rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps.requests,
+                                       ps.nrequests, id.size, 1, pool, &failure, &err);
+        pthread_mutex_unlock(&ctx->mu);
+        if (rc < 0)
+            goto fair_error;
+        if (rc == 1)
+            return no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+    }
     if (req->dry_run && (rc = compute(ctx, tp, &ps, &as, &failure, pool, pool, &err)) < 0)
         goto engine_error;
     if (req->dry_run) {
@@ -1329,7 +1391,13 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     pthread_mutex_lock(&ctx->mu);
     /* Another pod of the PodSet may have placed it meanwhile. */
     found = lookup(ctx, id.key, now, &r, pool, &err);
-    if (found == 0)
+    /* Within the bounds on room held for pods not created yet; over one,
+     * as == NULL and failure says why. */
+    int fair = found == 0 ? topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns,
+                                                      ps.requests, ps.nrequests, id.size, 1,
+                                                      pool, &failure, &err)
+                          : 0;
+    if (found == 0 && fair == 0)
         rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
     int stored = 0;
     if (found == 0 && rc == 0 && as != NULL) {
@@ -1349,6 +1417,8 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         return -1;
     if (found < 0 || got < 0 || stored < 0)
         goto internal;
+    if (fair < 0)
+        goto fair_error;
     if (rc < 0)
         goto engine_error;
     if (found == 0 && as == NULL)
@@ -1357,6 +1427,10 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
         return unplaced(ctx, a, m, why, pool);
     return patch_placed(ctx, a, m, req, found == 1 ? topology_of_id(ctx, r.id) : t, &p, pool);
 
+fair_error:
+    if (err.code == TOPO_ENOMEM)
+        return -1;
+    goto internal;
 engine_error:
     if (err.code == TOPO_ENOMEM)
         return -1;
@@ -1488,6 +1562,19 @@ done:
     topo_jsonpatch_free(a.patch);
     json_decref(pod);
     free(review);
+    topo_pool_free(pool);
+    return rc;
+}
+
+int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unclaimed_fn fn,
+                                     void *payload, topo_err *err)
+{
+    topo_pool *pool = topo_pool_create();
+    if (pool == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    pthread_mutex_lock(&ctx->mu);
+    int rc = topo_admission_fair_report(ctx->cache, now_s(ctx), fn, payload, pool, err);
+    pthread_mutex_unlock(&ctx->mu);
     topo_pool_free(pool);
     return rc;
 }
