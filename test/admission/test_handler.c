@@ -48,6 +48,10 @@ typedef struct fx_conf {
     int clock;                    /* the ctx reads fx.now */
     int64_t ttl;
     topo_admission_ns_policy_fn ns_policy;
+    /* bounds on room held for pods not created yet (0/NULL: defaults) */
+    const topo_resource *caps_ns, *caps_all;
+    size_t ncaps_ns, ncaps_all;
+    topo_admission_quota_fn quota;
 } fx_conf;
 
 typedef struct fx {
@@ -121,6 +125,11 @@ static int make_fx_conf(fx *f, const fx_conf *c)
     ao.default_policy = c->policy;
     ao.reservation_ttl_s = c->ttl;
     ao.ns_policy = c->ns_policy;
+    ao.unclaimed_cap_namespace = c->caps_ns;
+    ao.nunclaimed_cap_namespace = c->ncaps_ns;
+    ao.unclaimed_cap_global = c->caps_all;
+    ao.nunclaimed_cap_global = c->ncaps_all;
+    ao.quota = c->quota;
     if (c->clock) {
         ao.clock = fake_clock;
         ao.clock_payload = &f->now;
@@ -135,7 +144,7 @@ fail:
 
 static int make_fx(fx *f, topo_admission_policy policy)
 {
-    fx_conf c = {policy, NULL, 0, 0, 0, 0, NULL};
+    fx_conf c = {policy, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f->now = 0;
     return make_fx_conf(f, &c);
 }
@@ -667,7 +676,7 @@ static void test_tolerations(void **state)
 {
     (void)state;
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 1, 0, 0, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 1, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     for (int i = 0; i < 4; i++) {
@@ -831,7 +840,7 @@ static void test_restart(void **state)
     char dir[256], db[300], hosts[4][64];
     temp_db(dir, sizeof dir, db, sizeof db);
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     for (int i = 0; i < 4; i++) {
@@ -942,7 +951,7 @@ static void test_expiry(void **state)
     fx f;
     topo_err err = TOPO_ERR_INIT;
     topo_admission_stats st;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 60, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 60, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 1000;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     got g = ask(f.ctx,
@@ -1092,7 +1101,7 @@ static void test_two_topologies(void **state)
 {
     (void)state;
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_DENY, NULL, 0, 1, 0, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_DENY, NULL, 0, 1, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     /* a level only spine-topo has */
@@ -1137,7 +1146,7 @@ static void test_namespace_policy(void **state)
 {
     (void)state;
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 0, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     /* the hook needs a payload: a ctx made with it */
@@ -1211,7 +1220,7 @@ static void test_ungate_pod(void **state)
     char dir[256], db[300];
     temp_db(dir, sizeof dir, db, sizeof db);
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     topo_err err = TOPO_ERR_INIT;
@@ -1749,6 +1758,194 @@ static void test_unplaced_pod_gives_its_slot_back(void **state)
     free_fx(&f);
 }
 
+
+/* A Job pod of `size` pods in namespace ns asking `gpus` GPUs (and 16 CPUs)
+ * at level (required; "true": unconstrained); dry_run as a probe. No
+ * requests at all when gpus < 0. */
+static char *fair_pod(const char *uid, const char *ns, const char *job, int size,
+                      const char *level, int gpus, int dry_run)
+{
+    char ssize[16];
+    snprintf(ssize, sizeof ssize, "%d", size);
+    rq r = {uid, ns, NULL, "w-",
+            json_pack("{s:s, s:s}", "batch.kubernetes.io/controller-uid", job,
+                      "batch.kubernetes.io/job-name", job),
+            json_pack("{s:s, s:s}", strcmp(level, "true") == 0
+                                        ? TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY
+                                        : "kueue.x-k8s.io/podset-required-topology",
+                      level, TOPO_PODSET_SIZE_ANNOTATION, ssize),
+            gpus < 0 ? 0 : gpus, dry_run,
+            gpus < 0 ? json_pack("{s:[{s:s, s:s}]}", "containers", "name", "w", "image", "x")
+                     : NULL};
+    return review_rq(&r);
+}
+
+/* Issue 9: one pod with podset-size 3511 and no requests held every node's
+ * pod capacity, and every later topology pod waited. A PodSet whose pods
+ * request nothing is still placed (its pods get their domains) but holds
+ * nothing: a 32 x 8-GPU PodSet after it fits. */
+static void test_request_nothing_holds_nothing(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g = ask(f.ctx, fair_pod("n0", NULL, "idle", 3511, "true", -1, 0), "n0");
+    assert_string_not_equal(g.host, "");
+    assert_int_equal(reservations(&f), 1);
+    g = ask(f.ctx, fair_pod("n1", NULL, "train", 32, "topology.topo.io/datacenter", 8, 0), "n1");
+    assert_false(g.gated);
+    assert_string_not_equal(g.host, "");
+    assert_int_equal(reservations(&f), 2);
+    free_fx(&f);
+}
+
+/* Issue 9: room held for pods that never come is given back after the
+ * unclaimed TTL (120 s by default; the live snapshot learns it at its next
+ * resync, at most 30 s later), long before the reservation's own (600 s
+ * here); a late pod of that PodSet is then admitted unplaced. */
+static void test_unclaimed_slots_given_back(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 600, NULL, NULL, NULL, 0, 0, NULL};
+    f.now = 1000;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    /* 32 x 8 GPUs: every GPU of the 32 nodes */
+    got g = ask(f.ctx, fair_pod("u0", NULL, "big", 32, "topology.topo.io/datacenter", 8, 0), "u0");
+    assert_string_not_equal(g.host, "");
+    g = ask(f.ctx, fair_pod("x0", NULL, "small", 1, RACK, 8, 0), "x0");
+    assert_true(g.gated);
+
+    f.now = 1000 + TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT - 1;
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+    g = ask(f.ctx, fair_pod("x1", NULL, "small", 1, RACK, 8, 0), "x1");
+    assert_true(g.gated);
+
+    /* given back at the next resync: within 30 s (RESYNC_MAX_S) */
+    f.now = 1000 + TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT + 30;
+    assert_int_equal(topo_admission_tick(f.ctx, &err), 0);
+    assert_int_equal(reservations(&f), 1);
+    g = ask(f.ctx, fair_pod("x2", NULL, "small", 1, RACK, 8, 0), "x2");
+    assert_false(g.gated);
+    assert_string_not_equal(g.host, "");
+    g = ask(f.ctx, fair_pod("u1", NULL, "big", 32, "topology.topo.io/datacenter", 8, 0), "u1");
+    assert_true(g.allowed);
+    assert_string_equal(g.host, "");
+    assert_contains(g.warning, "free slots were given back");
+    free_fx(&f);
+}
+
+typedef struct unclaimed_seen {
+    char text[512];
+} unclaimed_seen;
+
+static int note_unclaimed(void *payload, const char *ns, const char *resource, int64_t amount)
+{
+    unclaimed_seen *u = payload;
+    size_t n = strlen(u->text);
+    snprintf(u->text + n, sizeof u->text - n, "%s/%s=%lld ", ns, resource, (long long)amount);
+    return 0;
+}
+
+/* Issue 9: caps on room held for pods not created yet, per namespace and in
+ * all; over one the PodSet does not fit (gated with the reason), a dry run
+ * included; other namespaces and resources are not held back. */
+static void test_unclaimed_caps(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    static const topo_resource per_ns[] = {{"nvidia.com/gpu", 64}};
+    static const topo_resource all[] = {{"pods", 100}};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 0, 0, NULL, per_ns, all, 1, 1, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    const char *dc = "topology.topo.io/datacenter";
+    /* 15 pods to come x 8 GPUs = 120 > 64 */
+    got g = ask(f.ctx, fair_pod("a0", NULL, "a", 16, dc, 8, 0), "a0");
+    assert_true(g.gated);
+    assert_contains(g.wait, "namespace team-a would hold 120 nvidia.com/gpu reserved for pods "
+                            "not created yet (0 before this PodSet), over the cap of 64");
+    /* 7 x 8 = 56, then 56 + 8 = 64: within */
+    g = ask(f.ctx, fair_pod("b0", NULL, "b", 8, dc, 8, 0), "b0");
+    assert_string_not_equal(g.host, "");
+    g = ask(f.ctx, fair_pod("c0", NULL, "c", 2, dc, 8, 0), "c0");
+    assert_string_not_equal(g.host, "");
+    /* 72: over, as a dry run too (it tells no more than a real request) */
+    g = ask(f.ctx, fair_pod("d0", NULL, "d", 2, dc, 8, 1), "d0");
+    assert_true(g.gated);
+    assert_contains(g.wait, "would hold 72 nvidia.com/gpu");
+    g = ask(f.ctx, fair_pod("d1", NULL, "d", 2, dc, 8, 0), "d1");
+    assert_true(g.gated);
+    /* another namespace has its own cap */
+    g = ask(f.ctx, fair_pod("e0", "team-b", "e", 8, dc, 8, 0), "e0");
+    assert_string_not_equal(g.host, "");
+    /* the cluster's cap on pods: 7 + 1 + 7 held, 89 more is 104 > 100 */
+    g = ask(f.ctx, fair_pod("f0", "team-c", "f", 90, dc, 0, 0), "f0");
+    assert_true(g.gated);
+    assert_contains(g.wait, "the cluster would hold 104 pods reserved");
+    g = ask(f.ctx, fair_pod("f1", "team-c", "f2", 86, dc, 0, 0), "f1");
+    assert_string_not_equal(g.host, "");
+    /* a PodSet asking for nothing is not held back */
+    g = ask(f.ctx, fair_pod("g0", "team-c", "g", 500, "true", -1, 0), "g0");
+    assert_string_not_equal(g.host, "");
+
+    unclaimed_seen u;
+    memset(&u, 0, sizeof u);
+    assert_int_equal(topo_admission_unclaimed_foreach(f.ctx, note_unclaimed, &u, &err), 0);
+    assert_contains(u.text, "team-a/pods=8 ");
+    assert_contains(u.text, "team-a/nvidia.com/gpu=64 ");
+    assert_contains(u.text, "team-a/cpu=128000 ");
+    assert_contains(u.text, "team-b/nvidia.com/gpu=56 ");
+    assert_contains(u.text, "team-c/pods=85 ");
+    free_fx(&f);
+}
+
+/* The namespace's ResourceQuota room, as webhook/quota.c would give it:
+ * team-a may still create 4 pods' worth of GPUs (32), team-b has none. */
+static int fake_quota(void *payload, const char *ns, topo_pool *pool,
+                      const topo_admission_quota_room **out, size_t *n)
+{
+    (void)payload;
+    if (strcmp(ns, "team-a") != 0)
+        return 0;
+    topo_admission_quota_room *r = topo_pool_calloc(pool, 2, sizeof(*r));
+    if (r == NULL)
+        return TOPO_ENOMEM;
+    r[0] = (topo_admission_quota_room){"nvidia.com/gpu", 32};
+    r[1] = (topo_admission_quota_room){"pods", 1000};
+    *out = r;
+    *n = 2;
+    return 1;
+}
+
+/* Issue 9: ResourceQuota saw one pod while its PodSet held 194 GPUs. A new
+ * reservation counts against the room the namespace's quota leaves. */
+static void test_resource_quota_room(void **state)
+{
+    (void)state;
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0,
+                 fake_quota};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    const char *dc = "topology.topo.io/datacenter";
+    got g = ask(f.ctx, fair_pod("q0", NULL, "q", 8, dc, 8, 0), "q0");
+    assert_true(g.gated);
+    assert_contains(g.wait, "namespace team-a: its ResourceQuota leaves 32 nvidia.com/gpu, the "
+                            "PodSet's 8 pods need 64 (0 held for pods not created yet before it)");
+    g = ask(f.ctx, fair_pod("q1", NULL, "q1", 4, dc, 8, 0), "q1");
+    assert_string_not_equal(g.host, "");
+    /* 24 held for its 3 pods to come: one more pod of 8 GPUs is 32, two 40 */
+    g = ask(f.ctx, fair_pod("q2", NULL, "q2", 2, dc, 8, 0), "q2");
+    assert_true(g.gated);
+    assert_contains(g.wait, "(24 held for pods not created yet before it)");
+    g = ask(f.ctx, fair_pod("q3", "team-b", "q3", 8, dc, 8, 0), "q3");
+    assert_string_not_equal(g.host, "");
+    free_fx(&f);
+}
+
 /* Issue 9: what a topology pod may carry is bounded (limits.h); past a
  * limit, a 400 naming the field. At the limit, placed. */
 static void test_pod_limits(void **state)
@@ -1840,7 +2037,7 @@ static void test_unready_while_placements_fail(void **state)
     char dir[256], db[300], why[256];
     temp_db(dir, sizeof dir, db, sizeof db);
     fx f;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 1, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 1000;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     assert_int_equal(topo_admission_ready(f.ctx, why, sizeof why), 1);
@@ -1888,7 +2085,7 @@ static void test_stats(void **state)
     fx f;
     topo_err err = TOPO_ERR_INIT;
     topo_admission_stats st;
-    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 0, NULL};
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, NULL, 0, 0, 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 500;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     topo_admission_get_stats(f.ctx, &st);
@@ -1944,6 +2141,10 @@ int main(void)
         cmocka_unit_test(test_extreme_pods_request), cmocka_unit_test(test_long_utf8_values),
         cmocka_unit_test(test_unplaced_pod_gives_its_slot_back),
         cmocka_unit_test(test_pod_limits),
+        cmocka_unit_test(test_request_nothing_holds_nothing),
+        cmocka_unit_test(test_unclaimed_slots_given_back),
+        cmocka_unit_test(test_unclaimed_caps),
+        cmocka_unit_test(test_resource_quota_room),
         cmocka_unit_test(test_unready_while_placements_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
