@@ -36,6 +36,20 @@ void wh_text_add(wh_text *t, const char *fmt, ...)
     }
 }
 
+void wh_text_add_label_value(wh_text *t, const char *value)
+{
+    for (const char *s = value; *s != '\0'; s++) {
+        if (*s == '\\')
+            wh_text_add(t, "\\\\");
+        else if (*s == '"')
+            wh_text_add(t, "\\\"");
+        else if (*s == '\n')
+            wh_text_add(t, "\\n");
+        else
+            wh_text_add(t, "%c", *s);
+    }
+}
+
 char *wh_text_take(wh_text *t)
 {
     char *p = t->failed ? NULL : t->p;

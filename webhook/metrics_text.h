@@ -17,6 +17,9 @@ typedef struct wh_text {
 #define WH_TEXT_INIT {NULL, 0, 0, 0}
 
 void wh_text_add(wh_text *t, const char *fmt, ...) TOPO_PRINTF(2, 3);
+/* A label value as the text format quotes it: backslash, double quote and
+ * newline escaped (the value may come from a request). */
+void wh_text_add_label_value(wh_text *t, const char *value);
 /* The text (malloc'd, NUL-terminated; the caller frees), or NULL after a
  * failed append. t is empty afterwards. */
 char *wh_text_take(wh_text *t);

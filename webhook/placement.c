@@ -186,6 +186,11 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
         ao.ntopologies = p->ntopos;
         ao.cache = p->cache;
         ao.reservation_ttl_s = topo_admission_config_reservation_ttl_s(p->cfg);
+        ao.unclaimed_ttl_s = topo_admission_config_unclaimed_ttl_s(p->cfg);
+        ao.unclaimed_cap_namespace =
+            topo_admission_config_unclaimed_caps(p->cfg, 0, &ao.nunclaimed_cap_namespace);
+        ao.unclaimed_cap_global =
+            topo_admission_config_unclaimed_caps(p->cfg, 1, &ao.nunclaimed_cap_global);
         ao.default_policy = o->policy >= 0 ? (topo_admission_policy)o->policy
                                            : topo_admission_config_default_policy(p->cfg);
         if (p->ns != NULL) {
@@ -250,6 +255,17 @@ void wh_placement_tick(wh_placement *p)
 
 /* --- metrics ----------------------------------------------------------------------- */
 
+static int unclaimed_line(void *payload, const char *ns, const char *resource, int64_t amount)
+{
+    wh_text *t = payload;
+    wh_text_add(t, "topo_webhook_reserved_unclaimed{namespace=\"");
+    wh_text_add_label_value(t, ns);
+    wh_text_add(t, "\",resource=\"");
+    wh_text_add_label_value(t, resource);
+    wh_text_add(t, "\"} %lld\n", (long long)amount);
+    return 0;
+}
+
 char *wh_placement_metrics(void *payload)
 {
     wh_placement *p = payload;
@@ -292,6 +308,13 @@ char *wh_placement_metrics(void *payload)
                 (unsigned long long)s.reserved, (unsigned long long)s.errors,
                 (unsigned long long)s.invalid, (unsigned long long)s.unknown_level,
                 (unsigned)s.failing, s.reservations);
+    wh_text_add(&t, "# HELP topo_webhook_reserved_unclaimed Capacity reserved for pods not "
+                    "created yet (free slots), by namespace and resource: Kueue units (cpu in "
+                    "millicores, memory in bytes), pods in slots.\n"
+                    "# TYPE topo_webhook_reserved_unclaimed gauge\n");
+    topo_err uerr = TOPO_ERR_INIT;
+    if (topo_admission_unclaimed_foreach(p->ctx, unclaimed_line, &t, &uerr) < 0)
+        topo_log(TOPO_LOG_WARN, "metrics: reserved capacity not read: %s", uerr.text);
     wh_text_add(&t,
                 "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
                 "the API server (0 with a static inventory).\n"

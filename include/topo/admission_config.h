@@ -34,6 +34,8 @@
 #define TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS 5000
 #define TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS 1000
 #define TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS (10 * 60 * 1000)
+/* Most entries of maxUnclaimed.perNamespace and of maxUnclaimed.total. */
+#define TOPO_ADMISSION_MAX_UNCLAIMED_CAPS 32
 
 /* One topology: a read-only view owned by its config. */
 typedef struct topo_admission_topology_config {
@@ -84,6 +86,12 @@ topo_admission_policy topo_admission_config_default_policy(const topo_admission_
 const char *topo_admission_config_namespace_policy_label(const topo_admission_config *cfg);
 int64_t topo_admission_config_reservation_ttl_s(const topo_admission_config *cfg);
 int64_t topo_admission_config_ungate_interval_ms(const topo_admission_config *cfg);
+/* unclaimedTTL (default TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT). */
+int64_t topo_admission_config_unclaimed_ttl_s(const topo_admission_config *cfg);
+/* maxUnclaimed.perNamespace (total 0) or maxUnclaimed.total (total 1): n
+ * caps, NULL with n 0 when the file sets none (then the ctx's defaults). */
+const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_config *cfg,
+                                                          int total, size_t *n);
 
 /* Label keys and values are checked by lib/kueue (topo_kueue_label_*). */
 /* A DNS-1123 label: 1..63 characters [a-z0-9-], alphanumerics at both ends. */

@@ -16,6 +16,7 @@
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
+#include "topo/quantity.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define PI(buf, path, i) topo_decode_path_index(buf, sizeof(buf), path, i)
@@ -28,6 +29,9 @@ struct topo_admission_config {
     const char *ns_label; /* NULL: disabled */
     int64_t reservation_ttl_s;
     int64_t ungate_interval_ms;
+    int64_t unclaimed_ttl_s;
+    topo_resource *caps_ns, *caps_all; /* maxUnclaimed; NULL: the defaults */
+    size_t ncaps_ns, ncaps_all;
 };
 
 /* What the validators need to report an error. */
@@ -324,7 +328,56 @@ static int config_new(topo_admission_config **out)
     cfg->ns_label = TOPO_ADMISSION_NAMESPACE_POLICY_LABEL;
     cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S;
     cfg->ungate_interval_ms = TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
+    cfg->unclaimed_ttl_s = TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT;
     *out = cfg;
+    return 0;
+}
+
+/* maxUnclaimed.<which>: resource name -> quantity (Kueue units, "pods" a
+ * count); at most TOPO_ADMISSION_MAX_UNCLAIMED_CAPS entries. */
+static int parse_caps(const reader *r, topo_resource **out, size_t *n, const json_t *parent,
+                      const char *which, topo_pool *pool)
+{
+    char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX];
+    const json_t *obj = json_object_get(parent, which), *v;
+    const char *key;
+    P(p, "maxUnclaimed", which);
+    if (obj == NULL || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return fail(r, obj, parent, "%s: expected a map of resource name to quantity, got %s", p,
+                    topo_decode_type_name(obj));
+    if (json_object_size(obj) > TOPO_ADMISSION_MAX_UNCLAIMED_CAPS)
+        return fail(r, obj, parent, "%s: %zu entries (at most %d)", p, json_object_size(obj),
+                    TOPO_ADMISSION_MAX_UNCLAIMED_CAPS);
+    topo_resource *caps = topo_pool_calloc(pool, json_object_size(obj) + 1, sizeof(*caps));
+    if (caps == NULL)
+        return oom(r);
+    size_t k = 0;
+    json_object_foreach((json_t *)obj, key, v) {
+        char why[256];
+        topo_err qerr = TOPO_ERR_INIT;
+        char text[64];
+        P(pk, p, key);
+        if (strcmp(key, "pods") != 0 && !topo_kueue_label_key_valid(key, why, sizeof(why)))
+            return fail(r, v, obj, "%s: \"%s\" is not a resource name: %s", pk, key, why);
+        if (json_is_integer(v))
+            snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        else if (json_is_string(v) && json_string_length(v) < sizeof(text))
+            snprintf(text, sizeof(text), "%s", json_string_value(v));
+        else
+            return fail(r, v, obj, "%s: expected a quantity (\"64\", \"500\", \"1Ti\"), got %s",
+                        pk, topo_decode_type_name(v));
+        if (topo_quantity_parse_resource(&caps[k].amount, key, text, &qerr) != 0)
+            return fail(r, v, obj, "%s: %s", pk, qerr.text);
+        if (caps[k].amount < 0)
+            return fail(r, v, obj, "%s: must not be negative", pk);
+        if ((caps[k].name = topo_pool_strdup(pool, key)) == NULL)
+            return oom(r);
+        k++;
+    }
+    *out = caps;
+    *n = k;
     return 0;
 }
 
@@ -332,7 +385,9 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
 {
     static const char *const keys[] = {"topologies",     "defaultPolicy",
                                        "namespacePolicyLabel", "reservationTTL",
-                                       "ungateInterval", NULL};
+                                       "ungateInterval", "unclaimedTTL",
+                                       "maxUnclaimed",   NULL};
+    static const char *const cap_keys[] = {"perNamespace", "total", NULL};
     char p[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *root = r->root, *arr;
     const char *s;
@@ -377,6 +432,28 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
                                 TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS,
                                 TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS, "1s..10m")) < 0)
         return error;
+    ms = cfg->unclaimed_ttl_s * 1000;
+    if ((error = parse_duration(r, &ms, "unclaimedTTL",
+                                TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
+                                TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000),
+                                "10s..24h")) < 0)
+        return error;
+    if (ms % 1000 != 0)
+        return fail(r, json_object_get(root, "unclaimedTTL"), root,
+                    "unclaimedTTL: must be a whole number of seconds");
+    cfg->unclaimed_ttl_s = ms / 1000;
+    arr = json_object_get(root, "maxUnclaimed");
+    if (arr != NULL && !json_is_null(arr)) {
+        if (!json_is_object(arr))
+            return fail(r, arr, root, "maxUnclaimed: expected a map with perNamespace and total, "
+                                      "got %s",
+                        topo_decode_type_name(arr));
+        if ((error = check_keys(r, arr, "maxUnclaimed", cap_keys)) < 0 ||
+            (error = parse_caps(r, &cfg->caps_ns, &cfg->ncaps_ns, arr, "perNamespace",
+                                cfg->pool)) < 0 ||
+            (error = parse_caps(r, &cfg->caps_all, &cfg->ncaps_all, arr, "total", cfg->pool)) < 0)
+            return error;
+    }
 
     arr = json_object_get(root, "topologies");
     if (arr == NULL || json_is_null(arr))
@@ -547,4 +624,16 @@ int64_t topo_admission_config_reservation_ttl_s(const topo_admission_config *cfg
 int64_t topo_admission_config_ungate_interval_ms(const topo_admission_config *cfg)
 {
     return cfg->ungate_interval_ms;
+}
+
+int64_t topo_admission_config_unclaimed_ttl_s(const topo_admission_config *cfg)
+{
+    return cfg->unclaimed_ttl_s;
+}
+
+const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_config *cfg,
+                                                          int total, size_t *n)
+{
+    *n = total ? cfg->ncaps_all : cfg->ncaps_ns;
+    return total ? cfg->caps_all : cfg->caps_ns;
 }

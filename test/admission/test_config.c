@@ -51,6 +51,19 @@ static void test_config__good_full(void **state)
                         "example.com/placement-policy");
     assert_int_equal(topo_admission_config_reservation_ttl_s(cfg), 5400);
     assert_int_equal(topo_admission_config_ungate_interval_ms(cfg), 1500);
+    assert_int_equal(topo_admission_config_unclaimed_ttl_s(cfg), 180);
+    size_t n = 0;
+    const topo_resource *caps = topo_admission_config_unclaimed_caps(cfg, 0, &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(caps[0].name, "pods");
+    assert_int_equal(caps[0].amount, 512);
+    assert_string_equal(caps[1].name, "nvidia.com/gpu");
+    assert_int_equal(caps[1].amount, 256);
+    assert_string_equal(caps[2].name, "cpu");
+    assert_int_equal(caps[2].amount, 500); /* millicores, as pods' requests */
+    caps = topo_admission_config_unclaimed_caps(cfg, 1, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(caps[0].amount, 4096);
 
     t = topo_admission_config_topology(cfg, 0);
     assert_non_null(t);
@@ -99,6 +112,10 @@ static void test_config__good_defaults(void **state)
                         TOPO_ADMISSION_NAMESPACE_POLICY_LABEL);
     assert_int_equal(topo_admission_config_reservation_ttl_s(cfg), 600);
     assert_int_equal(topo_admission_config_ungate_interval_ms(cfg), 5000);
+    assert_int_equal(topo_admission_config_unclaimed_ttl_s(cfg), 120);
+    size_t n = 1;
+    assert_null(topo_admission_config_unclaimed_caps(cfg, 0, &n));
+    assert_int_equal(n, 0);
     topo_admission_config_free(cfg);
 
     cfg = load_good("good-no-namespace-label.yaml");
