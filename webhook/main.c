@@ -41,6 +41,9 @@ static const char usage[] =
     "  --cert-check-interval S  seconds between certificate file checks (default 2)\n"
     "  --shutdown-timeout S     on SIGTERM, wait at most this for in-flight requests\n"
     "                           (default 15)\n"
+    "  --request-timeout S      a request's deadline when the API server's ?timeout=\n"
+    "                           is longer or absent (default 10, at most 30): past it,\n"
+    "                           placement stops before storing anything (504)\n"
     "  --max-body-memory MIB    request bodies held at once, over all connections\n"
     "                           (default 256); beyond it a request gets 503\n"
     "  --log-format json|text   json: one JSON object per line (default); text: logfmt\n"
@@ -69,7 +72,10 @@ static const char usage[] =
     "  --noop                   benchmark floor only: answer every request with a fixed\n"
     "                           allowed response, body unread (bench/webhook)\n";
 
-/* The server's handler signature over topo_admission_handle. */
+/* --request-timeout, in ms: the cap on a request's deadline. */
+static long long request_cap_ms = 10000;
+
+/* The server's handler signature over topo_admission_handle_until. */
 static int handle_admission(void *ctx, const char *body, size_t len, char **out_body,
                             size_t *out_len, int *out_status)
 {
@@ -89,7 +95,14 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
             return *out_body ? 0 : -1;
         }
     }
-    return topo_admission_handle(req->user, body, len, out_body, out_len, out_status);
+    /* The deadline: the API server's, capped by ours; enforced while the
+     * request waits for the placement lock and before it stores. */
+    long long budget_ms = req->timeout_ms > 0 && req->timeout_ms < request_cap_ms
+                              ? req->timeout_ms
+                              : request_cap_ms;
+    int64_t deadline = req->start_ns > 0 ? req->start_ns + budget_ms * 1000000LL : 0;
+    return topo_admission_handle_until(req->user, deadline, body, len, out_body, out_len,
+                                       out_status);
 }
 
 /* One JSON object per line on stderr: ts (Unix seconds), level, msg, fields. */
@@ -191,6 +204,8 @@ int main(int argc, char **argv)
             check_s = n;
         else if (strcmp(a, "--shutdown-timeout") == 0 && parse_uint(&n, v, 3600) == 0)
             shutdown_s = n;
+        else if (strcmp(a, "--request-timeout") == 0 && parse_uint(&n, v, 30) == 0 && n > 0)
+            request_cap_ms = (long long)n * 1000;
         else if (strcmp(a, "--max-body-memory") == 0 && parse_uint(&n, v, 65536) == 0 && n > 0)
             opts.max_body_bytes_held = (size_t)n << 20;
         else if (strcmp(a, "--max-connections-per-client") == 0 &&

@@ -302,12 +302,16 @@ char *wh_placement_metrics(void *payload)
                 "in a row; the replica is unready from 3.\n"
                 "# TYPE topo_webhook_placement_failing gauge\n"
                 "topo_webhook_placement_failing %u\n"
+                "# HELP topo_webhook_deadline_exceeded_total Topology pods whose request "
+                "deadline passed while they waited to be placed (504, nothing stored).\n"
+                "# TYPE topo_webhook_deadline_exceeded_total counter\n"
+                "topo_webhook_deadline_exceeded_total %llu\n"
                 "# HELP topo_webhook_reservations Reservations held in the cache.\n"
                 "# TYPE topo_webhook_reservations gauge\n"
                 "topo_webhook_reservations %zu\n",
                 (unsigned long long)s.reserved, (unsigned long long)s.errors,
                 (unsigned long long)s.invalid, (unsigned long long)s.unknown_level,
-                (unsigned)s.failing, s.reservations);
+                (unsigned)s.failing, (unsigned long long)s.timed_out, s.reservations);
     wh_text_add(&t, "# HELP topo_webhook_reserved_unclaimed Capacity reserved for pods not "
                     "created yet (free slots), by namespace and resource: Kueue units (cpu in "
                     "millicores, memory in bytes), pods in slots.\n"

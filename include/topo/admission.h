@@ -360,6 +360,7 @@ typedef struct topo_admission_stats {
     uint64_t errors;       /* internal errors (cache, memory) */
     uint64_t invalid;      /* of denied: requests Kueue's validation refuses */
     uint64_t unknown_level; /* valid requests naming a level no topology has (then the policy) */
+    uint64_t timed_out;    /* requests stopped at their deadline (504, nothing stored) */
     uint32_t failing;      /* placements failed here (the cache) in a row */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
@@ -425,5 +426,13 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
  * Returns 0 with an answer, -1 when out of memory (the server answers 500). */
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
                           char **out_body, size_t *out_len, int *out_status);
+
+/* topo_admission_handle with a deadline (CLOCK_MONOTONIC nanoseconds; 0:
+ * none): a topology pod whose request reaches the placement lock, or leaves
+ * the engine, past it stops there, stores nothing, and is answered 504
+ * (nobody reads the answer any more; what it would have reserved stays
+ * free). */
+int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
+                                size_t len, char **out_body, size_t *out_len, int *out_status);
 
 #endif

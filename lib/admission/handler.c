@@ -69,7 +69,7 @@ struct topo_admission_ctx {
     size_t reservations;
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated,
-        errors, invalid, unknown_level;
+        errors, invalid, unknown_level, timed_out;
     _Atomic int64_t last_tick;
     /* Placements failing for a local reason (the cache: disk full, a
      * damaged file): how many in a row, and when the last one failed. */
@@ -467,6 +467,7 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->errors = atomic_load(&ctx->errors);
     out->invalid = atomic_load(&ctx->invalid);
     out->unknown_level = atomic_load(&ctx->unknown_level);
+    out->timed_out = atomic_load(&ctx->timed_out);
     out->failing = atomic_load(&ctx->failing);
     out->last_tick = atomic_load(&ctx->last_tick);
     pthread_mutex_lock(&ctx->mu);
@@ -629,7 +630,25 @@ typedef struct answer {
     const char *role; /* a pod-group pod's shape: annotated, for the ungater to read back */
     const char *warnings[3];
     const char *failure; /* ungate: why it still does not fit */
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
+    int timed_out;       /* stopped at the deadline, nothing stored */
 } answer;
+
+/* Past the request's deadline nobody reads the answer (the API server has
+ * applied its failure policy): a request that waited that long for the lock
+ * or the engine stops before it stores anything, so no room is reserved
+ * for a pod that will not carry our patch. */
+static int past_deadline(answer *a)
+{
+    if (a->deadline_ns <= 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < a->deadline_ns)
+        return 0;
+    a->timed_out = 1;
+    return 1;
+}
 
 static void warn(answer *a, const char *w)
 {
@@ -1178,6 +1197,10 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     int rc = 0, got = 0;
     memset(&p, 0, sizeof p);
     pthread_mutex_lock(&ctx->mu);
+    if (past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
     int found = lookup(ctx, rid.key, now, &r, pool, &err);
     if (found == 1 && (contradiction = contradicts(&r, &mine, pool)) == NULL)
         got = claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
@@ -1225,6 +1248,10 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
             self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
             if (terms[i].key == NULL)
                 rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        }
+        if (rc == 0 && past_deadline(a)) {
+            pthread_mutex_unlock(&ctx->mu);
+            return 0;
         }
         if (rc == 0)
             got = reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now, rs,
@@ -1389,6 +1416,10 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
      * (computing optimistically and checking the snapshot's generation
      * wasted half the work at 32 connections). */
     pthread_mutex_lock(&ctx->mu);
+    if (past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
     /* Another pod of the PodSet may have placed it meanwhile. */
     found = lookup(ctx, id.key, now, &r, pool, &err);
     /* Within the bounds on room held for pods not created yet; over one,
@@ -1400,6 +1431,10 @@ static int place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admissio
     if (found == 0 && fair == 0)
         rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
     int stored = 0;
+    if (found == 0 && rc == 0 && as != NULL && past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
     if (found == 0 && rc == 0 && as != NULL) {
         got = reserve_and_claim(ctx, (size_t)t, &id, &terms, &ps, &as, 1, 0, now, &r, &p, &why,
                                 pool, &err);
@@ -1458,6 +1493,12 @@ static int error_body(char **out_body, size_t *out_len, int *out_status, int sta
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
                           char **out_body, size_t *out_len, int *out_status)
 {
+    return topo_admission_handle_until(ctx, 0, body, len, out_body, out_len, out_status);
+}
+
+int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
+                                size_t len, char **out_body, size_t *out_len, int *out_status)
+{
     topo_admission_request req;
     topo_err err = TOPO_ERR_INIT;
     answer a;
@@ -1468,6 +1509,7 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
     *out_status = 500;
     memset(&a, 0, sizeof a);
     a.resp = (topo_admission_response)TOPO_ADMISSION_RESPONSE_INIT;
+    a.deadline_ns = deadline_ns;
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
         return -1;
@@ -1489,6 +1531,13 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
     } else if (topo_admission_classify(&req) == TOPO_ADMISSION_TOPOLOGY_POD) {
         if (place(ctx, &a, MODE_ADMIT, &req, NULL, pool) < 0)
             goto done;
+        if (a.timed_out) {
+            atomic_fetch_add(&ctx->timed_out, 1);
+            ret = error_body(out_body, out_len, out_status, 504,
+                             "the request's deadline passed while it waited to be placed; "
+                             "nothing was reserved");
+            goto done;
+        }
     } else {
         atomic_fetch_add(&ctx->passed, 1);
     }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1946,6 +1947,44 @@ static void test_resource_quota_room(void **state)
     free_fx(&f);
 }
 
+
+/* Issue 9: a request's deadline is enforced while it is handled: one that
+ * reaches the placement lock past it stops there, reserves nothing and is
+ * answered 504; within it, placed as ever. */
+static void test_deadline(void **state)
+{
+    (void)state;
+    fx f;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    char *body = fair_pod("t0", NULL, "late", 4, RACK, 8, 0), *out = NULL;
+    size_t len = 0;
+    int status = 0;
+    assert_int_equal(
+        topo_admission_handle_until(f.ctx, now_ns - 1, body, strlen(body), &out, &len, &status),
+        0);
+    assert_int_equal(status, 504);
+    assert_non_null(strstr(out, "nothing was reserved"));
+    free(out);
+    assert_int_equal(reservations(&f), 0);
+    assert_int_equal(claimed(&f), 0);
+    topo_admission_stats st;
+    topo_admission_get_stats(f.ctx, &st);
+    assert_int_equal(st.timed_out, 1);
+    out = NULL;
+    assert_int_equal(topo_admission_handle_until(f.ctx, now_ns + 60 * INT64_C(1000000000), body,
+                                                 strlen(body), &out, &len, &status),
+                     0);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(out, "\"allowed\":true"));
+    free(out);
+    free(body);
+    assert_int_equal(reservations(&f), 1);
+    free_fx(&f);
+}
+
 /* Issue 9: what a topology pod may carry is bounded (limits.h); past a
  * limit, a 400 naming the field. At the limit, placed. */
 static void test_pod_limits(void **state)
@@ -2145,6 +2184,7 @@ int main(void)
         cmocka_unit_test(test_unclaimed_slots_given_back),
         cmocka_unit_test(test_unclaimed_caps),
         cmocka_unit_test(test_resource_quota_room),
+        cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_unready_while_placements_fail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
