@@ -2,12 +2,18 @@
  * any body gets an answer (or a clean error), never a crash, a leak or a
  * corrupted reservation table. The handler places on a small live snapshot
  * (2 racks x 2 nodes x 8 GPUs) with reservations in an in-memory cache,
- * kept across inputs as a running webhook keeps them. Seeds:
- * fixtures/admission/<case>/request.json. */
+ * kept across inputs as a running webhook keeps them; small caps on room
+ * held for pods not created yet and a ResourceQuota for namespaces named
+ * "quota-*" (issue 9), so those paths run too; every fifth input arrives
+ * past its deadline. Seeds: fixtures/admission/<case>/request.json and
+ * fixtures/fuzz/handler (fixtures/fuzz/README.md). */
+#define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "topo/admission.h"
 #include "topo/cache.h"
@@ -18,6 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const levels[] = {"topology.topo.io/rack", "kubernetes.io/hostname"};
 
 static topo_admission_ctx *ctx;
+
+/* 8 GPUs and 4 pods of room in "quota-*" namespaces; no quota elsewhere. */
+static int quota(void *payload, const char *ns, topo_pool *pool,
+                 const topo_admission_quota_room **out, size_t *n)
+{
+    (void)payload;
+    if (strncmp(ns, "quota-", 6) != 0)
+        return 0;
+    topo_admission_quota_room *r = topo_pool_calloc(pool, 2, sizeof(*r));
+    if (r == NULL)
+        return TOPO_ENOMEM;
+    r[0] = (topo_admission_quota_room){"nvidia.com/gpu", 8};
+    r[1] = (topo_admission_quota_room){"pods", 4};
+    *out = r;
+    *n = 2;
+    return 1;
+}
 
 static void setup(void)
 {
@@ -45,6 +68,13 @@ static void setup(void)
     o.topologies = &t;
     o.ntopologies = 1;
     o.cache = cache;
+    static const topo_resource per_ns[] = {{"pods", 16}, {"nvidia.com/gpu", 24}};
+    static const topo_resource all[] = {{"pods", 24}};
+    o.unclaimed_cap_namespace = per_ns;
+    o.nunclaimed_cap_namespace = 2;
+    o.unclaimed_cap_global = all;
+    o.nunclaimed_cap_global = 1;
+    o.quota = quota;
     if (topo_admission_ctx_create(&ctx, &o, &err) != 0)
         abort();
 }
@@ -56,7 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int status = 0;
     if (ctx == NULL)
         setup();
-    if (topo_admission_handle(ctx, (const char *)data, size, &out, &len, &status) == 0 &&
+    int64_t deadline = 0;
+    if (size % 5 == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; /* passed on arrival */
+    }
+    if (topo_admission_handle_until(ctx, deadline, (const char *)data, size, &out, &len,
+                                    &status) == 0 &&
         (out == NULL || status < 200 || status > 599))
         abort(); /* an answer always has a body and an HTTP status */
     free(out);
