@@ -13,7 +13,10 @@ pods asked again (new request uids, concurrently) get the same hosts; a
 patched pod posted again gets no patch; a pod that cannot fit is gated;
 requests Kueue's validation refuses are refused with its message (the pod
 whose slice is larger than its PodSet, which once crashed the process), and
-"True" is a boolean.
+"True" is a boolean. A second webhook, with --config capping what a
+namespace holds for pods not created yet (issue 9): over the cap gated with
+the reason, within placed, the held room in /metrics, and a PodSet that
+requests nothing (podset-size 3000) placed while holding nothing.
 """
 import argparse
 import base64
@@ -299,6 +302,46 @@ def case_transport(w, pki):
         pass
 
 
+FAIR_CONFIG = """topologies:
+- name: default
+  levels: [topology.topo.io/datacenter, topology.topo.io/spine, topology.topo.io/leaf,
+           topology.topo.io/rack, kubernetes.io/hostname]
+defaultPolicy: gate
+namespacePolicyLabel: ""
+maxUnclaimed:
+  perNamespace: {nvidia.com/gpu: 40}
+"""
+
+
+def metrics_text(w):
+    c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
+    c.request("GET", "/metrics")
+    return c.getresponse().read().decode()
+
+
+def case_unclaimed_caps(w):
+    resp = w.admit("cap-0", job_pod(0, gpus=8, job="wide", size=8))
+    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, gpus=8, job="wide", size=8))
+    reason = pod["metadata"].get("annotations", {}).get("topology.topo.io/wait-reason", "")
+    expect("namespace team-a would hold 56 nvidia.com/gpu reserved for pods not created yet"
+           in reason, "over the cap: gated with the reason, got %r" % reason)
+    resp = w.admit("cap-1", job_pod(0, gpus=8, job="narrow", size=4))
+    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, gpus=8, job="narrow", size=4))
+    expect("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
+           "within the cap: placed")
+    idle = job_pod(0, gpus=0, job="idle", size=3000)
+    del idle["spec"]["containers"][0]["resources"]
+    resp = w.admit("cap-2", idle)
+    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(idle))
+    expect("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
+           "a PodSet requesting nothing: placed")
+    text = metrics_text(w)
+    line = 'topo_webhook_reserved_unclaimed{namespace="team-a",resource="nvidia.com/gpu"} 24'
+    expect(line in text.splitlines(), "held room in /metrics: %s" % line)
+    line = 'topo_webhook_reserved_unclaimed{namespace="team-a",resource="pods"} 3'
+    expect(line in text.splitlines(), "the idle PodSet holds no pods: %s" % line)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -323,6 +366,21 @@ def main():
         expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
         if FAILURES:
             print("--- webhook log ---\n" + log)
+
+        config = os.path.join(tmp, "fair.yaml")
+        with open(config, "w") as f:
+            f.write(FAIR_CONFIG)
+        fair_dir = os.path.join(tmp, "fair")
+        os.makedirs(fair_dir)
+        w = Webhook(args.webhook, pki, fair_dir,
+                    ["--inventory", inventory, "--config", config, "--log-format", "text",
+                     "--health-address", "127.0.0.1"])
+        try:
+            case_unclaimed_caps(w)
+        finally:
+            log = w.stop()
+        if FAILURES:
+            print("--- webhook log (caps) ---\n" + log)
     print("webhook_admission_e2e: %s" %
           ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
     return 1 if FAILURES else 0
