@@ -315,7 +315,10 @@ typedef struct topo_cache_reservation_spec {
     /* Version 2. Free slots (no pod has claimed them) hold capacity and can
      * be claimed only until unclaimed_ttl seconds after the reservation is
      * made or a slot last claimed: capacity for pods that never arrive is
-     * given back long before the reservation expires. 0: until it expires. */
+     * given back long before the reservation expires. 0: until it expires.
+     * Slots of "claim:" claimants (admitted, never seen: another admission
+     * step may have rejected the pod) stop holding capacity then too; the
+     * pod, should it still show up, binds its slot and counts again. */
     int64_t unclaimed_ttl;
 } topo_cache_reservation_spec;
 

@@ -1483,6 +1483,13 @@ static void test_cache__unclaimed_slots_lapse(void **state)
     assert_int_equal(unclaimed(c, 650, seen, sizeof(seen)), 3);
     assert_string_equal(seen, "team-a/r3=3");
     assert_int_equal(claim(c, "r3", "uid-3", -1, 650, NULL, NULL, pool), 0);
+
+    /* a provisional claimant (the pod admitted but never seen: rejected by
+     * a later admission step) holds its slot only as long as free ones */
+    create_ttl(c, "r4", "team-c/job/rejected", 1000, 60, gpu, 1);
+    assert_int_equal(claim(c, "r4", "claim:req-1", -1, 1000, NULL, NULL, pool), 0);
+    assert_int_equal(charged_slots(c, 1059), 3);
+    assert_int_equal(charged_slots(c, 1060), 0);
     topo_pool_free(pool);
 }
 

@@ -157,8 +157,9 @@
        "SELECT r.id, r.levels, r.assignment, r.requests, s.domain_values, count(*) "              \
        "FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "                 \
        "WHERE r.expires_at > ?1 AND NOT EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid "    \
-       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) AND (s.pod_uid IS NOT " \
-       "NULL OR r.unclaimed_ttl = 0 OR r.claimed_at + r.unclaimed_ttl > ?1) "                     \
+       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) AND ((s.pod_uid IS NOT "\
+       "NULL AND substr(s.pod_uid, 1, 6) <> 'claim:') OR r.unclaimed_ttl = 0 OR "                 \
+       "r.claimed_at + r.unclaimed_ttl > ?1) "                                                    \
        "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")                               \
     XX(UNCLAIMED,                                                                                 \
        "SELECT substr(r.podset_key, 1, instr(r.podset_key, '/') - 1) AS ns, r.id, r.requests, "   \
