@@ -6,98 +6,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/buf.h"
+
 /* Longest verdict text we build; longer ones end in "...". */
 #define CASE_REASON_MAX (32u * 1024u)
 
-/* A small growable string for verdicts; errors are sticky (oom). */
-typedef struct sbuf {
-    char *p;
-    size_t len;
-    size_t cap;
-    int oom;
-    int truncated;
-} sbuf;
 
-static void sb_addf(sbuf *b, const char *fmt, ...) TOPO_PRINTF(2, 3);
-
-static void sb_addf(sbuf *b, const char *fmt, ...)
+/* Copies the verdict into the pool ("..." marks a truncation: an append past
+ * CASE_REASON_MAX) and frees the buffer; NULL on OOM. */
+static const char *sb_finish(topo_buf *b, topo_pool *pool)
 {
-    va_list ap;
-    if (b->oom || b->truncated)
-        return;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    size_t need = b->len + (size_t)n + 1;
-    if (need > CASE_REASON_MAX) {
-        b->truncated = 1;
-        return;
-    }
-    if (need > b->cap) {
-        size_t cap = b->cap == 0 ? 256 : b->cap;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* Copies the text into the pool ("..." marks a truncation) and frees the
- * buffer; NULL on OOM. */
-static const char *sb_finish(sbuf *b, topo_pool *pool)
-{
-    char *s = NULL;
-    if (!b->oom) {
-        const char *tail = b->truncated ? "..." : "";
-        size_t tlen = strlen(tail);
-        if ((s = topo_pool_alloc(pool, b->len + tlen + 1)) != NULL) {
-            if (b->len > 0)
-                memcpy(s, b->p, b->len);
-            memcpy(s + b->len, tail, tlen + 1);
-        }
-    }
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
+    const char *s = NULL;
+    if (b->error == 0 || b->error == TOPO_ELIMIT)
+        s = topo_pool_printf(pool, "%s%s", b->ptr ? b->ptr : "",
+                             b->error == TOPO_ELIMIT ? "..." : "");
+    topo_buf_dispose(b);
     return s;
 }
 
-static void sb_assignment(sbuf *b, const topo_assignment *a, int with_levels)
+static void sb_assignment(topo_buf *b, const topo_assignment *a, int with_levels)
 {
     if (with_levels) {
-        sb_addf(b, "[");
+        (void)topo_buf_printf(b, "[");
         for (size_t i = 0; i < a->nlevels; i++)
-            sb_addf(b, "%s%s", i > 0 ? "," : "", a->levels[i]);
-        sb_addf(b, "] ");
+            (void)topo_buf_printf(b, "%s%s", i > 0 ? "," : "", a->levels[i]);
+        (void)topo_buf_printf(b, "] ");
     }
     if (a->ndomains == 0)
-        sb_addf(b, "(no domains)");
+        (void)topo_buf_printf(b, "(no domains)");
     for (size_t i = 0; i < a->ndomains; i++) {
         const topo_assign_domain *d = &a->domains[i];
-        sb_addf(b, "%s", i > 0 ? ", " : "");
+        (void)topo_buf_puts(b, i > 0 ? ", " : "");
         for (size_t k = 0; k < a->nlevels; k++)
-            sb_addf(b, "%s%s", k > 0 ? "/" : "", d->values != NULL ? d->values[k] : "?");
-        sb_addf(b, ":%ld", (long)d->count);
+            (void)topo_buf_printf(b, "%s%s", k > 0 ? "/" : "", d->values != NULL ? d->values[k] : "?");
+        (void)topo_buf_printf(b, ":%ld", (long)d->count);
     }
 }
 
 const char *topo_case_format_assignment(const topo_assignment *a, int with_levels,
                                         topo_pool *pool)
 {
-    sbuf b = {0};
+    topo_buf b = TOPO_BUF_INIT(CASE_REASON_MAX - 1);
     if (a == NULL)
-        sb_addf(&b, "(none)");
+        (void)topo_buf_printf(&b, "(none)");
     else
         sb_assignment(&b, a, with_levels);
     return sb_finish(&b, pool);
@@ -137,39 +88,39 @@ static const topo_case_expect *find_expect(const topo_case *c, const char *podse
 }
 
 /* What the engine answered, for "got ...". */
-static void sb_got(sbuf *b, const topo_podset_result *r, int with_levels)
+static void sb_got(topo_buf *b, const topo_podset_result *r, int with_levels)
 {
     if (r->assignment != NULL)
         sb_assignment(b, r->assignment, with_levels);
     else if (r->failure != NULL)
-        sb_addf(b, "error \"%s\"", r->failure);
+        (void)topo_buf_printf(b, "error \"%s\"", r->failure);
     else
-        sb_addf(b, "no result");
+        (void)topo_buf_printf(b, "no result");
 }
 
 /* Appends the difference for one PodSet; returns 1 when it matched. */
-static int compare_podset(sbuf *b, const char *name, const topo_case_expect *ex,
+static int compare_podset(topo_buf *b, const char *name, const topo_case_expect *ex,
                           const topo_podset_result *r, int *ndiff)
 {
     const char *sep = *ndiff > 0 ? " | " : "";
     if (ex == NULL) {
         if (r->assignment != NULL)
             return 1;
-        sb_addf(b, "%s%s: want placed; got ", sep, name);
+        (void)topo_buf_printf(b, "%s%s: want placed; got ", sep, name);
         sb_got(b, r, 0);
     } else if (ex->error != NULL) {
         if (r->assignment == NULL && r->failure != NULL && strcmp(r->failure, ex->error) == 0)
             return 1;
-        sb_addf(b, "%s%s: want error \"%s\"; got ", sep, name, ex->error);
+        (void)topo_buf_printf(b, "%s%s: want error \"%s\"; got ", sep, name, ex->error);
         sb_got(b, r, 0);
     } else {
         int levels_ok = r->assignment != NULL && same_levels(&ex->assignment, r->assignment);
         if (levels_ok && same_domains(&ex->assignment, r->assignment))
             return 1;
         int with_levels = r->assignment != NULL && !levels_ok;
-        sb_addf(b, "%s%s: want ", sep, name);
+        (void)topo_buf_printf(b, "%s%s: want ", sep, name);
         sb_assignment(b, &ex->assignment, with_levels);
-        sb_addf(b, "; got ");
+        (void)topo_buf_printf(b, "; got ");
         sb_got(b, r, with_levels);
     }
     (*ndiff)++;
@@ -178,7 +129,7 @@ static int compare_podset(sbuf *b, const char *name, const topo_case_expect *ex,
 
 int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, topo_err *err)
 {
-    sbuf b = {0};
+    topo_buf b = TOPO_BUF_INIT(CASE_REASON_MAX - 1);
     topo_err e = TOPO_ERR_INIT;
     topo_podset_result *results = NULL;
     int ndiff = 0;
@@ -187,8 +138,8 @@ int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, t
     if (c->setup_failure != NULL) {
         out->unsupported = c->setup_code == TOPO_EUNSUPPORTED;
         if (out->unsupported)
-            sb_addf(&b, "not supported: ");
-        sb_addf(&b, "%s", c->setup_failure);
+            (void)topo_buf_printf(&b, "not supported: ");
+        (void)topo_buf_puts(&b, c->setup_failure);
         goto verdict;
     }
     if ((results = topo_pool_calloc(pool, c->npodsets, sizeof(*results))) == NULL)
@@ -199,11 +150,11 @@ int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, t
         return topo_err_set(err, TOPO_ENOMEM, "%s", e.text);
     if (rc == TOPO_EUNSUPPORTED) {
         out->unsupported = 1;
-        sb_addf(&b, "not supported: %s", e.text);
+        (void)topo_buf_printf(&b, "not supported: %s", e.text);
         goto verdict;
     }
     if (rc < 0) {
-        sb_addf(&b, "engine error %s: %s", topo_err_name(rc), e.text);
+        (void)topo_buf_printf(&b, "engine error %s: %s", topo_err_name(rc), e.text);
         goto verdict;
     }
     out->results = results;
@@ -212,8 +163,8 @@ int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, t
         const char *name = c->podsets[i].name;
         compare_podset(&b, name, find_expect(c, name), &results[i], &ndiff);
     }
-    if (ndiff == 0 && !b.oom) {
-        free(b.p);
+    if (ndiff == 0 && b.error != TOPO_ENOMEM) {
+        topo_buf_dispose(&b);
         out->passed = 1;
         return 0;
     }
