@@ -14,6 +14,7 @@
 
 #include "codec/codec.h"
 #include "net/escape.h"
+#include "topo/buf.h"
 #include "topo/http.h"
 #include "topo/limits.h"
 #include "topo/log.h"
@@ -134,66 +135,29 @@ const char *topo_k8s_event_name(topo_k8s_event_type type)
 
 /* ------------------------------------------------------------------ paths */
 
-/* A bounded string under construction; the first failure sticks. */
+/* A request path under construction (a bounded topo_buf: the first failure
+ * sticks), and whether its query has begun. */
 typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int failed; /* 0, TOPO_ENOMEM or TOPO_ELIMIT */
-    int query;  /* a '?' was written */
+    topo_buf b;
+    int query; /* a '?' was written */
 } sbuf;
 
-#define SBUF_INIT {NULL, 0, 0, 0, 0}
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > TOPO_K8S_MAX_PATH) {
-        b->failed = TOPO_ELIMIT;
-        return;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->failed = TOPO_ENOMEM;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
+#define SBUF_INIT {TOPO_BUF_INIT(TOPO_K8S_MAX_PATH - 1), 0}
 
 static void sb_puts(sbuf *b, const char *s)
 {
-    sb_add(b, s, strlen(s));
+    (void)topo_buf_puts(&b->b, s);
 }
 
 static void sb_escaped(sbuf *b, const char *s)
 {
-    char small[256];
-    size_t n = topo_http_escape(small, sizeof(small), s);
-    if (n < sizeof(small)) {
-        sb_add(b, small, n);
+    /* topo_http_escape writes at most `size` bytes and returns the full
+     * length: reserve that much, then escape into the buffer. */
+    size_t n = topo_http_escape(NULL, 0, s);
+    if (topo_buf_reserve(&b->b, n) != 0)
         return;
-    }
-    if (n + 1 > TOPO_K8S_MAX_PATH) {
-        b->failed = b->failed ? b->failed : TOPO_ELIMIT;
-        return;
-    }
-    char *big = malloc(n + 1);
-    if (big == NULL) {
-        b->failed = b->failed ? b->failed : TOPO_ENOMEM;
-        return;
-    }
-    topo_http_escape(big, n + 1, s);
-    sb_add(b, big, n);
-    free(big);
+    topo_http_escape(b->b.ptr + b->b.len, n + 1, s);
+    topo_buf_grown(&b->b, n);
 }
 
 /* Appends "?key=value" or "&key=value" (value escaped); NULL value: nothing. */
@@ -210,17 +174,14 @@ static void sb_param(sbuf *b, const char *key, const char *value)
 
 static int sb_finish(sbuf *b, char **out, const char *what, topo_err *err)
 {
-    if (b->failed) {
-        int code = b->failed;
-        free(b->p);
-        b->p = NULL;
+    int code = b->b.error;
+    if ((*out = topo_buf_take(&b->b, NULL)) == NULL) {
+        code = code ? code : TOPO_ENOMEM;
         return code == TOPO_ENOMEM
                    ? topo_err_set(err, code, "%s: out of memory", what)
                    : topo_err_set(err, code, "%s: the request path is longer than %u bytes", what,
                                   TOPO_K8S_MAX_PATH);
     }
-    *out = b->p;
-    b->p = NULL;
     return 0;
 }
 
@@ -267,7 +228,7 @@ int topo_k8s_path(char **out, const topo_k8s_resource *res, const char *ns, cons
     int error;
     *out = NULL;
     if ((error = build_path(&b, res, ns, name, err)) < 0) {
-        free(b.p);
+        topo_buf_dispose(&b.b);
         return error;
     }
     return sb_finish(&b, out, "kubernetes", err);
@@ -425,7 +386,7 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
     for (;;) {
         sbuf b = SBUF_INIT;
         if ((error = build_path(&b, res, ns, NULL, err)) < 0) {
-            free(b.p);
+            topo_buf_dispose(&b.b);
             goto cleanup;
         }
         sb_param(&b, "limit", limit);
@@ -608,7 +569,7 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
     }
     snprintf(timeout, sizeof(timeout), "%ld", secs);
     if ((error = build_path(&b, res, ns, NULL, err)) < 0) {
-        free(b.p);
+        topo_buf_dispose(&b.b);
         return error;
     }
     sb_param(&b, "watch", "1");
