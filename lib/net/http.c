@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 
 #include "net/http_internal.h"
+#include "topo/buf.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -689,47 +690,22 @@ static void retry_wait(topo_http *h, const topo_http_request *req, int retry, lo
 
 /* --- topo_http_do ----------------------------------------------------------- */
 
-typedef struct body_sink {
-    char *data;
-    size_t len;
-    size_t cap;
-    size_t max;
-    int too_big;
-    int nomem;
-} body_sink;
-
+/* The response body: a topo_buf bounded by the client's max_body. */
 static size_t body_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-    body_sink *s = userdata;
+    topo_buf *b = userdata;
     size_t n = size * nmemb;
-    if (n > s->max - s->len) {
-        s->too_big = 1;
-        return 0; /* != n: libcurl aborts the transfer */
-    }
-    if (s->len + n + 1 > s->cap) {
-        size_t need = s->len + n + 1;
-        size_t cap = s->cap > 0 ? s->cap : BODY_INITIAL_CAP;
-        while (cap < need)
-            cap = cap > (s->max + 1) / 2 ? s->max + 1 : cap * 2;
-        char *grown = realloc(s->data, cap);
-        if (grown == NULL) {
-            s->nomem = 1;
-            return 0;
-        }
-        s->data = grown;
-        s->cap = cap;
-    }
-    memcpy(s->data + s->len, ptr, n);
-    s->len += n;
-    s->data[s->len] = '\0';
-    return n;
+    if (b->cap == 0) /* most bodies fit the first allocation */
+        (void)topo_buf_reserve(b, b->max < BODY_INITIAL_CAP ? b->max : BODY_INITIAL_CAP);
+    /* Past the limit, or out of memory: != n, libcurl aborts the transfer. */
+    return topo_buf_put(b, ptr, n) == 0 ? n : 0;
 }
 
 int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_response *resp,
                  topo_err *err)
 {
     int error = 0;
-    body_sink sink = {NULL, 0, 0, 0, 0, 0};
+    topo_buf sink = TOPO_BUF_INIT(0);
     struct curl_slist *headers = NULL;
     int retries = 0, auth_retried = 0;
     long status = 0;
@@ -749,9 +725,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
     sink.max = http->max_body;
 
     for (;;) {
-        sink.len = 0;
-        sink.too_big = 0;
-        sink.nomem = 0;
+        topo_buf_clear(&sink);
         if ((error = attempt_setup(http, req, timeout_ms, &headers, err)) < 0)
             goto cleanup;
         SETOPT(http->curl, CURLOPT_WRITEFUNCTION, body_write);
@@ -790,9 +764,9 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
 
         enum retry_class retry = RETRY_NEVER;
         int code = transport_code(http, cc, &retry);
-        if (sink.too_big || sink.nomem) {
+        if (sink.error != 0) {
             retry = RETRY_NEVER;
-            code = sink.too_big ? TOPO_ELIMIT : TOPO_ENOMEM;
+            code = sink.error;
         }
         if ((retry == RETRY_ALWAYS || (retry == RETRY_IDEMPOTENT && idempotent)) &&
             retries < http->max_retries) {
@@ -803,11 +777,11 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
             retries++;
             continue;
         }
-        if (sink.too_big || cc == CURLE_FILESIZE_EXCEEDED)
+        if (sink.error == TOPO_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED)
             error = topo_err_set(err, TOPO_ELIMIT, "%s %s: response body exceeds the limit of %zu "
                                                    "bytes",
                                  req->method, http->url, sink.max);
-        else if (sink.nomem)
+        else if (sink.error == TOPO_ENOMEM)
             error = topo_err_set(err, TOPO_ENOMEM, "%s %s: out of memory for the response body",
                                  req->method, http->url);
         else
@@ -815,20 +789,17 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         goto cleanup;
     }
 
-    if (sink.data == NULL && (sink.data = calloc(1, 1)) == NULL) {
+    if ((resp->body = topo_buf_take(&sink, &resp->len)) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
         goto cleanup;
     }
     resp->status = status;
-    resp->body = sink.data;
-    resp->len = sink.len;
-    sink.data = NULL;
 
 cleanup:
     if (headers != NULL) /* a failure between setup and perform */
         curl_easy_setopt(http->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     headers_free(headers);
-    free(sink.data);
+    topo_buf_dispose(&sink);
     return error;
 }
 
@@ -838,17 +809,12 @@ typedef struct line_sink {
     topo_http *http;
     topo_http_line_fn fn;
     void *payload;
-    char *line; /* the current partial line (or a non-2xx body), NUL-terminated */
-    size_t len;
-    size_t cap;
-    size_t max;
+    topo_buf line; /* the current partial line (or a non-2xx body), bounded */
     long status;
     int status_known;
     int error_body; /* non-2xx: the body is collected and delivered as one line */
     int stopped;
     int fn_rc;
-    int too_long;
-    int nomem;
     int idle;
     const volatile sig_atomic_t *cancel;
     int cancelled;
@@ -858,40 +824,23 @@ typedef struct line_sink {
 
 static int line_append(line_sink *s, const char *p, size_t n)
 {
-    if (n > s->max - s->len) {
-        s->too_long = 1;
-        return -1;
-    }
-    if (s->len + n + 1 > s->cap) {
-        size_t need = s->len + n + 1;
-        size_t cap = s->cap > 0 ? s->cap : LINE_INITIAL_CAP;
-        while (cap < need)
-            cap = cap > (s->max + 1) / 2 ? s->max + 1 : cap * 2;
-        char *grown = realloc(s->line, cap);
-        if (grown == NULL) {
-            s->nomem = 1;
-            return -1;
-        }
-        s->line = grown;
-        s->cap = cap;
-    }
-    memcpy(s->line + s->len, p, n);
-    s->len += n;
-    s->line[s->len] = '\0';
-    return 0;
+    if (s->line.cap == 0)
+        (void)topo_buf_reserve(&s->line,
+                               s->line.max < LINE_INITIAL_CAP ? s->line.max : LINE_INITIAL_CAP);
+    return topo_buf_put(&s->line, p, n) == 0 ? 0 : -1;
 }
 
 /* Delivers the collected line (without a trailing "\r"); -1 when fn stops. */
 static int line_emit(line_sink *s)
 {
-    size_t n = s->len;
-    s->len = 0;
-    if (n > 0 && s->line[n - 1] == '\r')
+    size_t n = s->line.len;
+    s->line.len = 0;
+    if (n > 0 && s->line.ptr[n - 1] == '\r')
         n--;
     if (n == 0)
         return 0;
-    s->line[n] = '\0';
-    int rc = s->fn(s->line, n, s->payload);
+    s->line.ptr[n] = '\0';
+    int rc = s->fn(s->line.ptr, n, s->payload);
     if (rc != 0) {
         s->stopped = 1;
         s->fn_rc = rc;
@@ -968,12 +917,12 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
     s.http = http;
     s.fn = fn;
     s.payload = payload;
-    s.max = max_line < LIMIT_CLAMP ? max_line : LIMIT_CLAMP;
+    s.line.max = max_line < LIMIT_CLAMP ? max_line : LIMIT_CLAMP;
     s.idle_ns = (uint64_t)http->stream_idle_ms * 1000000u;
     s.cancel = req->cancel;
 
     for (;;) {
-        s.len = 0;
+        topo_buf_clear(&s.line);
         s.status = 0;
         s.status_known = 0;
         s.error_body = 0;
@@ -1002,13 +951,13 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
             error = 0;
             goto cleanup;
         }
-        if (s.too_long) {
+        if (s.line.error == TOPO_ELIMIT) {
             error = topo_err_set(err, TOPO_ELIMIT, "%s %s: a line of the stream exceeds the "
                                                    "limit of %zu bytes",
                                  req->method, http->url, max_line);
             goto cleanup;
         }
-        if (s.nomem) {
+        if (s.line.error == TOPO_ENOMEM) {
             error = topo_err_set(err, TOPO_ENOMEM, "%s %s: out of memory for a stream line",
                                  req->method, http->url);
             goto cleanup;
@@ -1038,8 +987,9 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
             }
         }
         /* A non-2xx status: its body (a Status object) as one line. */
-        while (s.len > 0 && (s.line[s.len - 1] == '\n' || s.line[s.len - 1] == '\r'))
-            s.len--;
+        while (s.line.len > 0 &&
+               (s.line.ptr[s.line.len - 1] == '\n' || s.line.ptr[s.line.len - 1] == '\r'))
+            s.line.len--;
         if (line_emit(&s) < 0)
             error = s.fn_rc;
         goto cleanup;
@@ -1049,6 +999,6 @@ cleanup:
     if (headers != NULL) /* a failure between setup and perform */
         curl_easy_setopt(http->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
     headers_free(headers);
-    free(s.line);
+    topo_buf_dispose(&s.line);
     return error;
 }
