@@ -108,10 +108,13 @@ const char *const topo_cache_migrations[] = {
 
     /* 3 → 4: free slots are given back when no pod claims one for a while.
      * unclaimed_ttl (0: never, as for reservations made before) and the
-     * time of the last claim; see topo_cache_reservation_spec. */
+     * time of the last claim; see topo_cache_reservation_spec. The free
+     * slots indexed: a new PodSet sums them (topo_cache_foreach_unclaimed). */
     "ALTER TABLE reservations ADD COLUMN unclaimed_ttl INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE reservations ADD COLUMN claimed_at INTEGER NOT NULL DEFAULT 0;\n"
-    "UPDATE reservations SET claimed_at = created_at;\n",
+    "UPDATE reservations SET claimed_at = created_at;\n"
+    "CREATE INDEX reservation_slots_free ON reservation_slots(reservation_id)\n"
+    "  WHERE pod_uid IS NULL;\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);
