@@ -13,6 +13,8 @@
 
 #include <yaml.h>
 
+#include "topo/buf.h"
+
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_INT "tag:yaml.org,2002:int"
 #define TAG_FLOAT "tag:yaml.org,2002:float"
@@ -507,31 +509,9 @@ void topo_codec_marks_free(topo_codec_marks *marks)
 
 /* --- emitting ------------------------------------------------------------------ */
 
-typedef struct out_buf {
-    char *data;
-    size_t len, cap;
-    int oom;
-} out_buf;
-
 static int write_handler(void *data, unsigned char *buffer, size_t size)
 {
-    out_buf *o = data;
-    if (o->len + size + 1 > o->cap) {
-        size_t ncap = o->cap ? o->cap : 256;
-        while (ncap < o->len + size + 1)
-            ncap *= 2;
-        char *n = realloc(o->data, ncap);
-        if (n == NULL) {
-            o->oom = 1;
-            return 0;
-        }
-        o->data = n;
-        o->cap = ncap;
-    }
-    memcpy(o->data + o->len, buffer, size);
-    o->len += size;
-    o->data[o->len] = '\0';
-    return 1;
+    return topo_buf_put(data, buffer, size) == 0;
 }
 
 /* A string that a plain scalar would not give back (8, true, null, "")
@@ -618,7 +598,7 @@ int topo_codec_yaml_dump(char **out, const json_t *value, topo_err *err)
 {
     yaml_emitter_t em;
     yaml_event_t ev;
-    out_buf o = {NULL, 0, 0, 0};
+    topo_buf o = TOPO_BUF_INIT(0);
     int error = 0, have_emitter = 0;
 
     *out = NULL;
@@ -638,21 +618,17 @@ int topo_codec_yaml_dump(char **out, const json_t *value, topo_err *err)
         !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&em, &ev) ||
         !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&em, &ev) ||
         !yaml_emitter_flush(&em)) {
-        error = o.oom || em.error == YAML_MEMORY_ERROR
+        error = o.error != 0 || em.error == YAML_MEMORY_ERROR
                     ? topo_err_set(err, TOPO_ENOMEM, "yaml: out of memory")
                     : topo_err_set(err, TOPO_EINVALID, "yaml: cannot emit: %s",
                                    em.problem ? em.problem : "nesting too deep");
         goto cleanup;
     }
-    if (o.data == NULL && write_handler(&o, (unsigned char *)"", 0) == 0) {
+    if ((*out = topo_buf_take(&o, NULL)) == NULL)
         error = topo_err_set(err, TOPO_ENOMEM, "yaml: out of memory");
-        goto cleanup;
-    }
-    *out = o.data;
-    o.data = NULL;
 
 cleanup:
-    free(o.data);
+    topo_buf_dispose(&o);
     if (have_emitter)
         yaml_emitter_delete(&em);
     return error;
