@@ -11,6 +11,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "topo/buf.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
 #include "topo/live.h"
@@ -67,43 +68,21 @@ enum {
     F_N
 };
 
-/* The walk of a snapshot over a few resources, as text, to compare two. */
-typedef struct walk_text {
-    char *buf;
-    size_t len, cap;
-    int oom;
-} walk_text;
-
+/* The walk of a snapshot over a few resources, as text (a topo_buf), to
+ * compare two. */
 static int walk_line(const topo_domain_view *v, void *payload)
 {
-    walk_text *w = payload;
-    char line[512];
-    int n = snprintf(line, sizeof(line), "%zu %s nodes=%zu cap=%lld free=%lld max=%lld pods=%lld\n",
-                     v->level, v->value, v->nodes, (long long)v->capacity, (long long)v->free,
-                     (long long)v->max_node_free, (long long)v->pods_free);
-    size_t need = w->len + (size_t)n + 1;
-    if (need > w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 65536;
-        while (cap < need)
-            cap *= 2;
-        char *b = realloc(w->buf, cap);
-        if (b == NULL) {
-            w->oom = 1;
-            return 1;
-        }
-        w->buf = b;
-        w->cap = cap;
-    }
-    memcpy(w->buf + w->len, line, (size_t)n + 1);
-    w->len += (size_t)n;
-    return 0;
+    return topo_buf_printf(payload, "%zu %s nodes=%zu cap=%lld free=%lld max=%lld pods=%lld\n",
+                           v->level, v->value, v->nodes, (long long)v->capacity,
+                           (long long)v->free, (long long)v->max_node_free,
+                           (long long)v->pods_free) != 0;
 }
 
-static int walk_all(walk_text *w, const topo_snapshot *snap)
+static int walk_all(topo_buf *w, const topo_snapshot *snap)
 {
     static const char *const res[] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
     for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
-        if (topo_snapshot_walk(snap, res[i], walk_line, w) != 0 || w->oom)
+        if (topo_snapshot_walk(snap, res[i], walk_line, w) != 0 || w->error != 0)
             return -1;
     return 0;
 }
@@ -115,7 +94,7 @@ static int verify_live(topo_live *live, const char *db, const topo_snapshot_opts
     topo_cache *cache = NULL;
     topo_snapshot *fresh = NULL;
     topo_cache_snapshot_opts co = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
-    walk_text a = {NULL, 0, 0, 0}, b = {NULL, 0, 0, 0};
+    topo_buf a = TOPO_BUF_INIT(0), b = TOPO_BUF_INIT(0);
     int rc;
 
     co.snapshot = *sopts;
@@ -130,25 +109,25 @@ static int verify_live(topo_live *live, const char *db, const topo_snapshot_opts
         rc = topo_err_set(err, TOPO_ENOMEM, "verify: out of memory");
         goto cleanup;
     }
-    if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0) {
+    if (a.len != b.len || (a.len > 0 && memcmp(a.ptr, b.ptr, a.len) != 0)) {
         size_t i = 0;
-        while (i < a.len && i < b.len && a.buf[i] == b.buf[i])
+        while (i < a.len && i < b.len && a.ptr[i] == b.ptr[i])
             i++;
         size_t line = i;
-        while (line > 0 && a.buf[line - 1] != '\n')
+        while (line > 0 && a.ptr[line - 1] != '\n')
             line--;
         rc = topo_err_set(err, TOPO_EGENERIC,
                           "verify: the live snapshot differs from the cache's at \"%.120s\" "
                           "(cache: \"%.120s\")",
-                          a.buf ? a.buf + line : "", b.buf ? b.buf + line : "");
+                          a.ptr ? a.ptr + line : "", b.ptr ? b.ptr + line : "");
         goto cleanup;
     }
     fprintf(stderr, "topoassign %s: live snapshot consistent with the cache (%zu bytes of walk)\n",
             CMD, a.len);
     rc = 0;
 cleanup:
-    free(a.buf);
-    free(b.buf);
+    topo_buf_dispose(&a);
+    topo_buf_dispose(&b);
     topo_snapshot_free(fresh);
     topo_cache_close(cache);
     return rc;
