@@ -60,6 +60,9 @@ int topo_err_wrap(topo_err *err, const char *fmt, ...) TOPO_PRINTF(2, 3);
 /* Records the position the error is about. */
 void topo_err_at(topo_err *err, const char *source, int line, int column);
 void topo_err_clear(topo_err *err);
+/* TOPO_ENOMEM with "<what>: out of memory" ("out of memory" when what is
+ * NULL); returns TOPO_ENOMEM. Formats nothing that could need memory. */
+int topo_err_nomem(topo_err *err, const char *what);
 const char *topo_err_name(int code);
 const char *topo_strerror(int code);
 

@@ -73,11 +73,6 @@ static int absent(const json_t *v)
     return v == NULL || json_is_null(v);
 }
 
-static int nomem(topo_err *err, const char *path)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path != NULL ? path : "");
-}
-
 /* obj must be an object (or absent); fetches key. */
 static int get_field(const json_t **out, const json_t *obj, const char *key, const char *path,
                      int required, topo_err *err)
@@ -137,7 +132,7 @@ int topo_decode_string(const char **out, const json_t *obj, const char *key, con
                             topo_decode_path_key(p, sizeof(p), path, key));
     char *copy = topo_pool_strdup(pool, s);
     if (copy == NULL)
-        return nomem(err, path);
+        return topo_err_nomem(err, path);
     *out = copy;
     return 0;
 }
@@ -238,7 +233,7 @@ int topo_decode_resources(topo_resource **out, size_t *out_n, const json_t *obj,
         return 0;
     res = topo_pool_calloc(pool, json_object_size(obj), sizeof(*res));
     if (res == NULL)
-        return nomem(err, path);
+        return topo_err_nomem(err, path);
     json_object_foreach((json_t *)obj, key, v) {
         topo_decode_path_key(p, sizeof(p), path, key);
         if (key[0] == '\0')
@@ -246,7 +241,7 @@ int topo_decode_resources(topo_resource **out, size_t *out_n, const json_t *obj,
         if ((error = parse_amount(&res[n].amount, key, v, p, err)) < 0)
             return error;
         if ((res[n].name = topo_pool_strdup(pool, key)) == NULL)
-            return nomem(err, path);
+            return topo_err_nomem(err, path);
         n++;
     }
     *out = res;
@@ -276,7 +271,7 @@ int topo_decode_kv(topo_kv **out, size_t *out_n, const json_t *obj, const char *
         return 0;
     kv = topo_pool_calloc(pool, json_object_size(obj), sizeof(*kv));
     if (kv == NULL)
-        return nomem(err, path);
+        return topo_err_nomem(err, path);
     json_object_foreach((json_t *)obj, key, v) {
         if (!json_is_string(v))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s%s",
@@ -287,7 +282,7 @@ int topo_decode_kv(topo_kv **out, size_t *out_n, const json_t *obj, const char *
         kv[n].key = topo_pool_strdup(pool, key);
         kv[n].value = topo_pool_strdup(pool, json_string_value(v));
         if (kv[n].key == NULL || kv[n].value == NULL)
-            return nomem(err, path);
+            return topo_err_nomem(err, path);
         n++;
     }
     *out = kv;
@@ -328,7 +323,7 @@ int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const
     if ((n = json_array_size(obj)) == 0)
         return 0;
     if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
-        return nomem(err, path);
+        return topo_err_nomem(err, path);
     for (i = 0; i < n; i++) {
         const json_t *e = json_array_get(obj, i);
         topo_decode_path_index(ip, sizeof(ip), path, i);
@@ -370,7 +365,7 @@ int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *
     if ((n = json_array_size(obj)) == 0)
         return 0;
     if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
-        return nomem(err, path);
+        return topo_err_nomem(err, path);
     for (i = 0; i < n; i++) {
         const json_t *e = json_array_get(obj, i);
         int64_t seconds = 0;

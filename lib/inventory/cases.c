@@ -26,11 +26,6 @@ typedef struct loader {
     topo_err *err;
 } loader;
 
-static int oom(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-}
-
 static const json_t *field(const json_t *obj, const char *key)
 {
     const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
@@ -111,7 +106,7 @@ static int decode_strings(const char *const **out, size_t *out_n, const json_t *
         return 0;
     v = topo_pool_calloc(L->pool, n, sizeof(*v));
     if (v == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < n; i++) {
         const json_t *s = json_array_get(arr, i);
         topo_decode_path_index(p, sizeof(p), path, i);
@@ -122,7 +117,7 @@ static int decode_strings(const char *const **out, size_t *out_n, const json_t *
             return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty", p);
         v[i] = topo_pool_strndup(L->pool, json_string_value(s), json_string_length(s));
         if (v[i] == NULL)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
     }
     *out = v;
     *out_n = n;
@@ -168,7 +163,7 @@ static int decode_assignment(topo_assignment *out, const json_t *obj, const char
     topo_decode_path_key(dp, sizeof(dp), path, "domains");
     size_t n = json_array_size(domains);
     if (n > 0 && (d = topo_pool_calloc(L->pool, n, sizeof(*d))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < n; i++) {
         const json_t *dom = json_array_get(domains, i);
         size_t nvalues = 0;
@@ -208,7 +203,7 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
     if (n == 0)
         return 0;
     if ((e = topo_pool_calloc(L->pool, n, sizeof(*e))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     topo_decode_path_key(ep, sizeof(ep), path, "match_expressions");
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i);
@@ -255,7 +250,7 @@ static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const cha
     if (nreq > 0) {
         topo_selector_term *t = topo_pool_calloc(L->pool, nreq, sizeof(*t));
         if (t == NULL)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
         topo_decode_path_key(tp, sizeof(tp), ap, "required_terms");
         for (size_t i = 0; i < nreq; i++) {
             const json_t *x = json_array_get(req, i);
@@ -273,7 +268,7 @@ static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const cha
     if (npref > 0) {
         topo_preferred_term *t = topo_pool_calloc(L->pool, npref, sizeof(*t));
         if (t == NULL)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
         topo_decode_path_key(tp, sizeof(tp), ap, "preferred_terms");
         for (size_t i = 0; i < npref; i++) {
             const json_t *x = json_array_get(pref, i);
@@ -309,7 +304,7 @@ static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char 
         return topo_err_set(L->err, TOPO_EINVALID, "%s: more than %d layers", lp,
                             TOPO_MAX_LEVELS);
     if ((layers = topo_pool_calloc(L->pool, n, sizeof(*layers))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i);
         topo_decode_path_index(p, sizeof(p), lp, i);
@@ -376,7 +371,7 @@ static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *pa
     if (prev != NULL) {
         topo_assignment *a = topo_pool_calloc(L->pool, 1, sizeof(*a));
         if (a == NULL)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
         if ((rc = decode_assignment(a, prev,
                                     topo_decode_path_key(p, sizeof(p), path,
                                                          "previous_assignment"),
@@ -464,7 +459,7 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
 
     *out = NULL;
     if ((w = topo_pool_calloc(L->pool, 1, sizeof(*w))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     if ((rc = opt_member(&owners, obj, "owner_references", path, JSON_ARRAY, L)) < 0 ||
         (rc = opt_member(&annotations, obj, "annotations", path, JSON_OBJECT, L)) < 0 ||
         (rc = opt_member(&unhealthy, obj, "unhealthy_nodes", path, JSON_ARRAY, L)) < 0 ||
@@ -476,7 +471,7 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
     topo_kv *ann = NULL;
     size_t nann = 0;
     if (own == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < nowners; i++) {
         const json_t *o = json_array_get(owners, i);
         topo_decode_path_index(p, sizeof(p),
@@ -502,7 +497,7 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
 
     size_t nadm = json_array_size(admission);
     if (nadm > 0 && (adm = topo_pool_calloc(L->pool, nadm, sizeof(*adm))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     topo_decode_path_key(ap, sizeof(ap), path, "admission");
     for (size_t i = 0; i < nadm; i++) {
         const json_t *a = json_array_get(admission, i);
@@ -518,7 +513,7 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
             (rc = topo_decode_member(&asg, a, "assignment", p, JSON_OBJECT, 1, L->err)) < 0)
             return rc;
         if ((as = topo_pool_calloc(L->pool, 1, sizeof(*as))) == NULL)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
         char sp[PATH_MAX_LEN];
         if ((rc = decode_assignment(as, asg, topo_decode_path_key(sp, sizeof(sp), p, "assignment"),
                                     L)) < 0)
@@ -541,7 +536,7 @@ static int decode_expect(topo_case *c, const json_t *obj, loader *L)
     int rc;
 
     if (n > 0 && (ex = topo_pool_calloc(L->pool, n, sizeof(*ex))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     json_object_foreach((json_t *)obj, key, value) {
         topo_decode_path_key(p, sizeof(p), "expect", key);
         size_t k;
@@ -588,14 +583,14 @@ static int decode_gates(topo_case *c, const json_t *obj, loader *L)
         topo_err gerr = TOPO_ERR_INIT;
         int rc = topo_gates_set(&c->gates, key, json_is_true(value), &gerr);
         if (rc == TOPO_ENOMEM)
-            return oom(L->err);
+            return topo_err_nomem(L->err, NULL);
         if (rc < 0) {
             char text[TOPO_ERR_TEXT_MAX + PATH_MAX_LEN + 32];
             snprintf(text, sizeof(text), "%s: %s", p,
                      rc == TOPO_ENOTFOUND ? "unknown feature gate" : gerr.text);
             c->setup_code = rc;
             if ((c->setup_failure = topo_pool_strdup(L->pool, text)) == NULL)
-                return oom(L->err);
+                return topo_err_nomem(L->err, NULL);
         }
     }
     return 0;
@@ -637,7 +632,7 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
         return rc;
     c->nnodes = json_array_size(arr);
     if (c->nnodes > 0 && (nodes = topo_pool_calloc(L->pool, c->nnodes, sizeof(*nodes))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < c->nnodes; i++)
         if ((rc = decode_node(&nodes[i], json_array_get(arr, i),
                               topo_decode_path_index(p, sizeof(p), "nodes", i), L)) < 0)
@@ -649,7 +644,7 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
         return rc;
     c->nusage = json_array_size(arr);
     if (c->nusage > 0 && (usage = topo_pool_calloc(L->pool, c->nusage, sizeof(*usage))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < c->nusage; i++)
         if ((rc = decode_usage(&usage[i], json_array_get(arr, i),
                                topo_decode_path_index(p, sizeof(p), "existing_usage", i), L)) <
@@ -664,7 +659,7 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
     if (c->npodsets == 0)
         return topo_err_set(L->err, TOPO_EINVALID, "podsets: must not be empty");
     if ((podsets = topo_pool_calloc(L->pool, c->npodsets, sizeof(*podsets))) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     for (size_t i = 0; i < c->npodsets; i++) {
         if ((rc = decode_podset(&podsets[i], json_array_get(arr, i),
                                 topo_decode_path_index(p, sizeof(p), "podsets", i), L)) < 0)
@@ -695,12 +690,12 @@ static int setup_fail(topo_case *c, int code, const char *what, const topo_err *
 {
     char text[TOPO_ERR_TEXT_MAX + 64];
     if (code == TOPO_ENOMEM)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     snprintf(text, sizeof(text), "%s: %s", what, e->text[0] != '\0' ? e->text :
                                                  topo_strerror(code));
     c->setup_code = code;
     if ((c->setup_failure = topo_pool_strdup(L->pool, text)) == NULL)
-        return oom(L->err);
+        return topo_err_nomem(L->err, NULL);
     return 0;
 }
 
@@ -792,7 +787,7 @@ int topo_cases_parse(topo_case_file **out, const char *text, size_t len, const c
 
     *out = NULL;
     if ((src = topo_pool_strdup(pool, source != NULL ? source : "<cases>")) == NULL) {
-        rc = oom(err);
+        rc = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     if ((rc = topo_codec_json_parse(&root, text, len, src, err)) < 0)
@@ -803,17 +798,17 @@ int topo_cases_parse(topo_case_file **out, const char *text, size_t len, const c
         goto cleanup;
     }
     if ((file = topo_pool_calloc(pool, 1, sizeof(*file))) == NULL) {
-        rc = oom(err);
+        rc = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     file->source = src;
     size_t n = json_array_size(root);
     if (n > 0 && (file->cases = topo_pool_calloc(pool, n, sizeof(*file->cases))) == NULL) {
-        rc = oom(err);
+        rc = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     if ((ids = topo_strmap_create(n)) == NULL) {
-        rc = oom(err);
+        rc = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {
@@ -833,7 +828,7 @@ int topo_cases_parse(topo_case_file **out, const char *text, size_t len, const c
             goto cleanup;
         }
         if (topo_strmap_put(ids, c->id, (int32_t)i) < 0) {
-            rc = oom(err);
+            rc = topo_err_nomem(err, NULL);
             goto cleanup;
         }
     }

@@ -9,11 +9,6 @@
 
 #define PODS_RESOURCE "pods"
 
-static int nomem(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "snapshot: out of memory");
-}
-
 int snap_compare_values(const snap_domain *a, const snap_domain *b)
 {
     int n = a->level < b->level ? a->level : b->level;
@@ -136,7 +131,7 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
     return 0;
 fail:
     topo_snapshot_free(snap);
-    return rc == TOPO_ENOMEM ? nomem(err) : rc;
+    return rc == TOPO_ENOMEM ? topo_err_nomem(err, "snapshot") : rc;
 }
 
 void topo_snapshot_free(topo_snapshot *snap)
@@ -173,7 +168,7 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
         size_t cap = snap->cap_nodes ? snap->cap_nodes * 2 : 256;
         snap_node *nodes = realloc(snap->nodes, cap * sizeof(*nodes));
         if (nodes == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         snap->nodes = nodes;
         snap->cap_nodes = cap;
     }
@@ -181,38 +176,38 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
     memset(node, 0, sizeof(*node));
     topo_pool *p = snap->pool;
     if ((node->name = topo_pool_strdup(p, spec->name)) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     if (spec->nlabels > 0) {
         if ((node->labels = topo_pool_calloc(p, spec->nlabels, sizeof(topo_kv))) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         for (size_t i = 0; i < spec->nlabels; i++) {
             node->labels[i].key = topo_pool_strdup(p, spec->labels[i].key);
             node->labels[i].value = topo_pool_strdup(p, spec->labels[i].value ? spec->labels[i].value : "");
             if (node->labels[i].key == NULL || node->labels[i].value == NULL)
-                return nomem(err);
+                return topo_err_nomem(err, "snapshot");
         }
         node->nlabels = spec->nlabels;
     }
     if (spec->ntaints > 0) {
         if ((node->taints = topo_pool_calloc(p, spec->ntaints, sizeof(topo_taint))) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         for (size_t i = 0; i < spec->ntaints; i++) {
             node->taints[i].key = topo_pool_strdup(p, spec->taints[i].key ? spec->taints[i].key : "");
             node->taints[i].value = topo_pool_strdup(p, spec->taints[i].value ? spec->taints[i].value : "");
             node->taints[i].effect = topo_pool_strdup(p, spec->taints[i].effect ? spec->taints[i].effect : "");
             if (!node->taints[i].key || !node->taints[i].value || !node->taints[i].effect)
-                return nomem(err);
+                return topo_err_nomem(err, "snapshot");
         }
         node->ntaints = spec->ntaints;
     }
     if (spec->nallocatable > 0) {
         node->allocatable = topo_pool_calloc(p, spec->nallocatable, sizeof(topo_resource));
         if (node->allocatable == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         for (size_t i = 0; i < spec->nallocatable; i++) {
             const char *name = NULL;
             if (intern_resource(snap, spec->allocatable[i].name, &name) < 0)
-                return nomem(err);
+                return topo_err_nomem(err, "snapshot");
             node->allocatable[i].name = name;
             node->allocatable[i].amount = spec->allocatable[i].amount;
         }
@@ -231,7 +226,7 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
             node->in_topology = 0;
     }
     if (topo_strmap_put(snap->node_by_name, node->name, (int32_t)snap->nnodes) != 0)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     snap->nnodes++;
     return 0;
 }
@@ -318,7 +313,7 @@ int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
     pending_usage *u = topo_pool_calloc(snap->pool, 1, sizeof(*u));
     if (u == NULL || (u->node = topo_pool_strdup(snap->pool, node_name)) == NULL ||
         (u->requests = copy_requests(snap->pool, requests, nrequests)) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     u->nrequests = nrequests;
     u->count = 1;
     *snap->pending_tail = u;
@@ -342,10 +337,10 @@ int topo_snapshot_add_tas_usage(topo_snapshot *snap, const char *const *values, 
     pending_usage *u = topo_pool_calloc(snap->pool, 1, sizeof(*u));
     if (u == NULL || (u->values = topo_pool_calloc(snap->pool, nvalues, sizeof(char *))) == NULL ||
         (u->requests = copy_requests(snap->pool, requests, nrequests)) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     for (size_t i = 0; i < nvalues; i++)
         if ((u->values[i] = topo_pool_strdup(snap->pool, values[i])) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
     u->tas = 1;
     u->nvalues = nvalues;
     u->count = count;
@@ -362,7 +357,7 @@ static int32_t ensure_domain(topo_snapshot *snap, const char **values, int level
 {
     char *joined = snap_join(snap->pool, (const char *const *)values, (size_t)level + 1);
     if (joined == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     const char *id = leaf_id ? leaf_id : joined;
     int32_t d = topo_strmap_get(snap->domain_by_id, id);
     if (d >= 0)
@@ -377,7 +372,7 @@ static int32_t ensure_domain(topo_snapshot *snap, const char **values, int level
         size_t ncap = *cap ? *cap * 2 : 1024;
         snap_domain *doms = realloc(snap->domains, ncap * sizeof(*doms));
         if (doms == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         snap->domains = doms;
         *cap = ncap;
     }
@@ -391,7 +386,7 @@ static int32_t ensure_domain(topo_snapshot *snap, const char **values, int level
     dom->parent = parent;
     dom->leaf = -1;
     if (topo_strmap_put(snap->domain_by_id, id, d) != 0)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     return d;
 }
 
@@ -451,13 +446,13 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     size_t dcap = 0;
     snap->domain_by_id = topo_strmap_create(snap->nnodes * 2 + 16);
     if (snap->domain_by_id == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     snap->leaves = topo_pool_calloc(p, snap->nnodes ? snap->nnodes : 1, sizeof(snap_leaf));
     /* One matrix for every leaf's room, so the engine's scan reads it in order. */
     int64_t *rooms = topo_pool_calloc(p, (snap->nnodes ? snap->nnodes : 1) * (R ? R : 1),
                                       sizeof(int64_t));
     if (snap->leaves == NULL || rooms == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
 
     for (size_t n = 0; n < snap->nnodes; n++) {
         snap_node *node = &snap->nodes[n];
@@ -465,7 +460,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             continue;
         const char **values = topo_pool_calloc(p, snap->nlevels, sizeof(char *));
         if (values == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         for (size_t l = 0; l < snap->nlevels; l++)
             values[l] = node_label(node, snap->levels[l]);
         const char *leaf_id = snap->hostname_lowest ? values[snap->nlevels - 1] : NULL;
@@ -481,7 +476,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             leaf->tas = topo_pool_calloc(p, R ? R : 1, sizeof(int64_t));
             leaf->room = rooms + snap->nleaves * (R ? R : 1);
             if (leaf->free == NULL || leaf->tas == NULL)
-                return nomem(err);
+                return topo_err_nomem(err, "snapshot");
             dom->leaf = (int32_t)snap->nleaves++;
         }
         snap_leaf *leaf = &snap->leaves[dom->leaf];
@@ -490,7 +485,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             snap->has_taints = 1;
         node->leaf = dom->leaf;
         if ((node->used = topo_pool_calloc(p, R ? R : 1, sizeof(int64_t))) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         for (size_t i = 0; i < node->nallocatable; i++) {
             int32_t r = snap_resource_index(snap, node->allocatable[i].name);
             leaf->free[r] = topo_quantity_add(leaf->free[r], node->allocatable[i].amount);
@@ -501,7 +496,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     /* children lists, per-level lists, roots */
     int32_t *nchild = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(int32_t));
     if (nchild == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     for (size_t d = 0; d < snap->ndomains; d++)
         if (snap->domains[d].parent >= 0)
             nchild[snap->domains[d].parent]++;
@@ -510,7 +505,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             snap->domains[d].children = topo_pool_calloc(p, (size_t)nchild[d], sizeof(int32_t));
             if (snap->domains[d].children == NULL) {
                 free(nchild);
-                return nomem(err);
+                return topo_err_nomem(err, "snapshot");
             }
         }
     }
@@ -518,7 +513,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     snap->level_ndomains = topo_pool_calloc(p, snap->nlevels, sizeof(size_t));
     snap->level_domains = topo_pool_calloc(p, snap->nlevels, sizeof(int32_t *));
     if (snap->level_ndomains == NULL || snap->level_domains == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "snapshot");
     for (size_t d = 0; d < snap->ndomains; d++) {
         snap_domain *dom = &snap->domains[d];
         snap->level_ndomains[dom->level]++;
@@ -531,7 +526,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
         snap->level_domains[l] =
             topo_pool_calloc(p, snap->level_ndomains[l] ? snap->level_ndomains[l] : 1, sizeof(int32_t));
         if (snap->level_domains[l] == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
         snap->level_ndomains[l] = 0;
     }
     for (size_t d = 0; d < snap->ndomains; d++) {
@@ -540,14 +535,14 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
     }
     for (size_t l = 0; l < snap->nlevels; l++)
         if (sort_domain_indices(snap, snap->level_domains[l], snap->level_ndomains[l]) != 0)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
     for (size_t l = 0; l < snap->nlevels; l++)
         for (size_t i = 0; i < snap->level_ndomains[l]; i++)
             snap->domains[snap->level_domains[l][i]].rank = (int32_t)i;
     for (size_t d = 0; d < snap->ndomains; d++)
         if (sort_domain_indices(snap, snap->domains[d].children,
                                 (size_t)snap->domains[d].nchildren) != 0)
-            return nomem(err);
+            return topo_err_nomem(err, "snapshot");
     snap->roots = snap->level_domains[0];
     snap->nroots = snap->level_ndomains[0];
     snap->built = 1;

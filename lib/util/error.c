@@ -113,3 +113,10 @@ const char *topo_strerror(int code)
         return "unknown error";
     }
 }
+
+int topo_err_nomem(topo_err *err, const char *what)
+{
+    if (what == NULL || what[0] == '\0')
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", what);
+}

@@ -779,11 +779,6 @@ char *cache_column_strdup(sqlite3_stmt *st, int col, int null_ok, topo_pool *poo
     return topo_pool_strdup(pool, text);
 }
 
-static int nomem(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
-}
-
 int cache_json_to_kv(topo_kv **out, size_t *out_n, const json_t *obj, topo_pool *pool,
                      topo_err *err)
 {
@@ -799,13 +794,13 @@ int cache_json_to_kv(topo_kv **out, size_t *out_n, const json_t *obj, topo_pool 
     if (json_object_size(obj) == 0)
         return 0;
     if ((kv = topo_pool_calloc(pool, json_object_size(obj), sizeof(*kv))) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     json_object_foreach((json_t *)obj, key, v) {
         if (!json_is_string(v))
             return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: %s is not a string", key);
         if ((kv[n].key = topo_pool_strdup(pool, key)) == NULL ||
             (kv[n].value = topo_pool_strdup(pool, json_string_value(v))) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "cache");
         n++;
     }
     *out = kv;
@@ -828,13 +823,13 @@ int cache_json_to_resources(topo_resource **out, size_t *out_n, const json_t *ob
     if (json_object_size(obj) == 0)
         return 0;
     if ((r = topo_pool_calloc(pool, json_object_size(obj), sizeof(*r))) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     json_object_foreach((json_t *)obj, key, v) {
         if (!json_is_integer(v))
             return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: %s is not an integer",
                                 key);
         if ((r[n].name = topo_pool_strdup(pool, key)) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "cache");
         r[n].amount = (int64_t)json_integer_value(v);
         n++;
     }
@@ -856,13 +851,13 @@ int cache_json_to_strings(const char ***out, size_t *out_n, const json_t *arr, t
     if ((n = json_array_size(arr)) == 0)
         return 0;
     if ((v = topo_pool_calloc(pool, n, sizeof(*v))) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     for (size_t i = 0; i < n; i++) {
         const json_t *s = json_array_get(arr, i);
         if (!json_is_string(s))
             return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: expected strings");
         if ((v[i] = topo_pool_strdup(pool, json_string_value(s))) == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "cache");
     }
     *out = v;
     *out_n = n;

@@ -14,11 +14,6 @@
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 
-static int nomem(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
-}
-
 static const char *const object_kinds[] = {"Node", "Pod", "Job"};
 static const char *const list_kinds[] = {"NodeList", "PodList", "JobList"};
 
@@ -642,7 +637,7 @@ static int upsert_root(topo_cache *c, topo_cache_kind kind, const json_t *root, 
         n = json_array_size(items);
     }
     if (n > 0 && (all = topo_pool_calloc(c->scratch, n, sizeof(*all))) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     for (size_t i = 0; i < n; i++) {
         const json_t *item = single ? root : json_array_get(items, i);
         if (!single)

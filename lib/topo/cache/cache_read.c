@@ -4,11 +4,6 @@
 
 #include <string.h>
 
-static int nomem(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
-}
-
 static int row_taints(topo_taint **out, size_t *out_n, const json_t *arr, topo_pool *pool,
                       topo_err *err)
 {
@@ -22,7 +17,7 @@ static int row_taints(topo_taint **out, size_t *out_n, const json_t *arr, topo_p
     if ((n = json_array_size(arr)) == 0)
         return 0;
     if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(arr, i);
         const json_t *k = json_object_get(o, "key"), *v = json_object_get(o, "value"),
@@ -32,7 +27,7 @@ static int row_taints(topo_taint **out, size_t *out_n, const json_t *arr, topo_p
         if ((t[i].key = topo_pool_strdup(pool, json_string_value(k))) == NULL ||
             (t[i].effect = topo_pool_strdup(pool, json_string_value(e))) == NULL ||
             (v != NULL && (t[i].value = topo_pool_strdup(pool, json_string_value(v))) == NULL))
-            return nomem(err);
+            return topo_err_nomem(err, "cache");
     }
     *out = t;
     *out_n = n;
@@ -52,7 +47,7 @@ int cache_row_node(topo_node_spec *out, const char **out_rv, sqlite3_stmt *st, t
     memset(out, 0, sizeof(*out));
     if ((out->name = cache_column_strdup(st, 0, 0, pool)) == NULL ||
         (rv = cache_column_strdup(st, 6, 0, pool)) == NULL) {
-        error = nomem(err);
+        error = topo_err_nomem(err, "cache");
         goto cleanup;
     }
     if ((error = cache_column_json(&labels, st, 1, "nodes.labels", err)) < 0 ||
@@ -91,7 +86,7 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
         (out->node_name = cache_column_strdup(st, 3, 0, pool)) == NULL ||
         (out->phase = cache_column_strdup(st, 4, 0, pool)) == NULL ||
         (out->resource_version = cache_column_strdup(st, 8, 0, pool)) == NULL) {
-        error = nomem(err);
+        error = topo_err_nomem(err, "cache");
         goto cleanup;
     }
     if ((error = cache_column_json(&req, st, 5, "pods.requests", err)) < 0 ||
@@ -120,7 +115,7 @@ static int row_job(topo_cache_job *out, sqlite3_stmt *st, topo_pool *pool, topo_
         (out->namespace_name = cache_column_strdup(st, 1, 0, pool)) == NULL ||
         (out->name = cache_column_strdup(st, 2, 0, pool)) == NULL ||
         (out->resource_version = cache_column_strdup(st, 5, 0, pool)) == NULL)
-        return nomem(err);
+        return topo_err_nomem(err, "cache");
     out->parallelism = (int32_t)sqlite3_column_int(st, 3);
     out->completions =
         sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int(st, 4);

@@ -14,11 +14,6 @@
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
 
-static int nomem(topo_err *err)
-{
-    return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
-}
-
 static int stmt_error(topo_err *err)
 {
     return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
@@ -122,7 +117,7 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
         char *text = values ? json_dumps(values, JSON_COMPACT) : NULL;
         json_decref(values);
         if (text == NULL)
-            return nomem(err);
+            return topo_err_nomem(err, "cache");
         for (int32_t k = 0; k < a->domains[d].count && error == 0; k++, slot++) {
             int rc;
             if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0 ||
@@ -387,13 +382,13 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
 
 found_slot:
     if (values == NULL) {
-        error = nomem(err);
+        error = topo_err_nomem(err, "cache");
         goto end;
     }
     if ((error = values_from_text(&out->values, &out->nvalues, values, pool, err)) < 0)
         goto end;
     if ((out->pod_uid = topo_pool_strdup(pool, pod_uid)) == NULL) {
-        error = nomem(err);
+        error = topo_err_nomem(err, "cache");
         goto end;
     }
     out->index = slot;
@@ -577,7 +572,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
         (out->assignment_json = cache_column_strdup(row, 5, 0, pool)) == NULL ||
         (out->shape = cache_column_strdup(row, 8, 0, pool)) == NULL ||
         (out->request = cache_column_strdup(row, 9, 0, pool)) == NULL) {
-        error = nomem(err);
+        error = topo_err_nomem(err, "cache");
         goto cleanup;
     }
     out->created_at = (int64_t)sqlite3_column_int64(row, 6);
@@ -607,7 +602,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
             size_t ncap = cap ? cap * 2 : 16;
             topo_cache_slot *n = topo_pool_calloc(pool, ncap, sizeof(*n));
             if (n == NULL) {
-                error = nomem(err);
+                error = topo_err_nomem(err, "cache");
                 goto cleanup;
             }
             if (out->nslots > 0)
@@ -622,7 +617,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
             goto cleanup;
         if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
             if ((s->pod_uid = cache_column_strdup(st, 2, 1, pool)) == NULL) {
-                error = nomem(err);
+                error = topo_err_nomem(err, "cache");
                 goto cleanup;
             }
             out->nclaimed++;
@@ -666,7 +661,7 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
             goto end;
         }
         if ((key_id = cache_column_strdup(st, 0, 0, pool)) == NULL) {
-            error = nomem(err);
+            error = topo_err_nomem(err, "cache");
             goto end;
         }
         id = key_id;
@@ -774,7 +769,7 @@ int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reser
         json_decref(values);
         levels = assignment = requests = values = NULL;
         if ((r.reservation_id = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL) {
-            error = nomem(err);
+            error = topo_err_nomem(err, "cache");
             goto end;
         }
         if ((error = cache_column_json(&levels, st, 1, "reservations.levels", err)) < 0 ||
@@ -838,7 +833,7 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
         requests = NULL;
         if ((u.namespace_ = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL ||
             (u.reservation_id = cache_column_strdup(st, 1, 0, cache->scratch)) == NULL) {
-            error = nomem(err);
+            error = topo_err_nomem(err, "cache");
             goto end;
         }
         if ((error = cache_column_json(&requests, st, 2, "reservations.requests", err)) < 0 ||
