@@ -5,7 +5,7 @@ option(TOPO_WERROR "Treat warnings as errors" ON)
 set(_topo_candidate_flags
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wmissing-prototypes
   -Wstrict-prototypes -Wwrite-strings -Wundef -Wformat=2
-  -Werror=implicit-function-declaration -Wno-format-nonliteral
+  -Werror=implicit-function-declaration
   # Error texts live in fixed-size buffers (topo_err) by design: cutting a
   # long message short is intended, so snprintf truncation is not a defect.
   -Wno-format-truncation)

@@ -3,6 +3,7 @@
 #ifndef TOPO_POOL_H
 #define TOPO_POOL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "topo/error.h" /* TOPO_PRINTF */
@@ -23,6 +24,7 @@ char *topo_pool_strndup(topo_pool *pool, const char *s, size_t n);
 /* A formatted string in the pool, any length; NULL when out of memory or on
  * a formatting error. */
 char *topo_pool_printf(topo_pool *pool, const char *fmt, ...) TOPO_PRINTF(2, 3);
+char *topo_pool_vprintf(topo_pool *pool, const char *fmt, va_list ap) TOPO_PRINTF(2, 0);
 /* Bytes currently held from the system (for benchmarks). */
 size_t topo_pool_footprint(const topo_pool *pool);
 

@@ -5,6 +5,8 @@
 #include "codec/codec.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -49,12 +51,17 @@ typedef struct builder {
     topo_codec_marks *marks; /* NULL: positions not recorded */
 } builder;
 
-static int fail_at(builder *b, int code, yaml_mark_t mark, const char *fmt, const char *arg)
+static int fail_at(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
+    TOPO_PRINTF(4, 5);
+static int fail_at(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
 {
     int line = (int)mark.line + 1;
     int column = (int)mark.column + 1;
     char msg[TOPO_ERR_TEXT_MAX];
-    snprintf(msg, sizeof(msg), fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
     topo_err_set(b->err, code, "%s:%d:%d: %s", b->src, line, column, msg);
     topo_err_at(b->err, b->source, line, column);
     return code;

@@ -20,7 +20,6 @@
 /* Share of busy nodes whose pod takes only part of the GPUs. */
 #define GEN_PARTIAL_SHARE 0.25
 #define GEN_GIB (1024LL * 1024LL * 1024LL)
-#define GEN_NAME_MAX 128
 #define GEN_LOAD_NAMESPACE "load"
 
 void topo_gen_opts_init(topo_gen_opts *opts)
@@ -124,20 +123,6 @@ static int validate(topo_gen_opts *o, topo_err *err)
     return 0;
 }
 
-static char *pool_printf(topo_pool *pool, const char *fmt, ...) TOPO_PRINTF(2, 3);
-
-static char *pool_printf(topo_pool *pool, const char *fmt, ...)
-{
-    char buf[GEN_NAME_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof(buf))
-        return NULL;
-    return topo_pool_strndup(pool, buf, (size_t)n);
-}
-
 /* The resources of a load pod using k GPUs (Kueue units). */
 static int pod_requests(topo_resource *r, uint32_t k)
 {
@@ -189,24 +174,24 @@ int topo_gen_cluster_build(topo_gen_cluster **out, const topo_gen_opts *opts, to
         uint32_t leaf_g = rack_g / R;
         uint32_t spine_g = leaf_g / L;
         if (n == 0 || (in_rack == 0 && rack_g % R == 0 && leaf_g % L == 0 && spine_g % S == 0))
-            if ((dc = pool_printf(pool, "dc%" PRIu32, spine_g / S + 1)) == NULL)
+            if ((dc = topo_pool_printf(pool, "dc%" PRIu32, spine_g / S + 1)) == NULL)
                 goto oom;
         if (n == 0 || (in_rack == 0 && rack_g % R == 0 && leaf_g % L == 0))
-            if ((spine = pool_printf(pool, "%s-sp%0*" PRIu32, dc, ws, spine_g % S + 1)) == NULL)
+            if ((spine = topo_pool_printf(pool, "%s-sp%0*" PRIu32, dc, ws, spine_g % S + 1)) == NULL)
                 goto oom;
         if (n == 0 || (in_rack == 0 && rack_g % R == 0))
-            if ((leaf = pool_printf(pool, "%s-lf%0*" PRIu32, spine, wl, leaf_g % L + 1)) == NULL)
+            if ((leaf = topo_pool_printf(pool, "%s-lf%0*" PRIu32, spine, wl, leaf_g % L + 1)) == NULL)
                 goto oom;
         if (n == 0 || in_rack == 0)
-            if ((rack = pool_printf(pool, "%s-r%0*" PRIu32, leaf, wr, rack_g % R + 1)) == NULL)
+            if ((rack = topo_pool_printf(pool, "%s-r%0*" PRIu32, leaf, wr, rack_g % R + 1)) == NULL)
                 goto oom;
-        const char *host = pool_printf(pool, "%s-n%0*" PRIu32, rack, wn, in_rack + 1);
+        const char *host = topo_pool_printf(pool, "%s-n%0*" PRIu32, rack, wn, in_rack + 1);
         if (host == NULL)
             goto oom;
         if (M == 1)
             nvl = host;
         else if (in_rack % M == 0 &&
-                 (nvl = pool_printf(pool, "%s-nvl%0*" PRIu32, rack, wv, in_rack / M + 1)) == NULL)
+                 (nvl = topo_pool_printf(pool, "%s-nvl%0*" PRIu32, rack, wv, in_rack / M + 1)) == NULL)
             goto oom;
 
         topo_kv *l = &labels[(size_t)n * GEN_NODE_LABELS];
@@ -253,7 +238,7 @@ int topo_gen_cluster_build(topo_gen_cluster **out, const topo_gen_opts *opts, to
                 continue;
             topo_gen_pod *p = &c->pods[c->npods++];
             p->namespace_name = GEN_LOAD_NAMESPACE;
-            if ((p->name = pool_printf(pool, "load-%s", c->nodes[n].name)) == NULL)
+            if ((p->name = topo_pool_printf(pool, "load-%s", c->nodes[n].name)) == NULL)
                 goto oom;
             p->node = n;
             p->gpus = used[n];

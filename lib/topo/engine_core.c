@@ -1,5 +1,6 @@
 /* Kueue's TAS placement for one PodSet (and its leader), phase by phase:
  * fill in counts bottom-up, find the fit level, descend to the leaves. */
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,16 +241,12 @@ static const char *stats_suffix(eng_ctx *ctx, const excl_stats *st)
     return out;
 }
 
-static const char *fmt(eng_ctx *ctx, const char *f, ...) TOPO_PRINTF(2, 3);
-#include <stdarg.h>
-static const char *fmt(eng_ctx *ctx, const char *f, ...)
+const char *eng_fmt(eng_ctx *ctx, const char *f, ...)
 {
-    char buf[2048];
     va_list ap;
     va_start(ap, f);
-    vsnprintf(buf, sizeof(buf), f, ap);
+    const char *s = topo_pool_vprintf(ctx->pool, f, ap);
     va_end(ap);
-    const char *s = topo_pool_strdup(ctx->pool, buf);
     return s ? s : "out of memory";
 }
 
@@ -259,9 +256,9 @@ static const char *not_fit_message(eng_ctx *ctx, int32_t fit, int32_t total, int
     const char *unit = slice_size == 1 ? "pod" : "slice";
     const char *name = ctx->snap->topology_name;
     if (fit == 0)
-        return fmt(ctx, "topology \"%s\" doesn't allow to fit any of %d %s(s)%s", name, total,
+        return eng_fmt(ctx, "topology \"%s\" doesn't allow to fit any of %d %s(s)%s", name, total,
                    unit, stats_suffix(ctx, st));
-    return fmt(ctx, "topology \"%s\" allows to fit only %d out of %d %s(s)%s", name, fit, total,
+    return eng_fmt(ctx, "topology \"%s\" allows to fit only %d out of %d %s(s)%s", name, fit, total,
                unit, stats_suffix(ctx, st));
 }
 
@@ -301,7 +298,7 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
             best = d;
     }
     if (best == NULL)
-        return fmt(ctx, "%s", buf);
+        return eng_fmt(ctx, "%s", buf);
     for (size_t i = 0; i < ps->nlayers && w < (int)sizeof(buf); i++) {
         int target = topo_snapshot_level_index(snap, ps->layers[i].level);
         if (target < 0)
@@ -311,7 +308,7 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
         w += snprintf(buf + w, sizeof(buf) - (size_t)w, "; %d/%d slice(s) fit on level %s", fit,
                       needed, ps->layers[i].level);
     }
-    return fmt(ctx, "%s%s", buf, stats_suffix(ctx, st));
+    return eng_fmt(ctx, "%s%s", buf, stats_suffix(ctx, st));
 }
 
 /* ---- phase 1: counts ---- */
@@ -814,7 +811,7 @@ static int find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_
     size_t n = snap->level_ndomains[level];
     *reason = NULL;
     if (n == 0) {
-        *reason = fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
+        *reason = eng_fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
         return 0;
     }
     wdom **all = topo_pool_alloc(ctx->pool, n * sizeof(*all));
@@ -1054,7 +1051,7 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
         }
     }
     if (slice_size <= 0) {
-        *out_reason = fmt(ctx, "invalid slice size %d", slice_size);
+        *out_reason = eng_fmt(ctx, "invalid slice size %d", slice_size);
         return 0;
     }
     rs.p.slice_size = slice_size;
@@ -1078,7 +1075,7 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
     }
     int requested = topo_snapshot_level_index(snap, key);
     if (requested < 0) {
-        *out_reason = fmt(ctx, "no requested topology level: %s", key);
+        *out_reason = eng_fmt(ctx, "no requested topology level: %s", key);
         return 0;
     }
     rs.p.requested_level = requested;
@@ -1087,12 +1084,12 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
                                             : snap->levels[snap->nlevels - 1];
     int slice_level = topo_snapshot_level_index(snap, slice_key);
     if (slice_level < 0) {
-        *out_reason = fmt(ctx, "no requested topology level for slices: %s", slice_key);
+        *out_reason = eng_fmt(ctx, "no requested topology level for slices: %s", slice_key);
         return 0;
     }
     rs.p.slice_level = slice_level;
     if (requested > slice_level) {
-        *out_reason = fmt(ctx, "podset slice topology %s is above the podset topology %s",
+        *out_reason = eng_fmt(ctx, "podset slice topology %s is above the podset topology %s",
                           slice_key, key);
         return 0;
     }
@@ -1108,17 +1105,17 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
             const topo_slice_layer *layer = &ps->layers[i];
             int inner = topo_snapshot_level_index(snap, layer->level);
             if (inner < 0) {
-                *out_reason = fmt(ctx, "no requested topology level for additional slice layer: %s",
+                *out_reason = eng_fmt(ctx, "no requested topology level for additional slice layer: %s",
                                   layer->level);
                 return 0;
             }
             if (inner <= prev_level) {
-                *out_reason = fmt(ctx, "additional slice layer topology %s must be at a lower level than %s",
+                *out_reason = eng_fmt(ctx, "additional slice layer topology %s must be at a lower level than %s",
                                   layer->level, snap->levels[prev_level]);
                 return 0;
             }
             if (layer->size <= 0 || prev_size % layer->size != 0) {
-                *out_reason = fmt(ctx, "additional slice layer size %d must evenly divide parent layer size %d",
+                *out_reason = eng_fmt(ctx, "additional slice layer size %d must evenly divide parent layer size %d",
                                   layer->size, prev_size);
                 return 0;
             }
@@ -1135,7 +1132,7 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
     if (snap->hostname_lowest) {
         char why[512];
         if (eng_validate_selectors(ps, why, sizeof(why)) != 0) {
-            *out_reason = fmt(ctx, "%s", why);
+            *out_reason = eng_fmt(ctx, "%s", why);
             return 0;
         }
     }

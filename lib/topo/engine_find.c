@@ -27,14 +27,6 @@ int topo_gates_set(topo_gates *gates, const char *name, int on, topo_err *err)
     return topo_err_set(err, TOPO_ENOTFOUND, "unknown feature gate \"%s\"", name);
 }
 
-static const char *pfmt(topo_pool *pool, const char *f, const char *a)
-{
-    char buf[1024];
-    snprintf(buf, sizeof(buf), f, a);
-    const char *s = topo_pool_strdup(pool, buf);
-    return s ? s : "out of memory";
-}
-
 /* utiltas.InternalFrom: an API assignment resolved against the snapshot. */
 static eng_assign *from_api(eng_ctx *ctx, const topo_assignment *ta)
 {
@@ -320,10 +312,10 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
     }
     const char *stale = stale_domain(remaining);
     if (stale != NULL) {
-        *reason = pfmt(ctx->pool,
-                       "Cannot replace the node, because the existing topologyAssignment is "
-                       "invalid, as it contains the stale domain %s",
-                       stale);
+        *reason = eng_fmt(ctx,
+                          "Cannot replace the node, because the existing topologyAssignment is "
+                          "invalid, as it contains the stale domain %s",
+                          stale);
         return 0;
     }
     const char *req_domain = required_replacement_domain(ctx, ps, count, remaining);
@@ -346,8 +338,8 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
     if (rc != 0 || *reason != NULL)
         return rc;
     if (repl == NULL || repl->n == 0) {
-        *reason = pfmt(ctx->pool, "cannot find replacement assignment for unhealthy node: %s",
-                       unhealthy);
+        *reason = eng_fmt(ctx, "cannot find replacement assignment for unhealthy node: %s",
+                          unhealthy);
         return 0;
     }
     if ((*out_new = merge(ctx, repl, remaining)) == NULL)

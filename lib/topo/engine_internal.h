@@ -89,6 +89,10 @@ typedef struct eng_ctx {
     int64_t *scratch;  /* R-sized */
 } eng_ctx;
 
+/* A message in the call's pool ("out of memory" when it cannot be made:
+ * a reason is never NULL). */
+const char *eng_fmt(eng_ctx *ctx, const char *f, ...) TOPO_PRINTF(2, 3);
+
 static inline int eng_is_main(const eng_ctx *ctx, const wdom *d)
 {
     uintptr_t p = (uintptr_t)d, base = (uintptr_t)ctx->doms;

@@ -159,19 +159,23 @@ char *topo_pool_strndup(topo_pool *pool, const char *s, size_t n)
     return p;
 }
 
+char *topo_pool_vprintf(topo_pool *pool, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = n < 0 ? NULL : topo_pool_alloc(pool, (size_t)n + 1);
+    if (s != NULL)
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
 char *topo_pool_printf(topo_pool *pool, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *s = topo_pool_alloc(pool, (size_t)n + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    char *s = topo_pool_vprintf(pool, fmt, ap);
     va_end(ap);
     return s;
 }
