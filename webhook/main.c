@@ -35,6 +35,15 @@ static const char usage[] =
     "                           256; 1024 in all): one client cannot take them all\n"
     "  --health-address IP      the health port's address (default: every interface;\n"
     "                           the chart gives the pod's IP)\n"
+    "  --metrics-port N         serve /metrics on this plain HTTP port instead of the\n"
+    "                           health port (default: on the health port)\n"
+    "  --metrics-address IP     the metrics port's address (default: every interface)\n"
+    "  --header-timeout S       a connection's TLS handshake and request headers must be\n"
+    "                           done within S seconds of its accept (default 10)\n"
+    "  --min-body-rate B        bytes/s a request body must keep to after a 5 s grace\n"
+    "                           (default 65536; 0: no bound); slower clients are cut\n"
+    "  --idle-timeout S         keep-alive: a connection's next request must be in\n"
+    "                           within S seconds of its last response (default 90)\n"
     "  --tls-priorities STRING  GnuTLS priority string (default: TLS 1.3, and TLS 1.2\n"
     "                           with ECDHE/DHE and AEAD ciphers only)\n"
     "  --threads N              request threads (default: online cores)\n"
@@ -200,6 +209,16 @@ int main(int argc, char **argv)
             opts.tls_priorities = v;
         else if (strcmp(a, "--health-address") == 0 && v[0] != '\0')
             opts.health_address = v;
+        else if (strcmp(a, "--metrics-port") == 0 && parse_uint(&n, v, 65535) == 0 && n > 0)
+            opts.metrics_port = (int)n;
+        else if (strcmp(a, "--metrics-address") == 0 && v[0] != '\0')
+            opts.metrics_address = v;
+        else if (strcmp(a, "--header-timeout") == 0 && parse_uint(&n, v, 3600) == 0 && n > 0)
+            opts.header_timeout_s = (unsigned int)n;
+        else if (strcmp(a, "--min-body-rate") == 0 && parse_uint(&n, v, 1UL << 30) == 0)
+            opts.min_body_rate = n;
+        else if (strcmp(a, "--idle-timeout") == 0 && parse_uint(&n, v, 3600) == 0 && n > 0)
+            opts.idle_timeout_s = (unsigned int)n;
         else if (strcmp(a, "--log-format") == 0 &&
                  (strcmp(v, "json") == 0 || strcmp(v, "text") == 0))
             log_format = v;
@@ -254,6 +273,10 @@ int main(int argc, char **argv)
     if (!config_file && !levels &&
         (popts.inventory || popts.pods || popts.db_path || popts.kubeconfig)) {
         fprintf(stderr, "topo-webhook: placement needs --config FILE or --levels L1,L2,...\n");
+        return 2;
+    }
+    if (opts.metrics_address && !opts.metrics_port) {
+        fprintf(stderr, "topo-webhook: --metrics-address goes with --metrics-port\n");
         return 2;
     }
     if (popts.pods && !popts.inventory) {
