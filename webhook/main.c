@@ -28,7 +28,7 @@ static const char usage[] =
     "\n"
     "  --port N                 HTTPS port for POST /mutate (default 9443)\n"
     "  --health-port N          plain HTTP port for /healthz, /livez, /readyz, /metrics\n"
-    "                           (default 8081)\n"
+    "                           (default 8081; /metrics moves with --metrics-port)\n"
     "  --tls-cert-file FILE     serving certificate (PEM); reloaded when it changes\n"
     "  --tls-private-key-file FILE  its private key (PEM)\n"
     "  --max-connections-per-client N  HTTPS connections from one address (default\n"

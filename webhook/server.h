@@ -16,7 +16,11 @@
  *   that fails to load leaves the old daemon serving.
  * - A plain-HTTP health daemon on health_port: GET /healthz and /livez (200
  *   while the process runs), /readyz (200 once topo_wh_server_set_ready(1),
- *   503 otherwise and during shutdown), /metrics (Prometheus text).
+ *   503 otherwise and during shutdown), /metrics (Prometheus text) unless
+ *   metrics_port gives /metrics a plain-HTTP daemon of its own.
+ * - Absolute connection deadlines (conn_deadline.h): handshake and headers
+ *   within header_timeout_s of the accept, a body at min_body_rate after a
+ *   grace, the next keep-alive request within idle_timeout_s.
  *
  * No global state: everything lives in the topo_wh_server. The functions
  * below are called from one owner thread; the handler runs on the pool's

@@ -588,6 +588,37 @@ def case_deadlines(binary, pki, workdir):
         print("--- deadlines webhook log ---\n" + log)
 
 
+def case_metrics_port(binary, pki, workdir):
+    """--metrics-port: /metrics there (on --metrics-address only), no longer
+    on the health port, which keeps the probes."""
+    mport = free_port()
+    w = Webhook(binary, pki, workdir, ["--metrics-port", str(mport),
+                                       "--metrics-address", "127.0.0.1"])
+    try:
+        def get(port, path, host="127.0.0.1"):
+            c = http.client.HTTPConnection(host, port, timeout=5)
+            try:
+                c.request("GET", path)
+                r = c.getresponse()
+                return r.status, r.read().decode()
+            finally:
+                c.close()
+        st, text = get(mport, "/metrics")
+        expect(st == 200 and check_prometheus(text) and "topo_webhook_connections_total" in text,
+               "/metrics on the metrics port: %d" % st)
+        expect(get(mport, "/healthz")[0] == 404, "no probes on the metrics port")
+        expect(w.get("/metrics")[0] == 404, "no /metrics on the health port")
+        expect(w.get("/readyz")[0] == 200 and w.get("/healthz")[0] == 200,
+               "probes stay on the health port")
+        try:
+            socket.create_connection(("127.0.0.2", mport), timeout=2).close()
+            expect(False, "metrics not on 127.0.0.2 (bound to --metrics-address 127.0.0.1)")
+        except OSError:
+            pass
+    finally:
+        w.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -617,6 +648,9 @@ def main():
         deadline_dir = os.path.join(tmp, "deadlines")
         os.makedirs(deadline_dir)
         case_deadlines(args.webhook, pki, deadline_dir)
+        metrics_dir = os.path.join(tmp, "metrics")
+        os.makedirs(metrics_dir)
+        case_metrics_port(args.webhook, pki, metrics_dir)
         lines = [l for l in log.splitlines() if l.strip()]
         bad = [l for l in lines if not l.startswith("{")]
         for l in lines:
