@@ -18,10 +18,15 @@
 #include "handler_passthrough.h"
 #include "placement.h"
 #include "server.h"
+#include "watchdog.h"
 #include "topo/admission.h"
 #include "topo/admission_config.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+
+/* After --shutdown-timeout, stopping the daemons and freeing may take this
+ * long before the watchdog ends the process. */
+#define WH_SHUTDOWN_MARGIN_MS 2000
 
 static const char usage[] =
     "usage: topo-webhook --tls-cert-file FILE --tls-private-key-file FILE [options]\n"
@@ -49,7 +54,8 @@ static const char usage[] =
     "  --threads N              request threads (default: online cores)\n"
     "  --cert-check-interval S  seconds between certificate file checks (default 2)\n"
     "  --shutdown-timeout S     on SIGTERM, wait at most this for in-flight requests\n"
-    "                           (default 15)\n"
+    "                           (default 15); 2 s after it the process ends (exit 1)\n"
+    "                           even if a request handler still runs\n"
     "  --max-body-memory MIB    request bodies held at once, over all connections\n"
     "                           (default 256); beyond it a request gets 503\n"
     "  --log-format json|text   json: one JSON object per line (default); text: logfmt\n"
@@ -376,6 +382,15 @@ int main(int argc, char **argv)
                 wh_placement_tick(pl);
         }
     }
+    /* Stopping the server joins its threads, which waits for a request
+     * handler still running past the shutdown timeout: the watchdog ends the
+     * process WH_SHUTDOWN_MARGIN_MS after it whatever the handler does. */
+    wh_watchdog *dog = NULL;
+    if (wh_watchdog_start(&dog, (long long)shutdown_s * 1000 + WH_SHUTDOWN_MARGIN_MS, 1,
+                          "shutdown timeout passed and a request handler still runs: "
+                          "exiting without it") < 0)
+        topo_log(TOPO_LOG_WARN, "no shutdown watchdog (thread): a stuck handler can hold "
+                                "the process past --shutdown-timeout");
     long left = topo_wh_server_shutdown(srv, (unsigned int)(shutdown_s * 1000));
     if (left > 0) {
         topo_log(TOPO_LOG_WARN, "stopped with %ld requests still in flight", left);
@@ -387,5 +402,6 @@ int main(int argc, char **argv)
     topo_wh_server_free(srv);
     wh_placement_free(pl);
     topo_admission_config_free(cfg);
+    wh_watchdog_cancel(dog);
     return rc;
 }
