@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import re
+import select
 import signal
 import socket
 import ssl
@@ -588,6 +589,60 @@ def case_deadlines(binary, pki, workdir):
         print("--- deadlines webhook log ---\n" + log)
 
 
+def renegotiate(w, before=b""):
+    """openssl s_client over TLS 1.2: sends before (part of a request), then
+    asks for a renegotiation ("R"). Seconds until the connection ended, or
+    None when it was still open 3 s later (a stall)."""
+    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % w.port,
+                          "-tls1_2", "-CAfile", os.path.join(w.pki, "ca.pem")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        out, deadline = b"", time.time() + 5
+        while b"Verify return code" not in out and time.time() < deadline:
+            r, _, _ = select.select([p.stdout], [], [], 0.2)
+            if r:
+                part = os.read(p.stdout.fileno(), 4096)
+                if not part:
+                    return -1
+                out += part
+        if before:
+            p.stdin.write(before)
+            p.stdin.flush()
+            time.sleep(0.2)
+        t0 = time.time()
+        p.stdin.write(b"R\n")
+        p.stdin.flush()
+        while time.time() - t0 < 3:
+            r, _, _ = select.select([p.stdout], [], [], 0.2)
+            if r and not os.read(p.stdout.fileno(), 4096):
+                return time.time() - t0
+            if p.poll() is not None:
+                return time.time() - t0
+        return None
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_renegotiation(w):
+    """A client-initiated TLS 1.2 renegotiation is refused at once (GnuTLS
+    reports the new ClientHello to libmicrohttpd as GNUTLS_E_REHANDSHAKE and
+    the connection is closed): after the handshake, half-way through the
+    headers, half-way through a body. The server serves on."""
+    for name, before in (("idle", b""),
+                         ("headers", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"),
+                         ("body", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
+                                  b"Content-Length: 100\r\n\r\n{")):
+        took = renegotiate(w, before)
+        expect(took is not None and 0 <= took < 2,
+               "renegotiation %s: connection ended in %r s, want < 2" % (name, took))
+    c = w.conn()
+    st, _, _ = w.post(c, review("after-reneg"))
+    c.close()
+    expect(st == 200, "served after renegotiation attempts: %d" % st)
+
+
 def case_metrics_port(binary, pki, workdir):
     """--metrics-port: /metrics there (on --metrics-address only), no longer
     on the health port, which keeps the probes."""
@@ -630,6 +685,7 @@ def main():
         log = ""
         try:
             case_basic(w)
+            case_renegotiation(w)
             case_rotation(w, tmp)
             case_sigterm(w)
         finally:
