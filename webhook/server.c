@@ -47,12 +47,6 @@
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
 #define WH_MUTATE_PATH "/mutate"
-/* libmicrohttpd 0.9.75 queues a response only before a request's body or
- * after all of it (MHD_queue_response refuses it while the body arrives, and
- * the connection is then closed without an answer): a body refused half-way
- * (over max_body when chunked, over the memory budget) is read and dropped
- * to its end so that the 413 or 503 reaches the client, but no more than
- * max_body bytes past the refusal (then it is closed). */
 
 /* Status codes counted separately; anything else counts as "other". */
 static const int wh_codes[] = {200, 400, 404, 405, 413, 500, 503, 0};
@@ -261,8 +255,13 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, wh_daemon *d, i
     return reject(conn, d, status, msg, start_ns);
 }
 
-/* A body refused half-way: its memory goes back at once, the rest of it is
- * read and dropped, and the status is answered when it ends. */
+/* A body refused half-way (over max_body when chunked, over the memory
+ * budget): its memory goes back at once, the rest of it is read and dropped,
+ * and the status is answered when it ends. libmicrohttpd 0.9.75 queues a
+ * response only before a request's body or after all of it
+ * (MHD_queue_response refuses it while the body arrives, and the connection
+ * was then closed without an answer). No more than max_body bytes are
+ * dropped: past that the connection is closed. */
 static void refuse_body(topo_wh_server *srv, wh_req *rq, int status)
 {
     rq->refuse = status;
@@ -273,8 +272,9 @@ static void refuse_body(topo_wh_server *srv, wh_req *rq, int status)
     rq->len = rq->cap = 0;
 }
 
-/* Buffer capacity for len more bytes: doubling from 16 KiB (or the declared
- * length when smaller), never over the declared length or max_body. */
+/* Buffer capacity for need bytes: doubling from 16 KiB, never over the
+ * declared length (+1 for the NUL) or max_body + 1. What is allocated is what
+ * is charged to the budget. */
 static size_t body_cap(const topo_wh_server *srv, const wh_req *rq, size_t need)
 {
     size_t limit = srv->opts.max_body + 1;
@@ -335,7 +335,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
     }
 
     if (rq->responded) {
-        *upload_data_size = 0;
+        *upload_data_size = 0; /* answered: nothing more to keep */
         return MHD_YES;
     }
 
