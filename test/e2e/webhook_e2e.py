@@ -471,17 +471,29 @@ def closed_within(s, limit):
     return None
 
 
-def trickle(s, data, every, stop):
-    """Sends data one byte at a time, every seconds, until stop is set or
-    the connection ends."""
-    for b in data:
-        if stop.is_set():
-            return
+def trickle_until_closed(s, data, every, limit):
+    """Sends data one byte at a time, every seconds, watching for the end of
+    the connection in between (one thread: an SSL socket is not to be used
+    from two at once). Seconds until the server ended it, None when it was
+    still open after limit seconds."""
+    t0 = time.time()
+    s.settimeout(every)
+    i = 0
+    while time.time() - t0 < limit:
+        if i < len(data):
+            try:
+                s.send(data[i:i + 1])
+            except OSError:
+                return time.time() - t0
+            i += 1
         try:
-            s.send(bytes([b]))
-        except OSError:
-            return
-        time.sleep(every)
+            if not s.recv(4096):
+                return time.time() - t0
+        except socket.timeout:
+            continue
+        except (OSError, ssl.SSLError):
+            return time.time() - t0
+    return None
 
 
 def case_deadlines(binary, pki, workdir):
@@ -497,36 +509,21 @@ def case_deadlines(binary, pki, workdir):
                                        "--min-body-rate", "1000"])
     results = {}
     try:
-        # (a trickler stops when its connection ended or was given up on)
         def bare():
             s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
             results["bare"] = closed_within(s, 5)
             s.close()
 
         def slow_headers():
-            done = threading.Event()
             raw = socket.create_connection(("localhost", w.port), timeout=10)
             s = w.ctx.wrap_socket(raw, server_hostname="localhost")
-            t0 = time.time()
             req = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 100
-            t = threading.Thread(target=trickle, args=(s, req, 0.3, done))
-            t.start()
-            got = closed_within(s, 5)
-            done.set()
-            results["headers"] = None if got is None else time.time() - t0
-            t.join()
+            results["headers"] = trickle_until_closed(s, req, 0.3, 5)
             s.close()
 
         def slow_body():
-            done = threading.Event()
             s = raw_post_start(w, 1000, 0)
-            t0 = time.time()
-            t = threading.Thread(target=trickle, args=(s, b" " * 1000, 0.3, done))
-            t.start()
-            got = closed_within(s, 9)
-            done.set()
-            results["body"] = None if got is None else time.time() - t0
-            t.join()
+            results["body"] = trickle_until_closed(s, b" " * 1000, 0.3, 9)
             s.close()
 
         def good_body():
@@ -540,18 +537,11 @@ def case_deadlines(binary, pki, workdir):
             s.close()
 
         def idle_trickle():
-            done = threading.Event()
             c = w.conn()
             st, _, _ = w.post(c, review("before-idle"))
             results["idle_first"] = st
-            t0 = time.time()
-            t = threading.Thread(target=trickle, args=(c.sock, b"POST /mutate HTTP/1.1\r\n" * 4,
-                                                       0.3, done))
-            t.start()
-            got = closed_within(c.sock, 7)
-            done.set()
-            results["idle"] = None if got is None else time.time() - t0
-            t.join()
+            nxt = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 100
+            results["idle"] = trickle_until_closed(c.sock, nxt, 0.3, 7)
             c.close()
 
         threads = [threading.Thread(target=f) for f in (bare, slow_headers, slow_body, good_body,
