@@ -541,6 +541,12 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
                 "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
                 atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
     wh_text_add(&t,
+                "# HELP topo_webhook_body_bytes_held Request body buffer bytes held now (counted "
+                "against --max-body-memory as bodies arrive).\n"
+                "# TYPE topo_webhook_body_bytes_held gauge\n"
+                "topo_webhook_body_bytes_held %llu\n",
+                atomic_load(&srv->body_bytes));
+    wh_text_add(&t,
                 "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
                 "# TYPE topo_webhook_tls_reloads_total counter\n"
                 "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
