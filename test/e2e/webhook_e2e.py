@@ -455,7 +455,8 @@ def case_chunked_too_large(w):
     expect(st == 400, "a small chunked body is read (not JSON: 400): %d" % st)
     t0 = time.time()
     st, _ = chunked_post(w, 7 * 1024 * 1024)
-    expect(time.time() - t0 < 10, "an endless chunked body is not read forever")
+    expect(st == -1 and time.time() - t0 < 10,
+           "a chunked body past twice the limit is cut, not read for ever: %d" % st)
     text = w.get("/metrics")[1]
     expect(metric(text, "topo_webhook_body_rejections_total", 'reason="too_large"') >= before + 2,
            "chunked bodies over the limit counted")
@@ -503,7 +504,7 @@ def trickle_until_closed(s, data, every, limit):
 
 
 def case_deadlines(binary, pki, workdir):
-    """Absolute connection deadlines (--header-timeout 1, --idle-timeout 3,
+    """Absolute connection deadlines (--header-timeout 1, --idle-timeout 4,
     --min-body-rate 1000 after the 5 s grace). Bytes trickled faster than
     libmicrohttpd's inactivity timeout (the idle timeout, reset by every
     byte) used to keep a connection for ever; now each phase ends on time:
@@ -511,7 +512,7 @@ def case_deadlines(binary, pki, workdir):
     at ~1 s, a body trickled at 3 bytes/s at the grace, a keep-alive
     connection trickling its next request at the idle timeout. A body sent
     at 4 KB/s, longer than the grace, is served."""
-    w = Webhook(binary, pki, workdir, ["--header-timeout", "1", "--idle-timeout", "3",
+    w = Webhook(binary, pki, workdir, ["--header-timeout", "1", "--idle-timeout", "4",
                                        "--min-body-rate", "1000"])
     results = {}
     try:
@@ -547,7 +548,7 @@ def case_deadlines(binary, pki, workdir):
             st, _, _ = w.post(c, review("before-idle"))
             results["idle_first"] = st
             nxt = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 100
-            results["idle"] = trickle_until_closed(c.sock, nxt, 0.3, 7)
+            results["idle"] = trickle_until_closed(c.sock, nxt, 0.3, 8)
             c.close()
 
         threads = [threading.Thread(target=f) for f in (bare, slow_headers, slow_body, good_body,
@@ -558,14 +559,14 @@ def case_deadlines(binary, pki, workdir):
             t.join()
         print("deadlines: %r" % results, flush=True)
         b = results.get("bare")
-        expect(b is not None and 0.8 < b < 2.5, "bare TCP cut at the header timeout: %r" % b)
+        expect(b is not None and 0.8 < b < 3, "bare TCP cut at the header timeout: %r" % b)
         h = results.get("headers")
-        expect(h is not None and h < 2.5, "trickled headers cut at the header timeout: %r" % h)
+        expect(h is not None and h < 3, "trickled headers cut at the header timeout: %r" % h)
         bd = results.get("body")
         expect(bd is not None and 4.5 < bd < 7.5, "trickled body cut after the grace: %r" % bd)
         expect(results.get("good") == 200, "a body at 4 KB/s is served: %r" % results.get("good"))
         i = results.get("idle")
-        expect(results.get("idle_first") == 200 and i is not None and 2.5 < i < 5,
+        expect(results.get("idle_first") == 200 and i is not None and 3.5 < i < 6,
                "keep-alive trickling its next request cut at the idle timeout: %r" % i)
         text = w.get("/metrics")[1]
         expect(metric(text, "topo_webhook_connections_cut_total", 'reason="header_timeout"') >= 2,
