@@ -13,7 +13,8 @@ pods asked again (new request uids, concurrently) get the same hosts; a
 patched pod posted again gets no patch; a pod that cannot fit is gated;
 requests Kueue's validation refuses are refused with its message (the pod
 whose slice is larger than its PodSet, which once crashed the process), and
-"True" is a boolean.
+"True" is a boolean. Then SIGTERM while a handler waits on a locked cache
+file: the shutdown watchdog ends the process on time.
 """
 import argparse
 import base64

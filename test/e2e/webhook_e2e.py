@@ -7,7 +7,11 @@ Makes a test CA and server certificate (make_test_pki.sh), starts
 topo-webhook on free ports and checks: POST /mutate over TLS verified against
 the CA (uid echoed), keep-alive, 413 over the body limit, 400 on malformed
 JSON, 404/405, /healthz, /readyz, /metrics, certificate rotation without a
-failed request, and SIGTERM during a burst (no accepted request fails, exit 0).
+failed request, and SIGTERM during a burst (no accepted request fails, exit 0);
+TLS renegotiation refused at once; with --max-body-memory 4 the body budget
+charged as bytes arrive, 413 for a chunked body over the limit; absolute
+connection deadlines (handshake+headers, body rate, keep-alive idle) against
+trickling clients; /metrics on --metrics-port.
 """
 import argparse
 import http.client
