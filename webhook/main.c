@@ -18,29 +18,44 @@
 #include "handler_passthrough.h"
 #include "placement.h"
 #include "server.h"
+#include "watchdog.h"
 #include "topo/admission.h"
 #include "topo/admission_config.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+
+/* After --shutdown-timeout, stopping the daemons and freeing may take this
+ * long before the watchdog ends the process. */
+#define WH_SHUTDOWN_MARGIN_MS 2000
 
 static const char usage[] =
     "usage: topo-webhook --tls-cert-file FILE --tls-private-key-file FILE [options]\n"
     "\n"
     "  --port N                 HTTPS port for POST /mutate (default 9443)\n"
     "  --health-port N          plain HTTP port for /healthz, /livez, /readyz, /metrics\n"
-    "                           (default 8081)\n"
+    "                           (default 8081; /metrics moves with --metrics-port)\n"
     "  --tls-cert-file FILE     serving certificate (PEM); reloaded when it changes\n"
     "  --tls-private-key-file FILE  its private key (PEM)\n"
     "  --max-connections-per-client N  HTTPS connections from one address (default\n"
     "                           256; 1024 in all): one client cannot take them all\n"
     "  --health-address IP      the health port's address (default: every interface;\n"
     "                           the chart gives the pod's IP)\n"
+    "  --metrics-port N         serve /metrics on this plain HTTP port instead of the\n"
+    "                           health port (default: on the health port)\n"
+    "  --metrics-address IP     the metrics port's address (default: every interface)\n"
+    "  --header-timeout S       a connection's TLS handshake and request headers must be\n"
+    "                           done within S seconds of its accept (default 10)\n"
+    "  --min-body-rate B        bytes/s a request body must keep to after a 5 s grace\n"
+    "                           (default 65536; 0: no bound); slower clients are cut\n"
+    "  --idle-timeout S         keep-alive: a connection's next request must be in\n"
+    "                           within S seconds of its last response (default 90)\n"
     "  --tls-priorities STRING  GnuTLS priority string (default: TLS 1.3, and TLS 1.2\n"
     "                           with ECDHE/DHE and AEAD ciphers only)\n"
     "  --threads N              request threads (default: online cores)\n"
     "  --cert-check-interval S  seconds between certificate file checks (default 2)\n"
     "  --shutdown-timeout S     on SIGTERM, wait at most this for in-flight requests\n"
-    "                           (default 15)\n"
+    "                           (default 15); 2 s after it the process ends (exit 1)\n"
+    "                           even if a request handler still runs\n"
     "  --request-timeout S      a request's deadline when the API server's ?timeout=\n"
     "                           is longer or absent (default 10, at most 30): past it,\n"
     "                           placement stops before storing anything (504)\n"
@@ -48,7 +63,9 @@ static const char usage[] =
     "                           (default 256); beyond it a request gets 503\n"
     "  --log-format json|text   json: one JSON object per line (default); text: logfmt\n"
     "  -v, --verbosity LEVEL    debug, info, warn, error (default info)\n"
-    "\n"
+    "\n";
+/* Two parts: C11 promises string literals of 4095 bytes only. */
+static const char usage_placement[] =
     "Placement (without --config or --levels every request is allowed unchanged):\n"
     "  --config FILE            topologies and policies (YAML, docs/webhook.md)\n"
     "  --levels L1,L2,...       instead of --config: one topology \"default\" over all\n"
@@ -178,6 +195,7 @@ int main(int argc, char **argv)
         unsigned long n = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
+            fputs(usage_placement, stdout);
             return 0;
         }
         if (strcmp(a, "--noop") == 0) {
@@ -185,7 +203,8 @@ int main(int argc, char **argv)
             continue;
         }
         if (!v) {
-            fprintf(stderr, "topo-webhook: %s: missing value or unknown option\n%s", a, usage);
+            fprintf(stderr, "topo-webhook: %s: missing value or unknown option\n%s%s", a, usage,
+                    usage_placement);
             return 2;
         }
         i++;
@@ -215,6 +234,16 @@ int main(int argc, char **argv)
             opts.tls_priorities = v;
         else if (strcmp(a, "--health-address") == 0 && v[0] != '\0')
             opts.health_address = v;
+        else if (strcmp(a, "--metrics-port") == 0 && parse_uint(&n, v, 65535) == 0 && n > 0)
+            opts.metrics_port = (int)n;
+        else if (strcmp(a, "--metrics-address") == 0 && v[0] != '\0')
+            opts.metrics_address = v;
+        else if (strcmp(a, "--header-timeout") == 0 && parse_uint(&n, v, 3600) == 0 && n > 0)
+            opts.header_timeout_s = (unsigned int)n;
+        else if (strcmp(a, "--min-body-rate") == 0 && parse_uint(&n, v, 1UL << 30) == 0)
+            opts.min_body_rate = n;
+        else if (strcmp(a, "--idle-timeout") == 0 && parse_uint(&n, v, 3600) == 0 && n > 0)
+            opts.idle_timeout_s = (unsigned int)n;
         else if (strcmp(a, "--log-format") == 0 &&
                  (strcmp(v, "json") == 0 || strcmp(v, "text") == 0))
             log_format = v;
@@ -241,7 +270,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--lease-namespace") == 0 && *v)
             popts.lease_namespace = v;
         else {
-            fprintf(stderr, "topo-webhook: bad option or value: %s %s\n%s", a, v, usage);
+            fprintf(stderr, "topo-webhook: bad option or value: %s %s\n%s%s", a, v, usage,
+                    usage_placement);
             return 2;
         }
     }
@@ -269,6 +299,10 @@ int main(int argc, char **argv)
     if (!config_file && !levels &&
         (popts.inventory || popts.pods || popts.db_path || popts.kubeconfig)) {
         fprintf(stderr, "topo-webhook: placement needs --config FILE or --levels L1,L2,...\n");
+        return 2;
+    }
+    if (opts.metrics_address && !opts.metrics_port) {
+        fprintf(stderr, "topo-webhook: --metrics-address goes with --metrics-port\n");
         return 2;
     }
     if (popts.pods && !popts.inventory) {
@@ -368,6 +402,15 @@ int main(int argc, char **argv)
                 wh_placement_tick(pl);
         }
     }
+    /* Stopping the server joins its threads, which waits for a request
+     * handler still running past the shutdown timeout: the watchdog ends the
+     * process WH_SHUTDOWN_MARGIN_MS after it whatever the handler does. */
+    wh_watchdog *dog = NULL;
+    if (wh_watchdog_start(&dog, (long long)shutdown_s * 1000 + WH_SHUTDOWN_MARGIN_MS, 1,
+                          "shutdown timeout passed and a request handler still runs: "
+                          "exiting without it") < 0)
+        topo_log(TOPO_LOG_WARN, "no shutdown watchdog (thread): a stuck handler can hold "
+                                "the process past --shutdown-timeout");
     long left = topo_wh_server_shutdown(srv, (unsigned int)(shutdown_s * 1000));
     if (left > 0) {
         topo_log(TOPO_LOG_WARN, "stopped with %ld requests still in flight", left);
@@ -379,5 +422,6 @@ int main(int argc, char **argv)
     topo_wh_server_free(srv);
     wh_placement_free(pl);
     topo_admission_config_free(cfg);
+    wh_watchdog_cancel(dog);
     return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "server.h"
 
+#include "conn_deadline.h"
 #include "metrics_text.h"
 
 #include <errno.h>
@@ -106,6 +107,8 @@ struct topo_wh_server {
     wh_file_id tried_cert, tried_key;   /* of the last pair that failed */
     long long next_check_ns;
     atomic_ullong body_bytes; /* buffer bytes all requests hold now */
+    wh_conns *conns;          /* every TLS connection's deadline */
+    struct MHD_Daemon *metrics_d; /* --metrics-port, or NULL */
     wh_metrics m;
 };
 
@@ -114,7 +117,12 @@ typedef struct wh_req {
     char *body;
     size_t len;
     size_t cap;
-    size_t charged; /* bytes counted in srv->body_bytes for this request */
+    size_t charged;  /* bytes counted in srv->body_bytes for this request */
+    size_t declared; /* Content-Length, or 0 when absent (chunked) */
+    int has_length;
+    int refuse;       /* 413 or 503 to answer once the body ended, 0: none */
+    size_t discarded; /* body bytes dropped since the refusal */
+    wh_conn *conn;    /* the connection's deadline, NULL if untracked */
     long long start_ns;
     int responded;
 } wh_req;
@@ -231,6 +239,53 @@ static int charge_body(topo_wh_server *srv, wh_req *rq, size_t want)
     return 0;
 }
 
+static wh_conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Answers now, before any body: the next request's headers are then due
+ * within the idle timeout. */
+static enum MHD_Result reject_early(struct MHD_Connection *conn, wh_daemon *d, int status,
+                                    const char *msg, long long start_ns)
+{
+    wh_conn_idle(d->srv->conns, conn_of(conn), now_ns());
+    return reject(conn, d, status, msg, start_ns);
+}
+
+/* A body refused half-way (over max_body when chunked, over the memory
+ * budget): its memory goes back at once, the rest of it is read and dropped,
+ * and the status is answered when it ends. libmicrohttpd 0.9.75 queues a
+ * response only before a request's body or after all of it
+ * (MHD_queue_response refuses it while the body arrives, and the connection
+ * was then closed without an answer). No more than max_body bytes are
+ * dropped: past that the connection is closed. */
+static void refuse_body(topo_wh_server *srv, wh_req *rq, int status)
+{
+    rq->refuse = status;
+    atomic_fetch_sub(&srv->body_bytes, rq->charged);
+    rq->charged = 0;
+    free(rq->body);
+    rq->body = NULL;
+    rq->len = rq->cap = 0;
+}
+
+/* Buffer capacity for need bytes: doubling from 16 KiB, never over the
+ * declared length (+1 for the NUL) or max_body + 1. What is allocated is what
+ * is charged to the budget. */
+static size_t body_cap(const topo_wh_server *srv, const wh_req *rq, size_t need)
+{
+    size_t limit = srv->opts.max_body + 1;
+    if (rq->has_length && rq->declared + 1 < limit)
+        limit = rq->declared + 1;
+    size_t cap = rq->cap ? rq->cap : 16384;
+    while (cap < need)
+        cap *= 2;
+    return cap < limit ? cap : (need > limit ? need : limit);
+}
+
 static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -245,65 +300,69 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
         long long start = now_ns();
         atomic_store(&srv->last_activity_ns, (unsigned long long)start);
         if (strcmp(url, WH_MUTATE_PATH) != 0)
-            return reject(conn, d, MHD_HTTP_NOT_FOUND, "not found", start);
+            return reject_early(conn, d, MHD_HTTP_NOT_FOUND, "not found", start);
         if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-            return reject(conn, d, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", start);
+            return reject_early(conn, d, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed",
+                                start);
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
+        unsigned long long declared = 0;
         if (cl) {
             char *end = NULL;
             errno = 0;
-            unsigned long long n = strtoull(cl, &end, 10);
-            if (errno != 0 || end == cl || n > srv->opts.max_body) {
+            declared = strtoull(cl, &end, 10);
+            if (errno != 0 || end == cl || declared > srv->opts.max_body) {
                 atomic_fetch_add(&srv->m.body_too_large, 1);
                 topo_log(TOPO_LOG_WARN, "request body over the limit (Content-Length %s)", cl);
-                return reject(conn, d, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large",
-                              start);
+                return reject_early(conn, d, MHD_HTTP_CONTENT_TOO_LARGE,
+                                    "request body too large", start);
             }
         }
         rq = calloc(1, sizeof *rq);
         if (!rq)
             return MHD_NO;
-        /* The whole body is counted up front when its length is known, so
-         * a refusal comes before any of it is read. */
-        if (cl && charge_body(srv, rq, (size_t)strtoull(cl, NULL, 10) + 1) < 0) {
-            free(rq);
-            return reject(conn, d, MHD_HTTP_SERVICE_UNAVAILABLE,
-                          "too many request bodies in flight", start);
-        }
+        /* Nothing is charged to the body budget yet: what a request holds
+         * is counted as its bytes arrive, so connections that declare large
+         * bodies and send none hold (almost) nothing. */
+        rq->has_length = cl != NULL;
+        rq->declared = (size_t)declared;
         rq->start_ns = start;
+        rq->conn = conn_of(conn);
+        wh_conn_body_start(srv->conns, rq->conn, start);
         *con_cls = rq;
         atomic_fetch_add(&srv->m.in_flight, 1);
         return MHD_YES;
     }
 
     if (rq->responded) {
-        *upload_data_size = 0; /* the rest of an oversized chunked body */
+        *upload_data_size = 0; /* answered: nothing more to keep */
         return MHD_YES;
     }
 
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        wh_conn_body_bytes(srv->conns, rq->conn, n);
+        if (rq->refuse) {
+            if (n > srv->opts.max_body - rq->discarded)
+                return MHD_NO; /* an endless body: no answer is worth reading it */
+            rq->discarded += n;
+            return MHD_YES;
+        }
         if (n > srv->opts.max_body - rq->len) {
             atomic_fetch_add(&srv->m.body_too_large, 1);
-            rq->responded = 1;
-            *upload_data_size = 0;
             topo_log(TOPO_LOG_WARN, "request body over the limit (%zu bytes)",
                      srv->opts.max_body);
-            return reject(conn, d, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large",
-                          rq->start_ns);
+            refuse_body(srv, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+            rq->discarded = n;
+            return MHD_YES;
         }
         if (rq->len + n + 1 > rq->cap) {
-            size_t cap = rq->cap ? rq->cap : 16384;
-            while (cap < rq->len + n + 1)
-                cap *= 2;
-            if (cap > srv->opts.max_body + 1)
-                cap = srv->opts.max_body + 1;
+            size_t cap = body_cap(srv, rq, rq->len + n + 1);
             if (charge_body(srv, rq, cap) < 0) {
-                rq->responded = 1;
-                *upload_data_size = 0;
-                return reject(conn, d, MHD_HTTP_SERVICE_UNAVAILABLE,
-                              "too many request bodies in flight", rq->start_ns);
+                refuse_body(srv, rq, MHD_HTTP_SERVICE_UNAVAILABLE);
+                rq->discarded = n;
+                return MHD_YES;
             }
             char *nb = realloc(rq->body, cap);
             if (!nb)
@@ -314,12 +373,19 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
         memcpy(rq->body + rq->len, upload_data, n);
         rq->len += n;
         rq->body[rq->len] = '\0';
-        *upload_data_size = 0;
         return MHD_YES;
     }
 
-    /* The whole body is here. */
+    /* The whole body is here (or was dropped). */
     rq->responded = 1;
+    if (rq->refuse) {
+        wh_conn_idle(srv->conns, rq->conn, now_ns());
+        return reject(conn, d, rq->refuse,
+                      rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
+                          ? "request body too large"
+                          : "too many request bodies in flight",
+                      rq->start_ns);
+    }
     topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
     if (t)
@@ -327,7 +393,9 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
     char *out = NULL;
     size_t out_len = 0;
     int status = 0;
+    wh_conn_handling(srv->conns, rq->conn);
     int rc = srv->opts.handle(&req, rq->body ? rq->body : "", rq->len, &out, &out_len, &status);
+    wh_conn_idle(srv->conns, rq->conn, now_ns());
     if (rc != 0 || status < 100 || status > 599) {
         free(out);
         topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
@@ -344,8 +412,9 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
 {
     wh_daemon *d = cls;
     wh_req *rq = *con_cls;
-    (void)conn;
     (void)toe;
+    /* the response is out: the keep-alive idle time starts */
+    wh_conn_idle(d->srv->conns, conn_of(conn), now_ns());
     if (!rq)
         return;
     atomic_fetch_sub(&d->srv->body_bytes, rq->charged);
@@ -360,12 +429,31 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
                         enum MHD_ConnectionNotificationCode toe)
 {
     wh_daemon *d = cls;
-    (void)conn;
-    (void)socket_context;
+    topo_wh_server *srv = d->srv;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&d->connections, 1);
-        atomic_fetch_add(&d->srv->m.connections_total, 1);
+        atomic_fetch_add(&srv->m.connections_total, 1);
+        const union MHD_ConnectionInfo *fi =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ai =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        char peer[INET6_ADDRSTRLEN] = "";
+        if (ai && ai->client_addr) {
+            const struct sockaddr *sa = ai->client_addr;
+            if (sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+                          peer, sizeof peer);
+            else if (sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                          peer, sizeof peer);
+        }
+        *socket_context =
+            fi ? wh_conns_add(srv->conns, (int)fi->connect_fd, peer, now_ns()) : NULL;
     } else {
+        /* libmicrohttpd notifies this before it closes the socket: from
+         * here on the sweep no longer touches the descriptor */
+        wh_conns_remove(srv->conns, *socket_context);
+        *socket_context = NULL;
         atomic_fetch_sub(&d->connections, 1);
     }
 }
@@ -453,6 +541,12 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
                 "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
                 atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
     wh_text_add(&t,
+                "# HELP topo_webhook_body_bytes_held Request body buffer bytes held now (counted "
+                "against --max-body-memory as bodies arrive).\n"
+                "# TYPE topo_webhook_body_bytes_held gauge\n"
+                "topo_webhook_body_bytes_held %llu\n",
+                atomic_load(&srv->body_bytes));
+    wh_text_add(&t,
                 "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
                 "# TYPE topo_webhook_tls_reloads_total counter\n"
                 "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
@@ -463,6 +557,14 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
                 "# TYPE topo_webhook_connections_total counter\n"
                 "topo_webhook_connections_total %llu\n",
                 atomic_load(&m->connections_total));
+    wh_text_add(&t, "# HELP topo_webhook_connections_cut_total TLS connections closed by the "
+                    "server past an absolute deadline: TLS handshake and headers "
+                    "(header_timeout), a body under the minimum rate (slow_body), keep-alive "
+                    "idle or an unread response (idle).\n"
+                    "# TYPE topo_webhook_connections_cut_total counter\n");
+    for (size_t r = 0; r < WH_NCUTS; r++)
+        wh_text_add(&t, "topo_webhook_connections_cut_total{reason=\"%s\"} %llu\n",
+                    wh_cut_reason_names[r], wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
     wh_text_add(&t,
                 "# HELP topo_webhook_ready Whether /readyz answers 200.\n"
                 "# TYPE topo_webhook_ready gauge\n"
@@ -500,13 +602,36 @@ static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, con
         const char *why = atomic_load(&srv->stopping) ? "shutting down\n" : "not ready\n";
         return queue(conn, NULL, 503, strdup(why), strlen(why), "text/plain");
     }
-    if (strcmp(url, "/metrics") == 0) {
+    /* with a metrics port of its own, the probes' port serves no metrics */
+    if (strcmp(url, "/metrics") == 0 && srv->opts.metrics_port == 0) {
         char *text = topo_wh_server_metrics(srv);
         if (!text)
             return MHD_NO;
         return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
     }
     return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
+}
+
+/* --metrics-port: /metrics alone. */
+static enum MHD_Result access_metrics(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls)
+{
+    topo_wh_server *srv = cls;
+    (void)version;
+    (void)upload_data;
+    (void)upload_data_size;
+    (void)con_cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
+                     19, "text/plain");
+    if (strcmp(url, "/metrics") != 0)
+        return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
+    char *text = topo_wh_server_metrics(srv);
+    if (!text)
+        return MHD_NO;
+    return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
 }
 
 /* ---- TLS generations ---- */
@@ -688,6 +813,50 @@ bound:
     return 0;
 }
 
+/* A plain-HTTP daemon on port: on address when given (the chart gives the
+ * pod's IP, so probes and metrics are not offered on every interface), else
+ * on every interface, IPv6 and IPv4 when the host has both. */
+static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char *address,
+                                      MHD_AccessHandlerCallback access, const char *flag,
+                                      topo_err *err)
+{
+    struct MHD_Daemon *mhd = NULL;
+    if (address != NULL) {
+        struct sockaddr_storage sa;
+        memset(&sa, 0, sizeof sa);
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
+        unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+        if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
+            v4->sin_family = AF_INET;
+            v4->sin_port = htons((uint16_t)port);
+        } else if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
+            v6->sin6_family = AF_INET6;
+            v6->sin6_port = htons((uint16_t)port);
+            flags |= MHD_USE_IPv6;
+        } else {
+            topo_err_set(err, TOPO_EINVALID, "%s: \"%s\" is not an IP address", flag, address);
+            return NULL;
+        }
+        mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, access, srv,
+                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+        if (!mhd)
+            topo_err_set(err, -1, "cannot serve on %s port %d", address, port);
+        return mhd;
+    }
+    mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_DUAL_STACK,
+                           (uint16_t)port, NULL, NULL, access, srv,
+                           MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!mhd)
+        mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, (uint16_t)port,
+                               NULL, NULL, access, srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+                               MHD_OPTION_END);
+    if (!mhd)
+        topo_err_set(err, -1, "cannot serve on port %d", port);
+    return mhd;
+}
+
 int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err)
 {
     topo_wh_server *srv = NULL;
@@ -699,8 +868,12 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         return -1;
     }
     if (opts->port <= 0 || opts->port > 65535 || opts->health_port <= 0 ||
-        opts->health_port > 65535 || opts->port == opts->health_port) {
-        topo_err_set(err, TOPO_EINVALID, "bad ports %d and %d", opts->port, opts->health_port);
+        opts->health_port > 65535 || opts->port == opts->health_port ||
+        opts->metrics_port < 0 || opts->metrics_port > 65535 ||
+        (opts->metrics_port > 0 &&
+         (opts->metrics_port == opts->port || opts->metrics_port == opts->health_port))) {
+        topo_err_set(err, TOPO_EINVALID, "bad ports %d, %d and %d", opts->port,
+                     opts->health_port, opts->metrics_port);
         return -1;
     }
     if (!(srv = calloc(1, sizeof *srv)))
@@ -721,6 +894,18 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.max_connections_per_client = 256;
     if (srv->opts.max_body_bytes_held < srv->opts.max_body + 1)
         srv->opts.max_body_bytes_held = srv->opts.max_body + 1;
+    if (!srv->opts.idle_timeout_s)
+        srv->opts.idle_timeout_s = 90;
+    if (!srv->opts.header_timeout_s)
+        srv->opts.header_timeout_s = 10;
+    {
+        wh_deadline_limits lim = {(long long)srv->opts.header_timeout_s * 1000000000LL,
+                                  (long long)srv->opts.idle_timeout_s * 1000000000LL,
+                                  (long long)TOPO_WH_BODY_GRACE_S * 1000000000LL,
+                                  srv->opts.min_body_rate};
+        if (!(srv->conns = wh_conns_new(&lim)))
+            goto cleanup;
+    }
     srv->cert_file = strdup(opts->cert_file);
     srv->key_file = strdup(opts->key_file);
     if (!srv->cert_file || !srv->key_file)
@@ -732,49 +917,13 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
     srv->key_id = file_id(srv->key_file);
     if (start_generation(&srv->current, srv, err) < 0)
         goto cleanup;
-    if (opts->health_address != NULL) {
-        /* one address (the chart gives the pod's IP): probes and metrics
-         * are not offered on every interface */
-        struct sockaddr_storage sa;
-        memset(&sa, 0, sizeof sa);
-        struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
-        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
-        unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-        if (inet_pton(AF_INET, opts->health_address, &v4->sin_addr) == 1) {
-            v4->sin_family = AF_INET;
-            v4->sin_port = htons((uint16_t)opts->health_port);
-        } else if (inet_pton(AF_INET6, opts->health_address, &v6->sin6_addr) == 1) {
-            v6->sin6_family = AF_INET6;
-            v6->sin6_port = htons((uint16_t)opts->health_port);
-            flags |= MHD_USE_IPv6;
-        } else {
-            topo_err_set(err, TOPO_EINVALID, "--health-address: \"%s\" is not an IP address",
-                         opts->health_address);
-            goto cleanup;
-        }
-        srv->health = MHD_start_daemon(flags, (uint16_t)opts->health_port, NULL, NULL,
-                                       access_health, srv, MHD_OPTION_SOCK_ADDR,
-                                       (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-                                       MHD_OPTION_END);
-        if (!srv->health) {
-            topo_err_set(err, -1, "cannot serve health on %s port %d", opts->health_address,
-                         opts->health_port);
-            goto cleanup;
-        }
-    }
-    if (!srv->health)
-        srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-                                           MHD_USE_DUAL_STACK,
-                                       (uint16_t)opts->health_port, NULL, NULL, access_health,
-                                       srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-    if (!srv->health)
-        srv->health = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO,
-                                       (uint16_t)opts->health_port, NULL, NULL, access_health,
-                                       srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-    if (!srv->health) {
-        topo_err_set(err, -1, "cannot serve health on port %d", opts->health_port);
+    if (!(srv->health = start_plain(srv, opts->health_port, opts->health_address,
+                                    access_health, "--health-address", err)))
         goto cleanup;
-    }
+    if (opts->metrics_port > 0 &&
+        !(srv->metrics_d = start_plain(srv, opts->metrics_port, opts->metrics_address,
+                                       access_metrics, "--metrics-address", err)))
+        goto cleanup;
     srv->next_check_ns = now_ns() + (long long)srv->opts.cert_check_ms * 1000000LL;
     *out = srv;
     srv = NULL;
@@ -810,7 +959,10 @@ static void reap_retired(topo_wh_server *srv, int force)
 
 void topo_wh_server_tick(topo_wh_server *srv)
 {
-    if (!srv || atomic_load(&srv->stopping))
+    if (!srv)
+        return;
+    wh_conns_sweep(srv->conns, now_ns());
+    if (atomic_load(&srv->stopping))
         return;
     reap_retired(srv, 0);
     long long now = now_ns();
@@ -878,6 +1030,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
             break;
         if (now >= deadline)
             break;
+        wh_conns_sweep(srv->conns, now);
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -898,6 +1051,9 @@ void topo_wh_server_free(topo_wh_server *srv)
     reap_retired(srv, 1);
     if (srv->health)
         MHD_stop_daemon(srv->health);
+    if (srv->metrics_d)
+        MHD_stop_daemon(srv->metrics_d);
+    wh_conns_free(srv->conns);
     if (srv->listen_fd >= 0)
         close(srv->listen_fd);
     free(srv->cert_file);

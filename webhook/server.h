@@ -16,7 +16,11 @@
  *   that fails to load leaves the old daemon serving.
  * - A plain-HTTP health daemon on health_port: GET /healthz and /livez (200
  *   while the process runs), /readyz (200 once topo_wh_server_set_ready(1),
- *   503 otherwise and during shutdown), /metrics (Prometheus text).
+ *   503 otherwise and during shutdown), /metrics (Prometheus text) unless
+ *   metrics_port gives /metrics a plain-HTTP daemon of its own.
+ * - Absolute connection deadlines (conn_deadline.h): handshake and headers
+ *   within header_timeout_s of the accept, a body at min_body_rate after a
+ *   grace, the next keep-alive request within idle_timeout_s.
  *
  * No global state: everything lives in the topo_wh_server. The functions
  * below are called from one owner thread; the handler runs on the pool's
@@ -69,13 +73,27 @@ typedef struct topo_wh_server_opts {
      * daemon's thread. */
     char *(*metrics_extra)(void *payload);
     void *metrics_payload;
+    /* Absolute bounds on a connection (libmicrohttpd's idle_timeout_s is
+     * reset by every byte, so alone it lets a trickling client stay): */
+    unsigned int header_timeout_s; /* accept to complete headers (TLS handshake
+                                    * included), default 10 */
+    unsigned long long min_body_rate; /* bytes/s a body must keep to (after a
+                                       * TOPO_WH_BODY_GRACE_S grace), default 65536 */
+    /* A separate plain-HTTP port for /metrics only (0: /metrics stays on
+     * the health port); metrics_address as health_address. */
+    int metrics_port;
+    const char *metrics_address;
 } topo_wh_server_opts;
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
         9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256, 256u << 20, NULL, \
-            NULL, NULL, NULL, NULL, NULL                                             \
+            NULL, NULL, NULL, NULL, NULL, 10, 65536, 0, NULL                         \
     }
+
+/* Seconds a body gets before min_body_rate applies (the client's first
+ * bytes, a slow start). */
+#define TOPO_WH_BODY_GRACE_S 5
 
 /* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers
  * only: no static RSA key exchange, no CBC, no SHA-1 MACs (GnuTLS's NORMAL

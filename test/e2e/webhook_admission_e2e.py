@@ -13,10 +13,12 @@ pods asked again (new request uids, concurrently) get the same hosts; a
 patched pod posted again gets no patch; a pod that cannot fit is gated;
 requests Kueue's validation refuses are refused with its message (the pod
 whose slice is larger than its PodSet, which once crashed the process), and
-"True" is a boolean. A second webhook, with --config capping what a
-namespace holds for pods not created yet (issue 9): over the cap gated with
-the reason, within placed, the held room in /metrics, and a PodSet that
-requests nothing (podset-size 3000) placed while holding nothing.
+"True" is a boolean. Then SIGTERM while a handler waits on a locked cache
+file: the shutdown watchdog ends the process on time. A second webhook, with
+--config capping what a namespace holds for pods not created yet (issue 9):
+over the cap gated with the reason, within placed, the held room in
+/metrics, and a PodSet that requests nothing (podset-size 3000) placed while
+holding nothing.
 """
 import argparse
 import base64
@@ -24,6 +26,7 @@ import copy
 import http.client
 import json
 import os
+import signal
 import socket
 import ssl
 import subprocess
@@ -342,6 +345,58 @@ def case_unclaimed_caps(w):
     expect(line in text.splitlines(), "the idle PodSet holds no pods: %s" % line)
 
 
+def case_shutdown_stuck_handler(binary, pki, tmp, inventory):
+    """SIGTERM while a request handler is stuck (its reservation waits for
+    the cache file, which another process holds locked: SQLite's busy
+    timeout, 5 s): with --shutdown-timeout 0 the process ends within the
+    shutdown timeout + the watchdog's 2 s margin, exit 1, with an error
+    line, instead of waiting for the handler (stopping libmicrohttpd joins
+    its threads)."""
+    import sqlite3
+    workdir = os.path.join(tmp, "stuck")
+    os.mkdir(workdir)
+    db = os.path.join(workdir, "topo.db")
+    w = Webhook(binary, pki, workdir, ["--inventory", inventory, "--levels", LEVELS,
+                                       "--db", db, "--policy", "gate", "--log-format", "text",
+                                       "--shutdown-timeout", "0"])
+    lock = sqlite3.connect(db, timeout=0, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    done = threading.Event()
+
+    def post():
+        c = http.client.HTTPSConnection("localhost", w.port, context=w.ctx, timeout=20)
+        try:
+            c.request("POST", "/mutate?timeout=30s", body=review("stuck", job_pod(0)),
+                      headers={"Content-Type": "application/json"})
+            c.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass  # the process ends under it
+        finally:
+            c.close()
+            done.set()
+    t = threading.Thread(target=post)
+    t.start()
+    time.sleep(0.5)  # the handler waits on the lock
+    t0 = time.time()
+    w.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = w.proc.wait(15)
+    except subprocess.TimeoutExpired:
+        rc = None
+    took = time.time() - t0
+    lock.execute("ROLLBACK")
+    lock.close()
+    t.join()
+    log = w.stop()
+    print("stuck handler: exit %r %.2f s after SIGTERM" % (rc, took), flush=True)
+    expect(rc == 1 and took < 3.3,
+           "a stuck handler does not hold the process past its shutdown timeout + 2 s: "
+           "exit %r after %.2f s" % (rc, took))
+    expect("a request handler still runs" in log, "the watchdog's error is logged")
+    if FAILURES:
+        print("--- stuck webhook log ---\n" + log)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
@@ -364,6 +419,7 @@ def main():
         finally:
             log = w.stop()
         expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
+        case_shutdown_stuck_handler(args.webhook, pki, tmp, inventory)
         if FAILURES:
             print("--- webhook log ---\n" + log)
 

@@ -7,13 +7,18 @@ Makes a test CA and server certificate (make_test_pki.sh), starts
 topo-webhook on free ports and checks: POST /mutate over TLS verified against
 the CA (uid echoed), keep-alive, 413 over the body limit, 400 on malformed
 JSON, 404/405, /healthz, /readyz, /metrics, certificate rotation without a
-failed request, and SIGTERM during a burst (no accepted request fails, exit 0).
+failed request, and SIGTERM during a burst (no accepted request fails, exit 0);
+TLS renegotiation refused at once; with --max-body-memory 4 the body budget
+charged as bytes arrive, 413 for a chunked body over the limit; absolute
+connection deadlines (handshake+headers, body rate, keep-alive idle) against
+trickling clients; /metrics on --metrics-port.
 """
 import argparse
 import http.client
 import json
 import os
 import re
+import select
 import signal
 import socket
 import ssl
@@ -371,32 +376,301 @@ def read_status(s):
     return int(line.split()[1]) if line.startswith("HTTP/1.1 ") else -1
 
 
-def case_body_budget(binary, pki, workdir):
-    """--max-body-memory 4: one 2.5 MB body in flight fits, a second 3 MB
-    one would push the held buffers past 4 MiB and gets 503 from its
-    headers alone; the budget comes back when the first request ends."""
-    w = Webhook(binary, pki, workdir, ["--max-body-memory", "4"])
+def case_body_budget(w):
+    """--max-body-memory 4: one 2.5 MB body in flight fits; a second 3 MB
+    one is refused with 503 when its arriving bytes push the held buffers
+    past 4 MiB (answered once the rest of it was read and dropped); the
+    budget comes back when the first request ends."""
+    first = raw_post_start(w, 3000000, 2500000)
+    time.sleep(0.3)
+    second = raw_post_start(w, 3000000, 3000000)
+    st = read_status(second)
+    expect(st == 503, "second large body over the budget: status %d, want 503" % st)
+    second.close()
+    first.sendall(b" " * 499999 + b"x")
+    st = read_status(first)
+    expect(st == 400, "first body completed (not JSON): status %d, want 400" % st)
+    first.close()
+    c = w.conn()
+    st, body, _ = w.post(c, review("after-budget"))
+    expect(st == 200, "a request after the budget freed: status %d" % st)
+    c.close()
+    text = w.get("/metrics")[1]
+    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == 1,
+           "metrics count one over-budget rejection")
+
+
+def case_declared_not_held(w):
+    """Connections that declare large bodies and send a byte each hold what
+    arrived, not what they declared: 8 x 524287 declared bytes would be the
+    whole 4 MiB budget, yet a normal request is served."""
+    before = metric(w.get("/metrics")[1], "topo_webhook_body_rejections_total",
+                    'reason="over_budget"')
+    holders = [raw_post_start(w, 524287, 1) for _ in range(8)]
+    time.sleep(0.3)
+    c = w.conn()
+    st, _, _ = w.post(c, review("beside-declared"))
+    c.close()
+    expect(st == 200, "a request beside 8 declared-but-unsent bodies: status %d, want 200" % st)
+    text = w.get("/metrics")[1]
+    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == before,
+           "no over-budget rejection from declared lengths")
+    m = re.search(r"^topo_webhook_body_bytes_held (\d+)$", text, re.M)
+    held = int(m.group(1)) if m else -1
+    # (the served request's own buffer may be released just after its answer)
+    expect(0 < held <= 9 * 16384, "8 one-byte bodies hold about 8 x 16 KiB: %d" % held)
+    for h in holders:
+        h.close()
+
+
+def chunked_post(w, total, piece=65536):
+    """POST /mutate with Transfer-Encoding: chunked (no Content-Length):
+    the status, or -1 when the connection ended without an answer."""
+    c = w.conn()
     try:
-        first = raw_post_start(w, 3000000, 2500000)
-        time.sleep(0.3)
-        # Only the headers: the budget is counted from Content-Length, so
-        # the refusal comes before the body (which would then meet a closed
-        # connection).
-        second = raw_post_start(w, 3000000, 0)
-        st = read_status(second)
-        expect(st == 503, "second large body over the budget: status %d, want 503" % st)
-        second.close()
-        first.sendall(b" " * 499999 + b"x")
-        st = read_status(first)
-        expect(st == 400, "first body completed (not JSON): status %d, want 400" % st)
-        first.close()
-        c = w.conn()
-        st, body, _ = w.post(c, review("after-budget"))
-        expect(st == 200, "a request after the budget freed: status %d" % st)
+        c.putrequest("POST", "/mutate")
+        c.putheader("Content-Type", "application/json")
+        c.putheader("Transfer-Encoding", "chunked")
+        c.endheaders()
+        sent = 0
+        while sent < total:
+            n = min(piece, total - sent)
+            c.send(b"%x\r\n" % n + b" " * n + b"\r\n")
+            sent += n
+        c.send(b"0\r\n\r\n")
+        r = c.getresponse()
+        r.read()
+        return r.status, r.getheader("Connection", "")
+    except (OSError, http.client.HTTPException):
+        return -1, ""
+    finally:
         c.close()
+
+
+def case_chunked_too_large(w):
+    """A chunked body over 3 MiB gets 413 (then Connection: close), like one
+    whose Content-Length is over; one past twice the limit is cut."""
+    before = metric(w.get("/metrics")[1], "topo_webhook_body_rejections_total",
+                    'reason="too_large"')
+    st, conn = chunked_post(w, 3 * 1024 * 1024 + 300000)
+    expect(st == 413 and conn.lower() == "close",
+           "chunked body over the limit: status %d Connection %r, want 413 close" % (st, conn))
+    st, _ = chunked_post(w, 200)
+    expect(st == 400, "a small chunked body is read (not JSON: 400): %d" % st)
+    t0 = time.time()
+    st, _ = chunked_post(w, 7 * 1024 * 1024)
+    expect(st == -1 and time.time() - t0 < 10,
+           "a chunked body past twice the limit is cut, not read for ever: %d" % st)
+    text = w.get("/metrics")[1]
+    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="too_large"') >= before + 2,
+           "chunked bodies over the limit counted")
+
+
+def closed_within(s, limit):
+    """Seconds until the server ended the connection (EOF or reset), or
+    None when it was still open after limit seconds."""
+    t0 = time.time()
+    s.settimeout(0.2)
+    while time.time() - t0 < limit:
+        try:
+            if not s.recv(4096):
+                return time.time() - t0
+        except socket.timeout:
+            continue
+        except (OSError, ssl.SSLError):
+            return time.time() - t0
+    return None
+
+
+def trickle_until_closed(s, data, every, limit):
+    """Sends data one byte at a time, every seconds, watching for the end of
+    the connection in between (one thread: an SSL socket is not to be used
+    from two at once). Seconds until the server ended it, None when it was
+    still open after limit seconds."""
+    t0 = time.time()
+    s.settimeout(every)
+    i = 0
+    while time.time() - t0 < limit:
+        if i < len(data):
+            try:
+                s.send(data[i:i + 1])
+            except OSError:
+                return time.time() - t0
+            i += 1
+        try:
+            if not s.recv(4096):
+                return time.time() - t0
+        except socket.timeout:
+            continue
+        except (OSError, ssl.SSLError):
+            return time.time() - t0
+    return None
+
+
+def case_deadlines(binary, pki, workdir):
+    """Absolute connection deadlines (--header-timeout 1, --idle-timeout 4,
+    --min-body-rate 1000 after the 5 s grace). Bytes trickled faster than
+    libmicrohttpd's inactivity timeout (the idle timeout, reset by every
+    byte) used to keep a connection for ever; now each phase ends on time:
+    a bare TCP connection sending nothing and a TLS one trickling its headers
+    at ~1 s, a body trickled at 3 bytes/s at the grace, a keep-alive
+    connection trickling its next request at the idle timeout. A body sent
+    at 4 KB/s, longer than the grace, is served."""
+    w = Webhook(binary, pki, workdir, ["--header-timeout", "1", "--idle-timeout", "4",
+                                       "--min-body-rate", "1000"])
+    results = {}
+    try:
+        def bare():
+            s = socket.create_connection(("127.0.0.1", w.port), timeout=10)
+            results["bare"] = closed_within(s, 5)
+            s.close()
+
+        def slow_headers():
+            raw = socket.create_connection(("localhost", w.port), timeout=10)
+            s = w.ctx.wrap_socket(raw, server_hostname="localhost")
+            req = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 100
+            results["headers"] = trickle_until_closed(s, req, 0.3, 5)
+            s.close()
+
+        def slow_body():
+            s = raw_post_start(w, 1000, 0)
+            results["body"] = trickle_until_closed(s, b" " * 1000, 0.3, 9)
+            s.close()
+
+        def good_body():
+            doc = review("steady").encode()
+            body = doc + b" " * (20000 - len(doc))
+            s = raw_post_start(w, len(body), 0)
+            for i in range(0, len(body), 1000):
+                s.sendall(body[i:i + 1000])
+                time.sleep(0.25)
+            results["good"] = read_status(s)
+            s.close()
+
+        def idle_trickle():
+            c = w.conn()
+            st, _, _ = w.post(c, review("before-idle"))
+            results["idle_first"] = st
+            nxt = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nX-Pad: " + b"a" * 100
+            results["idle"] = trickle_until_closed(c.sock, nxt, 0.3, 8)
+            c.close()
+
+        threads = [threading.Thread(target=f) for f in (bare, slow_headers, slow_body, good_body,
+                                                        idle_trickle)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("deadlines: %r" % results, flush=True)
+        b = results.get("bare")
+        expect(b is not None and 0.8 < b < 3, "bare TCP cut at the header timeout: %r" % b)
+        h = results.get("headers")
+        expect(h is not None and h < 3, "trickled headers cut at the header timeout: %r" % h)
+        bd = results.get("body")
+        expect(bd is not None and 4.5 < bd < 7.5, "trickled body cut after the grace: %r" % bd)
+        expect(results.get("good") == 200, "a body at 4 KB/s is served: %r" % results.get("good"))
+        i = results.get("idle")
+        expect(results.get("idle_first") == 200 and i is not None and 3.5 < i < 6,
+               "keep-alive trickling its next request cut at the idle timeout: %r" % i)
         text = w.get("/metrics")[1]
-        expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == 1,
-               "metrics count one over-budget rejection")
+        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="header_timeout"') >= 2,
+               "header timeouts counted")
+        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="slow_body"') >= 1,
+               "slow body counted")
+        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="idle"') >= 1,
+               "idle counted")
+        c = w.conn()
+        st, _, _ = w.post(c, review("after-cuts"))
+        c.close()
+        expect(st == 200, "served after the cuts: %d" % st)
+    finally:
+        log = w.stop()
+    expect("connection cut" in log, "cuts are logged")
+    if FAILURES:
+        print("--- deadlines webhook log ---\n" + log)
+
+
+def renegotiate(w, before=b""):
+    """openssl s_client over TLS 1.2: sends before (part of a request), then
+    asks for a renegotiation ("R"). Seconds until the connection ended, or
+    None when it was still open 3 s later (a stall)."""
+    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % w.port,
+                          "-tls1_2", "-CAfile", os.path.join(w.pki, "ca.pem")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        out, deadline = b"", time.time() + 5
+        while b"Verify return code" not in out and time.time() < deadline:
+            r, _, _ = select.select([p.stdout], [], [], 0.2)
+            if r:
+                part = os.read(p.stdout.fileno(), 4096)
+                if not part:
+                    return -1
+                out += part
+        if before:
+            p.stdin.write(before)
+            p.stdin.flush()
+            time.sleep(0.2)
+        t0 = time.time()
+        p.stdin.write(b"R\n")
+        p.stdin.flush()
+        while time.time() - t0 < 3:
+            r, _, _ = select.select([p.stdout], [], [], 0.2)
+            if r and not os.read(p.stdout.fileno(), 4096):
+                return time.time() - t0
+            if p.poll() is not None:
+                return time.time() - t0
+        return None
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_renegotiation(w):
+    """A client-initiated TLS 1.2 renegotiation is refused at once (GnuTLS
+    reports the new ClientHello to libmicrohttpd as GNUTLS_E_REHANDSHAKE and
+    the connection is closed): after the handshake, half-way through the
+    headers, half-way through a body. The server serves on."""
+    for name, before in (("idle", b""),
+                         ("headers", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"),
+                         ("body", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
+                                  b"Content-Length: 100\r\n\r\n{")):
+        took = renegotiate(w, before)
+        expect(took is not None and 0 <= took < 2,
+               "renegotiation %s: connection ended in %r s, want < 2" % (name, took))
+    c = w.conn()
+    st, _, _ = w.post(c, review("after-reneg"))
+    c.close()
+    expect(st == 200, "served after renegotiation attempts: %d" % st)
+
+
+def case_metrics_port(binary, pki, workdir):
+    """--metrics-port: /metrics there (on --metrics-address only), no longer
+    on the health port, which keeps the probes."""
+    mport = free_port()
+    w = Webhook(binary, pki, workdir, ["--metrics-port", str(mport),
+                                       "--metrics-address", "127.0.0.1"])
+    try:
+        def get(port, path, host="127.0.0.1"):
+            c = http.client.HTTPConnection(host, port, timeout=5)
+            try:
+                c.request("GET", path)
+                r = c.getresponse()
+                return r.status, r.read().decode()
+            finally:
+                c.close()
+        st, text = get(mport, "/metrics")
+        expect(st == 200 and check_prometheus(text) and "topo_webhook_connections_total" in text,
+               "/metrics on the metrics port: %d" % st)
+        expect(get(mport, "/healthz")[0] == 404, "no probes on the metrics port")
+        expect(w.get("/metrics")[0] == 404, "no /metrics on the health port")
+        expect(w.get("/readyz")[0] == 200 and w.get("/healthz")[0] == 200,
+               "probes stay on the health port")
+        try:
+            socket.create_connection(("127.0.0.2", mport), timeout=2).close()
+            expect(False, "metrics not on 127.0.0.2 (bound to --metrics-address 127.0.0.1)")
+        except OSError:
+            pass
     finally:
         w.stop()
 
@@ -412,13 +686,28 @@ def main():
         log = ""
         try:
             case_basic(w)
+            case_renegotiation(w)
             case_rotation(w, tmp)
             case_sigterm(w)
         finally:
             log = w.stop()
         budget_dir = os.path.join(tmp, "budget")
         os.makedirs(budget_dir)
-        case_body_budget(args.webhook, pki, budget_dir)
+        wb = Webhook(args.webhook, pki, budget_dir, ["--max-body-memory", "4"])
+        try:
+            case_body_budget(wb)
+            case_declared_not_held(wb)
+            case_chunked_too_large(wb)
+        finally:
+            blog = wb.stop()
+        if FAILURES:
+            print("--- budget webhook log ---\n" + blog)
+        deadline_dir = os.path.join(tmp, "deadlines")
+        os.makedirs(deadline_dir)
+        case_deadlines(args.webhook, pki, deadline_dir)
+        metrics_dir = os.path.join(tmp, "metrics")
+        os.makedirs(metrics_dir)
+        case_metrics_port(args.webhook, pki, metrics_dir)
         lines = [l for l in log.splitlines() if l.strip()]
         bad = [l for l in lines if not l.startswith("{")]
         for l in lines:

@@ -40,12 +40,20 @@ def main():
         rc, out = run(wh, ["--help"])
         expect(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out,
                "--help: rc %d" % rc)
+        for flag in ("--header-timeout", "--min-body-rate", "--idle-timeout", "--metrics-port",
+                     "--metrics-address"):
+            expect(flag in out, "--help documents " + flag)
 
         cases = [
             (["--port", "0"] + tls, "bad option or value: --port 0"),
             (["--policy", "sometimes", "--levels", levels] + tls, "--policy sometimes"),
             (["--leader-elect", "yes"] + tls, "--leader-elect yes"),
             (["--port"], "--port: missing value"),
+            (["--header-timeout", "0"] + tls, "bad option or value: --header-timeout 0"),
+            (["--idle-timeout", "x"] + tls, "bad option or value: --idle-timeout x"),
+            (["--min-body-rate", "-1"] + tls, "bad option or value: --min-body-rate -1"),
+            (["--metrics-port", "70000"] + tls, "bad option or value: --metrics-port 70000"),
+            (["--metrics-address", "127.0.0.1"] + tls, "--metrics-address goes with --metrics-port"),
             (["--levels", levels], "--tls-cert-file and --tls-private-key-file are required"),
             (["--config", "x.yaml", "--levels", levels] + tls, "exclude each other"),
             (["--policy", "deny"] + tls, "--policy goes with --levels"),

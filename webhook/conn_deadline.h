@@ -1,0 +1,81 @@
+/* Absolute deadlines for the webhook's HTTPS connections.
+ *
+ * libmicrohttpd's own connection timeout is an inactivity timeout: every
+ * byte received resets it, so a client trickling a byte now and then keeps a
+ * connection (and a slot of the connection limit) for as long as it likes.
+ * This tracker gives each connection a deadline that bytes do not push back:
+ *
+ * - headers: from the TCP accept until the request's headers are complete
+ *   (the TLS handshake included), at most header_ns;
+ * - body: the body must have arrived by headers_done + body_grace_ns +
+ *   received / min_body_rate, i.e. a client slower than the rate is cut;
+ * - handling: no deadline (the admission handler is never cut from under
+ *   its request by the transport);
+ * - idle: from a response to the end of the next request's headers, at most
+ *   idle_ns (keep-alive).
+ *
+ * A sweep (the owner thread, every half second or so) shuts down, with
+ * shutdown(2), the socket of every connection past its deadline; the HTTP
+ * library then sees the connection end and closes it itself. The socket is
+ * only touched while its connection is registered, under the same mutex as
+ * wh_conns_remove(), which the library calls before it closes the socket:
+ * a sweep never reaches a descriptor number reused by another file.
+ *
+ * No libmicrohttpd here (server.c is its only user): connections are file
+ * descriptors, times are CLOCK_MONOTONIC nanoseconds passed in by the caller
+ * (so that tests choose them). */
+#ifndef TOPO_WEBHOOK_CONN_DEADLINE_H
+#define TOPO_WEBHOOK_CONN_DEADLINE_H
+
+#include <stddef.h>
+
+typedef enum {
+    WH_CUT_HEADER_TIMEOUT, /* TLS handshake and headers not done in time */
+    WH_CUT_SLOW_BODY,      /* body slower than the minimum rate */
+    WH_CUT_IDLE,           /* keep-alive idle (or a response not read) too long */
+    WH_NCUTS
+} wh_cut_reason;
+
+/* "header_timeout", "slow_body", "idle": the metric's reason label. */
+extern const char *const wh_cut_reason_names[WH_NCUTS];
+
+typedef struct wh_deadline_limits {
+    long long header_ns;              /* > 0 */
+    long long idle_ns;                /* > 0 */
+    long long body_grace_ns;          /* >= 0 */
+    unsigned long long min_body_rate; /* bytes per second; 0: bodies get no deadline */
+} wh_deadline_limits;
+
+typedef struct wh_conns wh_conns;
+typedef struct wh_conn wh_conn;
+
+/* NULL when out of memory. */
+wh_conns *wh_conns_new(const wh_deadline_limits *limits);
+/* Forgets every connection (their sockets are not touched); NULL is a no-op. */
+void wh_conns_free(wh_conns *cs);
+
+/* A connection just accepted on fd; peer (may be NULL) names it in logs.
+ * NULL when out of memory (the connection then has no deadline). */
+wh_conn *wh_conns_add(wh_conns *cs, int fd, const char *peer, long long now);
+/* Before its socket is closed; NULL is a no-op. */
+void wh_conns_remove(wh_conns *cs, wh_conn *c);
+
+/* The request's headers are complete: the body phase starts. */
+void wh_conn_body_start(wh_conns *cs, wh_conn *c, long long now);
+/* n more body bytes arrived. */
+void wh_conn_body_bytes(wh_conns *cs, wh_conn *c, size_t n);
+/* The handler runs: no deadline until wh_conn_idle(). */
+void wh_conn_handling(wh_conns *cs, wh_conn *c);
+/* A response was queued or sent: the next request's headers are due by
+ * now + idle_ns. */
+void wh_conn_idle(wh_conns *cs, wh_conn *c, long long now);
+
+/* Shuts down every connection past its deadline (each once), counts and
+ * logs it; returns how many were cut now. */
+size_t wh_conns_sweep(wh_conns *cs, long long now);
+
+unsigned long long wh_conns_cut_total(wh_conns *cs, wh_cut_reason reason);
+/* Connections registered now. */
+size_t wh_conns_count(wh_conns *cs);
+
+#endif
