@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "net/k8s.h"
+#include "topo/str.h"
 #include "topo/cache.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -60,17 +61,6 @@ typedef struct scan {
 
 /* How one round ended for the thread. */
 enum { ROUND_DONE = 0, ROUND_ABORT = 1 };
-
-static char *dup_or_null(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
 
 static void add_stat(topo_ungater *u, uint64_t *field, uint64_t n)
 {
@@ -167,9 +157,9 @@ static int collect(const topo_cache_pod *pod, void *payload)
     candidate *c = &s->items[s->n];
     memset(c, 0, sizeof(*c));
     const char *podset = annotation(pod, TOPO_ADMISSION_PODSET_ANNOTATION);
-    c->ns = dup_or_null(pod->namespace_name);
-    c->name = dup_or_null(pod->name);
-    c->podset = podset != NULL && podset[0] != '\0' ? dup_or_null(podset) : NULL;
+    c->ns = topo_strdup(pod->namespace_name);
+    c->name = topo_strdup(pod->name);
+    c->podset = podset != NULL && podset[0] != '\0' ? topo_strdup(podset) : NULL;
     if (c->ns == NULL || c->name == NULL || (podset != NULL && podset[0] && c->podset == NULL)) {
         free(c->ns);
         free(c->name);
@@ -502,10 +492,10 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->interval_ms = interval;
     u->leader_election = opts->leader_election != 0;
     int rc;
-    u->db_path = dup_or_null(opts->db_path);
-    u->kubeconfig = dup_or_null(opts->kubeconfig);
-    u->lease_namespace = dup_or_null(opts->lease_namespace);
-    u->identity = dup_or_null(opts->identity);
+    u->db_path = topo_strdup(opts->db_path);
+    u->kubeconfig = topo_strdup(opts->kubeconfig);
+    u->lease_namespace = topo_strdup(opts->lease_namespace);
+    u->identity = topo_strdup(opts->identity);
     if (u->db_path == NULL || (opts->kubeconfig != NULL && u->kubeconfig == NULL) ||
         (opts->lease_namespace != NULL && u->lease_namespace == NULL) ||
         (opts->identity != NULL && u->identity == NULL)) {

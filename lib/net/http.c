@@ -4,6 +4,7 @@
  * The only file of topo that includes <curl/curl.h>. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "topo/str.h"
 #include "topo/http.h"
 
 #include <pthread.h>
@@ -89,15 +90,6 @@ static void global_init(void)
 }
 
 /* --- small helpers ---------------------------------------------------------- */
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* Non-zero when s has a byte that would break or extend a header line. */
 static int has_control(const char *s)
@@ -212,7 +204,7 @@ static int load_initial_token(topo_http *h, const topo_http_opts *opts, topo_err
 {
     int error = 0;
     if (opts->token_file != NULL) {
-        if ((h->token_file = dup_string(opts->token_file)) == NULL)
+        if ((h->token_file = topo_strdup(opts->token_file)) == NULL)
             return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
         h->token_read_ns = topo_http_now_ns();
         topo_err terr = TOPO_ERR_INIT;
@@ -230,7 +222,7 @@ static int load_initial_token(topo_http *h, const topo_http_opts *opts, topo_err
     if (opts->token != NULL) {
         if ((error = topo_http_token_check(opts->token, strlen(opts->token), err)) < 0)
             return topo_err_wrap(err, "http: token");
-        if ((h->token = dup_string(opts->token)) == NULL)
+        if ((h->token = topo_strdup(opts->token)) == NULL)
             return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
     }
     return 0;

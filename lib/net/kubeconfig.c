@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "codec/codec.h"
+#include "topo/str.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -47,26 +48,11 @@ void topo_k8s_config_dispose(topo_k8s_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *p = malloc(n + 1);
-    if (p != NULL) {
-        memcpy(p, s, n);
-        p[n] = '\0';
-    }
-    return p;
-}
-
-static char *dup_s(const char *s)
-{
-    return s != NULL ? dup_n(s, strlen(s)) : NULL;
-}
-
 /* "dir/name", or name alone when it is absolute or dir is NULL. */
 static char *join_path(const char *dir, const char *name)
 {
     if (dir == NULL || dir[0] == '\0' || name[0] == '/')
-        return dup_s(name);
+        return topo_strdup(name);
     size_t a = strlen(dir), b = strlen(name);
     char *p = malloc(a + b + 2);
     if (p == NULL)
@@ -170,7 +156,7 @@ int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir, topo_er
             ns = NULL;
         }
     }
-    if ((cfg.source = dup_s("in-cluster")) == NULL)
+    if ((cfg.source = topo_strdup("in-cluster")) == NULL)
         goto oom;
     *out = cfg;
     memset(&cfg, 0, sizeof(cfg));
@@ -397,7 +383,7 @@ static int kc_cluster(const kc_ctx *c, const json_t *cl, const char *where, topo
     size_t n = strlen(server);
     while (n > 8 && server[n - 1] == '/')
         n--;
-    if ((cfg->server = dup_n(server, n)) == NULL)
+    if ((cfg->server = topo_strndup(server, n)) == NULL)
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
     if ((error = kc_pem(c, cl, where, "certificate-authority", "certificate-authority-data",
                         &cfg->ca_file, &cfg->ca_data)) < 0 ||
@@ -432,7 +418,7 @@ static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s
         return kc_fail(c, TOPO_EINVALID, where, "%s without %s",
                        have_cert ? "client-certificate" : "client-key",
                        have_cert ? "client-key" : "client-certificate");
-    if (token != NULL && (cfg->token = dup_s(token)) == NULL)
+    if (token != NULL && (cfg->token = topo_strdup(token)) == NULL)
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
     if (token_file != NULL && (cfg->token_file = join_path(c->base_dir, token_file)) == NULL)
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
@@ -504,8 +490,8 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
                           sizeof(user_where))) < 0 ||
          (error = kc_user(&c, user, user_where, &cfg)) < 0))
         goto cleanup;
-    if ((ns != NULL && (cfg.namespace_name = dup_s(ns)) == NULL) ||
-        (cfg.source = dup_s(c.source)) == NULL) {
+    if ((ns != NULL && (cfg.namespace_name = topo_strdup(ns)) == NULL) ||
+        (cfg.source = topo_strdup(c.source)) == NULL) {
         error = kc_fail(&c, TOPO_ENOMEM, NULL, "out of memory");
         goto cleanup;
     }
@@ -535,7 +521,7 @@ static int kubeconfig_file(topo_k8s_config *out, const char *path, const char *c
         return error;
     }
     const char *slash = strrchr(path, '/');
-    if (slash != NULL && (dir = dup_n(path, slash == path ? 1 : (size_t)(slash - path))) == NULL) {
+    if (slash != NULL && (dir = topo_strndup(path, slash == path ? 1 : (size_t)(slash - path))) == NULL) {
         free(text);
         return topo_err_set(err, TOPO_ENOMEM, "kubeconfig %s: out of memory", path);
     }
@@ -565,7 +551,7 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
         const char *colon = strchr(env, ':');
         size_t n = colon != NULL ? (size_t)(colon - env) : strlen(env);
         if (n > 0) {
-            char *first = dup_n(env, n);
+            char *first = topo_strndup(env, n);
             if (first == NULL)
                 return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
             int error = topo_k8s_config_kubeconfig(out, first, NULL, err);

@@ -15,6 +15,7 @@
  * of the published snapshot against the other tables. Keeping the two apart
  * keeps that diff exact; a rebuild charges all three tables. */
 #define _POSIX_C_SOURCE 200809L
+#include "topo/str.h"
 #include "topo/live.h"
 
 #include <pthread.h>
@@ -85,15 +86,10 @@ struct topo_live {
 
 /* ---- owned copies ---- */
 
-static char *dup_str(const char *s)
+/* A copy the live snapshot owns; an absent string is kept as "". */
+static char *own_text(const char *s)
 {
-    if (s == NULL)
-        s = "";
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
+    return topo_strdup(s != NULL ? s : "");
 }
 
 static void usage_dispose(usage *u)
@@ -114,7 +110,7 @@ static int req_copy(usage *u, const topo_resource *req, size_t n)
     if (u->req == NULL)
         return TOPO_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        if ((u->req[i].name = dup_str(req[i].name)) == NULL)
+        if ((u->req[i].name = own_text(req[i].name)) == NULL)
             return TOPO_ENOMEM;
         u->req[i].amount = req[i].amount;
         u->nreq = i + 1;
@@ -125,13 +121,13 @@ static int req_copy(usage *u, const topo_resource *req, size_t n)
 static int usage_copy(usage *dst, const usage *src)
 {
     memset(dst, 0, sizeof(*dst));
-    if (src->node != NULL && (dst->node = dup_str(src->node)) == NULL)
+    if (src->node != NULL && (dst->node = own_text(src->node)) == NULL)
         goto fail;
     if (src->nvalues > 0) {
         if ((dst->values = calloc(src->nvalues, sizeof(char *))) == NULL)
             goto fail;
         for (size_t i = 0; i < src->nvalues; i++) {
-            if ((dst->values[i] = dup_str(src->values[i])) == NULL)
+            if ((dst->values[i] = own_text(src->values[i])) == NULL)
                 goto fail;
             dst->nvalues = i + 1;
         }
@@ -170,13 +166,13 @@ static void node_free(live_node *n)
 static live_node *node_copy(const topo_node_spec *spec)
 {
     live_node *n = calloc(1, sizeof(*n));
-    if (n == NULL || (n->name = dup_str(spec->name)) == NULL)
+    if (n == NULL || (n->name = own_text(spec->name)) == NULL)
         goto fail;
     if ((n->labels = calloc(spec->nlabels ? spec->nlabels : 1, sizeof(topo_kv))) == NULL)
         goto fail;
     for (size_t i = 0; i < spec->nlabels; i++) {
-        n->labels[i].key = dup_str(spec->labels[i].key);
-        n->labels[i].value = dup_str(spec->labels[i].value);
+        n->labels[i].key = own_text(spec->labels[i].key);
+        n->labels[i].value = own_text(spec->labels[i].value);
         n->nlabels = i + 1;
         if (n->labels[i].key == NULL || n->labels[i].value == NULL)
             goto fail;
@@ -185,7 +181,7 @@ static live_node *node_copy(const topo_node_spec *spec)
         NULL)
         goto fail;
     for (size_t i = 0; i < spec->nallocatable; i++) {
-        n->alloc[i].name = dup_str(spec->allocatable[i].name);
+        n->alloc[i].name = own_text(spec->allocatable[i].name);
         n->alloc[i].amount = spec->allocatable[i].amount;
         n->nalloc = i + 1;
         if (n->alloc[i].name == NULL)
@@ -194,9 +190,9 @@ static live_node *node_copy(const topo_node_spec *spec)
     if ((n->taints = calloc(spec->ntaints ? spec->ntaints : 1, sizeof(topo_taint))) == NULL)
         goto fail;
     for (size_t i = 0; i < spec->ntaints; i++) {
-        n->taints[i].key = dup_str(spec->taints[i].key);
-        n->taints[i].value = dup_str(spec->taints[i].value);
-        n->taints[i].effect = dup_str(spec->taints[i].effect);
+        n->taints[i].key = own_text(spec->taints[i].key);
+        n->taints[i].value = own_text(spec->taints[i].value);
+        n->taints[i].effect = own_text(spec->taints[i].effect);
         n->ntaints = i + 1;
         if (!n->taints[i].key || !n->taints[i].value || !n->taints[i].effect)
             goto fail;
@@ -314,17 +310,17 @@ int topo_live_create(topo_live **out, const topo_snapshot_opts *opts, topo_err *
     if (table_init(&live->nodes) || table_init(&live->pods) || table_init(&live->reserved) ||
         table_init(&live->now))
         goto nomem;
-    live->topology_name = dup_str(opts->topology_name ? opts->topology_name : "default");
+    live->topology_name = own_text(opts->topology_name ? opts->topology_name : "default");
     live->levels = calloc(opts->nlevels ? opts->nlevels : 1, sizeof(char *));
     live->flavor = calloc(opts->nflavor_labels ? opts->nflavor_labels : 1, sizeof(topo_kv));
     if (live->topology_name == NULL || live->levels == NULL || live->flavor == NULL)
         goto nomem;
     for (size_t i = 0; i < opts->nlevels; i++)
-        if ((live->levels[i] = dup_str(opts->levels[i])) == NULL)
+        if ((live->levels[i] = own_text(opts->levels[i])) == NULL)
             goto nomem;
     for (size_t i = 0; i < opts->nflavor_labels; i++) {
-        live->flavor[i].key = dup_str(opts->flavor_labels[i].key);
-        live->flavor[i].value = dup_str(opts->flavor_labels[i].value);
+        live->flavor[i].key = own_text(opts->flavor_labels[i].key);
+        live->flavor[i].value = own_text(opts->flavor_labels[i].value);
         if (live->flavor[i].key == NULL || live->flavor[i].value == NULL)
             goto nomem;
     }
@@ -525,8 +521,8 @@ static int upsert_pod(topo_live *live, const char *uid, const char *node_name, i
     if (uid == NULL || uid[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid is empty");
     live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = dup_str(uid)) == NULL ||
-        (node_name != NULL && (e->u.node = dup_str(node_name)) == NULL) ||
+    if (e == NULL || (e->key = own_text(uid)) == NULL ||
+        (node_name != NULL && (e->u.node = own_text(node_name)) == NULL) ||
         req_copy(&e->u, requests, nrequests) != 0) {
         entry_free(e);
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
@@ -571,7 +567,7 @@ static int upsert_reserved(topo_live *live, const char *id, const char *const *v
         return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
     live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = dup_str(id)) == NULL || usage_copy(&e->u, &u) != 0) {
+    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
         entry_free(e);
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
     }
@@ -741,7 +737,7 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
                                 id, i);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
     live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = dup_str(id)) == NULL || usage_copy(&e->u, &u) != 0) {
+    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
         entry_free(e);
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
     }

@@ -1,0 +1,24 @@
+/* Owned string copies (topo/str.h): one implementation instead of a private
+ * strdup per file (POSIX strndup is not C11). */
+#include "topo/str.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *topo_strndup(const char *s, size_t n)
+{
+    if (s == NULL || n == SIZE_MAX)
+        return NULL;
+    char *d = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *topo_strdup(const char *s)
+{
+    return s != NULL ? topo_strndup(s, strlen(s)) : NULL;
+}
