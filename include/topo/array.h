@@ -34,6 +34,7 @@ int topo_array_reserve(void **items, size_t *cap, size_t want, size_t elem_size)
                                             sizeof(*(a)->items)))
 /* Appends v (an expression of the element type): 0, or TOPO_ENOMEM when it
  * could not grow (nothing appended). */
-#define TOPO_ARRAY_PUSH(a, v) (TOPO_ARRAY_GROW(a) != 0 ? TOPO_ENOMEM : ((a)->items[(a)->n++] = (v), 0))
+#define TOPO_ARRAY_PUSH(a, v)                                                                \
+    (TOPO_ARRAY_GROW(a) != 0 ? TOPO_ENOMEM : ((a)->items[(a)->n++] = (v), 0))
 
 #endif

@@ -323,8 +323,9 @@ typedef struct topo_cache_reservation_spec {
 } topo_cache_reservation_spec;
 
 #define TOPO_CACHE_RESERVATION_SPEC_VERSION 2
-#define TOPO_CACHE_RESERVATION_SPEC_INIT \
-    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL, NULL, 0}
+#define TOPO_CACHE_RESERVATION_SPEC_INIT                                                     \
+    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL,  \
+     NULL, 0}
 
 typedef struct topo_cache_slot {
     int32_t index;
@@ -451,7 +452,8 @@ int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nreq
  * reservation and slot domain, the number of slots still to be charged.
  * A reservation whose requests hold no capacity (above) is left out. A
  * slot is charged while its reservation is unexpired (expires_at > now)
- * and it is free (and not given back: unclaimed_ttl), or claimed by a pod the cache does not yet see bound to a
+ * and it is free (and not given back: unclaimed_ttl), or claimed by a pod
+ * the cache does not yet see bound to a
  * node (admitted but not scheduled): a bound pod is charged as itself. A
  * slot held by a provisional "claim:" claimant (no such pod in the cache:
  * the pod has not arrived yet) is charged, so its capacity stays held until

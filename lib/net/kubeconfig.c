@@ -521,7 +521,8 @@ static int kubeconfig_file(topo_k8s_config *out, const char *path, const char *c
         return error;
     }
     const char *slash = strrchr(path, '/');
-    if (slash != NULL && (dir = topo_strndup(path, slash == path ? 1 : (size_t)(slash - path))) == NULL) {
+    size_t dir_len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+    if (slash != NULL && (dir = topo_strndup(path, dir_len)) == NULL) {
         free(text);
         return topo_err_set(err, TOPO_ENOMEM, "kubeconfig %s: out of memory", path);
     }
