@@ -453,11 +453,12 @@ int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nreq
  * A reservation whose requests hold no capacity (above) is left out. A
  * slot is charged while its reservation is unexpired (expires_at > now)
  * and it is free (and not given back: unclaimed_ttl), or claimed by a pod
- * the cache does not yet see bound to a
- * node (admitted but not scheduled): a bound pod is charged as itself. A
- * slot held by a provisional "claim:" claimant (no such pod in the cache:
- * the pod has not arrived yet) is charged, so its capacity stays held until
- * the pod arrives, binds the slot and is bound to a node. */
+ * the cache does not yet see bound to a node (admitted but not scheduled):
+ * a bound pod is charged as itself. A slot held by a provisional "claim:"
+ * claimant (no such pod in the cache: the pod has not arrived yet) is
+ * charged like a free one, so its capacity stays held until the pod
+ * arrives, binds the slot and is bound to a node, or the free slots are
+ * given back. */
 typedef struct topo_cache_reserved {
     const char *reservation_id;
     const char *const *levels; /* the topology's levels */
