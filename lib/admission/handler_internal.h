@@ -1,0 +1,211 @@
+/* Shared by the admission handler's files (ctx.c: the context and its
+ * stats; mirror.c: the reserved capacity held in the live snapshots;
+ * place.c: choosing a topology and placing a PodSet; reserve.c: storing and
+ * claiming reservations; answer.c: the answers and patches; handler.c: the
+ * entry points). Not a public header. */
+#ifndef TOPO_ADMISSION_HANDLER_INTERNAL_H
+#define TOPO_ADMISSION_HANDLER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "topo/admission.h"
+
+#include "admission_internal.h"
+#include "topo/engine.h"
+#include "topo/strmap.h"
+
+#define MAX_TOPOLOGIES 16
+/* Without a cache change, the reserved capacity is re-read at least this
+ * often (expiry is the only change that needs no write). */
+#define RESYNC_MAX_S 30
+
+/* Capacity this ctx holds in a live snapshot for one reservation domain. */
+typedef struct pushed {
+    char *key; /* "<reservation id>|<value>|<value>..." (label values have no '|') */
+    size_t topo;
+    int32_t count;
+    int seen; /* during a resync */
+} pushed;
+
+typedef struct topology {
+    topo_admission_topology t; /* strings in the ctx's pool */
+} topology;
+
+struct topo_admission_ctx {
+    pthread_mutex_t mu; /* the cache connection, the pushed table */
+    topology *topos;
+    size_t ntopos;
+    topo_pool *pool; /* the topologies' strings */
+    /* The engine's working memory under mu, cleared (blocks kept) after
+     * each placement: at 10k nodes a call needs about a megabyte, which a
+     * fresh pool would take from mmap and fault in on every request. */
+    topo_pool *engine_pool;
+    topo_cache *cache;
+    int64_t ttl;
+    int64_t unclaimed_ttl; /* free slots' hold without a claim */
+    topo_fairness fair;    /* caps in pool */
+    topo_admission_policy default_policy;
+    topo_admission_ns_policy_fn ns_policy;
+    void *ns_policy_payload;
+    int64_t (*clock)(void *);
+    void *clock_payload;
+    topo_gates gates;
+
+    pushed *pushed;
+    size_t npushed, cap_pushed;
+    topo_strmap *pushed_index; /* key -> index into pushed */
+    int64_t data_version;
+    int64_t next_resync;
+    size_t reservations;
+
+    _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated, errors, invalid,
+        unknown_level, timed_out;
+    _Atomic int64_t last_tick;
+    /* Placements failing for a local reason (the cache: disk full, a
+     * damaged file): how many in a row, and when the last one failed. */
+    _Atomic uint32_t failing;
+    _Atomic int64_t last_failure;
+};
+
+typedef enum mode { MODE_ADMIT, MODE_UNGATE } mode;
+
+typedef struct answer {
+    topo_admission_response resp;
+    topo_jsonpatch *patch;
+    const char *role; /* a pod-group pod's shape: annotated, for the ungater to read back */
+    const char *warnings[3];
+    const char *failure; /* ungate: why it still does not fit */
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
+    int timed_out;       /* stopped at the deadline, nothing stored */
+} answer;
+
+/* A slot: where a pod goes. */
+typedef struct placement {
+    const char *reservation_id;
+    int32_t slot;
+    const char *const *levels; /* the assignment's */
+    const char *const *values;
+    size_t nlevels;
+    const char *assignment_json;
+    int claimed;          /* 0: the slot is another live pod's (sticky index) or dryRun */
+    const char *claimant; /* who claimed it, when claimed */
+} placement;
+
+/* What a new reservation records beside its assignment. */
+typedef struct podset_terms {
+    const char *key;   /* the PodSet's */
+    const char *shape; /* what its pods share */
+    const char *request;
+} podset_terms;
+
+/* --- ctx.c ----------------------------------------------------------------- */
+
+/* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
+char *adm_cut(topo_pool *pool, const char *s, size_t max);
+
+int64_t adm_now_s(topo_admission_ctx *ctx);
+
+const char **adm_dup_strings(topo_pool *pool, const char *const *s, size_t n);
+
+/* A placement that failed here, not in the cluster: counted, and for
+ * readiness. */
+void adm_failed_locally(topo_admission_ctx *ctx);
+
+/* --- mirror.c -------------------------------------------------------------- */
+
+/* Sets what topology t's live holds under key (count 0: nothing). mu held. */
+int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *const *values,
+             size_t nvalues, int32_t count, const topo_resource *req, size_t nreq, topo_err *err);
+
+/* A reservation id is "<topology name>.<random>": its topology survives a
+ * restart without another lookup. */
+long adm_topology_of_id(const topo_admission_ctx *ctx, const char *id);
+
+/* --- reserve.c ------------------------------------------------------------- */
+
+/* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
+ * pod cannot have one (*why set); <0 on cache errors. mu held. */
+int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservation *r,
+              const topo_podset_id *id, int dry_run, int64_t now, const char **why, topo_pool *pool,
+              topo_err *err);
+
+/* Kueue's TopologyAssignment as compact JSON in pool: the pods' annotation
+ * and the cache's column. NULL when out of memory. */
+const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool);
+
+/* Stores n reservations (one per PodSet placed together) and claims the
+ * pod's slot in reservation `mine` in one transaction (mu held). 0 with *p
+ * filled; 1 when the pod gets no slot (*why); <0 on errors, nothing
+ * stored. r has room for n. */
+int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+                          const podset_terms *terms, const topo_podset_spec *ps,
+                          topo_assignment *const *as, size_t n, size_t mine, int64_t now,
+                          topo_cache_reservation *r, placement *p, const char **why,
+                          topo_pool *pool, topo_err *err);
+
+/* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
+int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, topo_cache_reservation *r,
+               topo_pool *pool, topo_err *err);
+
+/* Why a pod cannot claim reservation r (NULL when it can): it is not
+ * shaped like the pods the PodSet was placed for, or asks Kueue for
+ * something else. terms->shape NULL: not checked. */
+const char *adm_contradicts(const topo_cache_reservation *r, const podset_terms *terms,
+                            topo_pool *pool);
+
+/* --- answer.c -------------------------------------------------------------- */
+
+/* Past the request's deadline nobody reads the answer (the API server has
+ * applied its failure policy): a request that waited that long for the lock
+ * or the engine stops before it stores anything, so no room is reserved
+ * for a pod that will not carry our patch. */
+int adm_past_deadline(answer *a);
+
+void adm_warn(answer *a, const char *w);
+
+void adm_refuse(answer *a, int code, const char *msg);
+
+/* Not fitting: the policy. */
+int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy policy,
+               const topo_admission_request *req, const topo_podset_id *id, const char *need,
+               const char *failure, topo_pool *pool);
+
+int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
+                     long t, const placement *p, topo_pool *pool);
+
+/* dryRun: the slot the pod would get in a fresh assignment (its rank's,
+ * else the first), nothing stored. */
+int adm_dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, topo_pool *pool);
+
+/* Its PodSet is placed but holds no slot for it: admitted as it is. */
+int adm_unplaced(topo_admission_ctx *ctx, answer *a, mode m, const char *why, topo_pool *pool);
+
+int adm_refuse_podset(topo_admission_ctx *ctx, answer *a, const topo_podset_id *id, const char *why,
+                      topo_pool *pool);
+
+/* The reservation key of a pod group's role. */
+const char *adm_role_key(const topo_podset_id *id, const char *shape, topo_pool *pool);
+
+/* Why no configured topology takes the pod; a level none has is counted. */
+const char *adm_no_topology(topo_admission_ctx *ctx, const char *missing, topo_pool *pool);
+
+/* The cache failed: admit unchanged rather than stall the cluster. what
+ * names the PodSet in the log ("PodSet <key>", "pod group <key>"). */
+int adm_internal_error(topo_admission_ctx *ctx, answer *a, mode m, const char *what,
+                       const char *key, const topo_err *err, topo_pool *pool);
+
+/* A pod of a group still waiting for some of its pods: gated whatever the
+ * no-fit policy (the group cannot be placed without them). */
+int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
+                       const topo_admission_request *req, const topo_podset_id *id, size_t arrived,
+                       topo_pool *pool);
+
+/* --- place.c --------------------------------------------------------------- */
+
+/* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
+int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
+              const char *pod_uid, topo_pool *pool);
+
+#endif

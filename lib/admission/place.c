@@ -1,0 +1,484 @@
+/* Placing a topology pod's PodSet: which topology, the engine, and the
+ * whole path of a pod (place) and of a Kueue pod group's pod (place_group). */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+
+#include "topo/admission.h"
+
+#include "admission_internal.h"
+#include "handler_internal.h"
+#include "codec/codec.h"
+#include "topo/engine.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+
+/* --- which topology ---------------------------------------------------------------- */
+
+static int has_level(const topology *t, const char *level)
+{
+    for (size_t i = 0; i < t->t.nlevels; i++)
+        if (strcmp(t->t.levels[i], level) == 0)
+            return 1;
+    return 0;
+}
+
+/* The pod's own nodeSelector pins a label the topology's nodes cannot have. */
+static int selector_excludes(const topology *t, const topo_admission_pod *pod)
+{
+    for (size_t i = 0; i < t->t.nnode_labels; i++) {
+        const char *v =
+            topo_admission_kv_get(pod->node_selector, pod->nnode_selector, t->t.node_labels[i].key);
+        if (v != NULL && strcmp(v, t->t.node_labels[i].value) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The levels a request names: its own level, its slice level, its layers'. */
+static size_t named_levels(const topo_podset_spec *ps, const char **out)
+{
+    size_t n = 0;
+    if (ps->required != NULL)
+        out[n++] = ps->required;
+    if (ps->preferred != NULL)
+        out[n++] = ps->preferred;
+    if (ps->slice_required != NULL)
+        out[n++] = ps->slice_required;
+    for (size_t i = 0; i < ps->nlayers && i < TOPO_MAX_SLICE_LAYERS; i++)
+        out[n++] = ps->layers[i].level;
+    return n;
+}
+
+/* The first topology with every level the request names whose nodes the
+ * pod's selector allows; -1 with *missing set to a level none has. */
+static long choose_topology(const topo_admission_ctx *ctx, const topo_admission_pod *pod,
+                            const topo_podset_spec *ps, const char **missing)
+{
+    const char *want[3 + TOPO_MAX_SLICE_LAYERS];
+    size_t nwant = named_levels(ps, want);
+    *missing = NULL;
+    for (size_t i = 0; i < ctx->ntopos; i++) {
+        const topology *t = &ctx->topos[i];
+        int ok = !selector_excludes(t, pod);
+        for (size_t w = 0; ok && w < nwant; w++)
+            if (!has_level(t, want[w])) {
+                ok = 0;
+                *missing = want[w];
+            }
+        if (ok)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* --- the PodSet request -------------------------------------------------------------- */
+
+/* "16 pod(s) x {cpu: 32000, nvidia.com/gpu: 8} in one topology.topo.io/rack (required)" */
+static char *describe_need(topo_pool *pool, const topo_podset_spec *ps)
+{
+    char req[512];
+    size_t off = 0;
+    req[0] = '\0';
+    for (size_t i = 0; i < ps->nrequests && off < sizeof req; i++) {
+        int n = snprintf(req + off, sizeof req - off, "%s%s: %lld", i ? ", " : "",
+                         ps->requests[i].name, (long long)ps->requests[i].amount);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+    const char *where = ps->required         ? ps->required
+                        : ps->preferred      ? ps->preferred
+                        : ps->slice_required ? ps->slice_required
+                                             : NULL;
+    const char *how = ps->required         ? "required"
+                      : ps->preferred      ? "preferred"
+                      : ps->slice_required ? "slice-required"
+                                           : "unconstrained";
+    if (where != NULL)
+        return topo_pool_printf(pool, "%d pod(s) x {%s} in one %s (%s)", ps->count, req, where,
+                                how);
+    return topo_pool_printf(pool, "%d pod(s) x {%s} (%s)", ps->count, req, how);
+}
+
+/* The assignment copied into pool (the engine's refers to the snapshot's
+ * strings, which a rebuild frees once the snapshot is released). */
+static topo_assignment *copy_assignment(const topo_assignment *a, topo_pool *pool)
+{
+    topo_assignment *c = topo_pool_calloc(pool, 1, sizeof(*c));
+    topo_assign_domain *d = topo_pool_calloc(pool, a->ndomains + 1, sizeof(*d));
+    if (c == NULL || d == NULL ||
+        (c->levels = adm_dup_strings(pool, a->levels, a->nlevels)) == NULL)
+        return NULL;
+    for (size_t i = 0; i < a->ndomains; i++) {
+        if ((d[i].values = adm_dup_strings(pool, a->domains[i].values, a->nlevels)) == NULL)
+            return NULL;
+        d[i].count = a->domains[i].count;
+    }
+    c->nlevels = a->nlevels;
+    c->domains = d;
+    c->ndomains = a->ndomains;
+    return c;
+}
+
+/* One engine call on the topology's current snapshot for n PodSets placed
+ * together (a pod group's roles; else one). out[i] NULL for all with
+ * *failure set when one does not fit. */
+static int compute_many(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
+                        size_t n, topo_assignment **out, const char **failure, topo_pool *pool,
+                        topo_pool *scratch, topo_err *err)
+{
+    topo_podset_result *res = topo_pool_calloc(scratch, n, sizeof(*res));
+    int rc = 0;
+    *failure = NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (res == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    const topo_snapshot *snap = topo_live_acquire(t->t.live);
+    rc = topo_engine_find(res, snap, ps, n, NULL, &ctx->gates, scratch, err);
+    for (size_t i = 0; rc == 0 && i < n && *failure == NULL; i++) {
+        if (res[i].assignment == NULL)
+            *failure = topo_pool_strdup(pool, res[i].failure ? res[i].failure : "does not fit");
+        else if ((out[i] = copy_assignment(res[i].assignment, pool)) == NULL)
+            rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && *failure != NULL)
+        for (size_t i = 0; i < n; i++)
+            out[i] = NULL;
+    topo_live_release(t->t.live, snap);
+    if (scratch != pool)
+        topo_pool_clear(scratch);
+    return rc;
+}
+
+static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset_spec *ps,
+                   topo_assignment **out, const char **failure, topo_pool *pool, topo_pool *scratch,
+                   topo_err *err)
+{
+    return compute_many(ctx, t, ps, 1, out, failure, pool, scratch, err);
+}
+
+/* A pod of a Kueue pod group (groups.c): its role's reservation when the
+ * group is placed; else recorded, and the group placed once all its pods
+ * are there, every role together. */
+static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
+                       const topo_admission_request *req, const topo_podset_id *id,
+                       const topo_podset_spec *ps, long t, const char *missing,
+                       topo_admission_policy policy, int64_t now, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    const topo_admission_pod *pod = &req->pod;
+    /* The shape the pod was first admitted with, once we annotated it: by
+     * the ungater's time, or when our own output comes back, it carries
+     * what others or we added. */
+    const char *shape =
+        topo_admission_kv_get(pod->annotations, pod->nannotations, TOPO_ADMISSION_ROLE_ANNOTATION);
+    shape = shape != NULL ? shape : pod->shape;
+    const char *request = topo_kueue_request_text(ps, pool);
+    const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
+    topo_podset_id rid = *id;
+    rid.key = adm_role_key(id, shape, pool);
+    if (request == NULL || rid.key == NULL)
+        return -1;
+    podset_terms mine = {rid.key, shape, request};
+    a->role = shape;
+    int record = m == MODE_ADMIT && !req->dry_run;
+    topo_group_pod gp = {member, shape, request, ps->group ? ps->group : "", record};
+
+    topo_cache_reservation r;
+    topo_group_view view;
+    placement p;
+    const char *why = NULL, *contradiction = NULL, *failure = NULL;
+    int rc = 0, got = 0;
+    memset(&p, 0, sizeof p);
+    pthread_mutex_lock(&ctx->mu);
+    if (adm_past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
+    int found = adm_lookup(ctx, rid.key, now, &r, pool, &err);
+    if (found == 1 && (contradiction = adm_contradicts(&r, &mine, pool)) == NULL)
+        got = adm_claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
+    if (found == 0)
+        rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
+    /* Complete already and its role not reserved: when another role is, the
+     * group was placed without one of this shape (a pod recreated with
+     * another shape after the fact). */
+    if (found == 0 && rc == 0 && view.refusal == NULL && view.nmembers >= (size_t)id->size) {
+        int placed = 0;
+        for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
+            const char *key = adm_role_key(id, view.roles[i].shape, pool);
+            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, &r, pool, &err);
+        }
+        if (placed < 0)
+            rc = placed;
+        else if (placed == 1)
+            view.refusal = topo_pool_printf(pool,
+                                            "pod group %s is placed, and none of its roles has "
+                                            "this pod's shape",
+                                            id->key);
+    }
+    if (found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && record) {
+        topo_cache_group_member gm = {id->key,
+                                      member,
+                                      id->size,
+                                      shape,
+                                      request,
+                                      gp.podset_group,
+                                      pod->object_json ? pod->object_json : "{}",
+                                      now + ctx->ttl};
+        if ((rc = topo_cache_group_member_put(ctx->cache, &gm, &err)) == 0 && !view.self_recorded)
+            rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
+    }
+    int complete = found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && !req->dry_run &&
+                   view.nmembers >= (size_t)id->size;
+    size_t nroles = complete ? view.nroles : 0, self = 0;
+    topo_podset_spec *specs = NULL;
+    topo_assignment **as = nroles ? topo_pool_calloc(pool, nroles, sizeof(*as)) : NULL;
+    topo_cache_reservation *rs = nroles ? topo_pool_calloc(pool, nroles, sizeof(*rs)) : NULL;
+    podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
+    if (complete && (as == NULL || rs == NULL || terms == NULL))
+        rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+    if (complete && rc == 0 && (rc = topo_admission_group_specs(&specs, &view, pool, &err)) == 0)
+        rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &failure, pool, ctx->engine_pool,
+                          &err);
+    if (complete && rc == 0 && failure == NULL) {
+        for (size_t i = 0; i < nroles; i++) {
+            terms[i] = (podset_terms){adm_role_key(id, view.roles[i].shape, pool),
+                                      view.roles[i].shape, view.roles[i].request};
+            self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
+            if (terms[i].key == NULL)
+                rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        }
+        if (rc == 0 && adm_past_deadline(a)) {
+            pthread_mutex_unlock(&ctx->mu);
+            return 0;
+        }
+        if (rc == 0)
+            got = adm_reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now,
+                                        rs, &p, &why, pool, &err);
+        /* Placed: its pods claim their roles' reservations from now on;
+         * the members stay until they expire, so that a pod of a shape
+         * no role has is refused rather than taken for a new group. */
+        rc = got < 0 ? got : 0;
+        got = got < 0 ? 0 : got;
+        found = 1;
+        r = rs[self];
+    }
+    pthread_mutex_unlock(&ctx->mu);
+
+    if (found == TOPO_ENOMEM || rc == TOPO_ENOMEM || got == TOPO_ENOMEM)
+        return -1;
+    if (contradiction != NULL)
+        return adm_refuse_podset(ctx, a, id, contradiction, pool);
+    if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID))
+        return adm_internal_error(ctx, a, m, "pod group", id->key, &err, pool);
+    if (rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
+        return adm_refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
+    if (found == 1 && got == 1)
+        return adm_unplaced(ctx, a, m, why, pool);
+    if (found == 1)
+        return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
+    if (view.refusal != NULL && view.kueue_refusal) {
+        atomic_fetch_add(&ctx->denied, 1);
+        atomic_fetch_add(&ctx->invalid, 1);
+        if (m == MODE_UNGATE)
+            a->failure = view.refusal;
+        else
+            adm_refuse(a, 400, view.refusal);
+        return 0;
+    }
+    if (view.refusal != NULL)
+        return adm_refuse_podset(ctx, a, id, view.refusal, pool);
+    if (t < 0) {
+        failure = adm_no_topology(ctx, missing, pool);
+        return adm_no_fit(ctx, a, m, policy, req, id, failure, failure, pool);
+    }
+    if (!complete)
+        return adm_wait_for_group(ctx, a, m, req, id,
+                                  view.nmembers + (view.self_recorded || !record ? 0 : 1), pool);
+    return adm_no_fit(ctx, a, m, policy, req, id,
+                      topo_pool_printf(pool, "pod group of %d pods", (int)id->size), failure, pool);
+}
+
+/* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
+int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
+              const char *pod_uid, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_podset_id id;
+    topo_podset_spec ps;
+    topo_cache_reservation r;
+    placement p;
+    const char *missing = NULL, *why = NULL, *failure = NULL;
+    topo_assignment *as = NULL;
+    int64_t now = adm_now_s(ctx);
+    int rc, found = 0, got = 0;
+
+    memset(&p, 0, sizeof p);
+    /* Who it is (under mu: the cache connection is the ctx's). */
+    pthread_mutex_lock(&ctx->mu);
+    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
+                                        ctx->cache, pool, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc == TOPO_ENOMEM)
+        return -1;
+    if (rc < 0) {
+        atomic_fetch_add(&ctx->denied, 1);
+        adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
+        return 0;
+    }
+    /* What it asks for, as Kueue validates it: a request Kueue refuses can
+     * never become valid, so it is refused here, word for word, not gated
+     * (whichever pod of its PodSet it is). */
+    if ((rc = topo_admission_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
+        if (rc == TOPO_ENOMEM)
+            return -1;
+        atomic_fetch_add(&ctx->denied, 1);
+        atomic_fetch_add(&ctx->invalid, 1);
+        adm_refuse(a, 400, topo_pool_strdup(pool, err.text));
+        return 0;
+    }
+    long t = choose_topology(ctx, &req->pod, &ps, &missing);
+    topo_admission_policy policy = t >= 0 ? ctx->topos[t].t.policy : ctx->default_policy;
+    const char *ns = req->pod.namespace_ ? req->pod.namespace_ : req->namespace_;
+    if (ctx->ns_policy != NULL && ns != NULL) {
+        topo_admission_policy over;
+        if (ctx->ns_policy(ctx->ns_policy_payload, ns, &over) == 1)
+            policy = over;
+    }
+
+    if (id.group)
+        return place_group(ctx, a, m, req, &id, &ps, t, missing, policy, now, pool);
+    const char *request = topo_kueue_request_text(&ps, pool);
+    if (request == NULL)
+        return -1;
+    /* The pod as its PodSet's reservation must remember it; its shape is
+     * checked only when it first arrives: by the ungater's time later
+     * webhooks may have added to the pod, and our own output coming back
+     * (reinvocation) carries the nodeSelector we gave it. */
+    int ours = topo_admission_kv_get(req->pod.annotations, req->pod.nannotations,
+                                     TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
+    podset_terms terms = {id.key, m == MODE_ADMIT && !ours ? req->pod.shape : NULL, request};
+    const char *contradiction = NULL;
+
+    /* Whether its PodSet holds a reservation already. */
+    pthread_mutex_lock(&ctx->mu);
+    if ((found = adm_lookup(ctx, id.key, now, &r, pool, &err)) == 1 &&
+        (contradiction = adm_contradicts(&r, &terms, pool)) == NULL)
+        got = adm_claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (found == TOPO_ENOMEM || got == TOPO_ENOMEM)
+        return -1;
+    if (found < 0 || got < 0)
+        goto internal;
+    if (contradiction != NULL)
+        return adm_refuse_podset(ctx, a, &id, contradiction, pool);
+    adm_warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
+    if (found == 1) {
+        if (got == 1)
+            return adm_unplaced(ctx, a, m, why, pool);
+        return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
+    }
+
+    /* The first pod of its PodSet: place the whole PodSet. */
+    if (t < 0) {
+        const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
+        failure = adm_no_topology(ctx, missing, pool);
+        return adm_no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
+    }
+    topology *tp = &ctx->topos[t];
+    /* dryRun computes on the snapshot as it is and stores nothing; within
+     * the same bounds as a real request, so that it tells no more than one
+     * would (a probe cannot learn what a namespace over its caps could get). */
+    if (req->dry_run) {
+        pthread_mutex_lock(&ctx->mu);
+        rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps.requests, ps.nrequests,
+                                       id.size, 1, pool, &failure, &err);
+        pthread_mutex_unlock(&ctx->mu);
+        if (rc < 0)
+            goto fair_error;
+        if (rc == 1)
+            return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+    }
+    if (req->dry_run && (rc = compute(ctx, tp, &ps, &as, &failure, pool, pool, &err)) < 0)
+        goto engine_error;
+    if (req->dry_run) {
+        if (as == NULL)
+            return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+        if (adm_dry_run_slot(&p, as, id.rank, pool) < 0)
+            return -1;
+        return adm_patch_placed(ctx, a, m, req, t, &p, pool);
+    }
+
+    /* Placed under the lock: every placement moves the snapshot, so one
+     * computed beside another would be stale by the time it is stored
+     * (computing optimistically and checking the snapshot's generation
+     * wasted half the work at 32 connections). */
+    pthread_mutex_lock(&ctx->mu);
+    if (adm_past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
+    /* Another pod of the PodSet may have placed it meanwhile. */
+    found = adm_lookup(ctx, id.key, now, &r, pool, &err);
+    /* Within the bounds on room held for pods not created yet; over one,
+     * as == NULL and failure says why. */
+    int fair = found == 0
+                   ? topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps.requests,
+                                               ps.nrequests, id.size, 1, pool, &failure, &err)
+                   : 0;
+    if (found == 0 && fair == 0)
+        rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
+    int stored = 0;
+    if (found == 0 && rc == 0 && as != NULL && adm_past_deadline(a)) {
+        pthread_mutex_unlock(&ctx->mu);
+        return 0;
+    }
+    if (found == 0 && rc == 0 && as != NULL) {
+        got = adm_reserve_and_claim(ctx, (size_t)t, &id, &terms, &ps, &as, 1, 0, now, &r, &p, &why,
+                                    pool, &err);
+        stored = got < 0 ? got : 0;
+        got = got < 0 ? 0 : got;
+    } else if (found == 1 && (contradiction = adm_contradicts(&r, &terms, pool)) == NULL) {
+        rc = 0; /* placed by another pod of the PodSet: our computation is moot */
+        got = adm_claim(ctx, &p, &r, &id, 0, now, &why, pool, &err);
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    if (contradiction != NULL)
+        return adm_refuse_podset(ctx, a, &id, contradiction, pool);
+    if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM || stored == TOPO_ENOMEM)
+        return -1;
+    if (found < 0 || got < 0 || stored < 0)
+        goto internal;
+    if (fair < 0)
+        goto fair_error;
+    if (rc < 0)
+        goto engine_error;
+    if (found == 0 && as == NULL)
+        return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
+    if (got == 1)
+        return adm_unplaced(ctx, a, m, why, pool);
+    return adm_patch_placed(ctx, a, m, req, found == 1 ? adm_topology_of_id(ctx, r.id) : t, &p,
+                            pool);
+
+fair_error:
+    if (err.code == TOPO_ENOMEM)
+        return -1;
+    goto internal;
+engine_error:
+    if (err.code == TOPO_ENOMEM)
+        return -1;
+    atomic_fetch_add(&ctx->denied, 1);
+    adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
+    return 0;
+internal:
+    return adm_internal_error(ctx, a, m, "PodSet", id.key, &err, pool);
+}

@@ -1,0 +1,246 @@
+/* Reservations in the cache: storing a PodSet's, claiming a slot, and
+ * whether a pod may claim one. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/rand.h>
+
+#include "topo/admission.h"
+
+#include "admission_internal.h"
+#include "handler_internal.h"
+#include "codec/codec.h"
+#include "topo/engine.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+#include "topo/strmap.h"
+
+static int slot_from(placement *p, const topo_cache_reservation *r, const topo_cache_slot *s)
+{
+    p->reservation_id = r->id;
+    p->slot = s->index;
+    p->levels = r->assignment_levels;
+    p->nlevels = r->nassignment_levels;
+    p->values = s->values;
+    p->assignment_json = r->assignment_json;
+    return 0;
+}
+
+/* The slot a pod would get without claiming (dryRun): its rank's, else the
+ * first free one; -1 when none. */
+static long peek_slot(const topo_cache_reservation *r, int64_t rank)
+{
+    if (rank >= 0 && (size_t)rank < r->nslots)
+        return (long)rank;
+    for (size_t i = 0; i < r->nslots; i++)
+        if (r->slots[i].pod_uid == NULL)
+            return (long)i;
+    return -1;
+}
+
+/* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
+ * pod cannot have one (*why set); <0 on cache errors. mu held. */
+int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservation *r,
+              const topo_podset_id *id, int dry_run, int64_t now, const char **why, topo_pool *pool,
+              topo_err *err)
+{
+    topo_cache_slot s;
+    memset(p, 0, sizeof(*p));
+    if (dry_run) {
+        long i = peek_slot(r, id->rank);
+        if (i < 0) {
+            *why = topo_pool_printf(pool, "all %zu slots of PodSet %s are taken", r->nslots,
+                                    r->podset_key);
+            return 1;
+        }
+        return slot_from(p, r, &r->slots[i]);
+    }
+    int rc = topo_cache_reservation_claim(&s, ctx->cache, r->id, id->claimant, (int32_t)id->rank,
+                                          now, pool, err);
+    if (rc == 0) {
+        slot_from(p, r, &s);
+        p->claimed = 1;
+        p->claimant = id->claimant;
+        atomic_store(&ctx->failing, 0); /* the cache takes writes */
+        return 0;
+    }
+    if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
+        /* Its index is held by a pod still running (a replacement created
+         * before the old one ended): same domain, no claim. */
+        topo_err_clear(err);
+        return slot_from(p, r, &r->slots[id->rank]);
+    }
+    if (rc == TOPO_ENOFIT || rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
+        *why = topo_pool_printf(pool, "PodSet %s: %s", r->podset_key, err->text);
+        topo_err_clear(err);
+        return 1;
+    }
+    return rc;
+}
+
+static char *new_reservation_id(const char *topology_name, topo_pool *pool)
+{
+    unsigned char b[8];
+    if (RAND_bytes(b, sizeof b) != 1)
+        return NULL;
+    return topo_pool_printf(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1],
+                            b[2], b[3], b[4], b[5], b[6], b[7]);
+}
+
+/* Kueue's TopologyAssignment as compact JSON in pool: the pods' annotation
+ * and the cache's column. NULL when out of memory. */
+const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool)
+{
+    json_t *doc = topo_codec_assignment_json(as);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    const char *out = text ? topo_pool_strdup(pool, text) : NULL;
+    free(text);
+    return out;
+}
+
+/* The reservation as the cache will hold it, built in memory (no read
+ * back): its slots in assignment order, all free. */
+static int describe_reservation(topo_cache_reservation *r, const topo_cache_reservation_spec *spec,
+                                const topo_assignment *as, topo_pool *pool, topo_err *err)
+{
+    size_t nslots = 0;
+    for (size_t d = 0; d < as->ndomains; d++)
+        nslots += (size_t)as->domains[d].count;
+    topo_cache_slot *slots = topo_pool_calloc(pool, nslots + 1, sizeof(*slots));
+    memset(r, 0, sizeof(*r));
+    r->assignment_json = adm_assignment_text(as, pool);
+    if (slots == NULL || r->assignment_json == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t d = 0; d < as->ndomains; d++)
+        for (int32_t c = 0; c < as->domains[d].count; c++, k++) {
+            slots[k].index = (int32_t)k;
+            slots[k].values = as->domains[d].values;
+            slots[k].nvalues = as->nlevels;
+        }
+    r->id = spec->id;
+    r->podset_key = spec->podset_key;
+    r->topology_name = spec->topology_name;
+    r->levels = spec->levels;
+    r->nlevels = spec->nlevels;
+    r->assignment_levels = as->levels;
+    r->nassignment_levels = as->nlevels;
+    r->requests = spec->requests;
+    r->nrequests = spec->nrequests;
+    r->created_at = spec->created_at;
+    r->expires_at = spec->expires_at;
+    r->slots = slots;
+    r->nslots = nslots;
+    return 0;
+}
+
+/* Writes one reservation of topology t (inside the caller's transaction)
+ * and describes it in *r, as the cache now holds it. mu held. */
+static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_terms *terms,
+                             const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
+                             topo_cache_reservation *r, topo_pool *pool, topo_err *err)
+{
+    const topology *tp = &ctx->topos[t];
+    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    spec.id = new_reservation_id(tp->t.name, pool);
+    if (spec.id == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "cannot make a reservation id");
+    spec.podset_key = terms->key;
+    spec.topology_name = tp->t.name;
+    spec.levels = tp->t.levels;
+    spec.nlevels = tp->t.nlevels;
+    spec.assignment = as;
+    spec.requests = ps->requests;
+    spec.nrequests = ps->nrequests;
+    spec.created_at = now;
+    spec.expires_at = now + ctx->ttl;
+    spec.shape = terms->shape;
+    spec.request = terms->request;
+    spec.unclaimed_ttl = ctx->unclaimed_ttl;
+    int rc = describe_reservation(r, &spec, as, pool, err);
+    return rc < 0 ? rc : topo_cache_reservation_create(ctx->cache, &spec, err);
+}
+
+/* A stored reservation's capacity charged to the live snapshot. mu held. */
+static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_reservation *r,
+                          const topo_podset_spec *ps, const topo_assignment *as)
+{
+    /* as the cache counts it at the next resync (foreach_reserved) */
+    int holds = topo_cache_requests_hold_capacity(ps->requests, ps->nrequests);
+    for (size_t d = 0; holds && d < as->ndomains; d++) {
+        topo_err perr = TOPO_ERR_INIT;
+        if (adm_push(ctx, t, r->id, as->domains[d].values, as->nlevels, as->domains[d].count,
+                     ps->requests, ps->nrequests, &perr) < 0)
+            topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->id, perr.text);
+    }
+    /* Our own writes do not move data_version, so a tick may not recount:
+     * keep the gauge current here (the next resync corrects it). */
+    ctx->reservations++;
+    atomic_fetch_add(&ctx->reserved, 1);
+}
+
+/* Stores n reservations (one per PodSet placed together) and claims the
+ * pod's slot in reservation `mine` in one transaction (mu held). 0 with *p
+ * filled; 1 when the pod gets no slot (*why); <0 on errors, nothing
+ * stored. r has room for n. */
+int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
+                          const podset_terms *terms, const topo_podset_spec *ps,
+                          topo_assignment *const *as, size_t n, size_t mine, int64_t now,
+                          topo_cache_reservation *r, placement *p, const char **why,
+                          topo_pool *pool, topo_err *err)
+{
+    int rc = topo_cache_begin(ctx->cache, err), got = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = store_reservation(ctx, t, &terms[i], &ps[i], as[i], now, &r[i], pool, err);
+    if (rc == 0 && (got = adm_claim(ctx, p, &r[mine], id, 0, now, why, pool, err)) >= 0)
+        rc = topo_cache_commit(ctx->cache, err);
+    else
+        topo_cache_rollback(ctx->cache, NULL);
+    if (rc == 0 && got < 0)
+        rc = got;
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        hold_capacity(ctx, t, &r[i], &ps[i], as[i]);
+    return got;
+}
+
+/* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
+int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, topo_cache_reservation *r,
+               topo_pool *pool, topo_err *err)
+{
+    int rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
+    if (rc == TOPO_ENOTFOUND) {
+        topo_err_clear(err);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    return r->expires_at > now;
+}
+
+/* Why a pod cannot claim reservation r (NULL when it can): it is not
+ * shaped like the pods the PodSet was placed for, or asks Kueue for
+ * something else. terms->shape NULL: not checked. */
+const char *adm_contradicts(const topo_cache_reservation *r, const podset_terms *terms,
+                            topo_pool *pool)
+{
+    if (terms->shape != NULL && r->shape[0] != '\0' && strcmp(r->shape, terms->shape) != 0)
+        return topo_pool_printf(pool,
+                                "the pod's shape (%s) is not that of the pods its PodSet was "
+                                "placed for (%s): its resources, nodeSelector, affinity or "
+                                "tolerations differ, and a PodSet's pods share one template",
+                                terms->shape, r->shape);
+    if (terms->request != NULL && r->request[0] != '\0' && strcmp(r->request, terms->request) != 0)
+        return topo_pool_printf(pool, "the pod's Kueue request (%s) contradicts its PodSet's (%s)",
+                                terms->request, r->request);
+    return NULL;
+}
