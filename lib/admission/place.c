@@ -308,6 +308,42 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
                       topo_pool_printf(pool, "pod group of %d pods", (int)id->size), failure, pool);
 }
 
+/* dryRun: computed on the snapshot as it is, nothing stored; within the
+ * same bounds as a real request, so that it tells no more than one would
+ * (a probe cannot learn what a namespace over its caps could get). */
+static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
+                         const topo_admission_request *req, const topo_podset_id *id,
+                         const topo_podset_spec *ps, long t, topo_admission_policy policy,
+                         const char *ns, int64_t now, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_assignment *as = NULL;
+    const char *failure = NULL;
+    placement p;
+
+    memset(&p, 0, sizeof p);
+    pthread_mutex_lock(&ctx->mu);
+    int rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests,
+                                       ps->nrequests, id->size, 1, pool, &failure, &err);
+    pthread_mutex_unlock(&ctx->mu);
+    if (rc < 0)
+        return err.code == TOPO_ENOMEM ? -1
+                                       : adm_internal_error(ctx, a, m, "PodSet", id->key, &err,
+                                                            pool);
+    if (rc == 0 && compute(ctx, &ctx->topos[t], ps, &as, &failure, pool, pool, &err) < 0) {
+        if (err.code == TOPO_ENOMEM)
+            return -1;
+        atomic_fetch_add(&ctx->denied, 1);
+        adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
+        return 0;
+    }
+    if (as == NULL)
+        return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), failure, pool);
+    if (adm_dry_run_slot(&p, as, id->rank, pool) < 0)
+        return -1;
+    return adm_patch_placed(ctx, a, m, req, t, &p, pool);
+}
+
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
               const char *pod_uid, topo_pool *pool)
@@ -395,28 +431,8 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
         return adm_no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
     topology *tp = &ctx->topos[t];
-    /* dryRun computes on the snapshot as it is and stores nothing; within
-     * the same bounds as a real request, so that it tells no more than one
-     * would (a probe cannot learn what a namespace over its caps could get). */
-    if (req->dry_run) {
-        pthread_mutex_lock(&ctx->mu);
-        rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps.requests, ps.nrequests,
-                                       id.size, 1, pool, &failure, &err);
-        pthread_mutex_unlock(&ctx->mu);
-        if (rc < 0)
-            goto fair_error;
-        if (rc == 1)
-            return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
-    }
-    if (req->dry_run && (rc = compute(ctx, tp, &ps, &as, &failure, pool, pool, &err)) < 0)
-        goto engine_error;
-    if (req->dry_run) {
-        if (as == NULL)
-            return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
-        if (adm_dry_run_slot(&p, as, id.rank, pool) < 0)
-            return -1;
-        return adm_patch_placed(ctx, a, m, req, t, &p, pool);
-    }
+    if (req->dry_run)
+        return place_dry_run(ctx, a, m, req, &id, &ps, t, policy, ns, now, pool);
 
     /* Placed under the lock: every placement moves the snapshot, so one
      * computed beside another would be stale by the time it is stored
