@@ -10,15 +10,13 @@
 #include "ns_policy.h"
 
 #include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "topo/log.h"
 #include "topo/strmap.h"
+#include "watch.h"
 
 /* core/v1 Namespace (lib/net has no constant for it: only we watch them). */
 static const topo_k8s_resource namespaces_res = {"", "v1", "namespaces", "Namespace", 0};
@@ -43,21 +41,15 @@ typedef struct warned {
 
 struct topo_ns_policy {
     char *label;
-    topo_k8s *k;
-    topo_ns_policy_opts opts;
+    wh_watch *w;
 
     pthread_rwlock_t lock; /* guards v */
     view *v;
-    atomic_int synced; /* read by any thread */
 
-    /* Touched by the watcher thread only. */
+    /* Touched by the watch thread only. */
+    view *fresh; /* a list being read */
     warned *warned;
     size_t nwarned;
-    char rv[TOPO_K8S_RV_MAX];
-
-    pthread_t thread;
-    int running;
-    volatile sig_atomic_t stop;
 };
 
 /* ---- the view ---- */
@@ -222,111 +214,53 @@ static int apply(topo_ns_policy *p, view *v, const json_t *obj, int deleted)
     return view_set(v, name, policy);
 }
 
-/* ---- list + watch ---- */
+/* ---- list + watch (watch.c) ---- */
 
-static int on_item(json_t *item, void *payload)
+static int list_begin(void *payload)
 {
-    void **args = payload;
-    return apply(args[0], args[1], item, 0);
+    topo_ns_policy *p = payload;
+    view_free(p->fresh);
+    p->fresh = view_new();
+    return p->fresh != NULL ? 0 : TOPO_ENOMEM;
 }
 
-static int relist(topo_ns_policy *p, topo_err *err)
+static int list_item(json_t *item, void *payload)
 {
-    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
-    view *fresh = view_new(), *old;
-    void *args[2] = {p, fresh};
-    int rc;
-    if (fresh == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
-    lo.label_selector = p->label;
-    if ((rc = topo_k8s_list(p->rv, p->k, &namespaces_res, NULL, &lo, on_item, args, err)) != 0) {
-        if (rc == TOPO_ENOMEM || rc == TOPO_ELIMIT)
-            topo_err_set(err, rc, "ns-policy: list: %s", topo_strerror(rc));
-        view_free(fresh);
-        p->rv[0] = '\0';
-        return rc;
+    topo_ns_policy *p = payload;
+    return apply(p, p->fresh, item, 0);
+}
+
+static void list_end(int ok, int first, void *payload)
+{
+    topo_ns_policy *p = payload;
+    view *old = p->fresh;
+    size_t count = p->fresh->count;
+    p->fresh = NULL;
+    if (ok) {
+        pthread_rwlock_wrlock(&p->lock);
+        view *cur = p->v;
+        p->v = old;
+        old = cur;
+        pthread_rwlock_unlock(&p->lock);
+        if (first)
+            topo_log(TOPO_LOG_INFO,
+                     "ns-policy: synced: %zu namespaces override the policy (label %s)", count,
+                     p->label);
     }
-    pthread_rwlock_wrlock(&p->lock);
-    old = p->v;
-    p->v = fresh;
-    pthread_rwlock_unlock(&p->lock);
     view_free(old);
-    if (!atomic_load(&p->synced))
-        topo_log(TOPO_LOG_INFO, "ns-policy: synced: %zu namespaces override the policy (label %s)",
-                 fresh->count, p->label);
-    atomic_store(&p->synced, 1);
-    return 0;
 }
 
 static int on_event(topo_k8s_event_type type, json_t *object, void *payload)
 {
     topo_ns_policy *p = payload;
     int rc;
-    if (type == TOPO_K8S_BOOKMARK)
-        return 0;
     pthread_rwlock_wrlock(&p->lock);
     rc = apply(p, p->v, object, type == TOPO_K8S_DELETED);
     pthread_rwlock_unlock(&p->lock);
     return rc;
 }
 
-static void nap(topo_ns_policy *p, long ms)
-{
-    while (ms > 0 && !p->stop) {
-        long step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, step * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
-}
-
-static long jitter_ms(long ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ms + (long)(ts.tv_nsec % (ms / 4 + 1));
-}
-
-static void *watcher_main(void *arg)
-{
-    topo_ns_policy *p = arg;
-    topo_err err = TOPO_ERR_INIT;
-    long backoff = p->opts.backoff_base_ms;
-
-    while (!p->stop) {
-        topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
-        int rc;
-        topo_err_clear(&err);
-        if (p->rv[0] == '\0' && (rc = relist(p, &err)) != 0) {
-            if (rc == TOPO_EGONE)
-                continue; /* a continue token expired mid-list: list again */
-            goto failed;
-        }
-        wo.label_selector = p->label;
-        wo.timeout_seconds = p->opts.watch_timeout_s;
-        wo.stop = &p->stop;
-        rc = topo_k8s_watch(p->k, &namespaces_res, NULL, p->rv, &wo, on_event, p, &err);
-        if (rc == TOPO_EGONE) {
-            /* History compacted past our position: the view stays served
-             * until the relist replaces it. */
-            topo_log(TOPO_LOG_INFO, "ns-policy: resourceVersion %s expired, listing again",
-                     p->rv);
-            p->rv[0] = '\0';
-            continue;
-        }
-        if (rc != 0)
-            goto failed;
-        backoff = p->opts.backoff_base_ms;
-        continue;
-    failed:
-        if (p->stop)
-            break;
-        topo_log(TOPO_LOG_WARN, "ns-policy: %s; retrying in %ld ms", err.text, backoff);
-        nap(p, jitter_ms(backoff));
-        backoff = backoff > p->opts.backoff_max_ms / 2 ? p->opts.backoff_max_ms : backoff * 2;
-    }
-    return NULL;
-}
+static const wh_watch_ops watch_ops = {list_begin, list_item, list_end, on_event};
 
 /* ---- API ---- */
 
@@ -335,6 +269,7 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
                           topo_err *err)
 {
     topo_ns_policy *p = NULL;
+    wh_watch_opts wo = {"ns-policy", &namespaces_res, label, NULL, 0, 0, 0};
     int rc;
 
     *out = NULL;
@@ -344,26 +279,19 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
     pthread_rwlock_init(&p->lock, NULL);
-    if (opts != NULL)
-        p->opts = *opts;
-    else
-        p->opts = (topo_ns_policy_opts)TOPO_NS_POLICY_OPTS_INIT;
-    if (p->opts.backoff_base_ms <= 0)
-        p->opts.backoff_base_ms = 200;
-    if (p->opts.backoff_max_ms < p->opts.backoff_base_ms)
-        p->opts.backoff_max_ms = p->opts.backoff_base_ms > 10000 ? p->opts.backoff_base_ms
-                                                                 : 10000;
-    if (p->opts.watch_timeout_s < 0)
-        p->opts.watch_timeout_s = 0;
+    if (opts != NULL) {
+        wo.k8s = opts->k8s;
+        wo.backoff_base_ms = opts->backoff_base_ms;
+        wo.backoff_max_ms = opts->backoff_max_ms;
+        wo.watch_timeout_s = opts->watch_timeout_s;
+    }
     if ((p->label = strdup(label)) == NULL || (p->v = view_new()) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
         goto fail;
     }
-    if ((rc = topo_k8s_create(&p->k, k8s_cfg, p->opts.k8s, err)) < 0) {
-        topo_err_wrap(err, "ns-policy: ");
+    /* Only labelled namespaces travel: the label key is the selector. */
+    if ((rc = wh_watch_create(&p->w, k8s_cfg, &wo, &watch_ops, p, err)) < 0)
         goto fail;
-    }
-    p->opts.k8s = NULL; /* borrowed for the call only */
     *out = p;
     return 0;
 fail:
@@ -373,13 +301,7 @@ fail:
 
 int topo_ns_policy_start(topo_ns_policy *p, topo_err *err)
 {
-    if (p->running)
-        return 0;
-    p->stop = 0;
-    if (pthread_create(&p->thread, NULL, watcher_main, p) != 0)
-        return topo_err_set(err, TOPO_EGENERIC, "ns-policy: cannot start its thread");
-    p->running = 1;
-    return 0;
+    return wh_watch_start(p->w, err);
 }
 
 int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admission_policy *out)
@@ -400,7 +322,7 @@ int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admiss
 
 int topo_ns_policy_synced(topo_ns_policy *p)
 {
-    return p != NULL && atomic_load(&p->synced);
+    return p != NULL && wh_watch_synced(p->w);
 }
 
 size_t topo_ns_policy_count(topo_ns_policy *p)
@@ -416,20 +338,18 @@ size_t topo_ns_policy_count(topo_ns_policy *p)
 
 void topo_ns_policy_stop(topo_ns_policy *p)
 {
-    if (p == NULL || !p->running)
-        return;
-    p->stop = 1;
-    pthread_join(p->thread, NULL);
-    p->running = 0;
+    if (p != NULL)
+        wh_watch_stop(p->w);
 }
 
 void topo_ns_policy_free(topo_ns_policy *p)
 {
     if (p == NULL)
         return;
-    topo_ns_policy_stop(p);
-    topo_k8s_free(p->k);
+    /* The thread first: it uses the views. */
+    wh_watch_free(p->w);
     view_free(p->v);
+    view_free(p->fresh);
     for (size_t i = 0; i < p->nwarned; i++) {
         free(p->warned[i].name);
         free(p->warned[i].value);
