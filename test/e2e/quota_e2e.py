@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Process-level tests of topo-webhook's ResourceQuota view (webhook/quota.c)
+through test/e2e/quota_driver.c, against fake_apiserver.py over TLS.
+
+The lookups (topo_quota_lookup, as the admission handler calls it) must
+follow the quotas: the first list (fixtures/resourcequotas, as kubectl
+prints them), a quota added, its status written by the quota controller
+(played here), changed, deleted; a watch ended by compaction (relist) and
+changes only a relist can see; entries with bad quantities ignored with one
+warning.
+
+usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from harness import FakeApiEnv, Failure, expect, registry, run_cases
+
+CASES, case = registry()
+SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+FIXTURE = os.path.join(SOURCE, "fixtures", "resourcequotas", "kubectl-resourcequotas.json")
+NAMESPACES = ("team-a", "team-b", "team-c", "team-d")
+GI = 1 << 30
+
+# The fixture's room per namespace (lib/codec/resourcequota.h): team-a is
+# the least of "compute" and "gpu-cap"; team-b's quota has no status yet
+# (spec.hard, nothing used); team-c is over its GPU quota.
+FIXTURE_ROOM = {
+    "team-a": {"cpu": 64000 - 12500, "memory": (512 - 96) * GI, "nvidia.com/gpu": 4,
+               "pods": 33},
+    "team-b": {"cpu": 8000, "memory": 32 * GI, "pods": 10},
+    "team-c": {"hugepages-2Mi": 512 << 20, "nvidia.com/gpu": -2},
+    "team-d": None,
+}
+
+
+class Env(FakeApiEnv):
+    PREFIX = "topo-quota-e2e-"
+
+    def __init__(self, driver, keep):
+        super().__init__(keep)
+        self.bin = driver
+        self.driver = None
+        self.stderr_lines = []
+
+    def server_args(self):
+        return ["--token-file", self.path("token"), "--bookmark-interval", "60"]
+
+    # ------------------------------------------------------------ quotas
+
+    def create_quota(self, ns, name, hard):
+        status, out = self.request("POST", f"/api/v1/namespaces/{ns}/resourcequotas", {
+            "apiVersion": "v1", "kind": "ResourceQuota",
+            "metadata": {"name": name, "namespace": ns}, "spec": {"hard": hard}})
+        expect(status == 201, f"create quota {ns}/{name}: {status} {out}")
+
+    def set_status(self, ns, name, hard, used):
+        """What the quota controller does: status.hard and status.used."""
+        status, out = self.request(
+            "PATCH", f"/api/v1/namespaces/{ns}/resourcequotas/{name}/status",
+            {"status": {"hard": hard, "used": used}}, ctype="application/merge-patch+json")
+        expect(status == 200, f"status of quota {ns}/{name}: {status} {out}")
+
+    def delete_quota(self, ns, name):
+        status, out = self.request("DELETE", f"/api/v1/namespaces/{ns}/resourcequotas/{name}")
+        expect(status == 200, f"delete quota {ns}/{name}: {status} {out}")
+
+    def verbs(self):
+        return self.admin("stats").get("verbs", {}).get("resourcequotas", {})
+
+    # ------------------------------------------------------------ the driver
+
+    def start_driver(self):
+        self.driver = subprocess.Popen([self.bin, "--kubeconfig", self.kubeconfig],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+        self.procs.append(self.driver)
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stderr(self):
+        for line in self.driver.stderr:
+            self.stderr_lines.append(line)
+
+    def ask(self, names=NAMESPACES):
+        self.driver.stdin.write(" ".join(names) + "\n")
+        self.driver.stdin.flush()
+        line = self.driver.stdout.readline()
+        expect(line, f"driver exited ({self.driver.poll()}): {''.join(self.stderr_lines)[-2000:]}")
+        return json.loads(line)
+
+    def wait_for(self, want, what, timeout=20):
+        """Polls the driver until its lookups equal want (ns -> room or None)."""
+        deadline = time.monotonic() + timeout
+        got = None
+        while time.monotonic() < deadline:
+            got = self.ask()
+            if got["synced"] and got["room"] == want:
+                expect(got["namespaces"] == sum(v is not None for v in want.values()),
+                       f"{what}: {got['namespaces']} namespaces for {want}")
+                return got
+            time.sleep(0.05)
+        raise Failure(f"{what}: lookups {got} never became {want}\n"
+                             f"driver stderr: {''.join(self.stderr_lines)[-2000:]}")
+
+    def warnings(self, text):
+        return [ln for ln in self.stderr_lines if "level=warn" in ln and text in ln]
+
+    def stop_driver(self):
+        self.driver.stdin.write("quit\n")
+        self.driver.stdin.flush()
+        rc = self.driver.wait(15)
+        expect(rc == 0, f"driver exit {rc}: {''.join(self.stderr_lines)[-2000:]}")
+
+
+def start(env):
+    env.admin("load", {"file": FIXTURE})
+    env.start_driver()
+    env.wait_for(dict(FIXTURE_ROOM), "first list")
+    verbs = env.verbs()
+    expect(verbs.get("LIST", 0) >= 1, f"verbs {verbs}")
+    return dict(FIXTURE_ROOM)
+
+
+@case
+def added_changed_deleted(env):
+    """Watch events: a quota added (spec only, then its status), changed by
+    the controller (MODIFIED), one of two quotas of a namespace deleted (the
+    other's room is left), the last one deleted (no quota: null)."""
+    want = start(env)
+    deadline = time.monotonic() + 10
+    while env.verbs().get("WATCH", 0) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    # Added: spec.hard counts until the controller computes the status.
+    env.create_quota("team-d", "gpus", {"requests.nvidia.com/gpu": "16", "limits.cpu": "64",
+                                        "count/pods": "20"})
+    want["team-d"] = {"nvidia.com/gpu": 16, "pods": 20}
+    env.wait_for(want, "quota added")
+    env.set_status("team-d", "gpus", {"requests.nvidia.com/gpu": "16", "limits.cpu": "64",
+                                      "count/pods": "20"},
+                   {"requests.nvidia.com/gpu": "6", "limits.cpu": "12", "count/pods": "3"})
+    want["team-d"] = {"nvidia.com/gpu": 10, "pods": 17}
+    env.wait_for(want, "status computed")
+
+    # Changed: pods created in team-a use more (status.used), and the
+    # admin raises gpu-cap (status.hard follows spec.hard).
+    env.set_status("team-a", "compute",
+                   {"count/pods": "40", "limits.cpu": "128", "pods": "50", "requests.cpu": "64",
+                    "requests.memory": "512Gi", "requests.nvidia.com/gpu": "16"},
+                   {"count/pods": "9", "limits.cpu": "30", "pods": "9", "requests.cpu": "20",
+                    "requests.memory": "128Gi", "requests.nvidia.com/gpu": "10"})
+    env.set_status("team-a", "gpu-cap", {"count/pods": "100", "requests.nvidia.com/gpu": "32"},
+                   {"count/pods": "9", "requests.nvidia.com/gpu": "10"})
+    want["team-a"] = {"cpu": 44000, "memory": 384 * GI, "nvidia.com/gpu": 6, "pods": 31}
+    env.wait_for(want, "quotas changed")
+
+    # Deleted: team-a keeps compute's room; team-c has no quota left.
+    env.delete_quota("team-a", "compute")
+    want["team-a"] = {"nvidia.com/gpu": 22, "pods": 91}
+    env.wait_for(want, "one of two quotas deleted")
+    env.delete_quota("team-c", "over")
+    want["team-c"] = None
+    env.wait_for(want, "last quota deleted")
+    got = env.ask()
+    expect(got["quotas"] == 3, f"quotas {got}")
+    expect(not env.warnings("ResourceQuota"), f"warnings: {env.warnings('ResourceQuota')}")
+    env.stop_driver()
+
+
+@case
+def relist(env):
+    """A watch ended by compaction (in-stream 410) relists; changes made
+    while the watch cannot reconnect, then compacted away, are seen only by
+    a relist, which drops the deleted quotas."""
+    want = start(env)
+    lists = env.verbs().get("LIST", 0)
+    env.admin("compact", {"expire_watches": True})
+    deadline = time.monotonic() + 20
+    while env.verbs().get("LIST", 0) == lists and time.monotonic() < deadline:
+        time.sleep(0.05)
+    expect(env.verbs().get("LIST", 0) > lists, "no relist after the watch expired")
+    env.wait_for(want, "after the relist")
+
+    lists = env.verbs().get("LIST", 0)
+    env.admin("fault", {"kind": "status", "code": 500, "count": 100000, "watch": True,
+                        "path": "/api/v1/resourcequotas"})
+    env.admin("watches/close", {"mode": "close"})
+    env.delete_quota("team-a", "gpu-cap")
+    env.delete_quota("team-c", "over")
+    env.create_quota("team-d", "small", {"pods": "2"})
+    env.admin("compact", {})
+    time.sleep(0.5)
+    got = env.ask()
+    expect(got["room"] == want, f"view changed while the watch was down: {got}")
+    env.admin("faults/clear", {})
+    want["team-a"] = {"cpu": 51500, "memory": 416 * GI, "nvidia.com/gpu": 8, "pods": 33}
+    want["team-c"] = None
+    want["team-d"] = {"pods": 2}
+    env.wait_for(want, "relist after the watch came back")
+    expect(env.verbs().get("LIST", 0) > lists, "the changes were not seen by a relist")
+    expect(any("retrying in" in ln for ln in env.stderr_lines),
+           "the failed watches were not logged with a backoff")
+    env.stop_driver()
+
+
+@case
+def bad_entries(env):
+    """Entries the decoder cannot read are ignored (they limit nothing),
+    named in one warning that is not repeated while they stay the same;
+    the quota's other entries count."""
+    want = start(env)
+    env.create_quota("team-d", "odd", {"requests.cpu": "2", "pods": "4", "memory": "1Gi"})
+    want["team-d"] = {"cpu": 2000, "memory": GI, "pods": 4}
+    env.wait_for(want, "quota added")
+    env.set_status("team-d", "odd", {"requests.cpu": "lots", "pods": "4", "memory": "1Gi"},
+                   {"requests.cpu": "1", "pods": "1", "memory": "ten"})
+    want["team-d"] = {"pods": 3}
+    env.wait_for(want, "bad entries ignored")
+    # The controller writes the status again (same problems): no new warning.
+    env.set_status("team-d", "odd", {"requests.cpu": "lots", "pods": "4", "memory": "1Gi"},
+                   {"requests.cpu": "1", "pods": "2", "memory": "ten"})
+    want["team-d"] = {"pods": 2}
+    env.wait_for(want, "status changed")
+    warned = env.warnings("team-d/odd")
+    expect(len(warned) == 1, f"one warning for team-d/odd, got {warned}")
+    expect("status.hard[requests.cpu]" in warned[0] and "status.used[memory]" in warned[0],
+           f"the warning does not name the fields: {warned[0]}")
+    # Fixed: counted, and a new problem later is warned about again.
+    env.set_status("team-d", "odd", {"requests.cpu": "2", "pods": "4", "memory": "1Gi"},
+                   {"requests.cpu": "1", "pods": "2", "memory": "0"})
+    want["team-d"] = {"cpu": 1000, "memory": GI, "pods": 2}
+    env.wait_for(want, "fixed")
+    env.set_status("team-d", "odd", {"requests.cpu": "2", "pods": "4", "memory": "1Gi"},
+                   {"requests.cpu": "1", "pods": [], "memory": "0"})
+    want["team-d"] = {"cpu": 1000, "memory": GI}
+    env.wait_for(want, "broken again")
+    expect(len(env.warnings("team-d/odd")) == 2, f"warnings {env.warnings('team-d/odd')}")
+    env.stop_driver()
+
+
+def on_failure(env):
+    if env.driver is not None:
+        print("--- driver stderr ---\n" + "".join(env.stderr_lines)[-3000:])
+
+
+def main():
+    return run_cases(CASES, Env, on_failure=on_failure)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
