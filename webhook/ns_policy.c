@@ -1,15 +1,14 @@
 /* Namespace -> no-fit policy, kept by list+watch of labelled namespaces
  * (ns_policy.h). The view is a topo_strmap from the namespace name to an
  * index into `slots` (the malloc'd names the map borrows, and their
- * policies). A (re)list builds a fresh view and swaps it in whole, so that
- * namespaces which lost the label while the watch was down disappear; watch
- * events edit the current view in place. One rwlock guards the view:
- * lookups, on the admission path, only read. */
+ * policies). watch.c keeps it: a (re)list builds a fresh view and swaps it
+ * in whole, so that namespaces which lost the label while the watch was
+ * down disappear; watch events edit the current view in place; lookups, on
+ * the admission path, only take the read lock. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "ns_policy.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +32,18 @@ typedef struct view {
     size_t count; /* used slots */
 } view;
 
-/* Namespaces already warned about, with the invalid value warned for. */
-typedef struct warned {
-    char *name;
-    char *value;
-} warned;
-
 struct topo_ns_policy {
     char *label;
-    wh_watch *w;
-
-    pthread_rwlock_t lock; /* guards v */
-    view *v;
-
-    /* Touched by the watch thread only. */
-    view *fresh; /* a list being read */
-    warned *warned;
-    size_t nwarned;
+    wh_watch *w; /* holds the view */
+    wh_once warned; /* namespace -> the invalid value warned for (watch thread) */
 };
 
 /* ---- the view ---- */
 
-static void view_free(view *v)
+static void view_free(void *arg, void *payload)
 {
+    view *v = arg;
+    (void)payload;
     if (v == NULL)
         return;
     topo_strmap_free(v->map);
@@ -65,8 +53,9 @@ static void view_free(view *v)
     free(v);
 }
 
-static view *view_new(void)
+static void *view_new(void *payload)
 {
+    (void)payload;
     view *v = calloc(1, sizeof(*v));
     if (v == NULL)
         return NULL;
@@ -124,57 +113,6 @@ static int view_set(view *v, const char *name, topo_admission_policy policy)
     return 0;
 }
 
-/* ---- warnings, once per namespace and value ---- */
-
-static void unwarn(topo_ns_policy *p, const char *name)
-{
-    for (size_t i = 0; i < p->nwarned; i++) {
-        if (strcmp(p->warned[i].name, name) == 0) {
-            free(p->warned[i].name);
-            free(p->warned[i].value);
-            p->warned[i] = p->warned[--p->nwarned];
-            return;
-        }
-    }
-}
-
-static void warn_invalid(topo_ns_policy *p, const char *name, const char *value)
-{
-    size_t i;
-    for (i = 0; i < p->nwarned; i++) {
-        if (strcmp(p->warned[i].name, name) == 0) {
-            if (strcmp(p->warned[i].value, value) == 0)
-                return; /* said already */
-            break;
-        }
-    }
-    topo_log(TOPO_LOG_WARN,
-             "ns-policy: namespace %s: label %s=\"%s\" is not a policy (gate, deny or ignore); "
-             "ignored",
-             name, p->label, value);
-    if (i < p->nwarned) {
-        char *nv = strdup(value);
-        if (nv != NULL) {
-            free(p->warned[i].value);
-            p->warned[i].value = nv;
-        }
-        return;
-    }
-    /* Remembering is best effort: when it fails, the warning may repeat. */
-    warned *nw = realloc(p->warned, (p->nwarned + 1) * sizeof(*nw));
-    if (nw == NULL)
-        return;
-    p->warned = nw;
-    nw[p->nwarned].name = strdup(name);
-    nw[p->nwarned].value = strdup(value);
-    if (nw[p->nwarned].name == NULL || nw[p->nwarned].value == NULL) {
-        free(nw[p->nwarned].name);
-        free(nw[p->nwarned].value);
-        return;
-    }
-    p->nwarned++;
-}
-
 /* ---- decoding a namespace ---- */
 
 /* The namespace's name and its label value (NULL when it has no label). */
@@ -190,10 +128,11 @@ static int ns_fields(const json_t *obj, const char *label, const char **name, co
     return 0;
 }
 
-/* Applies one namespace's current state to v (v locked for writing, or
- * private). */
-static int apply(topo_ns_policy *p, view *v, const json_t *obj, int deleted)
+/* Applies one namespace's current state to the view (wh_watch_ops.apply). */
+static int apply(void *arg, const json_t *obj, int deleted, void *payload)
 {
+    topo_ns_policy *p = payload;
+    view *v = arg;
     const char *name, *value;
     topo_admission_policy policy;
     if (ns_fields(obj, p->label, &name, &value) != 0) {
@@ -202,65 +141,33 @@ static int apply(topo_ns_policy *p, view *v, const json_t *obj, int deleted)
     }
     if (deleted || value == NULL) {
         view_remove(v, name);
-        unwarn(p, name);
+        wh_once_forget(&p->warned, name);
         return 0;
     }
     if (topo_admission_policy_parse(&policy, value) != 0) {
         view_remove(v, name);
-        warn_invalid(p, name, value);
+        if (wh_once_new(&p->warned, name, value))
+            topo_log(TOPO_LOG_WARN,
+                     "ns-policy: namespace %s: label %s=\"%s\" is not a policy (gate, deny or "
+                     "ignore); ignored",
+                     name, p->label, value);
         return 0;
     }
-    unwarn(p, name);
+    wh_once_forget(&p->warned, name);
     return view_set(v, name, policy);
 }
 
-/* ---- list + watch (watch.c) ---- */
-
-static int list_begin(void *payload)
+static void listed(const void *arg, int first, void *payload)
 {
-    topo_ns_policy *p = payload;
-    view_free(p->fresh);
-    p->fresh = view_new();
-    return p->fresh != NULL ? 0 : TOPO_ENOMEM;
+    const topo_ns_policy *p = payload;
+    const view *v = arg;
+    if (first)
+        topo_log(TOPO_LOG_INFO, "ns-policy: synced: %zu namespaces override the policy (label %s)",
+                 v->count, p->label);
 }
 
-static int list_item(json_t *item, void *payload)
-{
-    topo_ns_policy *p = payload;
-    return apply(p, p->fresh, item, 0);
-}
-
-static void list_end(int ok, int first, void *payload)
-{
-    topo_ns_policy *p = payload;
-    view *old = p->fresh;
-    size_t count = p->fresh->count;
-    p->fresh = NULL;
-    if (ok) {
-        pthread_rwlock_wrlock(&p->lock);
-        view *cur = p->v;
-        p->v = old;
-        old = cur;
-        pthread_rwlock_unlock(&p->lock);
-        if (first)
-            topo_log(TOPO_LOG_INFO,
-                     "ns-policy: synced: %zu namespaces override the policy (label %s)", count,
-                     p->label);
-    }
-    view_free(old);
-}
-
-static int on_event(topo_k8s_event_type type, json_t *object, void *payload)
-{
-    topo_ns_policy *p = payload;
-    int rc;
-    pthread_rwlock_wrlock(&p->lock);
-    rc = apply(p, p->v, object, type == TOPO_K8S_DELETED);
-    pthread_rwlock_unlock(&p->lock);
-    return rc;
-}
-
-static const wh_watch_ops watch_ops = {list_begin, list_item, list_end, on_event};
+/* list+watch: watch.c. */
+static const wh_watch_ops watch_ops = {view_new, view_free, apply, listed};
 
 /* ---- API ---- */
 
@@ -278,14 +185,13 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
                                                 "configuration are required");
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
-    pthread_rwlock_init(&p->lock, NULL);
     if (opts != NULL) {
         wo.k8s = opts->k8s;
         wo.backoff_base_ms = opts->backoff_base_ms;
         wo.backoff_max_ms = opts->backoff_max_ms;
         wo.watch_timeout_s = opts->watch_timeout_s;
     }
-    if ((p->label = strdup(label)) == NULL || (p->v = view_new()) == NULL) {
+    if ((p->label = strdup(label)) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
         goto fail;
     }
@@ -306,17 +212,18 @@ int topo_ns_policy_start(topo_ns_policy *p, topo_err *err)
 
 int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admission_policy *out)
 {
+    const view *v;
     int32_t i;
     int found = 0;
     if (p == NULL || namespace_ == NULL)
         return 0;
-    pthread_rwlock_rdlock(&p->lock);
-    i = topo_strmap_get(p->v->map, namespace_);
+    v = wh_watch_read(p->w);
+    i = topo_strmap_get(v->map, namespace_);
     if (i >= 0) {
-        *out = p->v->slots[i].policy;
+        *out = v->slots[i].policy;
         found = 1;
     }
-    pthread_rwlock_unlock(&p->lock);
+    wh_watch_read_end(p->w);
     return found;
 }
 
@@ -330,9 +237,8 @@ size_t topo_ns_policy_count(topo_ns_policy *p)
     size_t n;
     if (p == NULL)
         return 0;
-    pthread_rwlock_rdlock(&p->lock);
-    n = p->v->count;
-    pthread_rwlock_unlock(&p->lock);
+    n = ((const view *)wh_watch_read(p->w))->count;
+    wh_watch_read_end(p->w);
     return n;
 }
 
@@ -346,16 +252,8 @@ void topo_ns_policy_free(topo_ns_policy *p)
 {
     if (p == NULL)
         return;
-    /* The thread first: it uses the views. */
-    wh_watch_free(p->w);
-    view_free(p->v);
-    view_free(p->fresh);
-    for (size_t i = 0; i < p->nwarned; i++) {
-        free(p->warned[i].name);
-        free(p->warned[i].value);
-    }
-    free(p->warned);
+    wh_watch_free(p->w); /* the thread and the views */
+    wh_once_free(&p->warned);
     free(p->label);
-    pthread_rwlock_destroy(&p->lock);
     free(p);
 }

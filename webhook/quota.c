@@ -9,15 +9,15 @@
  * of its quotas' rooms: it is recomputed whenever one of its quotas
  * changes or goes, before the quota's old room is freed.
  *
- * A (re)list builds a fresh view and swaps it in whole (quotas deleted
- * while the watch was down disappear); watch events edit the current view
- * under the write lock. Lookups, on the admission path, take the read lock
- * and copy the namespace's room into the caller's pool. */
+ * watch.c keeps the view: a (re)list builds a fresh one and swaps it in
+ * whole (quotas deleted while the watch was down disappear); watch events
+ * edit the current one under the write lock. Lookups, on the admission
+ * path, take the read lock and copy the namespace's room into the
+ * caller's pool. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "quota.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,23 +56,12 @@ typedef struct view {
     size_t nns, capns;
 } view;
 
-/* A quota warned about, with the problems warned (to say them once). */
-typedef struct warned {
-    char *key;
-    char *text;
-} warned;
-
 struct topo_quota {
-    wh_watch *w;
-
-    pthread_rwlock_t lock; /* guards v */
-    view *v;
+    wh_watch *w; /* holds the view */
 
     /* Touched by the watch thread only. */
-    view *fresh;       /* a list being read */
     topo_pool *scratch; /* one decoded object */
-    warned *warned;
-    size_t nwarned;
+    wh_once warned;     /* quota key -> the problems warned about */
     int warned_unkeyed;
 };
 
@@ -146,8 +135,10 @@ static int ns_recompute(view *v, nsroom *n)
 
 /* ---- the view ---- */
 
-static void view_free(view *v)
+static void view_free(void *arg, void *payload)
 {
+    view *v = arg;
+    (void)payload;
     if (v == NULL)
         return;
     topo_strmap_free(v->qmap);
@@ -166,13 +157,13 @@ static void view_free(view *v)
     free(v);
 }
 
-static view *view_new(void)
+static void *view_new(void *payload)
 {
     view *v = calloc(1, sizeof(*v));
     if (v == NULL)
         return NULL;
     if ((v->qmap = topo_strmap_create(64)) == NULL || (v->nmap = topo_strmap_create(64)) == NULL) {
-        view_free(v);
+        view_free(v, payload);
         return NULL;
     }
     return v;
@@ -317,85 +308,32 @@ fail:
     return rc;
 }
 
-/* ---- warnings, once per quota and set of problems ---- */
+/* ---- applying one object ---- */
 
-static void unwarn(topo_quota *p, const char *key)
-{
-    for (size_t i = 0; i < p->nwarned; i++) {
-        if (strcmp(p->warned[i].key, key) == 0) {
-            free(p->warned[i].key);
-            free(p->warned[i].text);
-            p->warned[i] = p->warned[--p->nwarned];
-            return;
-        }
-    }
-}
-
+/* One warning naming the fields, when they are not the ones last named. */
 static void warn_problems(topo_quota *p, const char *key, const topo_resourcequota *rq)
 {
     char text[TOPO_LOG_MSG_MAX];
-    size_t len = 0, i, kept = rq->nproblems < TOPO_RESOURCEQUOTA_PROBLEMS_MAX
-                                 ? rq->nproblems
-                                 : TOPO_RESOURCEQUOTA_PROBLEMS_MAX;
+    size_t len = 0, kept = rq->nproblems < TOPO_RESOURCEQUOTA_PROBLEMS_MAX
+                               ? rq->nproblems
+                               : TOPO_RESOURCEQUOTA_PROBLEMS_MAX;
     text[0] = '\0';
-    for (i = 0; i < kept && len < sizeof text; i++) {
+    for (size_t i = 0; i < kept && len < sizeof text; i++) {
         int w = snprintf(text + len, sizeof text - len, "%s%s", i ? "; " : "", rq->problems[i]);
         len = w < 0 ? sizeof text : len + (size_t)w;
     }
-    for (i = 0; i < p->nwarned; i++) {
-        if (strcmp(p->warned[i].key, key) == 0) {
-            if (strcmp(p->warned[i].text, text) == 0)
-                return; /* said already */
-            break;
-        }
-    }
-    topo_log(TOPO_LOG_WARN,
-             "resource-quotas: ResourceQuota %s: %zu entries ignored (they limit nothing): %s",
-             key, rq->nproblems, text);
-    if (i < p->nwarned) {
-        char *nt = strdup(text);
-        if (nt != NULL) {
-            free(p->warned[i].text);
-            p->warned[i].text = nt;
-        }
-        return;
-    }
-    /* Remembering is best effort: when it fails, the warning may repeat. */
-    warned *nw = realloc(p->warned, (p->nwarned + 1) * sizeof(*nw));
-    if (nw == NULL)
-        return;
-    p->warned = nw;
-    nw[p->nwarned].key = strdup(key);
-    nw[p->nwarned].text = strdup(text);
-    if (nw[p->nwarned].key == NULL || nw[p->nwarned].text == NULL) {
-        free(nw[p->nwarned].key);
-        free(nw[p->nwarned].text);
-        return;
-    }
-    p->nwarned++;
+    if (wh_once_new(&p->warned, key, text))
+        topo_log(TOPO_LOG_WARN,
+                 "resource-quotas: ResourceQuota %s: %zu entries ignored (they limit nothing): "
+                 "%s",
+                 key, rq->nproblems, text);
 }
 
-/* Quotas a relist no longer saw are forgotten (a quota coming back broken
- * is warned about again). */
-static void prune_warned(topo_quota *p, const view *v)
+/* Applies one ResourceQuota's current state to the view (wh_watch_ops.apply). */
+static int apply(void *arg, const json_t *obj, int deleted, void *payload)
 {
-    for (size_t i = 0; i < p->nwarned;) {
-        if (topo_strmap_get(v->qmap, p->warned[i].key) < 0) {
-            free(p->warned[i].key);
-            free(p->warned[i].text);
-            p->warned[i] = p->warned[--p->nwarned];
-        } else {
-            i++;
-        }
-    }
-}
-
-/* ---- applying one object ---- */
-
-/* Applies one ResourceQuota's current state to v (locked for writing, or
- * private). */
-static int apply(topo_quota *p, view *v, const json_t *obj, int deleted)
-{
+    topo_quota *p = payload;
+    view *v = arg;
     topo_resourcequota rq;
     topo_err err = TOPO_ERR_INIT;
     topo_resource *room;
@@ -416,66 +354,38 @@ static int apply(topo_quota *p, view *v, const json_t *obj, int deleted)
         return TOPO_ENOMEM;
     if (deleted) {
         view_remove(v, key);
-        unwarn(p, key);
+        wh_once_forget(&p->warned, key);
         return 0;
     }
     if (rq.nproblems > 0)
         warn_problems(p, key, &rq);
     else
-        unwarn(p, key);
+        wh_once_forget(&p->warned, key);
     if ((rc = room_copy(&room, rq.room, rq.nroom)) != 0)
         return rc;
     return view_set(v, key, rq.namespace_, room, rq.nroom);
 }
 
-/* ---- list + watch (watch.c) ---- */
-
-static int list_begin(void *payload)
+static int in_view(const char *key, const void *arg)
 {
-    topo_quota *p = payload;
-    view_free(p->fresh);
-    p->fresh = view_new();
-    return p->fresh != NULL ? 0 : TOPO_ENOMEM;
+    const view *v = arg;
+    return topo_strmap_get(v->qmap, key) >= 0;
 }
 
-static int list_item(json_t *item, void *payload)
+static void listed(const void *arg, int first, void *payload)
 {
     topo_quota *p = payload;
-    return apply(p, p->fresh, item, 0);
+    const view *v = arg;
+    /* Quotas the list no longer has are forgotten (one that comes back
+     * broken is warned about again). */
+    wh_once_prune(&p->warned, in_view, v);
+    if (first)
+        topo_log(TOPO_LOG_INFO, "resource-quotas: synced: %zu ResourceQuotas in %zu namespaces",
+                 v->nq, v->nns);
 }
 
-static void list_end(int ok, int first, void *payload)
-{
-    topo_quota *p = payload;
-    view *old = p->fresh;
-    size_t nq = old->nq, nns = old->nns;
-    p->fresh = NULL;
-    if (ok) {
-        prune_warned(p, old);
-        pthread_rwlock_wrlock(&p->lock);
-        view *cur = p->v;
-        p->v = old;
-        old = cur;
-        pthread_rwlock_unlock(&p->lock);
-        if (first)
-            topo_log(TOPO_LOG_INFO, "resource-quotas: synced: %zu ResourceQuotas in %zu "
-                                    "namespaces",
-                     nq, nns);
-    }
-    view_free(old);
-}
-
-static int on_event(topo_k8s_event_type type, json_t *object, void *payload)
-{
-    topo_quota *p = payload;
-    int rc;
-    pthread_rwlock_wrlock(&p->lock);
-    rc = apply(p, p->v, object, type == TOPO_K8S_DELETED);
-    pthread_rwlock_unlock(&p->lock);
-    return rc;
-}
-
-static const wh_watch_ops watch_ops = {list_begin, list_item, list_end, on_event};
+/* list+watch: watch.c. */
+static const wh_watch_ops watch_ops = {view_new, view_free, apply, listed};
 
 /* ---- API ---- */
 
@@ -492,14 +402,13 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
                             "resource-quotas: a Kubernetes configuration is required");
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "resource-quotas: out of memory");
-    pthread_rwlock_init(&p->lock, NULL);
     if (opts != NULL) {
         wo.k8s = opts->k8s;
         wo.backoff_base_ms = opts->backoff_base_ms;
         wo.backoff_max_ms = opts->backoff_max_ms;
         wo.watch_timeout_s = opts->watch_timeout_s;
     }
-    if ((p->v = view_new()) == NULL || (p->scratch = topo_pool_create()) == NULL) {
+    if ((p->scratch = topo_pool_create()) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "resource-quotas: out of memory");
         goto fail;
     }
@@ -521,6 +430,7 @@ int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
                       const topo_admission_quota_room **out, size_t *n)
 {
     topo_admission_quota_room *r = NULL;
+    const view *v;
     const nsroom *ns;
     int32_t i;
     int rc = 0;
@@ -528,10 +438,10 @@ int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
     *n = 0;
     if (p == NULL || namespace_ == NULL)
         return 0;
-    pthread_rwlock_rdlock(&p->lock);
-    if ((i = topo_strmap_get(p->v->nmap, namespace_)) < 0)
+    v = wh_watch_read(p->w);
+    if ((i = topo_strmap_get(v->nmap, namespace_)) < 0)
         goto done;
-    ns = &p->v->ns[i];
+    ns = &v->ns[i];
     if (ns->nroom > 0 && (r = topo_pool_calloc(pool, ns->nroom, sizeof(*r))) == NULL) {
         rc = TOPO_ENOMEM;
         goto done;
@@ -549,7 +459,7 @@ int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
     *n = ns->nroom;
     rc = 1;
 done:
-    pthread_rwlock_unlock(&p->lock);
+    wh_watch_read_end(p->w);
     return rc;
 }
 
@@ -563,9 +473,8 @@ size_t topo_quota_namespaces(topo_quota *p)
     size_t n;
     if (p == NULL)
         return 0;
-    pthread_rwlock_rdlock(&p->lock);
-    n = p->v->nns;
-    pthread_rwlock_unlock(&p->lock);
+    n = ((const view *)wh_watch_read(p->w))->nns;
+    wh_watch_read_end(p->w);
     return n;
 }
 
@@ -574,9 +483,8 @@ size_t topo_quota_count(topo_quota *p)
     size_t n;
     if (p == NULL)
         return 0;
-    pthread_rwlock_rdlock(&p->lock);
-    n = p->v->nq;
-    pthread_rwlock_unlock(&p->lock);
+    n = ((const view *)wh_watch_read(p->w))->nq;
+    wh_watch_read_end(p->w);
     return n;
 }
 
@@ -590,16 +498,8 @@ void topo_quota_free(topo_quota *p)
 {
     if (p == NULL)
         return;
-    /* The thread first: it uses the views. */
-    wh_watch_free(p->w);
-    view_free(p->v);
-    view_free(p->fresh);
+    wh_watch_free(p->w); /* the thread and the views */
+    wh_once_free(&p->warned);
     topo_pool_free(p->scratch);
-    for (size_t i = 0; i < p->nwarned; i++) {
-        free(p->warned[i].key);
-        free(p->warned[i].text);
-    }
-    free(p->warned);
-    pthread_rwlock_destroy(&p->lock);
     free(p);
 }

@@ -23,9 +23,12 @@ struct wh_watch {
     void *payload;
     topo_k8s *k;
 
+    pthread_rwlock_t lock; /* guards view */
+    void *view;
     atomic_int synced; /* read by any thread */
 
     /* Touched by the watch thread only. */
+    void *fresh; /* a list being read */
     char rv[TOPO_K8S_RV_MAX];
     uint64_t rng;
 
@@ -37,25 +40,35 @@ struct wh_watch {
 static int on_item(json_t *item, void *payload)
 {
     wh_watch *w = payload;
-    return w->ops->list_item(item, w->payload);
+    return w->ops->apply(w->fresh, item, 0, w->payload);
 }
 
+/* Lists into a fresh view and swaps it in whole. */
 static int relist(wh_watch *w, topo_err *err)
 {
     topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
     int rc, first = !atomic_load(&w->synced);
-    if ((rc = w->ops->list_begin(w->payload)) != 0)
-        return topo_err_set(err, rc, "%s: list: %s", w->name, topo_strerror(rc));
+    void *old;
+    if ((w->fresh = w->ops->create(w->payload)) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "%s: list: out of memory", w->name);
     lo.label_selector = w->label_selector;
     if ((rc = topo_k8s_list(w->rv, w->k, w->res, NULL, &lo, on_item, w, err)) != 0) {
         /* A callback's code carries no message of its own. */
         if (rc == TOPO_ENOMEM || rc == TOPO_ELIMIT)
             topo_err_set(err, rc, "%s: list: %s", w->name, topo_strerror(rc));
-        w->ops->list_end(0, first, w->payload);
+        w->ops->destroy(w->fresh, w->payload);
+        w->fresh = NULL;
         w->rv[0] = '\0';
         return rc;
     }
-    w->ops->list_end(1, first, w->payload);
+    pthread_rwlock_wrlock(&w->lock);
+    old = w->view;
+    w->view = w->fresh;
+    pthread_rwlock_unlock(&w->lock);
+    w->fresh = NULL;
+    w->ops->destroy(old, w->payload);
+    if (w->ops->listed != NULL)
+        w->ops->listed(w->view, first, w->payload);
     atomic_store(&w->synced, 1);
     return 0;
 }
@@ -63,9 +76,13 @@ static int relist(wh_watch *w, topo_err *err)
 static int on_event(topo_k8s_event_type type, json_t *object, void *payload)
 {
     wh_watch *w = payload;
+    int rc;
     if (type == TOPO_K8S_BOOKMARK)
         return 0;
-    return w->ops->event(type, object, w->payload);
+    pthread_rwlock_wrlock(&w->lock);
+    rc = w->ops->apply(w->view, object, type == TOPO_K8S_DELETED, w->payload);
+    pthread_rwlock_unlock(&w->lock);
+    return rc;
 }
 
 /* Sleeps ms in steps, so that a stop is seen within 50 ms. */
@@ -139,6 +156,7 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
                                                 "Kubernetes configuration are required");
     if ((w = calloc(1, sizeof(*w))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
+    pthread_rwlock_init(&w->lock, NULL);
     w->res = opts->res;
     w->ops = ops;
     w->payload = payload;
@@ -150,7 +168,7 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
     /* Replicas started together must not retry in step. */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     w->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)w;
-    if ((w->name = strdup(opts->name)) == NULL ||
+    if ((w->name = strdup(opts->name)) == NULL || (w->view = ops->create(payload)) == NULL ||
         (opts->label_selector != NULL &&
          (w->label_selector = strdup(opts->label_selector)) == NULL)) {
         rc = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
@@ -178,6 +196,17 @@ int wh_watch_start(wh_watch *w, topo_err *err)
     return 0;
 }
 
+const void *wh_watch_read(wh_watch *w)
+{
+    pthread_rwlock_rdlock(&w->lock);
+    return w->view;
+}
+
+void wh_watch_read_end(wh_watch *w)
+{
+    pthread_rwlock_unlock(&w->lock);
+}
+
 int wh_watch_synced(wh_watch *w)
 {
     return w != NULL && atomic_load(&w->synced);
@@ -198,7 +227,87 @@ void wh_watch_free(wh_watch *w)
         return;
     wh_watch_stop(w);
     topo_k8s_free(w->k);
+    if (w->ops != NULL) {
+        w->ops->destroy(w->view, w->payload);
+        w->ops->destroy(w->fresh, w->payload);
+    }
     free(w->label_selector);
     free(w->name);
+    pthread_rwlock_destroy(&w->lock);
     free(w);
+}
+
+/* ---- one warning per object and problem ---- */
+
+struct wh_once_entry {
+    char *key;
+    char *text;
+};
+
+static void once_drop(wh_once *o, size_t i)
+{
+    free(o->e[i].key);
+    free(o->e[i].text);
+    o->e[i] = o->e[--o->n];
+}
+
+int wh_once_new(wh_once *o, const char *key, const char *text)
+{
+    struct wh_once_entry *ne;
+    size_t i;
+    /* Linear: only objects with a problem are here, and the API server
+     * validates what it stores. */
+    for (i = 0; i < o->n; i++) {
+        if (strcmp(o->e[i].key, key) == 0) {
+            char *nt;
+            if (strcmp(o->e[i].text, text) == 0)
+                return 0;
+            if ((nt = strdup(text)) != NULL) {
+                free(o->e[i].text);
+                o->e[i].text = nt;
+            }
+            return 1;
+        }
+    }
+    if ((ne = realloc(o->e, (o->n + 1) * sizeof(*ne))) == NULL)
+        return 1;
+    o->e = ne;
+    ne[o->n].key = strdup(key);
+    ne[o->n].text = strdup(text);
+    if (ne[o->n].key == NULL || ne[o->n].text == NULL) {
+        free(ne[o->n].key);
+        free(ne[o->n].text);
+        return 1;
+    }
+    o->n++;
+    return 1;
+}
+
+void wh_once_forget(wh_once *o, const char *key)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        if (strcmp(o->e[i].key, key) == 0) {
+            once_drop(o, i);
+            return;
+        }
+    }
+}
+
+void wh_once_prune(wh_once *o, int (*keep)(const char *key, const void *payload),
+                   const void *payload)
+{
+    for (size_t i = 0; i < o->n;) {
+        if (keep(o->e[i].key, payload))
+            i++;
+        else
+            once_drop(o, i);
+    }
+}
+
+void wh_once_free(wh_once *o)
+{
+    while (o->n > 0)
+        once_drop(o, o->n - 1);
+    free(o->e);
+    o->e = NULL;
 }

@@ -1,20 +1,24 @@
-/* The list+watch loop behind topo-webhook's in-memory views of cluster
- * objects (namespace policies, ResourceQuotas): one background thread lists
- * a resource type, then watches it from the list's resourceVersion, lists
- * again on 410 Gone and backs off on errors. What the objects mean stays
- * with the view; this file only decides when to list, watch and wait, so
- * every view recovers from the same failures the same way.
+/* The list+watch machinery behind topo-webhook's in-memory views of
+ * cluster objects (namespace policies, ResourceQuotas): one background
+ * thread lists a resource type, then watches it from the list's
+ * resourceVersion, lists again on 410 Gone and backs off on errors, and
+ * keeps the view current. What the objects mean stays with the view's
+ * owner (wh_watch_ops); this file decides when to list, watch and wait,
+ * and how the view is swapped and locked, so every view recovers from the
+ * same failures the same way.
  *
- * The view's callbacks run on the watch thread. A (re)list fills a fresh,
- * private view (list_begin, list_item per object, list_end(ok=1) swaps it
- * in whole, so that objects which went away while the watch was down
- * disappear); watch events (event) edit the current view, under whatever
- * lock the view's readers take.
+ * A (re)list fills a fresh, private view and swaps it in whole under the
+ * write lock (objects deleted while the watch was down disappear); watch
+ * events edit the current view under the write lock. Readers take the read
+ * lock (wh_watch_read): the admission path never waits for the API server.
  *
- * Threads: wh_watch_synced may be called from any thread; the rest from the
- * owner's. */
+ * Threads: wh_watch_read/_read_end and wh_watch_synced from any thread;
+ * the callbacks run on the watch thread (and create/destroy on the
+ * owner's, in wh_watch_create/_free); the rest from the owner's. */
 #ifndef TOPO_WEBHOOK_WATCH_H
 #define TOPO_WEBHOOK_WATCH_H
+
+#include <stddef.h>
 
 #include "net/k8s.h"
 #include "topo/error.h"
@@ -22,17 +26,17 @@
 typedef struct wh_watch wh_watch;
 
 typedef struct wh_watch_ops {
-    /* A list starts: prepare an empty private view. 0 or a topo_code. */
-    int (*list_begin)(void *payload);
-    /* One listed object (borrowed) into the private view. Non-zero ends
-     * the list (then list_end(0)). */
-    int (*list_item)(json_t *item, void *payload);
-    /* ok: the list is complete, make the private view current (first: this
-     * is the first list applied). !ok: drop it, the current view stays. */
-    void (*list_end)(int ok, int first, void *payload);
-    /* One watch event (never a bookmark) applied to the current view.
-     * Non-zero ends the watch; it resumes from the previous event. */
-    int (*event)(topo_k8s_event_type type, json_t *object, void *payload);
+    /* An empty view, NULL when out of memory. */
+    void *(*create)(void *payload);
+    /* NULL-safe. */
+    void (*destroy)(void *view, void *payload);
+    /* One object's state (borrowed) into view; deleted: the object is
+     * gone. Non-zero ends the list or the watch (a watch resumes from the
+     * previous event). */
+    int (*apply)(void *view, const json_t *object, int deleted, void *payload);
+    /* Optional: a list was swapped in (first: the first one); view is the
+     * current view, which only this thread changes. */
+    void (*listed)(const void *view, int first, void *payload);
 } wh_watch_ops;
 
 typedef struct wh_watch_opts {
@@ -45,13 +49,17 @@ typedef struct wh_watch_opts {
     long watch_timeout_s;          /* server-side watch timeout, 0: random 300..599 */
 } wh_watch_opts;
 
-/* k8s_cfg is copied; ops and payload must outlive the watch. Nothing runs
- * until wh_watch_start. */
+/* k8s_cfg is copied; ops and payload must outlive the watch. Creates the
+ * (empty) current view. Nothing runs until wh_watch_start. */
 int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_watch_opts *opts,
                     const wh_watch_ops *ops, void *payload, topo_err *err) TOPO_MUST_CHECK;
 
 /* Starts the thread; returns at once. */
 int wh_watch_start(wh_watch *w, topo_err *err) TOPO_MUST_CHECK;
+
+/* The current view under the read lock, until wh_watch_read_end. */
+const void *wh_watch_read(wh_watch *w);
+void wh_watch_read_end(wh_watch *w);
 
 /* 1 once a list has been applied (and stays 1). NULL-safe. */
 int wh_watch_synced(wh_watch *w);
@@ -60,7 +68,29 @@ int wh_watch_synced(wh_watch *w);
  * when a list is in flight) and joins it. Idempotent; NULL-safe. */
 void wh_watch_stop(wh_watch *w);
 
-/* Stops if running, then frees. NULL-safe. */
+/* Stops if running, then frees (the views too). NULL-safe. */
 void wh_watch_free(wh_watch *w);
+
+/* ---- one warning per object and problem ---- */
+
+/* What a view warned about, per object key: a problem that persists is
+ * said once, not at every event or relist; a new one is said again.
+ * Remembering is best effort (out of memory: the warning may repeat). */
+typedef struct wh_once {
+    struct wh_once_entry *e;
+    size_t n;
+} wh_once;
+
+#define WH_ONCE_INIT {NULL, 0}
+
+/* 1 when text is not what was last said for key (the caller says it;
+ * remembered), 0 when it was. */
+int wh_once_new(wh_once *o, const char *key, const char *text);
+/* The key's problem is gone. */
+void wh_once_forget(wh_once *o, const char *key);
+/* Forgets every key for which keep(key, payload) is 0. */
+void wh_once_prune(wh_once *o, int (*keep)(const char *key, const void *payload),
+                   const void *payload);
+void wh_once_free(wh_once *o);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "line_driver.h"
 #include "quota.h"
 
 /* The admission handler's view of the lookup. */
@@ -47,36 +48,32 @@ static json_t *room_json(topo_quota *q, const char *ns, topo_pool *pool)
     return o;
 }
 
-static int answer(topo_quota *q, char *line, topo_pool *pool)
+typedef struct driver {
+    topo_quota *q;
+    topo_pool *pool;
+} driver;
+
+static int answer(json_t *out, char *line, void *payload)
 {
-    json_t *out = json_object(), *rooms = json_object();
-    char *save = NULL, *text;
+    driver *d = payload;
+    json_t *rooms = json_object();
+    char *save = NULL;
     int rc = -1;
-    if (out == NULL || rooms == NULL)
-        goto done;
+    if (rooms == NULL || json_object_set_new(out, "room", rooms) != 0)
+        return -1;
     for (char *tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
-        json_t *v = room_json(q, tok, pool);
+        json_t *v = room_json(d->q, tok, d->pool);
         if (v == NULL || json_object_set_new(rooms, tok, v) != 0)
             goto done;
     }
-    if (json_object_set_new(out, "synced", json_boolean(topo_quota_synced(q))) != 0 ||
+    if (json_object_set_new(out, "synced", json_boolean(topo_quota_synced(d->q))) == 0 &&
         json_object_set_new(out, "namespaces",
-                            json_integer((json_int_t)topo_quota_namespaces(q))) != 0 ||
-        json_object_set_new(out, "quotas", json_integer((json_int_t)topo_quota_count(q))) != 0 ||
-        json_object_set_new(out, "room", rooms) != 0)
-        goto done;
-    rooms = NULL;
-    if ((text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
-        goto done;
-    printf("%s\n", text);
-    fflush(stdout);
-    free(text);
-    rc = 0;
+                            json_integer((json_int_t)topo_quota_namespaces(d->q))) == 0 &&
+        json_object_set_new(out, "quotas", json_integer((json_int_t)topo_quota_count(d->q))) == 0)
+        rc = 0;
 done:
-    json_decref(rooms);
-    json_decref(out);
-    topo_pool_clear(pool);
+    topo_pool_clear(d->pool);
     return rc;
 }
 
@@ -86,50 +83,34 @@ int main(int argc, char **argv)
     topo_quota_opts opts = TOPO_QUOTA_OPTS_INIT;
     topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
     topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
-    topo_quota *q = NULL;
-    topo_pool *pool = topo_pool_create();
+    driver d = {NULL, topo_pool_create()};
     topo_err err = TOPO_ERR_INIT;
-    char line[4096];
-    int status = 2;
+    int status = 2, usage = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc)
             kubeconfig = argv[++i];
         else if (strcmp(argv[i], "--watch-timeout") == 0 && i + 1 < argc)
             opts.watch_timeout_s = strtol(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s --kubeconfig F [--watch-timeout S]\n", argv[0]);
-            return 2;
-        }
+        else
+            usage = 1;
     }
-    if (kubeconfig == NULL || pool == NULL) {
-        fprintf(stderr, "--kubeconfig is required\n");
-        topo_pool_free(pool);
+    if (usage || kubeconfig == NULL || d.pool == NULL) {
+        fprintf(stderr, "usage: %s --kubeconfig F [--watch-timeout S]\n", argv[0]);
+        topo_pool_free(d.pool);
         return 2;
     }
-    /* Fail fast in tests: short backoffs, few HTTP retries. */
-    ko.max_retries = 1;
-    ko.backoff_max_ms = 500;
+    line_driver_fast(&ko, &opts.backoff_base_ms, &opts.backoff_max_ms);
     opts.k8s = &ko;
-    opts.backoff_base_ms = 100;
-    opts.backoff_max_ms = 1000;
     if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
-        topo_quota_create(&q, &cfg, &opts, &err) != 0 || topo_quota_start(q, &err) != 0) {
+        topo_quota_create(&d.q, &cfg, &opts, &err) != 0 || topo_quota_start(d.q, &err) != 0) {
         fprintf(stderr, "quota_driver: %s\n", err.text);
         goto done;
     }
-    status = 0;
-    while (fgets(line, sizeof(line), stdin) != NULL) {
-        if (strncmp(line, "quit", 4) == 0)
-            break;
-        if (answer(q, line, pool) != 0) {
-            status = 1;
-            break;
-        }
-    }
+    status = line_driver_run(answer, &d);
 done:
-    topo_quota_free(q);
+    topo_quota_free(d.q);
     topo_k8s_config_dispose(&cfg);
-    topo_pool_free(pool);
+    topo_pool_free(d.pool);
     return status;
 }

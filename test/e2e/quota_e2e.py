@@ -12,14 +12,11 @@ warning.
 usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
 
-import json
 import os
-import subprocess
 import sys
-import threading
 import time
 
-from harness import FakeApiEnv, Failure, expect, registry, run_cases
+from harness import FakeApiEnv, LineDriver, expect, registry, run_cases
 
 CASES, case = registry()
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -46,7 +43,6 @@ class Env(FakeApiEnv):
         super().__init__(keep)
         self.bin = driver
         self.driver = None
-        self.stderr_lines = []
 
     def server_args(self):
         return ["--token-file", self.path("token"), "--bookmark-interval", "60"]
@@ -76,45 +72,25 @@ class Env(FakeApiEnv):
     # ------------------------------------------------------------ the driver
 
     def start_driver(self):
-        self.driver = subprocess.Popen([self.bin, "--kubeconfig", self.kubeconfig],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True)
-        self.procs.append(self.driver)
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.driver = LineDriver([self.bin, "--kubeconfig", self.kubeconfig])
 
-    def _read_stderr(self):
-        for line in self.driver.stderr:
-            self.stderr_lines.append(line)
+    def ask(self):
+        return self.driver.ask(NAMESPACES)
 
-    def ask(self, names=NAMESPACES):
-        self.driver.stdin.write(" ".join(names) + "\n")
-        self.driver.stdin.flush()
-        line = self.driver.stdout.readline()
-        expect(line, f"driver exited ({self.driver.poll()}): {''.join(self.stderr_lines)[-2000:]}")
-        return json.loads(line)
-
-    def wait_for(self, want, what, timeout=20):
+    def wait_for(self, want, what):
         """Polls the driver until its lookups equal want (ns -> room or None)."""
-        deadline = time.monotonic() + timeout
-        got = None
-        while time.monotonic() < deadline:
-            got = self.ask()
-            if got["synced"] and got["room"] == want:
-                expect(got["namespaces"] == sum(v is not None for v in want.values()),
-                       f"{what}: {got['namespaces']} namespaces for {want}")
-                return got
-            time.sleep(0.05)
-        raise Failure(f"{what}: lookups {got} never became {want}\n"
-                             f"driver stderr: {''.join(self.stderr_lines)[-2000:]}")
+        got = self.driver.wait_for(NAMESPACES, lambda g: g["synced"] and g["room"] == want, what)
+        expect(got["namespaces"] == sum(v is not None for v in want.values()),
+               f"{what}: {got['namespaces']} namespaces for {want}")
+        return got
 
     def warnings(self, text):
-        return [ln for ln in self.stderr_lines if "level=warn" in ln and text in ln]
+        return self.driver.warnings(text)
 
-    def stop_driver(self):
-        self.driver.stdin.write("quit\n")
-        self.driver.stdin.flush()
-        rc = self.driver.wait(15)
-        expect(rc == 0, f"driver exit {rc}: {''.join(self.stderr_lines)[-2000:]}")
+    def close(self):
+        if self.driver is not None:
+            self.driver.close()
+        super().close()
 
 
 def start(env):
@@ -169,7 +145,7 @@ def added_changed_deleted(env):
     got = env.ask()
     expect(got["quotas"] == 3, f"quotas {got}")
     expect(not env.warnings("ResourceQuota"), f"warnings: {env.warnings('ResourceQuota')}")
-    env.stop_driver()
+    env.driver.quit()
 
 
 @case
@@ -203,9 +179,9 @@ def relist(env):
     want["team-d"] = {"pods": 2}
     env.wait_for(want, "relist after the watch came back")
     expect(env.verbs().get("LIST", 0) > lists, "the changes were not seen by a relist")
-    expect(any("retrying in" in ln for ln in env.stderr_lines),
+    expect(any("retrying in" in ln for ln in env.driver.stderr_lines),
            "the failed watches were not logged with a backoff")
-    env.stop_driver()
+    env.driver.quit()
 
 
 @case
@@ -240,12 +216,12 @@ def bad_entries(env):
     want["team-d"] = {"cpu": 1000, "memory": GI}
     env.wait_for(want, "broken again")
     expect(len(env.warnings("team-d/odd")) == 2, f"warnings {env.warnings('team-d/odd')}")
-    env.stop_driver()
+    env.driver.quit()
 
 
 def on_failure(env):
     if env.driver is not None:
-        print("--- driver stderr ---\n" + "".join(env.stderr_lines)[-3000:])
+        print("--- driver stderr ---\n" + env.driver.stderr_tail())
 
 
 def main():
