@@ -7,16 +7,21 @@ follow the quotas: the first list (fixtures/resourcequotas, as kubectl
 prints them), a quota added, its status written by the quota controller
 (played here), changed, deleted; a watch ended by compaction (relist) and
 changes only a relist can see; entries with bad quantities ignored with one
-warning.
+warning; and topo-webhook's readiness and metrics with the view (the
+webhook_ready case needs TOPO_WEBHOOK, the binary, in the environment).
 
 usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
 
+import http.client
 import os
+import subprocess
 import sys
 import time
 
 from harness import FakeApiEnv, LineDriver, expect, registry, run_cases
+import webhook_admission_e2e as wha  # free_port
+import webhook_ungate_e2e as wu  # metrics
 
 CASES, case = registry()
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -217,6 +222,89 @@ def bad_entries(env):
     env.wait_for(want, "broken again")
     expect(len(env.warnings("team-d/odd")) == 2, f"warnings {env.warnings('team-d/odd')}")
     env.driver.quit()
+
+
+def readyz(port):
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("GET", "/readyz")
+        return c.getresponse().status
+    except OSError:
+        return None
+
+
+def start_webhook(env, binary, name, extra):
+    health = wha.free_port()
+    log = open(env.path(name + ".log"), "w+")
+    proc = subprocess.Popen(
+        [binary, "--port", str(wha.free_port()), "--health-port", str(health),
+         "--tls-cert-file", env.path("server.pem"), "--tls-private-key-file",
+         env.path("server.key"), "--threads", "2", "--shutdown-timeout", "5",
+         "--kubeconfig", env.kubeconfig, "--db", env.path(name + ".db"),
+         "--levels", "kubernetes.io/hostname", "--leader-elect", "false",
+         "--log-format", "text"] + extra, stderr=log)
+    env.procs.append(proc)
+    return proc, health, log
+
+
+def ready_within(port, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if readyz(port) == 200:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def stop_webhook(proc, log):
+    proc.terminate()
+    rc = proc.wait(15)
+    log.seek(0)
+    text = log.read()
+    expect(rc == 0, f"topo-webhook exit {rc}: {text[-2000:]}")
+    return text
+
+
+@case
+def webhook_ready(env):
+    """topo-webhook in daemon mode (--resource-quotas defaults to true):
+    /readyz stays 503 while the ResourceQuotas cannot be listed and turns 200
+    once they are; /metrics says synced and how many namespaces have quotas.
+    With --resource-quotas false it neither lists them nor waits for them."""
+    binary = os.environ.get("TOPO_WEBHOOK")
+    expect(binary, "TOPO_WEBHOOK (the topo-webhook binary) is not set")
+    env.admin("load", {"file": FIXTURE})
+    env.admin("load", {"resource": "nodes", "count": 2, "gpus": 8})
+    env.admin("fault", {"kind": "status", "code": 500, "count": 100000,
+                        "path": "/api/v1/resourcequotas"})
+    proc, health, log = start_webhook(env, binary, "quotas", [])
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        expect(readyz(health) != 200, "ready before the ResourceQuotas were listed")
+        time.sleep(0.1)
+    with open(env.path("quotas.log")) as fh:
+        text = fh.read()
+    expect("GET /api/v1/resourcequotas?limit=500: status 500" in text,
+           f"no failed list of resourcequotas in the log: {text[-2000:]}")
+    env.admin("faults/clear", {})
+    expect(ready_within(health, 15), "not ready once the ResourceQuotas could be listed")
+    m = wu.metrics(type("W", (), {"health": health}))
+    expect(m.get("topo_webhook_resource_quota_synced") == 1 and
+           m.get("topo_webhook_resource_quota_namespaces") == 3,
+           f"metrics: { {k: v for k, v in m.items() if 'quota' in k} }")
+    text = stop_webhook(proc, log)
+    expect("resource-quotas: synced: 4 ResourceQuotas in 3 namespaces" in text,
+           f"no sync line in the log: {text[-2000:]}")
+
+    env.admin("fault", {"kind": "status", "code": 500, "count": 100000,
+                        "path": "/api/v1/resourcequotas"})
+    calls = sum(env.verbs().values())
+    proc, health, log = start_webhook(env, binary, "no-quotas", ["--resource-quotas", "false"])
+    expect(ready_within(health, 15), "--resource-quotas false: waits for ResourceQuotas")
+    m = wu.metrics(type("W", (), {"health": health}))
+    expect("topo_webhook_resource_quota_synced" not in m, "quota metrics without quotas")
+    expect(sum(env.verbs().values()) == calls, f"resourcequotas requested: {env.verbs()}")
+    stop_webhook(proc, log)
 
 
 def on_failure(env):
