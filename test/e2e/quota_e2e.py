@@ -15,6 +15,7 @@ usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 
 import http.client
 import os
+import random
 import subprocess
 import sys
 import time
@@ -61,10 +62,12 @@ class Env(FakeApiEnv):
         expect(status == 201, f"create quota {ns}/{name}: {status} {out}")
 
     def set_status(self, ns, name, hard, used):
-        """What the quota controller does: status.hard and status.used."""
+        """What the quota controller does: status.hard and status.used, whole
+        (a merge patch would keep the keys they no longer have)."""
         status, out = self.request(
             "PATCH", f"/api/v1/namespaces/{ns}/resourcequotas/{name}/status",
-            {"status": {"hard": hard, "used": used}}, ctype="application/merge-patch+json")
+            [{"op": "add", "path": "/status", "value": {"hard": hard, "used": used}}],
+            ctype="application/json-patch+json")
         expect(status == 200, f"status of quota {ns}/{name}: {status} {out}")
 
     def delete_quota(self, ns, name):
@@ -221,6 +224,69 @@ def bad_entries(env):
     want["team-d"] = {"cpu": 1000, "memory": GI}
     env.wait_for(want, "broken again")
     expect(len(env.warnings("team-d/odd")) == 2, f"warnings {env.warnings('team-d/odd')}")
+    env.driver.quit()
+
+
+CHURN_NAMES = {"pods": "pods", "count/pods": "pods", "requests.cpu": "cpu",
+               "cpu": "cpu", "requests.nvidia.com/gpu": "nvidia.com/gpu", "limits.cpu": None}
+
+
+def model_room(model, namespaces):
+    """What the lookups must say for quotas {(ns, name): (hard, used)} of
+    whole numbers: the least hard - used per pod resource (cpu in millicores)."""
+    out = {ns: None for ns in namespaces}
+    for (ns, _), (hard, used) in model.items():
+        room = out[ns] = out[ns] or {}
+        for k, v in hard.items():
+            res = CHURN_NAMES[k]
+            if res is None:
+                continue
+            unit = 1000 if res == "cpu" else 1
+            r = (int(v) - int(used.get(k, "0"))) * unit
+            room[res] = min(room.get(res, r), r)
+    return out
+
+
+@case
+def random_churn(env):
+    """250 random creations, status updates and deletions of 20 quotas in 10
+    namespaces (quotas and namespaces leave the middle of the view's arrays
+    and come back) against a model, checked on the way and at the end, then
+    after a relist."""
+    rng = random.Random(20261201)
+    namespaces = [f"ns-{i}" for i in range(10)]
+    keys = [(namespaces[i % 10], f"q{i}") for i in range(20)]
+    model = {}
+    env.start_driver()
+
+    def check(what):
+        want = model_room(model, namespaces)
+        got = env.driver.wait_for(namespaces, lambda g: g["synced"] and g["room"] == want, what)
+        expect(got["quotas"] == len(model) and
+               got["namespaces"] == sum(v is not None for v in want.values()),
+               f"{what}: {got['quotas']} quotas, {got['namespaces']} namespaces for {model}")
+
+    check("empty")
+    for step in range(250):
+        key = rng.choice(keys)
+        if key in model and rng.random() < 0.4:
+            env.delete_quota(*key)
+            del model[key]
+        else:
+            hard = {k: str(rng.randint(0, 50)) for k in CHURN_NAMES if rng.random() < 0.6}
+            used = {k: str(rng.randint(0, 60)) for k in hard if rng.random() < 0.8}
+            if key not in model:
+                env.create_quota(*key, hard)
+            env.set_status(*key, hard, used)
+            model[key] = (hard, used)
+        if step % 50 == 49:
+            check(f"after {step + 1} changes")
+    lists = env.verbs().get("LIST", 0)
+    env.admin("compact", {"expire_watches": True})
+    deadline = time.monotonic() + 20
+    while env.verbs().get("LIST", 0) == lists and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check("after a relist")
     env.driver.quit()
 
 
