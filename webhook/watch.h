@@ -44,8 +44,11 @@ typedef struct wh_watch_opts {
     const topo_k8s_resource *res;  /* borrowed: a static constant */
     const char *label_selector;    /* NULL: every object; copied */
     const topo_k8s_opts *k8s;      /* client options; NULL: the client's defaults */
-    long backoff_base_ms;          /* first wait after a failure, default 200 */
-    long backoff_max_ms;           /* longest wait, default 10000 */
+    /* Waits after failures in a row double from base to max, each drawn
+     * between half and all of that (topo_http_backoff_ms: replicas do not
+     * retry in step). */
+    long backoff_base_ms;          /* default 200 */
+    long backoff_max_ms;           /* default 10000 */
     long watch_timeout_s;          /* server-side watch timeout, 0: random 300..599 */
 } wh_watch_opts;
 
