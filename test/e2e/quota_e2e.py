@@ -21,8 +21,6 @@ import sys
 import time
 
 from harness import FakeApiEnv, LineDriver, expect, registry, run_cases
-import webhook_admission_e2e as wha  # free_port
-import webhook_ungate_e2e as wu  # metrics
 
 CASES, case = registry()
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -300,6 +298,7 @@ def readyz(port):
 
 
 def start_webhook(env, binary, name, extra):
+    import webhook_admission_e2e as wha  # free_port; needs jsonpatch: not at --list
     health = wha.free_port()
     log = open(env.path(name + ".log"), "w+")
     proc = subprocess.Popen(
@@ -337,6 +336,7 @@ def webhook_ready(env):
     /readyz stays 503 while the ResourceQuotas cannot be listed and turns 200
     once they are; /metrics says synced and how many namespaces have quotas.
     With --resource-quotas false it neither lists them nor waits for them."""
+    import webhook_ungate_e2e as wu  # metrics; needs jsonpatch: not at --list
     binary = os.environ.get("TOPO_WEBHOOK")
     expect(binary, "TOPO_WEBHOOK (the topo-webhook binary) is not set")
     env.admin("load", {"file": FIXTURE})
