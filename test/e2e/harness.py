@@ -187,6 +187,15 @@ class FakeApiEnv:
             return fh.read()
 
 
+def expect_relist(verbs, lists_before, timeout=20):
+    """Waits until verbs() (one resource's request counts from /_fake/stats)
+    shows more LISTs than lists_before: the watcher listed again."""
+    deadline = time.monotonic() + timeout
+    while verbs().get("LIST", 0) <= lists_before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    expect(verbs().get("LIST", 0) > lists_before, "no relist after the watch expired")
+
+
 class LineDriver:
     """A driver answering one JSON object per line of names on its stdin
     (ns_policy_driver, quota_driver: line_driver.c), its stderr collected

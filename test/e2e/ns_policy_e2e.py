@@ -25,7 +25,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import Failure, LineDriver, expect
+from harness import Failure, LineDriver, expect, expect_relist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "fake_apiserver.py")
@@ -174,10 +174,7 @@ def run(env):
     # The watch ends with an in-stream 410 (history compacted): relist, and the
     # view keeps following the labels afterwards.
     env.admin("compact", {"expire_watches": True})
-    deadline = time.monotonic() + 20
-    while env.verbs().get("LIST", 0) == lists_before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    expect(env.verbs().get("LIST", 0) > lists_before, "no relist after the watch expired")
+    expect_relist(env.verbs, lists_before)
     env.wait_for(want, "after the relist")
     env.label_ns("team-b", "deny")
     want["team-b"] = "deny"
