@@ -86,6 +86,10 @@ static const char usage_placement[] =
     "  --leader-elect true|false  the ungater runs on the replica holding the Lease\n"
     "                           topo-webhook-ungater (default true)\n"
     "  --lease-namespace NS     the Lease's namespace (default: the pod's)\n"
+    "  --resource-quotas true|false  with an API server: capacity reserved for a\n"
+    "                           PodSet's pods not created yet counts against their\n"
+    "                           namespace's ResourceQuotas, kept by list+watch (default\n"
+    "                           true; needs list and watch on resourcequotas)\n"
     "  --noop                   benchmark floor only: answer every request with a fixed\n"
     "                           allowed response, body unread (bench/webhook)\n";
 
@@ -183,12 +187,13 @@ int main(int argc, char **argv)
     const char *config_file = NULL, *levels = NULL;
     topo_admission_config *cfg = NULL;
     wh_placement *pl = NULL;
-    int policy_set = 0;
+    int policy_set = 0, quotas_set = 0;
     topo_admission_policy policy = TOPO_ADMISSION_POLICY_GATE;
     int rc = 2, noop = 0;
 
     memset(&popts, 0, sizeof popts);
     popts.leader_election = 1;
+    popts.resource_quotas = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -269,6 +274,9 @@ int main(int argc, char **argv)
             ;
         else if (strcmp(a, "--lease-namespace") == 0 && *v)
             popts.lease_namespace = v;
+        else if (strcmp(a, "--resource-quotas") == 0 &&
+                 parse_bool(&popts.resource_quotas, v) == 0)
+            quotas_set = 1;
         else {
             fprintf(stderr, "topo-webhook: bad option or value: %s %s\n%s%s", a, v, usage,
                     usage_placement);
@@ -313,6 +321,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "topo-webhook: --inventory and --kubeconfig exclude each other\n");
         return 2;
     }
+    /* A static inventory has no API server to read quotas from. */
+    if (popts.inventory && quotas_set && popts.resource_quotas) {
+        fprintf(stderr, "topo-webhook: --resource-quotas true needs an API server, not "
+                        "--inventory\n");
+        return 2;
+    }
+    if (popts.inventory)
+        popts.resource_quotas = 0;
     opts.cert_check_ms = (unsigned int)(check_s * 1000);
     opts.handle = topo_wh_handle_passthrough;
 

@@ -12,6 +12,7 @@
 #include "metrics_text.h"
 #include "net/k8s.h"
 #include "ns_policy.h"
+#include "quota.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
 #include "topo/inventory.h"
@@ -37,6 +38,7 @@ struct wh_placement {
     int filler_rc;
     topo_err filler_err;
     topo_ns_policy *ns;
+    topo_quota *quota;
     topo_ungater *ungater;
 
     /* cache age: when the filler last committed something */
@@ -55,6 +57,12 @@ static int64_t mono_s(void)
 static int ns_lookup(void *payload, const char *namespace_, topo_admission_policy *out)
 {
     return topo_ns_policy_lookup(payload, namespace_, out);
+}
+
+static int quota_lookup(void *payload, const char *namespace_, topo_pool *pool,
+                        const topo_admission_quota_room **out, size_t *n)
+{
+    return topo_quota_lookup(payload, namespace_, pool, out, n);
 }
 
 static void *filler_main(void *arg)
@@ -111,19 +119,22 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
         return topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
     p->filler_started = 1;
 
+    /* The in-memory views of namespaces and quotas, each its own client. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
-    if (label != NULL) {
-        topo_k8s_config kc = TOPO_K8S_CONFIG_INIT;
-        rc = topo_k8s_config_load(&kc, o->kubeconfig, err);
-        if (rc == 0)
-            rc = topo_ns_policy_create(&p->ns, label, &kc, NULL, err);
-        topo_k8s_config_dispose(&kc);
-        if (rc == 0)
-            rc = topo_ns_policy_start(p->ns, err);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    if (label == NULL && !o->resource_quotas)
+        return 0;
+    topo_k8s_config kc = TOPO_K8S_CONFIG_INIT;
+    rc = topo_k8s_config_load(&kc, o->kubeconfig, err);
+    if (rc == 0 && label != NULL)
+        rc = topo_ns_policy_create(&p->ns, label, &kc, NULL, err);
+    if (rc == 0 && o->resource_quotas)
+        rc = topo_quota_create(&p->quota, &kc, NULL, err);
+    topo_k8s_config_dispose(&kc);
+    if (rc == 0 && p->ns != NULL)
+        rc = topo_ns_policy_start(p->ns, err);
+    if (rc == 0 && p->quota != NULL)
+        rc = topo_quota_start(p->quota, err);
+    return rc;
 }
 
 static int start_ungater(wh_placement *p, const wh_placement_opts *o, topo_err *err)
@@ -197,6 +208,10 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.ns_policy = ns_lookup;
             ao.ns_policy_payload = p->ns;
         }
+        if (p->quota != NULL) {
+            ao.quota = quota_lookup;
+            ao.quota_payload = p->quota;
+        }
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)
@@ -222,7 +237,8 @@ int wh_placement_ready(wh_placement *p)
         return 1;
     if (p->filler_rc < 0 || !topo_filler_synced(p->filler))
         return 0;
-    return p->ns == NULL || topo_ns_policy_synced(p->ns);
+    return (p->ns == NULL || topo_ns_policy_synced(p->ns)) &&
+           (p->quota == NULL || topo_quota_synced(p->quota));
 }
 
 void wh_placement_tick(wh_placement *p)
@@ -337,6 +353,17 @@ char *wh_placement_metrics(void *payload)
                     "topo_webhook_cache_errors_total %llu\n",
                     (unsigned long long)fs.events, (unsigned long long)fs.errors);
     }
+    if (p->quota != NULL)
+        wh_text_add(&t,
+                    "# HELP topo_webhook_resource_quota_synced Whether the ResourceQuotas were "
+                    "listed (reservations count against them).\n"
+                    "# TYPE topo_webhook_resource_quota_synced gauge\n"
+                    "topo_webhook_resource_quota_synced %d\n"
+                    "# HELP topo_webhook_resource_quota_namespaces Namespaces with a "
+                    "ResourceQuota.\n"
+                    "# TYPE topo_webhook_resource_quota_namespaces gauge\n"
+                    "topo_webhook_resource_quota_namespaces %zu\n",
+                    topo_quota_synced(p->quota), topo_quota_namespaces(p->quota));
     if (p->ungater != NULL) {
         topo_ungater_stats us;
         topo_ungater_get_stats(p->ungater, &us);
@@ -371,6 +398,7 @@ void wh_placement_free(wh_placement *p)
         pthread_join(p->filler_thread, NULL);
     topo_filler_free(p->filler);
     topo_ns_policy_free(p->ns);
+    topo_quota_free(p->quota);
     topo_admission_ctx_free(p->ctx);
     topo_cache_close(p->cache);
     topo_cache_close(p->checkpointer);

@@ -3,7 +3,8 @@
  * holding reservations, the admission handler over them, and where the
  * cluster's state comes from — either a static inventory loaded once (no API
  * server: demo, tests, benchmarks) or the API server (a cache filler thread
- * doing list+watch, the per-namespace policy watcher, the ungater). */
+ * doing list+watch, the per-namespace policy watcher, the ResourceQuota
+ * view, the ungater). */
 #ifndef TOPO_WEBHOOK_PLACEMENT_H
 #define TOPO_WEBHOOK_PLACEMENT_H
 
@@ -22,6 +23,8 @@ typedef struct wh_placement_opts {
     const char *lease_namespace; /* NULL: the client's namespace */
     int policy; /* a topo_admission_policy for every topology and the default (--policy
                  * with --levels), or -1: the config's */
+    int resource_quotas; /* from the API server: keep the namespaces' ResourceQuota room
+                          * (quota.c) and give it to the handler (--resource-quotas) */
 } wh_placement_opts;
 
 typedef struct wh_placement wh_placement;
@@ -32,7 +35,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *opts, topo_e
 topo_admission_ctx *wh_placement_ctx(wh_placement *p);
 /* 1 when requests can be answered from current data: a static inventory at
  * once; from the API server, once every kind was listed (and the namespace
- * policies, when configured). */
+ * policies and the ResourceQuotas, when configured). */
 int wh_placement_ready(wh_placement *p);
 /* Housekeeping every second or so (reservations, ungater kicks). */
 void wh_placement_tick(wh_placement *p);

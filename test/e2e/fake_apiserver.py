@@ -10,6 +10,9 @@ It speaks the real wire format for the resources topo uses:
   coordination.k8s.io/v1 leases     /apis/coordination.k8s.io/v1/leases,
                                     /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
   core/v1 namespaces                /api/v1/namespaces[/NAME] (list, watch, labelSelector)
+  core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
+                                    /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
+                                    (the quota controller is the test: it writes status)
 
 Semantics follow kube-apiserver backed by etcd3:
   * one global, monotonically increasing resourceVersion (a decimal string);
@@ -156,6 +159,8 @@ RESOURCES = {
                        {"metadata.name", "metadata.namespace"}),
     "namespaces": Resource("namespaces", "", "v1", "Namespace", False,
                            {"metadata.name", "status.phase"}),
+    "resourcequotas": Resource("resourcequotas", "", "v1", "ResourceQuota", True,
+                               {"metadata.name", "metadata.namespace"}),
 }
 KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
 GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",

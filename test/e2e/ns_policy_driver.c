@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "line_driver.h"
 #include "ns_policy.h"
 
 static const char *policy_name(topo_admission_policy p)
@@ -30,37 +31,25 @@ static const char *policy_name(topo_admission_policy p)
     return "?";
 }
 
-static int answer(topo_ns_policy *p, char *line)
+static int answer(json_t *out, char *line, void *payload)
 {
-    json_t *out = json_object(), *policies = json_object();
-    char *save = NULL, *text;
-    int rc = -1;
-    if (out == NULL || policies == NULL)
-        goto done;
+    topo_ns_policy *p = payload;
+    json_t *policies = json_object();
+    char *save = NULL;
+    if (policies == NULL || json_object_set_new(out, "policies", policies) != 0)
+        return -1;
     for (char *tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
         topo_admission_policy pol;
         json_t *v = topo_ns_policy_lookup(p, tok, &pol) ? json_string(policy_name(pol))
                                                          : json_null();
         if (json_object_set_new(policies, tok, v) != 0)
-            goto done;
+            return -1;
     }
     if (json_object_set_new(out, "synced", json_boolean(topo_ns_policy_synced(p))) != 0 ||
-        json_object_set_new(out, "count", json_integer((json_int_t)topo_ns_policy_count(p))) !=
-            0 ||
-        json_object_set_new(out, "policies", policies) != 0)
-        goto done;
-    policies = NULL;
-    if ((text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
-        goto done;
-    printf("%s\n", text);
-    fflush(stdout);
-    free(text);
-    rc = 0;
-done:
-    json_decref(policies);
-    json_decref(out);
-    return rc;
+        json_object_set_new(out, "count", json_integer((json_int_t)topo_ns_policy_count(p))) != 0)
+        return -1;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -71,7 +60,6 @@ int main(int argc, char **argv)
     topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
     topo_ns_policy *p = NULL;
     topo_err err = TOPO_ERR_INIT;
-    char line[4096];
     int status = 2;
 
     for (int i = 1; i < argc; i++) {
@@ -91,27 +79,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "--kubeconfig and --label are required\n");
         return 2;
     }
-    /* Fail fast in tests: short backoffs, few HTTP retries. */
-    ko.max_retries = 1;
-    ko.backoff_max_ms = 500;
+    line_driver_fast(&ko, &opts.backoff_base_ms, &opts.backoff_max_ms);
     opts.k8s = &ko;
-    opts.backoff_base_ms = 100;
-    opts.backoff_max_ms = 1000;
     if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
         topo_ns_policy_create(&p, label, &cfg, &opts, &err) != 0 ||
         topo_ns_policy_start(p, &err) != 0) {
         fprintf(stderr, "ns_policy_driver: %s\n", err.text);
         goto done;
     }
-    status = 0;
-    while (fgets(line, sizeof(line), stdin) != NULL) {
-        if (strncmp(line, "quit", 4) == 0)
-            break;
-        if (answer(p, line) != 0) {
-            status = 1;
-            break;
-        }
-    }
+    status = line_driver_run(answer, p);
 done:
     topo_ns_policy_free(p);
     topo_k8s_config_dispose(&cfg);

@@ -21,25 +21,17 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
+
+from harness import Failure, LineDriver, expect, expect_relist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "fake_apiserver.py")
 PKI = os.path.join(HERE, "make_test_pki.sh")
 LABEL = "topology.topo.io/no-fit-policy"
 NAMESPACES = ("team-a", "team-b", "team-c", "team-d", "team-e", "team-f")
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 class Env:
@@ -71,7 +63,6 @@ class Env:
             }, fh)
         self.driver_bin = driver
         self.driver = None
-        self.stderr_lines = []
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -121,49 +112,26 @@ class Env:
     # ------------------------------------------------------------ the driver
 
     def start_driver(self):
-        self.driver = subprocess.Popen(
-            [self.driver_bin, "--kubeconfig", self.path("kubeconfig"), "--label", LABEL],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read_stderr(self):
-        for line in self.driver.stderr:
-            self.stderr_lines.append(line)
+        self.driver = LineDriver([self.driver_bin, "--kubeconfig", self.path("kubeconfig"),
+                                  "--label", LABEL])
 
     def ask(self, names=NAMESPACES):
-        self.driver.stdin.write(" ".join(names) + "\n")
-        self.driver.stdin.flush()
-        line = self.driver.stdout.readline()
-        expect(line, f"driver exited ({self.driver.poll()}): {''.join(self.stderr_lines)[-2000:]}")
-        return json.loads(line)
+        return self.driver.ask(names)
 
-    def wait_for(self, want, what, timeout=20):
+    def wait_for(self, want, what):
         """Polls the driver until its lookups equal want (a dict ns -> policy or None)."""
-        deadline = time.monotonic() + timeout
-        got = None
-        while time.monotonic() < deadline:
-            got = self.ask()
-            if got["synced"] and got["policies"] == want:
-                expect(got["count"] == sum(v is not None for v in want.values()),
-                       f"{what}: count {got['count']} for {want}")
-                return got
-            time.sleep(0.05)
-        raise Failure(f"{what}: lookups {got} never became {want}\n"
-                      f"driver stderr: {''.join(self.stderr_lines)[-2000:]}")
+        got = self.driver.wait_for(NAMESPACES,
+                                   lambda g: g["synced"] and g["policies"] == want, what)
+        expect(got["count"] == sum(v is not None for v in want.values()),
+               f"{what}: count {got['count']} for {want}")
+        return got
 
     def warnings(self, ns, value):
-        return [l for l in self.stderr_lines
-                if "level=warn" in l and f"namespace {ns}:" in l and f'\\"{value}\\"' in l]
+        return self.driver.warnings(f"namespace {ns}:", f'\\"{value}\\"')
 
     def close(self):
-        if self.driver is not None and self.driver.poll() is None:
-            try:
-                self.driver.stdin.write("quit\n")
-                self.driver.stdin.flush()
-                self.driver.wait(15)
-            except (BrokenPipeError, subprocess.TimeoutExpired):
-                self.driver.kill()
-                self.driver.wait()
+        if self.driver is not None:
+            self.driver.close()
         if self.server.poll() is None:
             self.server.terminate()
             try:
@@ -206,10 +174,7 @@ def run(env):
     # The watch ends with an in-stream 410 (history compacted): relist, and the
     # view keeps following the labels afterwards.
     env.admin("compact", {"expire_watches": True})
-    deadline = time.monotonic() + 20
-    while env.verbs().get("LIST", 0) == lists_before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    expect(env.verbs().get("LIST", 0) > lists_before, "no relist after the watch expired")
+    expect_relist(env.verbs, lists_before)
     env.wait_for(want, "after the relist")
     env.label_ns("team-b", "deny")
     want["team-b"] = "deny"
@@ -238,7 +203,7 @@ def run(env):
             "team-e": None, "team-f": None}
     env.wait_for(want, "relist after the watch came back")
     expect(env.verbs().get("LIST", 0) > lists_before, "the changes were not seen by a relist")
-    expect(any("retrying in" in l for l in env.stderr_lines),
+    expect(any("retrying in" in l for l in env.driver.stderr_lines),
            "the failed watches were not logged with a backoff")
 
     # A new invalid value warns once more (a new value), then a fix clears it.
@@ -255,10 +220,7 @@ def run(env):
     expect(len(env.warnings("team-a", "Deny")) == 1, "team-a=Deny not warned exactly once")
 
     # A clean stop.
-    env.driver.stdin.write("quit\n")
-    env.driver.stdin.flush()
-    rc = env.driver.wait(15)
-    expect(rc == 0, f"driver exit {rc}: {''.join(env.stderr_lines)[-2000:]}")
+    env.driver.quit()
 
 
 def main():

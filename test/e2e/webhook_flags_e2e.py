@@ -38,7 +38,8 @@ def main():
         tls = ["--tls-cert-file", cert, "--tls-private-key-file", key, "--log-format", "text"]
 
         rc, out = run(wh, ["--help"])
-        expect(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out,
+        expect(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out and
+               "--resource-quotas true|false" in out,
                "--help: rc %d" % rc)
         for flag in ("--header-timeout", "--min-body-rate", "--idle-timeout", "--metrics-port",
                      "--metrics-address"):
@@ -66,6 +67,10 @@ def main():
             (["--config", os.path.join(tmp, "missing.yaml")] + tls, "missing.yaml"),
             (["--levels", levels, "--inventory", os.path.join(tmp, "missing.json")] + tls,
              "missing.json"),
+            (["--levels", levels, "--resource-quotas", "yes"] + tls,
+             "bad option or value: --resource-quotas yes"),
+            (["--levels", levels, "--inventory", "n.json", "--resource-quotas", "true"] + tls,
+             "--resource-quotas true needs an API server"),
         ]
         for argv, want in cases:
             rc, out = run(wh, argv)

@@ -1,0 +1,76 @@
+/* ResourceQuota room per namespace for topo-webhook: what the namespace's
+ * quotas leave for pods not created yet, so that capacity reserved for a
+ * PodSet's missing pods counts against the namespace's quota
+ * (topo_admission_opts.quota).
+ *
+ * A background thread keeps every core/v1 ResourceQuota by list+watch
+ * across all namespaces (watch.c: relist on 410 Gone, backoff on errors)
+ * and, per namespace, the least room over its quotas for each pod resource
+ * (lib/codec/resourcequota.h: which quota names limit pods, and why
+ * status.hard/status.used are read, spec.hard while the status is not
+ * computed). Lookups are answered from memory under a read lock: no API
+ * call on the admission path. An entry whose value cannot be read limits
+ * nothing; the quota is named in one warning listing the fields (again
+ * only when the set of bad fields changes).
+ *
+ * Threads: topo_quota_lookup, _synced, _namespaces and _count may be
+ * called from any thread; create/start/stop/free from one (the owner). */
+#ifndef TOPO_WEBHOOK_QUOTA_H
+#define TOPO_WEBHOOK_QUOTA_H
+
+#include <stddef.h>
+
+#include "net/k8s.h"
+#include "topo/admission.h"
+#include "topo/error.h"
+#include "topo/pool.h"
+
+typedef struct topo_quota topo_quota;
+
+typedef struct topo_quota_opts {
+    unsigned int version;
+    const topo_k8s_opts *k8s; /* client options; NULL: the client's defaults */
+    long backoff_base_ms;     /* first wait after a failed list/watch, default 200 */
+    long backoff_max_ms;      /* longest wait, default 10000 */
+    long watch_timeout_s;     /* server-side watch timeout, 0: random 300..599 */
+} topo_quota_opts;
+
+#define TOPO_QUOTA_OPTS_VERSION 1
+#define TOPO_QUOTA_OPTS_INIT {TOPO_QUOTA_OPTS_VERSION, NULL, 0, 0, 0}
+
+/* k8s_cfg is copied. opts may be NULL. Nothing runs until
+ * topo_quota_start. */
+int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
+                      const topo_quota_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+
+/* Starts the list+watch thread. Returns at once: topo_quota_synced (in
+ * /readyz) tells when the first list has been applied. */
+int topo_quota_start(topo_quota *q, topo_err *err) TOPO_MUST_CHECK;
+
+/* topo_admission_quota_fn's contract with the quota view as payload: 1
+ * with the namespace's room in *out (n entries, sorted by resource,
+ * copied into pool) when the namespace has at least one ResourceQuota (n
+ * may be 0: its quotas limit nothing pods request), 0 when it has none or
+ * the first list has not been applied, TOPO_ENOMEM. Cheap: a hash lookup
+ * and a copy under a read lock. NULL-safe (q or namespace_ NULL: 0). */
+int topo_quota_lookup(topo_quota *q, const char *namespace_, topo_pool *pool,
+                      const topo_admission_quota_room **out, size_t *n);
+
+/* 1 once the first list has been applied (and stays 1: after a 410 the
+ * old view is served until the relist replaces it). */
+int topo_quota_synced(topo_quota *q);
+
+/* Namespaces with at least one ResourceQuota now. */
+size_t topo_quota_namespaces(topo_quota *q);
+
+/* ResourceQuotas known now. */
+size_t topo_quota_count(topo_quota *q);
+
+/* Ends the thread (within about a second, or the client's request timeout
+ * when a list is in flight) and joins it. Idempotent; NULL-safe. */
+void topo_quota_stop(topo_quota *q);
+
+/* Stops if running, then frees. NULL-safe. */
+void topo_quota_free(topo_quota *q);
+
+#endif
