@@ -7,8 +7,9 @@ follow the quotas: the first list (fixtures/resourcequotas, as kubectl
 prints them), a quota added, its status written by the quota controller
 (played here), changed, deleted; a watch ended by compaction (relist) and
 changes only a relist can see; entries with bad quantities ignored with one
-warning; and topo-webhook's readiness and metrics with the view (the
-webhook_ready case needs TOPO_WEBHOOK, the binary, in the environment).
+warning; topo-webhook's readiness and metrics with the view, and a PodSet
+over its namespace's quota room gated through topo-webhook (the webhook_*
+cases need TOPO_WEBHOOK, the binary, in the environment).
 
 usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
@@ -292,12 +293,12 @@ def readyz(port):
         return None
 
 
-def start_webhook(env, binary, name, extra):
+def start_webhook(env, binary, name, extra, port=None):
     import webhook_admission_e2e as wha  # free_port; needs jsonpatch: not at --list
     health = wha.free_port()
     log = open(env.path(name + ".log"), "w+")
     proc = subprocess.Popen(
-        [binary, "--port", str(wha.free_port()), "--health-port", str(health),
+        [binary, "--port", str(port or wha.free_port()), "--health-port", str(health),
          "--tls-cert-file", env.path("server.pem"), "--tls-private-key-file",
          env.path("server.key"), "--threads", "2", "--shutdown-timeout", "5",
          "--kubeconfig", env.kubeconfig, "--db", env.path(name + ".db"),
@@ -365,6 +366,77 @@ def webhook_ready(env):
     m = wu.metrics(type("W", (), {"health": health}))
     expect("topo_webhook_resource_quota_synced" not in m, "quota metrics without quotas")
     expect(sum(env.verbs().values()) == calls, f"resourcequotas requested: {env.verbs()}")
+    stop_webhook(proc, log)
+
+
+def admit(env, port, ns, job, size, gpus):
+    """The first pod of a Job's PodSet (size pods of gpus GPUs) through
+    topo-webhook: (gated, wait-reason, nodeSelector)."""
+    import base64
+    import json
+    import ssl
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"generateName": job + "-", "namespace": ns,
+                        "labels": {"batch.kubernetes.io/controller-uid": "uid-" + job,
+                                   "batch.kubernetes.io/job-name": job},
+                        "annotations": {
+                            "kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname",
+                            "topology.topo.io/podset-size": str(size)}},
+           "spec": {"containers": [{"name": "w", "image": "x", "resources": {
+               "requests": {"nvidia.com/gpu": str(gpus), "cpu": "1"}}}]}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": "rq-" + job, "kind": {"group": "", "version": "v1",
+                                                      "kind": "Pod"},
+                          "resource": {"group": "", "version": "v1", "resource": "pods"},
+                          "namespace": ns, "operation": "CREATE", "object": pod}}
+    ctx = ssl.create_default_context(cafile=env.path("ca.pem"))
+    c = http.client.HTTPSConnection("localhost", port, context=ctx, timeout=10)
+    c.request("POST", "/mutate?timeout=10s", body=json.dumps(review),
+              headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    body = json.loads(r.read())["response"]
+    c.close()
+    ops = json.loads(base64.b64decode(body["patch"])) if "patch" in body else []
+    gated = any(o["path"] == "/spec/schedulingGates" for o in ops)
+    reason = next((o["value"] for o in ops
+                   if o["path"].endswith("wait-reason")), "")
+    selector = next((o["value"] for o in ops if o["path"] == "/spec/nodeSelector"), {})
+    return gated, reason, selector
+
+
+@case
+def webhook_quota_room(env):
+    """A PodSet's reserved room counted against its namespace's
+    ResourceQuota through topo-webhook: team-a's quotas leave 4 GPUs, so a
+    PodSet of 2 x 4 GPUs waits (gated, the quota named in the reason) while
+    one of 1 x 4 fits; team-d has no quota and places 2 x 4; after team-a's
+    quota grows (a watch event), the 2 x 4 PodSet fits."""
+    import webhook_admission_e2e as wha
+    binary = os.environ.get("TOPO_WEBHOOK")
+    expect(binary, "TOPO_WEBHOOK (the topo-webhook binary) is not set")
+    env.admin("load", {"file": FIXTURE})
+    env.admin("load", {"resource": "nodes", "count": 3, "gpus": 8})
+    port = wha.free_port()
+    proc, health, log = start_webhook(env, binary, "room", [], port=port)
+    expect(ready_within(health, 15), "not ready")
+    gated, reason, _ = admit(env, port, "team-a", "wide", 2, 4)
+    expect(gated and "namespace team-a: its ResourceQuota leaves 4 nvidia.com/gpu, the "
+           "PodSet's 2 pods need 8" in reason, f"over the quota: gated {gated}, {reason!r}")
+    gated, reason, sel = admit(env, port, "team-a", "one", 1, 4)
+    expect(not gated and "kubernetes.io/hostname" in sel, f"within the quota: {reason!r}")
+    gated, reason, sel = admit(env, port, "team-d", "free", 2, 4)
+    expect(not gated and "kubernetes.io/hostname" in sel, f"no quota: {reason!r}")
+    env.set_status("team-a", "gpu-cap", {"requests.nvidia.com/gpu": "64"},
+                   {"requests.nvidia.com/gpu": "0"})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        gated, reason, sel = admit(env, port, "team-a", "wide-%d" % int(time.monotonic() * 1000),
+                                   2, 4)
+        if not gated:
+            break
+        time.sleep(0.2)
+    expect(not gated and "kubernetes.io/hostname" in sel,
+           f"after the quota grew: still gated: {reason!r}")
     stop_webhook(proc, log)
 
 
