@@ -47,6 +47,9 @@
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
 #define WH_MUTATE_PATH "/mutate"
+/* The health and metrics ports: a probe or a scrape is one short request. */
+#define WH_PLAIN_IDLE_S 5u
+#define WH_PLAIN_PER_CLIENT 16u
 
 /* Status codes counted separately; anything else counts as "other". */
 static const int wh_codes[] = {200, 400, 404, 405, 413, 500, 503, 0};
@@ -815,7 +818,11 @@ bound:
 
 /* A plain-HTTP daemon on port: on address when given (the chart gives the
  * pod's IP, so probes and metrics are not offered on every interface), else
- * on every interface, IPv6 and IPv4 when the host has both. */
+ * on every interface, IPv6 and IPv4 when the host has both. Any pod can
+ * reach the pod's IP, so connections that send nothing must not lock the
+ * kubelet's probes out (issue 9: 1,030 of them failed the liveness probe):
+ * WH_PLAIN_PER_CLIENT at most from one address (the kubelet probes from
+ * the node's), each closed after WH_PLAIN_IDLE_S without a byte. */
 static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char *address,
                                       MHD_AccessHandlerCallback access, const char *flag,
                                       topo_err *err)
@@ -840,18 +847,23 @@ static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char 
         }
         mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, access, srv,
                                MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_TIMEOUT, WH_PLAIN_IDLE_S,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, WH_PLAIN_PER_CLIENT,
+                               MHD_OPTION_END);
         if (!mhd)
             topo_err_set(err, -1, "cannot serve on %s port %d", address, port);
         return mhd;
     }
     mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_DUAL_STACK,
                            (uint16_t)port, NULL, NULL, access, srv,
-                           MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+                           MHD_OPTION_CONNECTION_TIMEOUT, WH_PLAIN_IDLE_S,
+                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, WH_PLAIN_PER_CLIENT,
+                           MHD_OPTION_END);
     if (!mhd)
         mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, (uint16_t)port,
-                               NULL, NULL, access, srv, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-                               MHD_OPTION_END);
+                               NULL, NULL, access, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+                               WH_PLAIN_IDLE_S, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                               WH_PLAIN_PER_CLIENT, MHD_OPTION_END);
     if (!mhd)
         topo_err_set(err, -1, "cannot serve on port %d", port);
     return mhd;

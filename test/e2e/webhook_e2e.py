@@ -644,6 +644,50 @@ def case_renegotiation(w):
     expect(st == 200, "served after renegotiation attempts: %d" % st)
 
 
+def probe_from(source, port, path="/healthz", timeout=3):
+    """GET path on the health port from a given source address: the status,
+    or None when refused or unanswered."""
+    s = socket.socket()
+    s.settimeout(timeout)
+    try:
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
+        data = s.recv(64)
+        return int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else None
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def case_health_flood(w):
+    """Issue 9: 1,030 connections that send nothing to the health port
+    failed the kubelet's liveness probe. Now one address holds at most 16 of
+    them, each closed after 5 s of silence: 1,100 from 127.0.0.1 leave the
+    probes from another address (the node's) answered, and 127.0.0.1's own
+    once its idle connections are closed."""
+    held = []
+    try:
+        for _ in range(1100):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", w.health))
+            except BlockingIOError:
+                pass
+            held.append(s)
+        time.sleep(0.5)
+        expect(probe_from("127.0.0.2", w.health) == 200,
+               "liveness from another address answered during the flood")
+        time.sleep(5.5)
+        expect(probe_from("127.0.0.1", w.health) == 200,
+               "the flooding address is answered again once its idle connections closed")
+    finally:
+        for s in held:
+            s.close()
+
+
 def case_metrics_port(binary, pki, workdir):
     """--metrics-port: /metrics there (on --metrics-address only), no longer
     on the health port, which keeps the probes."""
@@ -687,6 +731,7 @@ def main():
         try:
             case_basic(w)
             case_renegotiation(w)
+            case_health_flood(w)
             case_rotation(w, tmp)
             case_sigterm(w)
         finally:
