@@ -11,6 +11,7 @@
 
 
 #include "topo/admission.h"
+#include "topo/array.h"
 
 #include "admission_internal.h"
 #include "handler_internal.h"
@@ -76,16 +77,11 @@ int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *cons
         free(key);
         return 0;
     }
-    if (ctx->npushed == ctx->cap_pushed) {
-        size_t ncap = ctx->cap_pushed ? ctx->cap_pushed * 2 : 64;
-        pushed *p = realloc(ctx->pushed, ncap * sizeof(*p));
-        if (p == NULL) {
-            topo_live_unreserve_now(live, key, NULL);
-            free(key);
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-        }
-        ctx->pushed = p;
-        ctx->cap_pushed = ncap;
+    if (topo_array_reserve((void **)&ctx->pushed, &ctx->cap_pushed, ctx->npushed + 1,
+                           sizeof(*ctx->pushed)) != 0) {
+        topo_live_unreserve_now(live, key, NULL);
+        free(key);
+        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     }
     if (topo_strmap_put(ctx->pushed_index, key, (int32_t)ctx->npushed) < 0) {
         topo_live_unreserve_now(live, key, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codec/decode.h"
+#include "topo/array.h"
 #include "topo/strmap.h"
 
 /* A growable list of resources; names are pool strings. Past a few
@@ -49,14 +50,8 @@ static topo_resource *rl_find(rlist *l, const char *name)
 
 static int rl_append(rlist *l, const char *name, int64_t amount)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        topo_resource *nv = realloc(l->v, ncap * sizeof(*nv));
-        if (nv == NULL)
-            return TOPO_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (l->n == l->cap && topo_array_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
+        return TOPO_ENOMEM;
     if (l->n >= INT32_MAX)
         return TOPO_ENOMEM;
     l->v[l->n].name = name;

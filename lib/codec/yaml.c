@@ -15,6 +15,7 @@
 
 #include <yaml.h>
 
+#include "topo/array.h"
 #include "topo/buf.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
@@ -262,14 +263,8 @@ static int record_mark(builder *b, const json_t *value, yaml_mark_t mark)
     topo_codec_marks *m = b->marks;
     if (m == NULL || json_is_true(value) || json_is_false(value) || json_is_null(value))
         return 0;
-    if (m->n == m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        mark_entry *nv = realloc(m->v, ncap * sizeof(*nv));
-        if (nv == NULL)
-            return fail_at(b, TOPO_ENOMEM, mark, "%s", "out of memory");
-        m->v = nv;
-        m->cap = ncap;
-    }
+    if (m->n == m->cap && topo_array_reserve((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) != 0)
+        return fail_at(b, TOPO_ENOMEM, mark, "%s", "out of memory");
     m->v[m->n].value = value;
     m->v[m->n].line = (int)mark.line + 1;
     m->v[m->n].column = (int)mark.column + 1;

@@ -9,6 +9,7 @@
  * and pod change and are committed with every batch. Per-kind `synced`
  * flags are atomics, read without the lock. */
 #define _POSIX_C_SOURCE 200809L
+#include "topo/array.h"
 #include "topo/filler.h"
 
 #include <pthread.h>
@@ -247,14 +248,9 @@ static int seen_add(kind_state *ks, const char *key)
 {
     if (topo_strmap_get(ks->seen, key) >= 0)
         return 0;
-    if (ks->nseen == ks->capseen) {
-        size_t cap = ks->capseen ? ks->capseen * 2 : 1024;
-        char **keys = realloc(ks->seen_keys, cap * sizeof(*keys));
-        if (keys == NULL)
-            return TOPO_ENOMEM;
-        ks->seen_keys = keys;
-        ks->capseen = cap;
-    }
+    if (ks->nseen == ks->capseen && topo_array_reserve((void **)&ks->seen_keys, &ks->capseen,
+                                                       ks->nseen + 1, sizeof(*ks->seen_keys)) != 0)
+        return TOPO_ENOMEM;
     size_t n = strlen(key) + 1;
     char *copy = malloc(n);
     if (copy == NULL)
@@ -317,14 +313,9 @@ static void keys_free(key_list *l)
 
 static int keys_add(key_list *l, const char *key)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 1024;
-        char **keys = realloc(l->keys, cap * sizeof(*keys));
-        if (keys == NULL)
-            return TOPO_ENOMEM;
-        l->keys = keys;
-        l->cap = cap;
-    }
+    if (l->n == l->cap &&
+        topo_array_reserve((void **)&l->keys, &l->cap, l->n + 1, sizeof(*l->keys)) != 0)
+        return TOPO_ENOMEM;
     size_t n = strlen(key) + 1;
     if ((l->keys[l->n] = malloc(n)) == NULL)
         return TOPO_ENOMEM;

@@ -6,27 +6,8 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "topo/array.h"
 #include "topo/limits.h"
-
-/* --- growable arrays ------------------------------------------------------------ */
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return TOPO_ENOMEM;
-        ncap *= 2;
-    }
-    void *n = realloc(*arr, ncap * elem);
-    if (n == NULL)
-        return TOPO_ENOMEM;
-    *arr = n;
-    *cap = ncap;
-    return 0;
-}
 
 /* --- batches --------------------------------------------------------------------- */
 
@@ -46,7 +27,8 @@ int inv_batch_add_node(inv_batch *b, const topo_node_spec *node, const char *pat
         return topo_err_set(err, TOPO_ELIMIT, "%s: too many nodes", path);
     if (b->names == NULL && (b->names = topo_strmap_create(64)) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-    if (grow((void **)&b->nodes, &b->capnodes, b->nnodes + 1, sizeof(*b->nodes)) < 0 ||
+    if (topo_array_reserve((void **)&b->nodes, &b->capnodes, b->nnodes + 1,
+                           sizeof(*b->nodes)) < 0 ||
         topo_strmap_put(b->names, node->name, (int32_t)b->nnodes) < 0)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     b->nodes[b->nnodes++] = *node;
@@ -55,7 +37,7 @@ int inv_batch_add_node(inv_batch *b, const topo_node_spec *node, const char *pat
 
 int inv_batch_add_pod(inv_batch *b, const topo_pod_usage *pod, topo_err *err)
 {
-    if (grow((void **)&b->pods, &b->cappods, b->npods + 1, sizeof(*b->pods)) < 0)
+    if (topo_array_reserve((void **)&b->pods, &b->cappods, b->npods + 1, sizeof(*b->pods)) < 0)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     b->pods[b->npods++] = *pod;
     return 0;
@@ -75,12 +57,12 @@ static int commit(topo_inventory *inv, const inv_batch *b, topo_err *err)
     size_t ntas = 0;
     for (size_t i = 0; i < b->npods; i++)
         ntas += b->pods[i].tas ? 1 : 0;
-    if (grow((void **)&inv->nodes, &inv->capnodes, inv->nnodes + b->nnodes,
-             sizeof(*inv->nodes)) < 0 ||
-        grow((void **)&inv->pods, &inv->cappods, inv->npods + (b->npods - ntas),
-             sizeof(*inv->pods)) < 0 ||
-        grow((void **)&inv->tas_pods, &inv->captas_pods, inv->ntas_pods + ntas,
-             sizeof(*inv->tas_pods)) < 0)
+    if (topo_array_reserve((void **)&inv->nodes, &inv->capnodes, inv->nnodes + b->nnodes,
+                           sizeof(*inv->nodes)) < 0 ||
+        topo_array_reserve((void **)&inv->pods, &inv->cappods, inv->npods + (b->npods - ntas),
+                           sizeof(*inv->pods)) < 0 ||
+        topo_array_reserve((void **)&inv->tas_pods, &inv->captas_pods, inv->ntas_pods + ntas,
+                           sizeof(*inv->tas_pods)) < 0)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     if (inv->nnodes + b->nnodes > INT32_MAX)
         return topo_err_set(err, TOPO_ELIMIT, "too many nodes");

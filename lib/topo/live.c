@@ -15,6 +15,7 @@
  * of the published snapshot against the other tables. Keeping the two apart
  * keeps that diff exact; a rebuild charges all three tables. */
 #define _POSIX_C_SOURCE 200809L
+#include "topo/array.h"
 #include "topo/str.h"
 #include "topo/live.h"
 
@@ -237,14 +238,9 @@ static int table_put(table *t, const char *key, void *item, void **out_old)
         topo_strmap_remove(t->index, key);
         return topo_strmap_put(t->index, key, i);
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        void **items = realloc(t->items, cap * sizeof(*items));
-        if (items == NULL)
-            return TOPO_ENOMEM;
-        t->items = items;
-        t->cap = cap;
-    }
+    if (t->n == t->cap &&
+        topo_array_reserve((void **)&t->items, &t->cap, t->n + 1, sizeof(*t->items)) != 0)
+        return TOPO_ENOMEM;
     if (topo_strmap_put(t->index, key, (int32_t)t->n) != 0)
         return TOPO_ENOMEM;
     t->items[t->n++] = item;
@@ -392,14 +388,9 @@ static int queue_op(topo_live *live, const usage *u, int64_t sign)
 {
     if (live->reshape)
         return 0; /* the rebuild re-derives everything from the copies */
-    if (live->nops == live->cap_ops) {
-        size_t cap = live->cap_ops ? live->cap_ops * 2 : 256;
-        op *ops = realloc(live->ops, cap * sizeof(*ops));
-        if (ops == NULL)
-            return TOPO_ENOMEM;
-        live->ops = ops;
-        live->cap_ops = cap;
-    }
+    if (live->nops == live->cap_ops && topo_array_reserve((void **)&live->ops, &live->cap_ops,
+                                                          live->nops + 1, sizeof(*live->ops)) != 0)
+        return TOPO_ENOMEM;
     if (usage_copy(&live->ops[live->nops].u, u) != 0)
         return TOPO_ENOMEM;
     live->ops[live->nops++].sign = sign;

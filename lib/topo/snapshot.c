@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "snapshot_internal.h"
+#include "topo/array.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
@@ -54,14 +55,10 @@ static int32_t intern_resource(topo_snapshot *snap, const char *name, const char
     }
     if (snap->built)
         return -1; /* resource vectors are sized at build */
-    if (snap->nresources == snap->cap_resources) {
-        size_t cap = snap->cap_resources ? snap->cap_resources * 2 : 8;
-        const char **names = realloc(snap->resource_names, cap * sizeof(*names));
-        if (names == NULL)
-            return -2;
-        snap->resource_names = names;
-        snap->cap_resources = cap;
-    }
+    if (snap->nresources == snap->cap_resources &&
+        topo_array_reserve((void **)&snap->resource_names, &snap->cap_resources,
+                           snap->nresources + 1, sizeof(*snap->resource_names)) != 0)
+        return -2;
     char *copy = topo_pool_strdup(snap->pool, name);
     if (copy == NULL)
         return -2;
@@ -164,14 +161,10 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
         return topo_err_set(err, TOPO_EINVALID, "node: metadata.name is empty");
     if (topo_strmap_get(snap->node_by_name, spec->name) >= 0)
         return topo_err_set(err, TOPO_EINVALID, "node \"%s\": duplicate node name", spec->name);
-    if (snap->nnodes == snap->cap_nodes) {
-        size_t cap = snap->cap_nodes ? snap->cap_nodes * 2 : 256;
-        snap_node *nodes = realloc(snap->nodes, cap * sizeof(*nodes));
-        if (nodes == NULL)
-            return topo_err_nomem(err, "snapshot");
-        snap->nodes = nodes;
-        snap->cap_nodes = cap;
-    }
+    if (snap->nnodes == snap->cap_nodes &&
+        topo_array_reserve((void **)&snap->nodes, &snap->cap_nodes, snap->nnodes + 1,
+                           sizeof(*snap->nodes)) != 0)
+        return topo_err_nomem(err, "snapshot");
     snap_node *node = &snap->nodes[snap->nnodes];
     memset(node, 0, sizeof(*node));
     topo_pool *p = snap->pool;
@@ -368,14 +361,10 @@ static int32_t ensure_domain(topo_snapshot *snap, const char **values, int level
         if (parent < 0)
             return parent;
     }
-    if (snap->ndomains == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 1024;
-        snap_domain *doms = realloc(snap->domains, ncap * sizeof(*doms));
-        if (doms == NULL)
-            return topo_err_nomem(err, "snapshot");
-        snap->domains = doms;
-        *cap = ncap;
-    }
+    if (snap->ndomains == *cap &&
+        topo_array_reserve((void **)&snap->domains, cap, snap->ndomains + 1,
+                           sizeof(*snap->domains)) != 0)
+        return topo_err_nomem(err, "snapshot");
     d = (int32_t)snap->ndomains++;
     snap_domain *dom = &snap->domains[d];
     memset(dom, 0, sizeof(*dom));
