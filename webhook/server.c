@@ -36,11 +36,11 @@
 
 #include <microhttpd.h>
 
+#include "codec/codec.h"
 #include "topo/goparse.h"
+#include "topo/limits.h"
 #include "topo/log.h"
 
-/* Largest cert or key file we read. */
-#define WH_MAX_PEM_FILE (1u * 1024u * 1024u)
 /* A retired daemon with only idle keep-alives left is stopped after this. */
 #define WH_RETIRE_GRACE_NS (10LL * 1000000000LL)
 /* Shutdown: once nothing was in flight and nothing new arrived for this
@@ -639,51 +639,6 @@ static enum MHD_Result access_metrics(void *cls, struct MHD_Connection *conn, co
 
 /* ---- TLS generations ---- */
 
-static int read_file(char **out, const char *path, topo_err *err)
-{
-    int fd = -1, rc = -1;
-    char *buf = NULL;
-    size_t len = 0, cap = 4096;
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        topo_err_set(err, -1, "%s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    if (!(buf = malloc(cap)))
-        goto cleanup;
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap >= WH_MAX_PEM_FILE) {
-                topo_err_set(err, -1, "%s: larger than %u bytes", path, WH_MAX_PEM_FILE);
-                goto cleanup;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                goto cleanup;
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - len - 1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            topo_err_set(err, -1, "%s: %s", path, strerror(errno));
-            goto cleanup;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    buf = NULL;
-    rc = 0;
-cleanup:
-    free(buf);
-    if (fd >= 0)
-        close(fd);
-    return rc;
-}
-
 static wh_file_id file_id(const char *path)
 {
     wh_file_id id;
@@ -712,7 +667,8 @@ static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
     wh_daemon *d = NULL;
     int fd = -1, rc = -1;
 
-    if (read_file(&cert, srv->cert_file, err) < 0 || read_file(&key, srv->key_file, err) < 0)
+    if (topo_codec_read_file(&cert, NULL, srv->cert_file, TOPO_MAX_CREDENTIAL_FILE, err) < 0 ||
+        topo_codec_read_file(&key, NULL, srv->key_file, TOPO_MAX_CREDENTIAL_FILE, err) < 0)
         goto cleanup;
     if (!(d = calloc(1, sizeof *d)))
         goto cleanup;

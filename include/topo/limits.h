@@ -31,7 +31,7 @@
 #define TOPO_MAX_K8S_WATCH_EVENT (8u * 1024u * 1024u)
 /* Largest kubeconfig file. */
 #define TOPO_MAX_KUBECONFIG (1u * 1024u * 1024u)
-/* Largest service-account token / CA file. */
+/* Largest service-account token, CA, serving certificate or key file. */
 #define TOPO_MAX_CREDENTIAL_FILE (1u * 1024u * 1024u)
 
 /* Largest AdmissionReview request body: the API server's own limit on a

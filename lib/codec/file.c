@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "topo/buf.h"
+
 #define READ_CHUNK (64u * 1024u)
 
 int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t max,
@@ -18,8 +20,9 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
 {
     int error = 0;
     int fd = -1;
-    char *buf = NULL;
-    size_t cap = 0, len = 0;
+    /* One byte past the limit is read, to tell a file of exactly max bytes
+     * from a longer one. */
+    topo_buf buf = TOPO_BUF_INIT(max < SIZE_MAX - 1 ? max + 1 : SIZE_MAX - 1);
     struct stat st;
 
     *out = NULL;
@@ -38,39 +41,24 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
     /* fstat on the descriptor we read from: a size hint and an early limit
      * check, not a separate look-up of the path. */
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((unsigned long long)st.st_size > (unsigned long long)max) {
-            error = topo_err_set(err, TOPO_ELIMIT, "%s: file is larger than the limit of %zu bytes",
-                                 path, max);
-            goto cleanup;
-        }
-        cap = (size_t)st.st_size + 1;
-    }
-    if (cap < 1024)
-        cap = 1024;
-    buf = malloc(cap);
-    if (buf == NULL) {
-        error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
-        goto cleanup;
+        if ((unsigned long long)st.st_size > (unsigned long long)max)
+            goto too_large;
+        (void)topo_buf_reserve(&buf, (size_t)st.st_size);
     }
     for (;;) {
-        if (len + 1 >= cap) {
-            if (cap > SIZE_MAX / 2) {
-                error = topo_err_set(err, TOPO_ELIMIT, "%s: file too large", path);
-                goto cleanup;
-            }
-            size_t ncap = cap * 2;
-            char *nbuf = realloc(buf, ncap);
-            if (nbuf == NULL) {
+        size_t want = buf.max - buf.len < READ_CHUNK ? buf.max - buf.len : READ_CHUNK;
+        /* Fill what the size hint allocated before growing (a file of the
+         * hinted size is read into exactly that). */
+        if (buf.cap > buf.len + 1 && buf.cap - buf.len - 1 < want)
+            want = buf.cap - buf.len - 1;
+        if (want == 0 || topo_buf_reserve(&buf, want) != 0) {
+            if (buf.error == TOPO_ENOMEM) {
                 error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
                 goto cleanup;
             }
-            buf = nbuf;
-            cap = ncap;
+            goto too_large;
         }
-        size_t want = cap - 1 - len;
-        if (want > READ_CHUNK)
-            want = READ_CHUNK;
-        ssize_t n = read(fd, buf + len, want);
+        ssize_t n = read(fd, buf.ptr + buf.len, want);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -79,21 +67,19 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
         }
         if (n == 0)
             break;
-        len += (size_t)n;
-        if (len > max) {
-            error = topo_err_set(err, TOPO_ELIMIT, "%s: file is larger than the limit of %zu bytes",
-                                 path, max);
-            goto cleanup;
-        }
+        topo_buf_grown(&buf, (size_t)n);
+        if (buf.len > max)
+            goto too_large;
     }
-    buf[len] = '\0';
-    *out = buf;
-    buf = NULL;
-    if (out_len != NULL)
-        *out_len = len;
+    if ((*out = topo_buf_take(&buf, out_len)) == NULL)
+        error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+    goto cleanup;
 
+too_large:
+    error = topo_err_set(err, TOPO_ELIMIT, "%s: file is larger than the limit of %zu bytes", path,
+                         max);
 cleanup:
-    free(buf);
+    topo_buf_dispose(&buf);
     if (fd >= 0)
         close(fd);
     return error;
