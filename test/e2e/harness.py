@@ -29,6 +29,15 @@ class Failure(Exception):
     pass
 
 
+def slowdown():
+    """How much slower this build runs (TOPO_E2E_SLOWDOWN, set by CMake for
+    sanitizer builds; 1 otherwise): latency bounds are multiplied by it."""
+    try:
+        return max(1.0, float(os.environ.get("TOPO_E2E_SLOWDOWN", "1")))
+    except ValueError:
+        return 1.0
+
+
 def expect(cond, msg):
     if not cond:
         raise Failure(msg)
