@@ -126,31 +126,6 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
                                        out_status);
 }
 
-/* One JSON object per line on stderr: ts (Unix seconds), level, msg, fields. */
-static void json_sink(const topo_log_event *ev, void *payload)
-{
-    (void)payload;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    json_t *o = json_object();
-    if (!o)
-        return;
-    json_object_set_new(o, "ts", json_real((double)ts.tv_sec + (double)ts.tv_nsec / 1e9));
-    json_object_set_new(o, "level", json_string(topo_log_level_name(ev->level)));
-    json_object_set_new(o, "msg", json_string(ev->msg ? ev->msg : ""));
-    for (size_t i = 0; i < ev->nfields; i++)
-        if (ev->fields[i].key)
-            json_object_set_new(o, ev->fields[i].key,
-                                json_string(ev->fields[i].value ? ev->fields[i].value : ""));
-    char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (line) {
-        fprintf(stderr, "%s\n", line);
-        fflush(stderr);
-        free(line);
-    }
-    json_decref(o);
-}
-
 static int parse_uint(unsigned long *out, const char *s, unsigned long max)
 {
     char *end = NULL;
@@ -289,8 +264,7 @@ int main(int argc, char **argv)
         return 2;
     }
     topo_log_set_level(level);
-    if (strcmp(log_format, "json") == 0)
-        topo_log_set_sink(json_sink, NULL);
+    (void)topo_log_use_format(log_format, NULL); /* json or text: checked when parsed */
     if (!opts.cert_file || !opts.key_file) {
         fprintf(stderr, "topo-webhook: --tls-cert-file and --tls-private-key-file are required\n");
         return 2;

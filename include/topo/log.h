@@ -71,6 +71,16 @@ int topo_log_level_parse(topo_log_level *out, const char *name, topo_err *err);
  * is. */
 size_t topo_log_format(char *buf, size_t size, const topo_log_event *event);
 
+/* The JSON sink: one object per line on stderr, {"ts": Unix seconds,
+ * "level", "msg", then the fields in order}; fields named ts, level or msg
+ * are dropped; bytes that are not UTF-8 become U+FFFD. */
+void topo_log_json_sink(const topo_log_event *event, void *payload);
+/* That line (malloc'd, no newline; NULL when out of memory) for time ts. */
+char *topo_log_json_line(const topo_log_event *event, double ts);
+/* "json" (topo_log_json_sink) or "text" (the default logfmt sink), as the
+ * daemons' --log-format takes it; TOPO_EINVALID otherwise. */
+int topo_log_use_format(const char *format, topo_err *err);
+
 /* Formats and delivers an event without checking the level again: use the
  * macros below. */
 void topo_log_write(topo_log_level level, const topo_log_field *fields, size_t nfields,

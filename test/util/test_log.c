@@ -278,6 +278,28 @@ static void test_log__threads(void **state)
     assert_int_equal(c.bytes, 2 * THREADS * PER_THREAD);
 }
 
+/* The JSON sink's line: the event's own keys first, fields in order, a
+ * field cannot replace ts/level/msg, bytes that are not UTF-8 become
+ * U+FFFD (the webhook's old sink dropped such a msg), and it parses back. */
+static void test_log__json_line(void **state)
+{
+    (void)state;
+    topo_log_field f[] = {{"uid", "a\"b\n"}, {"msg", "spoof"}, {"pod", "x\xff" "y"},
+                          {"empty", NULL}, {NULL, "skipped"}};
+    topo_log_event ev = {TOPO_LOG_WARN, "caf\xc3\xa9 \xc3", f, 5};
+    char *line = topo_log_json_line(&ev, 1700000000.25);
+    assert_non_null(line);
+    /* jansson writes UTF-8 as is: U+FFFD is EF BF BD */
+    assert_string_equal(line, "{\"ts\":1700000000.25,\"level\":\"warn\",\"msg\":\"caf\xc3\xa9 "
+                              "\xef\xbf\xbd\",\"uid\":\"a\\\"b\\n\",\"pod\":\"x\xef\xbf\xbd"
+                              "y\",\"empty\":\"\"}");
+    free(line);
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_log_use_format("yaml", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "expected json or text"));
+    assert_int_equal(topo_log_use_format("text", NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_log__level_names),
         cmocka_unit_test_setup_teardown(test_log__default_sink_writes_stderr, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log__threads, setup, teardown),
+        cmocka_unit_test(test_log__json_line),
     };
     return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }
