@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/admission.h"
 #include "topo/error.h"
 

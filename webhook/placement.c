@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "metrics_text.h"
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "ns_policy.h"
 #include "quota.h"
 #include "topo/cache.h"

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/str.h"
 #include "topo/cache.h"
 #include "topo/log.h"

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/error.h"
 
 typedef struct wh_watch wh_watch;

@@ -21,7 +21,7 @@
 
 #include "codec/decode.h"
 #include "codec/podreq.h"
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/cache.h"
 #include "topo/cache/cache_json.h"
 #include "topo/log.h"

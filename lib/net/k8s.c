@@ -3,7 +3,7 @@
  * wrappers per verb. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * with OpenSSL). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 
 #include <ctype.h>
 #include <limits.h>

@@ -13,7 +13,7 @@
  * with a fake clock and an in-memory backend); topo_leader_run is the loop. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 
 #include <errno.h>
 #include <stdatomic.h>

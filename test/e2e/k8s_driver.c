@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/log.h"
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 
 /* Fills out (an empty object) for one input line; the tokens of the line
  * are the names asked about. 0, or -1 to stop with exit status 1. */

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "net/escape.h"
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/log.h"
 
 #define CERT_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"

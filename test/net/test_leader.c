@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "net/k8s.h"
+#include "topo/k8s.h"
 #include "topo/log.h"
 
 /* --- an in-memory Lease store -------------------------------------------------- */

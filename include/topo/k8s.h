@@ -4,8 +4,8 @@
  * leader election. Built on topo_http (include/topo/http.h), which does TLS,
  * bearer-token rotation, retries with backoff and client-side rate limiting.
  *
- * Internal to lib/: callers are other layers of libtopo (the cache filler,
- * topo-sync), so jansson types appear here.
+ * Public to the daemons (topo-webhook's views and ungater, the cache
+ * filler, topo-sync); it speaks jansson, so json_t appears here.
  *
  * Ownership: every json_t ** result is a new reference owned by the caller
  * (json_decref it); json_t * arguments of callbacks are borrowed for the call
