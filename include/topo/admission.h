@@ -234,7 +234,7 @@ typedef enum topo_admission_policy {
     TOPO_ADMISSION_POLICY_IGNORE,   /* allowed, no patch, a warning */
 } topo_admission_policy;
 
-/* "gate", "deny", "ignore"; -1 for anything else. */
+/* "gate", "deny", "ignore"; TOPO_EINVALID for anything else. */
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
 
 /* Pod annotations the webhook writes besides the assignment: which
@@ -423,7 +423,8 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
  *   compact JSON), /reservation and /slot. dryRun computes the same answer
  *   and neither reserves nor claims. Not fitting: the policy (the
  *   namespace's override, else the topology's).
- * Returns 0 with an answer, -1 when out of memory (the server answers 500). */
+ * Returns 0 with an answer, TOPO_ENOMEM when out of memory (the server
+ * answers 500). */
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
                           char **out_body, size_t *out_len, int *out_status);
 

@@ -83,9 +83,9 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
                       {TOPO_ADMISSION_PODSET_ANNOTATION, id->key},
                       {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
     if (ann[0].value == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     if (topo_jsonpatch_new(&a->patch) < 0)
-        return -1;
+        return TOPO_ENOMEM;
     if (topo_admission_patch_gate(a->patch, &req->pod, TOPO_ADMISSION_WAIT_GATE, &err) < 0 ||
         topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, a->role != NULL ? 3 : 2, &err) <
             0)
@@ -143,7 +143,7 @@ static int slot_selector(topo_admission_ctx *ctx, long t, const placement *p, to
                   strcmp(p->levels[0], tp->t.levels[tp->t.nlevels - 1]) == 0;
     topo_kv *sel = topo_pool_calloc(pool, (by_host ? tp->t.nlevels : n) + 1, sizeof(*sel));
     if (sel == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     if (by_host) {
         const topo_snapshot *snap = topo_live_acquire(tp->t.live);
         int failed = 0;
@@ -159,7 +159,7 @@ static int slot_selector(topo_admission_ctx *ctx, long t, const placement *p, to
         }
         topo_live_release(tp->t.live, snap);
         if (failed)
-            return -1;
+            return TOPO_ENOMEM;
         sel[n++] = (topo_kv){p->levels[0], p->values[0]};
     } else {
         for (size_t i = 0; i < n; i++)
@@ -178,7 +178,7 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
     size_t nsel = 0;
     char *slot = topo_pool_printf(pool, "%d", (int)p->slot);
     if (slot == NULL || slot_selector(ctx, t, p, &sel, &nsel, pool) < 0)
-        return -1;
+        return TOPO_ENOMEM;
     if (p->values == NULL || p->nlevels == 0) {
         /* A slot the engine gave no domain (pods past the last whole
          * slice): nothing to pin it to. */
@@ -194,13 +194,13 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
                       {TOPO_ADMISSION_SLOT_ANNOTATION, slot},
                       {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
     if (topo_jsonpatch_new(&a->patch) < 0)
-        return -1;
+        return TOPO_ENOMEM;
     int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, a->role != NULL ? 4 : 3,
                                       &err);
     if (rc == 0 && m == MODE_UNGATE)
         rc = patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     if (rc < 0) {
         /* the pod pins a level elsewhere: its own selector wins, and the
          * slot stays for a pod that can take it */
@@ -231,7 +231,7 @@ int adm_dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, topo
 {
     const char *json = adm_assignment_text(as, pool);
     if (json == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     int64_t k = rank >= 0 ? rank : 0;
     size_t d = 0;
     while (d < as->ndomains && k >= as->domains[d].count)
@@ -264,7 +264,7 @@ int adm_refuse_podset(topo_admission_ctx *ctx, answer *a, const topo_podset_id *
                       topo_pool *pool)
 {
     if (why == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     atomic_fetch_add(&ctx->denied, 1);
     adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: PodSet %s: %s", id->key, why));
     return 0;
@@ -309,6 +309,6 @@ int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
     const char *why = topo_pool_printf(pool, "pod group: %zu of its %d pods have arrived", arrived,
                                        (int)id->size);
     if (why == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     return adm_no_fit(ctx, a, m, TOPO_ADMISSION_POLICY_GATE, req, id, why, why, pool);
 }

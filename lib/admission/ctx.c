@@ -23,7 +23,7 @@
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
 {
     if (s == NULL)
-        return -1;
+        return TOPO_EINVALID;
     if (strcmp(s, "gate") == 0)
         *out = TOPO_ADMISSION_POLICY_GATE;
     else if (strcmp(s, "deny") == 0)
@@ -31,7 +31,7 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
     else if (strcmp(s, "ignore") == 0)
         *out = TOPO_ADMISSION_POLICY_IGNORE;
     else
-        return -1;
+        return TOPO_EINVALID;
     return 0;
 }
 

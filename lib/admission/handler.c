@@ -30,7 +30,7 @@ static int error_body(char **out_body, size_t *out_len, int *out_status, int sta
     char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (text == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     *out_body = text;
     *out_len = strlen(text);
     *out_status = status;
@@ -49,7 +49,7 @@ int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, co
     topo_admission_request req;
     topo_err err = TOPO_ERR_INIT;
     answer a;
-    int ret = -1;
+    int ret = TOPO_ENOMEM;
 
     *out_body = NULL;
     *out_len = 0;
@@ -59,7 +59,7 @@ int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, co
     a.deadline_ns = deadline_ns;
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     int rc = topo_admission_decode(&req, body, len, pool, &err);
     if (rc == TOPO_ENOMEM)
         goto done;

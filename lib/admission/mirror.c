@@ -116,7 +116,7 @@ static int resync_one(const topo_cache_reserved *r, void *payload)
         topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->reservation_id,
                  err.text);
         if (err.code == TOPO_ENOMEM)
-            return -1;
+            return TOPO_ENOMEM;
     }
     return 0;
 }

@@ -186,7 +186,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     topo_podset_id rid = *id;
     rid.key = adm_role_key(id, shape, pool);
     if (request == NULL || rid.key == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     podset_terms mine = {rid.key, shape, request};
     a->role = shape;
     int record = m == MODE_ADMIT && !req->dry_run;
@@ -275,7 +275,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     pthread_mutex_unlock(&ctx->mu);
 
     if (found == TOPO_ENOMEM || rc == TOPO_ENOMEM || got == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     if (contradiction != NULL)
         return adm_refuse_podset(ctx, a, id, contradiction, pool);
     if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID))
@@ -332,7 +332,7 @@ static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
                                                             pool);
     if (rc == 0 && compute(ctx, &ctx->topos[t], ps, &as, &failure, pool, pool, &err) < 0) {
         if (err.code == TOPO_ENOMEM)
-            return -1;
+            return TOPO_ENOMEM;
         atomic_fetch_add(&ctx->denied, 1);
         adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
         return 0;
@@ -340,7 +340,7 @@ static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
     if (as == NULL)
         return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), failure, pool);
     if (adm_dry_run_slot(&p, as, id->rank, pool) < 0)
-        return -1;
+        return TOPO_ENOMEM;
     return adm_patch_placed(ctx, a, m, req, t, &p, pool);
 }
 
@@ -365,7 +365,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
                                         ctx->cache, pool, &err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     if (rc < 0) {
         atomic_fetch_add(&ctx->denied, 1);
         adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
@@ -376,7 +376,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
      * (whichever pod of its PodSet it is). */
     if ((rc = topo_admission_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
         if (rc == TOPO_ENOMEM)
-            return -1;
+            return TOPO_ENOMEM;
         atomic_fetch_add(&ctx->denied, 1);
         atomic_fetch_add(&ctx->invalid, 1);
         adm_refuse(a, 400, topo_pool_strdup(pool, err.text));
@@ -395,7 +395,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
         return place_group(ctx, a, m, req, &id, &ps, t, missing, policy, now, pool);
     const char *request = topo_kueue_request_text(&ps, pool);
     if (request == NULL)
-        return -1;
+        return TOPO_ENOMEM;
     /* The pod as its PodSet's reservation must remember it; its shape is
      * checked only when it first arrives: by the ungater's time later
      * webhooks may have added to the pod, and our own output coming back
@@ -412,7 +412,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
         got = adm_claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
     pthread_mutex_unlock(&ctx->mu);
     if (found == TOPO_ENOMEM || got == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     if (found < 0 || got < 0)
         goto internal;
     if (contradiction != NULL)
@@ -471,7 +471,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     if (contradiction != NULL)
         return adm_refuse_podset(ctx, a, &id, contradiction, pool);
     if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM || stored == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     if (found < 0 || got < 0 || stored < 0)
         goto internal;
     if (fair < 0)
@@ -487,11 +487,11 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
 
 fair_error:
     if (err.code == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     goto internal;
 engine_error:
     if (err.code == TOPO_ENOMEM)
-        return -1;
+        return TOPO_ENOMEM;
     atomic_fetch_add(&ctx->denied, 1);
     adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
     return 0;
