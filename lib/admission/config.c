@@ -314,6 +314,22 @@ static int parse_duration(const reader *r, int64_t *out_ms, const char *key, int
     return 0;
 }
 
+/* A TTL in whole seconds, 10s..24h; *seconds keeps its default when the
+ * key is absent. */
+static int parse_ttl(const reader *r, int64_t *seconds, const char *key)
+{
+    int64_t ms = *seconds * 1000;
+    int error = parse_duration(r, &ms, key, TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
+                               TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000), "10s..24h");
+    if (error < 0)
+        return error;
+    if (ms % 1000 != 0)
+        return fail(r, json_object_get(r->root, key), r->root,
+                    "%s: must be a whole number of seconds", key);
+    *seconds = ms / 1000;
+    return 0;
+}
+
 static int config_new(topo_admission_config **out)
 {
     topo_admission_config *cfg = calloc(1, sizeof(*cfg));
@@ -391,7 +407,6 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
     char p[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *root = r->root, *arr;
     const char *s;
-    int64_t ms;
     int error;
 
     if (!json_is_object(root))
@@ -418,30 +433,14 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
             return oom(r);
     }
 
-    ms = cfg->reservation_ttl_s * 1000;
-    if ((error = parse_duration(r, &ms, "reservationTTL",
-                                TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
-                                TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000),
-                                "10s..24h")) < 0)
+    if ((error = parse_ttl(r, &cfg->reservation_ttl_s, "reservationTTL")) < 0)
         return error;
-    if (ms % 1000 != 0)
-        return fail(r, json_object_get(root, "reservationTTL"), root,
-                    "reservationTTL: must be a whole number of seconds");
-    cfg->reservation_ttl_s = ms / 1000;
     if ((error = parse_duration(r, &cfg->ungate_interval_ms, "ungateInterval",
                                 TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS,
                                 TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS, "1s..10m")) < 0)
         return error;
-    ms = cfg->unclaimed_ttl_s * 1000;
-    if ((error = parse_duration(r, &ms, "unclaimedTTL",
-                                TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
-                                TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000),
-                                "10s..24h")) < 0)
+    if ((error = parse_ttl(r, &cfg->unclaimed_ttl_s, "unclaimedTTL")) < 0)
         return error;
-    if (ms % 1000 != 0)
-        return fail(r, json_object_get(root, "unclaimedTTL"), root,
-                    "unclaimedTTL: must be a whole number of seconds");
-    cfg->unclaimed_ttl_s = ms / 1000;
     arr = json_object_get(root, "maxUnclaimed");
     if (arr != NULL && !json_is_null(arr)) {
         if (!json_is_object(arr))
