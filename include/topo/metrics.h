@@ -93,7 +93,7 @@ int64_t topo_metrics_value(const topo_metrics_series *s);
 
 /* Called at the start of every render, in the order added, before anything
  * is read: copies values kept elsewhere into series. It must not register
- * families. 0 or TOPO_ENOMEM. */
+ * families. 0, TOPO_EINVALID (fn NULL) or TOPO_ENOMEM. */
 typedef void (*topo_metrics_hook_fn)(void *payload);
 int topo_metrics_on_render(topo_metrics *m, topo_metrics_hook_fn fn, void *payload,
                            topo_err *err);

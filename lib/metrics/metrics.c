@@ -323,6 +323,8 @@ int topo_metrics_collected(topo_metrics *m, topo_metrics_family **out, topo_metr
 int topo_metrics_on_render(topo_metrics *m, topo_metrics_hook_fn fn, void *payload,
                            topo_err *err)
 {
+    if (fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "a render hook needs a function");
     pthread_mutex_lock(&m->lock);
     int rc = TOPO_ARRAY_PUSH(&m->hooks, ((metrics_hook){fn, payload}));
     pthread_mutex_unlock(&m->lock);

@@ -312,6 +312,7 @@ static void test_metrics__render_time(void **state)
                      TOPO_EINVALID);
     h.ready_s = topo_metrics_get(ready, NULL);
     assert_int_equal(topo_metrics_on_render(m, copy_ready, &h, &err), 0);
+    assert_int_equal(topo_metrics_on_render(m, NULL, &h, &err), TOPO_EINVALID);
     /* a collected family has no stored series */
     assert_null(topo_metrics_get(unclaimed, labels));
     assert_render(m, "# HELP ready Ready.\n"
