@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "metrics_text.h"
 #include "topo/k8s.h"
 #include "ns_policy.h"
 #include "quota.h"
@@ -18,7 +17,97 @@
 #include "topo/inventory.h"
 #include "topo/live.h"
 #include "topo/log.h"
+#include "topo/metrics.h"
 #include "ungater.h"
+
+/* The placement's unlabelled metrics, in /metrics order; the values live
+ * in the admission ctx, the filler, the quota view and the ungater, and are
+ * copied into the registry at each render (metrics_refresh). */
+enum {
+    PM_RESERVED,
+    PM_ERRORS,
+    PM_INVALID,
+    PM_UNKNOWN_LEVEL,
+    PM_FAILING,
+    PM_TIMED_OUT,
+    PM_RESERVATIONS,
+    PM_UNCLAIMED, /* the collected family reserved_unclaimed{namespace,resource} */
+    PM_CACHE_AGE,
+    PM_CACHE_EVENTS,
+    PM_CACHE_ERRORS,
+    PM_QUOTA_SYNCED,
+    PM_QUOTA_NAMESPACES,
+    PM_UNGATED,
+    PM_GATED_WAITING,
+    PM_UNGATER_ERRORS,
+    PM_UNGATER_LEADER,
+    PM_N
+};
+
+/* Which component a metric needs (it is not listed without it). */
+enum { PM_ALWAYS, PM_FILLER, PM_QUOTA, PM_UNGATER };
+
+static const struct {
+    const char *name;
+    const char *help;
+    topo_metrics_type type;
+    int needs;
+} pm_table[PM_N] = {
+    [PM_RESERVED] = {"topo_webhook_podsets_reserved_total", "PodSets placed and reserved.",
+                     TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_ERRORS] = {"topo_webhook_errors_total", "Internal errors (cache, memory) while placing.",
+                   TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_INVALID] = {"topo_webhook_invalid_requests_total",
+                    "Topology pods refused because Kueue's validation refuses their annotations.",
+                    TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_UNKNOWN_LEVEL] = {"topo_webhook_unknown_level_total",
+                          "Valid topology pods naming a level no configured topology has "
+                          "(handled by the no-fit policy).",
+                          TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_FAILING] = {"topo_webhook_placement_failing",
+                    "Placements failed here (the cache) in a row; the replica is unready from 3.",
+                    TOPO_METRICS_GAUGE, PM_ALWAYS},
+    [PM_TIMED_OUT] = {"topo_webhook_deadline_exceeded_total",
+                      "Topology pods whose request deadline passed while they waited to be "
+                      "placed (504, nothing stored).",
+                      TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_RESERVATIONS] = {"topo_webhook_reservations", "Reservations held in the cache.",
+                         TOPO_METRICS_GAUGE, PM_ALWAYS},
+    [PM_UNCLAIMED] = {"topo_webhook_reserved_unclaimed",
+                      "Capacity reserved for pods not created yet (free slots), by namespace "
+                      "and resource: Kueue units (cpu in millicores, memory in bytes), pods in "
+                      "slots.",
+                      TOPO_METRICS_GAUGE, PM_ALWAYS},
+    [PM_CACHE_AGE] = {"topo_webhook_cache_age_seconds",
+                      "Seconds since the cache last changed from the API server (0 with a "
+                      "static inventory).",
+                      TOPO_METRICS_GAUGE, PM_ALWAYS},
+    [PM_CACHE_EVENTS] = {"topo_webhook_cache_events_total", "Watch events applied to the cache.",
+                         TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_CACHE_ERRORS] = {"topo_webhook_cache_errors_total", "List/watch failures retried.",
+                         TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_QUOTA_SYNCED] = {"topo_webhook_resource_quota_synced",
+                         "Whether the ResourceQuotas were listed (reservations count against "
+                         "them).",
+                         TOPO_METRICS_GAUGE, PM_QUOTA},
+    [PM_QUOTA_NAMESPACES] = {"topo_webhook_resource_quota_namespaces",
+                             "Namespaces with a ResourceQuota.", TOPO_METRICS_GAUGE, PM_QUOTA},
+    [PM_UNGATED] = {"topo_webhook_ungated_total", "Gated pods released by the ungater.",
+                    TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_GATED_WAITING] = {"topo_webhook_gated_waiting",
+                          "Gated pods still waiting after the last round.", TOPO_METRICS_GAUGE,
+                          PM_UNGATER},
+    [PM_UNGATER_ERRORS] = {"topo_webhook_ungater_errors_total",
+                           "Failed API calls of the ungater.", TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_UNGATER_LEADER] = {"topo_webhook_ungater_leader",
+                           "Whether this replica runs the ungater.", TOPO_METRICS_GAUGE,
+                           PM_UNGATER},
+};
+
+/* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
+enum { PO_PLACED, PO_GATED, PO_DENIED, PO_IGNORED, PO_PASSED, PO_UNGATED, PO_N };
+static const char *const po_names[PO_N] = {"placed", "gated",  "denied",
+                                           "ignored", "passed", "ungated"};
 
 struct wh_placement {
     const topo_admission_config *cfg;
@@ -45,7 +134,13 @@ struct wh_placement {
     uint64_t last_commits;
     int64_t last_change;
     uint64_t last_gen_sum;
+
+    topo_metrics *metrics;
+    topo_metrics_series *outcomes[PO_N];
+    topo_metrics_series *series[PM_N]; /* NULL: not listed (or PM_UNCLAIMED) */
 };
+
+static int metrics_init(wh_placement *p, topo_err *err);
 
 static int64_t mono_s(void)
 {
@@ -216,6 +311,8 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     }
     if (rc == 0 && !p->is_static)
         rc = start_ungater(p, o, err);
+    if (rc == 0)
+        rc = metrics_init(p, err);
     if (rc < 0) {
         wh_placement_free(p);
         return rc;
@@ -271,120 +368,112 @@ void wh_placement_tick(wh_placement *p)
 
 /* --- metrics ----------------------------------------------------------------------- */
 
-static int unclaimed_line(void *payload, const char *ns, const char *resource, int64_t amount)
+static int unclaimed_row(void *payload, const char *ns, const char *resource, int64_t amount)
 {
-    wh_text *t = payload;
-    wh_text_add(t, "topo_webhook_reserved_unclaimed{namespace=\"");
-    wh_text_add_label_value(t, ns);
-    wh_text_add(t, "\",resource=\"");
-    wh_text_add_label_value(t, resource);
-    wh_text_add(t, "\"} %lld\n", (long long)amount);
-    return 0;
+    const char *v[] = {ns, resource};
+    int rc = topo_metrics_emit(payload, v, amount);
+    /* past the series bound the row is dropped (and counted): go on */
+    return rc == TOPO_ELIMIT ? 0 : rc;
+}
+
+static int collect_unclaimed(void *payload, topo_metrics_sink *sink)
+{
+    wh_placement *p = payload;
+    topo_err uerr = TOPO_ERR_INIT;
+    int rc = topo_admission_unclaimed_foreach(p->ctx, unclaimed_row, sink, &uerr);
+    if (rc < 0)
+        topo_log(TOPO_LOG_WARN, "metrics: reserved capacity not read: %s", uerr.text);
+    return rc;
+}
+
+static void metrics_refresh(void *payload)
+{
+    wh_placement *p = payload;
+    int64_t v[PM_N] = {0};
+    topo_admission_stats s;
+    topo_admission_get_stats(p->ctx, &s);
+    const uint64_t outcomes[PO_N] = {[PO_PLACED] = s.placed,   [PO_GATED] = s.gated,
+                                     [PO_DENIED] = s.denied,   [PO_IGNORED] = s.ignored,
+                                     [PO_PASSED] = s.passed,   [PO_UNGATED] = s.ungated};
+    for (size_t i = 0; i < PO_N; i++)
+        topo_metrics_set(p->outcomes[i], (int64_t)outcomes[i]);
+    v[PM_RESERVED] = (int64_t)s.reserved;
+    v[PM_ERRORS] = (int64_t)s.errors;
+    v[PM_INVALID] = (int64_t)s.invalid;
+    v[PM_UNKNOWN_LEVEL] = (int64_t)s.unknown_level;
+    v[PM_FAILING] = (int64_t)s.failing;
+    v[PM_TIMED_OUT] = (int64_t)s.timed_out;
+    v[PM_RESERVATIONS] = (int64_t)s.reservations;
+    v[PM_CACHE_AGE] = p->is_static ? 0 : mono_s() - p->last_change;
+    if (p->filler != NULL) {
+        topo_filler_stats fs;
+        topo_filler_get_stats(p->filler, &fs);
+        v[PM_CACHE_EVENTS] = (int64_t)fs.events;
+        v[PM_CACHE_ERRORS] = (int64_t)fs.errors;
+    }
+    if (p->quota != NULL) {
+        v[PM_QUOTA_SYNCED] = topo_quota_synced(p->quota);
+        v[PM_QUOTA_NAMESPACES] = (int64_t)topo_quota_namespaces(p->quota);
+    }
+    if (p->ungater != NULL) {
+        topo_ungater_stats us;
+        topo_ungater_get_stats(p->ungater, &us);
+        v[PM_UNGATED] = (int64_t)us.ungated;
+        v[PM_GATED_WAITING] = (int64_t)us.waiting;
+        v[PM_UNGATER_ERRORS] = (int64_t)us.errors;
+        v[PM_UNGATER_LEADER] = us.leader;
+    }
+    for (size_t i = 0; i < PM_N; i++)
+        topo_metrics_set(p->series[i], v[i]);
+}
+
+/* The registry, once every component is there: a metric whose component
+ * this replica does not run is not listed at all. */
+static int metrics_init(wh_placement *p, topo_err *err)
+{
+    static const char *const outcome[] = {"outcome"};
+    static const char *const ns_resource[] = {"namespace", "resource"};
+    topo_metrics_family *f;
+    if (topo_metrics_create(&p->metrics, 0, err) != 0 ||
+        topo_metrics_counter(p->metrics, &f, "topo_webhook_admissions_total",
+                             "Topology pods and other requests by outcome.", outcome, 1,
+                             err) != 0)
+        return -1;
+    for (size_t i = 0; i < PO_N; i++) {
+        const char *v[] = {po_names[i]};
+        if ((p->outcomes[i] = topo_metrics_get(f, v)) == NULL)
+            return topo_err_nomem(err, "metrics");
+    }
+    const int present[] = {[PM_ALWAYS] = 1,
+                           [PM_FILLER] = p->filler != NULL,
+                           [PM_QUOTA] = p->quota != NULL,
+                           [PM_UNGATER] = p->ungater != NULL};
+    for (size_t i = 0; i < PM_N; i++) {
+        if (!present[pm_table[i].needs])
+            continue;
+        if (i == PM_UNCLAIMED) {
+            if (topo_metrics_collected(p->metrics, NULL, pm_table[i].type, pm_table[i].name,
+                                       pm_table[i].help, ns_resource, 2, collect_unclaimed, p,
+                                       err) != 0)
+                return -1;
+            continue;
+        }
+        int rc = pm_table[i].type == TOPO_METRICS_COUNTER
+                     ? topo_metrics_counter(p->metrics, &f, pm_table[i].name, pm_table[i].help,
+                                            NULL, 0, err)
+                     : topo_metrics_gauge(p->metrics, &f, pm_table[i].name, pm_table[i].help,
+                                          NULL, 0, err);
+        if (rc != 0)
+            return -1;
+        p->series[i] = topo_metrics_get(f, NULL);
+    }
+    return topo_metrics_on_render(p->metrics, metrics_refresh, p, err) != 0 ? -1 : 0;
 }
 
 char *wh_placement_metrics(void *payload)
 {
     wh_placement *p = payload;
-    topo_admission_stats s;
-    wh_text t = WH_TEXT_INIT;
-    topo_admission_get_stats(p->ctx, &s);
-    wh_text_add(
-        &t, "# HELP topo_webhook_admissions_total Topology pods and other requests by outcome.\n"
-            "# TYPE topo_webhook_admissions_total counter\n");
-    const struct {
-        const char *name;
-        uint64_t v;
-    } outcomes[] = {{"placed", s.placed},   {"gated", s.gated},   {"denied", s.denied},
-                    {"ignored", s.ignored}, {"passed", s.passed}, {"ungated", s.ungated}};
-    for (size_t i = 0; i < sizeof outcomes / sizeof outcomes[0]; i++)
-        wh_text_add(&t, "topo_webhook_admissions_total{outcome=\"%s\"} %llu\n", outcomes[i].name,
-                    (unsigned long long)outcomes[i].v);
-    wh_text_add(&t,
-                "# HELP topo_webhook_podsets_reserved_total PodSets placed and reserved.\n"
-                "# TYPE topo_webhook_podsets_reserved_total counter\n"
-                "topo_webhook_podsets_reserved_total %llu\n"
-                "# HELP topo_webhook_errors_total Internal errors (cache, memory) while placing.\n"
-                "# TYPE topo_webhook_errors_total counter\n"
-                "topo_webhook_errors_total %llu\n"
-                "# HELP topo_webhook_invalid_requests_total Topology pods refused because "
-                "Kueue's validation refuses their annotations.\n"
-                "# TYPE topo_webhook_invalid_requests_total counter\n"
-                "topo_webhook_invalid_requests_total %llu\n"
-                "# HELP topo_webhook_unknown_level_total Valid topology pods naming a level no "
-                "configured topology has (handled by the no-fit policy).\n"
-                "# TYPE topo_webhook_unknown_level_total counter\n"
-                "topo_webhook_unknown_level_total %llu\n"
-                "# HELP topo_webhook_placement_failing Placements failed here (the cache) "
-                "in a row; the replica is unready from 3.\n"
-                "# TYPE topo_webhook_placement_failing gauge\n"
-                "topo_webhook_placement_failing %u\n"
-                "# HELP topo_webhook_deadline_exceeded_total Topology pods whose request "
-                "deadline passed while they waited to be placed (504, nothing stored).\n"
-                "# TYPE topo_webhook_deadline_exceeded_total counter\n"
-                "topo_webhook_deadline_exceeded_total %llu\n"
-                "# HELP topo_webhook_reservations Reservations held in the cache.\n"
-                "# TYPE topo_webhook_reservations gauge\n"
-                "topo_webhook_reservations %zu\n",
-                (unsigned long long)s.reserved, (unsigned long long)s.errors,
-                (unsigned long long)s.invalid, (unsigned long long)s.unknown_level,
-                (unsigned)s.failing, (unsigned long long)s.timed_out, s.reservations);
-    wh_text_add(&t, "# HELP topo_webhook_reserved_unclaimed Capacity reserved for pods not "
-                    "created yet (free slots), by namespace and resource: Kueue units (cpu in "
-                    "millicores, memory in bytes), pods in slots.\n"
-                    "# TYPE topo_webhook_reserved_unclaimed gauge\n");
-    topo_err uerr = TOPO_ERR_INIT;
-    if (topo_admission_unclaimed_foreach(p->ctx, unclaimed_line, &t, &uerr) < 0)
-        topo_log(TOPO_LOG_WARN, "metrics: reserved capacity not read: %s", uerr.text);
-    wh_text_add(&t,
-                "# HELP topo_webhook_cache_age_seconds Seconds since the cache last changed from "
-                "the API server (0 with a static inventory).\n"
-                "# TYPE topo_webhook_cache_age_seconds gauge\n"
-                "topo_webhook_cache_age_seconds %lld\n",
-                p->is_static ? 0LL : (long long)(mono_s() - p->last_change));
-    if (p->filler != NULL) {
-        topo_filler_stats fs;
-        topo_filler_get_stats(p->filler, &fs);
-        wh_text_add(&t,
-                    "# HELP topo_webhook_cache_events_total Watch events applied to the cache.\n"
-                    "# TYPE topo_webhook_cache_events_total counter\n"
-                    "topo_webhook_cache_events_total %llu\n"
-                    "# HELP topo_webhook_cache_errors_total List/watch failures retried.\n"
-                    "# TYPE topo_webhook_cache_errors_total counter\n"
-                    "topo_webhook_cache_errors_total %llu\n",
-                    (unsigned long long)fs.events, (unsigned long long)fs.errors);
-    }
-    if (p->quota != NULL)
-        wh_text_add(&t,
-                    "# HELP topo_webhook_resource_quota_synced Whether the ResourceQuotas were "
-                    "listed (reservations count against them).\n"
-                    "# TYPE topo_webhook_resource_quota_synced gauge\n"
-                    "topo_webhook_resource_quota_synced %d\n"
-                    "# HELP topo_webhook_resource_quota_namespaces Namespaces with a "
-                    "ResourceQuota.\n"
-                    "# TYPE topo_webhook_resource_quota_namespaces gauge\n"
-                    "topo_webhook_resource_quota_namespaces %zu\n",
-                    topo_quota_synced(p->quota), topo_quota_namespaces(p->quota));
-    if (p->ungater != NULL) {
-        topo_ungater_stats us;
-        topo_ungater_get_stats(p->ungater, &us);
-        wh_text_add(
-            &t,
-            "# HELP topo_webhook_ungated_total Gated pods released by the ungater.\n"
-            "# TYPE topo_webhook_ungated_total counter\n"
-            "topo_webhook_ungated_total %llu\n"
-            "# HELP topo_webhook_gated_waiting Gated pods still waiting after the last round.\n"
-            "# TYPE topo_webhook_gated_waiting gauge\n"
-            "topo_webhook_gated_waiting %llu\n"
-            "# HELP topo_webhook_ungater_errors_total Failed API calls of the ungater.\n"
-            "# TYPE topo_webhook_ungater_errors_total counter\n"
-            "topo_webhook_ungater_errors_total %llu\n"
-            "# HELP topo_webhook_ungater_leader Whether this replica runs the ungater.\n"
-            "# TYPE topo_webhook_ungater_leader gauge\n"
-            "topo_webhook_ungater_leader %d\n",
-            (unsigned long long)us.ungated, (unsigned long long)us.waiting,
-            (unsigned long long)us.errors, us.leader);
-    }
-    return wh_text_take(&t);
+    return topo_metrics_render(p->metrics);
 }
 
 void wh_placement_free(wh_placement *p)
@@ -399,6 +488,7 @@ void wh_placement_free(wh_placement *p)
     topo_filler_free(p->filler);
     topo_ns_policy_free(p->ns);
     topo_quota_free(p->quota);
+    topo_metrics_free(p->metrics);
     topo_admission_ctx_free(p->ctx);
     topo_cache_close(p->cache);
     topo_cache_close(p->checkpointer);

@@ -16,7 +16,6 @@
 #include "server.h"
 
 #include "conn_deadline.h"
-#include "metrics_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,9 +36,11 @@
 #include <microhttpd.h>
 
 #include "codec/codec.h"
+#include "topo/buf.h"
 #include "topo/goparse.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+#include "topo/metrics.h"
 
 /* A retired daemon with only idle keep-alives left is stopped after this. */
 #define WH_RETIRE_GRACE_NS (10LL * 1000000000LL)
@@ -61,17 +62,21 @@ static const char *const wh_outcome_names[WH_NOUTCOMES] = {"handled", "handler_e
 static const double wh_buckets[] = {0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25};
 #define WH_NBUCKETS (sizeof wh_buckets / sizeof wh_buckets[0])
 
+/* The server's metrics (topo/metrics.h). Series with a fixed label set are
+ * looked up once here; those by status code are created by the first
+ * request with that code, so a code never seen shows no line. */
 typedef struct wh_metrics {
-    atomic_ullong requests[WH_NCODES][WH_NOUTCOMES];
-    atomic_ullong latency_bucket[WH_NCODES][WH_NBUCKETS]; /* non-cumulative */
-    atomic_ullong latency_count[WH_NCODES];
-    atomic_ullong latency_sum_ns[WH_NCODES];
-    atomic_llong in_flight;
-    atomic_ullong body_too_large;
-    atomic_ullong body_over_budget;
-    atomic_ullong tls_reloads_ok;
-    atomic_ullong tls_reloads_failed;
-    atomic_ullong connections_total;
+    topo_metrics *reg;
+    topo_metrics_family *cr_requests; /* {webhook, code} */
+    topo_metrics_family *requests;    /* {code, outcome} */
+    topo_metrics_family *latency;     /* {webhook, code} */
+    topo_metrics_series *in_flight;   /* also what the shutdown waits on */
+    topo_metrics_series *body_too_large, *body_over_budget;
+    topo_metrics_series *body_bytes_held; /* copied from body_bytes at render */
+    topo_metrics_series *tls_reloads_ok, *tls_reloads_failed;
+    topo_metrics_series *connections_total;
+    topo_metrics_series *cut[WH_NCUTS]; /* copied from the deadlines at render */
+    topo_metrics_series *ready;         /* computed at render */
 } wh_metrics;
 
 /* One TLS generation: an MHD daemon on a dup of the listening socket. */
@@ -145,23 +150,27 @@ static size_t code_index(int status)
     return WH_NCODES - 1;
 }
 
+static const char *code_label(size_t ci, char *buf, size_t size)
+{
+    if (wh_codes[ci] == 0)
+        return "other";
+    snprintf(buf, size, "%d", wh_codes[ci]);
+    return buf;
+}
+
 static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
-    size_t ci = code_index(status);
-    atomic_fetch_add(&srv->m.requests[ci][outcome], 1);
+    char cb[16];
+    const char *code = code_label(code_index(status), cb, sizeof cb);
+    const char *by_code[] = {WH_MUTATE_PATH, code};
+    const char *by_outcome[] = {code, wh_outcome_names[outcome]};
+    topo_metrics_add(topo_metrics_get(srv->m.cr_requests, by_code), 1);
+    topo_metrics_add(topo_metrics_get(srv->m.requests, by_outcome), 1);
     if (start_ns > 0) {
         long long d = now_ns() - start_ns;
         if (d < 0)
             d = 0;
-        double secs = (double)d / 1e9;
-        for (size_t b = 0; b < WH_NBUCKETS; b++) {
-            if (secs <= wh_buckets[b]) {
-                atomic_fetch_add(&srv->m.latency_bucket[ci][b], 1);
-                break;
-            }
-        }
-        atomic_fetch_add(&srv->m.latency_count[ci], 1);
-        atomic_fetch_add(&srv->m.latency_sum_ns[ci], (unsigned long long)d);
+        topo_metrics_observe(topo_metrics_get(srv->m.latency, by_code), (double)d / 1e9);
     }
 }
 
@@ -233,7 +242,7 @@ static int charge_body(topo_wh_server *srv, wh_req *rq, size_t want)
     unsigned long long held = atomic_fetch_add(&srv->body_bytes, more);
     if (held + more > srv->opts.max_body_bytes_held) {
         atomic_fetch_sub(&srv->body_bytes, more);
-        atomic_fetch_add(&srv->m.body_over_budget, 1);
+        topo_metrics_add(srv->m.body_over_budget, 1);
         topo_log(TOPO_LOG_WARN, "request bodies held over the budget (%zu bytes)",
                  srv->opts.max_body_bytes_held);
         return -1;
@@ -315,7 +324,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
             errno = 0;
             declared = strtoull(cl, &end, 10);
             if (errno != 0 || end == cl || declared > srv->opts.max_body) {
-                atomic_fetch_add(&srv->m.body_too_large, 1);
+                topo_metrics_add(srv->m.body_too_large, 1);
                 topo_log(TOPO_LOG_WARN, "request body over the limit (Content-Length %s)", cl);
                 return reject_early(conn, d, MHD_HTTP_CONTENT_TOO_LARGE,
                                     "request body too large", start);
@@ -333,7 +342,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
         rq->conn = conn_of(conn);
         wh_conn_body_start(srv->conns, rq->conn, start);
         *con_cls = rq;
-        atomic_fetch_add(&srv->m.in_flight, 1);
+        topo_metrics_add(srv->m.in_flight, 1);
         return MHD_YES;
     }
 
@@ -353,7 +362,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
             return MHD_YES;
         }
         if (n > srv->opts.max_body - rq->len) {
-            atomic_fetch_add(&srv->m.body_too_large, 1);
+            topo_metrics_add(srv->m.body_too_large, 1);
             topo_log(TOPO_LOG_WARN, "request body over the limit (%zu bytes)",
                      srv->opts.max_body);
             refuse_body(srv, rq, MHD_HTTP_CONTENT_TOO_LARGE);
@@ -424,7 +433,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
     free(rq->body);
     free(rq);
     *con_cls = NULL;
-    atomic_fetch_sub(&d->srv->m.in_flight, 1);
+    topo_metrics_add(d->srv->m.in_flight, -1);
     atomic_store(&d->srv->last_activity_ns, (unsigned long long)now_ns());
 }
 
@@ -435,7 +444,7 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
     topo_wh_server *srv = d->srv;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&d->connections, 1);
-        atomic_fetch_add(&srv->m.connections_total, 1);
+        topo_metrics_add(srv->m.connections_total, 1);
         const union MHD_ConnectionInfo *fi =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         const union MHD_ConnectionInfo *ai =
@@ -463,125 +472,110 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
 
 /* ---- /metrics ---- */
 
-static const char *code_label(size_t ci, char *buf, size_t size)
+/* Values the server keeps for its own decisions, copied at each render. */
+static void metrics_refresh(void *payload)
 {
-    if (wh_codes[ci] == 0)
-        return "other";
-    snprintf(buf, size, "%d", wh_codes[ci]);
-    return buf;
+    topo_wh_server *srv = payload;
+    topo_metrics_set(srv->m.body_bytes_held, (int64_t)atomic_load(&srv->body_bytes));
+    for (size_t r = 0; r < WH_NCUTS; r++)
+        topo_metrics_set(srv->m.cut[r],
+                         (int64_t)wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
+    topo_metrics_set(srv->m.ready, atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
+}
+
+/* One series of a family registered just before (NULL values: no labels). */
+static topo_metrics_series *fixed_series(topo_metrics_family *f, const char *value)
+{
+    const char *v[] = {value};
+    return topo_metrics_get(f, value ? v : NULL);
+}
+
+/* The families in the order /metrics has always listed them; the series
+ * with a fixed label set exist from the start (they show 0). */
+static int metrics_init(topo_wh_server *srv, topo_err *err)
+{
+    wh_metrics *m = &srv->m;
+    static const char *const webhook_code[] = {"webhook", "code"};
+    static const char *const code_outcome[] = {"code", "outcome"};
+    static const char *const webhook[] = {"webhook"};
+    static const char *const reason[] = {"reason"};
+    static const char *const result[] = {"result"};
+    topo_metrics_family *f;
+    if (topo_metrics_create(&m->reg, 0, err) != 0 ||
+        topo_metrics_counter(m->reg, &m->cr_requests, "controller_runtime_webhook_requests_total",
+                             "Total number of admission requests by HTTP status code.",
+                             webhook_code, 2, err) != 0 ||
+        topo_metrics_counter(m->reg, &m->requests, "topo_webhook_requests_total",
+                             "Requests to the HTTPS port by status code and outcome (handled, "
+                             "handler_error, rejected by the server).",
+                             code_outcome, 2, err) != 0 ||
+        topo_metrics_histogram(m->reg, &m->latency, "controller_runtime_webhook_latency_seconds",
+                               "Histogram of the latency of processing admission requests.",
+                               webhook_code, 2, wh_buckets, WH_NBUCKETS, err) != 0)
+        return -1;
+    if (topo_metrics_gauge(m->reg, &f, "controller_runtime_webhook_requests_in_flight",
+                           "Current number of admission requests being served.", webhook, 1,
+                           err) != 0)
+        return -1;
+    m->in_flight = fixed_series(f, WH_MUTATE_PATH);
+    if (topo_metrics_counter(m->reg, &f, "topo_webhook_body_rejections_total",
+                             "Request bodies refused for size.", reason, 1, err) != 0)
+        return -1;
+    m->body_too_large = fixed_series(f, "too_large");
+    m->body_over_budget = fixed_series(f, "over_budget");
+    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_body_bytes_held",
+                           "Request body buffer bytes held now (counted against "
+                           "--max-body-memory as bodies arrive).",
+                           NULL, 0, err) != 0)
+        return -1;
+    m->body_bytes_held = fixed_series(f, NULL);
+    if (topo_metrics_counter(m->reg, &f, "topo_webhook_tls_reloads_total",
+                             "Serving certificate reloads by result.", result, 1, err) != 0)
+        return -1;
+    m->tls_reloads_ok = fixed_series(f, "ok");
+    m->tls_reloads_failed = fixed_series(f, "error");
+    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_total",
+                             "TLS connections accepted.", NULL, 0, err) != 0)
+        return -1;
+    m->connections_total = fixed_series(f, NULL);
+    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_cut_total",
+                             "TLS connections closed by the server past an absolute deadline: "
+                             "TLS handshake and headers (header_timeout), a body under the "
+                             "minimum rate (slow_body), keep-alive idle or an unread response "
+                             "(idle).",
+                             reason, 1, err) != 0)
+        return -1;
+    for (size_t r = 0; r < WH_NCUTS; r++)
+        m->cut[r] = fixed_series(f, wh_cut_reason_names[r]);
+    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_ready", "Whether /readyz answers 200.",
+                           NULL, 0, err) != 0)
+        return -1;
+    m->ready = fixed_series(f, NULL);
+    if (topo_metrics_on_render(m->reg, metrics_refresh, srv, err) != 0)
+        return -1;
+    /* a fixed series missing (out of memory) would silently never count */
+    if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
+        !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready)
+        return topo_err_nomem(err, "metrics");
+    for (size_t r = 0; r < WH_NCUTS; r++)
+        if (!m->cut[r])
+            return topo_err_nomem(err, "metrics");
+    return 0;
 }
 
 char *topo_wh_server_metrics(topo_wh_server *srv)
 {
-    wh_text t = WH_TEXT_INIT;
-    char cb[16];
-    const wh_metrics *m = &srv->m;
-
-    wh_text_add(&t, "# HELP controller_runtime_webhook_requests_total Total number of admission "
-                    "requests by HTTP status code.\n"
-                    "# TYPE controller_runtime_webhook_requests_total counter\n");
-    for (size_t c = 0; c < WH_NCODES; c++) {
-        unsigned long long n = 0;
-        for (size_t o = 0; o < WH_NOUTCOMES; o++)
-            n += atomic_load(&m->requests[c][o]);
-        if (n)
-            wh_text_add(
-                &t,
-                "controller_runtime_webhook_requests_total{webhook=\"/mutate\",code=\"%s\"} "
-                "%llu\n",
-                code_label(c, cb, sizeof cb), n);
-    }
-    wh_text_add(&t, "# HELP topo_webhook_requests_total Requests to the HTTPS port by status code "
-                    "and outcome (handled, handler_error, rejected by the server).\n"
-                    "# TYPE topo_webhook_requests_total counter\n");
-    for (size_t c = 0; c < WH_NCODES; c++)
-        for (size_t o = 0; o < WH_NOUTCOMES; o++) {
-            unsigned long long n = atomic_load(&m->requests[c][o]);
-            if (n)
-                wh_text_add(&t, "topo_webhook_requests_total{code=\"%s\",outcome=\"%s\"} %llu\n",
-                            code_label(c, cb, sizeof cb), wh_outcome_names[o], n);
-        }
-    wh_text_add(&t, "# HELP controller_runtime_webhook_latency_seconds Histogram of the latency "
-                    "of processing admission requests.\n"
-                    "# TYPE controller_runtime_webhook_latency_seconds histogram\n");
-    for (size_t c = 0; c < WH_NCODES; c++) {
-        unsigned long long count = atomic_load(&m->latency_count[c]);
-        if (!count)
-            continue;
-        const char *code = code_label(c, cb, sizeof cb);
-        unsigned long long cum = 0;
-        for (size_t b = 0; b < WH_NBUCKETS; b++) {
-            cum += atomic_load(&m->latency_bucket[c][b]);
-            wh_text_add(&t,
-                        "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
-                        "code=\"%s\",le=\"%g\"} %llu\n",
-                        code, wh_buckets[b], cum);
-        }
-        wh_text_add(&t,
-                    "controller_runtime_webhook_latency_seconds_bucket{webhook=\"/mutate\","
-                    "code=\"%s\",le=\"+Inf\"} %llu\n",
-                    code, count);
-        wh_text_add(
-            &t,
-            "controller_runtime_webhook_latency_seconds_sum{webhook=\"/mutate\",code=\"%s\"}"
-            " %.9f\n",
-            code, (double)atomic_load(&m->latency_sum_ns[c]) / 1e9);
-        wh_text_add(&t,
-                    "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate\","
-                    "code=\"%s\"} %llu\n",
-                    code, count);
-    }
-    wh_text_add(&t,
-                "# HELP controller_runtime_webhook_requests_in_flight Current number of admission "
-                "requests being served.\n"
-                "# TYPE controller_runtime_webhook_requests_in_flight gauge\n"
-                "controller_runtime_webhook_requests_in_flight{webhook=\"/mutate\"} %lld\n",
-                (long long)atomic_load(&m->in_flight));
-    wh_text_add(&t,
-                "# HELP topo_webhook_body_rejections_total Request bodies refused for size.\n"
-                "# TYPE topo_webhook_body_rejections_total counter\n"
-                "topo_webhook_body_rejections_total{reason=\"too_large\"} %llu\n"
-                "topo_webhook_body_rejections_total{reason=\"over_budget\"} %llu\n",
-                atomic_load(&m->body_too_large), atomic_load(&m->body_over_budget));
-    wh_text_add(&t,
-                "# HELP topo_webhook_body_bytes_held Request body buffer bytes held now (counted "
-                "against --max-body-memory as bodies arrive).\n"
-                "# TYPE topo_webhook_body_bytes_held gauge\n"
-                "topo_webhook_body_bytes_held %llu\n",
-                atomic_load(&srv->body_bytes));
-    wh_text_add(&t,
-                "# HELP topo_webhook_tls_reloads_total Serving certificate reloads by result.\n"
-                "# TYPE topo_webhook_tls_reloads_total counter\n"
-                "topo_webhook_tls_reloads_total{result=\"ok\"} %llu\n"
-                "topo_webhook_tls_reloads_total{result=\"error\"} %llu\n",
-                atomic_load(&m->tls_reloads_ok), atomic_load(&m->tls_reloads_failed));
-    wh_text_add(&t,
-                "# HELP topo_webhook_connections_total TLS connections accepted.\n"
-                "# TYPE topo_webhook_connections_total counter\n"
-                "topo_webhook_connections_total %llu\n",
-                atomic_load(&m->connections_total));
-    wh_text_add(&t, "# HELP topo_webhook_connections_cut_total TLS connections closed by the "
-                    "server past an absolute deadline: TLS handshake and headers "
-                    "(header_timeout), a body under the minimum rate (slow_body), keep-alive "
-                    "idle or an unread response (idle).\n"
-                    "# TYPE topo_webhook_connections_cut_total counter\n");
-    for (size_t r = 0; r < WH_NCUTS; r++)
-        wh_text_add(&t, "topo_webhook_connections_cut_total{reason=\"%s\"} %llu\n",
-                    wh_cut_reason_names[r], wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
-    wh_text_add(&t,
-                "# HELP topo_webhook_ready Whether /readyz answers 200.\n"
-                "# TYPE topo_webhook_ready gauge\n"
-                "topo_webhook_ready %d\n",
-                atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
-    if (srv->opts.metrics_extra != NULL) {
+    topo_buf b = TOPO_BUF_INIT(0);
+    topo_metrics_render_buf(srv->m.reg, &b);
+    if (srv->opts.metrics_extra != NULL && b.error == 0) {
         char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
         if (extra == NULL)
-            t.failed = 1;
+            b.error = TOPO_ENOMEM; /* the text is dropped whole, never half */
         else
-            wh_text_add(&t, "%s", extra);
+            topo_buf_puts(&b, extra);
         free(extra);
     }
-    return wh_text_take(&t);
+    return topo_buf_take(&b, NULL);
 }
 
 static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, const char *url,
@@ -866,6 +860,8 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.idle_timeout_s = 90;
     if (!srv->opts.header_timeout_s)
         srv->opts.header_timeout_s = 10;
+    if (metrics_init(srv, err) < 0)
+        goto cleanup;
     {
         wh_deadline_limits lim = {(long long)srv->opts.header_timeout_s * 1000000000LL,
                                   (long long)srv->opts.idle_timeout_s * 1000000000LL,
@@ -945,7 +941,7 @@ void topo_wh_server_tick(topo_wh_server *srv)
     topo_err err = TOPO_ERR_INIT;
     wh_daemon *d = NULL;
     if (start_generation(&d, srv, &err) < 0) {
-        atomic_fetch_add(&srv->m.tls_reloads_failed, 1);
+        topo_metrics_add(srv->m.tls_reloads_failed, 1);
         srv->tried_cert = c;
         srv->tried_key = k;
         topo_log(TOPO_LOG_ERROR, "certificate reload failed, still serving the old one: %s",
@@ -957,7 +953,7 @@ void topo_wh_server_tick(topo_wh_server *srv)
     srv->cert_id = c;
     srv->key_id = k;
     retire(srv, old);
-    atomic_fetch_add(&srv->m.tls_reloads_ok, 1);
+    topo_metrics_add(srv->m.tls_reloads_ok, 1);
     topo_log(TOPO_LOG_INFO, "serving certificate reloaded (TLS generation %llu)", d->generation);
 }
 
@@ -989,7 +985,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
     atomic_store(&srv->last_activity_ns, (unsigned long long)start);
     for (;;) {
         long long now = now_ns();
-        long long inflight = atomic_load(&srv->m.in_flight);
+        long long inflight = (long long)topo_metrics_value(srv->m.in_flight);
         if (total_connections(srv) == 0)
             break;
         /* Idle keep-alives: nothing in flight and nothing new for a while. */
@@ -1002,7 +998,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    long left = (long)atomic_load(&srv->m.in_flight);
+    long left = (long)topo_metrics_value(srv->m.in_flight);
     reap_retired(srv, 1);
     return left;
 }
@@ -1022,6 +1018,7 @@ void topo_wh_server_free(topo_wh_server *srv)
     if (srv->metrics_d)
         MHD_stop_daemon(srv->metrics_d);
     wh_conns_free(srv->conns);
+    topo_metrics_free(srv->m.reg);
     if (srv->listen_fd >= 0)
         close(srv->listen_fd);
     free(srv->cert_file);

@@ -56,4 +56,8 @@
 /* Most retries one HTTP request may be configured with. */
 #define TOPO_MAX_HTTP_RETRIES 100
 
+/* Most series one metrics family holds (topo_metrics_get): a label fed
+ * from requests or from the cluster cannot grow memory without bound. */
+#define TOPO_MAX_METRIC_SERIES 1024u
+
 #endif
