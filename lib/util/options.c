@@ -81,19 +81,21 @@ int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void
 /* What help says after an option's text: its bounds, choices, default. */
 static void details(const topo_opt *o, topo_buf *b)
 {
-    if (o->type == TOPO_OPT_UINT)
+    int range = 1;
+    if (o->type == TOPO_OPT_UINT) {
         topo_buf_printf(b, " (%lu..%lu", o->min, o->max);
-    else if (o->type == TOPO_OPT_CHOICE) {
+    } else if (o->type == TOPO_OPT_CHOICE) {
         topo_buf_puts(b, " (");
         for (size_t i = 0; o->choices && o->choices[i]; i++)
             topo_buf_printf(b, "%s%s", i ? "|" : "", o->choices[i]);
     } else if (o->def != NULL) {
         topo_buf_puts(b, " (");
+        range = 0;
     } else {
         return;
     }
     if (o->def != NULL)
-        topo_buf_printf(b, "%sdefault %s", o->type == TOPO_OPT_STRING ? "" : "; ", o->def);
+        topo_buf_printf(b, "%sdefault %s", range ? "; " : "", o->def);
     topo_buf_puts(b, ")");
 }
 

@@ -1,0 +1,136 @@
+/* lib/util/options.c: parsing into the caller's struct from the table
+ * (bounds, choices, booleans, flags, aliases), the two error messages, and
+ * the help and Markdown renderings. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topo/options.h"
+
+typedef struct args {
+    unsigned long port;
+    const char *file, *mode;
+    int quiet, enabled;
+} args;
+
+static const char *const modes[] = {"fast", "safe", NULL};
+
+static const topo_opt table[] = {
+    {"--port", "-p", TOPO_OPT_UINT, "N", 1, 65535, NULL, "9443", "the port", offsetof(args, port),
+     "Main:"},
+    {"--file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a file whose description is long enough that the help text has to wrap it onto a "
+     "second line",
+     offsetof(args, file), NULL},
+    {"--mode", NULL, TOPO_OPT_CHOICE, "MODE", 0, 0, modes, "safe", "how", offsetof(args, mode),
+     NULL},
+    {"--quiet", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "say less", offsetof(args, quiet),
+     "Other:"},
+    {"--enabled", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true", "on or off",
+     offsetof(args, enabled), NULL},
+};
+#define N (sizeof table / sizeof table[0])
+
+/* argv: the program's name, then argc - 1 option words (string literals:
+ * the parser never writes them). */
+static int parse(args *a, char *why, int argc, ...)
+{
+    static char prog[] = "prog";
+    char *argv[16] = {prog};
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 1; i < argc; i++)
+        argv[i] = va_arg(ap, char *);
+    va_end(ap);
+    memset(a, 0, sizeof *a);
+    a->enabled = -1;
+    why[0] = '\0';
+    return topo_opts_parse(table, N, argc, argv, a, why, 256);
+}
+
+static void test_options__parse(void **state)
+{
+    (void)state;
+    args a;
+    char why[256];
+    assert_int_equal(parse(&a, why, 9, "-p", "65535", "--file", "x.yaml", "--quiet", "--mode",
+                           "fast", "--enabled"),
+                     -1);
+    assert_string_equal(why, "--enabled: missing value or unknown option");
+    assert_int_equal(parse(&a, why, 10, "-p", "65535", "--file", "x.yaml", "--quiet", "--mode",
+                           "fast", "--enabled", "false"),
+                     0);
+    assert_int_equal(a.port, 65535);
+    assert_string_equal(a.file, "x.yaml");
+    assert_string_equal(a.mode, "fast");
+    assert_int_equal(a.quiet, 1);
+    assert_int_equal(a.enabled, 0);
+    /* untouched when not given */
+    assert_int_equal(parse(&a, why, 1), 0);
+    assert_int_equal(a.enabled, -1);
+    assert_null(a.file);
+
+    static const struct {
+        const char *opt, *value, *why;
+    } bad[] = {
+        {"--port", "0", "bad option or value: --port 0"},
+        {"--port", "65536", "bad option or value: --port 65536"},
+        {"--port", "-1", "bad option or value: --port -1"},
+        {"--port", "12x", "bad option or value: --port 12x"},
+        {"--port", "99999999999999999999999", "bad option or value: --port 99999999999999999999999"},
+        {"--mode", "quick", "bad option or value: --mode quick"},
+        {"--enabled", "yes", "bad option or value: --enabled yes"},
+        {"--file", "", "bad option or value: --file "},
+        {"--nope", "1", "bad option or value: --nope 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(parse(&a, why, 3, bad[i].opt, bad[i].value), -1);
+        assert_string_equal(why, bad[i].why);
+    }
+    assert_int_equal(parse(&a, why, 2, "--nope"), -1);
+    assert_string_equal(why, "--nope: missing value or unknown option");
+    assert_int_equal(parse(&a, why, 3, "--quiet", "-h"), 1);
+    assert_int_equal(parse(&a, why, 2, "--help"), 1);
+}
+
+static void test_options__help_and_markdown(void **state)
+{
+    (void)state;
+    topo_buf b = TOPO_BUF_INIT(0);
+    assert_int_equal(topo_opts_help(table, N, "usage: prog [options]", &b), 0);
+    assert_string_equal(
+        b.ptr,
+        "usage: prog [options]\n"
+        "\n"
+        "Main:\n"
+        "  -p, --port N             the port (1..65535; default 9443)\n"
+        "  --file FILE              a file whose description is long enough that the help text\n"
+        "                           has to wrap it onto a second line\n"
+        "  --mode MODE              how (fast|safe; default safe)\n"
+        "\n"
+        "Other:\n"
+        "  --quiet                  say less\n"
+        "  --enabled true|false     on or off (default true)\n");
+    topo_buf_dispose(&b);
+    assert_int_equal(topo_opts_markdown(table, N, "prog", "usage: prog", "Intro.", &b), 0);
+    assert_non_null(strstr(b.ptr, "# prog\n\n```\nusage: prog\n```\n\nIntro.\n"));
+    assert_non_null(strstr(b.ptr, "## Main:\n\n| option | value | meaning |\n"));
+    assert_non_null(strstr(b.ptr, "| `--port` (`-p`) | N | the port (1..65535; default 9443) |\n"));
+    assert_non_null(strstr(b.ptr, "| `--quiet` |  | say less |\n"));
+    topo_buf_dispose(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_options__parse),
+        cmocka_unit_test(test_options__help_and_markdown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
