@@ -152,6 +152,16 @@ int topo_opts_help(const topo_opt *table, size_t n, const char *usage_line, topo
     return out->error;
 }
 
+/* Text in a Markdown table cell: a '|' would end the cell. */
+static void md_cell(topo_buf *b, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == '|')
+            topo_buf_putc(b, '\\');
+        topo_buf_putc(b, *s);
+    }
+}
+
 int topo_opts_markdown(const topo_opt *table, size_t n, const char *program,
                        const char *usage_line, const char *intro, topo_buf *out)
 {
@@ -166,10 +176,18 @@ int topo_opts_markdown(const topo_opt *table, size_t n, const char *program,
                             o->section);
         else if (i == 0)
             topo_buf_puts(out, "\n| option | value | meaning |\n| --- | --- | --- |\n");
-        topo_buf_printf(out, "| `%s`%s%s%s | %s | %s", o->name, o->alias ? " (`" : "",
-                        o->alias ? o->alias : "", o->alias ? "`)" : "", o->arg ? o->arg : "",
-                        o->help);
-        details(o, out);
+        topo_buf_printf(out, "| `%s`%s%s%s | ", o->name, o->alias ? " (`" : "",
+                        o->alias ? o->alias : "", o->alias ? "`)" : "");
+        md_cell(out, o->arg ? o->arg : "");
+        topo_buf_puts(out, " | ");
+        topo_buf text = TOPO_BUF_INIT(0);
+        topo_buf_puts(&text, o->help);
+        details(o, &text);
+        if (text.error == 0)
+            md_cell(out, text.ptr);
+        else
+            out->error = text.error;
+        topo_buf_dispose(&text);
         topo_buf_puts(out, " |\n");
     }
     return out->error;

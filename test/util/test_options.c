@@ -123,6 +123,9 @@ static void test_options__help_and_markdown(void **state)
     assert_non_null(strstr(b.ptr, "## Main:\n\n| option | value | meaning |\n"));
     assert_non_null(strstr(b.ptr, "| `--port` (`-p`) | N | the port (1..65535; default 9443) |\n"));
     assert_non_null(strstr(b.ptr, "| `--quiet` |  | say less |\n"));
+    /* a '|' would end the table cell */
+    assert_non_null(strstr(b.ptr, "| `--mode` | MODE | how (fast\\|safe; default safe) |\n"));
+    assert_non_null(strstr(b.ptr, "| `--enabled` | true\\|false | on or off (default true) |\n"));
     topo_buf_dispose(&b);
 }
 
