@@ -241,7 +241,6 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
 {
     topo_err err = TOPO_ERR_INIT;
     json_t *pod = NULL, *patch = NULL;
-    char *text = NULL, *patch_text = NULL;
     outcome out = OUT_ERROR;
 
     int rc = topo_k8s_get(&pod, u->k, &topo_k8s_pods, c->ns, c->name, &err);
@@ -263,12 +262,8 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
     }
     const char *rv = json_string_value(
         json_object_get(json_object_get(pod, "metadata"), "resourceVersion"));
-    if ((text = json_dumps(pod, JSON_COMPACT)) == NULL) {
-        log_pod(TOPO_LOG_ERROR, c, "error", "out of memory");
-        goto done;
-    }
     add_stat(u, &u->stats.attempts, 1);
-    rc = topo_admission_ungate_pod(u->ctx, text, strlen(text), &patch_text, &err);
+    rc = topo_admission_ungate_pod_json(u->ctx, pod, &patch, &err);
     if (rc == TOPO_ENOFIT) {
         /* One line for the PodSet: its other pods are not tried this round. */
         char n[32];
@@ -284,11 +279,6 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
     }
     if (rc < 0) {
         log_pod(TOPO_LOG_WARN, c, "error", err.text);
-        goto done;
-    }
-    json_error_t jerr;
-    if ((patch = json_loads(patch_text, 0, &jerr)) == NULL) {
-        log_pod(TOPO_LOG_ERROR, c, "error", jerr.text);
         goto done;
     }
     /* The resourceVersion we read is the precondition: the slot was chosen
@@ -312,8 +302,6 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
     }
 done:
     json_decref(patch);
-    free(patch_text);
-    free(text);
     json_decref(pod);
     return out;
 }

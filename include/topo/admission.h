@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/error.h"
@@ -120,6 +122,10 @@ typedef struct topo_admission_request {
  * non-empty string: the caller can then answer with a response echoing it. */
 int topo_admission_decode(topo_admission_request *out, const char *body, size_t len,
                           topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* The same from the parsed review (strings copied into pool; root is not
+ * kept): for callers holding the object already, such as the ungater. */
+int topo_admission_decode_json(topo_admission_request *out, const json_t *root, topo_pool *pool,
+                               topo_err *err) TOPO_MUST_CHECK;
 
 /* --- JSON Patch (RFC 6902) -------------------------------------------------------- */
 
@@ -153,6 +159,8 @@ int topo_jsonpatch_add_named_list(topo_jsonpatch *patch, const char *path,
                                   const char *name) TOPO_MUST_CHECK;
 /* The operations as compact JSON text ("[]" when empty); *out is malloc'd. */
 int topo_jsonpatch_dump(char **out, const topo_jsonpatch *patch) TOPO_MUST_CHECK;
+/* The operations as a JSON array: a new reference (json_decref it). */
+json_t *topo_jsonpatch_json(const topo_jsonpatch *patch);
 
 /* Adds the operations that make pod carry every nodeSelector entry of
  * selector and every annotation of annotations:
@@ -403,6 +411,10 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
  * TOPO_EINVALID for an object that is not a gated topology pod. */
 int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
                               char **out_patch, topo_err *err) TOPO_MUST_CHECK;
+/* The same over the pod object the caller holds (the ungater: no text in
+ * between); *out_patch is a new reference to the operations array. */
+int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
+                                   json_t **out_patch, topo_err *err) TOPO_MUST_CHECK;
 
 /* Answers one AdmissionReview body (a topo_wh_handle_fn minus the server's
  * request wrapper). *out_body is malloc'd (caller frees).

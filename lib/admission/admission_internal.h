@@ -54,10 +54,9 @@ int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t
 int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn,
                                void *payload, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
-/* The pod wrapped in a Pod CREATE AdmissionReview (compact JSON, malloc'd;
- * NULL when out of memory), so that it is read exactly as admission reads
- * it. */
-char *topo_admission_pod_review(const json_t *pod, const char *uid);
+/* The pod wrapped in a Pod CREATE AdmissionReview (a new reference; NULL
+ * when out of memory), so that it is read exactly as admission reads it. */
+json_t *topo_admission_pod_review(const json_t *pod, const char *uid);
 
 /* --- Kueue pod groups (groups.c) -------------------------------------------------------- */
 

@@ -194,16 +194,16 @@ int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v,
         const topo_group_role *role = &v->roles[i];
         json_error_t jerr;
         json_t *pod = json_loads(role->pod_json, 0, &jerr);
-        char *review = pod != NULL ? topo_admission_pod_review(pod, "group") : NULL;
+        json_t *review = pod != NULL ? topo_admission_pod_review(pod, "group") : NULL;
         topo_admission_request req;
         if (review == NULL)
             rc = topo_err_set(err, pod != NULL ? TOPO_ENOMEM : TOPO_EIO,
                               "role %s: the stored pod does not read back", role->shape);
-        else if ((rc = topo_admission_decode(&req, review, strlen(review), pool, err)) == 0 &&
+        else if ((rc = topo_admission_decode_json(&req, review, pool, err)) == 0 &&
                  (rc = topo_admission_podset_spec(&specs[i], &req.pod, role->count, pool, err)) ==
                      0)
             specs[i].name = role->shape;
-        free(review);
+        json_decref(review);
         json_decref(pod);
     }
     if (rc < 0)

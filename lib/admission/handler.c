@@ -101,11 +101,10 @@ done:
 
 /* --- ungating ------------------------------------------------------------------------ */
 
-int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
-                              char **out_patch, topo_err *err)
+int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
+                                   json_t **out_patch, topo_err *err)
 {
-    json_t *pod = NULL;
-    char *review = NULL;
+    json_t *review = NULL;
     topo_admission_request req;
     answer a;
     int rc;
@@ -116,23 +115,17 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
-    if (len > TOPO_MAX_ADMISSION_BODY) {
-        rc = topo_err_set(err, TOPO_ELIMIT, "pod: %zu bytes, more than %u", len,
-                          TOPO_MAX_ADMISSION_BODY);
-        goto done;
-    }
-    if ((rc = topo_codec_json_parse(&pod, pod_json, len, "pod", err)) < 0)
-        goto done;
     const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
     if (uid == NULL || uid[0] == '\0') {
         rc = topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid: required");
         goto done;
     }
+    /* Read exactly as admission reads a pod: wrapped in a review. */
     if ((review = topo_admission_pod_review(pod, uid)) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = topo_admission_decode(&req, review, strlen(review), pool, err)) < 0)
+    if ((rc = topo_admission_decode_json(&req, review, pool, err)) < 0)
         goto done;
     int gated = 0;
     for (size_t i = 0; i < req.pod.nscheduling_gates; i++)
@@ -146,9 +139,8 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
     if (adm_place(ctx, &a, MODE_UNGATE, &req, uid, pool) < 0) {
         rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
     } else if (a.resp.patch != NULL) {
-        rc = topo_jsonpatch_dump(out_patch, a.patch);
-        if (rc < 0)
-            rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        *out_patch = topo_jsonpatch_json(a.patch);
+        rc = 0;
     } else if (!a.resp.allowed) {
         rc = topo_err_set(err, TOPO_EINVALID, "%s", a.resp.status_message);
     } else {
@@ -156,8 +148,27 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
     }
 done:
     topo_jsonpatch_free(a.patch);
-    json_decref(pod);
-    free(review);
+    json_decref(review);
     topo_pool_free(pool);
+    return rc;
+}
+
+int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
+                              char **out_patch, topo_err *err)
+{
+    json_t *pod = NULL, *patch = NULL;
+    int rc;
+
+    *out_patch = NULL;
+    if (len > TOPO_MAX_ADMISSION_BODY)
+        return topo_err_set(err, TOPO_ELIMIT, "pod: %zu bytes, more than %u", len,
+                            TOPO_MAX_ADMISSION_BODY);
+    if ((rc = topo_codec_json_parse(&pod, pod_json, len, "pod", err)) < 0)
+        return rc;
+    if ((rc = topo_admission_ungate_pod_json(ctx, pod, &patch, err)) == 0 &&
+        (*out_patch = json_dumps(patch, JSON_COMPACT)) == NULL)
+        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    json_decref(patch);
+    json_decref(pod);
     return rc;
 }

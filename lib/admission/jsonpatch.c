@@ -156,6 +156,11 @@ int topo_jsonpatch_add_named_list(topo_jsonpatch *patch, const char *path, const
     return push_new(patch, "add", path, a);
 }
 
+json_t *topo_jsonpatch_json(const topo_jsonpatch *patch)
+{
+    return json_incref(patch->ops);
+}
+
 int topo_jsonpatch_dump(char **out, const topo_jsonpatch *patch)
 {
     *out = json_dumps(patch->ops, JSON_COMPACT);

@@ -351,22 +351,29 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
                           topo_pool *pool, topo_err *err)
 {
     json_t *root = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (len > TOPO_MAX_ADMISSION_BODY)
+        return topo_err_set(err, TOPO_ELIMIT, "body: %zu bytes, more than the limit of %u", len,
+                            TOPO_MAX_ADMISSION_BODY);
+    if (body == NULL || len == 0)
+        return topo_err_set(err, TOPO_EINVALID, "body: empty");
+    if ((rc = topo_codec_json_parse(&root, body, len, "body", err)) < 0)
+        return rc;
+    rc = topo_admission_decode_json(out, root, pool, err);
+    json_decref(root);
+    return rc;
+}
+
+int topo_admission_decode_json(topo_admission_request *out, const json_t *root, topo_pool *pool,
+                               topo_err *err)
+{
     const json_t *req, *obj = NULL;
     const char *api = NULL, *kind = NULL;
     int rc;
 
     memset(out, 0, sizeof(*out));
-    if (len > TOPO_MAX_ADMISSION_BODY) {
-        rc = topo_err_set(err, TOPO_ELIMIT, "body: %zu bytes, more than the limit of %u", len,
-                          TOPO_MAX_ADMISSION_BODY);
-        goto cleanup;
-    }
-    if (body == NULL || len == 0) {
-        rc = topo_err_set(err, TOPO_EINVALID, "body: empty");
-        goto cleanup;
-    }
-    if ((rc = topo_codec_json_parse(&root, body, len, "body", err)) < 0)
-        goto cleanup;
     if (!json_is_object(root)) {
         rc = topo_err_set(err, TOPO_EUNSUPPORTED, "body: expected an AdmissionReview object, got %s",
                           topo_decode_type_name(root));
@@ -430,21 +437,16 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
     rc = 0;
 
 cleanup:
-    json_decref(root);
     return rc;
 }
 
-char *topo_admission_pod_review(const json_t *pod, const char *uid)
+json_t *topo_admission_pod_review(const json_t *pod, const char *uid)
 {
-    json_t *review = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, "
-                               "s:s, s:O}}",
-                               "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
-                               "request", "uid", uid, "kind", "group", "", "version", "v1",
-                               "kind", "Pod", "resource", "group", "", "version", "v1",
-                               "resource", "pods", "operation", "CREATE", "object", pod);
-    char *text = review ? json_dumps(review, JSON_COMPACT) : NULL;
-    json_decref(review);
-    return text;
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:O}}",
+                     "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request",
+                     "uid", uid, "kind", "group", "", "version", "v1", "kind", "Pod",
+                     "resource", "group", "", "version", "v1", "resource", "pods", "operation",
+                     "CREATE", "object", pod);
 }
 
 /* --- skip rules ------------------------------------------------------------------------ */
