@@ -176,7 +176,7 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
                           topo_err *err)
 {
     topo_ns_policy *p = NULL;
-    wh_watch_opts wo = {"ns-policy", &namespaces_res, label, NULL, 0, 0, 0};
+    wh_watch_opts wo = {"ns-policy", &namespaces_res, label, WH_WATCH_CLIENT_OPTS_INIT};
     int rc;
 
     *out = NULL;
@@ -185,12 +185,8 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
                                                 "configuration are required");
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
-    if (opts != NULL) {
-        wo.k8s = opts->k8s;
-        wo.backoff_base_ms = opts->backoff_base_ms;
-        wo.backoff_max_ms = opts->backoff_max_ms;
-        wo.watch_timeout_s = opts->watch_timeout_s;
-    }
+    if (opts != NULL)
+        wo.client = *opts;
     if ((p->label = strdup(label)) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ns-policy: out of memory");
         goto fail;

@@ -19,19 +19,13 @@
 #include "topo/k8s.h"
 #include "topo/admission.h"
 #include "topo/error.h"
+#include "watch.h"
 
 typedef struct topo_ns_policy topo_ns_policy;
 
-typedef struct topo_ns_policy_opts {
-    unsigned int version;
-    const topo_k8s_opts *k8s;  /* client options; NULL: the client's defaults */
-    long backoff_base_ms;      /* first wait after a failed list/watch, default 200 */
-    long backoff_max_ms;       /* longest wait, default 10000 */
-    long watch_timeout_s;      /* server-side watch timeout, 0: random 300..599 */
-} topo_ns_policy_opts;
-
-#define TOPO_NS_POLICY_OPTS_VERSION 1
-#define TOPO_NS_POLICY_OPTS_INIT {TOPO_NS_POLICY_OPTS_VERSION, NULL, 0, 0, 0}
+/* Client options, backoff and watch timeout, as every view takes them. */
+typedef wh_watch_client_opts topo_ns_policy_opts;
+#define TOPO_NS_POLICY_OPTS_INIT WH_WATCH_CLIENT_OPTS_INIT
 
 /* label: the namespace label key (copied; must be a valid label key: pass
  * topo_admission_config_namespace_policy_label, and do not create one when

@@ -393,7 +393,8 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
                       const topo_quota_opts *opts, topo_err *err)
 {
     topo_quota *p = NULL;
-    wh_watch_opts wo = {"resource-quotas", &resourcequotas_res, NULL, NULL, 0, 0, 0};
+    wh_watch_opts wo = {"resource-quotas", &resourcequotas_res, NULL,
+                        WH_WATCH_CLIENT_OPTS_INIT};
     int rc;
 
     *out = NULL;
@@ -402,12 +403,8 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
                             "resource-quotas: a Kubernetes configuration is required");
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "resource-quotas: out of memory");
-    if (opts != NULL) {
-        wo.k8s = opts->k8s;
-        wo.backoff_base_ms = opts->backoff_base_ms;
-        wo.backoff_max_ms = opts->backoff_max_ms;
-        wo.watch_timeout_s = opts->watch_timeout_s;
-    }
+    if (opts != NULL)
+        wo.client = *opts;
     if ((p->scratch = topo_pool_create()) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "resource-quotas: out of memory");
         goto fail;

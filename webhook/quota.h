@@ -24,19 +24,13 @@
 #include "topo/admission.h"
 #include "topo/error.h"
 #include "topo/pool.h"
+#include "watch.h"
 
 typedef struct topo_quota topo_quota;
 
-typedef struct topo_quota_opts {
-    unsigned int version;
-    const topo_k8s_opts *k8s; /* client options; NULL: the client's defaults */
-    long backoff_base_ms;     /* first wait after a failed list/watch, default 200 */
-    long backoff_max_ms;      /* longest wait, default 10000 */
-    long watch_timeout_s;     /* server-side watch timeout, 0: random 300..599 */
-} topo_quota_opts;
-
-#define TOPO_QUOTA_OPTS_VERSION 1
-#define TOPO_QUOTA_OPTS_INIT {TOPO_QUOTA_OPTS_VERSION, NULL, 0, 0, 0}
+/* Client options, backoff and watch timeout, as every view takes them. */
+typedef wh_watch_client_opts topo_quota_opts;
+#define TOPO_QUOTA_OPTS_INIT WH_WATCH_CLIENT_OPTS_INIT
 
 /* k8s_cfg is copied. opts may be NULL. Nothing runs until
  * topo_quota_start. */

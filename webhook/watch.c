@@ -160,11 +160,11 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
     w->res = opts->res;
     w->ops = ops;
     w->payload = payload;
-    w->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : 200;
-    w->backoff_max_ms = opts->backoff_max_ms;
+    w->backoff_base_ms = opts->client.backoff_base_ms > 0 ? opts->client.backoff_base_ms : 200;
+    w->backoff_max_ms = opts->client.backoff_max_ms;
     if (w->backoff_max_ms < w->backoff_base_ms)
         w->backoff_max_ms = w->backoff_base_ms > 10000 ? w->backoff_base_ms : 10000;
-    w->watch_timeout_s = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 0;
+    w->watch_timeout_s = opts->client.watch_timeout_s > 0 ? opts->client.watch_timeout_s : 0;
     /* Replicas started together must not retry in step. */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     w->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)w;
@@ -174,7 +174,7 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
         rc = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
         goto fail;
     }
-    if ((rc = topo_k8s_create(&w->k, k8s_cfg, opts->k8s, err)) < 0) {
+    if ((rc = topo_k8s_create(&w->k, k8s_cfg, opts->client.k8s, err)) < 0) {
         topo_err_wrap(err, "%s: ", opts->name);
         goto fail;
     }

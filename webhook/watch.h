@@ -39,17 +39,27 @@ typedef struct wh_watch_ops {
     void (*listed)(const void *view, int first, void *payload);
 } wh_watch_ops;
 
-typedef struct wh_watch_opts {
-    const char *name;              /* for logs ("ns-policy"); copied */
-    const topo_k8s_resource *res;  /* borrowed: a static constant */
-    const char *label_selector;    /* NULL: every object; copied */
-    const topo_k8s_opts *k8s;      /* client options; NULL: the client's defaults */
+/* How a view talks to the API server: what the views' create functions
+ * take (topo_ns_policy_opts, topo_quota_opts are this type). */
+typedef struct wh_watch_client_opts {
+    unsigned int version;
+    const topo_k8s_opts *k8s; /* client options; NULL: the client's defaults */
     /* Waits after failures in a row double from base to max, each drawn
      * between half and all of that (topo_http_backoff_ms: replicas do not
      * retry in step). */
-    long backoff_base_ms;          /* default 200 */
-    long backoff_max_ms;           /* default 10000 */
-    long watch_timeout_s;          /* server-side watch timeout, 0: random 300..599 */
+    long backoff_base_ms; /* default 200 */
+    long backoff_max_ms;  /* default 10000 */
+    long watch_timeout_s; /* server-side watch timeout, 0: random 300..599 */
+} wh_watch_client_opts;
+
+#define WH_WATCH_CLIENT_OPTS_VERSION 1
+#define WH_WATCH_CLIENT_OPTS_INIT {WH_WATCH_CLIENT_OPTS_VERSION, NULL, 0, 0, 0}
+
+typedef struct wh_watch_opts {
+    const char *name;             /* for logs ("ns-policy"); copied */
+    const topo_k8s_resource *res; /* borrowed: a static constant */
+    const char *label_selector;   /* NULL: every object; copied */
+    wh_watch_client_opts client;
 } wh_watch_opts;
 
 /* k8s_cfg is copied; ops and payload must outlive the watch. Creates the
