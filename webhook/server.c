@@ -578,6 +578,33 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
     return topo_buf_take(&b, NULL);
 }
 
+/* The plain-HTTP ports: GET/HEAD only; the probes on the health port,
+ * /metrics where it is served (the health port, unless --metrics-port
+ * gives it a port of its own). */
+static enum MHD_Result answer_plain(topo_wh_server *srv, struct MHD_Connection *conn,
+                                   const char *url, const char *method, int probes,
+                                   int metrics)
+{
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
+                     19, "text/plain");
+    if (probes && (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0))
+        return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
+    if (probes && strcmp(url, "/readyz") == 0) {
+        if (atomic_load(&srv->ready) && !atomic_load(&srv->stopping))
+            return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
+        const char *why = atomic_load(&srv->stopping) ? "shutting down\n" : "not ready\n";
+        return queue(conn, NULL, 503, strdup(why), strlen(why), "text/plain");
+    }
+    if (metrics && strcmp(url, "/metrics") == 0) {
+        char *text = topo_wh_server_metrics(srv);
+        if (!text)
+            return MHD_NO;
+        return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
+    }
+    return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
+}
+
 static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, const char *url,
                                      const char *method, const char *version,
                                      const char *upload_data, size_t *upload_data_size,
@@ -588,25 +615,7 @@ static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, con
     (void)upload_data;
     (void)upload_data_size;
     (void)con_cls;
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
-                     19, "text/plain");
-    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
-        return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
-    if (strcmp(url, "/readyz") == 0) {
-        if (atomic_load(&srv->ready) && !atomic_load(&srv->stopping))
-            return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
-        const char *why = atomic_load(&srv->stopping) ? "shutting down\n" : "not ready\n";
-        return queue(conn, NULL, 503, strdup(why), strlen(why), "text/plain");
-    }
-    /* with a metrics port of its own, the probes' port serves no metrics */
-    if (strcmp(url, "/metrics") == 0 && srv->opts.metrics_port == 0) {
-        char *text = topo_wh_server_metrics(srv);
-        if (!text)
-            return MHD_NO;
-        return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
-    }
-    return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
+    return answer_plain(srv, conn, url, method, 1, srv->opts.metrics_port == 0);
 }
 
 /* --metrics-port: /metrics alone. */
@@ -615,20 +624,11 @@ static enum MHD_Result access_metrics(void *cls, struct MHD_Connection *conn, co
                                       const char *upload_data, size_t *upload_data_size,
                                       void **con_cls)
 {
-    topo_wh_server *srv = cls;
     (void)version;
     (void)upload_data;
     (void)upload_data_size;
     (void)con_cls;
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
-                     19, "text/plain");
-    if (strcmp(url, "/metrics") != 0)
-        return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
-    char *text = topo_wh_server_metrics(srv);
-    if (!text)
-        return MHD_NO;
-    return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
+    return answer_plain(cls, conn, url, method, 0, 1);
 }
 
 /* ---- TLS generations ---- */
