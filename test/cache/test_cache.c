@@ -610,15 +610,16 @@ static void test_cache__relist(void **state)
 
 /* --- reservations ------------------------------------------------------------------------ */
 
-/* r1 for PodSet ns/train: 2 pods on n1, 1 on n2 (hostname assignment). */
-static void create_r1(topo_cache *c, const char *id, const char *key, int64_t created,
-                      int64_t expires, int expect)
+/* A reservation of 3 slots, 2 pods on n1 and 1 on n2 (hostname assignment),
+ * whose free slots lapse after ttl (0: never); create returns `expect`. */
+static void create_res(topo_cache *c, const char *id, const char *key, int64_t created,
+                       int64_t expires, int64_t ttl, const topo_resource *req, size_t nreq,
+                       int expect)
 {
     static const char *v1[] = {"n1"}, *v2[] = {"n2"};
     static const char *alevels[] = {HOST};
     topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
     topo_assignment a = {alevels, 1, doms, 2};
-    topo_resource req[] = {{GPU, 4}};
     topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
     topo_err err = TOPO_ERR_INIT;
     spec.id = id;
@@ -628,13 +629,22 @@ static void create_r1(topo_cache *c, const char *id, const char *key, int64_t cr
     spec.nlevels = 5;
     spec.assignment = &a;
     spec.requests = req;
-    spec.nrequests = 1;
+    spec.nrequests = nreq;
     spec.created_at = created;
     spec.expires_at = expires;
+    spec.unclaimed_ttl = ttl;
     int rc = topo_cache_reservation_create(c, &spec, &err);
     if (rc != expect)
         fail_msg("create %s: got %s, want %s: %s", id, topo_err_name(rc), topo_err_name(expect),
                  err.text);
+}
+
+/* r1 for PodSet ns/train: 4 GPUs a pod, free slots never lapse. */
+static void create_r1(topo_cache *c, const char *id, const char *key, int64_t created,
+                      int64_t expires, int expect)
+{
+    static const topo_resource req[] = {{GPU, 4}};
+    create_res(c, id, key, created, expires, 0, req, 1, expect);
 }
 
 static int claim(topo_cache *c, const char *id, const char *pod, int32_t rank, int64_t now,
@@ -1387,28 +1397,11 @@ static void test_cache__claimant_slots_are_charged(void **state)
     topo_pool_free(pool);
 }
 
-/* A reservation of 3 slots (n1 x2, n2 x1) whose free slots lapse after ttl. */
+/* A reservation of 3 slots for 600 s whose free slots lapse after ttl. */
 static void create_ttl(topo_cache *c, const char *id, const char *key, int64_t created,
                        int64_t ttl, const topo_resource *req, size_t nreq)
 {
-    static const char *v1[] = {"n1"}, *v2[] = {"n2"};
-    static const char *alevels[] = {HOST};
-    topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
-    topo_assignment a = {alevels, 1, doms, 2};
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
-    topo_err err = TOPO_ERR_INIT;
-    spec.id = id;
-    spec.podset_key = key;
-    spec.topology_name = "default";
-    spec.levels = LEVELS5;
-    spec.nlevels = 5;
-    spec.assignment = &a;
-    spec.requests = req;
-    spec.nrequests = nreq;
-    spec.created_at = created;
-    spec.expires_at = created + 600;
-    spec.unclaimed_ttl = ttl;
-    must(topo_cache_reservation_create(c, &spec, &err), &err);
+    create_res(c, id, key, created, created + 600, ttl, req, nreq, 0);
 }
 
 typedef struct unclaimed_sum {
