@@ -469,17 +469,7 @@ def case_chunked_too_large(w):
 def closed_within(s, limit):
     """Seconds until the server ended the connection (EOF or reset), or
     None when it was still open after limit seconds."""
-    t0 = time.time()
-    s.settimeout(0.2)
-    while time.time() - t0 < limit:
-        try:
-            if not s.recv(4096):
-                return time.time() - t0
-        except socket.timeout:
-            continue
-        except (OSError, ssl.SSLError):
-            return time.time() - t0
-    return None
+    return trickle_until_closed(s, b"", 0.2, limit)
 
 
 def trickle_until_closed(s, data, every, limit):
