@@ -13,6 +13,13 @@
 
 /* Every statement the cache runs, prepared once per connection on first use
  * (SQLITE_PREPARE_PERSISTENT) and reset after each use. */
+/* Whether the free slots of reservation `r` still hold capacity (and can
+ * be claimed) at time `now`, a statement parameter: unclaimed_ttl after the
+ * reservation or its last claim (topo_cache_reservation_spec). One
+ * condition for every statement that counts or claims free slots. */
+#define CACHE_FREE_SLOTS_HELD(now)                                                                \
+    "(r.unclaimed_ttl = 0 OR r.claimed_at + r.unclaimed_ttl > " now ")"
+
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
     XX(BEGIN_IMMEDIATE, "BEGIN IMMEDIATE")                                                        \
@@ -91,8 +98,8 @@
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
        "VALUES(?1, ?2, ?3, NULL)")                                                                \
     XX(RES_LIVE, "SELECT (SELECT count(*) FROM reservation_slots WHERE reservation_id = ?1), "    \
-                 "unclaimed_ttl = 0 OR claimed_at + unclaimed_ttl > ?2 "                          \
-                 "FROM reservations WHERE id = ?1 AND expires_at > ?2")                           \
+                 CACHE_FREE_SLOTS_HELD("?2") " FROM reservations r WHERE r.id = ?1 AND "          \
+                 "r.expires_at > ?2")                                                             \
     XX(RES_CLAIMED_AT,                                                                            \
        "UPDATE reservations SET claimed_at = max(claimed_at, ?2) WHERE id = ?1")                  \
     XX(SLOT_OF_POD,                                                                               \
@@ -158,14 +165,13 @@
        "FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "                 \
        "WHERE r.expires_at > ?1 AND NOT EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid "    \
        "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) AND ((s.pod_uid IS NOT "\
-       "NULL AND substr(s.pod_uid, 1, 6) <> 'claim:') OR r.unclaimed_ttl = 0 OR "                 \
-       "r.claimed_at + r.unclaimed_ttl > ?1) "                                                    \
+       "NULL AND substr(s.pod_uid, 1, 6) <> 'claim:') OR " CACHE_FREE_SLOTS_HELD("?1") ") "         \
        "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")                               \
     XX(UNCLAIMED,                                                                                 \
        "SELECT substr(r.podset_key, 1, instr(r.podset_key, '/') - 1) AS ns, r.id, r.requests, "   \
        "count(*) FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "        \
-       "WHERE r.expires_at > ?1 AND s.pod_uid IS NULL AND (r.unclaimed_ttl = 0 OR "               \
-       "r.claimed_at + r.unclaimed_ttl > ?1) GROUP BY r.id ORDER BY ns, r.id")
+       "WHERE r.expires_at > ?1 AND s.pod_uid IS NULL AND " CACHE_FREE_SLOTS_HELD("?1")            \
+       " GROUP BY r.id ORDER BY ns, r.id")
 
 typedef enum cache_stmt {
 #define CACHE_XX_ENUM(name, sql) CACHE_STMT_##name,
