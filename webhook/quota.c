@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/resourcequota.h"
+#include "topo/resourcequota.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
 #include "watch.h"

@@ -35,7 +35,7 @@
 
 #include <microhttpd.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/buf.h"
 #include "topo/goparse.h"
 #include "topo/limits.h"

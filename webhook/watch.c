@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "net/http_internal.h" /* topo_http_backoff_ms: the client's own jitter */
+#include "../lib/net/http_internal.h" /* topo_http_backoff_ms: the client's own jitter */
 #include "topo/log.h"
 
 struct wh_watch {

@@ -10,48 +10,7 @@
 #include "topo/error.h"
 #include "topo/model.h"
 #include "topo/pool.h"
-
-typedef struct topo_toleration {
-    const char *key;      /* NULL or "" matches every key (with Exists) */
-    const char *op;       /* "Equal" (default when NULL) or "Exists" */
-    const char *value;
-    const char *effect;   /* NULL or "" matches every effect */
-} topo_toleration;
-
-typedef struct topo_match_expr {
-    const char *key;
-    const char *op; /* In, NotIn, Exists, DoesNotExist, Gt, Lt */
-    const char *const *values;
-    size_t nvalues;
-} topo_match_expr;
-
-typedef struct topo_selector_term {
-    const topo_match_expr *exprs;
-    size_t nexprs;
-} topo_selector_term;
-
-typedef struct topo_preferred_term {
-    int32_t weight;
-    topo_selector_term term;
-} topo_preferred_term;
-
-typedef struct topo_slice_layer {
-    const char *level;
-    int32_t size;
-} topo_slice_layer;
-
-typedef struct topo_assign_domain {
-    const char *const *values;
-    int32_t count;
-} topo_assign_domain;
-
-/* Kueue's TopologyAssignment (v1beta1 logical form). */
-typedef struct topo_assignment {
-    const char *const *levels;
-    size_t nlevels;
-    const topo_assign_domain *domains;
-    size_t ndomains;
-} topo_assignment;
+#include "topo/types.h"
 
 /* One PodSet's topology request, as Kueue's annotations express it. */
 typedef struct topo_podset_spec {

@@ -10,36 +10,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
-
-typedef struct topo_kv {
-    const char *key;
-    const char *value;
-} topo_kv;
-
-/* A resource amount in Kueue's units: "cpu" in millicores, everything else in
- * whole base units (see topo_quantity_parse_resource). */
-typedef struct topo_resource {
-    const char *name;
-    int64_t amount;
-} topo_resource;
-
-typedef struct topo_taint {
-    const char *key;
-    const char *value;  /* may be NULL or "" */
-    const char *effect; /* NoSchedule, PreferNoSchedule, NoExecute */
-} topo_taint;
-
-typedef struct topo_node_spec {
-    const char *name;
-    const topo_kv *labels;
-    size_t nlabels;
-    const topo_resource *allocatable;
-    size_t nallocatable;
-    const topo_taint *taints;
-    size_t ntaints;
-    int unschedulable;
-    int ready;
-} topo_node_spec;
+#include "topo/types.h"
 
 typedef struct topo_snapshot_opts {
     const char *topology_name;  /* appears in Kueue's failure messages */

@@ -15,7 +15,7 @@
 
 #include "admission_internal.h"
 #include "handler_internal.h"
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/engine.h"
 #include "topo/limits.h"
 #include "topo/log.h"

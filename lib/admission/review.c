@@ -4,9 +4,9 @@
 
 #include <jansson.h>
 
-#include "codec/codec.h"
-#include "codec/decode.h"
-#include "codec/podreq.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
+#include "topo/podreq.h"
 #include "admission_internal.h"
 #include "topo/admission.h"
 #include "topo/limits.h"

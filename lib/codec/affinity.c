@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "codec/decode.h"
+#include "topo/decode.h"
 #include "topo/goparse.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)

@@ -1,6 +1,6 @@
 /* Kueue's TopologyAssignment as a jansson object, in one place: the CLI
  * prints it, the cache stores it, the webhook annotates pods with it. */
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 static json_t *string_array(const char *const *v, size_t n)
 {

@@ -1,6 +1,6 @@
 /* Decoding helpers for Kubernetes-shaped JSON: resource maps, string maps,
  * taints, tolerations and typed fields, with path-naming errors. */
-#include "codec/decode.h"
+#include "topo/decode.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Reading whole files with a size limit, and picking JSON or YAML. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 #include <errno.h>
 #include <fcntl.h>

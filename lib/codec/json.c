@@ -1,5 +1,5 @@
 /* JSON text → jansson tree, with "source:line:column: message" errors. */
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char *source,
                           topo_err *err)

@@ -1,11 +1,11 @@
 /* Effective pod requests (k8s.io/component-helpers/resource PodRequests). */
-#include "codec/podreq.h"
+#include "topo/podreq.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/decode.h"
+#include "topo/decode.h"
 #include "topo/array.h"
 #include "topo/strmap.h"
 

@@ -4,7 +4,7 @@
  * shape to put a group's pods into roles and to refuse a pod that claims a
  * PodSet it does not match. The hash is topo's own (canonical JSON of the
  * fields, SHA-256), not byte-compatible with Kueue's role-hash annotation. */
-#include "codec/podreq.h"
+#include "topo/podreq.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* ResourceQuota room per pod resource (resourcequota.h). */
-#include "codec/resourcequota.h"
+#include "topo/resourcequota.h"
 
 #include <stdint.h>
 #include <stdlib.h>

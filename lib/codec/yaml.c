@@ -2,7 +2,7 @@
  * includes <yaml.h>. Plain scalars resolve by the YAML 1.2 core schema. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 #include <errno.h>
 #include <stdarg.h>

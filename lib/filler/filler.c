@@ -19,11 +19,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "codec/decode.h"
-#include "codec/podreq.h"
+#include "topo/decode.h"
+#include "topo/podreq.h"
 #include "topo/k8s.h"
 #include "topo/cache.h"
-#include "topo/cache/cache_json.h"
+#include "topo/cache_json.h"
 #include "topo/log.h"
 #include "topo/pool.h"
 #include "topo/strmap.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
-#include "codec/decode.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/strmap.h"

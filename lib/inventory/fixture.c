@@ -17,13 +17,13 @@
  *     - {node: n1, requests: {nvidia.com/gpu: 4}, phase: Running, name: a, namespace: b}
  *
  * Unknown keys are errors, so that typos do not pass silently. */
-#include "inventory/inventory_internal.h"
+#include "inventory_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/decode.h"
+#include "topo/decode.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define DEFAULT_TOPOLOGY_PREFIX "topology.topo.io/"

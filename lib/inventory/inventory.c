@@ -1,11 +1,11 @@
 /* The inventory object: batches, loading entry points, accessors, and the
  * bridge to a topo_snapshot. */
-#include "inventory/inventory_internal.h"
+#include "inventory_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/array.h"
 #include "topo/limits.h"
 

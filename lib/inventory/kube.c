@@ -1,10 +1,10 @@
 /* Decoding `kubectl get nodes -o json` and `kubectl get pods -A -o json`. */
-#include "inventory/inventory_internal.h"
+#include "inventory_internal.h"
 
 #include <string.h>
 
-#include "codec/decode.h"
-#include "codec/podreq.h"
+#include "topo/decode.h"
+#include "topo/podreq.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 int topo_assignment_format(char **out, const topo_assignment *a, topo_format format,
                            topo_err *err)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
-#include "codec/decode.h"
-#include "codec/podreq.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
+#include "topo/podreq.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
 

@@ -1,5 +1,5 @@
 /* Retry policy: which failures are retried, and how long to wait. */
-#include "net/http_internal.h"
+#include "http_internal.h"
 
 #include <limits.h>
 #include <string.h>

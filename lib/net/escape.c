@@ -1,5 +1,5 @@
 /* RFC 3986 percent-encoding (see escape.h). */
-#include "net/escape.h"
+#include "escape.h"
 
 static int unreserved(unsigned char c)
 {

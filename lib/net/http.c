@@ -17,7 +17,7 @@
 
 #include <curl/curl.h>
 
-#include "net/http_internal.h"
+#include "http_internal.h"
 #include "topo/buf.h"
 #include "topo/limits.h"
 #include "topo/log.h"

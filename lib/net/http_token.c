@@ -1,10 +1,10 @@
 /* Bearer tokens: reading the token file and keeping secrets out of freed memory. */
-#include "net/http_internal.h"
+#include "http_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/limits.h"
 
 void topo_http_wipe(void *p, size_t n)

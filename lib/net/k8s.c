@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codec/codec.h"
-#include "net/escape.h"
+#include "topo/codec.h"
+#include "escape.h"
 #include "topo/buf.h"
 #include "topo/http.h"
 #include "topo/limits.h"

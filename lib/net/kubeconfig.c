@@ -14,7 +14,7 @@
 
 #include <openssl/evp.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/str.h"
 #include "topo/limits.h"
 #include "topo/log.h"

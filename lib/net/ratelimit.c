@@ -1,7 +1,7 @@
 /* Client-side rate limiting: a token bucket on the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "net/http_internal.h"
+#include "http_internal.h"
 
 #include <errno.h>
 #include <time.h>

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/admission.h"
 #include "topo/limits.h"
 

@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/inventory.h"

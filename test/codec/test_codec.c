@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 /* --- YAML/JSON value cases: input → canonical compact JSON ------------------- */
 

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "codec/codec.h"
-#include "codec/decode.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
 
 static topo_pool *pool;
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "codec/codec.h"
-#include "codec/resourcequota.h"
+#include "topo/codec.h"
+#include "topo/resourcequota.h"
 
 static json_t *parse(const char *text)
 {

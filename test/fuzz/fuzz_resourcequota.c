@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
-#include "codec/resourcequota.h"
+#include "topo/codec.h"
+#include "topo/resourcequota.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

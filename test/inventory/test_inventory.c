@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "codec/podreq.h"
-#include "codec/codec.h"
+#include "topo/podreq.h"
+#include "topo/codec.h"
 #include "topo/inventory.h"
 #include "topo/limits.h"
 

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "net/http_internal.h"
+#include "../../lib/net/http_internal.h" /* white-box */
 #include "topo/http.h"
 #include "topo/log.h"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "net/escape.h"
+#include "../../lib/net/escape.h" /* white-box */
 #include "topo/k8s.h"
 #include "topo/log.h"
 

@@ -1,17 +1,17 @@
 /* Effective pod requests, as Kubernetes' resourcehelper.PodRequests computes
- * them, and Kueue's TAS-pod test. Internal to lib/ (the inventory and the
+ * them, and Kueue's TAS-pod test (the inventory and the
  * topology cache both count pods this way). */
-#ifndef TOPO_CODEC_PODREQ_H
-#define TOPO_CODEC_PODREQ_H
+#ifndef TOPO_PODREQ_H
+#define TOPO_PODREQ_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
 #include "topo/error.h"
-#include "topo/kueue.h" /* the TAS annotation names only */
-#include "topo/model.h"
+#include "topo/kueue_names.h"
 #include "topo/pool.h"
+#include "topo/types.h"
 
 /* Per-pod effective requests of a PodSpec object (`spec` may be NULL: no
  * requests). `path` names spec in messages ("items[2].spec").

@@ -3,13 +3,13 @@
  * writes: upserts, deletes, watch events and whole lists. Every object is
  * decoded before anything is written, so a malformed one changes nothing. */
 #include "cache_internal.h"
-#include "cache_json.h"
+#include "topo/cache_json.h"
 
 #include <string.h>
 
-#include "codec/codec.h"
-#include "codec/decode.h"
-#include "codec/podreq.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
+#include "topo/podreq.h"
 #include "topo/limits.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)

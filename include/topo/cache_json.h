@@ -1,5 +1,5 @@
-/* The cache's object writes from JSON already parsed, for callers inside
- * lib/ that hold a jansson tree (the filler gets each watch event parsed;
+/* The cache's object writes from JSON already parsed, for callers that
+ * hold a jansson tree (the filler gets each watch event parsed;
  * dumping it to text for topo_cache_upsert_* to parse again would double
  * the work on the hottest path). Same semantics as the text forms. */
 #ifndef TOPO_CACHE_JSON_H

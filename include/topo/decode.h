@@ -1,7 +1,7 @@
 /* Decoding helpers shared by every reader of Kubernetes-shaped input (node
  * lists, pod lists, fixture YAML, PodSet manifests, conformance cases, the
- * topology cache's objects). Internal to lib/: they sit in the codec layer so
- * that both lib/inventory and lib/topo/cache can use them.
+ * topology cache's objects). They sit in the codec layer, below the engine,
+ * so that both lib/inventory and lib/cache can use them.
  *
  * Conventions, for every function here:
  * - `obj` is the JSON value to decode (the map or the array itself). NULL or
@@ -11,18 +11,17 @@
  * - Arrays and strings are allocated from `pool` (copied: they do not borrow
  *   from the JSON tree, which may be freed afterwards).
  * - Return 0, TOPO_EINVALID with a message in err, or TOPO_ENOMEM. */
-#ifndef TOPO_CODEC_DECODE_H
-#define TOPO_CODEC_DECODE_H
+#ifndef TOPO_DECODE_H
+#define TOPO_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "topo/engine.h"
 #include "topo/error.h"
-#include "topo/model.h"
 #include "topo/pool.h"
+#include "topo/types.h"
 
 /* Longest path we build for messages (longer ones are truncated). */
 #define TOPO_DECODE_PATH_MAX 256

@@ -5,7 +5,7 @@
  * binding of an arriving pod to the slot its annotations name. */
 #include "cache_internal.h"
 
-#include "codec/codec.h"
+#include "topo/codec.h"
 
 #include <stdlib.h>
 #include <string.h>

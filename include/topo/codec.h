@@ -1,18 +1,18 @@
 /* The codec layer: reading files and turning JSON or YAML text into one
- * jansson tree, with "source:line:column: message" errors. Internal to lib/
- * (jansson types appear here, so this header is not under include/topo/).
+ * jansson tree, with "source:line:column: message" errors. Used by every
+ * layer above it and by topo-webhook (jansson types appear in it).
  *
  * Ownership: every json_t ** result is a new reference owned by the caller
  * (json_decref it); every char ** result is malloc'd and freed with free(). */
-#ifndef TOPO_CODEC_CODEC_H
-#define TOPO_CODEC_CODEC_H
+#ifndef TOPO_CODEC_H
+#define TOPO_CODEC_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
-#include "topo/engine.h"
 #include "topo/error.h"
+#include "topo/types.h"
 
 /* Deepest nesting of YAML collections we build (JSON uses jansson's own
  * limit). Deeper input is TOPO_ELIMIT. */

@@ -1,6 +1,6 @@
 /* A core/v1 ResourceQuota as topo-webhook counts it: the room (hard - used)
- * it leaves per pod resource. Internal to lib/ and the webhook (jansson
- * types appear here). Pure: no I/O, no logging.
+ * it leaves per pod resource. Used by topo-webhook's quota view
+ * (jansson types appear here). Pure: no I/O, no logging.
  *
  * The quota resource names that limit pods, as the API server's pod quota
  * evaluator reads them (topo_resourcequota_pod_resource):
@@ -22,16 +22,16 @@
  * so nothing is admitted over it meanwhile, and the first PodSet of a new
  * namespace is not refused by the webhook for a gap of a second. A
  * resource status.hard has but status.used lacks counts as 0 used. */
-#ifndef TOPO_CODEC_RESOURCEQUOTA_H
-#define TOPO_CODEC_RESOURCEQUOTA_H
+#ifndef TOPO_RESOURCEQUOTA_H
+#define TOPO_RESOURCEQUOTA_H
 
 #include <stddef.h>
 
 #include <jansson.h>
 
 #include "topo/error.h"
-#include "topo/model.h"
 #include "topo/pool.h"
+#include "topo/types.h"
 
 /* Problems kept per quota (the count goes on): enough to name the fields
  * in one warning, never a message per entry of a hostile object. */
