@@ -1,0 +1,299 @@
+/* One source's facts: hosts, their stated levels, switches and cables
+ * (include/topo/facts.h). Strings live in one pool; names are indexed by
+ * string maps whose keys are those pooled strings. Cables are deduplicated
+ * by a key made of their endpoints, so that a dump that lists a cable from
+ * both ends (ibnetdiscover does) yields it once. */
+#include "topo/facts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/array.h"
+#include "topo/limits.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+typedef struct host {
+    const char *name;
+    const char *levels[TOPO_LEVEL_COUNT];
+} host;
+
+typedef struct sw {
+    const char *id;
+    const char *name;
+} sw;
+
+struct topo_facts {
+    const char *source;
+    topo_pool *pool;
+    TOPO_ARRAY(host) hosts;
+    TOPO_ARRAY(sw) switches;
+    TOPO_ARRAY(topo_facts_link) links;
+    topo_strmap *host_index;
+    topo_strmap *switch_index;
+    topo_strmap *link_index; /* "h\x1f<host>\x1f<port>\x1f<switch>" or "s\x1f<a>\x1f<b>" */
+};
+
+static const char *const level_names[TOPO_LEVEL_COUNT] = {
+#define TOPO_XX_LEVEL_NAME(name, text) text,
+    TOPO_LEVEL_MAP(TOPO_XX_LEVEL_NAME)
+#undef TOPO_XX_LEVEL_NAME
+};
+
+const char *topo_level_name(topo_level level)
+{
+    return (unsigned)level < TOPO_LEVEL_COUNT ? level_names[level] : NULL;
+}
+
+int topo_level_parse(topo_level *out, const char *name)
+{
+    for (int i = 0; i < TOPO_LEVEL_COUNT; i++) {
+        if (name && strcmp(name, level_names[i]) == 0) {
+            *out = (topo_level)i;
+            return 0;
+        }
+    }
+    return TOPO_ENOTFOUND;
+}
+
+int topo_facts_create(topo_facts **out, const char *source, topo_err *err)
+{
+    *out = NULL;
+    if (!source || !*source)
+        return topo_err_set(err, TOPO_EINVALID, "facts: empty source name");
+    topo_facts *f = calloc(1, sizeof(*f));
+    if (!f)
+        return topo_err_nomem(err, "facts");
+    f->pool = topo_pool_create();
+    f->host_index = topo_strmap_create(64);
+    f->switch_index = topo_strmap_create(64);
+    f->link_index = topo_strmap_create(256);
+    f->source = f->pool ? topo_pool_strdup(f->pool, source) : NULL;
+    if (!f->source || !f->host_index || !f->switch_index || !f->link_index) {
+        topo_facts_free(f);
+        return topo_err_nomem(err, "facts");
+    }
+    *out = f;
+    return 0;
+}
+
+void topo_facts_free(topo_facts *facts)
+{
+    if (!facts)
+        return;
+    free(facts->hosts.items);
+    free(facts->switches.items);
+    free(facts->links.items);
+    topo_strmap_free(facts->host_index);
+    topo_strmap_free(facts->switch_index);
+    topo_strmap_free(facts->link_index);
+    topo_pool_free(facts->pool);
+    free(facts);
+}
+
+const char *topo_facts_source(const topo_facts *facts)
+{
+    return facts->source;
+}
+
+/* Room for one more entry in a table that is indexed by int32 map values. */
+static int check_room(const topo_facts *f, size_t n, const char *what, topo_err *err)
+{
+    if (n >= TOPO_MAX_FACTS_ENTRIES)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: more than %u %s", f->source,
+                            (unsigned)TOPO_MAX_FACTS_ENTRIES, what);
+    return 0;
+}
+
+int topo_facts_add_host(topo_facts *facts, const char *name, size_t *out_index, topo_err *err)
+{
+    if (!name || !*name)
+        return topo_err_set(err, TOPO_EINVALID, "%s: a host with an empty name", facts->source);
+    int32_t found = topo_strmap_get(facts->host_index, name);
+    if (found >= 0) {
+        if (out_index)
+            *out_index = (size_t)found;
+        return 0;
+    }
+    int rc = check_room(facts, facts->hosts.n, "hosts", err);
+    if (rc != 0)
+        return rc;
+    host h = {.name = topo_pool_strdup(facts->pool, name)};
+    if (!h.name || TOPO_ARRAY_GROW(&facts->hosts) != 0 ||
+        topo_strmap_put(facts->host_index, h.name, (int32_t)facts->hosts.n) != 0)
+        return topo_err_nomem(err, "facts: host");
+    facts->hosts.items[facts->hosts.n] = h;
+    if (out_index)
+        *out_index = facts->hosts.n;
+    facts->hosts.n++;
+    return 0;
+}
+
+int topo_facts_set_level(topo_facts *facts, const char *host_name, topo_level level,
+                         const char *value, topo_err *err)
+{
+    if ((unsigned)level >= TOPO_LEVEL_COUNT || level == TOPO_LEVEL_SPINE ||
+        level == TOPO_LEVEL_LEAF || level == TOPO_LEVEL_HOSTNAME)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: level %s is not stated by a source (it is derived)",
+                            facts->source, topo_level_name(level) ? topo_level_name(level) : "?");
+    if (!value || !*value)
+        return topo_err_set(err, TOPO_EINVALID, "%s: host %s: empty %s", facts->source,
+                            host_name ? host_name : "", level_names[level]);
+    size_t i = 0;
+    int rc = topo_facts_add_host(facts, host_name, &i, err);
+    if (rc != 0)
+        return rc;
+    host *h = &facts->hosts.items[i];
+    if (h->levels[level]) {
+        if (strcmp(h->levels[level], value) == 0)
+            return 0;
+        return topo_err_set(err, TOPO_ECONFLICT, "%s: host %s: %s is both \"%s\" and \"%s\"",
+                            facts->source, h->name, level_names[level], h->levels[level], value);
+    }
+    h->levels[level] = topo_pool_strdup(facts->pool, value);
+    return h->levels[level] ? 0 : topo_err_nomem(err, "facts: level");
+}
+
+int topo_facts_add_switch(topo_facts *facts, const char *id, const char *name, size_t *out_index,
+                          topo_err *err)
+{
+    if (!id || !*id)
+        return topo_err_set(err, TOPO_EINVALID, "%s: a switch with an empty id", facts->source);
+    int32_t found = topo_strmap_get(facts->switch_index, id);
+    if (found >= 0) {
+        if (out_index)
+            *out_index = (size_t)found;
+        return 0;
+    }
+    int rc = check_room(facts, facts->switches.n, "switches", err);
+    if (rc != 0)
+        return rc;
+    sw s = {.id = topo_pool_strdup(facts->pool, id)};
+    s.name = (name && *name) ? topo_pool_strdup(facts->pool, name) : s.id;
+    if (!s.id || !s.name || TOPO_ARRAY_GROW(&facts->switches) != 0 ||
+        topo_strmap_put(facts->switch_index, s.id, (int32_t)facts->switches.n) != 0)
+        return topo_err_nomem(err, "facts: switch");
+    facts->switches.items[facts->switches.n] = s;
+    if (out_index)
+        *out_index = facts->switches.n;
+    facts->switches.n++;
+    return 0;
+}
+
+/* Adds a cable unless its key is already known. The key joins the endpoint
+ * names with a unit separator, which no name a source gives us carries in
+ * practice; were one to, two distinct cables could share a key and one be
+ * dropped, never a crash. */
+static int add_link(topo_facts *facts, const char *key, topo_facts_link link, topo_err *err)
+{
+    if (!key)
+        return topo_err_nomem(err, "facts: cable");
+    if (topo_strmap_get(facts->link_index, key) >= 0)
+        return 0;
+    int rc = check_room(facts, facts->links.n, "cables", err);
+    if (rc != 0)
+        return rc;
+    if (TOPO_ARRAY_GROW(&facts->links) != 0 ||
+        topo_strmap_put(facts->link_index, key, (int32_t)facts->links.n) != 0)
+        return topo_err_nomem(err, "facts: cable");
+    facts->links.items[facts->links.n++] = link;
+    return 0;
+}
+
+int topo_facts_add_host_link(topo_facts *facts, const char *host_name, const char *port,
+                             const char *switch_id, topo_err *err)
+{
+    topo_facts_link link = {.is_host_link = 1, .host = TOPO_FACTS_NO_HOST};
+    int rc = topo_facts_add_switch(facts, switch_id, NULL, &link.sw, err);
+    if (rc == 0 && host_name)
+        rc = topo_facts_add_host(facts, host_name, &link.host, err);
+    if (rc != 0)
+        return rc;
+    if (port && *port) {
+        link.port = topo_pool_strdup(facts->pool, port);
+        if (!link.port)
+            return topo_err_nomem(err, "facts: cable");
+    }
+    /* Unnamed adapters are told apart by their port name only; two of them
+     * on one switch with no port name are one cable, which is all a leaf
+     * test needs. */
+    const char *key = topo_pool_printf(facts->pool, "h\x1f%s\x1f%s\x1f%s",
+                                       host_name ? host_name : "", link.port ? link.port : "",
+                                       switch_id);
+    return add_link(facts, key, link, err);
+}
+
+int topo_facts_add_switch_link(topo_facts *facts, const char *a, const char *b, topo_err *err)
+{
+    size_t ia = 0, ib = 0;
+    int rc = topo_facts_add_switch(facts, a, NULL, &ia, err);
+    if (rc == 0)
+        rc = topo_facts_add_switch(facts, b, NULL, &ib, err);
+    if (rc != 0 || ia == ib)
+        return rc;
+    topo_facts_link link = {.sw = ia < ib ? ia : ib, .other = ia < ib ? ib : ia,
+                            .host = TOPO_FACTS_NO_HOST};
+    const char *key = topo_pool_printf(facts->pool, "s\x1f%zu\x1f%zu", link.sw, link.other);
+    return add_link(facts, key, link, err);
+}
+
+size_t topo_facts_host_count(const topo_facts *facts)
+{
+    return facts->hosts.n;
+}
+
+const char *topo_facts_host_name(const topo_facts *facts, size_t i)
+{
+    return i < facts->hosts.n ? facts->hosts.items[i].name : NULL;
+}
+
+const char *topo_facts_host_level(const topo_facts *facts, size_t i, topo_level level)
+{
+    if (i >= facts->hosts.n || (unsigned)level >= TOPO_LEVEL_COUNT)
+        return NULL;
+    return facts->hosts.items[i].levels[level];
+}
+
+int topo_facts_find_host(const topo_facts *facts, const char *name, size_t *out_index)
+{
+    int32_t found = name ? topo_strmap_get(facts->host_index, name) : -1;
+    if (found < 0)
+        return TOPO_ENOTFOUND;
+    *out_index = (size_t)found;
+    return 0;
+}
+
+size_t topo_facts_switch_count(const topo_facts *facts)
+{
+    return facts->switches.n;
+}
+
+const char *topo_facts_switch_id(const topo_facts *facts, size_t i)
+{
+    return i < facts->switches.n ? facts->switches.items[i].id : NULL;
+}
+
+const char *topo_facts_switch_name(const topo_facts *facts, size_t i)
+{
+    return i < facts->switches.n ? facts->switches.items[i].name : NULL;
+}
+
+int topo_facts_find_switch(const topo_facts *facts, const char *id, size_t *out_index)
+{
+    int32_t found = id ? topo_strmap_get(facts->switch_index, id) : -1;
+    if (found < 0)
+        return TOPO_ENOTFOUND;
+    *out_index = (size_t)found;
+    return 0;
+}
+
+size_t topo_facts_link_count(const topo_facts *facts)
+{
+    return facts->links.n;
+}
+
+topo_facts_link topo_facts_link_at(const topo_facts *facts, size_t i)
+{
+    return facts->links.items[i];
+}
