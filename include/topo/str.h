@@ -4,10 +4,16 @@
 #define TOPO_STR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 char *topo_strdup(const char *s);
 /* The first n bytes of s (s need not be NUL-terminated within them), NUL
  * added. */
 char *topo_strndup(const char *s, size_t n);
+
+/* FNV-1a, 64 bits, of a NUL-terminated string: the string maps' hash and
+ * the short suffix that keeps normalised label values apart. Stable across
+ * builds and machines (label values derived from it must not change). */
+uint64_t topo_str_hash(const char *s);
 
 #endif

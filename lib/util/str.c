@@ -18,6 +18,16 @@ char *topo_strndup(const char *s, size_t n)
     return d;
 }
 
+uint64_t topo_str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
 char *topo_strdup(const char *s)
 {
     return s != NULL ? topo_strndup(s, strlen(s)) : NULL;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "topo/error.h"
+#include "topo/str.h"
 
 typedef struct slot {
     const char *key;
@@ -16,17 +17,6 @@ struct topo_strmap {
     size_t cap; /* power of two */
     size_t size;
 };
-
-/* FNV-1a: short keys (node and domain names), good enough spread. */
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 static int grow(topo_strmap *map, size_t cap)
 {
@@ -74,7 +64,7 @@ int topo_strmap_put(topo_strmap *map, const char *key, int32_t value)
 {
     if ((map->size + 1) * 2 > map->cap && grow(map, map->cap * 2) != 0)
         return TOPO_ENOMEM;
-    uint64_t h = hash_str(key);
+    uint64_t h = topo_str_hash(key);
     size_t j = (size_t)h & (map->cap - 1);
     while (map->slots[j].key != NULL) {
         if (map->slots[j].hash == h && strcmp(map->slots[j].key, key) == 0) {
@@ -94,7 +84,7 @@ int32_t topo_strmap_get(const topo_strmap *map, const char *key)
 {
     if (map == NULL || key == NULL)
         return -1;
-    uint64_t h = hash_str(key);
+    uint64_t h = topo_str_hash(key);
     size_t j = (size_t)h & (map->cap - 1);
     while (map->slots[j].key != NULL) {
         if (map->slots[j].hash == h && strcmp(map->slots[j].key, key) == 0)
@@ -115,7 +105,7 @@ int32_t topo_strmap_remove(topo_strmap *map, const char *key)
 {
     if (map == NULL || key == NULL)
         return -1;
-    uint64_t h = hash_str(key);
+    uint64_t h = topo_str_hash(key);
     size_t mask = map->cap - 1;
     size_t j = (size_t)h & mask;
     while (map->slots[j].key != NULL) {
