@@ -64,6 +64,10 @@ int topo_kueue_parse_count(int64_t *out, const char *value, const char *name, in
  * ("name part must be no more than 63 bytes"); why may be NULL. */
 int topo_kueue_label_key_valid(const char *key, char *why, size_t why_size);
 int topo_kueue_label_value_valid(const char *value, char *why, size_t why_size);
+/* 1 when s is a DNS-1123 subdomain (IsDNS1123Subdomain: at most 253
+ * characters, dot-separated lower-case alphanumeric labels with '-'
+ * inside): what Kubernetes takes as a node name. */
+int topo_kueue_subdomain_valid(const char *s);
 
 /* A Topology's levels as Kueue's CRD validates them: 1..TOPO_MAX_LEVELS
  * valid label keys, no duplicates, kubernetes.io/hostname only as the last.

@@ -11,6 +11,8 @@
 /* Kubernetes caps label values at 63 and keys at 253 (+prefix). */
 #define TOPO_MAX_LABEL_KEY 317
 #define TOPO_MAX_LABEL_VALUE 63
+/* Longest object name that is a DNS-1123 subdomain, node names included. */
+#define TOPO_MAX_NODE_NAME 253
 /* Kueue allows 1..16 topology levels. */
 #define TOPO_MAX_LEVELS 16
 /* Kueue allows at most 3 slice layers. */

@@ -59,6 +59,12 @@ static int matches_subdomain(const char *s, size_t n)
     return 1;
 }
 
+int topo_kueue_subdomain_valid(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    return n > 0 && n <= TOPO_MAX_NODE_NAME && matches_subdomain(s, n);
+}
+
 size_t topo_kueue_label_key_errors(const char *key, const char *msgs[TOPO_KUEUE_MAX_KEY_ERRORS])
 {
     size_t n = 0, len = strlen(key);
