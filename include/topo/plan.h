@@ -1,0 +1,104 @@
+/* The topology plan of topo-sync: which owned labels every node should
+ * carry, fused from the facts of every source. For each level a per-level
+ * source precedence picks the value (the first source in the list that has
+ * one wins); a different value from another source is a conflict, recorded
+ * and counted, never merged; which source gave each level is kept
+ * (provenance). Host names are mapped to node names by one name map for
+ * every source. Raw values become label values by topo_labelvalue_assign
+ * (deterministic; two different raw values never share a label value).
+ *
+ * A node that lacks a level of the topology is incomplete, with the reason;
+ * by default it gets no labels at all (Kueue ignores nodes that miss a level
+ * anyway, and a half-labelled node would look placed), or, when configured,
+ * a fallback value for what is missing. */
+#ifndef TOPO_PLAN_H
+#define TOPO_PLAN_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "topo/buf.h"
+#include "topo/error.h"
+#include "topo/facts.h"
+#include "topo/namemap.h"
+
+#define TOPO_PLAN_DEFAULT_PREFIX "topology.topo.io/"
+#define TOPO_PLAN_DEFAULT_FALLBACK "unknown"
+
+typedef enum topo_plan_incomplete {
+    TOPO_PLAN_LEAVE_OUT = 0, /* incomplete nodes get no owned labels */
+    TOPO_PLAN_FALLBACK,      /* missing levels get opts.fallback */
+} topo_plan_incomplete;
+
+typedef struct topo_plan_opts {
+    const char *prefix; /* label key prefix; NULL: TOPO_PLAN_DEFAULT_PREFIX */
+    /* The topology's levels, coarsest first; none: all of them. The
+     * hostname level is the node's kubernetes.io/hostname, never owned. */
+    const topo_level *levels;
+    size_t nlevels;
+    /* Per level, source names in precedence order (first wins). Sources
+     * not named rank after the named ones, in the order they were added. */
+    const char *const *precedence[TOPO_LEVEL_COUNT];
+    size_t nprecedence[TOPO_LEVEL_COUNT];
+    const topo_namemap *names; /* NULL: host names are node names; borrowed */
+    topo_plan_incomplete incomplete;
+    const char *fallback; /* NULL: TOPO_PLAN_DEFAULT_FALLBACK */
+} topo_plan_opts;
+
+typedef struct topo_plan topo_plan;
+
+/* opts may be NULL (all defaults); its strings are copied, names borrowed.
+ * TOPO_EINVALID naming the field for a prefix that is not a label key
+ * prefix, a repeated level, or a fallback that is not a label value. */
+int topo_plan_create(topo_plan **out, const topo_plan_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+void topo_plan_free(topo_plan *plan);
+
+/* The nodes to plan for (from the API server). When none is added, the
+ * nodes are the hosts the sources name. Hosts that name no added node are
+ * counted (topo_plan_unknown_hosts), not planned. */
+int topo_plan_add_node(topo_plan *plan, const char *node, topo_err *err) TOPO_MUST_CHECK;
+
+/* One source's stated levels. A host whose name the name map refuses is
+ * counted and reported (topo_plan_unmapped_hosts), not fatal. */
+int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err) TOPO_MUST_CHECK;
+
+/* A level derived for a host by a source (leaf and spine from the fabric
+ * tiers, nvlink from GPU labels). host is the source's name for it. */
+int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, topo_level level,
+                        const char *value, topo_err *err) TOPO_MUST_CHECK;
+
+/* Decides every node's labels. Call once, after the last add. */
+int topo_plan_build(topo_plan *plan, topo_err *err) TOPO_MUST_CHECK;
+
+/* After topo_plan_build. Nodes are sorted by name. */
+size_t topo_plan_node_count(const topo_plan *plan);
+const char *topo_plan_node_name(const topo_plan *plan, size_t node);
+/* 1 when every level of the topology has a value from a source. */
+int topo_plan_node_complete(const topo_plan *plan, size_t node);
+/* Why a node is incomplete ("no leaf, no rack"); NULL when complete. */
+const char *topo_plan_node_reason(const topo_plan *plan, size_t node);
+/* The label value of a level (NULL when the node gets none) and the source
+ * it came from (NULL for a fallback or no value). */
+const char *topo_plan_node_value(const topo_plan *plan, size_t node, topo_level level);
+const char *topo_plan_node_source(const topo_plan *plan, size_t node, topo_level level);
+/* The owned label key of a level (prefix + level name). */
+const char *topo_plan_level_key(const topo_plan *plan, topo_level level);
+
+size_t topo_plan_incomplete_count(const topo_plan *plan);
+size_t topo_plan_conflict_count(const topo_plan *plan);
+/* "node n1: rack: netbox says \"r1\", ufm says \"r2\"; netbox wins". */
+const char *topo_plan_conflict(const topo_plan *plan, size_t i);
+size_t topo_plan_unmapped_hosts(const topo_plan *plan);
+size_t topo_plan_unknown_hosts(const topo_plan *plan);
+
+/* {"<node>": {"<owned key>": "<value>", ...}, ...} for every planned node
+ * (incomplete ones left out get {}): what --print-labels prints. New
+ * reference, NULL when out of memory. */
+json_t *topo_plan_labels_json(const topo_plan *plan);
+
+/* The human-readable plan: the tree of domains with node counts, then
+ * incomplete nodes with why, then conflicts. */
+int topo_plan_write_text(const topo_plan *plan, topo_buf *out) TOPO_MUST_CHECK;
+
+#endif

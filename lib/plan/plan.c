@@ -1,0 +1,441 @@
+/* The topology plan (include/topo/plan.h): every statement a source makes
+ * about a node's level is kept until topo_plan_build, which picks a winner
+ * per level by precedence, records conflicts, and turns raw values into
+ * label values level by level. */
+#include "topo/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/array.h"
+#include "topo/kueue.h"
+#include "topo/labelvalue.h"
+#include "topo/limits.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+/* What one source said about one level of one node. */
+typedef struct claim {
+    size_t node;
+    topo_level level;
+    size_t source; /* index into plan->sources */
+    const char *raw;
+} claim;
+
+typedef struct node {
+    const char *name;
+    int declared; /* added by topo_plan_add_node */
+    const char *raw[TOPO_LEVEL_COUNT];
+    size_t source[TOPO_LEVEL_COUNT]; /* valid where raw is set */
+    const char *value[TOPO_LEVEL_COUNT];
+    const char *reason;
+} node;
+
+struct topo_plan {
+    topo_pool *pool;
+    const topo_namemap *names;
+    topo_plan_incomplete incomplete;
+    const char *fallback;
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t nlevels;
+    const char *keys[TOPO_LEVEL_COUNT];
+    const char **precedence[TOPO_LEVEL_COUNT];
+    size_t nprecedence[TOPO_LEVEL_COUNT];
+    TOPO_ARRAY(const char *) sources;
+    TOPO_ARRAY(node) nodes;
+    TOPO_ARRAY(claim) claims;
+    TOPO_ARRAY(const char *) conflicts;
+    topo_strmap *node_index;
+    size_t declared, unmapped, unknown, incomplete_nodes;
+    int built;
+};
+
+static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
+{
+    const char *prefix = o && o->prefix ? o->prefix : TOPO_PLAN_DEFAULT_PREFIX;
+    p->fallback = topo_pool_strdup(p->pool, o && o->fallback ? o->fallback
+                                                              : TOPO_PLAN_DEFAULT_FALLBACK);
+    if (!p->fallback)
+        return topo_err_nomem(err, "plan");
+    if (!topo_kueue_label_value_valid(p->fallback, NULL, 0) || !*p->fallback)
+        return topo_err_set(err, TOPO_EINVALID, "fallback: \"%s\" is not a label value",
+                            p->fallback);
+    p->incomplete = o ? o->incomplete : TOPO_PLAN_LEAVE_OUT;
+    p->names = o ? o->names : NULL;
+    if (o && o->nlevels > 0) {
+        if (o->nlevels > TOPO_LEVEL_COUNT)
+            return topo_err_set(err, TOPO_EINVALID, "levels: more than %d", TOPO_LEVEL_COUNT);
+        for (size_t i = 0; i < o->nlevels; i++) {
+            if (!topo_level_name(o->levels[i]))
+                return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: unknown level", i);
+            for (size_t j = 0; j < i; j++)
+                if (o->levels[j] == o->levels[i])
+                    return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: %s repeated", i,
+                                        topo_level_name(o->levels[i]));
+            p->levels[i] = o->levels[i];
+        }
+        p->nlevels = o->nlevels;
+    } else {
+        for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
+            p->levels[l] = (topo_level)l;
+        p->nlevels = TOPO_LEVEL_COUNT;
+    }
+    for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
+        p->keys[l] = l == TOPO_LEVEL_HOSTNAME
+                         ? TOPO_KUEUE_HOSTNAME_LABEL
+                         : topo_pool_printf(p->pool, "%s%s", prefix, topo_level_name((topo_level)l));
+        if (!p->keys[l])
+            return topo_err_nomem(err, "plan");
+        char why[512];
+        if (!topo_kueue_label_key_valid(p->keys[l], why, sizeof why))
+            return topo_err_set(err, TOPO_EINVALID, "prefix: \"%s\" gives the key \"%s\": %s",
+                                prefix, p->keys[l], why);
+        size_t n = o ? o->nprecedence[l] : 0;
+        if (n == 0)
+            continue;
+        p->precedence[l] = topo_pool_calloc(p->pool, n, sizeof(char *));
+        if (!p->precedence[l])
+            return topo_err_nomem(err, "plan");
+        for (size_t i = 0; i < n; i++)
+            if (!(p->precedence[l][i] = topo_pool_strdup(p->pool, o->precedence[l][i])))
+                return topo_err_nomem(err, "plan");
+        p->nprecedence[l] = n;
+    }
+    return 0;
+}
+
+int topo_plan_create(topo_plan **out, const topo_plan_opts *opts, topo_err *err)
+{
+    *out = NULL;
+    topo_plan *p = calloc(1, sizeof(*p));
+    if (!p)
+        return topo_err_nomem(err, "plan");
+    p->pool = topo_pool_create();
+    p->node_index = topo_strmap_create(256);
+    int rc = p->pool && p->node_index ? copy_opts(p, opts, err) : topo_err_nomem(err, "plan");
+    if (rc != 0) {
+        topo_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void topo_plan_free(topo_plan *plan)
+{
+    if (!plan)
+        return;
+    free(plan->sources.items);
+    free(plan->nodes.items);
+    free(plan->claims.items);
+    free(plan->conflicts.items);
+    topo_strmap_free(plan->node_index);
+    topo_pool_free(plan->pool);
+    free(plan);
+}
+
+/* The node of a (mapped) name, added when new. */
+static int node_of(topo_plan *p, const char *name, size_t *out, topo_err *err)
+{
+    int32_t found = topo_strmap_get(p->node_index, name);
+    if (found >= 0) {
+        *out = (size_t)found;
+        return 0;
+    }
+    if (p->nodes.n >= TOPO_MAX_FACTS_ENTRIES)
+        return topo_err_set(err, TOPO_ELIMIT, "plan: more than %u nodes",
+                            (unsigned)TOPO_MAX_FACTS_ENTRIES);
+    node n = {.name = topo_pool_strdup(p->pool, name)};
+    if (!n.name || TOPO_ARRAY_GROW(&p->nodes) != 0 ||
+        topo_strmap_put(p->node_index, n.name, (int32_t)p->nodes.n) != 0)
+        return topo_err_nomem(err, "plan");
+    p->nodes.items[p->nodes.n] = n;
+    *out = p->nodes.n++;
+    return 0;
+}
+
+int topo_plan_add_node(topo_plan *plan, const char *name, topo_err *err)
+{
+    if (!topo_kueue_subdomain_valid(name))
+        return topo_err_set(err, TOPO_EINVALID, "node \"%s\": not a valid node name",
+                            name ? name : "");
+    size_t i = 0;
+    int rc = node_of(plan, name, &i, err);
+    if (rc == 0 && !plan->nodes.items[i].declared) {
+        plan->nodes.items[i].declared = 1;
+        plan->declared++;
+    }
+    return rc;
+}
+
+static int source_of(topo_plan *p, const char *source, size_t *out, topo_err *err)
+{
+    for (size_t i = 0; i < p->sources.n; i++) {
+        if (strcmp(p->sources.items[i], source) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    const char *copy = topo_pool_strdup(p->pool, source);
+    if (!copy || TOPO_ARRAY_PUSH(&p->sources, copy) != 0)
+        return topo_err_nomem(err, "plan");
+    *out = p->sources.n - 1;
+    return 0;
+}
+
+int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, topo_level level,
+                        const char *value, topo_err *err)
+{
+    if (plan->built)
+        return topo_err_set(err, TOPO_EINVALID, "plan: already built");
+    if (!source || !*source || !host || !value || !*value || !topo_level_name(level) ||
+        level == TOPO_LEVEL_HOSTNAME)
+        return topo_err_set(err, TOPO_EINVALID, "plan: a level needs a source, a host, a level "
+                                                "other than hostname and a value");
+    char mapped[TOPO_MAX_NODE_NAME + 1];
+    topo_err why = TOPO_ERR_INIT;
+    if (topo_namemap_apply(plan->names, host, mapped, sizeof mapped, &why) != 0) {
+        plan->unmapped++;
+        return 0;
+    }
+    claim c = {.level = level};
+    int rc = node_of(plan, mapped, &c.node, err);
+    if (rc == 0)
+        rc = source_of(plan, source, &c.source, err);
+    if (rc != 0)
+        return rc;
+    c.raw = topo_pool_strdup(plan->pool, value);
+    if (!c.raw || TOPO_ARRAY_PUSH(&plan->claims, c) != 0)
+        return topo_err_nomem(err, "plan");
+    return 0;
+}
+
+int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err)
+{
+    const char *source = topo_facts_source(facts);
+    for (size_t h = 0; h < topo_facts_host_count(facts); h++) {
+        const char *host = topo_facts_host_name(facts, h);
+        for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
+            const char *v = topo_facts_host_level(facts, h, (topo_level)l);
+            int rc = v ? topo_plan_add_level(plan, source, host, (topo_level)l, v, err) : 0;
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* A source's rank for a level: its place in the precedence list, or after
+ * the list in the order sources were added. Lower wins. */
+static size_t rank(const topo_plan *p, topo_level level, size_t source)
+{
+    for (size_t i = 0; i < p->nprecedence[level]; i++)
+        if (strcmp(p->precedence[level][i], p->sources.items[source]) == 0)
+            return i;
+    return p->nprecedence[level] + source;
+}
+
+static int add_conflict(topo_plan *p, const node *n, topo_level level, size_t winner,
+                        size_t loser, const char *loser_raw, topo_err *err)
+{
+    const char *text = topo_pool_printf(
+        p->pool, "node %s: %s: %s says \"%s\", %s says \"%s\"; %s wins", n->name,
+        topo_level_name(level), p->sources.items[winner], n->raw[level],
+        p->sources.items[loser], loser_raw, p->sources.items[winner]);
+    if (!text || TOPO_ARRAY_PUSH(&p->conflicts, text) != 0)
+        return topo_err_nomem(err, "plan");
+    return 0;
+}
+
+/* Each claim in turn: the best-ranked source so far holds the level; a
+ * different value from any other source is a conflict. */
+static int resolve_claims(topo_plan *p, topo_err *err)
+{
+    for (size_t i = 0; i < p->claims.n; i++) {
+        const claim *c = &p->claims.items[i];
+        node *n = &p->nodes.items[c->node];
+        if (!n->raw[c->level]) {
+            n->raw[c->level] = c->raw;
+            n->source[c->level] = c->source;
+            continue;
+        }
+        if (strcmp(n->raw[c->level], c->raw) == 0) {
+            if (rank(p, c->level, c->source) < rank(p, c->level, n->source[c->level]))
+                n->source[c->level] = c->source;
+            continue;
+        }
+        int better = rank(p, c->level, c->source) < rank(p, c->level, n->source[c->level]);
+        size_t old_source = n->source[c->level];
+        const char *old_raw = n->raw[c->level];
+        if (better) {
+            n->raw[c->level] = c->raw;
+            n->source[c->level] = c->source;
+        }
+        int rc = better ? add_conflict(p, n, c->level, c->source, old_source, old_raw, err)
+                        : add_conflict(p, n, c->level, n->source[c->level], c->source, c->raw,
+                                       err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const node *)a)->name, ((const node *)b)->name);
+}
+
+/* Nodes not declared are dropped when any node was declared; the rest are
+ * sorted by name. */
+static void keep_planned_nodes(topo_plan *p)
+{
+    if (p->declared > 0) {
+        size_t kept = 0;
+        for (size_t i = 0; i < p->nodes.n; i++) {
+            if (p->nodes.items[i].declared)
+                p->nodes.items[kept++] = p->nodes.items[i];
+            else
+                p->unknown++;
+        }
+        p->nodes.n = kept;
+    }
+    if (p->nodes.n > 0)
+        qsort(p->nodes.items, p->nodes.n, sizeof(node), by_name);
+}
+
+/* Marks incomplete nodes with their reason ("no leaf, no rack"). */
+static int find_incomplete(topo_plan *p, topo_err *err)
+{
+    for (size_t i = 0; i < p->nodes.n; i++) {
+        node *n = &p->nodes.items[i];
+        n->raw[TOPO_LEVEL_HOSTNAME] = n->name;
+        topo_buf why = TOPO_BUF_INIT(1024);
+        for (size_t l = 0; l < p->nlevels; l++)
+            if (!n->raw[p->levels[l]])
+                topo_buf_printf(&why, "%sno %s", why.len ? ", " : "",
+                                topo_level_name(p->levels[l]));
+        if (why.len == 0 && why.error == 0)
+            continue;
+        char *text = topo_buf_take(&why, NULL);
+        n->reason = text ? topo_pool_strdup(p->pool, text) : NULL;
+        free(text);
+        if (!n->reason)
+            return topo_err_nomem(err, "plan");
+        p->incomplete_nodes++;
+    }
+    return 0;
+}
+
+/* Label values level by level over the distinct raw values of that level. */
+static int assign_values(topo_plan *p, topo_err *err)
+{
+    const char **raw = calloc(p->nodes.n ? p->nodes.n : 1, sizeof(*raw));
+    const char **val = calloc(p->nodes.n ? p->nodes.n : 1, sizeof(*val));
+    int rc = raw && val ? 0 : topo_err_nomem(err, "plan");
+    for (size_t l = 0; rc == 0 && l < p->nlevels; l++) {
+        topo_level level = p->levels[l];
+        if (level == TOPO_LEVEL_HOSTNAME)
+            continue;
+        size_t k = 0;
+        for (size_t i = 0; i < p->nodes.n; i++) {
+            const node *n = &p->nodes.items[i];
+            if (n->raw[level] && (!n->reason || p->incomplete == TOPO_PLAN_FALLBACK))
+                raw[k++] = n->raw[level];
+        }
+        rc = topo_labelvalue_assign(val, raw, k, p->pool, err);
+        k = 0;
+        for (size_t i = 0; rc == 0 && i < p->nodes.n; i++) {
+            node *n = &p->nodes.items[i];
+            if (n->raw[level] && (!n->reason || p->incomplete == TOPO_PLAN_FALLBACK))
+                n->value[level] = val[k++];
+            else if (n->reason && p->incomplete == TOPO_PLAN_FALLBACK)
+                n->value[level] = p->fallback;
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < p->nodes.n; i++) {
+        node *n = &p->nodes.items[i];
+        if (!n->reason || p->incomplete == TOPO_PLAN_FALLBACK)
+            n->value[TOPO_LEVEL_HOSTNAME] = n->name;
+    }
+    free(raw);
+    free(val);
+    return rc;
+}
+
+int topo_plan_build(topo_plan *plan, topo_err *err)
+{
+    if (plan->built)
+        return topo_err_set(err, TOPO_EINVALID, "plan: already built");
+    plan->built = 1;
+    int rc = resolve_claims(plan, err);
+    if (rc == 0) {
+        keep_planned_nodes(plan);
+        rc = find_incomplete(plan, err);
+    }
+    return rc == 0 ? assign_values(plan, err) : rc;
+}
+
+size_t topo_plan_node_count(const topo_plan *plan)
+{
+    return plan->nodes.n;
+}
+
+const char *topo_plan_node_name(const topo_plan *plan, size_t i)
+{
+    return i < plan->nodes.n ? plan->nodes.items[i].name : NULL;
+}
+
+int topo_plan_node_complete(const topo_plan *plan, size_t i)
+{
+    return i < plan->nodes.n && !plan->nodes.items[i].reason;
+}
+
+const char *topo_plan_node_reason(const topo_plan *plan, size_t i)
+{
+    return i < plan->nodes.n ? plan->nodes.items[i].reason : NULL;
+}
+
+const char *topo_plan_node_value(const topo_plan *plan, size_t i, topo_level level)
+{
+    if (i >= plan->nodes.n || !topo_level_name(level))
+        return NULL;
+    return plan->nodes.items[i].value[level];
+}
+
+const char *topo_plan_node_source(const topo_plan *plan, size_t i, topo_level level)
+{
+    if (i >= plan->nodes.n || !topo_level_name(level) || level == TOPO_LEVEL_HOSTNAME)
+        return NULL;
+    const node *n = &plan->nodes.items[i];
+    return n->raw[level] && n->value[level] ? plan->sources.items[n->source[level]] : NULL;
+}
+
+const char *topo_plan_level_key(const topo_plan *plan, topo_level level)
+{
+    return topo_level_name(level) ? plan->keys[level] : NULL;
+}
+
+size_t topo_plan_incomplete_count(const topo_plan *plan)
+{
+    return plan->incomplete_nodes;
+}
+
+size_t topo_plan_conflict_count(const topo_plan *plan)
+{
+    return plan->conflicts.n;
+}
+
+const char *topo_plan_conflict(const topo_plan *plan, size_t i)
+{
+    return i < plan->conflicts.n ? plan->conflicts.items[i] : NULL;
+}
+
+size_t topo_plan_unmapped_hosts(const topo_plan *plan)
+{
+    return plan->unmapped;
+}
+
+size_t topo_plan_unknown_hosts(const topo_plan *plan)
+{
+    return plan->unknown;
+}
