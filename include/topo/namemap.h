@@ -30,7 +30,8 @@ int topo_namemap_create(topo_namemap **out, const topo_namemap_opts *opts,
                         topo_err *err) TOPO_MUST_CHECK;
 void topo_namemap_free(topo_namemap *map);
 
-/* The node name for name into out (out_size bytes). TOPO_EINVALID when the
+/* The node name for name into out (out_size bytes); map NULL applies no
+ * rule (the name is only checked). TOPO_EINVALID when the
  * result is not a valid node name (DNS-1123 subdomain: at most 253
  * lower-case alphanumerics, '-' and '.'), naming the source's name;
  * TOPO_ELIMIT when it does not fit in out. */

@@ -82,6 +82,8 @@ const char *topo_plan_node_reason(const topo_plan *plan, size_t node);
  * it came from (NULL for a fallback or no value). */
 const char *topo_plan_node_value(const topo_plan *plan, size_t node, topo_level level);
 const char *topo_plan_node_source(const topo_plan *plan, size_t node, topo_level level);
+/* The topology's levels, coarsest first, into out; returns how many. */
+size_t topo_plan_levels(const topo_plan *plan, topo_level out[TOPO_LEVEL_COUNT]);
 /* The owned label key of a level (prefix + level name). */
 const char *topo_plan_level_key(const topo_plan *plan, topo_level level);
 

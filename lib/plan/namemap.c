@@ -152,6 +152,9 @@ int topo_namemap_apply(const topo_namemap *map, const char *name, char *out, siz
         return topo_err_set(err, TOPO_EINVALID, "host \"%.64s...\": name longer than %zu bytes",
                             name, sizeof buf - 1);
     memcpy(buf, name, n + 1);
+    static const topo_namemap none;
+    if (!map)
+        map = &none;
     if (map->strip_domain) {
         char *dot = strchr(buf, '.');
         if (dot)

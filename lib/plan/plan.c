@@ -410,6 +410,12 @@ const char *topo_plan_node_source(const topo_plan *plan, size_t i, topo_level le
     return n->raw[level] && n->value[level] ? plan->sources.items[n->source[level]] : NULL;
 }
 
+size_t topo_plan_levels(const topo_plan *plan, topo_level out[TOPO_LEVEL_COUNT])
+{
+    memcpy(out, plan->levels, plan->nlevels * sizeof(*out));
+    return plan->nlevels;
+}
+
 const char *topo_plan_level_key(const topo_plan *plan, topo_level level)
 {
     return topo_level_name(level) ? plan->keys[level] : NULL;
