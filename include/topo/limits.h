@@ -65,5 +65,7 @@
 /* Most hosts, switches or cables one source's facts may hold (topo-sync):
  * Selene's fabric has 4,341 adapters; a fabric 200 times larger still fits. */
 #define TOPO_MAX_FACTS_ENTRIES 1000000u
+/* Largest topo-sync configuration file. */
+#define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 
 #endif

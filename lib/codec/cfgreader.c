@@ -1,0 +1,156 @@
+/* Configuration fields with messages that name them (topo/cfgreader.h). */
+#include "topo/cfgreader.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/decode.h"
+
+#define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
+
+int topo_cfg_fail(const topo_cfg *c, const json_t *at, const json_t *fallback, const char *fmt,
+                  ...)
+{
+    char msg[TOPO_ERR_TEXT_MAX];
+    int line = 0, column = 0;
+    const char *src = c->src ? c->src : "<input>";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!topo_codec_marks_find(c->marks, at, &line, &column))
+        topo_codec_marks_find(c->marks, fallback, &line, &column);
+    if (line > 0) {
+        topo_err_set(c->err, TOPO_EINVALID, "%s:%d:%d: %s", src, line, column, msg);
+        topo_err_at(c->err, c->src, line, column);
+    } else {
+        topo_err_set(c->err, TOPO_EINVALID, "%s: %s", src, msg);
+    }
+    return TOPO_EINVALID;
+}
+
+int topo_cfg_check_keys(const topo_cfg *c, const json_t *obj, const char *path,
+                        const char *const *allowed)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        int ok = 0;
+        for (size_t i = 0; allowed[i] != NULL && !ok; i++)
+            ok = strcmp(key, allowed[i]) == 0;
+        if (ok)
+            continue;
+        char list[512] = "";
+        for (size_t i = 0; allowed[i] != NULL; i++) {
+            strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+            strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
+        }
+        return topo_cfg_fail(c, v, obj, "%s: unknown field (expected one of: %s)",
+                             P(p, path, key), list);
+    }
+    return 0;
+}
+
+/* The member, or NULL when absent or null; *missing set for a required one. */
+static const json_t *member(const topo_cfg *c, const json_t *obj, const char *key,
+                            const char *path, int required, int *rc)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v = json_object_get(obj, key);
+    *rc = 0;
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            *rc = topo_cfg_fail(c, v, obj, "%s: required", P(p, path, key));
+        return NULL;
+    }
+    return v;
+}
+
+static int wrong_type(const topo_cfg *c, const json_t *v, const json_t *obj, const char *key,
+                      const char *path, const char *want)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    return topo_cfg_fail(c, v, obj, "%s: expected %s, got %s", P(p, path, key), want,
+                         topo_decode_type_name(v));
+}
+
+int topo_cfg_string(const topo_cfg *c, const char **out, const json_t *obj, const char *key,
+                    const char *path, int required)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, required, &rc);
+    if (!v)
+        return rc;
+    if (!json_is_string(v))
+        return wrong_type(c, v, obj, key, path, "a string");
+    if (strlen(json_string_value(v)) != json_string_length(v)) {
+        char p[TOPO_DECODE_PATH_MAX];
+        return topo_cfg_fail(c, v, obj, "%s: NUL byte in the string", P(p, path, key));
+    }
+    *out = json_string_value(v);
+    return 0;
+}
+
+int topo_cfg_bool(const topo_cfg *c, int *out, const json_t *obj, const char *key,
+                  const char *path)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    if (!v)
+        return rc;
+    if (!json_is_boolean(v))
+        return wrong_type(c, v, obj, key, path, "true or false");
+    *out = json_is_true(v);
+    return 0;
+}
+
+int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char *key,
+                 const char *path, int64_t min, int64_t max)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    if (!v)
+        return rc;
+    if (!json_is_integer(v))
+        return wrong_type(c, v, obj, key, path, "an integer");
+    json_int_t n = json_integer_value(v);
+    if (n < min || n > max) {
+        char p[TOPO_DECODE_PATH_MAX];
+        return topo_cfg_fail(c, v, obj, "%s: %" JSON_INTEGER_FORMAT " is out of range (%" PRId64
+                                        "..%" PRId64 ")",
+                             P(p, path, key), n, min, max);
+    }
+    *out = (int64_t)n;
+    return 0;
+}
+
+int topo_cfg_object(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
+                    const char *path)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    *out = NULL;
+    if (!v)
+        return rc;
+    if (!json_is_object(v))
+        return wrong_type(c, v, obj, key, path, "a map");
+    *out = v;
+    return 0;
+}
+
+int topo_cfg_array(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
+                   const char *path)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    *out = NULL;
+    if (!v)
+        return rc;
+    if (!json_is_array(v))
+        return wrong_type(c, v, obj, key, path, "a list");
+    *out = v;
+    return 0;
+}
