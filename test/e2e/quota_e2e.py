@@ -21,7 +21,9 @@ import subprocess
 import sys
 import time
 
-from harness import FakeApiEnv, LineDriver, expect, expect_relist, registry, run_cases
+from harness import expect, registry, run_cases
+from harness.fakeapi import FakeApiEnv, expect_relist
+from harness.linedriver import LineDriver
 
 CASES, case = registry()
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
