@@ -1,14 +1,20 @@
 """What the end-to-end drivers in test/e2e share (Python 3 standard library
-only).
+only; python3-jsonpatch where a patch is applied). No driver imports another:
+what two of them need lives here.
 
-  harness            failures (expect), the --list/--case/--all/--keep main loop
-                     of the per-case drivers, TOPO_E2E_SLOWDOWN
+  harness            failures (expect raises, check records and goes on), the
+                     --list/--case/--all/--keep main loop of the per-case
+                     drivers, TOPO_E2E_SLOWDOWN
   harness.pki        the test PKI (make_test_pki.sh), a temporary directory with it
   harness.fakeapi    fake_apiserver.py over TLS with a token file and a kubeconfig
                      (FakeApiEnv), requests to it and to its /_fake/ admin endpoints
   harness.filler     FakeApiEnv loaded with cluster objects for the cache filler,
                      and the cache file read back
   harness.linedriver a C driver answering one JSON line per line of names
+  harness.webhook    topo-webhook started with the test PKI on free ports and
+                     waited for, HTTPS requests and AdmissionReviews to it, its
+                     health port and metrics
+  harness.pods       pods, AdmissionReviews and the labels the webhook drivers use
 """
 
 import argparse
@@ -35,6 +41,37 @@ def expect(cond, msg):
     """A check that ends the case: raises Failure."""
     if not cond:
         raise Failure(msg)
+
+
+FAILURES = []
+
+
+def check(cond, msg):
+    """A check that lets the run go on (the webhook drivers: one ctest runs a
+    whole scenario, and every failed check of it is worth seeing): printed and
+    recorded for finish(). Returns cond."""
+    if not cond:
+        FAILURES.append(msg)
+        print("FAIL: " + msg, flush=True)
+    return cond
+
+
+def check_within(what, fn, timeout, step=0.2):
+    """Polls fn until it returns a true value or timeout seconds passed, and
+    check()s that value; returns it."""
+    t0 = time.monotonic()
+    while True:
+        v = fn()
+        if v or time.monotonic() - t0 > timeout:
+            check(v, "%s within %d s" % (what, timeout))
+            return v
+        time.sleep(step)
+
+
+def finish(name, note=""):
+    """The last line of a driver using check(), and its exit status."""
+    print("%s: %s%s" % (name, "FAILED (%d)" % len(FAILURES) if FAILURES else "passed", note))
+    return 1 if FAILURES else 0
 
 
 def registry():

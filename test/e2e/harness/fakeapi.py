@@ -118,6 +118,27 @@ class FakeApiEnv:
         expect(status == 200, f"admin {path}: {status} {out}")
         return out
 
+    def items(self, path):
+        """The items of the list at path (one page)."""
+        status, out = self.request("GET", path)
+        expect(status == 200, f"GET {path}: {status} {out}")
+        return out["items"]
+
+    def pod(self, ns, name):
+        """The pod as the server holds it, or None."""
+        status, out = self.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+        return out if status == 200 else None
+
+    def create(self, path, obj):
+        status, out = self.request("POST", path, obj)
+        expect(status == 201, f"POST {path}: {status} {out}")
+        return out
+
+    def delete(self, path):
+        status, out = self.request("DELETE", path)
+        expect(status == 200, f"DELETE {path}: {status} {out}")
+        return out
+
     def rotate_token(self, token):
         self.token = token
         self.write(self.path("token"), token + self.TOKEN_EOL)
