@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Process-level tests of lib/filler's library API through filler_driver (C)
-against fake_apiserver.py over TLS (the environment of sync_e2e.py): several
+against fake_apiserver.py over TLS (harness.filler, as sync_e2e.py): several
 live snapshots fed by one filler (topo_filler_opts.live and .lives), and
 topo_filler_synced for a cold sync and for watches resumed from the cache.
 
@@ -13,7 +13,7 @@ import sys
 import time
 
 from harness import expect, registry, run_cases
-from sync_e2e import Env, read_cache
+from harness.filler import FillerEnv, read_cache
 
 CASES, case = registry()
 
@@ -72,7 +72,7 @@ def resumed_two_lives(env):
 
 
 def main():
-    return run_cases(CASES, Env)
+    return run_cases(CASES, FillerEnv)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 
-from harness import FakeApiEnv, Failure, expect, registry, run_cases
+from harness import Failure, expect, registry, run_cases
+from harness.fakeapi import FakeApiEnv
 
 NODES = "/api/v1/nodes"
 

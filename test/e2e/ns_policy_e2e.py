@@ -13,77 +13,32 @@ usage: ns_policy_e2e.py --driver BIN [--keep]
 """
 
 import argparse
-import base64
-import json
-import os
-import shutil
-import ssl
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
 
-from harness import Failure, LineDriver, expect, expect_relist
+from harness import Failure, expect
+from harness.fakeapi import FakeApiEnv, expect_relist
+from harness.linedriver import LineDriver
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE = os.path.join(HERE, "fake_apiserver.py")
-PKI = os.path.join(HERE, "make_test_pki.sh")
 LABEL = "topology.topo.io/no-fit-policy"
 NAMESPACES = ("team-a", "team-b", "team-c", "team-d", "team-e", "team-f")
 
 
-class Env:
+class Env(FakeApiEnv):
+    PREFIX = "topo-ns-policy-e2e-"
+    TOKEN = "ns-token-1"
+    TOKEN_EOL = "\n"
+    REQUEST_TIMEOUT = 60
+    ADMIN_TIMEOUT = 60
+    TOKEN_FILE_RELATIVE = False
+
     def __init__(self, driver, keep):
-        self.keep = keep
-        self.dir = tempfile.mkdtemp(prefix="topo-ns-policy-e2e-")
-        subprocess.run(["sh", PKI, self.dir], check=True, capture_output=True, timeout=60)
-        self.token = "ns-token-1"
-        with open(self.path("token"), "w") as fh:
-            fh.write(self.token + "\n")
-        self.ctx = ssl.create_default_context(cafile=self.path("ca.pem"))
-        self.server = subprocess.Popen(
-            [sys.executable, FAKE, "--tls-cert", self.path("server.pem"), "--tls-key",
-             self.path("server.key"), "--token-file", self.path("token"),
-             "--bookmark-interval", "60"],
-            stdout=subprocess.PIPE, stderr=open(self.path("server.log"), "w"), text=True)
-        line = self.server.stdout.readline()
-        expect(line.strip().isdigit(), f"fake apiserver did not start: {line!r}")
-        self.url = f"https://127.0.0.1:{int(line)}"
-        with open(self.path("ca.pem"), "rb") as fh:
-            ca = base64.b64encode(fh.read()).decode()
-        with open(self.path("kubeconfig"), "w") as fh:
-            json.dump({
-                "apiVersion": "v1", "kind": "Config", "current-context": "test",
-                "clusters": [{"name": "fake", "cluster": {"server": self.url,
-                                                          "certificate-authority-data": ca}}],
-                "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u"}}],
-                "users": [{"name": "u", "user": {"tokenFile": self.path("token")}}],
-            }, fh)
+        super().__init__(keep)
         self.driver_bin = driver
         self.driver = None
 
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def request(self, method, path, body=None, ctype="application/json", auth=True):
-        headers = {"Content-Type": ctype} if body is not None else {}
-        if auth:
-            headers["Authorization"] = f"Bearer {self.token}"
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
-
-    def admin(self, path, body=None):
-        status, out = self.request("POST" if body is not None else "GET", "/_fake/" + path,
-                                   body, auth=False)
-        expect(status == 200, f"admin {path}: {status} {out}")
-        return out
+    def server_args(self):
+        return [*super().server_args(), "--bookmark-interval", "60"]
 
     # ------------------------------------------------------------ namespaces
 
@@ -112,7 +67,7 @@ class Env:
     # ------------------------------------------------------------ the driver
 
     def start_driver(self):
-        self.driver = LineDriver([self.driver_bin, "--kubeconfig", self.path("kubeconfig"),
+        self.driver = LineDriver([self.driver_bin, "--kubeconfig", self.kubeconfig,
                                   "--label", LABEL])
 
     def ask(self, names=NAMESPACES):
@@ -132,17 +87,7 @@ class Env:
     def close(self):
         if self.driver is not None:
             self.driver.close()
-        if self.server.poll() is None:
-            self.server.terminate()
-            try:
-                self.server.wait(5)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-        if self.keep:
-            print(f"kept {self.dir}")
-        else:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
+        super().close()
 
 def run(env):
     # Before the driver starts: the first list must see these.

@@ -14,14 +14,17 @@ cases need TOPO_WEBHOOK, the binary, in the environment).
 usage: quota_e2e.py --driver BIN (--list | --case NAME | --all) [--keep]
 """
 
-import http.client
 import os
 import random
-import subprocess
 import sys
 import time
 
-from harness import FakeApiEnv, LineDriver, expect, expect_relist, registry, run_cases
+from harness import expect, registry, run_cases
+from harness.fakeapi import FakeApiEnv, expect_relist
+from harness.linedriver import LineDriver
+from harness.pods import (HOST_LABEL, WAIT_GATE, WAIT_REASON, apply_patch, gates_of, job_pod,
+                          node_selector)
+from harness.webhook import Webhook, start_daemon
 
 CASES, case = registry()
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -284,45 +287,21 @@ def random_churn(env):
     env.driver.quit()
 
 
-def readyz(port):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        c.request("GET", "/readyz")
-        return c.getresponse().status
-    except OSError:
-        return None
+class QuotaWebhook(Webhook):
+    THREADS = 2
+    STOP_TIMEOUT = 15
 
 
-def start_webhook(env, binary, name, extra, port=None):
-    import webhook_admission_e2e as wha  # free_port; needs jsonpatch: not at --list
-    health = wha.free_port()
-    log = open(env.path(name + ".log"), "w+")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port or wha.free_port()), "--health-port", str(health),
-         "--tls-cert-file", env.path("server.pem"), "--tls-private-key-file",
-         env.path("server.key"), "--threads", "2", "--shutdown-timeout", "5",
-         "--kubeconfig", env.kubeconfig, "--db", env.path(name + ".db"),
-         "--levels", "kubernetes.io/hostname", "--leader-elect", "false",
-         "--log-format", "text"] + extra, stderr=log)
-    env.procs.append(proc)
-    return proc, health, log
+def start_webhook(env, binary, name, extra=()):
+    """topo-webhook in daemon mode against env, not waited for."""
+    return start_daemon(env, binary, name, ["--levels", HOST_LABEL, "--leader-elect", "false",
+                                            "--log-format", "text", *extra],
+                        cls=QuotaWebhook, wait=False)
 
 
-def ready_within(port, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if readyz(port) == 200:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def stop_webhook(proc, log):
-    proc.terminate()
-    rc = proc.wait(15)
-    log.seek(0)
-    text = log.read()
-    expect(rc == 0, f"topo-webhook exit {rc}: {text[-2000:]}")
+def stop_webhook(w):
+    text = w.stop()
+    expect(w.proc.returncode == 0, f"topo-webhook exit {w.proc.returncode}: {text[-2000:]}")
     return text
 
 
@@ -332,76 +311,49 @@ def webhook_ready(env):
     /readyz stays 503 while the ResourceQuotas cannot be listed and turns 200
     once they are; /metrics says synced and how many namespaces have quotas.
     With --resource-quotas false it neither lists them nor waits for them."""
-    import webhook_ungate_e2e as wu  # metrics; needs jsonpatch: not at --list
     binary = os.environ.get("TOPO_WEBHOOK")
     expect(binary, "TOPO_WEBHOOK (the topo-webhook binary) is not set")
     env.admin("load", {"file": FIXTURE})
     env.admin("load", {"resource": "nodes", "count": 2, "gpus": 8})
     env.admin("fault", {"kind": "status", "code": 500, "count": 100000,
                         "path": "/api/v1/resourcequotas"})
-    proc, health, log = start_webhook(env, binary, "quotas", [])
+    w = start_webhook(env, binary, "quotas")
     deadline = time.monotonic() + 4
     while time.monotonic() < deadline:
-        expect(readyz(health) != 200, "ready before the ResourceQuotas were listed")
+        expect(not w.ready(), "ready before the ResourceQuotas were listed")
         time.sleep(0.1)
-    with open(env.path("quotas.log")) as fh:
-        text = fh.read()
+    text = w.log()
     expect("GET /api/v1/resourcequotas?limit=500: status 500" in text,
            f"no failed list of resourcequotas in the log: {text[-2000:]}")
     env.admin("faults/clear", {})
-    expect(ready_within(health, 15), "not ready once the ResourceQuotas could be listed")
-    m = wu.metrics(type("W", (), {"health": health}))
+    expect(w.wait_ready(15), "not ready once the ResourceQuotas could be listed")
+    m = w.metrics()
     expect(m.get("topo_webhook_resource_quota_synced") == 1 and
            m.get("topo_webhook_resource_quota_namespaces") == 3,
            f"metrics: { {k: v for k, v in m.items() if 'quota' in k} }")
-    text = stop_webhook(proc, log)
+    text = stop_webhook(w)
     expect("resource-quotas: synced: 4 ResourceQuotas in 3 namespaces" in text,
            f"no sync line in the log: {text[-2000:]}")
 
     env.admin("fault", {"kind": "status", "code": 500, "count": 100000,
                         "path": "/api/v1/resourcequotas"})
     calls = sum(env.verbs().values())
-    proc, health, log = start_webhook(env, binary, "no-quotas", ["--resource-quotas", "false"])
-    expect(ready_within(health, 15), "--resource-quotas false: waits for ResourceQuotas")
-    m = wu.metrics(type("W", (), {"health": health}))
+    w = start_webhook(env, binary, "no-quotas", ["--resource-quotas", "false"])
+    expect(w.wait_ready(15), "--resource-quotas false: waits for ResourceQuotas")
+    m = w.metrics()
     expect("topo_webhook_resource_quota_synced" not in m, "quota metrics without quotas")
     expect(sum(env.verbs().values()) == calls, f"resourcequotas requested: {env.verbs()}")
-    stop_webhook(proc, log)
+    stop_webhook(w)
 
 
-def admit(env, port, ns, job, size, gpus):
+def admit(w, ns, job, size, gpus):
     """The first pod of a Job's PodSet (size pods of gpus GPUs) through
     topo-webhook: (gated, wait-reason, nodeSelector)."""
-    import base64
-    import json
-    import ssl
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"generateName": job + "-", "namespace": ns,
-                        "labels": {"batch.kubernetes.io/controller-uid": "uid-" + job,
-                                   "batch.kubernetes.io/job-name": job},
-                        "annotations": {
-                            "kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname",
-                            "topology.topo.io/podset-size": str(size)}},
-           "spec": {"containers": [{"name": "w", "image": "x", "resources": {
-               "requests": {"nvidia.com/gpu": str(gpus), "cpu": "1"}}}]}}
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "rq-" + job, "kind": {"group": "", "version": "v1",
-                                                      "kind": "Pod"},
-                          "resource": {"group": "", "version": "v1", "resource": "pods"},
-                          "namespace": ns, "operation": "CREATE", "object": pod}}
-    ctx = ssl.create_default_context(cafile=env.path("ca.pem"))
-    c = http.client.HTTPSConnection("localhost", port, context=ctx, timeout=10)
-    c.request("POST", "/mutate?timeout=10s", body=json.dumps(review),
-              headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    body = json.loads(r.read())["response"]
-    c.close()
-    ops = json.loads(base64.b64decode(body["patch"])) if "patch" in body else []
-    gated = any(o["path"] == "/spec/schedulingGates" for o in ops)
-    reason = next((o["value"] for o in ops
-                   if o["path"].endswith("wait-reason")), "")
-    selector = next((o["value"] for o in ops if o["path"] == "/spec/nodeSelector"), {})
-    return gated, reason, selector
+    pod = job_pod(job, size, gpus=gpus, cpu="1", topology=("required", HOST_LABEL), ns=ns,
+                  owned=False)
+    out = apply_patch(w.admit("rq-" + job, pod), pod)
+    return (WAIT_GATE in gates_of(out), out["metadata"]["annotations"].get(WAIT_REASON, ""),
+            node_selector(out))
 
 
 @case
@@ -411,33 +363,31 @@ def webhook_quota_room(env):
     PodSet of 2 x 4 GPUs waits (gated, the quota named in the reason) while
     one of 1 x 4 fits; team-d has no quota and places 2 x 4; after team-a's
     quota grows (a watch event), the 2 x 4 PodSet fits."""
-    import webhook_admission_e2e as wha
     binary = os.environ.get("TOPO_WEBHOOK")
     expect(binary, "TOPO_WEBHOOK (the topo-webhook binary) is not set")
     env.admin("load", {"file": FIXTURE})
     env.admin("load", {"resource": "nodes", "count": 3, "gpus": 8})
-    port = wha.free_port()
-    proc, health, log = start_webhook(env, binary, "room", [], port=port)
-    expect(ready_within(health, 15), "not ready")
-    gated, reason, _ = admit(env, port, "team-a", "wide", 2, 4)
+    w = start_webhook(env, binary, "room")
+    expect(w.wait_ready(15), "not ready")
+    gated, reason, _ = admit(w, "team-a", "wide", 2, 4)
     expect(gated and "namespace team-a: its ResourceQuota leaves 4 nvidia.com/gpu, the "
            "PodSet's 2 pods need 8" in reason, f"over the quota: gated {gated}, {reason!r}")
-    gated, reason, sel = admit(env, port, "team-a", "one", 1, 4)
+    gated, reason, sel = admit(w, "team-a", "one", 1, 4)
     expect(not gated and "kubernetes.io/hostname" in sel, f"within the quota: {reason!r}")
-    gated, reason, sel = admit(env, port, "team-d", "free", 2, 4)
+    gated, reason, sel = admit(w, "team-d", "free", 2, 4)
     expect(not gated and "kubernetes.io/hostname" in sel, f"no quota: {reason!r}")
     env.set_status("team-a", "gpu-cap", {"requests.nvidia.com/gpu": "64"},
                    {"requests.nvidia.com/gpu": "0"})
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        gated, reason, sel = admit(env, port, "team-a", "wide-%d" % int(time.monotonic() * 1000),
+        gated, reason, sel = admit(w, "team-a", "wide-%d" % int(time.monotonic() * 1000),
                                    2, 4)
         if not gated:
             break
         time.sleep(0.2)
     expect(not gated and "kubernetes.io/hostname" in sel,
            f"after the quota grew: still gated: {reason!r}")
-    stop_webhook(proc, log)
+    stop_webhook(w)
 
 
 def on_failure(env):

@@ -21,8 +21,6 @@ over the cap gated with the reason, within placed, the held room in
 holding nothing.
 """
 import argparse
-import base64
-import copy
 import http.client
 import json
 import os
@@ -31,117 +29,21 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-import jsonpatch
+from harness import FAILURES, check, finish
+from harness.pki import pki_tmpdir
+from harness.pods import FIXTURE_LEVELS, apply_patch, job_pod, make_pod, review
+from harness.webhook import Webhook
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PKI = os.path.join(HERE, "make_test_pki.sh")
-LEVELS = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/leaf,"
-          "topology.topo.io/rack,kubernetes.io/hostname")
-FAILURES = []
 # Connections one client may hold (more than the 16 concurrent requests below).
 PER_CLIENT = 20
 
 
-def expect(cond, msg):
-    if not cond:
-        FAILURES.append(msg)
-        print("FAIL: " + msg)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def job_pod(index, gpus=8, job="train", size=16):
-    return {
-        "kind": "Pod", "apiVersion": "v1",
-        "metadata": {
-            "generateName": job + "-", "namespace": "team-a",
-            "labels": {"batch.kubernetes.io/controller-uid": "uid-" + job,
-                       "batch.kubernetes.io/job-name": job,
-                       "batch.kubernetes.io/job-completion-index": str(index)},
-            "annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.topo.io/rack",
-                            "topology.topo.io/podset-size": str(size),
-                            "batch.kubernetes.io/job-completion-index": str(index)},
-            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
-                                 "uid": "uid-" + job, "controller": True}]},
-        "spec": {"containers": [{"name": "w", "image": "x",
-                                 "resources": {"requests": {"nvidia.com/gpu": str(gpus),
-                                                            "cpu": "16"}}}]}}
-
-
-def review(uid, pod):
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": uid, "kind": {"group": "", "version": "v1",
-                                                        "kind": "Pod"},
-                                   "resource": {"group": "", "version": "v1",
-                                                "resource": "pods"},
-                                   "namespace": "team-a", "operation": "CREATE",
-                                   "object": pod}})
-
-
-class Webhook:
-    def __init__(self, binary, pki, workdir, extra):
-        self.port = free_port()
-        self.health = free_port()
-        self.log = open(os.path.join(workdir, "webhook.log"), "w+")
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--health-port", str(self.health),
-             "--tls-cert-file", os.path.join(pki, "server.pem"),
-             "--tls-private-key-file", os.path.join(pki, "server.key"),
-             "--threads", "4", "--shutdown-timeout", "5"] + extra, stderr=self.log)
-        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=5)
-                c.request("GET", "/readyz")
-                if c.getresponse().status == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("topo-webhook did not become ready")
-
-    def admit(self, uid, pod, timeout="10s"):
-        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx, timeout=10)
-        try:
-            c.request("POST", "/mutate?timeout=" + timeout, body=review(uid, pod),
-                      headers={"Content-Type": "application/json"})
-            r = c.getresponse()
-            body = r.read()
-        finally:
-            c.close()
-        expect(r.status == 200, "%s: HTTP %d" % (uid, r.status))
-        resp = json.loads(body)["response"]
-        expect(resp["uid"] == uid, "%s: uid echoed" % uid)
-        return resp
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.seek(0)
-        return self.log.read()
-
-
-def ops_of(resp):
-    if "patch" not in resp:
-        return []
-    expect(resp.get("patchType") == "JSONPatch", "patchType JSONPatch")
-    return json.loads(base64.b64decode(resp["patch"], validate=True))
+def train_pod(index, gpus=8, job="train", size=16):
+    """Pod index of an Indexed Job whose PodSet prefers one rack."""
+    return job_pod(job, size, index, gpus=gpus)
 
 
 def case_indexed_job(w):
@@ -149,76 +51,73 @@ def case_indexed_job(w):
     patched = {}
     assignment = None
     for i in range(16):
-        pod = job_pod(i)
+        pod = train_pod(i)
         resp = w.admit("a-%d" % i, pod)
-        expect(resp.get("allowed") is True, "pod %d allowed" % i)
-        out = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(pod))
+        check(resp.get("allowed") is True, "pod %d allowed" % i)
+        out = apply_patch(resp, pod)
         sel = out["spec"].get("nodeSelector", {})
         # every level of the slot's domain; the assignment itself is by host
         # (Kueue's form), so the upper levels are that host's own labels
         host = sel.get("kubernetes.io/hostname", "")
-        expect(list(sel) == LEVELS.split(",") and
-               sel.get("topology.topo.io/rack") == "rack-" + host[len("h100-r"):][:2],
-               "pod %d: nodeSelector has every level, the host's: %r" % (i, sel))
+        check(list(sel) == FIXTURE_LEVELS.split(",") and
+              sel.get("topology.topo.io/rack") == "rack-" + host[len("h100-r"):][:2],
+              "pod %d: nodeSelector has every level, the host's: %r" % (i, sel))
         hosts[i] = sel.get("kubernetes.io/hostname")
         a = out["metadata"]["annotations"].get("topology.topo.io/assignment")
-        expect(a is not None, "pod %d: assignment annotation" % i)
+        check(a is not None, "pod %d: assignment annotation" % i)
         if assignment is None:
             assignment = a
-        expect(a == assignment, "pod %d: the same assignment as pod 0" % i)
+        check(a == assignment, "pod %d: the same assignment as pod 0" % i)
         patched[i] = out
-    expect(len(set(hosts.values())) == 16, "16 distinct hosts: %r" % hosts)
+    check(len(set(hosts.values())) == 16, "16 distinct hosts: %r" % hosts)
     doc = json.loads(assignment)
-    expect(doc["levels"] == ["kubernetes.io/hostname"], "assignment levels: %r" % doc["levels"])
-    expect(sum(d["count"] for d in doc["domains"]) == 16, "assignment counts sum to 16")
-    expect({d["values"][0] for d in doc["domains"]} == set(hosts.values()),
-           "the hosts are the assignment's domains")
-    expect(all(h.startswith("h100-r") for h in hosts.values()), "fixture hosts")
+    check(doc["levels"] == ["kubernetes.io/hostname"], "assignment levels: %r" % doc["levels"])
+    check(sum(d["count"] for d in doc["domains"]) == 16, "assignment counts sum to 16")
+    check({d["values"][0] for d in doc["domains"]} == set(hosts.values()),
+          "the hosts are the assignment's domains")
+    check(all(h.startswith("h100-r") for h in hosts.values()), "fixture hosts")
 
     # the same pods again, concurrently, with new request uids: same hosts
     again = {}
 
     def ask(i):
-        resp = w.admit("b-%d" % i, job_pod(i))
-        out = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(i))
+        resp = w.admit("b-%d" % i, train_pod(i))
+        out = apply_patch(resp, train_pod(i))
         again[i] = out["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname")
     threads = [threading.Thread(target=ask, args=(i,)) for i in range(16)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    expect(again == hosts, "asked again: same hosts (%r vs %r)" % (again, hosts))
+    check(again == hosts, "asked again: same hosts (%r vs %r)" % (again, hosts))
 
     # our own output in: no patch
     for i in (0, 15):
         resp = w.admit("c-%d" % i, patched[i])
-        expect(resp.get("allowed") is True and "patch" not in resp,
-               "patched pod %d: allowed without a patch: %r" % (i, resp))
+        check(resp.get("allowed") is True and "patch" not in resp,
+              "patched pod %d: allowed without a patch: %r" % (i, resp))
 
     # a second job does not get the first one's hosts
-    resp = w.admit("d-0", job_pod(0, job="other", size=1))
-    sel = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, job="other", size=1))
+    resp = w.admit("d-0", train_pod(0, job="other", size=1))
+    sel = apply_patch(resp, train_pod(0, job="other", size=1))
     host = sel["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname")
-    expect(host is not None and host not in hosts.values(),
-           "second job placed off the first one's hosts: %r" % host)
+    check(host is not None and host not in hosts.values(),
+          "second job placed off the first one's hosts: %r" % host)
 
 
 def case_gate(w):
-    pod = job_pod(0, gpus=16, job="huge", size=1)
+    pod = train_pod(0, gpus=16, job="huge", size=1)
     resp = w.admit("g-0", pod)
-    expect(resp.get("allowed") is True, "huge pod allowed (gate policy)")
-    out = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(pod))
+    check(resp.get("allowed") is True, "huge pod allowed (gate policy)")
+    out = apply_patch(resp, pod)
     gates = [g["name"] for g in out["spec"].get("schedulingGates", [])]
-    expect(gates == ["topology.topo.io/wait"], "huge pod gated: %r" % gates)
-    expect("topology.topo.io/wait-reason" in out["metadata"]["annotations"], "wait-reason")
-    expect("nodeSelector" not in out["spec"], "huge pod: no nodeSelector")
+    check(gates == ["topology.topo.io/wait"], "huge pod gated: %r" % gates)
+    check("topology.topo.io/wait-reason" in out["metadata"]["annotations"], "wait-reason")
+    check("nodeSelector" not in out["spec"], "huge pod: no nodeSelector")
 
 
 def kueue_pod(name, annotations):
-    return {"kind": "Pod", "apiVersion": "v1",
-            "metadata": {"name": name, "namespace": "team-a", "annotations": annotations},
-            "spec": {"containers": [{"name": "w", "image": "x",
-                                     "resources": {"requests": {"cpu": "1"}}}]}}
+    return make_pod(name=name, annotations=annotations, requests={"cpu": "1"})
 
 
 def case_kueue_validation(w):
@@ -230,30 +129,30 @@ def case_kueue_validation(w):
                                                k + "slice-required-topology": "kubernetes.io/hostname",
                                                k + "slice-size": "3"}))
     st = resp.get("status", {})
-    expect(resp.get("allowed") is False and st.get("code") == 400 and
-           st.get("message") == 'metadata.annotations[kueue.x-k8s.io/podset-slice-size]: '
-                                'Invalid value: "3": must not be greater than pod set count 1',
-           "slice larger than the PodSet: Kueue's refusal: %r" % resp)
-    expect(w.proc.poll() is None, "the webhook is still running")
+    check(resp.get("allowed") is False and st.get("code") == 400 and
+          st.get("message") == 'metadata.annotations[kueue.x-k8s.io/podset-slice-size]: '
+                               'Invalid value: "3": must not be greater than pod set count 1',
+          "slice larger than the PodSet: Kueue's refusal: %r" % resp)
+    check(w.proc.poll() is None, "the webhook is still running")
     # "True" is a bool to Kueue (strconv.ParseBool): placed, not gated
     resp = w.admit("k-1", kueue_pod("uncon", {k + "unconstrained-topology": "True"}))
-    out = jsonpatch.JsonPatch(ops_of(resp)).apply(kueue_pod("uncon", {}))
-    expect(resp.get("allowed") is True and
-           out["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname"),
-           "unconstrained \"True\": placed: %r" % resp)
+    out = apply_patch(resp, kueue_pod("uncon", {}))
+    check(resp.get("allowed") is True and
+          out["spec"].get("nodeSelector", {}).get("kubernetes.io/hostname"),
+          "unconstrained \"True\": placed: %r" % resp)
     # required and preferred at once: refused, not placed on one of them
     resp = w.admit("k-2", kueue_pod("both", {k + "required-topology": "topology.topo.io/rack",
                                              k + "preferred-topology": "topology.topo.io/rack"}))
     st = resp.get("status", {})
-    expect(resp.get("allowed") is False and st.get("code") == 400 and
-           "must not contain more than one topology annotation" in st.get("message", ""),
-           "required and preferred: refused: %r" % resp)
+    check(resp.get("allowed") is False and st.get("code") == 400 and
+          "must not contain more than one topology annotation" in st.get("message", ""),
+          "required and preferred: refused: %r" % resp)
     # Issue 9: ?timeout=nans was cast from NaN (undefined behaviour); the
     # API server's timeout is a Go duration, and one that does not parse is
     # ignored: the request is answered.
     for t in ("nans", "1e3s", "-5s", "99999999999999999h", "1.5s"):
         resp = w.admit("k-t-" + t, kueue_pod("t", {k + "unconstrained-topology": "true"}), t)
-        expect(resp.get("allowed") is True, "?timeout=%s: answered: %r" % (t, resp))
+        check(resp.get("allowed") is True, "?timeout=%s: answered: %r" % (t, resp))
 
 
 def case_transport(w, pki):
@@ -272,9 +171,9 @@ def case_transport(w, pki):
             return "refused: %s" % e
     for weak in ("AES128-SHA", "AES256-SHA256", "ECDHE-RSA-AES128-SHA", "ECDHE-ECDSA-AES128-SHA"):
         got = handshake(weak)
-        expect(got.startswith("refused"), "TLS 1.2 %s refused: %s" % (weak, got))
+        check(got.startswith("refused"), "TLS 1.2 %s refused: %s" % (weak, got))
     got = handshake("ECDHE+AESGCM:ECDHE+CHACHA20")
-    expect(not got.startswith("refused"), "TLS 1.2 with ECDHE and AEAD accepted: %s" % got)
+    check(not got.startswith("refused"), "TLS 1.2 with ECDHE and AEAD accepted: %s" % got)
     # One client holding every connection it may have (TLS done, no request
     # sent: each is surely the server's) leaves it no more; they gone, it
     # is served again.
@@ -284,8 +183,8 @@ def case_transport(w, pki):
         raw = socket.create_connection(("127.0.0.1", w.port), timeout=10)
         idle.append(ctx.wrap_socket(raw, server_hostname="localhost"))
     got = handshake("ECDHE+AESGCM")
-    expect(got.startswith("refused"), "connection %d of one client refused: %s"
-           % (PER_CLIENT + 1, got))
+    check(got.startswith("refused"), "connection %d of one client refused: %s"
+          % (PER_CLIENT + 1, got))
     for sk in idle:
         sk.close()
     deadline = time.time() + 10
@@ -293,14 +192,11 @@ def case_transport(w, pki):
     while got.startswith("refused") and time.time() < deadline:
         time.sleep(0.2)
         got = handshake("ECDHE+AESGCM")
-    expect(not got.startswith("refused"), "served again once they closed: %s" % got)
-    c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
-    c.request("GET", "/healthz")
-    expect(c.getresponse().status == 200, "health on 127.0.0.1")
-    c.close()
+    check(not got.startswith("refused"), "served again once they closed: %s" % got)
+    check(w.get("/healthz")[0] == 200, "health on 127.0.0.1")
     try:
         socket.create_connection(("127.0.0.2", w.health), timeout=2).close()
-        expect(False, "health not on 127.0.0.2 (bound to --health-address 127.0.0.1)")
+        check(False, "health not on 127.0.0.2 (bound to --health-address 127.0.0.1)")
     except OSError:
         pass
 
@@ -316,33 +212,27 @@ maxUnclaimed:
 """
 
 
-def metrics_text(w):
-    c = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
-    c.request("GET", "/metrics")
-    return c.getresponse().read().decode()
-
-
 def case_unclaimed_caps(w):
-    resp = w.admit("cap-0", job_pod(0, gpus=8, job="wide", size=8))
-    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, gpus=8, job="wide", size=8))
+    resp = w.admit("cap-0", train_pod(0, gpus=8, job="wide", size=8))
+    pod = apply_patch(resp, train_pod(0, gpus=8, job="wide", size=8))
     reason = pod["metadata"].get("annotations", {}).get("topology.topo.io/wait-reason", "")
-    expect("namespace team-a would hold 56 nvidia.com/gpu reserved for pods not created yet"
-           in reason, "over the cap: gated with the reason, got %r" % reason)
-    resp = w.admit("cap-1", job_pod(0, gpus=8, job="narrow", size=4))
-    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(job_pod(0, gpus=8, job="narrow", size=4))
-    expect("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
-           "within the cap: placed")
-    idle = job_pod(0, gpus=0, job="idle", size=3000)
+    check("namespace team-a would hold 56 nvidia.com/gpu reserved for pods not created yet"
+          in reason, "over the cap: gated with the reason, got %r" % reason)
+    resp = w.admit("cap-1", train_pod(0, gpus=8, job="narrow", size=4))
+    pod = apply_patch(resp, train_pod(0, gpus=8, job="narrow", size=4))
+    check("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
+          "within the cap: placed")
+    idle = train_pod(0, gpus=0, job="idle", size=3000)
     del idle["spec"]["containers"][0]["resources"]
     resp = w.admit("cap-2", idle)
-    pod = jsonpatch.JsonPatch(ops_of(resp)).apply(copy.deepcopy(idle))
-    expect("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
-           "a PodSet requesting nothing: placed")
-    text = metrics_text(w)
+    pod = apply_patch(resp, idle)
+    check("kubernetes.io/hostname" in pod["spec"].get("nodeSelector", {}),
+          "a PodSet requesting nothing: placed")
+    text = w.metrics_text()
     line = 'topo_webhook_reserved_unclaimed{namespace="team-a",resource="nvidia.com/gpu"} 24'
-    expect(line in text.splitlines(), "held room in /metrics: %s" % line)
+    check(line in text.splitlines(), "held room in /metrics: %s" % line)
     line = 'topo_webhook_reserved_unclaimed{namespace="team-a",resource="pods"} 3'
-    expect(line in text.splitlines(), "the idle PodSet holds no pods: %s" % line)
+    check(line in text.splitlines(), "the idle PodSet holds no pods: %s" % line)
 
 
 def case_shutdown_stuck_handler(binary, pki, tmp, inventory):
@@ -354,9 +244,8 @@ def case_shutdown_stuck_handler(binary, pki, tmp, inventory):
     its threads)."""
     import sqlite3
     workdir = os.path.join(tmp, "stuck")
-    os.mkdir(workdir)
     db = os.path.join(workdir, "topo.db")
-    w = Webhook(binary, pki, workdir, ["--inventory", inventory, "--levels", LEVELS,
+    w = Webhook(binary, pki, workdir, ["--inventory", inventory, "--levels", FIXTURE_LEVELS,
                                        "--db", db, "--policy", "gate", "--log-format", "text",
                                        "--shutdown-timeout", "0"])
     lock = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -364,11 +253,9 @@ def case_shutdown_stuck_handler(binary, pki, tmp, inventory):
     done = threading.Event()
 
     def post():
-        c = http.client.HTTPSConnection("localhost", w.port, context=w.ctx, timeout=20)
+        c = w.conn(timeout=20)
         try:
-            c.request("POST", "/mutate?timeout=30s", body=review("stuck", job_pod(0)),
-                      headers={"Content-Type": "application/json"})
-            c.getresponse().read()
+            w.post(c, review("stuck", train_pod(0)), "/mutate?timeout=30s")
         except (OSError, http.client.HTTPException):
             pass  # the process ends under it
         finally:
@@ -389,10 +276,10 @@ def case_shutdown_stuck_handler(binary, pki, tmp, inventory):
     t.join()
     log = w.stop()
     print("stuck handler: exit %r %.2f s after SIGTERM" % (rc, took), flush=True)
-    expect(rc == 1 and took < 3.3,
-           "a stuck handler does not hold the process past its shutdown timeout + 2 s: "
-           "exit %r after %.2f s" % (rc, took))
-    expect("a request handler still runs" in log, "the watchdog's error is logged")
+    check(rc == 1 and took < 3.3,
+          "a stuck handler does not hold the process past its shutdown timeout + 2 s: "
+          "exit %r after %.2f s" % (rc, took))
+    check("a request handler still runs" in log, "the watchdog's error is logged")
     if FAILURES:
         print("--- stuck webhook log ---\n" + log)
 
@@ -403,11 +290,9 @@ def main():
     ap.add_argument("--source", required=True)
     args = ap.parse_args()
     inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
-    with tempfile.TemporaryDirectory(prefix="topo-wha-") as tmp:
-        pki = os.path.join(tmp, "pki")
-        subprocess.run(["sh", PKI, pki], check=True, stdout=subprocess.DEVNULL)
+    with pki_tmpdir("topo-wha-") as (tmp, pki):
         w = Webhook(args.webhook, pki, tmp,
-                    ["--inventory", inventory, "--levels", LEVELS, "--policy", "gate",
+                    ["--inventory", inventory, "--levels", FIXTURE_LEVELS, "--policy", "gate",
                      "--log-format", "text", "--health-address", "127.0.0.1",
                      "--max-connections-per-client", str(PER_CLIENT)])
         log = ""
@@ -418,7 +303,7 @@ def main():
             case_transport(w, pki)
         finally:
             log = w.stop()
-        expect(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
+        check(w.proc.returncode == 0, "clean exit on SIGTERM (rc %r)" % w.proc.returncode)
         case_shutdown_stuck_handler(args.webhook, pki, tmp, inventory)
         if FAILURES:
             print("--- webhook log ---\n" + log)
@@ -426,9 +311,7 @@ def main():
         config = os.path.join(tmp, "fair.yaml")
         with open(config, "w") as f:
             f.write(FAIR_CONFIG)
-        fair_dir = os.path.join(tmp, "fair")
-        os.makedirs(fair_dir)
-        w = Webhook(args.webhook, pki, fair_dir,
+        w = Webhook(args.webhook, pki, os.path.join(tmp, "fair"),
                     ["--inventory", inventory, "--config", config, "--log-format", "text",
                      "--health-address", "127.0.0.1"])
         try:
@@ -437,9 +320,7 @@ def main():
             log = w.stop()
         if FAILURES:
             print("--- webhook log (caps) ---\n" + log)
-    print("webhook_admission_e2e: %s" %
-          ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
-    return 1 if FAILURES else 0
+    return finish("webhook_admission_e2e")
 
 
 if __name__ == "__main__":

@@ -24,146 +24,64 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PKI = os.path.join(HERE, "make_test_pki.sh")
-FAILURES = []
-
-
-def expect(cond, msg):
-    if not cond:
-        FAILURES.append(msg)
-        print("FAIL: " + msg, flush=True)
-    return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from harness import FAILURES, check, finish
+from harness.pki import pki_tmpdir
+from harness.pods import review as pod_review
+from harness.webhook import Webhook, check_prometheus, free_port, metric
 
 
 def review(uid):
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": uid, "operation": "CREATE",
-                                   "object": {"kind": "Pod", "metadata": {"name": "p"}}}})
+    """A pod's AdmissionReview: topo-webhook here has no topology (no
+    --levels), so it is allowed as it is."""
+    return pod_review(uid, {"kind": "Pod", "metadata": {"name": "p"}})
 
 
-class Webhook:
-    def __init__(self, binary, pki, workdir, extra=()):
-        self.pki = pki
-        self.cert = os.path.join(workdir, "tls.crt")
-        self.key = os.path.join(workdir, "tls.key")
-        with open(os.path.join(pki, "server.pem"), "rb") as f:
-            open(self.cert, "wb").write(f.read())
-        with open(os.path.join(pki, "server.key"), "rb") as f:
-            open(self.key, "wb").write(f.read())
-        self.port = free_port()
-        self.health = free_port()
-        self.log = open(os.path.join(workdir, "webhook.log"), "w+")
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--health-port", str(self.health),
-             "--tls-cert-file", self.cert, "--tls-private-key-file", self.key,
-             "--threads", "4", "--cert-check-interval", "1", "--shutdown-timeout", "5",
-             "--log-format", "json"] + list(extra), stderr=self.log)
-        self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                if self.get("/readyz")[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("topo-webhook did not become ready")
-
-    def conn(self):
-        return http.client.HTTPSConnection("localhost", self.port, context=self.ctx, timeout=10)
-
-    def get(self, path):
-        c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=5)
-        try:
-            c.request("GET", path)
-            r = c.getresponse()
-            return r.status, r.read().decode()
-        finally:
-            c.close()
-
-    def post(self, conn, body, path="/mutate?timeout=10s", method="POST"):
-        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
-        r = conn.getresponse()
-        return r.status, r.read(), r
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.seek(0)
-        return self.log.read()
-
-
-def metric(text, name, labels=""):
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name + "{" if labels is not None else name) and labels in line:
-            total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
-def check_prometheus(text):
-    ok = True
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            ok &= bool(re.match(r"^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$", line))
-            continue
-        ok &= bool(re.match(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? '
-                            r'[-+0-9.eE]+|\+Inf$', line))
-    return ok
+def start(binary, pki, workdir, extra=()):
+    """topo-webhook on its own copy of the server certificate (rotated by
+    case_rotation), checking it every second, logging JSON."""
+    return Webhook(binary, pki, workdir, ["--cert-check-interval", "1", "--log-format", "json",
+                                          *extra], own_tls=True)
 
 
 def case_basic(w):
     c = w.conn()
     st, body, _ = w.post(c, review("uid-1"))
     doc = json.loads(body)
-    expect(st == 200, "POST /mutate: status %d" % st)
-    expect(doc.get("response", {}).get("uid") == "uid-1" and doc["response"].get("allowed") is True,
-           "uid echoed and allowed: %r" % doc)
-    expect(doc.get("kind") == "AdmissionReview" and doc.get("apiVersion") == "admission.k8s.io/v1",
-           "AdmissionReview v1: %r" % doc)
+    check(st == 200, "POST /mutate: status %d" % st)
+    check(doc.get("response", {}).get("uid") == "uid-1" and doc["response"].get("allowed") is True,
+          "uid echoed and allowed: %r" % doc)
+    check(doc.get("kind") == "AdmissionReview" and doc.get("apiVersion") == "admission.k8s.io/v1",
+          "AdmissionReview v1: %r" % doc)
     # Keep-alive: many requests over one connection, timed.
     sock = c.sock
     n, t0 = 0, time.time()
     while time.time() - t0 < 1.5:
         st, body, _ = w.post(c, review("ka-%d" % n))
-        if not expect(st == 200 and json.loads(body)["response"]["uid"] == "ka-%d" % n,
-                      "keep-alive request %d" % n):
+        if not check(st == 200 and json.loads(body)["response"]["uid"] == "ka-%d" % n,
+                     "keep-alive request %d" % n):
             break
         n += 1
     rate = n / (time.time() - t0)
-    expect(c.sock is sock and n > 50, "one connection for %d requests" % n)
+    check(c.sock is sock and n > 50, "one connection for %d requests" % n)
     print("keep-alive: %d requests in 1.5 s over one connection: %.0f requests/s" % (n, rate),
           flush=True)
     # Malformed JSON: 400 naming the problem, connection still usable.
     st, body, _ = w.post(c, b'{"request": {"uid": ')
-    expect(st == 400 and b"malformed AdmissionReview" in body, "malformed: %d %r" % (st, body))
+    check(st == 400 and b"malformed AdmissionReview" in body, "malformed: %d %r" % (st, body))
     st, body, _ = w.post(c, b'[1,2]')
-    expect(st == 400 and b"not a JSON object" in body, "not an object: %d %r" % (st, body))
+    check(st == 400 and b"not a JSON object" in body, "not an object: %d %r" % (st, body))
     st, body, _ = w.post(c, b'{"kind":"AdmissionReview"}')
-    expect(st == 400 and b"request" in body, "no request: %d %r" % (st, body))
+    check(st == 400 and b"request" in body, "no request: %d %r" % (st, body))
     # Wrong path / method.
     st, _, _ = w.post(c, None, path="/other", method="GET")
-    expect(st == 404, "GET /other: %d" % st)
+    check(st == 404, "GET /other: %d" % st)
     st, _, r = w.post(c, None, path="/mutate", method="GET")
-    expect(st == 405 and r.getheader("Allow") == "POST", "GET /mutate: %d" % st)
+    check(st == 405 and r.getheader("Allow") == "POST", "GET /mutate: %d" % st)
     st, body, _ = w.post(c, review("after"))
-    expect(st == 200, "connection usable after 4xx: %d" % st)
+    check(st == 200, "connection usable after 4xx: %d" % st)
     c.close()
     # Over the limit: 413 from the headers alone, before any of the body is
     # sent (the API server's Content-Length is always set).
@@ -173,28 +91,26 @@ def case_basic(w):
     c.putheader("Content-Length", str(3 * 1024 * 1024 + 1))
     c.endheaders()
     r = c.getresponse()
-    expect(r.status == 413 and b"too large" in r.read(), "over the limit: %d" % r.status)
+    check(r.status == 413 and b"too large" in r.read(), "over the limit: %d" % r.status)
     c.close()
-    c = w.conn()
-    st, _, _ = w.post(c, b"y" * (3 * 1024 * 1024 - 10))
-    expect(st == 400, "just under the limit is read (then malformed): %d" % st)
-    c.close()
+    st = w.post_once(b"y" * (3 * 1024 * 1024 - 10))[0]
+    check(st == 400, "just under the limit is read (then malformed): %d" % st)
     # Health endpoints.
-    expect(w.get("/healthz")[0] == 200, "/healthz")
-    expect(w.get("/livez")[0] == 200, "/livez")
-    expect(w.get("/readyz")[0] == 200, "/readyz")
-    expect(w.get("/nope")[0] == 404, "health 404")
+    check(w.get("/healthz")[0] == 200, "/healthz")
+    check(w.get("/livez")[0] == 200, "/livez")
+    check(w.get("/readyz")[0] == 200, "/readyz")
+    check(w.get("/nope")[0] == 404, "health 404")
     st, text = w.get("/metrics")
-    expect(st == 200 and check_prometheus(text), "metrics parse:\n" + text)
+    check(st == 200 and check_prometheus(text), "metrics parse:\n" + text)
     ok200 = metric(text, "controller_runtime_webhook_requests_total", 'code="200"')
-    expect(ok200 >= n + 2, "200s counted: %s vs %d" % (ok200, n + 2))
-    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="400"') == 4,
-           "400s counted")
-    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="404"') == 1, "404")
-    expect(metric(text, "controller_runtime_webhook_requests_total", 'code="405"') == 1, "405")
-    expect(metric(text, "topo_webhook_body_rejections_total") == 1, "body rejections")
-    expect(metric(text, "controller_runtime_webhook_latency_seconds_count", 'code="200"') == ok200,
-           "histogram count")
+    check(ok200 >= n + 2, "200s counted: %s vs %d" % (ok200, n + 2))
+    check(metric(text, "controller_runtime_webhook_requests_total", 'code="400"') == 4,
+          "400s counted")
+    check(metric(text, "controller_runtime_webhook_requests_total", 'code="404"') == 1, "404")
+    check(metric(text, "controller_runtime_webhook_requests_total", 'code="405"') == 1, "405")
+    check(metric(text, "topo_webhook_body_rejections_total") == 1, "body rejections")
+    check(metric(text, "controller_runtime_webhook_latency_seconds_count", 'code="200"') == ok200,
+          "histogram count")
     # The server counts a request done when libmicrohttpd reports it
     # complete, which may come just after the client read its answer.
     deadline = time.time() + 3
@@ -202,7 +118,7 @@ def case_basic(w):
             time.time() < deadline:
         time.sleep(0.05)
         text = w.get("/metrics")[1]
-    expect(metric(text, "controller_runtime_webhook_requests_in_flight") == 0, "in flight 0")
+    check(metric(text, "controller_runtime_webhook_requests_in_flight") == 0, "in flight 0")
 
 
 def new_leaf(pki, workdir, cn):
@@ -274,22 +190,20 @@ def case_rotation(w, workdir):
     stop.set()
     for t in threads:
         t.join()
-    expect(first != "rotated-server" and seen == "rotated-server",
-           "new connections see the new certificate (%s -> %s)" % (first, seen))
-    expect(not errors and done[0] > 20, "no failed request during rotation (%d done, errors %r)"
-           % (done[0], errors[:5]))
+    check(first != "rotated-server" and seen == "rotated-server",
+          "new connections see the new certificate (%s -> %s)" % (first, seen))
+    check(not errors and done[0] > 20, "no failed request during rotation (%d done, errors %r)"
+          % (done[0], errors[:5]))
     # A broken pair leaves the old certificate serving.
     with open(w.key, "w") as f:
         f.write("not a key\n")
     time.sleep(2.5)
-    c = w.conn()
-    st, _, _ = w.post(c, review("still"))
-    c.close()
-    expect(st == 200 and peer_cn(w) == "rotated-server", "bad key: old pair keeps serving")
+    st = w.post_once(review("still"))[0]
+    check(st == 200 and peer_cn(w) == "rotated-server", "bad key: old pair keeps serving")
     st, text = w.get("/metrics")
-    expect(metric(text, "topo_webhook_tls_reloads_total", 'result="ok"') >= 1, "reload counted")
-    expect(metric(text, "topo_webhook_tls_reloads_total", 'result="error"') >= 1,
-           "failed reload counted")
+    check(metric(text, "topo_webhook_tls_reloads_total", 'result="ok"') >= 1, "reload counted")
+    check(metric(text, "topo_webhook_tls_reloads_total", 'result="error"') >= 1,
+          "failed reload counted")
 
 
 def case_sigterm(w):
@@ -344,11 +258,11 @@ def case_sigterm(w):
     stop.set()
     for t in threads:
         t.join()
-    expect(ready != 200, "/readyz after SIGTERM: %r" % ready)
-    expect(rc == 0, "exit status after SIGTERM: %r" % rc)
-    expect(took < 5, "exit within 5 s (took %.2f s)" % took)
-    expect(before > 20, "burst was running (%d)" % before)
-    expect(not failures, "no accepted request failed: %r" % failures[:5])
+    check(ready != 200, "/readyz after SIGTERM: %r" % ready)
+    check(rc == 0, "exit status after SIGTERM: %r" % rc)
+    check(took < 5, "exit within 5 s (took %.2f s)" % took)
+    check(before > 20, "burst was running (%d)" % before)
+    check(not failures, "no accepted request failed: %r" % failures[:5])
     print("sigterm: %d requests answered, %d connections refused after the listener closed, "
           "exit %r in %.2f s" % (accepted[0], refused[0], rc, took), flush=True)
 
@@ -385,19 +299,17 @@ def case_body_budget(w):
     time.sleep(0.3)
     second = raw_post_start(w, 3000000, 3000000)
     st = read_status(second)
-    expect(st == 503, "second large body over the budget: status %d, want 503" % st)
+    check(st == 503, "second large body over the budget: status %d, want 503" % st)
     second.close()
     first.sendall(b" " * 499999 + b"x")
     st = read_status(first)
-    expect(st == 400, "first body completed (not JSON): status %d, want 400" % st)
+    check(st == 400, "first body completed (not JSON): status %d, want 400" % st)
     first.close()
-    c = w.conn()
-    st, body, _ = w.post(c, review("after-budget"))
-    expect(st == 200, "a request after the budget freed: status %d" % st)
-    c.close()
+    st = w.post_once(review("after-budget"))[0]
+    check(st == 200, "a request after the budget freed: status %d" % st)
     text = w.get("/metrics")[1]
-    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == 1,
-           "metrics count one over-budget rejection")
+    check(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == 1,
+          "metrics count one over-budget rejection")
 
 
 def case_declared_not_held(w):
@@ -408,17 +320,15 @@ def case_declared_not_held(w):
                     'reason="over_budget"')
     holders = [raw_post_start(w, 524287, 1) for _ in range(8)]
     time.sleep(0.3)
-    c = w.conn()
-    st, _, _ = w.post(c, review("beside-declared"))
-    c.close()
-    expect(st == 200, "a request beside 8 declared-but-unsent bodies: status %d, want 200" % st)
+    st = w.post_once(review("beside-declared"))[0]
+    check(st == 200, "a request beside 8 declared-but-unsent bodies: status %d, want 200" % st)
     text = w.get("/metrics")[1]
-    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == before,
-           "no over-budget rejection from declared lengths")
+    check(metric(text, "topo_webhook_body_rejections_total", 'reason="over_budget"') == before,
+          "no over-budget rejection from declared lengths")
     m = re.search(r"^topo_webhook_body_bytes_held (\d+)$", text, re.M)
     held = int(m.group(1)) if m else -1
     # (the served request's own buffer may be released just after its answer)
-    expect(0 < held <= 9 * 16384, "8 one-byte bodies hold about 8 x 16 KiB: %d" % held)
+    check(0 < held <= 9 * 16384, "8 one-byte bodies hold about 8 x 16 KiB: %d" % held)
     for h in holders:
         h.close()
 
@@ -453,17 +363,17 @@ def case_chunked_too_large(w):
     before = metric(w.get("/metrics")[1], "topo_webhook_body_rejections_total",
                     'reason="too_large"')
     st, conn = chunked_post(w, 3 * 1024 * 1024 + 300000)
-    expect(st == 413 and conn.lower() == "close",
-           "chunked body over the limit: status %d Connection %r, want 413 close" % (st, conn))
+    check(st == 413 and conn.lower() == "close",
+          "chunked body over the limit: status %d Connection %r, want 413 close" % (st, conn))
     st, _ = chunked_post(w, 200)
-    expect(st == 400, "a small chunked body is read (not JSON: 400): %d" % st)
+    check(st == 400, "a small chunked body is read (not JSON: 400): %d" % st)
     t0 = time.time()
     st, _ = chunked_post(w, 7 * 1024 * 1024)
-    expect(st == -1 and time.time() - t0 < 10,
-           "a chunked body past twice the limit is cut, not read for ever: %d" % st)
+    check(st == -1 and time.time() - t0 < 10,
+          "a chunked body past twice the limit is cut, not read for ever: %d" % st)
     text = w.get("/metrics")[1]
-    expect(metric(text, "topo_webhook_body_rejections_total", 'reason="too_large"') >= before + 2,
-           "chunked bodies over the limit counted")
+    check(metric(text, "topo_webhook_body_rejections_total", 'reason="too_large"') >= before + 2,
+          "chunked bodies over the limit counted")
 
 
 def closed_within(s, limit):
@@ -506,8 +416,8 @@ def case_deadlines(binary, pki, workdir):
     at ~1 s, a body trickled at 3 bytes/s at the grace, a keep-alive
     connection trickling its next request at the idle timeout. A body sent
     at 4 KB/s, longer than the grace, is served."""
-    w = Webhook(binary, pki, workdir, ["--header-timeout", "1", "--idle-timeout", "4",
-                                       "--min-body-rate", "1000"])
+    w = start(binary, pki, workdir, ["--header-timeout", "1", "--idle-timeout", "4",
+                                     "--min-body-rate", "1000"])
     results = {}
     try:
         def bare():
@@ -553,29 +463,27 @@ def case_deadlines(binary, pki, workdir):
             t.join()
         print("deadlines: %r" % results, flush=True)
         b = results.get("bare")
-        expect(b is not None and 0.8 < b < 4.5, "bare TCP cut at the header timeout: %r" % b)
+        check(b is not None and 0.8 < b < 4.5, "bare TCP cut at the header timeout: %r" % b)
         h = results.get("headers")
-        expect(h is not None and h < 4.5, "trickled headers cut at the header timeout: %r" % h)
+        check(h is not None and h < 4.5, "trickled headers cut at the header timeout: %r" % h)
         bd = results.get("body")
-        expect(bd is not None and 4.5 < bd < 9.5, "trickled body cut after the grace: %r" % bd)
-        expect(results.get("good") == 200, "a body at 4 KB/s is served: %r" % results.get("good"))
+        check(bd is not None and 4.5 < bd < 9.5, "trickled body cut after the grace: %r" % bd)
+        check(results.get("good") == 200, "a body at 4 KB/s is served: %r" % results.get("good"))
         i = results.get("idle")
-        expect(results.get("idle_first") == 200 and i is not None and 3.5 < i < 8,
-               "keep-alive trickling its next request cut at the idle timeout: %r" % i)
+        check(results.get("idle_first") == 200 and i is not None and 3.5 < i < 8,
+              "keep-alive trickling its next request cut at the idle timeout: %r" % i)
         text = w.get("/metrics")[1]
-        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="header_timeout"') >= 2,
-               "header timeouts counted")
-        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="slow_body"') >= 1,
-               "slow body counted")
-        expect(metric(text, "topo_webhook_connections_cut_total", 'reason="idle"') >= 1,
-               "idle counted")
-        c = w.conn()
-        st, _, _ = w.post(c, review("after-cuts"))
-        c.close()
-        expect(st == 200, "served after the cuts: %d" % st)
+        check(metric(text, "topo_webhook_connections_cut_total", 'reason="header_timeout"') >= 2,
+              "header timeouts counted")
+        check(metric(text, "topo_webhook_connections_cut_total", 'reason="slow_body"') >= 1,
+              "slow body counted")
+        check(metric(text, "topo_webhook_connections_cut_total", 'reason="idle"') >= 1,
+              "idle counted")
+        st = w.post_once(review("after-cuts"))[0]
+        check(st == 200, "served after the cuts: %d" % st)
     finally:
-        log = w.stop()
-    expect("connection cut" in log, "cuts are logged")
+        log = w.stop(signal.SIGKILL)
+    check("connection cut" in log, "cuts are logged")
     if FAILURES:
         print("--- deadlines webhook log ---\n" + log)
 
@@ -626,12 +534,10 @@ def case_renegotiation(w):
                          ("body", b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
                                   b"Content-Length: 100\r\n\r\n{")):
         took = renegotiate(w, before)
-        expect(took is not None and 0 <= took < 2,
-               "renegotiation %s: connection ended in %r s, want < 2" % (name, took))
-    c = w.conn()
-    st, _, _ = w.post(c, review("after-reneg"))
-    c.close()
-    expect(st == 200, "served after renegotiation attempts: %d" % st)
+        check(took is not None and 0 <= took < 2,
+              "renegotiation %s: connection ended in %r s, want < 2" % (name, took))
+    st = w.post_once(review("after-reneg"))[0]
+    check(st == 200, "served after renegotiation attempts: %d" % st)
 
 
 def probe_from(source, port, path="/healthz", timeout=3):
@@ -676,15 +582,15 @@ def case_health_flood(w):
         while st != 200 and time.time() < deadline:
             time.sleep(0.25)
             st = probe_from("127.0.0.2", w.health)
-        expect(st == 200, "liveness from another address answered during the flood")
+        check(st == 200, "liveness from another address answered during the flood")
         # its idle connections close after 5 s; polled, as a loaded machine
         # (ASan) may run the server's timeout check late
         deadline = time.time() + 12
         time.sleep(4.5)
         while probe_from("127.0.0.1", w.health, timeout=1) != 200 and time.time() < deadline:
             time.sleep(0.25)
-        expect(probe_from("127.0.0.1", w.health) == 200,
-               "the flooding address is answered again once its idle connections closed")
+        check(probe_from("127.0.0.1", w.health) == 200,
+              "the flooding address is answered again once its idle connections closed")
     finally:
         for s in held:
             s.close()
@@ -694,41 +600,31 @@ def case_metrics_port(binary, pki, workdir):
     """--metrics-port: /metrics there (on --metrics-address only), no longer
     on the health port, which keeps the probes."""
     mport = free_port()
-    w = Webhook(binary, pki, workdir, ["--metrics-port", str(mport),
-                                       "--metrics-address", "127.0.0.1"])
+    w = start(binary, pki, workdir, ["--metrics-port", str(mport),
+                                     "--metrics-address", "127.0.0.1"])
     try:
-        def get(port, path, host="127.0.0.1"):
-            c = http.client.HTTPConnection(host, port, timeout=5)
-            try:
-                c.request("GET", path)
-                r = c.getresponse()
-                return r.status, r.read().decode()
-            finally:
-                c.close()
-        st, text = get(mport, "/metrics")
-        expect(st == 200 and check_prometheus(text) and "topo_webhook_connections_total" in text,
-               "/metrics on the metrics port: %d" % st)
-        expect(get(mport, "/healthz")[0] == 404, "no probes on the metrics port")
-        expect(w.get("/metrics")[0] == 404, "no /metrics on the health port")
-        expect(w.get("/readyz")[0] == 200 and w.get("/healthz")[0] == 200,
-               "probes stay on the health port")
+        st, text = w.get("/metrics", port=mport)
+        check(st == 200 and check_prometheus(text) and "topo_webhook_connections_total" in text,
+              "/metrics on the metrics port: %d" % st)
+        check(w.get("/healthz", port=mport)[0] == 404, "no probes on the metrics port")
+        check(w.get("/metrics")[0] == 404, "no /metrics on the health port")
+        check(w.get("/readyz")[0] == 200 and w.get("/healthz")[0] == 200,
+              "probes stay on the health port")
         try:
             socket.create_connection(("127.0.0.2", mport), timeout=2).close()
-            expect(False, "metrics not on 127.0.0.2 (bound to --metrics-address 127.0.0.1)")
+            check(False, "metrics not on 127.0.0.2 (bound to --metrics-address 127.0.0.1)")
         except OSError:
             pass
     finally:
-        w.stop()
+        w.stop(signal.SIGKILL)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="topo-wh-") as tmp:
-        pki = os.path.join(tmp, "pki")
-        subprocess.run(["sh", PKI, pki], check=True)
-        w = Webhook(args.webhook, pki, tmp)
+    with pki_tmpdir("topo-wh-") as (tmp, pki):
+        w = start(args.webhook, pki, tmp)
         log = ""
         try:
             case_basic(w)
@@ -737,24 +633,18 @@ def main():
             case_rotation(w, tmp)
             case_sigterm(w)
         finally:
-            log = w.stop()
-        budget_dir = os.path.join(tmp, "budget")
-        os.makedirs(budget_dir)
-        wb = Webhook(args.webhook, pki, budget_dir, ["--max-body-memory", "4"])
+            log = w.stop(signal.SIGKILL)
+        wb = start(args.webhook, pki, os.path.join(tmp, "budget"), ["--max-body-memory", "4"])
         try:
             case_body_budget(wb)
             case_declared_not_held(wb)
             case_chunked_too_large(wb)
         finally:
-            blog = wb.stop()
+            blog = wb.stop(signal.SIGKILL)
         if FAILURES:
             print("--- budget webhook log ---\n" + blog)
-        deadline_dir = os.path.join(tmp, "deadlines")
-        os.makedirs(deadline_dir)
-        case_deadlines(args.webhook, pki, deadline_dir)
-        metrics_dir = os.path.join(tmp, "metrics")
-        os.makedirs(metrics_dir)
-        case_metrics_port(args.webhook, pki, metrics_dir)
+        case_deadlines(args.webhook, pki, os.path.join(tmp, "deadlines"))
+        case_metrics_port(args.webhook, pki, os.path.join(tmp, "metrics"))
         lines = [l for l in log.splitlines() if l.strip()]
         bad = [l for l in lines if not l.startswith("{")]
         for l in lines:
@@ -762,11 +652,10 @@ def main():
                 json.loads(l)
             except ValueError:
                 bad.append(l)
-        expect(not bad, "every log line is one JSON object: %r" % bad[:3])
+        check(not bad, "every log line is one JSON object: %r" % bad[:3])
         if FAILURES:
             print("--- webhook log ---\n" + log)
-    print("webhook_e2e: %s" % ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
-    return 1 if FAILURES else 0
+    return finish("webhook_e2e")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-FAILURES = []
-
-
-def expect(cond, msg):
-    if not cond:
-        FAILURES.append(msg)
-        print("FAIL: " + msg, flush=True)
+from harness import check, finish
 
 
 def run(binary, args, timeout=20):
@@ -38,12 +32,12 @@ def main():
         tls = ["--tls-cert-file", cert, "--tls-private-key-file", key, "--log-format", "text"]
 
         rc, out = run(wh, ["--help"])
-        expect(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out and
-               "--resource-quotas true|false" in out,
-               "--help: rc %d" % rc)
+        check(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out and
+              "--resource-quotas true|false" in out,
+              "--help: rc %d" % rc)
         for flag in ("--header-timeout", "--min-body-rate", "--idle-timeout", "--metrics-port",
                      "--metrics-address"):
-            expect(flag in out, "--help documents " + flag)
+            check(flag in out, "--help documents " + flag)
 
         cases = [
             (["--port", "0"] + tls, "bad option or value: --port 0"),
@@ -74,25 +68,24 @@ def main():
         ]
         for argv, want in cases:
             rc, out = run(wh, argv)
-            expect(rc == 2 and want in out,
-                   "%s: want exit 2 and %r, got %d: %s" % (" ".join(argv[:4]), want, rc,
-                                                          out.strip()[-300:]))
+            check(rc == 2 and want in out,
+                  "%s: want exit 2 and %r, got %d: %s" % (" ".join(argv[:4]), want, rc,
+                                                         out.strip()[-300:]))
 
         # Every malformed configuration file: exit 2, its expected message.
         bad = sorted(f for f in os.listdir(fixtures) if f.startswith("bad-"))
-        expect(len(bad) >= 20, "malformed configuration fixtures found: %d" % len(bad))
+        check(len(bad) >= 20, "malformed configuration fixtures found: %d" % len(bad))
         for name in bad:
             path = os.path.join(fixtures, name)
             with open(path) as fh:
                 first = fh.readline()
             want = first.split("# error:", 1)[1].strip() if "# error:" in first else None
             rc, out = run(wh, ["--config", path] + tls)
-            expect(rc == 2, "%s: exit %d, want 2" % (name, rc))
+            check(rc == 2, "%s: exit %d, want 2" % (name, rc))
             if want:
                 # fixtures name the file by its base name; the webhook by the path given
-                expect(want.split(": ", 1)[-1] in out, "%s: want %r in %r" % (name, want, out))
-    print("webhook_flags_e2e: %s" % ("FAILED (%d)" % len(FAILURES) if FAILURES else "passed"))
-    return 1 if FAILURES else 0
+                check(want.split(": ", 1)[-1] in out, "%s: want %r in %r" % (name, want, out))
+    return finish("webhook_flags_e2e")
 
 
 if __name__ == "__main__":

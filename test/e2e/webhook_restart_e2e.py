@@ -20,15 +20,13 @@ import argparse
 import copy
 import json
 import os
-import subprocess
+import signal
 import sys
-import tempfile
 
-import jsonpatch
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import webhook_admission_e2e as wha  # noqa: E402  (Webhook, review, ops_of, expect)
+from harness import FAILURES, check, finish
+from harness.pki import pki_tmpdir
+from harness.pods import FIXTURE_LEVELS, apply_patch
+from harness.webhook import Webhook
 
 SIZE = 16
 RIVAL_SIZE = 4
@@ -75,26 +73,22 @@ def admit(w, tpl, uid, index):
     """Posts pod `index`; returns (nodeSelector, assignment annotation) of the patched pod."""
     pod = job_pod(tpl, index)
     resp = w.admit(uid, pod)
-    wha.expect(resp.get("allowed") is True, "%s: pod %d allowed: %r" % (uid, index, resp))
-    out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
+    check(resp.get("allowed") is True, "%s: pod %d allowed: %r" % (uid, index, resp))
+    out = apply_patch(resp, pod)
     sel = out["spec"].get("nodeSelector", {})
-    wha.expect(sel.get("kubernetes.io/hostname") is not None,
-               "%s: pod %d has a hostname nodeSelector: %r" % (uid, index, sel))
+    check(sel.get("kubernetes.io/hostname") is not None,
+          "%s: pod %d has a hostname nodeSelector: %r" % (uid, index, sel))
     return sel, out["metadata"].get("annotations", {}).get("topology.topo.io/assignment")
 
 
 def start(binary, pki, tmp, inventory, db, name):
-    workdir = os.path.join(tmp, name)
-    os.mkdir(workdir)
-    return wha.Webhook(binary, pki, workdir,
-                       ["--inventory", inventory, "--levels", wha.LEVELS, "--db", db,
-                        "--policy", "gate", "--log-format", "text"])
+    return Webhook(binary, pki, os.path.join(tmp, name),
+                   ["--inventory", inventory, "--levels", FIXTURE_LEVELS, "--db", db,
+                    "--policy", "gate", "--log-format", "text"])
 
 
-def run(args, tmp):
+def run(args, tmp, pki):
     inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
-    pki = os.path.join(tmp, "pki")
-    subprocess.run(["sh", wha.PKI, pki], check=True, stdout=subprocess.DEVNULL)
     db = os.path.join(tmp, "topo.db")
     tpl = template(args.source)
     logs = []
@@ -106,10 +100,8 @@ def run(args, tmp):
             first[i] = admit(w, tpl, "first-%d" % i, i)
     finally:
         # SIGKILL: no shutdown path runs; only what was committed survives.
-        w.proc.kill()
-        w.proc.wait()
-        logs.append(w.stop())
-    wha.expect(w.proc.returncode == -9, "first webhook killed (rc %r)" % w.proc.returncode)
+        logs.append(w.stop(signal.SIGKILL))
+    check(w.proc.returncode == -9, "first webhook killed (rc %r)" % w.proc.returncode)
 
     second, again, rival = {}, {}, []
     w = start(args.webhook, pki, tmp, inventory, db, "second")
@@ -123,32 +115,32 @@ def run(args, tmp):
             again[i] = admit(w, tpl, "again-%d" % i, i)
     finally:
         logs.append(w.stop())
-    wha.expect(w.proc.returncode == 0, "second webhook: clean exit (rc %r)" % w.proc.returncode)
+    check(w.proc.returncode == 0, "second webhook: clean exit (rc %r)" % w.proc.returncode)
 
     for i in range(SIZE // 2):
-        wha.expect(again.get(i, (None,))[0] == first.get(i, (None,))[0],
-                   "pod %d: same nodeSelector after the restart: %r vs %r"
-                   % (i, first.get(i), again.get(i)))
+        check(again.get(i, (None,))[0] == first.get(i, (None,))[0],
+              "pod %d: same nodeSelector after the restart: %r vs %r"
+              % (i, first.get(i), again.get(i)))
     slots = dict(first)
     slots.update(second)
     hosts = {i: sel.get("kubernetes.io/hostname") for i, (sel, _) in slots.items()}
-    wha.expect(len(hosts) == SIZE and len(set(hosts.values())) == SIZE,
-               "%d distinct hosts for the %d indices: %r" % (SIZE, SIZE, hosts))
-    wha.expect(len(set(rival)) == RIVAL_SIZE and not set(rival) & set(hosts.values()),
-               "the rival PodSet's hosts %r are its own, none of the first one's %r"
-               % (rival, sorted(hosts.values())))
+    check(len(hosts) == SIZE and len(set(hosts.values())) == SIZE,
+          "%d distinct hosts for the %d indices: %r" % (SIZE, SIZE, hosts))
+    check(len(set(rival)) == RIVAL_SIZE and not set(rival) & set(hosts.values()),
+          "the rival PodSet's hosts %r are its own, none of the first one's %r"
+          % (rival, sorted(hosts.values())))
     assignments = {a for _, a in list(slots.values()) + list(again.values())}
-    wha.expect(len(assignments) == 1 and None not in assignments,
-               "one assignment annotation for the whole PodSet: %r" % assignments)
+    check(len(assignments) == 1 and None not in assignments,
+          "one assignment annotation for the whole PodSet: %r" % assignments)
     if len(assignments) == 1 and None not in assignments:
         doc = json.loads(assignments.pop())
-        wha.expect(doc.get("levels") == ["kubernetes.io/hostname"],
-                   "assignment levels: %r" % doc.get("levels"))
+        check(doc.get("levels") == ["kubernetes.io/hostname"],
+              "assignment levels: %r" % doc.get("levels"))
         domains = {d["values"][0]: d["count"] for d in doc.get("domains", [])}
-        wha.expect(sum(domains.values()) == SIZE, "assignment counts sum to %d" % SIZE)
-        wha.expect(set(domains) == set(hosts.values()),
-                   "the hosts are the assignment's domains: %r vs %r"
-                   % (sorted(domains), sorted(hosts.values())))
+        check(sum(domains.values()) == SIZE, "assignment counts sum to %d" % SIZE)
+        check(set(domains) == set(hosts.values()),
+              "the hosts are the assignment's domains: %r vs %r"
+              % (sorted(domains), sorted(hosts.values())))
     return logs
 
 
@@ -157,17 +149,15 @@ def main():
     ap.add_argument("--webhook", required=True)
     ap.add_argument("--source", required=True)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="topo-whr-") as tmp:
+    with pki_tmpdir("topo-whr-") as (tmp, pki):
         logs = []
         try:
-            logs = run(args, tmp)
+            logs = run(args, tmp, pki)
         finally:
-            if wha.FAILURES:
+            if FAILURES:
                 for i, log in enumerate(logs):
                     print("--- webhook log %d ---\n%s" % (i + 1, log))
-    print("webhook_restart_e2e: %s" %
-          ("FAILED (%d)" % len(wha.FAILURES) if wha.FAILURES else "passed"))
-    return 1 if wha.FAILURES else 0
+    return finish("webhook_restart_e2e")
 
 
 if __name__ == "__main__":

@@ -30,32 +30,16 @@ Exits 0 with a SKIP line when valgrind is not installed (it is in the test
 packages of scripts/lib/deps.sh, so normally the test runs).
 """
 import argparse
-import copy
-import http.client
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
-import jsonpatch
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import webhook_admission_e2e as wha  # noqa: E402  (review, job_pod, ops_of, expect)
-import webhook_ungate_e2e as whu  # noqa: E402  (Api, metrics, gates_of)
-
-STATIC_LEVELS = wha.LEVELS
-DAEMON_LEVELS = whu.LEVELS
-WAIT_GATE = whu.WAIT_GATE
-expect = wha.expect
-# valgrind runs the daemon 20-50 times slower: generous per-step timeouts.
-READY_TIMEOUT = 60
-REQUEST_TIMEOUT = 60
-EXIT_TIMEOUT = 60
+from harness import FAILURES, check, check_within, finish
+from harness.pki import pki_tmpdir
+from harness.pods import (FAKE_NODE_LEVELS, FIXTURE_LEVELS, NS, RACK_LABEL, WAIT_GATE, apply_patch,
+                          gates_of, job_pod, make_pod, node_selector)
+from harness.webhook import Webhook, WebhookApiEnv, start_daemon
 
 
 def valgrind_cmd(log_path):
@@ -65,77 +49,30 @@ def valgrind_cmd(log_path):
             "--log-file=" + log_path]
 
 
-class VgWebhook:
-    """topo-webhook under valgrind, with the TLS and health ports of wha.Webhook."""
+class VgWebhook(Webhook):
+    """topo-webhook under valgrind, which runs it 20-50 times slower:
+    generous timeouts for every step."""
+
+    THREADS = 2
+    SHUTDOWN_TIMEOUT = 10
+    READY_TIMEOUT = 60
+    READY_POLL = 0.25
+    HEALTH_TIMEOUT = 60
+    REQUEST_TIMEOUT = 60
+    ADMIT_TIMEOUT = "30s"
+    STOP_TIMEOUT = 60
 
     def __init__(self, binary, pki, workdir, extra):
-        self.port = wha.free_port()
-        self.health = wha.free_port()
         self.vglog = os.path.join(workdir, "valgrind.log")
-        self.log = open(os.path.join(workdir, "webhook.log"), "w+")
-        self.proc = subprocess.Popen(
-            valgrind_cmd(self.vglog) +
-            [binary, "--port", str(self.port), "--health-port", str(self.health),
-             "--tls-cert-file", os.path.join(pki, "server.pem"),
-             "--tls-private-key-file", os.path.join(pki, "server.key"),
-             "--threads", "2", "--shutdown-timeout", "10", "--log-format", "text"] + extra,
-            stderr=self.log)
-        self.ctx = wha.ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < READY_TIMEOUT:
-            if self.proc.poll() is not None:
-                raise RuntimeError("topo-webhook exited before ready (rc %r)"
-                                   % self.proc.returncode)
-            if self.get("/readyz")[0] == 200:
-                print("ready under valgrind after %.1f s" % (time.monotonic() - t0))
-                return
-            time.sleep(0.25)
-        raise RuntimeError("topo-webhook not ready within %d s under valgrind" % READY_TIMEOUT)
+        super().__init__(binary, pki, workdir, ["--log-format", "text", *extra])
+        print("ready under valgrind after %.1f s" % self.ready_after)
 
-    def get(self, path):
-        c = http.client.HTTPConnection("127.0.0.1", self.health, timeout=REQUEST_TIMEOUT)
-        try:
-            c.request("GET", path)
-            r = c.getresponse()
-            return r.status, r.read()
-        except OSError:
-            return None, b""
-        finally:
-            c.close()
-
-    def post(self, body):
-        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx,
-                                        timeout=REQUEST_TIMEOUT)
-        try:
-            c.request("POST", "/mutate?timeout=30s", body=body,
-                      headers={"Content-Type": "application/json"})
-            r = c.getresponse()
-            return r.status, r.read()
-        finally:
-            c.close()
-
-    def admit(self, uid, pod, dry_run=False):
-        body = json.loads(wha.review(uid, pod))
-        if dry_run:
-            body["request"]["dryRun"] = True
-        status, raw = self.post(json.dumps(body))
-        expect(status == 200, "%s: HTTP %r" % (uid, status))
-        resp = json.loads(raw)["response"]
-        expect(resp.get("uid") == uid, "%s: uid echoed" % uid)
-        return resp
+    def command(self, argv):
+        return valgrind_cmd(self.vglog) + argv
 
     def stop(self):
-        """SIGTERM, then the process's status and valgrind's log."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(EXIT_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.seek(0)
-        log = self.log.read()
-        self.log.close()
+        """SIGTERM, then the process's log and valgrind's."""
+        log = super().stop()
         try:
             with open(self.vglog) as fh:
                 vg = fh.read()
@@ -146,76 +83,77 @@ class VgWebhook:
 
 def check_clean(name, w, log, vg):
     rc = w.proc.returncode
-    expect(rc == 0, "%s: exit status 0 after SIGTERM (got %r; 99 = valgrind errors)"
-           % (name, rc))
-    expect(vg.strip() == "", "%s: valgrind log empty" % name)
+    check(rc == 0, "%s: exit status 0 after SIGTERM (got %r; 99 = valgrind errors)"
+          % (name, rc))
+    check(vg.strip() == "", "%s: valgrind log empty" % name)
     if rc != 0 or vg.strip():
         print("--- %s: valgrind log ---\n%s" % (name, vg[-20000:]))
         print("--- %s: webhook log (tail) ---\n%s" % (name, log[-4000:]))
 
 
 def nodesel(resp, pod):
-    out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
-    return out, out["spec"].get("nodeSelector") or {}
+    out = apply_patch(resp, pod)
+    return out, node_selector(out)
+
+
+def vg_pod(index, gpus=8, job="vg", size=4):
+    """Pod index of an Indexed Job whose PodSet prefers one rack."""
+    return job_pod(job, size, index, gpus=gpus)
 
 
 def case_static(args, pki, tmp):
     workdir = os.path.join(tmp, "static")
-    os.mkdir(workdir)
     inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
     w = VgWebhook(args.webhook, pki, workdir,
-                  ["--inventory", inventory, "--levels", STATIC_LEVELS, "--policy", "gate",
+                  ["--inventory", inventory, "--levels", FIXTURE_LEVELS, "--policy", "gate",
                    "--db", os.path.join(workdir, "topo.db")])
     log = vg = ""
     try:
         # A 4-pod PodSet: 4 distinct hosts, one assignment.
         hosts = set()
         for i in range(4):
-            pod = wha.job_pod(i, job="vg", size=4)
+            pod = vg_pod(i)
             resp = w.admit("s-%d" % i, pod)
             _, sel = nodesel(resp, pod)
-            expect(resp.get("allowed") is True and "kubernetes.io/hostname" in sel,
-                   "podset pod %d placed: %r" % (i, sel))
+            check(resp.get("allowed") is True and "kubernetes.io/hostname" in sel,
+                  "podset pod %d placed: %r" % (i, sel))
             hosts.add(sel.get("kubernetes.io/hostname"))
-        expect(len(hosts) == 4 and None not in hosts, "4 distinct hosts: %r" % hosts)
+        check(len(hosts) == 4 and None not in hosts, "4 distinct hosts: %r" % hosts)
 
         # No topology annotation: passes through unchanged.
-        plain = {"kind": "Pod", "apiVersion": "v1",
-                 "metadata": {"name": "plain", "namespace": "team-a"},
-                 "spec": {"containers": [{"name": "c", "image": "x"}]}}
-        resp = w.admit("plain", plain)
-        expect(resp.get("allowed") is True and "patch" not in resp,
-               "pass-through pod: allowed, no patch: %r" % resp)
+        resp = w.admit("plain", make_pod(name="plain"))
+        check(resp.get("allowed") is True and "patch" not in resp,
+              "pass-through pod: allowed, no patch: %r" % resp)
 
         # 16 GPUs in one pod fit no node: gated.
-        huge = wha.job_pod(0, gpus=16, job="huge", size=1)
+        huge = vg_pod(0, gpus=16, job="huge", size=1)
         resp = w.admit("huge", huge)
         out, sel = nodesel(resp, huge)
-        gates = [g["name"] for g in out["spec"].get("schedulingGates", [])]
-        expect(resp.get("allowed") is True and gates == [WAIT_GATE] and not sel,
-               "huge pod gated: %r %r" % (gates, sel))
+        gates = gates_of(out)
+        check(resp.get("allowed") is True and gates == [WAIT_GATE] and not sel,
+              "huge pod gated: %r %r" % (gates, sel))
 
-        status, body = w.post(b"{not json")
-        expect(status == 400 and b"malformed" in body, "malformed: %r %r" % (status, body))
+        status, body = w.post_once(b"{not json")
+        check(status == 400 and b"malformed" in body, "malformed: %r %r" % (status, body))
 
         # dryRun (the handler's compute-only path, under memcheck here; that
         # it stores nothing is the handler unit tests' job), then the same pod
         # for real: placed too, off the first PodSet's hosts.
-        dry = wha.job_pod(0, job="dry", size=1)
+        dry = vg_pod(0, job="dry", size=1)
         resp = w.admit("dry", dry, dry_run=True)
         _, sel = nodesel(resp, dry)
-        expect(resp.get("allowed") is True and "kubernetes.io/hostname" in sel,
-               "dryRun placed: %r" % resp)
+        check(resp.get("allowed") is True and "kubernetes.io/hostname" in sel,
+              "dryRun placed: %r" % resp)
         resp = w.admit("dry-real", dry)
         _, sel = nodesel(resp, dry)
-        expect(sel.get("kubernetes.io/hostname") not in hosts | {None},
-               "after the dryRun, the real pod placed off the PodSet's hosts: %r" % sel)
+        check(sel.get("kubernetes.io/hostname") not in hosts | {None},
+              "after the dryRun, the real pod placed off the PodSet's hosts: %r" % sel)
 
         status, text = w.get("/metrics")
-        expect(status == 200 and b"topo_webhook_requests_total" in text,
-               "metrics: %r" % status)
+        check(status == 200 and "topo_webhook_requests_total" in text,
+              "metrics: %r" % status)
     except Exception as e:  # report with the logs below
-        expect(False, "static: error: %r" % e)
+        check(False, "static: error: %r" % e)
     finally:
         log, vg = w.stop()
     check_clean("static", w, log, vg)
@@ -223,56 +161,48 @@ def case_static(args, pki, tmp):
 
 def gate_pod(index, size):
     """Pod `index` of a `size`-pod PodSet that requires one rack (8 GPUs each)."""
-    pod = whu.big_pod(index, job="vg")
-    pod["metadata"]["annotations"]["topology.topo.io/podset-size"] = str(size)
-    return pod
+    return job_pod("vg", size, index, topology=("required", RACK_LABEL), named=True,
+                   restart_policy="Never", limits={"nvidia.com/gpu": "8"})
 
 
-def case_daemon(args, pki, tmp):
-    api = whu.Api(tmp, pki)
+def case_daemon(args):
+    api = WebhookApiEnv()
     w = None
     log = vg = ""
     size = 2
     try:
         api.admin("load", {"resource": "nodes", "count": 4, "gpus": 8, "nodes_per_rack": 4})
         api.admin("load", {"resource": "pods", "count": 4, "gpus": 8, "namespace": "filler"})
-        workdir = os.path.join(tmp, "daemon")
-        os.mkdir(workdir)
-        w = VgWebhook(args.webhook, pki, workdir,
-                      ["--kubeconfig", api.kubeconfig, "--db", os.path.join(workdir, "topo.db"),
-                       "--levels", DAEMON_LEVELS, "--policy", "gate",
-                       "--ungate-interval", "1", "--leader-elect", "true"])
-        whu.wait_for("the only replica leads the ungater",
-                     lambda: whu.metrics(w).get("topo_webhook_ungater_leader") == 1, 30)
+        w = start_daemon(api, args.webhook, "daemon",
+                         ["--levels", FAKE_NODE_LEVELS, "--policy", "gate",
+                          "--ungate-interval", "1", "--leader-elect", "true"], cls=VgWebhook)
+        check_within("the only replica leads the ungater",
+                     lambda: w.metrics().get("topo_webhook_ungater_leader") == 1, 30)
         for i in range(size):
             pod = gate_pod(i, size)
             resp = w.admit("d-%d" % i, pod)
-            out = jsonpatch.JsonPatch(wha.ops_of(resp)).apply(copy.deepcopy(pod))
-            expect(whu.gates_of(out) == [WAIT_GATE], "pod %d gated (cluster full)" % i)
-            status, created = api.request("POST", "/api/v1/namespaces/%s/pods" % whu.NS, out)
-            if status != 201:
-                raise RuntimeError("create pod %d: %d %r" % (i, status, created))
+            out = apply_patch(resp, pod)
+            check(gates_of(out) == [WAIT_GATE], "pod %d gated (cluster full)" % i)
+            api.create("/api/v1/namespaces/%s/pods" % NS, out)
         # Free two nodes: the PodSet fits; the ungater patches both pods.
         for p in api.items("/api/v1/namespaces/filler/pods")[:size]:
-            status, out = api.request("DELETE", "/api/v1/namespaces/filler/pods/" +
-                                      p["metadata"]["name"])
-            if status != 200:
-                raise RuntimeError("delete filler pod: %d %r" % (status, out))
+            api.delete("/api/v1/namespaces/filler/pods/" + p["metadata"]["name"])
 
         def released():
-            pods = [api.pod("vg-%d" % i) for i in range(size)]
-            return all(p is not None and WAIT_GATE not in whu.gates_of(p) and
+            pods = [api.pod(NS, "vg-%d" % i) for i in range(size)]
+            return all(p is not None and WAIT_GATE not in gates_of(p) and
                        p["spec"].get("nodeSelector") for p in pods)
-        whu.wait_for("gated pods released by the ungater", released, 45)
+        check_within("gated pods released by the ungater", released, 45)
     except Exception as e:  # report with the logs below
-        expect(False, "daemon: error: %r" % e)
+        check(False, "daemon: error: %r" % e)
     finally:
         if w is not None:
             log, vg = w.stop()
-        apilog = api.stop()
+        apilog = api.server_log()
+        api.close()
     if w is not None:
         check_clean("daemon", w, log, vg)
-    if wha.FAILURES:
+    if FAILURES:
         print("--- apiserver log (tail) ---\n" + apilog[-3000:])
 
 
@@ -285,15 +215,10 @@ def main():
         print("SKIP: valgrind not installed (scripts/lib/deps.sh lists it in the test packages)")
         return 0
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="topo-whv-") as tmp:
-        pki = os.path.join(tmp, "pki")
-        subprocess.run(["sh", wha.PKI, pki], check=True, stdout=subprocess.DEVNULL)
+    with pki_tmpdir("topo-whv-") as (tmp, pki):
         case_static(args, pki, tmp)
-        case_daemon(args, pki, tmp)
-    print("webhook_valgrind_e2e: %s in %.0f s" %
-          ("FAILED (%d)" % len(wha.FAILURES) if wha.FAILURES else "passed",
-           time.monotonic() - t0))
-    return 1 if wha.FAILURES else 0
+    case_daemon(args)
+    return finish("webhook_valgrind_e2e", " in %.0f s" % (time.monotonic() - t0))
 
 
 if __name__ == "__main__":
