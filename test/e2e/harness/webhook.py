@@ -197,7 +197,9 @@ def metric(text, name, labels=""):
     contain the text labels."""
     total = 0.0
     for line in text.splitlines():
-        if line.startswith(name + "{" if labels is not None else name) and labels in line:
+        sample = line.split(" ", 1)[0]
+        series = sample.split("{", 1)[0]
+        if series == name and labels in sample:
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -207,7 +209,7 @@ def metric_line_ok(line):
     if not line or line.startswith("#"):
         return bool(re.match(r"^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$", line))
     return bool(re.match(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*",?)*\})? '
-                         r'[-+0-9.eE]+|\+Inf$', line))
+                         r'([-+0-9.eE]+|[+-]Inf|NaN)$', line))
 
 
 def check_prometheus(text):
