@@ -191,26 +191,21 @@ wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
     return result;
 }
 
-/* findLevelWithFitDomains */
-int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
-                   int *out_level, const char **reason)
+/* The domains of a level worth sorting, and the most slices any one of them
+ * takes (with a leader, only those that can hold it count). Domains that
+ * can take nothing never change the outcome (they are never a best fit, add
+ * nothing when taken, and sort behind every other domain in BestFit order):
+ * they are left out of the sort, unless affinity tiers are in play, nothing
+ * is requested, or nothing else is left. */
+static wdom **level_candidates(eng_ctx *ctx, const eng_params *p, int level, size_t *out_n,
+                               int32_t *out_max)
 {
     const topo_snapshot *snap = ctx->snap;
-    const eng_params *p = &rs->p;
     size_t n = snap->level_ndomains[level];
-    *reason = NULL;
-    if (n == 0) {
-        *reason = eng_fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
-        return 0;
-    }
     wdom **all = topo_pool_alloc(ctx->pool, n * sizeof(*all));
     if (all == NULL)
-        return TOPO_ENOMEM;
-    int32_t max_capacity = 0; /* the most any single domain can take */
-    /* Domains that can take nothing never change the outcome (they are
-     * never a best fit, add nothing when taken, and sort behind every other
-     * domain in BestFit order): leave them out of the sort, unless affinity
-     * tiers are in play, nothing is requested, or nothing else is left. */
+        return NULL;
+    int32_t max_capacity = 0;
     int drop_empty = !ctx->gates->TASRespectNodeAffinityPreferred && p->count / p->slice_size > 0;
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
@@ -232,114 +227,159 @@ int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *
     } else {
         n = kept;
     }
+    *out_n = n;
+    *out_max = max_capacity;
+    return all;
+}
+
+/* The fit is one domain. */
+static int fit_one(eng_ctx *ctx, wdom *d, int level, wdom ***out, size_t *out_n, int *out_level)
+{
+    wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
+    if (one == NULL)
+        return TOPO_ENOMEM;
+    one[0] = d;
+    *out = one;
+    *out_n = 1;
+    *out_level = level;
+    return 0;
+}
+
+/* LeastFreeCapacity: the first domain in its order (least free first) that
+ * takes the whole request and its leader, or NULL. */
+static wdom *least_free_fit(wdom *const *sorted, size_t n, const eng_params *p,
+                            int32_t slice_count)
+{
+    for (size_t i = 0; i < n; i++) {
+        int32_t capacity = sorted[i]->slice_state;
+        if (p->leader_count > 0) {
+            if (sorted[i]->leader_state < p->leader_count)
+                continue;
+            capacity = sorted[i]->slice_state_wl;
+        }
+        if (capacity >= slice_count)
+            return sorted[i];
+    }
+    return NULL;
+}
+
+/* With preferred node affinity the sort puts the best-liked domains first,
+ * so a required request the first one cannot take may still fit in one
+ * liked less: the best fit from the first such domain on, or NULL. */
+static wdom *affinity_fallback(const eng_ctx *ctx, wdom *const *sorted, size_t n,
+                               const eng_params *p, int32_t slice_count)
+{
+    for (size_t i = 1; i < n; i++) {
+        wdom *d = sorted[i];
+        if (d->slice_state_wl >= slice_count && d->leader_state >= p->leader_count)
+            return best_fit_slices(ctx, sorted + i, n - i, slice_count, p->leader_count);
+    }
+    return NULL;
+}
+
+/* No one domain takes the request and it may not move up a level: domains
+ * in order until it is placed, those that can hold the leader first, each
+ * the best fit for what is left unless LeastFreeCapacity. */
+static int spread_over_level(eng_ctx *ctx, run_state *rs, wdom **sorted, size_t n, int level,
+                             wdom ***out, size_t *out_n, int *out_level, const char **reason)
+{
+    const eng_params *p = &rs->p;
+    int32_t slice_count = p->count / p->slice_size;
+    int lfc = eng_use_lfc(ctx, p->unconstrained);
+    wdom **results = topo_pool_alloc(ctx->pool, n * sizeof(*results));
+    if (results == NULL)
+        return TOPO_ENOMEM;
+    size_t k = 0;
+    int32_t rem = slice_count, rem_leaders = p->leader_count;
+    size_t idx = 0;
+    if ((sorted = prioritize_leader(ctx, sorted, n, p->count, p->leader_count, p->slice_size,
+                                    1)) == NULL)
+        return TOPO_ENOMEM;
+    for (; rem_leaders > 0 && idx < n && sorted[idx]->leader_state > 0; idx++) {
+        wdom *d = sorted[idx];
+        if (!lfc && sorted[idx]->slice_state_wl >= rem)
+            d = best_fit_slices(ctx, sorted + idx, n - idx, rem, rem_leaders);
+        results[k++] = d;
+        rem_leaders -= d->leader_state;
+        rem -= d->slice_state_wl;
+    }
+    if (rem_leaders > 0) {
+        *reason = eng_not_fit(ctx, rs, level, p->leader_count - rem_leaders);
+        return 0;
+    }
+    /* Without leaders the with-leader order is the plain one already. */
+    wdom **rest = p->leader_count == 0
+                      ? sorted
+                      : eng_sorted(ctx, sorted + idx, n - idx, p->unconstrained, 0);
+    if (rest == NULL)
+        return TOPO_ENOMEM;
+    size_t nrest = n - idx;
+    for (size_t j = 0; rem > 0 && j < nrest; j++) {
+        wdom *d = rest[j];
+        if (!lfc && rest[j]->slice_state >= rem)
+            d = best_fit_slices(ctx, rest + j, nrest - j, rem, 0);
+        results[k++] = d;
+        rem -= d->slice_state;
+    }
+    if (rem > 0) {
+        *reason = eng_not_fit(ctx, rs, level, slice_count - rem);
+        return 0;
+    }
+    *out = results;
+    *out_n = k;
+    *out_level = level;
+    return 0;
+}
+
+/* findLevelWithFitDomains: one domain of `level` when one takes the whole
+ * request; else the level above when the request may move up (preferred);
+ * else as many domains of this level as it takes. *reason when it does not
+ * fit at all. */
+int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                   int *out_level, const char **reason)
+{
+    const topo_snapshot *snap = ctx->snap;
+    const eng_params *p = &rs->p;
+    size_t n = 0;
+    int32_t max_capacity = 0; /* the most any single domain can take */
+    *reason = NULL;
+    if (snap->level_ndomains[level] == 0) {
+        *reason = eng_fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
+        return 0;
+    }
+    wdom **all = level_candidates(ctx, p, level, &n, &max_capacity);
+    if (all == NULL)
+        return TOPO_ENOMEM;
     wdom **sorted = eng_sorted(ctx, all, n, p->unconstrained, 1);
     if (sorted == NULL)
         return TOPO_ENOMEM;
     wdom *top = sorted[0];
     int32_t slice_count = p->count / p->slice_size;
     int lfc = eng_use_lfc(ctx, p->unconstrained);
-#define NOT_FIT(fitv) eng_not_fit(ctx, rs, level, (fitv))
     if (!lfc && top->slice_state_wl >= slice_count && top->leader_state >= p->leader_count)
         top = best_fit_slices(ctx, sorted, n, slice_count, p->leader_count);
     /* The scan can only succeed when some domain is big enough. */
     if (lfc && max_capacity >= slice_count) {
-        for (size_t i = 0; i < n; i++) {
-            int32_t capacity = sorted[i]->slice_state;
-            if (p->leader_count > 0) {
-                if (sorted[i]->leader_state < p->leader_count)
-                    continue;
-                capacity = sorted[i]->slice_state_wl;
-            }
-            if (capacity >= slice_count) {
-                wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
-                if (one == NULL)
-                    return TOPO_ENOMEM;
-                one[0] = sorted[i];
-                *out = one;
-                *out_n = 1;
-                *out_level = level;
-                return 0;
-            }
-        }
+        wdom *d = least_free_fit(sorted, n, p, slice_count);
+        if (d != NULL)
+            return fit_one(ctx, d, level, out, out_n, out_level);
     }
     if (lfc && p->required) {
-        *reason = NOT_FIT(sorted[n - 1]->state);
+        *reason = eng_not_fit(ctx, rs, level, sorted[n - 1]->state);
         return 0;
     }
-    if (top->slice_state_wl < slice_count || top->leader_state < p->leader_count) {
-        if (p->required) {
-            if (ctx->gates->TASRespectNodeAffinityPreferred) {
-                for (size_t i = 1; i < n; i++) {
-                    wdom *d = sorted[i];
-                    if (d->slice_state_wl >= slice_count && d->leader_state >= p->leader_count) {
-                        wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
-                        if (one == NULL)
-                            return TOPO_ENOMEM;
-                        one[0] = best_fit_slices(ctx, sorted + i, n - i, slice_count,
-                                                 p->leader_count);
-                        *out = one;
-                        *out_n = 1;
-                        *out_level = level;
-                        return 0;
-                    }
-                }
-            }
-            *reason = NOT_FIT(top->slice_state);
-            return 0;
-        }
-        if (level > 0 && !p->unconstrained)
-            return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
-        wdom **results = topo_pool_alloc(ctx->pool, n * sizeof(*results));
-        if (results == NULL)
-            return TOPO_ENOMEM;
-        size_t k = 0;
-        int32_t rem = slice_count, rem_leaders = p->leader_count;
-        size_t idx = 0;
-        if ((sorted = prioritize_leader(ctx, sorted, n, p->count, p->leader_count, p->slice_size,
-                                        1)) == NULL)
-            return TOPO_ENOMEM;
-        for (; rem_leaders > 0 && idx < n && sorted[idx]->leader_state > 0; idx++) {
-            wdom *d = sorted[idx];
-            if (!lfc && sorted[idx]->slice_state_wl >= rem)
-                d = best_fit_slices(ctx, sorted + idx, n - idx, rem, rem_leaders);
-            results[k++] = d;
-            rem_leaders -= d->leader_state;
-            rem -= d->slice_state_wl;
-        }
-        if (rem_leaders > 0) {
-            *reason = NOT_FIT(p->leader_count - rem_leaders);
-            return 0;
-        }
-        /* Without leaders the with-leader order is the plain one already. */
-        wdom **rest = p->leader_count == 0
-                          ? sorted
-                          : eng_sorted(ctx, sorted + idx, n - idx, p->unconstrained, 0);
-        if (rest == NULL)
-            return TOPO_ENOMEM;
-        size_t nrest = n - idx;
-        for (size_t j = 0; rem > 0 && j < nrest; j++) {
-            wdom *d = rest[j];
-            if (!lfc && rest[j]->slice_state >= rem)
-                d = best_fit_slices(ctx, rest + j, nrest - j, rem, 0);
-            results[k++] = d;
-            rem -= d->slice_state;
-        }
-        if (rem > 0) {
-            *reason = NOT_FIT(slice_count - rem);
-            return 0;
-        }
-        *out = results;
-        *out_n = k;
-        *out_level = level;
+    if (top->slice_state_wl >= slice_count && top->leader_state >= p->leader_count)
+        return fit_one(ctx, top, level, out, out_n, out_level);
+    if (p->required) {
+        wdom *d = ctx->gates->TASRespectNodeAffinityPreferred
+                      ? affinity_fallback(ctx, sorted, n, p, slice_count)
+                      : NULL;
+        if (d != NULL)
+            return fit_one(ctx, d, level, out, out_n, out_level);
+        *reason = eng_not_fit(ctx, rs, level, top->slice_state);
         return 0;
     }
-#undef NOT_FIT
-    wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
-    if (one == NULL)
-        return TOPO_ENOMEM;
-    one[0] = top;
-    *out = one;
-    *out_n = 1;
-    *out_level = level;
-    return 0;
+    if (level > 0 && !p->unconstrained)
+        return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
+    return spread_over_level(ctx, rs, sorted, n, level, out, out_n, out_level, reason);
 }
