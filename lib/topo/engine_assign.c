@@ -39,12 +39,6 @@ static eng_assign *build_assignment(eng_ctx *ctx, wdom **doms, size_t n, int lea
     return a;
 }
 
-static int has_topology_request(const topo_podset_spec *ps)
-{
-    return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
-           ps->nlayers > 0;
-}
-
 /* The slicing a request asks for: its annotations, or what node replacement
  * puts in their place (whole slices of a layer that divides the missing
  * pods, no inner layers). */
@@ -100,7 +94,7 @@ static const char *resolve_levels(eng_ctx *ctx, const topo_podset_spec *ps, cons
                                   eng_params *p)
 {
     const topo_snapshot *snap = ctx->snap;
-    int has_req = has_topology_request(ps);
+    int has_req = eng_has_request(ps);
     /* getSliceSizeWithSinglePodAsDefault */
     int32_t slice_size = 1;
     if (has_req) {
@@ -160,7 +154,7 @@ static int resolve_layers(eng_ctx *ctx, const topo_podset_spec *ps, const slicin
     if (ssal == NULL)
         return TOPO_ENOMEM;
     int have_inner = 0;
-    if (ctx->gates->TASMultiLayerTopology && has_topology_request(ps) && sl->nlayers > 1) {
+    if (ctx->gates->TASMultiLayerTopology && eng_has_request(ps) && sl->nlayers > 1) {
         int32_t prev_size = rs->p.slice_size;
         int prev_level = rs->p.slice_level;
         for (size_t i = 1; i < sl->nlayers; i++) {

@@ -151,6 +151,13 @@ static inline int eng_use_lfc(const eng_ctx *ctx, int unconstrained)
     return unconstrained && g->TASProfileMixed;
 }
 
+/* The PodSet asks for a topology at all (else the defaults decide). */
+static inline int eng_has_request(const topo_podset_spec *ps)
+{
+    return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
+           ps->nlayers > 0;
+}
+
 /* Pod and slice counts are never negative and each leaf's is at most
  * INT32_MAX (count_in): sums saturate there rather than wrap (a pool of
  * nodes that each take "unlimited" pods). */
