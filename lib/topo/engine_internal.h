@@ -151,7 +151,7 @@ static inline int eng_use_lfc(const eng_ctx *ctx, int unconstrained)
     return unconstrained && g->TASProfileMixed;
 }
 
-/* The PodSet asks for a topology at all (else the defaults decide). */
+/* The PodSet has a topology annotation of any kind. */
 static inline int eng_has_request(const topo_podset_spec *ps)
 {
     return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
