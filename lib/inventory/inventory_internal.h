@@ -41,6 +41,8 @@ int inv_batch_add_pod(inv_batch *b, const topo_pod_usage *pod, topo_err *err);
 /* Index of a node of this batch, or -1. */
 int32_t inv_batch_find_node(const inv_batch *b, const char *name);
 void inv_batch_dispose(inv_batch *b);
+/* Moves a decoded batch into the inventory; all-or-nothing. */
+int inv_batch_commit(topo_inventory *inv, const inv_batch *b, topo_err *err);
 
 /* Document decoders; messages carry field paths, the caller adds the file. */
 int inv_decode_kube_nodes(inv_batch *b, const json_t *root, topo_pool *pool, topo_err *err);

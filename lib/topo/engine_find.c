@@ -186,15 +186,9 @@ static eng_assign *truncate_assign(eng_ctx *ctx, const eng_assign *a, int32_t co
     return out;
 }
 
-static int has_request(const topo_podset_spec *ps)
-{
-    return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
-           ps->nlayers > 0;
-}
-
 static int32_t slice_size_of(const topo_podset_spec *ps)
 {
-    if (!has_request(ps))
+    if (!eng_has_request(ps))
         return 1;
     if (ps->nlayers > 0)
         return ps->layers[0].size;

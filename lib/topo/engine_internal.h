@@ -80,6 +80,33 @@ typedef struct eng_assign {
     size_t n;
 } eng_assign;
 
+/* The resolved request of one PodSet: what the phases read. */
+typedef struct eng_params {
+    int32_t count;
+    int32_t slice_size;
+    int32_t leader_count;
+    int requested_level;
+    int slice_level;
+    int required;
+    int unconstrained;
+    const int32_t *slice_size_at_level; /* per level, 0 = none */
+} eng_params;
+
+/* One eng_find_assignment call: the resolved request, the resource vectors
+ * it needs, and the exclusions phase 1 counts for the messages. */
+typedef struct run_state {
+    eng_params p;
+    excl_stats stats;
+    const topo_podset_spec *ps;
+    req_vec req;
+    req_vec leader_req;
+    int has_leader;
+    req_vec need; /* the resources of req and leader_req that exist, once each */
+    int filter_nodes; /* the PodSet has tolerations-relevant or selector fields */
+    const char *required_domain;
+    int multilayer;
+} run_state;
+
 typedef struct eng_ctx {
     const topo_snapshot *snap;
     const topo_gates *gates;
@@ -88,10 +115,6 @@ typedef struct eng_ctx {
     int64_t **assumed; /* per leaf, lazily allocated */
     int64_t *scratch;  /* R-sized */
 } eng_ctx;
-
-/* A message in the call's pool ("out of memory" when it cannot be made:
- * a reason is never NULL). */
-const char *eng_fmt(eng_ctx *ctx, const char *f, ...) TOPO_PRINTF(2, 3);
 
 static inline int eng_is_main(const eng_ctx *ctx, const wdom *d)
 {
@@ -116,21 +139,68 @@ static inline wdom *eng_kid(const eng_ctx *ctx, const wdom *d, int32_t i)
                                : d->clone->children[i];
 }
 
-/* engine_core.c */
+/* The LeastFreeCapacity profile (else BestFit): the order of the sorts and
+ * whether a best fit is looked for, so both the sort and the fit read it. */
+static inline int eng_use_lfc(const eng_ctx *ctx, int unconstrained)
+{
+    const topo_gates *g = ctx->gates;
+    if (g->TASProfileLeastFreeCapacity)
+        return 1;
+    if (g->TASProfileBestFit)
+        return 0;
+    return unconstrained && g->TASProfileMixed;
+}
+
+/* The PodSet has a topology annotation of any kind. */
+static inline int eng_has_request(const topo_podset_spec *ps)
+{
+    return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
+           ps->nlayers > 0;
+}
+
+/* Pod and slice counts are never negative and each leaf's is at most
+ * INT32_MAX (count_in): sums saturate there rather than wrap (a pool of
+ * nodes that each take "unlimited" pods). */
+static inline int32_t eng_add_counts(int32_t a, int32_t b)
+{
+    int64_t r = (int64_t)a + b;
+    return r > INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
+/* engine_assign.c: one PodSet (and its leader), every phase. */
 int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,
                         const char *required_domain, eng_assign **out_workers,
                         eng_assign **out_leader, const char **out_reason);
+
+/* engine_count.c: phase 1, the counts. */
 int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
+int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out);
 void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);
-int eng_use_lfc(const eng_ctx *ctx, int unconstrained);
-wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, int with_leader);
+/* fillInCounts: every leaf, then every domain of the main tree. */
+int eng_fill_counts(eng_ctx *ctx, run_state *rs);
 void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_level, int level,
                      const int32_t *slice_size_at_level, int leader_required);
 wdom **eng_lower(eng_ctx *ctx, wdom *const *doms, size_t n, size_t *out_n);
 /* A domain's children as an array (from the pool for the main tree). */
 wdom **eng_kids(eng_ctx *ctx, const wdom *d);
 
+/* engine_level.c: phase 2, the fit level, and the per-level trim. */
+int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                   int *out_level, const char **reason);
+wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
+                         int32_t leader_count, int32_t slice_size, int unconstrained, int slices,
+                         size_t *out_n);
+
+/* engine_message.c: Kueue's messages. */
+/* A message in the call's pool ("out of memory" when it cannot be made:
+ * a reason is never NULL). */
+const char *eng_fmt(eng_ctx *ctx, const char *f, ...) TOPO_PRINTF(2, 3);
+void eng_stats_add(topo_pool *pool, name_count **list, size_t *n, const char *name, int count);
+/* "doesn't allow to fit" for the request at a level, given how much fits. */
+const char *eng_not_fit(eng_ctx *ctx, const run_state *rs, int level, int32_t fit);
+
 /* engine_sort.c */
+wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, int with_leader);
 typedef int (*eng_cmp_fn)(const eng_ctx *ctx, const wdom *a, const wdom *b);
 int eng_cmp_values(const eng_ctx *ctx, const wdom *a, const wdom *b);
 /* Stable sort in place with a comparator that sees the context. */
@@ -143,16 +213,6 @@ excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, cons
 int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen);
 
 /* engine_balanced.c */
-typedef struct eng_params {
-    int32_t count;
-    int32_t slice_size;
-    int32_t leader_count;
-    int requested_level;
-    int slice_level;
-    int required;
-    int unconstrained;
-    const int32_t *slice_size_at_level; /* per level, 0 = none */
-} eng_params;
 wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32_t *out_threshold);
 int eng_balanced_apply(eng_ctx *ctx, const eng_params *p, int32_t threshold, wdom **fit,
                        size_t nfit, wdom ***out, size_t *out_n, int *out_level);
