@@ -7,15 +7,14 @@
 #include "server.h"
 
 #include "conn_deadline.h"
+#include "server_metrics.h"
 #include "tls_reload.h"
 
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,44 +26,15 @@
 
 #include "topo/buf.h"
 #include "topo/goparse.h"
-#include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
 
 /* Shutdown: once nothing was in flight and nothing new arrived for this
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
-#define WH_MUTATE_PATH "/mutate"
 /* The health and metrics ports: a probe or a scrape is one short request. */
 #define WH_PLAIN_IDLE_S 5u
 #define WH_PLAIN_PER_CLIENT 16u
-
-/* Status codes counted separately; anything else counts as "other". */
-static const int wh_codes[] = {200, 400, 404, 405, 413, 500, 503, 0};
-#define WH_NCODES (sizeof wh_codes / sizeof wh_codes[0])
-typedef enum { WH_OUT_HANDLED, WH_OUT_HANDLER_ERROR, WH_OUT_REJECTED, WH_NOUTCOMES } wh_outcome;
-static const char *const wh_outcome_names[WH_NOUTCOMES] = {"handled", "handler_error",
-                                                           "rejected"};
-/* The API server's webhook latency buckets (apiserver admission metrics.go). */
-static const double wh_buckets[] = {0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25};
-#define WH_NBUCKETS (sizeof wh_buckets / sizeof wh_buckets[0])
-
-/* The server's metrics (topo/metrics.h). Series with a fixed label set are
- * looked up once here; those by status code are created by the first
- * request with that code, so a code never seen shows no line. */
-typedef struct wh_metrics {
-    topo_metrics *reg;
-    topo_metrics_family *cr_requests; /* {webhook, code} */
-    topo_metrics_family *requests;    /* {code, outcome} */
-    topo_metrics_family *latency;     /* {webhook, code} */
-    topo_metrics_series *in_flight;   /* also what the shutdown waits on */
-    topo_metrics_series *body_too_large, *body_over_budget;
-    topo_metrics_series *body_bytes_held; /* copied from body_bytes at render */
-    topo_metrics_series *tls_reloads_ok, *tls_reloads_failed;
-    topo_metrics_series *connections_total;
-    topo_metrics_series *cut[WH_NCUTS]; /* copied from the deadlines at render */
-    topo_metrics_series *ready;         /* computed at render */
-} wh_metrics;
 
 struct topo_wh_server {
     topo_wh_server_opts opts;
@@ -101,36 +71,9 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static size_t code_index(int status)
-{
-    for (size_t i = 0; i + 1 < WH_NCODES; i++)
-        if (wh_codes[i] == status)
-            return i;
-    return WH_NCODES - 1;
-}
-
-static const char *code_label(size_t ci, char *buf, size_t size)
-{
-    if (wh_codes[ci] == 0)
-        return "other";
-    snprintf(buf, size, "%d", wh_codes[ci]);
-    return buf;
-}
-
 static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
-    char cb[16];
-    const char *code = code_label(code_index(status), cb, sizeof cb);
-    const char *by_code[] = {WH_MUTATE_PATH, code};
-    const char *by_outcome[] = {code, wh_outcome_names[outcome]};
-    topo_metrics_add(topo_metrics_get(srv->m.cr_requests, by_code), 1);
-    topo_metrics_add(topo_metrics_get(srv->m.requests, by_outcome), 1);
-    if (start_ns > 0) {
-        long long d = now_ns() - start_ns;
-        if (d < 0)
-            d = 0;
-        topo_metrics_observe(topo_metrics_get(srv->m.latency, by_code), (double)d / 1e9);
-    }
+    wh_metrics_request(&srv->m, status, outcome, start_ns, now_ns());
 }
 
 /* The API server's ?timeout= (a Go duration: "10s", "1m30s", "500ms") in
@@ -168,25 +111,17 @@ static enum MHD_Result queue(struct MHD_Connection *conn, const wh_tls_gen *g, i
     return r;
 }
 
-static char *dup_text(const char *fmt, ...) TOPO_PRINTF(1, 2);
-static char *dup_text(const char *fmt, ...)
+/* An error the server answers itself, counted with its outcome: msg is one
+ * of this file's own phrases (nothing in it needs escaping). */
+static enum MHD_Result answer_error(struct MHD_Connection *conn, const wh_tls_gen *g, int status,
+                                    wh_outcome outcome, const char *msg, long long start_ns)
 {
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    return strdup(tmp);
-}
-
-static enum MHD_Result reject(struct MHD_Connection *conn, const wh_tls_gen *g, int status,
-                              const char *msg, long long start_ns)
-{
-    record(wh_tls_gen_payload(g), status, WH_OUT_REJECTED, start_ns);
-    char *body = dup_text("{\"error\":\"%s\"}\n", msg);
-    return queue(conn, g, status, body, body ? strlen(body) : 0, "application/json");
+    record(wh_tls_gen_payload(g), status, outcome, start_ns);
+    topo_buf b = TOPO_BUF_INIT(0);
+    size_t len = 0;
+    topo_buf_printf(&b, "{\"error\":\"%s\"}\n", msg);
+    char *body = topo_buf_take(&b, &len);
+    return queue(conn, g, status, body, body ? len : 0, "application/json");
 }
 
 /* Counts n more bytes of request bodies held; 0 when within the budget,
@@ -224,7 +159,7 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_ge
 {
     topo_wh_server *srv = wh_tls_gen_payload(g);
     wh_conn_idle(srv->conns, conn_of(conn), now_ns());
-    return reject(conn, g, status, msg, start_ns);
+    return answer_error(conn, g, status, WH_OUT_REJECTED, msg, start_ns);
 }
 
 /* A body refused half-way (over max_body when chunked, over the memory
@@ -345,11 +280,11 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     rq->responded = 1;
     if (rq->refuse) {
         wh_conn_idle(srv->conns, rq->conn, now_ns());
-        return reject(conn, g, rq->refuse,
-                      rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
-                          ? "request body too large"
-                          : "too many request bodies in flight",
-                      rq->start_ns);
+        return answer_error(conn, g, rq->refuse, WH_OUT_REJECTED,
+                            rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
+                                ? "request body too large"
+                                : "too many request bodies in flight",
+                            rq->start_ns);
     }
     topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
@@ -364,9 +299,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     if (rc != 0 || status < 100 || status > 599) {
         free(out);
         topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
-        record(srv, 500, WH_OUT_HANDLER_ERROR, rq->start_ns);
-        char *body = dup_text("{\"error\":\"internal error\"}\n");
-        return queue(conn, g, 500, body, body ? strlen(body) : 0, "application/json");
+        return answer_error(conn, g, 500, WH_OUT_HANDLER_ERROR, "internal error", rq->start_ns);
     }
     record(srv, status, WH_OUT_HANDLED, rq->start_ns);
     return queue(conn, g, status, out, out_len, "application/json");
@@ -457,86 +390,6 @@ static void metrics_refresh(void *payload)
         topo_metrics_set(srv->m.cut[r],
                          (int64_t)wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
     topo_metrics_set(srv->m.ready, atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
-}
-
-/* One series of a family registered just before (NULL values: no labels). */
-static topo_metrics_series *fixed_series(topo_metrics_family *f, const char *value)
-{
-    const char *v[] = {value};
-    return topo_metrics_get(f, value ? v : NULL);
-}
-
-/* The families in the order /metrics has always listed them; the series
- * with a fixed label set exist from the start (they show 0). */
-static int metrics_init(topo_wh_server *srv, topo_err *err)
-{
-    wh_metrics *m = &srv->m;
-    static const char *const webhook_code[] = {"webhook", "code"};
-    static const char *const code_outcome[] = {"code", "outcome"};
-    static const char *const webhook[] = {"webhook"};
-    static const char *const reason[] = {"reason"};
-    static const char *const result[] = {"result"};
-    topo_metrics_family *f;
-    if (topo_metrics_create(&m->reg, 0, err) != 0 ||
-        topo_metrics_counter(m->reg, &m->cr_requests, "controller_runtime_webhook_requests_total",
-                             "Total number of admission requests by HTTP status code.",
-                             webhook_code, 2, err) != 0 ||
-        topo_metrics_counter(m->reg, &m->requests, "topo_webhook_requests_total",
-                             "Requests to the HTTPS port by status code and outcome (handled, "
-                             "handler_error, rejected by the server).",
-                             code_outcome, 2, err) != 0 ||
-        topo_metrics_histogram(m->reg, &m->latency, "controller_runtime_webhook_latency_seconds",
-                               "Histogram of the latency of processing admission requests.",
-                               webhook_code, 2, wh_buckets, WH_NBUCKETS, err) != 0)
-        return -1;
-    if (topo_metrics_gauge(m->reg, &f, "controller_runtime_webhook_requests_in_flight",
-                           "Current number of admission requests being served.", webhook, 1,
-                           err) != 0)
-        return -1;
-    m->in_flight = fixed_series(f, WH_MUTATE_PATH);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_body_rejections_total",
-                             "Request bodies refused for size.", reason, 1, err) != 0)
-        return -1;
-    m->body_too_large = fixed_series(f, "too_large");
-    m->body_over_budget = fixed_series(f, "over_budget");
-    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_body_bytes_held",
-                           "Request body buffer bytes held now (counted against "
-                           "--max-body-memory as bodies arrive).",
-                           NULL, 0, err) != 0)
-        return -1;
-    m->body_bytes_held = fixed_series(f, NULL);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_tls_reloads_total",
-                             "Serving certificate reloads by result.", result, 1, err) != 0)
-        return -1;
-    m->tls_reloads_ok = fixed_series(f, "ok");
-    m->tls_reloads_failed = fixed_series(f, "error");
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_total",
-                             "TLS connections accepted.", NULL, 0, err) != 0)
-        return -1;
-    m->connections_total = fixed_series(f, NULL);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_cut_total",
-                             "TLS connections closed by the server past an absolute deadline: "
-                             "TLS handshake and headers (header_timeout), a body under the "
-                             "minimum rate (slow_body), keep-alive idle or an unread response "
-                             "(idle).",
-                             reason, 1, err) != 0)
-        return -1;
-    for (size_t r = 0; r < WH_NCUTS; r++)
-        m->cut[r] = fixed_series(f, wh_cut_reason_names[r]);
-    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_ready", "Whether /readyz answers 200.",
-                           NULL, 0, err) != 0)
-        return -1;
-    m->ready = fixed_series(f, NULL);
-    if (topo_metrics_on_render(m->reg, metrics_refresh, srv, err) != 0)
-        return -1;
-    /* a fixed series missing (out of memory) would silently never count */
-    if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
-        !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready)
-        return topo_err_nomem(err, "metrics");
-    for (size_t r = 0; r < WH_NCUTS; r++)
-        if (!m->cut[r])
-            return topo_err_nomem(err, "metrics");
-    return 0;
 }
 
 char *topo_wh_server_metrics(topo_wh_server *srv)
@@ -702,7 +555,7 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.idle_timeout_s = 90;
     if (!srv->opts.header_timeout_s)
         srv->opts.header_timeout_s = 10;
-    if (metrics_init(srv, err) < 0)
+    if (wh_metrics_init(&srv->m, metrics_refresh, srv, err) < 0)
         goto cleanup;
     {
         wh_deadline_limits lim = {(long long)srv->opts.header_timeout_s * 1000000000LL,
@@ -802,6 +655,6 @@ void topo_wh_server_free(topo_wh_server *srv)
     if (srv->metrics_d)
         MHD_stop_daemon(srv->metrics_d);
     wh_conns_free(srv->conns);
-    topo_metrics_free(srv->m.reg);
+    wh_metrics_dispose(&srv->m);
     free(srv);
 }
