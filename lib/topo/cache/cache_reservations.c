@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/limits.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -629,17 +630,10 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     if ((error = cache_bind_text(c, st, 1, out->id, err)) < 0)
         goto cleanup;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->nslots == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            topo_cache_slot *n = topo_pool_calloc(pool, ncap, sizeof(*n));
-            if (n == NULL) {
-                error = topo_err_nomem(err, "cache");
-                goto cleanup;
-            }
-            if (out->nslots > 0)
-                memcpy(n, slots, out->nslots * sizeof(*n));
-            slots = n; /* the old array stays in the pool */
-            cap = ncap;
+        if ((error = topo_pool_array_reserve(pool, (void **)&slots, &cap, out->nslots,
+                                             out->nslots + 1, sizeof(*slots))) != 0) {
+            error = topo_err_set(err, error, "cache: %s", topo_strerror(error));
+            goto cleanup;
         }
         topo_cache_slot *s = &slots[out->nslots];
         s->index = (int32_t)sqlite3_column_int(st, 0);
