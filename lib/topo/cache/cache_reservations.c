@@ -230,7 +230,7 @@ static int values_from_text(const char *const **out, size_t *out_n, const char *
     return error;
 }
 
-/* Runs a lookup with (id, [int|text]) bound; *found says whether a row came. */
+/* Steps a lookup whose keys are bound; *found says whether a row came. */
 static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *what, topo_err *err)
 {
     int rc = sqlite3_step(st);
@@ -238,6 +238,26 @@ static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *wha
     if (rc == SQLITE_ROW || rc == SQLITE_DONE)
         return 0;
     return cache_sql_error(c, rc, what, err);
+}
+
+/* Runs lookup `which` with (id, text) bound, or (id, num) when text is
+ * NULL: 0 with *st stepped to its first row when *found (the caller
+ * cache_stmt_done()s it), or an error with *st NULL. */
+static int first_row(sqlite3_stmt **st, topo_cache *c, cache_stmt which, const char *id,
+                     const char *text, int64_t num, int *found, const char *what, topo_err *err)
+{
+    int error;
+    *found = 0;
+    if ((*st = cache_stmt_get(c, which, err)) == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, *st, 1, id, err)) < 0 ||
+        (error = text != NULL ? cache_bind_text(c, *st, 2, text, err)
+                              : cache_bind_int(c, *st, 2, num, err)) < 0 ||
+        (error = step_row(c, *st, found, what, err)) < 0) {
+        cache_stmt_done(*st);
+        *st = NULL;
+    }
+    return error;
 }
 
 static int lapsed(topo_err *err, const char *id)
@@ -253,21 +273,17 @@ static int lapsed(topo_err *err, const char *id)
 static int read_live(topo_cache *c, const char *id, int64_t now, int64_t *nslots, int *free_open,
                      topo_err *err)
 {
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_RES_LIVE, err);
-    int error, found = 0;
-    if (st == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(c, st, 2, now, err)) < 0 ||
-        (error = step_row(c, st, &found, "read reservation", err)) < 0)
-        goto end;
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_RES_LIVE, id, NULL, now, &found,
+                                 "read reservation", err);
+    if (error < 0)
+        return error;
     if (!found) {
         error = topo_err_set(err, TOPO_ENOTFOUND, "reservation %s: not found or expired", id);
-        goto end;
+    } else {
+        *nslots = sqlite3_column_int64(st, 0);
+        *free_open = sqlite3_column_int(st, 1);
     }
-    *nslots = sqlite3_column_int64(st, 0);
-    *free_open = sqlite3_column_int(st, 1);
-end:
     cache_stmt_done(st);
     return error;
 }
@@ -278,23 +294,21 @@ end:
 static int slot_of_pod(topo_cache *c, const char *id, const char *pod_uid, int32_t rank,
                        int32_t *slot, char **values, topo_err *err)
 {
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_OF_POD, err);
-    int error, found = 0;
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_SLOT_OF_POD, id, pod_uid, 0, &found,
+                                 "read slot", err);
     *slot = -1;
-    if (st == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
-        (error = cache_bind_text(c, st, 2, pod_uid, err)) < 0 ||
-        (error = step_row(c, st, &found, "read slot", err)) < 0 || !found)
-        goto end;
-    *slot = (int32_t)sqlite3_column_int(st, 0);
-    if (rank >= 0 && rank != *slot) {
-        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: pod %s holds slot %d, not %d",
-                             id, pod_uid, (int)*slot, (int)rank);
-        goto end;
+    if (error < 0)
+        return error;
+    if (found) {
+        *slot = (int32_t)sqlite3_column_int(st, 0);
+        if (rank >= 0 && rank != *slot)
+            error = topo_err_set(err, TOPO_ECONFLICT,
+                                 "reservation %s: pod %s holds slot %d, not %d", id, pod_uid,
+                                 (int)*slot, (int)rank);
+        else
+            *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
     }
-    *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
-end:
     cache_stmt_done(st);
     return error;
 }
@@ -304,17 +318,14 @@ end:
 static int free_slot_at(topo_cache *c, const char *id, int32_t rank, int64_t nslots,
                         int free_open, char **values, topo_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    int error, found = 0;
+    sqlite3_stmt *st;
+    int found, error;
     if (rank >= nslots)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: rank %d out of range (%lld slots)",
                             id, (int)rank, (long long)nslots);
-    if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_AT, err)) == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(c, st, 2, rank, err)) < 0 ||
-        (error = step_row(c, st, &found, "read slot", err)) < 0)
-        goto end;
+    if ((error = first_row(&st, c, CACHE_STMT_SLOT_AT, id, NULL, rank, &found, "read slot",
+                           err)) < 0)
+        return error;
     if (!found)
         error = topo_err_set(err, TOPO_EIO, "reservation %s: slot %d is missing", id, (int)rank);
     else if (!sqlite3_column_int(st, 2))
@@ -324,7 +335,6 @@ static int free_slot_at(topo_cache *c, const char *id, int32_t rank, int64_t nsl
         error = lapsed(err, id);
     else
         *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 0));
-end:
     cache_stmt_done(st);
     return error;
 }
@@ -334,24 +344,20 @@ end:
 static int next_free_slot(topo_cache *c, const char *id, int64_t nslots, int free_open,
                           int32_t *slot, char **values, topo_err *err)
 {
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_NEXT_FREE, err);
-    int error, found = 0;
-    if (st == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(c, st, 2, free_open, err)) < 0 ||
-        (error = step_row(c, st, &found, "read slot", err)) < 0)
-        goto end;
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_SLOT_NEXT_FREE, id, NULL, free_open, &found,
+                                 "read slot", err);
+    if (error < 0)
+        return error;
     if (!found) {
         error = free_open ? topo_err_set(err, TOPO_ENOFIT,
                                          "reservation %s: all %lld slots are claimed", id,
                                          (long long)nslots)
                           : lapsed(err, id);
-        goto end;
+    } else {
+        *slot = (int32_t)sqlite3_column_int(st, 0);
+        *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
     }
-    *slot = (int32_t)sqlite3_column_int(st, 0);
-    *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
-end:
     cache_stmt_done(st);
     return error;
 }
