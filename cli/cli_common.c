@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/array.h"
 #include "topo/cache.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
@@ -274,16 +275,10 @@ static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
     int oom = 0;
     (void)rv;
 
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 64;
-        topo_node_spec *nv = topo_pool_calloc(l->pool, ncap, sizeof(*nv));
-        if (nv == NULL)
-            return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
-        if (l->n > 0)
-            memcpy(nv, l->v, l->n * sizeof(*nv));
-        l->v = nv;
-        l->cap = ncap;
-    }
+    int rc = topo_pool_array_reserve(l->pool, (void **)&l->v, &l->cap, l->n, l->n + 1,
+                                     sizeof(*l->v));
+    if (rc != 0)
+        return topo_err_set(l->err, rc, "%s", topo_strerror(rc));
     c = &l->v[l->n];
     *c = *n;
     if ((n->nlabels && !(labels = topo_pool_calloc(l->pool, n->nlabels, sizeof(*labels)))) ||

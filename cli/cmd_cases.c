@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "commands.h"
+#include "topo/array.h"
 #include "topo/cases.h"
 #include "topo/pool.h"
+#include "topo/str.h"
 
 /* Longest line of a known-failures file. */
 #define KNOWN_LINE_MAX 1024
@@ -14,28 +16,17 @@ typedef struct strlist {
     char **items;
     int *seen; /* per item: the case ran (ids) / failed (known) */
     size_t n;
-    size_t cap;
+    size_t cap, cap_seen;
 } strlist;
 
 static int strlist_add(strlist *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap == 0 ? 16 : l->cap * 2;
-        char **items = realloc(l->items, cap * sizeof(*items));
-        if (items == NULL)
-            return -1;
-        l->items = items;
-        int *seen = realloc(l->seen, cap * sizeof(*seen));
-        if (seen == NULL)
-            return -1;
-        l->seen = seen;
-        l->cap = cap;
-    }
-    size_t len = strlen(s);
-    char *copy = malloc(len + 1);
+    if (topo_array_reserve((void **)&l->items, &l->cap, l->n + 1, sizeof(*l->items)) != 0 ||
+        topo_array_reserve((void **)&l->seen, &l->cap_seen, l->n + 1, sizeof(*l->seen)) != 0)
+        return -1;
+    char *copy = topo_strdup(s);
     if (copy == NULL)
         return -1;
-    memcpy(copy, s, len + 1);
     l->items[l->n] = copy;
     l->seen[l->n] = 0;
     l->n++;

@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "topo/array.h"
 #include "topo/limits.h"
 
 #define CMD "show"
@@ -40,15 +41,9 @@ typedef struct rows {
 static int collect(const topo_domain_view *view, void *payload)
 {
     rows *r = payload;
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 64;
-        row *nv = realloc(r->v, ncap * sizeof(*nv));
-        if (nv == NULL) {
-            r->oom = 1;
-            return TOPO_ENOMEM;
-        }
-        r->v = nv;
-        r->cap = ncap;
+    if (topo_array_reserve((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)) != 0) {
+        r->oom = 1;
+        return TOPO_ENOMEM;
     }
     r->v[r->n].view = *view;
     r->v[r->n].last = 0;

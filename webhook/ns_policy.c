@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
 #include "watch.h"
@@ -88,16 +89,12 @@ static int view_set(view *v, const char *name, topo_admission_policy policy)
     for (j = 0; j < v->nslots && v->slots[j].name != NULL; j++)
         ;
     if (j == v->nslots) {
-        if (v->nslots == v->cap) {
-            size_t ncap = v->cap ? v->cap * 2 : 16;
-            slot *ns;
-            if (ncap > INT32_MAX)
-                return TOPO_ELIMIT;
-            if ((ns = realloc(v->slots, ncap * sizeof(*ns))) == NULL)
-                return TOPO_ENOMEM;
-            v->slots = ns;
-            v->cap = ncap;
-        }
+        int rc;
+        if (v->nslots >= INT32_MAX)
+            return TOPO_ELIMIT; /* the map holds int32 indexes */
+        if ((rc = topo_array_reserve((void **)&v->slots, &v->cap, v->nslots + 1,
+                                     sizeof(*v->slots))) != 0)
+            return rc;
         v->slots[v->nslots].name = NULL;
         v->nslots++;
     }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/resourcequota.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -172,18 +173,9 @@ static void *view_new(void *payload)
 /* Room for one more element in a dense array indexed by int32. */
 static int grow(void **arr, size_t *cap, size_t n, size_t size)
 {
-    size_t ncap;
-    void *na;
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? *cap * 2 : 16;
-    if (ncap > INT32_MAX)
+    if (n >= INT32_MAX)
         return TOPO_ELIMIT;
-    if ((na = realloc(*arr, ncap * size)) == NULL)
-        return TOPO_ENOMEM;
-    *arr = na;
-    *cap = ncap;
-    return 0;
+    return topo_array_reserve(arr, cap, n + 1, size);
 }
 
 /* The namespace's entry, created when absent; -1 on errors (*rc). */

@@ -1,119 +1,48 @@
-/* The HTTPS transport of topo-webhook (see server.h). The only file of topo
- * that includes <microhttpd.h>.
- *
- * Certificate rotation: Debian 12's libmicrohttpd is built with GnuTLS, whose
- * certificate callback would need topo to link GnuTLS itself. Instead a TLS
- * "generation" is one MHD daemon bound to a dup() of one listening socket we
- * own: a new pair starts a new generation on the same socket (the kernel then
- * hands new connections to either daemon, both with valid certificates), and
- * the old one is quiesced at once, so from then on only the new one accepts.
- * The old daemon keeps its connections, answers them with Connection: close,
- * and is stopped by the tick when it has no connection left (or, when only
- * idle keep-alives remain, after a grace period). No connection is refused
- * during the swap: the listening socket never closes. */
+/* The HTTP side of topo-webhook (see server.h): requests on the HTTPS port,
+ * the health and metrics ports, shutdown. With tls_reload.c (the HTTPS port's
+ * socket and certificate generations) the only files of topo that include
+ * <microhttpd.h>. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "server.h"
 
 #include "conn_deadline.h"
+#include "server_metrics.h"
+#include "tls_reload.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
-#include "topo/codec.h"
 #include "topo/buf.h"
 #include "topo/goparse.h"
-#include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
 
-/* A retired daemon with only idle keep-alives left is stopped after this. */
-#define WH_RETIRE_GRACE_NS (10LL * 1000000000LL)
 /* Shutdown: once nothing was in flight and nothing new arrived for this
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
-#define WH_MUTATE_PATH "/mutate"
 /* The health and metrics ports: a probe or a scrape is one short request. */
 #define WH_PLAIN_IDLE_S 5u
 #define WH_PLAIN_PER_CLIENT 16u
 
-/* Status codes counted separately; anything else counts as "other". */
-static const int wh_codes[] = {200, 400, 404, 405, 413, 500, 503, 0};
-#define WH_NCODES (sizeof wh_codes / sizeof wh_codes[0])
-typedef enum { WH_OUT_HANDLED, WH_OUT_HANDLER_ERROR, WH_OUT_REJECTED, WH_NOUTCOMES } wh_outcome;
-static const char *const wh_outcome_names[WH_NOUTCOMES] = {"handled", "handler_error",
-                                                           "rejected"};
-/* The API server's webhook latency buckets (apiserver admission metrics.go). */
-static const double wh_buckets[] = {0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25};
-#define WH_NBUCKETS (sizeof wh_buckets / sizeof wh_buckets[0])
-
-/* The server's metrics (topo/metrics.h). Series with a fixed label set are
- * looked up once here; those by status code are created by the first
- * request with that code, so a code never seen shows no line. */
-typedef struct wh_metrics {
-    topo_metrics *reg;
-    topo_metrics_family *cr_requests; /* {webhook, code} */
-    topo_metrics_family *requests;    /* {code, outcome} */
-    topo_metrics_family *latency;     /* {webhook, code} */
-    topo_metrics_series *in_flight;   /* also what the shutdown waits on */
-    topo_metrics_series *body_too_large, *body_over_budget;
-    topo_metrics_series *body_bytes_held; /* copied from body_bytes at render */
-    topo_metrics_series *tls_reloads_ok, *tls_reloads_failed;
-    topo_metrics_series *connections_total;
-    topo_metrics_series *cut[WH_NCUTS]; /* copied from the deadlines at render */
-    topo_metrics_series *ready;         /* computed at render */
-} wh_metrics;
-
-/* One TLS generation: an MHD daemon on a dup of the listening socket. */
-typedef struct wh_daemon {
-    struct topo_wh_server *srv;
-    struct MHD_Daemon *mhd;
-    atomic_int retiring;
-    atomic_llong connections;
-    long long retired_ns;
-    unsigned long long generation;
-    struct wh_daemon *next;
-} wh_daemon;
-
-/* Identity of one file as stat() sees it through symlinks. */
-typedef struct wh_file_id {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
-    int ok;
-} wh_file_id;
-
 struct topo_wh_server {
     topo_wh_server_opts opts;
-    char *cert_file;
-    char *key_file;
-    int listen_fd;
-    wh_daemon *current;
-    wh_daemon *retired; /* list, owner thread only */
-    unsigned long long generations;
+    wh_tls *tls; /* the HTTPS port */
     struct MHD_Daemon *health;
     atomic_int ready;
     atomic_int stopping;
     atomic_ullong last_activity_ns;
-    wh_file_id cert_id, key_id;         /* of the pair serving now */
-    wh_file_id tried_cert, tried_key;   /* of the last pair that failed */
-    long long next_check_ns;
     atomic_ullong body_bytes; /* buffer bytes all requests hold now */
     wh_conns *conns;          /* every TLS connection's deadline */
     struct MHD_Daemon *metrics_d; /* --metrics-port, or NULL */
@@ -142,36 +71,9 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static size_t code_index(int status)
-{
-    for (size_t i = 0; i + 1 < WH_NCODES; i++)
-        if (wh_codes[i] == status)
-            return i;
-    return WH_NCODES - 1;
-}
-
-static const char *code_label(size_t ci, char *buf, size_t size)
-{
-    if (wh_codes[ci] == 0)
-        return "other";
-    snprintf(buf, size, "%d", wh_codes[ci]);
-    return buf;
-}
-
 static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
-    char cb[16];
-    const char *code = code_label(code_index(status), cb, sizeof cb);
-    const char *by_code[] = {WH_MUTATE_PATH, code};
-    const char *by_outcome[] = {code, wh_outcome_names[outcome]};
-    topo_metrics_add(topo_metrics_get(srv->m.cr_requests, by_code), 1);
-    topo_metrics_add(topo_metrics_get(srv->m.requests, by_outcome), 1);
-    if (start_ns > 0) {
-        long long d = now_ns() - start_ns;
-        if (d < 0)
-            d = 0;
-        topo_metrics_observe(topo_metrics_get(srv->m.latency, by_code), (double)d / 1e9);
-    }
+    wh_metrics_request(&srv->m, status, outcome, start_ns, now_ns());
 }
 
 /* The API server's ?timeout= (a Go duration: "10s", "1m30s", "500ms") in
@@ -184,7 +86,7 @@ static long long query_timeout_ms(const char *s)
     return (long long)(ns / 1000000);
 }
 
-static enum MHD_Result queue(struct MHD_Connection *conn, wh_daemon *d, int status,
+static enum MHD_Result queue(struct MHD_Connection *conn, const wh_tls_gen *g, int status,
                              char *body, size_t len, const char *content_type)
 {
     struct MHD_Response *resp;
@@ -202,32 +104,24 @@ static enum MHD_Result queue(struct MHD_Connection *conn, wh_daemon *d, int stat
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
     /* A retired generation or a stopping server sends clients elsewhere;
      * after a 413 the unread body makes the connection unusable. */
-    if ((d && atomic_load(&d->retiring)) || status == MHD_HTTP_CONTENT_TOO_LARGE)
+    if ((g && wh_tls_gen_retiring(g)) || status == MHD_HTTP_CONTENT_TOO_LARGE)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result r = MHD_queue_response(conn, (unsigned int)status, resp);
     MHD_destroy_response(resp);
     return r;
 }
 
-static char *dup_text(const char *fmt, ...) TOPO_PRINTF(1, 2);
-static char *dup_text(const char *fmt, ...)
+/* An error the server answers itself, counted with its outcome: msg is one
+ * of this file's own phrases (nothing in it needs escaping). */
+static enum MHD_Result answer_error(struct MHD_Connection *conn, const wh_tls_gen *g, int status,
+                                    wh_outcome outcome, const char *msg, long long start_ns)
 {
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    return strdup(tmp);
-}
-
-static enum MHD_Result reject(struct MHD_Connection *conn, wh_daemon *d, int status,
-                              const char *msg, long long start_ns)
-{
-    record(d->srv, status, WH_OUT_REJECTED, start_ns);
-    char *body = dup_text("{\"error\":\"%s\"}\n", msg);
-    return queue(conn, d, status, body, body ? strlen(body) : 0, "application/json");
+    record(wh_tls_gen_payload(g), status, outcome, start_ns);
+    topo_buf b = TOPO_BUF_INIT(0);
+    size_t len = 0;
+    topo_buf_printf(&b, "{\"error\":\"%s\"}\n", msg);
+    char *body = topo_buf_take(&b, &len);
+    return queue(conn, g, status, body, body ? len : 0, "application/json");
 }
 
 /* Counts n more bytes of request bodies held; 0 when within the budget,
@@ -260,11 +154,12 @@ static wh_conn *conn_of(struct MHD_Connection *conn)
 
 /* Answers now, before any body: the next request's headers are then due
  * within the idle timeout. */
-static enum MHD_Result reject_early(struct MHD_Connection *conn, wh_daemon *d, int status,
-                                    const char *msg, long long start_ns)
+static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_gen *g,
+                                    int status, const char *msg, long long start_ns)
 {
-    wh_conn_idle(d->srv->conns, conn_of(conn), now_ns());
-    return reject(conn, d, status, msg, start_ns);
+    topo_wh_server *srv = wh_tls_gen_payload(g);
+    wh_conn_idle(srv->conns, conn_of(conn), now_ns());
+    return answer_error(conn, g, status, WH_OUT_REJECTED, msg, start_ns);
 }
 
 /* A body refused half-way (over max_body when chunked, over the memory
@@ -298,105 +193,98 @@ static size_t body_cap(const topo_wh_server *srv, const wh_req *rq, size_t need)
     return cap < limit ? cap : (need > limit ? need : limit);
 }
 
-static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+/* A request's headers are complete: refused now (path, method, declared
+ * length), or its state in *con_cls. */
+static enum MHD_Result begin_request(const wh_tls_gen *g, struct MHD_Connection *conn,
+                                     const char *url, const char *method, void **con_cls)
 {
-    wh_daemon *d = cls;
-    topo_wh_server *srv = d->srv;
-    wh_req *rq = *con_cls;
-    (void)version;
-
-    if (!rq) {
-        long long start = now_ns();
-        atomic_store(&srv->last_activity_ns, (unsigned long long)start);
-        if (strcmp(url, WH_MUTATE_PATH) != 0)
-            return reject_early(conn, d, MHD_HTTP_NOT_FOUND, "not found", start);
-        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-            return reject_early(conn, d, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed",
-                                start);
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-        unsigned long long declared = 0;
-        if (cl) {
-            char *end = NULL;
-            errno = 0;
-            declared = strtoull(cl, &end, 10);
-            if (errno != 0 || end == cl || declared > srv->opts.max_body) {
-                topo_metrics_add(srv->m.body_too_large, 1);
-                topo_log(TOPO_LOG_WARN, "request body over the limit (Content-Length %s)", cl);
-                return reject_early(conn, d, MHD_HTTP_CONTENT_TOO_LARGE,
-                                    "request body too large", start);
-            }
-        }
-        rq = calloc(1, sizeof *rq);
-        if (!rq)
-            return MHD_NO;
-        /* Nothing is charged to the body budget yet: what a request holds
-         * is counted as its bytes arrive, so connections that declare large
-         * bodies and send none hold (almost) nothing. */
-        rq->has_length = cl != NULL;
-        rq->declared = (size_t)declared;
-        rq->start_ns = start;
-        rq->conn = conn_of(conn);
-        wh_conn_body_start(srv->conns, rq->conn, start);
-        *con_cls = rq;
-        topo_metrics_add(srv->m.in_flight, 1);
-        return MHD_YES;
-    }
-
-    if (rq->responded) {
-        *upload_data_size = 0; /* answered: nothing more to keep */
-        return MHD_YES;
-    }
-
-    if (*upload_data_size > 0) {
-        size_t n = *upload_data_size;
-        *upload_data_size = 0;
-        wh_conn_body_bytes(srv->conns, rq->conn, n);
-        if (rq->refuse) {
-            if (n > srv->opts.max_body - rq->discarded)
-                return MHD_NO; /* an endless body: no answer is worth reading it */
-            rq->discarded += n;
-            return MHD_YES;
-        }
-        if (n > srv->opts.max_body - rq->len) {
+    topo_wh_server *srv = wh_tls_gen_payload(g);
+    long long start = now_ns();
+    atomic_store(&srv->last_activity_ns, (unsigned long long)start);
+    if (strcmp(url, WH_MUTATE_PATH) != 0)
+        return reject_early(conn, g, MHD_HTTP_NOT_FOUND, "not found", start);
+    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+        return reject_early(conn, g, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", start);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long declared = 0;
+    if (cl) {
+        char *end = NULL;
+        errno = 0;
+        declared = strtoull(cl, &end, 10);
+        if (errno != 0 || end == cl || declared > srv->opts.max_body) {
             topo_metrics_add(srv->m.body_too_large, 1);
-            topo_log(TOPO_LOG_WARN, "request body over the limit (%zu bytes)",
-                     srv->opts.max_body);
-            refuse_body(srv, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+            topo_log(TOPO_LOG_WARN, "request body over the limit (Content-Length %s)", cl);
+            return reject_early(conn, g, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large",
+                                start);
+        }
+    }
+    wh_req *rq = calloc(1, sizeof *rq);
+    if (!rq)
+        return MHD_NO;
+    /* Nothing is charged to the body budget yet: what a request holds is
+     * counted as its bytes arrive, so connections that declare large bodies
+     * and send none hold (almost) nothing. */
+    rq->has_length = cl != NULL;
+    rq->declared = (size_t)declared;
+    rq->start_ns = start;
+    rq->conn = conn_of(conn);
+    wh_conn_body_start(srv->conns, rq->conn, start);
+    *con_cls = rq;
+    topo_metrics_add(srv->m.in_flight, 1);
+    return MHD_YES;
+}
+
+/* n more bytes of the body: kept, or dropped once the body is refused. */
+static enum MHD_Result take_body(topo_wh_server *srv, wh_req *rq, const char *data, size_t n)
+{
+    wh_conn_body_bytes(srv->conns, rq->conn, n);
+    if (rq->refuse) {
+        if (n > srv->opts.max_body - rq->discarded)
+            return MHD_NO; /* an endless body: no answer is worth reading it */
+        rq->discarded += n;
+        return MHD_YES;
+    }
+    if (n > srv->opts.max_body - rq->len) {
+        topo_metrics_add(srv->m.body_too_large, 1);
+        topo_log(TOPO_LOG_WARN, "request body over the limit (%zu bytes)", srv->opts.max_body);
+        refuse_body(srv, rq, MHD_HTTP_CONTENT_TOO_LARGE);
+        rq->discarded = n;
+        return MHD_YES;
+    }
+    if (rq->len + n + 1 > rq->cap) {
+        size_t cap = body_cap(srv, rq, rq->len + n + 1);
+        if (charge_body(srv, rq, cap) < 0) {
+            refuse_body(srv, rq, MHD_HTTP_SERVICE_UNAVAILABLE);
             rq->discarded = n;
             return MHD_YES;
         }
-        if (rq->len + n + 1 > rq->cap) {
-            size_t cap = body_cap(srv, rq, rq->len + n + 1);
-            if (charge_body(srv, rq, cap) < 0) {
-                refuse_body(srv, rq, MHD_HTTP_SERVICE_UNAVAILABLE);
-                rq->discarded = n;
-                return MHD_YES;
-            }
-            char *nb = realloc(rq->body, cap);
-            if (!nb)
-                return MHD_NO;
-            rq->body = nb;
-            rq->cap = cap;
-        }
-        memcpy(rq->body + rq->len, upload_data, n);
-        rq->len += n;
-        rq->body[rq->len] = '\0';
-        return MHD_YES;
+        char *nb = realloc(rq->body, cap);
+        if (!nb)
+            return MHD_NO;
+        rq->body = nb;
+        rq->cap = cap;
     }
+    memcpy(rq->body + rq->len, data, n);
+    rq->len += n;
+    rq->body[rq->len] = '\0';
+    return MHD_YES;
+}
 
-    /* The whole body is here (or was dropped). */
+/* The whole body is here (or was dropped): the refusal, or the handler's
+ * answer. */
+static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection *conn,
+                                      wh_req *rq)
+{
+    topo_wh_server *srv = wh_tls_gen_payload(g);
     rq->responded = 1;
     if (rq->refuse) {
         wh_conn_idle(srv->conns, rq->conn, now_ns());
-        return reject(conn, d, rq->refuse,
-                      rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
-                          ? "request body too large"
-                          : "too many request bodies in flight",
-                      rq->start_ns);
+        return answer_error(conn, g, rq->refuse, WH_OUT_REJECTED,
+                            rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
+                                ? "request body too large"
+                                : "too many request bodies in flight",
+                            rq->start_ns);
     }
     topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
@@ -411,39 +299,61 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
     if (rc != 0 || status < 100 || status > 599) {
         free(out);
         topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
-        record(srv, 500, WH_OUT_HANDLER_ERROR, rq->start_ns);
-        char *body = dup_text("{\"error\":\"internal error\"}\n");
-        return queue(conn, d, 500, body, body ? strlen(body) : 0, "application/json");
+        return answer_error(conn, g, 500, WH_OUT_HANDLER_ERROR, "internal error", rq->start_ns);
     }
     record(srv, status, WH_OUT_HANDLED, rq->start_ns);
-    return queue(conn, d, status, out, out_len, "application/json");
+    return queue(conn, g, status, out, out_len, "application/json");
+}
+
+/* The HTTPS port's requests; cls is the TLS generation (tls_reload.h). */
+static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    const wh_tls_gen *g = cls;
+    wh_req *rq = *con_cls;
+    (void)version;
+
+    if (!rq)
+        return begin_request(g, conn, url, method, con_cls);
+    if (rq->responded) {
+        *upload_data_size = 0; /* answered: nothing more to keep */
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        return take_body(wh_tls_gen_payload(g), rq, upload_data, n);
+    }
+    return answer_request(g, conn, rq);
 }
 
 static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls,
                           enum MHD_RequestTerminationCode toe)
 {
-    wh_daemon *d = cls;
+    topo_wh_server *srv = wh_tls_gen_payload(cls);
     wh_req *rq = *con_cls;
     (void)toe;
     /* the response is out: the keep-alive idle time starts */
-    wh_conn_idle(d->srv->conns, conn_of(conn), now_ns());
+    wh_conn_idle(srv->conns, conn_of(conn), now_ns());
     if (!rq)
         return;
-    atomic_fetch_sub(&d->srv->body_bytes, rq->charged);
+    atomic_fetch_sub(&srv->body_bytes, rq->charged);
     free(rq->body);
     free(rq);
     *con_cls = NULL;
-    topo_metrics_add(d->srv->m.in_flight, -1);
-    atomic_store(&d->srv->last_activity_ns, (unsigned long long)now_ns());
+    topo_metrics_add(srv->m.in_flight, -1);
+    atomic_store(&srv->last_activity_ns, (unsigned long long)now_ns());
 }
 
+/* A TLS connection starts or ends (the generation counts it): its
+ * deadline. */
 static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe)
 {
-    wh_daemon *d = cls;
-    topo_wh_server *srv = d->srv;
+    topo_wh_server *srv = wh_tls_gen_payload(cls);
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        atomic_fetch_add(&d->connections, 1);
         topo_metrics_add(srv->m.connections_total, 1);
         const union MHD_ConnectionInfo *fi =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -466,7 +376,6 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
          * here on the sweep no longer touches the descriptor */
         wh_conns_remove(srv->conns, *socket_context);
         *socket_context = NULL;
-        atomic_fetch_sub(&d->connections, 1);
     }
 }
 
@@ -481,86 +390,6 @@ static void metrics_refresh(void *payload)
         topo_metrics_set(srv->m.cut[r],
                          (int64_t)wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
     topo_metrics_set(srv->m.ready, atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
-}
-
-/* One series of a family registered just before (NULL values: no labels). */
-static topo_metrics_series *fixed_series(topo_metrics_family *f, const char *value)
-{
-    const char *v[] = {value};
-    return topo_metrics_get(f, value ? v : NULL);
-}
-
-/* The families in the order /metrics has always listed them; the series
- * with a fixed label set exist from the start (they show 0). */
-static int metrics_init(topo_wh_server *srv, topo_err *err)
-{
-    wh_metrics *m = &srv->m;
-    static const char *const webhook_code[] = {"webhook", "code"};
-    static const char *const code_outcome[] = {"code", "outcome"};
-    static const char *const webhook[] = {"webhook"};
-    static const char *const reason[] = {"reason"};
-    static const char *const result[] = {"result"};
-    topo_metrics_family *f;
-    if (topo_metrics_create(&m->reg, 0, err) != 0 ||
-        topo_metrics_counter(m->reg, &m->cr_requests, "controller_runtime_webhook_requests_total",
-                             "Total number of admission requests by HTTP status code.",
-                             webhook_code, 2, err) != 0 ||
-        topo_metrics_counter(m->reg, &m->requests, "topo_webhook_requests_total",
-                             "Requests to the HTTPS port by status code and outcome (handled, "
-                             "handler_error, rejected by the server).",
-                             code_outcome, 2, err) != 0 ||
-        topo_metrics_histogram(m->reg, &m->latency, "controller_runtime_webhook_latency_seconds",
-                               "Histogram of the latency of processing admission requests.",
-                               webhook_code, 2, wh_buckets, WH_NBUCKETS, err) != 0)
-        return -1;
-    if (topo_metrics_gauge(m->reg, &f, "controller_runtime_webhook_requests_in_flight",
-                           "Current number of admission requests being served.", webhook, 1,
-                           err) != 0)
-        return -1;
-    m->in_flight = fixed_series(f, WH_MUTATE_PATH);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_body_rejections_total",
-                             "Request bodies refused for size.", reason, 1, err) != 0)
-        return -1;
-    m->body_too_large = fixed_series(f, "too_large");
-    m->body_over_budget = fixed_series(f, "over_budget");
-    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_body_bytes_held",
-                           "Request body buffer bytes held now (counted against "
-                           "--max-body-memory as bodies arrive).",
-                           NULL, 0, err) != 0)
-        return -1;
-    m->body_bytes_held = fixed_series(f, NULL);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_tls_reloads_total",
-                             "Serving certificate reloads by result.", result, 1, err) != 0)
-        return -1;
-    m->tls_reloads_ok = fixed_series(f, "ok");
-    m->tls_reloads_failed = fixed_series(f, "error");
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_total",
-                             "TLS connections accepted.", NULL, 0, err) != 0)
-        return -1;
-    m->connections_total = fixed_series(f, NULL);
-    if (topo_metrics_counter(m->reg, &f, "topo_webhook_connections_cut_total",
-                             "TLS connections closed by the server past an absolute deadline: "
-                             "TLS handshake and headers (header_timeout), a body under the "
-                             "minimum rate (slow_body), keep-alive idle or an unread response "
-                             "(idle).",
-                             reason, 1, err) != 0)
-        return -1;
-    for (size_t r = 0; r < WH_NCUTS; r++)
-        m->cut[r] = fixed_series(f, wh_cut_reason_names[r]);
-    if (topo_metrics_gauge(m->reg, &f, "topo_webhook_ready", "Whether /readyz answers 200.",
-                           NULL, 0, err) != 0)
-        return -1;
-    m->ready = fixed_series(f, NULL);
-    if (topo_metrics_on_render(m->reg, metrics_refresh, srv, err) != 0)
-        return -1;
-    /* a fixed series missing (out of memory) would silently never count */
-    if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
-        !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready)
-        return topo_err_nomem(err, "metrics");
-    for (size_t r = 0; r < WH_NCUTS; r++)
-        if (!m->cut[r])
-            return topo_err_nomem(err, "metrics");
-    return 0;
 }
 
 char *topo_wh_server_metrics(topo_wh_server *srv)
@@ -631,140 +460,7 @@ static enum MHD_Result access_metrics(void *cls, struct MHD_Connection *conn, co
     return answer_plain(cls, conn, url, method, 0, 1);
 }
 
-/* ---- TLS generations ---- */
-
-static wh_file_id file_id(const char *path)
-{
-    wh_file_id id;
-    struct stat st;
-    memset(&id, 0, sizeof id);
-    if (stat(path, &st) == 0) {
-        id.dev = st.st_dev;
-        id.ino = st.st_ino;
-        id.size = st.st_size;
-        id.mtime = st.st_mtim;
-        id.ok = 1;
-    }
-    return id;
-}
-
-static int file_id_eq(const wh_file_id *a, const wh_file_id *b)
-{
-    return a->ok == b->ok && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
-}
-
-/* Starts a TLS generation with the PEM pair now in the files. */
-static int start_generation(wh_daemon **out, topo_wh_server *srv, topo_err *err)
-{
-    char *cert = NULL, *key = NULL;
-    wh_daemon *d = NULL;
-    int fd = -1, rc = -1;
-
-    if (topo_codec_read_file(&cert, NULL, srv->cert_file, TOPO_MAX_CREDENTIAL_FILE, err) < 0 ||
-        topo_codec_read_file(&key, NULL, srv->key_file, TOPO_MAX_CREDENTIAL_FILE, err) < 0)
-        goto cleanup;
-    if (!(d = calloc(1, sizeof *d)))
-        goto cleanup;
-    d->srv = srv;
-    d->generation = ++srv->generations;
-    if ((fd = fcntl(srv->listen_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-        topo_err_set(err, -1, "dup of the listening socket: %s", strerror(errno));
-        goto cleanup;
-    }
-    d->mhd = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_AUTO, 0, NULL,
-        NULL, access_tls, d, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-        MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-        MHD_OPTION_HTTPS_PRIORITIES,
-        srv->opts.tls_priorities ? srv->opts.tls_priorities : TOPO_WH_TLS_PRIORITIES,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)srv->opts.threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)srv->opts.idle_timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)srv->opts.max_connections_per_client,
-        MHD_OPTION_NOTIFY_COMPLETED, completed_tls, d, MHD_OPTION_NOTIFY_CONNECTION,
-        notify_conn, d, MHD_OPTION_END);
-    if (!d->mhd) {
-        topo_err_set(err, -1, "cannot start the TLS server with %s and %s (a bad or mismatched "
-                              "certificate/key pair?)",
-                     srv->cert_file, srv->key_file);
-        goto cleanup;
-    }
-    fd = -1; /* the daemon's now */
-    *out = d;
-    d = NULL;
-    rc = 0;
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    free(d);
-    free(cert);
-    free(key);
-    return rc;
-}
-
-/* Quiesces a generation: it accepts nothing more (its dup of the socket is
- * closed), answers what it has with Connection: close. */
-static void retire(topo_wh_server *srv, wh_daemon *d)
-{
-    atomic_store(&d->retiring, 1);
-    MHD_socket fd = MHD_quiesce_daemon(d->mhd);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
-    d->retired_ns = now_ns();
-    d->next = srv->retired;
-    srv->retired = d;
-}
-
-static void stop_generation(wh_daemon *d)
-{
-    if (!d)
-        return;
-    MHD_stop_daemon(d->mhd);
-    free(d);
-}
-
-static int listen_on(int *out, int port, topo_err *err)
-{
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int one = 1, zero = 0;
-    if (fd >= 0) {
-        struct sockaddr_in6 a6;
-        memset(&a6, 0, sizeof a6);
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)port);
-        a6.sin6_addr = in6addr_any;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-        if (bind(fd, (struct sockaddr *)&a6, sizeof a6) == 0)
-            goto bound;
-        close(fd);
-    }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        topo_err_set(err, -1, "socket: %s", strerror(errno));
-        return -1;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a4;
-    memset(&a4, 0, sizeof a4);
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons((uint16_t)port);
-    a4.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (bind(fd, (struct sockaddr *)&a4, sizeof a4) != 0) {
-        topo_err_set(err, -1, "bind port %d: %s", port, strerror(errno));
-        close(fd);
-        return -1;
-    }
-bound:
-    if (listen(fd, 1024) != 0) {
-        topo_err_set(err, -1, "listen on port %d: %s", port, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    *out = fd;
-    return 0;
-}
+/* ---- the server ---- */
 
 /* A plain-HTTP daemon on port: on address when given (the chart gives the
  * pod's IP, so probes and metrics are not offered on every interface), else
@@ -801,7 +497,7 @@ static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char 
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, WH_PLAIN_PER_CLIENT,
                                MHD_OPTION_END);
         if (!mhd)
-            topo_err_set(err, -1, "cannot serve on %s port %d", address, port);
+            topo_err_set(err, TOPO_EGENERIC, "cannot serve on %s port %d", address, port);
         return mhd;
     }
     mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_DUAL_STACK,
@@ -815,7 +511,7 @@ static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char 
                                WH_PLAIN_IDLE_S, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                                WH_PLAIN_PER_CLIENT, MHD_OPTION_END);
     if (!mhd)
-        topo_err_set(err, -1, "cannot serve on port %d", port);
+        topo_err_set(err, TOPO_EGENERIC, "cannot serve on port %d", port);
     return mhd;
 }
 
@@ -839,8 +535,7 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         return -1;
     }
     if (!(srv = calloc(1, sizeof *srv)))
-        return -1;
-    srv->listen_fd = -1;
+        return topo_err_nomem(err, "webhook server");
     srv->opts = *opts;
     if (!srv->opts.threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -860,7 +555,7 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.idle_timeout_s = 90;
     if (!srv->opts.header_timeout_s)
         srv->opts.header_timeout_s = 10;
-    if (metrics_init(srv, err) < 0)
+    if (wh_metrics_init(&srv->m, metrics_refresh, srv, err) < 0)
         goto cleanup;
     {
         wh_deadline_limits lim = {(long long)srv->opts.header_timeout_s * 1000000000LL,
@@ -870,16 +565,20 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         if (!(srv->conns = wh_conns_new(&lim)))
             goto cleanup;
     }
-    srv->cert_file = strdup(opts->cert_file);
-    srv->key_file = strdup(opts->key_file);
-    if (!srv->cert_file || !srv->key_file)
-        goto cleanup;
-
-    if (listen_on(&srv->listen_fd, opts->port, err) < 0)
-        goto cleanup;
-    srv->cert_id = file_id(srv->cert_file);
-    srv->key_id = file_id(srv->key_file);
-    if (start_generation(&srv->current, srv, err) < 0)
+    wh_tls_opts tls = {opts->port,
+                       opts->cert_file,
+                       opts->key_file,
+                       opts->tls_priorities ? opts->tls_priorities : TOPO_WH_TLS_PRIORITIES,
+                       srv->opts.threads,
+                       srv->opts.idle_timeout_s,
+                       srv->opts.max_connections,
+                       srv->opts.max_connections_per_client,
+                       srv->opts.cert_check_ms,
+                       access_tls,
+                       completed_tls,
+                       notify_conn,
+                       srv};
+    if (wh_tls_start(&srv->tls, &tls, now_ns(), err) < 0)
         goto cleanup;
     if (!(srv->health = start_plain(srv, opts->health_port, opts->health_address,
                                     access_health, "--health-address", err)))
@@ -888,7 +587,6 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         !(srv->metrics_d = start_plain(srv, opts->metrics_port, opts->metrics_address,
                                        access_metrics, "--metrics-address", err)))
         goto cleanup;
-    srv->next_check_ns = now_ns() + (long long)srv->opts.cert_check_ms * 1000000LL;
     *out = srv;
     srv = NULL;
     rc = 0;
@@ -903,66 +601,17 @@ void topo_wh_server_set_ready(topo_wh_server *srv, int ready)
         atomic_store(&srv->ready, ready ? 1 : 0);
 }
 
-static void reap_retired(topo_wh_server *srv, int force)
-{
-    long long now = now_ns();
-    wh_daemon **pp = &srv->retired;
-    while (*pp) {
-        wh_daemon *d = *pp;
-        long long conns = atomic_load(&d->connections);
-        if (force || conns == 0 || now - d->retired_ns > WH_RETIRE_GRACE_NS) {
-            *pp = d->next;
-            topo_log(TOPO_LOG_INFO, "stopped TLS generation %llu (%lld connections left)",
-                     d->generation, conns);
-            stop_generation(d);
-        } else {
-            pp = &d->next;
-        }
-    }
-}
-
 void topo_wh_server_tick(topo_wh_server *srv)
 {
     if (!srv)
         return;
-    wh_conns_sweep(srv->conns, now_ns());
+    long long now = now_ns();
+    wh_conns_sweep(srv->conns, now);
     if (atomic_load(&srv->stopping))
         return;
-    reap_retired(srv, 0);
-    long long now = now_ns();
-    if (now < srv->next_check_ns)
-        return;
-    srv->next_check_ns = now + (long long)srv->opts.cert_check_ms * 1000000LL;
-    wh_file_id c = file_id(srv->cert_file), k = file_id(srv->key_file);
-    if (file_id_eq(&c, &srv->cert_id) && file_id_eq(&k, &srv->key_id))
-        return;
-    if (file_id_eq(&c, &srv->tried_cert) && file_id_eq(&k, &srv->tried_key))
-        return; /* this pair failed already; wait for the next change */
-    topo_err err = TOPO_ERR_INIT;
-    wh_daemon *d = NULL;
-    if (start_generation(&d, srv, &err) < 0) {
-        topo_metrics_add(srv->m.tls_reloads_failed, 1);
-        srv->tried_cert = c;
-        srv->tried_key = k;
-        topo_log(TOPO_LOG_ERROR, "certificate reload failed, still serving the old one: %s",
-                 err.text);
-        return;
-    }
-    wh_daemon *old = srv->current;
-    srv->current = d;
-    srv->cert_id = c;
-    srv->key_id = k;
-    retire(srv, old);
-    topo_metrics_add(srv->m.tls_reloads_ok, 1);
-    topo_log(TOPO_LOG_INFO, "serving certificate reloaded (TLS generation %llu)", d->generation);
-}
-
-static long long total_connections(topo_wh_server *srv)
-{
-    long long n = srv->current ? atomic_load(&srv->current->connections) : 0;
-    for (wh_daemon *d = srv->retired; d; d = d->next)
-        n += atomic_load(&d->connections);
-    return n;
+    int reload = wh_tls_tick(srv->tls, now);
+    if (reload != 0)
+        topo_metrics_add(reload > 0 ? srv->m.tls_reloads_ok : srv->m.tls_reloads_failed, 1);
 }
 
 long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
@@ -971,22 +620,14 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
         return 0;
     atomic_store(&srv->stopping, 1);
     atomic_store(&srv->ready, 0);
-    if (srv->current) {
-        wh_daemon *d = srv->current;
-        srv->current = NULL;
-        retire(srv, d);
-    }
-    if (srv->listen_fd >= 0) {
-        close(srv->listen_fd);
-        srv->listen_fd = -1;
-    }
+    wh_tls_close(srv->tls, now_ns());
     long long start = now_ns();
     long long deadline = start + (long long)timeout_ms * 1000000LL;
     atomic_store(&srv->last_activity_ns, (unsigned long long)start);
     for (;;) {
         long long now = now_ns();
         long long inflight = (long long)topo_metrics_value(srv->m.in_flight);
-        if (total_connections(srv) == 0)
+        if (wh_tls_connections(srv->tls) == 0)
             break;
         /* Idle keep-alives: nothing in flight and nothing new for a while. */
         if (inflight == 0 &&
@@ -999,7 +640,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
         nanosleep(&ts, NULL);
     }
     long left = (long)topo_metrics_value(srv->m.in_flight);
-    reap_retired(srv, 1);
+    wh_tls_stop(srv->tls);
     return left;
 }
 
@@ -1008,20 +649,12 @@ void topo_wh_server_free(topo_wh_server *srv)
     if (!srv)
         return;
     atomic_store(&srv->stopping, 1);
-    if (srv->current) {
-        stop_generation(srv->current);
-        srv->current = NULL;
-    }
-    reap_retired(srv, 1);
+    wh_tls_free(srv->tls);
     if (srv->health)
         MHD_stop_daemon(srv->health);
     if (srv->metrics_d)
         MHD_stop_daemon(srv->metrics_d);
     wh_conns_free(srv->conns);
-    topo_metrics_free(srv->m.reg);
-    if (srv->listen_fd >= 0)
-        close(srv->listen_fd);
-    free(srv->cert_file);
-    free(srv->key_file);
+    wh_metrics_dispose(&srv->m);
     free(srv);
 }

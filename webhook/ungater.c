@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "topo/array.h"
 #include "topo/k8s.h"
 #include "topo/str.h"
 #include "topo/cache.h"
@@ -146,14 +147,8 @@ static int collect(const topo_cache_pod *pod, void *payload)
         s->dropped++;
         return 0;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        candidate *items = realloc(s->items, cap * sizeof(*items));
-        if (items == NULL)
-            goto oom;
-        s->items = items;
-        s->cap = cap;
-    }
+    if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0)
+        goto oom;
     candidate *c = &s->items[s->n];
     memset(c, 0, sizeof(*c));
     const char *podset = annotation(pod, TOPO_ADMISSION_PODSET_ANNOTATION);

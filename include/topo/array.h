@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "topo/error.h"
+#include "topo/pool.h"
 
 #define TOPO_ARRAY(T)                                                                        \
     struct {                                                                                 \
@@ -25,6 +26,12 @@
  * in bytes would overflow. Elements already there are kept; on failure
  * nothing changes. */
 int topo_array_reserve(void **items, size_t *cap, size_t want, size_t elem_size) TOPO_MUST_CHECK;
+
+/* The same for an array in a pool: the grown array is a new zeroed block
+ * of the pool that takes the first n elements (the old block stays in the
+ * pool until it is cleared). */
+int topo_pool_array_reserve(topo_pool *pool, void **items, size_t *cap, size_t n, size_t want,
+                            size_t elem_size) TOPO_MUST_CHECK;
 
 /* Room for one more element of the array a (a TOPO_ARRAY or a struct with
  * items/n/cap): 0 or a topo code. */

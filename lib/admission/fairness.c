@@ -13,13 +13,14 @@
 #include <string.h>
 
 #include "admission_internal.h"
+#include "topo/array.h"
 #include "topo/quantity.h"
 
 /* Amounts per resource name, "pods" counting slots. */
 typedef struct tally {
     const char **names;
     int64_t *amounts;
-    size_t n, cap;
+    size_t n, cap_names, cap_amounts;
 } tally;
 
 static int tally_add(tally *t, topo_pool *pool, const char *name, int64_t amount)
@@ -29,20 +30,13 @@ static int tally_add(tally *t, topo_pool *pool, const char *name, int64_t amount
             t->amounts[i] = topo_quantity_add(t->amounts[i], amount);
             return 0;
         }
-    if (t->n == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 8;
-        const char **nn = topo_pool_calloc(pool, ncap, sizeof(*nn));
-        int64_t *na = topo_pool_calloc(pool, ncap, sizeof(*na));
-        if (nn == NULL || na == NULL)
-            return TOPO_ENOMEM;
-        if (t->n > 0) {
-            memcpy(nn, t->names, t->n * sizeof(*nn));
-            memcpy(na, t->amounts, t->n * sizeof(*na));
-        }
-        t->names = nn;
-        t->amounts = na;
-        t->cap = ncap;
-    }
+    int rc = topo_pool_array_reserve(pool, (void **)&t->names, &t->cap_names, t->n, t->n + 1,
+                                     sizeof(*t->names));
+    if (rc == 0)
+        rc = topo_pool_array_reserve(pool, (void **)&t->amounts, &t->cap_amounts, t->n, t->n + 1,
+                                     sizeof(*t->amounts));
+    if (rc != 0)
+        return rc;
     if ((t->names[t->n] = topo_pool_strdup(pool, name)) == NULL)
         return TOPO_ENOMEM;
     t->amounts[t->n++] = amount;

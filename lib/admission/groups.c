@@ -14,6 +14,7 @@
 #include "admission_internal.h"
 #include "topo/goparse.h"
 #include "topo/kueue.h"
+#include "topo/array.h"
 #include "topo/limits.h"
 
 typedef struct reader {
@@ -37,16 +38,9 @@ static topo_group_role *add_role(reader *r, const char *shape, const char *reque
                                  const char *podset_group, const char *pod_json)
 {
     topo_group_view *v = r->v;
-    if (v->nroles == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 4;
-        topo_group_role *roles = topo_pool_calloc(r->pool, cap, sizeof(*roles));
-        if (roles == NULL)
-            return NULL;
-        if (v->nroles > 0)
-            memcpy(roles, v->roles, v->nroles * sizeof(*roles));
-        v->roles = roles; /* the old array stays in the pool */
-        r->cap = cap;
-    }
+    if (topo_pool_array_reserve(r->pool, (void **)&v->roles, &r->cap, v->nroles, v->nroles + 1,
+                                sizeof(*v->roles)) != 0)
+        return NULL;
     topo_group_role *role = &v->roles[v->nroles];
     if ((role->shape = topo_pool_strdup(r->pool, shape)) == NULL ||
         (role->request = topo_pool_strdup(r->pool, request)) == NULL ||

@@ -344,6 +344,136 @@ static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
     return adm_patch_placed(ctx, a, m, req, t, &p, pool);
 }
 
+/* --- a PodSet's placement -------------------------------------------------------------- */
+
+/* What placing a pod came to: decided under the lock, answered after it
+ * (answer_placement). */
+typedef enum place_outcome {
+    PLACE_PATCHED,     /* p is the pod's slot in topology `topology` */
+    PLACE_UNPLACED,    /* its PodSet is placed without a slot for it: why */
+    PLACE_CONTRADICTS, /* it is not the pod its PodSet's reservation was made for: why */
+    PLACE_NO_FIT,      /* the PodSet does not fit: why (the engine's, or a cap's) */
+    PLACE_INVALID,     /* the engine refused the request: err */
+    PLACE_FAILED,      /* the cache failed: err */
+    PLACE_TIMED_OUT,   /* past the request's deadline, nothing stored */
+    PLACE_NOMEM
+} place_outcome;
+
+typedef struct place_result {
+    place_outcome outcome;
+    placement p;
+    long topology;
+    const char *why;
+    topo_cache_reservation r; /* the PodSet's reservation, when it has one */
+    topo_err err;
+} place_result;
+
+/* The pod claims a slot of its PodSet's reservation res->r (mu held). */
+static void claim_reserved(topo_admission_ctx *ctx, place_result *res, const topo_podset_id *id,
+                           const podset_terms *terms, int dry_run, int64_t now, topo_pool *pool)
+{
+    if ((res->why = adm_contradicts(&res->r, terms, pool)) != NULL) {
+        res->outcome = PLACE_CONTRADICTS;
+        return;
+    }
+    int got = adm_claim(ctx, &res->p, &res->r, id, dry_run, now, &res->why, pool, &res->err);
+    res->outcome = got == TOPO_ENOMEM ? PLACE_NOMEM
+                   : got < 0          ? PLACE_FAILED
+                   : got == 1         ? PLACE_UNPLACED
+                                      : PLACE_PATCHED;
+    res->topology = adm_topology_of_id(ctx, res->r.id);
+}
+
+static place_outcome failed(int code)
+{
+    return code == TOPO_ENOMEM ? PLACE_NOMEM : PLACE_FAILED;
+}
+
+/* The first pod of its PodSet: the whole PodSet placed in topology t,
+ * reserved, and the pod's slot claimed. Under the lock: every placement
+ * moves the snapshot, so one computed beside another would be stale by the
+ * time it is stored (computing optimistically and checking the snapshot's
+ * generation wasted half the work at 32 connections). */
+static void place_podset(topo_admission_ctx *ctx, place_result *res, answer *a, long t,
+                         const topo_podset_id *id, const podset_terms *terms,
+                         const topo_podset_spec *ps, const char *ns, int64_t now, topo_pool *pool)
+{
+    topo_assignment *as = NULL;
+    int found, fair, rc, got;
+
+    pthread_mutex_lock(&ctx->mu);
+    if (adm_past_deadline(a)) {
+        res->outcome = PLACE_TIMED_OUT;
+        goto unlock;
+    }
+    /* Another pod of the PodSet may have placed it meanwhile. */
+    if ((found = adm_lookup(ctx, id->key, now, &res->r, pool, &res->err)) != 0) {
+        if (found == 1)
+            claim_reserved(ctx, res, id, terms, 0, now, pool);
+        else
+            res->outcome = failed(found);
+        goto unlock;
+    }
+    /* Within the bounds on room held for pods not created yet; over one,
+     * no fit and why says why. */
+    fair = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests,
+                                     id->size, 1, pool, &res->why, &res->err);
+    if (fair < 0) {
+        res->outcome = failed(res->err.code);
+        goto unlock;
+    }
+    rc = fair == 0 ? compute(ctx, &ctx->topos[t], ps, &as, &res->why, pool, ctx->engine_pool,
+                             &res->err)
+                   : 0;
+    if (rc < 0) {
+        res->outcome =
+            rc == TOPO_ENOMEM || res->err.code == TOPO_ENOMEM ? PLACE_NOMEM : PLACE_INVALID;
+        goto unlock;
+    }
+    if (as == NULL) {
+        res->outcome = PLACE_NO_FIT;
+        goto unlock;
+    }
+    if (adm_past_deadline(a)) {
+        res->outcome = PLACE_TIMED_OUT;
+        goto unlock;
+    }
+    got = adm_reserve_and_claim(ctx, (size_t)t, id, terms, ps, &as, 1, 0, now, &res->r, &res->p,
+                                &res->why, pool, &res->err);
+    res->outcome = got < 0 ? failed(got) : got == 1 ? PLACE_UNPLACED : PLACE_PATCHED;
+    res->topology = t;
+unlock:
+    pthread_mutex_unlock(&ctx->mu);
+}
+
+static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
+                            topo_admission_policy policy, const topo_admission_request *req,
+                            const topo_podset_id *id, const topo_podset_spec *ps,
+                            const place_result *res, topo_pool *pool)
+{
+    switch (res->outcome) {
+    case PLACE_PATCHED:
+        return adm_patch_placed(ctx, a, m, req, res->topology, &res->p, pool);
+    case PLACE_UNPLACED:
+        return adm_unplaced(ctx, a, m, res->why, pool);
+    case PLACE_CONTRADICTS:
+        return adm_refuse_podset(ctx, a, id, res->why, pool);
+    case PLACE_NO_FIT:
+        return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), res->why, pool);
+    case PLACE_INVALID:
+        atomic_fetch_add(&ctx->denied, 1);
+        adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", res->err.text));
+        return 0;
+    case PLACE_FAILED:
+        return adm_internal_error(ctx, a, m, "PodSet", id->key, &res->err, pool);
+    case PLACE_TIMED_OUT:
+        return 0;
+    case PLACE_NOMEM:
+        break;
+    }
+    return TOPO_ENOMEM;
+}
+
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
               const char *pod_uid, topo_pool *pool)
@@ -351,14 +481,12 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     topo_err err = TOPO_ERR_INIT;
     topo_podset_id id;
     topo_podset_spec ps;
-    topo_cache_reservation r;
-    placement p;
-    const char *missing = NULL, *why = NULL, *failure = NULL;
-    topo_assignment *as = NULL;
+    place_result res;
+    const char *missing = NULL;
     int64_t now = adm_now_s(ctx);
-    int rc, found = 0, got = 0;
+    int rc;
 
-    memset(&p, 0, sizeof p);
+    memset(&res, 0, sizeof res);
     /* Who it is (under mu: the cache connection is the ctx's). */
     pthread_mutex_lock(&ctx->mu);
     rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
@@ -403,98 +531,29 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     int ours = topo_admission_kv_get(req->pod.annotations, req->pod.nannotations,
                                      TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
     podset_terms terms = {id.key, m == MODE_ADMIT && !ours ? req->pod.shape : NULL, request};
-    const char *contradiction = NULL;
 
     /* Whether its PodSet holds a reservation already. */
     pthread_mutex_lock(&ctx->mu);
-    if ((found = adm_lookup(ctx, id.key, now, &r, pool, &err)) == 1 &&
-        (contradiction = adm_contradicts(&r, &terms, pool)) == NULL)
-        got = adm_claim(ctx, &p, &r, &id, req->dry_run, now, &why, pool, &err);
+    int found = adm_lookup(ctx, id.key, now, &res.r, pool, &res.err);
+    if (found == 1)
+        claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
+    else if (found < 0)
+        res.outcome = failed(found);
     pthread_mutex_unlock(&ctx->mu);
-    if (found == TOPO_ENOMEM || got == TOPO_ENOMEM)
-        return TOPO_ENOMEM;
-    if (found < 0 || got < 0)
-        goto internal;
-    if (contradiction != NULL)
-        return adm_refuse_podset(ctx, a, &id, contradiction, pool);
+    if (found != 0 && res.outcome != PLACE_PATCHED && res.outcome != PLACE_UNPLACED)
+        return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
     adm_warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
-    if (found == 1) {
-        if (got == 1)
-            return adm_unplaced(ctx, a, m, why, pool);
-        return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
-    }
+    if (found == 1)
+        return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
 
     /* The first pod of its PodSet: place the whole PodSet. */
     if (t < 0) {
         const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
-        failure = adm_no_topology(ctx, missing, pool);
+        const char *failure = adm_no_topology(ctx, missing, pool);
         return adm_no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
-    topology *tp = &ctx->topos[t];
     if (req->dry_run)
         return place_dry_run(ctx, a, m, req, &id, &ps, t, policy, ns, now, pool);
-
-    /* Placed under the lock: every placement moves the snapshot, so one
-     * computed beside another would be stale by the time it is stored
-     * (computing optimistically and checking the snapshot's generation
-     * wasted half the work at 32 connections). */
-    pthread_mutex_lock(&ctx->mu);
-    if (adm_past_deadline(a)) {
-        pthread_mutex_unlock(&ctx->mu);
-        return 0;
-    }
-    /* Another pod of the PodSet may have placed it meanwhile. */
-    found = adm_lookup(ctx, id.key, now, &r, pool, &err);
-    /* Within the bounds on room held for pods not created yet; over one,
-     * as == NULL and failure says why. */
-    int fair = found == 0
-                   ? topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps.requests,
-                                               ps.nrequests, id.size, 1, pool, &failure, &err)
-                   : 0;
-    if (found == 0 && fair == 0)
-        rc = compute(ctx, tp, &ps, &as, &failure, pool, ctx->engine_pool, &err);
-    int stored = 0;
-    if (found == 0 && rc == 0 && as != NULL && adm_past_deadline(a)) {
-        pthread_mutex_unlock(&ctx->mu);
-        return 0;
-    }
-    if (found == 0 && rc == 0 && as != NULL) {
-        got = adm_reserve_and_claim(ctx, (size_t)t, &id, &terms, &ps, &as, 1, 0, now, &r, &p, &why,
-                                    pool, &err);
-        stored = got < 0 ? got : 0;
-        got = got < 0 ? 0 : got;
-    } else if (found == 1 && (contradiction = adm_contradicts(&r, &terms, pool)) == NULL) {
-        rc = 0; /* placed by another pod of the PodSet: our computation is moot */
-        got = adm_claim(ctx, &p, &r, &id, 0, now, &why, pool, &err);
-    }
-    pthread_mutex_unlock(&ctx->mu);
-    if (contradiction != NULL)
-        return adm_refuse_podset(ctx, a, &id, contradiction, pool);
-    if (rc == TOPO_ENOMEM || found == TOPO_ENOMEM || got == TOPO_ENOMEM || stored == TOPO_ENOMEM)
-        return TOPO_ENOMEM;
-    if (found < 0 || got < 0 || stored < 0)
-        goto internal;
-    if (fair < 0)
-        goto fair_error;
-    if (rc < 0)
-        goto engine_error;
-    if (found == 0 && as == NULL)
-        return adm_no_fit(ctx, a, m, policy, req, &id, describe_need(pool, &ps), failure, pool);
-    if (got == 1)
-        return adm_unplaced(ctx, a, m, why, pool);
-    return adm_patch_placed(ctx, a, m, req, found == 1 ? adm_topology_of_id(ctx, r.id) : t, &p,
-                            pool);
-
-fair_error:
-    if (err.code == TOPO_ENOMEM)
-        return TOPO_ENOMEM;
-    goto internal;
-engine_error:
-    if (err.code == TOPO_ENOMEM)
-        return TOPO_ENOMEM;
-    atomic_fetch_add(&ctx->denied, 1);
-    adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
-    return 0;
-internal:
-    return adm_internal_error(ctx, a, m, "PodSet", id.key, &err, pool);
+    place_podset(ctx, &res, a, t, &id, &terms, &ps, ns, now, pool);
+    return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/limits.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -229,7 +230,7 @@ static int values_from_text(const char *const **out, size_t *out_n, const char *
     return error;
 }
 
-/* Runs a lookup with (id, [int|text]) bound; *found says whether a row came. */
+/* Steps a lookup whose keys are bound; *found says whether a row came. */
 static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *what, topo_err *err)
 {
     int rc = sqlite3_step(st);
@@ -237,6 +238,26 @@ static int step_row(topo_cache *c, sqlite3_stmt *st, int *found, const char *wha
     if (rc == SQLITE_ROW || rc == SQLITE_DONE)
         return 0;
     return cache_sql_error(c, rc, what, err);
+}
+
+/* Runs lookup `which` with (id, text) bound, or (id, num) when text is
+ * NULL: 0 with *st stepped to its first row when *found (the caller
+ * cache_stmt_done()s it), or an error with *st NULL. */
+static int first_row(sqlite3_stmt **st, topo_cache *c, cache_stmt which, const char *id,
+                     const char *text, int64_t num, int *found, const char *what, topo_err *err)
+{
+    int error;
+    *found = 0;
+    if ((*st = cache_stmt_get(c, which, err)) == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, *st, 1, id, err)) < 0 ||
+        (error = text != NULL ? cache_bind_text(c, *st, 2, text, err)
+                              : cache_bind_int(c, *st, 2, num, err)) < 0 ||
+        (error = step_row(c, *st, found, what, err)) < 0) {
+        cache_stmt_done(*st);
+        *st = NULL;
+    }
+    return error;
 }
 
 static int lapsed(topo_err *err, const char *id)
@@ -247,15 +268,136 @@ static int lapsed(topo_err *err, const char *id)
                         id);
 }
 
+/* The reservation's slot count and whether its free slots are still held
+ * (not given back for want of a claim). TOPO_ENOTFOUND when it is not live. */
+static int read_live(topo_cache *c, const char *id, int64_t now, int64_t *nslots, int *free_open,
+                     topo_err *err)
+{
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_RES_LIVE, id, NULL, now, &found,
+                                 "read reservation", err);
+    if (error < 0)
+        return error;
+    if (!found) {
+        error = topo_err_set(err, TOPO_ENOTFOUND, "reservation %s: not found or expired", id);
+    } else {
+        *nslots = sqlite3_column_int64(st, 0);
+        *free_open = sqlite3_column_int(st, 1);
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+/* The slot pod_uid holds already (a claim is idempotent): *slot and its
+ * domain values (in the cache's scratch pool; NULL when out of memory), or
+ * *slot -1. TOPO_ECONFLICT when it is not rank's (rank >= 0). */
+static int slot_of_pod(topo_cache *c, const char *id, const char *pod_uid, int32_t rank,
+                       int32_t *slot, char **values, topo_err *err)
+{
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_SLOT_OF_POD, id, pod_uid, 0, &found,
+                                 "read slot", err);
+    *slot = -1;
+    if (error < 0)
+        return error;
+    if (found) {
+        *slot = (int32_t)sqlite3_column_int(st, 0);
+        if (rank >= 0 && rank != *slot)
+            error = topo_err_set(err, TOPO_ECONFLICT,
+                                 "reservation %s: pod %s holds slot %d, not %d", id, pod_uid,
+                                 (int)*slot, (int)rank);
+        else
+            *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+/* Slot rank when it is free (and still held, or claimed before), else
+ * TOPO_ECONFLICT, TOPO_ENOFIT (given back), TOPO_EINVALID (out of range). */
+static int free_slot_at(topo_cache *c, const char *id, int32_t rank, int64_t nslots,
+                        int free_open, char **values, topo_err *err)
+{
+    sqlite3_stmt *st;
+    int found, error;
+    if (rank >= nslots)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: rank %d out of range (%lld slots)",
+                            id, (int)rank, (long long)nslots);
+    if ((error = first_row(&st, c, CACHE_STMT_SLOT_AT, id, NULL, rank, &found, "read slot",
+                           err)) < 0)
+        return error;
+    if (!found)
+        error = topo_err_set(err, TOPO_EIO, "reservation %s: slot %d is missing", id, (int)rank);
+    else if (!sqlite3_column_int(st, 2))
+        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: slot %d is held by pod %s", id,
+                             (int)rank, (const char *)sqlite3_column_text(st, 1));
+    else if (!free_open && sqlite3_column_type(st, 1) == SQLITE_NULL)
+        error = lapsed(err, id);
+    else
+        *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 0));
+    cache_stmt_done(st);
+    return error;
+}
+
+/* The first free slot (among those claimed before once the free ones were
+ * given back), else TOPO_ENOFIT. */
+static int next_free_slot(topo_cache *c, const char *id, int64_t nslots, int free_open,
+                          int32_t *slot, char **values, topo_err *err)
+{
+    sqlite3_stmt *st;
+    int found, error = first_row(&st, c, CACHE_STMT_SLOT_NEXT_FREE, id, NULL, free_open, &found,
+                                 "read slot", err);
+    if (error < 0)
+        return error;
+    if (!found) {
+        error = free_open ? topo_err_set(err, TOPO_ENOFIT,
+                                         "reservation %s: all %lld slots are claimed", id,
+                                         (long long)nslots)
+                          : lapsed(err, id);
+    } else {
+        *slot = (int32_t)sqlite3_column_int(st, 0);
+        *values = topo_pool_strdup(c->scratch, (const char *)sqlite3_column_text(st, 1));
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+/* Slot `slot` becomes pod_uid's, and the reservation records the claim. */
+static int take_slot(topo_cache *c, const char *id, int32_t slot, const char *pod_uid,
+                     int64_t now, topo_err *err)
+{
+    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_CLAIM, err);
+    int error;
+    if (st == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(c, st, 2, slot, err)) < 0 ||
+        (error = cache_bind_text(c, st, 3, pod_uid, err)) < 0) {
+        cache_stmt_done(st);
+        return error;
+    }
+    if ((error = cache_stmt_run(c, st, "claim slot", err)) < 0)
+        return error;
+    /* A pod arrived: the PodSet's other pods are on their way, so its free
+     * slots stay held for another unclaimed_ttl. */
+    if ((st = cache_stmt_get(c, CACHE_STMT_RES_CLAIMED_AT, err)) == NULL)
+        return stmt_error(err);
+    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
+        (error = cache_bind_int(c, st, 2, now, err)) < 0) {
+        cache_stmt_done(st);
+        return error;
+    }
+    return cache_stmt_run(c, st, "record the claim", err);
+}
+
 int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
                                  const char *pod_uid, int32_t rank, int64_t now,
                                  topo_pool *pool, topo_err *err)
 {
-    sqlite3_stmt *st = NULL;
     int64_t nslots = 0;
     int32_t slot = -1;
     char *values = NULL;
-    int error, found = 0, free_open = 0;
+    int error, free_open = 0;
 
     memset(out, 0, sizeof(*out));
     out->index = -1;
@@ -265,122 +407,19 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
 
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_LIVE, err)) == NULL) {
-        error = stmt_error(err);
+    if ((error = read_live(cache, id, now, &nslots, &free_open, err)) < 0 ||
+        (error = slot_of_pod(cache, id, pod_uid, rank, &slot, &values, err)) < 0)
         goto end;
+    if (slot < 0) {
+        if (rank >= 0) {
+            slot = rank;
+            error = free_slot_at(cache, id, rank, nslots, free_open, &values, err);
+        } else {
+            error = next_free_slot(cache, id, nslots, free_open, &slot, &values, err);
+        }
+        if (error < 0 || (error = take_slot(cache, id, slot, pod_uid, now, err)) < 0)
+            goto end;
     }
-    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(cache, st, 2, now, err)) < 0 ||
-        (error = step_row(cache, st, &found, "read reservation", err)) < 0)
-        goto end;
-    if (!found) {
-        error = topo_err_set(err, TOPO_ENOTFOUND, "reservation %s: not found or expired", id);
-        goto end;
-    }
-    nslots = sqlite3_column_int64(st, 0);
-    free_open = sqlite3_column_int(st, 1); /* its free slots not given back */
-    cache_stmt_done(st);
-
-    /* Idempotent: the pod's own slot again. */
-    if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_OF_POD, err)) == NULL) {
-        error = stmt_error(err);
-        goto end;
-    }
-    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-        (error = cache_bind_text(cache, st, 2, pod_uid, err)) < 0 ||
-        (error = step_row(cache, st, &found, "read slot", err)) < 0)
-        goto end;
-    if (found) {
-        slot = (int32_t)sqlite3_column_int(st, 0);
-        if (rank >= 0 && rank != slot) {
-            error = topo_err_set(err, TOPO_ECONFLICT,
-                                 "reservation %s: pod %s holds slot %d, not %d", id, pod_uid,
-                                 (int)slot, (int)rank);
-            goto end;
-        }
-        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 1));
-        goto found_slot;
-    }
-    cache_stmt_done(st);
-
-    if (rank >= 0) {
-        if (rank >= nslots) {
-            error = topo_err_set(err, TOPO_EINVALID,
-                                 "reservation %s: rank %d out of range (%lld slots)", id, (int)rank,
-                                 (long long)nslots);
-            goto end;
-        }
-        if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_AT, err)) == NULL) {
-            error = stmt_error(err);
-            goto end;
-        }
-        if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-            (error = cache_bind_int(cache, st, 2, rank, err)) < 0 ||
-            (error = step_row(cache, st, &found, "read slot", err)) < 0)
-            goto end;
-        if (!found) {
-            error = topo_err_set(err, TOPO_EIO, "reservation %s: slot %d is missing", id,
-                                 (int)rank);
-            goto end;
-        }
-        if (!sqlite3_column_int(st, 2)) {
-            error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: slot %d is held by pod %s",
-                                 id, (int)rank, (const char *)sqlite3_column_text(st, 1));
-            goto end;
-        }
-        if (!free_open && sqlite3_column_type(st, 1) == SQLITE_NULL) {
-            error = lapsed(err, id);
-            goto end;
-        }
-        slot = rank;
-        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 0));
-    } else {
-        if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_NEXT_FREE, err)) == NULL) {
-            error = stmt_error(err);
-            goto end;
-        }
-        if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-            (error = cache_bind_int(cache, st, 2, free_open, err)) < 0 ||
-            (error = step_row(cache, st, &found, "read slot", err)) < 0)
-            goto end;
-        if (!found) {
-            error = free_open ? topo_err_set(err, TOPO_ENOFIT,
-                                             "reservation %s: all %lld slots are claimed", id,
-                                             (long long)nslots)
-                              : lapsed(err, id);
-            goto end;
-        }
-        slot = (int32_t)sqlite3_column_int(st, 0);
-        values = topo_pool_strdup(cache->scratch, (const char *)sqlite3_column_text(st, 1));
-    }
-    cache_stmt_done(st);
-    if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_CLAIM, err)) == NULL) {
-        error = stmt_error(err);
-        goto end;
-    }
-    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(cache, st, 2, slot, err)) < 0 ||
-        (error = cache_bind_text(cache, st, 3, pod_uid, err)) < 0)
-        goto end;
-    error = cache_stmt_run(cache, st, "claim slot", err);
-    st = NULL;
-    if (error < 0)
-        goto end;
-    /* A pod arrived: the PodSet's other pods are on their way, so its free
-     * slots stay held for another unclaimed_ttl. */
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_CLAIMED_AT, err)) == NULL) {
-        error = stmt_error(err);
-        goto end;
-    }
-    if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
-        (error = cache_bind_int(cache, st, 2, now, err)) < 0)
-        goto end;
-    error = cache_stmt_run(cache, st, "record the claim", err);
-    st = NULL;
-    if (error < 0)
-        goto end;
-
-found_slot:
     if (values == NULL) {
         error = topo_err_nomem(err, "cache");
         goto end;
@@ -394,7 +433,6 @@ found_slot:
     out->index = slot;
 
 end:
-    cache_stmt_done(st);
     error = cache_op_end(cache, cache_reservation_mode(cache), error, err);
     if (error < 0) {
         memset(out, 0, sizeof(*out));
@@ -598,17 +636,10 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     if ((error = cache_bind_text(c, st, 1, out->id, err)) < 0)
         goto cleanup;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (out->nslots == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            topo_cache_slot *n = topo_pool_calloc(pool, ncap, sizeof(*n));
-            if (n == NULL) {
-                error = topo_err_nomem(err, "cache");
-                goto cleanup;
-            }
-            if (out->nslots > 0)
-                memcpy(n, slots, out->nslots * sizeof(*n));
-            slots = n; /* the old array stays in the pool */
-            cap = ncap;
+        if ((error = topo_pool_array_reserve(pool, (void **)&slots, &cap, out->nslots,
+                                             out->nslots + 1, sizeof(*slots))) != 0) {
+            error = topo_err_set(err, error, "cache: %s", topo_strerror(error));
+            goto cleanup;
         }
         topo_cache_slot *s = &slots[out->nslots];
         s->index = (int32_t)sqlite3_column_int(st, 0);

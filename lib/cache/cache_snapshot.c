@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/limits.h"
 #include "topo/strmap.h"
 
@@ -80,16 +81,9 @@ static int on_node(const topo_node_spec *n, const char *rv, void *payload)
 
     if ((error = topo_snapshot_add_node(b->snap, n, b->err)) < 0)
         return topo_err_wrap(b->err, "node \"%s\"", n->name);
-    if (b->nnodes == b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 256;
-        node_info *nv = topo_pool_calloc(b->pool, ncap, sizeof(*nv));
-        if (nv == NULL)
-            return topo_err_set(b->err, TOPO_ENOMEM, "cache: out of memory");
-        if (b->nnodes > 0)
-            memcpy(nv, b->nodes, b->nnodes * sizeof(*nv));
-        b->nodes = nv;
-        b->cap = ncap;
-    }
+    if ((error = topo_pool_array_reserve(b->pool, (void **)&b->nodes, &b->cap, b->nnodes,
+                                         b->nnodes + 1, sizeof(*b->nodes))) != 0)
+        return topo_err_set(b->err, error, "cache: %s", topo_strerror(error));
     if (b->nnodes >= INT32_MAX)
         return topo_err_set(b->err, TOPO_ELIMIT, "cache: too many nodes");
     node_info *info = &b->nodes[b->nnodes];

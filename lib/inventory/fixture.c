@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/decode.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
@@ -69,16 +70,9 @@ static int kv_set(kvlist *l, const char *key, const char *value, topo_pool *pool
             return 0;
         }
     }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 16;
-        topo_kv *nv = topo_pool_calloc(pool, ncap, sizeof(*nv));
-        if (nv == NULL)
-            return TOPO_ENOMEM;
-        if (l->n)
-            memcpy(nv, l->v, l->n * sizeof(*nv));
-        l->v = nv;
-        l->cap = ncap;
-    }
+    int rc = topo_pool_array_reserve(pool, (void **)&l->v, &l->cap, l->n, l->n + 1, sizeof(*l->v));
+    if (rc != 0)
+        return rc;
     l->v[l->n].key = key;
     l->v[l->n].value = value;
     l->n++;
@@ -98,16 +92,9 @@ static int res_set(rlist *l, const topo_resource *r, topo_pool *pool)
             return 0;
         }
     }
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        topo_resource *nv = topo_pool_calloc(pool, ncap, sizeof(*nv));
-        if (nv == NULL)
-            return TOPO_ENOMEM;
-        if (l->n)
-            memcpy(nv, l->v, l->n * sizeof(*nv));
-        l->v = nv;
-        l->cap = ncap;
-    }
+    int rc = topo_pool_array_reserve(pool, (void **)&l->v, &l->cap, l->n, l->n + 1, sizeof(*l->v));
+    if (rc != 0)
+        return rc;
     l->v[l->n++] = *r;
     return 0;
 }

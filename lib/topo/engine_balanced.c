@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "topo/array.h"
 
 typedef struct greedy_eval {
     int fits;
@@ -293,16 +294,10 @@ static int dp_add(eng_ctx *ctx, dp_level *lv, int32_t leaders, int32_t pods, wdo
 {
     if (dp_find(lv, leaders, pods) != NULL)
         return 0;
-    if (lv->n == lv->cap) {
-        size_t cap = lv->cap ? lv->cap * 2 : 16;
-        dp_entry *e = topo_pool_alloc(ctx->pool, cap * sizeof(*e));
-        if (e == NULL)
-            return TOPO_ENOMEM;
-        if (lv->n)
-            memcpy(e, lv->e, lv->n * sizeof(*e));
-        lv->e = e;
-        lv->cap = cap;
-    }
+    int rc = topo_pool_array_reserve(ctx->pool, (void **)&lv->e, &lv->cap, lv->n, lv->n + 1,
+                                     sizeof(*lv->e));
+    if (rc != 0)
+        return rc;
     lv->e[lv->n].leaders = leaders;
     lv->e[lv->n].pods = pods;
     lv->e[lv->n].placement = placement;

@@ -131,21 +131,49 @@ void topo_buf_dispose(topo_buf *b)
     b->error = 0;
 }
 
+/* cap doubled (from 8) until it holds want elements of elem_size bytes;
+ * 0 when the size in bytes would overflow. */
+static size_t grown_cap(size_t cap, size_t want, size_t elem_size)
+{
+    size_t ncap = cap ? cap : 8;
+    while (ncap < want) {
+        if (ncap > SIZE_MAX / 2)
+            return 0;
+        ncap *= 2;
+    }
+    if (elem_size != 0 && ncap > SIZE_MAX / elem_size)
+        return 0;
+    return ncap;
+}
+
 int topo_array_reserve(void **items, size_t *cap, size_t want, size_t elem_size)
 {
     if (want <= *cap)
         return 0;
-    size_t ncap = *cap ? *cap : 8;
-    while (ncap < want) {
-        if (ncap > SIZE_MAX / 2)
-            return TOPO_ELIMIT;
-        ncap *= 2;
-    }
-    if (elem_size != 0 && ncap > SIZE_MAX / elem_size)
+    size_t ncap = grown_cap(*cap, want, elem_size);
+    if (ncap == 0)
         return TOPO_ELIMIT;
     void *p = realloc(*items, ncap * elem_size);
     if (p == NULL)
         return TOPO_ENOMEM;
+    *items = p;
+    *cap = ncap;
+    return 0;
+}
+
+int topo_pool_array_reserve(topo_pool *pool, void **items, size_t *cap, size_t n, size_t want,
+                            size_t elem_size)
+{
+    if (want <= *cap)
+        return 0;
+    size_t ncap = grown_cap(*cap, want, elem_size);
+    if (ncap == 0)
+        return TOPO_ELIMIT;
+    void *p = topo_pool_calloc(pool, ncap, elem_size);
+    if (p == NULL)
+        return TOPO_ENOMEM;
+    if (n > 0)
+        memcpy(p, *items, n * elem_size);
     *items = p;
     *cap = ncap;
     return 0;

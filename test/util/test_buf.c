@@ -117,6 +117,32 @@ static void test_array__growth(void **state)
     free(items);
 }
 
+static void test_array__pool_growth(void **state)
+{
+    (void)state;
+    topo_pool *pool = topo_pool_create();
+    assert_non_null(pool);
+    int *items = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(
+            topo_pool_array_reserve(pool, (void **)&items, &cap, n, n + 1, sizeof(*items)), 0);
+        items[n++] = i * 3;
+    }
+    assert_int_equal(cap, 1024);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(items[i], i * 3);
+    for (size_t i = n; i < cap; i++)
+        assert_int_equal(items[i], 0); /* the new room is zeroed */
+    /* sizes that overflow size_t are refused, the array untouched */
+    int *before = items;
+    assert_int_equal(topo_pool_array_reserve(pool, (void **)&items, &cap, n, SIZE_MAX / 2, 16),
+                     TOPO_ELIMIT);
+    assert_ptr_equal(items, before);
+    assert_int_equal(cap, 1024);
+    topo_pool_free(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_buf__bound_sticks),
         cmocka_unit_test(test_buf__reserve_grown),
         cmocka_unit_test(test_array__growth),
+        cmocka_unit_test(test_array__pool_growth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
