@@ -113,11 +113,13 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
     if (*name == '\0')
         return topo_err_set(err, TOPO_EINVALID, "%s.name: empty", mp);
     size_t want = json_object_size(json_object_get(meta, "labels"));
+    if (want > GPU_MAX_LABELS)
+        return topo_err_set(err, TOPO_ELIMIT, "%s.labels: more than %d labels", mp,
+                            GPU_MAX_LABELS);
     labels = malloc((want ? want : 1) * sizeof(*labels));
     if (labels == NULL)
         return topo_err_nomem(err, "gpu: labels");
-    if ((rc = node_labels(labels, &n, want < GPU_MAX_LABELS ? want : GPU_MAX_LABELS, meta, mp,
-                          err)) == 0)
+    if ((rc = node_labels(labels, &n, want, meta, mp, err)) == 0)
         rc = topo_gpu_add_labels(stats, facts, name, labels, n, opts, err);
     free(labels);
     return rc;
