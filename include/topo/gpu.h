@@ -44,8 +44,7 @@ int topo_gpu_add_labels(topo_gpu_stats *stats, topo_facts *facts, const char *no
 /* A v1 Node object as the API server returns it (metadata.name,
  * metadata.labels); path names it in messages ("items[3]", or ""). */
 int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *node,
-                      const char *path, const topo_gpu_opts *opts,
-                      topo_err *err) TOPO_MUST_CHECK;
+                      const char *path, const topo_gpu_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 
 /* A Node, or a NodeList (or `kubectl get nodes -o json`'s List) of them,
  * as JSON text of at most TOPO_MAX_K8S_RESPONSE bytes; source names it in

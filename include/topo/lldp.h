@@ -32,9 +32,8 @@
  * "source: lldp.interface[2].eth0.chassis: expected an object, got a
  * string". 0, TOPO_EINVALID, TOPO_ELIMIT, TOPO_ENOMEM (or a facts error). On
  * error the facts may hold part of the document. */
-int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host,
-                    const char *text, size_t len, const char *source,
-                    topo_err *err) TOPO_MUST_CHECK;
+int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host, const char *text,
+                    size_t len, const char *source, topo_err *err) TOPO_MUST_CHECK;
 
 /* The same for a document already parsed (borrowed). */
 int topo_lldp_parse_json(size_t *out_neighbours, topo_facts *facts, const char *host,

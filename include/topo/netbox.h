@@ -99,17 +99,16 @@ void topo_netbox_free(topo_netbox *nb);
  * NULL) receives the next page's URL, malloc'd (free it), or NULL on the
  * last page. 0, TOPO_EINVALID, TOPO_ELIMIT, TOPO_ENOMEM; on error the
  * results before the bad one are kept. */
-int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind,
-                         const char *text, size_t len, const char *source,
-                         topo_err *err) TOPO_MUST_CHECK;
+int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
+                         size_t len, const char *source, topo_err *err) TOPO_MUST_CHECK;
 int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind kind,
                               const json_t *page, const char *source,
                               topo_err *err) TOPO_MUST_CHECK;
 
 /* Everything read so far into facts: hosts with their levels, switches,
- * cables (the stats are recounted by each call). A host given two values of one level (two devices of one name in
- * two sites) is a conflict: logged, counted, the first value kept. 0,
- * TOPO_ENOMEM or another facts error. */
+ * cables (the stats are recounted by each call). A host given two values of one level (two devices
+ * of one name in two sites) is a conflict: logged, counted, the first value kept. 0, TOPO_ENOMEM or
+ * another facts error. */
 int topo_netbox_finish(topo_netbox *nb, topo_facts *facts, topo_err *err) TOPO_MUST_CHECK;
 
 topo_netbox_stats topo_netbox_get_stats(const topo_netbox *nb);

@@ -57,8 +57,7 @@ int topo_gpu_add_labels(topo_gpu_stats *stats, topo_facts *facts, const char *no
         return 0;
     host = label(labels, nlabels, HOSTNAME_LABEL);
     stats->hostname_domains++;
-    return topo_facts_set_level(facts, node, TOPO_LEVEL_NVLINK, host && *host ? host : node,
-                                err);
+    return topo_facts_set_level(facts, node, TOPO_LEVEL_NVLINK, host && *host ? host : node, err);
 }
 
 /* metadata.labels as key/value pairs borrowed from the tree (at most max
@@ -77,7 +76,8 @@ static int node_labels(topo_kv *out, size_t *n, size_t max, const json_t *meta, 
     topo_decode_path_key(p, sizeof(p), path, "labels");
     if (json_object_size(labels) > max)
         return topo_err_set(err, TOPO_ELIMIT, "%s: more than %zu labels", p, max);
-    json_object_foreach((json_t *)labels, key, v) {
+    json_object_foreach((json_t *)labels, key, v)
+    {
         const char *value = NULL;
         if ((rc = srcjson_string(&value, labels, key, p, 1, err)) != 0)
             return rc;
@@ -114,8 +114,7 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
         return topo_err_set(err, TOPO_EINVALID, "%s.name: empty", mp);
     size_t want = json_object_size(json_object_get(meta, "labels"));
     if (want > GPU_MAX_LABELS)
-        return topo_err_set(err, TOPO_ELIMIT, "%s.labels: more than %d labels", mp,
-                            GPU_MAX_LABELS);
+        return topo_err_set(err, TOPO_ELIMIT, "%s.labels: more than %d labels", mp, GPU_MAX_LABELS);
     labels = malloc((want ? want : 1) * sizeof(*labels));
     if (labels == NULL)
         return topo_err_nomem(err, "gpu: labels");

@@ -33,8 +33,7 @@ static int field_text(const char **out, const json_t *v, const char *path, topo_
     for (int depth = 0; v != NULL && !json_is_null(v); depth++) {
         char next[TOPO_DECODE_PATH_MAX];
         if (depth == LLDP_MAX_WRAP)
-            return topo_err_set(err, TOPO_EINVALID, "%s: nested too deeply for an lldpd value",
-                                p);
+            return topo_err_set(err, TOPO_EINVALID, "%s: nested too deeply for an lldpd value", p);
         if (json_is_string(v)) {
             if (strlen(json_string_value(v)) != json_string_length(v))
                 return topo_err_set(err, TOPO_EINVALID, "%s: NUL byte in string", p);
@@ -100,8 +99,7 @@ static int unkeyed_chassis(const json_t *chassis)
                           (json_is_object(id) && json_object_get(id, "value") != NULL));
 }
 
-static int chassis_object(lldp_ctx *c, const char *ifname, const json_t *chassis,
-                          const char *path)
+static int chassis_object(lldp_ctx *c, const char *ifname, const json_t *chassis, const char *path)
 {
     char p[TOPO_DECODE_PATH_MAX];
     const char *key;
@@ -111,9 +109,9 @@ static int chassis_object(lldp_ctx *c, const char *ifname, const json_t *chassis
         return neighbour(c, ifname, NULL, chassis, path);
     if (json_object_size(chassis) == 0)
         return topo_err_set(c->err, TOPO_EINVALID, "%s: empty chassis", path);
-    json_object_foreach((json_t *)chassis, key, v) {
-        if ((rc = neighbour(c, ifname, key, v, topo_decode_path_key(p, sizeof(p), path, key))) !=
-            0)
+    json_object_foreach((json_t *)chassis, key, v)
+    {
+        if ((rc = neighbour(c, ifname, key, v, topo_decode_path_key(p, sizeof(p), path, key))) != 0)
             return rc;
     }
     return 0;
@@ -160,7 +158,8 @@ static int keyed_document(lldp_ctx *c, const json_t *lldp)
     if (ifaces == NULL || json_is_null(ifaces))
         return 0; /* {"lldp": {}}: no neighbours */
     if (json_is_object(ifaces)) {
-        json_object_foreach((json_t *)ifaces, key, v) {
+        json_object_foreach((json_t *)ifaces, key, v)
+        {
             topo_decode_path_key(p, sizeof(p), "lldp.interface", key);
             if ((rc = interface(c, key, v, p)) != 0)
                 return rc;
@@ -178,7 +177,8 @@ static int keyed_document(lldp_ctx *c, const json_t *lldp)
         if (!json_is_object(e))
             return topo_err_set(c->err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
                                 topo_decode_type_name(e));
-        json_object_foreach((json_t *)e, key, v) {
+        json_object_foreach((json_t *)e, key, v)
+        {
             if ((rc = interface(c, key, v, topo_decode_path_key(p, sizeof(p), ip, key))) != 0)
                 return rc;
         }
@@ -240,8 +240,8 @@ int topo_lldp_parse_json(size_t *out_neighbours, topo_facts *facts, const char *
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
-int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host,
-                    const char *text, size_t len, const char *source, topo_err *err)
+int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host, const char *text,
+                    size_t len, const char *source, topo_err *err)
 {
     json_t *doc = NULL;
     if (out_neighbours)

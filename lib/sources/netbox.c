@@ -61,8 +61,7 @@ int topo_netbox_create(topo_netbox **out, const topo_netbox_opts *opts, topo_err
         rc = copy_list(nb, &nb->switch_roles, opts->switch_roles, opts->nswitch_roles,
                        "switch_roles", err);
     if (rc == 0)
-        rc = copy_list(nb, &nb->host_roles, opts->host_roles, opts->nhost_roles, "host_roles",
-                       err);
+        rc = copy_list(nb, &nb->host_roles, opts->host_roles, opts->nhost_roles, "host_roles", err);
     if (rc == 0)
         rc = copy_list(nb, &nb->sites, opts->sites, opts->nsites, "sites", err);
     if (rc == 0)
@@ -346,8 +345,8 @@ static int read_site(topo_netbox *nb, const json_t *rec, const char *path, topo_
 typedef int (*nb_reader)(topo_netbox *, const json_t *, const char *, topo_err *);
 
 static const nb_reader readers[] = {
-    [TOPO_NETBOX_DEVICES] = read_device,       [TOPO_NETBOX_RACKS] = read_rack,
-    [TOPO_NETBOX_SITES] = read_site,           [TOPO_NETBOX_INTERFACES] = nb_read_interface,
+    [TOPO_NETBOX_DEVICES] = read_device,  [TOPO_NETBOX_RACKS] = read_rack,
+    [TOPO_NETBOX_SITES] = read_site,      [TOPO_NETBOX_INTERFACES] = nb_read_interface,
     [TOPO_NETBOX_CABLES] = nb_read_cable,
 };
 
@@ -379,8 +378,8 @@ int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind
     return 0;
 }
 
-int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind,
-                         const char *text, size_t len, const char *source, topo_err *err)
+int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
+                         size_t len, const char *source, topo_err *err)
 {
     json_t *doc = NULL;
     if (next_out)
@@ -423,10 +422,16 @@ static int finish_device(topo_netbox *nb, topo_facts *facts, const nb_device *d,
     if ((rc = topo_facts_add_host(facts, d->name, NULL, err)) != 0 ||
         (rc = set_level(nb, facts, d->name, TOPO_LEVEL_DATACENTER, site, err)) != 0 ||
         (rc = set_level(nb, facts, d->name, TOPO_LEVEL_RACK,
-                        d->rack ? d->rack : rack ? rack->name : NULL, err)) != 0)
+                        d->rack ? d->rack
+                        : rack  ? rack->name
+                                : NULL,
+                        err)) != 0)
         return rc;
     return set_level(nb, facts, d->name, TOPO_LEVEL_NVLINK,
-                     d->nvlink ? d->nvlink : rack ? rack->nvlink : NULL, err);
+                     d->nvlink ? d->nvlink
+                     : rack    ? rack->nvlink
+                               : NULL,
+                     err);
 }
 
 static nb_kind kind_of(const topo_netbox *nb, const char *dev)

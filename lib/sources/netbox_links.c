@@ -17,8 +17,7 @@ void nb_ignore(topo_netbox *nb)
     nb->stats.ignored_links++;
 }
 
-int nb_string(const char **out, const json_t *obj, const char *key, const char *path,
-              topo_err *err)
+int nb_string(const char **out, const json_t *obj, const char *key, const char *path, topo_err *err)
 {
     return srcjson_string(out, obj, key, path, 0, err);
 }

@@ -137,8 +137,7 @@ static int split_host(topo_ufm *u, ufm_system *s, const char *name, topo_err *er
 }
 
 /* The GUIDs of a system's ports[] ("<guid>_<n>"), all mapped to index. */
-static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t index,
-                     topo_err *err)
+static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t index, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
     const json_t *ports = NULL;
@@ -229,8 +228,8 @@ int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char
                          topo_err *err)
 {
     json_t *doc = NULL;
-    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM systems response",
-                           source, err);
+    int rc =
+        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM systems response", source, err);
     if (rc == 0)
         rc = topo_ufm_add_systems_json(ufm, doc, source, err);
     json_decref(doc);
@@ -318,8 +317,7 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
     return topo_facts_add_host_link(u->facts, host->host, port, sw->id, err);
 }
 
-int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source,
-                            topo_err *err)
+int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
     int rc = 0;
@@ -339,8 +337,8 @@ int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *
                        topo_err *err)
 {
     json_t *doc = NULL;
-    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM links response", source,
-                           err);
+    int rc =
+        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM links response", source, err);
     if (rc == 0)
         rc = topo_ufm_add_links_json(ufm, doc, source, err);
     json_decref(doc);

@@ -12,15 +12,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const topo_netbox_kind kinds[] = {TOPO_NETBOX_SITES, TOPO_NETBOX_RACKS,
-                                         TOPO_NETBOX_DEVICES, TOPO_NETBOX_INTERFACES,
-                                         TOPO_NETBOX_CABLES};
+static const topo_netbox_kind kinds[] = {TOPO_NETBOX_SITES, TOPO_NETBOX_RACKS, TOPO_NETBOX_DEVICES,
+                                         TOPO_NETBOX_INTERFACES, TOPO_NETBOX_CABLES};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const roles[] = {"leaf-switch", "spine-switch", "Leaf"};
-    topo_netbox_opts opts = {.switch_roles = roles, .nswitch_roles = 3,
-                             .nvlink_field = "nvl_domain"};
+    topo_netbox_opts opts = {
+        .switch_roles = roles, .nswitch_roles = 3, .nvlink_field = "nvl_domain"};
     /* every other input also runs with the default roles */
     if (size > 0 && (data[size - 1] & 1))
         opts = (topo_netbox_opts){.nvlink_field = "nvl_domain"};

@@ -29,7 +29,7 @@ static inline char *fixture_text(const char *rel, size_t *len)
 /* 1 when facts hold the host cable host/port -> switch_id (host NULL: an
  * unnamed adapter; port NULL: no port). */
 static inline int has_host_link(const topo_facts *f, const char *host, const char *port,
-                         const char *switch_id)
+                                const char *switch_id)
 {
     for (size_t i = 0; i < topo_facts_link_count(f); i++) {
         topo_facts_link l = topo_facts_link_at(f, i);

@@ -132,8 +132,9 @@ static void test_gpu__errors_name_the_field(void **state)
                  "items[0].metadata.name: required");
     expect_error("{\"items\":[{\"metadata\":{\"name\":\"\"}}]}", TOPO_EINVALID,
                  "items[0].metadata.name: empty");
-    expect_error("{\"items\":[3]}", TOPO_EINVALID, "items[0]: expected a Node object, got an "
-                                                   "integer");
+    expect_error("{\"items\":[3]}", TOPO_EINVALID,
+                 "items[0]: expected a Node object, got an "
+                 "integer");
     expect_error("{\"items\":{}}", TOPO_EINVALID, "items: expected an array, got an object");
     expect_error("{\"kind\":\"Node\"}", TOPO_EINVALID, "metadata: required");
     expect_error("{\"metadata\":{\"name\":\"a\",\"labels\":[]}}", TOPO_EINVALID,
@@ -155,8 +156,7 @@ static void test_gpu__truncated(void **state)
     for (size_t cut = 0; cut + 1 < len; cut += 11) {
         topo_err err = TOPO_ERR_INIT;
         topo_facts *f = new_facts("gpu");
-        assert_int_equal(topo_gpu_parse(NULL, f, text, cut, "cut.json", NULL, &err),
-                         TOPO_EINVALID);
+        assert_int_equal(topo_gpu_parse(NULL, f, text, cut, "cut.json", NULL, &err), TOPO_EINVALID);
         assert_true(err.line > 0 && err.column > 0);
         topo_facts_free(f);
     }

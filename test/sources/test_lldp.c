@@ -187,8 +187,9 @@ static void test_lldp__errors_name_the_field(void **state)
                  "chassis id");
     expect_error("{\"lldp\":[{\"interface\":[{\"name\":\"eth0\",\"chassis\":[{\"name\":"
                  "[{\"value\":5}]}]}]}]}",
-                 TOPO_EINVALID, "lldp[0].interface[0].chassis[0].name[0].value: expected a "
-                                "string, got an integer");
+                 TOPO_EINVALID,
+                 "lldp[0].interface[0].chassis[0].name[0].value: expected a "
+                 "string, got an integer");
     expect_error("{\"lldp\":[{\"interface\":[{\"chassis\":[]}]}]}", TOPO_EINVALID,
                  "lldp[0].interface[0]: empty interface name");
     expect_error("{\"lldp\":[{\"interface\":{\"eth0\":{}}}]}", TOPO_EINVALID,
@@ -197,12 +198,13 @@ static void test_lldp__errors_name_the_field(void **state)
                  "lldp.interface[0]: expected an object, got an integer");
     expect_error("{\"lldp\":{\"interface\":{\"eth0\":{\"chassis\":{}}}}}", TOPO_EINVALID,
                  "lldp.interface.eth0.chassis: empty chassis");
-    expect_error("{\"lldp\":{\"interface\":{\"eth0\":{\"chassis\":{\"sw\":[1]}}}}}",
-                 TOPO_EINVALID, "lldp.interface.eth0.chassis.sw: expected an object, got an array");
+    expect_error("{\"lldp\":{\"interface\":{\"eth0\":{\"chassis\":{\"sw\":[1]}}}}}", TOPO_EINVALID,
+                 "lldp.interface.eth0.chassis.sw: expected an object, got an array");
     expect_error("{\"lldp\":[{\"interface\":[{\"name\":[[[[[\"x\"]]]]],\"chassis\":[]}]}]}",
                  TOPO_EINVALID, "lldp[0].interface[0].name[0][0][0][0]: nested too deeply");
-    expect_error("{\"lldp\":7}", TOPO_EINVALID, "lldp: expected an object or an array, got an "
-                                                "integer");
+    expect_error("{\"lldp\":7}", TOPO_EINVALID,
+                 "lldp: expected an object or an array, got an "
+                 "integer");
     expect_error("{}", TOPO_EINVALID, "t.json: lldp: required");
     expect_error("[]", TOPO_EINVALID, "expected an lldpd document (an object), got an array");
     /* syntax errors carry line:column */
@@ -218,13 +220,12 @@ static void test_lldp__host_required_and_limit(void **state)
     topo_facts *f = new_facts("lldp");
     size_t n = 0;
     const char *text = "{\"lldp\":{}}";
-    assert_int_equal(topo_lldp_parse(&n, f, "", text, strlen(text), "t.json", &err),
-                     TOPO_EINVALID);
+    assert_int_equal(topo_lldp_parse(&n, f, "", text, strlen(text), "t.json", &err), TOPO_EINVALID);
     assert_int_equal(topo_lldp_parse(&n, f, NULL, text, strlen(text), NULL, &err), TOPO_EINVALID);
     /* the size is checked before the text is read */
-    assert_int_equal(topo_lldp_parse(&n, f, "node-a", text, TOPO_MAX_LLDP_DOCUMENT + 1u, "big",
-                                     &err),
-                     TOPO_ELIMIT);
+    assert_int_equal(
+        topo_lldp_parse(&n, f, "node-a", text, TOPO_MAX_LLDP_DOCUMENT + 1u, "big", &err),
+        TOPO_ELIMIT);
     assert_non_null(strstr(err.text, "big: lldp document of"));
     assert_int_equal(topo_facts_host_count(f), 0);
     topo_facts_free(f);

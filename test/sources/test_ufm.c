@@ -211,7 +211,8 @@ static void test_ufm__errors_name_the_field(void **state)
     expect_error(0, "[{\"system_guid\":\"a1\"}]", TOPO_EINVALID, "t.json: [0].type: required");
     expect_error(0, "[{\"system_guid\":\"\",\"type\":\"host\"}]", TOPO_EINVALID,
                  "[0].system_guid: not a GUID: \"\"");
-    expect_error(0, "[{\"system_guid\":\"a1\",\"type\":\"switch\",\"ports\":[\"a1_1\",\"a1_2\",3]}]",
+    expect_error(0,
+                 "[{\"system_guid\":\"a1\",\"type\":\"switch\",\"ports\":[\"a1_1\",\"a1_2\",3]}]",
                  TOPO_EINVALID, "[0].ports[2]: expected a string, got an integer");
     expect_error(0, "[{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":{}}]",
                  TOPO_EINVALID, "[0].system_name: expected a string, got an object");
@@ -222,8 +223,9 @@ static void test_ufm__errors_name_the_field(void **state)
     expect_error(0, "\xff\xfe", TOPO_EINVALID, "t.json:1:");
     expect_error(1, "[{\"source_guid\":\"a1\"}]", TOPO_EINVALID,
                  "t.json: [0].destination_guid: required");
-    expect_error(1, "[{\"source_guid\":\"a1\",\"destination_guid\":\"a1\","
-                    "\"source_port_node_description\":1}]",
+    expect_error(1,
+                 "[{\"source_guid\":\"a1\",\"destination_guid\":\"a1\","
+                 "\"source_port_node_description\":1}]",
                  TOPO_EINVALID, "[0].source_port_node_description: expected a string");
     expect_error(1, "{}", TOPO_EINVALID, "expected a list of UFM links, got an object");
 }
@@ -252,8 +254,7 @@ static void test_ufm__truncated(void **state)
     for (size_t cut = 0; cut + 1 < len; cut += 7) {
         ufm_fx fx = make();
         topo_err err = TOPO_ERR_INIT;
-        assert_int_equal(topo_ufm_add_systems(fx.ufm, text, cut, "cut.json", &err),
-                         TOPO_EINVALID);
+        assert_int_equal(topo_ufm_add_systems(fx.ufm, text, cut, "cut.json", &err), TOPO_EINVALID);
         assert_true(err.line > 0 && err.column > 0);
         dispose(&fx);
     }
