@@ -68,4 +68,13 @@
 /* Largest topo-sync configuration file. */
 #define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 
+/* Largest body of each topo-sync source's payload we parse. lldpd: one
+ * host's neighbours (a 33-port switch's is 33 KB). NetBox: one page of at
+ * most 1,000 objects (MAX_PAGE_SIZE), devices with config contexts included.
+ * UFM: the whole systems or links list in one response (3,055 systems are
+ * 3.9 MB; a fabric 50 times larger still fits). */
+#define TOPO_MAX_LLDP_DOCUMENT (4u * 1024u * 1024u)
+#define TOPO_MAX_NETBOX_PAGE (64u * 1024u * 1024u)
+#define TOPO_MAX_UFM_RESPONSE (256u * 1024u * 1024u)
+
 #endif

@@ -1,0 +1,31 @@
+/* Helpers shared by the sources that read JSON (lldp.c, ufm.c, netbox.c,
+ * gpu.c): a size-checked parse and borrowed typed members whose errors name
+ * the field path ("results[3].site.name: expected a string, got an
+ * integer"), built on the codec's decode helpers. */
+#ifndef TOPO_SOURCES_JSON_INTERNAL_H
+#define TOPO_SOURCES_JSON_INTERNAL_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "topo/decode.h"
+#include "topo/error.h"
+
+/* text of len bytes as one JSON document: TOPO_ELIMIT when len exceeds max
+ * (what names the payload in the message: "lldp document"), else the
+ * codec's parse with "source:line:column" errors (source may be NULL). */
+int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const char *what,
+                  const char *source, topo_err *err);
+
+/* The string member key of obj, borrowed from the tree: *out NULL when
+ * absent or null and not required; a string holding a NUL byte is refused
+ * (facts keep C strings). */
+int srcjson_string(const char **out, const json_t *obj, const char *key, const char *path,
+                   int required, topo_err *err);
+
+/* Prefixes err's message with "source: " unless the message already starts
+ * with it (syntax errors from the codec do); returns err's code. */
+int srcjson_wrap(topo_err *err, int code, const char *source);
+
+#endif

@@ -1,0 +1,346 @@
+/* UFM systems and links into facts (include/topo/ufm.h). Every GUID a
+ * system is known by maps to its entry; links are joined through that map.
+ * Strings the entries keep live in the parser's pool. */
+#include "topo/ufm.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_internal.h"
+#include "topo/array.h"
+#include "topo/limits.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+/* Longer GUID strings than this are not GUIDs (64-bit ones are 16 hex
+ * digits; a margin for prefixes and odd formats). */
+#define UFM_GUID_MAX 64
+
+typedef enum { SYS_SWITCH, SYS_HOST, SYS_OTHER } sys_kind;
+
+typedef struct ufm_system {
+    sys_kind kind;
+    const char *id;   /* switches: the facts switch id */
+    const char *host; /* hosts: the host name, NULL for a default description */
+    const char *port; /* hosts: the adapter ("HCA-1"), NULL when named plainly */
+} ufm_system;
+
+struct topo_ufm {
+    topo_facts *facts;
+    topo_pool *pool;
+    TOPO_ARRAY(ufm_system) systems;
+    topo_strmap *by_guid; /* normalised GUID -> index in systems */
+    topo_ufm_stats stats;
+};
+
+int topo_ufm_create(topo_ufm **out, topo_facts *facts, topo_err *err)
+{
+    topo_ufm *u = calloc(1, sizeof(*u));
+    *out = NULL;
+    if (u == NULL)
+        return topo_err_nomem(err, "ufm");
+    u->facts = facts;
+    u->pool = topo_pool_create();
+    u->by_guid = topo_strmap_create(1024);
+    if (u->pool == NULL || u->by_guid == NULL) {
+        topo_ufm_free(u);
+        return topo_err_nomem(err, "ufm");
+    }
+    *out = u;
+    return 0;
+}
+
+void topo_ufm_free(topo_ufm *ufm)
+{
+    if (ufm == NULL)
+        return;
+    free(ufm->systems.items);
+    topo_strmap_free(ufm->by_guid);
+    topo_pool_free(ufm->pool);
+    free(ufm);
+}
+
+topo_ufm_stats topo_ufm_get_stats(const topo_ufm *ufm)
+{
+    return ufm->stats;
+}
+
+/* A GUID as the map keys it: no "0x", lower case, at most n bytes of s
+ * (port names carry "_<n>" after it). 0, or -1 when empty or too long. */
+static int normalise_guid(char out[UFM_GUID_MAX + 1], const char *s, size_t n)
+{
+    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+        n -= 2;
+    }
+    if (n == 0 || n > UFM_GUID_MAX)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)tolower((unsigned char)s[i]);
+    out[n] = '\0';
+    return 0;
+}
+
+static int32_t find_guid(const topo_ufm *u, const char *guid)
+{
+    char key[UFM_GUID_MAX + 1];
+    if (guid == NULL || normalise_guid(key, guid, strlen(guid)) != 0)
+        return -1;
+    return topo_strmap_get(u->by_guid, key);
+}
+
+/* Maps a GUID (the first n bytes of s) to system index, unless it already
+ * names a system: the first system known by a GUID keeps it. */
+static int map_guid(topo_ufm *u, const char *s, size_t n, int32_t index, topo_err *err)
+{
+    char key[UFM_GUID_MAX + 1];
+    if (normalise_guid(key, s, n) != 0 || topo_strmap_get(u->by_guid, key) >= 0)
+        return 0;
+    const char *k = topo_pool_strdup(u->pool, key);
+    if (k == NULL || topo_strmap_put(u->by_guid, k, index) != 0)
+        return topo_err_nomem(err, "ufm: GUID map");
+    return 0;
+}
+
+/* An adapter's node description as the firmware sets it until the host
+ * names it: "MT4129 ConnectX7   Mellanox Technologies" and the like. */
+static int default_description(const char *name)
+{
+    return name[0] == '\0' || strstr(name, "Mellanox Technologies") != NULL ||
+           strstr(name, "ConnectX") != NULL ||
+           (name[0] == 'M' && name[1] == 'T' && isdigit((unsigned char)name[2]));
+}
+
+/* "gpu-0591 HCA-1" -> host "gpu-0591", port "HCA-1" (copies in the pool);
+ * surrounding blanks are dropped; a name without a blank is the host. */
+static int split_host(topo_ufm *u, ufm_system *s, const char *name, topo_err *err)
+{
+    while (*name == ' ' || *name == '\t')
+        name++;
+    size_t n = strlen(name);
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+        n--;
+    size_t h = strcspn(name, " \t");
+    if (h > n)
+        h = n;
+    s->host = topo_pool_strndup(u->pool, name, h);
+    if (s->host == NULL)
+        return topo_err_nomem(err, "ufm: host");
+    size_t p = h;
+    while (p < n && (name[p] == ' ' || name[p] == '\t'))
+        p++;
+    if (p < n && (s->port = topo_pool_strndup(u->pool, name + p, n - p)) == NULL)
+        return topo_err_nomem(err, "ufm: port");
+    return 0;
+}
+
+/* The GUIDs of a system's ports[] ("<guid>_<n>"), all mapped to index. */
+static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t index, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
+    const json_t *ports = NULL;
+    int rc = topo_decode_member(&ports, rec, "ports", path, JSON_ARRAY, 0, err);
+    topo_decode_path_key(p, sizeof(p), path, "ports");
+    for (size_t i = 0; rc == 0 && ports != NULL && i < json_array_size(ports); i++) {
+        const json_t *e = json_array_get(ports, i);
+        if (!json_is_string(e))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s",
+                                topo_decode_path_index(ip, sizeof(ip), p, i),
+                                topo_decode_type_name(e));
+        const char *name = json_string_value(e), *us = strrchr(name, '_');
+        if (us != NULL)
+            rc = map_guid(u, name, (size_t)(us - name), index, err);
+    }
+    return rc;
+}
+
+/* Reads one system record into an entry and the facts. */
+static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err *err)
+{
+    const char *sys_guid = NULL, *guid = NULL, *type = NULL, *name = NULL;
+    ufm_system s = {SYS_OTHER, NULL, NULL, NULL};
+    char key[UFM_GUID_MAX + 1];
+    int rc;
+    if (!json_is_object(rec))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(rec));
+    if ((rc = srcjson_string(&sys_guid, rec, "system_guid", path, 1, err)) != 0 ||
+        (rc = srcjson_string(&guid, rec, "guid", path, 0, err)) != 0 ||
+        (rc = srcjson_string(&type, rec, "type", path, 1, err)) != 0 ||
+        (rc = srcjson_string(&name, rec, "system_name", path, 0, err)) != 0)
+        return rc;
+    if (normalise_guid(key, sys_guid, strlen(sys_guid)) != 0)
+        return topo_err_set(err, TOPO_EINVALID, "%s.system_guid: not a GUID: \"%.80s\"", path,
+                            sys_guid);
+    int is_switch = strcmp(type, "switch") == 0, is_host = strcmp(type, "host") == 0;
+    /* A submodule's system_guid is its parent switch's: only its own GUIDs
+     * are its. A system seen before keeps its entry. */
+    if ((is_switch || is_host) && topo_strmap_get(u->by_guid, key) >= 0)
+        return 0;
+    if (is_switch) {
+        s.kind = SYS_SWITCH;
+        if ((s.id = topo_pool_strdup(u->pool, key)) == NULL)
+            return topo_err_nomem(err, "ufm: switch");
+        rc = topo_facts_add_switch(u->facts, s.id, name, NULL, err);
+        u->stats.switches++;
+    } else if (is_host) {
+        s.kind = SYS_HOST;
+        u->stats.adapters++;
+        if (name == NULL || default_description(name))
+            u->stats.unnamed_adapters++;
+        else if ((rc = split_host(u, &s, name, err)) == 0)
+            rc = topo_facts_add_host(u->facts, s.host, NULL, err);
+    } else {
+        u->stats.other_systems++;
+    }
+    int32_t index = (int32_t)u->systems.n;
+    if (rc != 0 || (rc = TOPO_ARRAY_PUSH(&u->systems, s)) != 0)
+        return rc == TOPO_ENOMEM ? topo_err_nomem(err, "ufm: systems") : rc;
+    if (s.kind != SYS_OTHER && (rc = map_guid(u, key, strlen(key), index, err)) != 0)
+        return rc;
+    if (guid != NULL && (rc = map_guid(u, guid, strlen(guid), index, err)) != 0)
+        return rc;
+    return map_ports(u, rec, path, index, err);
+}
+
+int topo_ufm_add_systems_json(topo_ufm *ufm, const json_t *systems, const char *source,
+                              topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    int rc = 0;
+    if (!json_is_array(systems))
+        rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM systems, got %s",
+                          systems ? topo_decode_type_name(systems) : "nothing");
+    for (size_t i = 0; rc == 0 && i < json_array_size(systems); i++) {
+        if (ufm->systems.n >= TOPO_MAX_FACTS_ENTRIES)
+            rc = topo_err_set(err, TOPO_ELIMIT, "more than %u UFM systems",
+                              (unsigned)TOPO_MAX_FACTS_ENTRIES);
+        else
+            rc = add_system(ufm, json_array_get(systems, i),
+                            topo_decode_path_index(p, sizeof(p), "", i), err);
+    }
+    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
+}
+
+int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char *source,
+                         topo_err *err)
+{
+    json_t *doc = NULL;
+    int rc =
+        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM systems response", source, err);
+    if (rc == 0)
+        rc = topo_ufm_add_systems_json(ufm, doc, source, err);
+    json_decref(doc);
+    return rc;
+}
+
+/* The adapter of a plainly named host's end of a link: its node
+ * description without the host name ("gpu-0591 HCA-1" -> "HCA-1"), else
+ * the port's dname; NULL when neither says. */
+static const char *agent_port(const ufm_system *h, const char *node_desc, const char *dname)
+{
+    size_t n = strlen(h->host);
+    if (node_desc != NULL && strncmp(node_desc, h->host, n) == 0 && node_desc[n] == ' ') {
+        node_desc += n;
+        while (*node_desc == ' ')
+            node_desc++;
+        if (*node_desc != '\0')
+            return node_desc;
+    }
+    return dname != NULL && *dname != '\0' ? dname : NULL;
+}
+
+/* One end of a link: its system (NULL when unknown), node description and
+ * port dname. */
+static int link_end(const ufm_system **out, const char **node_desc, const char **dname,
+                    const topo_ufm *u, const json_t *rec, const char *prefix, const char *path,
+                    topo_err *err)
+{
+    char key[64];
+    const char *guid = NULL;
+    int rc;
+    snprintf(key, sizeof(key), "%sguid", prefix);
+    if ((rc = srcjson_string(&guid, rec, key, path, 1, err)) != 0)
+        return rc;
+    snprintf(key, sizeof(key), "%sport_node_description", prefix);
+    if ((rc = srcjson_string(node_desc, rec, key, path, 0, err)) != 0)
+        return rc;
+    snprintf(key, sizeof(key), "%sport_dname", prefix);
+    if ((rc = srcjson_string(dname, rec, key, path, 0, err)) != 0)
+        return rc;
+    int32_t i = find_guid(u, guid);
+    *out = i >= 0 ? &u->systems.items[i] : NULL;
+    return 0;
+}
+
+static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *err)
+{
+    const ufm_system *a = NULL, *b = NULL;
+    const char *a_desc = NULL, *a_dname = NULL, *b_desc = NULL, *b_dname = NULL;
+    int rc;
+    if (!json_is_object(rec))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(rec));
+    if ((rc = link_end(&a, &a_desc, &a_dname, u, rec, "source_", path, err)) != 0 ||
+        (rc = link_end(&b, &b_desc, &b_dname, u, rec, "destination_", path, err)) != 0)
+        return rc;
+    if (a == NULL || b == NULL) {
+        u->stats.unmatched_links++;
+        return 0;
+    }
+    if (a->kind == SYS_SWITCH && b->kind == SYS_SWITCH) {
+        if (a == b) {
+            u->stats.ignored_links++;
+            return 0;
+        }
+        u->stats.switch_links++;
+        return topo_facts_add_switch_link(u->facts, a->id, b->id, err);
+    }
+    const ufm_system *sw = a, *host = b;
+    const char *desc = b_desc, *dname = b_dname;
+    if (a->kind == SYS_HOST && b->kind == SYS_SWITCH) {
+        sw = b;
+        host = a;
+        desc = a_desc;
+        dname = a_dname;
+    }
+    if (sw->kind != SYS_SWITCH || host->kind != SYS_HOST) {
+        u->stats.ignored_links++;
+        return 0;
+    }
+    u->stats.host_links++;
+    const char *port = host->port;
+    if (host->host != NULL && port == NULL)
+        port = agent_port(host, desc, dname);
+    return topo_facts_add_host_link(u->facts, host->host, port, sw->id, err);
+}
+
+int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    int rc = 0;
+    if (ufm->systems.n == 0)
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "UFM links before any systems: parse the systems response first");
+    else if (!json_is_array(links))
+        rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM links, got %s",
+                          links ? topo_decode_type_name(links) : "nothing");
+    for (size_t i = 0; rc == 0 && i < json_array_size(links); i++)
+        rc = add_link(ufm, json_array_get(links, i), topo_decode_path_index(p, sizeof(p), "", i),
+                      err);
+    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
+}
+
+int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *source,
+                       topo_err *err)
+{
+    json_t *doc = NULL;
+    int rc =
+        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM links response", source, err);
+    if (rc == 0)
+        rc = topo_ufm_add_links_json(ufm, doc, source, err);
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* libFuzzer harness for the lldpd neighbour parser (topo_lldp_parse): any
+ * bytes give facts or an error, never a crash, a leak, or facts that break
+ * their promises (one host, every cable from it to a known switch, no more
+ * cables than neighbours). Seeds: fixtures/sources/lldp. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "topo/lldp.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    topo_facts *f = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    size_t n = 0;
+    if (topo_facts_create(&f, "lldp", &err) != 0)
+        return 0;
+    if (topo_lldp_parse(&n, f, "node-a", (const char *)data, size, "fuzz.json", &err) == 0) {
+        if (topo_facts_host_count(f) != 1 || topo_facts_link_count(f) > n)
+            abort();
+        for (size_t i = 0; i < topo_facts_link_count(f); i++) {
+            topo_facts_link l = topo_facts_link_at(f, i);
+            if (!l.is_host_link || l.host != 0 || l.sw >= topo_facts_switch_count(f) ||
+                l.port == NULL)
+                abort();
+        }
+    } else if (err.text[0] == '\0') {
+        abort(); /* every error says what */
+    }
+    topo_facts_free(f);
+    return 0;
+}

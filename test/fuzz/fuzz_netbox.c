@@ -1,0 +1,54 @@
+/* libFuzzer harness for the NetBox parser (topo_netbox): one JSON page is
+ * read as each of the five kinds into one parser (with an NVLink field,
+ * a site and a tag filter), then finished into facts. Never a crash or a
+ * leak; a returned next URL is a non-empty string; cables only between
+ * known switches and hosts. Seeds: fixtures/sources/netbox. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "topo/codec.h"
+#include "topo/netbox.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const topo_netbox_kind kinds[] = {TOPO_NETBOX_SITES, TOPO_NETBOX_RACKS, TOPO_NETBOX_DEVICES,
+                                         TOPO_NETBOX_INTERFACES, TOPO_NETBOX_CABLES};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char *const roles[] = {"leaf-switch", "spine-switch", "Leaf"};
+    topo_netbox_opts opts = {
+        .switch_roles = roles, .nswitch_roles = 3, .nvlink_field = "nvl_domain"};
+    /* every other input also runs with the default roles */
+    if (size > 0 && (data[size - 1] & 1))
+        opts = (topo_netbox_opts){.nvlink_field = "nvl_domain"};
+    topo_facts *f = NULL;
+    topo_netbox *nb = NULL;
+    json_t *doc = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_codec_json_parse(&doc, (const char *)data, size, "fuzz.json", &err) != 0)
+        return 0;
+    if (topo_facts_create(&f, "netbox", &err) != 0 || topo_netbox_create(&nb, &opts, &err) != 0)
+        goto cleanup;
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        char *next = NULL;
+        if (topo_netbox_add_page_json(&next, nb, kinds[k], doc, "fuzz", &err) == 0 &&
+            next != NULL && next[0] == '\0')
+            abort();
+        free(next);
+    }
+    if (topo_netbox_finish(nb, f, &err) == 0) {
+        for (size_t i = 0; i < topo_facts_link_count(f); i++) {
+            topo_facts_link l = topo_facts_link_at(f, i);
+            if (l.sw >= topo_facts_switch_count(f) ||
+                (l.is_host_link && l.host >= topo_facts_host_count(f)))
+                abort();
+        }
+    }
+cleanup:
+    topo_netbox_free(nb);
+    topo_facts_free(f);
+    json_decref(doc);
+    return 0;
+}
