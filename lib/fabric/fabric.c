@@ -197,8 +197,10 @@ static int index_nodes(topo_fabric *f, gather *g, const filter *flt)
     }
     f->stats.switches_excluded = g->switches.n - kept;
     g->switches.n = kept;
-    qsort(g->switches.items, g->switches.n, sizeof(named), cmp_named);
-    qsort(g->hosts.items, g->hosts.n, sizeof(named), cmp_named);
+    if (g->switches.n > 1)
+        qsort(g->switches.items, g->switches.n, sizeof(named), cmp_named);
+    if (g->hosts.n > 1)
+        qsort(g->hosts.items, g->hosts.n, sizeof(named), cmp_named);
     topo_strmap_free(g->sw_index);
     topo_strmap_free(g->host_index);
     g->sw_index = topo_strmap_create(g->switches.n);
