@@ -80,15 +80,12 @@ static const char *node_name(ibd_dump *d, const topo_ibnetdiscover_map *map, uin
 static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo_err *err)
 {
     for (size_t i = 0; i < d->ports.n; i++) {
-        const ibd_port *p = &d->ports.items[i];
+        ibd_port *p = &d->ports.items[i];
         ibd_node *a = &d->nodes.items[p->node];
-        const char *rid = ibd_node_id(d, p->rkind, p->rguid);
-        if (!rid)
-            return topo_err_nomem(err, "ibnetdiscover");
-        int32_t r = topo_strmap_get(d->index, rid);
-        if (r < 0)
+        p->rnode = ibd_find_node(d, p->rkind, p->rguid);
+        if (p->rnode == SIZE_MAX)
             continue;
-        ibd_node *b = &d->nodes.items[r];
+        ibd_node *b = &d->nodes.items[p->rnode];
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
         if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg &&
             sw->has_sysimg && ca->sysimg == sw->sysimg)
@@ -167,13 +164,14 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
                      const ibd_port *p, topo_err *err)
 {
     const ibd_node *local = &d->nodes.items[p->node];
+    char rid[IBD_ID_SIZE];
+    ibd_format_id(rid, p->rkind, p->rguid);
     end a = {local->kind, local->guid, local->id, local, local->desc};
-    end b = {p->rkind, p->rguid, ibd_node_id(d, p->rkind, p->rguid), NULL, p->rdesc};
-    if (!b.id)
-        return topo_err_nomem(err, "ibnetdiscover");
-    int32_t r = topo_strmap_get(d->index, b.id);
-    if (r >= 0)
-        b.node = &d->nodes.items[r];
+    end b = {p->rkind, p->rguid, rid, NULL, p->rdesc};
+    if (p->rnode != SIZE_MAX) {
+        b.node = &d->nodes.items[p->rnode];
+        b.id = b.node->id;
+    }
     if (a.kind == 'R' || b.kind == 'R') {
         d->stats.router_ports++;
         return 0;

@@ -54,6 +54,7 @@ typedef struct ibd_port {
     char rkind;        /* the remote's 'S', 'H' or 'R' */
     uint64_t rguid;
     const char *rdesc; /* the remote description from the comment, or NULL */
+    size_t rnode;      /* the remote's stanza once resolved, or SIZE_MAX */
     int line;
 } ibd_port;
 
@@ -72,7 +73,12 @@ void ibd_dump_dispose(ibd_dump *d);
 /* Reads every line of text into d's records (stats.lines, switches,
  * routers, skipped_lines counted here). TOPO_EINVALID naming the line. */
 int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err);
-/* The pooled id "<kind>-<16 hex>". NULL when out of memory. */
+/* "<kind>-<16 hex>" and its NUL. */
+#define IBD_ID_SIZE 19
+void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid);
+/* The same in the pool. NULL when out of memory. */
 const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid);
+/* The index of a node by kind and GUID, or SIZE_MAX. */
+size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid);
 
 #endif
