@@ -79,7 +79,8 @@ static long peak_rss_kib(void)
 
 int main(int argc, char **argv)
 {
-    const char *dump = TOPO_SOURCE_DIR "/fixtures/sources/ibnetdiscover/mellanox-selene.compute.txt";
+    const char *dump =
+        TOPO_SOURCE_DIR "/fixtures/sources/ibnetdiscover/mellanox-selene.compute.txt";
     int iterations = 30;
     topo_fabric_opts opts = {0};
     for (int i = 1; i < argc; i++) {

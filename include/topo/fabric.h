@@ -68,8 +68,8 @@ int topo_fabric_build(topo_fabric **out, const topo_facts *const *facts, size_t 
 void topo_fabric_free(topo_fabric *fabric);
 
 typedef struct topo_fabric_stats {
-    size_t switches;             /* in the graph, after the switch filter */
-    size_t switches_excluded;    /* by the switch filter */
+    size_t switches;          /* in the graph, after the switch filter */
+    size_t switches_excluded; /* by the switch filter */
     size_t leaves;
     size_t switches_unplaced;    /* reached from no leaf (no tier) */
     size_t host_cables;          /* distinct cables of named hosts kept */
@@ -90,7 +90,7 @@ size_t topo_fabric_tier_count(const topo_fabric *fabric);
 size_t topo_fabric_group_count(const topo_fabric *fabric, size_t tier);
 
 typedef struct topo_fabric_group {
-    const char *id;   /* borrowed from the fabric */
+    const char *id; /* borrowed from the fabric */
     const char *name;
     size_t nswitches;
     size_t parent;    /* index in tier + 1, or TOPO_FABRIC_NONE for a top */

@@ -93,8 +93,8 @@ typedef struct topo_ibnetdiscover_stats {
  * into as it was; TOPO_ENOMEM or a facts limit (TOPO_ELIMIT) may leave part
  * of the dump in it. */
 int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
-                             const topo_ibnetdiscover_opts *opts,
-                             topo_ibnetdiscover_stats *stats, topo_err *err) TOPO_MUST_CHECK;
+                             const topo_ibnetdiscover_opts *opts, topo_ibnetdiscover_stats *stats,
+                             topo_err *err) TOPO_MUST_CHECK;
 /* The same from a file; messages name the path unless opts->source is set. */
 int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
                                  const topo_ibnetdiscover_opts *opts,

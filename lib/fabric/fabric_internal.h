@@ -20,11 +20,11 @@ typedef struct fab_set {
 typedef struct fab_switch {
     const char *id;
     const char *name;
-    int leaf;       /* any host cable */
-    int level;      /* its tier, -1 when not reached from a leaf */
-    fab_set nbrs;   /* switches cabled to it */
-    fab_set hosts;  /* named hosts of its kept cables */
-    size_t domain;  /* its leaf domain (leaves) */
+    int leaf;      /* any host cable */
+    int level;     /* its tier, -1 when not reached from a leaf */
+    fab_set nbrs;  /* switches cabled to it */
+    fab_set hosts; /* named hosts of its kept cables */
+    size_t domain; /* its leaf domain (leaves) */
 } fab_switch;
 
 typedef struct fab_group {
@@ -45,8 +45,8 @@ typedef struct fab_host {
     const char *name;
     const size_t *cables; /* switch of each kept cable, ascending, repeats kept */
     size_t ncables;
-    int excluded;         /* had a cable the filter left out */
-    size_t domain;        /* its leaf domain, or TOPO_FABRIC_NONE */
+    int excluded;  /* had a cable the filter left out */
+    size_t domain; /* its leaf domain, or TOPO_FABRIC_NONE */
     size_t ndomains;
     topo_fabric_status status;
 } fab_host;

@@ -49,8 +49,7 @@ static int name_groups(topo_fabric *f, fab_tier *t)
 
 /* A tier of one group per distinct set among sorted keyed sets; each
  * owner's group index into parent_of[owner] (when parent_of is not NULL). */
-static int tier_of_sets(topo_fabric *f, const keyed *k, size_t n, size_t *parent_of,
-                        fab_tier *out)
+static int tier_of_sets(topo_fabric *f, const keyed *k, size_t n, size_t *parent_of, fab_tier *out)
 {
     out->groups = topo_pool_calloc(f->pool, n + 1, sizeof(*out->groups));
     out->n = 0;

@@ -87,8 +87,8 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
             continue;
         ibd_node *b = &d->nodes.items[p->rnode];
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
-        if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg &&
-            sw->has_sysimg && ca->sysimg == sw->sysimg)
+        if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
+            ca->sysimg == sw->sysimg)
             ca->aggregation = 1;
     }
     for (size_t i = 0; i < d->nodes.n; i++) {
@@ -188,8 +188,7 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
                          : host_cable(d, into, map, &b, &a, err);
 }
 
-static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                    topo_err *err)
+static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
 {
     int rc = resolve_adapters(d, map, err);
     for (size_t i = 0; rc == 0 && i < d->nodes.n; i++) {
@@ -210,8 +209,8 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
 }
 
 int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
-                             const topo_ibnetdiscover_opts *opts,
-                             topo_ibnetdiscover_stats *stats, topo_err *err)
+                             const topo_ibnetdiscover_opts *opts, topo_ibnetdiscover_stats *stats,
+                             topo_err *err)
 {
     ibd_dump d;
     const char *source = opts && opts->source ? opts->source : "ibnetdiscover";

@@ -35,23 +35,23 @@ int ibd_fail(topo_err *err, int code, const char *source, int line, const char *
 
 /* One node stanza (Switch, Ca or Rt) as the dump gives it. */
 typedef struct ibd_node {
-    char kind;         /* 'S', 'H' (a channel adapter) or 'R' */
-    uint64_t guid;     /* the node GUID of its quoted id */
-    const char *id;    /* "S-<16 hex>" (pooled) */
-    const char *desc;  /* the node description as quoted, NULL when none */
-    uint64_t sysimg;   /* from its sysimgguid= line */
+    char kind;        /* 'S', 'H' (a channel adapter) or 'R' */
+    uint64_t guid;    /* the node GUID of its quoted id */
+    const char *id;   /* "S-<16 hex>" (pooled) */
+    const char *desc; /* the node description as quoted, NULL when none */
+    uint64_t sysimg;  /* from its sysimgguid= line */
     int has_sysimg;
     int line;
     /* filled by ibnetdiscover.c for adapters */
-    int aggregation;   /* a SHARP Aggregation Node: inside its switch */
-    const char *host;  /* the host its description (or map entry) names, or NULL */
-    const char *port;  /* the adapter part, or NULL */
+    int aggregation;  /* a SHARP Aggregation Node: inside its switch */
+    const char *host; /* the host its description (or map entry) names, or NULL */
+    const char *port; /* the adapter part, or NULL */
 } ibd_node;
 
 /* One port line: a cable from the stanza's node to a remote node. */
 typedef struct ibd_port {
-    size_t node;       /* the stanza's node, an index into nodes */
-    char rkind;        /* the remote's 'S', 'H' or 'R' */
+    size_t node; /* the stanza's node, an index into nodes */
+    char rkind;  /* the remote's 'S', 'H' or 'R' */
     uint64_t rguid;
     const char *rdesc; /* the remote description from the comment, or NULL */
     size_t rnode;      /* the remote's stanza once resolved, or SIZE_MAX */

@@ -131,8 +131,7 @@ cleanup:
     return rc;
 }
 
-int topo_ibnetdiscover_map_read_file(topo_ibnetdiscover_map **out, const char *path,
-                                     topo_err *err)
+int topo_ibnetdiscover_map_read_file(topo_ibnetdiscover_map **out, const char *path, topo_err *err)
 {
     char *text = NULL;
     size_t len = 0;

@@ -2,12 +2,14 @@
  * (ibd_node, ibd_port), nothing interpreted yet. The shapes read, as
  * infiniband-diags prints them (SOURCE-FORMATS.md §6):
  *
- *   sysimgguid=0x2c5eab0300b87b40                                  (key=value)
- *   Switch	65 "S-2c5eab0300b87b40"		# "MF0;A09-...:MQM9701/U1" enhanced port 0 lid 73 lmc 0
- *   [1]	"H-e09d7303007a4bd8"[1](e09d7303007a4bd8) 		# "a08-p1-dgx-04-c01 mlx5_5" lid 647 4xNDR
- *   [35]	"S-2c5eab0300c26280"[32]		# "MF0;A10-P1-IBSPINE-02:MQM9701/U1" lid 236 4xNDR
- *   Ca	1 "H-ec0d9a03007d7d0b"		# "r-dcs96 HCA-2"
- *   [1](ec0d9a03007d7d0b) 	"S-b8599f0300fc6de4"[24]		# lid 28 lmc 0 "MF0;r-ufm-sw95:MQM8700/U1" lid 13 4xEDR
+ *   sysimgguid=0x2c5eab0300b87b40                                     (key=value)
+ *   Switch  65 "S-2c5eab0300b87b40"  # "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 ...
+ *   [1]  "H-e09d7303007a4bd8"[1](e09d7303007a4bd8)  # "a08-p1-dgx-04-c01 mlx5_5" lid 647 ...
+ *   [35]  "S-2c5eab0300c26280"[32]  # "MF0;A10-P1-IBSPINE-02:MQM9701/U1" lid 236 4xNDR
+ *   Ca  1 "H-ec0d9a03007d7d0b"  # "r-dcs96 HCA-2"
+ *   [1](ec0d9a03007d7d0b)  "S-b8599f0300fc6de4"[24]  # lid 28 lmc 0 "MF0;r-ufm-sw95:..." ...
+ *
+ * (the dumps separate the fields with tabs).
  *
  * A description runs from the first quote after '#' to the last quote of
  * the line, so one holding a quote or a '#' still reads whole. Bracketed
@@ -75,8 +77,8 @@ size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid)
 typedef struct scan {
     ibd_dump *d;
     int line;
-    size_t node;      /* the current stanza's node, or SIZE_MAX between stanzas */
-    uint64_t sysimg;  /* the stanza's sysimgguid= so far */
+    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
+    uint64_t sysimg; /* the stanza's sysimgguid= so far */
     int has_sysimg;
     topo_err *err;
 } scan;
@@ -349,7 +351,7 @@ int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err)
     }
     d->stats.lines = (size_t)s.line;
     if (d->stats.skipped_lines > IBD_WARN_LINES)
-        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all",
-                 d->source, d->stats.skipped_lines);
+        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
+                 d->stats.skipped_lines);
     return 0;
 }

@@ -62,10 +62,10 @@ static const char *tiers_of(const topo_fabric *fab, const char *name, char *buf,
     return buf;
 }
 
-#define assert_tiers(fab, host, want)                                                        \
-    do {                                                                                     \
-        char buf_[512];                                                                      \
-        assert_string_equal(tiers_of((fab), (host), buf_, sizeof(buf_)), (want));            \
+#define assert_tiers(fab, host, want)                                                              \
+    do {                                                                                           \
+        char buf_[512];                                                                            \
+        assert_string_equal(tiers_of((fab), (host), buf_, sizeof(buf_)), (want));                  \
     } while (0)
 
 static int cmp_str(const void *a, const void *b)
@@ -485,19 +485,19 @@ static char *describe(const topo_fabric *fab)
     for (size_t t = 0; t < topo_fabric_tier_count(fab); t++)
         for (size_t i = 0; i < topo_fabric_group_count(fab, t); i++) {
             topo_fabric_group g = topo_fabric_group_at(fab, t, i);
-            used += (size_t)snprintf(out + used, size - used, "%zu %s %s %zu %zu %zu %zu:", t,
-                                     g.id, g.name, g.nswitches, g.parent, g.nchildren, g.nhosts);
+            used += (size_t)snprintf(out + used, size - used, "%zu %s %s %zu %zu %zu %zu:", t, g.id,
+                                     g.name, g.nswitches, g.parent, g.nchildren, g.nhosts);
             for (size_t k = 0; k < g.nswitches; k++)
                 used += (size_t)snprintf(out + used, size - used, " %s",
                                          topo_fabric_group_switch(fab, t, i, k));
             used += (size_t)snprintf(out + used, size - used, "\n");
         }
     for (size_t h = 0; h < topo_fabric_host_count(fab); h++) {
-        used += (size_t)snprintf(out + used, size - used, "%s %d",
-                                 topo_fabric_host_name(fab, h), topo_fabric_host_status(fab, h));
+        used += (size_t)snprintf(out + used, size - used, "%s %d", topo_fabric_host_name(fab, h),
+                                 topo_fabric_host_status(fab, h));
         for (size_t t = 0; t < topo_fabric_host_tier_count(fab, h); t++)
-            used += (size_t)snprintf(out + used, size - used, " %s",
-                                     topo_fabric_host_tier(fab, h, t));
+            used +=
+                (size_t)snprintf(out + used, size - used, " %s", topo_fabric_host_tier(fab, h, t));
         used += (size_t)snprintf(out + used, size - used, "\n");
         assert_true(used < size);
     }

@@ -161,8 +161,7 @@ static void test_ibnetdiscover__topograph_ndr_example(void **state)
     assert_int_equal(c.unnamed_links, 19);
     assert_true(has_host_link(f, "a06-p1-dgx-02-c01", "HCA-6", "S-2c5eab0300b87bc0"));
     assert_true(has_host_link(f, "a08-p1-dgx-04-c01", "mlx5_5", "S-2c5eab0300b87b40"));
-    assert_string_equal(switch_name(f, "S-2c5eab0300b87b40"),
-                        "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
+    assert_string_equal(switch_name(f, "S-2c5eab0300b87b40"), "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
     topo_facts_free(f);
 }
 
@@ -410,8 +409,8 @@ static void test_ibnetdiscover__node_name_map_errors(void **state)
         topo_ibnetdiscover_map *map = NULL;
         char want[256];
         snprintf(want, sizeof(want), "map.txt:%s", cases[i].message);
-        int rc = topo_ibnetdiscover_map_parse(&map, cases[i].text, strlen(cases[i].text),
-                                              "map.txt", &err);
+        int rc = topo_ibnetdiscover_map_parse(&map, cases[i].text, strlen(cases[i].text), "map.txt",
+                                              &err);
         if (rc != TOPO_EINVALID || strncmp(err.text, want, strlen(want)) != 0)
             fail_msg("case %zu: rc %d, \"%s\", want \"%s\"", i, rc, err.text, want);
         assert_null(map);
