@@ -77,4 +77,10 @@
 #define TOPO_MAX_NETBOX_PAGE (64u * 1024u * 1024u)
 #define TOPO_MAX_UFM_RESPONSE (256u * 1024u * 1024u)
 
+/* Largest ibnetdiscover dump topo-sync reads: Selene's compute fabric (666
+ * switches, 4,341 adapters) is 2.8 MB; one 180 times larger still fits. */
+#define TOPO_MAX_IBNETDISCOVER_DUMP (512u * 1024u * 1024u)
+/* Largest ibnetdiscover node-name map (one line per GUID). */
+#define TOPO_MAX_NODE_NAME_MAP (64u * 1024u * 1024u)
+
 #endif

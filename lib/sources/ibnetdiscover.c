@@ -1,0 +1,250 @@
+/* An ibnetdiscover dump into facts (include/topo/ibnetdiscover.h): the scan
+ * (ibnetdiscover_scan.c) reads every line into stanza records first, so a
+ * syntax error leaves the facts untouched and an adapter's own Ca stanza
+ * can name it even when the switch lines that reach it come earlier; then
+ * nodes and cables become facts here. */
+#include "topo/ibnetdiscover.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibnetdiscover_internal.h"
+#include "topo/codec.h"
+#include "topo/limits.h"
+
+static const char AGGREGATION_SUFFIX[] = "Aggregation Node";
+
+static ibd_span trimmed(const char *s)
+{
+    ibd_span t = {s, s + strlen(s)};
+    ibd_trim(&t);
+    return t;
+}
+
+/* A SHARP Aggregation Node by its description ("Mellanox Technologies
+ * Aggregation Node"): a function of the switch, not a cabled adapter. */
+static int is_aggregation_desc(const char *desc)
+{
+    if (!desc)
+        return 0;
+    ibd_span t = trimmed(desc);
+    size_t n = (size_t)(t.end - t.p), k = sizeof(AGGREGATION_SUFFIX) - 1;
+    return n >= k && memcmp(t.end - k, AGGREGATION_SUFFIX, k) == 0;
+}
+
+/* The host and adapter an adapter's name gives: exactly two words "<host>
+ * <hca>" after trimming (blank runs between them are one separator); from
+ * the node-name map, one word is a host alone. Anything else names no host
+ * (*host NULL). */
+static int adapter_names(topo_pool *pool, const char *desc, int from_map, const char **host,
+                         const char **port, topo_err *err)
+{
+    *host = *port = NULL;
+    if (!desc)
+        return 0;
+    ibd_span t = trimmed(desc);
+    const char *w1 = t.p;
+    while (t.p < t.end && !ibd_is_blank(*t.p))
+        t.p++;
+    const char *w1_end = t.p;
+    ibd_skip_blanks(&t);
+    const char *w2 = t.p;
+    while (t.p < t.end && !ibd_is_blank(*t.p))
+        t.p++;
+    const char *w2_end = t.p;
+    if (w1 == w1_end || t.p != t.end || (w2 == w2_end && !from_map))
+        return 0; /* no word, three or more, or one not from the map */
+    *host = topo_pool_strndup(pool, w1, (size_t)(w1_end - w1));
+    if (w2 != w2_end)
+        *port = topo_pool_strndup(pool, w2, (size_t)(w2_end - w2));
+    if (!*host || (w2 != w2_end && !*port))
+        return topo_err_nomem(err, "ibnetdiscover");
+    return 0;
+}
+
+/* A node's name from the map or its description, trimmed; NULL for none. */
+static const char *node_name(ibd_dump *d, const topo_ibnetdiscover_map *map, uint64_t guid,
+                             const char *desc, int *from_map)
+{
+    const char *mapped = topo_ibnetdiscover_map_get(map, guid);
+    *from_map = mapped != NULL;
+    const char *name = mapped ? mapped : desc;
+    if (!name)
+        return NULL;
+    ibd_span t = trimmed(name);
+    return topo_pool_strndup(d->pool, t.p, (size_t)(t.end - t.p));
+}
+
+/* Names every adapter stanza and marks Aggregation Nodes: by description,
+ * or by a cable to a switch of the same system image. */
+static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo_err *err)
+{
+    for (size_t i = 0; i < d->ports.n; i++) {
+        ibd_port *p = &d->ports.items[i];
+        ibd_node *a = &d->nodes.items[p->node];
+        p->rnode = ibd_find_node(d, p->rkind, p->rguid);
+        if (p->rnode == SIZE_MAX)
+            continue;
+        ibd_node *b = &d->nodes.items[p->rnode];
+        ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
+        if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
+            ca->sysimg == sw->sysimg)
+            ca->aggregation = 1;
+    }
+    for (size_t i = 0; i < d->nodes.n; i++) {
+        ibd_node *n = &d->nodes.items[i];
+        if (n->kind != 'H')
+            continue;
+        n->aggregation |= is_aggregation_desc(n->desc);
+        if (n->aggregation) {
+            d->stats.aggregation_nodes++;
+            continue;
+        }
+        int from_map = 0;
+        const char *name = node_name(d, map, n->guid, n->desc, &from_map);
+        if (n->desc && !name)
+            return topo_err_nomem(err, "ibnetdiscover");
+        int rc = adapter_names(d->pool, name, from_map, &n->host, &n->port, err);
+        if (rc != 0)
+            return rc;
+        d->stats.adapters++;
+        d->stats.adapters_mapped += (size_t)from_map;
+        d->stats.adapters_unnamed += n->host == NULL;
+    }
+    return 0;
+}
+
+static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+                      const char *id, uint64_t guid, const char *desc, topo_err *err)
+{
+    int from_map = 0;
+    const char *name = node_name(d, map, guid, desc, &from_map);
+    if ((desc || from_map) && !name)
+        return topo_err_nomem(err, "ibnetdiscover");
+    return topo_facts_add_switch(into, id, name, NULL, err);
+}
+
+/* One end of a cable as the records know it: the node when it has a
+ * stanza, else what the port line's comment said. */
+typedef struct end {
+    char kind;
+    uint64_t guid;
+    const char *id;
+    const ibd_node *node; /* NULL without a stanza */
+    const char *desc;
+} end;
+
+/* A cable between a switch and an adapter. */
+static int host_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+                      const end *sw, const end *ca, topo_err *err)
+{
+    const char *host = NULL, *port = NULL;
+    int rc = 0;
+    if (ca->node) {
+        if (ca->node->aggregation)
+            return 0;
+        host = ca->node->host;
+        port = ca->node->port;
+    } else {
+        if (is_aggregation_desc(ca->desc))
+            return 0;
+        int from_map = 0;
+        const char *name = node_name(d, map, ca->guid, ca->desc, &from_map);
+        if ((ca->desc || from_map) && !name)
+            return topo_err_nomem(err, "ibnetdiscover");
+        if ((rc = adapter_names(d->pool, name, from_map, &host, &port, err)) != 0)
+            return rc;
+    }
+    if (!sw->node && (rc = add_switch(d, into, map, sw->id, sw->guid, sw->desc, err)) != 0)
+        return rc;
+    return topo_facts_add_host_link(into, host, port, sw->id, err);
+}
+
+static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+                     const ibd_port *p, topo_err *err)
+{
+    const ibd_node *local = &d->nodes.items[p->node];
+    char rid[IBD_ID_SIZE];
+    ibd_format_id(rid, p->rkind, p->rguid);
+    end a = {local->kind, local->guid, local->id, local, local->desc};
+    end b = {p->rkind, p->rguid, rid, NULL, p->rdesc};
+    if (p->rnode != SIZE_MAX) {
+        b.node = &d->nodes.items[p->rnode];
+        b.id = b.node->id;
+    }
+    if (a.kind == 'R' || b.kind == 'R') {
+        d->stats.router_ports++;
+        return 0;
+    }
+    if (a.kind == 'H' && b.kind == 'H') {
+        d->stats.adapter_links++;
+        return 0;
+    }
+    if (a.kind == 'S' && b.kind == 'S') {
+        int rc = b.node ? 0 : add_switch(d, into, map, b.id, b.guid, b.desc, err);
+        return rc != 0 ? rc : topo_facts_add_switch_link(into, a.id, b.id, err);
+    }
+    return a.kind == 'S' ? host_cable(d, into, map, &a, &b, err)
+                         : host_cable(d, into, map, &b, &a, err);
+}
+
+static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
+{
+    int rc = resolve_adapters(d, map, err);
+    for (size_t i = 0; rc == 0 && i < d->nodes.n; i++) {
+        const ibd_node *n = &d->nodes.items[i];
+        if (n->kind == 'S')
+            rc = add_switch(d, into, map, n->id, n->guid, n->desc, err);
+    }
+    for (size_t i = 0; rc == 0 && i < d->ports.n; i++)
+        rc = one_cable(d, into, map, &d->ports.items[i], err);
+    /* Named adapters without a cable still name their host: the fabric
+     * reports it as one it cannot place. */
+    for (size_t i = 0; rc == 0 && i < d->nodes.n; i++) {
+        const ibd_node *n = &d->nodes.items[i];
+        if (n->kind == 'H' && n->host)
+            rc = topo_facts_add_host(into, n->host, NULL, err);
+    }
+    return rc;
+}
+
+int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
+                             const topo_ibnetdiscover_opts *opts, topo_ibnetdiscover_stats *stats,
+                             topo_err *err)
+{
+    ibd_dump d;
+    const char *source = opts && opts->source ? opts->source : "ibnetdiscover";
+    if (stats)
+        memset(stats, 0, sizeof(*stats));
+    if (len > TOPO_MAX_IBNETDISCOVER_DUMP)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: larger than %u bytes", source,
+                            (unsigned)TOPO_MAX_IBNETDISCOVER_DUMP);
+    int rc = ibd_dump_init(&d, source, err);
+    if (rc != 0)
+        return rc;
+    rc = ibd_scan(&d, text, len, err);
+    if (rc == 0)
+        rc = to_facts(&d, into, opts ? opts->map : NULL, err);
+    if (stats)
+        *stats = d.stats;
+    ibd_dump_dispose(&d);
+    return rc;
+}
+
+int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
+                                 const topo_ibnetdiscover_opts *opts,
+                                 topo_ibnetdiscover_stats *stats, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    topo_ibnetdiscover_opts o = opts ? *opts : (topo_ibnetdiscover_opts){0};
+    if (!o.source)
+        o.source = path;
+    if (stats)
+        memset(stats, 0, sizeof(*stats));
+    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_IBNETDISCOVER_DUMP, err);
+    if (rc == 0)
+        rc = topo_ibnetdiscover_parse(into, text, len, &o, stats, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* Shared by the ibnetdiscover reader's files: text helpers (ibnetdiscover_text.c),
+ * the scan of a dump into stanza records (ibnetdiscover_scan.c), which
+ * ibnetdiscover.c turns into facts once the whole dump is read. */
+#ifndef TOPO_SOURCES_IBNETDISCOVER_INTERNAL_H
+#define TOPO_SOURCES_IBNETDISCOVER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/array.h"
+#include "topo/error.h"
+#include "topo/ibnetdiscover.h"
+#include "topo/pool.h"
+#include "topo/strmap.h"
+
+/* A line of text: [p, end). */
+typedef struct ibd_span {
+    const char *p;
+    const char *end;
+} ibd_span;
+
+int ibd_is_blank(char c);
+/* Skips blanks (spaces, tabs) at the front. */
+void ibd_skip_blanks(ibd_span *s);
+/* Drops blanks at both ends. */
+void ibd_trim(ibd_span *s);
+/* 1 to 16 hex digits at s->p into *out, consumed: 0, or -1 (nothing
+ * consumed) when there are none or more than 16. */
+int ibd_take_hex(ibd_span *s, uint64_t *out);
+/* "0x" and hex digits (as ibd_take_hex): 0 or -1. */
+int ibd_take_guid(ibd_span *s, uint64_t *out);
+/* Formats the error "source:line: <fmt>" and records the position. */
+int ibd_fail(topo_err *err, int code, const char *source, int line, const char *fmt, ...)
+    TOPO_PRINTF(5, 6);
+
+/* One node stanza (Switch, Ca or Rt) as the dump gives it. */
+typedef struct ibd_node {
+    char kind;        /* 'S', 'H' (a channel adapter) or 'R' */
+    uint64_t guid;    /* the node GUID of its quoted id */
+    const char *id;   /* "S-<16 hex>" (pooled) */
+    const char *desc; /* the node description as quoted, NULL when none */
+    uint64_t sysimg;  /* from its sysimgguid= line */
+    int has_sysimg;
+    int line;
+    /* filled by ibnetdiscover.c for adapters */
+    int aggregation;  /* a SHARP Aggregation Node: inside its switch */
+    const char *host; /* the host its description (or map entry) names, or NULL */
+    const char *port; /* the adapter part, or NULL */
+} ibd_node;
+
+/* One port line: a cable from the stanza's node to a remote node. */
+typedef struct ibd_port {
+    size_t node; /* the stanza's node, an index into nodes */
+    char rkind;  /* the remote's 'S', 'H' or 'R' */
+    uint64_t rguid;
+    const char *rdesc; /* the remote description from the comment, or NULL */
+    size_t rnode;      /* the remote's stanza once resolved, or SIZE_MAX */
+    int line;
+} ibd_port;
+
+typedef struct ibd_dump {
+    const char *source;
+    topo_pool *pool;
+    TOPO_ARRAY(ibd_node) nodes;
+    TOPO_ARRAY(ibd_port) ports;
+    topo_strmap *index; /* node id -> index into nodes */
+    topo_ibnetdiscover_stats stats;
+} ibd_dump;
+
+/* source is borrowed. 0 or TOPO_ENOMEM. */
+int ibd_dump_init(ibd_dump *d, const char *source, topo_err *err);
+void ibd_dump_dispose(ibd_dump *d);
+/* Reads every line of text into d's records (stats.lines, switches,
+ * routers, skipped_lines counted here). TOPO_EINVALID naming the line. */
+int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err);
+/* "<kind>-<16 hex>" and its NUL. */
+#define IBD_ID_SIZE 19
+void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid);
+/* The same in the pool. NULL when out of memory. */
+const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid);
+/* The index of a node by kind and GUID, or SIZE_MAX. */
+size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid);
+
+#endif

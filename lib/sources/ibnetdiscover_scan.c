@@ -1,0 +1,357 @@
+/* The first pass over an ibnetdiscover dump: every line into stanza records
+ * (ibd_node, ibd_port), nothing interpreted yet. The shapes read, as
+ * infiniband-diags prints them (SOURCE-FORMATS.md §6):
+ *
+ *   sysimgguid=0x2c5eab0300b87b40                                     (key=value)
+ *   Switch  65 "S-2c5eab0300b87b40"  # "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 ...
+ *   [1]  "H-e09d7303007a4bd8"[1](e09d7303007a4bd8)  # "a08-p1-dgx-04-c01 mlx5_5" lid 647 ...
+ *   [35]  "S-2c5eab0300c26280"[32]  # "MF0;A10-P1-IBSPINE-02:MQM9701/U1" lid 236 4xNDR
+ *   Ca  1 "H-ec0d9a03007d7d0b"  # "r-dcs96 HCA-2"
+ *   [1](ec0d9a03007d7d0b)  "S-b8599f0300fc6de4"[24]  # lid 28 lmc 0 "MF0;r-ufm-sw95:..." ...
+ *
+ * (the dumps separate the fields with tabs).
+ *
+ * A description runs from the first quote after '#' to the last quote of
+ * the line, so one holding a quote or a '#' still reads whole. Bracketed
+ * groups after a port number (external port numbers in grouping mode) are
+ * skipped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibnetdiscover_internal.h"
+#include "topo/log.h"
+
+/* Unknown lines logged one by one before only the count goes on. */
+#define IBD_WARN_LINES 5
+
+int ibd_dump_init(ibd_dump *d, const char *source, topo_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->source = source;
+    d->pool = topo_pool_create();
+    d->index = topo_strmap_create(1024);
+    if (!d->pool || !d->index) {
+        ibd_dump_dispose(d);
+        return topo_err_nomem(err, "ibnetdiscover");
+    }
+    return 0;
+}
+
+void ibd_dump_dispose(ibd_dump *d)
+{
+    free(d->nodes.items);
+    free(d->ports.items);
+    topo_strmap_free(d->index);
+    topo_pool_free(d->pool);
+    memset(d, 0, sizeof(*d));
+}
+
+/* By hand: ids are formatted for every port line, and printf showed in
+ * the profile of bench_fabric. */
+void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid)
+{
+    static const char hex[] = "0123456789abcdef";
+    out[0] = kind;
+    out[1] = '-';
+    for (int i = 0; i < 16; i++)
+        out[2 + i] = hex[(guid >> (60 - 4 * i)) & 0xf];
+    out[18] = '\0';
+}
+
+const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid)
+{
+    char id[IBD_ID_SIZE];
+    ibd_format_id(id, kind, guid);
+    return topo_pool_strdup(d->pool, id);
+}
+
+size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid)
+{
+    char id[IBD_ID_SIZE];
+    ibd_format_id(id, kind, guid);
+    int32_t found = topo_strmap_get(d->index, id);
+    return found >= 0 ? (size_t)found : SIZE_MAX;
+}
+
+/* The scanner's state between lines. */
+typedef struct scan {
+    ibd_dump *d;
+    int line;
+    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
+    uint64_t sysimg; /* the stanza's sysimgguid= so far */
+    int has_sysimg;
+    topo_err *err;
+} scan;
+
+static int bad(scan *s, const char *what)
+{
+    return ibd_fail(s->err, TOPO_EINVALID, s->d->source, s->line, "%s", what);
+}
+
+static int take_char(ibd_span *t, char c)
+{
+    if (t->p < t->end && *t->p == c) {
+        t->p++;
+        return 0;
+    }
+    return -1;
+}
+
+/* `"S-<hex>"` into kind and guid. */
+static int take_quoted_id(ibd_span *t, char *kind, uint64_t *guid)
+{
+    if (take_char(t, '"') != 0 || t->end - t->p < 2)
+        return -1;
+    char k = t->p[0];
+    if ((k != 'S' && k != 'H' && k != 'R') || t->p[1] != '-')
+        return -1;
+    t->p += 2;
+    if (ibd_take_hex(t, guid) != 0 || take_char(t, '"') != 0)
+        return -1;
+    *kind = k;
+    return 0;
+}
+
+/* `[<digits>]` */
+static int take_port_number(ibd_span *t)
+{
+    if (take_char(t, '[') != 0)
+        return -1;
+    const char *start = t->p;
+    while (t->p < t->end && *t->p >= '0' && *t->p <= '9')
+        t->p++;
+    if (t->p == start || t->p - start > 5)
+        return -1;
+    return take_char(t, ']');
+}
+
+/* After a port number: further `[...]` groups, then an optional `(<hex>)`
+ * port GUID, blanks allowed before it. */
+static int skip_port_extras(ibd_span *t)
+{
+    while (t->p < t->end && *t->p == '[') {
+        const char *close = memchr(t->p, ']', (size_t)(t->end - t->p));
+        if (!close || memchr(t->p, '"', (size_t)(close - t->p)))
+            return -1;
+        t->p = close + 1;
+    }
+    ibd_span look = *t;
+    ibd_skip_blanks(&look);
+    if (look.p < look.end && *look.p == '(') {
+        uint64_t ignored = 0;
+        look.p++;
+        if (ibd_take_hex(&look, &ignored) != 0 || take_char(&look, ')') != 0)
+            return -1;
+        *t = look;
+    }
+    return 0;
+}
+
+/* The description of a `# ...` comment: from its first quote to the last
+ * quote of the line. *desc NULL when the comment quotes nothing; -1 when
+ * it opens a quote it never closes. */
+static int comment_desc(scan *s, ibd_span t, const char **desc)
+{
+    *desc = NULL;
+    const char *open = memchr(t.p, '"', (size_t)(t.end - t.p));
+    if (!open)
+        return 0;
+    const char *close = t.end - 1;
+    while (close > open && *close != '"')
+        close--;
+    if (close == open)
+        return -1;
+    *desc = topo_pool_strndup(s->d->pool, open + 1, (size_t)(close - open - 1));
+    return *desc ? 0 : topo_err_nomem(s->err, "ibnetdiscover");
+}
+
+/* After the fields of a header or a port line: nothing, or a comment. */
+static int tail_desc(scan *s, ibd_span t, const char **desc)
+{
+    ibd_skip_blanks(&t);
+    *desc = NULL;
+    if (t.p == t.end)
+        return 0;
+    if (*t.p != '#')
+        return 1;
+    t.p++;
+    return comment_desc(s, t, desc);
+}
+
+static int node_at(scan *s, char kind, uint64_t guid, size_t *out)
+{
+    ibd_dump *d = s->d;
+    size_t found = ibd_find_node(d, kind, guid);
+    if (found != SIZE_MAX) {
+        *out = found;
+        return 0;
+    }
+    const char *id = ibd_node_id(d, kind, guid);
+    if (!id)
+        return topo_err_nomem(s->err, "ibnetdiscover");
+    if (d->nodes.n >= INT32_MAX)
+        return ibd_fail(s->err, TOPO_ELIMIT, d->source, s->line, "too many nodes");
+    ibd_node n = {.kind = kind, .guid = guid, .id = id, .line = s->line};
+    if (TOPO_ARRAY_PUSH(&d->nodes, n) != 0 ||
+        topo_strmap_put(d->index, id, (int32_t)(d->nodes.n - 1)) != 0)
+        return topo_err_nomem(s->err, "ibnetdiscover");
+    *out = d->nodes.n - 1;
+    if (kind == 'S')
+        d->stats.switches++;
+    else if (kind == 'R')
+        d->stats.routers++;
+    return 0;
+}
+
+/* `Switch 65 "S-<guid>" # "<desc>" enhanced port 0 lid 73 lmc 0`, and the
+ * Ca and Rt headers; word is the kind's letter. */
+static int header_line(scan *s, ibd_span t, char word)
+{
+    char kind = 0;
+    uint64_t guid = 0;
+    ibd_skip_blanks(&t);
+    const char *digits = t.p;
+    while (t.p < t.end && *t.p >= '0' && *t.p <= '9')
+        t.p++;
+    if (t.p == digits)
+        return bad(s, "a node header without its port count");
+    ibd_skip_blanks(&t);
+    if (take_quoted_id(&t, &kind, &guid) != 0)
+        return bad(s, "a node header without a quoted \"S-\", \"H-\" or \"R-\" id "
+                      "of 1 to 16 hex digits");
+    if (kind != word)
+        return bad(s, "a node header whose id is of another kind (Switch \"S-\", Ca \"H-\", "
+                      "Rt \"R-\")");
+    const char *desc = NULL;
+    int rc = tail_desc(s, t, &desc);
+    if (rc < 0)
+        return rc == -1 ? bad(s, "an unterminated node description") : rc;
+    size_t at = 0;
+    if ((rc = node_at(s, kind, guid, &at)) != 0)
+        return rc;
+    ibd_node *n = &s->d->nodes.items[at];
+    if (!n->desc)
+        n->desc = desc;
+    if (!n->has_sysimg && s->has_sysimg) {
+        n->sysimg = s->sysimg;
+        n->has_sysimg = 1;
+    }
+    s->node = at;
+    return 0;
+}
+
+/* `[<port>]... "<kind>-<guid>"[<port>]...(<guid>) # ...` */
+static int port_line(scan *s, ibd_span t)
+{
+    ibd_port port = {.node = s->node, .rnode = SIZE_MAX, .line = s->line};
+    if (s->node == SIZE_MAX)
+        return bad(s, "a port line outside a Switch, Ca or Rt stanza");
+    if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
+        return bad(s, "a port line that does not start with \"[<port>]\"");
+    ibd_skip_blanks(&t);
+    if (take_quoted_id(&t, &port.rkind, &port.rguid) != 0)
+        return bad(s, "a port line without a quoted remote \"S-\", \"H-\" or \"R-\" id of 1 "
+                      "to 16 hex digits");
+    if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
+        return bad(s, "a port line without the remote \"[<port>]\"");
+    int rc = tail_desc(s, t, &port.rdesc);
+    if (rc == 1)
+        return bad(s, "unexpected text after the remote port (a comment starts with '#')");
+    if (rc == -1)
+        return bad(s, "an unterminated remote description");
+    if (rc != 0)
+        return rc;
+    if (TOPO_ARRAY_PUSH(&s->d->ports, port) != 0)
+        return topo_err_nomem(s->err, "ibnetdiscover");
+    return 0;
+}
+
+static void skip_line(scan *s, const char *why)
+{
+    s->d->stats.skipped_lines++;
+    if (s->d->stats.skipped_lines <= IBD_WARN_LINES)
+        topo_log(TOPO_LOG_WARN, "%s:%d: %s; line skipped", s->d->source, s->line, why);
+}
+
+/* `key=value`: only sysimgguid matters (it tells an Aggregation Node from
+ * the switch it sits in). 1 when t is not of that shape. */
+static int key_value_line(scan *s, ibd_span t)
+{
+    const char *eq = memchr(t.p, '=', (size_t)(t.end - t.p));
+    if (!eq || eq == t.p)
+        return 1;
+    for (const char *c = t.p; c < eq; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_'))
+            return 1;
+    if ((size_t)(eq - t.p) == strlen("sysimgguid") && memcmp(t.p, "sysimgguid", 10) == 0) {
+        ibd_span v = {eq + 1, t.end};
+        ibd_trim(&v);
+        if (ibd_take_guid(&v, &s->sysimg) != 0 || v.p != v.end)
+            skip_line(s, "a sysimgguid= that is not a 0x GUID");
+        else
+            s->has_sysimg = 1;
+    }
+    return 0;
+}
+
+static int starts_word(ibd_span t, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(t.end - t.p) > n && memcmp(t.p, word, n) == 0 && ibd_is_blank(t.p[n]);
+}
+
+static int one_line(scan *s, ibd_span t)
+{
+    ibd_skip_blanks(&t);
+    if (t.p == t.end) { /* a blank line ends the stanza */
+        s->node = SIZE_MAX;
+        s->has_sysimg = 0;
+        return 0;
+    }
+    if (*t.p == '#')
+        return 0;
+    if (*t.p == '[')
+        return port_line(s, t);
+    if (starts_word(t, "Switch"))
+        return header_line(s, (ibd_span){t.p + 6, t.end}, 'S');
+    if (starts_word(t, "Ca"))
+        return header_line(s, (ibd_span){t.p + 2, t.end}, 'H');
+    if (starts_word(t, "Rt"))
+        return header_line(s, (ibd_span){t.p + 2, t.end}, 'R');
+    if (key_value_line(s, t) == 0)
+        return 0;
+    skip_line(s, "a line of an unknown kind");
+    return 0;
+}
+
+int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err)
+{
+    scan s = {.d = d, .node = SIZE_MAX, .err = err};
+    const char *p = text, *end = text + len;
+    if (len > 0 && memchr(text, '\0', len)) {
+        const char *nul = memchr(text, '\0', len);
+        int line = 1;
+        for (const char *c = text; c < nul; c++)
+            line += *c == '\n';
+        return ibd_fail(err, TOPO_EINVALID, d->source, line, "a NUL byte");
+    }
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl : end;
+        ibd_span t = {p, stop};
+        if (t.end > t.p && t.end[-1] == '\r')
+            t.end--;
+        if (s.line == INT32_MAX)
+            return ibd_fail(err, TOPO_ELIMIT, d->source, s.line, "too many lines");
+        s.line++;
+        int rc = one_line(&s, t);
+        if (rc != 0)
+            return rc;
+        p = nl ? nl + 1 : end;
+    }
+    d->stats.lines = (size_t)s.line;
+    if (d->stats.skipped_lines > IBD_WARN_LINES)
+        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
+                 d->stats.skipped_lines);
+    return 0;
+}
