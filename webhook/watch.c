@@ -1,66 +1,60 @@
-/* The list+watch loop of topo-webhook's in-memory views (watch.h). */
+/* topo-webhook's in-memory views (watch.h) over a reflector
+ * (topo/reflector.h), which decides when to list, watch and wait: a list
+ * fills a fresh view that is swapped in whole, events edit the current one
+ * under the write lock. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "watch.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "../lib/net/http_internal.h" /* topo_http_backoff_ms: the client's own jitter */
 #include "topo/log.h"
+#include "topo/reflector.h"
+#include "topo/str.h"
 
 struct wh_watch {
     char *name;
-    char *label_selector;
-    const topo_k8s_resource *res;
-    long backoff_base_ms, backoff_max_ms, watch_timeout_s;
     const wh_watch_ops *ops;
     void *payload;
     topo_k8s *k;
+    topo_reflector *refl;
 
     pthread_rwlock_t lock; /* guards view */
     void *view;
     atomic_int synced; /* read by any thread */
 
-    /* Touched by the watch thread only. */
-    void *fresh; /* a list being read */
-    char rv[TOPO_K8S_RV_MAX];
-    uint64_t rng;
+    void *fresh; /* a list being read (the watch thread's) */
 
     pthread_t thread;
     int running;
-    volatile sig_atomic_t stop;
 };
 
-static int on_item(json_t *item, void *payload)
+static int on_list_begin(topo_err *err, void *payload)
 {
     wh_watch *w = payload;
-    return w->ops->apply(w->fresh, item, 0, w->payload);
-}
-
-/* Lists into a fresh view and swaps it in whole. */
-static int relist(wh_watch *w, topo_err *err)
-{
-    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
-    int rc, first = !atomic_load(&w->synced);
-    void *old;
     if ((w->fresh = w->ops->create(w->payload)) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "%s: list: out of memory", w->name);
-    lo.label_selector = w->label_selector;
-    if ((rc = topo_k8s_list(w->rv, w->k, w->res, NULL, &lo, on_item, w, err)) != 0) {
-        /* A callback's code carries no message of its own. */
-        if (rc == TOPO_ENOMEM || rc == TOPO_ELIMIT)
-            topo_err_set(err, rc, "%s: list: %s", w->name, topo_strerror(rc));
-        w->ops->destroy(w->fresh, w->payload);
-        w->fresh = NULL;
-        w->rv[0] = '\0';
-        return rc;
-    }
+    return 0;
+}
+
+static int on_list_object(json_t *object, topo_err *err, void *payload)
+{
+    wh_watch *w = payload;
+    (void)err; /* a code alone: the reflector names the step */
+    return w->ops->apply(w->fresh, object, 0, w->payload);
+}
+
+/* Swaps the list in whole. */
+static int on_list_end(const char *rv, topo_err *err, void *payload)
+{
+    wh_watch *w = payload;
+    int first = !atomic_load(&w->synced);
+    void *old;
+    (void)rv;
+    (void)err;
     pthread_rwlock_wrlock(&w->lock);
     old = w->view;
     w->view = w->fresh;
@@ -73,72 +67,39 @@ static int relist(wh_watch *w, topo_err *err)
     return 0;
 }
 
-static int on_event(topo_k8s_event_type type, json_t *object, void *payload)
+static void on_list_abort(void *payload)
+{
+    wh_watch *w = payload;
+    w->ops->destroy(w->fresh, w->payload);
+    w->fresh = NULL;
+}
+
+static int on_event(topo_k8s_event_type type, json_t *object, const char *rv, topo_err *err,
+                    void *payload)
 {
     wh_watch *w = payload;
     int rc;
-    if (type == TOPO_K8S_BOOKMARK)
-        return 0;
+    (void)rv;
+    (void)err;
     pthread_rwlock_wrlock(&w->lock);
     rc = w->ops->apply(w->view, object, type == TOPO_K8S_DELETED, w->payload);
     pthread_rwlock_unlock(&w->lock);
     return rc;
 }
 
-/* Sleeps ms in steps, so that a stop is seen within 50 ms. */
-static void nap(wh_watch *w, long ms)
-{
-    while (ms > 0 && !w->stop) {
-        long step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, step * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
-}
+/* Every failure is retried: the views serve what they hold meanwhile. */
+static const topo_reflector_handler view_handler = {
+    .list_begin = on_list_begin,
+    .list_object = on_list_object,
+    .list_end = on_list_end,
+    .list_abort = on_list_abort,
+    .event = on_event,
+};
 
 static void *watch_main(void *arg)
 {
     wh_watch *w = arg;
-    topo_err err = TOPO_ERR_INIT;
-    int failures = 0;
-
-    while (!w->stop) {
-        topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
-        int rc;
-        topo_err_clear(&err);
-        if (w->rv[0] == '\0' && (rc = relist(w, &err)) != 0) {
-            if (rc == TOPO_EGONE)
-                continue; /* a continue token expired mid-list: list again */
-            goto failed;
-        }
-        wo.label_selector = w->label_selector;
-        wo.timeout_seconds = w->watch_timeout_s;
-        wo.stop = &w->stop;
-        rc = topo_k8s_watch(w->k, w->res, NULL, w->rv, &wo, on_event, w, &err);
-        if (rc == TOPO_EGONE) {
-            /* History compacted past our position: the view stays served
-             * until the relist replaces it. */
-            topo_log(TOPO_LOG_INFO, "%s: resourceVersion %s expired, listing again", w->name,
-                     w->rv);
-            w->rv[0] = '\0';
-            continue;
-        }
-        if (rc != 0)
-            goto failed;
-        failures = 0;
-        continue;
-    failed:
-        if (w->stop)
-            break;
-        {
-            long ms = topo_http_backoff_ms(w->backoff_base_ms, w->backoff_max_ms, failures,
-                                           &w->rng);
-            topo_log(TOPO_LOG_WARN, "%s: %s; retrying in %ld ms", w->name, err.text, ms);
-            nap(w, ms);
-        }
-        if (failures < 30) /* 2^30 times any base is past any cap */
-            failures++;
-    }
+    (void)topo_reflector_run(w->refl, NULL); /* returns once stopped */
     return NULL;
 }
 
@@ -146,7 +107,6 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
                     const wh_watch_ops *ops, void *payload, topo_err *err)
 {
     wh_watch *w;
-    struct timespec ts;
     int rc;
 
     *out = NULL;
@@ -157,20 +117,9 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
     if ((w = calloc(1, sizeof(*w))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
     pthread_rwlock_init(&w->lock, NULL);
-    w->res = opts->res;
     w->ops = ops;
     w->payload = payload;
-    w->backoff_base_ms = opts->client.backoff_base_ms > 0 ? opts->client.backoff_base_ms : 200;
-    w->backoff_max_ms = opts->client.backoff_max_ms;
-    if (w->backoff_max_ms < w->backoff_base_ms)
-        w->backoff_max_ms = w->backoff_base_ms > 10000 ? w->backoff_base_ms : 10000;
-    w->watch_timeout_s = opts->client.watch_timeout_s > 0 ? opts->client.watch_timeout_s : 0;
-    /* Replicas started together must not retry in step. */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    w->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)w;
-    if ((w->name = strdup(opts->name)) == NULL || (w->view = ops->create(payload)) == NULL ||
-        (opts->label_selector != NULL &&
-         (w->label_selector = strdup(opts->label_selector)) == NULL)) {
+    if ((w->name = topo_strdup(opts->name)) == NULL || (w->view = ops->create(payload)) == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
         goto fail;
     }
@@ -178,6 +127,16 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
         topo_err_wrap(err, "%s: ", opts->name);
         goto fail;
     }
+    topo_reflector_opts ro = {
+        .name = opts->name,
+        .res = opts->res,
+        .label_selector = opts->label_selector,
+        .watch_timeout_s = opts->client.watch_timeout_s,
+        .backoff_base_ms = opts->client.backoff_base_ms,
+        .backoff_max_ms = opts->client.backoff_max_ms,
+    };
+    if ((rc = topo_reflector_create(&w->refl, w->k, &ro, &view_handler, w, err)) < 0)
+        goto fail;
     *out = w;
     return 0;
 fail:
@@ -189,7 +148,6 @@ int wh_watch_start(wh_watch *w, topo_err *err)
 {
     if (w->running)
         return 0;
-    w->stop = 0;
     if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
         return topo_err_set(err, TOPO_EGENERIC, "%s: cannot start its thread", w->name);
     w->running = 1;
@@ -216,7 +174,7 @@ void wh_watch_stop(wh_watch *w)
 {
     if (w == NULL || !w->running)
         return;
-    w->stop = 1;
+    topo_reflector_stop(w->refl);
     pthread_join(w->thread, NULL);
     w->running = 0;
 }
@@ -226,12 +184,12 @@ void wh_watch_free(wh_watch *w)
     if (w == NULL)
         return;
     wh_watch_stop(w);
+    topo_reflector_free(w->refl);
     topo_k8s_free(w->k);
     if (w->ops != NULL) {
         w->ops->destroy(w->view, w->payload);
         w->ops->destroy(w->fresh, w->payload);
     }
-    free(w->label_selector);
     free(w->name);
     pthread_rwlock_destroy(&w->lock);
     free(w);

@@ -1,11 +1,10 @@
-/* The list+watch machinery behind topo-webhook's in-memory views of
- * cluster objects (namespace policies, ResourceQuotas): one background
- * thread lists a resource type, then watches it from the list's
- * resourceVersion, lists again on 410 Gone and backs off on errors, and
- * keeps the view current. What the objects mean stays with the view's
- * owner (wh_watch_ops); this file decides when to list, watch and wait,
- * and how the view is swapped and locked, so every view recovers from the
- * same failures the same way.
+/* The machinery behind topo-webhook's in-memory views of cluster objects
+ * (namespace policies, ResourceQuotas): one background thread runs a
+ * reflector (topo/reflector.h: list, watch from the list's
+ * resourceVersion, list again on 410 Gone, back off on errors) and keeps
+ * the view current. What the objects mean stays with the view's owner
+ * (wh_watch_ops); this file decides how the view is swapped and locked, so
+ * every view recovers from the same failures the same way.
  *
  * A (re)list fills a fresh, private view and swaps it in whole under the
  * write lock (objects deleted while the watch was down disappear); watch
@@ -45,7 +44,7 @@ typedef struct wh_watch_client_opts {
     unsigned int version;
     const topo_k8s_opts *k8s; /* client options; NULL: the client's defaults */
     /* Waits after failures in a row double from base to max, each drawn
-     * between half and all of that (topo_http_backoff_ms: replicas do not
+     * between half and all of that (topo_reflector_opts: replicas do not
      * retry in step). */
     long backoff_base_ms; /* default 200 */
     long backoff_max_ms;  /* default 10000 */

@@ -1,5 +1,7 @@
-/* The cache filler (include/topo/filler.h): a list+watch loop per kind
- * feeding the SQLite cache, and optionally a live snapshot, in batches.
+/* The cache filler (include/topo/filler.h): a reflector (topo/reflector.h)
+ * per kind feeding the SQLite cache, and optionally a live snapshot, in
+ * batches; the reflector decides when to list, watch and wait, the
+ * callbacks here what a list or an event does to the cache.
  *
  * Locking: one mutex (db) guards the cache connection, the open batch, the
  * live snapshot's writer side and the statistics. Kind threads take it per
@@ -15,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +29,7 @@
 #include "topo/cache_json.h"
 #include "topo/log.h"
 #include "topo/pool.h"
+#include "topo/reflector.h"
 #include "topo/strmap.h"
 
 #define NKINDS 3
@@ -33,6 +37,12 @@
 #define MAX_FAILURES_ONCE 3
 /* What a callback returns to end a list or a watch because of a stop. */
 #define STOPPED 1
+
+/* The keys the cache holds for a kind (node names, pod uids). */
+typedef struct key_list {
+    char **keys;
+    size_t n, cap;
+} key_list;
 
 typedef struct kind_state {
     struct topo_filler *f;
@@ -42,10 +52,13 @@ typedef struct kind_state {
     pthread_t thread;
     int started;
     topo_k8s *k;
-    char rv[TOPO_K8S_RV_MAX];
+    topo_reflector *refl;             /* while running; set and cleared under db */
+    int from_store;                   /* watching from the rv the cache stored */
     char pending_rv[TOPO_K8S_RV_MAX]; /* to store with the next commit */
-    uint64_t watch_events;            /* events seen by the current watch */
     atomic_int synced;                /* listed, or resumed from the stored rv */
+    /* The relist in progress (db held from list_begin to its end). */
+    key_list before;                  /* keys the cache held (live only) */
+    uint64_t listed;                  /* objects listed */
     topo_pool *scratch;               /* per event decoding (live) */
     topo_strmap *seen;                /* keys listed during a relist (live) */
     char **seen_keys;
@@ -61,7 +74,7 @@ struct topo_filler {
     pthread_mutex_t db;
     int batch_open;
     size_t batch_events;
-    volatile sig_atomic_t stop; /* what the watches look at */
+    volatile sig_atomic_t stop; /* set with stop_all */
     int fatal;
     topo_err fatal_err;
     topo_filler_stats stats;
@@ -77,27 +90,17 @@ static const topo_cache_kind kind_of[NKINDS] = {TOPO_CACHE_NODES, TOPO_CACHE_POD
 
 /* ---- small helpers ---- */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static int stopping(const topo_filler *f)
 {
     return f->stop || (f->opts.stop != NULL && *f->opts.stop);
 }
 
-/* Sleeps up to ms, waking early when asked to stop. */
-static void nap(topo_filler *f, long ms)
+/* Stops every kind (db held): the running reflectors end their watches. */
+static void stop_all(topo_filler *f)
 {
-    while (ms > 0 && !stopping(f)) {
-        long step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, step * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
+    f->stop = 1;
+    for (size_t i = 0; i < NKINDS; i++)
+        topo_reflector_stop(f->kinds[i].refl);
 }
 
 /* Errors that another try will not fix. */
@@ -117,7 +120,7 @@ static void set_fatal(topo_filler *f, const topo_err *err, int code)
         else
             topo_err_set(&f->fatal_err, f->fatal, "filler: %s", topo_strerror(f->fatal));
     }
-    f->stop = 1;
+    stop_all(f);
 }
 
 /* ---- batches (db held) ---- */
@@ -260,47 +263,35 @@ static int seen_add(kind_state *ks, const char *key)
     return topo_strmap_put(ks->seen, copy, 0);
 }
 
-typedef struct list_ctx {
-    topo_filler *f;
-    kind_state *ks;
-    topo_err *err;
-    uint64_t count;
-} list_ctx;
-
-static int on_item(json_t *item, void *payload)
+static int on_list_object(json_t *item, topo_err *err, void *payload)
 {
-    list_ctx *c = payload;
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
     topo_err local = TOPO_ERR_INIT;
     /* A stop must not wait for the end of a 100k-object list (this thread
      * holds the lock the committer would pass the stop on with). */
-    if (stopping(c->f))
+    if (stopping(f))
         return STOPPED;
-    int rc = topo_cache_upsert_json(c->f->cache, c->ks->kind, item, &local);
+    int rc = topo_cache_upsert_json(f->cache, ks->kind, item, &local);
     if (rc == TOPO_EINVALID) {
-        c->f->stats.rejected++;
+        f->stats.rejected++;
         topo_log(TOPO_LOG_WARN, "filler: %s: skipping a malformed object: %s",
-                 c->ks->res->plural, local.text);
+                 ks->res->plural, local.text);
         return 0;
     }
     if (rc < 0) {
-        *c->err = local;
+        *err = local;
         return rc;
     }
-    const char *key = key_of(c->ks, item);
+    const char *key = key_of(ks, item);
     /* Only the live snapshot needs to know what the list no longer has. */
-    if (c->f->nlives > 0 && key != NULL && (rc = seen_add(c->ks, key)) < 0)
+    if (f->nlives > 0 && key != NULL && (rc = seen_add(ks, key)) < 0)
         return rc;
-    if ((rc = live_upsert(c->f, c->ks, item, c->err)) < 0)
+    if ((rc = live_upsert(f, ks, item, err)) < 0)
         return rc;
-    c->count++;
+    ks->listed++;
     return 0;
 }
-
-/* The keys the cache holds for a kind (node names, pod uids). */
-typedef struct key_list {
-    char **keys;
-    size_t n, cap;
-} key_list;
 
 static void keys_free(key_list *l)
 {
@@ -344,85 +335,98 @@ static int collect_keys(topo_filler *f, kind_state *ks, key_list *out, topo_err 
     return rc > 0 ? topo_err_set(err, TOPO_ENOMEM, "filler: out of memory") : rc;
 }
 
-/* Lists the kind and replaces its rows, in one transaction of its own. */
-static int relist(topo_filler *f, kind_state *ks, topo_err *err)
+/* A relist is one transaction of its own: db is held from on_list_begin
+ * until on_list_end commits it or on_list_abort rolls it back. */
+static int on_list_begin(topo_err *err, void *payload)
 {
-    char rv[TOPO_K8S_RV_MAX] = {0};
-    list_ctx c = {f, ks, err, 0};
-    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
-    size_t deleted = 0;
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
     int rc;
 
-    key_list before = {NULL, 0, 0};
-    lo.limit = f->opts.page_size;
+    /* A resume the server refused (410): synced again once listed. */
+    if (ks->from_store)
+        atomic_store(&ks->synced, 0);
+    ks->from_store = 0;
+    ks->listed = 0;
     pthread_mutex_lock(&f->db);
     /* The relist must be one transaction: close what others batched first,
      * so a failure here rolls back nothing but the relist. */
     if ((rc = flush(f, err)) < 0 || (rc = ensure_batch(f, err)) < 0 ||
         (rc = topo_cache_relist_begin(f->cache, ks->kind, err)) < 0)
-        goto fail;
+        return rc;
     seen_clear(ks);
     if (f->nlives > 0) {
-        if ((ks->seen = topo_strmap_create(1024)) == NULL) {
-            rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
-            goto fail;
-        }
-        if ((rc = collect_keys(f, ks, &before, err)) < 0)
-            goto fail;
+        if ((ks->seen = topo_strmap_create(1024)) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+        if ((rc = collect_keys(f, ks, &ks->before, err)) < 0)
+            return rc;
     }
-    if ((rc = topo_k8s_list(rv, ks->k, ks->res, NULL, &lo, on_item, &c, err)) != 0)
-        goto fail; /* an error, or STOPPED: the relist is rolled back */
+    return 0;
+}
+
+/* Replaces the kind's rows with the list's and commits. */
+static int on_list_end(const char *rv, topo_err *err, void *payload)
+{
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
+    size_t deleted = 0;
+    int rc;
+
     if ((rc = topo_cache_relist_end(f->cache, ks->kind, &deleted, err)) < 0 ||
         (rc = topo_cache_set_watch_rv(f->cache, ks->kind, rv, err)) < 0)
-        goto fail;
+        return rc;
     /* The live snapshot drops what the list no longer has. */
-    for (size_t i = 0; i < before.n && rc == 0; i++)
-        if (topo_strmap_get(ks->seen, before.keys[i]) < 0)
-            rc = live_delete(f, ks, before.keys[i], err);
+    for (size_t i = 0; i < ks->before.n && rc == 0; i++)
+        if (topo_strmap_get(ks->seen, ks->before.keys[i]) < 0)
+            rc = live_delete(f, ks, ks->before.keys[i], err);
     if (rc < 0)
-        goto fail;
+        return rc;
     ks->pending_rv[0] = '\0';
     if ((rc = flush(f, err)) < 0)
-        goto fail_unlocked_batch;
+        return rc;
     f->stats.relists++;
-    f->stats.listed[ks->kind] += c.count;
+    f->stats.listed[ks->kind] += ks->listed;
     atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
-    keys_free(&before);
-    memcpy(ks->rv, rv, sizeof(rv));
+    keys_free(&ks->before);
     topo_log(TOPO_LOG_INFO, "filler: listed %llu %s at resourceVersion %s (%zu stale rows removed)",
-             (unsigned long long)c.count, ks->res->plural, rv, deleted);
+             (unsigned long long)ks->listed, ks->res->plural, rv, deleted);
     return 0;
-fail:
+}
+
+/* The relist failed or was stopped: rolled back. */
+static void on_list_abort(void *payload)
+{
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
     if (f->batch_open) {
         topo_cache_rollback(f->cache, NULL);
         f->batch_open = 0;
     }
-fail_unlocked_batch:
     pthread_mutex_unlock(&f->db);
-    keys_free(&before);
-    return rc;
+    keys_free(&ks->before);
 }
 
 /* ---- watch ---- */
 
-typedef struct watch_ctx {
-    topo_filler *f;
-    kind_state *ks;
-    topo_err *err;
-} watch_ctx;
-
-static int on_event(topo_k8s_event_type type, json_t *obj, void *payload)
+/* Stores rv with the next commit (db held); commits when the batch is full. */
+static int reached(topo_filler *f, kind_state *ks, const char *rv, topo_err *err)
 {
-    watch_ctx *c = payload;
-    topo_filler *f = c->f;
-    kind_state *ks = c->ks;
+    if (rv != NULL && strlen(rv) < sizeof(ks->pending_rv))
+        strcpy(ks->pending_rv, rv);
+    return f->batch_events >= f->opts.batch_max ? flush(f, err) : 0;
+}
+
+static int on_event(topo_k8s_event_type type, json_t *obj, const char *rv, topo_err *err,
+                    void *payload)
+{
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
     topo_err local = TOPO_ERR_INIT;
-    const char *rv = meta_string(obj, "resourceVersion");
     int rc = 0;
 
     pthread_mutex_lock(&f->db);
-    if ((rc = ensure_batch(f, c->err)) < 0)
+    if ((rc = ensure_batch(f, err)) < 0)
         goto out;
     if (type == TOPO_K8S_ADDED || type == TOPO_K8S_MODIFIED) {
         rc = topo_cache_upsert_json(f->cache, ks->kind, obj, &local);
@@ -432,122 +436,129 @@ static int on_event(topo_k8s_event_type type, json_t *obj, void *payload)
                      ks->res->plural, local.text);
             rc = 0;
         } else if (rc < 0) {
-            *c->err = local;
+            *err = local;
             goto out;
-        } else if ((rc = live_upsert(f, ks, obj, c->err)) < 0) {
+        } else if ((rc = live_upsert(f, ks, obj, err)) < 0) {
             goto out;
         }
     } else if (type == TOPO_K8S_DELETED) {
         const char *key = key_of(ks, obj);
         if (key != NULL) {
             if (ks->kind == TOPO_CACHE_NODES)
-                rc = topo_cache_delete_node(f->cache, key, NULL, c->err);
+                rc = topo_cache_delete_node(f->cache, key, NULL, err);
             else if (ks->kind == TOPO_CACHE_PODS)
-                rc = topo_cache_delete_pod(f->cache, key, NULL, c->err);
+                rc = topo_cache_delete_pod(f->cache, key, NULL, err);
             else
-                rc = topo_cache_delete_job(f->cache, key, NULL, c->err);
+                rc = topo_cache_delete_job(f->cache, key, NULL, err);
             if (rc == 0)
-                rc = live_delete(f, ks, key, c->err);
+                rc = live_delete(f, ks, key, err);
             if (rc < 0)
                 goto out;
         }
     }
-    if (rv != NULL && strlen(rv) < sizeof(ks->pending_rv))
-        strcpy(ks->pending_rv, rv);
-    if (type != TOPO_K8S_BOOKMARK) {
-        f->stats.events++;
-        ks->watch_events++;
-        f->batch_events++;
-    }
-    if (f->batch_events >= f->opts.batch_max)
-        rc = flush(f, c->err);
+    f->stats.events++;
+    f->batch_events++;
+    rc = reached(f, ks, rv, err);
 out:
     pthread_mutex_unlock(&f->db);
     return rc;
 }
 
-static int watch(topo_filler *f, kind_state *ks, topo_err *err)
+static int on_bookmark(const char *rv, topo_err *err, void *payload)
 {
-    topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
-    watch_ctx c = {f, ks, err};
-    if (f->opts.once)
-        wo.timeout_seconds = (f->opts.idle_ms + 999) / 1000;
-    wo.stop = &f->stop;
-    ks->watch_events = 0;
-    return topo_k8s_watch(ks->k, ks->res, NULL, ks->rv, &wo, on_event, &c, err);
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
+    int rc;
+    pthread_mutex_lock(&f->db);
+    if ((rc = ensure_batch(f, err)) == 0)
+        rc = reached(f, ks, rv, err);
+    pthread_mutex_unlock(&f->db);
+    return rc;
+}
+
+static int on_watch_end(uint64_t events, void *payload)
+{
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
+    if (ks->from_store) {
+        pthread_mutex_lock(&f->db);
+        f->stats.resumed++;
+        pthread_mutex_unlock(&f->db);
+        ks->from_store = 0;
+    }
+    return f->opts.once && events == 0; /* synced and quiet */
+}
+
+/* Errors that another try will not fix end the whole filler. */
+static int on_error(int code, const topo_err *err, unsigned int failures, void *payload)
+{
+    kind_state *ks = payload;
+    topo_filler *f = ks->f;
+    int verdict = 0;
+    if (stopping(f))
+        return STOPPED; /* a failure caused by, or racing, the stop is no failure */
+    pthread_mutex_lock(&f->db);
+    if (fatal_code(code) || (f->opts.once && failures + 1 >= MAX_FAILURES_ONCE)) {
+        set_fatal(f, err, code);
+        verdict = code;
+    } else {
+        f->stats.errors++;
+    }
+    pthread_mutex_unlock(&f->db);
+    return verdict;
 }
 
 /* ---- the per-kind loop ---- */
+
+static const topo_reflector_handler kind_handler = {
+    .list_begin = on_list_begin,
+    .list_object = on_list_object,
+    .list_end = on_list_end,
+    .list_abort = on_list_abort,
+    .event = on_event,
+    .bookmark = on_bookmark,
+    .watch_end = on_watch_end,
+    .error = on_error,
+};
+
+/* The kind's reflector, resuming from the rv the cache stored (db held). */
+static int kind_reflector(kind_state *ks, topo_err *err)
+{
+    topo_filler *f = ks->f;
+    char rv[TOPO_K8S_RV_MAX];
+    char name[64];
+    topo_reflector_opts ro = {.res = ks->res, .page_size = f->opts.page_size};
+
+    snprintf(name, sizeof(name), "filler: %s", ks->res->plural);
+    ro.name = name;
+    if (f->opts.once)
+        ro.watch_timeout_s = (f->opts.idle_ms + 999) / 1000;
+    ks->from_store = topo_cache_get_watch_rv(f->cache, ks->kind, rv, sizeof(rv), NULL) == 0 &&
+                     rv[0] != '\0';
+    if (ks->from_store)
+        ro.resume_rv = rv;
+    return topo_reflector_create(&ks->refl, ks->k, &ro, &kind_handler, ks, err);
+}
 
 static void *kind_main(void *arg)
 {
     kind_state *ks = arg;
     topo_filler *f = ks->f;
     topo_err err = TOPO_ERR_INIT;
-    int failures = 0;
-    int from_store = 0;
-    long backoff = 200;
+    int rc;
 
     pthread_mutex_lock(&f->db);
-    if (topo_cache_get_watch_rv(f->cache, ks->kind, ks->rv, sizeof(ks->rv), NULL) == 0)
-        from_store = 1;
-    else
-        ks->rv[0] = '\0';
+    if ((rc = kind_reflector(ks, &err)) < 0)
+        set_fatal(f, &err, rc);
     pthread_mutex_unlock(&f->db);
-
-    while (!stopping(f)) {
-        int rc;
-        topo_err_clear(&err);
-        if (ks->rv[0] == '\0') {
-            from_store = 0;
-            if ((rc = relist(f, ks, &err)) != 0)
-                goto failed;
-        }
-        /* Resuming from the stored rv: the cache already holds that state. */
-        if (from_store)
-            atomic_store(&ks->synced, 1);
-        rc = watch(f, ks, &err);
-        if (rc == TOPO_EGONE) {
-            /* ... unless the server says it is too old: synced once listed. */
-            if (from_store)
-                atomic_store(&ks->synced, 0);
-            from_store = 0;
-            topo_log(TOPO_LOG_INFO, "filler: %s: resourceVersion %s expired, listing again",
-                     ks->res->plural, ks->rv);
-            ks->rv[0] = '\0';
-            continue;
-        }
-        if (rc < 0)
-            goto failed;
-        if (from_store) {
-            pthread_mutex_lock(&f->db);
-            f->stats.resumed++;
-            pthread_mutex_unlock(&f->db);
-            from_store = 0;
-        }
-        failures = 0;
-        backoff = 200;
-        if (f->opts.once && ks->watch_events == 0)
-            break; /* synced and quiet */
-        continue;
-    failed:
-        if (rc == STOPPED || stopping(f))
-            break; /* a failure caused by, or racing, the stop is no failure */
-        if (fatal_code(rc) || (f->opts.once && ++failures >= MAX_FAILURES_ONCE)) {
-            pthread_mutex_lock(&f->db);
-            set_fatal(f, &err, rc);
-            pthread_mutex_unlock(&f->db);
-            break;
-        }
-        pthread_mutex_lock(&f->db);
-        f->stats.errors++;
-        pthread_mutex_unlock(&f->db);
-        topo_log(TOPO_LOG_WARN, "filler: %s: %s; retrying in %ld ms", ks->res->plural, err.text,
-                 backoff);
-        nap(f, backoff + (long)(now_ms() % 100));
-        backoff = backoff * 2 > 10000 ? 10000 : backoff * 2;
-    }
+    /* Resuming from the stored rv: the cache already holds that state. */
+    if (rc == 0 && ks->from_store)
+        atomic_store(&ks->synced, 1);
+    if (rc == 0 && !stopping(f))
+        (void)topo_reflector_run(ks->refl, &err); /* failures went through on_error */
     pthread_mutex_lock(&f->db);
+    topo_reflector_free(ks->refl);
+    ks->refl = NULL;
     f->kinds_running--;
     pthread_cond_broadcast(&f->done);
     pthread_mutex_unlock(&f->db);
@@ -567,8 +578,8 @@ static void *committer_main(void *arg)
         until.tv_sec += ns / 1000000000L;
         until.tv_nsec = ns % 1000000000L;
         pthread_cond_timedwait(&f->done, &f->db, &until);
-        if (f->opts.stop != NULL && *f->opts.stop)
-            f->stop = 1;
+        if (f->opts.stop != NULL && *f->opts.stop && !f->stop)
+            stop_all(f);
         topo_err err = TOPO_ERR_INIT;
         int rc = flush(f, &err);
         if (rc < 0)
@@ -692,6 +703,7 @@ void topo_filler_free(topo_filler *f)
         topo_k8s_free(f->kinds[i].k);
         topo_pool_free(f->kinds[i].scratch);
         seen_clear(&f->kinds[i]);
+        keys_free(&f->kinds[i].before);
         free(f->kinds[i].seen_keys);
     }
     topo_cache_close(f->cache);

@@ -15,8 +15,8 @@
  *   watch RES [--rv RV] [--timeout S] [--max-events N]
  *                                prints "event TYPE NS/NAME RV" and "end CODE RV"
  *   sync RES --duration-ms MS [--watch-timeout S]
- *                                list + watch, relisting on 410 (a reflector); prints
- *                                "synced RV" after each list, "gone" on each 410,
+ *                                a reflector (topo/reflector.h) over RES; prints
+ *                                "synced RV" after each list, "gone RV" before each relist,
  *                                then "state NS/NAME RV" per object and "relists N"
  *   patch RES NAME --type merge|json --patch JSON [--rv RV]
  *                                prints "patched RV"
@@ -42,6 +42,7 @@
 
 #include "topo/k8s.h"
 #include "topo/log.h"
+#include "topo/reflector.h"
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t stop_flag;
@@ -226,92 +227,139 @@ static int cmd_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns, 
 typedef struct sync_state {
     json_t *objects; /* "ns/name" -> rv */
     json_t *fresh;   /* the list being built */
+    long relists;
+    char rv[TOPO_K8S_RV_MAX]; /* the position reached */
+    topo_reflector *refl;
+    long duration_ms;
 } sync_state;
 
-static int sync_item(json_t *item, void *payload)
+static void sync_reached(sync_state *s, const char *rv)
+{
+    snprintf(s->rv, sizeof(s->rv), "%s", rv);
+}
+
+static int sync_list_begin(topo_err *err, void *payload)
+{
+    sync_state *s = payload;
+    (void)err;
+    if (s->relists > 0)
+        say("gone %s", s->rv); /* a relist: the position expired */
+    return (s->fresh = json_object()) == NULL ? TOPO_ENOMEM : 0;
+}
+
+static int sync_item(json_t *item, topo_err *err, void *payload)
 {
     sync_state *s = payload;
     char key[600];
+    (void)err;
     object_key(key, sizeof(key), item);
     return json_object_set_new(s->fresh, key, json_string(object_rv(item))) < 0 ? TOPO_ENOMEM
                                                                                : 0;
 }
 
-static int sync_event(topo_k8s_event_type type, json_t *obj, void *payload)
+static int sync_list_end(const char *rv, topo_err *err, void *payload)
+{
+    sync_state *s = payload;
+    (void)err;
+    json_decref(s->objects);
+    s->objects = s->fresh;
+    s->fresh = NULL;
+    s->relists++;
+    sync_reached(s, rv);
+    say("synced %s", rv);
+    return 0;
+}
+
+static void sync_list_abort(void *payload)
+{
+    sync_state *s = payload;
+    json_decref(s->fresh);
+    s->fresh = NULL;
+}
+
+static int sync_event(topo_k8s_event_type type, json_t *obj, const char *rv, topo_err *err,
+                      void *payload)
 {
     sync_state *s = payload;
     char key[600];
-    if (type == TOPO_K8S_BOOKMARK)
-        return 0;
+    int rc;
     object_key(key, sizeof(key), obj);
     if (type == TOPO_K8S_DELETED)
-        return json_object_del(s->objects, key) < 0 ? TOPO_EINVALID : 0;
-    if (type == TOPO_K8S_ADDED && json_object_get(s->objects, key) != NULL)
-        return TOPO_EINVALID; /* an ADDED for an object we have: a lost DELETED */
-    if (type == TOPO_K8S_MODIFIED && json_object_get(s->objects, key) == NULL)
-        return TOPO_EINVALID; /* a MODIFIED for one we never saw: a lost ADDED */
-    return json_object_set_new(s->objects, key, json_string(object_rv(obj))) < 0 ? TOPO_ENOMEM
-                                                                                 : 0;
+        rc = json_object_del(s->objects, key) < 0 ? TOPO_EINVALID : 0;
+    else if (type == TOPO_K8S_ADDED && json_object_get(s->objects, key) != NULL)
+        rc = TOPO_EINVALID; /* an ADDED for an object we have: a lost DELETED */
+    else if (type == TOPO_K8S_MODIFIED && json_object_get(s->objects, key) == NULL)
+        rc = TOPO_EINVALID; /* a MODIFIED for one we never saw: a lost ADDED */
+    else
+        rc = json_object_set_new(s->objects, key, json_string(object_rv(obj))) < 0 ? TOPO_ENOMEM
+                                                                                  : 0;
+    if (rc < 0)
+        return topo_err_set(err, rc, "%s event for %s contradicts the state",
+                            topo_k8s_event_name(type), key);
+    sync_reached(s, rv);
+    return 0;
+}
+
+static int sync_bookmark(const char *rv, topo_err *err, void *payload)
+{
+    (void)err;
+    sync_reached(payload, rv);
+    return 0;
+}
+
+/* Retries everything but a stream that contradicted the state. */
+static int sync_error(int code, const topo_err *err, unsigned int failures, void *payload)
+{
+    (void)failures;
+    (void)payload;
+    say("error %s: %s", topo_err_name(code), err->text);
+    return code == TOPO_EINVALID ? code : 0;
 }
 
 static void *stop_after(void *p)
 {
-    sleep_ms(*(long *)p);
+    sync_state *s = p;
+    sleep_ms(s->duration_ms);
     stop_flag = 1;
+    topo_reflector_stop(s->refl);
     return NULL;
 }
 
 static int cmd_sync(topo_k8s *k, const topo_k8s_resource *res, const char *ns, int argc,
                     char **argv)
 {
+    static const topo_reflector_handler handler = {
+        .list_begin = sync_list_begin,
+        .list_object = sync_item,
+        .list_end = sync_list_end,
+        .list_abort = sync_list_abort,
+        .event = sync_event,
+        .bookmark = sync_bookmark,
+        .error = sync_error,
+    };
     topo_err err = TOPO_ERR_INIT;
-    char rv[TOPO_K8S_RV_MAX] = "";
-    sync_state s = {json_object(), NULL};
-    topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
-    long duration = opt_long(argc, argv, "--duration-ms", 5000);
-    long relists = 0;
-    int need_list = 1, rc = 0;
+    sync_state s = {json_object(), NULL, 0, "", NULL, opt_long(argc, argv, "--duration-ms", 5000)};
+    topo_reflector_opts ro = {.res = res, .ns = ns,
+                              .watch_timeout_s = opt_long(argc, argv, "--watch-timeout", 2)};
+    int rc;
     pthread_t timer;
 
-    wo.timeout_seconds = opt_long(argc, argv, "--watch-timeout", 2);
-    wo.stop = &stop_flag;
-    if (pthread_create(&timer, NULL, stop_after, &duration) != 0)
+    if (topo_reflector_create(&s.refl, k, &ro, &handler, &s, &err) != 0) {
+        say("error %s: %s", topo_err_name(err.code), err.text);
+        json_decref(s.objects);
         return 1;
-    while (!stop_flag) {
-        if (need_list) {
-            s.fresh = json_object();
-            rc = topo_k8s_list(rv, k, res, ns, NULL, sync_item, &s, &err);
-            if (rc != 0) {
-                json_decref(s.fresh);
-                say("list-error %s: %s", topo_err_name(rc), err.text);
-                sleep_ms(200);
-                continue;
-            }
-            json_decref(s.objects);
-            s.objects = s.fresh;
-            s.fresh = NULL;
-            relists++;
-            need_list = 0;
-            say("synced %s", rv);
-        }
-        rc = topo_k8s_watch(k, res, ns, rv, &wo, sync_event, &s, &err);
-        if (rc == TOPO_EGONE) {
-            say("gone %s", rv);
-            need_list = 1;
-        } else if (rc != 0) {
-            say("watch-error %s: %s", topo_err_name(rc), err.text);
-            if (rc == TOPO_EINVALID)
-                break; /* the event stream contradicted our state */
-            sleep_ms(100);
-        }
     }
+    if (pthread_create(&timer, NULL, stop_after, &s) != 0)
+        return 1;
+    rc = topo_reflector_run(s.refl, &err);
     pthread_join(timer, NULL);
     const char *key;
     json_t *v;
     json_object_foreach(s.objects, key, v) say("state %s %s", key, json_string_value(v));
-    say("relists %ld", relists);
-    say("rv %s", rv);
+    say("relists %ld", s.relists);
+    say("rv %s", s.rv);
     json_decref(s.objects);
+    topo_reflector_free(s.refl);
     return rc == TOPO_EINVALID ? 1 : 0;
 }
 

@@ -1,0 +1,305 @@
+/* The list+watch loop of every mirror of cluster objects (reflector.h):
+ * when to list, watch, list again and wait; the owner's callbacks decide
+ * what the objects mean. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "topo/reflector.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http_internal.h" /* topo_http_backoff_ms: the client's own jitter */
+#include "topo/log.h"
+#include "topo/str.h"
+
+/* What the loop's steps return when a callback or a stop ends the run. */
+#define ENDED 1
+/* 2^30 times any base is past any cap: the failure count stops there. */
+#define MAX_FAILURES_COUNTED 30u
+
+struct topo_reflector {
+    char *name, *ns, *label_selector, *field_selector;
+    const topo_k8s_resource *res;
+    unsigned int page_size;
+    long watch_timeout_s, backoff_base_ms, backoff_max_ms;
+    topo_reflector_handler h;
+    void *payload;
+    topo_k8s *k;
+
+    /* Touched by the running thread only. */
+    char rv[TOPO_K8S_RV_MAX]; /* where the next watch starts; "": list first */
+    uint64_t rng;
+
+    /* The stop: `stopped` for the loop, `cancel` for the open watch (the
+     * client's cancel flag), both set under mu, which the backoff wait
+     * sleeps on. */
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    atomic_int stopped;
+    volatile sig_atomic_t cancel;
+};
+
+static int stopping(topo_reflector *r)
+{
+    return atomic_load(&r->stopped) != 0;
+}
+
+/* Waits ms, or until topo_reflector_stop. */
+static void wait_ms(topo_reflector *r, long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->mu);
+    while (!stopping(r) && pthread_cond_timedwait(&r->wake, &r->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* A failure a callback reported by its code alone gets a message. */
+static int failed_step(topo_reflector *r, int rc, const char *step, topo_err *err)
+{
+    if (rc < 0 && err->text[0] == '\0')
+        topo_err_set(err, rc, "%s: %s: %s", r->name, step, topo_strerror(rc));
+    return rc;
+}
+
+/* ---- list ---- */
+
+typedef struct list_ctx {
+    topo_reflector *r;
+    topo_err *err;
+} list_ctx;
+
+static int list_item(json_t *item, void *payload)
+{
+    list_ctx *c = payload;
+    /* A stop must not wait for the end of a 100k-object list. */
+    if (stopping(c->r))
+        return ENDED;
+    if (c->r->h.list_object == NULL)
+        return 0;
+    return c->r->h.list_object(item, c->err, c->r->payload);
+}
+
+/* Lists everything; on success the watch starts from the list's rv. */
+static int list(topo_reflector *r, topo_err *err)
+{
+    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
+    list_ctx c = {r, err};
+    char rv[TOPO_K8S_RV_MAX];
+    int rc = 0;
+
+    r->rv[0] = '\0'; /* a failed list is listed again */
+    lo.label_selector = r->label_selector;
+    lo.field_selector = r->field_selector;
+    lo.limit = r->page_size;
+    if (r->h.list_begin != NULL && (rc = r->h.list_begin(err, r->payload)) != 0)
+        goto abort;
+    if ((rc = topo_k8s_list(rv, r->k, r->res, r->ns, &lo, list_item, &c, err)) != 0)
+        goto abort;
+    if (r->h.list_end != NULL && (rc = r->h.list_end(rv, err, r->payload)) != 0)
+        goto abort;
+    memcpy(r->rv, rv, sizeof(rv));
+    return 0;
+abort:
+    if (r->h.list_abort != NULL)
+        r->h.list_abort(r->payload);
+    return failed_step(r, rc, "list", err);
+}
+
+/* ---- watch ---- */
+
+typedef struct watch_ctx {
+    topo_reflector *r;
+    topo_err *err;
+    uint64_t events;
+} watch_ctx;
+
+static int watch_event(topo_k8s_event_type type, json_t *object, void *payload)
+{
+    watch_ctx *c = payload;
+    topo_reflector *r = c->r;
+    /* The client checked it is there and fits TOPO_K8S_RV_MAX. */
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(object, "metadata"), "resourceVersion"));
+    int rc = 0;
+    if (type == TOPO_K8S_BOOKMARK)
+        return r->h.bookmark != NULL ? r->h.bookmark(rv, c->err, r->payload) : 0;
+    if (r->h.event != NULL)
+        rc = r->h.event(type, object, rv, c->err, r->payload);
+    if (rc == 0)
+        c->events++;
+    return rc;
+}
+
+/* Watches from r->rv, which the client moves with every event accepted. */
+static int watch(topo_reflector *r, topo_err *err)
+{
+    topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
+    watch_ctx c = {r, err, 0};
+    int rc;
+    wo.label_selector = r->label_selector;
+    wo.field_selector = r->field_selector;
+    wo.timeout_seconds = r->watch_timeout_s;
+    wo.stop = &r->cancel;
+    rc = topo_k8s_watch(r->k, r->res, r->ns, r->rv, &wo, watch_event, &c, err);
+    if (rc == 0 && r->h.watch_end != NULL && r->h.watch_end(c.events, r->payload) != 0)
+        rc = ENDED;
+    return failed_step(r, rc, "watch", err);
+}
+
+/* ---- the loop ---- */
+
+/* After a failed step: 0 to go on (after the backoff), else what
+ * topo_reflector_run returns. */
+static int after_failure(topo_reflector *r, int rc, topo_err *e, unsigned int *failures,
+                         topo_err *err)
+{
+    if (stopping(r))
+        return ENDED; /* a failure caused by, or racing, the stop is no failure */
+    if (r->h.error != NULL) {
+        int verdict = r->h.error(rc, e, *failures, r->payload);
+        if (verdict > 0)
+            return ENDED;
+        if (verdict < 0) {
+            if (err != NULL)
+                *err = *e;
+            return verdict;
+        }
+    }
+    long ms = topo_http_backoff_ms(r->backoff_base_ms, r->backoff_max_ms, (int)*failures, &r->rng);
+    topo_log(TOPO_LOG_WARN, "%s: %s; retrying in %ld ms", r->name, e->text, ms);
+    wait_ms(r, ms);
+    if (*failures < MAX_FAILURES_COUNTED)
+        (*failures)++;
+    return 0;
+}
+
+int topo_reflector_run(topo_reflector *r, topo_err *err)
+{
+    topo_err e = TOPO_ERR_INIT;
+    unsigned int failures = 0;
+    int rc = 0;
+
+    while (!stopping(r)) {
+        topo_err_clear(&e);
+        rc = 0;
+        if (r->rv[0] == '\0' && (rc = list(r, &e)) == TOPO_EGONE && !stopping(r))
+            continue; /* a continue token expired mid-list: list again */
+        if (rc == 0) {
+            if ((rc = watch(r, &e)) == 0) {
+                failures = 0;
+                continue;
+            }
+            if (rc == TOPO_EGONE) {
+                /* History compacted past our position: the owner's copy
+                 * stays as it is until the list replaces it. */
+                topo_log(TOPO_LOG_INFO, "%s: resourceVersion %s expired, listing again", r->name,
+                         r->rv);
+                r->rv[0] = '\0';
+                continue;
+            }
+        }
+        if (rc > 0 || (rc = after_failure(r, rc, &e, &failures, err)) != 0)
+            break;
+    }
+    /* The stop was for this run: a later one starts afresh. */
+    pthread_mutex_lock(&r->mu);
+    atomic_store(&r->stopped, 0);
+    r->cancel = 0;
+    pthread_mutex_unlock(&r->mu);
+    return rc < 0 ? rc : 0;
+}
+
+void topo_reflector_stop(topo_reflector *r)
+{
+    if (r == NULL)
+        return;
+    pthread_mutex_lock(&r->mu);
+    atomic_store(&r->stopped, 1);
+    r->cancel = 1;
+    pthread_cond_broadcast(&r->wake);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- lifecycle ---- */
+
+static int copy_opt(char **out, const char *s)
+{
+    return s == NULL || (*out = topo_strdup(s)) != NULL ? 0 : TOPO_ENOMEM;
+}
+
+int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflector_opts *opts,
+                          const topo_reflector_handler *handler, void *payload, topo_err *err)
+{
+    topo_reflector *r = NULL;
+    pthread_condattr_t ca;
+    struct timespec ts;
+    int rc = 0;
+
+    *out = NULL;
+    if (k == NULL || opts == NULL || opts->res == NULL || handler == NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "reflector: a client, a resource and callbacks are required");
+    if (opts->resume_rv != NULL && strlen(opts->resume_rv) >= TOPO_K8S_RV_MAX)
+        return topo_err_set(err, TOPO_ELIMIT, "reflector: resume_rv longer than %d bytes",
+                            TOPO_K8S_RV_MAX - 1);
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return topo_err_nomem(err, "reflector");
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&r->stopped, 0);
+    r->res = opts->res;
+    r->k = k;
+    r->h = *handler;
+    r->payload = payload;
+    r->page_size = opts->page_size > 0 ? opts->page_size : TOPO_K8S_PAGE_DEFAULT;
+    r->watch_timeout_s = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 0;
+    r->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : 200;
+    r->backoff_max_ms = opts->backoff_max_ms;
+    if (r->backoff_max_ms < r->backoff_base_ms)
+        r->backoff_max_ms = r->backoff_base_ms > 10000 ? r->backoff_base_ms : 10000;
+    if (opts->resume_rv != NULL)
+        memcpy(r->rv, opts->resume_rv, strlen(opts->resume_rv) + 1);
+    /* Replicas started together must not retry in step. */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)r;
+    if ((rc = copy_opt(&r->name, opts->name != NULL ? opts->name : opts->res->plural)) < 0 ||
+        (rc = copy_opt(&r->ns, opts->ns)) < 0 ||
+        (rc = copy_opt(&r->label_selector, opts->label_selector)) < 0 ||
+        (rc = copy_opt(&r->field_selector, opts->field_selector)) < 0) {
+        rc = topo_err_nomem(err, "reflector");
+        goto fail;
+    }
+    *out = r;
+    return 0;
+fail:
+    topo_reflector_free(r);
+    return rc;
+}
+
+void topo_reflector_free(topo_reflector *r)
+{
+    if (r == NULL)
+        return;
+    free(r->name);
+    free(r->ns);
+    free(r->label_selector);
+    free(r->field_selector);
+    pthread_cond_destroy(&r->wake);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
