@@ -318,16 +318,16 @@ static int load_from_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, con
                         const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                         topo_pool *pool, topo_err *err)
 {
-    topo_cache_opts copts = TOPO_CACHE_OPTS_INIT;
-    topo_cache_snapshot_opts sopts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    /* A reader: a missing file is an error, not a new cache, and it never
+     * writes (no schema into an empty file). */
+    topo_cache_opts copts = {.must_exist = 1, .read_only = 1};
+    topo_cache_snapshot_opts sopts = {0};
     topo_cache *cache = NULL;
     node_list l = {NULL, 0, 0, pool, err};
     int error, reading = 0;
 
-    copts.create = 0; /* a reader: a missing file is an error, not a new cache */
-    copts.read_only = 1; /* and it never writes (no schema into an empty file) */
     sopts.snapshot = opts->snapshot;
-    sopts.charge_tas_pods = opts->charge_tas_pods;
+    sopts.skip_tas_pods = opts->skip_tas_pods;
     sopts.now = (int64_t)time(NULL);
     if ((error = topo_cache_open(&cache, db, &copts, err)) < 0 ||
         (error = topo_cache_read_begin(cache, err)) < 0)

@@ -317,7 +317,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
     };
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts sopts = {0};
     topo_podset_spec ps;
     topo_podset_result result;
     topo_gates gates;

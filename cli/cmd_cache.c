@@ -135,7 +135,7 @@ cleanup:
 
 static int cmd_stats(topo_cli_flag *f, topo_err *err)
 {
-    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts opts = {.must_exist = 1, .read_only = 1};
     topo_cache *cache = NULL;
     topo_cache_stats s;
     char rv[3][128];
@@ -143,8 +143,6 @@ static int cmd_stats(topo_cli_flag *f, topo_err *err)
 
     if (f[F_NODES].n + f[F_PODS].n + f[F_JOBS].n > 0)
         return topo_err_set(err, TOPO_EINVALID, "stats: takes --db only");
-    opts.create = 0;
-    opts.read_only = 1;
     if ((error = topo_cache_open(&cache, f[F_DB].values[0], &opts, err)) < 0 ||
         (error = topo_cache_get_stats(&s, cache, err)) < 0)
         goto cleanup;

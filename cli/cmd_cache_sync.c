@@ -93,12 +93,11 @@ static int verify_live(topo_live *live, const char *db, const topo_snapshot_opts
 {
     topo_cache *cache = NULL;
     topo_snapshot *fresh = NULL;
-    topo_cache_snapshot_opts co = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    /* The live snapshot holds no reservations here. */
+    topo_cache_snapshot_opts co = {.snapshot = *sopts, .skip_reservations = 1};
     topo_buf a = TOPO_BUF_INIT(0), b = TOPO_BUF_INIT(0);
     int rc;
 
-    co.snapshot = *sopts;
-    co.charge_reservations = 0; /* the live snapshot holds none here */
     if ((rc = topo_cache_open(&cache, db, NULL, err)) < 0 ||
         (rc = topo_cache_snapshot(&fresh, cache, &co, NULL, err)) < 0)
         goto cleanup;
@@ -172,9 +171,8 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
 {
     topo_cache *cache = NULL;
     topo_cache_stats cs;
-    topo_cache_opts co = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts co = {.must_exist = 1};
     struct rusage ru;
-    co.create = 0;
     memset(&cs, 0, sizeof(cs));
     if (topo_cache_open(&cache, db, &co, NULL) == 0 &&
         topo_cache_get_stats(&cs, cache, NULL) < 0)
@@ -219,7 +217,7 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     topo_snapshot_opts sopts = {"default", NULL, 0, NULL, 0};
     topo_pool *pool = NULL;
     topo_err err = TOPO_ERR_INIT;
-    topo_filler_opts o = TOPO_FILLER_OPTS_INIT;
+    topo_filler_opts o = {0};
     topo_filler *filler = NULL;
     int help = 0, rc;
     int64_t v;

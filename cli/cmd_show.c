@@ -214,7 +214,7 @@ int topo_cli_cmd_show(int argc, char **argv)
         [F_TOPOLOGY_NAME] = {"--topology-name", 1, 0, NULL, {0}, 0},
     };
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts sopts = {0};
     topo_pool *pool = NULL;
     topo_inventory *inv = NULL;
     topo_cli_nodes nodes = {NULL, 0};

@@ -456,9 +456,8 @@ static void destroy(topo_ungater *u)
 int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_err *err)
 {
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_UNGATER_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "ungater: opts.version: expected %u",
-                            TOPO_UNGATER_OPTS_VERSION);
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "ungater: no options");
     if (opts->db_path == NULL || opts->db_path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "ungater: db_path: the cache file is required");
     if (opts->ctx == NULL)
@@ -474,7 +473,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         return topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
     pthread_mutex_init(&u->mu, NULL);
     pthread_cond_init(&u->cv, NULL);
-    topo_k8s_config empty = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config empty = {0};
     u->cfg = empty;
     u->ctx = opts->ctx;
     u->interval_ms = interval;
@@ -492,19 +491,15 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     }
     /* Short client-side retries: the next round retries anyway, and a stop
      * (SIGTERM) waits for the call in flight. Rate limits: the defaults. */
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
-    ko.timeout_ms = 10000;
-    ko.max_retries = 2;
-    ko.backoff_max_ms = 2000;
+    topo_k8s_opts ko = {.timeout_ms = 10000, .max_retries = 2, .backoff_max_ms = 2000};
     if ((rc = topo_k8s_config_load(&u->cfg, u->kubeconfig, err)) < 0 ||
         (rc = topo_k8s_create(&u->k, &u->cfg, &ko, err)) < 0)
         goto wrapped;
     if (u->leader_election) {
-        topo_leader_opts lo = TOPO_LEADER_OPTS_INIT;
-        lo.lease_namespace = u->lease_namespace;
-        lo.lease_name = TOPO_UNGATER_LEASE_NAME;
-        lo.identity = u->identity;
-        lo.release_on_stop = 1;
+        topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
+                               .lease_name = TOPO_UNGATER_LEASE_NAME,
+                               .identity = u->identity,
+                               .release_on_stop = 1};
         if ((rc = topo_k8s_create(&u->lk, &u->cfg, &ko, err)) < 0 ||
             (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
             goto wrapped;

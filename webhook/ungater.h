@@ -28,7 +28,6 @@
 typedef struct topo_ungater topo_ungater;
 
 typedef struct topo_ungater_opts {
-    unsigned version;
     const char *db_path;         /* the cache file the filler keeps current (required) */
     const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
@@ -37,9 +36,6 @@ typedef struct topo_ungater_opts {
     const char *identity;        /* NULL: <hostname>_<pid> */
     int leader_election;         /* 0: always act (one replica) */
 } topo_ungater_opts;
-
-#define TOPO_UNGATER_OPTS_VERSION 1
-#define TOPO_UNGATER_OPTS_INIT {TOPO_UNGATER_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, 0}
 
 /* Loads the Kubernetes configuration, opens the cache and starts the
  * thread. Strings are copied. TOPO_EINVALID for bad options (named). */

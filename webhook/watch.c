@@ -46,7 +46,7 @@ static int on_item(json_t *item, void *payload)
 /* Lists into a fresh view and swaps it in whole. */
 static int relist(wh_watch *w, topo_err *err)
 {
-    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
+    topo_k8s_list_opts lo = {0};
     int rc, first = !atomic_load(&w->synced);
     void *old;
     if ((w->fresh = w->ops->create(w->payload)) == NULL)
@@ -103,7 +103,7 @@ static void *watch_main(void *arg)
     int failures = 0;
 
     while (!w->stop) {
-        topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
+        topo_k8s_watch_opts wo = {0};
         int rc;
         topo_err_clear(&err);
         if (w->rv[0] == '\0' && (rc = relist(w, &err)) != 0) {
@@ -160,10 +160,13 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
     w->res = opts->res;
     w->ops = ops;
     w->payload = payload;
-    w->backoff_base_ms = opts->client.backoff_base_ms > 0 ? opts->client.backoff_base_ms : 200;
+    w->backoff_base_ms = opts->client.backoff_base_ms > 0 ? opts->client.backoff_base_ms
+                                                          : WH_WATCH_BACKOFF_BASE_MS_DEFAULT;
     w->backoff_max_ms = opts->client.backoff_max_ms;
     if (w->backoff_max_ms < w->backoff_base_ms)
-        w->backoff_max_ms = w->backoff_base_ms > 10000 ? w->backoff_base_ms : 10000;
+        w->backoff_max_ms = w->backoff_base_ms > WH_WATCH_BACKOFF_MAX_MS_DEFAULT
+                                ? w->backoff_base_ms
+                                : WH_WATCH_BACKOFF_MAX_MS_DEFAULT;
     w->watch_timeout_s = opts->client.watch_timeout_s > 0 ? opts->client.watch_timeout_s : 0;
     /* Replicas started together must not retry in step. */
     clock_gettime(CLOCK_MONOTONIC, &ts);

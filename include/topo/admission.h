@@ -298,27 +298,29 @@ typedef struct topo_admission_quota_room {
 typedef int (*topo_admission_quota_fn)(void *payload, const char *namespace_, topo_pool *pool,
                                        const topo_admission_quota_room **out, size_t *n);
 
+/* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_admission_opts {
-    unsigned int version;
     const topo_admission_topology *topologies; /* 1..16, copied (lives borrowed) */
     size_t ntopologies;
     /* Reservations (and Jobs, for a Job pod's PodSet size). Borrowed; the
      * ctx uses it only under its lock, so no other thread may use it. */
     topo_cache *cache;
-    int64_t reservation_ttl_s; /* 0: TOPO_ADMISSION_RESERVATION_TTL_DEFAULT */
-    topo_admission_ns_policy_fn ns_policy; /* NULL: no overrides */
+    int64_t reservation_ttl_s; /* TOPO_ADMISSION_RESERVATION_TTL_DEFAULT */
+    topo_admission_ns_policy_fn ns_policy; /* no overrides */
     void *ns_policy_payload;
-    int64_t (*clock)(void *payload); /* seconds; NULL: time() */
+    int64_t (*clock)(void *payload); /* seconds; time() */
     void *clock_payload;
-    /* For pods no topology covers (a level none has): the policy. */
+    /* For pods no topology covers (a level none has): the policy
+     * (TOPO_ADMISSION_POLICY_GATE). */
     topo_admission_policy default_policy;
-    /* Version 2. ResourceQuota room per namespace (NULL: quotas are not
-     * consulted): a new reservation's unclaimed slots count against it. */
+    /* ResourceQuota room per namespace (NULL: quotas are not consulted): a
+     * new reservation's unclaimed slots count against it. */
     topo_admission_quota_fn quota;
     void *quota_payload;
     /* Free slots of a reservation hold capacity for this long after the
-     * reservation is made or a slot last claimed (0: the default); then
-     * they are given back, whatever the reservation's TTL. */
+     * reservation is made or a slot last claimed
+     * (TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT); then they are given back,
+     * whatever the reservation's TTL. */
     int64_t unclaimed_ttl_s;
     /* Caps on capacity reserved for pods that have not arrived (free
      * slots, times their pods' requests, plus one pod each), per namespace
@@ -330,11 +332,6 @@ typedef struct topo_admission_opts {
     const topo_resource *unclaimed_cap_global;
     size_t nunclaimed_cap_global;
 } topo_admission_opts;
-
-#define TOPO_ADMISSION_OPTS_VERSION 2
-#define TOPO_ADMISSION_OPTS_INIT                                                           \
-    {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL,             \
-     TOPO_ADMISSION_POLICY_GATE, NULL, NULL, 0, NULL, 0, NULL, 0}
 
 /* Default time free slots hold capacity without a pod claiming one. */
 #define TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT 120

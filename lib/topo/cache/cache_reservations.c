@@ -31,8 +31,8 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     const topo_assignment *a;
     size_t total = 0;
 
-    if (s == NULL || s->version != TOPO_CACHE_RESERVATION_SPEC_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "reservation: unsupported spec version");
+    if (s == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation: no spec");
     if (!nonempty(s->id) || !nonempty(s->podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation: id and podset key are required");
     if (s->topology_name == NULL)
@@ -78,7 +78,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     if (s->expires_at <= s->created_at)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: expires_at must be after "
                                                 "created_at", s->id);
-    if (s->version >= 2 && s->unclaimed_ttl < 0)
+    if (s->unclaimed_ttl < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: unclaimed_ttl is negative",
                             s->id);
     *out_slots = total;
@@ -193,8 +193,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
-        (error = cache_bind_int(cache, st, 11, spec->version >= 2 ? spec->unclaimed_ttl : 0,
-                                err)) < 0 ||
+        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0 ||
         (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
         goto end;
     st = NULL;
