@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "topo/admission.h"
+#include "topo/admission_review.h"
+#include "topo/jsonpatch.h"
 
 #include "admission_internal.h"
 #include "topo/engine.h"

@@ -25,6 +25,7 @@
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/inventory.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/live.h"
 
