@@ -17,6 +17,7 @@
 
 #include "topo/k8s.h"
 #include "topo/str.h"
+#include "topo/admission_config.h"
 #include "topo/cache.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -462,7 +463,8 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         return topo_err_set(err, TOPO_EINVALID, "ungater: db_path: the cache file is required");
     if (opts->ctx == NULL)
         return topo_err_set(err, TOPO_EINVALID, "ungater: ctx: the admission context is required");
-    long interval = opts->interval_ms != 0 ? opts->interval_ms : TOPO_UNGATER_INTERVAL_DEFAULT_MS;
+    long interval =
+        opts->interval_ms != 0 ? opts->interval_ms : TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
     if (interval < TOPO_UNGATER_INTERVAL_MIN_MS || interval > TOPO_UNGATER_INTERVAL_MAX_MS)
         return topo_err_set(err, TOPO_EINVALID, "ungater: interval_ms: %ld not in %ld..%ld",
                             opts->interval_ms, TOPO_UNGATER_INTERVAL_MIN_MS,

@@ -14,11 +14,11 @@
 #include <stdint.h>
 
 #include "topo/admission.h"
+#include "topo/admission_config.h"
 #include "topo/error.h"
 
 /* The Lease the replicas compete for. */
 #define TOPO_UNGATER_LEASE_NAME "topo-webhook-ungater"
-#define TOPO_UNGATER_INTERVAL_DEFAULT_MS 5000L
 /* Bounds of interval_ms. */
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
@@ -31,7 +31,7 @@ typedef struct topo_ungater_opts {
     const char *db_path;         /* the cache file the filler keeps current (required) */
     const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
-    long interval_ms;            /* 0: TOPO_UNGATER_INTERVAL_DEFAULT_MS */
+    long interval_ms;            /* 0: TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS */
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */
     const char *identity;        /* NULL: <hostname>_<pid> */
     int leader_election;         /* 0: always act (one replica) */

@@ -27,8 +27,9 @@
 #define TOPO_ADMISSION_DEFAULT_TOPOLOGY "default"
 /* The default namespacePolicyLabel. */
 #define TOPO_ADMISSION_NAMESPACE_POLICY_LABEL "topology.topo.io/no-fit-policy"
-/* Defaults and bounds of the timings, in seconds / milliseconds. */
-#define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S 600
+/* Defaults and bounds of the timings, in seconds / milliseconds (the
+ * reservation TTL's default is the handler's,
+ * TOPO_ADMISSION_RESERVATION_TTL_DEFAULT). */
 #define TOPO_ADMISSION_RESERVATION_TTL_MIN_S 10
 #define TOPO_ADMISSION_RESERVATION_TTL_MAX_S (24 * 3600)
 #define TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS 5000

@@ -342,7 +342,7 @@ static int config_new(topo_admission_config **out)
     }
     cfg->default_policy = TOPO_ADMISSION_POLICY_GATE;
     cfg->ns_label = TOPO_ADMISSION_NAMESPACE_POLICY_LABEL;
-    cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S;
+    cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT;
     cfg->ungate_interval_ms = TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
     cfg->unclaimed_ttl_s = TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT;
     *out = cfg;
