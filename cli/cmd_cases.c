@@ -5,10 +5,9 @@
 
 #include "commands.h"
 #include "topo/cases.h"
+#include "topo/limits.h"
 #include "topo/pool.h"
 
-/* Longest line of a known-failures file. */
-#define KNOWN_LINE_MAX 1024
 
 typedef struct strlist {
     char **items;
@@ -91,7 +90,7 @@ static char *trim(char *s)
 /* One id per line; '#' starts a comment. Returns 0 or -1 (message printed). */
 static int read_known(strlist *known, const char *path)
 {
-    char line[KNOWN_LINE_MAX];
+    char line[TOPO_MAX_KNOWN_FAILURES_LINE];
     int lineno = 0, rc = 0;
     FILE *f = fopen(path, "r");
     if (f == NULL) {

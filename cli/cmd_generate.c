@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "topo/generate.h"
+#include "topo/limits.h"
 #include "topo/pool.h"
 
 static void usage(FILE *out)
@@ -35,7 +36,7 @@ static void usage(FILE *out)
             "  -o, --output FILE     where the nodes go (default stdout)\n"
             "\n"
             "exit status: 0 written, 2 bad options or I/O error\n",
-            TOPO_GEN_MAX_NODES);
+            TOPO_MAX_GEN_NODES);
 }
 
 static int parse_u64(uint64_t *out, const char *flag, const char *text)

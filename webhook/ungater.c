@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "topo/k8s.h"
+#include "topo/limits.h"
 #include "topo/str.h"
 #include "topo/admission_config.h"
 #include "topo/cache.h"
@@ -55,7 +56,7 @@ typedef struct scan {
     candidate *items;
     size_t n, cap;
     size_t ngroups;
-    size_t dropped; /* over TOPO_UNGATER_MAX_PODS */
+    size_t dropped; /* over TOPO_MAX_UNGATER_PODS */
     topo_strmap *groups;
     int oom;
 } scan;
@@ -143,7 +144,7 @@ static int collect(const topo_cache_pod *pod, void *payload)
         pod->node_name[0] != '\0' || strcmp(pod->phase, "Succeeded") == 0 ||
         strcmp(pod->phase, "Failed") == 0)
         return 0;
-    if (s->n == TOPO_UNGATER_MAX_PODS) {
+    if (s->n == TOPO_MAX_UNGATER_PODS) {
         s->dropped++;
         return 0;
     }
@@ -329,7 +330,7 @@ static int round_run(topo_ungater *u)
     }
     if (s.dropped > 0)
         topo_log(TOPO_LOG_WARN, "ungater: %zu gated pods beyond the first %u wait for a later round",
-                 s.dropped, TOPO_UNGATER_MAX_PODS);
+                 s.dropped, TOPO_MAX_UNGATER_PODS);
     /* PodSets in the order their first pod came from the cache (by uid: the
      * cache keeps no creation time), each PodSet's pods in that order too. */
     if (s.n > 1)

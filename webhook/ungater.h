@@ -16,14 +16,13 @@
 #include "topo/admission.h"
 #include "topo/admission_config.h"
 #include "topo/error.h"
+#include "topo/limits.h"
 
 /* The Lease the replicas compete for. */
 #define TOPO_UNGATER_LEASE_NAME "topo-webhook-ungater"
 /* Bounds of interval_ms. */
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
-/* Gated pods looked at per round; the rest wait for a later round. */
-#define TOPO_UNGATER_MAX_PODS 65536u
 
 typedef struct topo_ungater topo_ungater;
 
@@ -55,7 +54,7 @@ typedef struct topo_ungater_stats {
     uint64_t attempts; /* pods handed to topo_admission_ungate_pod */
     uint64_t ungated;  /* pods patched: gate removed, nodeSelector set */
     uint64_t waiting;  /* gauge: pods the last complete round left gated (PodSet does
-                        * not fit, pod changed meanwhile, over TOPO_UNGATER_MAX_PODS) */
+                        * not fit, pod changed meanwhile, over TOPO_MAX_UNGATER_PODS) */
     uint64_t errors;   /* failed API calls, unexpected answers */
     int leader;        /* this replica acts now */
 } topo_ungater_stats;

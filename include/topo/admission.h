@@ -121,7 +121,7 @@ typedef int (*topo_admission_quota_fn)(void *payload, const char *namespace_, to
 
 /* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_admission_opts {
-    const topo_admission_topology *topologies; /* 1..16, copied (lives borrowed) */
+    const topo_admission_topology *topologies; /* 1..TOPO_MAX_TOPOLOGIES, copied (lives borrowed) */
     size_t ntopologies;
     /* Reservations (and Jobs, for a Job pod's PodSet size). Borrowed; the
      * ctx uses it only under its lock, so no other thread may use it. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -22,14 +23,9 @@
 #define TOPO_GEN_LABEL_HOSTNAME "kubernetes.io/hostname"
 #define TOPO_GEN_GPU_RESOURCE "nvidia.com/gpu"
 
-/* Largest cluster we generate. */
-#define TOPO_GEN_MAX_NODES 1000000u
-/* Largest value of each shape option. */
-#define TOPO_GEN_MAX_FANOUT 100000u
-#define TOPO_GEN_MAX_GPUS 64u
 
 typedef struct topo_gen_opts {
-    uint32_t nodes;            /* required, 1..TOPO_GEN_MAX_NODES */
+    uint32_t nodes;            /* required, 1..TOPO_MAX_GEN_NODES */
     uint32_t datacenters;      /* default 1 */
     uint32_t spines_per_dc;    /* 0 (default): as many as the nodes need */
     uint32_t leaves_per_spine; /* default 8 */
@@ -37,7 +33,7 @@ typedef struct topo_gen_opts {
     uint32_t nodes_per_rack;   /* default 8 */
     uint32_t nvlink_nodes;     /* nodes per NVLink domain, divides nodes_per_rack;
                                 * default 1 = single-node HGX (nvlink = hostname) */
-    uint32_t gpus_per_node;    /* default 8, 1..TOPO_GEN_MAX_GPUS */
+    uint32_t gpus_per_node;    /* default 8, 1..TOPO_MAX_GEN_GPUS */
     int with_usage;            /* add bound non-TAS pods */
     uint64_t usage_seed;
     double usage_fraction;     /* 0..1: chance that a node is busy; a busy node runs

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 
 /* ------------------------------------------------------------------ config */
 
@@ -138,13 +139,8 @@ extern const topo_k8s_resource topo_k8s_pods;   /* core/v1 Pod */
 extern const topo_k8s_resource topo_k8s_jobs;   /* batch/v1 Job */
 extern const topo_k8s_resource topo_k8s_leases; /* coordination.k8s.io/v1 Lease */
 
-/* resourceVersions are opaque strings; this holds any the API server sends
- * (longer ones are TOPO_ELIMIT), NUL included. */
-#define TOPO_K8S_RV_MAX 64
 /* Items per list page unless told otherwise (client-go pager, Gatekeeper). */
 #define TOPO_K8S_PAGE_DEFAULT 500u
-/* Longest path + query we build. */
-#define TOPO_K8S_MAX_PATH 8192u
 
 /* The request path for a resource ("/apis/batch/v1/namespaces/ml/jobs/j1"),
  * name and namespace URL-escaped; name may be NULL (the collection). *out is

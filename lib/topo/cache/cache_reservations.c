@@ -497,8 +497,6 @@ int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_delete
 
 #define ANNOTATION_RESERVATION "topology.topo.io/reservation"
 #define ANNOTATION_SLOT "topology.topo.io/slot"
-/* Longer annotation values cannot be an id the webhook chose. */
-#define MAX_RESERVATION_ID 1024
 
 static const char *annotation(const topo_cache_pod *p, const char *key)
 {
@@ -532,7 +530,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
 
     /* Malformed or missing annotations are the webhook's business, not a
      * reason to refuse the pod; a finished pod needs no capacity held. */
-    if (!nonempty(id) || strlen(id) > MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
+    if (!nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
         p->uid[0] == '\0')
         return 0;
     if (p->phase != NULL && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0))
