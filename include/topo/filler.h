@@ -20,10 +20,11 @@
 #define TOPO_FILLER_JOBS 4u
 #define TOPO_FILLER_ALL (TOPO_FILLER_NODES | TOPO_FILLER_PODS | TOPO_FILLER_JOBS)
 
-/* Defaults of topo_filler_opts. */
-#define TOPO_FILLER_COMMIT_MS_DEFAULT 100L
-#define TOPO_FILLER_BATCH_MAX_DEFAULT 4096u
-#define TOPO_FILLER_IDLE_MS_DEFAULT 500L
+/* Defaults of topo_filler_opts (plain literals: topoassign's help prints
+ * them). */
+#define TOPO_FILLER_COMMIT_MS_DEFAULT 100
+#define TOPO_FILLER_BATCH_MAX_DEFAULT 4096
+#define TOPO_FILLER_IDLE_MS_DEFAULT 500
 
 /* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_filler_opts {

@@ -140,7 +140,7 @@ extern const topo_k8s_resource topo_k8s_jobs;   /* batch/v1 Job */
 extern const topo_k8s_resource topo_k8s_leases; /* coordination.k8s.io/v1 Lease */
 
 /* Items per list page unless told otherwise (client-go pager, Gatekeeper). */
-#define TOPO_K8S_PAGE_DEFAULT 500u
+#define TOPO_K8S_PAGE_DEFAULT 500
 
 /* The request path for a resource ("/apis/batch/v1/namespaces/ml/jobs/j1"),
  * name and namespace URL-escaped; name may be NULL (the collection). *out is

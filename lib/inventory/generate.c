@@ -27,14 +27,13 @@
 void topo_gen_opts_init(topo_gen_opts *opts)
 {
     memset(opts, 0, sizeof(*opts));
-    opts->datacenters = 1;
-    opts->spines_per_dc = 0;
-    opts->leaves_per_spine = 8;
-    opts->racks_per_leaf = 4;
-    opts->nodes_per_rack = 8;
-    opts->nvlink_nodes = 1;
-    opts->gpus_per_node = 8;
-    opts->usage_fraction = 0.5;
+    opts->datacenters = TOPO_GEN_DATACENTERS_DEFAULT;
+    opts->leaves_per_spine = TOPO_GEN_LEAVES_PER_SPINE_DEFAULT;
+    opts->racks_per_leaf = TOPO_GEN_RACKS_PER_LEAF_DEFAULT;
+    opts->nodes_per_rack = TOPO_GEN_NODES_PER_RACK_DEFAULT;
+    opts->nvlink_nodes = TOPO_GEN_NVLINK_NODES_DEFAULT;
+    opts->gpus_per_node = TOPO_GEN_GPUS_PER_NODE_DEFAULT;
+    opts->usage_fraction = TOPO_GEN_USAGE_FRACTION_DEFAULT;
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, fast, good enough for load. */
