@@ -9,7 +9,6 @@
 #include "topo/limits.h"
 #include "topo/pool.h"
 
-
 typedef struct strlist {
     char **items;
     int *seen; /* per item: the case ran (ids) / failed (known) */

@@ -12,7 +12,6 @@
 #include "topo/limits.h"
 #include "topo/log.h"
 
-
 static int dump(char **out_body, size_t *out_len, json_t *doc)
 {
     char *text = json_dumps(doc, JSON_COMPACT);

@@ -23,7 +23,6 @@
 #define TOPO_GEN_LABEL_HOSTNAME "kubernetes.io/hostname"
 #define TOPO_GEN_GPU_RESOURCE "nvidia.com/gpu"
 
-
 /* The defaults topo_gen_opts_init fills in (plain literals: topoassign's
  * help prints them). */
 #define TOPO_GEN_DATACENTERS_DEFAULT 1

@@ -9,7 +9,6 @@
 #include "topo/quantity.h"
 
 #define REQUESTS_PREFIX "requests."
-/* Kubernetes' own names and object names are DNS subdomains at most. */
 
 /* An extended resource name as the API server accepts one in a quota
  * (requests.<domain>/<name>): one '/', a domain of lower-case letters,

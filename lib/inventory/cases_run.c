@@ -9,8 +9,6 @@
 #include "topo/buf.h"
 #include "topo/limits.h"
 
-
-
 /* Copies the verdict into the pool ("..." marks a truncation: an append past
  * TOPO_MAX_CASE_REASON) and frees the buffer; NULL on OOM. */
 static const char *sb_finish(topo_buf *b, topo_pool *pool)
