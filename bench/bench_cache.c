@@ -181,7 +181,7 @@ int main(int argc, char **argv)
     /* 4. the engine's snapshot from the file */
     static const char *const levels[] = {"topology.topo.io/spine", "topology.topo.io/leaf",
                                          "topology.topo.io/rack", "kubernetes.io/hostname"};
-    topo_cache_snapshot_opts so = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_cache_snapshot_opts so = {0};
     topo_snapshot *snap = NULL;
     so.snapshot.topology_name = "default";
     so.snapshot.levels = levels;

@@ -15,6 +15,7 @@
 
 #include "topo/engine.h"
 #include "topo/generate.h"
+#include "topo/limits.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -279,7 +280,7 @@ static int parse_sizes(bench_opts *o, const char *text)
         char *end = NULL;
         errno = 0;
         unsigned long v = strtoul(p, &end, 10);
-        if (errno != 0 || end == p || v == 0 || v > TOPO_GEN_MAX_NODES || o->nsizes == MAX_SIZES)
+        if (errno != 0 || end == p || v == 0 || v > TOPO_MAX_GEN_NODES || o->nsizes == MAX_SIZES)
             return -1;
         o->sizes[o->nsizes++] = (uint32_t)v;
         if (*end == ',')

@@ -1,77 +1,41 @@
-/* Flag parsing and input loading shared by assign and show. */
+/* The option parsing of every command, and input loading shared by assign
+ * and show. */
 #include "cli_common.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "commands.h"
+#include "topo/buf.h"
 #include "topo/array.h"
 #include "topo/cache.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
-topo_cli_flag *topo_cli_flag_get(topo_cli_flag *flags, size_t nflags, const char *name)
+int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args)
 {
-    for (size_t i = 0; i < nflags; i++)
-        if (strcmp(flags[i].name, name) == 0)
-            return &flags[i];
-    return NULL;
-}
-
-const char *topo_cli_flag_value(topo_cli_flag *flags, size_t nflags, const char *name)
-{
-    topo_cli_flag *f = topo_cli_flag_get(flags, nflags, name);
-    return f != NULL && f->n > 0 ? f->values[f->n - 1] : NULL;
-}
-
-int topo_cli_parse_flags(topo_cli_flag *flags, size_t nflags, int argc, char **argv, int *help,
-                         topo_err *err)
-{
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            *help = 1;
-            continue;
+    char why[512];
+    int rc = topo_opts_parse_strict(cmd->opts, cmd->nopts, argc, argv, args, why, sizeof why);
+    if (rc == 1) {
+        topo_buf b = TOPO_BUF_INIT(0);
+        topo_opts_help_intro(cmd->opts, cmd->nopts, cmd->usage, cmd->intro, &b);
+        char *text = topo_buf_take(&b, NULL);
+        if (text == NULL) {
+            fprintf(stderr, "topoassign %s: out of memory\n", cmd->name);
+            return TOPO_CLI_EXIT_BADINPUT;
         }
-        for (size_t k = 0; k < nflags; k++) {
-            if (flags[k].alias != NULL && strcmp(arg, flags[k].alias) == 0) {
-                arg = flags[k].name; /* "-o json" reads as "--output json" */
-                break;
-            }
-        }
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
-            return topo_err_set(err, TOPO_EINVALID, "unexpected argument '%s'", arg);
-        const char *eq = strchr(arg, '=');
-        size_t namelen = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
-        topo_cli_flag *f = NULL;
-        for (size_t k = 0; k < nflags && f == NULL; k++)
-            if (strlen(flags[k].name) == namelen && strncmp(flags[k].name, arg, namelen) == 0)
-                f = &flags[k];
-        if (f == NULL)
-            return topo_err_set(err, TOPO_EINVALID, "unknown option '%.*s'", (int)namelen, arg);
-        const char *value = NULL;
-        if (f->takes_value) {
-            if (eq != NULL) {
-                value = eq + 1;
-            } else {
-                if (i + 1 >= argc)
-                    return topo_err_set(err, TOPO_EINVALID, "%s: missing value", f->name);
-                value = argv[++i];
-            }
-        } else if (eq != NULL) {
-            return topo_err_set(err, TOPO_EINVALID, "%s: takes no value", f->name);
-        }
-        if (f->n > 0 && !f->repeatable)
-            return topo_err_set(err, TOPO_EINVALID, "%s: given more than once", f->name);
-        if (f->n >= TOPO_CLI_MAX_REPEAT)
-            return topo_err_set(err, TOPO_ELIMIT, "%s: given more than %d times", f->name,
-                                TOPO_CLI_MAX_REPEAT);
-        f->values[f->n++] = value != NULL ? value : "";
+        fputs(text, stdout);
+        free(text);
+        return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
     }
-    return 0;
+    if (rc != 0) {
+        fprintf(stderr, "topoassign %s: %s (see 'topoassign %s --help')\n", cmd->name, why,
+                cmd->name);
+        return TOPO_CLI_EXIT_BADINPUT;
+    }
+    return -1;
 }
 
 int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
@@ -168,20 +132,6 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
     return 0;
 }
 
-int topo_cli_parse_int(int64_t *out, const char *text, int64_t min, int64_t max, topo_err *err)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (text[0] == '\0' || end == NULL || *end != '\0' || errno == ERANGE)
-        return topo_err_set(err, TOPO_EINVALID, "expected an integer, got \"%s\"", text);
-    if (v < min || v > max)
-        return topo_err_set(err, TOPO_EINVALID, "must be between %lld and %lld, got %lld",
-                            (long long)min, (long long)max, v);
-    *out = (int64_t)v;
-    return 0;
-}
-
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err)
 {
@@ -239,7 +189,7 @@ int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, co
     if (topo_cli_parse_levels(&levels, &nlevels, levels_text, pool, err) < 0 ||
         topo_cli_parse_labels(&flavor, &nflavor, labels, nlabels, pool, err) < 0)
         return err ? err->code : TOPO_EINVALID;
-    opts->snapshot.topology_name = topology_name ? topology_name : "default";
+    opts->snapshot.topology_name = topology_name ? topology_name : TOPO_CLI_TOPOLOGY_NAME;
     opts->snapshot.levels = levels;
     opts->snapshot.nlevels = nlevels;
     opts->snapshot.flavor_labels = flavor;
@@ -313,16 +263,16 @@ static int load_from_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, con
                         const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                         topo_pool *pool, topo_err *err)
 {
-    topo_cache_opts copts = TOPO_CACHE_OPTS_INIT;
-    topo_cache_snapshot_opts sopts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    /* A reader: a missing file is an error, not a new cache, and it never
+     * writes (no schema into an empty file). */
+    topo_cache_opts copts = {.must_exist = 1, .read_only = 1};
+    topo_cache_snapshot_opts sopts = {0};
     topo_cache *cache = NULL;
     node_list l = {NULL, 0, 0, pool, err};
     int error, reading = 0;
 
-    copts.create = 0; /* a reader: a missing file is an error, not a new cache */
-    copts.read_only = 1; /* and it never writes (no schema into an empty file) */
     sopts.snapshot = opts->snapshot;
-    sopts.charge_tas_pods = opts->charge_tas_pods;
+    sopts.skip_tas_pods = opts->skip_tas_pods;
     sopts.now = (int64_t)time(NULL);
     if ((error = topo_cache_open(&cache, db, &copts, err)) < 0 ||
         (error = topo_cache_read_begin(cache, err)) < 0)

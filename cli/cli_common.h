@@ -1,5 +1,6 @@
-/* Flag parsing and input loading shared by `topoassign assign` and `show`.
- * Helpers report problems through topo_err; the commands print them. */
+/* Input loading shared by `topoassign assign` and `show` (flags are parsed
+ * by each command's option table, commands.h). Helpers report problems
+ * through topo_err; the commands print them. */
 #ifndef TOPO_CLI_COMMON_H
 #define TOPO_CLI_COMMON_H
 
@@ -13,27 +14,10 @@
 #include "topo/model.h"
 #include "topo/pool.h"
 
-#define TOPO_CLI_MAX_REPEAT 64
-
-/* One long option. The parser fills values/n. */
-typedef struct topo_cli_flag {
-    const char *name; /* "--nodes" */
-    int takes_value;
-    int repeatable;
-    const char *alias; /* a short form ("-o"), or NULL */
-    const char *values[TOPO_CLI_MAX_REPEAT];
-    size_t n;
-} topo_cli_flag;
-
-/* Parses argv[1..] ("--flag value" or "--flag=value"). Sets *help on -h or
- * --help. TOPO_EINVALID for unknown flags, missing values, repeats of a
- * non-repeatable flag, and positional arguments. */
-int topo_cli_parse_flags(topo_cli_flag *flags, size_t nflags, int argc, char **argv, int *help,
-                         topo_err *err);
-/* The flag of that name (must exist in the table). */
-topo_cli_flag *topo_cli_flag_get(topo_cli_flag *flags, size_t nflags, const char *name);
-/* Its last value, or NULL. */
-const char *topo_cli_flag_value(topo_cli_flag *flags, size_t nflags, const char *name);
+/* The topology name in Kueue's messages unless --topology-name says. */
+#define TOPO_CLI_TOPOLOGY_NAME "default"
+/* The resource assign counts GPUs of and show shows unless --resource says. */
+#define TOPO_CLI_GPU_RESOURCE "nvidia.com/gpu"
 
 /* "a,b,c" → level labels: 1..TOPO_MAX_LEVELS valid label keys, no
  * duplicates, kubernetes.io/hostname only last. */
@@ -47,8 +31,6 @@ int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text
 /* ["k=v", ...] → pairs. */
 int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
                           topo_pool *pool, topo_err *err);
-/* A decimal integer in [min, max]. */
-int topo_cli_parse_int(int64_t *out, const char *text, int64_t min, int64_t max, topo_err *err);
 
 /* Loads every --nodes file, then the --pods file (may be NULL). */
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
@@ -57,8 +39,8 @@ int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size
 /* The topology flags `assign` and `show` share: checks that the input is
  * either --nodes (nnodes, with --pods optional) or --db (never both, and no
  * --pods with --db) and that --levels is present, parses the levels and the
- * --node-label flavor labels into opts->snapshot (topology_name "default"
- * when NULL). Strings live in pool. */
+ * --node-label flavor labels into opts->snapshot (topology_name
+ * TOPO_CLI_TOPOLOGY_NAME when NULL). Strings live in pool. */
 int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, const char *pods,
                            const char *db, const char *levels_text, const char *const *labels,
                            size_t nlabels, const char *topology_name, topo_pool *pool,

@@ -1,5 +1,6 @@
 /* topoassign assign: place one PodSet on an inventory, as Kueue TAS would. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,57 +12,76 @@
 
 #define CMD "assign"
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
-#define GPU_RESOURCE "nvidia.com/gpu"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
-            "                         --count N --request NAME=QTY[,NAME=QTY...]\n"
-            "                         (--required LEVEL | --preferred LEVEL | --unconstrained)\n"
-            "                         [--slice-size S --slice-level LEVEL]\n"
-            "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
-            "                         --podset MANIFEST\n"
-            "options:\n"
-            "  --nodes FILE          kubectl get nodes -o json, or a fixture YAML (repeatable)\n"
-            "  --pods FILE           kubectl get pods -A -o json: usage of bound pods\n"
-            "  --db FILE             a topo cache file instead of --nodes/--pods: its nodes, pods\n"
-            "                        and unexpired reservations (topoassign cache import makes one)\n"
-            "  --levels L1,L2,...    topology level labels, coarsest first (Kueue Topology levels)\n"
-            "  --count N             pods in the PodSet\n"
-            "  --request R=Q,...     per-pod requests, e.g. nvidia.com/gpu=8,cpu=32,memory=256Gi\n"
-            "  --required LEVEL      all pods in one domain of LEVEL\n"
-            "  --preferred LEVEL     one domain of LEVEL if possible, else the fewest above it\n"
-            "  --unconstrained       any nodes (least free capacity first)\n"
-            "  --slice-size S        pods per slice, each slice within one domain of --slice-level\n"
-            "  --slice-level LEVEL\n"
-            "  --podset MANIFEST     a Pod or Job (JSON/YAML) carrying Kueue's TAS annotations,\n"
-            "                        instead of --count/--request/--required/... \n"
-            "  --node-label K=V      nodes of the ResourceFlavor (repeatable)\n"
-            "  --topology-name NAME  name used in Kueue's messages (default \"default\")\n"
-            "  --gate NAME=BOOL      set a Kueue feature gate (repeatable)\n"
-            "  -o, --output FORMAT   table (default), json or yaml: Kueue's TopologyAssignment\n"
-            "exit status: 0 placed, 1 does not fit (message on stderr), 2 bad input\n");
-}
+typedef struct assign_args {
+    topo_opt_list nodes, node_labels, gates;
+    const char *pods, *db, *levels, *request, *required, *preferred, *slice_level, *podset;
+    const char *topology_name, *output;
+    unsigned long count, slice_size; /* 0: not given */
+    int unconstrained;
+} assign_args;
 
-enum {
-    F_NODES,
-    F_PODS,
-    F_DB,
-    F_LEVELS,
-    F_COUNT,
-    F_REQUEST,
-    F_REQUIRED,
-    F_PREFERRED,
-    F_UNCONSTRAINED,
-    F_SLICE_SIZE,
-    F_SLICE_LEVEL,
-    F_PODSET,
-    F_NODE_LABEL,
-    F_TOPOLOGY_NAME,
-    F_GATE,
-    F_OUTPUT,
-    F_COUNT_OF_FLAGS
+#define O(field) offsetof(assign_args, field)
+
+static const char *const formats[] = {"table", "json", "yaml", NULL};
+
+static const topo_opt table[] = {
+    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
+     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "The cluster:"},
+    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "kubectl get pods -A -o json: usage of bound pods", O(pods), NULL},
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations "
+     "(topoassign cache import makes one)",
+     O(db), NULL},
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
+     "topology level labels, coarsest first (Kueue Topology levels), required", O(levels),
+     NULL},
+    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
+     "nodes of the ResourceFlavor", O(node_labels), NULL},
+    {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
+     "\"" TOPO_CLI_TOPOLOGY_NAME "\"",
+     "name used in Kueue's messages", O(topology_name), NULL},
+    {"--count", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_PODSET_COUNT, NULL, NULL,
+     "pods in the PodSet", O(count), "The PodSet (flags, or --podset):"},
+    {"--request", NULL, TOPO_OPT_STRING, "R=Q,...", 0, 0, NULL, NULL,
+     "per-pod requests, e.g. nvidia.com/gpu=8,cpu=32,memory=256Gi", O(request), NULL},
+    {"--required", NULL, TOPO_OPT_STRING, "LEVEL", 0, 0, NULL, NULL,
+     "all pods in one domain of LEVEL", O(required), NULL},
+    {"--preferred", NULL, TOPO_OPT_STRING, "LEVEL", 0, 0, NULL, NULL,
+     "one domain of LEVEL if possible, else the fewest above it", O(preferred), NULL},
+    {"--unconstrained", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "any nodes (least free capacity first)", O(unconstrained), NULL},
+    {"--slice-size", NULL, TOPO_OPT_UINT, "S", 1, TOPO_MAX_PODSET_COUNT, NULL, NULL,
+     "pods per slice (at most --count), each slice within one domain of --slice-level",
+     O(slice_size), NULL},
+    {"--slice-level", NULL, TOPO_OPT_STRING, "LEVEL", 0, 0, NULL, NULL,
+     "the level of --slice-size's slices", O(slice_level), NULL},
+    {"--podset", NULL, TOPO_OPT_STRING, "MANIFEST", 0, 0, NULL, NULL,
+     "a Pod or Job (JSON/YAML) carrying Kueue's TAS annotations, instead of "
+     "--count/--request/--required/...",
+     O(podset), NULL},
+    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL, "set a Kueue feature gate",
+     O(gates), "Output:"},
+    {"--output", "-o", TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "table",
+     "json and yaml print Kueue's TopologyAssignment", O(output), NULL},
+};
+
+const topo_cli_command topo_cli_assign = {
+    "assign",
+    "place one PodSet on an inventory, as Kueue TAS would",
+    "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
+    "                         --count N --request NAME=QTY[,NAME=QTY...]\n"
+    "                         (--required LEVEL | --preferred LEVEL | --unconstrained)\n"
+    "                         [--slice-size S --slice-level LEVEL]\n"
+    "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
+    "                         --podset MANIFEST",
+    "Places one PodSet on the cluster as Kueue's Topology-Aware Scheduling would and prints "
+    "where its pods go. Exit status: 0 placed, 1 does not fit (Kueue's message on stderr), "
+    "2 bad input.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_assign,
 };
 
 typedef struct assign_ctx {
@@ -89,28 +109,24 @@ static int check_level(const assign_ctx *c, const char *what, const char *level,
                         level, list);
 }
 
-static int podset_from_flags(topo_podset_spec *ps, topo_cli_flag *f, const assign_ctx *c,
+static int podset_from_flags(topo_podset_spec *ps, const assign_args *f, const assign_ctx *c,
                              topo_err *err)
 {
     topo_resource *req = NULL;
-    int64_t v = 0;
     int error, modes;
 
     memset(ps, 0, sizeof(*ps));
     ps->name = "main";
-    if (f[F_COUNT].n == 0)
+    if (f->count == 0)
         return topo_err_set(err, TOPO_EINVALID, "--count: required (or give --podset)");
-    if (topo_cli_parse_int(&v, f[F_COUNT].values[0], 1, TOPO_MAX_PODSET_COUNT, err) < 0)
-        return topo_err_wrap(err, "--count");
-    ps->count = (int32_t)v;
-    if (f[F_REQUEST].n == 0)
+    ps->count = (int32_t)f->count;
+    if (f->request == NULL)
         return topo_err_set(err, TOPO_EINVALID,
                             "--request: required, e.g. --request nvidia.com/gpu=8");
-    if ((error = topo_cli_parse_requests(&req, &ps->nrequests, f[F_REQUEST].values[0], c->pool,
-                                         err)) < 0)
+    if ((error = topo_cli_parse_requests(&req, &ps->nrequests, f->request, c->pool, err)) < 0)
         return error;
     ps->requests = req;
-    modes = (f[F_REQUIRED].n > 0) + (f[F_PREFERRED].n > 0) + (f[F_UNCONSTRAINED].n > 0);
+    modes = (f->required != NULL) + (f->preferred != NULL) + (f->unconstrained != 0);
     if (modes == 0)
         return topo_err_set(err, TOPO_EINVALID,
                             "one of --required LEVEL, --preferred LEVEL or --unconstrained is "
@@ -118,18 +134,18 @@ static int podset_from_flags(topo_podset_spec *ps, topo_cli_flag *f, const assig
     if (modes > 1)
         return topo_err_set(err, TOPO_EINVALID,
                             "--required, --preferred and --unconstrained are mutually exclusive");
-    if (f[F_REQUIRED].n > 0)
-        ps->required = f[F_REQUIRED].values[0];
-    if (f[F_PREFERRED].n > 0)
-        ps->preferred = f[F_PREFERRED].values[0];
-    ps->unconstrained = f[F_UNCONSTRAINED].n > 0;
-    if ((f[F_SLICE_SIZE].n > 0) != (f[F_SLICE_LEVEL].n > 0))
+    ps->required = f->required;
+    ps->preferred = f->preferred;
+    ps->unconstrained = f->unconstrained;
+    if ((f->slice_size > 0) != (f->slice_level != NULL))
         return topo_err_set(err, TOPO_EINVALID, "--slice-size and --slice-level go together");
-    if (f[F_SLICE_SIZE].n > 0) {
-        if (topo_cli_parse_int(&v, f[F_SLICE_SIZE].values[0], 1, ps->count, err) < 0)
-            return topo_err_wrap(err, "--slice-size");
-        ps->slice_size = (int32_t)v;
-        ps->slice_required = f[F_SLICE_LEVEL].values[0];
+    if (f->slice_size > 0) {
+        if (f->slice_size > f->count)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--slice-size: must be between 1 and %lu, got %lu", f->count,
+                                f->slice_size);
+        ps->slice_size = (int32_t)f->slice_size;
+        ps->slice_required = f->slice_level;
     }
     if ((error = check_level(c, "--required", ps->required, err)) < 0 ||
         (error = check_level(c, "--preferred", ps->preferred, err)) < 0 ||
@@ -140,29 +156,39 @@ static int podset_from_flags(topo_podset_spec *ps, topo_cli_flag *f, const assig
     return 0;
 }
 
-static int podset_from_manifest(topo_podset_spec *ps, topo_cli_flag *f, const assign_ctx *c,
+static int podset_from_manifest(topo_podset_spec *ps, const assign_args *f, const assign_ctx *c,
                                 topo_err *err)
 {
-    static const int exclusive[] = {F_COUNT,         F_REQUEST,    F_REQUIRED,   F_PREFERRED,
-                                    F_UNCONSTRAINED, F_SLICE_SIZE, F_SLICE_LEVEL};
+    const struct {
+        int given;
+        const char *name;
+    } exclusive[] = {
+        {f->count > 0, "--count"},
+        {f->request != NULL, "--request"},
+        {f->required != NULL, "--required"},
+        {f->preferred != NULL, "--preferred"},
+        {f->unconstrained, "--unconstrained"},
+        {f->slice_size > 0, "--slice-size"},
+        {f->slice_level != NULL, "--slice-level"},
+    };
     int error;
 
     for (size_t i = 0; i < sizeof(exclusive) / sizeof(exclusive[0]); i++)
-        if (f[exclusive[i]].n > 0)
+        if (exclusive[i].given)
             return topo_err_set(err, TOPO_EINVALID,
                                 "%s: cannot be combined with --podset (the manifest sets it)",
-                                f[exclusive[i]].name);
-    if ((error = topo_podset_load_file(ps, f[F_PODSET].values[0], c->pool, err)) < 0)
+                                exclusive[i].name);
+    if ((error = topo_podset_load_file(ps, f->podset, c->pool, err)) < 0)
         return error;
     if ((error = check_level(c, "kueue.x-k8s.io/podset-required-topology", ps->required, err)) < 0 ||
         (error = check_level(c, "kueue.x-k8s.io/podset-preferred-topology", ps->preferred, err)) < 0 ||
         (error = check_level(c, "kueue.x-k8s.io/podset-slice-required-topology",
                              ps->slice_required, err)) < 0)
-        return topo_err_wrap(err, "%s", f[F_PODSET].values[0]);
+        return topo_err_wrap(err, "%s", f->podset);
     for (size_t i = 0; i < ps->nlayers; i++)
         if ((error = check_level(c, "kueue.x-k8s.io/podset-slice-required-topology-constraints",
                                  ps->layers[i].level, err)) < 0)
-            return topo_err_wrap(err, "%s", f[F_PODSET].values[0]);
+            return topo_err_wrap(err, "%s", f->podset);
     if (ps->required == NULL && ps->preferred == NULL && !ps->unconstrained &&
         ps->slice_required == NULL && ps->nlayers == 0)
         ps->implied = 1; /* no TAS annotation: as on a TAS-only ClusterQueue */
@@ -207,7 +233,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
 {
     const char *vals[TOPO_MAX_LEVELS];
     size_t width[TOPO_MAX_LEVELS];
-    int64_t gpus = request_of(ps, GPU_RESOURCE);
+    int64_t gpus = request_of(ps, TOPO_CLI_GPU_RESOURCE);
     int64_t total = 0;
     const char *mode_level = ps->required ? ps->required : ps->preferred;
     int mode_idx = mode_level ? topo_cli_level_index(c->levels, c->nlevels, mode_level) : -1;
@@ -256,7 +282,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
     }
     printf("placed %" PRId64 " pod%s", total, total == 1 ? "" : "s");
     if (gpus > 0)
-        printf(" (%" PRId64 " %s)", gpus * total, GPU_RESOURCE);
+        printf(" (%" PRId64 " %s)", gpus * total, TOPO_CLI_GPU_RESOURCE);
     printf(" on %zu %s", a->ndomains,
            a->nlevels == 1 && strcmp(a->levels[0], HOSTNAME_LABEL) == 0
                ? (a->ndomains == 1 ? "node" : "nodes")
@@ -295,94 +321,60 @@ static int hostname_index(assign_ctx *c, topo_err *err)
     return 0;
 }
 
+/* The gates of every --gate NAME=true|false. */
+static int parse_gates(topo_gates *gates, const topo_opt_list *l, topo_pool *pool, topo_err *err)
+{
+    topo_gates_init(gates);
+    for (size_t i = 0; i < l->n; i++) {
+        char *name = topo_pool_strdup(pool, l->v[i]);
+        char *eq = name ? strchr(name, '=') : NULL;
+        if (eq == NULL || (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0))
+            return topo_err_set(err, TOPO_EINVALID, "--gate: expected NAME=true|false, got \"%s\"",
+                                l->v[i]);
+        *eq = '\0';
+        if (topo_gates_set(gates, name, strcmp(eq + 1, "true") == 0, err) < 0)
+            return topo_err_wrap(err, "--gate");
+    }
+    return 0;
+}
+
 int topo_cli_cmd_assign(int argc, char **argv)
 {
-    topo_cli_flag f[F_COUNT_OF_FLAGS] = {
-        [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
-        [F_PODS] = {"--pods", 1, 0, NULL, {0}, 0},
-        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
-        [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
-        [F_COUNT] = {"--count", 1, 0, NULL, {0}, 0},
-        [F_REQUEST] = {"--request", 1, 0, NULL, {0}, 0},
-        [F_REQUIRED] = {"--required", 1, 0, NULL, {0}, 0},
-        [F_PREFERRED] = {"--preferred", 1, 0, NULL, {0}, 0},
-        [F_UNCONSTRAINED] = {"--unconstrained", 0, 0, NULL, {0}, 0},
-        [F_SLICE_SIZE] = {"--slice-size", 1, 0, NULL, {0}, 0},
-        [F_SLICE_LEVEL] = {"--slice-level", 1, 0, NULL, {0}, 0},
-        [F_PODSET] = {"--podset", 1, 0, NULL, {0}, 0},
-        [F_NODE_LABEL] = {"--node-label", 1, 1, NULL, {0}, 0},
-        [F_TOPOLOGY_NAME] = {"--topology-name", 1, 0, NULL, {0}, 0},
-        [F_GATE] = {"--gate", 1, 1, NULL, {0}, 0},
-        [F_OUTPUT] = {"--output", 1, 0, "-o", {0}, 0},
-    };
+    assign_args f;
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts sopts = {0};
     topo_podset_spec ps;
     topo_podset_result result;
     topo_gates gates;
     char *text = NULL;
-    int help = 0, format = -1, rc = TOPO_CLI_EXIT_BADINPUT;
+    int format = -1, rc;
 
+    memset(&f, 0, sizeof(f));
     memset(&c, 0, sizeof(c));
     memset(&result, 0, sizeof(result));
-    if (topo_cli_parse_flags(f, F_COUNT_OF_FLAGS, argc, argv, &help, &err) < 0) {
-        fprintf(stderr, "topoassign assign: %s (see 'topoassign assign --help')\n", err.text);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (help) {
-        usage(stdout);
-        return TOPO_CLI_EXIT_OK;
-    }
+    if ((rc = topo_cli_parse(&topo_cli_assign, argc, argv, &f)) >= 0)
+        goto cleanup;
+    rc = TOPO_CLI_EXIT_BADINPUT;
     if ((c.pool = topo_pool_create()) == NULL) {
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_PODS].n ? f[F_PODS].values[0] : NULL,
-                               f[F_DB].n ? f[F_DB].values[0] : NULL,
-                               f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
-                               f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
-                               f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, c.pool,
-                               &err) < 0)
+    if (topo_cli_topology_opts(&sopts, f.nodes.n, f.pods, f.db, f.levels, f.node_labels.v,
+                               f.node_labels.n, f.topology_name, c.pool, &err) < 0)
         goto fail;
     c.levels = (const char **)sopts.snapshot.levels;
     c.nlevels = sopts.snapshot.nlevels;
-    const char *output = f[F_OUTPUT].n ? f[F_OUTPUT].values[0] : "table";
-    if (strcmp(output, "table") == 0)
-        format = -1;
-    else if (strcmp(output, "json") == 0)
+    if (f.output != NULL && strcmp(f.output, "json") == 0)
         format = TOPO_FORMAT_JSON;
-    else if (strcmp(output, "yaml") == 0)
+    else if (f.output != NULL && strcmp(f.output, "yaml") == 0)
         format = TOPO_FORMAT_YAML;
-    else {
-        topo_err_set(&err, TOPO_EINVALID, "--output: expected table, json or yaml, got \"%s\"",
-                     output);
+    if ((f.podset != NULL ? podset_from_manifest(&ps, &f, &c, &err)
+                          : podset_from_flags(&ps, &f, &c, &err)) < 0 ||
+        parse_gates(&gates, &f.gates, c.pool, &err) < 0)
         goto fail;
-    }
-    if ((f[F_PODSET].n > 0 ? podset_from_manifest(&ps, f, &c, &err)
-                           : podset_from_flags(&ps, f, &c, &err)) < 0)
-        goto fail;
-    topo_gates_init(&gates);
-    for (size_t i = 0; i < f[F_GATE].n; i++) {
-        char *name = topo_pool_strdup(c.pool, f[F_GATE].values[i]);
-        char *eq = name ? strchr(name, '=') : NULL;
-        int on;
-        if (eq == NULL || (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0)) {
-            topo_err_set(&err, TOPO_EINVALID, "--gate: expected NAME=true|false, got \"%s\"",
-                         f[F_GATE].values[i]);
-            goto fail;
-        }
-        *eq = '\0';
-        on = strcmp(eq + 1, "true") == 0;
-        if (topo_gates_set(&gates, name, on, &err) < 0) {
-            topo_err_wrap(&err, "--gate");
-            goto fail;
-        }
-    }
-    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, f[F_NODES].values, f[F_NODES].n,
-                               f[F_PODS].n ? f[F_PODS].values[0] : NULL,
-                               f[F_DB].n ? f[F_DB].values[0] : NULL, &sopts, NULL, c.pool,
-                               &err) < 0 ||
+    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, f.nodes.v, f.nodes.n, f.pods, f.db,
+                               &sopts, NULL, c.pool, &err) < 0 ||
         hostname_index(&c, &err) < 0)
         goto fail;
     if (topo_engine_find(&result, c.snap, &ps, 1, NULL, &gates, c.pool, &err) < 0)
@@ -412,5 +404,6 @@ cleanup:
     topo_strmap_free(c.by_hostname);
     topo_inventory_free(c.inv);
     topo_pool_free(c.pool);
+    topo_opts_free(table, sizeof table / sizeof table[0], &f);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* topoassign cache: make and inspect topo cache files (tests, demos, and
  * `assign --db` / `show --db` without a cluster). */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,26 +10,68 @@
 
 #define CMD "cache"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign cache import --db FILE [--nodes FILE ...] [--pods FILE ...]\n"
-            "                               [--jobs FILE ...]\n"
-            "       topoassign cache stats --db FILE\n"
-            "       topoassign cache sync --db FILE [--kubeconfig FILE] [--once] ...\n"
-            "                               (see 'topoassign cache sync --help')\n"
-            "import   loads Kubernetes objects into a topo cache file (created when missing;\n"
-            "         objects already there are updated), in one transaction:\n"
-            "  --db FILE     the cache file\n"
-            "  --nodes FILE  kubectl get nodes -o json|yaml (a NodeList, a List or one Node),\n"
-            "                or a fixture YAML (its nodes, and its pods as uid fixture-NAME-I)\n"
-            "  --pods FILE   kubectl get pods -A -o json|yaml, or a fixture's pods\n"
-            "  --jobs FILE   kubectl get jobs -A -o json|yaml\n"
-            "stats    prints the schema version and the rows the cache holds\n"
-            "exit status: 0 done, 2 bad input\n");
-}
+static const char usage_text[] =
+    "usage: topoassign cache import --db FILE [--nodes FILE ...] [--pods FILE ...] "
+    "[--jobs FILE ...]\n"
+    "       topoassign cache stats --db FILE\n"
+    "       topoassign cache sync --db FILE [--kubeconfig FILE] [--once] ...\n"
+    "'topoassign cache <import|stats|sync> --help' describes each.\n";
 
-enum { F_DB, F_NODES, F_PODS, F_JOBS, F_NFLAGS };
+typedef struct cache_args {
+    const char *db;
+    topo_opt_list nodes, pods, jobs;
+} cache_args;
+
+#define O(field) offsetof(cache_args, field)
+
+static const topo_opt import_opts[] = {
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the cache file (created when missing), required", O(db), "Options:"},
+    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
+     "kubectl get nodes -o json|yaml (a NodeList, a List or one Node), or a fixture YAML "
+     "(its nodes, and its pods as uid fixture-NAME-I)",
+     O(nodes), NULL},
+    {"--pods", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
+     "kubectl get pods -A -o json|yaml, or a fixture's pods", O(pods), NULL},
+    {"--jobs", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL, "kubectl get jobs -A -o json|yaml",
+     O(jobs), NULL},
+};
+
+static const topo_opt stats_opts[] = {
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL, "the cache file, required", O(db),
+     "Options:"},
+};
+
+static int cmd_import(int argc, char **argv);
+static int cmd_stats(int argc, char **argv);
+static int cmd_cache(int argc, char **argv);
+
+const topo_cli_command topo_cli_cache = {
+    "cache", "topo cache files: import objects, stats, sync a cluster", usage_text, NULL, NULL, 0,
+    cmd_cache,
+};
+
+const topo_cli_command topo_cli_cache_import = {
+    "cache import",
+    "load Kubernetes objects into a topo cache file",
+    "usage: topoassign cache import --db FILE [--nodes FILE ...] [--pods FILE ...] "
+    "[--jobs FILE ...]",
+    "Loads Kubernetes objects into a topo cache file (created when missing; objects already "
+    "there are updated), in one transaction. Exit status: 0 done, 2 bad input.",
+    import_opts,
+    sizeof import_opts / sizeof import_opts[0],
+    cmd_import,
+};
+
+const topo_cli_command topo_cli_cache_stats = {
+    "cache stats",
+    "print a topo cache file's schema version and rows",
+    "usage: topoassign cache stats --db FILE",
+    "Prints the schema version and the rows the cache holds. Exit status: 0 done, 2 bad input.",
+    stats_opts,
+    sizeof stats_opts / sizeof stats_opts[0],
+    cmd_stats,
+};
 
 typedef struct counts {
     size_t nodes, pods, jobs;
@@ -107,45 +150,42 @@ static int import_file(topo_cache *cache, topo_cache_kind kind, const char *path
     return 0;
 }
 
-static int cmd_import(topo_cli_flag *f, topo_err *err)
+static int import(const cache_args *f, topo_err *err)
 {
     static const topo_cache_kind kinds[] = {TOPO_CACHE_NODES, TOPO_CACHE_PODS, TOPO_CACHE_JOBS};
+    const topo_opt_list *files[] = {&f->nodes, &f->pods, &f->jobs};
     topo_cache *cache = NULL;
     counts n = {0, 0, 0};
     int error;
 
-    if (f[F_NODES].n + f[F_PODS].n + f[F_JOBS].n == 0)
+    if (f->nodes.n + f->pods.n + f->jobs.n == 0)
         return topo_err_set(err, TOPO_EINVALID, "import: give --nodes, --pods or --jobs");
-    if ((error = topo_cache_open(&cache, f[F_DB].values[0], NULL, err)) < 0 ||
+    if ((error = topo_cache_open(&cache, f->db, NULL, err)) < 0 ||
         (error = topo_cache_begin(cache, err)) < 0)
         goto cleanup;
     for (size_t k = 0; k < 3; k++)
-        for (size_t i = 0; i < f[F_NODES + k].n; i++)
-            if ((error = import_file(cache, kinds[k], f[F_NODES + k].values[i], &n, err)) < 0)
+        for (size_t i = 0; i < files[k]->n; i++)
+            if ((error = import_file(cache, kinds[k], files[k]->v[i], &n, err)) < 0)
                 goto cleanup;
     if ((error = topo_cache_commit(cache, err)) < 0)
         goto cleanup;
     printf("imported %zu node%s, %zu pod%s, %zu job%s into %s\n", n.nodes, n.nodes == 1 ? "" : "s",
-           n.pods, n.pods == 1 ? "" : "s", n.jobs, n.jobs == 1 ? "" : "s", f[F_DB].values[0]);
+           n.pods, n.pods == 1 ? "" : "s", n.jobs, n.jobs == 1 ? "" : "s", f->db);
 
 cleanup:
     topo_cache_close(cache); /* rolls back a batch left open by an error */
     return error;
 }
 
-static int cmd_stats(topo_cli_flag *f, topo_err *err)
+static int stats(const cache_args *f, topo_err *err)
 {
-    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts opts = {.must_exist = 1, .read_only = 1};
     topo_cache *cache = NULL;
     topo_cache_stats s;
     char rv[3][128];
     int error;
 
-    if (f[F_NODES].n + f[F_PODS].n + f[F_JOBS].n > 0)
-        return topo_err_set(err, TOPO_EINVALID, "stats: takes --db only");
-    opts.create = 0;
-    opts.read_only = 1;
-    if ((error = topo_cache_open(&cache, f[F_DB].values[0], &opts, err)) < 0 ||
+    if ((error = topo_cache_open(&cache, f->db, &opts, err)) < 0 ||
         (error = topo_cache_get_stats(&s, cache, err)) < 0)
         goto cleanup;
     for (int k = 0; k < 3; k++) {
@@ -158,7 +198,7 @@ static int cmd_stats(topo_cli_flag *f, topo_err *err)
         if (error < 0)
             goto cleanup;
     }
-    printf("%s: schema version %d\n", f[F_DB].values[0], topo_cache_schema_version(cache));
+    printf("%s: schema version %d\n", f->db, topo_cache_schema_version(cache));
     printf("nodes         %zu (watch at %s)\n", s.nodes, rv[TOPO_CACHE_NODES]);
     printf("pods          %zu (watch at %s)\n", s.pods, rv[TOPO_CACHE_PODS]);
     printf("jobs          %zu (watch at %s)\n", s.jobs, rv[TOPO_CACHE_JOBS]);
@@ -170,45 +210,53 @@ cleanup:
     return error;
 }
 
-int topo_cli_cmd_cache(int argc, char **argv)
+/* import or stats: parse, check --db, run. */
+static int run(const topo_cli_command *cmd, int (*fn)(const cache_args *, topo_err *), int argc,
+               char **argv)
 {
-    topo_cli_flag f[F_NFLAGS] = {
-        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
-        [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
-        [F_PODS] = {"--pods", 1, 1, NULL, {0}, 0},
-        [F_JOBS] = {"--jobs", 1, 1, NULL, {0}, 0},
-    };
+    cache_args f;
     topo_err err = TOPO_ERR_INIT;
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    if ((rc = topo_cli_parse(cmd, argc, argv, &f)) < 0) {
+        if (f.db == NULL) {
+            fprintf(stderr, "topoassign %s: --db: required\n", cmd->name);
+            rc = TOPO_CLI_EXIT_BADINPUT;
+        } else if (fn(&f, &err) < 0) {
+            topo_cli_error(CMD, &err);
+            rc = TOPO_CLI_EXIT_BADINPUT;
+        } else {
+            rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+        }
+    }
+    topo_opts_free(cmd->opts, cmd->nopts, &f);
+    return rc;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    return run(&topo_cli_cache_import, import, argc, argv);
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+    return run(&topo_cli_cache_stats, stats, argc, argv);
+}
+
+static int cmd_cache(int argc, char **argv)
+{
+    static const topo_cli_command *const subs[] = {&topo_cli_cache_import,
+                                                   &topo_cli_cache_stats, &topo_cli_cache_sync};
     const char *sub = argc > 1 ? argv[1] : NULL;
-    int help = 0, error;
 
     if (sub == NULL || strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0) {
-        usage(sub == NULL ? stderr : stdout);
+        fputs(usage_text, sub == NULL ? stderr : stdout);
         return sub == NULL ? TOPO_CLI_EXIT_BADINPUT : TOPO_CLI_EXIT_OK;
     }
-    if (strcmp(sub, "sync") == 0)
-        return topo_cli_cmd_cache_sync(argc - 1, argv + 1);
-    if (strcmp(sub, "import") != 0 && strcmp(sub, "stats") != 0) {
-        fprintf(stderr, "topoassign cache: unknown subcommand '%s' (import, stats, sync)\n", sub);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (topo_cli_parse_flags(f, F_NFLAGS, argc - 1, argv + 1, &help, &err) < 0) {
-        fprintf(stderr, "topoassign cache %s: %s (see 'topoassign cache --help')\n", sub,
-                err.text);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (help) {
-        usage(stdout);
-        return TOPO_CLI_EXIT_OK;
-    }
-    if (f[F_DB].n == 0) {
-        fprintf(stderr, "topoassign cache %s: --db: required\n", sub);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    error = strcmp(sub, "import") == 0 ? cmd_import(f, &err) : cmd_stats(f, &err);
-    if (error < 0) {
-        topo_cli_error(CMD, &err);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (strcmp(sub, subs[i]->name + strlen("cache ")) == 0)
+            return subs[i]->run(argc - 1, argv + 1);
+    fprintf(stderr, "topoassign cache: unknown subcommand '%s' (import, stats, sync)\n", sub);
+    return TOPO_CLI_EXIT_BADINPUT;
 }

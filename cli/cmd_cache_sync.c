@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "topo/buf.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
+#include "topo/http.h"
+#include "topo/k8s.h"
 #include "topo/live.h"
 #include "topo/model.h"
 
@@ -27,45 +30,59 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign cache sync --db FILE [--kubeconfig FILE] [--kinds nodes,pods,jobs]\n"
-            "                             [--once] [--idle-ms N] [--page-size N] [--qps Q]\n"
-            "                             [--burst B] [--stats]\n"
-            "Mirrors the cluster's Nodes, Pods and Jobs into the cache file (created when\n"
-            "missing): resumes each watch from where the cache stopped, else lists (paged)\n"
-            "and replaces the kind's rows; then applies watch events in batches; lists\n"
-            "again when the API server answers 410 Gone.\n"
-            "  --db FILE         the cache file\n"
-            "  --kubeconfig FILE the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-            "  --kinds LIST      what to mirror (default nodes,pods,jobs)\n"
-            "  --once            stop once every kind is synced and its watch has been quiet\n"
-            "                    for --idle-ms (default 500, counted in whole seconds);\n"
-            "                    without it, runs until SIGINT or SIGTERM\n"
-            "  --page-size N     objects per list page (default 500)\n"
-            "  --qps Q, --burst B  client-side rate limit per kind (default 50, 100)\n"
-            "  --stats           print one JSON line of figures at exit\n"
-            "  --verify-live --levels L1,L2,...\n"
-            "                    also keep an in-memory live snapshot of that topology\n"
-            "                    current from the events (as topo-webhook does) and, at\n"
-            "                    exit, check it against a snapshot built from the cache\n"
-            "exit status: 0 done, 1 the sync failed, 2 bad input\n");
-}
+typedef struct sync_args {
+    const char *db, *kubeconfig, *kinds, *levels;
+    unsigned long idle_ms, page_size; /* 0: not given */
+    double qps, burst;                /* 0: not given */
+    int once, stats, verify_live;
+} sync_args;
 
-enum {
-    F_DB,
-    F_KUBECONFIG,
-    F_KINDS,
-    F_ONCE,
-    F_IDLE,
-    F_PAGE,
-    F_QPS,
-    F_BURST,
-    F_STATS,
-    F_VERIFY,
-    F_LEVELS,
-    F_N
+#define O(field) offsetof(sync_args, field)
+#define D(constant) TOPO_OPT_DEFAULT(constant)
+
+static const topo_opt table[] = {
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the cache file (created when missing), required", O(db), "Options:"},
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
+     "$KUBECONFIG, in-cluster, ~/.kube/config", "the cluster", O(kubeconfig), NULL},
+    {"--kinds", NULL, TOPO_OPT_STRING, "LIST", 0, 0, NULL, "nodes,pods,jobs",
+     "what to mirror, comma-separated", O(kinds), NULL},
+    {"--once", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "stop once every kind is synced and its watch has been quiet for --idle-ms; without it, "
+     "runs until SIGINT or SIGTERM",
+     O(once), NULL},
+    {"--idle-ms", NULL, TOPO_OPT_UINT, "N", 1, 3600000, NULL, D(TOPO_FILLER_IDLE_MS_DEFAULT),
+     "with --once: the quiet time, counted in whole seconds", O(idle_ms), NULL},
+    {"--page-size", NULL, TOPO_OPT_UINT, "N", 1, 10000, NULL, D(TOPO_K8S_PAGE_DEFAULT),
+     "objects per list page", O(page_size), NULL},
+    {"--qps", NULL, TOPO_OPT_POSITIVE, "Q", 0, 1000000, NULL, D(TOPO_HTTP_QPS_DEFAULT),
+     "client-side rate limit per kind, requests per second", O(qps), NULL},
+    {"--burst", NULL, TOPO_OPT_POSITIVE, "B", 0, 1000000, NULL, D(TOPO_HTTP_BURST_DEFAULT),
+     "client-side burst per kind", O(burst), NULL},
+    {"--stats", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "print one JSON line of figures at exit", O(stats), NULL},
+    {"--verify-live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "with --levels: also keep an in-memory live snapshot of that topology current from the "
+     "events (as topo-webhook does) and, at exit, check it against a snapshot built from the "
+     "cache",
+     O(verify_live), NULL},
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
+     "the topology of --verify-live, coarsest first", O(levels), NULL},
+};
+
+const topo_cli_command topo_cli_cache_sync = {
+    "cache sync",
+    "mirror a cluster's Nodes, Pods and Jobs into a topo cache file",
+    "usage: topoassign cache sync --db FILE [--kubeconfig FILE] [--kinds nodes,pods,jobs]\n"
+    "                             [--once] [--idle-ms N] [--page-size N] [--qps Q]\n"
+    "                             [--burst B] [--stats] [--verify-live --levels L1,L2,...]",
+    "Mirrors the cluster's Nodes, Pods and Jobs into the cache file (created when missing): "
+    "resumes each watch from where the cache stopped, else lists (paged) and replaces the "
+    "kind's rows; then applies watch events in batches; lists again when the API server "
+    "answers 410 Gone. Exit status: 0 done, 1 the sync failed, 2 bad input.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_cache_sync,
 };
 
 /* The walk of a snapshot over a few resources, as text (a topo_buf), to
@@ -93,12 +110,11 @@ static int verify_live(topo_live *live, const char *db, const topo_snapshot_opts
 {
     topo_cache *cache = NULL;
     topo_snapshot *fresh = NULL;
-    topo_cache_snapshot_opts co = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    /* The live snapshot holds no reservations here. */
+    topo_cache_snapshot_opts co = {.snapshot = *sopts, .skip_reservations = 1};
     topo_buf a = TOPO_BUF_INIT(0), b = TOPO_BUF_INIT(0);
     int rc;
 
-    co.snapshot = *sopts;
-    co.charge_reservations = 0; /* the live snapshot holds none here */
     if ((rc = topo_cache_open(&cache, db, NULL, err)) < 0 ||
         (rc = topo_cache_snapshot(&fresh, cache, &co, NULL, err)) < 0)
         goto cleanup;
@@ -157,24 +173,12 @@ static int parse_kinds(unsigned *out, const char *text, topo_err *err)
     return 0;
 }
 
-static int parse_double(double *out, const char *text, const char *flag, topo_err *err)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || !(v > 0) || v > 1e6)
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected a positive number, got \"%s\"",
-                            flag, text);
-    *out = v;
-    return 0;
-}
-
 static int print_stats(const topo_filler_stats *st, const char *db, double seconds)
 {
     topo_cache *cache = NULL;
     topo_cache_stats cs;
-    topo_cache_opts co = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts co = {.must_exist = 1};
     struct rusage ru;
-    co.create = 0;
     memset(&cs, 0, sizeof(cs));
     if (topo_cache_open(&cache, db, &co, NULL) == 0 &&
         topo_cache_get_stats(&cs, cache, NULL) < 0)
@@ -200,77 +204,56 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
     return 0;
 }
 
+/* The filler's options from the flags (the filler applies the defaults of
+ * those not given); a live snapshot of --levels with --verify-live. */
+static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts *sopts,
+                       topo_pool **pool, const sync_args *f, topo_err *err)
+{
+    if (f->db == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "--db: required");
+    o->db_path = f->db;
+    o->kubeconfig = f->kubeconfig;
+    o->once = f->once;
+    if (f->kinds != NULL && parse_kinds(&o->kinds, f->kinds, err) < 0)
+        return TOPO_EINVALID;
+    o->idle_ms = (long)f->idle_ms;
+    o->page_size = (unsigned)f->page_size;
+    o->qps = f->qps;
+    o->burst = f->burst;
+    o->stop = &stop_requested;
+    if (f->verify_live) {
+        const char **levels = NULL;
+        if (f->levels == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "--verify-live: needs --levels");
+        if ((*pool = topo_pool_create()) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        int rc = topo_cli_parse_levels(&levels, &sopts->nlevels, f->levels, *pool, err);
+        if (rc < 0)
+            return rc;
+        sopts->levels = levels;
+        if ((rc = topo_live_create(live, sopts, err)) < 0)
+            return rc;
+        o->live = *live;
+    }
+    return 0;
+}
+
 int topo_cli_cmd_cache_sync(int argc, char **argv)
 {
-    topo_cli_flag f[F_N] = {
-        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
-        [F_KUBECONFIG] = {"--kubeconfig", 1, 0, NULL, {0}, 0},
-        [F_KINDS] = {"--kinds", 1, 0, NULL, {0}, 0},
-        [F_ONCE] = {"--once", 0, 0, NULL, {0}, 0},
-        [F_IDLE] = {"--idle-ms", 1, 0, NULL, {0}, 0},
-        [F_PAGE] = {"--page-size", 1, 0, NULL, {0}, 0},
-        [F_QPS] = {"--qps", 1, 0, NULL, {0}, 0},
-        [F_BURST] = {"--burst", 1, 0, NULL, {0}, 0},
-        [F_STATS] = {"--stats", 0, 0, NULL, {0}, 0},
-        [F_VERIFY] = {"--verify-live", 0, 0, NULL, {0}, 0},
-        [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
-    };
+    sync_args f;
     topo_live *live = NULL;
-    topo_snapshot_opts sopts = {"default", NULL, 0, NULL, 0};
+    topo_snapshot_opts sopts = {.topology_name = TOPO_CLI_TOPOLOGY_NAME};
     topo_pool *pool = NULL;
     topo_err err = TOPO_ERR_INIT;
-    topo_filler_opts o = TOPO_FILLER_OPTS_INIT;
+    topo_filler_opts o = {0};
     topo_filler *filler = NULL;
-    int help = 0, rc;
-    int64_t v;
+    int rc;
 
-    if (topo_cli_parse_flags(f, F_N, argc, argv, &help, &err) < 0) {
-        fprintf(stderr, "topoassign %s: %s (see 'topoassign cache sync --help')\n", CMD, err.text);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (help) {
-        usage(stdout);
-        return TOPO_CLI_EXIT_OK;
-    }
-    if (f[F_DB].n == 0) {
-        topo_err_set(&err, TOPO_EINVALID, "--db: required");
+    memset(&f, 0, sizeof(f));
+    if ((rc = topo_cli_parse(&topo_cli_cache_sync, argc, argv, &f)) >= 0)
+        return rc;
+    if (filler_opts(&o, &live, &sopts, &pool, &f, &err) < 0)
         goto bad;
-    }
-    o.db_path = f[F_DB].values[0];
-    o.kubeconfig = f[F_KUBECONFIG].n ? f[F_KUBECONFIG].values[0] : NULL;
-    o.once = f[F_ONCE].n > 0;
-    if (f[F_KINDS].n && parse_kinds(&o.kinds, f[F_KINDS].values[0], &err) < 0)
-        goto bad;
-    if (f[F_IDLE].n) {
-        if (topo_cli_parse_int(&v, f[F_IDLE].values[0], 1, 3600000, &err) < 0) {
-            topo_err_wrap(&err, "--idle-ms");
-            goto bad;
-        }
-        o.idle_ms = (long)v;
-    }
-    if (f[F_PAGE].n) {
-        if (topo_cli_parse_int(&v, f[F_PAGE].values[0], 1, 10000, &err) < 0) {
-            topo_err_wrap(&err, "--page-size");
-            goto bad;
-        }
-        o.page_size = (unsigned)v;
-    }
-    if ((f[F_QPS].n && parse_double(&o.qps, f[F_QPS].values[0], "--qps", &err) < 0) ||
-        (f[F_BURST].n && parse_double(&o.burst, f[F_BURST].values[0], "--burst", &err) < 0))
-        goto bad;
-    o.stop = &stop_requested;
-    if (f[F_VERIFY].n) {
-        const char **levels = NULL;
-        if (f[F_LEVELS].n == 0) {
-            topo_err_set(&err, TOPO_EINVALID, "--verify-live: needs --levels");
-            goto bad;
-        }
-        if ((pool = topo_pool_create()) == NULL ||
-            topo_cli_parse_levels(&levels, &sopts.nlevels, f[F_LEVELS].values[0], pool, &err) < 0 ||
-            topo_live_create(&live, (sopts.levels = levels, &sopts), &err) < 0)
-            goto bad;
-        o.live = live;
-    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -288,7 +271,7 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     topo_filler_stats st;
     topo_filler_get_stats(filler, &st);
     topo_filler_free(filler);
-    if (f[F_STATS].n)
+    if (f.stats)
         print_stats(&st, o.db_path,
                     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (rc == 0 && live != NULL)

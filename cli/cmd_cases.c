@@ -1,4 +1,5 @@
 /* topoassign cases: run Kueue conformance cases (fixtures/conformance). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +7,9 @@
 #include "commands.h"
 #include "topo/array.h"
 #include "topo/cases.h"
+#include "topo/limits.h"
 #include "topo/pool.h"
 #include "topo/str.h"
-
-/* Longest line of a known-failures file. */
-#define KNOWN_LINE_MAX 1024
 
 typedef struct strlist {
     char **items;
@@ -50,23 +49,37 @@ static void strlist_free(strlist *l)
     memset(l, 0, sizeof(*l));
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign cases FILE... [--id ID]... [--verbose] [--known-failures FILE]\n"
-            "\n"
-            "Runs Kueue TAS conformance cases (a JSON array per FILE, see\n"
-            "fixtures/conformance/README.md) and prints `PASS <id>` or\n"
-            "`FAIL <id>: <what differed>` per case, then `N passed, M failed`.\n"
-            "\n"
-            "  --id ID               run only this case (repeatable)\n"
-            "  --verbose             also print each PodSet's result\n"
-            "  --known-failures FILE ids expected to fail, one per line, '#' comments;\n"
-            "                        exit 0 iff exactly those cases fail (with --id,\n"
-            "                        only the cases run are compared)\n"
-            "\n"
-            "exit status: 0 all passed (or failures as listed), 1 otherwise, 2 bad input\n");
-}
+typedef struct cases_args {
+    topo_opt_list files, ids;
+    int verbose;
+    const char *known_failures;
+} cases_args;
+
+#define O(field) offsetof(cases_args, field)
+
+static const topo_opt table[] = {
+    {"FILE...", NULL, TOPO_OPT_OPERANDS, NULL, 0, 0, NULL, NULL,
+     "case files: a JSON array each (fixtures/conformance/README.md)", O(files), "Options:"},
+    {"--id", NULL, TOPO_OPT_LIST, "ID", 0, 0, NULL, NULL, "run only this case", O(ids), NULL},
+    {"--verbose", "-v", TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "also print each PodSet's result",
+     O(verbose), NULL},
+    {"--known-failures", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "ids expected to fail, one per line, '#' comments; exit 0 iff exactly those cases fail "
+     "(with --id, only the cases run are compared)",
+     O(known_failures), NULL},
+};
+
+const topo_cli_command topo_cli_cases = {
+    "cases",
+    "run Kueue conformance cases (JSON)",
+    "usage: topoassign cases FILE... [--id ID]... [--verbose] [--known-failures FILE]",
+    "Runs Kueue TAS conformance cases and prints `PASS <id>` or `FAIL <id>: <what "
+    "differed>` per case, then `N passed, M failed`. Exit status: 0 all passed (or failures "
+    "as listed), 1 otherwise, 2 bad input.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_cases,
+};
 
 static char *trim(char *s)
 {
@@ -82,7 +95,7 @@ static char *trim(char *s)
 /* One id per line; '#' starts a comment. Returns 0 or -1 (message printed). */
 static int read_known(strlist *known, const char *path)
 {
-    char line[KNOWN_LINE_MAX];
+    char line[TOPO_MAX_KNOWN_FAILURES_LINE];
     int lineno = 0, rc = 0;
     FILE *f = fopen(path, "r");
     if (f == NULL) {
@@ -143,62 +156,44 @@ static void print_verbose(const topo_case *c, const topo_case_outcome *o, topo_p
 
 int topo_cli_cmd_cases(int argc, char **argv)
 {
-    strlist files = {0}, ids = {0}, known = {0}, failed = {0};
-    const char *known_path = NULL;
-    int verbose = 0, status = TOPO_CLI_EXIT_BADINPUT;
+    cases_args a;
+    strlist ids = {0}, known = {0}, failed = {0};
+    const char *known_path;
+    int verbose, status;
     size_t npassed = 0, nfailed = 0;
     topo_pool *pool = NULL, *run_pool = NULL;
     topo_case_file **loaded = NULL;
+    const topo_opt_list *files = &a.files;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            status = TOPO_CLI_EXIT_OK;
-            goto cleanup;
-        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            verbose = 1;
-        } else if (strcmp(a, "--id") == 0 || strcmp(a, "--known-failures") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "topoassign cases: %s needs a value\n", a);
-                usage(stderr);
-                goto cleanup;
-            }
-            if (strcmp(a, "--id") == 0) {
-                if (strlist_add(&ids, argv[++i]) < 0)
-                    goto oom;
-            } else {
-                known_path = argv[++i];
-            }
-        } else if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
-            fprintf(stderr, "topoassign cases: unknown option '%s'\n", a);
-            usage(stderr);
-            goto cleanup;
-        } else if (strlist_add(&files, a) < 0) {
+    memset(&a, 0, sizeof(a));
+    if ((status = topo_cli_parse(&topo_cli_cases, argc, argv, &a)) >= 0)
+        goto cleanup;
+    status = TOPO_CLI_EXIT_BADINPUT;
+    known_path = a.known_failures;
+    verbose = a.verbose;
+    for (size_t i = 0; i < a.ids.n; i++)
+        if (strlist_add(&ids, a.ids.v[i]) < 0)
             goto oom;
-        }
-    }
-    if (files.n == 0) {
-        fprintf(stderr, "topoassign cases: no case file given\n");
-        usage(stderr);
+    if (files->n == 0) {
+        fprintf(stderr, "topoassign cases: no case file given (see 'topoassign cases --help')\n");
         goto cleanup;
     }
     if (known_path != NULL && read_known(&known, known_path) < 0)
         goto cleanup;
 
     if ((pool = topo_pool_create()) == NULL || (run_pool = topo_pool_create()) == NULL ||
-        (loaded = calloc(files.n, sizeof(*loaded))) == NULL)
+        (loaded = calloc(files->n, sizeof(*loaded))) == NULL)
         goto oom;
-    for (size_t f = 0; f < files.n; f++) {
+    for (size_t f = 0; f < files->n; f++) {
         topo_err err = TOPO_ERR_INIT;
-        if (topo_cases_load_file(&loaded[f], files.items[f], pool, &err) < 0) {
+        if (topo_cases_load_file(&loaded[f], files->v[f], pool, &err) < 0) {
             fprintf(stderr, "topoassign cases: %s\n", err.text);
             goto cleanup;
         }
     }
     for (size_t k = 0; k < ids.n; k++) {
         int found = 0;
-        for (size_t f = 0; f < files.n && !found; f++)
+        for (size_t f = 0; f < files->n && !found; f++)
             found = topo_cases_find(loaded[f], ids.items[k]) != NULL;
         if (!found) {
             fprintf(stderr, "topoassign cases: no case with id \"%s\"\n", ids.items[k]);
@@ -206,7 +201,7 @@ int topo_cli_cmd_cases(int argc, char **argv)
         }
     }
 
-    for (size_t f = 0; f < files.n; f++) {
+    for (size_t f = 0; f < files->n; f++) {
         for (size_t i = 0; i < loaded[f]->ncases; i++) {
             const topo_case *c = &loaded[f]->cases[i];
             topo_case_outcome o;
@@ -268,15 +263,15 @@ oom:
 cleanup:
     fflush(stdout);
     if (loaded != NULL) {
-        for (size_t f = 0; f < files.n; f++)
+        for (size_t f = 0; f < files->n; f++)
             topo_cases_release(loaded[f]);
         free(loaded);
     }
     topo_pool_free(run_pool);
     topo_pool_free(pool);
-    strlist_free(&files);
     strlist_free(&ids);
     strlist_free(&known);
     strlist_free(&failed);
+    topo_opts_free(table, sizeof table / sizeof table[0], &a);
     return status;
 }

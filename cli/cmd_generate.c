@@ -1,189 +1,169 @@
 /* topoassign generate: write a synthetic GPU cluster as NodeList JSON. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "topo/generate.h"
+#include "topo/limits.h"
 #include "topo/pool.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign generate --nodes N [options] [-o FILE]\n"
-            "\n"
-            "Writes a synthetic cluster as a v1 List of Nodes (kubectl get nodes -o json),\n"
-            "labelled topology.topo.io/{datacenter,spine,block,leaf,rack,nvlink} and\n"
-            "kubernetes.io/hostname. The output depends only on the options.\n"
-            "\n"
-            "  --nodes N             number of nodes (required, 1..%u)\n"
-            "  --datacenters D       datacenters (default 1)\n"
-            "  --spines-per-dc S     spine groups per datacenter (default: as needed)\n"
-            "  --leaves-per-spine L  leaves per spine group (default 8)\n"
-            "  --racks-per-leaf R    racks per leaf (default 4)\n"
-            "  --nodes-per-rack K    nodes per rack (default 8)\n"
-            "  --nvlink-nodes M      nodes per NVLink domain, divides K (default 1 =\n"
-            "                        single-node HGX: the nvlink label is the hostname)\n"
-            "  --gpus-per-node G     nvidia.com/gpu per node (default 8)\n"
-            "  --usage-seed SEED     add bound non-TAS pods using GPUs, drawn from SEED\n"
-            "  --usage-fraction F    share of busy nodes, 0..1 (default 0.5); a busy node\n"
-            "                        runs one pod using all its GPUs (3 in 4) or 1..G-1\n"
-            "  --pods-out FILE       where the pods go (kubectl get pods -A -o json);\n"
-            "                        required with --usage-seed\n"
-            "  -o, --output FILE     where the nodes go (default stdout)\n"
-            "\n"
-            "exit status: 0 written, 2 bad options or I/O error\n",
-            TOPO_GEN_MAX_NODES);
-}
+typedef struct generate_args {
+    unsigned long nodes, datacenters, spines_per_dc, leaves_per_spine, racks_per_leaf;
+    unsigned long nodes_per_rack, nvlink_nodes, gpus_per_node; /* 0: not given */
+    const char *usage_seed;                                    /* any uint64: parsed here */
+    double usage_fraction;                                     /* < 0: not given */
+    const char *pods_out, *output;
+} generate_args;
 
-static int parse_u64(uint64_t *out, const char *flag, const char *text)
+#define O(field) offsetof(generate_args, field)
+#define D(constant) TOPO_OPT_DEFAULT(constant)
+
+static const topo_opt table[] = {
+    {"--nodes", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_GEN_NODES, NULL, NULL,
+     "number of nodes, required", O(nodes), "The cluster:"},
+    {"--datacenters", NULL, TOPO_OPT_UINT, "D", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     D(TOPO_GEN_DATACENTERS_DEFAULT), "datacenters", O(datacenters), NULL},
+    {"--spines-per-dc", NULL, TOPO_OPT_UINT, "S", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     "as many as the nodes need", "spine groups per datacenter", O(spines_per_dc), NULL},
+    {"--leaves-per-spine", NULL, TOPO_OPT_UINT, "L", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     D(TOPO_GEN_LEAVES_PER_SPINE_DEFAULT), "leaves per spine group", O(leaves_per_spine), NULL},
+    {"--racks-per-leaf", NULL, TOPO_OPT_UINT, "R", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     D(TOPO_GEN_RACKS_PER_LEAF_DEFAULT), "racks per leaf", O(racks_per_leaf), NULL},
+    {"--nodes-per-rack", NULL, TOPO_OPT_UINT, "K", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     D(TOPO_GEN_NODES_PER_RACK_DEFAULT), "nodes per rack", O(nodes_per_rack), NULL},
+    {"--nvlink-nodes", NULL, TOPO_OPT_UINT, "M", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     D(TOPO_GEN_NVLINK_NODES_DEFAULT),
+     "nodes per NVLink domain, divides K (1: single-node HGX, the nvlink label is the "
+     "hostname)",
+     O(nvlink_nodes), NULL},
+    {"--gpus-per-node", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_GEN_GPUS, NULL,
+     D(TOPO_GEN_GPUS_PER_NODE_DEFAULT), "nvidia.com/gpu per node", O(gpus_per_node), NULL},
+    {"--usage-seed", NULL, TOPO_OPT_STRING, "SEED", 0, 0, NULL, NULL,
+     "add bound non-TAS pods using GPUs, drawn from SEED (0..2^64-1)", O(usage_seed),
+     "Pods using GPUs:"},
+    {"--usage-fraction", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL,
+     D(TOPO_GEN_USAGE_FRACTION_DEFAULT),
+     "share of busy nodes; a busy node runs one pod using all its GPUs (3 in 4) or 1..G-1",
+     O(usage_fraction), NULL},
+    {"--pods-out", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "where the pods go (kubectl get pods -A -o json); required with --usage-seed",
+     O(pods_out), NULL},
+    {"--output", "-o", TOPO_OPT_STRING, "FILE", 0, 0, NULL, "stdout", "where the nodes go",
+     O(output), "Output:"},
+};
+
+const topo_cli_command topo_cli_generate = {
+    "generate",
+    "write a synthetic cluster as NodeList JSON",
+    "usage: topoassign generate --nodes N [options] [-o FILE]",
+    "Writes a synthetic cluster as a v1 List of Nodes (kubectl get nodes -o json), labelled "
+    "topology.topo.io/{datacenter,spine,block,leaf,rack,nvlink} and kubernetes.io/hostname. "
+    "The output depends only on the options. Exit status: 0 written, 2 bad options or I/O "
+    "error.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_generate,
+};
+
+/* A uint64 in decimal (its whole range: the table's numbers are unsigned
+ * longs, and 0 is a seed). */
+static int parse_seed(uint64_t *out, const char *text)
 {
     char *end = NULL;
     errno = 0;
-    if (text[0] < '0' || text[0] > '9') {
-        fprintf(stderr, "topoassign generate: %s: expected a non-negative integer, got \"%s\"\n",
-                flag, text);
-        return -1;
-    }
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0') {
-        fprintf(stderr, "topoassign generate: %s: expected a non-negative integer, got \"%s\"\n",
-                flag, text);
+    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
+    if (end == NULL || errno != 0 || *end != '\0') {
+        fprintf(stderr,
+                "topoassign generate: --usage-seed: expected a non-negative integer, got "
+                "\"%s\"\n",
+                text);
         return -1;
     }
     *out = (uint64_t)v;
     return 0;
 }
 
-static int parse_u32(uint32_t *out, const char *flag, const char *text)
+/* The options given into opts (which holds the defaults). */
+static void shape(topo_gen_opts *opts, const generate_args *f)
 {
-    uint64_t v = 0;
-    if (parse_u64(&v, flag, text) < 0)
-        return -1;
-    if (v > UINT32_MAX) {
-        fprintf(stderr, "topoassign generate: %s: %s is too large\n", flag, text);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
+    const struct {
+        uint32_t *to;
+        unsigned long v;
+    } given[] = {
+        {&opts->nodes, f->nodes},
+        {&opts->datacenters, f->datacenters},
+        {&opts->spines_per_dc, f->spines_per_dc},
+        {&opts->leaves_per_spine, f->leaves_per_spine},
+        {&opts->racks_per_leaf, f->racks_per_leaf},
+        {&opts->nodes_per_rack, f->nodes_per_rack},
+        {&opts->nvlink_nodes, f->nvlink_nodes},
+        {&opts->gpus_per_node, f->gpus_per_node},
+    };
+    /* Every bound in the table is within uint32. */
+    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
+        if (given[i].v > 0)
+            *given[i].to = (uint32_t)given[i].v;
+    if (f->usage_fraction >= 0)
+        opts->usage_fraction = f->usage_fraction;
 }
 
-static int parse_fraction(double *out, const char *flag, const char *text)
+/* The checks between options: 0, or the exit status (a message printed). */
+static int check(const generate_args *f)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !(v >= 0.0 && v <= 1.0)) {
-        fprintf(stderr, "topoassign generate: %s: expected a number within [0, 1], got \"%s\"\n",
-                flag, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    const char *msg = NULL;
+    if (f->nodes == 0)
+        msg = "--nodes is required";
+    else if (f->usage_fraction >= 0 && f->usage_seed == NULL)
+        msg = "--usage-fraction needs --usage-seed";
+    else if ((f->usage_seed != NULL) != (f->pods_out != NULL))
+        msg = "--usage-seed and --pods-out go together";
+    else if (f->pods_out != NULL && f->output != NULL && strcmp(f->pods_out, f->output) == 0)
+        msg = "--pods-out and -o name the same file";
+    else if (f->pods_out != NULL && strcmp(f->pods_out, "-") == 0 &&
+             (f->output == NULL || strcmp(f->output, "-") == 0))
+        msg = "nodes and pods cannot both go to stdout";
+    if (msg == NULL)
+        return 0;
+    fprintf(stderr, "topoassign generate: %s\n", msg);
+    return TOPO_CLI_EXIT_BADINPUT;
 }
 
 int topo_cli_cmd_generate(int argc, char **argv)
 {
+    generate_args f;
     topo_gen_opts opts;
     topo_gen_cluster *cluster = NULL;
     topo_pool *pool = NULL;
     topo_err err = TOPO_ERR_INIT;
-    const char *out_path = NULL, *pods_path = NULL;
-    int have_nodes = 0, have_seed = 0, have_fraction = 0;
-    int status = TOPO_CLI_EXIT_BADINPUT;
+    int status;
 
+    memset(&f, 0, sizeof(f));
+    f.usage_fraction = -1;
+    if ((status = topo_cli_parse(&topo_cli_generate, argc, argv, &f)) >= 0 ||
+        (status = check(&f)) != 0)
+        return status;
     topo_gen_opts_init(&opts);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return TOPO_CLI_EXIT_OK;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "topoassign generate: %s\n",
-                    a[0] == '-' ? "option needs a value" : "unexpected argument");
-            fprintf(stderr, "  at '%s'\n", a);
-            usage(stderr);
-            return TOPO_CLI_EXIT_BADINPUT;
-        }
-        const char *v = argv[++i];
-        int rc = 0;
-        if (strcmp(a, "--nodes") == 0) {
-            rc = parse_u32(&opts.nodes, a, v);
-            have_nodes = 1;
-        } else if (strcmp(a, "--datacenters") == 0) {
-            rc = parse_u32(&opts.datacenters, a, v);
-        } else if (strcmp(a, "--spines-per-dc") == 0) {
-            rc = parse_u32(&opts.spines_per_dc, a, v);
-            if (rc == 0 && opts.spines_per_dc == 0) {
-                fprintf(stderr, "topoassign generate: --spines-per-dc: must be at least 1\n");
-                rc = -1;
-            }
-        } else if (strcmp(a, "--leaves-per-spine") == 0) {
-            rc = parse_u32(&opts.leaves_per_spine, a, v);
-        } else if (strcmp(a, "--racks-per-leaf") == 0) {
-            rc = parse_u32(&opts.racks_per_leaf, a, v);
-        } else if (strcmp(a, "--nodes-per-rack") == 0) {
-            rc = parse_u32(&opts.nodes_per_rack, a, v);
-        } else if (strcmp(a, "--nvlink-nodes") == 0) {
-            rc = parse_u32(&opts.nvlink_nodes, a, v);
-        } else if (strcmp(a, "--gpus-per-node") == 0) {
-            rc = parse_u32(&opts.gpus_per_node, a, v);
-        } else if (strcmp(a, "--usage-seed") == 0) {
-            rc = parse_u64(&opts.usage_seed, a, v);
-            have_seed = 1;
-        } else if (strcmp(a, "--usage-fraction") == 0) {
-            rc = parse_fraction(&opts.usage_fraction, a, v);
-            have_fraction = 1;
-        } else if (strcmp(a, "--pods-out") == 0) {
-            pods_path = v;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            out_path = v;
-        } else {
-            fprintf(stderr, "topoassign generate: unknown option '%s'\n", a);
-            usage(stderr);
-            return TOPO_CLI_EXIT_BADINPUT;
-        }
-        if (rc < 0)
-            return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (!have_nodes) {
-        fprintf(stderr, "topoassign generate: --nodes is required\n");
-        usage(stderr);
+    shape(&opts, &f);
+    if (f.usage_seed != NULL && parse_seed(&opts.usage_seed, f.usage_seed) < 0)
         return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (have_fraction && !have_seed) {
-        fprintf(stderr, "topoassign generate: --usage-fraction needs --usage-seed\n");
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (have_seed != (pods_path != NULL)) {
-        fprintf(stderr, "topoassign generate: --usage-seed and --pods-out go together\n");
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (pods_path != NULL && out_path != NULL && strcmp(pods_path, out_path) == 0) {
-        fprintf(stderr, "topoassign generate: --pods-out and -o name the same file\n");
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (pods_path != NULL && strcmp(pods_path, "-") == 0 &&
-        (out_path == NULL || strcmp(out_path, "-") == 0)) {
-        fprintf(stderr, "topoassign generate: nodes and pods cannot both go to stdout\n");
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    opts.with_usage = have_seed;
-
+    opts.with_usage = f.usage_seed != NULL;
+    status = TOPO_CLI_EXIT_BADINPUT;
     if ((pool = topo_pool_create()) == NULL) {
         fprintf(stderr, "topoassign generate: out of memory\n");
         goto cleanup;
     }
     if (topo_gen_cluster_build(&cluster, &opts, pool, &err) < 0 ||
-        topo_gen_write_nodes(cluster, out_path, &err) < 0 ||
-        (pods_path != NULL && topo_gen_write_pods(cluster, pods_path, &err) < 0)) {
+        topo_gen_write_nodes(cluster, f.output, &err) < 0 ||
+        (f.pods_out != NULL && topo_gen_write_pods(cluster, f.pods_out, &err) < 0)) {
         fprintf(stderr, "topoassign generate: %s\n", err.text);
         goto cleanup;
     }
-    if (pods_path != NULL)
+    if (f.pods_out != NULL)
         fprintf(stderr,
                 "topoassign generate: %zu nodes, %zu pods using %" PRIu64 " of %" PRIu64
                 " GPUs\n",

@@ -1,5 +1,6 @@
 /* topoassign show: the topology tree with free/total capacity per domain. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,44 @@
 #define CMD "show"
 #define LIST_MAX 20 /* node names listed per footer line */
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
-            "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
-            "Prints the topology as a tree: per domain the free/total amount of the\n"
-            "resource (default nvidia.com/gpu) on eligible nodes, the largest amount free\n"
-            "on a single node, and the eligible node count; then the nodes left out.\n"
-            "--db FILE reads a topo cache file (its nodes, pods and unexpired reservations)\n"
-            "instead of --nodes/--pods.\n"
-            "exit status: 0 shown, 2 bad input\n");
-}
+typedef struct show_args {
+    topo_opt_list nodes, node_labels;
+    const char *pods, *db, *levels, *resource, *topology_name;
+} show_args;
 
-enum { F_NODES, F_PODS, F_DB, F_LEVELS, F_RESOURCE, F_NODE_LABEL, F_TOPOLOGY_NAME, F_NFLAGS };
+#define O(field) offsetof(show_args, field)
+
+static const topo_opt table[] = {
+    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
+     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "Options:"},
+    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "kubectl get pods -A -o json: usage of bound pods", O(pods), NULL},
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations",
+     O(db), NULL},
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
+     "topology level labels, coarsest first, required", O(levels), NULL},
+    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
+     "the resource counted", O(resource), NULL},
+    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
+     "nodes of the ResourceFlavor", O(node_labels), NULL},
+    {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
+     "\"" TOPO_CLI_TOPOLOGY_NAME "\"",
+     "the name printed", O(topology_name), NULL},
+};
+
+const topo_cli_command topo_cli_show = {
+    "show",
+    "print the topology tree with free/total GPUs per domain",
+    "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
+    "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]",
+    "Prints the topology as a tree: per domain the free/total amount of the resource on "
+    "eligible nodes, the largest amount free on a single node, and the eligible node count; "
+    "then the nodes left out. Exit status: 0 shown, 2 bad input.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_show,
+};
 
 typedef struct row {
     topo_domain_view view;
@@ -199,17 +224,9 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
 
 int topo_cli_cmd_show(int argc, char **argv)
 {
-    topo_cli_flag f[F_NFLAGS] = {
-        [F_NODES] = {"--nodes", 1, 1, NULL, {0}, 0},
-        [F_PODS] = {"--pods", 1, 0, NULL, {0}, 0},
-        [F_DB] = {"--db", 1, 0, NULL, {0}, 0},
-        [F_LEVELS] = {"--levels", 1, 0, NULL, {0}, 0},
-        [F_RESOURCE] = {"--resource", 1, 0, NULL, {0}, 0},
-        [F_NODE_LABEL] = {"--node-label", 1, 1, NULL, {0}, 0},
-        [F_TOPOLOGY_NAME] = {"--topology-name", 1, 0, NULL, {0}, 0},
-    };
+    show_args f;
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts sopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts sopts = {0};
     topo_pool *pool = NULL;
     topo_inventory *inv = NULL;
     topo_cli_nodes nodes = {NULL, 0};
@@ -219,32 +236,22 @@ int topo_cli_cmd_show(int argc, char **argv)
     size_t nlevels = 0, nflavor = 0, ignored = 0;
     const topo_kv *flavor = NULL;
     const char *resource;
-    int help = 0, rc = TOPO_CLI_EXIT_BADINPUT, walk;
+    int rc, walk;
     int open[TOPO_MAX_LEVELS + 1] = {0};
 
-    if (topo_cli_parse_flags(f, F_NFLAGS, argc, argv, &help, &err) < 0) {
-        fprintf(stderr, "topoassign show: %s (see 'topoassign show --help')\n", err.text);
-        return TOPO_CLI_EXIT_BADINPUT;
-    }
-    if (help) {
-        usage(stdout);
-        return TOPO_CLI_EXIT_OK;
-    }
-    resource = f[F_RESOURCE].n ? f[F_RESOURCE].values[0] : "nvidia.com/gpu";
+    memset(&f, 0, sizeof(f));
+    if ((rc = topo_cli_parse(&topo_cli_show, argc, argv, &f)) >= 0)
+        goto cleanup;
+    rc = TOPO_CLI_EXIT_BADINPUT;
+    resource = f.resource ? f.resource : TOPO_CLI_GPU_RESOURCE;
     if ((pool = topo_pool_create()) == NULL) {
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f[F_NODES].n, f[F_PODS].n ? f[F_PODS].values[0] : NULL,
-                               f[F_DB].n ? f[F_DB].values[0] : NULL,
-                               f[F_LEVELS].n ? f[F_LEVELS].values[0] : NULL,
-                               f[F_NODE_LABEL].values, f[F_NODE_LABEL].n,
-                               f[F_TOPOLOGY_NAME].n ? f[F_TOPOLOGY_NAME].values[0] : NULL, pool,
-                               &err) < 0 ||
-        topo_cli_load_snapshot(&inv, &snap, &nodes, f[F_NODES].values, f[F_NODES].n,
-                               f[F_PODS].n ? f[F_PODS].values[0] : NULL,
-                               f[F_DB].n ? f[F_DB].values[0] : NULL, &sopts, &ignored, pool,
-                               &err) < 0)
+    if (topo_cli_topology_opts(&sopts, f.nodes.n, f.pods, f.db, f.levels, f.node_labels.v,
+                               f.node_labels.n, f.topology_name, pool, &err) < 0 ||
+        topo_cli_load_snapshot(&inv, &snap, &nodes, f.nodes.v, f.nodes.n, f.pods, f.db, &sopts,
+                               &ignored, pool, &err) < 0)
         goto fail;
     levels = sopts.snapshot.levels;
     nlevels = sopts.snapshot.nlevels;
@@ -327,5 +334,6 @@ cleanup:
     topo_snapshot_free(snap);
     topo_inventory_free(inv);
     topo_pool_free(pool);
+    topo_opts_free(table, sizeof table / sizeof table[0], &f);
     return rc;
 }

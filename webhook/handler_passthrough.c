@@ -9,10 +9,8 @@
 #include <jansson.h>
 
 #include "server.h"
+#include "topo/limits.h"
 #include "topo/log.h"
-
-/* Deepest JSON nesting accepted in a request (jansson's own cap is 2048). */
-#define PASSTHROUGH_MAX_DEPTH 128
 
 static int dump(char **out_body, size_t *out_len, json_t *doc)
 {
@@ -90,10 +88,10 @@ int topo_wh_handle_passthrough(void *ctx, const char *body, size_t len, char **o
                          "malformed AdmissionReview: not a JSON object");
         goto cleanup;
     }
-    if (depth_of(root, PASSTHROUGH_MAX_DEPTH + 1) > PASSTHROUGH_MAX_DEPTH) {
+    if (depth_of(root, TOPO_MAX_DOCUMENT_DEPTH + 1) > TOPO_MAX_DOCUMENT_DEPTH) {
         rc = bad_request(out_body, out_len, out_status,
                          "malformed AdmissionReview: nested deeper than %d",
-                         PASSTHROUGH_MAX_DEPTH);
+                         TOPO_MAX_DOCUMENT_DEPTH);
         goto cleanup;
     }
     json_t *request = json_object_get(root, "request");

@@ -173,7 +173,7 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
                           topo_err *err)
 {
     topo_ns_policy *p = NULL;
-    wh_watch_opts wo = {"ns-policy", &namespaces_res, label, WH_WATCH_CLIENT_OPTS_INIT};
+    wh_watch_opts wo = {.name = "ns-policy", .res = &namespaces_res, .label_selector = label};
     int rc;
 
     *out = NULL;

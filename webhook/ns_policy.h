@@ -25,7 +25,6 @@ typedef struct topo_ns_policy topo_ns_policy;
 
 /* Client options, backoff and watch timeout, as every view takes them. */
 typedef wh_watch_client_opts topo_ns_policy_opts;
-#define TOPO_NS_POLICY_OPTS_INIT WH_WATCH_CLIENT_OPTS_INIT
 
 /* label: the namespace label key (copied; must be a valid label key: pass
  * topo_admission_config_namespace_policy_label, and do not create one when

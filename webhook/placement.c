@@ -201,12 +201,11 @@ static int load_static(wh_placement *p, const wh_placement_opts *o, topo_err *er
 
 static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
 {
-    topo_filler_opts fo = TOPO_FILLER_OPTS_INIT;
-    fo.db_path = o->db_path;
-    fo.kubeconfig = o->kubeconfig;
-    fo.lives = (topo_live *const *)p->lives;
-    fo.nlives = p->ntopos;
-    fo.stop = &p->stop;
+    topo_filler_opts fo = {.db_path = o->db_path,
+                           .kubeconfig = o->kubeconfig,
+                           .lives = (topo_live *const *)p->lives,
+                           .nlives = p->ntopos,
+                           .stop = &p->stop};
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
@@ -218,7 +217,7 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
     if (label == NULL && !o->resource_quotas)
         return 0;
-    topo_k8s_config kc = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config kc = {0};
     rc = topo_k8s_config_load(&kc, o->kubeconfig, err);
     if (rc == 0 && label != NULL)
         rc = topo_ns_policy_create(&p->ns, label, &kc, NULL, err);
@@ -234,14 +233,14 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
 
 static int start_ungater(wh_placement *p, const wh_placement_opts *o, topo_err *err)
 {
-    topo_ungater_opts uo = TOPO_UNGATER_OPTS_INIT;
-    uo.db_path = o->db_path;
-    uo.kubeconfig = o->kubeconfig;
-    uo.ctx = p->ctx;
-    uo.interval_ms = o->ungate_interval_ms > 0 ? o->ungate_interval_ms
-                                               : topo_admission_config_ungate_interval_ms(p->cfg);
-    uo.leader_election = o->leader_election;
-    uo.lease_namespace = o->lease_namespace;
+    topo_ungater_opts uo = {
+        .db_path = o->db_path,
+        .kubeconfig = o->kubeconfig,
+        .ctx = p->ctx,
+        .interval_ms = o->ungate_interval_ms > 0 ? o->ungate_interval_ms
+                                                 : topo_admission_config_ungate_interval_ms(p->cfg),
+        .leader_election = o->leader_election,
+        .lease_namespace = o->lease_namespace};
     return topo_ungater_start(&p->ungater, &uo, err);
 }
 
@@ -276,8 +275,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     if (rc == 0) {
         /* Requests write reservations; the WAL is copied back into the
          * file by the owner's tick, off the request path. */
-        topo_cache_opts co = TOPO_CACHE_OPTS_INIT;
-        co.manual_checkpoint = 1;
+        topo_cache_opts co = {.manual_checkpoint = 1};
         rc = topo_cache_open(&p->cache, o->db_path ? o->db_path : ":memory:", &co, err);
         if (rc == 0 && o->db_path != NULL)
             rc = topo_cache_open(&p->checkpointer, o->db_path, &co, err);
@@ -287,7 +285,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     if (rc == 0 && !p->is_static)
         rc = start_api(p, o, err);
     if (rc == 0) {
-        topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+        topo_admission_opts ao = {0};
         ao.topologies = p->topos;
         ao.ntopologies = p->ntopos;
         ao.cache = p->cache;

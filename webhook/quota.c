@@ -385,8 +385,7 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
                       const topo_quota_opts *opts, topo_err *err)
 {
     topo_quota *p = NULL;
-    wh_watch_opts wo = {"resource-quotas", &resourcequotas_res, NULL,
-                        WH_WATCH_CLIENT_OPTS_INIT};
+    wh_watch_opts wo = {.name = "resource-quotas", .res = &resourcequotas_res};
     int rc;
 
     *out = NULL;

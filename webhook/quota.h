@@ -30,7 +30,6 @@ typedef struct topo_quota topo_quota;
 
 /* Client options, backoff and watch timeout, as every view takes them. */
 typedef wh_watch_client_opts topo_quota_opts;
-#define TOPO_QUOTA_OPTS_INIT WH_WATCH_CLIENT_OPTS_INIT
 
 /* k8s_cfg is copied. opts may be NULL. Nothing runs until
  * topo_quota_start. */

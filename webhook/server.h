@@ -31,9 +31,10 @@
 #include <stddef.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 
-/* The API server refuses request bodies above 3 MiB (OPERATIONS §1.6). */
-#define TOPO_WH_MAX_BODY (3u * 1024u * 1024u)
+/* The default max_body: the API server refuses larger request bodies. */
+#define TOPO_WH_MAX_BODY TOPO_MAX_ADMISSION_BODY
 
 /* What a handler call gets as its ctx argument (a const topo_wh_request *). */
 typedef struct topo_wh_request {

@@ -17,7 +17,9 @@
 
 #include "topo/array.h"
 #include "topo/k8s.h"
+#include "topo/limits.h"
 #include "topo/str.h"
+#include "topo/admission_config.h"
 #include "topo/cache.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -55,7 +57,7 @@ typedef struct scan {
     candidate *items;
     size_t n, cap;
     size_t ngroups;
-    size_t dropped; /* over TOPO_UNGATER_MAX_PODS */
+    size_t dropped; /* over TOPO_MAX_UNGATER_PODS */
     topo_strmap *groups;
     int oom;
 } scan;
@@ -143,7 +145,7 @@ static int collect(const topo_cache_pod *pod, void *payload)
         pod->node_name[0] != '\0' || strcmp(pod->phase, "Succeeded") == 0 ||
         strcmp(pod->phase, "Failed") == 0)
         return 0;
-    if (s->n == TOPO_UNGATER_MAX_PODS) {
+    if (s->n == TOPO_MAX_UNGATER_PODS) {
         s->dropped++;
         return 0;
     }
@@ -323,7 +325,7 @@ static int round_run(topo_ungater *u)
     }
     if (s.dropped > 0)
         topo_log(TOPO_LOG_WARN, "ungater: %zu gated pods beyond the first %u wait for a later round",
-                 s.dropped, TOPO_UNGATER_MAX_PODS);
+                 s.dropped, TOPO_MAX_UNGATER_PODS);
     /* PodSets in the order their first pod came from the cache (by uid: the
      * cache keeps no creation time), each PodSet's pods in that order too. */
     if (s.n > 1)
@@ -451,14 +453,14 @@ static void destroy(topo_ungater *u)
 int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_err *err)
 {
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_UNGATER_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "ungater: opts.version: expected %u",
-                            TOPO_UNGATER_OPTS_VERSION);
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "ungater: no options");
     if (opts->db_path == NULL || opts->db_path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "ungater: db_path: the cache file is required");
     if (opts->ctx == NULL)
         return topo_err_set(err, TOPO_EINVALID, "ungater: ctx: the admission context is required");
-    long interval = opts->interval_ms != 0 ? opts->interval_ms : TOPO_UNGATER_INTERVAL_DEFAULT_MS;
+    long interval =
+        opts->interval_ms != 0 ? opts->interval_ms : TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
     if (interval < TOPO_UNGATER_INTERVAL_MIN_MS || interval > TOPO_UNGATER_INTERVAL_MAX_MS)
         return topo_err_set(err, TOPO_EINVALID, "ungater: interval_ms: %ld not in %ld..%ld",
                             opts->interval_ms, TOPO_UNGATER_INTERVAL_MIN_MS,
@@ -469,7 +471,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         return topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
     pthread_mutex_init(&u->mu, NULL);
     pthread_cond_init(&u->cv, NULL);
-    topo_k8s_config empty = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config empty = {0};
     u->cfg = empty;
     u->ctx = opts->ctx;
     u->interval_ms = interval;
@@ -487,19 +489,15 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     }
     /* Short client-side retries: the next round retries anyway, and a stop
      * (SIGTERM) waits for the call in flight. Rate limits: the defaults. */
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
-    ko.timeout_ms = 10000;
-    ko.max_retries = 2;
-    ko.backoff_max_ms = 2000;
+    topo_k8s_opts ko = {.timeout_ms = 10000, .max_retries = 2, .backoff_max_ms = 2000};
     if ((rc = topo_k8s_config_load(&u->cfg, u->kubeconfig, err)) < 0 ||
         (rc = topo_k8s_create(&u->k, &u->cfg, &ko, err)) < 0)
         goto wrapped;
     if (u->leader_election) {
-        topo_leader_opts lo = TOPO_LEADER_OPTS_INIT;
-        lo.lease_namespace = u->lease_namespace;
-        lo.lease_name = TOPO_UNGATER_LEASE_NAME;
-        lo.identity = u->identity;
-        lo.release_on_stop = 1;
+        topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
+                               .lease_name = TOPO_UNGATER_LEASE_NAME,
+                               .identity = u->identity,
+                               .release_on_stop = 1};
         if ((rc = topo_k8s_create(&u->lk, &u->cfg, &ko, err)) < 0 ||
             (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
             goto wrapped;

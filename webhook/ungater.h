@@ -14,32 +14,27 @@
 #include <stdint.h>
 
 #include "topo/admission.h"
+#include "topo/admission_config.h"
 #include "topo/error.h"
+#include "topo/limits.h"
 
 /* The Lease the replicas compete for. */
 #define TOPO_UNGATER_LEASE_NAME "topo-webhook-ungater"
-#define TOPO_UNGATER_INTERVAL_DEFAULT_MS 5000L
 /* Bounds of interval_ms. */
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
-/* Gated pods looked at per round; the rest wait for a later round. */
-#define TOPO_UNGATER_MAX_PODS 65536u
 
 typedef struct topo_ungater topo_ungater;
 
 typedef struct topo_ungater_opts {
-    unsigned version;
     const char *db_path;         /* the cache file the filler keeps current (required) */
     const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
-    long interval_ms;            /* 0: TOPO_UNGATER_INTERVAL_DEFAULT_MS */
+    long interval_ms;            /* 0: TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS */
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */
     const char *identity;        /* NULL: <hostname>_<pid> */
     int leader_election;         /* 0: always act (one replica) */
 } topo_ungater_opts;
-
-#define TOPO_UNGATER_OPTS_VERSION 1
-#define TOPO_UNGATER_OPTS_INIT {TOPO_UNGATER_OPTS_VERSION, NULL, NULL, NULL, 0, NULL, NULL, 0}
 
 /* Loads the Kubernetes configuration, opens the cache and starts the
  * thread. Strings are copied. TOPO_EINVALID for bad options (named). */
@@ -59,7 +54,7 @@ typedef struct topo_ungater_stats {
     uint64_t attempts; /* pods handed to topo_admission_ungate_pod */
     uint64_t ungated;  /* pods patched: gate removed, nodeSelector set */
     uint64_t waiting;  /* gauge: pods the last complete round left gated (PodSet does
-                        * not fit, pod changed meanwhile, over TOPO_UNGATER_MAX_PODS) */
+                        * not fit, pod changed meanwhile, over TOPO_MAX_UNGATER_PODS) */
     uint64_t errors;   /* failed API calls, unexpected answers */
     int leader;        /* this replica acts now */
 } topo_ungater_stats;

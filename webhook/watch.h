@@ -38,21 +38,21 @@ typedef struct wh_watch_ops {
     void (*listed)(const void *view, int first, void *payload);
 } wh_watch_ops;
 
+#define WH_WATCH_BACKOFF_BASE_MS_DEFAULT 200L
+#define WH_WATCH_BACKOFF_MAX_MS_DEFAULT 10000L
+
 /* How a view talks to the API server: what the views' create functions
- * take (topo_ns_policy_opts, topo_quota_opts are this type). */
+ * take (topo_ns_policy_opts, topo_quota_opts are this type). A field left 0
+ * (or NULL) gets the default named beside it. */
 typedef struct wh_watch_client_opts {
-    unsigned int version;
-    const topo_k8s_opts *k8s; /* client options; NULL: the client's defaults */
+    const topo_k8s_opts *k8s; /* client options; the client's defaults */
     /* Waits after failures in a row double from base to max, each drawn
      * between half and all of that (topo_reflector_opts: replicas do not
      * retry in step). */
-    long backoff_base_ms; /* default 200 */
-    long backoff_max_ms;  /* default 10000 */
+    long backoff_base_ms; /* WH_WATCH_BACKOFF_BASE_MS_DEFAULT */
+    long backoff_max_ms;  /* WH_WATCH_BACKOFF_MAX_MS_DEFAULT (at least base) */
     long watch_timeout_s; /* server-side watch timeout, 0: random 300..599 */
 } wh_watch_client_opts;
-
-#define WH_WATCH_CLIENT_OPTS_VERSION 1
-#define WH_WATCH_CLIENT_OPTS_INIT {WH_WATCH_CLIENT_OPTS_VERSION, NULL, 0, 0, 0}
 
 typedef struct wh_watch_opts {
     const char *name;             /* for logs ("ns-policy"); copied */

@@ -1,10 +1,12 @@
-/* The admission codec: AdmissionReview v1 request decoding, response
- * encoding, an RFC 6902 JSON Patch builder with the pod patches the webhook
- * needs, and the skip rules. Pure: no I/O, no clock, no server.
+/* The admission handler: which requests are topo's to place (the skip
+ * rules, pure), and the handler that places a topology pod's PodSet on a
+ * topology's live snapshot, keeps the reservation in the cache and answers
+ * with the pod's patch (no server, no API calls: topo-webhook wires it to
+ * HTTP, the filler and the views). The AdmissionReview codec is
+ * topo/admission_review.h, the pod patches topo/admission_patch.h.
  *
- * Ownership: every string and array of a decoded request is allocated from
- * the caller's pool and lives until it is cleared; a topo_jsonpatch is owned
- * by its creator (topo_jsonpatch_free); char ** results are malloc'd (free). */
+ * Ownership: char ** results are malloc'd (free); json_t ** results are new
+ * references. */
 #ifndef TOPO_ADMISSION_H
 #define TOPO_ADMISSION_H
 
@@ -13,195 +15,17 @@
 
 #include <jansson.h>
 
+#include "topo/admission_review.h"
 #include "topo/cache.h"
-#include "topo/engine.h"
 #include "topo/error.h"
-#include "topo/kueue.h"
 #include "topo/live.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
+/* --- skip rules -------------------------------------------------------------------- */
+
 /* Kueue's names (and topo's podset-size) are in topo/kueue.h. */
 #define TOPO_ADMISSION_MIRROR_ANNOTATION "kubernetes.io/config.mirror"
-/* Longest warning sent back; longer ones are cut and end in "...". */
-#define TOPO_ADMISSION_WARNING_MAX 120
-
-typedef struct topo_admission_gvk {
-    const char *group; /* "" for the core group */
-    const char *version;
-    const char *kind; /* the resource for a GVR */
-} topo_admission_gvk;
-
-typedef struct topo_admission_owner {
-    const char *kind;
-    const char *name;
-    const char *uid;
-    int controller; /* ownerReferences[].controller == true */
-} topo_admission_owner;
-
-/* The Pod fields the webhook uses. Strings absent from the object are NULL;
- * has_* tell an absent map/list from an empty one (the patch differs). */
-typedef struct topo_admission_pod {
-    const char *name;          /* metadata.name; NULL or "" with generateName */
-    const char *generate_name; /* metadata.generateName */
-    const char *namespace_;    /* metadata.namespace */
-    int has_labels;
-    const topo_kv *labels;
-    size_t nlabels;
-    int has_annotations;
-    const topo_kv *annotations;
-    size_t nannotations;
-    const char *node_name; /* spec.nodeName */
-    int has_node_selector;
-    const topo_kv *node_selector;
-    size_t nnode_selector;
-    int has_scheduling_gates;
-    const char *const *scheduling_gates; /* spec.schedulingGates[].name */
-    size_t nscheduling_gates;
-    const topo_admission_owner *owners; /* metadata.ownerReferences */
-    size_t nowners;
-    const topo_resource *requests; /* effective per-pod requests (Kueue units) */
-    size_t nrequests;
-    /* spec.tolerations and spec.affinity.nodeAffinity: the engine honours
-     * them as Kueue TAS does (tainted GPU nodes, required node affinity).
-     * Decoded only when the request classifies as a topology pod (a
-     * pass-through pod is never refused over them); matchFields terms are
-     * refused (the engine cannot honour them). */
-    const topo_toleration *tolerations;
-    size_t ntolerations;
-    const topo_selector_term *required_terms;
-    size_t nrequired_terms;
-    const topo_preferred_term *preferred_terms;
-    size_t npreferred_terms;
-    /* Topology pods only: the shape of the pod (codec topo_pod_shape: what
-     * its PodSet's pods share) and, for pods of a Kueue pod group, the Pod
-     * object as compact JSON (its role's template once the group is
-     * complete). */
-    const char *shape;
-    const char *object_json;
-
-    /* Kueue's topology annotations are read from annotations by
-     * topo_kueue_podset_request (one reading for every path). */
-
-    /* What identifies the PodSet. */
-    const char *pod_group_name;        /* annotation or label kueue.x-k8s.io/pod-group-name */
-    const char *pod_group_total_count; /* annotation kueue.x-k8s.io/pod-group-total-count */
-    const char *queue_name;            /* label kueue.x-k8s.io/queue-name */
-    const char *job_name;              /* label batch.kubernetes.io/job-name */
-    const char *controller_uid;        /* label batch.kubernetes.io/controller-uid */
-    const char *job_completion_index;  /* label or annotation batch.kubernetes.io/job-completion-index */
-    const char *podset_size;           /* annotation topology.topo.io/podset-size */
-    const topo_kv *jobset_labels;      /* labels with prefix jobset.sigs.k8s.io/ */
-    size_t njobset_labels;
-    const topo_kv *lws_labels; /* labels with prefix leaderworkerset.sigs.k8s.io/ */
-    size_t nlws_labels;
-} topo_admission_pod;
-
-typedef struct topo_admission_request {
-    const char *uid; /* request.uid; set whenever it could be read, even on error */
-    topo_admission_gvk kind;     /* request.kind */
-    topo_admission_gvk resource; /* request.resource (kind holds the resource) */
-    const char *sub_resource;    /* request.subResource, NULL when absent */
-    const char *operation;       /* CREATE, UPDATE, DELETE, CONNECT */
-    const char *namespace_;
-    const char *name; /* "" or NULL on CREATE with generateName */
-    int dry_run;
-    int has_pod; /* request.object decoded as a Pod (kind v1 Pod, object present) */
-    topo_admission_pod pod;
-} topo_admission_request;
-
-/* Decodes an AdmissionReview v1 request body of at most
- * TOPO_MAX_ADMISSION_BODY bytes into *out (zeroed first), allocating from pool.
- * Errors, distinct for the server:
- *   TOPO_ELIMIT       body larger than the limit (not parsed: answer 413);
- *   TOPO_EINVALID     not JSON / truncated ("body: ..."), or a malformed field,
- *                     named in the message ("request.object.spec.nodeSelector.a: ...");
- *   TOPO_EUNSUPPORTED apiVersion is not admission.k8s.io/v1 or kind is not
- *                     AdmissionReview, or there is no request object.
- * Whatever the code, out->uid is non-NULL when request.uid was a readable
- * non-empty string: the caller can then answer with a response echoing it. */
-int topo_admission_decode(topo_admission_request *out, const char *body, size_t len,
-                          topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
-/* The same from the parsed review (strings copied into pool; root is not
- * kept): for callers holding the object already, such as the ungater. */
-int topo_admission_decode_json(topo_admission_request *out, const json_t *root, topo_pool *pool,
-                               topo_err *err) TOPO_MUST_CHECK;
-
-/* --- JSON Patch (RFC 6902) -------------------------------------------------------- */
-
-typedef struct topo_jsonpatch topo_jsonpatch;
-
-int topo_jsonpatch_new(topo_jsonpatch **out) TOPO_MUST_CHECK;
-void topo_jsonpatch_free(topo_jsonpatch *patch);
-/* Number of operations so far. NULL-safe (0). */
-size_t topo_jsonpatch_count(const topo_jsonpatch *patch);
-
-/* RFC 6901: appends "/" + token to parent with '~' -> "~0" and '/' -> "~1".
- * The only place tokens are escaped. *out is malloc'd. */
-int topo_json_pointer_join(char **out, const char *parent, const char *token) TOPO_MUST_CHECK;
-
-/* Operations; `path` is a JSON Pointer already escaped. */
-int topo_jsonpatch_add_string(topo_jsonpatch *patch, const char *path,
-                              const char *value) TOPO_MUST_CHECK;
-int topo_jsonpatch_replace_string(topo_jsonpatch *patch, const char *path,
-                                  const char *value) TOPO_MUST_CHECK;
-int topo_jsonpatch_test_string(topo_jsonpatch *patch, const char *path,
-                               const char *value) TOPO_MUST_CHECK;
-int topo_jsonpatch_remove(topo_jsonpatch *patch, const char *path) TOPO_MUST_CHECK;
-/* add of a whole string map {k: v, ...} */
-int topo_jsonpatch_add_map(topo_jsonpatch *patch, const char *path, const topo_kv *kv,
-                           size_t n) TOPO_MUST_CHECK;
-/* add of an object {"name": value} (an element of spec.schedulingGates) */
-int topo_jsonpatch_add_named(topo_jsonpatch *patch, const char *path,
-                             const char *name) TOPO_MUST_CHECK;
-/* add of an array [{"name": value}] */
-int topo_jsonpatch_add_named_list(topo_jsonpatch *patch, const char *path,
-                                  const char *name) TOPO_MUST_CHECK;
-/* The operations as compact JSON text ("[]" when empty); *out is malloc'd. */
-int topo_jsonpatch_dump(char **out, const topo_jsonpatch *patch) TOPO_MUST_CHECK;
-/* The operations as a JSON array: a new reference (json_decref it). */
-json_t *topo_jsonpatch_json(const topo_jsonpatch *patch);
-
-/* Adds the operations that make pod carry every nodeSelector entry of
- * selector and every annotation of annotations:
- * - absent map: one "add" of the whole map; else one "add" per missing key;
- * - an annotation present with another value: "replace" (the annotations we
- *   set are ours to update);
- * - a nodeSelector key present with another value: TOPO_ECONFLICT naming the
- *   key and both values, and NOTHING is added (the pod pins that level
- *   elsewhere; a selector is never overwritten);
- * - entries already present with the same value: nothing (idempotent).
- * Keys of selector and annotations must be distinct within each list. */
-int topo_admission_patch_pod(topo_jsonpatch *patch, const topo_admission_pod *pod,
-                             const topo_kv *selector, size_t nselector,
-                             const topo_kv *annotations, size_t nannotations,
-                             topo_err *err) TOPO_MUST_CHECK;
-
-/* Adds scheduling gate `gate`: creates spec.schedulingGates when absent, else
- * appends with "/spec/schedulingGates/-"; nothing when the pod has it. */
-int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *pod,
-                              const char *gate, topo_err *err) TOPO_MUST_CHECK;
-
-/* --- response --------------------------------------------------------------------- */
-
-typedef struct topo_admission_response {
-    const char *uid; /* required */
-    int allowed;
-    int status_code;            /* sent (with message) only when !allowed; 0: omitted */
-    const char *status_message; /* NULL: omitted */
-    const char *const *warnings; /* each cut to TOPO_ADMISSION_WARNING_MAX chars */
-    size_t nwarnings;
-    const topo_jsonpatch *patch; /* NULL or empty: no patch */
-} topo_admission_response;
-
-#define TOPO_ADMISSION_RESPONSE_INIT {NULL, 1, 0, NULL, NULL, 0, NULL}
-
-/* The AdmissionReview v1 response body (compact JSON, built with jansson,
- * patch as patchType "JSONPatch" + base64). *out is malloc'd and NUL-terminated. */
-int topo_admission_encode(char **out, size_t *out_len, const topo_admission_response *resp,
-                          topo_err *err) TOPO_MUST_CHECK;
-
-/* --- skip rules -------------------------------------------------------------------- */
 
 typedef enum topo_admission_class {
     TOPO_ADMISSION_TOPOLOGY_POD = 0, /* ours to place */
@@ -223,9 +47,6 @@ topo_admission_class topo_admission_classify(const topo_admission_request *req);
 /* "topology-pod", "not-pod", "not-create", "node-name", "mirror", "kueue-managed",
  * "no-topology". */
 const char *topo_admission_class_name(topo_admission_class c);
-
-/* Value of key in kv (NULL when absent). */
-const char *topo_admission_kv_get(const topo_kv *kv, size_t n, const char *key);
 
 /* --- the admission handler ------------------------------------------------------- */
 
@@ -298,27 +119,29 @@ typedef struct topo_admission_quota_room {
 typedef int (*topo_admission_quota_fn)(void *payload, const char *namespace_, topo_pool *pool,
                                        const topo_admission_quota_room **out, size_t *n);
 
+/* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_admission_opts {
-    unsigned int version;
-    const topo_admission_topology *topologies; /* 1..16, copied (lives borrowed) */
+    const topo_admission_topology *topologies; /* 1..TOPO_MAX_TOPOLOGIES, copied (lives borrowed) */
     size_t ntopologies;
     /* Reservations (and Jobs, for a Job pod's PodSet size). Borrowed; the
      * ctx uses it only under its lock, so no other thread may use it. */
     topo_cache *cache;
-    int64_t reservation_ttl_s; /* 0: TOPO_ADMISSION_RESERVATION_TTL_DEFAULT */
-    topo_admission_ns_policy_fn ns_policy; /* NULL: no overrides */
+    int64_t reservation_ttl_s; /* TOPO_ADMISSION_RESERVATION_TTL_DEFAULT */
+    topo_admission_ns_policy_fn ns_policy; /* no overrides */
     void *ns_policy_payload;
-    int64_t (*clock)(void *payload); /* seconds; NULL: time() */
+    int64_t (*clock)(void *payload); /* seconds; time() */
     void *clock_payload;
-    /* For pods no topology covers (a level none has): the policy. */
+    /* For pods no topology covers (a level none has): the policy
+     * (TOPO_ADMISSION_POLICY_GATE). */
     topo_admission_policy default_policy;
-    /* Version 2. ResourceQuota room per namespace (NULL: quotas are not
-     * consulted): a new reservation's unclaimed slots count against it. */
+    /* ResourceQuota room per namespace (NULL: quotas are not consulted): a
+     * new reservation's unclaimed slots count against it. */
     topo_admission_quota_fn quota;
     void *quota_payload;
     /* Free slots of a reservation hold capacity for this long after the
-     * reservation is made or a slot last claimed (0: the default); then
-     * they are given back, whatever the reservation's TTL. */
+     * reservation is made or a slot last claimed
+     * (TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT); then they are given back,
+     * whatever the reservation's TTL. */
     int64_t unclaimed_ttl_s;
     /* Caps on capacity reserved for pods that have not arrived (free
      * slots, times their pods' requests, plus one pod each), per namespace
@@ -330,11 +153,6 @@ typedef struct topo_admission_opts {
     const topo_resource *unclaimed_cap_global;
     size_t nunclaimed_cap_global;
 } topo_admission_opts;
-
-#define TOPO_ADMISSION_OPTS_VERSION 2
-#define TOPO_ADMISSION_OPTS_INIT                                                           \
-    {TOPO_ADMISSION_OPTS_VERSION, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL,             \
-     TOPO_ADMISSION_POLICY_GATE, NULL, NULL, 0, NULL, 0, NULL, 0}
 
 /* Default time free slots hold capacity without a pod claiming one. */
 #define TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT 120

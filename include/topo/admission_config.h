@@ -15,27 +15,21 @@
 
 #include "topo/admission.h"
 #include "topo/error.h"
+#include "topo/limits.h"
 #include "topo/model.h"
 
-/* Largest configuration file read. */
-#define TOPO_ADMISSION_MAX_CONFIG_FILE (1u * 1024u * 1024u)
-/* Most topologies one configuration may list. */
-#define TOPO_ADMISSION_MAX_TOPOLOGIES 16
-/* Most nodeLabels of one topology. */
-#define TOPO_ADMISSION_MAX_NODE_LABELS 64
 /* The name of the topology from_levels builds. */
 #define TOPO_ADMISSION_DEFAULT_TOPOLOGY "default"
 /* The default namespacePolicyLabel. */
 #define TOPO_ADMISSION_NAMESPACE_POLICY_LABEL "topology.topo.io/no-fit-policy"
-/* Defaults and bounds of the timings, in seconds / milliseconds. */
-#define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S 600
+/* Defaults and bounds of the timings, in seconds / milliseconds (the
+ * reservation TTL's default is the handler's,
+ * TOPO_ADMISSION_RESERVATION_TTL_DEFAULT). */
 #define TOPO_ADMISSION_RESERVATION_TTL_MIN_S 10
 #define TOPO_ADMISSION_RESERVATION_TTL_MAX_S (24 * 3600)
 #define TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS 5000
 #define TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS 1000
 #define TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS (10 * 60 * 1000)
-/* Most entries of maxUnclaimed.perNamespace and of maxUnclaimed.total. */
-#define TOPO_ADMISSION_MAX_UNCLAIMED_CAPS 32
 
 /* One topology: a read-only view owned by its config. */
 typedef struct topo_admission_topology_config {
@@ -51,7 +45,7 @@ typedef struct topo_admission_topology_config {
 typedef struct topo_admission_config topo_admission_config;
 
 /* Parses a configuration (YAML, or JSON as YAML's subset) of at most
- * TOPO_ADMISSION_MAX_CONFIG_FILE bytes. source names it in messages (NULL:
+ * TOPO_MAX_CONFIG_FILE bytes. source names it in messages (NULL:
  * "<input>") and must outlive err. Every problem is TOPO_EINVALID with
  * "source:line:column: field.path: problem" (the position when the YAML
  * layer knows it, e.g. "config.yaml:7:9: topologies[1].levels[2]: duplicate

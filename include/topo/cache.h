@@ -52,33 +52,33 @@
 
 typedef struct topo_cache topo_cache;
 
+/* How long a connection waits for another writer unless told otherwise. */
+#define TOPO_CACHE_BUSY_TIMEOUT_MS_DEFAULT 5000
+
+/* Zero is the default for every field: `topo_cache_opts o = {.read_only = 1};`. */
 typedef struct topo_cache_opts {
-    unsigned int version;
-    int create;          /* create the file when missing (default 1) */
-    int busy_timeout_ms; /* wait this long for another writer (default 5000) */
+    int must_exist;      /* 1: TOPO_ENOTFOUND when the file is missing (0: it is created) */
+    /* How long to wait for another writer: 0 TOPO_CACHE_BUSY_TIMEOUT_MS_DEFAULT,
+     * negative: not at all. */
+    int busy_timeout_ms;
     /* 1: commit reservation writes made outside a batch with
-     * synchronous=FULL (survives power loss); 0 (default): NORMAL (survives
-     * the process being killed). See "Durability" above. Since version 2. */
+     * synchronous=FULL (survives power loss); 0: NORMAL (survives the
+     * process being killed). See "Durability" above. */
     int reservation_sync_full;
     /* 1: this connection never checkpoints the WAL on its own (SQLite does
      * it at some commit, which then takes milliseconds: a latency spike on a
      * request path); the owner calls topo_cache_checkpoint, typically from
-     * another connection on another thread. Since version 3. */
+     * another connection on another thread. */
     int manual_checkpoint;
     /* 1: open for reading only (topoassign show, cache stats): nothing is
      * created, migrated or written; a file that is empty, or of an older
-     * schema, is refused rather than made into a cache. Since version 4. */
+     * schema, is refused rather than made into a cache. */
     int read_only;
 } topo_cache_opts;
 
-/* Versions 1 to 3 options (before reservation_sync_full, manual_checkpoint,
- * read_only) are still accepted. */
-#define TOPO_CACHE_OPTS_VERSION 4
-#define TOPO_CACHE_OPTS_INIT {TOPO_CACHE_OPTS_VERSION, 1, 5000, 0, 0, 0}
-
 /* Opens (or creates) the cache file and migrates its schema to
  * TOPO_CACHE_SCHEMA_VERSION in one transaction. opts may be NULL (defaults).
- * TOPO_ENOTFOUND when the file is missing and create is 0; TOPO_EUNSUPPORTED
+ * TOPO_ENOTFOUND when the file is missing and must_exist is 1; TOPO_EUNSUPPORTED
  * for a schema newer than this build; TOPO_EINVALID for a file that is not a
  * SQLite database or not a topo cache. */
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
@@ -295,7 +295,6 @@ int topo_cache_get_stats(topo_cache_stats *out, topo_cache *cache,
 /* A PodSet's assignment held as slots: one slot per pod of every domain
  * (domains in the assignment's order, slot index = rank). */
 typedef struct topo_cache_reservation_spec {
-    unsigned int version;
     const char *id;            /* unique, caller-chosen */
     const char *podset_key;    /* unique among reservations: one per PodSet */
     const char *topology_name;
@@ -312,7 +311,7 @@ typedef struct topo_cache_reservation_spec {
      * a pod that claims the PodSet without matching it. */
     const char *shape;
     const char *request;
-    /* Version 2. Free slots (no pod has claimed them) hold capacity and can
+    /* Free slots (no pod has claimed them) hold capacity and can
      * be claimed only until unclaimed_ttl seconds after the reservation is
      * made or a slot last claimed: capacity for pods that never arrive is
      * given back long before the reservation expires. 0: until it expires.
@@ -321,11 +320,6 @@ typedef struct topo_cache_reservation_spec {
      * pod, should it still show up, binds its slot and counts again. */
     int64_t unclaimed_ttl;
 } topo_cache_reservation_spec;
-
-#define TOPO_CACHE_RESERVATION_SPEC_VERSION 2
-#define TOPO_CACHE_RESERVATION_SPEC_INIT                                                     \
-    {TOPO_CACHE_RESERVATION_SPEC_VERSION, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, NULL,  \
-     NULL, 0}
 
 typedef struct topo_cache_slot {
     int32_t index;
@@ -494,23 +488,18 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
 /* --- the engine's snapshot ------------------------------------------------------------- */
 
 typedef struct topo_cache_snapshot_opts {
-    unsigned int version;
     topo_snapshot_opts snapshot; /* topology name, levels, flavor labels */
-    /* Charge bound pods carrying a Kueue TAS annotation as TAS usage on their
-     * node's leaf (as topo_inventory_snapshot does; on by default). */
-    int charge_tas_pods;
-    /* Charge reservations (see topo_cache_foreach_reserved; on by default). */
-    int charge_reservations;
+    /* 1: do not charge bound pods carrying a Kueue TAS annotation as TAS
+     * usage on their node's leaf (as topo_inventory_snapshot does). */
+    int skip_tas_pods;
+    /* 1: do not charge reservations (see topo_cache_foreach_reserved). */
+    int skip_reservations;
     int64_t now; /* reservations with expires_at <= now are not charged */
 } topo_cache_snapshot_opts;
 
-#define TOPO_CACHE_SNAPSHOT_OPTS_VERSION 1
-#define TOPO_CACHE_SNAPSHOT_OPTS_INIT \
-    {TOPO_CACHE_SNAPSHOT_OPTS_VERSION, {NULL, NULL, 0, NULL, 0}, 1, 1, 0}
-
 /* Builds the engine's snapshot from one consistent read of the cache: every
  * node; bound, non-terminal pods without a TAS annotation as pod usage (and
- * TAS ones as TAS usage, see charge_tas_pods); reservations as TAS usage, so
+ * TAS ones as TAS usage, see skip_tas_pods); reservations as TAS usage, so
  * capacity promised to a PodSet is not sold twice. A reservation is charged
  * when its levels are the snapshot's, or when its assignment is by hostname
  * (mapped through the node's labels). *out_ignored (may be NULL) counts pods

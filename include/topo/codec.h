@@ -12,11 +12,8 @@
 #include <jansson.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 #include "topo/types.h"
-
-/* Deepest nesting of YAML collections we build (JSON uses jansson's own
- * limit). Deeper input is TOPO_ELIMIT. */
-#define TOPO_CODEC_MAX_DEPTH 128
 
 /* Reads a whole file into a malloc'd, NUL-terminated buffer. Opens the path
  * directly (no stat-then-open). TOPO_ENOTFOUND when it does not exist,
@@ -35,7 +32,7 @@ int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char
  * scalars resolve by the YAML 1.2 core schema (null, bool, int, float);
  * quoted and block scalars stay strings; the tags !!str !!int !!float !!bool
  * !!null and ! are honoured. Aliases, complex keys and duplicate keys are
- * rejected; nesting is limited to TOPO_CODEC_MAX_DEPTH. An empty stream is
+ * rejected; nesting is limited to TOPO_MAX_DOCUMENT_DEPTH. An empty stream is
  * JSON null. Errors as for topo_codec_json_parse, positions from libyaml's
  * marks. */
 int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,

@@ -20,18 +20,27 @@
 #define TOPO_FILLER_JOBS 4u
 #define TOPO_FILLER_ALL (TOPO_FILLER_NODES | TOPO_FILLER_PODS | TOPO_FILLER_JOBS)
 
+/* Defaults of topo_filler_opts (plain literals: topoassign's help prints
+ * them). */
+#define TOPO_FILLER_COMMIT_MS_DEFAULT 100
+#define TOPO_FILLER_BATCH_MAX_DEFAULT 4096
+#define TOPO_FILLER_IDLE_MS_DEFAULT 500
+
+/* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_filler_opts {
-    unsigned int version;
-    const char *db_path;    /* the cache file (created when missing) */
-    const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
-    unsigned int kinds;     /* TOPO_FILLER_* bits, default all */
-    unsigned int page_size; /* list page, default 500 */
-    double qps;             /* per kind's client, default 50 */
-    double burst;           /* default 100 */
-    long commit_ms;         /* a batch is committed at least this often, default 100 */
-    size_t batch_max;       /* and once it holds this many events, default 4096 */
+    const char *db_path;    /* the cache file (created when missing), required */
+    const char *kubeconfig; /* $KUBECONFIG, in-cluster, ~/.kube/config */
+    unsigned int kinds;     /* TOPO_FILLER_* bits; TOPO_FILLER_ALL */
+    unsigned int page_size; /* list page; TOPO_K8S_PAGE_DEFAULT */
+    double qps;             /* per kind's client; topo_k8s_opts' default */
+    double burst;           /* topo_k8s_opts' default */
+    long commit_ms;         /* a batch is committed at least this often;
+                             * TOPO_FILLER_COMMIT_MS_DEFAULT */
+    size_t batch_max;       /* and once it holds this many events;
+                             * TOPO_FILLER_BATCH_MAX_DEFAULT */
     int once;               /* stop once every kind is synced and quiet */
-    long idle_ms;           /* with once: the quiet time, default 500 (rounded up to s) */
+    long idle_ms;           /* with once: the quiet time (rounded up to s);
+                             * TOPO_FILLER_IDLE_MS_DEFAULT */
     topo_live *live;        /* also keep this live snapshot current, or NULL: every
                              * node, and every bound pod not finished as pod usage
                              * (reservations are the webhook's to add) */
@@ -40,16 +49,10 @@ typedef struct topo_filler_opts {
      * every one gets every node and pod change, and each batch is published
      * to all of them; `live` (when set) counts as one more. NULL entries are
      * skipped, a snapshot given twice is fed once. The array is copied; the
-     * snapshots must outlive the filler. Since version 2. */
+     * snapshots must outlive the filler. */
     topo_live *const *lives;
     size_t nlives;
 } topo_filler_opts;
-
-/* Version 1 options (without lives/nlives) are still accepted. */
-#define TOPO_FILLER_OPTS_VERSION 2
-#define TOPO_FILLER_OPTS_INIT                                                                  \
-    {TOPO_FILLER_OPTS_VERSION, NULL, NULL, TOPO_FILLER_ALL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, \
-     NULL, 0}
 
 typedef struct topo_filler_stats {
     uint64_t listed[3];  /* objects listed, per kind (nodes, pods, jobs) */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -22,29 +23,34 @@
 #define TOPO_GEN_LABEL_HOSTNAME "kubernetes.io/hostname"
 #define TOPO_GEN_GPU_RESOURCE "nvidia.com/gpu"
 
-/* Largest cluster we generate. */
-#define TOPO_GEN_MAX_NODES 1000000u
-/* Largest value of each shape option. */
-#define TOPO_GEN_MAX_FANOUT 100000u
-#define TOPO_GEN_MAX_GPUS 64u
+/* The defaults topo_gen_opts_init fills in (plain literals: topoassign's
+ * help prints them). */
+#define TOPO_GEN_DATACENTERS_DEFAULT 1
+#define TOPO_GEN_LEAVES_PER_SPINE_DEFAULT 8
+#define TOPO_GEN_RACKS_PER_LEAF_DEFAULT 4
+#define TOPO_GEN_NODES_PER_RACK_DEFAULT 8
+#define TOPO_GEN_NVLINK_NODES_DEFAULT 1 /* single-node HGX: nvlink = hostname */
+#define TOPO_GEN_GPUS_PER_NODE_DEFAULT 8
+#define TOPO_GEN_USAGE_FRACTION_DEFAULT 0.5
 
+/* Unlike other options structs, start from topo_gen_opts_init: 0 is a
+ * value of usage_fraction (no busy node), not "the default". */
 typedef struct topo_gen_opts {
-    uint32_t nodes;            /* required, 1..TOPO_GEN_MAX_NODES */
-    uint32_t datacenters;      /* default 1 */
-    uint32_t spines_per_dc;    /* 0 (default): as many as the nodes need */
-    uint32_t leaves_per_spine; /* default 8 */
-    uint32_t racks_per_leaf;   /* default 4 */
-    uint32_t nodes_per_rack;   /* default 8 */
-    uint32_t nvlink_nodes;     /* nodes per NVLink domain, divides nodes_per_rack;
-                                * default 1 = single-node HGX (nvlink = hostname) */
-    uint32_t gpus_per_node;    /* default 8, 1..TOPO_GEN_MAX_GPUS */
+    uint32_t nodes;            /* required, 1..TOPO_MAX_GEN_NODES */
+    uint32_t datacenters;
+    uint32_t spines_per_dc;    /* 0: as many as the nodes need */
+    uint32_t leaves_per_spine;
+    uint32_t racks_per_leaf;
+    uint32_t nodes_per_rack;
+    uint32_t nvlink_nodes;     /* nodes per NVLink domain, divides nodes_per_rack */
+    uint32_t gpus_per_node;    /* 1..TOPO_MAX_GEN_GPUS */
     int with_usage;            /* add bound non-TAS pods */
     uint64_t usage_seed;
     double usage_fraction;     /* 0..1: chance that a node is busy; a busy node runs
                                 * one pod using all its GPUs (3 in 4) or 1..G-1 */
 } topo_gen_opts;
 
-/* Fills the defaults (and nodes = 0, which must be set). */
+/* Fills the TOPO_GEN_*_DEFAULT values (and nodes = 0, which must be set). */
 void topo_gen_opts_init(topo_gen_opts *opts);
 
 /* One bound, running non-TAS pod. */

@@ -23,13 +23,26 @@
 
 typedef struct topo_http topo_http;
 
+/* The defaults of topo_http_opts (and of topo_k8s_opts, which passes its
+ * fields on). */
+#define TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT 60000L
+#define TOPO_HTTP_TIMEOUT_MS_DEFAULT 30000L
+#define TOPO_HTTP_CONNECT_TIMEOUT_MS_DEFAULT 5000L
+#define TOPO_HTTP_QPS_DEFAULT 50 /* plain literals: topoassign's help prints them */
+#define TOPO_HTTP_BURST_DEFAULT 100
+#define TOPO_HTTP_MAX_RETRIES_DEFAULT 5
+#define TOPO_HTTP_BACKOFF_BASE_MS_DEFAULT 200L
+#define TOPO_HTTP_BACKOFF_MAX_MS_DEFAULT 30000L
+#define TOPO_HTTP_STREAM_IDLE_MS_DEFAULT 180000L
+/* The default User-Agent is "topo/" TOPO_VERSION (topo/version.h). */
+
 /* String options are copied by topo_http_create. For the CA, client
  * certificate and key, the _data form (PEM text) takes precedence over the
  * _file form, as in kubeconfig. When a CA is given only that CA is trusted
  * (not the system store); a CA file is re-read for new connections at least
- * every 60 s. Zero or negative numbers mean "the default" unless noted. */
+ * every 60 s. A field left 0 (or NULL) gets the default named beside it;
+ * negative numbers mean the same unless noted. */
 typedef struct topo_http_opts {
-    unsigned int version;
     const char *base_url;         /* "https://10.0.0.1:6443" (http:// also allowed), no trailing slash */
     const char *ca_file;          /* PEM bundle to verify the server, or NULL */
     const char *ca_data;          /* PEM text (kubeconfig certificate-authority-data), or NULL */
@@ -40,24 +53,21 @@ typedef struct topo_http_opts {
     int insecure_skip_verify;
     const char *token;            /* a fixed bearer token, or NULL */
     const char *token_file;       /* re-read periodically and after 401, or NULL; wins over token */
-    long token_reload_ms;         /* default 60000 */
-    long timeout_ms;              /* whole request (not streams), default 30000 */
-    long connect_timeout_ms;      /* default 5000 */
-    size_t max_body;              /* default TOPO_MAX_K8S_RESPONSE */
-    double qps;                   /* default 50; negative: no client-side limit */
-    double burst;                 /* default 100 (at least 1) */
-    int max_retries;              /* default 5; negative: none */
-    long backoff_base_ms;         /* default 200 */
-    long backoff_max_ms;          /* default 30000; also caps a server's Retry-After */
-    const char *user_agent;       /* default "topo/<version>" */
+    long token_reload_ms;         /* TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT */
+    long timeout_ms;              /* whole request (not streams), TOPO_HTTP_TIMEOUT_MS_DEFAULT */
+    long connect_timeout_ms;      /* TOPO_HTTP_CONNECT_TIMEOUT_MS_DEFAULT */
+    size_t max_body;              /* TOPO_MAX_K8S_RESPONSE */
+    double qps;                   /* TOPO_HTTP_QPS_DEFAULT; negative: no client-side limit */
+    double burst;                 /* TOPO_HTTP_BURST_DEFAULT (at least 1) */
+    int max_retries;              /* TOPO_HTTP_MAX_RETRIES_DEFAULT; negative: none */
+    long backoff_base_ms;         /* TOPO_HTTP_BACKOFF_BASE_MS_DEFAULT */
+    long backoff_max_ms;          /* TOPO_HTTP_BACKOFF_MAX_MS_DEFAULT; also caps a server's
+                                     Retry-After */
+    const char *user_agent;       /* "topo/<version>" */
     long stream_idle_ms;          /* a stream with no byte for this long fails with
-                                     TOPO_ETIMEOUT (dead connection); default 180000 */
+                                     TOPO_ETIMEOUT (dead connection);
+                                     TOPO_HTTP_STREAM_IDLE_MS_DEFAULT */
 } topo_http_opts;
-
-#define TOPO_HTTP_OPTS_VERSION 1
-#define TOPO_HTTP_OPTS_INIT                                                               \
-    {TOPO_HTTP_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 60000, \
-     30000, 5000, 0, 50.0, 100.0, 5, 200, 30000, NULL, 180000}
 
 typedef struct topo_http_request {
     const char *method;       /* "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE" (any token) */
@@ -72,13 +82,12 @@ typedef struct topo_http_request {
     const volatile sig_atomic_t *cancel;
 } topo_http_request;
 
+/* `topo_http_response r = {0};` before the first use. */
 typedef struct topo_http_response {
     long status;
     char *body; /* NUL-terminated, owned: topo_http_response_dispose */
     size_t len;
 } topo_http_response;
-
-#define TOPO_HTTP_RESPONSE_INIT {0, NULL, 0}
 
 /* Requests send "Accept: application/json" and accept any compressed
  * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options and with

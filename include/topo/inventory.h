@@ -73,17 +73,12 @@ void topo_inventory_get_stats(const topo_inventory *inv, topo_inventory_stats *o
 
 /* Options for topo_inventory_snapshot. */
 typedef struct topo_inventory_snapshot_opts {
-    unsigned int version;
     topo_snapshot_opts snapshot; /* topology name, levels, flavor labels */
-    /* Charge bound TAS pods as admitted TAS usage (one pod on its node's leaf
-     * domain). Offline there are no Workload objects to take TAS usage from,
-     * so this is on by default. */
-    int charge_tas_pods;
+    /* Bound TAS pods are charged as admitted TAS usage (one pod on its
+     * node's leaf domain): offline there are no Workload objects to take TAS
+     * usage from. 1: they are not. */
+    int skip_tas_pods;
 } topo_inventory_snapshot_opts;
-
-#define TOPO_INVENTORY_SNAPSHOT_OPTS_VERSION 1
-#define TOPO_INVENTORY_SNAPSHOT_OPTS_INIT                                  \
-    {TOPO_INVENTORY_SNAPSHOT_OPTS_VERSION, {NULL, NULL, 0, NULL, 0}, 1}
 
 /* Creates a snapshot for the given topology, adds every node and the pods'
  * usage, and builds it. *out_ignored_pods (optional) counts pods whose node is

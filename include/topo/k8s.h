@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "topo/error.h"
+#include "topo/limits.h"
 
 /* ------------------------------------------------------------------ config */
 
@@ -44,7 +45,7 @@
 #define TOPO_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* Where the API server is and how to authenticate; all strings malloc'd
- * (topo_k8s_config_dispose frees them), NULL when unset. Certificates and
+ * (topo_k8s_config_dispose frees them), NULL when unset; `= {0}` is empty. Certificates and
  * keys are PEM: the _data forms hold the decoded text of a kubeconfig's
  * base64 *-data fields. Relative paths of a kubeconfig are already resolved
  * against the kubeconfig's directory. */
@@ -62,8 +63,6 @@ typedef struct topo_k8s_config {
     char *namespace_name;      /* the pod's / the context's namespace, or NULL */
     char *source;              /* "in-cluster" or the kubeconfig path (for messages) */
 } topo_k8s_config;
-
-#define TOPO_K8S_CONFIG_INIT {NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 void topo_k8s_config_dispose(topo_k8s_config *cfg);
 
@@ -100,20 +99,18 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path,
 
 typedef struct topo_k8s topo_k8s;
 
+/* Passed on to the client's topo_http_opts: a field left 0 (or NULL) gets
+ * the HTTP client's default (TOPO_HTTP_*_DEFAULT in topo/http.h). */
 typedef struct topo_k8s_opts {
-    unsigned int version;
-    double qps;             /* default 50 (component-base), negative: unlimited */
-    double burst;           /* default 100 */
-    long timeout_ms;        /* one request (not watches), default 30000 */
-    int max_retries;        /* HTTP-level retries, default 5; negative: none */
-    long backoff_base_ms;   /* default 200 */
-    long backoff_max_ms;    /* default 30000 */
-    long token_reload_ms;   /* default 60000 */
-    const char *user_agent; /* default "topo/<version>" */
+    double qps;             /* as component-base; negative: unlimited */
+    double burst;
+    long timeout_ms;        /* one request (not watches) */
+    int max_retries;        /* HTTP-level retries; negative: none */
+    long backoff_base_ms;
+    long backoff_max_ms;
+    long token_reload_ms;
+    const char *user_agent;
 } topo_k8s_opts;
-
-#define TOPO_K8S_OPTS_VERSION 1
-#define TOPO_K8S_OPTS_INIT {TOPO_K8S_OPTS_VERSION, 0, 0, 0, 0, 0, 0, 0, NULL}
 
 /* opts may be NULL (defaults). The config is copied. */
 int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_opts *opts,
@@ -142,13 +139,8 @@ extern const topo_k8s_resource topo_k8s_pods;   /* core/v1 Pod */
 extern const topo_k8s_resource topo_k8s_jobs;   /* batch/v1 Job */
 extern const topo_k8s_resource topo_k8s_leases; /* coordination.k8s.io/v1 Lease */
 
-/* resourceVersions are opaque strings; this holds any the API server sends
- * (longer ones are TOPO_ELIMIT), NUL included. */
-#define TOPO_K8S_RV_MAX 64
 /* Items per list page unless told otherwise (client-go pager, Gatekeeper). */
-#define TOPO_K8S_PAGE_DEFAULT 500u
-/* Longest path + query we build. */
-#define TOPO_K8S_MAX_PATH 8192u
+#define TOPO_K8S_PAGE_DEFAULT 500
 
 /* The request path for a resource ("/apis/batch/v1/namespaces/ml/jobs/j1"),
  * name and namespace URL-escaped; name may be NULL (the collection). *out is
@@ -167,15 +159,11 @@ int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const 
                  const char *name, topo_err *err) TOPO_MUST_CHECK;
 
 typedef struct topo_k8s_list_opts {
-    unsigned int version;
     const char *label_selector;   /* "app=x,tier notin (a,b)", or NULL */
     const char *field_selector;   /* "spec.nodeName=n1", or NULL */
     unsigned int limit;           /* page size, 0: TOPO_K8S_PAGE_DEFAULT */
     const char *resource_version; /* first page: NULL most recent, "0" any */
 } topo_k8s_list_opts;
-
-#define TOPO_K8S_LIST_OPTS_VERSION 1
-#define TOPO_K8S_LIST_OPTS_INIT {TOPO_K8S_LIST_OPTS_VERSION, NULL, NULL, 0, NULL}
 
 /* Called once per item (borrowed; items of a list carry no kind/apiVersion).
  * Non-zero stops the list and is returned as is. */
@@ -201,16 +189,12 @@ typedef enum topo_k8s_event_type {
 const char *topo_k8s_event_name(topo_k8s_event_type type);
 
 typedef struct topo_k8s_watch_opts {
-    unsigned int version;
     const char *label_selector;
     const char *field_selector;
     long timeout_seconds;  /* the server ends the watch then; 0: random 300..599 (reflector) */
     int no_bookmarks;      /* non-zero: do not ask for bookmarks */
     const volatile sig_atomic_t *stop; /* non-zero ends the watch (within about a second) */
 } topo_k8s_watch_opts;
-
-#define TOPO_K8S_WATCH_OPTS_VERSION 1
-#define TOPO_K8S_WATCH_OPTS_INIT {TOPO_K8S_WATCH_OPTS_VERSION, NULL, NULL, 0, 0, NULL}
 
 /* Called per event with the object (borrowed). Non-zero stops the watch and
  * is returned as is; rv then stays at the previous event. */
@@ -276,29 +260,29 @@ typedef struct topo_leader topo_leader;
  * topo_k8s client. Tests plug in an in-memory one. Results as for the verbs
  * above (TOPO_ENOTFOUND, TOPO_ECONFLICT, ...). */
 typedef struct topo_leader_backend {
-    unsigned int version;
     int (*get)(json_t **out, void *ctx, const char *ns, const char *name, topo_err *err);
     int (*create)(json_t **out, void *ctx, const char *ns, const json_t *lease, topo_err *err);
     int (*update)(json_t **out, void *ctx, const char *ns, const json_t *lease, topo_err *err);
     void *ctx;
 } topo_leader_backend;
 
-#define TOPO_LEADER_BACKEND_VERSION 1
+/* client-go's leader election defaults. */
+#define TOPO_LEADER_LEASE_MS_DEFAULT 15000L
+#define TOPO_LEADER_RENEW_DEADLINE_MS_DEFAULT 10000L
+#define TOPO_LEADER_RETRY_MS_DEFAULT 2000L
 
+/* A field left 0 (or NULL) gets the default named beside it. */
 typedef struct topo_leader_opts {
-    unsigned int version;
-    const char *lease_namespace; /* NULL: the client's namespace, else "default" */
+    const char *lease_namespace; /* the client's namespace, else "default" */
     const char *lease_name;      /* required */
-    const char *identity;        /* NULL: "<hostname>_<pid>" */
-    long lease_ms;               /* default 15000 (leaseDurationSeconds, rounded up) */
-    long renew_deadline_ms;      /* default 10000; must be < lease_ms */
-    long retry_ms;               /* default 2000; must be < renew_deadline_ms */
+    const char *identity;        /* "<hostname>_<pid>" */
+    long lease_ms;               /* TOPO_LEADER_LEASE_MS_DEFAULT (leaseDurationSeconds,
+                                  * rounded up) */
+    long renew_deadline_ms;      /* TOPO_LEADER_RENEW_DEADLINE_MS_DEFAULT; < lease_ms */
+    long retry_ms;               /* TOPO_LEADER_RETRY_MS_DEFAULT; < renew_deadline_ms */
     int release_on_stop;         /* topo_leader_run clears the holder when stopped */
-    const topo_leader_backend *backend; /* NULL: the topo_k8s client */
+    const topo_leader_backend *backend; /* the topo_k8s client */
 } topo_leader_opts;
-
-#define TOPO_LEADER_OPTS_VERSION 1
-#define TOPO_LEADER_OPTS_INIT {TOPO_LEADER_OPTS_VERSION, NULL, NULL, NULL, 0, 0, 0, 0, NULL}
 
 /* k may be NULL when opts->backend is set; it is borrowed and must be used by
  * this elector only (its own thread). Strings are copied. */

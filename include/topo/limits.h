@@ -8,6 +8,19 @@
 #define TOPO_MAX_MANIFEST_FILE (4u * 1024u * 1024u)
 /* Largest conformance case file. */
 #define TOPO_MAX_CASES_FILE (64u * 1024u * 1024u)
+/* Longest line of a conformance known-failures file. */
+#define TOPO_MAX_KNOWN_FAILURES_LINE 1024
+/* Longest verdict text of a conformance case; longer ones end in "...". */
+#define TOPO_MAX_CASE_REASON (32u * 1024u)
+/* Deepest nesting of YAML collections we build, and of a JSON document
+ * topo-webhook passes through (jansson's own limit is 2048). Deeper input
+ * is TOPO_ELIMIT. */
+#define TOPO_MAX_DOCUMENT_DEPTH 128
+/* Significant digits of a quantity (leading and trailing zeros are not
+ * counted). A quantity with more is TOPO_ELIMIT. */
+#define TOPO_MAX_QUANTITY_DIGITS 256
+/* Longest Kubernetes object name or namespace we accept (a DNS subdomain). */
+#define TOPO_MAX_OBJECT_NAME 253u
 /* Kubernetes caps label values at 63 and keys at 253 (+prefix). */
 #define TOPO_MAX_LABEL_KEY 317
 #define TOPO_MAX_LABEL_VALUE 63
@@ -26,11 +39,22 @@
  * group. */
 #define TOPO_MAX_POD_GROUP_ROLES 8
 
+/* topoassign generate: the largest cluster, the largest value of each
+ * shape option, and of the GPUs per node. */
+#define TOPO_MAX_GEN_NODES 1000000u
+#define TOPO_MAX_GEN_FANOUT 100000u
+#define TOPO_MAX_GEN_GPUS 64u
+
 /* Largest Kubernetes API response body (one page of a paged list, or one
  * object); pages are requested with limit=500 so this is generous. */
 #define TOPO_MAX_K8S_RESPONSE (64u * 1024u * 1024u)
 /* Largest single watch event line. */
 #define TOPO_MAX_K8S_WATCH_EVENT (8u * 1024u * 1024u)
+/* resourceVersions are opaque strings; this holds any the API server sends
+ * (longer ones are TOPO_ELIMIT), NUL included. */
+#define TOPO_K8S_RV_MAX 64
+/* Longest Kubernetes API path + query we build. */
+#define TOPO_K8S_MAX_PATH 8192u
 /* Largest kubeconfig file. */
 #define TOPO_MAX_KUBECONFIG (1u * 1024u * 1024u)
 /* Largest service-account token, CA, serving certificate or key file. */
@@ -39,6 +63,20 @@
 /* Largest AdmissionReview request body: the API server's own limit on a
  * request (MaxRequestBodyBytes, 3 MiB). */
 #define TOPO_MAX_ADMISSION_BODY (3u * 1024u * 1024u)
+/* Largest topo-webhook configuration file. */
+#define TOPO_MAX_CONFIG_FILE (1u * 1024u * 1024u)
+/* Topologies one configuration (one admission handler) may hold. */
+#define TOPO_MAX_TOPOLOGIES 16
+/* nodeLabels of one topology. */
+#define TOPO_MAX_TOPOLOGY_NODE_LABELS 64
+/* Entries of maxUnclaimed.perNamespace, and of maxUnclaimed.total. */
+#define TOPO_MAX_UNCLAIMED_CAPS 32
+/* Longest reservation id a pod's annotation may name (the webhook's own
+ * are far shorter). */
+#define TOPO_MAX_RESERVATION_ID 1024
+/* Gated pods the ungater looks at per round; the rest wait for a later
+ * round. */
+#define TOPO_MAX_UNGATER_PODS 65536u
 
 /* What one topology pod may carry (topo-webhook refuses more with a 400
  * naming the field): the work of placing it grows with them (tolerations

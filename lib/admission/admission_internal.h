@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "topo/admission.h"
+#include "topo/admission_review.h"
 #include "topo/cache.h"
 
 /* Who a pod is within its PodSet, and how big the PodSet is. */
@@ -53,6 +54,9 @@ int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t
  * created yet; fn returning non-zero stops and is returned. */
 int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn,
                                void *payload, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
+/* 1 when k is core/v1 Pod (review.c). */
+int topo_admission_gvk_is_pod(const topo_admission_gvk *k);
 
 /* The pod wrapped in a Pod CREATE AdmissionReview (a new reference; NULL
  * when out of memory), so that it is read exactly as admission reads it. */

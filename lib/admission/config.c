@@ -235,9 +235,9 @@ static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
     if (!json_is_object(map))
         return fail(r, map, obj, "%s: expected a map of label key: value, got %s", p,
                     topo_decode_type_name(map));
-    if (json_object_size(map) > TOPO_ADMISSION_MAX_NODE_LABELS)
+    if (json_object_size(map) > TOPO_MAX_TOPOLOGY_NODE_LABELS)
         return fail(r, map, obj, "%s: %zu labels (at most %d)", p, json_object_size(map),
-                    TOPO_ADMISSION_MAX_NODE_LABELS);
+                    TOPO_MAX_TOPOLOGY_NODE_LABELS);
     kv = topo_pool_calloc(r->pool, json_object_size(map) + 1, sizeof(*kv));
     if (kv == NULL)
         return oom(r);
@@ -342,7 +342,7 @@ static int config_new(topo_admission_config **out)
     }
     cfg->default_policy = TOPO_ADMISSION_POLICY_GATE;
     cfg->ns_label = TOPO_ADMISSION_NAMESPACE_POLICY_LABEL;
-    cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT_S;
+    cfg->reservation_ttl_s = TOPO_ADMISSION_RESERVATION_TTL_DEFAULT;
     cfg->ungate_interval_ms = TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS;
     cfg->unclaimed_ttl_s = TOPO_ADMISSION_UNCLAIMED_TTL_DEFAULT;
     *out = cfg;
@@ -350,7 +350,7 @@ static int config_new(topo_admission_config **out)
 }
 
 /* maxUnclaimed.<which>: resource name -> quantity (Kueue units, "pods" a
- * count); at most TOPO_ADMISSION_MAX_UNCLAIMED_CAPS entries. */
+ * count); at most TOPO_MAX_UNCLAIMED_CAPS entries. */
 static int parse_caps(const reader *r, topo_resource **out, size_t *n, const json_t *parent,
                       const char *which, topo_pool *pool)
 {
@@ -363,9 +363,9 @@ static int parse_caps(const reader *r, topo_resource **out, size_t *n, const jso
     if (!json_is_object(obj))
         return fail(r, obj, parent, "%s: expected a map of resource name to quantity, got %s", p,
                     topo_decode_type_name(obj));
-    if (json_object_size(obj) > TOPO_ADMISSION_MAX_UNCLAIMED_CAPS)
+    if (json_object_size(obj) > TOPO_MAX_UNCLAIMED_CAPS)
         return fail(r, obj, parent, "%s: %zu entries (at most %d)", p, json_object_size(obj),
-                    TOPO_ADMISSION_MAX_UNCLAIMED_CAPS);
+                    TOPO_MAX_UNCLAIMED_CAPS);
     topo_resource *caps = topo_pool_calloc(pool, json_object_size(obj) + 1, sizeof(*caps));
     if (caps == NULL)
         return oom(r);
@@ -457,13 +457,13 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
     arr = json_object_get(root, "topologies");
     if (arr == NULL || json_is_null(arr))
         return fail(r, arr, root, "topologies: required (a list of 1..%d topologies)",
-                    TOPO_ADMISSION_MAX_TOPOLOGIES);
+                    TOPO_MAX_TOPOLOGIES);
     if (!json_is_array(arr))
         return fail(r, arr, root, "topologies: expected a list, got %s",
                     topo_decode_type_name(arr));
-    if (json_array_size(arr) == 0 || json_array_size(arr) > TOPO_ADMISSION_MAX_TOPOLOGIES)
+    if (json_array_size(arr) == 0 || json_array_size(arr) > TOPO_MAX_TOPOLOGIES)
         return fail(r, arr, root, "topologies: %zu entries (expected 1..%d)",
-                    json_array_size(arr), TOPO_ADMISSION_MAX_TOPOLOGIES);
+                    json_array_size(arr), TOPO_MAX_TOPOLOGIES);
     cfg->topologies = topo_pool_calloc(cfg->pool, json_array_size(arr), sizeof(*cfg->topologies));
     if (cfg->topologies == NULL)
         return oom(r);
@@ -499,9 +499,9 @@ int topo_admission_config_parse(topo_admission_config **out, const char *text, s
     r.src = source != NULL ? source : "<input>";
     r.source = source;
     r.err = err;
-    if (len > TOPO_ADMISSION_MAX_CONFIG_FILE) {
+    if (len > TOPO_MAX_CONFIG_FILE) {
         error = topo_err_set(err, TOPO_ELIMIT, "%s: %zu bytes, larger than the %u byte limit",
-                             r.src, len, TOPO_ADMISSION_MAX_CONFIG_FILE);
+                             r.src, len, TOPO_MAX_CONFIG_FILE);
         goto cleanup;
     }
     if ((error = topo_codec_yaml_parse_marks(&root, &marks, text, len, source, err)) < 0)
@@ -532,7 +532,7 @@ int topo_admission_config_load_file(topo_admission_config **out, const char *pat
     size_t len = 0;
     int error;
     *out = NULL;
-    if ((error = topo_codec_read_file(&text, &len, path, TOPO_ADMISSION_MAX_CONFIG_FILE, err)) <
+    if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_CONFIG_FILE, err)) <
         0)
         return error;
     error = topo_admission_config_parse(out, text, len, path, err);

@@ -179,11 +179,11 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
                               topo_err *err)
 {
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_ADMISSION_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "admission: unsupported options version");
-    if (opts->ntopologies == 0 || opts->ntopologies > MAX_TOPOLOGIES)
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "admission: no options");
+    if (opts->ntopologies == 0 || opts->ntopologies > TOPO_MAX_TOPOLOGIES)
         return topo_err_set(err, TOPO_EINVALID, "admission: 1..%d topologies, got %zu",
-                            MAX_TOPOLOGIES, opts->ntopologies);
+                            TOPO_MAX_TOPOLOGIES, opts->ntopologies);
     if (opts->cache == NULL)
         return topo_err_set(err, TOPO_EINVALID, "admission: no cache");
     topo_admission_ctx *c = calloc(1, sizeof(*c));

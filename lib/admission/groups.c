@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "admission_internal.h"
+#include "topo/admission_review.h"
 #include "topo/goparse.h"
 #include "topo/kueue.h"
 #include "topo/array.h"

@@ -15,6 +15,8 @@
 #include <jansson.h>
 
 #include "topo/admission.h"
+#include "topo/admission_review.h"
+#include "topo/jsonpatch.h"
 
 #include "admission_internal.h"
 #include "handler_internal.h"

@@ -11,12 +11,13 @@
 #include <stdint.h>
 
 #include "topo/admission.h"
+#include "topo/admission_review.h"
+#include "topo/jsonpatch.h"
 
 #include "admission_internal.h"
 #include "topo/engine.h"
 #include "topo/strmap.h"
 
-#define MAX_TOPOLOGIES 16
 /* Without a cache change, the reserved capacity is re-read at least this
  * often (expiry is the only change that needs no write). */
 #define RESYNC_MAX_S 30

@@ -11,11 +11,13 @@
 
 
 #include "topo/admission.h"
+#include "topo/admission_review.h"
 
 #include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "admission_internal.h"
+#include "topo/admission_review.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 
 #define JOBSET_NAME "jobset.sigs.k8s.io/jobset-name"

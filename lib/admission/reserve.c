@@ -149,7 +149,7 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
                              topo_cache_reservation *r, topo_pool *pool, topo_err *err)
 {
     const topology *tp = &ctx->topos[t];
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec spec = {0};
     spec.id = new_reservation_id(tp->t.name, pool);
     if (spec.id == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "cannot make a reservation id");

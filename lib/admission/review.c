@@ -1,4 +1,4 @@
-/* AdmissionReview v1 request decoding and the skip rules. */
+/* AdmissionReview v1 request decoding. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +8,8 @@
 #include "topo/decode.h"
 #include "topo/podreq.h"
 #include "admission_internal.h"
-#include "topo/admission.h"
+#include "topo/admission_review.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 
 #define P_OBJ "request.object"
@@ -340,7 +341,7 @@ static void read_uid(topo_admission_request *out, const json_t *req, topo_pool *
         out->uid = topo_pool_strdup(pool, json_string_value(uid));
 }
 
-static int is_pod_kind(const topo_admission_gvk *k)
+int topo_admission_gvk_is_pod(const topo_admission_gvk *k)
 {
     return k->kind != NULL && strcmp(k->kind, "Pod") == 0 &&
            (k->group == NULL || k->group[0] == '\0') && k->version != NULL &&
@@ -424,7 +425,7 @@ int topo_admission_decode_json(topo_admission_request *out, const json_t *root, 
         (rc = topo_decode_bool(&out->dry_run, req, "dryRun", "request", 0, err)) < 0)
         goto cleanup;
     obj = json_object_get(req, "object");
-    if (is_pod_kind(&out->kind) && obj != NULL && !json_is_null(obj)) {
+    if (topo_admission_gvk_is_pod(&out->kind) && obj != NULL && !json_is_null(obj)) {
         if ((rc = decode_pod(&out->pod, obj, pool, err)) < 0)
             goto cleanup;
         out->has_pod = 1;
@@ -447,71 +448,4 @@ json_t *topo_admission_pod_review(const json_t *pod, const char *uid)
                      "uid", uid, "kind", "group", "", "version", "v1", "kind", "Pod",
                      "resource", "group", "", "version", "v1", "resource", "pods", "operation",
                      "CREATE", "object", pod);
-}
-
-/* --- skip rules ------------------------------------------------------------------------ */
-
-int topo_admission_is_pod_create(const topo_admission_request *req)
-{
-    return req != NULL && req->has_pod && req->operation != NULL &&
-           strcmp(req->operation, "CREATE") == 0 &&
-           (req->sub_resource == NULL || req->sub_resource[0] == '\0');
-}
-
-int topo_admission_pod_has_node_name(const topo_admission_pod *pod)
-{
-    return pod->node_name != NULL && pod->node_name[0] != '\0';
-}
-
-int topo_admission_pod_is_mirror(const topo_admission_pod *pod)
-{
-    return kvget(pod->annotations, pod->nannotations, TOPO_ADMISSION_MIRROR_ANNOTATION) != NULL;
-}
-
-int topo_admission_pod_is_kueue_managed(const topo_admission_pod *pod)
-{
-    if (pod->queue_name != NULL)
-        return 1;
-    for (size_t i = 0; i < pod->nscheduling_gates; i++)
-        if (strcmp(pod->scheduling_gates[i], TOPO_KUEUE_TOPOLOGY_GATE) == 0)
-            return 1;
-    return 0;
-}
-
-int topo_admission_pod_has_topology(const topo_admission_pod *pod)
-{
-    return topo_kueue_has_podset_annotation(pod->annotations, pod->nannotations);
-}
-
-topo_admission_class topo_admission_classify(const topo_admission_request *req)
-{
-    const topo_admission_pod *pod = &req->pod;
-
-    if (!is_pod_kind(&req->kind))
-        return TOPO_ADMISSION_PASS_NOT_POD;
-    if (!topo_admission_is_pod_create(req))
-        return TOPO_ADMISSION_PASS_NOT_CREATE;
-    if (topo_admission_pod_has_node_name(pod))
-        return TOPO_ADMISSION_PASS_NODE_NAME;
-    if (topo_admission_pod_is_mirror(pod))
-        return TOPO_ADMISSION_PASS_MIRROR;
-    if (topo_admission_pod_is_kueue_managed(pod))
-        return TOPO_ADMISSION_PASS_KUEUE;
-    if (!topo_admission_pod_has_topology(pod))
-        return TOPO_ADMISSION_PASS_NO_TOPOLOGY;
-    return TOPO_ADMISSION_TOPOLOGY_POD;
-}
-
-const char *topo_admission_class_name(topo_admission_class c)
-{
-    switch (c) {
-    case TOPO_ADMISSION_TOPOLOGY_POD: return "topology-pod";
-    case TOPO_ADMISSION_PASS_NOT_POD: return "not-pod";
-    case TOPO_ADMISSION_PASS_NOT_CREATE: return "not-create";
-    case TOPO_ADMISSION_PASS_NODE_NAME: return "node-name";
-    case TOPO_ADMISSION_PASS_MIRROR: return "mirror";
-    case TOPO_ADMISSION_PASS_KUEUE: return "kueue-managed";
-    case TOPO_ADMISSION_PASS_NO_TOPOLOGY: return "no-topology";
-    }
-    return "unknown";
 }

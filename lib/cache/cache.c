@@ -442,31 +442,19 @@ static int set_pragmas(topo_cache *c, const char *path, topo_err *err)
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
                     topo_err *err)
 {
-    topo_cache_opts o = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts o = {0};
     topo_cache *c = NULL;
     int error = 0, rc, flags;
 
     *out = NULL;
-    if (opts != NULL) {
-        if (opts->version >= 1 && opts->version <= 3) {
-            /* Older versions end before later fields: read only theirs. */
-            o.create = opts->create;
-            o.busy_timeout_ms = opts->busy_timeout_ms;
-            if (opts->version >= 2)
-                o.reservation_sync_full = opts->reservation_sync_full;
-            if (opts->version >= 3)
-                o.manual_checkpoint = opts->manual_checkpoint;
-        } else if (opts->version == TOPO_CACHE_OPTS_VERSION) {
-            o = *opts;
-        } else {
-            return topo_err_set(err, TOPO_EINVALID, "cache: options: unsupported version %u",
-                                opts->version);
-        }
-        if (o.reservation_sync_full != 0 && o.reservation_sync_full != 1)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "cache: options: reservation_sync_full must be 0 or 1, got %d",
-                                o.reservation_sync_full);
-    }
+    if (opts != NULL)
+        o = *opts;
+    if (o.reservation_sync_full != 0 && o.reservation_sync_full != 1)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "cache: options: reservation_sync_full must be 0 or 1, got %d",
+                            o.reservation_sync_full);
+    if (o.busy_timeout_ms == 0)
+        o.busy_timeout_ms = TOPO_CACHE_BUSY_TIMEOUT_MS_DEFAULT;
     if (path == NULL || path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "cache: no file name");
     if ((c = calloc(1, sizeof(*c))) == NULL || (c->scratch = topo_pool_create()) == NULL) {
@@ -478,7 +466,7 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
     if (o.read_only)
         flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
     else
-        flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.create ? SQLITE_OPEN_CREATE : 0);
+        flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.must_exist ? 0 : SQLITE_OPEN_CREATE);
     rc = sqlite3_open_v2(path, &c->db, flags, NULL);
     if (rc != SQLITE_OK) {
         if (c->db == NULL) {

@@ -32,8 +32,8 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     const topo_assignment *a;
     size_t total = 0;
 
-    if (s == NULL || s->version != TOPO_CACHE_RESERVATION_SPEC_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "reservation: unsupported spec version");
+    if (s == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation: no spec");
     if (!nonempty(s->id) || !nonempty(s->podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation: id and podset key are required");
     if (s->topology_name == NULL)
@@ -79,7 +79,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     if (s->expires_at <= s->created_at)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: expires_at must be after "
                                                 "created_at", s->id);
-    if (s->version >= 2 && s->unclaimed_ttl < 0)
+    if (s->unclaimed_ttl < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: unclaimed_ttl is negative",
                             s->id);
     *out_slots = total;
@@ -194,8 +194,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
-        (error = cache_bind_int(cache, st, 11, spec->version >= 2 ? spec->unclaimed_ttl : 0,
-                                err)) < 0 ||
+        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0 ||
         (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
         goto end;
     st = NULL;
@@ -536,8 +535,6 @@ int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_delete
 
 #define ANNOTATION_RESERVATION "topology.topo.io/reservation"
 #define ANNOTATION_SLOT "topology.topo.io/slot"
-/* Longer annotation values cannot be an id the webhook chose. */
-#define MAX_RESERVATION_ID 1024
 
 static const char *annotation(const topo_cache_pod *p, const char *key)
 {
@@ -571,7 +568,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
 
     /* Malformed or missing annotations are the webhook's business, not a
      * reason to refuse the pod; a finished pod needs no capacity held. */
-    if (!nonempty(id) || strlen(id) > MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
+    if (!nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
         p->uid[0] == '\0')
         return 0;
     if (p->phase != NULL && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0))

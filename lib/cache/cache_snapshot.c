@@ -120,7 +120,7 @@ static int on_pod(const topo_cache_pod *p, void *payload)
         b->ignored += ign ? 1 : 0;
         return 0;
     }
-    if (!b->opts->charge_tas_pods)
+    if (b->opts->skip_tas_pods)
         return 0;
     int32_t idx = topo_strmap_get(b->by_name, p->node_name);
     if (idx < 0 || !b->nodes[idx].eligible_for_tas || b->nodes[idx].leaf == NULL) {
@@ -197,8 +197,8 @@ int topo_cache_snapshot(topo_snapshot **out, topo_cache *cache,
         *out_ignored = 0;
     if (cache == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
-    if (opts == NULL || opts->version != TOPO_CACHE_SNAPSHOT_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "snapshot options: unsupported version");
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "snapshot options: missing");
     if (opts->snapshot.nlevels > TOPO_MAX_LEVELS)
         return topo_err_set(err, TOPO_EINVALID, "levels: at most %d allowed", TOPO_MAX_LEVELS);
     memset(&b, 0, sizeof(b));
@@ -217,7 +217,7 @@ int topo_cache_snapshot(topo_snapshot **out, topo_cache *cache,
     if ((error = topo_cache_foreach_node(cache, on_node, &b, err)) == 0 &&
         /* Usage after the build, so that pods on unknown nodes are reported. */
         (error = topo_snapshot_build(b.snap, err)) == 0 &&
-        (error = topo_cache_foreach_pod(cache, on_pod, &b, err)) == 0 && opts->charge_reservations)
+        (error = topo_cache_foreach_pod(cache, on_pod, &b, err)) == 0 && !opts->skip_reservations)
         error = topo_cache_foreach_reserved(cache, opts->now, on_reserved, &b, err);
     error = cache_op_end(cache, CACHE_OP_READ, error, err);
     if (error < 0)

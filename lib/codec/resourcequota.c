@@ -9,8 +9,6 @@
 #include "topo/quantity.h"
 
 #define REQUESTS_PREFIX "requests."
-/* Kubernetes' own names and object names are DNS subdomains at most. */
-#define NAME_MAX_BYTES 253u
 
 /* An extended resource name as the API server accepts one in a quota
  * (requests.<domain>/<name>): one '/', a domain of lower-case letters,
@@ -96,7 +94,7 @@ static const char *string_field(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);
     if (!json_is_string(v) || json_string_length(v) == 0 ||
-        json_string_length(v) > NAME_MAX_BYTES)
+        json_string_length(v) > TOPO_MAX_OBJECT_NAME)
         return NULL;
     return json_string_value(v);
 }
@@ -114,11 +112,11 @@ int topo_resourcequota_decode(topo_resourcequota *out, const json_t *quota, topo
     if ((ns = string_field(md, "namespace")) == NULL)
         return topo_err_set(err, TOPO_EINVALID, "metadata.namespace: missing, not a string, "
                                                 "empty or longer than %u bytes",
-                            NAME_MAX_BYTES);
+                            TOPO_MAX_OBJECT_NAME);
     if ((name = string_field(md, "name")) == NULL)
         return topo_err_set(err, TOPO_EINVALID, "metadata.name: missing, not a string, empty "
                                                 "or longer than %u bytes",
-                            NAME_MAX_BYTES);
+                            TOPO_MAX_OBJECT_NAME);
     if ((out->namespace_ = topo_pool_strdup(pool, ns)) == NULL ||
         (out->name = topo_pool_strdup(pool, name)) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "resourcequota: out of memory");

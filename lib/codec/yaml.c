@@ -17,6 +17,7 @@
 
 #include "topo/array.h"
 #include "topo/buf.h"
+#include "topo/limits.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_INT "tag:yaml.org,2002:int"
@@ -46,7 +47,7 @@ typedef struct builder {
     const char *source; /* as given, for topo_err_at */
     const char *src;    /* for messages */
     json_t *root;
-    frame stack[TOPO_CODEC_MAX_DEPTH];
+    frame stack[TOPO_MAX_DOCUMENT_DEPTH];
     size_t depth;
     topo_err *err;
     topo_codec_marks *marks; /* NULL: positions not recorded */
@@ -339,9 +340,9 @@ static int on_collection_start(builder *b, const yaml_event_t *ev, int is_map)
     if (expecting_key(b))
         return fail_at(b, TOPO_EINVALID, ev->start_mark, "%s",
                        "complex mapping keys are not supported");
-    if (b->depth >= TOPO_CODEC_MAX_DEPTH) {
+    if (b->depth >= TOPO_MAX_DOCUMENT_DEPTH) {
         char limit[32];
-        snprintf(limit, sizeof(limit), "%d", TOPO_CODEC_MAX_DEPTH);
+        snprintf(limit, sizeof(limit), "%d", TOPO_MAX_DOCUMENT_DEPTH);
         return fail_at(b, TOPO_ELIMIT, ev->start_mark, "nesting deeper than %s levels", limit);
     }
     value = is_map ? json_object() : json_array();
@@ -452,7 +453,7 @@ static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, s
 cleanup:
     if (have_event)
         yaml_event_delete(&ev);
-    for (size_t i = 0; i < TOPO_CODEC_MAX_DEPTH; i++)
+    for (size_t i = 0; i < TOPO_MAX_DOCUMENT_DEPTH; i++)
         free(b.stack[i].key);
     json_decref(b.root);
     if (have_parser)
@@ -543,7 +544,7 @@ static int emit_value(yaml_emitter_t *em, const json_t *v, int depth)
     yaml_event_t ev;
     char num[64];
 
-    if (depth > TOPO_CODEC_MAX_DEPTH)
+    if (depth > TOPO_MAX_DOCUMENT_DEPTH)
         return -1;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {

@@ -622,42 +622,36 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     int rc;
 
     *out = NULL;
-    if (opts == NULL || (opts->version != 1 && opts->version != TOPO_FILLER_OPTS_VERSION))
-        return topo_err_set(err, TOPO_EINVALID, "filler: options: unsupported version %u",
-                            opts ? opts->version : 0u);
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "filler: no options");
     if (opts->db_path == NULL || opts->db_path[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "filler: the cache file (--db) is required");
-    if (opts->version >= 2 && opts->nlives > 0 && opts->lives == NULL)
+    if (opts->nlives > 0 && opts->lives == NULL)
         return topo_err_set(err, TOPO_EINVALID, "filler: lives: NULL with nlives %zu",
                             opts->nlives);
-    if ((opts->kinds & TOPO_FILLER_ALL) == 0)
+    if (opts->kinds != 0 && (opts->kinds & TOPO_FILLER_ALL) == 0)
         return topo_err_set(err, TOPO_EINVALID, "filler: no kinds to sync");
     if ((f = calloc(1, sizeof(*f))) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
-    if (opts->version == 1) {
-        /* A version 1 struct ends before lives/nlives. */
-        memcpy(&f->opts, opts, offsetof(topo_filler_opts, lives));
-        f->opts.lives = NULL;
-        f->opts.nlives = 0;
-    } else {
-        f->opts = *opts;
-    }
+    f->opts = *opts;
     opts = &f->opts;
+    if (f->opts.kinds == 0)
+        f->opts.kinds = TOPO_FILLER_ALL;
     if (f->opts.page_size == 0)
         f->opts.page_size = TOPO_K8S_PAGE_DEFAULT;
     if (f->opts.commit_ms <= 0)
-        f->opts.commit_ms = 100;
+        f->opts.commit_ms = TOPO_FILLER_COMMIT_MS_DEFAULT;
     if (f->opts.batch_max == 0)
-        f->opts.batch_max = 4096;
+        f->opts.batch_max = TOPO_FILLER_BATCH_MAX_DEFAULT;
     if (f->opts.idle_ms <= 0)
-        f->opts.idle_ms = 500;
+        f->opts.idle_ms = TOPO_FILLER_IDLE_MS_DEFAULT;
     pthread_mutex_init(&f->db, NULL);
     pthread_cond_init(&f->done, NULL);
-    topo_k8s_config empty = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config empty = {0};
     f->cfg = empty;
     if ((rc = topo_k8s_config_load(&f->cfg, opts->kubeconfig, err)) < 0)
         goto fail;
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_k8s_opts ko = {0};
     ko.qps = opts->qps;
     ko.burst = opts->burst;
     if (opts->once) {

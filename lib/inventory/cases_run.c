@@ -7,13 +7,10 @@
 #include <string.h>
 
 #include "topo/buf.h"
-
-/* Longest verdict text we build; longer ones end in "...". */
-#define CASE_REASON_MAX (32u * 1024u)
-
+#include "topo/limits.h"
 
 /* Copies the verdict into the pool ("..." marks a truncation: an append past
- * CASE_REASON_MAX) and frees the buffer; NULL on OOM. */
+ * TOPO_MAX_CASE_REASON) and frees the buffer; NULL on OOM. */
 static const char *sb_finish(topo_buf *b, topo_pool *pool)
 {
     const char *s = NULL;
@@ -46,7 +43,7 @@ static void sb_assignment(topo_buf *b, const topo_assignment *a, int with_levels
 const char *topo_case_format_assignment(const topo_assignment *a, int with_levels,
                                         topo_pool *pool)
 {
-    topo_buf b = TOPO_BUF_INIT(CASE_REASON_MAX - 1);
+    topo_buf b = TOPO_BUF_INIT(TOPO_MAX_CASE_REASON - 1);
     if (a == NULL)
         (void)topo_buf_printf(&b, "(none)");
     else
@@ -129,7 +126,7 @@ static int compare_podset(topo_buf *b, const char *name, const topo_case_expect 
 
 int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, topo_err *err)
 {
-    topo_buf b = TOPO_BUF_INIT(CASE_REASON_MAX - 1);
+    topo_buf b = TOPO_BUF_INIT(TOPO_MAX_CASE_REASON - 1);
     topo_err e = TOPO_ERR_INIT;
     topo_podset_result *results = NULL;
     int ndiff = 0;

@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "topo/limits.h"
+
 /* Per GPU on a node: CPU cores and memory; pods per node. */
 #define GEN_CPU_PER_GPU 16
 #define GEN_MEM_GIB_PER_GPU 250
@@ -25,14 +27,13 @@
 void topo_gen_opts_init(topo_gen_opts *opts)
 {
     memset(opts, 0, sizeof(*opts));
-    opts->datacenters = 1;
-    opts->spines_per_dc = 0;
-    opts->leaves_per_spine = 8;
-    opts->racks_per_leaf = 4;
-    opts->nodes_per_rack = 8;
-    opts->nvlink_nodes = 1;
-    opts->gpus_per_node = 8;
-    opts->usage_fraction = 0.5;
+    opts->datacenters = TOPO_GEN_DATACENTERS_DEFAULT;
+    opts->leaves_per_spine = TOPO_GEN_LEAVES_PER_SPINE_DEFAULT;
+    opts->racks_per_leaf = TOPO_GEN_RACKS_PER_LEAF_DEFAULT;
+    opts->nodes_per_rack = TOPO_GEN_NODES_PER_RACK_DEFAULT;
+    opts->nvlink_nodes = TOPO_GEN_NVLINK_NODES_DEFAULT;
+    opts->gpus_per_node = TOPO_GEN_GPUS_PER_NODE_DEFAULT;
+    opts->usage_fraction = TOPO_GEN_USAGE_FRACTION_DEFAULT;
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, fast, good enough for load. */
@@ -85,17 +86,17 @@ static int check_range(uint32_t v, uint32_t min, uint32_t max, const char *name,
 static int validate(topo_gen_opts *o, topo_err *err)
 {
     int rc;
-    if ((rc = check_range(o->nodes, 1, TOPO_GEN_MAX_NODES, "nodes", err)) < 0 ||
-        (rc = check_range(o->datacenters, 1, TOPO_GEN_MAX_FANOUT, "datacenters", err)) < 0 ||
-        (rc = check_range(o->spines_per_dc, 0, TOPO_GEN_MAX_FANOUT, "spines-per-dc", err)) < 0 ||
-        (rc = check_range(o->leaves_per_spine, 1, TOPO_GEN_MAX_FANOUT, "leaves-per-spine",
+    if ((rc = check_range(o->nodes, 1, TOPO_MAX_GEN_NODES, "nodes", err)) < 0 ||
+        (rc = check_range(o->datacenters, 1, TOPO_MAX_GEN_FANOUT, "datacenters", err)) < 0 ||
+        (rc = check_range(o->spines_per_dc, 0, TOPO_MAX_GEN_FANOUT, "spines-per-dc", err)) < 0 ||
+        (rc = check_range(o->leaves_per_spine, 1, TOPO_MAX_GEN_FANOUT, "leaves-per-spine",
                           err)) < 0 ||
-        (rc = check_range(o->racks_per_leaf, 1, TOPO_GEN_MAX_FANOUT, "racks-per-leaf", err)) <
+        (rc = check_range(o->racks_per_leaf, 1, TOPO_MAX_GEN_FANOUT, "racks-per-leaf", err)) <
             0 ||
-        (rc = check_range(o->nodes_per_rack, 1, TOPO_GEN_MAX_FANOUT, "nodes-per-rack", err)) <
+        (rc = check_range(o->nodes_per_rack, 1, TOPO_MAX_GEN_FANOUT, "nodes-per-rack", err)) <
             0 ||
-        (rc = check_range(o->nvlink_nodes, 1, TOPO_GEN_MAX_FANOUT, "nvlink-nodes", err)) < 0 ||
-        (rc = check_range(o->gpus_per_node, 1, TOPO_GEN_MAX_GPUS, "gpus-per-node", err)) < 0)
+        (rc = check_range(o->nvlink_nodes, 1, TOPO_MAX_GEN_FANOUT, "nvlink-nodes", err)) < 0 ||
+        (rc = check_range(o->gpus_per_node, 1, TOPO_MAX_GEN_GPUS, "gpus-per-node", err)) < 0)
         return rc;
     if (o->nodes_per_rack % o->nvlink_nodes != 0)
         return topo_err_set(err, TOPO_EINVALID,

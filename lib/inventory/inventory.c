@@ -198,8 +198,8 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
     int error;
 
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_INVENTORY_SNAPSHOT_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "snapshot options: unsupported version");
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "snapshot options: missing");
     if (opts->snapshot.nlevels > TOPO_MAX_LEVELS)
         return topo_err_set(err, TOPO_EINVALID, "levels: at most %d allowed", TOPO_MAX_LEVELS);
     if ((error = topo_snapshot_create(&snap, &opts->snapshot, err)) < 0)
@@ -223,7 +223,7 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
         }
         ignored += ign ? 1 : 0;
     }
-    if (opts->charge_tas_pods) {
+    if (!opts->skip_tas_pods) {
         for (size_t i = 0; i < inv->ntas_pods; i++) {
             const topo_pod_usage *p = &inv->tas_pods[i];
             int32_t idx = topo_inventory_find_node(inv, p->node);

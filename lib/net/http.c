@@ -21,6 +21,7 @@
 #include "topo/buf.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+#include "topo/version.h"
 
 /* CURLOPT_CAINFO_BLOB (7.77), CURLOPT_PROTOCOLS_STR (7.85), curl_easy_header
  * (7.84) and CURLOPT_CA_CACHE_TIMEOUT (7.87): Debian 12 ships 7.88. */
@@ -28,20 +29,7 @@
 #error "topo needs libcurl 7.87 or newer"
 #endif
 
-#ifndef TOPO_VERSION_STRING
-#define TOPO_VERSION_STRING "0.1.0"
-#endif
-
-#define DEFAULT_TOKEN_RELOAD_MS 60000L
-#define DEFAULT_TIMEOUT_MS 30000L
-#define DEFAULT_CONNECT_TIMEOUT_MS 5000L
-#define DEFAULT_QPS 50.0
-#define DEFAULT_BURST 100.0
-#define DEFAULT_MAX_RETRIES 5
-#define DEFAULT_BACKOFF_BASE_MS 200L
-#define DEFAULT_BACKOFF_MAX_MS 30000L
-#define DEFAULT_STREAM_IDLE_MS 180000L
-#define DEFAULT_USER_AGENT "topo/" TOPO_VERSION_STRING
+#define DEFAULT_USER_AGENT "topo/" TOPO_VERSION
 
 /* A CA file is re-read for new connections at least this often (ca.crt of a
  * service account can rotate too). */
@@ -306,8 +294,8 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     if (out == NULL)
         return topo_err_set(err, TOPO_EINVALID, "http: NULL output");
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_HTTP_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "http: unsupported options version");
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "http: no options");
     if (opts->base_url == NULL || (strncmp(opts->base_url, "https://", 8) != 0 &&
                                    strncmp(opts->base_url, "http://", 7) != 0))
         return topo_err_set(err, TOPO_EINVALID, "http: base_url must start with https:// or http://");
@@ -340,21 +328,27 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     memcpy(h->base_url, opts->base_url, h->base_len);
     h->base_url[h->base_len] = '\0';
 
-    h->token_reload_ms = opts->token_reload_ms > 0 ? opts->token_reload_ms : DEFAULT_TOKEN_RELOAD_MS;
-    h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
-    h->stream_idle_ms = opts->stream_idle_ms > 0 ? opts->stream_idle_ms : DEFAULT_STREAM_IDLE_MS;
+    h->token_reload_ms =
+        opts->token_reload_ms > 0 ? opts->token_reload_ms : TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT;
+    h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : TOPO_HTTP_TIMEOUT_MS_DEFAULT;
+    h->stream_idle_ms =
+        opts->stream_idle_ms > 0 ? opts->stream_idle_ms : TOPO_HTTP_STREAM_IDLE_MS_DEFAULT;
     h->max_body = opts->max_body > 0 ? opts->max_body : TOPO_MAX_K8S_RESPONSE;
     if (h->max_body > LIMIT_CLAMP)
         h->max_body = LIMIT_CLAMP;
-    h->max_retries = opts->max_retries < 0 ? 0 : opts->max_retries;
+    h->max_retries = opts->max_retries < 0    ? 0
+                     : opts->max_retries == 0 ? TOPO_HTTP_MAX_RETRIES_DEFAULT
+                                              : opts->max_retries;
     if (h->max_retries > TOPO_MAX_HTTP_RETRIES)
         h->max_retries = TOPO_MAX_HTTP_RETRIES;
-    h->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : DEFAULT_BACKOFF_BASE_MS;
-    h->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS;
+    h->backoff_base_ms =
+        opts->backoff_base_ms > 0 ? opts->backoff_base_ms : TOPO_HTTP_BACKOFF_BASE_MS_DEFAULT;
+    h->backoff_max_ms =
+        opts->backoff_max_ms > 0 ? opts->backoff_max_ms : TOPO_HTTP_BACKOFF_MAX_MS_DEFAULT;
     if (h->backoff_max_ms < h->backoff_base_ms)
         h->backoff_max_ms = h->backoff_base_ms;
-    double qps = opts->qps == 0 ? DEFAULT_QPS : opts->qps; /* negative: unlimited */
-    double burst = opts->burst > 0 ? opts->burst : DEFAULT_BURST;
+    double qps = opts->qps == 0 ? TOPO_HTTP_QPS_DEFAULT : opts->qps; /* negative: unlimited */
+    double burst = opts->burst > 0 ? opts->burst : TOPO_HTTP_BURST_DEFAULT;
     uint64_t now = topo_http_now_ns();
     topo_ratelimit_init(&h->limiter, qps, burst, now);
     h->rng = now ^ ((uint64_t)(uintptr_t)h << 16) ^ ((uint64_t)getpid() << 40);
@@ -366,7 +360,7 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
         goto cleanup;
     }
     long connect_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
-                                                   : DEFAULT_CONNECT_TIMEOUT_MS;
+                                                   : TOPO_HTTP_CONNECT_TIMEOUT_MS_DEFAULT;
     if ((error = configure_handle(h, opts, connect_ms, err)) < 0)
         goto cleanup;
 

@@ -38,14 +38,11 @@ int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_o
 {
     int error = 0;
     topo_k8s *k = NULL;
-    topo_http_opts ho = TOPO_HTTP_OPTS_INIT;
+    topo_http_opts ho = {0};
 
     *out = NULL;
     if (cfg == NULL || cfg->server == NULL)
         return topo_err_set(err, TOPO_EINVALID, "kubernetes: no API server in the configuration");
-    if (opts != NULL && opts->version != TOPO_K8S_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "kubernetes: options version %u, want %u",
-                            opts->version, TOPO_K8S_OPTS_VERSION);
     if ((k = calloc(1, sizeof(*k))) == NULL)
         goto oom;
     ho.base_url = cfg->server;
@@ -60,20 +57,14 @@ int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_o
     ho.token_file = cfg->token_file;
     ho.max_body = TOPO_MAX_K8S_RESPONSE;
     if (opts != NULL) {
-        if (opts->qps != 0)
-            ho.qps = opts->qps;
-        if (opts->burst > 0)
-            ho.burst = opts->burst;
-        if (opts->timeout_ms > 0)
-            ho.timeout_ms = opts->timeout_ms;
-        if (opts->max_retries != 0)
-            ho.max_retries = opts->max_retries;
-        if (opts->backoff_base_ms > 0)
-            ho.backoff_base_ms = opts->backoff_base_ms;
-        if (opts->backoff_max_ms > 0)
-            ho.backoff_max_ms = opts->backoff_max_ms;
-        if (opts->token_reload_ms > 0)
-            ho.token_reload_ms = opts->token_reload_ms;
+        /* The HTTP client gives every field left 0 its default. */
+        ho.qps = opts->qps;
+        ho.burst = opts->burst;
+        ho.timeout_ms = opts->timeout_ms;
+        ho.max_retries = opts->max_retries;
+        ho.backoff_base_ms = opts->backoff_base_ms;
+        ho.backoff_max_ms = opts->backoff_max_ms;
+        ho.token_reload_ms = opts->token_reload_ms;
         ho.user_agent = opts->user_agent;
     }
     if ((error = topo_http_create(&k->http, &ho, err)) < 0) {
@@ -289,7 +280,7 @@ static int k8s_call(topo_k8s *k, const char *method, const char *path, const cha
     int error = 0;
     char *text = NULL;
     json_t *obj = NULL;
-    topo_http_response resp = TOPO_HTTP_RESPONSE_INIT;
+    topo_http_response resp = {0};
     char what[256];
 
     if (out != NULL)
@@ -370,18 +361,14 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
     int error = 0;
     char *cont = NULL, *path = NULL;
     json_t *page = NULL;
-    topo_k8s_list_opts o = TOPO_K8S_LIST_OPTS_INIT;
+    topo_k8s_list_opts o = {0};
     char limit[32];
     int first = 1;
 
     if (rv_out != NULL)
         rv_out[0] = '\0';
-    if (opts != NULL) {
-        if (opts->version != TOPO_K8S_LIST_OPTS_VERSION)
-            return topo_err_set(err, TOPO_EINVALID, "kubernetes: list options version %u",
-                                opts->version);
+    if (opts != NULL)
         o = *opts;
-    }
     snprintf(limit, sizeof(limit), "%u", o.limit > 0 ? o.limit : TOPO_K8S_PAGE_DEFAULT);
     for (;;) {
         sbuf b = SBUF_INIT;
@@ -540,19 +527,15 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
     int error = 0;
     char *path = NULL;
     sbuf b = SBUF_INIT;
-    topo_k8s_watch_opts o = TOPO_K8S_WATCH_OPTS_INIT;
+    topo_k8s_watch_opts o = {0};
     watch_ctx c;
     char what[256];
     char timeout[32];
     long status = 0;
 
     memset(&c, 0, sizeof(c));
-    if (opts != NULL) {
-        if (opts->version != TOPO_K8S_WATCH_OPTS_VERSION)
-            return topo_err_set(err, TOPO_EINVALID, "kubernetes: watch options version %u",
-                                opts->version);
+    if (opts != NULL)
         o = *opts;
-    }
     if (o.stop != NULL && *o.stop)
         return 0;
     if (memchr(rv, '\0', TOPO_K8S_RV_MAX) == NULL)

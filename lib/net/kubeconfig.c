@@ -87,7 +87,7 @@ static int read_trimmed(char **out, const char *path, topo_err *err)
 int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir, topo_err *err)
 {
     int error = 0;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     char *token = NULL, *ca = NULL, *ns_path = NULL, *ns = NULL;
     const char *dir = sa_dir != NULL ? sa_dir : TOPO_K8S_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
@@ -431,7 +431,7 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
 {
     int error = 0;
     json_t *root = NULL;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     kc_ctx c = {source != NULL ? source : "<kubeconfig>", base_dir, err};
     const char *ctx_name = context, *cluster_name = NULL, *user_name = NULL, *ns = NULL;
     const json_t *ctx = NULL, *cl = NULL, *user = NULL;

@@ -84,23 +84,20 @@ int topo_leader_create(topo_leader **out, topo_k8s *k, const topo_leader_opts *o
     topo_leader *l = NULL;
 
     *out = NULL;
-    if (opts == NULL || opts->version != TOPO_LEADER_OPTS_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "leader election: options missing or of "
-                                                "another version");
+    if (opts == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "leader election: options missing");
     if (opts->lease_name == NULL || opts->lease_name[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "leader election: no lease name");
     if (opts->backend == NULL && k == NULL)
         return topo_err_set(err, TOPO_EINVALID, "leader election: no client");
-    if (opts->backend != NULL && opts->backend->version != TOPO_LEADER_BACKEND_VERSION)
-        return topo_err_set(err, TOPO_EINVALID, "leader election: backend version %u",
-                            opts->backend->version);
     if ((l = calloc(1, sizeof(*l))) == NULL)
         goto oom;
     atomic_init(&l->leading_until_ms, NOT_LEADING);
     l->k = k;
-    l->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : 15000;
-    l->renew_deadline_ms = opts->renew_deadline_ms > 0 ? opts->renew_deadline_ms : 10000;
-    l->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : 2000;
+    l->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : TOPO_LEADER_LEASE_MS_DEFAULT;
+    l->renew_deadline_ms = opts->renew_deadline_ms > 0 ? opts->renew_deadline_ms
+                                                       : TOPO_LEADER_RENEW_DEADLINE_MS_DEFAULT;
+    l->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : TOPO_LEADER_RETRY_MS_DEFAULT;
     l->release_on_stop = opts->release_on_stop;
     if (l->renew_deadline_ms >= l->lease_ms || l->retry_ms >= l->renew_deadline_ms) {
         error = topo_err_set(err, TOPO_EINVALID,
@@ -112,7 +109,8 @@ int topo_leader_create(topo_leader **out, topo_k8s *k, const topo_leader_opts *o
     if (opts->backend != NULL) {
         l->backend = *opts->backend;
     } else {
-        topo_leader_backend b = {TOPO_LEADER_BACKEND_VERSION, k8s_get, k8s_create, k8s_update, k};
+        topo_leader_backend b = {.get = k8s_get, .create = k8s_create, .update = k8s_update,
+                                 .ctx = k};
         l->backend = b;
     }
     const char *ns = opts->lease_namespace;

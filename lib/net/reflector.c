@@ -94,7 +94,7 @@ static int list_item(json_t *item, void *payload)
 /* Lists everything; on success the watch starts from the list's rv. */
 static int list(topo_reflector *r, topo_err *err)
 {
-    topo_k8s_list_opts lo = TOPO_K8S_LIST_OPTS_INIT;
+    topo_k8s_list_opts lo = {0};
     list_ctx c = {r, err};
     char rv[TOPO_K8S_RV_MAX];
     int rc = 0;
@@ -145,7 +145,7 @@ static int watch_event(topo_k8s_event_type type, json_t *object, void *payload)
 /* Watches from r->rv, which the client moves with every event accepted. */
 static int watch(topo_reflector *r, topo_err *err)
 {
-    topo_k8s_watch_opts wo = TOPO_K8S_WATCH_OPTS_INIT;
+    topo_k8s_watch_opts wo = {0};
     watch_ctx c = {r, err, 0};
     int rc;
     wo.label_selector = r->label_selector;

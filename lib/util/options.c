@@ -6,38 +6,128 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const topo_opt *find(const topo_opt *table, size_t n, const char *a)
+#include "topo/array.h"
+#include "topo/error.h"
+
+/* The option named name (n bytes of it) or aliased so; operands are not
+ * options. */
+static const topo_opt *find(const topo_opt *table, size_t n, const char *name, size_t len)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(table[i].name, a) == 0 || (table[i].alias && strcmp(table[i].alias, a) == 0))
+    for (size_t i = 0; i < n; i++) {
+        if (table[i].type == TOPO_OPT_OPERANDS)
+            continue;
+        if ((strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0) ||
+            (table[i].alias && strlen(table[i].alias) == len &&
+             strncmp(table[i].alias, name, len) == 0))
             return &table[i];
+    }
     return NULL;
 }
 
-/* Stores v for option o into out; -1 when v is not a value of o. */
-static int store(const topo_opt *o, const char *v, void *out)
+static int list_add(topo_opt_list *l, const char *v)
+{
+    if (l->n == l->cap &&
+        topo_array_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
+        return TOPO_ENOMEM;
+    l->v[l->n++] = v;
+    return 0;
+}
+
+/* An unsigned decimal within o's bounds; why says what is wrong. */
+static int store_uint(const topo_opt *o, const char *v, unsigned long *out, char *why,
+                      size_t why_size)
+{
+    const char *digits = v[0] == '-' ? v + 1 : v;
+    char *end = NULL;
+    if (*digits >= '0' && *digits <= '9') {
+        errno = 0;
+        if (v[0] == '-') {
+            long long s = strtoll(v, &end, 10);
+            if (errno == 0 && *end == '\0') {
+                snprintf(why, why_size, "must be between %lu and %lu, got %lld", o->min, o->max,
+                         s);
+                return -1;
+            }
+        } else {
+            unsigned long long u = strtoull(v, &end, 10);
+            if (errno == 0 && *end == '\0') {
+                if (u < o->min || u > o->max) {
+                    snprintf(why, why_size, "must be between %lu and %lu, got %llu", o->min,
+                             o->max, u);
+                    return -1;
+                }
+                *out = (unsigned long)u;
+                return 0;
+            }
+        }
+    }
+    snprintf(why, why_size, "expected an integer, got \"%s\"", v);
+    return -1;
+}
+
+/* A decimal number in [min, max] (TOPO_OPT_NUMBER) or in (0, max]. */
+static int store_number(const topo_opt *o, const char *v, double *out, char *why,
+                        size_t why_size)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    int ok = errno == 0 && end != v && *end == '\0' && x <= (double)o->max;
+    if (o->type == TOPO_OPT_NUMBER)
+        ok = ok && x >= (double)o->min;
+    else
+        ok = ok && x > 0;
+    if (!ok) {
+        if (o->type == TOPO_OPT_NUMBER)
+            snprintf(why, why_size, "expected a number within [%lu, %lu], got \"%s\"", o->min,
+                     o->max, v);
+        else
+            snprintf(why, why_size, "expected a positive number, got \"%s\"", v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* "expected a, b or c, got \"v\"" */
+static void choice_error(const topo_opt *o, const char *v, char *why, size_t why_size)
+{
+    size_t len = (size_t)snprintf(why, why_size, "expected ");
+    for (size_t i = 0; o->choices && o->choices[i] && len < why_size; i++)
+        len += (size_t)snprintf(why + len, why_size - len, "%s%s", o->choices[i],
+                                o->choices[i + 1] == NULL ? ""
+                                : o->choices[i + 2] == NULL ? " or "
+                                                            : ", ");
+    if (len < why_size)
+        snprintf(why + len, why_size - len, ", got \"%s\"", v);
+}
+
+/* Stores v for option o into out: 0; -1 when v is not a value of o (why
+ * says why); TOPO_ENOMEM. */
+static int store(const topo_opt *o, const char *v, void *out, char *why, size_t why_size)
 {
     char *at = (char *)out + o->offset;
     switch (o->type) {
     case TOPO_OPT_STRING:
-        if (v[0] == '\0')
+    case TOPO_OPT_LIST:
+        if (v[0] == '\0') {
+            snprintf(why, why_size, "empty value");
             return -1;
+        }
+        if (o->type == TOPO_OPT_LIST)
+            return list_add((topo_opt_list *)(void *)at, v);
         *(const char **)(void *)at = v;
         return 0;
-    case TOPO_OPT_UINT: {
-        char *end = NULL;
-        if (v[0] < '0' || v[0] > '9')
-            return -1;
-        errno = 0;
-        unsigned long x = strtoul(v, &end, 10);
-        if (errno != 0 || *end != '\0' || x < o->min || x > o->max)
-            return -1;
-        *(unsigned long *)(void *)at = x;
-        return 0;
-    }
+    case TOPO_OPT_UINT:
+        return store_uint(o, v, (unsigned long *)(void *)at, why, why_size);
+    case TOPO_OPT_NUMBER:
+    case TOPO_OPT_POSITIVE:
+        return store_number(o, v, (double *)(void *)at, why, why_size);
     case TOPO_OPT_BOOL:
-        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
+            snprintf(why, why_size, "expected true or false, got \"%s\"", v);
             return -1;
+        }
         *(int *)(void *)at = v[0] == 't';
         return 0;
     case TOPO_OPT_CHOICE:
@@ -46,9 +136,13 @@ static int store(const topo_opt *o, const char *v, void *out)
                 *(const char **)(void *)at = v;
                 return 0;
             }
+        choice_error(o, v, why, why_size);
         return -1;
+    case TOPO_OPT_OPERANDS:
+        return list_add((topo_opt_list *)(void *)at, v);
     case TOPO_OPT_FLAG:
     default:
+        snprintf(why, why_size, "takes no value");
         return -1;
     }
 }
@@ -56,11 +150,12 @@ static int store(const topo_opt *o, const char *v, void *out)
 int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void *out,
                     char *why, size_t why_size)
 {
+    char reason[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             return 1;
-        const topo_opt *o = find(table, n, a);
+        const topo_opt *o = find(table, n, a, strlen(a));
         if (o != NULL && o->type == TOPO_OPT_FLAG) {
             *(int *)(void *)((char *)out + o->offset) = 1;
             continue;
@@ -70,7 +165,12 @@ int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void
             return -1;
         }
         const char *v = argv[++i];
-        if (o == NULL || store(o, v, out) != 0) {
+        int rc = o == NULL ? -1 : store(o, v, out, reason, sizeof reason);
+        if (rc == TOPO_ENOMEM) {
+            snprintf(why, why_size, "out of memory");
+            return rc;
+        }
+        if (rc != 0) {
             snprintf(why, why_size, "bad option or value: %s %s", a, v);
             return -1;
         }
@@ -78,16 +178,102 @@ int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void
     return 0;
 }
 
+/* One argument (and its value) of topo_opts_parse_strict: 0, or -1 / a
+ * code with the message in why. seen marks the options given so far. */
+static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, int *i, void *out,
+                      unsigned char *seen, char *why, size_t why_size)
+{
+    const char *arg = argv[*i], *value = NULL;
+    char reason[256];
+    const topo_opt *o = find(table, n, arg, strlen(arg)); /* whole: an alias, "--name" */
+    if (o == NULL && (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')) {
+        for (size_t k = 0; k < n; k++)
+            if (table[k].type == TOPO_OPT_OPERANDS)
+                return store(&table[k], arg, out, why, why_size);
+        snprintf(why, why_size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    if (o == NULL) { /* "--name=value" */
+        const char *eq = strchr(arg, '=');
+        size_t len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
+        if (eq == NULL || (o = find(table, n, arg, len)) == NULL) {
+            snprintf(why, why_size, "unknown option '%.*s'", (int)len, arg);
+            return -1;
+        }
+        value = eq + 1;
+    }
+    if (o->type == TOPO_OPT_FLAG && value != NULL) {
+        snprintf(why, why_size, "%s: takes no value", o->name);
+        return -1;
+    }
+    if (o->type != TOPO_OPT_FLAG && value == NULL) {
+        if (*i + 1 >= argc) {
+            snprintf(why, why_size, "%s: missing value", o->name);
+            return -1;
+        }
+        value = argv[++*i];
+    }
+    if (seen[o - table] && o->type != TOPO_OPT_LIST) {
+        snprintf(why, why_size, "%s: given more than once", o->name);
+        return -1;
+    }
+    seen[o - table] = 1;
+    if (o->type == TOPO_OPT_FLAG) {
+        *(int *)(void *)((char *)out + o->offset) = 1;
+        return 0;
+    }
+    int rc = store(o, value, out, reason, sizeof reason);
+    if (rc == TOPO_ENOMEM)
+        snprintf(why, why_size, "out of memory");
+    else if (rc != 0)
+        snprintf(why, why_size, "%s: %s", o->name, reason);
+    return rc;
+}
+
+int topo_opts_parse_strict(const topo_opt *table, size_t n, int argc, char **argv, void *out,
+                           char *why, size_t why_size)
+{
+    unsigned char *seen = calloc(n > 0 ? n : 1, 1);
+    int help = 0, rc = 0;
+    if (seen == NULL) {
+        snprintf(why, why_size, "out of memory");
+        return TOPO_ENOMEM;
+    }
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            help = 1;
+        else
+            rc = strict_arg(table, n, argc, argv, &i, out, seen, why, why_size);
+    }
+    free(seen);
+    return rc != 0 ? rc : help;
+}
+
+void topo_opts_free(const topo_opt *table, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (table[i].type != TOPO_OPT_LIST && table[i].type != TOPO_OPT_OPERANDS)
+            continue;
+        topo_opt_list *l = (topo_opt_list *)(void *)((char *)out + table[i].offset);
+        free(l->v);
+        memset(l, 0, sizeof(*l));
+    }
+}
+
 /* What help says after an option's text: its bounds, choices, default. */
 static void details(const topo_opt *o, topo_buf *b)
 {
     int range = 1;
-    if (o->type == TOPO_OPT_UINT) {
+    if (o->type == TOPO_OPT_UINT || o->type == TOPO_OPT_NUMBER) {
         topo_buf_printf(b, " (%lu..%lu", o->min, o->max);
+    } else if (o->type == TOPO_OPT_POSITIVE) {
+        topo_buf_printf(b, " (positive, at most %lu", o->max);
     } else if (o->type == TOPO_OPT_CHOICE) {
         topo_buf_puts(b, " (");
         for (size_t i = 0; o->choices && o->choices[i]; i++)
             topo_buf_printf(b, "%s%s", i ? "|" : "", o->choices[i]);
+    } else if (o->type == TOPO_OPT_LIST) {
+        topo_buf_puts(b, " (repeatable");
     } else if (o->def != NULL) {
         topo_buf_puts(b, " (");
         range = 0;
@@ -122,18 +308,36 @@ static void wrap(topo_buf *b, const char *text, size_t col, size_t indent, size_
     }
 }
 
+/* The option's name as help lists it: "-o, --output FORMAT", "FILE...". */
+static void synopsis(const topo_opt *o, topo_buf *b)
+{
+    topo_buf_printf(b, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+                    o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
 int topo_opts_help(const topo_opt *table, size_t n, const char *usage_line, topo_buf *out)
+{
+    return topo_opts_help_intro(table, n, usage_line, NULL, out);
+}
+
+int topo_opts_help_intro(const topo_opt *table, size_t n, const char *usage_line,
+                         const char *intro, topo_buf *out)
 {
     enum { INDENT = 27, WIDTH = 86 };
     topo_buf_printf(out, "%s\n", usage_line);
+    if (intro != NULL) {
+        topo_buf_putc(out, '\n');
+        wrap(out, intro, 0, 0, WIDTH);
+        topo_buf_putc(out, '\n');
+    }
     for (size_t i = 0; i < n; i++) {
         const topo_opt *o = &table[i];
         if (o->section != NULL)
             topo_buf_printf(out, "\n%s\n", o->section);
+        topo_buf_puts(out, "  ");
         size_t start = out->len;
-        topo_buf_printf(out, "  %s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
-                        o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        size_t col = out->len - start;
+        synopsis(o, out);
+        size_t col = out->len - start + 2;
         if (col + 1 >= INDENT) {
             topo_buf_printf(out, "\n%*s", INDENT, "");
         } else {
@@ -162,18 +366,14 @@ static void md_cell(topo_buf *b, const char *s)
     }
 }
 
-int topo_opts_markdown(const topo_opt *table, size_t n, const char *program,
-                       const char *usage_line, const char *intro, topo_buf *out)
+/* The table's rows, its sections as headings of `level` '#'s. */
+static void md_rows(const topo_opt *table, size_t n, int level, topo_buf *out)
 {
-    topo_buf_printf(out,
-                    "<!-- Generated from %s's option table (`%s --help-markdown`); a test "
-                    "fails when it differs. -->\n# %s\n\n```\n%s\n```\n\n%s\n",
-                    program, program, program, usage_line, intro ? intro : "");
     for (size_t i = 0; i < n; i++) {
         const topo_opt *o = &table[i];
         if (o->section != NULL)
-            topo_buf_printf(out, "\n## %s\n\n| option | value | meaning |\n| --- | --- | --- |\n",
-                            o->section);
+            topo_buf_printf(out, "\n%.*s %s\n\n| option | value | meaning |\n| --- | --- | --- |\n",
+                            level, "######", o->section);
         else if (i == 0)
             topo_buf_puts(out, "\n| option | value | meaning |\n| --- | --- | --- |\n");
         topo_buf_printf(out, "| `%s`%s%s%s | ", o->name, o->alias ? " (`" : "",
@@ -190,5 +390,27 @@ int topo_opts_markdown(const topo_opt *table, size_t n, const char *program,
         topo_buf_dispose(&text);
         topo_buf_puts(out, " |\n");
     }
+}
+
+int topo_opts_markdown(const topo_opt *table, size_t n, const char *program,
+                       const char *usage_line, const char *intro, topo_buf *out)
+{
+    topo_buf_printf(out,
+                    "<!-- Generated from %s's option table (`%s --help-markdown`); a test "
+                    "fails when it differs. -->\n# %s\n\n```\n%s\n```\n\n%s\n",
+                    program, program, program, usage_line, intro ? intro : "");
+    md_rows(table, n, 2, out);
+    return out->error;
+}
+
+int topo_opts_markdown_section(const topo_opt *table, size_t n, int level, const char *title,
+                               const char *usage_line, const char *intro, topo_buf *out)
+{
+    if (level < 1 || level > 5)
+        level = 2;
+    topo_buf_printf(out, "\n%.*s %s\n\n```\n%s\n```\n", level, "#####", title, usage_line);
+    if (intro != NULL)
+        topo_buf_printf(out, "\n%s\n", intro);
+    md_rows(table, n, level + 1, out);
     return out->error;
 }

@@ -26,9 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Significant digits kept (leading and trailing zeros are not counted). A
- * quantity with more is refused with TOPO_ELIMIT. */
-#define QTY_MAX_DIGITS 256
+#include "topo/limits.h"
+
 /* 2^60 (Ei) has 19 decimal digits: the most a binary suffix adds. */
 #define QTY_BINARY_DIGITS 19
 /* Exponents are clamped to this magnitude once parsed; any non-zero value
@@ -44,7 +43,7 @@
 typedef struct qty {
     bool negative;
     /* Least significant digit first; ndigits == 0 means the value is 0. */
-    unsigned char digits[QTY_MAX_DIGITS + QTY_BINARY_DIGITS + 1];
+    unsigned char digits[TOPO_MAX_QUANTITY_DIGITS + QTY_BINARY_DIGITS + 1];
     size_t ndigits;
     int64_t exp10;
     unsigned exp2; /* 0, 10, ..., 60 */
@@ -132,7 +131,7 @@ static int parse_suffix(qty *q, const char *s, const char *text, topo_err *err)
  * and trailing zeros, and exp2 from a binary suffix. */
 static int qty_parse(qty *q, const char *text, topo_err *err)
 {
-    unsigned char msd_first[QTY_MAX_DIGITS];
+    unsigned char msd_first[TOPO_MAX_QUANTITY_DIGITS];
     size_t n = 0;
     int64_t pending_zeros = 0; /* zeros seen after the first significant digit */
     int64_t frac_digits = 0;
@@ -163,10 +162,10 @@ static int qty_parse(qty *q, const char *text, topo_err *err)
                 pending_zeros++;
             continue;
         }
-        if (n + (size_t)pending_zeros + 1 > QTY_MAX_DIGITS)
+        if (n + (size_t)pending_zeros + 1 > TOPO_MAX_QUANTITY_DIGITS)
             return topo_err_set(err, TOPO_ELIMIT,
                                 "quantity '%.*s' has more than %d significant digits",
-                                QTY_QUOTE_MAX, text, QTY_MAX_DIGITS);
+                                QTY_QUOTE_MAX, text, TOPO_MAX_QUANTITY_DIGITS);
         for (; pending_zeros > 0; pending_zeros--)
             msd_first[n++] = 0;
         msd_first[n++] = (unsigned char)(*p - '0');

@@ -16,6 +16,10 @@
 
 #include "topo/codec.h"
 #include "topo/admission.h"
+#include "topo/admission_patch.h"
+#include "topo/admission_review.h"
+#include "topo/jsonpatch.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 
 static topo_pool *pool;

@@ -208,7 +208,7 @@ static void test_config__limits(void **state)
     (void)state;
     topo_admission_config *cfg = NULL;
     topo_err err = TOPO_ERR_INIT;
-    size_t big = TOPO_ADMISSION_MAX_CONFIG_FILE + 1;
+    size_t big = TOPO_MAX_CONFIG_FILE + 1;
     char *text = malloc(big);
     char path[1024];
     assert_non_null(text);

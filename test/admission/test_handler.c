@@ -25,6 +25,7 @@
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/inventory.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/live.h"
 
@@ -119,7 +120,7 @@ static int make_fx_conf(fx *f, const fx_conf *c)
             goto fail;
         t[0] = (topo_admission_topology){"default", levels, 5, NULL, 0, c->policy, f->live};
     }
-    topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+    topo_admission_opts ao = {0};
     ao.topologies = t;
     ao.ntopologies = nt;
     ao.cache = f->cache;
@@ -1156,7 +1157,7 @@ static void test_namespace_policy(void **state)
     topo_err err = TOPO_ERR_INIT;
     topo_admission_topology t = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
                                  f.live};
-    topo_admission_opts ao = TOPO_ADMISSION_OPTS_INIT;
+    topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;
     ao.cache = f.cache;

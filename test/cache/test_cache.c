@@ -260,7 +260,7 @@ static void test_cache__migrate_from_v1(void **state)
     topo_assign_domain dom = {values, 2};
     const char *alevels[] = {HOST};
     topo_assignment a = {alevels, 1, &dom, 1};
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec spec = {0};
     spec.id = "r1";
     spec.podset_key = "ns/job";
     spec.topology_name = "default";
@@ -289,7 +289,7 @@ static void test_cache__refuse(void **state)
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = NULL;
-    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts opts = {.must_exist = 1};
     char other[400];
     FILE *fp;
 
@@ -318,8 +318,7 @@ static void test_cache__refuse(void **state)
     assert_non_null(strstr(err.text, "not a SQLite database"));
     remove_db(other);
 
-    /* Missing, without create. */
-    opts.create = 0;
+    /* Missing, and it must exist. */
     assert_int_equal(topo_cache_open(&c, other, &opts, &err), TOPO_ENOTFOUND);
     assert_non_null(strstr(err.text, "no such file"));
     assert_int_equal(access(other, F_OK), -1);
@@ -620,7 +619,7 @@ static void create_res(topo_cache *c, const char *id, const char *key, int64_t c
     static const char *alevels[] = {HOST};
     topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
     topo_assignment a = {alevels, 1, doms, 2};
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec spec = {0};
     topo_err err = TOPO_ERR_INIT;
     spec.id = id;
     spec.podset_key = key;
@@ -765,7 +764,7 @@ static void test_cache__reservations(void **state)
     assert_int_equal(count_of(c, "claimed"), 1);
 
     /* Malformed specs. */
-    topo_cache_reservation_spec bad = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec bad = {0};
     bad.id = "x";
     bad.podset_key = "k";
     bad.topology_name = "t";
@@ -837,8 +836,8 @@ static const char *place(const topo_snapshot *snap, int32_t count, int64_t gpus,
 static void snapshots(topo_snapshot **from_inv, topo_snapshot **from_cache, size_t *ign_inv,
                       size_t *ign_cache, const topo_inventory *inv, topo_cache *c, int64_t now)
 {
-    topo_inventory_snapshot_opts iopts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
-    topo_cache_snapshot_opts copts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts iopts = {0};
+    topo_cache_snapshot_opts copts = {0};
     topo_err err = TOPO_ERR_INIT;
     iopts.snapshot.topology_name = "default";
     iopts.snapshot.levels = LEVELS5;
@@ -857,10 +856,8 @@ static void test_cache__read_only(void **state)
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = NULL;
-    topo_cache_opts ro = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts ro = {.must_exist = 1, .read_only = 1};
     struct stat st;
-    ro.create = 0;
-    ro.read_only = 1;
     FILE *fp = fopen(f->path, "w");
     assert_non_null(fp);
     fclose(fp);
@@ -960,7 +957,7 @@ static void test_cache__group_members(void **state)
     static const char *alevels[] = {HOST};
     topo_assign_domain doms[] = {{v1, 1}};
     topo_assignment a = {alevels, 1, doms, 1};
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec spec = {0};
     spec.id = "r-shape";
     spec.podset_key = "ns/job/j";
     spec.topology_name = "default";
@@ -1102,7 +1099,7 @@ static void test_cache__snapshot_charges_reservations(void **state)
     topo_err err = TOPO_ERR_INIT;
     topo_pool *pool = topo_pool_create();
     topo_cache *c = open_cache(f);
-    topo_cache_snapshot_opts opts = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_cache_snapshot_opts opts = {0};
     topo_snapshot *s = NULL;
     size_t ignored = 0;
     char buf[2048];
@@ -1639,10 +1636,8 @@ static void test_cache__reservation_sync_option(void **state)
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = NULL;
-    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts opts = {0};
 
-    assert_int_equal(opts.version, 4);
-    assert_int_equal(opts.reservation_sync_full, 0);
     /* default NORMAL: 16 reservation commits, (almost) no syncs */
     long normal = claims_syncs(f, NULL, 0);
     opts.reservation_sync_full = 1;
@@ -1653,16 +1648,10 @@ static void test_cache__reservation_sync_option(void **state)
     assert_true(normal < 4);
     assert_true(durable >= 8); /* begin_durable still commits with FULL */
 
-    /* version 1 options are read without the new field; bad values refused */
-    topo_cache_opts v1 = {1, 1, 1000, 7, 0, 0}; /* a v1 caller never set the 4th field */
-    must(topo_cache_open(&c, f->path, &v1, &err), &err);
-    topo_cache_close(c);
-    c = NULL;
+    /* bad values refused */
     opts.reservation_sync_full = 2;
     assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "reservation_sync_full"));
-    opts.version = 4;
-    assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
 }
 
 /* Writes n one-row transactions (each appends WAL frames) and returns the
@@ -1671,11 +1660,10 @@ static int wal_pages_after(fx *f, int manual, int n)
 {
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = NULL, *ck = NULL;
-    topo_cache_opts opts = TOPO_CACHE_OPTS_INIT;
+    topo_cache_opts opts = {.manual_checkpoint = manual};
     topo_resource alloc[1] = {{"cpu", 1000}};
     char name[32];
     int pages = -1;
-    opts.manual_checkpoint = manual;
     remove(f->path);
     must(topo_cache_open(&c, f->path, &opts, &err), &err);
     for (int i = 0; i < n; i++) {

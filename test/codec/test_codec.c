@@ -14,6 +14,8 @@
 
 #include "topo/codec.h"
 
+#include "topo/limits.h"
+
 /* --- YAML/JSON value cases: input → canonical compact JSON ------------------- */
 
 typedef struct value_case {
@@ -133,7 +135,7 @@ static void test_codec__errors(void **state)
 static void test_codec__yaml_depth_limit(void **state)
 {
     (void)state;
-    size_t n = TOPO_CODEC_MAX_DEPTH + 10;
+    size_t n = TOPO_MAX_DOCUMENT_DEPTH + 10;
     char *text = malloc(2 * n + 1);
     assert_non_null(text);
     memset(text, '[', n);
@@ -145,7 +147,7 @@ static void test_codec__yaml_depth_limit(void **state)
     assert_non_null(strstr(err.text, "nesting deeper than"));
     assert_null(v);
     /* Exactly at the limit is fine. */
-    n = TOPO_CODEC_MAX_DEPTH;
+    n = TOPO_MAX_DOCUMENT_DEPTH;
     memset(text, '[', n);
     memset(text + n, ']', n);
     assert_int_equal(topo_codec_yaml_parse(&v, text, 2 * n, "deep.yaml", &err), 0);

@@ -73,7 +73,7 @@ static void write_one(topo_cache *c, const char *id, int k, int commit)
     const char *values[HOSTS][2];
     topo_assign_domain doms[HOSTS];
     topo_resource req[] = {{"nvidia.com/gpu", 1}};
-    topo_cache_reservation_spec spec = TOPO_CACHE_RESERVATION_SPEC_INIT;
+    topo_cache_reservation_spec spec = {0};
     topo_assignment a;
     topo_err err = TOPO_ERR_INIT;
     topo_pool *pool = topo_pool_create();

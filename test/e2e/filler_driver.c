@@ -82,7 +82,7 @@ static int consistent(topo_live *live, const char *db, const char *const *levels
 {
     topo_cache *cache = NULL;
     topo_snapshot *fresh = NULL;
-    topo_cache_snapshot_opts co = TOPO_CACHE_SNAPSHOT_OPTS_INIT;
+    topo_cache_snapshot_opts co = {0};
     topo_err err = TOPO_ERR_INIT;
     text a = {NULL, 0, 0}, b = {NULL, 0, 0};
     int rc = -1;
@@ -90,7 +90,7 @@ static int consistent(topo_live *live, const char *db, const char *const *levels
     co.snapshot.topology_name = "t";
     co.snapshot.levels = levels;
     co.snapshot.nlevels = n;
-    co.charge_reservations = 0;
+    co.skip_reservations = 1;
     if (topo_cache_open(&cache, db, NULL, &err) < 0 ||
         topo_cache_snapshot(&fresh, cache, &co, NULL, &err) < 0) {
         fprintf(stderr, "filler_driver: %s\n", err.text);
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
         return 1;
     }
     topo_live *const lives[] = {host, NULL, rack};
-    topo_filler_opts o = TOPO_FILLER_OPTS_INIT;
+    topo_filler_opts o = {0};
     o.db_path = db;
     o.kubeconfig = kubeconfig;
     o.once = 1;

@@ -165,7 +165,7 @@ static int print_item(json_t *item, void *payload)
 static int cmd_list(topo_k8s *k, const topo_k8s_resource *res, const char *ns, int argc,
                     char **argv)
 {
-    topo_k8s_list_opts o = TOPO_K8S_LIST_OPTS_INIT;
+    topo_k8s_list_opts o = {0};
     topo_err err = TOPO_ERR_INIT;
     char rv[TOPO_K8S_RV_MAX];
     list_state s = {0, opt_long(argc, argv, "--pause-after", -1)};
@@ -203,7 +203,7 @@ static int print_event(topo_k8s_event_type type, json_t *obj, void *payload)
 static int cmd_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns, int argc,
                      char **argv)
 {
-    topo_k8s_watch_opts o = TOPO_K8S_WATCH_OPTS_INIT;
+    topo_k8s_watch_opts o = {0};
     topo_err err = TOPO_ERR_INIT;
     char rv[TOPO_K8S_RV_MAX] = "";
     watch_state s = {0, opt_long(argc, argv, "--max-events", -1)};
@@ -469,7 +469,7 @@ static void *act(void *p)
 
 static int cmd_leader(topo_k8s *k, int argc, char **argv)
 {
-    topo_leader_opts o = TOPO_LEADER_OPTS_INIT;
+    topo_leader_opts o = {0};
     topo_err err = TOPO_ERR_INIT;
     leader_state s = {NULL};
     pthread_t actor;
@@ -501,8 +501,8 @@ static int cmd_leader(topo_k8s *k, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_k8s_config cfg = {0};
+    topo_k8s_opts ko = {0};
     topo_k8s *k = NULL;
     topo_err err = TOPO_ERR_INIT;
     int rc = 2, i = 1;

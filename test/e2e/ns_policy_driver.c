@@ -55,9 +55,9 @@ static int answer(json_t *out, char *line, void *payload)
 int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL, *label = NULL;
-    topo_ns_policy_opts opts = TOPO_NS_POLICY_OPTS_INIT;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_ns_policy_opts opts = {0};
+    topo_k8s_config cfg = {0};
+    topo_k8s_opts ko = {0};
     topo_ns_policy *p = NULL;
     topo_err err = TOPO_ERR_INIT;
     int status = 2;

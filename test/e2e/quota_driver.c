@@ -80,9 +80,9 @@ done:
 int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL;
-    topo_quota_opts opts = TOPO_QUOTA_OPTS_INIT;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_quota_opts opts = {0};
+    topo_k8s_config cfg = {0};
+    topo_k8s_opts ko = {0};
     driver d = {NULL, topo_pool_create()};
     topo_err err = TOPO_ERR_INIT;
     int status = 2, usage = 0;

@@ -199,8 +199,8 @@ int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL, *resource = "nodes";
     topo_reflector_opts ro = {0};
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
-    topo_k8s_opts ko = TOPO_K8S_OPTS_INIT;
+    topo_k8s_config cfg = {0};
+    topo_k8s_opts ko = {0};
     topo_k8s *k = NULL;
     topo_err err = TOPO_ERR_INIT;
     driver d;

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 
 #include "topo/admission.h"
+#include "topo/admission_patch.h"
+#include "topo/admission_review.h"
+#include "topo/jsonpatch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -305,7 +305,7 @@ static void test_inventory_roundtrip(void **state)
     const char *levels[] = {TOPO_GEN_LABEL_DATACENTER, TOPO_GEN_LABEL_SPINE,
                             TOPO_GEN_LABEL_LEAF,       TOPO_GEN_LABEL_RACK,
                             TOPO_GEN_LABEL_NVLINK,     TOPO_GEN_LABEL_HOSTNAME};
-    topo_inventory_snapshot_opts so = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts so = {0};
     so.snapshot.topology_name = "rt";
     so.snapshot.levels = levels;
     so.snapshot.nlevels = 6;

@@ -677,7 +677,7 @@ static void test_inventory__snapshot(void **state)
     topo_inventory *inv = NULL;
     topo_snapshot *snap = NULL;
     topo_err err = TOPO_ERR_INIT;
-    topo_inventory_snapshot_opts opts = TOPO_INVENTORY_SNAPSHOT_OPTS_INIT;
+    topo_inventory_snapshot_opts opts = {0};
     size_t ignored = 99;
     walk_acc acc = {0};
 

@@ -213,7 +213,7 @@ static const char *const full_kubeconfig =
 static void test_kubeconfig__data_forms(void **state)
 {
     (void)state;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
     const char *text = full_kubeconfig;
 
@@ -247,7 +247,7 @@ static void test_kubeconfig__data_forms(void **state)
 static void test_kubeconfig__file_forms(void **state)
 {
     (void)state;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
     const char *text = full_kubeconfig;
 
@@ -268,7 +268,7 @@ static void test_kubeconfig__file_forms(void **state)
 static void test_kubeconfig__from_file(void **state)
 {
     scratch *s = *state;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
     char path[256];
 
@@ -396,7 +396,7 @@ static void test_kubeconfig__errors(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
         const bad_case *c = &bad_cases[i];
-        topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+        topo_k8s_config cfg = {0};
         topo_err err = TOPO_ERR_INIT;
         int rc = topo_k8s_config_kubeconfig_text(&cfg, c->text, strlen(c->text), "k.yaml", NULL,
                                                  c->context, &err);
@@ -413,7 +413,7 @@ static void test_kubeconfig__errors(void **state)
 static void test_kubeconfig__in_cluster(void **state)
 {
     scratch *s = *state;
-    topo_k8s_config cfg = TOPO_K8S_CONFIG_INIT;
+    topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
     char path[256];
 

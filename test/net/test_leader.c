@@ -148,7 +148,7 @@ typedef struct fixture {
 
 static topo_leader *elector(fixture *f, const char *identity, long lease, long renew, long retry)
 {
-    topo_leader_opts o = TOPO_LEADER_OPTS_INIT;
+    topo_leader_opts o = {0};
     topo_leader *l = NULL;
     topo_err err = TOPO_ERR_INIT;
     o.lease_namespace = "topo-system";
@@ -168,7 +168,8 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
     pthread_mutex_init(&f->m.mu, NULL);
-    topo_leader_backend b = {TOPO_LEADER_BACKEND_VERSION, mem_get, mem_create, mem_update, &f->m};
+    topo_leader_backend b = {.get = mem_get, .create = mem_create, .update = mem_update,
+                             .ctx = &f->m};
     f->backend = b;
     f->a = elector(f, "a", 15000, 10000, 2000);
     f->b = elector(f, "b", 15000, 10000, 2000);
@@ -203,7 +204,7 @@ static int tick(topo_leader *l, int64_t now)
 static void test_leader__options(void **state)
 {
     fixture *f = *state;
-    topo_leader_opts o = TOPO_LEADER_OPTS_INIT;
+    topo_leader_opts o = {0};
     topo_leader *l = NULL;
     topo_err err = TOPO_ERR_INIT;
 
@@ -420,7 +421,7 @@ static void sleep_ms(long ms)
 static void test_leader__run_loop_and_release(void **state)
 {
     fixture *f = *state;
-    topo_leader_opts o = TOPO_LEADER_OPTS_INIT;
+    topo_leader_opts o = {0};
     topo_err err = TOPO_ERR_INIT;
     loop_arg a = {NULL, 0, 0, 0};
     pthread_t th;

@@ -1,0 +1,34 @@
+/* The changes topo-webhook makes to a Pod, as JSON Patch operations over
+ * the Pod a review carried: its topology as nodeSelector entries and
+ * annotations, and the scheduling gate of a Pod that waits. Pure. */
+#ifndef TOPO_ADMISSION_PATCH_H
+#define TOPO_ADMISSION_PATCH_H
+
+#include <stddef.h>
+
+#include "topo/admission_review.h"
+#include "topo/error.h"
+#include "topo/jsonpatch.h"
+#include "topo/model.h"
+
+/* Adds the operations that make pod carry every nodeSelector entry of
+ * selector and every annotation of annotations:
+ * - absent map: one "add" of the whole map; else one "add" per missing key;
+ * - an annotation present with another value: "replace" (the annotations we
+ *   set are ours to update);
+ * - a nodeSelector key present with another value: TOPO_ECONFLICT naming the
+ *   key and both values, and NOTHING is added (the pod pins that level
+ *   elsewhere; a selector is never overwritten);
+ * - entries already present with the same value: nothing (idempotent).
+ * Keys of selector and annotations must be distinct within each list. */
+int topo_admission_patch_pod(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                             const topo_kv *selector, size_t nselector,
+                             const topo_kv *annotations, size_t nannotations,
+                             topo_err *err) TOPO_MUST_CHECK;
+
+/* Adds scheduling gate `gate`: creates spec.schedulingGates when absent, else
+ * appends with "/spec/schedulingGates/-"; nothing when the pod has it. */
+int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                              const char *gate, topo_err *err) TOPO_MUST_CHECK;
+
+#endif

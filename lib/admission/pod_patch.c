@@ -1,0 +1,108 @@
+/* The JSON patches topo-webhook writes on a Pod (topo/admission_patch.h). */
+#include "topo/admission_patch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kv_find(const topo_kv *kv, size_t n, const char *key)
+{
+    return topo_admission_kv_get(kv, n, key);
+}
+
+/* Adds to the map at `parent` (present or not) the entries it lacks;
+ * `replace` says what to do with a key of another value (else: conflict). */
+static int patch_map(topo_jsonpatch *patch, const char *parent, const char *what, int has_map,
+                     const topo_kv *cur, size_t ncur, const topo_kv *want, size_t nwant,
+                     int replace, topo_err *err)
+{
+    topo_kv *missing = NULL;
+    size_t nmissing = 0;
+    char *ptr = NULL;
+    int rc = 0;
+
+    if (nwant == 0)
+        return 0;
+    for (size_t i = 0; i < nwant; i++) {
+        const char *v = kv_find(cur, ncur, want[i].key);
+        if (v != NULL && strcmp(v, want[i].value) != 0 && !replace)
+            return topo_err_set(err, TOPO_ECONFLICT,
+                                "%s \"%s\" is already \"%s\", not \"%s\"", what, want[i].key, v,
+                                want[i].value);
+    }
+    missing = calloc(nwant, sizeof(*missing));
+    if (missing == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", what);
+    for (size_t i = 0; i < nwant; i++) {
+        const char *v = kv_find(cur, ncur, want[i].key);
+        if (v == NULL)
+            missing[nmissing++] = want[i];
+    }
+    if (!has_map) {
+        if (nmissing > 0 && (rc = topo_jsonpatch_add_map(patch, parent, missing, nmissing)) < 0)
+            goto fail;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < nwant; i++) {
+        const char *v = kv_find(cur, ncur, want[i].key);
+        if (v != NULL && strcmp(v, want[i].value) == 0)
+            continue;
+        if ((rc = topo_json_pointer_join(&ptr, parent, want[i].key)) < 0)
+            goto fail;
+        rc = v == NULL ? topo_jsonpatch_add_string(patch, ptr, want[i].value)
+                       : topo_jsonpatch_replace_string(patch, ptr, want[i].value);
+        free(ptr);
+        ptr = NULL;
+        if (rc < 0)
+            goto fail;
+    }
+    goto cleanup;
+fail:
+    rc = topo_err_set(err, rc, "%s: %s", what,
+                      rc == TOPO_EINVALID ? "invalid (non-UTF-8) key or value" : "out of memory");
+cleanup:
+    free(missing);
+    return rc;
+}
+
+int topo_admission_patch_pod(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                             const topo_kv *selector, size_t nselector,
+                             const topo_kv *annotations, size_t nannotations, topo_err *err)
+{
+    size_t before = topo_jsonpatch_count(patch);
+    int rc;
+
+    /* Check the selector for conflicts before anything is added. */
+    for (size_t i = 0; i < nselector; i++) {
+        const char *v = kv_find(pod->node_selector, pod->nnode_selector, selector[i].key);
+        if (v != NULL && strcmp(v, selector[i].value) != 0)
+            return topo_err_set(err, TOPO_ECONFLICT,
+                                "spec.nodeSelector \"%s\" is already \"%s\", not \"%s\"",
+                                selector[i].key, v, selector[i].value);
+    }
+    if ((rc = patch_map(patch, "/spec/nodeSelector", "spec.nodeSelector", pod->has_node_selector,
+                        pod->node_selector, pod->nnode_selector, selector, nselector, 0, err)) <
+            0 ||
+        (rc = patch_map(patch, "/metadata/annotations", "metadata.annotations",
+                        pod->has_annotations, pod->annotations, pod->nannotations, annotations,
+                        nannotations, 1, err)) < 0) {
+        topo_jsonpatch_truncate(patch, before); /* leave the patch as it was */
+        return rc;
+    }
+    return 0;
+}
+
+int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                              const char *gate, topo_err *err)
+{
+    int rc;
+
+    for (size_t i = 0; i < pod->nscheduling_gates; i++)
+        if (strcmp(pod->scheduling_gates[i], gate) == 0)
+            return 0;
+    rc = pod->has_scheduling_gates
+             ? topo_jsonpatch_add_named(patch, "/spec/schedulingGates/-", gate)
+             : topo_jsonpatch_add_named_list(patch, "/spec/schedulingGates", gate);
+    if (rc < 0)
+        return topo_err_set(err, rc, "spec.schedulingGates: out of memory");
+    return 0;
+}
