@@ -137,6 +137,10 @@ static void prune(const eng_ctx *ctx, wdom **doms, size_t n, int32_t threshold,
 
 static int32_t threshold_value(int32_t slices, const greedy_eval *g)
 {
+    /* Fewer pods than one slice (count / slice size is 0) select no domain:
+     * no threshold, and the caller places without balancing. */
+    if (g->selected <= 0)
+        return 0;
     int32_t t = slices / g->selected;
     if (g->last_wl != NULL && g->last_wl->slice_state_wl < t)
         t = g->last_wl->slice_state_wl;

@@ -121,6 +121,39 @@ static void test_engine__gpu_table(void **state)
     topo_snapshot_free(snap);
 }
 
+/* TASBalancedPlacement with fewer pods than one slice (count / slice size
+ * is 0) divided by zero selected domains and killed the process (SIGFPE).
+ * With nothing to balance the gate must change nothing. */
+static void test_engine__balanced_smaller_than_a_slice(void **state)
+{
+    (void)state;
+    topo_snapshot *snap = gpu_cluster();
+    topo_pool *pool = topo_pool_create();
+    char with_gate[1024], without[1024];
+    for (int on = 0; on < 2; on++) {
+        topo_gates gates;
+        topo_gates_init(&gates);
+        assert_int_equal(topo_gates_set(&gates, "TASBalancedPlacement", on, NULL), 0);
+        topo_resource req[] = {{"nvidia.com/gpu", 8}};
+        topo_podset_spec ps;
+        memset(&ps, 0, sizeof(ps));
+        ps.name = "main";
+        ps.count = 1;
+        ps.requests = req;
+        ps.nrequests = 1;
+        ps.preferred = "topology.topo.io/block";
+        ps.slice_required = "topology.topo.io/rack";
+        ps.slice_size = 4;
+        topo_podset_result res;
+        assert_int_equal(topo_engine_find(&res, snap, &ps, 1, NULL, &gates, pool, NULL), 0);
+        render(on ? with_gate : without, sizeof(with_gate), &res);
+        topo_pool_clear(pool);
+    }
+    assert_string_equal(with_gate, without);
+    topo_pool_free(pool);
+    topo_snapshot_free(snap);
+}
+
 static void test_engine__assumed_usage_between_podsets(void **state)
 {
     (void)state;
@@ -291,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine__gpu_table),
         cmocka_unit_test(test_engine__assumed_usage_between_podsets),
+        cmocka_unit_test(test_engine__balanced_smaller_than_a_slice),
         cmocka_unit_test(test_engine__tas_usage_and_taints),
         cmocka_unit_test(test_engine__gates_by_name),
         cmocka_unit_test(test_engine__rejects_negative_count),
