@@ -33,9 +33,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         /* every name is a pod resource: "pods", or what requests.<name> limits */
         for (size_t i = 0; i < q.nroom; i++) {
-            char quota_name[512];
+            /* Any length: a fixed buffer would cut a long name and fail
+             * the check on the harness's own copy. */
+            const char *quota_name = topo_pool_printf(pool, "requests.%s", q.room[i].name);
             const char *back;
-            snprintf(quota_name, sizeof quota_name, "requests.%s", q.room[i].name);
+            if (quota_name == NULL)
+                continue;
             back = topo_resourcequota_pod_resource(quota_name);
             if (strcmp(q.room[i].name, "pods") != 0 &&
                 (back == NULL || strcmp(back, q.room[i].name) != 0))
