@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/goparse.h"
@@ -36,6 +37,7 @@ struct topo_admission_config {
 
 /* What the validators need to report an error. */
 typedef struct reader {
+    topo_cfg cfg;    /* file name, marks and err for topo/cfgreader.h */
     const char *src; /* for messages */
     const char *source; /* as given, for topo_err_at */
     const topo_codec_marks *marks;
@@ -51,20 +53,11 @@ static int fail(const reader *r, const json_t *at, const json_t *fallback, const
 static int fail(const reader *r, const json_t *at, const json_t *fallback, const char *fmt, ...)
 {
     char msg[TOPO_ERR_TEXT_MAX];
-    int line = 0, column = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (!topo_codec_marks_find(r->marks, at, &line, &column))
-        topo_codec_marks_find(r->marks, fallback, &line, &column);
-    if (line > 0) {
-        topo_err_set(r->err, TOPO_EINVALID, "%s:%d:%d: %s", r->src, line, column, msg);
-        topo_err_at(r->err, r->source, line, column);
-    } else {
-        topo_err_set(r->err, TOPO_EINVALID, "%s: %s", r->src, msg);
-    }
-    return TOPO_EINVALID;
+    return topo_cfg_fail(&r->cfg, at, fallback, "%s", msg);
 }
 
 static int oom(const reader *r)
@@ -126,45 +119,15 @@ int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size)
 static int check_keys(const reader *r, const json_t *obj, const char *path,
                       const char *const *allowed)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
-        int ok = 0;
-        for (size_t i = 0; allowed[i] != NULL && !ok; i++)
-            ok = strcmp(key, allowed[i]) == 0;
-        if (!ok) {
-            char list[256] = "";
-            for (size_t i = 0; allowed[i] != NULL; i++) {
-                strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
-                strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
-            }
-            return fail(r, v, obj, "%s: unknown field (expected one of: %s)", P(p, path, key),
-                        list);
-        }
-    }
-    return 0;
+    return topo_cfg_check_keys(&r->cfg, obj, path, allowed);
 }
 
 /* A string field, or NULL in *out when absent. */
 static int get_string(const reader *r, const char **out, const json_t *obj, const char *key,
                       const char *path, int required)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
     *out = NULL;
-    if (v == NULL || json_is_null(v)) {
-        if (required)
-            return fail(r, v, obj, "%s: required", P(p, path, key));
-        return 0;
-    }
-    if (!json_is_string(v))
-        return fail(r, v, obj, "%s: expected a string, got %s", P(p, path, key),
-                    topo_decode_type_name(v));
-    if (strlen(json_string_value(v)) != json_string_length(v))
-        return fail(r, v, obj, "%s: NUL byte in the string", P(p, path, key));
-    *out = json_string_value(v);
-    return 0;
+    return topo_cfg_string(&r->cfg, out, obj, key, path, required);
 }
 
 static int parse_policy(const reader *r, topo_admission_policy *out, int *set, const json_t *obj,
@@ -511,6 +474,7 @@ int topo_admission_config_parse(topo_admission_config **out, const char *text, s
         goto cleanup;
     }
     r.marks = marks;
+    r.cfg = (topo_cfg){.src = source, .marks = marks, .err = err};
     r.root = root;
     r.pool = cfg->pool;
     if ((error = parse_root(&r, cfg)) < 0)
