@@ -1,5 +1,5 @@
 /* topo-sync's configuration file (YAML or JSON; format in docs/sync.md
- * "Configuration"). Every error names file:line:column and the field path;
+ * "topo-sync (offline plan)"). Every error names file:line:column and the field path;
  * unknown fields are errors. The parsed settings are a plain view owned by
  * the topo_syncconfig (its strings live as long as it does). */
 #ifndef TOPO_SYNCCONFIG_H
