@@ -1,0 +1,28 @@
+/* topo-sync's command line: the option table (args.c), --help and the
+ * Markdown page docs/cli/topo-sync.md from it. */
+#ifndef TOPO_SYNC_ARGS_H
+#define TOPO_SYNC_ARGS_H
+
+#include "topo/options.h"
+
+typedef struct sync_args {
+    const char *config;
+    int once, dry_run, print_labels, print_plan;
+    topo_opt_list ibnetdiscover; /* every --ibnetdiscover */
+    const char *node_name_map;
+    const char *lldp_dir;
+    const char *ufm_systems_file, *ufm_links_file;
+    const char *nodes_file;
+    const char *levels, *prefix;
+    const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
+    const char *log_format, *verbosity;
+    int help_markdown, version;
+} sync_args;
+
+/* 0: run; 1: help, the reference page or the version was printed (exit
+ * 0); 2: a bad command line, the message printed (exit 2). Free with
+ * sync_args_free either way. */
+int sync_args_parse(sync_args *a, int argc, char **argv);
+void sync_args_free(sync_args *a);
+
+#endif

@@ -1,0 +1,38 @@
+/* topo-sync's offline pipeline: every source the settings configure
+ * (topo/syncconfig.h) read from files into its own facts ("ibnetdiscover",
+ * "ufm", "lldp", "netbox", "gpu"), one switch graph per fabric source kind
+ * (the ibnetdiscover dumps together, UFM, LLDP) with the plane filter, each
+ * placed host's leaf domain and spine group fed to the plan under that
+ * source's name, the levels NetBox and the Node objects state, and the node
+ * set from the Node objects (else the hosts the sources name). One log line
+ * per source with what it held.
+ *
+ * Levels: when the settings name none, the topology has the levels the
+ * configured sources can give, coarsest first, then hostname (datacenter and
+ * rack from NetBox, spine and leaf from a fabric source, nvlink from the Node
+ * objects or a NetBox NVLink field), so that a run with one ibnetdiscover
+ * dump plans spine, leaf and hostname rather than five levels it can never
+ * fill. */
+#ifndef TOPO_SYNC_H
+#define TOPO_SYNC_H
+
+#include <stddef.h>
+
+#include "topo/error.h"
+#include "topo/plan.h"
+#include "topo/syncconfig.h"
+
+typedef struct topo_sync topo_sync;
+
+/* Runs every configured source and builds the plan. 0; TOPO_EINVALID with
+ * the file (and line) for a source that does not parse, TOPO_ENOTFOUND or
+ * TOPO_EIO for a file that cannot be read, TOPO_ELIMIT, TOPO_ENOMEM. A run
+ * with no source at all is TOPO_EINVALID. */
+int topo_sync_run(topo_sync **out, const topo_sync_settings *settings,
+                  topo_err *err) TOPO_MUST_CHECK;
+void topo_sync_free(topo_sync *sync);
+
+/* The built plan, borrowed from sync. */
+const topo_plan *topo_sync_plan(const topo_sync *sync);
+
+#endif

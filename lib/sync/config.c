@@ -1,0 +1,390 @@
+/* topo-sync's configuration file (include/topo/syncconfig.h). Read into a
+ * jansson tree with positions, then field by field through the codec's
+ * configuration reader, so that every message names file:line:column and
+ * the field. Patterns are compiled here, so that a bad one is reported at
+ * its line rather than when the first source runs. */
+#include "topo/syncconfig.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/cfgreader.h"
+#include "topo/codec.h"
+#include "topo/decode.h"
+#include "topo/limits.h"
+#include "topo/pool.h"
+
+#define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
+#define PI(buf, path, i) topo_decode_path_index(buf, sizeof(buf), path, i)
+
+struct topo_syncconfig {
+    topo_pool *pool;
+    json_t *root; /* the settings' strings point into it */
+    topo_sync_settings settings;
+    topo_level levels[TOPO_LEVEL_COUNT];
+};
+
+static int config_new(topo_syncconfig **out, topo_err *err)
+{
+    topo_syncconfig *cfg = calloc(1, sizeof(*cfg));
+    if (!cfg || !(cfg->pool = topo_pool_create())) {
+        free(cfg);
+        return topo_err_nomem(err, "sync config");
+    }
+    cfg->settings.nvlink_hostname_fallback = 1;
+    *out = cfg;
+    return 0;
+}
+
+void topo_syncconfig_free(topo_syncconfig *cfg)
+{
+    if (!cfg)
+        return;
+    json_decref(cfg->root);
+    topo_pool_free(cfg->pool);
+    free(cfg);
+}
+
+int topo_syncconfig_default(topo_syncconfig **out, topo_err *err)
+{
+    return config_new(out, err);
+}
+
+topo_sync_settings *topo_syncconfig_settings(topo_syncconfig *cfg)
+{
+    return &cfg->settings;
+}
+
+/* A list of strings (borrowed) into a pool array. */
+static int string_list(const topo_cfg *c, topo_pool *pool, const char ***out, size_t *n,
+                       const json_t *list, const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    *n = json_array_size(list);
+    *out = topo_pool_calloc(pool, *n ? *n : 1, sizeof(char *));
+    if (!*out)
+        return topo_err_nomem(c->err, "sync config");
+    for (size_t i = 0; i < *n; i++) {
+        const json_t *v = json_array_get(list, i);
+        if (!json_is_string(v) || json_string_length(v) == 0)
+            return topo_cfg_fail(c, v, list, "%s: expected a non-empty string", PI(p, path, i));
+        (*out)[i] = json_string_value(v);
+    }
+    return 0;
+}
+
+static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *labels)
+{
+    static const char *const allowed[] = {"prefix", "levels", "incomplete", "fallback",
+                                          "precedence", NULL};
+    topo_plan_opts *o = &cfg->settings.plan;
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *levels = NULL, *prec = NULL;
+    const char *incomplete = NULL;
+    int rc = topo_cfg_check_keys(c, labels, "labels", allowed);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->prefix, labels, "prefix", "labels", 0);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->fallback, labels, "fallback", "labels", 0);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &incomplete, labels, "incomplete", "labels", 0);
+    if (rc == 0)
+        rc = topo_cfg_array(c, &levels, labels, "levels", "labels");
+    if (rc == 0)
+        rc = topo_cfg_object(c, &prec, labels, "precedence", "labels");
+    if (rc != 0)
+        return rc;
+    if (incomplete && strcmp(incomplete, "leaveOut") != 0 && strcmp(incomplete, "fallback") != 0)
+        return topo_cfg_fail(c, json_object_get(labels, "incomplete"), labels,
+                             "labels.incomplete: \"%s\" (expected leaveOut or fallback)",
+                             incomplete);
+    o->incomplete = incomplete && strcmp(incomplete, "fallback") == 0 ? TOPO_PLAN_FALLBACK
+                                                                      : TOPO_PLAN_LEAVE_OUT;
+    for (size_t i = 0; levels && i < json_array_size(levels); i++) {
+        const json_t *v = json_array_get(levels, i);
+        topo_level l;
+        if (i >= TOPO_LEVEL_COUNT || !json_is_string(v) ||
+            topo_level_parse(&l, json_string_value(v)) != 0)
+            return topo_cfg_fail(c, v, levels,
+                                 "%s: expected one of datacenter, spine, leaf, rack, nvlink, "
+                                 "hostname, each once",
+                                 PI(p, "labels.levels", i));
+        for (size_t j = 0; j < i; j++)
+            if (cfg->levels[j] == l)
+                return topo_cfg_fail(c, v, levels, "%s: %s repeated", PI(p, "labels.levels", i),
+                                     json_string_value(v));
+        cfg->levels[i] = l;
+        o->levels = cfg->levels;
+        o->nlevels = i + 1;
+    }
+    const char *key;
+    json_t *list;
+    json_object_foreach((json_t *)prec, key, list) {
+        topo_level l;
+        char path[TOPO_DECODE_PATH_MAX];
+        P(path, "labels.precedence", key);
+        if (topo_level_parse(&l, key) != 0 || l == TOPO_LEVEL_HOSTNAME)
+            return topo_cfg_fail(c, list, prec, "%s: not a level with sources", path);
+        if (!json_is_array(list))
+            return topo_cfg_fail(c, list, prec, "%s: expected a list of source names", path);
+        const char **names = NULL;
+        if ((rc = string_list(c, cfg->pool, &names, &o->nprecedence[l], list, path)) != 0)
+            return rc;
+        o->precedence[l] = names;
+    }
+    /* The plan checks the prefix and fallback and the levels as a whole:
+     * building one here reports them at this file's position. */
+    topo_plan *probe = NULL;
+    topo_err why = TOPO_ERR_INIT;
+    if (topo_plan_create(&probe, o, &why) != 0)
+        return topo_cfg_fail(c, labels, NULL, "labels.%s", why.text);
+    topo_plan_free(probe);
+    return 0;
+}
+
+static int parse_names(const topo_cfg *c, topo_syncconfig *cfg, const json_t *names)
+{
+    static const char *const allowed[] = {"stripDomain", "stripSuffix", "lowercase", "pattern",
+                                          "replacement", NULL};
+    topo_namemap_opts *o = &cfg->settings.names;
+    int rc = topo_cfg_check_keys(c, names, "nodeNames", allowed);
+    if (rc == 0)
+        rc = topo_cfg_bool(c, &o->strip_domain, names, "stripDomain", "nodeNames");
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->strip_suffix, names, "stripSuffix", "nodeNames", 0);
+    if (rc == 0)
+        rc = topo_cfg_bool(c, &o->lowercase, names, "lowercase", "nodeNames");
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->pattern, names, "pattern", "nodeNames", 0);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->replacement, names, "replacement", "nodeNames", 0);
+    if (rc != 0)
+        return rc;
+    topo_namemap *probe = NULL;
+    topo_err why = TOPO_ERR_INIT;
+    if (topo_namemap_create(&probe, o, &why) != 0)
+        return topo_cfg_fail(c, json_object_get(names, "pattern"), names, "%s", why.text);
+    topo_namemap_free(probe);
+    return 0;
+}
+
+static int parse_fabric(const topo_cfg *c, topo_syncconfig *cfg, const json_t *fabric)
+{
+    static const char *const allowed[] = {"includeSwitch", "excludeSwitch", "includePort",
+                                          "excludePort", NULL};
+    const char **fields[] = {&cfg->settings.planes.include_switch,
+                             &cfg->settings.planes.exclude_switch,
+                             &cfg->settings.planes.include_port,
+                             &cfg->settings.planes.exclude_port};
+    int rc = topo_cfg_check_keys(c, fabric, "fabric", allowed);
+    for (size_t i = 0; rc == 0 && i < 4; i++) {
+        rc = topo_cfg_string(c, fields[i], fabric, allowed[i], "fabric", 0);
+        regex_t re;
+        if (rc != 0 || !*fields[i] || !**fields[i])
+            continue;
+        int rerc = regcomp(&re, *fields[i], REG_EXTENDED | REG_NOSUB);
+        if (rerc != 0) {
+            char why[256], p[TOPO_DECODE_PATH_MAX];
+            regerror(rerc, NULL, why, sizeof why);
+            return topo_cfg_fail(c, json_object_get(fabric, allowed[i]), fabric, "%s: %s",
+                                 P(p, "fabric", allowed[i]), why);
+        }
+        regfree(&re);
+    }
+    return rc;
+}
+
+static int parse_ibnetdiscover(const topo_cfg *c, topo_syncconfig *cfg, const json_t *list)
+{
+    static const char *const allowed[] = {"file", "nodeNameMap", NULL};
+    char p[TOPO_DECODE_PATH_MAX];
+    size_t n = json_array_size(list);
+    topo_sync_ibnetdiscover *ib = topo_pool_calloc(cfg->pool, n ? n : 1, sizeof(*ib));
+    if (!ib)
+        return topo_err_nomem(c->err, "sync config");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(list, i);
+        PI(p, "sources.ibnetdiscover", i);
+        if (!json_is_object(e))
+            return topo_cfg_fail(c, e, list, "%s: expected a map with file", p);
+        int rc = topo_cfg_check_keys(c, e, p, allowed);
+        if (rc == 0)
+            rc = topo_cfg_string(c, &ib[i].file, e, "file", p, 1);
+        if (rc == 0)
+            rc = topo_cfg_string(c, &ib[i].node_name_map, e, "nodeNameMap", p, 0);
+        if (rc != 0)
+            return rc;
+    }
+    cfg->settings.ibnetdiscover = ib;
+    cfg->settings.nibnetdiscover = n;
+    return 0;
+}
+
+/* sources.<path>.<key>: a list of strings, or absent. */
+static int opt_list(const topo_cfg *c, topo_pool *pool, const char *const **out, size_t *n,
+                    const json_t *obj, const char *key, const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *list = NULL;
+    const char **v = NULL;
+    int rc = topo_cfg_array(c, &list, obj, key, path);
+    if (rc != 0 || !list)
+        return rc;
+    if ((rc = string_list(c, pool, &v, n, list, P(p, path, key))) != 0)
+        return rc;
+    *out = v;
+    return 0;
+}
+
+static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *nb)
+{
+    static const char *const allowed[] = {"files",     "switchRoles", "hostRoles", "sites",
+                                          "tags",      "nvlinkField", NULL};
+    /* In topo_netbox_kind order. */
+    static const char *const kinds[] = {"devices", "racks", "sites", "interfaces", "cables",
+                                        NULL};
+    const char *const path = "sources.netbox";
+    topo_netbox_opts *o = &cfg->settings.netbox;
+    topo_sync_netbox_files *f = &cfg->settings.netbox_files;
+    const json_t *files = NULL;
+    int rc = topo_cfg_check_keys(c, nb, path, allowed);
+    if (rc == 0)
+        rc = opt_list(c, cfg->pool, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path);
+    if (rc == 0)
+        rc = opt_list(c, cfg->pool, &o->host_roles, &o->nhost_roles, nb, "hostRoles", path);
+    if (rc == 0)
+        rc = opt_list(c, cfg->pool, &o->sites, &o->nsites, nb, "sites", path);
+    if (rc == 0)
+        rc = opt_list(c, cfg->pool, &o->tags, &o->ntags, nb, "tags", path);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &o->nvlink_field, nb, "nvlinkField", path, 0);
+    if (rc == 0 && o->nvlink_field && !*o->nvlink_field)
+        return topo_cfg_fail(c, json_object_get(nb, "nvlinkField"), nb,
+                             "sources.netbox.nvlinkField: expected a non-empty string");
+    if (rc == 0)
+        rc = topo_cfg_object(c, &files, nb, "files", path);
+    if (rc != 0)
+        return rc;
+    if (!files)
+        return topo_cfg_fail(c, nb, NULL, "sources.netbox.files: required (the saved pages)");
+    if ((rc = topo_cfg_check_keys(c, files, "sources.netbox.files", kinds)) != 0)
+        return rc;
+    for (size_t k = 0; kinds[k]; k++) {
+        if ((rc = opt_list(c, cfg->pool, &f->files[k], &f->nfiles[k], files, kinds[k],
+                           "sources.netbox.files")) != 0)
+            return rc;
+    }
+    if (f->nfiles[TOPO_NETBOX_DEVICES] == 0)
+        return topo_cfg_fail(c, files, nb,
+                             "sources.netbox.files.devices: required (at least one page)");
+    return 0;
+}
+
+static int parse_sources(const topo_cfg *c, topo_syncconfig *cfg, const json_t *src)
+{
+    static const char *const allowed[] = {"ibnetdiscover", "lldp", "ufm", "netbox", "nodes",
+                                          NULL};
+    static const char *const lldp_keys[] = {"dir", NULL};
+    static const char *const ufm_keys[] = {"systemsFile", "linksFile", NULL};
+    static const char *const nodes_keys[] = {"file", "nvlinkHostnameFallback", NULL};
+    topo_sync_settings *s = &cfg->settings;
+    const json_t *ib = NULL, *lldp = NULL, *ufm = NULL, *nodes = NULL, *nb = NULL;
+    int rc = topo_cfg_check_keys(c, src, "sources", allowed);
+    if (rc == 0)
+        rc = topo_cfg_array(c, &ib, src, "ibnetdiscover", "sources");
+    if (rc == 0 && ib)
+        rc = parse_ibnetdiscover(c, cfg, ib);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &lldp, src, "lldp", "sources");
+    if (rc == 0 && lldp && (rc = topo_cfg_check_keys(c, lldp, "sources.lldp", lldp_keys)) == 0)
+        rc = topo_cfg_string(c, &s->lldp_dir, lldp, "dir", "sources.lldp", 1);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &ufm, src, "ufm", "sources");
+    if (rc == 0 && ufm && (rc = topo_cfg_check_keys(c, ufm, "sources.ufm", ufm_keys)) == 0 &&
+        (rc = topo_cfg_string(c, &s->ufm_systems_file, ufm, "systemsFile", "sources.ufm", 1)) == 0)
+        rc = topo_cfg_string(c, &s->ufm_links_file, ufm, "linksFile", "sources.ufm", 0);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &nb, src, "netbox", "sources");
+    if (rc == 0 && nb)
+        rc = parse_netbox(c, cfg, nb);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &nodes, src, "nodes", "sources");
+    if (rc == 0 && nodes &&
+        (rc = topo_cfg_check_keys(c, nodes, "sources.nodes", nodes_keys)) == 0 &&
+        (rc = topo_cfg_string(c, &s->nodes_file, nodes, "file", "sources.nodes", 1)) == 0)
+        rc = topo_cfg_bool(c, &s->nvlink_hostname_fallback, nodes, "nvlinkHostnameFallback",
+                           "sources.nodes");
+    return rc;
+}
+
+static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *root)
+{
+    static const char *const allowed[] = {"labels", "nodeNames", "fabric", "sources", NULL};
+    const json_t *labels = NULL, *names = NULL, *fabric = NULL, *sources = NULL;
+    if (json_is_null(root))
+        return 0; /* an empty file: every default */
+    if (!json_is_object(root))
+        return topo_cfg_fail(c, root, NULL, "expected a map at the top, got %s",
+                             topo_decode_type_name(root));
+    int rc = topo_cfg_check_keys(c, root, "", allowed);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &labels, root, "labels", "");
+    if (rc == 0 && labels)
+        rc = parse_levels(c, cfg, labels);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &names, root, "nodeNames", "");
+    if (rc == 0 && names)
+        rc = parse_names(c, cfg, names);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &fabric, root, "fabric", "");
+    if (rc == 0 && fabric)
+        rc = parse_fabric(c, cfg, fabric);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &sources, root, "sources", "");
+    if (rc == 0 && sources)
+        rc = parse_sources(c, cfg, sources);
+    return rc;
+}
+
+int topo_syncconfig_parse(topo_syncconfig **out, const char *text, size_t len, const char *source,
+                          topo_err *err)
+{
+    *out = NULL;
+    const char *src = source ? source : "<input>";
+    if (len > TOPO_MAX_SYNC_CONFIG)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: %zu bytes, larger than the %u byte limit", src,
+                            len, (unsigned)TOPO_MAX_SYNC_CONFIG);
+    topo_syncconfig *cfg = NULL;
+    topo_codec_marks *marks = NULL;
+    json_t *root = NULL;
+    int rc = topo_codec_yaml_parse_marks(&root, &marks, text, len, source, err);
+    if (rc == 0)
+        rc = config_new(&cfg, err);
+    if (rc == 0) {
+        cfg->root = root;
+        root = NULL;
+        topo_cfg c = {.src = src, .marks = marks, .err = err};
+        rc = parse_root(&c, cfg, cfg->root);
+    }
+    topo_codec_marks_free(marks);
+    json_decref(root);
+    if (rc != 0) {
+        topo_syncconfig_free(cfg);
+        return rc;
+    }
+    *out = cfg;
+    return 0;
+}
+
+int topo_syncconfig_load_file(topo_syncconfig **out, const char *path, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_SYNC_CONFIG, err);
+    if (rc == 0)
+        rc = topo_syncconfig_parse(out, text, len, path, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/* topo-sync's offline pipeline (include/topo/sync.h): sources from files
+ * into facts, fabric tiers, the fused plan. Each source is read whole before
+ * the plan sees any of it, so a source that fails to parse stops the run
+ * instead of planning from half its data. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "topo/sync.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/array.h"
+#include "topo/codec.h"
+#include "topo/fabric.h"
+#include "topo/gpu.h"
+#include "topo/ibnetdiscover.h"
+#include "topo/limits.h"
+#include "topo/lldp.h"
+#include "topo/log.h"
+#include "topo/netbox.h"
+#include "topo/str.h"
+#include "topo/ufm.h"
+
+/* In the order their claims reach the plan, which is the precedence of
+ * sources a level's precedence list does not name: a Node's own GPU clique
+ * label over NetBox's NVLink field, UFM's live fabric over a dump. */
+enum { SRC_GPU, SRC_UFM, SRC_IB, SRC_LLDP, SRC_NETBOX, SRC_COUNT };
+static const char *const source_name[SRC_COUNT] = {"gpu", "ufm", "ibnetdiscover", "lldp",
+                                                   "netbox"};
+
+struct topo_sync {
+    topo_namemap *names; /* the plan borrows it */
+    topo_plan *plan;
+};
+
+void topo_sync_free(topo_sync *sync)
+{
+    if (!sync)
+        return;
+    topo_plan_free(sync->plan);
+    topo_namemap_free(sync->names);
+    free(sync);
+}
+
+const topo_plan *topo_sync_plan(const topo_sync *sync)
+{
+    return sync->plan;
+}
+
+static int run_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+{
+    topo_ibnetdiscover_stats t = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < s->nibnetdiscover; i++) {
+        topo_ibnetdiscover_map *map = NULL;
+        topo_ibnetdiscover_stats st = {0};
+        if (s->ibnetdiscover[i].node_name_map)
+            rc = topo_ibnetdiscover_map_read_file(&map, s->ibnetdiscover[i].node_name_map, err);
+        topo_ibnetdiscover_opts o = {.map = map};
+        if (rc == 0)
+            rc = topo_ibnetdiscover_read_file(f, s->ibnetdiscover[i].file, &o, &st, err);
+        topo_ibnetdiscover_map_free(map);
+        t.lines += st.lines;
+        t.switches += st.switches;
+        t.adapters += st.adapters;
+        t.adapters_unnamed += st.adapters_unnamed;
+        t.adapters_mapped += st.adapters_mapped;
+        t.aggregation_nodes += st.aggregation_nodes;
+        t.routers += st.routers;
+        t.skipped_lines += st.skipped_lines;
+    }
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO,
+                 "source ibnetdiscover: %zu dumps, %zu lines, %zu switches, %zu adapters (%zu "
+                 "unnamed, %zu named by a map), %zu hosts; skipped %zu aggregation nodes, %zu "
+                 "routers, %zu lines",
+                 s->nibnetdiscover, t.lines, t.switches, t.adapters, t.adapters_unnamed,
+                 t.adapters_mapped, topo_facts_host_count(f), t.aggregation_nodes, t.routers,
+                 t.skipped_lines);
+    return rc;
+}
+
+/* One saved response of at most max bytes through add. */
+typedef int (*ufm_add_fn)(topo_ufm *, const char *, size_t, const char *, topo_err *);
+
+static int ufm_file(topo_ufm *u, ufm_add_fn add, const char *path, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_UFM_RESPONSE, err);
+    if (rc == 0)
+        rc = add(u, text, len, path, err);
+    free(text);
+    return rc;
+}
+
+static int run_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+{
+    topo_ufm *u = NULL;
+    int rc = topo_ufm_create(&u, f, err);
+    if (rc == 0)
+        rc = ufm_file(u, topo_ufm_add_systems, s->ufm_systems_file, err);
+    if (rc == 0 && s->ufm_links_file)
+        rc = ufm_file(u, topo_ufm_add_links, s->ufm_links_file, err);
+    if (rc == 0) {
+        topo_ufm_stats st = topo_ufm_get_stats(u);
+        topo_log(TOPO_LOG_INFO,
+                 "source ufm: %zu switches, %zu adapters (%zu unnamed), %zu hosts, %zu switch "
+                 "links, %zu host links; skipped %zu other systems, %zu ignored and %zu "
+                 "unmatched links",
+                 st.switches, st.adapters, st.unnamed_adapters, topo_facts_host_count(f),
+                 st.switch_links, st.host_links, st.other_systems, st.ignored_links,
+                 st.unmatched_links);
+    }
+    topo_ufm_free(u);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lldp directory's "<host>.json" files, sorted (a stable log and
+ * facts order whatever the directory's). */
+typedef TOPO_ARRAY(char *) name_list;
+
+static int lldp_files(name_list *out, const char *dir, topo_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return topo_err_set(err, TOPO_ENOTFOUND, "lldp: %s: cannot open the directory", dir);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || e->d_name[0] == '.' || strcmp(e->d_name + n - 5, ".json") != 0)
+            continue;
+        char *name = topo_strdup(e->d_name);
+        if (!name || TOPO_ARRAY_PUSH(out, name) != 0) {
+            free(name);
+            rc = topo_err_nomem(err, "lldp");
+        }
+    }
+    closedir(d);
+    if (rc == 0 && out->n)
+        qsort(out->items, out->n, sizeof(*out->items), by_name);
+    return rc;
+}
+
+static int lldp_file(topo_facts *f, const char *dir, const char *name, size_t *neighbours,
+                     topo_err *err)
+{
+    char path[4096], host[256];
+    size_t n = strlen(name) - 5; /* without ".json" */
+    if (n >= sizeof host || (size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return topo_err_set(err, TOPO_ELIMIT, "lldp: %s/%s: name too long", dir, name);
+    memcpy(host, name, n);
+    host[n] = '\0';
+    char *text = NULL;
+    size_t len = 0, nn = 0;
+    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_LLDP_DOCUMENT, err);
+    if (rc == 0)
+        rc = topo_lldp_parse(&nn, f, host, text, len, path, err);
+    free(text);
+    *neighbours += nn;
+    return rc;
+}
+
+static int run_lldp(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+{
+    name_list files = TOPO_ARRAY_INIT;
+    size_t neighbours = 0;
+    int rc = lldp_files(&files, s->lldp_dir, err);
+    for (size_t i = 0; rc == 0 && i < files.n; i++)
+        rc = lldp_file(f, s->lldp_dir, files.items[i], &neighbours, err);
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO, "source lldp: %zu files in %s, %zu neighbours, %zu switches",
+                 files.n, s->lldp_dir, neighbours, topo_facts_switch_count(f));
+    for (size_t i = 0; i < files.n; i++)
+        free(files.items[i]);
+    free(files.items);
+    return rc;
+}
+
+static int run_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+{
+    topo_netbox *nb = NULL;
+    int rc = topo_netbox_create(&nb, &s->netbox, err);
+    for (int k = TOPO_NETBOX_DEVICES; rc == 0 && k <= TOPO_NETBOX_CABLES; k++) {
+        for (size_t i = 0; rc == 0 && i < s->netbox_files.nfiles[k]; i++) {
+            const char *path = s->netbox_files.files[k][i];
+            char *text = NULL, *next = NULL;
+            size_t len = 0;
+            rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_NETBOX_PAGE, err);
+            if (rc == 0)
+                rc = topo_netbox_add_page(&next, nb, (topo_netbox_kind)k, text, len, path, err);
+            if (rc == 0 && next)
+                topo_log(TOPO_LOG_DEBUG, "netbox: %s has a next page; offline, give it as a file",
+                         path);
+            free(next);
+            free(text);
+        }
+    }
+    if (rc == 0)
+        rc = topo_netbox_finish(nb, f, err);
+    if (rc == 0) {
+        topo_netbox_stats st = topo_netbox_get_stats(nb);
+        topo_log(TOPO_LOG_INFO,
+                 "source netbox: %zu hosts, %zu switches, %zu racks, %zu sites, %zu host links, "
+                 "%zu switch links; %zu other and %zu filtered devices, %zu ignored links, %zu "
+                 "conflicts",
+                 st.hosts, st.switches, st.racks, st.sites, st.host_links, st.switch_links,
+                 st.other_devices, st.filtered_devices, st.ignored_links, st.conflicts);
+    }
+    topo_netbox_free(nb);
+    return rc;
+}
+
+static int run_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    topo_gpu_stats st = {0};
+    topo_gpu_opts o = {.hostname_fallback = s->nvlink_hostname_fallback};
+    int rc = topo_codec_read_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
+    if (rc == 0)
+        rc = topo_gpu_parse(&st, f, text, len, s->nodes_file, &o, err);
+    free(text);
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO,
+                 "source gpu: %zu nodes, %zu with GPUs, %zu with a clique label, %zu their own "
+                 "NVLink domain",
+                 st.nodes, st.gpu_nodes, st.cliques, st.hostname_domains);
+    return rc;
+}
+
+/* The fabric of one source kind: each placed host's leaf domain and spine
+ * group (ambiguous hosts too, in the domain the fabric chose). */
+static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
+                       const topo_fabric_opts *planes, topo_err *err)
+{
+    topo_fabric *fab = NULL;
+    const topo_facts *one[1] = {f};
+    int rc = topo_fabric_build(&fab, one, 1, planes, err);
+    if (rc != 0)
+        return topo_err_wrap(err, "%s fabric", source);
+    for (size_t h = 0; rc == 0 && h < topo_fabric_host_count(fab); h++) {
+        topo_fabric_status st = topo_fabric_host_status(fab, h);
+        if (st != TOPO_FABRIC_HOST_PLACED && st != TOPO_FABRIC_HOST_AMBIGUOUS)
+            continue;
+        const char *host = topo_fabric_host_name(fab, h);
+        const char *leaf = topo_fabric_host_tier(fab, h, 0);
+        const char *spine = topo_fabric_host_tier(fab, h, 1);
+        if (leaf)
+            rc = topo_plan_add_level(plan, source, host, TOPO_LEVEL_LEAF, leaf, err);
+        if (rc == 0 && spine)
+            rc = topo_plan_add_level(plan, source, host, TOPO_LEVEL_SPINE, spine, err);
+    }
+    topo_fabric_stats st = topo_fabric_get_stats(fab);
+    topo_log(TOPO_LOG_INFO,
+             "fabric %s: %zu switches (%zu excluded), %zu leaves, %zu tiers; %zu hosts: %zu "
+             "placed, %zu ambiguous, %zu without a leaf, %zu excluded",
+             source, st.switches, st.switches_excluded, st.leaves, topo_fabric_tier_count(fab),
+             st.hosts, st.hosts_placed, st.hosts_ambiguous, st.hosts_no_leaf,
+             st.hosts_excluded);
+    topo_fabric_free(fab);
+    return rc;
+}
+
+/* Levels the configured sources can give, coarsest first, then hostname. */
+static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_settings *s)
+{
+    int netbox = s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
+    int fabric = s->nibnetdiscover > 0 || s->ufm_systems_file || s->lldp_dir;
+    int nvlink = s->nodes_file || (netbox && s->netbox.nvlink_field);
+    size_t n = 0;
+    if (netbox)
+        out[n++] = TOPO_LEVEL_DATACENTER;
+    if (fabric) {
+        out[n++] = TOPO_LEVEL_SPINE;
+        out[n++] = TOPO_LEVEL_LEAF;
+    }
+    if (netbox)
+        out[n++] = TOPO_LEVEL_RACK;
+    if (nvlink)
+        out[n++] = TOPO_LEVEL_NVLINK;
+    out[n++] = TOPO_LEVEL_HOSTNAME;
+    return n;
+}
+
+static int configured(const topo_sync_settings *s, int src)
+{
+    switch (src) {
+    case SRC_GPU:
+        return s->nodes_file != NULL;
+    case SRC_UFM:
+        return s->ufm_systems_file != NULL;
+    case SRC_IB:
+        return s->nibnetdiscover > 0;
+    case SRC_LLDP:
+        return s->lldp_dir != NULL;
+    default:
+        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
+    }
+}
+
+static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err)
+{
+    switch (src) {
+    case SRC_GPU:
+        return run_gpu(f, s, err);
+    case SRC_UFM:
+        return run_ufm(f, s, err);
+    case SRC_IB:
+        return run_ibnetdiscover(f, s, err);
+    case SRC_LLDP:
+        return run_lldp(f, s, err);
+    default:
+        return run_netbox(f, s, err);
+    }
+}
+
+/* The sources' facts into the plan: the Node objects' names as the node
+ * set, the fabric kinds' tiers, the levels NetBox and GPU labels state. */
+static int feed_plan(topo_plan *plan, topo_facts *const facts[SRC_COUNT],
+                     const topo_sync_settings *s, topo_err *err)
+{
+    int rc = 0;
+    const topo_facts *gpu = facts[SRC_GPU];
+    for (size_t h = 0; rc == 0 && gpu && h < topo_facts_host_count(gpu); h++)
+        rc = topo_plan_add_node(plan, topo_facts_host_name(gpu, h), err);
+    for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
+        if (!facts[src])
+            continue;
+        if (src == SRC_UFM || src == SRC_IB || src == SRC_LLDP)
+            rc = feed_fabric(plan, facts[src], source_name[src], &s->planes, err);
+        if (rc == 0)
+            rc = topo_plan_add_facts(plan, facts[src], err);
+    }
+    return rc;
+}
+
+int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
+{
+    topo_facts *facts[SRC_COUNT] = {0};
+    topo_level levels[TOPO_LEVEL_COUNT];
+    int rc = 0, any = 0;
+    *out = NULL;
+    topo_sync *sync = calloc(1, sizeof(*sync));
+    if (!sync)
+        return topo_err_nomem(err, "sync");
+    for (int src = 0; src < SRC_COUNT; src++)
+        any |= configured(s, src);
+    if (!any) {
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "no source configured: give --ibnetdiscover, --ufm-systems-file, "
+                          "--lldp-dir or --nodes-file, or a --config with sources");
+        goto cleanup;
+    }
+    topo_plan_opts po = s->plan;
+    if (po.nlevels == 0) {
+        po.nlevels = default_levels(levels, s);
+        po.levels = levels;
+    }
+    if ((rc = topo_namemap_create(&sync->names, &s->names, err)) != 0)
+        goto cleanup;
+    po.names = sync->names;
+    if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0)
+        goto cleanup;
+    for (int src = 0; src < SRC_COUNT; src++) {
+        if (!configured(s, src))
+            continue;
+        if ((rc = topo_facts_create(&facts[src], source_name[src], err)) != 0 ||
+            (rc = read_source(facts[src], s, src, err)) != 0)
+            goto cleanup;
+    }
+    if ((rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
+        (rc = topo_plan_build(sync->plan, err)) != 0)
+        goto cleanup;
+    topo_log(TOPO_LOG_INFO,
+             "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu hosts with unmappable names, "
+             "%zu hosts not among the nodes",
+             topo_plan_node_count(sync->plan), topo_plan_incomplete_count(sync->plan),
+             topo_plan_conflict_count(sync->plan), topo_plan_unmapped_hosts(sync->plan),
+             topo_plan_unknown_hosts(sync->plan));
+    *out = sync;
+    sync = NULL;
+cleanup:
+    for (int src = 0; src < SRC_COUNT; src++)
+        topo_facts_free(facts[src]);
+    topo_sync_free(sync);
+    return rc;
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""topo-sync's offline plan (--once --dry-run) over the real fixtures.
+
+usage: sync_plan_e2e.py --topo-sync BIN --source DIR (--list | --case NAME)
+
+Cases: the topograph NDR example and NVIDIA Selene's compute fabric
+(ibnetdiscover: every host cabled to a leaf gets leaf and spine labels, hosts
+cabled to the same leaf switches share their leaf label), UFM, LLDP, GPU
+labels of Node objects, NetBox pages through a config file, a config error
+(exit 2, file:line:column), the exports written and parseable, and an
+incomplete plan (exit 1, labels still printed).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+P = "topology.topo.io/"
+ARGS = None
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def fixture(*parts):
+    return os.path.join(ARGS.source, "fixtures", *parts)
+
+
+def run(*args, expect=0):
+    cmd = [ARGS.topo_sync, "--once", "--dry-run", "--log-format", "text"] + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != expect:
+        raise AssertionError("%s: exit %d, want %d\nstderr: %s" %
+                             (" ".join(cmd), p.returncode, expect, p.stderr))
+    return p
+
+
+def labels(*args, expect=0):
+    return json.loads(run("--print-labels", *args, expect=expect).stdout)
+
+
+def ib_leaf_sets(path):
+    """host -> the set of switches its named adapters are cabled to, read
+    from the dump's Ca stanzas ("<host> <hca>" descriptions only)."""
+    sets = {}
+    host = None
+    for line in open(path, encoding="utf-8", errors="replace"):
+        m = re.match(r'^Ca\s+\d+\s+"H-[0-9a-fA-F]+"\s+#\s+"([^"]*)"', line)
+        if m:
+            words = m.group(1).split()
+            host = words[0] if len(words) == 2 else None
+            continue
+        m = re.match(r'^\[\d+\].*?"(S-[0-9a-fA-F]+)"\[\d+\]', line)
+        if m and host:
+            sets.setdefault(host, set()).add(m.group(1).lower())
+        elif not line.strip():
+            host = None
+    return sets
+
+
+def check_fabric(dump, min_hosts):
+    got = labels("--ibnetdiscover", fixture("sources", "ibnetdiscover", dump))
+    sets = ib_leaf_sets(fixture("sources", "ibnetdiscover", dump))
+    assert len(got) >= min_hosts, "%d nodes, want at least %d" % (len(got), min_hosts)
+    by_set = {}
+    for host, switches in sets.items():
+        name = host.lower()
+        if name not in got:
+            continue
+        lab = got[name]
+        assert set(lab) == {P + "leaf", P + "spine"}, (name, lab)
+        by_set.setdefault(frozenset(switches), set()).add(lab[P + "leaf"])
+    assert by_set, "no host of the dump was planned"
+    for switches, leaves in by_set.items():
+        assert len(leaves) == 1, "hosts cabled to %s got leaves %s" % (sorted(switches), leaves)
+    return got
+
+
+@case
+def ndr_labels():
+    got = check_fabric("topograph-example.out", 100)
+    # Topograph's NDR example: these hosts hang off the same rail leaves.
+    a = got["a05-p1-dgx-01-c01"]
+    assert a[P + "leaf"] == got["a05-p1-dgx-01-c03"][P + "leaf"], a
+    assert a[P + "spine"] == got["a08-p1-dgx-04-c17"][P + "spine"], a
+
+
+@case
+def selene_labels():
+    got = check_fabric("mellanox-selene.compute.txt", 400)
+    leaves = {v[P + "leaf"] for v in got.values()}
+    assert len(leaves) > 1, leaves
+
+
+@case
+def ufm_labels():
+    got = labels("--ufm-systems-file", fixture("sources", "ufm", "ufm-resources-systems.json"),
+                 "--ufm-links-file", fixture("sources", "ufm", "derived-links.json"))
+    assert got, "no node"
+    for name, lab in got.items():
+        assert set(lab) == {P + "leaf", P + "spine"}, (name, lab)
+    assert len({v[P + "leaf"] for v in got.values()}) >= 1
+
+
+@case
+def lldp_labels():
+    tmp = tempfile.mkdtemp()
+    try:
+        for host, doc in [("node-a", "sonic-lldpctl.json"), ("node-b", "sonic-lldpctl.json"),
+                          ("node-c", "derived-json0-interface_only.json")]:
+            shutil.copy(fixture("sources", "lldp", doc), os.path.join(tmp, host + ".json"))
+        got = labels("--lldp-dir", tmp, "--levels", "leaf,hostname")
+        assert sorted(got) == ["node-a", "node-b", "node-c"], got
+        assert all(P + "leaf" in v for v in got.values()), got
+        assert got["node-a"][P + "leaf"] == got["node-b"][P + "leaf"], got
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def gpu_nodes():
+    # One node of the fixture has no GPU: no NVLink domain, incomplete (exit 1).
+    got = labels("--nodes-file", fixture("sources", "gpu", "gb200-nodes.json"), expect=1)
+    assert len([v for v in got.values() if not v]) == 1, got
+    domains = {v.get(P + "nvlink") for v in got.values() if v}
+    assert domains and None not in domains, got
+    assert len(domains) < len([v for v in got.values() if v]), "no NVLink domain is shared"
+
+
+@case
+def netbox_config():
+    nb = fixture("sources", "netbox")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write("labels:\n  levels: [datacenter, rack, hostname]\nsources:\n  netbox:\n"
+                "    files:\n      devices: [%s, %s]\n      racks: [%s]\n      sites: [%s]\n" %
+                tuple(os.path.join(nb, n) for n in ("v4-devices-page1.json",
+                                                    "v4-devices-page2.json", "v4-racks.json",
+                                                    "v4-sites.json")))
+    try:
+        got = labels("--config", f.name)
+        assert got["gpu-001"] == {P + "datacenter": "dc-west", P + "rack": "R01"}, got
+        kueue = os.path.join(tempfile.gettempdir(), "topo-sync-kueue-%d.yaml" % os.getpid())
+        run("--config", f.name, "--export-kueue", kueue)
+        docs = [d for d in yaml.safe_load_all(open(kueue)) if d]
+        os.unlink(kueue)
+        kinds = sorted(d["kind"] for d in docs)
+        assert kinds[0] == "ResourceFlavor" and "Topology" in kinds, kinds
+    finally:
+        os.unlink(f.name)
+
+
+@case
+def config_error():
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write("labels:\n  levels: [datacenter, leaf, tor]\n")
+    try:
+        p = run("--config", f.name, "--ibnetdiscover",
+                fixture("sources", "ibnetdiscover", "topograph-example.out"), expect=2)
+        want = "%s:2:30: labels.levels[2]" % f.name
+        assert want in p.stderr, p.stderr
+    finally:
+        os.unlink(f.name)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write('Switch\t65 "S-2c5eab0300b87b40"\t\t# "leaf" enhanced port 0\n'
+                '[1]\t"S-nothex"[2]\t\t# "spine"\n')
+    try:
+        p = run("--ibnetdiscover", f.name, expect=2)
+        assert f.name + ":2" in p.stderr, p.stderr
+    finally:
+        os.unlink(f.name)
+    p = subprocess.run([ARGS.topo_sync, "--print-labels"], capture_output=True, text=True)
+    assert p.returncode == 2 and "part 2" in p.stderr, (p.returncode, p.stderr)
+    p = run(expect=2)
+    assert "no source configured" in p.stderr, p.stderr
+
+
+@case
+def exports():
+    dump = fixture("sources", "ibnetdiscover", "topograph-example.out")
+    hosts = sorted(h.lower() for h in ib_leaf_sets(dump))
+    tmp = tempfile.mkdtemp()
+    try:
+        nodes = {"apiVersion": "v1", "kind": "List", "items": [
+            {"metadata": {"name": h, "labels": {"kubernetes.io/hostname": h,
+                                                 "nvidia.com/gpu.count": "8"}}}
+            for h in hosts]}
+        with open(os.path.join(tmp, "nodes.json"), "w") as f:
+            json.dump(nodes, f)
+        out = {k: os.path.join(tmp, k) for k in ("tree", "block", "volcano")}
+        # Two hosts of the dump are upper-case ("B11-P1-CUFM-02 mlx5_1"): the
+        # config's name rule maps them to their nodes.
+        with open(os.path.join(tmp, "sync.yaml"), "w") as f:
+            f.write("nodeNames:\n  lowercase: true\n")
+        run("--config", os.path.join(tmp, "sync.yaml"), "--ibnetdiscover", dump, "--nodes-file", os.path.join(tmp, "nodes.json"),
+            "--export-slurm-tree", out["tree"], "--export-slurm-block", out["block"],
+            "--export-volcano", out["volcano"])
+        tree = open(out["tree"]).read()
+        assert re.search(r"^SwitchName=switch\.1\.\d+ Nodes=", tree, re.M), tree[:500]
+        assert re.search(r"^SwitchName=switch\.2\.\d+ Switches=", tree, re.M), tree[:500]
+        block = open(out["block"]).read()
+        assert re.search(r"^BlockName=block\.\d+ Nodes=", block, re.M), block[:500]
+        assert re.search(r"^BlockSizes=", block, re.M), block[-300:]
+        docs = [d for d in yaml.safe_load_all(open(out["volcano"])) if d]
+        assert docs and all(d["kind"] == "HyperNode" for d in docs), docs[:1]
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def incomplete_plan():
+    p = run("--print-labels", "--levels", "spine,leaf,rack", "--ibnetdiscover",
+            fixture("sources", "ibnetdiscover", "topograph-example.out"), expect=1)
+    got = json.loads(p.stdout)
+    assert got and all(v == {} for v in got.values()), list(got.items())[:2]
+    p = run("--print-plan", "--levels", "spine,leaf,rack", "--ibnetdiscover",
+            fixture("sources", "ibnetdiscover", "topograph-example.out"), expect=1)
+    assert "rack" in p.stdout, p.stdout[:500]
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topo-sync")
+    ap.add_argument("--source")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--case")
+    ARGS = ap.parse_args()
+    if ARGS.list:
+        print("\n".join(CASES))
+        return 0
+    CASES[ARGS.case]()
+    print("ok: %s" % ARGS.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+/* topo-sync's configuration file: every field of a full file read into the
+ * settings, the defaults without a file, and each malformed file in
+ * fixtures/sync refused with file:line:column and the field's path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topo/syncconfig.h"
+
+static void fixture(char *out, size_t size, const char *name)
+{
+    const char *dir = getenv("TOPO_SOURCE_DIR");
+    snprintf(out, size, "%s/fixtures/sync/%s", dir ? dir : ".", name);
+}
+
+static void test_config__valid(void **state)
+{
+    (void)state;
+    char path[1024];
+    fixture(path, sizeof path, "valid.yaml");
+    topo_syncconfig *cfg = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_syncconfig_load_file(&cfg, path, &err) != 0)
+        fail_msg("%s", err.text);
+    const topo_sync_settings *s = topo_syncconfig_settings(cfg);
+
+    assert_string_equal(s->plan.prefix, "topology.example.com/");
+    assert_int_equal(s->plan.nlevels, 4);
+    assert_int_equal(s->plan.levels[0], TOPO_LEVEL_DATACENTER);
+    assert_int_equal(s->plan.levels[3], TOPO_LEVEL_NVLINK);
+    assert_int_equal(s->plan.incomplete, TOPO_PLAN_FALLBACK);
+    assert_string_equal(s->plan.fallback, "none");
+    assert_int_equal(s->plan.nprecedence[TOPO_LEVEL_LEAF], 3);
+    assert_string_equal(s->plan.precedence[TOPO_LEVEL_LEAF][0], "ufm");
+    assert_string_equal(s->plan.precedence[TOPO_LEVEL_DATACENTER][0], "netbox");
+    assert_null(s->plan.names);
+
+    assert_true(s->names.strip_domain);
+    assert_true(s->names.lowercase);
+    assert_string_equal(s->names.pattern, "gpu([0-9]+)");
+    assert_string_equal(s->names.replacement, "node-\\1");
+    assert_string_equal(s->planes.exclude_switch, "STORAGE");
+    assert_string_equal(s->planes.exclude_port, "^eth");
+    assert_null(s->planes.include_switch);
+
+    assert_int_equal(s->nibnetdiscover, 2);
+    assert_string_equal(s->ibnetdiscover[0].file, "su1.txt");
+    assert_string_equal(s->ibnetdiscover[0].node_name_map, "su1.map");
+    assert_null(s->ibnetdiscover[1].node_name_map);
+    assert_string_equal(s->lldp_dir, "/var/run/lldp");
+    assert_string_equal(s->ufm_systems_file, "systems.json");
+    assert_string_equal(s->ufm_links_file, "links.json");
+
+    const topo_sync_netbox_files *f = &s->netbox_files;
+    assert_int_equal(f->nfiles[TOPO_NETBOX_DEVICES], 2);
+    assert_string_equal(f->files[TOPO_NETBOX_DEVICES][1], "devices-2.json");
+    assert_string_equal(f->files[TOPO_NETBOX_RACKS][0], "racks.json");
+    assert_string_equal(f->files[TOPO_NETBOX_SITES][0], "sites.json");
+    assert_string_equal(f->files[TOPO_NETBOX_INTERFACES][0], "interfaces.json");
+    assert_string_equal(f->files[TOPO_NETBOX_CABLES][0], "cables.json");
+    assert_int_equal(s->netbox.nswitch_roles, 2);
+    assert_string_equal(s->netbox.switch_roles[1], "spine");
+    assert_string_equal(s->netbox.host_roles[0], "gpu-server");
+    assert_string_equal(s->netbox.sites[0], "dc1");
+    assert_string_equal(s->netbox.tags[0], "k8s");
+    assert_string_equal(s->netbox.nvlink_field, "nvl_domain");
+
+    assert_string_equal(s->nodes_file, "nodes.json");
+    assert_false(s->nvlink_hostname_fallback);
+    topo_syncconfig_free(cfg);
+}
+
+static void test_config__defaults(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_syncconfig *cfg = NULL, *empty = NULL;
+    assert_int_equal(topo_syncconfig_default(&cfg, &err), 0);
+    assert_int_equal(topo_syncconfig_parse(&empty, "", 0, "empty.yaml", &err), 0);
+    const topo_syncconfig *both[] = {cfg, empty};
+    for (size_t i = 0; i < 2; i++) {
+        const topo_sync_settings *s = topo_syncconfig_settings((topo_syncconfig *)both[i]);
+        assert_null(s->plan.prefix);
+        assert_int_equal(s->plan.nlevels, 0);
+        assert_int_equal(s->plan.incomplete, TOPO_PLAN_LEAVE_OUT);
+        assert_int_equal(s->nibnetdiscover, 0);
+        assert_null(s->lldp_dir);
+        assert_null(s->nodes_file);
+        assert_int_equal(s->netbox_files.nfiles[TOPO_NETBOX_DEVICES], 0);
+        assert_true(s->nvlink_hostname_fallback);
+    }
+    topo_syncconfig_free(cfg);
+    topo_syncconfig_free(empty);
+    topo_syncconfig_free(NULL);
+}
+
+/* Each message starts with the file, line and column and names the field. */
+static const struct {
+    const char *file;
+    const char *where; /* ":line:column: " after the path */
+    const char *field;
+} bad[] = {
+    {"bad-level.yaml", ":2:30: ", "labels.levels[2]"},
+    {"bad-unknown-key.yaml", ":4:15: ", "sources.ufm.linkFile"},
+    {"bad-netbox-files.yaml", ":4:16: ", "sources.netbox.files.devices"},
+    {"bad-netbox-empty-role.yaml", ":5:25: ", "sources.netbox.switchRoles[1]"},
+    {"bad-netbox-no-devices.yaml", ":4:7: ", "sources.netbox.files.devices"},
+    {"bad-fabric-regex.yaml", ":2:16: ", "fabric.includePort"},
+    {"bad-ibnetdiscover.yaml", ":3:7: ", "sources.ibnetdiscover[0]"},
+    {"bad-incomplete.yaml", ":2:15: ", "labels.incomplete"},
+    {"bad-bool.yaml", ":4:29: ", "sources.nodes.nvlinkHostnameFallback"},
+    {"bad-syntax.yaml", ":3:1: ", ""},
+};
+
+static void test_config__errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[1024], want[1100];
+        fixture(path, sizeof path, bad[i].file);
+        topo_syncconfig *cfg = NULL;
+        topo_err err = TOPO_ERR_INIT;
+        int rc = topo_syncconfig_load_file(&cfg, path, &err);
+        if (rc != TOPO_EINVALID)
+            fail_msg("%s: rc %d, %s", bad[i].file, rc, err.text);
+        assert_null(cfg);
+        snprintf(want, sizeof want, "%s%s%s", path, bad[i].where, bad[i].field);
+        if (strncmp(err.text, want, strlen(want)) != 0)
+            fail_msg("%s: got \"%s\", want it to start with \"%s\"", bad[i].file, err.text, want);
+    }
+}
+
+static void test_config__limits(void **state)
+{
+    (void)state;
+    topo_syncconfig *cfg = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_syncconfig_parse(&cfg, "x", (size_t)TOPO_MAX_SYNC_CONFIG + 1, "big.yaml",
+                                           &err),
+                     TOPO_ELIMIT);
+    assert_non_null(strstr(err.text, "big.yaml"));
+    assert_int_equal(topo_syncconfig_load_file(&cfg, "/nonexistent/sync.yaml", &err),
+                     TOPO_ENOTFOUND);
+    assert_null(cfg);
+    const char *list = "- a\n- b\n";
+    assert_int_equal(topo_syncconfig_parse(&cfg, list, strlen(list), "list.yaml", &err),
+                     TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "list.yaml:1:1: "));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config__valid),
+        cmocka_unit_test(test_config__defaults),
+        cmocka_unit_test(test_config__errors),
+        cmocka_unit_test(test_config__limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
