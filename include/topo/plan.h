@@ -59,6 +59,12 @@ void topo_plan_free(topo_plan *plan);
  * counted (topo_plan_unknown_hosts), not planned. */
 int topo_plan_add_node(topo_plan *plan, const char *node, topo_err *err) TOPO_MUST_CHECK;
 
+/* A host a source knows of, whatever it knows of it: with no level from
+ * any source it is planned (when no node set is given) and reported
+ * incomplete, instead of being silently absent (a fabric host cabled to no
+ * leaf). Names are mapped and refused names counted as for levels. */
+int topo_plan_add_host(topo_plan *plan, const char *host, topo_err *err) TOPO_MUST_CHECK;
+
 /* One source's stated levels. A host whose name the name map refuses is
  * counted and reported (topo_plan_unmapped_hosts), not fatal. */
 int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err) TOPO_MUST_CHECK;

@@ -210,6 +210,22 @@ int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, t
     return 0;
 }
 
+int topo_plan_add_host(topo_plan *plan, const char *host, topo_err *err)
+{
+    if (plan->built)
+        return topo_err_set(err, TOPO_EINVALID, "plan: already built");
+    if (!host)
+        return topo_err_set(err, TOPO_EINVALID, "plan: a host needs a name");
+    char mapped[TOPO_MAX_NODE_NAME + 1];
+    topo_err why = TOPO_ERR_INIT;
+    if (topo_namemap_apply(plan->names, host, mapped, sizeof mapped, &why) != 0) {
+        plan->unmapped++;
+        return 0;
+    }
+    size_t i = 0;
+    return node_of(plan, mapped, &i, err);
+}
+
 int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err)
 {
     const char *source = topo_facts_source(facts);

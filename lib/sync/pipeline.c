@@ -249,9 +249,11 @@ static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
         return topo_err_wrap(err, "%s fabric", source);
     for (size_t h = 0; rc == 0 && h < topo_fabric_host_count(fab); h++) {
         topo_fabric_status st = topo_fabric_host_status(fab, h);
-        if (st != TOPO_FABRIC_HOST_PLACED && st != TOPO_FABRIC_HOST_AMBIGUOUS)
-            continue;
         const char *host = topo_fabric_host_name(fab, h);
+        /* A host with no leaf is still one the plan must report. */
+        rc = topo_plan_add_host(plan, host, err);
+        if (rc != 0 || (st != TOPO_FABRIC_HOST_PLACED && st != TOPO_FABRIC_HOST_AMBIGUOUS))
+            continue;
         const char *leaf = topo_fabric_host_tier(fab, h, 0);
         const char *spine = topo_fabric_host_tier(fab, h, 1);
         if (leaf)

@@ -183,11 +183,13 @@ static void test_plan__fallback_and_node_set(void **state)
     must(topo_plan_add_node(p, "n5", &err), &err);
     must(topo_plan_add_node(p, "n1", &err), &err);
     feed(p);
+    /* A host with no level is planned only as a node of the node set. */
+    must(topo_plan_add_host(p, "n6", &err), &err);
     /* A host name the map cannot make a node name. */
     must(topo_plan_add_level(p, "ufm", "bad_name", TOPO_LEVEL_LEAF, "x", &err), &err);
     must(topo_plan_build(p, &err), &err);
     assert_int_equal(topo_plan_node_count(p), 3);
-    assert_int_equal(topo_plan_unknown_hosts(p), 2); /* n2, n3 */
+    assert_int_equal(topo_plan_unknown_hosts(p), 3); /* n2, n3, n6 */
     assert_int_equal(topo_plan_unmapped_hosts(p), 1);
     size_t n4 = find(p, "n4"), n5 = find(p, "n5");
     assert_string_equal(topo_plan_node_reason(p, n4), "no leaf");
@@ -197,6 +199,27 @@ static void test_plan__fallback_and_node_set(void **state)
     assert_string_equal(topo_plan_node_reason(p, n5), "no datacenter, no leaf");
     /* Levels outside the topology are not labelled. */
     assert_null(topo_plan_node_value(p, find(p, "n1"), TOPO_LEVEL_RACK));
+    topo_plan_free(p);
+    topo_namemap_free(names);
+}
+
+/* A host a source knows of but gives no level (a fabric host cabled to no
+ * leaf) is planned and incomplete, not silently absent. */
+static void test_plan__host_without_levels_reported(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_namemap *names = NULL;
+    topo_plan *p = make(NULL, &names);
+    feed(p);
+    must(topo_plan_add_host(p, "n9.dc.example", &err), &err);
+    must(topo_plan_add_host(p, "n1", &err), &err); /* known already: nothing changes */
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_node_count(p), 5);
+    size_t n9 = find(p, "n9");
+    assert_string_equal(topo_plan_node_reason(p, n9),
+                        "no datacenter, no spine, no leaf, no rack, no nvlink");
+    assert_true(topo_plan_node_complete(p, find(p, "n1")));
     topo_plan_free(p);
     topo_namemap_free(names);
 }
@@ -232,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_plan__fused_from_sources),
         cmocka_unit_test(test_plan__conflict_and_precedence),
         cmocka_unit_test(test_plan__fallback_and_node_set),
+        cmocka_unit_test(test_plan__host_without_levels_reported),
         cmocka_unit_test(test_plan__bad_options_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
