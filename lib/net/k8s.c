@@ -1,11 +1,11 @@
 /* The Kubernetes API verbs over topo_http: one request builder (escaped path
- * and query), one response decoder (Status → topo_code + message), and thin
- * wrappers per verb. */
+ * and query), thin wrappers per verb, and the watch stream; what the server
+ * answers is decoded in k8s_decode.c (Status → topo_code + message, watch
+ * lines, list pages). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "topo/k8s.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 
 #include "topo/codec.h"
 #include "escape.h"
+#include "k8s_decode.h"
 #include "topo/buf.h"
 #include "topo/http.h"
 #include "topo/limits.h"
@@ -225,47 +226,6 @@ int topo_k8s_path(char **out, const topo_k8s_resource *res, const char *ns, cons
     return sb_finish(&b, out, "kubernetes", err);
 }
 
-/* ------------------------------------------------------------------ errors */
-
-/* The error for a Status object (or NULL) that came with `status`. */
-static int status_error_obj(long status, const json_t *st, const char *body, size_t len,
-                            const char *what, topo_err *err)
-{
-    const char *reason = NULL, *message = NULL;
-    char snippet[160];
-
-    if (json_is_object(st)) {
-        reason = json_string_value(json_object_get(st, "reason"));
-        message = json_string_value(json_object_get(st, "message"));
-    }
-    if (message == NULL) {
-        /* Not a Status: quote the start of the body, printable bytes only. */
-        size_t n = 0;
-        for (size_t i = 0; body != NULL && i < len && n + 1 < sizeof(snippet); i++)
-            snippet[n++] = isprint((unsigned char)body[i]) ? body[i] : ' ';
-        while (n > 0 && snippet[n - 1] == ' ')
-            n--;
-        snippet[n] = '\0';
-        message = n > 0 ? snippet : "(no message)";
-    }
-    int code = topo_http_status_code(status);
-    if (code == 0)
-        code = TOPO_EGENERIC; /* an ERROR event without a code */
-    return topo_err_set(err, code, "%s: %ld %s: %s", what, status,
-                        reason != NULL && reason[0] != '\0' ? reason : "", message);
-}
-
-int topo_k8s_status_error(long status, const char *body, size_t len, const char *what,
-                          topo_err *err)
-{
-    if (status >= 200 && status < 300)
-        return 0;
-    json_t *st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
-    int code = status_error_obj(status, st, body, len, what != NULL ? what : "kubernetes", err);
-    json_decref(st);
-    return code;
-}
-
 /* ------------------------------------------------------------------ one request */
 
 /* "GET /api/v1/nodes?limit=500", cut to fit. */
@@ -323,20 +283,6 @@ cleanup:
     return error;
 }
 
-static int copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what, topo_err *err)
-{
-    const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                      "resourceVersion"));
-    if (v == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "%s: no metadata.resourceVersion", what);
-    size_t n = strlen(v);
-    if (n >= TOPO_K8S_RV_MAX)
-        return topo_err_set(err, TOPO_ELIMIT, "%s: resourceVersion longer than %d bytes", what,
-                            TOPO_K8S_RV_MAX - 1);
-    memcpy(rv, v, n + 1);
-    return 0;
-}
-
 /* ------------------------------------------------------------------ verbs */
 
 int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
@@ -390,30 +336,21 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
         page = NULL;
         if ((error = k8s_call(k, "GET", path, NULL, NULL, &page, err)) < 0)
             goto cleanup;
-        const json_t *md = json_object_get(page, "metadata");
-        const json_t *items = json_object_get(page, "items");
-        if (first && rv_out != NULL) {
-            char what[256];
-            describe(what, sizeof(what), "GET", path);
-            if ((error = copy_rv(rv_out, page, what, err)) < 0)
-                goto cleanup;
-        }
-        first = 0;
-        if (items != NULL && !json_is_null(items) && !json_is_array(items)) {
-            error = topo_err_set(err, TOPO_EINVALID, "GET %s: items is not a list", path);
+        topo_k8s_list_page pg;
+        if ((error = topo_k8s_list_page_decode(&pg, first ? rv_out : NULL, page, path, err)) < 0)
             goto cleanup;
-        }
+        first = 0;
         size_t i;
         json_t *item;
-        json_array_foreach(items, i, item)
+        json_array_foreach(pg.items, i, item)
         {
             if ((error = fn(item, payload)) != 0)
                 goto cleanup;
         }
-        const char *next = json_string_value(json_object_get(md, "continue"));
+        const char *next = pg.next;
         free(cont);
         cont = NULL;
-        if (next == NULL || next[0] == '\0')
+        if (next == NULL)
             break;
         if ((cont = strdup(next)) == NULL) {
             error = topo_err_set(err, TOPO_ENOMEM, "kubernetes list: out of memory");
@@ -447,76 +384,38 @@ typedef struct watch_ctx {
 static int watch_line(const char *line, size_t len, void *p)
 {
     watch_ctx *c = p;
-    json_t *ev = NULL, *obj;
-    const char *type;
+    topo_k8s_watch_line ev;
     int rc = 0;
 
-    if (len == 0)
-        return 0;
-    if ((ev = json_loadb(line, len, 0, NULL)) == NULL || !json_is_object(ev)) {
-        c->bad_line = 1;
-        c->snippet_len = len < sizeof(c->snippet) ? len : sizeof(c->snippet);
-        memcpy(c->snippet, line, c->snippet_len);
-        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: malformed watch event", c->what);
-        rc = 1;
-        goto cleanup;
-    }
-    type = json_string_value(json_object_get(ev, "type"));
-    obj = json_object_get(ev, "object");
-    if (type == NULL) {
-        const char *kind = json_string_value(json_object_get(ev, "kind"));
-        if (kind != NULL && strcmp(kind, "Status") == 0 && c->status == NULL) {
-            c->status = ev; /* the body of an error answer */
-            ev = NULL;
-            goto cleanup;
+    int error = topo_k8s_watch_line_decode(&ev, line, len, c->status == NULL, c->what, c->err);
+    if (error < 0) {
+        if (ev.kind == TOPO_K8S_LINE_MALFORMED) {
+            c->bad_line = 1;
+            c->snippet_len = len < sizeof(c->snippet) ? len : sizeof(c->snippet);
+            memcpy(c->snippet, line, c->snippet_len);
         }
-        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: watch event without a type", c->what);
+        c->rc = error;
         rc = 1;
         goto cleanup;
     }
-    if (!json_is_object(obj)) {
-        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: %s event without an object", c->what,
-                             type);
+    if (ev.kind == TOPO_K8S_LINE_STATUS) {
+        c->status = ev.root; /* the body of an error answer */
+        ev.root = NULL;
+        goto cleanup;
+    }
+    if (ev.kind != TOPO_K8S_LINE_EVENT)
+        goto cleanup;
+    if ((c->rc = c->fn(ev.type, ev.object, c->payload)) != 0) {
         rc = 1;
         goto cleanup;
     }
-    if (strcmp(type, "ERROR") == 0) {
-        json_int_t code = json_integer_value(json_object_get(obj, "code"));
-        c->rc = status_error_obj((long)code, obj, NULL, 0, c->what, c->err);
-        rc = 1;
-        goto cleanup;
-    }
-    topo_k8s_event_type et;
-    if (strcmp(type, "ADDED") == 0)
-        et = TOPO_K8S_ADDED;
-    else if (strcmp(type, "MODIFIED") == 0)
-        et = TOPO_K8S_MODIFIED;
-    else if (strcmp(type, "DELETED") == 0)
-        et = TOPO_K8S_DELETED;
-    else if (strcmp(type, "BOOKMARK") == 0)
-        et = TOPO_K8S_BOOKMARK;
-    else {
-        c->rc = topo_err_set(c->err, TOPO_EINVALID, "%s: unknown watch event type \"%.32s\"",
-                             c->what, type);
-        rc = 1;
-        goto cleanup;
-    }
-    char rv[TOPO_K8S_RV_MAX];
-    if ((c->rc = copy_rv(rv, obj, c->what, c->err)) < 0) {
-        rc = 1;
-        goto cleanup;
-    }
-    if ((c->rc = c->fn(et, obj, c->payload)) != 0) {
-        rc = 1;
-        goto cleanup;
-    }
-    memcpy(c->rv, rv, strlen(rv) + 1);
+    memcpy(c->rv, ev.rv, strlen(ev.rv) + 1);
     if (c->stop != NULL && *c->stop) {
         c->stopped = 1;
         rc = 1;
     }
 cleanup:
-    json_decref(ev);
+    topo_k8s_watch_line_dispose(&ev);
     return rc;
 }
 
@@ -582,7 +481,7 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
         topo_err_wrap(err, "%s", what);
     } else if (status != 0 && (status < 200 || status >= 300)) {
         error = c.bad_line ? topo_k8s_status_error(status, c.snippet, c.snippet_len, what, err)
-                           : status_error_obj(status, c.status, NULL, 0, what, err);
+                           : topo_k8s_status_error_obj(status, c.status, NULL, 0, what, err);
     } else if (rc > 0) {
         error = c.stopped ? 0 : c.rc;
     } else if (status == 0) {
