@@ -51,7 +51,9 @@ typedef TOPO_ARRAY(plan_domain) domain_array;
 static int add_domains(plan_domains *d, domain_array *out, const row *rows,
                        size_t from, size_t to, size_t depth, size_t parent, size_t *ordinals)
 {
-    if (depth >= d->nlevels)
+    /* nlevels never exceeds TOPO_LEVEL_COUNT; saying so lets the compiler
+     * see values[depth] and ordinals[depth] in bounds. */
+    if (depth >= d->nlevels || depth >= TOPO_LEVEL_COUNT)
         return 0;
     for (size_t i = from; i < to;) {
         const char *v = rows[i].values[depth];
