@@ -14,6 +14,7 @@
 #include "topo/buf.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
+#include "topo/json.h"
 #include "topo/live.h"
 #include "topo/model.h"
 
@@ -191,7 +192,7 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
                           "seconds", seconds, "peak_rss_kib", (json_int_t)ru.ru_maxrss);
     if (o == NULL)
         return -1;
-    char *text = json_dumps(o, JSON_COMPACT);
+    char *text = topo_json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (text == NULL)
         return -1;

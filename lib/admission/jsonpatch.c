@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include "topo/admission.h"
+#include "topo/json.h"
 
 struct topo_jsonpatch {
     json_t *ops; /* array of operation objects */
@@ -163,7 +164,7 @@ json_t *topo_jsonpatch_json(const topo_jsonpatch *patch)
 
 int topo_jsonpatch_dump(char **out, const topo_jsonpatch *patch)
 {
-    *out = json_dumps(patch->ops, JSON_COMPACT);
+    *out = topo_json_dumps(patch->ops, JSON_COMPACT);
     return *out == NULL ? TOPO_ENOMEM : 0;
 }
 
@@ -368,7 +369,7 @@ int topo_admission_encode(char **out, size_t *out_len, const topo_admission_resp
     }
     if (json_object_set(root, "response", r) != 0)
         goto cleanup;
-    *out = json_dumps(root, JSON_COMPACT);
+    *out = topo_json_dumps(root, JSON_COMPACT);
     if (*out == NULL)
         goto cleanup;
     if (out_len != NULL)

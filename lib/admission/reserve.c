@@ -18,6 +18,7 @@
 #include "handler_internal.h"
 #include "codec/codec.h"
 #include "topo/engine.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -99,7 +100,7 @@ static char *new_reservation_id(const char *topology_name, topo_pool *pool)
 const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool)
 {
     json_t *doc = topo_codec_assignment_json(as);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text = doc ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     const char *out = text ? topo_pool_strdup(pool, text) : NULL;
     free(text);

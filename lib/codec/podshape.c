@@ -5,6 +5,7 @@
  * PodSet it does not match. The hash is topo's own (canonical JSON of the
  * fields, SHA-256), not byte-compatible with Kueue's role-hash annotation. */
 #include "codec/podreq.h"
+#include "topo/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ int topo_pod_shape(char out[TOPO_POD_SHAPE_LEN + 1], const json_t *spec)
     if (podres != NULL && json_object_set(shape, "resources", (json_t *)podres) < 0)
         goto cleanup;
     /* Sorted keys, compact: one text per shape whatever the field order. */
-    if ((text = json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS)) == NULL ||
+    if ((text = topo_json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS)) == NULL ||
         EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1)
         goto cleanup;
     for (size_t i = 0; i < TOPO_POD_SHAPE_LEN / 2; i++)

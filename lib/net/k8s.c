@@ -16,6 +16,7 @@
 #include "net/escape.h"
 #include "topo/buf.h"
 #include "topo/http.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -269,7 +270,11 @@ int topo_k8s_status_error(long status, const char *body, size_t len, const char 
 {
     if (status >= 200 && status < 300)
         return 0;
-    json_t *st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *st = NULL;
+    json_error_t jerr;
+    /* Best effort: without the Status object the message says less. */
+    if (body != NULL && len > 0 && topo_json_load(&st, body, len, 0, &jerr) < 0)
+        st = NULL;
     int code = status_error_obj(status, st, body, len, what != NULL ? what : "kubernetes", err);
     json_decref(st);
     return code;
@@ -295,7 +300,7 @@ static int k8s_call(topo_k8s *k, const char *method, const char *path, const cha
     if (out != NULL)
         *out = NULL;
     describe(what, sizeof(what), method, path);
-    if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL) {
+    if (body != NULL && (text = topo_json_dumps(body, JSON_COMPACT)) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "%s: cannot encode the body", what);
         goto cleanup;
     }
@@ -461,12 +466,18 @@ static int watch_line(const char *line, size_t len, void *p)
 {
     watch_ctx *c = p;
     json_t *ev = NULL, *obj;
+    json_error_t jerr;
     const char *type;
     int rc = 0;
 
     if (len == 0)
         return 0;
-    if ((ev = json_loadb(line, len, 0, NULL)) == NULL || !json_is_object(ev)) {
+    if (topo_json_load(&ev, line, len, 0, &jerr) == TOPO_ENOMEM) {
+        c->rc = topo_err_nomem(c->err, c->what);
+        rc = 1;
+        goto cleanup;
+    }
+    if (ev == NULL || !json_is_object(ev)) {
         c->bad_line = 1;
         c->snippet_len = len < sizeof(c->snippet) ? len : sizeof(c->snippet);
         memcpy(c->snippet, line, c->snippet_len);

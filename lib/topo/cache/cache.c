@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/json.h"
 #include "topo/log.h"
 
 static const char *const stmt_sql[CACHE_STMT_COUNT] = {
@@ -106,7 +107,7 @@ int cache_bind_int(topo_cache *c, sqlite3_stmt *st, int i, int64_t v, topo_err *
 
 int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, topo_err *err)
 {
-    char *text = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *text = v != NULL ? topo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     if (text == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
     /* SQLite frees the text with free(), as jansson allocated it. */

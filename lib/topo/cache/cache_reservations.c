@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/json.h"
 #include "topo/limits.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -114,7 +115,7 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
         return stmt_error(err);
     for (size_t d = 0; d < a->ndomains && error == 0; d++) {
         json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
-        char *text = values ? json_dumps(values, JSON_COMPACT) : NULL;
+        char *text = values ? topo_json_dumps(values, JSON_COMPACT) : NULL;
         json_decref(values);
         if (text == NULL)
             return topo_err_nomem(err, "cache");
