@@ -218,12 +218,12 @@ cleanup:
 static int values_from_text(const char *const **out, size_t *out_n, const char *text,
                             topo_pool *pool, topo_err *err)
 {
-    json_error_t jerr;
-    json_t *v = text ? json_loads(text, 0, &jerr) : NULL;
+    json_t *v = NULL;
     const char **strs = NULL;
     int error;
-    if (v == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: slot domain values");
+    if ((error = cache_text_json(&v, text, text ? strlen(text) : 0, "slot domain values", err)) <
+        0)
+        return error;
     error = cache_json_to_strings(&strs, out_n, v, pool, err);
     json_decref(v);
     *out = strs;
@@ -613,8 +613,9 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
         }
         topo_cache_slot *s = &slots[out->nslots];
         s->index = (int32_t)sqlite3_column_int(st, 0);
-        if ((error = values_from_text(&s->values, &s->nvalues,
-                                      (const char *)sqlite3_column_text(st, 1), pool, err)) < 0)
+        const char *values;
+        if ((error = cache_column_text(&values, st, 1, err)) < 0 ||
+            (error = values_from_text(&s->values, &s->nvalues, values, pool, err)) < 0)
             goto cleanup;
         if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
             if ((s->pod_uid = cache_column_strdup(st, 2, 1, pool)) == NULL) {
