@@ -26,4 +26,11 @@ int topo_json_load(json_t **out, const char *text, size_t len, size_t flags,
  * as json_dumps does). */
 char *topo_json_dumps(const json_t *value, size_t flags);
 
+/* jansson's constructors (json_string, json_object_set_new, json_pack...)
+ * fail alike for invalid input (text that is not UTF-8) and for want of
+ * memory: call topo_json_alloc_watch() before building values and
+ * topo_json_alloc_failed() after, on the same thread, to tell which. */
+void topo_json_alloc_watch(void);
+int topo_json_alloc_failed(void);
+
 #endif

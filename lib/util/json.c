@@ -41,6 +41,16 @@ int topo_json_load(json_t **out, const char *text, size_t len, size_t flags,
     return *out != NULL ? 0 : TOPO_EINVALID;
 }
 
+void topo_json_alloc_watch(void)
+{
+    json_alloc_failed = 0;
+}
+
+int topo_json_alloc_failed(void)
+{
+    return json_alloc_failed;
+}
+
 char *topo_json_dumps(const json_t *value, size_t flags)
 {
     json_alloc_failed = 0;

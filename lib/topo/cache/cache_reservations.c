@@ -148,11 +148,14 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
     if ((error = validate_spec(spec, &nslots, err)) < 0)
         return error;
+    topo_json_alloc_watch();
     if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
         (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
         (assignment = topo_codec_assignment_json(spec->assignment)) == NULL) {
-        error = topo_err_set(err, TOPO_EINVALID, "reservation %s: not encodable (invalid UTF-8?)",
-                             spec->id);
+        error = topo_json_alloc_failed()
+                    ? topo_err_nomem(err, "cache")
+                    : topo_err_set(err, TOPO_EINVALID,
+                                   "reservation %s: not encodable (invalid UTF-8?)", spec->id);
         goto cleanup;
     }
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
