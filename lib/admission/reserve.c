@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <openssl/err.h>
 #include <openssl/rand.h>
 
 #include "topo/admission.h"
@@ -89,8 +90,13 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
 static char *new_reservation_id(const char *topology_name, topo_pool *pool)
 {
     unsigned char b[8];
-    if (RAND_bytes(b, sizeof b) != 1)
+    if (RAND_bytes(b, sizeof b) != 1) {
+        /* Nothing reads OpenSSL's per-thread error queue here: drop what
+         * the failure left there (memory, and a stale error for the next
+         * OpenSSL call on this thread). */
+        ERR_clear_error();
         return NULL;
+    }
     return topo_pool_printf(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1],
                             b[2], b[3], b[4], b[5], b[6], b[7]);
 }
