@@ -185,8 +185,13 @@ static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_re
     for (size_t d = 0; holds && d < as->ndomains; d++) {
         topo_err perr = TOPO_ERR_INIT;
         if (adm_push(ctx, t, r->id, as->domains[d].values, as->nlevels, as->domains[d].count,
-                     ps->requests, ps->nrequests, &perr) < 0)
+                     ps->requests, ps->nrequests, &perr) < 0) {
             topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->id, perr.text);
+            /* Until held, another PodSet can be placed on it: the next tick
+             * recounts (our own writes do not move data_version, so it
+             * would otherwise wait for RESYNC_MAX_S). */
+            ctx->next_resync = 0;
+        }
     }
     /* Our own writes do not move data_version, so a tick may not recount:
      * keep the gauge current here (the next resync corrects it). */
