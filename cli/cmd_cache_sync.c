@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@
 
 #define CMD "cache sync"
 
-static volatile sig_atomic_t stop_requested;
+/* Set by on_signal: C11 lets a signal handler store to a lock-free atomic
+ * (7.14.1.1), and the threads reading it need an atomic anyway. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int stop_requested;
 
 static void on_signal(int sig)
 {

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,7 @@ struct wh_placement {
     topo_filler *filler;
     pthread_t filler_thread;
     int filler_started;
-    volatile sig_atomic_t stop;
+    atomic_int stop;
     int filler_rc;
     topo_err filler_err;
     topo_ns_policy *ns;

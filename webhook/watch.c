@@ -34,7 +34,7 @@ struct wh_watch {
 
     pthread_t thread;
     int running;
-    volatile sig_atomic_t stop;
+    atomic_int stop;
 };
 
 static int on_item(json_t *item, void *payload)

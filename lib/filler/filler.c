@@ -61,7 +61,7 @@ struct topo_filler {
     pthread_mutex_t db;
     int batch_open;
     size_t batch_events;
-    volatile sig_atomic_t stop; /* what the watches look at */
+    atomic_int stop; /* what the watches look at */
     int fatal;
     topo_err fatal_err;
     topo_filler_stats stats;

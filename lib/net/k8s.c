@@ -451,7 +451,7 @@ typedef struct watch_ctx {
     topo_k8s_event_fn fn;
     void *payload;
     char *rv;
-    const volatile sig_atomic_t *stop;
+    const atomic_int *stop;
     const char *what;
     topo_err *err;
     int rc;          /* what the line callback stopped for */
@@ -535,7 +535,7 @@ static int watch_line(const char *line, size_t len, void *p)
         goto cleanup;
     }
     memcpy(c->rv, rv, strlen(rv) + 1);
-    if (c->stop != NULL && *c->stop) {
+    if (c->stop != NULL && atomic_load(c->stop)) {
         c->stopped = 1;
         rc = 1;
     }
@@ -564,7 +564,7 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
                                 opts->version);
         o = *opts;
     }
-    if (o.stop != NULL && *o.stop)
+    if (o.stop != NULL && atomic_load(o.stop))
         return 0;
     if (memchr(rv, '\0', TOPO_K8S_RV_MAX) == NULL)
         return topo_err_set(err, TOPO_EINVALID, "kubernetes: watch resourceVersion too long");
