@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +18,16 @@
 #include "topo/filler.h"
 #include "topo/http.h"
 #include "topo/k8s.h"
+#include "topo/json.h"
 #include "topo/live.h"
 #include "topo/model.h"
 
 #define CMD "cache sync"
 
-static volatile sig_atomic_t stop_requested;
+/* Set by on_signal: C11 lets a signal handler store to a lock-free atomic
+ * (7.14.1.1), and the threads reading it need an atomic anyway. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int stop_requested;
 
 static void on_signal(int sig)
 {
@@ -195,7 +200,7 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
                           "seconds", seconds, "peak_rss_kib", (json_int_t)ru.ru_maxrss);
     if (o == NULL)
         return -1;
-    char *text = json_dumps(o, JSON_COMPACT);
+    char *text = topo_json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (text == NULL)
         return -1;

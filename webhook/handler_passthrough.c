@@ -10,11 +10,12 @@
 
 #include "server.h"
 #include "topo/limits.h"
+#include "topo/json.h"
 #include "topo/log.h"
 
 static int dump(char **out_body, size_t *out_len, json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_COMPACT);
+    char *text = topo_json_dumps(doc, JSON_COMPACT);
     if (!text)
         return -1;
     *out_len = strlen(text);
@@ -76,7 +77,8 @@ int topo_wh_handle_passthrough(void *ctx, const char *body, size_t len, char **o
 
     *out_body = NULL;
     *out_len = 0;
-    root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (topo_json_load(&root, body, len, JSON_REJECT_DUPLICATES, &jerr) == TOPO_ENOMEM)
+        goto cleanup; /* rc -1: the server answers 500 */
     if (!root) {
         rc = bad_request(out_body, out_len, out_status,
                          "malformed AdmissionReview: %s at line %d column %d", jerr.text,

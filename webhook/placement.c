@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,16 +124,17 @@ struct wh_placement {
     topo_filler *filler;
     pthread_t filler_thread;
     int filler_started;
-    volatile sig_atomic_t stop;
+    atomic_int stop;
     int filler_rc;
     topo_err filler_err;
     topo_ns_policy *ns;
     topo_quota *quota;
     topo_ungater *ungater;
 
-    /* cache age: when the filler last committed something */
+    /* cache age: when the filler last committed something (last_change:
+     * written by the owner's tick, read by /metrics on a server thread) */
     uint64_t last_commits;
-    int64_t last_change;
+    _Atomic int64_t last_change;
     uint64_t last_gen_sum;
 
     topo_metrics *metrics;
@@ -255,7 +257,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     p->ntopos = topo_admission_config_topology_count(p->cfg);
     p->lives = calloc(p->ntopos, sizeof(*p->lives));
     p->topos = calloc(p->ntopos, sizeof(*p->topos));
-    p->last_change = mono_s();
+    atomic_init(&p->last_change, mono_s());
     int rc = p->lives && p->topos ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
     if (rc == 0 && !p->is_static && o->db_path == NULL)
         rc = topo_err_set(err, TOPO_EINVALID, "--db: required with an API server");
@@ -351,7 +353,7 @@ void wh_placement_tick(wh_placement *p)
         topo_filler_get_stats(p->filler, &fs);
         if (fs.commits != p->last_commits) {
             p->last_commits = fs.commits;
-            p->last_change = mono_s();
+            atomic_store(&p->last_change, mono_s());
         }
     }
     /* Capacity changed (pods ended, nodes came): gated PodSets may fit. */
@@ -402,7 +404,7 @@ static void metrics_refresh(void *payload)
     v[PM_FAILING] = (int64_t)s.failing;
     v[PM_TIMED_OUT] = (int64_t)s.timed_out;
     v[PM_RESERVATIONS] = (int64_t)s.reservations;
-    v[PM_CACHE_AGE] = p->is_static ? 0 : mono_s() - p->last_change;
+    v[PM_CACHE_AGE] = p->is_static ? 0 : mono_s() - atomic_load(&p->last_change);
     if (p->filler != NULL) {
         topo_filler_stats fs;
         topo_filler_get_stats(p->filler, &fs);

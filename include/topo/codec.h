@@ -24,7 +24,8 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
 
 /* Parses one JSON text (duplicate object keys rejected). On error the message
  * is "source:line:column: message" and the position is recorded with
- * topo_err_at (source is borrowed: it must outlive err). TOPO_EINVALID. */
+ * topo_err_at (source is borrowed: it must outlive err). TOPO_EINVALID;
+ * TOPO_ENOMEM when out of memory. */
 int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char *source,
                           topo_err *err) TOPO_MUST_CHECK;
 

@@ -8,7 +8,7 @@
 #ifndef TOPO_FILLER_H
 #define TOPO_FILLER_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +44,7 @@ typedef struct topo_filler_opts {
     topo_live *live;        /* also keep this live snapshot current, or NULL: every
                              * node, and every bound pod not finished as pod usage
                              * (reservations are the webhook's to add) */
-    const volatile sig_atomic_t *stop; /* set (by a signal handler) to stop */
+    const atomic_int *stop; /* set (by any thread or a signal handler) to stop */
     /* More live snapshots to keep current (one per topology), like `live`:
      * every one gets every node and pod change, and each batch is published
      * to all of them; `live` (when set) counts as one more. NULL entries are

@@ -15,7 +15,7 @@
 #ifndef TOPO_HTTP_H
 #define TOPO_HTTP_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,9 +77,10 @@ typedef struct topo_http_request {
     size_t body_len;
     long timeout_ms;          /* 0: the client's default (topo_http_do), none (streams) */
     /* Streams only: when it becomes non-zero the stream ends within about a
-     * second, even with no data arriving, and topo_http_stream returns 0
-     * (a signal handler may set it). NULL: never. */
-    const volatile sig_atomic_t *cancel;
+     * second, even with no data arriving, and topo_http_stream returns 0.
+     * Any thread may set it, and a signal handler (atomic_int is lock-free
+     * where topo builds: ATOMIC_INT_LOCK_FREE 2). NULL: never. */
+    const atomic_int *cancel;
 } topo_http_request;
 
 /* `topo_http_response r = {0};` before the first use. */

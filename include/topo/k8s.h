@@ -30,7 +30,7 @@
 #ifndef TOPO_NET_K8S_H
 #define TOPO_NET_K8S_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -193,7 +193,7 @@ typedef struct topo_k8s_watch_opts {
     const char *field_selector;
     long timeout_seconds;  /* the server ends the watch then; 0: random 300..599 (reflector) */
     int no_bookmarks;      /* non-zero: do not ask for bookmarks */
-    const volatile sig_atomic_t *stop; /* non-zero ends the watch (within about a second) */
+    const atomic_int *stop; /* non-zero ends the watch (within about a second) */
 } topo_k8s_watch_opts;
 
 /* Called per event with the object (borrowed). Non-zero stops the watch and
@@ -325,7 +325,7 @@ typedef void (*topo_leader_change_fn)(int is_leader, void *payload);
  * calling on_change on transitions; then releases the lease when
  * release_on_stop is set and reports not-leader. Errors of single steps are
  * logged and retried; returns 0 once stopped. */
-int topo_leader_run(topo_leader *l, const volatile sig_atomic_t *stop,
+int topo_leader_run(topo_leader *l, const atomic_int *stop,
                     topo_leader_change_fn on_change, void *payload, topo_err *err);
 
 #endif

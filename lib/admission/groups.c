@@ -14,6 +14,7 @@
 #include "admission_internal.h"
 #include "topo/admission_review.h"
 #include "topo/goparse.h"
+#include "topo/json.h"
 #include "topo/kueue.h"
 #include "topo/array.h"
 #include "topo/limits.h"
@@ -188,10 +189,13 @@ int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v,
     for (size_t i = 0; i < v->nroles && rc == 0; i++) {
         const topo_group_role *role = &v->roles[i];
         json_error_t jerr;
-        json_t *pod = json_loads(role->pod_json, 0, &jerr);
+        json_t *pod = NULL;
+        int loaded = topo_json_load(&pod, role->pod_json, strlen(role->pod_json), 0, &jerr);
         json_t *review = pod != NULL ? topo_admission_pod_review(pod, "group") : NULL;
         topo_admission_request req;
-        if (review == NULL)
+        if (loaded == TOPO_ENOMEM)
+            rc = topo_err_nomem(err, "role");
+        else if (review == NULL)
             rc = topo_err_set(err, pod != NULL ? TOPO_ENOMEM : TOPO_EIO,
                               "role %s: the stored pod does not read back", role->shape);
         else if ((rc = topo_admission_decode_json(&req, review, pool, err)) == 0 &&

@@ -22,6 +22,7 @@
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -29,7 +30,7 @@ static int error_body(char **out_body, size_t *out_len, int *out_status, int sta
                       const char *msg)
 {
     json_t *doc = json_pack("{s:s}", "error", msg);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text = doc ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (text == NULL)
         return TOPO_ENOMEM;
@@ -168,7 +169,7 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
     if ((rc = topo_codec_json_parse(&pod, pod_json, len, "pod", err)) < 0)
         return rc;
     if ((rc = topo_admission_ungate_pod_json(ctx, pod, &patch, err)) == 0 &&
-        (*out_patch = json_dumps(patch, JSON_COMPACT)) == NULL)
+        (*out_patch = topo_json_dumps(patch, JSON_COMPACT)) == NULL)
         rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
     json_decref(patch);
     json_decref(pod);

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "topo/json.h"
+
 struct topo_jsonpatch {
     json_t *ops; /* array of operation objects */
 };
@@ -166,6 +168,6 @@ json_t *topo_jsonpatch_json(const topo_jsonpatch *patch)
 
 int topo_jsonpatch_dump(char **out, const topo_jsonpatch *patch)
 {
-    *out = json_dumps(patch->ops, JSON_COMPACT);
+    *out = topo_json_dumps(patch->ops, JSON_COMPACT);
     return *out == NULL ? TOPO_ENOMEM : 0;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <openssl/err.h>
 #include <openssl/rand.h>
 
 #include "topo/admission.h"
@@ -18,6 +19,7 @@
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
@@ -88,8 +90,13 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
 static char *new_reservation_id(const char *topology_name, topo_pool *pool)
 {
     unsigned char b[8];
-    if (RAND_bytes(b, sizeof b) != 1)
+    if (RAND_bytes(b, sizeof b) != 1) {
+        /* Nothing reads OpenSSL's per-thread error queue here: drop what
+         * the failure left there (memory, and a stale error for the next
+         * OpenSSL call on this thread). */
+        ERR_clear_error();
         return NULL;
+    }
     return topo_pool_printf(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1],
                             b[2], b[3], b[4], b[5], b[6], b[7]);
 }
@@ -99,7 +106,7 @@ static char *new_reservation_id(const char *topology_name, topo_pool *pool)
 const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool)
 {
     json_t *doc = topo_codec_assignment_json(as);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text = doc ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     const char *out = text ? topo_pool_strdup(pool, text) : NULL;
     free(text);
@@ -178,8 +185,13 @@ static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_re
     for (size_t d = 0; holds && d < as->ndomains; d++) {
         topo_err perr = TOPO_ERR_INIT;
         if (adm_push(ctx, t, r->id, as->domains[d].values, as->nlevels, as->domains[d].count,
-                     ps->requests, ps->nrequests, &perr) < 0)
+                     ps->requests, ps->nrequests, &perr) < 0) {
             topo_log(TOPO_LOG_WARN, "reservation %s: capacity not held: %s", r->id, perr.text);
+            /* Until held, another PodSet can be placed on it: the next tick
+             * recounts (our own writes do not move data_version, so it
+             * would otherwise wait for RESYNC_MAX_S). */
+            ctx->next_resync = 0;
+        }
     }
     /* Our own writes do not move data_version, so a tick may not recount:
      * keep the gauge current here (the next resync corrects it). */

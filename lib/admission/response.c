@@ -1,6 +1,7 @@
 /* The AdmissionReview v1 response encoder (jansson; the patch in base64 by
  * OpenSSL). */
 #include "topo/admission_review.h"
+#include "topo/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,7 +102,7 @@ int topo_admission_encode(char **out, size_t *out_len, const topo_admission_resp
     }
     if (json_object_set(root, "response", r) != 0)
         goto cleanup;
-    *out = json_dumps(root, JSON_COMPACT);
+    *out = topo_json_dumps(root, JSON_COMPACT);
     if (*out == NULL)
         goto cleanup;
     if (out_len != NULL)

@@ -10,6 +10,7 @@
 #include "admission_internal.h"
 #include "topo/admission_review.h"
 #include "topo/kueue.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 
 #define P_OBJ "request.object"
@@ -250,7 +251,7 @@ static int decode_shape(topo_admission_pod *pod, const json_t *obj, topo_pool *p
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     if (pod->pod_group_name == NULL || pod->pod_group_name[0] == '\0')
         return 0;
-    char *text = json_dumps(obj, JSON_COMPACT);
+    char *text = topo_json_dumps(obj, JSON_COMPACT);
     pod->object_json = text != NULL ? topo_pool_strdup(pool, text) : NULL;
     free(text);
     return pod->object_json != NULL ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/json.h"
 #include "topo/log.h"
 
 static const char *const stmt_sql[CACHE_STMT_COUNT] = {
@@ -106,7 +107,7 @@ int cache_bind_int(topo_cache *c, sqlite3_stmt *st, int i, int64_t v, topo_err *
 
 int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, topo_err *err)
 {
-    char *text = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *text = v != NULL ? topo_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     if (text == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
     /* SQLite frees the text with free(), as jansson allocated it. */
@@ -742,23 +743,45 @@ int topo_cache_get_stats(topo_cache_stats *out, topo_cache *cache, topo_err *err
 
 /* --- JSON columns ----------------------------------------------------------------------- */
 
-int cache_column_json(json_t **out, sqlite3_stmt *st, int col, const char *what, topo_err *err)
+int cache_column_text(const char **out, sqlite3_stmt *st, int col, topo_err *err)
+{
+    /* The type first: reading the text may convert the value. */
+    int null = sqlite3_column_type(st, col) == SQLITE_NULL;
+    *out = null ? NULL : (const char *)sqlite3_column_text(st, col);
+    return *out == NULL && !null ? topo_err_nomem(err, "cache") : 0;
+}
+
+int cache_text_json(json_t **out, const char *text, size_t len, const char *what, topo_err *err)
 {
     json_error_t jerr;
-    const char *text = (const char *)sqlite3_column_text(st, col);
-    int len = sqlite3_column_bytes(st, col);
+    int rc;
 
     *out = NULL;
     if (text == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: %s is NULL", what);
-    if ((*out = json_loadb(text, (size_t)len, JSON_DECODE_ANY, &jerr)) == NULL)
+    if ((rc = topo_json_load(out, text, len, JSON_DECODE_ANY, &jerr)) == TOPO_ENOMEM)
+        return topo_err_nomem(err, "cache");
+    if (rc < 0)
         return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: %s: %s", what, jerr.text);
     return 0;
 }
 
+int cache_column_json(json_t **out, sqlite3_stmt *st, int col, const char *what, topo_err *err)
+{
+    const char *text;
+    int error;
+
+    *out = NULL;
+    if ((error = cache_column_text(&text, st, col, err)) < 0)
+        return error;
+    return cache_text_json(out, text, (size_t)sqlite3_column_bytes(st, col), what, err);
+}
+
 char *cache_column_strdup(sqlite3_stmt *st, int col, int null_ok, topo_pool *pool)
 {
-    const char *text = (const char *)sqlite3_column_text(st, col);
+    const char *text;
+    if (cache_column_text(&text, st, col, NULL) < 0)
+        return NULL;
     if (text == NULL) {
         if (null_ok)
             return NULL;

@@ -242,10 +242,17 @@ int cache_set_watch_rv(topo_cache *c, topo_cache_kind kind, const char *rv, topo
 /* Records a key for an open relist of that kind (no-op otherwise). */
 int cache_relist_mark(topo_cache *c, topo_cache_kind kind, const char *key, topo_err *err);
 
-/* Parses stored JSON text of a column (the cache wrote it: failures mean a
- * damaged file). */
+/* A text column: sqlite3_column_text gives NULL both for a NULL column and
+ * when out of memory; this tells them apart. 0 with *out (NULL for a NULL
+ * column), or TOPO_ENOMEM. */
+int cache_column_text(const char **out, sqlite3_stmt *st, int col, topo_err *err);
+/* Parses stored JSON text of a column (the cache wrote it: failures other
+ * than TOPO_ENOMEM mean a damaged file). */
 int cache_column_json(json_t **out, sqlite3_stmt *st, int col, const char *what, topo_err *err);
-/* A text column copied into pool ("" for NULL unless null_ok, then NULL). */
+/* Parses stored JSON text (NULL: a NULL column) as cache_column_json does. */
+int cache_text_json(json_t **out, const char *text, size_t len, const char *what, topo_err *err);
+/* A text column copied into pool ("" for NULL unless null_ok, then NULL);
+ * NULL when out of memory. */
 char *cache_column_strdup(sqlite3_stmt *st, int col, int null_ok, topo_pool *pool);
 
 /* Stored JSON shapes back to model structs, allocated from pool. */

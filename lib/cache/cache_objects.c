@@ -10,6 +10,7 @@
 #include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/podreq.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
@@ -115,11 +116,15 @@ static int store_node(topo_cache *c, const topo_node_spec *n, const char *rv, to
 
     if (n->name == NULL || n->name[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "metadata.name: required");
+    topo_json_alloc_watch();
     if ((labels = labels_json(n->labels, n->nlabels)) == NULL ||
         (alloc = cache_resources_to_json(n->allocatable, n->nallocatable)) == NULL ||
         (taints = taints_json(n->taints, n->ntaints)) == NULL) {
-        error = topo_err_set(err, TOPO_EINVALID, "node \"%s\": labels, allocatable or taints "
-                                                 "not encodable (invalid UTF-8?)", n->name);
+        error = topo_json_alloc_failed()
+                    ? topo_err_nomem(err, "cache")
+                    : topo_err_set(err, TOPO_EINVALID,
+                                   "node \"%s\": labels, allocatable or taints not encodable "
+                                   "(invalid UTF-8?)", n->name);
         goto cleanup;
     }
     if ((st = cache_stmt_get(c, CACHE_STMT_NODE_UPSERT, err)) == NULL) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -115,7 +116,7 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
         return stmt_error(err);
     for (size_t d = 0; d < a->ndomains && error == 0; d++) {
         json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
-        char *text = values ? json_dumps(values, JSON_COMPACT) : NULL;
+        char *text = values ? topo_json_dumps(values, JSON_COMPACT) : NULL;
         json_decref(values);
         if (text == NULL)
             return topo_err_nomem(err, "cache");
@@ -148,11 +149,14 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
     if ((error = validate_spec(spec, &nslots, err)) < 0)
         return error;
+    topo_json_alloc_watch();
     if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
         (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
         (assignment = topo_codec_assignment_json(spec->assignment)) == NULL) {
-        error = topo_err_set(err, TOPO_EINVALID, "reservation %s: not encodable (invalid UTF-8?)",
-                             spec->id);
+        error = topo_json_alloc_failed()
+                    ? topo_err_nomem(err, "cache")
+                    : topo_err_set(err, TOPO_EINVALID,
+                                   "reservation %s: not encodable (invalid UTF-8?)", spec->id);
         goto cleanup;
     }
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
@@ -217,12 +221,12 @@ cleanup:
 static int values_from_text(const char *const **out, size_t *out_n, const char *text,
                             topo_pool *pool, topo_err *err)
 {
-    json_error_t jerr;
-    json_t *v = text ? json_loads(text, 0, &jerr) : NULL;
+    json_t *v = NULL;
     const char **strs = NULL;
     int error;
-    if (v == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "cache: damaged row: slot domain values");
+    if ((error = cache_text_json(&v, text, text ? strlen(text) : 0, "slot domain values", err)) <
+        0)
+        return error;
     error = cache_json_to_strings(&strs, out_n, v, pool, err);
     json_decref(v);
     *out = strs;
@@ -640,8 +644,9 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
         }
         topo_cache_slot *s = &slots[out->nslots];
         s->index = (int32_t)sqlite3_column_int(st, 0);
-        if ((error = values_from_text(&s->values, &s->nvalues,
-                                      (const char *)sqlite3_column_text(st, 1), pool, err)) < 0)
+        const char *values;
+        if ((error = cache_column_text(&values, st, 1, err)) < 0 ||
+            (error = values_from_text(&s->values, &s->nvalues, values, pool, err)) < 0)
             goto cleanup;
         if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
             if ((s->pod_uid = cache_column_strdup(st, 2, 1, pool)) == NULL) {

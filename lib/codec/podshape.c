@@ -5,11 +5,13 @@
  * PodSet it does not match. The hash is topo's own (canonical JSON of the
  * fields, SHA-256), not byte-compatible with Kueue's role-hash annotation. */
 #include "topo/podreq.h"
+#include "topo/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 /* Each container reduced to what admission looks at: requests and ports. */
@@ -61,9 +63,15 @@ int topo_pod_shape(char out[TOPO_POD_SHAPE_LEN + 1], const json_t *spec)
     if (podres != NULL && json_object_set(shape, "resources", (json_t *)podres) < 0)
         goto cleanup;
     /* Sorted keys, compact: one text per shape whatever the field order. */
-    if ((text = json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS)) == NULL ||
-        EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1)
+    if ((text = topo_json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
         goto cleanup;
+    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1) {
+        /* Nothing reads OpenSSL's per-thread error queue here: drop what
+         * the failure left there (memory, and a stale error for the next
+         * OpenSSL call on this thread). */
+        ERR_clear_error();
+        goto cleanup;
+    }
     for (size_t i = 0; i < TOPO_POD_SHAPE_LEN / 2; i++)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
     rc = 0;

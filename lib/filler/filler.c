@@ -74,7 +74,7 @@ struct topo_filler {
     pthread_mutex_t db;
     int batch_open;
     size_t batch_events;
-    volatile sig_atomic_t stop; /* set with stop_all */
+    atomic_int stop; /* set with stop_all */
     int fatal;
     topo_err fatal_err;
     topo_filler_stats stats;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "topo/codec.h"
+#include "topo/json.h"
 
 int topo_assignment_format(char **out, const topo_assignment *a, topo_format format,
                            topo_err *err)
@@ -20,7 +21,7 @@ int topo_assignment_format(char **out, const topo_assignment *a, topo_format for
         if ((error = topo_codec_yaml_dump(&text, root, err)) < 0)
             goto cleanup;
     } else {
-        char *dumped = json_dumps(root, JSON_INDENT(2));
+        char *dumped = topo_json_dumps(root, JSON_INDENT(2));
         size_t len;
         if (dumped == NULL)
             goto nomem;

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "topo/goparse.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 
 /* The Go type the constraints annotation is decoded into (named in
@@ -119,11 +120,14 @@ static int decode_layers(topo_slice_layer **out, size_t *out_n, const char **why
                          const char *text, topo_pool *pool)
 {
     json_error_t jerr;
-    json_t *root = json_loadb(text, strlen(text), JSON_DECODE_ANY, &jerr);
-    int rc = 0;
+    json_t *root = NULL;
+    int rc = topo_json_load(&root, text, strlen(text), JSON_DECODE_ANY, &jerr);
     *out = NULL;
     *out_n = 0;
     *why = NULL;
+    if (rc == TOPO_ENOMEM)
+        return rc;
+    rc = 0;
     if (root == NULL) {
         *why = topo_pool_printf(pool, "%s", jerr.text);
         return *why != NULL ? 0 : TOPO_ENOMEM;

@@ -802,7 +802,7 @@ typedef struct line_sink {
     int stopped;
     int fn_rc;
     int idle;
-    const volatile sig_atomic_t *cancel;
+    const atomic_int *cancel;
     int cancelled;
     uint64_t idle_ns;
     uint64_t last_data_ns;
@@ -872,7 +872,7 @@ static int line_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, cu
     (void)dlnow;
     (void)ultotal;
     (void)ulnow;
-    if (s->cancel != NULL && *s->cancel) {
+    if (s->cancel != NULL && atomic_load(s->cancel)) {
         s->cancelled = 1;
         return 1;
     }

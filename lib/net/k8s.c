@@ -17,6 +17,7 @@
 #include "k8s_decode.h"
 #include "topo/buf.h"
 #include "topo/http.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -246,7 +247,7 @@ static int k8s_call(topo_k8s *k, const char *method, const char *path, const cha
     if (out != NULL)
         *out = NULL;
     describe(what, sizeof(what), method, path);
-    if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL) {
+    if (body != NULL && (text = topo_json_dumps(body, JSON_COMPACT)) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "%s: cannot encode the body", what);
         goto cleanup;
     }
@@ -370,7 +371,7 @@ typedef struct watch_ctx {
     topo_k8s_event_fn fn;
     void *payload;
     char *rv;
-    const volatile sig_atomic_t *stop;
+    const atomic_int *stop;
     const char *what;
     topo_err *err;
     int rc;          /* what the line callback stopped for */
@@ -410,7 +411,7 @@ static int watch_line(const char *line, size_t len, void *p)
         goto cleanup;
     }
     memcpy(c->rv, ev.rv, strlen(ev.rv) + 1);
-    if (c->stop != NULL && *c->stop) {
+    if (c->stop != NULL && atomic_load(c->stop)) {
         c->stopped = 1;
         rc = 1;
     }
@@ -435,7 +436,7 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
     memset(&c, 0, sizeof(c));
     if (opts != NULL)
         o = *opts;
-    if (o.stop != NULL && *o.stop)
+    if (o.stop != NULL && atomic_load(o.stop))
         return 0;
     if (memchr(rv, '\0', TOPO_K8S_RV_MAX) == NULL)
         return topo_err_set(err, TOPO_EINVALID, "kubernetes: watch resourceVersion too long");

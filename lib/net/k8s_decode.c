@@ -3,6 +3,8 @@
  * the fuzzer reaches every branch the client takes on what a server sends. */
 #include "k8s_decode.h"
 
+#include "topo/json.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,7 +91,11 @@ int topo_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_
     memset(out, 0, sizeof(*out));
     if (len == 0)
         return 0;
-    if ((ev = json_loadb(line, len, 0, NULL)) == NULL || !json_is_object(ev)) {
+    json_error_t jerr;
+    int lrc = topo_json_load(&ev, line, len, 0, &jerr);
+    if (lrc == TOPO_ENOMEM) /* not the server's fault: no malformed line to show */
+        return topo_err_nomem(err, what);
+    if (lrc != 0 || !json_is_object(ev)) {
         json_decref(ev);
         out->kind = TOPO_K8S_LINE_MALFORMED;
         return topo_err_set(err, TOPO_EINVALID, "%s: malformed watch event", what);

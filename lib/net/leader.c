@@ -385,7 +385,7 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
-int topo_leader_run(topo_leader *l, const volatile sig_atomic_t *stop,
+int topo_leader_run(topo_leader *l, const atomic_int *stop,
                     topo_leader_change_fn on_change, void *payload, topo_err *err)
 {
     int reported = 0;
@@ -393,7 +393,7 @@ int topo_leader_run(topo_leader *l, const volatile sig_atomic_t *stop,
     int64_t last_error_log = 0;
 
     (void)err;
-    while (!*stop) {
+    while (!atomic_load(stop)) {
         int64_t now = topo_leader_now_ms();
         if (now >= next) {
             topo_err terr = TOPO_ERR_INIT;

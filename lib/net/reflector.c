@@ -40,7 +40,7 @@ struct topo_reflector {
     pthread_mutex_t mu;
     pthread_cond_t wake;
     atomic_int stopped;
-    volatile sig_atomic_t cancel;
+    atomic_int cancel;
 };
 
 static int stopping(topo_reflector *r)
@@ -216,7 +216,7 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
     /* The stop was for this run: a later one starts afresh. */
     pthread_mutex_lock(&r->mu);
     atomic_store(&r->stopped, 0);
-    r->cancel = 0;
+    atomic_store(&r->cancel, 0);
     pthread_mutex_unlock(&r->mu);
     return rc < 0 ? rc : 0;
 }
@@ -227,7 +227,7 @@ void topo_reflector_stop(topo_reflector *r)
         return;
     pthread_mutex_lock(&r->mu);
     atomic_store(&r->stopped, 1);
-    r->cancel = 1;
+    atomic_store(&r->cancel, 1);
     pthread_cond_broadcast(&r->wake);
     pthread_mutex_unlock(&r->mu);
 }

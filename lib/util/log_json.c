@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "topo/buf.h"
+#include "topo/json.h"
 #include "topo/utf8.h"
 
 /* s as a JSON string; invalid UTF-8 bytes become U+FFFD. */
@@ -58,7 +59,7 @@ char *topo_log_json_line(const topo_log_event *event, double ts)
             json_object_set_new(o, json_string_value(k), text(event->fields[i].value));
         json_decref(k);
     }
-    char *line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *line = topo_json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return line;
 }

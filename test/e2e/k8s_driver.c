@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,10 @@
 #include "topo/reflector.h"
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile sig_atomic_t stop_flag;
+/* Set by on_signal: C11 lets a signal handler store to a lock-free atomic
+ * (7.14.1.1), and the threads reading it need an atomic anyway. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int stop_flag;
 
 static void say(const char *fmt, ...) TOPO_PRINTF(1, 2);
 

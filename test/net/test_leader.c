@@ -392,7 +392,7 @@ static void test_leader__conflict_on_renew_steps_down(void **state)
 
 typedef struct loop_arg {
     topo_leader *l;
-    volatile sig_atomic_t stop;
+    atomic_int stop;
     int changes;
     int last;
 } loop_arg;

@@ -23,6 +23,24 @@ static const topo_snapshot_opts opts = {"t", levels, 2, NULL, 0};
 
 enum { NODES = 12, PODS = 60 };
 
+/* Under ThreadSanitizer (the tsan stage of scripts/test.sh) every access
+ * costs ten times as much: the threaded tests run a fraction of their
+ * batches and rounds, which still races readers with writers (what it
+ * checks). */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/* Batches the readers race with. */
+enum { READ_BATCHES = UNDER_TSAN ? 300 : 3000 };
+
 typedef struct model {
     int node_present[NODES];
     int node_ready[NODES];
@@ -245,10 +263,10 @@ static void test_live__readers_never_see_half_a_batch(void **state)
         assert_int_equal(pthread_create(&th[t], NULL, reader, &args[t]), 0);
     }
     uint64_t x = 99;
-    /* At least 3000 batches, and on until both readers have read during
-     * them (a loaded machine may schedule them late), at most 20 s. */
+    /* At least READ_BATCHES batches, and on until both readers have read
+     * during them (a loaded machine may schedule them late), at most 20 s. */
     time_t deadline = time(NULL) + 20;
-    for (int batch = 0; batch < 3000 || ((atomic_load(&args[0].reads) < 200 ||
+    for (int batch = 0; batch < READ_BATCHES || ((atomic_load(&args[0].reads) < 200 ||
                                            atomic_load(&args[1].reads) < 200) &&
                                           time(NULL) < deadline);
          batch++) {
@@ -502,7 +520,7 @@ static void test_live__reserve_now_replaces_and_removes(void **state)
  * exactly one 1-GPU reservation all along and pods take no GPU, so every
  * reader must see the same total free GPUs; at the end the snapshot must be
  * a fresh build of the final state. */
-enum { WRITERS = 4, ROUNDS = 400 };
+enum { WRITERS = 4, ROUNDS = UNDER_TSAN ? 100 : 400 };
 
 typedef struct writer_arg {
     topo_live *live;
