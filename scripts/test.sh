@@ -7,7 +7,7 @@
 #   build-tsan/  ThreadSanitizer: only the threaded tests (ctest -L tsan) and
 #                the targets they need;
 #   build-fuzz/  clang + libFuzzer: only the fuzz targets, each fuzzed for
-#                TOPO_FUZZ_SECONDS (15) from the fixtures (ctest -L fuzz).
+#                FUZZ_SECONDS (8; TOPO_FUZZ_SECONDS) from the fixtures (ctest -L fuzz).
 # Fails if any fails. JOBS (default 2) sets build and test parallelism.
 set -uo pipefail
 
@@ -95,7 +95,10 @@ tsan_run || tsan=failed
 # libFuzzer's coverage instrumentation (fuzzer-no-link) and ASan+UBSan.
 fuzz=passed
 echo "=== fuzz: configure build-fuzz"
+# Ten harnesses: 8 s each in the suite keeps it inside its time budget; a
+# parser that changed gets minutes of its own (README "Fuzzing").
 if ! cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTOPO_BUILD_FUZZERS=ON \
+    -DTOPO_FUZZ_SECONDS="${FUZZ_SECONDS:-8}" \
     -DTOPO_SANITIZE="address;undefined" -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link; then
     echo "=== fuzz: configure failed"
     fuzz=failed
