@@ -183,6 +183,18 @@ static int source_of(topo_plan *p, const char *source, size_t *out, topo_err *er
     return 0;
 }
 
+/* The node name of a source's host into mapped; 0 (and counted) when the
+ * name map refuses it: an unmappable host is reported, not fatal. */
+static int map_host(topo_plan *p, const char *host, char mapped[TOPO_MAX_NODE_NAME + 1])
+{
+    topo_err why = TOPO_ERR_INIT;
+    if (topo_namemap_apply(p->names, host, mapped, TOPO_MAX_NODE_NAME + 1, &why) != 0) {
+        p->unmapped++;
+        return 0;
+    }
+    return 1;
+}
+
 int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, topo_level level,
                         const char *value, topo_err *err)
 {
@@ -193,11 +205,8 @@ int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, t
         return topo_err_set(err, TOPO_EINVALID, "plan: a level needs a source, a host, a level "
                                                 "other than hostname and a value");
     char mapped[TOPO_MAX_NODE_NAME + 1];
-    topo_err why = TOPO_ERR_INIT;
-    if (topo_namemap_apply(plan->names, host, mapped, sizeof mapped, &why) != 0) {
-        plan->unmapped++;
+    if (!map_host(plan, host, mapped))
         return 0;
-    }
     claim c = {.level = level};
     int rc = node_of(plan, mapped, &c.node, err);
     if (rc == 0)
@@ -217,11 +226,8 @@ int topo_plan_add_host(topo_plan *plan, const char *host, topo_err *err)
     if (!host)
         return topo_err_set(err, TOPO_EINVALID, "plan: a host needs a name");
     char mapped[TOPO_MAX_NODE_NAME + 1];
-    topo_err why = TOPO_ERR_INIT;
-    if (topo_namemap_apply(plan->names, host, mapped, sizeof mapped, &why) != 0) {
-        plan->unmapped++;
+    if (!map_host(plan, host, mapped))
         return 0;
-    }
     size_t i = 0;
     return node_of(plan, mapped, &i, err);
 }
