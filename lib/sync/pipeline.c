@@ -23,12 +23,22 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
-/* In the order their claims reach the plan, which is the precedence of
- * sources a level's precedence list does not name: a Node's own GPU clique
- * label over NetBox's NVLink field, UFM's live fabric over a dump. */
-enum { SRC_GPU, SRC_UFM, SRC_IB, SRC_LLDP, SRC_NETBOX, SRC_COUNT };
+/* Short names for topo_sync_source (include/topo/sync.h). */
+enum {
+    SRC_GPU = TOPO_SYNC_GPU,
+    SRC_UFM = TOPO_SYNC_UFM,
+    SRC_IB = TOPO_SYNC_IBNETDISCOVER,
+    SRC_LLDP = TOPO_SYNC_LLDP,
+    SRC_NETBOX = TOPO_SYNC_NETBOX,
+    SRC_COUNT = TOPO_SYNC_SOURCE_COUNT
+};
 static const char *const source_name[SRC_COUNT] = {"gpu", "ufm", "ibnetdiscover", "lldp",
                                                    "netbox"};
+
+const char *topo_sync_source_name(topo_sync_source src)
+{
+    return (unsigned)src < SRC_COUNT ? source_name[src] : NULL;
+}
 
 struct topo_sync {
     topo_namemap *names; /* the plan borrows it */
@@ -345,23 +355,28 @@ static int feed_plan(topo_plan *plan, topo_facts *const facts[SRC_COUNT],
     return rc;
 }
 
-int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
+int topo_sync_source_configured(const topo_sync_settings *s, topo_sync_source src)
 {
-    topo_facts *facts[SRC_COUNT] = {0};
+    return (unsigned)src < SRC_COUNT && configured(s, (int)src);
+}
+
+int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
+                          topo_err *err)
+{
+    if (!topo_sync_source_configured(s, src))
+        return topo_err_set(err, TOPO_EINVALID, "source %d is not configured", (int)src);
+    return read_source(facts, s, (int)src, err);
+}
+
+int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
+                   topo_facts *const facts[TOPO_SYNC_SOURCE_COUNT], topo_err *err)
+{
     topo_level levels[TOPO_LEVEL_COUNT];
-    int rc = 0, any = 0;
+    int rc = 0;
     *out = NULL;
     topo_sync *sync = calloc(1, sizeof(*sync));
     if (!sync)
         return topo_err_nomem(err, "sync");
-    for (int src = 0; src < SRC_COUNT; src++)
-        any |= configured(s, src);
-    if (!any) {
-        rc = topo_err_set(err, TOPO_EINVALID,
-                          "no source configured: give --ibnetdiscover, --ufm-systems-file, "
-                          "--lldp-dir or --nodes-file, or a --config with sources");
-        goto cleanup;
-    }
     topo_plan_opts po = s->plan;
     if (po.nlevels == 0) {
         po.nlevels = default_levels(levels, s);
@@ -370,16 +385,8 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     if ((rc = topo_namemap_create(&sync->names, &s->names, err)) != 0)
         goto cleanup;
     po.names = sync->names;
-    if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0)
-        goto cleanup;
-    for (int src = 0; src < SRC_COUNT; src++) {
-        if (!configured(s, src))
-            continue;
-        if ((rc = topo_facts_create(&facts[src], source_name[src], err)) != 0 ||
-            (rc = read_source(facts[src], s, src, err)) != 0)
-            goto cleanup;
-    }
-    if ((rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
+    if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0 ||
+        (rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
         (rc = topo_plan_build(sync->plan, err)) != 0)
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
@@ -391,8 +398,28 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     *out = sync;
     sync = NULL;
 cleanup:
+    topo_sync_free(sync);
+    return rc;
+}
+
+int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
+{
+    topo_facts *facts[SRC_COUNT] = {0};
+    int rc = 0, any = 0;
+    *out = NULL;
+    for (int src = 0; src < SRC_COUNT; src++)
+        any |= configured(s, src);
+    if (!any)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "no source configured: give --ibnetdiscover, --ufm-systems-file, "
+                            "--lldp-dir or --nodes-file, or a --config with sources");
+    for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
+        if (configured(s, src) && (rc = topo_facts_create(&facts[src], source_name[src], err)) == 0)
+            rc = read_source(facts[src], s, src, err);
+    }
+    if (rc == 0)
+        rc = topo_sync_fuse(out, s, facts, err);
     for (int src = 0; src < SRC_COUNT; src++)
         topo_facts_free(facts[src]);
-    topo_sync_free(sync);
     return rc;
 }
