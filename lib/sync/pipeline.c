@@ -287,7 +287,7 @@ static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_s
 {
     int netbox = s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
     int fabric = s->nibnetdiscover > 0 || s->ufm_systems_file || s->lldp_dir;
-    int nvlink = s->nodes_file || (netbox && s->netbox.nvlink_field);
+    int nvlink = s->nodes_file || s->nodes_live || (netbox && s->netbox.nvlink_field);
     size_t n = 0;
     if (netbox)
         out[n++] = TOPO_LEVEL_DATACENTER;
@@ -307,7 +307,7 @@ static int configured(const topo_sync_settings *s, int src)
 {
     switch (src) {
     case SRC_GPU:
-        return s->nodes_file != NULL;
+        return s->nodes_file != NULL || s->nodes_live;
     case SRC_UFM:
         return s->ufm_systems_file != NULL;
     case SRC_IB:
@@ -363,8 +363,9 @@ int topo_sync_source_configured(const topo_sync_settings *s, topo_sync_source sr
 int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
                           topo_err *err)
 {
-    if (!topo_sync_source_configured(s, src))
-        return topo_err_set(err, TOPO_EINVALID, "source %d is not configured", (int)src);
+    if (!topo_sync_source_configured(s, src) || (src == TOPO_SYNC_GPU && !s->nodes_file))
+        return topo_err_set(err, TOPO_EINVALID, "source %d is not configured to be read",
+                            (int)src);
     return read_source(facts, s, (int)src, err);
 }
 
@@ -414,6 +415,8 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
                             "no source configured: give --ibnetdiscover, --ufm-systems-file, "
                             "--lldp-dir or --nodes-file, or a --config with sources");
     for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
+        if (src == SRC_GPU && !s->nodes_file)
+            continue; /* the controller's live Node objects: not read here */
         if (configured(s, src) && (rc = topo_facts_create(&facts[src], source_name[src], err)) == 0)
             rc = read_source(facts[src], s, src, err);
     }
