@@ -77,6 +77,7 @@ typedef struct topo_probe_opts {
     int port;            /* 0..65535; 0: an ephemeral port (topo_probe_port) */
     int metrics_only;    /* 1: /metrics alone (a metrics port of its own): the
                           * probe paths are 404 */
+    /* metrics and metrics_payload must stay valid until topo_probe_free. */
     topo_metrics *metrics; /* rendered at each /metrics; NULL: none */
     topo_probe_metrics_fn metrics_append; /* after metrics; NULL: none */
     void *metrics_payload;
@@ -108,8 +109,8 @@ int topo_probe_set_check(topo_probe *p, const char *name, int ok);
 
 /* Sets liveness check name (named as above, not "ping") to fn(payload),
  * replacing one of the same name; fn NULL removes it. payload must stay
- * valid until the check is replaced and topo_probe_free. 0, TOPO_EINVALID,
- * TOPO_ELIMIT. */
+ * valid until topo_probe_free (a request may still be asking a check just
+ * replaced or removed). 0, TOPO_EINVALID, TOPO_ELIMIT. */
 int topo_probe_set_live_check(topo_probe *p, const char *name, topo_probe_check_fn fn,
                               void *payload);
 
