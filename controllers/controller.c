@@ -18,6 +18,7 @@
 #include "topo/k8s.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
+#include "topo/probe.h"
 #include "topo/reflector.h"
 #include "topo/sync.h"
 #include "topo/version.h"
@@ -32,6 +33,7 @@ typedef struct ctl {
     topo_reflector *reflector;
     sync_sources *sources;
     topo_leader *leader;
+    topo_probe *health, *metrics_port; /* metrics_port: when it differs from health's */
     pthread_t nodes_thread, leader_thread;
     int nodes_started, leader_started;
     atomic_int leader_stop;
@@ -158,8 +160,37 @@ static int make_leader(ctl *c, topo_err *err)
     return rc;
 }
 
+/* The readiness checks: nodes listed, and every configured source read
+ * once (its facts fetched now or kept from before). */
+static const char *const ready_checks[] = {"nodes-listed", "sources-answered"};
+
+static int make_probes(ctl *c, topo_err *err)
+{
+    if (c->o->once || c->o->health_port == 0)
+        return 0;
+    topo_probe_opts po = {.address = c->o->health_address,
+                          .port = (int)c->o->health_port,
+                          .metrics = c->o->metrics_port == c->o->health_port ? c->metrics : NULL,
+                          .ready_checks = ready_checks,
+                          .nready_checks = 2};
+    int rc = topo_probe_start(&c->health, &po, err);
+    if (rc == 0 && c->o->metrics_port && c->o->metrics_port != c->o->health_port) {
+        topo_probe_opts mo = {.address = c->o->health_address,
+                              .port = (int)c->o->metrics_port,
+                              .metrics_only = 1,
+                              .metrics = c->metrics};
+        rc = topo_probe_start(&c->metrics_port, &mo, err);
+    }
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO, "health on port %d, metrics on port %d",
+                 topo_probe_port(c->health),
+                 c->metrics_port ? topo_probe_port(c->metrics_port) : topo_probe_port(c->health));
+    return rc;
+}
+
 static void teardown(ctl *c)
 {
+    topo_probe_stopping(c->health);
     if (c->nodes_started) {
         topo_reflector_stop(c->reflector);
         pthread_join(c->nodes_thread, NULL);
@@ -168,6 +199,8 @@ static void teardown(ctl *c)
         atomic_store(&c->leader_stop, 1);
         pthread_join(c->leader_thread, NULL);
     }
+    topo_probe_free(c->metrics_port);
+    topo_probe_free(c->health);
     sync_sources_free(c->sources);
     topo_leader_free(c->leader);
     topo_reflector_free(c->reflector);
@@ -317,7 +350,12 @@ static int run_loop(ctl *c)
         int writer = may_write(c);
         uint64_t gen = sync_nodes_generation(c->nodes);
         int due = gen != seen || now >= next_resync || writer != was_writer;
-        if (due && sync_nodes_synced(c->nodes) && sync_sources_ready(c->sources)) {
+        int listed = sync_nodes_synced(c->nodes), answered = sync_sources_ready(c->sources);
+        if (c->health) {
+            topo_probe_set_check(c->health, "nodes-listed", listed);
+            topo_probe_set_check(c->health, "sources-answered", answered);
+        }
+        if (due && listed && answered) {
             if (reconcile(c, writer, &err) < 0)
                 topo_log(TOPO_LOG_ERROR, "plan: %s; the labels stay as they are", err.text);
             seen = gen;
@@ -349,6 +387,8 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
         rc = make_sources(&c, &err);
     if (rc == 0)
         rc = make_leader(&c, &err);
+    if (rc == 0)
+        rc = make_probes(&c, &err);
     int status;
     if (rc != 0) {
         topo_log(TOPO_LOG_ERROR, "%s", err.text);
