@@ -125,6 +125,8 @@ size_t topo_labeldiff_change_count(const topo_labeldiff *d);
 const topo_labeldiff_change *topo_labeldiff_change_at(const topo_labeldiff *d, size_t i);
 /* How many of them are drift. */
 size_t topo_labeldiff_drift_count(const topo_labeldiff *d);
+/* Whether the node carried any owned label before (0: its first labelling). */
+int topo_labeldiff_had_owned(const topo_labeldiff *d);
 /* Owned annotations (the record included) the patch sets or removes. */
 size_t topo_labeldiff_annotation_count(const topo_labeldiff *d);
 

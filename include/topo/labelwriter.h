@@ -23,9 +23,10 @@
  *   - A core/v1 Event on the Node (namespace "default", involvedObject
  *     kind Node with name and uid, source.component and reportingComponent
  *     the component, reportingInstance the instance) after each successful
- *     write that changed labels, so that `kubectl describe node` shows what
- *     moved: reason TopologyLabelsChanged (Normal) or
- *     TopologyLabelsReasserted (Warning, drift). Failing to create it is
+ *     write that changed labels of a node that already carried owned labels
+ *     (a first labelling only with initial_events), so that `kubectl
+ *     describe node` shows what moved: reason TopologyLabelsChanged (Normal)
+ *     or TopologyLabelsReasserted (Warning, drift). Failing to create it is
  *     logged and counted (events_failed), never a failed write.
  *   - Drift (an owned label someone else changed) is logged at warn, counted
  *     and reasserted.
@@ -56,6 +57,9 @@ typedef struct topo_labelwriter_opts {
     const char *event_namespace; /* TOPO_LABELWRITER_EVENT_NAMESPACE_DEFAULT (where
                                     kube-apiserver wants events of cluster-scoped objects) */
     int no_events;               /* non-zero: create no Events */
+    int initial_events;          /* non-zero: an Event also for a node's first labelling
+                                    (it carried no owned label): off by default, so that
+                                    labelling a new cluster is one request per node */
     int dry_run;                 /* non-zero: log each patch (info), send nothing */
     int max_attempts;            /* PATCHes of one node on 409;
                                     TOPO_LABELWRITER_MAX_ATTEMPTS_DEFAULT */

@@ -22,6 +22,7 @@ struct topo_labeldiff {
     TOPO_ARRAY(topo_labeldiff_change) changes;
     size_t drift;
     size_t annotations;
+    int had_owned;
     char *message;
 };
 
@@ -175,6 +176,7 @@ static int label_changes(topo_labeldiff *d, const topo_labeldiff_input *in, cons
         json_object_foreach((json_t *)labels, key, v) {
             if (!topo_labeldiff_owns(in->owned, key))
                 continue;
+            d->had_owned = 1;
             int desired = 0;
             for (size_t i = 0; i < in->nlabels && !desired; i++)
                 desired = strcmp(in->labels[i].key, key) == 0;
@@ -402,6 +404,11 @@ const topo_labeldiff_change *topo_labeldiff_change_at(const topo_labeldiff *d, s
 size_t topo_labeldiff_drift_count(const topo_labeldiff *d)
 {
     return d->drift;
+}
+
+int topo_labeldiff_had_owned(const topo_labeldiff *d)
+{
+    return d->had_owned;
 }
 
 size_t topo_labeldiff_annotation_count(const topo_labeldiff *d)

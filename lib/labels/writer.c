@@ -28,6 +28,7 @@ struct topo_labelwriter {
     char *instance;
     char *event_ns;
     int no_events;
+    int initial_events;
     int dry_run;
     int max_attempts;
     _Atomic uint64_t stats[ST_COUNT];
@@ -65,6 +66,7 @@ int topo_labelwriter_create(topo_labelwriter **out, topo_k8s *k,
     w->event_ns = topo_strdup(o.event_namespace ? o.event_namespace
                                                 : TOPO_LABELWRITER_EVENT_NAMESPACE_DEFAULT);
     w->no_events = o.no_events;
+    w->initial_events = o.initial_events;
     w->dry_run = o.dry_run;
     w->max_attempts = o.max_attempts > 0 ? o.max_attempts : TOPO_LABELWRITER_MAX_ATTEMPTS_DEFAULT;
     for (int i = 0; i < ST_COUNT; i++)
@@ -130,6 +132,10 @@ static void create_event(topo_labelwriter *w, const topo_labeldiff *d)
     int error;
 
     if (w->no_events || topo_labeldiff_message(d) == NULL)
+        return;
+    /* A first labelling moves nothing: an Event for each node of a new
+     * cluster would double the requests of its labelling. */
+    if (!topo_labeldiff_had_owned(d) && !w->initial_events)
         return;
     if ((error = topo_labelwriter_event(&ev, d, w->component, w->instance, w->event_ns,
                                         wall_ns(), &err)) == 0)

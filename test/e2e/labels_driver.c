@@ -5,7 +5,8 @@
  *   topo-labels-driver --kubeconfig FILE --plan FILE
  *       [--qps Q] [--burst B] [--retries N] [--max-attempts N]
  *       [--prefix P]... [--owned-key K]... [--record-key K | --no-record 1]
- *       [--no-events 1] [--dry-run 1] [--instance I] [--pause-after-list 1]
+ *       [--no-events 1] [--initial-events 1] [--dry-run 1] [--instance I]
+ *       [--pause-after-list 1]
  *
  * The plan file: {"<node>": {"labels": {K: V}, "annotations": {K: V|null}}
  * or null}. A node in it with an object is authoritative; null, or a node
@@ -201,6 +202,8 @@ static int parse_args(opts *o, int argc, char **argv)
             o->record_key = NULL;
         else if (strcmp(a, "--no-events") == 0)
             o->wo.no_events = atoi(v);
+        else if (strcmp(a, "--initial-events") == 0)
+            o->wo.initial_events = atoi(v);
         else if (strcmp(a, "--dry-run") == 0)
             o->wo.dry_run = atoi(v);
         else if (strcmp(a, "--instance") == 0)

@@ -285,6 +285,29 @@ def events_on_change(env):
 
 
 @case
+def first_labelling(env):
+    """Nodes that carry no owned label yet (a new cluster, a new node) are
+    labelled with one PATCH each and no Event, unless initial Events are
+    asked for."""
+    env.load_nodes(6, labelled=False)
+    plan = plan_for(6)
+    rc, outcomes, stats, err = env.run({k: v for k, v in plan.items() if k < "node-3"})
+    expect(rc == 0 and outcomes.get("patched") == ["node-0", "node-1", "node-2"],
+           f"exit {rc}, {outcomes}\n{err}")
+    expect_stats(stats, patches_sent=3, events_created=0, labels_set=9)
+    expect(not env.events(), f"events: {env.events()}")
+    rc, outcomes, stats, err = env.run(plan, "--initial-events", "1")
+    expect_stats(stats, patches_sent=3, events_created=3, converged=3)
+    ev = env.events("node-4")
+    expect(len(ev) == 1 and ev[0]["message"] == f"spine: (none){ARROW}sp0, leaf: (none){ARROW}"
+           f"lf0, rack: (none){ARROW}r1", f"{ev}")
+    for i in range(6):
+        md = env.node(f"node-{i}")["metadata"]
+        expect(owned(md["labels"]) == topo_labels(i) and
+               md["annotations"][REC] == record(topo_labels(i)), f"node-{i}: {md}")
+
+
+@case
 def drift_reasserted(env):
     """Someone else changes an owned label and adds one: the next round counts
     the drift, logs it, puts the planned value back, removes the stranger and

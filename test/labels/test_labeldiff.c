@@ -114,6 +114,7 @@ static void test_labeldiff__changed_new_stale(void **state)
     assert_null(topo_labeldiff_change_at(d, 3));
     assert_int_equal(topo_labeldiff_drift_count(d), 0);
     assert_int_equal(topo_labeldiff_annotation_count(d), 1);
+    assert_true(topo_labeldiff_had_owned(d));
     assert_string_equal(topo_labeldiff_message(d), "leaf: lf1" ARROW "lf2, rack: (none)" ARROW
                                                    "r12, block: b1" ARROW "(none)");
     assert_string_equal(topo_labeldiff_reason(d), TOPO_LABELDIFF_REASON_CHANGED);
@@ -320,8 +321,9 @@ static void test_labeldiff__message_bound(void **state)
         want[i] = (topo_kv){keys[i], vals[i]};
     }
     topo_labeldiff_input in = {&owned, 1, want, N, NULL, 0, REC};
-    json_t *n = node(NULL, NULL);
+    json_t *n = node("{\"kubernetes.io/hostname\": \"n1\"}", NULL);
     topo_labeldiff *d = diff(&in, n);
+    assert_false(topo_labeldiff_had_owned(d)); /* a first labelling */
     const char *msg = topo_labeldiff_message(d);
     assert_true(strlen(msg) <= TOPO_LABELDIFF_MESSAGE_MAX);
     assert_true(strlen(msg) > TOPO_LABELDIFF_MESSAGE_MAX - 120);
