@@ -187,8 +187,9 @@ static int label_changes(topo_labeldiff *d, const topo_labeldiff_input *in, cons
                 return TOPO_ENOMEM;
         }
     }
-    qsort(d->changes.items + first_removed, d->changes.n - first_removed,
-          sizeof(topo_labeldiff_change), by_key);
+    if (d->changes.n - first_removed > 1)
+        qsort(d->changes.items + first_removed, d->changes.n - first_removed,
+              sizeof(topo_labeldiff_change), by_key);
     if (rec->valid) {
         for (size_t i = 0; i < d->changes.n; i++) {
             topo_labeldiff_change *c = &d->changes.items[i];
