@@ -13,6 +13,14 @@ It speaks the real wire format for the resources topo uses:
   core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
                                     (the quota controller is the test: it writes status)
+  core/v1 events                    /api/v1/events (all namespaces: list, watch)
+                                    /api/v1/namespaces/NS/events[/NAME]
+                                    (created with kube-apiserver's checks of core/v1
+                                    Events: the namespace of an event about a
+                                    cluster-scoped object is "default"; with eventTime,
+                                    reportingComponent, reportingInstance, action and
+                                    reason are required; fieldSelector on involvedObject.*,
+                                    reason, type, reportingComponent)
 
 Semantics follow kube-apiserver backed by etcd3:
   * one global, monotonically increasing resourceVersion (a decimal string);
@@ -56,12 +64,16 @@ Fault injection and test control live under /_fake/ on the same server
                         {"resource": "pods", "count": N}   pods bound to existing nodes
                         {"file": PATH}   a List (NodeList/PodList/JobList/List) or one object
   POST /_fake/bulk      {"nodes": N, "pods": M, "jobs": J, "kueue_fraction": 0.25,
-                         "not_ready": 0.0, "seed": 1, "gpus": 8}
+                         "not_ready": 0.0, "seed": 1, "gpus": 8, "node_annotations": {K: V}}
                         realistic GPU nodes, pods bound to them (DaemonSet pods and GPU
                         workloads that fit, some finished, some Kueue TAS-annotated) and
                         their Jobs, from JSON templates: 10,000 nodes + 100,000 pods in a
                         few seconds. No watch events: the history is compacted to the new
                         RV. Returns counts, JSON bytes per kind, rv, seconds.
+                        node_annotations (given with the first bulk load: the template
+                        is made once) are added to every node; @@name@@, @@dc@@,
+                        @@spine@@, @@leaf@@ and @@rack@@ in a value become the node's
+                        own (what its topology.topo.io/ labels say).
   POST /_fake/churn     {"resource": "nodes", "count": M}  M label changes (MODIFIED events)
                         {"resource": "pods", "count": M}   M pod creations/deletions
                         {"count": M, "mix": {"pod_update": .5, "pod_delete": .2,
@@ -140,7 +152,7 @@ class Resource:
         # Bytes prepended to a stored item to make it a full object.
         self.head = (b'{"kind":' + json.dumps(kind).encode() + b',"apiVersion":' +
                      json.dumps(self.api_version).encode() + b',')
-        self.has_status = name != "leases"
+        self.has_status = name not in ("leases", "events")
 
     def qualified(self):
         return f"{self.name}.{self.group}" if self.group else self.name
@@ -161,6 +173,12 @@ RESOURCES = {
                            {"metadata.name", "status.phase"}),
     "resourcequotas": Resource("resourcequotas", "", "v1", "ResourceQuota", True,
                                {"metadata.name", "metadata.namespace"}),
+    "events": Resource("events", "", "v1", "Event", True,
+                       {"metadata.name", "metadata.namespace", "involvedObject.apiVersion",
+                        "involvedObject.kind", "involvedObject.name",
+                        "involvedObject.namespace", "involvedObject.uid",
+                        "involvedObject.resourceVersion", "involvedObject.fieldPath",
+                        "reason", "reportingComponent", "type"}),
 }
 KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
 GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",
@@ -264,6 +282,36 @@ def generic_status(code, message=None, retry_after=None):
         details = {"causes": [{"message": msg}], "retryAfterSeconds": int(retry_after)}
         headers.append(("Retry-After", str(int(retry_after))))
     return ApiError(code, reason, message or msg, details, headers)
+
+
+def check_event(res, ev, ns):
+    """kube-apiserver's checks of a core/v1 Event on create (legacyValidateEvent
+    in pkg/apis/core/validation/events.go, as the v1 endpoint applies them)."""
+    name = ev["metadata"]["name"]
+    involved = ev.get("involvedObject") if isinstance(ev.get("involvedObject"), dict) else {}
+    errs = []
+    if not ev.get("eventTime"):
+        if not involved.get("namespace"):
+            if ns not in ("", "default"):
+                errs.append('involvedObject.namespace: Invalid value: "": does not match '
+                            "event.namespace")
+        elif involved["namespace"] != ns:
+            errs.append(f'involvedObject.namespace: Invalid value: "{involved["namespace"]}": '
+                        "does not match event.namespace")
+    else:
+        if not involved.get("namespace") and ns not in ("default", "kube-system"):
+            errs.append('involvedObject.namespace: Invalid value: "": does not match '
+                        "event.namespace")
+        for field in ("reportingComponent", "reportingInstance", "action", "reason"):
+            if not ev.get(field):
+                errs.append(f"{field}: Required value")
+        for field, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128),
+                             ("message", 1024)):
+            if len(ev.get(field) or "") > limit:
+                errs.append(f'{field}: Invalid value: "": can have at most {limit} characters')
+    if errs:
+        raise invalid(res, name, ", ".join(errs) if len(errs) == 1 else
+                      "[" + ", ".join(errs) + "]")
 
 
 # --------------------------------------------------------------------------- selectors
@@ -864,9 +912,11 @@ def managed_fields(manager, operation, fields, subresource=None):
     return mf
 
 
-def node_template(gpus):
+def node_template(gpus, annotations=None):
     n = gen_node(0, {"gpus": gpus})
     md, labels = n["metadata"], n["metadata"]["labels"]
+    for k, v in (annotations or {}).items():
+        md["annotations"][str(k)] = str(v)
     md["name"] = "@@name@@"
     md["uid"] = "@@uid@@"
     md["resourceVersion"] = "@@rv@@"
@@ -1051,10 +1101,10 @@ class BulkFactory:
     GPU pods carry Kueue's labels and TAS annotation. Jobs are the indexed Jobs
     the GPU pods belong to (one per rack and slot)."""
 
-    def __init__(self, seed=1, gpus=8):
+    def __init__(self, seed=1, gpus=8, node_annotations=None):
         self.rng = random.Random(seed)
         self.gpus = gpus
-        self.node_tmpl = node_template(gpus)
+        self.node_tmpl = node_template(gpus, node_annotations)
         self.pod_tmpl = {(k, g): pod_template(k, g) for k in ("ds", "job", "kueue")
                          for g in (False, True)}
         self.job_tmpl = job_template()
@@ -1161,7 +1211,8 @@ def bulk_load(st, spec):
     not_ready = float(spec.get("not_ready", 0.0))
     with st.cond:
         if st.bulk is None:
-            st.bulk = BulkFactory(int(spec.get("seed", 1)), int(spec.get("gpus", 8)))
+            st.bulk = BulkFactory(int(spec.get("seed", 1)), int(spec.get("gpus", 8)),
+                                  spec.get("node_annotations"))
         f = st.bulk
         nodes_res, pods_res, jobs_res = RESOURCES["nodes"], RESOURCES["pods"], RESOURCES["jobs"]
         nbytes = {"nodes": 0, "pods": 0, "jobs": 0}
@@ -1959,6 +2010,8 @@ class Handler(BaseHTTPRequestHandler):
                           "lowercase RFC 1123 subdomain must consist of lower case "
                           "alphanumeric characters, '-' or '.'")
         md.pop("resourceVersion", None)
+        if res.name == "events":
+            check_event(res, obj, ns)
         with st.cond:
             entry = st.create(res, obj)
         self.send_bytes(201, res.head + entry.raw[1:])
@@ -2335,6 +2388,15 @@ class Server(ThreadingHTTPServer):
     def finish_request(self, request, client_address):
         # The TLS handshake runs here, in the connection's own thread.
         request.settimeout(Handler.timeout)
+        # A response goes out as two writes (headers, then body): with Nagle's
+        # algorithm the body waits for the client's delayed ACK of the
+        # headers, about 40 ms per small response, which capped a client at
+        # ~22 requests/s whatever its own QPS limit (kube-apiserver, in Go,
+        # sets TCP_NODELAY on every connection).
+        try:
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
         if self.ssl_ctx is not None:
             try:
                 request = self.ssl_ctx.wrap_socket(request, server_side=True)

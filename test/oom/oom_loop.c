@@ -1,7 +1,8 @@
-/* Out of memory at every step (test/support/failalloc.h) of three
+/* Out of memory at every step (test/support/failalloc.h) of four
  * operations that run with requests in flight: the admission handler placing
  * the first pod of a PodSet (decode, engine, reservation, claim, patch), a
- * reservation claim in the cache file, and a snapshot build. For N = 1, 2,
+ * reservation claim in the cache file, a snapshot build, and topo-sync's
+ * label diff of one node with its Event. For N = 1, 2,
  * ... until the operation no longer reaches its Nth allocation: fresh state,
  * the Nth allocation fails, and then
  * - the result is a success or a clean error: TOPO_ENOMEM with a message
@@ -34,6 +35,8 @@
 #include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/inventory.h"
+#include "topo/labeldiff.h"
+#include "topo/labelwriter.h"
 #include "topo/live.h"
 #include "topo/log.h"
 #include "topo/model.h"
@@ -92,6 +95,70 @@ static void check_clean_error(const char *what, size_t n, int rc, const topo_err
     if (rc != TOPO_ENOMEM || err->text[0] == '\0')
         fail_msg("%s: allocation %zu (in %s) failed: %s (%s), want TOPO_ENOMEM with a message",
                  what, n, failed_in(), topo_err_name(rc), err->text);
+}
+
+/* --- label diff ------------------------------------------------------------------- */
+
+/* A node with a changed, a new, a stale and a drifted owned label, an
+ * owned annotation and the record: every allocation of the diff, the patch,
+ * the message and the Event. */
+static int labeldiff_step(group *g, size_t n)
+{
+    (void)g;
+    static char *want_patch, *want_event;
+    static const char *const prefixes[] = {"topology.topo.io/"};
+    static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0};
+    const topo_kv labels[] = {{"topology.topo.io/leaf", "lf2"}, {"topology.topo.io/rack", "r12"},
+                              {"topology.topo.io/spine", "sp1"}};
+    const topo_kv ann[] = {{"topology.topo.io/provenance", "leaf=ufm,rack=netbox"}};
+    topo_labeldiff_input in = {&owned, 1, labels, 3, ann, 1, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    json_t *node = json_loads(
+        "{\"metadata\": {\"name\": \"n1\", \"uid\": \"u1\", \"labels\": {"
+        "\"topology.topo.io/leaf\": \"lf1\", \"topology.topo.io/spine\": \"x\","
+        "\"topology.topo.io/block\": \"b\", \"kubernetes.io/hostname\": \"n1\"},"
+        "\"annotations\": {\"topology.topo.io/applied-labels\":"
+        "\"topology.topo.io/block=b,topology.topo.io/leaf=lf1,topology.topo.io/spine=sp1\"}}}",
+        0, NULL);
+    assert_non_null(node);
+    topo_labeldiff *d = NULL;
+    json_t *ev = NULL;
+    topo_err err = TOPO_ERR_INIT;
+
+    failalloc_arm(n);
+    int rc = topo_labeldiff_compute(&d, &in, node, &err);
+    if (rc == 0)
+        rc = topo_labelwriter_event(&ev, d, "topo-sync", "pod-a", "default", 123, &err);
+    int fired = failalloc_disarm();
+
+    if (rc == 0) {
+        char *patch = json_dumps(topo_labeldiff_patch(d), JSON_SORT_KEYS | JSON_COMPACT);
+        char *event = json_dumps(ev, JSON_SORT_KEYS | JSON_COMPACT);
+        assert_non_null(patch);
+        assert_non_null(event);
+        assert_int_equal(topo_labeldiff_drift_count(d), 1);
+        if (n == 0) {
+            free(want_patch);
+            free(want_event);
+            want_patch = patch;
+            want_event = event;
+        } else {
+            assert_string_equal(patch, want_patch);
+            assert_string_equal(event, want_event);
+            free(patch);
+            free(event);
+        }
+    } else {
+        check_clean_error("label diff", n, rc, &err);
+    }
+    json_decref(ev);
+    topo_labeldiff_free(d);
+    json_decref(node);
+    return fired; /* want_* stay (reachable) for the next loop's first run */
+}
+
+static void test_oom__label_diff(void **state)
+{
+    oom_loop(*state, "label diff", labeldiff_step);
 }
 
 /* --- snapshot build ---------------------------------------------------------------- */
@@ -427,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_oom__snapshot_build),
         cmocka_unit_test(test_oom__reservation_claim),
         cmocka_unit_test(test_oom__admission_handler),
+        cmocka_unit_test(test_oom__label_diff),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
