@@ -12,9 +12,11 @@
 #include <time.h>
 
 #include "outputs.h"
+#include "apply.h"
 #include "nodes.h"
 #include "sources.h"
 #include "topo/gpu.h"
+#include "topo/http.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
@@ -33,6 +35,7 @@ typedef struct ctl {
     topo_reflector *reflector;
     sync_sources *sources;
     topo_leader *leader;
+    sync_apply *apply;
     topo_probe *health, *metrics_port; /* metrics_port: when it differs from health's */
     pthread_t nodes_thread, leader_thread;
     int nodes_started, leader_started;
@@ -202,6 +205,7 @@ static void teardown(ctl *c)
     topo_probe_free(c->metrics_port);
     topo_probe_free(c->health);
     sync_sources_free(c->sources);
+    sync_apply_free(c->apply);
     topo_leader_free(c->leader);
     topo_reflector_free(c->reflector);
     sync_nodes_free(c->nodes);
@@ -272,6 +276,16 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
     return 0;
 }
 
+static int may_write(ctl *c);
+
+/* Before each write: no stop asked, and (leader election on) the Lease
+ * still held, so a replica that lost it stops before another takes it. */
+static int keep_writing(void *payload)
+{
+    ctl *c = payload;
+    return !atomic_load(c->stop) && (c->o->dry_run || may_write(c));
+}
+
 /* One round: plan, write what differs (when allowed), export. Returns 0,
  * or 1 when some write failed; a plan that cannot be built is an error. */
 static int reconcile(ctl *c, int may_write, topo_err *err)
@@ -283,7 +297,19 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         return rc;
     const topo_plan *plan = topo_sync_plan(sync);
     int failed = 0;
-    (void)may_write; /* the writer (labels.h) plugs in here */
+    if (may_write || c->o->dry_run) {
+        sync_apply_result r;
+        if ((rc = sync_apply_round(c->apply, plan, view, keep_writing, c, &r, err)) != 0) {
+            json_decref(view);
+            topo_sync_free(sync);
+            return rc;
+        }
+        topo_log(TOPO_LOG_INFO,
+                 "round: %zu nodes patched, %zu converged, %zu held, %zu gone, %zu failed%s",
+                 r.dry_run ? r.dry_run : r.patched, r.converged, r.held, r.gone, r.failed,
+                 r.dry_run ? " (dry run: patches logged, not sent)" : "");
+        failed = r.failed > 0 || r.stopped;
+    }
     if (c->o->once && (c->o->print_labels || c->o->print_plan) &&
         sync_print(plan, c->o->print_labels, c->o->print_plan) != 0)
         failed = 1;
@@ -342,7 +368,8 @@ static int run_loop(ctl *c)
         topo_log(TOPO_LOG_ERROR, "%s", err.text);
         return SYNC_EXIT_FAILED;
     }
-    uint64_t seen = 0;
+    uint64_t seen = 0, rng = (uint64_t)mono_ms();
+    unsigned failures = 0;
     int64_t next_resync = 0;
     int was_writer = 0;
     while (!atomic_load(c->stop)) {
@@ -356,11 +383,17 @@ static int run_loop(ctl *c)
             topo_probe_set_check(c->health, "sources-answered", answered);
         }
         if (due && listed && answered) {
-            if (reconcile(c, writer, &err) < 0)
+            int rc = reconcile(c, writer, &err);
+            if (rc < 0)
                 topo_log(TOPO_LOG_ERROR, "plan: %s; the labels stay as they are", err.text);
             seen = gen;
             was_writer = writer;
-            next_resync = mono_ms() + c->o->resync_ms;
+            /* Failed writes are retried sooner than a resync, backing off. */
+            failures = rc != 0 ? failures + 1 : 0;
+            long wait = failures ? topo_http_backoff_ms(1000, c->o->resync_ms, (int)failures - 1,
+                                                        &rng)
+                                 : c->o->resync_ms;
+            next_resync = mono_ms() + wait;
         }
         /* Wake at least every second to notice a stop or a lost lease. */
         sync_nodes_wait(c->nodes, seen, mono_ms() + 1000);
@@ -385,6 +418,8 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
         rc = make_reflector(&c, &err);
     if (rc == 0)
         rc = make_sources(&c, &err);
+    if (rc == 0)
+        rc = sync_apply_create(&c.apply, c.k_write, o->dry_run, c.metrics, &err);
     if (rc == 0)
         rc = make_leader(&c, &err);
     if (rc == 0)

@@ -258,9 +258,8 @@ static void *refresher(void *arg)
 
 int sync_sources_start(sync_sources *s, topo_err *err)
 {
-    int64_t now = now_ms();
     for (int i = 0; i < SRC_N; i++)
-        s->src[i].next_ms = next_read(s, &s->src[i], now);
+        s->src[i].next_ms = 0; /* the first read at once */
     if (pthread_create(&s->thread, NULL, refresher, s) != 0)
         return topo_err_set(err, TOPO_EGENERIC, "sources: cannot start the refresher's thread");
     s->started = 1;

@@ -1,0 +1,45 @@
+/* A plan applied to the cluster's nodes: for each planned node in the
+ * Node view, its owned labels (every level but hostname, which is the
+ * kubelet's) handed to the label writer (topo/labelwriter.h), which sends
+ * at most one merge PATCH. A node the plan leaves out (incomplete, with
+ * incomplete: leaveOut) is held: its labels stay as they are. Nodes the
+ * plan does not know are never touched.
+ *
+ * Metrics (on the registry given): patches sent and failed, nodes
+ * converged, held and gone, labels reasserted after drift, Events. */
+#ifndef TOPO_SYNC_APPLY_H
+#define TOPO_SYNC_APPLY_H
+
+#include <stdatomic.h>
+
+#include <jansson.h>
+
+#include "topo/error.h"
+#include "topo/k8s.h"
+#include "topo/metrics.h"
+#include "topo/plan.h"
+
+typedef struct sync_apply sync_apply;
+
+/* k: the writer's own client (its QPS/burst paces the writes), borrowed.
+ * dry_run: log each patch instead of sending it. metrics may be NULL. */
+int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
+                      topo_err *err);
+void sync_apply_free(sync_apply *a);
+
+/* Asked before each write: non-zero to go on (the Lease still held, no
+ * stop asked). A round that is told to stop ends after the current write. */
+typedef int (*sync_apply_go_fn)(void *payload);
+
+typedef struct sync_apply_result {
+    size_t patched, converged, held, gone, failed, dry_run;
+    int stopped; /* go said no before the end */
+} sync_apply_result;
+
+/* One pass over the plan's nodes present in view (nodes.h's snapshot).
+ * Always 0 but for TOPO_ENOMEM: failed writes are counted in *res (the
+ * caller retries them at its next round). */
+int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
+                     sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err);
+
+#endif

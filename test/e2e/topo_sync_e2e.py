@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""topo-sync's controller (controllers/) against fake_apiserver.py over TLS,
+with topograph's NDR ibnetdiscover example (fixtures/sources) as the fabric
+source and one Node per host it names.
+
+Cases: a dry run sends nothing and logs the patches; --once labels every
+node with one PATCH each (labels equal to the offline plan, other labels
+untouched) and a second --once sends none; the running controller labels a
+node added later within seconds and answers /readyz and /metrics; a source
+that turns to garbage (and a restart during that outage) changes no label;
+two replicas with leader election: only the leader writes, and after the
+leader is killed the other takes over; SIGTERM releases the Lease and exits 0.
+
+usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from harness import Failure, expect
+from harness.fakeapi import FakeApiEnv
+
+P = "topology.topo.io/"
+RECORD = P + "applied-labels"
+ARGS = None
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, what, step=0.05):
+    t0 = time.monotonic()
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() - t0 > timeout:
+            raise Failure(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(step)
+
+
+class Env(FakeApiEnv):
+    PREFIX = "topo-sync-e2e-"
+    TOKEN = "sync-token-1"
+
+    def __init__(self, keep):
+        super().__init__(keep)
+        self.dump = os.path.join(self.dir, "fabric.txt")
+        shutil.copy(os.path.join(ARGS.source, "fixtures", "sources", "ibnetdiscover",
+                                 "topograph-example.out"), self.dump)
+        hosts = self.offline_labels()
+        self.write_nodes(sorted(hosts))
+        # The plan the controller must reach: the offline one over the same
+        # Node objects (GFD labels: each HGX node its own NVLink domain).
+        self.want = {n: l for n, l in self.offline_labels("--nodes-file",
+                                                          self.path("nodes.json")).items() if l}
+        expect(len(self.want) > 100, f"{len(self.want)} planned nodes")
+        self.admin("load", {"file": self.path("nodes.json")})
+
+    def offline_labels(self, *extra):
+        p = subprocess.run([ARGS.topo_sync, "--once", "--dry-run", "--print-labels",
+                            "--ibnetdiscover", self.dump, "-v", "warn", *extra],
+                           capture_output=True, text=True, timeout=60)
+        expect(p.returncode in (0, 1), f"offline plan: {p.returncode} {p.stderr}")
+        return json.loads(p.stdout)
+
+    def node(self, name):
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name,
+                             "labels": {"kubernetes.io/hostname": name, "team": "ml",
+                                        "nvidia.com/gpu.count": "8",
+                                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+                "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": "8"}}}
+
+    def write_nodes(self, names):
+        with open(self.path("nodes.json"), "w") as fh:
+            json.dump({"apiVersion": "v1", "kind": "NodeList",
+                       "items": [self.node(n) for n in names]}, fh)
+
+    def labels(self):
+        """node -> its labels, as the server holds them."""
+        return {n["metadata"]["name"]: n["metadata"].get("labels", {})
+                for n in self.items("/api/v1/nodes")}
+
+    def owned(self):
+        return {n: {k: v for k, v in l.items() if k.startswith(P)}
+                for n, l in self.labels().items()}
+
+    def patches(self):
+        return self.admin("stats")["verbs"].get("nodes", {}).get("PATCH", 0)
+
+    def args(self, *extra):
+        return [ARGS.topo_sync, "--kubeconfig", self.kubeconfig, "--ibnetdiscover", self.dump,
+                "--log-format", "json", *extra]
+
+    def once(self, *extra, expect_rc=0):
+        p = subprocess.run(self.args("--once", *extra), capture_output=True, text=True,
+                           timeout=90)
+        expect(p.returncode == expect_rc,
+               f"topo-sync --once {' '.join(extra)}: exit {p.returncode}, want {expect_rc}\n"
+               f"{p.stderr[-3000:]}")
+        return p
+
+    def spawn(self, *extra):
+        log = open(self.path(f"sync-{len(self.procs)}.log"), "w")
+        p = subprocess.Popen(self.args(*extra), stdout=subprocess.DEVNULL, stderr=log)
+        self.procs.append(p)
+        p.log_path = log.name
+        return p
+
+    def expect_converged(self):
+        got = self.owned()
+        bad = [n for n, l in self.want.items() if got.get(n) != l]
+        expect(not bad, f"{len(bad)} nodes not as planned, e.g. {bad[:3]}: "
+                        f"{[got.get(n) for n in bad[:3]]} want {[self.want[n] for n in bad[:3]]}")
+
+
+def log_of(p):
+    with open(p.log_path) as fh:
+        return fh.read()
+
+
+def http_get(port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return None, ""
+
+
+@case
+def dry_run(env):
+    """--once --dry-run against the API server: nothing sent, every patch logged."""
+    p = env.once("--dry-run")
+    expect(env.patches() == 0, f"{env.patches()} PATCHes in a dry run")
+    logged = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+    patches = [l for l in logged if "dry run" in l.get("msg", "") and "PATCH" in l.get("msg", "")]
+    expect(len(patches) == len(env.want), f"{len(patches)} patches logged, want {len(env.want)}")
+    expect(all(v == {} for v in env.owned().values()), "a dry run labelled nodes")
+
+
+@case
+def once_labels(env):
+    """--once: one PATCH per node, labels equal to the offline plan, the
+    other labels kept; a second --once sends nothing."""
+    env.once()
+    expect(env.patches() == len(env.want), f"{env.patches()} PATCHes for {len(env.want)} nodes")
+    env.expect_converged()
+    labels = env.labels()
+    expect(all(labels[n].get("team") == "ml" for n in env.want), "a foreign label was lost")
+    before = env.patches()
+    env.once()
+    expect(env.patches() == before, f"{env.patches() - before} PATCHes on a converged cluster")
+
+
+@case
+def controller_new_node(env):
+    """The running controller: converges, is ready, exports metrics, labels a
+    node added later within seconds (a copy of a cabled host's name mapped
+    by nothing gets nothing: only planned nodes are written)."""
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port))
+    try:
+        wait_for(lambda: http_get(port, "/readyz")[0] == 200, 30, "/readyz 200")
+        wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
+        env.expect_converged()
+        status, text = http_get(port, "/metrics")
+        expect(status == 200 and 'topo_sync_node_writes_total{outcome="patched"}' in text,
+               f"/metrics: {status} {text[:400]}")
+        # One node deleted and created again, bare: labelled again promptly.
+        name = sorted(env.want)[0]
+        env.delete(f"/api/v1/nodes/{name}")
+        env.create("/api/v1/nodes", env.node(name))
+        t0 = time.monotonic()
+        wait_for(lambda: env.owned().get(name) == env.want[name], 15, f"{name} labelled again")
+        print(f"a new node labelled in {time.monotonic() - t0:.2f} s")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(30)
+    expect(rc == 0, f"exit {rc} after SIGTERM\n{log_of(p)[-2000:]}")
+
+
+@case
+def source_garbage(env):
+    """A source that turns to garbage: the last good facts are kept and no
+    label changes or goes."""
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port),
+                  "--source-interval", "1", "--resync-interval", "1")
+    try:
+        wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
+        with open(env.dump, "w") as fh:
+            fh.write("Switch 36 garbage\n[1 no\n")
+        wait_for(lambda: "keeping its last good facts" in log_of(p), 15, "a failed read")
+        before = env.patches()
+        time.sleep(3)
+        expect(env.patches() == before, "PATCHes during the outage")
+        env.expect_converged()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+
+
+@case
+def leader_handover(env):
+    """Two replicas: only the Lease holder writes; killed, the other takes
+    over within the lease duration and finishes the work."""
+    ports = [free_port(), free_port()]
+    a = env.spawn("--health-port", str(ports[0]), "--lease-namespace", "default")
+    wait_for(lambda: env.patches() >= len(env.want), 40, "every node patched by the leader")
+    b = env.spawn("--health-port", str(ports[1]), "--lease-namespace", "default")
+    wait_for(lambda: http_get(ports[1], "/metrics")[0] == 200, 20, "the second replica up")
+    time.sleep(3)
+    _, text = http_get(ports[1], "/metrics")
+    expect("topo_sync_leader 0" in text, "the second replica leads too")
+    a.kill()
+    a.wait(10)
+    # Relabel one node by hand: only the new leader can undo it.
+    name = sorted(env.want)[1]
+    env.request("PATCH", f"/api/v1/nodes/{name}", {"metadata": {"labels": {P + "leaf": "x"}}},
+                ctype="application/merge-patch+json")
+    t0 = time.monotonic()
+    wait_for(lambda: "topo_sync_leader 1" in http_get(ports[1], "/metrics")[1], 30,
+             "the second replica to lead")
+    wait_for(lambda: env.owned().get(name) == env.want[name], 30, "the drift undone")
+    print(f"took over and reasserted in {time.monotonic() - t0:.2f} s")
+    b.send_signal(signal.SIGTERM)
+    expect(b.wait(30) == 0, "exit after SIGTERM")
+    lease = env.request("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
+                               "topo-sync")[1]
+    expect(not lease["spec"].get("holderIdentity"), f"Lease not released: {lease['spec']}")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topo-sync")
+    ap.add_argument("--source")
+    ap.add_argument("--case")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--keep", action="store_true")
+    ARGS = ap.parse_args()
+    if ARGS.list:
+        print("\n".join(CASES))
+        return 0
+    env = Env(ARGS.keep)
+    try:
+        CASES[ARGS.case](env)
+    except Failure as e:
+        print(f"FAIL {ARGS.case}: {e}", file=sys.stderr)
+        for p in env.procs:
+            if hasattr(p, "log_path"):
+                print(f"--- {p.log_path}\n{log_of(p)[-3000:]}", file=sys.stderr)
+        return 1
+    finally:
+        env.close()
+    print(f"ok {ARGS.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
