@@ -113,6 +113,10 @@
  * TOPO_MAX_FACTS_ENTRIES hosts, switches and cables would not fit, a fabric
  * 50 times larger does. */
 #define TOPO_MAX_FACTS_DOCUMENT (256u * 1024u * 1024u)
+/* The cache's store of them (topo/cache_facts.h): the longest source name,
+ * and the longest failure message kept (longer ones are cut). */
+#define TOPO_MAX_FACTS_SOURCE_NAME 256u
+#define TOPO_MAX_FACTS_ERROR 4096u
 /* Largest topo-sync configuration file. */
 #define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 
