@@ -109,7 +109,7 @@
  * Selene's fabric has 4,341 adapters; a fabric 200 times larger still fits. */
 #define TOPO_MAX_FACTS_ENTRIES 1000000u
 /* Largest facts document (topo/facts_json.h) topo-sync stores or reads back:
- * one source's facts for 10,000 nodes of 8 rails are about 4 MB (docs/sync.md);
+ * one source's facts for 10,000 nodes of 8 rails are about 2.4 MB (docs/sync.md);
  * TOPO_MAX_FACTS_ENTRIES hosts, switches and cables would not fit, a fabric
  * 50 times larger does. */
 #define TOPO_MAX_FACTS_DOCUMENT (256u * 1024u * 1024u)

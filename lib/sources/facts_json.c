@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json_internal.h"
+#include "topo/buf.h"
 #include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
@@ -17,6 +18,20 @@
 static const char hex_digits[] = "0123456789abcdef";
 
 /* --- encode ------------------------------------------------------------------------- */
+
+/* The document is written element by element into one buffer: a jansson
+ * tree of a 10,000-node fabric's facts (120,000 cables) would take some
+ * 80 MB, the text takes 3. jansson still writes every string (its escaping,
+ * UTF-8 checks); what is written by hand here is only the fixed punctuation
+ * and the integers of the canonical form, exactly as json_dumps would lay
+ * them out with JSON_COMPACT | JSON_SORT_KEYS (the tests compare them). */
+
+/* The levels in the order of their names, as sorted keys come. */
+static const topo_level sorted_levels[] = {TOPO_LEVEL_DATACENTER, TOPO_LEVEL_HOSTNAME,
+                                           TOPO_LEVEL_LEAF,       TOPO_LEVEL_NVLINK,
+                                           TOPO_LEVEL_RACK,       TOPO_LEVEL_SPINE};
+_Static_assert(sizeof(sorted_levels) / sizeof(sorted_levels[0]) == TOPO_LEVEL_COUNT,
+               "every level, in the order of its name");
 
 static int is_utf8(const char *s)
 {
@@ -45,129 +60,134 @@ static json_t *text_json(const char *s)
         hex[2 * i + 1] = hex_digits[(unsigned char)s[i] & 0x0f];
     }
     hex[2 * n] = '\0';
-    v = json_object();
-    if (v != NULL && json_object_set_new(v, "hex", json_string(hex)) < 0) {
-        json_decref(v);
-        v = NULL;
-    }
+    v = json_pack("{s:s}", "hex", hex);
     free(hex);
     return v;
 }
 
-/* json_object_set_new and json_array_append_new drop the value when they
- * fail; a NULL value (its constructor ran out of memory) fails too. */
-static int set(json_t *obj, const char *key, json_t *v)
+/* Appends s as text_json writes it. 0 or TOPO_ENOMEM (or b's error). */
+static int put_text(topo_buf *b, const char *s)
 {
-    return v != NULL && json_object_set_new(obj, key, v) == 0 ? 0 : -1;
-}
+    const size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
+    char small[256];
+    json_t *v;
+    size_t n;
 
-static int append(json_t *arr, json_t *v)
-{
-    return v != NULL && json_array_append_new(arr, v) == 0 ? 0 : -1;
-}
-
-static json_t *encode_host(const topo_facts *f, size_t i)
-{
-    json_t *h = json_object(), *levels = json_object();
-    if (h == NULL || levels == NULL || set(h, "name", text_json(topo_facts_host_name(f, i))) < 0)
-        goto fail;
-    for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
-        const char *v = topo_facts_host_level(f, i, (topo_level)l);
-        if (v != NULL && set(levels, topo_level_name((topo_level)l), text_json(v)) < 0)
-            goto fail;
+    topo_json_alloc_watch();
+    if ((v = text_json(s)) == NULL)
+        return TOPO_ENOMEM;
+    n = json_dumpb(v, small, sizeof(small), flags);
+    if (n > 0 && n <= sizeof(small)) {
+        (void)topo_buf_put(b, small, n);
+    } else if (n > 0 && topo_buf_reserve(b, n) == 0) {
+        n = json_dumpb(v, b->ptr + b->len, n, flags);
+        topo_buf_grown(b, n);
     }
-    if (json_object_size(levels) > 0) {
-        int rc = set(h, "levels", levels);
-        levels = NULL;
-        if (rc < 0)
-            goto fail;
-    }
-    json_decref(levels);
-    return h;
-fail:
-    json_decref(levels);
-    json_decref(h);
-    return NULL;
+    json_decref(v);
+    /* dumpb's only allocation is the key list of {"hex": ...}. */
+    if (n == 0 || topo_json_alloc_failed())
+        return TOPO_ENOMEM;
+    return b->error;
 }
 
-static json_t *encode_switch(const topo_facts *f, size_t i)
+static int put_index(topo_buf *b, size_t i)
+{
+    return topo_buf_printf(b, "%zu", i);
+}
+
+static int put_host(topo_buf *b, const topo_facts *f, size_t i)
+{
+    int rc = 0, any = 0;
+    for (size_t k = 0; rc == 0 && k < TOPO_LEVEL_COUNT; k++) {
+        const char *v = topo_facts_host_level(f, i, sorted_levels[k]);
+        if (v == NULL)
+            continue;
+        rc = topo_buf_puts(b, any ? ",\"" : "{\"levels\":{\"");
+        if (rc == 0)
+            rc = topo_buf_printf(b, "%s\":", topo_level_name(sorted_levels[k]));
+        if (rc == 0)
+            rc = put_text(b, v);
+        any = 1;
+    }
+    if (rc == 0)
+        rc = topo_buf_puts(b, any ? "},\"name\":" : "{\"name\":");
+    if (rc == 0)
+        rc = put_text(b, topo_facts_host_name(f, i));
+    return rc == 0 ? topo_buf_putc(b, '}') : rc;
+}
+
+static int put_switch(topo_buf *b, const topo_facts *f, size_t i)
 {
     const char *id = topo_facts_switch_id(f, i), *name = topo_facts_switch_name(f, i);
-    json_t *s = json_object();
-    if (s == NULL || set(s, "id", text_json(id)) < 0 ||
-        (strcmp(name, id) != 0 && set(s, "name", text_json(name)) < 0)) {
-        json_decref(s);
-        return NULL;
-    }
-    return s;
+    int rc = topo_buf_puts(b, "{\"id\":");
+    if (rc == 0)
+        rc = put_text(b, id);
+    if (rc == 0 && strcmp(name, id) != 0 && (rc = topo_buf_puts(b, ",\"name\":")) == 0)
+        rc = put_text(b, name);
+    return rc == 0 ? topo_buf_putc(b, '}') : rc;
 }
 
-static json_t *encode_cable(const topo_facts *f, size_t i)
+/* [switch, host, port] (null for an unknown host or port) or [switch,
+ * switch]: tuples, not objects, since cables are most of a document. */
+static int put_cable(topo_buf *b, const topo_facts *f, size_t i)
 {
     topo_facts_link l = topo_facts_link_at(f, i);
-    json_t *c = json_object();
-    int rc = c != NULL ? 0 : -1;
-    if (rc == 0 && l.is_host_link) {
-        rc = set(c, "switch", json_integer((json_int_t)l.sw));
-        if (rc == 0 && l.host != TOPO_FACTS_NO_HOST)
-            rc = set(c, "host", json_integer((json_int_t)l.host));
-        if (rc == 0 && l.port != NULL)
-            rc = set(c, "port", text_json(l.port));
-    } else if (rc == 0) {
-        rc = set(c, "switches",
-                 json_pack("[II]", (json_int_t)l.sw, (json_int_t)l.other));
-    }
-    if (rc < 0) {
-        json_decref(c);
-        return NULL;
-    }
-    return c;
+    int rc = topo_buf_putc(b, '[');
+    if (rc == 0)
+        rc = put_index(b, l.sw);
+    if (rc == 0)
+        rc = topo_buf_putc(b, ',');
+    if (rc == 0 && !l.is_host_link)
+        rc = put_index(b, l.other);
+    else if (rc == 0)
+        rc = l.host != TOPO_FACTS_NO_HOST ? put_index(b, l.host) : topo_buf_puts(b, "null");
+    if (rc == 0 && l.is_host_link && (rc = topo_buf_putc(b, ',')) == 0)
+        rc = l.port != NULL ? put_text(b, l.port) : topo_buf_puts(b, "null");
+    return rc == 0 ? topo_buf_putc(b, ']') : rc;
 }
 
-static json_t *encode(const topo_facts *f)
+typedef int (*put_fn)(topo_buf *b, const topo_facts *f, size_t i);
+
+/* "key":[put(0),put(1),...] */
+static int put_table(topo_buf *b, const char *key, const topo_facts *f, size_t n, put_fn put)
 {
-    json_t *root = json_object(), *hosts = json_array(), *switches = json_array(),
-           *cables = json_array();
-    int rc = root && hosts && switches && cables ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < topo_facts_host_count(f); i++)
-        rc = append(hosts, encode_host(f, i));
-    for (size_t i = 0; rc == 0 && i < topo_facts_switch_count(f); i++)
-        rc = append(switches, encode_switch(f, i));
-    for (size_t i = 0; rc == 0 && i < topo_facts_link_count(f); i++)
-        rc = append(cables, encode_cable(f, i));
-    if (rc == 0)
-        rc = set(root, "version", json_integer(TOPO_FACTS_JSON_VERSION));
-    if (rc == 0)
-        rc = set(root, "source", text_json(topo_facts_source(f)));
-    /* set() takes the arrays whether it succeeds or not. */
-    rc = rc == 0 ? set(root, "hosts", hosts) : (json_decref(hosts), -1);
-    rc = rc == 0 ? set(root, "switches", switches) : (json_decref(switches), -1);
-    rc = rc == 0 ? set(root, "cables", cables) : (json_decref(cables), -1);
-    if (rc < 0) {
-        json_decref(root);
-        return NULL;
-    }
-    return root;
+    int rc = topo_buf_printf(b, "\"%s\":[", key);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if ((rc = i > 0 ? topo_buf_putc(b, ',') : 0) == 0)
+            rc = put(b, f, i);
+    return rc == 0 ? topo_buf_putc(b, ']') : rc;
 }
 
 int topo_facts_json_encode(char **out, size_t *out_len, const topo_facts *facts, topo_err *err)
 {
-    json_t *root;
+    topo_buf b = TOPO_BUF_INIT(TOPO_MAX_FACTS_DOCUMENT);
+    int rc;
+
     *out = NULL;
     if (out_len != NULL)
         *out_len = 0;
     if (facts == NULL)
         return topo_err_set(err, TOPO_EINVALID, "facts document: no facts");
-    /* Every string is checked for UTF-8 before jansson sees it: a failure
-     * here can only be memory. */
-    if ((root = encode(facts)) == NULL)
-        return topo_err_nomem(err, "facts document");
-    *out = topo_json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(root);
-    if (*out == NULL)
-        return topo_err_nomem(err, "facts document");
-    if (out_len != NULL)
-        *out_len = strlen(*out);
+    /* The keys in sorted order: cables, hosts, source, switches, version. */
+    rc = topo_buf_putc(&b, '{');
+    if (rc == 0)
+        rc = put_table(&b, "cables", facts, topo_facts_link_count(facts), put_cable);
+    if (rc == 0 && (rc = topo_buf_putc(&b, ',')) == 0)
+        rc = put_table(&b, "hosts", facts, topo_facts_host_count(facts), put_host);
+    if (rc == 0 && (rc = topo_buf_puts(&b, ",\"source\":")) == 0)
+        rc = put_text(&b, topo_facts_source(facts));
+    if (rc == 0 && (rc = topo_buf_putc(&b, ',')) == 0)
+        rc = put_table(&b, "switches", facts, topo_facts_switch_count(facts), put_switch);
+    if (rc == 0)
+        rc = topo_buf_printf(&b, ",\"version\":%d}", TOPO_FACTS_JSON_VERSION);
+    if (rc != 0) {
+        topo_buf_dispose(&b);
+        return rc == TOPO_ELIMIT
+                   ? topo_err_set(err, TOPO_ELIMIT, "facts document: more than %u bytes",
+                                  (unsigned)TOPO_MAX_FACTS_DOCUMENT)
+                   : topo_err_nomem(err, "facts document");
+    }
+    *out = topo_buf_take(&b, out_len);
     return 0;
 }
 
@@ -241,40 +261,47 @@ static int decode_hex(const char **out, decoder *d, const json_t *obj, const cha
     return 0;
 }
 
-/* A facts string: a non-empty JSON string or {"hex": ...}. *out is NULL
- * when the member is absent and not required. */
+/* A facts string at path: a non-empty JSON string or {"hex": ...}; v NULL
+ * or JSON null is absent (*out NULL), an error when required. */
+static int text_value(const char **out, decoder *d, const json_t *v, const char *path,
+                      int required)
+{
+    *out = NULL;
+    if (v == NULL || json_is_null(v))
+        return required ? invalid(d, path, "required") : 0;
+    if (json_is_object(v))
+        return decode_hex(out, d, v, path);
+    if (!json_is_string(v))
+        return topo_err_set(d->err, TOPO_EINVALID, "%s: expected a string, got %s", path,
+                            topo_decode_type_name(v));
+    /* Facts keep C strings (jansson refuses \u0000 anyway). */
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return invalid(d, path, "NUL byte in string");
+    if (json_string_length(v) == 0)
+        return invalid(d, path, "must not be empty");
+    *out = json_string_value(v);
+    return 0;
+}
+
 static int get_text(const char **out, decoder *d, const json_t *obj, const char *key,
                     const char *path, int required)
 {
     char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
-    int rc;
-
-    *out = NULL;
-    topo_decode_path_key(p, sizeof(p), path, key);
-    if (v == NULL || json_is_null(v))
-        return required ? invalid(d, p, "required") : 0;
-    if (json_is_object(v))
-        return decode_hex(out, d, v, p);
-    if ((rc = srcjson_string(out, obj, key, path, 1, d->err)) != 0)
-        return rc;
-    return **out == '\0' ? invalid(d, p, "must not be empty") : 0;
+    return text_value(out, d, json_object_get(obj, key), topo_decode_path_key(p, sizeof(p), path, key),
+                      required);
 }
 
-/* An index into a table of count entries (what names them: "hosts"). */
-static int get_index(size_t *out, decoder *d, const json_t *obj, const char *key,
-                     const char *path, size_t count, const char *what)
+/* An index at path into a table of count entries (what names them). */
+static int index_value(size_t *out, decoder *d, const json_t *v, const char *path, size_t count,
+                       const char *what)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v = NULL;
-    int rc = topo_decode_member(&v, obj, key, path, JSON_INTEGER, 1, d->err);
-    if (rc != 0)
-        return rc;
+    if (!json_is_integer(v))
+        return topo_err_set(d->err, TOPO_EINVALID, "%s: expected an index of %s, got %s", path,
+                            what, topo_decode_type_name(v));
     json_int_t i = json_integer_value(v);
     if (i < 0 || (size_t)i >= count)
         return topo_err_set(d->err, TOPO_EINVALID, "%s: %lld is not an index of %s (%zu of them)",
-                            topo_decode_path_key(p, sizeof(p), path, key), (long long)i, what,
-                            count);
+                            path, (long long)i, what, count);
     *out = (size_t)i;
     return 0;
 }
@@ -368,59 +395,45 @@ static int decode_switches(decoder *d, const json_t *switches)
     return 0;
 }
 
-static int decode_switch_cable(decoder *d, const json_t *c, const char *path)
-{
-    static const char *const keys[] = {"switches", NULL};
-    char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
-    const json_t *pair = NULL;
-    size_t ends[2] = {0, 0}, nsw = topo_facts_switch_count(d->facts);
-    int rc;
-
-    if ((rc = check_keys(d, c, path, keys)) != 0 ||
-        (rc = topo_decode_member(&pair, c, "switches", path, JSON_ARRAY, 1, d->err)) != 0)
-        return rc;
-    topo_decode_path_key(p, sizeof(p), path, "switches");
-    if (json_array_size(pair) != 2)
-        return invalid(d, p, "expected two switch indices");
-    for (size_t k = 0; k < 2; k++) {
-        const json_t *v = json_array_get(pair, k);
-        topo_decode_path_index(ip, sizeof(ip), p, k);
-        if (!json_is_integer(v))
-            return topo_err_set(d->err, TOPO_EINVALID, "%s: expected an integer, got %s", ip,
-                                topo_decode_type_name(v));
-        if (json_integer_value(v) < 0 || (size_t)json_integer_value(v) >= nsw)
-            return topo_err_set(d->err, TOPO_EINVALID,
-                                "%s: %lld is not an index of switches (%zu of them)", ip,
-                                (long long)json_integer_value(v), nsw);
-        ends[k] = (size_t)json_integer_value(v);
-    }
-    if (ends[0] == ends[1])
-        return invalid(d, p, "a cable from a switch to itself");
-    rc = topo_facts_add_switch_link(d->facts, topo_facts_switch_id(d->facts, ends[0]),
-                                    topo_facts_switch_id(d->facts, ends[1]), d->err);
-    return rc != 0 ? facts_failed(d, rc, path) : 0;
-}
-
+/* [switch, host, port]: host and port each null when unknown. */
 static int decode_host_cable(decoder *d, const json_t *c, const char *path)
 {
-    static const char *const keys[] = {"switch", "host", "port", NULL};
+    char p[3][TOPO_DECODE_PATH_MAX];
     size_t sw = 0, host = TOPO_FACTS_NO_HOST;
-    const json_t *named = json_object_get(c, "host");
+    const json_t *h = json_array_get(c, 1);
     const char *port = NULL;
     int rc;
 
-    if ((rc = check_keys(d, c, path, keys)) != 0 ||
-        (rc = get_index(&sw, d, c, "switch", path, topo_facts_switch_count(d->facts),
-                        "switches")) != 0 ||
-        (named != NULL && !json_is_null(named) &&
-         (rc = get_index(&host, d, c, "host", path, topo_facts_host_count(d->facts), "hosts")) !=
-             0) ||
-        (rc = get_text(&port, d, c, "port", path, 0)) != 0)
+    for (size_t k = 0; k < 3; k++)
+        topo_decode_path_index(p[k], sizeof(p[k]), path, k);
+    if ((rc = index_value(&sw, d, json_array_get(c, 0), p[0], topo_facts_switch_count(d->facts),
+                          "switches")) != 0 ||
+        (!json_is_null(h) &&
+         (rc = index_value(&host, d, h, p[1], topo_facts_host_count(d->facts), "hosts")) != 0) ||
+        (rc = text_value(&port, d, json_array_get(c, 2), p[2], 0)) != 0)
         return rc;
     rc = topo_facts_add_host_link(d->facts,
                                   host == TOPO_FACTS_NO_HOST ? NULL
                                                              : topo_facts_host_name(d->facts, host),
                                   port, topo_facts_switch_id(d->facts, sw), d->err);
+    return rc != 0 ? facts_failed(d, rc, path) : 0;
+}
+
+/* [switch, switch], in either order (the facts keep the lower first). */
+static int decode_switch_cable(decoder *d, const json_t *c, const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    size_t ends[2] = {0, 0};
+    int rc;
+    for (size_t k = 0; k < 2; k++)
+        if ((rc = index_value(&ends[k], d, json_array_get(c, k),
+                              topo_decode_path_index(p, sizeof(p), path, k),
+                              topo_facts_switch_count(d->facts), "switches")) != 0)
+            return rc;
+    if (ends[0] == ends[1])
+        return invalid(d, path, "a cable from a switch to itself");
+    rc = topo_facts_add_switch_link(d->facts, topo_facts_switch_id(d->facts, ends[0]),
+                                    topo_facts_switch_id(d->facts, ends[1]), d->err);
     return rc != 0 ? facts_failed(d, rc, path) : 0;
 }
 
@@ -433,14 +446,12 @@ static int decode_cables(decoder *d, const json_t *cables)
         size_t before = topo_facts_link_count(d->facts);
         int rc;
         topo_decode_path_index(p, sizeof(p), "cables", i);
-        if (!json_is_object(c))
-            return topo_err_set(d->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
-                                topo_decode_type_name(c));
-        if (json_object_get(c, "switches") != NULL && json_object_get(c, "switch") != NULL)
-            return invalid(d, p, "a host cable has \"switch\", a switch cable \"switches\": "
-                                 "not both");
-        rc = json_object_get(c, "switches") != NULL ? decode_switch_cable(d, c, p)
-                                                    : decode_host_cable(d, c, p);
+        if (!json_is_array(c) || (json_array_size(c) != 2 && json_array_size(c) != 3))
+            return topo_err_set(d->err, TOPO_EINVALID,
+                                "%s: expected [switch, host, port] (a host cable) or [switch, "
+                                "switch], got %s%s", p, topo_decode_type_name(c),
+                                json_is_array(c) ? " of another length" : "");
+        rc = json_array_size(c) == 3 ? decode_host_cable(d, c, p) : decode_switch_cable(d, c, p);
         if (rc != 0)
             return rc;
         /* The facts keep a cable once: a second one would be lost. */

@@ -21,6 +21,7 @@
 #include "topo/facts_json.h"
 #include "topo/gpu.h"
 #include "topo/ibnetdiscover.h"
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/lldp.h"
 #include "topo/netbox.h"
@@ -151,6 +152,22 @@ static char *encode(const topo_facts *f, size_t *len)
     return text;
 }
 
+/* The encoder writes the document element by element; it must be exactly
+ * what jansson writes for the same tree with compact, sorted keys. */
+static void assert_jansson_canonical(const char *text, size_t len)
+{
+    json_t *tree = NULL;
+    json_error_t jerr;
+    if (topo_json_load(&tree, text, len, JSON_REJECT_DUPLICATES, &jerr) != 0)
+        fail_msg("not JSON: %s", jerr.text);
+    char *dumped = topo_json_dumps(tree, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_non_null(dumped);
+    assert_int_equal(strlen(dumped), len);
+    assert_memory_equal(dumped, text, len);
+    free(dumped);
+    json_decref(tree);
+}
+
 /* Encodes f, decodes the document, and checks the facts are f's and
  * encode to the same bytes again. Returns the document. */
 static char *round_trip(const topo_facts *f, size_t *len)
@@ -159,6 +176,7 @@ static char *round_trip(const topo_facts *f, size_t *len)
     topo_err err = TOPO_ERR_INIT;
     size_t len2 = 0;
     char *text = encode(f, len), *again;
+    assert_jansson_canonical(text, *len);
     if (topo_facts_json_decode(&g, text, *len, "doc", &err) != 0)
         fail_msg("decode: %s", err.text);
     assert_facts_equal(f, g);
@@ -280,8 +298,7 @@ static void test_facts_json__format(void **state)
 {
     (void)state;
     static const char want[] =
-        "{\"cables\":[{\"host\":0,\"port\":\"HCA-1\",\"switch\":0},{\"port\":\"HCA-2\",\"switch\":0},"
-        "{\"switch\":1},{\"host\":2,\"switch\":2},{\"switches\":[0,2]}],"
+        "{\"cables\":[[0,0,\"HCA-1\"],[0,null,\"HCA-2\"],[1,null,null],[2,2,null],[0,2]],"
         "\"hosts\":[{\"levels\":{\"datacenter\":\"dc1\",\"nvlink\":\"uuid.7\",\"rack\":\"r 1\"},"
         "\"name\":\"gpu-1\"},{\"name\":\"caf\xc3\xa9\\t\\\"q\\\"\"},"
         "{\"levels\":{\"rack\":{\"hex\":\"7280\"}},\"name\":{\"hex\":\"626164fe\"}}],"
@@ -315,10 +332,10 @@ static void test_facts_json__lenient_spelling(void **state)
         "{ \"version\": 1, \"source\": \"s\",\n"
         "  \"switches\": [ {\"name\": \"a\", \"id\": \"a\"}, {\"id\": \"b\"} ],\n"
         "  \"hosts\": [ {\"name\": \"h\", \"levels\": {}}, {\"name\": \"k\", \"levels\": null} ],\n"
-        "  \"cables\": [ {\"switches\": [1, 0]}, {\"switch\": 1, \"host\": null, \"port\": null} ]"
+        "  \"cables\": [ [1, 0], [ 1, null, null ], [0, 1, \"eth0\"] ]"
         " }\n";
     static const char canonical[] =
-        "{\"cables\":[{\"switches\":[0,1]},{\"switch\":1}],\"hosts\":[{\"name\":\"h\"},"
+        "{\"cables\":[[0,1],[1,null,null],[0,1,\"eth0\"]],\"hosts\":[{\"name\":\"h\"},"
         "{\"name\":\"k\"}],\"source\":\"s\",\"switches\":[{\"id\":\"a\"},{\"id\":\"b\"}],"
         "\"version\":1}";
     topo_facts *f = NULL;
@@ -337,7 +354,7 @@ static void test_facts_json__lenient_spelling(void **state)
 #define DOC(cables, hosts, source, switches)                                                      \
     "{\"cables\":" cables ",\"hosts\":" hosts ",\"source\":" source ",\"switches\":" switches    \
     ",\"version\":1}"
-#define CABLES "[{\"host\":0,\"port\":\"p\",\"switch\":0},{\"switches\":[0,1]}]"
+#define CABLES "[[0,0,\"p\"],[0,1]]"
 #define HOSTS "[{\"levels\":{\"rack\":\"r1\"},\"name\":\"h\"}]"
 #define SWITCHES "[{\"id\":\"a\"},{\"id\":\"b\",\"name\":\"B\"}]"
 #define SRC "\"s\""
@@ -417,42 +434,47 @@ static const struct {
      "doc: switches[0].guid: unknown field"},
     {DOC("[]", "[]", SRC, "[1]"), TOPO_EINVALID,
      "doc: switches[0]: expected an object, got an integer"},
-    {DOC(CABLE("{\"host\":0}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switch: required"},
-    {DOC(CABLE("{\"switch\":2}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switch: 2 is not an index of switches (2 of them)"},
-    {DOC(CABLE("{\"switch\":-1}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switch: -1 is not an index of switches (2 of them)"},
-    {DOC(CABLE("{\"switch\":1.0}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switch: expected an integer, got a number"},
-    {DOC(CABLE("{\"switch\":0,\"host\":1}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].host: 1 is not an index of hosts (1 of them)"},
-    {DOC(CABLE("{\"switch\":0,\"host\":\"h\"}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].host: expected an integer, got a string"},
-    {DOC(CABLE("{\"switch\":0,\"port\":\"\"}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].port: must not be empty"},
-    {DOC(CABLE("{\"switch\":0,\"speed\":\"HDR\"}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].speed: unknown field"},
-    {DOC(CABLE("{\"switches\":[0]}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switches: expected two switch indices"},
-    {DOC(CABLE("{\"switches\":[1,1]}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switches: a cable from a switch to itself"},
-    {DOC(CABLE("{\"switches\":[0,\"1\"]}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switches[1]: expected an integer, got a string"},
-    {DOC(CABLE("{\"switches\":[0,7]}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switches[1]: 7 is not an index of switches (2 of them)"},
-    {DOC(CABLE("{\"switches\":{}}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].switches: expected an array, got an object"},
-    {DOC(CABLE("{\"switches\":[0,1],\"port\":\"p\"}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0].port: unknown field"},
-    {DOC(CABLE("{\"switches\":[0,1],\"switch\":0}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0]: a host cable has \"switch\", a switch cable \"switches\": not both"},
-    {DOC(CABLE("{\"switches\":[0,1]},{\"switches\":[1,0]}"), HOSTS, SRC, SWITCHES),
-     TOPO_EINVALID, "doc: cables[1]: the same cable as an earlier one"},
-    {DOC(CABLE("{\"switch\":0,\"host\":0},{\"host\":0,\"switch\":0}"), HOSTS, SRC, SWITCHES),
-     TOPO_EINVALID, "doc: cables[1]: the same cable as an earlier one"},
-    {DOC(CABLE("[0,1]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
-     "doc: cables[0]: expected an object, got an array"},
+    {DOC(CABLE("{\"switch\":0}"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0]: expected [switch, host, port] (a host cable) or [switch, switch], got an "
+     "object"},
+    {DOC(CABLE("1"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0]: expected [switch, host, port] (a host cable) or [switch, switch], got an "
+     "integer"},
+    {DOC(CABLE("[0]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0]: expected [switch, host, port] (a host cable) or [switch, switch], got an "
+     "array of another length"},
+    {DOC(CABLE("[0,0,null,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "got an array of another length"},
+    {DOC(CABLE("[2,0,\"p\"]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][0]: 2 is not an index of switches (2 of them)"},
+    {DOC(CABLE("[-1,0,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][0]: -1 is not an index of switches (2 of them)"},
+    {DOC(CABLE("[1.0,0,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][0]: expected an index of switches, got a number"},
+    {DOC(CABLE("[null,0,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][0]: expected an index of switches, got null"},
+    {DOC(CABLE("[0,1,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][1]: 1 is not an index of hosts (1 of them)"},
+    {DOC(CABLE("[0,\"h\",null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][1]: expected an index of hosts, got a string"},
+    {DOC(CABLE("[0,0,\"\"]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][2]: must not be empty"},
+    {DOC(CABLE("[0,0,5]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][2]: expected a string, got an integer"},
+    {DOC(CABLE("[0,0,{\"hex\":\"zz\"}]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][2].hex: expected lower-case hex digits"},
+    {DOC(CABLE("[1,1]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0]: a cable from a switch to itself"},
+    {DOC(CABLE("[0,\"1\"]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][1]: expected an index of switches, got a string"},
+    {DOC(CABLE("[0,7]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[0][1]: 7 is not an index of switches (2 of them)"},
+    {DOC(CABLE("[0,1],[1,0]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[1]: the same cable as an earlier one"},
+    {DOC(CABLE("[0,0,null],[0,0,null]"), HOSTS, SRC, SWITCHES), TOPO_EINVALID,
+     "doc: cables[1]: the same cable as an earlier one"},
+    {DOC(CABLE("[0,null,\"p\"],[1,null,\"p\"],[0,null,\"p\"]"), HOSTS, SRC, SWITCHES),
+     TOPO_EINVALID, "doc: cables[2]: the same cable as an earlier one"},
 };
 
 static void test_facts_json__malformed(void **state)
