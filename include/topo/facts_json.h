@@ -47,7 +47,7 @@ int topo_facts_json_encode(char **out, size_t *out_len, const topo_facts *facts,
  * source states. Canonical spelling is not required (any key order,
  * whitespace, a switch name equal to its id, a switch cable's higher index
  * first). The document is parsed whole with jansson: a 10,000-node fabric's
- * takes some 30 MB while it decodes. what names the document in
+ * takes some 40 MB while it decodes. what names the document in
  * messages ("cache: facts of ufm"; NULL: "facts document"), which read
  * "<what>: hosts[3].levels.rack: expected a string, got an integer" or
  * "<what>:1:20: <JSON syntax error>". 0 with *out (free it);
