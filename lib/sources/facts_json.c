@@ -287,8 +287,8 @@ static int get_text(const char **out, decoder *d, const json_t *obj, const char 
                     const char *path, int required)
 {
     char p[TOPO_DECODE_PATH_MAX];
-    return text_value(out, d, json_object_get(obj, key), topo_decode_path_key(p, sizeof(p), path, key),
-                      required);
+    return text_value(out, d, json_object_get(obj, key),
+                      topo_decode_path_key(p, sizeof(p), path, key), required);
 }
 
 /* An index at path into a table of count entries (what names them). */

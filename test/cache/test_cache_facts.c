@@ -170,7 +170,8 @@ static void test_cache_facts__not_found(void **state)
     must(topo_cache_facts_fail(c, "ufm", "connect: refused", 10, &err), &err);
     must(topo_cache_facts_fail(c, "ufm", "connect: refused", 20, &err), &err);
     assert_int_equal(topo_cache_facts_get(&got, c, "ufm", f->pool, &err), TOPO_ENOTFOUND);
-    assert_string_equal(err.text, "cache: no facts of ufm: no fetch of it succeeded yet (2 failed)");
+    assert_string_equal(err.text,
+                        "cache: no facts of ufm: no fetch of it succeeded yet (2 failed)");
     assert_null(got.document);
 }
 

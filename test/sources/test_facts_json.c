@@ -214,17 +214,45 @@ static void check_seed(const char *name, const char *text, size_t len)
 
 typedef topo_facts *(*facts_fn)(void);
 
-static topo_facts *ib_small(void) { return from_ibnetdiscover("mellanox-small_topo_file.txt"); }
-static topo_facts *ib_selene(void) { return from_ibnetdiscover("mellanox-selene.compute.txt"); }
-static topo_facts *ib_topograph(void) { return from_ibnetdiscover("topograph-example.out"); }
-static topo_facts *ib_topograph_bad(void) { return from_ibnetdiscover("topograph-example-bad.out"); }
+static topo_facts *ib_small(void)
+{
+    return from_ibnetdiscover("mellanox-small_topo_file.txt");
+}
+
+static topo_facts *ib_selene(void)
+{
+    return from_ibnetdiscover("mellanox-selene.compute.txt");
+}
+
+static topo_facts *ib_topograph(void)
+{
+    return from_ibnetdiscover("topograph-example.out");
+}
+
+static topo_facts *ib_topograph_bad(void)
+{
+    return from_ibnetdiscover("topograph-example-bad.out");
+}
+
 static topo_facts *ufm_full(void)
 {
     return from_ufm("ufm/ufm-resources-systems.json", "ufm/derived-links.json");
 }
-static topo_facts *ufm_excerpt(void) { return from_ufm("ufm/ufm-resources-systems.excerpt.json", NULL); }
-static topo_facts *netbox_v4(void) { return from_netbox(1); }
-static topo_facts *netbox_v2(void) { return from_netbox(0); }
+
+static topo_facts *ufm_excerpt(void)
+{
+    return from_ufm("ufm/ufm-resources-systems.excerpt.json", NULL);
+}
+
+static topo_facts *netbox_v4(void)
+{
+    return from_netbox(1);
+}
+
+static topo_facts *netbox_v2(void)
+{
+    return from_netbox(0);
+}
 
 static const struct {
     const char *name;

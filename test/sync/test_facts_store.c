@@ -273,7 +273,8 @@ static topo_facts *gen_fabric(size_t hosts)
             snprintf(name, sizeof(name), "MF0;leaf-r%d-%03zu:MQM9790/U1", r, l);
             add(topo_facts_add_switch(f, id, name, NULL, &err), &err);
             for (int s = 0; s < SPINES_PER_RAIL; s++) {
-                snprintf(peer, sizeof(peer), "S-b8599f0300%06x", (unsigned)(r * SPINES_PER_RAIL + s));
+                snprintf(peer, sizeof(peer), "S-b8599f0300%06x",
+                         (unsigned)(r * SPINES_PER_RAIL + s));
                 add(topo_facts_add_switch_link(f, id, peer, &err), &err);
             }
         }
