@@ -97,7 +97,7 @@ tsan_run || tsan=failed
 # libFuzzer's coverage instrumentation (fuzzer-no-link) and ASan+UBSan.
 fuzz=passed
 echo "=== fuzz: configure build-fuzz"
-# Ten harnesses: 8 s each in the suite keeps it inside its time budget; a
+# Eleven harnesses: 8 s each in the suite keeps it inside its time budget; a
 # parser that changed gets minutes of its own (README "Fuzzing").
 if ! cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTOPO_BUILD_FUZZERS=ON \
     -DTOPO_FUZZ_SECONDS="${FUZZ_SECONDS:-8}" \

@@ -3,7 +3,8 @@
  * saw them, where each watch stopped, and topology reservations (a PodSet's
  * assignment as slots that its pods claim). Written by the cache filler and
  * the reservation code, read by the engine through a topo_snapshot and by
- * `topoassign --db`.
+ * `topoassign --db`. topo-sync keeps the last good facts of each of its
+ * sources in it too (topo/cache_facts.h).
  *
  * Threads: a topo_cache is one SQLite connection; use it from one thread at
  * a time (give every thread its own). Several processes may open the same
@@ -48,7 +49,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 4
+#define TOPO_CACHE_SCHEMA_VERSION 5
 
 typedef struct topo_cache topo_cache;
 

@@ -108,6 +108,15 @@
 /* Most hosts, switches or cables one source's facts may hold (topo-sync):
  * Selene's fabric has 4,341 adapters; a fabric 200 times larger still fits. */
 #define TOPO_MAX_FACTS_ENTRIES 1000000u
+/* Largest facts document (topo/facts_json.h) topo-sync stores or reads back:
+ * one source's facts for 10,000 nodes of 8 rails are about 2.4 MB (docs/sync.md);
+ * TOPO_MAX_FACTS_ENTRIES hosts, switches and cables would not fit, a fabric
+ * 50 times larger does. */
+#define TOPO_MAX_FACTS_DOCUMENT (256u * 1024u * 1024u)
+/* The cache's store of them (topo/cache_facts.h): the longest source name,
+ * and the longest failure message kept (longer ones are cut). */
+#define TOPO_MAX_FACTS_SOURCE_NAME 256u
+#define TOPO_MAX_FACTS_ERROR 4096u
 /* Largest topo-sync configuration file. */
 #define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 

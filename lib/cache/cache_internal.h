@@ -132,6 +132,23 @@
        "('Succeeded', 'Failed'))) AND NOT EXISTS (SELECT 1 FROM reservation_slots o WHERE "       \
        "o.reservation_id = ?1 AND o.pod_uid = ?3 AND o.slot <> ?2)")                              \
     XX(DATA_VERSION, "PRAGMA data_version")                                                       \
+    XX(FACTS_HASH, "SELECT hash FROM source_facts WHERE source = ?1")                             \
+    XX(FACTS_PUT,                                                                                 \
+       "INSERT INTO source_facts(source, hash, size, fetched_at, failures, document) "            \
+       "VALUES(?1, ?2, ?3, ?4, 0, ?5) ON CONFLICT(source) DO UPDATE SET hash = excluded.hash, "   \
+       "size = excluded.size, fetched_at = excluded.fetched_at, failures = 0, "                   \
+       "document = excluded.document")                                                            \
+    XX(FACTS_FAIL,                                                                                \
+       "INSERT INTO source_facts(source, error, error_at, failures) VALUES(?1, ?2, ?3, 1) "       \
+       "ON CONFLICT(source) DO UPDATE SET error = excluded.error, error_at = excluded.error_at, "  \
+       "failures = failures + 1")                                                                 \
+    XX(FACTS_GET,                                                                                 \
+       "SELECT source, hash, size, fetched_at, error, error_at, failures, document "              \
+       "FROM source_facts WHERE source = ?1")                                                     \
+    XX(FACTS_LIST,                                                                                \
+       "SELECT source, hash, size, fetched_at, error, error_at, failures FROM source_facts "      \
+       "ORDER BY source")                                                                         \
+    XX(FACTS_DELETE, "DELETE FROM source_facts WHERE source = ?1")                                                       \
     XX(RES_GET,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE id = ?1")                              \

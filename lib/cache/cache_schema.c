@@ -115,6 +115,27 @@ const char *const topo_cache_migrations[] = {
     "UPDATE reservations SET claimed_at = created_at;\n"
     "CREATE INDEX reservation_slots_free ON reservation_slots(reservation_id)\n"
     "  WHERE pod_uid IS NULL;\n",
+
+    /* 4 → 5: topo-sync's last good facts per source (topo/cache_facts.h):
+     * the facts document of the last successful fetch (opaque text to the
+     * cache: lib/sources writes and reads it), its SHA-256, its size and
+     * when it was fetched (wall clock, ms), and the last failure and when,
+     * with the failures since that fetch. A source that has only failed
+     * has a row without a document. The document is the last column, so
+     * that listing the others does not read its overflow pages. */
+    "CREATE TABLE source_facts(\n"
+    "  source TEXT PRIMARY KEY CHECK(length(source) > 0),\n"
+    "  hash TEXT,\n"
+    "  size INTEGER,\n"
+    "  fetched_at INTEGER,\n"
+    "  error TEXT,\n"
+    "  error_at INTEGER,\n"
+    "  failures INTEGER NOT NULL DEFAULT 0 CHECK(failures >= 0),\n"
+    "  document TEXT,\n"
+    "  CHECK((document IS NULL) = (hash IS NULL) AND (document IS NULL) = (size IS NULL) AND\n"
+    "        (document IS NULL) = (fetched_at IS NULL)),\n"
+    "  CHECK((error IS NULL) = (error_at IS NULL))\n"
+    ");\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

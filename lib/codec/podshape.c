@@ -6,13 +6,10 @@
  * fields, SHA-256), not byte-compatible with Kueue's role-hash annotation. */
 #include "topo/podreq.h"
 #include "topo/json.h"
+#include "topo/sha256.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/err.h>
-#include <openssl/evp.h>
 
 /* Each container reduced to what admission looks at: requests and ports. */
 static json_t *containers_shape(const json_t *list)
@@ -43,8 +40,7 @@ int topo_pod_shape(char out[TOPO_POD_SHAPE_LEN + 1], const json_t *spec)
     };
     json_t *shape = json_object();
     char *text = NULL;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
+    char hex[TOPO_SHA256_HEX_LEN + 1];
     int rc = -1;
 
     out[0] = '\0';
@@ -65,15 +61,11 @@ int topo_pod_shape(char out[TOPO_POD_SHAPE_LEN + 1], const json_t *spec)
     /* Sorted keys, compact: one text per shape whatever the field order. */
     if ((text = topo_json_dumps(shape, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
         goto cleanup;
-    if (EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) != 1) {
-        /* Nothing reads OpenSSL's per-thread error queue here: drop what
-         * the failure left there (memory, and a stale error for the next
-         * OpenSSL call on this thread). */
-        ERR_clear_error();
+    if (topo_sha256_hex(hex, text, strlen(text)) != 0)
         goto cleanup;
-    }
-    for (size_t i = 0; i < TOPO_POD_SHAPE_LEN / 2; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    /* The digest's first bytes: a shape names a handful of roles per group. */
+    memcpy(out, hex, TOPO_POD_SHAPE_LEN);
+    out[TOPO_POD_SHAPE_LEN] = '\0';
     rc = 0;
 cleanup:
     free(text);

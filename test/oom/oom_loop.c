@@ -1,8 +1,10 @@
-/* Out of memory at every step (test/support/failalloc.h) of four
- * operations that run with requests in flight: the admission handler placing
- * the first pod of a PodSet (decode, engine, reservation, claim, patch), a
+/* Out of memory at every step (test/support/failalloc.h) of the operations
+ * that run with requests in flight: the admission handler placing the first
+ * pod of a PodSet (decode, engine, reservation, claim, patch), a
  * reservation claim in the cache file, a snapshot build, and topo-sync's
- * label diff of one node with its Event. For N = 1, 2,
+ * label diff of one node with its Event; and of topo-sync's saving and
+ * loading a source's last good facts (the store keeps the old facts or
+ * holds the new ones whole). For N = 1, 2,
  * ... until the operation no longer reaches its Nth allocation: fresh state,
  * the Nth allocation fails, and then
  * - the result is a success or a clean error: TOPO_ENOMEM with a message
@@ -33,6 +35,7 @@
 #include "support/failalloc.h"
 #include "topo/admission.h"
 #include "topo/cache.h"
+#include "topo/facts_json.h"
 #include "topo/engine.h"
 #include "topo/inventory.h"
 #include "topo/labeldiff.h"
@@ -40,6 +43,7 @@
 #include "topo/live.h"
 #include "topo/log.h"
 #include "topo/model.h"
+#include "topo/sync_facts.h"
 
 /* A bound on N: an operation still failing past it loops forever. */
 #define OOM_MAX_STEPS 100000
@@ -302,6 +306,116 @@ static void test_oom__reservation_claim(void **state)
     oom_loop(*state, "reservation claim", claim_step);
 }
 
+/* --- topo-sync's facts store -------------------------------------------------------- */
+
+/* Small facts of every shape (levels, cables with and without a host or a
+ * port, a switch cable, a name that is not UTF-8); version changes them. */
+static topo_facts *oom_facts(int version)
+{
+    topo_facts *f = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    char rack[16];
+    snprintf(rack, sizeof(rack), "r%d", version);
+    if (topo_facts_create(&f, "netbox", &err) != 0 ||
+        topo_facts_set_level(f, "gpu-1", TOPO_LEVEL_RACK, rack, &err) != 0 ||
+        topo_facts_set_level(f, "gpu-2", TOPO_LEVEL_DATACENTER, "dc1", &err) != 0 ||
+        topo_facts_add_switch(f, "leaf-1", "Leaf 1", NULL, &err) != 0 ||
+        topo_facts_add_host_link(f, "gpu-1", "eth0", "leaf-1", &err) != 0 ||
+        topo_facts_add_host_link(f, NULL, "eth1", "leaf-2", &err) != 0 ||
+        topo_facts_add_host_link(f, "bad\xfe", NULL, "leaf-2", &err) != 0 ||
+        topo_facts_add_switch_link(f, "leaf-1", "spine-1", &err) != 0)
+        fail_msg("facts: %s", err.text);
+    return f;
+}
+
+/* The stored facts of "netbox" must be those of version. */
+static void expect_facts(topo_cache *c, int version, const char *what, size_t n)
+{
+    topo_facts *got = NULL, *want = oom_facts(version);
+    topo_err err = TOPO_ERR_INIT;
+    char *a = NULL, *b = NULL;
+    size_t la = 0, lb = 0;
+    if (topo_sync_facts_load(&got, NULL, c, "netbox", &err) != 0)
+        fail_msg("%s: after allocation %zu failed, the facts do not load: %s", what, n, err.text);
+    assert_int_equal(topo_facts_json_encode(&a, &la, got, &err), 0);
+    assert_int_equal(topo_facts_json_encode(&b, &lb, want, &err), 0);
+    if (la != lb || memcmp(a, b, la) != 0)
+        fail_msg("%s: allocation %zu (in %s) failed: stored %s, want version %d", what, n,
+                 failed_in(), a, version);
+    free(a);
+    free(b);
+    topo_facts_free(got);
+    topo_facts_free(want);
+}
+
+static topo_cache *facts_cache(group *g, int version)
+{
+    topo_cache *c = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    topo_facts *f = oom_facts(version);
+    if (topo_cache_open(&c, g->db, NULL, &err) < 0 ||
+        topo_sync_facts_save(c, f, 1000, NULL, &err) != 0)
+        fail_msg("facts: %s", err.text);
+    topo_facts_free(f);
+    return c;
+}
+
+/* Saving version 2 over version 1: all or nothing, and it still works. */
+static int facts_save_step(group *g, size_t n)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = facts_cache(g, 1);
+    topo_facts *f = oom_facts(2);
+    int changed = -1;
+
+    failalloc_arm(n);
+    int rc = topo_sync_facts_save(c, f, 2000, &changed, &err);
+    int fired = failalloc_disarm();
+
+    if (rc != 0)
+        check_clean_error("facts save", n, rc, &err);
+    else
+        assert_int_equal(changed, 1);
+    expect_facts(c, rc == 0 ? 2 : 1, "facts save", n);
+    if (topo_sync_facts_save(c, f, 3000, NULL, &err) != 0)
+        fail_msg("facts save after allocation %zu failed: %s", n, err.text);
+    expect_facts(c, 2, "facts save", n);
+    topo_facts_free(f);
+    topo_cache_close(c);
+    return fired;
+}
+
+static void test_oom__facts_save(void **state)
+{
+    oom_loop(*state, "facts save", facts_save_step);
+}
+
+/* Loading: the facts or a clean error, and the store as it was. */
+static int facts_load_step(group *g, size_t n)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = facts_cache(g, 1);
+    topo_facts *got = NULL;
+
+    failalloc_arm(n);
+    int rc = topo_sync_facts_load(&got, NULL, c, "netbox", &err);
+    int fired = failalloc_disarm();
+
+    if (rc != 0) {
+        check_clean_error("facts load", n, rc, &err);
+        assert_null(got);
+    }
+    topo_facts_free(got);
+    expect_facts(c, 1, "facts load", n);
+    topo_cache_close(c);
+    return fired;
+}
+
+static void test_oom__facts_load(void **state)
+{
+    oom_loop(*state, "facts load", facts_load_step);
+}
+
 /* --- admission handler -------------------------------------------------------------- */
 
 /* Pod 0 of a 4-pod Indexed Job asking for one rack: the first pod places
@@ -493,6 +607,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oom__snapshot_build),
         cmocka_unit_test(test_oom__reservation_claim),
+        cmocka_unit_test(test_oom__facts_save),
+        cmocka_unit_test(test_oom__facts_load),
         cmocka_unit_test(test_oom__admission_handler),
         cmocka_unit_test(test_oom__label_diff),
     };

@@ -71,6 +71,49 @@ static inline void count_links(const topo_facts *f, size_t *host_links, size_t *
     }
 }
 
+static inline int same_text(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Fails the test unless a and b hold the same facts entry by entry: source,
+ * hosts with their levels, switches with their names, cables, each at the
+ * same index. */
+static inline void assert_facts_equal(const topo_facts *a, const topo_facts *b)
+{
+    if (!same_text(topo_facts_source(a), topo_facts_source(b)))
+        fail_msg("source %s != %s", topo_facts_source(a), topo_facts_source(b));
+    if (topo_facts_host_count(a) != topo_facts_host_count(b) ||
+        topo_facts_switch_count(a) != topo_facts_switch_count(b) ||
+        topo_facts_link_count(a) != topo_facts_link_count(b))
+        fail_msg("%zu/%zu/%zu hosts/switches/cables != %zu/%zu/%zu", topo_facts_host_count(a),
+                 topo_facts_switch_count(a), topo_facts_link_count(a), topo_facts_host_count(b),
+                 topo_facts_switch_count(b), topo_facts_link_count(b));
+    for (size_t i = 0; i < topo_facts_host_count(a); i++) {
+        if (!same_text(topo_facts_host_name(a, i), topo_facts_host_name(b, i)))
+            fail_msg("hosts[%zu]: %s != %s", i, topo_facts_host_name(a, i),
+                     topo_facts_host_name(b, i));
+        for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
+            if (!same_text(topo_facts_host_level(a, i, (topo_level)l),
+                           topo_facts_host_level(b, i, (topo_level)l)))
+                fail_msg("hosts[%zu] %s: %s != %s", i, topo_level_name((topo_level)l),
+                         topo_facts_host_level(a, i, (topo_level)l),
+                         topo_facts_host_level(b, i, (topo_level)l));
+    }
+    for (size_t i = 0; i < topo_facts_switch_count(a); i++)
+        if (!same_text(topo_facts_switch_id(a, i), topo_facts_switch_id(b, i)) ||
+            !same_text(topo_facts_switch_name(a, i), topo_facts_switch_name(b, i)))
+            fail_msg("switches[%zu]: %s (%s) != %s (%s)", i, topo_facts_switch_id(a, i),
+                     topo_facts_switch_name(a, i), topo_facts_switch_id(b, i),
+                     topo_facts_switch_name(b, i));
+    for (size_t i = 0; i < topo_facts_link_count(a); i++) {
+        topo_facts_link x = topo_facts_link_at(a, i), y = topo_facts_link_at(b, i);
+        if (x.is_host_link != y.is_host_link || x.sw != y.sw || x.host != y.host ||
+            (!x.is_host_link && x.other != y.other) || !same_text(x.port, y.port))
+            fail_msg("cables[%zu] differ", i);
+    }
+}
+
 static inline topo_facts *new_facts(const char *source)
 {
     topo_facts *f = NULL;

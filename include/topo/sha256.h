@@ -1,0 +1,19 @@
+/* SHA-256 of a byte string as lower-case hex (OpenSSL, in the codec layer):
+ * the one digest topo keeps, for content that must be compared or
+ * recognised across runs (a pod's shape, a source's stored facts). */
+#ifndef TOPO_SHA256_H
+#define TOPO_SHA256_H
+
+#include <stddef.h>
+
+#include "topo/error.h"
+
+/* Hex digits of a SHA-256 digest (without the NUL). */
+#define TOPO_SHA256_HEX_LEN 64
+
+/* out gets the digest of data[0..len) and a NUL. 0, or TOPO_ENOMEM (OpenSSL
+ * fails only when it cannot allocate); out is "" then. */
+int topo_sha256_hex(char out[TOPO_SHA256_HEX_LEN + 1], const void *data,
+                    size_t len) TOPO_MUST_CHECK;
+
+#endif
