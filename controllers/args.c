@@ -19,11 +19,13 @@ static const char usage_line[] =
 
 static const char intro[] =
     "Plans which topology labels every node should carry, from the infrastructure's own "
-    "records (docs/sync.md \"topo-sync (offline plan)\"). Only the offline run is built so "
-    "far: --once --dry-run reads every source from files and prints or exports the plan; "
+    "records (docs/sync.md \"topo-sync (offline plan)\"). Only the one-shot run is built so "
+    "far: --once --dry-run reads every source (from files, or NetBox, UFM and an LLDP "
+    "collector over HTTP) and prints or exports the plan; "
     "the controller that writes the labels comes with part 2. Flags override the --config "
     "file. Exit status: 0 when every node's plan is complete, 1 when some node is "
-    "incomplete (the plan is still printed), 2 for bad input.";
+    "incomplete (the plan is still printed), 2 for bad input or a source that could not be "
+    "read or fetched. Secrets (tokens, passwords) come from files only.";
 
 static const topo_opt table[] = {
     {"--config", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -45,6 +47,26 @@ static const topo_opt table[] = {
     {"--ufm-links-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "UFM's GET /ufmRest/resources/links, saved (with --ufm-systems-file)", O(ufm_links_file),
      NULL},
+    {"--netbox-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch NetBox's devices, racks and sites from its API at URL (https://netbox.example.com)",
+     O(netbox_url), NULL},
+    {"--netbox-token-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "NetBox's API token, re-read when it changes (scheme: the config's tokenScheme, Token)",
+     O(netbox_token_file), NULL},
+    {"--ufm-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch UFM's systems and links from its REST API at URL (https://ufm.example.com)",
+     O(ufm_url), NULL},
+    {"--ufm-username", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
+     "UFM's user for HTTP Basic on /ufmRest (with --ufm-password-file)", O(ufm_username), NULL},
+    {"--ufm-password-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the file holding that user's password, re-read when it changes", O(ufm_password_file),
+     NULL},
+    {"--ufm-token-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a UFM access token (/ufmRestV3, instead of a user and password), re-read when it changes",
+     O(ufm_token_file), NULL},
+    {"--lldp-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch every host's lldpcli JSON from a collector: one object, host name to document",
+     O(lldp_url), NULL},
     {"--nodes-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the Node objects (kubectl get nodes -o json): the node set and their GPU labels",
      O(nodes_file), NULL},
@@ -121,6 +143,14 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     if (!a->once || !a->dry_run) {
         fprintf(stderr, "topo-sync: only --once --dry-run is supported: the controller loop "
                         "that writes the labels is part 2 of issue 11\n");
+        return 2;
+    }
+    if (a->ufm_url && a->ufm_systems_file) {
+        fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
+        return 2;
+    }
+    if (a->lldp_url && a->lldp_dir) {
+        fprintf(stderr, "topo-sync: --lldp-url and --lldp-dir exclude each other\n");
         return 2;
     }
     if (a->node_name_map && a->ibnetdiscover.n == 0) {

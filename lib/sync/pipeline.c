@@ -1,7 +1,7 @@
-/* topo-sync's offline pipeline (include/topo/sync.h): sources from files
- * into facts, fabric tiers, the fused plan. Each source is read whole before
- * the plan sees any of it, so a source that fails to parse stops the run
- * instead of planning from half its data. */
+/* topo-sync's pipeline (include/topo/sync.h): sources from files or over
+ * HTTP (lib/fetch) into facts, fabric tiers, the fused plan. Each source is
+ * read whole before the plan sees any of it, so a source that fails to parse
+ * or to be fetched stops the run instead of planning from half its data. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "topo/sync.h"
@@ -14,6 +14,7 @@
 #include "topo/array.h"
 #include "topo/codec.h"
 #include "topo/fabric.h"
+#include "topo/fetch.h"
 #include "topo/gpu.h"
 #include "topo/ibnetdiscover.h"
 #include "topo/limits.h"
@@ -273,10 +274,13 @@ static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
 }
 
 /* Levels the configured sources can give, coarsest first, then hostname. */
+static int configured(const topo_sync_settings *s, int src);
+static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err);
+
 static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_settings *s)
 {
-    int netbox = s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
-    int fabric = s->nibnetdiscover > 0 || s->ufm_systems_file || s->lldp_dir;
+    int netbox = configured(s, SRC_NETBOX);
+    int fabric = configured(s, SRC_IB) || configured(s, SRC_UFM) || configured(s, SRC_LLDP);
     int nvlink = s->nodes_file || (netbox && s->netbox.nvlink_field);
     size_t n = 0;
     if (netbox)
@@ -299,14 +303,57 @@ static int configured(const topo_sync_settings *s, int src)
     case SRC_GPU:
         return s->nodes_file != NULL;
     case SRC_UFM:
-        return s->ufm_systems_file != NULL;
+        return s->ufm_systems_file != NULL || s->ufm_http.url != NULL;
     case SRC_IB:
         return s->nibnetdiscover > 0;
     case SRC_LLDP:
-        return s->lldp_dir != NULL;
+        return s->lldp_dir != NULL || s->lldp_http.url != NULL;
     default:
-        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
+        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0 || s->netbox_http.url != NULL;
     }
+}
+
+/* A source over HTTP: the fetcher's fresh facts, or nothing. */
+static int fetch_source(topo_facts **out, const topo_sync_settings *s, topo_fetch_kind kind,
+                        const topo_fetch_opts *http, topo_err *err)
+{
+    topo_fetch *f = NULL;
+    topo_fetch_opts o = *http;
+    if (kind == TOPO_FETCH_NETBOX)
+        o.netbox = &s->netbox;
+    int rc = topo_fetch_create(&f, kind, &o, err);
+    if (rc == 0)
+        rc = topo_fetch_facts(out, f, err);
+    if (rc == 0) {
+        topo_fetch_stats st = topo_fetch_get_stats(f);
+        topo_log(TOPO_LOG_INFO,
+                 "source %s: fetched %llu objects in %llu ms: %llu requests, %llu retries, %llu "
+                 "bytes",
+                 topo_fetch_kind_name(kind), (unsigned long long)st.objects,
+                 (unsigned long long)st.last_duration_ms, (unsigned long long)st.requests,
+                 (unsigned long long)st.retries, (unsigned long long)st.bytes);
+    }
+    topo_fetch_free(f);
+    return rc;
+}
+
+/* One configured source's facts: fetched when it has a url, else read from
+ * its files. */
+static int load_source(topo_facts **out, const topo_sync_settings *s, int src, topo_err *err)
+{
+    const topo_fetch_opts *http = src == SRC_NETBOX ? &s->netbox_http
+                                  : src == SRC_UFM  ? &s->ufm_http
+                                  : src == SRC_LLDP ? &s->lldp_http
+                                                    : NULL;
+    if (http != NULL && http->url != NULL)
+        return fetch_source(out, s, src == SRC_NETBOX ? TOPO_FETCH_NETBOX
+                                    : src == SRC_UFM  ? TOPO_FETCH_UFM
+                                                      : TOPO_FETCH_LLDP,
+                            http, err);
+    int rc = topo_facts_create(out, source_name[src], err);
+    if (rc == 0)
+        rc = read_source(*out, s, src, err);
+    return rc;
 }
 
 static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err)
@@ -359,7 +406,8 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     if (!any) {
         rc = topo_err_set(err, TOPO_EINVALID,
                           "no source configured: give --ibnetdiscover, --ufm-systems-file, "
-                          "--lldp-dir or --nodes-file, or a --config with sources");
+                          "--ufm-url, --lldp-dir, --lldp-url, --netbox-url or --nodes-file, or "
+                          "a --config with sources");
         goto cleanup;
     }
     topo_plan_opts po = s->plan;
@@ -375,8 +423,7 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     for (int src = 0; src < SRC_COUNT; src++) {
         if (!configured(s, src))
             continue;
-        if ((rc = topo_facts_create(&facts[src], source_name[src], err)) != 0 ||
-            (rc = read_source(facts[src], s, src, err)) != 0)
+        if ((rc = load_source(&facts[src], s, src, err)) != 0)
             goto cleanup;
     }
     if ((rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
