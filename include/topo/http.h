@@ -12,10 +12,11 @@
  * (scheme "Bearer" unless token_scheme says otherwise: NetBox v1 tokens use
  * "Token", UFM's /ufmRestV3 tokens literally "Basic"), or HTTP Basic from a
  * username and a password file. Each credential file is re-read every
- * token_reload_ms and immediately after a 401, after which the request is
- * sent once more with the new credential (bound service-account tokens
- * rotate, so do passwords in mounted Secrets). Credentials appear in no log
- * line and no error message. Redirects are not followed (a credential
+ * token_reload_ms and immediately after a 401 or 403 (NetBox refuses a bad
+ * token with 403), after which the request is sent once more when the
+ * credential changed (bound service-account tokens rotate, so do passwords
+ * in mounted Secrets). Credentials appear in no log line and no error
+ * message. Redirects are not followed (a credential
  * never goes to another host). */
 #ifndef TOPO_HTTP_H
 #define TOPO_HTTP_H
@@ -57,7 +58,8 @@ typedef struct topo_http_opts {
     const char *client_key_data;
     int insecure_skip_verify;
     const char *token;            /* a fixed bearer token, or NULL */
-    const char *token_file;       /* re-read periodically and after 401, or NULL; wins over token */
+    const char *token_file;       /* re-read periodically and after 401/403, or NULL; wins
+                                     over token */
     const char *token_scheme;     /* the Authorization scheme of the token: "Bearer" (NULL),
                                      "Token", "Basic", ... (an RFC 9110 token) */
     /* HTTP Basic (RFC 7617), instead of a token: the username fixed or from
@@ -141,7 +143,8 @@ void topo_http_response_dispose(topo_http_response *resp);
  * non-2xx status delivers its body as one line, and the call returns 0. A
  * stream that ends normally returns 0; one with no byte for stream_idle_ms,
  * or running past req->timeout_ms, returns TOPO_ETIMEOUT. No retries (the
- * caller resumes), except one after a 401 when the token file changed. */
+ * caller resumes), except one after a 401 or 403 when a credential file
+ * changed. */
 typedef int (*topo_http_line_fn)(const char *line, size_t len, void *payload);
 int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_line,
                      topo_http_line_fn fn, void *payload, long *out_status, topo_err *err);
@@ -156,7 +159,7 @@ int topo_http_status_code(long status);
 /* Counters for metrics and tests. */
 typedef struct topo_http_stats {
     uint64_t requests;      /* attempts sent */
-    uint64_t retries;       /* attempts after the first of a call (incl. after a 401) */
+    uint64_t retries;       /* attempts after the first of a call (incl. after a 401/403) */
     uint64_t token_reloads; /* successful re-reads of a credential file (token,
                                username, password) after the first read */
     uint64_t throttled_ms;  /* time spent waiting in the rate limiter */

@@ -523,6 +523,12 @@ static void attempt_done(topo_http *h, struct curl_slist **headers)
 
 enum retry_class { RETRY_NEVER, RETRY_IDEMPOTENT, RETRY_ALWAYS };
 
+/* A status that may mean a credential has rotated: worth one re-read. */
+static int refused(long status)
+{
+    return status == 401 || status == 403;
+}
+
 /* Maps a transfer failure to a topo code and says when it may be retried:
  * always when nothing can have reached the server, for idempotent methods
  * when the request may have been sent. */
@@ -661,13 +667,14 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         curl_easy_getinfo(http->curl, CURLINFO_RESPONSE_CODE, &status);
 
         if (cc == CURLE_OK) {
-            if (status == 401 && topo_http_auth_has_file(&http->auth) && !auth_retried) {
-                /* A rotated credential: re-read now and resend once. */
+            /* A rotated credential: re-read now and resend once. 403 too:
+             * NetBox refuses a bad token with 403, not 401. */
+            if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
                 auth_retried = 1;
                 if (topo_http_auth_reload(&http->auth) > 0) {
-                    topo_log(TOPO_LOG_INFO, "http: %s %.200s: 401 with a credential that has "
+                    topo_log(TOPO_LOG_INFO, "http: %s %.200s: %ld with a credential that has "
                                             "since rotated; resending with the new one",
-                             req->method, req->path);
+                             req->method, req->path, status);
                     http->stats.retries++;
                     continue;
                 }
@@ -902,7 +909,7 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
                 error = s.fn_rc;
             goto cleanup;
         }
-        if (status == 401 && topo_http_auth_has_file(&http->auth) && !auth_retried) {
+        if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
             auth_retried = 1;
             if (topo_http_auth_reload(&http->auth) > 0) {
                 http->stats.retries++;

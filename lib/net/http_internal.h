@@ -83,7 +83,7 @@ void topo_http_token_free(char *token);
 void topo_http_wipe(void *p, size_t n);
 
 /* One credential: a fixed value, or a file re-read every reload period and
- * after a 401 (then the value is what the file last held readably). */
+ * after a 401 or 403 (then the value is what the file last held readably). */
 typedef struct topo_http_secret {
     topo_http_secret_kind kind;
     const char *what; /* "bearer token", "username", "password": for messages */
@@ -108,11 +108,12 @@ typedef struct topo_http_auth {
 int topo_http_auth_init(topo_http_auth *auth, const topo_http_opts *opts, topo_err *err);
 /* Wipes and frees; safe on a zeroed or disposed auth. */
 void topo_http_auth_dispose(topo_http_auth *auth);
-/* Non-zero when a credential comes from a file (a 401 is worth a re-read). */
+/* Non-zero when a credential comes from a file (a 401 or 403 is worth a
+ * re-read). */
 int topo_http_auth_has_file(const topo_http_auth *auth);
 /* Re-reads each file whose period has passed (before a request). */
 void topo_http_auth_refresh_if_due(topo_http_auth *auth);
-/* Re-reads every file now (after a 401): 1 when a credential changed, 0
+/* Re-reads every file now (after a 401 or 403): 1 when a credential changed, 0
  * when none did or none could be read (a file unreadable during a
  * rotation keeps its current value). */
 int topo_http_auth_reload(topo_http_auth *auth);
