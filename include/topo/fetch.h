@@ -28,8 +28,8 @@
  * read in name order.
  *
  * Errors name the source and the request ("netbox: GET
- * /api/dcim/devices/?limit=1000&exclude=config_context: 503 (server error)
- * after 3 retries"), never a credential. One topo_fetch per thread (it owns
+ * /api/dcim/devices/?limit=1000&exclude=config_context: 503 Service
+ * Unavailable after 3 retries"), never a credential. One topo_fetch per thread (it owns
  * one topo_http). */
 #ifndef TOPO_FETCH_H
 #define TOPO_FETCH_H

@@ -115,6 +115,26 @@ int fetch_follow(char **path_out, const topo_fetch *f, const char *link, const c
 
 /* --- one GET ----------------------------------------------------------------- */
 
+/* RFC 9110's reason phrase of the statuses an API answers, for messages. */
+static const char *reason(long status)
+{
+    static const struct {
+        long status;
+        const char *text;
+    } phrases[] = {{400, "Bad Request"},       {401, "Unauthorized"},
+                   {403, "Forbidden"},         {404, "Not Found"},
+                   {405, "Method Not Allowed"}, {408, "Request Timeout"},
+                   {410, "Gone"},              {413, "Content Too Large"},
+                   {429, "Too Many Requests"}, {500, "Internal Server Error"},
+                   {502, "Bad Gateway"},       {503, "Service Unavailable"},
+                   {504, "Gateway Timeout"}};
+    for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++) {
+        if (phrases[i].status == status)
+            return phrases[i].text;
+    }
+    return status >= 300 && status < 400 ? "Redirect (not followed)" : "";
+}
+
 /* The `detail` a NetBox (Django REST framework) error carries, cut and
  * cleaned for a message; "" when there is none. */
 static void server_detail(char *out, size_t size, const topo_http_response *resp)
@@ -154,9 +174,10 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
         code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN ? f->auth_hint : NULL;
     f->status_failure = 1;
     f->failed_status = resp->status;
-    topo_err_set(err, code, "%s: GET %s: %ld (%s)%s%s%s%s%s", f->name, path, resp->status,
-                 topo_strerror(code), tail, detail[0] ? ": " : "", detail, hint ? "; " : "",
-                 hint ? hint : "");
+    const char *phrase = reason(resp->status);
+    topo_err_set(err, code, "%s: GET %s: %ld%s%s%s%s%s%s%s", f->name, path, resp->status,
+                 phrase[0] ? " " : "", phrase, tail, detail[0] ? ": " : "", detail,
+                 hint ? "; " : "", hint ? hint : "");
     topo_http_response_dispose(resp);
     return code;
 }

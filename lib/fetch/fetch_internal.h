@@ -43,8 +43,8 @@ struct topo_fetch {
 };
 
 /* GET path (relative to f->base; already escaped) into *resp (dispose it).
- * A non-2xx status is an error "<name>: GET <path>: 503 (server error)
- * after 3 retries[: detail]"; transport errors are lib/net's, prefixed with
+ * A non-2xx status is an error "<name>: GET <path>: 503 Service
+ * Unavailable after 3 retries[: detail][; hint]"; transport errors are lib/net's, prefixed with
  * the source's name. Counts the response bytes. */
 int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_err *err);
 
