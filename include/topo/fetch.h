@@ -149,6 +149,11 @@ void topo_fetch_free(topo_fetch *fetch);
  * TOPO_ELIMIT, TOPO_EINVALID, TOPO_ENOMEM. */
 int topo_fetch_facts(topo_facts **out, topo_fetch *fetch, topo_err *err) TOPO_MUST_CHECK;
 
+/* The same into facts the caller made (empty; any source name), for a
+ * caller that keeps facts of its own making: on error they hold part of
+ * the source and must be discarded. The stats count it as a fetch. */
+int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err) TOPO_MUST_CHECK;
+
 topo_fetch_stats topo_fetch_get_stats(const topo_fetch *fetch);
 
 #endif

@@ -269,37 +269,48 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-int topo_fetch_facts(topo_facts **out, topo_fetch *fetch, topo_err *err)
+int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
 {
-    topo_facts *facts = NULL;
     uint64_t objects = 0, t0 = mono_ms();
     int rc = 0;
-    if (out == NULL || fetch == NULL)
+    if (fetch == NULL || facts == NULL)
         return topo_err_set(err, TOPO_EINVALID, "fetch: NULL argument");
     fetch->stats.fetches++;
     fetch->status_failure = 0;
     fetch->failed_status = 0;
-    if ((rc = topo_facts_create(&facts, fetch->name, err)) == 0) {
-        switch (fetch->kind) {
-        case TOPO_FETCH_NETBOX:
-            rc = fetch_netbox(fetch, facts, &objects, err);
-            break;
-        case TOPO_FETCH_UFM:
-            rc = fetch_ufm(fetch, facts, &objects, err);
-            break;
-        default:
-            rc = fetch_lldp(fetch, facts, &objects, err);
-            break;
-        }
+    switch (fetch->kind) {
+    case TOPO_FETCH_NETBOX:
+        rc = fetch_netbox(fetch, facts, &objects, err);
+        break;
+    case TOPO_FETCH_UFM:
+        rc = fetch_ufm(fetch, facts, &objects, err);
+        break;
+    default:
+        rc = fetch_lldp(fetch, facts, &objects, err);
+        break;
     }
     fetch->stats.last_duration_ms = mono_ms() - t0;
     if (rc != 0) {
         fetch->stats.failures[failure_of(fetch, rc)]++;
-        topo_facts_free(facts);
         return rc;
     }
     fetch->stats.objects = objects;
     fetch->stats.last_success_unix = (int64_t)time(NULL);
+    return 0;
+}
+
+int topo_fetch_facts(topo_facts **out, topo_fetch *fetch, topo_err *err)
+{
+    topo_facts *facts = NULL;
+    if (out == NULL || fetch == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "fetch: NULL argument");
+    int rc = topo_facts_create(&facts, fetch->name, err);
+    if (rc == 0)
+        rc = topo_fetch_into(fetch, facts, err);
+    if (rc != 0) {
+        topo_facts_free(facts);
+        return rc;
+    }
     *out = facts;
     return 0;
 }
