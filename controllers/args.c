@@ -18,23 +18,52 @@ static const char usage_line[] =
     "usage: topo-sync --once --dry-run [--config FILE] [source options] [output options]";
 
 static const char intro[] =
-    "Plans which topology labels every node should carry, from the infrastructure's own "
-    "records (docs/sync.md \"topo-sync (offline plan)\"). Only the one-shot run is built so "
-    "far: --once --dry-run reads every source (from files, or NetBox, UFM and an LLDP "
-    "collector over HTTP) and prints or exports the plan; "
-    "the controller that writes the labels comes with part 2. Flags override the --config "
-    "file. Exit status: 0 when every node's plan is complete, 1 when some node is "
-    "incomplete (the plan is still printed), 2 for bad input or a source that could not be "
-    "read or fetched. Secrets (tokens, passwords) come from files only.";
+    "Keeps every node's topology labels equal to the plan made from the infrastructure's "
+    "own records (docs/sync.md). Nodes come from the API server by list+watch; each source "
+    "is re-read on its interval and a failed read keeps its last good facts; only the Lease "
+    "holder writes, one merge PATCH per node that differs. --once runs one round and exits; "
+    "--dry-run logs the patches instead of sending them. An offline run, --once --dry-run "
+    "with neither --kubeconfig nor a pod's environment (or with --nodes-file), reads every "
+    "source and prints the plan. Sources come from files, or NetBox, UFM and an LLDP "
+    "collector over HTTP (their secrets from files only, re-read when they rotate). Flags "
+    "override the --config file. Exit status: 0 converged (offline: every node's plan "
+    "complete), 1 some write failed or a source never answered (offline: some node "
+    "incomplete), 2 bad input (offline: also a source that could not be read or fetched).";
 
 static const topo_opt table[] = {
     {"--config", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the configuration (YAML: labels, nodeNames, fabric, sources; docs/sync.md)", O(config),
      "Run:"},
     {"--once", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "plan once and exit (required for now: the controller loop is part 2)", O(once), NULL},
+     "run one round (list nodes, read every source, plan, write) and exit", O(once), NULL},
     {"--dry-run", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "write no labels, only print and export (required for now)", O(dry_run), NULL},
+     "write no labels: log the patches that would be sent", O(dry_run), NULL},
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
+     "$KUBECONFIG, in-cluster, ~/.kube/config",
+     "the API server to read nodes from and write labels to", O(kubeconfig), NULL},
+    {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "write only while holding the Lease (15 s lease, 10 s renew deadline, 2 s retry)",
+     O(leader_elect), NULL},
+    {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
+     "the Lease's namespace", O(lease_namespace), NULL},
+    {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-sync", "the Lease's name",
+     O(lease_name), NULL},
+    {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "300",
+     "seconds between two reads of one source (jittered by 10 %)", O(source_interval_s), NULL},
+    {"--resync-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "600",
+     "seconds between two full rounds when nothing changed", O(resync_s), NULL},
+    {"--stale-after", NULL, TOPO_OPT_UINT, "S", 0, 604800, NULL, "3600",
+     "warn when a source's last good facts are older (0: never)", O(stale_after_s), NULL},
+    {"--kube-qps", NULL, TOPO_OPT_POSITIVE, "QPS", 0, 10000, NULL, "50",
+     "the writer's requests per second to the API server", O(kube_qps), NULL},
+    {"--kube-burst", NULL, TOPO_OPT_POSITIVE, "N", 0, 10000, NULL, "100",
+     "the writer's burst above --kube-qps", O(kube_burst), NULL},
+    {"--health-port", NULL, TOPO_OPT_UINT, "N", 0, 65535, NULL, "8081",
+     "port of /livez, /readyz and /healthz (0: none)", O(health_port), NULL},
+    {"--metrics-port", NULL, TOPO_OPT_UINT, "N", 0, 65535, NULL, "the health port",
+     "port of /metrics", O(metrics_port), NULL},
+    {"--health-address", NULL, TOPO_OPT_STRING, "IP", 0, 0, NULL, "every interface",
+     "address the health and metrics ports listen on", O(health_address), NULL},
     {"--ibnetdiscover", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
      "an ibnetdiscover dump, one per InfiniBand subnet",
      O(ibnetdiscover), "Sources (each replaces the config's):"},
@@ -124,6 +153,14 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     memset(a, 0, sizeof *a);
     a->log_format = "json";
     a->verbosity = "info";
+    a->leader_elect = -1;
+    a->source_interval_s = 300;
+    a->resync_s = 600;
+    a->stale_after_s = 3600;
+    a->kube_qps = 50;
+    a->kube_burst = 100;
+    a->health_port = 8081;
+    a->metrics_port = (unsigned long)-1;
     int rc = topo_opts_parse_strict(table, NOPTS, argc, argv, a, why, sizeof why);
     if (rc < 0) {
         fprintf(stderr, "topo-sync: %s (see topo-sync --help)\n", why);
@@ -140,11 +177,10 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
         printf("topo-sync %s\n", TOPO_VERSION);
         return 1;
     }
-    if (!a->once || !a->dry_run) {
-        fprintf(stderr, "topo-sync: only --once --dry-run is supported: the controller loop "
-                        "that writes the labels is part 2 of issue 11\n");
-        return 2;
-    }
+    if (a->metrics_port == (unsigned long)-1)
+        a->metrics_port = a->health_port;
+    if (a->leader_elect < 0)
+        a->leader_elect = 1;
     if (a->ufm_url && a->ufm_systems_file) {
         fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
         return 2;

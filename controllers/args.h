@@ -18,6 +18,13 @@ typedef struct sync_args {
     const char *nodes_file;
     const char *levels, *prefix;
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
+    const char *kubeconfig;
+    int leader_elect; /* -1: not given (true) */
+    const char *lease_namespace, *lease_name;
+    unsigned long source_interval_s, resync_s, stale_after_s;
+    double kube_qps, kube_burst;
+    const char *health_address;
+    unsigned long health_port, metrics_port;
     const char *log_format, *verbosity;
     int help_markdown, version;
 } sync_args;

@@ -1,7 +1,11 @@
-/* topo-sync: the plan of topology labels from the infrastructure's records.
- * Part 1 (issue 11) is the offline run: --once --dry-run reads every source
- * from files (lib/sync), then prints the labels or the plan and writes the
- * exports. Exit status: 0 complete plan, 1 incomplete nodes, 2 bad input. */
+/* topo-sync: node topology labels from the infrastructure's records. The
+ * offline run (issue 11) reads every source from files and prints or
+ * exports the plan; otherwise the controller (controller.h) keeps the
+ * cluster's labels equal to it. Exit statuses: controller.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +13,11 @@
 #include <jansson.h>
 
 #include "args.h"
-#include "topo/export.h"
+#include "controller.h"
+#include "outputs.h"
 #include "topo/log.h"
 #include "topo/sync.h"
 #include "topo/syncconfig.h"
-
-enum { EXIT_COMPLETE = 0, EXIT_INCOMPLETE = 1, EXIT_BAD_INPUT = 2 };
 
 /* What the flags give the settings, kept alive as long as they are used. */
 typedef struct overrides {
@@ -131,69 +134,6 @@ static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
     return 0;
 }
 
-static int write_file(const char *path, topo_buf *b)
-{
-    size_t len = 0;
-    char *text = topo_buf_take(b, &len);
-    FILE *f = text ? fopen(path, "w") : NULL;
-    int ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    free(text);
-    if (!ok)
-        fprintf(stderr, "topo-sync: %s: cannot write the export\n", path);
-    return ok ? 0 : -1;
-}
-
-/* Every export asked for; the first that fails stops them. */
-static int exports(const topo_plan *plan, const sync_args *a)
-{
-    const char *path[] = {a->export_kueue, a->export_slurm_tree, a->export_slurm_block,
-                          a->export_volcano};
-    for (int i = 0; i < 4; i++) {
-        if (!path[i])
-            continue;
-        topo_buf b = TOPO_BUF_INIT(0);
-        topo_err err = TOPO_ERR_INIT;
-        topo_export_kueue_opts ko = {0};
-        topo_export_block_opts bo = {0};
-        int rc = i == 0   ? topo_export_kueue(plan, &ko, &b, &err)
-                 : i == 1 ? topo_export_slurm_tree(plan, &b, &err)
-                 : i == 2 ? topo_export_slurm_block(plan, &bo, &b, &err)
-                          : topo_export_volcano(plan, &b, &err);
-        if (rc != 0) {
-            fprintf(stderr, "topo-sync: %s: %s\n", path[i], err.text);
-            topo_buf_dispose(&b);
-            return -1;
-        }
-        if (write_file(path[i], &b) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int print_outputs(const topo_plan *plan, const sync_args *a)
-{
-    if (a->print_labels) {
-        json_t *labels = topo_plan_labels_json(plan);
-        int rc = labels ? json_dumpf(labels, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
-        json_decref(labels);
-        if (rc != 0)
-            return -1;
-        fputc('\n', stdout);
-    }
-    if (a->print_plan || !a->print_labels) {
-        topo_buf b = TOPO_BUF_INIT(0);
-        char *text = topo_plan_write_text(plan, &b) == 0 ? topo_buf_take(&b, NULL) : NULL;
-        topo_buf_dispose(&b);
-        if (!text)
-            return -1;
-        fputs(text, stdout);
-        free(text);
-    }
-    return fflush(stdout) == 0 ? 0 : -1;
-}
-
 static int setup_log(const sync_args *a)
 {
     topo_log_level level;
@@ -207,17 +147,102 @@ static int setup_log(const sync_args *a)
     return 0;
 }
 
+/* The offline run (issue 11): every source from files, the plan printed
+ * and exported. 0 complete, 1 incomplete nodes, 2 bad input. */
+static int run_offline(const topo_sync_settings *s, const sync_args *a)
+{
+    topo_sync *sync = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    int status = SYNC_EXIT_BAD_INPUT;
+    if (topo_sync_run(&sync, s, &err) != 0) {
+        fprintf(stderr, "topo-sync: %s\n", err.text);
+        goto cleanup;
+    }
+    const topo_plan *plan = topo_sync_plan(sync);
+    if (sync_print(plan, a->print_labels, a->print_plan || !a->print_labels) != 0) {
+        fprintf(stderr, "topo-sync: cannot write the output\n");
+        goto cleanup;
+    }
+    if (sync_exports_write(plan, &(sync_exports){a->export_kueue, a->export_slurm_tree,
+                                                 a->export_slurm_block, a->export_volcano},
+                           &err) != 0) {
+        fprintf(stderr, "topo-sync: %s\n", err.text);
+        goto cleanup;
+    }
+    status = topo_plan_incomplete_count(plan) ? SYNC_EXIT_FAILED : SYNC_EXIT_OK;
+cleanup:
+    topo_sync_free(sync);
+    return status;
+}
+
+/* The Node objects come from the API server unless this is a one-off
+ * dry run with neither --kubeconfig nor a pod's environment, or the node
+ * set is a file: a laptop's ~/.kube/config is not used by surprise. */
+static int offline(const sync_args *a, const topo_sync_settings *s)
+{
+    if (s->nodes_file)
+        return 1;
+    return a->once && a->dry_run && !a->kubeconfig && !getenv("KUBERNETES_SERVICE_HOST");
+}
+
+static atomic_int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&stop_flag, 1);
+}
+
+static void trap_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int run_online(topo_sync_settings *s, const sync_args *a)
+{
+    s->nodes_live = 1;
+    ctl_opts o = {.settings = s,
+                  .kubeconfig = a->kubeconfig,
+                  .once = a->once,
+                  .dry_run = a->dry_run,
+                  .print_labels = a->print_labels,
+                  .print_plan = a->print_plan,
+                  .leader_elect = a->leader_elect != 0,
+                  .lease_namespace = a->lease_namespace,
+                  .lease_name = a->lease_name ? a->lease_name : "topo-sync",
+                  .source_interval_ms = (long)a->source_interval_s * 1000,
+                  .resync_ms = (long)a->resync_s * 1000,
+                  .stale_ms = (long)a->stale_after_s * 1000,
+                  .qps = a->kube_qps,
+                  .burst = a->kube_burst,
+                  .health_address = a->health_address,
+                  .health_port = (unsigned)a->health_port,
+                  .metrics_port = (unsigned)a->metrics_port,
+                  .export_kueue = a->export_kueue,
+                  .export_slurm_tree = a->export_slurm_tree,
+                  .export_slurm_block = a->export_slurm_block,
+                  .export_volcano = a->export_volcano};
+    trap_signals();
+    return ctl_run(&o, &stop_flag);
+}
+
 int main(int argc, char **argv)
 {
     sync_args a;
     overrides ov = {0};
     topo_syncconfig *cfg = NULL;
-    topo_sync *sync = NULL;
     topo_err err = TOPO_ERR_INIT;
-    int status = EXIT_BAD_INPUT;
+    int status = SYNC_EXIT_BAD_INPUT;
+    atomic_init(&stop_flag, 0);
     int rc = sync_args_parse(&a, argc, argv);
     if (rc != 0) {
-        status = rc == 1 ? EXIT_COMPLETE : EXIT_BAD_INPUT;
+        status = rc == 1 ? SYNC_EXIT_OK : SYNC_EXIT_BAD_INPUT;
         goto cleanup;
     }
     if (setup_log(&a) != 0)
@@ -231,20 +256,8 @@ int main(int argc, char **argv)
     topo_sync_settings *s = topo_syncconfig_settings(cfg);
     if (apply_flags(&ov, s, &a) != 0)
         goto cleanup;
-    if (topo_sync_run(&sync, s, &err) != 0) {
-        fprintf(stderr, "topo-sync: %s\n", err.text);
-        goto cleanup;
-    }
-    const topo_plan *plan = topo_sync_plan(sync);
-    if (print_outputs(plan, &a) != 0) {
-        fprintf(stderr, "topo-sync: cannot write the output\n");
-        goto cleanup;
-    }
-    if (exports(plan, &a) != 0)
-        goto cleanup;
-    status = topo_plan_incomplete_count(plan) ? EXIT_INCOMPLETE : EXIT_COMPLETE;
+    status = offline(&a, s) ? run_offline(s, &a) : run_online(s, &a);
 cleanup:
-    topo_sync_free(sync);
     topo_syncconfig_free(cfg);
     free(ov.ib);
     sync_args_free(&a);

@@ -57,15 +57,16 @@ run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -LE '^volume$' -- \
 
 # ThreadSanitizer on the tests labelled tsan (the live snapshot's readers and
 # writers, the filler's threads feeding two lives, topo-webhook answering
-# concurrent requests), building only their targets, at -O1 -g1 (quicker to
-# compile than -O2 -g; reports keep their line numbers). Every report fails
+# concurrent requests, the health port's checks set while it answers),
+# building only their targets, at -O1 -g1 (quicker to compile than -O2 -g;
+# reports keep their line numbers). Every report fails
 # the stage, whichever process made it: they are written under
 # build-tsan/tsan/ and printed. Thread leaks are not reported (they are not
 # races): topo-webhook's shutdown watchdog exits with a request handler still
 # running on purpose. Nothing is suppressed: should libcurl's, SQLite's or
 # glibc's internals ever need it, a suppressions file with a reason per entry,
 # and never a frame of topo's own code.
-TSAN_TARGETS=(topo_test_live filler_driver topo-webhook)
+TSAN_TARGETS=(topo_test_live probe_test_probe filler_driver topo-webhook)
 tsan_run() {
     local reports=$PWD/build-tsan/tsan failed=0
     echo "=== tsan: configure build-tsan"

@@ -1,7 +1,7 @@
 /* The HTTP side of topo-webhook (see server.h): requests on the HTTPS port,
- * the health and metrics ports, shutdown. With tls_reload.c (the HTTPS port's
- * socket and certificate generations) the only files of topo that include
- * <microhttpd.h>. */
+ * the health and metrics ports (lib/probe), shutdown. With tls_reload.c (the
+ * HTTPS port's socket and certificate generations) and lib/probe the only
+ * files of topo that include <microhttpd.h>. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "server.h"
@@ -28,24 +28,24 @@
 #include "topo/goparse.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
+#include "topo/probe.h"
 
 /* Shutdown: once nothing was in flight and nothing new arrived for this
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
-/* The health and metrics ports: a probe or a scrape is one short request. */
-#define WH_PLAIN_IDLE_S 5u
-#define WH_PLAIN_PER_CLIENT 16u
+/* The readiness check of the health port: the admission handler can
+ * answer (topo_wh_server_set_ready). */
+#define WH_READY_CHECK "admission"
 
 struct topo_wh_server {
     topo_wh_server_opts opts;
     wh_tls *tls; /* the HTTPS port */
-    struct MHD_Daemon *health;
-    atomic_int ready;
+    topo_probe *health;
     atomic_int stopping;
     atomic_ullong last_activity_ns;
     atomic_ullong body_bytes; /* buffer bytes all requests hold now */
     wh_conns *conns;          /* every TLS connection's deadline */
-    struct MHD_Daemon *metrics_d; /* --metrics-port, or NULL */
+    topo_probe *metrics_d; /* --metrics-port, or NULL */
     wh_metrics m;
 };
 
@@ -389,130 +389,61 @@ static void metrics_refresh(void *payload)
     for (size_t r = 0; r < WH_NCUTS; r++)
         topo_metrics_set(srv->m.cut[r],
                          (int64_t)wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
-    topo_metrics_set(srv->m.ready, atomic_load(&srv->ready) && !atomic_load(&srv->stopping));
+    topo_metrics_set(srv->m.ready, topo_probe_ready(srv->health));
+}
+
+/* The owner's metrics (opts.metrics_extra) after the server's own. */
+static int metrics_append(void *payload, topo_buf *out)
+{
+    topo_wh_server *srv = payload;
+    char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
+    if (extra == NULL)
+        return TOPO_ENOMEM; /* the text is dropped whole, never half */
+    int rc = topo_buf_puts(out, extra);
+    free(extra);
+    return rc;
 }
 
 char *topo_wh_server_metrics(topo_wh_server *srv)
 {
-    topo_buf b = TOPO_BUF_INIT(0);
-    topo_metrics_render_buf(srv->m.reg, &b);
-    if (srv->opts.metrics_extra != NULL && b.error == 0) {
-        char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
-        if (extra == NULL)
-            b.error = TOPO_ENOMEM; /* the text is dropped whole, never half */
-        else
-            topo_buf_puts(&b, extra);
-        free(extra);
-    }
-    return topo_buf_take(&b, NULL);
-}
-
-/* The plain-HTTP ports: GET/HEAD only; the probes on the health port,
- * /metrics where it is served (the health port, unless --metrics-port
- * gives it a port of its own). */
-static enum MHD_Result answer_plain(topo_wh_server *srv, struct MHD_Connection *conn,
-                                   const char *url, const char *method, int probes,
-                                   int metrics)
-{
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return queue(conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("method not allowed\n"),
-                     19, "text/plain");
-    if (probes && (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0))
-        return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
-    if (probes && strcmp(url, "/readyz") == 0) {
-        if (atomic_load(&srv->ready) && !atomic_load(&srv->stopping))
-            return queue(conn, NULL, 200, strdup("ok\n"), 3, "text/plain");
-        const char *why = atomic_load(&srv->stopping) ? "shutting down\n" : "not ready\n";
-        return queue(conn, NULL, 503, strdup(why), strlen(why), "text/plain");
-    }
-    if (metrics && strcmp(url, "/metrics") == 0) {
-        char *text = topo_wh_server_metrics(srv);
-        if (!text)
-            return MHD_NO;
-        return queue(conn, NULL, 200, text, strlen(text), "text/plain; version=0.0.4");
-    }
-    return queue(conn, NULL, 404, strdup("not found\n"), 10, "text/plain");
-}
-
-static enum MHD_Result access_health(void *cls, struct MHD_Connection *conn, const char *url,
-                                     const char *method, const char *version,
-                                     const char *upload_data, size_t *upload_data_size,
-                                     void **con_cls)
-{
-    topo_wh_server *srv = cls;
-    (void)version;
-    (void)upload_data;
-    (void)upload_data_size;
-    (void)con_cls;
-    return answer_plain(srv, conn, url, method, 1, srv->opts.metrics_port == 0);
-}
-
-/* --metrics-port: /metrics alone. */
-static enum MHD_Result access_metrics(void *cls, struct MHD_Connection *conn, const char *url,
-                                      const char *method, const char *version,
-                                      const char *upload_data, size_t *upload_data_size,
-                                      void **con_cls)
-{
-    (void)version;
-    (void)upload_data;
-    (void)upload_data_size;
-    (void)con_cls;
-    return answer_plain(cls, conn, url, method, 0, 1);
+    return topo_probe_metrics(srv->metrics_d ? srv->metrics_d : srv->health);
 }
 
 /* ---- the server ---- */
 
-/* A plain-HTTP daemon on port: on address when given (the chart gives the
- * pod's IP, so probes and metrics are not offered on every interface), else
- * on every interface, IPv6 and IPv4 when the host has both. Any pod can
- * reach the pod's IP, so connections that send nothing must not lock the
- * kubelet's probes out (issue 9: 1,030 of them failed the liveness probe):
- * WH_PLAIN_PER_CLIENT at most from one address (the kubelet probes from
- * the node's), each closed after WH_PLAIN_IDLE_S without a byte. */
-static struct MHD_Daemon *start_plain(topo_wh_server *srv, int port, const char *address,
-                                      MHD_AccessHandlerCallback access, const char *flag,
-                                      topo_err *err)
+/* The health port (opts.health_port: the probes, and /metrics unless
+ * metrics_port gives it a port of its own) and the metrics port, both
+ * lib/probe's: not ready until topo_wh_server_set_ready(1). */
+static int start_plain(topo_wh_server *srv, topo_err *err)
 {
-    struct MHD_Daemon *mhd = NULL;
-    if (address != NULL) {
-        struct sockaddr_storage sa;
-        memset(&sa, 0, sizeof sa);
-        struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
-        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
-        unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-        if (inet_pton(AF_INET, address, &v4->sin_addr) == 1) {
-            v4->sin_family = AF_INET;
-            v4->sin_port = htons((uint16_t)port);
-        } else if (inet_pton(AF_INET6, address, &v6->sin6_addr) == 1) {
-            v6->sin6_family = AF_INET6;
-            v6->sin6_port = htons((uint16_t)port);
-            flags |= MHD_USE_IPv6;
-        } else {
-            topo_err_set(err, TOPO_EINVALID, "%s: \"%s\" is not an IP address", flag, address);
-            return NULL;
-        }
-        mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, access, srv,
-                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                               MHD_OPTION_CONNECTION_TIMEOUT, WH_PLAIN_IDLE_S,
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, WH_PLAIN_PER_CLIENT,
-                               MHD_OPTION_END);
-        if (!mhd)
-            topo_err_set(err, TOPO_EGENERIC, "cannot serve on %s port %d", address, port);
-        return mhd;
+    static const char *const checks[] = {WH_READY_CHECK};
+    const topo_wh_server_opts *o = &srv->opts;
+    topo_probe_opts po = {.address = o->health_address,
+                          .port = o->health_port,
+                          .ready_checks = checks,
+                          .nready_checks = 1};
+    topo_probe_opts mo = {.address = o->metrics_address,
+                          .port = o->metrics_port,
+                          .metrics_only = 1,
+                          .metrics = srv->m.reg,
+                          .metrics_append = o->metrics_extra ? metrics_append : NULL,
+                          .metrics_payload = srv};
+    if (o->metrics_port == 0) {
+        po.metrics = mo.metrics;
+        po.metrics_append = mo.metrics_append;
+        po.metrics_payload = srv;
     }
-    mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_DUAL_STACK,
-                           (uint16_t)port, NULL, NULL, access, srv,
-                           MHD_OPTION_CONNECTION_TIMEOUT, WH_PLAIN_IDLE_S,
-                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, WH_PLAIN_PER_CLIENT,
-                           MHD_OPTION_END);
-    if (!mhd)
-        mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, (uint16_t)port,
-                               NULL, NULL, access, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-                               WH_PLAIN_IDLE_S, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                               WH_PLAIN_PER_CLIENT, MHD_OPTION_END);
-    if (!mhd)
-        topo_err_set(err, TOPO_EGENERIC, "cannot serve on port %d", port);
-    return mhd;
+    if (topo_probe_start(&srv->health, &po, err) < 0) {
+        if (err && err->code == TOPO_EINVALID)
+            topo_err_wrap(err, "--health-address");
+        return -1;
+    }
+    if (o->metrics_port > 0 && topo_probe_start(&srv->metrics_d, &mo, err) < 0) {
+        if (err && err->code == TOPO_EINVALID)
+            topo_err_wrap(err, "--metrics-address");
+        return -1;
+    }
+    return 0;
 }
 
 int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err)
@@ -580,12 +511,7 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
                        srv};
     if (wh_tls_start(&srv->tls, &tls, now_ns(), err) < 0)
         goto cleanup;
-    if (!(srv->health = start_plain(srv, opts->health_port, opts->health_address,
-                                    access_health, "--health-address", err)))
-        goto cleanup;
-    if (opts->metrics_port > 0 &&
-        !(srv->metrics_d = start_plain(srv, opts->metrics_port, opts->metrics_address,
-                                       access_metrics, "--metrics-address", err)))
+    if (start_plain(srv, err) < 0)
         goto cleanup;
     *out = srv;
     srv = NULL;
@@ -598,7 +524,7 @@ cleanup:
 void topo_wh_server_set_ready(topo_wh_server *srv, int ready)
 {
     if (srv)
-        atomic_store(&srv->ready, ready ? 1 : 0);
+        (void)topo_probe_set_check(srv->health, WH_READY_CHECK, ready);
 }
 
 void topo_wh_server_tick(topo_wh_server *srv)
@@ -619,7 +545,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
     if (!srv)
         return 0;
     atomic_store(&srv->stopping, 1);
-    atomic_store(&srv->ready, 0);
+    topo_probe_stopping(srv->health);
     wh_tls_close(srv->tls, now_ns());
     long long start = now_ns();
     long long deadline = start + (long long)timeout_ms * 1000000LL;
@@ -650,10 +576,8 @@ void topo_wh_server_free(topo_wh_server *srv)
         return;
     atomic_store(&srv->stopping, 1);
     wh_tls_free(srv->tls);
-    if (srv->health)
-        MHD_stop_daemon(srv->health);
-    if (srv->metrics_d)
-        MHD_stop_daemon(srv->metrics_d);
+    topo_probe_free(srv->health);
+    topo_probe_free(srv->metrics_d);
     wh_conns_free(srv->conns);
     wh_metrics_dispose(&srv->m);
     free(srv);

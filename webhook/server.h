@@ -14,10 +14,11 @@
  *   old one (it accepts nothing more, answers the connections it has with
  *   "Connection: close", and is stopped once they are gone or idle). A pair
  *   that fails to load leaves the old daemon serving.
- * - A plain-HTTP health daemon on health_port: GET /healthz and /livez (200
- *   while the process runs), /readyz (200 once topo_wh_server_set_ready(1),
- *   503 otherwise and during shutdown), /metrics (Prometheus text) unless
- *   metrics_port gives /metrics a plain-HTTP daemon of its own.
+ * - A plain-HTTP health port on health_port (lib/probe, topo/probe.h):
+ *   GET /healthz and /livez (200 while the process runs), /readyz (200 once
+ *   topo_wh_server_set_ready(1): its check "admission"; 503 otherwise and
+ *   during shutdown), ?verbose and per-check paths, /metrics (Prometheus
+ *   text) unless metrics_port gives /metrics a plain-HTTP port of its own.
  * - Absolute connection deadlines (conn_deadline.h): handshake and headers
  *   within header_timeout_s of the accept, a body at min_body_rate after a
  *   grace, the next keep-alive request within idle_timeout_s.

@@ -100,6 +100,11 @@
  * from requests or from the cluster cannot grow memory without bound. */
 #define TOPO_MAX_METRIC_SERIES 1024u
 
+/* Most checks one health port holds (topo_probe), readiness and liveness
+ * each, and the longest check name (a path segment: /readyz/<name>). */
+#define TOPO_MAX_PROBE_CHECKS 32
+#define TOPO_MAX_PROBE_CHECK_NAME 63
+
 /* Most hosts, switches or cables one source's facts may hold (topo-sync):
  * Selene's fabric has 4,341 adapters; a fabric 200 times larger still fits. */
 #define TOPO_MAX_FACTS_ENTRIES 1000000u

@@ -56,6 +56,9 @@ typedef struct topo_sync_settings {
     /* Node objects (`kubectl get nodes -o json`): the node set, and GPU
      * facts from their labels. */
     const char *nodes_file;
+    /* The controller's: the Node objects come from the API server, not a
+     * file (the GPU source is the controller's node view). */
+    int nodes_live;
     /* Single-node NVLink systems (no nvidia.com/gpu.clique): the host is
      * its own NVLink domain. Default on. */
     int nvlink_hostname_fallback;

@@ -36,12 +36,7 @@ uint64_t topo_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns);
 
 /* --- backoff (backoff.c) --------------------------------------------------- */
 
-/* splitmix64: a small non-cryptographic generator for jitter. */
-uint64_t topo_http_rand(uint64_t *state);
-/* The delay before retry number `retry` (0 for the first retry): with
- * d = min(cap_ms, base_ms * 2^retry), a value in [d/2, d] ("equal jitter":
- * retries of many clients spread out, none retries immediately). */
-long topo_http_backoff_ms(long base_ms, long cap_ms, int retry, uint64_t *rng);
+/* topo_http_rand and topo_http_backoff_ms: topo/http.h. */
 /* Parses a Retry-After value in delta-seconds ("120"); an HTTP date or
  * anything else gives -1. Values are capped at cap_ms. Returns milliseconds. */
 long topo_http_retry_after_ms(const char *value, long cap_ms);

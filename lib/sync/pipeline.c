@@ -24,12 +24,22 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
-/* In the order their claims reach the plan, which is the precedence of
- * sources a level's precedence list does not name: a Node's own GPU clique
- * label over NetBox's NVLink field, UFM's live fabric over a dump. */
-enum { SRC_GPU, SRC_UFM, SRC_IB, SRC_LLDP, SRC_NETBOX, SRC_COUNT };
+/* Short names for topo_sync_source (include/topo/sync.h). */
+enum {
+    SRC_GPU = TOPO_SYNC_GPU,
+    SRC_UFM = TOPO_SYNC_UFM,
+    SRC_IB = TOPO_SYNC_IBNETDISCOVER,
+    SRC_LLDP = TOPO_SYNC_LLDP,
+    SRC_NETBOX = TOPO_SYNC_NETBOX,
+    SRC_COUNT = TOPO_SYNC_SOURCE_COUNT
+};
 static const char *const source_name[SRC_COUNT] = {"gpu", "ufm", "ibnetdiscover", "lldp",
                                                    "netbox"};
+
+const char *topo_sync_source_name(topo_sync_source src)
+{
+    return (unsigned)src < SRC_COUNT ? source_name[src] : NULL;
+}
 
 struct topo_sync {
     topo_namemap *names; /* the plan borrows it */
@@ -275,13 +285,12 @@ static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
 
 /* Levels the configured sources can give, coarsest first, then hostname. */
 static int configured(const topo_sync_settings *s, int src);
-static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err);
 
 static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_settings *s)
 {
     int netbox = configured(s, SRC_NETBOX);
     int fabric = configured(s, SRC_IB) || configured(s, SRC_UFM) || configured(s, SRC_LLDP);
-    int nvlink = s->nodes_file || (netbox && s->netbox.nvlink_field);
+    int nvlink = s->nodes_file || s->nodes_live || (netbox && s->netbox.nvlink_field);
     size_t n = 0;
     if (netbox)
         out[n++] = TOPO_LEVEL_DATACENTER;
@@ -301,7 +310,7 @@ static int configured(const topo_sync_settings *s, int src)
 {
     switch (src) {
     case SRC_GPU:
-        return s->nodes_file != NULL;
+        return s->nodes_file != NULL || s->nodes_live;
     case SRC_UFM:
         return s->ufm_systems_file != NULL || s->ufm_http.url != NULL;
     case SRC_IB:
@@ -313,19 +322,20 @@ static int configured(const topo_sync_settings *s, int src)
     }
 }
 
-/* A source over HTTP: the fetcher's fresh facts, or nothing. */
-static int fetch_source(topo_facts **out, const topo_sync_settings *s, topo_fetch_kind kind,
+/* A source over HTTP, through a fetcher made for this read (it reads the
+ * credential files afresh). */
+static int fetch_source(topo_facts *f, const topo_sync_settings *s, topo_fetch_kind kind,
                         const topo_fetch_opts *http, topo_err *err)
 {
-    topo_fetch *f = NULL;
+    topo_fetch *fetch = NULL;
     topo_fetch_opts o = *http;
     if (kind == TOPO_FETCH_NETBOX)
         o.netbox = &s->netbox;
-    int rc = topo_fetch_create(&f, kind, &o, err);
+    int rc = topo_fetch_create(&fetch, kind, &o, err);
     if (rc == 0)
-        rc = topo_fetch_facts(out, f, err);
+        rc = topo_fetch_into(fetch, f, err);
     if (rc == 0) {
-        topo_fetch_stats st = topo_fetch_get_stats(f);
+        topo_fetch_stats st = topo_fetch_get_stats(fetch);
         topo_log(TOPO_LOG_INFO,
                  "source %s: fetched %llu objects in %llu ms: %llu requests, %llu retries, %llu "
                  "bytes",
@@ -333,31 +343,19 @@ static int fetch_source(topo_facts **out, const topo_sync_settings *s, topo_fetc
                  (unsigned long long)st.last_duration_ms, (unsigned long long)st.requests,
                  (unsigned long long)st.retries, (unsigned long long)st.bytes);
     }
-    topo_fetch_free(f);
-    return rc;
-}
-
-/* One configured source's facts: fetched when it has a url, else read from
- * its files. */
-static int load_source(topo_facts **out, const topo_sync_settings *s, int src, topo_err *err)
-{
-    const topo_fetch_opts *http = src == SRC_NETBOX ? &s->netbox_http
-                                  : src == SRC_UFM  ? &s->ufm_http
-                                  : src == SRC_LLDP ? &s->lldp_http
-                                                    : NULL;
-    if (http != NULL && http->url != NULL)
-        return fetch_source(out, s, src == SRC_NETBOX ? TOPO_FETCH_NETBOX
-                                    : src == SRC_UFM  ? TOPO_FETCH_UFM
-                                                      : TOPO_FETCH_LLDP,
-                            http, err);
-    int rc = topo_facts_create(out, source_name[src], err);
-    if (rc == 0)
-        rc = read_source(*out, s, src, err);
+    topo_fetch_free(fetch);
     return rc;
 }
 
 static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err)
 {
+    /* A url makes the source fetched rather than read from its files. */
+    if (src == SRC_NETBOX && s->netbox_http.url)
+        return fetch_source(f, s, TOPO_FETCH_NETBOX, &s->netbox_http, err);
+    if (src == SRC_UFM && s->ufm_http.url)
+        return fetch_source(f, s, TOPO_FETCH_UFM, &s->ufm_http, err);
+    if (src == SRC_LLDP && s->lldp_http.url)
+        return fetch_source(f, s, TOPO_FETCH_LLDP, &s->lldp_http, err);
     switch (src) {
     case SRC_GPU:
         return run_gpu(f, s, err);
@@ -392,24 +390,29 @@ static int feed_plan(topo_plan *plan, topo_facts *const facts[SRC_COUNT],
     return rc;
 }
 
-int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
+int topo_sync_source_configured(const topo_sync_settings *s, topo_sync_source src)
 {
-    topo_facts *facts[SRC_COUNT] = {0};
+    return (unsigned)src < SRC_COUNT && configured(s, (int)src);
+}
+
+int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
+                          topo_err *err)
+{
+    if (!topo_sync_source_configured(s, src) || (src == TOPO_SYNC_GPU && !s->nodes_file))
+        return topo_err_set(err, TOPO_EINVALID, "source %d is not configured to be read",
+                            (int)src);
+    return read_source(facts, s, (int)src, err);
+}
+
+int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
+                   topo_facts *const facts[TOPO_SYNC_SOURCE_COUNT], topo_err *err)
+{
     topo_level levels[TOPO_LEVEL_COUNT];
-    int rc = 0, any = 0;
+    int rc = 0;
     *out = NULL;
     topo_sync *sync = calloc(1, sizeof(*sync));
     if (!sync)
         return topo_err_nomem(err, "sync");
-    for (int src = 0; src < SRC_COUNT; src++)
-        any |= configured(s, src);
-    if (!any) {
-        rc = topo_err_set(err, TOPO_EINVALID,
-                          "no source configured: give --ibnetdiscover, --ufm-systems-file, "
-                          "--ufm-url, --lldp-dir, --lldp-url, --netbox-url or --nodes-file, or "
-                          "a --config with sources");
-        goto cleanup;
-    }
     topo_plan_opts po = s->plan;
     if (po.nlevels == 0) {
         po.nlevels = default_levels(levels, s);
@@ -418,15 +421,8 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     if ((rc = topo_namemap_create(&sync->names, &s->names, err)) != 0)
         goto cleanup;
     po.names = sync->names;
-    if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0)
-        goto cleanup;
-    for (int src = 0; src < SRC_COUNT; src++) {
-        if (!configured(s, src))
-            continue;
-        if ((rc = load_source(&facts[src], s, src, err)) != 0)
-            goto cleanup;
-    }
-    if ((rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
+    if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0 ||
+        (rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
         (rc = topo_plan_build(sync->plan, err)) != 0)
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
@@ -438,8 +434,31 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     *out = sync;
     sync = NULL;
 cleanup:
+    topo_sync_free(sync);
+    return rc;
+}
+
+int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
+{
+    topo_facts *facts[SRC_COUNT] = {0};
+    int rc = 0, any = 0;
+    *out = NULL;
+    for (int src = 0; src < SRC_COUNT; src++)
+        any |= configured(s, src);
+    if (!any)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "no source configured: give --ibnetdiscover, --ufm-systems-file, "
+                            "--ufm-url, --lldp-dir, --lldp-url, --netbox-url or --nodes-file, "
+                            "or a --config with sources");
+    for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
+        if (src == SRC_GPU && !s->nodes_file)
+            continue; /* the controller's live Node objects: not read here */
+        if (configured(s, src) && (rc = topo_facts_create(&facts[src], source_name[src], err)) == 0)
+            rc = read_source(facts[src], s, src, err);
+    }
+    if (rc == 0)
+        rc = topo_sync_fuse(out, s, facts, err);
     for (int src = 0; src < SRC_COUNT; src++)
         topo_facts_free(facts[src]);
-    topo_sync_free(sync);
     return rc;
 }

@@ -100,6 +100,30 @@ def case_basic(w):
     check(w.get("/livez")[0] == 200, "/livez")
     check(w.get("/readyz")[0] == 200, "/readyz")
     check(w.get("/nope")[0] == 404, "health 404")
+    # lib/probe's verbose lists and per-check paths, its 405 and Content-Type.
+    check(w.get("/readyz?verbose") ==
+          (200, "[+]admission ok\n[+]shutdown ok\nreadyz check passed\n"),
+          "/readyz?verbose: %r" % (w.get("/readyz?verbose"),))
+    check(w.get("/readyz/admission") == (200, "ok\n"), "/readyz/admission")
+    check(w.get("/livez?verbose") == (200, "[+]ping ok\nlivez check passed\n"),
+          "/livez?verbose")
+    check(w.get("/readyz/nope")[0] == 404, "/readyz/nope")
+    hc = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
+    try:
+        hc.request("POST", "/readyz", body=b"x")
+        r = hc.getresponse()
+        r.read()
+        check(r.status == 405 and r.getheader("Allow") == "GET, HEAD",
+              "POST /readyz: %d %r" % (r.status, r.getheader("Allow")))
+        hc.close()
+        hc = http.client.HTTPConnection("127.0.0.1", w.health, timeout=5)
+        hc.request("GET", "/metrics")
+        r = hc.getresponse()
+        r.read()
+        check(r.getheader("Content-Type") == "text/plain; version=0.0.4; charset=utf-8",
+              "/metrics Content-Type: %r" % r.getheader("Content-Type"))
+    finally:
+        hc.close()
     st, text = w.get("/metrics")
     check(st == 200 and check_prometheus(text), "metrics parse:\n" + text)
     ok200 = metric(text, "controller_runtime_webhook_requests_total", 'code="200"')
@@ -247,9 +271,9 @@ def case_sigterm(w):
     w.proc.send_signal(signal.SIGTERM)
     time.sleep(0.05)
     try:
-        ready = w.get("/readyz")[0]
+        ready, ready_text = w.get("/readyz")
     except OSError:
-        ready = "closed"
+        ready, ready_text = "closed", ""
     try:
         rc = w.proc.wait(timeout=8)
     except subprocess.TimeoutExpired:
@@ -259,6 +283,8 @@ def case_sigterm(w):
     for t in threads:
         t.join()
     check(ready != 200, "/readyz after SIGTERM: %r" % ready)
+    check(ready != 503 or "[-]shutdown failed\n" in ready_text,
+          "/readyz after SIGTERM names the shutdown: %r" % ready_text)
     check(rc == 0, "exit status after SIGTERM: %r" % rc)
     check(took < 5, "exit within 5 s (took %.2f s)" % took)
     check(before > 20, "burst was running (%d)" % before)

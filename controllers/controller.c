@@ -1,0 +1,402 @@
+/* topo-sync's controller (controller.h): the threads and the reconcile
+ * loop. Threads: the node reflector (nodes.h), the source refresher
+ * (sources.h), the Lease elector, and this loop, which alone plans and
+ * writes. Each thread has its own API client (a topo_k8s is one thread's). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "controller.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "outputs.h"
+#include "nodes.h"
+#include "sources.h"
+#include "topo/gpu.h"
+#include "topo/k8s.h"
+#include "topo/log.h"
+#include "topo/metrics.h"
+#include "topo/probe.h"
+#include "topo/reflector.h"
+#include "topo/sync.h"
+#include "topo/version.h"
+
+typedef struct ctl {
+    const ctl_opts *o;
+    const atomic_int *stop;
+    topo_k8s_config cfg;
+    topo_k8s *k_nodes, *k_write, *k_lease;
+    topo_metrics *metrics;
+    sync_nodes *nodes;
+    topo_reflector *reflector;
+    sync_sources *sources;
+    topo_leader *leader;
+    topo_probe *health, *metrics_port; /* metrics_port: when it differs from health's */
+    pthread_t nodes_thread, leader_thread;
+    int nodes_started, leader_started;
+    atomic_int leader_stop;
+    topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
+} ctl;
+
+static int64_t mono_ms(void)
+{
+    return topo_leader_now_ms();
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static void *nodes_main(void *arg)
+{
+    ctl *c = arg;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_reflector_run(c->reflector, &err) != 0)
+        topo_log(TOPO_LOG_ERROR, "nodes: %s", err.text);
+    return NULL;
+}
+
+static void on_leader(int is_leader, void *payload)
+{
+    ctl *c = payload;
+    topo_log(TOPO_LOG_INFO, "leader election: %s", is_leader ? "leading" : "not leading");
+    topo_metrics_set(topo_metrics_get(c->m_leader, NULL), is_leader);
+    sync_nodes_wake(c->nodes);
+}
+
+static void *leader_main(void *arg)
+{
+    ctl *c = arg;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_leader_run(c->leader, &c->leader_stop, on_leader, c, &err) != 0)
+        topo_log(TOPO_LOG_ERROR, "leader election: %s", err.text);
+    return NULL;
+}
+
+static void source_changed(void *payload)
+{
+    sync_nodes_wake(((ctl *)payload)->nodes);
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static int register_metrics(ctl *c, topo_err *err)
+{
+    static const char *const by_state[] = {"state"};
+    int rc = topo_metrics_gauge(c->metrics, &c->m_plan_ms, "topo_sync_plan_milliseconds",
+                                "How long the last plan took to compute.", NULL, 0, err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(c->metrics, &c->m_nodes, "topo_sync_nodes",
+                                "Nodes of the last plan, by state (planned, incomplete, "
+                                "conflicts).",
+                                by_state, 1, err);
+    if (rc == 0)
+        rc = topo_metrics_counter(c->metrics, &c->m_rounds, "topo_sync_rounds_total",
+                                  "Reconcile rounds run.", NULL, 0, err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(c->metrics, &c->m_leader, "topo_sync_leader",
+                                "1 while this replica holds the Lease (and may write).", NULL, 0,
+                                err);
+    return rc;
+}
+
+static int make_clients(ctl *c, topo_err *err)
+{
+    topo_k8s_opts ko = {.user_agent = "topo-sync/" TOPO_VERSION};
+    topo_k8s_opts wo = ko;
+    wo.qps = c->o->qps;
+    wo.burst = c->o->burst;
+    int rc = topo_k8s_config_load(&c->cfg, c->o->kubeconfig, err);
+    if (rc != 0)
+        return TOPO_EINVALID; /* no or a bad configuration: exit 2, as bad flags */
+    rc = topo_k8s_create(&c->k_nodes, &c->cfg, &ko, err);
+    if (rc == 0)
+        rc = topo_k8s_create(&c->k_write, &c->cfg, &wo, err);
+    if (rc == 0 && c->o->leader_elect && !c->o->once)
+        rc = topo_k8s_create(&c->k_lease, &c->cfg, &ko, err);
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO, "API server %s (%s)", c->cfg.server, c->cfg.source);
+    return rc;
+}
+
+/* The --once list: the reflector's first list, then it ends. */
+static int once_list_end(const char *rv, topo_err *err, void *payload)
+{
+    int rc = sync_nodes_handler()->list_end(rv, err, payload);
+    return rc != 0 ? rc : 1;
+}
+
+static int make_reflector(ctl *c, topo_err *err)
+{
+    topo_reflector_handler h = *sync_nodes_handler();
+    if (c->o->once)
+        h.list_end = once_list_end;
+    topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .page_size = 500};
+    return topo_reflector_create(&c->reflector, c->k_nodes, &ro, &h, c->nodes, err);
+}
+
+static int make_sources(ctl *c, topo_err *err)
+{
+    sync_sources_opts so = {.settings = c->o->settings,
+                            .interval_ms = c->o->source_interval_ms,
+                            .stale_ms = c->o->stale_ms,
+                            .metrics = c->metrics,
+                            .changed = source_changed,
+                            .payload = c};
+    return sync_sources_create(&c->sources, &so, err);
+}
+
+static int make_leader(ctl *c, topo_err *err)
+{
+    if (!c->o->leader_elect || c->o->once)
+        return 0;
+    topo_leader_opts lo = {.lease_namespace = c->o->lease_namespace,
+                           .lease_name = c->o->lease_name,
+                           .release_on_stop = 1};
+    int rc = topo_leader_create(&c->leader, c->k_lease, &lo, err);
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO, "leader election: Lease %s, identity %s", c->o->lease_name,
+                 topo_leader_identity(c->leader));
+    return rc;
+}
+
+/* The readiness checks: nodes listed, and every configured source read
+ * once (its facts fetched now or kept from before). */
+static const char *const ready_checks[] = {"nodes-listed", "sources-answered"};
+
+static int make_probes(ctl *c, topo_err *err)
+{
+    if (c->o->once || c->o->health_port == 0)
+        return 0;
+    topo_probe_opts po = {.address = c->o->health_address,
+                          .port = (int)c->o->health_port,
+                          .metrics = c->o->metrics_port == c->o->health_port ? c->metrics : NULL,
+                          .ready_checks = ready_checks,
+                          .nready_checks = 2};
+    int rc = topo_probe_start(&c->health, &po, err);
+    if (rc == 0 && c->o->metrics_port && c->o->metrics_port != c->o->health_port) {
+        topo_probe_opts mo = {.address = c->o->health_address,
+                              .port = (int)c->o->metrics_port,
+                              .metrics_only = 1,
+                              .metrics = c->metrics};
+        rc = topo_probe_start(&c->metrics_port, &mo, err);
+    }
+    if (rc == 0)
+        topo_log(TOPO_LOG_INFO, "health on port %d, metrics on port %d",
+                 topo_probe_port(c->health),
+                 c->metrics_port ? topo_probe_port(c->metrics_port) : topo_probe_port(c->health));
+    return rc;
+}
+
+static void teardown(ctl *c)
+{
+    topo_probe_stopping(c->health);
+    if (c->nodes_started) {
+        topo_reflector_stop(c->reflector);
+        pthread_join(c->nodes_thread, NULL);
+    }
+    if (c->leader_started) {
+        atomic_store(&c->leader_stop, 1);
+        pthread_join(c->leader_thread, NULL);
+    }
+    topo_probe_free(c->metrics_port);
+    topo_probe_free(c->health);
+    sync_sources_free(c->sources);
+    topo_leader_free(c->leader);
+    topo_reflector_free(c->reflector);
+    sync_nodes_free(c->nodes);
+    topo_metrics_free(c->metrics);
+    topo_k8s_free(c->k_nodes);
+    topo_k8s_free(c->k_write);
+    topo_k8s_free(c->k_lease);
+    topo_k8s_config_dispose(&c->cfg);
+}
+
+/* ------------------------------------------------------------------ a round */
+
+/* GPU facts from the Node view: every node a host, its NVLink domain from
+ * GFD's labels (topo/gpu.h). */
+static int gpu_facts(topo_facts **out, const json_t *view, const topo_sync_settings *s,
+                     topo_err *err)
+{
+    topo_gpu_opts go = {.hostname_fallback = s->nvlink_hostname_fallback};
+    int rc = topo_facts_create(out, "gpu", err);
+    const char *name;
+    json_t *node;
+    json_object_foreach ((json_t *)view, name, node) {
+        if (rc != 0)
+            break;
+        json_t *obj = json_pack("{s:{s:s, s:O}}", "metadata", "name", name, "labels",
+                                json_object_get(node, "labels"));
+        if (!obj)
+            return topo_err_nomem(err, "nodes");
+        rc = topo_gpu_add_node(NULL, *out, obj, name, &go, err);
+        json_decref(obj);
+        if (rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
+            topo_log(TOPO_LOG_WARN, "node %s: %s", name, err->text);
+            rc = 0; /* one node's bad label does not stop the others' plan */
+        }
+    }
+    return rc;
+}
+
+static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
+{
+    topo_facts *facts[TOPO_SYNC_SOURCE_COUNT];
+    topo_facts *gpu = NULL;
+    int64_t t0 = mono_ms();
+    json_t *view = sync_nodes_snapshot(c->nodes, NULL);
+    if (!view)
+        return topo_err_nomem(err, "nodes");
+    int rc = gpu_facts(&gpu, view, c->o->settings, err);
+    if (rc == 0) {
+        sync_sources_lock(c->sources, facts);
+        facts[TOPO_SYNC_GPU] = gpu;
+        rc = topo_sync_fuse(out, c->o->settings, facts, err);
+        sync_sources_unlock(c->sources);
+    }
+    topo_facts_free(gpu);
+    if (rc != 0) {
+        json_decref(view);
+        return rc;
+    }
+    const topo_plan *plan = topo_sync_plan(*out);
+    topo_metrics_set(topo_metrics_get(c->m_plan_ms, NULL), mono_ms() - t0);
+    topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"planned"}),
+                     (int64_t)topo_plan_node_count(plan));
+    topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"incomplete"}),
+                     (int64_t)topo_plan_incomplete_count(plan));
+    topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"conflicts"}),
+                     (int64_t)topo_plan_conflict_count(plan));
+    *view_out = view;
+    return 0;
+}
+
+/* One round: plan, write what differs (when allowed), export. Returns 0,
+ * or 1 when some write failed; a plan that cannot be built is an error. */
+static int reconcile(ctl *c, int may_write, topo_err *err)
+{
+    topo_sync *sync = NULL;
+    json_t *view = NULL;
+    int rc = plan_round(c, &sync, &view, err);
+    if (rc != 0)
+        return rc;
+    const topo_plan *plan = topo_sync_plan(sync);
+    int failed = 0;
+    (void)may_write; /* the writer (labels.h) plugs in here */
+    if (c->o->once && (c->o->print_labels || c->o->print_plan) &&
+        sync_print(plan, c->o->print_labels, c->o->print_plan) != 0)
+        failed = 1;
+    if (sync_exports_write(plan, &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
+                                                c->o->export_slurm_block, c->o->export_volcano},
+                           err) != 0) {
+        topo_log(TOPO_LOG_WARN, "exports: %s", err->text);
+        failed = 1;
+    }
+    topo_metrics_add(topo_metrics_get(c->m_rounds, NULL), 1);
+    json_decref(view);
+    topo_sync_free(sync);
+    return failed;
+}
+
+/* ------------------------------------------------------------------ loops */
+
+static int run_once(ctl *c)
+{
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_reflector_run(c->reflector, &err) != 0 || !sync_nodes_synced(c->nodes)) {
+        topo_log(TOPO_LOG_ERROR, "nodes: %s", err.code ? err.text : "stopped before the list");
+        return SYNC_EXIT_FAILED;
+    }
+    if (sync_sources_read_all(c->sources, &err) != 0) {
+        topo_log(TOPO_LOG_ERROR, "sources: %s", err.text);
+        return err.code == TOPO_EINVALID ? SYNC_EXIT_BAD_INPUT : SYNC_EXIT_FAILED;
+    }
+    int rc = reconcile(c, !c->o->dry_run, &err);
+    if (rc < 0) {
+        topo_log(TOPO_LOG_ERROR, "plan: %s", err.text);
+        return SYNC_EXIT_BAD_INPUT;
+    }
+    return rc == 0 ? SYNC_EXIT_OK : SYNC_EXIT_FAILED;
+}
+
+static int may_write(ctl *c)
+{
+    if (c->o->dry_run)
+        return 0;
+    return !c->leader || topo_leader_is_leader(c->leader, mono_ms());
+}
+
+static int run_loop(ctl *c)
+{
+    topo_err err = TOPO_ERR_INIT;
+    if (pthread_create(&c->nodes_thread, NULL, nodes_main, c) != 0)
+        return SYNC_EXIT_FAILED;
+    c->nodes_started = 1;
+    if (c->leader) {
+        if (pthread_create(&c->leader_thread, NULL, leader_main, c) != 0)
+            return SYNC_EXIT_FAILED;
+        c->leader_started = 1;
+    }
+    if (sync_sources_start(c->sources, &err) != 0) {
+        topo_log(TOPO_LOG_ERROR, "%s", err.text);
+        return SYNC_EXIT_FAILED;
+    }
+    uint64_t seen = 0;
+    int64_t next_resync = 0;
+    int was_writer = 0;
+    while (!atomic_load(c->stop)) {
+        int64_t now = mono_ms();
+        int writer = may_write(c);
+        uint64_t gen = sync_nodes_generation(c->nodes);
+        int due = gen != seen || now >= next_resync || writer != was_writer;
+        int listed = sync_nodes_synced(c->nodes), answered = sync_sources_ready(c->sources);
+        if (c->health) {
+            topo_probe_set_check(c->health, "nodes-listed", listed);
+            topo_probe_set_check(c->health, "sources-answered", answered);
+        }
+        if (due && listed && answered) {
+            if (reconcile(c, writer, &err) < 0)
+                topo_log(TOPO_LOG_ERROR, "plan: %s; the labels stay as they are", err.text);
+            seen = gen;
+            was_writer = writer;
+            next_resync = mono_ms() + c->o->resync_ms;
+        }
+        /* Wake at least every second to notice a stop or a lost lease. */
+        sync_nodes_wait(c->nodes, seen, mono_ms() + 1000);
+    }
+    topo_log(TOPO_LOG_INFO, "stopping");
+    return SYNC_EXIT_OK;
+}
+
+int ctl_run(const ctl_opts *o, const atomic_int *stop)
+{
+    ctl c = {.o = o, .stop = stop};
+    topo_err err = TOPO_ERR_INIT;
+    atomic_init(&c.leader_stop, 0);
+    int rc = topo_metrics_create(&c.metrics, 0, &err);
+    if (rc == 0)
+        rc = register_metrics(&c, &err);
+    if (rc == 0)
+        rc = make_clients(&c, &err);
+    if (rc == 0)
+        rc = sync_nodes_create(&c.nodes, &err);
+    if (rc == 0)
+        rc = make_reflector(&c, &err);
+    if (rc == 0)
+        rc = make_sources(&c, &err);
+    if (rc == 0)
+        rc = make_leader(&c, &err);
+    if (rc == 0)
+        rc = make_probes(&c, &err);
+    int status;
+    if (rc != 0) {
+        topo_log(TOPO_LOG_ERROR, "%s", err.text);
+        status = rc == TOPO_EINVALID || rc == TOPO_EUNSUPPORTED ? SYNC_EXIT_BAD_INPUT
+                                                                 : SYNC_EXIT_FAILED;
+    } else {
+        status = o->once ? run_once(&c) : run_loop(&c);
+    }
+    teardown(&c);
+    return status;
+}

@@ -1,0 +1,24 @@
+/* What topo-sync prints and exports from a plan, for the offline run and
+ * for the controller's rounds: the --print-labels JSON and the text plan on
+ * stdout, and the export files (Kueue, Slurm tree and block, Volcano). */
+#ifndef TOPO_SYNC_OUTPUTS_H
+#define TOPO_SYNC_OUTPUTS_H
+
+#include "topo/error.h"
+#include "topo/plan.h"
+
+/* Paths; NULL: that export is not written. */
+typedef struct sync_exports {
+    const char *kueue, *slurm_tree, *slurm_block, *volcano;
+} sync_exports;
+
+/* Writes every export asked for, each replaced whole (written beside it,
+ * then renamed, so a reader never sees half a file). The first failure
+ * stops them: its code, err naming the path. */
+int sync_exports_write(const topo_plan *plan, const sync_exports *paths, topo_err *err);
+
+/* On stdout: each node's owned labels as one JSON object (labels), the
+ * text plan (plan). 0, or -1 when stdout cannot be written. */
+int sync_print(const topo_plan *plan, int labels, int text_plan);
+
+#endif

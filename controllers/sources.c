@@ -1,0 +1,291 @@
+/* topo-sync's source refresher (sources.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "sources.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "topo/http.h"
+#include "topo/log.h"
+
+#define SRC_N TOPO_SYNC_SOURCE_COUNT
+
+typedef struct source_state {
+    int configured;
+    topo_facts *facts; /* the last good, or NULL; guarded by mu */
+    int64_t next_ms;   /* when to read next (monotonic) */
+    unsigned failures; /* in a row */
+    int64_t last_ok_ms; /* monotonic, 0: never */
+    int stale_warned;
+} source_state;
+
+struct sync_sources {
+    sync_sources_opts o;
+    source_state src[SRC_N];
+    pthread_mutex_t mu; /* the facts, stop */
+    pthread_cond_t cv;  /* stop */
+    pthread_t thread;
+    int started, stop;
+    uint64_t rng;
+    topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int register_metrics(sync_sources *s, topo_err *err)
+{
+    static const char *const by_source[] = {"source"};
+    static const char *const by_kind[] = {"source", "kind"};
+    topo_metrics *m = s->o.metrics;
+    if (!m)
+        return 0;
+    int rc = topo_metrics_gauge(m, &s->m_last_ok, "topo_sync_source_last_success_seconds",
+                                "Unix time of the source's last successful read.", by_source, 1,
+                                err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(m, &s->m_duration, "topo_sync_source_read_milliseconds",
+                                "How long the source's last read took, failed or not.", by_source,
+                                1, err);
+    if (rc == 0)
+        rc = topo_metrics_counter(m, &s->m_failures, "topo_sync_source_failures_total",
+                                  "Reads of the source that failed (its last good facts kept).",
+                                  by_source, 1, err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(m, &s->m_objects, "topo_sync_source_objects",
+                                "What the source's last good facts hold, by kind (hosts, "
+                                "switches, links).",
+                                by_kind, 2, err);
+    return rc;
+}
+
+int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_err *err)
+{
+    *out = NULL;
+    sync_sources *s = calloc(1, sizeof(*s));
+    if (!s)
+        return topo_err_nomem(err, "sources");
+    s->o = *opts;
+    if (s->o.interval_ms <= 0)
+        s->o.interval_ms = 300000;
+    if (s->o.backoff_base_ms <= 0)
+        s->o.backoff_base_ms = 1000;
+    if (s->o.backoff_max_ms < s->o.backoff_base_ms)
+        s->o.backoff_max_ms = s->o.interval_ms;
+    s->rng = (uint64_t)getpid() ^ (uint64_t)time(NULL) << 20;
+    for (int i = 0; i < SRC_N; i++)
+        s->src[i].configured =
+            i != TOPO_SYNC_GPU && topo_sync_source_configured(opts->settings, (topo_sync_source)i);
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return topo_err_nomem(err, "sources");
+    }
+    if (pthread_cond_init(&s->cv, NULL) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return topo_err_nomem(err, "sources");
+    }
+    int rc = register_metrics(s, err);
+    if (rc != 0) {
+        sync_sources_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void sync_sources_free(sync_sources *s)
+{
+    if (!s)
+        return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    for (int i = 0; i < SRC_N; i++)
+        topo_facts_free(s->src[i].facts);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static void set_metric(topo_metrics_family *f, const char *source, const char *kind, int64_t v)
+{
+    const char *values[2] = {source, kind};
+    topo_metrics_set(topo_metrics_get(f, values), v);
+}
+
+static void count_objects(sync_sources *s, const char *name, const topo_facts *f)
+{
+    if (!s->m_objects)
+        return;
+    set_metric(s->m_objects, name, "hosts", (int64_t)topo_facts_host_count(f));
+    set_metric(s->m_objects, name, "switches", (int64_t)topo_facts_switch_count(f));
+    set_metric(s->m_objects, name, "links", (int64_t)topo_facts_link_count(f));
+}
+
+/* One read of source i, on whichever thread: the facts replace the last
+ * good ones only when the whole read succeeded. */
+static int read_one(sync_sources *s, int i, topo_err *err)
+{
+    const char *name = topo_sync_source_name((topo_sync_source)i);
+    source_state *st = &s->src[i];
+    topo_facts *f = NULL;
+    int64_t t0 = now_ms();
+    int rc = topo_facts_create(&f, name, err);
+    if (rc == 0)
+        rc = topo_sync_source_read(f, s->o.settings, (topo_sync_source)i, err);
+    int64_t t1 = now_ms();
+    if (s->m_duration)
+        set_metric(s->m_duration, name, NULL, t1 - t0);
+    if (rc != 0) {
+        topo_facts_free(f);
+        st->failures++;
+        if (s->m_failures)
+            topo_metrics_add(topo_metrics_get(s->m_failures, (const char *[]){name}), 1);
+        topo_log(TOPO_LOG_WARN, "source %s: %s; %s", name, err->text,
+                 st->facts ? "keeping its last good facts" : "no facts from it yet");
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    topo_facts *old = st->facts;
+    st->facts = f;
+    pthread_mutex_unlock(&s->mu);
+    topo_facts_free(old);
+    st->failures = 0;
+    st->last_ok_ms = t1;
+    st->stale_warned = 0;
+    if (s->m_last_ok)
+        set_metric(s->m_last_ok, name, NULL, (int64_t)time(NULL));
+    count_objects(s, name, f);
+    if (s->o.changed)
+        s->o.changed(s->o.payload);
+    return 0;
+}
+
+int sync_sources_read_all(sync_sources *s, topo_err *err)
+{
+    int first = 0;
+    for (int i = 0; i < SRC_N; i++) {
+        topo_err e = TOPO_ERR_INIT;
+        if (!s->src[i].configured)
+            continue;
+        int rc = read_one(s, i, &e);
+        if (rc != 0 && first == 0) {
+            first = rc;
+            *err = e;
+        }
+    }
+    return first;
+}
+
+/* The next read of source i: the interval (±10 %) after a success, a
+ * jittered backoff after failures, never later than the interval. */
+static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
+{
+    long wait;
+    if (st->failures == 0) {
+        long tenth = s->o.interval_ms / 10;
+        wait = s->o.interval_ms - tenth + (long)(topo_http_rand(&s->rng) % (uint64_t)(2 * tenth + 1));
+    } else {
+        wait = topo_http_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms,
+                                    (int)st->failures - 1, &s->rng);
+        if (wait > s->o.interval_ms)
+            wait = s->o.interval_ms;
+    }
+    return now + wait;
+}
+
+static void warn_stale(sync_sources *s, int i, int64_t now)
+{
+    source_state *st = &s->src[i];
+    if (s->o.stale_ms <= 0 || st->stale_warned || !st->facts || now - st->last_ok_ms < s->o.stale_ms)
+        return;
+    st->stale_warned = 1;
+    topo_log(TOPO_LOG_WARN, "source %s: its last good facts are %lld s old (staleAfter %ld s)",
+             topo_sync_source_name((topo_sync_source)i), (long long)((now - st->last_ok_ms) / 1000),
+             s->o.stale_ms / 1000);
+}
+
+static void *refresher(void *arg)
+{
+    sync_sources *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        int64_t now = now_ms(), soonest = now + s->o.interval_ms;
+        for (int i = 0; i < SRC_N && !s->stop; i++) {
+            source_state *st = &s->src[i];
+            if (!st->configured)
+                continue;
+            if (st->next_ms <= now) {
+                topo_err err = TOPO_ERR_INIT;
+                pthread_mutex_unlock(&s->mu);
+                (void)read_one(s, i, &err);
+                pthread_mutex_lock(&s->mu);
+                now = now_ms();
+                st->next_ms = next_read(s, st, now);
+            }
+            warn_stale(s, i, now);
+            if (st->next_ms < soonest)
+                soonest = st->next_ms;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's clock */
+        int64_t wait = soonest - now_ms();
+        if (wait > 0 && !s->stop) {
+            ts.tv_sec += (time_t)(wait / 1000);
+            ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int sync_sources_start(sync_sources *s, topo_err *err)
+{
+    int64_t now = now_ms();
+    for (int i = 0; i < SRC_N; i++)
+        s->src[i].next_ms = next_read(s, &s->src[i], now);
+    if (pthread_create(&s->thread, NULL, refresher, s) != 0)
+        return topo_err_set(err, TOPO_EGENERIC, "sources: cannot start the refresher's thread");
+    s->started = 1;
+    return 0;
+}
+
+int sync_sources_ready(sync_sources *s)
+{
+    int ready = 1;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < SRC_N; i++)
+        if (s->src[i].configured && !s->src[i].facts)
+            ready = 0;
+    pthread_mutex_unlock(&s->mu);
+    return ready;
+}
+
+void sync_sources_lock(sync_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT])
+{
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < SRC_N; i++)
+        facts[i] = i == TOPO_SYNC_GPU ? NULL : s->src[i].facts;
+}
+
+void sync_sources_unlock(sync_sources *s)
+{
+    pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,60 @@
+/* topo-sync's sources kept fresh: one thread reads every configured source
+ * but the Node objects (files, or HTTP through lib/fetch as the settings
+ * say) on its interval, with jitter, and backs off after a failure. A
+ * source's facts are replaced only by a whole successful read: a failed
+ * one (5xx, timeout, garbage) keeps the last good facts, so an outage never
+ * changes a label. A source that never answered holds no facts, and the
+ * controller does not plan without it (sync_sources_ready).
+ *
+ * Metrics (registered on the registry given): per source the time of the
+ * last success, the last read's duration, failures, and the hosts,
+ * switches and links it held.
+ *
+ * Threads: the refresher runs on its own thread; the reconcile loop reads
+ * the facts under sync_sources_lock. */
+#ifndef TOPO_SYNC_SOURCES_H
+#define TOPO_SYNC_SOURCES_H
+
+#include <stdint.h>
+
+#include "topo/error.h"
+#include "topo/facts.h"
+#include "topo/metrics.h"
+#include "topo/sync.h"
+
+typedef struct sync_sources sync_sources;
+
+typedef struct sync_sources_opts {
+    const topo_sync_settings *settings; /* borrowed, outlives the refresher */
+    long interval_ms;                   /* between reads of one source (jittered ±10 %) */
+    long backoff_base_ms, backoff_max_ms; /* after failures in a row (then the interval) */
+    long stale_ms; /* warn when a source's last success is older than this; 0: never */
+    topo_metrics *metrics;              /* may be NULL */
+    /* Called on the refresher's thread after a source's facts changed
+     * (not after a read that gave the same facts). */
+    void (*changed)(void *payload);
+    void *payload;
+} sync_sources_opts;
+
+int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_err *err);
+/* Stops the thread (if started) and frees. NULL-safe. */
+void sync_sources_free(sync_sources *s);
+
+/* Reads every source once, on the caller's thread (for --once, and before
+ * the thread starts): 0 when all answered, else the first failure's code
+ * (err filled); the sources that answered keep their facts. */
+int sync_sources_read_all(sync_sources *s, topo_err *err);
+
+/* Starts the refresher's thread. */
+int sync_sources_start(sync_sources *s, topo_err *err);
+
+/* Whether every configured source has facts. */
+int sync_sources_ready(sync_sources *s);
+
+/* The facts by topo_sync_source (NULL for a source without), valid until
+ * sync_sources_unlock; the refresher waits meanwhile. facts[TOPO_SYNC_GPU]
+ * is always NULL: the Node objects are the controller's. */
+void sync_sources_lock(sync_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT]);
+void sync_sources_unlock(sync_sources *s);
+
+#endif
