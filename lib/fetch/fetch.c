@@ -90,23 +90,38 @@ int topo_fetch_check(topo_fetch_kind kind, const topo_fetch_opts *opts, topo_err
     return rc;
 }
 
+/* A copy in the pool (the caller checked every entry is there); NULL when
+ * out of memory. */
 static const char **copy_list(topo_pool *pool, const char *const *in, size_t n)
 {
     const char **out = topo_pool_calloc(pool, n ? n : 1, sizeof(*out));
     for (size_t i = 0; out != NULL && i < n; i++) {
-        if (in[i] == NULL || (out[i] = topo_pool_strdup(pool, in[i])) == NULL)
+        if ((out[i] = topo_pool_strdup(pool, in[i])) == NULL)
             return NULL;
     }
     return out;
 }
 
-/* The NetBox filters, kept for every fetch (each makes its own parser). */
+static int has_null(const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (list == NULL || list[i] == NULL)
+            return 1;
+    }
+    return 0;
+}
+
+/* The NetBox filters, kept for every fetch (each makes its own parser,
+ * which refuses an empty name). */
 static int copy_netbox(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
 {
     topo_netbox_opts *d = &f->netbox;
     if (o->netbox == NULL)
         return 0;
     const topo_netbox_opts *s = o->netbox;
+    if (has_null(s->switch_roles, s->nswitch_roles) || has_null(s->host_roles, s->nhost_roles) ||
+        has_null(s->sites, s->nsites) || has_null(s->tags, s->ntags))
+        return topo_err_set(err, TOPO_EINVALID, "netbox: a missing filter name");
     *d = *s;
     d->switch_roles = copy_list(f->pool, s->switch_roles, s->nswitch_roles);
     d->host_roles = copy_list(f->pool, s->host_roles, s->nhost_roles);
@@ -115,7 +130,7 @@ static int copy_netbox(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
     d->nvlink_field = s->nvlink_field ? topo_pool_strdup(f->pool, s->nvlink_field) : NULL;
     if (!d->switch_roles || !d->host_roles || !d->sites || !d->tags ||
         (s->nvlink_field && !d->nvlink_field))
-        return topo_err_set(err, TOPO_EINVALID, "netbox: an empty or missing filter name");
+        return topo_err_nomem(err, "netbox");
     return 0;
 }
 

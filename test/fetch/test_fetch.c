@@ -84,6 +84,13 @@ static void test_fetch__options(void **state)
     assert_int_equal(topo_fetch_create(&f, TOPO_FETCH_NETBOX, &n, &err), TOPO_ENOTFOUND);
     assert_null(f);
     assert_non_null(strstr(err.text, "netbox: "));
+    /* A filter list with a hole. */
+    const char *roles[] = {"leaf", NULL};
+    topo_netbox_opts filters = {.switch_roles = roles, .nswitch_roles = 2};
+    n = (topo_fetch_opts){.url = "https://netbox.example.com", .netbox = &filters};
+    assert_int_equal(topo_fetch_create(&f, TOPO_FETCH_NETBOX, &n, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "netbox: a missing filter name"));
+    assert_null(f);
     assert_string_equal(topo_fetch_kind_name(TOPO_FETCH_UFM), "ufm");
     assert_string_equal(topo_fetch_failure_name(TOPO_FETCH_FAIL_AUTH), "auth");
     assert_null(topo_fetch_failure_name(TOPO_FETCH_FAIL_COUNT));
