@@ -53,22 +53,22 @@ const char *topo_fetch_kind_name(topo_fetch_kind kind);
 #define TOPO_FETCH_TIMEOUT_MS_DEFAULT 30000L
 #define TOPO_FETCH_RETRIES_DEFAULT 3
 #define TOPO_FETCH_BACKOFF_MS_DEFAULT 500L
-#define TOPO_FETCH_NETBOX_PAGE_SIZE_DEFAULT 1000 /* NetBox's MAX_PAGE_SIZE */
+#define TOPO_FETCH_NETBOX_PAGE_SIZE_DEFAULT 1000       /* NetBox's MAX_PAGE_SIZE */
 #define TOPO_FETCH_NETBOX_TOKEN_SCHEME_DEFAULT "Token" /* v1 tokens; v2 (nbt_...): Bearer */
 
 /* A NetBox list to fetch: bit (1u << kind) of topo_netbox_opts' kinds. */
 #define TOPO_FETCH_NETBOX_LIST(kind) (1u << (unsigned)(kind))
-#define TOPO_FETCH_NETBOX_LISTS_DEFAULT                                                       \
-    (TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_DEVICES) | TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_RACKS) | \
+#define TOPO_FETCH_NETBOX_LISTS_DEFAULT                                                            \
+    (TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_DEVICES) | TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_RACKS) |     \
      TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_SITES))
 
 /* Zero means the default named beside each field. Strings and the netbox
  * options are copied by topo_fetch_create. Credentials come from files
  * only (a URL with user:password@ is refused). */
 typedef struct topo_fetch_opts {
-    const char *url;           /* NetBox, UFM: the base ("https://netbox.example.com", a
-                                  path prefix allowed); LLDP: the document's URL */
-    const char *ca_file;       /* PEM bundle trusted instead of the system's, or NULL */
+    const char *url;     /* NetBox, UFM: the base ("https://netbox.example.com", a
+                            path prefix allowed); LLDP: the document's URL */
+    const char *ca_file; /* PEM bundle trusted instead of the system's, or NULL */
     int insecure_skip_verify;
     const char *token_file;    /* a token; NetBox and LLDP, or UFM's /ufmRestV3 */
     const char *token_scheme;  /* NetBox: "Token"; UFM: "Basic"; LLDP: "Bearer" */
@@ -92,14 +92,14 @@ typedef struct topo_fetch_opts {
 } topo_fetch_opts;
 
 /* Why a fetch failed, for a metric's label. */
-#define TOPO_FETCH_FAILURE_MAP(XX)                                                           \
-    XX(CONNECT, "connect")   /* no connection, or the certificate was not trusted */         \
-    XX(TIMEOUT, "timeout")   /* a request timed out (after its retries) */                   \
-    XX(AUTH, "auth")         /* 401 or 403 */                                                \
-    XX(STATUS, "status")     /* another non-2xx status (after retries for 5xx and 429) */    \
-    XX(LIMIT, "limit")       /* a body over max_response, more than max_pages pages */       \
-    XX(INVALID, "invalid")   /* a payload that does not parse, a refused next link */        \
-    XX(OTHER, "other")       /* out of memory, an unexpected client error */
+#define TOPO_FETCH_FAILURE_MAP(XX)                                                                 \
+    XX(CONNECT, "connect") /* no connection, or the certificate was not trusted */                 \
+    XX(TIMEOUT, "timeout") /* a request timed out (after its retries) */                           \
+    XX(AUTH, "auth")       /* 401 or 403 */                                                        \
+    XX(STATUS, "status")   /* another non-2xx status (after retries for 5xx and 429) */            \
+    XX(LIMIT, "limit")     /* a body over max_response, more than max_pages pages */               \
+    XX(INVALID, "invalid") /* a payload that does not parse, a refused next link */                \
+    XX(OTHER, "other")     /* out of memory, an unexpected client error */
 
 typedef enum topo_fetch_failure {
 #define TOPO_XX_FETCH_FAILURE(name, text) TOPO_FETCH_FAIL_##name,

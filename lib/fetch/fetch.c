@@ -191,9 +191,8 @@ static int make_http(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
         .ca_file = o->ca_file,
         .insecure_skip_verify = o->insecure_skip_verify,
         .token_file = o->token_file,
-        .token_scheme = o->token_file ? (o->token_scheme ? o->token_scheme
-                                                         : default_scheme(f->kind))
-                                      : NULL,
+        .token_scheme =
+            o->token_file ? (o->token_scheme ? o->token_scheme : default_scheme(f->kind)) : NULL,
         .username = o->username,
         .username_file = o->username_file,
         .password_file = o->password_file,
@@ -262,7 +261,7 @@ static topo_fetch_failure failure_of(const topo_fetch *f, int rc)
 {
     if (f->status_failure)
         return f->failed_status == 401 || f->failed_status == 403 ? TOPO_FETCH_FAIL_AUTH
-                                                                   : TOPO_FETCH_FAIL_STATUS;
+                                                                  : TOPO_FETCH_FAIL_STATUS;
     switch (rc) {
     case TOPO_ECONNECT:
         return TOPO_FETCH_FAIL_CONNECT;

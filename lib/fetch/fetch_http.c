@@ -30,8 +30,8 @@ int fetch_url_split(fetch_origin *out, size_t *path_at, const char *url, topo_er
     } else if (strncasecmp(url, "http://", 7) == 0) {
         skip = 7;
     } else {
-        return topo_err_set(err, TOPO_EINVALID, "\"%.200s\" does not start with https:// or http://",
-                            url);
+        return topo_err_set(err, TOPO_EINVALID,
+                            "\"%.200s\" does not start with https:// or http://", url);
     }
     const char *auth = url + skip;
     size_t alen = strcspn(auth, "/?#");
@@ -95,8 +95,7 @@ int fetch_follow(char **path_out, const topo_fetch *f, const char *link, const c
                                 "configured %s://%s:%u; not followed (the credentials would go "
                                 "there)",
                                 f->name, from, o.https ? "https" : "http", o.host, o.port,
-                                f->origin.https ? "https" : "http", f->origin.host,
-                                f->origin.port);
+                                f->origin.https ? "https" : "http", f->origin.host, f->origin.port);
         path = link + at;
     } else if (link[1] == '/') {
         return topo_err_set(err, TOPO_EINVALID,
@@ -121,12 +120,18 @@ static const char *reason(long status)
     static const struct {
         long status;
         const char *text;
-    } phrases[] = {{400, "Bad Request"},       {401, "Unauthorized"},
-                   {403, "Forbidden"},         {404, "Not Found"},
-                   {405, "Method Not Allowed"}, {408, "Request Timeout"},
-                   {410, "Gone"},              {413, "Content Too Large"},
-                   {429, "Too Many Requests"}, {500, "Internal Server Error"},
-                   {502, "Bad Gateway"},       {503, "Service Unavailable"},
+    } phrases[] = {{400, "Bad Request"},
+                   {401, "Unauthorized"},
+                   {403, "Forbidden"},
+                   {404, "Not Found"},
+                   {405, "Method Not Allowed"},
+                   {408, "Request Timeout"},
+                   {410, "Gone"},
+                   {413, "Content Too Large"},
+                   {429, "Too Many Requests"},
+                   {500, "Internal Server Error"},
+                   {502, "Bad Gateway"},
+                   {503, "Service Unavailable"},
                    {504, "Gateway Timeout"}};
     for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++) {
         if (phrases[i].status == status)
@@ -170,8 +175,7 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
         snprintf(tail, sizeof(tail), " after %" PRIu64 " %s", retries,
                  retries == 1 ? "retry" : "retries");
     server_detail(detail, sizeof(detail), resp);
-    const char *hint =
-        code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN ? f->auth_hint : NULL;
+    const char *hint = code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN ? f->auth_hint : NULL;
     f->status_failure = 1;
     f->failed_status = resp->status;
     const char *phrase = reason(resp->status);
@@ -182,8 +186,8 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
     return code;
 }
 
-int fetch_parse(json_t **out, const topo_fetch *f, const char *path,
-                const topo_http_response *resp, topo_err *err)
+int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
+                topo_err *err)
 {
     char source[TOPO_ERR_TEXT_MAX];
     snprintf(source, sizeof(source), "%s: GET %s", f->name, path);

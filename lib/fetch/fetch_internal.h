@@ -26,12 +26,12 @@ struct topo_fetch {
     topo_fetch_kind kind;
     const char *name; /* "netbox", ... */
     topo_http *http;
-    topo_pool *pool;   /* the copies below */
+    topo_pool *pool; /* the copies below */
     fetch_origin origin;
-    const char *base;   /* the URL the HTTP client prefixes (no trailing '/') */
-    const char *prefix; /* its path ("" or "/netbox"): followed links must be under it */
-    const char *target; /* LLDP: the document's path and query under base */
-    const char *ufm_api; /* UFM: "/ufmRest" (Basic) or "/ufmRestV3" (token) */
+    const char *base;      /* the URL the HTTP client prefixes (no trailing '/') */
+    const char *prefix;    /* its path ("" or "/netbox"): followed links must be under it */
+    const char *target;    /* LLDP: the document's path and query under base */
+    const char *ufm_api;   /* UFM: "/ufmRest" (Basic) or "/ufmRestV3" (token) */
     const char *auth_hint; /* appended to a 401/403's message */
     topo_netbox_opts netbox;
     unsigned netbox_lists;
@@ -49,8 +49,8 @@ struct topo_fetch {
 int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_err *err);
 
 /* A response body as JSON; errors "<name>: GET <path>:<line>:<column>: ...". */
-int fetch_parse(json_t **out, const topo_fetch *f, const char *path,
-                const topo_http_response *resp, topo_err *err);
+int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
+                topo_err *err);
 
 /* A link the server gave (NetBox's `next`): absolute, or path-absolute.
  * 0 with *path_out (malloc'd) the path and query relative to f->base when

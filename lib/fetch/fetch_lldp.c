@@ -32,8 +32,7 @@ static int read_hosts(topo_fetch *f, topo_facts *facts, const json_t *doc, uint6
                               f->target);
             break;
         }
-        rc = topo_lldp_parse_json(&nn, facts, hosts[i], json_object_get(doc, hosts[i]), NULL,
-                                  err);
+        rc = topo_lldp_parse_json(&nn, facts, hosts[i], json_object_get(doc, hosts[i]), NULL, err);
         if (rc != 0)
             topo_err_wrap(err, "%s: GET %s: \"%.100s\"", f->name, f->target, hosts[i]);
         *neighbours += nn;

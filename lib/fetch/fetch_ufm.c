@@ -10,8 +10,8 @@
 
 typedef int (*ufm_add_fn)(topo_ufm *, const json_t *, const char *, topo_err *);
 
-static int one_list(topo_fetch *f, topo_ufm *u, const char *what, ufm_add_fn add,
-                    uint64_t *objects, topo_err *err)
+static int one_list(topo_fetch *f, topo_ufm *u, const char *what, ufm_add_fn add, uint64_t *objects,
+                    topo_err *err)
 {
     char path[64];
     topo_http_response resp = {0};

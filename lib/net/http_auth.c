@@ -58,8 +58,7 @@ static int plain_check(const char *s, size_t len, topo_http_secret_kind kind, to
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f)
-            return topo_err_set(err, TOPO_EINVALID, "%s has a control byte at offset %zu", what,
-                                i);
+            return topo_err_set(err, TOPO_EINVALID, "%s has a control byte at offset %zu", what, i);
         if (c == ':' && kind == TOPO_HTTP_SECRET_USERNAME)
             return topo_err_set(err, TOPO_EINVALID, "username has a ':' at offset %zu (RFC 7617)",
                                 i);
@@ -72,8 +71,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind kind,
-                          topo_err *err)
+int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind kind, topo_err *err)
 {
     int error = 0;
     char *text = NULL;

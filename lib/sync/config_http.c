@@ -15,14 +15,15 @@ static const char *const netbox_lists[] = {"devices", "racks", "sites", "interfa
 
 void sync_cfg_http_keys(const char **keys, size_t *n, topo_fetch_kind kind)
 {
-    static const char *const common[] = {"url",     "caFile",  "insecureSkipVerify",
-                                         "timeout", "retries", "backoff",
-                                         "maxResponseBytes", "tokenFile", NULL};
+    static const char *const common[] = {"url",     "caFile",  "insecureSkipVerify", "timeout",
+                                         "retries", "backoff", "maxResponseBytes",   "tokenFile",
+                                         NULL};
     static const char *const netbox[] = {"tokenScheme", "pageSize", "lists", NULL};
     static const char *const ufm[] = {"username", "usernameFile", "passwordFile", NULL};
     static const char *const lldp[] = {"tokenScheme", NULL};
-    const char *const *own = kind == TOPO_FETCH_NETBOX ? netbox : kind == TOPO_FETCH_UFM ? ufm
-                                                                                          : lldp;
+    const char *const *own = kind == TOPO_FETCH_NETBOX ? netbox
+                             : kind == TOPO_FETCH_UFM  ? ufm
+                                                       : lldp;
     for (size_t i = 0; common[i] != NULL && *n + 1 < SYNC_CFG_MAX_KEYS; i++)
         keys[(*n)++] = common[i];
     for (size_t i = 0; own[i] != NULL && *n + 1 < SYNC_CFG_MAX_KEYS; i++)

@@ -67,8 +67,8 @@ static void test_fetch__options(void **state)
     check(TOPO_FETCH_UFM, &u, NULL);
     u = (topo_fetch_opts){.url = "https://ufm.example.com", .password_file = "/p"};
     check(TOPO_FETCH_UFM, &u, "needs a username");
-    topo_fetch_opts n = {.url = "https://netbox.example.com", .username = "a",
-                         .password_file = "/p"};
+    topo_fetch_opts n = {
+        .url = "https://netbox.example.com", .username = "a", .password_file = "/p"};
     check(TOPO_FETCH_NETBOX, &n, "are UFM's");
     n = (topo_fetch_opts){.url = "https://netbox.example.com", .token_scheme = "Bearer"};
     check(TOPO_FETCH_NETBOX, &n, "without a token file");
@@ -113,7 +113,7 @@ static void test_fetch__url_split(void **state)
     assert_int_equal(fetch_url_split(&o, &at, "https://[fd00::1]:8443/x", NULL), 0);
     assert_string_equal(o.host, "[fd00::1]");
     assert_int_equal(o.port, 8443);
-    const char *bad[] = {"https://", "https://:80/", "https://h:/", "https://h:0",
+    const char *bad[] = {"https://",          "https://:80/",    "https://h:/",  "https://h:0",
                          "https://[fd00::1/", "https://[::1]x/", "https://u@h/", "h/x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(fetch_url_split(&o, &at, bad[i], NULL), TOPO_EINVALID);
@@ -171,7 +171,8 @@ static void test_fetch__next_links(void **state)
 
     /* Under a path prefix, a link must stay under it. */
     f = netbox("http://127.0.0.1:8000/netbox/");
-    follows(f, "http://127.0.0.1:8000/netbox/api/dcim/racks/?offset=2", "/api/dcim/racks/?offset=2");
+    follows(f, "http://127.0.0.1:8000/netbox/api/dcim/racks/?offset=2",
+            "/api/dcim/racks/?offset=2");
     follows(f, "http://127.0.0.1:8000/api/dcim/racks/?offset=2", NULL);
     follows(f, "http://127.0.0.1:8000/netboxes/api/", NULL);
     follows(f, "http://127.0.0.1/netbox/api/", NULL); /* port 80, not 8000 */

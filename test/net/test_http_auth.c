@@ -46,34 +46,41 @@ static void test_http_auth__secret_files(void **state)
     char *v = NULL;
     topo_err err = TOPO_ERR_INIT;
     /* A token loses surrounding blanks; a password only its line end. */
-    assert_int_equal(topo_http_secret_read(&v, secret_file("t", "  tok-1 \r\n"),
-                                           TOPO_HTTP_SECRET_TOKEN, &err), 0);
+    assert_int_equal(
+        topo_http_secret_read(&v, secret_file("t", "  tok-1 \r\n"), TOPO_HTTP_SECRET_TOKEN, &err),
+        0);
     assert_string_equal(v, "tok-1");
     topo_http_token_free(v);
     assert_int_equal(topo_http_secret_read(&v, secret_file("p", " pass word \r\n"),
-                                           TOPO_HTTP_SECRET_PASSWORD, &err), 0);
+                                           TOPO_HTTP_SECRET_PASSWORD, &err),
+                     0);
     assert_string_equal(v, " pass word ");
     topo_http_token_free(v);
     assert_int_equal(topo_http_secret_read(&v, secret_file("p", "p\xc3\xa4ss\n"),
-                                           TOPO_HTTP_SECRET_PASSWORD, &err), 0);
+                                           TOPO_HTTP_SECRET_PASSWORD, &err),
+                     0);
     assert_string_equal(v, "p\xc3\xa4ss"); /* UTF-8 (RFC 7617) */
     topo_http_token_free(v);
 
     /* Refused, with the file named and the content not shown. */
     assert_int_equal(topo_http_secret_read(&v, secret_file("p", "hunter\x01two\n"),
-                                           TOPO_HTTP_SECRET_PASSWORD, &err), TOPO_EINVALID);
+                                           TOPO_HTTP_SECRET_PASSWORD, &err),
+                     TOPO_EINVALID);
     assert_null(v);
     assert_non_null(strstr(err.text, "/p"));
     assert_non_null(strstr(err.text, "control byte at offset 6"));
     assert_null(strstr(err.text, "hunter"));
     assert_int_equal(topo_http_secret_read(&v, secret_file("p", "two\nlines\n"),
-                                           TOPO_HTTP_SECRET_PASSWORD, &err), TOPO_EINVALID);
+                                           TOPO_HTTP_SECRET_PASSWORD, &err),
+                     TOPO_EINVALID);
     assert_null(strstr(err.text, "lines"));
-    assert_int_equal(topo_http_secret_read(&v, secret_file("p", "\n"),
-                                           TOPO_HTTP_SECRET_PASSWORD, &err), TOPO_EINVALID);
+    assert_int_equal(
+        topo_http_secret_read(&v, secret_file("p", "\n"), TOPO_HTTP_SECRET_PASSWORD, &err),
+        TOPO_EINVALID);
     assert_non_null(strstr(err.text, "password is empty"));
-    assert_int_equal(topo_http_secret_read(&v, secret_file("u", "ad:min\n"),
-                                           TOPO_HTTP_SECRET_USERNAME, &err), TOPO_EINVALID);
+    assert_int_equal(
+        topo_http_secret_read(&v, secret_file("u", "ad:min\n"), TOPO_HTTP_SECRET_USERNAME, &err),
+        TOPO_EINVALID);
     assert_non_null(strstr(err.text, "':'"));
     assert_null(strstr(err.text, "ad:min"));
     char missing[PATH_MAX_LEN];
@@ -135,8 +142,8 @@ static void expect_authorization(topo_http *h, const char *want)
     assert_int_equal(call(h, "GET", "/echo", NULL, &r, &err), 0);
     json_t *j = json_loadb(r.body, r.len, 0, NULL);
     assert_non_null(j);
-    const char *got = json_string_value(json_object_get(json_object_get(j, "headers"),
-                                                        "authorization"));
+    const char *got =
+        json_string_value(json_object_get(json_object_get(j, "headers"), "authorization"));
     assert_non_null(got);
     assert_string_equal(got, want);
     json_decref(j);
