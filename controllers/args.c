@@ -24,9 +24,11 @@ static const char intro[] =
     "holder writes, one merge PATCH per node that differs. --once runs one round and exits; "
     "--dry-run logs the patches instead of sending them. An offline run, --once --dry-run "
     "with neither --kubeconfig nor a pod's environment (or with --nodes-file), reads every "
-    "source from files and prints the plan. Flags override the --config file. Exit status: "
-    "0 converged (offline: every node's plan complete), 1 some write failed or a source "
-    "never answered (offline: some node incomplete), 2 bad input.";
+    "source and prints the plan. Sources come from files, or NetBox, UFM and an LLDP "
+    "collector over HTTP (their secrets from files only, re-read when they rotate). Flags "
+    "override the --config file. Exit status: 0 converged (offline: every node's plan "
+    "complete), 1 some write failed or a source never answered (offline: some node "
+    "incomplete), 2 bad input (offline: also a source that could not be read or fetched).";
 
 static const topo_opt table[] = {
     {"--config", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -74,6 +76,26 @@ static const topo_opt table[] = {
     {"--ufm-links-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "UFM's GET /ufmRest/resources/links, saved (with --ufm-systems-file)", O(ufm_links_file),
      NULL},
+    {"--netbox-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch NetBox's devices, racks and sites from its API at URL (https://netbox.example.com)",
+     O(netbox_url), NULL},
+    {"--netbox-token-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "NetBox's API token, re-read when it changes (scheme: the config's tokenScheme, Token)",
+     O(netbox_token_file), NULL},
+    {"--ufm-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch UFM's systems and links from its REST API at URL (https://ufm.example.com)",
+     O(ufm_url), NULL},
+    {"--ufm-username", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
+     "UFM's user for HTTP Basic on /ufmRest (with --ufm-password-file)", O(ufm_username), NULL},
+    {"--ufm-password-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the file holding that user's password, re-read when it changes", O(ufm_password_file),
+     NULL},
+    {"--ufm-token-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a UFM access token (/ufmRestV3, instead of a user and password), re-read when it changes",
+     O(ufm_token_file), NULL},
+    {"--lldp-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
+     "fetch every host's lldpcli JSON from a collector: one object, host name to document",
+     O(lldp_url), NULL},
     {"--nodes-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the Node objects (kubectl get nodes -o json): the node set and their GPU labels",
      O(nodes_file), NULL},
@@ -159,6 +181,14 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
         a->metrics_port = a->health_port;
     if (a->leader_elect < 0)
         a->leader_elect = 1;
+    if (a->ufm_url && a->ufm_systems_file) {
+        fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
+        return 2;
+    }
+    if (a->lldp_url && a->lldp_dir) {
+        fprintf(stderr, "topo-sync: --lldp-url and --lldp-dir exclude each other\n");
+        return 2;
+    }
     if (a->node_name_map && a->ibnetdiscover.n == 0) {
         fprintf(stderr, "topo-sync: --node-name-map goes with --ibnetdiscover\n");
         return 2;

@@ -12,6 +12,9 @@ typedef struct sync_args {
     const char *node_name_map;
     const char *lldp_dir;
     const char *ufm_systems_file, *ufm_links_file;
+    const char *netbox_url, *netbox_token_file;
+    const char *ufm_url, *ufm_username, *ufm_password_file, *ufm_token_file;
+    const char *lldp_url;
     const char *nodes_file;
     const char *levels, *prefix;
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;

@@ -56,6 +56,49 @@ static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
     return 0;
 }
 
+/* The HTTP sources' flags: a URL replaces the source's files, a credential
+ * flag the config's credentials of that source. */
+static int apply_http_flags(topo_sync_settings *s, const sync_args *a)
+{
+    if (a->netbox_url) {
+        s->netbox_http.url = a->netbox_url;
+        memset(&s->netbox_files, 0, sizeof(s->netbox_files));
+    }
+    if (a->netbox_token_file)
+        s->netbox_http.token_file = a->netbox_token_file;
+    if (a->ufm_url) {
+        s->ufm_http.url = a->ufm_url;
+        s->ufm_systems_file = s->ufm_links_file = NULL;
+    }
+    if (a->ufm_token_file) {
+        s->ufm_http.token_file = a->ufm_token_file;
+        s->ufm_http.username = s->ufm_http.username_file = s->ufm_http.password_file = NULL;
+    }
+    if (a->ufm_username || a->ufm_password_file) {
+        s->ufm_http.token_file = a->ufm_token_file;
+        if (a->ufm_username) {
+            s->ufm_http.username = a->ufm_username;
+            s->ufm_http.username_file = NULL;
+        }
+        if (a->ufm_password_file)
+            s->ufm_http.password_file = a->ufm_password_file;
+    }
+    if (a->lldp_url) {
+        s->lldp_http.url = a->lldp_url;
+        s->lldp_dir = NULL;
+    }
+    const char *orphan = a->netbox_token_file && !s->netbox_http.url ? "--netbox-token-file"
+                         : (a->ufm_token_file || a->ufm_username || a->ufm_password_file) &&
+                                 !s->ufm_http.url
+                             ? "--ufm-username, --ufm-password-file and --ufm-token-file"
+                             : NULL;
+    if (orphan) {
+        fprintf(stderr, "topo-sync: %s: only with a URL (the flag or the config's url)\n", orphan);
+        return -1;
+    }
+    return 0;
+}
+
 /* Flags over the config file's settings. */
 static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
 {
@@ -68,15 +111,20 @@ static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
         s->ibnetdiscover = ov->ib;
         s->nibnetdiscover = a->ibnetdiscover.n;
     }
-    if (a->lldp_dir)
+    if (a->lldp_dir) {
         s->lldp_dir = a->lldp_dir;
+        s->lldp_http.url = NULL;
+    }
     if (a->ufm_systems_file) {
         s->ufm_systems_file = a->ufm_systems_file;
         s->ufm_links_file = a->ufm_links_file;
+        s->ufm_http.url = NULL;
     } else if (a->ufm_links_file) {
         fprintf(stderr, "topo-sync: --ufm-links-file goes with --ufm-systems-file\n");
         return -1;
     }
+    if (apply_http_flags(s, a) != 0)
+        return -1;
     if (a->nodes_file)
         s->nodes_file = a->nodes_file;
     if (a->prefix)

@@ -41,6 +41,10 @@ int topo_cfg_bool(const topo_cfg *c, int *out, const json_t *obj, const char *ke
 /* obj.key as an integer in [min, max]. */
 int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char *key,
                  const char *path, int64_t min, int64_t max) TOPO_MUST_CHECK;
+/* obj.key as a Go duration string ("500ms", "30s", "1m30s": Kubernetes
+ * configurations' form), in whole milliseconds within [min_ms, max_ms]. */
+int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, const char *key,
+                      const char *path, int64_t min_ms, int64_t max_ms) TOPO_MUST_CHECK;
 /* obj.key as an object or an array (borrowed); *out NULL when absent. */
 int topo_cfg_object(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
                     const char *path) TOPO_MUST_CHECK;

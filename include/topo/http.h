@@ -8,10 +8,16 @@
  * Every body read is bounded (max_body, max_line). Retriable failures are
  * retried with jittered exponential backoff (see topo_http_do); a token bucket
  * (qps, burst) shared by all requests of one topo_http limits the request
- * rate. Bearer tokens are fixed or read from a file, re-read every
- * token_reload_ms and immediately after a 401, after which the request is
- * sent once more with the new token (bound service-account tokens rotate).
- * Redirects are not followed (a token never goes to another host). */
+ * rate. Credentials: a token sent as "Authorization: <scheme> <token>"
+ * (scheme "Bearer" unless token_scheme says otherwise: NetBox v1 tokens use
+ * "Token", UFM's /ufmRestV3 tokens literally "Basic"), or HTTP Basic from a
+ * username and a password file. Each credential file is re-read every
+ * token_reload_ms and immediately after a 401 or 403 (NetBox refuses a bad
+ * token with 403), after which the request is sent once more when the
+ * credential changed (bound service-account tokens rotate, so do passwords
+ * in mounted Secrets). Credentials appear in no log line and no error
+ * message. Redirects are not followed (a credential
+ * never goes to another host). */
 #ifndef TOPO_HTTP_H
 #define TOPO_HTTP_H
 
@@ -52,8 +58,19 @@ typedef struct topo_http_opts {
     const char *client_key_data;
     int insecure_skip_verify;
     const char *token;            /* a fixed bearer token, or NULL */
-    const char *token_file;       /* re-read periodically and after 401, or NULL; wins over token */
-    long token_reload_ms;         /* TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT */
+    const char *token_file;       /* re-read periodically and after 401/403, or NULL; wins
+                                     over token */
+    const char *token_scheme;     /* the Authorization scheme of the token: "Bearer" (NULL),
+                                     "Token", "Basic", ... (an RFC 9110 token) */
+    /* HTTP Basic (RFC 7617), instead of a token: the username fixed or from
+     * a file, the password from a file. Both files are read like the token
+     * file; a username or password file loses only its trailing line end
+     * ("\n" or "\r\n": inner and other blanks belong to the credential). */
+    const char *username;         /* or NULL with username_file */
+    const char *username_file;    /* wins over username */
+    const char *password_file;    /* required for Basic */
+    long token_reload_ms;         /* credential files' re-read period,
+                                     TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT */
     long timeout_ms;              /* whole request (not streams), TOPO_HTTP_TIMEOUT_MS_DEFAULT */
     long connect_timeout_ms;      /* TOPO_HTTP_CONNECT_TIMEOUT_MS_DEFAULT */
     size_t max_body;              /* TOPO_MAX_K8S_RESPONSE */
@@ -91,8 +108,10 @@ typedef struct topo_http_response {
 } topo_http_response;
 
 /* Requests send "Accept: application/json" and accept any compressed
- * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options and with
- * the token file's error when it cannot be read and no fixed token is set. */
+ * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options (a token
+ * and Basic together, a username without a password file or the reverse, a
+ * bad scheme) and with a credential file's error when it cannot be read
+ * (for the token file: and no fixed token is set). */
 int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err);
 void topo_http_free(topo_http *http);
 
@@ -124,7 +143,8 @@ void topo_http_response_dispose(topo_http_response *resp);
  * non-2xx status delivers its body as one line, and the call returns 0. A
  * stream that ends normally returns 0; one with no byte for stream_idle_ms,
  * or running past req->timeout_ms, returns TOPO_ETIMEOUT. No retries (the
- * caller resumes), except one after a 401 when the token file changed. */
+ * caller resumes), except one after a 401 or 403 when a credential file
+ * changed. */
 typedef int (*topo_http_line_fn)(const char *line, size_t len, void *payload);
 int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_line,
                      topo_http_line_fn fn, void *payload, long *out_status, topo_err *err);
@@ -149,11 +169,21 @@ long topo_http_backoff_ms(long base_ms, long cap_ms, int retry, uint64_t *rng);
 /* Counters for metrics and tests. */
 typedef struct topo_http_stats {
     uint64_t requests;      /* attempts sent */
-    uint64_t retries;       /* attempts after the first of a call (incl. after a 401) */
-    uint64_t token_reloads; /* re-reads of the token file after the first read */
+    uint64_t retries;       /* attempts after the first of a call (incl. after a 401/403) */
+    uint64_t token_reloads; /* successful re-reads of a credential file (token,
+                               username, password) after the first read */
     uint64_t throttled_ms;  /* time spent waiting in the rate limiter */
     uint64_t connects;      /* new connections opened (the rest reused one) */
 } topo_http_stats;
 void topo_http_get_stats(const topo_http *http, topo_http_stats *out);
+
+/* RFC 3986 percent-encoding for request paths and query values (any layer
+ * that builds API paths): every byte outside the unreserved set (ALPHA
+ * DIGIT "-" "." "_" "~") becomes %XX (upper-case hex), so the result is safe
+ * as one path segment or one query value. Like snprintf: writes at most
+ * size - 1 bytes and a NUL when size > 0, and returns the length the whole
+ * encoding needs (compare with size to detect truncation). dst may be NULL
+ * when size is 0. */
+size_t topo_http_escape(char *dst, size_t size, const char *src);
 
 #endif

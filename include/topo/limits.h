@@ -128,6 +128,13 @@
 #define TOPO_MAX_LLDP_DOCUMENT (4u * 1024u * 1024u)
 #define TOPO_MAX_NETBOX_PAGE (64u * 1024u * 1024u)
 #define TOPO_MAX_UFM_RESPONSE (256u * 1024u * 1024u)
+/* An LLDP collector's one response over HTTP (topo/fetch.h): every host's
+ * document in one JSON object (4,096 hosts of 33 KB fit nearly twice). */
+#define TOPO_MAX_LLDP_RESPONSE (256u * 1024u * 1024u)
+/* Most pages one NetBox list may take over HTTP (topo/fetch.h): a `next`
+ * link that never ends stops here. At 1,000 objects a page that is
+ * TOPO_MAX_FACTS_ENTRIES objects several times over. */
+#define TOPO_MAX_NETBOX_PAGES 10000u
 
 /* Largest ibnetdiscover dump topo-sync reads: Selene's compute fabric (666
  * switches, 4,341 adapters) is 2.8 MB; one 180 times larger still fits. */

@@ -9,6 +9,7 @@
 
 #include "topo/error.h"
 #include "topo/fabric.h"
+#include "topo/fetch.h"
 #include "topo/limits.h"
 #include "topo/facts.h"
 #include "topo/namemap.h"
@@ -22,8 +23,8 @@ typedef struct topo_sync_ibnetdiscover {
     const char *node_name_map; /* NULL: none */
 } topo_sync_ibnetdiscover;
 
-/* NetBox REST pages saved to files (offline): each list may hold several
- * pages of its kind (the `next` links are not followed). */
+/* NetBox REST pages saved to files (without a url): each list may hold
+ * several pages of its kind (the `next` links are not followed). */
 typedef struct topo_sync_netbox_files {
     const char *const *files[TOPO_NETBOX_CABLES + 1]; /* by topo_netbox_kind */
     size_t nfiles[TOPO_NETBOX_CABLES + 1];
@@ -42,9 +43,16 @@ typedef struct topo_sync_settings {
     const char *ufm_systems_file; /* GET /ufmRest/resources/systems saved */
     const char *ufm_links_file;   /* GET /ufmRest/resources/links saved */
     /* NetBox: the parser's filters (strings borrowed from the config) and
-     * the saved pages; no page configured means no NetBox source. */
+     * the saved pages; no page and no url means no NetBox source. */
     topo_netbox_opts netbox;
     topo_sync_netbox_files netbox_files;
+    /* The sources over HTTP (topo/fetch.h): a url makes NetBox, UFM or
+     * LLDP fetched instead of read from files (the file settings are then
+     * unset). netbox_http.netbox is left NULL: the run uses the filters
+     * above. */
+    topo_fetch_opts netbox_http;
+    topo_fetch_opts ufm_http;
+    topo_fetch_opts lldp_http;
     /* Node objects (`kubectl get nodes -o json`): the node set, and GPU
      * facts from their labels. */
     const char *nodes_file;

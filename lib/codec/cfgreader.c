@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo/decode.h"
+#include "topo/goparse.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 
@@ -124,6 +125,29 @@ int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char 
                              P(p, path, key), n, min, max);
     }
     *out = (int64_t)n;
+    return 0;
+}
+
+int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, const char *key,
+                      const char *path, int64_t min_ms, int64_t max_ms)
+{
+    int rc;
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    if (!v)
+        return rc;
+    if (!json_is_string(v))
+        return wrong_type(c, v, obj, key, path, "a duration such as \"500ms\", \"30s\" or \"2m\"");
+    topo_err why = TOPO_ERR_INIT;
+    int64_t ns = 0;
+    if (topo_go_parse_duration(json_string_value(v), &ns, &why) != 0)
+        return topo_cfg_fail(c, v, obj, "%s: %s", P(p, path, key), why.text);
+    int64_t ms = ns / 1000000;
+    if (ms < min_ms || ms > max_ms)
+        return topo_cfg_fail(c, v, obj,
+                             "%s: %s is out of range (%" PRId64 "ms..%" PRId64 "ms)",
+                             P(p, path, key), json_string_value(v), min_ms, max_ms);
+    *out_ms = ms;
     return 0;
 }
 

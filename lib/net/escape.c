@@ -1,5 +1,5 @@
-/* RFC 3986 percent-encoding (see escape.h). */
-#include "escape.h"
+/* RFC 3986 percent-encoding (topo_http_escape in topo/http.h). */
+#include "topo/http.h"
 
 static int unreserved(unsigned char c)
 {

@@ -1,6 +1,7 @@
 /* The HTTP client over libcurl: one easy handle per topo_http (connection and
  * TLS session reuse), bounded bodies, retries with jittered backoff, a token
- * bucket, bearer tokens from a rotating file, and line-by-line streaming.
+ * bucket, credentials from rotating files (http_auth.c), and line-by-line
+ * streaming.
  * The only file of topo that includes <curl/curl.h>. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -50,10 +51,7 @@ struct topo_http {
     char *base_url; /* without a trailing slash */
     size_t base_len;
     char *url; /* TOPO_MAX_HTTP_URL + 1 bytes: base_url + path of the current request */
-    char *token; /* current bearer token (wiped when replaced), or NULL */
-    char *token_file;
-    uint64_t token_read_ns;
-    long token_reload_ms;
+    topo_http_auth auth; /* token or Basic, files re-read (http_auth.c) */
     long timeout_ms;
     long stream_idle_ms;
     size_t max_body;
@@ -151,68 +149,6 @@ static int header_addf(struct curl_slist **list, const char *fmt, ...)
     if (grown == NULL)
         return TOPO_ENOMEM;
     *list = grown;
-    return 0;
-}
-
-/* --- the bearer token ------------------------------------------------------- */
-
-/* Re-reads the token file. Returns 1 when the token changed, 0 when it did
- * not or could not be read (the current one is kept: an unreadable file
- * during a rotation must not lose a working token). */
-static int token_reload(topo_http *h)
-{
-    char *fresh = NULL;
-    topo_err terr = TOPO_ERR_INIT;
-
-    h->token_read_ns = topo_http_now_ns();
-    if (topo_http_token_read(&fresh, h->token_file, &terr) < 0) {
-        topo_log(TOPO_LOG_WARN, "http: re-reading the bearer token: %s (keeping the current one)",
-                 terr.text);
-        return 0;
-    }
-    h->stats.token_reloads++;
-    int changed = h->token == NULL || strcmp(h->token, fresh) != 0;
-    topo_http_token_free(h->token);
-    h->token = fresh;
-    return changed;
-}
-
-static void token_refresh_if_due(topo_http *h)
-{
-    if (h->token_file == NULL)
-        return;
-    uint64_t age = topo_http_now_ns() - h->token_read_ns;
-    if (age >= (uint64_t)h->token_reload_ms * 1000000u)
-        token_reload(h);
-}
-
-/* --- create / free ---------------------------------------------------------- */
-
-static int load_initial_token(topo_http *h, const topo_http_opts *opts, topo_err *err)
-{
-    int error = 0;
-    if (opts->token_file != NULL) {
-        if ((h->token_file = topo_strdup(opts->token_file)) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
-        h->token_read_ns = topo_http_now_ns();
-        topo_err terr = TOPO_ERR_INIT;
-        error = topo_http_token_read(&h->token, h->token_file, &terr);
-        if (error == 0)
-            return 0;
-        if (error == TOPO_ENOMEM || opts->token == NULL) {
-            if (err != NULL)
-                *err = terr;
-            return topo_err_wrap(err, "http: bearer token file");
-        }
-        topo_log(TOPO_LOG_WARN, "http: bearer token file: %s (using the fixed token until it "
-                                "can be read)", terr.text);
-    }
-    if (opts->token != NULL) {
-        if ((error = topo_http_token_check(opts->token, strlen(opts->token), err)) < 0)
-            return topo_err_wrap(err, "http: token");
-        if ((h->token = topo_strdup(opts->token)) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
-    }
     return 0;
 }
 
@@ -328,8 +264,6 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     memcpy(h->base_url, opts->base_url, h->base_len);
     h->base_url[h->base_len] = '\0';
 
-    h->token_reload_ms =
-        opts->token_reload_ms > 0 ? opts->token_reload_ms : TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT;
     h->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : TOPO_HTTP_TIMEOUT_MS_DEFAULT;
     h->stream_idle_ms =
         opts->stream_idle_ms > 0 ? opts->stream_idle_ms : TOPO_HTTP_STREAM_IDLE_MS_DEFAULT;
@@ -353,7 +287,7 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     topo_ratelimit_init(&h->limiter, qps, burst, now);
     h->rng = now ^ ((uint64_t)(uintptr_t)h << 16) ^ ((uint64_t)getpid() << 40);
 
-    if ((error = load_initial_token(h, opts, err)) < 0)
+    if ((error = topo_http_auth_init(&h->auth, opts, err)) < 0)
         goto cleanup;
     if ((h->curl = curl_easy_init()) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "http: curl_easy_init failed");
@@ -378,8 +312,7 @@ void topo_http_free(topo_http *http)
         return;
     if (http->curl != NULL)
         curl_easy_cleanup(http->curl);
-    topo_http_token_free(http->token);
-    free(http->token_file);
+    topo_http_auth_dispose(&http->auth);
     free(http->url);
     free(http->base_url);
     free(http);
@@ -393,6 +326,7 @@ void topo_http_get_stats(const topo_http *http, topo_http_stats *out)
     if (http == NULL)
         return;
     *out = http->stats;
+    out->token_reloads = http->auth.reloads;
     out->throttled_ms = http->throttled_ns / 1000000u;
 }
 
@@ -506,6 +440,7 @@ static int build_headers(topo_http *h, const topo_http_request *req, struct curl
 {
     int error = 0;
     struct curl_slist *list = NULL;
+    char *auth = NULL;
 
     if ((error = header_addf(&list, "Accept: application/json")) < 0 ||
         (error = header_addf(&list, "Expect:")) < 0)
@@ -517,12 +452,14 @@ static int build_headers(topo_http *h, const topo_http_request *req, struct curl
         error = header_addf(&list, "Content-Type:");
     if (error < 0)
         goto cleanup;
-    if (h->token != NULL && (error = header_addf(&list, "Authorization: Bearer %s", h->token)) < 0)
+    if ((error = topo_http_auth_header(&auth, &h->auth)) < 0 ||
+        (auth != NULL && (error = header_addf(&list, "%s", auth)) < 0))
         goto cleanup;
     *out = list;
     list = NULL;
 
 cleanup:
+    topo_http_token_free(auth);
     headers_free(list);
     if (error < 0)
         topo_err_set(err, error, "http: building request headers: %s", topo_strerror(error));
@@ -554,7 +491,7 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
         topo_http_sleep_ns(wait);
         h->throttled_ns += wait;
     }
-    token_refresh_if_due(h);
+    topo_http_auth_refresh_if_due(&h->auth);
 
     if ((error = build_headers(h, req, headers, err)) < 0)
         goto cleanup;
@@ -585,6 +522,12 @@ static void attempt_done(topo_http *h, struct curl_slist **headers)
 }
 
 enum retry_class { RETRY_NEVER, RETRY_IDEMPOTENT, RETRY_ALWAYS };
+
+/* A status that may mean a credential has rotated: worth one re-read. */
+static int refused(long status)
+{
+    return status == 401 || status == 403;
+}
 
 /* Maps a transfer failure to a topo code and says when it may be retried:
  * always when nothing can have reached the server, for idempotent methods
@@ -724,13 +667,14 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         curl_easy_getinfo(http->curl, CURLINFO_RESPONSE_CODE, &status);
 
         if (cc == CURLE_OK) {
-            if (status == 401 && http->token_file != NULL && !auth_retried) {
-                /* A rotated token: re-read now and resend once. */
+            /* A rotated credential: re-read now and resend once. 403 too:
+             * NetBox refuses a bad token with 403, not 401. */
+            if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
                 auth_retried = 1;
-                if (token_reload(http) > 0) {
-                    topo_log(TOPO_LOG_INFO, "http: %s %.200s: 401 with a bearer token that has "
+                if (topo_http_auth_reload(&http->auth) > 0) {
+                    topo_log(TOPO_LOG_INFO, "http: %s %.200s: %ld with a credential that has "
                                             "since rotated; resending with the new one",
-                             req->method, req->path);
+                             req->method, req->path, status);
                     http->stats.retries++;
                     continue;
                 }
@@ -965,9 +909,9 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
                 error = s.fn_rc;
             goto cleanup;
         }
-        if (status == 401 && http->token_file != NULL && !auth_retried) {
+        if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
             auth_retried = 1;
-            if (token_reload(http) > 0) {
+            if (topo_http_auth_reload(&http->auth) > 0) {
                 http->stats.retries++;
                 continue;
             }

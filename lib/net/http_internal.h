@@ -49,13 +49,26 @@ int topo_http_method_idempotent(const char *method);
 /* Non-zero when a response with this status should be retried. */
 int topo_http_status_retriable(long status, int idempotent);
 
-/* --- bearer token (http_token.c) ------------------------------------------- */
+/* --- credentials (http_auth.c) -------------------------------------------- */
 
-/* Reads a bearer token file (opened directly, at most
- * TOPO_MAX_CREDENTIAL_FILE bytes), trims surrounding whitespace and checks
- * it (topo_http_token_check). *out is malloc'd; free it with
- * topo_http_token_free. */
-int topo_http_token_read(char **out, const char *path, topo_err *err);
+/* What a credential file holds, which decides how it is trimmed and checked. */
+typedef enum topo_http_secret_kind {
+    /* Surrounding whitespace trimmed (token files usually end in "\n";
+     * kubectl and client-go trim it too); then topo_http_token_check. */
+    TOPO_HTTP_SECRET_TOKEN,
+    /* Only a trailing "\n" or "\r\n" removed (blanks may be part of it);
+     * non-empty, no control character (UTF-8 is allowed: RFC 7617). */
+    TOPO_HTTP_SECRET_PASSWORD,
+    /* As a password, and no ':' (RFC 7617 user-id). */
+    TOPO_HTTP_SECRET_USERNAME,
+} topo_http_secret_kind;
+
+/* Reads a credential file (opened directly, at most
+ * TOPO_MAX_CREDENTIAL_FILE bytes), trimmed and checked for its kind. *out
+ * is malloc'd; free it with topo_http_token_free. Messages name the file,
+ * never its content. */
+int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind kind,
+                          topo_err *err);
 /* A token must be non-empty visible ASCII without spaces (RFC 6750 b64token
  * is stricter; we only refuse what would break or inject into the header). */
 int topo_http_token_check(const char *token, size_t len, topo_err *err);
@@ -63,5 +76,46 @@ int topo_http_token_check(const char *token, size_t len, topo_err *err);
 void topo_http_token_free(char *token);
 /* Overwrites n bytes with zeros in a way the compiler does not remove. */
 void topo_http_wipe(void *p, size_t n);
+
+/* One credential: a fixed value, or a file re-read every reload period and
+ * after a 401 or 403 (then the value is what the file last held readably). */
+typedef struct topo_http_secret {
+    topo_http_secret_kind kind;
+    const char *what; /* "bearer token", "username", "password": for messages */
+    char *file;       /* NULL: fixed */
+    char *value;      /* NULL: none; wiped when replaced */
+    uint64_t read_ns; /* last read of the file */
+} topo_http_secret;
+
+/* The credentials of one topo_http: a token with its scheme, or Basic. */
+typedef struct topo_http_auth {
+    char *scheme; /* of the token: "Bearer", "Token", "Basic"... */
+    topo_http_secret token;
+    topo_http_secret username;
+    topo_http_secret password;
+    int basic;
+    long reload_ms;
+    uint64_t reloads; /* successful re-reads after the first read */
+} topo_http_auth;
+
+/* From the options (topo/http.h): reads the files once. On error the auth
+ * is disposed. TOPO_EINVALID for options that do not go together. */
+int topo_http_auth_init(topo_http_auth *auth, const topo_http_opts *opts, topo_err *err);
+/* Wipes and frees; safe on a zeroed or disposed auth. */
+void topo_http_auth_dispose(topo_http_auth *auth);
+/* Non-zero when a credential comes from a file (a 401 or 403 is worth a
+ * re-read). */
+int topo_http_auth_has_file(const topo_http_auth *auth);
+/* Re-reads each file whose period has passed (before a request). */
+void topo_http_auth_refresh_if_due(topo_http_auth *auth);
+/* Re-reads every file now (after a 401 or 403): 1 when a credential changed, 0
+ * when none did or none could be read (a file unreadable during a
+ * rotation keeps its current value). */
+int topo_http_auth_reload(topo_http_auth *auth);
+/* The header line, "Authorization: Bearer <token>" or "Authorization:
+ * Basic <base64(user:password)>", malloc'd into *out (free it with
+ * topo_http_token_free: it is wiped), or NULL without credentials.
+ * 0 or TOPO_ENOMEM. */
+int topo_http_auth_header(char **out, const topo_http_auth *auth);
 
 #endif

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "topo/codec.h"
-#include "escape.h"
 #include "k8s_decode.h"
 #include "topo/buf.h"
 #include "topo/http.h"

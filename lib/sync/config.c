@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_internal.h"
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
@@ -237,17 +238,31 @@ static int opt_list(const topo_cfg *c, topo_pool *pool, const char *const **out,
     return 0;
 }
 
-static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *nb)
+static int parse_netbox_files(const topo_cfg *c, topo_syncconfig *cfg, const json_t *files)
 {
-    static const char *const allowed[] = {"files",     "switchRoles", "hostRoles", "sites",
-                                          "tags",      "nvlinkField", NULL};
     /* In topo_netbox_kind order. */
     static const char *const kinds[] = {"devices", "racks", "sites", "interfaces", "cables",
                                         NULL};
+    topo_sync_netbox_files *f = &cfg->settings.netbox_files;
+    int rc = topo_cfg_check_keys(c, files, "sources.netbox.files", kinds);
+    for (size_t k = 0; rc == 0 && kinds[k]; k++)
+        rc = opt_list(c, cfg->pool, &f->files[k], &f->nfiles[k], files, kinds[k],
+                      "sources.netbox.files");
+    if (rc == 0 && f->nfiles[TOPO_NETBOX_DEVICES] == 0)
+        return topo_cfg_fail(c, files, NULL,
+                             "sources.netbox.files.devices: required (at least one page)");
+    return rc;
+}
+
+static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *nb)
+{
+    const char *allowed[SYNC_CFG_MAX_KEYS] = {"files", "switchRoles", "hostRoles", "sites",
+                                              "tags",  "nvlinkField"};
+    size_t nkeys = 6;
     const char *const path = "sources.netbox";
     topo_netbox_opts *o = &cfg->settings.netbox;
-    topo_sync_netbox_files *f = &cfg->settings.netbox_files;
     const json_t *files = NULL;
+    sync_cfg_http_keys(allowed, &nkeys, TOPO_FETCH_NETBOX);
     int rc = topo_cfg_check_keys(c, nb, path, allowed);
     if (rc == 0)
         rc = opt_list(c, cfg->pool, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path);
@@ -264,20 +279,65 @@ static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *n
                              "sources.netbox.nvlinkField: expected a non-empty string");
     if (rc == 0)
         rc = topo_cfg_object(c, &files, nb, "files", path);
+    if (rc == 0)
+        rc = sync_cfg_http(c, &cfg->settings.netbox_http, TOPO_FETCH_NETBOX, nb, path);
     if (rc != 0)
         return rc;
-    if (!files)
-        return topo_cfg_fail(c, nb, NULL, "sources.netbox.files: required (the saved pages)");
-    if ((rc = topo_cfg_check_keys(c, files, "sources.netbox.files", kinds)) != 0)
+    if (files && cfg->settings.netbox_http.url)
+        return topo_cfg_fail(c, json_object_get(nb, "url"), nb,
+                             "sources.netbox: url and files exclude each other");
+    if (!files && !cfg->settings.netbox_http.url)
+        return topo_cfg_fail(c, nb, NULL,
+                             "sources.netbox: url or files required (the API, or saved pages)");
+    return files ? parse_netbox_files(c, cfg, files) : 0;
+}
+
+/* sources.ufm: the saved responses, or the API. */
+static int parse_ufm(const topo_cfg *c, topo_syncconfig *cfg, const json_t *ufm)
+{
+    const char *allowed[SYNC_CFG_MAX_KEYS] = {"systemsFile", "linksFile"};
+    size_t nkeys = 2;
+    const char *const path = "sources.ufm";
+    topo_sync_settings *s = &cfg->settings;
+    sync_cfg_http_keys(allowed, &nkeys, TOPO_FETCH_UFM);
+    int rc = topo_cfg_check_keys(c, ufm, path, allowed);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &s->ufm_systems_file, ufm, "systemsFile", path, 0);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &s->ufm_links_file, ufm, "linksFile", path, 0);
+    if (rc == 0)
+        rc = sync_cfg_http(c, &s->ufm_http, TOPO_FETCH_UFM, ufm, path);
+    if (rc != 0)
         return rc;
-    for (size_t k = 0; kinds[k]; k++) {
-        if ((rc = opt_list(c, cfg->pool, &f->files[k], &f->nfiles[k], files, kinds[k],
-                           "sources.netbox.files")) != 0)
-            return rc;
-    }
-    if (f->nfiles[TOPO_NETBOX_DEVICES] == 0)
-        return topo_cfg_fail(c, files, nb,
-                             "sources.netbox.files.devices: required (at least one page)");
+    if (s->ufm_http.url && (s->ufm_systems_file || s->ufm_links_file))
+        return topo_cfg_fail(c, json_object_get(ufm, "url"), ufm,
+                             "sources.ufm: url and systemsFile/linksFile exclude each other");
+    if (!s->ufm_http.url && !s->ufm_systems_file)
+        return topo_cfg_fail(c, ufm, NULL,
+                             "sources.ufm.systemsFile: required (or url, to fetch from UFM)");
+    return 0;
+}
+
+/* sources.lldp: a directory of documents, or a collector's URL. */
+static int parse_lldp(const topo_cfg *c, topo_syncconfig *cfg, const json_t *lldp)
+{
+    const char *allowed[SYNC_CFG_MAX_KEYS] = {"dir"};
+    size_t nkeys = 1;
+    const char *const path = "sources.lldp";
+    topo_sync_settings *s = &cfg->settings;
+    sync_cfg_http_keys(allowed, &nkeys, TOPO_FETCH_LLDP);
+    int rc = topo_cfg_check_keys(c, lldp, path, allowed);
+    if (rc == 0)
+        rc = topo_cfg_string(c, &s->lldp_dir, lldp, "dir", path, 0);
+    if (rc == 0)
+        rc = sync_cfg_http(c, &s->lldp_http, TOPO_FETCH_LLDP, lldp, path);
+    if (rc != 0)
+        return rc;
+    if (s->lldp_http.url && s->lldp_dir)
+        return topo_cfg_fail(c, json_object_get(lldp, "url"), lldp,
+                             "sources.lldp: url and dir exclude each other");
+    if (!s->lldp_http.url && !s->lldp_dir)
+        return topo_cfg_fail(c, lldp, NULL, "sources.lldp.dir: required (or url, a collector)");
     return 0;
 }
 
@@ -285,8 +345,6 @@ static int parse_sources(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
 {
     static const char *const allowed[] = {"ibnetdiscover", "lldp", "ufm", "netbox", "nodes",
                                           NULL};
-    static const char *const lldp_keys[] = {"dir", NULL};
-    static const char *const ufm_keys[] = {"systemsFile", "linksFile", NULL};
     static const char *const nodes_keys[] = {"file", "nvlinkHostnameFallback", NULL};
     topo_sync_settings *s = &cfg->settings;
     const json_t *ib = NULL, *lldp = NULL, *ufm = NULL, *nodes = NULL, *nb = NULL;
@@ -297,13 +355,12 @@ static int parse_sources(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
         rc = parse_ibnetdiscover(c, cfg, ib);
     if (rc == 0)
         rc = topo_cfg_object(c, &lldp, src, "lldp", "sources");
-    if (rc == 0 && lldp && (rc = topo_cfg_check_keys(c, lldp, "sources.lldp", lldp_keys)) == 0)
-        rc = topo_cfg_string(c, &s->lldp_dir, lldp, "dir", "sources.lldp", 1);
+    if (rc == 0 && lldp)
+        rc = parse_lldp(c, cfg, lldp);
     if (rc == 0)
         rc = topo_cfg_object(c, &ufm, src, "ufm", "sources");
-    if (rc == 0 && ufm && (rc = topo_cfg_check_keys(c, ufm, "sources.ufm", ufm_keys)) == 0 &&
-        (rc = topo_cfg_string(c, &s->ufm_systems_file, ufm, "systemsFile", "sources.ufm", 1)) == 0)
-        rc = topo_cfg_string(c, &s->ufm_links_file, ufm, "linksFile", "sources.ufm", 0);
+    if (rc == 0 && ufm)
+        rc = parse_ufm(c, cfg, ufm);
     if (rc == 0)
         rc = topo_cfg_object(c, &nb, src, "netbox", "sources");
     if (rc == 0 && nb)

@@ -1,7 +1,7 @@
-/* topo-sync's offline pipeline (include/topo/sync.h): sources from files
- * into facts, fabric tiers, the fused plan. Each source is read whole before
- * the plan sees any of it, so a source that fails to parse stops the run
- * instead of planning from half its data. */
+/* topo-sync's pipeline (include/topo/sync.h): sources from files or over
+ * HTTP (lib/fetch) into facts, fabric tiers, the fused plan. Each source is
+ * read whole before the plan sees any of it, so a source that fails to parse
+ * or to be fetched stops the run instead of planning from half its data. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "topo/sync.h"
@@ -14,6 +14,7 @@
 #include "topo/array.h"
 #include "topo/codec.h"
 #include "topo/fabric.h"
+#include "topo/fetch.h"
 #include "topo/gpu.h"
 #include "topo/ibnetdiscover.h"
 #include "topo/limits.h"
@@ -283,10 +284,12 @@ static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
 }
 
 /* Levels the configured sources can give, coarsest first, then hostname. */
+static int configured(const topo_sync_settings *s, int src);
+
 static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_settings *s)
 {
-    int netbox = s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
-    int fabric = s->nibnetdiscover > 0 || s->ufm_systems_file || s->lldp_dir;
+    int netbox = configured(s, SRC_NETBOX);
+    int fabric = configured(s, SRC_IB) || configured(s, SRC_UFM) || configured(s, SRC_LLDP);
     int nvlink = s->nodes_file || s->nodes_live || (netbox && s->netbox.nvlink_field);
     size_t n = 0;
     if (netbox)
@@ -309,18 +312,50 @@ static int configured(const topo_sync_settings *s, int src)
     case SRC_GPU:
         return s->nodes_file != NULL || s->nodes_live;
     case SRC_UFM:
-        return s->ufm_systems_file != NULL;
+        return s->ufm_systems_file != NULL || s->ufm_http.url != NULL;
     case SRC_IB:
         return s->nibnetdiscover > 0;
     case SRC_LLDP:
-        return s->lldp_dir != NULL;
+        return s->lldp_dir != NULL || s->lldp_http.url != NULL;
     default:
-        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
+        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0 || s->netbox_http.url != NULL;
     }
+}
+
+/* A source over HTTP, through a fetcher made for this read (it reads the
+ * credential files afresh). */
+static int fetch_source(topo_facts *f, const topo_sync_settings *s, topo_fetch_kind kind,
+                        const topo_fetch_opts *http, topo_err *err)
+{
+    topo_fetch *fetch = NULL;
+    topo_fetch_opts o = *http;
+    if (kind == TOPO_FETCH_NETBOX)
+        o.netbox = &s->netbox;
+    int rc = topo_fetch_create(&fetch, kind, &o, err);
+    if (rc == 0)
+        rc = topo_fetch_into(fetch, f, err);
+    if (rc == 0) {
+        topo_fetch_stats st = topo_fetch_get_stats(fetch);
+        topo_log(TOPO_LOG_INFO,
+                 "source %s: fetched %llu objects in %llu ms: %llu requests, %llu retries, %llu "
+                 "bytes",
+                 topo_fetch_kind_name(kind), (unsigned long long)st.objects,
+                 (unsigned long long)st.last_duration_ms, (unsigned long long)st.requests,
+                 (unsigned long long)st.retries, (unsigned long long)st.bytes);
+    }
+    topo_fetch_free(fetch);
+    return rc;
 }
 
 static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err)
 {
+    /* A url makes the source fetched rather than read from its files. */
+    if (src == SRC_NETBOX && s->netbox_http.url)
+        return fetch_source(f, s, TOPO_FETCH_NETBOX, &s->netbox_http, err);
+    if (src == SRC_UFM && s->ufm_http.url)
+        return fetch_source(f, s, TOPO_FETCH_UFM, &s->ufm_http, err);
+    if (src == SRC_LLDP && s->lldp_http.url)
+        return fetch_source(f, s, TOPO_FETCH_LLDP, &s->lldp_http, err);
     switch (src) {
     case SRC_GPU:
         return run_gpu(f, s, err);
@@ -413,7 +448,8 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     if (!any)
         return topo_err_set(err, TOPO_EINVALID,
                             "no source configured: give --ibnetdiscover, --ufm-systems-file, "
-                            "--lldp-dir or --nodes-file, or a --config with sources");
+                            "--ufm-url, --lldp-dir, --lldp-url, --netbox-url or --nodes-file, "
+                            "or a --config with sources");
     for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
         if (src == SRC_GPU && !s->nodes_file)
             continue; /* the controller's live Node objects: not read here */

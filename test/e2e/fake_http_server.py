@@ -28,6 +28,9 @@ last /control/reset.
                                 where T is the current content of --token-file
                                 (re-read per request, so a test rotates it by
                                 rewriting the file); otherwise 401
+    ANY  /basic/<rest>          <rest>, but only with "Authorization: Basic B" where B
+                                is the base64 of the current content of --token-file
+                                ("user:password", re-read per request); otherwise 401
     ANY  /status/CODE[n,key,retry_after]
                                 status CODE (Kubernetes Status body, Retry-After
                                 when asked) for the first n requests of key
@@ -57,6 +60,7 @@ last /control/reset.
 """
 
 import argparse
+import base64
 import gzip
 import itertools
 import json
@@ -218,6 +222,14 @@ class Handler(BaseHTTPRequestHandler):
                     state.add("unauthorized")
                     return self.send_json(401, k8s_status(401, "Unauthorized", "Unauthorized"))
                 path = path[len("/auth"):]
+            elif path.startswith("/basic/"):
+                want = state.token()
+                got = self.headers.get("Authorization", "")
+                if want is None or got != "Basic " + base64.b64encode(want.encode()).decode():
+                    state.add("unauthorized")
+                    return self.send_json(401, k8s_status(401, "Unauthorized", "Unauthorized"),
+                                          [("WWW-Authenticate", 'Basic realm="fake"')])
+                path = path[len("/basic"):]
             self.route(path)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout, OSError):
             # The client went away (an aborted stream, a timeout): not an error here.
@@ -462,6 +474,10 @@ def self_test(pki_script):
             f.write("second\n")
         assert get(base + "/auth/json", "first")[0] == 401
         assert get(base + "/auth/json", "second")[0] == 200
+        basic = urllib.request.Request(base + "/basic/json")
+        basic.add_header("Authorization", "Basic " + base64.b64encode(b"second").decode())
+        with urllib.request.urlopen(basic, context=ctx, timeout=10) as r:
+            assert r.status == 200
         assert get(base + "/status/500?n=1&key=k")[0] == 500
         assert get(base + "/status/500?n=1&key=k")[0] == 200
         status, body = get(base + "/stream?lines=5&batch=2&split=1")

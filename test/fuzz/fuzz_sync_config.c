@@ -23,6 +23,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sum += strlen(s->ibnetdiscover[i].file);
         for (size_t l = 0; l < s->plan.nlevels; l++)
             sum += (size_t)s->plan.levels[l];
+        const topo_fetch_opts *http[] = {&s->netbox_http, &s->ufm_http, &s->lldp_http};
+        for (size_t i = 0; i < 3; i++) {
+            const char *strs[] = {http[i]->url,      http[i]->token_file,
+                                  http[i]->token_scheme, http[i]->username,
+                                  http[i]->username_file, http[i]->password_file,
+                                  http[i]->ca_file};
+            for (size_t j = 0; j < sizeof strs / sizeof strs[0]; j++)
+                sum += strs[j] ? strlen(strs[j]) : 0;
+            /* an accepted url passed the fetcher's own checks */
+            if (http[i]->url && topo_fetch_check((topo_fetch_kind)i, http[i], NULL) != 0)
+                __builtin_trap();
+        }
         (void)sum;
     } else if (err.text[0] == '\0') {
         __builtin_trap(); /* an error always says what */

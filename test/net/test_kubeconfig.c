@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/net/escape.h" /* white-box */
+#include "topo/http.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
 

@@ -76,6 +76,47 @@ static void test_config__valid(void **state)
     topo_syncconfig_free(cfg);
 }
 
+static void test_config__valid_http(void **state)
+{
+    (void)state;
+    char path[1024];
+    fixture(path, sizeof path, "valid-http.yaml");
+    topo_syncconfig *cfg = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_syncconfig_load_file(&cfg, path, &err) != 0)
+        fail_msg("%s", err.text);
+    const topo_sync_settings *s = topo_syncconfig_settings(cfg);
+    const topo_fetch_opts *nb = &s->netbox_http, *ufm = &s->ufm_http, *lldp = &s->lldp_http;
+    assert_string_equal(nb->url, "https://netbox.example.com/");
+    assert_string_equal(nb->token_file, "/var/run/secrets/netbox/token");
+    assert_string_equal(nb->token_scheme, "Bearer");
+    assert_string_equal(nb->ca_file, "/etc/topo/netbox-ca.pem");
+    assert_int_equal(nb->page_size, 500);
+    assert_int_equal(nb->netbox_lists, TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_DEVICES) |
+                                           TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_RACKS) |
+                                           TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_CABLES));
+    assert_int_equal(nb->timeout_ms, 20000);
+    assert_int_equal(nb->retries, 5);
+    assert_int_equal(nb->backoff_ms, 250);
+    assert_int_equal(nb->max_response, 33554432);
+    assert_null(nb->netbox); /* the run passes s->netbox */
+    assert_int_equal(s->netbox_files.nfiles[TOPO_NETBOX_DEVICES], 0);
+    assert_string_equal(s->netbox.host_roles[0], "gpu-server");
+    assert_string_equal(ufm->url, "https://ufm.example.com");
+    assert_string_equal(ufm->username_file, "/var/run/secrets/ufm/username");
+    assert_string_equal(ufm->password_file, "/var/run/secrets/ufm/password");
+    assert_null(ufm->token_file);
+    assert_true(ufm->insecure_skip_verify);
+    assert_int_equal(ufm->retries, -1); /* retries: 0 is none */
+    assert_int_equal(ufm->timeout_ms, 0);
+    assert_null(s->ufm_systems_file);
+    assert_string_equal(lldp->url, "http://lldp-collector.topo.svc:8080/v1/neighbours?format=json");
+    assert_string_equal(lldp->token_file, "/var/run/secrets/lldp/token");
+    assert_int_equal(lldp->retries, 0); /* the default */
+    assert_null(s->lldp_dir);
+    topo_syncconfig_free(cfg);
+}
+
 static void test_config__defaults(void **state)
 {
     (void)state;
@@ -93,6 +134,9 @@ static void test_config__defaults(void **state)
         assert_null(s->lldp_dir);
         assert_null(s->nodes_file);
         assert_int_equal(s->netbox_files.nfiles[TOPO_NETBOX_DEVICES], 0);
+        assert_null(s->netbox_http.url);
+        assert_null(s->ufm_http.url);
+        assert_null(s->lldp_http.url);
         assert_true(s->nvlink_hostname_fallback);
     }
     topo_syncconfig_free(cfg);
@@ -116,6 +160,12 @@ static const struct {
     {"bad-incomplete.yaml", ":2:15: ", "labels.incomplete"},
     {"bad-bool.yaml", ":4:29: ", "sources.nodes.nvlinkHostnameFallback"},
     {"bad-syntax.yaml", ":3:1: ", ""},
+    {"bad-netbox-url-and-files.yaml", ":5:10: ", "sources.netbox: url and files exclude"},
+    {"bad-ufm-no-credentials.yaml", ":3:10: ", "sources.ufm: credentials required"},
+    {"bad-netbox-timeout.yaml", ":4:14: ", "sources.netbox.timeout: expected a duration"},
+    {"bad-netbox-lists.yaml", ":4:22: ", "sources.netbox.lists[1]: expected one of"},
+    {"bad-lldp-url-userinfo.yaml", ":3:10: ", "sources.lldp: url: user information"},
+    {"bad-ufm-token-scheme.yaml", ":5:18: ", "sources.ufm.tokenScheme: unknown field"},
 };
 
 static void test_config__errors(void **state)
@@ -158,6 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config__valid),
+        cmocka_unit_test(test_config__valid_http),
         cmocka_unit_test(test_config__defaults),
         cmocka_unit_test(test_config__errors),
         cmocka_unit_test(test_config__limits),

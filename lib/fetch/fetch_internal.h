@@ -1,0 +1,74 @@
+/* What the HTTP sources of lib/fetch share (fetch.c): the fetcher, one GET
+ * with its errors and counters, and the check of a link the server
+ * returned. One file per source implements its fetch (fetch_netbox.c,
+ * fetch_ufm.c, fetch_lldp.c). */
+#ifndef TOPO_FETCH_INTERNAL_H
+#define TOPO_FETCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "topo/fetch.h"
+#include "topo/http.h"
+#include "topo/pool.h"
+
+/* Scheme, host and port of a URL, normalised for comparison (lower case,
+ * the scheme's default port made explicit). */
+typedef struct fetch_origin {
+    int https;
+    char host[256];
+    unsigned port;
+} fetch_origin;
+
+struct topo_fetch {
+    topo_fetch_kind kind;
+    const char *name; /* "netbox", ... */
+    topo_http *http;
+    topo_pool *pool; /* the copies below */
+    fetch_origin origin;
+    const char *base;      /* the URL the HTTP client prefixes (no trailing '/') */
+    const char *prefix;    /* its path ("" or "/netbox"): followed links must be under it */
+    const char *target;    /* LLDP: the document's path and query under base */
+    const char *ufm_api;   /* UFM: "/ufmRest" (Basic) or "/ufmRestV3" (token) */
+    const char *auth_hint; /* appended to a 401/403's message */
+    topo_netbox_opts netbox;
+    unsigned netbox_lists;
+    int page_size;
+    int max_pages;
+    topo_fetch_stats stats;
+    int status_failure; /* the current fetch failed on a status (fetch_get) */
+    long failed_status;
+};
+
+/* GET path (relative to f->base; already escaped) into *resp (dispose it).
+ * A non-2xx status is an error "<name>: GET <path>: 503 Service
+ * Unavailable after 3 retries[: detail][; hint]"; transport errors are lib/net's, prefixed with
+ * the source's name. Counts the response bytes. */
+int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_err *err);
+
+/* A response body as JSON; errors "<name>: GET <path>:<line>:<column>: ...". */
+int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
+                topo_err *err);
+
+/* A link the server gave (NetBox's `next`): absolute, or path-absolute.
+ * 0 with *path_out (malloc'd) the path and query relative to f->base when
+ * it has f's scheme, host and port and lies under f's path prefix;
+ * TOPO_EINVALID otherwise, naming where it pointed ("the token would go
+ * there"). */
+int fetch_follow(char **path_out, const topo_fetch *f, const char *link, const char *from,
+                 topo_err *err);
+
+/* Splits an http(s) URL: its origin, and the offset of its path (the
+ * first '/', '?' or '#' after the authority, or its end). TOPO_EINVALID
+ * for another scheme, user information ("user:password@"), an empty host,
+ * a bad port. */
+int fetch_url_split(fetch_origin *out, size_t *path_at, const char *url, topo_err *err);
+
+/* The sources: fill facts, count the records read into *objects. */
+int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
+int fetch_ufm(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
+int fetch_lldp(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
+
+#endif

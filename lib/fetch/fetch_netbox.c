@@ -1,0 +1,126 @@
+/* NetBox over HTTP (topo/fetch.h): each list wanted, page by page along the
+ * `next` links (checked by fetch_follow, bounded by max_pages), into one
+ * topo_netbox parser, then its facts. */
+#include "fetch_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/buf.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+
+/* "&key=<escaped value>", escaped in place (a failed append sticks in b). */
+static void add_param(topo_buf *b, const char *key, const char *value)
+{
+    size_t n = topo_http_escape(NULL, 0, value);
+    topo_buf_printf(b, "&%s=", key);
+    if (topo_buf_reserve(b, n) == 0) {
+        topo_http_escape(b->ptr + b->len, n + 1, value);
+        topo_buf_grown(b, n);
+    }
+}
+
+static void add_params(topo_buf *b, const char *key, const char *const *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        add_param(b, key, values[i]);
+}
+
+/* The first page's path of a list, with the page size and the filters NetBox
+ * applies as the parser would (role and tag only where their meaning is the
+ * parser's: see topo/fetch.h). */
+static char *first_page(const topo_fetch *f, topo_netbox_kind kind)
+{
+    const topo_netbox_opts *o = &f->netbox;
+    topo_buf b = TOPO_BUF_INIT(TOPO_MAX_HTTP_URL);
+    topo_buf_printf(&b, "%s?limit=%d", topo_netbox_kind_path(kind), f->page_size);
+    if (kind == TOPO_NETBOX_DEVICES) {
+        topo_buf_puts(&b, "&exclude=config_context");
+        if (o->nswitch_roles > 0 && o->nhost_roles > 0) {
+            add_params(&b, "role", o->switch_roles, o->nswitch_roles);
+            add_params(&b, "role", o->host_roles, o->nhost_roles);
+        }
+        if (o->ntags == 1)
+            add_param(&b, "tag", o->tags[0]);
+    }
+    add_params(&b, kind == TOPO_NETBOX_SITES ? "slug" : "site", o->sites, o->nsites);
+    return topo_buf_take(&b, NULL);
+}
+
+/* One page into the parser; *next (malloc'd) is the next page's path, or
+ * NULL after the last. */
+static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind,
+                    const char *path, uint64_t *objects, topo_err *err)
+{
+    topo_http_response resp = {0};
+    json_t *page = NULL;
+    char *link = NULL;
+    *next = NULL;
+    int rc = fetch_get(f, path, &resp, err);
+    if (rc == 0)
+        rc = fetch_parse(&page, f, path, &resp, err);
+    if (rc == 0 && (rc = topo_netbox_add_page_json(&link, nb, kind, page, NULL, err)) != 0)
+        topo_err_wrap(err, "%s: GET %s", f->name, path);
+    if (rc == 0) {
+        *objects += json_is_array(json_object_get(page, "results"))
+                        ? json_array_size(json_object_get(page, "results"))
+                        : 1;
+        if (link != NULL)
+            rc = fetch_follow(next, f, link, path, err);
+    }
+    free(link);
+    json_decref(page);
+    topo_http_response_dispose(&resp);
+    return rc;
+}
+
+static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint64_t *objects,
+                    size_t *pages, topo_err *err)
+{
+    char *path = first_page(f, kind);
+    int rc = 0, n = 0;
+    if (path == NULL)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: %s: the query is too long", f->name,
+                            topo_netbox_kind_path(kind));
+    while (rc == 0 && path != NULL) {
+        if (++n > f->max_pages) {
+            rc = topo_err_set(err, TOPO_ELIMIT,
+                              "%s: GET %s: more than %d pages in one list; not followed further",
+                              f->name, topo_netbox_kind_path(kind), f->max_pages);
+            break;
+        }
+        char *next = NULL;
+        rc = one_page(&next, f, nb, kind, path, objects, err);
+        free(path);
+        path = next;
+    }
+    free(path);
+    *pages += (size_t)n;
+    return rc;
+}
+
+int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err)
+{
+    topo_netbox *nb = NULL;
+    size_t pages = 0;
+    int rc = topo_netbox_create(&nb, &f->netbox, err);
+    for (int k = TOPO_NETBOX_DEVICES; rc == 0 && k <= TOPO_NETBOX_CABLES; k++) {
+        if (f->netbox_lists & TOPO_FETCH_NETBOX_LIST(k))
+            rc = one_list(f, nb, (topo_netbox_kind)k, objects, &pages, err);
+    }
+    if (rc == 0)
+        rc = topo_netbox_finish(nb, facts, err);
+    if (rc == 0) {
+        topo_netbox_stats st = topo_netbox_get_stats(nb);
+        topo_log(TOPO_LOG_INFO,
+                 "source netbox: %s: %zu pages, %llu objects; %zu hosts, %zu switches, %zu "
+                 "racks, %zu sites, %zu host links, %zu switch links; %zu other and %zu filtered "
+                 "devices, %zu ignored links, %zu conflicts",
+                 f->base, pages, (unsigned long long)*objects, st.hosts, st.switches, st.racks,
+                 st.sites, st.host_links, st.switch_links, st.other_devices, st.filtered_devices,
+                 st.ignored_links, st.conflicts);
+    }
+    topo_netbox_free(nb);
+    return rc;
+}

@@ -1,0 +1,61 @@
+"""A fake NVIDIA UFM Enterprise REST API over fixtures/sources/ufm (the real
+systems dump and the links derived from it; see its README), for
+topo-sync's fetch tests.
+
+As UFM does (SOURCE-FORMATS.md section 4):
+  - GET /ufmRest/resources/systems and /ufmRest/resources/links with HTTP
+    Basic (`curl -u user:password`), checked against a credentials file
+    holding "user:password" read per request;
+  - the same under /ufmRestV3/ with an access token sent as
+    "Authorization: Basic <token>" (literally "Basic"), checked against a
+    token file read per request;
+  - 401 with WWW-Authenticate for missing or wrong credentials.
+The bodies are the fixture files' bytes, unchanged.
+
+Test hooks: `on_refused` (called with the request when credentials are
+refused) and the faults of harness.sourcefake.
+"""
+
+import base64
+import os
+
+from harness.sourcefake import FakeSource
+
+
+class FakeUFM(FakeSource):
+    def __init__(self, fixtures, credentials_file, token_file=None, pki=None):
+        super().__init__(pki)
+        self.bodies = {}
+        for what, name in (("systems", "ufm-resources-systems.json"),
+                           ("links", "derived-links.json")):
+            with open(os.path.join(fixtures, name), "rb") as f:
+                self.bodies[what] = f.read()
+        self.credentials_file = credentials_file
+        self.token_file = token_file
+        self.on_refused = None
+
+    @staticmethod
+    def read(path):
+        if not path:
+            return None
+        with open(path) as f:
+            return f.read().strip()
+
+    def route(self, h, req):
+        for api in ("/ufmRest/resources/", "/ufmRestV3/resources/"):
+            if req.path.startswith(api) and req.path[len(api):] in self.bodies:
+                break
+        else:
+            return h.send_json(req, 404, {"error": "Not Found"})
+        if api == "/ufmRest/resources/":
+            creds = self.read(self.credentials_file)
+            want = "Basic " + base64.b64encode(creds.encode()).decode() if creds else None
+        else:
+            token = self.read(self.token_file)
+            want = "Basic " + token if token else None
+        if want is None or req.authorization != want:
+            if self.on_refused:
+                self.on_refused(req)
+            return h.send(req, 401, b"Unauthorized\n", "text/plain",
+                          [("WWW-Authenticate", 'Basic realm="UFM"')])
+        return h.send(req, 200, self.bodies[req.path[len(api):]])
