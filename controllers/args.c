@@ -48,6 +48,10 @@ static const topo_opt table[] = {
      "the Lease's namespace", O(lease_namespace), NULL},
     {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-sync", "the Lease's name",
      O(lease_name), NULL},
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the cache file keeping each source's last good facts, so that a restart during a "
+     "source's outage plans as before it (docs/sync.md)",
+     O(db), NULL},
     {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "300",
      "seconds between two reads of one source (jittered by 10 %)", O(source_interval_s), NULL},
     {"--resync-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "600",

@@ -143,6 +143,7 @@ static int make_sources(ctl *c, topo_err *err)
     sync_sources_opts so = {.settings = c->o->settings,
                             .interval_ms = c->o->source_interval_ms,
                             .stale_ms = c->o->stale_ms,
+                            .db = c->o->db,
                             .metrics = c->metrics,
                             .changed = source_changed,
                             .payload = c};
@@ -334,7 +335,9 @@ static int run_once(ctl *c)
         topo_log(TOPO_LOG_ERROR, "nodes: %s", err.code ? err.text : "stopped before the list");
         return SYNC_EXIT_FAILED;
     }
-    if (sync_sources_read_all(c->sources, &err) != 0) {
+    /* A source that fails now but left good facts in the cache file plans
+     * from those (logged); one with none stops the round. */
+    if (sync_sources_read_all(c->sources, &err) != 0 && !sync_sources_ready(c->sources)) {
         topo_log(TOPO_LOG_ERROR, "sources: %s", err.text);
         return err.code == TOPO_EINVALID ? SYNC_EXIT_BAD_INPUT : SYNC_EXIT_FAILED;
     }

@@ -219,6 +219,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .source_interval_ms = (long)a->source_interval_s * 1000,
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = (long)a->stale_after_s * 1000,
+                  .db = a->db,
                   .qps = a->kube_qps,
                   .burst = a->kube_burst,
                   .health_address = a->health_address,

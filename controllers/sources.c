@@ -8,8 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/cache_facts.h"
 #include "topo/http.h"
 #include "topo/log.h"
+#include "topo/sync_facts.h"
 
 #define SRC_N TOPO_SYNC_SOURCE_COUNT
 
@@ -30,14 +32,20 @@ struct sync_sources {
     pthread_t thread;
     int started, stop;
     uint64_t rng;
+    topo_cache *cache; /* last good facts (opts.db), or NULL; one thread at a time */
     topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects;
 };
 
-static int64_t now_ms(void)
+static int64_t clock_ms(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_ms(void)
+{
+    return clock_ms(CLOCK_MONOTONIC);
 }
 
 static int register_metrics(sync_sources *s, topo_err *err)
@@ -64,6 +72,43 @@ static int register_metrics(sync_sources *s, topo_err *err)
                                 "switches, links).",
                                 by_kind, 2, err);
     return rc;
+}
+
+static void count_objects(sync_sources *s, const char *name, const topo_facts *f);
+
+/* The cache file and the facts it kept: each source's until a read
+ * replaces them. A stored document that does not load is reported and
+ * left (the next good read replaces it); the source then waits for a read. */
+static int load_stored(sync_sources *s, topo_err *err)
+{
+    int rc = topo_cache_open(&s->cache, s->o.db, NULL, err);
+    if (rc != 0)
+        return topo_err_wrap(err, "sources");
+    int64_t wall = clock_ms(CLOCK_REALTIME), mono = now_ms();
+    for (int i = 0; i < SRC_N; i++) {
+        source_state *st = &s->src[i];
+        const char *name = topo_sync_source_name((topo_sync_source)i);
+        int64_t at = 0;
+        topo_err e = TOPO_ERR_INIT;
+        if (!st->configured)
+            continue;
+        rc = topo_sync_facts_load(&st->facts, &at, s->cache, name, &e);
+        if (rc == TOPO_ENOMEM)
+            return topo_err_nomem(err, "sources");
+        if (rc == TOPO_ENOTFOUND)
+            continue;
+        if (rc != 0) {
+            topo_log(TOPO_LOG_WARN, "source %s: its stored facts are not usable: %s", name,
+                     e.text);
+            continue;
+        }
+        /* Its age, on the monotonic clock the refresher counts in. */
+        st->last_ok_ms = mono - (wall > at ? wall - at : 0);
+        count_objects(s, name, st->facts);
+        topo_log(TOPO_LOG_INFO, "source %s: last good facts from %lld s ago loaded (%zu hosts)",
+                 name, (long long)((wall - at) / 1000), topo_facts_host_count(st->facts));
+    }
+    return 0;
 }
 
 int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_err *err)
@@ -93,6 +138,8 @@ int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_
         return topo_err_nomem(err, "sources");
     }
     int rc = register_metrics(s, err);
+    if (rc == 0 && opts->db)
+        rc = load_stored(s, err);
     if (rc != 0) {
         sync_sources_free(s);
         return rc;
@@ -114,6 +161,7 @@ void sync_sources_free(sync_sources *s)
     }
     for (int i = 0; i < SRC_N; i++)
         topo_facts_free(s->src[i].facts);
+    topo_cache_close(s->cache);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -155,7 +203,19 @@ static int read_one(sync_sources *s, int i, topo_err *err)
             topo_metrics_add(topo_metrics_get(s->m_failures, (const char *[]){name}), 1);
         topo_log(TOPO_LOG_WARN, "source %s: %s; %s", name, err->text,
                  st->facts ? "keeping its last good facts" : "no facts from it yet");
+        topo_err e = TOPO_ERR_INIT;
+        if (s->cache &&
+            topo_cache_facts_fail(s->cache, name, err->text, clock_ms(CLOCK_REALTIME), &e) != 0)
+            topo_log(TOPO_LOG_WARN, "source %s: cannot record the failure: %s", name, e.text);
         return rc;
+    }
+    /* Durable before any label is written from it; unchanged facts wake no
+     * round. Without a cache file every read counts as a change. */
+    int changed = 1;
+    if (s->cache &&
+        (rc = topo_sync_facts_save(s->cache, f, clock_ms(CLOCK_REALTIME), &changed, err)) != 0) {
+        topo_log(TOPO_LOG_WARN, "source %s: cannot save its facts: %s", name, err->text);
+        changed = 1; /* used all the same: only a restart would lack them */
     }
     pthread_mutex_lock(&s->mu);
     topo_facts *old = st->facts;
@@ -168,7 +228,7 @@ static int read_one(sync_sources *s, int i, topo_err *err)
     if (s->m_last_ok)
         set_metric(s->m_last_ok, name, NULL, (int64_t)time(NULL));
     count_objects(s, name, f);
-    if (s->o.changed)
+    if (changed && s->o.changed)
         s->o.changed(s->o.payload);
     return 0;
 }

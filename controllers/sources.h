@@ -4,7 +4,9 @@
  * source's facts are replaced only by a whole successful read: a failed
  * one (5xx, timeout, garbage) keeps the last good facts, so an outage never
  * changes a label. A source that never answered holds no facts, and the
- * controller does not plan without it (sync_sources_ready).
+ * controller does not plan without it (sync_sources_ready). With a cache
+ * file, each success is saved there before it is used, and the saved facts
+ * are loaded at start.
  *
  * Metrics (registered on the registry given): per source the time of the
  * last success, the last read's duration, failures, and the hosts,
@@ -30,6 +32,11 @@ typedef struct sync_sources_opts {
     long backoff_base_ms, backoff_max_ms; /* after failures in a row (then the interval) */
     long stale_ms; /* warn when a source's last success is older than this; 0: never */
     topo_metrics *metrics;              /* may be NULL */
+    /* The cache file keeping each source's last good facts (topo/sync_facts.h),
+     * or NULL: none kept across restarts. Facts found there count as the
+     * source's until a read replaces them, so a restart during an outage
+     * plans as before it. */
+    const char *db;
     /* Called on the refresher's thread after a source's facts changed
      * (not after a read that gave the same facts). */
     void (*changed)(void *payload);

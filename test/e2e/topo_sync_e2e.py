@@ -9,7 +9,9 @@ untouched) and a second --once sends none; the running controller labels a
 node added later within seconds and answers /readyz and /metrics; a source
 that turns to garbage (and a restart during that outage) changes no label;
 two replicas with leader election: only the leader writes, and after the
-leader is killed the other takes over; SIGTERM releases the Lease and exits 0.
+leader is killed the other takes over; SIGTERM releases the Lease and exits 0;
+a restart during a source's outage keeps the labels (and, with the cache file
+of last good facts, goes on labelling from them).
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -214,6 +216,44 @@ def source_garbage(env):
         before = env.patches()
         time.sleep(3)
         expect(env.patches() == before, "PATCHes during the outage")
+        env.expect_converged()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+
+
+@case
+def restart_outage(env):
+    """A restart during a source's outage: with the cache file the last good
+    facts are loaded, nothing changes, and a node that comes back bare is
+    labelled from them; without it the controller waits (not ready) and
+    writes nothing."""
+    db = env.path("sync.db")
+    env.once("--db", db)
+    env.expect_converged()
+    with open(env.dump, "w") as fh:
+        fh.write("Switch 36 garbage\n[1 no\n")
+    name = sorted(env.want)[2]
+    env.delete(f"/api/v1/nodes/{name}")
+    env.create("/api/v1/nodes", env.node(name))
+    # No cache file: never ready, not a single write.
+    port = free_port()
+    before = env.patches()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port))
+    try:
+        wait_for(lambda: "no facts from it yet" in log_of(p), 15, "the failed read")
+        time.sleep(1)
+        expect(http_get(port, "/readyz")[0] == 503, "ready without the source")
+        expect(env.patches() == before, "PATCHes without the source's facts")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+    # With it: the stored facts plan; the bare node is labelled again.
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--db", db)
+    try:
+        wait_for(lambda: env.owned().get(name) == env.want[name], 20, f"{name} labelled")
+        expect(env.patches() == before + 1, f"{env.patches() - before} PATCHes, want 1")
+        expect("keeping its last good facts" in log_of(p), "the read did not fail?")
         env.expect_converged()
     finally:
         p.send_signal(signal.SIGTERM)
