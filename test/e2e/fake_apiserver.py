@@ -74,6 +74,9 @@ Fault injection and test control live under /_fake/ on the same server
                         is made once) are added to every node; @@name@@, @@dc@@,
                         @@spine@@, @@leaf@@ and @@rack@@ in a value become the node's
                         own (what its topology.topo.io/ labels say).
+                        "topology_labels": false (also with the first load) leaves
+                        out the topology.topo.io/ labels (and topo-sync's managedFields
+                        entry): nodes topo-sync has never labelled.
   POST /_fake/churn     {"resource": "nodes", "count": M}  M label changes (MODIFIED events)
                         {"resource": "pods", "count": M}   M pod creations/deletions
                         {"count": M, "mix": {"pod_update": .5, "pod_delete": .2,
@@ -912,7 +915,7 @@ def managed_fields(manager, operation, fields, subresource=None):
     return mf
 
 
-def node_template(gpus, annotations=None):
+def node_template(gpus, annotations=None, topology_labels=True):
     n = gen_node(0, {"gpus": gpus})
     md, labels = n["metadata"], n["metadata"]["labels"]
     for k, v in (annotations or {}).items():
@@ -926,6 +929,9 @@ def node_template(gpus, annotations=None):
                  ("topology.topo.io/leaf", "@@leaf@@"), ("topology.topo.io/rack", "@@rack@@"),
                  ("topology.topo.io/datacenter", "@@dc@@")):
         labels[k] = v
+    if not topology_labels:  # a cluster topo-sync has never labelled
+        for k in [k for k in labels if k.startswith("topology.topo.io/")]:
+            del labels[k]
     labels["nvidia.com/gfd.timestamp"] = "@@gfdts@@"   # GFD rewrites it: the churned label
     md["annotations"]["csi.volume.kubernetes.io/nodeid"] = '{"csi.tigera.io":"@@name@@"}'
     md["managedFields"] = [
@@ -937,9 +943,11 @@ def node_template(gpus, annotations=None):
         managed_fields("gpu-feature-discovery", "Update", {"f:metadata": {"f:labels": {
             "f:nvidia.com/gfd.timestamp": {}, "f:nvidia.com/gpu.count": {},
             "f:nvidia.com/gpu.product": {}, "f:nvidia.com/gpu.memory": {}}}}),
+    ] + ([
         managed_fields("topo-sync", "Apply", {"f:metadata": {"f:labels": {
             "f:topology.topo.io/block": {}, "f:topology.topo.io/leaf": {},
             "f:topology.topo.io/rack": {}, "f:topology.topo.io/spine": {}}}}),
+    ] if topology_labels else []) + [
         managed_fields("kubelet", "Update", {"f:status": {
             "f:allocatable": {"f:nvidia.com/gpu": {}}, "f:capacity": {"f:nvidia.com/gpu": {}},
             "f:conditions": {"k:{\"type\":\"Ready\"}": {"f:lastHeartbeatTime": {}}},
@@ -1101,10 +1109,10 @@ class BulkFactory:
     GPU pods carry Kueue's labels and TAS annotation. Jobs are the indexed Jobs
     the GPU pods belong to (one per rack and slot)."""
 
-    def __init__(self, seed=1, gpus=8, node_annotations=None):
+    def __init__(self, seed=1, gpus=8, node_annotations=None, topology_labels=True):
         self.rng = random.Random(seed)
         self.gpus = gpus
-        self.node_tmpl = node_template(gpus, node_annotations)
+        self.node_tmpl = node_template(gpus, node_annotations, topology_labels)
         self.pod_tmpl = {(k, g): pod_template(k, g) for k in ("ds", "job", "kueue")
                          for g in (False, True)}
         self.job_tmpl = job_template()
@@ -1212,7 +1220,8 @@ def bulk_load(st, spec):
     with st.cond:
         if st.bulk is None:
             st.bulk = BulkFactory(int(spec.get("seed", 1)), int(spec.get("gpus", 8)),
-                                  spec.get("node_annotations"))
+                                  spec.get("node_annotations"),
+                                  bool(spec.get("topology_labels", True)))
         f = st.bulk
         nodes_res, pods_res, jobs_res = RESOURCES["nodes"], RESOURCES["pods"], RESOURCES["jobs"]
         nbytes = {"nodes": 0, "pods": 0, "jobs": 0}
