@@ -18,6 +18,7 @@
 #include "topo/gpu.h"
 #include "topo/http.h"
 #include "topo/k8s.h"
+#include "topo/labeldiff.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
 #include "topo/probe.h"
@@ -41,11 +42,22 @@ typedef struct ctl {
     int nodes_started, leader_started;
     atomic_int leader_stop;
     topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
+    const char *owned_prefix[1]; /* the node view's kept keys (make_nodes) */
 } ctl;
 
 static int64_t mono_ms(void)
 {
     return topo_leader_now_ms();
+}
+
+/* The calling thread's CPU time in ms: what a round itself costs, whatever
+ * the reflector's and the refresher's threads do meanwhile. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ------------------------------------------------------------------ threads */
@@ -120,6 +132,30 @@ static int make_clients(ctl *c, topo_err *err)
     if (rc == 0)
         topo_log(TOPO_LOG_INFO, "API server %s (%s)", c->cfg.server, c->cfg.source);
     return rc;
+}
+
+/* The Node view keeps what a round reads (nodes.h): the owned labels and
+ * annotations (the record among them, labeldiff.h), and the labels the GPU
+ * facts come from (gpu.h: GFD's clique, count, product and present labels,
+ * and the hostname). Any other label is dropped: less memory, and its
+ * changes wake no round. */
+static int make_nodes(ctl *c, topo_err *err)
+{
+    static const char *const gpu_labels[] = {TOPO_GPU_CLIQUE_LABEL, "nvidia.com/gpu.count",
+                                             "nvidia.com/gpu.product", "nvidia.com/gpu.present",
+                                             "kubernetes.io/hostname"};
+    static const char *const record[] = {TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    const char *prefix = c->o->settings->plan.prefix;
+    c->owned_prefix[0] = prefix ? prefix : TOPO_PLAN_DEFAULT_PREFIX;
+    sync_nodes_keep keep = {.label_prefixes = c->owned_prefix,
+                            .nlabel_prefixes = 1,
+                            .label_keys = gpu_labels,
+                            .nlabel_keys = sizeof gpu_labels / sizeof gpu_labels[0],
+                            .annotation_prefixes = c->owned_prefix,
+                            .nannotation_prefixes = 1,
+                            .annotation_keys = record,
+                            .nannotation_keys = 1};
+    return sync_nodes_create(&c->nodes, &keep, err);
 }
 
 /* The --once list: the reflector's first list, then it ends. */
@@ -293,6 +329,7 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
 {
     topo_sync *sync = NULL;
     json_t *view = NULL;
+    double cpu0 = cpu_ms();
     int rc = plan_round(c, &sync, &view, err);
     if (rc != 0)
         return rc;
@@ -300,15 +337,21 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
     int failed = 0;
     if (may_write || c->o->dry_run) {
         sync_apply_result r;
+        double cpu1 = cpu_ms();
+        int64_t t1 = mono_ms();
         if ((rc = sync_apply_round(c->apply, plan, view, keep_writing, c, &r, err)) != 0) {
             json_decref(view);
             topo_sync_free(sync);
             return rc;
         }
+        /* CPU of the plan (snapshot, GPU facts, fusion) and of the writes
+         * (diffs, patches): the cost of a converged round (bench/README.md). */
         topo_log(TOPO_LOG_INFO,
-                 "round: %zu nodes patched, %zu converged, %zu held, %zu gone, %zu failed%s",
+                 "round: %zu nodes patched, %zu converged, %zu held, %zu gone, %zu failed%s; "
+                 "CPU: plan %.0f ms, writes %.0f ms; writes took %lld ms",
                  r.dry_run ? r.dry_run : r.patched, r.converged, r.held, r.gone, r.failed,
-                 r.dry_run ? " (dry run: patches logged, not sent)" : "");
+                 r.dry_run ? " (dry run: patches logged, not sent)" : "", cpu1 - cpu0,
+                 cpu_ms() - cpu1, (long long)(mono_ms() - t1));
         failed = r.failed > 0 || r.stopped;
     }
     if (c->o->once && (c->o->print_labels || c->o->print_plan) &&
@@ -331,16 +374,23 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
 static int run_once(ctl *c)
 {
     topo_err err = TOPO_ERR_INIT;
+    double cpu0 = cpu_ms();
+    int64_t t0 = mono_ms();
     if (topo_reflector_run(c->reflector, &err) != 0 || !sync_nodes_synced(c->nodes)) {
         topo_log(TOPO_LOG_ERROR, "nodes: %s", err.code ? err.text : "stopped before the list");
         return SYNC_EXIT_FAILED;
     }
+    double cpu1 = cpu_ms();
+    int64_t t1 = mono_ms();
     /* A source that fails now but left good facts in the cache file plans
      * from those (logged); one with none stops the round. */
     if (sync_sources_read_all(c->sources, &err) != 0 && !sync_sources_ready(c->sources)) {
         topo_log(TOPO_LOG_ERROR, "sources: %s", err.text);
         return err.code == TOPO_EINVALID ? SYNC_EXIT_BAD_INPUT : SYNC_EXIT_FAILED;
     }
+    topo_log(TOPO_LOG_INFO, "once: nodes listed in %lld ms (%.0f ms CPU), sources read in %lld ms "
+             "(%.0f ms CPU)", (long long)(t1 - t0), cpu1 - cpu0, (long long)(mono_ms() - t1),
+             cpu_ms() - cpu1);
     int rc = reconcile(c, !c->o->dry_run, &err);
     if (rc < 0) {
         topo_log(TOPO_LOG_ERROR, "plan: %s", err.text);
@@ -416,7 +466,7 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
     if (rc == 0)
         rc = make_clients(&c, &err);
     if (rc == 0)
-        rc = sync_nodes_create(&c.nodes, &err);
+        rc = make_nodes(&c, &err);
     if (rc == 0)
         rc = make_reflector(&c, &err);
     if (rc == 0)

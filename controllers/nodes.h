@@ -1,18 +1,23 @@
 /* topo-sync's view of the cluster's Node objects, kept by a reflector
- * (topo/reflector.h): per node only what the controller reads — its uid,
- * resourceVersion, labels and annotations — so that 10,000 nodes cost a few
- * megabytes, not the hundreds a full list holds.
+ * (topo/reflector.h): per node only what the controller reads — its uid and
+ * the labels and annotations it is told to keep (sync_nodes_keep: the owned
+ * ones, and the labels the GPU facts are read from) — so that 10,000 nodes
+ * cost a few megabytes, not the hundreds a full list holds.
  *
- * The generation moves only when the set of nodes or a node's labels or
- * annotations change: status heartbeats (most MODIFIED events) do not wake
- * the reconcile loop. A relist replaces the view in one step when its last
- * page arrived; until the first list ends the view is not synced.
+ * The generation moves only when the set of nodes, a node's uid or a kept
+ * label or annotation changes: status heartbeats and other labels (GFD's
+ * nvidia.com/gfd.timestamp, rewritten every minute) do not wake the
+ * reconcile loop. A relist replaces the view in one step when its last page
+ * arrived; until the first list ends the view is not synced.
  *
  * Threads: the reflector's thread feeds it through the handler; any thread
- * reads a snapshot (a mutex guards the view). */
+ * takes a snapshot (a mutex guards the view). A node's entry is never
+ * changed once in the view (an event replaces it whole), so a snapshot
+ * shares the entries (jansson's reference counts are atomic). */
 #ifndef TOPO_SYNC_NODES_H
 #define TOPO_SYNC_NODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -22,7 +27,22 @@
 
 typedef struct sync_nodes sync_nodes;
 
-int sync_nodes_create(sync_nodes **out, topo_err *err);
+/* What the view keeps of a node's labels and of its annotations: the keys
+ * under one of the prefixes or equal to one of the keys. Borrowed: the
+ * strings must outlive the view. */
+typedef struct sync_nodes_keep {
+    const char *const *label_prefixes;
+    size_t nlabel_prefixes;
+    const char *const *label_keys;
+    size_t nlabel_keys;
+    const char *const *annotation_prefixes;
+    size_t nannotation_prefixes;
+    const char *const *annotation_keys;
+    size_t nannotation_keys;
+} sync_nodes_keep;
+
+/* keep NULL: every label and annotation. */
+int sync_nodes_create(sync_nodes **out, const sync_nodes_keep *keep, topo_err *err);
 void sync_nodes_free(sync_nodes *n);
 
 /* The reflector callbacks feeding n (payload = n). */
@@ -32,9 +52,9 @@ const topo_reflector_handler *sync_nodes_handler(void);
 int sync_nodes_synced(const sync_nodes *n);
 uint64_t sync_nodes_generation(const sync_nodes *n);
 
-/* A copy of the view: an object name -> {"uid", "resourceVersion",
- * "labels", "annotations"}; *generation_out (may be NULL) the generation
- * it is. NULL when out of memory. */
+/* The view now: an object name -> {"uid", "labels", "annotations"}, the
+ * caller's (the entries shared, never to be changed); *generation_out (may
+ * be NULL) the generation it is. NULL when out of memory. */
 json_t *sync_nodes_snapshot(sync_nodes *n, uint64_t *generation_out);
 
 /* Blocks until the generation differs from seen, the deadline (a
