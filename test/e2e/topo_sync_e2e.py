@@ -11,7 +11,11 @@ that turns to garbage (and a restart during that outage) changes no label;
 two replicas with leader election: only the leader writes, and after the
 leader is killed the other takes over; SIGTERM releases the Lease and exits 0;
 a restart during a source's outage keeps the labels (and, with the cache file
-of last good facts, goes on labelling from them).
+of last good facts, goes on labelling from them); a watch ended by a 410 while
+a node changes: relisted, that node relabelled, nothing else written; the
+API server's token rotated: writes and the watch go on with the new one; an
+owned label changed by hand: reasserted with a Warning Event; --kube-qps 20
+--kube-burst 20 paces 121 PATCHes over at least 5 s.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -289,6 +293,166 @@ def leader_handover(env):
                                "topo-sync")[1]
     expect(not lease["spec"].get("holderIdentity"), f"Lease not released: {lease['spec']}")
 
+
+def node_verbs(env):
+    return env.admin("stats")["verbs"].get("nodes", {})
+
+
+def converged_controller(env, *extra):
+    """A running controller (no leader election) once every node is labelled
+    and its writes have settled: (the process, its health port)."""
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), *extra)
+    wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
+    wait_for(lambda: http_get(port, "/readyz")[0] == 200, 30, "/readyz 200")
+    env.expect_converged()
+    return p, port
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(30)
+    expect(rc == 0, f"exit {rc} after SIGTERM\n{log_of(p)[-2000:]}")
+
+
+def strip_owned(env, name):
+    """Another writer removes the node's owned labels and topo-sync's record
+    (as a node re-registered from scratch would have it)."""
+    node = env.request("GET", f"/api/v1/nodes/{name}")[1]
+    md = node["metadata"]
+    labels = {k: None for k in md.get("labels", {}) if k.startswith(P)}
+    notes = {k: None for k in md.get("annotations", {}) if k.startswith(P)}
+    status, out = env.request("PATCH", f"/api/v1/nodes/{name}",
+                              {"metadata": {"labels": labels, "annotations": notes}},
+                              ctype="application/merge-patch+json")
+    expect(status == 200 and labels, f"PATCH {name}: {status} {labels} {out}")
+
+
+@case
+def watch_gone(env):
+    """The history compacted under a running controller (its watch ended
+    with an in-stream 410) while a node loses its labels: the controller
+    lists again, sees the change the watch never delivered, relabels that
+    node with one PATCH and writes nothing else."""
+    p, _ = converged_controller(env)
+    try:
+        time.sleep(1)  # the round's last writes settled
+        before, verbs = env.patches(), node_verbs(env)
+        gone = env.admin("stats").get("gone", {}).get("nodes", 0)
+        # The relist's LIST waits 2.5 s in the server: the node changes
+        # after the watch ended and before the list is taken, so only the
+        # list can tell the controller.
+        env.admin("fault", {"kind": "delay", "count": 1, "delay_ms": 2500, "method": "GET",
+                            "path": "/api/v1/nodes", "watch": False})
+        env.admin("compact", {"expire_watches": True})
+        name = sorted(env.want)[3]
+        time.sleep(0.5)
+        strip_owned(env, name)
+        wait_for(lambda: node_verbs(env).get("LIST", 0) > verbs.get("LIST", 0), 20,
+                 "the relist")
+        expect(env.admin("stats").get("gone", {}).get("nodes", 0) > gone, "no 410 sent")
+        wait_for(lambda: env.owned().get(name) == env.want[name], 20, f"{name} relabelled")
+        time.sleep(1.5)  # a spurious write would come with the same round
+        expect(env.patches() == before + 2, f"{env.patches() - before} PATCHes, want 2 (the "
+                                            "test's, then the controller's of that node)")
+        env.expect_converged()
+        expect("expired, listing again" in log_of(p), "no relist logged")
+    finally:
+        stop(p)
+
+
+@case
+def token_rotation(env):
+    """The API server's bearer token rotated under a running controller (the
+    kubeconfig's tokenFile rewritten, the old token refused at once): the
+    writer's next PATCH is refused with 401, the file re-read and the PATCH
+    sent again; the watch, reopened, goes on with the new token too."""
+    p, _ = converged_controller(env)
+    try:
+        env.admin("requests/clear", {})
+        env.rotate_token("sync-token-2")
+        # A node re-registered bare: the open watch tells the controller,
+        # whose writer still holds the old token.
+        name = sorted(env.want)[4]
+        env.delete(f"/api/v1/nodes/{name}")
+        env.create("/api/v1/nodes", env.node(name))
+        wait_for(lambda: env.owned().get(name) == env.want[name], 20, f"{name} labelled")
+        reqs = [r for r in env.admin("requests")["requests"] if r["method"] == "PATCH"]
+        statuses = [r["status"] for r in reqs if r["path"].startswith(f"/api/v1/nodes/{name}")]
+        expect(401 in statuses and statuses[-1] == 200,
+               f"PATCHes of {name}: {statuses}, want a 401 then 200")
+        # Every watch ended: reopened with the old token (401), then the new.
+        watches = node_verbs(env).get("WATCH", 0)
+        env.admin("watches/close", {"mode": "close"})
+        wait_for(lambda: node_verbs(env).get("WATCH", 0) > watches, 20, "the watch reopened")
+        other = sorted(env.want)[5]
+        strip_owned(env, other)
+        wait_for(lambda: env.owned().get(other) == env.want[other], 20, f"{other} relabelled")
+        env.expect_converged()
+    finally:
+        stop(p)
+
+
+@case
+def drift_event(env):
+    """An owned label changed by hand (drift): reasserted with one PATCH,
+    logged at warn, and a Warning Event TopologyLabelsReasserted about the
+    node in namespace default telling old -> new."""
+    p, _ = converged_controller(env)
+    try:
+        time.sleep(1)
+        before = env.patches()
+        name = sorted(env.want)[6]
+        want_leaf = env.want[name][P + "leaf"]
+        status, _ = env.request("PATCH", f"/api/v1/nodes/{name}",
+                                {"metadata": {"labels": {P + "leaf": "by-hand"}}},
+                                ctype="application/merge-patch+json")
+        expect(status == 200, f"PATCH: {status}")
+        wait_for(lambda: env.owned().get(name) == env.want[name], 20, "the drift undone")
+
+        def event():
+            for ev in env.items("/api/v1/namespaces/default/events"):
+                if ev.get("involvedObject", {}).get("name") == name:
+                    return ev
+            return None
+        ev = wait_for(event, 10, f"an Event about {name}")
+        expect(ev["type"] == "Warning" and ev["reason"] == "TopologyLabelsReasserted",
+               f"Event {ev['type']} {ev['reason']}")
+        expect(f"leaf: by-hand \u2192 {want_leaf}" in ev["message"],
+               f"Event message {ev['message']!r}")
+        io = ev["involvedObject"]
+        expect(io.get("kind") == "Node" and io.get("uid"), f"involvedObject {io}")
+        time.sleep(1)
+        expect(env.patches() == before + 2,
+               f"{env.patches() - before} PATCHes, want 2 (the test's and the controller's)")
+        drift = [json.loads(l) for l in log_of(p).splitlines() if l.startswith("{")]
+        expect(any(l.get("level") in ("warn", "warning") and name in json.dumps(l)
+                   for l in drift), "the drift was not logged at warn")
+    finally:
+        stop(p)
+
+
+@case
+def qps_limit(env):
+    """--kube-qps 20 --kube-burst 20 with 121 nodes to label: the writes
+    take at least (121 - 20) / 20 s, every node still labelled once."""
+    expect(len(env.want) == 121, f"{len(env.want)} planned nodes, the case counts on 121")
+    env.admin("requests/clear", {})
+    env.once("--kube-qps", "20", "--kube-burst", "20")
+    times = [r["t"] for r in env.admin("requests")["requests"] if r["method"] == "PATCH"]
+    expect(len(times) == 121, f"{len(times)} PATCHes, want 121")
+    span = max(times) - min(times)
+    floor = (121 - 20) / 20
+    print(f"121 PATCHes in {span:.2f} s at 20 QPS, burst 20 (at least {floor:.2f} s)")
+    expect(span >= floor - 0.3, f"121 PATCHes in {span:.2f} s: faster than 20 QPS allows")
+    # Paced, not bunched: no second holds more than the burst plus a
+    # second's worth of tokens.
+    t0 = min(times)
+    per_second = {}
+    for t in times:
+        per_second[int(t - t0)] = per_second.get(int(t - t0), 0) + 1
+    expect(max(per_second.values()) <= 20 + 20, f"PATCHes per second: {per_second}")
+    env.expect_converged()
 
 def main():
     global ARGS
