@@ -15,7 +15,8 @@ of last good facts, goes on labelling from them); a watch ended by a 410 while
 a node changes: relisted, that node relabelled, nothing else written; the
 API server's token rotated: writes and the watch go on with the new one; an
 owned label changed by hand: reasserted with a Warning Event; --kube-qps 20
---kube-burst 20 paces 121 PATCHes over at least 5 s.
+--kube-burst 20 paces 121 PATCHes over at least 5 s; labels a round does not
+read (GFD's timestamp) change without waking one.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -453,6 +454,32 @@ def qps_limit(env):
         per_second[int(t - t0)] = per_second.get(int(t - t0), 0) + 1
     expect(max(per_second.values()) <= 20 + 20, f"PATCHes per second: {per_second}")
     env.expect_converged()
+
+@case
+def other_labels_quiet(env):
+    """Labels a round does not read (GFD's timestamp, rewritten every minute
+    on every node; a team label) change without waking a round; an owned
+    one wakes it at once."""
+    p, _ = converged_controller(env)
+    try:
+        time.sleep(1.5)
+        rounds = len([l for l in log_of(p).splitlines() if '"round: ' in l])
+        for name in sorted(env.want)[:20]:
+            status, _ = env.request("PATCH", f"/api/v1/nodes/{name}",
+                                    {"metadata": {"labels": {
+                                        "nvidia.com/gfd.timestamp": str(int(time.time())),
+                                        "team": "infra"}}},
+                                    ctype="application/merge-patch+json")
+            expect(status == 200, f"PATCH {name}: {status}")
+        time.sleep(2)
+        after = len([l for l in log_of(p).splitlines() if '"round: ' in l])
+        expect(after == rounds, f"{after - rounds} rounds after other labels changed")
+        strip_owned(env, sorted(env.want)[7])
+        wait_for(lambda: len([l for l in log_of(p).splitlines() if '"round: ' in l]) > rounds,
+                 10, "a round after an owned label changed")
+        env.expect_converged()
+    finally:
+        stop(p)
 
 def main():
     global ARGS
