@@ -11,9 +11,7 @@
  * arrived; until the first list ends the view is not synced.
  *
  * Threads: the reflector's thread feeds it through the handler; any thread
- * takes a snapshot (a mutex guards the view). A node's entry is never
- * changed once in the view (an event replaces it whole), so a snapshot
- * shares the entries (jansson's reference counts are atomic). */
+ * takes a snapshot, a copy of its own (a mutex guards the view). */
 #ifndef TOPO_SYNC_NODES_H
 #define TOPO_SYNC_NODES_H
 
@@ -52,9 +50,9 @@ const topo_reflector_handler *sync_nodes_handler(void);
 int sync_nodes_synced(const sync_nodes *n);
 uint64_t sync_nodes_generation(const sync_nodes *n);
 
-/* The view now: an object name -> {"uid", "labels", "annotations"}, the
- * caller's (the entries shared, never to be changed); *generation_out (may
- * be NULL) the generation it is. NULL when out of memory. */
+/* A copy of the view: an object name -> {"uid", "labels", "annotations"};
+ * *generation_out (may be NULL) the generation it is. NULL when out of
+ * memory. */
 json_t *sync_nodes_snapshot(sync_nodes *n, uint64_t *generation_out);
 
 /* Blocks until the generation differs from seen, the deadline (a
