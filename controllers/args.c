@@ -52,6 +52,10 @@ static const topo_opt table[] = {
      "the cache file keeping each source's last good facts, so that a restart during a "
      "source's outage plans as before it (docs/sync.md)",
      O(db), NULL},
+    {"--kueue-objects", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "create and update Kueue's Topology and ResourceFlavors when its CRDs are served "
+     "(never deleted)",
+     O(kueue_objects), NULL},
     {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "300",
      "seconds between two reads of one source (jittered by 10 %)", O(source_interval_s), NULL},
     {"--resync-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "600",
@@ -158,6 +162,7 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     a->log_format = "json";
     a->verbosity = "info";
     a->leader_elect = -1;
+    a->kueue_objects = -1;
     a->source_interval_s = 300;
     a->resync_s = 600;
     a->stale_after_s = 3600;
@@ -185,6 +190,8 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
         a->metrics_port = a->health_port;
     if (a->leader_elect < 0)
         a->leader_elect = 1;
+    if (a->kueue_objects < 0)
+        a->kueue_objects = 1;
     if (a->ufm_url && a->ufm_systems_file) {
         fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
         return 2;

@@ -20,6 +20,7 @@ typedef struct sync_args {
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
     const char *kubeconfig, *db;
     int leader_elect; /* -1: not given (true) */
+    int kueue_objects; /* -1: not given (true) */
     const char *lease_namespace, *lease_name;
     unsigned long source_interval_s, resync_s, stale_after_s;
     double kube_qps, kube_burst;

@@ -23,6 +23,7 @@ typedef struct ctl_opts {
     const char *lease_name;
     long source_interval_ms, resync_ms, stale_ms;
     const char *db;                     /* last good facts per source, or NULL */
+    int kueue_objects;                  /* apply Topology/ResourceFlavors when served */
     double qps, burst;                  /* the writer's client */
     const char *health_address;         /* NULL: every interface */
     unsigned health_port, metrics_port; /* 0: none */

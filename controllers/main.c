@@ -220,6 +220,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = (long)a->stale_after_s * 1000,
                   .db = a->db,
+                  .kueue_objects = a->kueue_objects != 0,
                   .qps = a->kube_qps,
                   .burst = a->kube_burst,
                   .health_address = a->health_address,
