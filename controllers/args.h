@@ -7,13 +7,15 @@
 
 typedef struct sync_args {
     const char *config;
-    int once, dry_run, print_labels, print_plan;
+    int once, dry_run, print_labels, print_annotations, print_plan;
     topo_opt_list ibnetdiscover; /* every --ibnetdiscover */
     const char *node_name_map;
     const char *lldp_dir;
     const char *ufm_systems_file, *ufm_links_file;
     const char *nodes_file;
     const char *levels, *prefix;
+    int topograph_labels;
+    topo_opt_list kueue_flavor_labels; /* every --kueue-flavor-label KEY=VALUE */
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
     const char *log_format, *verbosity;
     int help_markdown, version;

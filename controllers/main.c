@@ -11,6 +11,7 @@
 #include "args.h"
 #include "topo/export.h"
 #include "topo/log.h"
+#include "topo/str.h"
 #include "topo/sync.h"
 #include "topo/syncconfig.h"
 
@@ -20,7 +21,43 @@ enum { EXIT_COMPLETE = 0, EXIT_INCOMPLETE = 1, EXIT_BAD_INPUT = 2 };
 typedef struct overrides {
     topo_sync_ibnetdiscover *ib;
     topo_level levels[TOPO_LEVEL_COUNT];
+    topo_kv *flavor_labels; /* point into argv */
+    char **flavor_keys;     /* the keys, cut from KEY=VALUE */
+    size_t nflavor_keys;
 } overrides;
+
+static void overrides_free(overrides *ov)
+{
+    free(ov->ib);
+    for (size_t i = 0; i < ov->nflavor_keys; i++)
+        free(ov->flavor_keys[i]);
+    free(ov->flavor_keys);
+    free(ov->flavor_labels);
+}
+
+/* Every --kueue-flavor-label KEY=VALUE (the export checks key and value). */
+static int parse_flavor_labels(overrides *ov, topo_sync_settings *s, const topo_opt_list *list)
+{
+    ov->flavor_labels = calloc(list->n, sizeof(*ov->flavor_labels));
+    ov->flavor_keys = calloc(list->n, sizeof(*ov->flavor_keys));
+    if (!ov->flavor_labels || !ov->flavor_keys)
+        return -1;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *eq = strchr(list->v[i], '=');
+        if (!eq || eq == list->v[i]) {
+            fprintf(stderr, "topo-sync: --kueue-flavor-label: \"%s\" is not KEY=VALUE\n",
+                    list->v[i]);
+            return -1;
+        }
+        if (!(ov->flavor_keys[i] = topo_strndup(list->v[i], (size_t)(eq - list->v[i]))))
+            return -1;
+        ov->nflavor_keys++;
+        ov->flavor_labels[i] = (topo_kv){ov->flavor_keys[i], eq + 1};
+    }
+    s->kueue.flavor_labels = ov->flavor_labels;
+    s->kueue.nflavor_labels = list->n;
+    return 0;
+}
 
 static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
 {
@@ -80,6 +117,10 @@ static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
         s->plan.prefix = a->prefix;
     if (a->levels && parse_levels(ov, s, a->levels) != 0)
         return -1;
+    if (a->topograph_labels)
+        s->plan.topograph = 1;
+    if (a->kueue_flavor_labels.n && parse_flavor_labels(ov, s, &a->kueue_flavor_labels) != 0)
+        return -1;
     return 0;
 }
 
@@ -98,7 +139,7 @@ static int write_file(const char *path, topo_buf *b)
 }
 
 /* Every export asked for; the first that fails stops them. */
-static int exports(const topo_plan *plan, const sync_args *a)
+static int exports(const topo_plan *plan, const topo_sync_settings *s, const sync_args *a)
 {
     const char *path[] = {a->export_kueue, a->export_slurm_tree, a->export_slurm_block,
                           a->export_volcano};
@@ -107,9 +148,8 @@ static int exports(const topo_plan *plan, const sync_args *a)
             continue;
         topo_buf b = TOPO_BUF_INIT(0);
         topo_err err = TOPO_ERR_INIT;
-        topo_export_kueue_opts ko = {0};
         topo_export_block_opts bo = {0};
-        int rc = i == 0   ? topo_export_kueue(plan, &ko, &b, &err)
+        int rc = i == 0   ? topo_export_kueue(plan, &s->kueue, &b, &err)
                  : i == 1 ? topo_export_slurm_tree(plan, &b, &err)
                  : i == 2 ? topo_export_slurm_block(plan, &bo, &b, &err)
                           : topo_export_volcano(plan, &b, &err);
@@ -124,17 +164,21 @@ static int exports(const topo_plan *plan, const sync_args *a)
     return 0;
 }
 
+/* Takes doc: printed sorted, indented, with a final newline. */
+static int print_json(json_t *doc)
+{
+    int rc = doc ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
+    json_decref(doc);
+    return rc == 0 && fputc('\n', stdout) != EOF ? 0 : -1;
+}
+
 static int print_outputs(const topo_plan *plan, const sync_args *a)
 {
-    if (a->print_labels) {
-        json_t *labels = topo_plan_labels_json(plan);
-        int rc = labels ? json_dumpf(labels, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
-        json_decref(labels);
-        if (rc != 0)
-            return -1;
-        fputc('\n', stdout);
-    }
-    if (a->print_plan || !a->print_labels) {
+    if (a->print_labels && print_json(topo_plan_labels_json(plan)) != 0)
+        return -1;
+    if (a->print_annotations && print_json(topo_plan_annotations_json(plan)) != 0)
+        return -1;
+    if (a->print_plan || (!a->print_labels && !a->print_annotations)) {
         topo_buf b = TOPO_BUF_INIT(0);
         char *text = topo_plan_write_text(plan, &b) == 0 ? topo_buf_take(&b, NULL) : NULL;
         topo_buf_dispose(&b);
@@ -192,13 +236,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "topo-sync: cannot write the output\n");
         goto cleanup;
     }
-    if (exports(plan, &a) != 0)
+    if (exports(plan, s, &a) != 0)
         goto cleanup;
     status = topo_plan_incomplete_count(plan) ? EXIT_INCOMPLETE : EXIT_COMPLETE;
 cleanup:
     topo_sync_free(sync);
     topo_syncconfig_free(cfg);
-    free(ov.ib);
+    overrides_free(&ov);
     sync_args_free(&a);
     return status;
 }
