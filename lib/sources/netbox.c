@@ -378,17 +378,67 @@ int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind
     return 0;
 }
 
+/* A page read a result at a time (srcjson_each): NetBox's pages hold up to
+ * MAX_PAGE_SIZE results (1,000 by default, unlimited when set to 0), and a
+ * whole page's tree is ten times its text. */
+typedef struct nb_walk {
+    topo_netbox *nb;
+    topo_netbox_kind kind;
+    char *next; /* the page's next URL, copied */
+} nb_walk;
+
+static int result_each(const json_t *rec, size_t i, void *payload, topo_err *err)
+{
+    const nb_walk *w = payload;
+    char p[TOPO_DECODE_PATH_MAX];
+    return readers[w->kind](w->nb, rec, topo_decode_path_index(p, sizeof(p), "results", i), err);
+}
+
+static int page_member(const char *key, const json_t *value, void *payload, topo_err *err)
+{
+    nb_walk *w = payload;
+    const char *next = NULL;
+    if (strcmp(key, "next") != 0)
+        return 0;
+    /* Checked as the tree's member is (a string or null, no NUL byte). */
+    json_t *holder = json_pack("{s:O}", "next", value);
+    int rc = holder ? nb_string(&next, holder, "next", "", err) : topo_err_nomem(err, "netbox");
+    if (rc == 0 && next != NULL && *next != '\0' && (w->next = topo_strdup(next)) == NULL)
+        rc = topo_err_nomem(err, "netbox: next");
+    json_decref(holder);
+    return rc;
+}
+
 int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
                          size_t len, const char *source, topo_err *err)
 {
+    const char *what = "NetBox page";
     json_t *doc = NULL;
+    nb_walk w = {nb, kind, NULL};
+    topo_codec_each how = {
+        .member = "results", .element = result_each, .other = page_member, .payload = &w};
+    int found = 0, rc = 0;
     if (next_out)
         *next_out = NULL;
-    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, "NetBox page", source, err);
-    if (rc == 0)
-        rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
-    json_decref(doc);
-    return rc;
+    if ((unsigned)kind >= sizeof(readers) / sizeof(readers[0]))
+        return topo_err_set(err, TOPO_EINVALID, "netbox: unknown kind %d", (int)kind);
+    rc = srcjson_each(&found, text, len, TOPO_MAX_NETBOX_PAGE, what, source, &how, err);
+    if (rc == 0 && found) {
+        if (next_out) {
+            *next_out = w.next;
+            w.next = NULL;
+        }
+    } else if (rc == 0) {
+        /* One object, or a page of another shape: whole, as always. */
+        rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, what, source, err);
+        if (rc == 0)
+            rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
+        json_decref(doc);
+        free(w.next);
+        return rc;
+    }
+    free(w.next);
+    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
 /* A level of a host: a conflict is logged and counted, other errors end
