@@ -54,8 +54,8 @@ typedef struct topo_codec_each {
  * with "source:line:column: message" errors at the same places.
  *
  * *found is 1 when the document has that shape; when it has another (not
- * an array, not an object, no such member or one that is not an array) it
- * is 0 and no element was passed: the caller parses the document whole and
+ * an array, not an object, no such member or one that is not an array, or
+ * a NUL byte anywhere) it is 0 and no element was passed: the caller parses the document whole and
  * reports as it would. An error after some elements leaves what the
  * callbacks did with them. 0, TOPO_EINVALID, TOPO_ENOMEM, or a callback's
  * code. */

@@ -384,7 +384,7 @@ int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind
 typedef struct nb_walk {
     topo_netbox *nb;
     topo_netbox_kind kind;
-    char *next; /* the page's next URL, copied */
+    json_t *next; /* the page's "next" member, kept for after the walk */
 } nb_walk;
 
 static int result_each(const json_t *rec, size_t i, void *payload, topo_err *err)
@@ -394,16 +394,28 @@ static int result_each(const json_t *rec, size_t i, void *payload, topo_err *err
     return readers[w->kind](w->nb, rec, topo_decode_path_index(p, sizeof(p), "results", i), err);
 }
 
+/* "next" matters only for a page with results (a single object's "next"
+ * is no link): it is checked once the walk has found them. */
 static int page_member(const char *key, const json_t *value, void *payload, topo_err *err)
 {
     nb_walk *w = payload;
+    (void)err;
+    if (strcmp(key, "next") == 0)
+        w->next = json_incref((json_t *)value);
+    return 0;
+}
+
+/* The next URL of a page read by the walk, checked as the tree's member is
+ * (a string or null, no NUL byte), into *next_out. */
+static int page_next(char **next_out, const nb_walk *w, topo_err *err)
+{
     const char *next = NULL;
-    if (strcmp(key, "next") != 0)
+    if (!w->next)
         return 0;
-    /* Checked as the tree's member is (a string or null, no NUL byte). */
-    json_t *holder = json_pack("{s:O}", "next", value);
+    json_t *holder = json_pack("{s:O}", "next", w->next);
     int rc = holder ? nb_string(&next, holder, "next", "", err) : topo_err_nomem(err, "netbox");
-    if (rc == 0 && next != NULL && *next != '\0' && (w->next = topo_strdup(next)) == NULL)
+    if (rc == 0 && next_out && next != NULL && *next != '\0' &&
+        (*next_out = topo_strdup(next)) == NULL)
         rc = topo_err_nomem(err, "netbox: next");
     json_decref(holder);
     return rc;
@@ -424,20 +436,17 @@ int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind
         return topo_err_set(err, TOPO_EINVALID, "netbox: unknown kind %d", (int)kind);
     rc = srcjson_each(&found, text, len, TOPO_MAX_NETBOX_PAGE, what, source, &how, err);
     if (rc == 0 && found) {
-        if (next_out) {
-            *next_out = w.next;
-            w.next = NULL;
-        }
+        rc = page_next(next_out, &w, err);
     } else if (rc == 0) {
         /* One object, or a page of another shape: whole, as always. */
         rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, what, source, err);
         if (rc == 0)
             rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
         json_decref(doc);
-        free(w.next);
+        json_decref(w.next);
         return rc;
     }
-    free(w.next);
+    json_decref(w.next);
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
