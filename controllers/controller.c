@@ -287,8 +287,7 @@ static void apply_kueue(ctl *c, const topo_plan *plan)
 {
     sync_kueue_result r;
     topo_err err = TOPO_ERR_INIT;
-    topo_export_kueue_opts ko = {0};
-    int rc = sync_kueue_apply(c->k_write, plan, &ko, c->o->dry_run, &r, &err);
+    int rc = sync_kueue_apply(c->k_write, plan, &c->o->settings->kueue, c->o->dry_run, &r, &err);
     if (rc == TOPO_EINVALID && !c->kueue_refused)
         topo_log(TOPO_LOG_WARN, "kueue: no objects: %s", err.text);
     else if (rc != 0 && rc != TOPO_EINVALID)
@@ -333,13 +332,15 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
                  r.dry_run ? " (dry run: patches logged, not sent)" : "");
         failed = r.failed > 0 || r.stopped;
     }
-    if (c->o->once && (c->o->print_labels || c->o->print_plan) &&
-        sync_print(plan, c->o->print_labels, c->o->print_plan) != 0)
+    if (c->o->once && (c->o->print_labels || c->o->print_annotations || c->o->print_plan) &&
+        sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
         failed = 1;
     if ((may_write || c->o->dry_run) && c->o->kueue_objects)
         apply_kueue(c, plan);
-    if (sync_exports_write(plan, &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
-                                                c->o->export_slurm_block, c->o->export_volcano},
+    if (sync_exports_write(plan,
+                           &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
+                                           c->o->export_slurm_block, c->o->export_volcano,
+                                           &c->o->settings->kueue},
                            err) != 0) {
         topo_log(TOPO_LOG_WARN, "exports: %s", err->text);
         failed = 1;

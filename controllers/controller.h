@@ -17,7 +17,7 @@ typedef struct ctl_opts {
     const topo_sync_settings *settings; /* nodes_live set */
     const char *kubeconfig;             /* NULL: controller-runtime's precedence */
     int once, dry_run;
-    int print_labels, print_plan;       /* --once: on stdout after the round */
+    int print_labels, print_annotations, print_plan; /* --once: on stdout after the round */
     int leader_elect;                   /* not with --once */
     const char *lease_namespace;        /* NULL: the client's */
     const char *lease_name;
