@@ -1,6 +1,6 @@
 /* topo-sync's configuration file (YAML or JSON; format in docs/sync.md
- * "topo-sync (offline plan)"). Every error names file:line:column and the field path;
- * unknown fields are errors. The parsed settings are a plain view owned by
+ * "topo-sync: sources and the plan (offline)"). Every error names
+ * file:line:column and the field path; unknown fields are errors. The parsed settings are a plain view owned by
  * the topo_syncconfig (its strings live as long as it does). */
 #ifndef TOPO_SYNCCONFIG_H
 #define TOPO_SYNCCONFIG_H
