@@ -88,66 +88,82 @@ static void count(sync_apply_result *res, topo_labelwriter_outcome o)
     }
 }
 
+/* The keys the writer owns: the plan's prefix, and topograph's keys when
+ * the plan mirrors them (topo_plan_key_owned). */
+static void owned_keys(topo_labeldiff_owned *owned, const topo_plan *plan, char *prefix,
+                       size_t size, const char **prefixes, const char **keys)
+{
+    const char *pk = topo_plan_provenance_key(plan);
+    size_t n = strlen(pk) - strlen(TOPO_PLAN_PROVENANCE_NAME);
+    if (n >= size)
+        n = size - 1;
+    memcpy(prefix, pk, n);
+    prefix[n] = '\0';
+    prefixes[0] = prefix;
+    *owned = (topo_labeldiff_owned){.prefixes = prefixes, .nprefixes = 1, .keys = keys};
+    if (topo_plan_key_owned(plan, TOPO_PLAN_TOPOGRAPH_DOMAIN)) {
+        prefixes[owned->nprefixes++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
+        keys[owned->nkeys++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
+        keys[owned->nkeys++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
+    }
+}
+
+/* One node: its labels and provenance annotation to the writer. A node
+ * the plan gives no label (left out as incomplete) is held. */
+static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json_t *node,
+                      const topo_labeldiff_owned *owned, sync_apply_result *res, topo_err *err)
+{
+    const char *name = topo_plan_node_name(plan, i);
+    topo_kv labels[TOPO_PLAN_MAX_LABELS];
+    size_t n = topo_plan_node_labels(plan, i, labels);
+    char *provenance = NULL;
+    if (topo_plan_node_provenance(&provenance, plan, i) != 0)
+        return topo_err_nomem(err, "apply");
+    topo_kv annotation = {topo_plan_provenance_key(plan), provenance};
+    json_t *full = json_pack("{s:{s:s, s:O, s:O, s:O}}", "metadata", "name", name, "uid",
+                             json_object_get(node, "uid"), "labels",
+                             json_object_get(node, "labels"), "annotations",
+                             json_object_get(node, "annotations"));
+    if (!full) {
+        free(provenance);
+        return topo_err_nomem(err, "apply");
+    }
+    topo_labeldiff_input in = {.owned = owned,
+                               .authoritative = n > 0,
+                               .labels = labels,
+                               .nlabels = n,
+                               .annotations = &annotation,
+                               .nannotations = 1,
+                               .record_key = TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labelwriter_outcome o = TOPO_LABELWRITER_FAILED;
+    topo_err e = TOPO_ERR_INIT;
+    if (topo_labelwriter_apply(a->writer, &in, full, &o, &e) != 0)
+        topo_log(TOPO_LOG_WARN, "node %s: %s", name, e.text);
+    json_decref(full);
+    free(provenance);
+    count(res, o);
+    return e.code == TOPO_ENOMEM ? topo_err_nomem(err, "apply") : 0;
+}
+
 int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
                      sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err)
 {
-    topo_level levels[TOPO_LEVEL_COUNT];
-    size_t nlevels = topo_plan_levels(plan, levels);
-    /* The prefix is the key of any owned level without its level name. */
-    const char *prefix = TOPO_PLAN_DEFAULT_PREFIX;
-    char prefix_buf[256];
-    for (size_t l = 0; l < nlevels; l++) {
-        if (levels[l] == TOPO_LEVEL_HOSTNAME)
-            continue;
-        const char *key = topo_plan_level_key(plan, levels[l]);
-        size_t klen = strlen(key), nlen = strlen(topo_level_name(levels[l]));
-        if (klen > nlen && klen - nlen < sizeof prefix_buf) {
-            memcpy(prefix_buf, key, klen - nlen);
-            prefix_buf[klen - nlen] = '\0';
-            prefix = prefix_buf;
-        }
-        break;
-    }
-    const char *const prefixes[] = {prefix};
-    topo_labeldiff_owned owned = {.prefixes = prefixes, .nprefixes = 1};
+    char prefix[256];
+    const char *prefixes[2], *keys[2];
+    topo_labeldiff_owned owned;
+    owned_keys(&owned, plan, prefix, sizeof prefix, prefixes, keys);
     *res = (sync_apply_result){0};
     for (size_t i = 0; i < topo_plan_node_count(plan); i++) {
-        const char *name = topo_plan_node_name(plan, i);
-        const json_t *node = json_object_get(view, name);
+        const json_t *node = json_object_get(view, topo_plan_node_name(plan, i));
         if (!node)
             continue; /* gone since the snapshot's plan: nothing to write */
         if (go && !go(payload)) {
             res->stopped = 1;
             break;
         }
-        topo_kv labels[TOPO_LEVEL_COUNT];
-        size_t n = 0, want = 0;
-        for (size_t l = 0; l < nlevels; l++) {
-            const char *value = topo_plan_node_value(plan, i, levels[l]);
-            want += levels[l] != TOPO_LEVEL_HOSTNAME;
-            if (levels[l] != TOPO_LEVEL_HOSTNAME && value)
-                labels[n++] = (topo_kv){topo_plan_level_key(plan, levels[l]), value};
-        }
-        json_t *full = json_pack("{s:{s:s, s:O, s:O, s:O}}", "metadata", "name", name, "uid",
-                                 json_object_get(node, "uid"), "labels",
-                                 json_object_get(node, "labels"), "annotations",
-                                 json_object_get(node, "annotations"));
-        if (!full)
-            return topo_err_nomem(err, "apply");
-        topo_labeldiff_input in = {.owned = &owned,
-                                   /* every level, from sources or the fallback */
-                                   .authoritative = n == want && n > 0,
-                                   .labels = labels,
-                                   .nlabels = n,
-                                   .record_key = TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
-        topo_labelwriter_outcome o = TOPO_LABELWRITER_FAILED;
-        topo_err e = TOPO_ERR_INIT;
-        if (topo_labelwriter_apply(a->writer, &in, full, &o, &e) != 0)
-            topo_log(TOPO_LOG_WARN, "node %s: %s", name, e.text);
-        json_decref(full);
-        count(res, o);
-        if (e.code == TOPO_ENOMEM)
-            return topo_err_nomem(err, "apply");
+        int rc = apply_node(a, plan, i, node, &owned, res, err);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }

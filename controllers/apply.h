@@ -1,9 +1,10 @@
 /* A plan applied to the cluster's nodes: for each planned node in the
- * Node view, its owned labels (every level but hostname, which is the
- * kubelet's) handed to the label writer (topo/labelwriter.h), which sends
- * at most one merge PATCH. A node the plan leaves out (incomplete, with
- * incomplete: leaveOut) is held: its labels stay as they are. Nodes the
- * plan does not know are never touched.
+ * Node view, its labels (topo_plan_node_labels: every owned level but
+ * hostname, which is the kubelet's, and topograph's keys when the plan
+ * mirrors them) and its provenance annotation handed to the label writer
+ * (topo/labelwriter.h), which sends at most one merge PATCH. A node the
+ * plan leaves out (incomplete, with incomplete: leaveOut) is held: its
+ * labels stay as they are. Nodes the plan does not know are never touched.
  *
  * Metrics (on the registry given): patches sent and failed, nodes
  * converged, held and gone, labels reasserted after drift, Events. */

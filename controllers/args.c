@@ -52,6 +52,10 @@ static const topo_opt table[] = {
      "the cache file keeping each source's last good facts, so that a restart during a "
      "source's outage plans as before it (docs/sync.md)",
      O(db), NULL},
+    {"--kueue-objects", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "create and update Kueue's Topology and ResourceFlavors when its CRDs are served "
+     "(never deleted)",
+     O(kueue_objects), NULL},
     {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "300",
      "seconds between two reads of one source (jittered by 10 %)", O(source_interval_s), NULL},
     {"--resync-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "600",
@@ -110,13 +114,27 @@ static const topo_opt table[] = {
      O(levels), "Plan:"},
     {"--prefix", NULL, TOPO_OPT_STRING, "PREFIX", 0, 0, NULL, "topology.topo.io/",
      "the owned label keys' prefix", O(prefix), NULL},
+    {"--topograph-labels", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "also label the tiers in NVIDIA topograph's keys: fabric.topograph.run/tier-0 (leaf), "
+     "tier-1 (spine), accelerator.topograph.run/domain (nvlink)",
+     O(topograph_labels), NULL},
     {"--print-labels", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "print one JSON object: each node's owned labels", O(print_labels), "Output:"},
-    {"--print-plan", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, "without --print-labels",
+    {"--print-annotations", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "print one JSON object: each node's annotations (the provenance: which source gave each "
+     "level), after the labels when both are asked for",
+     O(print_annotations), NULL},
+    {"--print-plan", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL,
+     "without --print-labels and --print-annotations",
      "print the plan: domains with node counts, incomplete nodes and why, conflicts",
      O(print_plan), NULL},
     {"--export-kueue", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write Kueue's Topology and ResourceFlavors (YAML)", O(export_kueue), NULL},
+    {"--kueue-flavor-label", NULL, TOPO_OPT_LIST, "KEY=VALUE", 0, 0, NULL,
+     "one flavor per datacenter",
+     "a nodeLabel of the one ResourceFlavor the Kueue export writes, named like the topology "
+     "(repeatable; replaces the config's exports.kueue.flavorLabels)",
+     O(kueue_flavor_labels), NULL},
     {"--export-slurm-tree", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write Slurm's topology.conf for topology/tree", O(export_slurm_tree), NULL},
     {"--export-slurm-block", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -158,6 +176,7 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     a->log_format = "json";
     a->verbosity = "info";
     a->leader_elect = -1;
+    a->kueue_objects = -1;
     a->source_interval_s = 300;
     a->resync_s = 600;
     a->stale_after_s = 3600;
@@ -185,6 +204,8 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
         a->metrics_port = a->health_port;
     if (a->leader_elect < 0)
         a->leader_elect = 1;
+    if (a->kueue_objects < 0)
+        a->kueue_objects = 1;
     if (a->ufm_url && a->ufm_systems_file) {
         fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
         return 2;

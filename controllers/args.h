@@ -7,7 +7,7 @@
 
 typedef struct sync_args {
     const char *config;
-    int once, dry_run, print_labels, print_plan;
+    int once, dry_run, print_labels, print_annotations, print_plan;
     topo_opt_list ibnetdiscover; /* every --ibnetdiscover */
     const char *node_name_map;
     const char *lldp_dir;
@@ -17,9 +17,12 @@ typedef struct sync_args {
     const char *lldp_url;
     const char *nodes_file;
     const char *levels, *prefix;
+    int topograph_labels;
+    topo_opt_list kueue_flavor_labels; /* every --kueue-flavor-label KEY=VALUE */
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
     const char *kubeconfig, *db;
     int leader_elect; /* -1: not given (true) */
+    int kueue_objects; /* -1: not given (true) */
     const char *lease_namespace, *lease_name;
     unsigned long source_interval_s, resync_s, stale_after_s;
     double kube_qps, kube_burst;

@@ -13,6 +13,7 @@
 
 #include "outputs.h"
 #include "apply.h"
+#include "kueue.h"
 #include "nodes.h"
 #include "sources.h"
 #include "topo/gpu.h"
@@ -41,6 +42,7 @@ typedef struct ctl {
     pthread_t nodes_thread, leader_thread;
     int nodes_started, leader_started;
     atomic_int leader_stop;
+    int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
     const char *owned_prefix[1]; /* the node view's kept keys (make_nodes) */
 } ctl;
@@ -315,6 +317,25 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
 
 static int may_write(ctl *c);
 
+/* Kueue's objects, when its CRDs are served. A plan Kueue cannot take (no
+ * datacenter level and no flavor labels) is said once, not every round. */
+static void apply_kueue(ctl *c, const topo_plan *plan)
+{
+    sync_kueue_result r;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = sync_kueue_apply(c->k_write, plan, &c->o->settings->kueue, c->o->dry_run, &r, &err);
+    if (rc == TOPO_EINVALID && !c->kueue_refused)
+        topo_log(TOPO_LOG_WARN, "kueue: no objects: %s", err.text);
+    else if (rc != 0 && rc != TOPO_EINVALID)
+        topo_log(TOPO_LOG_WARN, "kueue: %s", err.text);
+    c->kueue_refused = rc == TOPO_EINVALID;
+    if (rc == 0 && r.served != c->kueue_served)
+        topo_log(TOPO_LOG_INFO, "kueue: CRDs %s", r.served ? "served: objects applied"
+                                                            : "not served: no objects");
+    if (rc == 0)
+        c->kueue_served = r.served;
+}
+
 /* Before each write: no stop asked, and (leader election on) the Lease
  * still held, so a replica that lost it stops before another takes it. */
 static int keep_writing(void *payload)
@@ -354,11 +375,15 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
                  cpu_ms() - cpu1, (long long)(mono_ms() - t1));
         failed = r.failed > 0 || r.stopped;
     }
-    if (c->o->once && (c->o->print_labels || c->o->print_plan) &&
-        sync_print(plan, c->o->print_labels, c->o->print_plan) != 0)
+    if (c->o->once && (c->o->print_labels || c->o->print_annotations || c->o->print_plan) &&
+        sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
         failed = 1;
-    if (sync_exports_write(plan, &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
-                                                c->o->export_slurm_block, c->o->export_volcano},
+    if ((may_write || c->o->dry_run) && c->o->kueue_objects)
+        apply_kueue(c, plan);
+    if (sync_exports_write(plan,
+                           &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
+                                           c->o->export_slurm_block, c->o->export_volcano,
+                                           &c->o->settings->kueue},
                            err) != 0) {
         topo_log(TOPO_LOG_WARN, "exports: %s", err->text);
         failed = 1;

@@ -17,12 +17,13 @@ typedef struct ctl_opts {
     const topo_sync_settings *settings; /* nodes_live set */
     const char *kubeconfig;             /* NULL: controller-runtime's precedence */
     int once, dry_run;
-    int print_labels, print_plan;       /* --once: on stdout after the round */
+    int print_labels, print_annotations, print_plan; /* --once: on stdout after the round */
     int leader_elect;                   /* not with --once */
     const char *lease_namespace;        /* NULL: the client's */
     const char *lease_name;
     long source_interval_ms, resync_ms, stale_ms;
     const char *db;                     /* last good facts per source, or NULL */
+    int kueue_objects;                  /* apply Topology/ResourceFlavors when served */
     double qps, burst;                  /* the writer's client */
     const char *health_address;         /* NULL: every interface */
     unsigned health_port, metrics_port; /* 0: none */

@@ -16,6 +16,7 @@
 #include "controller.h"
 #include "outputs.h"
 #include "topo/log.h"
+#include "topo/str.h"
 #include "topo/sync.h"
 #include "topo/syncconfig.h"
 
@@ -23,7 +24,43 @@
 typedef struct overrides {
     topo_sync_ibnetdiscover *ib;
     topo_level levels[TOPO_LEVEL_COUNT];
+    topo_kv *flavor_labels; /* point into argv */
+    char **flavor_keys;     /* the keys, cut from KEY=VALUE */
+    size_t nflavor_keys;
 } overrides;
+
+static void overrides_free(overrides *ov)
+{
+    free(ov->ib);
+    for (size_t i = 0; i < ov->nflavor_keys; i++)
+        free(ov->flavor_keys[i]);
+    free(ov->flavor_keys);
+    free(ov->flavor_labels);
+}
+
+/* Every --kueue-flavor-label KEY=VALUE (the export checks key and value). */
+static int parse_flavor_labels(overrides *ov, topo_sync_settings *s, const topo_opt_list *list)
+{
+    ov->flavor_labels = calloc(list->n, sizeof(*ov->flavor_labels));
+    ov->flavor_keys = calloc(list->n, sizeof(*ov->flavor_keys));
+    if (!ov->flavor_labels || !ov->flavor_keys)
+        return -1;
+    for (size_t i = 0; i < list->n; i++) {
+        const char *eq = strchr(list->v[i], '=');
+        if (!eq || eq == list->v[i]) {
+            fprintf(stderr, "topo-sync: --kueue-flavor-label: \"%s\" is not KEY=VALUE\n",
+                    list->v[i]);
+            return -1;
+        }
+        if (!(ov->flavor_keys[i] = topo_strndup(list->v[i], (size_t)(eq - list->v[i]))))
+            return -1;
+        ov->nflavor_keys++;
+        ov->flavor_labels[i] = (topo_kv){ov->flavor_keys[i], eq + 1};
+    }
+    s->kueue.flavor_labels = ov->flavor_labels;
+    s->kueue.nflavor_labels = list->n;
+    return 0;
+}
 
 static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
 {
@@ -131,6 +168,10 @@ static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
         s->plan.prefix = a->prefix;
     if (a->levels && parse_levels(ov, s, a->levels) != 0)
         return -1;
+    if (a->topograph_labels)
+        s->plan.topograph = 1;
+    if (a->kueue_flavor_labels.n && parse_flavor_labels(ov, s, &a->kueue_flavor_labels) != 0)
+        return -1;
     return 0;
 }
 
@@ -159,12 +200,15 @@ static int run_offline(const topo_sync_settings *s, const sync_args *a)
         goto cleanup;
     }
     const topo_plan *plan = topo_sync_plan(sync);
-    if (sync_print(plan, a->print_labels, a->print_plan || !a->print_labels) != 0) {
+    if (sync_print(plan, a->print_labels, a->print_annotations,
+                   a->print_plan || (!a->print_labels && !a->print_annotations)) != 0) {
         fprintf(stderr, "topo-sync: cannot write the output\n");
         goto cleanup;
     }
-    if (sync_exports_write(plan, &(sync_exports){a->export_kueue, a->export_slurm_tree,
-                                                 a->export_slurm_block, a->export_volcano},
+    if (sync_exports_write(plan,
+                           &(sync_exports){a->export_kueue, a->export_slurm_tree,
+                                           a->export_slurm_block, a->export_volcano,
+                                           &s->kueue},
                            &err) != 0) {
         fprintf(stderr, "topo-sync: %s\n", err.text);
         goto cleanup;
@@ -213,6 +257,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .dry_run = a->dry_run,
                   .print_labels = a->print_labels,
                   .print_plan = a->print_plan,
+                  .print_annotations = a->print_annotations,
                   .leader_elect = a->leader_elect != 0,
                   .lease_namespace = a->lease_namespace,
                   .lease_name = a->lease_name ? a->lease_name : "topo-sync",
@@ -220,6 +265,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = (long)a->stale_after_s * 1000,
                   .db = a->db,
+                  .kueue_objects = a->kueue_objects != 0,
                   .qps = a->kube_qps,
                   .burst = a->kube_burst,
                   .health_address = a->health_address,
@@ -260,7 +306,7 @@ int main(int argc, char **argv)
     status = offline(&a, s) ? run_offline(s, &a) : run_online(s, &a);
 cleanup:
     topo_syncconfig_free(cfg);
-    free(ov.ib);
+    overrides_free(&ov);
     sync_args_free(&a);
     return status;
 }

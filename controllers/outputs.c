@@ -42,7 +42,7 @@ int sync_exports_write(const topo_plan *plan, const sync_exports *p, topo_err *e
         topo_buf b = TOPO_BUF_INIT(0);
         topo_export_kueue_opts ko = {0};
         topo_export_block_opts bo = {0};
-        int rc = i == 0   ? topo_export_kueue(plan, &ko, &b, err)
+        int rc = i == 0   ? topo_export_kueue(plan, p->kueue_opts ? p->kueue_opts : &ko, &b, err)
                  : i == 1 ? topo_export_slurm_tree(plan, &b, err)
                  : i == 2 ? topo_export_slurm_block(plan, &bo, &b, err)
                           : topo_export_volcano(plan, &b, err);
@@ -56,16 +56,20 @@ int sync_exports_write(const topo_plan *plan, const sync_exports *p, topo_err *e
     return 0;
 }
 
-int sync_print(const topo_plan *plan, int labels, int text_plan)
+/* Takes doc: printed sorted, indented, with a final newline. */
+static int print_json(json_t *doc)
 {
-    if (labels) {
-        json_t *doc = topo_plan_labels_json(plan);
-        int rc = doc ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
-        json_decref(doc);
-        if (rc != 0)
-            return -1;
-        fputc('\n', stdout);
-    }
+    int rc = doc ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
+    json_decref(doc);
+    return rc == 0 && fputc('\n', stdout) != EOF ? 0 : -1;
+}
+
+int sync_print(const topo_plan *plan, int labels, int annotations, int text_plan)
+{
+    if (labels && print_json(topo_plan_labels_json(plan)) != 0)
+        return -1;
+    if (annotations && print_json(topo_plan_annotations_json(plan)) != 0)
+        return -1;
     if (text_plan) {
         topo_buf b = TOPO_BUF_INIT(0);
         char *text = topo_plan_write_text(plan, &b) == 0 ? topo_buf_take(&b, NULL) : NULL;

@@ -5,11 +5,14 @@
 #define TOPO_SYNC_OUTPUTS_H
 
 #include "topo/error.h"
+#include "topo/export.h"
 #include "topo/plan.h"
 
-/* Paths; NULL: that export is not written. */
+/* Paths; NULL: that export is not written. kueue_opts: the Topology's
+ * name, apiVersion and flavor labels (syncconfig's exports.kueue). */
 typedef struct sync_exports {
     const char *kueue, *slurm_tree, *slurm_block, *volcano;
+    const topo_export_kueue_opts *kueue_opts;
 } sync_exports;
 
 /* Writes every export asked for, each replaced whole (written beside it,
@@ -17,8 +20,9 @@ typedef struct sync_exports {
  * stops them: its code, err naming the path. */
 int sync_exports_write(const topo_plan *plan, const sync_exports *paths, topo_err *err);
 
-/* On stdout: each node's owned labels as one JSON object (labels), the
- * text plan (plan). 0, or -1 when stdout cannot be written. */
-int sync_print(const topo_plan *plan, int labels, int text_plan);
+/* On stdout, in this order: each node's labels as one JSON object
+ * (labels), each node's annotations (annotations), the text plan
+ * (text_plan). 0, or -1 when stdout cannot be written. */
+int sync_print(const topo_plan *plan, int labels, int annotations, int text_plan);
 
 #endif

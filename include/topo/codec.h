@@ -29,6 +29,39 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
 int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char *source,
                           topo_err *err) TOPO_MUST_CHECK;
 
+/* One element of an array read by topo_codec_json_each: index is its place
+ * in the array. A non-zero return stops the walk and is returned as is. */
+typedef int (*topo_codec_each_fn)(const json_t *element, size_t index, void *payload,
+                                  topo_err *err);
+/* Another member of the top-level object (key, value), the same way. */
+typedef int (*topo_codec_member_fn)(const char *key, const json_t *value, void *payload,
+                                    topo_err *err);
+
+typedef struct topo_codec_each {
+    const char *member;          /* NULL: the document itself is the array */
+    topo_codec_each_fn element;  /* required */
+    topo_codec_member_fn other;  /* NULL: the other members are dropped */
+    void *payload;
+} topo_codec_each;
+
+/* The elements of a JSON array, one at a time, without building the
+ * document's tree: each element is parsed, passed to how->element and freed
+ * before the next, so a response of 100 MB costs its text, not the tenfold
+ * of it a whole tree takes. The array is the document itself (member NULL)
+ * or the member how->member of the document's object, whose other members
+ * go to how->other. The text is checked as topo_codec_json_parse checks it
+ * (syntax, duplicate keys in the elements and in the top-level object),
+ * with "source:line:column: message" errors at the same places.
+ *
+ * *found is 1 when the document has that shape; when it has another (not
+ * an array, not an object, no such member or one that is not an array, or
+ * a NUL byte anywhere) it is 0 and no element was passed: the caller parses the document whole and
+ * reports as it would. An error after some elements leaves what the
+ * callbacks did with them. 0, TOPO_EINVALID, TOPO_ENOMEM, or a callback's
+ * code. */
+int topo_codec_json_each(int *found, const char *text, size_t len, const char *source,
+                         const topo_codec_each *how, topo_err *err) TOPO_MUST_CHECK;
+
 /* Parses the first YAML document into a jansson tree. Plain (unquoted)
  * scalars resolve by the YAML 1.2 core schema (null, bool, int, float);
  * quoted and block scalars stay strings; the tags !!str !!int !!float !!bool

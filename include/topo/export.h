@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "topo/buf.h"
 #include "topo/error.h"
 #include "topo/plan.h"
@@ -32,6 +34,11 @@ typedef struct topo_export_kueue_opts {
  * label, or no way to select the flavor's nodes. */
 int topo_export_kueue(const topo_plan *plan, const topo_export_kueue_opts *opts, topo_buf *out,
                       topo_err *err) TOPO_MUST_CHECK;
+
+/* The same objects as a JSON array (new reference in *out), for the
+ * controller that applies them to the API server. */
+int topo_export_kueue_objects(const topo_plan *plan, const topo_export_kueue_opts *opts,
+                              json_t **out, topo_err *err) TOPO_MUST_CHECK;
 
 /* topology.conf for topology/tree: one SwitchName line per domain of the
  * switch levels (datacenter, spine, leaf, those the plan has), named

@@ -10,7 +10,23 @@
  * A node that lacks a level of the topology is incomplete, with the reason;
  * by default it gets no labels at all (Kueue ignores nodes that miss a level
  * anyway, and a half-labelled node would look placed), or, when configured,
- * a fallback value for what is missing. */
+ * a fallback value for what is missing.
+ *
+ * Optionally the same tiers are also labelled in NVIDIA topograph's
+ * vocabulary (v1.0 and later, SOURCE-FORMATS.md §1.2), so that consumers of
+ * topograph's labels keep working: fabric.topograph.run/tier-0 is the leaf
+ * (tier 0 is the switch tier closest to the node), tier-1 the spine, and
+ * accelerator.topograph.run/domain the NVLink domain, each with the value of
+ * the node's own label of that level (the two vocabularies group nodes the
+ * same way; for InfiniBand the value is topograph's too, the lowest switch
+ * id of the group, "S-<guid>"). Only levels of the topology are mirrored,
+ * and tier-1 only under a tier-0 (topograph's tiers are closest-first and
+ * stop at the first missing one). These keys lie outside the owned prefix:
+ * the writer owns them only when this option is on (topo_plan_key_owned),
+ * and topograph itself must then not write them too.
+ *
+ * Provenance: which source gave each level of a node, as the annotation the
+ * writer sets beside the labels (topo_plan_node_provenance). */
 #ifndef TOPO_PLAN_H
 #define TOPO_PLAN_H
 
@@ -22,9 +38,20 @@
 #include "topo/error.h"
 #include "topo/facts.h"
 #include "topo/namemap.h"
+#include "topo/types.h"
 
 #define TOPO_PLAN_DEFAULT_PREFIX "topology.topo.io/"
 #define TOPO_PLAN_DEFAULT_FALLBACK "unknown"
+
+/* topograph's label keys. */
+#define TOPO_PLAN_TOPOGRAPH_TIER_PREFIX "fabric.topograph.run/tier-"
+#define TOPO_PLAN_TOPOGRAPH_DOMAIN "accelerator.topograph.run/domain"
+#define TOPO_PLAN_TOPOGRAPH_SUBDOMAIN "accelerator.topograph.run/sub-domain"
+/* The provenance annotation's key: the prefix and this. */
+#define TOPO_PLAN_PROVENANCE_NAME "provenance"
+/* The most labels one node gets: its owned levels (hostname is not ours)
+ * and topograph's tier-0, tier-1 and domain. */
+#define TOPO_PLAN_MAX_LABELS (TOPO_LEVEL_COUNT - 1 + 3)
 
 typedef enum topo_plan_incomplete {
     TOPO_PLAN_LEAVE_OUT = 0, /* incomplete nodes get no owned labels */
@@ -44,6 +71,7 @@ typedef struct topo_plan_opts {
     const topo_namemap *names; /* NULL: host names are node names; borrowed */
     topo_plan_incomplete incomplete;
     const char *fallback; /* NULL: TOPO_PLAN_DEFAULT_FALLBACK */
+    int topograph;        /* also topograph's labels for leaf, spine, nvlink */
 } topo_plan_opts;
 
 typedef struct topo_plan topo_plan;
@@ -100,12 +128,48 @@ const char *topo_plan_conflict(const topo_plan *plan, size_t i);
 size_t topo_plan_unmapped_hosts(const topo_plan *plan);
 size_t topo_plan_unknown_hosts(const topo_plan *plan);
 
-/* {"<node>": {"<owned key>": "<value>", ...}, ...} for every planned node
- * (incomplete ones left out get {}): what --print-labels prints. New
- * reference, NULL when out of memory. */
+/* Every label a node should carry: its owned levels coarsest first, then
+ * topograph's when that option is on (tier-0, tier-1, domain); none for a
+ * node left out. Keys and values are borrowed from the plan. Returns how
+ * many were written to out. */
+size_t topo_plan_node_labels(const topo_plan *plan, size_t node,
+                             topo_kv out[TOPO_PLAN_MAX_LABELS]);
+
+/* 1 when the writer of the plan owns label key, i.e. sets it where the plan
+ * says and removes it where the plan says nothing: the prefix and any
+ * level's name (also levels outside the topology, so that a level dropped
+ * from the configuration is removed from the nodes) and, only when the
+ * topograph option is on, every fabric.topograph.run/tier-<N> (a tier a
+ * former topograph wrote above the spine would otherwise stay, stale) and
+ * topograph's accelerator domain and sub-domain. */
+int topo_plan_key_owned(const topo_plan *plan, const char *key);
+
+/* {"<node>": {"<key>": "<value>", ...}, ...} for every planned node, its
+ * labels as topo_plan_node_labels gives them (incomplete ones left out get
+ * {}): what --print-labels prints. New reference, NULL when out of memory. */
 json_t *topo_plan_labels_json(const topo_plan *plan);
 
-/* The human-readable plan: the tree of domains with node counts, then
+/* The provenance annotation's key: the prefix and "provenance"
+ * ("topology.topo.io/provenance"). */
+const char *topo_plan_provenance_key(const topo_plan *plan);
+
+/* A node's provenance annotation value into *out (malloc'd): compact JSON
+ * naming, for each owned level of the topology in order (coarsest first),
+ * the source its value came from, or "fallback":
+ * {"datacenter":"netbox","spine":"ufm","leaf":"ufm","rack":"netbox"}.
+ * The same plan always gives the same bytes, so the writer can compare it
+ * with the node's annotation. *out is NULL for a node that gets no labels
+ * (the writer removes the annotation). 0 or TOPO_ENOMEM. */
+int topo_plan_node_provenance(char **out, const topo_plan *plan, size_t node) TOPO_MUST_CHECK;
+
+/* {"<node>": {"<provenance key>": "<value>"}, ...} for every planned node
+ * ({} for nodes left out): what --print-annotations prints. New reference,
+ * NULL when out of memory. */
+json_t *topo_plan_annotations_json(const topo_plan *plan);
+
+/* The human-readable plan: a line of counts, a line of which sources gave
+ * each level how many values ("sources: leaf: ufm 9990, fallback 10;
+ * rack: netbox 10000"), the tree of domains with node counts, then
  * incomplete nodes with why, then conflicts. */
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out) TOPO_MUST_CHECK;
 

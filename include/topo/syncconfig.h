@@ -1,6 +1,6 @@
 /* topo-sync's configuration file (YAML or JSON; format in docs/sync.md
- * "topo-sync (offline plan)"). Every error names file:line:column and the field path;
- * unknown fields are errors. The parsed settings are a plain view owned by
+ * "topo-sync: sources and the plan (offline)"). Every error names
+ * file:line:column and the field path; unknown fields are errors. The parsed settings are a plain view owned by
  * the topo_syncconfig (its strings live as long as it does). */
 #ifndef TOPO_SYNCCONFIG_H
 #define TOPO_SYNCCONFIG_H
@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "topo/error.h"
+#include "topo/export.h"
 #include "topo/fabric.h"
 #include "topo/fetch.h"
 #include "topo/limits.h"
@@ -62,6 +63,9 @@ typedef struct topo_sync_settings {
     /* Single-node NVLink systems (no nvidia.com/gpu.clique): the host is
      * its own NVLink domain. Default on. */
     int nvlink_hostname_fallback;
+    /* The Kueue export's Topology name, apiVersion and flavor nodeLabels
+     * (exports.kueue; the pipeline does not use them). */
+    topo_export_kueue_opts kueue;
 } topo_sync_settings;
 
 typedef struct topo_syncconfig topo_syncconfig;

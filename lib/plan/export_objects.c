@@ -36,7 +36,13 @@ static json_t *object_meta(const char *api_version, const char *kind, const char
                      "name", name);
 }
 
-static int flavor(topo_buf *out, const char *api, const char *name, const char *topology,
+/* Appends doc (taken) to the array docs. */
+static int add_document(json_t *docs, json_t *doc, topo_err *err)
+{
+    return doc && json_array_append_new(docs, doc) == 0 ? 0 : topo_err_nomem(err, "export");
+}
+
+static int flavor(json_t *docs, const char *api, const char *name, const char *topology,
                   json_t *node_labels, topo_err *err)
 {
     json_t *doc = object_meta(api, "ResourceFlavor", name);
@@ -46,11 +52,11 @@ static int flavor(topo_buf *out, const char *api, const char *name, const char *
                                       topology));
     else
         json_decref(node_labels);
-    return put_document(out, doc, err);
+    return add_document(docs, doc, err);
 }
 
 /* One flavor per datacenter value, named <topology>-<value>. */
-static int flavors_per_datacenter(const topo_plan *plan, topo_buf *out, const char *api,
+static int flavors_per_datacenter(const topo_plan *plan, json_t *docs, const char *api,
                                   const char *topology, topo_err *err)
 {
     plan_domains d;
@@ -82,7 +88,7 @@ static int flavors_per_datacenter(const topo_plan *plan, topo_buf *out, const ch
                                      "kueue export: \"%s\" is not a valid ResourceFlavor name", name)
                       : topo_err_nomem(err, "export");
         } else {
-            rc = flavor(out, api, name, topology, labels, err);
+            rc = flavor(docs, api, name, topology, labels, err);
         }
         free(name);
     }
@@ -90,8 +96,8 @@ static int flavors_per_datacenter(const topo_plan *plan, topo_buf *out, const ch
     return rc;
 }
 
-int topo_export_kueue(const topo_plan *plan, const topo_export_kueue_opts *opts, topo_buf *out,
-                      topo_err *err)
+static int kueue_documents(const topo_plan *plan, const topo_export_kueue_opts *opts,
+                           json_t *docs, topo_err *err)
 {
     topo_export_kueue_opts o = opts ? *opts : (topo_export_kueue_opts){0};
     const char *name = o.topology_name ? o.topology_name : TOPO_EXPORT_DEFAULT_TOPOLOGY;
@@ -118,9 +124,9 @@ int topo_export_kueue(const topo_plan *plan, const topo_export_kueue_opts *opts,
         json_object_set_new(doc, "spec", json_pack("{s:o}", "levels", list));
     else
         json_decref(list);
-    int rc = put_document(out, doc, err);
+    int rc = add_document(docs, doc, err);
     if (rc != 0 || o.nflavor_labels == 0)
-        return rc != 0 ? rc : flavors_per_datacenter(plan, out, api, name, err);
+        return rc != 0 ? rc : flavors_per_datacenter(plan, docs, api, name, err);
     json_t *labels = json_object();
     for (size_t i = 0; labels && i < o.nflavor_labels; i++) {
         char why[512];
@@ -133,7 +139,32 @@ int topo_export_kueue(const topo_plan *plan, const topo_export_kueue_opts *opts,
         }
         json_object_set_new(labels, kv->key, json_string(kv->value));
     }
-    return flavor(out, api, name, name, labels, err);
+    return flavor(docs, api, name, name, labels, err);
+}
+
+int topo_export_kueue_objects(const topo_plan *plan, const topo_export_kueue_opts *opts,
+                              json_t **out, topo_err *err)
+{
+    *out = json_array();
+    if (!*out)
+        return topo_err_nomem(err, "export");
+    int rc = kueue_documents(plan, opts, *out, err);
+    if (rc != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int topo_export_kueue(const topo_plan *plan, const topo_export_kueue_opts *opts, topo_buf *out,
+                      topo_err *err)
+{
+    json_t *docs = NULL;
+    int rc = topo_export_kueue_objects(plan, opts, &docs, err);
+    for (size_t i = 0; rc == 0 && i < json_array_size(docs); i++)
+        rc = put_document(out, json_incref(json_array_get(docs, i)), err);
+    json_decref(docs);
+    return rc;
 }
 
 /* "<level>-<10 hex digits of the hash of the domain's values>". */

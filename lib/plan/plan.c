@@ -14,6 +14,8 @@
 #include "topo/pool.h"
 #include "topo/strmap.h"
 
+#include "plan_internal.h"
+
 /* What one source said about one level of one node. */
 typedef struct claim {
     size_t node;
@@ -39,6 +41,8 @@ struct topo_plan {
     topo_level levels[TOPO_LEVEL_COUNT];
     size_t nlevels;
     const char *keys[TOPO_LEVEL_COUNT];
+    const char *provenance_key;
+    int topograph;
     const char **precedence[TOPO_LEVEL_COUNT];
     size_t nprecedence[TOPO_LEVEL_COUNT];
     TOPO_ARRAY(const char *) sources;
@@ -62,6 +66,14 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
                             p->fallback);
     p->incomplete = o ? o->incomplete : TOPO_PLAN_LEAVE_OUT;
     p->names = o ? o->names : NULL;
+    p->topograph = o ? o->topograph != 0 : 0;
+    p->provenance_key = topo_pool_printf(p->pool, "%s%s", prefix, TOPO_PLAN_PROVENANCE_NAME);
+    if (!p->provenance_key)
+        return topo_err_nomem(err, "plan");
+    char bad[512];
+    if (!topo_kueue_label_key_valid(p->provenance_key, bad, sizeof bad))
+        return topo_err_set(err, TOPO_EINVALID, "prefix: \"%s\" gives the key \"%s\": %s",
+                            prefix, p->provenance_key, bad);
     if (o && o->nlevels > 0) {
         if (o->nlevels > TOPO_LEVEL_COUNT)
             return topo_err_set(err, TOPO_EINVALID, "levels: more than %d", TOPO_LEVEL_COUNT);
@@ -441,6 +453,16 @@ size_t topo_plan_levels(const topo_plan *plan, topo_level out[TOPO_LEVEL_COUNT])
 const char *topo_plan_level_key(const topo_plan *plan, topo_level level)
 {
     return topo_level_name(level) ? plan->keys[level] : NULL;
+}
+
+const char *topo_plan_provenance_key(const topo_plan *plan)
+{
+    return plan->provenance_key;
+}
+
+int plan_topograph(const topo_plan *plan)
+{
+    return plan->topograph;
 }
 
 size_t topo_plan_incomplete_count(const topo_plan *plan)

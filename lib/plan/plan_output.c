@@ -1,34 +1,60 @@
-/* What a built plan prints: the labels as JSON (--print-labels) and the
- * plan for people (the domain tree with node counts, incomplete nodes,
- * conflicts). */
+/* The plan for people (--print-plan): the sources of each level, the
+ * domain tree with node counts, incomplete nodes, conflicts. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/array.h"
 #include "topo/plan.h"
 
 #include "domains.h"
 
-json_t *topo_plan_labels_json(const topo_plan *plan)
+typedef struct source_count {
+    const char *source; /* NULL: the fallback */
+    size_t nodes;
+} source_count;
+
+/* One line: for each owned level of the topology, how many labelled nodes
+ * each source gave their value ("leaf: ufm 9990, fallback 10"), sources
+ * in the order they first appear among the nodes, fallback last. */
+static int write_sources(const topo_plan *plan, topo_buf *out)
 {
-    json_t *all = json_object();
-    for (size_t i = 0; all && i < topo_plan_node_count(plan); i++) {
-        json_t *labels = json_object();
-        /* Values exist only for the topology's levels; hostname is not ours. */
-        for (int l = 0; labels && l < TOPO_LEVEL_COUNT; l++) {
-            const char *v = topo_plan_node_value(plan, i, (topo_level)l);
-            if (v && l != TOPO_LEVEL_HOSTNAME &&
-                json_object_set_new(labels, topo_plan_level_key(plan, (topo_level)l),
-                                    json_string(v)) != 0) {
-                json_decref(labels);
-                labels = NULL;
-            }
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t nlevels = topo_plan_levels(plan, levels), nnodes = topo_plan_node_count(plan);
+    TOPO_ARRAY(source_count) seen = TOPO_ARRAY_INIT;
+    size_t printed = 0;
+    int rc = 0;
+    for (size_t l = 0; rc == 0 && l < nlevels; l++) {
+        if (levels[l] == TOPO_LEVEL_HOSTNAME)
+            continue;
+        size_t fallback = 0;
+        seen.n = 0;
+        for (size_t i = 0; rc == 0 && i < nnodes; i++) {
+            if (!topo_plan_node_value(plan, i, levels[l]))
+                continue;
+            const char *src = topo_plan_node_source(plan, i, levels[l]);
+            size_t k = 0;
+            while (src && k < seen.n && strcmp(seen.items[k].source, src) != 0)
+                k++;
+            if (!src)
+                fallback++;
+            else if (k < seen.n)
+                seen.items[k].nodes++;
+            else
+                rc = TOPO_ARRAY_PUSH(&seen, ((source_count){src, 1}));
         }
-        if (!labels || json_object_set_new(all, topo_plan_node_name(plan, i), labels) != 0) {
-            json_decref(all);
-            all = NULL;
-        }
+        if (rc != 0 || (seen.n == 0 && fallback == 0))
+            continue;
+        topo_buf_printf(out, "%s%s:", printed++ ? "; " : "sources: ", topo_level_name(levels[l]));
+        for (size_t k = 0; k < seen.n; k++)
+            topo_buf_printf(out, "%s %s %zu", k ? "," : "", seen.items[k].source,
+                            seen.items[k].nodes);
+        if (fallback)
+            topo_buf_printf(out, "%s fallback %zu", seen.n ? "," : "", fallback);
     }
-    return all;
+    if (printed)
+        topo_buf_puts(out, "\n");
+    free(seen.items);
+    return rc;
 }
 
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
@@ -42,6 +68,10 @@ int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
                     topo_plan_node_count(plan), d.nrows, topo_plan_incomplete_count(plan),
                     topo_plan_conflict_count(plan), topo_plan_unmapped_hosts(plan),
                     topo_plan_unknown_hosts(plan));
+    if (write_sources(plan, out) != 0) {
+        plan_domains_free(&d);
+        return TOPO_ENOMEM;
+    }
     for (size_t i = 0; i < d.ndomains; i++) {
         const plan_domain *dom = &d.domains[i];
         size_t count = dom->end - dom->first;

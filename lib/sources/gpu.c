@@ -124,13 +124,37 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
     return rc;
 }
 
+typedef struct gpu_walk {
+    topo_gpu_stats *stats;
+    topo_facts *facts;
+    const topo_gpu_opts *opts;
+} gpu_walk;
+
+static int node_each(const json_t *node, size_t i, void *payload, topo_err *err)
+{
+    const gpu_walk *w = payload;
+    char p[TOPO_DECODE_PATH_MAX];
+    return topo_gpu_add_node(w->stats, w->facts, node,
+                             topo_decode_path_index(p, sizeof(p), "items", i), w->opts, err);
+}
+
+/* A list of 10,000 Nodes is tens of megabytes of text: its items are read
+ * one at a time (srcjson_each); a single Node, or a document of another
+ * shape, is parsed whole. */
 int topo_gpu_parse(topo_gpu_stats *stats, topo_facts *facts, const char *text, size_t len,
                    const char *source, const topo_gpu_opts *opts, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
+    const char *what = "node document";
+    gpu_walk w = {stats, facts, opts};
+    int found = 0;
+    topo_codec_each how = {.member = "items", .element = node_each, .payload = &w};
+    int rc = srcjson_each(&found, text, len, TOPO_MAX_K8S_RESPONSE, what, source, &how, err);
+    if (rc != 0 || found)
+        return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
     json_t *doc = NULL;
     const json_t *items = NULL;
-    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_K8S_RESPONSE, "node document", source, err);
+    rc = srcjson_parse(&doc, text, len, TOPO_MAX_K8S_RESPONSE, what, source, err);
     if (rc == 0 && json_is_object(doc) && json_object_get(doc, "items") != NULL) {
         rc = topo_decode_member(&items, doc, "items", "", JSON_ARRAY, 1, err);
         for (size_t i = 0; rc == 0 && i < json_array_size(items); i++)

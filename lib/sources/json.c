@@ -19,6 +19,17 @@ int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const 
     return topo_codec_json_parse(out, text, len, source, err);
 }
 
+int srcjson_each(int *found, const char *text, size_t len, size_t max, const char *what,
+                 const char *source, const topo_codec_each *how, topo_err *err)
+{
+    *found = 0;
+    if (len > max || text == NULL) {
+        json_t *none = NULL;
+        return srcjson_parse(&none, text, len, max, what, source, err);
+    }
+    return topo_codec_json_each(found, text, len, source, how, err);
+}
+
 int srcjson_string(const char **out, const json_t *obj, const char *key, const char *path,
                    int required, topo_err *err)
 {

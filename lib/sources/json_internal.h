@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/error.h"
 
@@ -17,6 +18,13 @@
  * codec's parse with "source:line:column" errors (source may be NULL). */
 int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const char *what,
                   const char *source, topo_err *err);
+
+/* The elements of a large array in the text one at a time
+ * (topo_codec_json_each), after the same checks of size and presence as
+ * srcjson_parse. *found 0: the document has another shape, nothing was
+ * done; parse it whole with srcjson_parse for the caller's usual message. */
+int srcjson_each(int *found, const char *text, size_t len, size_t max, const char *what,
+                 const char *source, const topo_codec_each *how, topo_err *err);
 
 /* The string member key of obj, borrowed from the tree: *out NULL when
  * absent or null and not required; a string holding a NUL byte is refused

@@ -378,17 +378,76 @@ int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind
     return 0;
 }
 
+/* A page read a result at a time (srcjson_each): NetBox's pages hold up to
+ * MAX_PAGE_SIZE results (1,000 by default, unlimited when set to 0), and a
+ * whole page's tree is ten times its text. */
+typedef struct nb_walk {
+    topo_netbox *nb;
+    topo_netbox_kind kind;
+    json_t *next; /* the page's "next" member, kept for after the walk */
+} nb_walk;
+
+static int result_each(const json_t *rec, size_t i, void *payload, topo_err *err)
+{
+    const nb_walk *w = payload;
+    char p[TOPO_DECODE_PATH_MAX];
+    return readers[w->kind](w->nb, rec, topo_decode_path_index(p, sizeof(p), "results", i), err);
+}
+
+/* "next" matters only for a page with results (a single object's "next"
+ * is no link): it is checked once the walk has found them. */
+static int page_member(const char *key, const json_t *value, void *payload, topo_err *err)
+{
+    nb_walk *w = payload;
+    (void)err;
+    if (strcmp(key, "next") == 0)
+        w->next = json_incref((json_t *)value);
+    return 0;
+}
+
+/* The next URL of a page read by the walk, checked as the tree's member is
+ * (a string or null, no NUL byte), into *next_out. */
+static int page_next(char **next_out, const nb_walk *w, topo_err *err)
+{
+    const char *next = NULL;
+    if (!w->next)
+        return 0;
+    json_t *holder = json_pack("{s:O}", "next", w->next);
+    int rc = holder ? nb_string(&next, holder, "next", "", err) : topo_err_nomem(err, "netbox");
+    if (rc == 0 && next_out && next != NULL && *next != '\0' &&
+        (*next_out = topo_strdup(next)) == NULL)
+        rc = topo_err_nomem(err, "netbox: next");
+    json_decref(holder);
+    return rc;
+}
+
 int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
                          size_t len, const char *source, topo_err *err)
 {
+    const char *what = "NetBox page";
     json_t *doc = NULL;
+    nb_walk w = {nb, kind, NULL};
+    topo_codec_each how = {
+        .member = "results", .element = result_each, .other = page_member, .payload = &w};
+    int found = 0, rc = 0;
     if (next_out)
         *next_out = NULL;
-    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, "NetBox page", source, err);
-    if (rc == 0)
-        rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
-    json_decref(doc);
-    return rc;
+    if ((unsigned)kind >= sizeof(readers) / sizeof(readers[0]))
+        return topo_err_set(err, TOPO_EINVALID, "netbox: unknown kind %d", (int)kind);
+    rc = srcjson_each(&found, text, len, TOPO_MAX_NETBOX_PAGE, what, source, &how, err);
+    if (rc == 0 && found) {
+        rc = page_next(next_out, &w, err);
+    } else if (rc == 0) {
+        /* One object, or a page of another shape: whole, as always. */
+        rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, what, source, err);
+        if (rc == 0)
+            rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
+        json_decref(doc);
+        json_decref(w.next);
+        return rc;
+    }
+    json_decref(w.next);
+    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
 /* A level of a host: a conflict is logged and counted, other errors end

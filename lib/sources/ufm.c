@@ -205,31 +205,48 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
     return map_ports(u, rec, path, index, err);
 }
 
+/* One record of a systems response: "[i]" in messages. */
+static int system_at(topo_ufm *u, const json_t *rec, size_t i, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    if (u->systems.n >= TOPO_MAX_FACTS_ENTRIES)
+        return topo_err_set(err, TOPO_ELIMIT, "more than %u UFM systems",
+                            (unsigned)TOPO_MAX_FACTS_ENTRIES);
+    return add_system(u, rec, topo_decode_path_index(p, sizeof(p), "", i), err);
+}
+
+static int system_each(const json_t *rec, size_t i, void *payload, topo_err *err)
+{
+    return system_at(payload, rec, i, err);
+}
+
 int topo_ufm_add_systems_json(topo_ufm *ufm, const json_t *systems, const char *source,
                               topo_err *err)
 {
-    char p[TOPO_DECODE_PATH_MAX];
     int rc = 0;
     if (!json_is_array(systems))
         rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM systems, got %s",
                           systems ? topo_decode_type_name(systems) : "nothing");
-    for (size_t i = 0; rc == 0 && i < json_array_size(systems); i++) {
-        if (ufm->systems.n >= TOPO_MAX_FACTS_ENTRIES)
-            rc = topo_err_set(err, TOPO_ELIMIT, "more than %u UFM systems",
-                              (unsigned)TOPO_MAX_FACTS_ENTRIES);
-        else
-            rc = add_system(ufm, json_array_get(systems, i),
-                            topo_decode_path_index(p, sizeof(p), "", i), err);
-    }
+    for (size_t i = 0; rc == 0 && i < json_array_size(systems); i++)
+        rc = system_at(ufm, json_array_get(systems, i), i, err);
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
+/* A response is one array of records, tens of megabytes for a large
+ * fabric: read a record at a time (srcjson_each), not as one tree. */
 int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char *source,
                          topo_err *err)
 {
+    const char *what = "UFM systems response";
+    int found = 0;
+    topo_codec_each how = {.element = system_each, .payload = ufm};
+    int rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, what, source, &how, err);
+    if (rc != 0)
+        return srcjson_wrap(err, rc, source);
+    if (found)
+        return 0;
     json_t *doc = NULL;
-    int rc =
-        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM systems response", source, err);
+    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, what, source, err);
     if (rc == 0)
         rc = topo_ufm_add_systems_json(ufm, doc, source, err);
     json_decref(doc);
@@ -317,28 +334,46 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
     return topo_facts_add_host_link(u->facts, host->host, port, sw->id, err);
 }
 
-int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
+static int link_each(const json_t *rec, size_t i, void *payload, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
-    int rc = 0;
-    if (ufm->systems.n == 0)
-        rc = topo_err_set(err, TOPO_EINVALID,
-                          "UFM links before any systems: parse the systems response first");
-    else if (!json_is_array(links))
+    return add_link(payload, rec, topo_decode_path_index(p, sizeof(p), "", i), err);
+}
+
+static int links_first(const topo_ufm *ufm, topo_err *err)
+{
+    return ufm->systems.n == 0
+               ? topo_err_set(err, TOPO_EINVALID,
+                              "UFM links before any systems: parse the systems response first")
+               : 0;
+}
+
+int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
+{
+    int rc = links_first(ufm, err);
+    if (rc == 0 && !json_is_array(links))
         rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM links, got %s",
                           links ? topo_decode_type_name(links) : "nothing");
     for (size_t i = 0; rc == 0 && i < json_array_size(links); i++)
-        rc = add_link(ufm, json_array_get(links, i), topo_decode_path_index(p, sizeof(p), "", i),
-                      err);
+        rc = link_each(json_array_get(links, i), i, ufm, err);
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
 int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *source,
                        topo_err *err)
 {
+    const char *what = "UFM links response";
+    int found = 0;
+    topo_codec_each how = {.element = link_each, .payload = ufm};
+    int rc = links_first(ufm, err);
+    if (rc == 0)
+        rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, what, source, &how, err);
+    if (rc != 0)
+        return srcjson_wrap(err, rc, source);
+    if (found)
+        return 0;
     json_t *doc = NULL;
-    int rc =
-        srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, "UFM links response", source, err);
+    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, what, source, err);
     if (rc == 0)
         rc = topo_ufm_add_links_json(ufm, doc, source, err);
     json_decref(doc);

@@ -13,6 +13,7 @@
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
+#include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
 
@@ -77,8 +78,8 @@ static int string_list(const topo_cfg *c, topo_pool *pool, const char ***out, si
 
 static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *labels)
 {
-    static const char *const allowed[] = {"prefix", "levels", "incomplete", "fallback",
-                                          "precedence", NULL};
+    static const char *const allowed[] = {"prefix",     "levels",    "incomplete", "fallback",
+                                          "precedence", "topograph", NULL};
     topo_plan_opts *o = &cfg->settings.plan;
     char p[TOPO_DECODE_PATH_MAX];
     const json_t *levels = NULL, *prec = NULL;
@@ -94,6 +95,8 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
         rc = topo_cfg_array(c, &levels, labels, "levels", "labels");
     if (rc == 0)
         rc = topo_cfg_object(c, &prec, labels, "precedence", "labels");
+    if (rc == 0)
+        rc = topo_cfg_bool(c, &o->topograph, labels, "topograph", "labels");
     if (rc != 0)
         return rc;
     if (incomplete && strcmp(incomplete, "leaveOut") != 0 && strcmp(incomplete, "fallback") != 0)
@@ -375,10 +378,75 @@ static int parse_sources(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
     return rc;
 }
 
+/* exports.kueue.flavorLabels: a map of label keys to values, checked
+ * here so that a bad one is reported at its line. */
+static int parse_flavor_labels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *map)
+{
+    const char *const path = "exports.kueue.flavorLabels";
+    char p[TOPO_DECODE_PATH_MAX], why[512];
+    size_t n = json_object_size(map);
+    if (n > TOPO_MAX_TOPOLOGY_NODE_LABELS)
+        return topo_cfg_fail(c, map, NULL, "%s: more than %d labels", path,
+                             TOPO_MAX_TOPOLOGY_NODE_LABELS);
+    topo_kv *kv = topo_pool_calloc(cfg->pool, n ? n : 1, sizeof(*kv));
+    if (!kv)
+        return topo_err_nomem(c->err, "sync config");
+    const char *key;
+    json_t *v;
+    size_t i = 0;
+    json_object_foreach((json_t *)map, key, v) {
+        P(p, path, key);
+        if (!json_is_string(v))
+            return topo_cfg_fail(c, v, map, "%s: expected a string, got %s (quote \"true\")", p,
+                                 topo_decode_type_name(v));
+        if (!topo_kueue_label_key_valid(key, why, sizeof why) ||
+            !topo_kueue_label_value_valid(json_string_value(v), why, sizeof why))
+            return topo_cfg_fail(c, v, map, "%s: %s", p, why);
+        kv[i++] = (topo_kv){key, json_string_value(v)};
+    }
+    cfg->settings.kueue.flavor_labels = kv;
+    cfg->settings.kueue.nflavor_labels = n;
+    return 0;
+}
+
+static int parse_exports(const topo_cfg *c, topo_syncconfig *cfg, const json_t *exports)
+{
+    static const char *const allowed[] = {"kueue", NULL};
+    static const char *const kueue_keys[] = {"topologyName", "apiVersion", "flavorLabels", NULL};
+    topo_export_kueue_opts *o = &cfg->settings.kueue;
+    const json_t *kueue = NULL, *labels = NULL;
+    int rc = topo_cfg_check_keys(c, exports, "exports", allowed);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &kueue, exports, "kueue", "exports");
+    if (rc != 0 || !kueue)
+        return rc;
+    if ((rc = topo_cfg_check_keys(c, kueue, "exports.kueue", kueue_keys)) == 0 &&
+        (rc = topo_cfg_string(c, &o->topology_name, kueue, "topologyName", "exports.kueue", 0)) ==
+            0 &&
+        (rc = topo_cfg_string(c, &o->api_version, kueue, "apiVersion", "exports.kueue", 0)) == 0)
+        rc = topo_cfg_object(c, &labels, kueue, "flavorLabels", "exports.kueue");
+    if (rc == 0 && labels && !json_is_object(labels))
+        return topo_cfg_fail(c, labels, kueue, "exports.kueue.flavorLabels: expected a map");
+    if (rc == 0 && labels)
+        rc = parse_flavor_labels(c, cfg, labels);
+    if (rc == 0 && o->topology_name && !topo_kueue_subdomain_valid(o->topology_name))
+        return topo_cfg_fail(c, json_object_get(kueue, "topologyName"), kueue,
+                             "exports.kueue.topologyName: \"%s\" is not a valid object name",
+                             o->topology_name);
+    if (rc == 0 && o->api_version && strcmp(o->api_version, "kueue.x-k8s.io/v1beta2") != 0 &&
+        strcmp(o->api_version, "kueue.x-k8s.io/v1beta1") != 0)
+        return topo_cfg_fail(c, json_object_get(kueue, "apiVersion"), kueue,
+                             "exports.kueue.apiVersion: \"%s\" (served: kueue.x-k8s.io/v1beta2, "
+                             "kueue.x-k8s.io/v1beta1)",
+                             o->api_version);
+    return rc;
+}
+
 static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *root)
 {
-    static const char *const allowed[] = {"labels", "nodeNames", "fabric", "sources", NULL};
-    const json_t *labels = NULL, *names = NULL, *fabric = NULL, *sources = NULL;
+    static const char *const allowed[] = {"labels", "nodeNames", "fabric", "sources", "exports",
+                                          NULL};
+    const json_t *labels = NULL, *names = NULL, *fabric = NULL, *sources = NULL, *exports = NULL;
     if (json_is_null(root))
         return 0; /* an empty file: every default */
     if (!json_is_object(root))
@@ -401,6 +469,10 @@ static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *roo
         rc = topo_cfg_object(c, &sources, root, "sources", "");
     if (rc == 0 && sources)
         rc = parse_sources(c, cfg, sources);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &exports, root, "exports", "");
+    if (rc == 0 && exports)
+        rc = parse_exports(c, cfg, exports);
     return rc;
 }
 

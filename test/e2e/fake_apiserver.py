@@ -10,6 +10,8 @@ It speaks the real wire format for the resources topo uses:
   coordination.k8s.io/v1 leases     /apis/coordination.k8s.io/v1/leases,
                                     /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
   core/v1 namespaces                /api/v1/namespaces[/NAME] (list, watch, labelSelector)
+  kueue.x-k8s.io/v1beta2            topologies, resourceflavors (cluster-scoped; served only
+                                    after POST /_fake/config {"kueue": true}: the CRDs)
   core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
                                     (the quota controller is the test: it writes status)
@@ -58,7 +60,7 @@ Fault injection and test control live under /_fake/ on the same server
   POST /_fake/compact   {"expire_watches": true}  forget all history (old RVs become 410);
                         optionally end open watches with an in-stream ERROR 410
   POST /_fake/watches/close   {"mode": "close" | "expire"}  end every open watch
-  POST /_fake/config    {"gone_mode": "http" | "event", "bookmark_interval": S,
+  POST /_fake/config    {"gone_mode": "http" | "event", "bookmark_interval": S, "kueue": B,
                          "history": N, "token_grace": S, "watch_timeout": S}
   POST /_fake/load      {"resource": "nodes", "count": N, "gpus": 8, ...}  generated objects
                         {"resource": "pods", "count": N}   pods bound to existing nodes
@@ -155,7 +157,7 @@ class Resource:
         # Bytes prepended to a stored item to make it a full object.
         self.head = (b'{"kind":' + json.dumps(kind).encode() + b',"apiVersion":' +
                      json.dumps(self.api_version).encode() + b',')
-        self.has_status = name not in ("leases", "events")
+        self.has_status = name not in ("leases", "events", "topologies", "resourceflavors")
 
     def qualified(self):
         return f"{self.name}.{self.group}" if self.group else self.name
@@ -182,6 +184,11 @@ RESOURCES = {
                         "involvedObject.namespace", "involvedObject.uid",
                         "involvedObject.resourceVersion", "involvedObject.fieldPath",
                         "reason", "reportingComponent", "type"}),
+    # Kueue's CRDs, served only once POST /_fake/config {"kueue": true} installs them.
+    "topologies": Resource("topologies", "kueue.x-k8s.io", "v1beta2", "Topology", False,
+                           {"metadata.name"}),
+    "resourceflavors": Resource("resourceflavors", "kueue.x-k8s.io", "v1beta2",
+                                "ResourceFlavor", False, {"metadata.name"}),
 }
 KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
 GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",
@@ -1462,6 +1469,7 @@ class State:
         self.lock = threading.Lock()  # faults, config, logs, tokens
         self.faults = []
         self.gone_mode = args.gone_mode
+        self.kueue = False  # Kueue's CRDs installed (topologies, resourceflavors served)
         self.bookmark_interval = args.bookmark_interval
         self.watch_timeout = args.watch_timeout
         self.token_file = args.token_file
@@ -1710,7 +1718,8 @@ class Handler(BaseHTTPRequestHandler):
         group = m.group("group") or ""
         version = m.group("cv") or m.group("gv")
         res = RESOURCES.get(unquote(m.group("res")))
-        if res is None or res.group != group or res.version != version:
+        if res is None or res.group != group or res.version != version or (
+                res.group == "kueue.x-k8s.io" and not self.server.state.kueue):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         ns = unquote(m.group("ns")) if m.group("ns") else None
         name = unquote(m.group("name")) if m.group("name") else None
@@ -2197,6 +2206,8 @@ class Handler(BaseHTTPRequestHandler):
                         state.token_grace = float(spec["token_grace"])
                     if "watch_timeout" in spec:
                         state.watch_timeout = float(spec["watch_timeout"])
+                    if "kueue" in spec:
+                        state.kueue = bool(spec["kueue"])
                 if "history" in spec:
                     with st.cond:
                         st.history = max(1, int(spec["history"]))

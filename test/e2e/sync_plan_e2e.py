@@ -8,7 +8,9 @@ Cases: the topograph NDR example and NVIDIA Selene's compute fabric
 cabled to the same leaf switches share their leaf label), UFM, LLDP, GPU
 labels of Node objects, NetBox pages through a config file, a config error
 (exit 2, file:line:column), the exports written and parseable, and an
-incomplete plan (exit 1, labels still printed).
+incomplete plan (exit 1, labels still printed); topograph's label keys beside
+ours, the provenance annotations, and the Kueue export of a topology without
+a datacenter level.
 """
 import argparse
 import json
@@ -229,6 +231,112 @@ def incomplete_plan():
     p = run("--print-plan", "--levels", "spine,leaf,rack", "--ibnetdiscover",
             fixture("sources", "ibnetdiscover", "topograph-example.out"), expect=1)
     assert "rack" in p.stdout, p.stdout[:500]
+
+
+TG = "fabric.topograph.run/tier-"
+TD = "accelerator.topograph.run/domain"
+
+
+@case
+def topograph_labels():
+    dump = fixture("sources", "ibnetdiscover", "topograph-example.out")
+    got = labels("--topograph-labels", "--ibnetdiscover", dump)
+    for name, lab in got.items():
+        assert set(lab) == {P + "leaf", P + "spine", TG + "0", TG + "1"}, (name, lab)
+        assert lab[TG + "0"] == lab[P + "leaf"] and lab[TG + "1"] == lab[P + "spine"], lab
+    # topograph's own merged spine vertex for this dump keeps the lowest
+    # switch id (SOURCE-FORMATS.md 1.5): the same value.
+    assert {v[TG + "1"] for v in got.values()} == {"S-2c5eab0300c25f00"}, got
+    # The same from the config file; the NVLink domain from the Node objects.
+    tmp = tempfile.mkdtemp()
+    try:
+        cfg = os.path.join(tmp, "sync.yaml")
+        with open(cfg, "w") as f:
+            f.write("labels:\n  topograph: true\n")
+        got = labels("--config", cfg, "--nodes-file",
+                     fixture("sources", "gpu", "gb200-nodes.json"), expect=1)
+        placed = {n: v for n, v in got.items() if v}
+        assert placed, got
+        for name, lab in placed.items():
+            assert lab[TD] == lab[P + "nvlink"], lab
+            assert not any(k.startswith(TG) for k in lab), lab
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def provenance():
+    nb = fixture("sources", "netbox")
+    tmp = tempfile.mkdtemp()
+    try:
+        nodes = {"apiVersion": "v1", "kind": "List", "items": [
+            {"metadata": {"name": n, "labels": {"nvidia.com/gpu.count": "8"}}}
+            for n in ("gpu-001", "gpu-002")]}
+        with open(os.path.join(tmp, "nodes.json"), "w") as f:
+            json.dump(nodes, f)
+        cfg = os.path.join(tmp, "sync.yaml")
+        with open(cfg, "w") as f:
+            f.write("labels:\n  levels: [datacenter, rack, nvlink, hostname]\n"
+                    "sources:\n  netbox:\n    files:\n      devices: [%s, %s]\n"
+                    "      racks: [%s]\n      sites: [%s]\n" %
+                    tuple(os.path.join(nb, n) for n in ("v4-devices-page1.json",
+                                                        "v4-devices-page2.json",
+                                                        "v4-racks.json", "v4-sites.json")))
+        args = ("--config", cfg, "--nodes-file", os.path.join(tmp, "nodes.json"))
+        got = json.loads(run("--print-annotations", *args).stdout)
+        assert sorted(got) == ["gpu-001", "gpu-002"], got
+        value = got["gpu-001"][P + "provenance"]
+        # Compact, the topology's levels in order: byte for byte.
+        assert value == '{"datacenter":"netbox","rack":"netbox","nvlink":"gpu"}', value
+        # --print-labels is unchanged by it; with both, labels come first.
+        p = run("--print-labels", "--print-annotations", *args)
+        dec = json.JSONDecoder()
+        first, end = dec.raw_decode(p.stdout)
+        second, _ = dec.raw_decode(p.stdout[end:].lstrip())
+        assert first == labels(*args), first
+        assert P + "provenance" not in first["gpu-001"], first
+        assert second == got, second
+        plan = run("--print-plan", *args).stdout
+        assert "sources: datacenter: netbox 2; rack: netbox 2; nvlink: gpu 2\n" in plan, plan
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def kueue_without_datacenter():
+    dump = fixture("sources", "ibnetdiscover", "topograph-example.out")
+    tmp = tempfile.mkdtemp()
+    try:
+        out = os.path.join(tmp, "kueue.yaml")
+        p = run("--ibnetdiscover", dump, "--export-kueue", out, expect=2)
+        assert "a ResourceFlavor needs nodeLabels" in p.stderr, p.stderr
+        run("--ibnetdiscover", dump, "--export-kueue", out,
+            "--kueue-flavor-label", "nvidia.com/gpu.present=true",
+            "--kueue-flavor-label", "node-pool=ndr")
+        text = open(out).read()
+        assert text.endswith("\n") and not text.endswith("\n\n"), repr(text[-40:])
+        docs = [d for d in yaml.safe_load_all(text) if d]
+        assert [d["kind"] for d in docs] == ["Topology", "ResourceFlavor"], docs
+        assert docs[0]["spec"]["levels"][0] == {"nodeLabel": P + "spine"}, docs[0]
+        assert docs[1]["spec"] == {"nodeLabels": {"nvidia.com/gpu.present": "true",
+                                                  "node-pool": "ndr"},
+                                   "topologyName": "topo"}, docs[1]
+        # The same from the config file, which also names the topology.
+        cfg = os.path.join(tmp, "sync.yaml")
+        with open(cfg, "w") as f:
+            f.write("exports:\n  kueue:\n    topologyName: ndr\n    flavorLabels:\n"
+                    "      nvidia.com/gpu.present: \"true\"\n")
+        run("--config", cfg, "--ibnetdiscover", dump, "--export-kueue", out)
+        docs = [d for d in yaml.safe_load_all(open(out)) if d]
+        assert docs[1]["metadata"]["name"] == "ndr" and docs[1]["spec"]["topologyName"] == "ndr"
+        p = run("--ibnetdiscover", dump, "--export-kueue", out, "--kueue-flavor-label", "novalue",
+                expect=2)
+        assert "not KEY=VALUE" in p.stderr, p.stderr
+        p = run("--ibnetdiscover", dump, "--export-kueue", out, "--kueue-flavor-label", "a b=c",
+                expect=2)
+        assert "flavor label a b=c" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
 
 
 def main():

@@ -228,6 +228,44 @@ def source_garbage(env):
 
 
 @case
+def kueue_objects(env):
+    """Kueue's CRDs absent: no request for its objects succeeds or is retried
+    into an error, labels are written. Installed: the Topology (the plan's
+    levels) and one ResourceFlavor (--kueue-flavor-label) are created, an
+    operator's field on the flavor is kept, a changed flavor label is put
+    back; nothing is deleted. The provenance annotation names the source."""
+    flavor = ("--kueue-flavor-label", "nvidia.com/gpu.count=8")
+    env.once(*flavor)
+    env.expect_converged()
+    node = env.items("/api/v1/nodes")[0]
+    prov = json.loads(node["metadata"]["annotations"][P + "provenance"])
+    expect(prov.get("leaf") == "ibnetdiscover" and prov.get("nvlink") == "gpu",
+           f"provenance {prov}")
+    env.admin("config", {"kueue": True})
+    env.once(*flavor)
+    base = "/apis/kueue.x-k8s.io/v1beta2"
+    topo = env.items(base + "/topologies")
+    expect(len(topo) == 1 and topo[0]["metadata"]["name"] == "topo", f"topologies {topo}")
+    levels = [l["nodeLabel"] for l in topo[0]["spec"]["levels"]]
+    expect(levels == [P + "spine", P + "leaf", P + "nvlink", "kubernetes.io/hostname"],
+           f"levels {levels}")
+    rf = env.items(base + "/resourceflavors")
+    expect(len(rf) == 1 and rf[0]["spec"]["nodeLabels"] == {"nvidia.com/gpu.count": "8"} and
+           rf[0]["spec"]["topologyName"] == "topo", f"flavors {rf}")
+    # An operator's toleration stays; a nodeLabels change is put back.
+    rf[0]["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    rf[0]["spec"]["nodeLabels"] = {"pool": "x"}
+    status, out = env.request("PUT", base + "/resourceflavors/topo", rf[0])
+    expect(status == 200, f"PUT flavor: {status} {out}")
+    env.once(*flavor)
+    rf = env.items(base + "/resourceflavors")[0]
+    expect(rf["spec"]["nodeLabels"] == {"nvidia.com/gpu.count": "8"} and
+           rf["spec"].get("tolerations"), f"flavor after the round: {rf['spec']}")
+    verbs = env.admin("stats")["verbs"]
+    expect(verbs.get("topologies", {}).get("PUT", 0) == 0, "an unchanged Topology was updated")
+
+
+@case
 def restart_outage(env):
     """A restart during a source's outage: with the cache file the last good
     facts are loaded, nothing changes, and a node that comes back bare is

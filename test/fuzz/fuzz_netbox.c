@@ -2,10 +2,14 @@
  * read as each of the five kinds into one parser (with an NVLink field,
  * a site and a tag filter), then finished into facts. Never a crash or a
  * leak; a returned next URL is a non-empty string; cables only between
- * known switches and hosts. Seeds: fixtures/sources/netbox. */
+ * known switches and hosts. The page's text also goes, the same way, into
+ * a second parser through topo_netbox_add_page (which reads a page's
+ * results one at a time): the same verdicts, the same next URLs, and when
+ * every kind was read, the same facts. Seeds: fixtures/sources/netbox. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topo/codec.h"
 #include "topo/netbox.h"
@@ -23,20 +27,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* every other input also runs with the default roles */
     if (size > 0 && (data[size - 1] & 1))
         opts = (topo_netbox_opts){.nvlink_field = "nvl_domain"};
-    topo_facts *f = NULL;
-    topo_netbox *nb = NULL;
+    topo_facts *f = NULL, *f2 = NULL;
+    topo_netbox *nb = NULL, *nb2 = NULL;
+    int all_read = 1; /* every kind read by both, without running out of memory */
     json_t *doc = NULL;
     topo_err err = TOPO_ERR_INIT;
     if (topo_codec_json_parse(&doc, (const char *)data, size, "fuzz.json", &err) != 0)
         return 0;
-    if (topo_facts_create(&f, "netbox", &err) != 0 || topo_netbox_create(&nb, &opts, &err) != 0)
+    if (topo_facts_create(&f, "netbox", &err) != 0 || topo_netbox_create(&nb, &opts, &err) != 0 ||
+        topo_facts_create(&f2, "netbox", &err) != 0 || topo_netbox_create(&nb2, &opts, &err) != 0)
         goto cleanup;
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-        char *next = NULL;
-        if (topo_netbox_add_page_json(&next, nb, kinds[k], doc, "fuzz", &err) == 0 &&
-            next != NULL && next[0] == '\0')
+        char *next = NULL, *next2 = NULL;
+        int rc = topo_netbox_add_page_json(&next, nb, kinds[k], doc, "fuzz", &err);
+        if (rc == 0 && next != NULL && next[0] == '\0')
             abort();
+        int rc2 = topo_netbox_add_page(&next2, nb2, kinds[k], (const char *)data, size, "fuzz",
+                                       &err);
+        if (rc != TOPO_ENOMEM && rc2 != TOPO_ENOMEM &&
+            (rc != rc2 || (next == NULL) != (next2 == NULL) || (next && strcmp(next, next2) != 0)))
+            abort();
+        if (rc != 0 || rc2 != 0)
+            all_read = 0;
         free(next);
+        free(next2);
     }
     if (topo_netbox_finish(nb, f, &err) == 0) {
         for (size_t i = 0; i < topo_facts_link_count(f); i++) {
@@ -45,10 +59,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (l.is_host_link && l.host >= topo_facts_host_count(f)))
                 abort();
         }
+        if (all_read && topo_netbox_finish(nb2, f2, &err) == 0 &&
+            (topo_facts_host_count(f) != topo_facts_host_count(f2) ||
+             topo_facts_switch_count(f) != topo_facts_switch_count(f2) ||
+             topo_facts_link_count(f) != topo_facts_link_count(f2)))
+            abort();
     }
 cleanup:
     topo_netbox_free(nb);
     topo_facts_free(f);
+    topo_netbox_free(nb2);
+    topo_facts_free(f2);
     json_decref(doc);
     return 0;
 }

@@ -2,10 +2,17 @@
  * {"systems": [...], "links": [...]} (both responses, in that order) or
  * one array read as systems and then, into the same parser, as links.
  * Never a crash or a leak; cables only between known switches and hosts.
+ *
+ * The responses' text is read a record at a time (topo_codec_json_each):
+ * every input also goes through it, as the document's array and as the
+ * object's "links", against a whole parse: the same verdict, the same
+ * elements; and an array through topo_ufm_add_systems (text) gives the same
+ * facts as through the tree.
  * Seeds: fixtures/fuzz/ufm (both responses) and the systems excerpt. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topo/codec.h"
 #include "topo/ufm.h"
@@ -24,6 +31,92 @@ static void check(const topo_facts *f)
     }
 }
 
+static int collect(const json_t *e, size_t index, void *payload, topo_err *err)
+{
+    (void)index;
+    return json_array_append((json_t *)payload, (json_t *)e) == 0 ? 0 : topo_err_nomem(err, "x");
+}
+
+/* How deep brackets nest outside strings: jansson's nesting limit counts
+ * from where its parse starts, so an element within a level or two of it is
+ * read alone and refused inside its array. */
+static size_t depth(const uint8_t *d, size_t n)
+{
+    size_t now = 0, most = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in_string) {
+            if (d[i] == '\\')
+                i++;
+            else if (d[i] == '"')
+                in_string = 0;
+        } else if (d[i] == '"') {
+            in_string = 1;
+        } else if (d[i] == '[' || d[i] == '{') {
+            most = ++now > most ? now : most;
+        } else if ((d[i] == ']' || d[i] == '}') && now > 0) {
+            now--;
+        }
+    }
+    return most;
+}
+
+static void each_as_whole(const char *text, size_t size, const json_t *whole)
+{
+    const char *members[] = {NULL, "links"};
+    if (depth((const uint8_t *)text, size) > 2000)
+        return;
+    for (int m = 0; m < 2; m++) {
+        json_t *got = json_array();
+        topo_err err = TOPO_ERR_INIT;
+        int found = 0;
+        topo_codec_each how = {.member = members[m], .element = collect, .payload = got};
+        int rc = got ? topo_codec_json_each(&found, text, size, "fuzz.json", &how, &err)
+                     : TOPO_ENOMEM;
+        if (rc == TOPO_ENOMEM) {
+            json_decref(got);
+            continue;
+        }
+        if (!whole) {
+            if (rc == 0 && found) /* accepted what a whole parse refuses */
+                abort();
+        } else {
+            const json_t *arr = members[m] ? (json_is_object(whole)
+                                                  ? json_object_get(whole, members[m])
+                                                  : NULL)
+                                           : whole;
+            /* Text with a NUL byte is left to the whole parse. */
+            int shape = json_is_array(arr) && !memchr(text, '\0', size);
+            if (rc != 0 || found != shape || (found && !json_equal(got, arr)))
+                abort();
+        }
+        json_decref(got);
+    }
+}
+
+/* An array's text through the streaming reader gives the facts its tree
+ * gives. */
+static void text_as_tree(const char *text, size_t size, const json_t *doc)
+{
+    topo_facts *a = NULL, *b = NULL;
+    topo_ufm *ua = NULL, *ub = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    if (json_is_array(doc) && topo_facts_create(&a, "ufm", &err) == 0 &&
+        topo_facts_create(&b, "ufm", &err) == 0 && topo_ufm_create(&ua, a, &err) == 0 &&
+        topo_ufm_create(&ub, b, &err) == 0) {
+        int ra = topo_ufm_add_systems(ua, text, size, "systems", &err);
+        int rb = topo_ufm_add_systems_json(ub, doc, "systems", &err);
+        if (ra != TOPO_ENOMEM && rb != TOPO_ENOMEM &&
+            (ra != rb || topo_facts_host_count(a) != topo_facts_host_count(b) ||
+             topo_facts_switch_count(a) != topo_facts_switch_count(b)))
+            abort();
+    }
+    topo_ufm_free(ua);
+    topo_ufm_free(ub);
+    topo_facts_free(a);
+    topo_facts_free(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     topo_facts *f = NULL;
@@ -31,8 +124,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *doc = NULL;
     const json_t *systems, *links;
     topo_err err = TOPO_ERR_INIT;
-    if (topo_codec_json_parse(&doc, (const char *)data, size, "fuzz.json", &err) != 0)
+    int parsed = topo_codec_json_parse(&doc, (const char *)data, size, "fuzz.json", &err);
+    if (parsed == TOPO_ENOMEM)
         return 0;
+    each_as_whole((const char *)data, size, doc);
+    if (parsed != 0)
+        return 0;
+    text_as_tree((const char *)data, size, doc);
     if (topo_facts_create(&f, "ufm", &err) != 0 || topo_ufm_create(&u, f, &err) != 0)
         goto cleanup;
     systems = json_is_object(doc) ? json_object_get(doc, "systems") : doc;

@@ -165,6 +165,14 @@ static void test_export__slurm_block(void **state)
     topo_plan_free(p);
 }
 
+/* A file that other tools read line by line ends in exactly one newline. */
+static void ends_in_one_newline(const topo_buf *b)
+{
+    assert_true(b->len >= 2);
+    assert_int_equal(b->ptr[b->len - 1], '\n');
+    assert_int_not_equal(b->ptr[b->len - 2], '\n');
+}
+
 static json_t *yaml_doc(const char *text, size_t index)
 {
     /* Documents are separated by "---\n" lines. */
@@ -206,6 +214,7 @@ static void test_export__kueue(void **state)
     json_decref(topology);
     json_decref(flavor);
     assert_null(strstr(b.ptr + 4, "---\n---"));
+    ends_in_one_newline(&b);
 
     /* Given labels: one flavor named like the topology, v1beta1 served. */
     topo_kv gpu = {"nvidia.com/gpu.present", "true"};
@@ -222,10 +231,53 @@ static void test_export__kueue(void **state)
                             "nvidia.com/gpu.present")),
                         "true");
     json_decref(flavor);
+    ends_in_one_newline(&b);
 
     topo_export_kueue_opts bad = {.api_version = "kueue.x-k8s.io/v1alpha1"};
     assert_int_equal(topo_export_kueue(p, &bad, &b, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "apiVersion \"kueue.x-k8s.io/v1alpha1\""));
+    topo_buf_dispose(&b);
+    topo_plan_free(p);
+}
+
+/* A topology without a datacenter level (the spine at the top): the
+ * flavor's nodeLabels must be given (Kueue requires at least one when the
+ * flavor names a topology), and then one flavor selects by them. */
+static void test_export__kueue_without_datacenter(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_level levels[] = {TOPO_LEVEL_SPINE, TOPO_LEVEL_LEAF, TOPO_LEVEL_HOSTNAME};
+    topo_plan_opts po = {.levels = levels, .nlevels = 3};
+    topo_plan *p = NULL;
+    must(topo_plan_create(&p, &po, &err), &err);
+    must(topo_plan_add_level(p, "ufm", "n1", TOPO_LEVEL_SPINE, "S-1", &err), &err);
+    must(topo_plan_add_level(p, "ufm", "n1", TOPO_LEVEL_LEAF, "S-2", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    topo_buf b = TOPO_BUF_INIT(0);
+    assert_int_equal(topo_export_kueue(p, NULL, &b, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "a ResourceFlavor needs nodeLabels"));
+    topo_buf_clear(&b);
+    topo_kv labels[] = {{"nvidia.com/gpu.present", "true"}, {"node-pool", "h100"}};
+    topo_export_kueue_opts o = {.topology_name = "h100",
+                                .flavor_labels = labels,
+                                .nflavor_labels = 2};
+    must(topo_export_kueue(p, &o, &b, &err), &err);
+    ends_in_one_newline(&b);
+    json_t *flavor = yaml_doc(b.ptr, 1);
+    char *t = json_dumps(flavor, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(t, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                           "\"metadata\":{\"name\":\"h100\"},\"spec\":{\"nodeLabels\":"
+                           "{\"node-pool\":\"h100\",\"nvidia.com/gpu.present\":\"true\"},"
+                           "\"topologyName\":\"h100\"}}");
+    free(t);
+    json_decref(flavor);
+    assert_null(strstr(b.ptr, "---\n---"));
+    topo_kv bad = {"node pool", "x"};
+    o.flavor_labels = &bad;
+    o.nflavor_labels = 1;
+    assert_int_equal(topo_export_kueue(p, &o, &b, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "flavor label node pool=x"));
     topo_buf_dispose(&b);
     topo_plan_free(p);
 }
@@ -261,6 +313,7 @@ static void test_export__volcano(void **state)
     assert_int_equal(strlen(name), 21);
     json_decref(leaf);
     json_decref(top);
+    ends_in_one_newline(&b);
     topo_buf_dispose(&b);
     topo_plan_free(p);
 }
@@ -272,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_export__slurm_tree_as_topograph),
         cmocka_unit_test(test_export__slurm_block),
         cmocka_unit_test(test_export__kueue),
+        cmocka_unit_test(test_export__kueue_without_datacenter),
         cmocka_unit_test(test_export__volcano),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,6 +116,8 @@ static void test_plan__fused_from_sources(void **state)
     assert_string_equal(out.ptr,
                         "nodes: 4 planned, 3 labelled, 1 incomplete; conflicts: 0; unmapped "
                         "hosts: 0; hosts that are no node: 0\n"
+                        "sources: datacenter: netbox 3; spine: ufm 3; leaf: ufm 3; rack: "
+                        "netbox 3; nvlink: gpu 3\n"
                         "datacenter=DC-1 (3 nodes)\n"
                         "  spine=S-0001 (3 nodes)\n"
                         "    leaf=MF0-LEAF-1-MQM9700-U1 (2 nodes)\n"
@@ -249,6 +251,166 @@ static void test_plan__bad_options_named(void **state)
     topo_plan_free(p);
 }
 
+static char *labels_of(const topo_plan *p, size_t node)
+{
+    topo_kv kv[TOPO_PLAN_MAX_LABELS];
+    size_t n = topo_plan_node_labels(p, node, kv);
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(o, kv[i].key, json_string(kv[i].value));
+    char *text = json_dumps(o, JSON_COMPACT); /* in the order given */
+    json_decref(o);
+    return text;
+}
+
+#define TG "fabric.topograph.run/tier-"
+#define TD "accelerator.topograph.run/domain"
+
+/* topograph's vocabulary beside ours: tier-0 the leaf, tier-1 the spine,
+ * the accelerator domain the NVLink domain, each with our value; closest
+ * first, so no tier-1 without a tier-0; only the topology's levels. */
+static void test_plan__topograph_labels(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_namemap *names = NULL;
+    topo_plan_opts o = {.topograph = 1};
+    topo_plan *p = make(&o, &names);
+    feed(p);
+    must(topo_plan_build(p, &err), &err);
+    char *t = labels_of(p, find(p, "n1"));
+    assert_string_equal(t, "{\"" P "datacenter\":\"DC-1\",\"" P "spine\":\"S-0001\",\"" P
+                           "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P "rack\":\"r01\",\"" P
+                           "nvlink\":\"n1\",\"" TG "0\":\"MF0-LEAF-1-MQM9700-U1\",\"" TG
+                           "1\":\"S-0001\",\"" TD "\":\"n1\"}");
+    free(t);
+    /* A node left out gets none of either vocabulary. */
+    topo_kv kv[TOPO_PLAN_MAX_LABELS];
+    assert_int_equal(topo_plan_node_labels(p, find(p, "n4"), kv), 0);
+    /* --print-labels shows them too. */
+    json_t *all = topo_plan_labels_json(p);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(all, "n3"), TG "0")),
+                        "MF0-LEAF-2-MQM9700-U1");
+    json_decref(all);
+
+    /* Owned keys: every level under the prefix (in the topology or not),
+     * topograph's tiers, domain and sub-domain; never hostname. */
+    assert_true(topo_plan_key_owned(p, P "leaf"));
+    assert_true(topo_plan_key_owned(p, TG "0"));
+    assert_true(topo_plan_key_owned(p, TG "12"));
+    assert_true(topo_plan_key_owned(p, TD));
+    assert_true(topo_plan_key_owned(p, "accelerator.topograph.run/sub-domain"));
+    assert_false(topo_plan_key_owned(p, TG));
+    assert_false(topo_plan_key_owned(p, TG "1a"));
+    assert_false(topo_plan_key_owned(p, "kubernetes.io/hostname"));
+    assert_false(topo_plan_key_owned(p, "nvidia.com/gpu.clique"));
+    assert_false(topo_plan_key_owned(p, P "provenance"));
+    topo_plan_free(p);
+    topo_namemap_free(names);
+
+    /* Without a spine level: tier-0 and the domain only. Without a leaf
+     * level: no tier at all (topograph's tiers stop at the first gap). */
+    topo_level no_spine[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_NVLINK, TOPO_LEVEL_HOSTNAME};
+    topo_level no_leaf[] = {TOPO_LEVEL_SPINE, TOPO_LEVEL_RACK, TOPO_LEVEL_HOSTNAME};
+    o.levels = no_spine;
+    o.nlevels = 3;
+    p = make(&o, &names);
+    feed(p);
+    must(topo_plan_build(p, &err), &err);
+    t = labels_of(p, find(p, "n2"));
+    assert_string_equal(t, "{\"" P "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P "nvlink\":\"n2\",\"" TG
+                           "0\":\"MF0-LEAF-1-MQM9700-U1\",\"" TD "\":\"n2\"}");
+    free(t);
+    topo_plan_free(p);
+    topo_namemap_free(names);
+    o.levels = no_leaf;
+    p = make(&o, &names);
+    feed(p);
+    must(topo_plan_build(p, &err), &err);
+    t = labels_of(p, find(p, "n2"));
+    assert_string_equal(t, "{\"" P "spine\":\"S-0001\",\"" P "rack\":\"r01\"}");
+    free(t);
+    topo_plan_free(p);
+    topo_namemap_free(names);
+
+    /* Off (the default): topograph's keys are neither given nor owned. */
+    p = make(NULL, &names);
+    feed(p);
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_node_labels(p, find(p, "n1"), kv), 5);
+    assert_false(topo_plan_key_owned(p, TG "0"));
+    assert_false(topo_plan_key_owned(p, TD));
+    assert_true(topo_plan_key_owned(p, P "nvlink"));
+    topo_plan_free(p);
+    topo_namemap_free(names);
+}
+
+/* The provenance annotation: the source of each owned level in the
+ * topology's order, "fallback" for a fallback value, none for a node left
+ * out; the key follows the prefix. */
+static void test_plan__provenance(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_namemap *names = NULL;
+    const char *rack_order[] = {"ufm", "netbox"};
+    topo_level levels[] = {TOPO_LEVEL_DATACENTER, TOPO_LEVEL_LEAF, TOPO_LEVEL_RACK,
+                           TOPO_LEVEL_HOSTNAME};
+    topo_plan_opts o = {.levels = levels,
+                        .nlevels = 4,
+                        .incomplete = TOPO_PLAN_FALLBACK,
+                        .precedence[TOPO_LEVEL_RACK] = rack_order,
+                        .nprecedence[TOPO_LEVEL_RACK] = 2};
+    topo_plan *p = make(&o, &names);
+    feed(p);
+    must(topo_plan_add_level(p, "ufm", "n2", TOPO_LEVEL_RACK, "r01", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_string_equal(topo_plan_provenance_key(p), P "provenance");
+    char *v = NULL;
+    must(topo_plan_node_provenance(&v, p, find(p, "n1")), &err);
+    assert_string_equal(v, "{\"datacenter\":\"netbox\",\"leaf\":\"ufm\",\"rack\":\"netbox\"}");
+    free(v);
+    must(topo_plan_node_provenance(&v, p, find(p, "n2")), &err);
+    assert_string_equal(v, "{\"datacenter\":\"netbox\",\"leaf\":\"ufm\",\"rack\":\"ufm\"}");
+    free(v);
+    must(topo_plan_node_provenance(&v, p, find(p, "n4")), &err);
+    assert_string_equal(v, "{\"datacenter\":\"netbox\",\"leaf\":\"fallback\",\"rack\":\"netbox\"}");
+    free(v);
+    json_t *all = topo_plan_annotations_json(p);
+    char *text = json_dumps(all, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_non_null(strstr(text, "\"n4\":{\"" P "provenance\":\"{\\\"datacenter\\\":"));
+    free(text);
+    json_decref(all);
+    topo_buf out = TOPO_BUF_INIT(0);
+    must(topo_plan_write_text(p, &out), &err);
+    assert_non_null(strstr(out.ptr, "sources: datacenter: netbox 4; leaf: ufm 3, fallback 1; "
+                                     "rack: netbox 3, ufm 1\n"));
+    topo_buf_dispose(&out);
+    topo_plan_free(p);
+    topo_namemap_free(names);
+
+    /* Left out: no annotation; another prefix, another key. */
+    topo_plan_opts o2 = {.prefix = "example.com/topo-"};
+    p = make(&o2, &names);
+    feed(p);
+    must(topo_plan_build(p, &err), &err);
+    assert_string_equal(topo_plan_provenance_key(p), "example.com/topo-provenance");
+    v = (char *)"x";
+    must(topo_plan_node_provenance(&v, p, find(p, "n4")), &err);
+    assert_null(v);
+    must(topo_plan_node_provenance(&v, p, find(p, "n3")), &err);
+    assert_string_equal(v, "{\"datacenter\":\"netbox\",\"spine\":\"ufm\",\"leaf\":\"ufm\","
+                           "\"rack\":\"netbox\",\"nvlink\":\"gpu\"}");
+    free(v);
+    all = topo_plan_annotations_json(p);
+    text = json_dumps(json_object_get(all, "n4"), JSON_COMPACT);
+    assert_string_equal(text, "{}");
+    free(text);
+    json_decref(all);
+    topo_plan_free(p);
+    topo_namemap_free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +419,8 @@ int main(void)
         cmocka_unit_test(test_plan__fallback_and_node_set),
         cmocka_unit_test(test_plan__host_without_levels_reported),
         cmocka_unit_test(test_plan__bad_options_named),
+        cmocka_unit_test(test_plan__topograph_labels),
+        cmocka_unit_test(test_plan__provenance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

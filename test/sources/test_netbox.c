@@ -323,6 +323,26 @@ static void test_netbox__errors_name_the_field(void **state)
                  TOPO_EINVALID, "results[0].a_terminations[0].object.name: required");
     expect_error(D, "{\"results\":[\n{\"name\":}]}", TOPO_EINVALID, "t.json:2:");
     expect_error(D, "", TOPO_EINVALID, "t.json:");
+    /* A page's results are read one at a time; its next is checked after
+     * them, wherever it stands. */
+    expect_error(D, "{\"results\":[{\"name\":\"a\"}],\"next\":3}", TOPO_EINVALID,
+                 "t.json: next: expected a string, got an integer");
+
+    /* A single object's "next" is no page link (fuzz_netbox found the
+     * streamed page refusing what the tree reads). */
+    topo_netbox *nb = make(NULL);
+    topo_err err = TOPO_ERR_INIT;
+    char *next = NULL;
+    const char *one = "{\"id\":7,\"name\":\"gpu-9\",\"next\":true}";
+    assert_int_equal(topo_netbox_add_page(&next, nb, D, one, strlen(one), "t.json", &err), 0);
+    assert_null(next);
+    topo_facts *f = NULL;
+    assert_int_equal(topo_facts_create(&f, "netbox", &err), 0);
+    assert_int_equal(topo_netbox_finish(nb, f, &err), 0);
+    assert_int_equal(topo_facts_host_count(f), 1);
+    assert_string_equal(topo_facts_host_name(f, 0), "gpu-9");
+    topo_facts_free(f);
+    topo_netbox_free(nb);
 }
 
 static void test_netbox__options_and_limits(void **state)

@@ -40,6 +40,7 @@ static void test_config__valid(void **state)
     assert_string_equal(s->plan.precedence[TOPO_LEVEL_LEAF][0], "ufm");
     assert_string_equal(s->plan.precedence[TOPO_LEVEL_DATACENTER][0], "netbox");
     assert_null(s->plan.names);
+    assert_true(s->plan.topograph);
 
     assert_true(s->names.strip_domain);
     assert_true(s->names.lowercase);
@@ -73,6 +74,13 @@ static void test_config__valid(void **state)
 
     assert_string_equal(s->nodes_file, "nodes.json");
     assert_false(s->nvlink_hostname_fallback);
+
+    assert_string_equal(s->kueue.topology_name, "gpus");
+    assert_string_equal(s->kueue.api_version, "kueue.x-k8s.io/v1beta1");
+    assert_int_equal(s->kueue.nflavor_labels, 2);
+    assert_string_equal(s->kueue.flavor_labels[0].key, "nvidia.com/gpu.present");
+    assert_string_equal(s->kueue.flavor_labels[0].value, "true");
+    assert_string_equal(s->kueue.flavor_labels[1].key, "node-pool");
     topo_syncconfig_free(cfg);
 }
 
@@ -138,6 +146,9 @@ static void test_config__defaults(void **state)
         assert_null(s->ufm_http.url);
         assert_null(s->lldp_http.url);
         assert_true(s->nvlink_hostname_fallback);
+        assert_false(s->plan.topograph);
+        assert_int_equal(s->kueue.nflavor_labels, 0);
+        assert_null(s->kueue.topology_name);
     }
     topo_syncconfig_free(cfg);
     topo_syncconfig_free(empty);
@@ -166,6 +177,8 @@ static const struct {
     {"bad-netbox-lists.yaml", ":4:22: ", "sources.netbox.lists[1]: expected one of"},
     {"bad-lldp-url-userinfo.yaml", ":3:10: ", "sources.lldp: url: user information"},
     {"bad-ufm-token-scheme.yaml", ":5:18: ", "sources.ufm.tokenScheme: unknown field"},
+    {"bad-flavor-label.yaml", ":4:7: ", "exports.kueue.flavorLabels"},
+    {"bad-kueue-api.yaml", ":3:17: ", "exports.kueue.apiVersion"},
 };
 
 static void test_config__errors(void **state)
