@@ -44,7 +44,8 @@ typedef struct ctl {
     atomic_int leader_stop;
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
-    const char *owned_prefix[1]; /* the node view's kept keys (make_nodes) */
+    /* The node view's kept keys (make_nodes). */
+    const char *owned_prefix[1], *label_prefixes[2], *label_keys[8];
 } ctl;
 
 static int64_t mono_ms(void)
@@ -136,23 +137,33 @@ static int make_clients(ctl *c, topo_err *err)
     return rc;
 }
 
-/* The Node view keeps what a round reads (nodes.h): the owned labels and
- * annotations (the record among them, labeldiff.h), and the labels the GPU
- * facts come from (gpu.h: GFD's clique, count, product and present labels,
- * and the hostname). Any other label is dropped: less memory, and its
- * changes wake no round. */
+/* The Node view keeps what a round reads (nodes.h): the labels the writer
+ * owns (the prefix, and topograph's keys when the plan mirrors them, as
+ * apply.c's owned_keys), the owned annotations (the record and the
+ * provenance, labeldiff.h, plan.h), and the labels the GPU facts come from
+ * (gpu.h: GFD's clique, count, product and present labels, the hostname).
+ * Any other label is dropped: less memory, and its changes wake no round. */
 static int make_nodes(ctl *c, topo_err *err)
 {
-    static const char *const gpu_labels[] = {TOPO_GPU_CLIQUE_LABEL, "nvidia.com/gpu.count",
-                                             "nvidia.com/gpu.product", "nvidia.com/gpu.present",
-                                             "kubernetes.io/hostname"};
     static const char *const record[] = {TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
-    const char *prefix = c->o->settings->plan.prefix;
-    c->owned_prefix[0] = prefix ? prefix : TOPO_PLAN_DEFAULT_PREFIX;
-    sync_nodes_keep keep = {.label_prefixes = c->owned_prefix,
-                            .nlabel_prefixes = 1,
-                            .label_keys = gpu_labels,
-                            .nlabel_keys = sizeof gpu_labels / sizeof gpu_labels[0],
+    const topo_plan_opts *po = &c->o->settings->plan;
+    size_t np = 0, nk = 0;
+    c->owned_prefix[0] = po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX;
+    c->label_prefixes[np++] = c->owned_prefix[0];
+    c->label_keys[nk++] = TOPO_GPU_CLIQUE_LABEL;
+    c->label_keys[nk++] = "nvidia.com/gpu.count";
+    c->label_keys[nk++] = "nvidia.com/gpu.product";
+    c->label_keys[nk++] = "nvidia.com/gpu.present";
+    c->label_keys[nk++] = "kubernetes.io/hostname";
+    if (po->topograph) {
+        c->label_prefixes[np++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
+        c->label_keys[nk++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
+        c->label_keys[nk++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
+    }
+    sync_nodes_keep keep = {.label_prefixes = c->label_prefixes,
+                            .nlabel_prefixes = np,
+                            .label_keys = c->label_keys,
+                            .nlabel_keys = nk,
                             .annotation_prefixes = c->owned_prefix,
                             .nannotation_prefixes = 1,
                             .annotation_keys = record,

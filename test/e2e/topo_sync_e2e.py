@@ -16,7 +16,8 @@ a node changes: relisted, that node relabelled, nothing else written; the
 API server's token rotated: writes and the watch go on with the new one; an
 owned label changed by hand: reasserted with a Warning Event; --kube-qps 20
 --kube-burst 20 paces 121 PATCHes over at least 5 s; labels a round does not
-read (GFD's timestamp) change without waking one.
+read (GFD's timestamp) change without waking one; with --topograph-labels a
+converged cluster gets no write and a changed tier label is put back.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -518,6 +519,29 @@ def other_labels_quiet(env):
         env.expect_converged()
     finally:
         stop(p)
+
+@case
+def topograph_converged(env):
+    """--topograph-labels: topograph's keys written beside ours by the first
+    --once; a second sends nothing (the node view keeps every key the
+    writer owns), and a tier label changed by hand is put back."""
+    env.once("--topograph-labels")
+    expect(env.patches() == len(env.want), f"{env.patches()} PATCHes for {len(env.want)} nodes")
+    name = sorted(env.want)[0]
+    labels = env.labels()[name]
+    expect(labels.get("fabric.topograph.run/tier-0") == env.want[name][P + "leaf"],
+           f"topograph's tier-0 on {name}: {labels}")
+    before = env.patches()
+    env.once("--topograph-labels")
+    expect(env.patches() == before, f"{env.patches() - before} PATCHes on a converged cluster")
+    status, _ = env.request("PATCH", f"/api/v1/nodes/{name}",
+                            {"metadata": {"labels": {"fabric.topograph.run/tier-0": "x"}}},
+                            ctype="application/merge-patch+json")
+    expect(status == 200, f"PATCH: {status}")
+    env.once("--topograph-labels")
+    expect(env.patches() == before + 2, f"{env.patches() - before - 1} PATCHes, want 1")
+    expect(env.labels()[name].get("fabric.topograph.run/tier-0") == env.want[name][P + "leaf"],
+           "the tier-0 label not put back")
 
 def main():
     global ARGS
