@@ -142,6 +142,10 @@ static const topo_opt table[] = {
      O(export_slurm_block), NULL},
     {"--export-volcano", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write Volcano's HyperNodes (YAML)", O(export_volcano), NULL},
+    {"--export-configmap", NULL, TOPO_OPT_STRING, "NS/NAME", 0, 0, NULL, NULL,
+     "the controller: keep Slurm's topology.conf (tree and block), Volcano's HyperNodes and "
+     "Kueue's objects in this ConfigMap",
+     O(export_configmap), NULL},
     {"--log-format", NULL, TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "json",
      "json: one JSON object per line; text: logfmt (on stderr)", O(log_format), "Other:"},
     {"--verbosity", "-v", TOPO_OPT_CHOICE, "LEVEL", 0, 0, levels, "info",

@@ -20,6 +20,7 @@ typedef struct sync_args {
     int topograph_labels;
     topo_opt_list kueue_flavor_labels; /* every --kueue-flavor-label KEY=VALUE */
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
+    const char *export_configmap;
     const char *kubeconfig, *db;
     int leader_elect; /* -1: not given (true) */
     int kueue_objects; /* -1: not given (true) */

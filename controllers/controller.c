@@ -13,6 +13,7 @@
 
 #include "outputs.h"
 #include "apply.h"
+#include "configmap.h"
 #include "kueue.h"
 #include "nodes.h"
 #include "sources.h"
@@ -391,6 +392,15 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         failed = 1;
     if ((may_write || c->o->dry_run) && c->o->kueue_objects)
         apply_kueue(c, plan);
+    if ((may_write || c->o->dry_run) && c->o->export_configmap) {
+        sync_configmap_outcome co;
+        topo_err e = TOPO_ERR_INIT;
+        if (sync_configmap_apply(c->k_write, c->o->export_configmap, plan, &c->o->settings->kueue,
+                                 c->o->dry_run, &co, &e) != 0) {
+            topo_log(TOPO_LOG_WARN, "%s", e.text);
+            failed = 1;
+        }
+    }
     if (sync_exports_write(plan,
                            &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
                                            c->o->export_slurm_block, c->o->export_volcano,

@@ -29,6 +29,7 @@ typedef struct ctl_opts {
     unsigned health_port, metrics_port; /* 0: none */
     /* Exports written after every round whose plan changed (NULL: none). */
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
+    const char *export_configmap; /* "NS/NAME": the exports in a ConfigMap (configmap.h) */
 } ctl_opts;
 
 /* Runs until *stop (--once: one round). Returns an exit status. */

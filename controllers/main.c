@@ -274,7 +274,8 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .export_kueue = a->export_kueue,
                   .export_slurm_tree = a->export_slurm_tree,
                   .export_slurm_block = a->export_slurm_block,
-                  .export_volcano = a->export_volcano};
+                  .export_volcano = a->export_volcano,
+                  .export_configmap = a->export_configmap};
     trap_signals();
     return ctl_run(&o, &stop_flag);
 }

@@ -12,6 +12,7 @@ It speaks the real wire format for the resources topo uses:
   core/v1 namespaces                /api/v1/namespaces[/NAME] (list, watch, labelSelector)
   kueue.x-k8s.io/v1beta2            topologies, resourceflavors (cluster-scoped; served only
                                     after POST /_fake/config {"kueue": true}: the CRDs)
+  core/v1 configmaps                /api/v1/namespaces/NS/configmaps[/NAME]
   core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
                                     (the quota controller is the test: it writes status)
@@ -157,7 +158,8 @@ class Resource:
         # Bytes prepended to a stored item to make it a full object.
         self.head = (b'{"kind":' + json.dumps(kind).encode() + b',"apiVersion":' +
                      json.dumps(self.api_version).encode() + b',')
-        self.has_status = name not in ("leases", "events", "topologies", "resourceflavors")
+        self.has_status = name not in ("leases", "events", "topologies", "resourceflavors",
+                                       "configmaps")
 
     def qualified(self):
         return f"{self.name}.{self.group}" if self.group else self.name
@@ -184,6 +186,8 @@ RESOURCES = {
                         "involvedObject.namespace", "involvedObject.uid",
                         "involvedObject.resourceVersion", "involvedObject.fieldPath",
                         "reason", "reportingComponent", "type"}),
+    "configmaps": Resource("configmaps", "", "v1", "ConfigMap", True,
+                           {"metadata.name", "metadata.namespace"}),
     # Kueue's CRDs, served only once POST /_fake/config {"kueue": true} installs them.
     "topologies": Resource("topologies", "kueue.x-k8s.io", "v1beta2", "Topology", False,
                            {"metadata.name"}),

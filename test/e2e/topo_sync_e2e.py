@@ -267,6 +267,35 @@ def kueue_objects(env):
 
 
 @case
+def configmap_exports(env):
+    """--export-configmap: Slurm's topology.conf (tree and block), Volcano's
+    HyperNodes and Kueue's objects in one ConfigMap, created, then left alone
+    while the plan stays the same, an operator's annotation kept."""
+    args = ("--export-configmap", "default/topo-exports",
+            "--kueue-flavor-label", "nvidia.com/gpu.count=8")
+    env.once(*args)
+    path = "/api/v1/namespaces/default/configmaps/topo-exports"
+    status, cm = env.request("GET", path)
+    expect(status == 200, f"GET configmap: {status} {cm}")
+    data = cm["data"]
+    expect(sorted(data) == ["kueue.yaml", "topology-block.conf", "topology.conf",
+                            "volcano-hypernodes.yaml"], f"keys {sorted(data)}")
+    expect("SwitchName=" in data["topology.conf"] and "BlockName=" in
+           data["topology-block.conf"], "Slurm texts")
+    expect("kind: Topology" in data["kueue.yaml"], "Kueue text")
+    cm["metadata"].setdefault("annotations", {})["owner"] = "ops"
+    status, _ = env.request("PUT", path, cm)
+    expect(status == 200, f"PUT configmap: {status}")
+    before = env.admin("stats")["verbs"].get("configmaps", {}).get("PUT", 0)
+    env.once(*args)
+    status, cm = env.request("GET", path)
+    expect(cm["metadata"]["annotations"].get("owner") == "ops" and cm["data"] == data,
+           f"configmap after a second round: {cm['metadata']}")
+    after = env.admin("stats")["verbs"].get("configmaps", {}).get("PUT", 0)
+    expect(after == before, f"{after - before} PUTs of an unchanged ConfigMap")
+
+
+@case
 def restart_outage(env):
     """A restart during a source's outage: with the cache file the last good
     facts are loaded, nothing changes, and a node that comes back bare is
