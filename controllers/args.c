@@ -56,11 +56,13 @@ static const topo_opt table[] = {
      "create and update Kueue's Topology and ResourceFlavors when its CRDs are served "
      "(never deleted)",
      O(kueue_objects), NULL},
-    {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "300",
-     "seconds between two reads of one source (jittered by 10 %)", O(source_interval_s), NULL},
+    {"--source-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "the config's, 300",
+     "seconds between two reads of a source (jittered by 10 %); the config's refresh.sources "
+     "sets one per source",
+     O(source_interval_s), NULL},
     {"--resync-interval", NULL, TOPO_OPT_UINT, "S", 1, 86400, NULL, "600",
      "seconds between two full rounds when nothing changed", O(resync_s), NULL},
-    {"--stale-after", NULL, TOPO_OPT_UINT, "S", 0, 604800, NULL, "3600",
+    {"--stale-after", NULL, TOPO_OPT_UINT, "S", 0, 604800, NULL, "the config's, 3600",
      "warn when a source's last good facts are older (0: never)", O(stale_after_s), NULL},
     {"--kube-qps", NULL, TOPO_OPT_POSITIVE, "QPS", 0, 10000, NULL, "50",
      "the writer's requests per second to the API server", O(kube_qps), NULL},
@@ -181,9 +183,9 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     a->verbosity = "info";
     a->leader_elect = -1;
     a->kueue_objects = -1;
-    a->source_interval_s = 300;
+    a->source_interval_s = 0;                /* not given: the config's, else 300 */
     a->resync_s = 600;
-    a->stale_after_s = 3600;
+    a->stale_after_s = (unsigned long)-1;    /* not given: the config's, else 3600 */
     a->kube_qps = 50;
     a->kube_burst = 100;
     a->health_port = 8081;

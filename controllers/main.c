@@ -250,6 +250,14 @@ static void trap_signals(void)
 
 static int run_online(topo_sync_settings *s, const sync_args *a)
 {
+    /* A flag given wins over the config's refresh section, which wins over
+     * the defaults. */
+    long source_interval = a->source_interval_s ? (long)a->source_interval_s * 1000
+                           : s->refresh_ms      ? (long)s->refresh_ms
+                                                : 300000L;
+    long stale = a->stale_after_s != (unsigned long)-1 ? (long)a->stale_after_s * 1000
+                 : s->stale_after_ms                  ? (long)s->stale_after_ms
+                                                      : 3600000L;
     s->nodes_live = 1;
     ctl_opts o = {.settings = s,
                   .kubeconfig = a->kubeconfig,
@@ -261,9 +269,9 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .leader_elect = a->leader_elect != 0,
                   .lease_namespace = a->lease_namespace,
                   .lease_name = a->lease_name ? a->lease_name : "topo-sync",
-                  .source_interval_ms = (long)a->source_interval_s * 1000,
+                  .source_interval_ms = source_interval,
                   .resync_ms = (long)a->resync_s * 1000,
-                  .stale_ms = (long)a->stale_after_s * 1000,
+                  .stale_ms = stale,
                   .db = a->db,
                   .kueue_objects = a->kueue_objects != 0,
                   .qps = a->kube_qps,

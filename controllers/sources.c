@@ -17,6 +17,7 @@
 
 typedef struct source_state {
     int configured;
+    long interval_ms; /* the settings' for this source, else the common one */
     topo_facts *facts; /* the last good, or NULL; guarded by mu */
     int64_t next_ms;   /* when to read next (monotonic) */
     unsigned failures; /* in a row */
@@ -125,9 +126,12 @@ int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_
     if (s->o.backoff_max_ms < s->o.backoff_base_ms)
         s->o.backoff_max_ms = s->o.interval_ms;
     s->rng = (uint64_t)getpid() ^ (uint64_t)time(NULL) << 20;
-    for (int i = 0; i < SRC_N; i++)
+    for (int i = 0; i < SRC_N; i++) {
         s->src[i].configured =
             i != TOPO_SYNC_GPU && topo_sync_source_configured(opts->settings, (topo_sync_source)i);
+        int64_t own = opts->settings->source_refresh_ms[i];
+        s->src[i].interval_ms = own > 0 ? (long)own : s->o.interval_ms;
+    }
     if (pthread_mutex_init(&s->mu, NULL) != 0) {
         free(s);
         return topo_err_nomem(err, "sources");
@@ -255,13 +259,13 @@ static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
 {
     long wait;
     if (st->failures == 0) {
-        long tenth = s->o.interval_ms / 10;
-        wait = s->o.interval_ms - tenth + (long)(topo_http_rand(&s->rng) % (uint64_t)(2 * tenth + 1));
+        long tenth = st->interval_ms / 10;
+        wait = st->interval_ms - tenth + (long)(topo_http_rand(&s->rng) % (uint64_t)(2 * tenth + 1));
     } else {
         wait = topo_http_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms,
                                     (int)st->failures - 1, &s->rng);
-        if (wait > s->o.interval_ms)
-            wait = s->o.interval_ms;
+        if (wait > st->interval_ms)
+            wait = st->interval_ms;
     }
     return now + wait;
 }

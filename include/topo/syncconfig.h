@@ -60,6 +60,13 @@ typedef struct topo_sync_settings {
     /* The controller's: the Node objects come from the API server, not a
      * file (the GPU source is the controller's node view). */
     int nodes_live;
+    /* The controller's refresh (config "refresh"; 0: the flags' defaults):
+     * every source's read interval, per source (by topo_sync_source of
+     * topo/sync.h: gpu, ufm, ibnetdiscover, lldp, netbox; 0: the common
+     * interval), and the age of a source's last good facts that warns. */
+    int64_t refresh_ms;
+    int64_t source_refresh_ms[5];
+    int64_t stale_after_ms;
     /* Single-node NVLink systems (no nvidia.com/gpu.clique): the host is
      * its own NVLink domain. Default on. */
     int nvlink_hostname_fallback;

@@ -442,11 +442,41 @@ static int parse_exports(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
     return rc;
 }
 
+/* refresh: {interval, staleAfter, sources: {<source>: <interval>}}: the
+ * controller's reads (a day at most; a minute of staleness at least). */
+static int parse_refresh(const topo_cfg *c, topo_syncconfig *cfg, const json_t *refresh)
+{
+    static const char *const allowed[] = {"interval", "staleAfter", "sources", NULL};
+    /* In topo_sync_source order (topo/sync.h), which the config cannot include. */
+    static const char *const names[] = {"gpu", "ufm", "ibnetdiscover", "lldp", "netbox", NULL};
+    static const char *const per_source[] = {"ufm", "ibnetdiscover", "lldp", "netbox", NULL};
+    topo_sync_settings *s = &cfg->settings;
+    const json_t *src = NULL;
+    int rc = topo_cfg_check_keys(c, refresh, "refresh", allowed);
+    if (rc == 0)
+        rc = topo_cfg_duration(c, &s->refresh_ms, refresh, "interval", "refresh", 1000,
+                               86400 * 1000LL);
+    if (rc == 0)
+        rc = topo_cfg_duration(c, &s->stale_after_ms, refresh, "staleAfter", "refresh", 60 * 1000,
+                               7 * 86400 * 1000LL);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &src, refresh, "sources", "refresh");
+    if (rc == 0 && src && !json_is_object(src))
+        return topo_cfg_fail(c, src, refresh, "refresh.sources: expected a map");
+    if (rc == 0 && src)
+        rc = topo_cfg_check_keys(c, src, "refresh.sources", per_source);
+    for (size_t i = 1; rc == 0 && src && names[i]; i++)
+        rc = topo_cfg_duration(c, &s->source_refresh_ms[i], src, names[i], "refresh.sources",
+                               1000, 86400 * 1000LL);
+    return rc;
+}
+
 static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *root)
 {
-    static const char *const allowed[] = {"labels", "nodeNames", "fabric", "sources", "exports",
-                                          NULL};
-    const json_t *labels = NULL, *names = NULL, *fabric = NULL, *sources = NULL, *exports = NULL;
+    static const char *const allowed[] = {"labels",  "nodeNames", "fabric", "sources",
+                                          "exports", "refresh",   NULL};
+    const json_t *labels = NULL, *names = NULL, *fabric = NULL, *sources = NULL, *exports = NULL,
+                 *refresh = NULL;
     if (json_is_null(root))
         return 0; /* an empty file: every default */
     if (!json_is_object(root))
@@ -473,6 +503,12 @@ static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *roo
         rc = topo_cfg_object(c, &exports, root, "exports", "");
     if (rc == 0 && exports)
         rc = parse_exports(c, cfg, exports);
+    if (rc == 0)
+        rc = topo_cfg_object(c, &refresh, root, "refresh", "");
+    if (rc == 0 && refresh && !json_is_object(refresh))
+        return topo_cfg_fail(c, refresh, root, "refresh: expected a map");
+    if (rc == 0 && refresh)
+        rc = parse_refresh(c, cfg, refresh);
     return rc;
 }
 

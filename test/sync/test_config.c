@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "topo/sync.h"
 #include "topo/syncconfig.h"
 
 static void fixture(char *out, size_t size, const char *name)
@@ -179,6 +180,8 @@ static const struct {
     {"bad-ufm-token-scheme.yaml", ":5:18: ", "sources.ufm.tokenScheme: unknown field"},
     {"bad-flavor-label.yaml", ":4:7: ", "exports.kueue.flavorLabels"},
     {"bad-kueue-api.yaml", ":3:17: ", "exports.kueue.apiVersion"},
+    {"bad-refresh-source.yaml", ":4:10: ", "refresh.sources.gpu: unknown field"},
+    {"bad-refresh-interval.yaml", ":2:13: ", "refresh.interval"},
 };
 
 static void test_config__errors(void **state)
@@ -197,6 +200,29 @@ static void test_config__errors(void **state)
         if (strncmp(err.text, want, strlen(want)) != 0)
             fail_msg("%s: got \"%s\", want it to start with \"%s\"", bad[i].file, err.text, want);
     }
+}
+
+/* The controller's refresh: a common interval, one per source, staleness. */
+static void test_config__refresh(void **state)
+{
+    (void)state;
+    static const char text[] = "refresh:\n"
+                               "  interval: 2m\n"
+                               "  staleAfter: 1h30m\n"
+                               "  sources:\n"
+                               "    ufm: 30s\n"
+                               "    netbox: 6h\n";
+    topo_err err = TOPO_ERR_INIT;
+    topo_syncconfig *cfg = NULL;
+    assert_int_equal(topo_syncconfig_parse(&cfg, text, sizeof text - 1, "r.yaml", &err), 0);
+    const topo_sync_settings *s = topo_syncconfig_settings(cfg);
+    assert_int_equal(s->refresh_ms, 120000);
+    assert_int_equal(s->stale_after_ms, 5400000);
+    assert_int_equal(s->source_refresh_ms[TOPO_SYNC_UFM], 30000);
+    assert_int_equal(s->source_refresh_ms[TOPO_SYNC_NETBOX], 6 * 3600 * 1000);
+    assert_int_equal(s->source_refresh_ms[TOPO_SYNC_IBNETDISCOVER], 0);
+    assert_int_equal(s->source_refresh_ms[TOPO_SYNC_GPU], 0);
+    topo_syncconfig_free(cfg);
 }
 
 static void test_config__limits(void **state)
@@ -224,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_config__valid_http),
         cmocka_unit_test(test_config__defaults),
         cmocka_unit_test(test_config__errors),
+        cmocka_unit_test(test_config__refresh),
         cmocka_unit_test(test_config__limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
