@@ -73,6 +73,25 @@ void ibd_dump_dispose(ibd_dump *d);
 /* Reads every line of text into d's records (stats.lines, switches,
  * routers, skipped_lines counted here). TOPO_EINVALID naming the line. */
 int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err);
+/* The scanner's state between lines, for a dump read line by line
+ * (topo_ibnetdiscover_read_file streams the file instead of holding it). */
+typedef struct ibd_scanner {
+    ibd_dump *d;
+    int line;
+    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
+    uint64_t sysimg; /* the stanza's sysimgguid= so far */
+    int has_sysimg;
+    topo_err *err;
+} ibd_scanner;
+void ibd_scan_begin(ibd_scanner *s, ibd_dump *d, topo_err *err);
+/* One line of n bytes, without its '\n' (a '\r' before it is dropped here),
+ * and no NUL in it: the caller checks the whole dump for NULs first, as
+ * ibd_scan does, so that error wins over the lines'. */
+int ibd_scan_line(ibd_scanner *s, const char *p, size_t n);
+/* After the last line: stats.lines, the skipped-lines summary. */
+void ibd_scan_end(ibd_scanner *s);
+/* The line of the NUL byte at nul, counting from text at line. */
+int ibd_nul_line(const char *text, const char *nul, int line);
 /* "<kind>-<16 hex>" and its NUL. */
 #define IBD_ID_SIZE 19
 void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid);

@@ -73,15 +73,7 @@ size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid)
     return found >= 0 ? (size_t)found : SIZE_MAX;
 }
 
-/* The scanner's state between lines. */
-typedef struct scan {
-    ibd_dump *d;
-    int line;
-    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
-    uint64_t sysimg; /* the stanza's sysimgguid= so far */
-    int has_sysimg;
-    topo_err *err;
-} scan;
+typedef ibd_scanner scan;
 
 static int bad(scan *s, const char *what)
 {
@@ -324,34 +316,54 @@ static int one_line(scan *s, ibd_span t)
     return 0;
 }
 
+void ibd_scan_begin(ibd_scanner *s, ibd_dump *d, topo_err *err)
+{
+    *s = (ibd_scanner){.d = d, .node = SIZE_MAX, .err = err};
+}
+
+int ibd_scan_line(ibd_scanner *s, const char *p, size_t n)
+{
+    ibd_span t = {p, p + n};
+    if (t.end > t.p && t.end[-1] == '\r')
+        t.end--;
+    if (s->line == INT32_MAX)
+        return ibd_fail(s->err, TOPO_ELIMIT, s->d->source, s->line, "too many lines");
+    s->line++;
+    return one_line(s, t);
+}
+
+void ibd_scan_end(ibd_scanner *s)
+{
+    ibd_dump *d = s->d;
+    d->stats.lines = (size_t)s->line;
+    if (d->stats.skipped_lines > IBD_WARN_LINES)
+        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
+                 d->stats.skipped_lines);
+}
+
+int ibd_nul_line(const char *text, const char *nul, int line)
+{
+    for (const char *c = text; c < nul; c++)
+        line += *c == '\n';
+    return line;
+}
+
 int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err)
 {
-    scan s = {.d = d, .node = SIZE_MAX, .err = err};
+    scan s;
     const char *p = text, *end = text + len;
-    if (len > 0 && memchr(text, '\0', len)) {
-        const char *nul = memchr(text, '\0', len);
-        int line = 1;
-        for (const char *c = text; c < nul; c++)
-            line += *c == '\n';
-        return ibd_fail(err, TOPO_EINVALID, d->source, line, "a NUL byte");
-    }
+    const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
+    if (nul)
+        return ibd_fail(err, TOPO_EINVALID, d->source, ibd_nul_line(text, nul, 1), "a NUL byte");
+    ibd_scan_begin(&s, d, err);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *stop = nl ? nl : end;
-        ibd_span t = {p, stop};
-        if (t.end > t.p && t.end[-1] == '\r')
-            t.end--;
-        if (s.line == INT32_MAX)
-            return ibd_fail(err, TOPO_ELIMIT, d->source, s.line, "too many lines");
-        s.line++;
-        int rc = one_line(&s, t);
+        int rc = ibd_scan_line(&s, p, (size_t)(stop - p));
         if (rc != 0)
             return rc;
         p = nl ? nl + 1 : end;
     }
-    d->stats.lines = (size_t)s.line;
-    if (d->stats.skipped_lines > IBD_WARN_LINES)
-        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
-                 d->stats.skipped_lines);
+    ibd_scan_end(&s);
     return 0;
 }
