@@ -64,6 +64,12 @@ typedef struct ibd_dump {
     TOPO_ARRAY(ibd_node) nodes;
     TOPO_ARRAY(ibd_port) ports;
     topo_strmap *index; /* node id -> index into nodes */
+    /* Descriptions are interned: a node is named on every port line that
+     * reaches it, and one copy per line was most of a large dump's memory. */
+    topo_strmap *descs; /* description -> index into desc_strs */
+    TOPO_ARRAY(const char *) desc_strs;
+    char *scratch; /* a description being looked up, NUL-terminated */
+    size_t scratch_cap;
     topo_ibnetdiscover_stats stats;
 } ibd_dump;
 

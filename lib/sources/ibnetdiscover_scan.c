@@ -30,7 +30,8 @@ int ibd_dump_init(ibd_dump *d, const char *source, topo_err *err)
     d->source = source;
     d->pool = topo_pool_create();
     d->index = topo_strmap_create(1024);
-    if (!d->pool || !d->index) {
+    d->descs = topo_strmap_create(1024);
+    if (!d->pool || !d->index || !d->descs) {
         ibd_dump_dispose(d);
         return topo_err_nomem(err, "ibnetdiscover");
     }
@@ -42,6 +43,9 @@ void ibd_dump_dispose(ibd_dump *d)
     free(d->nodes.items);
     free(d->ports.items);
     topo_strmap_free(d->index);
+    topo_strmap_free(d->descs);
+    free(d->desc_strs.items);
+    free(d->scratch);
     topo_pool_free(d->pool);
     memset(d, 0, sizeof(*d));
 }
@@ -139,6 +143,28 @@ static int skip_port_extras(ibd_span *t)
     return 0;
 }
 
+/* The one pooled copy of the n bytes at p; NULL when out of memory. */
+static const char *intern(ibd_dump *d, const char *p, size_t n)
+{
+    if (n >= d->scratch_cap) {
+        char *grown = realloc(d->scratch, n + 64);
+        if (!grown)
+            return NULL;
+        d->scratch = grown;
+        d->scratch_cap = n + 64;
+    }
+    memcpy(d->scratch, p, n);
+    d->scratch[n] = '\0';
+    int32_t found = topo_strmap_get(d->descs, d->scratch);
+    if (found >= 0)
+        return d->desc_strs.items[found];
+    const char *copy = topo_pool_strndup(d->pool, p, n);
+    if (!copy || d->desc_strs.n >= INT32_MAX || TOPO_ARRAY_PUSH(&d->desc_strs, copy) != 0 ||
+        topo_strmap_put(d->descs, copy, (int32_t)(d->desc_strs.n - 1)) != 0)
+        return NULL;
+    return copy;
+}
+
 /* The description of a `# ...` comment: from its first quote to the last
  * quote of the line. *desc NULL when the comment quotes nothing; -1 when
  * it opens a quote it never closes. */
@@ -153,7 +179,7 @@ static int comment_desc(scan *s, ibd_span t, const char **desc)
         close--;
     if (close == open)
         return -1;
-    *desc = topo_pool_strndup(s->d->pool, open + 1, (size_t)(close - open - 1));
+    *desc = intern(s->d, open + 1, (size_t)(close - open - 1));
     return *desc ? 0 : topo_err_nomem(s->err, "ibnetdiscover");
 }
 
