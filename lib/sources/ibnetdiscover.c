@@ -86,9 +86,10 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
     for (size_t i = 0; i < d->ports.n; i++) {
         ibd_port *p = &d->ports.items[i];
         ibd_node *a = &d->nodes.items[p->node];
-        p->rnode = ibd_find_node(d, p->rkind, p->rguid);
-        if (p->rnode == SIZE_MAX)
+        size_t rnode = ibd_find_node(d, p->rkind, p->rguid);
+        if (rnode == SIZE_MAX)
             continue;
+        p->rnode = (uint32_t)rnode;
         ibd_node *b = &d->nodes.items[p->rnode];
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
         if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
@@ -172,7 +173,7 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
     ibd_format_id(rid, p->rkind, p->rguid);
     end a = {local->kind, local->guid, local->id, local, local->desc};
     end b = {p->rkind, p->rguid, rid, NULL, p->rdesc};
-    if (p->rnode != SIZE_MAX) {
+    if (p->rnode != IBD_NO_NODE) {
         b.node = &d->nodes.items[p->rnode];
         b.id = b.node->id;
     }

@@ -48,14 +48,17 @@ typedef struct ibd_node {
     const char *port; /* the adapter part, or NULL */
 } ibd_node;
 
-/* One port line: a cable from the stanza's node to a remote node. */
+/* One port line: a cable from the stanza's node to a remote node. Packed
+ * to 32 bytes: a large dump has hundreds of thousands (node indices fit in
+ * 32 bits, the scan stops at INT32_MAX nodes). */
+#define IBD_NO_NODE UINT32_MAX
 typedef struct ibd_port {
-    size_t node; /* the stanza's node, an index into nodes */
-    char rkind;  /* the remote's 'S', 'H' or 'R' */
+    uint32_t node;  /* the stanza's node, an index into nodes */
+    uint32_t rnode; /* the remote's stanza once resolved, or IBD_NO_NODE */
+    int line;
+    char rkind; /* the remote's 'S', 'H' or 'R' */
     uint64_t rguid;
     const char *rdesc; /* the remote description from the comment, or NULL */
-    size_t rnode;      /* the remote's stanza once resolved, or SIZE_MAX */
-    int line;
 } ibd_port;
 
 typedef struct ibd_dump {

@@ -261,9 +261,9 @@ static int header_line(scan *s, ibd_span t, char word)
 /* `[<port>]... "<kind>-<guid>"[<port>]...(<guid>) # ...` */
 static int port_line(scan *s, ibd_span t)
 {
-    ibd_port port = {.node = s->node, .rnode = SIZE_MAX, .line = s->line};
     if (s->node == SIZE_MAX)
         return bad(s, "a port line outside a Switch, Ca or Rt stanza");
+    ibd_port port = {.node = (uint32_t)s->node, .rnode = IBD_NO_NODE, .line = s->line};
     if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
         return bad(s, "a port line that does not start with \"[<port>]\"");
     ibd_skip_blanks(&t);
