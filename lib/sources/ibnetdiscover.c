@@ -3,9 +3,13 @@
  * syntax error leaves the facts untouched and an adapter's own Ca stanza
  * can name it even when the switch lines that reach it come earlier; then
  * nodes and cables become facts here. */
+#define _POSIX_C_SOURCE 200809L
 #include "topo/ibnetdiscover.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "ibnetdiscover_internal.h"
@@ -82,9 +86,10 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
     for (size_t i = 0; i < d->ports.n; i++) {
         ibd_port *p = &d->ports.items[i];
         ibd_node *a = &d->nodes.items[p->node];
-        p->rnode = ibd_find_node(d, p->rkind, p->rguid);
-        if (p->rnode == SIZE_MAX)
+        size_t rnode = ibd_find_node(d, p->rkind, p->rguid);
+        if (rnode == SIZE_MAX)
             continue;
+        p->rnode = (uint32_t)rnode;
         ibd_node *b = &d->nodes.items[p->rnode];
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
         if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
@@ -168,7 +173,7 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
     ibd_format_id(rid, p->rkind, p->rguid);
     end a = {local->kind, local->guid, local->id, local, local->desc};
     end b = {p->rkind, p->rguid, rid, NULL, p->rdesc};
-    if (p->rnode != SIZE_MAX) {
+    if (p->rnode != IBD_NO_NODE) {
         b.node = &d->nodes.items[p->rnode];
         b.id = b.node->id;
     }
@@ -208,6 +213,18 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
     return rc;
 }
 
+/* The scan's records into facts and stats, once the whole dump is read. */
+static int finish(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_opts *opts,
+                  topo_ibnetdiscover_stats *stats, int rc, topo_err *err)
+{
+    if (rc == 0)
+        rc = to_facts(d, into, opts->map, err);
+    if (stats)
+        *stats = d->stats;
+    ibd_dump_dispose(d);
+    return rc;
+}
+
 int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
                              const topo_ibnetdiscover_opts *opts, topo_ibnetdiscover_stats *stats,
                              topo_err *err)
@@ -222,12 +239,66 @@ int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
     int rc = ibd_dump_init(&d, source, err);
     if (rc != 0)
         return rc;
-    rc = ibd_scan(&d, text, len, err);
+    topo_ibnetdiscover_opts o = opts ? *opts : (topo_ibnetdiscover_opts){0};
+    return finish(&d, into, &o, stats, ibd_scan(&d, text, len, err), err);
+}
+
+/* The first pass over the file: its size against the limit (messages as
+ * topo_codec_read_file's) and the line of its first NUL byte (0 for none),
+ * read in small blocks, so that the errors come in the order the in-memory
+ * parse gives them without holding the text. */
+static int check_file(FILE *f, const char *path, int *nul_line, topo_err *err)
+{
+    char block[64 * 1024];
+    size_t total = 0, n;
+    int line = 1;
+    *nul_line = 0;
+    while ((n = fread(block, 1, sizeof(block), f)) > 0) {
+        total += n;
+        if (total > TOPO_MAX_IBNETDISCOVER_DUMP)
+            break;
+        const char *nul = *nul_line ? NULL : memchr(block, '\0', n);
+        if (nul)
+            *nul_line = ibd_nul_line(block, nul, line);
+        else if (!*nul_line)
+            line = ibd_nul_line(block, block + n, line);
+    }
+    if (ferror(f))
+        return topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
+    if (total > TOPO_MAX_IBNETDISCOVER_DUMP)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: file is larger than the limit of %zu bytes",
+                            path, (size_t)TOPO_MAX_IBNETDISCOVER_DUMP);
+    if (fseek(f, 0, SEEK_SET) != 0)
+        return topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The second pass, line by line: only the scan's records are held. */
+static int scan_file(ibd_dump *d, FILE *f, const char *path, topo_err *err)
+{
+    ibd_scanner s;
+    char *line = NULL;
+    size_t cap = 0, total = 0;
+    ssize_t n;
+    int rc = 0;
+    ibd_scan_begin(&s, d, err);
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        size_t len = (size_t)n;
+        total += len;
+        /* The file changed since the first pass. */
+        if (total > TOPO_MAX_IBNETDISCOVER_DUMP)
+            rc = topo_err_set(err, TOPO_ELIMIT, "%s: file is larger than the limit of %zu bytes",
+                              path, (size_t)TOPO_MAX_IBNETDISCOVER_DUMP);
+        else if (memchr(line, '\0', len))
+            rc = ibd_fail(err, TOPO_EINVALID, d->source, s.line + 1, "a NUL byte");
+        else
+            rc = ibd_scan_line(&s, line, len > 0 && line[len - 1] == '\n' ? len - 1 : len);
+    }
+    if (rc == 0 && ferror(f))
+        rc = topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
+    free(line);
     if (rc == 0)
-        rc = to_facts(&d, into, opts ? opts->map : NULL, err);
-    if (stats)
-        *stats = d.stats;
-    ibd_dump_dispose(&d);
+        ibd_scan_end(&s);
     return rc;
 }
 
@@ -242,6 +313,23 @@ int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
         o.source = path;
     if (stats)
         memset(stats, 0, sizeof(*stats));
+    /* A regular file is streamed; anything else (a pipe) cannot be read
+     * twice, so it is read whole. */
+    FILE *f = fopen(path, "re");
+    struct stat st;
+    if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        ibd_dump d;
+        int nul_line = 0;
+        int rc = check_file(f, path, &nul_line, err);
+        if (rc == 0 && nul_line)
+            rc = ibd_fail(err, TOPO_EINVALID, o.source, nul_line, "a NUL byte");
+        if (rc == 0 && (rc = ibd_dump_init(&d, o.source, err)) == 0)
+            rc = finish(&d, into, &o, stats, scan_file(&d, f, path, err), err);
+        fclose(f);
+        return rc;
+    }
+    if (f)
+        fclose(f);
     int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_IBNETDISCOVER_DUMP, err);
     if (rc == 0)
         rc = topo_ibnetdiscover_parse(into, text, len, &o, stats, err);

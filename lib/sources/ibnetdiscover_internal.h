@@ -48,14 +48,17 @@ typedef struct ibd_node {
     const char *port; /* the adapter part, or NULL */
 } ibd_node;
 
-/* One port line: a cable from the stanza's node to a remote node. */
+/* One port line: a cable from the stanza's node to a remote node. Packed
+ * to 32 bytes: a large dump has hundreds of thousands (node indices fit in
+ * 32 bits, the scan stops at INT32_MAX nodes). */
+#define IBD_NO_NODE UINT32_MAX
 typedef struct ibd_port {
-    size_t node; /* the stanza's node, an index into nodes */
-    char rkind;  /* the remote's 'S', 'H' or 'R' */
+    uint32_t node;  /* the stanza's node, an index into nodes */
+    uint32_t rnode; /* the remote's stanza once resolved, or IBD_NO_NODE */
+    int line;
+    char rkind; /* the remote's 'S', 'H' or 'R' */
     uint64_t rguid;
     const char *rdesc; /* the remote description from the comment, or NULL */
-    size_t rnode;      /* the remote's stanza once resolved, or SIZE_MAX */
-    int line;
 } ibd_port;
 
 typedef struct ibd_dump {
@@ -64,6 +67,12 @@ typedef struct ibd_dump {
     TOPO_ARRAY(ibd_node) nodes;
     TOPO_ARRAY(ibd_port) ports;
     topo_strmap *index; /* node id -> index into nodes */
+    /* Descriptions are interned: a node is named on every port line that
+     * reaches it, and one copy per line was most of a large dump's memory. */
+    topo_strmap *descs; /* description -> index into desc_strs */
+    TOPO_ARRAY(const char *) desc_strs;
+    char *scratch; /* a description being looked up, NUL-terminated */
+    size_t scratch_cap;
     topo_ibnetdiscover_stats stats;
 } ibd_dump;
 
@@ -73,6 +82,25 @@ void ibd_dump_dispose(ibd_dump *d);
 /* Reads every line of text into d's records (stats.lines, switches,
  * routers, skipped_lines counted here). TOPO_EINVALID naming the line. */
 int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err);
+/* The scanner's state between lines, for a dump read line by line
+ * (topo_ibnetdiscover_read_file streams the file instead of holding it). */
+typedef struct ibd_scanner {
+    ibd_dump *d;
+    int line;
+    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
+    uint64_t sysimg; /* the stanza's sysimgguid= so far */
+    int has_sysimg;
+    topo_err *err;
+} ibd_scanner;
+void ibd_scan_begin(ibd_scanner *s, ibd_dump *d, topo_err *err);
+/* One line of n bytes, without its '\n' (a '\r' before it is dropped here),
+ * and no NUL in it: the caller checks the whole dump for NULs first, as
+ * ibd_scan does, so that error wins over the lines'. */
+int ibd_scan_line(ibd_scanner *s, const char *p, size_t n);
+/* After the last line: stats.lines, the skipped-lines summary. */
+void ibd_scan_end(ibd_scanner *s);
+/* The line of the NUL byte at nul, counting from text at line. */
+int ibd_nul_line(const char *text, const char *nul, int line);
 /* "<kind>-<16 hex>" and its NUL. */
 #define IBD_ID_SIZE 19
 void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid);

@@ -30,7 +30,8 @@ int ibd_dump_init(ibd_dump *d, const char *source, topo_err *err)
     d->source = source;
     d->pool = topo_pool_create();
     d->index = topo_strmap_create(1024);
-    if (!d->pool || !d->index) {
+    d->descs = topo_strmap_create(1024);
+    if (!d->pool || !d->index || !d->descs) {
         ibd_dump_dispose(d);
         return topo_err_nomem(err, "ibnetdiscover");
     }
@@ -42,6 +43,9 @@ void ibd_dump_dispose(ibd_dump *d)
     free(d->nodes.items);
     free(d->ports.items);
     topo_strmap_free(d->index);
+    topo_strmap_free(d->descs);
+    free(d->desc_strs.items);
+    free(d->scratch);
     topo_pool_free(d->pool);
     memset(d, 0, sizeof(*d));
 }
@@ -73,15 +77,7 @@ size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid)
     return found >= 0 ? (size_t)found : SIZE_MAX;
 }
 
-/* The scanner's state between lines. */
-typedef struct scan {
-    ibd_dump *d;
-    int line;
-    size_t node;     /* the current stanza's node, or SIZE_MAX between stanzas */
-    uint64_t sysimg; /* the stanza's sysimgguid= so far */
-    int has_sysimg;
-    topo_err *err;
-} scan;
+typedef ibd_scanner scan;
 
 static int bad(scan *s, const char *what)
 {
@@ -147,6 +143,28 @@ static int skip_port_extras(ibd_span *t)
     return 0;
 }
 
+/* The one pooled copy of the n bytes at p; NULL when out of memory. */
+static const char *intern(ibd_dump *d, const char *p, size_t n)
+{
+    if (n >= d->scratch_cap) {
+        char *grown = realloc(d->scratch, n + 64);
+        if (!grown)
+            return NULL;
+        d->scratch = grown;
+        d->scratch_cap = n + 64;
+    }
+    memcpy(d->scratch, p, n);
+    d->scratch[n] = '\0';
+    int32_t found = topo_strmap_get(d->descs, d->scratch);
+    if (found >= 0)
+        return d->desc_strs.items[found];
+    const char *copy = topo_pool_strndup(d->pool, p, n);
+    if (!copy || d->desc_strs.n >= INT32_MAX || TOPO_ARRAY_PUSH(&d->desc_strs, copy) != 0 ||
+        topo_strmap_put(d->descs, copy, (int32_t)(d->desc_strs.n - 1)) != 0)
+        return NULL;
+    return copy;
+}
+
 /* The description of a `# ...` comment: from its first quote to the last
  * quote of the line. *desc NULL when the comment quotes nothing; -1 when
  * it opens a quote it never closes. */
@@ -161,7 +179,7 @@ static int comment_desc(scan *s, ibd_span t, const char **desc)
         close--;
     if (close == open)
         return -1;
-    *desc = topo_pool_strndup(s->d->pool, open + 1, (size_t)(close - open - 1));
+    *desc = intern(s->d, open + 1, (size_t)(close - open - 1));
     return *desc ? 0 : topo_err_nomem(s->err, "ibnetdiscover");
 }
 
@@ -243,9 +261,9 @@ static int header_line(scan *s, ibd_span t, char word)
 /* `[<port>]... "<kind>-<guid>"[<port>]...(<guid>) # ...` */
 static int port_line(scan *s, ibd_span t)
 {
-    ibd_port port = {.node = s->node, .rnode = SIZE_MAX, .line = s->line};
     if (s->node == SIZE_MAX)
         return bad(s, "a port line outside a Switch, Ca or Rt stanza");
+    ibd_port port = {.node = (uint32_t)s->node, .rnode = IBD_NO_NODE, .line = s->line};
     if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
         return bad(s, "a port line that does not start with \"[<port>]\"");
     ibd_skip_blanks(&t);
@@ -324,34 +342,54 @@ static int one_line(scan *s, ibd_span t)
     return 0;
 }
 
+void ibd_scan_begin(ibd_scanner *s, ibd_dump *d, topo_err *err)
+{
+    *s = (ibd_scanner){.d = d, .node = SIZE_MAX, .err = err};
+}
+
+int ibd_scan_line(ibd_scanner *s, const char *p, size_t n)
+{
+    ibd_span t = {p, p + n};
+    if (t.end > t.p && t.end[-1] == '\r')
+        t.end--;
+    if (s->line == INT32_MAX)
+        return ibd_fail(s->err, TOPO_ELIMIT, s->d->source, s->line, "too many lines");
+    s->line++;
+    return one_line(s, t);
+}
+
+void ibd_scan_end(ibd_scanner *s)
+{
+    ibd_dump *d = s->d;
+    d->stats.lines = (size_t)s->line;
+    if (d->stats.skipped_lines > IBD_WARN_LINES)
+        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
+                 d->stats.skipped_lines);
+}
+
+int ibd_nul_line(const char *text, const char *nul, int line)
+{
+    for (const char *c = text; c < nul; c++)
+        line += *c == '\n';
+    return line;
+}
+
 int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err)
 {
-    scan s = {.d = d, .node = SIZE_MAX, .err = err};
+    scan s;
     const char *p = text, *end = text + len;
-    if (len > 0 && memchr(text, '\0', len)) {
-        const char *nul = memchr(text, '\0', len);
-        int line = 1;
-        for (const char *c = text; c < nul; c++)
-            line += *c == '\n';
-        return ibd_fail(err, TOPO_EINVALID, d->source, line, "a NUL byte");
-    }
+    const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
+    if (nul)
+        return ibd_fail(err, TOPO_EINVALID, d->source, ibd_nul_line(text, nul, 1), "a NUL byte");
+    ibd_scan_begin(&s, d, err);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *stop = nl ? nl : end;
-        ibd_span t = {p, stop};
-        if (t.end > t.p && t.end[-1] == '\r')
-            t.end--;
-        if (s.line == INT32_MAX)
-            return ibd_fail(err, TOPO_ELIMIT, d->source, s.line, "too many lines");
-        s.line++;
-        int rc = one_line(&s, t);
+        int rc = ibd_scan_line(&s, p, (size_t)(stop - p));
         if (rc != 0)
             return rc;
         p = nl ? nl + 1 : end;
     }
-    d->stats.lines = (size_t)s.line;
-    if (d->stats.skipped_lines > IBD_WARN_LINES)
-        topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
-                 d->stats.skipped_lines);
+    ibd_scan_end(&s);
     return 0;
 }

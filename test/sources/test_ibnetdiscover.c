@@ -4,6 +4,7 @@
  * (host, hca, switch) cables with Aggregation Nodes left out), the shapes
  * real dumps vary in, every malformed line with its line number, the
  * node-name map. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +14,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <unistd.h>
 
+#include "topo/codec.h"
 #include "topo/ibnetdiscover.h"
 #include "topo/limits.h"
 #include "topo/log.h"
@@ -424,6 +427,95 @@ static void test_ibnetdiscover__node_name_map_errors(void **state)
     topo_ibnetdiscover_map_free(NULL);
 }
 
+static void assert_same_str(const char *a, const char *b)
+{
+    if (!a || !b)
+        assert_ptr_equal(a, b);
+    else
+        assert_string_equal(a, b);
+}
+
+/* The streamed file read and the in-memory parse of the same text give the
+ * same facts, in the same order, and the same stats. */
+static void assert_same_facts(const topo_facts *a, const topo_facts *b)
+{
+    assert_int_equal(topo_facts_switch_count(a), topo_facts_switch_count(b));
+    for (size_t i = 0; i < topo_facts_switch_count(a); i++) {
+        assert_string_equal(topo_facts_switch_id(a, i), topo_facts_switch_id(b, i));
+        assert_same_str(topo_facts_switch_name(a, i), topo_facts_switch_name(b, i));
+    }
+    assert_int_equal(topo_facts_host_count(a), topo_facts_host_count(b));
+    for (size_t i = 0; i < topo_facts_host_count(a); i++)
+        assert_string_equal(topo_facts_host_name(a, i), topo_facts_host_name(b, i));
+    assert_int_equal(topo_facts_link_count(a), topo_facts_link_count(b));
+    for (size_t i = 0; i < topo_facts_link_count(a); i++) {
+        topo_facts_link x = topo_facts_link_at(a, i), y = topo_facts_link_at(b, i);
+        assert_int_equal(x.is_host_link, y.is_host_link);
+        assert_int_equal(x.sw, y.sw);
+        assert_int_equal(x.other, y.other);
+        assert_int_equal(x.host, y.host);
+        assert_same_str(x.port, y.port);
+    }
+}
+
+static void test_ibnetdiscover__streamed_file_matches_text(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"mellanox-small_topo_file.txt",
+                                        "mellanox-selene.compute.txt", "topograph-example.out",
+                                        "topograph-example-bad.out"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[1024];
+        char *text = NULL;
+        size_t len = 0;
+        topo_err err = TOPO_ERR_INIT;
+        topo_ibnetdiscover_stats st_file, st_text;
+        topo_facts *from_file = read_fixture(names[i], &st_file), *from_text = NULL;
+        fixture(path, sizeof(path), names[i]);
+        assert_int_equal(topo_codec_read_file(&text, &len, path, TOPO_MAX_IBNETDISCOVER_DUMP, &err),
+                         0);
+        topo_ibnetdiscover_opts opts = {.source = path};
+        assert_int_equal(topo_facts_create(&from_text, "ibnetdiscover", &err), 0);
+        assert_int_equal(topo_ibnetdiscover_parse(from_text, text, len, &opts, &st_text, &err), 0);
+        assert_same_facts(from_file, from_text);
+        assert_memory_equal(&st_file, &st_text, sizeof(st_file));
+        free(text);
+        topo_facts_free(from_file);
+        topo_facts_free(from_text);
+    }
+}
+
+/* Errors from the streamed read name the same lines as the in-memory parse:
+ * a NUL byte wins over an earlier bad line, as it does in text. */
+static void test_ibnetdiscover__streamed_file_errors(void **state)
+{
+    (void)state;
+    static const char bad_then_nul[] = SW "[1]\t\"S-11\"[1]\n\nCa 1 x\n# x\0y\n";
+    static const char bad_line[] = SW "\r\n[1]\t\"S-11\"[1]\r\n\r\n[2]\t\"S-12\"[1]\r\n";
+    const struct {
+        const char *text;
+        size_t len;
+    } cases[] = {{bad_then_nul, sizeof(bad_then_nul) - 1}, {bad_line, sizeof(bad_line) - 1}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[] = "/tmp/test_ibnetdiscover_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, cases[i].text, cases[i].len), (ssize_t)cases[i].len);
+        close(fd);
+        topo_err e_file = TOPO_ERR_INIT, e_text = TOPO_ERR_INIT;
+        topo_facts *f = NULL;
+        topo_ibnetdiscover_opts opts = {.source = "dump.txt"};
+        assert_int_equal(topo_facts_create(&f, "ibnetdiscover", &e_file), 0);
+        int rc_file = topo_ibnetdiscover_read_file(f, path, &opts, NULL, &e_file);
+        int rc_text = topo_ibnetdiscover_parse(f, cases[i].text, cases[i].len, &opts, NULL, &e_text);
+        assert_int_equal(rc_file, TOPO_EINVALID);
+        assert_int_equal(rc_text, TOPO_EINVALID);
+        assert_string_equal(e_file.text, e_text.text);
+        unlink(path);
+        topo_facts_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +529,8 @@ int main(void)
         cmocka_unit_test(test_ibnetdiscover__nul_and_limits),
         cmocka_unit_test(test_ibnetdiscover__node_name_map),
         cmocka_unit_test(test_ibnetdiscover__node_name_map_errors),
+        cmocka_unit_test(test_ibnetdiscover__streamed_file_matches_text),
+        cmocka_unit_test(test_ibnetdiscover__streamed_file_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
