@@ -3,6 +3,7 @@
 
 #include "sources.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -226,6 +227,10 @@ static int read_one(sync_sources *s, int i, topo_err *err)
     st->facts = f;
     pthread_mutex_unlock(&s->mu);
     topo_facts_free(old);
+    /* A read's transient memory (the parse of a large dump or response)
+     * sits in this thread's malloc arena after it: give it back, or the
+     * process keeps the read's peak for good (glibc). */
+    malloc_trim(0);
     st->failures = 0;
     st->last_ok_ms = t1;
     st->stale_warned = 0;
