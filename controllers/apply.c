@@ -88,23 +88,13 @@ static void count(sync_apply_result *res, topo_labelwriter_outcome o)
     }
 }
 
-/* The keys the writer owns: the plan's prefix, and topograph's keys when
- * the plan mirrors them (topo_plan_key_owned). */
-static void owned_keys(topo_labeldiff_owned *owned, const topo_plan *plan, char *prefix,
-                       size_t size, const char **prefixes, const char **keys)
+void sync_apply_owned(sync_owned *out, const char *prefix, int topograph)
 {
-    const char *pk = topo_plan_provenance_key(plan);
-    size_t n = strlen(pk) - strlen(TOPO_PLAN_PROVENANCE_NAME);
-    if (n >= size)
-        n = size - 1;
-    memcpy(prefix, pk, n);
-    prefix[n] = '\0';
-    prefixes[0] = prefix;
-    *owned = (topo_labeldiff_owned){.prefixes = prefixes, .nprefixes = 1, .keys = keys};
-    if (topo_plan_key_owned(plan, TOPO_PLAN_TOPOGRAPH_DOMAIN)) {
-        prefixes[owned->nprefixes++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
-        keys[owned->nkeys++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
-        keys[owned->nkeys++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
+    *out = (sync_owned){.prefixes = {prefix}, .nprefixes = 1};
+    if (topograph) {
+        out->prefixes[out->nprefixes++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
+        out->keys[out->nkeys++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
+        out->keys[out->nkeys++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
     }
 }
 
@@ -148,10 +138,13 @@ static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json
 int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
                      sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err)
 {
-    char prefix[256];
-    const char *prefixes[2], *keys[2];
-    topo_labeldiff_owned owned;
-    owned_keys(&owned, plan, prefix, sizeof prefix, prefixes, keys);
+    sync_owned keys;
+    sync_apply_owned(&keys, topo_plan_prefix(plan),
+                     topo_plan_key_owned(plan, TOPO_PLAN_TOPOGRAPH_DOMAIN));
+    topo_labeldiff_owned owned = {.prefixes = keys.prefixes,
+                                  .nprefixes = keys.nprefixes,
+                                  .keys = keys.keys,
+                                  .nkeys = keys.nkeys};
     *res = (sync_apply_result){0};
     for (size_t i = 0; i < topo_plan_node_count(plan); i++) {
         const json_t *node = json_object_get(view, topo_plan_node_name(plan, i));

@@ -22,6 +22,17 @@
 
 typedef struct sync_apply sync_apply;
 
+/* The label keys the writer owns (topo_plan_key_owned): the plan's prefix,
+ * and topograph's tier prefix and domain keys when the plan mirrors them.
+ * The one list for the writer's diff and the Node view's kept keys. */
+typedef struct sync_owned {
+    const char *prefixes[2];
+    size_t nprefixes;
+    const char *keys[2];
+    size_t nkeys;
+} sync_owned;
+void sync_apply_owned(sync_owned *out, const char *prefix, int topograph);
+
 /* k: the writer's own client (its QPS/burst paces the writes), borrowed.
  * dry_run: log each patch instead of sending it. metrics may be NULL. */
 int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,

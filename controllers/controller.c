@@ -46,7 +46,8 @@ typedef struct ctl {
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
     /* The node view's kept keys (make_nodes). */
-    const char *owned_prefix[1], *label_prefixes[2], *label_keys[8];
+    sync_owned owned;
+    const char *label_keys[8];
 } ctl;
 
 static int64_t mono_ms(void)
@@ -139,8 +140,8 @@ static int make_clients(ctl *c, topo_err *err)
 }
 
 /* The Node view keeps what a round reads (nodes.h): the labels the writer
- * owns (the prefix, and topograph's keys when the plan mirrors them, as
- * apply.c's owned_keys), the owned annotations (the record and the
+ * owns (sync_apply_owned: the prefix, and topograph's keys when the plan
+ * mirrors them), the owned annotations (the record and the
  * provenance, labeldiff.h, plan.h), and the labels the GPU facts come from
  * (gpu.h: GFD's clique, count, product and present labels, the hostname).
  * Any other label is dropped: less memory, and its changes wake no round. */
@@ -148,24 +149,21 @@ static int make_nodes(ctl *c, topo_err *err)
 {
     static const char *const record[] = {TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
     const topo_plan_opts *po = &c->o->settings->plan;
-    size_t np = 0, nk = 0;
-    c->owned_prefix[0] = po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX;
-    c->label_prefixes[np++] = c->owned_prefix[0];
+    sync_apply_owned(&c->owned, po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX,
+                     po->topograph);
+    size_t nk = 0;
+    for (size_t i = 0; i < c->owned.nkeys; i++)
+        c->label_keys[nk++] = c->owned.keys[i];
     c->label_keys[nk++] = TOPO_GPU_CLIQUE_LABEL;
     c->label_keys[nk++] = "nvidia.com/gpu.count";
     c->label_keys[nk++] = "nvidia.com/gpu.product";
     c->label_keys[nk++] = "nvidia.com/gpu.present";
     c->label_keys[nk++] = "kubernetes.io/hostname";
-    if (po->topograph) {
-        c->label_prefixes[np++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
-        c->label_keys[nk++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
-        c->label_keys[nk++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
-    }
-    sync_nodes_keep keep = {.label_prefixes = c->label_prefixes,
-                            .nlabel_prefixes = np,
+    sync_nodes_keep keep = {.label_prefixes = c->owned.prefixes,
+                            .nlabel_prefixes = c->owned.nprefixes,
                             .label_keys = c->label_keys,
                             .nlabel_keys = nk,
-                            .annotation_prefixes = c->owned_prefix,
+                            .annotation_prefixes = c->owned.prefixes,
                             .nannotation_prefixes = 1,
                             .annotation_keys = record,
                             .nannotation_keys = 1};

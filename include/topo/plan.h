@@ -149,6 +149,9 @@ int topo_plan_key_owned(const topo_plan *plan, const char *key);
  * {}): what --print-labels prints. New reference, NULL when out of memory. */
 json_t *topo_plan_labels_json(const topo_plan *plan);
 
+/* The owned label keys' prefix (opts.prefix, else TOPO_PLAN_DEFAULT_PREFIX). */
+const char *topo_plan_prefix(const topo_plan *plan);
+
 /* The provenance annotation's key: the prefix and "provenance"
  * ("topology.topo.io/provenance"). */
 const char *topo_plan_provenance_key(const topo_plan *plan);

@@ -41,6 +41,7 @@ struct topo_plan {
     topo_level levels[TOPO_LEVEL_COUNT];
     size_t nlevels;
     const char *keys[TOPO_LEVEL_COUNT];
+    const char *prefix; /* of the owned keys */
     const char *provenance_key;
     int topograph;
     const char **precedence[TOPO_LEVEL_COUNT];
@@ -67,8 +68,9 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
     p->incomplete = o ? o->incomplete : TOPO_PLAN_LEAVE_OUT;
     p->names = o ? o->names : NULL;
     p->topograph = o ? o->topograph != 0 : 0;
+    p->prefix = topo_pool_strdup(p->pool, prefix);
     p->provenance_key = topo_pool_printf(p->pool, "%s%s", prefix, TOPO_PLAN_PROVENANCE_NAME);
-    if (!p->provenance_key)
+    if (!p->prefix || !p->provenance_key)
         return topo_err_nomem(err, "plan");
     char bad[512];
     if (!topo_kueue_label_key_valid(p->provenance_key, bad, sizeof bad))
@@ -453,6 +455,11 @@ size_t topo_plan_levels(const topo_plan *plan, topo_level out[TOPO_LEVEL_COUNT])
 const char *topo_plan_level_key(const topo_plan *plan, topo_level level)
 {
     return topo_level_name(level) ? plan->keys[level] : NULL;
+}
+
+const char *topo_plan_prefix(const topo_plan *plan)
+{
+    return plan->prefix;
 }
 
 const char *topo_plan_provenance_key(const topo_plan *plan)
