@@ -1,7 +1,9 @@
 /* The option parsing of every command, and input loading shared by assign
  * and show. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli_common.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +16,41 @@
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
+/* Set once by main before any command runs (as getprogname() would be). */
+static const char *program = "topoassign";
+
+void topo_cli_set_program(const char *name)
+{
+    program = name;
+}
+
+const char *topo_cli_program(void)
+{
+    return program;
+}
+
+/* Set by on_signal: C11 lets a signal handler store to a lock-free atomic
+ * (7.14.1.1), and the threads reading it need an atomic anyway. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
+static atomic_int stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+const atomic_int *topo_cli_stop_on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return &stop_requested;
+}
+
 int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args)
 {
     char why[512];
@@ -23,7 +60,7 @@ int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *arg
         topo_opts_help_intro(cmd->opts, cmd->nopts, cmd->usage, cmd->intro, &b);
         char *text = topo_buf_take(&b, NULL);
         if (text == NULL) {
-            fprintf(stderr, "topoassign %s: out of memory\n", cmd->name);
+            fprintf(stderr, "%s %s: out of memory\n", program, cmd->name);
             return TOPO_CLI_EXIT_BADINPUT;
         }
         fputs(text, stdout);
@@ -31,7 +68,7 @@ int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *arg
         return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
     }
     if (rc != 0) {
-        fprintf(stderr, "topoassign %s: %s (see 'topoassign %s --help')\n", cmd->name, why,
+        fprintf(stderr, "%s %s: %s (see '%s %s --help')\n", program, cmd->name, why, program,
                 cmd->name);
         return TOPO_CLI_EXIT_BADINPUT;
     }
@@ -162,27 +199,37 @@ const char *topo_cli_level_short(const char *level)
 
 void topo_cli_error(const char *cmd, const topo_err *err)
 {
-    fprintf(stderr, "topoassign %s: %s\n", cmd,
+    fprintf(stderr, "%s %s: %s\n", program, cmd,
             err->text[0] ? err->text : topo_strerror(err->code));
 }
 
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, const char *pods,
-                           const char *db, const char *levels_text, const char *const *labels,
-                           size_t nlabels, const char *topology_name, topo_pool *pool,
-                           topo_err *err)
+int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
+                           const char *levels_text, const char *const *labels, size_t nlabels,
+                           const char *topology_name, topo_pool *pool, topo_err *err)
 {
     const char **levels = NULL;
     size_t nlevels = 0, nflavor = 0;
     topo_kv *flavor = NULL;
-    if (db != NULL && nnodes > 0)
-        return topo_err_set(err, TOPO_EINVALID, "--db and --nodes are mutually exclusive");
-    if (db != NULL && pods != NULL)
+    if (in->live && in->nnodes > 0)
         return topo_err_set(err, TOPO_EINVALID,
-                            "--pods cannot be combined with --db (the cache holds the pods)");
-    if (nnodes == 0 && db == NULL)
+                            "--nodes cannot be combined with the live cluster (--live, "
+                            "--kubeconfig, --context, kubectl topo): it is read from the API "
+                            "server");
+    if (in->live && in->db != NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--db cannot be combined with the live cluster (--live, "
+                            "--kubeconfig, --context, kubectl topo): it is read from the API "
+                            "server");
+    if (in->db != NULL && in->nnodes > 0)
+        return topo_err_set(err, TOPO_EINVALID, "--db and --nodes are mutually exclusive");
+    if ((in->db != NULL || in->live) && in->pods != NULL)
+        return topo_err_set(err, TOPO_EINVALID, "--pods cannot be combined with %s",
+                            in->db != NULL ? "--db (the cache holds the pods)"
+                                           : "the live cluster (its pods are listed)");
+    if (in->nnodes == 0 && in->db == NULL && !in->live)
         return topo_err_set(err, TOPO_EINVALID,
                             "--nodes: required (kubectl get nodes -o json, or a fixture), or "
-                            "--db FILE (a topo cache)");
+                            "--db FILE (a topo cache), or --live (the cluster now)");
     if (levels_text == NULL)
         return topo_err_set(err, TOPO_EINVALID, "--levels: required, e.g. --levels "
                                                 "topology.topo.io/rack,kubernetes.io/hostname");
@@ -259,9 +306,9 @@ static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
     return 0;
 }
 
-static int load_from_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
-                        const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
-                        topo_pool *pool, topo_err *err)
+int topo_cli_load_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
+                     const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                     topo_pool *pool, topo_err *err)
 {
     /* A reader: a missing file is an error, not a new cache, and it never
      * writes (no schema into an empty file). */
@@ -293,8 +340,7 @@ cleanup:
 }
 
 int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           topo_cli_nodes *out_nodes, const char *const *nodes, size_t nnodes,
-                           const char *pods, const char *db,
+                           topo_cli_nodes *out_nodes, const topo_cli_input *in,
                            const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                            topo_pool *pool, topo_err *err)
 {
@@ -306,9 +352,11 @@ int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
     *out_snap = NULL;
     out_nodes->v = NULL;
     out_nodes->n = 0;
-    if (db != NULL)
-        return load_from_db(out_snap, out_nodes, db, opts, out_ignored, pool, err);
-    if ((rc = topo_cli_load_inventory(out_inv, nodes, nnodes, pods, err)) < 0)
+    if (in->live)
+        return topo_cli_load_live(out_snap, out_nodes, in, opts, out_ignored, pool, err);
+    if (in->db != NULL)
+        return topo_cli_load_db(out_snap, out_nodes, in->db, opts, out_ignored, pool, err);
+    if ((rc = topo_cli_load_inventory(out_inv, in->nodes, in->nnodes, in->pods, err)) < 0)
         return rc;
     n = topo_inventory_node_count(*out_inv);
     if (n > 0 && (v = topo_pool_calloc(pool, n, sizeof(*v))) == NULL)

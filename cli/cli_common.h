@@ -4,6 +4,7 @@
 #ifndef TOPO_CLI_COMMON_H
 #define TOPO_CLI_COMMON_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,15 +37,24 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err);
 
-/* The topology flags `assign` and `show` share: checks that the input is
- * either --nodes (nnodes, with --pods optional) or --db (never both, and no
- * --pods with --db) and that --levels is present, parses the levels and the
- * --node-label flavor labels into opts->snapshot (topology_name
- * TOPO_CLI_TOPOLOGY_NAME when NULL). Strings live in pool. */
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, size_t nnodes, const char *pods,
-                           const char *db, const char *levels_text, const char *const *labels,
-                           size_t nlabels, const char *topology_name, topo_pool *pool,
-                           topo_err *err);
+/* Where `assign` and `show` read the cluster: --nodes files (with --pods
+ * optional), a --db cache file, or the live cluster (--live, implied by
+ * --kubeconfig and --context, and by running as kubectl-topo). */
+typedef struct topo_cli_input {
+    const char *const *nodes;
+    size_t nnodes;
+    const char *pods, *db;
+    int live;
+    const char *kubeconfig, *context; /* with live; NULL: kubectl's defaults */
+} topo_cli_input;
+
+/* The topology flags `assign` and `show` share: checks that exactly one
+ * input is given (--pods only with --nodes) and that --levels is present,
+ * parses the levels and the --node-label flavor labels into opts->snapshot
+ * (topology_name TOPO_CLI_TOPOLOGY_NAME when NULL). Strings live in pool. */
+int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
+                           const char *levels_text, const char *const *labels, size_t nlabels,
+                           const char *topology_name, topo_pool *pool, topo_err *err);
 
 /* The nodes behind a snapshot, for output (labels, readiness, taints). */
 typedef struct topo_cli_nodes {
@@ -52,20 +62,43 @@ typedef struct topo_cli_nodes {
     size_t n;
 } topo_cli_nodes;
 
-/* Builds the snapshot from the inventory (every --nodes file, then --pods)
- * or, when db is set, from that cache file (topo_cache_snapshot, reservations
- * charged as of now). *out_nodes lists the nodes (strings in pool or the
+/* Builds the snapshot from the inventory (every --nodes file, then --pods),
+ * from the --db cache file (topo_cli_load_db), or from the live cluster
+ * (topo_cli_load_live). *out_nodes lists the nodes (strings in pool or the
  * inventory). *out_ignored (may be NULL) counts pods on unknown nodes. */
 int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           topo_cli_nodes *out_nodes, const char *const *nodes, size_t nnodes,
-                           const char *pods, const char *db,
+                           topo_cli_nodes *out_nodes, const topo_cli_input *in,
                            const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                            topo_pool *pool, topo_err *err);
+
+/* The snapshot and nodes of a topo cache file (read-only; reservations
+ * charged as of now). */
+int topo_cli_load_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
+                     const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
+                     topo_pool *pool, topo_err *err);
+
+/* The live cluster (live.c): Nodes and Pods listed once through the
+ * kubeconfig (the filler of `cache sync --once`) into a cache file in a
+ * temporary directory, read as topo_cli_load_db reads one, then removed. A
+ * SIGINT or SIGTERM meanwhile stops the list and still removes it. */
+int topo_cli_load_live(topo_snapshot **out_snap, topo_cli_nodes *out_nodes,
+                       const topo_cli_input *in, const topo_inventory_snapshot_opts *opts,
+                       size_t *out_ignored, topo_pool *pool, topo_err *err);
+
+/* Installs the SIGINT and SIGTERM handlers that set the returned flag (for
+ * topo_filler_opts.stop): the first signal stops a sync, which then ends
+ * cleanly. */
+const atomic_int *topo_cli_stop_on_signals(void);
+
+/* The program name messages start with: "topoassign", or "kubectl topo"
+ * when run as the kubectl plugin (main sets it once, before any command). */
+void topo_cli_set_program(const char *name);
+const char *topo_cli_program(void);
 
 /* The short name of a level: the part after the last '/'. */
 const char *topo_cli_level_short(const char *level);
 
-/* Prints "topoassign <cmd>: <message>" on stderr. */
+/* Prints "<program> <cmd>: <message>" on stderr. */
 void topo_cli_error(const char *cmd, const topo_err *err);
 
 #endif

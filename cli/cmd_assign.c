@@ -16,9 +16,9 @@
 typedef struct assign_args {
     topo_opt_list nodes, node_labels, gates;
     const char *pods, *db, *levels, *request, *required, *preferred, *slice_level, *podset;
-    const char *topology_name, *output;
+    const char *topology_name, *output, *kubeconfig, *context;
     unsigned long count, slice_size; /* 0: not given */
-    int unconstrained;
+    int unconstrained, live;
 } assign_args;
 
 #define O(field) offsetof(assign_args, field)
@@ -34,6 +34,16 @@ static const topo_opt table[] = {
      "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations "
      "(topoassign cache import makes one)",
      O(db), NULL},
+    {"--live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "the cluster now, instead of --nodes/--pods or --db: its Nodes and Pods listed once "
+     "through the kubeconfig into a temporary cache (what kubectl topo does); implied by "
+     "--kubeconfig and --context",
+     O(live), NULL},
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
+     "$KUBECONFIG, in-cluster, ~/.kube/config", "the live cluster's kubeconfig", O(kubeconfig),
+     NULL},
+    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
+     "the kubeconfig's context", O(context), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
      "topology level labels, coarsest first (Kueue Topology levels), required", O(levels),
      NULL},
@@ -69,16 +79,23 @@ static const topo_opt table[] = {
 
 const topo_cli_command topo_cli_assign = {
     "assign",
-    "place one PodSet on an inventory, as Kueue TAS would",
-    "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
+    "place one PodSet on a cluster, as Kueue TAS would",
+    "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE | --live)\n"
+    "                         [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
     "                         --count N --request NAME=QTY[,NAME=QTY...]\n"
     "                         (--required LEVEL | --preferred LEVEL | --unconstrained)\n"
     "                         [--slice-size S --slice-level LEVEL]\n"
-    "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
-    "                         --podset MANIFEST",
+    "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE | --live)\n"
+    "                         [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "                         --podset MANIFEST\n"
+    "       kubectl topo assign [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "                           (--count N --request ... (--required LEVEL | ...) |\n"
+    "                            --podset MANIFEST)",
     "Places one PodSet on the cluster as Kueue's Topology-Aware Scheduling would and prints "
-    "where its pods go. Exit status: 0 placed, 1 does not fit (Kueue's message on stderr), "
-    "2 bad input.",
+    "where its pods go. With --live, and as kubectl topo assign, the cluster is read now "
+    "through the kubeconfig: where there is room for this PodSet right now. Exit status: 0 "
+    "placed, 1 does not fit (Kueue's message on stderr), 2 bad input or the cluster could "
+    "not be read.",
     table,
     sizeof table / sizeof table[0],
     topo_cli_cmd_assign,
@@ -341,6 +358,7 @@ static int parse_gates(topo_gates *gates, const topo_opt_list *l, topo_pool *poo
 int topo_cli_cmd_assign(int argc, char **argv)
 {
     assign_args f;
+    topo_cli_input in;
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
@@ -360,8 +378,15 @@ int topo_cli_cmd_assign(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f.nodes.n, f.pods, f.db, f.levels, f.node_labels.v,
-                               f.node_labels.n, f.topology_name, c.pool, &err) < 0)
+    in = (topo_cli_input){.nodes = f.nodes.v,
+                          .nnodes = f.nodes.n,
+                          .pods = f.pods,
+                          .db = f.db,
+                          .live = f.live || f.kubeconfig != NULL || f.context != NULL,
+                          .kubeconfig = f.kubeconfig,
+                          .context = f.context};
+    if (topo_cli_topology_opts(&sopts, &in, f.levels, f.node_labels.v, f.node_labels.n,
+                               f.topology_name, c.pool, &err) < 0)
         goto fail;
     c.levels = (const char **)sopts.snapshot.levels;
     c.nlevels = sopts.snapshot.nlevels;
@@ -373,8 +398,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
                           : podset_from_flags(&ps, &f, &c, &err)) < 0 ||
         parse_gates(&gates, &f.gates, c.pool, &err) < 0)
         goto fail;
-    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, f.nodes.v, f.nodes.n, f.pods, f.db,
-                               &sopts, NULL, c.pool, &err) < 0 ||
+    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, &in, &sopts, NULL, c.pool, &err) < 0 ||
         hostname_index(&c, &err) < 0)
         goto fail;
     if (topo_engine_find(&result, c.snap, &ps, 1, NULL, &gates, c.pool, &err) < 0)

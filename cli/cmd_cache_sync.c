@@ -2,9 +2,7 @@
  * cache file with the filler (list+watch), once or until a signal. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +22,8 @@
 
 #define CMD "cache sync"
 
-/* Set by on_signal: C11 lets a signal handler store to a lock-free atomic
- * (7.14.1.1), and the threads reading it need an atomic anyway. */
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is set from a signal handler");
-static atomic_int stop_requested;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
 typedef struct sync_args {
-    const char *db, *kubeconfig, *kinds, *levels;
+    const char *db, *kubeconfig, *context, *kinds, *levels;
     unsigned long idle_ms, page_size; /* 0: not given */
     double qps, burst;                /* 0: not given */
     int once, stats, verify_live;
@@ -50,6 +37,8 @@ static const topo_opt table[] = {
      "the cache file (created when missing), required", O(db), "Options:"},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
      "$KUBECONFIG, in-cluster, ~/.kube/config", "the cluster", O(kubeconfig), NULL},
+    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "the current-context",
+     "the kubeconfig's context", O(context), NULL},
     {"--kinds", NULL, TOPO_OPT_STRING, "LIST", 0, 0, NULL, "nodes,pods,jobs",
      "what to mirror, comma-separated", O(kinds), NULL},
     {"--once", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
@@ -78,9 +67,10 @@ static const topo_opt table[] = {
 const topo_cli_command topo_cli_cache_sync = {
     "cache sync",
     "mirror a cluster's Nodes, Pods and Jobs into a topo cache file",
-    "usage: topoassign cache sync --db FILE [--kubeconfig FILE] [--kinds nodes,pods,jobs]\n"
-    "                             [--once] [--idle-ms N] [--page-size N] [--qps Q]\n"
-    "                             [--burst B] [--stats] [--verify-live --levels L1,L2,...]",
+    "usage: topoassign cache sync --db FILE [--kubeconfig FILE] [--context NAME]\n"
+    "                             [--kinds nodes,pods,jobs] [--once] [--idle-ms N]\n"
+    "                             [--page-size N] [--qps Q] [--burst B] [--stats]\n"
+    "                             [--verify-live --levels L1,L2,...]",
     "Mirrors the cluster's Nodes, Pods and Jobs into the cache file (created when missing): "
     "resumes each watch from where the cache stopped, else lists (paged) and replaces the "
     "kind's rows; then applies watch events in batches; lists again when the API server "
@@ -218,6 +208,7 @@ static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts
         return topo_err_set(err, TOPO_EINVALID, "--db: required");
     o->db_path = f->db;
     o->kubeconfig = f->kubeconfig;
+    o->context = f->context;
     o->once = f->once;
     if (f->kinds != NULL && parse_kinds(&o->kinds, f->kinds, err) < 0)
         return TOPO_EINVALID;
@@ -225,7 +216,6 @@ static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts
     o->page_size = (unsigned)f->page_size;
     o->qps = f->qps;
     o->burst = f->burst;
-    o->stop = &stop_requested;
     if (f->verify_live) {
         const char **levels = NULL;
         if (f->levels == NULL)
@@ -260,12 +250,7 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     if (filler_opts(&o, &live, &sopts, &pool, &f, &err) < 0)
         goto bad;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    o.stop = topo_cli_stop_on_signals();
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -15,7 +15,8 @@
 
 typedef struct show_args {
     topo_opt_list nodes, node_labels;
-    const char *pods, *db, *levels, *resource, *topology_name;
+    const char *pods, *db, *levels, *resource, *topology_name, *kubeconfig, *context;
+    int live;
 } show_args;
 
 #define O(field) offsetof(show_args, field)
@@ -28,6 +29,16 @@ static const topo_opt table[] = {
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations",
      O(db), NULL},
+    {"--live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "the cluster now, instead of --nodes/--pods or --db: its Nodes and Pods listed once "
+     "through the kubeconfig into a temporary cache (what kubectl topo does); implied by "
+     "--kubeconfig and --context",
+     O(live), NULL},
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
+     "$KUBECONFIG, in-cluster, ~/.kube/config", "the live cluster's kubeconfig", O(kubeconfig),
+     NULL},
+    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
+     "the kubeconfig's context", O(context), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
      "topology level labels, coarsest first, required", O(levels), NULL},
     {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
@@ -42,11 +53,16 @@ static const topo_opt table[] = {
 const topo_cli_command topo_cli_show = {
     "show",
     "print the topology tree with free/total GPUs per domain",
-    "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
-    "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]",
+    "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE | --live) --levels L1,L2,...\n"
+    "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
+    "                       [--kubeconfig FILE] [--context NAME]\n"
+    "       kubectl topo show [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "                         [--resource NAME] [--node-label K=V ...] [--topology-name NAME]",
     "Prints the topology as a tree: per domain the free/total amount of the resource on "
     "eligible nodes, the largest amount free on a single node, and the eligible node count; "
-    "then the nodes left out. Exit status: 0 shown, 2 bad input.",
+    "then the nodes left out. With --live, and as kubectl topo show, the cluster is read "
+    "now through the kubeconfig. Exit status: 0 shown, 2 bad input or the cluster could not "
+    "be read.",
     table,
     sizeof table / sizeof table[0],
     topo_cli_cmd_show,
@@ -225,6 +241,7 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
 int topo_cli_cmd_show(int argc, char **argv)
 {
     show_args f;
+    topo_cli_input in;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
     topo_pool *pool = NULL;
@@ -248,10 +265,16 @@ int topo_cli_cmd_show(int argc, char **argv)
         topo_err_set(&err, TOPO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (topo_cli_topology_opts(&sopts, f.nodes.n, f.pods, f.db, f.levels, f.node_labels.v,
-                               f.node_labels.n, f.topology_name, pool, &err) < 0 ||
-        topo_cli_load_snapshot(&inv, &snap, &nodes, f.nodes.v, f.nodes.n, f.pods, f.db, &sopts,
-                               &ignored, pool, &err) < 0)
+    in = (topo_cli_input){.nodes = f.nodes.v,
+                          .nnodes = f.nodes.n,
+                          .pods = f.pods,
+                          .db = f.db,
+                          .live = f.live || f.kubeconfig != NULL || f.context != NULL,
+                          .kubeconfig = f.kubeconfig,
+                          .context = f.context};
+    if (topo_cli_topology_opts(&sopts, &in, f.levels, f.node_labels.v, f.node_labels.n,
+                               f.topology_name, pool, &err) < 0 ||
+        topo_cli_load_snapshot(&inv, &snap, &nodes, &in, &sopts, &ignored, pool, &err) < 0)
         goto fail;
     levels = sopts.snapshot.levels;
     nlevels = sopts.snapshot.nlevels;

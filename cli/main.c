@@ -1,9 +1,12 @@
 /* topoassign: Kueue-compatible topology assignment, offline. The command
- * table below, each command's option table in its cmd_*.c. */
+ * table below, each command's option table in its cmd_*.c. Run through a
+ * link named kubectl-topo it is a kubectl plugin: show and assign on the
+ * live cluster (plugin_main). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "topo/buf.h"
 #include "topo/options.h"
@@ -21,12 +24,39 @@ static const topo_cli_command *const documented[] = {
 };
 #define NDOCUMENTED (sizeof documented / sizeof documented[0])
 
-static const char usage_line[] = "usage: topoassign <command> [options]";
+static const char usage_line[] = "usage: topoassign <command> [options]\n"
+                                 "       kubectl topo <show|assign> [options]";
 static const char intro[] =
     "Kueue-compatible topology assignment, offline: place a PodSet on a cluster read from "
     "kubectl output, fixtures or a topo cache file, show a cluster's topology, generate "
-    "synthetic clusters, run Kueue's conformance cases, make and sync cache files. Exit "
-    "status: 0 placed, 1 does not fit, 2 bad input.";
+    "synthetic clusters, run Kueue's conformance cases, make and sync cache files. Linked as "
+    "kubectl-topo it is a kubectl plugin: kubectl topo show and kubectl topo assign read the "
+    "live cluster. Exit status: 0 placed, 1 does not fit, 2 bad input.";
+
+/* The kubectl plugin: the name it answers to, its commands, its help. */
+#define PLUGIN_NAME "kubectl-topo"
+static const topo_cli_command *const plugin_commands[] = {&topo_cli_show, &topo_cli_assign};
+#define NPLUGIN (sizeof plugin_commands / sizeof plugin_commands[0])
+static const char plugin_usage_line[] =
+    "usage: kubectl topo <show|assign> [--kubeconfig FILE] [--context NAME] [options]";
+static const char plugin_intro[] =
+    "Installed as kubectl-topo on the PATH (a link to topoassign is enough: it reads the "
+    "name it was run by), topoassign is a kubectl plugin. kubectl topo show and kubectl topo "
+    "assign take the options of topoassign show and assign, but read the live cluster: its "
+    "Nodes and Pods listed once through the kubeconfig (--kubeconfig FILE, else $KUBECONFIG, "
+    "else ~/.kube/config; --context NAME, else its current-context) into a temporary cache, "
+    "removed after. assign answers where a job would fit right now and show where the free "
+    "GPUs are. kubectl hands a plugin no flags of its own: give --kubeconfig and --context "
+    "after the command. Room the webhook holds for pods not created yet is not seen "
+    "(topoassign show --db on its cache file shows it). Exit status: 0 placed or shown, 1 "
+    "does not fit, 2 bad input or the cluster could not be read.";
+static const char plugin_examples[] =
+    "  kubectl topo show --levels topology.topo.io/rack,kubernetes.io/hostname\n"
+    "  kubectl topo assign --context prod \\\n"
+    "      --levels topology.topo.io/leaf,topology.topo.io/rack,kubernetes.io/hostname \\\n"
+    "      --count 8 --request nvidia.com/gpu=8 --required topology.topo.io/rack\n"
+    "  kubectl topo assign --levels topology.topo.io/rack,kubernetes.io/hostname \\\n"
+    "      --podset job.yaml -o json\n";
 
 static void usage(FILE *out)
 {
@@ -34,8 +64,79 @@ static void usage(FILE *out)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\n'topoassign <command> --help' describes a command's options;\n"
-                 "'topoassign --version' prints the version.\n"
+                 "'topoassign --version' prints the version;\n"
+                 "'kubectl topo' (linked as " PLUGIN_NAME ") runs show and assign on the live "
+                 "cluster.\n"
                  "exit status: 0 placed, 1 does not fit, 2 bad input\n");
+}
+
+static void plugin_usage(FILE *out)
+{
+    topo_buf b = TOPO_BUF_INIT(0);
+    topo_opts_help_intro(NULL, 0, plugin_usage_line, plugin_intro, &b);
+    topo_buf_printf(&b, "\ncommands:\n");
+    for (size_t i = 0; i < NPLUGIN; i++)
+        topo_buf_printf(&b, "  %-9s %s\n", plugin_commands[i]->name, plugin_commands[i]->summary);
+    topo_buf_printf(&b, "\nexamples:\n%s\n'kubectl topo <command> --help' describes a "
+                        "command's options.\n",
+                    plugin_examples);
+    char *text = topo_buf_take(&b, NULL);
+    fputs(text != NULL ? text : "kubectl topo: out of memory\n", out);
+    free(text);
+}
+
+/* kubectl topo <show|assign> ...: the command with --live first (unless
+ * given), so that it reads the cluster. */
+static int plugin_main(int argc, char **argv)
+{
+    topo_cli_set_program("kubectl topo");
+    if (argc < 2) {
+        plugin_usage(stderr);
+        return TOPO_CLI_EXIT_BADINPUT;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        plugin_usage(stdout);
+        return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("kubectl topo (topoassign) %s\n", TOPO_VERSION);
+        return TOPO_CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < NPLUGIN; i++) {
+        if (strcmp(argv[1], plugin_commands[i]->name) != 0)
+            continue;
+        int live = 0;
+        for (int k = 2; k < argc; k++)
+            live |= strcmp(argv[k], "--live") == 0;
+        char **args = calloc((size_t)argc + 2, sizeof(*args));
+        if (args == NULL) {
+            fprintf(stderr, "kubectl topo: out of memory\n");
+            return TOPO_CLI_EXIT_BADINPUT;
+        }
+        int n = 0;
+        args[n++] = argv[1];
+        static char live_flag[] = "--live";
+        if (!live)
+            args[n++] = live_flag;
+        for (int k = 2; k < argc; k++)
+            args[n++] = argv[k];
+        int rc = plugin_commands[i]->run(n, args);
+        free(args);
+        return rc;
+    }
+    fprintf(stderr, "kubectl topo: unknown command '%s' (show, assign; topoassign has the "
+                    "offline ones)\n",
+            argv[1]);
+    plugin_usage(stderr);
+    return TOPO_CLI_EXIT_BADINPUT;
+}
+
+static int is_plugin(const char *argv0)
+{
+    const char *slash = argv0 != NULL ? strrchr(argv0, '/') : NULL;
+    const char *base = slash != NULL ? slash + 1 : argv0;
+    return base != NULL && strcmp(base, PLUGIN_NAME) == 0;
 }
 
 /* docs/cli/topoassign.md: this program, then every command's table. */
@@ -49,6 +150,14 @@ static int markdown(void)
                     usage_line, intro);
     for (size_t i = 0; i < NDOCUMENTED; i++)
         topo_buf_printf(&b, "| `%s` | %s |\n", documented[i]->name, documented[i]->summary);
+    topo_buf_printf(&b,
+                    "\n## kubectl topo\n\n```\n%s\n```\n\n%s\n\n| command | what it does |\n"
+                    "| --- | --- |\n",
+                    plugin_usage_line, plugin_intro);
+    for (size_t i = 0; i < NPLUGIN; i++)
+        topo_buf_printf(&b, "| `kubectl topo %s` | %s, on the live cluster |\n",
+                        plugin_commands[i]->name, plugin_commands[i]->summary);
+    topo_buf_printf(&b, "\nExamples:\n\n```\n%s```\n", plugin_examples);
     for (size_t i = 0; i < NDOCUMENTED; i++) {
         char title[64];
         snprintf(title, sizeof title, "topoassign %s", documented[i]->name);
@@ -67,6 +176,8 @@ static int markdown(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && is_plugin(argv[0]))
+        return plugin_main(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return TOPO_CLI_EXIT_BADINPUT;

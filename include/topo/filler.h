@@ -30,6 +30,7 @@
 typedef struct topo_filler_opts {
     const char *db_path;    /* the cache file (created when missing), required */
     const char *kubeconfig; /* $KUBECONFIG, in-cluster, ~/.kube/config */
+    const char *context;    /* the kubeconfig's context; NULL: its current-context */
     unsigned int kinds;     /* TOPO_FILLER_* bits; TOPO_FILLER_ALL */
     unsigned int page_size; /* list page; TOPO_K8S_PAGE_DEFAULT */
     double qps;             /* per kind's client; topo_k8s_opts' default */

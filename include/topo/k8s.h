@@ -94,6 +94,12 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
  * first file of $KUBECONFIG, else in-cluster, else ~/.kube/config. */
 int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path,
                          topo_err *err) TOPO_MUST_CHECK;
+/* The same with a kubeconfig context (NULL: current-context, as above):
+ * kubectl's --context. With a context, in-cluster configuration is never
+ * used (a pod's service account is no context), and a missing kubeconfig is
+ * TOPO_ENOTFOUND naming the context. */
+int topo_k8s_config_load_context(topo_k8s_config *out, const char *kubeconfig_path,
+                                 const char *context, topo_err *err) TOPO_MUST_CHECK;
 
 /* ------------------------------------------------------------------ client */
 

@@ -649,7 +649,7 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     pthread_cond_init(&f->done, NULL);
     topo_k8s_config empty = {0};
     f->cfg = empty;
-    if ((rc = topo_k8s_config_load(&f->cfg, opts->kubeconfig, err)) < 0)
+    if ((rc = topo_k8s_config_load_context(&f->cfg, opts->kubeconfig, opts->context, err)) < 0)
         goto fail;
     topo_k8s_opts ko = {0};
     ko.qps = opts->qps;

@@ -541,9 +541,15 @@ int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const cha
 
 int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo_err *err)
 {
+    return topo_k8s_config_load_context(out, kubeconfig_path, NULL, err);
+}
+
+int topo_k8s_config_load_context(topo_k8s_config *out, const char *kubeconfig_path,
+                                 const char *context, topo_err *err)
+{
     memset(out, 0, sizeof(*out));
     if (kubeconfig_path != NULL)
-        return topo_k8s_config_kubeconfig(out, kubeconfig_path, NULL, err);
+        return topo_k8s_config_kubeconfig(out, kubeconfig_path, context, err);
     const char *env = getenv("KUBECONFIG");
     if (env != NULL && env[0] != '\0') {
         /* The first non-empty file of the list: topo does not merge kubeconfigs. */
@@ -555,13 +561,14 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
             char *first = topo_strndup(env, n);
             if (first == NULL)
                 return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
-            int error = topo_k8s_config_kubeconfig(out, first, NULL, err);
+            int error = topo_k8s_config_kubeconfig(out, first, context, err);
             free(first);
             return error;
         }
     }
+    /* A context names an entry of a kubeconfig: a pod's own identity has none. */
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
-    if (host != NULL && host[0] != '\0')
+    if (context == NULL && host != NULL && host[0] != '\0')
         return topo_k8s_config_in_cluster(out, NULL, err);
     const char *home = getenv("HOME");
     if (home != NULL && home[0] != '\0') {
@@ -569,11 +576,16 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
         if (path == NULL)
             return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
         int absent = 0;
-        int error = kubeconfig_file(out, path, NULL, &absent, err);
+        int error = kubeconfig_file(out, path, context, &absent, err);
         free(path);
         if (!absent)
             return error;
     }
+    if (context != NULL)
+        return topo_err_set(err, TOPO_ENOTFOUND,
+                            "context \"%s\": no kubeconfig to find it in (no --kubeconfig, no "
+                            "KUBECONFIG, no ~/.kube/config)",
+                            context);
     return topo_err_set(err, TOPO_ENOTFOUND,
                         "no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, not in "
                         "a pod, no ~/.kube/config");

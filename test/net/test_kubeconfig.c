@@ -318,6 +318,39 @@ static void test_kubeconfig__from_file(void **state)
     assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
     assert_string_equal(cfg.server, "https://h:2");
     topo_k8s_config_dispose(&cfg);
+
+    /* kubectl's --context: another entry of the same file, from every place
+     * a kubeconfig is found; a missing one named as asked for. */
+    write_file(kube, "config",
+               "current-context: c\nclusters: [{name: k, cluster: {server: 'https://h:2'}},\n"
+               "  {name: k3, cluster: {server: 'https://h:3'}}]\n"
+               "contexts: [{name: c, context: {cluster: k}}, {name: d, context: {cluster: k3}}]\n");
+    assert_int_equal(topo_k8s_config_load_context(&cfg, NULL, "d", &err), 0);
+    assert_string_equal(cfg.server, "https://h:3");
+    topo_k8s_config_dispose(&cfg);
+    assert_int_equal(topo_k8s_config_load_context(&cfg, NULL, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://h:2");
+    topo_k8s_config_dispose(&cfg);
+    assert_int_equal(topo_k8s_config_load_context(&cfg, NULL, "nope", &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "context \"nope\" (named by the caller)"));
+    assert_null(cfg.server);
+    char kc_path[400];
+    snprintf(kc_path, sizeof(kc_path), "%s/config", kube);
+    setenv("KUBECONFIG", kc_path, 1);
+    assert_int_equal(topo_k8s_config_load_context(&cfg, NULL, "d", &err), 0);
+    assert_string_equal(cfg.server, "https://h:3");
+    topo_k8s_config_dispose(&cfg);
+    unsetenv("KUBECONFIG");
+    assert_int_equal(topo_k8s_config_load_context(&cfg, kc_path, "d", &err), 0);
+    assert_string_equal(cfg.server, "https://h:3");
+    topo_k8s_config_dispose(&cfg);
+    /* In a pod without a kubeconfig, a context is an error, never the pod's
+     * own service account. */
+    assert_int_equal(unlink(kc_path), 0);
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    assert_int_equal(topo_k8s_config_load_context(&cfg, NULL, "d", &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "context \"d\": no kubeconfig"));
+    unsetenv("KUBERNETES_SERVICE_HOST");
     if (home != NULL)
         setenv("HOME", home, 1);
     free(home);

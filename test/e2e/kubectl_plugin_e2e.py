@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""`kubectl topo` (topoassign run through its link kubectl-topo, cli/main.c and
+cli/live.c) against fake_apiserver.py over TLS: `show` and `assign` read the
+live cluster through a kubeconfig (--kubeconfig, $KUBECONFIG, --context), give
+the answers `topoassign` gives over the same objects as files, name nodes
+that exist and have the room, follow the cluster as it changes; a bad
+kubeconfig, an unknown context, an unreachable or refusing API server give
+a clear message and exit 2; the temporary cache never stays behind.
+
+usage: kubectl_plugin_e2e.py --kubectl-topo BUILD/cli/kubectl-topo (--list | --case NAME | --all)
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from harness import E2E_DIR, expect, registry, run_cases
+from harness.fakeapi import FakeApiEnv
+
+SOURCE = os.path.dirname(os.path.dirname(E2E_DIR))
+NODES = os.path.join(SOURCE, "fixtures/clusters/kubectl-nodes-small.json")
+PODS = os.path.join(SOURCE, "fixtures/clusters/kubectl-pods-small.json")
+PODSET = os.path.join(SOURCE, "fixtures/podsets/job-rack-4x8.yaml")
+LEVELS = ("topology.topo.io/datacenter,topology.topo.io/spine,topology.topo.io/leaf,"
+          "topology.topo.io/rack,kubernetes.io/hostname")
+RACK = "topology.topo.io/rack"
+GPU = "nvidia.com/gpu"
+
+CASES, case = registry()
+
+
+class Env(FakeApiEnv):
+    """The fake API server holding the small kubectl fixture (4 nodes, 8
+    pods), kubectl-topo, and topoassign (the link's target) for the offline
+    answers."""
+
+    PREFIX = "topo-kubectl-plugin-e2e-"
+    TOKEN = "plugin-token"
+
+    def __init__(self, plugin, keep):
+        self.plugin = os.path.abspath(plugin)
+        self.topoassign = os.path.join(os.path.dirname(self.plugin), "topoassign")
+        super().__init__(keep)
+        self.tmp = self.path("tmp")
+        os.mkdir(self.tmp)
+
+    def server_args(self):
+        return [*super().server_args(), "--load", NODES, "--load", PODS]
+
+    def kubectl_topo(self, *args, env=None, timeout=60):
+        """kubectl-topo ARGS with TMPDIR in the case's directory: (exit, out,
+        err, seconds). No KUBECONFIG or HOME config leaks in from the host."""
+        e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.path("home"),
+             "TMPDIR": self.tmp}
+        e.update(env or {})
+        t = time.monotonic()
+        p = subprocess.run([self.plugin, *args], capture_output=True, text=True, env=e,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t
+
+    def ok(self, *args, **kw):
+        rc, out, err, _ = self.kubectl_topo(*args, **kw)
+        expect(rc == 0, f"kubectl-topo {' '.join(args)}: exit {rc}\n{err}")
+        self.expect_clean()
+        return out
+
+    def offline(self, *args):
+        p = subprocess.run([self.topoassign, *args], capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def dump(self, path, name):
+        """The server's objects at path as a kubectl List file (what the
+        offline answer reads)."""
+        out = {"apiVersion": "v1", "kind": "List", "items": self.items(path)}
+        self.write(self.path(name), json.dumps(out))
+        return self.path(name)
+
+    def expect_clean(self):
+        left = os.listdir(self.tmp)
+        expect(not left, f"the temporary cache stayed behind in TMPDIR: {left}")
+
+
+# =================================================================== checks
+
+def free_gpus(env):
+    """Per schedulable, untainted, Ready node: GPUs allocatable minus those of
+    its bound, unfinished pods, as the server holds them now."""
+    free = {}
+    for n in env.items("/api/v1/nodes"):
+        ready = any(c["type"] == "Ready" and c["status"] == "True"
+                    for c in n["status"].get("conditions", []))
+        hard_taints = [t for t in n["spec"].get("taints", []) if t["effect"] != "PreferNoSchedule"]
+        if ready and not hard_taints and not n["spec"].get("unschedulable"):
+            free[n["metadata"]["name"]] = int(n["status"]["allocatable"].get(GPU, "0"))
+    for p in env.items("/api/v1/pods"):
+        node = p["spec"].get("nodeName")
+        if node in free and p["status"].get("phase") not in ("Succeeded", "Failed"):
+            for c in p["spec"]["containers"]:
+                r = c.get("resources", {})
+                free[node] -= int(r.get("requests", {}).get(GPU, r.get("limits", {}).get(GPU, "0")))
+    return free
+
+
+def expect_room(assignment, per_pod, free, what):
+    """Every domain of a TopologyAssignment (hostname level: node names) is a
+    node that exists, is eligible and has the GPUs for its pods."""
+    expect(assignment["levels"][-1] == "kubernetes.io/hostname",
+           f"{what}: levels {assignment['levels']}")
+    placed = 0
+    for d in assignment["domains"]:
+        node = d["values"][-1]
+        expect(node in free, f"{what}: {node} is not an eligible node of the cluster "
+                             f"({sorted(free)})")
+        expect(free[node] >= d["count"] * per_pod,
+               f"{what}: {node} gets {d['count']} x {per_pod} GPUs with {free[node]} free")
+        placed += d["count"]
+    return placed
+
+
+# =================================================================== cases
+
+@case
+def show_matches_files(env):
+    """kubectl topo show over the API equals topoassign show over the same
+    objects as kubectl dumps, byte for byte."""
+    nodes, pods = env.dump("/api/v1/nodes", "nodes.json"), env.dump("/api/v1/pods", "pods.json")
+    out = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS)
+    rc, want, err = env.offline("show", "--nodes", nodes, "--pods", pods, "--levels", LEVELS)
+    expect(rc == 0, f"offline show: {rc} {err}")
+    expect(out == want, f"live show differs from the files':\n{out}\n--- files ---\n{want}")
+    # What the fixture says: 6 of a100-r1-a's 8 GPUs are used, a100-r1-b is
+    # tainted, a100-r2-b NotReady.
+    expect("a100-r1-a  2/8 free" in out, f"show:\n{out}")
+    expect("a100-r2-b (NotReady)" in out, f"show: the NotReady node is not listed:\n{out}")
+    # --live is what the plugin adds: given as well, it is taken once.
+    expect(env.ok("show", "--live", "--kubeconfig", env.kubeconfig, "--levels", LEVELS) == out,
+           "show --live differs")
+
+
+@case
+def assign_room(env):
+    """kubectl topo assign answers where the job fits now: the nodes it
+    names exist and have the room; -o json is topoassign's answer over the
+    same objects; a job too big is Kueue's no-fit (exit 1)."""
+    nodes, pods = env.dump("/api/v1/nodes", "nodes.json"), env.dump("/api/v1/pods", "pods.json")
+    free = free_gpus(env)
+    expect(free == {"a100-r1-a": 2, "a100-r2-a": 0}, f"the fixture changed: {free}")
+    for req in (["--count", "1", "--request", f"{GPU}=2", "--required", RACK],
+                ["--count", "2", "--request", f"{GPU}=1", "--preferred", RACK],
+                ["--count", "2", "--request", f"{GPU}=1", "--unconstrained"]):
+        out = env.ok("assign", "--kubeconfig", env.kubeconfig, "--levels", LEVELS, *req,
+                     "-o", "json")
+        rc, want, err = env.offline("assign", "--nodes", nodes, "--pods", pods,
+                                    "--levels", LEVELS, *req, "-o", "json")
+        expect(rc == 0 and out == want, f"{req}: live {out!r}\nfiles ({rc}) {want!r} {err}")
+        a = json.loads(out)
+        count, per_pod = int(req[1]), int(req[3].split("=")[1])
+        expect(expect_room(a, per_pod, free, str(req)) == count, f"{req}: {a}")
+    # The table names the node and the rack.
+    out = env.ok("assign", "--kubeconfig", env.kubeconfig, "--levels", LEVELS,
+                 "--count", "1", "--request", f"{GPU}=2", "--required", RACK)
+    expect("a100-r1-a" in out and "all in rack rack-1" in out, f"table:\n{out}")
+    # 4 GPUs on one node: none has them free (r1-b is tainted).
+    rc, out, err, _ = env.kubectl_topo("assign", "--kubeconfig", env.kubeconfig, "--levels",
+                                       LEVELS, "--count", "1", "--request", f"{GPU}=4",
+                                       "--required", RACK)
+    expect(rc == 1 and out == "" and err.startswith("does not fit: topology \"default\""),
+           f"a job too big: exit {rc}, out {out!r}, err {err!r}")
+    env.expect_clean()
+    # A PodSet from a manifest (4 pods x 8 GPUs in one rack): no room now.
+    rc, _, err, _ = env.kubectl_topo("assign", "--kubeconfig", env.kubeconfig, "--levels", LEVELS,
+                                     "--podset", PODSET)
+    expect(rc == 1 and "does not fit" in err, f"--podset: exit {rc}, {err!r}")
+
+
+@case
+def generated_cluster(env):
+    """A 256-node generated cluster with busy nodes (topoassign generate):
+    jobs of 8-GPU pods placed by rack, leaf and block name only nodes with a
+    whole node free, and equal the offline answers."""
+    nodes, pods = env.path("gen-nodes.json"), env.path("gen-pods.json")
+    rc, _, err = env.offline("generate", "--nodes", "256", "--usage-seed", "7",
+                             "--usage-fraction", "0.4", "-o", nodes, "--pods-out", pods)
+    expect(rc == 0, f"generate: {rc} {err}")
+    env.admin("load", {"file": nodes})
+    env.admin("load", {"file": pods})
+    levels = ("topology.topo.io/spine,topology.topo.io/block,topology.topo.io/leaf,"
+              "topology.topo.io/rack,kubernetes.io/hostname")
+    free = free_gpus(env)
+    expect(len(free) >= 256, f"{len(free)} eligible nodes listed")
+    whole = sum(1 for v in free.values() if v == 8)
+    expect(0 < whole < 256, f"{whole} nodes wholly free: no usage drawn?")
+    both = ["--nodes", env.dump("/api/v1/nodes", "n.json"), "--pods",
+            env.dump("/api/v1/pods", "p.json")]
+    for count, level in ((4, "rack"), (16, "leaf"), (32, "block")):
+        req = ["--count", str(count), "--request", f"{GPU}=8",
+               "--required", f"topology.topo.io/{level}"]
+        rc, out, err, _ = env.kubectl_topo("assign", "--kubeconfig", env.kubeconfig,
+                                           "--levels", levels, *req, "-o", "json")
+        want = env.offline("assign", *both, "--levels", levels, *req, "-o", "json")
+        expect((rc, out) == want[:2], f"{req}: live ({rc}) {out!r} {err}\nfiles {want}")
+        if rc == 0:
+            placed = expect_room(json.loads(out), 8, free, f"{count} x 8 GPUs in one {level}")
+            expect(placed == count, f"{req}: {placed} placed")
+    env.expect_clean()
+
+
+@case
+def follows_the_cluster(env):
+    """Each answer is the cluster now: a pod bound to the only node with
+    room makes the same question not fit; its deletion makes it fit again."""
+    ask = ["assign", "--kubeconfig", env.kubeconfig, "--levels", LEVELS, "--count", "1",
+           "--request", f"{GPU}=2", "--required", RACK, "-o", "json"]
+    a = json.loads(env.ok(*ask))
+    expect(a["domains"][0]["values"][-1] == "a100-r1-a", f"before: {a}")
+    env.create("/api/v1/namespaces/ml/pods", {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "train-1", "namespace": "ml"},
+        "spec": {"nodeName": "a100-r1-a", "containers": [
+            {"name": "c", "image": "x", "resources": {"requests": {GPU: "2"},
+                                                      "limits": {GPU: "2"}}}]},
+        "status": {"phase": "Running"}})
+    rc, out, err, _ = env.kubectl_topo(*ask)
+    expect(rc == 1 and "does not fit" in err, f"after the pod: exit {rc} {out} {err}")
+    out = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS)
+    expect("a100-r1-a  0/8 free" in out, f"show after the pod:\n{out}")
+    env.delete("/api/v1/namespaces/ml/pods/train-1")
+    a = json.loads(env.ok(*ask))
+    expect(a["domains"][0]["values"][-1] == "a100-r1-a", f"after the deletion: {a}")
+
+
+@case
+def kubeconfig_sources(env):
+    """--kubeconfig, else $KUBECONFIG's first file, else ~/.kube/config; the
+    current-context, else --context (a second context whose server is down
+    proves which one was used)."""
+    down = closed_port()
+    with open(env.kubeconfig) as fh:
+        kc = json.load(fh)
+    kc["users"][0]["user"]["tokenFile"] = env.path("token")  # the copies live elsewhere
+    kc["clusters"].append({"name": "down", "cluster": dict(kc["clusters"][0]["cluster"],
+                                                           server=f"https://127.0.0.1:{down}")})
+    kc["contexts"].append({"name": "other", "context": {"cluster": "down", "user": "u"}})
+    env.write(env.path("two.yaml"), json.dumps(kc))
+    want = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS)
+    # $KUBECONFIG (first existing entry of a list).
+    got = env.ok("show", "--levels", LEVELS,
+                 env={"KUBECONFIG": f"{env.kubeconfig}:{env.path('missing')}"})
+    expect(got == want, "show through $KUBECONFIG differs")
+    # ~/.kube/config
+    os.makedirs(env.path("home/.kube"))
+    env.write(env.path("home/.kube/config"), json.dumps(kc))
+    expect(env.ok("show", "--levels", LEVELS) == want, "show through ~/.kube/config differs")
+    # --context picks the other entry: it is down, so it was used.
+    rc, _, err, secs = env.kubectl_topo("show", "--context", "other", "--levels", LEVELS)
+    expect(rc == 2 and f"127.0.0.1:{down}" in err and len(err.splitlines()) == 1,
+           f"--context other: exit {rc} {err!r}")
+    expect(secs < 30, f"an API server that refuses connections took {secs:.1f} s")
+    env.expect_clean()
+    # The current-context made "other": --context test is the one that works.
+    kc["current-context"] = "other"
+    env.write(env.path("two.yaml"), json.dumps(kc))
+    expect(env.ok("show", "--kubeconfig", env.path("two.yaml"), "--context", "test",
+                  "--levels", LEVELS) == want, "--context test differs")
+    rc, _, err, _ = env.kubectl_topo("show", "--kubeconfig", env.path("two.yaml"),
+                                     "--levels", LEVELS)
+    expect(rc == 2, f"current-context other (down): exit {rc} {err!r}")
+
+
+@case
+def bad_configuration(env):
+    """What an operator gets wrong, each a message and exit 2, nothing left
+    in TMPDIR."""
+    with open(env.kubeconfig) as fh:
+        kc = json.load(fh)
+    bad_token = dict(kc, users=[{"name": "u", "user": {"token": "wrong"}}])
+    env.write(env.path("badtoken.yaml"), json.dumps(bad_token))
+    env.write(env.path("garbage.yaml"), "clusters: [\n")
+    missing = env.path("nope.yaml")
+    cases = [
+        (["show", "--kubeconfig", missing], ["kubectl topo show: reading the cluster:",
+                                             "nope.yaml"]),
+        (["assign", "--context", "nope", "--kubeconfig", env.kubeconfig, "--count", "1",
+          "--request", f"{GPU}=1", "--unconstrained"],
+         ['kubectl topo assign: reading the cluster:', 'context "nope"']),
+        (["show", "--context", "nope"], ['context "nope": no kubeconfig']),
+        (["show"], ["no Kubernetes configuration"]),
+        (["show", "--kubeconfig", env.path("garbage.yaml")], ["garbage.yaml"]),
+        (["show", "--kubeconfig", env.path("badtoken.yaml")], ["401"]),
+        (["show", "--kubeconfig", env.kubeconfig, "--db", env.path("x.db")],
+         ["--db cannot be combined with the live cluster"]),
+        (["show", "--kubeconfig", env.kubeconfig, "--nodes", NODES],
+         ["--nodes cannot be combined with the live cluster"]),
+        (["show", "--kubeconfig", env.kubeconfig, "--pods", PODS],
+         ["--pods cannot be combined with the live cluster"]),
+        (["generate", "--nodes", "4"], ["kubectl topo: unknown command 'generate'"]),
+        (["show", "--kubeconfig", env.kubeconfig, "--frob"],
+         ["kubectl topo show: unknown option '--frob' (see 'kubectl topo show --help')"]),
+    ]
+    for args, messages in cases:
+        if args[0] in ("show", "assign") and "--levels" not in args:
+            args = [*args, "--levels", LEVELS]
+        rc, out, err, secs = env.kubectl_topo(*args)
+        for m in messages:
+            expect(rc == 2 and m in err, f"{args}: exit {rc}, want {m!r} in stderr {err!r}")
+        expect(out == "" or args[0] == "generate", f"{args}: printed {out!r}")
+        expect(secs < 30, f"{args}: took {secs:.1f} s")
+        env.expect_clean()
+
+
+@case
+def help_and_version(env):
+    """The plugin's own help and each command's, naming the plugin's flags."""
+    rc, out, err, _ = env.kubectl_topo("--help")
+    expect(rc == 0 and out.startswith("usage: kubectl topo <show|assign>") and
+           "--context NAME" in out and "kubectl topo assign" in out, f"--help: {rc} {out}")
+    rc, _, err, _ = env.kubectl_topo()
+    expect(rc == 2 and "usage: kubectl topo" in err, f"no command: {rc} {err}")
+    for cmd in ("show", "assign"):
+        rc, out, _, _ = env.kubectl_topo(cmd, "--help")
+        expect(rc == 0 and f"kubectl topo {cmd} [--kubeconfig FILE] [--context NAME]" in out
+               and "--kubeconfig FILE" in out and "--context NAME" in out,
+               f"{cmd} --help: {rc}\n{out}")
+    rc, out, _, _ = env.kubectl_topo("--version")
+    expect(rc == 0 and out.startswith("kubectl topo (topoassign) "), f"--version: {out!r}")
+    # topoassign itself, by its own name, stays the offline tool.
+    rc, out, _ = env.offline("--help")
+    expect(rc == 0 and out.startswith("usage: topoassign <command>") and "kubectl topo" in out,
+           f"topoassign --help: {out}")
+
+
+def closed_port():
+    """A local port nothing listens on."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+if __name__ == "__main__":
+    sys.exit(run_cases(CASES, Env, bin_flag="--kubectl-topo"))
