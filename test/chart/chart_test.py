@@ -76,12 +76,6 @@ class Report:
         print("---- %s (%.1f s)" % (what, time.monotonic() - self.t0), flush=True)
 
 
-def parallel(fn, items):
-    """fn over items, four at a time (each helm run mostly waits), in order."""
-    with concurrent.futures.ThreadPoolExecutor(4) as ex:
-        return list(ex.map(fn, items))
-
-
 # ---------------------------------------------------------------- bad values
 
 # (what, helm arguments, a part of the message that must be printed)
@@ -120,13 +114,14 @@ BAD_VALUES = [
 ]
 
 
-def check_bad_values(rep, helm):
-    def render(case):
-        args = case[1]
-        return helm.template(sets=[tuple(args[i:i + 2]) for i in range(0, len(args), 2)],
-                             name=case[0])
+def render_bad(helm, case):
+    args = case[1]
+    return helm.template(sets=[tuple(args[i:i + 2]) for i in range(0, len(args), 2)],
+                         name=case[0])
 
-    for (what, args, message), (r, p) in zip(BAD_VALUES, parallel(render, BAD_VALUES)):
+
+def check_bad_values(rep, results):
+    for (what, args, message), (r, p) in zip(BAD_VALUES, results):
         if r is not None:
             rep.check("bad values refused: " + what, "rendered without an error")
         else:
@@ -187,20 +182,22 @@ def check_docs(rep, source, chart, defaults):
 
 # ---------------------------------------------------------------- the daemons
 
-def run_daemons(rep, render, args, t, work, metric_families):
-    """Both Deployments of a render, one after the other, against their own
-    fake API server."""
+def run_daemons(render, args, work):
+    """Both Deployments of a render, one after the other, against a fake API
+    server of their own (its requests cleared before each): [(check,
+    problems)], and the metric families they served."""
     from harness.fakeapi import FakeApiEnv
     from harness.fakenetbox import FakeNetBox
     from harness.fakeufm import FakeUFM
 
     binaries = {"/usr/bin/topo-webhook": args.webhook, "/usr/bin/topo-sync": args.sync}
-    env = FakeApiEnv(args.keep)
+    results, metric_families = [], {}
     servers = []
+    env = FakeApiEnv(args.keep)
     try:
         env.admin("load", {"resource": "nodes", "count": 4})
-        if render.values["sync"]["kueueObjects"]:
-            env.admin("config", {"kueue": True})
+        # Kueue's CRDs are served when topo-sync is to manage its objects.
+        env.admin("config", {"kueue": bool(render.values["sync"]["kueueObjects"])})
         secrets, fakes = {}, {}
         s = render.values["sync"]
         if s["enabled"] and s["netbox"]["url"]:
@@ -245,12 +242,12 @@ def run_daemons(rep, render, args, t, work, metric_families):
                 if status != 0:
                     problems.append("exit status %r after SIGTERM:\n%s" % (status,
                                                                            pod.log()[-2000:]))
-                rep.check("%s (ready in %.1f s)" % (label, took), problems)
+                results.append(("%s (ready in %.1f s)" % (label, took), problems))
                 reqs = env.request("GET", "/_fake/requests", auth=False)[1]["requests"]
-                rep.check("%s: its API requests are allowed by the rendered RBAC" % label,
-                          check_requests(render, dep, reqs))
+                results.append(("%s: its API requests are allowed by the rendered RBAC" % label,
+                                check_requests(render, dep, reqs)))
             except daemons.RunError as e:
-                rep.check(label, str(e))
+                results.append((label, [str(e)]))
             finally:
                 if pod is not None:
                     pod.stop()
@@ -258,6 +255,7 @@ def run_daemons(rep, render, args, t, work, metric_families):
         for srv in servers:
             srv.close()
         env.close()
+    return results, metric_families
 
 
 def check_admission(render, pod):
@@ -313,6 +311,26 @@ RBAC_PROBES = [  # (ServiceAccount, method, path, allowed): the checker itself c
     (objects.SYNC, "POST", "/api/v1/namespaces/team-a/events", False),
     (objects.SYNC, "PATCH", "/api/v1/namespaces/team-a/pods/p1", False),
 ]
+
+
+def check_notes(render, text, p):
+    """The notes say how to check that it works, and warn where they should."""
+    if text is None:
+        return ["not rendered: " + p.stderr.strip()]
+    v = render.values
+    want = ["rollout status deployment/%s" % objects.WEBHOOK,
+            "get lease topo-webhook",
+            "kubectl delete mutatingwebhookconfiguration %s" % objects.WEBHOOK]
+    if v["sync"]["enabled"]:
+        want += ["rollout status deployment/%s" % objects.SYNC, "kubectl get nodes -L "]
+    if v["webhook"]["replicaCount"] < 2:
+        want.append("WARNING: webhook.replicaCount is %d" % v["webhook"]["replicaCount"])
+    out = ["no %r in:\n%s" % (w, text) for w in want if w not in text]
+    if v["webhook"]["replicaCount"] >= 2 and "WARNING: webhook.replicaCount" in text:
+        out.append("a replica warning with %d replicas" % v["webhook"]["replicaCount"])
+    if "<no value>" in text:
+        out.append("<no value> in the notes")
+    return out
 
 
 def check_rbac_checker(rep, render):
@@ -383,16 +401,27 @@ def main():
                   [] if found == sorted(ci) else ["want %s, have %s" % (CI_FILES, found)])
 
         rep.step("helm lint and template")
-        renders = []
+        # Every helm run at once, four at a time: each mostly waits for its
+        # process; the results are reported in order.
         files = [None] + ci
-        for vf, lint, (r, p) in zip(files, parallel(helm.lint, files),
-                                    parallel(helm.template, files)):
-            name = os.path.basename(vf) if vf else "defaults"
-            rep.check("helm lint --strict: %s" % name,
-                      [] if lint.returncode == 0 else [lint.stdout + lint.stderr])
-            if rep.check("helm template: %s" % name,
-                         [] if r is not None else [p.stderr.strip()]):
-                renders.append(r)
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            lints = [pool.submit(helm.lint, f) for f in files]
+            templates = [pool.submit(helm.template, f) for f in files]
+            notes = [pool.submit(helm.notes, f) for f in files]
+            bad = [pool.submit(render_bad, helm, case) for case in BAD_VALUES]
+            renders = []
+            for vf, lint, tmpl, note in zip(files, lints, templates, notes):
+                name = os.path.basename(vf) if vf else "defaults"
+                lint = lint.result()
+                rep.check("helm lint --strict: %s" % name,
+                          [] if lint.returncode == 0 else [lint.stdout + lint.stderr])
+                r, p = tmpl.result()
+                if rep.check("helm template: %s" % name,
+                             [] if r is not None else [p.stderr.strip()]):
+                    renders.append(r)
+                    text, p = note.result()
+                    rep.check("NOTES.txt: %s" % name, check_notes(r, text, p))
+            bad = [f.result() for f in bad]
 
         rep.step("schemas (kubernetes-models)")
         items = [{"source": r.name, "object": d} for r in renders for d in r.docs]
@@ -410,15 +439,23 @@ def main():
                 rep.check("%s: %s" % (r.name, what), fn(r))
 
         rep.step("bad values")
-        check_bad_values(rep, helm)
+        check_bad_values(rep, bad)
         check_docs(rep, args.source, chart, helm.defaults)
 
         rep.step("the daemons")
         check_rbac_checker(rep, renders[0])
+        # The renders at once, each with its own fake API server (so that each
+        # daemon's requests are its own); reported in order.
         families = {}
-        for r in renders:
-            if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml"):
-                run_daemons(rep, r, args, t, os.path.join(work, r.name), families)
+        runs = [r for r in renders
+                if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml")]
+        with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+            done = [pool.submit(run_daemons, r, args, os.path.join(work, r.name)) for r in runs]
+            for f in done:
+                results, fams = f.result()
+                for name, problems in results:
+                    rep.check(name, problems)
+                families.update(fams)
         for r in renders:
             if r.values["metrics"]["prometheusRule"]["enabled"]:
                 check_rule_metrics(rep, r, families)

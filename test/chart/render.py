@@ -4,7 +4,9 @@ as Helm merges it)."""
 
 import copy
 import os
+import shutil
 import subprocess
+import tempfile
 
 import yaml
 
@@ -15,8 +17,9 @@ NAMESPACE = "topo-system"
 class Render:
     """One `helm template` of the chart: its objects and its values."""
 
-    def __init__(self, name, values, docs):
+    def __init__(self, name, values, docs, values_file=None):
         self.name = name
+        self.values_file = values_file
         self.values = values
         self.docs = docs
 
@@ -87,4 +90,30 @@ class Helm:
             return None, p
         docs = [d for d in yaml.safe_load_all(p.stdout) if d]
         return Render(name or os.path.basename(values_file or "defaults"),
-                      merge(self.defaults, over), docs), p
+                      merge(self.defaults, over), docs, values_file), p
+
+    def notes(self, values_file=None):
+        """NOTES.txt as `helm install` prints it: rendered by helm template
+        from a copy of the chart where a ConfigMap carries it (helm template
+        leaves NOTES.txt out, helm install needs a cluster). (text, None) or
+        (None, the failed process)."""
+        with tempfile.TemporaryDirectory() as d:
+            copy_ = os.path.join(d, "topo")
+            shutil.copytree(self.chart, copy_)
+            t = os.path.join(copy_, "templates")
+            with open(os.path.join(t, "NOTES.txt")) as f:
+                notes = f.read()
+            os.remove(os.path.join(t, "NOTES.txt"))
+            with open(os.path.join(t, "_notescheck.tpl"), "w") as f:
+                f.write('{{- define "topo.notescheck" -}}\n' + notes + "{{- end }}\n")
+            with open(os.path.join(t, "notescheck.yaml"), "w") as f:
+                f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notescheck\n"
+                        "data:\n  notes: {{ include \"topo.notescheck\" . | toJson }}\n")
+            args = ["template", RELEASE, copy_, "--namespace", NAMESPACE,
+                    "--show-only", "templates/notescheck.yaml"]
+            if values_file:
+                args += ["--values", values_file]
+            p = self.run(*args)
+            if p.returncode != 0:
+                return None, p
+            return yaml.safe_load(p.stdout)["data"]["notes"], p

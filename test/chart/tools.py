@@ -77,8 +77,11 @@ def install(dest):
                        "description": "tools of topo's chart test (test/chart/tools.py)"}, f)
         # --legacy-peer-deps: the layer names aws-cdk-lib (160 MB) as a peer, which
         # only its TypeScript half needs; the zip is all the test uses.
+        # Bounded waits: an unreachable registry fails in about a minute, not
+        # after npm's default five-minute timeouts.
         cmd = ["npm", "install", "--no-audit", "--no-fund", "--no-package-lock",
-               "--legacy-peer-deps", "--loglevel=error", "--prefix", tmp]
+               "--legacy-peer-deps", "--loglevel=error", "--fetch-timeout=60000",
+               "--fetch-retries=1", "--fetch-retry-maxtimeout=10000", "--prefix", tmp]
         cmd += ["%s@%s" % (n, v) for n, v in sorted(PACKAGES.items())]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
