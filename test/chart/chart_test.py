@@ -47,6 +47,7 @@ import rbac  # noqa: E402
 import tools  # noqa: E402
 from render import NAMESPACE, Helm  # noqa: E402
 
+SOURCE = None  # the source tree (--source)
 CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "single-replica-values.yaml",
             "sync-disabled-values.yaml", "sync-sources-values.yaml"]
 
@@ -109,8 +110,12 @@ BAD_VALUES = [
     ("NetBox without a token", ["--set", "sync.netbox.url=https://netbox.example.com"],
      "sync.netbox.url needs sync.netbox.existingSecret or sync.netbox.token"),
     ("LLDP without a shared volume", ["--set", "lldp.enabled=true",
-                                      "--set", "lldp.image.repository=lldpd"],
+                                      "--set", "lldp.image.repository=lldpd",
+                                      "--set", "lldp.image.tag=v1"],
      "lldp.enabled needs lldp.persistentVolumeClaim"),
+    ("LLDP without an image", ["--set", "lldp.enabled=true",
+                               "--set", "lldp.persistentVolumeClaim=shared"],
+     "lldp.enabled needs lldp.image.repository and lldp.image.tag"),
 ]
 
 
@@ -231,9 +236,13 @@ def run_daemons(render, args, work):
             pod = None
             try:
                 pod = daemons.Pod(render, dep, binaries, work, env.kubeconfig, secrets, hook)
+                lldp = lldp_dir(render, dep, pod) if component == "sync" else None
                 pod.start()
                 took = pod.wait_ready()
                 problems = []
+                if lldp is not None and "source lldp: 1 files in %s" % lldp not in pod.log():
+                    problems.append("the LLDP DaemonSet's file in %s was not read:\n%s" % (
+                        lldp, pod.log()[-2000:]))
                 if component == "webhook":
                     problems += check_admission(render, pod)
                 fams = pod.metrics()
@@ -256,6 +265,29 @@ def run_daemons(render, args, work):
             srv.close()
         env.close()
     return results, metric_families
+
+
+def lldp_dir(render, dep, pod):
+    """With the LLDP DaemonSet: one node's file, as it writes it, put where
+    topo-sync mounts the shared volume; that directory (or None)."""
+    ds = render.all("DaemonSet")
+    if not ds:
+        return None
+    out = [m for m in ds[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+           if m["name"] == "out"][0]
+    claim = [v for v in ds[0]["spec"]["template"]["spec"]["volumes"]
+             if v["name"] == out["name"]][0]["persistentVolumeClaim"]["claimName"]
+    c = dep["spec"]["template"]["spec"]
+    vol = [v["name"] for v in c["volumes"]
+           if v.get("persistentVolumeClaim", {}).get("claimName") == claim]
+    mount = [m["mountPath"] for m in c["containers"][0]["volumeMounts"] if m["name"] in vol]
+    if not mount:
+        return None
+    local = pod.remap(mount[0])
+    shutil.copyfile(os.path.join(SOURCE, "fixtures", "sources", "lldp",
+                                 "derived-json0-lldpctl.json"),
+                    os.path.join(local, "node-0000.json"))
+    return local
 
 
 def check_admission(render, pod):
@@ -378,6 +410,8 @@ def main():
     args = ap.parse_args()
     for a in ("source", "webhook", "sync"):
         setattr(args, a, os.path.abspath(getattr(args, a)))
+    global SOURCE
+    SOURCE = args.source
     sys.path.insert(0, os.path.join(args.source, "test", "e2e"))
     chart = os.path.join(args.source, "charts", "topo")
     rep = Report()
