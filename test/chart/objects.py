@@ -41,7 +41,9 @@ def expected_kinds(v):
     if w["tls"]["provider"] == "helm":
         kinds.add("Secret")
     else:
-        kinds |= {"Certificate", "Issuer"}
+        kinds.add("Certificate")
+        if not w["tls"]["certManager"]["issuerRef"].get("name"):
+            kinds.add("Issuer")
     s = v["sync"]
     if s["enabled"] and ((s["netbox"]["url"] and not s["netbox"]["existingSecret"]) or
                          (s["ufm"]["url"] and not s["ufm"]["existingSecret"])):

@@ -27,7 +27,8 @@ if (!modules || !input) {
 }
 
 const CORE = ["kubernetes-models", "IoK8sApi"];
-const CERT = ["@kubernetes-models/cert-manager", "ComGithubCertManagerCertManagerPkgApisCertmanagerV1"];
+const CERT = ["@kubernetes-models/cert-manager",
+              "ComGithubCertManagerCertManagerPkgApisCertmanagerV1"];
 const PROM = ["@kubernetes-models/prometheus-operator",
               "ComGithubPrometheusOperatorPrometheusOperatorPkgApisMonitoringV1"];
 // apiVersion/kind -> [package, schema module]
@@ -40,7 +41,8 @@ const SCHEMAS = {
   "apps/v1/DaemonSet": [CORE[0], CORE[1] + "AppsV1DaemonSet"],
   "policy/v1/PodDisruptionBudget": [CORE[0], CORE[1] + "PolicyV1PodDisruptionBudget"],
   "rbac.authorization.k8s.io/v1/ClusterRole": [CORE[0], CORE[1] + "RbacV1ClusterRole"],
-  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": [CORE[0], CORE[1] + "RbacV1ClusterRoleBinding"],
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
+    [CORE[0], CORE[1] + "RbacV1ClusterRoleBinding"],
   "rbac.authorization.k8s.io/v1/Role": [CORE[0], CORE[1] + "RbacV1Role"],
   "rbac.authorization.k8s.io/v1/RoleBinding": [CORE[0], CORE[1] + "RbacV1RoleBinding"],
   "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration":

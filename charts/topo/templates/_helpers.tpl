@@ -171,9 +171,9 @@ Secret and the webhook configuration get the same CA.
 
 {{/* The cert-manager Issuer the serving certificate comes from. */}}
 {{- define "topo.webhook.issuerRef" -}}
-{{- if .Values.webhook.tls.certManager.issuerRef.name }}
-{{- toYaml .Values.webhook.tls.certManager.issuerRef }}
-{{- else }}
+{{- if .Values.webhook.tls.certManager.issuerRef.name -}}
+{{ toYaml .Values.webhook.tls.certManager.issuerRef }}
+{{- else -}}
 name: {{ printf "%s-ca" (include "topo.webhook.fullname" .) }}
 kind: Issuer
 group: cert-manager.io
