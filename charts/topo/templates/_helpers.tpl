@@ -1,0 +1,258 @@
+{{/*
+Names. Kubernetes names are at most 63 characters; every define is
+namespaced with the chart's name.
+*/}}
+{{- define "topo.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "topo.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Each component's name: its objects' name and its ServiceAccount's. */}}
+{{- define "topo.webhook.fullname" -}}
+{{- printf "%s-webhook" (include "topo.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "topo.sync.fullname" -}}
+{{- printf "%s-sync" (include "topo.fullname" . | trunc 58 | trimSuffix "-") }}
+{{- end }}
+
+{{- define "topo.lldp.fullname" -}}
+{{- printf "%s-lldp" (include "topo.fullname" . | trunc 58 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The Secret of the webhook's serving certificate (tls.crt, tls.key, ca.crt). */}}
+{{- define "topo.webhook.tlsSecretName" -}}
+{{- printf "%s-tls" (include "topo.webhook.fullname" .) }}
+{{- end }}
+
+{{/* The DNS name the serving certificate is checked for: the Service's. */}}
+{{- define "topo.webhook.serviceDNSName" -}}
+{{- printf "%s.%s.svc" (include "topo.webhook.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{/* The Lease the webhook's placer holds: fixed in topo-webhook. */}}
+{{- define "topo.webhook.leaseName" -}}
+topo-webhook
+{{- end }}
+
+{{- define "topo.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels (helm.sh/docs/chart_best_practices/labels). Selectors use name,
+instance and component only: never the version, which changes on upgrade.
+*/}}
+{{- define "topo.labels" -}}
+helm.sh/chart: {{ include "topo.chart" . }}
+{{ include "topo.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: topo
+{{- end }}
+
+{{- define "topo.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "topo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Per component: pass (dict "ctx" $ "component" "webhook"). */}}
+{{- define "topo.componentLabels" -}}
+{{ include "topo.labels" .ctx }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "topo.componentSelectorLabels" -}}
+{{ include "topo.selectorLabels" .ctx }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "topo.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The restricted Pod Security profile: pod and container security contexts
+(non-root uid 65532, read-only root, no privilege escalation, no
+capabilities, seccomp RuntimeDefault).
+*/}}
+{{- define "topo.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "topo.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* The pod's IP, for the health port's address and the peer address. */}}
+{{- define "topo.podIPEnv" -}}
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+{{- end }}
+
+{{/*
+The webhook's configuration file: webhook.config, with one topology named
+"default" over topology.levels when it names none.
+*/}}
+{{- define "topo.webhook.config" -}}
+{{- $cfg := deepCopy .Values.webhook.config }}
+{{- if not $cfg.topologies }}
+{{- $levels := list }}
+{{- range .Values.topology.levels }}
+{{- if eq . "hostname" }}
+{{- $levels = append $levels "kubernetes.io/hostname" }}
+{{- else }}
+{{- $levels = append $levels (printf "%s%s" $.Values.topology.prefix .) }}
+{{- end }}
+{{- end }}
+{{- $_ := set $cfg "topologies" (list (dict "name" "default" "levels" $levels)) }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+The webhook's TLS material for provider helm, made once per render: the
+existing Secret's when there is one (so upgrades keep the CA the API server
+trusts), else a new CA and a serving certificate for the Service's names.
+Returned as YAML (ca, crt, key: base64); cached in .Values so that the
+Secret and the webhook configuration get the same CA.
+*/}}
+{{- define "topo.webhook.tls" -}}
+{{- if not (hasKey .Values "topoGeneratedTLS") }}
+{{- $name := include "topo.webhook.tlsSecretName" . }}
+{{- $found := lookup "v1" "Secret" .Release.Namespace $name }}
+{{- $tls := dict }}
+{{- if and $found $found.data (index $found.data "ca.crt") (index $found.data "tls.crt") (index $found.data "tls.key") }}
+{{- $tls = dict "ca" (index $found.data "ca.crt") "crt" (index $found.data "tls.crt") "key" (index $found.data "tls.key") }}
+{{- else }}
+{{- $svc := include "topo.webhook.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $dns := list (include "topo.webhook.serviceDNSName" .) $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) }}
+{{- $days := int .Values.webhook.tls.validityDays }}
+{{- $ca := genCA (printf "%s-ca" $svc) $days }}
+{{- $cert := genSignedCert (include "topo.webhook.serviceDNSName" .) nil $dns $days $ca }}
+{{- $tls = dict "ca" ($ca.Cert | b64enc) "crt" ($cert.Cert | b64enc) "key" ($cert.Key | b64enc) }}
+{{- end }}
+{{- $_ := set .Values "topoGeneratedTLS" $tls }}
+{{- end }}
+{{- toYaml (get .Values "topoGeneratedTLS") }}
+{{- end }}
+
+{{/* The cert-manager Issuer the serving certificate comes from. */}}
+{{- define "topo.webhook.issuerRef" -}}
+{{- if .Values.webhook.tls.certManager.issuerRef.name -}}
+{{ toYaml .Values.webhook.tls.certManager.issuerRef }}
+{{- else -}}
+name: {{ printf "%s-ca" (include "topo.webhook.fullname" .) }}
+kind: Issuer
+group: cert-manager.io
+{{- end }}
+{{- end }}
+
+{{/* Where topo-sync's Secrets and shared files are mounted. */}}
+{{- define "topo.sync.netboxDir" -}}/var/run/secrets/topo/netbox{{- end }}
+{{- define "topo.sync.ufmDir" -}}/var/run/secrets/topo/ufm{{- end }}
+{{- define "topo.sync.lldpDir" -}}/var/run/topo/lldp{{- end }}
+{{- define "topo.sync.configDir" -}}/etc/topo{{- end }}
+
+{{/* The Secret names topo-sync reads credentials from. */}}
+{{- define "topo.sync.netboxSecret" -}}
+{{- default (printf "%s-netbox" (include "topo.sync.fullname" .)) .Values.sync.netbox.existingSecret }}
+{{- end }}
+
+{{- define "topo.sync.ufmSecret" -}}
+{{- default (printf "%s-ufm" (include "topo.sync.fullname" .)) .Values.sync.ufm.existingSecret }}
+{{- end }}
+
+{{/*
+topo-sync's configuration file: sync.config, with labels.prefix and
+labels.levels from topology unless given, and sources.netbox, .ufm and
+.lldp from sync.netbox, sync.ufm and sync.lldp (the Secrets' files as
+tokenFile and passwordFile).
+*/}}
+{{- define "topo.sync.config" -}}
+{{- $cfg := deepCopy .Values.sync.config }}
+{{- $labels := default dict $cfg.labels }}
+{{- if not (hasKey $labels "prefix") }}
+{{- $_ := set $labels "prefix" .Values.topology.prefix }}
+{{- end }}
+{{- if not (hasKey $labels "levels") }}
+{{- $_ := set $labels "levels" .Values.topology.levels }}
+{{- end }}
+{{- $_ := set $cfg "labels" $labels }}
+{{- $sources := default dict $cfg.sources }}
+{{- $cfgDir := include "topo.sync.configDir" . }}
+{{- with .Values.sync.netbox }}
+{{- if .url }}
+{{- $nb := merge (dict "url" .url "tokenFile" (printf "%s/%s" (include "topo.sync.netboxDir" $) .tokenKey) "tokenScheme" .tokenScheme) (deepCopy .options) }}
+{{- if .caBundle }}
+{{- $_ := set $nb "caFile" (printf "%s/netbox-ca.pem" $cfgDir) }}
+{{- end }}
+{{- $_ := set $sources "netbox" $nb }}
+{{- end }}
+{{- end }}
+{{- with .Values.sync.ufm }}
+{{- if .url }}
+{{- $ufm := merge (dict "url" .url) (deepCopy .options) }}
+{{- if eq .auth "token" }}
+{{- $_ := set $ufm "tokenFile" (printf "%s/%s" (include "topo.sync.ufmDir" $) .tokenKey) }}
+{{- else }}
+{{- $_ := set $ufm "username" .username }}
+{{- $_ := set $ufm "passwordFile" (printf "%s/%s" (include "topo.sync.ufmDir" $) .passwordKey) }}
+{{- end }}
+{{- if .caBundle }}
+{{- $_ := set $ufm "caFile" (printf "%s/ufm-ca.pem" $cfgDir) }}
+{{- end }}
+{{- $_ := set $sources "ufm" $ufm }}
+{{- end }}
+{{- end }}
+{{- if .Values.lldp.enabled }}
+{{- $_ := set $sources "lldp" (dict "dir" (include "topo.sync.lldpDir" .)) }}
+{{- else if .Values.sync.lldp.url }}
+{{- $_ := set $sources "lldp" (dict "url" .Values.sync.lldp.url) }}
+{{- end }}
+{{- if $sources }}
+{{- $_ := set $cfg "sources" $sources }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/* Whether the chart makes a credentials Secret for NetBox, for UFM. */}}
+{{- define "topo.sync.netboxSecretMade" -}}
+{{- if and .Values.sync.enabled .Values.sync.netbox.url (not .Values.sync.netbox.existingSecret) }}true{{- end }}
+{{- end }}
+
+{{- define "topo.sync.ufmSecretMade" -}}
+{{- if and .Values.sync.enabled .Values.sync.ufm.url (not .Values.sync.ufm.existingSecret) }}true{{- end }}
+{{- end }}

