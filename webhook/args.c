@@ -109,6 +109,8 @@ static const topo_opt table[] = {
      O(leader_elect), "Several replicas:"},
     {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
      "the Lease's namespace", O(lease_namespace), NULL},
+    {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-webhook",
+     "the Lease's name (one per installation in a namespace)", O(lease_name), NULL},
     {"--lease-duration", NULL, TOPO_OPT_UINT, "S", 2, 3600, NULL, "15",
      "seconds a placer that stops renewing keeps the Lease from the others", O(lease_s), NULL},
     {"--lease-renew-deadline", NULL, TOPO_OPT_UINT, "S", 1, 3600, NULL, "10",
@@ -256,6 +258,7 @@ void wh_args_placement_opts(const wh_args *a, wh_placement_opts *o)
     o->lease_namespace = a->lease_namespace;
     o->resource_quotas = a->inventory ? 0 : a->resource_quotas != 0;
     o->policy = -1;
+    o->lease_name = a->lease_name;
     o->peer_address = a->peer_address;
     o->peer_ca_file = a->peer_ca_file;
     o->peer_server_name = a->peer_server_name;

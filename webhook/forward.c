@@ -103,12 +103,18 @@ static int take(wh_forward *f, const char *addr, topo_http **out, topo_err *err)
     /* The URL names the certificate's name and the placer's port; the
      * connection goes to its address. */
     const char *colon = strrchr(addr, ':');
-    char base[TOPO_MAX_HTTP_URL];
+    char base[TOPO_MAX_HTTP_URL], to[TOPO_MAX_HTTP_URL];
     int n = snprintf(base, sizeof base, "https://%s:%s", f->server_name, colon ? colon + 1 : "");
     if (colon == NULL || n < 0 || (size_t)n >= sizeof base)
         return topo_err_set(err, TOPO_EINVALID, "placer address %s: expected HOST:PORT", addr);
+    /* An IPv6 pod IP comes unbracketed from $(POD_IP):PORT; libcurl wants
+     * [fd00::1]:9443. */
+    int v6 = memchr(addr, ':', (size_t)(colon - addr)) != NULL && addr[0] != '[';
+    n = snprintf(to, sizeof to, v6 ? "[%.*s]%s" : "%.*s%s", (int)(colon - addr), addr, colon);
+    if (n < 0 || (size_t)n >= sizeof to)
+        return topo_err_set(err, TOPO_EINVALID, "placer address %s: too long", addr);
     topo_http_opts o = {.base_url = base,
-                        .connect_to = addr,
+                        .connect_to = to,
                         .ca_file = f->ca_file,
                         .connect_timeout_ms = CONNECT_TIMEOUT_MS,
                         .max_body = TOPO_MAX_ADMISSION_BODY,

@@ -279,6 +279,7 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
                                                  : topo_admission_config_ungate_interval_ms(p->cfg),
         .leader_election = o->leader_election,
         .lease_namespace = o->lease_namespace,
+        .lease_name = o->lease_name,
         .identity = identity,
         .lease_ms = o->lease_ms,
         .renew_deadline_ms = o->renew_deadline_ms,

@@ -23,6 +23,7 @@ typedef struct wh_placement_opts {
     long ungate_interval_ms;     /* 0: the config's */
     int leader_election;         /* the ungater competes for a Lease */
     const char *lease_namespace; /* NULL: the client's namespace */
+    const char *lease_name;      /* NULL: TOPO_UNGATER_LEASE_NAME */
     int policy; /* a topo_admission_policy for every topology and the default (--policy
                  * with --levels), or -1: the config's */
     int resource_quotas; /* from the API server: keep the namespaces' ResourceQuota room

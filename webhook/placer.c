@@ -95,8 +95,10 @@ static int misdirected(wh_placer *pl, const char *by, char **out, size_t *out_le
 {
     atomic_fetch_add(&pl->forwarded[WH_FWD_NOT_PLACER], 1);
     topo_log(TOPO_LOG_INFO, "request forwarded by %s refused: this replica does not place", by);
-    json_t *doc = json_pack("{s:s}", "error", "this replica does not hold Lease "
-                                              TOPO_UNGATER_LEASE_NAME);
+    char msg[160];
+    snprintf(msg, sizeof msg, "this replica does not hold Lease %s",
+             topo_ungater_lease_name(pl->ungater));
+    json_t *doc = json_pack("{s:s}", "error", msg);
     *out = doc != NULL ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     *out_len = *out != NULL ? strlen(*out) : 0;
@@ -130,11 +132,12 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
                         "this replica took over placement and waits for the previous placer's "
                         "pods to arrive",
                         body, len, out, out_len, status);
-    if (st == TOPO_UNGATER_PLACER_NONE)
-        return unplaced(pl, WH_FWD_NO_PLACER,
-                        "no replica of topo-webhook holds Lease " TOPO_UNGATER_LEASE_NAME
-                        " (the placer): placement waits for one",
-                        body, len, out, out_len, status);
+    if (st == TOPO_UNGATER_PLACER_NONE) {
+        snprintf(why, sizeof why,
+                 "no replica of topo-webhook holds Lease %s (the placer): placement waits for one",
+                 topo_ungater_lease_name(pl->ungater));
+        return unplaced(pl, WH_FWD_NO_PLACER, why, body, len, out, out_len, status);
+    }
     const char *addr = wh_forward_address(holder);
     if (addr == NULL || pl->fwd == NULL) {
         snprintf(why, sizeof why, "the placer %s cannot be reached: %s", holder,

@@ -26,7 +26,7 @@
 #include "topo/strmap.h"
 
 struct topo_ungater {
-    char *db_path, *kubeconfig, *lease_namespace, *identity;
+    char *db_path, *kubeconfig, *lease_namespace, *lease_name, *identity;
     topo_admission_ctx *ctx;
     long interval_ms;
     int leader_election;
@@ -113,7 +113,7 @@ static void set_leader(topo_ungater *u, int leader)
     }
     pthread_mutex_unlock(&u->mu);
     if (was != leader) {
-        topo_log_field f[2] = {{"lease", TOPO_UNGATER_LEASE_NAME},
+        topo_log_field f[2] = {{"lease", u->lease_name},
                                {"identity", u->leader != NULL ? topo_leader_identity(u->leader)
                                                               : ""}};
         topo_log_kv(TOPO_LOG_INFO, f, 2, "ungater: %s", leader ? "leading" : "not leading");
@@ -131,7 +131,7 @@ static int lead(topo_ungater *u)
     if (now >= u->next_tick_ms) {
         topo_err err = TOPO_ERR_INIT;
         if (topo_leader_tick(u->leader, now, NULL, &err) < 0)
-            topo_log(TOPO_LOG_WARN, "ungater: lease %s: %s", TOPO_UNGATER_LEASE_NAME, err.text);
+            topo_log(TOPO_LOG_WARN, "ungater: lease %s: %s", u->lease_name, err.text);
         /* The elector's retry period: ticking more often only loads the
          * API server, less often risks the renew deadline. */
         u->next_tick_ms = now + u->retry_ms;
@@ -446,7 +446,7 @@ static void *ungater_main(void *arg)
     if (u->leader_election) {
         topo_err err = TOPO_ERR_INIT;
         if (topo_leader_release(u->leader, topo_leader_now_ms(), &err) < 0)
-            topo_log(TOPO_LOG_WARN, "ungater: releasing lease %s: %s", TOPO_UNGATER_LEASE_NAME,
+            topo_log(TOPO_LOG_WARN, "ungater: releasing lease %s: %s", u->lease_name,
                      err.text);
     }
     set_leader(u, 0);
@@ -467,6 +467,7 @@ static void destroy(topo_ungater *u)
     free(u->db_path);
     free(u->kubeconfig);
     free(u->lease_namespace);
+    free(u->lease_name);
     free(u->identity);
     free(u);
 }
@@ -505,9 +506,11 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->kubeconfig = topo_strdup(opts->kubeconfig);
     u->lease_namespace = topo_strdup(opts->lease_namespace);
     u->identity = topo_strdup(opts->identity);
+    u->lease_name = topo_strdup(opts->lease_name != NULL ? opts->lease_name
+                                                         : TOPO_UNGATER_LEASE_NAME);
     if (u->db_path == NULL || (opts->kubeconfig != NULL && u->kubeconfig == NULL) ||
         (opts->lease_namespace != NULL && u->lease_namespace == NULL) ||
-        (opts->identity != NULL && u->identity == NULL)) {
+        (opts->identity != NULL && u->identity == NULL) || u->lease_name == NULL) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
         goto fail;
     }
@@ -519,7 +522,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         goto wrapped;
     if (u->leader_election) {
         topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
-                               .lease_name = TOPO_UNGATER_LEASE_NAME,
+                               .lease_name = u->lease_name,
                                .identity = u->identity,
                                .lease_ms = opts->lease_ms,
                                .renew_deadline_ms = opts->renew_deadline_ms,
@@ -577,6 +580,11 @@ void topo_ungater_free(topo_ungater *u)
         return;
     topo_ungater_stop(u);
     destroy(u);
+}
+
+const char *topo_ungater_lease_name(const topo_ungater *u)
+{
+    return u->lease_name;
 }
 
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,

@@ -18,9 +18,9 @@
 #include "topo/error.h"
 #include "topo/limits.h"
 
-/* The Lease the replicas compete for: its holder is the placer, which makes
- * every placement and slot claim and runs the ungater (docs/webhook.md
- * "Several replicas"). */
+/* The Lease the replicas compete for unless told another (--lease-name): its
+ * holder is the placer, which makes every placement and slot claim and runs
+ * the ungater (docs/webhook.md "Several replicas"). */
 #define TOPO_UNGATER_LEASE_NAME "topo-webhook"
 /* After taking the Lease, the placer waits this long before it places:
  * pods the previous placer admitted just before it let go reach the API
@@ -38,6 +38,7 @@ typedef struct topo_ungater_opts {
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
     long interval_ms;            /* 0: TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS */
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */
+    const char *lease_name;      /* NULL: TOPO_UNGATER_LEASE_NAME */
     const char *identity;        /* NULL: <hostname>_<pid> */
     int leader_election;         /* 0: always act (one replica) */
     long lease_ms, renew_deadline_ms, retry_ms; /* 0: client-go's defaults (topo/k8s.h) */
@@ -76,6 +77,9 @@ typedef enum topo_ungater_placer_state {
     TOPO_UNGATER_PLACER_OTHER = 2,    /* the Lease's holder, copied into holder */
     TOPO_UNGATER_PLACER_NONE = 3      /* nobody holds the Lease (or not read yet) */
 } topo_ungater_placer_state;
+
+/* The Lease's name. */
+const char *topo_ungater_lease_name(const topo_ungater *u);
 
 /* Any thread. holder (size bytes, may be NULL with 0) gets the holder's
  * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
