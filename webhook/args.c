@@ -98,16 +98,37 @@ static const topo_opt table[] = {
      "with --inventory: pods using capacity", O(pods), NULL},
     {"--ungate-interval", NULL, TOPO_OPT_UINT, "S", 1, 600, NULL, "the config's, 5",
      "seconds between retries of gated PodSets", O(ungate_s), NULL},
-    {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
-     "the ungater runs on the replica holding the Lease topo-webhook-ungater",
-     O(leader_elect), NULL},
-    {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
-     "the Lease's namespace", O(lease_namespace), NULL},
     {"--resource-quotas", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL,
      "true with an API server",
      "capacity reserved for a PodSet's pods not created yet counts against their namespace's "
      "ResourceQuotas, kept by list+watch (needs list and watch on resourcequotas)",
      O(resource_quotas), NULL},
+    {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "with an API server, the replica holding Lease topo-webhook places every pod and runs "
+     "the ungater; the others forward to it (docs/webhook.md \"Several replicas\")",
+     O(leader_elect), "Several replicas:"},
+    {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
+     "the Lease's namespace", O(lease_namespace), NULL},
+    {"--lease-duration", NULL, TOPO_OPT_UINT, "S", 2, 3600, NULL, "15",
+     "seconds a placer that stops renewing keeps the Lease from the others", O(lease_s), NULL},
+    {"--lease-renew-deadline", NULL, TOPO_OPT_UINT, "S", 1, 3600, NULL, "10",
+     "a placer that cannot renew stops placing after S seconds (less than --lease-duration)",
+     O(renew_s), NULL},
+    {"--lease-retry-period", NULL, TOPO_OPT_UINT, "S", 1, 3600, NULL, "2",
+     "seconds between Lease reads and renewals (less than --lease-renew-deadline)",
+     O(retry_s), NULL},
+    {"--peer-address", NULL, TOPO_OPT_STRING, "HOST:PORT", 0, 0, NULL, NULL,
+     "where the other replicas reach this one's HTTPS port (the chart gives the pod IP): "
+     "written into the Lease identity, so that requests are forwarded here while it places",
+     O(peer_address), NULL},
+    {"--peer-ca-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "the CA (PEM) the placer's serving certificate chains to; without it this replica "
+     "forwards nothing and answers with the no-fit policy while another places",
+     O(peer_ca_file), NULL},
+    {"--peer-server-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
+     "the first DNS name of --tls-cert-file",
+     "the name the placer's certificate must carry (the Service's)", O(peer_server_name),
+     NULL},
     {"--noop", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "benchmark floor only: answer every request with a fixed allowed response, body unread "
      "(bench/webhook)",
@@ -190,6 +211,17 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
     /* A static inventory has no API server to read quotas from. */
     if (a->inventory && a->resource_quotas == 1)
         return fail("--resource-quotas true needs an API server, not --inventory");
+    unsigned long lease = a->lease_s ? a->lease_s : 15, renew = a->renew_s ? a->renew_s : 10,
+                  retry = a->retry_s ? a->retry_s : 2;
+    if (!(retry < renew && renew < lease))
+        return fail("need --lease-retry-period < --lease-renew-deadline < --lease-duration");
+    if (a->peer_address && (strchr(a->peer_address, ':') == NULL ||
+                            strpbrk(a->peer_address, "@/ ") != NULL))
+        return fail("--peer-address: expected HOST:PORT");
+    if ((a->peer_address || a->peer_ca_file || a->peer_server_name) &&
+        (a->inventory || a->leader_elect == 0))
+        return fail("--peer-address, --peer-ca-file and --peer-server-name go with leader "
+                    "election against an API server");
     return 0;
 }
 
@@ -224,4 +256,12 @@ void wh_args_placement_opts(const wh_args *a, wh_placement_opts *o)
     o->lease_namespace = a->lease_namespace;
     o->resource_quotas = a->inventory ? 0 : a->resource_quotas != 0;
     o->policy = -1;
+    o->peer_address = a->peer_address;
+    o->peer_ca_file = a->peer_ca_file;
+    o->peer_server_name = a->peer_server_name;
+    o->cert_file = a->cert_file;
+    o->key_file = a->key_file;
+    o->lease_ms = (long)a->lease_s * 1000;
+    o->renew_deadline_ms = (long)a->renew_s * 1000;
+    o->retry_ms = (long)a->retry_s * 1000;
 }

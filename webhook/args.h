@@ -20,6 +20,9 @@ typedef struct wh_args {
     const char *config, *levels, *policy, *kubeconfig, *db, *inventory, *pods,
         *lease_namespace;
     unsigned long ungate_s;
+    /* several replicas */
+    const char *peer_address, *peer_ca_file, *peer_server_name;
+    unsigned long lease_s, renew_s, retry_s;
     int leader_elect;    /* -1 unset */
     int resource_quotas; /* -1 unset */
     int noop, help_markdown;

@@ -58,8 +58,8 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
                               ? req->timeout_ms
                               : request_cap_ms;
     int64_t deadline = req->start_ns > 0 ? req->start_ns + budget_ms * 1000000LL : 0;
-    return topo_admission_handle_until(req->user, deadline, body, len, out_body, out_len,
-                                       out_status);
+    return wh_placement_handle(req->user, deadline, req->forwarded_by, body, len, out_body,
+                               out_len, out_status);
 }
 
 int main(int argc, char **argv)
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
     }
     if (pl != NULL) {
         opts.handle = handle_admission;
-        opts.handler_ctx = wh_placement_ctx(pl);
+        opts.handler_ctx = pl;
         opts.metrics_extra = wh_placement_metrics;
         opts.metrics_payload = pl;
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "topo/k8s.h"
 #include "ns_policy.h"
@@ -19,6 +20,8 @@
 #include "topo/live.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
+#include "peer.h"
+#include "placer.h"
 #include "ungater.h"
 
 /* The placement's unlabelled metrics, in /metrics order; the values live
@@ -42,6 +45,10 @@ enum {
     PM_GATED_WAITING,
     PM_UNGATER_ERRORS,
     PM_UNGATER_LEADER,
+    PM_PLACER,
+    PM_TAKEOVERS,
+    PM_SETTLE,
+    PM_FORWARD_SECONDS,
     PM_N
 };
 
@@ -103,6 +110,21 @@ static const struct {
     [PM_UNGATER_LEADER] = {"topo_webhook_ungater_leader",
                            "Whether this replica runs the ungater.", TOPO_METRICS_GAUGE,
                            PM_UNGATER},
+    [PM_PLACER] = {"topo_webhook_placer",
+                   "Whether this replica places (holds Lease topo-webhook, or runs alone).",
+                   TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_TAKEOVERS] = {"topo_webhook_placer_takeovers_total",
+                      "Times this replica took Lease topo-webhook and became the placer.",
+                      TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_SETTLE] = {"topo_webhook_placer_rebuild_seconds",
+                   "How long the last takeover waited for the previous placer's pods (and "
+                   "their reservations) before placing.",
+                   TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_FORWARD_SECONDS] = {"topo_webhook_forward_seconds_total",
+                            "Round trips of requests forwarded to the placer and answered, "
+                            "summed (over topo_webhook_forwarded_total{outcome=\"answered\"}: "
+                            "the mean).",
+                            TOPO_METRICS_COUNTER, PM_UNGATER},
 };
 
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
@@ -130,6 +152,10 @@ struct wh_placement {
     topo_ns_policy *ns;
     topo_quota *quota;
     topo_ungater *ungater;
+    wh_placer *placer;
+    topo_metrics_series *forwarded[WH_FWD_OUTCOMES];
+    unsigned char record_key[WH_PEER_RECORD_KEY_LEN];
+    int has_record_key;
 
     /* cache age: when the filler last committed something (last_change:
      * written by the owner's tick, read by /metrics on a server thread) */
@@ -208,6 +234,10 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
                            .lives = (topo_live *const *)p->lives,
                            .nlives = p->ntopos,
                            .stop = &p->stop};
+    if (p->has_record_key) {
+        fo.record_key = p->record_key;
+        fo.record_key_len = sizeof p->record_key;
+    }
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
@@ -233,7 +263,8 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     return rc;
 }
 
-static int start_ungater(wh_placement *p, const wh_placement_opts *o, topo_err *err)
+static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char *identity,
+                         topo_err *err)
 {
     topo_ungater_opts uo = {
         .db_path = o->db_path,
@@ -242,8 +273,51 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, topo_err *
         .interval_ms = o->ungate_interval_ms > 0 ? o->ungate_interval_ms
                                                  : topo_admission_config_ungate_interval_ms(p->cfg),
         .leader_election = o->leader_election,
-        .lease_namespace = o->lease_namespace};
+        .lease_namespace = o->lease_namespace,
+        .identity = identity,
+        .lease_ms = o->lease_ms,
+        .renew_deadline_ms = o->renew_deadline_ms,
+        .retry_ms = o->retry_ms};
     return topo_ungater_start(&p->ungater, &uo, err);
+}
+
+/* The Lease identity: "<hostname>@<peer address>" (forward.h), or
+ * NULL (the elector's "<hostname>_<pid>") without a peer address. */
+static int make_identity(char *out, size_t size, const wh_placement_opts *o)
+{
+    char host[256];
+    if (o->peer_address == NULL)
+        return 0;
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    /* No pid: a container restarted in the same pod renews its own Lease
+     * at once instead of waiting it out (the old process is gone). */
+    int n = snprintf(out, size, "%s@%s", host, o->peer_address);
+    return n > 0 && (size_t)n < size ? 1 : -1;
+}
+
+/* Who places, and how a request reaches it (placer.h). */
+static int start_placer(wh_placement *p, const wh_placement_opts *o, const char *identity,
+                        topo_err *err)
+{
+    char name[256];
+    const char *server_name = o->peer_server_name;
+    if (p->ungater != NULL && o->leader_election && o->peer_ca_file != NULL &&
+        server_name == NULL && o->cert_file != NULL) {
+        int rc = wh_peer_server_name(o->cert_file, name, sizeof name, err);
+        if (rc < 0) {
+            topo_err_wrap(err, "--peer-server-name not given, and from --tls-cert-file");
+            return rc;
+        }
+        server_name = name;
+    }
+    wh_placer_opts po = {.ctx = p->ctx,
+                         .ungater = o->leader_election ? p->ungater : NULL,
+                         .peer_ca_file = o->peer_ca_file,
+                         .peer_server_name = server_name,
+                         .identity = identity};
+    return wh_placer_create(&p->placer, &po, err);
 }
 
 int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err *err)
@@ -261,6 +335,18 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     int rc = p->lives && p->topos ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
     if (rc == 0 && !p->is_static && o->db_path == NULL)
         rc = topo_err_set(err, TOPO_EINVALID, "--db: required with an API server");
+    char identity[TOPO_LEADER_HOLDER_MAX + 1];
+    int has_identity = rc == 0 ? make_identity(identity, sizeof identity, o) : 0;
+    if (has_identity < 0)
+        rc = topo_err_set(err, TOPO_EINVALID, "--peer-address: the Lease identity would be over "
+                                              "%d bytes", TOPO_LEADER_HOLDER_MAX);
+    /* Replicas share reservations through records on pods, signed with a
+     * key all of them derive from the serving key (peer.h). */
+    if (rc == 0 && !p->is_static && o->key_file != NULL) {
+        if ((rc = wh_peer_record_key(o->key_file, p->record_key, err)) < 0)
+            topo_err_wrap(err, "--tls-private-key-file");
+        p->has_record_key = rc == 0;
+    }
 
     for (size_t i = 0; rc == 0 && i < p->ntopos; i++) {
         const topo_admission_topology_config *tc = topo_admission_config_topology(p->cfg, i);
@@ -307,10 +393,16 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.quota = quota_lookup;
             ao.quota_payload = p->quota;
         }
+        if (p->has_record_key) {
+            ao.record_key = p->record_key;
+            ao.record_key_len = sizeof p->record_key;
+        }
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)
-        rc = start_ungater(p, o, err);
+        rc = start_ungater(p, o, has_identity > 0 ? identity : NULL, err);
+    if (rc == 0)
+        rc = start_placer(p, o, has_identity > 0 ? identity : NULL, err);
     if (rc == 0)
         rc = metrics_init(p, err);
     if (rc < 0) {
@@ -324,6 +416,14 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
 topo_admission_ctx *wh_placement_ctx(wh_placement *p)
 {
     return p->ctx;
+}
+
+int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwarded_by,
+                        const char *body, size_t len, char **out_body, size_t *out_len,
+                        int *out_status)
+{
+    return wh_placer_handle(p->placer, deadline_ns, forwarded_by, body, len, out_body, out_len,
+                            out_status);
 }
 
 int wh_placement_ready(wh_placement *p)
@@ -422,6 +522,17 @@ static void metrics_refresh(void *payload)
         v[PM_GATED_WAITING] = (int64_t)us.waiting;
         v[PM_UNGATER_ERRORS] = (int64_t)us.errors;
         v[PM_UNGATER_LEADER] = us.leader;
+        v[PM_PLACER] = topo_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;
+        v[PM_TAKEOVERS] = (int64_t)us.takeovers;
+        v[PM_SETTLE] = us.last_settle_ms / 1000;
+    }
+    if (p->placer != NULL) {
+        wh_placer_stats ps;
+        wh_placer_get_stats(p->placer, &ps);
+        for (size_t i = 0; i < WH_FWD_OUTCOMES; i++)
+            if (p->forwarded[i] != NULL)
+                topo_metrics_set(p->forwarded[i], (int64_t)ps.forwarded[i]);
+        v[PM_FORWARD_SECONDS] = (int64_t)(ps.forward_us_sum / 1000000);
     }
     for (size_t i = 0; i < PM_N; i++)
         topo_metrics_set(p->series[i], v[i]);
@@ -467,6 +578,20 @@ static int metrics_init(wh_placement *p, topo_err *err)
             return -1;
         p->series[i] = topo_metrics_get(f, NULL);
     }
+    if (p->ungater != NULL) {
+        if (topo_metrics_counter(p->metrics, &f, "topo_webhook_forwarded_total",
+                                 "Topology requests this replica did not place itself, by how "
+                                 "they ended: answered by the placer, or answered here by the "
+                                 "no-fit policy (no_placer, unreachable, refused); not_placer: "
+                                 "forwarded here by a replica that took this one for the placer.",
+                                 outcome, 1, err) != 0)
+            return -1;
+        for (size_t i = 0; i < WH_FWD_OUTCOMES; i++) {
+            const char *v[] = {wh_forward_outcome_names[i]};
+            if ((p->forwarded[i] = topo_metrics_get(f, v)) == NULL)
+                return topo_err_nomem(err, "metrics");
+        }
+    }
     return topo_metrics_on_render(p->metrics, metrics_refresh, p, err) != 0 ? -1 : 0;
 }
 
@@ -481,6 +606,7 @@ void wh_placement_free(wh_placement *p)
     if (p == NULL)
         return;
     /* Users of the ctx first, then the ctx, then what it borrows. */
+    wh_placer_free(p->placer);
     topo_ungater_free(p->ungater);
     p->stop = 1;
     if (p->filler_started)

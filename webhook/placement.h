@@ -8,6 +8,8 @@
 #ifndef TOPO_WEBHOOK_PLACEMENT_H
 #define TOPO_WEBHOOK_PLACEMENT_H
 
+#include <stdint.h>
+
 #include "topo/admission.h"
 #include "topo/admission_config.h"
 #include "topo/error.h"
@@ -25,6 +27,12 @@ typedef struct wh_placement_opts {
                  * with --levels), or -1: the config's */
     int resource_quotas; /* from the API server: keep the namespaces' ResourceQuota room
                           * (quota.c) and give it to the handler (--resource-quotas) */
+    /* Several replicas (docs/webhook.md "Several replicas", placer.h): */
+    const char *peer_address;     /* HOST:PORT the others reach this one at, or NULL */
+    const char *peer_ca_file;     /* the CA of the placer's certificate, or NULL */
+    const char *peer_server_name; /* NULL: the first DNS name of cert_file */
+    const char *cert_file, *key_file; /* the serving pair (the record key, the name) */
+    long lease_ms, renew_deadline_ms, retry_ms; /* 0: client-go's defaults */
 } wh_placement_opts;
 
 typedef struct wh_placement wh_placement;
@@ -33,6 +41,10 @@ typedef struct wh_placement wh_placement;
 int wh_placement_start(wh_placement **out, const wh_placement_opts *opts, topo_err *err);
 /* The handler's state, for the server's handler and the ungater. */
 topo_admission_ctx *wh_placement_ctx(wh_placement *p);
+/* Answers one AdmissionReview: placed here, or by the placer (placer.h). */
+int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwarded_by,
+                        const char *body, size_t len, char **out_body, size_t *out_len,
+                        int *out_status);
 /* 1 when requests can be answered from current data: a static inventory at
  * once; from the API server, once every kind was listed (and the namespace
  * policies and the ResourceQuotas, when configured). */

@@ -286,7 +286,9 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
                                 : "too many request bodies in flight",
                             rq->start_ns);
     }
-    topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns};
+    topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns,
+                           MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+                                                       "forwardedBy")};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
     if (t)
         req.timeout_ms = query_timeout_ms(t);

@@ -8,6 +8,7 @@
 #include "ungater.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ struct topo_ungater {
     topo_k8s *lk; /* the elector's own client (it sets its own timeouts) */
     topo_leader *leader;
     int64_t next_tick_ms; /* next election step */
+    long retry_ms;        /* between election steps */
+    long settle_ms;
+    _Atomic int64_t placing_from_ms; /* when this replica may place (it leads) */
     topo_cache *cache;
 
     pthread_t thread;
@@ -98,6 +102,15 @@ static void set_leader(topo_ungater *u, int leader)
     pthread_mutex_lock(&u->mu);
     int was = u->stats.leader;
     u->stats.leader = leader;
+    if (leader && !was && u->leader_election) {
+        /* Taken over from another: place only once what it admitted is in
+         * (TOPO_UNGATER_SETTLE_MS_DEFAULT). A Lease we created, or our own
+         * record renewed after a restart, had no other placer. */
+        long settle = topo_leader_took_over(u->leader) ? u->settle_ms : 0;
+        atomic_store(&u->placing_from_ms, topo_leader_now_ms() + settle);
+        u->stats.takeovers++;
+        u->stats.last_settle_ms = settle;
+    }
     pthread_mutex_unlock(&u->mu);
     if (was != leader) {
         topo_log_field f[2] = {{"lease", TOPO_UNGATER_LEASE_NAME},
@@ -119,9 +132,9 @@ static int lead(topo_ungater *u)
         topo_err err = TOPO_ERR_INIT;
         if (topo_leader_tick(u->leader, now, NULL, &err) < 0)
             topo_log(TOPO_LOG_WARN, "ungater: lease %s: %s", TOPO_UNGATER_LEASE_NAME, err.text);
-        /* The elector's default retry period: ticking more often only loads
-         * the API server, less often risks the renew deadline. */
-        u->next_tick_ms = now + 2000;
+        /* The elector's retry period: ticking more often only loads the
+         * API server, less often risks the renew deadline. */
+        u->next_tick_ms = now + u->retry_ms;
     }
     int leader = topo_leader_is_leader(u->leader, topo_leader_now_ms());
     set_leader(u, leader);
@@ -476,6 +489,9 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->ctx = opts->ctx;
     u->interval_ms = interval;
     u->leader_election = opts->leader_election != 0;
+    u->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : TOPO_LEADER_RETRY_MS_DEFAULT;
+    u->settle_ms = opts->settle_ms > 0 ? opts->settle_ms : TOPO_UNGATER_SETTLE_MS_DEFAULT;
+    atomic_init(&u->placing_from_ms, 0);
     int rc;
     u->db_path = topo_strdup(opts->db_path);
     u->kubeconfig = topo_strdup(opts->kubeconfig);
@@ -497,6 +513,9 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
                                .lease_name = TOPO_UNGATER_LEASE_NAME,
                                .identity = u->identity,
+                               .lease_ms = opts->lease_ms,
+                               .renew_deadline_ms = opts->renew_deadline_ms,
+                               .retry_ms = opts->retry_ms,
                                .release_on_stop = 1};
         if ((rc = topo_k8s_create(&u->lk, &u->cfg, &ko, err)) < 0 ||
             (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
@@ -550,6 +569,35 @@ void topo_ungater_free(topo_ungater *u)
         return;
     topo_ungater_stop(u);
     destroy(u);
+}
+
+topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
+                                              long *wait_ms)
+{
+    if (size > 0)
+        holder[0] = '\0';
+    if (wait_ms != NULL)
+        *wait_ms = 0;
+    if (!u->leader_election)
+        return TOPO_UNGATER_PLACER_SELF;
+    int64_t now = topo_leader_now_ms();
+    if (topo_leader_is_leader(u->leader, now)) {
+        int64_t from = atomic_load(&u->placing_from_ms);
+        if (now >= from)
+            return TOPO_UNGATER_PLACER_SELF;
+        if (wait_ms != NULL)
+            *wait_ms = (long)(from - now);
+        return TOPO_UNGATER_PLACER_SETTLING;
+    }
+    char h[TOPO_LEADER_HOLDER_MAX + 1];
+    /* Our own name as holder while we do not lead: our lease lapsed and
+     * nobody took it yet; nobody places. */
+    if (!topo_leader_holder(u->leader, now, h, sizeof h) ||
+        strcmp(h, topo_leader_identity(u->leader)) == 0)
+        return TOPO_UNGATER_PLACER_NONE;
+    if (size > 0)
+        snprintf(holder, size, "%s", h);
+    return TOPO_UNGATER_PLACER_OTHER;
 }
 
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out)

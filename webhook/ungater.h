@@ -18,8 +18,14 @@
 #include "topo/error.h"
 #include "topo/limits.h"
 
-/* The Lease the replicas compete for. */
-#define TOPO_UNGATER_LEASE_NAME "topo-webhook-ungater"
+/* The Lease the replicas compete for: its holder is the placer, which makes
+ * every placement and slot claim and runs the ungater (docs/webhook.md
+ * "Several replicas"). */
+#define TOPO_UNGATER_LEASE_NAME "topo-webhook"
+/* After taking the Lease, the placer waits this long before it places:
+ * pods the previous placer admitted just before it let go reach the API
+ * server and this replica's watch (which adopts their reservations) first. */
+#define TOPO_UNGATER_SETTLE_MS_DEFAULT 2000L
 /* Bounds of interval_ms. */
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
@@ -34,6 +40,8 @@ typedef struct topo_ungater_opts {
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */
     const char *identity;        /* NULL: <hostname>_<pid> */
     int leader_election;         /* 0: always act (one replica) */
+    long lease_ms, renew_deadline_ms, retry_ms; /* 0: client-go's defaults (topo/k8s.h) */
+    long settle_ms;              /* 0: TOPO_UNGATER_SETTLE_MS_DEFAULT */
 } topo_ungater_opts;
 
 /* Loads the Kubernetes configuration, opens the cache and starts the
@@ -57,7 +65,22 @@ typedef struct topo_ungater_stats {
                         * not fit, pod changed meanwhile, over TOPO_MAX_UNGATER_PODS) */
     uint64_t errors;   /* failed API calls, unexpected answers */
     int leader;        /* this replica acts now */
+    uint64_t takeovers;      /* times this replica took the Lease */
+    int64_t last_settle_ms;  /* how long the last takeover waited before placing */
 } topo_ungater_stats;
+
+/* Who places now, as this replica sees it (topo_ungater_placer). */
+typedef enum topo_ungater_placer_state {
+    TOPO_UNGATER_PLACER_SELF = 0,     /* this replica (or no leader election) */
+    TOPO_UNGATER_PLACER_SETTLING = 1, /* this replica, from in *wait_ms */
+    TOPO_UNGATER_PLACER_OTHER = 2,    /* the Lease's holder, copied into holder */
+    TOPO_UNGATER_PLACER_NONE = 3      /* nobody holds the Lease (or not read yet) */
+} topo_ungater_placer_state;
+
+/* Any thread. holder (size bytes, may be NULL with 0) gets the holder's
+ * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
+topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
+                                              long *wait_ms);
 
 /* Thread-safe snapshot of the counters. */
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out);

@@ -152,6 +152,12 @@ typedef struct topo_admission_opts {
     size_t nunclaimed_cap_namespace;
     const topo_resource *unclaimed_cap_global;
     size_t nunclaimed_cap_global;
+    /* Signs the reservation record each placed pod carries
+     * (TOPO_CACHE_RECORD_ANNOTATION), from which every replica's cache
+     * adopts the reservation; copied. NULL: pods carry no record (one
+     * replica). */
+    const unsigned char *record_key;
+    size_t record_key_len;
 } topo_admission_opts;
 
 /* Default time free slots hold capacity without a pod claiming one. */
@@ -265,5 +271,14 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
  * free). */
 int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
                                 size_t len, char **out_body, size_t *out_len, int *out_status);
+
+/* topo_admission_handle on a replica that does not place (another one
+ * does, or none can be reached): everything is checked and answered as
+ * usual — pass-through, invalid requests refused — but a topology pod is
+ * answered as one whose PodSet does not fit, with reason why, under its
+ * no-fit policy; nothing is reserved, claimed or recorded. */
+int topo_admission_handle_unplaced(topo_admission_ctx *ctx, const char *why, const char *body,
+                                   size_t len, char **out_body, size_t *out_len,
+                                   int *out_status);
 
 #endif

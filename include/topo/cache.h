@@ -75,6 +75,11 @@ typedef struct topo_cache_opts {
      * created, migrated or written; a file that is empty, or of an older
      * schema, is refused rather than made into a cache. */
     int read_only;
+    /* The key reservation records are signed with (topo-webhook derives it
+     * from its serving key: every replica holds it, no pod author does);
+     * copied. NULL: records on pods are ignored (see "Slot binding"). */
+    const unsigned char *record_key;
+    size_t record_key_len;
 } topo_cache_opts;
 
 /* Opens (or creates) the cache file and migrates its schema to
@@ -163,7 +168,17 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * such reservation or slot, a malformed annotation, or the pod itself has
  * finished — nothing changes, and it is not an error for the pod. From then
  * on the slot is released as any claimed one (pod deleted, or gone in a
- * relist). The reservation's expiry does not matter. */
+ * relist). The reservation's expiry does not matter.
+ *
+ * Adoption: when that reservation is not in this cache and the pod also
+ * carries topology.topo.io/assignment and a reservation record
+ * (TOPO_CACHE_RECORD_ANNOTATION, topo_cache_reservation_record) signed with
+ * this cache's record_key, the reservation is created from them first, with
+ * the id, PodSet, times, shape and request its placer gave it. So every
+ * replica of topo-webhook holds the reservations of every created pod, and
+ * one that takes over placement has them already (docs/webhook.md
+ * "Several replicas"). A record that is absent, malformed or not signed
+ * with the key adopts nothing and is not an error for the pod. */
 int topo_cache_upsert_node(topo_cache *cache, const char *json, size_t len,
                            topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_upsert_pod(topo_cache *cache, const char *json, size_t len,
@@ -350,6 +365,21 @@ typedef struct topo_cache_reservation {
     size_t nslots;
     size_t nclaimed;
 } topo_cache_reservation;
+
+/* The annotation that carries a reservation on its pods, beside
+ * topology.topo.io/reservation, /slot and /assignment. Its value is
+ * "<HMAC-SHA256 hex> <JSON>": the JSON holds the PodSet key, topology,
+ * levels, per-pod requests, times, shape, request and unclaimed TTL; the
+ * MAC covers the reservation id, the assignment annotation's text and the
+ * JSON. */
+#define TOPO_CACHE_RECORD_ANNOTATION "topology.topo.io/reservation-spec"
+
+/* The record of r for its pods, malloc'd into *out, signed with key. */
+int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, const void *key,
+                                  size_t keylen, topo_err *err) TOPO_MUST_CHECK;
+
+/* How many reservations this connection adopted from pods' records. */
+uint64_t topo_cache_adopted(const topo_cache *cache);
 
 /* Creates the reservation and all of its slots atomically (its own
  * transaction outside a batch, see "Durability"). TOPO_ECONFLICT when the id is taken or the PodSet already holds

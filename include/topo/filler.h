@@ -52,6 +52,10 @@ typedef struct topo_filler_opts {
      * snapshots must outlive the filler. */
     topo_live *const *lives;
     size_t nlives;
+    /* The cache's record key (topo_cache_opts.record_key): pods' signed
+     * reservation records are adopted. NULL: not. Copied. */
+    const unsigned char *record_key;
+    size_t record_key_len;
 } topo_filler_opts;
 
 typedef struct topo_filler_stats {

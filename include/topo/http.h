@@ -50,6 +50,9 @@ typedef struct topo_http topo_http;
  * negative numbers mean the same unless noted. */
 typedef struct topo_http_opts {
     const char *base_url;         /* "https://10.0.0.1:6443" (http:// also allowed), no trailing slash */
+    const char *connect_to;       /* "HOST:PORT" to connect to instead of base_url's host and
+                                     port, whose name the certificate must still carry (one
+                                     replica of a Service reached at its pod IP), or NULL */
     const char *ca_file;          /* PEM bundle to verify the server, or NULL */
     const char *ca_data;          /* PEM text (kubeconfig certificate-authority-data), or NULL */
     const char *client_cert_file; /* or client_cert_data (PEM text) */

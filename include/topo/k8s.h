@@ -305,6 +305,22 @@ const char *topo_leader_identity(const topo_leader *l);
  * a failed renew keeps it until the deadline). Call it every retry_ms. */
 int topo_leader_tick(topo_leader *l, int64_t now_ms, int *is_leader, topo_err *err);
 
+/* The longest holderIdentity topo_leader_holder reports. */
+#define TOPO_LEADER_HOLDER_MAX 255
+
+/* The Lease's holder as this elector last read it (this process's identity
+ * when it leads), copied into buf: 1 while that holder's lease runs by this
+ * process's clock (leaseDurationSeconds since the record last changed), 0
+ * (buf "") when nobody holds it, it expired, or nothing was read yet. Lets a
+ * follower find the leader (topo-webhook forwards to it). Safe to call from
+ * other threads than the ticking one. */
+int topo_leader_holder(topo_leader *l, int64_t now_ms, char *buf, size_t size);
+
+/* Whether the current (or last) leadership began by taking a Lease that
+ * existed — another process may have acted just before — rather than by
+ * creating it, or by renewing our own record after a restart. Any thread. */
+int topo_leader_took_over(const topo_leader *l);
+
 /* Whether this process may act as leader at now_ms (the same clock as
  * topo_leader_tick). Safe to call from other threads than the ticking one. */
 int topo_leader_is_leader(const topo_leader *l, int64_t now_ms);

@@ -173,6 +173,22 @@ static int slot_selector(topo_admission_ctx *ctx, long t, const placement *p, to
     return 0;
 }
 
+/* The reservation's signed record for the pod (cache.h "Adoption"), in
+ * pool; NULL when out of memory. */
+static const char *record_text(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                               topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    char *text = NULL;
+    if (topo_cache_reservation_record(&text, r, ctx->record_key, ctx->record_key_len, &err) < 0) {
+        topo_log(TOPO_LOG_WARN, "reservation %s: no record: %s", r->id, err.text);
+        return NULL;
+    }
+    const char *out = topo_pool_strdup(pool, text);
+    free(text);
+    return out;
+}
+
 int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
                      long t, const placement *p, topo_pool *pool)
 {
@@ -192,14 +208,21 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
             adm_warn(a, "topo-webhook: not placed: its slot has no topology domain");
         return 0;
     }
-    topo_kv ann[4] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
+    topo_kv ann[5] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
                       {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
-                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot},
-                      {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
+                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
+    size_t nann = 3;
+    const char *record = NULL;
+    if (ctx->record_key != NULL && p->res != NULL) {
+        if ((record = record_text(ctx, p->res, pool)) == NULL)
+            return TOPO_ENOMEM;
+        ann[nann++] = (topo_kv){TOPO_CACHE_RECORD_ANNOTATION, record};
+    }
+    if (a->role != NULL)
+        ann[nann++] = (topo_kv){TOPO_ADMISSION_ROLE_ANNOTATION, a->role};
     if (topo_jsonpatch_new(&a->patch) < 0)
         return TOPO_ENOMEM;
-    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, a->role != NULL ? 4 : 3,
-                                      &err);
+    int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, nann, &err);
     if (rc == 0 && m == MODE_UNGATE)
         rc = patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
@@ -248,6 +271,7 @@ int adm_dry_run_slot(placement *p, const topo_assignment *as, int64_t rank, topo
                      d < as->ndomains ? as->nlevels : 0,
                      json,
                      0,
+                     NULL,
                      NULL};
     return 0;
 }

@@ -46,8 +46,9 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
     return topo_admission_handle_until(ctx, 0, body, len, out_body, out_len, out_status);
 }
 
-int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
-                                size_t len, char **out_body, size_t *out_len, int *out_status)
+static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unplaced,
+                  const char *body, size_t len, char **out_body, size_t *out_len,
+                  int *out_status)
 {
     topo_admission_request req;
     topo_err err = TOPO_ERR_INIT;
@@ -60,6 +61,7 @@ int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, co
     memset(&a, 0, sizeof a);
     a.resp = (topo_admission_response)TOPO_ADMISSION_RESPONSE_INIT;
     a.deadline_ns = deadline_ns;
+    a.unplaced = unplaced;
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
         return TOPO_ENOMEM;
@@ -100,6 +102,19 @@ done:
     topo_jsonpatch_free(a.patch);
     topo_pool_free(pool);
     return ret;
+}
+
+int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
+                                size_t len, char **out_body, size_t *out_len, int *out_status)
+{
+    return handle(ctx, deadline_ns, NULL, body, len, out_body, out_len, out_status);
+}
+
+int topo_admission_handle_unplaced(topo_admission_ctx *ctx, const char *why, const char *body,
+                                   size_t len, char **out_body, size_t *out_len, int *out_status)
+{
+    return handle(ctx, 0, why != NULL ? why : "not placed here", body, len, out_body, out_len,
+                  out_status);
 }
 
 /* --- ungating ------------------------------------------------------------------------ */

@@ -53,6 +53,8 @@ struct topo_admission_ctx {
     int64_t (*clock)(void *);
     void *clock_payload;
     topo_gates gates;
+    const unsigned char *record_key; /* in pool; NULL: no reservation records */
+    size_t record_key_len;
 
     pushed *pushed;
     size_t npushed, cap_pushed;
@@ -80,6 +82,7 @@ typedef struct answer {
     const char *failure; /* ungate: why it still does not fit */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
     int timed_out;       /* stopped at the deadline, nothing stored */
+    const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
 } answer;
 
 /* A slot: where a pod goes. */
@@ -92,6 +95,7 @@ typedef struct placement {
     const char *assignment_json;
     int claimed;          /* 0: the slot is another live pod's (sticky index) or dryRun */
     const char *claimant; /* who claimed it, when claimed */
+    const topo_cache_reservation *res; /* its reservation, for the pod's record */
 } placement;
 
 /* What a new reservation records beside its assignment. */

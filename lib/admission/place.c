@@ -191,7 +191,9 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return TOPO_ENOMEM;
     podset_terms mine = {rid.key, shape, request};
     a->role = shape;
-    int record = m == MODE_ADMIT && !req->dry_run;
+    /* The ungater records a gated pod too: it may have been gated by a
+     * replica that does not place (docs/webhook.md "Several replicas"). */
+    int record = !req->dry_run;
     topo_group_pod gp = {member, shape, request, ps->group ? ps->group : "", record};
 
     topo_cache_reservation r;
@@ -521,6 +523,12 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
             policy = over;
     }
 
+    /* Another replica places (or none can now): this one stores nothing
+     * and answers as when the PodSet does not fit. */
+    if (a->unplaced != NULL) {
+        const char *need = describe_need(pool, &ps);
+        return adm_no_fit(ctx, a, m, policy, req, &id, need ? need : "?", a->unplaced, pool);
+    }
     if (id.group)
         return place_group(ctx, a, m, req, &id, &ps, t, missing, policy, now, pool);
     const char *request = topo_kueue_request_text(&ps, pool);

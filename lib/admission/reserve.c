@@ -32,6 +32,7 @@ static int slot_from(placement *p, const topo_cache_reservation *r, const topo_c
     p->nlevels = r->nassignment_levels;
     p->values = s->values;
     p->assignment_json = r->assignment_json;
+    p->res = r;
     return 0;
 }
 
@@ -144,6 +145,10 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
     r->nrequests = spec->nrequests;
     r->created_at = spec->created_at;
     r->expires_at = spec->expires_at;
+    r->shape = spec->shape ? spec->shape : "";
+    r->request = spec->request ? spec->request : "";
+    r->unclaimed_ttl = spec->unclaimed_ttl;
+    r->claimed_at = spec->created_at;
     r->slots = slots;
     r->nslots = nslots;
     return 0;

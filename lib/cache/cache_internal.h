@@ -207,6 +207,9 @@ struct topo_cache {
     int reading;       /* depth of nested reads outside a batch */
     int schema_version;
     topo_pool *scratch; /* per-call decoding: public entry points clear it first */
+    unsigned char *record_key; /* topo_cache_opts.record_key, or NULL */
+    size_t record_key_len;
+    uint64_t adopted; /* reservations adopted from pods' records */
 };
 
 /* Modes of cache_op_begin. */
@@ -252,6 +255,15 @@ int cache_reservation_mode(const topo_cache *c);
  * "claim:" claimant or already the pod's (see topo_cache_upsert_pod); inside
  * an open unit, after the pod row is written. Never an error for the pod. */
 int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err);
+/* The value of one of a pod's kept annotations, or NULL. */
+const char *cache_pod_annotation(const topo_cache_pod *p, const char *key);
+/* Writes a reservation and its slots inside the caller's transaction. */
+int cache_reservation_insert(topo_cache *c, const topo_cache_reservation_spec *spec,
+                             topo_err *err);
+/* Creates reservation id from the pod's signed record when the cache lacks
+ * it (cache.h "Adoption"); 0 when there is nothing to adopt. */
+int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id,
+                            topo_err *err);
 
 /* Writes the kind's watch state, inside an open unit. */
 int cache_set_watch_rv(topo_cache *c, topo_cache_kind kind, const char *rv, topo_err *err);

@@ -137,16 +137,15 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
     return error;
 }
 
-int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservation_spec *spec,
-                                  topo_err *err)
+/* Writes the reservation and its slots inside the caller's transaction. */
+int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spec *spec,
+                             topo_err *err)
 {
     sqlite3_stmt *st = NULL;
     json_t *levels = NULL, *requests = NULL, *assignment = NULL;
     size_t nslots = 0;
     int error, taken = 0;
 
-    if (cache == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
     if ((error = validate_spec(spec, &nslots, err)) < 0)
         return error;
     topo_json_alloc_watch();
@@ -157,10 +156,8 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
                     ? topo_err_nomem(err, "cache")
                     : topo_err_set(err, TOPO_EINVALID,
                                    "reservation %s: not encodable (invalid UTF-8?)", spec->id);
-        goto cleanup;
+        goto end;
     }
-    if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
-        goto cleanup;
     /* An expired reservation of the same PodSet gives way. */
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_DELETE_EXPIRED_KEY, err)) == NULL) {
         error = stmt_error(err);
@@ -170,6 +167,7 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         (error = cache_bind_int(cache, st, 2, spec->created_at, err)) < 0 ||
         (error = cache_stmt_run(cache, st, "replace expired reservation", err)) < 0)
         goto end;
+    st = NULL;
     if ((error = exists(cache, CACHE_STMT_RES_EXISTS, spec->id, &taken, err)) < 0)
         goto end;
     if (taken) {
@@ -203,17 +201,29 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         goto end;
     st = NULL;
     error = insert_slots(cache, spec, err);
-
 end:
-    cache_stmt_done(st);
-    st = NULL;
-    error = cache_op_end(cache, cache_reservation_mode(cache), error, err);
-cleanup:
     cache_stmt_done(st);
     json_decref(levels);
     json_decref(requests);
     json_decref(assignment);
     return error;
+}
+
+int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservation_spec *spec,
+                                  topo_err *err)
+{
+    int error;
+    size_t nslots = 0;
+
+    if (cache == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
+    /* Refused before a transaction is opened for it. */
+    if ((error = validate_spec(spec, &nslots, err)) < 0)
+        return error;
+    if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
+        return error;
+    error = cache_reservation_insert(cache, spec, err);
+    return cache_op_end(cache, cache_reservation_mode(cache), error, err);
 }
 
 /* --- claim and release ------------------------------------------------------------------ */
@@ -540,7 +550,7 @@ int topo_cache_reservation_gc(topo_cache *cache, int64_t now, size_t *out_delete
 #define ANNOTATION_RESERVATION "topology.topo.io/reservation"
 #define ANNOTATION_SLOT "topology.topo.io/slot"
 
-static const char *annotation(const topo_cache_pod *p, const char *key)
+const char *cache_pod_annotation(const topo_cache_pod *p, const char *key)
 {
     for (size_t i = 0; i < p->nannotations; i++)
         if (p->annotations[i].key != NULL && strcmp(p->annotations[i].key, key) == 0)
@@ -565,8 +575,8 @@ static int32_t parse_slot(const char *text)
 
 int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err)
 {
-    const char *id = annotation(p, ANNOTATION_RESERVATION);
-    int32_t slot = parse_slot(annotation(p, ANNOTATION_SLOT));
+    const char *id = cache_pod_annotation(p, ANNOTATION_RESERVATION);
+    int32_t slot = parse_slot(cache_pod_annotation(p, ANNOTATION_SLOT));
     sqlite3_stmt *st;
     int error;
 
@@ -577,6 +587,9 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
         return 0;
     if (p->phase != NULL && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0))
         return 0;
+    /* A reservation another replica made: this cache holds it too from now. */
+    if ((error = cache_adopt_reservation(c, p, id, err)) < 0)
+        return error;
     if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_BIND, err)) == NULL)
         return stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||

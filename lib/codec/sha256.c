@@ -1,18 +1,16 @@
-/* SHA-256 as hex (topo/sha256.h). */
+/* SHA-256 and HMAC-SHA256 as hex (topo/sha256.h). */
 #include "topo/sha256.h"
+
+#include <limits.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
-int topo_sha256_hex(char out[TOPO_SHA256_HEX_LEN + 1], const void *data, size_t len)
+static int to_hex(char out[TOPO_SHA256_HEX_LEN + 1], const unsigned char *md, unsigned int mdlen)
 {
     static const char digits[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    out[0] = '\0';
-    if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
-        mdlen * 2 != TOPO_SHA256_HEX_LEN) {
+    if (mdlen * 2 != TOPO_SHA256_HEX_LEN) {
         /* Nothing reads OpenSSL's per-thread error queue here: drop what
          * the failure left there (memory, and a stale error for the next
          * OpenSSL call on this thread). */
@@ -25,4 +23,28 @@ int topo_sha256_hex(char out[TOPO_SHA256_HEX_LEN + 1], const void *data, size_t 
     }
     out[TOPO_SHA256_HEX_LEN] = '\0';
     return 0;
+}
+
+int topo_sha256_hex(char out[TOPO_SHA256_HEX_LEN + 1], const void *data, size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    out[0] = '\0';
+    if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1)
+        mdlen = 0;
+    return to_hex(out, md, mdlen);
+}
+
+int topo_hmac_sha256_hex(char out[TOPO_SHA256_HEX_LEN + 1], const void *key, size_t keylen,
+                         const void *data, size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    out[0] = '\0';
+    if (keylen > INT_MAX ||
+        HMAC(EVP_sha256(), key, (int)keylen, data, len, md, &mdlen) == NULL)
+        mdlen = 0;
+    return to_hex(out, md, mdlen);
 }

@@ -62,6 +62,7 @@ struct topo_http {
     uint64_t rng;
     uint64_t throttled_ns;
     topo_http_stats stats;
+    struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO, or NULL */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -216,6 +217,17 @@ static int configure_handle(topo_http *h, const topo_http_opts *opts, long conne
     SETOPT(c, CURLOPT_TCP_KEEPIDLE, KEEPALIVE_IDLE_SECONDS);
     SETOPT(c, CURLOPT_TCP_KEEPINTVL, KEEPALIVE_INTERVAL_SECONDS);
     SETOPT(c, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    if (opts->connect_to != NULL) {
+        /* "::HOST:PORT": whatever the URL names, connect there (the URL's
+         * name is still what the certificate is checked against). */
+        char entry[TOPO_MAX_HTTP_URL];
+        int n = snprintf(entry, sizeof entry, "::%s", opts->connect_to);
+        if (n < 0 || (size_t)n >= sizeof entry || has_control(opts->connect_to))
+            return topo_err_set(err, TOPO_EINVALID, "http: connect_to: too long or malformed");
+        if ((h->connect_to = curl_slist_append(NULL, entry)) == NULL)
+            return topo_err_set(err, TOPO_ENOMEM, "http: out of memory");
+        SETOPT(c, CURLOPT_CONNECT_TO, h->connect_to);
+    }
     error = configure_tls(h, opts, err);
 
 cleanup:
@@ -313,6 +325,7 @@ void topo_http_free(topo_http *http)
     if (http->curl != NULL)
         curl_easy_cleanup(http->curl);
     topo_http_auth_dispose(&http->auth);
+    curl_slist_free_all(http->connect_to);
     free(http->url);
     free(http->base_url);
     free(http);

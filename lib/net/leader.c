@@ -16,6 +16,7 @@
 #include "topo/k8s.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,14 @@ struct topo_leader {
     long obs_duration_ms;
 
     int64_t renewed_ms;                /* start of the last successful acquire/renew */
+    _Atomic int took_over;             /* the leadership began on an existing Lease */
     _Atomic int64_t leading_until_ms;  /* NOT_LEADING when not the leader */
+
+    /* The holder as other threads may read it (topo_leader_holder): a copy
+     * of obs_holder and until when it holds by our clock. */
+    pthread_mutex_t pub_mu;
+    char pub_holder[TOPO_LEADER_HOLDER_MAX + 1];
+    int64_t pub_until_ms;
 };
 
 /* ------------------------------------------------------------------ the default backend */
@@ -93,6 +101,7 @@ int topo_leader_create(topo_leader **out, topo_k8s *k, const topo_leader_opts *o
     if ((l = calloc(1, sizeof(*l))) == NULL)
         goto oom;
     atomic_init(&l->leading_until_ms, NOT_LEADING);
+    pthread_mutex_init(&l->pub_mu, NULL);
     l->k = k;
     l->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : TOPO_LEADER_LEASE_MS_DEFAULT;
     l->renew_deadline_ms = opts->renew_deadline_ms > 0 ? opts->renew_deadline_ms
@@ -153,12 +162,30 @@ void topo_leader_free(topo_leader *l)
     free(l->name);
     free(l->identity);
     free(l->obs_holder);
+    pthread_mutex_destroy(&l->pub_mu);
     free(l);
 }
 
 const char *topo_leader_identity(const topo_leader *l)
 {
     return l->identity;
+}
+
+int topo_leader_holder(topo_leader *l, int64_t now_ms, char *buf, size_t size)
+{
+    pthread_mutex_lock(&l->pub_mu);
+    int held = l->pub_holder[0] != '\0' && now_ms < l->pub_until_ms;
+    if (held && size > 0)
+        snprintf(buf, size, "%s", l->pub_holder);
+    pthread_mutex_unlock(&l->pub_mu);
+    if (!held && size > 0)
+        buf[0] = '\0';
+    return held;
+}
+
+int topo_leader_took_over(const topo_leader *l)
+{
+    return atomic_load(&((topo_leader *)l)->took_over);
 }
 
 int topo_leader_is_leader(const topo_leader *l, int64_t now_ms)
@@ -212,6 +239,15 @@ static int observe(topo_leader *l, const json_t *lease, int64_t now_ms, topo_err
     l->obs_ms = now_ms;
     l->obs_duration_ms = secs > 0 && secs < 86400 ? (long)secs * 1000 : l->lease_ms;
     l->have_obs = 1;
+    /* A holder longer than others can be told is no holder to them. */
+    pthread_mutex_lock(&l->pub_mu);
+    if (strlen(holder) <= TOPO_LEADER_HOLDER_MAX) {
+        memcpy(l->pub_holder, holder, strlen(holder) + 1);
+        l->pub_until_ms = now_ms + l->obs_duration_ms;
+    } else {
+        l->pub_holder[0] = '\0';
+    }
+    pthread_mutex_unlock(&l->pub_mu);
     return 0;
 }
 
@@ -305,6 +341,7 @@ int topo_leader_tick(topo_leader *l, int64_t now_ms, int *is_leader, topo_err *e
         }
         error = l->backend.create(&got, l->backend.ctx, l->ns, want, err);
         if (error == 0) {
+            atomic_store(&l->took_over, 0);
             error = took(l, got, now_ms, err);
             topo_log(TOPO_LOG_INFO, "leader election: %s created lease %s/%s", l->identity,
                      l->ns, l->name);
@@ -332,6 +369,8 @@ int topo_leader_tick(topo_leader *l, int64_t now_ms, int *is_leader, topo_err *e
         if (!mine)
             topo_log(TOPO_LOG_INFO, "leader election: %s took lease %s/%s from \"%s\"",
                      l->identity, l->ns, l->name, holder);
+        if (!mine && !topo_leader_is_leader(l, now_ms))
+            atomic_store(&l->took_over, 1);
         error = took(l, got, now_ms, err);
     } else if (error == TOPO_ECONFLICT) {
         step_down(l); /* someone wrote the lease since we read it: they won */

@@ -1,0 +1,255 @@
+/* Reservation records on pods, and their adoption (cache.h "Adoption").
+ *
+ * A placed pod carries its PodSet's whole assignment and, in the record,
+ * everything else its reservation holds: so the reservation can be made
+ * again, identical, by any cache that sees one created pod of the PodSet —
+ * another replica of topo-webhook, or the same one after its file was lost.
+ * The record is signed: a pod's author could otherwise write one and have
+ * every replica hold capacity for pods that do not exist. */
+#include "cache_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/codec.h"
+#include "topo/json.h"
+#include "topo/limits.h"
+#include "topo/log.h"
+#include "topo/sha256.h"
+
+#define ANNOTATION_ASSIGNMENT "topology.topo.io/assignment"
+
+/* The longest record adopted: a PodSet's levels, requests, shape and request
+ * text fit in far less. */
+#define RECORD_MAX 16384
+
+/* Compares two MACs in time independent of where they differ. */
+static int same_mac(const char *a, const char *b, size_t n)
+{
+    unsigned char diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+/* The MAC over what the record vouches for: the reservation id, the
+ * assignment annotation's text and the record's JSON. */
+static int record_mac(char out[TOPO_SHA256_HEX_LEN + 1], const void *key, size_t keylen,
+                      const char *id, const char *assignment, const char *json, size_t json_len,
+                      topo_err *err)
+{
+    size_t n = strlen(id) + strlen(assignment) + json_len + 3;
+    char *msg = malloc(n);
+    if (msg == NULL)
+        return topo_err_nomem(err, "cache");
+    int len = snprintf(msg, n, "%s\n%s\n%.*s", id, assignment, (int)json_len, json);
+    int rc = len < 0 ? TOPO_EINVALID : topo_hmac_sha256_hex(out, key, keylen, msg, (size_t)len);
+    free(msg);
+    return rc < 0 ? topo_err_set(err, rc, "cache: reservation record: cannot sign") : 0;
+}
+
+int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, const void *key,
+                                  size_t keylen, topo_err *err)
+{
+    char mac[TOPO_SHA256_HEX_LEN + 1];
+    json_t *doc = NULL;
+    char *json = NULL;
+    int error = 0;
+
+    *out = NULL;
+    if (key == NULL || keylen == 0)
+        return topo_err_set(err, TOPO_EINVALID, "cache: reservation record: no key");
+    topo_json_alloc_watch();
+    doc = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:s, s:s, s:I}", "podset", r->podset_key,
+                    "topology", r->topology_name, "levels",
+                    cache_strings_to_json(r->levels, r->nlevels), "requests",
+                    cache_resources_to_json(r->requests, r->nrequests), "created",
+                    (json_int_t)r->created_at, "expires", (json_int_t)r->expires_at, "shape",
+                    r->shape ? r->shape : "", "request", r->request ? r->request : "",
+                    "unclaimedTTL", (json_int_t)r->unclaimed_ttl);
+    if (doc == NULL || (json = topo_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+        error = topo_json_alloc_failed() || doc != NULL
+                    ? topo_err_nomem(err, "cache")
+                    : topo_err_set(err, TOPO_EINVALID,
+                                   "reservation %s: record not encodable (invalid UTF-8?)", r->id);
+        goto done;
+    }
+    if ((error = record_mac(mac, key, keylen, r->id, r->assignment_json, json, strlen(json),
+                            err)) < 0)
+        goto done;
+    size_t n = TOPO_SHA256_HEX_LEN + 1 + strlen(json) + 1;
+    if ((*out = malloc(n)) == NULL) {
+        error = topo_err_nomem(err, "cache");
+        goto done;
+    }
+    snprintf(*out, n, "%s %s", mac, json);
+done:
+    json_decref(doc);
+    free(json);
+    return error;
+}
+
+uint64_t topo_cache_adopted(const topo_cache *cache)
+{
+    return cache != NULL ? cache->adopted : 0;
+}
+
+/* Kueue's TopologyAssignment JSON (as topo_codec_assignment_json writes it)
+ * into *a, from pool. */
+static int decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *pool,
+                             topo_err *err)
+{
+    const char **levels = NULL;
+    const json_t *domains = json_object_get(doc, "domains");
+    int error;
+
+    memset(a, 0, sizeof(*a));
+    if ((error = cache_json_to_strings(&levels, &a->nlevels, json_object_get(doc, "levels"), pool,
+                                       err)) < 0)
+        return error;
+    a->levels = levels;
+    if (!json_is_array(domains) || json_array_size(domains) == 0 ||
+        json_array_size(domains) > TOPO_MAX_PODSET_COUNT)
+        return topo_err_set(err, TOPO_EINVALID, "assignment: domains: expected 1 to %d",
+                            TOPO_MAX_PODSET_COUNT);
+    size_t n = json_array_size(domains);
+    topo_assign_domain *d = topo_pool_calloc(pool, n, sizeof(*d));
+    if (d == NULL)
+        return topo_err_nomem(err, "cache");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *dom = json_array_get(domains, i), *count = json_object_get(dom, "count");
+        const char **values = NULL;
+        size_t nvalues = 0;
+        if ((error = cache_json_to_strings(&values, &nvalues, json_object_get(dom, "values"), pool,
+                                           err)) < 0)
+            return error;
+        if (nvalues != a->nlevels || !json_is_integer(count) || json_integer_value(count) <= 0 ||
+            json_integer_value(count) > TOPO_MAX_PODSET_COUNT)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "assignment: domains[%zu]: one value per level and a count", i);
+        d[i].values = values;
+        d[i].count = (int32_t)json_integer_value(count);
+    }
+    a->domains = d;
+    a->ndomains = n;
+    return 0;
+}
+
+static int record_string(const char **out, const json_t *doc, const char *key)
+{
+    *out = json_string_value(json_object_get(doc, key));
+    return *out != NULL ? 0 : TOPO_EINVALID;
+}
+
+static int record_int(int64_t *out, const json_t *doc, const char *key)
+{
+    const json_t *v = json_object_get(doc, key);
+    *out = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+    return json_is_integer(v) ? 0 : TOPO_EINVALID;
+}
+
+/* The spec a verified record and its assignment describe, from pool (the
+ * strings borrowed from rec, which outlives the spec). */
+static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, const json_t *rec,
+                         const json_t *asg, topo_pool *pool, topo_err *err)
+{
+    const char **levels = NULL;
+    topo_resource *req = NULL;
+    int error;
+
+    if (record_string(&s->podset_key, rec, "podset") < 0 ||
+        record_string(&s->topology_name, rec, "topology") < 0 ||
+        record_string(&s->shape, rec, "shape") < 0 ||
+        record_string(&s->request, rec, "request") < 0 ||
+        record_int(&s->created_at, rec, "created") < 0 ||
+        record_int(&s->expires_at, rec, "expires") < 0 ||
+        record_int(&s->unclaimed_ttl, rec, "unclaimedTTL") < 0)
+        return topo_err_set(err, TOPO_EINVALID, "record: a field is missing or mistyped");
+    if ((error = cache_json_to_strings(&levels, &s->nlevels, json_object_get(rec, "levels"), pool,
+                                       err)) < 0 ||
+        (error = cache_json_to_resources(&req, &s->nrequests, json_object_get(rec, "requests"),
+                                         pool, err)) < 0 ||
+        (error = decode_assignment(as, asg, pool, err)) < 0)
+        return error;
+    s->levels = levels;
+    s->requests = req;
+    s->assignment = as;
+    return 0;
+}
+
+/* Whether the cache holds reservation id. */
+static int have_reservation(topo_cache *c, const char *id, int *out, topo_err *err)
+{
+    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_RES_EXISTS, err);
+    int rc, error;
+    *out = 0;
+    if (st == NULL)
+        return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+    if ((error = cache_bind_text(c, st, 1, id, err)) == 0) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *out = 1;
+        else if (rc != SQLITE_DONE)
+            error = cache_sql_error(c, rc, "read reservation", err);
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err)
+{
+    const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
+    const char *assignment = cache_pod_annotation(p, ANNOTATION_ASSIGNMENT);
+    char mac[TOPO_SHA256_HEX_LEN + 1];
+    json_t *rec = NULL, *asg = NULL;
+    topo_cache_reservation_spec spec = {0};
+    topo_assignment as;
+    topo_err why = TOPO_ERR_INIT;
+    int have = 0, error;
+
+    if (c->record_key == NULL || record == NULL || assignment == NULL)
+        return 0;
+    size_t len = strlen(record);
+    if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX || record[TOPO_SHA256_HEX_LEN] != ' ')
+        return 0;
+    if ((error = have_reservation(c, id, &have, err)) < 0 || have)
+        return error;
+    const char *json = record + TOPO_SHA256_HEX_LEN + 1;
+    if ((error = record_mac(mac, c->record_key, c->record_key_len, id, assignment, json,
+                           strlen(json), err)) < 0)
+        return error;
+    /* Not this installation's key (or forged): nothing to adopt. */
+    if (!same_mac(mac, record, TOPO_SHA256_HEX_LEN)) {
+        topo_log(TOPO_LOG_DEBUG, "pod %s/%s: reservation record of %s not signed with our key",
+                 p->namespace_name, p->name, id);
+        return 0;
+    }
+    topo_pool *pool = topo_pool_create();
+    if (pool == NULL)
+        return topo_err_nomem(err, "cache");
+    if ((error = topo_codec_json_parse(&rec, json, strlen(json), "record", &why)) < 0 ||
+        (error = topo_codec_json_parse(&asg, assignment, strlen(assignment), "assignment",
+                                       &why)) < 0 ||
+        (error = decode_record(&spec, &as, rec, asg, pool, &why)) < 0)
+        goto done;
+    spec.id = id;
+    if ((error = cache_reservation_insert(c, &spec, &why)) == 0) {
+        c->adopted++;
+        topo_log(TOPO_LOG_INFO, "reservation %s of PodSet %s adopted from pod %s/%s", id,
+                 spec.podset_key, p->namespace_name, p->name);
+    }
+done:
+    /* Only a failure of the cache itself concerns the pod's row. */
+    if (error == TOPO_ENOMEM || error == TOPO_EIO || error == TOPO_ETIMEOUT) {
+        topo_err_set(err, error, "%s", why.text);
+    } else {
+        if (error < 0)
+            topo_log(error == TOPO_ECONFLICT ? TOPO_LOG_DEBUG : TOPO_LOG_WARN, "pod %s/%s: reservation %s not adopted: %s",
+                     p->namespace_name, p->name, id, why.text);
+        error = 0;
+    }
+    json_decref(rec);
+    json_decref(asg);
+    topo_pool_free(pool);
+    return error;
+}

@@ -1,0 +1,80 @@
+/* The replicas' shared certificate and key (peer.h). */
+#include "peer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include "topo/codec.h"
+
+/* A PEM certificate or key file is a few kilobytes; a chain a few more. */
+#define PEER_FILE_MAX (256 * 1024)
+
+int wh_peer_server_name(const char *cert_file, char *out, size_t size, topo_err *err)
+{
+    char *pem = NULL;
+    size_t len = 0;
+    int rc, found = 0;
+
+    if ((rc = topo_codec_read_file(&pem, &len, cert_file, PEER_FILE_MAX, err)) < 0)
+        return rc;
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    X509 *cert = bio != NULL ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    GENERAL_NAMES *names =
+        cert != NULL ? X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL) : NULL;
+    for (int i = 0; names != NULL && !found && i < sk_GENERAL_NAME_num(names); i++) {
+        const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+        if (g->type != GEN_DNS)
+            continue;
+        const unsigned char *s = ASN1_STRING_get0_data(g->d.dNSName);
+        int n = ASN1_STRING_length(g->d.dNSName);
+        if (s != NULL && n > 0 && (size_t)n < size && memchr(s, '\0', (size_t)n) == NULL) {
+            memcpy(out, s, (size_t)n);
+            out[n] = '\0';
+            found = 1;
+        }
+    }
+    if (cert == NULL)
+        rc = topo_err_set(err, TOPO_EINVALID, "%s: not a PEM certificate", cert_file);
+    else if (!found)
+        rc = topo_err_set(err, TOPO_ENOTFOUND, "%s: no DNS name in its subjectAltName",
+                          cert_file);
+    GENERAL_NAMES_free(names);
+    X509_free(cert);
+    BIO_free(bio);
+    free(pem);
+    ERR_clear_error();
+    return rc;
+}
+
+int wh_peer_record_key(const char *key_file, unsigned char out[WH_PEER_RECORD_KEY_LEN],
+                       topo_err *err)
+{
+    static const char label[] = "topo-webhook reservation records\n";
+    char *pem = NULL, *msg = NULL;
+    size_t len = 0;
+    char hex[TOPO_SHA256_HEX_LEN + 1];
+    int rc;
+
+    if ((rc = topo_codec_read_file(&pem, &len, key_file, PEER_FILE_MAX, err)) < 0)
+        return rc;
+    if ((msg = malloc(sizeof label + len)) == NULL) {
+        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    } else {
+        memcpy(msg, label, sizeof label - 1);
+        memcpy(msg + sizeof label - 1, pem, len);
+        if ((rc = topo_sha256_hex(hex, msg, sizeof label - 1 + len)) < 0)
+            rc = topo_err_set(err, rc, "cannot derive the record key");
+        else
+            memcpy(out, hex, WH_PEER_RECORD_KEY_LEN);
+    }
+    if (pem != NULL)
+        memset(pem, 0, len);
+    free(pem);
+    free(msg);
+    return rc;
+}
