@@ -49,6 +49,7 @@ enum {
     PM_TAKEOVERS,
     PM_SETTLE,
     PM_FORWARD_SECONDS,
+    PM_ADOPTED,
     PM_N
 };
 
@@ -120,11 +121,15 @@ static const struct {
                    "How long the last takeover waited for the previous placer's pods (and "
                    "their reservations) before placing.",
                    TOPO_METRICS_GAUGE, PM_UNGATER},
-    [PM_FORWARD_SECONDS] = {"topo_webhook_forward_seconds_total",
+    [PM_FORWARD_SECONDS] = {"topo_webhook_forward_microseconds_total",
                             "Round trips of requests forwarded to the placer and answered, "
                             "summed (over topo_webhook_forwarded_total{outcome=\"answered\"}: "
                             "the mean).",
                             TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_ADOPTED] = {"topo_webhook_reservations_adopted_total",
+                    "Reservations another replica made, adopted from the signed records on "
+                    "their pods.",
+                    TOPO_METRICS_COUNTER, PM_FILLER},
 };
 
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
@@ -510,6 +515,7 @@ static void metrics_refresh(void *payload)
         topo_filler_get_stats(p->filler, &fs);
         v[PM_CACHE_EVENTS] = (int64_t)fs.events;
         v[PM_CACHE_ERRORS] = (int64_t)fs.errors;
+        v[PM_ADOPTED] = (int64_t)fs.adopted;
     }
     if (p->quota != NULL) {
         v[PM_QUOTA_SYNCED] = topo_quota_synced(p->quota);
@@ -532,7 +538,7 @@ static void metrics_refresh(void *payload)
         for (size_t i = 0; i < WH_FWD_OUTCOMES; i++)
             if (p->forwarded[i] != NULL)
                 topo_metrics_set(p->forwarded[i], (int64_t)ps.forwarded[i]);
-        v[PM_FORWARD_SECONDS] = (int64_t)(ps.forward_us_sum / 1000000);
+        v[PM_FORWARD_SECONDS] = (int64_t)ps.forward_us_sum;
     }
     for (size_t i = 0; i < PM_N; i++)
         topo_metrics_set(p->series[i], v[i]);

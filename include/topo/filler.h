@@ -66,6 +66,7 @@ typedef struct topo_filler_stats {
     uint64_t commits;
     uint64_t errors;     /* list/watch failures retried */
     uint64_t rejected;   /* malformed objects skipped */
+    uint64_t adopted;    /* reservations adopted from pods' records (record_key) */
 } topo_filler_stats;
 
 typedef struct topo_filler topo_filler;

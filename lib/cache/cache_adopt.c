@@ -104,6 +104,8 @@ static int decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *p
     int error;
 
     memset(a, 0, sizeof(*a));
+    if (!json_is_array(json_object_get(doc, "levels")))
+        return topo_err_set(err, TOPO_EINVALID, "assignment: levels: expected an array");
     if ((error = cache_json_to_strings(&levels, &a->nlevels, json_object_get(doc, "levels"), pool,
                                        err)) < 0)
         return error;
@@ -120,6 +122,9 @@ static int decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *p
         const json_t *dom = json_array_get(domains, i), *count = json_object_get(dom, "count");
         const char **values = NULL;
         size_t nvalues = 0;
+        if (!json_is_array(json_object_get(dom, "values")))
+            return topo_err_set(err, TOPO_EINVALID, "assignment: domains[%zu].values: expected "
+                                                    "an array", i);
         if ((error = cache_json_to_strings(&values, &nvalues, json_object_get(dom, "values"), pool,
                                            err)) < 0)
             return error;
@@ -165,6 +170,10 @@ static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, co
         record_int(&s->expires_at, rec, "expires") < 0 ||
         record_int(&s->unclaimed_ttl, rec, "unclaimedTTL") < 0)
         return topo_err_set(err, TOPO_EINVALID, "record: a field is missing or mistyped");
+    if (!json_is_array(json_object_get(rec, "levels")) ||
+        !json_is_object(json_object_get(rec, "requests")))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "record: levels must be an array and requests an object");
     if ((error = cache_json_to_strings(&levels, &s->nlevels, json_object_get(rec, "levels"), pool,
                                        err)) < 0 ||
         (error = cache_json_to_resources(&req, &s->nrequests, json_object_get(rec, "requests"),

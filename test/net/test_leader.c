@@ -283,6 +283,35 @@ static void test_leader__failover_after_the_leader_stops(void **state)
     assert_string_equal(holder(&f->m), "b");
 }
 
+/* What a follower knows of the leader (topo_leader_holder), and whether a
+ * leadership began by taking an existing Lease (topo_leader_took_over). */
+static void test_leader__holder_and_takeover(void **state)
+{
+    fixture *f = *state;
+    char h[TOPO_LEADER_HOLDER_MAX + 1];
+
+    assert_int_equal(topo_leader_holder(f->b, 0, h, sizeof h), 0); /* nothing read yet */
+    assert_string_equal(h, "");
+    assert_true(tick(f->a, 0)); /* created: no takeover */
+    assert_int_equal(topo_leader_took_over(f->a), 0);
+    assert_false(tick(f->b, 1000));
+    assert_int_equal(topo_leader_holder(f->b, 1000, h, sizeof h), 1);
+    assert_string_equal(h, "a");
+    /* a stops renewing: b still names it until its lease ran out by b's
+     * clock (15 s from the last change b saw), then nobody */
+    assert_int_equal(topo_leader_holder(f->b, 15999, h, sizeof h), 1);
+    assert_int_equal(topo_leader_holder(f->b, 16000, h, sizeof h), 0);
+    assert_string_equal(h, "");
+    /* b takes the expired Lease: a takeover, and b names itself */
+    assert_true(tick(f->b, 16000));
+    assert_int_equal(topo_leader_took_over(f->b), 1);
+    assert_int_equal(topo_leader_holder(f->b, 16000, h, sizeof h), 1);
+    assert_string_equal(h, "b");
+    assert_false(tick(f->a, 17000));
+    assert_int_equal(topo_leader_holder(f->a, 17000, h, sizeof h), 1);
+    assert_string_equal(h, "b");
+}
+
 static void test_leader__renew_failures_stop_the_leader_at_the_deadline(void **state)
 {
     fixture *f = *state;
@@ -486,6 +515,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_leader__conflict_on_renew_steps_down, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_leader__run_loop_and_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leader__holder_and_takeover, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

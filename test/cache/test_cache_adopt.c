@@ -1,0 +1,263 @@
+/* Tests for reservation records and their adoption (lib/cache/cache_adopt.c,
+ * cache.h "Adoption"): a reservation made in one cache is made again,
+ * identical, in another that sees one of its pods with a record signed with
+ * the same key; a record not signed with that key, tampered with, or
+ * malformed adopts nothing and never costs the pod its row. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "topo/cache.h"
+#include "topo/sha256.h"
+
+#define GPU "nvidia.com/gpu"
+#define HOST "kubernetes.io/hostname"
+#define ASSIGNMENT "topology.topo.io/assignment"
+
+static const char *const LEVELS[] = {"topology.topo.io/rack", HOST};
+static const unsigned char KEY[] = "a key both replicas derive";
+static const unsigned char OTHER_KEY[] = "another installation's key";
+
+typedef struct fx {
+    char dir[256];
+    topo_cache *placer, *peer;
+    topo_pool *pool;
+    topo_cache_reservation r; /* the placer's, read back */
+    char *record;
+} fx;
+
+static void must(int rc, const topo_err *err)
+{
+    if (rc < 0)
+        fail_msg("%s (%s)", err->text, topo_err_name(rc));
+}
+
+static topo_cache *open_cache(fx *f, const char *name, const unsigned char *key, size_t keylen)
+{
+    char path[400];
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    topo_cache_opts o = {.record_key = key, .record_key_len = keylen};
+    snprintf(path, sizeof path, "%s/%s.db", f->dir, name);
+    must(topo_cache_open(&c, path, &o, &err), &err);
+    return c;
+}
+
+/* The placer's reservation: 2 slots on n1, 1 on n2, 8 GPUs a pod. */
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+    if (f == NULL)
+        return -1;
+    snprintf(f->dir, sizeof(f->dir), "%s/topo-adopt-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(f->dir) == NULL)
+        return -1;
+    f->pool = topo_pool_create();
+    f->placer = open_cache(f, "placer", NULL, 0);
+    static const char *v1[] = {"r1", "n1"}, *v2[] = {"r1", "n2"};
+    topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
+    topo_assignment a = {LEVELS, 2, doms, 2};
+    static const topo_resource req[] = {{"cpu", 16000}, {GPU, 8}};
+    topo_cache_reservation_spec spec = {.id = "default.0123456789abcdef",
+                                        .podset_key = "team-a/job/uid-train",
+                                        .topology_name = "default",
+                                        .levels = LEVELS,
+                                        .nlevels = 2,
+                                        .assignment = &a,
+                                        .requests = req,
+                                        .nrequests = 2,
+                                        .created_at = 1000,
+                                        .expires_at = 4600,
+                                        .shape = "shape-digest",
+                                        .request = "required=topology.topo.io/rack",
+                                        .unclaimed_ttl = 120};
+    topo_err err = TOPO_ERR_INIT;
+    must(topo_cache_reservation_create(f->placer, &spec, &err), &err);
+    must(topo_cache_reservation_get(&f->r, f->placer, spec.id, f->pool, &err), &err);
+    must(topo_cache_reservation_record(&f->record, &f->r, KEY, sizeof KEY, &err), &err);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    char cmd[400];
+    topo_cache_close(f->placer);
+    topo_cache_close(f->peer);
+    topo_pool_free(f->pool);
+    free(f->record);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f);
+    return 0;
+}
+
+/* A pod of the reservation as the API server holds it once admitted. */
+static int put_pod(topo_cache *c, const char *uid, const char *id, const char *slot,
+                   const char *assignment, const char *record, topo_err *err)
+{
+    topo_kv ann[] = {{"topology.topo.io/reservation", id},
+                     {"topology.topo.io/slot", slot},
+                     {ASSIGNMENT, assignment},
+                     {TOPO_CACHE_RECORD_ANNOTATION, record}};
+    topo_cache_pod p = {uid, "team-a", uid, "", "Pending", NULL, 0, NULL, 0,
+                        ann, record != NULL ? 4 : 3, 0, "7"};
+    return topo_cache_put_pod(c, &p, err);
+}
+
+static int has_reservation(topo_cache *c, const char *id, topo_pool *pool)
+{
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = topo_cache_reservation_get(&r, c, id, pool, &err);
+    if (rc != 0 && rc != TOPO_ENOTFOUND)
+        fail_msg("%s", err.text);
+    return rc == 0;
+}
+
+static int pod_stored(topo_cache *c, const char *uid, topo_pool *pool)
+{
+    topo_cache_pod p;
+    topo_err err = TOPO_ERR_INIT;
+    return topo_cache_get_pod(&p, c, uid, pool, &err) == 0;
+}
+
+static void test_adopt__same_reservation(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache_reservation got;
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", f->r.assignment_json, f->record, &err), &err);
+    assert_int_equal(topo_cache_adopted(f->peer), 1);
+    must(topo_cache_reservation_get(&got, f->peer, f->r.id, f->pool, &err), &err);
+    assert_string_equal(got.podset_key, f->r.podset_key);
+    assert_string_equal(got.topology_name, "default");
+    assert_int_equal(got.nlevels, 2);
+    assert_string_equal(got.levels[1], HOST);
+    assert_string_equal(got.assignment_json, f->r.assignment_json);
+    assert_int_equal(got.nrequests, 2);
+    assert_string_equal(got.requests[1].name, GPU);
+    assert_int_equal(got.requests[1].amount, 8);
+    assert_int_equal(got.created_at, 1000);
+    assert_int_equal(got.expires_at, 4600);
+    assert_string_equal(got.shape, "shape-digest");
+    assert_string_equal(got.request, "required=topology.topo.io/rack");
+    assert_int_equal(got.unclaimed_ttl, 120);
+    assert_int_equal(got.nslots, 3);
+    assert_string_equal(got.slots[2].values[1], "n2");
+    /* the pod holds the slot its annotation names, the others are free */
+    assert_string_equal(got.slots[1].pod_uid, "uid-1");
+    assert_null(got.slots[0].pod_uid);
+
+    /* a second pod of the PodSet binds; nothing is adopted twice */
+    must(put_pod(f->peer, "uid-0", f->r.id, "0", f->r.assignment_json, f->record, &err), &err);
+    assert_int_equal(topo_cache_adopted(f->peer), 1);
+    must(topo_cache_reservation_get(&got, f->peer, f->r.id, f->pool, &err), &err);
+    assert_string_equal(got.slots[0].pod_uid, "uid-0");
+}
+
+static void test_adopt__refused_records(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    char *tampered = strdup(f->record), *p;
+    assert_non_null(tampered);
+    /* a longer hold than the placer gave */
+    assert_non_null(p = strstr(tampered, "\"expires\":4600"));
+    p[strlen("\"expires\":")] = '9';
+
+    /* another installation's key; a tampered record; a record naming
+     * another reservation id or assignment than the one signed */
+    f->peer = open_cache(f, "other", OTHER_KEY, sizeof OTHER_KEY);
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", f->r.assignment_json, f->record, &err), &err);
+    assert_true(pod_stored(f->peer, "uid-1", f->pool));
+    assert_false(has_reservation(f->peer, f->r.id, f->pool));
+    topo_cache_close(f->peer);
+
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", f->r.assignment_json, tampered, &err), &err);
+    must(put_pod(f->peer, "uid-2", "default.ffffffffffffffff", "1", f->r.assignment_json,
+                 f->record, &err),
+         &err);
+    must(put_pod(f->peer, "uid-3", f->r.id, "1",
+                 "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"n9\"],"
+                 "\"count\":3}]}",
+                 f->record, &err),
+         &err);
+    assert_true(pod_stored(f->peer, "uid-1", f->pool));
+    assert_true(pod_stored(f->peer, "uid-2", f->pool));
+    assert_true(pod_stored(f->peer, "uid-3", f->pool));
+    assert_false(has_reservation(f->peer, f->r.id, f->pool));
+    assert_false(has_reservation(f->peer, "default.ffffffffffffffff", f->pool));
+    assert_int_equal(topo_cache_adopted(f->peer), 0);
+    topo_cache_close(f->peer);
+
+    /* a cache without a key adopts nothing */
+    f->peer = open_cache(f, "keyless", NULL, 0);
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", f->r.assignment_json, f->record, &err), &err);
+    assert_false(has_reservation(f->peer, f->r.id, f->pool));
+    free(tampered);
+}
+
+/* Signed, but not what a placer writes: the pod is stored, nothing adopted. */
+static void test_adopt__malformed_signed(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    static const char *const bodies[] = {
+        "not json",
+        "[]",
+        "{}",
+        "{\"podset\":\"p\",\"topology\":\"default\",\"levels\":[\"kubernetes.io/hostname\"],"
+        "\"requests\":{},\"created\":10,\"expires\":5,\"shape\":\"\",\"request\":\"\","
+        "\"unclaimedTTL\":0}",
+        "{\"podset\":\"p\",\"topology\":\"default\",\"levels\":\"x\",\"requests\":{},"
+        "\"created\":1,\"expires\":5,\"shape\":\"\",\"request\":\"\",\"unclaimedTTL\":0}",
+        "{\"podset\":\"p\",\"topology\":\"default\",\"levels\":[\"a\",\"b\"],\"requests\":{},"
+        "\"created\":1,\"expires\":5,\"shape\":\"\",\"request\":\"\",\"unclaimedTTL\":0}",
+    };
+    static const char *const assignments[] = {
+        "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"n1\"],\"count\":1}]}",
+        "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"n1\"],\"count\":0}]}",
+        "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[]}",
+        "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[],\"count\":1}]}",
+        "[1,2]",
+    };
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+    for (size_t b = 0; b < sizeof bodies / sizeof bodies[0]; b++)
+        for (size_t a = 0; a < sizeof assignments / sizeof assignments[0]; a++) {
+            char mac[TOPO_SHA256_HEX_LEN + 1], msg[2048], record[2048], uid[32];
+            snprintf(msg, sizeof msg, "%s\n%s\n%s", "default.1", assignments[a], bodies[b]);
+            assert_int_equal(topo_hmac_sha256_hex(mac, KEY, sizeof KEY, msg, strlen(msg)), 0);
+            snprintf(record, sizeof record, "%s %s", mac, bodies[b]);
+            snprintf(uid, sizeof uid, "uid-%zu-%zu", b, a);
+            must(put_pod(f->peer, uid, "default.1", "0", assignments[a], record, &err), &err);
+            assert_true(pod_stored(f->peer, uid, f->pool));
+        }
+    assert_false(has_reservation(f->peer, "default.1", f->pool));
+    assert_int_equal(topo_cache_adopted(f->peer), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_adopt__same_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt__refused_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt__malformed_signed, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
