@@ -615,7 +615,10 @@ def placer_killed(env):
     check(metric(m, "topo_webhook_reservations_adopted_total") >= len(jobs),
           "the new placer adopted the %d reservations: %r"
           % (len(jobs), metric(m, "topo_webhook_reservations_adopted_total")))
-    check("topo_webhook_placer_rebuild_seconds" in m, "the new placer reports its rebuild time")
+    check(metric(m, "topo_webhook_placer_rebuild_seconds") > 0,
+          "the new placer waited for the old one's pods before placing: %r"
+          % metric(m, "topo_webhook_placer_rebuild_seconds"))
+    check(metric(m, "topo_webhook_placer_takeovers_total") == 1, "the new placer took over once")
 
 
 @case
@@ -667,6 +670,8 @@ def lease_unreachable(env):
     failed = forwarded(other) - forwarded(other, "answered")
     check(failed >= 1, "%s counted a forwarding that failed: %s" % (other.name, [
         l for l in other.metrics_text().splitlines() if "forwarded" in l]))
+    print("\n".join(l for l in other.metrics_text().splitlines()
+                    if l.startswith("topo_webhook_forwarded_total")))
     env.admin("faults/clear", {})
     wait_placer(env, ws, timeout=10)
     stored_pods = wait_ungated(env, ["cut-0", "cut-1", "cut1-0"], 15)
