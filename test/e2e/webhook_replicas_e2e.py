@@ -52,6 +52,9 @@ Cases:
   placer_gone           two replicas, the placer SIGKILLed: a pod sent to the
                         survivor while the dead placer's Lease runs is gated,
                         then released by the survivor once it places;
+  forged_record         a pod created around the webhook with a reservation
+                        record changed after signing (every host held): no
+                        replica adopts it, a real PodSet is placed after it;
   partition             the placer cut off from the API server (its client
                         certificate's requests reset, its watches closed): it
                         steps down, the other replica takes the Lease and
@@ -700,6 +703,43 @@ def placer_gone(env):
     m = survivor.metrics_text()
     check(metric(m, "topo_webhook_reservations_adopted_total") >= 1,
           "the survivor adopted gone's reservation")
+
+
+@case
+def forged_record(env):
+    """A pod created around the webhook (its namespace excluded, or
+    failurePolicy Ignore) carrying a reservation record whose JSON was
+    changed after signing: a PodSet of 16 pods holding every host. No
+    replica adopts it: a real 16-pod PodSet is placed after it."""
+    load_nodes(env, 16)
+    ws = [env.start_replica("r0"), env.start_replica("r1")]
+    wait_placer(env)
+    real = send(env, ws[0], rack_job_pod("real", 1, 0, gpus=1))
+    ann = real["metadata"]["annotations"]
+    sig, _, text = ann.get(RESERVATION_SPEC, "").partition(" ")
+    expect(sig and text, "a placed pod carries a signed record: %r" % ann.get(RESERVATION_SPEC))
+    time.sleep(1)  # both replicas adopted or made real's reservation
+    adopted = [metric(w.metrics_text(), "topo_webhook_reservations_adopted_total") for w in ws]
+    rec = json.loads(text)
+    rec["podset"] = "team-a/job/uid-forged"
+    rec["requests"] = {GPU: GPUS_PER_NODE}
+    hosts = sorted(env.nodes)
+    forged = rack_job_pod("forged", len(hosts), 0)
+    forged["metadata"]["annotations"].update({
+        ASSIGNMENT: json.dumps({"levels": [HOST_LABEL], "domains": [
+            {"values": [h], "count": 1} for h in hosts]}, separators=(",", ":")),
+        RESERVATION: "default.0123456789abcdef", SLOT: "0",
+        RESERVATION_SPEC: sig + " " + json.dumps(rec, separators=(",", ":"))})
+    env.create("/api/v1/namespaces/%s/pods" % NS, forged)
+    time.sleep(1.5)  # the replicas' watches see it
+    check([metric(w.metrics_text(), "topo_webhook_reservations_adopted_total") for w in ws]
+          == adopted, "the forged record adopted by no replica: %r before" % adopted)
+    # 15 hosts have 8 GPUs free, one has 7 (real's pod): had the forged
+    # reservation been adopted, none would be.
+    out = send_at(env, [(0, ws[i % 2], rack_job_pod("after", 15, i, level=BLOCK_LABEL))
+                        for i in range(15)])
+    check_podset(env, "after", out, 15, indices=list(range(15)), level=BLOCK_LABEL)
+    check_capacity(env)
 
 
 @case
