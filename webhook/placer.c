@@ -111,7 +111,8 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
     topo_ungater_placer_state st = TOPO_UNGATER_PLACER_SELF;
     long wait_ms = 0;
 
-    if (pl->ungater == NULL)
+    /* Pods passed through and malformed reviews: any replica answers. */
+    if (pl->ungater == NULL || !topo_admission_needs_placer(body, len))
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
     /* A takeover settles for a second or two: wait for it while the
      * deadline allows, then place. */

@@ -272,6 +272,11 @@ int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
 int topo_admission_handle_until(topo_admission_ctx *ctx, int64_t deadline_ns, const char *body,
                                 size_t len, char **out_body, size_t *out_len, int *out_status);
 
+/* Whether answering this AdmissionReview may place (a well-formed review
+ * of a topology pod): only such requests need the replica that places;
+ * any replica answers the others (passed, or refused as malformed) alike. */
+int topo_admission_needs_placer(const char *body, size_t len);
+
 /* topo_admission_handle on a replica that does not place (another one
  * does, or none can be reached): everything is checked and answered as
  * usual — pass-through, invalid requests refused — but a topology pod is

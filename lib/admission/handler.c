@@ -117,6 +117,19 @@ int topo_admission_handle_unplaced(topo_admission_ctx *ctx, const char *why, con
                   out_status);
 }
 
+int topo_admission_needs_placer(const char *body, size_t len)
+{
+    topo_admission_request req;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    if (pool == NULL)
+        return 1; /* the placer answers as well as anyone */
+    int rc = topo_admission_decode(&req, body, len, pool, &err);
+    int needs = rc == 0 && topo_admission_classify(&req) == TOPO_ADMISSION_TOPOLOGY_POD;
+    topo_pool_free(pool);
+    return needs;
+}
+
 /* --- ungating ------------------------------------------------------------------------ */
 
 int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
