@@ -52,6 +52,11 @@ Cases:
   placer_gone           two replicas, the placer SIGKILLed: a pod sent to the
                         survivor while the dead placer's Lease runs is gated,
                         then released by the survivor once it places;
+  placer_paused         the placer SIGSTOPped: a forwarded pod is gated within
+                        the API server's 3 s deadline, the other replica takes
+                        over; the old one resumed gets a PodSet's first pod
+                        while the new one gets a rival's (room for one): never
+                        both placed;
   forged_record         a pod created around the webhook with a reservation
                         record changed after signing (every host held): no
                         replica adopts it, a real PodSet is placed after it;
@@ -244,12 +249,13 @@ def wait_placer(env, ws=None, timeout=15):
 
 # ------------------------------------------------------------------ the front
 
-def send(env, w, pod, create=True, dry_run=False):
+def send(env, w, pod, create=True, dry_run=False, timeout=None):
     """What the API server does with one pod: its AdmissionReview to replica
-    w, the answer's patch applied, the pod created (unless dry_run or not
-    create). Returns the patched pod."""
+    w (timeout: the API server's ?timeout=, default 10s), the answer's patch
+    applied, the pod created (unless dry_run or not create). Returns the
+    patched pod."""
     uid = str(uuid.uuid4())
-    resp = w.admit(uid, pod, dry_run=dry_run)
+    resp = w.admit(uid, pod, dry_run=dry_run, timeout=timeout)
     expect(resp.get("allowed") is True, "%s via %s: allowed: %r"
            % (pod["metadata"].get("name"), w.name, resp))
     out = apply_patch(resp, pod)
@@ -703,6 +709,48 @@ def placer_gone(env):
     m = survivor.metrics_text()
     check(metric(m, "topo_webhook_reservations_adopted_total") >= 1,
           "the survivor adopted gone's reservation")
+
+
+@case
+def placer_paused(env):
+    """The placer frozen (SIGSTOP: a long GC-like pause, or a VM stalled):
+    a request forwarded to it is answered by the no-fit policy before the
+    API server's deadline; the other replica takes the Lease. Then the old
+    placer resumes (SIGCONT) and at once gets the first pod of a PodSet
+    while the new placer gets a rival's, on a rack with room for one: the
+    old placer must not place on its own any more (never both placed)."""
+    load_nodes(env, 16)
+    fill_all(env)
+    rack = sorted(racks(env))[0]
+    freed = racks(env)[rack][:2]
+    free_hosts(env, freed)
+    ws = [env.start_replica("r0"), env.start_replica("r1")]
+    old = wait_placer(env)
+    new = ws[1 - ws.index(old)]
+    wait_room(env, new, rack, "paused-probe")
+    old.proc.send_signal(signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        stuck = send(env, new, rack_job_pod("stuck", 1, 0, rack=sorted(racks(env))[1]),
+                     timeout="3s")
+        took = time.monotonic() - t0
+        not_placer_reason("stuck-0 forwarded to the frozen placer", info(env, stuck))
+        check(took < 3, "answered within the API server's 3 s deadline: %.1f s" % took)
+        wait_placer(env, [new], timeout=10)
+    finally:
+        old.proc.send_signal(signal.SIGCONT)
+    firsts = send_at(env, [(0, old, rack_job_pod("px", 2, 0, rack)),
+                           (0, new, rack_job_pod("py", 2, 0, rack))])
+    seconds = send_at(env, [(0, new, rack_job_pod("px", 2, 1, rack)),
+                            (0, old, rack_job_pod("py", 2, 1, rack))])
+    sets = {"px": [firsts[0], seconds[0]], "py": [firsts[1], seconds[1]]}
+    placed = [j for j, ps in sets.items() if not any(info(env, p)["gated"] for p in ps)]
+    check(len(placed) <= 1, "never both PodSets placed on the room for one: %r" % {
+        j: [(info(env, p)["host"], info(env, p)["reason"]) for p in ps] for j, ps in sets.items()})
+    for j in placed:
+        check_podset(env, j, sets[j], 2, indices=[0, 1])
+    check_capacity(env)
+    check(placer_of(ws) is new, "the new placer stays: %r" % placer_flags(ws))
 
 
 @case
