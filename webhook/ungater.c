@@ -222,6 +222,7 @@ typedef enum outcome {
     OUT_UNGATED = 0,
     OUT_SKIPPED,  /* gone, bound, or no longer gated: nothing to do */
     OUT_NOFIT,    /* the PodSet does not fit yet */
+    OUT_WAITING,  /* its pod group waits for more of its pods (this one is recorded) */
     OUT_CHANGED,  /* the pod changed under us: next round */
     OUT_ERROR,    /* counted; the round goes on */
     OUT_API_DOWN  /* the API server is not answering: end the round */
@@ -274,6 +275,13 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
         json_object_get(json_object_get(pod, "metadata"), "resourceVersion"));
     add_stat(u, &u->stats.attempts, 1);
     rc = topo_admission_ungate_pod_json(u->ctx, pod, &patch, &err);
+    if (rc == TOPO_EWAITING) {
+        /* Recorded as one of its group's pods: the next may complete it
+         * (after a takeover this placer knows only the members it tried). */
+        log_pod(TOPO_LOG_DEBUG, c, "group-waiting", err.text);
+        out = OUT_WAITING;
+        goto done;
+    }
     if (rc == TOPO_ENOFIT) {
         /* One line for the PodSet: its other pods are not tried this round. */
         char n[32];
@@ -361,7 +369,7 @@ static int round_run(topo_ungater *u)
             outcome o = ungate_one(u, &s.items[j], end - j);
             if (o == OUT_UNGATED) {
                 add_stat(u, &u->stats.ungated, 1);
-            } else if (o == OUT_CHANGED) {
+            } else if (o == OUT_CHANGED || o == OUT_WAITING) {
                 waiting++;
             } else if (o == OUT_ERROR) {
                 add_stat(u, &u->stats.errors, 1);

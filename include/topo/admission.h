@@ -232,6 +232,8 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
  * annotation and the gate removed (guarded by "test" operations, so a pod
  * that changed meanwhile is refused by the API server, not mangled).
  * TOPO_ENOFIT (Kueue's reason in err) when it still does not fit;
+ * TOPO_EWAITING when its pod group still waits for some of its pods (the
+ * pod is recorded as one of them: each gated member must be tried);
  * TOPO_EINVALID for an object that is not a gated topology pod. */
 int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, size_t len,
                               char **out_patch, topo_err *err) TOPO_MUST_CHECK;

@@ -22,7 +22,8 @@
     XX(ETIMEOUT, -13, "timed out")                           \
     XX(ESERVER, -14, "server error")                         \
     XX(ECONNECT, -15, "connection failed")                   \
-    XX(EFORBIDDEN, -16, "forbidden")
+    XX(EFORBIDDEN, -16, "forbidden")                         \
+    XX(EWAITING, -17, "waiting for more pods")
 
 typedef enum {
     TOPO_OK = 0,

@@ -337,5 +337,6 @@ int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
                                        (int)id->size);
     if (why == NULL)
         return TOPO_ENOMEM;
+    a->waiting_group = 1;
     return adm_no_fit(ctx, a, m, TOPO_ADMISSION_POLICY_GATE, req, id, why, why, pool);
 }

@@ -175,7 +175,8 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
     } else if (!a.resp.allowed) {
         rc = topo_err_set(err, TOPO_EINVALID, "%s", a.resp.status_message);
     } else {
-        rc = topo_err_set(err, TOPO_ENOFIT, "%s", a.failure ? a.failure : "does not fit");
+        rc = topo_err_set(err, a.waiting_group ? TOPO_EWAITING : TOPO_ENOFIT, "%s",
+                          a.failure ? a.failure : "does not fit");
     }
 done:
     topo_jsonpatch_free(a.patch);

@@ -83,6 +83,7 @@ typedef struct answer {
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
     int timed_out;       /* stopped at the deadline, nothing stored */
     const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
+    int waiting_group;    /* its pod group waits for more pods */
 } answer;
 
 /* A slot: where a pod goes. */

@@ -186,25 +186,6 @@ static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, co
     return 0;
 }
 
-/* Whether the cache holds reservation id. */
-static int have_reservation(topo_cache *c, const char *id, int *out, topo_err *err)
-{
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_RES_EXISTS, err);
-    int rc, error;
-    *out = 0;
-    if (st == NULL)
-        return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
-    if ((error = cache_bind_text(c, st, 1, id, err)) == 0) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            *out = 1;
-        else if (rc != SQLITE_DONE)
-            error = cache_sql_error(c, rc, "read reservation", err);
-    }
-    cache_stmt_done(st);
-    return error;
-}
-
 int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err)
 {
     const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
@@ -221,7 +202,7 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
     size_t len = strlen(record);
     if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX || record[TOPO_SHA256_HEX_LEN] != ' ')
         return 0;
-    if ((error = have_reservation(c, id, &have, err)) < 0 || have)
+    if ((error = cache_row_exists(c, CACHE_STMT_RES_EXISTS, id, &have, err)) < 0 || have)
         return error;
     const char *json = record + TOPO_SHA256_HEX_LEN + 1;
     if ((error = record_mac(mac, c->record_key, c->record_key_len, id, assignment, json,

@@ -255,6 +255,8 @@ int cache_reservation_mode(const topo_cache *c);
  * "claim:" claimant or already the pod's (see topo_cache_upsert_pod); inside
  * an open unit, after the pod row is written. Never an error for the pod. */
 int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err);
+/* Whether statement which (one key bound) returns a row: *out 1 or 0. */
+int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err);
 /* The value of one of a pod's kept annotations, or NULL. */
 const char *cache_pod_annotation(const topo_cache_pod *p, const char *key);
 /* Writes a reservation and its slots inside the caller's transaction. */

@@ -87,7 +87,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     return 0;
 }
 
-static int exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
+int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
 {
     sqlite3_stmt *st = cache_stmt_get(c, which, err);
     int rc, error;
@@ -168,13 +168,14 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_stmt_run(cache, st, "replace expired reservation", err)) < 0)
         goto end;
     st = NULL;
-    if ((error = exists(cache, CACHE_STMT_RES_EXISTS, spec->id, &taken, err)) < 0)
+    if ((error = cache_row_exists(cache, CACHE_STMT_RES_EXISTS, spec->id, &taken, err)) < 0)
         goto end;
     if (taken) {
         error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: id already exists", spec->id);
         goto end;
     }
-    if ((error = exists(cache, CACHE_STMT_RES_ID_BY_KEY, spec->podset_key, &taken, err)) < 0)
+    if ((error = cache_row_exists(cache, CACHE_STMT_RES_ID_BY_KEY, spec->podset_key, &taken,
+                                  err)) < 0)
         goto end;
     if (taken) {
         error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: PodSet %s already holds an "

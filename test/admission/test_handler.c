@@ -1322,6 +1322,41 @@ static char *stored_gated_pod(const char *uid, const char *name, int gpus, const
     return text;
 }
 
+/* Several replicas: a placer that took over knows nothing of the pods of a
+ * pod group the previous one gated. The ungater tries each gated pod: each
+ * is recorded (TOPO_EWAITING, "n of its 5 pods have arrived"), and the pod
+ * that completes the group places it. */
+static void test_pod_group_takeover(void **state)
+{
+    (void)state;
+    fx old, f;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(make_fx(&old, TOPO_ADMISSION_POLICY_GATE), 0);
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    const char *names[5] = {"leader", "w1", "w2", "w3", "w4"};
+    const char *uids[5] = {"g0", "g1", "g2", "g3", "g4"};
+    got g[4];
+    for (int i = 0; i < 4; i++)
+        g[i] = ask(old.ctx, group_pod(uids[i], names[i], 5, i == 0 ? 0 : 8, 1), uids[i]);
+    for (int i = 0; i < 4; i++) {
+        char *pod = stored_gated_pod(uids[i], names[i], i == 0 ? 0 : 8, &g[i]), *patch = NULL;
+        assert_int_equal(topo_admission_ungate_pod(f.ctx, pod, strlen(pod), &patch, &err),
+                         TOPO_EWAITING);
+        char want[64];
+        snprintf(want, sizeof want, "pod group: %d of its 5 pods have arrived", i + 1);
+        assert_string_equal(err.text, want);
+        assert_null(patch);
+        free(pod);
+    }
+    assert_int_equal(reservations(&f), 0);
+    got last = ask(f.ctx, group_pod(uids[4], names[4], 5, 8, 1), uids[4]);
+    assert_false(last.gated);
+    assert_string_not_equal(last.host, "");
+    assert_int_equal(reservations(&f), 2);
+    free_fx(&old);
+    free_fx(&f);
+}
+
 /* Issue 8's group: a CPU-only leader arrives first, then four 8-GPU
  * workers. Nothing is placed on the leader's terms: every pod is gated
  * until the fifth arrives; then both roles are placed together (one
@@ -2173,7 +2208,7 @@ int main(void)
         cmocka_unit_test(test_job_size_from_cache),  cmocka_unit_test(test_jobset_and_lws),
         cmocka_unit_test(test_two_topologies),       cmocka_unit_test(test_namespace_policy),
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
-        cmocka_unit_test(test_pod_group_roles),      cmocka_unit_test(test_podset_contradictions),
+        cmocka_unit_test(test_pod_group_roles), cmocka_unit_test(test_pod_group_takeover),      cmocka_unit_test(test_podset_contradictions),
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
         cmocka_unit_test(test_pod_group_grouping_rules),

@@ -26,6 +26,7 @@ static const code_case codes[] = {
     {TOPO_ENOTFOUND, "TOPO_ENOTFOUND", "not found"},
     {TOPO_ENOFIT, "TOPO_ENOFIT", "does not fit"},
     {TOPO_EUNSUPPORTED, "TOPO_EUNSUPPORTED", "not supported"},
+    {TOPO_EWAITING, "TOPO_EWAITING", "waiting for more pods"},
     {-999, "TOPO_EUNKNOWN", "unknown error"},
     {1, "TOPO_EUNKNOWN", "unknown error"},
 };
@@ -52,6 +53,7 @@ static void test_error__stable_values(void **state)
     assert_int_equal(TOPO_ENOTFOUND, -6);
     assert_int_equal(TOPO_ENOFIT, -7);
     assert_int_equal(TOPO_EUNSUPPORTED, -8);
+    assert_int_equal(TOPO_EWAITING, -17);
 }
 
 static void test_error__set(void **state)
