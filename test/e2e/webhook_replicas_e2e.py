@@ -825,14 +825,8 @@ def partition(env):
 
 
 # Cases topo-webhook does not pass yet (left out of --list, so of ctest;
-# --list-pending shows them, --case runs them).
-PENDING = {
-    "group_placer_killed": "after a takeover the ungater retries only the first gated pod of "
-                           "a PodSet that does not fit (webhook/ungater.c round_run: OUT_NOFIT "
-                           "breaks), so a pod group's other members, recorded in the dead "
-                           "placer's cache only, are never recorded again: the group waits "
-                           "forever at '1 of its 4 pods have arrived'",
-}
+# --list-pending shows them, --case runs them): none.
+PENDING = {}
 
 
 def main():
