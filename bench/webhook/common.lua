@@ -80,19 +80,24 @@ local review_template = [[
 "oldObject":null,"dryRun":false,"options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}}}
 ]]
 
+-- The request posting that review for pod `name` with `meta`, a fresh uid.
+function common.review(name, namespace, meta)
+    return common.request(string.format(review_template, common.uid(), name, namespace, name,
+                                        namespace, meta))
+end
+
 -- Makes the calling script a wrk script posting that review for a new pod
--- per request (named prefix-t<thread>-<n>, a fresh uid): wrk looks up
--- setup/init/request/response/done as globals.
+-- per request (named prefix-t<thread>-<n>, a fresh uid; meta a string, or a
+-- function of the pod's number in its thread, 0 first, returning one): wrk
+-- looks up setup/init/request/response/done as globals.
 function common.install(prefix, namespace, meta)
     setup = common.setup
     init = common.init
     response = common.response
     done = common.done
     request = function()
-        local uid = common.uid()
-        local name = string.format("%s-t%d-%d", prefix, tid, sent + 1)
-        return common.request(string.format(review_template, uid, name, namespace, name,
-                                            namespace, meta))
+        local m = type(meta) == "function" and meta(sent) or meta
+        return common.review(string.format("%s-t%d-%d", prefix, tid, sent + 1), namespace, m)
     end
 end
 

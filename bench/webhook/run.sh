@@ -6,6 +6,7 @@
 #   DURATION=5 bench/webhook/run.sh      # seconds per wrk run (default 10)
 #   BUILD_DIR=build-rel SIZES="10000" CONNS="1 32" bench/webhook/run.sh
 #   DB_DIR=/var/tmp bench/webhook/run.sh  # reservations on disk (default /dev/shm)
+#   MODE=replicas bench/webhook/run.sh    # one replica against two (forwarded)
 #
 # Server configurations: noop (topo-webhook --noop, the transport floor),
 # then admission over each inventory size (default 1,000 and 10,000 nodes).
@@ -14,6 +15,8 @@
 # 110k pods: a long run at 32 connections would otherwise fill it) and the
 # peak RSS is that row's own. Exits 1 when any answer was wrong (non-2xx,
 # socket error, or a body failing the Lua check): such figures are void.
+# MODE=replicas measures the replicas' coordination instead
+# (bench/webhook/replicas.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +24,15 @@ root=$(cd "$here/../.." && pwd)
 build=${BUILD_DIR:-$root/build-bench}
 duration=${DURATION:-10}
 read -r -a sizes <<<"${SIZES:-1000 10000}"
-read -r -a conns_list <<<"${CONNS:-1 8 32}"
+mode=${MODE:-admission}
+case $mode in
+admission) read -r -a conns_list <<<"${CONNS:-1 8 32}" ;;
+replicas) read -r -a conns_list <<<"${CONNS:-1 8}" ;;
+*)
+    echo "bench/webhook: MODE is admission or replicas, not $mode" >&2
+    exit 2
+    ;;
+esac
 levels=topology.topo.io/block,topology.topo.io/rack,kubernetes.io/hostname
 
 # shellcheck source=scripts/lib/deps.sh
@@ -37,17 +48,20 @@ webhook=$build/webhook/topo-webhook
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/topo-bench-webhook.XXXXXX")
 server_pid=
+other_pids=()  # replicas besides server_pid, and the fake API server (MODE=replicas)
 cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    local pid
+    for pid in "$server_pid" "${other_pids[@]}"; do
+        [ -n "$pid" ] || continue
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 sh "$root/test/e2e/make_test_pki.sh" "$tmp/pki" >/dev/null
-for n in "${sizes[@]}"; do
+[ "$mode" = replicas ] || for n in "${sizes[@]}"; do
     "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 -o "$tmp/nodes-$n.json"
 done
 
@@ -70,15 +84,16 @@ print(*ports)'
 }
 
 # start_server ARGS...: starts topo-webhook, waits for /readyz (the snapshot
-# is built before the server reports ready). Sets server_pid and port.
+# is built before the server reports ready). Sets server_pid, port and
+# hport; @PORT@ in ARGS is the port (a replica's --peer-address).
 start_server() {
-    local hport i attempt
+    local i attempt
     for ((attempt = 0; attempt < 5; attempt++)); do
         read -r port hport < <(free_ports)
         : >"$tmp/server.log"
         "$webhook" --port "$port" --health-port "$hport" --tls-cert-file "$tmp/pki/server.pem" \
-            --tls-private-key-file "$tmp/pki/server.key" --log-format text -v warn "$@" \
-            2>"$tmp/server.log" &
+            --tls-private-key-file "$tmp/pki/server.key" --log-format text -v warn \
+            "${@//@PORT@/$port}" 2>"$tmp/server.log" &
         server_pid=$!
         for ((i = 0; i < 300; i++)); do
             if python3 -c 'import sys, urllib.request
@@ -119,10 +134,18 @@ rss=0
 run_row() {
     local config=$1 kind=$2 expect=$3 conns=$4
     shift 4
-    local threads=$((conns < 2 ? conns : 2)) out line
     start_server "$@"
+    run_wrk "$config" "$kind" "$expect" "$conns"
+}
+
+# run_wrk CONFIG KIND EXPECT CONNS: one wrk run against the server started
+# last (port), which it then stops; one line in $rows.
+run_wrk() {
+    local config=$1 kind=$2 expect=$3 conns=$4
+    local threads=$((conns < 2 ? conns : 2)) out line
     out=$(wrk -t"$threads" -c"$conns" -d"${duration}s" --latency -s "$here/$kind.lua" \
         "https://127.0.0.1:$port/mutate" -- "$expect")
+    before_stop
     stop_server
     line=$(grep '^BENCH ' <<<"$out") || {
         echo "bench/webhook: no summary from wrk:" >&2
@@ -146,14 +169,24 @@ run_row() {
         grep '^BENCH_FIRST_BAD' <<<"$out" >&2 || true
     fi
     errors_total=$((errors_total + errs))
-    echo "$config $kind $conns $rps $p50 $p99 $rss $errs" >>"$rows"
+    last_requests=$requests
+    echo "$config $kind $conns $rps $p50 $p99 $rss $errs ${row_extra:-}" >>"$rows"
     echo "bench/webhook: $config $kind c=$conns: $rps req/s, p99 ${p99} us" >&2
 }
+
+# before_stop: what a mode reads from the server before run_wrk stops it.
+before_stop() { :; }
 
 # The machine is shared: the load average before and after says how much
 # the figures can be trusted.
 db_dir=${DB_DIR:-/dev/shm}
 [ -d "$db_dir" ] && [ -w "$db_dir" ] || db_dir=$tmp
+if [ "$mode" = replicas ]; then
+    # shellcheck source=bench/webhook/replicas.sh
+    source "$here/replicas.sh"
+    run_replicas
+    exit $?
+fi
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for kind in topology passthrough; do
     for c in "${conns_list[@]}"; do

@@ -41,10 +41,11 @@ class Webhook:
     ADMIT_TIMEOUT = "10s"   # the ?timeout= an AdmissionReview is posted with
     STOP_TIMEOUT = 10       # seconds from the signal to the exit before SIGKILL
 
-    def __init__(self, binary, pki, workdir, extra=(), own_tls=False, wait=True):
+    def __init__(self, binary, pki, workdir, extra=(), own_tls=False, wait=True, port=None):
         """own_tls: the server certificate and key copied into workdir (cert,
         key) for the driver to replace; wait: return once ready (else see
-        ready() and wait_ready())."""
+        ready() and wait_ready()); port: the HTTPS port (default a free one;
+        a replica names its own in --peer-address before it starts)."""
         os.makedirs(workdir, exist_ok=True)
         self.pki = pki
         self.workdir = workdir
@@ -53,7 +54,7 @@ class Webhook:
         if own_tls:
             self.cert = shutil.copyfile(self.cert, os.path.join(workdir, "tls.crt"))
             self.key = shutil.copyfile(self.key, os.path.join(workdir, "tls.key"))
-        self.port = free_port()
+        self.port = port or free_port()
         self.health = free_port()
         self.log_path = os.path.join(workdir, "webhook.log")
         self.ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.pem"))
