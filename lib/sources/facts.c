@@ -2,13 +2,16 @@
  * (include/topo/facts.h). Strings live in one pool; names are indexed by
  * string maps whose keys are those pooled strings. Cables are deduplicated
  * by a key made of their endpoints, so that a dump that lists a cable from
- * both ends (ibnetdiscover does) yields it once. */
+ * both ends (ibnetdiscover does) yields it once; the keys have a pool of
+ * their own, freed with their index once the facts are complete
+ * (topo_facts_shrink). */
 #include "topo/facts.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/buf.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
 #include "topo/strmap.h"
@@ -31,7 +34,15 @@ struct topo_facts {
     TOPO_ARRAY(topo_facts_link) links;
     topo_strmap *host_index;
     topo_strmap *switch_index;
-    topo_strmap *link_index; /* "h\x1f<host>\x1f<port>\x1f<switch>" or "s\x1f<a>\x1f<b>" */
+    /* The cables by key, "h\x1f<host index or ->\x1f<port>\x1f<switch index>" or
+     * "s\x1f<a>\x1f<b>" (indices: the cable's own fields), the keys in
+     * link_keys; both NULL after topo_facts_shrink until the next cable. */
+    topo_strmap *link_index;
+    topo_pool *link_keys;
+    /* Port names, one pooled copy each: a fabric has a few ("mlx5_0"..7). */
+    topo_strmap *port_index; /* name -> index into ports */
+    TOPO_ARRAY(const char *) ports;
+    topo_buf key;            /* the key being looked up */
 };
 
 static const char *const level_names[TOPO_LEVEL_COUNT] = {
@@ -68,8 +79,12 @@ int topo_facts_create(topo_facts **out, const char *source, topo_err *err)
     f->host_index = topo_strmap_create(64);
     f->switch_index = topo_strmap_create(64);
     f->link_index = topo_strmap_create(256);
+    f->link_keys = topo_pool_create();
+    f->port_index = topo_strmap_create(16);
+    f->key = (topo_buf)TOPO_BUF_INIT(0);
     f->source = f->pool ? topo_pool_strdup(f->pool, source) : NULL;
-    if (!f->source || !f->host_index || !f->switch_index || !f->link_index) {
+    if (!f->source || !f->host_index || !f->switch_index || !f->link_index || !f->link_keys ||
+        !f->port_index) {
         topo_facts_free(f);
         return topo_err_nomem(err, "facts");
     }
@@ -87,8 +102,23 @@ void topo_facts_free(topo_facts *facts)
     topo_strmap_free(facts->host_index);
     topo_strmap_free(facts->switch_index);
     topo_strmap_free(facts->link_index);
+    topo_pool_free(facts->link_keys);
+    topo_strmap_free(facts->port_index);
+    free(facts->ports.items);
+    topo_buf_dispose(&facts->key);
     topo_pool_free(facts->pool);
     free(facts);
+}
+
+void topo_facts_shrink(topo_facts *facts)
+{
+    if (!facts)
+        return;
+    topo_strmap_free(facts->link_index);
+    topo_pool_free(facts->link_keys);
+    topo_buf_dispose(&facts->key);
+    facts->link_index = NULL;
+    facts->link_keys = NULL;
 }
 
 const char *topo_facts_source(const topo_facts *facts)
@@ -181,20 +211,71 @@ int topo_facts_add_switch(topo_facts *facts, const char *id, const char *name, s
     return 0;
 }
 
-/* Adds a cable unless its key is already known. The key joins the endpoint
- * names with a unit separator, which no name a source gives us carries in
- * practice; were one to, two distinct cables could share a key and one be
- * dropped, never a crash. */
-static int add_link(topo_facts *facts, const char *key, topo_facts_link link, topo_err *err)
+/* The key of a cable (see link_index) into facts->key, port the host
+ * side's name as given (the cable's own is pooled only once it is new). */
+static int link_key(topo_facts *facts, const topo_facts_link *link, const char *port)
 {
-    if (!key)
+    topo_buf *b = &facts->key;
+    topo_buf_clear(b);
+    if (!link->is_host_link)
+        return topo_buf_printf(b, "s\x1f%zu\x1f%zu", link->sw, link->other);
+    if (link->host == TOPO_FACTS_NO_HOST)
+        return topo_buf_printf(b, "h\x1f-\x1f%s\x1f%zu", port ? port : "", link->sw);
+    return topo_buf_printf(b, "h\x1f%zu\x1f%s\x1f%zu", link->host, port ? port : "", link->sw);
+}
+
+/* The index of every cable, after topo_facts_shrink dropped it. */
+static int index_links(topo_facts *facts)
+{
+    facts->link_index = topo_strmap_create(facts->links.n);
+    facts->link_keys = topo_pool_create();
+    if (!facts->link_index || !facts->link_keys)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < facts->links.n; i++) {
+        const topo_facts_link *l = &facts->links.items[i];
+        const char *key = link_key(facts, l, l->port) == 0
+                              ? topo_pool_strndup(facts->link_keys, facts->key.ptr, facts->key.len)
+                              : NULL;
+        if (!key || topo_strmap_put(facts->link_index, key, (int32_t)i) != 0)
+            return TOPO_ENOMEM;
+    }
+    return 0;
+}
+
+/* The one pooled copy of a port name. */
+static const char *port_name(topo_facts *facts, const char *port)
+{
+    int32_t found = topo_strmap_get(facts->port_index, port);
+    if (found >= 0)
+        return facts->ports.items[found];
+    const char *copy = topo_pool_strdup(facts->pool, port);
+    if (!copy || TOPO_ARRAY_PUSH(&facts->ports, copy) != 0 ||
+        topo_strmap_put(facts->port_index, copy, (int32_t)(facts->ports.n - 1)) != 0)
+        return NULL;
+    return copy;
+}
+
+/* Adds a cable unless its key is already known; port (NULL or "": none)
+ * is copied only then. The key joins the endpoints with a unit separator,
+ * which no name a source gives us carries in practice; were one to, two
+ * distinct cables could share a key and one be dropped, never a crash. */
+static int add_link(topo_facts *facts, topo_facts_link link, const char *port, topo_err *err)
+{
+    if (port && !*port)
+        port = NULL;
+    if (!facts->link_index && index_links(facts) != 0)
         return topo_err_nomem(err, "facts: cable");
-    if (topo_strmap_get(facts->link_index, key) >= 0)
+    if (link_key(facts, &link, port) != 0)
+        return topo_err_nomem(err, "facts: cable");
+    if (topo_strmap_get(facts->link_index, facts->key.ptr) >= 0)
         return 0;
     int rc = check_room(facts, facts->links.n, "cables", err);
     if (rc != 0)
         return rc;
-    if (TOPO_ARRAY_GROW(&facts->links) != 0 ||
+    const char *key = topo_pool_strndup(facts->link_keys, facts->key.ptr, facts->key.len);
+    if (port && !(link.port = port_name(facts, port)))
+        return topo_err_nomem(err, "facts: cable");
+    if (!key || TOPO_ARRAY_GROW(&facts->links) != 0 ||
         topo_strmap_put(facts->link_index, key, (int32_t)facts->links.n) != 0)
         return topo_err_nomem(err, "facts: cable");
     facts->links.items[facts->links.n++] = link;
@@ -208,20 +289,10 @@ int topo_facts_add_host_link(topo_facts *facts, const char *host_name, const cha
     int rc = topo_facts_add_switch(facts, switch_id, NULL, &link.sw, err);
     if (rc == 0 && host_name)
         rc = topo_facts_add_host(facts, host_name, &link.host, err);
-    if (rc != 0)
-        return rc;
-    if (port && *port) {
-        link.port = topo_pool_strdup(facts->pool, port);
-        if (!link.port)
-            return topo_err_nomem(err, "facts: cable");
-    }
     /* Unnamed adapters are told apart by their port name only; two of them
      * on one switch with no port name are one cable, which is all a leaf
      * test needs. */
-    const char *key = topo_pool_printf(facts->pool, "h\x1f%s\x1f%s\x1f%s",
-                                       host_name ? host_name : "", link.port ? link.port : "",
-                                       switch_id);
-    return add_link(facts, key, link, err);
+    return rc != 0 ? rc : add_link(facts, link, port, err);
 }
 
 int topo_facts_add_switch_link(topo_facts *facts, const char *a, const char *b, topo_err *err)
@@ -234,8 +305,7 @@ int topo_facts_add_switch_link(topo_facts *facts, const char *a, const char *b, 
         return rc;
     topo_facts_link link = {.sw = ia < ib ? ia : ib, .other = ia < ib ? ib : ia,
                             .host = TOPO_FACTS_NO_HOST};
-    const char *key = topo_pool_printf(facts->pool, "s\x1f%zu\x1f%zu", link.sw, link.other);
-    return add_link(facts, key, link, err);
+    return add_link(facts, link, NULL, err);
 }
 
 size_t topo_facts_host_count(const topo_facts *facts)
