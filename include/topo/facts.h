@@ -45,7 +45,7 @@ typedef struct topo_facts topo_facts;
  * TOPO_ENOMEM. */
 int topo_facts_create(topo_facts **out, const char *source, topo_err *err) TOPO_MUST_CHECK;
 void topo_facts_free(topo_facts *facts);
-/* Frees what only adding cables needs (their index, a third of a large
+/* Frees what only adding cables needs (their index, a quarter of a large
  * fabric's facts), once the facts are complete and only read: a cable
  * added afterwards rebuilds it first. NULL-safe. */
 void topo_facts_shrink(topo_facts *facts);
