@@ -11,7 +11,8 @@
  * arrived; until the first list ends the view is not synced.
  *
  * Threads: the reflector's thread feeds it through the handler; any thread
- * takes a snapshot, a copy of its own (a mutex guards the view). */
+ * takes a snapshot, an object of its own (a mutex guards the view) whose
+ * node values it shares with the view: read them, never change them. */
 #ifndef TOPO_SYNC_NODES_H
 #define TOPO_SYNC_NODES_H
 
@@ -50,7 +51,8 @@ const topo_reflector_handler *sync_nodes_handler(void);
 int sync_nodes_synced(const sync_nodes *n);
 uint64_t sync_nodes_generation(const sync_nodes *n);
 
-/* A copy of the view: an object name -> {"uid", "labels", "annotations"};
+/* A copy of the view: an object name -> {"uid", "labels", "annotations"},
+ * those values shared read-only (a node's is replaced, never edited);
  * *generation_out (may be NULL) the generation it is. NULL when out of
  * memory. */
 json_t *sync_nodes_snapshot(sync_nodes *n, uint64_t *generation_out);

@@ -104,6 +104,7 @@ static int load_stored(sync_sources *s, topo_err *err)
                      e.text);
             continue;
         }
+        topo_facts_shrink(st->facts); /* kept until a read replaces them */
         /* Its age, on the monotonic clock the refresher counts in. */
         st->last_ok_ms = mono - (wall > at ? wall - at : 0);
         count_objects(s, name, st->facts);
@@ -214,6 +215,8 @@ static int read_one(sync_sources *s, int i, topo_err *err)
             topo_log(TOPO_LOG_WARN, "source %s: cannot record the failure: %s", name, e.text);
         return rc;
     }
+    /* Kept until the next good read: what only adding needed goes now. */
+    topo_facts_shrink(f);
     /* Durable before any label is written from it; unchanged facts wake no
      * round. Without a cache file every read counts as a change. */
     int changed = 1;

@@ -45,6 +45,10 @@ typedef struct topo_facts topo_facts;
  * TOPO_ENOMEM. */
 int topo_facts_create(topo_facts **out, const char *source, topo_err *err) TOPO_MUST_CHECK;
 void topo_facts_free(topo_facts *facts);
+/* Frees what only adding cables needs (their index, a quarter of a large
+ * fabric's facts), once the facts are complete and only read: a cable
+ * added afterwards rebuilds it first. NULL-safe. */
+void topo_facts_shrink(topo_facts *facts);
 const char *topo_facts_source(const topo_facts *facts);
 
 /* A host as the source names it (not yet mapped to a node name). *out_index

@@ -1,16 +1,20 @@
 /* One source's facts: hosts, their stated levels, switches and cables
  * (include/topo/facts.h). Strings live in one pool; names are indexed by
- * string maps whose keys are those pooled strings. Cables are deduplicated
- * by a key made of their endpoints, so that a dump that lists a cable from
- * both ends (ibnetdiscover does) yields it once. */
+ * string maps whose keys are those pooled strings. Cables are 16-byte
+ * records of indices (a large fabric has a hundred thousand), deduplicated
+ * by an index set over their endpoints, so that a dump that lists a cable
+ * from both ends (ibnetdiscover does) yields it once; that set is freed
+ * once the facts are complete (topo_facts_shrink). */
 #include "topo/facts.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/idxset.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
+#include "topo/str.h"
 #include "topo/strmap.h"
 
 typedef struct host {
@@ -23,15 +27,28 @@ typedef struct sw {
     const char *name;
 } sw;
 
+/* A cable as topo_facts_link gives it, in indices that fit 32 bits (the
+ * tables stop at TOPO_MAX_FACTS_ENTRIES). */
+#define NONE UINT32_MAX
+typedef struct cable {
+    uint32_t sw;
+    uint32_t other; /* the second switch; NONE for a host cable */
+    uint32_t host;  /* NONE for none or a switch cable */
+    uint32_t port;  /* an index into ports, NONE for none */
+} cable;
+
 struct topo_facts {
     const char *source;
     topo_pool *pool;
     TOPO_ARRAY(host) hosts;
     TOPO_ARRAY(sw) switches;
-    TOPO_ARRAY(topo_facts_link) links;
+    TOPO_ARRAY(cable) links;
     topo_strmap *host_index;
     topo_strmap *switch_index;
-    topo_strmap *link_index; /* "h\x1f<host>\x1f<port>\x1f<switch>" or "s\x1f<a>\x1f<b>" */
+    topo_idxset *link_index; /* NULL after topo_facts_shrink until the next cable */
+    /* Port names, one pooled copy each: a fabric has a few ("mlx5_0"..7). */
+    topo_strmap *port_index; /* name -> index into ports */
+    TOPO_ARRAY(const char *) ports;
 };
 
 static const char *const level_names[TOPO_LEVEL_COUNT] = {
@@ -67,9 +84,10 @@ int topo_facts_create(topo_facts **out, const char *source, topo_err *err)
     f->pool = topo_pool_create();
     f->host_index = topo_strmap_create(64);
     f->switch_index = topo_strmap_create(64);
-    f->link_index = topo_strmap_create(256);
+    f->link_index = topo_idxset_create(256);
+    f->port_index = topo_strmap_create(16);
     f->source = f->pool ? topo_pool_strdup(f->pool, source) : NULL;
-    if (!f->source || !f->host_index || !f->switch_index || !f->link_index) {
+    if (!f->source || !f->host_index || !f->switch_index || !f->link_index || !f->port_index) {
         topo_facts_free(f);
         return topo_err_nomem(err, "facts");
     }
@@ -86,9 +104,19 @@ void topo_facts_free(topo_facts *facts)
     free(facts->links.items);
     topo_strmap_free(facts->host_index);
     topo_strmap_free(facts->switch_index);
-    topo_strmap_free(facts->link_index);
+    topo_idxset_free(facts->link_index);
+    topo_strmap_free(facts->port_index);
+    free(facts->ports.items);
     topo_pool_free(facts->pool);
     free(facts);
+}
+
+void topo_facts_shrink(topo_facts *facts)
+{
+    if (!facts)
+        return;
+    topo_idxset_free(facts->link_index);
+    facts->link_index = NULL;
 }
 
 const char *topo_facts_source(const topo_facts *facts)
@@ -181,47 +209,96 @@ int topo_facts_add_switch(topo_facts *facts, const char *id, const char *name, s
     return 0;
 }
 
-/* Adds a cable unless its key is already known. The key joins the endpoint
- * names with a unit separator, which no name a source gives us carries in
- * practice; were one to, two distinct cables could share a key and one be
- * dropped, never a crash. */
-static int add_link(topo_facts *facts, const char *key, topo_facts_link link, topo_err *err)
+/* A cable being added: its record, the port by name (not yet pooled). */
+typedef struct probe {
+    cable c;
+    const char *port; /* NULL: none */
+} probe;
+
+static uint64_t cable_hash(const cable *c, const char *port)
 {
-    if (!key)
+    uint64_t h = topo_idxset_mix(0, c->sw);
+    h = topo_idxset_mix(h, c->other);
+    h = topo_idxset_mix(h, c->host);
+    return topo_idxset_mix(h, port ? topo_str_hash(port) : 0);
+}
+
+static int same_cable(uint32_t index, const void *probe_, const void *facts_)
+{
+    const probe *p = probe_;
+    const topo_facts *facts = facts_;
+    const cable *c = &facts->links.items[index];
+    if (c->sw != p->c.sw || c->other != p->c.other || c->host != p->c.host)
+        return 0;
+    if (c->port == NONE || !p->port)
+        return c->port == NONE && !p->port;
+    return strcmp(facts->ports.items[c->port], p->port) == 0;
+}
+
+/* The index of every cable, after topo_facts_shrink dropped it. */
+static int index_links(topo_facts *facts)
+{
+    facts->link_index = topo_idxset_create(facts->links.n);
+    if (!facts->link_index)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < facts->links.n; i++) {
+        const cable *c = &facts->links.items[i];
+        const char *port = c->port != NONE ? facts->ports.items[c->port] : NULL;
+        if (topo_idxset_add(facts->link_index, cable_hash(c, port), (uint32_t)i) != 0)
+            return TOPO_ENOMEM;
+    }
+    return 0;
+}
+
+/* The index in ports of the one pooled copy of a port name; NONE when out
+ * of memory. */
+static uint32_t port_name(topo_facts *facts, const char *port)
+{
+    int32_t found = topo_strmap_get(facts->port_index, port);
+    if (found >= 0)
+        return (uint32_t)found;
+    const char *copy = topo_pool_strdup(facts->pool, port);
+    if (!copy || TOPO_ARRAY_PUSH(&facts->ports, copy) != 0 ||
+        topo_strmap_put(facts->port_index, copy, (int32_t)(facts->ports.n - 1)) != 0)
+        return NONE;
+    return (uint32_t)(facts->ports.n - 1);
+}
+
+/* Adds a cable unless an equal one is there; port (NULL or "": none) is
+ * copied only then. */
+static int add_link(topo_facts *facts, cable c, const char *port, topo_err *err)
+{
+    probe p = {c, port && *port ? port : NULL};
+    uint64_t h = cable_hash(&c, p.port);
+    if (!facts->link_index && index_links(facts) != 0)
         return topo_err_nomem(err, "facts: cable");
-    if (topo_strmap_get(facts->link_index, key) >= 0)
+    if (topo_idxset_find(facts->link_index, h, same_cable, &p, facts) >= 0)
         return 0;
     int rc = check_room(facts, facts->links.n, "cables", err);
     if (rc != 0)
         return rc;
-    if (TOPO_ARRAY_GROW(&facts->links) != 0 ||
-        topo_strmap_put(facts->link_index, key, (int32_t)facts->links.n) != 0)
+    if (p.port && (c.port = port_name(facts, p.port)) == NONE)
         return topo_err_nomem(err, "facts: cable");
-    facts->links.items[facts->links.n++] = link;
+    if (TOPO_ARRAY_GROW(&facts->links) != 0 ||
+        topo_idxset_add(facts->link_index, h, (uint32_t)facts->links.n) != 0)
+        return topo_err_nomem(err, "facts: cable");
+    facts->links.items[facts->links.n++] = c;
     return 0;
 }
 
 int topo_facts_add_host_link(topo_facts *facts, const char *host_name, const char *port,
                              const char *switch_id, topo_err *err)
 {
-    topo_facts_link link = {.is_host_link = 1, .host = TOPO_FACTS_NO_HOST};
-    int rc = topo_facts_add_switch(facts, switch_id, NULL, &link.sw, err);
+    size_t at_sw = 0, at_host = TOPO_FACTS_NO_HOST;
+    int rc = topo_facts_add_switch(facts, switch_id, NULL, &at_sw, err);
     if (rc == 0 && host_name)
-        rc = topo_facts_add_host(facts, host_name, &link.host, err);
-    if (rc != 0)
-        return rc;
-    if (port && *port) {
-        link.port = topo_pool_strdup(facts->pool, port);
-        if (!link.port)
-            return topo_err_nomem(err, "facts: cable");
-    }
+        rc = topo_facts_add_host(facts, host_name, &at_host, err);
     /* Unnamed adapters are told apart by their port name only; two of them
      * on one switch with no port name are one cable, which is all a leaf
      * test needs. */
-    const char *key = topo_pool_printf(facts->pool, "h\x1f%s\x1f%s\x1f%s",
-                                       host_name ? host_name : "", link.port ? link.port : "",
-                                       switch_id);
-    return add_link(facts, key, link, err);
+    cable c = {(uint32_t)at_sw, NONE, at_host == TOPO_FACTS_NO_HOST ? NONE : (uint32_t)at_host,
+               NONE};
+    return rc != 0 ? rc : add_link(facts, c, port, err);
 }
 
 int topo_facts_add_switch_link(topo_facts *facts, const char *a, const char *b, topo_err *err)
@@ -232,10 +309,8 @@ int topo_facts_add_switch_link(topo_facts *facts, const char *a, const char *b, 
         rc = topo_facts_add_switch(facts, b, NULL, &ib, err);
     if (rc != 0 || ia == ib)
         return rc;
-    topo_facts_link link = {.sw = ia < ib ? ia : ib, .other = ia < ib ? ib : ia,
-                            .host = TOPO_FACTS_NO_HOST};
-    const char *key = topo_pool_printf(facts->pool, "s\x1f%zu\x1f%zu", link.sw, link.other);
-    return add_link(facts, key, link, err);
+    cable c = {(uint32_t)(ia < ib ? ia : ib), (uint32_t)(ia < ib ? ib : ia), NONE, NONE};
+    return add_link(facts, c, NULL, err);
 }
 
 size_t topo_facts_host_count(const topo_facts *facts)
@@ -295,5 +370,11 @@ size_t topo_facts_link_count(const topo_facts *facts)
 
 topo_facts_link topo_facts_link_at(const topo_facts *facts, size_t i)
 {
-    return facts->links.items[i];
+    const cable *c = &facts->links.items[i];
+    topo_facts_link l = {.is_host_link = c->other == NONE,
+                         .sw = c->sw,
+                         .other = c->other == NONE ? 0 : c->other,
+                         .host = c->host == NONE ? TOPO_FACTS_NO_HOST : c->host,
+                         .port = c->port == NONE ? NULL : facts->ports.items[c->port]};
+    return l;
 }

@@ -36,10 +36,10 @@ static int is_aggregation_desc(const char *desc)
     return n >= k && memcmp(t.end - k, AGGREGATION_SUFFIX, k) == 0;
 }
 
-/* The host and adapter an adapter's name gives: exactly two words "<host>
- * <hca>" after trimming (blank runs between them are one separator); from
- * the node-name map, one word is a host alone. Anything else names no host
- * (*host NULL). */
+/* The host and adapter an adapter's name (given_name) gives: exactly two
+ * words "<host> <hca>" after trimming (blank runs between them are one
+ * separator); from the node-name map, one word is a host alone. Anything
+ * else names no host (*host NULL). */
 static int adapter_names(topo_pool *pool, const char *desc, int from_map, const char **host,
                          const char **port, topo_err *err)
 {
@@ -66,13 +66,20 @@ static int adapter_names(topo_pool *pool, const char *desc, int from_map, const 
     return 0;
 }
 
-/* A node's name from the map or its description, trimmed; NULL for none. */
-static const char *node_name(ibd_dump *d, const topo_ibnetdiscover_map *map, uint64_t guid,
-                             const char *desc, int *from_map)
+/* A node's name as given, from the map or its description; NULL for none. */
+static const char *given_name(const topo_ibnetdiscover_map *map, uint64_t guid, const char *desc,
+                              int *from_map)
 {
     const char *mapped = topo_ibnetdiscover_map_get(map, guid);
     *from_map = mapped != NULL;
-    const char *name = mapped ? mapped : desc;
+    return mapped ? mapped : desc;
+}
+
+/* The same trimmed, pooled; NULL for none. */
+static const char *node_name(ibd_dump *d, const topo_ibnetdiscover_map *map, uint64_t guid,
+                             const char *desc, int *from_map)
+{
+    const char *name = given_name(map, guid, desc, from_map);
     if (!name)
         return NULL;
     ibd_span t = trimmed(name);
@@ -84,31 +91,27 @@ static const char *node_name(ibd_dump *d, const topo_ibnetdiscover_map *map, uin
 static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo_err *err)
 {
     for (size_t i = 0; i < d->ports.n; i++) {
-        ibd_port *p = &d->ports.items[i];
+        const ibd_port *p = &d->ports.items[i];
         ibd_node *a = &d->nodes.items[p->node];
-        size_t rnode = ibd_find_node(d, p->rkind, p->rguid);
-        if (rnode == SIZE_MAX)
-            continue;
-        p->rnode = (uint32_t)rnode;
         ibd_node *b = &d->nodes.items[p->rnode];
+        if (!b->stanza)
+            continue;
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
         if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
             ca->sysimg == sw->sysimg)
             ca->aggregation = 1;
     }
-    for (size_t i = 0; i < d->nodes.n; i++) {
-        ibd_node *n = &d->nodes.items[i];
+    for (size_t i = 0; i < d->stanzas.n; i++) {
+        ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind != 'H')
             continue;
-        n->aggregation |= is_aggregation_desc(n->desc);
+        n->aggregation |= (unsigned char)is_aggregation_desc(n->desc);
         if (n->aggregation) {
             d->stats.aggregation_nodes++;
             continue;
         }
         int from_map = 0;
-        const char *name = node_name(d, map, n->guid, n->desc, &from_map);
-        if (n->desc && !name)
-            return topo_err_nomem(err, "ibnetdiscover");
+        const char *name = given_name(map, n->guid, n->desc, &from_map);
         int rc = adapter_names(d->pool, name, from_map, &n->host, &n->port, err);
         if (rc != 0)
             return rc;
@@ -154,9 +157,7 @@ static int host_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_ma
         if (is_aggregation_desc(ca->desc))
             return 0;
         int from_map = 0;
-        const char *name = node_name(d, map, ca->guid, ca->desc, &from_map);
-        if ((ca->desc || from_map) && !name)
-            return topo_err_nomem(err, "ibnetdiscover");
+        const char *name = given_name(map, ca->guid, ca->desc, &from_map);
         if ((rc = adapter_names(d->pool, name, from_map, &host, &port, err)) != 0)
             return rc;
     }
@@ -169,14 +170,10 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
                      const ibd_port *p, topo_err *err)
 {
     const ibd_node *local = &d->nodes.items[p->node];
-    char rid[IBD_ID_SIZE];
-    ibd_format_id(rid, p->rkind, p->rguid);
+    const ibd_node *remote = &d->nodes.items[p->rnode];
     end a = {local->kind, local->guid, local->id, local, local->desc};
-    end b = {p->rkind, p->rguid, rid, NULL, p->rdesc};
-    if (p->rnode != IBD_NO_NODE) {
-        b.node = &d->nodes.items[p->rnode];
-        b.id = b.node->id;
-    }
+    end b = {remote->kind, remote->guid, remote->id, remote->stanza ? remote : NULL,
+             p->rdesc != IBD_NO_DESC ? d->desc_strs.items[p->rdesc] : NULL};
     if (a.kind == 'R' || b.kind == 'R') {
         d->stats.router_ports++;
         return 0;
@@ -196,8 +193,8 @@ static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map
 static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
 {
     int rc = resolve_adapters(d, map, err);
-    for (size_t i = 0; rc == 0 && i < d->nodes.n; i++) {
-        const ibd_node *n = &d->nodes.items[i];
+    for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
+        const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'S')
             rc = add_switch(d, into, map, n->id, n->guid, n->desc, err);
     }
@@ -205,8 +202,8 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
         rc = one_cable(d, into, map, &d->ports.items[i], err);
     /* Named adapters without a cable still name their host: the fabric
      * reports it as one it cannot place. */
-    for (size_t i = 0; rc == 0 && i < d->nodes.n; i++) {
-        const ibd_node *n = &d->nodes.items[i];
+    for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
+        const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'H' && n->host)
             rc = topo_facts_add_host(into, n->host, NULL, err);
     }

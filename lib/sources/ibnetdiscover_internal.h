@@ -33,46 +33,48 @@ int ibd_take_guid(ibd_span *s, uint64_t *out);
 int ibd_fail(topo_err *err, int code, const char *source, int line, const char *fmt, ...)
     TOPO_PRINTF(5, 6);
 
-/* One node stanza (Switch, Ca or Rt) as the dump gives it. */
+/* One node: of a stanza (Switch, Ca or Rt) as the dump gives it, or only
+ * named as the remote end of port lines (stanza 0: a partial dump). */
 typedef struct ibd_node {
-    char kind;        /* 'S', 'H' (a channel adapter) or 'R' */
     uint64_t guid;    /* the node GUID of its quoted id */
+    uint64_t sysimg;  /* from its sysimgguid= line */
     const char *id;   /* "S-<16 hex>" (pooled) */
     const char *desc; /* the node description as quoted, NULL when none */
-    uint64_t sysimg;  /* from its sysimgguid= line */
-    int has_sysimg;
-    int line;
     /* filled by ibnetdiscover.c for adapters */
-    int aggregation;  /* a SHARP Aggregation Node: inside its switch */
     const char *host; /* the host its description (or map entry) names, or NULL */
     const char *port; /* the adapter part, or NULL */
+    char kind;        /* 'S', 'H' (a channel adapter) or 'R' */
+    unsigned char stanza;      /* a header of it was read */
+    unsigned char has_sysimg;
+    unsigned char aggregation; /* a SHARP Aggregation Node: inside its switch */
 } ibd_node;
 
-/* One port line: a cable from the stanza's node to a remote node. Packed
- * to 32 bytes: a large dump has hundreds of thousands (node indices fit in
- * 32 bits, the scan stops at INT32_MAX nodes). */
-#define IBD_NO_NODE UINT32_MAX
+/* One port line: a cable from the stanza's node to a remote node, 12 bytes
+ * (a large dump has hundreds of thousands): both ends are node indices,
+ * the remote's made when a line first names it (the scan stops at
+ * INT32_MAX nodes), its description from the line's comment an index into
+ * desc_strs. */
+#define IBD_NO_DESC UINT32_MAX
 typedef struct ibd_port {
     uint32_t node;  /* the stanza's node, an index into nodes */
-    uint32_t rnode; /* the remote's stanza once resolved, or IBD_NO_NODE */
-    int line;
-    char rkind; /* the remote's 'S', 'H' or 'R' */
-    uint64_t rguid;
-    const char *rdesc; /* the remote description from the comment, or NULL */
+    uint32_t rnode; /* the remote node */
+    uint32_t rdesc; /* the remote description from the comment, or IBD_NO_DESC */
 } ibd_port;
 
 typedef struct ibd_dump {
     const char *source;
     topo_pool *pool;
     TOPO_ARRAY(ibd_node) nodes;
+    TOPO_ARRAY(uint32_t) stanzas; /* the nodes with a stanza, in the dump's order */
     TOPO_ARRAY(ibd_port) ports;
+    /* The scan's indices, freed when it ends (ibd_scan_end): */
     topo_strmap *index; /* node id -> index into nodes */
     /* Descriptions are interned: a node is named on every port line that
      * reaches it, and one copy per line was most of a large dump's memory. */
     topo_strmap *descs; /* description -> index into desc_strs */
-    TOPO_ARRAY(const char *) desc_strs;
     char *scratch; /* a description being looked up, NUL-terminated */
     size_t scratch_cap;
+    TOPO_ARRAY(const char *) desc_strs;
     topo_ibnetdiscover_stats stats;
 } ibd_dump;
 
@@ -97,7 +99,8 @@ void ibd_scan_begin(ibd_scanner *s, ibd_dump *d, topo_err *err);
  * and no NUL in it: the caller checks the whole dump for NULs first, as
  * ibd_scan does, so that error wins over the lines'. */
 int ibd_scan_line(ibd_scanner *s, const char *p, size_t n);
-/* After the last line: stats.lines, the skipped-lines summary. */
+/* After the last line: stats.lines, the skipped-lines summary; frees the
+ * scan's indices (ibd_find_node no longer answers). */
 void ibd_scan_end(ibd_scanner *s);
 /* The line of the NUL byte at nul, counting from text at line. */
 int ibd_nul_line(const char *text, const char *nul, int line);
@@ -106,7 +109,7 @@ int ibd_nul_line(const char *text, const char *nul, int line);
 void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid);
 /* The same in the pool. NULL when out of memory. */
 const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid);
-/* The index of a node by kind and GUID, or SIZE_MAX. */
+/* The index of a node by kind and GUID, or SIZE_MAX (during the scan). */
 size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid);
 
 #endif

@@ -41,6 +41,7 @@ int ibd_dump_init(ibd_dump *d, const char *source, topo_err *err)
 void ibd_dump_dispose(ibd_dump *d)
 {
     free(d->nodes.items);
+    free(d->stanzas.items);
     free(d->ports.items);
     topo_strmap_free(d->index);
     topo_strmap_free(d->descs);
@@ -72,6 +73,8 @@ const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid)
 size_t ibd_find_node(const ibd_dump *d, char kind, uint64_t guid)
 {
     char id[IBD_ID_SIZE];
+    if (!d->index)
+        return SIZE_MAX;
     ibd_format_id(id, kind, guid);
     int32_t found = topo_strmap_get(d->index, id);
     return found >= 0 ? (size_t)found : SIZE_MAX;
@@ -143,34 +146,38 @@ static int skip_port_extras(ibd_span *t)
     return 0;
 }
 
-/* The one pooled copy of the n bytes at p; NULL when out of memory. */
-static const char *intern(ibd_dump *d, const char *p, size_t n)
+/* The index in desc_strs of the one pooled copy of the n bytes at p:
+ * 0, or -1 when out of memory. */
+static int intern(ibd_dump *d, const char *p, size_t n, uint32_t *out)
 {
     if (n >= d->scratch_cap) {
         char *grown = realloc(d->scratch, n + 64);
         if (!grown)
-            return NULL;
+            return -1;
         d->scratch = grown;
         d->scratch_cap = n + 64;
     }
     memcpy(d->scratch, p, n);
     d->scratch[n] = '\0';
     int32_t found = topo_strmap_get(d->descs, d->scratch);
-    if (found >= 0)
-        return d->desc_strs.items[found];
+    if (found >= 0) {
+        *out = (uint32_t)found;
+        return 0;
+    }
     const char *copy = topo_pool_strndup(d->pool, p, n);
     if (!copy || d->desc_strs.n >= INT32_MAX || TOPO_ARRAY_PUSH(&d->desc_strs, copy) != 0 ||
         topo_strmap_put(d->descs, copy, (int32_t)(d->desc_strs.n - 1)) != 0)
-        return NULL;
-    return copy;
+        return -1;
+    *out = (uint32_t)(d->desc_strs.n - 1);
+    return 0;
 }
 
 /* The description of a `# ...` comment: from its first quote to the last
- * quote of the line. *desc NULL when the comment quotes nothing; -1 when
- * it opens a quote it never closes. */
-static int comment_desc(scan *s, ibd_span t, const char **desc)
+ * quote of the line. *desc IBD_NO_DESC when the comment quotes nothing;
+ * -1 when it opens a quote it never closes. */
+static int comment_desc(scan *s, ibd_span t, uint32_t *desc)
 {
-    *desc = NULL;
+    *desc = IBD_NO_DESC;
     const char *open = memchr(t.p, '"', (size_t)(t.end - t.p));
     if (!open)
         return 0;
@@ -179,15 +186,16 @@ static int comment_desc(scan *s, ibd_span t, const char **desc)
         close--;
     if (close == open)
         return -1;
-    *desc = intern(s->d, open + 1, (size_t)(close - open - 1));
-    return *desc ? 0 : topo_err_nomem(s->err, "ibnetdiscover");
+    if (intern(s->d, open + 1, (size_t)(close - open - 1), desc) != 0)
+        return topo_err_nomem(s->err, "ibnetdiscover");
+    return 0;
 }
 
 /* After the fields of a header or a port line: nothing, or a comment. */
-static int tail_desc(scan *s, ibd_span t, const char **desc)
+static int tail_desc(scan *s, ibd_span t, uint32_t *desc)
 {
     ibd_skip_blanks(&t);
-    *desc = NULL;
+    *desc = IBD_NO_DESC;
     if (t.p == t.end)
         return 0;
     if (*t.p != '#')
@@ -196,6 +204,7 @@ static int tail_desc(scan *s, ibd_span t, const char **desc)
     return comment_desc(s, t, desc);
 }
 
+/* The node of an id, made when first named (by its header or a port line). */
 static int node_at(scan *s, char kind, uint64_t guid, size_t *out)
 {
     ibd_dump *d = s->d;
@@ -204,20 +213,16 @@ static int node_at(scan *s, char kind, uint64_t guid, size_t *out)
         *out = found;
         return 0;
     }
+    if (d->nodes.n >= INT32_MAX)
+        return ibd_fail(s->err, TOPO_ELIMIT, d->source, s->line, "too many nodes");
     const char *id = ibd_node_id(d, kind, guid);
     if (!id)
         return topo_err_nomem(s->err, "ibnetdiscover");
-    if (d->nodes.n >= INT32_MAX)
-        return ibd_fail(s->err, TOPO_ELIMIT, d->source, s->line, "too many nodes");
-    ibd_node n = {.kind = kind, .guid = guid, .id = id, .line = s->line};
+    ibd_node n = {.kind = kind, .guid = guid, .id = id};
     if (TOPO_ARRAY_PUSH(&d->nodes, n) != 0 ||
         topo_strmap_put(d->index, id, (int32_t)(d->nodes.n - 1)) != 0)
         return topo_err_nomem(s->err, "ibnetdiscover");
     *out = d->nodes.n - 1;
-    if (kind == 'S')
-        d->stats.switches++;
-    else if (kind == 'R')
-        d->stats.routers++;
     return 0;
 }
 
@@ -240,16 +245,24 @@ static int header_line(scan *s, ibd_span t, char word)
     if (kind != word)
         return bad(s, "a node header whose id is of another kind (Switch \"S-\", Ca \"H-\", "
                       "Rt \"R-\")");
-    const char *desc = NULL;
+    uint32_t desc = IBD_NO_DESC;
     int rc = tail_desc(s, t, &desc);
     if (rc < 0)
         return rc == -1 ? bad(s, "an unterminated node description") : rc;
+    ibd_dump *d = s->d;
     size_t at = 0;
     if ((rc = node_at(s, kind, guid, &at)) != 0)
         return rc;
-    ibd_node *n = &s->d->nodes.items[at];
-    if (!n->desc)
-        n->desc = desc;
+    ibd_node *n = &d->nodes.items[at];
+    if (!n->stanza) {
+        if (TOPO_ARRAY_PUSH(&d->stanzas, (uint32_t)at) != 0)
+            return topo_err_nomem(s->err, "ibnetdiscover");
+        n->stanza = 1;
+        d->stats.switches += kind == 'S';
+        d->stats.routers += kind == 'R';
+    }
+    if (!n->desc && desc != IBD_NO_DESC)
+        n->desc = d->desc_strs.items[desc];
     if (!n->has_sysimg && s->has_sysimg) {
         n->sysimg = s->sysimg;
         n->has_sysimg = 1;
@@ -263,11 +276,13 @@ static int port_line(scan *s, ibd_span t)
 {
     if (s->node == SIZE_MAX)
         return bad(s, "a port line outside a Switch, Ca or Rt stanza");
-    ibd_port port = {.node = (uint32_t)s->node, .rnode = IBD_NO_NODE, .line = s->line};
+    ibd_port port = {.node = (uint32_t)s->node};
+    char rkind = 0;
+    uint64_t rguid = 0;
     if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
         return bad(s, "a port line that does not start with \"[<port>]\"");
     ibd_skip_blanks(&t);
-    if (take_quoted_id(&t, &port.rkind, &port.rguid) != 0)
+    if (take_quoted_id(&t, &rkind, &rguid) != 0)
         return bad(s, "a port line without a quoted remote \"S-\", \"H-\" or \"R-\" id of 1 "
                       "to 16 hex digits");
     if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
@@ -277,8 +292,10 @@ static int port_line(scan *s, ibd_span t)
         return bad(s, "unexpected text after the remote port (a comment starts with '#')");
     if (rc == -1)
         return bad(s, "an unterminated remote description");
-    if (rc != 0)
+    size_t rnode = 0;
+    if (rc != 0 || (rc = node_at(s, rkind, rguid, &rnode)) != 0)
         return rc;
+    port.rnode = (uint32_t)rnode;
     if (TOPO_ARRAY_PUSH(&s->d->ports, port) != 0)
         return topo_err_nomem(s->err, "ibnetdiscover");
     return 0;
@@ -362,6 +379,14 @@ void ibd_scan_end(ibd_scanner *s)
 {
     ibd_dump *d = s->d;
     d->stats.lines = (size_t)s->line;
+    /* What only the scan looks up, before the facts are built beside the
+     * records. */
+    topo_strmap_free(d->index);
+    topo_strmap_free(d->descs);
+    free(d->scratch);
+    d->index = d->descs = NULL;
+    d->scratch = NULL;
+    d->scratch_cap = 0;
     if (d->stats.skipped_lines > IBD_WARN_LINES)
         topo_log(TOPO_LOG_WARN, "%s: %zu lines of an unknown kind skipped in all", d->source,
                  d->stats.skipped_lines);

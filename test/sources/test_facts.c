@@ -122,6 +122,36 @@ static void test_facts__switches_and_cables(void **state)
     topo_facts_free(f);
 }
 
+/* Shrunk facts read the same, and a cable added afterwards is still
+ * deduplicated against the earlier ones (the index is rebuilt), the port
+ * names shared. */
+static void test_facts__shrink(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_facts *f = make();
+    assert_int_equal(topo_facts_add_switch_link(f, "S-01", "S-02", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(f, "gpu-1", "mlx5_0", "S-01", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(f, NULL, "mlx5_0", "S-01", &err), 0);
+    topo_facts_shrink(f);
+    topo_facts_shrink(f);
+    topo_facts_shrink(NULL);
+    assert_int_equal(topo_facts_link_count(f), 3);
+    assert_string_equal(topo_facts_link_at(f, 1).port, "mlx5_0");
+
+    assert_int_equal(topo_facts_add_switch_link(f, "S-02", "S-01", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(f, "gpu-1", "mlx5_0", "S-01", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(f, NULL, "mlx5_0", "S-01", &err), 0);
+    assert_int_equal(topo_facts_link_count(f), 3);
+    /* The same port on another switch is another cable. */
+    assert_int_equal(topo_facts_add_host_link(f, "gpu-1", "mlx5_0", "S-02", &err), 0);
+    assert_int_equal(topo_facts_link_count(f), 4);
+    topo_facts_link l = topo_facts_link_at(f, 3);
+    assert_ptr_equal(l.port, topo_facts_link_at(f, 1).port);
+    assert_string_equal(topo_facts_switch_id(f, l.sw), "S-02");
+    topo_facts_free(f);
+}
+
 static void test_facts__source_named(void **state)
 {
     (void)state;
@@ -141,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_facts__levels_by_name),
         cmocka_unit_test(test_facts__hosts_and_levels),
         cmocka_unit_test(test_facts__switches_and_cables),
+        cmocka_unit_test(test_facts__shrink),
         cmocka_unit_test(test_facts__source_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
