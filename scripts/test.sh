@@ -11,7 +11,7 @@
 #   build-fuzz/  clang + libFuzzer: only the fuzz targets, each fuzzed for
 #                FUZZ_SECONDS (5; TOPO_FUZZ_SECONDS) from the fixtures (ctest -L fuzz).
 # Fails if any fails. JOBS (default 2) sets build and test parallelism.
-# Each step prints its time ("=== asan: build: 61 s"). A new build tree is
+# Each step prints its time ("=== sanitizers: build: 61 s"). A new build tree is
 # made with Ninja when it is installed (it is a test package): on 2 cores it
 # builds a tree with about 40 % less CPU than make, whose per-file cmake
 # helper processes cost as much as many compiles; a tree that exists keeps
@@ -64,7 +64,8 @@ run_suite() {
 
     topo_configure "$name" "$dir" "${cmake_args[@]}" || return 1
     echo "=== $name: build"
-    topo_step "$name" build cmake --build "$dir" -j"$JOBS" || { echo "=== $name: build failed"; return 1; }
+    topo_step "$name" build cmake --build "$dir" -j"$JOBS" ||
+        { echo "=== $name: build failed"; return 1; }
     echo "=== $name: test"
     (cd "$dir" && topo_step "$name" test \
         ctest --output-on-failure -j"$JOBS" --timeout "$TEST_TIMEOUT" "${ctest_args[@]}") ||
@@ -149,6 +150,7 @@ fuzz_run() {
 fuzz=passed
 fuzz_run || fuzz=failed
 
-echo "test.sh: $SECONDS s; normal build (build/): $normal; sanitizer build (build-asan/, unit+cli+e2e): $asan;" \
-    "tsan (build-tsan/): $tsan; fuzz (build-fuzz/): $fuzz"
+echo "test.sh: $SECONDS s; normal build (build/): $normal;" \
+    "sanitizer build (build-asan/, unit+cli+e2e): $asan; tsan (build-tsan/): $tsan;" \
+    "fuzz (build-fuzz/): $fuzz"
 [ "$normal" = passed ] && [ "$asan" = passed ] && [ "$tsan" = passed ] && [ "$fuzz" = passed ]
