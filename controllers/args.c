@@ -42,12 +42,16 @@ static const topo_opt table[] = {
      "$KUBECONFIG, in-cluster, ~/.kube/config",
      "the API server to read nodes from and write labels to", O(kubeconfig), NULL},
     {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
-     "write only while holding the Lease (15 s lease, 10 s renew deadline, 2 s retry)",
-     O(leader_elect), NULL},
+     "write only while holding the Lease", O(leader_elect), NULL},
     {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
      "the Lease's namespace", O(lease_namespace), NULL},
     {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-sync", "the Lease's name",
      O(lease_name), NULL},
+    {"--lease-duration", NULL, TOPO_OPT_UINT, "S", 2, 600, NULL, "15",
+     "seconds a Lease holds without renewal: another replica takes it over that long after "
+     "its holder stopped renewing; the renew deadline and the retry period scale with it "
+     "(2/3 and 2/15: client-go's 10 s and 2 s at 15)",
+     O(lease_duration_s), NULL},
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the cache file keeping each source's last good facts, so that a restart during a "
      "source's outage plans as before it (docs/sync.md)",

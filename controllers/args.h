@@ -25,6 +25,7 @@ typedef struct sync_args {
     int leader_elect; /* -1: not given (true) */
     int kueue_objects; /* -1: not given (true) */
     const char *lease_namespace, *lease_name;
+    unsigned long lease_duration_s; /* 0: not given (the leader election's default) */
     unsigned long source_interval_s, resync_s, stale_after_s;
     double kube_qps, kube_burst;
     const char *health_address;

@@ -202,8 +202,13 @@ static int make_leader(ctl *c, topo_err *err)
 {
     if (!c->o->leader_elect || c->o->once)
         return 0;
+    /* A lease of L: renew deadline 2L/3 and retry 2L/15, client-go's
+     * 15 s / 10 s / 2 s scaled (0: those defaults). */
     topo_leader_opts lo = {.lease_namespace = c->o->lease_namespace,
                            .lease_name = c->o->lease_name,
+                           .lease_ms = c->o->lease_ms,
+                           .renew_deadline_ms = c->o->lease_ms * 2 / 3,
+                           .retry_ms = c->o->lease_ms * 2 / 15,
                            .release_on_stop = 1};
     int rc = topo_leader_create(&c->leader, c->k_lease, &lo, err);
     if (rc == 0)

@@ -21,6 +21,7 @@ typedef struct ctl_opts {
     int leader_elect;                   /* not with --once */
     const char *lease_namespace;        /* NULL: the client's */
     const char *lease_name;
+    long lease_ms;                      /* 0: the leader election's default */
     long source_interval_ms, resync_ms, stale_ms;
     const char *db;                     /* last good facts per source, or NULL */
     int kueue_objects;                  /* apply Topology/ResourceFlavors when served */

@@ -270,6 +270,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .leader_elect = a->leader_elect != 0,
                   .lease_namespace = a->lease_namespace,
                   .lease_name = a->lease_name ? a->lease_name : "topo-sync",
+                  .lease_ms = (long)a->lease_duration_s * 1000,
                   .source_interval_ms = source_interval,
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = stale,

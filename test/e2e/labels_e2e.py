@@ -83,7 +83,8 @@ class Env(FakeApiEnv):
                           "status": {"nodeInfo": {"kubeletVersion": "v1.30.2"}}})
         path = self.path("nodes.json")
         with open(path, "w") as fh:
-            json.dump({"kind": "NodeList", "apiVersion": "v1", "items": items}, fh)
+            # json.dumps: json.dump's pure-Python encoder is three times slower
+            fh.write(json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": items}))
         self.admin("load", {"file": path})
         self.admin("requests/clear", {})
 
@@ -117,7 +118,7 @@ class Env(FakeApiEnv):
     def write_plan(self, plan):
         path = self.path("plan.json")
         with open(path, "w") as fh:
-            json.dump(plan, fh)
+            fh.write(json.dumps(plan))
         return path
 
     def run(self, plan, *args, timeout=60, stdin=None):

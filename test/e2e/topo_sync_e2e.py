@@ -336,13 +336,15 @@ def restart_outage(env):
 @case
 def leader_handover(env):
     """Two replicas: only the Lease holder writes; killed, the other takes
-    over within the lease duration and finishes the work."""
+    over within the lease duration (--lease-duration 3: renewals every 0.4 s,
+    rather than 15 s of waiting) and finishes the work."""
     ports = [free_port(), free_port()]
-    a = env.spawn("--health-port", str(ports[0]), "--lease-namespace", "default")
+    election = ("--lease-namespace", "default", "--lease-duration", "3")
+    a = env.spawn("--health-port", str(ports[0]), *election)
     wait_for(lambda: env.patches() >= len(env.want), 40, "every node patched by the leader")
-    b = env.spawn("--health-port", str(ports[1]), "--lease-namespace", "default")
+    b = env.spawn("--health-port", str(ports[1]), *election)
     wait_for(lambda: http_get(ports[1], "/metrics")[0] == 200, 20, "the second replica up")
-    time.sleep(3)
+    time.sleep(3.5)  # longer than the lease: a's renewals keep it
     _, text = http_get(ports[1], "/metrics")
     expect("topo_sync_leader 0" in text, "the second replica leads too")
     a.kill()
@@ -354,12 +356,14 @@ def leader_handover(env):
     t0 = time.monotonic()
     wait_for(lambda: "topo_sync_leader 1" in http_get(ports[1], "/metrics")[1], 30,
              "the second replica to lead")
+    path = "/apis/coordination.k8s.io/v1/namespaces/default/leases/topo-sync"
+    held = env.request("GET", path)[1]["spec"]
+    expect(held.get("leaseDurationSeconds") == 3, f"the Lease as held: {held}")
     wait_for(lambda: env.owned().get(name) == env.want[name], 30, "the drift undone")
     print(f"took over and reasserted in {time.monotonic() - t0:.2f} s")
     b.send_signal(signal.SIGTERM)
     expect(b.wait(30) == 0, "exit after SIGTERM")
-    lease = env.request("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
-                               "topo-sync")[1]
+    lease = env.request("GET", path)[1]
     expect(not lease["spec"].get("holderIdentity"), f"Lease not released: {lease['spec']}")
 
 
