@@ -50,7 +50,8 @@
  * jobs would need a larger limit, a few hundred bytes each), the longest job
  * id, the most pods of one job and GPUs of one pod, the latest arrival and
  * longest duration in seconds (about 317 years), the most annotations on one
- * job, and the most distinct topology requests in one trace. */
+ * job (Kueue has seven PodSet annotations, each allowed once), and the most
+ * distinct topology requests in one trace. */
 #define TOPO_MAX_SIM_TRACE_FILE (256u * 1024u * 1024u)
 #define TOPO_MAX_SIM_LINE 8192u
 #define TOPO_MAX_SIM_JOBS 2000000u
@@ -58,7 +59,7 @@
 #define TOPO_MAX_SIM_PODS 100000u
 #define TOPO_MAX_SIM_GPUS_PER_POD 1024u
 #define TOPO_MAX_SIM_SECONDS 1e10
-#define TOPO_MAX_SIM_ANNOTATIONS 16u
+#define TOPO_MAX_SIM_ANNOTATIONS 8u
 #define TOPO_MAX_SIM_REQUESTS 10000u
 
 /* Largest Kubernetes API response body (one page of a paged list, or one

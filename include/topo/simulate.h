@@ -60,6 +60,8 @@ size_t topo_sim_cluster_node_count(const topo_sim_cluster *c);
  * capacity), and the most any one node has. */
 uint64_t topo_sim_cluster_capacity(const topo_sim_cluster *c);
 uint32_t topo_sim_cluster_max_node(const topo_sim_cluster *c);
+/* Node i's hostname (the nodes in the topology's depth-first order). */
+const char *topo_sim_cluster_node(const topo_sim_cluster *c, size_t i);
 
 /* ---- shapes: generated clusters ------------------------------------------------------ */
 
@@ -265,6 +267,15 @@ const char *topo_sim_result_level(const topo_sim_result *r, size_t i);
 size_t topo_sim_result_timeline(const topo_sim_result *r, const topo_sim_sample **out);
 /* Where job i started (seconds), or -1 if it never did. */
 double topo_sim_result_start(const topo_sim_result *r, size_t job);
+
+/* Pods of one job on one node (topo_sim_cluster_node). */
+typedef struct topo_sim_slot {
+    int32_t node, count;
+} topo_sim_slot;
+
+/* Where job i's pods went, by node; 0 slots if it never started. */
+size_t topo_sim_result_placement(const topo_sim_result *r, size_t job,
+                                 const topo_sim_slot **out);
 
 /* ---- output ----------------------------------------------------------------------------- */
 

@@ -252,3 +252,8 @@ int sim_tightest(const topo_sim_cluster *c, const int32_t *free, int32_t pods, i
             return (int)l;
     return total >= pods ? -1 : -2;
 }
+
+const char *topo_sim_cluster_node(const topo_sim_cluster *c, size_t i)
+{
+    return i < c->nnodes ? c->host[i] : NULL;
+}

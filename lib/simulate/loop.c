@@ -275,10 +275,7 @@ static int complete(loop *L, int32_t j)
     int rc = r->ops->release(r, s->slots, s->nslots, r->t->jobs[j].gpus, L->err);
     if (rc < 0)
         return rc;
-    free(s->slots);
-    s->slots = NULL;
-    s->nslots = 0;
-    s->status = SIM_DONE;
+    s->status = SIM_DONE; /* the slots stay: the result lists them */
     r->running--;
     return 0;
 }

@@ -18,6 +18,8 @@ struct topo_sim_result {
     size_t ntl;
     double *start;
     size_t njobs;
+    size_t *pl_off; /* job j's slots: pl[pl_off[j] .. pl_off[j + 1]) */
+    topo_sim_slot *pl;
     topo_pool *pool;
 };
 
@@ -358,8 +360,22 @@ static int make_result(topo_sim_result **out, sim_run *r, topo_err *err)
             rc = topo_err_nomem(err, "simulation");
             goto fail;
         }
+    size_t nslots = 0;
     for (size_t i = 0; i < r->t->njobs; i++)
+        nslots += (size_t)r->js[i].nslots;
+    if ((res->pl_off = malloc((r->t->njobs + 1) * sizeof(*res->pl_off))) == NULL ||
+        (nslots > 0 && (res->pl = malloc(nslots * sizeof(*res->pl))) == NULL)) {
+        rc = topo_err_nomem(err, "simulation");
+        goto fail;
+    }
+    nslots = 0;
+    for (size_t i = 0; i < r->t->njobs; i++) {
         res->start[i] = r->js[i].start;
+        res->pl_off[i] = nslots;
+        for (int32_t k = 0; k < r->js[i].nslots; k++)
+            res->pl[nslots++] = r->js[i].slots[k];
+    }
+    res->pl_off[r->t->njobs] = nslots;
     res->njobs = r->t->njobs;
     res->tl = r->acc.tl;
     res->ntl = r->acc.ntl;
@@ -404,6 +420,8 @@ void topo_sim_result_free(topo_sim_result *res)
         return;
     free(res->tl);
     free(res->start);
+    free(res->pl_off);
+    free(res->pl);
     topo_pool_free(res->pool);
     free(res);
 }
@@ -427,4 +445,15 @@ size_t topo_sim_result_timeline(const topo_sim_result *res, const topo_sim_sampl
 double topo_sim_result_start(const topo_sim_result *res, size_t job)
 {
     return job < res->njobs ? res->start[job] : -1;
+}
+
+size_t topo_sim_result_placement(const topo_sim_result *res, size_t job,
+                                 const topo_sim_slot **out)
+{
+    if (job >= res->njobs) {
+        *out = NULL;
+        return 0;
+    }
+    *out = res->pl + res->pl_off[job];
+    return res->pl_off[job + 1] - res->pl_off[job];
 }

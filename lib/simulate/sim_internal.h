@@ -80,9 +80,7 @@ typedef struct sim_shape {
 } sim_shape;
 
 /* One placed job's share of a node. */
-typedef struct sim_slot {
-    int32_t node, count;
-} sim_slot;
+typedef topo_sim_slot sim_slot;
 
 typedef struct sim_jobstate {
     double start, end;
@@ -91,7 +89,7 @@ typedef struct sim_jobstate {
     uint8_t status;
     uint8_t held;
     int32_t nslots;
-    sim_slot *slots; /* while running */
+    sim_slot *slots; /* once started */
 } sim_jobstate;
 
 /* The metrics' accumulators (metrics.c). */

@@ -164,8 +164,9 @@ static int request_of(const csv_ctx *x, char *text, int32_t pods, int32_t *out)
     if ((rc = split_annotations(x, text, kv, &n, &norm)) < 0 || n == 0)
         goto cleanup;
     r.spec.count = pods;
-    if ((rc = topo_kueue_podset_request(&r.spec, kv, n, "annotations", x->scratch, &e)) < 0) {
-        rc = rc == TOPO_EINVALID ? line_error(x, rc, "%s", e.text)
+    /* Kueue's messages name the field as on a Pod: metadata.annotations[...]. */
+    if ((rc = topo_kueue_podset_request(&r.spec, kv, n, "metadata", x->scratch, &e)) < 0) {
+        rc = rc == TOPO_EINVALID ? FIELD_ERROR(x, 5, "%s", e.text)
                                  : topo_err_nomem(x->err, "trace");
         goto cleanup;
     }
