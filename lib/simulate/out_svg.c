@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#define W 680.0
+#define W 640.0
 #define H 280.0
 #define LEFT 60.0
 #define RIGHT 20.0
@@ -45,7 +45,19 @@ void sim_html_escape(topo_buf *b, const char *s)
     }
 }
 
-/* A round upper bound for an axis: 1, 2 or 5 times a power of ten. */
+/* A round upper bound for an axis: 1, 2 or 5 times a power of ten (of
+ * minutes or hours for durations). */
+static double nice_max(double v);
+
+static double axis_max(double v, sim_svg_unit unit)
+{
+    if (unit == SIM_SVG_SECONDS && v > 3600)
+        return 3600 * nice_max(v / 3600);
+    if (unit == SIM_SVG_SECONDS && v > 60)
+        return 60 * nice_max(v / 60);
+    return unit == SIM_SVG_PERCENT && v <= 1 + 1e-9 ? 1 : nice_max(v); /* 1 + rounding */
+}
+
 static double nice_max(double v)
 {
     if (!(v > 0))
@@ -114,7 +126,7 @@ void sim_svg_bars(topo_buf *b, const char *id, const char *title, const char *co
     char t[32];
     for (size_t i = 0; i < ngroups * nseries; i++)
         top = v[i] > top ? v[i] : top;
-    double ymax = unit == SIM_SVG_PERCENT && top <= 1 ? 1 : nice_max(top);
+    double ymax = axis_max(top, unit);
     frame(b, id, title, ymax, unit, series, nseries);
     double gw = (W - LEFT - RIGHT) / (double)(ngroups ? ngroups : 1);
     double bw = gw * 0.8 / (double)(nseries ? nseries : 1);
@@ -161,7 +173,7 @@ void sim_svg_lines(topo_buf *b, const char *id, const char *title, const char *c
         t0 = 0;
         t1 = 1;
     }
-    double ymax = unit == SIM_SVG_PERCENT && top <= 1 ? 1 : nice_max(top);
+    double ymax = axis_max(top, unit);
     frame(b, id, title, ymax, unit, series, nseries);
     /* The time axis in hours (or days) from the first point. */
     double span = t1 - t0, per = span > 4 * 86400 ? 86400 : 3600;

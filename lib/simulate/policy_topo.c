@@ -65,6 +65,11 @@ static int charge(sim_run *r, const sim_slot *slots, int32_t n, int32_t gpus, in
     return 0;
 }
 
+/* Every job tolerates every taint, as the baselines ignore them: GPU nodes
+ * are commonly tainted and GPU pods tolerate it; the comparison is about
+ * topology. */
+static const topo_toleration tolerate_all = {NULL, "Exists", NULL, NULL};
+
 static int topo_place(sim_run *r, const sim_shape *sh, topo_err *err)
 {
     topo_state *s = r->policy_state;
@@ -81,6 +86,8 @@ static int topo_place(sim_run *r, const sim_shape *sh, topo_err *err)
     spec.count = sh->pods;
     spec.requests = &res;
     spec.nrequests = 1;
+    spec.tolerations = &tolerate_all;
+    spec.ntolerations = 1;
     topo_pool_clear(s->pool);
     if ((rc = topo_engine_find(&out, c->snap, &spec, 1, &wl, &s->gates, s->pool, err)) < 0)
         return rc;

@@ -8,7 +8,7 @@
 TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev
     libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
 # What the test suite needs on top of them.
-TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch clang)
+TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch clang chromium)
 # What bench/webhook/run.sh needs on top of the build (the load generator).
 TOPO_BENCH_PACKAGES=(wrk openssl)
 
