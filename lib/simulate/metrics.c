@@ -168,7 +168,8 @@ static double rank(const double *sorted, size_t n, double p)
 static void wait_stats(topo_sim_wait *w, double *v, size_t n)
 {
     double sum = 0;
-    qsort(v, n, sizeof(*v), cmp_double);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_double);
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     w->jobs = n;
@@ -248,7 +249,8 @@ int sim_acc_finish(sim_run *r, topo_sim_metrics *m, topo_err *err)
 
     if (a->nplaced > 0 && (v = malloc(a->nplaced * sizeof(*v))) == NULL)
         return topo_err_nomem(err, "simulation");
-    memcpy(v, a->wait, a->nplaced * sizeof(*v));
+    if (a->nplaced > 0)
+        memcpy(v, a->wait, a->nplaced * sizeof(*v));
     wait_stats(&m->wait, v, a->nplaced);
     for (int k = 0; k < TOPO_SIM_CLASSES; k++) {
         size_t n = 0;

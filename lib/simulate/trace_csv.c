@@ -323,8 +323,19 @@ int topo_sim_trace_load_csv(topo_sim_trace *t, const char *path, topo_err *err)
     return rc;
 }
 
+/* Seconds to the millisecond when that is exact (generated traces),
+ * else every digit: what is written reads back bit for bit. */
+static const char *seconds(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, "%.3f", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, size, "%.17g", v);
+    return buf;
+}
+
 int topo_sim_trace_write_csv(const topo_sim_trace *t, topo_buf *out)
 {
+    char at[64], dur[64];
     topo_buf_puts(out, "# topoassign simulate trace: times in seconds; annotations are Kueue's "
                        "PodSet annotations, the level \"auto\" the tightest level that could "
                        "hold the job on the empty cluster\n");
@@ -333,8 +344,9 @@ int topo_sim_trace_write_csv(const topo_sim_trace *t, topo_buf *out)
     for (size_t i = 0; i < t->njobs && out->error == 0; i++) {
         const topo_sim_job *j = &t->jobs[i];
         const char *a = j->request >= 0 ? t->requests[j->request].annotations : NULL;
-        topo_buf_printf(out, "%.3f,%s,%d,%d,%.3f,%s\n", j->arrive, j->id, (int)j->pods,
-                        (int)j->gpus, j->duration, a != NULL ? a : "");
+        topo_buf_printf(out, "%s,%s,%d,%d,%s,%s\n", seconds(at, sizeof at, j->arrive), j->id,
+                        (int)j->pods, (int)j->gpus, seconds(dur, sizeof dur, j->duration),
+                        a != NULL ? a : "");
     }
     return out->error;
 }

@@ -278,6 +278,19 @@ static void test_policies__bad_level(void **state)
     done(&w);
 }
 
+static void test_policies__empty_trace(void **state)
+{
+    (void)state;
+    world w;
+    /* The fuzzer's first find: no jobs at all (a comment only). */
+    run(&w, four_free, 4, "# nothing\n", TOPO_SIM_KUBE_DEFAULT, NULL);
+    const topo_sim_metrics *m = topo_sim_result_metrics(w.r);
+    assert_int_equal(m->jobs, 0);
+    assert_int_equal(m->placed, 0);
+    assert_true(m->utilisation == 0 && m->wait.p99 == 0 && m->slowdown_mean == 1);
+    done(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_policies__held_preferred),
         cmocka_unit_test(test_policies__deterministic),
         cmocka_unit_test(test_policies__bad_level),
+        cmocka_unit_test(test_policies__empty_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
