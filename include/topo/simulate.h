@@ -230,9 +230,13 @@ typedef struct topo_sim_metrics {
     size_t placed;        /* started (all of them, unless unplaceable) */
     size_t unplaceable;   /* did not fit the cluster even with no job running */
     size_t multi_node;    /* placed jobs with more GPUs than the largest node */
-    double tight_share;   /* of multi_node: in one domain of the tightest level that
-                           * could hold them on the empty cluster */
-    double tight_share_now; /* ... of the tightest level that had room then */
+    /* Of the multi-node jobs one domain below the whole cluster could hold
+     * on the empty cluster: the share inside one domain of the tightest such
+     * level. */
+    double tight_share;
+    /* Of those one such domain had room for when they started: the share
+     * inside one domain of the tightest level that had room then. */
+    double tight_share_now;
     size_t nlevels;
     double spanned[TOPO_MAX_LEVELS]; /* mean domains per level over multi_node */
     double fragmentation;     /* free on partly used nodes / free, time-weighted */

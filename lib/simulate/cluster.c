@@ -224,6 +224,9 @@ int sim_tightest(const topo_sim_cluster *c, const int32_t *free, int32_t pods, i
     int ok[TOPO_MAX_LEVELS];
     size_t upper = c->nlevels - 1; /* levels above the node */
 
+    /* A level of one domain is the whole cluster under another name. */
+    while (upper > 0 && c->ndom[upper - 1] <= 1)
+        upper--;
     for (size_t l = 0; l < upper; l++) {
         run[l] = 0;
         cur[l] = -1;
@@ -248,7 +251,7 @@ int sim_tightest(const topo_sim_cluster *c, const int32_t *free, int32_t pods, i
             return (int)(upper - 1);
     }
     for (size_t l = upper; l-- > 0;)
-        if (ok[l])
+        if (ok[l] && c->ndom[l] > 1)
             return (int)l;
     return total >= pods ? -1 : -2;
 }

@@ -130,8 +130,15 @@ void sim_acc_start(sim_run *r, size_t j, const sim_shape *s, int32_t tight_now,
         a->multi++;
         for (size_t l = 0; l < c->nlevels; l++)
             a->spanned[l] += span[l];
-        a->tight += s->tight_empty < 0 || span[s->tight_empty] == 1;
-        a->tight_now += tight_now < 0 || span[tight_now] == 1;
+        /* Only the whole cluster could hold it: no level to be tight in. */
+        if (s->tight_empty >= 0) {
+            a->tight_of++;
+            a->tight += span[s->tight_empty] == 1;
+        }
+        if (tight_now >= 0) {
+            a->tight_now_of++;
+            a->tight_now += span[tight_now] == 1;
+        }
     }
     /* The cost of the finest level holding every pod. */
     double cost = r->o.cost[TOPO_SIM_TIER_CLUSTER];
@@ -233,8 +240,8 @@ int sim_acc_finish(sim_run *r, topo_sim_metrics *m, topo_err *err)
         m->unplaceable += r->js[j].status == SIM_UNPLACEABLE;
     m->placed = a->nplaced;
     m->multi_node = a->multi;
-    m->tight_share = a->multi > 0 ? (double)a->tight / (double)a->multi : 0;
-    m->tight_share_now = a->multi > 0 ? (double)a->tight_now / (double)a->multi : 0;
+    m->tight_share = a->tight_of > 0 ? (double)a->tight / (double)a->tight_of : 0;
+    m->tight_share_now = a->tight_now_of > 0 ? (double)a->tight_now / (double)a->tight_now_of : 0;
     m->nlevels = r->c->nlevels;
     for (size_t l = 0; l < r->c->nlevels; l++)
         m->spanned[l] = a->multi > 0 ? a->spanned[l] / (double)a->multi : 0;

@@ -39,9 +39,10 @@ static inline int32_t sim_dom(const topo_sim_cluster *c, size_t node, size_t lev
 }
 
 /* The finest level (0..nlevels-2) one of whose domains could take `pods`
- * pods of `gpus` given `free`; -1 when only the whole cluster can, -2 when
- * not even that. Nodes are in depth-first order, so a domain's nodes are
- * contiguous and one pass suffices. */
+ * pods of `gpus` given `free`; -1 when only the whole cluster can (a level
+ * of a single domain counts as the whole cluster), -2 when not even that.
+ * Nodes are in depth-first order, so a domain's nodes are contiguous and
+ * one pass suffices. */
 int sim_tightest(const topo_sim_cluster *c, const int32_t *free, int32_t pods, int32_t gpus);
 
 /* ---- trace.c, trace_csv.c, generate.c ---- */
@@ -102,7 +103,11 @@ typedef struct sim_acc {
     uint8_t *klass;
     double *slow, *weight;
     size_t nplaced;
-    size_t multi, tight, tight_now;
+    size_t multi;
+    /* Multi-node jobs a domain below the whole cluster could hold (empty;
+     * at their start), and those of them inside one such domain of the
+     * tightest level. */
+    size_t tight_of, tight, tight_now_of, tight_now;
     double spanned[TOPO_MAX_LEVELS];
     /* The timeline. */
     topo_sim_sample *tl;
