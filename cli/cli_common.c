@@ -191,6 +191,25 @@ cleanup:
     return error;
 }
 
+int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
+                         topo_err *err)
+{
+    topo_gates_init(gates);
+    for (size_t i = 0; i < n; i++) {
+        char *name = topo_pool_strdup(pool, items[i]);
+        char *eq = name ? strchr(name, '=') : NULL;
+        if (name == NULL)
+            return topo_err_nomem(err, NULL);
+        if (eq == NULL || (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0))
+            return topo_err_set(err, TOPO_EINVALID, "--gate: expected NAME=true|false, got \"%s\"",
+                                items[i]);
+        *eq = '\0';
+        if (topo_gates_set(gates, name, strcmp(eq + 1, "true") == 0, err) < 0)
+            return topo_err_wrap(err, "--gate");
+    }
+    return 0;
+}
+
 const char *topo_cli_level_short(const char *level)
 {
     const char *slash = strrchr(level, '/');

@@ -33,6 +33,10 @@ int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text
 int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
                           topo_pool *pool, topo_err *err);
 
+/* Kueue's defaults, then every --gate NAME=true|false in items. */
+int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
+                         topo_err *err);
+
 /* Loads every --nodes file, then the --pods file (may be NULL). */
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err);

@@ -338,23 +338,6 @@ static int hostname_index(assign_ctx *c, topo_err *err)
     return 0;
 }
 
-/* The gates of every --gate NAME=true|false. */
-static int parse_gates(topo_gates *gates, const topo_opt_list *l, topo_pool *pool, topo_err *err)
-{
-    topo_gates_init(gates);
-    for (size_t i = 0; i < l->n; i++) {
-        char *name = topo_pool_strdup(pool, l->v[i]);
-        char *eq = name ? strchr(name, '=') : NULL;
-        if (eq == NULL || (strcmp(eq + 1, "true") != 0 && strcmp(eq + 1, "false") != 0))
-            return topo_err_set(err, TOPO_EINVALID, "--gate: expected NAME=true|false, got \"%s\"",
-                                l->v[i]);
-        *eq = '\0';
-        if (topo_gates_set(gates, name, strcmp(eq + 1, "true") == 0, err) < 0)
-            return topo_err_wrap(err, "--gate");
-    }
-    return 0;
-}
-
 int topo_cli_cmd_assign(int argc, char **argv)
 {
     assign_args f;
@@ -396,7 +379,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
         format = TOPO_FORMAT_YAML;
     if ((f.podset != NULL ? podset_from_manifest(&ps, &f, &c, &err)
                           : podset_from_flags(&ps, &f, &c, &err)) < 0 ||
-        parse_gates(&gates, &f.gates, c.pool, &err) < 0)
+        topo_cli_parse_gates(&gates, f.gates.v, f.gates.n, c.pool, &err) < 0)
         goto fail;
     if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, &in, &sopts, NULL, c.pool, &err) < 0 ||
         hostname_index(&c, &err) < 0)

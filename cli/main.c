@@ -13,14 +13,15 @@
 #include "topo/version.h"
 
 static const topo_cli_command *const commands[] = {
-    &topo_cli_assign, &topo_cli_show, &topo_cli_generate, &topo_cli_cases, &topo_cli_cache,
+    &topo_cli_assign, &topo_cli_show,  &topo_cli_generate,
+    &topo_cli_cases,  &topo_cli_cache, &topo_cli_simulate,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 /* Every command as the reference page lists it: `cache` is three. */
 static const topo_cli_command *const documented[] = {
     &topo_cli_assign,       &topo_cli_show,        &topo_cli_generate,  &topo_cli_cases,
-    &topo_cli_cache_import, &topo_cli_cache_stats, &topo_cli_cache_sync,
+    &topo_cli_cache_import, &topo_cli_cache_stats, &topo_cli_cache_sync, &topo_cli_simulate,
 };
 #define NDOCUMENTED (sizeof documented / sizeof documented[0])
 
@@ -29,7 +30,8 @@ static const char usage_line[] = "usage: topoassign <command> [options]\n"
 static const char intro[] =
     "Kueue-compatible topology assignment, offline: place a PodSet on a cluster read from "
     "kubectl output, fixtures or a topo cache file, show a cluster's topology, generate "
-    "synthetic clusters, run Kueue's conformance cases, make and sync cache files. Linked as "
+    "synthetic clusters, run Kueue's conformance cases, make and sync cache files, replay "
+    "job traces to compare placement policies. Linked as "
     "kubectl-topo it is a kubectl plugin: kubectl topo show and kubectl topo assign read the "
     "live cluster. Exit status: 0 placed, 1 does not fit, 2 bad input.";
 

@@ -45,6 +45,23 @@
 #define TOPO_MAX_GEN_FANOUT 100000u
 #define TOPO_MAX_GEN_GPUS 64u
 
+/* topoassign simulate (topo/simulate.h): the largest CSV trace file and
+ * line, the most jobs a trace holds (generated or read; Helios's 3.4 million
+ * jobs would need a larger limit, a few hundred bytes each), the longest job
+ * id, the most pods of one job and GPUs of one pod, the latest arrival and
+ * longest duration in seconds (about 317 years), the most annotations on one
+ * job (Kueue has seven PodSet annotations, each allowed once), and the most
+ * distinct topology requests in one trace. */
+#define TOPO_MAX_SIM_TRACE_FILE (256u * 1024u * 1024u)
+#define TOPO_MAX_SIM_LINE 8192u
+#define TOPO_MAX_SIM_JOBS 2000000u
+#define TOPO_MAX_SIM_JOB_ID 253u
+#define TOPO_MAX_SIM_PODS 100000u
+#define TOPO_MAX_SIM_GPUS_PER_POD 1024u
+#define TOPO_MAX_SIM_SECONDS 1e10
+#define TOPO_MAX_SIM_ANNOTATIONS 8u
+#define TOPO_MAX_SIM_REQUESTS 10000u
+
 /* Largest Kubernetes API response body (one page of a paged list, or one
  * object); pages are requested with limit=500 so this is generous. */
 #define TOPO_MAX_K8S_RESPONSE (64u * 1024u * 1024u)

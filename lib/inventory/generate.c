@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "topo/limits.h"
+#include "topo/rand.h"
 
 /* Per GPU on a node: CPU cores and memory; pods per node. */
 #define GEN_CPU_PER_GPU 16
@@ -34,21 +35,6 @@ void topo_gen_opts_init(topo_gen_opts *opts)
     opts->nvlink_nodes = TOPO_GEN_NVLINK_NODES_DEFAULT;
     opts->gpus_per_node = TOPO_GEN_GPUS_PER_NODE_DEFAULT;
     opts->usage_fraction = TOPO_GEN_USAGE_FRACTION_DEFAULT;
-}
-
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, fast, good enough for load. */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double next_unit(uint64_t *state)
-{
-    return (double)(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static int digits(uint64_t n)
@@ -225,11 +211,11 @@ int topo_gen_cluster_build(topo_gen_cluster **out, const topo_gen_opts *opts, to
         /* A busy node runs one pod: usually the whole node, as GPU jobs do,
          * otherwise a part of it. */
         for (uint32_t n = 0; n < o.nodes; n++) {
-            if (!(next_unit(&state) < o.usage_fraction))
+            if (!(topo_rand_unit(&state) < o.usage_fraction))
                 continue;
             used[n] = G;
-            if (G > 1 && next_unit(&state) < GEN_PARTIAL_SHARE)
-                used[n] = 1 + (uint32_t)(next_unit(&state) * (double)(G - 1));
+            if (G > 1 && topo_rand_unit(&state) < GEN_PARTIAL_SHARE)
+                used[n] = 1 + (uint32_t)(topo_rand_unit(&state) * (double)(G - 1));
             npods++;
         }
         if (npods > 0 && (c->pods = topo_pool_calloc(pool, npods, sizeof(*c->pods))) == NULL)

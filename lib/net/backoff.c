@@ -4,12 +4,11 @@
 #include <limits.h>
 #include <string.h>
 
+#include "topo/rand.h"
+
 uint64_t topo_http_rand(uint64_t *state)
 {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
+    return topo_rand_next(state);
 }
 
 long topo_http_backoff_ms(long base_ms, long cap_ms, int retry, uint64_t *rng)

@@ -9,7 +9,8 @@ TOPO_BUILD_PACKAGES=(build-essential cmake pkg-config libcurl4-openssl-dev libja
     libyaml-dev libssl-dev libmicrohttpd-dev libsqlite3-dev libcmocka-dev python3)
 # What the test suite needs on top of them (ninja-build: scripts/test.sh
 # builds its trees with Ninja, quicker than make on 2 cores).
-TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch python3-yaml clang ninja-build)
+TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch python3-yaml clang ninja-build
+    chromium)
 # Commands the chart test needs (test/chart: helm and the Kubernetes schemas
 # come from npm), as COMMAND:PACKAGE; a command already on PATH (Node.js from
 # another source, which brings its own npm) needs no package.

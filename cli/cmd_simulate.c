@@ -1,0 +1,540 @@
+/* topoassign simulate: replay a job trace over a cluster under topo's
+ * placement and topology-unaware baselines, and compare them
+ * (lib/simulate, docs/simulate.md). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "topo/generate.h"
+#include "topo/limits.h"
+#include "topo/simulate.h"
+
+#define CMD "simulate"
+#define PROGRESS_SECONDS 2.0
+#define SIM_SEED_DEFAULT 1
+
+typedef struct simulate_args {
+    topo_opt_list nodes, node_labels, tiers, gates;
+    const char *pods, *db, *shape, *levels, *resource;
+    unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
+    const char *trace, *preset, *seed, *request_level, *slice, *trace_out;
+    unsigned long jobs;
+    double load, daily_amplitude, required_share, preferred_share, slice_share;
+    const char *policies, *profile;
+    double relax_after;
+    double cost_nvlink, cost_leaf, cost_spine, cost_cluster, comm_small, comm_large;
+    int apply_slowdown;
+    unsigned long frag_pod;
+    const char *output, *timeline, *report;
+    double timeline_step;
+    int quiet;
+} simulate_args;
+
+#define O(field) offsetof(simulate_args, field)
+#define D(constant) TOPO_OPT_DEFAULT(constant)
+
+static const char *const formats[] = {"table", "json", NULL};
+static const char *const profiles[] = {"mixed", "best-fit", "least-free-capacity", NULL};
+
+static const topo_opt table[] = {
+    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
+     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "The cluster (one of three):"},
+    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "kubectl get pods -A -o json: GPUs already in use, for the whole run", O(pods), NULL},
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "a topo cache file: its nodes, pods and unexpired reservations", O(db), NULL},
+    {"--shape", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
+     "a generated cluster: hgx-h100 (8 GPUs a node, 4 nodes a rack, 32 a leaf, 128 a spine "
+     "group; 128 nodes) or gb200-nvl72 (racks of 18 4-GPU nodes, one NVLink domain each, 2 "
+     "racks a leaf, 8 leaves a spine group; 144 nodes)",
+     O(shape), NULL},
+    {"--shape-nodes", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_GEN_NODES, NULL, "the preset's",
+     "nodes of the --shape", O(shape_nodes), NULL},
+    {"--gpus-per-node", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_GEN_GPUS, NULL, "the preset's",
+     "GPUs per node of the --shape", O(gpus_per_node), NULL},
+    {"--nodes-per-rack", NULL, TOPO_OPT_UINT, "K", 1, TOPO_MAX_GEN_FANOUT, NULL, "the preset's",
+     "nodes per rack of the --shape", O(nodes_per_rack), NULL},
+    {"--racks-per-leaf", NULL, TOPO_OPT_UINT, "R", 1, TOPO_MAX_GEN_FANOUT, NULL, "the preset's",
+     "racks per leaf of the --shape", O(racks_per_leaf), NULL},
+    {"--leaves-per-spine", NULL, TOPO_OPT_UINT, "L", 1, TOPO_MAX_GEN_FANOUT, NULL,
+     "the preset's", "leaves per spine group of the --shape", O(leaves_per_spine), NULL},
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, "the shape's",
+     "topology level labels, coarsest first, kubernetes.io/hostname last; required with --nodes "
+     "and --db",
+     O(levels), NULL},
+    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
+     "nodes of the ResourceFlavor", O(node_labels), NULL},
+    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
+     "the resource jobs ask for", O(resource), NULL},
+    {"--trace", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "jobs from a CSV file: t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations]",
+     O(trace), "The jobs (--trace or --jobs):"},
+    {"--jobs", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_SIM_JOBS, NULL, NULL,
+     "generate N jobs", O(jobs), NULL},
+    {"--preset", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "philly",
+     "sizes and runtimes fitted to a published trace: philly, helios or acme", O(preset), NULL},
+    {"--load", NULL, TOPO_OPT_POSITIVE, "X", 0, 100, NULL, D(TOPO_SIM_LOAD_DEFAULT),
+     "offered GPU-time over the capacity's for the span of the arrivals", O(load), NULL},
+    {"--seed", NULL, TOPO_OPT_STRING, "N", 0, 0, NULL, D(SIM_SEED_DEFAULT),
+     "seed of the generator and of the baselines' random choices (0..2^64-1)", O(seed), NULL},
+    {"--daily-amplitude", NULL, TOPO_OPT_NUMBER, "A", 0, 1, NULL,
+     D(TOPO_SIM_DAILY_AMPLITUDE_DEFAULT),
+     "arrival rate 1 - A cos(2 pi t / day), below 1; 0 for a steady rate", O(daily_amplitude),
+     NULL},
+    {"--required-share", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL,
+     D(TOPO_SIM_REQUIRED_SHARE_DEFAULT), "multi-node jobs with a required level",
+     O(required_share), NULL},
+    {"--preferred-share", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL,
+     D(TOPO_SIM_PREFERRED_SHARE_DEFAULT),
+     "multi-node jobs with a preferred level (the rest are unconstrained)", O(preferred_share),
+     NULL},
+    {"--request-level", NULL, TOPO_OPT_STRING, "LEVEL", 0, 0, NULL, "auto",
+     "the level they ask for; auto: the tightest level that could hold the job on the empty "
+     "cluster",
+     O(request_level), NULL},
+    {"--slice", NULL, TOPO_OPT_STRING, "LEVEL:SIZE", 0, 0, NULL, NULL,
+     "slices of SIZE pods, each in one domain of LEVEL, for --slice-share of them",
+     O(slice), NULL},
+    {"--slice-share", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL, "0",
+     "multi-node jobs (whose pods SIZE divides) asking for --slice", O(slice_share), NULL},
+    {"--trace-out", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "write the jobs as a CSV trace (--trace reads it back)", O(trace_out), NULL},
+    {"--policies", NULL, TOPO_OPT_STRING, "P,...", 0, 0, NULL,
+     "topo,kube-default,first-fit,best-fit,random", "the policies to run, in this order",
+     O(policies), "Policies:"},
+    {"--profile", NULL, TOPO_OPT_CHOICE, "NAME", 0, 0, profiles, "mixed",
+     "topo's Kueue profile: mixed (BestFit, LeastFreeCapacity for unconstrained), best-fit, "
+     "least-free-capacity",
+     O(profile), NULL},
+    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL,
+     "set a Kueue feature gate for topo (after --profile)", O(gates), NULL},
+    {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
+     "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
+     NULL},
+    {"--cost-nvlink", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+     D(TOPO_SIM_COST_NVLINK_DEFAULT), "communication cost inside a node or NVLink domain",
+     O(cost_nvlink), "The slowdown model:"},
+    {"--cost-leaf", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL, D(TOPO_SIM_COST_LEAF_DEFAULT),
+     "inside one leaf (or rack)", O(cost_leaf), NULL},
+    {"--cost-spine", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+     D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group", O(cost_spine), NULL},
+    {"--cost-cluster", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+     D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups", O(cost_cluster), NULL},
+    {"--comm-small", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_SMALL_DEFAULT),
+     "share of run time spent communicating, jobs of up to 8 GPUs", O(comm_small), NULL},
+    {"--comm-large", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_LARGE_DEFAULT),
+     "the same above 8 GPUs", O(comm_large), NULL},
+    {"--tier", NULL, TOPO_OPT_LIST, "LEVEL=TIER", 0, 0, NULL, NULL,
+     "the tier of a level (nvlink, leaf, spine, cluster) instead of the one its name suggests",
+     O(tiers), NULL},
+    {"--apply-slowdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "jobs run their duration times their slowdown", O(apply_slowdown), NULL},
+    {"--frag-pod", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_SIM_GPUS_PER_POD, NULL,
+     D(TOPO_SIM_FRAG_POD_DEFAULT),
+     "the pod size of the second fragmentation figure (free GPUs no such pod can use)",
+     O(frag_pod), NULL},
+    {"--output", "-o", TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "table",
+     "the metrics side by side, or JSON", O(output), "Output:"},
+    {"--timeline", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "utilisation, fragmentation and queue length over time, CSV", O(timeline), NULL},
+    {"--timeline-step", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL,
+     "the arrivals' span / 400", "seconds per timeline point", O(timeline_step), NULL},
+    {"--report", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "an HTML page with the table and SVG charts", O(report), NULL},
+    {"--quiet", "-q", TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "no progress on stderr", O(quiet),
+     NULL},
+};
+
+const topo_cli_command topo_cli_simulate = {
+    "simulate",
+    "replay a job trace under topo and the default scheduler, compare placement quality",
+    "usage: topoassign simulate (--nodes FILE [--pods FILE] | --db FILE | --shape NAME)\n"
+    "                           [--levels L1,...] (--trace FILE | --jobs N [--preset NAME]\n"
+    "                           [--load X]) [--seed N] [--policies P,...] [-o table|json]\n"
+    "                           [--timeline FILE] [--report FILE.html]",
+    "Replays a stream of GPU jobs (a CSV trace, or generated from a preset fitted to a "
+    "published trace) over the cluster, once per policy: topo (Kueue's TAS through topo's "
+    "engine), kube-default (kube-scheduler without topology: per-pod filtering, "
+    "LeastAllocated, random ties), first-fit, best-fit, random; gangs all or nothing, a FIFO "
+    "queue retried whenever jobs end. Prints per policy how many multi-node jobs landed in one "
+    "domain, domains spanned, GPU fragmentation and utilisation, queueing delay and a modelled "
+    "slowdown (docs/simulate.md). The same inputs and seed give the same output. Exit status: "
+    "0 done, 2 bad input.",
+    table,
+    sizeof table / sizeof table[0],
+    topo_cli_cmd_simulate,
+};
+
+/* ---- progress ---- */
+
+typedef struct progress {
+    int quiet;
+    struct timespec start, last;
+} progress;
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void on_progress(const char *policy, size_t done, size_t jobs, void *payload)
+{
+    progress *p = payload;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (p->quiet || (done < jobs && since(&p->last, &now) < PROGRESS_SECONDS))
+        return;
+    if (done < jobs || since(&p->start, &now) >= PROGRESS_SECONDS)
+        fprintf(stderr, "topoassign simulate: %s: %zu/%zu jobs arrived, %.1f s\n", policy, done,
+                jobs, since(&p->start, &now));
+    p->last = now;
+}
+
+/* ---- inputs ---- */
+
+typedef struct sim_inputs {
+    topo_pool *pool;
+    topo_inventory *inv;
+    topo_snapshot *snap;
+    topo_sim_cluster *cluster;
+    topo_sim_trace *trace;
+    const char *cluster_text, *jobs_text;
+    uint64_t seed;
+} sim_inputs;
+
+static int parse_u64(uint64_t *out, const char *text, const char *name, topo_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
+    if (end == NULL || errno != 0 || *end != '\0')
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected a non-negative integer, got \"%s\"",
+                            name, text);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int shape_given(const simulate_args *f)
+{
+    return f->shape_nodes || f->gpus_per_node || f->nodes_per_rack || f->racks_per_leaf ||
+           f->leaves_per_spine;
+}
+
+static int load_shape(sim_inputs *in, const simulate_args *f, topo_err *err)
+{
+    topo_sim_shape_opts so = {f->shape, (uint32_t)f->shape_nodes, (uint32_t)f->gpus_per_node,
+                              (uint32_t)f->nodes_per_rack, (uint32_t)f->racks_per_leaf,
+                              (uint32_t)f->leaves_per_spine};
+    topo_gen_opts go;
+    topo_gen_cluster *gc = NULL;
+    const char *const *levels;
+    const char **parsed = NULL;
+    size_t nlevels;
+    int rc;
+
+    if (f->nodes.n > 0 || f->db != NULL || f->pods != NULL)
+        return topo_err_set(err, TOPO_EINVALID, "--shape: not with --nodes, --pods or --db");
+    if ((rc = topo_sim_shape(&go, &levels, &nlevels, &so, err)) < 0)
+        return rc;
+    if (f->levels != NULL) {
+        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->levels, in->pool, err)) < 0)
+            return rc;
+        levels = parsed;
+    }
+    if ((rc = topo_gen_cluster_build(&gc, &go, in->pool, err)) < 0 ||
+        (rc = topo_gen_snapshot(&in->snap, gc, TOPO_CLI_TOPOLOGY_NAME, levels, nlevels, err)) < 0)
+        return rc == TOPO_EINVALID ? topo_err_wrap(err, "--shape %s", f->shape) : rc;
+    in->cluster_text = topo_pool_printf(in->pool, "%s shape, %zu nodes x %u GPUs", f->shape,
+                                        gc->nnodes, (unsigned)go.gpus_per_node);
+    return in->cluster_text != NULL ? 0 : topo_err_nomem(err, NULL);
+}
+
+static int load_cluster(sim_inputs *in, const simulate_args *f, topo_err *err)
+{
+    topo_inventory_snapshot_opts sopts = {0};
+    topo_sim_cluster_opts copts = {f->resource, f->tiers.v, f->tiers.n};
+    topo_cli_nodes nodes;
+    int rc;
+
+    if (f->shape == NULL && shape_given(f))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--shape-nodes, --gpus-per-node, --nodes-per-rack, --racks-per-leaf "
+                            "and --leaves-per-spine scale a --shape");
+    topo_cli_input cin = {.nodes = f->nodes.v, .nnodes = f->nodes.n, .pods = f->pods,
+                          .db = f->db};
+    if (f->shape != NULL)
+        rc = load_shape(in, f, err);
+    else if ((rc = topo_cli_topology_opts(&sopts, &cin, f->levels, f->node_labels.v,
+                                          f->node_labels.n, NULL, in->pool, err)) == 0 &&
+             (rc = topo_cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
+                                          in->pool, err)) == 0)
+        in->cluster_text = f->db != NULL ? f->db : f->nodes.v[0];
+    if (rc < 0)
+        return rc;
+    return topo_sim_cluster_create(&in->cluster, in->snap, &copts, err);
+}
+
+/* "LEVEL:SIZE" */
+static int parse_slice(topo_sim_gen_opts *g, const char *text, topo_pool *pool, topo_err *err)
+{
+    const char *colon = strrchr(text, ':');
+    char *end = NULL;
+    long size = colon != NULL ? strtol(colon + 1, &end, 10) : 0;
+    if (colon == NULL || colon == text || end == colon + 1 || *end != '\0' || size < 1 ||
+        size > (long)TOPO_MAX_SIM_PODS)
+        return topo_err_set(err, TOPO_EINVALID, "--slice: expected LEVEL:SIZE, got \"%s\"", text);
+    g->slice_level = topo_pool_strndup(pool, text, (size_t)(colon - text));
+    g->slice_size = (int32_t)size;
+    return g->slice_level != NULL ? 0 : topo_err_nomem(err, NULL);
+}
+
+/* A flag's share: not given keeps the default (0), 0 given means none. */
+static double share(double given)
+{
+    return given < 0 ? 0 : given == 0 ? -1 : given;
+}
+
+static int load_jobs(sim_inputs *in, const simulate_args *f, topo_err *err)
+{
+    int rc;
+    if ((f->trace != NULL) == (f->jobs != 0))
+        return topo_err_set(err, TOPO_EINVALID, "give --trace FILE or --jobs N (one of them)");
+    if ((rc = topo_sim_trace_create(&in->trace, err)) < 0)
+        return rc;
+    if (f->trace != NULL) {
+        if (f->preset || f->load > 0 || f->daily_amplitude >= 0 || f->required_share >= 0 ||
+            f->preferred_share >= 0 || f->request_level || f->slice || f->slice_share >= 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--preset, --load, --daily-amplitude, the shares, "
+                                "--request-level and --slice shape generated jobs, not --trace");
+        in->jobs_text = f->trace;
+        return topo_sim_trace_load_csv(in->trace, f->trace, err);
+    }
+    topo_sim_gen_opts g;
+    memset(&g, 0, sizeof(g));
+    g.preset = f->preset;
+    g.jobs = (uint32_t)f->jobs;
+    g.seed = in->seed;
+    g.load = f->load > 0 ? f->load : 0;
+    g.capacity = topo_sim_cluster_capacity(in->cluster);
+    g.gpus_per_node = topo_sim_cluster_max_node(in->cluster);
+    g.daily_amplitude = share(f->daily_amplitude);
+    g.required_share = share(f->required_share);
+    g.preferred_share = share(f->preferred_share);
+    g.request_level = f->request_level;
+    g.slice_share = f->slice_share > 0 ? f->slice_share : 0;
+    if (f->slice != NULL && (rc = parse_slice(&g, f->slice, in->pool, err)) < 0)
+        return rc;
+    if ((rc = topo_sim_trace_generate(in->trace, &g, err)) < 0)
+        return rc;
+    in->jobs_text = topo_pool_printf(in->pool, "generated: %s, %lu jobs, load %g",
+                                     f->preset ? f->preset : "philly", f->jobs,
+                                     f->load > 0 ? f->load : TOPO_SIM_LOAD_DEFAULT);
+    return in->jobs_text != NULL ? 0 : topo_err_nomem(err, NULL);
+}
+
+/* ---- policies and options ---- */
+
+static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, topo_pool *pool,
+                          topo_err *err)
+{
+    char *copy = topo_pool_strdup(pool, text ? text : "topo,kube-default,first-fit,best-fit,random");
+    *n = 0;
+    if (copy == NULL)
+        return topo_err_nomem(err, NULL);
+    for (char *p = copy, *next; p != NULL; p = next) {
+        next = strchr(p, ',');
+        if (next != NULL)
+            *next++ = '\0';
+        int k = topo_sim_policy_parse(p);
+        if (k < 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "--policies: expected topo, kube-default, first-fit, best-fit or "
+                                "random, got \"%s\"",
+                                p);
+        for (size_t i = 0; i < *n; i++)
+            if (out[i] == (topo_sim_policy)k)
+                return topo_err_set(err, TOPO_EINVALID, "--policies: %s given twice", p);
+        out[(*n)++] = (topo_sim_policy)k;
+    }
+    return 0;
+}
+
+static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
+                    const sim_inputs *in, progress *p, topo_err *err)
+{
+    int rc;
+    memset(o, 0, sizeof(*o));
+    if ((rc = topo_cli_parse_gates(gates, NULL, 0, in->pool, err)) < 0)
+        return rc;
+    if (f->profile != NULL && strcmp(f->profile, "best-fit") == 0) {
+        gates->TASProfileMixed = 0;
+        gates->TASProfileBestFit = 1;
+    } else if (f->profile != NULL && strcmp(f->profile, "least-free-capacity") == 0) {
+        gates->TASProfileMixed = 0;
+        gates->TASProfileLeastFreeCapacity = 1;
+    }
+    for (size_t i = 0; i < f->gates.n; i++) {
+        topo_gates one;
+        /* Each --gate over the profile: parse alone, then copy the one gate. */
+        if ((rc = topo_cli_parse_gates(&one, &f->gates.v[i], 1, in->pool, err)) < 0)
+            return rc;
+        const char *eq = strchr(f->gates.v[i], '=');
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - f->gates.v[i]), f->gates.v[i]);
+        if ((rc = topo_gates_set(gates, name, strcmp(eq + 1, "true") == 0, err)) < 0)
+            return rc;
+    }
+    o->seed = in->seed;
+    o->gates = gates;
+    o->relax_after = f->relax_after > 0 ? f->relax_after : 0;
+    o->cost[TOPO_SIM_TIER_NVLINK] = f->cost_nvlink;
+    o->cost[TOPO_SIM_TIER_LEAF] = f->cost_leaf;
+    o->cost[TOPO_SIM_TIER_SPINE] = f->cost_spine;
+    o->cost[TOPO_SIM_TIER_CLUSTER] = f->cost_cluster;
+    o->comm_small = f->comm_small;
+    o->comm_large = f->comm_large;
+    o->apply_slowdown = f->apply_slowdown;
+    o->frag_pod = (uint32_t)f->frag_pod;
+    o->timeline_step = f->timeline_step;
+    o->progress = on_progress;
+    o->progress_payload = p;
+    return 0;
+}
+
+/* ---- output ---- */
+
+static int write_file(const char *path, const char *text, size_t len, topo_err *err)
+{
+    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (fp == NULL)
+        return topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
+    int bad = fwrite(text, 1, len, fp) != len;
+    bad |= fp == stdout ? fflush(fp) != 0 : fclose(fp) != 0;
+    return bad ? topo_err_set(err, TOPO_EIO, "%s: write failed", path) : 0;
+}
+
+/* Writes what fmt put in a buffer to path. */
+static int write_buf(const char *path, topo_buf *b, topo_err *err)
+{
+    size_t len = 0;
+    char *text = topo_buf_take(b, &len);
+    int rc = text != NULL ? write_file(path, text, len, err) : topo_err_nomem(err, path);
+    free(text);
+    return rc;
+}
+
+static int outputs(const simulate_args *f, const sim_inputs *in,
+                   const topo_sim_result *const *res, size_t n, topo_err *err)
+{
+    topo_sim_info info = {in->cluster_text, in->jobs_text, in->seed,
+                          topo_sim_cluster_node_count(in->cluster),
+                          topo_sim_cluster_capacity(in->cluster)};
+    topo_buf b = TOPO_BUF_INIT(0);
+    char *json = NULL;
+    int rc = 0;
+
+    if (f->output != NULL && strcmp(f->output, "json") == 0) {
+        if ((rc = topo_sim_format_json(&json, &info, res, n, err)) < 0)
+            return rc;
+        fputs(json, stdout);
+        fputc('\n', stdout);
+        free(json);
+    } else {
+        topo_buf_printf(&b, "cluster: %s (%zu nodes, %llu GPUs free); jobs: %s; seed %llu\n\n",
+                        info.cluster, info.nodes, (unsigned long long)info.capacity, info.jobs,
+                        (unsigned long long)info.seed);
+        topo_sim_format_table(&b, res, n);
+        if ((rc = write_buf("-", &b, err)) < 0)
+            return rc;
+    }
+    if (f->timeline != NULL) {
+        topo_sim_format_timeline(&b, res, n);
+        if ((rc = write_buf(f->timeline, &b, err)) < 0)
+            return rc;
+    }
+    if (f->report != NULL) {
+        topo_sim_format_html(&b, &info, res, n);
+        if ((rc = write_buf(f->report, &b, err)) < 0)
+            return rc;
+    }
+    return fflush(stdout) == 0 ? 0 : topo_err_set(err, TOPO_EIO, "stdout: write failed");
+}
+
+static int trace_out(const char *path, const topo_sim_trace *t, topo_err *err)
+{
+    topo_buf b = TOPO_BUF_INIT(0);
+    topo_sim_trace_write_csv(t, &b);
+    return write_buf(path, &b, err);
+}
+
+static void args_init(simulate_args *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->daily_amplitude = f->required_share = f->preferred_share = f->slice_share = -1;
+}
+
+int topo_cli_cmd_simulate(int argc, char **argv)
+{
+    simulate_args f;
+    sim_inputs in;
+    topo_err err = TOPO_ERR_INIT;
+    topo_sim_policy pol[TOPO_SIM_POLICIES];
+    topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_run_opts ro;
+    topo_gates gates;
+    progress prog;
+    size_t npol = 0;
+    int rc;
+
+    args_init(&f);
+    memset(&in, 0, sizeof(in));
+    if ((rc = topo_cli_parse(&topo_cli_simulate, argc, argv, &f)) >= 0)
+        goto cleanup;
+    rc = TOPO_CLI_EXIT_BADINPUT;
+    in.seed = SIM_SEED_DEFAULT;
+    memset(&prog, 0, sizeof(prog));
+    prog.quiet = f.quiet;
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    prog.last = prog.start;
+    if ((in.pool = topo_pool_create()) == NULL) {
+        topo_err_nomem(&err, NULL);
+        goto fail;
+    }
+    if ((f.seed != NULL && parse_u64(&in.seed, f.seed, "--seed", &err) < 0) ||
+        parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
+        load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, &err) < 0 ||
+        (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
+        run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
+        goto fail;
+    for (size_t i = 0; i < npol; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &prog.start);
+        prog.last = prog.start;
+        if (topo_sim_run(&res[i], in.cluster, in.trace, pol[i], &ro, &err) < 0)
+            goto fail;
+    }
+    if (outputs(&f, &in, (const topo_sim_result *const *)res, npol, &err) < 0)
+        goto fail;
+    rc = TOPO_CLI_EXIT_OK;
+    goto cleanup;
+
+fail:
+    topo_cli_error(CMD, &err);
+    rc = TOPO_CLI_EXIT_BADINPUT;
+cleanup:
+    for (size_t i = 0; i < TOPO_SIM_POLICIES; i++)
+        topo_sim_result_free(res[i]);
+    topo_sim_trace_free(in.trace);
+    topo_sim_cluster_free(in.cluster);
+    topo_snapshot_free(in.snap);
+    topo_inventory_free(in.inv);
+    topo_pool_free(in.pool);
+    topo_opts_free(table, sizeof table / sizeof table[0], &f);
+    return rc;
+}

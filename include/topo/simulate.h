@@ -1,0 +1,308 @@
+/* topoassign simulate: replay a stream of GPU jobs over a cluster under
+ * several placement policies and measure what each does to topology,
+ * fragmentation, utilisation and queueing (docs/simulate.md defines every
+ * metric). Deterministic: the same inputs and seed give the same results bit
+ * for bit. The library prints nothing and reads no clock; progress goes
+ * through a callback.
+ *
+ *   cluster  a built snapshot whose last level is kubernetes.io/hostname
+ *            (from fixtures, kubectl dumps, a cache or a --shape preset);
+ *   trace    jobs from a CSV file or from the seeded generator;
+ *   run      one policy over the trace: a result with its metrics and
+ *            timeline;
+ *   format   the results side by side: a table, JSON, a timeline CSV, an
+ *            HTML report with SVG charts.
+ *
+ * Errors are topo codes with a message in the caller's topo_err. */
+#ifndef TOPO_SIMULATE_H
+#define TOPO_SIMULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/buf.h"
+#include "topo/engine.h"
+#include "topo/error.h"
+#include "topo/generate.h"
+#include "topo/model.h"
+
+/* ---- the cluster ---------------------------------------------------------------------- */
+
+typedef struct topo_sim_cluster topo_sim_cluster;
+
+/* The communication tiers of the slowdown model, finest first. */
+typedef enum topo_sim_tier {
+    TOPO_SIM_TIER_NVLINK = 0,  /* one node or one NVLink domain */
+    TOPO_SIM_TIER_LEAF = 1,    /* one leaf switch (a rack hangs off one) */
+    TOPO_SIM_TIER_SPINE = 2,   /* one spine group, across leaves */
+    TOPO_SIM_TIER_CLUSTER = 3, /* across spine groups */
+} topo_sim_tier;
+#define TOPO_SIM_TIERS 4
+
+typedef struct topo_sim_cluster_opts {
+    const char *resource; /* the resource jobs ask for; NULL: nvidia.com/gpu */
+    /* "LEVEL=TIER" (TIER one of nvlink, leaf, spine, cluster) over the tier
+     * each level gets from its name (docs/simulate.md "Slowdown"). */
+    const char *const *tiers;
+    size_t ntiers;
+} topo_sim_cluster_opts;
+
+/* Reads the snapshot's eligible nodes, their free amount of the resource and
+ * their domains. The snapshot is borrowed and must outlive the cluster: the
+ * topo policy charges its placements in it during a run and takes them out
+ * again before the run returns. TOPO_EINVALID when the last level is not
+ * kubernetes.io/hostname or no eligible node has the resource. */
+int topo_sim_cluster_create(topo_sim_cluster **out, topo_snapshot *snap,
+                            const topo_sim_cluster_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+void topo_sim_cluster_free(topo_sim_cluster *c);
+size_t topo_sim_cluster_node_count(const topo_sim_cluster *c);
+/* The resource free on eligible nodes at the start (the simulation's
+ * capacity), and the most any one node has. */
+uint64_t topo_sim_cluster_capacity(const topo_sim_cluster *c);
+uint32_t topo_sim_cluster_max_node(const topo_sim_cluster *c);
+/* Node i's hostname (the nodes in the topology's depth-first order). */
+const char *topo_sim_cluster_node(const topo_sim_cluster *c, size_t i);
+
+/* ---- shapes: generated clusters ------------------------------------------------------ */
+
+/* A --shape preset, scaled: every field 0 means the preset's value. */
+typedef struct topo_sim_shape_opts {
+    const char *name; /* "hgx-h100", "gb200-nvl72" */
+    uint32_t nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
+} topo_sim_shape_opts;
+
+/* The names, comma separated, for help texts. */
+const char *topo_sim_shape_names(void);
+/* The generator's options and the preset's levels (static strings, coarsest
+ * first, hostname last). TOPO_EINVALID for an unknown name. */
+int topo_sim_shape(topo_gen_opts *out, const char *const **out_levels, size_t *out_nlevels,
+                   const topo_sim_shape_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+
+/* ---- the trace -------------------------------------------------------------------------- */
+
+typedef struct topo_sim_trace topo_sim_trace;
+
+/* One job: a PodSet of `pods` pods of `gpus` each, arriving at `arrive`
+ * seconds and running `duration` seconds once started. */
+typedef struct topo_sim_job {
+    const char *id;
+    double arrive;
+    double duration;
+    int32_t pods;
+    int32_t gpus;
+    int32_t request; /* index of its topology request (topo_sim_trace_request), -1: none */
+    uint32_t seq;    /* its place in the file or the generator's order */
+} topo_sim_job;
+
+/* A topology request. The level "auto" (a trace's or the generator's)
+ * stands for the tightest level one of whose domains could hold the job on
+ * the empty cluster, resolved per job at run time. */
+typedef struct topo_sim_request {
+    topo_podset_spec spec; /* name, count and requests are set per job */
+    int auto_level;        /* the required or preferred level is "auto" */
+    const char *text;      /* canonical (topo_kueue_request_text) */
+    const char *annotations; /* the trace file's form: KEY=VALUE;KEY=VALUE */
+} topo_sim_request;
+
+int topo_sim_trace_create(topo_sim_trace **out, topo_err *err) TOPO_MUST_CHECK;
+void topo_sim_trace_free(topo_sim_trace *t);
+
+/* Parses a CSV trace (docs/simulate.md "Trace files"): an optional header,
+ * then `t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations]` per
+ * line, annotations being Kueue's PodSet annotations as KEY=VALUE separated
+ * by ';'. At most TOPO_MAX_SIM_JOBS jobs; errors name the line and the field
+ * ("trace.csv:12: field 4 (gpus_per_pod): ..."). Jobs are kept in arrival
+ * order (the file's order among equal times). On error the trace is left
+ * empty. */
+int topo_sim_trace_parse_csv(topo_sim_trace *t, const char *text, size_t len,
+                             const char *source, topo_err *err) TOPO_MUST_CHECK;
+/* The same from a file of at most TOPO_MAX_SIM_TRACE_FILE bytes. */
+int topo_sim_trace_load_csv(topo_sim_trace *t, const char *path, topo_err *err) TOPO_MUST_CHECK;
+/* Writes the trace in the format parse_csv reads (generated jobs' "auto"
+ * levels as the level they name in the comment line). */
+int topo_sim_trace_write_csv(const topo_sim_trace *t, topo_buf *out);
+
+size_t topo_sim_trace_count(const topo_sim_trace *t);
+const topo_sim_job *topo_sim_trace_job(const topo_sim_trace *t, size_t i);
+size_t topo_sim_trace_request_count(const topo_sim_trace *t);
+const topo_sim_request *topo_sim_trace_request(const topo_sim_trace *t, size_t i);
+
+/* ---- the generator ---------------------------------------------------------------------- */
+
+/* A preset's published statistics (docs/simulate.md "Presets"). */
+typedef struct topo_sim_preset {
+    const char *name;
+    const char *source;
+    double gpus_mean, gpus_median, gpus_max;
+    double runtime_mean, runtime_median, runtime_max; /* seconds */
+} topo_sim_preset;
+
+/* The preset of that name, NULL if none; names for help texts. */
+const topo_sim_preset *topo_sim_preset_find(const char *name);
+const char *topo_sim_preset_names(void);
+
+/* Generator options; every 0 means the default. */
+typedef struct topo_sim_gen_opts {
+    const char *preset;    /* NULL: philly */
+    uint32_t jobs;         /* required, 1..TOPO_MAX_SIM_JOBS */
+    uint64_t seed;
+    double load;           /* offered GPU-seconds / (capacity x span); 0: 0.8 */
+    uint64_t capacity;     /* GPUs of the cluster: jobs of more than half of it are
+                            * left out; 0: no cluster (sizes up to the preset's max,
+                            * load against 1,000 GPUs) */
+    uint32_t gpus_per_node; /* larger jobs become pods of this many; 0: 8 */
+    uint32_t max_node;     /* most GPUs any node has; 0: gpus_per_node */
+    double daily_amplitude; /* arrival rate 1 +/- this over a day; < 0: none, 0: 0.5 */
+    /* Multi-node jobs' topology requests: shares of required and preferred
+     * (the rest unconstrained), at request_level (NULL: auto). */
+    double required_share, preferred_share; /* < 0: none; 0: 0.2 and 0.6 */
+    const char *request_level;
+    /* A share of multi-node jobs also asks for slices of slice_size pods in
+     * slice_level (only jobs whose pod count it divides). */
+    double slice_share;
+    const char *slice_level;
+    int32_t slice_size;
+} topo_sim_gen_opts;
+
+#define TOPO_SIM_LOAD_DEFAULT 0.8
+#define TOPO_SIM_DAILY_AMPLITUDE_DEFAULT 0.5
+#define TOPO_SIM_REQUIRED_SHARE_DEFAULT 0.2
+#define TOPO_SIM_PREFERRED_SHARE_DEFAULT 0.6
+
+/* Replaces the trace's jobs with generated ones. TOPO_EINVALID for bad
+ * options (the message names the option). */
+int topo_sim_trace_generate(topo_sim_trace *t, const topo_sim_gen_opts *opts,
+                            topo_err *err) TOPO_MUST_CHECK;
+
+/* ---- a run ------------------------------------------------------------------------------ */
+
+typedef enum topo_sim_policy {
+    TOPO_SIM_TOPO = 0,         /* the engine (Kueue's TAS) */
+    TOPO_SIM_KUBE_DEFAULT = 1, /* kube-scheduler: filter, LeastAllocated, random ties */
+    TOPO_SIM_FIRST_FIT = 2,    /* first node that fits in a shuffled order */
+    TOPO_SIM_BEST_FIT = 3,     /* the node with the least free that fits */
+    TOPO_SIM_RANDOM = 4,       /* any node that fits */
+} topo_sim_policy;
+#define TOPO_SIM_POLICIES 5
+
+const char *topo_sim_policy_name(topo_sim_policy p);
+/* The policy of that name, or -1. */
+int topo_sim_policy_parse(const char *name);
+
+typedef void (*topo_sim_progress_fn)(const char *policy, size_t jobs_done, size_t jobs,
+                                     void *payload);
+
+/* The slowdown model's and the metrics' parameters; 0 means the default. */
+typedef struct topo_sim_run_opts {
+    uint64_t seed;            /* the baselines' random choices */
+    const topo_gates *gates;  /* topo's Kueue gates (profiles); NULL: Kueue's defaults */
+    double relax_after;       /* > 0: a preferred level is held as required this long */
+    double cost[TOPO_SIM_TIERS]; /* relative communication cost per tier */
+    double comm_small, comm_large; /* communication share up to and above 8 GPUs */
+    int apply_slowdown;       /* stretch each job's duration by its slowdown */
+    uint32_t frag_pod;        /* the pod size of the second fragmentation; 0: 8 */
+    double timeline_step;     /* seconds per timeline point; 0: the span / 400 */
+    topo_sim_progress_fn progress; /* called every 1,000 arrivals and at the end */
+    void *progress_payload;
+} topo_sim_run_opts;
+
+#define TOPO_SIM_COST_NVLINK_DEFAULT 1.0
+#define TOPO_SIM_COST_LEAF_DEFAULT 2.2
+#define TOPO_SIM_COST_SPINE_DEFAULT 2.9
+#define TOPO_SIM_COST_CLUSTER_DEFAULT 4.4
+#define TOPO_SIM_COMM_SMALL_DEFAULT 0.15
+#define TOPO_SIM_COMM_LARGE_DEFAULT 0.3
+#define TOPO_SIM_FRAG_POD_DEFAULT 8
+#define TOPO_SIM_TIMELINE_POINTS 400
+
+/* Queueing classes by GPUs per job: 1-8, 9-127 (16-64 with power-of-two
+ * sizes), 128 and more. */
+#define TOPO_SIM_CLASSES 3
+
+typedef struct topo_sim_wait {
+    size_t jobs;
+    double p50, p99, mean; /* seconds from arrival to start */
+} topo_sim_wait;
+
+typedef struct topo_sim_metrics {
+    const char *policy;
+    size_t jobs;          /* in the trace */
+    size_t placed;        /* started (all of them, unless unplaceable) */
+    size_t unplaceable;   /* did not fit the cluster even with no job running */
+    size_t multi_node;    /* placed jobs with more GPUs than the largest node */
+    /* Of the multi-node jobs one domain below the whole cluster could hold
+     * on the empty cluster: the share inside one domain of the tightest such
+     * level. */
+    double tight_share;
+    /* Of those one such domain had room for when they started: the share
+     * inside one domain of the tightest level that had room then. */
+    double tight_share_now;
+    size_t nlevels;
+    double spanned[TOPO_MAX_LEVELS]; /* mean domains per level over multi_node */
+    double fragmentation;     /* free on partly used nodes / free, time-weighted */
+    double fragmentation_pod; /* free no frag_pod-GPU pod could use / free */
+    double utilisation;       /* used by jobs / capacity over the window */
+    double queue_length;      /* mean jobs waiting over the window */
+    topo_sim_wait wait;       /* every placed job */
+    topo_sim_wait wait_class[TOPO_SIM_CLASSES];
+    double slowdown_mean, slowdown_p99; /* GPU-time weighted */
+    double window_start, window_end; /* first and last arrival */
+    double makespan;                 /* last completion */
+    uint64_t attempts;               /* placements tried (engine calls for topo) */
+} topo_sim_metrics;
+
+/* One timeline point: averages over [t, t + step). */
+typedef struct topo_sim_sample {
+    double t;
+    double utilisation, fragmentation, fragmentation_pod, queue_length;
+} topo_sim_sample;
+
+typedef struct topo_sim_result topo_sim_result;
+
+/* Runs one policy over the trace on the cluster. TOPO_EINVALID when a job's
+ * request names a level the cluster does not have; TOPO_ENOMEM. */
+int topo_sim_run(topo_sim_result **out, topo_sim_cluster *c, const topo_sim_trace *t,
+                 topo_sim_policy policy, const topo_sim_run_opts *opts,
+                 topo_err *err) TOPO_MUST_CHECK;
+void topo_sim_result_free(topo_sim_result *r);
+const topo_sim_metrics *topo_sim_result_metrics(const topo_sim_result *r);
+/* The level names the metrics' spanned[] refers to. */
+const char *topo_sim_result_level(const topo_sim_result *r, size_t i);
+size_t topo_sim_result_timeline(const topo_sim_result *r, const topo_sim_sample **out);
+/* Where job i started (seconds), or -1 if it never did. */
+double topo_sim_result_start(const topo_sim_result *r, size_t job);
+
+/* Pods of one job on one node (topo_sim_cluster_node). */
+typedef struct topo_sim_slot {
+    int32_t node, count;
+} topo_sim_slot;
+
+/* Where job i's pods went, by node; 0 slots if it never started. */
+size_t topo_sim_result_placement(const topo_sim_result *r, size_t job,
+                                 const topo_sim_slot **out);
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+/* What the outputs say about the inputs. */
+typedef struct topo_sim_info {
+    const char *cluster; /* "hgx-h100 shape, 64 nodes", a file name... */
+    const char *jobs;    /* "generated: philly, 2000 jobs, load 0.8", "trace.csv" */
+    uint64_t seed;
+    size_t nodes;
+    uint64_t capacity;
+} topo_sim_info;
+
+/* The metrics side by side, one column per result. */
+int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n);
+/* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}}, keys in a
+ * fixed order, numbers rounded: the same results give the same bytes.
+ * *out is malloc'd. */
+int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_result *const *r,
+                         size_t n, topo_err *err) TOPO_MUST_CHECK;
+/* policy,t_s,utilisation,fragmentation,fragmentation_pod,queue_length */
+int topo_sim_format_timeline(topo_buf *out, const topo_sim_result *const *r, size_t n);
+/* One self-contained HTML page: the table and SVG charts, no scripts. */
+int topo_sim_format_html(topo_buf *out, const topo_sim_info *info,
+                         const topo_sim_result *const *r, size_t n);
+
+#endif

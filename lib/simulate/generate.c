@@ -1,0 +1,305 @@
+/* The seeded job generator (topo/simulate.h, docs/simulate.md "Generated
+ * jobs"): sizes and runtimes from a preset fitted to a published trace,
+ * drawn by stratified sampling so that any number of jobs reproduces the
+ * preset's quantiles; arrivals of a Poisson process with a daily cycle over
+ * the span that makes the offered load the target; topology requests for
+ * multi-node jobs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "sim_internal.h"
+#include "topo/kueue.h"
+#include "topo/rand.h"
+
+#define DAY 86400.0
+#define NO_CLUSTER_GPUS 1000 /* the load's reference without a cluster */
+
+/* From the AcmeTrace repository's data/cluster_summary.csv (Hu et al.,
+ * "Characterization of Large Language Model Development in the Datacenter",
+ * NSDI '24; CC BY 4.0): GPU jobs' GPUs (avg_gpu_num, med_gpu_num, max_gpu)
+ * and runtimes (avg_run_time_gpu, med_run_time_gpu, max_run_time_gpu). The
+ * single-GPU share is ours (the median says at least half; docs). */
+typedef struct preset_row {
+    topo_sim_preset p;
+    double single_share;
+} preset_row;
+
+static const preset_row presets[] = {
+    {{"philly", "Microsoft Philly (Jeon et al., ATC '19)", 1.928, 1, 128, 18006.055, 874,
+      4240676},
+     0.7},
+    {{"helios", "SenseTime Helios (Hu et al., SC '21)", 3.716, 1, 2048, 6651.681, 206, 4320009},
+     0.7},
+    {{"acme", "Shanghai AI Lab Acme, Kalos cluster (Hu et al., NSDI '24)", 26.77, 1, 1024,
+      1259.689, 124, 625740},
+     0.6},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+const topo_sim_preset *topo_sim_preset_find(const char *name)
+{
+    for (size_t i = 0; i < NPRESETS; i++)
+        if (name != NULL && strcmp(name, presets[i].p.name) == 0)
+            return &presets[i].p;
+    return NULL;
+}
+
+const char *topo_sim_preset_names(void)
+{
+    return "philly, helios, acme";
+}
+
+static double preset_single_share(const topo_sim_preset *p)
+{
+    return ((const preset_row *)(const void *)p)->single_share;
+}
+
+/* Cumulative arrival intensity of rate 1 - A cos(2 pi t / day) (lowest at
+ * midnight, highest at noon). */
+static double cum_rate(double t, double amp)
+{
+    return t - amp * DAY / (2 * 3.14159265358979323846) * sin(2 * 3.14159265358979323846 * t / DAY);
+}
+
+/* The t in [0, span] with cum_rate(t) = y (it is increasing). */
+static double inverse_rate(double y, double amp, double span)
+{
+    double lo = 0, hi = span;
+    for (int i = 0; i < 64 && hi - lo > 1e-4; i++) {
+        double mid = (lo + hi) / 2;
+        if (cum_rate(mid, amp) < y)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* Strata 0..n-1 in a random order: job i draws its quantile from stratum
+ * perm[i]. */
+static uint32_t *strata(uint64_t *rng, size_t n)
+{
+    uint32_t *perm = malloc(n * sizeof(*perm));
+    if (perm == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    topo_rand_shuffle(rng, perm, n, sizeof(*perm));
+    return perm;
+}
+
+typedef struct gen_cfg {
+    const topo_sim_preset *preset;
+    uint32_t jobs;
+    double load, amp, req_share, pref_share, slice_share;
+    uint64_t capacity;
+    uint32_t gpn, max_node;
+    const char *level;
+} gen_cfg;
+
+static int configure(gen_cfg *g, const topo_sim_gen_opts *o, topo_err *err)
+{
+    memset(g, 0, sizeof(*g));
+    g->preset = topo_sim_preset_find(o->preset ? o->preset : "philly");
+    if (g->preset == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "--preset: expected one of %s, got \"%s\"",
+                            topo_sim_preset_names(), o->preset);
+    if (o->jobs < 1 || o->jobs > TOPO_MAX_SIM_JOBS)
+        return topo_err_set(err, TOPO_EINVALID, "--jobs: must be between 1 and %u",
+                            TOPO_MAX_SIM_JOBS);
+    g->jobs = o->jobs;
+    g->load = o->load > 0 ? o->load : TOPO_SIM_LOAD_DEFAULT;
+    g->amp = o->daily_amplitude < 0 ? 0 : o->daily_amplitude > 0 ? o->daily_amplitude
+                                                                   : TOPO_SIM_DAILY_AMPLITUDE_DEFAULT;
+    if (!(g->load <= 100) || !(g->amp < 1))
+        return topo_err_set(err, TOPO_EINVALID, "%s",
+                            !(g->load <= 100) ? "--load: at most 100"
+                                              : "--daily-amplitude: must be below 1");
+    g->req_share = o->required_share < 0 ? 0 : o->required_share > 0 ? o->required_share
+                                                                     : TOPO_SIM_REQUIRED_SHARE_DEFAULT;
+    g->pref_share = o->preferred_share < 0 ? 0 : o->preferred_share > 0
+                                                     ? o->preferred_share
+                                                     : TOPO_SIM_PREFERRED_SHARE_DEFAULT;
+    if (g->req_share + g->pref_share > 1 + 1e-9)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--required-share and --preferred-share add up to more than 1");
+    g->slice_share = o->slice_share;
+    if (g->slice_share > 0 && (o->slice_level == NULL || o->slice_size < 1))
+        return topo_err_set(err, TOPO_EINVALID, "--slice-share needs --slice LEVEL:SIZE");
+    g->capacity = o->capacity;
+    g->gpn = o->gpus_per_node ? o->gpus_per_node : 8;
+    g->max_node = o->max_node ? o->max_node : g->gpn;
+    g->level = o->request_level ? o->request_level : "auto";
+    char why[256];
+    if (!topo_kueue_label_key_valid(g->level, why, sizeof why))
+        return topo_err_set(err, TOPO_EINVALID, "--request-level: %s", why);
+    return 0;
+}
+
+/* The request of one multi-node job: kind 0 required, 1 preferred, 2
+ * unconstrained; slices when asked and the pod count allows. */
+static int request_for(topo_sim_trace *t, const gen_cfg *g, const topo_sim_gen_opts *o, int kind,
+                       int slices, int32_t *out, topo_err *err)
+{
+    topo_sim_request r;
+    char text[1024], ann[1024];
+    size_t n = 0;
+
+    memset(&r, 0, sizeof(r));
+    if (kind == 0) {
+        r.spec.required = g->level;
+        n += (size_t)snprintf(ann + n, sizeof ann - n, "%s=%s", TOPO_KUEUE_REQUIRED_TOPOLOGY,
+                              g->level);
+    } else if (kind == 1) {
+        r.spec.preferred = g->level;
+        n += (size_t)snprintf(ann + n, sizeof ann - n, "%s=%s", TOPO_KUEUE_PREFERRED_TOPOLOGY,
+                              g->level);
+    } else {
+        r.spec.unconstrained = 1;
+        n += (size_t)snprintf(ann + n, sizeof ann - n, "%s=true",
+                              TOPO_KUEUE_UNCONSTRAINED_TOPOLOGY);
+    }
+    if (slices) {
+        r.spec.slice_required = o->slice_level;
+        r.spec.slice_size = o->slice_size;
+        snprintf(ann + n, sizeof ann - n, ";%s=%s;%s=%d", TOPO_KUEUE_SLICE_REQUIRED_TOPOLOGY,
+                 o->slice_level, TOPO_KUEUE_SLICE_SIZE, (int)o->slice_size);
+    }
+    r.auto_level = kind < 2 && strcmp(g->level, "auto") == 0;
+    /* The same canonical form as a trace file's (topo_kueue_request_text). */
+    topo_pool *scratch = topo_pool_create();
+    const char *canon = scratch != NULL ? topo_kueue_request_text(&r.spec, scratch) : NULL;
+    if (canon == NULL) {
+        topo_pool_free(scratch);
+        return topo_err_nomem(err, "generator");
+    }
+    snprintf(text, sizeof text, "%s", canon);
+    topo_pool_free(scratch);
+    r.text = text;
+    r.annotations = ann;
+    return sim_trace_intern(t, &r, out, err);
+}
+
+/* Sizes and runtimes by stratified sampling. */
+static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double *work,
+                     topo_err *err)
+{
+    sim_sizes sizes;
+    sim_runtime rt;
+    uint64_t r1 = seed ^ 0x5349455AULL, r2 = seed ^ 0x52554E54ULL, r3 = seed ^ 0x4A495454ULL;
+    uint32_t *ps = NULL, *pr = NULL;
+    int rc = 0;
+
+    const topo_sim_preset *p = g->preset;
+    if (sim_sizes_fit(&sizes, preset_single_share(p), p->gpus_mean, p->gpus_max) < 0 ||
+        sim_runtime_fit(&rt, p->runtime_median, p->runtime_mean, p->runtime_max) < 0)
+        return topo_err_set(err, TOPO_EGENERIC, "preset %s: no distribution fits", p->name);
+    /* Half the cluster at most: the published traces' largest jobs took a
+     * third to a half of their clusters, and a job as large as the whole
+     * cluster waits for it to drain completely. */
+    if (g->capacity > 0)
+        sim_sizes_cap(&sizes, g->capacity / 2 > 0 ? g->capacity / 2 : 1);
+    if ((ps = strata(&r1, g->jobs)) == NULL || (pr = strata(&r2, g->jobs)) == NULL) {
+        rc = topo_err_nomem(err, "generator");
+        goto cleanup;
+    }
+    *work = 0;
+    for (uint32_t i = 0; i < g->jobs; i++) {
+        char id[32];
+        topo_sim_job j;
+        memset(&j, 0, sizeof(j));
+        double us = ((double)ps[i] + topo_rand_unit(&r3)) / g->jobs;
+        double ur = ((double)pr[i] + topo_rand_unit(&r3)) / g->jobs;
+        uint32_t total = sim_sizes_quantile(&sizes, us);
+        if (total <= g->max_node) {
+            j.pods = 1;
+            j.gpus = (int32_t)total;
+        } else {
+            j.pods = (int32_t)((total + g->gpn - 1) / g->gpn);
+            j.gpus = (int32_t)g->gpn;
+        }
+        /* Whole seconds, as the traces record them. */
+        j.duration = floor(sim_runtime_quantile(&rt, ur) + 0.5);
+        if (j.duration < 1)
+            j.duration = 1;
+        j.request = -1;
+        j.seq = i;
+        snprintf(id, sizeof id, "job-%06u", (unsigned)(i + 1));
+        if ((j.id = topo_pool_strdup(t->pool, id)) == NULL) {
+            rc = topo_err_nomem(err, "generator");
+            goto cleanup;
+        }
+        *work += (double)j.pods * j.gpus * j.duration;
+        if ((rc = sim_trace_push(t, &j, err)) < 0)
+            goto cleanup;
+    }
+
+cleanup:
+    free(ps);
+    free(pr);
+    return rc;
+}
+
+/* Arrival times: n points of a Poisson process with rate 1 - A cos(2 pi t /
+ * day), given that n arrive in [0, span]: sorted uniforms (normalised
+ * exponential spacings) mapped through the inverse cumulative rate. */
+static void arrivals(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double span)
+{
+    uint64_t rng = seed ^ 0x41525249ULL;
+    double total = 0, acc = 0, y_end = cum_rate(span, g->amp);
+    for (size_t i = 0; i <= t->njobs; i++)
+        total -= log(1 - topo_rand_unit(&rng));
+    rng = seed ^ 0x41525249ULL;
+    for (size_t i = 0; i < t->njobs; i++) {
+        acc -= log(1 - topo_rand_unit(&rng));
+        double at = inverse_rate(acc / total * y_end, g->amp, span);
+        t->jobs[i].arrive = floor(at * 1000 + 0.5) / 1000; /* milliseconds */
+        if (i > 0 && t->jobs[i].arrive < t->jobs[i - 1].arrive)
+            t->jobs[i].arrive = t->jobs[i - 1].arrive;
+    }
+}
+
+static int requests(topo_sim_trace *t, const gen_cfg *g, const topo_sim_gen_opts *o,
+                    uint64_t seed, topo_err *err)
+{
+    uint64_t rng = seed ^ 0x544F504FULL;
+    int rc;
+    for (size_t i = 0; i < t->njobs; i++) {
+        topo_sim_job *j = &t->jobs[i];
+        /* Draw for every job, so that one job's request does not depend on
+         * the others' sizes. */
+        double u = topo_rand_unit(&rng), us = topo_rand_unit(&rng);
+        if ((uint64_t)j->pods * (uint64_t)j->gpus <= g->max_node)
+            continue;
+        int kind = u < g->req_share ? 0 : u < g->req_share + g->pref_share ? 1 : 2;
+        int slices = us < g->slice_share && j->pods % o->slice_size == 0 &&
+                     j->pods > o->slice_size;
+        if ((rc = request_for(t, g, o, kind, slices, &j->request, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int topo_sim_trace_generate(topo_sim_trace *t, const topo_sim_gen_opts *o, topo_err *err)
+{
+    gen_cfg g;
+    double work = 0;
+    int rc;
+
+    sim_trace_reset(t);
+    if ((rc = configure(&g, o, err)) < 0 || (rc = draw_jobs(t, &g, o->seed, &work, err)) < 0)
+        goto fail;
+    double cap = g.capacity > 0 ? (double)g.capacity : NO_CLUSTER_GPUS;
+    double span = work / (g.load * cap);
+    arrivals(t, &g, o->seed, span);
+    if ((rc = requests(t, &g, o, o->seed, err)) < 0)
+        goto fail;
+    return 0;
+
+fail:
+    sim_trace_reset(t);
+    return rc;
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""`topoassign simulate` end to end (docs/simulate.md): on a 512-GPU
+cluster with 2,000 generated jobs, topo keeps more multi-node jobs inside
+one domain than kube-default and every policy reports every metric; the
+output is byte-identical across runs and after a trace round trip
+(--trace-out, then --trace); the timeline CSV; the HTML report rendered by
+headless Chromium (Debian's chromium package, installed by the test command:
+scripts/lib/deps.sh), which must show every chart.
+
+usage: simulate_e2e.py --topoassign BIN --source DIR (--list | --case NAME | --all)
+"""
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CLUSTER = ["--shape", "hgx-h100", "--shape-nodes", "64"]  # 64 x 8 = 512 GPUs
+JOBS = ["--jobs", "2000", "--preset", "acme", "--seed", "11"]
+POLICIES = ["topo", "kube-default", "first-fit", "best-fit", "random"]
+KEYS = ["tight_share", "tight_share_now", "domains_spanned", "fragmentation",
+        "fragmentation_pod", "utilisation", "queue_length", "queue_p50_s", "queue_p99_s",
+        "queue_by_gpus", "slowdown_mean", "slowdown_p99", "makespan_s"]
+CHARTS = ["chart-tight", "chart-fragmentation", "chart-utilisation", "chart-queue",
+          "chart-slowdown", "chart-spanned", "timeline-utilisation", "timeline-fragmentation",
+          "timeline-queue"]
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Ctx:
+    def __init__(self, binary, source, tmp):
+        self.binary, self.source, self.tmp = binary, source, tmp
+
+    def run(self, *args, ok=True):
+        p = subprocess.run([self.binary, "simulate", *args], cwd=self.source,
+                           capture_output=True, text=True, timeout=120)
+        if ok:
+            expect(p.returncode == 0,
+                   f"simulate {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
+        return p
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+@case
+def topo_keeps_jobs_together(ctx):
+    out = ctx.run(*CLUSTER, *JOBS, "-o", "json", "-q").stdout
+    doc = json.loads(out)
+    expect(list(doc["policies"]) == POLICIES, f"policies {list(doc['policies'])}")
+    expect(doc["simulate"]["capacity"] == 512 and doc["simulate"]["nodes"] == 64,
+           f"inputs {doc['simulate']}")
+    for name, m in doc["policies"].items():
+        for k in KEYS:
+            expect(k in m, f"{name}: no {k}")
+        expect(m["placed"] + m["unplaceable"] == 2000, f"{name}: jobs {m}")
+        expect(m["multi_node_jobs"] > 100, f"{name}: {m['multi_node_jobs']} multi-node jobs")
+        for k in ("tight_share", "fragmentation", "utilisation"):
+            expect(0 <= m[k] <= 1, f"{name}: {k} {m[k]}")
+        expect(m["slowdown_mean"] >= 1, f"{name}: slowdown {m['slowdown_mean']}")
+    topo, kube = doc["policies"]["topo"], doc["policies"]["kube-default"]
+    expect(topo["multi_node_jobs"] == kube["multi_node_jobs"], "the same trace")
+    expect(topo["tight_share"] > kube["tight_share"] + 0.2,
+           f"topo {topo['tight_share']} vs kube-default {kube['tight_share']}")
+    expect(topo["tight_share_now"] > kube["tight_share_now"],
+           f"topo {topo['tight_share_now']} vs kube-default {kube['tight_share_now']}")
+    expect(topo["slowdown_mean"] < kube["slowdown_mean"],
+           f"slowdown topo {topo['slowdown_mean']} vs {kube['slowdown_mean']}")
+
+
+@case
+def byte_stable(ctx):
+    a = ctx.run(*CLUSTER, *JOBS, "-o", "json", "-q", "--trace-out", ctx.path("t.csv")).stdout
+    b = ctx.run(*CLUSTER, *JOBS, "-o", "json", "-q").stdout
+    expect(a == b, "two runs differ")
+    t1 = ctx.run(*CLUSTER, *JOBS, "-q").stdout
+    t2 = ctx.run(*CLUSTER, *JOBS, "-q").stdout
+    expect(t1 == t2, "two tables differ")
+    # The trace written and read back gives the same results (not the
+    # description of the jobs, which names the file).
+    c = json.loads(ctx.run(*CLUSTER, "--trace", ctx.path("t.csv"), "--seed", "11", "-o", "json",
+                           "-q").stdout)
+    expect(c["policies"] == json.loads(a)["policies"], "the trace read back places differently")
+    d = ctx.run(*CLUSTER, *JOBS[:-1], "12", "-o", "json", "-q").stdout
+    expect(d != a, "another seed, the same output")
+
+
+@case
+def timeline_csv(ctx):
+    ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo,random", "--timeline", ctx.path("tl.csv"))
+    with open(ctx.path("tl.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    expect(rows and list(rows[0]) == ["policy", "t_s", "utilisation", "fragmentation",
+                                      "fragmentation_pod", "queue_length"], "header")
+    by = {}
+    for r in rows:
+        by.setdefault(r["policy"], []).append(r)
+        for k in ("utilisation", "fragmentation", "fragmentation_pod"):
+            expect(0 <= float(r[k]) <= 1 + 1e-9, f"{k} {r[k]}")
+        expect(float(r["queue_length"]) >= 0, "queue")
+    expect(sorted(by) == ["random", "topo"], f"policies {sorted(by)}")
+    for name, rs in by.items():
+        ts = [float(r["t_s"]) for r in rs]
+        expect(len(rs) >= 400 and ts == sorted(ts), f"{name}: {len(rs)} points")
+        expect(max(float(r["utilisation"]) for r in rs) > 0.5, f"{name}: never busy")
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    raise Failure("chromium not found: the test command installs Debian's chromium package "
+                  "(scripts/lib/deps.sh, TOPO_TEST_PACKAGES); install it with apt-get install "
+                  "chromium")
+
+
+@case
+def report_in_chromium(ctx):
+    report = ctx.path("report.html")
+    ctx.run(*CLUSTER, *JOBS, "-q", "--report", report)
+    with open(report, encoding="utf-8") as f:
+        html = f.read()
+    # Self-contained: nothing fetched, no scripts.
+    expect("<script" not in html, "a script in the report")
+    refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html)
+    expect(not refs, f"external references {refs[:3]}")
+    chromium = find_chromium()
+    profile = ctx.path("profile")
+    p = subprocess.run([chromium, "--headless", "--disable-gpu", "--no-sandbox",
+                        "--no-first-run", "--disable-extensions", f"--user-data-dir={profile}",
+                        "--virtual-time-budget=2000", "--dump-dom", "file://" + report],
+                       capture_output=True, text=True, timeout=90)
+    expect(p.returncode == 0, f"chromium exit {p.returncode}\n{p.stderr[-2000:]}")
+    dom = p.stdout
+    expect("<h1>topoassign simulate</h1>" in dom, f"no page in the DOM:\n{dom[:500]}")
+    for chart in CHARTS:
+        m = re.search(r'<svg[^>]*id="%s"[^>]*>(.*?)</svg>' % chart, dom, re.S)
+        expect(m is not None, f"chart {chart} missing from the DOM")
+        body = m.group(1)
+        if chart.startswith("chart-"):
+            expect(len(re.findall(r"<rect[^>]*class=\"bar\"", body)) >= 5, f"{chart}: no bars")
+        else:
+            expect(body.count("<polyline") == 5, f"{chart}: {body.count('<polyline')} lines")
+    for name in POLICIES:
+        expect(f"<th>{name}</th>" in dom, f"table column {name}")
+    # Chromium reports a page it could not parse or load on stderr.
+    for bad in ("ERR_FILE_NOT_FOUND", "Uncaught", "This page contains the following errors"):
+        expect(bad not in p.stderr and bad not in dom, f"chromium: {bad}")
+
+
+@case
+def bad_inputs(ctx):
+    with open(ctx.path("bad.csv"), "w") as f:
+        f.write("t_arrive,job_id,pods,gpus_per_pod,duration_s\n0,a,2,8,100\n5,b,1,eight,10\n")
+    for args, msg in [
+        ([*CLUSTER, "--trace", ctx.path("bad.csv")],
+         "bad.csv:3: field 4 (gpus_per_pod): expected a whole number, got \"eight\""),
+        ([*CLUSTER], "give --trace FILE or --jobs N (one of them)"),
+        (["--jobs", "10"], "--nodes: required"),
+        ([*CLUSTER, "--jobs", "10", "--levels", "topology.topo.io/rack"],
+         "--levels: the last level must be kubernetes.io/hostname"),
+        (["--shape", "dgx", "--jobs", "10"], "--shape: expected one of hgx-h100, gb200-nvl72"),
+        ([*CLUSTER, "--jobs", "10", "--policies", "topo,slurm"],
+         "--policies: expected topo, kube-default, first-fit, best-fit or random, got \"slurm\""),
+        ([*CLUSTER, "--jobs", "10", "--required-share", "0.7", "--preferred-share", "0.7"],
+         "add up to more than 1"),
+        ([*CLUSTER, "--trace", ctx.path("bad.csv"), "--preset", "acme"], "not --trace"),
+    ]:
+        p = ctx.run(*args, ok=False)
+        expect(p.returncode == 2, f"{args}: exit {p.returncode}")
+        expect(msg in p.stderr and p.stdout == "", f"{args}: stderr {p.stderr!r}, want {msg!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topoassign")
+    ap.add_argument("--source")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--list", action="store_true")
+    g.add_argument("--case")
+    g.add_argument("--all", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(CASES))
+        return 0
+    names = list(CASES) if a.all else [a.case]
+    failed = 0
+    for name in names:
+        if name not in CASES:
+            print(f"unknown case {name}")
+            return 2
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                CASES[name](Ctx(a.topoassign, a.source, tmp))
+                print(f"ok {name}")
+            except Failure as e:
+                print(f"FAIL {name}: {e}")
+                failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
