@@ -43,6 +43,7 @@ typedef struct ctl {
     pthread_t nodes_thread, leader_thread;
     int nodes_started, leader_started;
     atomic_int leader_stop;
+    _Atomic uint64_t sources_gen; /* bumped by the refresher on new facts */
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
     /* The node view's kept keys (make_nodes). */
@@ -93,9 +94,12 @@ static void *leader_main(void *arg)
     return NULL;
 }
 
+/* New facts from a source: a round, as for a change in the node set. */
 static void source_changed(void *payload)
 {
-    sync_nodes_wake(((ctl *)payload)->nodes);
+    ctl *c = payload;
+    atomic_fetch_add(&c->sources_gen, 1);
+    sync_nodes_wake(c->nodes);
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -473,7 +477,7 @@ static int run_loop(ctl *c)
         topo_log(TOPO_LOG_ERROR, "%s", err.text);
         return SYNC_EXIT_FAILED;
     }
-    uint64_t seen = 0, rng = (uint64_t)mono_ms();
+    uint64_t seen = 0, seen_sources = 0, rng = (uint64_t)mono_ms();
     unsigned failures = 0;
     int64_t next_resync = 0;
     int was_writer = 0;
@@ -481,7 +485,9 @@ static int run_loop(ctl *c)
         int64_t now = mono_ms();
         int writer = may_write(c);
         uint64_t gen = sync_nodes_generation(c->nodes);
-        int due = gen != seen || now >= next_resync || writer != was_writer;
+        uint64_t sources = atomic_load(&c->sources_gen);
+        int due = gen != seen || sources != seen_sources || now >= next_resync ||
+                  writer != was_writer;
         int listed = sync_nodes_synced(c->nodes), answered = sync_sources_ready(c->sources);
         if (c->health) {
             topo_probe_set_check(c->health, "nodes-listed", listed);
@@ -492,6 +498,7 @@ static int run_loop(ctl *c)
             if (rc < 0)
                 topo_log(TOPO_LOG_ERROR, "plan: %s; the labels stay as they are", err.text);
             seen = gen;
+            seen_sources = sources;
             was_writer = writer;
             /* Failed writes are retried sooner than a resync, backing off. */
             failures = rc != 0 ? failures + 1 : 0;
@@ -512,6 +519,7 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
     ctl c = {.o = o, .stop = stop};
     topo_err err = TOPO_ERR_INIT;
     atomic_init(&c.leader_stop, 0);
+    atomic_init(&c.sources_gen, 0);
     int rc = topo_metrics_create(&c.metrics, 0, &err);
     if (rc == 0)
         rc = register_metrics(&c, &err);

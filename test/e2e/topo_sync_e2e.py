@@ -229,6 +229,37 @@ def source_garbage(env):
 
 
 @case
+def source_change(env):
+    """New facts from a source start a round at once, not at the next
+    resync (here 10 minutes away): the dump loses its last adapter."""
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port),
+                  "--source-interval", "1", "--resync-interval", "600")
+    try:
+        wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
+
+        def rounds():
+            status, text = http_get(port, "/metrics")
+            for line in text.splitlines():
+                if line.startswith("topo_sync_rounds_total"):
+                    return float(line.split()[-1])
+            return -1.0
+        wait_for(lambda: rounds() >= 1, 10, "a round counted")
+        before = rounds()
+        with open(env.dump) as fh:
+            text = fh.read()
+        with open(env.dump, "w") as fh:
+            fh.write(text[:text.rindex("\nCa\t")] + "\n")
+        t0 = time.monotonic()
+        wait_for(lambda: rounds() > before, 10, "a round after the source changed")
+        print(f"a round {time.monotonic() - t0:.2f} s after the dump changed")
+        env.expect_converged()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+
+
+@case
 def kueue_objects(env):
     """Kueue's CRDs absent: no request for its objects succeeds or is retried
     into an error, labels are written. Installed: the Topology (the plan's
