@@ -89,8 +89,16 @@ end
 -- Makes the calling script a wrk script posting that review for a new pod
 -- per request (named prefix-t<thread>-<n>, a fresh uid; meta a string, or a
 -- function of the pod's number in its thread, 0 first, returning one): wrk
--- looks up setup/init/request/response/done as globals.
+-- looks up setup/init/request/response/done as globals. PACE_MS in the
+-- environment (a number of milliseconds) makes each connection wait that
+-- long before each request (wrk's delay() hook, not counted in latency): a
+-- paced load the server is not saturated by, as an API server's admission
+-- traffic is, so latency is the request's own and not the queue behind it.
 function common.install(prefix, namespace, meta)
+    local pace = tonumber(os.getenv("PACE_MS") or "")
+    if pace and pace > 0 then
+        delay = function() return pace end
+    end
     setup = common.setup
     init = common.init
     response = common.response
