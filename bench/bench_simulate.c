@@ -45,7 +45,7 @@ static int usage(FILE *out)
 
 static int parse(bench_opts *o, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
             return usage(stdout) + 1;
@@ -65,7 +65,6 @@ static int parse(bench_opts *o, int argc, char **argv)
             o->load = strtod(v, NULL);
         else
             return usage(stderr);
-        i++;
     }
     return 0;
 }

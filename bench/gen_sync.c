@@ -32,6 +32,7 @@ typedef struct gen {
     int failed;
 } gen;
 
+static int fail(gen *g, const char *fmt, ...) TOPO_PRINTF(2, 3);
 static int fail(gen *g, const char *fmt, ...)
 {
     if (!g->failed) {

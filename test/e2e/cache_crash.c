@@ -35,6 +35,7 @@
 
 static const char *const LEVELS[] = {"topology.topo.io/rack", "kubernetes.io/hostname"};
 
+static void die(const char *fmt, ...) TOPO_PRINTF(1, 2);
 static void die(const char *fmt, ...)
 {
     va_list ap;

@@ -36,6 +36,7 @@
 #define NSOURCES 3
 static const char *const sources[NSOURCES] = {"ibnetdiscover", "netbox", "ufm"};
 
+static void die(const char *fmt, ...) TOPO_PRINTF(1, 2);
 static void die(const char *fmt, ...)
 {
     va_list ap;

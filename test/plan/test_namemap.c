@@ -12,11 +12,16 @@
 
 #include "topo/namemap.h"
 
+/* The mapped name, or the error's text: both outlive the call (the text in
+ * a static copy, the caller's err being gone by then). */
 static const char *apply(const topo_namemap *m, const char *name, char *buf, size_t size)
 {
+    static char why[TOPO_ERR_TEXT_MAX];
     topo_err err = TOPO_ERR_INIT;
-    int rc = topo_namemap_apply(m, name, buf, size, &err);
-    return rc == 0 ? buf : err.text;
+    if (topo_namemap_apply(m, name, buf, size, &err) == 0)
+        return buf;
+    snprintf(why, sizeof why, "%s", err.text);
+    return why;
 }
 
 static void test_namemap__kept_without_rules(void **state)
