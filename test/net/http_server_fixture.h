@@ -196,8 +196,13 @@ static inline int group_setup(void **state)
 
     snprintf(server, sizeof(server), "%s/test/e2e/fake_http_server.py", src);
     /* argv strings must be writable (posix_spawn takes char *const []). */
-    char python[] = "python3", pki[] = "--pki", token[] = "--token-file", life[] = "--lifetime",
+    /* The interpreter CMake found (TOPO_PYTHON3, cmake/TopoPython.cmake), not
+     * PATH's python3: a version manager's shim costs half a second a start. */
+    char python[PATH_MAX_LEN] = "python3", pki[] = "--pki", token[] = "--token-file", life[] = "--lifetime",
          secs[] = "300", eof[] = "--exit-on-stdin-eof";
+    const char *configured = getenv("TOPO_PYTHON3");
+    if (configured != NULL && configured[0] != '\0')
+        snprintf(python, sizeof python, "%s", configured);
     char *srv_argv[] = {python, server, pki, fx.dir, token, fx.token_file, life, secs, eof, NULL};
     if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0)
         return -1;
