@@ -201,7 +201,10 @@ def expect_mirror(env, db=None, kinds=KINDS, at=None):
 
 
 def wait_for(pred, timeout, what, step=0.02):
+    """Seconds until pred() holds; gives up after timeout (times slowdown():
+    a sanitizer build relists thousands of pods several times slower)."""
     t0 = time.monotonic()
+    timeout *= slowdown()
     while True:
         v = pred()
         if v:
