@@ -49,7 +49,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 5
+#define TOPO_CACHE_SCHEMA_VERSION 6
 
 typedef struct topo_cache topo_cache;
 
@@ -145,7 +145,8 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * cache keeps only what the engine and the webhook use:
  *   Node: name, labels, allocatable (Kueue units), taints, unschedulable,
  *         Ready, resourceVersion;
- *   Pod:  uid, namespace, name, nodeName, phase, effective requests (as
+ *   Pod:  uid, namespace, name, creationTimestamp (RFC 3339, validated),
+ *         nodeName, phase, effective requests (as
  *         Kubernetes counts them: containers, init containers, sidecars,
  *         overhead, pod-level resources), the labels and annotations that tie
  *         it to a PodSet (see topo_cache_pod), whether it carries a Kueue TAS
@@ -256,6 +257,7 @@ typedef struct topo_cache_pod {
     size_t nannotations;
     int tas; /* carries a Kueue TAS annotation (Kueue placed it) */
     const char *resource_version;
+    int64_t created_at; /* metadata.creationTimestamp, seconds since the epoch; 0: unknown */
 } topo_cache_pod;
 
 typedef struct topo_cache_job {

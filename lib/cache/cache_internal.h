@@ -45,18 +45,19 @@
        "FROM nodes ORDER BY name")                                                                \
     XX(POD_UPSERT,                                                                                \
        "INSERT INTO pods(uid, namespace, name, node_name, phase, requests, podset, "              \
-       "is_topology_assigned, resource_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "      \
+       "is_topology_assigned, resource_version, created_at) "                                    \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "                                          \
        "ON CONFLICT(uid) DO UPDATE SET namespace=excluded.namespace, name=excluded.name, "        \
        "node_name=excluded.node_name, phase=excluded.phase, requests=excluded.requests, "         \
        "podset=excluded.podset, is_topology_assigned=excluded.is_topology_assigned, "             \
-       "resource_version=excluded.resource_version")                                              \
+       "resource_version=excluded.resource_version, created_at=excluded.created_at")              \
     XX(POD_DELETE, "DELETE FROM pods WHERE uid = ?1")                                             \
     XX(POD_GET,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version FROM pods WHERE uid = ?1")                                               \
+       "resource_version, created_at FROM pods WHERE uid = ?1")                                               \
     XX(POD_ALL,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version FROM pods ORDER BY uid")                                                 \
+       "resource_version, created_at FROM pods ORDER BY uid")                                               \
     XX(JOB_UPSERT,                                                                                \
        "INSERT INTO jobs(uid, namespace, name, parallelism, completions, resource_version) "      \
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uid) DO UPDATE SET "                           \

@@ -101,6 +101,7 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
     out->labels = labels;
     out->annotations = annotations;
     out->tas = sqlite3_column_int(st, 7) != 0;
+    out->created_at = sqlite3_column_int64(st, 9);
 
 cleanup:
     json_decref(req);

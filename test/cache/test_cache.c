@@ -151,7 +151,7 @@ static const char NODE_A[] =
 
 static const char POD_A[] =
     "{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"u-1\",\"namespace\":\"ml\",\"name\":\"train-1\","
-    "\"resourceVersion\":\"7\",\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
+    "\"resourceVersion\":\"7\",\"creationTimestamp\":\"2024-05-01T12:00:00Z\",\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
     "\"batch.kubernetes.io/job-completion-index\":\"1\",\"jobset.sigs.k8s.io/jobset-name\":\"js\"},"
     "\"annotations\":{\"kueue.x-k8s.io/podset-required-topology\":\"topology.topo.io/rack\","
     "\"topology.topo.io/podset-size\":\"4\",\"unrelated\":\"y\"}},"
@@ -234,7 +234,8 @@ static const char V1_FILE[] =
     "INSERT INTO meta VALUES('schema_version', '1');"
     "INSERT INTO nodes VALUES('old-1', '{\"kubernetes.io/hostname\":\"old-1\"}',"
     "  '{\"nvidia.com/gpu\":8}', '[]', 0, 1, '41');"
-    "INSERT INTO watch_state VALUES('nodes', '41');";
+    "INSERT INTO watch_state VALUES('nodes', '41');"
+    "INSERT INTO pods VALUES('old-pod', 'ns', 'p', '', 'Pending', '{}', '{\"labels\":{},\"annotations\":{}}', 0, '3');";
 
 static void test_cache__migrate_from_v1(void **state)
 {
@@ -255,6 +256,10 @@ static void test_cache__migrate_from_v1(void **state)
     assert_true(n.ready);
     must(topo_cache_get_watch_rv(c, TOPO_CACHE_NODES, rv, sizeof(rv), &err), &err);
     assert_string_equal(rv, "41");
+    topo_cache_pod op;
+    must(topo_cache_get_pod(&op, c, "old-pod", pool, &err), &err);
+    assert_string_equal(op.name, "p");
+    assert_int_equal(op.created_at, 0); /* unknown until the watch sends it again */
     /* ...and the new tables work. */
     const char *values[] = {"old-1"};
     topo_assign_domain dom = {values, 2};
@@ -298,7 +303,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (5)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (6)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
@@ -390,6 +395,7 @@ static void test_cache__pod_and_job_round_trip(void **state)
     assert_string_equal(p.node_name, "n1");
     assert_string_equal(p.phase, "Running");
     assert_string_equal(p.resource_version, "7");
+    assert_int_equal(p.created_at, 1714564800);
     /* max(2 + 0.5, 8) + 0.25 cpu (the limit-only container defaults its request). */
     assert_int_equal(amount(p.requests, p.nrequests, "cpu"), 8250);
     assert_int_equal(amount(p.requests, p.nrequests, GPU), 4);
@@ -411,6 +417,7 @@ static void test_cache__pod_and_job_round_trip(void **state)
            &err);
     must(topo_cache_get_pod(&p, c, "u-1", pool, &err), &err);
     assert_string_equal(p.phase, "Succeeded");
+    assert_int_equal(p.created_at, 0); /* this one has no creationTimestamp */
     assert_false(p.tas);
     assert_int_equal(p.nlabels, 0);
 
@@ -480,6 +487,9 @@ static void test_cache__malformed(void **state)
                     "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":"
                     "[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"-1Gi\"}}}]}}",
                     "spec.containers[0].resources.requests.memory");
+    expect_rejected(c, TOPO_CACHE_PODS,
+                    "{\"metadata\":{\"uid\":\"u-1\",\"creationTimestamp\":\"2024-05-01\"}}",
+                    "metadata.creationTimestamp: \"2024-05-01\" is not an RFC 3339 time");
     expect_rejected(c, TOPO_CACHE_PODS, "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":[]}",
                     "spec: expected an object, got an array");
     expect_rejected(c, TOPO_CACHE_JOBS, "{\"metadata\":{\"uid\":\"j\"},\"spec\":{\"parallelism\":-2}}",
@@ -1325,7 +1335,7 @@ static void test_cache__slot_binding(void **state)
 
     /* put_pod, through a watch event inside a batch too */
     topo_kv ann[] = {{"topology.topo.io/reservation", "r1"}, {"topology.topo.io/slot", "2"}};
-    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5"};
+    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5", 0};
     must(topo_cache_begin(c, &err), &err);
     must(topo_cache_put_pod(c, &put, &err), &err);
     must(topo_cache_commit(c, &err), &err);
