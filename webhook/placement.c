@@ -50,6 +50,8 @@ enum {
     PM_SETTLE,
     PM_FORWARD_SECONDS,
     PM_ADOPTED,
+    PM_UNGATER_SKIPPED,
+    PM_UNGATER_REMEMBERED,
     PM_N
 };
 
@@ -130,6 +132,15 @@ static const struct {
                     "Reservations another replica made, adopted from the signed records on "
                     "their pods.",
                     TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_UNGATER_SKIPPED] = {"topo_webhook_ungater_skipped_total",
+                            "Gated PodSets a round of the ungater passed over without asking the "
+                            "API server or the engine: they did not fit, and no capacity came "
+                            "back for them since.",
+                            TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_UNGATER_REMEMBERED] = {"topo_webhook_ungater_not_fitting",
+                               "Gated PodSets the ungater remembers as not fitting (passed over "
+                               "until capacity comes back).",
+                               TOPO_METRICS_GAUGE, PM_UNGATER},
 };
 
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
@@ -283,7 +294,9 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
         .identity = identity,
         .lease_ms = o->lease_ms,
         .renew_deadline_ms = o->renew_deadline_ms,
-        .retry_ms = o->retry_ms};
+        .retry_ms = o->retry_ms,
+        .lives = p->lives,
+        .nlives = p->ntopos};
     return topo_ungater_start(&p->ungater, &uo, err);
 }
 
@@ -532,6 +545,8 @@ static void metrics_refresh(void *payload)
         v[PM_PLACER] = topo_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;
         v[PM_TAKEOVERS] = (int64_t)us.takeovers;
         v[PM_SETTLE] = us.last_settle_ms / 1000;
+        v[PM_UNGATER_SKIPPED] = (int64_t)us.skipped;
+        v[PM_UNGATER_REMEMBERED] = (int64_t)us.remembered;
     }
     if (p->placer != NULL) {
         wh_placer_stats ps;
@@ -598,6 +613,20 @@ static int metrics_init(wh_placement *p, topo_err *err)
             if ((p->forwarded[i] = topo_metrics_get(f, v)) == NULL)
                 return topo_err_nomem(err, "metrics");
         }
+        /* From a millisecond (nothing to evaluate) to the seconds a
+         * backlog evaluated through the API server takes. */
+        static const double round_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                              0.25,  0.5,   1,    2.5,   5,    10};
+        topo_metrics_series *h;
+        if (topo_metrics_histogram(p->metrics, &f, "topo_webhook_ungater_round_seconds",
+                                   "How long each round of the ungater took (reading the cache, "
+                                   "the PodSets it evaluated, their API calls).",
+                                   NULL, 0, round_bounds,
+                                   sizeof round_bounds / sizeof round_bounds[0], err) != 0)
+            return -1;
+        if ((h = topo_metrics_get(f, NULL)) == NULL)
+            return topo_err_nomem(err, "metrics");
+        topo_ungater_observe_rounds(p->ungater, h);
     }
     return topo_metrics_on_render(p->metrics, metrics_refresh, p, err) != 0 ? -1 : 0;
 }

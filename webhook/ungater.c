@@ -22,8 +22,12 @@
 #include "topo/str.h"
 #include "topo/admission_config.h"
 #include "topo/cache.h"
+#include "topo/kueue_names.h"
 #include "topo/log.h"
+#include "topo/metrics.h"
 #include "topo/strmap.h"
+
+#include "ungater_skip.h"
 
 struct topo_ungater {
     char *db_path, *kubeconfig, *lease_namespace, *lease_name, *identity;
@@ -40,6 +44,8 @@ struct topo_ungater {
     long settle_ms;
     _Atomic int64_t placing_from_ms; /* when this replica may place (it leads) */
     topo_cache *cache;
+    wh_skip *skip;                           /* the thread's */
+    _Atomic(topo_metrics_series *) rounds_h; /* topo_webhook_ungater_round_seconds */
 
     pthread_t thread;
     int started;
@@ -53,7 +59,13 @@ struct topo_ungater {
 /* One gated pod of the cache, copied out of the foreach callback. */
 typedef struct candidate {
     char *ns, *name, *podset; /* podset NULL: a PodSet of its own */
-    size_t group;             /* order of the PodSet's first pod */
+    char *level;              /* its required level, or NULL */
+    topo_resource *requests;  /* per pod (the cache's effective requests) */
+    size_t nrequests;
+    int pod_group;            /* a Kueue pod group's (never skipped) */
+    int64_t created_at;       /* metadata.creationTimestamp; 0: unknown */
+    int64_t arrived;          /* its PodSet's: the oldest of its pods */
+    size_t group;             /* which PodSet (index in the order first seen) */
     size_t seq;               /* order foreach_pod gave */
 } candidate;
 
@@ -65,6 +77,17 @@ typedef struct scan {
     topo_strmap *groups;
     int oom;
 } scan;
+
+static void candidate_dispose(candidate *c)
+{
+    free(c->ns);
+    free(c->name);
+    free(c->podset);
+    free(c->level);
+    for (size_t i = 0; i < c->nrequests; i++)
+        free((char *)c->requests[i].name);
+    free(c->requests);
+}
 
 /* How one round ended for the thread. */
 enum { ROUND_DONE = 0, ROUND_ABORT = 1 };
@@ -151,6 +174,33 @@ static const char *annotation(const topo_cache_pod *pod, const char *key)
     return NULL;
 }
 
+static const char *label(const topo_cache_pod *pod, const char *key)
+{
+    for (size_t i = 0; i < pod->nlabels; i++)
+        if (strcmp(pod->labels[i].key, key) == 0)
+            return pod->labels[i].value;
+    return NULL;
+}
+
+/* What the skip check reads: the required level and the requests. */
+static int copy_need(candidate *c, const topo_cache_pod *pod)
+{
+    const char *level = annotation(pod, TOPO_KUEUE_REQUIRED_TOPOLOGY);
+    if (level != NULL && (c->level = topo_strdup(level)) == NULL)
+        return TOPO_ENOMEM;
+    if (pod->nrequests > 0 && (c->requests = calloc(pod->nrequests, sizeof(*c->requests))) == NULL)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < pod->nrequests; i++) {
+        if ((c->requests[i].name = topo_strdup(pod->requests[i].name)) == NULL)
+            return TOPO_ENOMEM;
+        c->requests[i].amount = pod->requests[i].amount;
+        c->nrequests++;
+    }
+    c->pod_group = label(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL ||
+                   annotation(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL;
+    return 0;
+}
+
 static int collect(const topo_cache_pod *pod, void *payload)
 {
     scan *s = payload;
@@ -170,10 +220,10 @@ static int collect(const topo_cache_pod *pod, void *payload)
     c->ns = topo_strdup(pod->namespace_name);
     c->name = topo_strdup(pod->name);
     c->podset = podset != NULL && podset[0] != '\0' ? topo_strdup(podset) : NULL;
-    if (c->ns == NULL || c->name == NULL || (podset != NULL && podset[0] && c->podset == NULL)) {
-        free(c->ns);
-        free(c->name);
-        free(c->podset);
+    c->created_at = pod->created_at;
+    if (c->ns == NULL || c->name == NULL || (podset != NULL && podset[0] && c->podset == NULL) ||
+        copy_need(c, pod) != 0) {
+        candidate_dispose(c);
         goto oom;
     }
     c->seq = s->n;
@@ -181,9 +231,7 @@ static int collect(const topo_cache_pod *pod, void *payload)
     if (g < 0) {
         g = (int32_t)s->ngroups++;
         if (c->podset != NULL && topo_strmap_put(s->groups, c->podset, g) != 0) {
-            free(c->ns);
-            free(c->name);
-            free(c->podset);
+            candidate_dispose(c);
             goto oom;
         }
     }
@@ -195,23 +243,59 @@ oom:
     return TOPO_ENOMEM;
 }
 
-static int by_group(const void *a, const void *b)
+/* Arrival order: the oldest PodSet first (its oldest pod's creation time),
+ * ties by namespace, then PodSet (or pod) name; within a PodSet its pods
+ * oldest first, ties by name. */
+static int by_arrival(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
-    if (x->group != y->group)
+    int c;
+    if (x->group != y->group) {
+        if (x->arrived != y->arrived)
+            return x->arrived < y->arrived ? -1 : 1;
+        if ((c = strcmp(x->ns, y->ns)) != 0)
+            return c;
+        if ((c = strcmp(x->podset ? x->podset : x->name, y->podset ? y->podset : y->name)) != 0)
+            return c;
         return x->group < y->group ? -1 : 1;
+    }
+    if (x->created_at != y->created_at)
+        return x->created_at < y->created_at ? -1 : 1;
+    if ((c = strcmp(x->name, y->name)) != 0)
+        return c;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Each candidate gets its PodSet's arrival: the oldest creation time among
+ * its pods (0, unknown, counts as oldest: rows cached before schema 6). */
+static int set_arrivals(scan *s)
+{
+    int64_t *first = calloc(s->ngroups > 0 ? s->ngroups : 1, sizeof(*first));
+    unsigned char *set = calloc(s->ngroups > 0 ? s->ngroups : 1, 1);
+    if (first == NULL || set == NULL) {
+        free(first);
+        free(set);
+        return TOPO_ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        size_t g = s->items[i].group;
+        if (!set[g] || s->items[i].created_at < first[g])
+            first[g] = s->items[i].created_at;
+        set[g] = 1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        s->items[i].arrived = first[s->items[i].group];
+    free(first);
+    free(set);
+    return 0;
 }
 
 static void scan_dispose(scan *s)
 {
     /* The map's keys are the candidates' strings: free it first. */
     topo_strmap_free(s->groups);
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->items[i].ns);
-        free(s->items[i].name);
-        free(s->items[i].podset);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        candidate_dispose(&s->items[i]);
     free(s->items);
     memset(s, 0, sizeof(*s));
 }
@@ -326,71 +410,140 @@ done:
 
 /* ---- one round ---- */
 
+/* Whether the PodSet holds a reservation (its pods claim slots: always
+ * evaluated); an unreadable cache says yes. */
+static int has_reservation(topo_ungater *u, const char *key, topo_pool *pool)
+{
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = topo_cache_reservation_get_by_podset(&r, u->cache, key, pool, &err);
+    topo_pool_clear(pool);
+    return rc != TOPO_ENOTFOUND;
+}
+
+/* Whether the PodSet of items[i..end) can be passed over this round
+ * (ungater_skip.h); *freed: what to remember when it does not fit. */
+static int skip_podset(topo_ungater *u, const scan *s, size_t i, size_t end, uint64_t *freed,
+                       topo_pool *pool)
+{
+    const candidate *c = &s->items[i];
+    *freed = 0;
+    if (u->skip == NULL || c->podset == NULL || c->pod_group)
+        return 0;
+    wh_skip_need need = {c->podset, c->level, c->requests, c->nrequests, (int64_t)(end - i)};
+    wh_skip_verdict v = wh_skip_check(u->skip, &need, freed);
+    if (v == WH_SKIP_EVALUATE || has_reservation(u, c->podset, pool))
+        return 0;
+    if (topo_log_enabled(TOPO_LOG_DEBUG))
+        log_pod(TOPO_LOG_DEBUG, c, "skipped",
+                v == WH_SKIP_UNCHANGED ? "no capacity freed since it last did not fit"
+                                       : "no domain has room for it");
+    return 1;
+}
+
+/* One PodSet: its pods in order until one does not fit. */
+static int round_podset(topo_ungater *u, scan *s, size_t i, size_t end, uint64_t freed,
+                        size_t *waiting)
+{
+    for (size_t j = i; j < end; j++) {
+        /* A round can outlast the renew deadline: keep the lease, and
+         * stop acting the moment it is lost. */
+        if (stopping(u) || !lead(u))
+            return ROUND_ABORT;
+        outcome o = ungate_one(u, &s->items[j], end - j);
+        if (o == OUT_UNGATED) {
+            add_stat(u, &u->stats.ungated, 1);
+        } else if (o == OUT_CHANGED || o == OUT_WAITING) {
+            (*waiting)++;
+        } else if (o == OUT_ERROR) {
+            add_stat(u, &u->stats.errors, 1);
+        } else if (o == OUT_API_DOWN) {
+            add_stat(u, &u->stats.errors, 1);
+            return ROUND_ABORT;
+        } else if (o == OUT_NOFIT) {
+            /* The PodSet goes as a whole: its other pods wait too. */
+            *waiting += end - j;
+            if (u->skip != NULL && s->items[j].podset != NULL &&
+                wh_skip_failed(u->skip, s->items[j].podset, freed, topo_leader_now_ms()) < 0)
+                topo_log(TOPO_LOG_WARN, "ungater: out of memory (PodSet %s not remembered)",
+                         s->items[j].podset);
+            break;
+        }
+    }
+    return ROUND_DONE;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One round. The placement lock is never held here: each pod's evaluation
+ * (topo_admission_ungate_pod_json) takes it for its own placement only, so
+ * an admission waits for at most one PodSet's engine pass. */
 static int round_run(topo_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     scan s;
+    int64_t t0 = mono_us();
     memset(&s, 0, sizeof(s));
-    if ((s.groups = topo_strmap_create(64)) == NULL) {
+    topo_pool *pool = topo_pool_create();
+    if (pool == NULL || (s.groups = topo_strmap_create(64)) == NULL) {
         topo_log(TOPO_LOG_ERROR, "ungater: out of memory");
         add_stat(u, &u->stats.errors, 1);
+        topo_pool_free(pool);
         return ROUND_ABORT;
     }
     int rc = topo_cache_foreach_pod(u->cache, collect, &s, &err);
+    if (rc == 0 && set_arrivals(&s) != 0) {
+        s.oom = 1;
+        rc = TOPO_ENOMEM;
+    }
     if (rc != 0) {
         topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
                  s.oom ? "out of memory" : err.text);
         add_stat(u, &u->stats.errors, 1);
         scan_dispose(&s);
+        topo_pool_free(pool);
         return ROUND_ABORT;
     }
     if (s.dropped > 0)
         topo_log(TOPO_LOG_WARN, "ungater: %zu gated pods beyond the first %u wait for a later round",
                  s.dropped, TOPO_MAX_UNGATER_PODS);
-    /* PodSets in the order their first pod came from the cache (by uid: the
-     * cache keeps no creation time), each PodSet's pods in that order too. */
     if (s.n > 1)
-        qsort(s.items, s.n, sizeof(*s.items), by_group);
+        qsort(s.items, s.n, sizeof(*s.items), by_arrival);
 
     int result = ROUND_DONE;
-    size_t waiting = 0;
-    size_t i = 0;
-    while (i < s.n) {
-        size_t end = i + 1;
-        while (end < s.n && s.items[end].group == s.items[i].group)
+    size_t waiting = 0, skipped = 0;
+    if (u->skip != NULL)
+        wh_skip_round_begin(u->skip, topo_leader_now_ms());
+    for (size_t i = 0, end; result == ROUND_DONE && i < s.n; i = end) {
+        for (end = i + 1; end < s.n && s.items[end].group == s.items[i].group;)
             end++;
-        for (size_t j = i; j < end; j++) {
-            /* A round can outlast the renew deadline: keep the lease, and
-             * stop acting the moment it is lost. */
-            if (stopping(u) || !lead(u)) {
-                result = ROUND_ABORT;
-                goto out;
-            }
-            outcome o = ungate_one(u, &s.items[j], end - j);
-            if (o == OUT_UNGATED) {
-                add_stat(u, &u->stats.ungated, 1);
-            } else if (o == OUT_CHANGED || o == OUT_WAITING) {
-                waiting++;
-            } else if (o == OUT_ERROR) {
-                add_stat(u, &u->stats.errors, 1);
-            } else if (o == OUT_API_DOWN) {
-                add_stat(u, &u->stats.errors, 1);
-                result = ROUND_ABORT;
-                goto out;
-            } else if (o == OUT_NOFIT) {
-                /* The PodSet goes as a whole: its other pods wait too. */
-                waiting += end - j;
-                break;
-            }
+        uint64_t freed = 0;
+        if (skip_podset(u, &s, i, end, &freed, pool)) {
+            waiting += end - i;
+            skipped++;
+            continue;
         }
-        i = end;
+        result = round_podset(u, &s, i, end, freed, &waiting);
     }
-    /* A gauge, set by complete rounds only (an aborted one saw too little). */
+    if (u->skip != NULL)
+        wh_skip_round_end(u->skip, result == ROUND_DONE);
+    int64_t took = mono_us() - t0;
+    topo_metrics_observe(atomic_load(&u->rounds_h), (double)took / 1e6);
     pthread_mutex_lock(&u->mu);
-    u->stats.waiting = (uint64_t)(waiting + s.dropped);
+    u->stats.skipped += skipped;
+    u->stats.last_round_us = took;
+    u->stats.remembered = u->skip != NULL ? wh_skip_remembered(u->skip) : 0;
+    /* A gauge, set by complete rounds only (an aborted one saw too little). */
+    if (result == ROUND_DONE)
+        u->stats.waiting = (uint64_t)(waiting + s.dropped);
     pthread_mutex_unlock(&u->mu);
-out:
     scan_dispose(&s);
+    topo_pool_free(pool);
     return result;
 }
 
@@ -462,6 +615,7 @@ static void destroy(topo_ungater *u)
     topo_k8s_free(u->k);
     topo_k8s_config_dispose(&u->cfg);
     topo_cache_close(u->cache);
+    wh_skip_free(u->skip);
     pthread_cond_destroy(&u->cv);
     pthread_mutex_destroy(&u->mu);
     free(u->db_path);
@@ -501,6 +655,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : TOPO_LEADER_RETRY_MS_DEFAULT;
     u->settle_ms = opts->settle_ms > 0 ? opts->settle_ms : TOPO_UNGATER_SETTLE_MS_DEFAULT;
     atomic_init(&u->placing_from_ms, 0);
+    atomic_init(&u->rounds_h, NULL);
     int rc;
     u->db_path = topo_strdup(opts->db_path);
     u->kubeconfig = topo_strdup(opts->kubeconfig);
@@ -533,6 +688,8 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
             goto wrapped;
     }
     if ((rc = topo_cache_open(&u->cache, u->db_path, NULL, err)) < 0)
+        goto wrapped;
+    if (opts->nlives > 0 && (rc = wh_skip_create(&u->skip, opts->lives, opts->nlives, err)) < 0)
         goto wrapped;
     if (pthread_create(&u->thread, NULL, ungater_main, u) != 0) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: cannot start a thread");
@@ -614,6 +771,12 @@ topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, siz
     if (size > 0)
         snprintf(holder, size, "%s", h);
     return TOPO_UNGATER_PLACER_OTHER;
+}
+
+void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram)
+{
+    if (u != NULL)
+        atomic_store(&u->rounds_h, histogram);
 }
 
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out)
