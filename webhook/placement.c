@@ -52,6 +52,7 @@ enum {
     PM_ADOPTED,
     PM_UNGATER_SKIPPED,
     PM_UNGATER_REMEMBERED,
+    PM_UNGATER_LAST_ROUND,
     PM_N
 };
 
@@ -140,6 +141,10 @@ static const struct {
     [PM_UNGATER_REMEMBERED] = {"topo_webhook_ungater_not_fitting",
                                "Gated PodSets the ungater remembers as not fitting (passed over "
                                "until capacity comes back).",
+                               TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_UNGATER_LAST_ROUND] = {"topo_webhook_ungater_last_round_microseconds",
+                               "How long the ungater's last round took (every round is in "
+                               "topo_webhook_ungater_round_seconds).",
                                TOPO_METRICS_GAUGE, PM_UNGATER},
 };
 
@@ -547,6 +552,7 @@ static void metrics_refresh(void *payload)
         v[PM_SETTLE] = us.last_settle_ms / 1000;
         v[PM_UNGATER_SKIPPED] = (int64_t)us.skipped;
         v[PM_UNGATER_REMEMBERED] = (int64_t)us.remembered;
+        v[PM_UNGATER_LAST_ROUND] = us.last_round_us;
     }
     if (p->placer != NULL) {
         wh_placer_stats ps;
