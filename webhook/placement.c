@@ -182,7 +182,7 @@ struct wh_placement {
      * written by the owner's tick, read by /metrics on a server thread) */
     uint64_t last_commits;
     _Atomic int64_t last_change;
-    uint64_t last_gen_sum;
+    uint64_t last_gen_sum; /* of the lives' freed counters */
 
     topo_metrics *metrics;
     topo_metrics_series *outcomes[PO_N];
@@ -262,9 +262,6 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
-    if (pthread_create(&p->filler_thread, NULL, filler_main, p) != 0)
-        return topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
-    p->filler_started = 1;
 
     /* The in-memory views of namespaces and quotas, each its own client. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
@@ -425,6 +422,16 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     }
     if (rc == 0 && !p->is_static)
         rc = start_ungater(p, o, has_identity > 0 ? identity : NULL, err);
+    /* The filler last: its first list of a large cluster is one long write
+     * transaction, which the writes of opening the admission context and
+     * the ungater's cache would otherwise wait out (busy_timeout) and fail
+     * on. Until it has synced, the replica is not ready. */
+    if (rc == 0 && !p->is_static) {
+        if (pthread_create(&p->filler_thread, NULL, filler_main, p) != 0)
+            rc = topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
+        else
+            p->filler_started = 1;
+    }
     if (rc == 0)
         rc = start_placer(p, o, has_identity > 0 ? identity : NULL, err);
     if (rc == 0)
@@ -480,10 +487,12 @@ void wh_placement_tick(wh_placement *p)
             atomic_store(&p->last_change, mono_s());
         }
     }
-    /* Capacity changed (pods ended, nodes came): gated PodSets may fit. */
+    /* Capacity came back (pods ended, reservations went, nodes came):
+     * gated PodSets may fit. Usage that only grew (every placement) cannot
+     * make one fit: that waits for the interval's round. */
     uint64_t sum = 0;
     for (size_t i = 0; i < p->ntopos; i++)
-        sum += topo_live_generation(p->lives[i]);
+        sum += topo_live_freed(p->lives[i]);
     if (sum != p->last_gen_sum) {
         p->last_gen_sum = sum;
         topo_ungater_kick(p->ungater);

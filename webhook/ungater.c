@@ -496,7 +496,8 @@ static int round_run(topo_ungater *u)
         topo_pool_free(pool);
         return ROUND_ABORT;
     }
-    int rc = topo_cache_foreach_pod(u->cache, collect, &s, &err);
+    int rc = topo_cache_foreach_unbound_pod(u->cache, TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
+                                            collect, &s, &err);
     if (rc == 0 && set_arrivals(&s) != 0) {
         s.oom = 1;
         rc = TOPO_ENOMEM;

@@ -283,6 +283,13 @@ int topo_cache_foreach_pod(topo_cache *cache, topo_cache_pod_fn fn, void *payloa
                            topo_err *err);
 int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payload,
                            topo_err *err);
+/* The same over the pods that are unbound (no nodeName), neither Succeeded
+ * nor Failed, and carry annotation `annotation` (one the cache keeps: see
+ * topo_cache_pod), by uid, from an index of the unbound pods: the gated pods
+ * a round of topo-webhook's ungater reads without reading every bound pod
+ * of the cluster. */
+int topo_cache_foreach_unbound_pod(topo_cache *cache, const char *annotation,
+                                   topo_cache_pod_fn fn, void *payload, topo_err *err);
 
 /* One row by key, copied into pool. TOPO_ENOTFOUND when absent. */
 int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,

@@ -57,7 +57,11 @@
        "resource_version, created_at FROM pods WHERE uid = ?1")                                               \
     XX(POD_ALL,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods ORDER BY uid")                                               \
+       "resource_version, created_at FROM pods ORDER BY uid")                                     \
+    XX(POD_UNBOUND,                                                                               \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version, created_at FROM pods WHERE node_name = '' AND phase NOT IN "             \
+       "('Succeeded', 'Failed') AND instr(podset, ?1) > 0 ORDER BY uid")                                               \
     XX(JOB_UPSERT,                                                                                \
        "INSERT INTO jobs(uid, namespace, name, parallelism, completions, resource_version) "      \
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uid) DO UPDATE SET "                           \

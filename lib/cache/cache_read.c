@@ -2,6 +2,8 @@
  * callbacks over one consistent read, and single rows by key. */
 #include "cache_internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int row_taints(topo_taint **out, size_t *out_n, const json_t *arr, topo_pool *pool,
@@ -205,6 +207,44 @@ int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payloa
 {
     walk w = {TOPO_CACHE_JOBS, NULL, NULL, fn, payload};
     return foreach_row(cache, &w, err);
+}
+
+int topo_cache_foreach_unbound_pod(topo_cache *cache, const char *annotation,
+                                   topo_cache_pod_fn fn, void *payload, topo_err *err)
+{
+    walk w = {TOPO_CACHE_PODS, NULL, fn, NULL, payload};
+    sqlite3_stmt *st = NULL;
+    char *quoted = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL || annotation == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open, or no callback");
+    /* The key as the podset column's JSON holds it: a cheap filter in SQL;
+     * the callback still reads the annotation itself. */
+    size_t n = strlen(annotation) + 3;
+    if ((quoted = malloc(n)) == NULL)
+        return topo_err_nomem(err, "cache");
+    snprintf(quoted, n, "\"%s\"", annotation);
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        goto out;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_POD_UNBOUND, err)) == NULL) {
+        error = err ? err->code : TOPO_EIO;
+        goto cleanup;
+    }
+    if ((error = cache_bind_text(cache, st, 1, quoted, err)) < 0)
+        goto cleanup;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((error = visit_row(cache, &w, st, err)) != 0)
+            goto cleanup;
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read", err);
+
+cleanup:
+    cache_stmt_done(st);
+    error = cache_op_end(cache, CACHE_OP_READ, error, err);
+out:
+    free(quoted);
+    return error;
 }
 
 /* --- single rows ----------------------------------------------------------------------- */

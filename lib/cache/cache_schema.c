@@ -141,7 +141,10 @@ const char *const topo_cache_migrations[] = {
      * since the epoch; 0 when unknown, as for pods stored before): the
      * ungater retries gated PodSets oldest first. Rows written before get
      * theirs with the watch's next event or relist. */
-    "ALTER TABLE pods ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;\n",
+    "ALTER TABLE pods ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;\n"
+    /* ...and reads only the unbound pods (topo_cache_foreach_unbound_pod),
+     * not the cluster's bound ones. */
+    "CREATE INDEX pods_unbound ON pods(uid) WHERE node_name = '';\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

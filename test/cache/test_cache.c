@@ -1710,6 +1710,49 @@ static void test_cache__manual_checkpoint(void **state)
     topo_cache_close(m);
 }
 
+static int names_of(const topo_cache_pod *p, void *payload)
+{
+    char *out = payload;
+    strcat(out, p->name);
+    strcat(out, " ");
+    return 0;
+}
+
+/* The ungater's read: unbound, not finished, carrying the annotation. */
+static void test_cache__foreach_unbound_pod(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+    topo_kv gated[] = {{"topology.topo.io/wait-reason", "no rack has room"}};
+    topo_kv other[] = {{"topology.topo.io/podset", "ns/x"}};
+    const struct {
+        const char *uid, *node, *phase;
+        topo_kv *ann;
+    } pods[] = {
+        {"u-5", "", "Pending", gated},      /* yes */
+        {"u-1", "", "Pending", gated},      /* yes, first by uid */
+        {"u-2", "n1", "Running", gated},    /* bound */
+        {"u-3", "", "Pending", other},      /* not gated */
+        {"u-4", "", "Failed", gated},       /* finished */
+        {"u-6", "", "", gated},             /* no status yet: yes */
+    };
+    for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+        topo_cache_pod p = {pods[i].uid, "ns", pods[i].uid, pods[i].node, pods[i].phase,
+                            NULL, 0, NULL, 0, pods[i].ann, 1, 0, "1", 1714564800};
+        must(topo_cache_put_pod(c, &p, &err), &err);
+    }
+    char names[128] = "";
+    must(topo_cache_foreach_unbound_pod(c, "topology.topo.io/wait-reason", names_of, names,
+                                        &err), &err);
+    assert_string_equal(names, "u-1 u-5 u-6 ");
+    /* the key must be the whole key, not a prefix of another */
+    names[0] = '\0';
+    must(topo_cache_foreach_unbound_pod(c, "topology.topo.io/wait", names_of, names, &err),
+         &err);
+    assert_string_equal(names, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1721,6 +1764,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__foreach_unbound_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
