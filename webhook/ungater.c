@@ -56,41 +56,61 @@ struct topo_ungater {
     topo_ungater_stats stats;
 };
 
-/* One gated pod of the cache, copied out of the foreach callback. */
+/* One gated pod of a PodSet being evaluated, copied out of the cache. */
 typedef struct candidate {
     char *ns, *name, *podset; /* podset NULL: a PodSet of its own */
-    char *level;              /* its required level, or NULL */
-    topo_resource *requests;  /* per pod (the cache's effective requests) */
-    size_t nrequests;
-    int pod_group;            /* a Kueue pod group's (never skipped) */
-    int64_t created_at;       /* metadata.creationTimestamp; 0: unknown */
-    int64_t arrived;          /* its PodSet's: the oldest of its pods */
-    size_t group;             /* which PodSet (index in the order first seen) */
-    size_t seq;               /* order foreach_pod gave */
 } candidate;
 
-typedef struct scan {
+typedef struct members {
     candidate *items;
     size_t n, cap;
-    size_t ngroups;
-    size_t dropped; /* over TOPO_MAX_UNGATER_PODS */
-    topo_strmap *groups;
+    int oom;
+} members;
+
+/* One gated PodSet of the cache (topo_cache_foreach_gated_podset). */
+typedef struct gated {
+    char *key;               /* its podset annotation; NULL: uid's pod alone */
+    char *uid, *ns, *name;   /* its oldest pod */
+    char *level;             /* its required level, or NULL */
+    topo_resource *requests; /* per pod (the cache's effective requests) */
+    size_t nrequests;
+    int pod_group;           /* a Kueue pod group's (never skipped) */
+    int64_t created_at;      /* its oldest pod's creationTimestamp; 0: unknown */
+    size_t npods;            /* its gated pods */
+} gated;
+
+typedef struct scan {
+    gated *items;
+    size_t n, cap;
+    size_t dropped, dropped_pods; /* over TOPO_MAX_UNGATER_PODS PodSets */
     int oom;
 } scan;
 
-static void candidate_dispose(candidate *c)
-{
-    free(c->ns);
-    free(c->name);
-    free(c->podset);
-    free(c->level);
-    for (size_t i = 0; i < c->nrequests; i++)
-        free((char *)c->requests[i].name);
-    free(c->requests);
-}
-
 /* How one round ended for the thread. */
 enum { ROUND_DONE = 0, ROUND_ABORT = 1 };
+
+static void gated_dispose(gated *g)
+{
+    free(g->key);
+    free(g->uid);
+    free(g->ns);
+    free(g->name);
+    free(g->level);
+    for (size_t i = 0; i < g->nrequests; i++)
+        free((char *)g->requests[i].name);
+    free(g->requests);
+}
+
+static void members_dispose(members *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->items[i].ns);
+        free(m->items[i].name);
+        free(m->items[i].podset);
+    }
+    free(m->items);
+    memset(m, 0, sizeof(*m));
+}
 
 static void add_stat(topo_ungater *u, uint64_t *field, uint64_t n)
 {
@@ -183,121 +203,100 @@ static const char *label(const topo_cache_pod *pod, const char *key)
 }
 
 /* What the skip check reads: the required level and the requests. */
-static int copy_need(candidate *c, const topo_cache_pod *pod)
+static int copy_need(gated *g, const topo_cache_pod *pod)
 {
     const char *level = annotation(pod, TOPO_KUEUE_REQUIRED_TOPOLOGY);
-    if (level != NULL && (c->level = topo_strdup(level)) == NULL)
+    if (level != NULL && (g->level = topo_strdup(level)) == NULL)
         return TOPO_ENOMEM;
-    if (pod->nrequests > 0 && (c->requests = calloc(pod->nrequests, sizeof(*c->requests))) == NULL)
+    if (pod->nrequests > 0 && (g->requests = calloc(pod->nrequests, sizeof(*g->requests))) == NULL)
         return TOPO_ENOMEM;
     for (size_t i = 0; i < pod->nrequests; i++) {
-        if ((c->requests[i].name = topo_strdup(pod->requests[i].name)) == NULL)
+        if ((g->requests[i].name = topo_strdup(pod->requests[i].name)) == NULL)
             return TOPO_ENOMEM;
-        c->requests[i].amount = pod->requests[i].amount;
-        c->nrequests++;
+        g->requests[i].amount = pod->requests[i].amount;
+        g->nrequests++;
     }
-    c->pod_group = label(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL ||
+    g->pod_group = label(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL ||
                    annotation(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL;
     return 0;
 }
 
-static int collect(const topo_cache_pod *pod, void *payload)
+static int collect(const topo_cache_gated_podset *ps, void *payload)
 {
     scan *s = payload;
-    if (annotation(pod, TOPO_ADMISSION_WAIT_REASON_ANNOTATION) == NULL ||
-        pod->node_name[0] != '\0' || strcmp(pod->phase, "Succeeded") == 0 ||
-        strcmp(pod->phase, "Failed") == 0)
-        return 0;
+    const topo_cache_pod *pod = ps->oldest;
     if (s->n == TOPO_MAX_UNGATER_PODS) {
         s->dropped++;
+        s->dropped_pods += ps->npods;
         return 0;
     }
-    if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0)
-        goto oom;
-    candidate *c = &s->items[s->n];
-    memset(c, 0, sizeof(*c));
-    const char *podset = annotation(pod, TOPO_ADMISSION_PODSET_ANNOTATION);
-    c->ns = topo_strdup(pod->namespace_name);
-    c->name = topo_strdup(pod->name);
-    c->podset = podset != NULL && podset[0] != '\0' ? topo_strdup(podset) : NULL;
-    c->created_at = pod->created_at;
-    if (c->ns == NULL || c->name == NULL || (podset != NULL && podset[0] && c->podset == NULL) ||
-        copy_need(c, pod) != 0) {
-        candidate_dispose(c);
-        goto oom;
-    }
-    c->seq = s->n;
-    int32_t g = c->podset != NULL ? topo_strmap_get(s->groups, c->podset) : -1;
-    if (g < 0) {
-        g = (int32_t)s->ngroups++;
-        if (c->podset != NULL && topo_strmap_put(s->groups, c->podset, g) != 0) {
-            candidate_dispose(c);
-            goto oom;
-        }
-    }
-    c->group = (size_t)g;
-    s->n++;
-    return 0;
-oom:
-    s->oom = 1;
-    return TOPO_ENOMEM;
-}
-
-/* Arrival order: the oldest PodSet first (its oldest pod's creation time),
- * ties by namespace, then PodSet (or pod) name; within a PodSet its pods
- * oldest first, ties by name. */
-static int by_arrival(const void *a, const void *b)
-{
-    const candidate *x = a, *y = b;
-    int c;
-    if (x->group != y->group) {
-        if (x->arrived != y->arrived)
-            return x->arrived < y->arrived ? -1 : 1;
-        if ((c = strcmp(x->ns, y->ns)) != 0)
-            return c;
-        if ((c = strcmp(x->podset ? x->podset : x->name, y->podset ? y->podset : y->name)) != 0)
-            return c;
-        return x->group < y->group ? -1 : 1;
-    }
-    if (x->created_at != y->created_at)
-        return x->created_at < y->created_at ? -1 : 1;
-    if ((c = strcmp(x->name, y->name)) != 0)
-        return c;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Each candidate gets its PodSet's arrival: the oldest creation time among
- * its pods (0, unknown, counts as oldest: rows cached before schema 6). */
-static int set_arrivals(scan *s)
-{
-    int64_t *first = calloc(s->ngroups > 0 ? s->ngroups : 1, sizeof(*first));
-    unsigned char *set = calloc(s->ngroups > 0 ? s->ngroups : 1, 1);
-    if (first == NULL || set == NULL) {
-        free(first);
-        free(set);
+    if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0) {
+        s->oom = 1;
         return TOPO_ENOMEM;
     }
-    for (size_t i = 0; i < s->n; i++) {
-        size_t g = s->items[i].group;
-        if (!set[g] || s->items[i].created_at < first[g])
-            first[g] = s->items[i].created_at;
-        set[g] = 1;
+    gated *g = &s->items[s->n];
+    memset(g, 0, sizeof(*g));
+    g->created_at = ps->created_at;
+    g->npods = ps->npods;
+    if ((ps->key != NULL && (g->key = topo_strdup(ps->key)) == NULL) ||
+        (g->uid = topo_strdup(pod->uid)) == NULL ||
+        (g->ns = topo_strdup(pod->namespace_name)) == NULL ||
+        (g->name = topo_strdup(pod->name)) == NULL || copy_need(g, pod) != 0) {
+        gated_dispose(g);
+        s->oom = 1;
+        return TOPO_ENOMEM;
     }
-    for (size_t i = 0; i < s->n; i++)
-        s->items[i].arrived = first[s->items[i].group];
-    free(first);
-    free(set);
+    s->n++;
     return 0;
+}
+
+/* Arrival order: the oldest PodSet first (its oldest pod's creation time;
+ * 0, unknown, counts as oldest: rows cached before schema 6), ties by
+ * namespace, then PodSet (or lone pod) name. */
+static int by_arrival(const void *a, const void *b)
+{
+    const gated *x = a, *y = b;
+    int c;
+    if (x->created_at != y->created_at)
+        return x->created_at < y->created_at ? -1 : 1;
+    if ((c = strcmp(x->ns, y->ns)) != 0)
+        return c;
+    if ((c = strcmp(x->key ? x->key : x->name, y->key ? y->key : y->name)) != 0)
+        return c;
+    return strcmp(x->uid, y->uid);
 }
 
 static void scan_dispose(scan *s)
 {
-    /* The map's keys are the candidates' strings: free it first. */
-    topo_strmap_free(s->groups);
     for (size_t i = 0; i < s->n; i++)
-        candidate_dispose(&s->items[i]);
+        gated_dispose(&s->items[i]);
     free(s->items);
     memset(s, 0, sizeof(*s));
+}
+
+/* A PodSet's gated pods, oldest first (topo_cache_foreach_gated_pod). */
+static int collect_member(const topo_cache_pod *pod, void *payload)
+{
+    members *m = payload;
+    const char *podset = annotation(pod, TOPO_ADMISSION_PODSET_ANNOTATION);
+    if (topo_array_reserve((void **)&m->items, &m->cap, m->n + 1, sizeof(*m->items)) != 0) {
+        m->oom = 1;
+        return TOPO_ENOMEM;
+    }
+    candidate *c = &m->items[m->n];
+    memset(c, 0, sizeof(*c));
+    c->ns = topo_strdup(pod->namespace_name);
+    c->name = topo_strdup(pod->name);
+    c->podset = podset != NULL && podset[0] != '\0' ? topo_strdup(podset) : NULL;
+    if (c->ns == NULL || c->name == NULL || (podset != NULL && podset[0] && c->podset == NULL)) {
+        free(c->ns);
+        free(c->name);
+        free(c->podset);
+        m->oom = 1;
+        return TOPO_ENOMEM;
+    }
+    m->n++;
+    return 0;
 }
 
 /* ---- one pod ---- */
@@ -421,36 +420,51 @@ static int has_reservation(topo_ungater *u, const char *key, topo_pool *pool)
     return rc != TOPO_ENOTFOUND;
 }
 
-/* Whether the PodSet of items[i..end) can be passed over this round
- * (ungater_skip.h); *freed: what to remember when it does not fit. */
-static int skip_podset(topo_ungater *u, const scan *s, size_t i, size_t end, uint64_t *freed,
-                       topo_pool *pool)
+/* Whether the PodSet can be passed over this round (ungater_skip.h);
+ * *freed: what to remember when it does not fit. */
+static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed, topo_pool *pool)
 {
-    const candidate *c = &s->items[i];
     *freed = 0;
-    if (u->skip == NULL || c->podset == NULL || c->pod_group)
+    if (u->skip == NULL || g->key == NULL || g->pod_group)
         return 0;
-    wh_skip_need need = {c->podset, c->level, c->requests, c->nrequests, (int64_t)(end - i)};
+    wh_skip_need need = {g->key, g->level, g->requests, g->nrequests, (int64_t)g->npods};
     wh_skip_verdict v = wh_skip_check(u->skip, &need, freed);
-    if (v == WH_SKIP_EVALUATE || has_reservation(u, c->podset, pool))
+    if (v == WH_SKIP_EVALUATE || has_reservation(u, g->key, pool))
         return 0;
-    if (topo_log_enabled(TOPO_LOG_DEBUG))
-        log_pod(TOPO_LOG_DEBUG, c, "skipped",
-                v == WH_SKIP_UNCHANGED ? "no capacity freed since it last did not fit"
-                                       : "no domain has room for it");
+    if (topo_log_enabled(TOPO_LOG_DEBUG)) {
+        topo_log_field f[3] = {{"ns", g->ns},
+                               {"podset", g->key},
+                               {"detail", v == WH_SKIP_UNCHANGED
+                                              ? "no capacity freed since it last did not fit"
+                                              : "no domain has room for it"}};
+        topo_log_kv(TOPO_LOG_DEBUG, f, 3, "ungater: skipped");
+    }
     return 1;
 }
 
-/* One PodSet: its pods in order until one does not fit. */
-static int round_podset(topo_ungater *u, scan *s, size_t i, size_t end, uint64_t freed,
-                        size_t *waiting)
+/* One PodSet: its pods oldest first until one does not fit. */
+static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t *waiting)
 {
-    for (size_t j = i; j < end; j++) {
+    topo_err err = TOPO_ERR_INIT;
+    members m;
+    memset(&m, 0, sizeof(m));
+    if (topo_cache_foreach_gated_pod(u->cache, g->key, g->key == NULL ? g->uid : NULL,
+                                     collect_member, &m, &err) != 0) {
+        topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
+                 m.oom ? "out of memory" : err.text);
+        add_stat(u, &u->stats.errors, 1);
+        members_dispose(&m);
+        return ROUND_ABORT;
+    }
+    int result = ROUND_DONE;
+    for (size_t j = 0; j < m.n; j++) {
         /* A round can outlast the renew deadline: keep the lease, and
          * stop acting the moment it is lost. */
-        if (stopping(u) || !lead(u))
-            return ROUND_ABORT;
-        outcome o = ungate_one(u, &s->items[j], end - j);
+        if (stopping(u) || !lead(u)) {
+            result = ROUND_ABORT;
+            break;
+        }
+        outcome o = ungate_one(u, &m.items[j], m.n - j);
         if (o == OUT_UNGATED) {
             add_stat(u, &u->stats.ungated, 1);
         } else if (o == OUT_CHANGED || o == OUT_WAITING) {
@@ -459,18 +473,20 @@ static int round_podset(topo_ungater *u, scan *s, size_t i, size_t end, uint64_t
             add_stat(u, &u->stats.errors, 1);
         } else if (o == OUT_API_DOWN) {
             add_stat(u, &u->stats.errors, 1);
-            return ROUND_ABORT;
+            result = ROUND_ABORT;
+            break;
         } else if (o == OUT_NOFIT) {
             /* The PodSet goes as a whole: its other pods wait too. */
-            *waiting += end - j;
-            if (u->skip != NULL && s->items[j].podset != NULL &&
-                wh_skip_failed(u->skip, s->items[j].podset, freed, topo_leader_now_ms()) < 0)
+            *waiting += m.n - j;
+            if (u->skip != NULL && g->key != NULL &&
+                wh_skip_failed(u->skip, g->key, freed, topo_leader_now_ms()) < 0)
                 topo_log(TOPO_LOG_WARN, "ungater: out of memory (PodSet %s not remembered)",
-                         s->items[j].podset);
+                         g->key);
             break;
         }
     }
-    return ROUND_DONE;
+    members_dispose(&m);
+    return result;
 }
 
 static int64_t mono_us(void)
@@ -490,28 +506,18 @@ static int round_run(topo_ungater *u)
     int64_t t0 = mono_us();
     memset(&s, 0, sizeof(s));
     topo_pool *pool = topo_pool_create();
-    if (pool == NULL || (s.groups = topo_strmap_create(64)) == NULL) {
-        topo_log(TOPO_LOG_ERROR, "ungater: out of memory");
-        add_stat(u, &u->stats.errors, 1);
-        topo_pool_free(pool);
-        return ROUND_ABORT;
-    }
-    int rc = topo_cache_foreach_unbound_pod(u->cache, TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
-                                            collect, &s, &err);
-    if (rc == 0 && set_arrivals(&s) != 0) {
-        s.oom = 1;
-        rc = TOPO_ENOMEM;
-    }
+    int rc = pool == NULL ? TOPO_ENOMEM : topo_cache_foreach_gated_podset(u->cache, collect, &s, &err);
     if (rc != 0) {
         topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
-                 s.oom ? "out of memory" : err.text);
+                 s.oom || pool == NULL ? "out of memory" : err.text);
         add_stat(u, &u->stats.errors, 1);
         scan_dispose(&s);
         topo_pool_free(pool);
         return ROUND_ABORT;
     }
     if (s.dropped > 0)
-        topo_log(TOPO_LOG_WARN, "ungater: %zu gated pods beyond the first %u wait for a later round",
+        topo_log(TOPO_LOG_WARN,
+                 "ungater: %zu gated PodSets beyond the first %u wait for a later round",
                  s.dropped, TOPO_MAX_UNGATER_PODS);
     if (s.n > 1)
         qsort(s.items, s.n, sizeof(*s.items), by_arrival);
@@ -520,16 +526,14 @@ static int round_run(topo_ungater *u)
     size_t waiting = 0, skipped = 0;
     if (u->skip != NULL)
         wh_skip_round_begin(u->skip, topo_leader_now_ms());
-    for (size_t i = 0, end; result == ROUND_DONE && i < s.n; i = end) {
-        for (end = i + 1; end < s.n && s.items[end].group == s.items[i].group;)
-            end++;
+    for (size_t i = 0; result == ROUND_DONE && i < s.n; i++) {
         uint64_t freed = 0;
-        if (skip_podset(u, &s, i, end, &freed, pool)) {
-            waiting += end - i;
+        if (skip_podset(u, &s.items[i], &freed, pool)) {
+            waiting += s.items[i].npods;
             skipped++;
             continue;
         }
-        result = round_podset(u, &s, i, end, freed, &waiting);
+        result = round_podset(u, &s.items[i], freed, &waiting);
     }
     if (u->skip != NULL)
         wh_skip_round_end(u->skip, result == ROUND_DONE);
@@ -541,7 +545,7 @@ static int round_run(topo_ungater *u)
     u->stats.remembered = u->skip != NULL ? wh_skip_remembered(u->skip) : 0;
     /* A gauge, set by complete rounds only (an aborted one saw too little). */
     if (result == ROUND_DONE)
-        u->stats.waiting = (uint64_t)(waiting + s.dropped);
+        u->stats.waiting = (uint64_t)(waiting + s.dropped_pods);
     pthread_mutex_unlock(&u->mu);
     scan_dispose(&s);
     topo_pool_free(pool);

@@ -2,10 +2,11 @@
  * once their PodSet fits, through the API server.
  *
  * One thread. Every interval (sooner after topo_ungater_kick), while this
- * replica leads (Lease "topo-webhook-ungater"), it reads the gated, unbound,
- * non-terminal pods from its own connection to the cache file, groups them
- * by their topology.topo.io/podset annotation and, PodSet by PodSet, GETs
- * each pod, asks topo_admission_ungate_pod for the patch and PATCHes the pod
+ * replica leads (Lease "topo-webhook-ungater"), it reads the gated PodSets
+ * (unbound, non-terminal pods grouped by their topology.topo.io/podset
+ * annotation: topo_cache_foreach_gated_podset, one row per PodSet) from its
+ * own connection to the cache file and, PodSet by PodSet, reads its gated
+ * pods, GETs each pod, asks topo_admission_ungate_pod for the patch and PATCHes the pod
  * (JSON Patch, resourceVersion precondition). A PodSet that still does not
  * fit is left for the next round; so is a pod that changed meanwhile.
  * PodSets go oldest first (their oldest pod's creationTimestamp, then

@@ -283,13 +283,28 @@ int topo_cache_foreach_pod(topo_cache *cache, topo_cache_pod_fn fn, void *payloa
                            topo_err *err);
 int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payload,
                            topo_err *err);
-/* The same over the pods that are unbound (no nodeName), neither Succeeded
- * nor Failed, and carry annotation `annotation` (one the cache keeps: see
- * topo_cache_pod), by uid, from an index of the unbound pods: the gated pods
- * a round of topo-webhook's ungater reads without reading every bound pod
- * of the cluster. */
-int topo_cache_foreach_unbound_pod(topo_cache *cache, const char *annotation,
-                                   topo_cache_pod_fn fn, void *payload, topo_err *err);
+/* Gated PodSets, as topo-webhook's ungater reads them each round. A gated
+ * pod is unbound (no nodeName), neither Succeeded nor Failed, and carries
+ * annotation topology.topo.io/wait-reason; its PodSet is its
+ * topology.topo.io/podset annotation (topo-webhook writes both with its
+ * gate; a gated pod without one is a PodSet of its own). From an index of
+ * the unbound pods by PodSet: one row per PodSet, not one per pod, and never
+ * the cluster's bound pods.
+ * topo_cache_foreach_gated_podset calls fn once per PodSet (in no particular
+ * order); topo_cache_foreach_gated_pod for each gated pod of one, oldest
+ * first, ties by name: key as foreach_gated_podset gave it, or NULL and the
+ * pod's uid for a PodSet of its own. */
+typedef struct topo_cache_gated_podset {
+    const char *key;              /* the podset annotation; NULL: oldest alone */
+    size_t npods;                 /* its gated pods */
+    int64_t created_at;           /* its oldest pod's creation time (0: unknown) */
+    const topo_cache_pod *oldest; /* a pod of it with that time */
+} topo_cache_gated_podset;
+typedef int (*topo_cache_gated_podset_fn)(const topo_cache_gated_podset *ps, void *payload);
+int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_fn fn,
+                                    void *payload, topo_err *err);
+int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char *uid,
+                                 topo_cache_pod_fn fn, void *payload, topo_err *err);
 
 /* One row by key, copied into pool. TOPO_ENOTFOUND when absent. */
 int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,

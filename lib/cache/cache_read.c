@@ -2,8 +2,6 @@
  * callbacks over one consistent read, and single rows by key. */
 #include "cache_internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int row_taints(topo_taint **out, size_t *out_n, const json_t *arr, topo_pool *pool,
@@ -209,29 +207,66 @@ int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payloa
     return foreach_row(cache, &w, err);
 }
 
-int topo_cache_foreach_unbound_pod(topo_cache *cache, const char *annotation,
-                                   topo_cache_pod_fn fn, void *payload, topo_err *err)
+/* --- gated PodSets ------------------------------------------------------------------- */
+
+int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_fn fn,
+                                    void *payload, topo_err *err)
 {
-    walk w = {TOPO_CACHE_PODS, NULL, fn, NULL, payload};
     sqlite3_stmt *st = NULL;
-    char *quoted = NULL;
     int error, rc;
 
-    if (cache == NULL || fn == NULL || annotation == NULL)
+    if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open, or no callback");
-    /* The key as the podset column's JSON holds it: a cheap filter in SQL;
-     * the callback still reads the annotation itself. */
-    size_t n = strlen(annotation) + 3;
-    if ((quoted = malloc(n)) == NULL)
-        return topo_err_nomem(err, "cache");
-    snprintf(quoted, n, "\"%s\"", annotation);
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
-        goto out;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_POD_UNBOUND, err)) == NULL) {
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_GATED_PODSETS, err)) == NULL) {
         error = err ? err->code : TOPO_EIO;
         goto cleanup;
     }
-    if ((error = cache_bind_text(cache, st, 1, quoted, err)) < 0)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        topo_cache_pod pod;
+        topo_cache_gated_podset ps;
+        topo_pool_clear(cache->scratch);
+        if ((error = cache_row_pod(&pod, st, cache->scratch, err)) < 0)
+            goto cleanup;
+        ps.key = sqlite3_column_type(st, 11) == SQLITE_NULL
+                     ? NULL
+                     : cache_column_strdup(st, 11, 0, cache->scratch);
+        if (sqlite3_column_type(st, 11) != SQLITE_NULL && ps.key == NULL) {
+            error = topo_err_nomem(err, "cache");
+            goto cleanup;
+        }
+        ps.npods = (size_t)sqlite3_column_int64(st, 10);
+        ps.created_at = pod.created_at;
+        ps.oldest = &pod;
+        if ((error = fn(&ps, payload)) != 0)
+            goto cleanup;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read", err);
+
+cleanup:
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
+}
+
+int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char *uid,
+                                 topo_cache_pod_fn fn, void *payload, topo_err *err)
+{
+    walk w = {TOPO_CACHE_PODS, NULL, fn, NULL, payload};
+    sqlite3_stmt *st = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL || (key == NULL && uid == NULL))
+        return topo_err_set(err, TOPO_EINVALID, "cache: gated pods: no PodSet, or no callback");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, key != NULL ? CACHE_STMT_GATED_PODS : CACHE_STMT_GATED_POD,
+                             err)) == NULL) {
+        error = err ? err->code : TOPO_EIO;
+        goto cleanup;
+    }
+    if ((error = cache_bind_text(cache, st, 1, key != NULL ? key : uid, err)) < 0)
         goto cleanup;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if ((error = visit_row(cache, &w, st, err)) != 0)
@@ -241,10 +276,7 @@ int topo_cache_foreach_unbound_pod(topo_cache *cache, const char *annotation,
 
 cleanup:
     cache_stmt_done(st);
-    error = cache_op_end(cache, CACHE_OP_READ, error, err);
-out:
-    free(quoted);
-    return error;
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
 }
 
 /* --- single rows ----------------------------------------------------------------------- */

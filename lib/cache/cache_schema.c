@@ -142,9 +142,11 @@ const char *const topo_cache_migrations[] = {
      * ungater retries gated PodSets oldest first. Rows written before get
      * theirs with the watch's next event or relist. */
     "ALTER TABLE pods ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;\n"
-    /* ...and reads only the unbound pods (topo_cache_foreach_unbound_pod),
-     * not the cluster's bound ones. */
-    "CREATE INDEX pods_unbound ON pods(uid) WHERE node_name = '';\n",
+    /* ...and reads the gated PodSets, not every pod: the unbound pods by
+     * the PodSet key topo-webhook writes beside its gate (the expression is
+     * CACHE_GATED_KEY's), then age and name (topo_cache_foreach_gated_podset). */
+    "CREATE INDEX pods_gated ON pods(json_extract(podset, "
+    "'$.annotations.\"topology.topo.io/podset\"'), created_at, name) WHERE node_name = '';\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

@@ -1718,39 +1718,65 @@ static int names_of(const topo_cache_pod *p, void *payload)
     return 0;
 }
 
-/* The ungater's read: unbound, not finished, carrying the annotation. */
-static void test_cache__foreach_unbound_pod(void **state)
+static int podset_row(const topo_cache_gated_podset *ps, void *payload)
+{
+    char *out = payload;
+    char line[96];
+    snprintf(line, sizeof line, "%s:%zu:%lld:%s ", ps->key ? ps->key : "-", ps->npods,
+             (long long)ps->created_at, ps->key ? "" : ps->oldest->uid);
+    strcat(out, line);
+    return 0;
+}
+
+/* The ungater's reads: gated PodSets, then one's pods oldest first. */
+static void test_cache__gated_podsets(void **state)
 {
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = open_cache(f);
-    topo_kv gated[] = {{"topology.topo.io/wait-reason", "no rack has room"}};
-    topo_kv other[] = {{"topology.topo.io/podset", "ns/x"}};
+#define WAIT {"topology.topo.io/wait-reason", "no rack has room"}
+    topo_kv a[] = {WAIT, {"topology.topo.io/podset", "ns/a"}};
+    topo_kv b[] = {WAIT, {"topology.topo.io/podset", "ns/b"}};
+    topo_kv b_ungated[] = {{"topology.topo.io/podset", "ns/b"}};
+    topo_kv alone[] = {WAIT};
+#undef WAIT
     const struct {
-        const char *uid, *node, *phase;
+        const char *uid, *name, *node, *phase;
         topo_kv *ann;
+        size_t nann;
+        int64_t created;
     } pods[] = {
-        {"u-5", "", "Pending", gated},      /* yes */
-        {"u-1", "", "Pending", gated},      /* yes, first by uid */
-        {"u-2", "n1", "Running", gated},    /* bound */
-        {"u-3", "", "Pending", other},      /* not gated */
-        {"u-4", "", "Failed", gated},       /* finished */
-        {"u-6", "", "", gated},             /* no status yet: yes */
+        {"u-1", "a-1", "", "Pending", a, 2, 100},
+        {"u-2", "a-2", "", "Pending", a, 2, 50},
+        {"u-3", "a-0", "", "", a, 2, 50},
+        {"u-4", "a-3", "n1", "Running", a, 2, 10},       /* bound */
+        {"u-5", "solo", "", "Pending", alone, 1, 70},    /* a PodSet of its own */
+        {"u-6", "b-1", "", "Pending", b_ungated, 1, 5},  /* not gated */
+        {"u-7", "b-2", "", "Failed", b, 2, 5},           /* finished */
     };
     for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
-        topo_cache_pod p = {pods[i].uid, "ns", pods[i].uid, pods[i].node, pods[i].phase,
-                            NULL, 0, NULL, 0, pods[i].ann, 1, 0, "1", 1714564800};
+        topo_cache_pod p = {pods[i].uid, "ns", pods[i].name, pods[i].node, pods[i].phase,
+                            NULL, 0, NULL, 0, pods[i].ann, pods[i].nann, 0, "1", pods[i].created};
         must(topo_cache_put_pod(c, &p, &err), &err);
     }
-    char names[128] = "";
-    must(topo_cache_foreach_unbound_pod(c, "topology.topo.io/wait-reason", names_of, names,
-                                        &err), &err);
-    assert_string_equal(names, "u-1 u-5 u-6 ");
-    /* the key must be the whole key, not a prefix of another */
-    names[0] = '\0';
-    must(topo_cache_foreach_unbound_pod(c, "topology.topo.io/wait", names_of, names, &err),
-         &err);
-    assert_string_equal(names, "");
+    char out[256] = "";
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:3:50: -:1:70:u-5 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, "ns/a", NULL, names_of, out, &err), &err);
+    assert_string_equal(out, "a-0 a-2 a-1 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, NULL, "u-5", names_of, out, &err), &err);
+    assert_string_equal(out, "solo ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, "ns/b", NULL, names_of, out, &err), &err);
+    assert_string_equal(out, "");
+    /* u-2 is bound now: it leaves its PodSet's count */
+    topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL, 0, a, 2, 0, "2", 50};
+    must(topo_cache_put_pod(c, &bound, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:2:50: -:1:70:u-5 ");
 }
 
 int main(void)
@@ -1764,7 +1790,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__malformed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cache__foreach_unbound_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__gated_podsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
