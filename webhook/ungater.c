@@ -75,6 +75,7 @@ typedef struct gated {
     topo_resource *requests; /* per pod (the cache's effective requests) */
     size_t nrequests;
     int pod_group;           /* a Kueue pod group's (never skipped) */
+    int reserved;            /* holds a reservation: its pods claim slots (never skipped) */
     int64_t created_at;      /* its oldest pod's creationTimestamp; 0: unknown */
     size_t npods;            /* its gated pods */
 } gated;
@@ -238,6 +239,7 @@ static int collect(const topo_cache_gated_podset *ps, void *payload)
     memset(g, 0, sizeof(*g));
     g->created_at = ps->created_at;
     g->npods = ps->npods;
+    g->reserved = ps->reserved;
     if ((ps->key != NULL && (g->key = topo_strdup(ps->key)) == NULL) ||
         (g->uid = topo_strdup(pod->uid)) == NULL ||
         (g->ns = topo_strdup(pod->namespace_name)) == NULL ||
@@ -409,27 +411,16 @@ done:
 
 /* ---- one round ---- */
 
-/* Whether the PodSet holds a reservation (its pods claim slots: always
- * evaluated); an unreadable cache says yes. */
-static int has_reservation(topo_ungater *u, const char *key, topo_pool *pool)
-{
-    topo_cache_reservation r;
-    topo_err err = TOPO_ERR_INIT;
-    int rc = topo_cache_reservation_get_by_podset(&r, u->cache, key, pool, &err);
-    topo_pool_clear(pool);
-    return rc != TOPO_ENOTFOUND;
-}
-
 /* Whether the PodSet can be passed over this round (ungater_skip.h);
  * *freed: what to remember when it does not fit. */
-static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed, topo_pool *pool)
+static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed)
 {
     *freed = 0;
     if (u->skip == NULL || g->key == NULL || g->pod_group)
         return 0;
     wh_skip_need need = {g->key, g->level, g->requests, g->nrequests, (int64_t)g->npods};
     wh_skip_verdict v = wh_skip_check(u->skip, &need, freed);
-    if (v == WH_SKIP_EVALUATE || has_reservation(u, g->key, pool))
+    if (v == WH_SKIP_EVALUATE || g->reserved)
         return 0;
     if (topo_log_enabled(TOPO_LOG_DEBUG)) {
         topo_log_field f[3] = {{"ns", g->ns},
@@ -505,14 +496,12 @@ static int round_run(topo_ungater *u)
     scan s;
     int64_t t0 = mono_us();
     memset(&s, 0, sizeof(s));
-    topo_pool *pool = topo_pool_create();
-    int rc = pool == NULL ? TOPO_ENOMEM : topo_cache_foreach_gated_podset(u->cache, collect, &s, &err);
-    if (rc != 0) {
+    /* One read: the PodSets and whether each holds a reservation. */
+    if (topo_cache_foreach_gated_podset(u->cache, collect, &s, &err) != 0) {
         topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
-                 s.oom || pool == NULL ? "out of memory" : err.text);
+                 s.oom ? "out of memory" : err.text);
         add_stat(u, &u->stats.errors, 1);
         scan_dispose(&s);
-        topo_pool_free(pool);
         return ROUND_ABORT;
     }
     if (s.dropped > 0)
@@ -528,7 +517,7 @@ static int round_run(topo_ungater *u)
         wh_skip_round_begin(u->skip, topo_leader_now_ms());
     for (size_t i = 0; result == ROUND_DONE && i < s.n; i++) {
         uint64_t freed = 0;
-        if (skip_podset(u, &s.items[i], &freed, pool)) {
+        if (skip_podset(u, &s.items[i], &freed)) {
             waiting += s.items[i].npods;
             skipped++;
             continue;
@@ -548,7 +537,6 @@ static int round_run(topo_ungater *u)
         u->stats.waiting = (uint64_t)(waiting + s.dropped_pods);
     pthread_mutex_unlock(&u->mu);
     scan_dispose(&s);
-    topo_pool_free(pool);
     return result;
 }
 

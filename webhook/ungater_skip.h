@@ -31,11 +31,15 @@
 #include "topo/model.h"
 
 /* A PodSet that did not fit is evaluated again after this long even when
- * nothing the live snapshots show changed. */
-#define TOPO_UNGATER_RECHECK_MS 60000L
+ * nothing the live snapshots show changed: what frees room also moves the
+ * freed counter (pods ending free quota, reservations expiring free the
+ * reserved-room bounds), so this is for what they cannot show, such as a
+ * ResourceQuota edited. */
+#define TOPO_UNGATER_RECHECK_MS 300000L
 /* Of those, at most this many per round (oldest first): a backlog is
- * re-checked over several rounds, not in one long one. */
-#define TOPO_UNGATER_RECHECKS_PER_ROUND 16
+ * re-checked over several rounds, not in one long one (each costs a GET and
+ * an engine pass). */
+#define TOPO_UNGATER_RECHECKS_PER_ROUND 8
 
 typedef struct wh_skip wh_skip;
 

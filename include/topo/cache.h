@@ -299,6 +299,7 @@ typedef struct topo_cache_gated_podset {
     size_t npods;                 /* its gated pods */
     int64_t created_at;           /* its oldest pod's creation time (0: unknown) */
     const topo_cache_pod *oldest; /* a pod of it with that time */
+    int reserved;                 /* a reservation's podset_key is its key */
 } topo_cache_gated_podset;
 typedef int (*topo_cache_gated_podset_fn)(const topo_cache_gated_podset *ps, void *payload);
 int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_fn fn,

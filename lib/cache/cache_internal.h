@@ -68,11 +68,12 @@
        "resource_version, created_at FROM pods ORDER BY uid")                                     \
     XX(GATED_PODSETS,                                                                             \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, min(created_at), count(*), " CACHE_GATED_KEY " FROM pods WHERE "         \
+       "resource_version, min(created_at), count(*), " CACHE_GATED_KEY ", EXISTS (SELECT 1 FROM "  \
+       "reservations r WHERE r.podset_key = " CACHE_GATED_KEY ") FROM pods WHERE "                 \
        "node_name = '' AND " CACHE_GATED_KEY " IS NOT NULL AND " CACHE_GATED_WHERE                 \
        " GROUP BY " CACHE_GATED_KEY " UNION ALL "                                                 \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at, 1, NULL FROM pods WHERE node_name = '' AND "                 \
+       "resource_version, created_at, 1, NULL, 0 FROM pods WHERE node_name = '' AND "              \
        CACHE_GATED_KEY " IS NULL AND " CACHE_GATED_WHERE)                                          \
     XX(GATED_PODS,                                                                                \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \

@@ -237,6 +237,7 @@ int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_f
             goto cleanup;
         }
         ps.npods = (size_t)sqlite3_column_int64(st, 10);
+        ps.reserved = sqlite3_column_int(st, 12) != 0;
         ps.created_at = pod.created_at;
         ps.oldest = &pod;
         if ((error = fn(&ps, payload)) != 0)

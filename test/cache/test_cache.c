@@ -1722,8 +1722,9 @@ static int podset_row(const topo_cache_gated_podset *ps, void *payload)
 {
     char *out = payload;
     char line[96];
-    snprintf(line, sizeof line, "%s:%zu:%lld:%s ", ps->key ? ps->key : "-", ps->npods,
-             (long long)ps->created_at, ps->key ? "" : ps->oldest->uid);
+    snprintf(line, sizeof line, "%s:%zu:%lld:%s%s ", ps->key ? ps->key : "-", ps->npods,
+             (long long)ps->created_at, ps->key ? "" : ps->oldest->uid,
+             ps->reserved ? ":reserved" : "");
     strcat(out, line);
     return 0;
 }
@@ -1777,6 +1778,25 @@ static void test_cache__gated_podsets(void **state)
     out[0] = '\0';
     must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
     assert_string_equal(out, "ns/a:2:50: -:1:70:u-5 ");
+    /* a reservation of PodSet ns/a (its pods claim slots: the ungater
+     * evaluates it whatever else says) */
+    const char *values[] = {"n1"};
+    topo_assign_domain dom = {values, 2};
+    const char *levels[] = {"kubernetes.io/hostname"};
+    topo_assignment as = {levels, 1, &dom, 1};
+    topo_cache_reservation_spec rs = {0};
+    rs.id = "r-a";
+    rs.podset_key = "ns/a";
+    rs.topology_name = "t";
+    rs.levels = levels;
+    rs.nlevels = 1;
+    rs.assignment = &as;
+    rs.created_at = 1;
+    rs.expires_at = 1000;
+    must(topo_cache_reservation_create(c, &rs, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:2:50::reserved -:1:70:u-5 ");
 }
 
 int main(void)
