@@ -25,7 +25,6 @@
 #include "topo/kueue_names.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
-#include "topo/strmap.h"
 
 #include "ungater_skip.h"
 

@@ -62,7 +62,7 @@
     XX(POD_DELETE, "DELETE FROM pods WHERE uid = ?1")                                             \
     XX(POD_GET,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods WHERE uid = ?1")                                               \
+       "resource_version, created_at FROM pods WHERE uid = ?1")                                   \
     XX(POD_ALL,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
        "resource_version, created_at FROM pods ORDER BY uid")                                     \

@@ -250,7 +250,8 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
         (error = cache_bind_json(c, st, 6, req, err)) < 0 ||
         (error = cache_bind_json(c, st, 7, podset, err)) < 0 ||
         (error = cache_bind_int(c, st, 8, p->tas ? 1 : 0, err)) < 0 ||
-        (error = cache_bind_text(c, st, 9, p->resource_version ? p->resource_version : "", err)) < 0 ||
+        (error = cache_bind_text(c, st, 9, p->resource_version ? p->resource_version : "",
+                                 err)) < 0 ||
         (error = cache_bind_int(c, st, 10, p->created_at, err)) < 0)
         goto cleanup;
     error = cache_stmt_run(c, st, "upsert pod", err);

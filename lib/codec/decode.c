@@ -237,7 +237,8 @@ int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const cha
         return error;
     if (!json_is_string(v))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an RFC 3339 time, got %s",
-                            topo_decode_path_key(p, sizeof(p), path, key), topo_decode_type_name(v));
+                            topo_decode_path_key(p, sizeof(p), path, key),
+                            topo_decode_type_name(v));
     if (topo_decode_parse_time(out, json_string_value(v)) < 0)
         return topo_err_set(err, TOPO_EINVALID,
                             "%s: \"%.40s\" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SSZ)",

@@ -235,7 +235,8 @@ static const char V1_FILE[] =
     "INSERT INTO nodes VALUES('old-1', '{\"kubernetes.io/hostname\":\"old-1\"}',"
     "  '{\"nvidia.com/gpu\":8}', '[]', 0, 1, '41');"
     "INSERT INTO watch_state VALUES('nodes', '41');"
-    "INSERT INTO pods VALUES('old-pod', 'ns', 'p', '', 'Pending', '{}', '{\"labels\":{},\"annotations\":{}}', 0, '3');";
+    "INSERT INTO pods VALUES('old-pod', 'ns', 'p', '', 'Pending', '{}',"
+    "  '{\"labels\":{},\"annotations\":{}}', 0, '3');";
 
 static void test_cache__migrate_from_v1(void **state)
 {
@@ -1773,7 +1774,8 @@ static void test_cache__gated_podsets(void **state)
     must(topo_cache_foreach_gated_pod(c, "ns/b", NULL, names_of, out, &err), &err);
     assert_string_equal(out, "");
     /* u-2 is bound now: it leaves its PodSet's count */
-    topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL, 0, a, 2, 0, "2", 50};
+    topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL,
+                            0,     a,    2,     0,    "2",       50};
     must(topo_cache_put_pod(c, &bound, &err), &err);
     out[0] = '\0';
     must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
