@@ -108,7 +108,7 @@ run_backlog() {
     first_round=$(hist_of "$hport" "$h")
     # Rows share the server (the backlog is the point): stop_server only
     # reads the peak RSS until the last row.
-    # shellcheck disable=SC2317 # called by run_wrk
+    # shellcheck disable=SC2317,SC2034 # called by run_wrk, which reads rss
     stop_server() { rss=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status"); }
     load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     for c in "${conns_list[@]}"; do
