@@ -141,7 +141,7 @@ run_backlog() {
     END {
       printf "topo-webhook with %d gated PodSets of %d pods (none fits) at %d nodes, %ss per row, %s\n",
              podsets, size, nodes, dur,
-             pace > 0 ? "paced: each connection waits " pace " ms before a request" : "closed loop"
+             (pace > 0 ? "paced: each connection waits " pace " ms before a request" : "closed loop")
       printf "%d cores; load average before %s, after %s (client, server, API server share them)\n", cores, lb, la
       printf "rounds while the backlog was gated and first evaluated: %d, mean %.1f ms\n", first_n, first_mean
       printf "%-14s %5s %9s %9s %9s %8s %10s %10s %9s %8s %9s %6s\n", "config", "conns", "req/s",
