@@ -50,6 +50,9 @@ enum {
     PM_SETTLE,
     PM_FORWARD_SECONDS,
     PM_ADOPTED,
+    PM_UNGATER_SKIPPED,
+    PM_UNGATER_REMEMBERED,
+    PM_UNGATER_LAST_ROUND,
     PM_N
 };
 
@@ -130,6 +133,19 @@ static const struct {
                     "Reservations another replica made, adopted from the signed records on "
                     "their pods.",
                     TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_UNGATER_SKIPPED] = {"topo_webhook_ungater_skipped_total",
+                            "Gated PodSets a round of the ungater passed over without asking the "
+                            "API server or the engine: they did not fit, and no capacity came "
+                            "back for them since.",
+                            TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_UNGATER_REMEMBERED] = {"topo_webhook_ungater_not_fitting",
+                               "Gated PodSets the ungater remembers as not fitting (passed over "
+                               "until capacity comes back).",
+                               TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_UNGATER_LAST_ROUND] = {"topo_webhook_ungater_last_round_microseconds",
+                               "How long the ungater's last round took (every round is in "
+                               "topo_webhook_ungater_round_seconds).",
+                               TOPO_METRICS_GAUGE, PM_UNGATER},
 };
 
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
@@ -166,7 +182,7 @@ struct wh_placement {
      * written by the owner's tick, read by /metrics on a server thread) */
     uint64_t last_commits;
     _Atomic int64_t last_change;
-    uint64_t last_gen_sum;
+    uint64_t last_gen_sum; /* of the lives' freed counters */
 
     topo_metrics *metrics;
     topo_metrics_series *outcomes[PO_N];
@@ -246,9 +262,6 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
-    if (pthread_create(&p->filler_thread, NULL, filler_main, p) != 0)
-        return topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
-    p->filler_started = 1;
 
     /* The in-memory views of namespaces and quotas, each its own client. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
@@ -283,7 +296,9 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
         .identity = identity,
         .lease_ms = o->lease_ms,
         .renew_deadline_ms = o->renew_deadline_ms,
-        .retry_ms = o->retry_ms};
+        .retry_ms = o->retry_ms,
+        .lives = p->lives,
+        .nlives = p->ntopos};
     return topo_ungater_start(&p->ungater, &uo, err);
 }
 
@@ -407,6 +422,16 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     }
     if (rc == 0 && !p->is_static)
         rc = start_ungater(p, o, has_identity > 0 ? identity : NULL, err);
+    /* The filler last: its first list of a large cluster is one long write
+     * transaction, which the writes of opening the admission context and
+     * the ungater's cache would otherwise wait out (busy_timeout) and fail
+     * on. Until it has synced, the replica is not ready. */
+    if (rc == 0 && !p->is_static) {
+        if (pthread_create(&p->filler_thread, NULL, filler_main, p) != 0)
+            rc = topo_err_set(err, TOPO_ENOMEM, "cannot start the cache filler thread");
+        else
+            p->filler_started = 1;
+    }
     if (rc == 0)
         rc = start_placer(p, o, has_identity > 0 ? identity : NULL, err);
     if (rc == 0)
@@ -462,10 +487,12 @@ void wh_placement_tick(wh_placement *p)
             atomic_store(&p->last_change, mono_s());
         }
     }
-    /* Capacity changed (pods ended, nodes came): gated PodSets may fit. */
+    /* Capacity came back (pods ended, reservations went, nodes came):
+     * gated PodSets may fit. Usage that only grew (every placement) cannot
+     * make one fit: that waits for the interval's round. */
     uint64_t sum = 0;
     for (size_t i = 0; i < p->ntopos; i++)
-        sum += topo_live_generation(p->lives[i]);
+        sum += topo_live_freed(p->lives[i]);
     if (sum != p->last_gen_sum) {
         p->last_gen_sum = sum;
         topo_ungater_kick(p->ungater);
@@ -532,6 +559,9 @@ static void metrics_refresh(void *payload)
         v[PM_PLACER] = topo_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;
         v[PM_TAKEOVERS] = (int64_t)us.takeovers;
         v[PM_SETTLE] = us.last_settle_ms / 1000;
+        v[PM_UNGATER_SKIPPED] = (int64_t)us.skipped;
+        v[PM_UNGATER_REMEMBERED] = (int64_t)us.remembered;
+        v[PM_UNGATER_LAST_ROUND] = us.last_round_us;
     }
     if (p->placer != NULL) {
         wh_placer_stats ps;
@@ -598,6 +628,20 @@ static int metrics_init(wh_placement *p, topo_err *err)
             if ((p->forwarded[i] = topo_metrics_get(f, v)) == NULL)
                 return topo_err_nomem(err, "metrics");
         }
+        /* From a millisecond (nothing to evaluate) to the seconds a
+         * backlog evaluated through the API server takes. */
+        static const double round_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                              0.25,  0.5,   1,    2.5,   5,    10};
+        topo_metrics_series *h;
+        if (topo_metrics_histogram(p->metrics, &f, "topo_webhook_ungater_round_seconds",
+                                   "How long each round of the ungater took (reading the cache, "
+                                   "the PodSets it evaluated, their API calls).",
+                                   NULL, 0, round_bounds,
+                                   sizeof round_bounds / sizeof round_bounds[0], err) != 0)
+            return -1;
+        if ((h = topo_metrics_get(f, NULL)) == NULL)
+            return topo_err_nomem(err, "metrics");
+        topo_ungater_observe_rounds(p->ungater, h);
     }
     return topo_metrics_on_render(p->metrics, metrics_refresh, p, err) != 0 ? -1 : 0;
 }

@@ -22,8 +22,11 @@
 #include "topo/str.h"
 #include "topo/admission_config.h"
 #include "topo/cache.h"
+#include "topo/kueue_names.h"
 #include "topo/log.h"
-#include "topo/strmap.h"
+#include "topo/metrics.h"
+
+#include "ungater_skip.h"
 
 struct topo_ungater {
     char *db_path, *kubeconfig, *lease_namespace, *lease_name, *identity;
@@ -40,6 +43,8 @@ struct topo_ungater {
     long settle_ms;
     _Atomic int64_t placing_from_ms; /* when this replica may place (it leads) */
     topo_cache *cache;
+    wh_skip *skip;                           /* the thread's */
+    _Atomic(topo_metrics_series *) rounds_h; /* topo_webhook_ungater_round_seconds */
 
     pthread_t thread;
     int started;
@@ -50,24 +55,62 @@ struct topo_ungater {
     topo_ungater_stats stats;
 };
 
-/* One gated pod of the cache, copied out of the foreach callback. */
+/* One gated pod of a PodSet being evaluated, copied out of the cache. */
 typedef struct candidate {
     char *ns, *name, *podset; /* podset NULL: a PodSet of its own */
-    size_t group;             /* order of the PodSet's first pod */
-    size_t seq;               /* order foreach_pod gave */
 } candidate;
 
-typedef struct scan {
+typedef struct members {
     candidate *items;
     size_t n, cap;
-    size_t ngroups;
-    size_t dropped; /* over TOPO_MAX_UNGATER_PODS */
-    topo_strmap *groups;
+    int oom;
+} members;
+
+/* One gated PodSet of the cache (topo_cache_foreach_gated_podset). */
+typedef struct gated {
+    char *key;               /* its podset annotation; NULL: uid's pod alone */
+    char *uid, *ns, *name;   /* its oldest pod */
+    char *level;             /* its required level, or NULL */
+    topo_resource *requests; /* per pod (the cache's effective requests) */
+    size_t nrequests;
+    int pod_group;           /* a Kueue pod group's (never skipped) */
+    int reserved;            /* holds a reservation: its pods claim slots (never skipped) */
+    int64_t created_at;      /* its oldest pod's creationTimestamp; 0: unknown */
+    size_t npods;            /* its gated pods */
+} gated;
+
+typedef struct scan {
+    gated *items;
+    size_t n, cap;
+    size_t dropped, dropped_pods; /* over TOPO_MAX_UNGATER_PODS PodSets */
     int oom;
 } scan;
 
 /* How one round ended for the thread. */
 enum { ROUND_DONE = 0, ROUND_ABORT = 1 };
+
+static void gated_dispose(gated *g)
+{
+    free(g->key);
+    free(g->uid);
+    free(g->ns);
+    free(g->name);
+    free(g->level);
+    for (size_t i = 0; i < g->nrequests; i++)
+        free((char *)g->requests[i].name);
+    free(g->requests);
+}
+
+static void members_dispose(members *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->items[i].ns);
+        free(m->items[i].name);
+        free(m->items[i].podset);
+    }
+    free(m->items);
+    memset(m, 0, sizeof(*m));
+}
 
 static void add_stat(topo_ungater *u, uint64_t *field, uint64_t n)
 {
@@ -151,22 +194,98 @@ static const char *annotation(const topo_cache_pod *pod, const char *key)
     return NULL;
 }
 
-static int collect(const topo_cache_pod *pod, void *payload)
+static const char *label(const topo_cache_pod *pod, const char *key)
+{
+    for (size_t i = 0; i < pod->nlabels; i++)
+        if (strcmp(pod->labels[i].key, key) == 0)
+            return pod->labels[i].value;
+    return NULL;
+}
+
+/* What the skip check reads: the required level and the requests. */
+static int copy_need(gated *g, const topo_cache_pod *pod)
+{
+    const char *level = annotation(pod, TOPO_KUEUE_REQUIRED_TOPOLOGY);
+    if (level != NULL && (g->level = topo_strdup(level)) == NULL)
+        return TOPO_ENOMEM;
+    if (pod->nrequests > 0 && (g->requests = calloc(pod->nrequests, sizeof(*g->requests))) == NULL)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < pod->nrequests; i++) {
+        if ((g->requests[i].name = topo_strdup(pod->requests[i].name)) == NULL)
+            return TOPO_ENOMEM;
+        g->requests[i].amount = pod->requests[i].amount;
+        g->nrequests++;
+    }
+    g->pod_group = label(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL ||
+                   annotation(pod, TOPO_KUEUE_POD_GROUP_NAME) != NULL;
+    return 0;
+}
+
+static int collect(const topo_cache_gated_podset *ps, void *payload)
 {
     scan *s = payload;
-    if (annotation(pod, TOPO_ADMISSION_WAIT_REASON_ANNOTATION) == NULL ||
-        pod->node_name[0] != '\0' || strcmp(pod->phase, "Succeeded") == 0 ||
-        strcmp(pod->phase, "Failed") == 0)
-        return 0;
+    const topo_cache_pod *pod = ps->oldest;
     if (s->n == TOPO_MAX_UNGATER_PODS) {
         s->dropped++;
+        s->dropped_pods += ps->npods;
         return 0;
     }
-    if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0)
-        goto oom;
-    candidate *c = &s->items[s->n];
-    memset(c, 0, sizeof(*c));
+    if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0) {
+        s->oom = 1;
+        return TOPO_ENOMEM;
+    }
+    gated *g = &s->items[s->n];
+    memset(g, 0, sizeof(*g));
+    g->created_at = ps->created_at;
+    g->npods = ps->npods;
+    g->reserved = ps->reserved;
+    if ((ps->key != NULL && (g->key = topo_strdup(ps->key)) == NULL) ||
+        (g->uid = topo_strdup(pod->uid)) == NULL ||
+        (g->ns = topo_strdup(pod->namespace_name)) == NULL ||
+        (g->name = topo_strdup(pod->name)) == NULL || copy_need(g, pod) != 0) {
+        gated_dispose(g);
+        s->oom = 1;
+        return TOPO_ENOMEM;
+    }
+    s->n++;
+    return 0;
+}
+
+/* Arrival order: the oldest PodSet first (its oldest pod's creation time;
+ * 0, unknown, counts as oldest: rows cached before schema 6), ties by
+ * namespace, then PodSet (or lone pod) name. */
+static int by_arrival(const void *a, const void *b)
+{
+    const gated *x = a, *y = b;
+    int c;
+    if (x->created_at != y->created_at)
+        return x->created_at < y->created_at ? -1 : 1;
+    if ((c = strcmp(x->ns, y->ns)) != 0)
+        return c;
+    if ((c = strcmp(x->key ? x->key : x->name, y->key ? y->key : y->name)) != 0)
+        return c;
+    return strcmp(x->uid, y->uid);
+}
+
+static void scan_dispose(scan *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        gated_dispose(&s->items[i]);
+    free(s->items);
+    memset(s, 0, sizeof(*s));
+}
+
+/* A PodSet's gated pods, oldest first (topo_cache_foreach_gated_pod). */
+static int collect_member(const topo_cache_pod *pod, void *payload)
+{
+    members *m = payload;
     const char *podset = annotation(pod, TOPO_ADMISSION_PODSET_ANNOTATION);
+    if (topo_array_reserve((void **)&m->items, &m->cap, m->n + 1, sizeof(*m->items)) != 0) {
+        m->oom = 1;
+        return TOPO_ENOMEM;
+    }
+    candidate *c = &m->items[m->n];
+    memset(c, 0, sizeof(*c));
     c->ns = topo_strdup(pod->namespace_name);
     c->name = topo_strdup(pod->name);
     c->podset = podset != NULL && podset[0] != '\0' ? topo_strdup(podset) : NULL;
@@ -174,46 +293,11 @@ static int collect(const topo_cache_pod *pod, void *payload)
         free(c->ns);
         free(c->name);
         free(c->podset);
-        goto oom;
+        m->oom = 1;
+        return TOPO_ENOMEM;
     }
-    c->seq = s->n;
-    int32_t g = c->podset != NULL ? topo_strmap_get(s->groups, c->podset) : -1;
-    if (g < 0) {
-        g = (int32_t)s->ngroups++;
-        if (c->podset != NULL && topo_strmap_put(s->groups, c->podset, g) != 0) {
-            free(c->ns);
-            free(c->name);
-            free(c->podset);
-            goto oom;
-        }
-    }
-    c->group = (size_t)g;
-    s->n++;
+    m->n++;
     return 0;
-oom:
-    s->oom = 1;
-    return TOPO_ENOMEM;
-}
-
-static int by_group(const void *a, const void *b)
-{
-    const candidate *x = a, *y = b;
-    if (x->group != y->group)
-        return x->group < y->group ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void scan_dispose(scan *s)
-{
-    /* The map's keys are the candidates' strings: free it first. */
-    topo_strmap_free(s->groups);
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->items[i].ns);
-        free(s->items[i].name);
-        free(s->items[i].podset);
-    }
-    free(s->items);
-    memset(s, 0, sizeof(*s));
 }
 
 /* ---- one pod ---- */
@@ -326,18 +410,93 @@ done:
 
 /* ---- one round ---- */
 
+/* Whether the PodSet can be passed over this round (ungater_skip.h);
+ * *freed: what to remember when it does not fit. */
+static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed)
+{
+    *freed = 0;
+    if (u->skip == NULL || g->key == NULL || g->pod_group)
+        return 0;
+    wh_skip_need need = {g->key, g->level, g->requests, g->nrequests, (int64_t)g->npods};
+    wh_skip_verdict v = wh_skip_check(u->skip, &need, freed);
+    if (v == WH_SKIP_EVALUATE || g->reserved)
+        return 0;
+    if (topo_log_enabled(TOPO_LOG_DEBUG)) {
+        topo_log_field f[3] = {{"ns", g->ns},
+                               {"podset", g->key},
+                               {"detail", v == WH_SKIP_UNCHANGED
+                                              ? "no capacity freed since it last did not fit"
+                                              : "no domain has room for it"}};
+        topo_log_kv(TOPO_LOG_DEBUG, f, 3, "ungater: skipped");
+    }
+    return 1;
+}
+
+/* One PodSet: its pods oldest first until one does not fit. */
+static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t *waiting)
+{
+    topo_err err = TOPO_ERR_INIT;
+    members m;
+    memset(&m, 0, sizeof(m));
+    if (topo_cache_foreach_gated_pod(u->cache, g->key, g->key == NULL ? g->uid : NULL,
+                                     collect_member, &m, &err) != 0) {
+        topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
+                 m.oom ? "out of memory" : err.text);
+        add_stat(u, &u->stats.errors, 1);
+        members_dispose(&m);
+        return ROUND_ABORT;
+    }
+    int result = ROUND_DONE;
+    for (size_t j = 0; j < m.n; j++) {
+        /* A round can outlast the renew deadline: keep the lease, and
+         * stop acting the moment it is lost. */
+        if (stopping(u) || !lead(u)) {
+            result = ROUND_ABORT;
+            break;
+        }
+        outcome o = ungate_one(u, &m.items[j], m.n - j);
+        if (o == OUT_UNGATED) {
+            add_stat(u, &u->stats.ungated, 1);
+        } else if (o == OUT_CHANGED || o == OUT_WAITING) {
+            (*waiting)++;
+        } else if (o == OUT_ERROR) {
+            add_stat(u, &u->stats.errors, 1);
+        } else if (o == OUT_API_DOWN) {
+            add_stat(u, &u->stats.errors, 1);
+            result = ROUND_ABORT;
+            break;
+        } else if (o == OUT_NOFIT) {
+            /* The PodSet goes as a whole: its other pods wait too. */
+            *waiting += m.n - j;
+            if (u->skip != NULL && g->key != NULL &&
+                wh_skip_failed(u->skip, g->key, freed, topo_leader_now_ms()) < 0)
+                topo_log(TOPO_LOG_WARN, "ungater: out of memory (PodSet %s not remembered)",
+                         g->key);
+            break;
+        }
+    }
+    members_dispose(&m);
+    return result;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* One round. The placement lock is never held here: each pod's evaluation
+ * (topo_admission_ungate_pod_json) takes it for its own placement only, so
+ * an admission waits for at most one PodSet's engine pass. */
 static int round_run(topo_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     scan s;
+    int64_t t0 = mono_us();
     memset(&s, 0, sizeof(s));
-    if ((s.groups = topo_strmap_create(64)) == NULL) {
-        topo_log(TOPO_LOG_ERROR, "ungater: out of memory");
-        add_stat(u, &u->stats.errors, 1);
-        return ROUND_ABORT;
-    }
-    int rc = topo_cache_foreach_pod(u->cache, collect, &s, &err);
-    if (rc != 0) {
+    /* One read: the PodSets and whether each holds a reservation. */
+    if (topo_cache_foreach_gated_podset(u->cache, collect, &s, &err) != 0) {
         topo_log(TOPO_LOG_ERROR, "ungater: reading the cache: %s",
                  s.oom ? "out of memory" : err.text);
         add_stat(u, &u->stats.errors, 1);
@@ -345,51 +504,37 @@ static int round_run(topo_ungater *u)
         return ROUND_ABORT;
     }
     if (s.dropped > 0)
-        topo_log(TOPO_LOG_WARN, "ungater: %zu gated pods beyond the first %u wait for a later round",
+        topo_log(TOPO_LOG_WARN,
+                 "ungater: %zu gated PodSets beyond the first %u wait for a later round",
                  s.dropped, TOPO_MAX_UNGATER_PODS);
-    /* PodSets in the order their first pod came from the cache (by uid: the
-     * cache keeps no creation time), each PodSet's pods in that order too. */
     if (s.n > 1)
-        qsort(s.items, s.n, sizeof(*s.items), by_group);
+        qsort(s.items, s.n, sizeof(*s.items), by_arrival);
 
     int result = ROUND_DONE;
-    size_t waiting = 0;
-    size_t i = 0;
-    while (i < s.n) {
-        size_t end = i + 1;
-        while (end < s.n && s.items[end].group == s.items[i].group)
-            end++;
-        for (size_t j = i; j < end; j++) {
-            /* A round can outlast the renew deadline: keep the lease, and
-             * stop acting the moment it is lost. */
-            if (stopping(u) || !lead(u)) {
-                result = ROUND_ABORT;
-                goto out;
-            }
-            outcome o = ungate_one(u, &s.items[j], end - j);
-            if (o == OUT_UNGATED) {
-                add_stat(u, &u->stats.ungated, 1);
-            } else if (o == OUT_CHANGED || o == OUT_WAITING) {
-                waiting++;
-            } else if (o == OUT_ERROR) {
-                add_stat(u, &u->stats.errors, 1);
-            } else if (o == OUT_API_DOWN) {
-                add_stat(u, &u->stats.errors, 1);
-                result = ROUND_ABORT;
-                goto out;
-            } else if (o == OUT_NOFIT) {
-                /* The PodSet goes as a whole: its other pods wait too. */
-                waiting += end - j;
-                break;
-            }
+    size_t waiting = 0, skipped = 0;
+    if (u->skip != NULL)
+        wh_skip_round_begin(u->skip, topo_leader_now_ms());
+    for (size_t i = 0; result == ROUND_DONE && i < s.n; i++) {
+        uint64_t freed = 0;
+        if (skip_podset(u, &s.items[i], &freed)) {
+            waiting += s.items[i].npods;
+            skipped++;
+            continue;
         }
-        i = end;
+        result = round_podset(u, &s.items[i], freed, &waiting);
     }
-    /* A gauge, set by complete rounds only (an aborted one saw too little). */
+    if (u->skip != NULL)
+        wh_skip_round_end(u->skip, result == ROUND_DONE);
+    int64_t took = mono_us() - t0;
+    topo_metrics_observe(atomic_load(&u->rounds_h), (double)took / 1e6);
     pthread_mutex_lock(&u->mu);
-    u->stats.waiting = (uint64_t)(waiting + s.dropped);
+    u->stats.skipped += skipped;
+    u->stats.last_round_us = took;
+    u->stats.remembered = u->skip != NULL ? wh_skip_remembered(u->skip) : 0;
+    /* A gauge, set by complete rounds only (an aborted one saw too little). */
+    if (result == ROUND_DONE)
+        u->stats.waiting = (uint64_t)(waiting + s.dropped_pods);
     pthread_mutex_unlock(&u->mu);
-out:
     scan_dispose(&s);
     return result;
 }
@@ -462,6 +607,7 @@ static void destroy(topo_ungater *u)
     topo_k8s_free(u->k);
     topo_k8s_config_dispose(&u->cfg);
     topo_cache_close(u->cache);
+    wh_skip_free(u->skip);
     pthread_cond_destroy(&u->cv);
     pthread_mutex_destroy(&u->mu);
     free(u->db_path);
@@ -501,6 +647,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : TOPO_LEADER_RETRY_MS_DEFAULT;
     u->settle_ms = opts->settle_ms > 0 ? opts->settle_ms : TOPO_UNGATER_SETTLE_MS_DEFAULT;
     atomic_init(&u->placing_from_ms, 0);
+    atomic_init(&u->rounds_h, NULL);
     int rc;
     u->db_path = topo_strdup(opts->db_path);
     u->kubeconfig = topo_strdup(opts->kubeconfig);
@@ -533,6 +680,8 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
             goto wrapped;
     }
     if ((rc = topo_cache_open(&u->cache, u->db_path, NULL, err)) < 0)
+        goto wrapped;
+    if (opts->nlives > 0 && (rc = wh_skip_create(&u->skip, opts->lives, opts->nlives, err)) < 0)
         goto wrapped;
     if (pthread_create(&u->thread, NULL, ungater_main, u) != 0) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: cannot start a thread");
@@ -614,6 +763,12 @@ topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, siz
     if (size > 0)
         snprintf(holder, size, "%s", h);
     return TOPO_UNGATER_PLACER_OTHER;
+}
+
+void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram)
+{
+    if (u != NULL)
+        atomic_store(&u->rounds_h, histogram);
 }
 
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out)

@@ -2,12 +2,17 @@
  * once their PodSet fits, through the API server.
  *
  * One thread. Every interval (sooner after topo_ungater_kick), while this
- * replica leads (Lease "topo-webhook-ungater"), it reads the gated, unbound,
- * non-terminal pods from its own connection to the cache file, groups them
- * by their topology.topo.io/podset annotation and, PodSet by PodSet, GETs
- * each pod, asks topo_admission_ungate_pod for the patch and PATCHes the pod
+ * replica leads (Lease "topo-webhook-ungater"), it reads the gated PodSets
+ * (unbound, non-terminal pods grouped by their topology.topo.io/podset
+ * annotation: topo_cache_foreach_gated_podset, one row per PodSet) from its
+ * own connection to the cache file and, PodSet by PodSet, reads its gated
+ * pods, GETs each pod, asks topo_admission_ungate_pod for the patch and PATCHes the pod
  * (JSON Patch, resourceVersion precondition). A PodSet that still does not
- * fit is left for the next round; so is a pod that changed meanwhile. */
+ * fit is left for the next round; so is a pod that changed meanwhile.
+ * PodSets go oldest first (their oldest pod's creationTimestamp, then
+ * namespace and name); one that did not fit is passed over until capacity
+ * may have come back for it (ungater_skip.h). No lock is held across a
+ * round: admissions interleave with it, PodSet by PodSet. */
 #ifndef TOPO_WEBHOOK_UNGATER_H
 #define TOPO_WEBHOOK_UNGATER_H
 
@@ -17,6 +22,8 @@
 #include "topo/admission_config.h"
 #include "topo/error.h"
 #include "topo/limits.h"
+#include "topo/live.h"
+#include "topo/metrics.h"
 
 /* The Lease the replicas compete for unless told another (--lease-name): its
  * holder is the placer, which makes every placement and slot claim and runs
@@ -43,6 +50,12 @@ typedef struct topo_ungater_opts {
     int leader_election;         /* 0: always act (one replica) */
     long lease_ms, renew_deadline_ms, retry_ms; /* 0: client-go's defaults (topo/k8s.h) */
     long settle_ms;              /* 0: TOPO_UNGATER_SETTLE_MS_DEFAULT */
+    /* The live snapshots admission places on (borrowed, must outlive the
+     * ungater): PodSets that did not fit are evaluated again only when
+     * these say they might now (ungater_skip.h). None: every round
+     * evaluates every PodSet. */
+    topo_live *const *lives;
+    size_t nlives;
 } topo_ungater_opts;
 
 /* Loads the Kubernetes configuration, opens the cache and starts the
@@ -68,6 +81,9 @@ typedef struct topo_ungater_stats {
     int leader;        /* this replica acts now */
     uint64_t takeovers;      /* times this replica took the Lease */
     int64_t last_settle_ms;  /* how long the last takeover waited before placing */
+    uint64_t skipped;        /* PodSets a round passed over (ungater_skip.h) */
+    uint64_t remembered;     /* gauge: PodSets remembered as not fitting */
+    int64_t last_round_us;   /* how long the last round took */
 } topo_ungater_stats;
 
 /* Who places now, as this replica sees it (topo_ungater_placer). */
@@ -85,6 +101,10 @@ const char *topo_ungater_lease_name(const topo_ungater *u);
  * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
                                               long *wait_ms);
+
+/* Every round's duration is observed (seconds) into histogram from now on
+ * (NULL: none). Any thread. */
+void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram);
 
 /* Thread-safe snapshot of the counters. */
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out);

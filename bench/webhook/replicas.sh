@@ -194,7 +194,7 @@ run_replicas() {
     END {
       printf "topo-webhook replicas under wrk, %d nodes from a fake API server, %ss per row", nodes, dur
       printf ", medians of %d runs, %s\n", repeat,
-             pace > 0 ? "paced: each connection waits " pace " ms before a request" : "closed loop"
+             (pace > 0 ? "paced: each connection waits " pace " ms before a request" : "closed loop")
       printf "%d cores; load average before %s, after %s (client, servers, API server share them)\n", cores, lb, la
       printf "%-11s %-9s %5s %9s %9s %9s %10s %9s %6s\n", "config", "pods", "conns", "req/s",
              "p50_ms", "p99_ms", "forwarded", "rss_MiB", "errors"

@@ -7,6 +7,7 @@
 #   BUILD_DIR=build-rel SIZES="10000" CONNS="1 32" bench/webhook/run.sh
 #   DB_DIR=/var/tmp bench/webhook/run.sh  # reservations on disk (default /dev/shm)
 #   MODE=replicas bench/webhook/run.sh    # one replica against two (forwarded)
+#   MODE=backlog bench/webhook/run.sh     # admission beside 1,000 gated PodSets
 #
 # Server configurations: noop (topo-webhook --noop, the transport floor),
 # then admission over each inventory size (default 1,000 and 10,000 nodes).
@@ -16,7 +17,8 @@
 # peak RSS is that row's own. Exits 1 when any answer was wrong (non-2xx,
 # socket error, or a body failing the Lua check): such figures are void.
 # MODE=replicas measures the replicas' coordination instead
-# (bench/webhook/replicas.sh).
+# (bench/webhook/replicas.sh); MODE=backlog admission while the ungater
+# holds gated PodSets (bench/webhook/backlog.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,9 +29,9 @@ read -r -a sizes <<<"${SIZES:-1000 10000}"
 mode=${MODE:-admission}
 case $mode in
 admission) read -r -a conns_list <<<"${CONNS:-1 8 32}" ;;
-replicas) read -r -a conns_list <<<"${CONNS:-1 8}" ;;
+replicas | backlog) read -r -a conns_list <<<"${CONNS:-1 8}" ;;
 *)
-    echo "bench/webhook: MODE is admission or replicas, not $mode" >&2
+    echo "bench/webhook: MODE is admission, replicas or backlog, not $mode" >&2
     exit 2
     ;;
 esac
@@ -61,7 +63,7 @@ cleanup() {
 trap cleanup EXIT
 
 sh "$root/test/e2e/make_test_pki.sh" "$tmp/pki" >/dev/null
-[ "$mode" = replicas ] || for n in "${sizes[@]}"; do
+[ "$mode" != admission ] || for n in "${sizes[@]}"; do
     "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 -o "$tmp/nodes-$n.json"
 done
 
@@ -185,6 +187,12 @@ if [ "$mode" = replicas ]; then
     # shellcheck source=bench/webhook/replicas.sh
     source "$here/replicas.sh"
     run_replicas
+    exit $?
+fi
+if [ "$mode" = backlog ]; then
+    # shellcheck source=bench/webhook/backlog.sh
+    source "$here/backlog.sh"
+    run_backlog
     exit $?
 fi
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

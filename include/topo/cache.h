@@ -49,7 +49,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 5
+#define TOPO_CACHE_SCHEMA_VERSION 6
 
 typedef struct topo_cache topo_cache;
 
@@ -145,7 +145,8 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * cache keeps only what the engine and the webhook use:
  *   Node: name, labels, allocatable (Kueue units), taints, unschedulable,
  *         Ready, resourceVersion;
- *   Pod:  uid, namespace, name, nodeName, phase, effective requests (as
+ *   Pod:  uid, namespace, name, creationTimestamp (RFC 3339, validated),
+ *         nodeName, phase, effective requests (as
  *         Kubernetes counts them: containers, init containers, sidecars,
  *         overhead, pod-level resources), the labels and annotations that tie
  *         it to a PodSet (see topo_cache_pod), whether it carries a Kueue TAS
@@ -256,6 +257,7 @@ typedef struct topo_cache_pod {
     size_t nannotations;
     int tas; /* carries a Kueue TAS annotation (Kueue placed it) */
     const char *resource_version;
+    int64_t created_at; /* metadata.creationTimestamp, seconds since the epoch; 0: unknown */
 } topo_cache_pod;
 
 typedef struct topo_cache_job {
@@ -281,6 +283,29 @@ int topo_cache_foreach_pod(topo_cache *cache, topo_cache_pod_fn fn, void *payloa
                            topo_err *err);
 int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payload,
                            topo_err *err);
+/* Gated PodSets, as topo-webhook's ungater reads them each round. A gated
+ * pod is unbound (no nodeName), neither Succeeded nor Failed, and carries
+ * annotation topology.topo.io/wait-reason; its PodSet is its
+ * topology.topo.io/podset annotation (topo-webhook writes both with its
+ * gate; a gated pod without one is a PodSet of its own). From an index of
+ * the unbound pods by PodSet: one row per PodSet, not one per pod, and never
+ * the cluster's bound pods.
+ * topo_cache_foreach_gated_podset calls fn once per PodSet (in no particular
+ * order); topo_cache_foreach_gated_pod for each gated pod of one, oldest
+ * first, ties by name: key as foreach_gated_podset gave it, or NULL and the
+ * pod's uid for a PodSet of its own. */
+typedef struct topo_cache_gated_podset {
+    const char *key;              /* the podset annotation; NULL: oldest alone */
+    size_t npods;                 /* its gated pods */
+    int64_t created_at;           /* its oldest pod's creation time (0: unknown) */
+    const topo_cache_pod *oldest; /* a pod of it with that time */
+    int reserved;                 /* a reservation's podset_key is its key */
+} topo_cache_gated_podset;
+typedef int (*topo_cache_gated_podset_fn)(const topo_cache_gated_podset *ps, void *payload);
+int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_fn fn,
+                                    void *payload, topo_err *err);
+int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char *uid,
+                                 topo_cache_pod_fn fn, void *payload, topo_err *err);
 
 /* One row by key, copied into pool. TOPO_ENOTFOUND when absent. */
 int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,

@@ -79,6 +79,14 @@ int topo_decode_int(int64_t *out, const json_t *obj, const char *key, const char
                     int required, topo_err *err) TOPO_MUST_CHECK;
 int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *path,
                      int required, topo_err *err) TOPO_MUST_CHECK;
+/* An RFC 3339 timestamp ("2024-05-01T12:00:00Z", fractions and a numeric
+ * offset allowed: Kubernetes' metav1.Time and MicroTime) as seconds since the
+ * epoch, UTC, fractions dropped. Years 1970..9999; anything else, a missing
+ * zone or a value out of range is TOPO_EINVALID naming the field. */
+int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const char *path,
+                     int required, topo_err *err) TOPO_MUST_CHECK;
+/* The same parse of one string; 0 or TOPO_EINVALID (no message). */
+int topo_decode_parse_time(int64_t *out, const char *text);
 /* Borrowed member of the given jansson type (JSON_OBJECT, JSON_ARRAY ...),
  * NULL in *out when absent (or null) and not required. */
 int topo_decode_member(const json_t **out, const json_t *obj, const char *key, const char *path,

@@ -91,7 +91,7 @@
 /* Longest reservation id a pod's annotation may name (the webhook's own
  * are far shorter). */
 #define TOPO_MAX_RESERVATION_ID 1024
-/* Gated pods the ungater looks at per round; the rest wait for a later
+/* Gated PodSets the ungater looks at per round; the rest wait for a later
  * round. */
 #define TOPO_MAX_UNGATER_PODS 65536u
 

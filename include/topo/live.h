@@ -76,6 +76,12 @@ const topo_snapshot *topo_live_acquire(topo_live *live);
 void topo_live_release(topo_live *live, const topo_snapshot *snap);
 /* Increases with every commit that changed anything. */
 uint64_t topo_live_generation(topo_live *live);
+/* Increases with every published change that may have given capacity back:
+ * usage removed or replaced by a different one (a pod gone, finished or
+ * changed, a reservation released or shrunk) or nodes changed. While it
+ * stays the same, usage only grew: a request that did not fit still does
+ * not (the ungater skips such PodSets). */
+uint64_t topo_live_freed(topo_live *live);
 
 typedef struct topo_live_stats {
     uint64_t commits;

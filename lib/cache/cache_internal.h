@@ -20,6 +20,14 @@
 #define CACHE_FREE_SLOTS_HELD(now)                                                                \
     "(r.unclaimed_ttl = 0 OR r.claimed_at + r.unclaimed_ttl > " now ")"
 
+/* Gated pods (topo_cache_foreach_gated_podset): the PodSet key topo-webhook
+ * writes beside its gate, exactly as index pods_gated (schema 6) has it, and
+ * what else makes a pod gated and waiting. */
+#define CACHE_GATED_KEY "json_extract(podset, '$.annotations.\"topology.topo.io/podset\"')"
+#define CACHE_GATED_WHERE                                                                          \
+    "phase NOT IN ('Succeeded', 'Failed') AND "                                                   \
+    "instr(podset, '\"topology.topo.io/wait-reason\"') > 0"
+
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
     XX(BEGIN_IMMEDIATE, "BEGIN IMMEDIATE")                                                        \
@@ -45,18 +53,36 @@
        "FROM nodes ORDER BY name")                                                                \
     XX(POD_UPSERT,                                                                                \
        "INSERT INTO pods(uid, namespace, name, node_name, phase, requests, podset, "              \
-       "is_topology_assigned, resource_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "      \
+       "is_topology_assigned, resource_version, created_at) "                                    \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "                                          \
        "ON CONFLICT(uid) DO UPDATE SET namespace=excluded.namespace, name=excluded.name, "        \
        "node_name=excluded.node_name, phase=excluded.phase, requests=excluded.requests, "         \
        "podset=excluded.podset, is_topology_assigned=excluded.is_topology_assigned, "             \
-       "resource_version=excluded.resource_version")                                              \
+       "resource_version=excluded.resource_version, created_at=excluded.created_at")              \
     XX(POD_DELETE, "DELETE FROM pods WHERE uid = ?1")                                             \
     XX(POD_GET,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version FROM pods WHERE uid = ?1")                                               \
+       "resource_version, created_at FROM pods WHERE uid = ?1")                                   \
     XX(POD_ALL,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version FROM pods ORDER BY uid")                                                 \
+       "resource_version, created_at FROM pods ORDER BY uid")                                     \
+    XX(GATED_PODSETS,                                                                             \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version, min(created_at), count(*), " CACHE_GATED_KEY ", EXISTS (SELECT 1 FROM "  \
+       "reservations r WHERE r.podset_key = " CACHE_GATED_KEY ") FROM pods WHERE "                 \
+       "node_name = '' AND " CACHE_GATED_KEY " IS NOT NULL AND " CACHE_GATED_WHERE                 \
+       " GROUP BY " CACHE_GATED_KEY " UNION ALL "                                                 \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version, created_at, 1, NULL, 0 FROM pods WHERE node_name = '' AND "              \
+       CACHE_GATED_KEY " IS NULL AND " CACHE_GATED_WHERE)                                          \
+    XX(GATED_PODS,                                                                                \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version, created_at FROM pods WHERE node_name = '' AND " CACHE_GATED_KEY          \
+       " = ?1 AND " CACHE_GATED_WHERE " ORDER BY created_at, name")                                \
+    XX(GATED_POD,                                                                                 \
+       "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
+       "resource_version, created_at FROM pods WHERE uid = ?1 AND node_name = '' AND "             \
+       CACHE_GATED_WHERE)                                               \
     XX(JOB_UPSERT,                                                                                \
        "INSERT INTO jobs(uid, namespace, name, parallelism, completions, resource_version) "      \
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uid) DO UPDATE SET "                           \

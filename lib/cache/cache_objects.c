@@ -206,6 +206,7 @@ static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, to
         (error = decode_key(&p->uid, meta, "uid", mp, pool, err)) < 0 ||
         (error = topo_decode_string(&p->namespace_name, meta, "namespace", mp, 0, pool, err)) < 0 ||
         (error = topo_decode_string(&p->name, meta, "name", mp, 0, pool, err)) < 0 ||
+        (error = topo_decode_time(&p->created_at, meta, "creationTimestamp", mp, 0, err)) < 0 ||
         (error = topo_decode_member(&annotations, meta, "annotations", mp, JSON_OBJECT, 0, err)) < 0 ||
         (error = podset_pairs(&p->labels, &p->nlabels, json_object_get(meta, "labels"),
                               P(np, mp, "labels"), pool, err)) < 0 ||
@@ -249,7 +250,9 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
         (error = cache_bind_json(c, st, 6, req, err)) < 0 ||
         (error = cache_bind_json(c, st, 7, podset, err)) < 0 ||
         (error = cache_bind_int(c, st, 8, p->tas ? 1 : 0, err)) < 0 ||
-        (error = cache_bind_text(c, st, 9, p->resource_version ? p->resource_version : "", err)) < 0)
+        (error = cache_bind_text(c, st, 9, p->resource_version ? p->resource_version : "",
+                                 err)) < 0 ||
+        (error = cache_bind_int(c, st, 10, p->created_at, err)) < 0)
         goto cleanup;
     error = cache_stmt_run(c, st, "upsert pod", err);
     st = NULL;

@@ -101,6 +101,7 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
     out->labels = labels;
     out->annotations = annotations;
     out->tas = sqlite3_column_int(st, 7) != 0;
+    out->created_at = sqlite3_column_int64(st, 9);
 
 cleanup:
     json_decref(req);
@@ -204,6 +205,79 @@ int topo_cache_foreach_job(topo_cache *cache, topo_cache_job_fn fn, void *payloa
 {
     walk w = {TOPO_CACHE_JOBS, NULL, NULL, fn, payload};
     return foreach_row(cache, &w, err);
+}
+
+/* --- gated PodSets ------------------------------------------------------------------- */
+
+int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_fn fn,
+                                    void *payload, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "cache: not open, or no callback");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, CACHE_STMT_GATED_PODSETS, err)) == NULL) {
+        error = err ? err->code : TOPO_EIO;
+        goto cleanup;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        topo_cache_pod pod;
+        topo_cache_gated_podset ps;
+        topo_pool_clear(cache->scratch);
+        if ((error = cache_row_pod(&pod, st, cache->scratch, err)) < 0)
+            goto cleanup;
+        ps.key = sqlite3_column_type(st, 11) == SQLITE_NULL
+                     ? NULL
+                     : cache_column_strdup(st, 11, 0, cache->scratch);
+        if (sqlite3_column_type(st, 11) != SQLITE_NULL && ps.key == NULL) {
+            error = topo_err_nomem(err, "cache");
+            goto cleanup;
+        }
+        ps.npods = (size_t)sqlite3_column_int64(st, 10);
+        ps.reserved = sqlite3_column_int(st, 12) != 0;
+        ps.created_at = pod.created_at;
+        ps.oldest = &pod;
+        if ((error = fn(&ps, payload)) != 0)
+            goto cleanup;
+    }
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read", err);
+
+cleanup:
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
+}
+
+int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char *uid,
+                                 topo_cache_pod_fn fn, void *payload, topo_err *err)
+{
+    walk w = {TOPO_CACHE_PODS, NULL, fn, NULL, payload};
+    sqlite3_stmt *st = NULL;
+    int error, rc;
+
+    if (cache == NULL || fn == NULL || (key == NULL && uid == NULL))
+        return topo_err_set(err, TOPO_EINVALID, "cache: gated pods: no PodSet, or no callback");
+    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((st = cache_stmt_get(cache, key != NULL ? CACHE_STMT_GATED_PODS : CACHE_STMT_GATED_POD,
+                             err)) == NULL) {
+        error = err ? err->code : TOPO_EIO;
+        goto cleanup;
+    }
+    if ((error = cache_bind_text(cache, st, 1, key != NULL ? key : uid, err)) < 0)
+        goto cleanup;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((error = visit_row(cache, &w, st, err)) != 0)
+            goto cleanup;
+    if (rc != SQLITE_DONE)
+        error = cache_sql_error(cache, rc, "read", err);
+
+cleanup:
+    cache_stmt_done(st);
+    return cache_op_end(cache, CACHE_OP_READ, error, err);
 }
 
 /* --- single rows ----------------------------------------------------------------------- */

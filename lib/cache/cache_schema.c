@@ -136,6 +136,17 @@ const char *const topo_cache_migrations[] = {
     "        (document IS NULL) = (fetched_at IS NULL)),\n"
     "  CHECK((error IS NULL) = (error_at IS NULL))\n"
     ");\n",
+
+    /* 5 → 6: when each pod was created (metadata.creationTimestamp, seconds
+     * since the epoch; 0 when unknown, as for pods stored before): the
+     * ungater retries gated PodSets oldest first. Rows written before get
+     * theirs with the watch's next event or relist. */
+    "ALTER TABLE pods ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;\n"
+    /* ...and reads the gated PodSets, not every pod: the unbound pods by
+     * the PodSet key topo-webhook writes beside its gate (the expression is
+     * CACHE_GATED_KEY's), then age and name (topo_cache_foreach_gated_podset). */
+    "CREATE INDEX pods_gated ON pods(json_extract(podset, "
+    "'$.annotations.\"topology.topo.io/podset\"'), created_at, name) WHERE node_name = '';\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

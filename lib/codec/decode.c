@@ -161,6 +161,91 @@ int topo_decode_int(int64_t *out, const json_t *obj, const char *key, const char
                         topo_decode_path_key(p, sizeof(p), path, key), topo_decode_type_name(v));
 }
 
+/* --- RFC 3339 times ------------------------------------------------------------------ */
+
+/* n decimal digits at *s, advanced past them; -1 when not digits. */
+static int digits(const char **s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*s)[i];
+        if (c < '0' || c > '9')
+            return -1;
+        v = v * 10 + (c - '0');
+    }
+    *s += n;
+    return v;
+}
+
+/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (Howard Hinnant's
+ * days_from_civil): no timegm, which is neither C11 nor POSIX. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int topo_decode_parse_time(int64_t *out, const char *text)
+{
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const char *s = text;
+    int y, mo, d, h, mi, sec, off = 0;
+    if (s == NULL || (y = digits(&s, 4)) < 1970 || *s++ != '-' || (mo = digits(&s, 2)) < 1 ||
+        mo > 12 || *s++ != '-' || (d = digits(&s, 2)) < 1 || d > mdays[mo - 1] ||
+        (*s != 'T' && *s != 't') || (++s, (h = digits(&s, 2)) < 0) || h > 23 || *s++ != ':' ||
+        (mi = digits(&s, 2)) < 0 || mi > 59 || *s++ != ':' || (sec = digits(&s, 2)) < 0 ||
+        sec > 60)
+        return TOPO_EINVALID;
+    if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+        return TOPO_EINVALID;
+    if (*s == '.') {
+        const char *f = ++s;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        if (s == f || s - f > 9)
+            return TOPO_EINVALID;
+    }
+    if (*s == 'Z' || *s == 'z') {
+        s++;
+    } else if (*s == '+' || *s == '-') {
+        int sign = *s++ == '-' ? -1 : 1, oh, om;
+        if ((oh = digits(&s, 2)) < 0 || oh > 23 || *s++ != ':' || (om = digits(&s, 2)) < 0 ||
+            om > 59)
+            return TOPO_EINVALID;
+        off = sign * (oh * 3600 + om * 60);
+    } else {
+        return TOPO_EINVALID;
+    }
+    if (*s != '\0')
+        return TOPO_EINVALID;
+    *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + (sec > 59 ? 59 : sec) - off;
+    return 0;
+}
+
+int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const char *path,
+                     int required, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *v;
+    int error;
+
+    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
+        return error;
+    if (!json_is_string(v))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an RFC 3339 time, got %s",
+                            topo_decode_path_key(p, sizeof(p), path, key),
+                            topo_decode_type_name(v));
+    if (topo_decode_parse_time(out, json_string_value(v)) < 0)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: \"%.40s\" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SSZ)",
+                            topo_decode_path_key(p, sizeof(p), path, key), json_string_value(v));
+    return 0;
+}
+
 int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *path,
                      int required, topo_err *err)
 {

@@ -78,10 +78,12 @@ struct topo_live {
     size_t nops, cap_ops;
     int reshape; /* a node changed since the last commit */
     int dirty;
+    int freeing; /* usage went or shrank since the last commit */
 
     pthread_rwlock_t lock;
     topo_snapshot *published;
     uint64_t generation;
+    uint64_t freed; /* commits and immediate changes that may have given capacity back */
     topo_live_stats stats;
 };
 
@@ -397,6 +399,23 @@ static int queue_op(topo_live *live, const usage *u, int64_t sign)
     return 0;
 }
 
+static int str_eq(const char *a, const char *b);
+
+/* The same charge: replacing one with the other gives nothing back. */
+static int usage_same(const usage *a, const usage *b)
+{
+    if (!str_eq(a->node, b->node) || a->nvalues != b->nvalues || a->count != b->count ||
+        a->nreq != b->nreq)
+        return 0;
+    for (size_t i = 0; i < a->nvalues; i++)
+        if (!str_eq(a->values[i], b->values[i]))
+            return 0;
+    for (size_t i = 0; i < a->nreq; i++)
+        if (!str_eq(a->req[i].name, b->req[i].name) || a->req[i].amount != b->req[i].amount)
+            return 0;
+    return 1;
+}
+
 static int str_eq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
@@ -492,6 +511,9 @@ static int swap_entry(topo_live *live, table *t, const char *key, live_entry *fr
             return 0;
     }
     int rc = 0;
+    if (old != NULL && old->charged &&
+        !(fresh != NULL && fresh->charged && usage_same(&old->u, &fresh->u)))
+        live->freeing = 1;
     if (old != NULL && old->charged)
         rc = queue_op(live, &old->u, -1);
     if (rc == 0 && fresh != NULL && fresh->charged)
@@ -625,6 +647,7 @@ static int commit(topo_live *live, topo_err *err)
         topo_snapshot *old = live->published;
         live->published = fresh;
         live->generation++;
+        live->freed++; /* nodes changed: capacity may have come */
         pthread_rwlock_unlock(&live->lock);
         topo_snapshot_free(old);
         live->stats.rebuilds++;
@@ -634,6 +657,7 @@ static int commit(topo_live *live, topo_err *err)
         for (size_t i = 0; i < live->nops && rc == 0; i++)
             rc = charge(live->published, &live->ops[i].u, live->ops[i].sign, err);
         live->generation++;
+        live->freed += live->freeing != 0;
         pthread_rwlock_unlock(&live->lock);
         live->stats.applied += live->nops;
         if (rc != 0)
@@ -642,6 +666,7 @@ static int commit(topo_live *live, topo_err *err)
     ops_clear(live);
     live->reshape = 0;
     live->dirty = 0;
+    live->freeing = 0;
     live->stats.commits++;
     return 0;
 }
@@ -689,8 +714,10 @@ static int publish_now(topo_live *live, const char *id, const live_entry *old,
         rc = charge(live->published, &fresh->u, +1, err);
     if (rc != 0 && old != NULL)
         (void)charge(live->published, &old->u, +1, NULL); /* undo: it was just removed */
-    if (rc == 0)
+    if (rc == 0) {
         live->generation++;
+        live->freed += old != NULL && !(fresh != NULL && usage_same(&old->u, &fresh->u));
+    }
     pthread_rwlock_unlock(&live->lock);
     return rc;
 }
@@ -855,6 +882,14 @@ uint64_t topo_live_generation(topo_live *live)
     uint64_t g = live->generation;
     pthread_rwlock_unlock(&live->lock);
     return g;
+}
+
+uint64_t topo_live_freed(topo_live *live)
+{
+    pthread_rwlock_rdlock(&live->lock);
+    uint64_t f = live->freed;
+    pthread_rwlock_unlock(&live->lock);
+    return f;
 }
 
 void topo_live_get_stats(topo_live *live, topo_live_stats *out)

@@ -151,7 +151,7 @@ static const char NODE_A[] =
 
 static const char POD_A[] =
     "{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"u-1\",\"namespace\":\"ml\",\"name\":\"train-1\","
-    "\"resourceVersion\":\"7\",\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
+    "\"resourceVersion\":\"7\",\"creationTimestamp\":\"2024-05-01T12:00:00Z\",\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
     "\"batch.kubernetes.io/job-completion-index\":\"1\",\"jobset.sigs.k8s.io/jobset-name\":\"js\"},"
     "\"annotations\":{\"kueue.x-k8s.io/podset-required-topology\":\"topology.topo.io/rack\","
     "\"topology.topo.io/podset-size\":\"4\",\"unrelated\":\"y\"}},"
@@ -234,7 +234,9 @@ static const char V1_FILE[] =
     "INSERT INTO meta VALUES('schema_version', '1');"
     "INSERT INTO nodes VALUES('old-1', '{\"kubernetes.io/hostname\":\"old-1\"}',"
     "  '{\"nvidia.com/gpu\":8}', '[]', 0, 1, '41');"
-    "INSERT INTO watch_state VALUES('nodes', '41');";
+    "INSERT INTO watch_state VALUES('nodes', '41');"
+    "INSERT INTO pods VALUES('old-pod', 'ns', 'p', '', 'Pending', '{}',"
+    "  '{\"labels\":{},\"annotations\":{}}', 0, '3');";
 
 static void test_cache__migrate_from_v1(void **state)
 {
@@ -255,6 +257,10 @@ static void test_cache__migrate_from_v1(void **state)
     assert_true(n.ready);
     must(topo_cache_get_watch_rv(c, TOPO_CACHE_NODES, rv, sizeof(rv), &err), &err);
     assert_string_equal(rv, "41");
+    topo_cache_pod op;
+    must(topo_cache_get_pod(&op, c, "old-pod", pool, &err), &err);
+    assert_string_equal(op.name, "p");
+    assert_int_equal(op.created_at, 0); /* unknown until the watch sends it again */
     /* ...and the new tables work. */
     const char *values[] = {"old-1"};
     topo_assign_domain dom = {values, 2};
@@ -298,7 +304,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (5)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (6)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
@@ -390,6 +396,7 @@ static void test_cache__pod_and_job_round_trip(void **state)
     assert_string_equal(p.node_name, "n1");
     assert_string_equal(p.phase, "Running");
     assert_string_equal(p.resource_version, "7");
+    assert_int_equal(p.created_at, 1714564800);
     /* max(2 + 0.5, 8) + 0.25 cpu (the limit-only container defaults its request). */
     assert_int_equal(amount(p.requests, p.nrequests, "cpu"), 8250);
     assert_int_equal(amount(p.requests, p.nrequests, GPU), 4);
@@ -411,6 +418,7 @@ static void test_cache__pod_and_job_round_trip(void **state)
            &err);
     must(topo_cache_get_pod(&p, c, "u-1", pool, &err), &err);
     assert_string_equal(p.phase, "Succeeded");
+    assert_int_equal(p.created_at, 0); /* this one has no creationTimestamp */
     assert_false(p.tas);
     assert_int_equal(p.nlabels, 0);
 
@@ -480,6 +488,9 @@ static void test_cache__malformed(void **state)
                     "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":"
                     "[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"-1Gi\"}}}]}}",
                     "spec.containers[0].resources.requests.memory");
+    expect_rejected(c, TOPO_CACHE_PODS,
+                    "{\"metadata\":{\"uid\":\"u-1\",\"creationTimestamp\":\"2024-05-01\"}}",
+                    "metadata.creationTimestamp: \"2024-05-01\" is not an RFC 3339 time");
     expect_rejected(c, TOPO_CACHE_PODS, "{\"metadata\":{\"uid\":\"u-1\"},\"spec\":[]}",
                     "spec: expected an object, got an array");
     expect_rejected(c, TOPO_CACHE_JOBS, "{\"metadata\":{\"uid\":\"j\"},\"spec\":{\"parallelism\":-2}}",
@@ -1325,7 +1336,7 @@ static void test_cache__slot_binding(void **state)
 
     /* put_pod, through a watch event inside a batch too */
     topo_kv ann[] = {{"topology.topo.io/reservation", "r1"}, {"topology.topo.io/slot", "2"}};
-    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5"};
+    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5", 0};
     must(topo_cache_begin(c, &err), &err);
     must(topo_cache_put_pod(c, &put, &err), &err);
     must(topo_cache_commit(c, &err), &err);
@@ -1700,6 +1711,96 @@ static void test_cache__manual_checkpoint(void **state)
     topo_cache_close(m);
 }
 
+static int names_of(const topo_cache_pod *p, void *payload)
+{
+    char *out = payload;
+    strcat(out, p->name);
+    strcat(out, " ");
+    return 0;
+}
+
+static int podset_row(const topo_cache_gated_podset *ps, void *payload)
+{
+    char *out = payload;
+    char line[96];
+    snprintf(line, sizeof line, "%s:%zu:%lld:%s%s ", ps->key ? ps->key : "-", ps->npods,
+             (long long)ps->created_at, ps->key ? "" : ps->oldest->uid,
+             ps->reserved ? ":reserved" : "");
+    strcat(out, line);
+    return 0;
+}
+
+/* The ungater's reads: gated PodSets, then one's pods oldest first. */
+static void test_cache__gated_podsets(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = open_cache(f);
+#define WAIT {"topology.topo.io/wait-reason", "no rack has room"}
+    topo_kv a[] = {WAIT, {"topology.topo.io/podset", "ns/a"}};
+    topo_kv b[] = {WAIT, {"topology.topo.io/podset", "ns/b"}};
+    topo_kv b_ungated[] = {{"topology.topo.io/podset", "ns/b"}};
+    topo_kv alone[] = {WAIT};
+#undef WAIT
+    const struct {
+        const char *uid, *name, *node, *phase;
+        topo_kv *ann;
+        size_t nann;
+        int64_t created;
+    } pods[] = {
+        {"u-1", "a-1", "", "Pending", a, 2, 100},
+        {"u-2", "a-2", "", "Pending", a, 2, 50},
+        {"u-3", "a-0", "", "", a, 2, 50},
+        {"u-4", "a-3", "n1", "Running", a, 2, 10},       /* bound */
+        {"u-5", "solo", "", "Pending", alone, 1, 70},    /* a PodSet of its own */
+        {"u-6", "b-1", "", "Pending", b_ungated, 1, 5},  /* not gated */
+        {"u-7", "b-2", "", "Failed", b, 2, 5},           /* finished */
+    };
+    for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+        topo_cache_pod p = {pods[i].uid, "ns", pods[i].name, pods[i].node, pods[i].phase,
+                            NULL, 0, NULL, 0, pods[i].ann, pods[i].nann, 0, "1", pods[i].created};
+        must(topo_cache_put_pod(c, &p, &err), &err);
+    }
+    char out[256] = "";
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:3:50: -:1:70:u-5 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, "ns/a", NULL, names_of, out, &err), &err);
+    assert_string_equal(out, "a-0 a-2 a-1 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, NULL, "u-5", names_of, out, &err), &err);
+    assert_string_equal(out, "solo ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, "ns/b", NULL, names_of, out, &err), &err);
+    assert_string_equal(out, "");
+    /* u-2 is bound now: it leaves its PodSet's count */
+    topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL,
+                            0,     a,    2,     0,    "2",       50};
+    must(topo_cache_put_pod(c, &bound, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:2:50: -:1:70:u-5 ");
+    /* a reservation of PodSet ns/a (its pods claim slots: the ungater
+     * evaluates it whatever else says) */
+    const char *values[] = {"n1"};
+    topo_assign_domain dom = {values, 2};
+    const char *levels[] = {"kubernetes.io/hostname"};
+    topo_assignment as = {levels, 1, &dom, 1};
+    topo_cache_reservation_spec rs = {0};
+    rs.id = "r-a";
+    rs.podset_key = "ns/a";
+    rs.topology_name = "t";
+    rs.levels = levels;
+    rs.nlevels = 1;
+    rs.assignment = &as;
+    rs.created_at = 1;
+    rs.expires_at = 1000;
+    must(topo_cache_reservation_create(c, &rs, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);
+    assert_string_equal(out, "ns/a:2:50::reserved -:1:70:u-5 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1711,6 +1812,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__gated_podsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),

@@ -113,7 +113,7 @@ static int put_pod(topo_cache *c, const char *uid, const char *id, const char *s
                      {ASSIGNMENT, assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
     topo_cache_pod p = {uid, "team-a", uid, "", "Pending", NULL, 0, NULL, 0,
-                        ann, record != NULL ? 4 : 3, 0, "7"};
+                        ann, record != NULL ? 4 : 3, 0, "7", 0};
     return topo_cache_put_pod(c, &p, err);
 }
 

@@ -137,7 +137,7 @@ static void test_cache_facts__put_get(void **state)
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = open_cache(f);
-    assert_int_equal(topo_cache_schema_version(c), 5);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
 
     assert_int_equal(put(c, "ufm", DOC_A, 1000, &err), 1);
     topo_cache_facts got = expect_doc(f, "ufm", DOC_A, 1000);
@@ -526,7 +526,7 @@ static void test_cache_facts__migrate_from_v4(void **state)
     raw_sql(f->path, V4_FILE);
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), 5);
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), TOPO_CACHE_SCHEMA_VERSION);
     /* Everything of version 4 is still there... */
     must(topo_cache_get_node(&n, c, "old-1", f->pool, &err), &err);
     assert_true(n.ready);
@@ -542,7 +542,7 @@ static void test_cache_facts__migrate_from_v4(void **state)
     assert_int_equal(put(c, "ufm", DOC_A, 1000, &err), 1);
     c = open_cache(f);
     expect_doc(f, "ufm", DOC_A, 1000);
-    assert_int_equal(topo_cache_schema_version(c), 5);
+    assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
 }
 
 int main(void)

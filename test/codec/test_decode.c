@@ -267,6 +267,59 @@ static void test_decode__getters(void **state)
     assert_string_equal(topo_decode_path_index(buf, sizeof(buf), "items", 12), "items[12]");
 }
 
+/* RFC 3339 as Kubernetes writes metadata.creationTimestamp, and what it must
+ * refuse. Expected values from `date -u -d ... +%s`. */
+static void test_decode__time(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int64_t want; /* -1: refused */
+    } cases[] = {
+        {"1970-01-01T00:00:00Z", 0},
+        {"2024-05-01T12:00:00Z", 1714564800},
+        {"2024-02-29T23:59:59Z", 1709251199},
+        {"2024-05-01T12:00:00.123456Z", 1714564800},
+        {"2024-05-01T14:30:00+02:30", 1714564800},
+        {"2024-05-01T09:00:00-03:00", 1714564800},
+        {"2024-05-01t12:00:00z", 1714564800},
+        {"2023-02-29T00:00:00Z", -1},
+        {"2024-05-01 12:00:00Z", -1},
+        {"2024-05-01T12:00:00", -1},
+        {"2024-05-01T24:00:00Z", -1},
+        {"2024-13-01T00:00:00Z", -1},
+        {"1969-12-31T23:59:59Z", -1},
+        {"2024-05-01T12:00:00.Z", -1},
+        {"2024-05-01T12:00:00Zjunk", -1},
+        {"", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t t = -2;
+        int rc = topo_decode_parse_time(&t, cases[i].text);
+        if (cases[i].want < 0) {
+            if (rc != TOPO_EINVALID)
+                fail_msg("%s: accepted as %lld", cases[i].text, (long long)t);
+        } else if (rc != 0 || t != cases[i].want) {
+            fail_msg("%s: rc %d, %lld, want %lld", cases[i].text, rc, (long long)t,
+                     (long long)cases[i].want);
+        }
+    }
+    topo_err err = TOPO_ERR_INIT;
+    int64_t t = 7;
+    json_t *v = yaml("{creationTimestamp: 2024-05-01T12:00:00Z, bad: yesterday, n: 3}");
+    assert_int_equal(topo_decode_time(&t, v, "creationTimestamp", "metadata", 1, &err), 0);
+    assert_int_equal(t, 1714564800);
+    assert_int_equal(topo_decode_time(&t, v, "bad", "metadata", 0, &err), TOPO_EINVALID);
+    assert_string_equal(err.text, "metadata.bad: \"yesterday\" is not an RFC 3339 time "
+                                  "(YYYY-MM-DDTHH:MM:SSZ)");
+    assert_int_equal(topo_decode_time(&t, v, "n", "metadata", 0, &err), TOPO_EINVALID);
+    assert_string_equal(err.text, "metadata.n: expected an RFC 3339 time, got an integer");
+    t = 7;
+    assert_int_equal(topo_decode_time(&t, v, "absent", "metadata", 0, &err), 0);
+    assert_int_equal(t, 7);
+    json_decref(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_decode__shapes),
         cmocka_unit_test(test_decode__toleration_defaults),
         cmocka_unit_test(test_decode__getters),
+        cmocka_unit_test(test_decode__time),
     };
     return cmocka_run_group_tests_name("inventory.decode", tests, setup, teardown);
 }

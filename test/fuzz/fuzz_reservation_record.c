@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      {"topology.topo.io/slot", "0"},
                      {"topology.topo.io/assignment", assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
-    topo_cache_pod p = {"uid-1", "ns", "pod", "", "Pending", NULL, 0, NULL, 0, ann, 4, 0, "1"};
+    topo_cache_pod p = {"uid-1", "ns", "pod", "", "Pending", NULL, 0, NULL, 0, ann, 4, 0, "1", 0};
     if (topo_cache_put_pod(c, &p, &err) != 0) {
         fprintf(stderr, "put_pod: %s\n", err.text);
         abort();

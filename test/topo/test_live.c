@@ -643,6 +643,49 @@ static void test_live__concurrent_writers_and_readers(void **state)
     topo_live_free(live);
 }
 
+/* topo_live_freed moves only when capacity may have come back: a pod gone or
+ * changed, a reservation released or shrunk, nodes changed; never for usage
+ * that only grows or is replaced by the same. */
+static void test_live__freed_counts_only_capacity_given_back(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, 4);
+    topo_resource two[] = {{"nvidia.com/gpu", 2}};
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    const char *n01[] = {"r0", "n01"};
+    uint64_t f = topo_live_freed(live);
+
+    /* usage grows: a pod bound, a reservation made, the same pod again */
+    assert_int_equal(topo_live_upsert_pod(live, "pod-a", "n00", 1, two, 1, NULL), 0);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(topo_live_reserve_now(live, "res-1", n01, 2, 3, one, 1, NULL), 0);
+    assert_int_equal(topo_live_upsert_pod(live, "pod-a", "n00", 1, two, 1, NULL), 0);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(topo_live_reserve_now(live, "res-1", n01, 2, 3, one, 1, NULL), 0);
+    assert_int_equal(topo_live_freed(live), f);
+
+    /* a reservation shrinks (a slot claimed), then goes */
+    assert_int_equal(topo_live_reserve_now(live, "res-1", n01, 2, 2, one, 1, NULL), 0);
+    assert_int_equal(topo_live_freed(live), f + 1);
+    assert_int_equal(topo_live_unreserve_now(live, "res-1", NULL), 0);
+    assert_int_equal(topo_live_freed(live), f + 2);
+
+    /* a pod finishes: pending until the commit publishes it */
+    assert_int_equal(topo_live_upsert_pod(live, "pod-a", "n00", 0, two, 1, NULL), 0);
+    assert_int_equal(topo_live_freed(live), f + 2);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(topo_live_freed(live), f + 3);
+
+    /* a node comes */
+    m.node_present[5] = m.node_ready[5] = 1;
+    m.node_gpus[5] = 8;
+    upsert_model_node(live, &m, 5);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    assert_int_equal(topo_live_freed(live), f + 4);
+    topo_live_free(live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_live__reserve_now_survives_rebuilds),
         cmocka_unit_test(test_live__reserve_now_replaces_and_removes),
         cmocka_unit_test(test_live__concurrent_writers_and_readers),
+        cmocka_unit_test(test_live__freed_counts_only_capacity_given_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
