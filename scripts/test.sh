@@ -136,9 +136,10 @@ tsan_run || tsan=failed
 # The fuzz stage builds only the "fuzzers" target: the libraries carry
 # libFuzzer's coverage instrumentation (fuzzer-no-link) and ASan+UBSan, at
 # -O1 -g1 as the tsan stage (a quicker compile; reports keep their lines).
-# Twelve harnesses, each started from its seeds: 5 s each (about 8 s with
-# libFuzzer's start and exit) keeps the suite inside its time budget; a
-# parser that changed gets minutes of its own (README "Fuzzing").
+# Every harness (test/fuzz/CMakeLists.txt) runs from its seeds for 5 s
+# (about 8 s with libFuzzer's start and exit), which keeps the suite inside
+# its time budget; a parser that changed gets minutes of its own (README
+# "Fuzzing").
 fuzz_run() {
     topo_configure fuzz build-fuzz -DCMAKE_C_COMPILER=clang -DTOPO_BUILD_FUZZERS=ON \
         -DTOPO_FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
