@@ -57,47 +57,6 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out)
     return 0;
 }
 
-/* CountInWithLimitingResource: how many times req fits in cap, and the index
- * of the limiting item (items are sorted by name, so the first minimum wins
- * ties alphabetically as in Kueue). */
-static inline int32_t count_in(const req_vec *req, const int64_t *cap, int *limiting)
-{
-    int32_t result = 0;
-    int lim = -1;
-    for (size_t i = 0; i < req->n; i++) {
-        const req_item *it = &req->items[i];
-        int32_t c;
-        if (it->amount <= 0) {
-            /* Kueue: a resource requested with 0 never limits (nor does a
-             * negative amount, which decoding refuses anyway). */
-            c = INT32_MAX;
-        } else {
-            int64_t avail = it->idx >= 0 ? cap[it->idx] : 0;
-            int64_t q;
-            /* Division is the hot spot over thousands of leaves: skip it for
-             * the common full, unit and small cases. */
-            if (avail < it->amount)
-                q = 0;
-            else if (it->amount == 1)
-                q = avail;
-            else if (avail <= UINT32_MAX && it->amount <= UINT32_MAX)
-                q = (uint32_t)avail / (uint32_t)it->amount;
-            else
-                q = avail / it->amount;
-            if (q > INT32_MAX)
-                q = INT32_MAX;
-            c = (int32_t)q;
-        }
-        if (lim < 0 || c < result) {
-            result = c;
-            lim = (int)i;
-        }
-    }
-    if (limiting)
-        *limiting = lim;
-    return result;
-}
-
 /* The snapshot resources named by a and b, each once. */
 int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out)
 {
@@ -298,7 +257,7 @@ static int fill_leaves(eng_ctx *ctx, run_state *rs)
             const snap_leaf *leaf = &snap->leaves[l];
             wdom *d = &ctx->doms[leaf->domain];
             int limiting = -1;
-            int32_t st = count_in(&rs->req, leaf->room, &limiting);
+            int32_t st = eng_count_in(&rs->req, leaf->room, &limiting);
             d->state = d->state_wl = st;
             d->slice_state = d->slice_state_wl = d->leader_state = 0;
             d->affinity = 0;
@@ -371,17 +330,17 @@ static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
             room = remaining;
         }
         int limiting = -1;
-        d->state = count_in(&rs->req, room, &limiting);
+        d->state = eng_count_in(&rs->req, room, &limiting);
         if (d->state == 0 && limiting >= 0)
             limited_by[limiting]++;
         d->leader_state = 0;
         d->state_wl = d->state;
         if (rs->has_leader) {
-            if (count_in(&rs->leader_req, remaining, NULL) > 0) {
+            if (eng_count_in(&rs->leader_req, remaining, NULL) > 0) {
                 d->leader_state = 1;
                 sub_req(remaining, &rs->leader_req, 1);
             }
-            d->state_wl = count_in(&rs->req, remaining, NULL);
+            d->state_wl = eng_count_in(&rs->req, remaining, NULL);
         }
     }
 }
@@ -444,9 +403,40 @@ wdom **eng_kids(eng_ctx *ctx, const wdom *d)
     return out;
 }
 
+/* Phase 1 from the snapshot's aggregates, when the request is on the fast
+ * path (the counts then depend on its shape only): the counts are the
+ * shape's, copied into the call's tree as domains are touched, and the
+ * exclusions are the shape's. 0 when done, 1 when phase 1 must count. */
+static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
+{
+    const topo_snapshot *snap = ctx->snap;
+    if (ctx->held != NULL)
+        eng_agg_release(snap, ctx->held);
+    ctx->held = NULL;
+    ctx->base = NULL;
+    if ((snap->hostname_lowest && rs->filter_nodes) || rs->required_domain != NULL ||
+        ctx->assumed != NULL || rs->has_leader || ctx->touched == NULL)
+        return 1;
+    agg_shape *s = eng_agg_acquire(snap, &rs->req, &rs->p);
+    if (s == NULL)
+        return 1;
+    ctx->held = s;
+    ctx->base = eng_agg_counts(s);
+    memset(ctx->touched, 0, ((snap->ndomains + 63) / 64) * sizeof(uint64_t));
+    rs->stats.total_nodes += (int)snap->nleaves;
+    const int32_t *limited = eng_agg_limited(s);
+    for (size_t i = 0; i < rs->req.n; i++)
+        if (limited[i] > 0)
+            eng_stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
+                          rs->req.items[i].name, limited[i]);
+    return 0;
+}
+
 int eng_fill_counts(eng_ctx *ctx, run_state *rs)
 {
     int rc;
+    if (fill_from_aggregates(ctx, rs) == 0)
+        return 0;
     if ((rc = fill_leaves(ctx, rs)) != 0)
         return rc;
     return roll_up(ctx, rs);

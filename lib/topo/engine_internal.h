@@ -107,6 +107,18 @@ typedef struct run_state {
     int multilayer;
 } run_state;
 
+/* The counts of one domain for one request shape, as phase 1 leaves them on
+ * the fast path (no node filters, leader, replacement domain or earlier
+ * PodSets): there the with-leader counts equal these and the leader and
+ * affinity counts are 0, so two numbers say everything. */
+typedef struct agg_count {
+    int32_t state;
+    int32_t slice;
+} agg_count;
+
+/* One request shape's counts over the whole snapshot (engine_agg.c). */
+typedef struct agg_shape agg_shape;
+
 typedef struct eng_ctx {
     const topo_snapshot *snap;
     const topo_gates *gates;
@@ -114,7 +126,33 @@ typedef struct eng_ctx {
     wdom *doms;        /* one per snapshot domain */
     int64_t **assumed; /* per leaf, lazily allocated */
     int64_t *scratch;  /* R-sized */
+    /* Phase 1 from the snapshot's aggregates: doms[i] is copied from
+     * base[i] when first touched (bit i of touched), so a call reads and
+     * writes only the domains it visits. NULL base: doms is complete. */
+    const agg_count *base;
+    uint64_t *touched;
+    agg_shape *held; /* the shape base belongs to, released after the call */
 } eng_ctx;
+
+/* The working counters of main-tree domain i: every read of the main tree
+ * goes through here (or through a pointer it returned). */
+static inline wdom *eng_dom(const eng_ctx *ctx, int32_t i)
+{
+    wdom *d = &ctx->doms[i];
+    if (ctx->base != NULL) {
+        uint64_t bit = UINT64_C(1) << (i & 63);
+        uint64_t *word = &ctx->touched[i >> 6];
+        if (!(*word & bit)) {
+            *word |= bit;
+            d->state = d->state_wl = ctx->base[i].state;
+            d->slice_state = d->slice_state_wl = ctx->base[i].slice;
+            d->leader_state = 0;
+            d->affinity = 0;
+            d->clone = NULL;
+        }
+    }
+    return d;
+}
 
 static inline int eng_is_main(const eng_ctx *ctx, const wdom *d)
 {
@@ -135,7 +173,7 @@ static inline int32_t eng_nkids(const eng_ctx *ctx, const wdom *d)
 
 static inline wdom *eng_kid(const eng_ctx *ctx, const wdom *d, int32_t i)
 {
-    return eng_is_main(ctx, d) ? &ctx->doms[ctx->snap->domains[d - ctx->doms].children[i]]
+    return eng_is_main(ctx, d) ? eng_dom(ctx, ctx->snap->domains[d - ctx->doms].children[i])
                                : d->clone->children[i];
 }
 
@@ -166,6 +204,58 @@ static inline int32_t eng_add_counts(int32_t a, int32_t b)
     int64_t r = (int64_t)a + b;
     return r > INT32_MAX ? INT32_MAX : (int32_t)r;
 }
+
+/* CountInWithLimitingResource: how many times req fits in cap, and the index
+ * of the limiting item (items are sorted by name, so the first minimum wins
+ * ties alphabetically as in Kueue). */
+static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *limiting)
+{
+    int32_t result = 0;
+    int lim = -1;
+    for (size_t i = 0; i < req->n; i++) {
+        const req_item *it = &req->items[i];
+        int32_t c;
+        if (it->amount <= 0) {
+            /* Kueue: a resource requested with 0 never limits (nor does a
+             * negative amount, which decoding refuses anyway). */
+            c = INT32_MAX;
+        } else {
+            int64_t avail = it->idx >= 0 ? cap[it->idx] : 0;
+            int64_t q;
+            /* Division is the hot spot over thousands of leaves: skip it for
+             * the common full, unit and small cases. */
+            if (avail < it->amount)
+                q = 0;
+            else if (it->amount == 1)
+                q = avail;
+            else if (avail <= UINT32_MAX && it->amount <= UINT32_MAX)
+                q = (uint32_t)avail / (uint32_t)it->amount;
+            else
+                q = avail / it->amount;
+            if (q > INT32_MAX)
+                q = INT32_MAX;
+            c = (int32_t)q;
+        }
+        if (lim < 0 || c < result) {
+            result = c;
+            lim = (int)i;
+        }
+    }
+    if (limiting)
+        *limiting = lim;
+    return result;
+}
+
+/* engine_agg.c: the request shapes' counts kept in the snapshot. The
+ * shape of (req, slice size and level, inner slice sizes), computed over
+ * the whole snapshot when new; NULL when out of memory. Held until
+ * released: the counts stay as they are meanwhile (usage changes wait for
+ * readers, see live.h). */
+agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
+void eng_agg_release(const topo_snapshot *snap, agg_shape *s);
+const agg_count *eng_agg_counts(const agg_shape *s);
+/* Per request item: the leaves where 0 pods fit, limited by that item. */
+const int32_t *eng_agg_limited(const agg_shape *s);
 
 /* engine_assign.c: one PodSet (and its leader), every phase. */
 int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,

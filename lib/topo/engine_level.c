@@ -207,15 +207,11 @@ static wdom **level_candidates(eng_ctx *ctx, const eng_params *p, int level, siz
         return NULL;
     int32_t max_capacity = 0;
     int drop_empty = !ctx->gates->TASRespectNodeAffinityPreferred && p->count / p->slice_size > 0;
-    /* Read once: as far as the compiler knows, a store into all[] (a wdom *)
-     * may change ctx->doms, which cost a reload per domain once this loop
-     * left eng_find_assignment. */
-    wdom *doms = ctx->doms;
     const int32_t *ids = snap->level_domains[level];
     const int32_t leaders = p->leader_count;
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        wdom *d = &doms[ids[i]];
+        wdom *d = eng_dom(ctx, ids[i]);
         if (drop_empty && d->state == 0 && d->state_wl == 0 && d->leader_state == 0 &&
             d->slice_state == 0 && d->slice_state_wl == 0)
             continue;
@@ -227,7 +223,7 @@ static wdom **level_candidates(eng_ctx *ctx, const eng_params *p, int level, siz
     }
     if (kept == 0) {
         for (size_t i = 0; i < n; i++)
-            all[i] = &doms[ids[i]];
+            all[i] = eng_dom(ctx, ids[i]);
     } else {
         n = kept;
     }

@@ -1,0 +1,297 @@
+/* The incremental side of the engine: per request shape, the counts phase 1
+ * of Kueue's algorithm gives every domain (pods that fit, whole slices that
+ * fit), kept in the snapshot and brought up to date by every usage change,
+ * along the path from the changed leaf to its root. A placement then reads
+ * the counts of the domains it visits instead of recounting the cluster.
+ *
+ * A shape is what phase 1 depends on: the request vector (resource, amount;
+ * "pods: 1" included), the slice size and level, and the inner slice sizes
+ * of a multi-layer request. Only requests on phase 1's fast path use shapes
+ * (no node filters, leader, replacement domain or earlier PodSets in the
+ * call): the others depend on more than the shape and are counted per call
+ * as before. The snapshot keeps the AGG_MAX_SHAPES shapes used last.
+ *
+ * Threads: readers (engine calls) look shapes up and add new ones under the
+ * snapshot's agg mutex; the counts they read are changed only by usage
+ * changes, which topo_live makes under its write lock, with no reader
+ * inside. A shape in use is never evicted; when all are in use, a new one
+ * serves its call only. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define AGG_MAX_SHAPES 8
+
+struct agg_shape {
+    req_item *items; /* names owned (one block, `names`) */
+    size_t nitems;
+    char *names;
+    int32_t slice_size;
+    int slice_level;
+    int32_t *ssal; /* nlevels + 1 inner slice sizes */
+    agg_count *counts; /* per domain */
+    int32_t *leaf_lim; /* per leaf: the limiting item when 0 fit, else -1 */
+    int32_t *limited;  /* per item: leaves with 0 fit that it limits */
+    int refs;
+    int cached; /* in the snapshot's list */
+    uint64_t used;
+};
+
+struct snap_agg {
+    pthread_mutex_t mu;
+    agg_shape *shapes[AGG_MAX_SHAPES];
+    size_t n;
+    uint64_t tick;
+};
+
+static void shape_free(agg_shape *s)
+{
+    if (s == NULL)
+        return;
+    free(s->items);
+    free(s->names);
+    free(s->ssal);
+    free(s->counts);
+    free(s->leaf_lim);
+    free(s->limited);
+    free(s);
+}
+
+struct snap_agg *snap_agg_create(void)
+{
+    struct snap_agg *agg = calloc(1, sizeof(*agg));
+    if (agg == NULL)
+        return NULL;
+    if (pthread_mutex_init(&agg->mu, NULL) != 0) {
+        free(agg);
+        return NULL;
+    }
+    return agg;
+}
+
+void snap_agg_free(struct snap_agg *agg)
+{
+    if (agg == NULL)
+        return;
+    for (size_t i = 0; i < agg->n; i++)
+        shape_free(agg->shapes[i]);
+    pthread_mutex_destroy(&agg->mu);
+    free(agg);
+}
+
+void snap_agg_reset(topo_snapshot *snap)
+{
+    struct snap_agg *agg = snap->agg;
+    if (agg == NULL)
+        return;
+    pthread_mutex_lock(&agg->mu);
+    for (size_t i = 0; i < agg->n; i++)
+        shape_free(agg->shapes[i]);
+    agg->n = 0;
+    pthread_mutex_unlock(&agg->mu);
+}
+
+/* A leaf's counts from its room: fillInCounts' leaf step on the fast path. */
+static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
+{
+    const snap_leaf *leaf = &snap->leaves[l];
+    req_vec rv = {s->items, s->nitems};
+    int lim = -1;
+    int32_t st = eng_count_in(&rv, leaf->room, &lim);
+    agg_count *c = &s->counts[leaf->domain];
+    c->state = st;
+    c->slice = snap->domains[leaf->domain].level == s->slice_level ? st / s->slice_size : 0;
+    int32_t now = st == 0 && lim >= 0 ? lim : -1;
+    if (s->leaf_lim[l] >= 0)
+        s->limited[s->leaf_lim[l]]--;
+    if (now >= 0)
+        s->limited[now]++;
+    s->leaf_lim[l] = now;
+}
+
+/* An inner domain's counts from its children's: fillInCountsHelper's fold
+ * without a leader (the with-leader counts then equal these). */
+static void inner_count(const topo_snapshot *snap, agg_shape *s, int32_t di)
+{
+    const snap_domain *sd = &snap->domains[di];
+    int32_t inner = s->ssal[sd->level + 1];
+    int32_t st = 0, sl = 0;
+    for (int32_t i = 0; i < sd->nchildren; i++) {
+        const agg_count *c = &s->counts[sd->children[i]];
+        int32_t cs = inner > 0 ? (c->state / inner) * inner : c->state;
+        st = eng_add_counts(st, cs);
+        sl = eng_add_counts(sl, c->slice);
+    }
+    if (sd->level == s->slice_level)
+        sl = st / s->slice_size;
+    s->counts[di].state = st;
+    s->counts[di].slice = sl;
+}
+
+static void compute_all(const topo_snapshot *snap, agg_shape *s)
+{
+    for (size_t l = 0; l < snap->nleaves; l++)
+        leaf_count(snap, s, (int32_t)l);
+    for (size_t lv = snap->nlevels; lv-- > 0;)
+        for (size_t i = 0; i < snap->level_ndomains[lv]; i++) {
+            int32_t d = snap->level_domains[lv][i];
+            if (snap->domains[d].nchildren > 0)
+                inner_count(snap, s, d);
+        }
+}
+
+static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+{
+    agg_shape *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    size_t names = 0;
+    for (size_t i = 0; i < req->n; i++)
+        names += strlen(req->items[i].name) + 1;
+    s->items = calloc(req->n ? req->n : 1, sizeof(*s->items));
+    s->names = malloc(names ? names : 1);
+    s->ssal = calloc(snap->nlevels + 1, sizeof(*s->ssal));
+    s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
+    s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
+    s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
+    if (s->items == NULL || s->names == NULL || s->ssal == NULL || s->counts == NULL ||
+        s->leaf_lim == NULL || s->limited == NULL) {
+        shape_free(s);
+        return NULL;
+    }
+    char *w = s->names;
+    for (size_t i = 0; i < req->n; i++) {
+        size_t len = strlen(req->items[i].name) + 1;
+        memcpy(w, req->items[i].name, len);
+        s->items[i] = req->items[i];
+        s->items[i].name = w;
+        w += len;
+    }
+    s->nitems = req->n;
+    s->slice_size = p->slice_size;
+    s->slice_level = p->slice_level;
+    memcpy(s->ssal, p->slice_size_at_level, (snap->nlevels + 1) * sizeof(*s->ssal));
+    for (size_t l = 0; l < snap->nleaves; l++)
+        s->leaf_lim[l] = -1;
+    compute_all(snap, s);
+    return s;
+}
+
+static int shape_is(const topo_snapshot *snap, const agg_shape *s, const req_vec *req,
+                    const eng_params *p)
+{
+    if (s->slice_size != p->slice_size || s->slice_level != p->slice_level || s->nitems != req->n)
+        return 0;
+    for (size_t i = 0; i < req->n; i++)
+        if (s->items[i].idx != req->items[i].idx || s->items[i].amount != req->items[i].amount ||
+            strcmp(s->items[i].name, req->items[i].name) != 0)
+            return 0;
+    return memcmp(s->ssal, p->slice_size_at_level, (snap->nlevels + 1) * sizeof(*s->ssal)) == 0;
+}
+
+/* Under the mutex: the cached shape, held, or NULL. */
+static agg_shape *find_locked(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+{
+    struct snap_agg *agg = snap->agg;
+    for (size_t i = 0; i < agg->n; i++) {
+        agg_shape *s = agg->shapes[i];
+        if (shape_is(snap, s, req, p)) {
+            s->refs++;
+            s->used = ++agg->tick;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Under the mutex: keeps a new shape in the list, in place of the one used
+ * longest ago that no call holds; when every one is held it is not kept. */
+static void insert_locked(struct snap_agg *agg, agg_shape *s)
+{
+    s->refs = 1;
+    s->used = ++agg->tick;
+    if (agg->n < AGG_MAX_SHAPES) {
+        agg->shapes[agg->n++] = s;
+        s->cached = 1;
+        return;
+    }
+    size_t victim = AGG_MAX_SHAPES;
+    for (size_t i = 0; i < agg->n; i++)
+        if (agg->shapes[i]->refs == 0 &&
+            (victim == AGG_MAX_SHAPES || agg->shapes[i]->used < agg->shapes[victim]->used))
+            victim = i;
+    if (victim == AGG_MAX_SHAPES)
+        return;
+    shape_free(agg->shapes[victim]);
+    agg->shapes[victim] = s;
+    s->cached = 1;
+}
+
+agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+{
+    struct snap_agg *agg = snap->agg;
+    if (agg == NULL)
+        return NULL;
+    pthread_mutex_lock(&agg->mu);
+    agg_shape *s = find_locked(snap, req, p);
+    pthread_mutex_unlock(&agg->mu);
+    if (s != NULL)
+        return s;
+    /* Counted outside the mutex: other readers go on meanwhile. */
+    agg_shape *fresh = shape_new(snap, req, p);
+    if (fresh == NULL)
+        return NULL;
+    pthread_mutex_lock(&agg->mu);
+    if ((s = find_locked(snap, req, p)) == NULL)
+        insert_locked(agg, s = fresh);
+    pthread_mutex_unlock(&agg->mu);
+    if (s != fresh)
+        shape_free(fresh);
+    return s;
+}
+
+void eng_agg_release(const topo_snapshot *snap, agg_shape *s)
+{
+    struct snap_agg *agg = snap->agg;
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&agg->mu);
+    int drop = --s->refs == 0 && !s->cached;
+    pthread_mutex_unlock(&agg->mu);
+    if (drop)
+        shape_free(s);
+}
+
+const agg_count *eng_agg_counts(const agg_shape *s)
+{
+    return s->counts;
+}
+
+const int32_t *eng_agg_limited(const agg_shape *s)
+{
+    return s->limited;
+}
+
+void snap_agg_leaf_changed(topo_snapshot *snap, int32_t leaf)
+{
+    struct snap_agg *agg = snap->agg;
+    if (agg == NULL || leaf < 0)
+        return;
+    pthread_mutex_lock(&agg->mu);
+    for (size_t i = 0; i < agg->n; i++) {
+        agg_shape *s = agg->shapes[i];
+        leaf_count(snap, s, leaf);
+        /* Up to the root, or to the first ancestor whose counts stay. */
+        for (int32_t d = snap->domains[snap->leaves[leaf].domain].parent; d >= 0;
+             d = snap->domains[d].parent) {
+            agg_count before = s->counts[d];
+            inner_count(snap, s, d);
+            if (s->counts[d].state == before.state && s->counts[d].slice == before.slice)
+                break;
+        }
+    }
+    pthread_mutex_unlock(&agg->mu);
+}
