@@ -33,6 +33,7 @@ struct agg_shape {
     int slice_level;
     int32_t *ssal; /* nlevels + 1 inner slice sizes */
     agg_count *counts; /* per domain */
+    agg_count *ranked; /* the lowest level's again, in level-value order */
     int32_t *leaf_lim; /* per leaf: the limiting item when 0 fit, else -1 */
     int32_t *limited;  /* per item: leaves with 0 fit that it limits */
     int refs;
@@ -55,6 +56,7 @@ static void shape_free(agg_shape *s)
     free(s->names);
     free(s->ssal);
     free(s->counts);
+    free(s->ranked);
     free(s->leaf_lim);
     free(s->limited);
     free(s);
@@ -104,6 +106,7 @@ static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
     agg_count *c = &s->counts[leaf->domain];
     c->state = st;
     c->slice = snap->domains[leaf->domain].level == s->slice_level ? st / s->slice_size : 0;
+    s->ranked[snap->domains[leaf->domain].rank] = *c;
     int32_t now = st == 0 && lim >= 0 ? lim : -1;
     if (s->leaf_lim[l] >= 0)
         s->limited[s->leaf_lim[l]]--;
@@ -155,10 +158,11 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
     s->names = malloc(names ? names : 1);
     s->ssal = calloc(snap->nlevels + 1, sizeof(*s->ssal));
     s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
+    s->ranked = calloc(snap->nleaves ? snap->nleaves : 1, sizeof(*s->ranked));
     s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
     s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
     if (s->items == NULL || s->names == NULL || s->ssal == NULL || s->counts == NULL ||
-        s->leaf_lim == NULL || s->limited == NULL) {
+        s->leaf_lim == NULL || s->limited == NULL || s->ranked == NULL) {
         shape_free(s);
         return NULL;
     }
@@ -268,6 +272,11 @@ void eng_agg_release(const topo_snapshot *snap, agg_shape *s)
 const agg_count *eng_agg_counts(const agg_shape *s)
 {
     return s->counts;
+}
+
+const agg_count *eng_agg_ranked(const agg_shape *s)
+{
+    return s->ranked;
 }
 
 const int32_t *eng_agg_limited(const agg_shape *s)

@@ -254,6 +254,9 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
 agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
 void eng_agg_release(const topo_snapshot *snap, agg_shape *s);
 const agg_count *eng_agg_counts(const agg_shape *s);
+/* The lowest level's counts in level-value order (its domains are the
+ * leaves: level_domains[last][i] has ranked[i]). */
+const agg_count *eng_agg_ranked(const agg_shape *s);
 /* Per request item: the leaves where 0 pods fit, limited by that item. */
 const int32_t *eng_agg_limited(const agg_shape *s);
 
@@ -280,6 +283,13 @@ int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *
 wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
                          int32_t leader_count, int32_t slice_size, int unconstrained, int slices,
                          size_t *out_n);
+
+/* engine_leaves.c: findLevelWithFitDomains on the leaves for an
+ * unconstrained LeastFreeCapacity request, from the aggregates, touching
+ * only the leaves it returns. 1 when the request is not such a one (the
+ * caller takes the general path), else 0 or an error as eng_find_level. */
+int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                       int *out_level, const char **reason);
 
 /* engine_message.c: Kueue's messages. */
 /* A message in the call's pool ("out of memory" when it cannot be made:
