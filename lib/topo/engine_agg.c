@@ -24,6 +24,8 @@
 #include "engine_internal.h"
 
 #define AGG_MAX_SHAPES 8
+/* Distinct (slices, pods) counts of leaves the index keeps per shape. */
+#define AGG_MAX_KEYS 64
 
 struct agg_shape {
     req_item *items; /* names owned (one block, `names`) */
@@ -33,7 +35,13 @@ struct agg_shape {
     int slice_level;
     int32_t *ssal; /* nlevels + 1 inner slice sizes */
     agg_count *counts; /* per domain */
-    agg_count *ranked; /* the lowest level's again, in level-value order */
+    /* The leaves that take something, by (slices, pods): per key a bit per
+     * leaf, in level-value order. keys_full: more keys than AGG_MAX_KEYS
+     * (the index is then not kept). */
+    agg_leaf_key keys[AGG_MAX_KEYS];
+    size_t nkeys;
+    int keys_full;
+    size_t nwords;
     int32_t *leaf_lim; /* per leaf: the limiting item when 0 fit, else -1 */
     int32_t *limited;  /* per item: leaves with 0 fit that it limits */
     int refs;
@@ -56,7 +64,8 @@ static void shape_free(agg_shape *s)
     free(s->names);
     free(s->ssal);
     free(s->counts);
-    free(s->ranked);
+    for (size_t k = 0; k < s->nkeys; k++)
+        free(s->keys[k].bits);
     free(s->leaf_lim);
     free(s->limited);
     free(s);
@@ -96,6 +105,45 @@ void snap_agg_reset(topo_snapshot *snap)
     pthread_mutex_unlock(&agg->mu);
 }
 
+/* Adds (sign +1) or removes (-1) a leaf of these counts in the key index;
+ * leaves that take nothing are not indexed. A key left empty is reused. */
+static void index_leaf(agg_shape *s, int32_t rank, agg_count c, int sign)
+{
+    if (s->keys_full || (c.state == 0 && c.slice == 0))
+        return;
+    size_t k = 0, spare = s->nkeys;
+    for (; k < s->nkeys; k++) {
+        if (s->keys[k].slice == c.slice && s->keys[k].state == c.state)
+            break;
+        if (s->keys[k].count == 0 && spare == s->nkeys)
+            spare = k;
+    }
+    if (k == s->nkeys) {
+        if (sign < 0)
+            return; /* cannot happen: a leaf is indexed under its counts */
+        if (spare < s->nkeys) {
+            k = spare;
+        } else if (s->nkeys == AGG_MAX_KEYS ||
+                   (s->keys[k].bits = calloc(s->nwords ? s->nwords : 1, sizeof(uint64_t))) ==
+                       NULL) {
+            s->keys_full = 1;
+            return;
+        } else {
+            s->nkeys++;
+        }
+        s->keys[k].slice = c.slice;
+        s->keys[k].state = c.state;
+    }
+    uint64_t bit = UINT64_C(1) << (rank & 63);
+    if (sign > 0) {
+        s->keys[k].bits[rank >> 6] |= bit;
+        s->keys[k].count++;
+    } else {
+        s->keys[k].bits[rank >> 6] &= ~bit;
+        s->keys[k].count--;
+    }
+}
+
 /* A leaf's counts from its room: fillInCounts' leaf step on the fast path. */
 static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
 {
@@ -104,9 +152,10 @@ static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
     int lim = -1;
     int32_t st = eng_count_in(&rv, leaf->room, &lim);
     agg_count *c = &s->counts[leaf->domain];
+    index_leaf(s, snap->domains[leaf->domain].rank, *c, -1);
     c->state = st;
     c->slice = snap->domains[leaf->domain].level == s->slice_level ? st / s->slice_size : 0;
-    s->ranked[snap->domains[leaf->domain].rank] = *c;
+    index_leaf(s, snap->domains[leaf->domain].rank, *c, +1);
     int32_t now = st == 0 && lim >= 0 ? lim : -1;
     if (s->leaf_lim[l] >= 0)
         s->limited[s->leaf_lim[l]]--;
@@ -158,11 +207,11 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
     s->names = malloc(names ? names : 1);
     s->ssal = calloc(snap->nlevels + 1, sizeof(*s->ssal));
     s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
-    s->ranked = calloc(snap->nleaves ? snap->nleaves : 1, sizeof(*s->ranked));
+    s->nwords = (snap->nleaves + 63) / 64;
     s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
     s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
     if (s->items == NULL || s->names == NULL || s->ssal == NULL || s->counts == NULL ||
-        s->leaf_lim == NULL || s->limited == NULL || s->ranked == NULL) {
+        s->leaf_lim == NULL || s->limited == NULL) {
         shape_free(s);
         return NULL;
     }
@@ -274,9 +323,10 @@ const agg_count *eng_agg_counts(const agg_shape *s)
     return s->counts;
 }
 
-const agg_count *eng_agg_ranked(const agg_shape *s)
+size_t eng_agg_leaf_keys(const agg_shape *s, const agg_leaf_key **out)
 {
-    return s->ranked;
+    *out = s->keys;
+    return s->keys_full ? (size_t)-1 : s->nkeys;
 }
 
 const int32_t *eng_agg_limited(const agg_shape *s)

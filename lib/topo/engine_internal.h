@@ -254,9 +254,17 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
 agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
 void eng_agg_release(const topo_snapshot *snap, agg_shape *s);
 const agg_count *eng_agg_counts(const agg_shape *s);
-/* The lowest level's counts in level-value order (its domains are the
- * leaves: level_domains[last][i] has ranked[i]). */
-const agg_count *eng_agg_ranked(const agg_shape *s);
+/* The leaves that take something, grouped by their counts: bit i of bits
+ * is the leaf level_domains[last][i]. */
+typedef struct agg_leaf_key {
+    int32_t slice;
+    int32_t state;
+    int32_t count; /* leaves, 0 for a key not in use */
+    uint64_t *bits;
+} agg_leaf_key;
+/* The shape's keys (*out, the count returned), or (size_t)-1 when they are
+ * too many to be kept. */
+size_t eng_agg_leaf_keys(const agg_shape *s, const agg_leaf_key **out);
 /* Per request item: the leaves where 0 pods fit, limited by that item. */
 const int32_t *eng_agg_limited(const agg_shape *s);
 
