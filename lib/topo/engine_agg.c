@@ -27,6 +27,13 @@
 /* Distinct (slices, pods) counts of leaves the index keeps per shape. */
 #define AGG_MAX_KEYS 64
 
+typedef struct level_keys {
+    agg_key keys[AGG_MAX_KEYS];
+    size_t nkeys;
+    int full;
+    size_t nwords;
+} level_keys;
+
 struct agg_shape {
     req_item *items; /* names owned (one block, `names`) */
     size_t nitems;
@@ -35,13 +42,10 @@ struct agg_shape {
     int slice_level;
     int32_t *ssal; /* nlevels + 1 inner slice sizes */
     agg_count *counts; /* per domain */
-    /* The leaves that take something, by (slices, pods): per key a bit per
-     * leaf, in level-value order. keys_full: more keys than AGG_MAX_KEYS
-     * (the index is then not kept). */
-    agg_leaf_key keys[AGG_MAX_KEYS];
-    size_t nkeys;
-    int keys_full;
-    size_t nwords;
+    /* Per level, the domains that take something by (slices, pods): per
+     * key a bit per domain, in level-value order. */
+    level_keys *lv;
+    size_t nlevels;
     int32_t *leaf_lim; /* per leaf: the limiting item when 0 fit, else -1 */
     int32_t *limited;  /* per item: leaves with 0 fit that it limits */
     int refs;
@@ -64,8 +68,10 @@ static void shape_free(agg_shape *s)
     free(s->names);
     free(s->ssal);
     free(s->counts);
-    for (size_t k = 0; k < s->nkeys; k++)
-        free(s->keys[k].bits);
+    for (size_t l = 0; s->lv != NULL && l < s->nlevels; l++)
+        for (size_t k = 0; k < s->lv[l].nkeys; k++)
+            free(s->lv[l].keys[k].bits);
+    free(s->lv);
     free(s->leaf_lim);
     free(s->limited);
     free(s);
@@ -105,42 +111,44 @@ void snap_agg_reset(topo_snapshot *snap)
     pthread_mutex_unlock(&agg->mu);
 }
 
-/* Adds (sign +1) or removes (-1) a leaf of these counts in the key index;
- * leaves that take nothing are not indexed. A key left empty is reused. */
-static void index_leaf(agg_shape *s, int32_t rank, agg_count c, int sign)
+/* Adds (sign +1) or removes (-1) a domain of these counts in its level's
+ * key index; domains that take nothing are not indexed. A key left empty is
+ * reused; past AGG_MAX_KEYS the level's index is dropped for good. */
+static void index_dom(agg_shape *s, int level, int32_t rank, agg_count c, int sign)
 {
-    if (s->keys_full || (c.state == 0 && c.slice == 0))
+    level_keys *lk = &s->lv[level];
+    if (lk->full || (c.state == 0 && c.slice == 0))
         return;
-    size_t k = 0, spare = s->nkeys;
-    for (; k < s->nkeys; k++) {
-        if (s->keys[k].slice == c.slice && s->keys[k].state == c.state)
+    size_t k = 0, spare = lk->nkeys;
+    for (; k < lk->nkeys; k++) {
+        if (lk->keys[k].slice == c.slice && lk->keys[k].state == c.state)
             break;
-        if (s->keys[k].count == 0 && spare == s->nkeys)
+        if (lk->keys[k].count == 0 && spare == lk->nkeys)
             spare = k;
     }
-    if (k == s->nkeys) {
+    if (k == lk->nkeys) {
         if (sign < 0)
-            return; /* cannot happen: a leaf is indexed under its counts */
-        if (spare < s->nkeys) {
+            return; /* cannot happen: a domain is indexed under its counts */
+        if (spare < lk->nkeys) {
             k = spare;
-        } else if (s->nkeys == AGG_MAX_KEYS ||
-                   (s->keys[k].bits = calloc(s->nwords ? s->nwords : 1, sizeof(uint64_t))) ==
+        } else if (lk->nkeys == AGG_MAX_KEYS ||
+                   (lk->keys[k].bits = calloc(lk->nwords ? lk->nwords : 1, sizeof(uint64_t))) ==
                        NULL) {
-            s->keys_full = 1;
+            lk->full = 1;
             return;
         } else {
-            s->nkeys++;
+            lk->nkeys++;
         }
-        s->keys[k].slice = c.slice;
-        s->keys[k].state = c.state;
+        lk->keys[k].slice = c.slice;
+        lk->keys[k].state = c.state;
     }
     uint64_t bit = UINT64_C(1) << (rank & 63);
     if (sign > 0) {
-        s->keys[k].bits[rank >> 6] |= bit;
-        s->keys[k].count++;
+        lk->keys[k].bits[rank >> 6] |= bit;
+        lk->keys[k].count++;
     } else {
-        s->keys[k].bits[rank >> 6] &= ~bit;
-        s->keys[k].count--;
+        lk->keys[k].bits[rank >> 6] &= ~bit;
+        lk->keys[k].count--;
     }
 }
 
@@ -152,10 +160,11 @@ static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
     int lim = -1;
     int32_t st = eng_count_in(&rv, leaf->room, &lim);
     agg_count *c = &s->counts[leaf->domain];
-    index_leaf(s, snap->domains[leaf->domain].rank, *c, -1);
+    const snap_domain *sd = &snap->domains[leaf->domain];
+    index_dom(s, sd->level, sd->rank, *c, -1);
     c->state = st;
-    c->slice = snap->domains[leaf->domain].level == s->slice_level ? st / s->slice_size : 0;
-    index_leaf(s, snap->domains[leaf->domain].rank, *c, +1);
+    c->slice = sd->level == s->slice_level ? st / s->slice_size : 0;
+    index_dom(s, sd->level, sd->rank, *c, +1);
     int32_t now = st == 0 && lim >= 0 ? lim : -1;
     if (s->leaf_lim[l] >= 0)
         s->limited[s->leaf_lim[l]]--;
@@ -179,8 +188,10 @@ static void inner_count(const topo_snapshot *snap, agg_shape *s, int32_t di)
     }
     if (sd->level == s->slice_level)
         sl = st / s->slice_size;
+    index_dom(s, sd->level, sd->rank, s->counts[di], -1);
     s->counts[di].state = st;
     s->counts[di].slice = sl;
+    index_dom(s, sd->level, sd->rank, s->counts[di], +1);
 }
 
 static void compute_all(const topo_snapshot *snap, agg_shape *s)
@@ -207,11 +218,12 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
     s->names = malloc(names ? names : 1);
     s->ssal = calloc(snap->nlevels + 1, sizeof(*s->ssal));
     s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
-    s->nwords = (snap->nleaves + 63) / 64;
+    s->lv = calloc(snap->nlevels, sizeof(*s->lv));
+    s->nlevels = snap->nlevels;
     s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
     s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
     if (s->items == NULL || s->names == NULL || s->ssal == NULL || s->counts == NULL ||
-        s->leaf_lim == NULL || s->limited == NULL) {
+        s->leaf_lim == NULL || s->limited == NULL || s->lv == NULL) {
         shape_free(s);
         return NULL;
     }
@@ -229,6 +241,8 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
     memcpy(s->ssal, p->slice_size_at_level, (snap->nlevels + 1) * sizeof(*s->ssal));
     for (size_t l = 0; l < snap->nleaves; l++)
         s->leaf_lim[l] = -1;
+    for (size_t l = 0; l < snap->nlevels; l++)
+        s->lv[l].nwords = (snap->level_ndomains[l] + 63) / 64;
     compute_all(snap, s);
     return s;
 }
@@ -323,10 +337,11 @@ const agg_count *eng_agg_counts(const agg_shape *s)
     return s->counts;
 }
 
-size_t eng_agg_leaf_keys(const agg_shape *s, const agg_leaf_key **out)
+size_t eng_agg_keys(const agg_shape *s, int level, const agg_key **out)
 {
-    *out = s->keys;
-    return s->keys_full ? (size_t)-1 : s->nkeys;
+    const level_keys *lk = &s->lv[level];
+    *out = lk->keys;
+    return lk->full ? (size_t)-1 : lk->nkeys;
 }
 
 const int32_t *eng_agg_limited(const agg_shape *s)

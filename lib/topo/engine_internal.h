@@ -254,17 +254,17 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
 agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
 void eng_agg_release(const topo_snapshot *snap, agg_shape *s);
 const agg_count *eng_agg_counts(const agg_shape *s);
-/* The leaves that take something, grouped by their counts: bit i of bits
- * is the leaf level_domains[last][i]. */
-typedef struct agg_leaf_key {
+/* A level's domains that take something, grouped by their counts: bit i
+ * of bits is the domain level_domains[level][i]. */
+typedef struct agg_key {
     int32_t slice;
     int32_t state;
-    int32_t count; /* leaves, 0 for a key not in use */
+    int32_t count; /* domains, 0 for a key not in use */
     uint64_t *bits;
-} agg_leaf_key;
-/* The shape's keys (*out, the count returned), or (size_t)-1 when they are
- * too many to be kept. */
-size_t eng_agg_leaf_keys(const agg_shape *s, const agg_leaf_key **out);
+} agg_key;
+/* The shape's keys at a level (*out, the count returned), or (size_t)-1
+ * when they are too many to be kept. */
+size_t eng_agg_keys(const agg_shape *s, int level, const agg_key **out);
 /* Per request item: the leaves where 0 pods fit, limited by that item. */
 const int32_t *eng_agg_limited(const agg_shape *s);
 
@@ -297,6 +297,12 @@ wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
  * only the leaves it returns. 1 when the request is not such a one (the
  * caller takes the general path), else 0 or an error as eng_find_level. */
 int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                       int *out_level, const char **reason);
+/* The same for a BestFit request at any level: one domain when one takes
+ * it all, else Kueue's message for a required request, else the level
+ * above for a preferred one; 1 when the level's domains must be spread
+ * over (or the request is not such a one). */
+int eng_fit_level_best(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
                        int *out_level, const char **reason);
 
 /* engine_message.c: Kueue's messages. */

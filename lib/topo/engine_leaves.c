@@ -17,13 +17,13 @@
 
 /* The keys in use in Kueue's LeastFreeCapacity order: slices, then pods,
  * ascending. */
-static size_t sorted_keys(const agg_leaf_key *keys, size_t nkeys, const agg_leaf_key **out)
+static size_t sorted_keys(const agg_key *keys, size_t nkeys, const agg_key **out)
 {
     size_t n = 0;
     for (size_t k = 0; k < nkeys; k++) {
         if (keys[k].count == 0)
             continue;
-        const agg_leaf_key *x = &keys[k];
+        const agg_key *x = &keys[k];
         size_t j = n++;
         while (j > 0 && (out[j - 1]->slice > x->slice ||
                          (out[j - 1]->slice == x->slice && out[j - 1]->state > x->state))) {
@@ -36,7 +36,7 @@ static size_t sorted_keys(const agg_leaf_key *keys, size_t nkeys, const agg_leaf
 }
 
 /* Up to `limit` leaves of a key, in level-value order, appended to res. */
-static size_t take_key(eng_ctx *ctx, const agg_leaf_key *key, size_t nwords, const int32_t *ids,
+static size_t take_key(eng_ctx *ctx, const agg_key *key, size_t nwords, const int32_t *ids,
                        size_t limit, wdom **res)
 {
     size_t k = 0;
@@ -61,11 +61,11 @@ int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
         !p->unconstrained || p->required || p->leader_count > 0 || slice_count <= 0 ||
         !eng_use_lfc(ctx, p->unconstrained) || ctx->gates->TASRespectNodeAffinityPreferred)
         return 1;
-    const agg_leaf_key *all = NULL;
-    size_t nall = eng_agg_leaf_keys(ctx->held, &all);
+    const agg_key *all = NULL;
+    size_t nall = eng_agg_keys(ctx->held, level, &all);
     if (nall == (size_t)-1)
         return 1;
-    const agg_leaf_key *keys[64];
+    const agg_key *keys[64];
     if (nall > sizeof(keys) / sizeof(keys[0]))
         return 1;
     size_t nkeys = sorted_keys(all, nall, keys);
@@ -114,4 +114,66 @@ int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
     *out_n = n;
     *out_level = level;
     return 0;
+}
+
+/* The key that sorts first among those in use that take `needed` slices (a
+ * BestFit order: slices descending, else the fewest slices that suffice;
+ * then pods ascending), or NULL. needed 0: the first key of all. */
+static const agg_key *first_key(const agg_key *keys, size_t nkeys, int32_t needed)
+{
+    const agg_key *best = NULL;
+    for (size_t k = 0; k < nkeys; k++) {
+        const agg_key *x = &keys[k];
+        if (x->count == 0)
+            continue;
+        if (needed == 0) {
+            if (best == NULL || x->slice > best->slice ||
+                (x->slice == best->slice && x->state < best->state))
+                best = x;
+        } else if (x->slice >= needed &&
+                   (best == NULL || x->slice < best->slice ||
+                    (x->slice == best->slice && x->state < best->state))) {
+            best = x;
+        }
+    }
+    return best;
+}
+
+int eng_fit_level_best(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                       int *out_level, const char **reason)
+{
+    const topo_snapshot *snap = ctx->snap;
+    const eng_params *p = &rs->p;
+    int32_t slice_count = p->count / p->slice_size;
+    if (ctx->base == NULL || ctx->held == NULL || p->leader_count > 0 || slice_count <= 0 ||
+        eng_use_lfc(ctx, p->unconstrained) || ctx->gates->TASRespectNodeAffinityPreferred)
+        return 1;
+    const agg_key *keys = NULL;
+    size_t nkeys = eng_agg_keys(ctx->held, level, &keys);
+    if (nkeys == (size_t)-1)
+        return 1;
+    /* Kueue sorts the level (most slices first) and looks at the first. */
+    const agg_key *top = first_key(keys, nkeys, 0);
+    if (top == NULL)
+        return 1; /* nothing takes anything: Kueue then sorts every domain */
+    if (top->slice >= slice_count) {
+        /* it fits: the tightest domain that does, first in that order */
+        const agg_key *best = first_key(keys, nkeys, slice_count);
+        wdom **one = topo_pool_alloc(ctx->pool, sizeof(*one));
+        if (one == NULL)
+            return TOPO_ENOMEM;
+        take_key(ctx, best, (snap->level_ndomains[level] + 63) / 64, snap->level_domains[level], 1,
+                 one);
+        *out = one;
+        *out_n = 1;
+        *out_level = level;
+        return 0;
+    }
+    if (p->required) {
+        *reason = eng_not_fit(ctx, rs, level, top->slice);
+        return 0;
+    }
+    if (level > 0 && !p->unconstrained)
+        return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
+    return 1;
 }

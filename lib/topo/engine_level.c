@@ -347,7 +347,10 @@ int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *
         *reason = eng_fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
         return 0;
     }
+    /* From the aggregates when the request allows (engine_leaves.c). */
     int rc = eng_fit_leaves_lfc(ctx, rs, level, out, out_n, out_level, reason);
+    if (rc == 1)
+        rc = eng_fit_level_best(ctx, rs, level, out, out_n, out_level, reason);
     if (rc != 1)
         return rc;
     wdom **all = level_candidates(ctx, p, level, &n, &max_capacity);
