@@ -369,3 +369,76 @@ void snap_agg_leaf_changed(topo_snapshot *snap, int32_t leaf)
     }
     pthread_mutex_unlock(&agg->mu);
 }
+
+/* The shapes of `old` computed on `fresh` (same levels), most recently used
+ * first, so that the first placements after a rebuild find them ready. The
+ * resources are looked up again by name: their indices may have moved. */
+void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
+{
+    struct snap_agg *from = old->agg, *to = fresh->agg;
+    if (from == NULL || to == NULL || !fresh->built || old->nlevels != fresh->nlevels)
+        return;
+    agg_shape *keep[AGG_MAX_SHAPES];
+    size_t n = 0;
+    pthread_mutex_lock(&from->mu);
+    for (size_t i = 0; i < from->n; i++) {
+        const agg_shape *s = from->shapes[i];
+        req_vec req = {s->items, s->nitems};
+        /* a copy of the key only; counted below, outside old's mutex */
+        agg_shape *k = calloc(1, sizeof(*k));
+        if (k == NULL)
+            break;
+        k->items = calloc(req.n ? req.n : 1, sizeof(*k->items));
+        k->ssal = malloc((old->nlevels + 1) * sizeof(*k->ssal));
+        size_t names = 0;
+        for (size_t j = 0; j < req.n; j++)
+            names += strlen(req.items[j].name) + 1;
+        k->names = malloc(names ? names : 1);
+        if (k->items == NULL || k->ssal == NULL || k->names == NULL) {
+            shape_free(k);
+            break;
+        }
+        char *w = k->names;
+        for (size_t j = 0; j < req.n; j++) {
+            size_t len = strlen(req.items[j].name) + 1;
+            memcpy(w, req.items[j].name, len);
+            k->items[j] = req.items[j];
+            k->items[j].name = w;
+            w += len;
+        }
+        k->nitems = req.n;
+        k->slice_size = s->slice_size;
+        k->slice_level = s->slice_level;
+        memcpy(k->ssal, s->ssal, (old->nlevels + 1) * sizeof(*k->ssal));
+        k->used = s->used;
+        keep[n++] = k;
+    }
+    pthread_mutex_unlock(&from->mu);
+    for (size_t i = 0; i < n; i++) {
+        agg_shape *k = keep[i];
+        for (size_t j = 0; j < k->nitems; j++)
+            k->items[j].idx = snap_resource_index(fresh, k->items[j].name);
+        req_vec req = {k->items, k->nitems};
+        eng_params p;
+        memset(&p, 0, sizeof(p));
+        p.slice_size = k->slice_size;
+        p.slice_level = k->slice_level;
+        p.slice_size_at_level = k->ssal;
+        agg_shape *s = shape_new(fresh, &req, &p);
+        if (s != NULL) {
+            pthread_mutex_lock(&to->mu);
+            agg_shape *dup = find_locked(fresh, &req, &p);
+            if (dup == NULL) {
+                insert_locked(to, s);
+                s->used = k->used;
+                s->refs = 0;
+            } else {
+                dup->refs--;
+            }
+            pthread_mutex_unlock(&to->mu);
+            if (dup != NULL)
+                shape_free(s);
+        }
+        shape_free(k);
+    }
+}

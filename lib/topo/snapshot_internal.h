@@ -102,6 +102,8 @@ struct snap_agg *snap_agg_create(void);
 void snap_agg_free(struct snap_agg *agg);
 /* Forgets every shape (the tree was built anew). */
 void snap_agg_reset(topo_snapshot *snap);
+/* Computes on a freshly built snapshot the shapes another one kept. */
+void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old);
 /* A leaf's room changed: its counts and its ancestors', in every shape. */
 void snap_agg_leaf_changed(topo_snapshot *snap, int32_t leaf);
 
