@@ -411,20 +411,20 @@ static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
 {
     const topo_snapshot *snap = ctx->snap;
     if (ctx->held != NULL)
-        eng_agg_release(snap, ctx->held);
+        snap_agg_release(snap, ctx->held);
     ctx->held = NULL;
     ctx->base = NULL;
     if ((snap->hostname_lowest && rs->filter_nodes) || rs->required_domain != NULL ||
         ctx->assumed != NULL || rs->has_leader || ctx->touched == NULL)
         return 1;
-    agg_shape *s = eng_agg_acquire(snap, &rs->req, &rs->p);
+    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p);
     if (s == NULL)
         return 1;
     ctx->held = s;
-    ctx->base = eng_agg_counts(s);
+    ctx->base = snap_agg_counts(s);
     memset(ctx->touched, 0, ((snap->ndomains + 63) / 64) * sizeof(uint64_t));
     rs->stats.total_nodes += (int)snap->nleaves;
-    const int32_t *limited = eng_agg_limited(s);
+    const int32_t *limited = snap_agg_limited(s);
     for (size_t i = 0; i < rs->req.n; i++)
         if (limited[i] > 0)
             eng_stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,

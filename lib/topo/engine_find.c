@@ -474,7 +474,7 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
     ps_result *res = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*res));
     req_vec *reqs = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*reqs));
     size_t *order = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*order));
-    /* The aggregates' touched bits (engine_agg.c); without them every
+    /* The aggregates' touched bits (snapshot_agg.c); without them every
      * request counts its own phase 1. */
     ctx->touched = topo_pool_alloc(pool, ((snap->ndomains + 63) / 64 + 1) * sizeof(uint64_t));
     if (ctx->doms == NULL || ctx->scratch == NULL || res == NULL || reqs == NULL || order == NULL)
@@ -599,6 +599,6 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
     eng_ctx ctx;
     memset(&ctx, 0, sizeof(ctx));
     int rc = find_all(&ctx, out, snap, podsets, npodsets, workload, gates, pool, err);
-    eng_agg_release(snap, ctx.held);
+    snap_agg_release(snap, ctx.held);
     return rc;
 }

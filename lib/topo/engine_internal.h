@@ -116,7 +116,7 @@ typedef struct agg_count {
     int32_t slice;
 } agg_count;
 
-/* One request shape's counts over the whole snapshot (engine_agg.c). */
+/* One request shape's counts over the whole snapshot (snapshot_agg.c). */
 typedef struct agg_shape agg_shape;
 
 typedef struct eng_ctx {
@@ -246,14 +246,14 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
     return result;
 }
 
-/* engine_agg.c: the request shapes' counts kept in the snapshot. The
+/* snapshot_agg.c: the request shapes' counts kept in the snapshot. The
  * shape of (req, slice size and level, inner slice sizes), computed over
  * the whole snapshot when new; NULL when out of memory. Held until
  * released: the counts stay as they are meanwhile (usage changes wait for
  * readers, see live.h). */
-agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
-void eng_agg_release(const topo_snapshot *snap, agg_shape *s);
-const agg_count *eng_agg_counts(const agg_shape *s);
+agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
+void snap_agg_release(const topo_snapshot *snap, agg_shape *s);
+const agg_count *snap_agg_counts(const agg_shape *s);
 /* A level's domains that take something, grouped by their counts: bit i
  * of bits is the domain level_domains[level][i]. */
 typedef struct agg_key {
@@ -264,9 +264,9 @@ typedef struct agg_key {
 } agg_key;
 /* The shape's keys at a level (*out, the count returned), or (size_t)-1
  * when they are too many to be kept. */
-size_t eng_agg_keys(const agg_shape *s, int level, const agg_key **out);
+size_t snap_agg_keys(const agg_shape *s, int level, const agg_key **out);
 /* Per request item: the leaves where 0 pods fit, limited by that item. */
-const int32_t *eng_agg_limited(const agg_shape *s);
+const int32_t *snap_agg_limited(const agg_shape *s);
 
 /* engine_assign.c: one PodSet (and its leader), every phase. */
 int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,
@@ -299,8 +299,8 @@ wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
 int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
                        int *out_level, const char **reason);
 /* The same for a BestFit request at any level: one domain when one takes
- * it all, else Kueue's message for a required request, else the level
- * above for a preferred one; 1 when the level's domains must be spread
+ * it all, else Kueue's message for a required request; 2 when a preferred
+ * one must try the level above, 1 when the level's domains must be spread
  * over (or the request is not such a one). */
 int eng_fit_level_best(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
                        int *out_level, const char **reason);

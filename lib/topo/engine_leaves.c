@@ -62,7 +62,7 @@ int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
         !eng_use_lfc(ctx, p->unconstrained) || ctx->gates->TASRespectNodeAffinityPreferred)
         return 1;
     const agg_key *all = NULL;
-    size_t nall = eng_agg_keys(ctx->held, level, &all);
+    size_t nall = snap_agg_keys(ctx->held, level, &all);
     if (nall == (size_t)-1)
         return 1;
     const agg_key *keys[64];
@@ -149,7 +149,7 @@ int eng_fit_level_best(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
         eng_use_lfc(ctx, p->unconstrained) || ctx->gates->TASRespectNodeAffinityPreferred)
         return 1;
     const agg_key *keys = NULL;
-    size_t nkeys = eng_agg_keys(ctx->held, level, &keys);
+    size_t nkeys = snap_agg_keys(ctx->held, level, &keys);
     if (nkeys == (size_t)-1)
         return 1;
     /* Kueue sorts the level (most slices first) and looks at the first. */
@@ -174,6 +174,6 @@ int eng_fit_level_best(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
         return 0;
     }
     if (level > 0 && !p->unconstrained)
-        return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
+        return 2;
     return 1;
 }

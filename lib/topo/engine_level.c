@@ -351,6 +351,8 @@ int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *
     int rc = eng_fit_leaves_lfc(ctx, rs, level, out, out_n, out_level, reason);
     if (rc == 1)
         rc = eng_fit_level_best(ctx, rs, level, out, out_n, out_level, reason);
+    if (rc == 2)
+        return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
     if (rc != 1)
         return rc;
     wdom **all = level_candidates(ctx, p, level, &n, &max_capacity);

@@ -93,11 +93,11 @@ struct topo_snapshot {
     pending_usage **pending_tail;
 
     /* The engine's per-request-shape counts, kept current by every usage
-     * change after the build (engine_agg.c). */
+     * change after the build (snapshot_agg.c). */
     struct snap_agg *agg;
 };
 
-/* engine_agg.c: the aggregates' side the model calls. */
+/* snapshot_agg.c: the aggregates' side the model calls. */
 struct snap_agg *snap_agg_create(void);
 void snap_agg_free(struct snap_agg *agg);
 /* Forgets every shape (the tree was built anew). */

@@ -297,7 +297,7 @@ static void insert_locked(struct snap_agg *agg, agg_shape *s)
     s->cached = 1;
 }
 
-agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
 {
     struct snap_agg *agg = snap->agg;
     if (agg == NULL)
@@ -320,7 +320,7 @@ agg_shape *eng_agg_acquire(const topo_snapshot *snap, const req_vec *req, const 
     return s;
 }
 
-void eng_agg_release(const topo_snapshot *snap, agg_shape *s)
+void snap_agg_release(const topo_snapshot *snap, agg_shape *s)
 {
     struct snap_agg *agg = snap->agg;
     if (s == NULL)
@@ -332,19 +332,19 @@ void eng_agg_release(const topo_snapshot *snap, agg_shape *s)
         shape_free(s);
 }
 
-const agg_count *eng_agg_counts(const agg_shape *s)
+const agg_count *snap_agg_counts(const agg_shape *s)
 {
     return s->counts;
 }
 
-size_t eng_agg_keys(const agg_shape *s, int level, const agg_key **out)
+size_t snap_agg_keys(const agg_shape *s, int level, const agg_key **out)
 {
     const level_keys *lk = &s->lv[level];
     *out = lk->keys;
     return lk->full ? (size_t)-1 : lk->nkeys;
 }
 
-const int32_t *eng_agg_limited(const agg_shape *s)
+const int32_t *snap_agg_limited(const agg_shape *s)
 {
     return s->limited;
 }
