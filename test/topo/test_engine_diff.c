@@ -10,6 +10,8 @@
  *
  * TOPO_DIFF_ROUNDS=N runs N clusters (default 1500, 150 under sanitizers);
  * TOPO_DIFF_SEED=S starts from seed S. A failure prints its seed. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -523,10 +525,108 @@ static void test_engine_diff__incremental_equals_reference(void **state)
             (unsigned long long)rounds, compared);
 }
 
+/* Readers on other threads place requests of more shapes than the snapshot
+ * keeps (so shapes are added and evicted while others are held) while the
+ * writer reserves, releases and changes nodes; each reader compares with the
+ * reference on the snapshot it holds. */
+typedef struct race {
+    topo_live *live;
+    int stop;
+    pthread_mutex_t mu;
+    long mismatches;
+    long placed;
+} race;
+
+static void *race_reader(void *arg)
+{
+    race *r = arg;
+    topo_pool *pool = topo_pool_create();
+    uint64_t rng = (uint64_t)(uintptr_t)arg ^ (uint64_t)(uintptr_t)pool;
+    for (int i = 0; i < (UNDER_SANITIZER ? 150 : 1500); i++) {
+        topo_resource req[] = {{GPU, 1 + (int64_t)topo_rand_below(&rng, 3)},
+                               {"cpu", (int64_t)topo_rand_below(&rng, 6) * 500}};
+        topo_podset_spec ps;
+        memset(&ps, 0, sizeof(ps));
+        ps.name = "a";
+        ps.count = 1 + (int32_t)topo_rand_below(&rng, 12);
+        ps.requests = req;
+        ps.nrequests = 2;
+        if (topo_rand_below(&rng, 2))
+            ps.unconstrained = 1;
+        else
+            ps.required = "rack";
+        topo_podset_result mine, ref;
+        topo_pool_clear(pool);
+        const topo_snapshot *snap = topo_live_acquire(r->live);
+        int rc1 = topo_engine_find(&mine, snap, &ps, 1, NULL, NULL, pool, NULL);
+        int rc2 = topo_ref_engine_find(&ref, snap, &ps, 1, NULL, NULL, pool, NULL);
+        int same = rc1 == rc2 && (rc1 != 0 || same_results(&mine, &ref, 1));
+        topo_live_release(r->live, snap);
+        pthread_mutex_lock(&r->mu);
+        r->mismatches += !same;
+        r->placed++;
+        pthread_mutex_unlock(&r->mu);
+    }
+    topo_pool_free(pool);
+    return NULL;
+}
+
+static void test_engine_diff__readers_race_the_writer(void **state)
+{
+    (void)state;
+    static const char *levels[] = {"rack", HOST};
+    topo_snapshot_opts opts = {"t", levels, 2, NULL, 0};
+    race r;
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_init(&r.mu, NULL);
+    assert_int_equal(topo_live_create(&r.live, &opts, NULL), 0);
+    char names[64][16], racks[64][16];
+    for (int i = 0; i < 64; i++) {
+        snprintf(names[i], sizeof(names[i]), "n%d", i);
+        snprintf(racks[i], sizeof(racks[i]), "r%d", i / 8);
+        topo_kv labels[] = {{"rack", racks[i]}, {HOST, names[i]}};
+        topo_resource alloc[] = {{GPU, 8}, {"cpu", 16000}, {"pods", 20}};
+        topo_node_spec spec = {names[i], labels, 2, alloc, 3, NULL, 0, 0, 1};
+        assert_int_equal(topo_live_upsert_node(r.live, &spec, NULL), 0);
+    }
+    assert_int_equal(topo_live_commit(r.live, NULL), 0);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, race_reader, &r), 0);
+    uint64_t rng = 7;
+    for (int i = 0; i < (UNDER_SANITIZER ? 300 : 3000); i++) {
+        int n = (int)topo_rand_below(&rng, 64);
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", (int)topo_rand_below(&rng, 16));
+        const char *values[] = {racks[n], names[n]};
+        topo_resource req[] = {{GPU, 1 + (int64_t)topo_rand_below(&rng, 4)}};
+        if (i % 50 == 49) { /* a node change: rebuild and swap */
+            topo_kv labels[] = {{"rack", racks[n]}, {HOST, names[n]}};
+            topo_resource alloc[] = {{GPU, (int64_t)topo_rand_below(&rng, 9)}, {"cpu", 16000},
+                                     {"pods", 20}};
+            topo_node_spec spec = {names[n], labels, 2, alloc, 3, NULL, 0, 0, 1};
+            assert_int_equal(topo_live_upsert_node(r.live, &spec, NULL), 0);
+            assert_int_equal(topo_live_commit(r.live, NULL), 0);
+        } else if (topo_rand_below(&rng, 3) == 0) {
+            assert_int_equal(topo_live_unreserve_now(r.live, id, NULL), 0);
+        } else {
+            topo_live_reserve_now(r.live, id, values, 2, 1 + (int32_t)topo_rand_below(&rng, 2), req,
+                                  1, NULL);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(r.mismatches, 0);
+    assert_true(r.placed > 0);
+    topo_live_free(r.live);
+    pthread_mutex_destroy(&r.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_diff__incremental_equals_reference),
+        cmocka_unit_test(test_engine_diff__readers_race_the_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
