@@ -1,4 +1,4 @@
-/* The incremental side of the engine: per request shape, the counts phase 1
+/* The snapshot's aggregates for the engine: per request shape, the counts phase 1
  * of Kueue's algorithm gives every domain (pods that fit, whole slices that
  * fit), kept in the snapshot and brought up to date by every usage change,
  * along the path from the changed leaf to its root. A placement then reads
@@ -24,7 +24,7 @@
 #include "engine_internal.h"
 
 #define AGG_MAX_SHAPES 8
-/* Distinct (slices, pods) counts of leaves the index keeps per shape. */
+/* Distinct (slices, pods) counts the index keeps per level and shape. */
 #define AGG_MAX_KEYS 64
 
 typedef struct level_keys {
@@ -206,7 +206,10 @@ static void compute_all(const topo_snapshot *snap, agg_shape *s)
         }
 }
 
-static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+/* A shape's key only (owned copies of the request items and inner slice
+ * sizes), no counts; NULL when out of memory. */
+static agg_shape *shape_key(const req_vec *req, int32_t slice_size, int slice_level,
+                            const int32_t *ssal, size_t nlevels)
 {
     agg_shape *s = calloc(1, sizeof(*s));
     if (s == NULL)
@@ -216,14 +219,8 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
         names += strlen(req->items[i].name) + 1;
     s->items = calloc(req->n ? req->n : 1, sizeof(*s->items));
     s->names = malloc(names ? names : 1);
-    s->ssal = calloc(snap->nlevels + 1, sizeof(*s->ssal));
-    s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
-    s->lv = calloc(snap->nlevels, sizeof(*s->lv));
-    s->nlevels = snap->nlevels;
-    s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
-    s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
-    if (s->items == NULL || s->names == NULL || s->ssal == NULL || s->counts == NULL ||
-        s->leaf_lim == NULL || s->limited == NULL || s->lv == NULL) {
+    s->ssal = calloc(nlevels + 1, sizeof(*s->ssal));
+    if (s->items == NULL || s->names == NULL || s->ssal == NULL) {
         shape_free(s);
         return NULL;
     }
@@ -236,9 +233,28 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
         w += len;
     }
     s->nitems = req->n;
-    s->slice_size = p->slice_size;
-    s->slice_level = p->slice_level;
-    memcpy(s->ssal, p->slice_size_at_level, (snap->nlevels + 1) * sizeof(*s->ssal));
+    s->slice_size = slice_size;
+    s->slice_level = slice_level;
+    memcpy(s->ssal, ssal, (nlevels + 1) * sizeof(*s->ssal));
+    return s;
+}
+
+/* A shape counted over the whole snapshot. */
+static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+{
+    agg_shape *s = shape_key(req, p->slice_size, p->slice_level, p->slice_size_at_level,
+                             snap->nlevels);
+    if (s == NULL)
+        return NULL;
+    s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
+    s->lv = calloc(snap->nlevels, sizeof(*s->lv));
+    s->nlevels = snap->nlevels;
+    s->leaf_lim = malloc((snap->nleaves ? snap->nleaves : 1) * sizeof(*s->leaf_lim));
+    s->limited = calloc(req->n ? req->n : 1, sizeof(*s->limited));
+    if (s->counts == NULL || s->leaf_lim == NULL || s->limited == NULL || s->lv == NULL) {
+        shape_free(s);
+        return NULL;
+    }
     for (size_t l = 0; l < snap->nleaves; l++)
         s->leaf_lim[l] = -1;
     for (size_t l = 0; l < snap->nlevels; l++)
@@ -385,31 +401,9 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
         const agg_shape *s = from->shapes[i];
         req_vec req = {s->items, s->nitems};
         /* a copy of the key only; counted below, outside old's mutex */
-        agg_shape *k = calloc(1, sizeof(*k));
+        agg_shape *k = shape_key(&req, s->slice_size, s->slice_level, s->ssal, old->nlevels);
         if (k == NULL)
             break;
-        k->items = calloc(req.n ? req.n : 1, sizeof(*k->items));
-        k->ssal = malloc((old->nlevels + 1) * sizeof(*k->ssal));
-        size_t names = 0;
-        for (size_t j = 0; j < req.n; j++)
-            names += strlen(req.items[j].name) + 1;
-        k->names = malloc(names ? names : 1);
-        if (k->items == NULL || k->ssal == NULL || k->names == NULL) {
-            shape_free(k);
-            break;
-        }
-        char *w = k->names;
-        for (size_t j = 0; j < req.n; j++) {
-            size_t len = strlen(req.items[j].name) + 1;
-            memcpy(w, req.items[j].name, len);
-            k->items[j] = req.items[j];
-            k->items[j].name = w;
-            w += len;
-        }
-        k->nitems = req.n;
-        k->slice_size = s->slice_size;
-        k->slice_level = s->slice_level;
-        memcpy(k->ssal, s->ssal, (old->nlevels + 1) * sizeof(*k->ssal));
         k->used = s->used;
         keep[n++] = k;
     }
@@ -428,15 +422,17 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
         if (s != NULL) {
             pthread_mutex_lock(&to->mu);
             agg_shape *dup = find_locked(fresh, &req, &p);
+            int kept = 0;
             if (dup == NULL) {
                 insert_locked(to, s);
                 s->used = k->used;
                 s->refs = 0;
+                kept = s->cached;
             } else {
                 dup->refs--;
             }
             pthread_mutex_unlock(&to->mu);
-            if (dup != NULL)
+            if (!kept)
                 shape_free(s);
         }
         shape_free(k);
