@@ -254,6 +254,9 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
 agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
 void snap_agg_release(const topo_snapshot *snap, agg_shape *s);
 const agg_count *snap_agg_counts(const agg_shape *s);
+/* Distinct (slices, pods) counts the index keeps per level and shape. */
+#define AGG_MAX_KEYS 64
+
 /* A level's domains that take something, grouped by their counts: bit i
  * of bits is the domain level_domains[level][i]. */
 typedef struct agg_key {

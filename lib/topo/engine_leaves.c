@@ -1,16 +1,24 @@
-/* findLevelWithFitDomains over the leaves for an unconstrained request under
- * LeastFreeCapacity (the mixed profile's choice for unconstrained and
- * implied TAS), read from the aggregates. Kueue sorts every leaf that can
- * take something by (slices, pods, level values) ascending, returns the
- * first that takes the whole request, else takes leaves in that order until
- * the request is covered. The same result needs only the leaves taken: the
- * aggregates index the leaves of each shape by their (slices, pods) counts,
- * a bit per leaf in level-value order, so the answer is the first leaf of
- * the least key that takes everything, else the leaves of the keys in
- * order until the request is covered. Only those leaves are touched.
+/* findLevelWithFitDomains read from the aggregates' index (each level's
+ * domains grouped by their (slices, pods) counts, a bit per domain in
+ * level-value order), for the requests whose counts come from the
+ * aggregates. Only the domains returned are touched.
  *
- * Everything else (best fit, leaders, affinity, required requests, upper
- * levels) goes the general way, as do shapes with too many keys. */
+ * LeastFreeCapacity over the leaves (the mixed profile's choice for
+ * unconstrained and implied TAS): Kueue sorts every leaf that can take
+ * something by (slices, pods, level values) ascending, returns the first
+ * that takes the whole request, else takes leaves in that order until the
+ * request is covered: the first leaf of the least key that takes
+ * everything, else the leaves of the keys in order.
+ *
+ * BestFit at any level: Kueue sorts the level by slices descending, pods
+ * ascending, level values; when the first takes the request, the answer is
+ * the first domain with the fewest slices that suffice, else the first's
+ * slices are the message of a required request, and a preferred one tries
+ * the level above.
+ *
+ * Everything else (spreading over a level under BestFit, leaders, affinity,
+ * LeastFreeCapacity above the leaves) goes the general way, as do levels
+ * with too many keys. */
 #include <string.h>
 
 #include "engine_internal.h"
@@ -65,7 +73,7 @@ int eng_fit_leaves_lfc(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size
     size_t nall = snap_agg_keys(ctx->held, level, &all);
     if (nall == (size_t)-1)
         return 1;
-    const agg_key *keys[64];
+    const agg_key *keys[AGG_MAX_KEYS];
     if (nall > sizeof(keys) / sizeof(keys[0]))
         return 1;
     size_t nkeys = sorted_keys(all, nall, keys);

@@ -24,8 +24,6 @@
 #include "engine_internal.h"
 
 #define AGG_MAX_SHAPES 8
-/* Distinct (slices, pods) counts the index keeps per level and shape. */
-#define AGG_MAX_KEYS 64
 
 typedef struct level_keys {
     agg_key keys[AGG_MAX_KEYS];
