@@ -40,7 +40,7 @@
 #define UNDER_SANITIZER 0
 #endif
 
-enum { MAX_NODES = 48, MAX_LEVELS = 4, PODS = 40, RESERVATIONS = 12, STEPS = 14, SHAPES = 5 };
+enum { MAX_NODES = 200, MAX_LEVELS = 4, PODS = 40, RESERVATIONS = 12, STEPS = 14, SHAPES = 5 };
 
 #define HOST "kubernetes.io/hostname"
 #define GPU "nvidia.com/gpu"
@@ -195,7 +195,9 @@ static void new_world(world *w, uint64_t seed, int round)
     if (w->hostname_lowest)
         w->levels[w->nlevels - 1] = HOST;
     w->flavor = chance(w, 25);
-    w->nnodes = 1 + below(w, chance(w, 20) ? MAX_NODES : 16);
+    /* mostly small; now and then past 64 domains a level (bitset words) */
+    int size = (int)below(w, 100);
+    w->nnodes = 1 + below(w, size < 8 ? MAX_NODES : size < 25 ? 48 : 16);
     static topo_kv flavor_labels[] = {{"pool", "a"}};
     topo_snapshot_opts opts = {"t", w->levels, w->nlevels, flavor_labels,
                                (size_t)(w->flavor ? 1 : 0)};
