@@ -5,7 +5,9 @@
  * Incremental: Kueue's phase 1 counts, for every domain, how many pods (and
  * whole slices) of the request fit, over the whole cluster on every call.
  * Those counts depend only on the request's shape (its per-pod resource
- * vector, slice size and level, inner slice sizes) and the snapshot's usage,
+ * vector, slice size and level, inner slice sizes, and on hostname
+ * topologies its tolerations, nodeSelector and required node affinity) and
+ * the snapshot's usage,
  * so the snapshot keeps them per shape (the 8 used last; lib/topo/
  * snapshot_agg.c) and every usage change (a pod bound or finished, a
  * reservation made or released, through the snapshot or topo_live) updates
@@ -17,9 +19,9 @@
  * over the leaves) reads only the domains it returns. A call copies the
  * counts of the domains it visits into its own pool on first touch and
  * never writes the shared ones, so readers run in parallel. Requests whose
- * counts depend on more than the shape (node filters of hostname
- * topologies, a leader, a replacement domain, earlier PodSets of the same
- * call) count phase 1 as before. Node changes rebuild the snapshot
+ * counts depend on more than the shape (a leader, a replacement domain,
+ * earlier PodSets of the same call, preferred-affinity scores under
+ * TASRespectNodeAffinityPreferred) count phase 1 as before. Node changes rebuild the snapshot
  * (topo_live), which computes the shapes in use before it is published.
  * Results are Kueue's either way: test/topo/test_engine_diff.c checks them
  * against the engine before these aggregates. */

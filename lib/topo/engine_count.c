@@ -293,14 +293,7 @@ static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
                                          &score);
             if (k == EXCL_TAINT) {
                 char buf[1024];
-                if (taint->effect[0] == '\0')
-                    snprintf(buf, sizeof(buf), taint->value[0] ? "%s=%s:" : "%s", taint->key,
-                             taint->value);
-                else if (taint->value[0] == '\0')
-                    snprintf(buf, sizeof(buf), "%s:%s", taint->key, taint->effect);
-                else
-                    snprintf(buf, sizeof(buf), "%s=%s:%s", taint->key, taint->value,
-                             taint->effect);
+                eng_taint_text(taint, buf, sizeof(buf));
                 eng_stats_add(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, buf, 1);
                 continue;
             }
@@ -403,10 +396,42 @@ wdom **eng_kids(eng_ctx *ctx, const wdom *d)
     return out;
 }
 
-/* Phase 1 from the snapshot's aggregates, when the request is on the fast
- * path (the counts then depend on its shape only): the counts are the
- * shape's, copied into the call's tree as domains are touched, and the
- * exclusions are the shape's. 0 when done, 1 when phase 1 must count. */
+/* A new shape's node filters (hostname topologies): which leaves they
+ * exclude and how the message counts them, as fill_leaves_checked does. */
+static int filter_leaves(eng_ctx *ctx, const run_state *rs, uint8_t **out_excluded,
+                         excl_stats *ex)
+{
+    const topo_snapshot *snap = ctx->snap;
+    uint8_t *excluded = topo_pool_calloc(ctx->pool, snap->nleaves ? snap->nleaves : 1, 1);
+    if (excluded == NULL)
+        return TOPO_ENOMEM;
+    memset(ex, 0, sizeof(*ex));
+    for (size_t l = 0; l < snap->nleaves; l++) {
+        const topo_taint *taint = NULL;
+        int64_t score = 0;
+        excl_kind k = eng_match_node(&snap->nodes[snap->leaves[l].node], rs->ps, ctx->gates,
+                                     &taint, &score);
+        excluded[l] = k != EXCL_NONE;
+        if (k == EXCL_TAINT) {
+            char buf[1024];
+            eng_taint_text(taint, buf, sizeof(buf));
+            eng_stats_add(ctx->pool, &ex->taints, &ex->ntaints, buf, 1);
+        } else if (k == EXCL_SELECTOR) {
+            ex->node_selector++;
+        } else if (k == EXCL_AFFINITY) {
+            ex->affinity++;
+        }
+    }
+    *out_excluded = excluded;
+    return 0;
+}
+
+/* Phase 1 from the snapshot's aggregates, when the counts depend on the
+ * request's shape only (its resources, slicing and node filters; no
+ * leader, replacement domain, earlier PodSets or affinity scores): the
+ * counts are the shape's, copied into the call's tree as domains are
+ * touched, and so are the exclusions. 0 when done, 1 when phase 1 must
+ * count. */
 static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
 {
     const topo_snapshot *snap = ctx->snap;
@@ -414,16 +439,35 @@ static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
         snap_agg_release(snap, ctx->held);
     ctx->held = NULL;
     ctx->base = NULL;
-    if ((snap->hostname_lowest && rs->filter_nodes) || rs->required_domain != NULL ||
-        ctx->assumed != NULL || rs->has_leader || ctx->touched == NULL)
+    int filtered = snap->hostname_lowest && rs->filter_nodes;
+    if ((filtered && ctx->gates->TASRespectNodeAffinityPreferred && rs->ps->npreferred_terms > 0) ||
+        rs->required_domain != NULL || ctx->assumed != NULL || rs->has_leader ||
+        ctx->touched == NULL)
         return 1;
-    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p);
-    if (s == NULL)
+    const char *sig = filtered ? eng_filter_sig(ctx->pool, rs->ps) : NULL;
+    if (filtered && sig == NULL)
         return 1;
+    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p, sig);
+    if (s == NULL) {
+        excl_stats ex;
+        uint8_t *excluded = NULL;
+        memset(&ex, 0, sizeof(ex));
+        if (filtered && filter_leaves(ctx, rs, &excluded, &ex) != 0)
+            return 1;
+        agg_filter f = {sig, excluded, &ex};
+        if ((s = snap_agg_add(snap, &rs->req, &rs->p, &f)) == NULL)
+            return 1;
+    }
     ctx->held = s;
     ctx->base = snap_agg_counts(s);
     memset(ctx->touched, 0, ((snap->ndomains + 63) / 64) * sizeof(uint64_t));
     rs->stats.total_nodes += (int)snap->nleaves;
+    const excl_stats *ex = snap_agg_excluded(s);
+    rs->stats.node_selector += ex->node_selector;
+    rs->stats.affinity += ex->affinity;
+    for (size_t i = 0; i < ex->ntaints; i++)
+        eng_stats_add(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, ex->taints[i].name,
+                      ex->taints[i].count);
     const int32_t *limited = snap_agg_limited(s);
     for (size_t i = 0; i < rs->req.n; i++)
         if (limited[i] > 0)

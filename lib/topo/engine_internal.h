@@ -251,8 +251,23 @@ static inline int32_t eng_count_in(const req_vec *req, const int64_t *cap, int *
  * the whole snapshot when new; NULL when out of memory. Held until
  * released: the counts stay as they are meanwhile (usage changes wait for
  * readers, see live.h). */
-agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p);
+agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                            const char *filter_sig);
+/* A new shape: filter_sig is the request's node filters as eng_filter_sig
+ * writes them (NULL: none apply), excluded says per leaf whether they
+ * exclude it (NULL: none), stats how the message counts the exclusions.
+ * Counted over the whole snapshot and kept (or the one another call kept
+ * meanwhile), held; NULL when out of memory. */
+typedef struct agg_filter {
+    const char *sig;
+    const uint8_t *excluded;
+    const excl_stats *stats;
+} agg_filter;
+agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                        const agg_filter *f);
 void snap_agg_release(const topo_snapshot *snap, agg_shape *s);
+/* The shape's exclusions by node filters (no total_nodes, no resources). */
+const excl_stats *snap_agg_excluded(const agg_shape *s);
 const agg_count *snap_agg_counts(const agg_shape *s);
 /* Distinct (slices, pods) counts the index keeps per level and shape. */
 #define AGG_MAX_KEYS 64
@@ -327,6 +342,12 @@ int eng_sort_by(eng_ctx *ctx, wdom **a, size_t n, eng_cmp_fn cmp);
 typedef enum { EXCL_NONE, EXCL_TAINT, EXCL_SELECTOR, EXCL_AFFINITY } excl_kind;
 excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, const topo_gates *g,
                          const topo_taint **out_taint, int64_t *out_score);
+/* The taint as Kueue's message names it ("key=value:Effect"). */
+void eng_taint_text(const topo_taint *taint, char *buf, size_t n);
+/* What eng_match_node reads of a PodSet (tolerations, nodeSelector,
+ * required node affinity), as one string that is equal for requests that
+ * exclude the same nodes; from the pool, NULL when out of memory. */
+const char *eng_filter_sig(topo_pool *pool, const topo_podset_spec *ps);
 int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen);
 
 /* engine_balanced.c */

@@ -5,11 +5,13 @@
  * the counts of the domains it visits instead of recounting the cluster.
  *
  * A shape is what phase 1 depends on: the request vector (resource, amount;
- * "pods: 1" included), the slice size and level, and the inner slice sizes
- * of a multi-layer request. Only requests on phase 1's fast path use shapes
- * (no node filters, leader, replacement domain or earlier PodSets in the
- * call): the others depend on more than the shape and are counted per call
- * as before. The snapshot keeps the AGG_MAX_SHAPES shapes used last.
+ * "pods: 1" included), the slice size and level, the inner slice sizes of a
+ * multi-layer request and, on hostname topologies, the node filters
+ * (tolerations, nodeSelector, required node affinity: the leaves they
+ * exclude are fixed until a node changes, which rebuilds the snapshot).
+ * Requests with a leader, a replacement domain, earlier PodSets in the call
+ * or preferred-affinity scores depend on more and are counted per call as
+ * before. The snapshot keeps the AGG_MAX_SHAPES shapes used last.
  *
  * Threads: readers (engine calls) look shapes up and add new ones under the
  * snapshot's agg mutex; the counts they read are changed only by usage
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "topo/str.h"
 
 #define AGG_MAX_SHAPES 8
 
@@ -39,6 +42,9 @@ struct agg_shape {
     int32_t slice_size;
     int slice_level;
     int32_t *ssal; /* nlevels + 1 inner slice sizes */
+    char *sig;         /* the node filters (eng_filter_sig), NULL: none */
+    uint8_t *excluded; /* per leaf: the filters exclude it; NULL: none */
+    excl_stats ex;     /* the exclusions, names owned */
     agg_count *counts; /* per domain */
     /* Per level, the domains that take something by (slices, pods): per
      * key a bit per domain, in level-value order. */
@@ -65,6 +71,11 @@ static void shape_free(agg_shape *s)
     free(s->items);
     free(s->names);
     free(s->ssal);
+    free(s->sig);
+    free(s->excluded);
+    for (size_t i = 0; i < s->ex.ntaints; i++)
+        free((char *)s->ex.taints[i].name);
+    free(s->ex.taints);
     free(s->counts);
     for (size_t l = 0; s->lv != NULL && l < s->nlevels; l++)
         for (size_t k = 0; k < s->lv[l].nkeys; k++)
@@ -156,7 +167,11 @@ static void leaf_count(const topo_snapshot *snap, agg_shape *s, int32_t l)
     const snap_leaf *leaf = &snap->leaves[l];
     req_vec rv = {s->items, s->nitems};
     int lim = -1;
-    int32_t st = eng_count_in(&rv, leaf->room, &lim);
+    int32_t st = 0;
+    if (s->excluded == NULL || !s->excluded[l])
+        st = eng_count_in(&rv, leaf->room, &lim);
+    else
+        lim = -1; /* excluded: counted as such, not by resource */
     agg_count *c = &s->counts[leaf->domain];
     const snap_domain *sd = &snap->domains[leaf->domain];
     index_dom(s, sd->level, sd->rank, *c, -1);
@@ -207,7 +222,7 @@ static void compute_all(const topo_snapshot *snap, agg_shape *s)
 /* A shape's key only (owned copies of the request items and inner slice
  * sizes), no counts; NULL when out of memory. */
 static agg_shape *shape_key(const req_vec *req, int32_t slice_size, int slice_level,
-                            const int32_t *ssal, size_t nlevels)
+                            const int32_t *ssal, size_t nlevels, const char *sig)
 {
     agg_shape *s = calloc(1, sizeof(*s));
     if (s == NULL)
@@ -218,7 +233,9 @@ static agg_shape *shape_key(const req_vec *req, int32_t slice_size, int slice_le
     s->items = calloc(req->n ? req->n : 1, sizeof(*s->items));
     s->names = malloc(names ? names : 1);
     s->ssal = calloc(nlevels + 1, sizeof(*s->ssal));
-    if (s->items == NULL || s->names == NULL || s->ssal == NULL) {
+    if (sig != NULL)
+        s->sig = topo_strdup(sig);
+    if (s->items == NULL || s->names == NULL || s->ssal == NULL || (sig != NULL && s->sig == NULL)) {
         shape_free(s);
         return NULL;
     }
@@ -237,13 +254,46 @@ static agg_shape *shape_key(const req_vec *req, int32_t slice_size, int slice_le
     return s;
 }
 
+/* The node filters' side of a new shape: which leaves they exclude and the
+ * message's counts of them, copied. */
+static int shape_filter(const topo_snapshot *snap, agg_shape *s, const agg_filter *f)
+{
+    if (f == NULL)
+        return 0;
+    if (f->excluded != NULL) {
+        if ((s->excluded = malloc(snap->nleaves ? snap->nleaves : 1)) == NULL)
+            return TOPO_ENOMEM;
+        memcpy(s->excluded, f->excluded, snap->nleaves);
+    }
+    if (f->stats == NULL)
+        return 0;
+    s->ex.node_selector = f->stats->node_selector;
+    s->ex.affinity = f->stats->affinity;
+    if (f->stats->ntaints == 0)
+        return 0;
+    if ((s->ex.taints = calloc(f->stats->ntaints, sizeof(*s->ex.taints))) == NULL)
+        return TOPO_ENOMEM;
+    for (size_t i = 0; i < f->stats->ntaints; i++) {
+        if ((s->ex.taints[i].name = topo_strdup(f->stats->taints[i].name)) == NULL)
+            return TOPO_ENOMEM;
+        s->ex.taints[i].count = f->stats->taints[i].count;
+        s->ex.ntaints = i + 1;
+    }
+    return 0;
+}
+
 /* A shape counted over the whole snapshot. */
-static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                            const agg_filter *f)
 {
     agg_shape *s = shape_key(req, p->slice_size, p->slice_level, p->slice_size_at_level,
-                             snap->nlevels);
+                             snap->nlevels, f ? f->sig : NULL);
     if (s == NULL)
         return NULL;
+    if (shape_filter(snap, s, f) != 0) {
+        shape_free(s);
+        return NULL;
+    }
     s->counts = calloc(snap->ndomains ? snap->ndomains : 1, sizeof(*s->counts));
     s->lv = calloc(snap->nlevels, sizeof(*s->lv));
     s->nlevels = snap->nlevels;
@@ -262,9 +312,11 @@ static agg_shape *shape_new(const topo_snapshot *snap, const req_vec *req, const
 }
 
 static int shape_is(const topo_snapshot *snap, const agg_shape *s, const req_vec *req,
-                    const eng_params *p)
+                    const eng_params *p, const char *sig)
 {
     if (s->slice_size != p->slice_size || s->slice_level != p->slice_level || s->nitems != req->n)
+        return 0;
+    if ((s->sig == NULL) != (sig == NULL) || (sig != NULL && strcmp(s->sig, sig) != 0))
         return 0;
     for (size_t i = 0; i < req->n; i++)
         if (s->items[i].idx != req->items[i].idx || s->items[i].amount != req->items[i].amount ||
@@ -274,12 +326,13 @@ static int shape_is(const topo_snapshot *snap, const agg_shape *s, const req_vec
 }
 
 /* Under the mutex: the cached shape, held, or NULL. */
-static agg_shape *find_locked(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+static agg_shape *find_locked(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                              const char *sig)
 {
     struct snap_agg *agg = snap->agg;
     for (size_t i = 0; i < agg->n; i++) {
         agg_shape *s = agg->shapes[i];
-        if (shape_is(snap, s, req, p)) {
+        if (shape_is(snap, s, req, p, sig)) {
             s->refs++;
             s->used = ++agg->tick;
             return s;
@@ -311,27 +364,41 @@ static void insert_locked(struct snap_agg *agg, agg_shape *s)
     s->cached = 1;
 }
 
-agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p)
+agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                            const char *filter_sig)
 {
     struct snap_agg *agg = snap->agg;
     if (agg == NULL)
         return NULL;
     pthread_mutex_lock(&agg->mu);
-    agg_shape *s = find_locked(snap, req, p);
+    agg_shape *s = find_locked(snap, req, p, filter_sig);
     pthread_mutex_unlock(&agg->mu);
-    if (s != NULL)
-        return s;
+    return s;
+}
+
+agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
+                        const agg_filter *f)
+{
+    struct snap_agg *agg = snap->agg;
+    if (agg == NULL)
+        return NULL;
     /* Counted outside the mutex: other readers go on meanwhile. */
-    agg_shape *fresh = shape_new(snap, req, p);
+    agg_shape *fresh = shape_new(snap, req, p, f);
     if (fresh == NULL)
         return NULL;
     pthread_mutex_lock(&agg->mu);
-    if ((s = find_locked(snap, req, p)) == NULL)
+    agg_shape *s = find_locked(snap, req, p, f ? f->sig : NULL);
+    if (s == NULL)
         insert_locked(agg, s = fresh);
     pthread_mutex_unlock(&agg->mu);
     if (s != fresh)
         shape_free(fresh);
     return s;
+}
+
+const excl_stats *snap_agg_excluded(const agg_shape *s)
+{
+    return &s->ex;
 }
 
 void snap_agg_release(const topo_snapshot *snap, agg_shape *s)
@@ -398,8 +465,12 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
     for (size_t i = 0; i < from->n; i++) {
         const agg_shape *s = from->shapes[i];
         req_vec req = {s->items, s->nitems};
+        /* Node filters are evaluated by the engine: those shapes are
+         * counted again by the first request that has them. */
+        if (s->sig != NULL)
+            continue;
         /* a copy of the key only; counted below, outside old's mutex */
-        agg_shape *k = shape_key(&req, s->slice_size, s->slice_level, s->ssal, old->nlevels);
+        agg_shape *k = shape_key(&req, s->slice_size, s->slice_level, s->ssal, old->nlevels, NULL);
         if (k == NULL)
             break;
         k->used = s->used;
@@ -416,10 +487,10 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
         p.slice_size = k->slice_size;
         p.slice_level = k->slice_level;
         p.slice_size_at_level = k->ssal;
-        agg_shape *s = shape_new(fresh, &req, &p);
+        agg_shape *s = shape_new(fresh, &req, &p, NULL);
         if (s != NULL) {
             pthread_mutex_lock(&to->mu);
-            agg_shape *dup = find_locked(fresh, &req, &p);
+            agg_shape *dup = find_locked(fresh, &req, &p, NULL);
             int kept = 0;
             if (dup == NULL) {
                 insert_locked(to, s);
