@@ -8,7 +8,7 @@
  * of the engine before the aggregates (test/topo/reference/). Assignments
  * and messages must be identical.
  *
- * TOPO_DIFF_ROUNDS=N runs N clusters (default 1500, 150 under sanitizers);
+ * TOPO_DIFF_ROUNDS=N runs N clusters (default 1500, 100 under sanitizers);
  * TOPO_DIFF_SEED=S starts from seed S. A failure prints its seed. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -504,7 +504,7 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 static void test_engine_diff__incremental_equals_reference(void **state)
 {
     (void)state;
-    uint64_t rounds = env_u64("TOPO_DIFF_ROUNDS", UNDER_SANITIZER ? 150 : 1500);
+    uint64_t rounds = env_u64("TOPO_DIFF_ROUNDS", UNDER_SANITIZER ? 100 : 1500);
     uint64_t seed = env_u64("TOPO_DIFF_SEED", 1);
     world w;
     long compared = 0;
