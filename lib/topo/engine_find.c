@@ -474,8 +474,7 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
     ps_result *res = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*res));
     req_vec *reqs = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*reqs));
     size_t *order = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*order));
-    /* The aggregates' touched bits (snapshot_agg.c); without them every
-     * request counts its own phase 1. */
+    /* eng_dom's bits: without them every request counts phase 1 itself */
     ctx->touched = topo_pool_alloc(pool, ((snap->ndomains + 63) / 64 + 1) * sizeof(uint64_t));
     if (ctx->doms == NULL || ctx->scratch == NULL || res == NULL || reqs == NULL || order == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
