@@ -98,7 +98,7 @@ run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -LE '^(volume|plain)$' -- 
     -DTOPO_BUILD_BENCH=OFF -DTOPO_CHECK_HEADERS=OFF || asan=failed
 
 # ThreadSanitizer on the tests labelled tsan (the live snapshot's readers and
-# writers, the filler's threads feeding two lives, topo-webhook answering
+# writers, engine calls racing usage changes, the filler's threads feeding two lives, topo-webhook answering
 # concurrent requests, the health port's checks set while it answers),
 # building only their targets, at -O1 -g1 (quicker to compile than -O2 -g;
 # reports keep their line numbers). Every report fails
@@ -108,7 +108,7 @@ run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -LE '^(volume|plain)$' -- 
 # running on purpose. Nothing is suppressed: should libcurl's, SQLite's or
 # glibc's internals ever need it, a suppressions file with a reason per entry,
 # and never a frame of topo's own code.
-TSAN_TARGETS=(topo_test_live probe_test_probe filler_driver topo-webhook)
+TSAN_TARGETS=(topo_test_live topo_test_engine_diff probe_test_probe filler_driver topo-webhook)
 tsan_run() {
     local reports=$PWD/build-tsan/tsan failed=0
     topo_configure tsan build-tsan -DTOPO_SANITIZE=thread \

@@ -1,6 +1,30 @@
 /* The assignment engine: Kueue's Topology-Aware Scheduling placement
  * (findTopologyAssignmentsForFlavor) over a topo_snapshot. Pure: no I/O, no
- * clock; everything it returns is allocated from the caller's pool. */
+ * clock; everything it returns is allocated from the caller's pool.
+ *
+ * Incremental: Kueue's phase 1 counts, for every domain, how many pods (and
+ * whole slices) of the request fit, over the whole cluster on every call.
+ * Those counts depend only on the request's shape (its per-pod resource
+ * vector, slice size and level, inner slice sizes, and on hostname
+ * topologies its tolerations, nodeSelector and required node affinity) and
+ * the snapshot's usage,
+ * so the snapshot keeps them per shape (the 8 used last; lib/topo/
+ * snapshot_agg.c) and every usage change (a pod bound or finished, a
+ * reservation made or released, through the snapshot or topo_live) updates
+ * them along the path from the changed leaf to its root, stopping at the
+ * first ancestor that does not change. Each level's domains are also indexed
+ * by their (slices, pods) counts, a bitset per distinct pair, so that the
+ * fit-level search (the tightest single domain that takes the request, the
+ * best domain's count for the message, LeastFreeCapacity's ascending walk
+ * over the leaves) reads only the domains it returns. A call copies the
+ * counts of the domains it visits into its own pool on first touch and
+ * never writes the shared ones, so readers run in parallel. Requests whose
+ * counts depend on more than the shape (a leader, a replacement domain,
+ * earlier PodSets of the same call, preferred-affinity scores under
+ * TASRespectNodeAffinityPreferred) count phase 1 as before. Node changes rebuild the snapshot
+ * (topo_live), which computes the shapes in use before it is published.
+ * Results are Kueue's either way: test/topo/test_engine_diff.c checks them
+ * against the engine before these aggregates. */
 #ifndef TOPO_ENGINE_H
 #define TOPO_ENGINE_H
 

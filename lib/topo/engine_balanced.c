@@ -168,7 +168,7 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
         if (cands == NULL || cand_n == NULL || all == NULL)
             return NULL;
         for (size_t i = 0; i < n; i++)
-            all[i] = &ctx->doms[snap->level_domains[0][i]];
+            all[i] = eng_dom(ctx, snap->level_domains[0][i]);
         cands[0] = all;
         cand_n[0] = n;
         ncand = 1;
@@ -181,7 +181,7 @@ wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32
             return NULL;
         /* level_domains are already sorted by level values */
         for (size_t i = 0; i < n; i++) {
-            wdom *d = &ctx->doms[snap->level_domains[up][i]];
+            wdom *d = eng_dom(ctx, snap->level_domains[up][i]);
             if ((cands[i] = eng_kids(ctx, d)) == NULL)
                 return NULL;
             cand_n[i] = (size_t)eng_nkids(ctx, d);

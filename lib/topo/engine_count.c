@@ -57,47 +57,6 @@ int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out)
     return 0;
 }
 
-/* CountInWithLimitingResource: how many times req fits in cap, and the index
- * of the limiting item (items are sorted by name, so the first minimum wins
- * ties alphabetically as in Kueue). */
-static inline int32_t count_in(const req_vec *req, const int64_t *cap, int *limiting)
-{
-    int32_t result = 0;
-    int lim = -1;
-    for (size_t i = 0; i < req->n; i++) {
-        const req_item *it = &req->items[i];
-        int32_t c;
-        if (it->amount <= 0) {
-            /* Kueue: a resource requested with 0 never limits (nor does a
-             * negative amount, which decoding refuses anyway). */
-            c = INT32_MAX;
-        } else {
-            int64_t avail = it->idx >= 0 ? cap[it->idx] : 0;
-            int64_t q;
-            /* Division is the hot spot over thousands of leaves: skip it for
-             * the common full, unit and small cases. */
-            if (avail < it->amount)
-                q = 0;
-            else if (it->amount == 1)
-                q = avail;
-            else if (avail <= UINT32_MAX && it->amount <= UINT32_MAX)
-                q = (uint32_t)avail / (uint32_t)it->amount;
-            else
-                q = avail / it->amount;
-            if (q > INT32_MAX)
-                q = INT32_MAX;
-            c = (int32_t)q;
-        }
-        if (lim < 0 || c < result) {
-            result = c;
-            lim = (int)i;
-        }
-    }
-    if (limiting)
-        *limiting = lim;
-    return result;
-}
-
 /* The snapshot resources named by a and b, each once. */
 int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out)
 {
@@ -298,7 +257,7 @@ static int fill_leaves(eng_ctx *ctx, run_state *rs)
             const snap_leaf *leaf = &snap->leaves[l];
             wdom *d = &ctx->doms[leaf->domain];
             int limiting = -1;
-            int32_t st = count_in(&rs->req, leaf->room, &limiting);
+            int32_t st = eng_count_in(&rs->req, leaf->room, &limiting);
             d->state = d->state_wl = st;
             d->slice_state = d->slice_state_wl = d->leader_state = 0;
             d->affinity = 0;
@@ -334,14 +293,7 @@ static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
                                          &score);
             if (k == EXCL_TAINT) {
                 char buf[1024];
-                if (taint->effect[0] == '\0')
-                    snprintf(buf, sizeof(buf), taint->value[0] ? "%s=%s:" : "%s", taint->key,
-                             taint->value);
-                else if (taint->value[0] == '\0')
-                    snprintf(buf, sizeof(buf), "%s:%s", taint->key, taint->effect);
-                else
-                    snprintf(buf, sizeof(buf), "%s=%s:%s", taint->key, taint->value,
-                             taint->effect);
+                eng_taint_text(taint, buf, sizeof(buf));
                 eng_stats_add(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, buf, 1);
                 continue;
             }
@@ -371,17 +323,17 @@ static void fill_leaves_checked(eng_ctx *ctx, run_state *rs, int *limited_by)
             room = remaining;
         }
         int limiting = -1;
-        d->state = count_in(&rs->req, room, &limiting);
+        d->state = eng_count_in(&rs->req, room, &limiting);
         if (d->state == 0 && limiting >= 0)
             limited_by[limiting]++;
         d->leader_state = 0;
         d->state_wl = d->state;
         if (rs->has_leader) {
-            if (count_in(&rs->leader_req, remaining, NULL) > 0) {
+            if (eng_count_in(&rs->leader_req, remaining, NULL) > 0) {
                 d->leader_state = 1;
                 sub_req(remaining, &rs->leader_req, 1);
             }
-            d->state_wl = count_in(&rs->req, remaining, NULL);
+            d->state_wl = eng_count_in(&rs->req, remaining, NULL);
         }
     }
 }
@@ -444,9 +396,91 @@ wdom **eng_kids(eng_ctx *ctx, const wdom *d)
     return out;
 }
 
+/* A new shape's node filters (hostname topologies): which leaves they
+ * exclude and how the message counts them, as fill_leaves_checked does. */
+static int filter_leaves(eng_ctx *ctx, const run_state *rs, uint8_t **out_excluded,
+                         excl_stats *ex)
+{
+    const topo_snapshot *snap = ctx->snap;
+    uint8_t *excluded = topo_pool_calloc(ctx->pool, snap->nleaves ? snap->nleaves : 1, 1);
+    if (excluded == NULL)
+        return TOPO_ENOMEM;
+    memset(ex, 0, sizeof(*ex));
+    for (size_t l = 0; l < snap->nleaves; l++) {
+        const topo_taint *taint = NULL;
+        int64_t score = 0;
+        excl_kind k = eng_match_node(&snap->nodes[snap->leaves[l].node], rs->ps, ctx->gates,
+                                     &taint, &score);
+        excluded[l] = k != EXCL_NONE;
+        if (k == EXCL_TAINT) {
+            char buf[1024];
+            eng_taint_text(taint, buf, sizeof(buf));
+            eng_stats_add(ctx->pool, &ex->taints, &ex->ntaints, buf, 1);
+        } else if (k == EXCL_SELECTOR) {
+            ex->node_selector++;
+        } else if (k == EXCL_AFFINITY) {
+            ex->affinity++;
+        }
+    }
+    *out_excluded = excluded;
+    return 0;
+}
+
+/* Phase 1 from the snapshot's aggregates, when the counts depend on the
+ * request's shape only (its resources, slicing and node filters; no
+ * leader, replacement domain, earlier PodSets or affinity scores): the
+ * counts are the shape's, copied into the call's tree as domains are
+ * touched, and so are the exclusions. 0 when done, 1 when phase 1 must
+ * count. */
+static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
+{
+    const topo_snapshot *snap = ctx->snap;
+    if (ctx->held != NULL)
+        snap_agg_release(snap, ctx->held);
+    ctx->held = NULL;
+    ctx->base = NULL;
+    int filtered = snap->hostname_lowest && rs->filter_nodes;
+    if ((filtered && ctx->gates->TASRespectNodeAffinityPreferred && rs->ps->npreferred_terms > 0) ||
+        rs->required_domain != NULL || ctx->assumed != NULL || rs->has_leader ||
+        ctx->touched == NULL)
+        return 1;
+    const char *sig = filtered ? eng_filter_sig(ctx->pool, rs->ps) : NULL;
+    if (filtered && sig == NULL)
+        return 1;
+    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p, sig);
+    if (s == NULL) {
+        excl_stats ex;
+        uint8_t *excluded = NULL;
+        memset(&ex, 0, sizeof(ex));
+        if (filtered && filter_leaves(ctx, rs, &excluded, &ex) != 0)
+            return 1;
+        agg_filter f = {sig, excluded, &ex};
+        if ((s = snap_agg_add(snap, &rs->req, &rs->p, &f)) == NULL)
+            return 1;
+    }
+    ctx->held = s;
+    ctx->base = snap_agg_counts(s);
+    memset(ctx->touched, 0, ((snap->ndomains + 63) / 64) * sizeof(uint64_t));
+    rs->stats.total_nodes += (int)snap->nleaves;
+    const excl_stats *ex = snap_agg_excluded(s);
+    rs->stats.node_selector += ex->node_selector;
+    rs->stats.affinity += ex->affinity;
+    for (size_t i = 0; i < ex->ntaints; i++)
+        eng_stats_add(ctx->pool, &rs->stats.taints, &rs->stats.ntaints, ex->taints[i].name,
+                      ex->taints[i].count);
+    const int32_t *limited = snap_agg_limited(s);
+    for (size_t i = 0; i < rs->req.n; i++)
+        if (limited[i] > 0)
+            eng_stats_add(ctx->pool, &rs->stats.resources, &rs->stats.nresources,
+                          rs->req.items[i].name, limited[i]);
+    return 0;
+}
+
 int eng_fill_counts(eng_ctx *ctx, run_state *rs)
 {
     int rc;
+    if (fill_from_aggregates(ctx, rs) == 0)
+        return 0;
     if ((rc = fill_leaves(ctx, rs)) != 0)
         return rc;
     return roll_up(ctx, rs);

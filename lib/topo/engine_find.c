@@ -439,10 +439,10 @@ static int place_elastic(eng_ctx *ctx, size_t w, const size_t *leader, const top
     return 1;
 }
 
-int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
-                     const topo_podset_spec *podsets, size_t npodsets,
-                     const topo_workload_spec *workload, const topo_gates *gates, topo_pool *pool,
-                     topo_err *err)
+static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *snap,
+                    const topo_podset_spec *podsets, size_t npodsets,
+                    const topo_workload_spec *workload, const topo_gates *gates, topo_pool *pool,
+                    topo_err *err)
 {
     topo_gates defaults;
     if (gates == NULL) {
@@ -464,22 +464,22 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
                                     "podset \"%s\": slice layer %zu: size must be >= 1",
                                     podsets[i].name ? podsets[i].name : "", j);
     }
-    eng_ctx ctx;
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.snap = snap;
-    ctx.gates = gates;
-    ctx.pool = pool;
+    ctx->snap = snap;
+    ctx->gates = gates;
+    ctx->pool = pool;
     /* Counters only, parallel to the snapshot's domains: fill_in_counts
      * writes every one of them, so there is nothing to set up here. */
-    ctx.doms = topo_pool_alloc(pool, (snap->ndomains ? snap->ndomains : 1) * sizeof(wdom));
-    ctx.scratch = topo_pool_calloc(pool, snap->nresources ? snap->nresources : 1, sizeof(int64_t));
+    ctx->doms = topo_pool_alloc(pool, (snap->ndomains ? snap->ndomains : 1) * sizeof(wdom));
+    ctx->scratch = topo_pool_calloc(pool, snap->nresources ? snap->nresources : 1, sizeof(int64_t));
     ps_result *res = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*res));
     req_vec *reqs = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*reqs));
     size_t *order = topo_pool_calloc(pool, npodsets ? npodsets : 1, sizeof(*order));
-    if (ctx.doms == NULL || ctx.scratch == NULL || res == NULL || reqs == NULL || order == NULL)
+    /* eng_dom's bits: without them every request counts phase 1 itself */
+    ctx->touched = topo_pool_alloc(pool, ((snap->ndomains + 63) / 64 + 1) * sizeof(uint64_t));
+    if (ctx->doms == NULL || ctx->scratch == NULL || res == NULL || reqs == NULL || order == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
     for (size_t i = 0; i < npodsets; i++)
-        if (eng_req_vec(&ctx, &podsets[i], &reqs[i]) != 0)
+        if (eng_req_vec(ctx, &podsets[i], &reqs[i]) != 0)
             return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
 
     int replacing = workload != NULL && workload->nunhealthy_nodes > 0;
@@ -509,7 +509,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
                 const topo_admitted_podset *psa = find_admission(workload, podsets[i].name);
                 if (psa == NULL || psa->assignment == NULL)
                     continue;
-                eng_assign *existing = from_api(&ctx, psa->assignment);
+                eng_assign *existing = from_api(ctx, psa->assignment);
                 if (existing == NULL)
                     return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
                 res[i].done = 1;
@@ -518,7 +518,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
                     continue;
                 }
                 eng_assign *merged = NULL, *repl = NULL;
-                rc = find_replacement(&ctx, &podsets[i], existing, workload->unhealthy_nodes[0],
+                rc = find_replacement(ctx, &podsets[i], existing, workload->unhealthy_nodes[0],
                                       &merged, &repl, &res[i].reason);
                 if (rc != 0)
                     return topo_err_set(err, rc, "engine: out of memory");
@@ -527,7 +527,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
                     stop = 1;
                     break;
                 }
-                eng_add_assumed(&ctx, repl, &reqs[i]);
+                eng_add_assumed(ctx, repl, &reqs[i]);
             }
             continue;
         }
@@ -545,7 +545,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
         }
         if (gates->ElasticJobsViaWorkloadSlicesWithTAS) {
             int failed = 0;
-            if (place_elastic(&ctx, w, has_leader ? &lead : NULL, podsets, res, reqs, &failed,
+            if (place_elastic(ctx, w, has_leader ? &lead : NULL, podsets, res, reqs, &failed,
                               &rc)) {
                 if (rc != 0)
                     return topo_err_set(err, rc, "engine: out of memory");
@@ -558,7 +558,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
         eng_request lr = {has_leader ? &podsets[lead] : NULL, 1, 0, NULL, 0};
         eng_assign *wa = NULL, *la = NULL;
         const char *reason = NULL;
-        rc = eng_find_assignment(&ctx, &wr, has_leader ? &lr : NULL, NULL, &wa, &la, &reason);
+        rc = eng_find_assignment(ctx, &wr, has_leader ? &lr : NULL, NULL, &wa, &la, &reason);
         if (rc != 0)
             return topo_err_set(err, rc, "engine: out of memory");
         for (size_t k = 0; k < n; k++) {
@@ -574,7 +574,7 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
         }
         for (size_t k = 0; k < n; k++) {
             size_t i = order[k];
-            eng_add_assumed(&ctx, res[i].assign, &reqs[i]);
+            eng_add_assumed(ctx, res[i].assign, &reqs[i]);
         }
     }
     for (size_t i = 0; i < npodsets; i++) {
@@ -583,9 +583,21 @@ int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
         if (res[i].reason != NULL) {
             out[i].failure = res[i].reason;
         } else if (res[i].assign != NULL) {
-            if ((out[i].assignment = to_api(&ctx, res[i].assign)) == NULL)
+            if ((out[i].assignment = to_api(ctx, res[i].assign)) == NULL)
                 return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
         }
     }
     return 0;
+}
+
+int topo_engine_find(topo_podset_result *out, const topo_snapshot *snap,
+                     const topo_podset_spec *podsets, size_t npodsets,
+                     const topo_workload_spec *workload, const topo_gates *gates, topo_pool *pool,
+                     topo_err *err)
+{
+    eng_ctx ctx;
+    memset(&ctx, 0, sizeof(ctx));
+    int rc = find_all(&ctx, out, snap, podsets, npodsets, workload, gates, pool, err);
+    snap_agg_release(snap, ctx.held);
+    return rc;
 }

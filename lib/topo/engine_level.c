@@ -207,15 +207,11 @@ static wdom **level_candidates(eng_ctx *ctx, const eng_params *p, int level, siz
         return NULL;
     int32_t max_capacity = 0;
     int drop_empty = !ctx->gates->TASRespectNodeAffinityPreferred && p->count / p->slice_size > 0;
-    /* Read once: as far as the compiler knows, a store into all[] (a wdom *)
-     * may change ctx->doms, which cost a reload per domain once this loop
-     * left eng_find_assignment. */
-    wdom *doms = ctx->doms;
     const int32_t *ids = snap->level_domains[level];
     const int32_t leaders = p->leader_count;
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        wdom *d = &doms[ids[i]];
+        wdom *d = eng_dom(ctx, ids[i]);
         if (drop_empty && d->state == 0 && d->state_wl == 0 && d->leader_state == 0 &&
             d->slice_state == 0 && d->slice_state_wl == 0)
             continue;
@@ -227,7 +223,7 @@ static wdom **level_candidates(eng_ctx *ctx, const eng_params *p, int level, siz
     }
     if (kept == 0) {
         for (size_t i = 0; i < n; i++)
-            all[i] = &doms[ids[i]];
+            all[i] = eng_dom(ctx, ids[i]);
     } else {
         n = kept;
     }
@@ -351,6 +347,14 @@ int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *
         *reason = eng_fmt(ctx, "no topology domains at level: %s", snap->levels[level]);
         return 0;
     }
+    /* From the aggregates when the request allows (engine_leaves.c). */
+    int rc = eng_fit_leaves_lfc(ctx, rs, level, out, out_n, out_level, reason);
+    if (rc == 1)
+        rc = eng_fit_level_best(ctx, rs, level, out, out_n, out_level, reason);
+    if (rc == 2)
+        return eng_find_level(ctx, rs, level - 1, out, out_n, out_level, reason);
+    if (rc != 1)
+        return rc;
     wdom **all = level_candidates(ctx, p, level, &n, &max_capacity);
     if (all == NULL)
         return TOPO_ENOMEM;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "topo/buf.h"
 
 static const char *label_of(const snap_node *node, const char *key)
 {
@@ -177,4 +178,62 @@ int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen)
         }
     }
     return 0;
+}
+
+void eng_taint_text(const topo_taint *taint, char *buf, size_t n)
+{
+    if (taint->effect[0] == '\0')
+        snprintf(buf, n, taint->value[0] ? "%s=%s:" : "%s", taint->key, taint->value);
+    else if (taint->value[0] == '\0')
+        snprintf(buf, n, "%s:%s", taint->key, taint->effect);
+    else
+        snprintf(buf, n, "%s=%s:%s", taint->key, taint->value, taint->effect);
+}
+
+/* A string, length-prefixed so that no two lists write the same text; an
+ * absent one as "-". */
+static void sig_str(topo_buf *b, const char *s)
+{
+    if (s == NULL)
+        topo_buf_puts(b, "-");
+    else
+        topo_buf_printf(b, "%zu:%s", strlen(s), s);
+}
+
+static void sig_term(topo_buf *b, const topo_selector_term *term)
+{
+    topo_buf_printf(b, "e%zu", term->nexprs);
+    for (size_t i = 0; i < term->nexprs; i++) {
+        const topo_match_expr *e = &term->exprs[i];
+        sig_str(b, e->key);
+        sig_str(b, e->op);
+        topo_buf_printf(b, "v%zu", e->nvalues);
+        for (size_t j = 0; j < e->nvalues; j++)
+            sig_str(b, e->values[j]);
+    }
+}
+
+const char *eng_filter_sig(topo_pool *pool, const topo_podset_spec *ps)
+{
+    topo_buf b = TOPO_BUF_INIT(0);
+    topo_buf_printf(&b, "t%zu", ps->ntolerations);
+    for (size_t i = 0; i < ps->ntolerations; i++) {
+        const topo_toleration *t = &ps->tolerations[i];
+        sig_str(&b, t->key);
+        sig_str(&b, t->op);
+        sig_str(&b, t->value);
+        sig_str(&b, t->effect);
+    }
+    topo_buf_printf(&b, "s%zu", ps->nnode_selector);
+    for (size_t i = 0; i < ps->nnode_selector; i++) {
+        sig_str(&b, ps->node_selector[i].key);
+        sig_str(&b, ps->node_selector[i].value);
+    }
+    topo_buf_printf(&b, "r%zu", ps->nrequired_terms);
+    for (size_t i = 0; i < ps->nrequired_terms; i++)
+        sig_term(&b, &ps->required_terms[i]);
+    char *text = topo_buf_take(&b, NULL);
+    char *out = text ? topo_pool_strdup(pool, text) : NULL;
+    free(text);
+    return out;
 }

@@ -126,7 +126,7 @@ static const char *multilayer_message(eng_ctx *ctx, int level, int32_t count,
     int w = snprintf(buf, sizeof(buf), "topology \"%s\" doesn't allow to fit", snap->topology_name);
     const wdom *best = NULL;
     for (size_t i = 0; i < snap->level_ndomains[level]; i++) {
-        const wdom *d = &ctx->doms[snap->level_domains[level][i]];
+        const wdom *d = eng_dom(ctx, snap->level_domains[level][i]);
         if (best == NULL || d->slice_state > best->slice_state ||
             (d->slice_state == best->slice_state &&
              strcmp(eng_s(ctx, d)->id, eng_s(ctx, best)->id) < 0))

@@ -643,6 +643,9 @@ static int commit(topo_live *live, topo_err *err)
         topo_snapshot *fresh = rebuild(live, err);
         if (fresh == NULL)
             return err ? err->code : TOPO_ENOMEM; /* the published one stays */
+        /* The engine's aggregates of the request shapes in use, counted
+         * here, not by the first readers after the swap. */
+        snap_agg_inherit(fresh, live->published);
         pthread_rwlock_wrlock(&live->lock);
         topo_snapshot *old = live->published;
         live->published = fresh;

@@ -124,6 +124,8 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
         snap->nflavor_labels = opts->nflavor_labels;
     }
     snap->pending_tail = &snap->pending;
+    if ((snap->agg = snap_agg_create()) == NULL)
+        goto fail;
     *out = snap;
     return 0;
 fail:
@@ -138,6 +140,7 @@ void topo_snapshot_free(topo_snapshot *snap)
     topo_strmap_free(snap->node_by_name);
     topo_strmap_free(snap->resource_by_name);
     topo_strmap_free(snap->domain_by_id);
+    snap_agg_free(snap->agg);
     free(snap->nodes);
     free(snap->domains);
     free(snap->resource_names);
@@ -268,6 +271,7 @@ static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const top
     charge(snap, leaf->free, req, n, 1, -sign);
     charge(snap, leaf->room, req, n, 1, -sign);
     charge(snap, snap->nodes[ni].used, req, n, 1, sign);
+    snap_agg_leaf_changed(snap, snap->nodes[ni].leaf);
     return 0;
 }
 
@@ -291,6 +295,7 @@ static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size
     snap_leaf *leaf = &snap->leaves[snap->domains[d].leaf];
     charge(snap, leaf->tas, req, n, count, sign);
     charge(snap, leaf->room, req, n, count, -sign);
+    snap_agg_leaf_changed(snap, snap->domains[d].leaf);
 }
 
 int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,
@@ -534,6 +539,7 @@ int topo_snapshot_build(topo_snapshot *snap, topo_err *err)
             return topo_err_nomem(err, "snapshot");
     snap->roots = snap->level_domains[0];
     snap->nroots = snap->level_ndomains[0];
+    snap_agg_reset(snap);
     snap->built = 1;
 
     for (pending_usage *u = snap->pending; u != NULL; u = u->next) {

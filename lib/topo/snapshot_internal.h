@@ -91,7 +91,21 @@ struct topo_snapshot {
 
     pending_usage *pending;
     pending_usage **pending_tail;
+
+    /* The engine's per-request-shape counts, kept current by every usage
+     * change after the build (snapshot_agg.c). */
+    struct snap_agg *agg;
 };
+
+/* snapshot_agg.c: the aggregates' side the model calls. */
+struct snap_agg *snap_agg_create(void);
+void snap_agg_free(struct snap_agg *agg);
+/* Forgets every shape (the tree was built anew). */
+void snap_agg_reset(topo_snapshot *snap);
+/* Computes on a freshly built snapshot the shapes another one kept. */
+void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old);
+/* A leaf's room changed: its counts and its ancestors', in every shape. */
+void snap_agg_leaf_changed(topo_snapshot *snap, int32_t leaf);
 
 /* Kueue's domain ID: the values joined by ','. From the pool, or malloc'd
  * (caller frees) when pool is NULL. NULL when out of memory. */

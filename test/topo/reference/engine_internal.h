@@ -1,0 +1,220 @@
+/* Working state of one engine call. The algorithm follows Kueue's
+ * TASFlavorSnapshot.findTopologyAssignment (pkg/cache/scheduler), so names
+ * mirror it: state = pods that fit, slice_state = whole slices that fit,
+ * *_wl = the same after reserving one leader pod, leader_state = leaders. */
+#ifndef TOPO_ENGINE_INTERNAL_H
+#define TOPO_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot_internal.h"
+#include "topo/engine.h"
+
+/* Working counters of one domain. The main tree is an array parallel to the
+ * snapshot's domains and has no structure of its own (setting it up would
+ * cost a pass over every domain per call): its structure is the
+ * snapshot's. Only the copies balanced placement makes carry theirs, in
+ * `clone`, which is never read for the main tree. */
+typedef struct wclone {
+    const snap_domain *s;
+    struct wdom **children;
+    int32_t nchildren;
+} wclone;
+
+typedef struct wdom {
+    int32_t state;
+    int32_t slice_state;
+    int32_t state_wl;
+    int32_t slice_state_wl;
+    int32_t leader_state;
+    int64_t affinity;
+    const wclone *clone;
+} wdom;
+
+/* One requested resource; idx is -1 when no node exposes it. */
+typedef struct req_item {
+    const char *name;
+    int32_t idx;
+    int64_t amount;
+} req_item;
+
+typedef struct req_vec {
+    req_item *items;
+    size_t n;
+} req_vec;
+
+typedef struct name_count {
+    const char *name;
+    int count;
+} name_count;
+
+typedef struct excl_stats {
+    int total_nodes;
+    int node_selector;
+    int affinity;
+    int topology_domain;
+    name_count *taints;
+    size_t ntaints;
+    name_count *resources;
+    size_t nresources;
+} excl_stats;
+
+/* A PodSet as the algorithm sees it (TASPodSetRequests). */
+typedef struct eng_request {
+    const topo_podset_spec *ps;
+    int32_t count;
+    /* Overrides for node replacement of sliced requests. */
+    int override_slices;
+    const char *slice_level_override; /* NULL: no slicing */
+    int32_t slice_size_override;
+} eng_request;
+
+/* An assignment under construction: leaf-level domains with counts. */
+typedef struct eng_assign {
+    const char *const *levels;
+    size_t nlevels;
+    const char *const **values;  /* per domain: nlevels values */
+    const snap_domain **domains; /* the snapshot domain, NULL when stale */
+    int32_t *counts;
+    size_t n;
+} eng_assign;
+
+/* The resolved request of one PodSet: what the phases read. */
+typedef struct eng_params {
+    int32_t count;
+    int32_t slice_size;
+    int32_t leader_count;
+    int requested_level;
+    int slice_level;
+    int required;
+    int unconstrained;
+    const int32_t *slice_size_at_level; /* per level, 0 = none */
+} eng_params;
+
+/* One eng_find_assignment call: the resolved request, the resource vectors
+ * it needs, and the exclusions phase 1 counts for the messages. */
+typedef struct run_state {
+    eng_params p;
+    excl_stats stats;
+    const topo_podset_spec *ps;
+    req_vec req;
+    req_vec leader_req;
+    int has_leader;
+    req_vec need; /* the resources of req and leader_req that exist, once each */
+    int filter_nodes; /* the PodSet has tolerations-relevant or selector fields */
+    const char *required_domain;
+    int multilayer;
+} run_state;
+
+typedef struct eng_ctx {
+    const topo_snapshot *snap;
+    const topo_gates *gates;
+    topo_pool *pool;
+    wdom *doms;        /* one per snapshot domain */
+    int64_t **assumed; /* per leaf, lazily allocated */
+    int64_t *scratch;  /* R-sized */
+} eng_ctx;
+
+static inline int eng_is_main(const eng_ctx *ctx, const wdom *d)
+{
+    uintptr_t p = (uintptr_t)d, base = (uintptr_t)ctx->doms;
+    return p >= base && p < base + ctx->snap->ndomains * sizeof(wdom);
+}
+
+static inline const snap_domain *eng_s(const eng_ctx *ctx, const wdom *d)
+{
+    return eng_is_main(ctx, d) ? &ctx->snap->domains[d - ctx->doms] : d->clone->s;
+}
+
+static inline int32_t eng_nkids(const eng_ctx *ctx, const wdom *d)
+{
+    return eng_is_main(ctx, d) ? ctx->snap->domains[d - ctx->doms].nchildren
+                               : d->clone->nchildren;
+}
+
+static inline wdom *eng_kid(const eng_ctx *ctx, const wdom *d, int32_t i)
+{
+    return eng_is_main(ctx, d) ? &ctx->doms[ctx->snap->domains[d - ctx->doms].children[i]]
+                               : d->clone->children[i];
+}
+
+/* The LeastFreeCapacity profile (else BestFit): the order of the sorts and
+ * whether a best fit is looked for, so both the sort and the fit read it. */
+static inline int eng_use_lfc(const eng_ctx *ctx, int unconstrained)
+{
+    const topo_gates *g = ctx->gates;
+    if (g->TASProfileLeastFreeCapacity)
+        return 1;
+    if (g->TASProfileBestFit)
+        return 0;
+    return unconstrained && g->TASProfileMixed;
+}
+
+/* The PodSet has a topology annotation of any kind. */
+static inline int eng_has_request(const topo_podset_spec *ps)
+{
+    return ps->required || ps->preferred || ps->unconstrained || ps->slice_required ||
+           ps->nlayers > 0;
+}
+
+/* Pod and slice counts are never negative and each leaf's is at most
+ * INT32_MAX (count_in): sums saturate there rather than wrap (a pool of
+ * nodes that each take "unlimited" pods). */
+static inline int32_t eng_add_counts(int32_t a, int32_t b)
+{
+    int64_t r = (int64_t)a + b;
+    return r > INT32_MAX ? INT32_MAX : (int32_t)r;
+}
+
+/* engine_assign.c: one PodSet (and its leader), every phase. */
+int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_request *leader,
+                        const char *required_domain, eng_assign **out_workers,
+                        eng_assign **out_leader, const char **out_reason);
+
+/* engine_count.c: phase 1, the counts. */
+int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
+int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out);
+void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);
+/* fillInCounts: every leaf, then every domain of the main tree. */
+int eng_fill_counts(eng_ctx *ctx, run_state *rs);
+void eng_fill_helper(const eng_ctx *ctx, wdom *d, int32_t slice_size, int slice_level, int level,
+                     const int32_t *slice_size_at_level, int leader_required);
+wdom **eng_lower(eng_ctx *ctx, wdom *const *doms, size_t n, size_t *out_n);
+/* A domain's children as an array (from the pool for the main tree). */
+wdom **eng_kids(eng_ctx *ctx, const wdom *d);
+
+/* engine_level.c: phase 2, the fit level, and the per-level trim. */
+int eng_find_level(eng_ctx *ctx, run_state *rs, int level, wdom ***out, size_t *out_n,
+                   int *out_level, const char **reason);
+wdom **eng_update_counts(eng_ctx *ctx, wdom **doms, size_t n, int32_t count,
+                         int32_t leader_count, int32_t slice_size, int unconstrained, int slices,
+                         size_t *out_n);
+
+/* engine_message.c: Kueue's messages. */
+/* A message in the call's pool ("out of memory" when it cannot be made:
+ * a reason is never NULL). */
+const char *eng_fmt(eng_ctx *ctx, const char *f, ...) TOPO_PRINTF(2, 3);
+void eng_stats_add(topo_pool *pool, name_count **list, size_t *n, const char *name, int count);
+/* "doesn't allow to fit" for the request at a level, given how much fits. */
+const char *eng_not_fit(eng_ctx *ctx, const run_state *rs, int level, int32_t fit);
+
+/* engine_sort.c */
+wdom **eng_sorted(eng_ctx *ctx, wdom *const *doms, size_t n, int unconstrained, int with_leader);
+typedef int (*eng_cmp_fn)(const eng_ctx *ctx, const wdom *a, const wdom *b);
+int eng_cmp_values(const eng_ctx *ctx, const wdom *a, const wdom *b);
+/* Stable sort in place with a comparator that sees the context. */
+int eng_sort_by(eng_ctx *ctx, wdom **a, size_t n, eng_cmp_fn cmp);
+
+/* engine_match.c: per-node filters of hostname topologies. */
+typedef enum { EXCL_NONE, EXCL_TAINT, EXCL_SELECTOR, EXCL_AFFINITY } excl_kind;
+excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, const topo_gates *g,
+                         const topo_taint **out_taint, int64_t *out_score);
+int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen);
+
+/* engine_balanced.c */
+wdom **eng_balanced_best(eng_ctx *ctx, const eng_params *p, size_t *out_n, int32_t *out_threshold);
+int eng_balanced_apply(eng_ctx *ctx, const eng_params *p, int32_t threshold, wdom **fit,
+                       size_t nfit, wdom ***out, size_t *out_n, int *out_level);
+
+#endif

@@ -1,0 +1,180 @@
+/* Per-node filters Kueue applies for hostname topologies: untolerated
+ * NoSchedule/NoExecute taints, the nodeSelector, required node affinity; and
+ * the preferred node affinity score. Kubernetes' matching rules. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static const char *label_of(const snap_node *node, const char *key)
+{
+    for (size_t i = 0; i < node->nlabels; i++)
+        if (strcmp(node->labels[i].key, key) == 0)
+            return node->labels[i].value;
+    return NULL;
+}
+
+static int empty(const char *s)
+{
+    return s == NULL || s[0] == '\0';
+}
+
+/* v1 Toleration.ToleratesTaint */
+static int tolerates(const topo_toleration *t, const topo_taint *taint)
+{
+    if (!empty(t->effect) && strcmp(t->effect, taint->effect) != 0)
+        return 0;
+    if (!empty(t->key) && strcmp(t->key, taint->key) != 0)
+        return 0;
+    if (empty(t->op) || strcmp(t->op, "Equal") == 0)
+        return strcmp(t->value ? t->value : "", taint->value) == 0;
+    if (strcmp(t->op, "Exists") == 0)
+        return 1;
+    return 0;
+}
+
+static int is_scheduling_taint(const topo_taint *taint)
+{
+    return strcmp(taint->effect, "NoSchedule") == 0 || strcmp(taint->effect, "NoExecute") == 0;
+}
+
+static int parse_i64(const char *s, long long *out)
+{
+    if (empty(s))
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int expr_matches(const topo_match_expr *e, const snap_node *node)
+{
+    const char *v = label_of(node, e->key);
+    const char *op = e->op ? e->op : "";
+    if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
+        int found = 0;
+        for (size_t i = 0; v != NULL && i < e->nvalues && !found; i++)
+            found = strcmp(v, e->values[i]) == 0;
+        return strcmp(op, "In") == 0 ? found : !found;
+    }
+    if (strcmp(op, "Exists") == 0)
+        return v != NULL;
+    if (strcmp(op, "DoesNotExist") == 0)
+        return v == NULL;
+    if (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) {
+        long long have, want;
+        if (v == NULL || e->nvalues != 1 || parse_i64(v, &have) != 0 ||
+            parse_i64(e->values[0], &want) != 0)
+            return 0;
+        return strcmp(op, "Gt") == 0 ? have > want : have < want;
+    }
+    return 0;
+}
+
+/* A term with no expressions matches nothing (nodeaffinity.NodeSelector). */
+static int term_matches(const topo_selector_term *t, const snap_node *node)
+{
+    if (t->nexprs == 0)
+        return 0;
+    for (size_t i = 0; i < t->nexprs; i++)
+        if (!expr_matches(&t->exprs[i], node))
+            return 0;
+    return 1;
+}
+
+excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, const topo_gates *g,
+                         const topo_taint **out_taint, int64_t *out_score)
+{
+    *out_taint = NULL;
+    *out_score = 0;
+    for (size_t i = 0; i < node->ntaints; i++) {
+        const topo_taint *taint = &node->taints[i];
+        if (!is_scheduling_taint(taint))
+            continue;
+        int ok = 0;
+        for (size_t j = 0; j < ps->ntolerations && !ok; j++)
+            ok = tolerates(&ps->tolerations[j], taint);
+        if (!ok) {
+            *out_taint = taint;
+            return EXCL_TAINT;
+        }
+    }
+    for (size_t i = 0; i < ps->nnode_selector; i++) {
+        const char *v = label_of(node, ps->node_selector[i].key);
+        if (v == NULL || strcmp(v, ps->node_selector[i].value ? ps->node_selector[i].value : "") != 0)
+            return EXCL_SELECTOR;
+    }
+    if (ps->nrequired_terms > 0) {
+        int any = 0;
+        for (size_t i = 0; i < ps->nrequired_terms && !any; i++)
+            any = term_matches(&ps->required_terms[i], node);
+        if (!any)
+            return EXCL_AFFINITY;
+    }
+    if (g->TASRespectNodeAffinityPreferred) {
+        int64_t score = 0;
+        for (size_t i = 0; i < ps->npreferred_terms; i++)
+            if (term_matches(&ps->preferred_terms[i].term, node))
+                score += ps->preferred_terms[i].weight;
+        *out_score = score;
+    }
+    return EXCL_NONE;
+}
+
+static int valid_name_part(const char *s, size_t n)
+{
+    if (n == 0 || n > 63)
+        return 0;
+    if (!isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+static int valid_label_key(const char *key)
+{
+    const char *slash = strchr(key, '/');
+    if (slash == NULL)
+        return valid_name_part(key, strlen(key));
+    size_t plen = (size_t)(slash - key);
+    if (plen == 0 || plen > 253)
+        return 0;
+    for (size_t i = 0; i < plen; i++)
+        if (!islower((unsigned char)key[i]) && !isdigit((unsigned char)key[i]) && key[i] != '-' &&
+            key[i] != '.')
+            return 0;
+    return valid_name_part(slash + 1, strlen(slash + 1));
+}
+
+static int valid_label_value(const char *v)
+{
+    return v == NULL || v[0] == '\0' || valid_name_part(v, strlen(v));
+}
+
+int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < ps->nnode_selector; i++) {
+        const topo_kv *kv = &ps->node_selector[i];
+        if (!valid_label_key(kv->key)) {
+            snprintf(why, whylen, "invalid node selectors: %s=%s, reason: invalid label key \"%s\"",
+                     kv->key, kv->value ? kv->value : "", kv->key);
+            return -1;
+        }
+        if (!valid_label_value(kv->value)) {
+            snprintf(why, whylen,
+                     "invalid node selectors: %s=%s, reason: invalid label value \"%s\"", kv->key,
+                     kv->value, kv->value);
+            return -1;
+        }
+    }
+    return 0;
+}
