@@ -55,6 +55,11 @@ struct topo_admission_ctx {
     topo_gates gates;
     const unsigned char *record_key; /* in pool; NULL: no reservation records */
     size_t record_key_len;
+    /* Random bytes for reservation ids, drawn in bulk under mu (one
+     * RAND_bytes call per id cost as much as storing the reservation's
+     * rows); rand_left of them unused, at the end of the buffer. */
+    unsigned char rand_buf[256];
+    size_t rand_left;
 
     pushed *pushed;
     size_t npushed, cap_pushed;
