@@ -207,7 +207,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         pthread_mutex_unlock(&ctx->mu);
         return 0;
     }
-    int found = adm_lookup(ctx, rid.key, now, &r, pool, &err);
+    int found = adm_lookup(ctx, rid.key, now, 0, &r, pool, &err);
     if (found == 1 && (contradiction = adm_contradicts(&r, &mine, pool)) == NULL)
         got = adm_claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
     if (found == 0)
@@ -219,7 +219,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         int placed = 0;
         for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
             const char *key = adm_role_key(id, view.roles[i].shape, pool);
-            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, &r, pool, &err);
+            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, 0, &r, pool, &err);
         }
         if (placed < 0)
             rc = placed;
@@ -439,6 +439,8 @@ static void place_podset_locked(topo_admission_ctx *ctx, place_result *res, answ
                                 &res->why, pool, &res->err);
     res->outcome = got < 0 ? failed(got) : got == 1 ? PLACE_UNPLACED : PLACE_PATCHED;
     res->topology = t;
+    if (got >= 0) /* the PodSet's other pods claim it from the memo */
+        adm_memo_put(ctx, &res->r);
 }
 
 static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
@@ -537,11 +539,21 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
      * to be placed now, placed in the same hold of the lock (one lookup,
      * and no other pod of the PodSet can place it in between). */
     pthread_mutex_lock(&ctx->mu);
-    int found = adm_lookup(ctx, id.key, now, &res.r, pool, &res.err);
-    int placed_now = found == 0 && t >= 0 && !req->dry_run;
-    if (found == 1)
+    int found = adm_lookup(ctx, id.key, now, !req->dry_run, &res.r, pool, &res.err);
+    if (found == 1) {
         claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
-    else if (found < 0)
+        if (res.outcome == PLACE_FAILED && res.err.code == TOPO_ENOTFOUND) {
+            /* The memo's reservation is gone from the cache (replaced by
+             * one adopted from another replica): the cache's truth. */
+            adm_memo_clear(ctx);
+            memset(&res, 0, sizeof res);
+            found = adm_lookup(ctx, id.key, now, 0, &res.r, pool, &res.err);
+            if (found == 1)
+                claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
+        }
+    }
+    int placed_now = found == 0 && t >= 0 && !req->dry_run;
+    if (found < 0)
         res.outcome = failed(found);
     else if (placed_now)
         place_podset_locked(ctx, &res, a, t, &id, &terms, &ps, ns, now, pool);

@@ -237,17 +237,28 @@ int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_i
 }
 
 /* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
-int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, topo_cache_reservation *r,
-               topo_pool *pool, topo_err *err)
+int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
+               topo_cache_reservation *r, topo_pool *pool, topo_err *err)
 {
-    int rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
+    int rc = memo ? adm_memo_get(ctx, key, r, pool) : 0;
+    if (rc < 0)
+        return topo_err_set(err, rc, "out of memory");
+    if (rc == 1 && r->expires_at > now)
+        return 1;
+    /* Not in the memo, or expired there: the cache says whether another
+     * reservation took its place. */
+    rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
     if (rc == TOPO_ENOTFOUND) {
         topo_err_clear(err);
         return 0;
     }
     if (rc < 0)
         return rc;
-    return r->expires_at > now;
+    if (r->expires_at <= now)
+        return 0;
+    if (memo)
+        adm_memo_put(ctx, r);
+    return 1;
 }
 
 /* Why a pod cannot claim reservation r (NULL when it can): it is not
