@@ -119,6 +119,9 @@ sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=1).status == 200 else 
     exit 2
 }
 
+# server_ticks: the server's CPU time so far (user + system), in clock ticks.
+server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+
 # stop_server: sets rss to the server's peak RSS in KiB (VmHWM), stops it.
 stop_server() {
     rss=$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status")
@@ -127,7 +130,8 @@ stop_server() {
     server_pid=
 }
 
-# Rows: config kind conns rps p50_us p99_us rss_kib errors
+# Rows: config kind conns rps p50_us p99_us rss_kib errors extra cpu_us
+clk_tck=$(getconf CLK_TCK)
 rows=$tmp/rows
 : >"$rows"
 errors_total=0
@@ -152,8 +156,11 @@ run_wrk() {
         script=slots
         job_size=${BASH_REMATCH[1]}
     fi
+    local ticks0 ticks1
+    ticks0=$(server_ticks)
     out=$(JOB_SIZE=$job_size wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
         -s "$here/$script.lua" "https://127.0.0.1:$port/mutate" -- "$expect")
+    ticks1=$(server_ticks)
     before_stop
     stop_server
     line=$(grep '^BENCH ' <<<"$out") || {
@@ -171,6 +178,10 @@ run_wrk() {
     sockerr=$(sed -E 's/.* sockerr=([0-9]+).*/\1/' <<<"$line")
     bad=$(sed -E 's/.* bad=([0-9]+).*/\1/' <<<"$line")
     rps=$(awk -v r="$requests" -v d="$duration_us" 'BEGIN {printf "%.0f", (d > 0 ? r * 1e6 / d : 0)}')
+    # The server's CPU per request (µs): what a row costs whatever else
+    # runs on the machine, unlike req/s and the latencies.
+    cpu_us=$(awk -v t=$((ticks1 - ticks0)) -v hz="$clk_tck" -v r="$requests" \
+        'BEGIN {printf "%.0f", (r > 0 ? t * 1e6 / hz / r : 0)}')
     errs=$((non2xx + sockerr + bad))
     if [ "$errs" -gt 0 ]; then
         echo "bench/webhook: $config $kind c=$conns: $non2xx non-2xx, $sockerr socket errors," \
@@ -179,7 +190,7 @@ run_wrk() {
     fi
     errors_total=$((errors_total + errs))
     last_requests=$requests
-    echo "$config $kind $conns $rps $p50 $p99 $rss $errs ${row_extra:-}" >>"$rows"
+    echo "$config $kind $conns $rps $p50 $p99 $rss $errs ${row_extra:--} $cpu_us" >>"$rows"
     echo "bench/webhook: $config $kind c=$conns: $rps req/s, p99 ${p99} us" >&2
 }
 
@@ -226,7 +237,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # The table, then the issue's goals (measurements, not pass/fail tests).
 awk -v dur="$duration" -v lb="$load_before" -v la="$load_after" -v cores="$(nproc)" '
 { cfg[NR] = $1; kind[NR] = $2; c[NR] = $3; rps[NR] = $4; p50[NR] = $5; p99[NR] = $6
-  rss[NR] = $7; err[NR] = $8
+  rss[NR] = $7; err[NR] = $8; cpu[NR] = $10
   if ($1 == "noop") floor[$2 "/" $3] = $4 }
 function ratio(i) { f = floor[kind[i] "/" c[i]]; return f > 0 ? rps[i] / f : 0 }
 function row(cf, k, cc,   i) { for (i = 1; i <= NR; i++)
@@ -237,11 +248,11 @@ function goal(name, value, unit, op, target,   ok) {
 END {
   printf "topo-webhook under wrk, %ss per row, keep-alive HTTPS, fresh server per row\n", dur
   printf "%d cores; load average before %s, after %s (client and server share the cores)\n", cores, lb, la
-  printf "%-17s %-11s %5s %9s %9s %9s %7s %9s %6s\n", "config", "pods", "conns", "req/s",
-         "p50_ms", "p99_ms", "ratio", "rss_MiB", "errors"
+  printf "%-17s %-11s %5s %9s %9s %9s %7s %7s %9s %6s\n", "config", "pods", "conns", "req/s",
+         "p50_ms", "p99_ms", "ratio", "cpu_us", "rss_MiB", "errors"
   for (i = 1; i <= NR; i++)
-    printf "%-17s %-11s %5d %9d %9.3f %9.3f %7.2f %9.1f %6d\n", cfg[i], kind[i], c[i], rps[i],
-           p50[i] / 1000, p99[i] / 1000, ratio(i), rss[i] / 1024, err[i]
+    printf "%-17s %-11s %5d %9d %9.3f %9.3f %7.2f %7d %9.1f %6d\n", cfg[i], kind[i], c[i], rps[i],
+           p50[i] / 1000, p99[i] / 1000, ratio(i), cpu[i], rss[i] / 1024, err[i]
   n = "admission-10000"
   print "goals (10k nodes):"
   if ((i = row(n, "topology", 32))) goal("single-pod PodSets, 32 conns, ratio to floor", ratio(i), "", ">=", 0.3)
