@@ -89,8 +89,7 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
 }
 
 /* A new reservation id in pool. mu held (the ctx's random bytes). */
-static char *new_reservation_id(topo_admission_ctx *ctx, const char *topology_name,
-                                topo_pool *pool)
+static char *new_reservation_id(topo_admission_ctx *ctx, const char *topology_name, topo_pool *pool)
 {
     if (ctx->rand_left < 8) {
         if (RAND_bytes(ctx->rand_buf, (int)sizeof ctx->rand_buf) != 1) {

@@ -718,8 +718,7 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
         goto end;
     if (!found) {
         error = id ? topo_err_set(err, TOPO_ENOTFOUND, "no reservation %s", id)
-                   : topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s",
-                                  podset_key);
+                   : topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s", podset_key);
         goto end;
     }
     error = load_reservation(out, c, st, pool, err);

@@ -1291,10 +1291,8 @@ static void test_memo_stale_reservation(void **state)
     f.now = 0;
     assert_int_equal(make_fx_conf(&f, &c), 0);
     topo_err err = TOPO_ERR_INIT;
-    got g0 = ask(f.ctx, job_pod_of("m0", "memo", "u-memo", 0, 4, "topology.topo.io/rack", 8),
-                 "m0");
-    got g1 = ask(f.ctx, job_pod_of("m1", "memo", "u-memo", 1, 4, "topology.topo.io/rack", 8),
-                 "m1");
+    got g0 = ask(f.ctx, job_pod_of("m0", "memo", "u-memo", 0, 4, "topology.topo.io/rack", 8), "m0");
+    got g1 = ask(f.ctx, job_pod_of("m1", "memo", "u-memo", 1, 4, "topology.topo.io/rack", 8), "m1");
     assert_true(g0.allowed && g1.allowed);
     assert_string_not_equal(g0.reservation, "");
     assert_string_equal(g0.reservation, g1.reservation);
@@ -1306,15 +1304,13 @@ static void test_memo_stale_reservation(void **state)
     assert_int_equal(deleted, 1);
     topo_cache_close(other);
 
-    got g2 = ask(f.ctx, job_pod_of("m2", "memo", "u-memo", 2, 4, "topology.topo.io/rack", 8),
-                 "m2");
+    got g2 = ask(f.ctx, job_pod_of("m2", "memo", "u-memo", 2, 4, "topology.topo.io/rack", 8), "m2");
     assert_true(g2.allowed);
     assert_string_equal(g2.warning, "");
     assert_string_not_equal(g2.reservation, "");
     assert_string_not_equal(g2.reservation, g0.reservation);
     assert_int_equal(g2.slot, 2);
-    got g3 = ask(f.ctx, job_pod_of("m3", "memo", "u-memo", 3, 4, "topology.topo.io/rack", 8),
-                 "m3");
+    got g3 = ask(f.ctx, job_pod_of("m3", "memo", "u-memo", 3, 4, "topology.topo.io/rack", 8), "m3");
     assert_string_equal(g3.reservation, g2.reservation);
     assert_int_equal(reservations(&f), 1);
     free_fx(&f);
