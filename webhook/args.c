@@ -132,7 +132,7 @@ static const topo_opt table[] = {
      "the name the placer's certificate must carry (the Service's)", O(peer_server_name),
      NULL},
     {"--noop", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "benchmark floor only: answer every request with a fixed allowed response, body unread "
+     "benchmark floor only: read and discard the body, answer a fixed allowed response "
      "(bench/webhook)",
      O(noop), "Other:"},
     {"--help-markdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,

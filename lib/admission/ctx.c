@@ -107,6 +107,7 @@ void topo_admission_ctx_free(topo_admission_ctx *ctx)
     free(ctx->topos);
     topo_pool_free(ctx->pool);
     topo_pool_free(ctx->engine_pool);
+    adm_memo_free(ctx);
     pthread_mutex_destroy(&ctx->mu);
     free(ctx);
 }

@@ -55,6 +55,17 @@ struct topo_admission_ctx {
     topo_gates gates;
     const unsigned char *record_key; /* in pool; NULL: no reservation records */
     size_t record_key_len;
+    /* Random bytes for reservation ids, drawn in bulk under mu (one
+     * RAND_bytes call per id cost as much as storing the reservation's
+     * rows); rand_left of them unused, at the end of the buffer. */
+    unsigned char rand_buf[256];
+    size_t rand_left;
+    /* Reservations of PodSets placed or looked up lately (memo.c): index
+     * key -> entry in memo, strings in memo_pool. */
+    topo_cache_reservation *memo;
+    size_t nmemo;
+    topo_strmap *memo_index;
+    topo_pool *memo_pool;
 
     pushed *pushed;
     size_t npushed, cap_pushed;
@@ -151,15 +162,33 @@ int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_i
                           topo_cache_reservation *r, placement *p, const char **why,
                           topo_pool *pool, topo_err *err);
 
-/* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
-int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, topo_cache_reservation *r,
-               topo_pool *pool, topo_err *err);
+/* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not.
+ * memo: from the memo when it has it (its slots then all unclaimed: not
+ * for dryRun's peek); a claim that then finds no reservation means the
+ * memo is stale (adm_memo_clear, and look up again without it). */
+int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
+               topo_cache_reservation *r, topo_pool *pool, topo_err *err);
 
 /* Why a pod cannot claim reservation r (NULL when it can): it is not
  * shaped like the pods the PodSet was placed for, or asks Kueue for
  * something else. terms->shape NULL: not checked. */
 const char *adm_contradicts(const topo_cache_reservation *r, const podset_terms *terms,
                             topo_pool *pool);
+
+/* --- memo.c --------------------------------------------------------------- */
+
+/* The memo's reservation of PodSet key copied into pool: 1, 0 when it has
+ * none, TOPO_ENOMEM. mu held. */
+int adm_memo_get(topo_admission_ctx *ctx, const char *key, topo_cache_reservation *out,
+                 topo_pool *pool);
+
+/* Keeps (a copy of) r, as stored in the cache. Best effort. mu held. */
+void adm_memo_put(topo_admission_ctx *ctx, const topo_cache_reservation *r);
+
+/* Forgets every reservation (after deletions, or a stale one). mu held. */
+void adm_memo_clear(topo_admission_ctx *ctx);
+
+void adm_memo_free(topo_admission_ctx *ctx);
 
 /* --- answer.c -------------------------------------------------------------- */
 

@@ -155,6 +155,9 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
     size_t gone = 0;
     int rc;
     pthread_mutex_lock(&ctx->mu);
+    /* Reservations go now (expired), or went through another connection:
+     * the memo starts over from the cache. */
+    adm_memo_clear(ctx);
     if ((rc = topo_cache_reservation_gc(ctx->cache, now, &gone, err)) == 0 &&
         (rc = topo_cache_group_expire(ctx->cache, now, NULL, err)) == 0 &&
         (rc = topo_cache_data_version(ctx->cache, &dv, err)) == 0 &&

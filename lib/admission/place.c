@@ -207,7 +207,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         pthread_mutex_unlock(&ctx->mu);
         return 0;
     }
-    int found = adm_lookup(ctx, rid.key, now, &r, pool, &err);
+    int found = adm_lookup(ctx, rid.key, now, 0, &r, pool, &err);
     if (found == 1 && (contradiction = adm_contradicts(&r, &mine, pool)) == NULL)
         got = adm_claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
     if (found == 0)
@@ -219,7 +219,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         int placed = 0;
         for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
             const char *key = adm_role_key(id, view.roles[i].shape, pool);
-            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, &r, pool, &err);
+            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, 0, &r, pool, &err);
         }
         if (placed < 0)
             rc = placed;
@@ -393,30 +393,23 @@ static place_outcome failed(int code)
     return code == TOPO_ENOMEM ? PLACE_NOMEM : PLACE_FAILED;
 }
 
-/* The first pod of its PodSet: the whole PodSet placed in topology t,
- * reserved, and the pod's slot claimed. Under the lock: every placement
- * moves the snapshot, so one computed beside another would be stale by the
- * time it is stored (computing optimistically and checking the snapshot's
- * generation wasted half the work at 32 connections). */
-static void place_podset(topo_admission_ctx *ctx, place_result *res, answer *a, long t,
-                         const topo_podset_id *id, const podset_terms *terms,
-                         const topo_podset_spec *ps, const char *ns, int64_t now, topo_pool *pool)
+/* The first pod of its PodSet, which holds no reservation (looked up in
+ * the same hold of mu): the whole PodSet placed in topology t, reserved,
+ * and the pod's slot claimed. Under the lock: every placement moves the
+ * snapshot, so one computed beside another would be stale by the time it
+ * is stored (computing optimistically and checking the snapshot's
+ * generation wasted half the work at 32 connections). mu held. */
+static void place_podset_locked(topo_admission_ctx *ctx, place_result *res, answer *a, long t,
+                                const topo_podset_id *id, const podset_terms *terms,
+                                const topo_podset_spec *ps, const char *ns, int64_t now,
+                                topo_pool *pool)
 {
     topo_assignment *as = NULL;
-    int found, fair, rc, got;
+    int fair, rc, got;
 
-    pthread_mutex_lock(&ctx->mu);
     if (adm_past_deadline(a)) {
         res->outcome = PLACE_TIMED_OUT;
-        goto unlock;
-    }
-    /* Another pod of the PodSet may have placed it meanwhile. */
-    if ((found = adm_lookup(ctx, id->key, now, &res->r, pool, &res->err)) != 0) {
-        if (found == 1)
-            claim_reserved(ctx, res, id, terms, 0, now, pool);
-        else
-            res->outcome = failed(found);
-        goto unlock;
+        return;
     }
     /* Within the bounds on room held for pods not created yet; over one,
      * no fit and why says why. */
@@ -424,7 +417,7 @@ static void place_podset(topo_admission_ctx *ctx, place_result *res, answer *a, 
                                      id->size, 1, pool, &res->why, &res->err);
     if (fair < 0) {
         res->outcome = failed(res->err.code);
-        goto unlock;
+        return;
     }
     rc = fair == 0 ? compute(ctx, &ctx->topos[t], ps, &as, &res->why, pool, ctx->engine_pool,
                              &res->err)
@@ -432,22 +425,22 @@ static void place_podset(topo_admission_ctx *ctx, place_result *res, answer *a, 
     if (rc < 0) {
         res->outcome =
             rc == TOPO_ENOMEM || res->err.code == TOPO_ENOMEM ? PLACE_NOMEM : PLACE_INVALID;
-        goto unlock;
+        return;
     }
     if (as == NULL) {
         res->outcome = PLACE_NO_FIT;
-        goto unlock;
+        return;
     }
     if (adm_past_deadline(a)) {
         res->outcome = PLACE_TIMED_OUT;
-        goto unlock;
+        return;
     }
     got = adm_reserve_and_claim(ctx, (size_t)t, id, terms, ps, &as, 1, 0, now, &res->r, &res->p,
                                 &res->why, pool, &res->err);
     res->outcome = got < 0 ? failed(got) : got == 1 ? PLACE_UNPLACED : PLACE_PATCHED;
     res->topology = t;
-unlock:
-    pthread_mutex_unlock(&ctx->mu);
+    if (got >= 0) /* the PodSet's other pods claim it from the memo */
+        adm_memo_put(ctx, &res->r);
 }
 
 static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
@@ -542,28 +535,42 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
                                      TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
     podset_terms terms = {id.key, m == MODE_ADMIT && !ours ? req->pod.shape : NULL, request};
 
-    /* Whether its PodSet holds a reservation already. */
+    /* Whether its PodSet holds a reservation already; when not, and it is
+     * to be placed now, placed in the same hold of the lock (one lookup,
+     * and no other pod of the PodSet can place it in between). */
     pthread_mutex_lock(&ctx->mu);
-    int found = adm_lookup(ctx, id.key, now, &res.r, pool, &res.err);
-    if (found == 1)
+    int found = adm_lookup(ctx, id.key, now, !req->dry_run, &res.r, pool, &res.err);
+    if (found == 1) {
         claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
-    else if (found < 0)
+        if (res.outcome == PLACE_FAILED && res.err.code == TOPO_ENOTFOUND) {
+            /* The memo's reservation is gone from the cache (replaced by
+             * one adopted from another replica): the cache's truth. */
+            adm_memo_clear(ctx);
+            memset(&res, 0, sizeof res);
+            found = adm_lookup(ctx, id.key, now, 0, &res.r, pool, &res.err);
+            if (found == 1)
+                claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
+        }
+    }
+    int placed_now = found == 0 && t >= 0 && !req->dry_run;
+    if (found < 0)
         res.outcome = failed(found);
+    else if (placed_now)
+        place_podset_locked(ctx, &res, a, t, &id, &terms, &ps, ns, now, pool);
     pthread_mutex_unlock(&ctx->mu);
     if (found != 0 && res.outcome != PLACE_PATCHED && res.outcome != PLACE_UNPLACED)
         return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
+    if (placed_now && res.outcome == PLACE_TIMED_OUT)
+        return 0;
     adm_warn(a, id.warning ? topo_pool_printf(pool, "topo-webhook: %s", id.warning) : NULL);
-    if (found == 1)
+    if (found == 1 || placed_now)
         return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
 
-    /* The first pod of its PodSet: place the whole PodSet. */
+    /* The first pod of its PodSet, not placed now. */
     if (t < 0) {
         const char *need = topo_pool_printf(pool, "%d pod(s)", id.size);
         const char *failure = adm_no_topology(ctx, missing, pool);
         return adm_no_fit(ctx, a, m, policy, req, &id, need ? need : "?", failure, pool);
     }
-    if (req->dry_run)
-        return place_dry_run(ctx, a, m, req, &id, &ps, t, policy, ns, now, pool);
-    place_podset(ctx, &res, a, t, &id, &terms, &ps, ns, now, pool);
-    return answer_placement(ctx, a, m, policy, req, &id, &ps, &res, pool);
+    return place_dry_run(ctx, a, m, req, &id, &ps, t, policy, ns, now, pool);
 }

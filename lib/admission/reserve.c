@@ -88,16 +88,21 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
     return rc;
 }
 
-static char *new_reservation_id(const char *topology_name, topo_pool *pool)
+/* A new reservation id in pool. mu held (the ctx's random bytes). */
+static char *new_reservation_id(topo_admission_ctx *ctx, const char *topology_name, topo_pool *pool)
 {
-    unsigned char b[8];
-    if (RAND_bytes(b, sizeof b) != 1) {
-        /* Nothing reads OpenSSL's per-thread error queue here: drop what
-         * the failure left there (memory, and a stale error for the next
-         * OpenSSL call on this thread). */
-        ERR_clear_error();
-        return NULL;
+    if (ctx->rand_left < 8) {
+        if (RAND_bytes(ctx->rand_buf, (int)sizeof ctx->rand_buf) != 1) {
+            /* Nothing reads OpenSSL's per-thread error queue here: drop
+             * what the failure left there (memory, and a stale error for
+             * the next OpenSSL call on this thread). */
+            ERR_clear_error();
+            return NULL;
+        }
+        ctx->rand_left = sizeof ctx->rand_buf;
     }
+    const unsigned char *b = ctx->rand_buf + sizeof ctx->rand_buf - ctx->rand_left;
+    ctx->rand_left -= 8;
     return topo_pool_printf(pool, "%s.%02x%02x%02x%02x%02x%02x%02x%02x", topology_name, b[0], b[1],
                             b[2], b[3], b[4], b[5], b[6], b[7]);
 }
@@ -162,7 +167,7 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
 {
     const topology *tp = &ctx->topos[t];
     topo_cache_reservation_spec spec = {0};
-    spec.id = new_reservation_id(tp->t.name, pool);
+    spec.id = new_reservation_id(ctx, tp->t.name, pool);
     if (spec.id == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "cannot make a reservation id");
     spec.podset_key = terms->key;
@@ -231,17 +236,28 @@ int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_i
 }
 
 /* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */
-int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, topo_cache_reservation *r,
-               topo_pool *pool, topo_err *err)
+int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
+               topo_cache_reservation *r, topo_pool *pool, topo_err *err)
 {
-    int rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
+    int rc = memo ? adm_memo_get(ctx, key, r, pool) : 0;
+    if (rc < 0)
+        return topo_err_set(err, rc, "out of memory");
+    if (rc == 1 && r->expires_at > now)
+        return 1;
+    /* Not in the memo, or expired there: the cache says whether another
+     * reservation took its place. */
+    rc = topo_cache_reservation_get_by_podset(r, ctx->cache, key, pool, err);
     if (rc == TOPO_ENOTFOUND) {
         topo_err_clear(err);
         return 0;
     }
     if (rc < 0)
         return rc;
-    return r->expires_at > now;
+    if (r->expires_at <= now)
+        return 0;
+    if (memo)
+        adm_memo_put(ctx, r);
+    return 1;
 }
 
 /* Why a pod cannot claim reservation r (NULL when it can): it is not

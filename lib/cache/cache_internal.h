@@ -127,7 +127,7 @@
                  CACHE_FREE_SLOTS_HELD("?2") " FROM reservations r WHERE r.id = ?1 AND "          \
                  "r.expires_at > ?2")                                                             \
     XX(RES_CLAIMED_AT,                                                                            \
-       "UPDATE reservations SET claimed_at = max(claimed_at, ?2) WHERE id = ?1")                  \
+       "UPDATE reservations SET claimed_at = ?2 WHERE id = ?1 AND claimed_at < ?2")               \
     XX(SLOT_OF_POD,                                                                               \
        "SELECT slot, domain_values FROM reservation_slots WHERE reservation_id = ?1 AND "         \
        "pod_uid = ?2")                                                                            \
@@ -178,6 +178,10 @@
     XX(RES_GET,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE id = ?1")                              \
+    XX(RES_GET_BY_KEY,                                                                            \
+       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
+       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE "           \
+       "podset_key = ?1")                                                                         \
     XX(RES_ALL,                                                                                   \
        "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
        "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations ORDER BY id")                                \

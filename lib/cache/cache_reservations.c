@@ -393,7 +393,9 @@ static int take_slot(topo_cache *c, const char *id, int32_t slot, const char *po
     if ((error = cache_stmt_run(c, st, "claim slot", err)) < 0)
         return error;
     /* A pod arrived: the PodSet's other pods are on their way, so its free
-     * slots stay held for another unclaimed_ttl. */
+     * slots stay held for another unclaimed_ttl. Not rewritten when it
+     * holds this second already (the claims of one PodSet come together):
+     * a row left as it is costs its commit no page. */
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_CLAIMED_AT, err)) == NULL)
         return stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
@@ -616,6 +618,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     topo_resource *req = NULL;
     topo_cache_slot *slots = NULL;
     size_t cap = 0;
+    char *last_text = NULL; /* the previous slot's domain, as stored */
     int error, rc;
 
     memset(out, 0, sizeof(*out));
@@ -659,9 +662,19 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
         topo_cache_slot *s = &slots[out->nslots];
         s->index = (int32_t)sqlite3_column_int(st, 0);
         const char *values;
-        if ((error = cache_column_text(&values, st, 1, err)) < 0 ||
-            (error = values_from_text(&s->values, &s->nvalues, values, pool, err)) < 0)
+        if ((error = cache_column_text(&values, st, 1, err)) < 0)
             goto cleanup;
+        /* A domain's slots are consecutive: its values are parsed once and
+         * shared (a 64-pod PodSet on one node is one parse, not 64). */
+        if (last_text != NULL && strcmp(values, last_text) == 0) {
+            s->values = s[-1].values;
+            s->nvalues = s[-1].nvalues;
+        } else if ((error = values_from_text(&s->values, &s->nvalues, values, pool, err)) < 0) {
+            goto cleanup;
+        } else if ((last_text = topo_pool_strdup(pool, values)) == NULL) {
+            error = topo_err_nomem(err, "cache");
+            goto cleanup;
+        }
         if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
             if ((s->pod_uid = cache_column_strdup(st, 2, 1, pool)) == NULL) {
                 error = topo_err_nomem(err, "cache");
@@ -687,7 +700,6 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
                            const char *podset_key, topo_pool *pool, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
-    char *key_id = NULL;
     int error, found = 0;
 
     memset(out, 0, sizeof(*out));
@@ -695,34 +707,18 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
         return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
-    if (id == NULL) {
-        if ((st = cache_stmt_get(c, CACHE_STMT_RES_ID_BY_KEY, err)) == NULL) {
-            error = stmt_error(err);
-            goto end;
-        }
-        if ((error = cache_bind_text(c, st, 1, podset_key, err)) < 0 ||
-            (error = step_row(c, st, &found, "read reservation", err)) < 0)
-            goto end;
-        if (!found) {
-            error = topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s", podset_key);
-            goto end;
-        }
-        if ((key_id = cache_column_strdup(st, 0, 0, pool)) == NULL) {
-            error = topo_err_nomem(err, "cache");
-            goto end;
-        }
-        id = key_id;
-        cache_stmt_done(st);
-    }
-    if ((st = cache_stmt_get(c, CACHE_STMT_RES_GET, err)) == NULL) {
+    /* By id, or by PodSet in one lookup (its key is unique and indexed). */
+    if ((st = cache_stmt_get(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, err)) ==
+        NULL) {
         error = stmt_error(err);
         goto end;
     }
-    if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
+    if ((error = cache_bind_text(c, st, 1, id ? id : podset_key, err)) < 0 ||
         (error = step_row(c, st, &found, "read reservation", err)) < 0)
         goto end;
     if (!found) {
-        error = topo_err_set(err, TOPO_ENOTFOUND, "no reservation %s", id);
+        error = id ? topo_err_set(err, TOPO_ENOTFOUND, "no reservation %s", id)
+                   : topo_err_set(err, TOPO_ENOTFOUND, "no reservation for PodSet %s", podset_key);
         goto end;
     }
     error = load_reservation(out, c, st, pool, err);

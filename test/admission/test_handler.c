@@ -1277,6 +1277,46 @@ static void test_ungate_pod(void **state)
     remove_db(dir, db);
 }
 
+/* The other pods of a PodSet claim its reservation from memory (memo.c);
+ * one deleted meanwhile through another connection (no tick between: a
+ * replica's adopted in its place) is found out by the claim, and the next
+ * pod is placed anew from the cache's truth, not failed. */
+static void test_memo_stale_reservation(void **state)
+{
+    (void)state;
+    char dir[256], db[300];
+    temp_db(dir, sizeof dir, db, sizeof db);
+    fx f;
+    fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
+    f.now = 0;
+    assert_int_equal(make_fx_conf(&f, &c), 0);
+    topo_err err = TOPO_ERR_INIT;
+    got g0 = ask(f.ctx, job_pod_of("m0", "memo", "u-memo", 0, 4, "topology.topo.io/rack", 8), "m0");
+    got g1 = ask(f.ctx, job_pod_of("m1", "memo", "u-memo", 1, 4, "topology.topo.io/rack", 8), "m1");
+    assert_true(g0.allowed && g1.allowed);
+    assert_string_not_equal(g0.reservation, "");
+    assert_string_equal(g0.reservation, g1.reservation);
+
+    topo_cache *other = NULL;
+    int deleted = 0;
+    assert_int_equal(topo_cache_open(&other, db, NULL, &err), 0);
+    assert_int_equal(topo_cache_reservation_delete(other, g0.reservation, &deleted, &err), 0);
+    assert_int_equal(deleted, 1);
+    topo_cache_close(other);
+
+    got g2 = ask(f.ctx, job_pod_of("m2", "memo", "u-memo", 2, 4, "topology.topo.io/rack", 8), "m2");
+    assert_true(g2.allowed);
+    assert_string_equal(g2.warning, "");
+    assert_string_not_equal(g2.reservation, "");
+    assert_string_not_equal(g2.reservation, g0.reservation);
+    assert_int_equal(g2.slot, 2);
+    got g3 = ask(f.ctx, job_pod_of("m3", "memo", "u-memo", 3, 4, "topology.topo.io/rack", 8), "m3");
+    assert_string_equal(g3.reservation, g2.reservation);
+    assert_int_equal(reservations(&f), 1);
+    free_fx(&f);
+    remove_db(dir, db);
+}
+
 /* --- Kueue pod groups ---------------------------------------------------------------- */
 
 /* Pod `name` of pod group "pg" (total pods), required level; gpus 0: a
@@ -2208,6 +2248,7 @@ int main(void)
         cmocka_unit_test(test_job_size_from_cache),  cmocka_unit_test(test_jobset_and_lws),
         cmocka_unit_test(test_two_topologies),       cmocka_unit_test(test_namespace_policy),
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_memo_stale_reservation),
         cmocka_unit_test(test_pod_group_roles), cmocka_unit_test(test_pod_group_takeover),      cmocka_unit_test(test_podset_contradictions),
         cmocka_unit_test(test_kueue_validation),     cmocka_unit_test(test_unknown_level),
         cmocka_unit_test(test_pods_past_the_last_slice), cmocka_unit_test(test_pod_group_bounds),
