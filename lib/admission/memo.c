@@ -4,7 +4,7 @@
  * kept whole except for its slots' claims, which change and which a claim
  * reads in the cache (topo_cache_reservation_claim); nothing else of it
  * changes while it lives. What can go stale is whether it lives: expiry is
- * checked here, our own deletions clear the memo (the housekeeping tick),
+ * checked on every lookup (adm_lookup), our own deletions clear the memo (the housekeeping tick),
  * and another connection's (a replica's reservation adopted in place of
  * ours) show as a claim that finds no reservation, after which the caller
  * clears the memo and reads the cache (place.c). Everything under mu. */

@@ -241,7 +241,7 @@ int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
 {
     int rc = memo ? adm_memo_get(ctx, key, r, pool) : 0;
     if (rc < 0)
-        return topo_err_set(err, rc, "out of memory");
+        return topo_err_nomem(err, "admission: reservation memo");
     if (rc == 1 && r->expires_at > now)
         return 1;
     /* Not in the memo, or expired there: the cache says whether another

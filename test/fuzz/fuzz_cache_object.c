@@ -58,20 +58,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     topo_err err = TOPO_ERR_INIT;
 
     check(topo_cache_upsert_node(c, text, size, &err), &err);
-    err = (topo_err)TOPO_ERR_INIT;
+    topo_err_clear(&err);
     check(topo_cache_upsert_pod(c, text, size, &err), &err);
-    err = (topo_err)TOPO_ERR_INIT;
+    topo_err_clear(&err);
     check(topo_cache_upsert_job(c, text, size, &err), &err);
     static const topo_cache_kind kinds[] = {TOPO_CACHE_NODES, TOPO_CACHE_PODS, TOPO_CACHE_JOBS};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        err = (topo_err)TOPO_ERR_INIT;
+        topo_err_clear(&err);
         check(topo_cache_apply_event(c, kinds[i], text, size, &err), &err);
     }
 
     /* Whatever was stored, the engine's snapshot still builds from it. */
     topo_cache_snapshot_opts so = {.snapshot = {.levels = LEVELS, .nlevels = 2}};
     topo_snapshot *snap = NULL;
-    err = (topo_err)TOPO_ERR_INIT;
+    topo_err_clear(&err);
     if (topo_cache_snapshot(&snap, c, &so, NULL, &err) < 0)
         abort();
     topo_snapshot_free(snap);
