@@ -2,6 +2,7 @@
  * cache, transactions (batches and per-call units), watch state, relists,
  * counts, and the JSON column helpers the other files share. */
 #include "cache_internal.h"
+#include "cache_vfs.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -476,7 +477,7 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
         flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
     else
         flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.must_exist ? 0 : SQLITE_OPEN_CREATE);
-    rc = sqlite3_open_v2(path, &c->db, flags, NULL);
+    rc = sqlite3_open_v2(path, &c->db, flags, cache_vfs_name());
     if (rc != SQLITE_OK) {
         if (c->db == NULL) {
             error = topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
