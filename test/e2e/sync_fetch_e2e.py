@@ -322,6 +322,13 @@ def netbox_body_limit(env):
 
 # --- UFM --------------------------------------------------------------------------------
 
+def ufm_targets(api):
+    """What topo-sync asks UFM for: the switches, gateways and routers (not
+    the hosts: the links name them), then the links."""
+    return [api + "/resources/systems?type=" + t for t in ("switch", "gateway", "router")] + \
+        [api + "/resources/links"]
+
+
 def ufm_basic_config(server, env, **http):
     src = {"url": server.url, "usernameFile": env.write("ufm-user", UFM_USER + "\n"),
            "passwordFile": env.write("ufm-password", UFM_PASSWORD + "\n")}
@@ -339,9 +346,8 @@ def ufm_basic(env):
                   secrets=[UFM_PASSWORD])
     same_labels(got, ufm_files_labels(env), "ufm")
     want = "Basic " + base64.b64encode((UFM_USER + ":" + UFM_PASSWORD).encode()).decode()
-    expect([(r.path, r.authorization == want) for r in ufm.seen()] ==
-           [("/ufmRest/resources/systems", True), ("/ufmRest/resources/links", True)],
-           [r.target for r in ufm.seen()])
+    expect([(r.target, r.authorization == want) for r in ufm.seen()] ==
+           [(t, True) for t in ufm_targets("/ufmRest")], [r.target for r in ufm.seen()])
 
 
 @case
@@ -351,10 +357,24 @@ def ufm_token(env):
     token = env.write("ufm-token", UFM_TOKEN + "\n")
     got = env.run(None, "--ufm-url", ufm.url, "--ufm-token-file", token, secrets=[UFM_TOKEN])
     same_labels(got, ufm_files_labels(env), "ufm")
-    expect([(r.path, r.authorization) for r in ufm.seen()] ==
-           [("/ufmRestV3/resources/systems", "Basic " + UFM_TOKEN),
-            ("/ufmRestV3/resources/links", "Basic " + UFM_TOKEN)],
+    expect([(r.target, r.authorization) for r in ufm.seen()] ==
+           [(t, "Basic " + UFM_TOKEN) for t in ufm_targets("/ufmRestV3")],
            [r.target for r in ufm.seen()])
+
+
+@case
+def ufm_switch_only_files(env):
+    """UFM's `?type=switch` response saved (the fixture's switch records)
+    with the links: the labels of the full systems response, the hosts and
+    their adapters read from the links' node descriptions."""
+    with open(fixture("sources", "ufm", "ufm-resources-systems.json")) as f:
+        switches = [r for r in json.load(f) if r["type"] == "switch"]
+    path = env.write("switch-systems.json", json.dumps(switches))
+    got = env.run(None, "--ufm-systems-file", path, "--ufm-links-file",
+                  fixture("sources", "ufm", "derived-links.json"))
+    want = ufm_files_labels(env)
+    expect(len(want) == 1330, len(want))
+    same_labels(got, want, "ufm")
 
 
 @case
@@ -363,7 +383,7 @@ def ufm_wrong_password(env):
     cfg = ufm_basic_config(ufm, env)
     env.write("ufm-password", "not-the-password")
     p = env.run(cfg, expect_rc=2, secrets=["not-the-password", UFM_PASSWORD])
-    expect("ufm: GET /ufmRest/resources/systems: 401 Unauthorized" in p.stderr and
+    expect("ufm: GET /ufmRest/resources/systems?type=switch: 401 Unauthorized" in p.stderr and
            "the credentials were refused" in p.stderr, p.stderr)
 
 
@@ -380,7 +400,8 @@ def ufm_password_rotated(env):
     got = env.run(None, "--ufm-url", ufm.url, "--ufm-username", UFM_USER, "--ufm-password-file",
                   password, secrets=[UFM_PASSWORD, "old-password"])
     same_labels(got, ufm_files_labels(env), "ufm")
-    expect([r.status for r in ufm.seen()] == [401, 200, 200], [r.status for r in ufm.seen()])
+    expect([r.status for r in ufm.seen()] == [401, 200, 200, 200, 200],
+           [r.status for r in ufm.seen()])
 
 
 @case
