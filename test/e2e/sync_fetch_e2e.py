@@ -399,6 +399,22 @@ def ufm_token(env):
 
 
 @case
+def ufm_old_links(env):
+    """A UFM whose links carry no node descriptions (before 6.20): the
+    hosts are asked for too, and the labels are the files' all the same."""
+    ufm = env.ufm()
+    ufm.old_links = True
+    token = env.write("ufm-token", UFM_TOKEN + "\n")
+    got = env.run(None, "--ufm-url", ufm.url, "--ufm-token-file", token,
+                  secrets=[UFM_TOKEN])
+    same_labels(got, ufm_files_labels(env), "ufm")
+    api = "/ufmRestV3/resources/"
+    want = [api + "systems?type=" + t for t in ("switch", "gateway", "router")] + \
+        [api + "links", api + "systems?type=host"]
+    expect([r.target for r in ufm.seen()] == want, [r.target for r in ufm.seen()])
+
+
+@case
 def ufm_switch_only_files(env):
     """UFM's `?type=switch` response saved (the fixture's switch records)
     with the links: the labels of the full systems response, the hosts and
