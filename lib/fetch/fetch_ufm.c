@@ -43,8 +43,7 @@ static int add_list(topo_ufm *u, const json_t *doc, ufm_add_fn add, const topo_f
     return 0;
 }
 
-static int one_list(topo_fetch *f, topo_ufm *u, const char *what, uint64_t *objects,
-                    topo_err *err)
+static int one_list(topo_fetch *f, topo_ufm *u, const char *what, uint64_t *objects, topo_err *err)
 {
     char path[96];
     json_t *doc = NULL;
@@ -107,8 +106,8 @@ int fetch_ufm(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err
                  "%zu hosts, %zu switch links, %zu host links; skipped %zu other systems, %zu "
                  "ignored and %zu unmatched links",
                  f->base, f->ufm_api, st.switches, st.adapters, st.unnamed_adapters,
-                 st.linked_adapters, topo_facts_host_count(facts), st.switch_links,
-                 st.host_links, st.other_systems, st.ignored_links, st.unmatched_links);
+                 st.linked_adapters, topo_facts_host_count(facts), st.switch_links, st.host_links,
+                 st.other_systems, st.ignored_links, st.unmatched_links);
     }
     topo_ufm_free(u);
     return rc;

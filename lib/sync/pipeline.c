@@ -122,9 +122,8 @@ static int run_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err)
                  "hosts, %zu switch links, %zu host links; skipped %zu other systems, %zu "
                  "ignored and %zu unmatched links",
                  st.switches, st.adapters, st.unnamed_adapters, st.linked_adapters,
-                 topo_facts_host_count(f),
-                 st.switch_links, st.host_links, st.other_systems, st.ignored_links,
-                 st.unmatched_links);
+                 topo_facts_host_count(f), st.switch_links, st.host_links, st.other_systems,
+                 st.ignored_links, st.unmatched_links);
     }
     topo_ufm_free(u);
     return rc;

@@ -208,13 +208,12 @@ static void assert_same_fabric(const topo_facts *a, const topo_facts *b)
     for (size_t k = 0; k < topo_facts_link_count(a); k++) {
         topo_facts_link l = topo_facts_link_at(a, k);
         const char *sw = topo_facts_switch_id(a, l.sw);
-        int found = l.is_host_link
-                        ? has_host_link(b,
-                                        l.host == TOPO_FACTS_NO_HOST
-                                            ? NULL
-                                            : topo_facts_host_name(a, l.host),
-                                        l.port, sw)
-                        : has_switch_link(b, sw, topo_facts_switch_id(a, l.other));
+        int found =
+            l.is_host_link
+                ? has_host_link(
+                      b, l.host == TOPO_FACTS_NO_HOST ? NULL : topo_facts_host_name(a, l.host),
+                      l.port, sw)
+                : has_switch_link(b, sw, topo_facts_switch_id(a, l.other));
         if (!found)
             fail_msg("cable %zu of switch %s missing", k, sw);
     }
