@@ -18,9 +18,14 @@
  *      the Node objects) and prints its CPU time and the megabytes it read,
  *      to tell where the time goes.
  *
+ * The payloads are the answers to topo-sync's requests (UFM's switch
+ * systems, NetBox's fields); --full writes those to the requests before
+ * (every system, every field), which the parsers read the same way.
+ *
  * usage: bench_plan [--nodes N] [--rails N] [--rack-nodes N] [--leaf-racks N]
  *                   [--su-groups N] [--spines N] [--cores N] [--uplinks N]
- *                   [--iterations N] [--check] [--by-source] [--keep] [--verbose] */
+ *                   [--iterations N] [--full] [--check] [--by-source] [--keep]
+ *                   [--verbose] */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -68,7 +73,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_plan [--nodes N] [--rails N] [--rack-nodes N] "
                     "[--leaf-racks N] [--su-groups N] [--spines N] [--cores N] [--uplinks N] "
-                    "[--iterations N] [--check] [--by-source] [--keep] [--verbose]\n");
+                    "[--iterations N] [--full] [--check] [--by-source] [--keep] [--verbose]\n");
     return 2;
 }
 
@@ -103,6 +108,8 @@ static int parse_args(bench_args *a, int argc, char **argv)
             a->iterations = atoi(argv[++i]);
         else if (strcmp(argv[i], "--check") == 0)
             a->check = 1;
+        else if (strcmp(argv[i], "--full") == 0)
+            a->gen.full = 1;
         else if (strcmp(argv[i], "--by-source") == 0)
             a->by_source = 1;
         else if (strcmp(argv[i], "--keep") == 0)
@@ -177,8 +184,11 @@ static void report(const bench_args *a, const gen_sync_files *f, double gen_s, d
     printf("cluster: %zu nodes, %zu rails, %zu switches, %zu adapters, %zu UFM links; "
            "%zu NetBox device pages\n",
            a->gen.nodes, a->gen.rails, f->switches, f->adapters, f->links, f->ndevices);
-    printf("sources: %.1f MB of JSON, generated in %.2f s (untimed)\n", (double)f->bytes / 1e6,
-           gen_s);
+    printf("sources: %.1f MB of JSON (%s responses), generated in %.2f s (untimed)\n",
+           (double)f->bytes / 1e6, a->gen.full ? "full" : "trimmed", gen_s);
+    printf("  NetBox %.1f MB, UFM systems %.1f MB, UFM links %.1f MB, Node objects %.1f MB\n",
+           (double)f->netbox_bytes / 1e6, (double)f->ufm_systems_bytes / 1e6,
+           (double)f->ufm_links_bytes / 1e6, (double)f->nodes_bytes / 1e6);
     printf("%-28s %9s %9s %9s\n", "", "min", "median", "max");
     printf("%-28s %9.3f %9.3f %9.3f s\n", "parse + tiers + plan, wall", wall[0],
            wall[(n - 1) / 2], wall[n - 1]);
@@ -192,15 +202,6 @@ static void report(const bench_args *a, const gen_sync_files *f, double gen_s, d
                (double)peak_kib / 1024.0 <= TARGET_RSS_MIB ? "ok" : "MISS");
 }
 
-static size_t file_size(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
-    if (f)
-        fclose(f);
-    return n > 0 ? (size_t)n : 0;
-}
-
 /* Each source alone: its CPU time for the whole run (parse, and for UFM
  * the tiers; the plan of one source is small). */
 static int by_source(const topo_sync_settings *all, const gen_sync_files *f)
@@ -208,20 +209,15 @@ static int by_source(const topo_sync_settings *all, const gen_sync_files *f)
     static const char *const name[] = {"NetBox pages", "UFM systems + links", "Node objects"};
     for (int k = 0; k < 3; k++) {
         topo_sync_settings s = *all;
-        size_t bytes = 0;
+        size_t bytes = k == 0   ? f->netbox_bytes
+                       : k == 1 ? f->ufm_systems_bytes + f->ufm_links_bytes
+                                : f->nodes_bytes;
         if (k != 0)
             memset(&s.netbox_files, 0, sizeof s.netbox_files);
         if (k != 1)
             s.ufm_systems_file = s.ufm_links_file = NULL;
         if (k != 2)
             s.nodes_file = NULL;
-        for (size_t i = 0; k == 0 && i < f->ndevices; i++)
-            bytes += file_size(f->devices[i]);
-        for (size_t i = 0; k == 0 && i < f->nracks; i++)
-            bytes += file_size(f->racks[i]);
-        bytes += k == 1 ? file_size(f->ufm_systems) + file_size(f->ufm_links)
-                 : k == 2 ? file_size(f->nodes)
-                          : 0;
         topo_sync *sync = NULL;
         topo_err err = TOPO_ERR_INIT;
         double c0 = cpu_s(NULL);

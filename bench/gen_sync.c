@@ -16,6 +16,11 @@
 #define NB "https://netbox.example.com"
 #define STAMP "2025-11-03T09:12:44.123456Z"
 #define SWITCH_PORTS 64
+/* The fields topo-sync asks NetBox for (fetch_netbox.c's list_fields, the
+ * bench's configuration reading no custom field or tag). */
+#define DEVICE_FIELDS "name,role,site,rack"
+#define RACK_FIELDS "id,name"
+#define SITE_FIELDS "id,slug,name"
 
 enum { KIND_LEAF = 1, KIND_SPINE = 2, KIND_CORE = 3, KIND_ADAPTER = 4 };
 
@@ -27,6 +32,7 @@ typedef struct gen {
     FILE *f;
     const char *path;
     size_t records; /* in the current file */
+    size_t total;   /* bytes of every file closed */
     char *why;
     size_t why_size;
     int failed;
@@ -129,6 +135,7 @@ static int put(gen *g, json_t *rec)
     return rc == 0 ? 0 : fail(g, "%s: cannot write", g->path);
 }
 
+/* Closes the file, its size added to *bytes and to the total. */
 static int close_file(gen *g, const char *tail, size_t *bytes)
 {
     fputs(tail, g->f);
@@ -140,7 +147,30 @@ static int close_file(gen *g, const char *tail, size_t *bytes)
     if (bad)
         return fail(g, "%s: cannot write", g->path);
     *bytes += (size_t)size;
+    g->total += (size_t)size;
     return 0;
+}
+
+/* What NetBox 4 answers with `fields=` (lib/fetch/fetch_netbox.c): the
+ * record's members of that comma-separated list, in the record's order;
+ * the whole record with --full. */
+static json_t *only(const gen *g, json_t *rec, const char *fields)
+{
+    const char *key;
+    void *tmp;
+    json_t *v;
+    if (g->o->full || rec == NULL)
+        return rec;
+    json_object_foreach_safe(rec, tmp, key, v)
+    {
+        size_t n = strlen(key);
+        const char *at = strstr(fields, key);
+        while (at && !((at == fields || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')))
+            at = strstr(at + 1, key);
+        if (at == NULL)
+            json_object_del(rec, key);
+    }
+    return rec;
 }
 
 /* --- NetBox -------------------------------------------------------------- */
@@ -337,9 +367,10 @@ static int write_netbox(gen *g, gen_sync_files *out, const char *dir)
         /* The last page's next is null; the others name the following one. */
         if (p + 1 < pages)
             snprintf(head, sizeof head,
-                     "{\"count\":%zu,\"next\":\"" NB "/api/dcim/devices/?limit=%zu&offset=%zu\","
-                     "\"previous\":null,\"results\":[",
-                     ndev, g->o->page, (p + 1) * g->o->page);
+                     "{\"count\":%zu,\"next\":\"" NB "/api/dcim/devices/?limit=%zu%s"
+                     "&exclude=config_context&offset=%zu\",\"previous\":null,\"results\":[",
+                     ndev, g->o->page, g->o->full ? "" : "&fields=name%2Crole%2Csite%2Crack",
+                     (p + 1) * g->o->page);
         else
             snprintf(head, sizeof head, "{\"count\":%zu,\"next\":null,\"previous\":null,"
                                         "\"results\":[",
@@ -348,8 +379,8 @@ static int write_netbox(gen *g, gen_sync_files *out, const char *dir)
             break;
         out->ndevices++;
         for (size_t d = p * g->o->page; d < ndev && d < (p + 1) * g->o->page && !g->failed; d++)
-            put(g, device_at(g, d));
-        close_file(g, "]}\n", &out->bytes);
+            put(g, only(g, device_at(g, d), DEVICE_FIELDS));
+        close_file(g, "]}\n", &out->netbox_bytes);
     }
     for (size_t p = 0; !g->failed && p < rpages; p++) {
         char name[64], head[128];
@@ -363,15 +394,15 @@ static int write_netbox(gen *g, gen_sync_files *out, const char *dir)
              r++) {
             char rack[16];
             rack_name(rack, r);
-            put(g, nb_rack(r + 1, rack, g->o->rack_nodes));
+            put(g, only(g, nb_rack(r + 1, rack, g->o->rack_nodes), RACK_FIELDS));
         }
-        close_file(g, "]}\n", &out->bytes);
+        close_file(g, "]}\n", &out->netbox_bytes);
     }
     if (!g->failed &&
         open_file(g, &out->sites, dir, "netbox-sites.json",
                   "{\"count\":1,\"next\":null,\"previous\":null,\"results\":[") == 0) {
-        put(g, nb_site(ndev, g->nracks));
-        close_file(g, "]}\n", &out->bytes);
+        put(g, only(g, nb_site(ndev, g->nracks), SITE_FIELDS));
+        close_file(g, "]}\n", &out->netbox_bytes);
     }
     return g->failed ? -1 : 0;
 }
@@ -434,17 +465,18 @@ static int write_ufm_systems(gen *g, gen_sync_files *out, const char *dir)
             out->switches++;
         }
     }
-    for (size_t n = 0; n < g->o->nodes && !g->failed; n++) {
+    /* `?type=switch` leaves the adapters out (the links name their hosts). */
+    out->adapters = g->o->nodes * g->o->rails;
+    for (size_t n = 0; g->o->full && n < g->o->nodes && !g->failed; n++) {
         for (size_t r = 0; r < g->o->rails && !g->failed; r++) {
             char id[17], host[16], name[48];
             guid(id, KIND_ADAPTER, n * g->o->rails + r);
             node_name(host, n);
             snprintf(name, sizeof name, "%s HCA-%zu", host, r + 1);
             put(g, ufm_system(id, name, 0, 1));
-            out->adapters++;
         }
     }
-    return close_file(g, "]\n", &out->bytes);
+    return close_file(g, "]\n", &out->ufm_systems_bytes);
 }
 
 /* One end of a link: <prefix>guid, _port, _port_dname, _port_name,
@@ -527,7 +559,7 @@ static int write_ufm_links(gen *g, gen_sync_files *out, const char *dir)
             for (size_t k = 0; k < o->spines; k++)
                 switch_links(g, KIND_SPINE, spine_index(g, su, r, k), o->su_groups * o->uplinks,
                              KIND_CORE, core_index(g, r, 0), o->cores, su * o->uplinks, out);
-    return close_file(g, "]\n", &out->bytes);
+    return close_file(g, "]\n", &out->ufm_links_bytes);
 }
 
 /* --- Node objects ---------------------------------------------------------- */
@@ -648,7 +680,7 @@ static int write_nodes(gen *g, gen_sync_files *out, const char *dir)
     for (size_t n = 0; n < g->o->nodes && !g->failed; n++)
         put(g, node_object(n, g));
     return close_file(g, "],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}\n",
-                      &out->bytes);
+                      &out->nodes_bytes);
 }
 
 static void derive(gen *g, const gen_sync_opts *o)
@@ -684,6 +716,7 @@ int gen_sync_write(gen_sync_files *out, const gen_sync_opts *o, const char *dir,
         rc = write_nodes(&g, out, dir);
     if (g.f)
         fclose(g.f);
+    out->bytes = g.total;
     return rc == 0 && !g.failed ? 0 : -1;
 }
 

@@ -20,6 +20,11 @@
  *     group per SU); each rail has `cores` core switches cabled to the
  *     rail's spines of every SU; `uplinks` parallel cables per pair;
  *   - one site, "dc1".
+ * The responses are those to topo-sync's requests (lib/fetch): UFM's
+ * systems with `?type=switch` (no host adapters: the links name them), the
+ * NetBox lists with `fields=` (devices: name, role, site, rack; racks: id,
+ * name; sites: id, slug, name; nested objects brief). With `full`, those
+ * to the requests before them: every system, every NetBox field.
  * GUIDs are "b8599f03" + a kind digit (1 leaf, 2 spine, 3 core, 4
  * adapter) + a 7-digit hex index: the lowest GUID of a leaf group is its
  * rail-0 leaf's, which topo (like topograph) takes as the group's id. */
@@ -40,6 +45,7 @@ typedef struct gen_sync_opts {
     size_t cores;  /* per rail */
     size_t uplinks;
     size_t page; /* NetBox results per page (NetBox's MAX_PAGE_SIZE is 1000) */
+    int full;    /* every UFM system and NetBox field, not only those asked for */
 } gen_sync_opts;
 
 #define GEN_SYNC_OPTS_DEFAULT                                                                \
@@ -51,7 +57,8 @@ typedef struct gen_sync_opts {
      .spines = 2,                                                                            \
      .cores = 4,                                                                             \
      .uplinks = 1,                                                                           \
-     .page = 1000}
+     .page = 1000,                                                                           \
+     .full = 0}
 
 #define GEN_SYNC_MAX_PAGES 256
 
@@ -65,6 +72,7 @@ typedef struct gen_sync_files {
     char *ufm_systems, *ufm_links;
     char *nodes;
     size_t bytes; /* all of them together */
+    size_t netbox_bytes, ufm_systems_bytes, ufm_links_bytes, nodes_bytes;
     size_t switches, adapters, links;
 } gen_sync_files;
 

@@ -27,6 +27,17 @@
  * the systems response filtered out). GUIDs compare without a "0x" prefix
  * and case-insensitively.
  *
+ * Switches only: the systems may be UFM's `?type=switch` response, without
+ * the host records (nine tenths of a large fabric's systems). A link end
+ * no system is known by, cabled to a switch, whose node description names
+ * a host by the rule above ("gpu-0591 HCA-1") is then that host's
+ * adapter, and one with a default description an unnamed adapter, known
+ * by that GUID from there on: the same facts as from the host's record. A
+ * SHArP aggregation node ("Mellanox Technologies Aggregation Node") or a
+ * blank description stays unknown. Gateways and routers, whose
+ * descriptions could read as host names, must then be given too (their
+ * own `?type=` responses) so that their links stay ignored.
+ *
  * Errors name the field ("[12].system_guid: expected a string, got an
  * integer"); JSON syntax errors "source:line:column: ...". */
 #ifndef TOPO_UFM_H
@@ -46,6 +57,7 @@ typedef struct topo_ufm topo_ufm;
 typedef struct topo_ufm_stats {
     size_t switches;         /* switch systems */
     size_t adapters;         /* host systems (one per adapter without an agent) */
+    size_t linked_adapters;  /* of those, named by a link only (no systems record) */
     size_t unnamed_adapters; /* of those, with a default description */
     size_t other_systems;    /* submodules, gateways, routers, unknown types */
     size_t switch_links;     /* switch-switch link records */

@@ -27,14 +27,44 @@ static void add_params(topo_buf *b, const char *key, const char *const *values, 
         add_param(b, key, values[i]);
 }
 
-/* The first page's path of a list, with the page size and the filters NetBox
- * applies as the parser would (role and tag only where their meaning is the
- * parser's: see topo/fetch.h). */
+/* The fields of each list that lib/sources/netbox.c and netbox_links.c
+ * read (their v4 names), for NetBox's `fields=` (v4.0+, "Dynamic REST API
+ * Fields"; names a serializer lacks are skipped). Nested objects (site,
+ * rack, role, a termination's device) keep their brief form, which holds
+ * the id, name and slug read. A NetBox before v4.0 ignores the parameter,
+ * as it does every query parameter it does not know, and answers in full,
+ * `exclude=config_context` trimming its devices. */
+static const char *const list_fields[] = {
+    [TOPO_NETBOX_DEVICES] = "name,role,site,rack",
+    [TOPO_NETBOX_RACKS] = "id,name",
+    [TOPO_NETBOX_SITES] = "id,slug,name",
+    [TOPO_NETBOX_INTERFACES] = "device,name,mgmt_only,connected_endpoints,"
+                               "connected_endpoints_type,link_peers,link_peers_type",
+    [TOPO_NETBOX_CABLES] = "status,a_terminations,b_terminations",
+};
+
+/* "&fields=..." for a list: its own fields, the custom fields where the
+ * NVLink domain is one (devices and racks), the tags where a tag filters
+ * devices. */
+static void add_fields(topo_buf *b, const topo_netbox_opts *o, topo_netbox_kind kind)
+{
+    topo_buf_printf(b, "&fields=%s", list_fields[kind]);
+    if (o->nvlink_field != NULL && (kind == TOPO_NETBOX_DEVICES || kind == TOPO_NETBOX_RACKS))
+        topo_buf_puts(b, ",custom_fields");
+    if (o->ntags > 0 && kind == TOPO_NETBOX_DEVICES)
+        topo_buf_puts(b, ",tags");
+}
+
+/* The first page's path of a list, with the page size, the fields the
+ * parser reads, and the filters NetBox applies as the parser would (role
+ * and tag only where their meaning is the parser's: see topo/fetch.h).
+ * NetBox's `next` links carry them on. */
 static char *first_page(const topo_fetch *f, topo_netbox_kind kind)
 {
     const topo_netbox_opts *o = &f->netbox;
     topo_buf b = TOPO_BUF_INIT(TOPO_MAX_HTTP_URL);
     topo_buf_printf(&b, "%s?limit=%d", topo_netbox_kind_path(kind), f->page_size);
+    add_fields(&b, o, kind);
     if (kind == TOPO_NETBOX_DEVICES) {
         topo_buf_puts(&b, "&exclude=config_context");
         if (o->nswitch_roles > 0 && o->nhost_roles > 0) {

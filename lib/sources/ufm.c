@@ -269,44 +269,97 @@ static const char *agent_port(const ufm_system *h, const char *node_desc, const 
     return dname != NULL && *dname != '\0' ? dname : NULL;
 }
 
-/* One end of a link: its system (NULL when unknown), node description and
- * port dname. */
-static int link_end(const ufm_system **out, const char **node_desc, const char **dname,
-                    const topo_ufm *u, const json_t *rec, const char *prefix, const char *path,
-                    topo_err *err)
+/* One end of a link: its GUID, its system's index (-1 when unknown), its
+ * node description and port dname. */
+typedef struct link_end {
+    const char *guid, *desc, *dname;
+    int32_t index;
+} link_end;
+
+static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const char *prefix,
+                    const char *path, topo_err *err)
 {
     char key[64];
-    const char *guid = NULL;
     int rc;
     snprintf(key, sizeof(key), "%sguid", prefix);
-    if ((rc = srcjson_string(&guid, rec, key, path, 1, err)) != 0)
+    if ((rc = srcjson_string(&e->guid, rec, key, path, 1, err)) != 0)
         return rc;
     snprintf(key, sizeof(key), "%sport_node_description", prefix);
-    if ((rc = srcjson_string(node_desc, rec, key, path, 0, err)) != 0)
+    if ((rc = srcjson_string(&e->desc, rec, key, path, 0, err)) != 0)
         return rc;
     snprintf(key, sizeof(key), "%sport_dname", prefix);
-    if ((rc = srcjson_string(dname, rec, key, path, 0, err)) != 0)
+    if ((rc = srcjson_string(&e->dname, rec, key, path, 0, err)) != 0)
         return rc;
-    int32_t i = find_guid(u, guid);
-    *out = i >= 0 ? &u->systems.items[i] : NULL;
+    e->index = find_guid(u, e->guid);
     return 0;
+}
+
+/* A link's end no system is known by, cabled to a switch: the adapter of
+ * the host its node description names by the systems' rule ("gpu-0591
+ * HCA-1"), or an unnamed adapter for a default description, as its
+ * systems record would have made it. The systems were then asked for
+ * switches only (`?type=switch`): hosts are most of that response, and the
+ * links carry their names. A SHArP aggregation node (a switch's submodule,
+ * "Mellanox Technologies Aggregation Node"), a blank description or a GUID
+ * that is not one leaves the end unknown. */
+static int learn_adapter(link_end *e, topo_ufm *u, topo_err *err)
+{
+    char key[UFM_GUID_MAX + 1];
+    ufm_system s = {SYS_HOST, NULL, NULL, NULL};
+    const char *d = e->desc;
+    int rc = 0;
+    if (d == NULL || normalise_guid(key, e->guid, strlen(e->guid)) != 0)
+        return 0;
+    d += strspn(d, " \t");
+    if (*d == '\0' || strstr(d, "Aggregation Node") != NULL)
+        return 0;
+    if (u->systems.n >= TOPO_MAX_FACTS_ENTRIES)
+        return topo_err_set(err, TOPO_ELIMIT, "more than %u UFM systems and adapters",
+                            (unsigned)TOPO_MAX_FACTS_ENTRIES);
+    if (default_description(d))
+        u->stats.unnamed_adapters++;
+    else if ((rc = split_host(u, &s, d, err)) == 0)
+        rc = topo_facts_add_host(u->facts, s.host, NULL, err);
+    int32_t index = (int32_t)u->systems.n;
+    if (rc == 0 && TOPO_ARRAY_PUSH(&u->systems, s) != 0)
+        rc = topo_err_nomem(err, "ufm: systems");
+    if (rc == 0)
+        rc = map_guid(u, key, strlen(key), index, err);
+    if (rc == 0) {
+        u->stats.adapters++;
+        u->stats.linked_adapters++;
+        e->index = index;
+    }
+    return rc;
+}
+
+static int is_switch(const topo_ufm *u, const link_end *e)
+{
+    return e->index >= 0 && u->systems.items[e->index].kind == SYS_SWITCH;
 }
 
 static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *err)
 {
-    const ufm_system *a = NULL, *b = NULL;
-    const char *a_desc = NULL, *a_dname = NULL, *b_desc = NULL, *b_dname = NULL;
+    link_end ea = {0}, eb = {0};
     int rc;
     if (!json_is_object(rec))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(rec));
-    if ((rc = link_end(&a, &a_desc, &a_dname, u, rec, "source_", path, err)) != 0 ||
-        (rc = link_end(&b, &b_desc, &b_dname, u, rec, "destination_", path, err)) != 0)
+    if ((rc = read_end(&ea, u, rec, "source_", path, err)) != 0 ||
+        (rc = read_end(&eb, u, rec, "destination_", path, err)) != 0)
         return rc;
-    if (a == NULL || b == NULL) {
+    if (ea.index < 0 && is_switch(u, &eb))
+        rc = learn_adapter(&ea, u, err);
+    else if (eb.index < 0 && is_switch(u, &ea))
+        rc = learn_adapter(&eb, u, err);
+    if (rc != 0)
+        return rc;
+    if (ea.index < 0 || eb.index < 0) {
         u->stats.unmatched_links++;
         return 0;
     }
+    /* After learn_adapter: systems may have moved. */
+    const ufm_system *a = &u->systems.items[ea.index], *b = &u->systems.items[eb.index];
     if (a->kind == SYS_SWITCH && b->kind == SYS_SWITCH) {
         if (a == b) {
             u->stats.ignored_links++;
@@ -316,12 +369,11 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
         return topo_facts_add_switch_link(u->facts, a->id, b->id, err);
     }
     const ufm_system *sw = a, *host = b;
-    const char *desc = b_desc, *dname = b_dname;
+    const link_end *he = &eb;
     if (a->kind == SYS_HOST && b->kind == SYS_SWITCH) {
         sw = b;
         host = a;
-        desc = a_desc;
-        dname = a_dname;
+        he = &ea;
     }
     if (sw->kind != SYS_SWITCH || host->kind != SYS_HOST) {
         u->stats.ignored_links++;
@@ -330,7 +382,7 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
     u->stats.host_links++;
     const char *port = host->port;
     if (host->host != NULL && port == NULL)
-        port = agent_port(host, desc, dname);
+        port = agent_port(host, he->desc, he->dname);
     return topo_facts_add_host_link(u->facts, host->host, port, sw->id, err);
 }
 

@@ -118,12 +118,12 @@ static int run_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err)
     if (rc == 0) {
         topo_ufm_stats st = topo_ufm_get_stats(u);
         topo_log(TOPO_LOG_INFO,
-                 "source ufm: %zu switches, %zu adapters (%zu unnamed), %zu hosts, %zu switch "
-                 "links, %zu host links; skipped %zu other systems, %zu ignored and %zu "
-                 "unmatched links",
-                 st.switches, st.adapters, st.unnamed_adapters, topo_facts_host_count(f),
-                 st.switch_links, st.host_links, st.other_systems, st.ignored_links,
-                 st.unmatched_links);
+                 "source ufm: %zu switches, %zu adapters (%zu unnamed, %zu from links), %zu "
+                 "hosts, %zu switch links, %zu host links; skipped %zu other systems, %zu "
+                 "ignored and %zu unmatched links",
+                 st.switches, st.adapters, st.unnamed_adapters, st.linked_adapters,
+                 topo_facts_host_count(f), st.switch_links, st.host_links, st.other_systems,
+                 st.ignored_links, st.unmatched_links);
     }
     topo_ufm_free(u);
     return rc;

@@ -36,6 +36,8 @@ V2_TOKEN = "nbt_k3yk3yk3y.s3cr3ts3cr3ts3cr3t"
 UFM_USER, UFM_PASSWORD, UFM_TOKEN = "admin", "hunter2 with spaces", "ufmtok3nufmtok3n"
 # Quick failures: 2 retries 50 ms apart, 800 ms per request.
 FAST = {"timeout": "800ms", "retries": 2, "backoff": "50ms"}
+# The device fields topo-sync asks NetBox 4 for (`fields=`): what its parser reads.
+DEVICE_FIELDS = "name,role,site,rack"
 
 
 def case(fn):
@@ -115,12 +117,16 @@ class Env:
         return json.loads(p.stdout) if expect_rc == 0 else p
 
 
-def netbox_files_labels(env, extra=None):
+def env_files_netbox():
     nb = fixture("sources", "netbox")
-    src = {"files": {"devices": [os.path.join(nb, "v4-devices-page1.json"),
-                                 os.path.join(nb, "v4-devices-page2.json")],
-                     "racks": [os.path.join(nb, "v4-racks.json")],
-                     "sites": [os.path.join(nb, "v4-sites.json")]}}
+    return {"files": {"devices": [os.path.join(nb, "v4-devices-page1.json"),
+                                  os.path.join(nb, "v4-devices-page2.json")],
+                      "racks": [os.path.join(nb, "v4-racks.json")],
+                      "sites": [os.path.join(nb, "v4-sites.json")]}}
+
+
+def netbox_files_labels(env, extra=None):
+    src = env_files_netbox()
     src.update(extra or {})
     return env.run({"labels": {"levels": ["datacenter", "rack", "hostname"]},
                     "sources": {"netbox": src}})
@@ -162,8 +168,11 @@ def netbox_pages(env):
            "want 4 device pages of 3, got %s" % [(r.target, r.status) for r in devices])
     expect([r.query.get("offset", ["0"])[0] for r in devices] == ["0", "3", "6", "9"],
            [r.target for r in devices])
-    expect(all(r.query["exclude"] == ["config_context"] and r.query["limit"] == ["3"]
-               for r in devices), [r.target for r in devices])
+    expect(all(r.query["exclude"] == ["config_context"] and r.query["limit"] == ["3"] and
+               r.query["fields"] == [DEVICE_FIELDS] for r in devices), [r.target for r in devices])
+    expect(nb.seen("/api/dcim/racks/")[0].query["fields"] == ["id,name"] and
+           nb.seen("/api/dcim/sites/")[0].query["fields"] == ["id,slug,name"],
+           [r.target for r in nb.seen()])
     expect(all(r.authorization == "Token " + V1_TOKEN for r in nb.seen()), "Token scheme")
     expect(sorted({r.path for r in nb.seen()}) ==
            ["/api/dcim/devices/", "/api/dcim/racks/", "/api/dcim/sites/"],
@@ -181,7 +190,8 @@ def netbox_bearer_v2(env):
     same_labels(got, netbox_files_labels(env), "netbox")
     expect(nb.seen()[0].authorization == "Bearer " + V2_TOKEN, nb.seen()[0].authorization)
     p = env.run(netbox_config(nb, token), expect_rc=2, secrets=[V2_TOKEN, "k3yk3y"])
-    expect("netbox: GET /api/dcim/devices/?limit=1000&exclude=config_context: 403 Forbidden: "
+    expect("netbox: GET /api/dcim/devices/?limit=1000&fields=" + DEVICE_FIELDS +
+           "&exclude=config_context: 403 Forbidden: "
            "Invalid v2 token" in p.stderr and "Bearer for v2 tokens" in p.stderr, p.stderr)
 
 
@@ -266,6 +276,30 @@ def netbox_filters(env):
 
 
 @case
+def netbox_fields(env):
+    """The fields asked for follow what the parser reads: the custom fields
+    with an NVLink field (devices and racks), the tags with a tag filter;
+    the fake answers only those, and the labels are the full files'."""
+    nb = env.netbox()
+    token = env.write("token", V1_TOKEN)
+    extra = {"nvlinkField": "nvl_domain", "tags": ["compute"]}
+    levels = {"levels": ["datacenter", "rack", "nvlink", "hostname"]}
+    cfg = netbox_config(nb, token)
+    cfg["sources"]["netbox"].update(extra)
+    cfg["labels"] = levels
+    # One host has no NVLink domain: an incomplete plan (exit 1), printed all the same.
+    got = json.loads(env.run(cfg, expect_rc=1).stdout)
+    want = json.loads(env.run({"labels": levels, "sources": {"netbox": dict(
+        env_files_netbox(), **extra)}}, expect_rc=1).stdout)
+    expect(sum(P + "nvlink" in v for v in want.values()) == 3, want)
+    same_labels(got, want, "netbox with fields")
+    q = {r.path: r.query["fields"] for r in nb.seen()}
+    expect(q == {"/api/dcim/devices/": [DEVICE_FIELDS + ",custom_fields,tags"],
+                 "/api/dcim/racks/": ["id,name,custom_fields"],
+                 "/api/dcim/sites/": ["id,slug,name"]}, q)
+
+
+@case
 def netbox_5xx_then_ok(env):
     nb = env.netbox()
     nb.fault("/api/dcim/devices/", "status", 503, times=2)
@@ -280,7 +314,8 @@ def netbox_5xx_persists(env):
     nb = env.netbox()
     nb.fault("/api/dcim/racks/", "status", 503)
     p = env.run(netbox_config(nb, env.write("token", V1_TOKEN)), expect_rc=2)
-    expect("netbox: GET /api/dcim/racks/?limit=1000: 503 Service Unavailable after 2 retries"
+    expect("netbox: GET /api/dcim/racks/?limit=1000&fields=id,name: 503 Service Unavailable "
+           "after 2 retries"
            in p.stderr, p.stderr)
     expect(p.stdout == "", "no labels from half a source: " + p.stdout[:200])
 
@@ -305,7 +340,8 @@ def netbox_garbage(env):
     cfg = netbox_config(nb, env.write("token", V1_TOKEN), pageSize=5)
     nb.fault("/api/dcim/devices/", "garbage", when=lambda r: r.query.get("offset") == ["5"])
     p = env.run(cfg, expect_rc=2)
-    expect("netbox: GET /api/dcim/devices/?limit=5&exclude=config_context&offset=5:1:1:"
+    expect("netbox: GET /api/dcim/devices/?limit=5&fields=name%2Crole%2Csite%2Crack"
+           "&exclude=config_context&offset=5:1:1:"
            in p.stderr, p.stderr)
     pages = [r.query.get("offset", ["0"])[0] for r in nb.seen("/api/dcim/devices/")]
     expect(pages == ["0", "5"], "garbage is not retried: %s" % pages)
@@ -321,6 +357,13 @@ def netbox_body_limit(env):
 
 
 # --- UFM --------------------------------------------------------------------------------
+
+def ufm_targets(api):
+    """What topo-sync asks UFM for: the switches, gateways and routers (not
+    the hosts: the links name them), then the links."""
+    return [api + "/resources/systems?type=" + t for t in ("switch", "gateway", "router")] + \
+        [api + "/resources/links"]
+
 
 def ufm_basic_config(server, env, **http):
     src = {"url": server.url, "usernameFile": env.write("ufm-user", UFM_USER + "\n"),
@@ -339,9 +382,8 @@ def ufm_basic(env):
                   secrets=[UFM_PASSWORD])
     same_labels(got, ufm_files_labels(env), "ufm")
     want = "Basic " + base64.b64encode((UFM_USER + ":" + UFM_PASSWORD).encode()).decode()
-    expect([(r.path, r.authorization == want) for r in ufm.seen()] ==
-           [("/ufmRest/resources/systems", True), ("/ufmRest/resources/links", True)],
-           [r.target for r in ufm.seen()])
+    expect([(r.target, r.authorization == want) for r in ufm.seen()] ==
+           [(t, True) for t in ufm_targets("/ufmRest")], [r.target for r in ufm.seen()])
 
 
 @case
@@ -351,10 +393,40 @@ def ufm_token(env):
     token = env.write("ufm-token", UFM_TOKEN + "\n")
     got = env.run(None, "--ufm-url", ufm.url, "--ufm-token-file", token, secrets=[UFM_TOKEN])
     same_labels(got, ufm_files_labels(env), "ufm")
-    expect([(r.path, r.authorization) for r in ufm.seen()] ==
-           [("/ufmRestV3/resources/systems", "Basic " + UFM_TOKEN),
-            ("/ufmRestV3/resources/links", "Basic " + UFM_TOKEN)],
+    expect([(r.target, r.authorization) for r in ufm.seen()] ==
+           [(t, "Basic " + UFM_TOKEN) for t in ufm_targets("/ufmRestV3")],
            [r.target for r in ufm.seen()])
+
+
+@case
+def ufm_old_links(env):
+    """A UFM whose links carry no node descriptions (before 6.20): the
+    hosts are asked for too, and the labels are the files' all the same."""
+    ufm = env.ufm()
+    ufm.old_links = True
+    token = env.write("ufm-token", UFM_TOKEN + "\n")
+    got = env.run(None, "--ufm-url", ufm.url, "--ufm-token-file", token,
+                  secrets=[UFM_TOKEN])
+    same_labels(got, ufm_files_labels(env), "ufm")
+    api = "/ufmRestV3/resources/"
+    want = [api + "systems?type=" + t for t in ("switch", "gateway", "router")] + \
+        [api + "links", api + "systems?type=host"]
+    expect([r.target for r in ufm.seen()] == want, [r.target for r in ufm.seen()])
+
+
+@case
+def ufm_switch_only_files(env):
+    """UFM's `?type=switch` response saved (the fixture's switch records)
+    with the links: the labels of the full systems response, the hosts and
+    their adapters read from the links' node descriptions."""
+    with open(fixture("sources", "ufm", "ufm-resources-systems.json")) as f:
+        switches = [r for r in json.load(f) if r["type"] == "switch"]
+    path = env.write("switch-systems.json", json.dumps(switches))
+    got = env.run(None, "--ufm-systems-file", path, "--ufm-links-file",
+                  fixture("sources", "ufm", "derived-links.json"))
+    want = ufm_files_labels(env)
+    expect(len(want) == 1330, len(want))
+    same_labels(got, want, "ufm")
 
 
 @case
@@ -363,7 +435,7 @@ def ufm_wrong_password(env):
     cfg = ufm_basic_config(ufm, env)
     env.write("ufm-password", "not-the-password")
     p = env.run(cfg, expect_rc=2, secrets=["not-the-password", UFM_PASSWORD])
-    expect("ufm: GET /ufmRest/resources/systems: 401 Unauthorized" in p.stderr and
+    expect("ufm: GET /ufmRest/resources/systems?type=switch: 401 Unauthorized" in p.stderr and
            "the credentials were refused" in p.stderr, p.stderr)
 
 
@@ -380,7 +452,8 @@ def ufm_password_rotated(env):
     got = env.run(None, "--ufm-url", ufm.url, "--ufm-username", UFM_USER, "--ufm-password-file",
                   password, secrets=[UFM_PASSWORD, "old-password"])
     same_labels(got, ufm_files_labels(env), "ufm")
-    expect([r.status for r in ufm.seen()] == [401, 200, 200], [r.status for r in ufm.seen()])
+    expect([r.status for r in ufm.seen()] == [401, 200, 200, 200, 200],
+           [r.status for r in ufm.seen()])
 
 
 @case

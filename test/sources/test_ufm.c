@@ -190,6 +190,145 @@ static void test_ufm__joins(void **state)
     dispose(&fx);
 }
 
+/* Every host, switch and cable of a is in b and the counts are equal: the
+ * same facts in any order (hosts come from the links in one, from the
+ * systems in the other). */
+static void assert_same_fabric(const topo_facts *a, const topo_facts *b)
+{
+    size_t ah = 0, as = 0, bh = 0, bs = 0, i = 0;
+    count_links(a, &ah, &as);
+    count_links(b, &bh, &bs);
+    assert_int_equal(topo_facts_host_count(a), topo_facts_host_count(b));
+    assert_int_equal(topo_facts_switch_count(a), topo_facts_switch_count(b));
+    assert_int_equal(ah, bh);
+    assert_int_equal(as, bs);
+    for (size_t h = 0; h < topo_facts_host_count(a); h++)
+        if (topo_facts_find_host(b, topo_facts_host_name(a, h), &i) != 0)
+            fail_msg("host %s missing", topo_facts_host_name(a, h));
+    for (size_t k = 0; k < topo_facts_link_count(a); k++) {
+        topo_facts_link l = topo_facts_link_at(a, k);
+        const char *sw = topo_facts_switch_id(a, l.sw);
+        int found =
+            l.is_host_link
+                ? has_host_link(
+                      b, l.host == TOPO_FACTS_NO_HOST ? NULL : topo_facts_host_name(a, l.host),
+                      l.port, sw)
+                : has_switch_link(b, sw, topo_facts_switch_id(a, l.other));
+        if (!found)
+            fail_msg("cable %zu of switch %s missing", k, sw);
+    }
+}
+
+/* The records of one type from a systems file, as UFM's `?type=` filter
+ * answers. */
+static char *systems_of_type(const char *name, const char *type)
+{
+    size_t len = 0;
+    char *text = fixture_text(name, &len);
+    json_error_t je;
+    json_t *all = json_loadb(text, len, 0, &je), *out = json_array(), *rec = NULL;
+    size_t i = 0;
+    assert_non_null(all);
+    json_array_foreach(all, i, rec)
+    {
+        if (strcmp(json_string_value(json_object_get(rec, "type")), type) == 0)
+            assert_int_equal(json_array_append(out, rec), 0);
+    }
+    char *dump = json_dumps(out, JSON_COMPACT);
+    json_decref(all);
+    json_decref(out);
+    free(text);
+    return dump;
+}
+
+/* `?type=switch` then the links: the facts of the full systems response;
+ * each adapter learnt once, from its link. */
+static void test_ufm__switch_only_systems(void **state)
+{
+    (void)state;
+    ufm_fx full = make(), sw = make();
+    topo_err err = TOPO_ERR_INIT;
+    add_file(&full, "ufm/ufm-resources-systems.json", 0);
+    add_file(&full, "ufm/derived-links.json", 1);
+    char *switches = systems_of_type("ufm/ufm-resources-systems.json", "switch");
+    assert_int_equal(add_text(&sw, switches, 0, &err), 0);
+    add_file(&sw, "ufm/derived-links.json", 1);
+    free(switches);
+    assert_same_fabric(full.facts, sw.facts);
+    assert_same_fabric(sw.facts, full.facts);
+    topo_ufm_stats st = topo_ufm_get_stats(sw.ufm);
+    assert_int_equal(st.switches, 135);
+    assert_int_equal(st.adapters, 2573);
+    assert_int_equal(st.linked_adapters, 2573);
+    assert_int_equal(st.host_links, 2573);
+    assert_int_equal(st.switch_links, 2576);
+    /* the SHArP nodes, unknown now, are unmatched rather than ignored */
+    assert_int_equal(st.ignored_links, 0);
+    assert_int_equal(st.unmatched_links, 131);
+    assert_true(has_host_link(sw.facts, "gpu-0591", "HCA-1", "b8599f0300c94dcc"));
+    assert_int_equal(topo_ufm_get_stats(full.ufm).linked_adapters, 0);
+    dispose(&full);
+    dispose(&sw);
+}
+
+/* Unknown link ends: a host's adapter only when cabled to a switch and
+ * described with a host name; a default description is an unnamed
+ * adapter; anything else stays unmatched, as before. */
+static void test_ufm__unknown_ends(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(add_text(&fx,
+                              "[{\"system_guid\":\"aa01\",\"type\":\"switch\"},"
+                              "{\"system_guid\":\"bb01\",\"type\":\"switch\"},"
+                              "{\"system_guid\":\"9901\",\"type\":\"gateway\"}]",
+                              0, &err),
+                     0);
+    assert_int_equal(
+        add_text(&fx,
+                 /* a host's adapter, seen again by its GUID with another port */
+                 "[{\"source_guid\":\"0xC101\",\"source_port_node_description\":\"gpu-7 HCA-3\","
+                 "\"destination_guid\":\"aa01\"},"
+                 "{\"source_guid\":\"bb01\",\"destination_guid\":\"c101\","
+                 "\"destination_port_node_description\":\"gpu-7 HCA-3\"},"
+                 /* a plainly named host (an agent): the port from the dname */
+                 "{\"source_guid\":\"aa01\",\"destination_guid\":\"c201\","
+                 "\"destination_port_node_description\":\" gpu-8 \","
+                 "\"destination_port_dname\":\"mlx5_0\"},"
+                 /* a default description: an unnamed adapter */
+                 "{\"source_guid\":\"c301\",\"source_port_node_description\":"
+                 "\"MT4129 ConnectX7   Mellanox Technologies\",\"destination_guid\":\"bb01\"},"
+                 /* unmatched: SHArP, blank, none, not a GUID, not to a switch, both unknown */
+                 "{\"source_guid\":\"aa01\",\"destination_guid\":\"c401\","
+                 "\"destination_port_node_description\":"
+                 "\"Mellanox Technologies Aggregation Node\"},"
+                 "{\"source_guid\":\"c501\",\"source_port_node_description\":\"  \","
+                 "\"destination_guid\":\"aa01\"},"
+                 "{\"source_guid\":\"c601\",\"destination_guid\":\"aa01\"},"
+                 "{\"source_guid\":\"\",\"source_port_node_description\":\"gpu-9 HCA-1\","
+                 "\"destination_guid\":\"aa01\"},"
+                 "{\"source_guid\":\"c701\",\"source_port_node_description\":\"gpu-9 HCA-1\","
+                 "\"destination_guid\":\"9901\"},"
+                 "{\"source_guid\":\"c801\",\"source_port_node_description\":\"gpu-9 HCA-1\","
+                 "\"destination_guid\":\"c901\","
+                 "\"destination_port_node_description\":\"gpu-10 HCA-1\"}]",
+                 1, &err),
+        0);
+    topo_ufm_stats st = topo_ufm_get_stats(fx.ufm);
+    assert_int_equal(st.adapters, 3);
+    assert_int_equal(st.linked_adapters, 3);
+    assert_int_equal(st.unnamed_adapters, 1);
+    assert_int_equal(st.host_links, 4);
+    assert_int_equal(st.unmatched_links, 6);
+    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "aa01"));
+    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "bb01"));
+    assert_true(has_host_link(fx.facts, "gpu-8", "mlx5_0", "aa01"));
+    assert_true(has_host_link(fx.facts, NULL, NULL, "bb01"));
+    assert_int_equal(topo_facts_host_count(fx.facts), 2);
+    dispose(&fx);
+}
+
 static void expect_error(int links, const char *text, int code, const char *message)
 {
     ufm_fx fx = make();
@@ -268,6 +407,8 @@ int main(void)
         cmocka_unit_test(test_ufm__derived_links),
         cmocka_unit_test(test_ufm__excerpt),
         cmocka_unit_test(test_ufm__joins),
+        cmocka_unit_test(test_ufm__switch_only_systems),
+        cmocka_unit_test(test_ufm__unknown_ends),
         cmocka_unit_test(test_ufm__errors_name_the_field),
         cmocka_unit_test(test_ufm__order_and_limits),
         cmocka_unit_test(test_ufm__truncated),

@@ -13,6 +13,13 @@ What it does as NetBox does (SOURCE-FORMATS.md section 3):
     several AND, NetBox's TagFilter), an unknown role or site slug answered
     400 {"role": ["Select a valid choice. ..."]}; exclude=config_context
     (devices carry a config_context unless it is asked);
+  - fields=a,b,c (NetBox 4.0+, "Dynamic REST API Fields"): each record with
+    only those of its top-level fields, in its own order; names a record
+    lacks are skipped, as NetBox's serializer skips names it does not have
+    (BaseModelSerializer.fields); nested objects stay as they are (NetBox
+    renders them brief whatever `fields` says); the last `fields` wins (Django's
+    QueryDict.get); other query parameters NetBox does not know are ignored,
+    as NetBox ignores them;
   - authentication: "Authorization: Token <v1 token>" or "Bearer nbt_<key>.<token>"
     (v2, NetBox 4.5+), checked against the token file read per request (so a
     test rotates it by rewriting the file); no header, a malformed one or a
@@ -162,6 +169,9 @@ class FakeNetBox(FakeSource):
             return h.send_json(req, 400, {field: ["Select a valid choice. %s is not one of the "
                                                   "available choices." % value]})
         page = rows[offset:offset + limit]
+        if req.query.get("fields", [""])[-1]:
+            want = set(req.query["fields"][-1].split(","))
+            page = [{k: v for k, v in r.items() if k in want} for r in page]
         more = offset + limit < len(rows)
         return h.send_json(req, 200, {
             "count": len(rows),
