@@ -102,13 +102,13 @@ int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text
     for (const char *c = text; *c; c++)
         n += *c == ',';
     if ((res = topo_pool_calloc(pool, n, sizeof(*res))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
         char *item = topo_pool_strndup(pool, p, len);
         if (item == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
         char *eq = strchr(item, '=');
         if (eq == NULL || eq == item || eq[1] == '\0')
             return topo_err_set(err, TOPO_EINVALID,
@@ -143,11 +143,11 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
     if (n == 0)
         return 0;
     if ((kv = topo_pool_calloc(pool, n, sizeof(*kv))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (size_t i = 0; i < n; i++) {
         char *item = topo_pool_strdup(pool, items[i]);
         if (item == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
         char *eq = strchr(item, '=');
         if (eq == NULL || eq == item)
             return topo_err_set(err, TOPO_EINVALID, "--node-label: expected KEY=VALUE, got \"%s\"",
@@ -301,7 +301,7 @@ static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
         (n->nallocatable &&
          !(alloc = topo_pool_calloc(l->pool, n->nallocatable, sizeof(*alloc)))) ||
         (n->ntaints && !(taints = topo_pool_calloc(l->pool, n->ntaints, sizeof(*taints)))))
-        return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(l->err, NULL);
     c->name = dup_or_null(l->pool, n->name, &oom);
     for (size_t i = 0; i < n->nlabels; i++) {
         labels[i].key = dup_or_null(l->pool, n->labels[i].key, &oom);
@@ -317,7 +317,7 @@ static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
         taints[i].effect = dup_or_null(l->pool, n->taints[i].effect, &oom);
     }
     if (oom)
-        return topo_err_set(l->err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(l->err, NULL);
     c->labels = labels;
     c->allocatable = alloc;
     c->taints = taints;
@@ -379,7 +379,7 @@ int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
         return rc;
     n = topo_inventory_node_count(*out_inv);
     if (n > 0 && (v = topo_pool_calloc(pool, n, sizeof(*v))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (size_t i = 0; i < n; i++)
         v[i] = *topo_inventory_node(*out_inv, i);
     out_nodes->v = v;

@@ -327,13 +327,13 @@ static int hostname_index(assign_ctx *c, topo_err *err)
 {
     size_t n = c->nodes.n;
     if ((c->by_hostname = topo_strmap_create(n ? n : 1)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (size_t i = 0; i < n && i < INT32_MAX; i++) {
         const topo_node_spec *node = &c->nodes.v[i];
         for (size_t k = 0; k < node->nlabels; k++)
             if (strcmp(node->labels[k].key, HOSTNAME_LABEL) == 0 &&
                 topo_strmap_put(c->by_hostname, node->labels[k].value, (int32_t)i) < 0)
-                return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+                return topo_err_nomem(err, NULL);
     }
     return 0;
 }
@@ -358,7 +358,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
     if ((c.pool = topo_pool_create()) == NULL) {
-        topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        topo_err_nomem(&err, NULL);
         goto fail;
     }
     in = (topo_cli_input){.nodes = f.nodes.v,

@@ -221,7 +221,7 @@ static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts
         if (f->levels == NULL)
             return topo_err_set(err, TOPO_EINVALID, "--verify-live: needs --levels");
         if ((*pool = topo_pool_create()) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
         int rc = topo_cli_parse_levels(&levels, &sopts->nlevels, f->levels, *pool, err);
         if (rc < 0)
             return rc;

@@ -262,7 +262,7 @@ int topo_cli_cmd_show(int argc, char **argv)
     rc = TOPO_CLI_EXIT_BADINPUT;
     resource = f.resource ? f.resource : TOPO_CLI_GPU_RESOURCE;
     if ((pool = topo_pool_create()) == NULL) {
-        topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        topo_err_nomem(&err, NULL);
         goto fail;
     }
     in = (topo_cli_input){.nodes = f.nodes.v,

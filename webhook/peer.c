@@ -63,7 +63,7 @@ int wh_peer_record_key(const char *key_file, unsigned char out[WH_PEER_RECORD_KE
     if ((rc = topo_codec_read_file(&pem, &len, key_file, PEER_FILE_MAX, err)) < 0)
         return rc;
     if ((msg = malloc(sizeof label + len)) == NULL) {
-        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(err, NULL);
     } else {
         memcpy(msg, label, sizeof label - 1);
         memcpy(msg + sizeof label - 1, pem, len);

@@ -346,14 +346,14 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     *out = NULL;
     wh_placement *p = calloc(1, sizeof(*p));
     if (p == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     p->cfg = o->config;
     p->is_static = o->inventory != NULL;
     p->ntopos = topo_admission_config_topology_count(p->cfg);
     p->lives = calloc(p->ntopos, sizeof(*p->lives));
     p->topos = calloc(p->ntopos, sizeof(*p->topos));
     atomic_init(&p->last_change, mono_s());
-    int rc = p->lives && p->topos ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    int rc = p->lives && p->topos ? 0 : topo_err_nomem(err, NULL);
     if (rc == 0 && !p->is_static && o->db_path == NULL)
         rc = topo_err_set(err, TOPO_EINVALID, "--db: required with an API server");
     char identity[TOPO_LEADER_HOLDER_MAX + 1];

@@ -42,7 +42,7 @@ int wh_placer_create(wh_placer **out, const wh_placer_opts *opts, topo_err *err)
         return topo_err_set(err, TOPO_EINVALID, "placer: no admission context");
     wh_placer *pl = calloc(1, sizeof(*pl));
     if (pl == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     pl->ctx = opts->ctx;
     pl->ungater = opts->ungater;
     for (size_t i = 0; i < WH_FWD_OUTCOMES; i++)

@@ -115,12 +115,12 @@ int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_wat
         return topo_err_set(err, TOPO_EINVALID, "watch: a resource, a name, callbacks and a "
                                                 "Kubernetes configuration are required");
     if ((w = calloc(1, sizeof(*w))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
+        return topo_err_nomem(err, opts->name);
     pthread_rwlock_init(&w->lock, NULL);
     w->ops = ops;
     w->payload = payload;
     if ((w->name = topo_strdup(opts->name)) == NULL || (w->view = ops->create(payload)) == NULL) {
-        rc = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", opts->name);
+        rc = topo_err_nomem(err, opts->name);
         goto fail;
     }
     if ((rc = topo_k8s_create(&w->k, k8s_cfg, opts->client.k8s, err)) < 0) {

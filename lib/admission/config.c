@@ -62,7 +62,7 @@ static int fail(const reader *r, const json_t *at, const json_t *fallback, const
 
 static int oom(const reader *r)
 {
-    return topo_err_set(r->err, TOPO_ENOMEM, "%s: out of memory", r->src);
+    return topo_err_nomem(r->err, r->src);
 }
 
 /* --- Kubernetes syntax ------------------------------------------------------------ */

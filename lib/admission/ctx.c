@@ -128,11 +128,11 @@ static int copy_topology(topology *dst, const topo_admission_topology *src, topo
     topo_kv *kv = topo_pool_calloc(pool, src->nnode_labels + 1, sizeof(*kv));
     if ((dst->t.name = topo_pool_strdup(pool, src->name)) == NULL || kv == NULL ||
         (dst->t.levels = adm_dup_strings(pool, src->levels, src->nlevels)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (size_t k = 0; k < src->nnode_labels; k++)
         if ((kv[k].key = topo_pool_strdup(pool, src->node_labels[k].key)) == NULL ||
             (kv[k].value = topo_pool_strdup(pool, src->node_labels[k].value)) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
     dst->t.node_labels = kv;
     return 0;
 }
@@ -274,7 +274,7 @@ int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unc
 {
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     pthread_mutex_lock(&ctx->mu);
     int rc = topo_admission_fair_report(ctx->cache, adm_now_s(ctx), fn, payload, pool, err);
     pthread_mutex_unlock(&ctx->mu);

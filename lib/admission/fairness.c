@@ -124,11 +124,11 @@ int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t
     g.pool = pool;
     int rc = topo_cache_foreach_unclaimed(cache, now, gather_one, &g, err);
     if (rc != 0)
-        return rc < 0 ? rc : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return rc < 0 ? rc : topo_err_nomem(err, NULL);
 
     const char *whose = topo_pool_printf(pool, "namespace %s", ns);
     if (whose == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     if ((*why = over_cap(&g.in_ns, f->caps_namespace, f->ncaps_namespace, req, nreq, new_slots,
                          whose, pool)) != NULL ||
         (*why = over_cap(&g.all, f->caps_global, f->ncaps_global, req, nreq, new_slots,
@@ -157,7 +157,7 @@ int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t
                                     ns, (long long)room[i].room, room[i].resource, (int)size,
                                     (long long)topo_quantity_mul(each, size),
                                     (long long)held_r);
-            return *why != NULL ? 1 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return *why != NULL ? 1 : topo_err_nomem(err, NULL);
         }
     }
     return 0;
@@ -206,6 +206,6 @@ int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_un
     if (rc == 0 && r.ns != NULL)
         rc = flush(&r);
     if (rc == TOPO_ENOMEM)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     return rc;
 }

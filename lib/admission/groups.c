@@ -143,7 +143,7 @@ int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const top
     memset(out, 0, sizeof(*out));
     int rc = topo_cache_group_members(cache, id->key, now, read_member, &r, err);
     if (rc != 0)
-        return rc < 0 ? rc : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return rc < 0 ? rc : topo_err_nomem(err, NULL);
     /* What the group would be with this pod in it. */
     size_t members = out->nmembers;
     topo_group_role *mine = role_of(out, pod->shape);
@@ -151,7 +151,7 @@ int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const top
         members++;
         if (mine == NULL && out->nroles < TOPO_MAX_POD_GROUP_ROLES &&
             (mine = add_role(&r, pod->shape, pod->request, pod->podset_group, "")) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
         if (mine != NULL)
             mine->count++;
     }
@@ -185,7 +185,7 @@ int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v,
     int rc = 0;
     *out = NULL;
     if (specs == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     for (size_t i = 0; i < v->nroles && rc == 0; i++) {
         const topo_group_role *role = &v->roles[i];
         json_error_t jerr;

@@ -145,7 +145,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
     a.resp = (topo_admission_response)TOPO_ADMISSION_RESPONSE_INIT;
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
     if (uid == NULL || uid[0] == '\0') {
         rc = topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid: required");
@@ -153,7 +153,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
     }
     /* Read exactly as admission reads a pod: wrapped in a review. */
     if ((review = topo_admission_pod_review(pod, uid)) == NULL) {
-        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(err, NULL);
         goto done;
     }
     if ((rc = topo_admission_decode_json(&req, review, pool, err)) < 0)
@@ -168,7 +168,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
         goto done;
     }
     if (adm_place(ctx, &a, MODE_UNGATE, &req, uid, pool) < 0) {
-        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(err, NULL);
     } else if (a.resp.patch != NULL) {
         *out_patch = topo_jsonpatch_json(a.patch);
         rc = 0;
@@ -199,7 +199,7 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
         return rc;
     if ((rc = topo_admission_ungate_pod_json(ctx, pod, &patch, err)) == 0 &&
         (*out_patch = topo_json_dumps(patch, JSON_COMPACT)) == NULL)
-        rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(err, NULL);
     json_decref(patch);
     json_decref(pod);
     return rc;

@@ -44,7 +44,7 @@ int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *cons
 {
     char *key = pushed_key(id, values, nvalues);
     if (key == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     int32_t at = topo_strmap_get(ctx->pushed_index, key);
     topo_live *live = ctx->topos[t].t.live;
     int rc;
@@ -81,12 +81,12 @@ int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *cons
                            sizeof(*ctx->pushed)) != 0) {
         topo_live_unreserve_now(live, key, NULL);
         free(key);
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     }
     if (topo_strmap_put(ctx->pushed_index, key, (int32_t)ctx->npushed) < 0) {
         topo_live_unreserve_now(live, key, NULL);
         free(key);
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     }
     ctx->pushed[ctx->npushed++] = (pushed){key, t, count, 1};
     return 0;
@@ -128,7 +128,7 @@ static int resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
         ctx->pushed[i].seen = 0;
     int rc = topo_cache_foreach_reserved(ctx->cache, now, resync_one, ctx, err);
     if (rc != 0)
-        return rc < 0 ? rc : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return rc < 0 ? rc : topo_err_nomem(err, NULL);
     for (size_t i = ctx->npushed; i-- > 0;)
         if (!ctx->pushed[i].seen) {
             topo_err uerr = TOPO_ERR_INIT;

@@ -142,14 +142,14 @@ static int compute_many(topo_admission_ctx *ctx, const topology *t, const topo_p
     for (size_t i = 0; i < n; i++)
         out[i] = NULL;
     if (res == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     const topo_snapshot *snap = topo_live_acquire(t->t.live);
     rc = topo_engine_find(res, snap, ps, n, NULL, &ctx->gates, scratch, err);
     for (size_t i = 0; rc == 0 && i < n && *failure == NULL; i++) {
         if (res[i].assignment == NULL)
             *failure = topo_pool_strdup(pool, res[i].failure ? res[i].failure : "does not fit");
         else if ((out[i] = copy_assignment(res[i].assignment, pool)) == NULL)
-            rc = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            rc = topo_err_nomem(err, NULL);
     }
     if (rc == 0 && *failure != NULL)
         for (size_t i = 0; i < n; i++)
@@ -249,7 +249,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     topo_cache_reservation *rs = nroles ? topo_pool_calloc(pool, nroles, sizeof(*rs)) : NULL;
     podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
     if (complete && (as == NULL || rs == NULL || terms == NULL))
-        rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(&err, NULL);
     if (complete && rc == 0 && (rc = topo_admission_group_specs(&specs, &view, pool, &err)) == 0)
         rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &failure, pool, ctx->engine_pool,
                           &err);
@@ -259,7 +259,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
                                       view.roles[i].shape, view.roles[i].request};
             self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
             if (terms[i].key == NULL)
-                rc = topo_err_set(&err, TOPO_ENOMEM, "out of memory");
+                rc = topo_err_nomem(&err, NULL);
         }
         if (rc == 0 && adm_past_deadline(a)) {
             pthread_mutex_unlock(&ctx->mu);

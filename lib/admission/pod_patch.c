@@ -31,7 +31,7 @@ static int patch_map(topo_jsonpatch *patch, const char *parent, const char *what
     }
     missing = calloc(nwant, sizeof(*missing));
     if (missing == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", what);
+        return topo_err_nomem(err, what);
     for (size_t i = 0; i < nwant; i++) {
         const char *v = kv_find(cur, ncur, want[i].key);
         if (v == NULL)

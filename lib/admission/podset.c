@@ -179,7 +179,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     else
         id->claimant = topo_pool_printf(pool, "claim:request/%s", request_uid ? request_uid : "");
     if (id->key == NULL || id->claimant == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     return 0;
 }
 

@@ -131,7 +131,7 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
     memset(r, 0, sizeof(*r));
     r->assignment_json = adm_assignment_text(as, pool);
     if (slots == NULL || r->assignment_json == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     size_t k = 0;
     for (size_t d = 0; d < as->ndomains; d++)
         for (int32_t c = 0; c < as->domains[d].count; c++, k++) {

@@ -248,13 +248,13 @@ static int decode_shape(topo_admission_pod *pod, const json_t *obj, topo_pool *p
     char shape[TOPO_POD_SHAPE_LEN + 1];
     if (topo_pod_shape(shape, json_object_get(obj, "spec")) < 0 ||
         (pod->shape = topo_pool_strdup(pool, shape)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     if (pod->pod_group_name == NULL || pod->pod_group_name[0] == '\0')
         return 0;
     char *text = topo_json_dumps(obj, JSON_COMPACT);
     pod->object_json = text != NULL ? topo_pool_strdup(pool, text) : NULL;
     free(text);
-    return pod->object_json != NULL ? 0 : topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    return pod->object_json != NULL ? 0 : topo_err_nomem(err, NULL);
 }
 
 static int decode_pod(topo_admission_pod *pod, const json_t *obj, topo_pool *pool, topo_err *err)

@@ -39,7 +39,7 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
     if ((n = json_array_size(exprs)) == 0)
         return 0;
     if ((e = topo_pool_calloc(pool, n, sizeof(*e))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, "node affinity");
     P(p, path, "matchExpressions");
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(exprs, i), *vals = NULL;
@@ -55,7 +55,7 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
         size_t nv = json_array_size(vals);
         P(vsp, ep, "values");
         if (nv > 0 && (values = topo_pool_calloc(pool, nv, sizeof(*values))) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, "node affinity");
         for (size_t k = 0; k < nv; k++) {
             const json_t *v = json_array_get(vals, k);
             topo_decode_path_index(vp, sizeof(vp), vsp, k);
@@ -63,7 +63,7 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
                 return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s", vp,
                                     topo_decode_type_name(v));
             if ((values[k] = topo_pool_strdup(pool, json_string_value(v))) == NULL)
-                return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+                return topo_err_nomem(err, "node affinity");
         }
         e[i].values = values;
         e[i].nvalues = nv;
@@ -109,7 +109,7 @@ static int decode_required(topo_node_affinity *out, const json_t *req, const cha
         return topo_err_set(err, TOPO_EINVALID, "%s: must have at least one term", tp);
     topo_selector_term *t = topo_pool_calloc(pool, n, sizeof(*t));
     if (t == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, "node affinity");
     for (size_t i = 0; i < n; i++) {
         topo_decode_path_index(ip, sizeof(ip), tp, i);
         if ((error = decode_exprs(&t[i].exprs, &t[i].nexprs, json_array_get(terms, i), ip, pool,
@@ -132,7 +132,7 @@ static int decode_preferred(topo_node_affinity *out, const json_t *pref, const c
         return 0;
     topo_preferred_term *t = topo_pool_calloc(pool, n, sizeof(*t));
     if (t == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, "node affinity");
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(pref, i), *preference = NULL;
         int64_t weight = 0;

@@ -53,7 +53,7 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
             want = buf.cap - buf.len - 1;
         if (want == 0 || topo_buf_reserve(&buf, want) != 0) {
             if (buf.error == TOPO_ENOMEM) {
-                error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+                error = topo_err_nomem(err, path);
                 goto cleanup;
             }
             goto too_large;
@@ -72,7 +72,7 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
             goto too_large;
     }
     if ((*out = topo_buf_take(&buf, out_len)) == NULL)
-        error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+        error = topo_err_nomem(err, path);
     goto cleanup;
 
 too_large:

@@ -11,7 +11,7 @@ int topo_codec_json_parse(json_t **out, const char *text, size_t len, const char
     int rc = topo_json_load(out, text, len, JSON_REJECT_DUPLICATES, &jerr);
 
     if (rc == TOPO_ENOMEM)
-        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", src);
+        return topo_err_nomem(err, src);
     if (rc < 0) {
         int line = jerr.line > 0 ? jerr.line : 1;
         int column = jerr.column > 0 ? jerr.column : 1;

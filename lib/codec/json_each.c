@@ -115,8 +115,7 @@ static int value(json_t **out, reader *r)
                             JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY,
                             &jerr);
     if (rc == TOPO_ENOMEM)
-        return topo_err_set(r->err, TOPO_ENOMEM, "%s: out of memory",
-                            r->source ? r->source : "<input>");
+        return topo_err_nomem(r->err, r->source ? r->source : "<input>");
     if (rc != 0)
         return fail_at(r, r->pos, jerr.line > 0 ? jerr.line : 1,
                        jerr.column > 0 ? jerr.column : 1, jerr.text);
@@ -173,7 +172,7 @@ static int member_key(json_t **out, reader *r, topo_pool *pool, topo_strmap *see
     }
     const char *copy = topo_pool_strdup(pool, k);
     if (!copy || topo_strmap_put(seen, copy, 0) != 0)
-        return topo_err_set(r->err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(r->err, "JSON member names");
     skip_space(r);
     if (r->pos >= r->len || r->text[r->pos] != ':')
         return expected(r, "':'");
@@ -193,7 +192,7 @@ static int each_member(reader *r, const topo_codec_each *how, int *found)
     topo_strmap *seen = topo_strmap_create(16);
     int rc = 0;
     if (!pool || !seen) {
-        rc = topo_err_set(r->err, TOPO_ENOMEM, "out of memory");
+        rc = topo_err_nomem(r->err, "JSON reader");
         goto cleanup;
     }
     r->pos++;

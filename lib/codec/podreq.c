@@ -82,7 +82,7 @@ static int rl_add(rlist *dst, const topo_resource *src, size_t n, const char *pa
         topo_resource *r = rl_find(dst, src[i].name);
         if (r == NULL) {
             if (rl_append(dst, src[i].name, src[i].amount) < 0)
-                return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+                return topo_err_nomem(err, path);
         } else {
             if (src[i].amount > INT64_MAX - r->amount)
                 return overflow(err, path, src[i].name);
@@ -99,7 +99,7 @@ static int rl_max(rlist *dst, const topo_resource *src, size_t n, const char *pa
         topo_resource *r = rl_find(dst, src[i].name);
         if (r == NULL) {
             if (rl_append(dst, src[i].name, src[i].amount) < 0)
-                return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+                return topo_err_nomem(err, path);
         } else if (src[i].amount > r->amount) {
             r->amount = src[i].amount;
         }
@@ -115,7 +115,7 @@ static int rl_set(rlist *dst, const char *name, int64_t amount, const char *path
         return 0;
     }
     if (rl_append(dst, name, amount) < 0)
-        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+        return topo_err_nomem(err, path);
     return 0;
 }
 
@@ -147,7 +147,7 @@ static int resources_requests(rlist *out, const json_t *resources, const char *p
     for (size_t i = 0; i < nlim; i++) {
         if (rl_find(out, lim[i].name) == NULL &&
             (error = rl_append(out, lim[i].name, lim[i].amount)) < 0)
-            return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+            return topo_err_nomem(err, path);
     }
     return 0;
 }
@@ -268,7 +268,7 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
         qsort(reqs.v, reqs.n, sizeof(*reqs.v), cmp_resource);
         res = topo_pool_calloc(pool, reqs.n, sizeof(*res));
         if (res == NULL) {
-            error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+            error = topo_err_nomem(err, path);
             goto cleanup;
         }
         memcpy(res, reqs.v, reqs.n * sizeof(*res));

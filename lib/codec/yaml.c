@@ -363,7 +363,7 @@ static int parser_error(builder *b, const yaml_parser_t *p, const char *text, si
     char msg[TOPO_ERR_TEXT_MAX];
 
     if (p->error == YAML_MEMORY_ERROR)
-        return topo_err_set(b->err, TOPO_ENOMEM, "%s: out of memory", b->src);
+        return topo_err_nomem(b->err, b->src);
     if (p->error == YAML_READER_ERROR) {
         /* Reader errors carry a byte offset, not a mark. */
         mark.line = 0;
@@ -401,7 +401,7 @@ static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, s
     b.marks = marks;
 
     if (!yaml_parser_initialize(&parser)) {
-        error = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", b.src);
+        error = topo_err_nomem(err, b.src);
         goto cleanup;
     }
     have_parser = 1;
@@ -477,8 +477,7 @@ int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, cons
     *marks_out = NULL;
     m = calloc(1, sizeof(*m));
     if (m == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory",
-                            source != NULL ? source : "<input>");
+        return topo_err_nomem(err, source != NULL ? source : "<input>");
     if ((error = parse_yaml(out, m, text, len, source, err)) < 0) {
         topo_codec_marks_free(m);
         return error;

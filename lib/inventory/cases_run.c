@@ -140,7 +140,7 @@ int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, t
         goto verdict;
     }
     if ((results = topo_pool_calloc(pool, c->npodsets, sizeof(*results))) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     int rc = topo_engine_find(results, c->snapshot, c->podsets, c->npodsets, c->workload,
                               &c->gates, pool, &e);
     if (rc == TOPO_ENOMEM)
@@ -169,6 +169,6 @@ int topo_case_run(topo_case_outcome *out, const topo_case *c, topo_pool *pool, t
 verdict:
     out->passed = 0;
     if ((out->reason = sb_finish(&b, pool)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     return 0;
 }

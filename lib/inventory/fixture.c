@@ -193,7 +193,7 @@ static int fixture_node(inv_batch *b, const json_t *item, const char *path, cons
     return inv_batch_add_node(b, &n, P(p, path, "name"), err);
 
 nomem:
-    return topo_err_set(err, TOPO_ENOMEM, "%s: out of memory", path);
+    return topo_err_nomem(err, path);
 }
 
 static int valid_phase(const char *phase)

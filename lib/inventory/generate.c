@@ -238,7 +238,7 @@ int topo_gen_cluster_build(topo_gen_cluster **out, const topo_gen_opts *opts, to
     return 0;
 
 oom:
-    return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+    return topo_err_nomem(err, NULL);
 }
 
 /* Builds JSON without checking each call: a failed allocation makes a NULL
@@ -389,7 +389,7 @@ int topo_gen_write_nodes(const topo_gen_cluster *cluster, const char *path, topo
         }
     }
     if ((root = list_json(items)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     rc = write_json(root, path, err);
     json_decref(root);
     return rc;
@@ -406,7 +406,7 @@ int topo_gen_write_pods(const topo_gen_cluster *cluster, const char *path, topo_
         }
     }
     if ((root = list_json(items)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     rc = write_json(root, path, err);
     json_decref(root);
     return rc;

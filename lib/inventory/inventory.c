@@ -25,11 +25,11 @@ int inv_batch_add_node(inv_batch *b, const topo_node_spec *node, const char *pat
     if (b->nnodes >= INT32_MAX)
         return topo_err_set(err, TOPO_ELIMIT, "%s: too many nodes", path);
     if (b->names == NULL && (b->names = topo_strmap_create(64)) == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     if (topo_array_reserve((void **)&b->nodes, &b->capnodes, b->nnodes + 1,
                            sizeof(*b->nodes)) < 0 ||
         topo_strmap_put(b->names, node->name, (int32_t)b->nnodes) < 0)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     b->nodes[b->nnodes++] = *node;
     return 0;
 }
@@ -37,7 +37,7 @@ int inv_batch_add_node(inv_batch *b, const topo_node_spec *node, const char *pat
 int inv_batch_add_pod(inv_batch *b, const topo_pod_usage *pod, topo_err *err)
 {
     if (topo_array_reserve((void **)&b->pods, &b->cappods, b->npods + 1, sizeof(*b->pods)) < 0)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     b->pods[b->npods++] = *pod;
     return 0;
 }
@@ -61,12 +61,12 @@ int inv_batch_commit(topo_inventory *inv, const inv_batch *b, topo_err *err)
                            sizeof(*inv->pods)) < 0 ||
         topo_array_reserve((void **)&inv->tas_pods, &inv->captas_pods, inv->ntas_pods + ntas,
                            sizeof(*inv->tas_pods)) < 0)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     if (inv->nnodes + b->nnodes > INT32_MAX)
         return topo_err_set(err, TOPO_ELIMIT, "too many nodes");
     for (size_t i = 0; i < b->nnodes; i++) {
         if (topo_strmap_put(inv->node_index, b->nodes[i].name, (int32_t)(inv->nnodes + i)) < 0)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
     }
     if (b->nnodes > 0)
         memcpy(inv->nodes + inv->nnodes, b->nodes, b->nnodes * sizeof(*b->nodes));
@@ -93,7 +93,7 @@ int topo_inventory_create(topo_inventory **out, topo_err *err)
     *out = NULL;
     if ((inv = calloc(1, sizeof(*inv))) == NULL || (inv->pool = topo_pool_create()) == NULL ||
         (inv->node_index = topo_strmap_create(256)) == NULL) {
-        error = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        error = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     *out = inv;

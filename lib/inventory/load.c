@@ -69,7 +69,7 @@ static int load_file(topo_inventory *inv, const char *path, int pods, topo_err *
     /* Messages and topo_err_at keep pointing at a string that outlives us. */
     const char *source = topo_pool_strdup(inv->pool, path);
     if (source == NULL) {
-        error = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        error = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     error = load_text(inv, text, len, source, pods, err);

@@ -169,7 +169,7 @@ int topo_podset_load_file(topo_podset_spec *out, const char *path, topo_pool *po
     if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_MANIFEST_FILE, err)) < 0)
         goto cleanup;
     if ((source = topo_pool_strdup(pool, path)) == NULL) {
-        error = topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        error = topo_err_nomem(err, NULL);
         goto cleanup;
     }
     error = topo_podset_load_text(out, text, len, source, pool, err);

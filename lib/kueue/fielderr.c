@@ -56,7 +56,7 @@ void kueue_duplicate(kueue_errs *e, const char *field, const char *value)
 int kueue_errs_finish(const kueue_errs *e, topo_err *err)
 {
     if (e->oom)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     if (e->n == 0)
         return 0;
     if (e->n == 1)
@@ -66,7 +66,7 @@ int kueue_errs_finish(const kueue_errs *e, topo_err *err)
         len += strlen(e->msgs[i]) + 2;
     char *text = topo_pool_alloc(e->pool, len);
     if (text == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     size_t off = 0, shown = 0;
     text[off++] = '[';
     for (size_t i = 0; i < e->n; i++) {

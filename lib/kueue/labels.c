@@ -178,7 +178,7 @@ int topo_kueue_levels_parse(const char ***out, size_t *out_n, const char *csv, t
         return topo_err_set(err, TOPO_EINVALID, "%zu levels (expected 1..%d)", n, TOPO_MAX_LEVELS);
     const char **levels = topo_pool_calloc(pool, n, sizeof(*levels));
     if (levels == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+        return topo_err_nomem(err, NULL);
     const char *p = csv;
     for (size_t i = 0; i < n; i++) {
         const char *comma = strchr(p, ',');
@@ -186,7 +186,7 @@ int topo_kueue_levels_parse(const char ***out, size_t *out_n, const char *csv, t
         if (len == 0)
             return topo_err_set(err, TOPO_EINVALID, "level %zu is empty", i + 1);
         if ((levels[i] = topo_pool_strndup(pool, p, len)) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "out of memory");
+            return topo_err_nomem(err, NULL);
         p += len + (comma != NULL);
     }
     if (!topo_kueue_levels_valid(levels, n, &bad, why, sizeof why))
