@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "topo/log.h"
@@ -95,6 +96,12 @@ static int wal_write(vfile *f, const void *data, int n, sqlite3_int64 off)
 {
     int rc;
     size_t size = (size_t)n;
+    struct stat st;
+    /* The log starts over (its header at 0): another connection may have
+     * truncated it since (a TRUNCATE checkpoint), so its space is asked for
+     * again. */
+    if (off == 0 && fstat(f->fd, &st) == 0 && st.st_size < f->reserved)
+        f->reserved = st.st_size;
     if (f->len > 0 && (off != f->buf_off + (sqlite3_int64)f->len || f->len + size > BATCH_MAX) &&
         (rc = flush(f)) != SQLITE_OK)
         return rc;

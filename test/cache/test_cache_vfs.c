@@ -6,7 +6,8 @@
  * fails (the parent VFS's, or the file's space refused by RLIMIT_FSIZE)
  * fails its transaction and loses nothing committed before. The parent VFS
  * under it here is SQLite's own with the WAL's writes counted, and made to
- * fail on demand. Files live in a fresh directory under $TMPDIR. */
+ * fail on demand; space is refused with RLIMIT_FSIZE, also after another
+ * connection truncated the log. Files live in a fresh directory under $TMPDIR. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>
@@ -268,6 +269,30 @@ static void test_cache_vfs__no_space_fails_the_commit(void **state)
     assert_whole(f->reader);
 }
 
+/* Another connection truncated the log (a TRUNCATE checkpoint): the space
+ * the writer had allocated is gone, and it asks again when the log starts
+ * over, so that no space still fails the commit rather than the barrier. */
+static void test_cache_vfs__space_asked_again_after_truncation(void **state)
+{
+    fx *f = *state;
+    assert_int_equal(insert_rows(f->db, 0, 10, 500), SQLITE_OK);
+    exec_ok(f->reader, "PRAGMA wal_checkpoint(TRUNCATE)");
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = 16u << 10; /* under one transaction's frames, over the file's pages */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int rc = insert_rows(f->db, 100, 8, 3000);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    assert_int_not_equal(rc, SQLITE_OK);
+    assert_int_equal(query_int(f->reader, "SELECT count(*) FROM t"), 10);
+    assert_int_equal(insert_rows(f->db, 100, 8, 3000), SQLITE_OK);
+    assert_int_equal(query_int(f->reader, "SELECT count(*) FROM t"), 18);
+    assert_whole(f->reader);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +303,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_vfs__failed_write_fails_the_transaction, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_vfs__no_space_fails_the_commit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache_vfs__space_asked_again_after_truncation, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
