@@ -38,8 +38,9 @@ static const char *const list_fields[] = {
     [TOPO_NETBOX_DEVICES] = "name,role,site,rack",
     [TOPO_NETBOX_RACKS] = "id,name",
     [TOPO_NETBOX_SITES] = "id,slug,name",
-    [TOPO_NETBOX_INTERFACES] = "device,name,mgmt_only,connected_endpoints,"
-                               "connected_endpoints_type,link_peers,link_peers_type",
+    /* one string, in parentheses for clang's -Wstring-concatenation */
+    [TOPO_NETBOX_INTERFACES] = ("device,name,mgmt_only,connected_endpoints,"
+                                "connected_endpoints_type,link_peers,link_peers_type"),
     [TOPO_NETBOX_CABLES] = "status,a_terminations,b_terminations",
 };
 
