@@ -120,7 +120,7 @@ const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool)
 }
 
 /* The reservation as the cache will hold it, built in memory (no read
- * back): its slots in assignment order, all free. */
+ * back): its slots in assignment order, free but the claimant's. */
 static int describe_reservation(topo_cache_reservation *r, const topo_cache_reservation_spec *spec,
                                 const topo_assignment *as, topo_pool *pool, topo_err *err)
 {
@@ -139,6 +139,8 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
             slots[k].values = as->domains[d].values;
             slots[k].nvalues = as->nlevels;
         }
+    if (spec->claimant != NULL && (size_t)spec->claimed_slot < nslots)
+        slots[spec->claimed_slot].pod_uid = spec->claimant;
     r->id = spec->id;
     r->podset_key = spec->podset_key;
     r->topology_name = spec->topology_name;
@@ -163,7 +165,8 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
  * and describes it in *r, as the cache now holds it. mu held. */
 static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_terms *terms,
                              const topo_podset_spec *ps, const topo_assignment *as, int64_t now,
-                             topo_cache_reservation *r, topo_pool *pool, topo_err *err)
+                             const char *claimant, int32_t slot, topo_cache_reservation *r,
+                             topo_pool *pool, topo_err *err)
 {
     const topology *tp = &ctx->topos[t];
     topo_cache_reservation_spec spec = {0};
@@ -182,8 +185,13 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
     spec.shape = terms->shape;
     spec.request = terms->request;
     spec.unclaimed_ttl = ctx->unclaimed_ttl;
+    spec.claimant = claimant;
+    spec.claimed_slot = slot;
     int rc = describe_reservation(r, &spec, as, pool, err);
-    return rc < 0 ? rc : topo_cache_reservation_create(ctx->cache, &spec, err);
+    if (rc < 0)
+        return rc;
+    spec.assignment_json = r->assignment_json;
+    return topo_cache_reservation_create(ctx->cache, &spec, err);
 }
 
 /* A stored reservation's capacity charged to the live snapshot. mu held. */
@@ -209,30 +217,43 @@ static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_re
     atomic_fetch_add(&ctx->reserved, 1);
 }
 
-/* Stores n reservations (one per PodSet placed together) and claims the
- * pod's slot in reservation `mine` in one transaction (mu held). 0 with *p
- * filled; 1 when the pod gets no slot (*why); <0 on errors, nothing
- * stored. r has room for n. */
+/* Stores n reservations (one per PodSet placed together), the pod's slot
+ * in reservation `mine` claimed as it is written, in one transaction (mu
+ * held). 0 with *p filled (a new reservation always has the pod's slot:
+ * why is left alone); <0 on errors, nothing stored. r has room for n. */
 int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
                           const podset_terms *terms, const topo_podset_spec *ps,
                           topo_assignment *const *as, size_t n, size_t mine, int64_t now,
                           topo_cache_reservation *r, placement *p, const char **why,
                           topo_pool *pool, topo_err *err)
 {
-    int rc = topo_cache_begin(ctx->cache, err), got = 0;
+    /* The pod's slot in its new reservation, as adm_claim would give it:
+     * its rank when in range, else the first (all are free). Claimed as
+     * the reservation is written. */
+    size_t nslots = 0;
+    for (size_t d = 0; d < as[mine]->ndomains; d++)
+        nslots += (size_t)as[mine]->domains[d].count;
+    int32_t slot = id->rank >= 0 && (size_t)id->rank < nslots ? (int32_t)id->rank : 0;
+    (void)why;
+    int rc = topo_cache_begin(ctx->cache, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = store_reservation(ctx, t, &terms[i], &ps[i], as[i], now, &r[i], pool, err);
-    if (rc == 0 && (got = adm_claim(ctx, p, &r[mine], id, 0, now, why, pool, err)) >= 0)
+        rc = store_reservation(ctx, t, &terms[i], &ps[i], as[i], now,
+                               i == mine ? id->claimant : NULL, i == mine ? slot : 0, &r[i], pool,
+                               err);
+    if (rc == 0)
         rc = topo_cache_commit(ctx->cache, err);
     else
         topo_cache_rollback(ctx->cache, NULL);
-    if (rc == 0 && got < 0)
-        rc = got;
     if (rc < 0)
         return rc;
+    memset(p, 0, sizeof(*p));
+    slot_from(p, &r[mine], &r[mine].slots[slot]);
+    p->claimed = 1;
+    p->claimant = id->claimant;
+    atomic_store(&ctx->failing, 0); /* the cache takes writes */
     for (size_t i = 0; i < n; i++)
         hold_capacity(ctx, t, &r[i], &ps[i], as[i]);
-    return got;
+    return 0;
 }
 
 /* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not. */

@@ -122,7 +122,7 @@
     XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
-       "VALUES(?1, ?2, ?3, NULL)")                                                                \
+       "VALUES(?1, ?2, ?3, ?4)")                                                                  \
     XX(RES_LIVE, "SELECT (SELECT count(*) FROM reservation_slots WHERE reservation_id = ?1), "    \
                  CACHE_FREE_SLOTS_HELD("?2") " FROM reservations r WHERE r.id = ?1 AND "          \
                  "r.expires_at > ?2")                                                             \

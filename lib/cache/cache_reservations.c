@@ -83,6 +83,11 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     if (s->unclaimed_ttl < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: unclaimed_ttl is negative",
                             s->id);
+    if (s->claimant != NULL &&
+        (!nonempty(s->claimant) || s->claimed_slot < 0 || (size_t)s->claimed_slot >= total))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "reservation %s: the claimant needs a name and one of its %zu slots",
+                            s->id, total);
     *out_slots = total;
     return 0;
 }
@@ -125,7 +130,10 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
             if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0 ||
                 (error = cache_bind_int(c, st, 2, slot, err)) < 0)
                 break;
-            if ((rc = sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC)) != SQLITE_OK) {
+            if ((rc = sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC)) != SQLITE_OK ||
+                (rc = s->claimant != NULL && slot == s->claimed_slot
+                          ? sqlite3_bind_text(st, 4, s->claimant, -1, SQLITE_STATIC)
+                          : sqlite3_bind_null(st, 4)) != SQLITE_OK) {
                 error = cache_sql_error(c, rc, "bind", err);
                 break;
             }
@@ -151,7 +159,8 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
     topo_json_alloc_watch();
     if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
         (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
-        (assignment = topo_codec_assignment_json(spec->assignment)) == NULL) {
+        (spec->assignment_json == NULL &&
+         (assignment = topo_codec_assignment_json(spec->assignment)) == NULL)) {
         error = topo_json_alloc_failed()
                     ? topo_err_nomem(err, "cache")
                     : topo_err_set(err, TOPO_EINVALID,
@@ -192,7 +201,9 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_bind_text(cache, st, 3, spec->topology_name, err)) < 0 ||
         (error = cache_bind_json(cache, st, 4, levels, err)) < 0 ||
         (error = cache_bind_json(cache, st, 5, requests, err)) < 0 ||
-        (error = cache_bind_json(cache, st, 6, assignment, err)) < 0 ||
+        (error = assignment != NULL
+                     ? cache_bind_json(cache, st, 6, assignment, err)
+                     : cache_bind_text(cache, st, 6, spec->assignment_json, err)) < 0 ||
         (error = cache_bind_int(cache, st, 7, spec->created_at, err)) < 0 ||
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||

@@ -670,6 +670,67 @@ static int claim(topo_cache *c, const char *id, const char *pod, int32_t rank, i
     return rc;
 }
 
+/* A reservation made with its first pod's slot claimed (what the webhook
+ * does for the pod that places its PodSet), its assignment text given:
+ * stored as given, the slot the pod's, a later claim by that pod the same
+ * slot; a claimant without a name or out of range refused, nothing stored. */
+static void test_cache__reservation_created_claimed(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    static const char *v1[] = {"n1"}, *v2[] = {"n2"};
+    static const char *alevels[] = {HOST};
+    static const topo_resource req[] = {{GPU, 4}};
+    static const char text[] = "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":"
+                               "[{\"values\":[\"n1\"],\"count\":2},{\"values\":"
+                               "[\"n2\"],\"count\":1}]}";
+    topo_assign_domain doms[] = {{v1, 2}, {v2, 1}};
+    topo_assignment a = {alevels, 1, doms, 2};
+    topo_cache_reservation_spec spec = {0};
+    spec.podset_key = "ns/train";
+    spec.topology_name = "default";
+    spec.levels = LEVELS5;
+    spec.nlevels = 5;
+    spec.assignment = &a;
+    spec.requests = req;
+    spec.nrequests = 1;
+    spec.created_at = 100;
+    spec.expires_at = 200;
+    spec.assignment_json = text;
+
+    spec.id = "bad1";
+    spec.claimant = "pod-x";
+    spec.claimed_slot = 3;
+    assert_int_equal(topo_cache_reservation_create(c, &spec, &err), TOPO_EINVALID);
+    spec.id = "bad2";
+    spec.claimant = "";
+    spec.claimed_slot = 0;
+    assert_int_equal(topo_cache_reservation_create(c, &spec, &err), TOPO_EINVALID);
+    assert_int_equal(count_of(c, "reservations"), 0);
+
+    spec.id = "r1";
+    spec.claimant = "pod-x";
+    spec.claimed_slot = 2;
+    must(topo_cache_reservation_create(c, &spec, &err), &err);
+    topo_cache_reservation r;
+    must(topo_cache_reservation_get_by_podset(&r, c, "ns/train", pool, &err), &err);
+    assert_int_equal(r.nclaimed, 1);
+    assert_null(r.slots[0].pod_uid);
+    assert_string_equal(r.slots[2].pod_uid, "pod-x");
+    assert_string_equal(r.assignment_json, text);
+    int32_t slot = -1;
+    const char *host = NULL;
+    assert_int_equal(claim(c, "r1", "pod-x", -1, 110, &slot, &host, pool), 0);
+    assert_int_equal(slot, 2);
+    assert_string_equal(host, "n2");
+    assert_int_equal(claim(c, "r1", "pod-y", 2, 110, &slot, NULL, pool), TOPO_ECONFLICT);
+    assert_int_equal(claim(c, "r1", "pod-y", -1, 110, &slot, NULL, pool), 0);
+    assert_int_equal(slot, 0);
+    topo_pool_free(pool);
+}
+
 static void test_cache__reservations(void **state)
 {
     fx *f = *state;
@@ -1815,6 +1876,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__gated_podsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__relist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__reservation_created_claimed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__reservations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__group_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__read_only, setup, teardown),
