@@ -307,9 +307,11 @@ int topo_k8s_metadata_refused(const topo_k8s *k)
 static void metadata_refused(topo_k8s *k, const char *what, const topo_err *e)
 {
     k->metadata_refused = 1;
-    topo_log(TOPO_LOG_WARN, "%s: the API server refused metadata-only objects (%s); asking "
-                            "for full objects from now on",
-             what, e != NULL && e->text[0] != '\0' ? e->text : "406 Not Acceptable");
+    if (e != NULL && e->text[0] != '\0')
+        what = e->text; /* "<what>: 406 NotAcceptable: <the server's message>" */
+    topo_log(TOPO_LOG_WARN, "%s: the API server refused metadata-only objects; asking for "
+                            "full objects from now on",
+             what);
 }
 
 /* A GET whose answer may be metadata-only (accept, unless this client was
