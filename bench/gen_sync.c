@@ -703,12 +703,11 @@ static int write_nodes(gen *g, gen_sync_files *out, const char *dir)
         return -1;
     for (size_t n = 0; n < g->o->nodes && !g->failed; n++)
         put(g, full ? node_object(n, g)
-                    : json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata",
-                                "apiVersion", "meta.k8s.io/v1", "metadata", node_metadata(n, g)));
-    return close_file(g,
-                      full ? "],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}\n"
-                           : "]}\n",
-                      &out->nodes_bytes);
+                    : json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                                "meta.k8s.io/v1", "metadata", node_metadata(n, g)));
+    return close_file(
+        g, full ? "],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}\n" : "]}\n",
+        &out->nodes_bytes);
 }
 
 static void derive(gen *g, const gen_sync_opts *o)

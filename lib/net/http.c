@@ -416,8 +416,8 @@ static int request_check(const topo_http_request *req, topo_err *err)
         return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad content type",
                             req->method, req->path);
     if (req->accept != NULL && (req->accept[0] == '\0' || has_control(req->accept)))
-        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad Accept value",
-                            req->method, req->path);
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad Accept value", req->method,
+                            req->path);
     if (req->timeout_ms < 0)
         return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: negative timeout",
                             req->method, req->path);

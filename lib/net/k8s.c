@@ -254,8 +254,14 @@ static int k8s_request(topo_k8s *k, const char *method, const char *path, const 
         error = topo_err_set(err, TOPO_ENOMEM, "%s: cannot encode the body", what);
         goto cleanup;
     }
-    topo_http_request req = {method, path, text != NULL ? ctype : NULL, text,
-                             text != NULL ? strlen(text) : 0, k->timeout_ms, NULL, accept};
+    topo_http_request req = {method,
+                             path,
+                             text != NULL ? ctype : NULL,
+                             text,
+                             text != NULL ? strlen(text) : 0,
+                             k->timeout_ms,
+                             NULL,
+                             accept};
     error = topo_http_do(k->http, &req, &resp, err);
     if (status_out != NULL)
         *status_out = error < 0 ? 0 : resp.status;
@@ -309,15 +315,16 @@ static void metadata_refused(topo_k8s *k, const char *what, const topo_err *e)
     k->metadata_refused = 1;
     if (e != NULL && e->text[0] != '\0')
         what = e->text; /* "<what>: 406 NotAcceptable: <the server's message>" */
-    topo_log(TOPO_LOG_WARN, "%s: the API server refused metadata-only objects; asking for "
-                            "full objects from now on",
+    topo_log(TOPO_LOG_WARN,
+             "%s: the API server refused metadata-only objects; asking for "
+             "full objects from now on",
              what);
 }
 
 /* A GET whose answer may be metadata-only (accept, unless this client was
  * refused one): on 406, the same GET for full objects. */
-static int k8s_get_maybe_metadata(topo_k8s *k, const char *path, const char *accept,
-                                  json_t **out, topo_err *err)
+static int k8s_get_maybe_metadata(topo_k8s *k, const char *path, const char *accept, json_t **out,
+                                  topo_err *err)
 {
     long status = 0;
     if (accept == NULL || k->metadata_refused)
@@ -383,9 +390,8 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
             goto cleanup;
         json_decref(page);
         page = NULL;
-        if ((error = k8s_get_maybe_metadata(k, path,
-                                            o.metadata_only ? TOPO_K8S_ACCEPT_METADATA_LIST : NULL,
-                                            &page, err)) < 0)
+        if ((error = k8s_get_maybe_metadata(
+                 k, path, o.metadata_only ? TOPO_K8S_ACCEPT_METADATA_LIST : NULL, &page, err)) < 0)
             goto cleanup;
         topo_k8s_list_page pg;
         if ((error = topo_k8s_list_page_decode(&pg, first ? rv_out : NULL, page, path, err)) < 0)
@@ -479,8 +485,7 @@ static int watch_stream(topo_k8s *k, const char *path, const char *accept, long 
     /* The server ends the watch after timeoutSeconds; this is the backstop. */
     topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000, o->stop, accept};
     *status = 0;
-    int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, c, status,
-                              err);
+    int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, c, status, err);
     if (rc < 0) {
         error = rc;
         topo_err_wrap(err, "%s", c->what);

@@ -33,14 +33,14 @@ static sync_nodes *new_view(void)
 /* A Node whole: status and spec beside the metadata. */
 static json_t *full_node(const char *name, const char *clique, const char *image)
 {
-    json_t *o = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}, s:{s:s}, "
-        "s:{s:[{s:[s], s:i}], s:{s:s}}}",
-        "kind", "Node", "apiVersion", "v1", "metadata", "name", name, "uid", "u-1",
-        "resourceVersion", "7", "labels", "nvidia.com/gpu.clique", clique,
-        "topology.topo.io/rack", "r1", "team", "ml", "annotations", "topology.topo.io/x", "y",
-        "node.alpha.kubernetes.io/ttl", "0", "spec", "podCIDR", "10.0.0.0/24", "status",
-        "images", "names", image, "sizeBytes", 123456789, "allocatable", "nvidia.com/gpu", "4");
+    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}, s:{s:s}, "
+                          "s:{s:[{s:[s], s:i}], s:{s:s}}}",
+                          "kind", "Node", "apiVersion", "v1", "metadata", "name", name, "uid",
+                          "u-1", "resourceVersion", "7", "labels", "nvidia.com/gpu.clique", clique,
+                          "topology.topo.io/rack", "r1", "team", "ml", "annotations",
+                          "topology.topo.io/x", "y", "node.alpha.kubernetes.io/ttl", "0", "spec",
+                          "podCIDR", "10.0.0.0/24", "status", "images", "names", image, "sizeBytes",
+                          123456789, "allocatable", "nvidia.com/gpu", "4");
     assert_non_null(o);
     return o;
 }
@@ -48,12 +48,12 @@ static json_t *full_node(const char *name, const char *clique, const char *image
 /* The same node's PartialObjectMetadata (metadata only). */
 static json_t *partial_node(const char *name, const char *clique)
 {
-    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}}",
-                          "kind", "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1",
-                          "metadata", "name", name, "uid", "u-1", "resourceVersion", "8",
-                          "labels", "nvidia.com/gpu.clique", clique, "topology.topo.io/rack", "r1",
-                          "team", "ml", "annotations", "topology.topo.io/x", "y",
-                          "node.alpha.kubernetes.io/ttl", "0");
+    json_t *o =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}}", "kind",
+                  "PartialObjectMetadata", "apiVersion", "meta.k8s.io/v1", "metadata", "name", name,
+                  "uid", "u-1", "resourceVersion", "8", "labels", "nvidia.com/gpu.clique", clique,
+                  "topology.topo.io/rack", "r1", "team", "ml", "annotations", "topology.topo.io/x",
+                  "y", "node.alpha.kubernetes.io/ttl", "0");
     assert_non_null(o);
     return o;
 }

@@ -323,8 +323,14 @@ static inline topo_http *client(const topo_http_opts *o)
 static inline int call(topo_http *h, const char *method, const char *path, const char *body,
                 topo_http_response *r, topo_err *err)
 {
-    topo_http_request req = {method, path, body != NULL ? "application/json" : NULL, body,
-                             body != NULL ? strlen(body) : 0, 0, NULL, NULL};
+    topo_http_request req = {method,
+                             path,
+                             body != NULL ? "application/json" : NULL,
+                             body,
+                             body != NULL ? strlen(body) : 0,
+                             0,
+                             NULL,
+                             NULL};
     return topo_http_do(h, &req, r, err);
 }
 

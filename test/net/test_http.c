@@ -562,8 +562,7 @@ static void test_http__timeouts(void **state)
     topo_err err = TOPO_ERR_INIT;
 
     topo_log_set_level(TOPO_LOG_OFF);
-    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL,
-                             NULL};
+    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL, NULL};
     double t0 = now_s();
     assert_int_equal(topo_http_do(h, &req, &r, &err), TOPO_ETIMEOUT);
     double took = now_s() - t0;
@@ -573,8 +572,8 @@ static void test_http__timeouts(void **state)
     assert_null(r.body);
 
     /* POST: not resent after a timeout (the server may have acted). */
-    topo_http_request post = {"POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}",
-                              2, 300, NULL, NULL};
+    topo_http_request post = {
+        "POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}", 2, 300, NULL, NULL};
     assert_int_equal(topo_http_do(h, &post, &r, &err), TOPO_ETIMEOUT);
     assert_int_equal(stats_of(h).retries, 1);
     topo_log_set_level(TOPO_LOG_WARN);
@@ -634,8 +633,14 @@ static void test_http__methods_and_headers(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *body = cases[i].body;
-        topo_http_request req = {cases[i].method, "/echo?x=1", cases[i].content_type, body,
-                                 body != NULL ? strlen(body) : 0, 0, NULL, NULL};
+        topo_http_request req = {cases[i].method,
+                                 "/echo?x=1",
+                                 cases[i].content_type,
+                                 body,
+                                 body != NULL ? strlen(body) : 0,
+                                 0,
+                                 NULL,
+                                 NULL};
         json_t *j = echo(h, &req);
         assert_string_equal(json_string_value(json_object_get(j, "method")), cases[i].method);
         assert_string_equal(json_string_value(json_object_get(j, "path")), "/echo?x=1");
@@ -653,8 +658,10 @@ static void test_http__methods_and_headers(void **state)
         json_decref(j);
     }
     /* A request's own Accept (the API server's metadata-only answers). */
-    topo_http_request meta = {"GET", "/echo", NULL, NULL, 0, 0, NULL,
-                              "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"};
+    topo_http_request meta = {
+        .method = "GET",
+        .path = "/echo",
+        .accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"};
     json_t *mj = echo(h, &meta);
     assert_string_equal(echo_header(mj, "accept"),
                         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");

@@ -194,8 +194,9 @@ static void test_gpu__errors_name_the_field(void **state)
     expect_error("{\"kind\":\"PartialObjectMetadataList\",\"items\":[{\"kind\":"
                  "\"PartialObjectMetadata\",\"metadata\":{\"name\":\"a\"}},{\"kind\":\"Pod\","
                  "\"metadata\":{\"name\":\"b\"}}]}",
-                 TOPO_EINVALID, "t.json: items[1].kind: expected Node or PartialObjectMetadata, got "
-                                "\"Pod\"");
+                 TOPO_EINVALID,
+                 "t.json: items[1].kind: expected Node or PartialObjectMetadata, got "
+                 "\"Pod\"");
     expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"}}", TOPO_EINVALID,
                  "kind: expected Node or PartialObjectMetadata, got \"Pod\"");
     expect_error("{\"kind\":\"PartialObjectMetadataList\",\"items\":[{\"kind\":"
