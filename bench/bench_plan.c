@@ -19,8 +19,9 @@
  *      to tell where the time goes.
  *
  * The payloads are the answers to topo-sync's requests (UFM's switch
- * systems, NetBox's fields); --full writes those to the requests before
- * (every system, every field), which the parsers read the same way.
+ * systems, NetBox's fields, the Nodes' metadata only); --full writes those
+ * to the requests before (every system, every field, whole Nodes), which
+ * the parsers read the same way.
  *
  * usage: bench_plan [--nodes N] [--rails N] [--rack-nodes N] [--leaf-racks N]
  *                   [--su-groups N] [--spines N] [--cores N] [--uplinks N]

@@ -619,16 +619,19 @@ static json_t *resources(const char *cpu, const char *memory, const char *storag
     return str(str(r, "nvidia.com/gpu", "4"), "pods", "110");
 }
 
-/* A v1 Node as `kubectl get nodes -o json` lists it, without status.images
- * (which topo never reads and the API server's list carries). */
-static json_t *node_object(size_t n, const gen *g)
+static void node_uid(char out[40], size_t n)
+{
+    snprintf(out, 40, "3f1c2a9e-5b7d-4e0a-9c61-%012zx", n + 1);
+}
+
+/* A Node's metadata: name, uid, labels (GFD's), annotations. */
+static json_t *node_metadata(size_t n, const gen *g)
 {
     char name[16], cq[48], uid[40];
     node_name(name, n);
     clique(cq, n / g->o->rack_nodes);
-    snprintf(uid, sizeof uid, "3f1c2a9e-5b7d-4e0a-9c61-%012zx", n + 1);
-    json_t *meta = json_object(), *ann = json_object(), *spec = json_object();
-    json_t *status = json_object(), *info = json_object();
+    node_uid(uid, n);
+    json_t *meta = json_object(), *ann = json_object();
     str(meta, "name", name);
     str(meta, "uid", uid);
     str(meta, "resourceVersion", "48213377");
@@ -638,7 +641,18 @@ static json_t *node_object(size_t n, const gen *g)
     str(ann, "nfd.node.kubernetes.io/feature-labels", "cpu-model.vendor_id,kernel-version.full");
     str(ann, "node.alpha.kubernetes.io/ttl", "0");
     str(ann, "volumes.kubernetes.io/controller-managed-attach-detach", "true");
-    set(meta, "annotations", ann);
+    return set(meta, "annotations", ann);
+}
+
+/* A v1 Node as `kubectl get nodes -o json` lists it, without status.images
+ * (which topo never reads and the API server's list carries): --full. */
+static json_t *node_object(size_t n, const gen *g)
+{
+    char name[16], uid[40];
+    node_name(name, n);
+    node_uid(uid, n);
+    json_t *meta = node_metadata(n, g), *spec = json_object();
+    json_t *status = json_object(), *info = json_object();
     set(spec, "podCIDR", json_sprintf("10.%zu.%zu.0/24", 64 + n / 256 % 64, n % 256));
     set(spec, "podCIDRs", json_pack("[o]", json_sprintf("10.%zu.%zu.0/24", 64 + n / 256 % 64,
                                                         n % 256)));
@@ -673,14 +687,27 @@ static json_t *node_object(size_t n, const gen *g)
     return set(set(set(node, "metadata", meta), "spec", spec), "status", status);
 }
 
+/* The Node list as the API server answers topo-sync's metadata-only list
+ * (Accept: ...;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, what
+ * `kubectl get --raw /api/v1/nodes -H 'Accept: ...'` saves): each item a
+ * PartialObjectMetadata, the node's metadata only; with --full, `kubectl get
+ * nodes -o json` (a List of whole Nodes). */
 static int write_nodes(gen *g, gen_sync_files *out, const char *dir)
 {
-    if (open_file(g, &out->nodes, dir, "nodes.json", "{\"apiVersion\":\"v1\",\"items\":[") != 0)
+    int full = g->o->full;
+    const char *head = full ? "{\"apiVersion\":\"v1\",\"items\":["
+                            : "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":"
+                              "\"meta.k8s.io/v1\",\"metadata\":{\"resourceVersion\":"
+                              "\"48213377\"},\"items\":[";
+    if (open_file(g, &out->nodes, dir, "nodes.json", head) != 0)
         return -1;
     for (size_t n = 0; n < g->o->nodes && !g->failed; n++)
-        put(g, node_object(n, g));
-    return close_file(g, "],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}\n",
-                      &out->nodes_bytes);
+        put(g, full ? node_object(n, g)
+                    : json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                                "meta.k8s.io/v1", "metadata", node_metadata(n, g)));
+    return close_file(
+        g, full ? "],\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"}}\n" : "]}\n",
+        &out->nodes_bytes);
 }
 
 static void derive(gen *g, const gen_sync_opts *o)

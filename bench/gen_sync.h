@@ -1,7 +1,8 @@
 /* A generated GPU cluster as topo-sync's sources describe it, written as
  * the files the real parsers read: NetBox REST pages (devices, racks,
  * sites, v4 shapes), UFM's systems and links responses, and the Node
- * objects with GPU Feature Discovery labels (`kubectl get nodes -o json`).
+ * objects with GPU Feature Discovery labels (their metadata, or `kubectl
+ * get nodes -o json`).
  * Each record has the fields of the real payloads (fixtures/sources), not
  * only those topo reads, so that parsing costs what it costs on real data.
  *
@@ -23,8 +24,10 @@
  * The responses are those to topo-sync's requests (lib/fetch): UFM's
  * systems with `?type=switch` (no host adapters: the links name them), the
  * NetBox lists with `fields=` (devices: name, role, site, rack; racks: id,
- * name; sites: id, slug, name; nested objects brief). With `full`, those
- * to the requests before them: every system, every NetBox field.
+ * name; sites: id, slug, name; nested objects brief), the Nodes' metadata
+ * only (a PartialObjectMetadataList, as its node reflector asks the API
+ * server). With `full`, those to the requests before them: every system,
+ * every NetBox field, whole Nodes (`kubectl get nodes -o json`).
  * GUIDs are "b8599f03" + a kind digit (1 leaf, 2 spine, 3 core, 4
  * adapter) + a 7-digit hex index: the lowest GUID of a leaf group is its
  * rail-0 leaf's, which topo (like topograph) takes as the group's id. */
@@ -45,7 +48,7 @@ typedef struct gen_sync_opts {
     size_t cores;  /* per rail */
     size_t uplinks;
     size_t page; /* NetBox results per page (NetBox's MAX_PAGE_SIZE is 1000) */
-    int full;    /* every UFM system and NetBox field, not only those asked for */
+    int full;    /* every UFM system and NetBox field, whole Nodes: not only those asked for */
 } gen_sync_opts;
 
 #define GEN_SYNC_OPTS_DEFAULT                                                                \

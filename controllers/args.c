@@ -111,7 +111,9 @@ static const topo_opt table[] = {
      "fetch every host's lldpcli JSON from a collector: one object, host name to document",
      O(lldp_url), NULL},
     {"--nodes-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "the Node objects (kubectl get nodes -o json): the node set and their GPU labels",
+     "the Node objects (kubectl get nodes -o json, or their metadata only: kubectl get --raw "
+     "/api/v1/nodes -H 'Accept: application/json;as=PartialObjectMetadataList;"
+     "g=meta.k8s.io;v=v1'): the node set and their GPU labels",
      O(nodes_file), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL,
      "what the sources can give",

@@ -186,7 +186,12 @@ static int make_reflector(ctl *c, topo_err *err)
     topo_reflector_handler h = *sync_nodes_handler();
     if (c->o->once)
         h.list_end = once_list_end;
-    topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .page_size = 500};
+    /* Metadata only: a round reads a Node's name, uid, labels and
+     * annotations (nodes.h), and a whole Node is mostly status (its images
+     * alone tens of kilobytes): the API server sends, and this process
+     * parses, a fraction of it (docs/sync.md "Node objects"). */
+    topo_reflector_opts ro = {
+        .name = "nodes", .res = &topo_k8s_nodes, .page_size = 500, .metadata_only = 1};
     return topo_reflector_create(&c->reflector, c->k_nodes, &ro, &h, c->nodes, err);
 }
 

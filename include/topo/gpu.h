@@ -42,13 +42,18 @@ int topo_gpu_add_labels(topo_gpu_stats *stats, topo_facts *facts, const char *no
                         topo_err *err) TOPO_MUST_CHECK;
 
 /* A v1 Node object as the API server returns it (metadata.name,
- * metadata.labels); path names it in messages ("items[3]", or ""). */
+ * metadata.labels), whole or metadata only (kind PartialObjectMetadata,
+ * apiVersion meta.k8s.io/v1: what a metadata-only list or watch gives); a
+ * kind other than those is TOPO_EINVALID naming it. path names it in
+ * messages ("items[3]", or ""). */
 int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *node,
                       const char *path, const topo_gpu_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 
 /* A Node, or a NodeList (or `kubectl get nodes -o json`'s List) of them,
- * as JSON text of at most TOPO_MAX_K8S_RESPONSE bytes; source names it in
- * messages. */
+ * or their metadata only: a PartialObjectMetadataList (what `kubectl get
+ * --raw /api/v1/nodes -H 'Accept: TOPO_K8S_ACCEPT_METADATA_LIST'` saves)
+ * or a PartialObjectMetadata; as JSON text of at most TOPO_MAX_K8S_RESPONSE
+ * bytes; source names it in messages. */
 int topo_gpu_parse(topo_gpu_stats *stats, topo_facts *facts, const char *text, size_t len,
                    const char *source, const topo_gpu_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 

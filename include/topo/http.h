@@ -101,6 +101,9 @@ typedef struct topo_http_request {
      * Any thread may set it, and a signal handler (atomic_int is lock-free
      * where topo builds: ATOMIC_INT_LOCK_FREE 2). NULL: never. */
     const atomic_int *cancel;
+    /* The Accept header's value (a media type with parameters, or a list of
+     * them: the API server's metadata-only answers); NULL: application/json. */
+    const char *accept;
 } topo_http_request;
 
 /* `topo_http_response r = {0};` before the first use. */
@@ -110,7 +113,8 @@ typedef struct topo_http_response {
     size_t len;
 } topo_http_response;
 
-/* Requests send "Accept: application/json" and accept any compressed
+/* Requests send "Accept: application/json" (unless the request names
+ * another) and accept any compressed
  * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options (a token
  * and Basic together, a username without a password file or the reverse, a
  * bad scheme) and with a credential file's error when it cannot be read

@@ -164,11 +164,32 @@ int topo_k8s_status_error(long status, const char *body, size_t len, const char 
 int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
                  const char *name, topo_err *err) TOPO_MUST_CHECK;
 
+/* Metadata-only answers (kube-apiserver since 1.15, what client-go's
+ * metadata client asks for): a list as a PartialObjectMetadataList
+ * (apiVersion meta.k8s.io/v1), each item {"kind": "PartialObjectMetadata",
+ * "apiVersion": "meta.k8s.io/v1", "metadata": {...}}: the object's whole
+ * metadata and nothing else; a watch's event objects (and a get) as
+ * PartialObjectMetadata. A Node's status (its images: tens of kilobytes)
+ * is not sent.
+ *
+ * A server that cannot (an aggregated API server, one older than 1.15)
+ * answers 406 Not Acceptable: the client then asks again for full objects,
+ * logs it once, and asks this client's later lists and watches for full
+ * objects too. Callers read metadata.* only and take either shape. */
+#define TOPO_K8S_ACCEPT_METADATA_LIST \
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#define TOPO_K8S_ACCEPT_METADATA "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+/* Whether the server refused a metadata-only answer (406) to this client:
+ * its lists and watches get full objects since. */
+int topo_k8s_metadata_refused(const topo_k8s *k);
+
 typedef struct topo_k8s_list_opts {
     const char *label_selector;   /* "app=x,tier notin (a,b)", or NULL */
     const char *field_selector;   /* "spec.nodeName=n1", or NULL */
     unsigned int limit;           /* page size, 0: TOPO_K8S_PAGE_DEFAULT */
     const char *resource_version; /* first page: NULL most recent, "0" any */
+    int metadata_only;            /* items as PartialObjectMetadata (above) */
 } topo_k8s_list_opts;
 
 /* Called once per item (borrowed; items of a list carry no kind/apiVersion).
@@ -200,6 +221,7 @@ typedef struct topo_k8s_watch_opts {
     long timeout_seconds;  /* the server ends the watch then; 0: random 300..599 (reflector) */
     int no_bookmarks;      /* non-zero: do not ask for bookmarks */
     const atomic_int *stop; /* non-zero ends the watch (within about a second) */
+    int metadata_only;      /* event objects as PartialObjectMetadata (above) */
 } topo_k8s_watch_opts;
 
 /* Called per event with the object (borrowed). Non-zero stops the watch and

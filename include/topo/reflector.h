@@ -48,6 +48,11 @@ typedef struct topo_reflector_opts {
     /* The first watch starts here, without a list (the owner stored the
      * state as of this resourceVersion); NULL or "": list first. */
     const char *resume_rv;
+    /* List and watch metadata only (topo/k8s.h TOPO_K8S_ACCEPT_METADATA*):
+     * the objects the handler gets are PartialObjectMetadata (kind,
+     * apiVersion meta.k8s.io/v1, metadata), or full objects when the server
+     * refused (406, logged once). For owners that read metadata.* only. */
+    int metadata_only;
 } topo_reflector_opts;
 
 /* The owner's side. Every callback is optional and gets the payload given

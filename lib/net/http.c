@@ -415,6 +415,9 @@ static int request_check(const topo_http_request *req, topo_err *err)
     if (req->content_type != NULL && has_control(req->content_type))
         return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad content type",
                             req->method, req->path);
+    if (req->accept != NULL && (req->accept[0] == '\0' || has_control(req->accept)))
+        return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: bad Accept value", req->method,
+                            req->path);
     if (req->timeout_ms < 0)
         return topo_err_set(err, TOPO_EINVALID, "http: %s %.200s: negative timeout",
                             req->method, req->path);
@@ -455,7 +458,8 @@ static int build_headers(topo_http *h, const topo_http_request *req, struct curl
     struct curl_slist *list = NULL;
     char *auth = NULL;
 
-    if ((error = header_addf(&list, "Accept: application/json")) < 0 ||
+    if ((error = header_addf(&list, "Accept: %s",
+                             req->accept != NULL ? req->accept : "application/json")) < 0 ||
         (error = header_addf(&list, "Expect:")) < 0)
         goto cleanup;
     /* "Content-Type:" with no value stops libcurl adding its form type. */

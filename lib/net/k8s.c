@@ -25,6 +25,7 @@ struct topo_k8s {
     char *namespace_name;
     long timeout_ms; /* per-request override; 0: the HTTP client's default */
     uint64_t rng;    /* watch timeouts */
+    int metadata_refused; /* a metadata-only answer was refused (406): full objects since */
 };
 
 const topo_k8s_resource topo_k8s_nodes = {"", "v1", "nodes", "Node", 0};
@@ -234,8 +235,11 @@ static void describe(char *what, size_t size, const char *method, const char *pa
     snprintf(what, size, "%s %s", method, path);
 }
 
-static int k8s_call(topo_k8s *k, const char *method, const char *path, const char *ctype,
-                    const json_t *body, json_t **out, topo_err *err)
+/* One request; accept NULL: application/json. *status_out (may be NULL)
+ * gets the HTTP status, 0 when none arrived. */
+static int k8s_request(topo_k8s *k, const char *method, const char *path, const char *ctype,
+                       const char *accept, const json_t *body, json_t **out, long *status_out,
+                       topo_err *err)
 {
     int error = 0;
     char *text = NULL;
@@ -250,9 +254,18 @@ static int k8s_call(topo_k8s *k, const char *method, const char *path, const cha
         error = topo_err_set(err, TOPO_ENOMEM, "%s: cannot encode the body", what);
         goto cleanup;
     }
-    topo_http_request req = {method, path, text != NULL ? ctype : NULL, text,
-                             text != NULL ? strlen(text) : 0, k->timeout_ms, NULL};
-    if ((error = topo_http_do(k->http, &req, &resp, err)) < 0) {
+    topo_http_request req = {method,
+                             path,
+                             text != NULL ? ctype : NULL,
+                             text,
+                             text != NULL ? strlen(text) : 0,
+                             k->timeout_ms,
+                             NULL,
+                             accept};
+    error = topo_http_do(k->http, &req, &resp, err);
+    if (status_out != NULL)
+        *status_out = error < 0 ? 0 : resp.status;
+    if (error < 0) {
         topo_err_wrap(err, "%s", what);
         goto cleanup;
     }
@@ -281,6 +294,49 @@ cleanup:
     free(text);
     topo_http_response_dispose(&resp);
     return error;
+}
+
+static int k8s_call(topo_k8s *k, const char *method, const char *path, const char *ctype,
+                    const json_t *body, json_t **out, topo_err *err)
+{
+    return k8s_request(k, method, path, ctype, NULL, body, out, NULL, err);
+}
+
+int topo_k8s_metadata_refused(const topo_k8s *k)
+{
+    return k != NULL && k->metadata_refused;
+}
+
+/* After a 406 to a metadata-only Accept: full objects from now on, said
+ * once per client (kube-apiserver's 406 is its media type negotiation
+ * failing: an aggregated API server, or one older than 1.15). */
+static void metadata_refused(topo_k8s *k, const char *what, const topo_err *e)
+{
+    k->metadata_refused = 1;
+    if (e != NULL && e->text[0] != '\0')
+        what = e->text; /* "<what>: 406 NotAcceptable: <the server's message>" */
+    topo_log(TOPO_LOG_WARN,
+             "%s: the API server refused metadata-only objects; asking for "
+             "full objects from now on",
+             what);
+}
+
+/* A GET whose answer may be metadata-only (accept, unless this client was
+ * refused one): on 406, the same GET for full objects. */
+static int k8s_get_maybe_metadata(topo_k8s *k, const char *path, const char *accept, json_t **out,
+                                  topo_err *err)
+{
+    long status = 0;
+    if (accept == NULL || k->metadata_refused)
+        return k8s_call(k, "GET", path, NULL, NULL, out, err);
+    int error = k8s_request(k, "GET", path, NULL, accept, NULL, out, &status, err);
+    if (error == 0 || status != 406)
+        return error;
+    char what[256];
+    describe(what, sizeof(what), "GET", path);
+    metadata_refused(k, what, err);
+    topo_err_clear(err);
+    return k8s_call(k, "GET", path, NULL, NULL, out, err);
 }
 
 /* ------------------------------------------------------------------ verbs */
@@ -334,7 +390,8 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
             goto cleanup;
         json_decref(page);
         page = NULL;
-        if ((error = k8s_call(k, "GET", path, NULL, NULL, &page, err)) < 0)
+        if ((error = k8s_get_maybe_metadata(
+                 k, path, o.metadata_only ? TOPO_K8S_ACCEPT_METADATA_LIST : NULL, &page, err)) < 0)
             goto cleanup;
         topo_k8s_list_page pg;
         if ((error = topo_k8s_list_page_decode(&pg, first ? rv_out : NULL, page, path, err)) < 0)
@@ -419,6 +476,31 @@ cleanup:
     return rc;
 }
 
+/* One watch request and its stream, into c; the code topo_k8s_watch
+ * returns for it. */
+static int watch_stream(topo_k8s *k, const char *path, const char *accept, long secs,
+                        const topo_k8s_watch_opts *o, watch_ctx *c, long *status, topo_err *err)
+{
+    int error = 0;
+    /* The server ends the watch after timeoutSeconds; this is the backstop. */
+    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000, o->stop, accept};
+    *status = 0;
+    int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, c, status, err);
+    if (rc < 0) {
+        error = rc;
+        topo_err_wrap(err, "%s", c->what);
+    } else if (*status != 0 && (*status < 200 || *status >= 300)) {
+        error = c->bad_line
+                    ? topo_k8s_status_error(*status, c->snippet, c->snippet_len, c->what, err)
+                    : topo_k8s_status_error_obj(*status, c->status, NULL, 0, c->what, err);
+    } else if (rc > 0) {
+        error = c->stopped ? 0 : c->rc;
+    } else if (*status == 0) {
+        error = topo_err_set(err, TOPO_ECONNECT, "%s: no response", c->what);
+    }
+    return error;
+}
+
 int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
                    char rv[TOPO_K8S_RV_MAX], const topo_k8s_watch_opts *opts,
                    topo_k8s_event_fn fn, void *payload, topo_err *err)
@@ -466,26 +548,24 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
         return error;
     describe(what, sizeof(what), "WATCH", path);
 
-    c.fn = fn;
-    c.payload = payload;
-    c.rv = rv;
-    c.stop = o.stop;
-    c.what = what;
-    c.err = err;
-    /* The server ends the watch after timeoutSeconds; this is the backstop. */
-    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000, o.stop};
-    int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, &c, &status,
-                              err);
-    if (rc < 0) {
-        error = rc;
-        topo_err_wrap(err, "%s", what);
-    } else if (status != 0 && (status < 200 || status >= 300)) {
-        error = c.bad_line ? topo_k8s_status_error(status, c.snippet, c.snippet_len, what, err)
-                           : topo_k8s_status_error_obj(status, c.status, NULL, 0, what, err);
-    } else if (rc > 0) {
-        error = c.stopped ? 0 : c.rc;
-    } else if (status == 0) {
-        error = topo_err_set(err, TOPO_ECONNECT, "%s: no response", what);
+    int metadata = o.metadata_only && !k->metadata_refused;
+    for (;;) {
+        c.fn = fn;
+        c.payload = payload;
+        c.rv = rv;
+        c.stop = o.stop;
+        c.what = what;
+        c.err = err;
+        error = watch_stream(k, path, metadata ? TOPO_K8S_ACCEPT_METADATA : NULL, secs, &o, &c,
+                             &status, err);
+        /* A 406 comes before any event: nothing was delivered. */
+        if (!metadata || status != 406)
+            break;
+        metadata_refused(k, what, err);
+        topo_err_clear(err);
+        json_decref(c.status);
+        memset(&c, 0, sizeof(c));
+        metadata = 0;
     }
     json_decref(c.status);
     free(path);

@@ -25,6 +25,7 @@ struct topo_reflector {
     char *name, *ns, *label_selector, *field_selector;
     const topo_k8s_resource *res;
     unsigned int page_size;
+    int metadata_only;
     long watch_timeout_s, backoff_base_ms, backoff_max_ms;
     topo_reflector_handler h;
     void *payload;
@@ -103,6 +104,7 @@ static int list(topo_reflector *r, topo_err *err)
     lo.label_selector = r->label_selector;
     lo.field_selector = r->field_selector;
     lo.limit = r->page_size;
+    lo.metadata_only = r->metadata_only;
     if (r->h.list_begin != NULL && (rc = r->h.list_begin(err, r->payload)) != 0)
         goto abort;
     if ((rc = topo_k8s_list(rv, r->k, r->res, r->ns, &lo, list_item, &c, err)) != 0)
@@ -152,6 +154,7 @@ static int watch(topo_reflector *r, topo_err *err)
     wo.field_selector = r->field_selector;
     wo.timeout_seconds = r->watch_timeout_s;
     wo.stop = &r->cancel;
+    wo.metadata_only = r->metadata_only;
     rc = topo_k8s_watch(r->k, r->res, r->ns, r->rv, &wo, watch_event, &c, err);
     if (rc == 0 && r->h.watch_end != NULL && r->h.watch_end(c.events, r->payload) != 0)
         rc = ENDED;
@@ -267,6 +270,7 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
     r->h = *handler;
     r->payload = payload;
     r->page_size = opts->page_size > 0 ? opts->page_size : TOPO_K8S_PAGE_DEFAULT;
+    r->metadata_only = opts->metadata_only;
     r->watch_timeout_s = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 0;
     r->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : 200;
     r->backoff_max_ms = opts->backoff_max_ms;

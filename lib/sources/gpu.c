@@ -92,6 +92,34 @@ static int node_labels(topo_kv *out, size_t *n, size_t max, const json_t *meta, 
  * sets a few dozen. */
 #define GPU_MAX_LABELS 4096
 
+/* The kinds a node document may state (none is fine: only metadata is
+ * read). A Node whole (the API, `kubectl get nodes -o json`) or metadata
+ * only (a PartialObjectMetadata: kube-apiserver's answer to
+ * "Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1"). */
+static const char *const node_kinds[] = {"Node", "PartialObjectMetadata", NULL};
+static const char *const list_kinds[] = {"NodeList", "List", "PartialObjectMetadataList", NULL};
+
+/* path.kind, when present, a string among kinds (expected names them). */
+static int check_kind(const json_t *kind, const char *path, const char *const *kinds,
+                      const char *expected, topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    if (kind == NULL)
+        return 0;
+    topo_decode_path_key(p, sizeof(p), path, "kind");
+    const char *k = json_string_value(kind);
+    if (k == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s", p,
+                            topo_decode_type_name(kind));
+    for (size_t i = 0; kinds[i] != NULL; i++)
+        if (strcmp(k, kinds[i]) == 0)
+            return 0;
+    return topo_err_set(err, TOPO_EINVALID, "%s: expected %s, got \"%.64s\"", p, expected, k);
+}
+
+#define NODE_KINDS "Node or PartialObjectMetadata"
+#define LIST_KINDS "NodeList, List or PartialObjectMetadataList"
+
 int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *node,
                       const char *path, const topo_gpu_opts *opts, topo_err *err)
 {
@@ -105,7 +133,9 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
         return topo_err_set(err, TOPO_EINVALID, "%s%sexpected a Node object, got %s",
                             path ? path : "", path && *path ? ": " : "",
                             node ? topo_decode_type_name(node) : "nothing");
-    if ((rc = topo_decode_member(&meta, node, "metadata", path, JSON_OBJECT, 1, err)) != 0)
+    if ((rc = check_kind(json_object_get(node, "kind"), path ? path : "", node_kinds, NODE_KINDS,
+                         err)) != 0 ||
+        (rc = topo_decode_member(&meta, node, "metadata", path, JSON_OBJECT, 1, err)) != 0)
         return rc;
     topo_decode_path_key(mp, sizeof(mp), path, "metadata");
     if ((rc = srcjson_string(&name, meta, "name", mp, 1, err)) != 0)
@@ -128,6 +158,7 @@ typedef struct gpu_walk {
     topo_gpu_stats *stats;
     topo_facts *facts;
     const topo_gpu_opts *opts;
+    json_t *kind; /* the document's kind, checked once it is known to be a list */
 } gpu_walk;
 
 static int node_each(const json_t *node, size_t i, void *payload, topo_err *err)
@@ -138,25 +169,45 @@ static int node_each(const json_t *node, size_t i, void *payload, topo_err *err)
                              topo_decode_path_index(p, sizeof(p), "items", i), w->opts, err);
 }
 
+/* The document's own members: its kind is kept, to be checked as a list's
+ * when the document is one (the walk cannot tell before its end). */
+static int list_member(const char *key, const json_t *value, void *payload, topo_err *err)
+{
+    gpu_walk *w = payload;
+    (void)err;
+    if (strcmp(key, "kind") == 0) {
+        json_decref(w->kind);
+        w->kind = json_incref((json_t *)value);
+    }
+    return 0;
+}
+
 /* A list of 10,000 Nodes is tens of megabytes of text: its items are read
  * one at a time (srcjson_each); a single Node, or a document of another
- * shape, is parsed whole. */
+ * shape, is parsed whole. Both shapes of each: full objects or metadata
+ * only (node_kinds). */
 int topo_gpu_parse(topo_gpu_stats *stats, topo_facts *facts, const char *text, size_t len,
                    const char *source, const topo_gpu_opts *opts, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
     const char *what = "node document";
-    gpu_walk w = {stats, facts, opts};
+    gpu_walk w = {stats, facts, opts, NULL};
     int found = 0;
-    topo_codec_each how = {.member = "items", .element = node_each, .payload = &w};
+    topo_codec_each how = {
+        .member = "items", .element = node_each, .other = list_member, .payload = &w};
     int rc = srcjson_each(&found, text, len, TOPO_MAX_K8S_RESPONSE, what, source, &how, err);
+    if (rc == 0 && found)
+        rc = check_kind(w.kind, "", list_kinds, LIST_KINDS, err);
+    json_decref(w.kind);
     if (rc != 0 || found)
         return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
     json_t *doc = NULL;
     const json_t *items = NULL;
     rc = srcjson_parse(&doc, text, len, TOPO_MAX_K8S_RESPONSE, what, source, err);
     if (rc == 0 && json_is_object(doc) && json_object_get(doc, "items") != NULL) {
-        rc = topo_decode_member(&items, doc, "items", "", JSON_ARRAY, 1, err);
+        rc = check_kind(json_object_get(doc, "kind"), "", list_kinds, LIST_KINDS, err);
+        if (rc == 0)
+            rc = topo_decode_member(&items, doc, "items", "", JSON_ARRAY, 1, err);
         for (size_t i = 0; rc == 0 && i < json_array_size(items); i++)
             rc = topo_gpu_add_node(stats, facts, json_array_get(items, i),
                                    topo_decode_path_index(p, sizeof(p), "items", i), opts, err);

@@ -41,7 +41,26 @@ Semantics follow kube-apiserver backed by etcd3:
     remove, replace, move, copy, test; a failed op is 422); a patched object whose
     metadata.resourceVersion differs from the stored one is 409 Conflict;
   * errors are Status objects (kind Status, status Failure, message, reason,
-    details, code) with the apiserver's messages.
+    details, code) with the apiserver's messages;
+  * the Accept header is negotiated as kube-apiserver does for JSON
+    (handlers/negotiation, handlers/response.go): plain application/json (or
+    */*, application/*, no header) gives full objects;
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1" a list
+    as a PartialObjectMetadataList (apiVersion meta.k8s.io/v1, each item
+    {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+    "metadata": ...}: everything but the metadata dropped), and
+    "...;as=PartialObjectMetadata;..." a get, a write's answer or each watch
+    event's object (bookmarks too) as a PartialObjectMetadata (v=v1beta1 the
+    same in meta.k8s.io/v1beta1). The first acceptable clause by q wins;
+    as=PartialObjectMetadata on a list, or ...List on a single object, is 406
+    NotAcceptable with the apiserver's message (a watch asked for ...List
+    sends full objects, as the apiserver's watch encoder falls back to them);
+    no acceptable clause is 406 "only the following media types are
+    accepted: ...". YAML, protobuf, CBOR and Table are not served by this
+    fake (skipped as if not acceptable). POST /_fake/config
+    {"metadata_406": true} makes it a server that cannot transform (an
+    aggregated API server, kube-apiserver before 1.15): every as= clause is
+    skipped, so a metadata-only Accept alone is 406.
 
 Fault injection and test control live under /_fake/ on the same server
 (JSON in, JSON out, no authentication):
@@ -62,7 +81,8 @@ Fault injection and test control live under /_fake/ on the same server
                         optionally end open watches with an in-stream ERROR 410
   POST /_fake/watches/close   {"mode": "close" | "expire"}  end every open watch
   POST /_fake/config    {"gone_mode": "http" | "event", "bookmark_interval": S, "kueue": B,
-                         "history": N, "token_grace": S, "watch_timeout": S}
+                         "history": N, "token_grace": S, "watch_timeout": S,
+                         "metadata_406": B}
   POST /_fake/load      {"resource": "nodes", "count": N, "gpus": 8, ...}  generated objects
                         {"resource": "pods", "count": N}   pods bound to existing nodes
                         {"file": PATH}   a List (NodeList/PodList/JobList/List) or one object
@@ -104,8 +124,9 @@ Fault injection and test control live under /_fake/ on the same server
                         by method and status, "verbs": per resource LIST/WATCH/GET/PATCH/...
                         requests, "gone": per resource 410s sent, "watch_starts": the last
                         watches opened (resource, resourceVersion asked, identity),
-                        "churn": progress
-  GET  /_fake/requests  the last requests (method, path, status, auth, content type)
+                        "churn": progress (watch_starts also give the Accept header)
+  GET  /_fake/requests  the last requests (method, path, status, auth, content type,
+                        accept)
   POST /_fake/requests/clear   (also the counters in stats)
   POST /_fake/shutdown
 
@@ -207,6 +228,76 @@ def now_rfc3339():
 
 def dumps(obj):
     return json.dumps(obj, separators=(",", ":")).encode()
+
+
+# --------------------------------------------------------------------------- media types
+
+# What kube-apiserver lists in its 406 for the built-in resources.
+MEDIA_TYPES_ACCEPTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+META_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
+
+
+def parse_accept(header):
+    """The clauses of an Accept header as (media type, params), most preferred
+    first (by q, then by order; q=0 dropped)."""
+    clauses = []
+    for i, part in enumerate(header.split(",")):
+        fields = [f.strip() for f in part.split(";")]
+        mt = fields[0].lower()
+        if not mt:
+            continue
+        params = {}
+        for f in fields[1:]:
+            if "=" in f:
+                k, v = f.split("=", 1)
+                params[k.strip().lower()] = v.strip().strip('"')
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 1.0
+        if q > 0:
+            clauses.append((-q, i, mt, params))
+    clauses.sort(key=lambda c: (c[0], c[1]))
+    return [(mt, params) for _, _, mt, params in clauses]
+
+
+def negotiate(accept, can_transform):
+    """None for full objects, or (kind, version) of a metadata-only answer;
+    ApiError 406 when no clause is acceptable."""
+    if accept is None or not accept.strip():
+        return None
+    for mt, params in parse_accept(accept):
+        if mt not in ("application/json", "application/*", "*/*"):
+            continue  # YAML, protobuf, CBOR: real, but not served here
+        target = params.get("as")
+        if target is None:
+            return None
+        if (can_transform and target in META_KINDS and params.get("g") == "meta.k8s.io"
+                and params.get("v") in ("v1", "v1beta1")):
+            return (target, params["v"])
+    raise ApiError(406, "NotAcceptable",
+                   f"only the following media types are accepted: {MEDIA_TYPES_ACCEPTED}")
+
+
+def go_type(res, lst):
+    """The Go type kube-apiserver names in its transform errors."""
+    if res.group == "":
+        return f"*core.{res.list_kind if lst else res.kind}"
+    if "." in res.group and not res.group.endswith(".k8s.io"):
+        return "*unstructured.UnstructuredList" if lst else "*unstructured.Unstructured"
+    return f"*{res.group.split('.')[0]}.{res.list_kind if lst else res.kind}"
+
+
+def partial_object(entry, version):
+    """entry as a PartialObjectMetadata: its metadata only (cached for v1)."""
+    if version == "v1" and entry._partial is not None:
+        return entry._partial
+    md = json.loads(entry.raw).get("metadata", {})
+    out = (b'{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/' + version.encode() +
+           b'","metadata":' + dumps(md) + b"}")
+    if version == "v1":
+        entry._partial = out
+    return out
 
 
 # --------------------------------------------------------------------------- errors
@@ -586,7 +677,7 @@ class Entry:
     objects (Entry.of_raw) keep only their JSON text; .data parses it on demand
     (a fresh dict each time: read it, don't keep it), so 100,000 pods cost their
     bytes and not a Python object tree each."""
-    __slots__ = ("key", "namespace", "name", "rv", "uid", "_data", "raw")
+    __slots__ = ("key", "namespace", "name", "rv", "uid", "_data", "raw", "_partial")
 
     def __init__(self, data):
         md = data["metadata"]
@@ -597,6 +688,7 @@ class Entry:
         self.uid = md.get("uid") or ""
         self._data = data
         self.raw = dumps(data)  # the list-item form: no kind/apiVersion
+        self._partial = None
 
     @classmethod
     def of_raw(cls, namespace, name, rv, uid, raw):
@@ -608,6 +700,7 @@ class Entry:
         e.uid = uid
         e._data = None
         e.raw = raw
+        e._partial = None
         return e
 
     @property
@@ -1474,6 +1567,7 @@ class State:
         self.faults = []
         self.gone_mode = args.gone_mode
         self.kueue = False  # Kueue's CRDs installed (topologies, resourceflavors served)
+        self.metadata_406 = False  # no metadata-only answers: every as= clause refused
         self.bookmark_interval = args.bookmark_interval
         self.watch_timeout = args.watch_timeout
         self.token_file = args.token_file
@@ -1515,13 +1609,13 @@ class State:
                 ok.add(previous)
         return ok
 
-    def count_verb(self, res, verb, rv=None, auth=None):
+    def count_verb(self, res, verb, rv=None, auth=None, accept=None):
         with self.lock:
             v = self.verbs.setdefault(res.name, {})
             v[verb] = v.get(verb, 0) + 1
             if verb == "WATCH":
                 self.watch_starts.append({"resource": res.name, "rv": rv, "auth": auth,
-                                          "t": time.time()})
+                                          "accept": accept, "t": time.time()})
                 if len(self.watch_starts) > 2000:
                     del self.watch_starts[:1000]
 
@@ -1529,10 +1623,11 @@ class State:
         with self.lock:
             self.gone[res.name] = self.gone.get(res.name, 0) + 1
 
-    def log_request(self, method, path, status, auth, ctype):
+    def log_request(self, method, path, status, auth, ctype, accept=None):
         with self.lock:
             self.requests.append({"method": method, "path": path, "status": status,
-                                  "auth": auth, "content_type": ctype, "t": time.time()})
+                                  "auth": auth, "content_type": ctype, "accept": accept,
+                                  "t": time.time()})
             if len(self.requests) > 5000:
                 del self.requests[:1000]
             k = f"{method} {status}"
@@ -1635,6 +1730,7 @@ class Handler(BaseHTTPRequestHandler):
         state = self.server.state
         self.fault = None
         self.status_sent = 0
+        self.convert = None
         url = urlsplit(self.path)
         path = url.path
         params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
@@ -1673,7 +1769,7 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             if not path.startswith("/_fake/"):
                 state.log_request(method, self.path, self.status_sent, auth,
-                                  self.headers.get("Content-Type"))
+                                  self.headers.get("Content-Type"), self.headers.get("Accept"))
 
     def authenticate(self):
         state = self.server.state
@@ -1738,9 +1834,11 @@ class Handler(BaseHTTPRequestHandler):
         state = self.server.state
         if name is None and method == "GET":
             state.count_verb(res, "WATCH" if is_watch else "LIST",
-                             params.get("resourceVersion", ""), self.auth)
+                             params.get("resourceVersion", ""), self.auth,
+                             self.headers.get("Accept"))
         else:
             state.count_verb(res, method)
+        self.convert = negotiate(self.headers.get("Accept"), not state.metadata_406)
 
         if name is None:
             if method == "GET":
@@ -1761,7 +1859,7 @@ class Handler(BaseHTTPRequestHandler):
                 entry = st.objects[res.name].get(key)
             if entry is None:
                 raise not_found(res, name)
-            self.send_bytes(200, res.head + entry.raw[1:])
+            self.send_bytes(200, self.object_body(res, entry))
         elif method == "PUT":
             self.update(res, key, name, body, sub)
         elif method == "PATCH":
@@ -1772,6 +1870,17 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(405, "MethodNotAllowed",
                            "the server does not allow this method on the requested resource")
 
+    def object_body(self, res, entry):
+        """One object as negotiated: whole, or its PartialObjectMetadata."""
+        if self.convert is None:
+            return res.head + entry.raw[1:]
+        kind, version = self.convert
+        if kind != "PartialObjectMetadata":
+            raise ApiError(406, "NotAcceptable",
+                           f"you requested {kind}, but the requested object is not a list "
+                           f"({go_type(res, False)})")
+        return partial_object(entry, version)
+
     def decode(self, body):
         try:
             return json.loads(body or b"null")
@@ -1779,6 +1888,10 @@ class Handler(BaseHTTPRequestHandler):
             raise bad_request(f"error decoding request body: {e}")
 
     def list(self, res, ns, params):
+        if self.convert is not None and self.convert[0] != "PartialObjectMetadataList":
+            raise ApiError(406, "NotAcceptable",
+                           f"you requested {self.convert[0]}, but the requested object is a "
+                           f"list ({go_type(res, True)})")
         st = self.server.state.store
         flt = Filter(res, ns, params)
         try:
@@ -1841,8 +1954,15 @@ class Handler(BaseHTTPRequestHandler):
         if token:
             md["continue"] = token
             md["remainingItemCount"] = remaining
-        head = dumps({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": md})
-        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
+        if self.convert is None:
+            head = dumps({"kind": res.list_kind, "apiVersion": res.api_version, "metadata": md})
+            raws = [e.raw for e in page]
+        else:
+            version = self.convert[1]
+            head = dumps({"kind": "PartialObjectMetadataList",
+                          "apiVersion": "meta.k8s.io/" + version, "metadata": md})
+            raws = [partial_object(e, version) for e in page]
+        body = head[:-1] + b',"items":[' + b",".join(raws) + b"]}"
         self.send_bytes(200, body)
 
     def watch(self, res, ns, params):
@@ -1889,7 +2009,8 @@ class Handler(BaseHTTPRequestHandler):
                                                                            too_old)}))
                 self.chunk(b"")
                 return
-            self.send_lines([self.event_line("ADDED", res, e.raw) for e in initial])
+            self.send_lines([self.event_line("ADDED", self.watch_object(res, e))
+                             for e in initial])
             if self.fault is not None and self.fault.kind == "drop":
                 self.abort_connection()
                 return
@@ -1936,8 +2057,12 @@ class Handler(BaseHTTPRequestHandler):
                 if ended is not None:
                     break
                 if bookmarks and time.monotonic() >= next_bookmark:
+                    kind, api_version = res.kind, res.api_version
+                    if self.watch_meta() is not None:
+                        kind = "PartialObjectMetadata"
+                        api_version = "meta.k8s.io/" + self.watch_meta()
                     self.chunk(dumps({"type": "BOOKMARK", "object": {
-                        "kind": res.kind, "apiVersion": res.api_version,
+                        "kind": kind, "apiVersion": api_version,
                         "metadata": {"resourceVersion": str(last),
                                      "creationTimestamp": None}}}) + b"\n")
                     next_bookmark = time.monotonic() + state.bookmark_interval
@@ -1953,11 +2078,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     @staticmethod
-    def event_line(etype, res, raw):
-        return b'{"type":"' + etype.encode() + b'","object":' + res.head + raw[1:] + b"}\n"
+    def event_line(etype, obj):
+        return b'{"type":"' + etype.encode() + b'","object":' + obj + b"}\n"
 
-    def event(self, etype, res, raw):
-        self.chunk(self.event_line(etype, res, raw))
+    def watch_meta(self):
+        """The version of PartialObjectMetadata a watch sends, or None: full
+        objects (also for as=PartialObjectMetadataList, which kube-apiserver's
+        watch encoder cannot make of one object: it logs and sends it whole)."""
+        c = self.convert
+        return c[1] if c is not None and c[0] == "PartialObjectMetadata" else None
+
+    def watch_object(self, res, entry):
+        version = self.watch_meta()
+        return res.head + entry.raw[1:] if version is None else partial_object(entry, version)
 
     def send_lines(self, lines):
         """Event lines, many per HTTP chunk and write (a flush per event would
@@ -1987,7 +2120,7 @@ class Handler(BaseHTTPRequestHandler):
             etype = "DELETED"
         else:
             etype = None
-        return self.event_line(etype, res, ev.entry.raw) if etype else None
+        return self.event_line(etype, self.watch_object(res, ev.entry)) if etype else None
 
     # ------------------------------------------------------------ writes
 
@@ -2036,7 +2169,7 @@ class Handler(BaseHTTPRequestHandler):
             check_event(res, obj, ns)
         with st.cond:
             entry = st.create(res, obj)
-        self.send_bytes(201, res.head + entry.raw[1:])
+        self.send_bytes(201, self.object_body(res, entry))
 
     def commit(self, res, key, name, cur, new, sub):
         """Stores new in place of cur (both plain dicts) with the apiserver's rules:
@@ -2086,7 +2219,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise not_found(res, name)
             cur = json.loads(prev.raw)
             entry = self.commit(res, key, name, cur, obj, sub)
-        self.send_bytes(200, res.head + entry.raw[1:])
+        self.send_bytes(200, self.object_body(res, entry))
 
     def patch(self, res, key, name, body, sub):
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -2118,7 +2251,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(422, "Invalid", "the patched object is not an object")
             new = json.loads(json.dumps(new))
             entry = self.commit(res, key, name, cur, new, sub)
-        self.send_bytes(200, res.head + entry.raw[1:])
+        self.send_bytes(200, self.object_body(res, entry))
 
     def delete(self, res, key, name, body):
         opts = self.decode(body) if body else None
@@ -2133,7 +2266,7 @@ class Handler(BaseHTTPRequestHandler):
             if pre.get("uid") and pre["uid"] != prev.data["metadata"].get("uid"):
                 raise conflict(res, name)
             entry = st.delete(res, key)
-        self.send_bytes(200, res.head + entry.raw[1:])
+        self.send_bytes(200, self.object_body(res, entry))
 
     # ------------------------------------------------------------ admin
 
@@ -2212,6 +2345,8 @@ class Handler(BaseHTTPRequestHandler):
                         state.watch_timeout = float(spec["watch_timeout"])
                     if "kueue" in spec:
                         state.kueue = bool(spec["kueue"])
+                    if "metadata_406" in spec:
+                        state.metadata_406 = bool(spec["metadata_406"])
                 if "history" in spec:
                     with st.cond:
                         st.history = max(1, int(spec["history"]))

@@ -13,7 +13,7 @@ import sys
 import time
 
 from harness import expect, registry, run_cases
-from harness.filler import FillerEnv, read_cache
+from harness.filler import FillerEnv, open_ro, read_cache
 
 CASES, case = registry()
 
@@ -69,6 +69,32 @@ def resumed_two_lives(env):
     expect(out["synced_before"] == 0 and out["synced_during"] == 1, f"not synced: {out}")
     expect_lives_mirror(env, out)
     print(f"resumed in {time.monotonic() - t:.2f} s")
+
+
+@case
+def full_objects(env):
+    """The cache filler lists and watches full objects (it stores a node's
+    allocatable, taints and readiness, which are not metadata): its node
+    requests ask for plain application/json, never PartialObjectMetadata,
+    and the cache holds every node's allocatable GPUs."""
+    env.bulk(20, 100, 5)
+    env.admin("requests/clear", {})
+    run_driver(env)
+    lists = [r.get("accept") for r in env.admin("requests")["requests"]
+             if r["method"] == "GET" and r["path"].startswith("/api/v1/nodes?")
+             and "watch=" not in r["path"]]
+    watches = [w.get("accept") for w in env.admin("stats")["watch_starts"]
+               if w["resource"] == "nodes"]
+    expect(lists and all(a == "application/json" for a in lists), f"node lists: {lists}")
+    expect(watches and all(a == "application/json" for a in watches), f"watches: {watches}")
+    con = open_ro(env.db)
+    try:
+        rows = con.execute("SELECT name, allocatable FROM nodes").fetchall()
+    finally:
+        con.close()
+    expect(len(rows) == 20, f"{len(rows)} nodes cached")
+    bad = [n for n, a in rows if "nvidia.com/gpu" not in json.loads(a)]
+    expect(not bad, f"nodes without allocatable GPUs: {bad[:3]}")
 
 
 def main():

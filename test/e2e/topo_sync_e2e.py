@@ -17,7 +17,10 @@ API server's token rotated: writes and the watch go on with the new one; an
 owned label changed by hand: reasserted with a Warning Event; --kube-qps 20
 --kube-burst 20 paces 121 PATCHes over at least 5 s; labels a round does not
 read (GFD's timestamp) change without waking one; with --topograph-labels a
-converged cluster gets no write and a changed tier label is put back.
+converged cluster gets no write and a changed tier label is put back; the
+node reflector lists and watches Nodes as PartialObjectMetadata (the plan and
+the writes as with full objects), and a server that refuses that (406) gets
+one metadata-only list, said once in the log, then full objects.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -606,6 +609,73 @@ def topograph_converged(env):
     expect(env.patches() == before + 2, f"{env.patches() - before - 1} PATCHes, want 1")
     expect(env.labels()[name].get("fabric.topograph.run/tier-0") == env.want[name][P + "leaf"],
            "the tier-0 label not put back")
+
+META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+
+def node_reads(env):
+    """topo-sync's lists of Nodes as (Accept, status) from the request log
+    (the test's own reads have no query), and its watches' Accept headers."""
+    lists = [(r.get("accept"), r["status"]) for r in env.admin("requests")["requests"]
+             if r["method"] == "GET" and r["path"].startswith("/api/v1/nodes?")
+             and "watch=" not in r["path"]]
+    watches = [w.get("accept") for w in env.admin("stats")["watch_starts"]
+               if w["resource"] == "nodes"]
+    return lists, watches
+
+
+def relabel_one(env, p, index):
+    """A node's owned labels removed by another writer reach the running
+    controller by its watch and are put back."""
+    name = sorted(env.want)[index]
+    strip_owned(env, name)
+    wait_for(lambda: env.owned().get(name) == env.want[name], 15, f"{name} relabelled")
+    env.expect_converged()
+
+
+@case
+def nodes_metadata_only(env):
+    """The node reflector lists and watches Nodes metadata only (what it
+    reads: names, uids, labels, annotations): every LIST asks for a
+    PartialObjectMetadataList and every WATCH for PartialObjectMetadata;
+    the plan is the offline one over the full objects, the PATCHes label
+    every node, and a change seen by the watch is put back."""
+    env.admin("requests/clear", {})
+    p, _ = converged_controller(env)
+    try:
+        relabel_one(env, p, 5)
+        lists, watches = node_reads(env)
+        expect(lists and all(l == (META_LIST, 200) for l in lists), f"node lists: {lists}")
+        expect(watches and all(w == META for w in watches), f"node watches: {watches}")
+        expect("refused metadata-only" not in log_of(p), "a fallback without a 406")
+    finally:
+        stop(p)
+
+
+@case
+def nodes_metadata_406(env):
+    """A server that cannot answer metadata only (406 Not Acceptable, as an
+    aggregated API server or kube-apiserver before 1.15): one refused list,
+    said once in the log, then full objects for the lists and watches of
+    that client; the plan, the writes and the watch work the same."""
+    env.admin("config", {"metadata_406": True})
+    env.admin("requests/clear", {})
+    p, _ = converged_controller(env)
+    try:
+        relabel_one(env, p, 6)
+        lists, watches = node_reads(env)
+        expect(lists[:2] == [(META_LIST, 406), ("application/json", 200)],
+               f"node lists: {lists}")
+        expect(all(l == ("application/json", 200) for l in lists[1:]), f"node lists: {lists}")
+        expect(watches and all(w == "application/json" for w in watches),
+               f"node watches: {watches}")
+        said = [l for l in log_of(p).splitlines() if "refused metadata-only" in l]
+        expect(len(said) == 1, f"the fallback logged {len(said)} times: {said}")
+        expect("406" in said[0], f"the fallback's message: {said[0]}")
+    finally:
+        stop(p)
+
 
 def main():
     global ARGS

@@ -507,7 +507,7 @@ static void test_http__body_limit(void **state)
     o.max_body = SIZE_MAX;
     h = client(&o);
     assert_int_equal(get_ok(h, "/huge?bytes=100000&chunked=1"), 100000);
-    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0, NULL};
+    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0, NULL, NULL};
     long status = 0;
     assert_int_equal(topo_http_stream(h, &req, SIZE_MAX, on_line_count, NULL, &status, &err), 0);
     assert_int_equal(status, 200);
@@ -562,7 +562,7 @@ static void test_http__timeouts(void **state)
     topo_err err = TOPO_ERR_INIT;
 
     topo_log_set_level(TOPO_LOG_OFF);
-    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL};
+    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL, NULL};
     double t0 = now_s();
     assert_int_equal(topo_http_do(h, &req, &r, &err), TOPO_ETIMEOUT);
     double took = now_s() - t0;
@@ -572,8 +572,8 @@ static void test_http__timeouts(void **state)
     assert_null(r.body);
 
     /* POST: not resent after a timeout (the server may have acted). */
-    topo_http_request post = {"POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}",
-                              2, 300, NULL};
+    topo_http_request post = {
+        "POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}", 2, 300, NULL, NULL};
     assert_int_equal(topo_http_do(h, &post, &r, &err), TOPO_ETIMEOUT);
     assert_int_equal(stats_of(h).retries, 1);
     topo_log_set_level(TOPO_LOG_WARN);
@@ -633,8 +633,14 @@ static void test_http__methods_and_headers(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *body = cases[i].body;
-        topo_http_request req = {cases[i].method, "/echo?x=1", cases[i].content_type, body,
-                                 body != NULL ? strlen(body) : 0, 0, NULL};
+        topo_http_request req = {cases[i].method,
+                                 "/echo?x=1",
+                                 cases[i].content_type,
+                                 body,
+                                 body != NULL ? strlen(body) : 0,
+                                 0,
+                                 NULL,
+                                 NULL};
         json_t *j = echo(h, &req);
         assert_string_equal(json_string_value(json_object_get(j, "method")), cases[i].method);
         assert_string_equal(json_string_value(json_object_get(j, "path")), "/echo?x=1");
@@ -651,6 +657,15 @@ static void test_http__methods_and_headers(void **state)
         assert_non_null(echo_header(j, "accept-encoding"));
         json_decref(j);
     }
+    /* A request's own Accept (the API server's metadata-only answers). */
+    topo_http_request meta = {
+        .method = "GET",
+        .path = "/echo",
+        .accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"};
+    json_t *mj = echo(h, &meta);
+    assert_string_equal(echo_header(mj, "accept"),
+                        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1");
+    json_decref(mj);
 
     /* HEAD: a status, no body. */
     topo_http_response r = {0};
@@ -667,17 +682,19 @@ static void test_http__methods_and_headers(void **state)
 
     /* Requests refused before anything is sent. */
     static const topo_http_request bad[] = {
-        {"get", "/json", NULL, NULL, 0, 0, NULL},
-        {"", "/json", NULL, NULL, 0, 0, NULL},
-        {"GET\r\nX", "/json", NULL, NULL, 0, 0, NULL},
-        {"GET", "json", NULL, NULL, 0, 0, NULL},
-        {"GET", "/a b", NULL, NULL, 0, 0, NULL},
-        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0, NULL},
-        {"POST", "/json", NULL, NULL, 3, 0, NULL},
-        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0, NULL},
-        {"GET", "/json", NULL, NULL, 0, -1, NULL},
-        {NULL, "/json", NULL, NULL, 0, 0, NULL},
-        {"GET", NULL, NULL, NULL, 0, 0, NULL},
+        {"get", "/json", NULL, NULL, 0, 0, NULL, NULL},
+        {"", "/json", NULL, NULL, 0, 0, NULL, NULL},
+        {"GET\r\nX", "/json", NULL, NULL, 0, 0, NULL, NULL},
+        {"GET", "json", NULL, NULL, 0, 0, NULL, NULL},
+        {"GET", "/a b", NULL, NULL, 0, 0, NULL, NULL},
+        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0, NULL, NULL},
+        {"POST", "/json", NULL, NULL, 3, 0, NULL, NULL},
+        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0, NULL, NULL},
+        {"GET", "/json", NULL, NULL, 0, 0, NULL, "application/json\r\nX-Evil: 1"},
+        {"GET", "/json", NULL, NULL, 0, 0, NULL, ""},
+        {"GET", "/json", NULL, NULL, 0, -1, NULL, NULL},
+        {NULL, "/json", NULL, NULL, 0, 0, NULL, NULL},
+        {"GET", NULL, NULL, NULL, 0, 0, NULL, NULL},
     };
     uint64_t sent = stats_of(h).requests;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -729,7 +746,7 @@ static void test_http__create_and_null_arguments(void **state)
     topo_http_get_stats(NULL, NULL);
 
     topo_http_response r = {0};
-    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0, NULL};
+    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0, NULL, NULL};
     assert_int_equal(topo_http_do(NULL, &req, &r, &err), TOPO_EINVALID);
     o = base_opts();
     h = client(&o);
@@ -777,7 +794,7 @@ static int on_line(const char *line, size_t len, void *payload)
 static int stream_more(topo_http *h, const char *path, long timeout_ms, size_t max_line, lines *l,
                        long *status, topo_err *err)
 {
-    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms, NULL};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms, NULL, NULL};
     return topo_http_stream(h, &req, max_line, on_line, l, status, err);
 }
 

@@ -1,6 +1,7 @@
 /* NVLink domains from GPU Feature Discovery labels: the clique label, the
  * hostname fallback for single-node NVLink systems, nodes without GPUs.
- * Fixtures: fixtures/sources/gpu/gb200-nodes.json (synthetic, README) and
+ * Fixtures: fixtures/sources/gpu/gb200-nodes.json (synthetic, README), the
+ * same nodes as a metadata-only list (gb200-nodes-metadata.json) and
  * fixtures/clusters/kubectl-nodes-small.json.
  *
  * Expected numbers counted with Python over gb200-nodes.json:
@@ -82,6 +83,45 @@ static void test_gpu__cliques_and_fallback(void **state)
     topo_facts_free(f);
 }
 
+/* The same nodes whole (kind List of Node) and metadata only (kind
+ * PartialObjectMetadataList of PartialObjectMetadata): the same facts. */
+static void test_gpu__metadata_only(void **state)
+{
+    (void)state;
+    topo_gpu_stats full = {0, 0, 0, 0}, meta = {0, 0, 0, 0};
+    topo_facts *f = parse_fixture("gpu/gb200-nodes.json", 1, &full);
+    topo_facts *m = parse_fixture("gpu/gb200-nodes-metadata.json", 1, &meta);
+    assert_memory_equal(&full, &meta, sizeof(full));
+    assert_int_equal(meta.nodes, 11);
+    assert_int_equal(topo_facts_host_count(m), topo_facts_host_count(f));
+    for (size_t i = 0; i < topo_facts_host_count(f); i++) {
+        const char *host = topo_facts_host_name(f, i), *want = nvlink(f, host);
+        const char *got = nvlink(m, host);
+        if (want == NULL ? got != NULL : got == NULL || strcmp(want, got) != 0)
+            fail_msg("%s: nvlink %s whole, %s metadata only", host, want ? want : "none",
+                     got ? got : "none");
+    }
+    assert_string_equal(nvlink(m, "hgx-h100-01"), "hgx-h100-01.cluster.local");
+    topo_facts_free(f);
+    topo_facts_free(m);
+
+    /* One object of each shape, parsed whole (not a list). */
+    static const char *const one[] = {
+        "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":"
+        "{\"name\":\"n1\",\"labels\":{\"nvidia.com/gpu.clique\":\"u.1\"}}}",
+        "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"n1\",\"labels\":"
+        "{\"nvidia.com/gpu.clique\":\"u.1\"}},\"status\":{\"images\":[]}}",
+    };
+    for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+        topo_err err = TOPO_ERR_INIT;
+        topo_facts *g = new_facts("gpu");
+        if (topo_gpu_parse(NULL, g, one[i], strlen(one[i]), "one.json", NULL, &err) != 0)
+            fail_msg("%s: %s", one[i], err.text);
+        assert_string_equal(nvlink(g, "n1"), "u.1");
+        topo_facts_free(g);
+    }
+}
+
 static void test_gpu__labels(void **state)
 {
     (void)state;
@@ -140,6 +180,28 @@ static void test_gpu__errors_name_the_field(void **state)
     expect_error("{\"metadata\":{\"name\":\"a\",\"labels\":[]}}", TOPO_EINVALID,
                  "metadata.labels: expected an object, got an array");
     expect_error("[]", TOPO_EINVALID, "expected a Node object, got an array");
+    /* Kinds: a list of something else, or an item that is not a Node,
+     * wherever the list's kind stands (read a record at a time or whole). */
+    expect_error("{\"kind\":\"PodList\",\"items\":[]}", TOPO_EINVALID,
+                 "t.json: kind: expected NodeList, List or PartialObjectMetadataList, got "
+                 "\"PodList\"");
+    expect_error("{\"items\":[],\"kind\":\"PodList\"}", TOPO_EINVALID,
+                 "kind: expected NodeList, List or PartialObjectMetadataList, got \"PodList\"");
+    expect_error("{\"kind\":\"PodList\",\"items\":{}}", TOPO_EINVALID,
+                 "kind: expected NodeList, List or PartialObjectMetadataList, got \"PodList\"");
+    expect_error("{\"kind\":5,\"items\":[]}", TOPO_EINVALID,
+                 "kind: expected a string, got an integer");
+    expect_error("{\"kind\":\"PartialObjectMetadataList\",\"items\":[{\"kind\":"
+                 "\"PartialObjectMetadata\",\"metadata\":{\"name\":\"a\"}},{\"kind\":\"Pod\","
+                 "\"metadata\":{\"name\":\"b\"}}]}",
+                 TOPO_EINVALID,
+                 "t.json: items[1].kind: expected Node or PartialObjectMetadata, got "
+                 "\"Pod\"");
+    expect_error("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\"}}", TOPO_EINVALID,
+                 "kind: expected Node or PartialObjectMetadata, got \"Pod\"");
+    expect_error("{\"kind\":\"PartialObjectMetadataList\",\"items\":[{\"kind\":"
+                 "\"PartialObjectMetadata\",\"metadata\":{}}]}",
+                 TOPO_EINVALID, "items[0].metadata.name: required");
     expect_error("{\"items\":[\n\n{\"metadata\":", TOPO_EINVALID, "t.json:3:");
     topo_err err = TOPO_ERR_INIT;
     topo_facts *f = new_facts("gpu");
@@ -167,6 +229,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu__cliques_and_fallback),
+        cmocka_unit_test(test_gpu__metadata_only),
         cmocka_unit_test(test_gpu__labels),
         cmocka_unit_test(test_gpu__errors_name_the_field),
         cmocka_unit_test(test_gpu__truncated),
