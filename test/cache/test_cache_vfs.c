@@ -178,6 +178,22 @@ static int insert_rows(sqlite3 *db, int from, int n, int size)
     return rc;
 }
 
+/* insert_rows with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
+ * ignored so that a write past it fails with EFBIG), both restored after. */
+static int insert_rows_limited(sqlite3 *db, rlim_t limit, int from, int n, int size)
+{
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = limit;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int rc = insert_rows(db, from, n, size);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    return rc;
+}
+
 /* --- tests --------------------------------------------------------------------------- */
 
 static void test_cache_vfs__one_write_per_commit(void **state)
@@ -253,15 +269,7 @@ static void test_cache_vfs__no_space_fails_the_commit(void **state)
 {
     fx *f = *state;
     assert_int_equal(insert_rows(f->db, 0, 10, 500), SQLITE_OK);
-    struct rlimit old, lim;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-    lim = old;
-    lim.rlim_cur = 4u << 20;
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    int rc = insert_rows(f->db, 100, 2000, 4000); /* ~8 MB of frames */
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-    signal(SIGXFSZ, prev);
+    int rc = insert_rows_limited(f->db, 4u << 20, 100, 2000, 4000); /* ~8 MB of frames */
     assert_int_not_equal(rc, SQLITE_OK);
     assert_int_equal(query_int(f->reader, "SELECT count(*) FROM t"), 10);
     assert_int_equal(insert_rows(f->db, 100, 5, 500), SQLITE_OK);
@@ -277,15 +285,8 @@ static void test_cache_vfs__space_asked_again_after_truncation(void **state)
     fx *f = *state;
     assert_int_equal(insert_rows(f->db, 0, 10, 500), SQLITE_OK);
     exec_ok(f->reader, "PRAGMA wal_checkpoint(TRUNCATE)");
-    struct rlimit old, lim;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
-    lim = old;
-    lim.rlim_cur = 16u << 10; /* under one transaction's frames, over the file's pages */
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    int rc = insert_rows(f->db, 100, 8, 3000);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-    signal(SIGXFSZ, prev);
+    /* under one transaction's frames, over the file's pages */
+    int rc = insert_rows_limited(f->db, 16u << 10, 100, 8, 3000);
     assert_int_not_equal(rc, SQLITE_OK);
     assert_int_equal(query_int(f->reader, "SELECT count(*) FROM t"), 10);
     assert_int_equal(insert_rows(f->db, 100, 8, 3000), SQLITE_OK);
