@@ -10,8 +10,10 @@
  * connection truncated the log. Files live in a fresh directory under $TMPDIR. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,10 +31,11 @@
 /* --- a parent VFS that counts and fails the WAL's writes ------------------------------ */
 
 static sqlite3_vfs counting;
-static sqlite3_io_methods wal_methods;
-static const sqlite3_io_methods *real_wal_methods;
-static int wal_writes;
-static int fail_wal_writes;
+static pthread_mutex_t methods_mu = PTHREAD_MUTEX_INITIALIZER;
+static sqlite3_io_methods wal_methods;               /* set once, under methods_mu */
+static const sqlite3_io_methods *real_wal_methods;   /* likewise */
+static _Atomic int wal_writes;
+static _Atomic int fail_wal_writes;
 
 static int counting_write(sqlite3_file *file, const void *data, int n, sqlite3_int64 off)
 {
@@ -50,9 +53,13 @@ static int counting_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file,
     if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && file->pMethods != NULL) {
         /* SQLite's unix files share one methods table: a copy with xWrite
          * counted serves them unchanged. */
-        real_wal_methods = file->pMethods;
-        wal_methods = *file->pMethods;
-        wal_methods.xWrite = counting_write;
+        pthread_mutex_lock(&methods_mu);
+        if (real_wal_methods == NULL) {
+            real_wal_methods = file->pMethods;
+            wal_methods = *file->pMethods;
+            wal_methods.xWrite = counting_write;
+        }
+        pthread_mutex_unlock(&methods_mu);
         file->pMethods = &wal_methods;
     }
     return rc;
@@ -294,6 +301,48 @@ static void test_cache_vfs__space_asked_again_after_truncation(void **state)
     assert_whole(f->reader);
 }
 
+/* Connections on several threads at once, each opening and closing its
+ * own (the VFS's list of database files and their WALs changes under
+ * them), writing small transactions into one file: every row lands, the
+ * file is whole. Run by the ThreadSanitizer stage too. */
+typedef struct writer {
+    const char *path;
+    int id, rc;
+} writer;
+
+static void *write_rows(void *arg)
+{
+    writer *w = arg;
+    for (int round = 0; round < 4 && w->rc == SQLITE_OK; round++) {
+        sqlite3 *db = NULL;
+        w->rc = sqlite3_open_v2(w->path, &db, SQLITE_OPEN_READWRITE, "test-batch");
+        if (w->rc == SQLITE_OK)
+            w->rc = sqlite3_busy_timeout(db, 10000);
+        for (int i = 0; i < 25 && w->rc == SQLITE_OK; i++)
+            w->rc = insert_rows(db, w->id * 1000 + round * 25 + i, 1, 200);
+        sqlite3_close(db);
+    }
+    return NULL;
+}
+
+static void test_cache_vfs__threads(void **state)
+{
+    fx *f = *state;
+    enum { N = 4 };
+    writer w[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        w[i] = (writer){f->path, i + 1, SQLITE_OK};
+        assert_int_equal(pthread_create(&th[i], NULL, write_rows, &w[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(w[i].rc, SQLITE_OK);
+    }
+    assert_int_equal(query_int(f->reader, "SELECT count(*) FROM t"), N * 100);
+    assert_whole(f->reader);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +356,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_vfs__space_asked_again_after_truncation, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cache_vfs__threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
