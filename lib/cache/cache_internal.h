@@ -118,7 +118,6 @@
        "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at) "                       \
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7)")                                 \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
-    XX(RES_ID_BY_KEY, "SELECT id FROM reservations WHERE podset_key = ?1")                        \
     XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \

@@ -152,7 +152,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
     sqlite3_stmt *st = NULL;
     json_t *levels = NULL, *requests = NULL, *assignment = NULL;
     size_t nslots = 0;
-    int error, taken = 0;
+    int error;
 
     if ((error = validate_spec(spec, &nslots, err)) < 0)
         return error;
@@ -177,21 +177,6 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_stmt_run(cache, st, "replace expired reservation", err)) < 0)
         goto end;
     st = NULL;
-    if ((error = cache_row_exists(cache, CACHE_STMT_RES_EXISTS, spec->id, &taken, err)) < 0)
-        goto end;
-    if (taken) {
-        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: id already exists", spec->id);
-        goto end;
-    }
-    if ((error = cache_row_exists(cache, CACHE_STMT_RES_ID_BY_KEY, spec->podset_key, &taken,
-                                  err)) < 0)
-        goto end;
-    if (taken) {
-        error = topo_err_set(err, TOPO_ECONFLICT, "reservation %s: PodSet %s already holds an "
-                                                  "unexpired reservation",
-                             spec->id, spec->podset_key);
-        goto end;
-    }
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_INSERT, err)) == NULL) {
         error = stmt_error(err);
         goto end;
@@ -208,10 +193,21 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
-        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0 ||
-        (error = cache_stmt_run(cache, st, "insert reservation", err)) < 0)
+        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0)
         goto end;
+    /* A taken id or PodSet is the insert's constraint (the table's
+     * primary key, podset_key's UNIQUE): no lookups before it. */
+    if ((error = cache_stmt_run(cache, st, "insert reservation", err)) == TOPO_ECONFLICT) {
+        if (sqlite3_extended_errcode(cache->db) == SQLITE_CONSTRAINT_PRIMARYKEY)
+            topo_err_set(err, TOPO_ECONFLICT, "reservation %s: id already exists", spec->id);
+        else
+            topo_err_set(err, TOPO_ECONFLICT,
+                         "reservation %s: PodSet %s already holds an unexpired reservation",
+                         spec->id, spec->podset_key);
+    }
     st = NULL;
+    if (error < 0)
+        goto end;
     error = insert_slots(cache, spec, err);
 end:
     cache_stmt_done(st);

@@ -720,6 +720,16 @@ static void test_cache__reservation_created_claimed(void **state)
     assert_null(r.slots[0].pod_uid);
     assert_string_equal(r.slots[2].pod_uid, "pod-x");
     assert_string_equal(r.assignment_json, text);
+    /* Taken: the id, then the PodSet (the insert's own constraints, named). */
+    spec.podset_key = "ns/other";
+    assert_int_equal(topo_cache_reservation_create(c, &spec, &err), TOPO_ECONFLICT);
+    assert_non_null(strstr(err.text, "reservation r1: id already exists"));
+    spec.id = "r2";
+    spec.podset_key = "ns/train";
+    assert_int_equal(topo_cache_reservation_create(c, &spec, &err), TOPO_ECONFLICT);
+    assert_non_null(strstr(err.text, "PodSet ns/train already holds an unexpired reservation"));
+    assert_int_equal(count_of(c, "reservations"), 1);
+    assert_int_equal(count_of(c, "slots"), 3);
     int32_t slot = -1;
     const char *host = NULL;
     assert_int_equal(claim(c, "r1", "pod-x", -1, 110, &slot, &host, pool), 0);
