@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fabric_internal.h"
+#include "topo/regex.h"
 #include "topo/strmap.h"
 
 enum { F_INCLUDE_SWITCH, F_EXCLUDE_SWITCH, F_INCLUDE_PORT, F_EXCLUDE_PORT, F_COUNT };
@@ -43,10 +44,9 @@ static int filter_compile(filter *flt, const topo_fabric_opts *o, topo_err *err)
     for (int i = 0; i < F_COUNT; i++) {
         if (!pat[i] || !*pat[i])
             continue;
-        int rc = regcomp(&flt->re[i], pat[i], REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[256];
-            regerror(rc, &flt->re[i], msg, sizeof(msg));
+        char msg[256];
+        if (topo_regex_compile(&flt->re[i], pat[i], REG_EXTENDED | REG_NOSUB, msg,
+                               sizeof(msg)) != 0) {
             filter_free(flt);
             return topo_err_set(err, TOPO_EINVALID, "fabric: %s \"%s\": %s", filter_names[i],
                                 pat[i], msg);

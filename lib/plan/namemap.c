@@ -10,6 +10,7 @@
 
 #include "topo/kueue.h"
 #include "topo/limits.h"
+#include "topo/regex.h"
 #include "topo/str.h"
 
 struct topo_namemap {
@@ -78,11 +79,10 @@ int topo_namemap_create(topo_namemap **out, const topo_namemap_opts *opts, topo_
     memcpy(anchored, "^(", 2);
     memcpy(anchored + 2, opts->pattern, n);
     memcpy(anchored + 2 + n, ")$", 3);
-    int rerc = regcomp(&m->re, anchored, REG_EXTENDED);
+    char why[256];
+    int rerc = topo_regex_compile(&m->re, anchored, REG_EXTENDED, why, sizeof why);
     free(anchored);
     if (rerc != 0) {
-        char why[256];
-        regerror(rerc, NULL, why, sizeof why);
         rc = topo_err_set(err, TOPO_EINVALID, "nodeNames.pattern: %s", why);
         goto fail;
     }

@@ -12,6 +12,7 @@
 #include "config_internal.h"
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
+#include "topo/regex.h"
 #include "topo/decode.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
@@ -187,10 +188,9 @@ static int parse_fabric(const topo_cfg *c, topo_syncconfig *cfg, const json_t *f
         regex_t re;
         if (rc != 0 || !*fields[i] || !**fields[i])
             continue;
-        int rerc = regcomp(&re, *fields[i], REG_EXTENDED | REG_NOSUB);
-        if (rerc != 0) {
-            char why[256], p[TOPO_DECODE_PATH_MAX];
-            regerror(rerc, NULL, why, sizeof why);
+        char why[256];
+        if (topo_regex_compile(&re, *fields[i], REG_EXTENDED | REG_NOSUB, why, sizeof why) != 0) {
+            char p[TOPO_DECODE_PATH_MAX];
             return topo_cfg_fail(c, json_object_get(fabric, allowed[i]), fabric, "%s: %s",
                                  P(p, "fabric", allowed[i]), why);
         }

@@ -168,6 +168,8 @@ static const struct {
     {"bad-netbox-empty-role.yaml", ":5:25: ", "sources.netbox.switchRoles[1]"},
     {"bad-netbox-no-devices.yaml", ":4:7: ", "sources.netbox.files.devices"},
     {"bad-fabric-regex.yaml", ":2:16: ", "fabric.includePort"},
+    {"bad-fabric-regex-exponential.yaml", ":2:18: ", "fabric.excludeSwitch"},
+    {"bad-name-regex-exponential.yaml", ":2:12: ", "nodeNames.pattern"},
     {"bad-ibnetdiscover.yaml", ":3:7: ", "sources.ibnetdiscover[0]"},
     {"bad-incomplete.yaml", ":2:15: ", "labels.incomplete"},
     {"bad-bool.yaml", ":4:29: ", "sources.nodes.nvlinkHostnameFallback"},

@@ -1,0 +1,23 @@
+/* Compiling a regular expression that comes from outside (configuration,
+ * flags): POSIX regcomp, after refusing patterns whose compiled form would
+ * be too large. glibc copies a repeated subexpression once per `+` and per
+ * count of `{n,m}`, so stacked or nested repetitions grow it exponentially:
+ * "x(a+)" followed by twenty `+` took gigabytes to compile (found by
+ * fuzz_sync_config). */
+#ifndef TOPO_REGEX_H
+#define TOPO_REGEX_H
+
+#include <regex.h>
+#include <stddef.h>
+
+/* The longest pattern accepted, and the most copies of its atoms that its
+ * repetitions may make. */
+#define TOPO_REGEX_MAX_LEN 1024
+#define TOPO_REGEX_MAX_COPIES 4096
+
+/* regcomp(re, pattern, cflags) when the pattern is within the limits above.
+ * 0, or nonzero with why (NUL-terminated, why_size > 0) saying what is
+ * wrong: the limit, or regcomp's own message; re is then not to be freed. */
+int topo_regex_compile(regex_t *re, const char *pattern, int cflags, char *why, size_t why_size);
+
+#endif
