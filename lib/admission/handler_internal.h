@@ -152,15 +152,14 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
  * and the cache's column. NULL when out of memory. */
 const char *adm_assignment_text(const topo_assignment *as, topo_pool *pool);
 
-/* Stores n reservations (one per PodSet placed together) and claims the
- * pod's slot in reservation `mine` in one transaction (mu held). 0 with *p
- * filled; 1 when the pod gets no slot (*why); <0 on errors, nothing
- * stored. r has room for n. */
+/* Stores n reservations (one per PodSet placed together), the pod's slot
+ * in reservation `mine` claimed as it is written, in one transaction (mu
+ * held). 0 with *p filled; <0 on errors, nothing stored. r has room for n. */
 int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
                           const podset_terms *terms, const topo_podset_spec *ps,
                           topo_assignment *const *as, size_t n, size_t mine, int64_t now,
-                          topo_cache_reservation *r, placement *p, const char **why,
-                          topo_pool *pool, topo_err *err);
+                          topo_cache_reservation *r, placement *p, topo_pool *pool,
+                          topo_err *err);
 
 /* The live, unexpired reservation of the PodSet into *r: 1 found, 0 not.
  * memo: from the memo when it has it (its slots then all unclaimed: not

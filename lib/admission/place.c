@@ -267,7 +267,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         }
         if (rc == 0)
             got = adm_reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now,
-                                        rs, &p, &why, pool, &err);
+                                        rs, &p, pool, &err);
         /* Placed: its pods claim their roles' reservations from now on;
          * the members stay until they expire, so that a pod of a shape
          * no role has is refused rather than taken for a new group. */
@@ -436,8 +436,8 @@ static void place_podset_locked(topo_admission_ctx *ctx, place_result *res, answ
         return;
     }
     got = adm_reserve_and_claim(ctx, (size_t)t, id, terms, ps, &as, 1, 0, now, &res->r, &res->p,
-                                &res->why, pool, &res->err);
-    res->outcome = got < 0 ? failed(got) : got == 1 ? PLACE_UNPLACED : PLACE_PATCHED;
+                                pool, &res->err);
+    res->outcome = got < 0 ? failed(got) : PLACE_PATCHED;
     res->topology = t;
     if (got >= 0) /* the PodSet's other pods claim it from the memo */
         adm_memo_put(ctx, &res->r);

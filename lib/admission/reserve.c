@@ -219,13 +219,13 @@ static void hold_capacity(topo_admission_ctx *ctx, size_t t, const topo_cache_re
 
 /* Stores n reservations (one per PodSet placed together), the pod's slot
  * in reservation `mine` claimed as it is written, in one transaction (mu
- * held). 0 with *p filled (a new reservation always has the pod's slot:
- * why is left alone); <0 on errors, nothing stored. r has room for n. */
+ * held). 0 with *p filled (a new reservation always has the pod's slot);
+ * <0 on errors, nothing stored. r has room for n. */
 int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_id *id,
                           const podset_terms *terms, const topo_podset_spec *ps,
                           topo_assignment *const *as, size_t n, size_t mine, int64_t now,
-                          topo_cache_reservation *r, placement *p, const char **why,
-                          topo_pool *pool, topo_err *err)
+                          topo_cache_reservation *r, placement *p, topo_pool *pool,
+                          topo_err *err)
 {
     /* The pod's slot in its new reservation, as adm_claim would give it:
      * its rank when in range, else the first (all are free). Claimed as
@@ -234,7 +234,6 @@ int adm_reserve_and_claim(topo_admission_ctx *ctx, size_t t, const topo_podset_i
     for (size_t d = 0; d < as[mine]->ndomains; d++)
         nslots += (size_t)as[mine]->domains[d].count;
     int32_t slot = id->rank >= 0 && (size_t)id->rank < nslots ? (int32_t)id->rank : 0;
-    (void)why;
     int rc = topo_cache_begin(ctx->cache, err);
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = store_reservation(ctx, t, &terms[i], &ps[i], as[i], now,
