@@ -29,6 +29,8 @@
 #include "topo/inventory.h"
 #include "topo/live.h"
 
+#include "support/dbfiles.h"
+
 static const char *const levels[] = {"topology.topo.io/block", "topology.topo.io/rack",
                                      "kubernetes.io/hostname"};
 
@@ -251,13 +253,7 @@ int main(int argc, char **argv)
     topo_cache_close(checkpointer);
     topo_cache_close(cache);
     topo_live_free(live);
-    if (!o.memory && o.db == NULL) {
-        char p[300];
-        unlink(db);
-        snprintf(p, sizeof p, "%s-wal", db);
-        unlink(p);
-        snprintf(p, sizeof p, "%s-shm", db);
-        unlink(p);
-    }
+    if (!o.memory && o.db == NULL)
+        topo_test_remove_db(db);
     return rc == 0 ? 0 : 1;
 }

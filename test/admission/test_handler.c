@@ -28,6 +28,7 @@
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/live.h"
+#include "support/dbfiles.h"
 
 static const char *const levels[] = {"topology.topo.io/datacenter", "topology.topo.io/spine",
                                      "topology.topo.io/leaf", "topology.topo.io/rack",
@@ -816,12 +817,7 @@ static void test_malformed_affinity(void **state)
 
 static void remove_db(const char *dir, const char *db)
 {
-    char p[400];
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", db);
-    unlink(p);
+    topo_test_remove_db(db);
     rmdir(dir);
 }
 

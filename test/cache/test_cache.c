@@ -20,6 +20,7 @@
 #include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/inventory.h"
+#include "support/dbfiles.h"
 
 #define GPU "nvidia.com/gpu"
 #define HOST "kubernetes.io/hostname"
@@ -54,21 +55,11 @@ static int setup(void **state)
     return 0;
 }
 
-static void remove_db(const char *path)
-{
-    char p[400];
-    unlink(path);
-    snprintf(p, sizeof(p), "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", path);
-    unlink(p);
-}
-
 static int teardown(void **state)
 {
     fx *f = *state;
     topo_cache_close(f->cache);
-    remove_db(f->path);
+    topo_test_remove_db(f->path);
     rmdir(f->dir);
     free(f);
     return 0;
@@ -313,7 +304,7 @@ static void test_cache__refuse(void **state)
     raw_sql(other, "CREATE TABLE t(x);");
     assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a topo cache"));
-    remove_db(other);
+    topo_test_remove_db(other);
 
     /* Not a database. */
     assert_non_null(fp = fopen(other, "w"));
@@ -322,7 +313,7 @@ static void test_cache__refuse(void **state)
     fclose(fp);
     assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a SQLite database"));
-    remove_db(other);
+    topo_test_remove_db(other);
 
     /* Missing, and it must exist. */
     assert_int_equal(topo_cache_open(&c, other, &opts, &err), TOPO_ENOTFOUND);
@@ -953,7 +944,7 @@ static void test_cache__read_only(void **state)
     fclose(fp);
     assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a SQLite database"));
-    remove_db(f->path);
+    topo_test_remove_db(f->path);
     /* a cache made by a writer reads */
     topo_cache_close(open_cache(f));
     f->cache = NULL;
@@ -1691,7 +1682,7 @@ static long claims_syncs(fx *f, const topo_cache_opts *opts, int durable_batch)
     topo_pool *pool = topo_pool_create();
     topo_cache *c = NULL;
     char pod[32];
-    remove_db(f->path);
+    topo_test_remove_db(f->path);
     must(topo_cache_open(&c, f->path, opts, &err), &err);
     must(topo_cache_data_version(c, &(int64_t){0}, &err), &err);
     long before = syncs;

@@ -22,6 +22,7 @@
 #include "topo/cache.h"
 #include "topo/cache_facts.h"
 #include "topo/sha256.h"
+#include "support/dbfiles.h"
 
 /* --- helpers ------------------------------------------------------------------------- */
 
@@ -49,13 +50,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx *f = *state;
-    char p[400];
     topo_cache_close(f->cache);
-    unlink(f->path);
-    snprintf(p, sizeof(p), "%s-wal", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", f->path);
-    unlink(p);
+    topo_test_remove_db(f->path);
     rmdir(f->dir);
     topo_pool_free(f->pool);
     free(f);

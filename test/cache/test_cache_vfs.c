@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "../../lib/cache/cache_vfs.h" /* white-box */
+#include "support/dbfiles.h"
 
 /* --- a parent VFS that counts and fails the WAL's writes ------------------------------ */
 
@@ -123,22 +124,12 @@ static int setup(void **state)
     return 0;
 }
 
-static void remove_files(const char *path)
-{
-    char p[400];
-    unlink(path);
-    snprintf(p, sizeof(p), "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", path);
-    unlink(p);
-}
-
 static int teardown(void **state)
 {
     fx *f = *state;
     sqlite3_close(f->reader);
     sqlite3_close(f->db);
-    remove_files(f->path);
+    topo_test_remove_db(f->path);
     rmdir(f->dir);
     free(f);
     return 0;
@@ -233,7 +224,7 @@ static void test_cache_vfs__committed_frames_in_the_file(void **state)
     assert_int_equal(query_int(c, "SELECT count(*) FROM t"), 20);
     assert_whole(c);
     sqlite3_close(c);
-    remove_files(copy);
+    topo_test_remove_db(copy);
 }
 
 /* Pages spilled before the commit (a tiny page cache), and a spilled

@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "topo/cache.h"
+#include "support/dbfiles.h"
 
 #define MAX_IDS 200000
 #define HOSTS 4
@@ -394,12 +395,7 @@ int main(int argc, char **argv)
     printf("cache_crash: ok (%zu committed reservations survived %d kills)\n", reported.n,
            rounds);
     if (!keep) {
-        char p[400];
-        unlink(path);
-        snprintf(p, sizeof(p), "%s-wal", path);
-        unlink(p);
-        snprintf(p, sizeof(p), "%s-shm", path);
-        unlink(p);
+        topo_test_remove_db(path);
         rmdir(dir);
     }
     for (size_t i = 0; i < reported.n; i++)

@@ -32,6 +32,7 @@
 #include "topo/facts_json.h"
 #include "topo/sha256.h"
 #include "topo/sync_facts.h"
+#include "support/dbfiles.h"
 
 #define NSOURCES 3
 static const char *const sources[NSOURCES] = {"ibnetdiscover", "netbox", "ufm"};
@@ -325,12 +326,7 @@ int main(int argc, char **argv)
     printf("facts_crash: ok (%zu saves, %d committed but unreported, %d kills)\n", total,
            unreported, rounds);
     if (!keep) {
-        char p[400];
-        unlink(path);
-        snprintf(p, sizeof(p), "%s-wal", path);
-        unlink(p);
-        snprintf(p, sizeof(p), "%s-shm", path);
-        unlink(p);
+        topo_test_remove_db(path);
         rmdir(dir);
     }
     return 0;
