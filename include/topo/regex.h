@@ -2,18 +2,20 @@
  * flags): POSIX regcomp, after refusing patterns whose compiled form would
  * be too large. glibc copies a repeated subexpression once per `+` and per
  * count of `{n,m}`, so stacked or nested repetitions grow it exponentially:
- * "x(a+)" followed by twenty `+` took gigabytes to compile (found by
- * fuzz_sync_config). */
+ * "x(a+)" followed by twenty `+` took gigabytes to compile, and "a*" followed
+ * by a dozen took seconds (both found by fuzz_sync_config). */
 #ifndef TOPO_REGEX_H
 #define TOPO_REGEX_H
 
 #include <regex.h>
 #include <stddef.h>
 
-/* The longest pattern accepted, and the most copies of its atoms that its
- * repetitions may make. */
+/* The longest pattern accepted, the most copies of its atoms that its
+ * repetitions may make, and the most repetitions that may apply to one part
+ * (stacked, as in "a+*", or through groups, as in "(a+)*"). */
 #define TOPO_REGEX_MAX_LEN 1024
 #define TOPO_REGEX_MAX_COPIES 4096
+#define TOPO_REGEX_MAX_NESTING 6
 
 /* regcomp(re, pattern, cflags) when the pattern is within the limits above.
  * 0, or nonzero with why (NUL-terminated, why_size > 0) saying what is

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define MAX_DEPTH 64
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 /* Saturating arithmetic: anything over the limit is the limit + 1. */
 static size_t cap(size_t v)
@@ -64,50 +66,69 @@ static size_t bound_copies(const char *p, size_t i, size_t len, size_t *next)
     return m > n ? m : (n > 0 ? n : 1);
 }
 
-/* The copies of atoms the pattern compiles to (saturated), or the limit
- * + 1 when it nests too deep. */
-static size_t copies(const char *p)
+/* Why compiling the pattern would cost too much, or NULL: the copies of
+ * its atoms its repetitions make (saturated), the repetitions applied to
+ * one part (stacked, or through the groups around it: glibc nests a star
+ * per level, and the closures it computes over them grow faster than the
+ * copies: "a*" and nine '+' took 0.13 s, three more seconds), or groups
+ * nested too deep. */
+static const char *too_costly(const char *p)
 {
     size_t len = strlen(p), total[MAX_DEPTH], last[MAX_DEPTH];
+    int rep[MAX_DEPTH], inner[MAX_DEPTH]; /* of the last part; the most inside the group */
     int d = 0;
     total[0] = last[0] = 0;
+    rep[0] = inner[0] = 0;
     for (size_t i = 0; i < len;) {
         char c = p[i];
-        size_t next = i + 1, k;
+        size_t next = i + 1, k = 0;
         if (c == '(') {
             if (++d >= MAX_DEPTH)
-                return TOPO_REGEX_MAX_COPIES + 1;
+                return "its groups nest too deep";
             total[d] = last[d] = 0;
+            rep[d] = inner[d] = 0;
         } else if (c == ')' && d > 0) {
-            size_t g = total[d--] + 1;
+            size_t g = total[d] + 1;
+            int r = inner[d];
+            d--;
             last[d] = cap(g);
             total[d] = cap(total[d] + last[d]);
+            rep[d] = r;
         } else if (c == '|') {
             last[d] = 0;
-        } else if (c == '+') {
-            /* x+ is x x*: one more copy of x */
-            total[d] = cap(total[d] + last[d]);
-            last[d] = mul(last[d], 2);
-        } else if (c == '*' || c == '?') {
-            /* no copy */
-        } else if (c == '{' && (k = bound_copies(p, i, len, &next)) > 0) {
-            total[d] = cap(total[d] + mul(last[d], k - 1));
-            last[d] = mul(last[d], k);
+            rep[d] = 0;
+        } else if (c == '+' || c == '*' || c == '?' ||
+                   (c == '{' && (k = bound_copies(p, i, len, &next)) > 0)) {
+            if (++rep[d] > TOPO_REGEX_MAX_NESTING)
+                return "more repetitions (+ * ? {n,m}) apply to one part, stacked or through "
+                       "groups, than " STRINGIFY(TOPO_REGEX_MAX_NESTING);
+            if (c == '+') /* x+ is x x*: one more copy of x */
+                k = 2;
+            if (k > 1) {
+                total[d] = cap(total[d] + mul(last[d], k - 1));
+                last[d] = mul(last[d], k);
+            }
         } else {
             if (c == '[')
                 next = skip_bracket(p, i, len);
             else if (c == '\\' && i + 1 < len)
                 next = i + 2;
             last[d] = 1;
+            rep[d] = 0;
             total[d] = cap(total[d] + 1);
         }
+        if (rep[d] > inner[d])
+            inner[d] = rep[d];
         i = next;
         if (total[d] > TOPO_REGEX_MAX_COPIES)
-            return total[d];
+            break;
     }
     while (d > 0)
         total[d - 1] = cap(total[d - 1] + total[d]), d--;
-    return total[0];
+    if (total[0] > TOPO_REGEX_MAX_COPIES)
+        return "its repetitions (+, {n,m}, nested or stacked) would compile to more than "
+               STRINGIFY(TOPO_REGEX_MAX_COPIES) " copies of its parts";
+    return NULL;
 }
 
 int topo_regex_compile(regex_t *re, const char *pattern, int cflags, char *why, size_t why_size)
@@ -117,11 +138,9 @@ int topo_regex_compile(regex_t *re, const char *pattern, int cflags, char *why, 
         snprintf(why, why_size, "longer than %d characters", TOPO_REGEX_MAX_LEN);
         return -1;
     }
-    if (copies(pattern) > TOPO_REGEX_MAX_COPIES) {
-        snprintf(why, why_size,
-                 "its repetitions (+, {n,m}, nested or stacked) would compile to more than %d "
-                 "copies of its parts",
-                 TOPO_REGEX_MAX_COPIES);
+    const char *cost = too_costly(pattern);
+    if (cost != NULL) {
+        snprintf(why, why_size, "%s", cost);
         return -1;
     }
     int rc = regcomp(re, pattern, cflags);

@@ -48,6 +48,10 @@ static void test_regex__exponential_refused(void **state)
     assert_false(compiles("((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)", why, sizeof why));
     assert_false(compiles("(a{100}){100}", why, sizeof why));
     assert_false(compiles("(x{70}){70,}", why, sizeof why));
+    /* stacked stars and pluses: seconds in glibc's closures (fuzz_sync_config) */
+    assert_false(compiles(",spine+)*++*+++++++++", why, sizeof why));
+    assert_non_null(strstr(why, "repetitions"));
+    assert_false(compiles("a*+++++++++", why, sizeof why));
     /* within the limit */
     assert_true(compiles("gpu([0-9]+)+++", why, sizeof why));
     assert_true(compiles("a{1000}", why, sizeof why));
