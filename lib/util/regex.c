@@ -43,9 +43,11 @@ static size_t skip_bracket(const char *p, size_t i, size_t len)
 }
 
 /* The count a {n}, {n,} or {n,m} at p[i] makes of its atom (the copies
- * glibc makes: m, or n + 1 for {n,}), and *next just past its '}'; 0 when
- * it is not a bound (regcomp judges it). */
-static size_t bound_copies(const char *p, size_t i, size_t len, size_t *next)
+ * glibc makes: m, or n + 1 for {n,}), *least its n, *unbounded whether it
+ * is {n,}, and *next just past its '}'; 0 when it is not a bound (regcomp
+ * judges it). */
+static size_t bound_copies(const char *p, size_t i, size_t len, size_t *least, int *unbounded,
+                           size_t *next)
 {
     size_t n = 0, m = 0, j = i + 1;
     int digits = 0, comma = 0, mdigits = 0;
@@ -59,6 +61,8 @@ static size_t bound_copies(const char *p, size_t i, size_t len, size_t *next)
     if (!digits || j >= len || p[j] != '}')
         return 0;
     *next = j + 1;
+    *least = n;
+    *unbounded = comma && !mdigits;
     if (!comma)
         return n > 0 ? n : 1;
     if (!mdigits)
@@ -66,66 +70,114 @@ static size_t bound_copies(const char *p, size_t i, size_t len, size_t *next)
     return m > n ? m : (n > 0 ? n : 1);
 }
 
+/* Whether the atom at p[i] matches no character: an anchor, or one of
+ * glibc's word-boundary and buffer escapes. */
+static int zero_width(const char *p, size_t i, size_t len)
+{
+    if (p[i] == '^' || p[i] == '$')
+        return 1;
+    return p[i] == '\\' && i + 1 < len && p[i + 1] != '\0' && strchr("bB<>`'", p[i + 1]) != NULL;
+}
+
+/* One level of groups as the scan goes: what its parts so far cost. */
+typedef struct {
+    size_t total;     /* copies of atoms in the group so far */
+    size_t last;      /* copies in its last part (what a repetition repeats) */
+    int rep;          /* repetitions applied to the last part */
+    int inner;        /* the most repetitions applied to one part inside */
+    int null_last;    /* the last part can match the empty string */
+    int null_before;  /* the branch before the last part could */
+    int null_branch;  /* the branch so far could */
+    int null_group;   /* an earlier branch (before a '|') could */
+} level;
+
 /* Why compiling the pattern would cost too much, or NULL: the copies of
  * its atoms its repetitions make (saturated), the repetitions applied to
  * one part (stacked, or through the groups around it: glibc nests a star
  * per level, and the closures it computes over them grow faster than the
- * copies: "a*" and nine '+' took 0.13 s, three more seconds), or groups
- * nested too deep. */
+ * copies: "a*" and nine '+' took 0.13 s, three more seconds), a
+ * repetition other than ? of a part that can match the empty string (the
+ * closures glibc computes over such copies and stars reach through each
+ * other: "(a*+){800}" took 3.7 s, "(a*){4000}" 0.6 s, and a pattern mixing a
+ * few within every other bound 23 s; repeating such a part adds nothing a
+ * plain bound cannot say), or groups nested too deep. */
 static const char *too_costly(const char *p)
 {
-    size_t len = strlen(p), total[MAX_DEPTH], last[MAX_DEPTH];
-    int rep[MAX_DEPTH], inner[MAX_DEPTH]; /* of the last part; the most inside the group */
+    size_t len = strlen(p);
+    level lv[MAX_DEPTH];
     int d = 0;
-    total[0] = last[0] = 0;
-    rep[0] = inner[0] = 0;
+    memset(&lv[0], 0, sizeof lv[0]);
+    lv[0].null_branch = 1;
     for (size_t i = 0; i < len;) {
         char c = p[i];
-        size_t next = i + 1, k = 0;
+        size_t next = i + 1, k = 0, least = 1;
+        int unbounded = c == '*' || c == '+';
+        level *l = &lv[d];
         if (c == '(') {
-            if (++d >= MAX_DEPTH)
+            if (d + 1 >= MAX_DEPTH)
                 return "its groups nest too deep";
-            total[d] = last[d] = 0;
-            rep[d] = inner[d] = 0;
+            l = &lv[++d];
+            memset(l, 0, sizeof *l);
+            l->null_branch = 1;
         } else if (c == ')' && d > 0) {
-            size_t g = total[d] + 1;
-            int r = inner[d];
-            d--;
-            last[d] = cap(g);
-            total[d] = cap(total[d] + last[d]);
-            rep[d] = r;
+            int empty = l->null_group || l->null_branch;
+            size_t g = cap(l->total + 1);
+            int r = l->inner;
+            l = &lv[--d];
+            l->null_before = l->null_branch;
+            l->null_last = empty;
+            l->null_branch = l->null_branch && empty;
+            l->last = g;
+            l->total = cap(l->total + g);
+            l->rep = r;
         } else if (c == '|') {
-            last[d] = 0;
-            rep[d] = 0;
+            l->null_group = l->null_group || l->null_branch;
+            l->null_branch = 1;
+            l->null_last = 0;
+            l->last = 0;
+            l->rep = 0;
         } else if (c == '+' || c == '*' || c == '?' ||
-                   (c == '{' && (k = bound_copies(p, i, len, &next)) > 0)) {
-            if (++rep[d] > TOPO_REGEX_MAX_NESTING)
+                   (c == '{' && (k = bound_copies(p, i, len, &least, &unbounded, &next)) > 0)) {
+            if (++l->rep > TOPO_REGEX_MAX_NESTING)
                 return "more repetitions (+ * ? {n,m}) apply to one part, stacked or through "
                        "groups, than " STRINGIFY(TOPO_REGEX_MAX_NESTING);
             if (c == '+') /* x+ is x x*: one more copy of x */
                 k = 2;
+            if (c == '*' || c == '?')
+                least = 0;
+            if (l->null_last && (unbounded || k > 1))
+                return "it repeats a part that can match the empty string (as \"(a*)+\" or "
+                       "\"(a?){3}\"; write \"a*\" or \"a{0,3}\"): only ? may apply to one";
             if (k > 1) {
-                total[d] = cap(total[d] + mul(last[d], k - 1));
-                last[d] = mul(last[d], k);
+                l->total = cap(l->total + mul(l->last, k - 1));
+                l->last = mul(l->last, k);
+            }
+            if (least == 0) {
+                l->null_last = 1;
+                l->null_branch = l->null_before;
             }
         } else {
+            int empty = zero_width(p, i, len);
             if (c == '[')
                 next = skip_bracket(p, i, len);
             else if (c == '\\' && i + 1 < len)
                 next = i + 2;
-            last[d] = 1;
-            rep[d] = 0;
-            total[d] = cap(total[d] + 1);
+            l->null_before = l->null_branch;
+            l->null_last = empty;
+            l->null_branch = l->null_branch && empty;
+            l->last = 1;
+            l->rep = 0;
+            l->total = cap(l->total + 1);
         }
-        if (rep[d] > inner[d])
-            inner[d] = rep[d];
+        if (l->rep > l->inner)
+            l->inner = l->rep;
         i = next;
-        if (total[d] > TOPO_REGEX_MAX_COPIES)
+        if (l->total > TOPO_REGEX_MAX_COPIES)
             break;
     }
-    while (d > 0)
-        total[d - 1] = cap(total[d - 1] + total[d]), d--;
-    if (total[0] > TOPO_REGEX_MAX_COPIES)
+    for (; d > 0; d--)
+        lv[d - 1].total = cap(lv[d - 1].total + lv[d].total);
+    if (lv[0].total > TOPO_REGEX_MAX_COPIES)
         return "its repetitions (+, {n,m}, nested or stacked) would compile to more than "
                STRINGIFY(TOPO_REGEX_MAX_COPIES) " copies of its parts";
     return NULL;

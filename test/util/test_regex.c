@@ -1,6 +1,7 @@
 /* topo_regex_compile (topo/regex.h): patterns whose repetitions would make
  * glibc's regcomp build an exponential tree (stacked or nested +, large
- * nested bounds) are refused with a reason before regcomp runs; ordinary
+ * nested bounds) or costly closures (a repeated part that can match the
+ * empty string) are refused with a reason before regcomp runs; ordinary
  * patterns, bracket expressions with their own ']' and bounds within the
  * limit compile and match; regcomp's own errors come through; over-long
  * patterns are refused. */
@@ -50,12 +51,27 @@ static void test_regex__exponential_refused(void **state)
     assert_false(compiles("(x{70}){70,}", why, sizeof why));
     /* stacked stars and pluses: seconds in glibc's closures (fuzz_sync_config) */
     assert_false(compiles(",spine+)*++*+++++++++", why, sizeof why));
+    assert_false(compiles("a+++++++++", why, sizeof why));
     assert_non_null(strstr(why, "repetitions"));
-    assert_false(compiles("a*+++++++++", why, sizeof why));
+    /* repeating what can match nothing: seconds within every other bound */
+    static const char *const empty[] = {
+        "(a*+){800}", "(a*){4000}", "((a*)*){800}", "(a?){3}", "x{0,3}+", "(a|)*",
+        "(^)+", "(\\b){2}", "a**", "(a*b?){0,}", "([a-z]+-)*{2}",
+        "a{20}(a*){64}$){0,3}+{8}(a*)(a?)+{8}([a-z]){1,}b+", /* 23 s before */
+    };
+    for (size_t i = 0; i < sizeof empty / sizeof *empty; i++) {
+        why[0] = '\0';
+        assert_false(compiles(empty[i], why, sizeof why));
+        assert_non_null(strstr(why, "empty string"));
+    }
     /* within the limit */
     assert_true(compiles("gpu([0-9]+)+++", why, sizeof why));
     assert_true(compiles("a{1000}", why, sizeof why));
     assert_true(compiles("(a{10}){10}", why, sizeof why));
+    /* ? on what can match nothing repeats nothing; the rest is not empty */
+    assert_true(compiles("(a*)?", why, sizeof why));
+    assert_true(compiles("(x|y){0,3}(-[0-9]*)+", why, sizeof why));
+    assert_true(compiles("(([a-z]+-)*[0-9]+){20}", why, sizeof why));
 }
 
 static void test_regex__ordinary_patterns(void **state)
