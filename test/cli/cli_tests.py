@@ -437,10 +437,10 @@ def unknown_level(ctx):
 
 @case
 def bad_count(ctx):
-    for count, msg in [("0", "--count: must be between 1 and 1000000, got 0"),
-                       ("-3", "--count: must be between 1 and 1000000, got -3"),
+    for count, msg in [("0", "--count: must be between 1 and 150000, got 0"),
+                       ("-3", "--count: must be between 1 and 150000, got -3"),
                        ("four", '--count: expected an integer, got "four"'),
-                       ("2000000", "--count: must be between 1 and 1000000, got 2000000")]:
+                       ("2000000", "--count: must be between 1 and 150000, got 2000000")]:
         bad_input(ctx, *assign_args(HGX, ("--count", count, "--request", "nvidia.com/gpu=8",
                                           "--required", RACK)), contains=msg)
 

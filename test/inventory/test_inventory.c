@@ -592,7 +592,7 @@ static const podset_case podset_cases[] = {
     /* Kueue keeps a group name next to a required level; alone, the
      * PodSet is placed as one. */
     {JOB("8", A "required-topology: r, " A "group-name: g"), "count=8,req=r"},
-    {JOB("0", ""), "t.src: spec.parallelism: must be between 1 and 1000000, got 0"},
+    {JOB("0", ""), "t.src: spec.parallelism: must be between 1 and 150000, got 0"},
     {"--- {apiVersion: apps/v1, kind: Deployment, spec: {}}", "t.src: kind: unsupported \"Deployment\" (expected Pod or Job)"},
     {"--- {kind: Job, apiVersion: batch/v1, spec: {parallelism: 2}}", "t.src: spec.template: required"},
     {"--- {apiVersion: v1, kind: Pod, spec: {containers: [], tolerations: [{operator: Sometimes}]}}",
