@@ -19,7 +19,9 @@
 #define TOPO_REGEX_MAX_COPIES 4096
 #define TOPO_REGEX_MAX_NESTING 6
 
-/* regcomp(re, pattern, cflags) when the pattern is within the limits above.
+/* regcomp(re, pattern, cflags) when the pattern is within the limits above
+ * (read as an extended expression: without REG_EXTENDED in cflags it is
+ * refused).
  * 0, or nonzero with why (NUL-terminated, why_size > 0) saying what is
  * wrong: the limit, or regcomp's own message; re is then not to be freed. */
 int topo_regex_compile(regex_t *re, const char *pattern, int cflags, char *why, size_t why_size);

@@ -186,6 +186,10 @@ static const char *too_costly(const char *p)
 int topo_regex_compile(regex_t *re, const char *pattern, int cflags, char *why, size_t why_size)
 {
     size_t len = strlen(pattern);
+    if (!(cflags & REG_EXTENDED)) { /* the bounds below read ERE's syntax */
+        snprintf(why, why_size, "not compiled as an extended expression");
+        return -1;
+    }
     if (len > TOPO_REGEX_MAX_LEN) {
         snprintf(why, why_size, "longer than %d characters", TOPO_REGEX_MAX_LEN);
         return -1;
