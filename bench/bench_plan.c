@@ -16,7 +16,9 @@
  *      the targets of issue 11 beside them, and removes the files;
  *   5. with --by-source, runs each source alone once more (NetBox, UFM,
  *      the Node objects) and prints its CPU time and the megabytes it read,
- *      to tell where the time goes.
+ *      to tell where the time goes; then jansson alone: each file's records
+ *      parsed as the sources read them and dropped, the floor under any
+ *      reader built on jansson (the files are read before the clock starts).
  *
  * The payloads are the answers to topo-sync's requests (UFM's switch
  * systems, NetBox's fields, the Nodes' metadata only); --full writes those
@@ -29,6 +31,7 @@
  *                   [--verbose] */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/codec.h"
 #include "topo/log.h"
 #include "topo/sync.h"
 #include "topo/syncconfig.h"
@@ -235,6 +239,63 @@ static int by_source(const topo_sync_settings *all, const gen_sync_files *f)
     return 0;
 }
 
+static int drop_element(const json_t *element, size_t index, void *payload, topo_err *err)
+{
+    (void)element, (void)index, (void)payload, (void)err;
+    return 0;
+}
+
+/* jansson alone: each file read the way the sources read it (its records
+ * one at a time, topo_codec_json_each: NetBox's `results`, the Nodes'
+ * `items`, UFM's arrays) but every record dropped as soon as parsed: the
+ * floor under any reader built on jansson. Grouped as by_source, the UFM
+ * links also apart (the largest response). */
+static int jansson_floor(const gen_sync_files *f)
+{
+    const char *groups[4][GEN_SYNC_MAX_PAGES * 2 + 2] = {{0}};
+    const char *member[4] = {"results", NULL, "items", NULL};
+    const char *name[4] = {"NetBox pages", "UFM systems + links", "Node objects",
+                           "  of which UFM links"};
+    size_t n = 0;
+    for (size_t i = 0; i < f->ndevices; i++)
+        groups[0][n++] = f->devices[i];
+    for (size_t i = 0; i < f->nracks; i++)
+        groups[0][n++] = f->racks[i];
+    groups[0][n] = f->sites;
+    groups[1][0] = f->ufm_systems;
+    groups[1][1] = f->ufm_links;
+    groups[2][0] = f->nodes;
+    groups[3][0] = f->ufm_links;
+    for (int g = 0; g < 4; g++) {
+        double c = 0;
+        size_t bytes = 0;
+        topo_codec_each how = {.member = member[g], .element = drop_element};
+        for (size_t i = 0; groups[g][i] != NULL; i++) {
+            char *text = NULL;
+            size_t len = 0;
+            int found = 0, rc;
+            topo_err err = TOPO_ERR_INIT;
+            if (topo_codec_read_file(&text, &len, groups[g][i], SIZE_MAX, &err) != 0) {
+                fprintf(stderr, "bench_plan: %s\n", err.text);
+                return 1;
+            }
+            double c0 = cpu_s(NULL);
+            rc = topo_codec_json_each(&found, text, len, groups[g][i], &how, &err);
+            c += cpu_s(NULL) - c0;
+            bytes += len;
+            free(text);
+            if (rc != 0 || !found) {
+                fprintf(stderr, "bench_plan: %s: %s\n", groups[g][i],
+                        rc != 0 ? err.text : "not the shape the source reads");
+                return 1;
+            }
+        }
+        printf("  %-22s %6.1f MB  CPU %6.3f s  (%.0f MB/s)\n", name[g], (double)bytes / 1e6, c,
+               c > 0 ? (double)bytes / 1e6 / c : 0.0);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bench_args a = {.gen = GEN_SYNC_OPTS_DEFAULT, .iterations = 3};
@@ -274,6 +335,9 @@ int main(int argc, char **argv)
     if (a.by_source) {
         printf("each source alone:\n");
         if (by_source(topo_syncconfig_settings(cfg), &files) != 0)
+            goto cleanup;
+        printf("jansson alone (each record parsed as the sources read them, then dropped):\n");
+        if (jansson_floor(&files) != 0)
             goto cleanup;
     }
     status = 0;
