@@ -4,8 +4,8 @@
  * column holds minus the transport, steadier than it on a shared machine:
  * the CPU per request of each round (CLOCK_THREAD_CPUTIME_ID), of which
  * the AdmissionReview's JSON parse alone (the same bodies parsed again by
- * jansson after the round), and the latency percentiles of its requests. See bench/README.md
- * "bench_admission".
+ * jansson after the round), and the latency percentiles of its requests.
+ * See bench/README.md "bench_admission".
  *
  *   bench_admission --inventory nodes.json [--kind topology|podset64]
  *                   [--requests N] [--rounds R] [--db PATH | --memory]

@@ -76,7 +76,8 @@ static int zero_width(const char *p, size_t i, size_t len)
 {
     if (p[i] == '^' || p[i] == '$')
         return 1;
-    return p[i] == '\\' && i + 1 < len && p[i + 1] != '\0' && strchr("bB<>`'", p[i + 1]) != NULL;
+    /* i + 1 < len: p[i + 1] is no NUL, which strchr would find */
+    return p[i] == '\\' && i + 1 < len && strchr("bB<>`'", p[i + 1]) != NULL;
 }
 
 /* One level of groups as the scan goes: what its parts so far cost. */
