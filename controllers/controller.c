@@ -45,7 +45,7 @@ typedef struct ctl {
     atomic_int leader_stop;
     _Atomic uint64_t sources_gen; /* bumped by the refresher on new facts */
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
-    topo_metrics_family *m_plan_ms, *m_nodes, *m_rounds, *m_leader;
+    topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_rounds, *m_leader;
     /* The node view's kept keys (make_nodes). */
     sync_owned owned;
     const char *label_keys[8];
@@ -106,7 +106,7 @@ static void source_changed(void *payload)
 
 static int register_metrics(ctl *c, topo_err *err)
 {
-    static const char *const by_state[] = {"state"};
+    static const char *const by_state[] = {"state"}, *const by_level[] = {"level"};
     int rc = topo_metrics_gauge(c->metrics, &c->m_plan_ms, "topo_sync_plan_milliseconds",
                                 "How long the last plan took to compute.", NULL, 0, err);
     if (rc == 0)
@@ -114,6 +114,12 @@ static int register_metrics(ctl *c, topo_err *err)
                                 "Nodes of the last plan, by state (planned, incomplete, "
                                 "conflicts).",
                                 by_state, 1, err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(c->metrics, &c->m_missing, "topo_sync_level_missing_nodes",
+                                "Nodes of the last plan that no source gives a value of this "
+                                "level of the topology (held when it is more than half: the "
+                                "log says why and which setting fixes it).",
+                                by_level, 1, err);
     if (rc == 0)
         rc = topo_metrics_counter(c->metrics, &c->m_rounds, "topo_sync_rounds_total",
                                   "Reconcile rounds run.", NULL, 0, err);
@@ -283,10 +289,8 @@ static void teardown(ctl *c)
 
 /* GPU facts from the Node view: every node a host, its NVLink domain from
  * GFD's labels (topo/gpu.h). */
-static int gpu_facts(topo_facts **out, const json_t *view, const topo_sync_settings *s,
-                     topo_err *err)
+static int gpu_facts(topo_facts **out, const json_t *view, topo_err *err)
 {
-    topo_gpu_opts go = {.hostname_fallback = s->nvlink_hostname_fallback};
     int rc = topo_facts_create(out, "gpu", err);
     const char *name;
     json_t *node;
@@ -297,7 +301,7 @@ static int gpu_facts(topo_facts **out, const json_t *view, const topo_sync_setti
                                 json_object_get(node, "labels"));
         if (!obj)
             return topo_err_nomem(err, "nodes");
-        rc = topo_gpu_add_node(NULL, *out, obj, name, &go, err);
+        rc = topo_gpu_add_node(NULL, *out, obj, name, err);
         json_decref(obj);
         if (rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
             topo_log(TOPO_LOG_WARN, "node %s: %s", name, err->text);
@@ -305,6 +309,23 @@ static int gpu_facts(topo_facts **out, const json_t *view, const topo_sync_setti
         }
     }
     return rc;
+}
+
+/* Per level of the topology, the nodes it misses; a level no longer in the
+ * topology goes to 0 rather than keep its last count. */
+static void set_missing(ctl *c, const topo_plan *plan)
+{
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t n = topo_plan_levels(plan, levels);
+    for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
+        int64_t missing = 0;
+        for (size_t k = 0; k < n; k++)
+            if (levels[k] == (topo_level)l)
+                missing = (int64_t)topo_plan_level_missing(plan, (topo_level)l);
+        const char *name = topo_level_name((topo_level)l);
+        if (l != TOPO_LEVEL_HOSTNAME)
+            topo_metrics_set(topo_metrics_get(c->m_missing, &name), missing);
+    }
 }
 
 static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
@@ -315,7 +336,7 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
     json_t *view = sync_nodes_snapshot(c->nodes, NULL);
     if (!view)
         return topo_err_nomem(err, "nodes");
-    int rc = gpu_facts(&gpu, view, c->o->settings, err);
+    int rc = gpu_facts(&gpu, view, err);
     if (rc == 0) {
         sync_sources_lock(c->sources, facts);
         facts[TOPO_SYNC_GPU] = gpu;
@@ -335,6 +356,7 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
                      (int64_t)topo_plan_incomplete_count(plan));
     topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"conflicts"}),
                      (int64_t)topo_plan_conflict_count(plan));
+    set_missing(c, plan);
     *view_out = view;
     return 0;
 }

@@ -47,6 +47,9 @@
 #define TOPO_PLAN_TOPOGRAPH_TIER_PREFIX "fabric.topograph.run/tier-"
 #define TOPO_PLAN_TOPOGRAPH_DOMAIN "accelerator.topograph.run/domain"
 #define TOPO_PLAN_TOPOGRAPH_SUBDOMAIN "accelerator.topograph.run/sub-domain"
+/* The source named for an NVLink domain the plan gives a node from its own
+ * name (topo_plan_opts.nvlink_own_node), in provenance and the plan text. */
+#define TOPO_PLAN_OWN_NODE_SOURCE "node"
 /* The provenance annotation's key: the prefix and this. */
 #define TOPO_PLAN_PROVENANCE_NAME "provenance"
 /* The most labels one node gets: its owned levels (hostname is not ours)
@@ -72,6 +75,13 @@ typedef struct topo_plan_opts {
     topo_plan_incomplete incomplete;
     const char *fallback; /* NULL: TOPO_PLAN_DEFAULT_FALLBACK */
     int topograph;        /* also topograph's labels for leaf, spine, nvlink */
+    /* A node that no source gives an NVLink domain is its own, named by
+     * the node's name, source TOPO_PLAN_OWN_NODE_SOURCE. NVLink reaches
+     * past a node only on multi-node NVLink systems (GB200 NVL72), which
+     * GPU Feature Discovery labels with a clique; every other node's
+     * NVLink, if any, is its NVSwitch inside (HGX, DGX). Applied after
+     * every source, so it never outranks or contradicts one. */
+    int nvlink_own_node;
 } topo_plan_opts;
 
 typedef struct topo_plan topo_plan;
@@ -122,6 +132,14 @@ size_t topo_plan_levels(const topo_plan *plan, topo_level out[TOPO_LEVEL_COUNT])
 const char *topo_plan_level_key(const topo_plan *plan, topo_level level);
 
 size_t topo_plan_incomplete_count(const topo_plan *plan);
+/* How many planned nodes no source (nor the own-node rule) gives a value
+ * of level: those it makes incomplete when level is in the topology. */
+size_t topo_plan_level_missing(const topo_plan *plan, topo_level level);
+
+/* A line for people about this plan (why most nodes are held and what
+ * setting fixes it), printed by topo_plan_write_text after the counts.
+ * Copied. Before or after topo_plan_build. */
+int topo_plan_add_note(topo_plan *plan, const char *text, topo_err *err) TOPO_MUST_CHECK;
 size_t topo_plan_conflict_count(const topo_plan *plan);
 /* "node n1: rack: netbox says \"r1\", ufm says \"r2\"; netbox wins". */
 const char *topo_plan_conflict(const topo_plan *plan, size_t i);
@@ -170,10 +188,11 @@ int topo_plan_node_provenance(char **out, const topo_plan *plan, size_t node) TO
  * NULL when out of memory. */
 json_t *topo_plan_annotations_json(const topo_plan *plan);
 
-/* The human-readable plan: a line of counts, a line of which sources gave
- * each level how many values ("sources: leaf: ufm 9990, fallback 10;
- * rack: netbox 10000"), the tree of domains with node counts, then
- * incomplete nodes with why, then conflicts. */
+/* The human-readable plan: a line of counts, the notes ("note: ..."), a
+ * line of which sources gave each level how many values ("sources: leaf:
+ * ufm 9990, fallback 10; rack: netbox 10000"), a line of how many nodes
+ * miss each level ("missing: nvlink 463"), the tree of domains with node
+ * counts, then incomplete nodes with why, then conflicts. */
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out) TOPO_MUST_CHECK;
 
 #endif

@@ -44,14 +44,17 @@ struct topo_plan {
     const char *prefix; /* of the owned keys */
     const char *provenance_key;
     int topograph;
+    int nvlink_own_node;
     const char **precedence[TOPO_LEVEL_COUNT];
     size_t nprecedence[TOPO_LEVEL_COUNT];
     TOPO_ARRAY(const char *) sources;
     TOPO_ARRAY(node) nodes;
     TOPO_ARRAY(claim) claims;
     TOPO_ARRAY(const char *) conflicts;
+    TOPO_ARRAY(const char *) notes;
     topo_strmap *node_index;
     size_t declared, unmapped, unknown, incomplete_nodes;
+    size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level */
     int built;
 };
 
@@ -68,6 +71,7 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
     p->incomplete = o ? o->incomplete : TOPO_PLAN_LEAVE_OUT;
     p->names = o ? o->names : NULL;
     p->topograph = o ? o->topograph != 0 : 0;
+    p->nvlink_own_node = o ? o->nvlink_own_node != 0 : 0;
     p->prefix = topo_pool_strdup(p->pool, prefix);
     p->provenance_key = topo_pool_printf(p->pool, "%s%s", prefix, TOPO_PLAN_PROVENANCE_NAME);
     if (!p->prefix || !p->provenance_key)
@@ -143,6 +147,7 @@ void topo_plan_free(topo_plan *plan)
     free(plan->nodes.items);
     free(plan->claims.items);
     free(plan->conflicts.items);
+    free(plan->notes.items);
     topo_strmap_free(plan->node_index);
     topo_pool_free(plan->pool);
     free(plan);
@@ -339,12 +344,31 @@ static void keep_planned_nodes(topo_plan *p)
         qsort(p->nodes.items, p->nodes.n, sizeof(node), by_name);
 }
 
-/* Marks incomplete nodes with their reason ("no leaf, no rack"). */
+/* The own-node rule (topo_plan_opts.nvlink_own_node): after every
+ * source's claim, so a source that names a domain always wins. */
+static int own_nvlink_domains(topo_plan *p, topo_err *err)
+{
+    size_t source = 0;
+    int rc = p->nvlink_own_node ? source_of(p, TOPO_PLAN_OWN_NODE_SOURCE, &source, err) : 0;
+    for (size_t i = 0; rc == 0 && p->nvlink_own_node && i < p->nodes.n; i++) {
+        node *n = &p->nodes.items[i];
+        if (!n->raw[TOPO_LEVEL_NVLINK]) {
+            n->raw[TOPO_LEVEL_NVLINK] = n->name;
+            n->source[TOPO_LEVEL_NVLINK] = source;
+        }
+    }
+    return rc;
+}
+
+/* Marks incomplete nodes with their reason ("no leaf, no rack") and counts
+ * the nodes missing each level. */
 static int find_incomplete(topo_plan *p, topo_err *err)
 {
     for (size_t i = 0; i < p->nodes.n; i++) {
         node *n = &p->nodes.items[i];
         n->raw[TOPO_LEVEL_HOSTNAME] = n->name;
+        for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
+            p->missing[l] += n->raw[l] == NULL;
         topo_buf why = TOPO_BUF_INIT(1024);
         for (size_t l = 0; l < p->nlevels; l++)
             if (!n->raw[p->levels[l]])
@@ -406,8 +430,10 @@ int topo_plan_build(topo_plan *plan, topo_err *err)
     int rc = resolve_claims(plan, err);
     if (rc == 0) {
         keep_planned_nodes(plan);
-        rc = find_incomplete(plan, err);
+        rc = own_nvlink_domains(plan, err);
     }
+    if (rc == 0)
+        rc = find_incomplete(plan, err);
     return rc == 0 ? assign_values(plan, err) : rc;
 }
 
@@ -475,6 +501,29 @@ int plan_topograph(const topo_plan *plan)
 size_t topo_plan_incomplete_count(const topo_plan *plan)
 {
     return plan->incomplete_nodes;
+}
+
+size_t topo_plan_level_missing(const topo_plan *plan, topo_level level)
+{
+    return topo_level_name(level) ? plan->missing[level] : 0;
+}
+
+int topo_plan_add_note(topo_plan *plan, const char *text, topo_err *err)
+{
+    const char *copy = text ? topo_pool_strdup(plan->pool, text) : NULL;
+    if (!copy || TOPO_ARRAY_PUSH(&plan->notes, copy) != 0)
+        return text ? topo_err_nomem(err, "plan") : topo_err_set(err, TOPO_EINVALID, "plan: a note needs a text");
+    return 0;
+}
+
+size_t plan_note_count(const topo_plan *plan)
+{
+    return plan->notes.n;
+}
+
+const char *plan_note(const topo_plan *plan, size_t i)
+{
+    return i < plan->notes.n ? plan->notes.items[i] : NULL;
 }
 
 size_t topo_plan_conflict_count(const topo_plan *plan)

@@ -7,6 +7,7 @@
 #include "topo/plan.h"
 
 #include "domains.h"
+#include "plan_internal.h"
 
 typedef struct source_count {
     const char *source; /* NULL: the fallback */
@@ -57,6 +58,23 @@ static int write_sources(const topo_plan *plan, topo_buf *out)
     return rc;
 }
 
+/* One line: for each level of the topology that some planned node has no
+ * value of, how many ("missing: nvlink 463, rack 12"): the levels that
+ * hold nodes back, in the topology's order. */
+static void write_missing(const topo_plan *plan, topo_buf *out)
+{
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t nlevels = topo_plan_levels(plan, levels), printed = 0;
+    for (size_t l = 0; l < nlevels; l++) {
+        size_t n = topo_plan_level_missing(plan, levels[l]);
+        if (n > 0)
+            topo_buf_printf(out, "%s%s %zu", printed++ ? ", " : "missing: ",
+                            topo_level_name(levels[l]), n);
+    }
+    if (printed)
+        topo_buf_puts(out, "\n");
+}
+
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
 {
     plan_domains d;
@@ -68,10 +86,13 @@ int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
                     topo_plan_node_count(plan), d.nrows, topo_plan_incomplete_count(plan),
                     topo_plan_conflict_count(plan), topo_plan_unmapped_hosts(plan),
                     topo_plan_unknown_hosts(plan));
+    for (size_t i = 0; i < plan_note_count(plan); i++)
+        topo_buf_printf(out, "note: %s\n", plan_note(plan, i));
     if (write_sources(plan, out) != 0) {
         plan_domains_free(&d);
         return TOPO_ENOMEM;
     }
+    write_missing(plan, out);
     for (size_t i = 0; i < d.ndomains; i++) {
         const plan_domain *dom = &d.domains[i];
         size_t count = dom->end - dom->first;

@@ -11,7 +11,6 @@
 #define GFD_COUNT "nvidia.com/gpu.count"
 #define GFD_PRODUCT "nvidia.com/gpu.product"
 #define GFD_PRESENT "nvidia.com/gpu.present"
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 
 static const char *label(const topo_kv *labels, size_t n, const char *key)
 {
@@ -32,11 +31,10 @@ static int has_gpus(const topo_kv *labels, size_t n)
 }
 
 int topo_gpu_add_labels(topo_gpu_stats *stats, topo_facts *facts, const char *node,
-                        const topo_kv *labels, size_t nlabels, const topo_gpu_opts *opts,
-                        topo_err *err)
+                        const topo_kv *labels, size_t nlabels, topo_err *err)
 {
-    topo_gpu_stats none = {0, 0, 0, 0};
-    const char *clique = label(labels, nlabels, TOPO_GPU_CLIQUE_LABEL), *host = NULL;
+    topo_gpu_stats none = {0, 0, 0};
+    const char *clique = label(labels, nlabels, TOPO_GPU_CLIQUE_LABEL);
     int rc;
     if (stats == NULL)
         stats = &none;
@@ -46,18 +44,13 @@ int topo_gpu_add_labels(topo_gpu_stats *stats, topo_facts *facts, const char *no
     int gpus = has_gpus(labels, nlabels);
     if (gpus)
         stats->gpu_nodes++;
-    if (clique != NULL) {
-        if (*clique == '\0')
-            return topo_err_set(err, TOPO_EINVALID, "node %s: empty %s label", node,
-                                TOPO_GPU_CLIQUE_LABEL);
-        stats->cliques++;
-        return topo_facts_set_level(facts, node, TOPO_LEVEL_NVLINK, clique, err);
-    }
-    if (!gpus || opts == NULL || !opts->hostname_fallback)
+    if (clique == NULL)
         return 0;
-    host = label(labels, nlabels, HOSTNAME_LABEL);
-    stats->hostname_domains++;
-    return topo_facts_set_level(facts, node, TOPO_LEVEL_NVLINK, host && *host ? host : node, err);
+    if (*clique == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "node %s: empty %s label", node,
+                            TOPO_GPU_CLIQUE_LABEL);
+    stats->cliques++;
+    return topo_facts_set_level(facts, node, TOPO_LEVEL_NVLINK, clique, err);
 }
 
 /* metadata.labels as key/value pairs borrowed from the tree (at most max
@@ -121,7 +114,7 @@ static int check_kind(const json_t *kind, const char *path, const char *const *k
 #define LIST_KINDS "NodeList, List or PartialObjectMetadataList"
 
 int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *node,
-                      const char *path, const topo_gpu_opts *opts, topo_err *err)
+                      const char *path, topo_err *err)
 {
     char mp[TOPO_DECODE_PATH_MAX];
     const json_t *meta = NULL;
@@ -149,7 +142,7 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
     if (labels == NULL)
         return topo_err_nomem(err, "gpu: labels");
     if ((rc = node_labels(labels, &n, want, meta, mp, err)) == 0)
-        rc = topo_gpu_add_labels(stats, facts, name, labels, n, opts, err);
+        rc = topo_gpu_add_labels(stats, facts, name, labels, n, err);
     free(labels);
     return rc;
 }
@@ -157,7 +150,6 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
 typedef struct gpu_walk {
     topo_gpu_stats *stats;
     topo_facts *facts;
-    const topo_gpu_opts *opts;
     json_t *kind; /* the document's kind, checked once it is known to be a list */
 } gpu_walk;
 
@@ -166,7 +158,7 @@ static int node_each(const json_t *node, size_t i, void *payload, topo_err *err)
     const gpu_walk *w = payload;
     char p[TOPO_DECODE_PATH_MAX];
     return topo_gpu_add_node(w->stats, w->facts, node,
-                             topo_decode_path_index(p, sizeof(p), "items", i), w->opts, err);
+                             topo_decode_path_index(p, sizeof(p), "items", i), err);
 }
 
 /* The document's own members: its kind is kept, to be checked as a list's
@@ -187,11 +179,11 @@ static int list_member(const char *key, const json_t *value, void *payload, topo
  * shape, is parsed whole. Both shapes of each: full objects or metadata
  * only (node_kinds). */
 int topo_gpu_parse(topo_gpu_stats *stats, topo_facts *facts, const char *text, size_t len,
-                   const char *source, const topo_gpu_opts *opts, topo_err *err)
+                   const char *source, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
     const char *what = "node document";
-    gpu_walk w = {stats, facts, opts, NULL};
+    gpu_walk w = {stats, facts, NULL};
     int found = 0;
     topo_codec_each how = {
         .member = "items", .element = node_each, .other = list_member, .payload = &w};
@@ -210,9 +202,9 @@ int topo_gpu_parse(topo_gpu_stats *stats, topo_facts *facts, const char *text, s
             rc = topo_decode_member(&items, doc, "items", "", JSON_ARRAY, 1, err);
         for (size_t i = 0; rc == 0 && i < json_array_size(items); i++)
             rc = topo_gpu_add_node(stats, facts, json_array_get(items, i),
-                                   topo_decode_path_index(p, sizeof(p), "items", i), opts, err);
+                                   topo_decode_path_index(p, sizeof(p), "items", i), err);
     } else if (rc == 0) {
-        rc = topo_gpu_add_node(stats, facts, doc, "", opts, err);
+        rc = topo_gpu_add_node(stats, facts, doc, "", err);
     }
     json_decref(doc);
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;

@@ -372,7 +372,7 @@ static int parse_sources(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
         rc = topo_cfg_object(c, &nodes, src, "nodes", "sources");
     if (rc == 0 && nodes &&
         (rc = topo_cfg_check_keys(c, nodes, "sources.nodes", nodes_keys)) == 0 &&
-        (rc = topo_cfg_string(c, &s->nodes_file, nodes, "file", "sources.nodes", 1)) == 0)
+        (rc = topo_cfg_string(c, &s->nodes_file, nodes, "file", "sources.nodes", 0)) == 0)
         rc = topo_cfg_bool(c, &s->nvlink_hostname_fallback, nodes, "nvlinkHostnameFallback",
                            "sources.nodes");
     return rc;

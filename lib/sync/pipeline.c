@@ -24,6 +24,8 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
+#include "sync_internal.h"
+
 /* Short names for topo_sync_source (include/topo/sync.h). */
 enum {
     SRC_GPU = TOPO_SYNC_GPU,
@@ -235,16 +237,13 @@ static int run_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err)
     char *text = NULL;
     size_t len = 0;
     topo_gpu_stats st = {0};
-    topo_gpu_opts o = {.hostname_fallback = s->nvlink_hostname_fallback};
     int rc = topo_codec_read_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
     if (rc == 0)
-        rc = topo_gpu_parse(&st, f, text, len, s->nodes_file, &o, err);
+        rc = topo_gpu_parse(&st, f, text, len, s->nodes_file, err);
     free(text);
     if (rc == 0)
-        topo_log(TOPO_LOG_INFO,
-                 "source gpu: %zu nodes, %zu with GPUs, %zu with a clique label, %zu their own "
-                 "NVLink domain",
-                 st.nodes, st.gpu_nodes, st.cliques, st.hostname_domains);
+        topo_log(TOPO_LOG_INFO, "source gpu: %zu nodes, %zu with GPU labels, %zu with a clique label",
+                 st.nodes, st.gpu_nodes, st.cliques);
     return rc;
 }
 
@@ -421,9 +420,11 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
     if ((rc = topo_namemap_create(&sync->names, &s->names, err)) != 0)
         goto cleanup;
     po.names = sync->names;
+    po.nvlink_own_node = s->nvlink_hostname_fallback;
     if ((rc = topo_plan_create(&sync->plan, &po, err)) != 0 ||
         (rc = feed_plan(sync->plan, facts, s, err)) != 0 ||
-        (rc = topo_plan_build(sync->plan, err)) != 0)
+        (rc = topo_plan_build(sync->plan, err)) != 0 ||
+        (rc = sync_explain(sync->plan, s, err)) != 0)
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
              "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu hosts with unmappable names, "

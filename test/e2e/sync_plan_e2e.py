@@ -130,12 +130,31 @@ def lldp_labels():
 
 @case
 def gpu_nodes():
-    # One node of the fixture has no GPU: no NVLink domain, incomplete (exit 1).
-    got = labels("--nodes-file", fixture("sources", "gpu", "gb200-nodes.json"), expect=1)
-    assert len([v for v in got.values() if not v]) == 1, got
-    domains = {v.get(P + "nvlink") for v in got.values() if v}
-    assert domains and None not in domains, got
-    assert len(domains) < len([v for v in got.values() if v]), "no NVLink domain is shared"
+    # Every node is labelled: a clique is the NVLink domain of the trays that
+    # share it; a node without one (an HGX node, a GB200 tray whose Fabric
+    # Manager is not up, a CPU node) is its own, named by the node.
+    got = labels("--nodes-file", fixture("sources", "gpu", "gb200-nodes.json"))
+    assert len(got) == 11 and all(got.values()), got
+    for own in ("hgx-h100-01", "gb200-c-01", "cpu-01"):
+        assert got[own] == {P + "nvlink": own}, (own, got[own])
+    domains = {v[P + "nvlink"] for v in got.values()}
+    assert len(domains) < len(got), "no NVLink domain is shared"
+    # Without the own-node rule, those three are incomplete (exit 1) and
+    # the plan says which level holds them and what fixes it.
+    tmp = tempfile.mkdtemp()
+    try:
+        cfg = os.path.join(tmp, "sync.yaml")
+        with open(cfg, "w") as f:
+            f.write("sources:\n  nodes:\n    nvlinkHostnameFallback: false\n")
+        args = ("--config", cfg, "--nodes-file", fixture("sources", "gpu", "gb200-nodes.json"))
+        got = labels(*args, expect=1)
+        assert sorted(n for n, v in got.items() if not v) == ["cpu-01", "gb200-c-01",
+                                                              "hgx-h100-01"], got
+        plan = run("--print-plan", *args, expect=1).stdout
+        assert "\nmissing: nvlink 3\n" in plan, plan
+        assert "note:" not in plan, plan  # 3 of 11: not most of the cluster
+    finally:
+        shutil.rmtree(tmp)
 
 
 @case
@@ -254,7 +273,7 @@ def topograph_labels():
         with open(cfg, "w") as f:
             f.write("labels:\n  topograph: true\n")
         got = labels("--config", cfg, "--nodes-file",
-                     fixture("sources", "gpu", "gb200-nodes.json"), expect=1)
+                     fixture("sources", "gpu", "gb200-nodes.json"))
         placed = {n: v for n, v in got.items() if v}
         assert placed, got
         for name, lab in placed.items():
@@ -287,7 +306,8 @@ def provenance():
         assert sorted(got) == ["gpu-001", "gpu-002"], got
         value = got["gpu-001"][P + "provenance"]
         # Compact, the topology's levels in order: byte for byte.
-        assert value == '{"datacenter":"netbox","rack":"netbox","nvlink":"gpu"}', value
+        # No clique label: each node its own NVLink domain ("node").
+        assert value == '{"datacenter":"netbox","rack":"netbox","nvlink":"node"}', value
         # --print-labels is unchanged by it; with both, labels come first.
         p = run("--print-labels", "--print-annotations", *args)
         dec = json.JSONDecoder()
@@ -297,7 +317,7 @@ def provenance():
         assert P + "provenance" not in first["gpu-001"], first
         assert second == got, second
         plan = run("--print-plan", *args).stdout
-        assert "sources: datacenter: netbox 2; rack: netbox 2; nvlink: gpu 2\n" in plan, plan
+        assert "sources: datacenter: netbox 2; rack: netbox 2; nvlink: node 2\n" in plan, plan
     finally:
         shutil.rmtree(tmp)
 
@@ -335,6 +355,52 @@ def kueue_without_datacenter():
         p = run("--ibnetdiscover", dump, "--export-kueue", out, "--kueue-flavor-label", "a b=c",
                 expect=2)
         assert "flavor label a b=c" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def plain_hgx():
+    """Selene's 469 DGX hosts as Nodes of a plain HGX cluster: no GPU
+    Feature Discovery labels at all (the device plugin's nvidia.com/gpu in
+    status only), foreign labels, taints. With default settings every node
+    is labelled (each its own NVLink domain, said in the plan); a level no
+    source gives holds every node back, and the plan says which and what
+    fixes it instead of a silent zero."""
+    dump = fixture("sources", "ibnetdiscover", "mellanox-selene.compute.txt")
+    fabric = labels("--ibnetdiscover", dump)
+    tmp = tempfile.mkdtemp()
+    try:
+        nodes = os.path.join(tmp, "nodes.json")
+        with open(nodes, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "NodeList", "items": [
+                {"apiVersion": "v1", "kind": "Node",
+                 "metadata": {"name": n, "labels": {
+                     "kubernetes.io/hostname": n, "kubernetes.io/os": "linux",
+                     "kubernetes.io/arch": "amd64", "node-role.kubernetes.io/worker": "",
+                     "team": "ml"}},
+                 "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+                 "status": {"capacity": {"nvidia.com/gpu": "8"},
+                            "allocatable": {"nvidia.com/gpu": "8"}}}
+                for n in sorted(fabric)]}, f)
+        got = labels("--ibnetdiscover", dump, "--nodes-file", nodes)
+        assert len(got) == 469, len(got)
+        for n, lab in got.items():
+            want = dict(fabric[n], **{P + "nvlink": n})
+            assert lab == want, (n, lab, want)
+        p = run("--print-plan", "--ibnetdiscover", dump, "--nodes-file", nodes)
+        assert "nodes: 469 planned, 469 labelled, 0 incomplete;" in p.stdout, p.stdout
+        assert "nvlink: node 469" in p.stdout, p.stdout
+        assert "note: nvlink: 469 nodes without an NVLink domain from a source" in p.stdout
+        # A rack level without a source that gives racks: all held, and why.
+        p = run("--print-plan", "--ibnetdiscover", dump, "--nodes-file", nodes,
+                "--levels", "spine,leaf,rack,hostname", expect=1)
+        hint = ("rack: 469 of 469 nodes have no value, so they get no labels: no configured "
+                "source gives rack (NetBox does: --netbox-url or sources.netbox); or leave it "
+                "out of the topology: --levels spine,leaf,hostname (labels.levels)")
+        assert "note: " + hint + "\n" in p.stdout, p.stdout
+        assert "\nmissing: rack 469\n" in p.stdout, p.stdout
+        assert hint in p.stderr, p.stderr
     finally:
         shutil.rmtree(tmp)
 

@@ -274,7 +274,7 @@ def kueue_objects(env):
     env.expect_converged()
     node = env.items("/api/v1/nodes")[0]
     prov = json.loads(node["metadata"]["annotations"][P + "provenance"])
-    expect(prov.get("leaf") == "ibnetdiscover" and prov.get("nvlink") == "gpu",
+    expect(prov.get("leaf") == "ibnetdiscover" and prov.get("nvlink") == "node",
            f"provenance {prov}")
     env.admin("config", {"kueue": True})
     env.once(*flavor)
@@ -675,6 +675,57 @@ def nodes_metadata_406(env):
         expect("406" in said[0], f"the fallback's message: {said[0]}")
     finally:
         stop(p)
+
+
+def metric(port, line_start):
+    """The value of the first /metrics line starting with line_start."""
+    status, text = http_get(port, "/metrics")
+    for line in text.splitlines():
+        if line.startswith(line_start):
+            return float(line.split()[-1])
+    return None
+
+
+@case
+def plain_hgx(env):
+    """Nodes as a plain HGX cluster has them: no GPU Feature Discovery label
+    at all (nvidia.com/gpu only in status, from the device plugin), the
+    kubelet's and other owners' labels, a taint. With default flags every
+    node is labelled, each its own NVLink domain, and no foreign label is
+    touched. Without the own-node rule (sources.nodes.nvlinkHostnameFallback:
+    false) every node is held: the log says which level and which setting,
+    and topo_sync_level_missing_nodes counts them."""
+    foreign = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+               "node-role.kubernetes.io/worker": "", "team": "ml"}
+    with open(env.path("hgx.json"), "w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "NodeList", "items": [
+            {"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": n, "labels": dict(foreign, **{"kubernetes.io/hostname": n})},
+             "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+             "status": {"capacity": {"nvidia.com/gpu": "8"}}} for n in sorted(env.want)]}, fh)
+    env.admin("load", {"file": env.path("hgx.json")})
+    cfg = env.path("no-own-node.yaml")
+    with open(cfg, "w") as fh:
+        fh.write("sources:\n  nodes:\n    nvlinkHostnameFallback: false\n")
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--config", cfg)
+    try:
+        n = len(env.want)
+        wait_for(lambda: metric(port, 'topo_sync_level_missing_nodes{level="nvlink"}') == n, 30,
+                 "the held nodes counted")
+        expect(env.patches() == 0, f"{env.patches()} PATCHes with every node held")
+        want = (f"nvlink: {n} of {n} nodes have no value, so they get no labels: no source "
+                "gives them an NVLink domain")
+        wait_for(lambda: want in log_of(p), 10, "the held level in the log")
+        expect("sources.nodes.nvlinkHostnameFallback is false: set it to true" in log_of(p),
+               log_of(p)[-2000:])
+    finally:
+        stop(p)
+    env.once()
+    env.expect_converged()
+    for name, labels in env.labels().items():
+        expect(labels.get(P + "nvlink") == name, f"{name}: nvlink {labels.get(P + 'nvlink')}")
+        expect(all(labels.get(k) == v for k, v in foreign.items()), f"{name}: {labels}")
 
 
 def main():

@@ -16,13 +16,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     topo_facts *f = NULL;
     topo_err err = TOPO_ERR_INIT;
-    topo_gpu_stats st = {0, 0, 0, 0};
-    topo_gpu_opts o = {.hostname_fallback = (size & 1) != 0};
+    topo_gpu_stats st = {0, 0, 0};
     if (topo_facts_create(&f, "gpu", &err) != 0)
         return 0;
-    if (topo_gpu_parse(&st, f, (const char *)data, size, "fuzz.json", &o, &err) == 0) {
+    if (topo_gpu_parse(&st, f, (const char *)data, size, "fuzz.json", &err) == 0) {
         if (topo_facts_host_count(f) > st.nodes || st.gpu_nodes > st.nodes ||
-            st.cliques > st.nodes || st.hostname_domains > st.gpu_nodes)
+            st.cliques > st.nodes)
             abort();
         for (size_t i = 0; i < topo_facts_host_count(f); i++) {
             const char *name = topo_facts_host_name(f, i);

@@ -118,6 +118,7 @@ static void test_plan__fused_from_sources(void **state)
                         "hosts: 0; hosts that are no node: 0\n"
                         "sources: datacenter: netbox 3; spine: ufm 3; leaf: ufm 3; rack: "
                         "netbox 3; nvlink: gpu 3\n"
+                        "missing: spine 1, leaf 1, nvlink 1\n"
                         "datacenter=DC-1 (3 nodes)\n"
                         "  spine=S-0001 (3 nodes)\n"
                         "    leaf=MF0-LEAF-1-MQM9700-U1 (2 nodes)\n"
@@ -411,6 +412,58 @@ static void test_plan__provenance(void **state)
     topo_namemap_free(names);
 }
 
+/* A node no source gives an NVLink domain is its own (HGX: NVSwitch inside
+ * the node), after every source: a clique or NetBox's field always wins,
+ * without a conflict. Off, such nodes miss nvlink, counted per level. */
+static void test_plan__nvlink_own_node(void **state)
+{
+    (void)state;
+    static const topo_level levels[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_NVLINK, TOPO_LEVEL_HOSTNAME};
+    for (int own = 0; own <= 1; own++) {
+        topo_err err = TOPO_ERR_INIT;
+        topo_plan *p = NULL;
+        topo_plan_opts o = {.levels = levels, .nlevels = 3, .nvlink_own_node = own};
+        must(topo_plan_create(&p, &o, &err), &err);
+        const char *nodes[] = {"gb-1", "gb-2", "hgx-1", "hgx-2", "hgx-3"};
+        for (size_t i = 0; i < 5; i++) {
+            must(topo_plan_add_node(p, nodes[i], &err), &err);
+            must(topo_plan_add_level(p, "ibnetdiscover", nodes[i], TOPO_LEVEL_LEAF, "S-1", &err),
+                 &err);
+        }
+        must(topo_plan_add_level(p, "gpu", "gb-1", TOPO_LEVEL_NVLINK, "uuid.1", &err), &err);
+        must(topo_plan_add_level(p, "netbox", "gb-2", TOPO_LEVEL_NVLINK, "nvl-7", &err), &err);
+        must(topo_plan_build(p, &err), &err);
+        assert_int_equal(topo_plan_conflict_count(p), 0);
+        assert_string_equal(topo_plan_node_value(p, 0, TOPO_LEVEL_NVLINK), "uuid.1");
+        assert_string_equal(topo_plan_node_value(p, 1, TOPO_LEVEL_NVLINK), "nvl-7");
+        assert_string_equal(topo_plan_node_source(p, 1, TOPO_LEVEL_NVLINK), "netbox");
+        assert_int_equal(topo_plan_level_missing(p, TOPO_LEVEL_LEAF), 0);
+        if (own) {
+            assert_int_equal(topo_plan_incomplete_count(p), 0);
+            assert_int_equal(topo_plan_level_missing(p, TOPO_LEVEL_NVLINK), 0);
+            assert_string_equal(topo_plan_node_value(p, 3, TOPO_LEVEL_NVLINK), "hgx-2");
+            assert_string_equal(topo_plan_node_source(p, 3, TOPO_LEVEL_NVLINK),
+                                TOPO_PLAN_OWN_NODE_SOURCE);
+            char *prov = NULL;
+            must(topo_plan_node_provenance(&prov, p, 4), &err);
+            assert_string_equal(prov, "{\"leaf\":\"ibnetdiscover\",\"nvlink\":\"node\"}");
+            free(prov);
+        } else {
+            assert_int_equal(topo_plan_incomplete_count(p), 3);
+            assert_int_equal(topo_plan_level_missing(p, TOPO_LEVEL_NVLINK), 3);
+            assert_null(topo_plan_node_value(p, 3, TOPO_LEVEL_NVLINK));
+            assert_string_equal(topo_plan_node_reason(p, 3), "no nvlink");
+            must(topo_plan_add_note(p, "nvlink: 3 of 5 nodes have no value", &err), &err);
+            topo_buf text = TOPO_BUF_INIT(0);
+            must(topo_plan_write_text(p, &text), &err);
+            assert_non_null(strstr(text.ptr, "\nnote: nvlink: 3 of 5 nodes have no value\n"));
+            assert_non_null(strstr(text.ptr, "\nmissing: nvlink 3\n"));
+            topo_buf_dispose(&text);
+        }
+        topo_plan_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_plan__bad_options_named),
         cmocka_unit_test(test_plan__topograph_labels),
         cmocka_unit_test(test_plan__provenance),
+        cmocka_unit_test(test_plan__nvlink_own_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -129,12 +129,11 @@ static topo_facts *from_netbox(int v4)
 
 static topo_facts *from_gpu(void)
 {
-    topo_gpu_opts o = {.hostname_fallback = 1};
     topo_err err = TOPO_ERR_INIT;
     topo_facts *f = new_facts("gpu");
     size_t len = 0;
     char *text = fixture_text("gpu/gb200-nodes.json", &len);
-    if (topo_gpu_parse(NULL, f, text, len, "gb200-nodes.json", &o, &err) != 0)
+    if (topo_gpu_parse(NULL, f, text, len, "gb200-nodes.json", &err) != 0)
         fail_msg("gpu: %s", err.text);
     free(text);
     return f;

@@ -1,5 +1,5 @@
-/* NVLink domains from GPU Feature Discovery labels: the clique label, the
- * hostname fallback for single-node NVLink systems, nodes without GPUs.
+/* NVLink domains from GPU Feature Discovery labels: the clique label,
+ * no domain stated without one (the own-node rule is the plan's), nodes without GPUs.
  * Fixtures: fixtures/sources/gpu/gb200-nodes.json (synthetic, README), the
  * same nodes as a metadata-only list (gb200-nodes-metadata.json) and
  * fixtures/clusters/kubectl-nodes-small.json.
@@ -24,14 +24,13 @@
 #define RACK_A "7b968a6d-c8aa-45e1-9e07-e1e51be99c31"
 #define RACK_B "0f5c1e2a-93d4-4b7e-8a61-2c9de0b4a7f3"
 
-static topo_facts *parse_fixture(const char *name, int fallback, topo_gpu_stats *st)
+static topo_facts *parse_fixture(const char *name, topo_gpu_stats *st)
 {
     size_t len = 0;
     char *text = fixture_text(name, &len);
     topo_facts *f = new_facts("gpu");
     topo_err err = TOPO_ERR_INIT;
-    topo_gpu_opts o = {.hostname_fallback = fallback};
-    if (topo_gpu_parse(st, f, text, len, name, &o, &err) != 0)
+    if (topo_gpu_parse(st, f, text, len, name, &err) != 0)
         fail_msg("%s: %s", name, err.text);
     free(text);
     return f;
@@ -45,41 +44,32 @@ static const char *nvlink(const topo_facts *f, const char *host)
     return topo_facts_host_level(f, i, TOPO_LEVEL_NVLINK);
 }
 
-static void test_gpu__cliques_and_fallback(void **state)
+/* Only a clique states an NVLink domain: the own-node rule for the others
+ * is the plan's (test_plan), after every source. */
+static void test_gpu__cliques(void **state)
 {
     (void)state;
-    topo_gpu_stats st = {0, 0, 0, 0};
-    topo_facts *f = parse_fixture("gpu/gb200-nodes.json", 1, &st);
+    topo_gpu_stats st = {0, 0, 0};
+    topo_facts *f = parse_fixture("gpu/gb200-nodes.json", &st);
     assert_int_equal(st.nodes, 11);
     assert_int_equal(st.gpu_nodes, 10);
     assert_int_equal(st.cliques, 8);
-    assert_int_equal(st.hostname_domains, 2);
     assert_int_equal(topo_facts_host_count(f), 11);
     assert_string_equal(nvlink(f, "gb200-a-01"), RACK_A ".1");
     assert_string_equal(nvlink(f, "gb200-a-04"), RACK_A ".1");
     assert_string_equal(nvlink(f, "gb200-b-02"), RACK_B ".1");
     assert_string_equal(nvlink(f, "gb200-b-03"), RACK_B ".2");
-    /* Fabric Manager not up: the tray is on its own (with the fallback) */
-    assert_string_equal(nvlink(f, "gb200-c-01"), "gb200-c-01");
-    /* HGX: the hostname label, not the node name */
-    assert_string_equal(nvlink(f, "hgx-h100-01"), "hgx-h100-01.cluster.local");
+    /* Fabric Manager not up, an HGX node, a CPU node: no clique, no domain */
+    assert_null(nvlink(f, "gb200-c-01"));
+    assert_null(nvlink(f, "hgx-h100-01"));
     assert_null(nvlink(f, "cpu-01"));
     topo_facts_free(f);
 
     memset(&st, 0, sizeof(st));
-    f = parse_fixture("gpu/gb200-nodes.json", 0, &st);
-    assert_int_equal(st.hostname_domains, 0);
-    assert_null(nvlink(f, "gb200-c-01"));
-    assert_null(nvlink(f, "hgx-h100-01"));
-    assert_string_equal(nvlink(f, "gb200-b-01"), RACK_B ".1");
-    topo_facts_free(f);
-
-    memset(&st, 0, sizeof(st));
-    f = parse_fixture("../clusters/kubectl-nodes-small.json", 1, &st);
+    f = parse_fixture("../clusters/kubectl-nodes-small.json", &st);
     assert_int_equal(st.nodes, 4);
     assert_int_equal(st.gpu_nodes, 4);
-    assert_int_equal(st.hostname_domains, 4);
-    assert_string_equal(nvlink(f, "a100-r2-b"), "a100-r2-b");
+    assert_null(nvlink(f, "a100-r2-b"));
     topo_facts_free(f);
 }
 
@@ -88,9 +78,9 @@ static void test_gpu__cliques_and_fallback(void **state)
 static void test_gpu__metadata_only(void **state)
 {
     (void)state;
-    topo_gpu_stats full = {0, 0, 0, 0}, meta = {0, 0, 0, 0};
-    topo_facts *f = parse_fixture("gpu/gb200-nodes.json", 1, &full);
-    topo_facts *m = parse_fixture("gpu/gb200-nodes-metadata.json", 1, &meta);
+    topo_gpu_stats full = {0, 0, 0}, meta = {0, 0, 0};
+    topo_facts *f = parse_fixture("gpu/gb200-nodes.json", &full);
+    topo_facts *m = parse_fixture("gpu/gb200-nodes-metadata.json", &meta);
     assert_memory_equal(&full, &meta, sizeof(full));
     assert_int_equal(meta.nodes, 11);
     assert_int_equal(topo_facts_host_count(m), topo_facts_host_count(f));
@@ -101,7 +91,7 @@ static void test_gpu__metadata_only(void **state)
             fail_msg("%s: nvlink %s whole, %s metadata only", host, want ? want : "none",
                      got ? got : "none");
     }
-    assert_string_equal(nvlink(m, "hgx-h100-01"), "hgx-h100-01.cluster.local");
+    assert_string_equal(nvlink(m, "gb200-b-03"), RACK_B ".2");
     topo_facts_free(f);
     topo_facts_free(m);
 
@@ -115,7 +105,7 @@ static void test_gpu__metadata_only(void **state)
     for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
         topo_err err = TOPO_ERR_INIT;
         topo_facts *g = new_facts("gpu");
-        if (topo_gpu_parse(NULL, g, one[i], strlen(one[i]), "one.json", NULL, &err) != 0)
+        if (topo_gpu_parse(NULL, g, one[i], strlen(one[i]), "one.json", &err) != 0)
             fail_msg("%s: %s", one[i], err.text);
         assert_string_equal(nvlink(g, "n1"), "u.1");
         topo_facts_free(g);
@@ -127,24 +117,23 @@ static void test_gpu__labels(void **state)
     (void)state;
     topo_err err = TOPO_ERR_INIT;
     topo_facts *f = new_facts("gpu");
-    topo_gpu_opts o = {.hostname_fallback = 1};
-    topo_gpu_stats st = {0, 0, 0, 0};
+    topo_gpu_stats st = {0, 0, 0};
     const topo_kv zero[] = {{"nvidia.com/gpu.count", "0"}, {"nvidia.com/gpu.product", "X"}};
     const topo_kv present[] = {{"nvidia.com/gpu.present", "true"}};
     const topo_kv c1[] = {{"nvidia.com/gpu.clique", "u.1"}};
     const topo_kv c2[] = {{"nvidia.com/gpu.clique", "u.2"}};
     const topo_kv empty[] = {{"nvidia.com/gpu.clique", ""}};
-    assert_int_equal(topo_gpu_add_labels(&st, f, "n0", zero, 2, &o, &err), 0);
-    assert_null(nvlink(f, "n0")); /* a count of 0 is no GPU node */
-    assert_int_equal(topo_gpu_add_labels(&st, f, "n1", present, 1, &o, &err), 0);
-    assert_string_equal(nvlink(f, "n1"), "n1");
-    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c1, 1, NULL, &err), 0);
-    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c1, 1, NULL, &err), 0);
-    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c2, 1, NULL, &err), TOPO_ECONFLICT);
+    assert_int_equal(topo_gpu_add_labels(&st, f, "n0", zero, 2, &err), 0);
+    assert_null(nvlink(f, "n0"));
+    assert_int_equal(topo_gpu_add_labels(&st, f, "n1", present, 1, &err), 0);
+    assert_null(nvlink(f, "n1"));
+    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c1, 1, &err), 0);
+    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c1, 1, &err), 0);
+    assert_int_equal(topo_gpu_add_labels(NULL, f, "n2", c2, 1, &err), TOPO_ECONFLICT);
     assert_non_null(strstr(err.text, "nvlink is both \"u.1\" and \"u.2\""));
-    assert_int_equal(topo_gpu_add_labels(NULL, f, "n3", empty, 1, NULL, &err), TOPO_EINVALID);
+    assert_int_equal(topo_gpu_add_labels(NULL, f, "n3", empty, 1, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "node n3: empty nvidia.com/gpu.clique label"));
-    assert_int_equal(topo_gpu_add_labels(NULL, f, "", NULL, 0, NULL, &err), TOPO_EINVALID);
+    assert_int_equal(topo_gpu_add_labels(NULL, f, "", NULL, 0, &err), TOPO_EINVALID);
     assert_int_equal(st.nodes, 2);
     assert_int_equal(st.gpu_nodes, 1);
     topo_facts_free(f);
@@ -154,7 +143,7 @@ static void expect_error(const char *text, int code, const char *message)
 {
     topo_err err = TOPO_ERR_INIT;
     topo_facts *f = new_facts("gpu");
-    assert_int_equal(topo_gpu_parse(NULL, f, text, strlen(text), "t.json", NULL, &err), code);
+    assert_int_equal(topo_gpu_parse(NULL, f, text, strlen(text), "t.json", &err), code);
     if (strstr(err.text, message) == NULL)
         fail_msg("for %s\nexpected \"%s\"\n     got \"%s\"", text, message, err.text);
     topo_facts_free(f);
@@ -205,7 +194,7 @@ static void test_gpu__errors_name_the_field(void **state)
     expect_error("{\"items\":[\n\n{\"metadata\":", TOPO_EINVALID, "t.json:3:");
     topo_err err = TOPO_ERR_INIT;
     topo_facts *f = new_facts("gpu");
-    assert_int_equal(topo_gpu_parse(NULL, f, "{}", TOPO_MAX_K8S_RESPONSE + 1u, "big", NULL, &err),
+    assert_int_equal(topo_gpu_parse(NULL, f, "{}", TOPO_MAX_K8S_RESPONSE + 1u, "big", &err),
                      TOPO_ELIMIT);
     topo_facts_free(f);
 }
@@ -218,7 +207,7 @@ static void test_gpu__truncated(void **state)
     for (size_t cut = 0; cut + 1 < len; cut += 11) {
         topo_err err = TOPO_ERR_INIT;
         topo_facts *f = new_facts("gpu");
-        assert_int_equal(topo_gpu_parse(NULL, f, text, cut, "cut.json", NULL, &err), TOPO_EINVALID);
+        assert_int_equal(topo_gpu_parse(NULL, f, text, cut, "cut.json", &err), TOPO_EINVALID);
         assert_true(err.line > 0 && err.column > 0);
         topo_facts_free(f);
     }
@@ -228,7 +217,7 @@ static void test_gpu__truncated(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu__cliques_and_fallback),
+        cmocka_unit_test(test_gpu__cliques),
         cmocka_unit_test(test_gpu__metadata_only),
         cmocka_unit_test(test_gpu__labels),
         cmocka_unit_test(test_gpu__errors_name_the_field),

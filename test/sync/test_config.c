@@ -156,6 +156,22 @@ static void test_config__defaults(void **state)
     topo_syncconfig_free(NULL);
 }
 
+/* The controller's nodes come from the API server: sources.nodes without a
+ * file only sets how they are read (it was refused: "file: required"). */
+static void test_config__nodes_without_file(void **state)
+{
+    (void)state;
+    static const char yaml[] = "sources:\n  nodes:\n    nvlinkHostnameFallback: false\n";
+    topo_err err = TOPO_ERR_INIT;
+    topo_syncconfig *cfg = NULL;
+    if (topo_syncconfig_parse(&cfg, yaml, sizeof yaml - 1, "live.yaml", &err) != 0)
+        fail_msg("%s", err.text);
+    const topo_sync_settings *s = topo_syncconfig_settings(cfg);
+    assert_null(s->nodes_file);
+    assert_false(s->nvlink_hostname_fallback);
+    topo_syncconfig_free(cfg);
+}
+
 /* Each message starts with the file, line and column and names the field. */
 static const struct {
     const char *file;
@@ -251,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_config__valid),
         cmocka_unit_test(test_config__valid_http),
         cmocka_unit_test(test_config__defaults),
+        cmocka_unit_test(test_config__nodes_without_file),
         cmocka_unit_test(test_config__errors),
         cmocka_unit_test(test_config__refresh),
         cmocka_unit_test(test_config__limits),

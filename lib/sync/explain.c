@@ -1,0 +1,145 @@
+/* What the plan cannot say by itself: why most nodes are held and which
+ * setting fixes it, and that nodes were made their own NVLink domain. The
+ * plan knows which levels are missing; only the settings know which source
+ * would give them. Each note is also a log line, so a controller's round
+ * that writes nothing says why instead of a silent zero. */
+#include <string.h>
+
+#include "topo/buf.h"
+#include "topo/log.h"
+#include "topo/sync.h"
+
+#include "sync_internal.h"
+
+static int fabric_configured(const topo_sync_settings *s)
+{
+    return topo_sync_source_configured(s, TOPO_SYNC_IBNETDISCOVER) ||
+           topo_sync_source_configured(s, TOPO_SYNC_UFM) ||
+           topo_sync_source_configured(s, TOPO_SYNC_LLDP);
+}
+
+/* Why no source gives level to these nodes, and the setting that would. */
+static void why_missing(topo_buf *b, topo_level level, const topo_sync_settings *s)
+{
+    int netbox = topo_sync_source_configured(s, TOPO_SYNC_NETBOX);
+    switch (level) {
+    case TOPO_LEVEL_SPINE:
+    case TOPO_LEVEL_LEAF:
+        if (fabric_configured(s))
+            topo_buf_puts(b, "the fabric places none of them: check that the fabric's host names "
+                             "map to node names (nodeNames) and the plane filter "
+                             "(fabric.excludeSwitch, fabric.includePort)");
+        else
+            topo_buf_puts(b, "no fabric source is configured (--ibnetdiscover, --ufm-url, "
+                             "--lldp-url, or sources in --config)");
+        break;
+    case TOPO_LEVEL_NVLINK:
+        if (!s->nvlink_hostname_fallback)
+            topo_buf_puts(b, "no source gives them an NVLink domain (no nvidia.com/gpu.clique "
+                             "label, no NetBox nvlinkField) and "
+                             "sources.nodes.nvlinkHostnameFallback is false: set it to true to "
+                             "make each such node its own NVLink domain");
+        else if (netbox && s->netbox.nvlink_field)
+            topo_buf_puts(b, "NetBox's nvlinkField names none for them");
+        else
+            topo_buf_puts(b, "no source gives them an NVLink domain");
+        break;
+    default: /* datacenter, rack */
+        if (netbox)
+            topo_buf_printf(b, "NetBox gives none for them: check that NetBox's device names "
+                               "map to node names (nodeNames) and its sites, hostRoles and tags "
+                               "filters");
+        else
+            topo_buf_printf(b, "no configured source gives %s (NetBox does: --netbox-url or "
+                               "sources.netbox)",
+                            topo_level_name(level));
+        break;
+    }
+}
+
+/* "spine,leaf,hostname": the topology's levels less those held[]. */
+static void levels_without(topo_buf *b, const topo_level *levels, size_t n, const int *held)
+{
+    size_t printed = 0;
+    for (size_t l = 0; l < n; l++)
+        if (!held[l])
+            topo_buf_printf(b, "%s%s", printed++ ? "," : "", topo_level_name(levels[l]));
+}
+
+static int note(topo_plan *plan, topo_log_level lvl, topo_buf *b, topo_err *err)
+{
+    if (b->error != 0 || !b->ptr) {
+        topo_buf_dispose(b);
+        return topo_err_nomem(err, "plan note");
+    }
+    topo_log(lvl, "plan: %s", b->ptr);
+    int rc = topo_plan_add_note(plan, b->ptr, err);
+    topo_buf_dispose(b);
+    return rc;
+}
+
+/* A level more than half the nodes miss holds them all back: say which,
+ * why and what fixes it. */
+static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *err)
+{
+    topo_level levels[TOPO_LEVEL_COUNT];
+    int held[TOPO_LEVEL_COUNT] = {0};
+    size_t n = topo_plan_levels(plan, levels), nodes = topo_plan_node_count(plan);
+    for (size_t l = 0; l < n; l++)
+        held[l] = nodes > 0 && 2 * topo_plan_level_missing(plan, levels[l]) > nodes;
+    for (size_t l = 0; l < n; l++) {
+        if (!held[l])
+            continue;
+        topo_buf b = TOPO_BUF_INIT(4096);
+        topo_buf_printf(&b, "%s: %zu of %zu nodes have no value, so they get no labels: ",
+                        topo_level_name(levels[l]), topo_plan_level_missing(plan, levels[l]),
+                        nodes);
+        why_missing(&b, levels[l], s);
+        topo_buf_puts(&b, "; or leave it out of the topology: --levels ");
+        levels_without(&b, levels, n, held);
+        topo_buf_puts(&b, " (labels.levels)");
+        int rc = note(plan, TOPO_LOG_WARN, &b, err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* How many nodes the own-node rule gave their NVLink domain. */
+static size_t own_node_domains(const topo_plan *plan)
+{
+    size_t own = 0;
+    for (size_t i = 0; i < topo_plan_node_count(plan); i++) {
+        const char *src = topo_plan_node_source(plan, i, TOPO_LEVEL_NVLINK);
+        own += src && strcmp(src, TOPO_PLAN_OWN_NODE_SOURCE) == 0;
+    }
+    return own;
+}
+
+static int in_topology(const topo_plan *plan, topo_level level)
+{
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t n = topo_plan_levels(plan, levels);
+    for (size_t l = 0; l < n; l++)
+        if (levels[l] == level)
+            return 1;
+    return 0;
+}
+
+int sync_explain(topo_plan *plan, const topo_sync_settings *s, topo_err *err)
+{
+    size_t own = in_topology(plan, TOPO_LEVEL_NVLINK) ? own_node_domains(plan) : 0;
+    if (own > 0) {
+        topo_buf b = TOPO_BUF_INIT(1024);
+        topo_buf_printf(&b,
+                        "nvlink: %zu nodes without an NVLink domain from a source (no "
+                        "nvidia.com/gpu.clique label) are each their own, named by the node: "
+                        "NVLink leaves a node only on multi-node NVLink systems, which carry a "
+                        "clique (sources.nodes.nvlinkHostnameFallback)",
+                        own);
+        int rc = note(plan, TOPO_LOG_INFO, &b, err);
+        if (rc != 0)
+            return rc;
+    }
+    return explain_held(plan, s, err);
+}
