@@ -11,7 +11,16 @@
  * when that alone cannot give a value (too long, or nothing left) the value
  * is cut and ends in '-' and a short hash of the raw name. Over a set of
  * names (topo_labelvalue_assign), two different names never share a value:
- * those changed by the normalisation get the hash suffix too. */
+ * those changed by the normalisation get the hash suffix too.
+ *
+ * Names repeat under different parents in real inventories (a rack "R1" in
+ * every site, an NVLink field "1" in every rack): there a domain is a name
+ * within a scope (topo_labelvalue_assign_scoped). A name that occurs under
+ * one scope only keeps the value above, so values of unique names never
+ * change; a name that occurs under two or more scopes gives each of its
+ * domains the normalised name and the hash suffix of that domain's identity,
+ * the key "<decimal length of scope>:<scope><name>" ("R1-3fa2..."), so each
+ * domain's value depends on its own scope and name, the same every round. */
 #ifndef TOPO_LABELVALUE_H
 #define TOPO_LABELVALUE_H
 
@@ -33,5 +42,13 @@ int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *ra
  * TOPO_ENOMEM, or TOPO_EINVALID for a NULL name. */
 int topo_labelvalue_assign(const char **out, const char *const *raw, size_t n, topo_pool *pool,
                            topo_err *err) TOPO_MUST_CHECK;
+
+/* The same over domains that are names within scopes: scope[i] (any text;
+ * NULL: unscoped, as topo_labelvalue_assign) is where raw[i] is named.
+ * scope may be NULL (none scoped). Equal (scope, name) pairs get equal
+ * values, different ones different values. */
+int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
+                                  const char *const *scope, size_t n, topo_pool *pool,
+                                  topo_err *err) TOPO_MUST_CHECK;
 
 #endif

@@ -4,8 +4,24 @@
  * one wins); a different value from another source is a conflict, recorded
  * and counted, never merged; which source gave each level is kept
  * (provenance). Host names are mapped to node names by one name map for
- * every source. Raw values become label values by topo_labelvalue_assign
- * (deterministic; two different raw values never share a label value).
+ * every source; then a host name that names no node but differs from
+ * exactly one node's name by a domain is that node (the source's
+ * "gpu1.cluster.example.com" is the node "gpu1", its "gpu1" the node
+ * "gpu1.cluster.example.com"; two names that both have a domain never
+ * match). A short name that matches several nodes matches none and is
+ * reported (topo_plan_ambiguous). Without a node set, a short name and
+ * the one host name with a domain it matches are one host, under the
+ * latter.
+ *
+ * Raw values become label values by topo_labelvalue_assign_scoped
+ * (deterministic; two different domains never share a label value). A
+ * domain is a raw value within the scope its source names it in: a rack
+ * within the datacenter, an NVLink domain within the datacenter and rack,
+ * that the same source gives the same host (NetBox's rack names repeat
+ * across sites, a custom field "1" across racks); switch ids and GPU
+ * cliques are unique everywhere. A name that is one domain keeps its plain
+ * value; a name that several domains share gets, in each, a hash suffix
+ * of its scope and name.
  *
  * A node that lacks a level of the topology is incomplete, with the reason;
  * by default it gets no labels at all (Kueue ignores nodes that miss a level
@@ -144,7 +160,14 @@ size_t topo_plan_conflict_count(const topo_plan *plan);
 /* "node n1: rack: netbox says \"r1\", ufm says \"r2\"; netbox wins". */
 const char *topo_plan_conflict(const topo_plan *plan, size_t i);
 size_t topo_plan_unmapped_hosts(const topo_plan *plan);
+/* Hosts that name no node (not counting the ambiguous ones). */
 size_t topo_plan_unknown_hosts(const topo_plan *plan);
+/* Host names whose short name matches several nodes (or, without a node
+ * set, several hosts named with a domain), sorted: "host gpu1: its short
+ * name matches the nodes gpu1.a.example, gpu1.b.example; matched to
+ * none". */
+size_t topo_plan_ambiguous_count(const topo_plan *plan);
+const char *topo_plan_ambiguous(const topo_plan *plan, size_t i);
 
 /* Every label a node should carry: its owned levels coarsest first, then
  * topograph's when that option is on (tier-0, tier-1, domain); none for a
@@ -192,7 +215,8 @@ json_t *topo_plan_annotations_json(const topo_plan *plan);
  * line of which sources gave each level how many values ("sources: leaf:
  * ufm 9990, fallback 10; rack: netbox 10000"), a line of how many nodes
  * miss each level ("missing: nvlink 463"), the tree of domains with node
- * counts, then incomplete nodes with why, then conflicts. */
+ * counts, then incomplete nodes with why, then conflicts, then ambiguous
+ * host names. */
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out) TOPO_MUST_CHECK;
 
 #endif

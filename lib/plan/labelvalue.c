@@ -91,65 +91,115 @@ int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *ra
     return rc;
 }
 
+/* One domain: its raw name, and its identity (key): the raw name itself
+ * when unscoped, else "<length of scope>:<scope><raw>" (the length makes
+ * the split between scope and name unambiguous). The hash suffix is the
+ * key's, so a scoped domain's value depends on its scope and name. */
 typedef struct entry {
     const char *raw;
+    const char *key;
     char value[TOPO_MAX_LABEL_VALUE + 1];
     int changed;
 } entry;
 
-static int by_value_then_raw(const void *a, const void *b)
+static int by_value_then_key(const void *a, const void *b)
 {
     const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
     int c = strcmp(x->value, y->value);
-    return c != 0 ? c : strcmp(x->raw, y->raw);
+    return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+static int by_raw_then_key(const void *a, const void *b)
+{
+    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
+    int c = strcmp(x->raw, y->raw);
+    return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+/* The raw name with the hash suffix of the entry's key, hex_len digits. */
+static void suffixed(entry *e, int hex_len)
+{
+    char *base = sanitise(e->raw);
+    with_suffix(e->value, base ? base : "", e->key, hex_len);
+    free(base);
+    e->changed = 1;
+}
+
+/* A raw name that names domains under two or more scopes: each of them
+ * gets the suffix of its own key, whatever the name's normal form. */
+static void qualify_repeated(entry **sorted, size_t n)
+{
+    qsort(sorted, n, sizeof(*sorted), by_raw_then_key);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        int repeated = 0;
+        for (; j < n && strcmp(sorted[j]->raw, sorted[i]->raw) == 0; j++)
+            repeated |= strcmp(sorted[j]->key, sorted[i]->key) != 0;
+        for (size_t k = i; repeated && k < j; k++)
+            suffixed(sorted[k], TOPO_LABELVALUE_HASH_LEN);
+        i = j;
+    }
 }
 
 /* Sorts the entries by value and gives every changed entry that shares its
- * value with a different raw name a suffix of hex_len digits. Returns the
- * number of values still shared by different raw names afterwards. */
+ * value with a different domain a suffix of hex_len digits. Returns the
+ * number of values still shared by different domains afterwards. */
 static size_t separate(entry **sorted, size_t n, int hex_len)
 {
-    qsort(sorted, n, sizeof(*sorted), by_value_then_raw);
+    qsort(sorted, n, sizeof(*sorted), by_value_then_key);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         int distinct = 0;
         for (; j < n && strcmp(sorted[j]->value, sorted[i]->value) == 0; j++)
-            distinct |= strcmp(sorted[j]->raw, sorted[i]->raw) != 0;
-        for (size_t k = i; distinct && k < j; k++) {
-            if (sorted[k]->changed) {
-                char *base = sanitise(sorted[k]->raw);
-                with_suffix(sorted[k]->value, base ? base : "", sorted[k]->raw, hex_len);
-                free(base);
-            }
-        }
+            distinct |= strcmp(sorted[j]->key, sorted[i]->key) != 0;
+        for (size_t k = i; distinct && k < j; k++)
+            if (sorted[k]->changed)
+                suffixed(sorted[k], hex_len);
         i = j;
     }
-    qsort(sorted, n, sizeof(*sorted), by_value_then_raw);
+    qsort(sorted, n, sizeof(*sorted), by_value_then_key);
     size_t shared = 0;
     for (size_t i = 1; i < n; i++)
         shared += strcmp(sorted[i]->value, sorted[i - 1]->value) == 0 &&
-                  strcmp(sorted[i]->raw, sorted[i - 1]->raw) != 0;
+                  strcmp(sorted[i]->key, sorted[i - 1]->key) != 0;
     return shared;
 }
 
 int topo_labelvalue_assign(const char **out, const char *const *raw, size_t n, topo_pool *pool,
                            topo_err *err)
 {
+    return topo_labelvalue_assign_scoped(out, raw, NULL, n, pool, err);
+}
+
+int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
+                                  const char *const *scope, size_t n, topo_pool *pool,
+                                  topo_err *err)
+{
     for (size_t i = 0; i < n; i++)
         if (!raw[i])
             return topo_err_set(err, TOPO_EINVALID, "label value %zu: no name", i);
     entry *entries = calloc(n ? n : 1, sizeof(*entries));
     entry **sorted = calloc(n ? n : 1, sizeof(*sorted));
-    int rc = 0;
-    if (!entries || !sorted) {
+    topo_pool *keys = topo_pool_create();
+    int rc = 0, any_scope = 0;
+    if (!entries || !sorted || !keys) {
         rc = topo_err_nomem(err, "label values");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
+        const char *s = scope ? scope[i] : NULL;
         entries[i].raw = raw[i];
+        entries[i].key = s ? topo_pool_printf(keys, "%zu:%s%s", strlen(s), s, raw[i]) : raw[i];
+        if (!entries[i].key) {
+            rc = topo_err_nomem(err, "label values");
+            goto done;
+        }
+        any_scope |= s != NULL;
         entries[i].changed = topo_labelvalue_normalize(entries[i].value, raw[i]);
         sorted[i] = &entries[i];
     }
+    if (any_scope)
+        qualify_repeated(sorted, n);
     /* A longer suffix for the (astronomically rare) names whose short hash
      * collides; a name a source made equal to another's suffixed value too. */
     if (separate(sorted, n, TOPO_LABELVALUE_HASH_LEN) > 0 && separate(sorted, n, 16) > 0) {
@@ -168,5 +218,6 @@ int topo_labelvalue_assign(const char **out, const char *const *raw, size_t n, t
 done:
     free(entries);
     free(sorted);
+    topo_pool_free(keys);
     return rc;
 }

@@ -1,9 +1,12 @@
 /* The topology plan (include/topo/plan.h): every statement a source makes
- * about a node's level is kept until topo_plan_build, which picks a winner
- * per level by precedence, records conflicts, and turns raw values into
- * label values level by level. */
+ * about a node's level is kept until topo_plan_build, which takes host
+ * names that differ from a node's only by a domain to be that node, picks a
+ * winner per level by precedence, records conflicts, and turns raw values
+ * into label values level by level, a name within the scope its source
+ * names it in. */
 #include "topo/plan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,7 @@
 #include "topo/strmap.h"
 
 #include "plan_internal.h"
+#include "shortnames.h"
 
 /* What one source said about one level of one node. */
 typedef struct claim {
@@ -24,11 +28,31 @@ typedef struct claim {
     const char *raw;
 } claim;
 
+/* Where a source names its values: an inventory names a rack within a
+ * site (NetBox: rack names are unique per site, not overall) and an NVLink
+ * domain field within a rack ("1" in every rack). A value of `inner` is
+ * scoped by the `outer` value the same source gives the same host. Switch
+ * ids (GUIDs, "S-<guid>") and GPU cliques (which embed the cluster's UUID)
+ * are unique everywhere: spine and leaf are scoped by nothing, and the GPU
+ * source gives no datacenter or rack to scope its cliques by. */
+static const struct {
+    topo_level inner, outer;
+} scoping[] = {
+    {TOPO_LEVEL_RACK, TOPO_LEVEL_DATACENTER},
+    {TOPO_LEVEL_NVLINK, TOPO_LEVEL_DATACENTER},
+    {TOPO_LEVEL_NVLINK, TOPO_LEVEL_RACK},
+};
+#define NSCOPING (sizeof(scoping) / sizeof(scoping[0]))
+
 typedef struct node {
     const char *name;
-    int declared; /* added by topo_plan_add_node */
+    int declared;   /* added by topo_plan_add_node */
+    size_t same_as; /* the node this host name was taken to be; SIZE_MAX: none */
+    int ambiguous;  /* its short name matches several nodes */
     const char *raw[TOPO_LEVEL_COUNT];
     size_t source[TOPO_LEVEL_COUNT]; /* valid where raw is set */
+    /* scoping[i].outer's value from the source of scoping[i].inner's */
+    const char *scope_raw[NSCOPING];
     const char *value[TOPO_LEVEL_COUNT];
     const char *reason;
 } node;
@@ -52,6 +76,7 @@ struct topo_plan {
     TOPO_ARRAY(claim) claims;
     TOPO_ARRAY(const char *) conflicts;
     TOPO_ARRAY(const char *) notes;
+    TOPO_ARRAY(const char *) ambiguous;
     topo_strmap *node_index;
     size_t declared, unmapped, unknown, incomplete_nodes;
     size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level */
@@ -148,6 +173,7 @@ void topo_plan_free(topo_plan *plan)
     free(plan->claims.items);
     free(plan->conflicts.items);
     free(plan->notes.items);
+    free(plan->ambiguous.items);
     topo_strmap_free(plan->node_index);
     topo_pool_free(plan->pool);
     free(plan);
@@ -164,7 +190,7 @@ static int node_of(topo_plan *p, const char *name, size_t *out, topo_err *err)
     if (p->nodes.n >= TOPO_MAX_FACTS_ENTRIES)
         return topo_err_set(err, TOPO_ELIMIT, "plan: more than %u nodes",
                             (unsigned)TOPO_MAX_FACTS_ENTRIES);
-    node n = {.name = topo_pool_strdup(p->pool, name)};
+    node n = {.name = topo_pool_strdup(p->pool, name), .same_as = SIZE_MAX};
     if (!n.name || TOPO_ARRAY_GROW(&p->nodes) != 0 ||
         topo_strmap_put(p->node_index, n.name, (int32_t)p->nodes.n) != 0)
         return topo_err_nomem(err, "plan");
@@ -288,13 +314,80 @@ static int add_conflict(topo_plan *p, const node *n, topo_level level, size_t wi
     return 0;
 }
 
+/* The node a claim is about: its host's node, or the node that host name
+ * was taken to be. */
+static node *claim_node(topo_plan *p, const claim *c)
+{
+    node *n = &p->nodes.items[c->node];
+    return n->same_as != SIZE_MAX ? &p->nodes.items[n->same_as] : n;
+}
+
+/* "host gpu1: its short name matches the nodes gpu1.a.example,
+ * gpu1.b.example; matched to none" (or, without a node set, "the hosts
+ * ...; kept apart"), at most a few names. */
+static int report_ambiguous(size_t host, const size_t *cands, size_t n, void *payload)
+{
+    topo_plan *p = payload;
+    topo_buf text = TOPO_BUF_INIT(1024);
+    topo_buf_printf(&text, "host %s: its short name matches the %s ", p->nodes.items[host].name,
+                    p->declared ? "nodes" : "hosts");
+    for (size_t i = 0; i < n && i < 3; i++)
+        topo_buf_printf(&text, "%s%s", i ? ", " : "", p->nodes.items[cands[i]].name);
+    if (n > 3)
+        topo_buf_printf(&text, " and %zu more", n - 3);
+    topo_buf_puts(&text, p->declared ? "; matched to none" : "; kept apart");
+    char *s = topo_buf_take(&text, NULL);
+    const char *kept = s ? topo_pool_strdup(p->pool, s) : NULL;
+    free(s);
+    if (!kept || TOPO_ARRAY_PUSH(&p->ambiguous, kept) != 0)
+        return TOPO_ENOMEM;
+    p->nodes.items[host].ambiguous = 1;
+    return 0;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Host names that name no node but differ from one node's name only by a
+ * domain are that node. The candidates are the declared nodes; without a
+ * node set, the hosts named with a domain (a short name from one source
+ * and the FQDN from another are one host, under its FQDN). */
+static int match_short_names(topo_plan *p, topo_err *err)
+{
+    size_t n = p->nodes.n;
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    unsigned char *candidate = calloc(n ? n : 1, 1);
+    size_t *same_as = malloc((n ? n : 1) * sizeof(*same_as));
+    int rc = TOPO_ENOMEM;
+    if (!names || !candidate || !same_as)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        names[i] = p->nodes.items[i].name;
+        candidate[i] = (unsigned char)(p->declared ? p->nodes.items[i].declared
+                                                   : strchr(names[i], '.') != NULL);
+    }
+    if ((rc = plan_shortnames_match(same_as, names, candidate, n, report_ambiguous, p)) != 0)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        p->nodes.items[i].same_as = same_as[i];
+    if (p->ambiguous.n > 1)
+        qsort(p->ambiguous.items, p->ambiguous.n, sizeof(char *), by_text);
+done:
+    free(names);
+    free(candidate);
+    free(same_as);
+    return rc == 0 ? 0 : topo_err_nomem(err, "plan");
+}
+
 /* Each claim in turn: the best-ranked source so far holds the level; a
  * different value from any other source is a conflict. */
 static int resolve_claims(topo_plan *p, topo_err *err)
 {
     for (size_t i = 0; i < p->claims.n; i++) {
         const claim *c = &p->claims.items[i];
-        node *n = &p->nodes.items[c->node];
+        node *n = claim_node(p, c);
         if (!n->raw[c->level]) {
             n->raw[c->level] = c->raw;
             n->source[c->level] = c->source;
@@ -321,25 +414,41 @@ static int resolve_claims(topo_plan *p, topo_err *err)
     return 0;
 }
 
+/* For each scoped level of a node, the value its source gives the node for
+ * each level that scopes it (the first, when a source said two). */
+static void find_scopes(topo_plan *p)
+{
+    for (size_t i = 0; i < p->claims.n; i++) {
+        const claim *c = &p->claims.items[i];
+        node *n = claim_node(p, c);
+        for (size_t k = 0; k < NSCOPING; k++)
+            if (scoping[k].outer == c->level && n->raw[scoping[k].inner] &&
+                n->source[scoping[k].inner] == c->source && !n->scope_raw[k])
+                n->scope_raw[k] = c->raw;
+    }
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const node *)a)->name, ((const node *)b)->name);
 }
 
-/* Nodes not declared are dropped when any node was declared; the rest are
- * sorted by name. */
+/* Host names taken to be another node are dropped, and so are nodes not
+ * declared when any node was (counted: unknown, or ambiguous when they
+ * match several); the rest are sorted by name. */
 static void keep_planned_nodes(topo_plan *p)
 {
-    if (p->declared > 0) {
-        size_t kept = 0;
-        for (size_t i = 0; i < p->nodes.n; i++) {
-            if (p->nodes.items[i].declared)
-                p->nodes.items[kept++] = p->nodes.items[i];
-            else
-                p->unknown++;
-        }
-        p->nodes.n = kept;
+    size_t kept = 0;
+    for (size_t i = 0; i < p->nodes.n; i++) {
+        const node *n = &p->nodes.items[i];
+        if (n->same_as != SIZE_MAX)
+            continue;
+        if (p->declared == 0 || n->declared)
+            p->nodes.items[kept++] = *n;
+        else if (!n->ambiguous)
+            p->unknown++;
     }
+    p->nodes.n = kept;
     if (p->nodes.n > 0)
         qsort(p->nodes.items, p->nodes.n, sizeof(node), by_name);
 }
@@ -386,23 +495,48 @@ static int find_incomplete(topo_plan *p, topo_err *err)
     return 0;
 }
 
-/* Label values level by level over the distinct raw values of that level. */
+/* Where a node's value of level is named: "datacenter:4:dc-a;" for each
+ * level that scopes it and that its source gave (length-prefixed, so two
+ * scopes never read alike); NULL when unscoped. From scopes. */
+static const char *scope_of(topo_pool *scopes, const node *n, topo_level level, int *nomem)
+{
+    topo_buf b = TOPO_BUF_INIT(0);
+    for (size_t k = 0; k < NSCOPING; k++)
+        if (scoping[k].inner == level && n->scope_raw[k])
+            topo_buf_printf(&b, "%s:%zu:%s;", topo_level_name(scoping[k].outer),
+                            strlen(n->scope_raw[k]), n->scope_raw[k]);
+    if (b.len == 0 && b.error == 0)
+        return NULL;
+    const char *s = b.error == 0 ? topo_pool_strdup(scopes, b.ptr) : NULL;
+    topo_buf_dispose(&b);
+    *nomem |= s == NULL;
+    return s;
+}
+
+/* Label values level by level over the domains of that level: a raw value
+ * within the scope its source names it in. */
 static int assign_values(topo_plan *p, topo_err *err)
 {
     const char **raw = calloc(p->nodes.n ? p->nodes.n : 1, sizeof(*raw));
     const char **val = calloc(p->nodes.n ? p->nodes.n : 1, sizeof(*val));
-    int rc = raw && val ? 0 : topo_err_nomem(err, "plan");
+    const char **scope = calloc(p->nodes.n ? p->nodes.n : 1, sizeof(*scope));
+    topo_pool *scopes = topo_pool_create();
+    int rc = raw && val && scope && scopes ? 0 : topo_err_nomem(err, "plan");
     for (size_t l = 0; rc == 0 && l < p->nlevels; l++) {
         topo_level level = p->levels[l];
         if (level == TOPO_LEVEL_HOSTNAME)
             continue;
         size_t k = 0;
+        int nomem = 0;
         for (size_t i = 0; i < p->nodes.n; i++) {
             const node *n = &p->nodes.items[i];
-            if (n->raw[level] && (!n->reason || p->incomplete == TOPO_PLAN_FALLBACK))
+            if (n->raw[level] && (!n->reason || p->incomplete == TOPO_PLAN_FALLBACK)) {
+                scope[k] = scope_of(scopes, n, level, &nomem);
                 raw[k++] = n->raw[level];
+            }
         }
-        rc = topo_labelvalue_assign(val, raw, k, p->pool, err);
+        rc = nomem ? topo_err_nomem(err, "plan")
+                   : topo_labelvalue_assign_scoped(val, raw, scope, k, p->pool, err);
         k = 0;
         for (size_t i = 0; rc == 0 && i < p->nodes.n; i++) {
             node *n = &p->nodes.items[i];
@@ -419,6 +553,8 @@ static int assign_values(topo_plan *p, topo_err *err)
     }
     free(raw);
     free(val);
+    free(scope);
+    topo_pool_free(scopes);
     return rc;
 }
 
@@ -427,8 +563,11 @@ int topo_plan_build(topo_plan *plan, topo_err *err)
     if (plan->built)
         return topo_err_set(err, TOPO_EINVALID, "plan: already built");
     plan->built = 1;
-    int rc = resolve_claims(plan, err);
+    int rc = match_short_names(plan, err);
+    if (rc == 0)
+        rc = resolve_claims(plan, err);
     if (rc == 0) {
+        find_scopes(plan);
         keep_planned_nodes(plan);
         rc = own_nvlink_domains(plan, err);
     }
@@ -544,4 +683,14 @@ size_t topo_plan_unmapped_hosts(const topo_plan *plan)
 size_t topo_plan_unknown_hosts(const topo_plan *plan)
 {
     return plan->unknown;
+}
+
+size_t topo_plan_ambiguous_count(const topo_plan *plan)
+{
+    return plan->ambiguous.n;
+}
+
+const char *topo_plan_ambiguous(const topo_plan *plan, size_t i)
+{
+    return i < plan->ambiguous.n ? plan->ambiguous.items[i] : NULL;
 }

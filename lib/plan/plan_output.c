@@ -1,5 +1,6 @@
 /* The plan for people (--print-plan): the sources of each level, the
- * domain tree with node counts, incomplete nodes, conflicts. */
+ * domain tree with node counts, incomplete nodes, conflicts, ambiguous
+ * host names. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,11 @@ int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
         topo_buf_printf(out, "conflicts (%zu):\n", topo_plan_conflict_count(plan));
         for (size_t i = 0; i < topo_plan_conflict_count(plan); i++)
             topo_buf_printf(out, "  %s\n", topo_plan_conflict(plan, i));
+    }
+    if (topo_plan_ambiguous_count(plan) > 0) {
+        topo_buf_printf(out, "ambiguous host names (%zu):\n", topo_plan_ambiguous_count(plan));
+        for (size_t i = 0; i < topo_plan_ambiguous_count(plan); i++)
+            topo_buf_printf(out, "  %s\n", topo_plan_ambiguous(plan, i));
     }
     return out->error;
 }

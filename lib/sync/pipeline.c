@@ -428,10 +428,16 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
              "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu hosts with unmappable names, "
-             "%zu hosts not among the nodes",
+             "%zu hosts not among the nodes, %zu hosts whose short name matches several",
              topo_plan_node_count(sync->plan), topo_plan_incomplete_count(sync->plan),
              topo_plan_conflict_count(sync->plan), topo_plan_unmapped_hosts(sync->plan),
-             topo_plan_unknown_hosts(sync->plan));
+             topo_plan_unknown_hosts(sync->plan), topo_plan_ambiguous_count(sync->plan));
+    /* Each ambiguity once per plan, a few at most: the plan text has all. */
+    for (size_t i = 0; i < topo_plan_ambiguous_count(sync->plan) && i < 10; i++)
+        topo_log(TOPO_LOG_WARN, "plan: %s", topo_plan_ambiguous(sync->plan, i));
+    if (topo_plan_ambiguous_count(sync->plan) > 10)
+        topo_log(TOPO_LOG_WARN, "plan: %zu more ambiguous host names (--print-plan lists them)",
+                 topo_plan_ambiguous_count(sync->plan) - 10);
     *out = sync;
     sync = NULL;
 cleanup:

@@ -10,7 +10,8 @@ labels of Node objects, NetBox pages through a config file, a config error
 (exit 2, file:line:column), the exports written and parseable, and an
 incomplete plan (exit 1, labels still printed); topograph's label keys beside
 ours, the provenance annotations, and the Kueue export of a topology without
-a datacenter level.
+a datacenter level; nodes named with FQDNs matched to a dump's short names,
+and two NetBox sites' racks named alike kept two domains.
 """
 import argparse
 import json
@@ -355,6 +356,89 @@ def kueue_without_datacenter():
         p = run("--ibnetdiscover", dump, "--export-kueue", out, "--kueue-flavor-label", "a b=c",
                 expect=2)
         assert "flavor label a b=c" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def fqdn_nodes():
+    """Nodes named with their FQDN, Selene's dump with short names: every
+    node the dump places gets the labels its short name gets without a
+    node set; a short name two nodes' FQDNs share matches neither and the
+    plan says so."""
+    dump = fixture("sources", "ibnetdiscover", "mellanox-selene.compute.txt")
+    levels = ("--levels", "spine,leaf,hostname")
+    short = labels(*levels, "--ibnetdiscover", dump)
+    hosts = sorted(short)[:40]
+    twin = hosts.pop()  # named twice in the node set, under two domains
+    names = ["%s.cluster.example.com" % h for h in hosts]
+    names += ["%s.a.example.com" % twin, "%s.b.example.com" % twin]
+    tmp = tempfile.mkdtemp()
+    try:
+        nodes = os.path.join(tmp, "nodes.json")
+        with open(nodes, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": [
+                {"metadata": {"name": n, "labels": {"nvidia.com/gpu.count": "8"}}}
+                for n in names]}, f)
+        args = levels + ("--ibnetdiscover", dump, "--nodes-file", nodes)
+        got = labels(*args, expect=1)  # the twins are incomplete
+        assert sorted(got) == sorted(names), sorted(got)[:5]
+        for h in hosts:
+            assert got["%s.cluster.example.com" % h] == short[h], (h, got, short[h])
+        assert got["%s.a.example.com" % twin] == {} == got["%s.b.example.com" % twin]
+        p = run("--print-plan", *args, expect=1)
+        want = ("ambiguous host names (1):\n  host %s: its short name matches the nodes "
+                "%s.a.example.com, %s.b.example.com; matched to none\n" % (twin, twin, twin))
+        assert want in p.stdout, p.stdout[-800:]
+        assert "hosts whose short name matches several" in p.stderr, p.stderr
+        assert "plan: host %s: its short name matches" % twin in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def netbox_racks_named_alike():
+    """NetBox's v4 pages plus a second site with its own rack R01 (the
+    same NVLink field as the first site's R01) and a server in it: two
+    rack domains and two NVLink domains, in a topology without the
+    datacenter level; racks named once keep their plain value."""
+    nb = fixture("sources", "netbox")
+    tmp = tempfile.mkdtemp()
+    try:
+        racks = json.load(open(os.path.join(nb, "v4-racks.json")))
+        east = json.loads(json.dumps(racks["results"][0]))
+        east["id"] = 13
+        east["site"] = {"id": 2, "name": "DC East", "slug": "dc-east"}
+        racks["results"].append(east)
+        racks["count"] += 1
+        devices = json.load(open(os.path.join(nb, "v4-devices-page2.json")))
+        gpu = [d for d in devices["results"] if d.get("name") == "gpu-101"][0]
+        gpu = json.loads(json.dumps(gpu))
+        gpu.update(id=201, name="gpu-201", rack={"id": 13, "name": "R01"})
+        devices["results"].append(gpu)
+        for name, doc in (("racks.json", racks), ("devices-2.json", devices)):
+            with open(os.path.join(tmp, name), "w") as f:
+                json.dump(doc, f)
+        cfg = os.path.join(tmp, "sync.yaml")
+        with open(cfg, "w") as f:
+            f.write("labels:\n  levels: [rack, nvlink, hostname]\nsources:\n  netbox:\n"
+                    "    hostRoles: [gpu-server]\n    nvlinkField: nvl_domain\n"
+                    "    files:\n      devices: [%s, %s]\n      racks: [%s]\n"
+                    "      sites: [%s]\n" % (os.path.join(nb, "v4-devices-page1.json"),
+                                             os.path.join(tmp, "devices-2.json"),
+                                             os.path.join(tmp, "racks.json"),
+                                             os.path.join(nb, "v4-sites.json")))
+        got = labels("--config", cfg)
+        # gpu-101's rack has no NVLink field: it is its own NVLink domain.
+        assert got["gpu-101"][P + "nvlink"] == "gpu-101", got
+        west, east = got["gpu-001"], got["gpu-201"]
+        assert got["gpu-002"] == west, got
+        assert west[P + "rack"] != east[P + "rack"], got
+        assert west[P + "nvlink"] != east[P + "nvlink"], got
+        assert west[P + "rack"].startswith("R01-") and east[P + "rack"].startswith("R01-"), got
+        assert got["gpu-003"][P + "rack"] == "R02", got
+        # The same values on every run (they are compared with the nodes').
+        assert labels("--config", cfg) == got
     finally:
         shutil.rmtree(tmp)
 

@@ -20,7 +20,9 @@ read (GFD's timestamp) change without waking one; with --topograph-labels a
 converged cluster gets no write and a changed tier label is put back; the
 node reflector lists and watches Nodes as PartialObjectMetadata (the plan and
 the writes as with full objects), and a server that refuses that (406) gets
-one metadata-only list, said once in the log, then full objects.
+one metadata-only list, said once in the log, then full objects; Nodes named
+with their FQDN get the labels of the dump's short names, and a short name two
+Nodes' FQDNs share labels neither, with a warning.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -399,6 +401,35 @@ def leader_handover(env):
     expect(b.wait(30) == 0, "exit after SIGTERM")
     lease = env.request("GET", path)[1]
     expect(not lease["spec"].get("holderIdentity"), f"Lease not released: {lease['spec']}")
+
+
+@case
+def fqdn_nodes(env):
+    """Nodes named with their FQDN while the dump names hosts short: each
+    gets the fabric labels its short name plans; a short name that two
+    nodes' FQDNs share labels neither, and the log says so."""
+    names = sorted(env.want)[:6]
+    twin = names.pop()
+    for n in names + [twin]:
+        env.delete(f"/api/v1/nodes/{n}")
+    for n in names:
+        env.create("/api/v1/nodes", env.node(n + ".cluster.example.com"))
+    for d in ("a", "b"):
+        env.create("/api/v1/nodes", env.node(f"{twin}.{d}.example.com"))
+    p = env.once()
+    owned = env.owned()
+    fabric = (P + "leaf", P + "spine")
+    for n in names:
+        got = owned.get(n + ".cluster.example.com", {})
+        expect(all(got.get(k) == env.want[n][k] for k in fabric),
+               f"{n}.cluster.example.com: {got}, want {env.want[n]}")
+    for d in ("a", "b"):
+        expect(owned.get(f"{twin}.{d}.example.com") == {},
+               f"{twin}.{d}.example.com labelled: {owned.get(f'{twin}.{d}.example.com')}")
+    msgs = [json.loads(l).get("msg", "") for l in p.stderr.splitlines() if l.startswith("{")]
+    want = (f"host {twin}: its short name matches the nodes {twin}.a.example.com, "
+            f"{twin}.b.example.com; matched to none")
+    expect(any(want in m for m in msgs), f"no warning {want!r}: {p.stderr[-1500:]}")
 
 
 def node_verbs(env):

@@ -108,6 +108,44 @@ static void test_labelvalue__collisions_separated(void **state)
     topo_pool_free(pool);
 }
 
+/* Domains named within scopes: a name under one scope keeps its plain
+ * value, so unique names are never relabelled; a name under several gets,
+ * in each, the hash of "<length of scope>:<scope><name>" (an unscoped
+ * domain: of the name), deterministic and distinct from every other
+ * value, even one a source spelt like it. */
+static void test_labelvalue__names_repeated_in_scopes(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    const char *raw[] = {"R1", "R2", "R1", "R1", "rack 7", "rack 7", "R1-d968dd201c", "R3"};
+    const char *scope[] = {"dc-a", "dc-a", "dc-b", "dc-a", "dc-a", "dc-b", NULL, NULL};
+    const char *out[8];
+    assert_int_equal(topo_labelvalue_assign_scoped(out, raw, scope, 8, pool, &err), 0);
+    /* A valid name that equals a qualified value keeps it; the qualified
+     * one gets the longer suffix of its key "4:dc-aR1". */
+    assert_string_equal(out[6], "R1-d968dd201c");
+    assert_string_equal(out[0], "R1-d968dd201c6ab1ab");
+    assert_string_equal(out[3], out[0]);
+    assert_string_equal(out[2], "R1-d2df402019");
+    assert_string_equal(out[1], "R2");
+    assert_string_equal(out[4], "rack-7-e819e5b98c");
+    assert_string_equal(out[5], "rack-7-f7af151ad1");
+    assert_string_equal(out[7], "R3");
+
+    /* An unscoped domain beside a scoped one of the same name: two. */
+    const char *raw2[] = {"R1", "R1"};
+    const char *scope2[] = {NULL, "dc-a"};
+    assert_int_equal(topo_labelvalue_assign_scoped(out, raw2, scope2, 2, pool, &err), 0);
+    assert_string_equal(out[0], "R1-9b721600c6");
+    assert_string_equal(out[1], "R1-d968dd201c");
+    /* No scopes at all: as topo_labelvalue_assign. */
+    assert_int_equal(topo_labelvalue_assign_scoped(out, raw2, NULL, 2, pool, &err), 0);
+    assert_string_equal(out[0], "R1");
+    assert_string_equal(out[1], "R1");
+    topo_pool_free(pool);
+}
+
 /* Every byte value, alone and around letters: always a valid value. */
 static void test_labelvalue__any_bytes_valid(void **state)
 {
@@ -136,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_labelvalue__cut_or_empty_get_hash),
         cmocka_unit_test(test_labelvalue__same_input_same_value),
         cmocka_unit_test(test_labelvalue__collisions_separated),
+        cmocka_unit_test(test_labelvalue__names_repeated_in_scopes),
         cmocka_unit_test(test_labelvalue__any_bytes_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "topo/netbox.h"
 #include "topo/plan.h"
+#include "sources/source_fixture.h"
 
 #define P "topology.topo.io/"
 
@@ -464,6 +466,315 @@ static void test_plan__nvlink_own_node(void **state)
     }
 }
 
+/* A plan with no name map (names as the sources give them) and nodes. */
+static topo_plan *plain(const topo_level *levels, size_t nlevels, const char *const *nodes,
+                        size_t nnodes)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_plan_opts o = {.levels = levels, .nlevels = nlevels};
+    topo_plan *p = NULL;
+    must(topo_plan_create(&p, &o, &err), &err);
+    for (size_t i = 0; i < nnodes; i++)
+        must(topo_plan_add_node(p, nodes[i], &err), &err);
+    return p;
+}
+
+static char *plan_text(const topo_plan *p)
+{
+    topo_buf out = TOPO_BUF_INIT(0);
+    assert_int_equal(topo_plan_write_text(p, &out), 0);
+    return topo_buf_take(&out, NULL);
+}
+
+static char *all_labels(const topo_plan *p)
+{
+    json_t *labels = topo_plan_labels_json(p);
+    char *text = json_dumps(labels, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(labels);
+    return text;
+}
+
+/* By default, without nodeNames: an inventory's FQDN is the node of its
+ * short name, a fabric's short name the node named with its FQDN, when
+ * exactly one node is meant; levels fuse across the two spellings. */
+static void test_plan__fqdn_and_short_names_match_nodes(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_level levels[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_RACK, TOPO_LEVEL_HOSTNAME};
+    const char *short_nodes[] = {"gpu-111-05", "gpu-111-06"};
+    topo_plan *p = plain(levels, 3, short_nodes, 2);
+    must(topo_plan_add_level(p, "netbox", "gpu-111-05.cluster.example.com", TOPO_LEVEL_RACK, "R1",
+                             &err),
+         &err);
+    must(topo_plan_add_level(p, "ufm", "gpu-111-05", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_add_host(p, "gpu-111-06.cluster.example.com", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    char *text = all_labels(p);
+    assert_string_equal(text, "{\"gpu-111-05\":{\"" P "leaf\":\"S-01\",\"" P "rack\":\"R1\"},"
+                              "\"gpu-111-06\":{}}");
+    free(text);
+    assert_int_equal(topo_plan_unknown_hosts(p), 0);
+    assert_string_equal(topo_plan_node_reason(p, find(p, "gpu-111-06")), "no leaf, no rack");
+    topo_plan_free(p);
+
+    /* Nodes named with their FQDN, a dump with short names. */
+    const char *fqdn_nodes[] = {"gpu1.cluster.example.com", "gpu2.cluster.example.com"};
+    p = plain(levels, 3, fqdn_nodes, 2);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu1", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu2", TOPO_LEVEL_LEAF, "S-02", &err), &err);
+    must(topo_plan_add_level(p, "netbox", "gpu1.cluster.example.com", TOPO_LEVEL_RACK, "R1", &err),
+         &err);
+    must(topo_plan_add_level(p, "netbox", "gpu2", TOPO_LEVEL_RACK, "R1", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    text = all_labels(p);
+    assert_string_equal(text, "{\"gpu1.cluster.example.com\":{\"" P "leaf\":\"S-01\",\"" P "rack\":"
+                              "\"R1\"},\"gpu2.cluster.example.com\":{\"" P "leaf\":\"S-02\",\"" P
+                              "rack\":\"R1\"}}");
+    free(text);
+    assert_int_equal(topo_plan_unknown_hosts(p), 0);
+    assert_int_equal(topo_plan_incomplete_count(p), 0);
+    topo_plan_free(p);
+}
+
+/* A short name that two nodes' FQDNs share matches neither, and says so;
+ * two FQDNs are two hosts even with the same short name. */
+static void test_plan__ambiguous_short_name_reported(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_level levels[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_HOSTNAME};
+    const char *nodes[] = {"gpu1.a.example", "gpu1.b.example", "gpu2.a.example"};
+    topo_plan *p = plain(levels, 2, nodes, 3);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu1", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu2.b.example", TOPO_LEVEL_LEAF, "S-01", &err),
+         &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_incomplete_count(p), 3);
+    assert_int_equal(topo_plan_unknown_hosts(p), 1); /* gpu2.b.example */
+    char *text = plan_text(p);
+    assert_string_equal(text, "nodes: 3 planned, 0 labelled, 3 incomplete; conflicts: 0; "
+                              "unmapped hosts: 0; hosts that are no node: 1\n"
+                              "missing: leaf 3\n"
+                              "incomplete (3):\n"
+                              "  gpu1.a.example: no leaf\n"
+                              "  gpu1.b.example: no leaf\n"
+                              "  gpu2.a.example: no leaf\n"
+                              "ambiguous host names (1):\n"
+                              "  host gpu1: its short name matches the nodes gpu1.a.example, "
+                              "gpu1.b.example; matched to none\n");
+    free(text);
+    topo_plan_free(p);
+}
+
+/* Without a node set the names stay as the sources give them, except that
+ * a short name and the one FQDN it abbreviates are one host (the FQDN); a
+ * short name two FQDNs share stays apart, reported. nodeNames.stripDomain
+ * still makes every name short first. */
+static void test_plan__offline_short_and_fqdn_merged(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_level levels[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_RACK, TOPO_LEVEL_HOSTNAME};
+    topo_plan *p = plain(levels, 3, NULL, 0);
+    must(topo_plan_add_level(p, "netbox", "gpu1.cluster.example.com", TOPO_LEVEL_RACK, "R1", &err),
+         &err);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu1", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_add_level(p, "netbox", "gpu3.a.example", TOPO_LEVEL_RACK, "R1", &err), &err);
+    must(topo_plan_add_level(p, "netbox", "gpu3.b.example", TOPO_LEVEL_RACK, "R2", &err), &err);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu3", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_node_count(p), 4);
+    size_t g1 = find(p, "gpu1.cluster.example.com");
+    assert_true(topo_plan_node_complete(p, g1));
+    assert_string_equal(topo_plan_node_value(p, g1, TOPO_LEVEL_LEAF), "S-01");
+    assert_string_equal(topo_plan_node_reason(p, find(p, "gpu3")), "no rack");
+    char *text = plan_text(p);
+    assert_non_null(strstr(text, "ambiguous host names (1):\n  host gpu3: its short name matches "
+                                 "the hosts gpu3.a.example, gpu3.b.example; kept apart\n"));
+    free(text);
+    topo_plan_free(p);
+
+    topo_namemap *names = NULL;
+    topo_namemap_opts nm = {.strip_domain = 1};
+    must(topo_namemap_create(&names, &nm, &err), &err);
+    topo_plan_opts o = {.levels = levels, .nlevels = 3, .names = names};
+    must(topo_plan_create(&p, &o, &err), &err);
+    must(topo_plan_add_level(p, "netbox", "gpu3.a.example", TOPO_LEVEL_RACK, "R1", &err), &err);
+    must(topo_plan_add_level(p, "ibnetdiscover", "gpu3", TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_node_count(p), 1);
+    assert_true(topo_plan_node_complete(p, find(p, "gpu3")));
+    topo_plan_free(p);
+    topo_namemap_free(names);
+}
+
+/* Racks named alike in two sites are two domains, as are NetBox NVLink
+ * fields "1" in two racks: each gets the name with the hash of its scope
+ * and name (FNV-1a of "18:datacenter:4:dc-a;R1", computed independently),
+ * whatever the levels of the topology; unique names keep their plain
+ * value; switch ids and GPU cliques are never scoped. */
+static void feed_two_sites(topo_plan *p, int reversed)
+{
+    topo_err err = TOPO_ERR_INIT;
+    static const struct {
+        const char *host, *dc, *rack, *nvlink;
+    } hosts[] = {
+        {"a1", "dc-a", "R1", "1"}, {"a2", "dc-a", "R1", "1"}, {"a3", "dc-a", "R2", "1"},
+        {"b1", "dc-b", "R1", "1"}, {"b2", "dc-b", "R3", "2"},
+    };
+    size_t n = sizeof hosts / sizeof hosts[0];
+    for (size_t k = 0; k < n; k++) {
+        size_t i = reversed ? n - 1 - k : k;
+        must(topo_plan_add_level(p, "netbox", hosts[i].host, TOPO_LEVEL_DATACENTER, hosts[i].dc,
+                                 &err),
+             &err);
+        must(topo_plan_add_level(p, "netbox", hosts[i].host, TOPO_LEVEL_RACK, hosts[i].rack, &err),
+             &err);
+        must(topo_plan_add_level(p, "netbox", hosts[i].host, TOPO_LEVEL_NVLINK, hosts[i].nvlink,
+                                 &err),
+             &err);
+        /* One leaf switch for all, in both sites: one domain. */
+        must(topo_plan_add_level(p, "ufm", hosts[i].host, TOPO_LEVEL_LEAF, "S-01", &err), &err);
+    }
+}
+
+static void test_plan__names_repeated_under_other_parents(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_level levels[] = {TOPO_LEVEL_LEAF, TOPO_LEVEL_RACK, TOPO_LEVEL_NVLINK,
+                           TOPO_LEVEL_HOSTNAME};
+    char *first = NULL;
+    for (int reversed = 0; reversed < 2; reversed++) {
+        topo_plan *p = plain(levels, 4, NULL, 0);
+        feed_two_sites(p, reversed);
+        must(topo_plan_build(p, &err), &err);
+        char *text = all_labels(p);
+        assert_string_equal(text, "{\"a1\":{\"" P "leaf\":\"S-01\",\"" P
+                                  "nvlink\":\"1-5b877d65e0\",\"" P "rack\":\"R1-ddd0fa1484\"},"
+                                  "\"a2\":{\"" P "leaf\":\"S-01\",\"" P
+                                  "nvlink\":\"1-5b877d65e0\",\"" P "rack\":\"R1-ddd0fa1484\"},"
+                                  "\"a3\":{\"" P "leaf\":\"S-01\",\"" P
+                                  "nvlink\":\"1-52a0d865db\",\"" P "rack\":\"R2\"},"
+                                  "\"b1\":{\"" P "leaf\":\"S-01\",\"" P
+                                  "nvlink\":\"1-879a33c2b1\",\"" P "rack\":\"R1-0c99022c92\"},"
+                                  "\"b2\":{\"" P "leaf\":\"S-01\",\"" P "nvlink\":\"2\",\"" P
+                                  "rack\":\"R3\"}}");
+        /* The same values whatever order the sources gave the hosts in. */
+        if (first)
+            assert_string_equal(text, first);
+        free(first);
+        first = text;
+        topo_plan_free(p);
+    }
+    free(first);
+
+    /* A GPU clique (first by precedence here) is scoped by nothing: one
+     * clique across two racks stays one domain, beside NetBox's. */
+    const char *order[] = {"gpu", "netbox"};
+    topo_plan *p = NULL;
+    topo_plan_opts o = {.levels = levels,
+                        .nlevels = 4,
+                        .precedence[TOPO_LEVEL_NVLINK] = order,
+                        .nprecedence[TOPO_LEVEL_NVLINK] = 2};
+    must(topo_plan_create(&p, &o, &err), &err);
+    feed_two_sites(p, 0);
+    must(topo_plan_add_level(p, "gpu", "a1", TOPO_LEVEL_NVLINK, "7b968a6d.1", &err), &err);
+    must(topo_plan_add_level(p, "gpu", "a3", TOPO_LEVEL_NVLINK, "7b968a6d.1", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_string_equal(topo_plan_node_value(p, find(p, "a1"), TOPO_LEVEL_NVLINK), "7b968a6d.1");
+    assert_string_equal(topo_plan_node_value(p, find(p, "a3"), TOPO_LEVEL_NVLINK), "7b968a6d.1");
+    assert_string_equal(topo_plan_node_value(p, find(p, "a2"), TOPO_LEVEL_NVLINK), "1-5b877d65e0");
+    topo_plan_free(p);
+}
+
+/* NetBox pages as NetBox 4 gives them (the v4 fixtures) plus a second
+ * site's rack "R01" with the same NVLink field as the first site's, and a
+ * server in it: two rack domains and two NVLink domains named alike, even
+ * in a topology without the datacenter level. */
+static void test_plan__netbox_racks_named_alike_in_two_sites(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    const char *nb_hosts[] = {"gpu-server"};
+    topo_netbox_opts no = {.host_roles = nb_hosts, .nhost_roles = 1, .nvlink_field = "nvl_domain"};
+    topo_netbox *nb = NULL;
+    must(topo_netbox_create(&nb, &no, &err), &err);
+    static const struct {
+        topo_netbox_kind kind;
+        const char *file;
+    } pages[] = {{TOPO_NETBOX_DEVICES, "netbox/v4-devices-page1.json"},
+                 {TOPO_NETBOX_DEVICES, "netbox/v4-devices-page2.json"},
+                 {TOPO_NETBOX_RACKS, "netbox/v4-racks.json"},
+                 {TOPO_NETBOX_SITES, "netbox/v4-sites.json"}};
+    json_t *racks = NULL, *devices = NULL;
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        size_t len = 0;
+        char *text = fixture_text(pages[i].file, &len);
+        json_t *page = json_loadb(text, len, 0, NULL);
+        assert_non_null(page);
+        must(topo_netbox_add_page_json(NULL, nb, pages[i].kind, page, pages[i].file, &err), &err);
+        if (i == 1)
+            devices = json_incref(page);
+        if (i == 2)
+            racks = json_incref(page);
+        json_decref(page);
+        free(text);
+    }
+    /* dc-east (site 2) gets a rack R01 (id 13) cloned from dc-west's, with
+     * its nvl_domain, and gpu-201, dc-east's gpu-101 moved into it. */
+    json_t *rack = json_deep_copy(json_array_get(json_object_get(racks, "results"), 0));
+    json_object_set_new(rack, "id", json_integer(13));
+    json_object_set_new(rack, "site",
+                        json_pack("{s:i,s:s,s:s}", "id", 2, "name", "DC East", "slug", "dc-east"));
+    json_t *dev = NULL;
+    json_t *results = json_object_get(devices, "results");
+    for (size_t i = 0; i < json_array_size(results); i++) {
+        json_t *d = json_array_get(results, i);
+        if (json_is_string(json_object_get(d, "name")) &&
+            strcmp(json_string_value(json_object_get(d, "name")), "gpu-101") == 0)
+            dev = json_deep_copy(d);
+    }
+    assert_non_null(dev);
+    json_object_set_new(dev, "id", json_integer(201));
+    json_object_set_new(dev, "name", json_string("gpu-201"));
+    json_object_set_new(dev, "rack", json_pack("{s:i,s:s}", "id", 13, "name", "R01"));
+    must(topo_netbox_add_page_json(NULL, nb, TOPO_NETBOX_RACKS, rack, "rack 13", &err), &err);
+    must(topo_netbox_add_page_json(NULL, nb, TOPO_NETBOX_DEVICES, dev, "device 201", &err), &err);
+    json_decref(rack);
+    json_decref(dev);
+    json_decref(racks);
+    json_decref(devices);
+    topo_facts *f = NULL;
+    must(topo_facts_create(&f, "netbox", &err), &err);
+    must(topo_netbox_finish(nb, f, &err), &err);
+    topo_netbox_free(nb);
+
+    topo_level levels[] = {TOPO_LEVEL_RACK, TOPO_LEVEL_NVLINK, TOPO_LEVEL_HOSTNAME};
+    topo_plan *p = plain(levels, 3, NULL, 0);
+    must(topo_plan_add_facts(p, f, &err), &err);
+    topo_facts_free(f);
+    must(topo_plan_build(p, &err), &err);
+    /* FNV-1a of "21:datacenter:7:dc-west;R01" and "21:datacenter:7:dc-east;R01";
+     * of "32:datacenter:7:dc-west;rack:3:R01;nvl-r01" and its dc-east twin. */
+#define WEST_R01 "b0097ac751"
+#define EAST_R01 "d570879e0b"
+#define WEST_NVL "ffefc04655"
+#define EAST_NVL "cb94b41072"
+    char *text = all_labels(p);
+    assert_string_equal(text, "{\"gpu-001\":{\"" P "nvlink\":\"nvl-r01-" WEST_NVL "\",\"" P
+                              "rack\":\"R01-" WEST_R01 "\"},\"gpu-002\":{\"" P
+                              "nvlink\":\"nvl-r01-" WEST_NVL "\",\"" P "rack\":\"R01-" WEST_R01
+                              "\"},\"gpu-003\":{\"" P "nvlink\":\"nvl-x\",\"" P "rack\":\"R02\"},"
+                              "\"gpu-004\":{\"" P "nvlink\":\"nvl-7\",\"" P "rack\":\"R02\"},"
+                              "\"gpu-101\":{},"
+                              "\"gpu-201\":{\"" P "nvlink\":\"nvl-r01-" EAST_NVL "\",\"" P
+                              "rack\":\"R01-" EAST_R01 "\"}}");
+    free(text);
+    topo_plan_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -475,6 +786,11 @@ int main(void)
         cmocka_unit_test(test_plan__topograph_labels),
         cmocka_unit_test(test_plan__provenance),
         cmocka_unit_test(test_plan__nvlink_own_node),
+        cmocka_unit_test(test_plan__fqdn_and_short_names_match_nodes),
+        cmocka_unit_test(test_plan__ambiguous_short_name_reported),
+        cmocka_unit_test(test_plan__offline_short_and_fqdn_merged),
+        cmocka_unit_test(test_plan__names_repeated_under_other_parents),
+        cmocka_unit_test(test_plan__netbox_racks_named_alike_in_two_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
