@@ -90,12 +90,7 @@ static void count(sync_apply_result *res, topo_labelwriter_outcome o)
 
 void sync_apply_owned(sync_owned *out, const char *prefix, int topograph)
 {
-    *out = (sync_owned){.prefixes = {prefix}, .nprefixes = 1};
-    if (topograph) {
-        out->prefixes[out->nprefixes++] = TOPO_PLAN_TOPOGRAPH_TIER_PREFIX;
-        out->keys[out->nkeys++] = TOPO_PLAN_TOPOGRAPH_DOMAIN;
-        out->keys[out->nkeys++] = TOPO_PLAN_TOPOGRAPH_SUBDOMAIN;
-    }
+    *out = (sync_owned){.prefixes = {prefix}, .nprefixes = 1, .topograph = topograph != 0};
 }
 
 /* One node: its labels and provenance annotation to the writer. A node
@@ -124,7 +119,7 @@ static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json
                                .nlabels = n,
                                .annotations = &annotation,
                                .nannotations = 1,
-                               .record_key = TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+                               .record_key = topo_plan_record_key(plan)};
     topo_labelwriter_outcome o = TOPO_LABELWRITER_FAILED;
     topo_err e = TOPO_ERR_INIT;
     if (topo_labelwriter_apply(a->writer, &in, full, &o, &e) != 0)
@@ -143,8 +138,7 @@ int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
                      topo_plan_key_owned(plan, TOPO_PLAN_TOPOGRAPH_DOMAIN));
     topo_labeldiff_owned owned = {.prefixes = keys.prefixes,
                                   .nprefixes = keys.nprefixes,
-                                  .keys = keys.keys,
-                                  .nkeys = keys.nkeys};
+                                  .topograph = keys.topograph};
     *res = (sync_apply_result){0};
     for (size_t i = 0; i < topo_plan_node_count(plan); i++) {
         const json_t *node = json_object_get(view, topo_plan_node_name(plan, i));

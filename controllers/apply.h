@@ -22,14 +22,14 @@
 
 typedef struct sync_apply sync_apply;
 
-/* The label keys the writer owns (topo_plan_key_owned): the plan's prefix,
- * and topograph's tier prefix and domain keys when the plan mirrors them.
- * The one list for the writer's diff and the Node view's kept keys. */
+/* The label keys the writer owns (topo_plan_key_owned): those under the
+ * plan's prefix, and exactly topograph's keys when the plan mirrors them
+ * (topo/labelowner.h). The one list for the writer's diff and the Node
+ * view's kept keys. */
 typedef struct sync_owned {
-    const char *prefixes[2];
+    const char *prefixes[1];
     size_t nprefixes;
-    const char *keys[2];
-    size_t nkeys;
+    int topograph;
 } sync_owned;
 void sync_apply_owned(sync_owned *out, const char *prefix, int topograph);
 

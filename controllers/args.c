@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo/buf.h"
+#include "topo/labelowner.h"
 #include "topo/version.h"
 
 #define O(field) offsetof(sync_args, field)
@@ -121,7 +122,10 @@ static const topo_opt table[] = {
      "hostname",
      O(levels), "Plan:"},
     {"--prefix", NULL, TOPO_OPT_STRING, "PREFIX", 0, 0, NULL, "topology.topo.io/",
-     "the owned label keys' prefix", O(prefix), NULL},
+     "the owned label keys' prefix: a DNS subdomain and one '/', in no namespace another "
+     "owner labels nodes under (kubernetes.io, k8s.io, nvidia.com, ...: docs/sync.md \"The "
+     "prefix rule\")",
+     O(prefix), NULL},
     {"--topograph-labels", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "also label the tiers in NVIDIA topograph's keys: fabric.topograph.run/tier-0 (leaf), "
      "tier-1 (spine), accelerator.topograph.run/domain (nvlink)",
@@ -224,6 +228,12 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     }
     if (a->lldp_url && a->lldp_dir) {
         fprintf(stderr, "topo-sync: --lldp-url and --lldp-dir exclude each other\n");
+        return 2;
+    }
+    /* Before anything reads a file or sends a request: a prefix that is not
+     * topo's to own would have the writer remove other owners' labels. */
+    if (a->prefix && !topo_labelowner_prefix_valid(a->prefix, why, sizeof why)) {
+        fprintf(stderr, "topo-sync: --prefix: \"%s\": %s\n", a->prefix, why);
         return 2;
     }
     if (a->node_name_map && a->ibnetdiscover.n == 0) {

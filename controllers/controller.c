@@ -151,19 +151,16 @@ static int make_clients(ctl *c, topo_err *err)
 
 /* The Node view keeps what a round reads (nodes.h): the labels the writer
  * owns (sync_apply_owned: the prefix, and topograph's keys when the plan
- * mirrors them), the owned annotations (the record and the
- * provenance, labeldiff.h, plan.h), and the labels the GPU facts come from
- * (gpu.h: GFD's clique, count, product and present labels, the hostname).
- * Any other label is dropped: less memory, and its changes wake no round. */
+ * mirrors them), the owned annotations (under the prefix: the record and
+ * the provenance, plan.h), and the labels the GPU facts come from (gpu.h:
+ * GFD's clique, count, product and present labels, the hostname). Any
+ * other label is dropped: less memory, and its changes wake no round. */
 static int make_nodes(ctl *c, topo_err *err)
 {
-    static const char *const record[] = {TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
     const topo_plan_opts *po = &c->o->settings->plan;
     sync_apply_owned(&c->owned, po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX,
                      po->topograph);
     size_t nk = 0;
-    for (size_t i = 0; i < c->owned.nkeys; i++)
-        c->label_keys[nk++] = c->owned.keys[i];
     c->label_keys[nk++] = TOPO_GPU_CLIQUE_LABEL;
     c->label_keys[nk++] = "nvidia.com/gpu.count";
     c->label_keys[nk++] = "nvidia.com/gpu.product";
@@ -173,10 +170,9 @@ static int make_nodes(ctl *c, topo_err *err)
                             .nlabel_prefixes = c->owned.nprefixes,
                             .label_keys = c->label_keys,
                             .nlabel_keys = nk,
+                            .label_topograph = c->owned.topograph,
                             .annotation_prefixes = c->owned.prefixes,
-                            .nannotation_prefixes = 1,
-                            .annotation_keys = record,
-                            .nannotation_keys = 1};
+                            .nannotation_prefixes = c->owned.nprefixes};
     return sync_nodes_create(&c->nodes, &keep, err);
 }
 

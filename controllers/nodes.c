@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/labelowner.h"
 #include "topo/log.h"
 
 struct sync_nodes {
@@ -67,22 +68,22 @@ void sync_nodes_free(sync_nodes *n)
 }
 
 static int kept(const char *key, const char *const *prefixes, size_t nprefixes,
-                const char *const *keys, size_t nkeys)
+                const char *const *keys, size_t nkeys, int topograph)
 {
     for (size_t i = 0; i < nprefixes; i++)
-        if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
+        if (topo_labelowner_under(key, prefixes[i]))
             return 1;
     for (size_t i = 0; i < nkeys; i++)
         if (strcmp(key, keys[i]) == 0)
             return 1;
-    return 0;
+    return topograph && topo_labelowner_topograph_key(key);
 }
 
 /* A string-to-string map of the object's kept keys, or an empty one:
  * labels and annotations are read as the API server guarantees them,
  * anything else is dropped rather than trusted. */
 static json_t *string_map(const json_t *obj, int all, const char *const *prefixes,
-                          size_t nprefixes, const char *const *keys, size_t nkeys)
+                          size_t nprefixes, const char *const *keys, size_t nkeys, int topograph)
 {
     json_t *out = json_object();
     const char *k;
@@ -90,7 +91,7 @@ static json_t *string_map(const json_t *obj, int all, const char *const *prefixe
     if (!out || !json_is_object(obj))
         return out;
     json_object_foreach ((json_t *)obj, k, v) {
-        if (!json_is_string(v) || !(all || kept(k, prefixes, nprefixes, keys, nkeys)))
+        if (!json_is_string(v) || !(all || kept(k, prefixes, nprefixes, keys, nkeys, topograph)))
             continue;
         if (json_object_set(out, k, v) != 0) {
             json_decref(out);
@@ -121,10 +122,10 @@ static json_t *trim(const sync_nodes *n, const json_t *node, const char **name_o
     json_t *out = json_pack(
         "{s:s, s:o?, s:o?}", "uid", str_field(md, "uid"), "labels",
         string_map(json_object_get(md, "labels"), n->keep_all, k->label_prefixes,
-                   k->nlabel_prefixes, k->label_keys, k->nlabel_keys),
+                   k->nlabel_prefixes, k->label_keys, k->nlabel_keys, k->label_topograph),
         "annotations",
         string_map(json_object_get(md, "annotations"), n->keep_all, k->annotation_prefixes,
-                   k->nannotation_prefixes, k->annotation_keys, k->nannotation_keys));
+                   k->nannotation_prefixes, k->annotation_keys, k->nannotation_keys, 0));
     if (!out || !json_object_get(out, "labels") || !json_object_get(out, "annotations")) {
         json_decref(out);
         topo_err_nomem(err, "nodes");

@@ -27,13 +27,16 @@
 typedef struct sync_nodes sync_nodes;
 
 /* What the view keeps of a node's labels and of its annotations: the keys
- * under one of the prefixes or equal to one of the keys. Borrowed: the
- * strings must outlive the view. */
+ * under one of the prefixes (the whole prefix, topo_labelowner_under), equal
+ * to one of the keys or, for labels with label_topograph, topograph's
+ * (topo_labelowner_topograph_key). Borrowed: the strings must outlive the
+ * view. */
 typedef struct sync_nodes_keep {
     const char *const *label_prefixes;
     size_t nlabel_prefixes;
     const char *const *label_keys;
     size_t nlabel_keys;
+    int label_topograph;
     const char *const *annotation_prefixes;
     size_t nannotation_prefixes;
     const char *const *annotation_keys;

@@ -15,9 +15,13 @@
  * label changes; and the Event that tells what moved.
  *
  * The rules (docs/sync.md "How labels are written"):
- *   - Owned label keys are those under one of the owned prefixes or equal to
- *     one of the owned keys. No other label and no annotation but the
- *     desired ones and the record is ever named in a patch.
+ *   - Owned label keys are those under one of the owned prefixes (the whole
+ *     prefix: topology.topo.io/ never owns topology.topo.io.evil/x), equal
+ *     to one of the owned keys, or topograph's when asked. No other label
+ *     and no annotation but the desired ones and the record is ever named
+ *     in a patch; those annotations, and the record, lie under an owned
+ *     prefix. An owned prefix or key that could reach another owner's
+ *     labels (kubernetes.io/os) is refused, whoever the caller.
  *   - Authoritative: the node's owned labels become exactly the desired
  *     ones: changed and missing keys are set, owned keys not desired are
  *     removed (null). An empty desired set removes every owned label: the
@@ -66,12 +70,17 @@
 /* Most desired labels, and most owned annotations, for one node. */
 #define TOPO_LABELDIFF_MAX_KEYS 64
 
-/* Which label keys topo-sync owns. Borrowed. */
+/* Which label keys topo-sync owns (topo/labelowner.h has the rules).
+ * Borrowed. Every prefix must be one topo may own
+ * (topo_labelowner_prefix_valid: "topology.topo.io/"; never "t",
+ * "kubernetes.io/" or "fabric.topograph.run/"), and so must every exact
+ * key's prefix; topograph's keys are owned only through topograph. */
 typedef struct topo_labeldiff_owned {
-    const char *const *prefixes; /* "topology.topo.io/", "fabric.topograph.run/" */
+    const char *const *prefixes; /* "topology.topo.io/": keys under it (whole prefix) */
     size_t nprefixes;
-    const char *const *keys;     /* exact keys ("accelerator.topograph.run/domain") */
+    const char *const *keys;     /* exact keys ("example.com/rack") */
     size_t nkeys;
+    int topograph;               /* also topograph's keys: topo_labelowner_topograph_key */
 } topo_labeldiff_owned;
 
 typedef struct topo_labeldiff_input {
@@ -101,9 +110,11 @@ typedef struct topo_labeldiff_change {
 
 typedef struct topo_labeldiff topo_labeldiff;
 
-/* Compares. TOPO_EINVALID naming the field for a desired label that is not
- * owned, not a valid label key or value, or given twice; an annotation key
- * that is not a valid key, given twice, or equal to record_key; more than
+/* Compares. TOPO_EINVALID naming the field for an owned prefix or key
+ * topo may not own (labelowner.h); a desired label that is not owned, not
+ * a valid label key or value, or given twice; an annotation key that is
+ * not a valid key, not under an owned prefix, given twice, or equal to
+ * record_key; a record_key not under an owned prefix; more than
  * TOPO_LABELDIFF_MAX_KEYS of either; a node without metadata.name, or whose
  * labels or annotations are not objects of strings. TOPO_ENOMEM. */
 int topo_labeldiff_compute(topo_labeldiff **out, const topo_labeldiff_input *in,
@@ -139,7 +150,9 @@ const char *topo_labeldiff_message(const topo_labeldiff *d);
 const char *topo_labeldiff_reason(const topo_labeldiff *d);
 const char *topo_labeldiff_event_type(const topo_labeldiff *d);
 
-/* 1 when owned (NULL-safe: 0) covers the label key. */
+/* 1 when owned (NULL-safe: 0) covers the label key: under one of its
+ * prefixes (topo_labelowner_under), one of its keys, or topograph's. Whether
+ * owned may own them is topo_labeldiff_compute's check, not this one's. */
 int topo_labeldiff_owns(const topo_labeldiff_owned *owned, const char *key);
 
 #endif

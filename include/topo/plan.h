@@ -53,21 +53,25 @@
 #include "topo/buf.h"
 #include "topo/error.h"
 #include "topo/facts.h"
+#include "topo/labelowner.h"
 #include "topo/namemap.h"
 #include "topo/types.h"
 
 #define TOPO_PLAN_DEFAULT_PREFIX "topology.topo.io/"
 #define TOPO_PLAN_DEFAULT_FALLBACK "unknown"
 
-/* topograph's label keys. */
-#define TOPO_PLAN_TOPOGRAPH_TIER_PREFIX "fabric.topograph.run/tier-"
-#define TOPO_PLAN_TOPOGRAPH_DOMAIN "accelerator.topograph.run/domain"
-#define TOPO_PLAN_TOPOGRAPH_SUBDOMAIN "accelerator.topograph.run/sub-domain"
+/* topograph's label keys (topo/labelowner.h). */
+#define TOPO_PLAN_TOPOGRAPH_TIER_PREFIX TOPO_LABELOWNER_TOPOGRAPH_TIER
+#define TOPO_PLAN_TOPOGRAPH_DOMAIN TOPO_LABELOWNER_TOPOGRAPH_DOMAIN
+#define TOPO_PLAN_TOPOGRAPH_SUBDOMAIN TOPO_LABELOWNER_TOPOGRAPH_SUBDOMAIN
 /* The source named for an NVLink domain the plan gives a node from its own
  * name (topo_plan_opts.nvlink_own_node), in provenance and the plan text. */
 #define TOPO_PLAN_OWN_NODE_SOURCE "node"
 /* The provenance annotation's key: the prefix and this. */
 #define TOPO_PLAN_PROVENANCE_NAME "provenance"
+/* The writer's record annotation's key (labeldiff.h "The record"): the
+ * prefix and this. */
+#define TOPO_PLAN_RECORD_NAME "applied-labels"
 /* The most labels one node gets: its owned levels (hostname is not ours)
  * and topograph's tier-0, tier-1 and domain. */
 #define TOPO_PLAN_MAX_LABELS (TOPO_LEVEL_COUNT - 1 + 3)
@@ -78,7 +82,10 @@ typedef enum topo_plan_incomplete {
 } topo_plan_incomplete;
 
 typedef struct topo_plan_opts {
-    const char *prefix; /* label key prefix; NULL: TOPO_PLAN_DEFAULT_PREFIX */
+    /* The owned label keys' prefix: a DNS subdomain and '/', in no other
+     * owner's namespace (topo_labelowner_prefix_valid); NULL:
+     * TOPO_PLAN_DEFAULT_PREFIX. */
+    const char *prefix;
     /* The topology's levels, coarsest first; none: all of them. The
      * hostname level is the node's kubernetes.io/hostname, never owned. */
     const topo_level *levels;
@@ -103,8 +110,9 @@ typedef struct topo_plan_opts {
 typedef struct topo_plan topo_plan;
 
 /* opts may be NULL (all defaults); its strings are copied, names borrowed.
- * TOPO_EINVALID naming the field for a prefix that is not a label key
- * prefix, a repeated level, or a fallback that is not a label value. */
+ * TOPO_EINVALID naming the field for a prefix topo may not own ("prefix:
+ * \"kubernetes.io/\": is under kubernetes.io: ..."), a repeated level, or a
+ * fallback that is not a label value. */
 int topo_plan_create(topo_plan **out, const topo_plan_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 void topo_plan_free(topo_plan *plan);
 
@@ -196,6 +204,11 @@ const char *topo_plan_prefix(const topo_plan *plan);
 /* The provenance annotation's key: the prefix and "provenance"
  * ("topology.topo.io/provenance"). */
 const char *topo_plan_provenance_key(const topo_plan *plan);
+
+/* The writer's record annotation's key: the prefix and "applied-labels"
+ * ("topology.topo.io/applied-labels"), under the prefix like every key
+ * topo-sync writes. */
+const char *topo_plan_record_key(const topo_plan *plan);
 
 /* A node's provenance annotation value into *out (malloc'd): compact JSON
  * naming, for each owned level of the topology in order (coarsest first),

@@ -2,12 +2,14 @@
  * (include/topo/labeldiff.h): the merge patch, the changes, the Event. */
 #include "topo/labeldiff.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo/array.h"
 #include "topo/buf.h"
 #include "topo/kueue.h"
+#include "topo/labelowner.h"
 #include "topo/limits.h"
 #include "topo/str.h"
 #include "topo/utf8.h"
@@ -31,10 +33,20 @@ int topo_labeldiff_owns(const topo_labeldiff_owned *owned, const char *key)
     if (owned == NULL || key == NULL)
         return 0;
     for (size_t i = 0; i < owned->nprefixes; i++)
-        if (strncmp(key, owned->prefixes[i], strlen(owned->prefixes[i])) == 0)
+        if (topo_labelowner_under(key, owned->prefixes[i]))
             return 1;
     for (size_t i = 0; i < owned->nkeys; i++)
         if (strcmp(key, owned->keys[i]) == 0)
+            return 1;
+    return owned->topograph && topo_labelowner_topograph_key(key);
+}
+
+/* 1 when key is under one of the owned prefixes (where owned annotations
+ * and the record must be). */
+static int under_prefix(const topo_labeldiff_owned *owned, const char *key)
+{
+    for (size_t i = 0; i < owned->nprefixes; i++)
+        if (topo_labelowner_under(key, owned->prefixes[i]))
             return 1;
     return 0;
 }
@@ -45,16 +57,44 @@ static int same(const char *a, const char *b)
     return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* An exact owned key: a label key whose prefix topo may own (the same rule
+ * as an owned prefix: no key of kubernetes.io/, nvidia.com/, ...). */
+static int owned_key_valid(const char *key, char *why, size_t why_size)
+{
+    char prefix[TOPO_MAX_NODE_NAME + 2];
+    const char *slash = key != NULL ? strchr(key, '/') : NULL;
+    if (key == NULL || key[0] == '\0') {
+        snprintf(why, why_size, "is empty");
+        return 0;
+    }
+    if (!topo_kueue_label_key_valid(key, why, why_size))
+        return 0;
+    if (slash == NULL || (size_t)(slash - key) + 1 >= sizeof prefix) {
+        snprintf(why, why_size, "has no DNS subdomain prefix");
+        return 0;
+    }
+    memcpy(prefix, key, (size_t)(slash - key) + 1);
+    prefix[slash - key + 1] = '\0';
+    return topo_labelowner_prefix_valid(prefix, why, why_size);
+}
+
+/* Defence in depth: whatever the caller checked, no owned prefix or key may
+ * reach another owner's labels (labelowner.h). */
 static int check_owned(const topo_labeldiff_owned *owned, topo_err *err)
 {
-    if (owned == NULL || owned->nprefixes + owned->nkeys == 0)
+    char why[512];
+    if (owned == NULL || owned->nprefixes + owned->nkeys + (owned->topograph != 0) == 0)
         return topo_err_set(err, TOPO_EINVALID, "labels: no owned prefix or key");
-    for (size_t i = 0; i < owned->nprefixes; i++)
-        if (owned->prefixes[i] == NULL || owned->prefixes[i][0] == '\0')
-            return topo_err_set(err, TOPO_EINVALID, "labels: owned prefix %zu is empty", i);
+    for (size_t i = 0; i < owned->nprefixes; i++) {
+        const char *p = owned->prefixes[i];
+        if (!topo_labelowner_prefix_valid(p, why, sizeof why))
+            return topo_err_set(err, TOPO_EINVALID, "labels: owned prefix %zu \"%s\": %s", i,
+                                p != NULL ? p : "", why);
+    }
     for (size_t i = 0; i < owned->nkeys; i++)
-        if (owned->keys[i] == NULL || owned->keys[i][0] == '\0')
-            return topo_err_set(err, TOPO_EINVALID, "labels: owned key %zu is empty", i);
+        if (!owned_key_valid(owned->keys[i], why, sizeof why))
+            return topo_err_set(err, TOPO_EINVALID, "labels: owned key %zu \"%s\": %s", i,
+                                owned->keys[i] != NULL ? owned->keys[i] : "", why);
     return 0;
 }
 
@@ -104,11 +144,17 @@ static int check_input(const topo_labeldiff_input *in, topo_err *err)
     if (in->record_key != NULL && !topo_kueue_label_key_valid(in->record_key, why, sizeof why))
         return topo_err_set(err, TOPO_EINVALID, "labels: record key \"%s\": %s", in->record_key,
                             why);
+    if (in->record_key != NULL && !under_prefix(in->owned, in->record_key))
+        return topo_err_set(err, TOPO_EINVALID, "labels: record key \"%s\" is not under an "
+                            "owned prefix", in->record_key);
     for (size_t i = 0; i < in->nannotations; i++) {
         const char *key = in->annotations[i].key;
         if (key == NULL || !topo_kueue_label_key_valid(key, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: key \"%s\": %s", i,
                                 key != NULL ? key : "", key != NULL ? why : "required");
+        if (!under_prefix(in->owned, key))
+            return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: key \"%s\" is not under "
+                                "an owned prefix", i, key);
         if (same(key, in->record_key))
             return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: \"%s\" is the record "
                                 "key", i, key);
@@ -243,11 +289,8 @@ static int annotation_changes(topo_labeldiff *d, const topo_labeldiff_input *in,
  * "topology.topo.io/"; other keys whole. */
 static const char *short_key(const topo_labeldiff_owned *owned, const char *key)
 {
-    if (owned->nprefixes > 0) {
-        size_t n = strlen(owned->prefixes[0]);
-        if (strncmp(key, owned->prefixes[0], n) == 0 && key[n] != '\0')
-            return key + n;
-    }
+    if (owned->nprefixes > 0 && topo_labelowner_under(key, owned->prefixes[0]))
+        return key + strlen(owned->prefixes[0]);
     return key;
 }
 

@@ -12,6 +12,7 @@
 
 #include "topo/array.h"
 #include "topo/kueue.h"
+#include "topo/labelowner.h"
 #include "topo/labelvalue.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
@@ -67,6 +68,7 @@ struct topo_plan {
     const char *keys[TOPO_LEVEL_COUNT];
     const char *prefix; /* of the owned keys */
     const char *provenance_key;
+    const char *record_key;
     int topograph;
     int nvlink_own_node;
     const char **precedence[TOPO_LEVEL_COUNT];
@@ -97,14 +99,14 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
     p->names = o ? o->names : NULL;
     p->topograph = o ? o->topograph != 0 : 0;
     p->nvlink_own_node = o ? o->nvlink_own_node != 0 : 0;
+    char bad[512];
+    if (!topo_labelowner_prefix_valid(prefix, bad, sizeof bad))
+        return topo_err_set(err, TOPO_EINVALID, "prefix: \"%s\": %s", prefix, bad);
     p->prefix = topo_pool_strdup(p->pool, prefix);
     p->provenance_key = topo_pool_printf(p->pool, "%s%s", prefix, TOPO_PLAN_PROVENANCE_NAME);
-    if (!p->prefix || !p->provenance_key)
+    p->record_key = topo_pool_printf(p->pool, "%s%s", prefix, TOPO_PLAN_RECORD_NAME);
+    if (!p->prefix || !p->provenance_key || !p->record_key)
         return topo_err_nomem(err, "plan");
-    char bad[512];
-    if (!topo_kueue_label_key_valid(p->provenance_key, bad, sizeof bad))
-        return topo_err_set(err, TOPO_EINVALID, "prefix: \"%s\" gives the key \"%s\": %s",
-                            prefix, p->provenance_key, bad);
     if (o && o->nlevels > 0) {
         if (o->nlevels > TOPO_LEVEL_COUNT)
             return topo_err_set(err, TOPO_EINVALID, "levels: more than %d", TOPO_LEVEL_COUNT);
@@ -129,10 +131,6 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
                          : topo_pool_printf(p->pool, "%s%s", prefix, topo_level_name((topo_level)l));
         if (!p->keys[l])
             return topo_err_nomem(err, "plan");
-        char why[512];
-        if (!topo_kueue_label_key_valid(p->keys[l], why, sizeof why))
-            return topo_err_set(err, TOPO_EINVALID, "prefix: \"%s\" gives the key \"%s\": %s",
-                                prefix, p->keys[l], why);
         size_t n = o ? o->nprecedence[l] : 0;
         if (n == 0)
             continue;
@@ -630,6 +628,11 @@ const char *topo_plan_prefix(const topo_plan *plan)
 const char *topo_plan_provenance_key(const topo_plan *plan)
 {
     return plan->provenance_key;
+}
+
+const char *topo_plan_record_key(const topo_plan *plan)
+{
+    return plan->record_key;
 }
 
 int plan_topograph(const topo_plan *plan)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/labelowner.h"
 #include "topo/plan.h"
 
 #include "plan_internal.h"
@@ -35,19 +36,6 @@ size_t topo_plan_node_labels(const topo_plan *plan, size_t node,
     return n;
 }
 
-/* "fabric.topograph.run/tier-<digits>", as topograph's own stale-label
- * cleanup recognises its tier keys. */
-static int topograph_tier_key(const char *key)
-{
-    size_t n = strlen(TOPO_PLAN_TOPOGRAPH_TIER_PREFIX);
-    if (strncmp(key, TOPO_PLAN_TOPOGRAPH_TIER_PREFIX, n) != 0 || key[n] == '\0')
-        return 0;
-    for (key += n; *key; key++)
-        if (*key < '0' || *key > '9')
-            return 0;
-    return 1;
-}
-
 int topo_plan_key_owned(const topo_plan *plan, const char *key)
 {
     if (!key)
@@ -55,9 +43,7 @@ int topo_plan_key_owned(const topo_plan *plan, const char *key)
     for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
         if (l != TOPO_LEVEL_HOSTNAME && strcmp(key, topo_plan_level_key(plan, (topo_level)l)) == 0)
             return 1;
-    return plan_topograph(plan) &&
-           (topograph_tier_key(key) || strcmp(key, TOPO_PLAN_TOPOGRAPH_DOMAIN) == 0 ||
-            strcmp(key, TOPO_PLAN_TOPOGRAPH_SUBDOMAIN) == 0);
+    return plan_topograph(plan) && topo_labelowner_topograph_key(key);
 }
 
 json_t *topo_plan_labels_json(const topo_plan *plan)

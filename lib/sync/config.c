@@ -15,6 +15,7 @@
 #include "topo/regex.h"
 #include "topo/decode.h"
 #include "topo/kueue.h"
+#include "topo/labelowner.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
 
@@ -100,6 +101,10 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
         rc = topo_cfg_bool(c, &o->topograph, labels, "topograph", "labels");
     if (rc != 0)
         return rc;
+    char why[512];
+    if (o->prefix && !topo_labelowner_prefix_valid(o->prefix, why, sizeof why))
+        return topo_cfg_fail(c, json_object_get(labels, "prefix"), labels,
+                             "labels.prefix: \"%s\": %s", o->prefix, why);
     if (incomplete && strcmp(incomplete, "leaveOut") != 0 && strcmp(incomplete, "fallback") != 0)
         return topo_cfg_fail(c, json_object_get(labels, "incomplete"), labels,
                              "labels.incomplete: \"%s\" (expected leaveOut or fallback)",
@@ -141,9 +146,9 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
     /* The plan checks the prefix and fallback and the levels as a whole:
      * building one here reports them at this file's position. */
     topo_plan *probe = NULL;
-    topo_err why = TOPO_ERR_INIT;
-    if (topo_plan_create(&probe, o, &why) != 0)
-        return topo_cfg_fail(c, labels, NULL, "labels.%s", why.text);
+    topo_err perr = TOPO_ERR_INIT;
+    if (topo_plan_create(&probe, o, &perr) != 0)
+        return topo_cfg_fail(c, labels, NULL, "labels.%s", perr.text);
     topo_plan_free(probe);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -139,9 +140,54 @@ static void test_nodes__shape_change_is_no_change(void **state)
     sync_nodes_free(n);
 }
 
+/* Ownership on the whole prefix: "topology.topo.io/" keeps neither
+ * "topology.topo.io.evil/x" nor "topology.topo.iox/y", a prefix without '/'
+ * ("t") keeps nothing ("team" stays out), and with topograph exactly its
+ * keys are kept ("fabric.topograph.run/tier-0x" and ".../other" are not). */
+static void test_nodes__kept_on_whole_prefix(void **state)
+{
+    (void)state;
+    static const char *const pre[] = {"topology.topo.io/", "t"};
+    sync_nodes_keep keep = {.label_prefixes = pre,
+                            .nlabel_prefixes = 2,
+                            .label_topograph = 1,
+                            .annotation_prefixes = pre,
+                            .nannotation_prefixes = 2};
+    sync_nodes *n = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(sync_nodes_create(&n, &keep, &err), 0);
+    const topo_reflector_handler *h = sync_nodes_handler();
+    json_t *node = json_pack(
+        "{s:s, s:{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:s, s:s}}}",
+        "kind", "PartialObjectMetadata", "metadata", "name", "a", "uid", "u-1", "labels",
+        "topology.topo.io/rack", "r1", "topology.topo.io.evil/x", "1", "topology.topo.iox/y", "2",
+        "team", "ml", "fabric.topograph.run/tier-0", "s0", "fabric.topograph.run/tier-0x", "3",
+        "fabric.topograph.run/other", "4", "accelerator.topograph.run/domain", "d",
+        "accelerator.topograph.run/other", "5", "annotations", "topology.topo.io/provenance",
+        "{}", "topology.topo.io.evil/p", "6");
+    assert_non_null(node);
+    assert_int_equal(h->list_begin(&err, n), 0);
+    assert_int_equal(h->list_object(node, &err, n), 0);
+    assert_int_equal(h->list_end("9", &err, n), 0);
+    json_t *view = sync_nodes_snapshot(n, NULL);
+    json_t *a = json_object_get(view, "a");
+    char *labels = json_dumps(json_object_get(a, "labels"), JSON_SORT_KEYS | JSON_COMPACT);
+    char *notes = json_dumps(json_object_get(a, "annotations"), JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(labels, "{\"accelerator.topograph.run/domain\":\"d\","
+                                "\"fabric.topograph.run/tier-0\":\"s0\","
+                                "\"topology.topo.io/rack\":\"r1\"}");
+    assert_string_equal(notes, "{\"topology.topo.io/provenance\":\"{}\"}");
+    free(labels);
+    free(notes);
+    json_decref(view);
+    json_decref(node);
+    sync_nodes_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nodes__kept_on_whole_prefix),
         cmocka_unit_test(test_nodes__both_shapes_listed),
         cmocka_unit_test(test_nodes__shape_change_is_no_change),
     };

@@ -4,7 +4,8 @@
  *
  *   topo-labels-driver --kubeconfig FILE --plan FILE
  *       [--qps Q] [--burst B] [--retries N] [--max-attempts N]
- *       [--prefix P]... [--owned-key K]... [--record-key K | --no-record 1]
+ *       [--prefix P]... [--owned-key K]... [--topograph 1]
+ *       [--record-key K | --no-record 1]
  *       [--no-events 1] [--initial-events 1] [--dry-run 1] [--instance I]
  *       [--pause-after-list 1]
  *
@@ -38,6 +39,7 @@ typedef struct opts {
     size_t nprefixes;
     const char *keys[MAX_OWNED];
     size_t nkeys;
+    int topograph;
     int pause;
     topo_k8s_opts ko;
     topo_labelwriter_opts wo;
@@ -98,7 +100,7 @@ static int run(const opts *o, topo_k8s *k, const json_t *plan)
     struct timespec t0, c0;
     int rc = 0, failed = 0;
     topo_kv labels[TOPO_LABELDIFF_MAX_KEYS + 1], ann[TOPO_LABELDIFF_MAX_KEYS + 1];
-    topo_labeldiff_owned owned = {o->prefixes, o->nprefixes, o->keys, o->nkeys};
+    topo_labeldiff_owned owned = {o->prefixes, o->nprefixes, o->keys, o->nkeys, o->topograph};
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
@@ -196,6 +198,8 @@ static int parse_args(opts *o, int argc, char **argv)
             o->prefixes[o->nprefixes++] = v;
         else if (strcmp(a, "--owned-key") == 0 && o->nkeys < MAX_OWNED)
             o->keys[o->nkeys++] = v;
+        else if (strcmp(a, "--topograph") == 0)
+            o->topograph = atoi(v);
         else if (strcmp(a, "--record-key") == 0)
             o->record_key = v;
         else if (strcmp(a, "--no-record") == 0)

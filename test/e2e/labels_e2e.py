@@ -508,27 +508,49 @@ def dry_run(env):
 
 @case
 def owned_extra_keys(env):
-    """topograph's vocabulary owned as well (a prefix and an exact key): a
-    stale tier removed, the domain set, a sibling key not owned left alone."""
+    """topograph's vocabulary owned as well (exactly its keys) and an exact
+    key: a stale tier removed, the domain set, keys beside them that are not
+    topograph's (tier-0x, other) left alone."""
     env.load_nodes(2, recorded=False, extra=lambda i: ({"fabric.topograph.run/tier-1": "s1",
                                          "fabric.topograph.run/tier-3": "old",
+                                         "fabric.topograph.run/tier-0x": "keep",
+                                         "fabric.topograph.run/other": "keep",
                                          "accelerator.topograph.run/other": "keep"}, {}))
     plan = plan_for(2, lambda i, l: l.update({"fabric.topograph.run/tier-1": "s1",
                                               "accelerator.topograph.run/domain": f"nvl{i}"}))
-    rc, outcomes, stats, err = env.run(plan, "--prefix", P, "--prefix", "fabric.topograph.run/",
-                                       "--owned-key", "accelerator.topograph.run/domain",
-                                       "--no-record", "1")
+    rc, outcomes, stats, err = env.run(plan, "--prefix", P, "--topograph", "1",
+                                       "--owned-key", "example.com/pool", "--no-record", "1")
     expect(rc == 0 and outcomes.get("patched") == ["node-0", "node-1"], f"{outcomes}\n{err}")
     labels = env.labels("node-1")
     expect("fabric.topograph.run/tier-3" not in labels and
            labels["fabric.topograph.run/tier-1"] == "s1" and
            labels["accelerator.topograph.run/domain"] == "nvl1" and
+           labels["fabric.topograph.run/tier-0x"] == "keep" and
+           labels["fabric.topograph.run/other"] == "keep" and
            labels["accelerator.topograph.run/other"] == "keep", f"{labels}")
     expect(REC not in env.annotations("node-1"), "a record written with --no-record")
     ev = env.events("node-1")
     expect(len(ev) == 1 and ev[0]["message"] ==
            f"accelerator.topograph.run/domain: (none){ARROW}nvl1, "
            f"fabric.topograph.run/tier-3: old{ARROW}(none)", f"{ev}")
+
+
+@case
+def owned_prefix_refused(env):
+    """An owned prefix that would reach other owners' labels ("kubernetes.io/",
+    "t", a prefix of topograph's) is refused by the writer for every node:
+    nothing is sent, every label stays."""
+    env.load_nodes(2)
+    plan = {f"node-{i}": {"labels": {}} for i in range(2)}  # remove every owned label
+    for prefix in ("kubernetes.io/", "t", "fabric.topograph.run/"):
+        before = {f"node-{i}": dict(env.labels(f"node-{i}")) for i in range(2)}
+        rc, outcomes, stats, err = env.run(plan, "--prefix", P, "--prefix", prefix)
+        expect(rc == 1 and outcomes.get("failed") == ["node-0", "node-1"], f"{outcomes}\n{err}")
+        expect_stats(stats, invalid=2, patches_sent=0,
+                     codes={"node-0": "TOPO_EINVALID", "node-1": "TOPO_EINVALID"})
+        expect(env.patched() == [], f"{prefix}: patched {env.patched()}")
+        for i in range(2):
+            expect(env.labels(f"node-{i}") == before[f"node-{i}"], f"{prefix}: labels changed")
 
 
 @case

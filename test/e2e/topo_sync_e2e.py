@@ -22,7 +22,11 @@ node reflector lists and watches Nodes as PartialObjectMetadata (the plan and
 the writes as with full objects), and a server that refuses that (406) gets
 one metadata-only list, said once in the log, then full objects; Nodes named
 with their FQDN get the labels of the dump's short names, and a short name two
-Nodes' FQDNs share labels neither, with a warning.
+Nodes' FQDNs share labels neither, with a warning; other owners' labels on
+every node (kubernetes.io/os, topology.topo.io.evil/x,
+fabric.topograph.run/tier-0x, ...) survive every round; a prefix that would
+reach them (--prefix kubernetes.io/, labels.prefix) is refused with exit 2
+before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -43,6 +47,15 @@ from harness.fakeapi import FakeApiEnv
 
 P = "topology.topo.io/"
 RECORD = P + "applied-labels"
+# Labels of other owners on every node (issue 26 §2): none may change in any
+# round, whatever topo-sync's options; some look like topo's or topograph's
+# keys but are not under their whole prefix or not exactly their keys.
+FOREIGN = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+           "node-role.kubernetes.io/worker": "", "node.kubernetes.io/instance-type": "dgx-h100",
+           "feature.node.kubernetes.io/cpu-model.vendor_id": "Intel",
+           "topology.topo.io.evil/x": "1", "topology.topo.iox/y": "2",
+           "fabric.topograph.run/tier-0x": "3", "fabric.topograph.run/other": "4",
+           "accelerator.topograph.run/other": "5", "kueue.x-k8s.io/pool": "a"}
 ARGS = None
 CASES = {}
 
@@ -99,7 +112,8 @@ class Env(FakeApiEnv):
                 "metadata": {"name": name,
                              "labels": {"kubernetes.io/hostname": name, "team": "ml",
                                         "nvidia.com/gpu.count": "8",
-                                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+                                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                                        **FOREIGN}},
                 "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": "8"}}}
 
     def write_nodes(self, names):
@@ -640,6 +654,67 @@ def topograph_converged(env):
     expect(env.patches() == before + 2, f"{env.patches() - before - 1} PATCHes, want 1")
     expect(env.labels()[name].get("fabric.topograph.run/tier-0") == env.want[name][P + "leaf"],
            "the tier-0 label not put back")
+
+def expect_foreign_kept(env):
+    for name, labels in env.labels().items():
+        kept = {k: labels.get(k) for k in ["team", *FOREIGN]}
+        expect(kept == {"team": "ml", **FOREIGN}, f"{name}: foreign labels changed: {kept}")
+
+
+@case
+def foreign_labels_kept(env):
+    """Every node carries other owners' labels (kubernetes.io/os,
+    node-role.kubernetes.io/worker, topology.topo.io.evil/x,
+    fabric.topograph.run/tier-0x, ...): a round that labels every node with
+    topograph's keys too, and one with a smaller topology that removes some
+    of topo's and topograph's keys, leave every one of them as it was."""
+    env.once("--topograph-labels")
+    expect(env.patches() == len(env.want), f"{env.patches()} PATCHes for {len(env.want)} nodes")
+    env.expect_converged()
+    expect_foreign_kept(env)
+    name = sorted(env.want)[0]
+    labels = env.labels()[name]
+    expect(labels.get("fabric.topograph.run/tier-1") == env.want[name][P + "spine"],
+           f"topograph's tier-1 not written: {labels}")
+    # Without the spine level: its label and topograph's tier-1 go, no other.
+    env.once("--topograph-labels", "--levels", "leaf,hostname")
+    labels = env.labels()[name]
+    expect(P + "spine" not in labels and "fabric.topograph.run/tier-1" not in labels and
+           labels.get(P + "leaf") == env.want[name][P + "leaf"] and
+           labels.get("fabric.topograph.run/tier-0") == env.want[name][P + "leaf"],
+           f"{name}: {labels}")
+    expect_foreign_kept(env)
+
+
+@case
+def prefix_refused(env):
+    """A prefix that would reach other owners' labels (--prefix kubernetes.io/,
+    "t", node-role.kubernetes.io without '/', labels.prefix in the file) ends
+    topo-sync with exit 2 and a message naming the field before any request:
+    the API server sees none, and the kubeconfig is not even read."""
+    with open(env.path("prefix.yaml"), "w") as fh:
+        fh.write("labels:\n  prefix: node-role.kubernetes.io/\n")
+    runs = [(["--prefix", "kubernetes.io/"], '--prefix: "kubernetes.io/": is under kubernetes.io'),
+            (["--prefix", "t"], '--prefix: "t": must end in \'/\''),
+            (["--prefix", "node-role.kubernetes.io"], "--prefix: \"node-role.kubernetes.io\""),
+            (["--prefix", "a/b/"], "exactly one '/'"),
+            (["--config", env.path("prefix.yaml")],
+             env.path("prefix.yaml") + ':2:11: labels.prefix: "node-role.kubernetes.io/": is '
+             "under kubernetes.io")]
+    before = env.admin("stats")
+    for extra, want in runs:
+        for kubeconfig in (env.kubeconfig, env.path("no-such-kubeconfig")):
+            p = subprocess.run([ARGS.topo_sync, "--kubeconfig", kubeconfig, "--ibnetdiscover",
+                                env.dump, "--once", *extra], capture_output=True, text=True,
+                               timeout=60)
+            expect(p.returncode == 2 and want in p.stderr,
+                   f"{extra}: exit {p.returncode}, stderr lacks {want!r}: {p.stderr[-2000:]}")
+    after = env.admin("stats")
+    expect(after["counts"] == before["counts"] and after["verbs"] == before["verbs"],
+           f"requests sent: {before['counts']} -> {after['counts']}")
+    expect_foreign_kept(env)
+    expect(all(v == {} for v in env.owned().values()), "labels written")
+
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"

@@ -20,9 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define REC TOPO_LABELDIFF_RECORD_KEY_DEFAULT
 #define PROV "topology.topo.io/provenance"
 
-static const char *const prefixes[] = {"topology.topo.io/", "fabric.topograph.run/"};
-static const char *const keys[] = {"accelerator.topograph.run/domain"};
-static const topo_labeldiff_owned owned = {prefixes, 2, keys, 1};
+static const char *const prefixes[] = {"topology.topo.io/"};
+static const char *const keys[] = {"example.com/pool"};
+static const topo_labeldiff_owned owned = {prefixes, 1, keys, 1, 1};
 static const topo_kv labels[] = {{"topology.topo.io/leaf", "lf2"},
                                  {"topology.topo.io/rack", "r12"},
                                  {"fabric.topograph.run/tier-1", "s1"},

@@ -16,7 +16,7 @@
 #define P "topology.topo.io/"
 
 static const char *const prefixes[] = {P};
-static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0};
+static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0, 0};
 
 /* 2026-01-05T08:00:00Z and 123 ns. */
 static const int64_t NOW = 1767600000LL * 1000000000LL + 123;

@@ -18,7 +18,7 @@
 #define ARROW " \xe2\x86\x92 "
 
 static const char *const prefixes[] = {P};
-static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0};
+static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0, 0};
 
 static json_t *parse(const char *text)
 {
@@ -278,20 +278,24 @@ static void test_labeldiff__annotations(void **state)
     json_decref(n);
 }
 
-/* topograph's vocabulary owned too: a prefix and an exact key beside the
- * main prefix; shown whole in the message; siblings not owned untouched. */
+/* topograph's vocabulary owned too (exactly its keys, beside the main
+ * prefix) and an exact key: shown whole in the message; siblings not owned
+ * untouched. */
 static void test_labeldiff__extra_owned(void **state)
 {
     (void)state;
-    const char *const pre[] = {P, "fabric.topograph.run/"};
-    const char *const keys[] = {"accelerator.topograph.run/domain"};
-    topo_labeldiff_owned own = {pre, 2, keys, 1};
-    topo_kv want[] = {{P "leaf", "lf1"}, {"fabric.topograph.run/tier-1", "s1"},
-                      {"accelerator.topograph.run/domain", "nvl1"}};
-    topo_labeldiff_input in = {&own, 1, want, 3, NULL, 0, NULL};
+    const char *const keys[] = {"example.com/pool"};
+    topo_labeldiff_owned own = {prefixes, 1, keys, 1, 1};
+    topo_kv want[] = {{P "leaf", "lf1"},
+                      {"fabric.topograph.run/tier-1", "s1"},
+                      {"accelerator.topograph.run/domain", "nvl1"},
+                      {"example.com/pool", "p1"}};
+    topo_labeldiff_input in = {&own, 1, want, 4, NULL, 0, NULL};
     json_t *n = node("{\"" P "leaf\": \"lf1\", \"fabric.topograph.run/tier-1\": \"s1\","
-                     " \"fabric.topograph.run/tier-3\": \"s3\","
-                     " \"accelerator.topograph.run/other\": \"keep\"}", NULL);
+                     " \"fabric.topograph.run/tier-3\": \"s3\", \"example.com/pool\": \"p1\","
+                     " \"example.com/other\": \"keep\","
+                     " \"accelerator.topograph.run/other\": \"keep\"}",
+                     NULL);
     topo_labeldiff *d = diff(&in, n);
     assert_json(topo_labeldiff_patch(d), "{\"metadata\": {\"labels\": {"
                                          "\"accelerator.topograph.run/domain\": \"nvl1\","
@@ -300,9 +304,98 @@ static void test_labeldiff__extra_owned(void **state)
                         "accelerator.topograph.run/domain: (none)" ARROW "nvl1, "
                         "fabric.topograph.run/tier-3: s3" ARROW "(none)");
     assert_true(topo_labeldiff_owns(&own, "fabric.topograph.run/tier-9"));
+    assert_true(topo_labeldiff_owns(&own, "accelerator.topograph.run/sub-domain"));
+    assert_false(topo_labeldiff_owns(&own, "fabric.topograph.run/tier-9x"));
     assert_false(topo_labeldiff_owns(&own, "accelerator.topograph.run/other"));
+    assert_false(topo_labeldiff_owns(&own, "example.com/other"));
     assert_false(topo_labeldiff_owns(NULL, P "leaf"));
     topo_labeldiff_free(d);
+    json_decref(n);
+}
+
+/* The labels of other owners survive whatever the plan: an authoritative
+ * empty plan under topo's prefix removes only topo's labels, and an owned
+ * prefix that is not "<DNS subdomain>/" or lies in another owner's
+ * namespace ("t" owned "team", "topology.topo.io" owned
+ * "topology.topo.io.evil/x", "kubernetes.io/" owned kubernetes.io/os) is
+ * refused before anything is computed (issue 26 §2). */
+static void test_labeldiff__foreign_labels_kept(void **state)
+{
+    (void)state;
+    json_t *n = node("{\"" P "leaf\": \"lf1\", \"fabric.topograph.run/tier-2\": \"s\","
+                     " \"accelerator.topograph.run/domain\": \"d\","
+                     " \"kubernetes.io/hostname\": \"n1\", \"kubernetes.io/os\": \"linux\","
+                     " \"node-role.kubernetes.io/worker\": \"\", \"team\": \"ml\","
+                     " \"topology.topo.io.evil/x\": \"1\", \"topology.topo.iox/y\": \"2\","
+                     " \"fabric.topograph.run/tier-0x\": \"3\","
+                     " \"fabric.topograph.run/other\": \"4\","
+                     " \"accelerator.topograph.run/other\": \"5\"}",
+                     "{\"" P "provenance\": \"x\", \"topology.topo.io.evil/p\": \"y\"}");
+    /* topo's prefix and topograph's keys: only those go. */
+    topo_labeldiff_owned own = {prefixes, 1, NULL, 0, 1};
+    topo_kv gone[] = {{P "provenance", NULL}, {P "never", NULL}};
+    topo_labeldiff_input in = {&own, 1, NULL, 0, gone, 2, NULL};
+    topo_labeldiff *d = diff(&in, n);
+    assert_json(topo_labeldiff_patch(d),
+                "{\"metadata\": {\"labels\": {\"" P "leaf\": null,"
+                " \"fabric.topograph.run/tier-2\": null,"
+                " \"accelerator.topograph.run/domain\": null},"
+                " \"annotations\": {\"" P "provenance\": null}}}");
+    topo_labeldiff_free(d);
+
+    /* Prefixes that would reach other owners' labels: refused, nothing
+     * computed. */
+    static const char *const bad[] = {"t",
+                                      "topology.topo.io",
+                                      "node-role.kubernetes.io",
+                                      "kubernetes.io/",
+                                      "node-role.kubernetes.io/",
+                                      "k8s.io/",
+                                      "nvidia.com/",
+                                      "fabric.topograph.run/",
+                                      "a//",
+                                      "a/b/",
+                                      "fabric.topograph.run/tier-"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *const pre[] = {P, bad[i]};
+        topo_labeldiff_owned o = {pre, 2, NULL, 0, 0};
+        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC};
+        topo_err err = TOPO_ERR_INIT;
+        topo_labeldiff *x = (topo_labeldiff *)1;
+        if (topo_labeldiff_compute(&x, &all, n, &err) != TOPO_EINVALID)
+            fail_msg("owned prefix \"%s\" accepted", bad[i]);
+        assert_null(x);
+        assert_non_null(strstr(err.text, "owned prefix 1"));
+        /* Whatever the shape, a prefix owns only keys under its whole self. */
+        assert_false(topo_labeldiff_owns(&o, "team"));
+        assert_false(topo_labeldiff_owns(&o, "topology.topo.io.evil/x"));
+        assert_false(topo_labeldiff_owns(&o, "node-role.kubernetes.io/worker") &&
+                     strcmp(bad[i], "node-role.kubernetes.io/") != 0);
+    }
+    /* Exact keys in another owner's namespace: refused too. */
+    static const char *const bad_keys[] = {"kubernetes.io/os", "team",
+                                           "accelerator.topograph.run/domain", "nvidia.com/x"};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
+        topo_labeldiff_owned o = {prefixes, 1, &bad_keys[i], 1, 0};
+        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC};
+        topo_err err = TOPO_ERR_INIT;
+        topo_labeldiff *x = (topo_labeldiff *)1;
+        if (topo_labeldiff_compute(&x, &all, n, &err) != TOPO_EINVALID)
+            fail_msg("owned key \"%s\" accepted", bad_keys[i]);
+        assert_null(x);
+        assert_non_null(strstr(err.text, "owned key 0"));
+    }
+    /* Annotations and the record outside the owned prefixes: refused. */
+    topo_kv evil_ann[] = {{"topology.topo.io.evil/p", NULL}};
+    topo_labeldiff_input ann = {&owned, 1, NULL, 0, evil_ann, 1, REC};
+    topo_labeldiff_input rec = {&owned, 1, NULL, 0, NULL, 0, "kubernetes.io/os"};
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_labeldiff_compute(&d, &ann, n, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "annotations[0]: key \"topology.topo.io.evil/p\" is not "
+                                     "under an owned prefix"));
+    assert_int_equal(topo_labeldiff_compute(&d, &rec, n, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "record key \"kubernetes.io/os\" is not under an owned "
+                                     "prefix"));
     json_decref(n);
 }
 
@@ -346,8 +439,8 @@ static void test_labeldiff__invalid(void **state)
 {
     (void)state;
     static const char *const empty_prefix[] = {""};
-    static const topo_labeldiff_owned none = {NULL, 0, NULL, 0};
-    static const topo_labeldiff_owned bad_owned = {empty_prefix, 1, NULL, 0};
+    static const topo_labeldiff_owned none = {NULL, 0, NULL, 0, 0};
+    static const topo_labeldiff_owned bad_owned = {empty_prefix, 1, NULL, 0, 0};
     static topo_kv many[TOPO_LABELDIFF_MAX_KEYS + 1];
     static char many_keys[TOPO_LABELDIFF_MAX_KEYS + 1][40];
     for (int i = 0; i <= TOPO_LABELDIFF_MAX_KEYS; i++) {
@@ -360,15 +453,15 @@ static void test_labeldiff__invalid(void **state)
     topo_kv twice[] = {{P "leaf", "a"}, {P "leaf", "b"}};
     topo_kv null_value[] = {{P "leaf", NULL}};
     topo_kv ann_record[] = {{REC, "x"}};
-    topo_kv ann_twice[] = {{"a.io/p", "x"}, {"a.io/p", "y"}};
-    topo_kv ann_utf8[] = {{"a.io/p", "\xff\xfe"}};
+    topo_kv ann_twice[] = {{P "p", "x"}, {P "p", "y"}};
+    topo_kv ann_utf8[] = {{P "p", "\xff\xfe"}};
     struct {
         topo_labeldiff_input in;
         const char *node;
         const char *want;
     } cases[] = {
         {{&none, 1, NULL, 0, NULL, 0, REC}, NULL, "no owned prefix or key"},
-        {{&bad_owned, 1, NULL, 0, NULL, 0, REC}, NULL, "owned prefix 0 is empty"},
+        {{&bad_owned, 1, NULL, 0, NULL, 0, REC}, NULL, "owned prefix 0 \"\": must not be empty"},
         {{&owned, 1, not_owned, 1, NULL, 0, REC}, NULL, "\"kubernetes.io/hostname\" is not owned"},
         {{&owned, 1, bad_value, 1, NULL, 0, REC}, NULL, "value \"bad value\""},
         {{&owned, 1, bad_key, 1, NULL, 0, REC}, NULL, "labels[0]: key \"" P "bad key\""},
@@ -376,7 +469,7 @@ static void test_labeldiff__invalid(void **state)
         {{&owned, 1, null_value, 1, NULL, 0, REC}, NULL, "key and value required"},
         {{&owned, 1, many, TOPO_LABELDIFF_MAX_KEYS + 1, NULL, 0, REC}, NULL, "more than 64"},
         {{&owned, 1, NULL, 0, ann_record, 1, REC}, NULL, "is the record key"},
-        {{&owned, 1, NULL, 0, ann_twice, 2, REC}, NULL, "annotations[1]: key \"a.io/p\" given"},
+        {{&owned, 1, NULL, 0, ann_twice, 2, REC}, NULL, "annotations[1]: key \"" P "p\" given"},
         {{&owned, 1, NULL, 0, ann_utf8, 1, REC}, NULL, "not UTF-8"},
         {{&owned, 1, NULL, 0, NULL, 0, "bad key/x/y"}, NULL, "record key"},
         {{&owned, 1, NULL, 0, NULL, 0, REC}, "{\"metadata\": {}}", "metadata.name is missing"},
@@ -413,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_labeldiff__authoritative_empty),
         cmocka_unit_test(test_labeldiff__annotations),
         cmocka_unit_test(test_labeldiff__extra_owned),
+        cmocka_unit_test(test_labeldiff__foreign_labels_kept),
         cmocka_unit_test(test_labeldiff__message_bound),
         cmocka_unit_test(test_labeldiff__invalid),
     };

@@ -111,7 +111,7 @@ static int labeldiff_step(group *g, size_t n)
     (void)g;
     static char *want_patch, *want_event;
     static const char *const prefixes[] = {"topology.topo.io/"};
-    static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0};
+    static const topo_labeldiff_owned owned = {prefixes, 1, NULL, 0, 0};
     const topo_kv labels[] = {{"topology.topo.io/leaf", "lf2"}, {"topology.topo.io/rack", "r12"},
                               {"topology.topo.io/spine", "sp1"}};
     const topo_kv ann[] = {{"topology.topo.io/provenance", "leaf=ufm,rack=netbox"}};

@@ -236,7 +236,32 @@ static void test_plan__bad_options_named(void **state)
     topo_plan *p = NULL;
     topo_plan_opts bad_prefix = {.prefix = "Not A Prefix/"};
     assert_int_equal(topo_plan_create(&p, &bad_prefix, &err), TOPO_EINVALID);
-    assert_non_null(strstr(err.text, "prefix: \"Not A Prefix/\" gives the key"));
+    assert_non_null(strstr(err.text, "prefix: \"Not A Prefix/\": the part before '/' must be"));
+    /* A prefix that would own other owners' labels (issue 26 §2): "t" owned
+     * "team", "kubernetes.io/" kubernetes.io/os, the one without '/'
+     * node-role.kubernetes.io/worker. */
+    static const struct {
+        const char *prefix, *why;
+    } refused[] = {
+        {"t", "prefix: \"t\": must end in '/'"},
+        {"node-role.kubernetes.io", "must end in '/'"},
+        {"a//", "exactly one '/'"},
+        {"a/b/", "exactly one '/'"},
+        {"example.com/topo-", "exactly one '/'"},
+        {"kubernetes.io/", "prefix: \"kubernetes.io/\": is under kubernetes.io"},
+        {"node-role.kubernetes.io/", "is under kubernetes.io"},
+        {"x.k8s.io/", "is under k8s.io"},
+        {"kueue.x-k8s.io/", "is under x-k8s.io"},
+        {"nvidia.com/", "is under nvidia.com"},
+        {"fabric.topograph.run/", "is under topograph.run"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        topo_plan_opts o = {.prefix = refused[i].prefix};
+        if (topo_plan_create(&p, &o, &err) != TOPO_EINVALID || !strstr(err.text, refused[i].why))
+            fail_msg("prefix \"%s\": \"%s\" lacks \"%s\"", refused[i].prefix, err.text,
+                     refused[i].why);
+        assert_null(p);
+    }
     topo_level twice[] = {TOPO_LEVEL_RACK, TOPO_LEVEL_RACK};
     topo_plan_opts rep = {.levels = twice, .nlevels = 2};
     assert_int_equal(topo_plan_create(&p, &rep, &err), TOPO_EINVALID);
@@ -305,6 +330,10 @@ static void test_plan__topograph_labels(void **state)
     assert_true(topo_plan_key_owned(p, "accelerator.topograph.run/sub-domain"));
     assert_false(topo_plan_key_owned(p, TG));
     assert_false(topo_plan_key_owned(p, TG "1a"));
+    assert_false(topo_plan_key_owned(p, TG "0x"));
+    assert_false(topo_plan_key_owned(p, "fabric.topograph.run/other"));
+    assert_false(topo_plan_key_owned(p, "accelerator.topograph.run/other"));
+    assert_false(topo_plan_key_owned(p, "topology.topo.io.evil/leaf"));
     assert_false(topo_plan_key_owned(p, "kubernetes.io/hostname"));
     assert_false(topo_plan_key_owned(p, "nvidia.com/gpu.clique"));
     assert_false(topo_plan_key_owned(p, P "provenance"));
@@ -369,6 +398,7 @@ static void test_plan__provenance(void **state)
     must(topo_plan_add_level(p, "ufm", "n2", TOPO_LEVEL_RACK, "r01", &err), &err);
     must(topo_plan_build(p, &err), &err);
     assert_string_equal(topo_plan_provenance_key(p), P "provenance");
+    assert_string_equal(topo_plan_record_key(p), P "applied-labels");
     char *v = NULL;
     must(topo_plan_node_provenance(&v, p, find(p, "n1")), &err);
     assert_string_equal(v, "{\"datacenter\":\"netbox\",\"leaf\":\"ufm\",\"rack\":\"netbox\"}");
@@ -393,11 +423,12 @@ static void test_plan__provenance(void **state)
     topo_namemap_free(names);
 
     /* Left out: no annotation; another prefix, another key. */
-    topo_plan_opts o2 = {.prefix = "example.com/topo-"};
+    topo_plan_opts o2 = {.prefix = "example.com/"};
     p = make(&o2, &names);
     feed(p);
     must(topo_plan_build(p, &err), &err);
-    assert_string_equal(topo_plan_provenance_key(p), "example.com/topo-provenance");
+    assert_string_equal(topo_plan_provenance_key(p), "example.com/provenance");
+    assert_string_equal(topo_plan_record_key(p), "example.com/applied-labels");
     v = (char *)"x";
     must(topo_plan_node_provenance(&v, p, find(p, "n4")), &err);
     assert_null(v);

@@ -188,6 +188,7 @@ static const struct {
     {"bad-name-regex-exponential.yaml", ":2:12: ", "nodeNames.pattern"},
     {"bad-ibnetdiscover.yaml", ":3:7: ", "sources.ibnetdiscover[0]"},
     {"bad-incomplete.yaml", ":2:15: ", "labels.incomplete"},
+    {"bad-prefix.yaml", ":2:11: ", "labels.prefix: \"node-role.kubernetes.io\": must end in '/'"},
     {"bad-bool.yaml", ":4:29: ", "sources.nodes.nvlinkHostnameFallback"},
     {"bad-syntax.yaml", ":3:1: ", ""},
     {"bad-netbox-url-and-files.yaml", ":5:10: ", "sources.netbox: url and files exclude"},
@@ -218,6 +219,49 @@ static void test_config__errors(void **state)
         if (strncmp(err.text, want, strlen(want)) != 0)
             fail_msg("%s: got \"%s\", want it to start with \"%s\"", bad[i].file, err.text, want);
     }
+}
+
+/* labels.prefix: a DNS subdomain and exactly one '/', in no other owner's
+ * namespace (issue 26 §2), refused at its line and column. */
+static void test_config__prefix_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *prefix, *want;
+    } rows[] = {
+        {"t", "p.yaml:2:11: labels.prefix: \"t\": must end in '/'"},
+        {"kubernetes.io/", "p.yaml:2:11: labels.prefix: \"kubernetes.io/\": is under "
+                           "kubernetes.io: Kubernetes reserves it"},
+        {"node.kubernetes.io/", "p.yaml:2:11: labels.prefix: \"node.kubernetes.io/\": is under "
+                                "kubernetes.io"},
+        {"\"a//\"", "p.yaml:2:11: labels.prefix: \"a//\": must be a DNS subdomain followed by "
+                    "exactly one '/'"},
+        {"a/b/", "p.yaml:2:11: labels.prefix: \"a/b/\": must be a DNS subdomain"},
+        {"kueue.x-k8s.io/", "p.yaml:2:11: labels.prefix: \"kueue.x-k8s.io/\": is under x-k8s.io"},
+        {"nvidia.com/", "p.yaml:2:11: labels.prefix: \"nvidia.com/\": is under nvidia.com"},
+        {"accelerator.topograph.run/", "p.yaml:2:11: labels.prefix: "
+                                       "\"accelerator.topograph.run/\": is under topograph.run"},
+        {"eks.amazonaws.com/", "p.yaml:2:11: labels.prefix: \"eks.amazonaws.com/\": is under "
+                               "amazonaws.com"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char text[200];
+        int n = snprintf(text, sizeof text, "labels:\n  prefix: %s\n", rows[i].prefix);
+        topo_err err = TOPO_ERR_INIT;
+        topo_syncconfig *cfg = NULL;
+        if (topo_syncconfig_parse(&cfg, text, (size_t)n, "p.yaml", &err) != TOPO_EINVALID)
+            fail_msg("%s accepted", rows[i].prefix);
+        assert_null(cfg);
+        if (strncmp(err.text, rows[i].want, strlen(rows[i].want)) != 0)
+            fail_msg("got \"%s\", want it to start with \"%s\"", err.text, rows[i].want);
+    }
+    /* A prefix of one's own domain is taken. */
+    static const char ok[] = "labels:\n  prefix: topology.example.com/\n";
+    topo_err err = TOPO_ERR_INIT;
+    topo_syncconfig *cfg = NULL;
+    assert_int_equal(topo_syncconfig_parse(&cfg, ok, sizeof ok - 1, "p.yaml", &err), 0);
+    assert_string_equal(topo_syncconfig_settings(cfg)->plan.prefix, "topology.example.com/");
+    topo_syncconfig_free(cfg);
 }
 
 /* The controller's refresh: a common interval, one per source, staleness. */
@@ -269,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_config__defaults),
         cmocka_unit_test(test_config__nodes_without_file),
         cmocka_unit_test(test_config__errors),
+        cmocka_unit_test(test_config__prefix_refused),
         cmocka_unit_test(test_config__refresh),
         cmocka_unit_test(test_config__limits),
     };
