@@ -426,7 +426,8 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
         (rc = topo_plan_build(sync->plan, err)) != 0)
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
-             "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu hosts with unmappable names, "
+             "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu unmappable host names (distinct, "
+             "over all sources), "
              "%zu hosts not among the nodes",
              topo_plan_node_count(sync->plan), topo_plan_incomplete_count(sync->plan),
              topo_plan_conflict_count(sync->plan), topo_plan_unmapped_hosts(sync->plan),
