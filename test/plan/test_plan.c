@@ -237,8 +237,7 @@ static void test_plan__unmapped_counts_names(void **state)
     feed(p);
     topo_facts *nb = NULL;
     must(topo_facts_create(&nb, "netbox", &err), &err);
-    must(topo_facts_set_level(nb, "gpu_07.dc.example", TOPO_LEVEL_DATACENTER, "DC 1", &err),
-         &err);
+    must(topo_facts_set_level(nb, "gpu_07.dc.example", TOPO_LEVEL_DATACENTER, "DC 1", &err), &err);
     must(topo_facts_set_level(nb, "gpu_07.dc.example", TOPO_LEVEL_RACK, "r01", &err), &err);
     must(topo_plan_add_facts(p, nb, &err), &err);
     topo_facts_free(nb);
