@@ -71,10 +71,16 @@ int topo_labelwriter_event_update(json_t **out, const topo_labeldiff *d, uint64_
     int n = snprintf(msg, sizeof msg, "reasserted %" PRIu64 " times in the last %s: %s", count,
                      span, topo_labeldiff_message(d));
     if (n >= (int)sizeof msg) {
-        size_t len = sizeof msg - 1;
-        while (len > 0 && ((unsigned char)msg[len] & 0xC0) == 0x80)
-            len--;
-        msg[len] = '\0';
+        /* The last character's lead byte, and whether all of it was kept. */
+        size_t len = sizeof msg - 1, i = len;
+        while (i > 0 && ((unsigned char)msg[i - 1] & 0xC0) == 0x80)
+            i--;
+        if (i > 0) {
+            unsigned char lead = (unsigned char)msg[i - 1];
+            size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+            if (i - 1 + need > len)
+                msg[i - 1] = '\0';
+        }
     }
     topo_json_alloc_watch();
     json_t *patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)count, "lastTimestamp", stamp,

@@ -132,6 +132,32 @@ static void test_event__update_counts(void **state)
     json_decref(patch);
     topo_labeldiff_free(d);
     json_decref(node);
+
+    /* A message at its limit: the prefix pushes its end off, cut on a
+     * character (the arrows are 3 bytes), still within the limit. */
+    topo_kv many[40];
+    char keys[40][32];
+    json_t *labels = json_object();
+    for (int i = 0; i < 40; i++) {
+        snprintf(keys[i], sizeof keys[i], P "level-%02d", i);
+        many[i] = (topo_kv){keys[i], "abcdefghij"};
+        json_object_set_new(labels, keys[i], json_string("0123456789"));
+    }
+    topo_labeldiff_input in2 = {&owned, 1, many, 40, NULL, 0, NULL};
+    node = json_pack("{s:{s:s, s:o}}", "metadata", "name", "n1", "labels", labels);
+    assert_int_equal(topo_labeldiff_compute(&d, &in2, node, NULL), 0);
+    /* Counts of 1 to 20 digits move the cut over 20 bytes: across arrows. */
+    uint64_t count = 1;
+    for (int digits = 1; digits <= 20; digits++, count = count * 10 + 1) {
+        /* json_pack refuses a message cut inside a character */
+        assert_int_equal(topo_labelwriter_event_update(&patch, d, count, NOW, NOW, NULL), 0);
+        const char *m = json_string_value(json_object_get(patch, "message"));
+        assert_true(strlen(m) <= TOPO_LABELDIFF_MESSAGE_MAX);
+        assert_true(strlen(m) >= TOPO_LABELDIFF_MESSAGE_MAX - 3);
+        json_decref(patch);
+    }
+    topo_labeldiff_free(d);
+    json_decref(node);
 }
 
 static void test_event__long_node_name(void **state)
