@@ -11,6 +11,7 @@
 struct sync_apply {
     topo_labelwriter *writer;
     topo_metrics_family *m_writes;
+    topo_metrics_family *m_backoff;
 };
 
 /* The writer's counters into the metrics at each render. */
@@ -19,16 +20,18 @@ static void copy_stats(void *payload)
     sync_apply *a = payload;
     topo_labelwriter_stats st;
     topo_labelwriter_get_stats(a->writer, &st);
-    static const char *const names[] = {"patched",    "failed",         "converged",
-                                        "held",       "gone",           "dry_run",
-                                        "conflict",   "drift_labels",   "event_created",
-                                        "event_failed", "invalid"};
-    const uint64_t values[] = {st.patches_sent, st.patches_failed, st.converged,
-                               st.held,         st.nodes_gone,     st.dry_run,
-                               st.conflicts,    st.drift_labels,   st.events_created,
-                               st.events_failed, st.invalid};
+    static const char *const names[] = {
+        "patched",          "failed",   "converged",    "held",          "gone",
+        "dry_run",          "conflict", "drift_labels", "event_created", "event_failed",
+        "event_aggregated", "invalid",  "deferred"};
+    const uint64_t values[] = {st.patches_sent,  st.patches_failed,    st.converged,
+                               st.held,          st.nodes_gone,        st.dry_run,
+                               st.conflicts,     st.drift_labels,      st.events_created,
+                               st.events_failed, st.events_aggregated, st.invalid,
+                               st.deferred};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
         topo_metrics_set(topo_metrics_get(a->m_writes, &names[i]), (int64_t)values[i]);
+    topo_metrics_set(topo_metrics_get(a->m_backoff, NULL), (int64_t)st.backoff_nodes);
 }
 
 int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
@@ -44,9 +47,17 @@ int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *
     if (rc == 0 && metrics)
         rc = topo_metrics_counter(metrics, &a->m_writes, "topo_sync_node_writes_total",
                                   "Nodes brought to the plan, by outcome (patched, failed, "
-                                  "converged, held, gone, dry_run), and conflicts, labels "
-                                  "reasserted after drift, Events created and failed.",
+                                  "converged, held, gone, dry_run, deferred: a reassertion put "
+                                  "off by the node's drift backoff), and conflicts, labels "
+                                  "reasserted after drift, Events created, aggregated (a "
+                                  "reassertion counted into its window's Event) and failed.",
                                   by_outcome, 1, err);
+    if (rc == 0 && metrics)
+        rc = topo_metrics_gauge(metrics, &a->m_backoff, "topo_sync_drift_backoff_nodes",
+                                "Nodes whose owned labels were changed by someone else again "
+                                "within their backoff: their reassertion waits (doubling, up "
+                                "to 1 h).",
+                                NULL, 0, err);
     if (rc == 0 && metrics)
         rc = topo_metrics_on_render(metrics, copy_stats, a, err);
     if (rc != 0) {
@@ -82,6 +93,9 @@ static void count(sync_apply_result *res, topo_labelwriter_outcome o)
         break;
     case TOPO_LABELWRITER_DRY_RUN:
         res->dry_run++;
+        break;
+    case TOPO_LABELWRITER_DEFERRED:
+        res->deferred++;
         break;
     default:
         res->failed++;
@@ -153,4 +167,9 @@ int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
             return rc;
     }
     return 0;
+}
+
+long sync_apply_due_in_ms(sync_apply *a)
+{
+    return topo_labelwriter_due_in_ms(a->writer);
 }

@@ -7,7 +7,8 @@
  * labels stay as they are. Nodes the plan does not know are never touched.
  *
  * Metrics (on the registry given): patches sent and failed, nodes
- * converged, held and gone, labels reasserted after drift, Events. */
+ * converged, held and gone, labels reasserted after drift, reassertions
+ * deferred and the nodes in drift backoff, Events. */
 #ifndef TOPO_SYNC_APPLY_H
 #define TOPO_SYNC_APPLY_H
 
@@ -45,6 +46,7 @@ typedef int (*sync_apply_go_fn)(void *payload);
 
 typedef struct sync_apply_result {
     size_t patched, converged, held, gone, failed, dry_run;
+    size_t deferred; /* drift on a node in backoff: reasserted when due */
     int stopped; /* go said no before the end */
 } sync_apply_result;
 
@@ -53,5 +55,9 @@ typedef struct sync_apply_result {
  * caller retries them at its next round). */
 int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
                      sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err);
+
+/* When the earliest reassertion a round deferred is due (ms from now, 0:
+ * now), for the loop's next wake-up; -1 when none waits. */
+long sync_apply_due_in_ms(sync_apply *a);
 
 #endif

@@ -45,6 +45,7 @@ typedef struct ctl {
     atomic_int leader_stop;
     _Atomic uint64_t sources_gen; /* bumped by the refresher on new facts */
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
+    int only_deferred;               /* the last round wrote nothing but deferred a reassertion */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_rounds, *m_leader;
     /* The node view's kept keys (make_nodes). */
     sync_owned owned;
@@ -410,12 +411,14 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         /* CPU of the plan (snapshot, GPU facts, fusion) and of the writes
          * (diffs, patches): the cost of a converged round (bench/README.md). */
         topo_log(TOPO_LOG_INFO,
-                 "round: %zu nodes patched, %zu converged, %zu held, %zu gone, %zu failed%s; "
-                 "CPU: plan %.0f ms, writes %.0f ms; writes took %lld ms",
+                 "round: %zu nodes patched, %zu converged, %zu held, %zu gone, %zu failed, "
+                 "%zu deferred (drift backoff)%s; CPU: plan %.0f ms, writes %.0f ms; writes "
+                 "took %lld ms",
                  r.dry_run ? r.dry_run : r.patched, r.converged, r.held, r.gone, r.failed,
-                 r.dry_run ? " (dry run: patches logged, not sent)" : "", cpu1 - cpu0,
+                 r.deferred, r.dry_run ? " (dry run: patches logged, not sent)" : "", cpu1 - cpu0,
                  cpu_ms() - cpu1, (long long)(mono_ms() - t1));
         failed = r.failed > 0 || r.stopped;
+        c->only_deferred = r.deferred > 0 && r.patched == 0 && r.failed == 0;
     }
     if (c->o->once && (c->o->print_labels || c->o->print_annotations || c->o->print_plan) &&
         sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
@@ -446,6 +449,23 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
 }
 
 /* ------------------------------------------------------------------ loops */
+
+/* After a round whose only work was to put off a node's reassertion (a
+ * fight over its labels), Node changes alone start no round for this long:
+ * a writer that rewrites the label many times a second does not make as
+ * many rounds. Sources, leadership and due reassertions are not held. */
+#define ROUND_HOLD_MS 1000
+
+/* The next resync, brought forward to when the earliest deferred
+ * reassertion is due (at least 50 ms on). */
+static int64_t reassertion_due(ctl *c, int64_t next_resync)
+{
+    long due_in = sync_apply_due_in_ms(c->apply);
+    if (due_in < 0)
+        return next_resync;
+    int64_t at = mono_ms() + (due_in < 50 ? 50 : due_in);
+    return at < next_resync ? at : next_resync;
+}
 
 static int run_once(ctl *c)
 {
@@ -502,15 +522,16 @@ static int run_loop(ctl *c)
     }
     uint64_t seen = 0, seen_sources = 0, rng = (uint64_t)mono_ms();
     unsigned failures = 0;
-    int64_t next_resync = 0;
+    int64_t next_resync = 0, hold_until = 0;
     int was_writer = 0;
     while (!atomic_load(c->stop)) {
         int64_t now = mono_ms();
         int writer = may_write(c);
         uint64_t gen = sync_nodes_generation(c->nodes);
         uint64_t sources = atomic_load(&c->sources_gen);
-        int due = gen != seen || sources != seen_sources || now >= next_resync ||
-                  writer != was_writer;
+        int other = sources != seen_sources || now >= next_resync || writer != was_writer;
+        int held = gen != seen && now < hold_until && !other;
+        int due = (gen != seen && !held) || other;
         int listed = sync_nodes_synced(c->nodes), answered = sync_sources_ready(c->sources);
         if (c->health) {
             topo_probe_set_check(c->health, "nodes-listed", listed);
@@ -528,10 +549,18 @@ static int run_loop(ctl *c)
             long wait = failures ? topo_http_backoff_ms(1000, c->o->resync_ms, (int)failures - 1,
                                                         &rng)
                                  : c->o->resync_ms;
-            next_resync = mono_ms() + wait;
+            next_resync = reassertion_due(c, mono_ms() + wait);
+            hold_until = c->only_deferred ? mono_ms() + ROUND_HOLD_MS : 0;
         }
-        /* Wake at least every second to notice a stop or a lost lease. */
-        sync_nodes_wait(c->nodes, seen, mono_ms() + 1000);
+        /* Wake at least every second to notice a stop or a lost lease, and
+         * when a deferred reassertion is due; held, for newer Node changes
+         * or the hold's end. */
+        int64_t deadline = mono_ms() + 1000;
+        if (next_resync < deadline)
+            deadline = next_resync;
+        if (held && hold_until < deadline)
+            deadline = hold_until;
+        sync_nodes_wait(c->nodes, held ? gen : seen, deadline);
     }
     topo_log(TOPO_LOG_INFO, "stopping");
     return SYNC_EXIT_OK;

@@ -136,6 +136,11 @@ size_t topo_labeldiff_change_count(const topo_labeldiff *d);
 const topo_labeldiff_change *topo_labeldiff_change_at(const topo_labeldiff *d, size_t i);
 /* How many of them are drift. */
 size_t topo_labeldiff_drift_count(const topo_labeldiff *d);
+/* 1 when the patch only undoes drift: every change is drift and puts back
+ * what the record says topo-sync last wrote, and no annotation changes (the
+ * plan for the node is what it was). 0 when the plan moved something: a
+ * write due at once. The writer backs off the first kind only. */
+int topo_labeldiff_reassert_only(const topo_labeldiff *d);
 /* Whether the node carried any owned label before (0: its first labelling). */
 int topo_labeldiff_had_owned(const topo_labeldiff *d);
 /* Owned annotations (the record included) the patch sets or removes. */

@@ -29,7 +29,18 @@
  *     or TopologyLabelsReasserted (Warning, drift). Failing to create it is
  *     logged and counted (events_failed), never a failed write.
  *   - Drift (an owned label someone else changed) is logged at warn, counted
- *     and reasserted.
+ *     and reasserted. A node whose drift keeps coming back (another
+ *     controller fighting for the label) is reasserted less and less often:
+ *     a patch that only undoes drift (topo_labeldiff_reassert_only) goes at
+ *     once the first time, then no sooner than drift_backoff_ms after it,
+ *     then twice that, ... up to drift_backoff_max_ms; until then the node
+ *     is DEFERRED (nothing sent) and topo_labelwriter_due_in_ms says when
+ *     to come back. A node quiet (no drift seen) for twice its current wait
+ *     starts afresh. A patch that moves the plan is sent at once, always.
+ *     Reassertions are told by one Event per node per event_window_ms: the
+ *     first creates it, each later one in the window PATCHes its count,
+ *     lastTimestamp and message ("reasserted 4 times in the last 8s: leaf:
+ *     a → b"), which `kubectl describe node` shows as "(x4 over 8s)".
  *
  * Threads: a writer uses its topo_k8s from the calling thread only (one
  * thread applies); topo_labelwriter_get_stats may be called from any thread
@@ -48,6 +59,9 @@
 #define TOPO_LABELWRITER_COMPONENT_DEFAULT "topo-sync"
 #define TOPO_LABELWRITER_EVENT_NAMESPACE_DEFAULT "default"
 #define TOPO_LABELWRITER_MAX_ATTEMPTS_DEFAULT 3
+#define TOPO_LABELWRITER_DRIFT_BACKOFF_MS_DEFAULT 1000        /* 1 s, 2 s, 4 s, ... */
+#define TOPO_LABELWRITER_DRIFT_BACKOFF_MAX_MS_DEFAULT 3600000 /* ... up to 1 h */
+#define TOPO_LABELWRITER_EVENT_WINDOW_MS_DEFAULT 600000       /* one Event per node per 10 min */
 
 /* A field left 0 (or NULL) gets the default named beside it. Strings are
  * copied. */
@@ -63,6 +77,9 @@ typedef struct topo_labelwriter_opts {
     int dry_run;                 /* non-zero: log each patch (info), send nothing */
     int max_attempts;            /* PATCHes of one node on 409;
                                     TOPO_LABELWRITER_MAX_ATTEMPTS_DEFAULT */
+    long drift_backoff_ms;       /* TOPO_LABELWRITER_DRIFT_BACKOFF_MS_DEFAULT */
+    long drift_backoff_max_ms;   /* TOPO_LABELWRITER_DRIFT_BACKOFF_MAX_MS_DEFAULT */
+    long event_window_ms;        /* TOPO_LABELWRITER_EVENT_WINDOW_MS_DEFAULT */
 } topo_labelwriter_opts;
 
 typedef enum topo_labelwriter_outcome {
@@ -71,7 +88,8 @@ typedef enum topo_labelwriter_outcome {
     TOPO_LABELWRITER_PATCHED,       /* one PATCH applied */
     TOPO_LABELWRITER_GONE,          /* the node no longer exists (404) */
     TOPO_LABELWRITER_FAILED,        /* the write failed (the call's code) */
-    TOPO_LABELWRITER_DRY_RUN        /* a patch was due, logged, not sent */
+    TOPO_LABELWRITER_DRY_RUN,       /* a patch was due, logged, not sent */
+    TOPO_LABELWRITER_DEFERRED       /* drift again too soon: reasserted when due */
 } topo_labelwriter_outcome;
 
 /* Counters since creation, for /metrics. */
@@ -89,8 +107,11 @@ typedef struct topo_labelwriter_stats {
     uint64_t labels_set;     /* labels set by applied PATCHes */
     uint64_t labels_removed; /* labels removed by applied PATCHes */
     uint64_t events_created;
+    uint64_t events_aggregated; /* reassertions folded into their window's Event */
     uint64_t events_failed;
     uint64_t invalid;        /* inputs refused (TOPO_EINVALID before any request) */
+    uint64_t deferred;       /* reassertions put off (the node in backoff) */
+    uint64_t backoff_nodes;  /* a gauge: nodes whose reassertion is deferred now */
 } topo_labelwriter_stats;
 
 typedef struct topo_labelwriter topo_labelwriter;
@@ -112,7 +133,11 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
                            const json_t *node, topo_labelwriter_outcome *outcome,
                            topo_err *err);
 
-/* "converged", "held", "patched", "gone", "failed", "dry-run". */
+/* How long until the earliest deferred reassertion is due (ms, 0 when it is
+ * now); -1 when none is deferred. From the applying thread. */
+long topo_labelwriter_due_in_ms(topo_labelwriter *w);
+
+/* "converged", "held", "patched", "gone", "failed", "dry-run", "deferred". */
 const char *topo_labelwriter_outcome_name(topo_labelwriter_outcome outcome);
 
 void topo_labelwriter_get_stats(const topo_labelwriter *w, topo_labelwriter_stats *out);
@@ -124,5 +149,13 @@ void topo_labelwriter_get_stats(const topo_labelwriter *w, topo_labelwriter_stat
 int topo_labelwriter_event(json_t **out, const topo_labeldiff *d, const char *component,
                            const char *instance, const char *ns, int64_t now_ns,
                            topo_err *err) TOPO_MUST_CHECK;
+
+/* The merge patch that folds a reassertion into its window's Event: count,
+ * lastTimestamp (now_ns) and the message "reasserted <count> times in the
+ * last <now - first_ns>: <the diff's message>" (at most
+ * TOPO_LABELDIFF_MESSAGE_MAX bytes). New reference in *out; NULL when the
+ * diff changes no label. */
+int topo_labelwriter_event_update(json_t **out, const topo_labeldiff *d, uint64_t count,
+                                  int64_t first_ns, int64_t now_ns, topo_err *err) TOPO_MUST_CHECK;
 
 #endif

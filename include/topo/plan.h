@@ -167,6 +167,8 @@ int topo_plan_add_note(topo_plan *plan, const char *text, topo_err *err) TOPO_MU
 size_t topo_plan_conflict_count(const topo_plan *plan);
 /* "node n1: rack: netbox says \"r1\", ufm says \"r2\"; netbox wins". */
 const char *topo_plan_conflict(const topo_plan *plan, size_t i);
+/* The distinct host names the name map refused, over all sources: a host
+ * named by two sources at three levels counts once. */
 size_t topo_plan_unmapped_hosts(const topo_plan *plan);
 /* Hosts that name no node (not counting the ambiguous ones). */
 size_t topo_plan_unknown_hosts(const topo_plan *plan);

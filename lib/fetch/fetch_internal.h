@@ -13,6 +13,7 @@
 #include "topo/fetch.h"
 #include "topo/http.h"
 #include "topo/pool.h"
+#include "topo/strmap.h"
 
 /* Scheme, host and port of a URL, normalised for comparison (lower case,
  * the scheme's default port made explicit). */
@@ -65,6 +66,33 @@ int fetch_follow(char **path_out, const topo_fetch *f, const char *link, const c
  * for another scheme, user information ("user:password@"), an empty host,
  * a bad port. */
 int fetch_url_split(fetch_origin *out, size_t *path_at, const char *url, topo_err *err);
+
+/* The pages of one list read so far (fetch_pages.c), for the checks of
+ * each `next` link: not to a page already read, not past what the first
+ * page's `count` allows. */
+typedef struct fetch_pages {
+    topo_pool *pool;   /* the paths read */
+    topo_strmap *read; /* path -> its page's number, from 1 */
+    size_t n;          /* pages read */
+    long long count;   /* the first page's count */
+    size_t per_page;   /* its results (at least 1) */
+    uint64_t most;     /* pages count allows: count / per_page + 1; 0: no count, no bound */
+} fetch_pages;
+
+int fetch_pages_init(fetch_pages *p, topo_err *err);
+void fetch_pages_dispose(fetch_pages *p);
+
+/* A page read from path (its JSON; the first page's count and results set
+ * the bound). 0 or TOPO_ENOMEM. */
+int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_err *err);
+
+/* The path of a `next` link (fetch_follow's, so normalised to the path
+ * and query under the base) that came with the last page read:
+ * TOPO_EINVALID "<name>: GET <next>: next link repeats a page already read
+ * (a loop): page 1 of the list, linked from page 3", or "...: next link
+ * goes past the 5 pages the list's count allows (count 12, 3 results a
+ * page); not followed". */
+int fetch_pages_check_next(const fetch_pages *p, const char *name, const char *next, topo_err *err);
 
 /* The sources: fill facts, count the records read into *objects. */
 int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);

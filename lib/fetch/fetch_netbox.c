@@ -80,9 +80,10 @@ static char *first_page(const topo_fetch *f, topo_netbox_kind kind)
 }
 
 /* One page into the parser; *next (malloc'd) is the next page's path, or
- * NULL after the last. */
+ * NULL after the last. A next link that loops or goes on past the list's
+ * count is an error (fetch_pages). */
 static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind,
-                    const char *path, uint64_t *objects, topo_err *err)
+                    const char *path, fetch_pages *pages, uint64_t *objects, topo_err *err)
 {
     topo_http_response resp = {0};
     json_t *page = NULL;
@@ -97,8 +98,14 @@ static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kin
         *objects += json_is_array(json_object_get(page, "results"))
                         ? json_array_size(json_object_get(page, "results"))
                         : 1;
-        if (link != NULL)
+        rc = fetch_pages_read(pages, path, page, err);
+        if (rc == 0 && link != NULL)
             rc = fetch_follow(next, f, link, path, err);
+        if (rc == 0 && *next != NULL &&
+            (rc = fetch_pages_check_next(pages, f->name, *next, err)) != 0) {
+            free(*next);
+            *next = NULL;
+        }
     }
     free(link);
     json_decref(page);
@@ -109,11 +116,16 @@ static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kin
 static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint64_t *objects,
                     size_t *pages, topo_err *err)
 {
+    fetch_pages read;
     char *path = first_page(f, kind);
     int rc = 0, n = 0;
     if (path == NULL)
         return topo_err_set(err, TOPO_ELIMIT, "%s: %s: the query is too long", f->name,
                             topo_netbox_kind_path(kind));
+    if ((rc = fetch_pages_init(&read, err)) != 0) {
+        free(path);
+        return rc;
+    }
     while (rc == 0 && path != NULL) {
         if (++n > f->max_pages) {
             rc = topo_err_set(err, TOPO_ELIMIT,
@@ -122,11 +134,12 @@ static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint6
             break;
         }
         char *next = NULL;
-        rc = one_page(&next, f, nb, kind, path, objects, err);
+        rc = one_page(&next, f, nb, kind, path, &read, objects, err);
         free(path);
         path = next;
     }
     free(path);
+    fetch_pages_dispose(&read);
     *pages += (size_t)n;
     return rc;
 }

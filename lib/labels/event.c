@@ -1,4 +1,5 @@
-/* The core/v1 Event of a label change (topo_labelwriter_event). */
+/* The core/v1 Event of a label change (topo_labelwriter_event), and the
+ * patch that folds another reassertion into it (topo_labelwriter_event_update). */
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 
 #include "topo/labelwriter.h"
@@ -33,22 +34,79 @@ static void event_name(char out[EVENT_NAME_MAX + 1], const char *node, int64_t n
     snprintf(out, EVENT_NAME_MAX + 1, "%.*s%s", (int)len, node, suffix);
 }
 
+/* RFC 3339 UTC seconds of now_ns; 0 or TOPO_EINVALID. */
+static int stamp_of(char out[32], int64_t now_ns, topo_err *err)
+{
+    struct tm tm;
+    time_t secs = (time_t)(now_ns / 1000000000);
+    if (gmtime_r(&secs, &tm) == NULL || strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        return topo_err_set(err, TOPO_EINVALID, "event: time %" PRId64 " out of range", now_ns);
+    return 0;
+}
+
+/* "8s", "14m", "2h": a span as kubectl shows ages, rounded down. */
+static void span_text(char out[32], int64_t ns)
+{
+    int64_t s = ns > 0 ? ns / 1000000000 : 0;
+    if (s < 120)
+        snprintf(out, 32, "%" PRId64 "s", s);
+    else if (s < 120 * 60)
+        snprintf(out, 32, "%" PRId64 "m", s / 60);
+    else
+        snprintf(out, 32, "%" PRId64 "h", s / 3600);
+}
+
+int topo_labelwriter_event_update(json_t **out, const topo_labeldiff *d, uint64_t count,
+                                  int64_t first_ns, int64_t now_ns, topo_err *err)
+{
+    char stamp[32], span[32], msg[TOPO_LABELDIFF_MESSAGE_MAX + 1];
+    *out = NULL;
+    if (topo_labeldiff_message(d) == NULL)
+        return 0;
+    if (stamp_of(stamp, now_ns, err) != 0)
+        return TOPO_EINVALID;
+    span_text(span, now_ns - first_ns);
+    /* The diff's message fits alone; with the prefix, the end may not:
+     * cut on a character boundary. */
+    int n = snprintf(msg, sizeof msg, "reasserted %" PRIu64 " times in the last %s: %s", count,
+                     span, topo_labeldiff_message(d));
+    if (n >= (int)sizeof msg) {
+        /* The last character's lead byte, and whether all of it was kept. */
+        size_t len = sizeof msg - 1, i = len;
+        while (i > 0 && ((unsigned char)msg[i - 1] & 0xC0) == 0x80)
+            i--;
+        if (i > 0) {
+            unsigned char lead = (unsigned char)msg[i - 1];
+            size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+            if (i - 1 + need > len)
+                msg[i - 1] = '\0';
+        }
+    }
+    topo_json_alloc_watch();
+    json_t *patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)count, "lastTimestamp", stamp,
+                              "message", msg);
+    if (patch == NULL)
+        return topo_json_alloc_failed()
+                   ? topo_err_nomem(err, "event")
+                   : topo_err_set(err, TOPO_EINVALID, "event for node %s: not UTF-8",
+                                  topo_labeldiff_node_name(d));
+    *out = patch;
+    return 0;
+}
+
 int topo_labelwriter_event(json_t **out, const topo_labeldiff *d, const char *component,
                            const char *instance, const char *ns, int64_t now_ns, topo_err *err)
 {
     char name[EVENT_NAME_MAX + 1];
     char stamp[32];
-    struct tm tm;
     json_t *ev = NULL, *involved = NULL;
     const char *uid = topo_labeldiff_node_uid(d);
 
     *out = NULL;
     if (topo_labeldiff_message(d) == NULL)
         return 0;
-    time_t secs = (time_t)(now_ns / 1000000000);
-    if (gmtime_r(&secs, &tm) == NULL ||
-        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        return topo_err_set(err, TOPO_EINVALID, "event: time %" PRId64 " out of range", now_ns);
+    if (stamp_of(stamp, now_ns, err) != 0)
+        return TOPO_EINVALID;
     event_name(name, topo_labeldiff_node_name(d), now_ns);
     topo_json_alloc_watch();
     involved = json_pack("{s:s, s:s, s:s}", "apiVersion", "v1", "kind", "Node", "name",

@@ -23,6 +23,7 @@ struct topo_labeldiff {
     json_t *patch;
     TOPO_ARRAY(topo_labeldiff_change) changes;
     size_t drift;
+    size_t restores; /* drift changes back to the recorded value */
     size_t annotations;
     int had_owned;
     char *message;
@@ -239,8 +240,10 @@ static int label_changes(topo_labeldiff *d, const topo_labeldiff_input *in, cons
     if (rec->valid) {
         for (size_t i = 0; i < d->changes.n; i++) {
             topo_labeldiff_change *c = &d->changes.items[i];
-            c->drift = !same(c->old_value, label_record_get(rec, c->key));
+            const char *recorded = label_record_get(rec, c->key);
+            c->drift = !same(c->old_value, recorded);
             d->drift += (size_t)c->drift;
+            d->restores += (size_t)(c->drift && same(c->new_value, recorded));
         }
     }
     return 0;
@@ -448,6 +451,11 @@ const topo_labeldiff_change *topo_labeldiff_change_at(const topo_labeldiff *d, s
 size_t topo_labeldiff_drift_count(const topo_labeldiff *d)
 {
     return d->drift;
+}
+
+int topo_labeldiff_reassert_only(const topo_labeldiff *d)
+{
+    return d->changes.n > 0 && d->restores == d->changes.n && d->annotations == 0;
 }
 
 int topo_labeldiff_had_owned(const topo_labeldiff *d)

@@ -1,5 +1,6 @@
 /* topo-sync's label writer (include/topo/labelwriter.h): one node's diff
- * sent as one merge PATCH, the Event after it, the counters. */
+ * sent as one merge PATCH, the Event after it, the counters; a node's
+ * repeated drift backed off and its Events aggregated (backoff.h). */
 #define _POSIX_C_SOURCE 200809L /* gethostname, clock_gettime */
 
 #include "topo/labelwriter.h"
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "topo/json.h"
 #include "topo/log.h"
 #include "topo/str.h"
@@ -18,8 +20,8 @@
  * and read by a metrics thread. */
 enum {
     ST_NODES, ST_CONVERGED, ST_HELD, ST_SENT, ST_FAILED, ST_CONFLICTS, ST_GONE, ST_DRY_RUN,
-    ST_DRIFT_NODES, ST_DRIFT_LABELS, ST_SET, ST_REMOVED, ST_EVENTS, ST_EVENTS_FAILED,
-    ST_INVALID, ST_COUNT
+    ST_DRIFT_NODES, ST_DRIFT_LABELS, ST_SET, ST_REMOVED, ST_EVENTS, ST_EVENTS_AGGREGATED,
+    ST_EVENTS_FAILED, ST_INVALID, ST_DEFERRED, ST_BACKOFF_NODES, ST_COUNT
 };
 
 struct topo_labelwriter {
@@ -31,6 +33,8 @@ struct topo_labelwriter {
     int initial_events;
     int dry_run;
     int max_attempts;
+    int64_t event_window_ms;
+    drift_backoff backoff; /* the applying thread's */
     _Atomic uint64_t stats[ST_COUNT];
 };
 
@@ -40,6 +44,13 @@ static const topo_k8s_resource events_res = {"", "v1", "events", "Event", 1};
 static void count(topo_labelwriter *w, int which, uint64_t n)
 {
     atomic_fetch_add_explicit(&w->stats[which], n, memory_order_relaxed);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int topo_labelwriter_create(topo_labelwriter **out, topo_k8s *k,
@@ -69,9 +80,16 @@ int topo_labelwriter_create(topo_labelwriter **out, topo_k8s *k,
     w->initial_events = o.initial_events;
     w->dry_run = o.dry_run;
     w->max_attempts = o.max_attempts > 0 ? o.max_attempts : TOPO_LABELWRITER_MAX_ATTEMPTS_DEFAULT;
+    w->event_window_ms =
+        o.event_window_ms > 0 ? o.event_window_ms : TOPO_LABELWRITER_EVENT_WINDOW_MS_DEFAULT;
     for (int i = 0; i < ST_COUNT; i++)
         atomic_init(&w->stats[i], 0);
-    if (w->component == NULL || w->instance == NULL || w->event_ns == NULL) {
+    int rc = drift_backoff_init(
+        &w->backoff,
+        o.drift_backoff_ms > 0 ? o.drift_backoff_ms : TOPO_LABELWRITER_DRIFT_BACKOFF_MS_DEFAULT,
+        o.drift_backoff_max_ms > 0 ? o.drift_backoff_max_ms
+                                   : TOPO_LABELWRITER_DRIFT_BACKOFF_MAX_MS_DEFAULT);
+    if (rc != 0 || w->component == NULL || w->instance == NULL || w->event_ns == NULL) {
         topo_labelwriter_free(w);
         return topo_err_nomem(err, "label writer");
     }
@@ -86,6 +104,7 @@ void topo_labelwriter_free(topo_labelwriter *w)
     free(w->component);
     free(w->instance);
     free(w->event_ns);
+    drift_backoff_dispose(&w->backoff);
     free(w);
 }
 
@@ -98,6 +117,7 @@ const char *topo_labelwriter_outcome_name(topo_labelwriter_outcome outcome)
     case TOPO_LABELWRITER_GONE: return "gone";
     case TOPO_LABELWRITER_FAILED: return "failed";
     case TOPO_LABELWRITER_DRY_RUN: return "dry-run";
+    case TOPO_LABELWRITER_DEFERRED: return "deferred";
     }
     return "unknown";
 }
@@ -113,8 +133,26 @@ void topo_labelwriter_get_stats(const topo_labelwriter *w, topo_labelwriter_stat
         .conflicts = v[ST_CONFLICTS], .nodes_gone = v[ST_GONE], .dry_run = v[ST_DRY_RUN],
         .drift_nodes = v[ST_DRIFT_NODES], .drift_labels = v[ST_DRIFT_LABELS],
         .labels_set = v[ST_SET], .labels_removed = v[ST_REMOVED],
-        .events_created = v[ST_EVENTS], .events_failed = v[ST_EVENTS_FAILED],
-        .invalid = v[ST_INVALID]};
+        .events_created = v[ST_EVENTS], .events_aggregated = v[ST_EVENTS_AGGREGATED],
+        .events_failed = v[ST_EVENTS_FAILED], .invalid = v[ST_INVALID],
+        .deferred = v[ST_DEFERRED], .backoff_nodes = v[ST_BACKOFF_NODES]};
+}
+
+/* The gauge of nodes in backoff, after each change of it. */
+static void publish_backoff(topo_labelwriter *w)
+{
+    atomic_store_explicit(&w->stats[ST_BACKOFF_NODES], (uint64_t)w->backoff.pending,
+                          memory_order_relaxed);
+}
+
+long topo_labelwriter_due_in_ms(topo_labelwriter *w)
+{
+    int64_t now = mono_ms();
+    int64_t due = drift_backoff_next_due(&w->backoff, now);
+    publish_backoff(w);
+    if (due < 0)
+        return -1;
+    return due > now ? (long)(due - now) : 0;
 }
 
 static int64_t wall_ns(void)
@@ -124,11 +162,20 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The Event after a write; its failure is logged and counted only. */
-static void create_event(topo_labelwriter *w, const topo_labeldiff *d)
+static void event_failed(topo_labelwriter *w, const topo_labeldiff *d, const topo_err *err)
+{
+    count(w, ST_EVENTS_FAILED, 1);
+    topo_log_field f[] = {{"node", topo_labeldiff_node_name(d)}, {"error", err->text}};
+    topo_log_kv(TOPO_LOG_WARN, f, 2, "could not create the event of a label change");
+}
+
+/* The Event after a write; its failure is logged and counted only. With n
+ * (a reassertion), the Event is remembered as the node's for the window. */
+static void create_event(topo_labelwriter *w, const topo_labeldiff *d, drift_node *n)
 {
     topo_err err = TOPO_ERR_INIT;
     json_t *ev = NULL;
+    int64_t now_ns = wall_ns();
     int error;
 
     if (w->no_events || topo_labeldiff_message(d) == NULL)
@@ -137,29 +184,74 @@ static void create_event(topo_labelwriter *w, const topo_labeldiff *d)
      * cluster would double the requests of its labelling. */
     if (!topo_labeldiff_had_owned(d) && !w->initial_events)
         return;
-    if ((error = topo_labelwriter_event(&ev, d, w->component, w->instance, w->event_ns,
-                                        wall_ns(), &err)) == 0)
+    if ((error = topo_labelwriter_event(&ev, d, w->component, w->instance, w->event_ns, now_ns,
+                                        &err)) == 0)
         error = topo_k8s_create_object(NULL, w->k, &events_res, w->event_ns, ev, &err);
+    if (error == 0 && n != NULL) {
+        const char *name =
+            json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
+        snprintf(n->event, sizeof n->event, "%s", name != NULL ? name : "");
+        n->event_start_ms = mono_ms();
+        n->event_first_ns = now_ns;
+        n->event_count = 1;
+    }
     json_decref(ev);
     if (error < 0) {
-        count(w, ST_EVENTS_FAILED, 1);
-        topo_log_field f[] = {{"node", topo_labeldiff_node_name(d)}, {"error", err.text}};
-        topo_log_kv(TOPO_LOG_WARN, f, 2, "could not create the event of a label change");
+        event_failed(w, d, &err);
         return;
     }
     count(w, ST_EVENTS, 1);
 }
 
-/* Logs what the write changes: drift at warn, the rest at info. */
-static void log_write(const topo_labeldiff *d, const char *what)
+/* A reassertion's Event: folded into the node's Event of this window (its
+ * count, lastTimestamp and message patched), else a new one. An Event gone
+ * meanwhile (the API server's event TTL) is created anew. */
+static void reassertion_event(topo_labelwriter *w, const topo_labeldiff *d, drift_node *n)
+{
+    topo_err err = TOPO_ERR_INIT;
+    json_t *patch = NULL;
+    if (w->no_events || n->event[0] == '\0' ||
+        mono_ms() - n->event_start_ms >= w->event_window_ms) {
+        create_event(w, d, n);
+        return;
+    }
+    int error = topo_labelwriter_event_update(&patch, d, n->event_count + 1, n->event_first_ns,
+                                              wall_ns(), &err);
+    if (error == 0 && patch != NULL)
+        error = topo_k8s_patch(NULL, w->k, &events_res, w->event_ns, n->event, TOPO_K8S_MERGE_PATCH,
+                               patch, NULL, &err);
+    json_decref(patch);
+    if (error == TOPO_ENOTFOUND) {
+        n->event[0] = '\0';
+        create_event(w, d, n);
+        return;
+    }
+    if (error < 0) {
+        event_failed(w, d, &err);
+        return;
+    }
+    n->event_count++;
+    count(w, ST_EVENTS_AGGREGATED, 1);
+}
+
+/* Logs what the write changes: drift at warn, the rest at info. wait_ms
+ * (a reassertion): how long the next reassertion of the node waits. */
+static void log_write(const topo_labeldiff *d, const char *what, int64_t wait_ms)
 {
     const char *msg = topo_labeldiff_message(d);
-    char n[24];
+    char n[24], wait[48];
     snprintf(n, sizeof n, "%zu", topo_labeldiff_annotation_count(d));
+    snprintf(wait, sizeof wait, "%.3gs", (double)wait_ms / 1000.0);
     topo_log_field f[] = {{"node", topo_labeldiff_node_name(d)},
                           {"labels", msg != NULL ? msg : ""},
-                          {"annotations", n}};
-    if (topo_labeldiff_drift_count(d) > 0)
+                          {"annotations", n},
+                          {"next_reassertion_after", wait}};
+    if (topo_labeldiff_drift_count(d) > 0 && wait_ms > 0)
+        topo_log_kv(TOPO_LOG_WARN, f, 4,
+                    "%s: owned labels were changed by someone else; reasserting (should they "
+                    "change again, the next reassertion waits %s)",
+                    what, wait);
+    else if (topo_labeldiff_drift_count(d) > 0)
         topo_log_kv(TOPO_LOG_WARN, f, 3, "%s: owned labels were changed by someone else; "
                     "reasserting", what);
     else
@@ -184,8 +276,9 @@ static void count_applied(topo_labelwriter *w, const topo_labeldiff *d)
     }
 }
 
-/* The PATCH, sent again after a 409 up to max_attempts times. */
-static int send_patch(topo_labelwriter *w, const topo_labeldiff *d,
+/* The PATCH, sent again after a 409 up to max_attempts times. n: the
+ * node's drift state when the patch is a reassertion only. */
+static int send_patch(topo_labelwriter *w, const topo_labeldiff *d, drift_node *n,
                       topo_labelwriter_outcome *outcome, topo_err *err_out)
 {
     const char *name = topo_labeldiff_node_name(d);
@@ -202,12 +295,19 @@ static int send_patch(topo_labelwriter *w, const topo_labeldiff *d,
     if (error == 0) {
         *outcome = TOPO_LABELWRITER_PATCHED;
         count_applied(w, d);
-        log_write(d, "labelled node");
-        create_event(w, d);
+        int64_t wait = n != NULL ? drift_backoff_sent(&w->backoff, n, mono_ms()) : 0;
+        publish_backoff(w);
+        log_write(d, "labelled node", wait);
+        if (n != NULL)
+            reassertion_event(w, d, n);
+        else
+            create_event(w, d, NULL);
         return 0;
     }
     if (error == TOPO_ENOTFOUND) {
         *outcome = TOPO_LABELWRITER_GONE;
+        drift_backoff_settled(&w->backoff, name, mono_ms());
+        publish_backoff(w);
         count(w, ST_GONE, 1);
         topo_log_field f[] = {{"node", name}};
         topo_log_kv(TOPO_LOG_INFO, f, 1, "node deleted before its labels were written");
@@ -231,6 +331,47 @@ static void log_dry_run(const topo_labeldiff *d)
     free(text);
 }
 
+/* A reassertion the node's backoff puts off: said once per wait. */
+static void log_deferred(const topo_labeldiff *d, int64_t due_in_ms)
+{
+    char due[48];
+    snprintf(due, sizeof due, "%.3gs", (double)due_in_ms / 1000.0);
+    topo_log_field f[] = {{"node", topo_labeldiff_node_name(d)},
+                          {"labels", topo_labeldiff_message(d) ? topo_labeldiff_message(d) : ""},
+                          {"due_in", due}};
+    topo_log_kv(TOPO_LOG_WARN, f, 3,
+                "owned labels changed by someone else again: reasserting in %s (backing off: "
+                "another controller may be writing them)",
+                due);
+}
+
+/* A patch due: sent, unless it only undoes drift on a node in backoff. */
+static int patch_node(topo_labelwriter *w, const topo_labeldiff *d,
+                      topo_labelwriter_outcome *outcome, topo_err *err)
+{
+    const char *name = topo_labeldiff_node_name(d);
+    int64_t now = mono_ms(), due = 0;
+    drift_node *n = NULL;
+    if (!topo_labeldiff_reassert_only(d)) {
+        drift_backoff_settled(&w->backoff, name, now); /* a change of plan: at once */
+        publish_backoff(w);
+        return send_patch(w, d, NULL, outcome, err);
+    }
+    size_t pending = w->backoff.pending;
+    int may = drift_backoff_check(&w->backoff, name, now, &due, &n);
+    publish_backoff(w);
+    if (may < 0)
+        return topo_err_nomem(err, "label writer");
+    if (may == 0) {
+        *outcome = TOPO_LABELWRITER_DEFERRED;
+        count(w, ST_DEFERRED, 1);
+        if (w->backoff.pending > pending)
+            log_deferred(d, due - now);
+        return 0;
+    }
+    return send_patch(w, d, n, outcome, err);
+}
+
 int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
                            const json_t *node, topo_labelwriter_outcome *outcome, topo_err *err)
 {
@@ -250,10 +391,14 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
     case TOPO_LABELDIFF_HELD:
         *outcome = TOPO_LABELWRITER_HELD;
         count(w, ST_HELD, 1);
+        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), mono_ms());
+        publish_backoff(w);
         break;
     case TOPO_LABELDIFF_CONVERGED:
         *outcome = TOPO_LABELWRITER_CONVERGED;
         count(w, ST_CONVERGED, 1);
+        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), mono_ms());
+        publish_backoff(w);
         break;
     case TOPO_LABELDIFF_PATCH:
         if (w->dry_run) {
@@ -262,7 +407,7 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
             log_dry_run(d);
             break;
         }
-        error = send_patch(w, d, outcome, err);
+        error = patch_node(w, d, outcome, err);
         break;
     }
     topo_labeldiff_free(d);

@@ -80,7 +80,8 @@ struct topo_plan {
     TOPO_ARRAY(const char *) notes;
     TOPO_ARRAY(const char *) ambiguous;
     topo_strmap *node_index;
-    size_t declared, unmapped, unknown, incomplete_nodes;
+    topo_strmap *unmapped_names; /* each refused host name once (keys in the pool) */
+    size_t declared, unknown, incomplete_nodes;
     size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level */
     int built;
 };
@@ -153,7 +154,9 @@ int topo_plan_create(topo_plan **out, const topo_plan_opts *opts, topo_err *err)
         return topo_err_nomem(err, "plan");
     p->pool = topo_pool_create();
     p->node_index = topo_strmap_create(256);
-    int rc = p->pool && p->node_index ? copy_opts(p, opts, err) : topo_err_nomem(err, "plan");
+    p->unmapped_names = topo_strmap_create(16);
+    int rc = p->pool && p->node_index && p->unmapped_names ? copy_opts(p, opts, err)
+                                                           : topo_err_nomem(err, "plan");
     if (rc != 0) {
         topo_plan_free(p);
         return rc;
@@ -173,6 +176,7 @@ void topo_plan_free(topo_plan *plan)
     free(plan->notes.items);
     free(plan->ambiguous.items);
     topo_strmap_free(plan->node_index);
+    topo_strmap_free(plan->unmapped_names);
     topo_pool_free(plan->pool);
     free(plan);
 }
@@ -226,16 +230,21 @@ static int source_of(topo_plan *p, const char *source, size_t *out, topo_err *er
     return 0;
 }
 
-/* The node name of a source's host into mapped; 0 (and counted) when the
- * name map refuses it: an unmappable host is reported, not fatal. */
-static int map_host(topo_plan *p, const char *host, char mapped[TOPO_MAX_NODE_NAME + 1])
+/* The node name of a source's host into mapped: 1; 0 when the name map
+ * refuses it (an unmappable host is reported, not fatal), the name counted
+ * once however many sources and levels name it; TOPO_ENOMEM. */
+static int map_host(topo_plan *p, const char *host, char mapped[TOPO_MAX_NODE_NAME + 1],
+                    topo_err *err)
 {
     topo_err why = TOPO_ERR_INIT;
-    if (topo_namemap_apply(p->names, host, mapped, TOPO_MAX_NODE_NAME + 1, &why) != 0) {
-        p->unmapped++;
+    if (topo_namemap_apply(p->names, host, mapped, TOPO_MAX_NODE_NAME + 1, &why) == 0)
+        return 1;
+    if (topo_strmap_get(p->unmapped_names, host) >= 0)
         return 0;
-    }
-    return 1;
+    const char *copy = topo_pool_strdup(p->pool, host);
+    if (!copy || topo_strmap_put(p->unmapped_names, copy, 0) != 0)
+        return topo_err_nomem(err, "plan");
+    return 0;
 }
 
 int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, topo_level level,
@@ -248,8 +257,9 @@ int topo_plan_add_level(topo_plan *plan, const char *source, const char *host, t
         return topo_err_set(err, TOPO_EINVALID, "plan: a level needs a source, a host, a level "
                                                 "other than hostname and a value");
     char mapped[TOPO_MAX_NODE_NAME + 1];
-    if (!map_host(plan, host, mapped))
-        return 0;
+    int known = map_host(plan, host, mapped, err);
+    if (known <= 0)
+        return known;
     claim c = {.level = level};
     int rc = node_of(plan, mapped, &c.node, err);
     if (rc == 0)
@@ -269,8 +279,9 @@ int topo_plan_add_host(topo_plan *plan, const char *host, topo_err *err)
     if (!host)
         return topo_err_set(err, TOPO_EINVALID, "plan: a host needs a name");
     char mapped[TOPO_MAX_NODE_NAME + 1];
-    if (!map_host(plan, host, mapped))
-        return 0;
+    int known = map_host(plan, host, mapped, err);
+    if (known <= 0)
+        return known;
     size_t i = 0;
     return node_of(plan, mapped, &i, err);
 }
@@ -680,7 +691,7 @@ const char *topo_plan_conflict(const topo_plan *plan, size_t i)
 
 size_t topo_plan_unmapped_hosts(const topo_plan *plan)
 {
-    return plan->unmapped;
+    return topo_strmap_size(plan->unmapped_names);
 }
 
 size_t topo_plan_unknown_hosts(const topo_plan *plan)

@@ -427,8 +427,9 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
         (rc = sync_explain(sync->plan, s, err)) != 0)
         goto cleanup;
     topo_log(TOPO_LOG_INFO,
-             "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu hosts with unmappable names, "
-             "%zu hosts not among the nodes, %zu hosts whose short name matches several",
+             "plan: %zu nodes, %zu incomplete, %zu conflicts, %zu unmappable host names "
+             "(distinct, over all sources), %zu hosts not among the nodes, %zu hosts whose "
+             "short name matches several",
              topo_plan_node_count(sync->plan), topo_plan_incomplete_count(sync->plan),
              topo_plan_conflict_count(sync->plan), topo_plan_unmapped_hosts(sync->plan),
              topo_plan_unknown_hosts(sync->plan), topo_plan_ambiguous_count(sync->plan));

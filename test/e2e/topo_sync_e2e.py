@@ -39,6 +39,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -580,6 +581,78 @@ def drift_event(env):
         drift = [json.loads(l) for l in log_of(p).splitlines() if l.startswith("{")]
         expect(any(l.get("level") in ("warn", "warning") and name in json.dumps(l)
                    for l in drift), "the drift was not logged at warn")
+    finally:
+        stop(p)
+
+
+@case
+def drift_fight(env):
+    """Another controller fights topo-sync for a node's owned label: a thread
+    puts its own value back every time topo-sync sets the label, for 8 s.
+    topo-sync's reassertions back off (at once, then 1 s, 2 s, 4 s later: a
+    handful of PATCHes, not hundreds), the node has one Warning Event whose
+    count says how many, the backoff gauge shows the node while it waits, no
+    other node is written, and once the fight stops the label is reasserted
+    within the current backoff (8 s)."""
+    p, port = converged_controller(env)
+    try:
+        time.sleep(1)
+        name = sorted(env.want)[6]
+        want_leaf = env.want[name][P + "leaf"]
+        env.admin("requests/clear", {})
+        done = threading.Event()
+        fights = []
+
+        def fighter():
+            while not done.is_set():
+                status, node = env.request("GET", f"/api/v1/nodes/{name}")
+                if status == 200 and node["metadata"]["labels"].get(P + "leaf") == want_leaf:
+                    env.request("PATCH", f"/api/v1/nodes/{name}",
+                                {"metadata": {"labels": {P + "leaf": "fighter"}}},
+                                ctype="application/merge-patch+json")
+                    fights.append(time.monotonic())
+                time.sleep(0.01)
+
+        t = threading.Thread(target=fighter, daemon=True)
+        t0 = time.monotonic()
+        t.start()
+        gauge = set()
+        while time.monotonic() - t0 < 8:
+            status, text = http_get(port, "/metrics")
+            for line in text.splitlines():
+                if line.startswith("topo_sync_drift_backoff_nodes "):
+                    gauge.add(line.split()[1])
+            time.sleep(0.2)
+        done.set()
+        t.join(5)
+        stopped = time.monotonic()
+        reqs = env.admin("requests")["requests"]
+        node_patches = [r for r in reqs if r["method"] == "PATCH"
+                        and r["path"].startswith("/api/v1/nodes/")]
+        ours = len([r for r in node_patches if r["path"] == f"/api/v1/nodes/{name}"]) - len(fights)
+        print(f"8 s of fighting: {len(fights)} resets by the fighter, {ours} reassertions; "
+              f"backoff gauge values {sorted(gauge)}")
+        expect(3 <= ours <= 8, f"{ours} reassertions of {name} in 8 s, want 3..8 (doubling "
+                               f"from 1 s); the fighter reset it {len(fights)} times")
+        others = {r["path"] for r in node_patches if r["path"] != f"/api/v1/nodes/{name}"}
+        expect(not others, f"other nodes written during the fight: {sorted(others)[:5]}")
+        expect("1" in gauge, f"topo_sync_drift_backoff_nodes never 1: {sorted(gauge)}")
+        events = [ev for ev in env.items("/api/v1/namespaces/default/events")
+                  if ev.get("involvedObject", {}).get("name") == name]
+        expect(len(events) == 1, f"{len(events)} Events about {name}, want 1 (aggregated)")
+        ev = events[0]
+        expect(ev["reason"] == "TopologyLabelsReasserted" and ev.get("count") == ours,
+               f"Event {ev['reason']} count {ev.get('count')}, want {ours}")
+        expect(f"reasserted {ours} times in the last" in ev["message"] and
+               f"leaf: fighter \u2192 {want_leaf}" in ev["message"],
+               f"Event message {ev['message']!r}")
+        # The fight over: the label comes back within the current backoff.
+        wait_for(lambda: env.owned().get(name) == env.want[name], 10,
+                 "the label reasserted after the fight")
+        print(f"reasserted {time.monotonic() - stopped:.1f} s after the fight stopped")
+        log = log_of(p)
+        expect("reasserting in" in log and "next_reassertion_after" in log,
+               "the log does not say when the next reassertion is due")
     finally:
         stop(p)
 

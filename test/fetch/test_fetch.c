@@ -1,6 +1,8 @@
 /* lib/fetch without a server: the options each kind takes (URL, which
  * credentials go together), the origin check that keeps credentials on the
- * configured host when following a `next` link, and a fetch that cannot
+ * configured host when following a `next` link, the page chain's checks
+ * (no page twice, no more pages than the first page's count allows, on the
+ * recorded NetBox pages of fixtures/sources/netbox), and a fetch that cannot
  * connect (no facts, the failure counted). The requests themselves run
  * against fake NetBox and UFM servers in test/e2e/sync_fetch_e2e.py. */
 #include <setjmp.h>
@@ -179,6 +181,77 @@ static void test_fetch__next_links(void **state)
     topo_fetch_free(f);
 }
 
+/* A recorded NetBox page (fixtures/sources/netbox/NAME). */
+static json_t *netbox_page(const char *name)
+{
+    const char *root = getenv("TOPO_SOURCE_DIR");
+    char path[1024];
+    json_error_t jerr;
+    snprintf(path, sizeof path, "%s/fixtures/sources/netbox/%s", root ? root : ".", name);
+    json_t *page = json_load_file(path, 0, &jerr);
+    if (page == NULL)
+        fail_msg("%s: %s (set TOPO_SOURCE_DIR)", path, jerr.text);
+    return page;
+}
+
+static void next_refused(const fetch_pages *p, const char *next, const char *want)
+{
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(fetch_pages_check_next(p, "netbox", next, &err), TOPO_EINVALID);
+    if (strcmp(err.text, want) != 0)
+        fail_msg("got  %s\nwant %s", err.text, want);
+}
+
+static void test_fetch__page_chain(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    fetch_pages p;
+    json_t *first = netbox_page("v4-devices-page1.json"); /* count 10, 5 results */
+    json_t *last = netbox_page("v4-devices-page2.json");
+    assert_int_equal(fetch_pages_init(&p, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5", first, &err), 0);
+    assert_int_equal(
+        fetch_pages_check_next(&p, "netbox", "/api/dcim/devices/?limit=5&offset=5", &err), 0);
+    /* A link back to the page just read, or to an earlier one: a loop. */
+    next_refused(&p, "/api/dcim/devices/?limit=5",
+                 "netbox: GET /api/dcim/devices/?limit=5: next link repeats a page already "
+                 "read (a loop): page 1 of the list, linked from page 1");
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5&offset=5", last, &err), 0);
+    next_refused(&p, "/api/dcim/devices/?limit=5",
+                 "netbox: GET /api/dcim/devices/?limit=5: next link repeats a page already "
+                 "read (a loop): page 1 of the list, linked from page 2");
+    /* The same string only: another spelling of a page is a new page, and
+     * the count bounds those. count 10 / 5 a page + 1: a third page, no fourth. */
+    assert_int_equal(
+        fetch_pages_check_next(&p, "netbox", "/api/dcim/devices/?offset=5&limit=5", &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?offset=5&limit=5", last, &err), 0);
+    next_refused(&p, "/api/dcim/devices/?limit=5&offset=15",
+                 "netbox: GET /api/dcim/devices/?limit=5&offset=15: next link goes past the 3 "
+                 "pages the list's count allows (count 10, 5 results a page); not followed");
+    fetch_pages_dispose(&p);
+
+    /* No count (not NetBox's shape): only max_pages bounds the chain. An
+     * empty first page with a count of 0 allows that page alone. */
+    json_t *bare = json_pack("{s:[{s:s}]}", "results", "name", "gpu-001");
+    json_t *empty = json_pack("{s:i, s:[]}", "count", 0, "results");
+    assert_int_equal(fetch_pages_init(&p, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a?o=0", bare, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a?o=1", bare, &err), 0);
+    assert_int_equal(fetch_pages_check_next(&p, "netbox", "/a?o=2", &err), 0);
+    fetch_pages_dispose(&p);
+    assert_int_equal(fetch_pages_init(&p, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a", empty, &err), 0);
+    next_refused(&p, "/a?o=1",
+                 "netbox: GET /a?o=1: next link goes past the 1 pages the list's count allows "
+                 "(count 0, 1 results a page); not followed");
+    fetch_pages_dispose(&p);
+    json_decref(bare);
+    json_decref(empty);
+    json_decref(first);
+    json_decref(last);
+}
+
 static void test_fetch__unreachable(void **state)
 {
     (void)state;
@@ -209,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_fetch__options),
         cmocka_unit_test(test_fetch__url_split),
         cmocka_unit_test(test_fetch__next_links),
+        cmocka_unit_test(test_fetch__page_chain),
         cmocka_unit_test(test_fetch__unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

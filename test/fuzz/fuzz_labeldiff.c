@@ -77,6 +77,19 @@ static void check(const topo_labeldiff_input *in, json_t *node, const topo_label
         (ev == NULL) != (msg == NULL))
         abort();
     json_decref(ev);
+    /* A reassertion only is drift in every change and no annotation; its
+     * aggregated message stays within the limit (cut on a character). */
+    if (topo_labeldiff_reassert_only(d) &&
+        (topo_labeldiff_drift_count(d) != topo_labeldiff_change_count(d) ||
+         topo_labeldiff_annotation_count(d) != 0))
+        abort();
+    json_t *upd = NULL;
+    int urc = topo_labelwriter_event_update(&upd, d, 27, 1, 2, NULL);
+    if (msg != NULL &&
+        (urc != 0 || upd == NULL ||
+         strlen(json_string_value(json_object_get(upd, "message"))) > TOPO_LABELDIFF_MESSAGE_MAX))
+        abort();
+    json_decref(upd);
     if (patch == NULL)
         return;
     /* The patch applied: converged, nothing drifted. */

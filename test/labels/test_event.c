@@ -100,6 +100,66 @@ static void test_event__drift_is_warning(void **state)
 
 /* A 253-character node name: the event's name is cut to fit, and still a
  * valid name. */
+/* A later reassertion folded into the window's Event: count, lastTimestamp
+ * and a message with the count and the span since the first. */
+static void test_event__update_counts(void **state)
+{
+    (void)state;
+    topo_kv want[] = {{P "leaf", "lf2"}};
+    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    json_t *node = json_pack("{s:{s:s, s:s, s:{s:s}, s:{s:s}}}", "metadata", "name", "n1", "uid",
+                             "7c3f-uid", "labels", P "leaf", "evil", "annotations",
+                             TOPO_LABELDIFF_RECORD_KEY_DEFAULT, P "leaf=lf2");
+    topo_labeldiff *d = NULL;
+    json_t *patch = NULL;
+    assert_int_equal(topo_labeldiff_compute(&d, &in, node, NULL), 0);
+    const int64_t s = 1000000000LL;
+    assert_int_equal(topo_labelwriter_event_update(&patch, d, 4, NOW, NOW + 8 * s, NULL), 0);
+    assert_int_equal(json_integer_value(json_object_get(patch, "count")), 4);
+    assert_string_equal(json_string_value(json_object_get(patch, "lastTimestamp")),
+                        "2026-01-05T08:00:08Z");
+    assert_string_equal(json_string_value(json_object_get(patch, "message")),
+                        "reasserted 4 times in the last 8s: leaf: evil \xe2\x86\x92 lf2");
+    assert_int_equal(json_object_size(patch), 3); /* nothing else changes */
+    json_decref(patch);
+    assert_int_equal(topo_labelwriter_event_update(&patch, d, 27, NOW, NOW + 599 * s, NULL), 0);
+    assert_string_equal(json_string_value(json_object_get(patch, "message")),
+                        "reasserted 27 times in the last 9m: leaf: evil \xe2\x86\x92 lf2");
+    json_decref(patch);
+    assert_int_equal(topo_labelwriter_event_update(&patch, d, 2, NOW, NOW + 7300 * s, NULL), 0);
+    assert_string_equal(json_string_value(json_object_get(patch, "message")),
+                        "reasserted 2 times in the last 2h: leaf: evil \xe2\x86\x92 lf2");
+    json_decref(patch);
+    topo_labeldiff_free(d);
+    json_decref(node);
+
+    /* A message at its limit: the prefix pushes its end off, cut on a
+     * character (the arrows are 3 bytes), still within the limit. */
+    topo_kv many[40];
+    char keys[40][32];
+    json_t *labels = json_object();
+    for (int i = 0; i < 40; i++) {
+        snprintf(keys[i], sizeof keys[i], P "level-%02d", i);
+        many[i] = (topo_kv){keys[i], "abcdefghij"};
+        json_object_set_new(labels, keys[i], json_string("0123456789"));
+    }
+    topo_labeldiff_input in2 = {&owned, 1, many, 40, NULL, 0, NULL};
+    node = json_pack("{s:{s:s, s:o}}", "metadata", "name", "n1", "labels", labels);
+    assert_int_equal(topo_labeldiff_compute(&d, &in2, node, NULL), 0);
+    /* Counts of 1 to 20 digits move the cut over 20 bytes: across arrows. */
+    uint64_t count = 1;
+    for (int digits = 1; digits <= 20; digits++, count = count * 10 + 1) {
+        /* json_pack refuses a message cut inside a character */
+        assert_int_equal(topo_labelwriter_event_update(&patch, d, count, NOW, NOW, NULL), 0);
+        const char *m = json_string_value(json_object_get(patch, "message"));
+        assert_true(strlen(m) <= TOPO_LABELDIFF_MESSAGE_MAX);
+        assert_true(strlen(m) >= TOPO_LABELDIFF_MESSAGE_MAX - 3);
+        json_decref(patch);
+    }
+    topo_labeldiff_free(d);
+    json_decref(node);
+}
+
 static void test_event__long_node_name(void **state)
 {
     (void)state;
@@ -151,6 +211,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event__changed),
         cmocka_unit_test(test_event__drift_is_warning),
+        cmocka_unit_test(test_event__update_counts),
         cmocka_unit_test(test_event__long_node_name),
         cmocka_unit_test(test_event__none_without_label_change),
     };

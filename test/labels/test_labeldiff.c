@@ -142,6 +142,8 @@ static void test_labeldiff__drift(void **state)
                         "leaf: hacked" ARROW "lf2, extra: e" ARROW "(none)");
     assert_string_equal(topo_labeldiff_reason(d), TOPO_LABELDIFF_REASON_REASSERTED);
     assert_string_equal(topo_labeldiff_event_type(d), "Warning");
+    /* Every change puts back what the record holds: a reassertion only. */
+    assert_true(topo_labeldiff_reassert_only(d));
     topo_labeldiff_free(d);
     json_decref(n);
 
@@ -154,6 +156,16 @@ static void test_labeldiff__drift(void **state)
     assert_true(topo_labeldiff_change_at(d, 1)->drift);
     assert_int_equal(topo_labeldiff_drift_count(d), 1);
     assert_string_equal(topo_labeldiff_reason(d), TOPO_LABELDIFF_REASON_REASSERTED);
+    assert_false(topo_labeldiff_reassert_only(d)); /* the plan moved leaf: at once */
+    topo_labeldiff_free(d);
+    json_decref(n);
+
+    /* Drift onto a key whose plan moved too: not a reassertion only. */
+    n = node("{\"" P "leaf\": \"hacked\", \"" P "rack\": \"r12\", \"" P "spine\": \"sp1\"}",
+             "{\"" REC "\": \"" P "leaf=lf1," P "rack=r12," P "spine=sp1\"}");
+    d = diff(&in, n);
+    assert_int_equal(topo_labeldiff_drift_count(d), 1);
+    assert_false(topo_labeldiff_reassert_only(d));
     topo_labeldiff_free(d);
     json_decref(n);
 }

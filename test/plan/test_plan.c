@@ -229,6 +229,34 @@ static void test_plan__host_without_levels_reported(void **state)
     topo_namemap_free(names);
 }
 
+/* A host whose name the map refuses counts once, however many sources and
+ * levels name it: the count is of distinct names, not of claims. */
+static void test_plan__unmapped_counts_names(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_namemap *names = NULL;
+    topo_plan *p = make(NULL, &names);
+    feed(p);
+    topo_facts *nb = NULL;
+    must(topo_facts_create(&nb, "netbox", &err), &err);
+    must(topo_facts_set_level(nb, "gpu_07.dc.example", TOPO_LEVEL_DATACENTER, "DC 1", &err), &err);
+    must(topo_facts_set_level(nb, "gpu_07.dc.example", TOPO_LEVEL_RACK, "r01", &err), &err);
+    must(topo_plan_add_facts(p, nb, &err), &err);
+    topo_facts_free(nb);
+    /* The same name from the fabric, at two levels, and as a bare host. */
+    must(topo_plan_add_level(p, "ufm", "gpu_07.dc.example", TOPO_LEVEL_LEAF, "L1", &err), &err);
+    must(topo_plan_add_level(p, "ufm", "gpu_07.dc.example", TOPO_LEVEL_SPINE, "S1", &err), &err);
+    must(topo_plan_add_host(p, "gpu_07.dc.example", &err), &err);
+    /* A second refused name, once. */
+    must(topo_plan_add_level(p, "ufm", "gpu_08", TOPO_LEVEL_LEAF, "L1", &err), &err);
+    must(topo_plan_build(p, &err), &err);
+    assert_int_equal(topo_plan_unmapped_hosts(p), 2);
+    assert_int_equal(topo_plan_node_count(p), 4); /* n1..n4; no node from a refused name */
+    topo_plan_free(p);
+    topo_namemap_free(names);
+}
+
 static void test_plan__bad_options_named(void **state)
 {
     (void)state;
@@ -813,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_plan__conflict_and_precedence),
         cmocka_unit_test(test_plan__fallback_and_node_set),
         cmocka_unit_test(test_plan__host_without_levels_reported),
+        cmocka_unit_test(test_plan__unmapped_counts_names),
         cmocka_unit_test(test_plan__bad_options_named),
         cmocka_unit_test(test_plan__topograph_labels),
         cmocka_unit_test(test_plan__provenance),

@@ -29,8 +29,10 @@ What it does as NetBox does (SOURCE-FORMATS.md section 3):
 Test hooks: `prefix` (a path NetBox is served under, "/netbox": behind a
 reverse proxy), `next_origin` (what the `next` links start with instead of
 the server's own origin), `on_refused` (called with the request when a token is
-refused, e.g. to rotate the client's token file), and the faults of
-harness.sourcefake.
+refused, e.g. to rotate the client's token file), `on_page` (called with the
+request, its offset and limit and the page about to be sent, which it may
+change: a `next` link that loops or never ends; page_link builds links as
+the server does), and the faults of harness.sourcefake.
 
 Run alone for a look:  PYTHONPATH=test/e2e python3 -m harness.fakenetbox
 """
@@ -75,6 +77,7 @@ class FakeNetBox(FakeSource):
         self.prefix = ""
         self.next_origin = None
         self.on_refused = None
+        self.on_page = None
         self.device_site = {d["id"]: slug(d.get("site")) for d in self.data["devices"]}
 
     # --- authentication ----------------------------------------------------------------
@@ -173,12 +176,15 @@ class FakeNetBox(FakeSource):
             want = set(req.query["fields"][-1].split(","))
             page = [{k: v for k, v in r.items() if k in want} for r in page]
         more = offset + limit < len(rows)
-        return h.send_json(req, 200, {
+        body = {
             "count": len(rows),
             "next": self.page_link(req, offset + limit) if more else None,
             "previous": self.page_link(req, max(0, offset - limit)) if offset > 0 else None,
             "results": page,
-        })
+        }
+        if self.on_page:
+            self.on_page(req, offset, limit, body)
+        return h.send_json(req, 200, body)
 
 
 def main():

@@ -1,0 +1,68 @@
+/* The pages of one NetBox list read so far (fetch_internal.h): a `next`
+ * link is followed only to a page not read yet, and no further than the
+ * first page's `count` allows. A server whose links loop, or never end,
+ * would otherwise be followed up to max_pages (10,000 requests) per list. */
+#include "fetch_internal.h"
+
+#include <string.h>
+
+int fetch_pages_init(fetch_pages *p, topo_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->pool = topo_pool_create();
+    p->read = topo_strmap_create(16);
+    if (p->pool == NULL || p->read == NULL) {
+        fetch_pages_dispose(p);
+        return topo_err_nomem(err, "netbox: pages");
+    }
+    return 0;
+}
+
+void fetch_pages_dispose(fetch_pages *p)
+{
+    topo_strmap_free(p->read);
+    topo_pool_free(p->pool);
+    memset(p, 0, sizeof(*p));
+}
+
+/* The first page sets the bound: count / its results + 1 pages (the one
+ * page more allows objects added while the list is read, and a last page
+ * cut short). A count that is no integer sets none: max_pages still holds. */
+static void first_page_bound(fetch_pages *p, const json_t *page)
+{
+    const json_t *count = json_object_get(page, "count");
+    const json_t *results = json_object_get(page, "results");
+    if (!json_is_integer(count) || json_integer_value(count) < 0 || !json_is_array(results))
+        return;
+    size_t per = json_array_size(results) > 0 ? json_array_size(results) : 1;
+    p->count = json_integer_value(count);
+    p->per_page = per;
+    p->most = (uint64_t)p->count / per + 1;
+}
+
+int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_err *err)
+{
+    if (p->n == 0)
+        first_page_bound(p, page);
+    p->n++;
+    const char *copy = topo_pool_strdup(p->pool, path);
+    if (copy == NULL || topo_strmap_put(p->read, copy, (int32_t)p->n) != 0)
+        return topo_err_nomem(err, "netbox: pages");
+    return 0;
+}
+
+int fetch_pages_check_next(const fetch_pages *p, const char *name, const char *next, topo_err *err)
+{
+    int32_t seen = topo_strmap_get(p->read, next);
+    if (seen >= 0)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: GET %s: next link repeats a page already read (a loop): page "
+                            "%d of the list, linked from page %zu",
+                            name, next, (int)seen, p->n);
+    if (p->most > 0 && p->n + 1 > p->most)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: GET %s: next link goes past the %llu pages the list's count "
+                            "allows (count %lld, %zu results a page); not followed",
+                            name, next, (unsigned long long)p->most, p->count, p->per_page);
+    return 0;
+}
