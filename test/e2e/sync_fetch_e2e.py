@@ -334,9 +334,8 @@ def netbox_fields(env):
     cfg["sources"]["netbox"].update(extra)
     cfg["labels"] = levels
     # One host has no NVLink field: it is its own NVLink domain, named by it.
-    got = json.loads(env.run(cfg).stdout)
-    want = json.loads(env.run({"labels": levels, "sources": {"netbox": dict(
-        env_files_netbox(), **extra)}}).stdout)
+    got = env.run(cfg)
+    want = env.run({"labels": levels, "sources": {"netbox": dict(env_files_netbox(), **extra)}})
     expect(sum(v.get(P + "nvlink") not in (None, n) for n, v in want.items()) == 3, want)
     same_labels(got, want, "netbox with fields")
     q = {r.path: r.query["fields"] for r in nb.seen()}
