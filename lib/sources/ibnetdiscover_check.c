@@ -4,7 +4,8 @@
  * breaks one of these wherever it is cut: the stanzas after the cut are
  * missing (a node named on a port line but never declared), the stanza at
  * the cut is short (a cable printed from one end only), or the last line
- * is unfinished. Such a dump gives a wrong leaf and spurious spine groups,
+ * is unfinished; an empty file is one cut before its first stanza. Such a
+ * dump gives a wrong leaf and spurious spine groups,
  * so it is refused whole, naming the first line that shows it. All the
  * real dumps of fixtures/sources/ibnetdiscover satisfy both rules. */
 #include <stdlib.h>
@@ -71,6 +72,11 @@ static int printed_back(const ibd_dump *d, const port_key *keys, const ibd_port 
 
 int ibd_check(const ibd_dump *d, topo_err *err)
 {
+    /* The shell empties the file before ibnetdiscover writes a byte. */
+    if (d->stanzas.n == 0)
+        return ibd_fail(err, TOPO_EINVALID, d->source, d->stats.lines > 0 ? (int)d->stats.lines : 1,
+                        "no Switch, Ca or Rt stanza (ibnetdiscover prints at least the node it "
+                        "ran from): an empty or cut dump");
     for (size_t i = 0; i < d->ports.n; i++)
         if (!d->nodes.items[d->ports.items[i].rnode].stanza)
             return undeclared(d, &d->ports.items[i], err);

@@ -107,7 +107,8 @@ int ibd_scan_line(ibd_scanner *s, const char *p, size_t n);
  * scan's indices (ibd_find_node no longer answers). */
 void ibd_scan_end(ibd_scanner *s);
 /* The consistency of a whole dump, once scanned (ibnetdiscover_check.c):
- * every node a port line names has a stanza of its own, and every cable
+ * at least one stanza, every node a port line names has a stanza of its
+ * own, and every cable
  * between two stanzas is printed from both ends (port p of A reaches B's
  * port q, and B's port q reaches A's port p). TOPO_EINVALID naming the
  * first port line that breaks either. */

@@ -384,8 +384,16 @@ static void test_ibnetdiscover__nul_and_limits(void **state)
     assert_int_equal(topo_ibnetdiscover_read_file(f, fixture(path, sizeof(path), "missing.txt"),
                                                   NULL, NULL, &err),
                      TOPO_ENOTFOUND);
-    /* empty input: no facts, no error */
-    assert_int_equal(topo_ibnetdiscover_parse(f, "", 0, NULL, NULL, &err), 0);
+    /* empty input, or comments alone: the file `ibnetdiscover > file` has
+     * just emptied, refused (ibnetdiscover prints at least its own node) */
+    assert_int_equal(topo_ibnetdiscover_parse(f, "", 0, NULL, NULL, &err), TOPO_EINVALID);
+    assert_string_equal(err.text, "ibnetdiscover:1: no Switch, Ca or Rt stanza (ibnetdiscover "
+                                  "prints at least the node it ran from): an empty or cut dump");
+    static const char comments[] = "#\n# Topology file\n";
+    assert_int_equal(topo_ibnetdiscover_parse(f, comments, sizeof(comments) - 1, NULL, NULL, &err),
+                     TOPO_EINVALID);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.text, "no Switch, Ca or Rt stanza"));
     assert_int_equal(topo_facts_switch_count(f) + topo_facts_host_count(f), 0);
     topo_facts_free(f);
 }
