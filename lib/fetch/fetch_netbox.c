@@ -79,10 +79,18 @@ static char *first_page(const topo_fetch *f, topo_netbox_kind kind)
     return topo_buf_take(&b, NULL);
 }
 
+/* What the pages of one list said and held: NetBox's `count` (on every
+ * page; the first page's is the list's when the walk began) and the
+ * results read. */
+typedef struct list_tally {
+    json_int_t count; /* -1 until a page gives one */
+    uint64_t results;
+} list_tally;
+
 /* One page into the parser; *next (malloc'd) is the next page's path, or
  * NULL after the last. */
 static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind,
-                    const char *path, uint64_t *objects, topo_err *err)
+                    const char *path, uint64_t *objects, list_tally *tally, topo_err *err)
 {
     topo_http_response resp = {0};
     json_t *page = NULL;
@@ -94,9 +102,12 @@ static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kin
     if (rc == 0 && (rc = topo_netbox_add_page_json(&link, nb, kind, page, NULL, err)) != 0)
         topo_err_wrap(err, "%s: GET %s", f->name, path);
     if (rc == 0) {
-        *objects += json_is_array(json_object_get(page, "results"))
-                        ? json_array_size(json_object_get(page, "results"))
-                        : 1;
+        const json_t *results = json_object_get(page, "results"), *count = NULL;
+        *objects += json_is_array(results) ? json_array_size(results) : 1;
+        tally->results += json_is_array(results) ? json_array_size(results) : 0;
+        if (tally->count < 0 && json_is_array(results) &&
+            json_is_integer(count = json_object_get(page, "count")))
+            tally->count = json_integer_value(count);
         if (link != NULL)
             rc = fetch_follow(next, f, link, path, err);
     }
@@ -111,6 +122,7 @@ static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint6
 {
     char *path = first_page(f, kind);
     int rc = 0, n = 0;
+    list_tally tally = {-1, 0};
     if (path == NULL)
         return topo_err_set(err, TOPO_ELIMIT, "%s: %s: the query is too long", f->name,
                             topo_netbox_kind_path(kind));
@@ -122,11 +134,19 @@ static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint6
             break;
         }
         char *next = NULL;
-        rc = one_page(&next, f, nb, kind, path, objects, err);
+        rc = one_page(&next, f, nb, kind, path, objects, &tally, err);
         free(path);
         path = next;
     }
     free(path);
+    /* A list that changed while it was paged (or a proxy that dropped a
+     * page's records) reads short or long: its facts are not the list's. */
+    if (rc == 0 && tally.count >= 0 && (uint64_t)tally.count != tally.results)
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "%s: GET %s: count: the first page says %lld objects, the %d pages "
+                          "held %llu; the list changed while read, or records were lost",
+                          f->name, topo_netbox_kind_path(kind), (long long)tally.count, n,
+                          (unsigned long long)tally.results);
     *pages += (size_t)n;
     return rc;
 }
