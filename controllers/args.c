@@ -69,6 +69,10 @@ static const topo_opt table[] = {
      "seconds between two full rounds when nothing changed", O(resync_s), NULL},
     {"--stale-after", NULL, TOPO_OPT_UINT, "S", 0, 604800, NULL, "the config's, 3600",
      "warn when a source's last good facts are older (0: never)", O(stale_after_s), NULL},
+    {"--min-hosts-percent", NULL, TOPO_OPT_UINT, "P", 0, 100, NULL, "the config's, 90",
+     "hold a read that gives fewer hosts than P % of the source's last good read as a failed "
+     "read, until the same read comes twice in a row (0: never)",
+     O(min_hosts_percent), NULL},
     {"--kube-qps", NULL, TOPO_OPT_POSITIVE, "QPS", 0, 10000, NULL, "50",
      "the writer's requests per second to the API server", O(kube_qps), NULL},
     {"--kube-burst", NULL, TOPO_OPT_POSITIVE, "N", 0, 10000, NULL, "100",
@@ -80,8 +84,8 @@ static const topo_opt table[] = {
     {"--health-address", NULL, TOPO_OPT_STRING, "IP", 0, 0, NULL, "every interface",
      "address the health and metrics ports listen on", O(health_address), NULL},
     {"--ibnetdiscover", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
-     "an ibnetdiscover dump, one per InfiniBand subnet",
-     O(ibnetdiscover), "Sources (each replaces the config's):"},
+     "an ibnetdiscover dump, one per InfiniBand subnet", O(ibnetdiscover),
+     "Sources (each replaces the config's):"},
     {"--node-name-map", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "node-name map (GUID to name) for every --ibnetdiscover dump", O(node_name_map), NULL},
     {"--lldp-dir", NULL, TOPO_OPT_STRING, "DIR", 0, 0, NULL, NULL,
@@ -98,13 +102,12 @@ static const topo_opt table[] = {
      "NetBox's API token, re-read when it changes (scheme: the config's tokenScheme, Token)",
      O(netbox_token_file), NULL},
     {"--ufm-url", NULL, TOPO_OPT_STRING, "URL", 0, 0, NULL, NULL,
-     "fetch UFM's systems and links from its REST API at URL (https://ufm.example.com)",
-     O(ufm_url), NULL},
+     "fetch UFM's systems and links from its REST API at URL (https://ufm.example.com)", O(ufm_url),
+     NULL},
     {"--ufm-username", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
      "UFM's user for HTTP Basic on /ufmRest (with --ufm-password-file)", O(ufm_username), NULL},
     {"--ufm-password-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "the file holding that user's password, re-read when it changes", O(ufm_password_file),
-     NULL},
+     "the file holding that user's password, re-read when it changes", O(ufm_password_file), NULL},
     {"--ufm-token-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "a UFM access token (/ufmRestV3, instead of a user and password), re-read when it changes",
      O(ufm_token_file), NULL},
@@ -116,8 +119,7 @@ static const topo_opt table[] = {
      "/api/v1/nodes -H 'Accept: application/json;as=PartialObjectMetadataList;"
      "g=meta.k8s.io;v=v1'): the node set and their GPU labels",
      O(nodes_file), NULL},
-    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL,
-     "what the sources can give",
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, "what the sources can give",
      "the topology's levels, coarsest first, from datacenter, spine, leaf, rack, nvlink, "
      "hostname",
      O(levels), "Plan:"},
@@ -138,8 +140,8 @@ static const topo_opt table[] = {
      O(print_annotations), NULL},
     {"--print-plan", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL,
      "without --print-labels and --print-annotations",
-     "print the plan: domains with node counts, incomplete nodes and why, conflicts",
-     O(print_plan), NULL},
+     "print the plan: domains with node counts, incomplete nodes and why, conflicts", O(print_plan),
+     NULL},
     {"--export-kueue", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write Kueue's Topology and ResourceFlavors (YAML)", O(export_kueue), NULL},
     {"--kueue-flavor-label", NULL, TOPO_OPT_LIST, "KEY=VALUE", 0, 0, NULL,
@@ -160,13 +162,12 @@ static const topo_opt table[] = {
      O(export_configmap), NULL},
     {"--log-format", NULL, TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "json",
      "json: one JSON object per line; text: logfmt (on stderr)", O(log_format), "Other:"},
-    {"--verbosity", "-v", TOPO_OPT_CHOICE, "LEVEL", 0, 0, levels, "info",
-     "the least level logged", O(verbosity), NULL},
+    {"--verbosity", "-v", TOPO_OPT_CHOICE, "LEVEL", 0, 0, levels, "info", "the least level logged",
+     O(verbosity), NULL},
     {"--version", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "print the version and exit",
      O(version), NULL},
     {"--help-markdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "print this reference as Markdown (docs/cli/topo-sync.md) and exit", O(help_markdown),
-     NULL},
+     "print this reference as Markdown (docs/cli/topo-sync.md) and exit", O(help_markdown), NULL},
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
@@ -196,6 +197,7 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     a->source_interval_s = 0;                /* not given: the config's, else 300 */
     a->resync_s = 600;
     a->stale_after_s = (unsigned long)-1;    /* not given: the config's, else 3600 */
+    a->min_hosts_percent = (unsigned long)-1; /* not given: the config's, else 90 */
     a->kube_qps = 50;
     a->kube_burst = 100;
     a->health_port = 8081;

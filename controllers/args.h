@@ -26,7 +26,7 @@ typedef struct sync_args {
     int kueue_objects; /* -1: not given (true) */
     const char *lease_namespace, *lease_name;
     unsigned long lease_duration_s; /* 0: not given (the leader election's default) */
-    unsigned long source_interval_s, resync_s, stale_after_s;
+    unsigned long source_interval_s, resync_s, stale_after_s, min_hosts_percent;
     double kube_qps, kube_burst;
     const char *health_address;
     unsigned long health_port, metrics_port;

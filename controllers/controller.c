@@ -203,6 +203,7 @@ static int make_sources(ctl *c, topo_err *err)
     sync_sources_opts so = {.settings = c->o->settings,
                             .interval_ms = c->o->source_interval_ms,
                             .stale_ms = c->o->stale_ms,
+                            .min_hosts_percent = c->o->min_hosts_percent,
                             .db = c->o->db,
                             .metrics = c->metrics,
                             .changed = source_changed,

@@ -23,6 +23,7 @@ typedef struct ctl_opts {
     const char *lease_name;
     long lease_ms;                      /* 0: the leader election's default */
     long source_interval_ms, resync_ms, stale_ms;
+    int min_hosts_percent;              /* the sudden-drop hold (sources.h) */
     const char *db;                     /* last good facts per source, or NULL */
     int kueue_objects;                  /* apply Topology/ResourceFlavors when served */
     double qps, burst;                  /* the writer's client */

@@ -259,6 +259,9 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
     long stale = a->stale_after_s != (unsigned long)-1 ? (long)a->stale_after_s * 1000
                  : s->stale_after_ms                  ? (long)s->stale_after_ms
                                                       : 3600000L;
+    int min_hosts = a->min_hosts_percent != (unsigned long)-1 ? (int)a->min_hosts_percent
+                    : s->min_hosts_percent >= 0               ? (int)s->min_hosts_percent
+                                                              : 90;
     s->nodes_live = 1;
     ctl_opts o = {.settings = s,
                   .kubeconfig = a->kubeconfig,
@@ -274,6 +277,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .source_interval_ms = source_interval,
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = stale,
+                  .min_hosts_percent = min_hosts,
                   .db = a->db,
                   .kueue_objects = a->kueue_objects != 0,
                   .qps = a->kube_qps,

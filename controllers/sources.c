@@ -24,6 +24,9 @@ typedef struct source_state {
     unsigned failures; /* in a row */
     int64_t last_ok_ms; /* monotonic, 0: never */
     int stale_warned;
+    /* A sudden drop held (its counts), until the same read comes again. */
+    int held;
+    size_t held_hosts, held_switches, held_links;
 } source_state;
 
 struct sync_sources {
@@ -54,6 +57,7 @@ static int register_metrics(sync_sources *s, topo_err *err)
 {
     static const char *const by_source[] = {"source"};
     static const char *const by_kind[] = {"source", "kind"};
+    static const char *const by_reason[] = {"source", "reason"};
     topo_metrics *m = s->o.metrics;
     if (!m)
         return 0;
@@ -66,8 +70,11 @@ static int register_metrics(sync_sources *s, topo_err *err)
                                 1, err);
     if (rc == 0)
         rc = topo_metrics_counter(m, &s->m_failures, "topo_sync_source_failures_total",
-                                  "Reads of the source that failed (its last good facts kept).",
-                                  by_source, 1, err);
+                                  "Reads of the source that failed (its last good facts kept), "
+                                  "by reason: invalid (the input was refused: malformed, "
+                                  "truncated, inconsistent), drop (far fewer hosts than the "
+                                  "last good read, held), error (anything else).",
+                                  by_reason, 2, err);
     if (rc == 0)
         rc = topo_metrics_gauge(m, &s->m_objects, "topo_sync_source_objects",
                                 "What the source's last good facts hold, by kind (hosts, "
@@ -188,8 +195,60 @@ static void count_objects(sync_sources *s, const char *name, const topo_facts *f
     set_metric(s->m_objects, name, "links", (int64_t)topo_facts_link_count(f));
 }
 
+/* A failed read of source i (err filled): the last good facts kept, the
+ * reason counted and logged, recorded in the cache file. */
+static int failed(sync_sources *s, int i, const char *reason, topo_err *err)
+{
+    const char *name = topo_sync_source_name((topo_sync_source)i);
+    source_state *st = &s->src[i];
+    if (s->m_failures)
+        topo_metrics_add(topo_metrics_get(s->m_failures, (const char *[]){name, reason}), 1);
+    topo_log(TOPO_LOG_WARN, "source %s: %s; %s", name, err->text,
+             st->facts ? "keeping its last good facts" : "no facts from it yet");
+    topo_err e = TOPO_ERR_INIT;
+    if (s->cache &&
+        topo_cache_facts_fail(s->cache, name, err->text, clock_ms(CLOCK_REALTIME), &e) != 0)
+        topo_log(TOPO_LOG_WARN, "source %s: cannot record the failure: %s", name, e.text);
+    return err->code;
+}
+
+/* Whether a good read f of source i is a sudden drop to hold: fewer hosts
+ * than min_hosts_percent of the last good facts, and not the same counts
+ * as the drop held by the read before (a second one in a row is a fabric
+ * that really shrank: accepted). err filled when held. */
+static int hold_drop(sync_sources *s, int i, const topo_facts *f, topo_err *err)
+{
+    source_state *st = &s->src[i];
+    size_t last = st->facts ? topo_facts_host_count(st->facts) : 0;
+    size_t hosts = topo_facts_host_count(f), switches = topo_facts_switch_count(f),
+           links = topo_facts_link_count(f);
+    int was_held = st->held;
+    st->held = 0;
+    if (s->o.min_hosts_percent <= 0 || last == 0 ||
+        (double)hosts * 100.0 >= (double)last * s->o.min_hosts_percent)
+        return 0;
+    const char *name = topo_sync_source_name((topo_sync_source)i);
+    if (was_held && st->held_hosts == hosts && st->held_switches == switches &&
+        st->held_links == links) {
+        topo_log(TOPO_LOG_WARN,
+                 "source %s: %zu hosts where its last good read had %zu, the same read twice "
+                 "in a row: accepted",
+                 name, hosts, last);
+        return 0;
+    }
+    st->held = 1;
+    st->held_hosts = hosts;
+    st->held_switches = switches;
+    st->held_links = links;
+    topo_err_set(err, TOPO_EGENERIC,
+                 "%zu hosts where its last good read had %zu (below minHostsPercent %d %%): "
+                 "held as a failed read until the same read comes again",
+                 hosts, last, s->o.min_hosts_percent);
+    return 1;
+}
+
 /* One read of source i, on whichever thread: the facts replace the last
- * good ones only when the whole read succeeded. */
+ * good ones only when the whole read succeeded and is not a drop held. */
 static int read_one(sync_sources *s, int i, topo_err *err)
 {
     const char *name = topo_sync_source_name((topo_sync_source)i);
@@ -205,15 +264,13 @@ static int read_one(sync_sources *s, int i, topo_err *err)
     if (rc != 0) {
         topo_facts_free(f);
         st->failures++;
-        if (s->m_failures)
-            topo_metrics_add(topo_metrics_get(s->m_failures, (const char *[]){name}), 1);
-        topo_log(TOPO_LOG_WARN, "source %s: %s; %s", name, err->text,
-                 st->facts ? "keeping its last good facts" : "no facts from it yet");
-        topo_err e = TOPO_ERR_INIT;
-        if (s->cache &&
-            topo_cache_facts_fail(s->cache, name, err->text, clock_ms(CLOCK_REALTIME), &e) != 0)
-            topo_log(TOPO_LOG_WARN, "source %s: cannot record the failure: %s", name, e.text);
-        return rc;
+        st->held = 0; /* a drop must come twice in a row */
+        return failed(s, i, rc == TOPO_EINVALID ? "invalid" : "error", err);
+    }
+    if (hold_drop(s, i, f, err)) {
+        /* No backoff: the read that may confirm it comes at the interval. */
+        topo_facts_free(f);
+        return failed(s, i, "drop", err);
     }
     /* Kept until the next good read: what only adding needed goes now. */
     topo_facts_shrink(f);

@@ -2,15 +2,19 @@
  * but the Node objects (files, or HTTP through lib/fetch as the settings
  * say) on its interval, with jitter, and backs off after a failure. A
  * source's facts are replaced only by a whole successful read: a failed
- * one (5xx, timeout, garbage) keeps the last good facts, so an outage never
- * changes a label. A source that never answered holds no facts, and the
+ * one (5xx, timeout, garbage, a truncated or inconsistent input) keeps the
+ * last good facts, so an outage never changes a label. A sudden drop (a
+ * read with fewer hosts than min_hosts_percent of the last good facts) is
+ * held the same way until the same counts come twice in a row: a fabric
+ * that really shrank is then accepted. A source that never answered holds no facts, and the
  * controller does not plan without it (sync_sources_ready). With a cache
  * file, each success is saved there before it is used, and the saved facts
  * are loaded at start.
  *
  * Metrics (registered on the registry given): per source the time of the
- * last success, the last read's duration, failures, and the hosts,
- * switches and links it held.
+ * last success, the last read's duration, failures by reason (invalid: the
+ * input was refused; drop: a sudden drop held; error: anything else), and
+ * the hosts, switches and links it held.
  *
  * Threads: the refresher runs on its own thread; the reconcile loop reads
  * the facts under sync_sources_lock. */
@@ -31,6 +35,10 @@ typedef struct sync_sources_opts {
     long interval_ms;                   /* between reads of one source (jittered ±10 %) */
     long backoff_base_ms, backoff_max_ms; /* after failures in a row (then the interval) */
     long stale_ms; /* warn when a source's last success is older than this; 0: never */
+    /* A read with fewer hosts than this percent of the last good facts'
+     * (read, or loaded from db) is held as failed until the same counts
+     * come twice in a row; 0: never held. */
+    int min_hosts_percent;
     topo_metrics *metrics;              /* may be NULL */
     /* The cache file keeping each source's last good facts (topo/sync_facts.h),
      * or NULL: none kept across restarts. Facts found there count as the

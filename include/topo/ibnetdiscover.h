@@ -34,7 +34,13 @@
  * is not S-/H-/R- and 1 to 16 hex digits, a header whose id does not match
  * its kind, an unterminated description), a port line outside a stanza, a
  * NUL byte. These are the lines every dump has in one shape; a broken one
- * means a damaged or truncated file, whose fabric would be wrong.
+ * means a damaged or truncated file, whose fabric would be wrong. And a dump
+ * that is not whole, as ibnetdiscover never prints one (a dump read while
+ * `ibnetdiscover > file` rewrites it): a last line without its newline, no
+ * stanza at all (an empty file), a port line without its comment's
+ * `"<remote description>" lid <n> <width>x<speed>`, a node named on a port
+ * line without a stanza of its own, a cable not printed back from its
+ * other end (docs/sync.md "Truncated and inconsistent reads").
  *
  * A node-name map (ibnetdiscover --node-name-map format: lines
  * `0x<guid> "<name>"`, '#' comments, blank lines) names nodes by GUID and

@@ -67,6 +67,10 @@ typedef struct topo_sync_settings {
     int64_t refresh_ms;
     int64_t source_refresh_ms[5];
     int64_t stale_after_ms;
+    /* refresh.minHostsPercent: a read giving fewer hosts than this percent
+     * of the source's last good facts is held as a failed read until the
+     * same read comes twice in a row (0: never held); -1 when not set. */
+    int64_t min_hosts_percent;
     /* Single-node NVLink systems (no nvidia.com/gpu.clique): the host is
      * its own NVLink domain. Default on. */
     int nvlink_hostname_fallback;

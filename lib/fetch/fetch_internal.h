@@ -68,8 +68,9 @@ int fetch_follow(char **path_out, const topo_fetch *f, const char *link, const c
 int fetch_url_split(fetch_origin *out, size_t *path_at, const char *url, topo_err *err);
 
 /* The pages of one list read so far (fetch_pages.c), for the checks of
- * each `next` link: not to a page already read, not past what the first
- * page's `count` allows. */
+ * each `next` link (not to a page already read, not past what the first
+ * page's `count` allows) and of the whole list (its results add up to
+ * that count). */
 typedef struct fetch_pages {
     topo_pool *pool;   /* the paths read */
     topo_strmap *read; /* path -> its page's number, from 1 */
@@ -77,6 +78,7 @@ typedef struct fetch_pages {
     long long count;   /* the first page's count */
     size_t per_page;   /* its results (at least 1) */
     uint64_t most;     /* pages count allows: count / per_page + 1; 0: no count, no bound */
+    uint64_t results;  /* the results of every page read */
 } fetch_pages;
 
 int fetch_pages_init(fetch_pages *p, topo_err *err);
@@ -93,6 +95,14 @@ int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_
  * goes past the 5 pages the list's count allows (count 12, 3 results a
  * page); not followed". */
 int fetch_pages_check_next(const fetch_pages *p, const char *name, const char *next, topo_err *err);
+
+/* After the last page of the list at list_path: TOPO_EINVALID "<name>: GET
+ * <list_path>: count: the first page says 12 objects, the 3 pages held
+ * 11; ..." when the pages' results do not add up to the first page's
+ * count (the list changed while it was paged, or a proxy lost records: its
+ * facts are not the list's). No count, no check. */
+int fetch_pages_check_count(const fetch_pages *p, const char *name, const char *list_path,
+                            topo_err *err);
 
 /* The sources: fill facts, count the records read into *objects. */
 int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);

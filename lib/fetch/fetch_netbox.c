@@ -139,6 +139,8 @@ static int one_list(topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind, uint6
         path = next;
     }
     free(path);
+    if (rc == 0)
+        rc = fetch_pages_check_count(&read, f->name, topo_netbox_kind_path(kind), err);
     fetch_pages_dispose(&read);
     *pages += (size_t)n;
     return rc;

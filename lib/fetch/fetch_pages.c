@@ -45,6 +45,8 @@ int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_
     if (p->n == 0)
         first_page_bound(p, page);
     p->n++;
+    const json_t *results = json_object_get(page, "results");
+    p->results += json_is_array(results) ? json_array_size(results) : 0;
     const char *copy = topo_pool_strdup(p->pool, path);
     if (copy == NULL || topo_strmap_put(p->read, copy, (int32_t)p->n) != 0)
         return topo_err_nomem(err, "netbox: pages");
@@ -65,4 +67,15 @@ int fetch_pages_check_next(const fetch_pages *p, const char *name, const char *n
                             "allows (count %lld, %zu results a page); not followed",
                             name, next, (unsigned long long)p->most, p->count, p->per_page);
     return 0;
+}
+
+int fetch_pages_check_count(const fetch_pages *p, const char *name, const char *list_path,
+                            topo_err *err)
+{
+    if (p->most == 0 || (uint64_t)p->count == p->results)
+        return 0;
+    return topo_err_set(err, TOPO_EINVALID,
+                        "%s: GET %s: count: the first page says %lld objects, the %zu pages "
+                        "held %llu; the list changed while read, or records were lost",
+                        name, list_path, p->count, p->n, (unsigned long long)p->results);
 }

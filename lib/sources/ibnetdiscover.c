@@ -215,6 +215,8 @@ static int finish(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_opts *
                   topo_ibnetdiscover_stats *stats, int rc, topo_err *err)
 {
     if (rc == 0)
+        rc = ibd_check(d, err);
+    if (rc == 0)
         rc = to_facts(d, into, opts->map, err);
     if (stats)
         *stats = d->stats;
@@ -241,25 +243,35 @@ int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
 }
 
 /* The first pass over the file: its size against the limit (messages as
- * topo_codec_read_file's) and the line of its first NUL byte (0 for none),
- * read in small blocks, so that the errors come in the order the in-memory
- * parse gives them without holding the text. */
-static int check_file(FILE *f, const char *path, int *nul_line, topo_err *err)
+ * topo_codec_read_file's), the line of its first NUL byte (0 for none) and
+ * its last byte and line, read in small blocks, so that the errors come in
+ * the order the in-memory parse gives them without holding the text. */
+typedef struct file_shape {
+    int nul_line;
+    int last_line;
+    int has_text;
+    char last;
+} file_shape;
+
+static int check_file(FILE *f, const char *path, file_shape *shape, topo_err *err)
 {
     char block[64 * 1024];
     size_t total = 0, n;
     int line = 1;
-    *nul_line = 0;
+    *shape = (file_shape){0};
     while ((n = fread(block, 1, sizeof(block), f)) > 0) {
         total += n;
         if (total > TOPO_MAX_IBNETDISCOVER_DUMP)
             break;
-        const char *nul = *nul_line ? NULL : memchr(block, '\0', n);
+        shape->has_text = 1;
+        shape->last = block[n - 1];
+        const char *nul = shape->nul_line ? NULL : memchr(block, '\0', n);
         if (nul)
-            *nul_line = ibd_nul_line(block, nul, line);
-        else if (!*nul_line)
+            shape->nul_line = ibd_nul_line(block, nul, line);
+        else if (!shape->nul_line)
             line = ibd_nul_line(block, block + n, line);
     }
+    shape->last_line = line;
     if (ferror(f))
         return topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
     if (total > TOPO_MAX_IBNETDISCOVER_DUMP)
@@ -316,10 +328,12 @@ int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
     struct stat st;
     if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
         ibd_dump d;
-        int nul_line = 0;
-        int rc = check_file(f, path, &nul_line, err);
-        if (rc == 0 && nul_line)
-            rc = ibd_fail(err, TOPO_EINVALID, o.source, nul_line, "a NUL byte");
+        file_shape shape;
+        int rc = check_file(f, path, &shape, err);
+        if (rc == 0 && shape.nul_line)
+            rc = ibd_fail(err, TOPO_EINVALID, o.source, shape.nul_line, "a NUL byte");
+        if (rc == 0)
+            rc = ibd_check_last_byte(o.source, shape.has_text, shape.last, shape.last_line, err);
         if (rc == 0 && (rc = ibd_dump_init(&d, o.source, err)) == 0)
             rc = finish(&d, into, &o, stats, scan_file(&d, f, path, err), err);
         fclose(f);

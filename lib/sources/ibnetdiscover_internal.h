@@ -49,16 +49,20 @@ typedef struct ibd_node {
     unsigned char aggregation; /* a SHARP Aggregation Node: inside its switch */
 } ibd_node;
 
-/* One port line: a cable from the stanza's node to a remote node, 12 bytes
+/* One port line: a cable from the stanza's node to a remote node, 24 bytes
  * (a large dump has hundreds of thousands): both ends are node indices,
  * the remote's made when a line first names it (the scan stops at
  * INT32_MAX nodes), its description from the line's comment an index into
- * desc_strs. */
+ * desc_strs; the port numbers and the line, for the consistency checks
+ * (ibnetdiscover_check.c) and their messages. */
 #define IBD_NO_DESC UINT32_MAX
 typedef struct ibd_port {
     uint32_t node;  /* the stanza's node, an index into nodes */
     uint32_t rnode; /* the remote node */
     uint32_t rdesc; /* the remote description from the comment, or IBD_NO_DESC */
+    uint32_t port;  /* the local port number, [1] */
+    uint32_t rport; /* the remote's */
+    uint32_t line;
 } ibd_port;
 
 typedef struct ibd_dump {
@@ -102,6 +106,17 @@ int ibd_scan_line(ibd_scanner *s, const char *p, size_t n);
 /* After the last line: stats.lines, the skipped-lines summary; frees the
  * scan's indices (ibd_find_node no longer answers). */
 void ibd_scan_end(ibd_scanner *s);
+/* The consistency of a whole dump, once scanned (ibnetdiscover_check.c):
+ * at least one stanza, every node a port line names has a stanza of its
+ * own, and every cable
+ * between two stanzas is printed from both ends (port p of A reaches B's
+ * port q, and B's port q reaches A's port p). TOPO_EINVALID naming the
+ * first port line that breaks either. */
+int ibd_check(const ibd_dump *d, topo_err *err);
+/* TOPO_EINVALID naming line when the text's last byte (last) is not a
+ * newline: ibnetdiscover ends every line, so the dump was cut while
+ * written. 0 for an empty text (has_text 0). */
+int ibd_check_last_byte(const char *source, int has_text, char last, int line, topo_err *err);
 /* The line of the NUL byte at nul, counting from text at line. */
 int ibd_nul_line(const char *text, const char *nul, int line);
 /* "<kind>-<16 hex>" and its NUL. */

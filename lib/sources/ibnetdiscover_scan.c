@@ -111,16 +111,18 @@ static int take_quoted_id(ibd_span *t, char *kind, uint64_t *guid)
     return 0;
 }
 
-/* `[<digits>]` */
-static int take_port_number(ibd_span *t)
+/* `[<digits>]` into *number. */
+static int take_port_number(ibd_span *t, uint32_t *number)
 {
     if (take_char(t, '[') != 0)
         return -1;
     const char *start = t->p;
+    uint32_t n = 0;
     while (t->p < t->end && *t->p >= '0' && *t->p <= '9')
-        t->p++;
+        n = n * 10 + (uint32_t)(*t->p++ - '0');
     if (t->p == start || t->p - start > 5)
         return -1;
+    *number = n;
     return take_char(t, ']');
 }
 
@@ -204,6 +206,52 @@ static int tail_desc(scan *s, ibd_span t, uint32_t *desc)
     return comment_desc(s, t, desc);
 }
 
+static int take_word(ibd_span *t, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(t->end - t->p) < n || memcmp(t->p, word, n) != 0)
+        return -1;
+    t->p += n;
+    return 0;
+}
+
+static int take_digits(ibd_span *t)
+{
+    const char *start = t->p;
+    while (t->p < t->end && *t->p >= '0' && *t->p <= '9')
+        t->p++;
+    return t->p > start ? 0 : -1;
+}
+
+/* What ibnetdiscover writes after the remote's quoted description on every
+ * port line, of a switch or of an adapter: ` lid <n> <width>x<speed>`
+ * ("lid 236 4xNDR"; --full adds text after it). A line without it was cut
+ * while written, or damaged. */
+static int has_link_tail(ibd_span t)
+{
+    const char *close = t.end;
+    while (close > t.p && close[-1] != '"')
+        close--;
+    if (close == t.p)
+        return 0;
+    ibd_span rest = {close, t.end};
+    ibd_skip_blanks(&rest);
+    if (take_word(&rest, "lid") != 0 || rest.p == rest.end || !ibd_is_blank(*rest.p))
+        return 0;
+    ibd_skip_blanks(&rest);
+    if (take_digits(&rest) != 0 || rest.p == rest.end || !ibd_is_blank(*rest.p))
+        return 0;
+    ibd_skip_blanks(&rest);
+    if (take_digits(&rest) != 0 || take_char(&rest, 'x') != 0)
+        return 0;
+    const char *speed = rest.p;
+    while (rest.p < rest.end &&
+           ((*rest.p >= '0' && *rest.p <= '9') || (*rest.p >= 'A' && *rest.p <= 'Z') ||
+            (*rest.p >= 'a' && *rest.p <= 'z')))
+        rest.p++;
+    return rest.p > speed;
+}
+
 /* The node of an id, made when first named (by its header or a port line). */
 static int node_at(scan *s, char kind, uint64_t guid, size_t *out)
 {
@@ -276,22 +324,27 @@ static int port_line(scan *s, ibd_span t)
 {
     if (s->node == SIZE_MAX)
         return bad(s, "a port line outside a Switch, Ca or Rt stanza");
-    ibd_port port = {.node = (uint32_t)s->node};
+    ibd_port port = {.node = (uint32_t)s->node, .line = (uint32_t)s->line};
     char rkind = 0;
     uint64_t rguid = 0;
-    if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
+    const ibd_span whole = t;
+    if (take_port_number(&t, &port.port) != 0 || skip_port_extras(&t) != 0)
         return bad(s, "a port line that does not start with \"[<port>]\"");
     ibd_skip_blanks(&t);
     if (take_quoted_id(&t, &rkind, &rguid) != 0)
         return bad(s, "a port line without a quoted remote \"S-\", \"H-\" or \"R-\" id of 1 "
                       "to 16 hex digits");
-    if (take_port_number(&t) != 0 || skip_port_extras(&t) != 0)
+    if (take_port_number(&t, &port.rport) != 0 || skip_port_extras(&t) != 0)
         return bad(s, "a port line without the remote \"[<port>]\"");
     int rc = tail_desc(s, t, &port.rdesc);
     if (rc == 1)
         return bad(s, "unexpected text after the remote port (a comment starts with '#')");
     if (rc == -1)
         return bad(s, "an unterminated remote description");
+    if (rc == 0 && (port.rdesc == IBD_NO_DESC || !has_link_tail(whole)))
+        return bad(s, "a port line without the comment ibnetdiscover always ends it with "
+                      "(# \"<remote description>\" lid <n> <width>x<speed>): a dump cut while "
+                      "written, or damaged");
     size_t rnode = 0;
     if (rc != 0 || (rc = node_at(s, rkind, rguid, &rnode)) != 0)
         return rc;
@@ -406,6 +459,8 @@ int ibd_scan(ibd_dump *d, const char *text, size_t len, topo_err *err)
     const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
     if (nul)
         return ibd_fail(err, TOPO_EINVALID, d->source, ibd_nul_line(text, nul, 1), "a NUL byte");
+    if (len > 0 && text[len - 1] != '\n')
+        return ibd_check_last_byte(d->source, 1, text[len - 1], ibd_nul_line(text, end, 1), err);
     ibd_scan_begin(&s, d, err);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -20,11 +20,18 @@
 
 typedef enum { SYS_SWITCH, SYS_HOST, SYS_OTHER } sys_kind;
 
+/* An adapter has at most this many ports (ConnectX-7: 1, 2 or 4). */
+#define UFM_ADAPTER_PORTS_MAX 4
+
 typedef struct ufm_system {
     sys_kind kind;
     const char *id;   /* switches: the facts switch id */
     const char *host; /* hosts: the host name, NULL for a default description */
     const char *port; /* hosts: the adapter ("HCA-1"), NULL when named plainly */
+    /* An adapter learned from the links (learn_adapter): the distinct
+     * port numbers its links end at, so far. */
+    unsigned char learned, nports;
+    uint32_t ports[UFM_ADAPTER_PORTS_MAX];
 } ufm_system;
 
 struct topo_ufm {
@@ -160,7 +167,7 @@ static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t i
 static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err *err)
 {
     const char *sys_guid = NULL, *guid = NULL, *type = NULL, *name = NULL;
-    ufm_system s = {SYS_OTHER, NULL, NULL, NULL};
+    ufm_system s = {.kind = SYS_OTHER};
     char key[UFM_GUID_MAX + 1];
     int rc;
     if (!json_is_object(rec))
@@ -270,9 +277,9 @@ static const char *agent_port(const ufm_system *h, const char *node_desc, const 
 }
 
 /* One end of a link: its GUID, its system's index (-1 when unknown), its
- * node description and port dname. */
+ * node description, port dname and port name ("<guid>_<n>"). */
 typedef struct link_end {
-    const char *guid, *desc, *dname;
+    const char *guid, *desc, *dname, *port_name;
     int32_t index;
 } link_end;
 
@@ -290,6 +297,9 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
     snprintf(key, sizeof(key), "%sport_dname", prefix);
     if ((rc = srcjson_string(&e->dname, rec, key, path, 0, err)) != 0)
         return rc;
+    snprintf(key, sizeof(key), "%sport_name", prefix);
+    if ((rc = srcjson_string(&e->port_name, rec, key, path, 0, err)) != 0)
+        return rc;
     e->index = find_guid(u, e->guid);
     return 0;
 }
@@ -305,7 +315,7 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
 static int learn_adapter(link_end *e, topo_ufm *u, topo_err *err)
 {
     char key[UFM_GUID_MAX + 1];
-    ufm_system s = {SYS_HOST, NULL, NULL, NULL};
+    ufm_system s = {.kind = SYS_HOST, .learned = 1};
     const char *d = e->desc;
     int rc = 0;
     if (d == NULL || normalise_guid(key, e->guid, strlen(e->guid)) != 0)
@@ -338,6 +348,38 @@ static int is_switch(const topo_ufm *u, const link_end *e)
     return e->index >= 0 && u->systems.items[e->index].kind == SYS_SWITCH;
 }
 
+/* The systems are asked for switches only, and a link end no system is
+ * known by is taken for an adapter (learn_adapter). A switch missing from
+ * the systems (a truncated or stale systems response) would then become a
+ * host; its links give it away: they end at more ports of it than an
+ * adapter has. Such links and systems disagree: refused, naming the end. */
+static int check_learned(topo_ufm *u, const link_end *e, const char *side, const char *path,
+                         topo_err *err)
+{
+    if (e->index < 0 || !e->port_name)
+        return 0;
+    ufm_system *s = &u->systems.items[e->index];
+    const char *us = strrchr(e->port_name, '_');
+    char *end = NULL;
+    if (!s->learned || !us || us[1] < '0' || us[1] > '9')
+        return 0;
+    unsigned long n = strtoul(us + 1, &end, 10);
+    if (*end != '\0' || n > UINT32_MAX)
+        return 0;
+    for (unsigned i = 0; i < s->nports; i++)
+        if (s->ports[i] == (uint32_t)n)
+            return 0;
+    if (s->nports < UFM_ADAPTER_PORTS_MAX) {
+        s->ports[s->nports++] = (uint32_t)n;
+        return 0;
+    }
+    return topo_err_set(err, TOPO_EINVALID,
+                        "%s.%sguid: \"%.80s\" is in no system, and its links end at more than "
+                        "%d of its ports (%s here), as only a switch's do: the systems response "
+                        "lacks a switch the links name (truncated or stale)",
+                        path, side, e->guid, UFM_ADAPTER_PORTS_MAX, e->port_name);
+}
+
 static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *err)
 {
     link_end ea = {0}, eb = {0};
@@ -352,6 +394,10 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
         rc = learn_adapter(&ea, u, err);
     else if (eb.index < 0 && is_switch(u, &ea))
         rc = learn_adapter(&eb, u, err);
+    if (rc == 0)
+        rc = check_learned(u, &ea, "source_", path, err);
+    if (rc == 0)
+        rc = check_learned(u, &eb, "destination_", path, err);
     if (rc != 0)
         return rc;
     if (ea.index < 0 || eb.index < 0) {

@@ -37,6 +37,7 @@ static int config_new(topo_syncconfig **out, topo_err *err)
         return topo_err_nomem(err, "sync config");
     }
     cfg->settings.nvlink_hostname_fallback = 1;
+    cfg->settings.min_hosts_percent = -1;
     *out = cfg;
     return 0;
 }
@@ -447,11 +448,13 @@ static int parse_exports(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
     return rc;
 }
 
-/* refresh: {interval, staleAfter, sources: {<source>: <interval>}}: the
- * controller's reads (a day at most; a minute of staleness at least). */
+/* refresh: {interval, staleAfter, minHostsPercent, sources: {<source>:
+ * <interval>}}: the controller's reads (a day at most; a minute of
+ * staleness at least; a percent of the last good read's hosts). */
 static int parse_refresh(const topo_cfg *c, topo_syncconfig *cfg, const json_t *refresh)
 {
-    static const char *const allowed[] = {"interval", "staleAfter", "sources", NULL};
+    static const char *const allowed[] = {"interval", "staleAfter", "minHostsPercent", "sources",
+                                          NULL};
     /* In topo_sync_source order (topo/sync.h), which the config cannot include. */
     static const char *const names[] = {"gpu", "ufm", "ibnetdiscover", "lldp", "netbox", NULL};
     static const char *const per_source[] = {"ufm", "ibnetdiscover", "lldp", "netbox", NULL};
@@ -464,6 +467,8 @@ static int parse_refresh(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
     if (rc == 0)
         rc = topo_cfg_duration(c, &s->stale_after_ms, refresh, "staleAfter", "refresh", 60 * 1000,
                                7 * 86400 * 1000LL);
+    if (rc == 0)
+        rc = topo_cfg_int(c, &s->min_hosts_percent, refresh, "minHostsPercent", "refresh", 0, 100);
     if (rc == 0)
         rc = topo_cfg_object(c, &src, refresh, "sources", "refresh");
     if (rc == 0 && src && !json_is_object(src))

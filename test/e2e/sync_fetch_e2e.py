@@ -15,6 +15,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -376,6 +377,23 @@ def netbox_timeout(env):
            "timed out" in p.stderr.lower() and "(2 attempts)" in p.stderr, p.stderr)
     expect(p.took < 3.0, "took %.1f s" % p.took)
     expect(len(nb.seen("/api/dcim/devices/")) == 2, "two attempts")
+
+
+@case
+def netbox_count_short(env):
+    """A page set whose count disagrees with what was read: the second page
+    of devices answered as the last, empty (a list that shrank while paged,
+    a proxy that lost records). A failed read naming the list, not the
+    facts of half the devices."""
+    nb = env.netbox()
+    cfg = netbox_config(nb, env.write("token", V1_TOKEN), pageSize=5)
+    nb.fault("/api/dcim/devices/", "json",
+             {"count": 5, "next": None, "previous": None, "results": []},
+             when=lambda r: r.query.get("offset") == ["5"])
+    p = env.run(cfg, expect_rc=2)
+    expect(re.search(r"netbox: GET /api/dcim/devices/: count: the first page says \d+ objects, "
+                     r"the 2 pages held 5; the list changed while read, or records were lost",
+                     p.stderr), p.stderr[-2000:])
 
 
 @case

@@ -26,7 +26,11 @@ Nodes' FQDNs share labels neither, with a warning; other owners' labels on
 every node (kubernetes.io/os, topology.topo.io.evil/x,
 fabric.topograph.run/tier-0x, ...) survive every round; a prefix that would
 reach them (--prefix kubernetes.io/, labels.prefix) is refused with exit 2
-before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled.
+before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled;
+the dump replaced by one cut while written (at 10 %, just after a
+switch-to-switch port's remote end) is a failed read, logged and counted, and
+changes no label; a dump with far fewer hosts is held on its first read (also
+against the facts stored in --db) and accepted on the second.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -34,6 +38,7 @@ usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--k
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -248,6 +253,126 @@ def source_garbage(env):
         p.wait(30)
 
 
+def replace_file(path, text):
+    """Replaced whole (written beside, renamed), so no read sees it half written."""
+    with open(path + ".new", "w") as fh:
+        fh.write(text)
+    os.replace(path + ".new", path)
+
+
+def metric(port, name, **labels):
+    """The value of one sample of /metrics, or None."""
+    want = name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+    for line in http_get(port, "/metrics")[1].splitlines():
+        if line.startswith(want + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def cut_after_switch_link(text, fraction):
+    """text cut at fraction of its length, just after the next switch port
+    line's remote switch port (`[17]\t"S-..."[1]`, before its comment)."""
+    m = re.compile(r'\n\[\d+\]\t"S-[0-9a-f]+"\[\d+\]').search(text, int(len(text) * fraction))
+    expect(m is not None, "no switch-to-switch port line")
+    return text[:m.end()]
+
+
+def only_hosts(text, keep):
+    """A whole, consistent dump without the adapters of hosts not in keep:
+    their Ca stanzas go, and so do the switch port lines naming them."""
+    stanzas, gone = text.split("\n\n"), set()
+    for st in stanzas:
+        m = re.search(r'^Ca\t\d+ "(H-[0-9a-f]+)"\t+# "([^"]*)"', st, re.M)
+        if m and not m.group(2).endswith("Aggregation Node") and \
+                m.group(2).split()[0] not in keep:
+            gone.add(m.group(1))
+    out = []
+    for st in stanzas:
+        m = re.search(r'^Ca\t\d+ "(H-[0-9a-f]+)"', st, re.M)
+        if m and m.group(1) in gone:
+            continue
+        out.append("\n".join(l for l in st.split("\n")
+                             if not any(f'"{g}"' in l for g in gone)))
+    return "\n\n".join(out).rstrip("\n") + "\n"
+
+
+@case
+def truncated_dump(env):
+    """The dump replaced by one cut while written: at 10 %, just after a
+    switch-to-switch port line's remote end. A failed read, logged with its
+    line and counted as invalid; no label changes."""
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port),
+                  "--source-interval", "1", "--resync-interval", "1")
+    try:
+        wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
+        env.expect_converged()
+        with open(env.dump) as fh:
+            whole = fh.read()
+        cut = cut_after_switch_link(whole, 0.10)
+        line = cut.count("\n") + 1
+        replace_file(env.dump, cut)
+        wait_for(lambda: (metric(port, "topo_sync_source_failures_total",
+                                 source="ibnetdiscover", reason="invalid") or 0) >= 2, 15,
+                 "two failed reads counted")
+        said = f"{env.dump}:{line}: the last line has no newline"
+        expect(said in log_of(p), f"the log does not say {said!r}")
+        # The same cut with its line ended: the port line has no comment.
+        replace_file(env.dump, cut + "\n")
+        said = f"{env.dump}:{line}: a port line without the comment"
+        wait_for(lambda: said in log_of(p), 15, "the read refused")
+        before = env.patches()
+        time.sleep(2)
+        expect(env.patches() == before, f"{env.patches() - before} PATCHes from a cut dump")
+        env.expect_converged()
+        hosts = metric(port, "topo_sync_source_objects", source="ibnetdiscover", kind="hosts")
+        expect(hosts == 122, f"the source holds {hosts} hosts, want the whole dump's 122")
+    finally:
+        stop(p)
+
+
+@case
+def sudden_drop(env):
+    """A whole, consistent dump with 10 of its 122 hosts: held on its first
+    read (here against the facts stored by an earlier run in --db: nothing
+    written, counted as a drop), accepted on the second (the fabric really
+    shrank)."""
+    db = env.path("sync.db")
+    env.once("--db", db)
+    env.expect_converged()
+    with open(env.dump) as fh:
+        whole = fh.read()
+    keep = set(sorted(env.want)[:10])
+    small = only_hosts(whole, keep)
+    replace_file(env.dump, small)
+    small_hosts = env.offline_labels()
+    expect(set(small_hosts) <= keep and len(small_hosts) == 10,
+           f"the smaller dump names {len(small_hosts)} hosts")
+    port = free_port()
+    before = env.patches()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--db", db,
+                  "--source-interval", "3", "--resync-interval", "1")
+    try:
+        wait_for(lambda: "held as a failed read" in log_of(p), 20, "the drop held")
+        expect("10 hosts where its last good read had 122 (below minHostsPercent 90 %)"
+               in log_of(p), "the hold's message")
+        expect(metric(port, "topo_sync_source_failures_total", source="ibnetdiscover",
+                      reason="drop") == 1, "the drop counted")
+        expect(metric(port, "topo_sync_source_objects", source="ibnetdiscover",
+                      kind="hosts") == 122, "the stored facts replaced while held")
+        time.sleep(1)
+        expect(env.patches() == before, f"{env.patches() - before} PATCHes while held")
+        env.expect_converged()
+        wait_for(lambda: "the same read twice in a row: accepted" in log_of(p), 20,
+                 "the second read accepted")
+        wait_for(lambda: metric(port, "topo_sync_source_objects", source="ibnetdiscover",
+                                kind="hosts") == 10, 10, "the smaller facts in use")
+        expect(metric(port, "topo_sync_source_failures_total", source="ibnetdiscover",
+                      reason="drop") == 1, "the accepted read counted as a failure")
+    finally:
+        stop(p)
+
+
 @case
 def source_change(env):
     """New facts from a source start a round at once, not at the next
@@ -268,8 +393,11 @@ def source_change(env):
         before = rounds()
         with open(env.dump) as fh:
             text = fh.read()
+        # The last Ca stanza and the switch port line to it: a whole dump.
+        last = re.findall(r'^Ca\t\d+ "(H-[0-9a-f]+)"', text, re.M)[-1]
         with open(env.dump, "w") as fh:
-            fh.write(text[:text.rindex("\nCa\t")] + "\n")
+            fh.write("\n".join(l for l in text[:text.rindex("\nCa\t")].split("\n")
+                               if f'"{last}"' not in l) + "\n")
         t0 = time.monotonic()
         wait_for(lambda: rounds() > before, 10, "a round after the source changed")
         print(f"a round {time.monotonic() - t0:.2f} s after the dump changed")
@@ -856,15 +984,6 @@ def nodes_metadata_406(env):
         stop(p)
 
 
-def metric(port, line_start):
-    """The value of the first /metrics line starting with line_start."""
-    status, text = http_get(port, "/metrics")
-    for line in text.splitlines():
-        if line.startswith(line_start):
-            return float(line.split()[-1])
-    return None
-
-
 @case
 def plain_hgx(env):
     """Nodes as a plain HGX cluster has them: no GPU Feature Discovery label
@@ -890,7 +1009,7 @@ def plain_hgx(env):
     p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--config", cfg)
     try:
         n = len(env.want)
-        wait_for(lambda: metric(port, 'topo_sync_level_missing_nodes{level="nvlink"}') == n, 30,
+        wait_for(lambda: metric(port, "topo_sync_level_missing_nodes", level="nvlink") == n, 30,
                  "the held nodes counted")
         expect(env.patches() == 0, f"{env.patches()} PATCHes with every node held")
         want = (f"nvlink: {n} of {n} nodes have no value, so they get no labels: no source "

@@ -183,8 +183,15 @@ static void test_ibnetdiscover__isolated_adapter(void **state)
     topo_facts_free(f);
 }
 
-/* One switch with host descriptions in every shape. Ca stanzas come after
- * the switch, and the Ca header's description wins over the switch line's. */
+/* One switch with host descriptions in every shape, each adapter declared
+ * by its own Ca stanza, as ibnetdiscover prints them: the Ca header's
+ * description is the one read, and wins over the switch line's (port 5). */
+#define CA_OF_AA(g, desc)                                                                          \
+    "\ncaguid=0x" g "\n"                                                                           \
+    "Ca\t1 \"H-000000000000000" g "\"\t\t# \"" desc "\"\n"                                         \
+    "[1](" g ") \t\"S-00000000000000aa\"[" g                                                       \
+    "]\t\t# lid 9 lmc 0 \" leaf \"x\" #1 \" lid 1 4xNDR\n"
+
 static const char DESCRIPTIONS[] =
     "#\n# Topology file: generated on Sun Feb 21 16:30:17 2021\n#\n"
     "vendid=0x2c9\r\n"
@@ -193,17 +200,17 @@ static const char DESCRIPTIONS[] =
     "Switch\t41 \"S-00000000000000AA\"\t\t# \" leaf \"x\" #1 \" enhanced port 0 lid 1 lmc 0\r\n"
     "[1]\t\"H-0000000000000001\"[1](1) \t\t# \"gpu-1 mlx5_0\" lid 2 4xNDR\r\n"
     "[2]\t\"H-0000000000000002\"[1](2) \t\t# \"gpu-2\tHCA-1  \" lid 3 4xNDR\n"
-    "[3]\t\"H-0000000000000003\"[1](3) \t\t# \"MT4129 ConnectX7   Mellanox Technologies\" lid 4\n"
+    "[3]\t\"H-0000000000000003\"[1](3) \t\t# \"MT4129 ConnectX7   Mellanox Technologies\" lid 4 "
+    "4xNDR\n"
     "[4]\t\"H-0000000000000004\"[1](4) \t\t# \"lonely\" lid 5 4xNDR\n"
     "[5]\t\"H-0000000000000005\"[1](5) \t\t# \"on switch line\" lid 6 4xNDR\n"
-    "[6]\t\"H-0000000000000006\"[1](6) \t\t# \"NVIDIA Technologies Aggregation Node\" lid 7\n"
-    "[7][ext 3]\t\"H-0000000000000007\"[1](7) \t\t# \"  gpu-7   HCA-2\" lid 8 4xNDR\n"
-    "[8]\t\"H-0000000000000008\"[1]\n"
-    "\n"
-    "sysimgguid=0x5\n"
-    "caguid=0x5\n"
-    "Ca\t1 \"H-0000000000000005\"\t\t# \"gpu-5 HCA-9\"\n"
-    "[1](5) \t\"S-00000000000000aa\"[5]\t\t# lid 6 lmc 0 \" leaf \"x\" #1 \" lid 1 4xNDR\n";
+    "[6]\t\"H-0000000000000006\"[1](6) \t\t# \"NVIDIA Technologies Aggregation Node\" lid 7 "
+    "4xNDR\n"
+    "[7][ext 3]\t\"H-0000000000000007\"[1](7) \t\t# \"  gpu-7   HCA-2\" lid 8 4xNDR\n" CA_OF_AA(
+        "1", "gpu-1 mlx5_0") CA_OF_AA("2", "gpu-2\tHCA-1  ")
+        CA_OF_AA("3", "MT4129 ConnectX7   Mellanox Technologies") CA_OF_AA("4", "lonely")
+            CA_OF_AA("5", "gpu-5 HCA-9") CA_OF_AA("6", "NVIDIA Technologies Aggregation Node")
+                CA_OF_AA("7", "  gpu-7   HCA-2");
 
 static void test_ibnetdiscover__descriptions(void **state)
 {
@@ -223,16 +230,16 @@ static void test_ibnetdiscover__descriptions(void **state)
     assert_true(has_host_link(f, "gpu-7", "HCA-2", sw)); /* [ext 3] skipped, blanks before */
     assert_true(has_host_link(f, "gpu-5", "HCA-9", sw)); /* the Ca stanza wins */
     assert_int_equal(topo_facts_find_host(f, "on", &(size_t){0}), TOPO_ENOTFOUND);
-    /* "MT4129 ...", "lonely" (one word) and the uncommented port 8 name no
-     * host: one unnamed cable (no port name either) */
+    /* "MT4129 ..." and "lonely" (one word) name no host: one unnamed cable
+     * (no port name either) */
     assert_int_equal(topo_facts_find_host(f, "lonely", &(size_t){0}), TOPO_ENOTFOUND);
     counts c = count_links(f);
     assert_int_equal(c.host_links, 4);
     assert_int_equal(c.unnamed_links, 1);
     assert_int_equal(topo_facts_host_count(f), 4);
-    /* only one Ca stanza: the rest are known from the switch's lines */
-    assert_int_equal(st.adapters, 1);
-    assert_int_equal(st.aggregation_nodes, 0); /* port 6 has no stanza to count */
+    assert_int_equal(st.adapters, 6);
+    assert_int_equal(st.adapters_unnamed, 2);  /* MT4129..., lonely */
+    assert_int_equal(st.aggregation_nodes, 1); /* port 6 */
     topo_facts_free(f);
 }
 
@@ -260,6 +267,10 @@ static const char SKIPPED[] =
     "Ca\t2 \"H-0000000000000012\"\t\t# \"gpu-12 HCA-1\"\n"
     "[1](12) \t\"S-0000000000000010\"[3]\t\t# lid 4 lmc 0 \"leaf\" lid 1 4xHDR\n"
     "[2](13) \t\"H-0000000000000014\"[1]\t\t# lid 9 lmc 0 \"gpu-14 HCA-1\" lid 9 4xHDR\n"
+    "\n"
+    "caguid=0x14\n"
+    "Ca\t1 \"H-0000000000000014\"\t\t# \"gpu-14 HCA-1\"\n"
+    "[1](14) \t\"H-0000000000000012\"[2]\t\t# lid 9 lmc 0 \"gpu-12 HCA-1\" lid 4 4xHDR\n"
     "sysimgguid=broken\n"
     "some future line\n";
 
@@ -274,16 +285,17 @@ static void test_ibnetdiscover__skipped(void **state)
     assert_int_equal(parse_text(&f, SKIPPED, NULL, &st, &err), 0);
     topo_log_set_level(old);
     assert_int_equal(st.aggregation_nodes, 1);
-    assert_int_equal(st.adapters, 1);
+    assert_int_equal(st.adapters, 2); /* gpu-12, gpu-14 */
     assert_int_equal(st.routers, 1);
     assert_int_equal(st.router_ports, 2);
-    assert_int_equal(st.adapter_links, 1);
+    assert_int_equal(st.adapter_links, 2); /* gpu-12 - gpu-14, from both ends */
     assert_int_equal(st.skipped_lines, 3); /* Chassis, broken sysimgguid, future line */
     counts c = count_links(f);
     assert_int_equal(c.host_links, 1);
     assert_int_equal(c.unnamed_links, 0);
     assert_int_equal(c.switch_links, 0);
-    assert_int_equal(topo_facts_host_count(f), 1);
+    /* gpu-14, cabled to no switch, is a host the fabric cannot place */
+    assert_int_equal(topo_facts_host_count(f), 2);
     topo_facts_free(f);
 }
 
@@ -311,6 +323,28 @@ static const bad_case BAD[] = {
     {"Ca\t1 \"S-10\"\t# \"x\"\n", "1: a node header whose id is of another kind"},
     {"Rt\t1 \"H-10\"\n", "1: a node header whose id is of another kind"},
     {"Ca\t1 \"H-10\"\t# \"gpu-1 HCA-1\n", "1: an unterminated node description"},
+    /* A dump cut while written, or inconsistent: every line above well
+     * formed, but not what ibnetdiscover prints. */
+    {SW "[1]\t\"S-11\"[1]\n", "2: a port line without the comment ibnetdiscover always"},
+    {SW "[1]\t\"S-11\"[1]\t# \"spine\"\n", "2: a port line without the comment"},
+    {SW "[1]\t\"S-11\"[1]\t# \"spine\" lid 2\n", "2: a port line without the comment"},
+    {SW "[1]\t\"S-11\"[1]\t# \"spine\" lid 2 NDR\n", "2: a port line without the comment"},
+    {SW "[17]\t\"S-11\"[1]", "2: the last line has no newline: a dump cut while written"},
+    {SW "[1]\t\"S-10\"[1]\t# \"leaf\" lid 1 4xNDR\n\n# end", "4: the last line has no newline"},
+    {SW "[1]\t\"S-11\"[2]\t# \"spine\" lid 2 4xNDR\n",
+     "2: \"S-0000000000000011\"[2] is named here but never declared"},
+    {SW "[1]\t\"H-12\"[1](12)\t# \"gpu-1 HCA-1\" lid 3 4xNDR\n",
+     "2: \"H-0000000000000012\"[1] is named here but never declared"},
+    /* S-11's stanza cut short: no line for its port 2 */
+    {SW "[1]\t\"S-11\"[2]\t# \"spine\" lid 2 4xNDR\n\n"
+        "Switch\t41 \"S-11\"\t# \"spine\" enhanced port 0 lid 2 lmc 0\n",
+     "2: port [1] of \"S-0000000000000010\" reaches \"S-0000000000000011\"[2], whose stanza does "
+     "not print that cable back"},
+    /* ... or printing another cable from that port */
+    {SW "[1]\t\"S-11\"[2]\t# \"spine\" lid 2 4xNDR\n\n"
+        "Switch\t41 \"S-11\"\t# \"spine\" enhanced port 0 lid 2 lmc 0\n"
+        "[2]\t\"S-10\"[3]\t# \"leaf\" lid 1 4xNDR\n",
+     "2: port [1] of \"S-0000000000000010\" reaches \"S-0000000000000011\"[2]"},
 };
 
 static void test_ibnetdiscover__malformed_lines(void **state)
@@ -350,8 +384,16 @@ static void test_ibnetdiscover__nul_and_limits(void **state)
     assert_int_equal(topo_ibnetdiscover_read_file(f, fixture(path, sizeof(path), "missing.txt"),
                                                   NULL, NULL, &err),
                      TOPO_ENOTFOUND);
-    /* empty input: no facts, no error */
-    assert_int_equal(topo_ibnetdiscover_parse(f, "", 0, NULL, NULL, &err), 0);
+    /* empty input, or comments alone: the file `ibnetdiscover > file` has
+     * just emptied, refused (ibnetdiscover prints at least its own node) */
+    assert_int_equal(topo_ibnetdiscover_parse(f, "", 0, NULL, NULL, &err), TOPO_EINVALID);
+    assert_string_equal(err.text, "ibnetdiscover:1: no Switch, Ca or Rt stanza (ibnetdiscover "
+                                  "prints at least the node it ran from): an empty or cut dump");
+    static const char comments[] = "#\n# Topology file\n";
+    assert_int_equal(topo_ibnetdiscover_parse(f, comments, sizeof(comments) - 1, NULL, NULL, &err),
+                     TOPO_EINVALID);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.text, "no Switch, Ca or Rt stanza"));
     assert_int_equal(topo_facts_switch_count(f) + topo_facts_host_count(f), 0);
     topo_facts_free(f);
 }
@@ -387,7 +429,7 @@ static void test_ibnetdiscover__node_name_map(void **state)
     assert_false(has_host_link(f, "lonely", NULL, sw));
     counts c = count_links(f);
     assert_int_equal(c.host_links, 6);
-    assert_int_equal(c.unnamed_links, 1); /* port 8 */
+    assert_int_equal(c.unnamed_links, 0); /* the map names both default descriptions' hosts */
     topo_facts_free(f);
     topo_ibnetdiscover_map_free(map);
 }
@@ -492,10 +534,16 @@ static void test_ibnetdiscover__streamed_file_errors(void **state)
     (void)state;
     static const char bad_then_nul[] = SW "[1]\t\"S-11\"[1]\n\nCa 1 x\n# x\0y\n";
     static const char bad_line[] = SW "\r\n[1]\t\"S-11\"[1]\r\n\r\n[2]\t\"S-12\"[1]\r\n";
+    /* the cut last line wins over an earlier bad line; an undeclared node */
+    static const char cut[] = SW "[1]\t\"S-11\"[1]\n\n[2]\t\"S-12\"[1]";
+    static const char undeclared[] = SW "[1]\t\"S-11\"[2]\t# \"spine\" lid 2 4xNDR\n";
     const struct {
         const char *text;
         size_t len;
-    } cases[] = {{bad_then_nul, sizeof(bad_then_nul) - 1}, {bad_line, sizeof(bad_line) - 1}};
+    } cases[] = {{bad_then_nul, sizeof(bad_then_nul) - 1},
+                 {bad_line, sizeof(bad_line) - 1},
+                 {cut, sizeof(cut) - 1},
+                 {undeclared, sizeof(undeclared) - 1}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char path[] = "/tmp/test_ibnetdiscover_XXXXXX";
         int fd = mkstemp(path);

@@ -271,6 +271,44 @@ static void test_ufm__switch_only_systems(void **state)
     dispose(&sw);
 }
 
+/* A systems response that lacks a switch the links name (a truncated or
+ * stale `?type=switch` answer: here without the leaf ibsw37r33u23): its
+ * links to the directors would make it a host adapter, and its hosts'
+ * cables would be lost; their ends at more ports than an adapter has give
+ * it away, and the links are refused naming it. */
+static void test_ufm__links_name_a_missing_switch(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    char *switches = systems_of_type("ufm/ufm-resources-systems.json", "switch");
+    json_error_t je;
+    json_t *all = json_loads(switches, 0, &je), *rec = NULL;
+    size_t i = 0, gone = SIZE_MAX;
+    assert_non_null(all);
+    json_array_foreach(all, i, rec)
+    {
+        if (strcmp(json_string_value(json_object_get(rec, "system_guid")), "b8599f0300c950cc") == 0)
+            gone = i;
+    }
+    assert_int_not_equal(gone, SIZE_MAX);
+    assert_int_equal(json_array_remove(all, gone), 0);
+    char *fewer = json_dumps(all, JSON_COMPACT);
+    assert_int_equal(add_text(&fx, fewer, 0, &err), 0);
+    size_t len = 0;
+    char *links = fixture_text("ufm/derived-links.json", &len);
+    assert_int_equal(topo_ufm_add_links(fx.ufm, links, len, "links.json", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "links.json"));
+    assert_non_null(strstr(err.text, ".source_guid: \"b8599f0300c950cc\" is in no system, and "
+                                     "its links end at more than 4 of its ports "
+                                     "(b8599f0300c950cc_25 here)"));
+    free(links);
+    free(fewer);
+    free(switches);
+    json_decref(all);
+    dispose(&fx);
+}
+
 /* Unknown link ends: a host's adapter only when cabled to a switch and
  * described with a host name; a default description is an unnamed
  * adapter; anything else stays unmatched, as before. */
@@ -408,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_ufm__excerpt),
         cmocka_unit_test(test_ufm__joins),
         cmocka_unit_test(test_ufm__switch_only_systems),
+        cmocka_unit_test(test_ufm__links_name_a_missing_switch),
         cmocka_unit_test(test_ufm__unknown_ends),
         cmocka_unit_test(test_ufm__errors_name_the_field),
         cmocka_unit_test(test_ufm__order_and_limits),

@@ -271,6 +271,7 @@ static void test_config__refresh(void **state)
     static const char text[] = "refresh:\n"
                                "  interval: 2m\n"
                                "  staleAfter: 1h30m\n"
+                               "  minHostsPercent: 75\n"
                                "  sources:\n"
                                "    ufm: 30s\n"
                                "    netbox: 6h\n";
@@ -284,7 +285,20 @@ static void test_config__refresh(void **state)
     assert_int_equal(s->source_refresh_ms[TOPO_SYNC_NETBOX], 6 * 3600 * 1000);
     assert_int_equal(s->source_refresh_ms[TOPO_SYNC_IBNETDISCOVER], 0);
     assert_int_equal(s->source_refresh_ms[TOPO_SYNC_GPU], 0);
+    assert_int_equal(s->min_hosts_percent, 75);
     topo_syncconfig_free(cfg);
+    /* not set: -1 (the flag's default, 90, applies); 0 holds nothing; above 100 refused */
+    assert_int_equal(topo_syncconfig_parse(&cfg, "refresh: {}\n", 12, "r.yaml", &err), 0);
+    assert_int_equal(topo_syncconfig_settings(cfg)->min_hosts_percent, -1);
+    topo_syncconfig_free(cfg);
+    static const char zero[] = "refresh:\n  minHostsPercent: 0\n";
+    assert_int_equal(topo_syncconfig_parse(&cfg, zero, sizeof zero - 1, "r.yaml", &err), 0);
+    assert_int_equal(topo_syncconfig_settings(cfg)->min_hosts_percent, 0);
+    topo_syncconfig_free(cfg);
+    static const char over[] = "refresh:\n  minHostsPercent: 101\n";
+    assert_int_equal(topo_syncconfig_parse(&cfg, over, sizeof over - 1, "r.yaml", &err),
+                     TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "refresh.minHostsPercent: 101 is out of range (0..100)"));
 }
 
 static void test_config__limits(void **state)

@@ -133,6 +133,8 @@ class FakeSource(ThreadingHTTPServer):
             return False  # then answers normally (the client has given up by then)
         elif kind == "garbage":
             h.send(req, 200, b"<html><body>502 Bad Gateway</body></html>\n", "text/html")
+        elif kind == "json":
+            h.send_json(req, 200, arg(req) if callable(arg) else arg)
         elif kind == "huge":
             h.send(req, 200, b"[" + b" " * arg + b"]")
         else:
