@@ -38,6 +38,9 @@ static int config_new(topo_syncconfig **out, topo_err *err)
     }
     cfg->settings.nvlink_hostname_fallback = 1;
     cfg->settings.min_hosts_percent = -1;
+    /* A node name has no upper case (DNS-1123), so lower-casing a source's
+     * "GPU-01" can only make it match: without, it is unmappable. */
+    cfg->settings.names.lowercase = 1;
     *out = cfg;
     return 0;
 }

@@ -489,6 +489,42 @@ def plain_hgx():
         shutil.rmtree(tmp)
 
 
+@case
+def upper_case_names():
+    """NetBox's devices named in upper case (GPU-001) are the nodes gpu-001
+    with no setting (a node name has no upper case); lowercase: false makes
+    them unmappable again, and the plan counts them."""
+    nb = fixture("sources", "netbox")
+    tmp = tempfile.mkdtemp()
+    try:
+        pages = []
+        for name in ("v4-devices-page1.json", "v4-devices-page2.json"):
+            doc = json.load(open(os.path.join(nb, name)))
+            for d in doc["results"]:
+                d["name"] = d["name"].upper() if d.get("name") else d.get("name")
+            pages.append(os.path.join(tmp, name))
+            with open(pages[-1], "w") as f:
+                json.dump(doc, f)
+        cfg = os.path.join(tmp, "sync.yaml")
+        body = ("labels:\n  levels: [datacenter, rack, hostname]\nsources:\n  netbox:\n"
+                "    hostRoles: [gpu-server]\n    files:\n      devices: [%s, %s]\n"
+                "      racks: [%s]\n      sites: [%s]\n" %
+                (pages[0], pages[1], os.path.join(nb, "v4-racks.json"),
+                 os.path.join(nb, "v4-sites.json")))
+        with open(cfg, "w") as f:
+            f.write(body)
+        plain = os.path.join(tmp, "plain.yaml")
+        with open(plain, "w") as f:
+            f.write(body.replace("sources:\n", "nodeNames:\n  lowercase: false\nsources:\n", 1))
+        got = labels("--config", cfg)
+        assert "gpu-001" in got and got["gpu-001"].get(P + "rack"), got
+        assert all(n == n.lower() for n in got), got
+        p = run("--print-plan", "--config", plain, expect=0)
+        assert "unmapped hosts: %d;" % len(got) in p.stdout, p.stdout
+    finally:
+        shutil.rmtree(tmp)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()

@@ -147,6 +147,8 @@ static void test_config__defaults(void **state)
         assert_null(s->ufm_http.url);
         assert_null(s->lldp_http.url);
         assert_true(s->nvlink_hostname_fallback);
+        assert_true(s->names.lowercase); /* a node name has no upper case */
+        assert_false(s->names.strip_domain);
         assert_false(s->plan.topograph);
         assert_int_equal(s->kueue.nflavor_labels, 0);
         assert_null(s->kueue.topology_name);
