@@ -46,7 +46,7 @@ typedef struct ctl {
     _Atomic uint64_t sources_gen; /* bumped by the refresher on new facts */
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     int only_deferred;               /* the last round wrote nothing but deferred a reassertion */
-    topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_rounds, *m_leader;
+    topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_hosts, *m_rounds, *m_leader;
     /* The node view's kept keys (make_nodes). */
     sync_owned owned;
     const char *label_keys[8];
@@ -114,6 +114,13 @@ static int register_metrics(ctl *c, topo_err *err)
         rc = topo_metrics_gauge(c->metrics, &c->m_nodes, "topo_sync_nodes",
                                 "Nodes of the last plan, by state (planned, incomplete, "
                                 "conflicts).",
+                                by_state, 1, err);
+    if (rc == 0)
+        rc = topo_metrics_gauge(c->metrics, &c->m_hosts, "topo_sync_hosts",
+                                "Host names of the last plan's sources that label no node, by "
+                                "state (unmappable: the name map refuses them; not_a_node: no "
+                                "node has the name; ambiguous: the short name matches several "
+                                "nodes).",
                                 by_state, 1, err);
     if (rc == 0)
         rc = topo_metrics_gauge(c->metrics, &c->m_missing, "topo_sync_level_missing_nodes",
@@ -355,6 +362,12 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
     topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"conflicts"}),
                      (int64_t)topo_plan_conflict_count(plan));
     set_missing(c, plan);
+    topo_metrics_set(topo_metrics_get(c->m_hosts, (const char *[]){"unmappable"}),
+                     (int64_t)topo_plan_unmapped_hosts(plan));
+    topo_metrics_set(topo_metrics_get(c->m_hosts, (const char *[]){"not_a_node"}),
+                     (int64_t)topo_plan_unknown_hosts(plan));
+    topo_metrics_set(topo_metrics_get(c->m_hosts, (const char *[]){"ambiguous"}),
+                     (int64_t)topo_plan_ambiguous_count(plan));
     *view_out = view;
     return 0;
 }

@@ -573,6 +573,15 @@ def fqdn_nodes(env):
     want = (f"host {twin}: its short name matches the nodes {twin}.a.example.com, "
             f"{twin}.b.example.com; matched to none")
     expect(any(want in m for m in msgs), f"no warning {want!r}: {p.stderr[-1500:]}")
+    # The running controller counts it for an alert.
+    port = free_port()
+    c = env.spawn("--leader-elect", "false", "--health-port", str(port))
+    try:
+        wait_for(lambda: metric(port, "topo_sync_hosts", state="ambiguous") == 1, 30,
+                 "topo_sync_hosts{state=\"ambiguous\"} 1")
+        expect(metric(port, "topo_sync_hosts", state="unmappable") == 0, "unmappable hosts")
+    finally:
+        stop(c)
 
 
 def node_verbs(env):
