@@ -94,8 +94,6 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
         const ibd_port *p = &d->ports.items[i];
         ibd_node *a = &d->nodes.items[p->node];
         ibd_node *b = &d->nodes.items[p->rnode];
-        if (!b->stanza)
-            continue;
         ibd_node *ca = a->kind == 'H' ? a : b, *sw = a->kind == 'S' ? a : b;
         if (ca->kind == 'H' && sw->kind == 'S' && ca != sw && ca->has_sysimg && sw->has_sysimg &&
             ca->sysimg == sw->sysimg)
@@ -132,62 +130,31 @@ static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_ma
     return topo_facts_add_switch(into, id, name, NULL, err);
 }
 
-/* One end of a cable as the records know it: the node when it has a
- * stanza, else what the port line's comment said. */
-typedef struct end {
-    char kind;
-    uint64_t guid;
-    const char *id;
-    const ibd_node *node; /* NULL without a stanza */
-    const char *desc;
-} end;
-
-/* A cable between a switch and an adapter. */
-static int host_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                      const end *sw, const end *ca, topo_err *err)
+/* A cable between a switch and an adapter (both declared: ibd_check). */
+static int host_cable(topo_facts *into, const ibd_node *sw, const ibd_node *ca, topo_err *err)
 {
-    const char *host = NULL, *port = NULL;
-    int rc = 0;
-    if (ca->node) {
-        if (ca->node->aggregation)
-            return 0;
-        host = ca->node->host;
-        port = ca->node->port;
-    } else {
-        if (is_aggregation_desc(ca->desc))
-            return 0;
-        int from_map = 0;
-        const char *name = given_name(map, ca->guid, ca->desc, &from_map);
-        if ((rc = adapter_names(d->pool, name, from_map, &host, &port, err)) != 0)
-            return rc;
-    }
-    if (!sw->node && (rc = add_switch(d, into, map, sw->id, sw->guid, sw->desc, err)) != 0)
-        return rc;
-    return topo_facts_add_host_link(into, host, port, sw->id, err);
+    if (ca->aggregation)
+        return 0;
+    return topo_facts_add_host_link(into, ca->host, ca->port, sw->id, err);
 }
 
-static int one_cable(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                     const ibd_port *p, topo_err *err)
+/* Every remote end has a stanza of its own (ibd_check refuses a dump
+ * where one has not), so its switch is added and its adapter named. */
+static int one_cable(ibd_dump *d, topo_facts *into, const ibd_port *p, topo_err *err)
 {
-    const ibd_node *local = &d->nodes.items[p->node];
-    const ibd_node *remote = &d->nodes.items[p->rnode];
-    end a = {local->kind, local->guid, local->id, local, local->desc};
-    end b = {remote->kind, remote->guid, remote->id, remote->stanza ? remote : NULL,
-             p->rdesc != IBD_NO_DESC ? d->desc_strs.items[p->rdesc] : NULL};
-    if (a.kind == 'R' || b.kind == 'R') {
+    const ibd_node *a = &d->nodes.items[p->node];
+    const ibd_node *b = &d->nodes.items[p->rnode];
+    if (a->kind == 'R' || b->kind == 'R') {
         d->stats.router_ports++;
         return 0;
     }
-    if (a.kind == 'H' && b.kind == 'H') {
+    if (a->kind == 'H' && b->kind == 'H') {
         d->stats.adapter_links++;
         return 0;
     }
-    if (a.kind == 'S' && b.kind == 'S') {
-        int rc = b.node ? 0 : add_switch(d, into, map, b.id, b.guid, b.desc, err);
-        return rc != 0 ? rc : topo_facts_add_switch_link(into, a.id, b.id, err);
-    }
-    return a.kind == 'S' ? host_cable(d, into, map, &a, &b, err)
-                         : host_cable(d, into, map, &b, &a, err);
+    if (a->kind == 'S' && b->kind == 'S')
+        return topo_facts_add_switch_link(into, a->id, b->id, err);
+    return a->kind == 'S' ? host_cable(into, a, b, err) : host_cable(into, b, a, err);
 }
 
 static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
@@ -199,7 +166,7 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
             rc = add_switch(d, into, map, n->id, n->guid, n->desc, err);
     }
     for (size_t i = 0; rc == 0 && i < d->ports.n; i++)
-        rc = one_cable(d, into, map, &d->ports.items[i], err);
+        rc = one_cable(d, into, &d->ports.items[i], err);
     /* Named adapters without a cable still name their host: the fabric
      * reports it as one it cannot place. */
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
