@@ -170,6 +170,9 @@ const char *topo_plan_conflict(const topo_plan *plan, size_t i);
 /* The distinct host names the name map refused, over all sources: a host
  * named by two sources at three levels counts once. */
 size_t topo_plan_unmapped_hosts(const topo_plan *plan);
+/* Why the name map refused the i-th of them, in the order they were met:
+ * "host \"GPU-01\": \"GPU-01\" is not a valid node name (...)". */
+const char *topo_plan_unmapped(const topo_plan *plan, size_t i);
 /* Hosts that name no node (not counting the ambiguous ones). */
 size_t topo_plan_unknown_hosts(const topo_plan *plan);
 /* Host names whose short name matches several nodes (or, without a node
@@ -231,7 +234,7 @@ json_t *topo_plan_annotations_json(const topo_plan *plan);
  * ufm 9990, fallback 10; rack: netbox 10000"), a line of how many nodes
  * miss each level ("missing: nvlink 463"), the tree of domains with node
  * counts, then incomplete nodes with why, then conflicts, then ambiguous
- * host names. */
+ * host names, then unmappable host names with why. */
 int topo_plan_write_text(const topo_plan *plan, topo_buf *out) TOPO_MUST_CHECK;
 
 #endif

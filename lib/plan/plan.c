@@ -81,6 +81,7 @@ struct topo_plan {
     TOPO_ARRAY(const char *) ambiguous;
     topo_strmap *node_index;
     topo_strmap *unmapped_names; /* each refused host name once (keys in the pool) */
+    TOPO_ARRAY(const char *) unmapped_why; /* the name map's reason, per refused name */
     size_t declared, unknown, incomplete_nodes;
     size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level */
     int built;
@@ -177,6 +178,7 @@ void topo_plan_free(topo_plan *plan)
     free(plan->ambiguous.items);
     topo_strmap_free(plan->node_index);
     topo_strmap_free(plan->unmapped_names);
+    free(plan->unmapped_why.items);
     topo_pool_free(plan->pool);
     free(plan);
 }
@@ -242,7 +244,9 @@ static int map_host(topo_plan *p, const char *host, char mapped[TOPO_MAX_NODE_NA
     if (topo_strmap_get(p->unmapped_names, host) >= 0)
         return 0;
     const char *copy = topo_pool_strdup(p->pool, host);
-    if (!copy || topo_strmap_put(p->unmapped_names, copy, 0) != 0)
+    const char *text = topo_pool_strdup(p->pool, why.text);
+    if (!copy || !text || topo_strmap_put(p->unmapped_names, copy, 0) != 0 ||
+        TOPO_ARRAY_PUSH(&p->unmapped_why, text) != 0)
         return topo_err_nomem(err, "plan");
     return 0;
 }
@@ -692,6 +696,11 @@ const char *topo_plan_conflict(const topo_plan *plan, size_t i)
 size_t topo_plan_unmapped_hosts(const topo_plan *plan)
 {
     return topo_strmap_size(plan->unmapped_names);
+}
+
+const char *topo_plan_unmapped(const topo_plan *plan, size_t i)
+{
+    return i < plan->unmapped_why.n ? plan->unmapped_why.items[i] : NULL;
 }
 
 size_t topo_plan_unknown_hosts(const topo_plan *plan)

@@ -119,5 +119,10 @@ int topo_plan_write_text(const topo_plan *plan, topo_buf *out)
         for (size_t i = 0; i < topo_plan_ambiguous_count(plan); i++)
             topo_buf_printf(out, "  %s\n", topo_plan_ambiguous(plan, i));
     }
+    if (topo_plan_unmapped_hosts(plan) > 0) {
+        topo_buf_printf(out, "unmappable host names (%zu):\n", topo_plan_unmapped_hosts(plan));
+        for (size_t i = 0; i < topo_plan_unmapped_hosts(plan); i++)
+            topo_buf_printf(out, "  %s\n", topo_plan_unmapped(plan, i));
+    }
     return out->error;
 }

@@ -439,6 +439,11 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
     if (topo_plan_ambiguous_count(sync->plan) > 10)
         topo_log(TOPO_LOG_WARN, "plan: %zu more ambiguous host names (--print-plan lists them)",
                  topo_plan_ambiguous_count(sync->plan) - 10);
+    for (size_t i = 0; i < topo_plan_unmapped_hosts(sync->plan) && i < 10; i++)
+        topo_log(TOPO_LOG_WARN, "plan: unmappable: %s", topo_plan_unmapped(sync->plan, i));
+    if (topo_plan_unmapped_hosts(sync->plan) > 10)
+        topo_log(TOPO_LOG_WARN, "plan: %zu more unmappable host names (--print-plan lists them)",
+                 topo_plan_unmapped_hosts(sync->plan) - 10);
     *out = sync;
     sync = NULL;
 cleanup:

@@ -521,6 +521,12 @@ def upper_case_names():
         assert all(n == n.lower() for n in got), got
         p = run("--print-plan", "--config", plain, expect=0)
         assert "unmapped hosts: %d;" % len(got) in p.stdout, p.stdout
+        # Each named with why, in the plan and (the first ten) in the log.
+        why = ('host "GPU-001": "GPU-001" is not a valid node name (lower-case alphanumerics, '
+               "'-' and '.', at most 253 bytes)")
+        assert "\nunmappable host names (%d):\n" % len(got) in p.stdout, p.stdout
+        assert "\n  " + why + "\n" in p.stdout, p.stdout
+        assert "unmappable: " + why.replace('"', '\\"') in p.stderr, p.stderr
     finally:
         shutil.rmtree(tmp)
 
