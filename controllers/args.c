@@ -28,8 +28,9 @@ static const char intro[] =
     "source and prints the plan. Sources come from files, or NetBox, UFM and an LLDP "
     "collector over HTTP (their secrets from files only, re-read when they rotate). Flags "
     "override the --config file. Exit status: 0 converged (offline: every node's plan "
-    "complete), 1 some write failed or a source never answered (offline: some node "
-    "incomplete), 2 bad input (offline: also a source that could not be read or fetched).";
+    "complete), 1 some write failed, a source never answered or a level is missing on most "
+    "nodes (offline: some node incomplete), 2 bad input (offline: also a source that could "
+    "not be read or fetched).";
 
 static const topo_opt table[] = {
     {"--config", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,

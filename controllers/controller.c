@@ -434,6 +434,10 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         failed = r.failed > 0 || r.stopped;
         c->only_deferred = r.deferred > 0 && r.patched == 0 && r.failed == 0;
     }
+    /* --once is a check too: a round that labels nothing because a level
+     * is missing everywhere is not "converged" (the log says which). */
+    if (c->o->once && topo_sync_held_levels(plan) > 0)
+        failed = 1;
     if (c->o->once && (c->o->print_labels || c->o->print_annotations || c->o->print_plan) &&
         sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
         failed = 1;

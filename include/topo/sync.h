@@ -64,6 +64,11 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *settings,
                   topo_err *err) TOPO_MUST_CHECK;
 void topo_sync_free(topo_sync *sync);
 
+/* How many levels of the plan's topology more than half its nodes miss
+ * (each holds them all back; the plan's notes and the log say why and what
+ * fixes it): topo-sync --once exits 1 when there is one. */
+size_t topo_sync_held_levels(const topo_plan *plan);
+
 /* The built plan, borrowed from sync. */
 const topo_plan *topo_sync_plan(const topo_sync *sync);
 

@@ -78,6 +78,22 @@ static int note(topo_plan *plan, topo_log_level lvl, topo_buf *b, topo_err *err)
     return rc;
 }
 
+/* 1 when more than half the planned nodes miss level. */
+static int most_miss(const topo_plan *plan, topo_level level)
+{
+    size_t nodes = topo_plan_node_count(plan);
+    return nodes > 0 && 2 * topo_plan_level_missing(plan, level) > nodes;
+}
+
+size_t topo_sync_held_levels(const topo_plan *plan)
+{
+    topo_level levels[TOPO_LEVEL_COUNT];
+    size_t n = topo_plan_levels(plan, levels), held = 0;
+    for (size_t l = 0; l < n; l++)
+        held += (size_t)most_miss(plan, levels[l]);
+    return held;
+}
+
 /* A level more than half the nodes miss holds them all back: say which,
  * why and what fixes it. */
 static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *err)
@@ -86,7 +102,7 @@ static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *
     int held[TOPO_LEVEL_COUNT] = {0};
     size_t n = topo_plan_levels(plan, levels), nodes = topo_plan_node_count(plan);
     for (size_t l = 0; l < n; l++)
-        held[l] = nodes > 0 && 2 * topo_plan_level_missing(plan, levels[l]) > nodes;
+        held[l] = most_miss(plan, levels[l]);
     for (size_t l = 0; l < n; l++) {
         if (!held[l])
             continue;

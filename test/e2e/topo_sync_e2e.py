@@ -1028,6 +1028,10 @@ def plain_hgx(env):
                log_of(p)[-2000:])
     finally:
         stop(p)
+    # --once says it with its exit status too: 1, not "converged".
+    held = env.once("--config", cfg, expect_rc=1)
+    expect(want in held.stderr, held.stderr[-2000:])
+    expect(env.patches() == 0, f"{env.patches()} PATCHes with every node held")
     env.once()
     env.expect_converged()
     for name, labels in env.labels().items():
