@@ -19,13 +19,19 @@ static int fabric_configured(const topo_sync_settings *s)
 }
 
 /* Why no source gives level to these nodes, and the setting that would. */
-static void why_missing(topo_buf *b, topo_level level, const topo_sync_settings *s)
+static void why_missing(topo_buf *b, const topo_plan *plan, topo_level level,
+                        const topo_sync_settings *s)
 {
     int netbox = topo_sync_source_configured(s, TOPO_SYNC_NETBOX);
     switch (level) {
     case TOPO_LEVEL_SPINE:
     case TOPO_LEVEL_LEAF:
-        if (fabric_configured(s))
+        if (level == TOPO_LEVEL_SPINE && fabric_configured(s) &&
+            topo_plan_level_missing(plan, TOPO_LEVEL_LEAF) < topo_plan_level_missing(plan, level))
+            topo_buf_puts(b, "the fabric gives them a leaf but no spine group above it: a "
+                             "fabric of one tier, or a source that lacks the switch-to-switch "
+                             "links (a read cut short, a plane filter that drops the spines)");
+        else if (fabric_configured(s))
             topo_buf_puts(b, "the fabric places none of them: check that the fabric's host names "
                              "map to node names (nodeNames) and the plane filter "
                              "(fabric.excludeSwitch, fabric.includePort)");
@@ -110,7 +116,7 @@ static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *
         topo_buf_printf(&b, "%s: %zu of %zu nodes have no value, so they get no labels: ",
                         topo_level_name(levels[l]), topo_plan_level_missing(plan, levels[l]),
                         nodes);
-        why_missing(&b, levels[l], s);
+        why_missing(&b, plan, levels[l], s);
         topo_buf_puts(&b, "; or leave it out of the topology: --levels ");
         levels_without(&b, levels, n, held);
         topo_buf_puts(&b, " (labels.levels)");

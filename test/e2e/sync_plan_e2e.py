@@ -485,6 +485,20 @@ def plain_hgx():
         assert "note: " + hint + "\n" in p.stdout, p.stdout
         assert "\nmissing: rack 469\n" in p.stdout, p.stdout
         assert hint in p.stderr, p.stderr
+        # The switch-to-switch cables gone (both ends): leaves, no spine
+        # group above them, and the note says so rather than "no fabric".
+        flat = os.path.join(tmp, "flat.txt")
+        with open(dump) as src, open(flat, "w") as out:
+            kind = None
+            for line in src:
+                if line[:2] in ("Sw", "Ca", "Rt"):
+                    kind = line.split()[0]
+                if not (kind == "Switch" and line.startswith("[") and '\t"S-' in line):
+                    out.write(line)
+        p = run("--print-plan", "--ibnetdiscover", flat, "--nodes-file", nodes, expect=1)
+        assert ("note: spine: 469 of 469 nodes have no value, so they get no labels: the fabric "
+                "gives them a leaf but no spine group above it") in p.stdout, p.stdout
+        assert "--levels leaf,nvlink,hostname (labels.levels)" in p.stdout, p.stdout
     finally:
         shutil.rmtree(tmp)
 
