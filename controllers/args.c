@@ -121,8 +121,8 @@ static const topo_opt table[] = {
      "g=meta.k8s.io;v=v1'): the node set and their GPU labels",
      O(nodes_file), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, "what the sources can give",
-     "the topology's levels, coarsest first, from datacenter, spine, leaf, rack, nvlink, "
-     "hostname",
+     "the topology's levels, coarsest first: any of datacenter, spine, leaf, rack, nvlink, "
+     "hostname, in that order",
      O(levels), "Plan:"},
     {"--prefix", NULL, TOPO_OPT_STRING, "PREFIX", 0, 0, NULL, "topology.topo.io/",
      "the owned label keys' prefix: a DNS subdomain and one '/', in no namespace another "

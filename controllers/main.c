@@ -89,6 +89,12 @@ static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
             break;
         p = end;
     }
+    size_t bad;
+    char why[160];
+    if (topo_level_order_check(&bad, ov->levels, n, why, sizeof why) != 0) {
+        fprintf(stderr, "topo-sync: --levels: %s\n", why);
+        return -1;
+    }
     s->plan.levels = ov->levels;
     s->plan.nlevels = n;
     return 0;

@@ -62,8 +62,9 @@ typedef struct topo_codec_each {
 int topo_codec_json_each(int *found, const char *text, size_t len, const char *source,
                          const topo_codec_each *how, topo_err *err) TOPO_MUST_CHECK;
 
-/* Parses the first YAML document into a jansson tree. Plain (unquoted)
- * scalars resolve by the YAML 1.2 core schema (null, bool, int, float);
+/* Parses the first YAML document into a jansson tree (the rest of a
+ * multi-document stream, such as Kubernetes manifests, is not read). Plain
+ * (unquoted) scalars resolve by the YAML 1.2 core schema (null, bool, int, float);
  * quoted and block scalars stay strings; the tags !!str !!int !!float !!bool
  * !!null and ! are honoured. Aliases, complex keys and duplicate keys are
  * rejected; nesting is limited to TOPO_MAX_DOCUMENT_DEPTH. An empty stream is
@@ -76,9 +77,13 @@ int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char
  * validate the tree afterwards and want "source:line:column" in messages. */
 typedef struct topo_codec_marks topo_codec_marks;
 
-/* topo_codec_yaml_parse, also recording where each value of the tree starts
- * (strings, numbers, mappings and sequences: true/false/null are jansson
- * singletons and have no position). *marks_out is owned by the caller
+/* topo_codec_yaml_parse for configuration files, also recording where each
+ * value of the tree starts (strings, numbers, mappings and sequences:
+ * true/false/null are jansson singletons and have no position). The stream
+ * must hold one document: a second one (after `---`) is TOPO_EINVALID at its
+ * marker ("a second YAML document: one configuration document expected"),
+ * since its fields would otherwise never be read; a leading `---` and a
+ * trailing `...` are fine. *marks_out is owned by the caller
  * (topo_codec_marks_free) and refers to the tree's values by address: keep
  * the tree alive while using it. */
 int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, const char *text,

@@ -37,6 +37,15 @@ typedef enum topo_level {
 const char *topo_level_name(topo_level level);
 /* The level of a name as topo_level_name spells it: 0, or TOPO_ENOTFOUND. */
 int topo_level_parse(topo_level *out, const char *name);
+/* Checks a topology's levels (each known) go coarsest first, as
+ * TOPO_LEVEL_MAP lists them, each once, so hostname can only be last: the
+ * plan nests its domains in that order whatever the list says, while a
+ * Kueue Topology lists the levels as given, and the two would disagree. 0,
+ * or TOPO_EINVALID with *bad the index of the first level out of place and
+ * why "rack before datacenter: levels go coarsest first (datacenter, spine,
+ * leaf, rack, nvlink, hostname)" or "rack repeated". */
+int topo_level_order_check(size_t *bad, const topo_level *levels, size_t n, char *why,
+                           size_t why_size) TOPO_MUST_CHECK;
 
 typedef struct topo_facts topo_facts;
 

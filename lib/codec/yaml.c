@@ -51,6 +51,8 @@ typedef struct builder {
     size_t depth;
     topo_err *err;
     topo_codec_marks *marks; /* NULL: positions not recorded */
+    int one_document;        /* a second document is an error, not ignored */
+    int first_done;          /* the first document has ended */
 } builder;
 
 static int fail_at(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
@@ -385,8 +387,8 @@ static int parser_error(builder *b, const yaml_parser_t *p, const char *text, si
     return fail_at(b, TOPO_EINVALID, mark, "%s", msg);
 }
 
-static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, size_t len,
-                      const char *source, topo_err *err)
+static int parse_yaml(json_t **out, topo_codec_marks *marks, int one_document, const char *text,
+                      size_t len, const char *source, topo_err *err)
 {
     yaml_parser_t parser;
     yaml_event_t ev;
@@ -399,6 +401,7 @@ static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, s
     b.src = source != NULL ? source : "<input>";
     b.err = err;
     b.marks = marks;
+    b.one_document = one_document;
 
     if (!yaml_parser_initialize(&parser)) {
         error = topo_err_nomem(err, b.src);
@@ -414,9 +417,21 @@ static int parse_yaml(json_t **out, topo_codec_marks *marks, const char *text, s
         }
         have_event = 1;
         switch (ev.type) {
+        case YAML_DOCUMENT_START_EVENT:
+            /* A configuration read in two documents would silently lose
+             * the second's fields: refuse it where it starts. */
+            if (b.first_done)
+                error = fail_at(&b, TOPO_EINVALID, ev.start_mark, "%s",
+                                "a second YAML document: one configuration document expected");
+            break;
         case YAML_DOCUMENT_END_EVENT:
+            /* Only the first document; a configuration reader reads on to
+             * the stream's end to be sure there is no other. */
+            b.first_done = 1;
+            done = !b.one_document;
+            break;
         case YAML_STREAM_END_EVENT:
-            done = 1; /* only the first document */
+            done = 1;
             break;
         case YAML_ALIAS_EVENT:
             error = fail_at(&b, TOPO_EINVALID, ev.start_mark, "%s",
@@ -464,7 +479,7 @@ cleanup:
 int topo_codec_yaml_parse(json_t **out, const char *text, size_t len, const char *source,
                           topo_err *err)
 {
-    return parse_yaml(out, NULL, text, len, source, err);
+    return parse_yaml(out, NULL, 0, text, len, source, err);
 }
 
 int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, const char *text,
@@ -478,7 +493,7 @@ int topo_codec_yaml_parse_marks(json_t **out, topo_codec_marks **marks_out, cons
     m = calloc(1, sizeof(*m));
     if (m == NULL)
         return topo_err_nomem(err, source != NULL ? source : "<input>");
-    if ((error = parse_yaml(out, m, text, len, source, err)) < 0) {
+    if ((error = parse_yaml(out, m, 1, text, len, source, err)) < 0) {
         topo_codec_marks_free(m);
         return error;
     }

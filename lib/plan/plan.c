@@ -115,12 +115,14 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
         for (size_t i = 0; i < o->nlevels; i++) {
             if (!topo_level_name(o->levels[i]))
                 return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: unknown level", i);
-            for (size_t j = 0; j < i; j++)
-                if (o->levels[j] == o->levels[i])
-                    return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: %s repeated", i,
-                                        topo_level_name(o->levels[i]));
             p->levels[i] = o->levels[i];
         }
+        /* Checked where the levels are read too; here so that no caller
+         * can plan a tree other than the one its Kueue Topology lists. */
+        size_t at;
+        char why[160];
+        if (topo_level_order_check(&at, o->levels, o->nlevels, why, sizeof why) != 0)
+            return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: %s", at, why);
         p->nlevels = o->nlevels;
     } else {
         for (int l = 0; l < TOPO_LEVEL_COUNT; l++)

@@ -7,6 +7,7 @@
  * once the facts are complete (topo_facts_shrink). */
 #include "topo/facts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,29 @@ int topo_level_parse(topo_level *out, const char *name)
         }
     }
     return TOPO_ENOTFOUND;
+}
+
+int topo_level_order_check(size_t *bad, const topo_level *levels, size_t n, char *why,
+                           size_t why_size)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (levels[i] > levels[i - 1])
+            continue;
+        *bad = i;
+        if (levels[i] == levels[i - 1]) {
+            snprintf(why, why_size, "%s repeated", topo_level_name(levels[i]));
+        } else {
+            char order[128];
+            size_t used = 0;
+            for (int l = 0; l < TOPO_LEVEL_COUNT && used < sizeof order; l++)
+                used += (size_t)snprintf(order + used, sizeof order - used, "%s%s",
+                                         l ? ", " : "", level_names[l]);
+            snprintf(why, why_size, "%s before %s: levels go coarsest first (%s)",
+                     topo_level_name(levels[i - 1]), topo_level_name(levels[i]), order);
+        }
+        return TOPO_EINVALID;
+    }
+    return 0;
 }
 
 int topo_facts_create(topo_facts **out, const char *source, topo_err *err)

@@ -124,11 +124,11 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
                                  "%s: expected one of datacenter, spine, leaf, rack, nvlink, "
                                  "hostname, each once",
                                  PI(p, "labels.levels", i));
-        for (size_t j = 0; j < i; j++)
-            if (cfg->levels[j] == l)
-                return topo_cfg_fail(c, v, levels, "%s: %s repeated", PI(p, "labels.levels", i),
-                                     json_string_value(v));
         cfg->levels[i] = l;
+        size_t bad;
+        if (topo_level_order_check(&bad, cfg->levels, i + 1, why, sizeof why) != 0)
+            return topo_cfg_fail(c, json_array_get(levels, bad), levels, "%s: %s",
+                                 PI(p, "labels.levels", bad), why);
         o->levels = cfg->levels;
         o->nlevels = i + 1;
     }

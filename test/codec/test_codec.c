@@ -132,6 +132,66 @@ static void test_codec__errors(void **state)
     }
 }
 
+/* A configuration's second document would never be read: the readers'
+ * parse (topo_codec_yaml_parse_marks) refuses it at its marker; markers
+ * around the one document are fine; the plain parse still reads a
+ * manifest stream's first document. */
+static void test_codec__config_one_document(void **state)
+{
+    static const struct {
+        const char *input;
+        const char *expected; /* NULL: refused at line:column */
+        int line, column;
+    } cases[] = {
+        {"a: 1\n", "{\"a\":1}", 0, 0},
+        {"---\na: 1\n", "{\"a\":1}", 0, 0},
+        {"--- # leading marker\na: 1\n...\n", "{\"a\":1}", 0, 0},
+        {"a: 1\n...\n# the end\n", "{\"a\":1}", 0, 0},
+        {"---\n", "null", 0, 0},
+        {"", "null", 0, 0},
+        {"a: 1\n---\nlabels: {prefix: kubernetes.io/}\n", NULL, 2, 1},
+        {"---\na: 1\n---\nbogus: 1\n", NULL, 3, 1},
+        {"a: 1\n...\n---\nbogus: 1\n", NULL, 3, 1},
+        {"a: 1\n--- {bogus: 1}\n", NULL, 2, 1},
+        {"a: 1\n---\n", NULL, 2, 1},
+        {"{\"a\": 1}\n---\n{}\n", NULL, 2, 1},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *v = NULL;
+        topo_codec_marks *m = NULL;
+        topo_err err = TOPO_ERR_INIT;
+        int rc = topo_codec_yaml_parse_marks(&v, &m, cases[i].input, strlen(cases[i].input),
+                                             "c.yaml", &err);
+        if (cases[i].expected == NULL) {
+            char want[64];
+            snprintf(want, sizeof want, "c.yaml:%d:%d: a second YAML document", cases[i].line,
+                     cases[i].column);
+            if (rc != TOPO_EINVALID || strstr(err.text, want) == NULL ||
+                strstr(err.text, "one configuration document expected") == NULL)
+                fail_msg("case %zu: rc %d (%s), want %s", i, rc, err.text, want);
+            assert_null(v);
+            assert_null(m);
+            continue;
+        }
+        if (rc != 0)
+            fail_msg("case %zu: %s", i, err.text);
+        char *s = dump(v);
+        if (strcmp(s, cases[i].expected) != 0)
+            fail_msg("case %zu: got %s, want %s", i, s, cases[i].expected);
+        free(s);
+        json_decref(v);
+        topo_codec_marks_free(m);
+    }
+    /* Not configuration: a stream of manifests gives its first document. */
+    json_t *v = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_codec_yaml_parse(&v, "a: 1\n---\nb: 2\n", 14, "m.yaml", &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(v, "a")), 1);
+    assert_null(json_object_get(v, "b"));
+    json_decref(v);
+}
+
 static void test_codec__yaml_depth_limit(void **state)
 {
     (void)state;
@@ -313,6 +373,7 @@ int main(void)
     const struct CMUnitTest parse[] = {
         cmocka_unit_test(test_codec__yaml_values),
         cmocka_unit_test(test_codec__errors),
+        cmocka_unit_test(test_codec__config_one_document),
         cmocka_unit_test(test_codec__yaml_depth_limit),
         cmocka_unit_test(test_codec__null_err_accepted),
         cmocka_unit_test(test_codec__yaml_dump_round_trip),

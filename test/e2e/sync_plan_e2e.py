@@ -211,6 +211,45 @@ def config_error():
 
 
 @case
+def levels_order():
+    """Levels go coarsest first (issue 26): out of order, --print-plan would
+    nest datacenter > rack while the Kueue Topology lists rack first; and a
+    config's second YAML document would never be read. Both are exit 2."""
+    dump = fixture("sources", "ibnetdiscover", "topograph-example.out")
+    order = ("levels go coarsest first (datacenter, spine, leaf, rack, nvlink, "
+             "hostname)")
+    for levels, why in (("rack,datacenter,hostname", "rack before datacenter"),
+                        ("spine,hostname,leaf", "hostname before leaf"),
+                        ("leaf,leaf", "leaf repeated")):
+        p = run("--print-plan", "--levels", levels, "--ibnetdiscover", dump, expect=2)
+        want = "topo-sync: --levels: " + why
+        assert want in p.stderr, p.stderr
+        if "before" in why:
+            assert order in p.stderr, p.stderr
+    files = []
+    try:
+        for body in ("labels:\n  levels: [rack, datacenter, hostname]\n",
+                     "labels:\n  levels: [spine, leaf, hostname]\n"
+                     "---\nlabels: {prefix: kubernetes.io/}\n",
+                     "--- # one document, both markers\n"
+                     "labels:\n  levels: [spine, leaf, hostname]\n...\n"):
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+                f.write(body)
+            files.append(f.name)
+        p = run("--config", files[0], "--ibnetdiscover", dump, expect=2)
+        assert "%s:2:18: labels.levels[1]: rack before datacenter: %s" % (files[0], order) \
+            in p.stderr, p.stderr
+        p = run("--config", files[1], "--ibnetdiscover", dump, expect=2)
+        assert ("%s:3:1: a second YAML document: one configuration document expected"
+                % files[1]) in p.stderr, p.stderr
+        got = labels("--config", files[2], "--ibnetdiscover", dump)
+        assert got and all(set(v) == {P + "spine", P + "leaf"} for v in got.values()), got
+    finally:
+        for name in files:
+            os.unlink(name)
+
+
+@case
 def exports():
     dump = fixture("sources", "ibnetdiscover", "topograph-example.out")
     hosts = sorted(h.lower() for h in ib_leaf_sets(dump))

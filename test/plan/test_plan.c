@@ -294,6 +294,20 @@ static void test_plan__bad_options_named(void **state)
     topo_plan_opts rep = {.levels = twice, .nlevels = 2};
     assert_int_equal(topo_plan_create(&p, &rep, &err), TOPO_EINVALID);
     assert_string_equal(err.text, "levels[1]: rack repeated");
+    /* Out of order: the plan would nest datacenter > rack while a Kueue
+     * Topology lists rack first; hostname only last. */
+    topo_level upside[] = {TOPO_LEVEL_RACK, TOPO_LEVEL_DATACENTER, TOPO_LEVEL_HOSTNAME};
+    topo_plan_opts ord = {.levels = upside, .nlevels = 3};
+    assert_int_equal(topo_plan_create(&p, &ord, &err), TOPO_EINVALID);
+    assert_null(p);
+    assert_string_equal(err.text, "levels[1]: rack before datacenter: levels go coarsest first "
+                                  "(datacenter, spine, leaf, rack, nvlink, hostname)");
+    topo_level host_first[] = {TOPO_LEVEL_SPINE, TOPO_LEVEL_HOSTNAME, TOPO_LEVEL_LEAF};
+    ord = (topo_plan_opts){.levels = host_first, .nlevels = 3};
+    assert_int_equal(topo_plan_create(&p, &ord, &err), TOPO_EINVALID);
+    assert_null(p);
+    static const char host_why[] = "levels[2]: hostname before leaf: levels go coarsest first";
+    assert_memory_equal(err.text, host_why, sizeof host_why - 1);
     topo_plan_opts fb = {.fallback = "-x"};
     assert_int_equal(topo_plan_create(&p, &fb, &err), TOPO_EINVALID);
     assert_null(p);

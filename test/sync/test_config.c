@@ -193,6 +193,11 @@ static const struct {
     {"bad-prefix.yaml", ":2:11: ", "labels.prefix: \"node-role.kubernetes.io\": must end in '/'"},
     {"bad-bool.yaml", ":4:29: ", "sources.nodes.nvlinkHostnameFallback"},
     {"bad-syntax.yaml", ":3:1: ", ""},
+    {"bad-second-document.yaml", ":3:1: ",
+     "a second YAML document: one configuration document expected"},
+    {"bad-level-order.yaml", ":2:18: ",
+     "labels.levels[1]: rack before datacenter: levels go coarsest first (datacenter, spine, "
+     "leaf, rack, nvlink, hostname)"},
     {"bad-netbox-url-and-files.yaml", ":5:10: ", "sources.netbox: url and files exclude"},
     {"bad-ufm-no-credentials.yaml", ":3:10: ", "sources.ufm: credentials required"},
     {"bad-netbox-timeout.yaml", ":4:14: ", "sources.netbox.timeout: expected a duration"},

@@ -122,10 +122,33 @@ seccompProfile:
 {{- end }}
 
 {{/*
+topology.levels go coarsest first, as topo-sync refuses them otherwise
+(--levels, exit 2): out of order, its plan nests them in this order while
+a Kueue Topology lists them as given. Fails the render instead of a pod
+that never starts. Unknown and repeated levels are the schema's.
+*/}}
+{{- define "topo.topology.levelsInOrder" -}}
+{{- $order := list "datacenter" "spine" "leaf" "rack" "nvlink" "hostname" }}
+{{- $prev := -1 }}
+{{- $prevName := "" }}
+{{- range .Values.topology.levels }}
+{{- $level := . }}
+{{- $at := -1 }}
+{{- range $i, $o := $order }}{{ if eq $o $level }}{{ $at = $i }}{{ end }}{{ end }}
+{{- if and (ge $at 0) (le $at $prev) }}
+{{- fail (printf "topology.levels: %s before %s: levels go coarsest first (datacenter, spine, leaf, rack, nvlink, hostname)" $prevName $level) }}
+{{- end }}
+{{- $prev = $at }}
+{{- $prevName = $level }}
+{{- end }}
+{{- end }}
+
+{{/*
 The webhook's configuration file: webhook.config, with one topology named
 "default" over topology.levels when it names none.
 */}}
 {{- define "topo.webhook.config" -}}
+{{- include "topo.topology.levelsInOrder" . }}
 {{- $cfg := deepCopy .Values.webhook.config }}
 {{- if not $cfg.topologies }}
 {{- $levels := list }}
@@ -202,6 +225,7 @@ labels.levels from topology unless given, and sources.netbox, .ufm and
 tokenFile and passwordFile).
 */}}
 {{- define "topo.sync.config" -}}
+{{- include "topo.topology.levelsInOrder" . }}
 {{- $cfg := deepCopy .Values.sync.config }}
 {{- $labels := default dict $cfg.labels }}
 {{- if not (hasKey $labels "prefix") }}
