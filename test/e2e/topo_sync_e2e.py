@@ -30,7 +30,9 @@ before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled;
 the dump replaced by one cut while written (at 10 %, just after a
 switch-to-switch port's remote end) is a failed read, logged and counted, and
 changes no label; a dump with far fewer hosts is held on its first read (also
-against the facts stored in --db) and accepted on the second.
+against the facts stored in --db) and accepted on the second; --export-configmap
+naming another owner's ConfigMap (no managed-by marker) leaves it as it was, and
+in an owned one an operator's key stays and a 409 is retried.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
