@@ -159,7 +159,9 @@ static const topo_opt table[] = {
      "write Volcano's HyperNodes (YAML)", O(export_volcano), NULL},
     {"--export-configmap", NULL, TOPO_OPT_STRING, "NS/NAME", 0, 0, NULL, NULL,
      "the controller: keep Slurm's topology.conf (tree and block), Volcano's HyperNodes and "
-     "Kueue's objects in this ConfigMap",
+     "Kueue's objects in this ConfigMap, created with the label "
+     "app.kubernetes.io/managed-by=topo-sync; one without it is never written, and only "
+     "topo's keys of one with it are",
      O(export_configmap), NULL},
     {"--log-format", NULL, TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "json",
      "json: one JSON object per line; text: logfmt (on stderr)", O(log_format), "Other:"},

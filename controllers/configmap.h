@@ -4,8 +4,15 @@
  * HyperNodes (`volcano-hypernodes.yaml`) and Kueue's objects (`kueue.yaml`).
  * An export the plan cannot give (the tree form without a leaf level, the
  * block form without NVLink domains, Kueue without flavor labels or a
- * datacenter level) is left out of the data. Created when absent, updated
- * when the data differ (its other metadata kept), never deleted. */
+ * datacenter level) is left out of the data.
+ *
+ * Ownership (owned.h): created with the label app.kubernetes.io/managed-by:
+ * topo-sync; an existing ConfigMap without it belongs to someone else and is
+ * never written (refused, with the way out in the error). In an owned one
+ * only topo's four keys are set or removed (a key whose export the plan no
+ * longer gives goes), every other key and all metadata kept: read, changed,
+ * written back under the read resourceVersion, read again after a 409.
+ * Never deleted. */
 #ifndef TOPO_SYNC_CONFIGMAP_H
 #define TOPO_SYNC_CONFIGMAP_H
 
@@ -20,11 +27,17 @@
 typedef enum sync_configmap_outcome {
     SYNC_CONFIGMAP_UNCHANGED,
     SYNC_CONFIGMAP_CREATED,
-    SYNC_CONFIGMAP_UPDATED
+    SYNC_CONFIGMAP_UPDATED,
+    SYNC_CONFIGMAP_NOT_OWNED, /* refused: it exists without the marker */
+    SYNC_CONFIGMAP_FAILED     /* any other error */
 } sync_configmap_outcome;
 
-/* ref: "namespace/name". dry_run: logs what it would do. 0, TOPO_EINVALID
- * (a bad ref, data over SYNC_CONFIGMAP_MAX_DATA), or the API's error. */
+/* ref: "namespace/name". dry_run: logs what it would do (and refuses a
+ * ConfigMap it does not own all the same). 0; TOPO_EFORBIDDEN (outcome
+ * SYNC_CONFIGMAP_NOT_OWNED) for another owner's ConfigMap; TOPO_EINVALID (a
+ * bad ref, data over SYNC_CONFIGMAP_MAX_DATA, a reply without
+ * resourceVersion or with a data that is no object); TOPO_ECONFLICT after
+ * CONFIGMAP_ATTEMPTS reads met other writers; or the API's error. */
 int sync_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
                          const topo_export_kueue_opts *kueue, int dry_run,
                          sync_configmap_outcome *outcome, topo_err *err);

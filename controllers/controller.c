@@ -47,6 +47,7 @@ typedef struct ctl {
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
     int only_deferred;               /* the last round wrote nothing but deferred a reassertion */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_hosts, *m_rounds, *m_leader;
+    topo_metrics_family *m_configmap; /* the export ConfigMap's outcomes */
     /* The node view's kept keys (make_nodes). */
     sync_owned owned;
     const char *label_keys[8];
@@ -107,7 +108,8 @@ static void source_changed(void *payload)
 
 static int register_metrics(ctl *c, topo_err *err)
 {
-    static const char *const by_state[] = {"state"}, *const by_level[] = {"level"};
+    static const char *const by_state[] = {"state"}, *const by_level[] = {"level"},
+                             *const by_outcome[] = {"outcome"};
     int rc = topo_metrics_gauge(c->metrics, &c->m_plan_ms, "topo_sync_plan_milliseconds",
                                 "How long the last plan took to compute.", NULL, 0, err);
     if (rc == 0)
@@ -131,6 +133,12 @@ static int register_metrics(ctl *c, topo_err *err)
     if (rc == 0)
         rc = topo_metrics_counter(c->metrics, &c->m_rounds, "topo_sync_rounds_total",
                                   "Reconcile rounds run.", NULL, 0, err);
+    if (rc == 0)
+        rc = topo_metrics_counter(c->metrics, &c->m_configmap, "topo_sync_configmap_exports_total",
+                                  "Exports to the --export-configmap ConfigMap, by outcome "
+                                  "(created, updated, unchanged; not_owned: it exists without "
+                                  "topo-sync's marker and is left alone; failed).",
+                                  by_outcome, 1, err);
     if (rc == 0)
         rc = topo_metrics_gauge(c->metrics, &c->m_leader, "topo_sync_leader",
                                 "1 while this replica holds the Lease (and may write).", NULL, 0,
@@ -446,11 +454,15 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
     if ((may_write || c->o->dry_run) && c->o->export_configmap) {
         sync_configmap_outcome co;
         topo_err e = TOPO_ERR_INIT;
+        static const char *const outcomes[] = {"unchanged", "created", "updated", "not_owned",
+                                               "failed"};
         if (sync_configmap_apply(c->k_write, c->o->export_configmap, plan, &c->o->settings->kueue,
                                  c->o->dry_run, &co, &e) != 0) {
-            topo_log(TOPO_LOG_WARN, "%s", e.text);
+            topo_log(co == SYNC_CONFIGMAP_NOT_OWNED ? TOPO_LOG_ERROR : TOPO_LOG_WARN, "%s",
+                     e.text);
             failed = 1;
         }
+        topo_metrics_add(topo_metrics_get(c->m_configmap, &outcomes[co]), 1);
     }
     if (sync_exports_write(plan,
                            &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "owned.h"
 #include "topo/log.h"
 
 /* The fields topo-sync owns in each kind's spec. */
@@ -78,8 +79,8 @@ static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *
     json_t *cur = NULL;
     int rc = topo_k8s_get(&cur, k, &r, NULL, name, err);
     if (rc == TOPO_ENOTFOUND) {
-        json_object_set_new(json_object_get(want, "metadata"), "labels",
-                            json_pack("{s:s}", "app.kubernetes.io/managed-by", "topo-sync"));
+        if (sync_owned_mark(want) != 0)
+            return topo_err_nomem(err, "kueue");
         topo_log(TOPO_LOG_INFO, "kueue: %s %s %s", dry_run ? "would create" : "creating", kind,
                  name);
         rc = dry_run ? 0 : topo_k8s_create_object(NULL, k, &r, NULL, want, err);

@@ -30,7 +30,9 @@ before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled;
 the dump replaced by one cut while written (at 10 %, just after a
 switch-to-switch port's remote end) is a failed read, logged and counted, and
 changes no label; a dump with far fewer hosts is held on its first read (also
-against the facts stored in --db) and accepted on the second.
+against the facts stored in --db) and accepted on the second; --export-configmap
+naming another owner's ConfigMap (no managed-by marker) leaves it as it was, and
+in an owned one an operator's key stays and a 409 is retried.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -472,6 +474,68 @@ def configmap_exports(env):
            f"configmap after a second round: {cm['metadata']}")
     after = env.admin("stats")["verbs"].get("configmaps", {}).get("PUT", 0)
     expect(after == before, f"{after - before} PUTs of an unchanged ConfigMap")
+    expect(cm["metadata"]["labels"].get("app.kubernetes.io/managed-by") == "topo-sync",
+           f"the created ConfigMap's labels {cm['metadata'].get('labels')}")
+
+
+def configmap_writes(env):
+    """The fake API server's writes to configmaps so far."""
+    verbs = env.admin("stats")["verbs"].get("configmaps", {})
+    return sum(verbs.get(v, 0) for v in ("PUT", "PATCH", "POST", "DELETE"))
+
+
+@case
+def configmap_foreign(env):
+    """--export-configmap naming another owner's ConfigMap (kube-system/coredns,
+    no managed-by marker): never written, byte for byte as it was; the round's
+    labels still written, the refusal logged with the name and the fix, exit 1."""
+    env.create("/api/v1/namespaces/kube-system/configmaps",
+               {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "coredns", "namespace": "kube-system",
+                             "labels": {"k8s-app": "kube-dns"}},
+                "data": {"Corefile": ".:53 {\n    errors\n    forward . /etc/resolv.conf\n}\n"}})
+    path = "/api/v1/namespaces/kube-system/configmaps/coredns"
+    before = env.request("GET", path)
+    writes = configmap_writes(env)
+    p = env.once("--export-configmap", "kube-system/coredns", expect_rc=1)
+    after = env.request("GET", path)
+    expect(after == before, f"the foreign ConfigMap changed: {before} -> {after}")
+    n = configmap_writes(env) - writes
+    expect(n == 0, f"{n} writes to configmaps")
+    env.expect_converged()
+    logged = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+    refused = [l for l in logged if "kube-system/coredns" in l.get("msg", "") and
+               "app.kubernetes.io/managed-by" in l.get("msg", "")]
+    expect(refused and refused[0].get("level") in ("warn", "error"),
+           f"no refusal naming the ConfigMap and the marker in the log:\n{p.stderr[-2000:]}")
+
+
+@case
+def configmap_owned_keys(env):
+    """An owned export ConfigMap (the marker) with a key an operator added:
+    topo's keys set, a topo key the plan no longer gives removed, the
+    operator's key kept; a PUT that meets another writer (409) re-read and
+    retried, that writer's change kept too."""
+    env.create("/api/v1/namespaces/default/configmaps",
+               {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "topo-exports", "namespace": "default",
+                             "labels": {"app.kubernetes.io/managed-by": "topo-sync"}},
+                "data": {"site.conf": "owner=ops\n", "kueue.yaml": "stale: 1\n"}})
+    path = "/api/v1/namespaces/default/configmaps/topo-exports"
+    env.admin("fault", {"kind": "touch", "count": 1, "method": "PUT", "path": path})
+    # Without flavor labels the plan gives no Kueue export: kueue.yaml goes.
+    env.once("--export-configmap", "default/topo-exports")
+    status, cm = env.request("GET", path)
+    expect(status == 200, f"GET configmap: {status} {cm}")
+    data = cm["data"]
+    expect(sorted(data) == ["site.conf", "topology-block.conf", "topology.conf",
+                            "volcano-hypernodes.yaml"], f"keys {sorted(data)}")
+    expect(data["site.conf"] == "owner=ops\n" and "SwitchName=" in data["topology.conf"],
+           f"data {data}")
+    expect("fake.topo.io/touched" in cm["metadata"].get("annotations", {}),
+           f"the other writer's change lost: {cm['metadata']}")
+    puts = env.admin("stats")["verbs"].get("configmaps", {}).get("PUT", 0)
+    expect(puts == 2, f"{puts} PUTs (want the conflicted one and its retry)")
 
 
 @case
