@@ -90,6 +90,18 @@ static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *
     }
     if (rc != 0)
         return rc;
+    /* One of the same name that topo-sync did not create is someone else's
+     * (a Topology an operator made for Kueue by hand): its levels are not
+     * ours to change. */
+    if (!sync_owned(cur)) {
+        json_decref(cur);
+        res->not_owned++;
+        return topo_err_set(err, TOPO_ECONFLICT,
+                            "%s %s exists and is not topo-sync's (no label %s=%s): not "
+                            "written; name another (exports.kueue.topologyName), delete it for "
+                            "topo-sync to create it, or add the label to hand it over",
+                            kind, name, SYNC_OWNED_LABEL, SYNC_OWNED_VALUE);
+    }
     json_t *next = updated(cur, want, strcmp(kind, "Topology") == 0 ? topology_fields
                                                                     : flavor_fields);
     json_decref(cur);

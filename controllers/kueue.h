@@ -2,6 +2,9 @@
  * API server when Kueue's CRDs are served: created when absent, updated when
  * what topo-sync sets differs (the Topology's levels; a flavor's nodeLabels
  * and topologyName), every other field an operator set kept; never deleted.
+ * Only objects topo-sync created (owned.h) are updated: one of the same name
+ * without the marker is someone else's and is left as it is (not_owned,
+ * counted among failed).
  * When the CRDs are not served, nothing is sent (the --export-kueue file is
  * the way then). */
 #ifndef TOPO_SYNC_KUEUE_H
@@ -14,7 +17,7 @@
 
 typedef struct sync_kueue_result {
     int served; /* the CRDs of the export's apiVersion answer */
-    size_t created, updated, unchanged, failed;
+    size_t created, updated, unchanged, failed, not_owned;
 } sync_kueue_result;
 
 /* One pass. dry_run: logs what it would create or update. 0, or the first

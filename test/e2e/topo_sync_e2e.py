@@ -448,6 +448,34 @@ def kueue_objects(env):
 
 
 @case
+def kueue_foreign(env):
+    """A Topology named like topo-sync's that an operator made by hand (no
+    app.kubernetes.io/managed-by: topo-sync) is someone else's: its levels
+    are not changed, the log says whose and what to do; the flavor topo-sync
+    creates itself is written as usual."""
+    env.admin("config", {"kueue": True})
+    base = "/apis/kueue.x-k8s.io/v1beta2"
+    mine = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology",
+            "metadata": {"name": "topo", "labels": {"team": "ml"}},
+            "spec": {"levels": [{"nodeLabel": "cloud.example.com/block"},
+                                {"nodeLabel": "kubernetes.io/hostname"}]}}
+    status, out = env.request("POST", base + "/topologies", mine)
+    expect(status == 201, f"POST topology: {status} {out}")
+    before = env.items(base + "/topologies")[0]
+    p = env.once("--kueue-flavor-label", "nvidia.com/gpu.count=8")
+    after = env.items(base + "/topologies")[0]
+    expect(after == before, f"an operator's Topology was changed: {after}")
+    expect(env.admin("stats")["verbs"].get("topologies", {}).get("PUT", 0) == 0,
+           "a PUT to the operator's Topology")
+    expect("Topology topo exists and is not topo-sync's (no label "
+           "app.kubernetes.io/managed-by=topo-sync)" in p.stderr, p.stderr[-2000:])
+    rf = env.items(base + "/resourceflavors")
+    expect(len(rf) == 1 and rf[0]["metadata"]["labels"].get("app.kubernetes.io/managed-by") ==
+           "topo-sync", f"flavors {rf}")
+    env.expect_converged()
+
+
+@case
 def configmap_exports(env):
     """--export-configmap: Slurm's topology.conf (tree and block), Volcano's
     HyperNodes and Kueue's objects in one ConfigMap, created, then left alone
