@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The plan with and without a record, authoritative or held. */
     for (int mode = 0; mode < 3; mode++) {
         topo_labeldiff_input in = {&owned, mode != 2, labels, 4, annotations, 2,
-                                   mode == 1 ? NULL : REC};
+                                   mode == 1 ? NULL : REC, (size & 1) != 0};
         topo_labeldiff *d = NULL;
         if (topo_labeldiff_compute(&d, &in, node, &err) == 0) {
             if (mode == 2 && topo_labeldiff_state_of(d) != TOPO_LABELDIFF_HELD)
