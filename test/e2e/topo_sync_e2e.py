@@ -30,7 +30,9 @@ before any request; a plain HGX cluster's Nodes (no GPU labels) all labelled;
 the dump replaced by one cut while written (at 10 %, just after a
 switch-to-switch port's remote end) is a failed read, logged and counted, and
 changes no label; a dump with far fewer hosts is held on its first read (also
-against the facts stored in --db) and accepted on the second.
+against the facts stored in --db) and accepted on the second; two instances on
+dumps that disagree about two nodes back off their fight over them (each
+tells it by what it last wrote, not by the record the other rewrites).
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
