@@ -119,8 +119,9 @@ static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json
     if (topo_plan_node_provenance(&provenance, plan, i) != 0)
         return topo_err_nomem(err, "apply");
     topo_kv annotation = {topo_plan_provenance_key(plan), provenance};
-    json_t *full = json_pack("{s:{s:s, s:O, s:O, s:O}}", "metadata", "name", name, "uid",
-                             json_object_get(node, "uid"), "labels",
+    json_t *full = json_pack("{s:{s:s, s:O, s:O?, s:O, s:O}}", "metadata", "name", name, "uid",
+                             json_object_get(node, "uid"), "resourceVersion",
+                             json_object_get(node, "resourceVersion"), "labels",
                              json_object_get(node, "labels"), "annotations",
                              json_object_get(node, "annotations"));
     if (!full) {
@@ -166,6 +167,10 @@ int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
         if (rc != 0)
             return rc;
     }
+    /* A whole round: what the writer wrote to nodes it no longer applies
+     * (gone, out of the plan) is forgotten. */
+    if (!res->stopped)
+        topo_labelwriter_forget_unvisited(a->writer);
     return 0;
 }
 

@@ -107,8 +107,10 @@ static const char *str_field(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
-/* {"uid", "labels", "annotations"} of a Node (what n keeps of them), with
- * its name in *name_out; NULL when it has no name (or out of memory). */
+/* {"uid", "resourceVersion", "labels", "annotations"} of a Node (what n
+ * keeps of them), with its name in *name_out; NULL when it has no name (or
+ * out of memory). The resourceVersion tells the label writer a view that
+ * does not show its last write yet from a node someone changed since. */
 static json_t *trim(const sync_nodes *n, const json_t *node, const char **name_out,
                     topo_err *err)
 {
@@ -120,7 +122,8 @@ static json_t *trim(const sync_nodes *n, const json_t *node, const char **name_o
         return NULL;
     }
     json_t *out = json_pack(
-        "{s:s, s:o?, s:o?}", "uid", str_field(md, "uid"), "labels",
+        "{s:s, s:s, s:o?, s:o?}", "uid", str_field(md, "uid"), "resourceVersion",
+        str_field(md, "resourceVersion"), "labels",
         string_map(json_object_get(md, "labels"), n->keep_all, k->label_prefixes,
                    k->nlabel_prefixes, k->label_keys, k->nlabel_keys, k->label_topograph),
         "annotations",
@@ -143,6 +146,20 @@ static int differs(const json_t *a, const json_t *b)
     return !json_equal(json_object_get(a, "labels"), json_object_get(b, "labels")) ||
            !json_equal(json_object_get(a, "annotations"), json_object_get(b, "annotations")) ||
            !json_equal(json_object_get(a, "uid"), json_object_get(b, "uid"));
+}
+
+/* Whether two views differ in what the controller reads (a relist that
+ * brings only newer resourceVersions wakes no round). */
+static int views_differ(const json_t *a, const json_t *b)
+{
+    const char *name;
+    const json_t *v;
+    if (!a || !b || json_object_size(a) != json_object_size(b))
+        return 1;
+    json_object_foreach((json_t *)a, name, v)
+        if (differs(v, json_object_get(b, name)))
+            return 1;
+    return 0;
 }
 
 static void bump(sync_nodes *n)
@@ -175,7 +192,7 @@ static int list_end(const char *rv, topo_err *err, void *payload)
     (void)err;
     sync_nodes *n = payload;
     pthread_mutex_lock(&n->mu);
-    int changed = !json_equal(n->view, n->listing) || !n->synced;
+    int changed = views_differ(n->view, n->listing) || !n->synced;
     json_decref(n->view);
     n->view = n->listing;
     n->listing = NULL;
@@ -214,10 +231,14 @@ static int event(topo_k8s_event_type type, json_t *object, const char *rv, topo_
         }
         json_decref(t);
     } else {
-        int changed = differs(old, t);
-        if (json_object_set_new(n->view, name, t) != 0)
+        /* Unchanged in what is read: the node kept, with the resourceVersion
+         * of its last change of labels, annotations or uid (what the label
+         * writer compares). */
+        if (old && !differs(old, t))
+            json_decref(t);
+        else if (json_object_set_new(n->view, name, t) != 0)
             rc = topo_err_nomem(err, "nodes");
-        else if (changed)
+        else
             bump(n);
     }
     pthread_mutex_unlock(&n->mu);

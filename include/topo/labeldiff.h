@@ -39,6 +39,9 @@
  *     other difference (reasserted), and marked so that the writer counts
  *     and logs it and the Event is a Warning. Without a record on the node
  *     (first write, or record_key NULL) no difference counts as drift.
+ *   - What the caller last wrote (same_as_last_write) outranks the record:
+ *     another writer can rewrite the record, not the caller's memory. With
+ *     it, every change is drift and the patch only undoes it.
  *   - Owned annotations with a NULL value are removed when present.
  *
  * Label keys are shown in messages without the first owned prefix ("leaf"
@@ -92,6 +95,11 @@ typedef struct topo_labeldiff_input {
     const topo_kv *annotations;        /* owned annotations; value NULL: absent */
     size_t nannotations;
     const char *record_key;            /* NULL: no record, no drift detection */
+    /* Non-zero: the caller last wrote exactly these labels and annotations
+     * to this node (topo-sync's writer remembers it, lib/labels/written.h),
+     * and the node changed since: every difference is someone else's
+     * change (drift), whoever rewrote the record meanwhile. */
+    int same_as_last_write;
 } topo_labeldiff_input;
 
 typedef enum topo_labeldiff_state {
@@ -138,8 +146,10 @@ const topo_labeldiff_change *topo_labeldiff_change_at(const topo_labeldiff *d, s
 size_t topo_labeldiff_drift_count(const topo_labeldiff *d);
 /* 1 when the patch only undoes drift: every change is drift and puts back
  * what the record says topo-sync last wrote, and no annotation changes (the
- * plan for the node is what it was). 0 when the plan moved something: a
- * write due at once. The writer backs off the first kind only. */
+ * plan for the node is what it was); or, with same_as_last_write, any
+ * patch (labels or annotations): it puts back what the caller last wrote.
+ * 0 when the plan moved something: a write due at once. The writer backs
+ * off the first kind only. */
 int topo_labeldiff_reassert_only(const topo_labeldiff *d);
 /* Whether the node carried any owned label before (0: its first labelling). */
 int topo_labeldiff_had_owned(const topo_labeldiff *d);

@@ -29,7 +29,13 @@
  *     or TopologyLabelsReasserted (Warning, drift). Failing to create it is
  *     logged and counted (events_failed), never a failed write.
  *   - Drift (an owned label someone else changed) is logged at warn, counted
- *     and reasserted. A node whose drift keeps coming back (another
+ *     and reasserted. The writer remembers per node what it last wrote (the
+ *     desired labels and annotations, the node's uid, the resourceVersion
+ *     the write was computed from): while the desired state is unchanged, a
+ *     node that differs again and is newer than that is drift, whoever
+ *     rewrote the record annotation (another topo-sync with other sources
+ *     rewrites it too); the record tells drift only for nodes it has not
+ *     written (a restart). A node whose drift keeps coming back (another
  *     controller fighting for the label) is reasserted less and less often:
  *     a patch that only undoes drift (topo_labeldiff_reassert_only) goes at
  *     once the first time, then no sooner than drift_backoff_ms after it,
@@ -123,15 +129,22 @@ void topo_labelwriter_free(topo_labelwriter *w);
 
 /* Brings one node to its plan: computes the diff of in against node (a
  * Node object or a trimmed copy with metadata name, uid, labels and
- * annotations: the last state seen by a list or watch), sends the patch,
- * creates the Event. *outcome (may be NULL) gets what happened. Returns 0
- * for every outcome but FAILED; then the code (TOPO_EINVALID for a refused
+ * annotations, and resourceVersion when known: the last state seen by a
+ * list or watch), sends the patch, creates the Event. in's
+ * same_as_last_write is the writer's own (its memory), not the caller's.
+ * *outcome (may be NULL) gets what happened. Returns 0 for every outcome
+ * but FAILED; then the code (TOPO_EINVALID for a refused
  * input, before any request; TOPO_ECONFLICT after max_attempts 409s;
  * TOPO_ETHROTTLED, TOPO_ESERVER, TOPO_EFORBIDDEN, ...) with the message in
  * err. */
 int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
                            const json_t *node, topo_labelwriter_outcome *outcome,
                            topo_err *err);
+
+/* Forgets what it wrote to the nodes not given to topo_labelwriter_apply
+ * since the last call (they left the plan or the cluster): call it after
+ * each whole round, so that its memory is of the current nodes only. */
+void topo_labelwriter_forget_unvisited(topo_labelwriter *w);
 
 /* How long until the earliest deferred reassertion is due (ms, 0 when it is
  * now); -1 when none is deferred. From the applying thread. */

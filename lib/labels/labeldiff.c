@@ -26,6 +26,7 @@ struct topo_labeldiff {
     size_t restores; /* drift changes back to the recorded value */
     size_t annotations;
     int had_owned;
+    int same_as_last_write; /* the input's: every change undoes someone else's */
     char *message;
 };
 
@@ -237,7 +238,13 @@ static int label_changes(topo_labeldiff *d, const topo_labeldiff_input *in, cons
     if (d->changes.n - first_removed > 1)
         qsort(d->changes.items + first_removed, d->changes.n - first_removed,
               sizeof(topo_labeldiff_change), by_key);
-    if (rec->valid) {
+    if (in->same_as_last_write) {
+        /* Each change puts back the value the caller last wrote (desired
+         * unchanged since): undoing someone else's change. */
+        for (size_t i = 0; i < d->changes.n; i++)
+            d->changes.items[i].drift = 1;
+        d->drift = d->restores = d->changes.n;
+    } else if (rec->valid) {
         for (size_t i = 0; i < d->changes.n; i++) {
             topo_labeldiff_change *c = &d->changes.items[i];
             const char *recorded = label_record_get(rec, c->key);
@@ -386,6 +393,7 @@ int topo_labeldiff_compute(topo_labeldiff **out, const topo_labeldiff_input *in,
     d->name = json_string_value(json_object_get(md, "name"));
     d->uid = json_string_value(json_object_get(md, "uid"));
     d->state = in->authoritative ? TOPO_LABELDIFF_CONVERGED : TOPO_LABELDIFF_HELD;
+    d->same_as_last_write = in->same_as_last_write != 0;
     if (in->authoritative) {
         if (in->record_key != NULL) {
             if ((error = label_record_parse(&rec, get_string(annotations, in->record_key))) < 0 ||
@@ -455,6 +463,8 @@ size_t topo_labeldiff_drift_count(const topo_labeldiff *d)
 
 int topo_labeldiff_reassert_only(const topo_labeldiff *d)
 {
+    if (d->same_as_last_write)
+        return d->state == TOPO_LABELDIFF_PATCH;
     return d->changes.n > 0 && d->restores == d->changes.n && d->annotations == 0;
 }
 

@@ -1,6 +1,7 @@
 /* topo-sync's label writer (include/topo/labelwriter.h): one node's diff
  * sent as one merge PATCH, the Event after it, the counters; a node's
- * repeated drift backed off and its Events aggregated (backoff.h). */
+ * repeated drift backed off and its Events aggregated (backoff.h), drift
+ * told by what this writer last wrote (written.h) before the record. */
 #define _POSIX_C_SOURCE 200809L /* gethostname, clock_gettime */
 
 #include "topo/labelwriter.h"
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "written.h"
 #include "topo/json.h"
 #include "topo/log.h"
 #include "topo/str.h"
@@ -35,6 +37,7 @@ struct topo_labelwriter {
     int max_attempts;
     int64_t event_window_ms;
     drift_backoff backoff; /* the applying thread's */
+    label_written written; /* the applying thread's */
     _Atomic uint64_t stats[ST_COUNT];
 };
 
@@ -89,6 +92,8 @@ int topo_labelwriter_create(topo_labelwriter **out, topo_k8s *k,
         o.drift_backoff_ms > 0 ? o.drift_backoff_ms : TOPO_LABELWRITER_DRIFT_BACKOFF_MS_DEFAULT,
         o.drift_backoff_max_ms > 0 ? o.drift_backoff_max_ms
                                    : TOPO_LABELWRITER_DRIFT_BACKOFF_MAX_MS_DEFAULT);
+    if (rc == 0)
+        rc = label_written_init(&w->written, 0);
     if (rc != 0 || w->component == NULL || w->instance == NULL || w->event_ns == NULL) {
         topo_labelwriter_free(w);
         return topo_err_nomem(err, "label writer");
@@ -105,6 +110,7 @@ void topo_labelwriter_free(topo_labelwriter *w)
     free(w->instance);
     free(w->event_ns);
     drift_backoff_dispose(&w->backoff);
+    label_written_dispose(&w->written);
     free(w);
 }
 
@@ -307,6 +313,7 @@ static int send_patch(topo_labelwriter *w, const topo_labeldiff *d, drift_node *
     if (error == TOPO_ENOTFOUND) {
         *outcome = TOPO_LABELWRITER_GONE;
         drift_backoff_settled(&w->backoff, name, mono_ms());
+        label_written_forget(&w->written, name);
         publish_backoff(w);
         count(w, ST_GONE, 1);
         topo_log_field f[] = {{"node", name}};
@@ -372,16 +379,60 @@ static int patch_node(topo_labelwriter *w, const topo_labeldiff *d,
     return send_patch(w, d, n, outcome, err);
 }
 
+/* in as the writer's memory sees it: same_as_last_write when it last wrote
+ * this desired state to this node and someone changed the node since
+ * (written.h). digest gets the desired state's ("" when it has none). */
+static topo_labeldiff_input remembered(topo_labelwriter *w, const topo_labeldiff_input *in,
+                                       const json_t *node, char *digest)
+{
+    topo_labeldiff_input mine = *in;
+    const json_t *md = json_object_get(node, "metadata");
+    const char *name = json_string_value(json_object_get(md, "name"));
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    mine.same_as_last_write = 0;
+    if (name == NULL || label_written_digest(digest, in, uid) != 0) {
+        digest[0] = '\0'; /* out of memory: the record alone tells drift */
+        return mine;
+    }
+    mine.same_as_last_write = label_written_again(&w->written, name, digest, rv);
+    return mine;
+}
+
+/* The node now carries the desired state of digest: written by a PATCH
+ * computed from the node at rv_before, or found in place (NULL). Out of
+ * memory, the node is not remembered: its drift is told by the record. */
+static void remember(topo_labelwriter *w, const topo_labeldiff *d, const char *digest,
+                     const char *rv_before)
+{
+    if (digest[0] != '\0')
+        (void)label_written_note(&w->written, topo_labeldiff_node_name(d), digest, rv_before);
+}
+
+void topo_labelwriter_forget_unvisited(topo_labelwriter *w)
+{
+    size_t n = label_written_forget_unvisited(&w->written);
+    if (n > 0)
+        topo_log(TOPO_LOG_DEBUG, "label writer: forgot what it wrote to %zu nodes no longer "
+                 "applied", n);
+}
+
 int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
                            const json_t *node, topo_labelwriter_outcome *outcome, topo_err *err)
 {
     topo_labelwriter_outcome dummy;
     topo_labeldiff *d = NULL;
+    topo_labeldiff_input mine;
+    char digest[TOPO_SHA256_HEX_LEN + 1] = "";
     int error;
 
     if (outcome == NULL)
         outcome = &dummy;
     *outcome = TOPO_LABELWRITER_FAILED;
+    if (in != NULL) {
+        mine = remembered(w, in, node, digest);
+        in = &mine;
+    }
     if ((error = topo_labeldiff_compute(&d, in, node, err)) < 0) {
         count(w, error == TOPO_EINVALID ? ST_INVALID : ST_FAILED, 1);
         return error;
@@ -397,6 +448,7 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
     case TOPO_LABELDIFF_CONVERGED:
         *outcome = TOPO_LABELWRITER_CONVERGED;
         count(w, ST_CONVERGED, 1);
+        remember(w, d, digest, NULL);
         drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), mono_ms());
         publish_backoff(w);
         break;
@@ -408,6 +460,10 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
             break;
         }
         error = patch_node(w, d, outcome, err);
+        if (*outcome == TOPO_LABELWRITER_PATCHED)
+            remember(w, d, digest,
+                     json_string_value(json_object_get(json_object_get(node, "metadata"),
+                                                       "resourceVersion")));
         break;
     }
     topo_labeldiff_free(d);

@@ -133,7 +133,7 @@ static int run(const opts *o, topo_k8s *k, const json_t *plan)
                                                              "name"));
         const json_t *p = json_object_get(plan, name != NULL ? name : "");
         topo_labeldiff_input in = {&owned, json_is_object(p), labels, 0, ann, 0,
-                                   o->record_key};
+                                   o->record_key, 0};
         if (json_is_object(p) &&
             (kvs(labels, &in.nlabels, json_object_get(p, "labels"), name) < 0 ||
              kvs(ann, &in.nannotations, json_object_get(p, "annotations"), name) < 0)) {

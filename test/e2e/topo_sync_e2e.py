@@ -32,7 +32,10 @@ switch-to-switch port's remote end) is a failed read, logged and counted, and
 changes no label; a dump with far fewer hosts is held on its first read (also
 against the facts stored in --db) and accepted on the second; --export-configmap
 naming another owner's ConfigMap (no managed-by marker) leaves it as it was, and
-in an owned one an operator's key stays and a 409 is retried.
+in an owned one an operator's key stays and a 409 is retried; an operator's
+Kueue Topology of topo-sync's name is left as it is; two instances on dumps
+that disagree about two nodes back off their fight over them (each tells it by
+what it last wrote, not by the record the other rewrites).
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -108,9 +111,9 @@ class Env(FakeApiEnv):
         expect(len(self.want) > 100, f"{len(self.want)} planned nodes")
         self.admin("load", {"file": self.path("nodes.json")})
 
-    def offline_labels(self, *extra):
+    def offline_labels(self, *extra, dump=None):
         p = subprocess.run([ARGS.topo_sync, "--once", "--dry-run", "--print-labels",
-                            "--ibnetdiscover", self.dump, "-v", "warn", *extra],
+                            "--ibnetdiscover", dump or self.dump, "-v", "warn", *extra],
                            capture_output=True, text=True, timeout=60)
         expect(p.returncode in (0, 1), f"offline plan: {p.returncode} {p.stderr}")
         return json.loads(p.stdout)
@@ -141,9 +144,9 @@ class Env(FakeApiEnv):
     def patches(self):
         return self.admin("stats")["verbs"].get("nodes", {}).get("PATCH", 0)
 
-    def args(self, *extra):
-        return [ARGS.topo_sync, "--kubeconfig", self.kubeconfig, "--ibnetdiscover", self.dump,
-                "--log-format", "json", *extra]
+    def args(self, *extra, dump=None):
+        return [ARGS.topo_sync, "--kubeconfig", self.kubeconfig, "--ibnetdiscover",
+                dump or self.dump, "--log-format", "json", *extra]
 
     def once(self, *extra, expect_rc=0):
         p = subprocess.run(self.args("--once", *extra), capture_output=True, text=True,
@@ -153,9 +156,9 @@ class Env(FakeApiEnv):
                f"{p.stderr[-3000:]}")
         return p
 
-    def spawn(self, *extra):
+    def spawn(self, *extra, dump=None):
         log = open(self.path(f"sync-{len(self.procs)}.log"), "w")
-        p = subprocess.Popen(self.args(*extra), stdout=subprocess.DEVNULL, stderr=log)
+        p = subprocess.Popen(self.args(*extra, dump=dump), stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(p)
         p.log_path = log.name
         return p
@@ -884,6 +887,77 @@ def drift_fight(env):
                "the log does not say when the next reassertion is due")
     finally:
         stop(p)
+
+
+def without_switch(text, guid):
+    """A whole, consistent dump without switch guid: its stanza, every port
+    line naming it, and the adapters left with no port (both cable ends go,
+    so the dump is no asymmetric one)."""
+    out = []
+    for st in text.split("\n\n"):
+        lines = st.split("\n")
+        head = [l for l in lines if l.startswith(("Switch", "Ca"))]
+        if head and f'"{guid}"' in head[0]:
+            continue
+        lines = [l for l in lines if f'"{guid}"' not in l]
+        if head and head[0].startswith("Ca") and not any(l.startswith("[") for l in lines):
+            continue
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+@case
+def two_writers_fight(env):
+    """Two topo-sync processes on dumps that disagree about two nodes (B's
+    lacks the leaf switch those two hang from, both cable ends): each
+    rewrites the record annotation, so each saw the other's write as a
+    change of plan and wrote back at once, hundreds of PATCHes and Events in
+    seconds. Each now knows what it last wrote: its plan unchanged, the node
+    changed is a reassertion, backed off per node. Over 8 s of fight the two
+    nodes get at most 5 PATCHes per node per writer (at once, then 1 s, 2 s,
+    4 s later: doubling) and as few Event writes; the other nodes, on which
+    the two agree, get none."""
+    leaf = "S-2c5eab0300c26400"
+    dump_b = env.path("fabric-b.txt")
+    with open(env.dump) as fh:
+        text = fh.read()
+    expect(f'"{leaf}"' in text, f"no switch {leaf} in the dump")
+    with open(dump_b, "w") as fh:
+        fh.write(without_switch(text, leaf))
+    want_b = {n: l for n, l in env.offline_labels("--nodes-file", env.path("nodes.json"),
+                                                  dump=dump_b).items() if l}
+    contested = sorted(n for n in env.want if want_b.get(n) != env.want[n])
+    expect(len(contested) == 2 and set(want_b) == set(env.want),
+           f"nodes the dumps disagree about: {contested}")
+    procs = [env.spawn("--leader-elect", "false", "--health-port", "0"),
+             env.spawn("--leader-elect", "false", "--health-port", "0", dump=dump_b)]
+    try:
+        wait_for(lambda: all(env.owned().get(n) for n in env.want), 30, "every node labelled")
+        env.admin("requests/clear", {})
+        time.sleep(8)
+        reqs = env.admin("requests")["requests"]
+        node_patches = [r["path"].rsplit("/", 1)[1] for r in reqs
+                        if r["method"] == "PATCH" and r["path"].startswith("/api/v1/nodes/")]
+        fight = [n for n in node_patches if n in contested]
+        others = sorted(set(node_patches) - set(contested))
+        events = [r for r in reqs if "/events" in r["path"] and r["method"] in ("POST", "PATCH")]
+        print(f"8 s of two writers: {len(fight)} PATCHes of {contested}, {len(events)} Event "
+              f"writes, {len(others)} other nodes written")
+        budget = 5 * 2 * len(contested)
+        expect(len(fight) <= budget,
+               f"{len(fight)} PATCHes of the {len(contested)} contested nodes in 8 s, want at "
+               f"most {budget} (backing off)")
+        expect(len(events) <= budget, f"{len(events)} Event writes in 8 s, want at most {budget}")
+        expect(not others, f"nodes both plan alike written during the fight: {others[:5]}")
+        for p in procs:
+            expect("reasserting in" in log_of(p), "a writer did not say it backs off")
+        for ev in env.items("/api/v1/namespaces/default/events"):
+            if ev.get("involvedObject", {}).get("name") in contested and ev.get("count", 1) > 1:
+                expect(ev["reason"] == "TopologyLabelsReasserted",
+                       f"an aggregated Event {ev['reason']}")
+    finally:
+        for p in procs:
+            stop(p)
 
 
 @case

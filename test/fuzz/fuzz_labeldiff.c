@@ -77,11 +77,14 @@ static void check(const topo_labeldiff_input *in, json_t *node, const topo_label
         (ev == NULL) != (msg == NULL))
         abort();
     json_decref(ev);
-    /* A reassertion only is drift in every change and no annotation; its
+    /* A reassertion only is drift in every change and, told by the record,
+     * no annotation; what the caller last wrote makes any patch one. Its
      * aggregated message stays within the limit (cut on a character). */
     if (topo_labeldiff_reassert_only(d) &&
         (topo_labeldiff_drift_count(d) != topo_labeldiff_change_count(d) ||
-         topo_labeldiff_annotation_count(d) != 0))
+         (topo_labeldiff_annotation_count(d) != 0 && !in->same_as_last_write)))
+        abort();
+    if (in->same_as_last_write && (patch != NULL) != topo_labeldiff_reassert_only(d))
         abort();
     json_t *upd = NULL;
     int urc = topo_labelwriter_event_update(&upd, d, 27, 1, 2, NULL);
@@ -113,10 +116,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     topo_err err = TOPO_ERR_INIT;
     if (topo_codec_json_parse(&node, (const char *)data, size, "fuzz.json", &err) != 0)
         return 0;
-    /* The plan with and without a record, authoritative or held. */
+    /* The plan with and without a record, authoritative or held; as the
+     * caller's last write or not (the input's parity). */
     for (int mode = 0; mode < 3; mode++) {
         topo_labeldiff_input in = {&owned, mode != 2, labels, 4, annotations, 2,
-                                   mode == 1 ? NULL : REC};
+                                   mode == 1 ? NULL : REC, (size & 1) != 0};
         topo_labeldiff *d = NULL;
         if (topo_labeldiff_compute(&d, &in, node, &err) == 0) {
             if (mode == 2 && topo_labeldiff_state_of(d) != TOPO_LABELDIFF_HELD)

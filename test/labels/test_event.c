@@ -59,7 +59,7 @@ static void test_event__changed(void **state)
 {
     (void)state;
     topo_kv want[] = {{P "leaf", "lf2"}, {P "rack", "r12"}};
-    topo_labeldiff_input in = {&owned, 1, want, 2, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labeldiff_input in = {&owned, 1, want, 2, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT, 0};
     json_t *node = json_pack("{s:{s:s, s:s, s:{s:s}}}", "metadata", "name", "gpu-0591", "uid",
                              "7c3f-uid", "labels", P "leaf", "lf1");
     topo_labeldiff *d = NULL;
@@ -82,7 +82,7 @@ static void test_event__drift_is_warning(void **state)
 {
     (void)state;
     topo_kv want[] = {{P "leaf", "lf2"}};
-    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT, 0};
     json_t *node = json_pack("{s:{s:s, s:s, s:{s:s}, s:{s:s}}}", "metadata", "name", "n1",
                              "uid", "7c3f-uid", "labels", P "leaf", "evil", "annotations",
                              TOPO_LABELDIFF_RECORD_KEY_DEFAULT, P "leaf=lf2");
@@ -106,7 +106,7 @@ static void test_event__update_counts(void **state)
 {
     (void)state;
     topo_kv want[] = {{P "leaf", "lf2"}};
-    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT, 0};
     json_t *node = json_pack("{s:{s:s, s:s, s:{s:s}, s:{s:s}}}", "metadata", "name", "n1", "uid",
                              "7c3f-uid", "labels", P "leaf", "evil", "annotations",
                              TOPO_LABELDIFF_RECORD_KEY_DEFAULT, P "leaf=lf2");
@@ -143,7 +143,7 @@ static void test_event__update_counts(void **state)
         many[i] = (topo_kv){keys[i], "abcdefghij"};
         json_object_set_new(labels, keys[i], json_string("0123456789"));
     }
-    topo_labeldiff_input in2 = {&owned, 1, many, 40, NULL, 0, NULL};
+    topo_labeldiff_input in2 = {&owned, 1, many, 40, NULL, 0, NULL, 0};
     node = json_pack("{s:{s:s, s:o}}", "metadata", "name", "n1", "labels", labels);
     assert_int_equal(topo_labeldiff_compute(&d, &in2, node, NULL), 0);
     /* Counts of 1 to 20 digits move the cut over 20 bytes: across arrows. */
@@ -168,7 +168,7 @@ static void test_event__long_node_name(void **state)
     name[253] = '\0';
     name[235] = '.'; /* the cut would end on it: dropped */
     topo_kv want[] = {{P "leaf", "lf2"}};
-    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, NULL};
+    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, NULL, 0};
     json_t *node = json_pack("{s:{s:s, s:s}}", "metadata", "name", name, "uid", "7c3f-uid");
     topo_labeldiff *d = NULL;
     json_t *ev = NULL;
@@ -192,7 +192,7 @@ static void test_event__none_without_label_change(void **state)
 {
     (void)state;
     topo_kv want[] = {{P "leaf", "lf2"}};
-    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labeldiff_input in = {&owned, 1, want, 1, NULL, 0, TOPO_LABELDIFF_RECORD_KEY_DEFAULT, 0};
     json_t *node = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "n1", "labels",
                              P "leaf", "lf2");
     topo_labeldiff *d = NULL;

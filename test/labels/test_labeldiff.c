@@ -72,7 +72,7 @@ static void test_labeldiff__converged(void **state)
 {
     (void)state;
     topo_kv ann[] = {{"topology.topo.io/provenance", "leaf=ufm"}};
-    topo_labeldiff_input in = {&owned, 1, want3, 3, ann, 1, REC};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, ann, 1, REC, 0};
     json_t *n = node("{\"" P "leaf\": \"lf2\", \"" P "rack\": \"r12\", \"" P "spine\": \"sp1\","
                      " \"kubernetes.io/hostname\": \"n1\", \"nvidia.com/gpu.clique\": \"c.1\"}",
                      "{\"" REC "\": \"" P "leaf=lf2," P "rack=r12," P "spine=sp1\","
@@ -95,7 +95,7 @@ static void test_labeldiff__converged(void **state)
 static void test_labeldiff__changed_new_stale(void **state)
 {
     (void)state;
-    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC, 0};
     json_t *n = node("{\"" P "leaf\": \"lf1\", \"" P "spine\": \"sp1\", \"" P "block\": \"b1\","
                      " \"topology.topo.io.other/leaf\": \"z\", \"kubernetes.io/hostname\": \"n1\"}",
                      "{\"" REC "\": \"" P "block=b1," P "leaf=lf1," P "spine=sp1\"}");
@@ -127,7 +127,7 @@ static void test_labeldiff__changed_new_stale(void **state)
 static void test_labeldiff__drift(void **state)
 {
     (void)state;
-    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC, 0};
     json_t *n = node("{\"" P "leaf\": \"hacked\", \"" P "rack\": \"r12\", \"" P "spine\": \"sp1\","
                      " \"" P "extra\": \"e\"}",
                      "{\"" REC "\": \"" P "leaf=lf2," P "rack=r12," P "spine=sp1\"}");
@@ -176,7 +176,7 @@ static void test_labeldiff__no_record_no_drift(void **state)
     (void)state;
     const char *records[] = {NULL, "garbage", P "leaf=lf1,", "=x", ""};
     for (size_t i = 0; i < sizeof records / sizeof *records; i++) {
-        topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC};
+        topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC, 0};
         json_t *n = node("{\"" P "leaf\": \"x\", \"" P "old\": \"o\"}", NULL);
         if (records[i] != NULL)
             json_object_set_new(json_object_get(n, "metadata"), "annotations",
@@ -190,7 +190,7 @@ static void test_labeldiff__no_record_no_drift(void **state)
         json_decref(n);
     }
     /* Without a record key, the record annotation is neither read nor written. */
-    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, NULL};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, NULL, 0};
     json_t *n = node("{\"" P "leaf\": \"x\"}", "{\"" REC "\": \"" P "leaf=lf2\"}");
     topo_labeldiff *d = diff(&in, n);
     assert_int_equal(topo_labeldiff_drift_count(d), 0);
@@ -205,7 +205,7 @@ static void test_labeldiff__no_record_no_drift(void **state)
 static void test_labeldiff__adopt_record_only(void **state)
 {
     (void)state;
-    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, NULL, 0, REC, 0};
     json_t *n = node("{\"" P "leaf\": \"lf2\", \"" P "rack\": \"r12\", \"" P "spine\": \"sp1\"}",
                      NULL);
     topo_labeldiff *d = diff(&in, n);
@@ -223,7 +223,7 @@ static void test_labeldiff__adopt_record_only(void **state)
 static void test_labeldiff__held(void **state)
 {
     (void)state;
-    topo_labeldiff_input in = {&owned, 0, NULL, 0, NULL, 0, REC};
+    topo_labeldiff_input in = {&owned, 0, NULL, 0, NULL, 0, REC, 0};
     json_t *n = node("{\"" P "leaf\": \"lf1\", \"" P "rack\": \"r1\"}", NULL);
     topo_labeldiff *d = diff(&in, n);
     assert_int_equal(topo_labeldiff_state_of(d), TOPO_LABELDIFF_HELD);
@@ -232,7 +232,7 @@ static void test_labeldiff__held(void **state)
     assert_null(topo_labeldiff_message(d));
     topo_labeldiff_free(d);
     /* Even with a (partial) plan given. */
-    topo_labeldiff_input partial = {&owned, 0, want3, 1, NULL, 0, REC};
+    topo_labeldiff_input partial = {&owned, 0, want3, 1, NULL, 0, REC, 0};
     d = diff(&partial, n);
     assert_int_equal(topo_labeldiff_state_of(d), TOPO_LABELDIFF_HELD);
     topo_labeldiff_free(d);
@@ -244,7 +244,7 @@ static void test_labeldiff__authoritative_empty(void **state)
 {
     (void)state;
     topo_kv ann[] = {{"topology.topo.io/provenance", NULL}};
-    topo_labeldiff_input in = {&owned, 1, NULL, 0, ann, 1, REC};
+    topo_labeldiff_input in = {&owned, 1, NULL, 0, ann, 1, REC, 0};
     json_t *n = node("{\"" P "rack\": \"r1\", \"" P "leaf\": \"lf1\", \"a.io/b\": \"c\"}",
                      "{\"topology.topo.io/provenance\": \"x\"}");
     topo_labeldiff *d = diff(&in, n);
@@ -260,7 +260,7 @@ static void test_labeldiff__authoritative_empty(void **state)
 
     /* A node with no labels and no annotations at all (and null maps). */
     n = json_pack("{s:{s:s, s:n, s:n}}", "metadata", "name", "n2", "labels", "annotations");
-    topo_labeldiff_input none = {&owned, 1, NULL, 0, NULL, 0, REC};
+    topo_labeldiff_input none = {&owned, 1, NULL, 0, NULL, 0, REC, 0};
     d = diff(&none, n);
     assert_json(topo_labeldiff_patch(d), "{\"metadata\": {\"annotations\": {\"" REC "\": \"\"}}}");
     assert_null(topo_labeldiff_node_uid(d));
@@ -276,7 +276,7 @@ static void test_labeldiff__annotations(void **state)
     topo_kv ann[] = {{"topology.topo.io/provenance", "leaf=ufm,rack=netbox"},
                      {"topology.topo.io/gone", NULL},
                      {"topology.topo.io/never", NULL}};
-    topo_labeldiff_input in = {&owned, 1, want3, 3, ann, 3, NULL};
+    topo_labeldiff_input in = {&owned, 1, want3, 3, ann, 3, NULL, 0};
     json_t *n = node("{\"" P "leaf\": \"lf2\", \"" P "rack\": \"r12\", \"" P "spine\": \"sp1\"}",
                      "{\"topology.topo.io/provenance\": \"leaf=ufm\", \"topology.topo.io/gone\":"
                      " \"1\", \"x.io/y\": \"keep\"}");
@@ -302,7 +302,7 @@ static void test_labeldiff__extra_owned(void **state)
                       {"fabric.topograph.run/tier-1", "s1"},
                       {"accelerator.topograph.run/domain", "nvl1"},
                       {"example.com/pool", "p1"}};
-    topo_labeldiff_input in = {&own, 1, want, 4, NULL, 0, NULL};
+    topo_labeldiff_input in = {&own, 1, want, 4, NULL, 0, NULL, 0};
     json_t *n = node("{\"" P "leaf\": \"lf1\", \"fabric.topograph.run/tier-1\": \"s1\","
                      " \"fabric.topograph.run/tier-3\": \"s3\", \"example.com/pool\": \"p1\","
                      " \"example.com/other\": \"keep\","
@@ -346,7 +346,7 @@ static void test_labeldiff__foreign_labels_kept(void **state)
     /* topo's prefix and topograph's keys: only those go. */
     topo_labeldiff_owned own = {prefixes, 1, NULL, 0, 1};
     topo_kv gone[] = {{P "provenance", NULL}, {P "never", NULL}};
-    topo_labeldiff_input in = {&own, 1, NULL, 0, gone, 2, NULL};
+    topo_labeldiff_input in = {&own, 1, NULL, 0, gone, 2, NULL, 0};
     topo_labeldiff *d = diff(&in, n);
     assert_json(topo_labeldiff_patch(d),
                 "{\"metadata\": {\"labels\": {\"" P "leaf\": null,"
@@ -371,7 +371,7 @@ static void test_labeldiff__foreign_labels_kept(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *const pre[] = {P, bad[i]};
         topo_labeldiff_owned o = {pre, 2, NULL, 0, 0};
-        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC};
+        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC, 0};
         topo_err err = TOPO_ERR_INIT;
         topo_labeldiff *x = (topo_labeldiff *)1;
         if (topo_labeldiff_compute(&x, &all, n, &err) != TOPO_EINVALID)
@@ -389,7 +389,7 @@ static void test_labeldiff__foreign_labels_kept(void **state)
                                            "accelerator.topograph.run/domain", "nvidia.com/x"};
     for (size_t i = 0; i < sizeof bad_keys / sizeof *bad_keys; i++) {
         topo_labeldiff_owned o = {prefixes, 1, &bad_keys[i], 1, 0};
-        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC};
+        topo_labeldiff_input all = {&o, 1, NULL, 0, NULL, 0, REC, 0};
         topo_err err = TOPO_ERR_INIT;
         topo_labeldiff *x = (topo_labeldiff *)1;
         if (topo_labeldiff_compute(&x, &all, n, &err) != TOPO_EINVALID)
@@ -399,8 +399,8 @@ static void test_labeldiff__foreign_labels_kept(void **state)
     }
     /* Annotations and the record outside the owned prefixes: refused. */
     topo_kv evil_ann[] = {{"topology.topo.io.evil/p", NULL}};
-    topo_labeldiff_input ann = {&owned, 1, NULL, 0, evil_ann, 1, REC};
-    topo_labeldiff_input rec = {&owned, 1, NULL, 0, NULL, 0, "kubernetes.io/os"};
+    topo_labeldiff_input ann = {&owned, 1, NULL, 0, evil_ann, 1, REC, 0};
+    topo_labeldiff_input rec = {&owned, 1, NULL, 0, NULL, 0, "kubernetes.io/os", 0};
     topo_err err = TOPO_ERR_INIT;
     assert_int_equal(topo_labeldiff_compute(&d, &ann, n, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "annotations[0]: key \"topology.topo.io.evil/p\" is not "
@@ -425,7 +425,7 @@ static void test_labeldiff__message_bound(void **state)
                  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
         want[i] = (topo_kv){keys[i], vals[i]};
     }
-    topo_labeldiff_input in = {&owned, 1, want, N, NULL, 0, REC};
+    topo_labeldiff_input in = {&owned, 1, want, N, NULL, 0, REC, 0};
     json_t *n = node("{\"kubernetes.io/hostname\": \"n1\"}", NULL);
     topo_labeldiff *d = diff(&in, n);
     assert_false(topo_labeldiff_had_owned(d)); /* a first labelling */
@@ -472,23 +472,25 @@ static void test_labeldiff__invalid(void **state)
         const char *node;
         const char *want;
     } cases[] = {
-        {{&none, 1, NULL, 0, NULL, 0, REC}, NULL, "no owned prefix or key"},
-        {{&bad_owned, 1, NULL, 0, NULL, 0, REC}, NULL, "owned prefix 0 \"\": must not be empty"},
-        {{&owned, 1, not_owned, 1, NULL, 0, REC}, NULL, "\"kubernetes.io/hostname\" is not owned"},
-        {{&owned, 1, bad_value, 1, NULL, 0, REC}, NULL, "value \"bad value\""},
-        {{&owned, 1, bad_key, 1, NULL, 0, REC}, NULL, "labels[0]: key \"" P "bad key\""},
-        {{&owned, 1, twice, 2, NULL, 0, REC}, NULL, "given twice"},
-        {{&owned, 1, null_value, 1, NULL, 0, REC}, NULL, "key and value required"},
-        {{&owned, 1, many, TOPO_LABELDIFF_MAX_KEYS + 1, NULL, 0, REC}, NULL, "more than 64"},
-        {{&owned, 1, NULL, 0, ann_record, 1, REC}, NULL, "is the record key"},
-        {{&owned, 1, NULL, 0, ann_twice, 2, REC}, NULL, "annotations[1]: key \"" P "p\" given"},
-        {{&owned, 1, NULL, 0, ann_utf8, 1, REC}, NULL, "not UTF-8"},
-        {{&owned, 1, NULL, 0, NULL, 0, "bad key/x/y"}, NULL, "record key"},
-        {{&owned, 1, NULL, 0, NULL, 0, REC}, "{\"metadata\": {}}", "metadata.name is missing"},
-        {{&owned, 1, NULL, 0, NULL, 0, REC}, "{}", "metadata.name is missing"},
-        {{&owned, 1, NULL, 0, NULL, 0, REC}, "{\"metadata\": {\"name\": \"n\", \"labels\": []}}",
+        {{&none, 1, NULL, 0, NULL, 0, REC, 0}, NULL, "no owned prefix or key"},
+        {{&bad_owned, 1, NULL, 0, NULL, 0, REC, 0}, NULL,
+         "owned prefix 0 \"\": must not be empty"},
+        {{&owned, 1, not_owned, 1, NULL, 0, REC, 0}, NULL,
+         "\"kubernetes.io/hostname\" is not owned"},
+        {{&owned, 1, bad_value, 1, NULL, 0, REC, 0}, NULL, "value \"bad value\""},
+        {{&owned, 1, bad_key, 1, NULL, 0, REC, 0}, NULL, "labels[0]: key \"" P "bad key\""},
+        {{&owned, 1, twice, 2, NULL, 0, REC, 0}, NULL, "given twice"},
+        {{&owned, 1, null_value, 1, NULL, 0, REC, 0}, NULL, "key and value required"},
+        {{&owned, 1, many, TOPO_LABELDIFF_MAX_KEYS + 1, NULL, 0, REC, 0}, NULL, "more than 64"},
+        {{&owned, 1, NULL, 0, ann_record, 1, REC, 0}, NULL, "is the record key"},
+        {{&owned, 1, NULL, 0, ann_twice, 2, REC, 0}, NULL, "annotations[1]: key \"" P "p\" given"},
+        {{&owned, 1, NULL, 0, ann_utf8, 1, REC, 0}, NULL, "not UTF-8"},
+        {{&owned, 1, NULL, 0, NULL, 0, "bad key/x/y", 0}, NULL, "record key"},
+        {{&owned, 1, NULL, 0, NULL, 0, REC, 0}, "{\"metadata\": {}}", "metadata.name is missing"},
+        {{&owned, 1, NULL, 0, NULL, 0, REC, 0}, "{}", "metadata.name is missing"},
+        {{&owned, 1, NULL, 0, NULL, 0, REC, 0}, "{\"metadata\": {\"name\": \"n\", \"labels\": []}}",
          "n: node: metadata.labels is not an object"},
-        {{&owned, 1, NULL, 0, NULL, 0, REC},
+        {{&owned, 1, NULL, 0, NULL, 0, REC, 0},
          "{\"metadata\": {\"name\": \"n\", \"annotations\": {\"a\": 1}}}",
          "metadata.annotations.a is not a string"},
     };

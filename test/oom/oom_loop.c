@@ -115,7 +115,7 @@ static int labeldiff_step(group *g, size_t n)
     const topo_kv labels[] = {{"topology.topo.io/leaf", "lf2"}, {"topology.topo.io/rack", "r12"},
                               {"topology.topo.io/spine", "sp1"}};
     const topo_kv ann[] = {{"topology.topo.io/provenance", "leaf=ufm,rack=netbox"}};
-    topo_labeldiff_input in = {&owned, 1, labels, 3, ann, 1, TOPO_LABELDIFF_RECORD_KEY_DEFAULT};
+    topo_labeldiff_input in = {&owned, 1, labels, 3, ann, 1, TOPO_LABELDIFF_RECORD_KEY_DEFAULT, 0};
     json_t *node = json_loads(
         "{\"metadata\": {\"name\": \"n1\", \"uid\": \"u1\", \"labels\": {"
         "\"topology.topo.io/leaf\": \"lf1\", \"topology.topo.io/spine\": \"x\","
