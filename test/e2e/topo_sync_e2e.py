@@ -949,8 +949,9 @@ def two_writers_fight(env):
                f"most {budget} (backing off)")
         expect(len(events) <= budget, f"{len(events)} Event writes in 8 s, want at most {budget}")
         expect(not others, f"nodes both plan alike written during the fight: {others[:5]}")
-        for p in procs:
-            expect("reasserting in" in log_of(p), "a writer did not say it backs off")
+        # Which of the two meets the other's write first (and so backs off
+        # first, or only) is up to timing: at least one says it.
+        expect(any("reasserting in" in log_of(p) for p in procs), "no writer said it backs off")
         for ev in env.items("/api/v1/namespaces/default/events"):
             if ev.get("involvedObject", {}).get("name") in contested and ev.get("count", 1) > 1:
                 expect(ev["reason"] == "TopologyLabelsReasserted",
