@@ -62,10 +62,13 @@ static void set_pending(drift_backoff *b, drift_node *n, int pending)
         b->pending--;
 }
 
-/* Quiet for twice the wait: the fight, if it was one, is over. */
+/* Quiet for twice the wait, and at least DRIFT_QUIET_MIN_MS: the fight,
+ * if it was one, is over. */
 static void forget_if_quiet(drift_node *n, int64_t now)
 {
-    if (n->backoff_ms > 0 && now - n->seen_ms >= 2 * n->backoff_ms) {
+    int64_t quiet = 2 * n->backoff_ms > DRIFT_QUIET_MIN_MS ? 2 * n->backoff_ms
+                                                           : DRIFT_QUIET_MIN_MS;
+    if (n->backoff_ms > 0 && now - n->seen_ms >= quiet) {
         n->backoff_ms = 0;
         n->due_ms = 0;
     }

@@ -41,11 +41,18 @@ typedef struct drift_backoff {
 int drift_backoff_init(drift_backoff *b, int64_t base_ms, int64_t max_ms);
 void drift_backoff_dispose(drift_backoff *b);
 
+/* The least quiet that ends a fight: a node with no drift for twice its
+ * wait, and at least this long, starts afresh. Without the floor, a fighter
+ * slower than twice the wait (a round bound by the API's QPS limit takes
+ * seconds over 469 nodes) reset the wait each time and was answered at
+ * once for ever. Ten minutes: the Event aggregation window too. */
+#define DRIFT_QUIET_MIN_MS (10 * 60 * 1000)
+
 /* Drift (a reassertion only: topo_labeldiff_reassert_only) seen on node at
  * now. 1: it may be reasserted now; 0: not before *due_ms (the node is
  * pending); TOPO_ENOMEM. A node quiet (no drift seen) for twice its
- * current wait starts afresh: its next reassertion goes at once. *out
- * (may be NULL) the node's state. */
+ * current wait and DRIFT_QUIET_MIN_MS starts afresh: its next reassertion
+ * goes at once. *out (may be NULL) the node's state. */
 int drift_backoff_check(drift_backoff *b, const char *node, int64_t now, int64_t *due_ms,
                         drift_node **out);
 
@@ -55,7 +62,8 @@ int64_t drift_backoff_sent(drift_backoff *b, drift_node *n, int64_t now);
 
 /* Node converged, or written for a change of plan, or gone, at now: no
  * reassertion pending for it. Its wait stays (a fight that resumes goes on
- * doubling) until it has been quiet for twice the wait. */
+ * doubling) until it has been quiet for twice the wait and
+ * DRIFT_QUIET_MIN_MS. */
 void drift_backoff_settled(drift_backoff *b, const char *node, int64_t now);
 
 /* A pending node not visited again DRIFT_STALE_MS after its due time (it
