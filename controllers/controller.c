@@ -383,22 +383,25 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
 static int may_write(ctl *c);
 
 /* Kueue's objects, when its CRDs are served. A plan Kueue cannot take (no
- * datacenter level and no flavor labels) is said once, not every round. */
-static void apply_kueue(ctl *c, const topo_plan *plan)
+ * datacenter level and no flavor labels) is said once, not every round.
+ * 1 when an object could not be written (someone else's of the same name,
+ * or a failed request): a failed write for --once's exit status. */
+static int apply_kueue(ctl *c, const topo_plan *plan)
 {
     sync_kueue_result r;
     topo_err err = TOPO_ERR_INIT;
     int rc = sync_kueue_apply(c->k_write, plan, &c->o->settings->kueue, c->o->dry_run, &r, &err);
     if (rc == TOPO_EINVALID && !c->kueue_refused)
         topo_log(TOPO_LOG_WARN, "kueue: no objects: %s", err.text);
-    else if (rc != 0 && rc != TOPO_EINVALID)
-        topo_log(TOPO_LOG_WARN, "kueue: %s", err.text);
+    else if (rc != 0 && rc != TOPO_EINVALID && !r.served)
+        topo_log(TOPO_LOG_WARN, "kueue: %s", err.text); /* each object's own is logged */
     c->kueue_refused = rc == TOPO_EINVALID;
     if (rc == 0 && r.served != c->kueue_served)
         topo_log(TOPO_LOG_INFO, "kueue: CRDs %s", r.served ? "served: objects applied"
                                                             : "not served: no objects");
     if (rc == 0)
         c->kueue_served = r.served;
+    return r.not_owned > 0 || (r.served && r.failed > 0);
 }
 
 /* Before each write: no stop asked, and (leader election on) the Lease
@@ -450,7 +453,7 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
         failed = 1;
     if ((may_write || c->o->dry_run) && c->o->kueue_objects)
-        apply_kueue(c, plan);
+        failed |= apply_kueue(c, plan);
     if ((may_write || c->o->dry_run) && c->o->export_configmap) {
         sync_configmap_outcome co;
         topo_err e = TOPO_ERR_INIT;

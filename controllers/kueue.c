@@ -145,7 +145,8 @@ int sync_kueue_apply(topo_k8s *k, const topo_plan *plan, const topo_export_kueue
         rc = apply_one(k, json_array_get(docs, i), dry_run, res, &e);
         if (rc != 0) {
             res->failed++;
-            topo_log(TOPO_LOG_WARN, "kueue: %s", e.text);
+            /* Someone else's object is an operator's to resolve: an error. */
+            topo_log(rc == TOPO_ECONFLICT ? TOPO_LOG_ERROR : TOPO_LOG_WARN, "kueue: %s", e.text);
             if (first_rc == 0) {
                 first_rc = rc;
                 *err = e;

@@ -454,8 +454,8 @@ def kueue_objects(env):
 def kueue_foreign(env):
     """A Topology named like topo-sync's that an operator made by hand (no
     app.kubernetes.io/managed-by: topo-sync) is someone else's: its levels
-    are not changed, the log says whose and what to do; the flavor topo-sync
-    creates itself is written as usual."""
+    are not changed, an error (once) says whose and what to do, --once exits
+    1; the flavor topo-sync creates itself is written as usual."""
     env.admin("config", {"kueue": True})
     base = "/apis/kueue.x-k8s.io/v1beta2"
     mine = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology",
@@ -465,13 +465,16 @@ def kueue_foreign(env):
     status, out = env.request("POST", base + "/topologies", mine)
     expect(status == 201, f"POST topology: {status} {out}")
     before = env.items(base + "/topologies")[0]
-    p = env.once("--kueue-flavor-label", "nvidia.com/gpu.count=8")
+    # A write that could not be made: --once exits 1, the error logged.
+    p = env.once("--kueue-flavor-label", "nvidia.com/gpu.count=8", expect_rc=1)
     after = env.items(base + "/topologies")[0]
     expect(after == before, f"an operator's Topology was changed: {after}")
     expect(env.admin("stats")["verbs"].get("topologies", {}).get("PUT", 0) == 0,
            "a PUT to the operator's Topology")
-    expect("Topology topo exists and is not topo-sync's (no label "
-           "app.kubernetes.io/managed-by=topo-sync)" in p.stderr, p.stderr[-2000:])
+    logged = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+    said = [l for l in logged if "Topology topo exists and is not topo-sync's (no label "
+            "app.kubernetes.io/managed-by=topo-sync)" in l.get("msg", "")]
+    expect(len(said) == 1 and said[0]["level"] == "error", f"{said or p.stderr[-2000:]}")
     rf = env.items(base + "/resourceflavors")
     expect(len(rf) == 1 and rf[0]["metadata"]["labels"].get("app.kubernetes.io/managed-by") ==
            "topo-sync", f"flavors {rf}")
