@@ -63,13 +63,21 @@ static void why_missing(topo_buf *b, const topo_plan *plan, topo_level level,
     }
 }
 
-/* "spine,leaf,hostname": the topology's levels less those held[]. */
-static void levels_without(topo_buf *b, const topo_level *levels, size_t n, const int *held)
+/* "; or leave it out of the topology: --levels spine,leaf,hostname
+ * (labels.levels)": the topology's levels less every held one (all of
+ * them hold the nodes back); nothing when none would be left, since an
+ * empty list is no topology. */
+static void suggest_levels(topo_buf *b, const topo_level *levels, size_t n, const int *held,
+                           size_t nheld)
 {
-    size_t printed = 0;
-    for (size_t l = 0; l < n; l++)
+    if (nheld >= n)
+        return;
+    topo_buf_printf(b, "; or leave %s out of the topology: --levels ",
+                    nheld > 1 ? "the levels most nodes miss" : "it");
+    for (size_t l = 0, printed = 0; l < n; l++)
         if (!held[l])
             topo_buf_printf(b, "%s%s", printed++ ? "," : "", topo_level_name(levels[l]));
+    topo_buf_puts(b, " (labels.levels)");
 }
 
 static int note(topo_plan *plan, topo_log_level lvl, topo_buf *b, topo_err *err)
@@ -106,9 +114,11 @@ static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *
 {
     topo_level levels[TOPO_LEVEL_COUNT];
     int held[TOPO_LEVEL_COUNT] = {0};
-    size_t n = topo_plan_levels(plan, levels), nodes = topo_plan_node_count(plan);
-    for (size_t l = 0; l < n; l++)
+    size_t n = topo_plan_levels(plan, levels), nodes = topo_plan_node_count(plan), nheld = 0;
+    for (size_t l = 0; l < n; l++) {
         held[l] = most_miss(plan, levels[l]);
+        nheld += (size_t)held[l];
+    }
     for (size_t l = 0; l < n; l++) {
         if (!held[l])
             continue;
@@ -117,9 +127,7 @@ static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *
                         topo_level_name(levels[l]), topo_plan_level_missing(plan, levels[l]),
                         nodes);
         why_missing(&b, plan, levels[l], s);
-        topo_buf_puts(&b, "; or leave it out of the topology: --levels ");
-        levels_without(&b, levels, n, held);
-        topo_buf_puts(&b, " (labels.levels)");
+        suggest_levels(&b, levels, n, held, nheld);
         int rc = note(plan, TOPO_LOG_WARN, &b, err);
         if (rc != 0)
             return rc;

@@ -524,6 +524,18 @@ def plain_hgx():
         assert "note: " + hint + "\n" in p.stdout, p.stdout
         assert "\nmissing: rack 469\n" in p.stdout, p.stdout
         assert hint in p.stderr, p.stderr
+        # Two levels without a source: both named, the suggestion drops both;
+        # none left to suggest: no suggestion (an empty --levels is refused).
+        p = run("--print-plan", "--ibnetdiscover", dump, "--nodes-file", nodes,
+                "--levels", "datacenter,spine,leaf,rack,hostname", expect=1)
+        both = ("; or leave the levels most nodes miss out of the topology: --levels "
+                "spine,leaf,hostname (labels.levels)\n")
+        assert p.stdout.count(both) == 2, p.stdout
+        p = run("--print-plan", "--ibnetdiscover", dump, "--nodes-file", nodes,
+                "--levels", "rack", expect=1)
+        assert ("note: rack: 469 of 469 nodes have no value, so they get no labels: no "
+                "configured source gives rack (NetBox does: --netbox-url or "
+                "sources.netbox)\n") in p.stdout, p.stdout
         # The switch-to-switch cables gone (both ends): leaves, no spine
         # group above them, and the note says so rather than "no fabric".
         flat = os.path.join(tmp, "flat.txt")
