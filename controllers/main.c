@@ -71,11 +71,16 @@ static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
         size_t len = end ? (size_t)(end - p) : strlen(p);
         char name[16];
         topo_level l;
-        int ok = len < sizeof name && n < TOPO_LEVEL_COUNT;
+        int ok = len < sizeof name;
         if (ok) {
             memcpy(name, p, len);
             name[len] = '\0';
             ok = topo_level_parse(&l, name) == 0;
+        }
+        if (ok && n == TOPO_LEVEL_COUNT) { /* a known level past the sixth: one repeated */
+            fprintf(stderr, "topo-sync: --levels: more than the %d levels: \"%.*s\" repeated\n",
+                    TOPO_LEVEL_COUNT, (int)len, p);
+            return -1;
         }
         if (!ok) {
             fprintf(stderr,

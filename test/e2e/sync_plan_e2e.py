@@ -220,7 +220,9 @@ def levels_order():
              "hostname)")
     for levels, why in (("rack,datacenter,hostname", "rack before datacenter"),
                         ("spine,hostname,leaf", "hostname before leaf"),
-                        ("leaf,leaf", "leaf repeated")):
+                        ("leaf,leaf", "leaf repeated"),
+                        ("datacenter,spine,leaf,rack,nvlink,hostname,hostname",
+                         'more than the 6 levels: "hostname" repeated')):
         p = run("--print-plan", "--levels", levels, "--ibnetdiscover", dump, expect=2)
         want = "topo-sync: --levels: " + why
         assert want in p.stderr, p.stderr
