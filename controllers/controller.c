@@ -324,20 +324,15 @@ static int gpu_facts(topo_facts **out, const json_t *view, topo_err *err)
     return rc;
 }
 
-/* Per level of the topology, the nodes it misses; a level no longer in the
- * topology goes to 0 rather than keep its last count. */
+/* Per level, the nodes it misses: 0 for a level outside the topology, so
+ * a level dropped from it does not keep its last count. */
 static void set_missing(ctl *c, const topo_plan *plan)
 {
-    topo_level levels[TOPO_LEVEL_COUNT];
-    size_t n = topo_plan_levels(plan, levels);
     for (int l = 0; l < TOPO_LEVEL_COUNT; l++) {
-        int64_t missing = 0;
-        for (size_t k = 0; k < n; k++)
-            if (levels[k] == (topo_level)l)
-                missing = (int64_t)topo_plan_level_missing(plan, (topo_level)l);
         const char *name = topo_level_name((topo_level)l);
         if (l != TOPO_LEVEL_HOSTNAME)
-            topo_metrics_set(topo_metrics_get(c->m_missing, &name), missing);
+            topo_metrics_set(topo_metrics_get(c->m_missing, &name),
+                             (int64_t)topo_plan_level_missing(plan, (topo_level)l));
     }
 }
 

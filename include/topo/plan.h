@@ -157,7 +157,8 @@ const char *topo_plan_level_key(const topo_plan *plan, topo_level level);
 
 size_t topo_plan_incomplete_count(const topo_plan *plan);
 /* How many planned nodes no source (nor the own-node rule) gives a value
- * of level: those it makes incomplete when level is in the topology. */
+ * of level, a level of the topology (the nodes it makes incomplete); 0
+ * for a level outside it. */
 size_t topo_plan_level_missing(const topo_plan *plan, topo_level level);
 
 /* A line for people about this plan (why most nodes are held and what

@@ -83,7 +83,7 @@ struct topo_plan {
     topo_strmap *unmapped_names; /* each refused host name once (keys in the pool) */
     TOPO_ARRAY(const char *) unmapped_why; /* the name map's reason, per refused name */
     size_t declared, unknown, incomplete_nodes;
-    size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level */
+    size_t missing[TOPO_LEVEL_COUNT]; /* nodes without a value, per level of the topology */
     int built;
 };
 
@@ -491,13 +491,13 @@ static int find_incomplete(topo_plan *p, topo_err *err)
     for (size_t i = 0; i < p->nodes.n; i++) {
         node *n = &p->nodes.items[i];
         n->raw[TOPO_LEVEL_HOSTNAME] = n->name;
-        for (int l = 0; l < TOPO_LEVEL_COUNT; l++)
-            p->missing[l] += n->raw[l] == NULL;
         topo_buf why = TOPO_BUF_INIT(1024);
-        for (size_t l = 0; l < p->nlevels; l++)
-            if (!n->raw[p->levels[l]])
-                topo_buf_printf(&why, "%sno %s", why.len ? ", " : "",
-                                topo_level_name(p->levels[l]));
+        for (size_t l = 0; l < p->nlevels; l++) {
+            if (n->raw[p->levels[l]])
+                continue;
+            p->missing[p->levels[l]]++;
+            topo_buf_printf(&why, "%sno %s", why.len ? ", " : "", topo_level_name(p->levels[l]));
+        }
         if (why.len == 0 && why.error == 0)
             continue;
         char *text = topo_buf_take(&why, NULL);
@@ -670,8 +670,10 @@ size_t topo_plan_level_missing(const topo_plan *plan, topo_level level)
 int topo_plan_add_note(topo_plan *plan, const char *text, topo_err *err)
 {
     const char *copy = text ? topo_pool_strdup(plan->pool, text) : NULL;
+    if (!text)
+        return topo_err_set(err, TOPO_EINVALID, "plan: a note needs a text");
     if (!copy || TOPO_ARRAY_PUSH(&plan->notes, copy) != 0)
-        return text ? topo_err_nomem(err, "plan") : topo_err_set(err, TOPO_EINVALID, "plan: a note needs a text");
+        return topo_err_nomem(err, "plan");
     return 0;
 }
 

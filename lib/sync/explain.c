@@ -135,7 +135,8 @@ static int explain_held(topo_plan *plan, const topo_sync_settings *s, topo_err *
     return 0;
 }
 
-/* How many nodes the own-node rule gave their NVLink domain. */
+/* How many nodes the own-node rule gave their NVLink domain (none when
+ * nvlink is no level of the topology: such a node has no value of it). */
 static size_t own_node_domains(const topo_plan *plan)
 {
     size_t own = 0;
@@ -146,19 +147,9 @@ static size_t own_node_domains(const topo_plan *plan)
     return own;
 }
 
-static int in_topology(const topo_plan *plan, topo_level level)
-{
-    topo_level levels[TOPO_LEVEL_COUNT];
-    size_t n = topo_plan_levels(plan, levels);
-    for (size_t l = 0; l < n; l++)
-        if (levels[l] == level)
-            return 1;
-    return 0;
-}
-
 int sync_explain(topo_plan *plan, const topo_sync_settings *s, topo_err *err)
 {
-    size_t own = in_topology(plan, TOPO_LEVEL_NVLINK) ? own_node_domains(plan) : 0;
+    size_t own = own_node_domains(plan);
     if (own > 0) {
         topo_buf b = TOPO_BUF_INIT(1024);
         topo_buf_printf(&b,
