@@ -11,4 +11,10 @@
  * are not one (a NUL ends any sequence, so s is never read past it). */
 size_t topo_utf8_decode(const char *s, uint32_t *rune);
 
+/* The length of s (len bytes) cut to at most max bytes without splitting
+ * a character: len when it fits, else the largest n <= max where s[n] is
+ * no continuation byte (a message kept whole for jansson, which refuses
+ * broken UTF-8). */
+size_t topo_utf8_cut(const char *s, size_t len, size_t max);
+
 #endif

@@ -19,6 +19,7 @@
 #include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
+#include "topo/utf8.h"
 
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
 {
@@ -43,9 +44,7 @@ char *adm_cut(topo_pool *pool, const char *s, size_t max)
     size_t n = strlen(s);
     if (n <= max)
         return topo_pool_strdup(pool, s);
-    size_t keep = max - 3;
-    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--;
+    size_t keep = topo_utf8_cut(s, n, max - 3);
     char *t = topo_pool_alloc(pool, keep + 4);
     if (t == NULL)
         return NULL;

@@ -9,6 +9,7 @@
 #include "topo/cache_facts.h"
 #include "topo/limits.h"
 #include "topo/sha256.h"
+#include "topo/utf8.h"
 
 static int stmt_error(topo_err *err)
 {
@@ -121,12 +122,7 @@ int topo_cache_facts_fail(topo_cache *cache, const char *source, const char *mes
 
     if ((error = check_args(cache, source, err)) < 0)
         return error;
-    if (n > TOPO_MAX_FACTS_ERROR) {
-        /* Cut before the character that would be split. */
-        n = TOPO_MAX_FACTS_ERROR;
-        while (n > 0 && ((unsigned char)msg[n] & 0xc0) == 0x80)
-            n--;
-    }
+    n = topo_utf8_cut(msg, n, TOPO_MAX_FACTS_ERROR); /* before a character it would split */
     if ((error = cache_op_begin(cache, CACHE_OP_WRITE, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_FACTS_FAIL, err)) == NULL) {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "topo/json.h"
+#include "topo/utf8.h"
 
 /* Object names are DNS subdomains of at most 253 characters. */
 #define EVENT_NAME_MAX 253
@@ -59,7 +60,8 @@ static void span_text(char out[32], int64_t ns)
 int topo_labelwriter_event_update(json_t **out, const topo_labeldiff *d, uint64_t count,
                                   int64_t first_ns, int64_t now_ns, topo_err *err)
 {
-    char stamp[32], span[32], msg[TOPO_LABELDIFF_MESSAGE_MAX + 1];
+    /* Room for the whole message and its prefix (count, span: < 96 bytes). */
+    char stamp[32], span[32], msg[TOPO_LABELDIFF_MESSAGE_MAX + 96];
     *out = NULL;
     if (topo_labeldiff_message(d) == NULL)
         return 0;
@@ -70,18 +72,8 @@ int topo_labelwriter_event_update(json_t **out, const topo_labeldiff *d, uint64_
      * cut on a character boundary. */
     int n = snprintf(msg, sizeof msg, "reasserted %" PRIu64 " times in the last %s: %s", count,
                      span, topo_labeldiff_message(d));
-    if (n >= (int)sizeof msg) {
-        /* The last character's lead byte, and whether all of it was kept. */
-        size_t len = sizeof msg - 1, i = len;
-        while (i > 0 && ((unsigned char)msg[i - 1] & 0xC0) == 0x80)
-            i--;
-        if (i > 0) {
-            unsigned char lead = (unsigned char)msg[i - 1];
-            size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-            if (i - 1 + need > len)
-                msg[i - 1] = '\0';
-        }
-    }
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    msg[topo_utf8_cut(msg, len, TOPO_LABELDIFF_MESSAGE_MAX)] = '\0';
     topo_json_alloc_watch();
     json_t *patch = json_pack("{s:I, s:s, s:s}", "count", (json_int_t)count, "lastTimestamp", stamp,
                               "message", msg);

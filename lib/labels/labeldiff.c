@@ -30,19 +30,6 @@ struct topo_labeldiff {
     char *message;
 };
 
-int topo_labeldiff_owns(const topo_labeldiff_owned *owned, const char *key)
-{
-    if (owned == NULL || key == NULL)
-        return 0;
-    for (size_t i = 0; i < owned->nprefixes; i++)
-        if (topo_labelowner_under(key, owned->prefixes[i]))
-            return 1;
-    for (size_t i = 0; i < owned->nkeys; i++)
-        if (strcmp(key, owned->keys[i]) == 0)
-            return 1;
-    return owned->topograph && topo_labelowner_topograph_key(key);
-}
-
 /* 1 when key is under one of the owned prefixes (where owned annotations
  * and the record must be). */
 static int under_prefix(const topo_labeldiff_owned *owned, const char *key)
@@ -51,6 +38,18 @@ static int under_prefix(const topo_labeldiff_owned *owned, const char *key)
         if (topo_labelowner_under(key, owned->prefixes[i]))
             return 1;
     return 0;
+}
+
+int topo_labeldiff_owns(const topo_labeldiff_owned *owned, const char *key)
+{
+    if (owned == NULL || key == NULL)
+        return 0;
+    if (under_prefix(owned, key))
+        return 1;
+    for (size_t i = 0; i < owned->nkeys; i++)
+        if (strcmp(key, owned->keys[i]) == 0)
+            return 1;
+    return owned->topograph && topo_labelowner_topograph_key(key);
 }
 
 /* Both NULL, or equal strings. */

@@ -39,3 +39,13 @@ size_t topo_utf8_decode(const char *str, uint32_t *rune)
     }
     return n;
 }
+
+size_t topo_utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}

@@ -1,4 +1,4 @@
-/* Tests for topo_utf8_decode (lib/util/utf8.c): well-formed sequences of
+/* Tests for topo_utf8_decode and topo_utf8_cut (lib/util/utf8.c): well-formed sequences of
  * each length with their code points; every kind of ill-formed one. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,10 +44,27 @@ static void test_utf8__decode(void **state)
     assert_int_equal(topo_utf8_decode("\xc3\xa9", NULL), 2);
 }
 
+/* A cut never splits a character: "a→b" (→ is 3 bytes at 1..3) cut to
+ * 1, 2 or 3 bytes keeps "a"; to 4, all of "a→"; a string that fits stays. */
+static void test_utf8__cut(void **state)
+{
+    (void)state;
+    static const char s[] = "a\xe2\x86\x92" "b";
+    assert_int_equal(topo_utf8_cut(s, 5, 5), 5);
+    assert_int_equal(topo_utf8_cut(s, 5, 9), 5);
+    assert_int_equal(topo_utf8_cut(s, 5, 4), 4);
+    assert_int_equal(topo_utf8_cut(s, 5, 3), 1);
+    assert_int_equal(topo_utf8_cut(s, 5, 2), 1);
+    assert_int_equal(topo_utf8_cut(s, 5, 1), 1);
+    assert_int_equal(topo_utf8_cut(s, 5, 0), 0);
+    assert_int_equal(topo_utf8_cut(s + 1, 4, 2), 0); /* no whole character fits */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8__decode),
+        cmocka_unit_test(test_utf8__cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
