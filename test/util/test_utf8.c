@@ -1,5 +1,6 @@
-/* Tests for topo_utf8_decode and topo_utf8_cut (lib/util/utf8.c): well-formed sequences of
- * each length with their code points; every kind of ill-formed one. */
+/* Tests for lib/util/utf8.c: topo_utf8_decode on well-formed sequences of
+ * each length with their code points and every kind of ill-formed one;
+ * topo_utf8_cut never splitting a character. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
