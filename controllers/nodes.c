@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "topo/labelowner.h"
+#include "topo/labeldiff.h"
 #include "topo/log.h"
 
 struct sync_nodes {
@@ -67,18 +67,6 @@ void sync_nodes_free(sync_nodes *n)
     free(n);
 }
 
-static int kept(const char *key, const char *const *prefixes, size_t nprefixes,
-                const char *const *keys, size_t nkeys, int topograph)
-{
-    for (size_t i = 0; i < nprefixes; i++)
-        if (topo_labelowner_under(key, prefixes[i]))
-            return 1;
-    for (size_t i = 0; i < nkeys; i++)
-        if (strcmp(key, keys[i]) == 0)
-            return 1;
-    return topograph && topo_labelowner_topograph_key(key);
-}
-
 /* A string-to-string map of the object's kept keys, or an empty one:
  * labels and annotations are read as the API server guarantees them,
  * anything else is dropped rather than trusted. */
@@ -91,7 +79,11 @@ static json_t *string_map(const json_t *obj, int all, const char *const *prefixe
     if (!out || !json_is_object(obj))
         return out;
     json_object_foreach ((json_t *)obj, k, v) {
-        if (!json_is_string(v) || !(all || kept(k, prefixes, nprefixes, keys, nkeys, topograph)))
+        /* What the writer owns is what the view keeps: one rule (labeldiff.h). */
+        if (!json_is_string(v) ||
+            !(all || topo_labeldiff_owns(&(topo_labeldiff_owned){prefixes, nprefixes, keys,
+                                                                  nkeys, topograph},
+                                         k)))
             continue;
         if (json_object_set(out, k, v) != 0) {
             json_decref(out);
