@@ -164,3 +164,26 @@ int sync_explain(topo_plan *plan, const topo_sync_settings *s, topo_err *err)
     }
     return explain_held(plan, s, err);
 }
+
+/* The first LOG_HOSTS_MAX of n lines (get(plan, i)), then how many more:
+ * once per plan, a few at most, the plan text has all. */
+#define LOG_HOSTS_MAX 10
+
+static void log_first(const topo_plan *plan, size_t n,
+                      const char *(*get)(const topo_plan *, size_t), const char *label,
+                      const char *what)
+{
+    for (size_t i = 0; i < n && i < LOG_HOSTS_MAX; i++)
+        topo_log(TOPO_LOG_WARN, "plan: %s%s", label, get(plan, i));
+    if (n > LOG_HOSTS_MAX)
+        topo_log(TOPO_LOG_WARN, "plan: %zu more %s (--print-plan lists them)",
+                 n - LOG_HOSTS_MAX, what);
+}
+
+void sync_log_hosts(const topo_plan *plan)
+{
+    log_first(plan, topo_plan_ambiguous_count(plan), topo_plan_ambiguous, "",
+              "ambiguous host names");
+    log_first(plan, topo_plan_unmapped_hosts(plan), topo_plan_unmapped, "unmappable: ",
+              "unmappable host names");
+}

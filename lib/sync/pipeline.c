@@ -433,17 +433,7 @@ int topo_sync_fuse(topo_sync **out, const topo_sync_settings *s,
              topo_plan_node_count(sync->plan), topo_plan_incomplete_count(sync->plan),
              topo_plan_conflict_count(sync->plan), topo_plan_unmapped_hosts(sync->plan),
              topo_plan_unknown_hosts(sync->plan), topo_plan_ambiguous_count(sync->plan));
-    /* Each ambiguity once per plan, a few at most: the plan text has all. */
-    for (size_t i = 0; i < topo_plan_ambiguous_count(sync->plan) && i < 10; i++)
-        topo_log(TOPO_LOG_WARN, "plan: %s", topo_plan_ambiguous(sync->plan, i));
-    if (topo_plan_ambiguous_count(sync->plan) > 10)
-        topo_log(TOPO_LOG_WARN, "plan: %zu more ambiguous host names (--print-plan lists them)",
-                 topo_plan_ambiguous_count(sync->plan) - 10);
-    for (size_t i = 0; i < topo_plan_unmapped_hosts(sync->plan) && i < 10; i++)
-        topo_log(TOPO_LOG_WARN, "plan: unmappable: %s", topo_plan_unmapped(sync->plan, i));
-    if (topo_plan_unmapped_hosts(sync->plan) > 10)
-        topo_log(TOPO_LOG_WARN, "plan: %zu more unmappable host names (--print-plan lists them)",
-                 topo_plan_unmapped_hosts(sync->plan) - 10);
+    sync_log_hosts(sync->plan);
     *out = sync;
     sync = NULL;
 cleanup:

@@ -12,4 +12,8 @@
  * TOPO_ENOMEM. */
 int sync_explain(topo_plan *plan, const topo_sync_settings *s, topo_err *err) TOPO_MUST_CHECK;
 
+/* Warnings for the sources' host names that label no node because they
+ * are ambiguous or unmappable: the first ten of each, then how many more. */
+void sync_log_hosts(const topo_plan *plan);
+
 #endif
