@@ -175,8 +175,7 @@ struct wh_placement {
     topo_ungater *ungater;
     wh_placer *placer;
     topo_metrics_series *forwarded[WH_FWD_OUTCOMES];
-    unsigned char record_key[WH_PEER_RECORD_KEY_LEN];
-    int has_record_key;
+    topo_keyring record_keys; /* n == 0: no records on pods */
 
     /* cache age: when the filler last committed something (last_change:
      * written by the owner's tick, read by /metrics on a server thread) */
@@ -255,10 +254,8 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
                            .lives = (topo_live *const *)p->lives,
                            .nlives = p->ntopos,
                            .stop = &p->stop};
-    if (p->has_record_key) {
-        fo.record_key = p->record_key;
-        fo.record_key_len = sizeof p->record_key;
-    }
+    if (p->record_keys.n > 0)
+        fo.record_keys = &p->record_keys;
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
@@ -364,9 +361,12 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     /* Replicas share reservations through records on pods, signed with a
      * key all of them derive from the serving key (peer.h). */
     if (rc == 0 && !p->is_static && o->key_file != NULL) {
-        if ((rc = wh_peer_record_key(o->key_file, p->record_key, err)) < 0)
+        unsigned char key[WH_PEER_RECORD_KEY_LEN];
+        if ((rc = wh_peer_record_key(o->key_file, key, err)) == 0)
+            rc = topo_keyring_add(&p->record_keys, key, sizeof key, "--tls-private-key-file", err);
+        else
             topo_err_wrap(err, "--tls-private-key-file");
-        p->has_record_key = rc == 0;
+        memset(key, 0, sizeof key);
     }
 
     for (size_t i = 0; rc == 0 && i < p->ntopos; i++) {
@@ -414,10 +414,8 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.quota = quota_lookup;
             ao.quota_payload = p->quota;
         }
-        if (p->has_record_key) {
-            ao.record_key = p->record_key;
-            ao.record_key_len = sizeof p->record_key;
-        }
+        if (p->record_keys.n > 0)
+            ao.record_keys = &p->record_keys;
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)

@@ -18,6 +18,7 @@
 #include "topo/admission_review.h"
 #include "topo/cache.h"
 #include "topo/error.h"
+#include "topo/keyring.h"
 #include "topo/live.h"
 #include "topo/model.h"
 #include "topo/pool.h"
@@ -156,8 +157,7 @@ typedef struct topo_admission_opts {
      * (TOPO_CACHE_RECORD_ANNOTATION), from which every replica's cache
      * adopts the reservation; copied. NULL: pods carry no record (one
      * replica). */
-    const unsigned char *record_key;
-    size_t record_key_len;
+    const topo_keyring *record_keys;
 } topo_admission_opts;
 
 /* Default time free slots hold capacity without a pod claiming one. */

@@ -44,6 +44,7 @@
 
 #include "topo/engine.h"
 #include "topo/error.h"
+#include "topo/keyring.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -75,11 +76,11 @@ typedef struct topo_cache_opts {
      * created, migrated or written; a file that is empty, or of an older
      * schema, is refused rather than made into a cache. */
     int read_only;
-    /* The key reservation records are signed with (topo-webhook derives it
-     * from its serving key: every replica holds it, no pod author does);
-     * copied. NULL: records on pods are ignored (see "Slot binding"). */
-    const unsigned char *record_key;
-    size_t record_key_len;
+    /* The keys reservation records are signed with (topo-webhook's record
+     * keys: every replica holds them, no pod author does); any of them
+     * verifies, the first signs; copied. NULL or empty: records on pods are
+     * ignored (see "Slot binding"). */
+    const topo_keyring *record_keys;
 } topo_cache_opts;
 
 /* Opens (or creates) the cache file and migrates its schema to
@@ -174,7 +175,7 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * Adoption: when that reservation is not in this cache and the pod also
  * carries topology.topo.io/assignment and a reservation record
  * (TOPO_CACHE_RECORD_ANNOTATION, topo_cache_reservation_record) signed with
- * this cache's record_key, the reservation is created from them first, with
+ * one of this cache's record_keys, the reservation is created from them first, with
  * the id, PodSet, times, shape and request its placer gave it. So every
  * replica of topo-webhook holds the reservations of every created pod, and
  * one that takes over placement has them already (docs/webhook.md
@@ -408,9 +409,10 @@ typedef struct topo_cache_reservation {
  * JSON. */
 #define TOPO_CACHE_RECORD_ANNOTATION "topology.topo.io/reservation-spec"
 
-/* The record of r for its pods, malloc'd into *out, signed with key. */
-int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, const void *key,
-                                  size_t keylen, topo_err *err) TOPO_MUST_CHECK;
+/* The record of r for its pods, malloc'd into *out, signed with the first
+ * key of keys. */
+int topo_cache_reservation_record(char **out, const topo_cache_reservation *r,
+                                  const topo_keyring *keys, topo_err *err) TOPO_MUST_CHECK;
 
 /* How many reservations this connection adopted from pods' records. */
 uint64_t topo_cache_adopted(const topo_cache *cache);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
+#include "topo/keyring.h"
 #include "topo/live.h"
 
 #define TOPO_FILLER_NODES 1u
@@ -53,10 +54,9 @@ typedef struct topo_filler_opts {
      * snapshots must outlive the filler. */
     topo_live *const *lives;
     size_t nlives;
-    /* The cache's record key (topo_cache_opts.record_key): pods' signed
+    /* The cache's record keys (topo_cache_opts.record_keys): pods' signed
      * reservation records are adopted. NULL: not. Copied. */
-    const unsigned char *record_key;
-    size_t record_key_len;
+    const topo_keyring *record_keys;
 } topo_filler_opts;
 
 typedef struct topo_filler_stats {
@@ -67,7 +67,7 @@ typedef struct topo_filler_stats {
     uint64_t commits;
     uint64_t errors;     /* list/watch failures retried */
     uint64_t rejected;   /* malformed objects skipped */
-    uint64_t adopted;    /* reservations adopted from pods' records (record_key) */
+    uint64_t adopted;    /* reservations adopted from pods' records (record_keys) */
 } topo_filler_stats;
 
 typedef struct topo_filler topo_filler;

@@ -8,8 +8,12 @@
 
 #include "topo/error.h"
 
-/* Hex digits of a SHA-256 digest (without the NUL). */
+/* Bytes of a SHA-256 digest, and its hex digits (without the NUL). */
+#define TOPO_SHA256_LEN 32
 #define TOPO_SHA256_HEX_LEN 64
+
+/* out gets the digest of data[0..len). 0, or TOPO_ENOMEM. */
+int topo_sha256(unsigned char out[TOPO_SHA256_LEN], const void *data, size_t len) TOPO_MUST_CHECK;
 
 /* out gets the digest of data[0..len) and a NUL. 0, or TOPO_ENOMEM (OpenSSL
  * fails only when it cannot allocate); out is "" then. */

@@ -226,16 +226,8 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     }
     c->clock = opts->clock;
     c->clock_payload = opts->clock_payload;
-    if (opts->record_key != NULL && opts->record_key_len > 0) {
-        unsigned char *key = topo_pool_calloc(c->pool, 1, opts->record_key_len);
-        if (key == NULL) {
-            topo_admission_ctx_free(c);
-            return topo_err_set(err, TOPO_ENOMEM, "admission: out of memory");
-        }
-        memcpy(key, opts->record_key, opts->record_key_len);
-        c->record_key = key;
-        c->record_key_len = opts->record_key_len;
-    }
+    if (opts->record_keys != NULL)
+        c->record_keys = *opts->record_keys;
     topo_gates_init(&c->gates);
     /* What the cache holds from before a restart is charged at once. */
     c->data_version = -1;

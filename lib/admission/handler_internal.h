@@ -53,8 +53,7 @@ struct topo_admission_ctx {
     int64_t (*clock)(void *);
     void *clock_payload;
     topo_gates gates;
-    const unsigned char *record_key; /* in pool; NULL: no reservation records */
-    size_t record_key_len;
+    topo_keyring record_keys; /* n == 0: no reservation records */
     /* Random bytes for reservation ids, drawn in bulk under mu (one
      * RAND_bytes call per id cost as much as storing the reservation's
      * rows); rand_left of them unused, at the end of the buffer. */

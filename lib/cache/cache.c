@@ -465,14 +465,8 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
     }
     c->relist_kind = -1;
     c->reservation_sync_full = o.reservation_sync_full;
-    if (o.record_key != NULL && o.record_key_len > 0) {
-        if ((c->record_key = malloc(o.record_key_len)) == NULL) {
-            error = topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
-            goto cleanup;
-        }
-        memcpy(c->record_key, o.record_key, o.record_key_len);
-        c->record_key_len = o.record_key_len;
-    }
+    if (o.record_keys != NULL)
+        c->record_keys = *o.record_keys;
     if (o.read_only)
         flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
     else
@@ -523,7 +517,7 @@ void topo_cache_close(topo_cache *cache)
         sqlite3_finalize(cache->stmts[i]);
     sqlite3_close(cache->db); /* every statement is finalized: this closes */
     topo_pool_free(cache->scratch);
-    free(cache->record_key);
+    memset(&cache->record_keys, 0, sizeof(cache->record_keys));
     free(cache);
 }
 

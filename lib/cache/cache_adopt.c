@@ -23,41 +23,30 @@
  * text fit in far less. */
 #define RECORD_MAX 16384
 
-/* Compares two MACs in time independent of where they differ. */
-static int same_mac(const char *a, const char *b, size_t n)
-{
-    unsigned char diff = 0;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
-/* The MAC over what the record vouches for: the reservation id, the
- * assignment annotation's text and the record's JSON. */
-static int record_mac(char out[TOPO_SHA256_HEX_LEN + 1], const void *key, size_t keylen,
-                      const char *id, const char *assignment, const char *json, size_t json_len,
-                      topo_err *err)
+/* What the record's MAC covers: the reservation id, the assignment
+ * annotation's text and the record's JSON; malloc'd into *out. */
+static int record_message(char **out, size_t *out_len, const char *id, const char *assignment,
+                          const char *json, size_t json_len, topo_err *err)
 {
     size_t n = strlen(id) + strlen(assignment) + json_len + 3;
-    char *msg = malloc(n);
-    if (msg == NULL)
+    if ((*out = malloc(n)) == NULL)
         return topo_err_nomem(err, "cache");
-    int len = snprintf(msg, n, "%s\n%s\n%.*s", id, assignment, (int)json_len, json);
-    int rc = len < 0 ? TOPO_EINVALID : topo_hmac_sha256_hex(out, key, keylen, msg, (size_t)len);
-    free(msg);
-    return rc < 0 ? topo_err_set(err, rc, "cache: reservation record: cannot sign") : 0;
+    int len = snprintf(*out, n, "%s\n%s\n%.*s", id, assignment, (int)json_len, json);
+    *out_len = len < 0 ? 0 : (size_t)len;
+    return 0;
 }
 
-int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, const void *key,
-                                  size_t keylen, topo_err *err)
+int topo_cache_reservation_record(char **out, const topo_cache_reservation *r,
+                                  const topo_keyring *keys, topo_err *err)
 {
     char mac[TOPO_SHA256_HEX_LEN + 1];
     json_t *doc = NULL;
-    char *json = NULL;
+    char *json = NULL, *msg = NULL;
+    size_t msg_len = 0;
     int error = 0;
 
     *out = NULL;
-    if (key == NULL || keylen == 0)
+    if (keys == NULL || keys->n == 0)
         return topo_err_set(err, TOPO_EINVALID, "cache: reservation record: no key");
     topo_json_alloc_watch();
     doc = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:s, s:s, s:I}", "podset", r->podset_key,
@@ -74,8 +63,9 @@ int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, c
                                    "reservation %s: record not encodable (invalid UTF-8?)", r->id);
         goto done;
     }
-    if ((error = record_mac(mac, key, keylen, r->id, r->assignment_json, json, strlen(json),
-                            err)) < 0)
+    if ((error = record_message(&msg, &msg_len, r->id, r->assignment_json, json, strlen(json),
+                                err)) < 0 ||
+        (error = topo_keyring_sign(mac, keys, msg, msg_len, err)) < 0)
         goto done;
     size_t n = TOPO_SHA256_HEX_LEN + 1 + strlen(json) + 1;
     if ((*out = malloc(n)) == NULL) {
@@ -86,6 +76,7 @@ int topo_cache_reservation_record(char **out, const topo_cache_reservation *r, c
 done:
     json_decref(doc);
     free(json);
+    free(msg);
     return error;
 }
 
@@ -190,14 +181,15 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
 {
     const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
     const char *assignment = cache_pod_annotation(p, ANNOTATION_ASSIGNMENT);
-    char mac[TOPO_SHA256_HEX_LEN + 1];
+    char *msg = NULL;
+    size_t msg_len = 0;
     json_t *rec = NULL, *asg = NULL;
     topo_cache_reservation_spec spec = {0};
     topo_assignment as;
     topo_err why = TOPO_ERR_INIT;
     int have = 0, error;
 
-    if (c->record_key == NULL || record == NULL || assignment == NULL)
+    if (c->record_keys.n == 0 || record == NULL || assignment == NULL)
         return 0;
     size_t len = strlen(record);
     if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX || record[TOPO_SHA256_HEX_LEN] != ' ')
@@ -205,11 +197,12 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
     if ((error = cache_row_exists(c, CACHE_STMT_RES_EXISTS, id, &have, err)) < 0 || have)
         return error;
     const char *json = record + TOPO_SHA256_HEX_LEN + 1;
-    if ((error = record_mac(mac, c->record_key, c->record_key_len, id, assignment, json,
-                           strlen(json), err)) < 0)
+    if ((error = record_message(&msg, &msg_len, id, assignment, json, strlen(json), err)) < 0)
         return error;
-    /* Not this installation's key (or forged): nothing to adopt. */
-    if (!same_mac(mac, record, TOPO_SHA256_HEX_LEN)) {
+    int signed_by_us = topo_keyring_verify(&c->record_keys, record, msg, msg_len);
+    free(msg);
+    /* Not this installation's keys (or forged): nothing to adopt. */
+    if (!signed_by_us) {
         topo_log(TOPO_LOG_DEBUG, "pod %s/%s: reservation record of %s not signed with our key",
                  p->namespace_name, p->name, id);
         return 0;

@@ -236,8 +236,7 @@ struct topo_cache {
     int reading;       /* depth of nested reads outside a batch */
     int schema_version;
     topo_pool *scratch; /* per-call decoding: public entry points clear it first */
-    unsigned char *record_key; /* topo_cache_opts.record_key, or NULL */
-    size_t record_key_len;
+    topo_keyring record_keys; /* topo_cache_opts.record_keys; n == 0: none */
     uint64_t adopted; /* reservations adopted from pods' records */
 };
 

@@ -2,6 +2,7 @@
 #include "topo/sha256.h"
 
 #include <limits.h>
+#include <string.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -22,6 +23,19 @@ static int to_hex(char out[TOPO_SHA256_HEX_LEN + 1], const unsigned char *md, un
         out[2 * i + 1] = digits[md[i] & 0x0f];
     }
     out[TOPO_SHA256_HEX_LEN] = '\0';
+    return 0;
+}
+
+int topo_sha256(unsigned char out[TOPO_SHA256_LEN], const void *data, size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != TOPO_SHA256_LEN) {
+        ERR_clear_error();
+        return TOPO_ENOMEM;
+    }
+    memcpy(out, md, TOPO_SHA256_LEN);
     return 0;
 }
 

@@ -678,7 +678,7 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     }
     if ((rc = gather_lives(f, opts, err)) < 0)
         goto fail;
-    topo_cache_opts co = {.record_key = opts->record_key, .record_key_len = opts->record_key_len};
+    topo_cache_opts co = {.record_keys = opts->record_keys};
     if ((rc = topo_cache_open(&f->cache, opts->db_path, &co, err)) < 0)
         goto fail;
     if (f->nlives > 0 && (rc = load_live(f, err)) < 0)

@@ -41,12 +41,23 @@ static void must(int rc, const topo_err *err)
         fail_msg("%s (%s)", err->text, topo_err_name(rc));
 }
 
+/* A ring of one key (none when key is NULL). */
+static topo_keyring ring_of(const unsigned char *key, size_t keylen)
+{
+    topo_keyring ring = TOPO_KEYRING_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    if (key != NULL)
+        must(topo_keyring_add(&ring, key, keylen, "key", &err), &err);
+    return ring;
+}
+
 static topo_cache *open_cache(fx *f, const char *name, const unsigned char *key, size_t keylen)
 {
     char path[400];
     topo_err err = TOPO_ERR_INIT;
     topo_cache *c = NULL;
-    topo_cache_opts o = {.record_key = key, .record_key_len = keylen};
+    topo_keyring ring = ring_of(key, keylen);
+    topo_cache_opts o = {.record_keys = &ring};
     snprintf(path, sizeof path, "%s/%s.db", f->dir, name);
     must(topo_cache_open(&c, path, &o, &err), &err);
     return c;
@@ -84,7 +95,8 @@ static int setup(void **state)
     topo_err err = TOPO_ERR_INIT;
     must(topo_cache_reservation_create(f->placer, &spec, &err), &err);
     must(topo_cache_reservation_get(&f->r, f->placer, spec.id, f->pool, &err), &err);
-    must(topo_cache_reservation_record(&f->record, &f->r, KEY, sizeof KEY, &err), &err);
+    topo_keyring ring = ring_of(KEY, sizeof KEY);
+    must(topo_cache_reservation_record(&f->record, &f->r, &ring, &err), &err);
     *state = f;
     return 0;
 }

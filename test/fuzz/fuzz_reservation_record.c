@@ -19,7 +19,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ID "default.00000000000000aa"
-static const unsigned char KEY[] = "fuzz key";
+static const unsigned char KEY[] = "the fuzzer's record key";
 
 /* Annotations come from the API server as JSON strings: valid UTF-8. */
 static int valid_utf8(const char *s)
@@ -35,8 +35,10 @@ static topo_cache *cache(void)
 {
     static topo_cache *c;
     topo_err err = TOPO_ERR_INIT;
-    topo_cache_opts o = {.record_key = KEY, .record_key_len = sizeof KEY};
-    if (c == NULL && topo_cache_open(&c, ":memory:", &o, &err) < 0)
+    topo_keyring ring = TOPO_KEYRING_INIT;
+    topo_cache_opts o = {.record_keys = &ring};
+    if (c == NULL && (topo_keyring_add(&ring, KEY, sizeof KEY, "key", &err) < 0 ||
+                      topo_cache_open(&c, ":memory:", &o, &err) < 0))
         abort();
     return c;
 }
