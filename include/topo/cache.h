@@ -45,6 +45,7 @@
 #include "topo/engine.h"
 #include "topo/error.h"
 #include "topo/keyring.h"
+#include "topo/sha256.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -408,6 +409,33 @@ typedef struct topo_cache_reservation {
  * MAC covers the reservation id, the assignment annotation's text and the
  * JSON. */
 #define TOPO_CACHE_RECORD_ANNOTATION "topology.topo.io/reservation-spec"
+
+/* The seal on a pod topo-webhook answered: a MAC, under the record keys,
+ * over the pod's namespace, its PodSet and what topo wrote on it that
+ * decides where it goes (its reservation and slot when placed, its pod
+ * group role). It tells topo's own output (a reinvocation, the ungater's
+ * read, another replica's cache) from the same annotations written by
+ * anyone else, who can read them on any placed pod but cannot seal them
+ * for another namespace or PodSet (docs/webhook.md "Threat model"). */
+#define TOPO_CACHE_SEAL_ANNOTATION "topology.topo.io/seal"
+
+typedef struct topo_cache_seal_fields {
+    const char *namespace_name; /* the pod's */
+    const char *podset_key;     /* its PodSet's (a reservation's podset_key) */
+    const char *reservation;    /* annotation topology.topo.io/reservation; NULL: none */
+    const char *slot;           /* annotation topology.topo.io/slot, as written; NULL: none */
+    const char *role;           /* annotation topology.topo.io/role; NULL: none */
+} topo_cache_seal_fields;
+
+/* The seal of f under the first key of keys, as hex. TOPO_EINVALID when
+ * keys is empty or f lacks a namespace or PodSet. */
+int topo_cache_seal(char out[TOPO_SHA256_HEX_LEN + 1], const topo_keyring *keys,
+                    const topo_cache_seal_fields *f, topo_err *err) TOPO_MUST_CHECK;
+
+/* 1 when seal is f's under any key of keys; 0 otherwise (no keys, no seal,
+ * another value of any field); TOPO_ENOMEM when that cannot be told. */
+int topo_cache_seal_verify(const topo_keyring *keys, const char *seal,
+                           const topo_cache_seal_fields *f);
 
 /* The record of r for its pods, malloc'd into *out, signed with the first
  * key of keys. */
