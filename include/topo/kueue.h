@@ -52,13 +52,6 @@ int topo_kueue_podset_request(topo_podset_spec *ps, const topo_kv *annotations, 
  * when out of memory. */
 const char *topo_kueue_request_text(const topo_podset_spec *ps, topo_pool *pool);
 
-/* A count carried by a label or annotation (pod-group-total-count,
- * topology.topo.io/podset-size, a completion index): decimal digits only,
- * in min..max. 0, or TOPO_EINVALID with "<name>: \"<value>\" is not a count
- * in <min>..<max>". */
-int topo_kueue_parse_count(int64_t *out, const char *value, const char *name, int64_t min,
-                           int64_t max, topo_err *err) TOPO_MUST_CHECK;
-
 /* Kubernetes label syntax (apimachinery IsQualifiedName / IsValidLabelValue,
  * v0.36). 1 when valid; else 0 with the first of Kubernetes' messages in why
  * ("name part must be no more than 63 bytes"); why may be NULL. */

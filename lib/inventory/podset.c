@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "topo/codec.h"
+#include "topo/count.h"
 #include "topo/decode.h"
 #include "topo/podreq.h"
 #include "topo/kueue.h"
@@ -46,9 +47,9 @@ static int pod_count(topo_podset_spec *ps, const char *kind, const topo_kv *ann,
         return 0;
     for (size_t i = 0; i < nann; i++)
         if (strcmp(ann[i].key, TOPO_PODSET_SIZE_ANNOTATION) == 0 &&
-            (error = topo_kueue_parse_count(&n, ann[i].value,
-                                            "metadata.annotations[" TOPO_PODSET_SIZE_ANNOTATION "]",
-                                            1, TOPO_MAX_PODSET_COUNT, err)) < 0)
+            (error = topo_parse_count(&n, ann[i].value,
+                                      "metadata.annotations[" TOPO_PODSET_SIZE_ANNOTATION "]", 1,
+                                      TOPO_MAX_PODSET_COUNT, err)) < 0)
             return error;
     ps->count = (int32_t)n;
     return 0;

@@ -119,28 +119,6 @@ static void test_kueue__levels(void **state)
     assert_int_equal(bad, 17);
 }
 
-static void test_kueue__counts(void **state)
-{
-    (void)state;
-    topo_err err = TOPO_ERR_INIT;
-    int64_t v = -5;
-    assert_int_equal(topo_kueue_parse_count(&v, "12", "x", 1, 100, &err), 0);
-    assert_int_equal(v, 12);
-    assert_int_equal(topo_kueue_parse_count(&v, "0", "x", 0, 100, &err), 0);
-    assert_int_equal(v, 0);
-    const char *bad[] = {"", "+1", "-1", " 1", "1 ", "0x10", "101", "99999999999999999999999"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        v = 7;
-        assert_int_equal(topo_kueue_parse_count(&v, bad[i], "annotation y", 1, 100, &err),
-                         TOPO_EINVALID);
-        assert_int_equal(v, 7); /* untouched on error */
-    }
-    assert_string_equal(err.text,
-                        "annotation y: \"99999999999999999999999\" is not a count in 1..100");
-    assert_int_equal(topo_kueue_parse_count(&v, "0", "n", 1, 100, &err), TOPO_EINVALID);
-    assert_int_equal(topo_kueue_parse_count(&v, NULL, "n", 1, 100, &err), TOPO_EINVALID);
-}
-
 /* OwnedBySinglePod, one condition at a time. */
 static void test_kueue__owned_by_single_pod(void **state)
 {
@@ -270,7 +248,6 @@ int main(void)
         cmocka_unit_test(test_kueue__label_keys),
         cmocka_unit_test(test_kueue__label_values),
         cmocka_unit_test(test_kueue__levels),
-        cmocka_unit_test(test_kueue__counts),
         cmocka_unit_test(test_kueue__owned_by_single_pod),
         cmocka_unit_test(test_kueue__has_topology_request),
         cmocka_unit_test(test_kueue__request_edges),

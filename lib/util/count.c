@@ -1,9 +1,9 @@
 /* Counts in labels and annotations: digits only (no sign, no spaces), as
  * the integrations write them, bounded before they size anything. */
-#include "topo/kueue.h"
+#include "topo/count.h"
 
-int topo_kueue_parse_count(int64_t *out, const char *value, const char *name, int64_t min,
-                           int64_t max, topo_err *err)
+int topo_parse_count(int64_t *out, const char *value, const char *name, int64_t min,
+                     int64_t max, topo_err *err)
 {
     int64_t v = 0;
     const char *p = value;
