@@ -50,6 +50,7 @@ enum {
     PM_SETTLE,
     PM_FORWARD_SECONDS,
     PM_ADOPTED,
+    PM_FOREIGN_CLAIMS,
     PM_UNGATER_SKIPPED,
     PM_UNGATER_REMEMBERED,
     PM_UNGATER_LAST_ROUND,
@@ -133,6 +134,11 @@ static const struct {
                     "Reservations another replica made, adopted from the signed records on "
                     "their pods.",
                     TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_FOREIGN_CLAIMS] = {"topo_webhook_foreign_claims_total",
+                           "Pod events whose reservation and slot annotations (or record) "
+                           "were not topo-webhook's own for that pod (another namespace's "
+                           "PodSet, no valid seal, or a pod of another PodSet): nothing bound.",
+                           TOPO_METRICS_COUNTER, PM_FILLER},
     [PM_UNGATER_SKIPPED] = {"topo_webhook_ungater_skipped_total",
                             "Gated PodSets a round of the ungater passed over without asking the "
                             "API server or the engine: they did not fit, and no capacity came "
@@ -542,6 +548,7 @@ static void metrics_refresh(void *payload)
         v[PM_CACHE_EVENTS] = (int64_t)fs.events;
         v[PM_CACHE_ERRORS] = (int64_t)fs.errors;
         v[PM_ADOPTED] = (int64_t)fs.adopted;
+        v[PM_FOREIGN_CLAIMS] = (int64_t)fs.foreign_claims;
     }
     if (p->quota != NULL) {
         v[PM_QUOTA_SYNCED] = topo_quota_synced(p->quota);

@@ -244,7 +244,8 @@ int topo_cache_set_watch_rv(topo_cache *cache, topo_cache_kind kind, const char 
 /* A stored pod. labels/annotations hold only the keys that tie a pod to its
  * PodSet: those under kueue.x-k8s.io/, batch.kubernetes.io/,
  * jobset.sigs.k8s.io/, leaderworkerset.sigs.k8s.io/ and topology.topo.io/,
- * plus job-name and controller-uid. */
+ * plus job-name and controller-uid; with owner_uid and generate_name, all
+ * that its PodSet key (codec podset_key.h) is derived from. */
 typedef struct topo_cache_pod {
     const char *uid;
     const char *namespace_name;
@@ -260,6 +261,11 @@ typedef struct topo_cache_pod {
     int tas; /* carries a Kueue TAS annotation (Kueue placed it) */
     const char *resource_version;
     int64_t created_at; /* metadata.creationTimestamp, seconds since the epoch; 0: unknown */
+    /* The controller ownerReference's uid and metadata.generateName; NULL:
+     * none (or a row stored before they were kept: the next list or event
+     * of the pod stores them). */
+    const char *owner_uid;
+    const char *generate_name;
 } topo_cache_pod;
 
 typedef struct topo_cache_job {
@@ -444,6 +450,10 @@ int topo_cache_reservation_record(char **out, const topo_cache_reservation *r,
 
 /* How many reservations this connection adopted from pods' records. */
 uint64_t topo_cache_adopted(const topo_cache *cache);
+/* How many claims on a reservation (its id and slot on a pod, or its record)
+ * this connection refused: the pod was not of the reservation's PodSet, its
+ * namespace or its seal (see "Slot binding"). A pod's every event counts. */
+uint64_t topo_cache_foreign_claims(const topo_cache *cache);
 
 /* Creates the reservation and all of its slots atomically (its own
  * transaction outside a batch, see "Durability"). TOPO_ECONFLICT when the id is taken or the PodSet already holds

@@ -68,6 +68,7 @@ typedef struct topo_filler_stats {
     uint64_t errors;     /* list/watch failures retried */
     uint64_t rejected;   /* malformed objects skipped */
     uint64_t adopted;    /* reservations adopted from pods' records (record_keys) */
+    uint64_t foreign_claims; /* reservation claims of pods not sealed for them, ignored */
 } topo_filler_stats;
 
 typedef struct topo_filler topo_filler;

@@ -15,6 +15,7 @@
 #include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+#include "topo/podset_key.h"
 #include "topo/sha256.h"
 
 #define ANNOTATION_ASSIGNMENT "topology.topo.io/assignment"
@@ -215,6 +216,12 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
                                        &why)) < 0 ||
         (error = decode_record(&spec, &as, rec, asg, pool, &why)) < 0)
         goto done;
+    /* Signed, but for a PodSet of another namespace: a copy on a pod that
+     * is not of it (cache.h "Adoption"). */
+    if (!topo_podset_key_in_namespace(spec.podset_key, p->namespace_name)) {
+        cache_foreign_claim(c, p, id, "its record's PodSet is another namespace's");
+        goto done;
+    }
     spec.id = id;
     if ((error = cache_reservation_insert(c, &spec, &why)) == 0) {
         c->adopted++;

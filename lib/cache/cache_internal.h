@@ -24,6 +24,11 @@
  * writes beside its gate, exactly as index pods_gated (schema 6) has it, and
  * what else makes a pod gated and waiting. */
 #define CACHE_GATED_KEY "json_extract(podset, '$.annotations.\"topology.topo.io/podset\"')"
+/* A gated pod's PodSet key names a PodSet of the pod's own namespace: a pod
+ * naming another namespace's PodSet must not join it (nor, gated under a
+ * name that is not its own, be a PodSet of its own). */
+#define CACHE_GATED_OWN                                                                            \
+    "substr(" CACHE_GATED_KEY ", 1, length(namespace) + 1) = namespace || '/'"
 #define CACHE_GATED_WHERE                                                                          \
     "phase NOT IN ('Succeeded', 'Failed') AND "                                                   \
     "instr(podset, '\"topology.topo.io/wait-reason\"') > 0"
@@ -70,7 +75,8 @@
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
        "resource_version, min(created_at), count(*), " CACHE_GATED_KEY ", EXISTS (SELECT 1 FROM "  \
        "reservations r WHERE r.podset_key = " CACHE_GATED_KEY ") FROM pods WHERE "                 \
-       "node_name = '' AND " CACHE_GATED_KEY " IS NOT NULL AND " CACHE_GATED_WHERE                 \
+       "node_name = '' AND " CACHE_GATED_KEY " IS NOT NULL AND " CACHE_GATED_OWN " AND "          \
+       CACHE_GATED_WHERE                                                                          \
        " GROUP BY " CACHE_GATED_KEY " UNION ALL "                                                 \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
        "resource_version, created_at, 1, NULL, 0 FROM pods WHERE node_name = '' AND "              \
@@ -78,7 +84,7 @@
     XX(GATED_PODS,                                                                                \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
        "resource_version, created_at FROM pods WHERE node_name = '' AND " CACHE_GATED_KEY          \
-       " = ?1 AND " CACHE_GATED_WHERE " ORDER BY created_at, name")                                \
+       " = ?1 AND " CACHE_GATED_OWN " AND " CACHE_GATED_WHERE " ORDER BY created_at, name")        \
     XX(GATED_POD,                                                                                 \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
        "resource_version, created_at FROM pods WHERE uid = ?1 AND node_name = '' AND "             \
@@ -119,6 +125,7 @@
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7)")                                 \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
     XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
+    XX(RES_PODSET_KEY, "SELECT podset_key FROM reservations WHERE id = ?1")                       \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
        "VALUES(?1, ?2, ?3, ?4)")                                                                  \
@@ -238,6 +245,7 @@ struct topo_cache {
     topo_pool *scratch; /* per-call decoding: public entry points clear it first */
     topo_keyring record_keys; /* topo_cache_opts.record_keys; n == 0: none */
     uint64_t adopted; /* reservations adopted from pods' records */
+    uint64_t foreign_claims; /* reservation claims of pods not sealed for them */
 };
 
 /* Modes of cache_op_begin. */
@@ -283,6 +291,15 @@ int cache_reservation_mode(const topo_cache *c);
  * "claim:" claimant or already the pod's (see topo_cache_upsert_pod); inside
  * an open unit, after the pod row is written. Never an error for the pod. */
 int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err);
+/* Whether the pod may take a slot of reservation id as its annotations ask
+ * (slot: the annotation's text): *out_own 1 when the reservation's PodSet is
+ * of the pod's namespace, the pod's seal verifies for it and the pod is of
+ * that PodSet (cache.h "Slot binding"); 0 otherwise, counted as a foreign
+ * claim when the reservation exists. Errors are the cache's own. */
+int cache_claim_is_own(int *out_own, topo_cache *c, const topo_cache_pod *p, const char *id,
+                       const char *slot, topo_err *err);
+/* Counts and logs a claim refused for why. */
+void cache_foreign_claim(topo_cache *c, const topo_cache_pod *p, const char *id, const char *why);
 /* Whether statement which (one key bound) returns a row: *out 1 or 0. */
 int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err);
 /* The value of one of a pod's kept annotations, or NULL. */

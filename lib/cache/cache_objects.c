@@ -185,6 +185,38 @@ static int podset_pairs(const topo_kv **out, size_t *out_n, const json_t *obj, c
     return 0;
 }
 
+/* The uid of the pod's controller ownerReference (the first with
+ * controller true and a uid, as admission reads it), NULL when none. */
+static int decode_owner(const char **out, const json_t *meta, const char *path, topo_pool *pool,
+                        topo_err *err)
+{
+    char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
+    const json_t *refs = NULL;
+    int error;
+
+    *out = NULL;
+    if ((error = topo_decode_member(&refs, meta, "ownerReferences", path, JSON_ARRAY, 0, err)) < 0)
+        return error;
+    P(p, path, "ownerReferences");
+    for (size_t i = 0; i < json_array_size(refs); i++) {
+        const json_t *ref = json_array_get(refs, i);
+        const char *uid = NULL;
+        int controller = 0;
+        topo_decode_path_index(ip, sizeof(ip), p, i);
+        if (!json_is_object(ref))
+            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
+                                topo_decode_type_name(ref));
+        if ((error = topo_decode_string(&uid, ref, "uid", ip, 0, pool, err)) < 0 ||
+            (error = topo_decode_bool(&controller, ref, "controller", ip, 0, err)) < 0)
+            return error;
+        if (controller && uid != NULL && uid[0] != '\0') {
+            *out = uid;
+            return 0;
+        }
+    }
+    return 0;
+}
+
 static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, topo_pool *pool,
                       topo_err *err)
 {
@@ -206,6 +238,9 @@ static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, to
         (error = decode_key(&p->uid, meta, "uid", mp, pool, err)) < 0 ||
         (error = topo_decode_string(&p->namespace_name, meta, "namespace", mp, 0, pool, err)) < 0 ||
         (error = topo_decode_string(&p->name, meta, "name", mp, 0, pool, err)) < 0 ||
+        (error = topo_decode_string(&p->generate_name, meta, "generateName", mp, 0, pool,
+                                    err)) < 0 ||
+        (error = decode_owner(&p->owner_uid, meta, mp, pool, err)) < 0 ||
         (error = topo_decode_time(&p->created_at, meta, "creationTimestamp", mp, 0, err)) < 0 ||
         (error = topo_decode_member(&annotations, meta, "annotations", mp, JSON_OBJECT, 0, err)) < 0 ||
         (error = podset_pairs(&p->labels, &p->nlabels, json_object_get(meta, "labels"),
@@ -233,7 +268,11 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
         (podset = json_object()) == NULL ||
         json_object_set_new(podset, "labels", labels_json(p->labels, p->nlabels)) < 0 ||
         json_object_set_new(podset, "annotations",
-                            labels_json(p->annotations, p->nannotations)) < 0) {
+                            labels_json(p->annotations, p->nannotations)) < 0 ||
+        (p->owner_uid != NULL &&
+         json_object_set_new(podset, "owner", json_string(p->owner_uid)) < 0) ||
+        (p->generate_name != NULL && p->generate_name[0] != '\0' &&
+         json_object_set_new(podset, "generateName", json_string(p->generate_name)) < 0)) {
         error = topo_err_set(err, TOPO_EINVALID, "pod %s: requests, labels or annotations not "
                                                  "encodable (invalid UTF-8?)", p->uid);
         goto cleanup;

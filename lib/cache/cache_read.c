@@ -72,6 +72,18 @@ cleanup:
     return error;
 }
 
+/* An optional string of pods.podset (absent in rows stored before it was
+ * kept): NULL when absent. */
+static int podset_string(const char **out, const json_t *podset, const char *key,
+                         topo_pool *pool, topo_err *err)
+{
+    const char *v = json_string_value(json_object_get(podset, key));
+    *out = NULL;
+    if (v != NULL && (*out = topo_pool_strdup(pool, v)) == NULL)
+        return topo_err_nomem(err, "cache");
+    return 0;
+}
+
 int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_err *err)
 {
     json_t *req = NULL, *podset = NULL;
@@ -102,6 +114,9 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
     out->annotations = annotations;
     out->tas = sqlite3_column_int(st, 7) != 0;
     out->created_at = sqlite3_column_int64(st, 9);
+    if ((error = podset_string(&out->owner_uid, podset, "owner", pool, err)) < 0 ||
+        (error = podset_string(&out->generate_name, podset, "generateName", pool, err)) < 0)
+        goto cleanup;
 
 cleanup:
     json_decref(req);

@@ -588,7 +588,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
     const char *id = cache_pod_annotation(p, ANNOTATION_RESERVATION);
     int32_t slot = parse_slot(cache_pod_annotation(p, ANNOTATION_SLOT));
     sqlite3_stmt *st;
-    int error;
+    int error, own = 0;
 
     /* Malformed or missing annotations are the webhook's business, not a
      * reason to refuse the pod; a finished pod needs no capacity held. */
@@ -599,6 +599,12 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
         return 0;
     /* A reservation another replica made: this cache holds it too from now. */
     if ((error = cache_adopt_reservation(c, p, id, err)) < 0)
+        return error;
+    /* Anyone can copy a placed pod's annotations: only topo's own claim,
+     * on a pod of the reservation's PodSet, takes a slot. */
+    if ((error = cache_claim_is_own(&own, c, p, id, cache_pod_annotation(p, ANNOTATION_SLOT),
+                                    err)) < 0 ||
+        !own)
         return error;
     if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_BIND, err)) == NULL)
         return stmt_error(err);

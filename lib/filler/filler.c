@@ -774,6 +774,7 @@ void topo_filler_get_stats(topo_filler *f, topo_filler_stats *out)
     pthread_mutex_lock(&f->db);
     *out = f->stats;
     out->adopted = topo_cache_adopted(f->cache);
+    out->foreign_claims = topo_cache_foreign_claims(f->cache);
     pthread_mutex_unlock(&f->db);
 }
 

@@ -89,8 +89,23 @@ static int fill_live(fx *f, topo_live **out, const topo_snapshot_opts *so, int t
 
 /* The hgx-h100 fixture in live snapshots, reservations in a cache (in
  * memory or the file c->db), the topologies c asks for. */
+/* The record keys of the fixture's cache: a cached pod binds its slot only
+ * when sealed under them (cache.h "Slot binding"). */
+static const unsigned char RECORD_KEY[] = "the handler tests' record key";
+
+static topo_keyring record_keys(void)
+{
+    topo_keyring ring = TOPO_KEYRING_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_keyring_add(&ring, RECORD_KEY, sizeof RECORD_KEY, "key", &err) < 0)
+        fail_msg("%s", err.text);
+    return ring;
+}
+
 static int make_fx_conf(fx *f, const fx_conf *c)
 {
+    topo_keyring ring = record_keys();
+    topo_cache_opts co = {.record_keys = &ring};
     char path[4096];
     const char *src = getenv("TOPO_SOURCE_DIR");
     topo_err err = TOPO_ERR_INIT;
@@ -100,7 +115,7 @@ static int make_fx_conf(fx *f, const fx_conf *c)
     f->now = now;
     if (topo_inventory_create(&f->inv, &err) < 0 ||
         topo_inventory_load_nodes_file(f->inv, path, &err) < 0 ||
-        topo_cache_open(&f->cache, c->db ? c->db : ":memory:", NULL, &err) < 0)
+        topo_cache_open(&f->cache, c->db ? c->db : ":memory:", &co, &err) < 0)
         goto fail;
     topo_admission_topology t[2];
     size_t nt = 1;
@@ -873,21 +888,28 @@ static void test_restart(void **state)
 }
 
 /* The pod as the API server stores it after our patch: uid, the
- * reservation and slot annotations, bound to host. */
+ * reservation and slot annotations and their seal, bound to host. */
 static char *stored_pod(const char *uid, const char *name, const char *job_uid, int idx,
                         const char *reservation, int slot, const char *host)
 {
-    char sidx[16], sslot[16];
+    char sidx[16], sslot[16], podset[128], seal[TOPO_SHA256_HEX_LEN + 1];
+    topo_keyring ring = record_keys();
+    topo_err err = TOPO_ERR_INIT;
     snprintf(sidx, sizeof sidx, "%d", idx);
     snprintf(sslot, sizeof sslot, "%d", slot);
+    snprintf(podset, sizeof podset, "team-a/job/%s", job_uid);
+    topo_cache_seal_fields sf = {"team-a", podset, reservation, sslot, NULL};
+    if (topo_cache_seal(seal, &ring, &sf, &err) < 0)
+        fail_msg("%s", err.text);
     json_t *pod = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}, "
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s}}, "
         "s:{s:s, s:[{s:s, s:s, s:{s:{s:i}}}]}, s:{s:s}}",
         "apiVersion", "v1", "kind", "Pod", "metadata", "uid", uid, "name", name, "namespace",
         "team-a", "resourceVersion", "7", "labels", "batch.kubernetes.io/controller-uid",
         job_uid, "batch.kubernetes.io/job-completion-index", sidx, "annotations",
         "kueue.x-k8s.io/podset-required-topology", RACK, TOPO_ADMISSION_RESERVATION_ANNOTATION,
-        reservation, TOPO_ADMISSION_SLOT_ANNOTATION, sslot, "spec", "nodeName", host,
+        reservation, TOPO_ADMISSION_SLOT_ANNOTATION, sslot, TOPO_CACHE_SEAL_ANNOTATION, seal,
+        "spec", "nodeName", host,
         "containers", "name", "worker", "image", "x", "resources", "requests", "nvidia.com/gpu",
         8, "status", "phase", "Running");
     assert_non_null(pod);

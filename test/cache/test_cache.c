@@ -65,12 +65,26 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The record keys the tests' caches hold (slot binding needs a seal). */
+static const unsigned char RECORD_KEY[] = "the cache tests' record key";
+
+static topo_keyring record_keys(void)
+{
+    topo_keyring ring = TOPO_KEYRING_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    if (topo_keyring_add(&ring, RECORD_KEY, sizeof RECORD_KEY, "key", &err) < 0)
+        fail_msg("%s", err.text);
+    return ring;
+}
+
 static topo_cache *open_cache(fx *f)
 {
     topo_err err = TOPO_ERR_INIT;
+    topo_keyring ring = record_keys();
+    topo_cache_opts o = {.record_keys = &ring};
     topo_cache_close(f->cache);
     f->cache = NULL;
-    if (topo_cache_open(&f->cache, f->path, NULL, &err) < 0)
+    if (topo_cache_open(&f->cache, f->path, &o, &err) < 0)
         fail_msg("open: %s", err.text);
     return f->cache;
 }
@@ -1314,16 +1328,34 @@ static void test_cache__batch(void **state)
 
 /* --- slot binding, GC, data_version, durability --------------------------------------- */
 
+/* The seal topo-webhook writes beside a placed pod's reservation and slot
+ * (PodSet "ns/job/<job>"), as hex into out. */
+static const char *seal_of(char out[TOPO_SHA256_HEX_LEN + 1], const char *ns, const char *podset,
+                           const char *res, const char *slot, const char *role)
+{
+    topo_keyring ring = record_keys();
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache_seal_fields f = {ns, podset, res, slot, role};
+    must(topo_cache_seal(out, &ring, &f, &err), &err);
+    return out;
+}
+
+/* A pod of Job `res` (PodSet "ns/job/<res>": the reservations binding is
+ * tested with are that Job's) as topo-webhook placed it: reservation, slot
+ * and their seal. */
 static char *annotated_pod(char *buf, size_t size, const char *uid, const char *node,
                            const char *phase, const char *res, const char *slot)
 {
+    char podset[128], seal[TOPO_SHA256_HEX_LEN + 1];
+    snprintf(podset, sizeof podset, "ns/job/%s", res);
     snprintf(buf, size,
              "{\"metadata\":{\"uid\":\"%s\",\"namespace\":\"ns\",\"name\":\"p-%s\","
+             "\"labels\":{\"batch.kubernetes.io/controller-uid\":\"%s\"},"
              "\"annotations\":{\"topology.topo.io/reservation\":\"%s\","
-             "\"topology.topo.io/slot\":\"%s\"}},"
+             "\"topology.topo.io/slot\":\"%s\",\"topology.topo.io/seal\":\"%s\"}},"
              "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"resources\":"
              "{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}]},\"status\":{\"phase\":\"%s\"}}",
-             uid, uid, res, slot, node, phase);
+             uid, uid, res, res, slot, seal_of(seal, "ns", podset, res, slot, NULL), node, phase);
     return buf;
 }
 
@@ -1348,7 +1380,7 @@ static void test_cache__slot_binding(void **state)
     topo_cache *c = open_cache(f);
     char buf[2048], ev[2400], who[64];
 
-    create_r1(c, "r1", "ns/train", 100, 200, 0); /* slots 0, 1 on n1; 2 on n2 */
+    create_r1(c, "r1", "ns/job/r1", 100, 200, 0); /* slots 0, 1 on n1; 2 on n2 */
     assert_int_equal(claim(c, "r1", "claim:rank/0", 0, 110, NULL, NULL, pool), 0);
     assert_int_equal(claim(c, "r1", "claim:request/abc", 2, 110, NULL, NULL, pool), 0);
 
@@ -1397,8 +1429,13 @@ static void test_cache__slot_binding(void **state)
     assert_string_equal(holder(c, "r1", 2, who, sizeof(who)), "claim:request/abc");
 
     /* put_pod, through a watch event inside a batch too */
-    topo_kv ann[] = {{"topology.topo.io/reservation", "r1"}, {"topology.topo.io/slot", "2"}};
-    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "5", 0};
+    char seal[TOPO_SHA256_HEX_LEN + 1];
+    topo_kv job[] = {{"batch.kubernetes.io/controller-uid", "r1"}};
+    topo_kv ann[] = {{"topology.topo.io/reservation", "r1"},
+                     {"topology.topo.io/slot", "2"},
+                     {TOPO_CACHE_SEAL_ANNOTATION, seal_of(seal, "ns", "ns/job/r1", "r1", "2", NULL)}};
+    topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, job, 1, ann, 3, 0, "5", 0,
+                          NULL, NULL};
     must(topo_cache_begin(c, &err), &err);
     must(topo_cache_put_pod(c, &put, &err), &err);
     must(topo_cache_commit(c, &err), &err);
@@ -1451,7 +1488,7 @@ static void test_cache__claimant_slots_are_charged(void **state)
     topo_cache *c = open_cache(f);
     char buf[2048];
 
-    create_r1(c, "r1", "ns/train", 100, 200, 0);
+    create_r1(c, "r1", "ns/job/r1", 100, 200, 0);
     assert_int_equal(charged_slots(c, 150), 3);
     /* a claimant is no pod the cache has: its slot stays charged */
     assert_int_equal(claim(c, "r1", "claim:rank/0", 0, 110, NULL, NULL, pool), 0);
@@ -1559,7 +1596,7 @@ static void test_cache__unclaimed_slots_lapse(void **state)
 static void create_at(topo_cache *c, const char *id, int64_t expires)
 {
     char key[64];
-    snprintf(key, sizeof(key), "ns/%s", id);
+    snprintf(key, sizeof(key), "ns/job/%s", id);
     create_r1(c, id, key, 100, expires, 0);
 }
 
@@ -1820,7 +1857,8 @@ static void test_cache__gated_podsets(void **state)
     };
     for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
         topo_cache_pod p = {pods[i].uid, "ns", pods[i].name, pods[i].node, pods[i].phase,
-                            NULL, 0, NULL, 0, pods[i].ann, pods[i].nann, 0, "1", pods[i].created};
+                            NULL, 0, NULL, 0, pods[i].ann, pods[i].nann, 0, "1", pods[i].created,
+                            NULL, NULL};
         must(topo_cache_put_pod(c, &p, &err), &err);
     }
     char out[256] = "";
@@ -1837,7 +1875,7 @@ static void test_cache__gated_podsets(void **state)
     assert_string_equal(out, "");
     /* u-2 is bound now: it leaves its PodSet's count */
     topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL,
-                            0,     a,    2,     0,    "2",       50};
+                            0,     a,    2,     0,    "2",       50,  NULL, NULL};
     must(topo_cache_put_pod(c, &bound, &err), &err);
     out[0] = '\0';
     must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);

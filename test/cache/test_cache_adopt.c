@@ -116,16 +116,23 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A pod of the reservation as the API server holds it once admitted. */
+/* A pod of the reservation (Job uid-train's) as the API server holds it
+ * once admitted: its reservation and slot sealed, as topo-webhook does. */
 static int put_pod(topo_cache *c, const char *uid, const char *id, const char *slot,
                    const char *assignment, const char *record, topo_err *err)
 {
+    char seal[TOPO_SHA256_HEX_LEN + 1];
+    topo_keyring ring = ring_of(KEY, sizeof KEY);
+    topo_cache_seal_fields f = {"team-a", "team-a/job/uid-train", id, slot, NULL};
+    must(topo_cache_seal(seal, &ring, &f, err), err);
+    topo_kv job[] = {{"batch.kubernetes.io/controller-uid", "uid-train"}};
     topo_kv ann[] = {{"topology.topo.io/reservation", id},
                      {"topology.topo.io/slot", slot},
+                     {TOPO_CACHE_SEAL_ANNOTATION, seal},
                      {ASSIGNMENT, assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
-    topo_cache_pod p = {uid, "team-a", uid, "", "Pending", NULL, 0, NULL, 0,
-                        ann, record != NULL ? 4 : 3, 0, "7", 0};
+    topo_cache_pod p = {uid,  "team-a", uid, "", "Pending", NULL, 0, job, 1,
+                        ann, record != NULL ? 5 : 4, 0, "7", 0, NULL, NULL};
     return topo_cache_put_pod(c, &p, err);
 }
 
