@@ -162,26 +162,43 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * Slot binding: whenever a pod is stored (these upserts, watch events,
  * lists, topo_cache_put_pod) and it carries the annotations
  * topology.topo.io/reservation (an existing reservation's id) and
- * topology.topo.io/slot (a slot index of it, plain decimal), the pod takes
- * that slot (its pod_uid becomes the pod's uid) when the slot is free (no
- * pod, or a pod the cache sees Succeeded or Failed), held by a provisional
- * claimant whose name starts with "claim:" (the webhook's, made before the
- * API server gave the pod a uid), or already the pod's. Otherwise — the slot
- * is another live pod's, the pod holds another slot of the reservation, no
- * such reservation or slot, a malformed annotation, or the pod itself has
- * finished — nothing changes, and it is not an error for the pod. From then
- * on the slot is released as any claimed one (pod deleted, or gone in a
- * relist). The reservation's expiry does not matter.
+ * topology.topo.io/slot (a slot index of it, plain decimal), the claim is
+ * checked first, since anyone who reads a placed pod can copy both: it is
+ * the pod's own only when (1) the reservation's podset_key starts with the
+ * pod's namespace and "/", (2) the pod's TOPO_CACHE_SEAL_ANNOTATION verifies
+ * under record_keys for {its namespace, that podset_key, the reservation,
+ * the slot annotation as written, its topology.topo.io/role or NULL}, and
+ * (3) the pod is of that PodSet: its key, derived from the stored fields by
+ * topo_podset_key_derive exactly as admission derives it (a pod with a
+ * generateName also as admission saw it, without its name), is the
+ * podset_key. A PodSet of the request kind ("<ns>/request/<uid>", a
+ * generateName pod with nothing else) cannot be derived again once the pod
+ * has a name: for it (1) and (2) decide. A claim that fails binds nothing
+ * and is counted (topo_cache_foreign_claims); without record_keys none
+ * passes. An own claim takes the slot (its pod_uid becomes the pod's uid)
+ * when the slot is free (no pod, or a pod the cache sees Succeeded or
+ * Failed), held by a provisional claimant whose name starts with "claim:"
+ * (the webhook's, made before the API server gave the pod a uid), or
+ * already the pod's. Otherwise — the slot is another live pod's, the pod
+ * holds another slot of the reservation, no such reservation or slot, a
+ * malformed annotation, or the pod itself has finished — nothing changes,
+ * and it is not an error for the pod. From then on the slot is released as
+ * any claimed one (pod deleted, or gone in a relist); a later event of the
+ * pod that fails the check does not unbind it. The reservation's expiry
+ * does not matter.
  *
  * Adoption: when that reservation is not in this cache and the pod also
  * carries topology.topo.io/assignment and a reservation record
  * (TOPO_CACHE_RECORD_ANNOTATION, topo_cache_reservation_record) signed with
- * one of this cache's record_keys, the reservation is created from them first, with
- * the id, PodSet, times, shape and request its placer gave it. So every
- * replica of topo-webhook holds the reservations of every created pod, and
- * one that takes over placement has them already (docs/webhook.md
- * "Several replicas"). A record that is absent, malformed or not signed
- * with the key adopts nothing and is not an error for the pod. */
+ * one of this cache's record_keys for a PodSet of the pod's namespace (its
+ * key starts with "<namespace>/"), the reservation is created from them
+ * first, with the id, PodSet, times, shape and request its placer gave it;
+ * the slot is then bound as above. So every replica of topo-webhook holds
+ * the reservations of every created pod, and one that takes over placement
+ * has them already (docs/webhook.md "Several replicas"). A record that is
+ * absent, malformed or not signed with the key adopts nothing; one of
+ * another namespace's PodSet adopts nothing and is counted as a foreign
+ * claim; neither is an error for the pod. */
 int topo_cache_upsert_node(topo_cache *cache, const char *json, size_t len,
                            topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_upsert_pod(topo_cache *cache, const char *json, size_t len,
