@@ -5,12 +5,15 @@
  * MAC, which a forged record never does) and stores a pod carrying them. Any
  * bytes leave the pod stored and either adopt a reservation that reads back
  * whole (its slots the assignment's counts) or nothing: never a crash, a
- * leak or an error for the pod. Seeds: fixtures/fuzz/record. */
+ * leak or an error for the pod. The pod is of the namespace the record's
+ * PodSet names (a record is adopted only there). Seeds: fixtures/fuzz/record. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "topo/cache.h"
 #include "topo/sha256.h"
@@ -79,7 +82,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      {"topology.topo.io/slot", "0"},
                      {"topology.topo.io/assignment", assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
-    topo_cache_pod p = {"uid-1", "ns", "pod", "", "Pending", NULL, 0, NULL, 0, ann, 4, 0, "1", 0};
+    /* A record is adopted only from a pod of its PodSet's namespace: the
+     * pod is put in it, so the fuzzer reaches the reservation's insert. */
+    char ns[64] = "ns";
+    json_t *doc = json_loads(json, 0, NULL);
+    const char *podset = json_string_value(json_object_get(doc, "podset"));
+    const char *slash = podset != NULL ? strchr(podset, '/') : NULL;
+    if (slash != NULL && slash > podset && (size_t)(slash - podset) < sizeof ns)
+        snprintf(ns, sizeof ns, "%.*s", (int)(slash - podset), podset);
+    json_decref(doc);
+    topo_cache_pod p = {"uid-1", ns,   "pod", "", "Pending", NULL, 0,   NULL,
+                        0,       ann,  4,     0,  "1",       0,    NULL, NULL};
     if (topo_cache_put_pod(c, &p, &err) != 0) {
         fprintf(stderr, "put_pod: %s\n", err.text);
         abort();
