@@ -8,6 +8,7 @@
 
 #include "topo/buf.h"
 #include "topo/options.h"
+#include "peer.h"
 
 #define O(field) offsetof(wh_args, field)
 
@@ -226,6 +227,12 @@ static int check(const wh_args *a)
     if (!a->config && !a->levels &&
         (a->inventory || a->pods || a->db || a->kubeconfig || a->record_key_files.n > 0))
         return fail("placement needs --config FILE or --levels L1,L2,...");
+    if (a->record_key_files.n > WH_PEER_RECORD_KEY_FILES_MAX) {
+        fprintf(stderr, "topo-webhook: --record-key-file: %s: given %zu times, at most %d\n",
+                a->record_key_files.v[WH_PEER_RECORD_KEY_FILES_MAX], a->record_key_files.n,
+                WH_PEER_RECORD_KEY_FILES_MAX);
+        return 2;
+    }
     if (a->metrics_address && !a->metrics_port)
         return fail("--metrics-address goes with --metrics-port");
     if (a->pods && !a->inventory)

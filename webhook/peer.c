@@ -104,6 +104,13 @@ int wh_peer_record_keys(topo_keyring *ring, const wh_peer_keys_opts *o, topo_err
                             WH_PEER_RECORD_KEY_FILES_MAX);
     for (size_t i = 0; rc == 0 && i < o->nfiles; i++)
         rc = topo_keyring_add_file(ring, o->files[i], "--record-key-file", err);
+    /* Missing, unreadable, too short or too long: a bad flag value, which
+     * stops the webhook with exit status 2 (main.c). */
+    if (rc < 0 && rc != TOPO_ENOMEM) {
+        if (err != NULL)
+            err->code = TOPO_EINVALID;
+        return TOPO_EINVALID;
+    }
     if (rc < 0)
         return rc;
     if (o->shared && o->serving_key != NULL) {

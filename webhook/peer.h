@@ -43,7 +43,8 @@ typedef struct wh_peer_keys_opts {
  * - no files and shared: the derived key alone, with a warning that records
  *   will not survive a rotation of the serving key;
  * - neither: a random key for this process only.
- * Errors name the flag and the file. */
+ * Errors name the flag and the file; a file that is missing, unreadable,
+ * too short or too long is TOPO_EINVALID (a bad value of the flag). */
 int wh_peer_record_keys(topo_keyring *ring, const wh_peer_keys_opts *o, topo_err *err);
 
 #endif
