@@ -8,6 +8,7 @@
 
 #include "topo/buf.h"
 #include "topo/options.h"
+#include "peer.h"
 
 #define O(field) offsetof(wh_args, field)
 
@@ -131,6 +132,14 @@ static const topo_opt table[] = {
      "the first DNS name of --tls-cert-file",
      "the name the placer's certificate must carry (the Service's)", O(peer_server_name),
      NULL},
+    {"--record-key-file", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL,
+     "derived from --tls-private-key-file",
+     "a record key (a file of 16 bytes to 64 KiB, read as it is; at most 7): the first signs "
+     "the reservation records topo writes on pods, every one verifies them, so a key is "
+     "rotated by giving the new one first (docs/webhook.md \"Record keys\"); the key derived "
+     "from the serving key is still accepted, and without this flag it signs, so records do "
+     "not survive a rotation of the serving key",
+     O(record_key_files), NULL},
     {"--noop", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "benchmark floor only: read and discard the body, answer a fixed allowed response "
      "(bench/webhook)",
@@ -166,6 +175,8 @@ static int print(int markdown, FILE *to)
     return 0;
 }
 
+static int check(const wh_args *a);
+
 int wh_args_parse(wh_args *a, int argc, char **argv)
 {
     char why[512];
@@ -188,13 +199,24 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
     int rc = topo_opts_parse(table, NOPTS, argc, argv, a, why, sizeof why);
     if (rc == 1 || a->help_markdown) {
         print(a->help_markdown, stdout);
+        wh_args_free(a);
         return 1;
     }
     if (rc < 0) {
         fprintf(stderr, "topo-webhook: %s\n", why);
         print(0, stderr);
+        wh_args_free(a);
         return 2;
     }
+    rc = check(a);
+    if (rc != 0)
+        wh_args_free(a);
+    return rc;
+}
+
+/* The checks between options: 0, or 2 with a message printed. */
+static int check(const wh_args *a)
+{
     if (!a->cert_file || !a->key_file)
         return fail("--tls-cert-file and --tls-private-key-file are required");
     if (a->config && a->levels)
@@ -202,8 +224,15 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
     if (a->policy && !a->levels)
         return fail("--policy goes with --levels (a --config file sets defaultPolicy and "
                     "per-topology policies)");
-    if (!a->config && !a->levels && (a->inventory || a->pods || a->db || a->kubeconfig))
+    if (!a->config && !a->levels &&
+        (a->inventory || a->pods || a->db || a->kubeconfig || a->record_key_files.n > 0))
         return fail("placement needs --config FILE or --levels L1,L2,...");
+    if (a->record_key_files.n > WH_PEER_RECORD_KEY_FILES_MAX) {
+        fprintf(stderr, "topo-webhook: --record-key-file: %s: given %zu times, at most %d\n",
+                a->record_key_files.v[WH_PEER_RECORD_KEY_FILES_MAX], a->record_key_files.n,
+                WH_PEER_RECORD_KEY_FILES_MAX);
+        return 2;
+    }
     if (a->metrics_address && !a->metrics_port)
         return fail("--metrics-address goes with --metrics-port");
     if (a->pods && !a->inventory)
@@ -225,6 +254,11 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
         return fail("--peer-address, --peer-ca-file and --peer-server-name go with leader "
                     "election against an API server");
     return 0;
+}
+
+void wh_args_free(wh_args *a)
+{
+    topo_opts_free(table, NOPTS, a);
 }
 
 void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *o)
@@ -264,6 +298,8 @@ void wh_args_placement_opts(const wh_args *a, wh_placement_opts *o)
     o->peer_server_name = a->peer_server_name;
     o->cert_file = a->cert_file;
     o->key_file = a->key_file;
+    o->record_key_files = a->record_key_files.v;
+    o->nrecord_key_files = a->record_key_files.n;
     o->lease_ms = (long)a->lease_s * 1000;
     o->renew_deadline_ms = (long)a->renew_s * 1000;
     o->retry_ms = (long)a->retry_s * 1000;

@@ -7,6 +7,7 @@
 #include "placement.h"
 #include "server.h"
 #include "topo/admission.h"
+#include "topo/options.h"
 
 typedef struct wh_args {
     /* transport (server.h) */
@@ -23,6 +24,7 @@ typedef struct wh_args {
     /* several replicas */
     const char *peer_address, *peer_ca_file, *peer_server_name, *lease_name;
     unsigned long lease_s, renew_s, retry_s;
+    topo_opt_list record_key_files; /* --record-key-file, repeatable */
     int leader_elect;    /* -1 unset */
     int resource_quotas; /* -1 unset */
     int noop, help_markdown;
@@ -31,6 +33,9 @@ typedef struct wh_args {
 /* Parses argv and checks the options together. 0: go on; 1: help was
  * printed (exit 0); 2: a message was printed to stderr (exit 2). */
 int wh_args_parse(wh_args *a, int argc, char **argv);
+
+/* Frees what parsing allocated (the lists); a is empty after. */
+void wh_args_free(wh_args *a);
 
 /* The server's and the placement's options from a (the placement's config
  * and policy are the caller's). */

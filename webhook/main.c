@@ -62,44 +62,41 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
                                out_len, out_status);
 }
 
-int main(int argc, char **argv)
+/* Runs the webhook with parsed options until a signal; the exit status. */
+static int serve(const wh_args *a)
 {
     topo_wh_server_opts opts = TOPO_WH_SERVER_OPTS_INIT;
     wh_placement_opts popts;
-    wh_args args;
     topo_wh_server *srv = NULL;
     topo_err err = TOPO_ERR_INIT;
     topo_admission_config *cfg = NULL;
     wh_placement *pl = NULL;
     int rc = 2;
 
-    int prc = wh_args_parse(&args, argc, argv);
-    if (prc != 0)
-        return prc == 1 ? 0 : 2;
     topo_log_level level;
-    if (topo_log_level_parse(&level, args.verbosity, &err) < 0) {
+    if (topo_log_level_parse(&level, a->verbosity, &err) < 0) {
         fprintf(stderr, "topo-webhook: %s\n", err.text);
         return 2;
     }
     topo_log_set_level(level);
-    (void)topo_log_use_format(args.log_format, NULL); /* json or text: the table's choices */
-    wh_args_server_opts(&args, &opts);
-    wh_args_placement_opts(&args, &popts);
-    request_cap_ms = (long long)args.request_timeout_s * 1000;
-    unsigned long shutdown_s = args.shutdown_s;
-    int noop = args.noop;
+    (void)topo_log_use_format(a->log_format, NULL); /* json or text: the table's choices */
+    wh_args_server_opts(a, &opts);
+    wh_args_placement_opts(a, &popts);
+    request_cap_ms = (long long)a->request_timeout_s * 1000;
+    unsigned long shutdown_s = a->shutdown_s;
+    int noop = a->noop;
     opts.handle = topo_wh_handle_passthrough;
 
-    if (args.config || args.levels) {
-        int crc = args.config ? topo_admission_config_load_file(&cfg, args.config, &err)
-                              : topo_admission_config_from_levels(&cfg, args.levels, &err);
+    if (a->config || a->levels) {
+        int crc = a->config ? topo_admission_config_load_file(&cfg, a->config, &err)
+                            : topo_admission_config_from_levels(&cfg, a->levels, &err);
         if (crc < 0) {
             fprintf(stderr, "topo-webhook: %s\n", err.text);
             return 2;
         }
         topo_admission_policy policy;
         popts.config = cfg;
-        if (args.policy != NULL && topo_admission_policy_parse(&policy, args.policy) == 0)
+        if (a->policy != NULL && topo_admission_policy_parse(&policy, a->policy) == 0)
             popts.policy = (int)policy;
     }
 
@@ -198,5 +195,16 @@ int main(int argc, char **argv)
     wh_placement_free(pl);
     topo_admission_config_free(cfg);
     wh_watchdog_cancel(dog);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    wh_args args;
+    int prc = wh_args_parse(&args, argc, argv);
+    if (prc != 0)
+        return prc == 1 ? 0 : 2;
+    int rc = serve(&args);
+    wh_args_free(&args);
     return rc;
 }

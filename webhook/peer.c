@@ -10,6 +10,7 @@
 #include <openssl/x509v3.h>
 
 #include "topo/codec.h"
+#include "topo/log.h"
 
 /* A PEM certificate or key file is a few kilobytes; a chain a few more. */
 #define PEER_FILE_MAX (256 * 1024)
@@ -77,4 +78,68 @@ int wh_peer_record_key(const char *key_file, unsigned char out[WH_PEER_RECORD_KE
     free(pem);
     free(msg);
     return rc;
+}
+
+/* The key derived from the serving key, added after what ring holds. */
+static int add_derived(topo_keyring *ring, const char *key_file, topo_err *err)
+{
+    unsigned char key[WH_PEER_RECORD_KEY_LEN];
+    int rc = wh_peer_record_key(key_file, key, err);
+    if (rc == 0)
+        rc = topo_keyring_add(ring, key, sizeof key, "--tls-private-key-file", err);
+    else
+        topo_err_wrap(err, "--tls-private-key-file");
+    memset(key, 0, sizeof key);
+    return rc;
+}
+
+int wh_peer_record_keys(topo_keyring *ring, const wh_peer_keys_opts *o, topo_err *err)
+{
+    int rc = 0;
+
+    *ring = (topo_keyring)TOPO_KEYRING_INIT;
+    if (o->nfiles > WH_PEER_RECORD_KEY_FILES_MAX)
+        return topo_err_set(err, TOPO_ELIMIT, "--record-key-file: %s: given %zu times, at most %d",
+                            o->files[WH_PEER_RECORD_KEY_FILES_MAX], o->nfiles,
+                            WH_PEER_RECORD_KEY_FILES_MAX);
+    for (size_t i = 0; rc == 0 && i < o->nfiles; i++)
+        rc = topo_keyring_add_file(ring, o->files[i], "--record-key-file", err);
+    /* Missing, unreadable, too short or too long: a bad flag value, which
+     * stops the webhook with exit status 2 (main.c). */
+    if (rc < 0 && rc != TOPO_ENOMEM) {
+        if (err != NULL)
+            err->code = TOPO_EINVALID;
+        return TOPO_EINVALID;
+    }
+    if (rc < 0)
+        return rc;
+    if (o->shared && o->serving_key != NULL) {
+        /* Reservations signed by a version without record keys of their
+         * own (or before they were given) keep verifying: their key is
+         * accepted, after the files, so that it never signs. */
+        if ((rc = add_derived(ring, o->serving_key, err)) < 0)
+            return rc;
+        if (o->nfiles > 0)
+            topo_log(TOPO_LOG_INFO,
+                     "record keys: %zu from --record-key-file (the first, %s, signs); records "
+                     "signed with the key derived from --tls-private-key-file are accepted too",
+                     o->nfiles, o->files[0]);
+        else
+            topo_log(TOPO_LOG_WARN,
+                     "record keys: derived from --tls-private-key-file: reservation records on "
+                     "pods will not verify once the serving key is rotated (cert-manager "
+                     "rotates it at each renewal), and running PodSets lose their "
+                     "reservations on the replicas; give --record-key-file");
+        return 0;
+    }
+    if (o->nfiles > 0) {
+        topo_log(TOPO_LOG_INFO, "record keys: %zu from --record-key-file (the first, %s, signs)",
+                 o->nfiles, o->files[0]);
+        return 0;
+    }
+    if ((rc = topo_keyring_add_random(ring, err)) < 0)
+        return rc;
+    topo_log(TOPO_LOG_INFO, "record keys: a random key for this process only (nothing reads "
+                            "its records after it)");
+    return 0;
 }

@@ -181,7 +181,7 @@ struct wh_placement {
     topo_ungater *ungater;
     wh_placer *placer;
     topo_metrics_series *forwarded[WH_FWD_OUTCOMES];
-    topo_keyring record_keys; /* n == 0: no records on pods */
+    topo_keyring record_keys; /* never empty once started (peer.h) */
 
     /* cache age: when the filler last committed something (last_change:
      * written by the owner's tick, read by /metrics on a server thread) */
@@ -259,9 +259,8 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
                            .kubeconfig = o->kubeconfig,
                            .lives = (topo_live *const *)p->lives,
                            .nlives = p->ntopos,
-                           .stop = &p->stop};
-    if (p->record_keys.n > 0)
-        fo.record_keys = &p->record_keys;
+                           .stop = &p->stop,
+                           .record_keys = &p->record_keys};
     int rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
@@ -364,15 +363,15 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     if (has_identity < 0)
         rc = topo_err_set(err, TOPO_EINVALID, "--peer-address: the Lease identity would be over "
                                               "%d bytes", TOPO_LEADER_HOLDER_MAX);
-    /* Replicas share reservations through records on pods, signed with a
-     * key all of them derive from the serving key (peer.h). */
-    if (rc == 0 && !p->is_static && o->key_file != NULL) {
-        unsigned char key[WH_PEER_RECORD_KEY_LEN];
-        if ((rc = wh_peer_record_key(o->key_file, key, err)) == 0)
-            rc = topo_keyring_add(&p->record_keys, key, sizeof key, "--tls-private-key-file", err);
-        else
-            topo_err_wrap(err, "--tls-private-key-file");
-        memset(key, 0, sizeof key);
+    /* Replicas share reservations through records on pods, signed with
+     * the record keys (peer.h); every mode has one, if only for this
+     * process. */
+    if (rc == 0) {
+        wh_peer_keys_opts ko = {.files = o->record_key_files,
+                                .nfiles = o->nrecord_key_files,
+                                .serving_key = o->key_file,
+                                .shared = !p->is_static};
+        rc = wh_peer_record_keys(&p->record_keys, &ko, err);
     }
 
     for (size_t i = 0; rc == 0 && i < p->ntopos; i++) {
@@ -420,8 +419,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.quota = quota_lookup;
             ao.quota_payload = p->quota;
         }
-        if (p->record_keys.n > 0)
-            ao.record_keys = &p->record_keys;
+        ao.record_keys = &p->record_keys;
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)

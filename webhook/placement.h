@@ -33,6 +33,8 @@ typedef struct wh_placement_opts {
     const char *peer_ca_file;     /* the CA of the placer's certificate, or NULL */
     const char *peer_server_name; /* NULL: the first DNS name of cert_file */
     const char *cert_file, *key_file; /* the serving pair (the record key, the name) */
+    const char *const *record_key_files; /* --record-key-file, in order (peer.h) */
+    size_t nrecord_key_files;
     long lease_ms, renew_deadline_ms, retry_ms; /* 0: client-go's defaults */
 } wh_placement_opts;
 

@@ -18,6 +18,11 @@
 #define TOPO_KEYRING_KEY_MAX 64
 /* The shortest key material taken: 16 bytes, 128 bits when random. */
 #define TOPO_KEYRING_KEY_MIN 16
+/* The largest key file read (topo_keyring_add_file): a Secret's key is a
+ * few dozen bytes; anything near this is not a key. */
+#define TOPO_KEYRING_FILE_MAX (64 * 1024)
+/* Bytes of a key made by topo_keyring_add_random: 256 bits. */
+#define TOPO_KEYRING_RANDOM_LEN 32
 
 typedef struct topo_keyring {
     size_t n;
@@ -33,6 +38,21 @@ typedef struct topo_keyring {
  * not added twice. */
 int topo_keyring_add(topo_keyring *ring, const void *material, size_t len, const char *what,
                      topo_err *err) TOPO_MUST_CHECK;
+
+/* Adds the key held in the file at path: its bytes as they are, a trailing
+ * newline included (every replica reads the same Secret file, so nothing
+ * is trimmed), at least TOPO_KEYRING_KEY_MIN and at most
+ * TOPO_KEYRING_FILE_MAX bytes. Messages start with "what: path: " (what is
+ * a flag, e.g. "--record-key-file"): TOPO_ENOTFOUND when the file is missing,
+ * TOPO_EIO when it cannot be read, TOPO_EINVALID when too short, TOPO_ELIMIT
+ * when too large or the ring is full. */
+int topo_keyring_add_file(topo_keyring *ring, const char *path, const char *what,
+                          topo_err *err) TOPO_MUST_CHECK;
+
+/* Adds TOPO_KEYRING_RANDOM_LEN random bytes from OpenSSL's generator as a
+ * key: for a process whose records need not outlive it. TOPO_ENOMEM when
+ * the generator fails, TOPO_ELIMIT when the ring is full. */
+int topo_keyring_add_random(topo_keyring *ring, topo_err *err) TOPO_MUST_CHECK;
 
 /* HMAC-SHA256 of msg under the first key, as hex. TOPO_EINVALID when the
  * ring is empty, TOPO_ENOMEM when OpenSSL cannot allocate. */

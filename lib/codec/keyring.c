@@ -2,8 +2,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "topo/keyring.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
+#include <openssl/rand.h>
+
+#include "topo/codec.h"
 #include "topo/sha256.h"
 
 /* Compares two MACs in time independent of where they differ. */
@@ -42,6 +48,40 @@ int topo_keyring_add(topo_keyring *ring, const void *material, size_t len, const
     ring->len[ring->n++] = klen;
     memset(key, 0, sizeof key);
     return 0;
+}
+
+int topo_keyring_add_file(topo_keyring *ring, const char *path, const char *what,
+                          topo_err *err)
+{
+    char *text = NULL, name[512];
+    size_t len = 0;
+    int rc;
+
+    what = what != NULL ? what : "key file";
+    snprintf(name, sizeof name, "%s: %s", what, path);
+    if (ring->n == TOPO_KEYRING_MAX)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: at most %d keys", name, TOPO_KEYRING_MAX);
+    /* The reader's messages name the path; the flag goes in front. */
+    if ((rc = topo_codec_read_file(&text, &len, path, TOPO_KEYRING_FILE_MAX, err)) < 0) {
+        topo_err_wrap(err, "%s", what);
+        return rc;
+    }
+    rc = topo_keyring_add(ring, text, len, name, err);
+    memset(text, 0, len);
+    free(text);
+    return rc;
+}
+
+int topo_keyring_add_random(topo_keyring *ring, topo_err *err)
+{
+    unsigned char key[TOPO_KEYRING_RANDOM_LEN];
+    if (RAND_bytes(key, (int)sizeof key) != 1) {
+        ERR_clear_error();
+        return topo_err_set(err, TOPO_ENOMEM, "no random key: OpenSSL's generator failed");
+    }
+    int rc = topo_keyring_add(ring, key, sizeof key, "random key", err);
+    memset(key, 0, sizeof key);
+    return rc;
 }
 
 int topo_keyring_sign(char out[TOPO_SHA256_HEX_LEN + 1], const topo_keyring *ring,

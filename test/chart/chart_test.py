@@ -118,6 +118,13 @@ BAD_VALUES = [
                                       "--set", "lldp.image.repository=lldpd",
                                       "--set", "lldp.image.tag=v1"],
      "lldp.enabled needs lldp.persistentVolumeClaim"),
+    ("no record key", ["--set-json", "webhook.recordKeys.keys=[]"],
+     "webhook.recordKeys.keys: Array must have at least 1 items"),
+    ("more record keys than the webhook takes",
+     ["--set", "webhook.recordKeys.keys={k1,k2,k3,k4,k5,k6,k7,k8}"],
+     "webhook.recordKeys.keys: Array must have at most 7 items"),
+    ("a record key name that is no Secret key", ["--set", "webhook.recordKeys.keys={a/b}"],
+     "webhook.recordKeys.keys.0: Does not match pattern"),
     ("LLDP without an image", ["--set", "lldp.enabled=true",
                                "--set", "lldp.persistentVolumeClaim=shared"],
      "lldp.enabled needs lldp.image.repository and lldp.image.tag"),
@@ -138,6 +145,32 @@ def check_bad_values(rep, results):
             rep.check("bad values refused: " + what,
                       [] if message in p.stderr else
                       ["exit %d without %r in:\n%s" % (p.returncode, message, p.stderr.strip())])
+
+
+# ---------------------------------------------------------------- record keys
+
+def check_record_key_renders(rep, helm, work):
+    """The record keys under another release name (every name derived from
+    its fullname) and from the operator's Secret with a rotation under way
+    (two keys, the new one first)."""
+    cases = [("release prod", "prod", "prod-topo-webhook", {}),
+             ("an existing Secret, the new key first", "topo", objects.WEBHOOK,
+              {"webhook": {"recordKeys": {"existingSecret": "my-record-keys",
+                                          "keys": ["key-2", "key-1"]}}})]
+    for what, release, webhook, values in cases:
+        path = os.path.join(work, "record-keys-%s.yaml" % release)
+        with open(path, "w") as f:
+            yaml.safe_dump(values, f)
+        r, p = helm.template(path, name=what, release=release)
+        if r is None:
+            rep.check("record keys: %s: helm template" % what, [p.stderr.strip()])
+            continue
+        problems = objects.check_record_keys(r, webhook)
+        if release != "topo":
+            problems += ["%s %s does not start with the release's fullname" % (
+                d["kind"], d["metadata"]["name"]) for d in r.docs
+                if d["kind"] == "Secret" and not d["metadata"]["name"].startswith("prod-topo-")]
+        rep.check("record keys: %s" % what, problems)
 
 
 # ---------------------------------------------------------------- documentation
@@ -479,6 +512,7 @@ def main():
 
         rep.step("bad values")
         check_bad_values(rep, bad)
+        check_record_key_renders(rep, helm, work)
         check_docs(rep, args.source, chart, helm.defaults)
 
         rep.step("the daemons")

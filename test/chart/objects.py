@@ -38,6 +38,8 @@ def expected_kinds(v):
     w = v["webhook"]
     if w["podDisruptionBudget"]["enabled"] and w["replicaCount"] > 1:
         kinds.add("PodDisruptionBudget")
+    if not w["recordKeys"]["existingSecret"]:
+        kinds.add("Secret")
     if w["tls"]["provider"] == "helm":
         kinds.add("Secret")
     else:
@@ -379,6 +381,60 @@ def check_webhook_deployment(r):
     return out
 
 
+def check_record_keys(r, webhook=None):
+    """The record keys (docs/webhook.md "Record keys"): the chart's Secret,
+    kept (resource-policy keep), named after the release's fullname, holding
+    a key of at least 16 bytes per listed name, or the operator's Secret and
+    none of the chart's; the Deployment mounting the listed keys only and
+    passing one --record-key-file per key, in the listed order (the first
+    signs). webhook: the webhook's fullname (default this module's)."""
+    webhook = webhook or WEBHOOK
+    v = r.values["webhook"]["recordKeys"]
+    keys = v["keys"]
+    own = webhook + "-record-keys"
+    name = v["existingSecret"] or own
+    out = []
+    secret = r.get("Secret", own)
+    if v["existingSecret"]:
+        if secret is not None:
+            out.append("Secret %s rendered although existingSecret %s is given" % (
+                own, v["existingSecret"]))
+    elif secret is None:
+        out.append("no Secret %s" % own)
+    else:
+        ann = secret["metadata"].get("annotations") or {}
+        if ann.get("helm.sh/resource-policy") != "keep":
+            out.append("Secret %s is not kept (helm.sh/resource-policy %r)" % (
+                own, ann.get("helm.sh/resource-policy")))
+        data = secret.get("data") or {}
+        if list(data) != keys:
+            out.append("Secret %s holds %s, want %s" % (own, list(data), keys))
+        for k, b in data.items():
+            if len(base64.b64decode(b)) < 16:
+                out.append("Secret %s: key %s has %d bytes, under 16" % (
+                    own, k, len(base64.b64decode(b))))
+    d = r.get("Deployment", webhook)
+    if d is None:
+        return out + ["no Deployment %s" % webhook]
+    spec = d["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    vols = [vol for vol in spec["volumes"] if vol.get("secret", {}).get("secretName") == name]
+    if len(vols) != 1:
+        return out + ["%d volumes of Secret %s" % (len(vols), name)]
+    items = vols[0]["secret"].get("items") or []
+    if [(i["key"], i["path"]) for i in items] != [(k, k) for k in keys]:
+        out.append("volume %s mounts %s, want the keys %s" % (vols[0]["name"], items, keys))
+    mounts = [m["mountPath"] for m in c["volumeMounts"] if m["name"] == vols[0]["name"]]
+    if len(mounts) != 1:
+        return out + ["volume %s mounted %d times" % (vols[0]["name"], len(mounts))]
+    args = c["args"]
+    files = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--record-key-file"]
+    want = [os.path.join(mounts[0], k) for k in keys]
+    if files != want:
+        out.append("--record-key-file %s, want %s (one per key, in order)" % (files, want))
+    return out
+
+
 def check_sync_deployment(r):
     v = r.values["sync"]
     d = r.get("Deployment", SYNC)
@@ -401,5 +457,5 @@ def check_sync_deployment(r):
 CHECKS = [("kinds", check_kinds), ("labels", check_labels),
           ("webhook registration", check_webhook_registration), ("tls", check_tls),
           ("rbac", check_rbac), ("security", check_security), ("probes", check_probes),
-          ("webhook deployment", check_webhook_deployment),
+          ("webhook deployment", check_webhook_deployment), ("record keys", check_record_keys),
           ("sync deployment", check_sync_deployment)]

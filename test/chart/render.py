@@ -75,9 +75,9 @@ class Helm:
             args += ["--values", values_file]
         return self.run(*args)
 
-    def template(self, values_file=None, sets=(), name=None):
-        """Render; (Render, None) or (None, the failed process)."""
-        args = ["template", RELEASE, self.chart, "--namespace", NAMESPACE]
+    def template(self, values_file=None, sets=(), name=None, release=RELEASE):
+        """Render (as release); (Render, None) or (None, the failed process)."""
+        args = ["template", release, self.chart, "--namespace", NAMESPACE]
         over = {}
         if values_file:
             args += ["--values", values_file]

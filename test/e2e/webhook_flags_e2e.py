@@ -66,6 +66,33 @@ def main():
             (["--levels", levels, "--inventory", "n.json", "--resource-quotas", "true"] + tls,
              "--resource-quotas true needs an API server"),
         ]
+        # --record-key-file: every bad file stops it, naming the flag and the file.
+        nodes = os.path.join(tmp, "nodes.json")
+        with open(nodes, "w") as fh:
+            fh.write('{"apiVersion":"v1","kind":"NodeList","items":[]}')
+        keys = {"short": b"0123456789abcde", "long": b"k" * (64 * 1024 + 1)}
+        for i in range(8):
+            keys["k%d" % i] = b"record key number %d" % i
+        for name, data in keys.items():
+            with open(os.path.join(tmp, name), "wb") as fh:
+                fh.write(data)
+        static = ["--levels", levels, "--inventory", nodes] + tls
+
+        def rk(*names):
+            return [a for n in names for a in ("--record-key-file", os.path.join(tmp, n))]
+
+        cases += [
+            (static + rk("k0", "missing"),
+             "--record-key-file: %s: No such file or directory" % os.path.join(tmp, "missing")),
+            (static + ["--record-key-file", tmp], "--record-key-file: %s: Is a directory" % tmp),
+            (static + rk("short"), "--record-key-file: %s: 15 bytes, a key needs at least 16"
+             % os.path.join(tmp, "short")),
+            (static + rk("long"), "--record-key-file: %s: file is larger than the limit of "
+             "65536 bytes" % os.path.join(tmp, "long")),
+            (static + rk(*("k%d" % i for i in range(8))),
+             "--record-key-file: %s: given 8 times, at most 7" % os.path.join(tmp, "k7")),
+            (tls + rk("k0"), "placement needs --config FILE or --levels"),
+        ]
         for argv, want in cases:
             rc, out = run(wh, argv)
             check(rc == 2 and want in out,

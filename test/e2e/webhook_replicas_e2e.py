@@ -60,6 +60,16 @@ Cases:
   forged_record         a pod created around the webhook with a reservation
                         record changed after signing (every host held): no
                         replica adopts it, a real PodSet is placed after it;
+  serving_key_rotated   replica a (serving key K1, --record-key-file R) places
+                        pod 0 of a 2-pod Job and stops; the serving key and
+                        certificate are rotated (K2); replica b (K2, the same
+                        R) takes over, adopts the reservation and places pod 1
+                        in it (same reservation, same rack, slot 1); a replica
+                        with K2 and no record key adopts nothing;
+  record_key_rotated    a signs with R1; b runs with --record-key-file R2
+                        --record-key-file R1: it adopts a's reservation and
+                        signs its own records with R2; a replica with R2 alone
+                        does not adopt a's record, and adopts b's;
   partition             the placer cut off from the API server (its client
                         certificate's requests reset, its watches closed): it
                         steps down, the other replica takes the Lease and
@@ -69,11 +79,14 @@ Cases:
 """
 
 import concurrent.futures
+import hashlib
+import hmac
 import json
 import os
 import random
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -125,9 +138,10 @@ class Env(WebhookApiEnv):
     def server_args(self):
         return ["--token-file", self.path("token"), "--client-ca", self.path("ca.pem")]
 
-    def start_replica(self, name, kubeconfig=None, policy="gate"):
+    def start_replica(self, name, kubeconfig=None, policy="gate", extra=(), tls=None):
         """A replica (its log and --db in the directory name): its
-        --peer-address is its own HTTPS port; kubeconfig default the token's."""
+        --peer-address is its own HTTPS port; kubeconfig default the token's;
+        extra: more flags; tls: (certificate, key) instead of the PKI's."""
         port = free_port()
         workdir = self.path(name)
         w = Webhook(self.bin, self.dir, workdir, [
@@ -136,7 +150,7 @@ class Env(WebhookApiEnv):
             "--levels", FAKE_NODE_LEVELS, "--policy", policy, "--ungate-interval", "1",
             "--leader-elect", "true", "--log-format", "text",
             "--peer-address", "127.0.0.1:%d" % port, "--peer-ca-file", self.path("ca.pem"),
-            *LEASE_FLAGS], port=port)
+            *LEASE_FLAGS, *extra], port=port, tls=tls)
         self.procs.append(w.proc)
         w.name = name
         self.replicas.append(w)
@@ -821,6 +835,139 @@ def partition(env):
     send(env, cut, rack_job_pod("part", 4, 3))
     pods = wait_ungated(env, ["part-%d" % i for i in range(4)], 15)
     check_podset(env, "part", pods, 4, indices=[0, 1, 2, 3])
+    check_capacity(env)
+
+
+# ------------------------------------------------------------------ record keys
+
+def record_key(env, name):
+    """A record key file as the chart's Secret holds one: 48 random
+    characters and no newline."""
+    path = env.path(name)
+    env.write(path, "".join(random.SystemRandom().choice("abcdefghijklmnopqrstuvwxyz0123456789")
+                            for _ in range(48)))
+    return path
+
+
+def rotated_serving_pair(env, name):
+    """A new serving key and certificate (the same names, the same CA), as
+    cert-manager makes them at a renewal that rotates the key: (cert, key)."""
+    key, csr, cert, ext = (env.path(name + s) for s in (".key", ".csr", ".pem", ".ext"))
+    env.write(ext, "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+                   "extendedKeyUsage=serverAuth\n"
+                   "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\n")
+    for argv in (["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                  "-out", key],
+                 ["req", "-new", "-key", key, "-out", csr, "-subj", "/O=topo tests/CN=rotated"],
+                 ["x509", "-req", "-in", csr, "-CA", env.path("ca.pem"), "-CAkey",
+                  env.path("ca.key"), "-CAcreateserial", "-out", cert, "-days", "2", "-sha256",
+                  "-extfile", ext]):
+        subprocess.run(["openssl", *argv], check=True, capture_output=True, timeout=30)
+    with open(key, "rb") as f1, open(env.path("server.key"), "rb") as f2:
+        expect(f1.read() != f2.read(), "the rotated key is another key")
+    return cert, key
+
+
+def adopted(w):
+    return metric(w.metrics_text(), "topo_webhook_reservations_adopted_total")
+
+
+def wait_adopted(w, at_least, timeout=5):
+    """w's adopted reservations once at least at_least (or at the timeout)."""
+    t0 = time.monotonic()
+    n = adopted(w)
+    while n < at_least and time.monotonic() - t0 < timeout:
+        time.sleep(0.1)
+        n = adopted(w)
+    return n
+
+
+def signed_with(pod, key_file):
+    """Whether pod's reservation record carries the HMAC-SHA256 of its
+    reservation id, assignment and record under the key in key_file (cache.h
+    "Adoption": the MAC is over "<id>\n<assignment>\n<record JSON>")."""
+    ann = pod["metadata"].get("annotations") or {}
+    mac, _, text = ann.get(RESERVATION_SPEC, "").partition(" ")
+    msg = "%s\n%s\n%s" % (ann.get(RESERVATION, ""), ann.get(ASSIGNMENT, ""), text)
+    with open(key_file, "rb") as f:
+        want = hmac.new(f.read(), msg.encode(), hashlib.sha256).hexdigest()
+    return bool(mac) and hmac.compare_digest(mac, want)
+
+
+def place_first_and_stop(env, w, job):
+    """Pod 0 of `job` (2 x 8 GPUs, rack required, not indexed) placed by w,
+    the only replica, which is then stopped (SIGTERM: it lets the Lease go).
+    Its info."""
+    wait_placer(env, [w])
+    first = info(env, send(env, w, rack_job_pod(job, 2, 0, indexed=False)))
+    expect(not first["gated"] and first["reservation"] and first["spec"],
+           "%s-0 placed with a signed record: %r" % (job, first))
+    w.stop()
+    check(w.proc.returncode == 0, "%s stopped cleanly: %r" % (w.name, w.proc.returncode))
+    return first
+
+
+def check_second_in_first(env, job, first, second):
+    """Pod 1 placed into pod 0's reservation: same reservation, its rack,
+    another host, slot 1."""
+    check(not second["gated"], "%s-1 placed: %r" % (job, second))
+    check(second["reservation"] == first["reservation"],
+          "%s-1 in %s-0's reservation %s: %r" % (job, job, first["reservation"],
+                                                 second["reservation"]))
+    check(second["rack"] == first["rack"] and second["host"] != first["host"],
+          "%s-1 on another host of rack %s: %r" % (job, first["rack"], second))
+    check((first["slot"], second["slot"]) == ("0", "1"),
+          "slots 0 and 1: %r" % ((first["slot"], second["slot"]),))
+
+
+@case
+def serving_key_rotated(env):
+    load_nodes(env, 16)
+    rkey = record_key(env, "record-key")
+    a = env.start_replica("a", extra=["--record-key-file", rkey])
+    first = place_first_and_stop(env, a, "rot")
+    # The serving certificate and key renewed (cert-manager's default since
+    # 1.18 rotates the key): the new replica serves with K2.
+    k2 = rotated_serving_pair(env, "rotated")
+    b = env.start_replica("b", extra=["--record-key-file", rkey], tls=k2)
+    wait_placer(env, [b])
+    check(wait_adopted(b, 1) >= 1, "b (new serving key, same record key) adopted a's "
+          "reservation: %r" % adopted(b))
+    # Without a record key of its own, the key comes from the serving key:
+    # K2 cannot verify what a signed (what every replica did before).
+    c = env.start_replica("c", tls=k2)
+    time.sleep(1)
+    check(adopted(c) == 0, "c (K2, no --record-key-file) adopted nothing: %r" % adopted(c))
+    check("will not verify once the serving key is rotated" in c.log(),
+          "c warned that its records do not survive a rotation:\n%s" % c.log()[-2000:])
+    check("will not verify" not in b.log(), "b (with a record key) did not warn")
+    second = info(env, send(env, b, rack_job_pod("rot", 2, 1, indexed=False)))
+    check_second_in_first(env, "rot", first, second)
+    check_capacity(env)
+
+
+@case
+def record_key_rotated(env):
+    load_nodes(env, 16)
+    r1, r2 = record_key(env, "record-key-1"), record_key(env, "record-key-2")
+    a = env.start_replica("a", extra=["--record-key-file", r1])
+    first = place_first_and_stop(env, a, "krot")
+    pod0 = stored(env, ["krot-0"])[0]
+    check(signed_with(pod0, r1) and not signed_with(pod0, r2), "a signed with R1")
+    # The rotation's first step: the new key first, the old one kept.
+    b = env.start_replica("b", extra=["--record-key-file", r2, "--record-key-file", r1])
+    wait_placer(env, [b])
+    check(wait_adopted(b, 1) >= 1, "b (R2, R1) adopted a's reservation: %r" % adopted(b))
+    # A replica that dropped R1 too soon cannot read a's record.
+    c = env.start_replica("c", extra=["--record-key-file", r2])
+    time.sleep(1)
+    check(adopted(c) == 0, "c (R2 alone) did not adopt a's R1 record: %r" % adopted(c))
+    second = info(env, send(env, b, rack_job_pod("krot", 2, 1, indexed=False)))
+    check_second_in_first(env, "krot", first, second)
+    pod1 = stored(env, ["krot-1"])[0]
+    check(signed_with(pod1, r2) and not signed_with(pod1, r1), "b signs with R2, its first key")
+    check(wait_adopted(c, 1) >= 1, "c adopted the reservation from b's R2 record: %r"
+          % adopted(c))
     check_capacity(env)
 
 

@@ -37,6 +37,14 @@ namespaced with the chart's name.
 {{- printf "%s-tls" (include "topo.webhook.fullname" .) }}
 {{- end }}
 
+{{/* The Secret of the webhook's record keys: the operator's, or the chart's. */}}
+{{- define "topo.webhook.recordKeySecretName" -}}
+{{- default (printf "%s-record-keys" (include "topo.webhook.fullname" .)) .Values.webhook.recordKeys.existingSecret }}
+{{- end }}
+
+{{/* Where the record keys are mounted, one file per key of the Secret. */}}
+{{- define "topo.webhook.recordKeyDir" -}}/etc/topo/record-keys{{- end }}
+
 {{/* The DNS name the serving certificate is checked for: the Service's. */}}
 {{- define "topo.webhook.serviceDNSName" -}}
 {{- printf "%s.%s.svc" (include "topo.webhook.fullname" .) .Release.Namespace }}

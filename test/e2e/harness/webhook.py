@@ -41,9 +41,11 @@ class Webhook:
     ADMIT_TIMEOUT = "10s"   # the ?timeout= an AdmissionReview is posted with
     STOP_TIMEOUT = 10       # seconds from the signal to the exit before SIGKILL
 
-    def __init__(self, binary, pki, workdir, extra=(), own_tls=False, wait=True, port=None):
+    def __init__(self, binary, pki, workdir, extra=(), own_tls=False, wait=True, port=None,
+                 tls=None):
         """own_tls: the server certificate and key copied into workdir (cert,
-        key) for the driver to replace; wait: return once ready (else see
+        key) for the driver to replace; tls: (certificate, key) files to
+        serve with instead of the PKI's; wait: return once ready (else see
         ready() and wait_ready()); port: the HTTPS port (default a free one;
         a replica names its own in --peer-address before it starts)."""
         os.makedirs(workdir, exist_ok=True)
@@ -51,6 +53,8 @@ class Webhook:
         self.workdir = workdir
         self.cert = os.path.join(pki, "server.pem")
         self.key = os.path.join(pki, "server.key")
+        if tls is not None:
+            self.cert, self.key = tls
         if own_tls:
             self.cert = shutil.copyfile(self.cert, os.path.join(workdir, "tls.crt"))
             self.key = shutil.copyfile(self.key, os.path.join(workdir, "tls.key"))
