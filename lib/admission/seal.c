@@ -101,7 +101,9 @@ static int sealed(topo_admission_ctx *ctx, const topo_admission_request *req,
     return topo_cache_seal_verify(&ctx->seal_keys, seal, &f);
 }
 
-/* "reservation, slot, seal": the keys without the prefix they share. */
+/* "k, k" (full) or "reservation,slot,seal": the keys without the prefix
+ * they share, so that a warning of TOPO_ADMISSION_WARNING_MAX bytes names
+ * them all but in the rarest case (all eight). */
 static const char *key_list(const char *const *keys, size_t n, int full, topo_pool *pool)
 {
     size_t len = 1;
@@ -115,7 +117,7 @@ static const char *key_list(const char *const *keys, size_t n, int full, topo_po
         const char *k = keys[i];
         if (!full && strncmp(k, TOPO_PREFIX, strlen(TOPO_PREFIX)) == 0)
             k += strlen(TOPO_PREFIX);
-        off += (size_t)snprintf(s + off, len - off, "%s%s", i ? ", " : "", k);
+        off += (size_t)snprintf(s + off, len - off, "%s%s", i == 0 ? "" : full ? ", " : ",", k);
     }
     s[off] = '\0';
     return s;
@@ -179,9 +181,7 @@ int adm_check_seal(topo_admission_ctx *ctx, answer *a, mode m, const topo_admiss
         if (names == NULL)
             return TOPO_ENOMEM;
         atomic_fetch_add(&ctx->foreign, 1);
-        adm_warn(a, topo_pool_printf(pool,
-                                     "topo-webhook: removed " TOPO_PREFIX
-                                     " annotations it did not write: %s",
+        adm_warn(a, topo_pool_printf(pool, "topo-webhook: removed unsealed " TOPO_PREFIX "{%s}",
                                      names));
         topo_log(TOPO_LOG_WARN,
                  "pod %s/%s: removed annotations topo writes but did not write here: %s",
