@@ -195,7 +195,8 @@ static json_t *decode_patch(const json_t *resp)
 /* A Pod CREATE review of pod (borrowed) sent to the handler. */
 static said ask(fx *f, const json_t *pod, const char *uid, int dry_run)
 {
-    const char *ns = json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
     json_t *doc = json_pack(
         "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, s:O}}",
         "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid,
@@ -283,15 +284,17 @@ static size_t removals(const json_t *ops)
 {
     size_t i, n = 0;
     const json_t *o;
-    json_array_foreach(ops, i, o) n += strcmp(json_string_value(json_object_get(o, "op")),
-                                              "remove") == 0;
+    json_array_foreach(ops, i, o) {
+        n += strcmp(json_string_value(json_object_get(o, "op")), "remove") == 0;
+    }
     return n;
 }
 
 /* The seal on pod verifies for the fields given under f's keys. */
 static int seal_ok(fx *f, const json_t *pod, const char *key, const char *role)
 {
-    const char *ns = json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
     topo_cache_seal_fields sf = {ns, key, annotation(pod, TOPO_ADMISSION_RESERVATION_ANNOTATION),
                                  annotation(pod, TOPO_ADMISSION_SLOT_ANNOTATION), role};
     return topo_cache_seal_verify(&f->keys, annotation(pod, TOPO_CACHE_SEAL_ANNOTATION), &sf);
@@ -443,13 +446,9 @@ static void test_seal__forged_reservation_is_shape_checked(void **state)
     fx_open(&f, 1);
     json_t *victim = place_victim(&f, "team-a", 2);
     json_t *pod = job_pod("team-a", 1, 2);
-    json_object_set_new(
-        json_object_get(json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"),
-                                                                       "containers"),
-                                                       0),
-                                        "resources"),
-                        "requests"),
-        "nvidia.com/gpu", json_string("4"));
+    json_t *c0 = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+    json_t *requests = json_object_get(json_object_get(c0, "resources"), "requests");
+    json_object_set_new(requests, "nvidia.com/gpu", json_string("4"));
     set_annotation(pod, TOPO_ADMISSION_RESERVATION_ANNOTATION,
                    annotation(victim, TOPO_ADMISSION_RESERVATION_ANNOTATION));
     set_annotation(pod, TOPO_ADMISSION_SLOT_ANNOTATION, "1");
