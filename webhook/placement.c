@@ -32,6 +32,7 @@ enum {
     PM_ERRORS,
     PM_INVALID,
     PM_UNKNOWN_LEVEL,
+    PM_FOREIGN_ANNOTATIONS,
     PM_FAILING,
     PM_TIMED_OUT,
     PM_RESERVATIONS,
@@ -77,6 +78,11 @@ static const struct {
                           "Valid topology pods naming a level no configured topology has "
                           "(handled by the no-fit policy).",
                           TOPO_METRICS_COUNTER, PM_ALWAYS},
+    [PM_FOREIGN_ANNOTATIONS] = {"topo_webhook_foreign_annotations_total",
+                                "Topology pods carrying annotations topo writes without a seal "
+                                "of topo's for them (removed; the ungater's pods counted when it "
+                                "patches them).",
+                                TOPO_METRICS_COUNTER, PM_ALWAYS},
     [PM_FAILING] = {"topo_webhook_placement_failing",
                     "Placements failed here (the cache) in a row; the replica is unready from 3.",
                     TOPO_METRICS_GAUGE, PM_ALWAYS},
@@ -536,6 +542,7 @@ static void metrics_refresh(void *payload)
     v[PM_ERRORS] = (int64_t)s.errors;
     v[PM_INVALID] = (int64_t)s.invalid;
     v[PM_UNKNOWN_LEVEL] = (int64_t)s.unknown_level;
+    v[PM_FOREIGN_ANNOTATIONS] = (int64_t)s.foreign_annotations;
     v[PM_FAILING] = (int64_t)s.failing;
     v[PM_TIMED_OUT] = (int64_t)s.timed_out;
     v[PM_RESERVATIONS] = (int64_t)s.reservations;

@@ -77,6 +77,21 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
 /* On the pods of a Kueue pod group: the shape (role) the pod was admitted
  * with, which the ungater reads back (later webhooks may change the pod). */
 #define TOPO_ADMISSION_ROLE_ANNOTATION "topology.topo.io/role"
+/* Every annotation topo-webhook writes on a pod (the record and the seal
+ * are named in topo/cache.h), as an initializer for a NULL-ended list. Not
+ * topology.topo.io/podset-size, which is the pod author's input. A pod
+ * arriving with any of them is topo's own output only when its seal
+ * (TOPO_CACHE_SEAL_ANNOTATION) verifies; otherwise they are removed and
+ * trusted for nothing (docs/webhook.md "What happens to a pod"). */
+#define TOPO_ADMISSION_WRITTEN_ANNOTATIONS                                                 \
+    {TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, TOPO_ADMISSION_RESERVATION_ANNOTATION,           \
+     TOPO_ADMISSION_SLOT_ANNOTATION,       TOPO_CACHE_RECORD_ANNOTATION,                    \
+     TOPO_ADMISSION_ROLE_ANNOTATION,       TOPO_ADMISSION_WAIT_REASON_ANNOTATION,           \
+     TOPO_ADMISSION_PODSET_ANNOTATION,     TOPO_CACHE_SEAL_ANNOTATION,                      \
+     NULL}
+/* How many names TOPO_ADMISSION_WRITTEN_ANNOTATIONS holds (its NULL aside). */
+#define TOPO_ADMISSION_WRITTEN_ANNOTATIONS_N 8
+
 /* Default time capacity is held for pods of a PodSet that have not arrived. */
 #define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT 600
 
@@ -155,8 +170,10 @@ typedef struct topo_admission_opts {
     size_t nunclaimed_cap_global;
     /* Signs the reservation record each placed pod carries
      * (TOPO_CACHE_RECORD_ANNOTATION), from which every replica's cache
-     * adopts the reservation; copied. NULL: pods carry no record (one
-     * replica). */
+     * adopts the reservation, and the seal (TOPO_CACHE_SEAL_ANNOTATION) on
+     * every pod it places or gates; copied. NULL: pods carry no record
+     * (one replica), and seals are made with a random key of the ctx's
+     * own, which only this ctx verifies (no cache binds a slot for it). */
     const topo_keyring *record_keys;
 } topo_admission_opts;
 
@@ -193,6 +210,10 @@ typedef struct topo_admission_stats {
     uint64_t invalid;      /* of denied: requests Kueue's validation refuses */
     uint64_t unknown_level; /* valid requests naming a level no topology has (then the policy) */
     uint64_t timed_out;    /* requests stopped at their deadline (504, nothing stored) */
+    /* topology pods that arrived carrying annotations topo writes without
+     * a seal that verifies (removed); the ungater's pods counted when it
+     * patches them */
+    uint64_t foreign_annotations;
     uint32_t failing;      /* placements failed here (the cache) in a row */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
@@ -230,7 +251,10 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
  * would, reserving and claiming. On success *out_patch (malloc'd) is an RFC
  * 6902 patch for the pod: nodeSelector and annotations added, the wait-reason
  * annotation and the gate removed (guarded by "test" operations, so a pod
- * that changed meanwhile is refused by the API server, not mangled).
+ * that changed meanwhile is refused by the API server, not mangled). Its
+ * author may have edited the gated pod since admission: annotations of
+ * TOPO_ADMISSION_WRITTEN_ANNOTATIONS without a seal that verifies are
+ * trusted for nothing and removed by the patch.
  * TOPO_ENOFIT (Kueue's reason in err) when it still does not fit;
  * TOPO_EWAITING when its pod group still waits for some of its pods (the
  * pod is recorded as one of them: each gated member must be tried);
@@ -258,9 +282,12 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
  *   one). Patch: nodeSelector = every level of the slot's domain (for a
  *   by-host assignment the upper levels are the host's labels) +
  *   annotations topology.topo.io/assignment (Kueue's TopologyAssignment,
- *   compact JSON), /reservation and /slot. dryRun computes the same answer
- *   and neither reserves nor claims. Not fitting: the policy (the
- *   namespace's override, else the topology's).
+ *   compact JSON), /reservation, /slot and /seal. dryRun computes the same
+ *   answer and neither reserves nor claims. Not fitting: the policy (the
+ *   namespace's override, else the topology's). A pod carrying any of
+ *   TOPO_ADMISSION_WRITTEN_ANNOTATIONS without a seal that verifies for it
+ *   has them removed by the patch (whatever the outcome; none when it is
+ *   refused), a warning naming them, and is placed on its own terms.
  * Returns 0 with an answer, TOPO_ENOMEM when out of memory (the server
  * answers 500). */
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,

@@ -43,7 +43,7 @@ int adm_past_deadline(answer *a)
 
 void adm_warn(answer *a, const char *w)
 {
-    if (w != NULL && a->resp.nwarnings < 3)
+    if (w != NULL && a->resp.nwarnings < sizeof a->warnings / sizeof a->warnings[0])
         a->warnings[a->resp.nwarnings++] = w;
     a->resp.warnings = a->warnings;
 }
@@ -61,7 +61,6 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
                const char *failure, topo_pool *pool)
 {
     topo_err err = TOPO_ERR_INIT;
-    (void)ctx;
     if (m == MODE_UNGATE) {
         a->failure = failure;
         return 0;
@@ -81,16 +80,21 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
     default:
         break;
     }
-    topo_kv ann[3] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
+    /* Sealed like a placed pod: its role is the shape the ungater places
+     * it with, and our own output coming back is told apart from a copy. */
+    const char *key = a->role != NULL ? adm_role_key(id, a->role, pool) : id->key;
+    topo_kv ann[4] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
                        adm_cut(pool, failure, TOPO_ADMISSION_WAIT_REASON_MAX)},
                       {TOPO_ADMISSION_PODSET_ANNOTATION, id->key},
+                      {TOPO_CACHE_SEAL_ANNOTATION,
+                       key ? adm_seal(ctx, req, key, NULL, NULL, a->role, pool) : NULL},
                       {TOPO_ADMISSION_ROLE_ANNOTATION, a->role}};
-    if (ann[0].value == NULL)
+    if (ann[0].value == NULL || ann[2].value == NULL)
         return TOPO_ENOMEM;
-    if (topo_jsonpatch_new(&a->patch) < 0)
+    if (adm_patch_start(a) < 0)
         return TOPO_ENOMEM;
     if (topo_admission_patch_gate(a->patch, &req->pod, TOPO_ADMISSION_WAIT_GATE, &err) < 0 ||
-        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, a->role != NULL ? 3 : 2, &err) <
+        topo_admission_patch_pod(a->patch, &req->pod, NULL, 0, ann, a->role != NULL ? 4 : 3, &err) <
             0)
         return err.code == TOPO_ENOMEM
                    ? -1
@@ -116,9 +120,10 @@ static int patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod, to
                 return rc;
             break;
         }
-    const char *drop[2] = {TOPO_ADMISSION_WAIT_REASON_ANNOTATION, TOPO_ADMISSION_PODSET_ANNOTATION};
-    for (size_t i = 0; i < 2; i++) {
-        if (topo_admission_kv_get(pod->annotations, pod->nannotations, drop[i]) == NULL)
+    static const char *const drop[] = TOPO_ADMISSION_WRITTEN_ANNOTATIONS;
+    for (size_t i = 0; drop[i] != NULL; i++) {
+        if (!adm_is_gate_annotation(drop[i]) ||
+            topo_admission_kv_get(pod->annotations, pod->nannotations, drop[i]) == NULL)
             continue;
         char *ptr = NULL;
         if ((rc = topo_json_pointer_join(&ptr, "/metadata/annotations", drop[i])) < 0)
@@ -208,10 +213,17 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
             adm_warn(a, "topo-webhook: not placed: its slot has no topology domain");
         return 0;
     }
-    topo_kv ann[5] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
+    /* The seal binds the slot to this pod's namespace and PodSet: a copy of
+     * these annotations anywhere else claims nothing (cache.h "seal"). */
+    const char *seal = adm_seal(ctx, req, p->res != NULL ? p->res->podset_key : a->podset_key,
+                                p->reservation_id, slot, a->role, pool);
+    if (seal == NULL)
+        return TOPO_ENOMEM;
+    topo_kv ann[6] = {{TOPO_ADMISSION_ASSIGNMENT_ANNOTATION, p->assignment_json},
                       {TOPO_ADMISSION_RESERVATION_ANNOTATION, p->reservation_id},
-                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot}};
-    size_t nann = 3;
+                      {TOPO_ADMISSION_SLOT_ANNOTATION, slot},
+                      {TOPO_CACHE_SEAL_ANNOTATION, seal}};
+    size_t nann = 4;
     const char *record = NULL;
     if (ctx->record_keys.n > 0 && p->res != NULL) {
         if ((record = record_text(ctx, p->res, pool)) == NULL)
@@ -220,7 +232,7 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
     }
     if (a->role != NULL)
         ann[nann++] = (topo_kv){TOPO_ADMISSION_ROLE_ANNOTATION, a->role};
-    if (topo_jsonpatch_new(&a->patch) < 0)
+    if (adm_patch_start(a) < 0)
         return TOPO_ENOMEM;
     int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, nann, &err);
     if (rc == 0 && m == MODE_UNGATE)

@@ -228,6 +228,10 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     c->clock_payload = opts->clock_payload;
     if (opts->record_keys != NULL)
         c->record_keys = *opts->record_keys;
+    if ((rc = adm_seal_keys_init(c, opts->record_keys, err)) < 0) {
+        topo_admission_ctx_free(c);
+        return rc;
+    }
     topo_gates_init(&c->gates);
     /* What the cache holds from before a restart is charged at once. */
     c->data_version = -1;
@@ -253,6 +257,7 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->invalid = atomic_load(&ctx->invalid);
     out->unknown_level = atomic_load(&ctx->unknown_level);
     out->timed_out = atomic_load(&ctx->timed_out);
+    out->foreign_annotations = atomic_load(&ctx->foreign);
     out->failing = atomic_load(&ctx->failing);
     out->last_tick = atomic_load(&ctx->last_tick);
     pthread_mutex_lock(&ctx->mu);

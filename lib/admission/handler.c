@@ -90,6 +90,15 @@ static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unpl
                              "nothing was reserved");
             goto done;
         }
+        /* Annotations it carried unsealed go whatever the outcome (placed,
+         * gated, admitted unplaced): nothing but the removal when the
+         * answer had no patch, or dropped what it began (a conflict). */
+        if (a.resp.allowed && a.nstrip > 0 && a.resp.patch == NULL) {
+            if (adm_patch_start(&a) < 0)
+                goto done;
+            topo_jsonpatch_truncate(a.patch, a.nstrip);
+            a.resp.patch = a.patch;
+        }
     } else {
         atomic_fetch_add(&ctx->passed, 1);
     }
@@ -171,7 +180,16 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
         rc = topo_err_nomem(err, NULL);
     } else if (a.resp.patch != NULL) {
         *out_patch = topo_jsonpatch_json(a.patch);
-        rc = 0;
+        rc = *out_patch != NULL ? 0 : topo_err_nomem(err, NULL);
+        if (rc == 0 && a.foreign != NULL) {
+            /* counted once, when the patch that removes them is made (a
+             * pod that still does not fit is read again each round) */
+            atomic_fetch_add(&ctx->foreign, 1);
+            topo_log(TOPO_LOG_WARN,
+                     "pod %s/%s: gated, and carried annotations topo writes but did not write "
+                     "there: %s (removed)",
+                     adm_pod_namespace(&req), req.pod.name ? req.pod.name : "", a.foreign);
+        }
     } else if (!a.resp.allowed) {
         rc = topo_err_set(err, TOPO_EINVALID, "%s", a.resp.status_message);
     } else {

@@ -1,8 +1,9 @@
 /* Shared by the admission handler's files (ctx.c: the context and its
  * stats; mirror.c: the reserved capacity held in the live snapshots;
  * place.c: choosing a topology and placing a PodSet; reserve.c: storing and
- * claiming reservations; answer.c: the answers and patches; handler.c: the
- * entry points). Not a public header. */
+ * claiming reservations; answer.c: the answers and patches; seal.c: the
+ * seals on pods and the annotations removed from pods without one;
+ * handler.c: the entry points). Not a public header. */
 #ifndef TOPO_ADMISSION_HANDLER_INTERNAL_H
 #define TOPO_ADMISSION_HANDLER_INTERNAL_H
 
@@ -54,6 +55,7 @@ struct topo_admission_ctx {
     void *clock_payload;
     topo_gates gates;
     topo_keyring record_keys; /* n == 0: no reservation records */
+    topo_keyring seal_keys;   /* record_keys, else a random key of this ctx's own */
     /* Random bytes for reservation ids, drawn in bulk under mu (one
      * RAND_bytes call per id cost as much as storing the reservation's
      * rows); rand_left of them unused, at the end of the buffer. */
@@ -74,7 +76,7 @@ struct topo_admission_ctx {
     size_t reservations;
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated, errors, invalid,
-        unknown_level, timed_out;
+        unknown_level, timed_out, foreign;
     _Atomic int64_t last_tick;
     /* Placements failing for a local reason (the cache: disk full, a
      * damaged file): how many in a row, and when the last one failed. */
@@ -88,12 +90,21 @@ typedef struct answer {
     topo_admission_response resp;
     topo_jsonpatch *patch;
     const char *role; /* a pod-group pod's shape: annotated, for the ungater to read back */
-    const char *warnings[3];
+    const char *podset_key; /* what the pod's seal names: its PodSet's (its role's) key */
+    const char *warnings[4];
     const char *failure; /* ungate: why it still does not fit */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
     int timed_out;       /* stopped at the deadline, nothing stored */
     const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
     int waiting_group;    /* its pod group waits for more pods */
+    /* The seal (seal.c): the pod carried annotations topo writes and a
+     * seal that verifies for them (our own output coming back); or they
+     * are removed, first thing in any patch (strip), and foreign names
+     * those not expected there ("k, k", NULL when none). */
+    int sealed;
+    const char *const *strip;
+    size_t nstrip;
+    const char *foreign;
 } answer;
 
 /* A slot: where a pod goes. */
@@ -234,6 +245,37 @@ int adm_internal_error(topo_admission_ctx *ctx, answer *a, mode m, const char *w
 int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
                        const topo_admission_request *req, const topo_podset_id *id, size_t arrived,
                        topo_pool *pool);
+
+/* --- seal.c --------------------------------------------------------------- */
+
+/* The keys seals are made and checked with: the record keys, else one
+ * random key drawn now. */
+int adm_seal_keys_init(topo_admission_ctx *ctx, const topo_keyring *record_keys, topo_err *err);
+
+/* The pod's namespace: metadata.namespace, else the request's. */
+const char *adm_pod_namespace(const topo_admission_request *req);
+
+/* The seal (topo_cache_seal) for the pod of req over podset_key and what
+ * the patch writes (NULL: not written), in pool; NULL on errors (logged). */
+const char *adm_seal(topo_admission_ctx *ctx, const topo_admission_request *req,
+                     const char *podset_key, const char *reservation, const char *slot,
+                     const char *role, topo_pool *pool);
+
+/* wait-reason and podset: written when gating, removed when ungating. */
+int adm_is_gate_annotation(const char *key);
+
+/* Whether the pod of req is topo's own output: when it carries any of
+ * TOPO_ADMISSION_WRITTEN_ANNOTATIONS, a->sealed when its seal verifies for
+ * {its namespace, id's PodSet (its role's), reservation, slot, role};
+ * else those annotations go in a->strip (and a->foreign), a warning and
+ * the count in MODE_ADMIT. *view is req with the pod's annotations
+ * without them: what the handler reads from then on. 0 or TOPO_ENOMEM. */
+int adm_check_seal(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
+                   const topo_podset_id *id, topo_admission_request *view, topo_pool *pool);
+
+/* a->patch, created with the removal of a->strip first when there is none
+ * yet (every patch of an answer starts there). 0 or TOPO_ENOMEM. */
+int adm_patch_start(answer *a);
 
 /* --- place.c --------------------------------------------------------------- */
 

@@ -179,9 +179,11 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     const topo_admission_pod *pod = &req->pod;
     /* The shape the pod was first admitted with, once we annotated it: by
      * the ungater's time, or when our own output comes back, it carries
-     * what others or we added. */
-    const char *shape =
-        topo_admission_kv_get(pod->annotations, pod->nannotations, TOPO_ADMISSION_ROLE_ANNOTATION);
+     * what others or we added. Only under our seal: anyone can write a
+     * role, and a role taken on trust would make the pod any shape. */
+    const char *shape = a->sealed ? topo_admission_kv_get(pod->annotations, pod->nannotations,
+                                                          TOPO_ADMISSION_ROLE_ANNOTATION)
+                                  : NULL;
     shape = shape != NULL ? shape : pod->shape;
     const char *request = topo_kueue_request_text(ps, pool);
     const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
@@ -191,6 +193,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return TOPO_ENOMEM;
     podset_terms mine = {rid.key, shape, request};
     a->role = shape;
+    a->podset_key = rid.key;
     /* The ungater records a gated pod too: it may have been gated by a
      * replica that does not place (docs/webhook.md "Several replicas"). */
     int record = !req->dry_run;
@@ -496,6 +499,14 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
         adm_refuse(a, 400, topo_pool_printf(pool, "topo-webhook: %s", err.text));
         return 0;
     }
+    /* What topo wrote on it before, if anything: trusted under our seal
+     * only; otherwise removed, and from here on the pod is read without
+     * them (seal.c). */
+    topo_admission_request view;
+    if ((rc = adm_check_seal(ctx, a, m, req, &id, &view, pool)) < 0)
+        return rc;
+    req = &view;
+    a->podset_key = id.key;
     /* What it asks for, as Kueue validates it: a request Kueue refuses can
      * never become valid, so it is refused here, word for word, not gated
      * (whichever pod of its PodSet it is). */
@@ -530,9 +541,10 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     /* The pod as its PodSet's reservation must remember it; its shape is
      * checked only when it first arrives: by the ungater's time later
      * webhooks may have added to the pod, and our own output coming back
-     * (reinvocation) carries the nodeSelector we gave it. */
-    int ours = topo_admission_kv_get(req->pod.annotations, req->pod.nannotations,
-                                     TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
+     * (reinvocation) carries the nodeSelector we gave it. Ours only under
+     * our seal: a reservation annotation alone is anyone's to copy. */
+    int ours = a->sealed && topo_admission_kv_get(req->pod.annotations, req->pod.nannotations,
+                                                  TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
     podset_terms terms = {id.key, m == MODE_ADMIT && !ours ? req->pod.shape : NULL, request};
 
     /* Whether its PodSet holds a reservation already; when not, and it is

@@ -29,6 +29,7 @@
 #include "topo/limits.h"
 #include "topo/live.h"
 #include "support/dbfiles.h"
+#include "support/jsonpatch_apply.h"
 
 static const char *const levels[] = {"topology.topo.io/datacenter", "topology.topo.io/spine",
                                      "topology.topo.io/leaf", "topology.topo.io/rack",
@@ -85,6 +86,17 @@ static int fill_live(fx *f, topo_live **out, const topo_snapshot_opts *so, int t
             return -1;
     }
     return topo_live_commit(*out, err);
+}
+
+/* The record keys every fixture's ctx signs and seals with, as replicas
+ * share theirs: one ctx verifies what another wrote. */
+static topo_keyring fx_keys(void)
+{
+    static const char material[] = "test_handler record key, 32 bytes";
+    topo_keyring ring = TOPO_KEYRING_INIT;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_keyring_add(&ring, material, sizeof material - 1, "test", &err), 0);
+    return ring;
 }
 
 /* The hgx-h100 fixture in live snapshots, reservations in a cache (in
@@ -148,6 +160,8 @@ static int make_fx_conf(fx *f, const fx_conf *c)
     ao.unclaimed_cap_global = c->caps_all;
     ao.nunclaimed_cap_global = c->ncaps_all;
     ao.quota = c->quota;
+    topo_keyring keys = fx_keys();
+    ao.record_keys = &keys;
     if (c->clock) {
         ao.clock = fake_clock;
         ao.clock_payload = &f->now;
@@ -227,19 +241,24 @@ static json_t *pod_object(const rq *r)
     return pod;
 }
 
-static char *review_rq(const rq *r)
+/* A Pod CREATE review of pod (stolen) in namespace ns. */
+static char *review_of(const char *uid, const char *ns, const char *name, int dry_run, json_t *pod)
 {
-    const char *ns = r->ns ? r->ns : "team-a";
     json_t *doc = json_pack(
         "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, s:o}}",
-        "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", r->uid,
+        "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid,
         "kind", "group", "", "version", "v1", "kind", "Pod", "resource", "group", "",
-        "version", "v1", "resource", "pods", "namespace", ns, "name", r->name ? r->name : "",
-        "operation", "CREATE", "dryRun", r->dry_run, "object", pod_object(r));
+        "version", "v1", "resource", "pods", "namespace", ns, "name", name ? name : "",
+        "operation", "CREATE", "dryRun", dry_run, "object", pod);
     assert_non_null(doc);
     char *s = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     return s;
+}
+
+static char *review_rq(const rq *r)
+{
+    return review_of(r->uid, r->ns ? r->ns : "team-a", r->name, r->dry_run, pod_object(r));
 }
 
 /* A Pod CREATE review in team-a. labels/annotations are stolen (may be NULL). */
@@ -363,6 +382,7 @@ typedef struct got {
     char warning[512];  /* the first warning */
     char role[64];      /* annotation topology.topo.io/role, "" when none */
     char wait[256];     /* annotation topology.topo.io/wait-reason, "" when none */
+    char seal[80];      /* annotation topology.topo.io/seal, "" when none */
 } got;
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -399,6 +419,8 @@ static got ask(topo_admission_ctx *ctx, char *body, const char *uid)
                  patched(ops, "/metadata/annotations", TOPO_ADMISSION_ROLE_ANNOTATION));
         copy_str(g.wait, sizeof g.wait,
                  patched(ops, "/metadata/annotations", TOPO_ADMISSION_WAIT_REASON_ANNOTATION));
+        copy_str(g.seal, sizeof g.seal,
+                 patched(ops, "/metadata/annotations", TOPO_CACHE_SEAL_ANNOTATION));
         json_decref(ops);
     }
     json_decref(root);
@@ -1362,7 +1384,8 @@ static char *group_pod(const char *uid, const char *name, int total, int gpus, i
 }
 
 /* The pod as the API server holds it after gating (its uid, the gate and
- * the gating answer's annotations), for topo_admission_ungate_pod. */
+ * the gating answer's annotations, its seal among them), for
+ * topo_admission_ungate_pod. */
 static char *stored_gated_pod(const char *uid, const char *name, int gpus, const got *g)
 {
     rq r = group_rq(uid, name, 5, gpus, RACK, 1);
@@ -1373,6 +1396,7 @@ static char *stored_gated_pod(const char *uid, const char *name, int gpus, const
     json_object_set_new(ann, TOPO_ADMISSION_WAIT_REASON_ANNOTATION, json_string(g->wait));
     json_object_set_new(ann, TOPO_ADMISSION_PODSET_ANNOTATION, json_string("team-a/pod-group/pg"));
     json_object_set_new(ann, TOPO_ADMISSION_ROLE_ANNOTATION, json_string(g->role));
+    json_object_set_new(ann, TOPO_CACHE_SEAL_ANNOTATION, json_string(g->seal));
     json_object_set_new(json_object_get(pod, "spec"), "schedulingGates",
                         json_pack("[{s:s}]", "name", TOPO_ADMISSION_WAIT_GATE));
     char *text = json_dumps(pod, JSON_COMPACT);
@@ -1458,12 +1482,19 @@ static void test_pod_group_roles(void **state)
     topo_cache_reservation leader = podset_reservation(&f, key, pool);
     assert_int_equal(leader.nslots, 1);
 
-    /* our own output coming back (reinvocation): its slot, nothing new */
+    /* our own output coming back (reinvocation): the fifth pod with the
+     * patch it got applied (its role, slot and seal), sent again: its slot,
+     * nothing new */
     rq again = group_rq("g4b", "w4", 5, 8, RACK, 1);
-    json_object_set_new(again.annotations, TOPO_ADMISSION_ROLE_ANNOTATION,
-                        json_string(g[4].role));
-    again.spec_extra = json_pack("{s:{s:s}}", "nodeSelector", "kubernetes.io/hostname", g[4].host);
-    got back = ask(f.ctx, review_rq(&again), "g4b");
+    json_t *out = pod_object(&again);
+    json_t *root = NULL,
+           *first = patch_of(post(
+               f.ctx, review_of("g4b", "team-a", "w4", 0, json_deep_copy(out)), "g4b", &root));
+    assert_non_null(first);
+    assert_int_equal(test_jsonpatch_apply(out, first), 0);
+    json_decref(first);
+    json_decref(root);
+    got back = ask(f.ctx, review_of("g4c", "team-a", "w4", 0, out), "g4c");
     assert_true(back.allowed);
     assert_int_equal(back.code, 0);
     assert_false(back.gated);

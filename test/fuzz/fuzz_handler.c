@@ -5,7 +5,8 @@
  * kept across inputs as a running webhook keeps them; small caps on room
  * held for pods not created yet and a ResourceQuota for namespaces named
  * "quota-*" (issue 9), so those paths run too; every fifth input arrives
- * past its deadline. Seeds: fixtures/admission/<case>/request.json and
+ * past its deadline; record keys, so that seals made for the seeds verify
+ * (issue 27: sealed and forged annotations). Seeds: fixtures/admission/<case>/request.json and
  * fixtures/fuzz/handler (fixtures/fuzz/README.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
@@ -75,6 +76,12 @@ static void setup(void)
     o.unclaimed_cap_global = all;
     o.nunclaimed_cap_global = 1;
     o.quota = quota;
+    /* the key fixtures/fuzz/handler/i27-* are sealed with */
+    static const char key[] = "fuzz_handler record key, 32 bytes";
+    static topo_keyring keys = TOPO_KEYRING_INIT;
+    if (topo_keyring_add(&keys, key, sizeof key - 1, "fuzz", &err) != 0)
+        abort();
+    o.record_keys = &keys;
     if (topo_admission_ctx_create(&ctx, &o, &err) != 0)
         abort();
 }
