@@ -202,6 +202,8 @@ def case_idle_flood(binary, pki, workdir):
             s.close()
         log = w.stop()
     check("connection cap (1024) reached" in log, "evictions logged")
+    check("AddressSanitizer" not in log and "runtime error" not in log,
+          "no sanitizer report (ASan build)")
     if FAILURES:
         print("--- idle_flood webhook log (tail) ---\n" + log[-4000:])
 
@@ -221,7 +223,9 @@ def case_default_header_timeout(binary, pki, workdir):
               "a connection that sends nothing is closed within the API server's 2 s by "
               "default: %.2f s" % took)
     finally:
-        w.stop()
+        log = w.stop()
+    check("AddressSanitizer" not in log and "runtime error" not in log,
+          "no sanitizer report (ASan build)")
 
 
 def main():
