@@ -40,10 +40,10 @@ static const topo_opt table[] = {
      NULL},
     {"--metrics-address", NULL, TOPO_OPT_STRING, "IP", 0, 0, NULL, "every interface",
      "the metrics port's address", O(metrics_address), NULL},
-    {"--header-timeout", NULL, TOPO_OPT_UINT, "S", 1, 3600, NULL, "10",
+    {"--header-timeout", NULL, TOPO_OPT_POSITIVE, "S", 0, 3600, NULL, "1",
      "a connection's TLS handshake and request headers must be done within S seconds of its "
-     "accept",
-     O(header_timeout_s), NULL},
+     "accept (fractions allowed, at least 0.1); keep it under the API server's timeoutSeconds",
+     O(header_timeout), NULL},
     {"--min-body-rate", NULL, TOPO_OPT_UINT, "B", 0, 1UL << 30, NULL, "65536",
      "bytes/s a request body must keep to after a 5 s grace (0: no bound); slower clients "
      "are cut",
@@ -188,7 +188,7 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
     a->request_timeout_s = 10;
     a->max_body_mib = 256;
     a->per_client = 256;
-    a->header_timeout_s = 10;
+    a->header_timeout = TOPO_WH_HEADER_TIMEOUT_MS / 1000.0;
     a->min_body_rate = 65536;
     a->idle_timeout_s = 90;
     a->log_format = "json";
@@ -217,6 +217,9 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
 /* The checks between options: 0, or 2 with a message printed. */
 static int check(const wh_args *a)
 {
+    /* below a round trip or two nothing could connect */
+    if (a->header_timeout < 0.1)
+        return fail("--header-timeout: at least 0.1 (seconds)");
     if (!a->cert_file || !a->key_file)
         return fail("--tls-cert-file and --tls-private-key-file are required");
     if (a->config && a->levels)
@@ -275,7 +278,7 @@ void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *o)
     o->health_address = a->health_address;
     o->metrics_port = (int)a->metrics_port;
     o->metrics_address = a->metrics_address;
-    o->header_timeout_s = (unsigned int)a->header_timeout_s;
+    o->header_timeout_ms = (unsigned int)(a->header_timeout * 1000.0 + 0.5);
     o->min_body_rate = a->min_body_rate;
     o->idle_timeout_s = (unsigned int)a->idle_timeout_s;
 }

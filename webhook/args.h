@@ -12,8 +12,8 @@
 typedef struct wh_args {
     /* transport (server.h) */
     unsigned long port, health_port, threads, cert_check_s, shutdown_s, request_timeout_s;
-    unsigned long max_body_mib, per_client, metrics_port, header_timeout_s, min_body_rate,
-        idle_timeout_s;
+    unsigned long max_body_mib, per_client, metrics_port, min_body_rate, idle_timeout_s;
+    double header_timeout; /* seconds */
     const char *cert_file, *key_file, *tls_priorities, *health_address, *metrics_address;
     /* logging */
     const char *log_format, *verbosity;

@@ -17,8 +17,9 @@
 #define WH_CUT_LOG_MAX 8
 
 const char *const wh_cut_reason_names[WH_NCUTS] = {"header_timeout", "slow_body", "idle"};
+const char *const wh_evict_state_names[WH_NEVICTS] = {"pending", "idle"};
 
-typedef enum { PHASE_HEADERS, PHASE_BODY, PHASE_HANDLING, PHASE_IDLE } wh_phase;
+typedef enum { PHASE_HEADERS, PHASE_BODY, PHASE_HANDLING, PHASE_RESPONDING, PHASE_IDLE } wh_phase;
 
 struct wh_conn {
     struct wh_conn *prev, *next;
@@ -36,7 +37,11 @@ struct wh_conns {
     wh_deadline_limits lim;
     wh_conn *head;
     size_t count;
+    size_t cut_open; /* cut (deadline or eviction), not yet removed */
     atomic_ullong cuts[WH_NCUTS];
+    atomic_ullong evicted[WH_NEVICTS];
+    atomic_ullong refused;
+    unsigned long long logged_evicted, logged_refused; /* as of the last sweep's log */
 };
 
 wh_conns *wh_conns_new(const wh_deadline_limits *limits)
@@ -96,6 +101,8 @@ void wh_conns_remove(wh_conns *cs, wh_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     cs->count--;
+    if (c->cut)
+        cs->cut_open--;
     pthread_mutex_unlock(&cs->mu);
     free(c);
 }
@@ -150,15 +157,67 @@ void wh_conn_handling(wh_conns *cs, wh_conn *c)
     pthread_mutex_unlock(&cs->mu);
 }
 
-void wh_conn_idle(wh_conns *cs, wh_conn *c, long long now)
+static void waiting(wh_conns *cs, wh_conn *c, wh_phase phase, long long now)
 {
     if (!c)
         return;
     pthread_mutex_lock(&cs->mu);
-    c->phase = PHASE_IDLE;
+    c->phase = phase;
     c->phase_start_ns = now;
     c->deadline_ns = now + cs->lim.idle_ns;
     pthread_mutex_unlock(&cs->mu);
+}
+
+void wh_conn_responding(wh_conns *cs, wh_conn *c, long long now)
+{
+    waiting(cs, c, PHASE_RESPONDING, now);
+}
+
+void wh_conn_idle(wh_conns *cs, wh_conn *c, long long now)
+{
+    waiting(cs, c, PHASE_IDLE, now);
+}
+
+/* Called with the mutex held: shuts c down once; the library sees the end
+ * of the stream and closes it (then wh_conns_remove). */
+static void cut_conn(wh_conns *cs, wh_conn *c)
+{
+    /* shutdown, not close: the descriptor stays the library's */
+    shutdown(c->fd, SHUT_RDWR);
+    c->cut = 1;
+    cs->cut_open++;
+}
+
+wh_room wh_conns_make_room(wh_conns *cs, wh_conn *newest)
+{
+    wh_room room = WH_ROOM_OK;
+    if (!newest || cs->lim.max_live == 0)
+        return room;
+    pthread_mutex_lock(&cs->mu);
+    while (cs->count - cs->cut_open > cs->lim.max_live && !newest->cut) {
+        /* the longest waiting: pending since its accept, idle since its
+         * last response; a request in progress is never a candidate */
+        wh_conn *victim = NULL;
+        for (wh_conn *c = cs->head; c; c = c->next) {
+            if (c == newest || c->cut || (c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
+                continue;
+            if (!victim || c->phase_start_ns < victim->phase_start_ns)
+                victim = c;
+        }
+        if (!victim) {
+            cut_conn(cs, newest);
+            atomic_fetch_add(&cs->refused, 1);
+            room = WH_ROOM_REFUSED;
+            break;
+        }
+        cut_conn(cs, victim);
+        atomic_fetch_add(&cs->evicted[victim->phase == PHASE_IDLE ? WH_EVICT_IDLE
+                                                                  : WH_EVICT_PENDING],
+                         1);
+        room = WH_ROOM_EVICTED;
+    }
+    pthread_mutex_unlock(&cs->mu);
+    return room;
 }
 
 typedef struct cut_note {
@@ -178,10 +237,7 @@ size_t wh_conns_sweep(wh_conns *cs, long long now)
         wh_cut_reason reason = c->phase == PHASE_HEADERS ? WH_CUT_HEADER_TIMEOUT
                                : c->phase == PHASE_BODY  ? WH_CUT_SLOW_BODY
                                                          : WH_CUT_IDLE;
-        /* shutdown, not close: the descriptor stays the library's, which
-         * sees the end of the stream and closes the connection itself */
-        shutdown(c->fd, SHUT_RDWR);
-        c->cut = 1;
+        cut_conn(cs, c);
         atomic_fetch_add(&cs->cuts[reason], 1);
         if (cut < WH_CUT_LOG_MAX) {
             memcpy(notes[cut].peer, c->peer, sizeof c->peer);
@@ -190,7 +246,22 @@ size_t wh_conns_sweep(wh_conns *cs, long long now)
         }
         cut++;
     }
+    /* evictions happen on the library's threads, at each accept past the
+     * cap: summed here, one line per sweep however many there were */
+    unsigned long long ev[WH_NEVICTS], refused = atomic_load(&cs->refused);
+    for (size_t i = 0; i < WH_NEVICTS; i++)
+        ev[i] = atomic_load(&cs->evicted[i]);
+    unsigned long long evicted = ev[WH_EVICT_PENDING] + ev[WH_EVICT_IDLE];
+    unsigned long long new_evicted = evicted - cs->logged_evicted;
+    unsigned long long new_refused = refused - cs->logged_refused;
+    cs->logged_evicted = evicted;
+    cs->logged_refused = refused;
     pthread_mutex_unlock(&cs->mu);
+    if (new_evicted > 0 || new_refused > 0)
+        topo_log(TOPO_LOG_WARN,
+                 "connection cap (%zu) reached: %llu pending or idle connections evicted, "
+                 "%llu new ones refused (every other had a request in progress)",
+                 cs->lim.max_live, new_evicted, new_refused);
     for (size_t i = 0; i < cut && i < WH_CUT_LOG_MAX; i++) {
         char age[32];
         snprintf(age, sizeof age, "%lld", notes[i].age_ms);
@@ -208,6 +279,16 @@ size_t wh_conns_sweep(wh_conns *cs, long long now)
 unsigned long long wh_conns_cut_total(wh_conns *cs, wh_cut_reason reason)
 {
     return atomic_load(&cs->cuts[reason]);
+}
+
+unsigned long long wh_conns_evicted_total(wh_conns *cs, wh_evict_state state)
+{
+    return atomic_load(&cs->evicted[state]);
+}
+
+unsigned long long wh_conns_refused_total(wh_conns *cs)
+{
+    return atomic_load(&cs->refused);
 }
 
 size_t wh_conns_count(wh_conns *cs)

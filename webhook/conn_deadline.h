@@ -11,8 +11,18 @@
  *   received / min_body_rate, i.e. a client slower than the rate is cut;
  * - handling: no deadline (the admission handler is never cut from under
  *   its request by the transport);
- * - idle: from a response to the end of the next request's headers, at most
- *   idle_ns (keep-alive).
+ * - responding: from a response queued until it was sent, at most idle_ns
+ *   (a client that does not read its answer);
+ * - idle: from a response sent to the end of the next request's headers, at
+ *   most idle_ns (keep-alive).
+ *
+ * And a cap on the connections open at once (max_live): the connection
+ * accepted past it evicts the one that has been pending (TLS handshake or
+ * headers not complete) or idle (keep-alive, between requests) the longest,
+ * so that connections which send nothing cannot keep the API server's own
+ * out until their deadlines pass. A connection with a request in progress
+ * (body, handling, responding) is never evicted; when every other one has
+ * one, the new connection is closed itself (refused).
  *
  * A sweep (the owner thread, every half second or so) shuts down, with
  * shutdown(2), the socket of every connection past its deadline; the HTTP
@@ -44,7 +54,14 @@ typedef struct wh_deadline_limits {
     long long idle_ns;                /* > 0 */
     long long body_grace_ns;          /* >= 0 */
     unsigned long long min_body_rate; /* bytes per second; 0: bodies get no deadline */
+    size_t max_live;                  /* connections open at once; 0: no cap */
 } wh_deadline_limits;
+
+/* What a connection evicted at the cap was doing: "pending" (TLS handshake
+ * or headers not complete), "idle" (keep-alive between requests); the
+ * metric's state label. */
+typedef enum { WH_EVICT_PENDING, WH_EVICT_IDLE, WH_NEVICTS } wh_evict_state;
+extern const char *const wh_evict_state_names[WH_NEVICTS];
 
 typedef struct wh_conns wh_conns;
 typedef struct wh_conn wh_conn;
@@ -66,15 +83,33 @@ void wh_conn_body_start(wh_conns *cs, wh_conn *c, long long now);
 void wh_conn_body_bytes(wh_conns *cs, wh_conn *c, size_t n);
 /* The handler runs: no deadline until wh_conn_idle(). */
 void wh_conn_handling(wh_conns *cs, wh_conn *c);
-/* A response was queued or sent: the next request's headers are due by
- * now + idle_ns. */
+/* A response was queued: it must be read by now + idle_ns; not evictable
+ * until it was sent (wh_conn_idle). */
+void wh_conn_responding(wh_conns *cs, wh_conn *c, long long now);
+/* The response was sent (or none is coming): the next request's headers
+ * are due by now + idle_ns. */
 void wh_conn_idle(wh_conns *cs, wh_conn *c, long long now);
 
+/* What wh_conns_make_room did. */
+typedef enum {
+    WH_ROOM_OK,      /* under the cap */
+    WH_ROOM_EVICTED, /* another connection was shut down to make room */
+    WH_ROOM_REFUSED  /* none could be: newest itself was shut down */
+} wh_room;
+
+/* newest was just added: while more than max_live connections are open
+ * (not cut), shuts down the one pending or idle for the longest, newest
+ * only when no other can go. Counted; logged by the next sweep. */
+wh_room wh_conns_make_room(wh_conns *cs, wh_conn *newest);
+
 /* Shuts down every connection past its deadline (each once), counts and
- * logs it; returns how many were cut now. */
+ * logs it, and logs the evictions since the last sweep in one line;
+ * returns how many were cut now (by deadline). */
 size_t wh_conns_sweep(wh_conns *cs, long long now);
 
 unsigned long long wh_conns_cut_total(wh_conns *cs, wh_cut_reason reason);
+unsigned long long wh_conns_evicted_total(wh_conns *cs, wh_evict_state state);
+unsigned long long wh_conns_refused_total(wh_conns *cs);
 /* Connections registered now. */
 size_t wh_conns_count(wh_conns *cs);
 

@@ -166,7 +166,8 @@ static int serve(const wh_args *a)
             int now_ready = wh_placement_ready(pl);
             if (now_ready != ready) {
                 topo_log(now_ready ? TOPO_LOG_INFO : TOPO_LOG_WARN, "%s",
-                         now_ready ? "cache synced: ready" : "cache not synced: not ready");
+                         now_ready ? "caches synced and placer known: ready"
+                                   : "caches not synced: not ready");
                 topo_wh_server_set_ready(srv, now_ready);
                 ready = now_ready;
             }

@@ -473,8 +473,12 @@ int wh_placement_ready(wh_placement *p)
         return 1;
     if (p->filler_rc < 0 || !topo_filler_synced(p->filler))
         return 0;
+    /* Who places must be known: before the Lease was read once, every
+     * topology pod would get the no-fit policy ("no placer") although a
+     * placer may exist. */
     return (p->ns == NULL || topo_ns_policy_synced(p->ns)) &&
-           (p->quota == NULL || topo_quota_synced(p->quota));
+           (p->quota == NULL || topo_quota_synced(p->quota)) &&
+           (p->ungater == NULL || topo_ungater_placer_known(p->ungater));
 }
 
 void wh_placement_tick(wh_placement *p)

@@ -50,7 +50,8 @@ int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwar
                         int *out_status);
 /* 1 when requests can be answered from current data: a static inventory at
  * once; from the API server, once every kind was listed (and the namespace
- * policies and the ResourceQuotas, when configured). */
+ * policies and the ResourceQuotas, when configured) and, with leader
+ * election, the Lease was read once (who places is known). */
 int wh_placement_ready(wh_placement *p);
 /* Housekeeping every second or so (reservations, ungater kicks). */
 void wh_placement_tick(wh_placement *p);

@@ -36,6 +36,13 @@
 /* The readiness check of the health port: the admission handler can
  * answer (topo_wh_server_set_ready). */
 #define WH_READY_CHECK "admission"
+/* libmicrohttpd's own connection limit is max_connections plus this share
+ * of it (at least WH_MHD_HEADROOM_MIN): room for connections evicted
+ * (shut down) that the library has not closed yet. At its limit the library
+ * stops accepting, and a connection waiting in the backlog cannot evict
+ * anything; below it, the cap is ours (wh_conns_make_room). */
+#define WH_MHD_HEADROOM_DIV 4
+#define WH_MHD_HEADROOM_MIN 16
 
 struct topo_wh_server {
     topo_wh_server_opts opts;
@@ -158,7 +165,7 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_ge
                                     int status, const char *msg, long long start_ns)
 {
     topo_wh_server *srv = wh_tls_gen_payload(g);
-    wh_conn_idle(srv->conns, conn_of(conn), now_ns());
+    wh_conn_responding(srv->conns, conn_of(conn), now_ns());
     return answer_error(conn, g, status, WH_OUT_REJECTED, msg, start_ns);
 }
 
@@ -279,7 +286,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     topo_wh_server *srv = wh_tls_gen_payload(g);
     rq->responded = 1;
     if (rq->refuse) {
-        wh_conn_idle(srv->conns, rq->conn, now_ns());
+        wh_conn_responding(srv->conns, rq->conn, now_ns());
         return answer_error(conn, g, rq->refuse, WH_OUT_REJECTED,
                             rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
                                 ? "request body too large"
@@ -297,7 +304,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     int status = 0;
     wh_conn_handling(srv->conns, rq->conn);
     int rc = srv->opts.handle(&req, rq->body ? rq->body : "", rq->len, &out, &out_len, &status);
-    wh_conn_idle(srv->conns, rq->conn, now_ns());
+    wh_conn_responding(srv->conns, rq->conn, now_ns());
     if (rc != 0 || status < 100 || status > 599) {
         free(out);
         topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
@@ -337,7 +344,8 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
     topo_wh_server *srv = wh_tls_gen_payload(cls);
     wh_req *rq = *con_cls;
     (void)toe;
-    /* the response is out: the keep-alive idle time starts */
+    /* the response is out: the keep-alive idle time starts (and the
+     * connection may be evicted at the cap from now on) */
     wh_conn_idle(srv->conns, conn_of(conn), now_ns());
     if (!rq)
         return;
@@ -371,8 +379,12 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
                           peer, sizeof peer);
         }
-        *socket_context =
-            fi ? wh_conns_add(srv->conns, (int)fi->connect_fd, peer, now_ns()) : NULL;
+        wh_conn *c = fi ? wh_conns_add(srv->conns, (int)fi->connect_fd, peer, now_ns()) : NULL;
+        *socket_context = c;
+        /* past the cap, this connection takes the place of one that waits
+         * (or is refused): connections that send nothing must not keep the
+         * API server's own out until their deadlines */
+        (void)wh_conns_make_room(srv->conns, c);
     } else {
         /* libmicrohttpd notifies this before it closes the socket: from
          * here on the sweep no longer touches the descriptor */
@@ -391,6 +403,10 @@ static void metrics_refresh(void *payload)
     for (size_t r = 0; r < WH_NCUTS; r++)
         topo_metrics_set(srv->m.cut[r],
                          (int64_t)wh_conns_cut_total(srv->conns, (wh_cut_reason)r));
+    for (size_t e = 0; e < WH_NEVICTS; e++)
+        topo_metrics_set(srv->m.evicted[e],
+                         (int64_t)wh_conns_evicted_total(srv->conns, (wh_evict_state)e));
+    topo_metrics_set(srv->m.refused, (int64_t)wh_conns_refused_total(srv->conns));
     topo_metrics_set(srv->m.ready, topo_probe_ready(srv->health));
 }
 
@@ -486,25 +502,28 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
         srv->opts.max_body_bytes_held = srv->opts.max_body + 1;
     if (!srv->opts.idle_timeout_s)
         srv->opts.idle_timeout_s = 90;
-    if (!srv->opts.header_timeout_s)
-        srv->opts.header_timeout_s = 10;
+    if (!srv->opts.header_timeout_ms)
+        srv->opts.header_timeout_ms = TOPO_WH_HEADER_TIMEOUT_MS;
     if (wh_metrics_init(&srv->m, metrics_refresh, srv, err) < 0)
         goto cleanup;
     {
-        wh_deadline_limits lim = {(long long)srv->opts.header_timeout_s * 1000000000LL,
+        wh_deadline_limits lim = {(long long)srv->opts.header_timeout_ms * 1000000LL,
                                   (long long)srv->opts.idle_timeout_s * 1000000000LL,
                                   (long long)TOPO_WH_BODY_GRACE_S * 1000000000LL,
-                                  srv->opts.min_body_rate};
+                                  srv->opts.min_body_rate, srv->opts.max_connections};
         if (!(srv->conns = wh_conns_new(&lim)))
             goto cleanup;
     }
+    unsigned int headroom = srv->opts.max_connections / WH_MHD_HEADROOM_DIV;
+    if (headroom < WH_MHD_HEADROOM_MIN)
+        headroom = WH_MHD_HEADROOM_MIN;
     wh_tls_opts tls = {opts->port,
                        opts->cert_file,
                        opts->key_file,
                        opts->tls_priorities ? opts->tls_priorities : TOPO_WH_TLS_PRIORITIES,
                        srv->opts.threads,
                        srv->opts.idle_timeout_s,
-                       srv->opts.max_connections,
+                       srv->opts.max_connections + headroom,
                        srv->opts.max_connections_per_client,
                        srv->opts.cert_check_ms,
                        access_tls,

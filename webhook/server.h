@@ -20,8 +20,11 @@
  *   during shutdown), ?verbose and per-check paths, /metrics (Prometheus
  *   text) unless metrics_port gives /metrics a plain-HTTP port of its own.
  * - Absolute connection deadlines (conn_deadline.h): handshake and headers
- *   within header_timeout_s of the accept, a body at min_body_rate after a
+ *   within header_timeout_ms of the accept, a body at min_body_rate after a
  *   grace, the next keep-alive request within idle_timeout_s.
+ * - At most max_connections TLS connections: one accepted past it evicts
+ *   the connection pending (handshake, headers) or idle the longest
+ *   (conn_deadline.h), never one with a request in progress.
  *
  * No global state: everything lives in the topo_wh_server. The functions
  * below are called from one owner thread; the handler runs on the pool's
@@ -78,8 +81,8 @@ typedef struct topo_wh_server_opts {
     void *metrics_payload;
     /* Absolute bounds on a connection (libmicrohttpd's idle_timeout_s is
      * reset by every byte, so alone it lets a trickling client stay): */
-    unsigned int header_timeout_s; /* accept to complete headers (TLS handshake
-                                    * included), default 10 */
+    unsigned int header_timeout_ms; /* accept to complete headers (TLS handshake
+                                     * included), default TOPO_WH_HEADER_TIMEOUT_MS */
     unsigned long long min_body_rate; /* bytes/s a body must keep to (after a
                                        * TOPO_WH_BODY_GRACE_S grace), default 65536 */
     /* A separate plain-HTTP port for /metrics only (0: /metrics stays on
@@ -91,8 +94,14 @@ typedef struct topo_wh_server_opts {
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
         9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256, 256u << 20, NULL, \
-            NULL, NULL, NULL, NULL, NULL, 10, 65536, 0, NULL                         \
+            NULL, NULL, NULL, NULL, NULL, TOPO_WH_HEADER_TIMEOUT_MS, 65536, 0, NULL  \
     }
+
+/* The default header_timeout_ms: half the 2 s the chart gives the API
+ * server (timeoutSeconds), so that a connection that never completes its
+ * handshake or headers is gone while the API server still waits, and a
+ * round trip or two of a TLS handshake fits many times over. */
+#define TOPO_WH_HEADER_TIMEOUT_MS 1000
 
 /* Seconds a body gets before min_body_rate applies (the client's first
  * bytes, a slow start). */

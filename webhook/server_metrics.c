@@ -60,6 +60,7 @@ int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, 
     static const char *const code_outcome[] = {"code", "outcome"};
     static const char *const webhook[] = {"webhook"};
     static const char *const reason[] = {"reason"};
+    static const char *const state[] = {"state"};
     static const char *const result[] = {"result"};
     topo_metrics_family *f;
     int rc;
@@ -112,6 +113,21 @@ int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, 
         return rc;
     for (size_t r = 0; r < WH_NCUTS; r++)
         m->cut[r] = fixed_series(f, wh_cut_reason_names[r]);
+    if ((rc = topo_metrics_counter(m->reg, &f, "topo_webhook_connections_evicted_total",
+                                   "TLS connections closed by the server at the connection cap "
+                                   "to make room for a new one, by what they were doing: TLS "
+                                   "handshake or headers not complete (pending), keep-alive "
+                                   "between requests (idle).",
+                                   state, 1, err)) != 0)
+        return rc;
+    for (size_t e = 0; e < WH_NEVICTS; e++)
+        m->evicted[e] = fixed_series(f, wh_evict_state_names[e]);
+    if ((rc = topo_metrics_counter(m->reg, &f, "topo_webhook_connections_refused_total",
+                                   "New TLS connections closed at once at the connection cap: "
+                                   "every other connection had a request in progress.",
+                                   NULL, 0, err)) != 0)
+        return rc;
+    m->refused = fixed_series(f, NULL);
     if ((rc = topo_metrics_gauge(m->reg, &f, "topo_webhook_ready", "Whether /readyz answers 200.",
                                  NULL, 0, err)) != 0)
         return rc;
@@ -120,10 +136,14 @@ int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, 
         return rc;
     /* a fixed series missing (out of memory) would silently never count */
     if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
-        !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready)
+        !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready ||
+        !m->refused)
         return topo_err_nomem(err, "metrics");
     for (size_t r = 0; r < WH_NCUTS; r++)
         if (!m->cut[r])
+            return topo_err_nomem(err, "metrics");
+    for (size_t e = 0; e < WH_NEVICTS; e++)
+        if (!m->evicted[e])
             return topo_err_nomem(err, "metrics");
     return 0;
 }

@@ -36,6 +36,8 @@ typedef struct wh_metrics {
     topo_metrics_series *tls_reloads_ok, *tls_reloads_failed;
     topo_metrics_series *connections_total;
     topo_metrics_series *cut[WH_NCUTS]; /* copied in by the refresh hook */
+    topo_metrics_series *evicted[WH_NEVICTS]; /* copied in by the refresh hook */
+    topo_metrics_series *refused;             /* copied in by the refresh hook */
     topo_metrics_series *ready;         /* computed by the refresh hook */
 } wh_metrics;
 

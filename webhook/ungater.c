@@ -736,6 +736,11 @@ const char *topo_ungater_lease_name(const topo_ungater *u)
     return u->lease_name;
 }
 
+int topo_ungater_placer_known(topo_ungater *u)
+{
+    return !u->leader_election || topo_leader_known(u->leader);
+}
+
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
                                               long *wait_ms)
 {

@@ -97,6 +97,12 @@ typedef enum topo_ungater_placer_state {
 /* The Lease's name. */
 const char *topo_ungater_lease_name(const topo_ungater *u);
 
+/* Whether topo_ungater_placer knows who places: without leader election at
+ * once, else once this replica has read (or written) the Lease. Until then
+ * it says PLACER_NONE although a placer may exist, so the replica is not
+ * ready (wh_placement_ready). Any thread. */
+int topo_ungater_placer_known(topo_ungater *u);
+
 /* Any thread. holder (size bytes, may be NULL with 0) gets the holder's
  * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,

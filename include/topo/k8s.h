@@ -344,6 +344,12 @@ int topo_leader_tick(topo_leader *l, int64_t now_ms, int *is_leader, topo_err *e
  * other threads than the ticking one. */
 int topo_leader_holder(topo_leader *l, int64_t now_ms, char *buf, size_t size);
 
+/* Whether this elector has read the Lease (or written it) at least once,
+ * so that topo_leader_holder and topo_leader_is_leader say who leads rather
+ * than "nothing read yet": 0 until a step got a record (a failed read, or a
+ * create lost to another candidate, leave it 0). Any thread. */
+int topo_leader_known(const topo_leader *l);
+
 /* Whether the current (or last) leadership began by taking a Lease that
  * existed — another process may have acted just before — rather than by
  * creating it, or by renewing our own record after a restart. Any thread. */

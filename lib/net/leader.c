@@ -46,6 +46,7 @@ struct topo_leader {
     int64_t obs_ms;
     long obs_duration_ms;
 
+    _Atomic int known;                 /* a Lease record was read (or written) once */
     int64_t renewed_ms;                /* start of the last successful acquire/renew */
     _Atomic int took_over;             /* the leadership began on an existing Lease */
     _Atomic int64_t leading_until_ms;  /* NOT_LEADING when not the leader */
@@ -183,6 +184,11 @@ int topo_leader_holder(topo_leader *l, int64_t now_ms, char *buf, size_t size)
     return held;
 }
 
+int topo_leader_known(const topo_leader *l)
+{
+    return atomic_load(&((topo_leader *)l)->known);
+}
+
 int topo_leader_took_over(const topo_leader *l)
 {
     return atomic_load(&((topo_leader *)l)->took_over);
@@ -228,6 +234,7 @@ static int observe(topo_leader *l, const json_t *lease, int64_t now_ms, topo_err
     if (rv == NULL || strlen(rv) >= TOPO_K8S_RV_MAX)
         return topo_err_set(err, TOPO_EINVALID, "lease %s/%s: no usable resourceVersion", l->ns,
                             l->name);
+    atomic_store(&l->known, 1);
     if (l->have_obs && strcmp(l->obs_holder, holder) == 0 && strcmp(l->obs_rv, rv) == 0)
         return 0;
     char *h = strdup(holder);

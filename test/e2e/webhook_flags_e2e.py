@@ -45,6 +45,7 @@ def main():
             (["--leader-elect", "yes"] + tls, "--leader-elect yes"),
             (["--port"], "--port: missing value"),
             (["--header-timeout", "0"] + tls, "bad option or value: --header-timeout 0"),
+            (["--header-timeout", "0.05"] + tls, "--header-timeout: at least 0.1"),
             (["--idle-timeout", "x"] + tls, "bad option or value: --idle-timeout x"),
             (["--min-body-rate", "-1"] + tls, "bad option or value: --min-body-rate -1"),
             (["--metrics-port", "70000"] + tls, "bad option or value: --metrics-port 70000"),

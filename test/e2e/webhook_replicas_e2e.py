@@ -138,10 +138,11 @@ class Env(WebhookApiEnv):
     def server_args(self):
         return ["--token-file", self.path("token"), "--client-ca", self.path("ca.pem")]
 
-    def start_replica(self, name, kubeconfig=None, policy="gate", extra=(), tls=None):
+    def start_replica(self, name, kubeconfig=None, policy="gate", extra=(), tls=None, wait=True):
         """A replica (its log and --db in the directory name): its
         --peer-address is its own HTTPS port; kubeconfig default the token's;
-        extra: more flags; tls: (certificate, key) instead of the PKI's."""
+        extra: more flags; tls: (certificate, key) instead of the PKI's;
+        wait: return once it is ready (else see Webhook.ready())."""
         port = free_port()
         workdir = self.path(name)
         w = Webhook(self.bin, self.dir, workdir, [
@@ -150,7 +151,7 @@ class Env(WebhookApiEnv):
             "--levels", FAKE_NODE_LEVELS, "--policy", policy, "--ungate-interval", "1",
             "--leader-elect", "true", "--log-format", "text",
             "--peer-address", "127.0.0.1:%d" % port, "--peer-ca-file", self.path("ca.pem"),
-            *LEASE_FLAGS, *extra], port=port, tls=tls)
+            *LEASE_FLAGS, *extra], port=port, tls=tls, wait=wait)
         self.procs.append(w.proc)
         w.name = name
         self.replicas.append(w)
@@ -700,6 +701,50 @@ def lease_unreachable(env):
     stored_pods = wait_ungated(env, ["cut-0", "cut-1", "cut1-0"], 15)
     check_podset(env, "cut", stored_pods[:2], 2, indices=[0, 1])
     check_capacity(env)
+
+
+@case
+def ready_knows_placer(env):
+    """Issue 27: two replicas started at once, each sent a topology pod the
+    moment its /readyz says 200. A replica used to be ready once its caches
+    were synced, before it had read the Lease: it then answered with the
+    no-fit policy ("no replica holds Lease") although a placer existed. The
+    fake API server holds each replica's first Lease read 1.8 s (under the
+    elector's 2 s timeout; only those two, or a held renewal would make the
+    placer step down), so that the caches are synced well before: now
+    neither replica is ready before it knows who places, and both pods are
+    placed."""
+    load_nodes(env, 16)
+    env.admin("fault", {"kind": "delay", "count": 2, "delay_ms": 1800, "method": "GET",
+                        "path": "/apis/coordination.k8s.io/"})
+    ws = [env.start_replica("r0", wait=False), env.start_replica("r1", wait=False)]
+    out = {}
+
+    def first_pod(w):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 20 and w.proc.poll() is None and not w.ready():
+            time.sleep(0.02)
+        out[w.name + "_ready_after"] = time.monotonic() - t0
+        try:
+            out[w.name] = send(env, w, rack_job_pod("first-" + w.name, 1, 0))
+        except Exception as e:  # reported below
+            out[w.name] = e
+
+    threads = [threading.Thread(target=first_pod, args=(w,)) for w in ws]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for w in ws:
+        p = out.get(w.name)
+        print("%s ready after %.2f s" % (w.name, out.get(w.name + "_ready_after", -1)))
+        if not check(isinstance(p, dict), "%s answered its first pod: %r" % (w.name, p)):
+            continue
+        i = info(env, p)
+        check(not i["gated"] and i["host"],
+              "%s's first pod, sent once it was ready, is placed (not the no-fit policy "
+              "for want of a placer): %r" % (w.name, i))
+    wait_placer(env, ws)
 
 
 @case

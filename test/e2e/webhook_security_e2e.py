@@ -132,17 +132,8 @@ def forged_annotations(env):
     check_capacity(env)
 
 
-# Cases topo-webhook does not pass yet (left out of --list, so of ctest;
-# --list-pending shows them, --case runs them).
-PENDING = {
-    "foreign_slot_claims": "the cache's binding checks (issue 27 section 1, cache side) are "
-                           "on another branch: until both are merged the foreign pods bind "
-                           "the victim's slots",
-}
-
-
 def main():
-    return run_cases(CASES, Env, bin_flag="--webhook", on_failure=on_failure, pending=PENDING)
+    return run_cases(CASES, Env, bin_flag="--webhook", on_failure=on_failure)
 
 
 if __name__ == "__main__":

@@ -398,7 +398,28 @@ static void test_leader__create_race_is_lost_cleanly(void **state)
     f->m.before_write = a_creates_first;
     assert_false(tick(f->b, 0)); /* 409 AlreadyExists: a follower, no error */
     assert_string_equal(holder(&f->m), "a");
+    /* the create it lost told it nothing of the holder: not known yet */
+    assert_false(topo_leader_known(f->b));
     assert_false(tick(f->b, 2000));
+    assert_true(topo_leader_known(f->b));
+}
+
+/* Known once a record was read or written, never before: a failed read
+ * (the API server down) leaves an elector not knowing who leads. */
+static void test_leader__known_after_the_first_record(void **state)
+{
+    fixture *f = *state;
+    assert_false(topo_leader_known(f->a));
+    f->m.fail_code = TOPO_ECONNECT;
+    f->m.fail_calls = 1;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_leader_tick(f->a, 0, NULL, &err), TOPO_ECONNECT);
+    assert_false(topo_leader_known(f->a));
+    assert_true(tick(f->a, 2000)); /* creates it */
+    assert_true(topo_leader_known(f->a));
+    assert_false(topo_leader_known(f->b));
+    assert_false(tick(f->b, 3000)); /* reads a's */
+    assert_true(topo_leader_known(f->b));
 }
 
 static void test_leader__conflict_on_renew_steps_down(void **state)
@@ -511,6 +532,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_leader__update_race_is_lost_cleanly, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_leader__create_race_is_lost_cleanly, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_leader__known_after_the_first_record, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_leader__conflict_on_renew_steps_down, setup,
                                         teardown),

@@ -41,7 +41,7 @@ static void close_pair(pair p)
     close(p.theirs);
 }
 
-static const wh_deadline_limits limits = {10 * S, 90 * S, 5 * S, 1000};
+static const wh_deadline_limits limits = {10 * S, 90 * S, 5 * S, 1000, 0};
 
 static void silent(const topo_log_event *ev, void *payload)
 {
@@ -160,6 +160,128 @@ static void test_conn_deadline__no_rate(void **state)
     close_pair(p);
 }
 
+/* A tracker capped at max_live connections (free with wh_conns_free). */
+static wh_conns *capped(size_t max_live)
+{
+    wh_deadline_limits lim = limits;
+    lim.max_live = max_live;
+    wh_conns *cs = wh_conns_new(&lim);
+    assert_non_null(cs);
+    return cs;
+}
+
+/* Past the cap a new connection evicts the one waiting longest (pending
+ * since its accept, idle since its last response), never one with a
+ * request in progress (body, handler, response being sent). */
+static void test_conn_deadline__cap_evicts_longest_waiting(void **state)
+{
+    (void)state;
+    wh_conns *cs = capped(4);
+    pair p[7];
+    wh_conn *c[7];
+    for (int i = 0; i < 7; i++)
+        p[i] = new_pair();
+    c[0] = wh_conns_add(cs, p[0].ours, NULL, 1 * S); /* its body arrives */
+    wh_conn_body_start(cs, c[0], 1 * S);
+    c[1] = wh_conns_add(cs, p[1].ours, NULL, 2 * S); /* handshake pending */
+    c[2] = wh_conns_add(cs, p[2].ours, NULL, 0);     /* answered: idle since 3 s */
+    wh_conn_body_start(cs, c[2], 1 * S);
+    wh_conn_handling(cs, c[2]);
+    wh_conn_responding(cs, c[2], 3 * S);
+    wh_conn_idle(cs, c[2], 3 * S);
+    c[3] = wh_conns_add(cs, p[3].ours, NULL, 0); /* its response is being sent */
+    wh_conn_body_start(cs, c[3], 1 * S);
+    wh_conn_handling(cs, c[3]);
+    wh_conn_responding(cs, c[3], 2 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[3]), WH_ROOM_OK);
+
+    c[4] = wh_conns_add(cs, p[4].ours, NULL, 4 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[4]), WH_ROOM_EVICTED);
+    assert_true(was_cut(p[1]));
+    assert_int_equal(wh_conns_evicted_total(cs, WH_EVICT_PENDING), 1);
+
+    c[5] = wh_conns_add(cs, p[5].ours, NULL, 5 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[5]), WH_ROOM_EVICTED);
+    assert_true(was_cut(p[2]));
+    assert_int_equal(wh_conns_evicted_total(cs, WH_EVICT_IDLE), 1);
+
+    /* the evicted ones, still registered until the library closes them,
+     * do not count: one more evicts one more (the pending c[4]) */
+    c[6] = wh_conns_add(cs, p[6].ours, NULL, 6 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[6]), WH_ROOM_EVICTED);
+    assert_true(was_cut(p[4]));
+    assert_false(was_cut(p[0]));
+    assert_false(was_cut(p[3]));
+    assert_false(was_cut(p[5]));
+    assert_false(was_cut(p[6]));
+    assert_int_equal(wh_conns_evicted_total(cs, WH_EVICT_PENDING), 2);
+    assert_int_equal(wh_conns_refused_total(cs), 0);
+    /* an evicted connection is not cut again by its deadline: at 20 s the
+     * sweep cuts c[0] (slow body), c[5] and c[6] (headers), not c[1], c[4] */
+    assert_int_equal(wh_conns_sweep(cs, 20 * S), 3);
+    assert_int_equal(wh_conns_cut_total(cs, WH_CUT_HEADER_TIMEOUT), 2);
+    for (int i = 0; i < 7; i++) {
+        wh_conns_remove(cs, c[i]);
+        close_pair(p[i]);
+    }
+    assert_int_equal(wh_conns_count(cs), 0);
+    wh_conns_free(cs);
+}
+
+/* When every connection has a request in progress the new one is closed
+ * itself; once one is idle again, a new one takes its place. */
+static void test_conn_deadline__cap_refuses_when_all_busy(void **state)
+{
+    (void)state;
+    wh_conns *cs = capped(2);
+    pair p[4];
+    wh_conn *c[4];
+    for (int i = 0; i < 4; i++)
+        p[i] = new_pair();
+    c[0] = wh_conns_add(cs, p[0].ours, NULL, 0);
+    wh_conn_body_start(cs, c[0], 1 * S);
+    c[1] = wh_conns_add(cs, p[1].ours, NULL, 0);
+    wh_conn_body_start(cs, c[1], 1 * S);
+    wh_conn_handling(cs, c[1]);
+    c[2] = wh_conns_add(cs, p[2].ours, NULL, 2 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[2]), WH_ROOM_REFUSED);
+    assert_true(was_cut(p[2]));
+    assert_false(was_cut(p[0]));
+    assert_false(was_cut(p[1]));
+    assert_int_equal(wh_conns_refused_total(cs), 1);
+    wh_conns_remove(cs, c[2]);
+    wh_conn_responding(cs, c[1], 3 * S);
+    wh_conn_idle(cs, c[1], 3 * S);
+    c[3] = wh_conns_add(cs, p[3].ours, NULL, 4 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[3]), WH_ROOM_EVICTED);
+    assert_true(was_cut(p[1]));
+    assert_false(was_cut(p[3]));
+    for (int i = 0; i < 4; i++) {
+        if (i != 2)
+            wh_conns_remove(cs, c[i]);
+        close_pair(p[i]);
+    }
+    wh_conns_free(cs);
+}
+
+/* A response not read within the idle timeout is cut (as before the
+ * responding phase existed). */
+static void test_conn_deadline__responding_deadline(void **state)
+{
+    wh_conns *cs = *state;
+    pair p = new_pair();
+    wh_conn *c = wh_conns_add(cs, p.ours, NULL, 0);
+    wh_conn_body_start(cs, c, 1 * S);
+    wh_conn_handling(cs, c);
+    wh_conn_responding(cs, c, 10 * S);
+    assert_int_equal(wh_conns_sweep(cs, 99 * S), 0);
+    assert_int_equal(wh_conns_sweep(cs, 100 * S), 1);
+    assert_true(was_cut(p));
+    assert_int_equal(wh_conns_cut_total(cs, WH_CUT_IDLE), 1);
+    wh_conns_remove(cs, c);
+    close_pair(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +290,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conn_deadline__handling_then_idle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conn_deadline__removed_untouched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conn_deadline__no_rate, setup, teardown),
+        cmocka_unit_test(test_conn_deadline__cap_evicts_longest_waiting),
+        cmocka_unit_test(test_conn_deadline__cap_refuses_when_all_busy),
+        cmocka_unit_test_setup_teardown(test_conn_deadline__responding_deadline, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
