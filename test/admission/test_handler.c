@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 #include <sqlite3.h>
 
+#include "support/keys.h"
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/inventory.h"
@@ -88,35 +89,16 @@ static int fill_live(fx *f, topo_live **out, const topo_snapshot_opts *so, int t
     return topo_live_commit(*out, err);
 }
 
-/* The record keys every fixture's ctx signs and seals with, as replicas
- * share theirs: one ctx verifies what another wrote. */
-static topo_keyring fx_keys(void)
-{
-    static const char material[] = "test_handler record key, 32 bytes";
-    topo_keyring ring = TOPO_KEYRING_INIT;
-    topo_err err = TOPO_ERR_INIT;
-    assert_int_equal(topo_keyring_add(&ring, material, sizeof material - 1, "test", &err), 0);
-    return ring;
-}
+/* The record keys every fixture's ctx signs and seals with and its cache
+ * binds slots by, as replicas share theirs: one ctx verifies what another
+ * wrote (cache.h "Slot binding"). */
+#define RECORD_KEY "the handler tests' record key"
 
 /* The hgx-h100 fixture in live snapshots, reservations in a cache (in
  * memory or the file c->db), the topologies c asks for. */
-/* The record keys of the fixture's cache: a cached pod binds its slot only
- * when sealed under them (cache.h "Slot binding"). */
-static const unsigned char RECORD_KEY[] = "the handler tests' record key";
-
-static topo_keyring record_keys(void)
-{
-    topo_keyring ring = TOPO_KEYRING_INIT;
-    topo_err err = TOPO_ERR_INIT;
-    if (topo_keyring_add(&ring, RECORD_KEY, sizeof RECORD_KEY, "key", &err) < 0)
-        fail_msg("%s", err.text);
-    return ring;
-}
-
 static int make_fx_conf(fx *f, const fx_conf *c)
 {
-    topo_keyring ring = record_keys();
+    topo_keyring ring = test_keyring(RECORD_KEY);
     topo_cache_opts co = {.record_keys = &ring};
     char path[4096];
     const char *src = getenv("TOPO_SOURCE_DIR");
@@ -160,8 +142,7 @@ static int make_fx_conf(fx *f, const fx_conf *c)
     ao.unclaimed_cap_global = c->caps_all;
     ao.nunclaimed_cap_global = c->ncaps_all;
     ao.quota = c->quota;
-    topo_keyring keys = fx_keys();
-    ao.record_keys = &keys;
+    ao.record_keys = &ring;
     if (c->clock) {
         ao.clock = fake_clock;
         ao.clock_payload = &f->now;
@@ -304,26 +285,6 @@ static json_t *post(topo_admission_ctx *ctx, char *body, const char *uid, json_t
     return resp;
 }
 
-/* The decoded JSON Patch of a response, or NULL when it has none. */
-static json_t *patch_of(const json_t *resp)
-{
-    const char *b64 = json_string_value(json_object_get(resp, "patch"));
-    if (b64 == NULL)
-        return NULL;
-    size_t n = strlen(b64);
-    unsigned char *buf = malloc(n + 1);
-    assert_non_null(buf);
-    int m = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n);
-    assert_true(m >= 0);
-    while (m > 0 && buf[m - 1] == '\0')
-        m--;
-    json_error_t jerr;
-    json_t *ops = json_loadb((const char *)buf, (size_t)m, 0, &jerr);
-    free(buf);
-    assert_non_null(ops);
-    return ops;
-}
-
 /* Value the patch gives to a map entry (/spec/nodeSelector or
  * /metadata/annotations, whole-map add or per-key add), or NULL. */
 static const char *patched(const json_t *ops, const char *map, const char *key)
@@ -403,7 +364,7 @@ static got ask(topo_admission_ctx *ctx, char *body, const char *uid)
     copy_str(g.msg, sizeof g.msg, json_string_value(json_object_get(st, "message")));
     copy_str(g.warning, sizeof g.warning,
              json_string_value(json_array_get(json_object_get(resp, "warnings"), 0)));
-    json_t *ops = patch_of(resp);
+    json_t *ops = test_jsonpatch_of_response(resp);
     if (ops != NULL) {
         copy_str(g.host, sizeof g.host,
                  patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
@@ -488,7 +449,7 @@ static void test_indexed_job_one_rack(void **state)
                         "topology.topo.io/rack", 8, 0),
                 uid, &root);
             assert_true(json_is_true(json_object_get(resp, "allowed")));
-            json_t *ops = patch_of(resp);
+            json_t *ops = test_jsonpatch_of_response(resp);
             assert_non_null(ops);
             const char *host = patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname");
             assert_non_null(host);
@@ -544,7 +505,7 @@ static void test_reservation_charged(void **state)
         json_t *resp =
             post(f.ctx, review(k ? "b" : "a", k ? "pb" : "pa", NULL, labels, ann, 8, 0),
                  k ? "b" : "a", &root);
-        json_t *ops = patch_of(resp);
+        json_t *ops = test_jsonpatch_of_response(resp);
         assert_non_null(ops);
         snprintf(k ? second : first, 64, "%s",
                  patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
@@ -570,7 +531,7 @@ static void test_no_fit_policies(void **state)
                             job_pod("nf", 0, 1, "kueue.x-k8s.io/podset-required-topology",
                                     "topology.topo.io/rack", 16, 0),
                             "nf", &root);
-        json_t *ops = patch_of(resp);
+        json_t *ops = test_jsonpatch_of_response(resp);
         int allowed = json_is_true(json_object_get(resp, "allowed"));
         if (policies[p] == TOPO_ADMISSION_POLICY_GATE) {
             assert_true(allowed);
@@ -617,7 +578,7 @@ static void test_dry_run(void **state)
                         job_pod("d1", 2, 4, "kueue.x-k8s.io/podset-required-topology",
                                 "topology.topo.io/rack", 8, 1),
                         "d1", &root);
-    json_t *ops = patch_of(resp);
+    json_t *ops = test_jsonpatch_of_response(resp);
     assert_non_null(ops);
     snprintf(dry, sizeof dry, "%s", patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
     json_decref(ops);
@@ -628,7 +589,7 @@ static void test_dry_run(void **state)
                 job_pod("d2", 2, 4, "kueue.x-k8s.io/podset-required-topology",
                         "topology.topo.io/rack", 8, 0),
                 "d2", &root);
-    ops = patch_of(resp);
+    ops = test_jsonpatch_of_response(resp);
     assert_string_equal(dry, patched(ops, "/spec/nodeSelector", "kubernetes.io/hostname"));
     json_decref(ops);
     json_decref(root);
@@ -915,7 +876,7 @@ static char *stored_pod(const char *uid, const char *name, const char *job_uid, 
                         const char *reservation, int slot, const char *host)
 {
     char sidx[16], sslot[16], podset[128], seal[TOPO_SHA256_HEX_LEN + 1];
-    topo_keyring ring = record_keys();
+    topo_keyring ring = test_keyring(RECORD_KEY);
     topo_err err = TOPO_ERR_INIT;
     snprintf(sidx, sizeof sidx, "%d", idx);
     snprintf(sslot, sizeof sslot, "%d", slot);
@@ -1488,7 +1449,7 @@ static void test_pod_group_roles(void **state)
     rq again = group_rq("g4b", "w4", 5, 8, RACK, 1);
     json_t *out = pod_object(&again);
     json_t *root = NULL,
-           *first = patch_of(post(
+           *first = test_jsonpatch_of_response(post(
                f.ctx, review_of("g4b", "team-a", "w4", 0, json_deep_copy(out)), "g4b", &root));
     assert_non_null(first);
     assert_int_equal(test_jsonpatch_apply(out, first), 0);

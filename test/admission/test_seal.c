@@ -173,25 +173,6 @@ typedef struct said {
     json_t *ops;
 } said;
 
-static json_t *decode_patch(const json_t *resp)
-{
-    const char *b64 = json_string_value(json_object_get(resp, "patch"));
-    if (b64 == NULL)
-        return NULL;
-    size_t n = strlen(b64);
-    unsigned char *buf = malloc(n + 1);
-    assert_non_null(buf);
-    int m = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n);
-    assert_true(m >= 0);
-    while (m > 0 && buf[m - 1] == '\0')
-        m--;
-    json_error_t jerr;
-    json_t *ops = json_loadb((const char *)buf, (size_t)m, 0, &jerr);
-    free(buf);
-    assert_non_null(ops);
-    return ops;
-}
-
 /* A Pod CREATE review of pod (borrowed) sent to the handler. */
 static said ask(fx *f, const json_t *pod, const char *uid, int dry_run)
 {
@@ -217,7 +198,7 @@ static said ask(fx *f, const json_t *pod, const char *uid, int dry_run)
     free(out);
     assert_non_null(s.root);
     s.resp = json_object_get(s.root, "response");
-    s.ops = decode_patch(s.resp);
+    s.ops = test_jsonpatch_of_response(s.resp);
     return s;
 }
 

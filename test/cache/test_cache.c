@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "support/keys.h"
 #include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/inventory.h"
@@ -66,21 +67,12 @@ static int teardown(void **state)
 }
 
 /* The record keys the tests' caches hold (slot binding needs a seal). */
-static const unsigned char RECORD_KEY[] = "the cache tests' record key";
-
-static topo_keyring record_keys(void)
-{
-    topo_keyring ring = TOPO_KEYRING_INIT;
-    topo_err err = TOPO_ERR_INIT;
-    if (topo_keyring_add(&ring, RECORD_KEY, sizeof RECORD_KEY, "key", &err) < 0)
-        fail_msg("%s", err.text);
-    return ring;
-}
+#define RECORD_KEY "the cache tests' record key"
 
 static topo_cache *open_cache(fx *f)
 {
     topo_err err = TOPO_ERR_INIT;
-    topo_keyring ring = record_keys();
+    topo_keyring ring = test_keyring(RECORD_KEY);
     topo_cache_opts o = {.record_keys = &ring};
     topo_cache_close(f->cache);
     f->cache = NULL;
@@ -1333,7 +1325,7 @@ static void test_cache__batch(void **state)
 static const char *seal_of(char out[TOPO_SHA256_HEX_LEN + 1], const char *ns, const char *podset,
                            const char *res, const char *slot, const char *role)
 {
-    topo_keyring ring = record_keys();
+    topo_keyring ring = test_keyring(RECORD_KEY);
     topo_err err = TOPO_ERR_INIT;
     topo_cache_seal_fields f = {ns, podset, res, slot, role};
     must(topo_cache_seal(out, &ring, &f, &err), &err);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "support/keys.h"
 #include "topo/cache.h"
 #include "topo/sha256.h"
 
@@ -28,7 +29,7 @@
 #define ASSIGNMENT "topology.topo.io/assignment"
 
 static const char *const LEVELS[] = {HOST};
-static const unsigned char KEY[] = "the replicas' record key, 32 b.";
+#define KEY "the replicas' record key, 32 b."
 
 typedef struct fx {
     char dir[256];
@@ -45,19 +46,11 @@ static void must(int rc, const topo_err *err)
         fail_msg("%s (%s)", err->text, topo_err_name(rc));
 }
 
-static topo_keyring keys(void)
-{
-    topo_keyring ring = TOPO_KEYRING_INIT;
-    topo_err err = TOPO_ERR_INIT;
-    must(topo_keyring_add(&ring, KEY, sizeof KEY, "key", &err), &err);
-    return ring;
-}
-
 static topo_cache *open_cache(fx *f, const char *name)
 {
     char path[400];
     topo_err err = TOPO_ERR_INIT;
-    topo_keyring ring = keys();
+    topo_keyring ring = test_keyring(KEY);
     topo_cache_opts o = {.record_keys = &ring};
     topo_cache *c = NULL;
     snprintf(path, sizeof path, "%s/%s.db", f->dir, name);
@@ -107,7 +100,7 @@ static int setup(void **state)
     f->pool = topo_pool_create();
     f->cache = open_cache(f, "cache");
     create_reservation(f->cache, PODSET);
-    topo_keyring ring = keys();
+    topo_keyring ring = test_keyring(KEY);
     must(topo_cache_reservation_get(&f->r, f->cache, RES, f->pool, &err), &err);
     must(topo_cache_reservation_record(&f->record, &f->r, &ring, &err), &err);
     *state = f;
@@ -155,7 +148,7 @@ static char *pod_text(const fx *f, const char *uid, const char *name, const char
     set_string(ann, "topology.topo.io/reservation", RES);
     set_string(ann, "topology.topo.io/slot", slot);
     if (seal_ns != NULL) {
-        topo_keyring ring = keys();
+        topo_keyring ring = test_keyring(KEY);
         topo_cache_seal_fields sf = {seal_ns, seal_podset, RES, slot, NULL};
         must(topo_cache_seal(seal, &ring, &sf, &err), &err);
         set_string(ann, TOPO_CACHE_SEAL_ANNOTATION, seal);

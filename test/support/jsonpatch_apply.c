@@ -1,8 +1,15 @@
 /* test/support/jsonpatch_apply.h */
 #include "support/jsonpatch_apply.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
 
 /* The next reference token of *path (after its '/'), unescaped into tok;
  * -1 when it does not fit or the pointer is malformed. */
@@ -91,4 +98,24 @@ int test_jsonpatch_apply(json_t *doc, const json_t *ops)
             return -1;
     }
     return 0;
+}
+
+json_t *test_jsonpatch_of_response(const json_t *resp)
+{
+    const char *b64 = json_string_value(json_object_get(resp, "patch"));
+    if (b64 == NULL)
+        return NULL;
+    size_t n = strlen(b64);
+    unsigned char *buf = malloc(n + 1);
+    assert_non_null(buf);
+    int m = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n);
+    assert_true(m >= 0);
+    /* EVP_DecodeBlock counts the padding's bytes as zeros */
+    while (m > 0 && buf[m - 1] == '\0')
+        m--;
+    json_error_t jerr;
+    json_t *ops = json_loadb((const char *)buf, (size_t)m, 0, &jerr);
+    free(buf);
+    assert_non_null(ops);
+    return ops;
 }

@@ -11,4 +11,9 @@
  * first operation that does not apply (what came before it stays applied). */
 int test_jsonpatch_apply(json_t *doc, const json_t *ops);
 
+/* The JSON Patch an AdmissionReview response carries (its base64 "patch"),
+ * decoded; NULL when it has none. Fails the running cmocka test when the
+ * patch is not base64 of a JSON document. */
+json_t *test_jsonpatch_of_response(const json_t *resp);
+
 #endif
