@@ -17,7 +17,11 @@
 #define WH_CUT_LOG_MAX 8
 
 const char *const wh_cut_reason_names[WH_NCUTS] = {"header_timeout", "slow_body", "idle"};
-const char *const wh_evict_state_names[WH_NEVICTS] = {"pending", "idle"};
+const char *const wh_evict_state_names[WH_NEVICTS] = {"pending", "idle", "stalled"};
+
+/* How long a body may lag behind the rate before it counts as stalled: a
+ * segment or two's delay on a busy network. */
+#define STALL_MIN_NS (100LL * 1000000LL)
 
 typedef enum { PHASE_HEADERS, PHASE_BODY, PHASE_HANDLING, PHASE_RESPONDING, PHASE_IDLE } wh_phase;
 
@@ -188,21 +192,62 @@ static void cut_conn(wh_conns *cs, wh_conn *c)
     cs->cut_open++;
 }
 
+/* A body behind the minimum rate counted from its headers, without the
+ * grace its deadline allows: the API server sends an AdmissionReview's body
+ * with its headers, so only a client holding its slot is behind. Called
+ * with the mutex held. */
+static int stalled(const wh_conns *cs, const wh_conn *c, long long now)
+{
+    if (c->phase != PHASE_BODY || cs->lim.min_body_rate == 0 || now <= c->phase_start_ns)
+        return 0;
+    long long elapsed = now - c->phase_start_ns;
+    /* a first segment's delay is not a stall */
+    if (elapsed < STALL_MIN_NS)
+        return 0;
+    unsigned long long rate = cs->lim.min_body_rate;
+    unsigned long long secs = (unsigned long long)(elapsed / 1000000000LL);
+    unsigned long long rest_ns = (unsigned long long)(elapsed % 1000000000LL);
+    unsigned long long due = secs * rate + rest_ns * rate / 1000000000ULL;
+    return c->body_bytes < due;
+}
+
+/* What eviction may take (mutex held): kind into *state. */
+static int evictable(const wh_conns *cs, const wh_conn *c, long long now, wh_evict_state *state)
+{
+    if (c->cut)
+        return 0;
+    if (c->phase == PHASE_HEADERS)
+        *state = WH_EVICT_PENDING;
+    else if (c->phase == PHASE_IDLE)
+        *state = WH_EVICT_IDLE;
+    else if (stalled(cs, c, now))
+        *state = WH_EVICT_STALLED;
+    else
+        return 0;
+    return 1;
+}
+
 wh_room wh_conns_make_room(wh_conns *cs, wh_conn *newest)
 {
     wh_room room = WH_ROOM_OK;
     if (!newest || cs->lim.max_live == 0)
         return room;
     pthread_mutex_lock(&cs->mu);
+    /* newest was added at its accept: that is now */
+    long long now = newest->phase_start_ns;
     while (cs->count - cs->cut_open > cs->lim.max_live && !newest->cut) {
         /* the longest waiting: pending since its accept, idle since its
-         * last response; a request in progress is never a candidate */
+         * last response, stalled since its headers; a request in progress
+         * is never a candidate */
         wh_conn *victim = NULL;
+        wh_evict_state victim_state = WH_EVICT_PENDING, state;
         for (wh_conn *c = cs->head; c; c = c->next) {
-            if (c == newest || c->cut || (c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
+            if (c == newest || !evictable(cs, c, now, &state))
                 continue;
-            if (!victim || c->phase_start_ns < victim->phase_start_ns)
+            if (!victim || c->phase_start_ns < victim->phase_start_ns) {
                 victim = c;
+                victim_state = state;
+            }
         }
         if (!victim) {
             cut_conn(cs, newest);
@@ -211,9 +256,7 @@ wh_room wh_conns_make_room(wh_conns *cs, wh_conn *newest)
             break;
         }
         cut_conn(cs, victim);
-        atomic_fetch_add(&cs->evicted[victim->phase == PHASE_IDLE ? WH_EVICT_IDLE
-                                                                  : WH_EVICT_PENDING],
-                         1);
+        atomic_fetch_add(&cs->evicted[victim_state], 1);
         room = WH_ROOM_EVICTED;
     }
     pthread_mutex_unlock(&cs->mu);
@@ -248,10 +291,9 @@ size_t wh_conns_sweep(wh_conns *cs, long long now)
     }
     /* evictions happen on the library's threads, at each accept past the
      * cap: summed here, one line per sweep however many there were */
-    unsigned long long ev[WH_NEVICTS], refused = atomic_load(&cs->refused);
+    unsigned long long evicted = 0, refused = atomic_load(&cs->refused);
     for (size_t i = 0; i < WH_NEVICTS; i++)
-        ev[i] = atomic_load(&cs->evicted[i]);
-    unsigned long long evicted = ev[WH_EVICT_PENDING] + ev[WH_EVICT_IDLE];
+        evicted += atomic_load(&cs->evicted[i]);
     unsigned long long new_evicted = evicted - cs->logged_evicted;
     unsigned long long new_refused = refused - cs->logged_refused;
     cs->logged_evicted = evicted;
@@ -259,7 +301,7 @@ size_t wh_conns_sweep(wh_conns *cs, long long now)
     pthread_mutex_unlock(&cs->mu);
     if (new_evicted > 0 || new_refused > 0)
         topo_log(TOPO_LOG_WARN,
-                 "connection cap (%zu) reached: %llu pending or idle connections evicted, "
+                 "connection cap (%zu) reached: %llu pending, idle or stalled connections evicted, "
                  "%llu new ones refused (every other had a request in progress)",
                  cs->lim.max_live, new_evicted, new_refused);
     for (size_t i = 0; i < cut && i < WH_CUT_LOG_MAX; i++) {

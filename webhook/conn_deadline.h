@@ -18,11 +18,13 @@
  *
  * And a cap on the connections open at once (max_live): the connection
  * accepted past it evicts the one that has been pending (TLS handshake or
- * headers not complete) or idle (keep-alive, between requests) the longest,
- * so that connections which send nothing cannot keep the API server's own
- * out until their deadlines pass. A connection with a request in progress
- * (body, handling, responding) is never evicted; when every other one has
- * one, the new connection is closed itself (refused).
+ * headers not complete), idle (keep-alive, between requests) or stalled
+ * (a body behind min_body_rate counted from its headers, without the grace
+ * its deadline allows) the longest, so that connections which send nothing,
+ * or headers and then nothing, cannot keep the API server's own out until
+ * their deadlines pass. A connection with a request in progress (a body
+ * keeping pace, handling, responding) is never evicted; when every other
+ * one has one, the new connection is closed itself (refused).
  *
  * A sweep (the owner thread, every half second or so) shuts down, with
  * shutdown(2), the socket of every connection past its deadline; the HTTP
@@ -58,9 +60,9 @@ typedef struct wh_deadline_limits {
 } wh_deadline_limits;
 
 /* What a connection evicted at the cap was doing: "pending" (TLS handshake
- * or headers not complete), "idle" (keep-alive between requests); the
- * metric's state label. */
-typedef enum { WH_EVICT_PENDING, WH_EVICT_IDLE, WH_NEVICTS } wh_evict_state;
+ * or headers not complete), "idle" (keep-alive between requests), "stalled"
+ * (a body behind the minimum rate); the metric's state label. */
+typedef enum { WH_EVICT_PENDING, WH_EVICT_IDLE, WH_EVICT_STALLED, WH_NEVICTS } wh_evict_state;
 extern const char *const wh_evict_state_names[WH_NEVICTS];
 
 typedef struct wh_conns wh_conns;
@@ -98,8 +100,9 @@ typedef enum {
 } wh_room;
 
 /* newest was just added: while more than max_live connections are open
- * (not cut), shuts down the one pending or idle for the longest, newest
- * only when no other can go. Counted; logged by the next sweep. */
+ * (not cut), shuts down the one pending, idle or stalled for the longest
+ * (as of newest's accept), newest only when no other can go. Counted;
+ * logged by the next sweep. */
 wh_room wh_conns_make_room(wh_conns *cs, wh_conn *newest);
 
 /* Shuts down every connection past its deadline (each once), counts and

@@ -125,6 +125,8 @@ BAD_VALUES = [
      "webhook.recordKeys.keys: Array must have at most 7 items"),
     ("a record key name that is no Secret key", ["--set", "webhook.recordKeys.keys={a/b}"],
      "webhook.recordKeys.keys.0: Does not match pattern"),
+    ("a record key name that is a path's dot-dot", ["--set", "webhook.recordKeys.keys={..}"],
+     "webhook.recordKeys.keys.0: Does not match pattern"),
     ("LLDP without an image", ["--set", "lldp.enabled=true",
                                "--set", "lldp.persistentVolumeClaim=shared"],
      "lldp.enabled needs lldp.image.repository and lldp.image.tag"),

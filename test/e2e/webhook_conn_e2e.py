@@ -16,6 +16,15 @@ Cases (one process each, the test PKI of make_test_pki.sh):
                         keep-alives (waiting longest) are evicted first, then
                         pending ones; the half-sent body is never evicted and
                         its request completes; evictions are counted.
+  headers_flood         the default limits: 1,024 TLS connections from
+                        127.0.0.2-5 (256 each: the per-address cap, and
+                        together the total cap) each send a POST's headers
+                        with a Content-Length of 1 MB and then nothing. Each
+                        is behind --min-body-rate from its headers, so at the
+                        cap it is evicted (stalled) like a pending one: three
+                        AdmissionReviews from 127.0.0.1 are answered within
+                        1 s (once, every one was refused until the 5 s body
+                        grace passed), counted as state="stalled".
   default_header_timeout without --header-timeout, a bare TCP connection is
                         closed within the API server's 2 s (timeoutSeconds of
                         the chart).
@@ -208,6 +217,41 @@ def case_idle_flood(binary, pki, workdir):
         print("--- idle_flood webhook log (tail) ---\n" + log[-4000:])
 
 
+def case_headers_flood(binary, pki, workdir):
+    w = Webhook(binary, pki, workdir, ["--log-format", "json"])
+    held = []
+    try:
+        for src in FLOOD_FROM[:4]:
+            for _ in range(256):
+                s = tls_from(w, src)
+                s.sendall(b"POST /mutate?timeout=30s HTTP/1.1\r\nHost: localhost\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+                held.append(s)
+        time.sleep(0.3)
+        open_now = sum(1 for s in held if not closed(s))
+        print("headers flood: %d connections holding a body open" % open_now, flush=True)
+        for i in range(3):
+            took, st = admit_timed(w, "api-%d" % i)
+            print("admission %d: %r in %.3f s" % (i, st, took), flush=True)
+            check(st == 200 and took < 1.0,
+                  "AdmissionReview from 127.0.0.1 answered within 1 s while 1,024 connections "
+                  "hold bodies they never send: status %r in %.2f s" % (st, took))
+        text = w.metrics_text()
+        stalled = metric(text, "topo_webhook_connections_evicted_total", 'state="stalled"')
+        refused = metric(text, "topo_webhook_connections_refused_total")
+        print("evicted stalled %d; refused %d" % (stalled, refused), flush=True)
+        check(stalled >= 1, "stalled bodies evicted and counted: %r" % stalled)
+        check(refused == 0, "no connection refused: %r" % refused)
+    finally:
+        for s in held:
+            s.close()
+        log = w.stop()
+    check("AddressSanitizer" not in log and "runtime error" not in log,
+          "no sanitizer report (ASan build)")
+    if FAILURES:
+        print("--- headers_flood webhook log (tail) ---\n" + log[-4000:])
+
+
 def case_default_header_timeout(binary, pki, workdir):
     w = Webhook(binary, pki, workdir, ["--log-format", "json"])
     try:
@@ -235,6 +279,7 @@ def main():
     raise_nofile()
     with pki_tmpdir("topo-wh-conn-") as (tmp, pki):
         case_idle_flood(args.webhook, pki, os.path.join(tmp, "flood"))
+        case_headers_flood(args.webhook, pki, os.path.join(tmp, "headers"))
         case_default_header_timeout(args.webhook, pki, os.path.join(tmp, "default"))
     return finish("webhook_conn_e2e")
 

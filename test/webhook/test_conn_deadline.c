@@ -181,8 +181,9 @@ static void test_conn_deadline__cap_evicts_longest_waiting(void **state)
     wh_conn *c[7];
     for (int i = 0; i < 7; i++)
         p[i] = new_pair();
-    c[0] = wh_conns_add(cs, p[0].ours, NULL, 1 * S); /* its body arrives */
+    c[0] = wh_conns_add(cs, p[0].ours, NULL, 1 * S); /* its body arrives, keeping pace */
     wh_conn_body_start(cs, c[0], 1 * S);
+    wh_conn_body_bytes(cs, c[0], 10 * limits.min_body_rate);
     c[1] = wh_conns_add(cs, p[1].ours, NULL, 2 * S); /* handshake pending */
     c[2] = wh_conns_add(cs, p[2].ours, NULL, 0);     /* answered: idle since 3 s */
     wh_conn_body_start(cs, c[2], 1 * S);
@@ -228,6 +229,62 @@ static void test_conn_deadline__cap_evicts_longest_waiting(void **state)
     wh_conns_free(cs);
 }
 
+/* A body behind the minimum rate counted from its headers (not from the
+ * grace its deadline allows) is stalled: at the cap it is evicted like a
+ * pending connection, so that connections which send headers and then
+ * nothing cannot fill the cap for the 5 s grace. A body keeping pace, or one
+ * only a moment old, is a request in progress; without a rate, no body is
+ * stalled. */
+static void test_conn_deadline__cap_evicts_stalled_body(void **state)
+{
+    (void)state;
+    wh_conns *cs = capped(2);
+    pair p[5];
+    wh_conn *c[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = new_pair();
+    c[0] = wh_conns_add(cs, p[0].ours, NULL, 0); /* headers at 1 s, then 500 bytes */
+    wh_conn_body_start(cs, c[0], 1 * S);
+    wh_conn_body_bytes(cs, c[0], limits.min_body_rate / 2);
+    c[1] = wh_conns_add(cs, p[1].ours, NULL, 0); /* headers at 1 s, keeping pace */
+    wh_conn_body_start(cs, c[1], 1 * S);
+    wh_conn_body_bytes(cs, c[1], 5 * limits.min_body_rate);
+    /* at 1.05 s neither is behind by more than a segment's delay */
+    c[2] = wh_conns_add(cs, p[2].ours, NULL, 1 * S + 50 * 1000000LL);
+    assert_int_equal(wh_conns_make_room(cs, c[2]), WH_ROOM_REFUSED);
+    assert_false(was_cut(p[0]));
+    wh_conns_remove(cs, c[2]);
+    /* at 2 s c[0] owes 1000 bytes and has 500: stalled, evicted */
+    c[3] = wh_conns_add(cs, p[3].ours, NULL, 2 * S);
+    assert_int_equal(wh_conns_make_room(cs, c[3]), WH_ROOM_EVICTED);
+    assert_true(was_cut(p[0]));
+    assert_false(was_cut(p[1]));
+    assert_int_equal(wh_conns_evicted_total(cs, WH_EVICT_STALLED), 1);
+    wh_conns_remove(cs, c[0]);
+    wh_conns_remove(cs, c[3]);
+    wh_conns_free(cs);
+    for (int i = 0; i < 5; i++)
+        close_pair(p[i]);
+
+    /* without a minimum rate a body is never stalled */
+    wh_deadline_limits lim = limits;
+    lim.min_body_rate = 0;
+    lim.max_live = 1;
+    cs = wh_conns_new(&lim);
+    assert_non_null(cs);
+    pair q[2] = {new_pair(), new_pair()};
+    wh_conn *d0 = wh_conns_add(cs, q[0].ours, NULL, 0);
+    wh_conn_body_start(cs, d0, 1 * S);
+    wh_conn *d1 = wh_conns_add(cs, q[1].ours, NULL, 60 * S);
+    assert_int_equal(wh_conns_make_room(cs, d1), WH_ROOM_REFUSED);
+    assert_false(was_cut(q[0]));
+    wh_conns_remove(cs, d0);
+    wh_conns_remove(cs, d1);
+    wh_conns_free(cs);
+    close_pair(q[0]);
+    close_pair(q[1]);
+}
+
 /* When every connection has a request in progress the new one is closed
  * itself; once one is idle again, a new one takes its place. */
 static void test_conn_deadline__cap_refuses_when_all_busy(void **state)
@@ -240,6 +297,7 @@ static void test_conn_deadline__cap_refuses_when_all_busy(void **state)
         p[i] = new_pair();
     c[0] = wh_conns_add(cs, p[0].ours, NULL, 0);
     wh_conn_body_start(cs, c[0], 1 * S);
+    wh_conn_body_bytes(cs, c[0], 10 * limits.min_body_rate);
     c[1] = wh_conns_add(cs, p[1].ours, NULL, 0);
     wh_conn_body_start(cs, c[1], 1 * S);
     wh_conn_handling(cs, c[1]);
@@ -292,6 +350,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conn_deadline__no_rate, setup, teardown),
         cmocka_unit_test(test_conn_deadline__cap_evicts_longest_waiting),
         cmocka_unit_test(test_conn_deadline__cap_refuses_when_all_busy),
+        cmocka_unit_test(test_conn_deadline__cap_evicts_stalled_body),
         cmocka_unit_test_setup_teardown(test_conn_deadline__responding_deadline, setup,
                                         teardown),
     };
