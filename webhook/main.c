@@ -140,7 +140,7 @@ static int serve(const wh_args *a)
         char port[16], hport[16], threads[16];
         snprintf(port, sizeof port, "%d", opts.port);
         snprintf(hport, sizeof hport, "%d", opts.health_port);
-        snprintf(threads, sizeof threads, "%u", opts.threads);
+        snprintf(threads, sizeof threads, "%u", topo_wh_server_threads(srv));
         const char *handler = noop ? "noop" : pl ? "admission" : "passthrough";
         const char *source = popts.inventory ? popts.inventory : pl ? "api-server" : "none";
         topo_log_field f[] = {{"port", port},

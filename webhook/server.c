@@ -464,6 +464,11 @@ static int start_plain(topo_wh_server *srv, topo_err *err)
     return 0;
 }
 
+unsigned int topo_wh_server_threads(const topo_wh_server *srv)
+{
+    return srv->opts.threads;
+}
+
 int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err)
 {
     topo_wh_server *srv = NULL;

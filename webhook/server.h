@@ -118,6 +118,9 @@ typedef struct topo_wh_server topo_wh_server;
 
 /* Loads the cert/key, binds both ports and starts serving (not ready yet). */
 int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err);
+/* The worker threads it serves with (opts.threads, or the online cores when
+ * that was 0). */
+unsigned int topo_wh_server_threads(const topo_wh_server *srv);
 /* Readiness as /readyz reports it (ignored once shutdown began). */
 void topo_wh_server_set_ready(topo_wh_server *srv, int ready);
 /* Periodic work: certificate change checks, stopping retired daemons. */
