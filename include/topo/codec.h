@@ -21,6 +21,11 @@
  * On error *out is NULL. */
 int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t max,
                          topo_err *err) TOPO_MUST_CHECK;
+/* The same for a path that must name a regular file (a key, a Secret's
+ * file): anything else (a FIFO, a device, a directory) is TOPO_EIO "<path>:
+ * not a regular file", found without blocking on it. */
+int topo_codec_read_regular_file(char **out, size_t *out_len, const char *path, size_t max,
+                                 topo_err *err) TOPO_MUST_CHECK;
 
 /* Parses one JSON text (duplicate object keys rejected). On error the message
  * is "source:line:column: message" and the position is recorded with

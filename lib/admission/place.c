@@ -16,6 +16,7 @@
 #include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
+#include "topo/count.h"
 #include "topo/engine.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
@@ -474,6 +475,26 @@ static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
     return TOPO_ENOMEM;
 }
 
+/* The slot our sealed output gave the pod, when it is a slot of r: what a
+ * reinvocation claims again. Its claimant may be another (a pod named by
+ * generateName is claimed by its request's uid, and each call of the webhook
+ * has a new one): the slot held under that claim is then its own, answered
+ * with the same domain and no second claim (adm_claim). Else rank. */
+static int64_t sealed_slot(const topo_admission_pod *pod, const topo_cache_reservation *r,
+                           int64_t rank)
+{
+    const char *id =
+        topo_admission_kv_get(pod->annotations, pod->nannotations,
+                              TOPO_ADMISSION_RESERVATION_ANNOTATION);
+    int64_t slot = 0;
+    if (id == NULL || strcmp(id, r->id) != 0 || r->nslots == 0 ||
+        topo_parse_count(&slot, topo_admission_kv_get(pod->annotations, pod->nannotations,
+                                                      TOPO_ADMISSION_SLOT_ANNOTATION),
+                         "slot", 0, (int64_t)r->nslots - 1, NULL) < 0)
+        return rank;
+    return slot;
+}
+
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,
               const char *pod_uid, topo_pool *pool)
@@ -552,8 +573,11 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
      * and no other pod of the PodSet can place it in between). */
     pthread_mutex_lock(&ctx->mu);
     int found = adm_lookup(ctx, id.key, now, !req->dry_run, &res.r, pool, &res.err);
+    topo_podset_id claim_id = id;
+    if (found == 1 && ours)
+        claim_id.rank = sealed_slot(&req->pod, &res.r, id.rank);
     if (found == 1) {
-        claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
+        claim_reserved(ctx, &res, &claim_id, &terms, req->dry_run, now, pool);
         if (res.outcome == PLACE_FAILED && res.err.code == TOPO_ENOTFOUND) {
             /* The memo's reservation is gone from the cache (replaced by
              * one adopted from another replica): the cache's truth. */
@@ -561,7 +585,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
             memset(&res, 0, sizeof res);
             found = adm_lookup(ctx, id.key, now, 0, &res.r, pool, &res.err);
             if (found == 1)
-                claim_reserved(ctx, &res, &id, &terms, req->dry_run, now, pool);
+                claim_reserved(ctx, &res, &claim_id, &terms, req->dry_run, now, pool);
         }
     }
     int placed_now = found == 0 && t >= 0 && !req->dry_run;

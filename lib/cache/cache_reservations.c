@@ -5,6 +5,8 @@
  * binding of an arriving pod to the slot its annotations name. */
 #include "cache_internal.h"
 
+#include "topo/count.h"
+
 #include "topo/codec.h"
 
 #include <stdlib.h>
@@ -570,17 +572,13 @@ const char *cache_pod_annotation(const topo_cache_pod *p, const char *key)
 
 /* A slot index as the webhook writes it: plain decimal digits, no sign, no
  * spaces, below TOPO_MAX_PODSET_COUNT. -1 when it is anything else. */
+/* A slot annotation: a count below the largest PodSet, else -1. */
 static int32_t parse_slot(const char *text)
 {
     int64_t v = 0;
-    if (text == NULL || text[0] == '\0' || strlen(text) > 10)
-        return -1;
-    for (const char *c = text; *c != '\0'; c++) {
-        if (*c < '0' || *c > '9')
-            return -1;
-        v = v * 10 + (*c - '0');
-    }
-    return v < TOPO_MAX_PODSET_COUNT ? (int32_t)v : -1;
+    return topo_parse_count(&v, text, "slot", 0, TOPO_MAX_PODSET_COUNT - 1, NULL) == 0
+               ? (int32_t)v
+               : -1;
 }
 
 int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *err)

@@ -15,8 +15,10 @@
 
 #define READ_CHUNK (64u * 1024u)
 
-int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t max,
-                         topo_err *err)
+/* regular_only: the path must name a regular file; it is opened without
+ * blocking, so that a FIFO without a writer does not hang the caller. */
+static int read_file(char **out, size_t *out_len, const char *path, size_t max, int regular_only,
+                     topo_err *err)
 {
     int error = 0;
     int fd = -1;
@@ -30,13 +32,23 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
         *out_len = 0;
 
     do {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         int e = errno;
         error = topo_err_set(err, e == ENOENT ? TOPO_ENOTFOUND : TOPO_EIO, "%s: %s", path,
                              strerror(e));
         goto cleanup;
+    }
+    if (regular_only) {
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            error = topo_err_set(err, TOPO_EIO, "%s: not a regular file", path);
+            goto cleanup;
+        }
+        /* a regular file never blocks: back to plain reads */
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0)
+            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     /* fstat on the descriptor we read from: a size hint and an early limit
      * check, not a separate look-up of the path. */
@@ -83,6 +95,18 @@ cleanup:
     if (fd >= 0)
         close(fd);
     return error;
+}
+
+int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t max,
+                         topo_err *err)
+{
+    return read_file(out, out_len, path, max, 0, err);
+}
+
+int topo_codec_read_regular_file(char **out, size_t *out_len, const char *path, size_t max,
+                                 topo_err *err)
+{
+    return read_file(out, out_len, path, max, 1, err);
 }
 
 static int looks_like_json(const char *text, size_t len)

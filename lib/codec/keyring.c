@@ -62,7 +62,7 @@ int topo_keyring_add_file(topo_keyring *ring, const char *path, const char *what
     if (ring->n == TOPO_KEYRING_MAX)
         return topo_err_set(err, TOPO_ELIMIT, "%s: at most %d keys", name, TOPO_KEYRING_MAX);
     /* The reader's messages name the path; the flag goes in front. */
-    if ((rc = topo_codec_read_file(&text, &len, path, TOPO_KEYRING_FILE_MAX, err)) < 0) {
+    if ((rc = topo_codec_read_regular_file(&text, &len, path, TOPO_KEYRING_FILE_MAX, err)) < 0) {
         topo_err_wrap(err, "%s", what);
         return rc;
     }

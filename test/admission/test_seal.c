@@ -327,6 +327,57 @@ static void test_seal__placed_pod_sealed_and_reinvoked(void **state)
     fx_close(&f);
 }
 
+/* The pod of a Job that is not Indexed: no completion index, named by
+ * generateName, so its slot is claimed under its request's uid. */
+static json_t *plain_job_pod(int size)
+{
+    json_t *pod = job_pod("team-a", 0, size);
+    json_t *meta = json_object_get(pod, "metadata");
+    json_object_del(json_object_get(meta, "labels"), "batch.kubernetes.io/job-completion-index");
+    json_object_del(json_object_get(meta, "annotations"),
+                    "batch.kubernetes.io/job-completion-index");
+    return pod;
+}
+
+/* A reinvocation comes with a new request uid (the API server makes one for
+ * every call of a webhook): a pod claimed under its request's uid gets the
+ * slot its sealed output names again, not a second one, so the Job's later
+ * pods still find theirs (once, each reinvocation took a slot and the last
+ * pods were admitted with no nodeSelector: "all 4 slots are claimed"). */
+static void test_seal__reinvoked_with_a_new_uid(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f, 1);
+    json_t *pod = plain_job_pod(4);
+    for (int i = 0; i < 4; i++) {
+        char uid[32], again_uid[32], slot[16];
+        snprintf(uid, sizeof uid, "first-%d", i);
+        snprintf(again_uid, sizeof again_uid, "again-%d", i);
+        snprintf(slot, sizeof slot, "%d", i);
+        said first = ask(&f, pod, uid, 0);
+        assert_true(allowed(&first));
+        json_t *out = patched_pod(pod, &first);
+        assert_string_equal(annotation(out, TOPO_ADMISSION_SLOT_ANNOTATION), slot);
+        said again = ask(&f, out, again_uid, 0);
+        assert_true(allowed(&again));
+        assert_string_equal(warning(&again), "");
+        if (again.ops != NULL) {
+            assert_int_equal(removals(again.ops), 0);
+            assert_int_equal(ann_op(again.ops, "replace", TOPO_ADMISSION_SLOT_ANNOTATION), -1);
+        }
+        said_free(&again);
+        said_free(&first);
+        json_decref(out);
+    }
+    topo_cache_stats st;
+    assert_int_equal(topo_cache_get_stats(&st, f.cache, NULL), 0);
+    assert_int_equal(st.claimed_slots, 4);
+    assert_int_equal(foreign(&f), 0);
+    json_decref(pod);
+    fx_close(&f);
+}
+
 /* Without record keys the ctx seals with a key of its own: its output
  * still comes back as its own, and the seal verifies under no other key. */
 static void test_seal__without_record_keys(void **state)
@@ -619,6 +670,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seal__placed_pod_sealed_and_reinvoked),
+        cmocka_unit_test(test_seal__reinvoked_with_a_new_uid),
         cmocka_unit_test(test_seal__without_record_keys),
         cmocka_unit_test(test_seal__forged_annotations_stripped),
         cmocka_unit_test(test_seal__forged_reservation_is_shape_checked),

@@ -214,12 +214,18 @@ static void test_keyring__file_refused(void **state)
     assert_int_equal(topo_keyring_add_file(&ring, path, "--record-key-file", &err),
                      TOPO_ENOTFOUND);
     assert_message(&err, "missing", "No such file or directory");
-    /* unreadable: a directory opens but does not read */
+    /* not a regular file: a directory, and a FIFO nobody writes (opening
+     * one for reading would wait for a writer for ever) */
     topo_err_clear(&err);
     snprintf(path, sizeof path, "%s/adir", dir);
     assert_int_equal(mkdir(path, 0700), 0);
     assert_int_equal(topo_keyring_add_file(&ring, path, "--record-key-file", &err), TOPO_EIO);
-    assert_message(&err, "adir", "Is a directory");
+    assert_message(&err, "adir", "not a regular file");
+    topo_err_clear(&err);
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(topo_keyring_add_file(&ring, path, "--record-key-file", &err), TOPO_EIO);
+    assert_message(&err, "fifo", "not a regular file");
     /* too short: 15 bytes, and an empty file */
     topo_err_clear(&err);
     const char *p = write_file("short", "0123456789abcde", 15);

@@ -77,6 +77,7 @@ def main():
         for name, data in keys.items():
             with open(os.path.join(tmp, name), "wb") as fh:
                 fh.write(data)
+        os.mkfifo(os.path.join(tmp, "fifo"))  # no writer: opening it would block
         static = ["--levels", levels, "--inventory", nodes] + tls
 
         def rk(*names):
@@ -85,7 +86,9 @@ def main():
         cases += [
             (static + rk("k0", "missing"),
              "--record-key-file: %s: No such file or directory" % os.path.join(tmp, "missing")),
-            (static + ["--record-key-file", tmp], "--record-key-file: %s: Is a directory" % tmp),
+            (static + ["--record-key-file", tmp], "--record-key-file: %s: not a regular file" % tmp),
+            (static + rk("fifo"), "--record-key-file: %s: not a regular file"
+             % os.path.join(tmp, "fifo")),
             (static + rk("short"), "--record-key-file: %s: 15 bytes, a key needs at least 16"
              % os.path.join(tmp, "short")),
             (static + rk("long"), "--record-key-file: %s: file is larger than the limit of "
