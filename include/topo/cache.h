@@ -173,7 +173,11 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * generateName also as admission saw it, without its name), is the
  * podset_key. A PodSet of the request kind ("<ns>/request/<uid>", a
  * generateName pod with nothing else) cannot be derived again once the pod
- * has a name: for it (1) and (2) decide. A claim that fails binds nothing
+ * has a name: for it (1) and (2) decide. A pod placed before seals existed
+ * carries none: for it (2) is its reservation record (TOPO_CACHE_RECORD_
+ * ANNOTATION) verifying under record_keys for the reservation, and the
+ * request kind, which (3) cannot check, never binds that way. A claim that
+ * fails binds nothing
  * and is counted (topo_cache_foreign_claims); without record_keys none
  * passes. An own claim takes the slot (its pod_uid becomes the pod's uid)
  * when the slot is free (no pod, or a pod the cache sees Succeeded or

@@ -178,6 +178,27 @@ static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, co
     return 0;
 }
 
+int cache_record_verifies(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err)
+{
+    const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
+    const char *assignment = cache_pod_annotation(p, ANNOTATION_ASSIGNMENT);
+    char *msg = NULL;
+    size_t msg_len = 0;
+    int error;
+
+    if (c->record_keys.n == 0 || record == NULL || assignment == NULL)
+        return 0;
+    size_t len = strlen(record);
+    if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX || record[TOPO_SHA256_HEX_LEN] != ' ')
+        return 0;
+    const char *json = record + TOPO_SHA256_HEX_LEN + 1;
+    if ((error = record_message(&msg, &msg_len, id, assignment, json, strlen(json), err)) < 0)
+        return error;
+    int ok = topo_keyring_verify(&c->record_keys, record, msg, msg_len);
+    free(msg);
+    return ok;
+}
+
 int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err)
 {
     const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);

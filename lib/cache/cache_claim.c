@@ -98,11 +98,19 @@ int cache_claim_is_own(int *out_own, topo_cache *c, const topo_cache_pod *p, con
         .slot = slot,
         .role = cache_pod_annotation(p, ANNOTATION_ROLE),
     };
+    const char *seal = cache_pod_annotation(p, TOPO_CACHE_SEAL_ANNOTATION);
+    int legacy = 0;
+    /* A pod placed by a version before seals carries none, but its signed
+     * record: it binds when it is of the PodSet, which a PodSet keyed by its
+     * admission request cannot show (see the request kind below). */
+    if (seal == NULL && !topo_podset_key_is_request(key) &&
+        (legacy = cache_record_verifies(c, p, id, err)) < 0) {
+        error = legacy;
+        goto done;
+    }
     if (!topo_podset_key_in_namespace(key, p->namespace_name)) {
         why = "its PodSet is another namespace's";
-    } else if ((ok = topo_cache_seal_verify(&c->record_keys,
-                                            cache_pod_annotation(p, TOPO_CACHE_SEAL_ANNOTATION),
-                                            &f)) != 1) {
+    } else if (!legacy && (ok = topo_cache_seal_verify(&c->record_keys, seal, &f)) != 1) {
         if (ok < 0) {
             error = topo_err_nomem(err, "cache");
             goto done;

@@ -300,6 +300,10 @@ int cache_claim_is_own(int *out_own, topo_cache *c, const topo_cache_pod *p, con
                        const char *slot, topo_err *err);
 /* Counts and logs a claim refused for why. */
 void cache_foreign_claim(topo_cache *c, const topo_cache_pod *p, const char *id, const char *why);
+/* 1 when p carries a reservation record for reservation id, with its
+ * assignment, signed with one of the record keys (cache.h "Adoption"); 0
+ * when not (none, malformed, another key); <0 when the cache fails. */
+int cache_record_verifies(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err);
 /* Whether statement which (one key bound) returns a row: *out 1 or 0. */
 int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err);
 /* The value of one of a pod's kept annotations, or NULL. */

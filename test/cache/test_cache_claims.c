@@ -251,6 +251,49 @@ static void test_claims__own_pod_stays_bound(void **state)
     free(text);
 }
 
+/* The pod text with the reservation's signed record and assignment added,
+ * as topo-webhook wrote them before seals existed. Frees text. */
+static char *with_record(const fx *f, char *text)
+{
+    json_error_t jerr;
+    json_t *pod = json_loads(text, 0, &jerr);
+    free(text);
+    assert_non_null(pod);
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    set_string(ann, ASSIGNMENT, f->r.assignment_json);
+    set_string(ann, TOPO_CACHE_RECORD_ANNOTATION, f->record);
+    char *out = json_dumps(pod, JSON_COMPACT);
+    json_decref(pod);
+    assert_non_null(out);
+    return out;
+}
+
+/* A pod placed by a version before seals: no seal, but the reservation's
+ * signed record. It keeps its slot after an upgrade (a new replica lists
+ * it), when it is of the PodSet and in its namespace; the same record
+ * copied onto another namespace's or another Job's pod binds nothing, and
+ * a seal that does not verify is never taken for a missing one. */
+static void test_claims__placed_before_seals(void **state)
+{
+    fx *f = *state;
+    topo_pool *pool = f->pool;
+    upsert(f->cache, with_record(f, pod_text(f, "uid-b", "thief", "team-b", "1", NULL, NULL)));
+    assert_string_equal(holder(f->cache, 1, pool), "");
+    char *text = with_record(f, pod_text(f, "uid-w", "bad-seal", "team-a", "1", "team-a",
+                                         "team-a/job/another"));
+    upsert(f->cache, text);
+    assert_string_equal(holder(f->cache, 1, pool), "");
+    upsert(f->cache, with_record(f, pod_text(f, "uid-0", "train-7x2kq-a", "team-a", "0", NULL,
+                                             NULL)));
+    assert_string_equal(holder(f->cache, 0, pool), "uid-0");
+    json_t *labels = json_object_get(json_object_get(f->pod, "metadata"), "labels");
+    set_string(labels, "batch.kubernetes.io/controller-uid", "uid-of-another-job");
+    set_string(labels, "controller-uid", "uid-of-another-job");
+    upsert(f->cache, with_record(f, pod_text(f, "uid-o", "other-job", "team-a", "2", NULL, NULL)));
+    assert_string_equal(holder(f->cache, 2, pool), "");
+    assert_int_equal(topo_cache_foreign_claims(f->cache), 3);
+}
+
 /* Adoption: a record signed for a PodSet of team-a, copied with the
  * reservation, slot and seal onto a pod of team-b, is not adopted by a
  * replica that lacks the reservation. */
@@ -353,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claims__same_namespace_other_podset, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claims__own_pod_stays_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims__placed_before_seals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims__adoption_refused_across_namespaces, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claims__derived_as_admitted, setup, teardown),
