@@ -4,11 +4,13 @@
  * labels, annotations, owners and names as the fuzzer makes them. For each
  * input the harness makes a reservation of the pod's own PodSet key and one
  * of another PodSet's, gives the pod that reservation's id and slot 0, with
- * and without a seal under its key (so the fuzzer gets past the MAC), and
- * stores the pod. The slot must be bound exactly when the PodSet is of the
- * pod's namespace, the seal is right and the pod is of that PodSet (or the
- * PodSet is of the request kind); never a crash, a leak or an error for a
- * pod the cache stored. */
+ * and without a seal under its key (so the fuzzer gets past the MAC), or
+ * with the reservation's signed record and no seal (a pod placed before
+ * seals), and stores the pod. The slot must be bound exactly when the
+ * PodSet is of the pod's namespace, the seal is right (or, for the record,
+ * absent) and the pod is of that PodSet (or, sealed, the PodSet is of the
+ * request kind); never a crash, a leak or an error for a pod the cache
+ * stored. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,8 +86,10 @@ static int own(const topo_cache_pod *p, const char *key, topo_pool *pool)
     return 0;
 }
 
-/* One round: the pod claims slot 0 of a reservation of podset, sealed or
- * not; the binding checked against the rule. */
+enum { UNSEALED, SEALED, RECORDED };
+
+/* One round: the pod claims slot 0 of a reservation of podset, sealed, not,
+ * or with the record; the binding checked against the rule. */
 static void round_of(topo_cache *c, json_t *pod, const char *ns, const char *podset, int sealed,
                      topo_pool *pool)
 {
@@ -100,11 +104,22 @@ static void round_of(topo_cache *c, json_t *pod, const char *ns, const char *pod
     topo_cache_seal_fields f = {ns, podset, RES, "0", role};
     json_object_set_new(ann, "topology.topo.io/reservation", json_string(RES));
     json_object_set_new(ann, "topology.topo.io/slot", json_string("0"));
-    if (sealed && topo_cache_seal(seal, &keys, &f, NULL) == 0)
+    if (sealed == SEALED && topo_cache_seal(seal, &keys, &f, NULL) == 0)
         json_object_set_new(ann, TOPO_CACHE_SEAL_ANNOTATION, json_string(seal));
     else
         json_object_del(ann, TOPO_CACHE_SEAL_ANNOTATION);
     reserve(c, podset);
+    json_object_del(ann, TOPO_CACHE_RECORD_ANNOTATION); /* an earlier round's */
+    if (sealed == RECORDED) {
+        topo_cache_reservation r;
+        char *record = NULL;
+        if (topo_cache_reservation_get(&r, c, RES, pool, NULL) != 0 ||
+            topo_cache_reservation_record(&record, &r, &keys, NULL) != 0)
+            abort();
+        json_object_set_new(ann, "topology.topo.io/assignment", json_string(r.assignment_json));
+        json_object_set_new(ann, TOPO_CACHE_RECORD_ANNOTATION, json_string(record));
+        free(record);
+    }
     char *text = json_dumps(pod, JSON_COMPACT);
     if (text == NULL)
         abort();
@@ -127,13 +142,16 @@ static void round_of(topo_cache *c, json_t *pod, const char *ns, const char *pod
                                      kv(p.annotations, p.nannotations, "topology.topo.io/role")};
     int may = topo_podset_key_in_namespace(podset, p.namespace_name) &&
               topo_cache_seal_verify(&keys, stored_seal, &stored) == 1 && own(&p, podset, pool);
+    if (sealed == RECORDED && stored_seal == NULL)
+        may = topo_podset_key_in_namespace(podset, p.namespace_name) &&
+              !topo_podset_key_is_request(podset) && own(&p, podset, pool);
     if (bound && !may) {
         fprintf(stderr, "pod %s/%s bound a slot of PodSet %s\n", p.namespace_name, p.name, podset);
         abort();
     }
     if (may && !finished && !bound) {
-        fprintf(stderr, "pod %s/%s of PodSet %s, sealed, bound nothing\n", p.namespace_name,
-                p.name, podset);
+        fprintf(stderr, "pod %s/%s of PodSet %s, %s, bound nothing\n", p.namespace_name,
+                p.name, podset, sealed == RECORDED ? "recorded" : "sealed");
         abort();
     }
     if (topo_cache_delete_pod(c, UID, NULL, NULL) < 0)
@@ -177,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(text);
     const char *podsets[] = {own_key, "team-a/job/0f6e2f3a-2b8c-4f4e-9d1a-6c1f2e3d4b5a"};
     for (size_t i = 0; i < 2; i++)
-        for (int sealed = 0; sealed < 2; sealed++)
+        for (int sealed = UNSEALED; sealed <= RECORDED; sealed++)
             if (podsets[i] != NULL)
                 round_of(c, pod, ns, podsets[i], sealed, pool);
     int deleted = 0;
