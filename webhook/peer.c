@@ -21,7 +21,7 @@ int wh_peer_server_name(const char *cert_file, char *out, size_t size, topo_err 
     size_t len = 0;
     int rc, found = 0;
 
-    if ((rc = topo_codec_read_file(&pem, &len, cert_file, PEER_FILE_MAX, err)) < 0)
+    if ((rc = topo_codec_read_regular_file(&pem, &len, cert_file, PEER_FILE_MAX, err)) < 0)
         return rc;
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     X509 *cert = bio != NULL ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
@@ -61,7 +61,7 @@ int wh_peer_record_key(const char *key_file, unsigned char out[WH_PEER_RECORD_KE
     char hex[TOPO_SHA256_HEX_LEN + 1];
     int rc;
 
-    if ((rc = topo_codec_read_file(&pem, &len, key_file, PEER_FILE_MAX, err)) < 0)
+    if ((rc = topo_codec_read_regular_file(&pem, &len, key_file, PEER_FILE_MAX, err)) < 0)
         return rc;
     if ((msg = malloc(sizeof label + len)) == NULL) {
         rc = topo_err_nomem(err, NULL);

@@ -121,9 +121,9 @@ static int start_generation(wh_tls_gen **out, wh_tls *t, topo_err *err)
     wh_tls_gen *g = NULL;
     int fd = -1, rc = -1;
 
-    rc = topo_codec_read_file(&cert, NULL, o->cert_file, TOPO_MAX_CREDENTIAL_FILE, err);
+    rc = topo_codec_read_regular_file(&cert, NULL, o->cert_file, TOPO_MAX_CREDENTIAL_FILE, err);
     if (rc == 0)
-        rc = topo_codec_read_file(&key, NULL, o->key_file, TOPO_MAX_CREDENTIAL_FILE, err);
+        rc = topo_codec_read_regular_file(&key, NULL, o->key_file, TOPO_MAX_CREDENTIAL_FILE, err);
     if (rc < 0)
         goto cleanup;
     if (!(g = calloc(1, sizeof *g))) {

@@ -496,7 +496,7 @@ int topo_admission_config_load_file(topo_admission_config **out, const char *pat
     size_t len = 0;
     int error;
     *out = NULL;
-    if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_CONFIG_FILE, err)) <
+    if ((error = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_CONFIG_FILE, err)) <
         0)
         return error;
     error = topo_admission_config_parse(out, text, len, path, err);

@@ -255,8 +255,9 @@ done:
         topo_err_set(err, error, "%s", why.text);
     } else {
         if (error < 0)
-            topo_log(error == TOPO_ECONFLICT ? TOPO_LOG_DEBUG : TOPO_LOG_WARN, "pod %s/%s: reservation %s not adopted: %s",
-                     p->namespace_name, p->name, id, why.text);
+            topo_log(error == TOPO_ECONFLICT ? TOPO_LOG_DEBUG : TOPO_LOG_WARN,
+                     "pod %s/%s: reservation %s not adopted: %s", p->namespace_name, p->name, id,
+                     why.text);
         error = 0;
     }
     json_decref(rec);

@@ -47,6 +47,21 @@ static int reservation_podset(const char **out, topo_cache *c, const char *id, t
     return error;
 }
 
+/* Whether derived (a pod's PodSet key) names reservation key: the same
+ * key, or, for a pod group's pod, the key of its role (adm_role_key:
+ * "<group key>/role/<shape>"), its shape the pod's role annotation, which
+ * the seal covers. */
+static int names_podset(const char *derived, const char *key, const char *role)
+{
+    static const char sep[] = "/role/";
+    size_t n = strlen(derived);
+    if (strcmp(derived, key) == 0)
+        return 1;
+    return role != NULL && strncmp(key, derived, n) == 0 &&
+           strncmp(key + n, sep, sizeof sep - 1) == 0 &&
+           strcmp(key + n + sizeof sep - 1, role) == 0;
+}
+
 /* Whether the pod is of PodSet key, its key derived as topo-webhook
  * derived it when it placed the pod. A generateName pod was named by the
  * API server after mutating admission: the webhook saw it without its name
@@ -73,7 +88,7 @@ static int pod_is_of(const topo_cache_pod *p, const char *key, topo_pool *pool, 
         if ((rc = topo_podset_key_derive(&k, &in, pool, &why)) == TOPO_ENOMEM)
             return topo_err_nomem(err, "cache");
         /* a pod admission could not identify was never placed */
-        if (rc == 0 && strcmp(k.key, key) == 0)
+        if (rc == 0 && names_podset(k.key, key, cache_pod_annotation(p, ANNOTATION_ROLE)))
             return 1;
     }
     return 0;

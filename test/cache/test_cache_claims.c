@@ -294,6 +294,45 @@ static void test_claims__placed_before_seals(void **state)
     assert_int_equal(topo_cache_foreign_claims(f->cache), 3);
 }
 
+/* A Kueue pod group's pod: its reservation is its role's
+ * ("<group key>/role/<shape>"), and it binds under a seal over its role;
+ * the same pod with another role, or of another group, binds nothing (once
+ * every member of a placed group was refused, its slots charged on top of
+ * its running pods and counted as foreign). */
+static void test_claims__pod_group_role(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    int deleted = 0;
+    const char *role_key = "team-a/pod-group/g/role/shape-1";
+    must(topo_cache_reservation_delete(f->cache, RES, &deleted, &err), &err);
+    create_reservation(f->cache, role_key);
+    json_t *meta = json_object_get(f->pod, "metadata");
+    set_string(json_object_get(meta, "labels"), "kueue.x-k8s.io/pod-group-name", "g");
+    const char *roles[] = {"shape-2", "shape-1"}, *slots[] = {"1", "0"};
+    for (int i = 0; i < 2; i++) {
+        char seal[TOPO_SHA256_HEX_LEN + 1], uid[16];
+        topo_keyring ring = test_keyring(KEY);
+        topo_cache_seal_fields sf = {"team-a", role_key, RES, slots[i], roles[i]};
+        must(topo_cache_seal(seal, &ring, &sf, &err), &err);
+        char *text = pod_text(f, "uid-unused", "member", "team-a", slots[i], NULL, NULL);
+        json_error_t jerr;
+        json_t *pod = json_loads(text, 0, &jerr);
+        free(text);
+        json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+        snprintf(uid, sizeof uid, "uid-m%d", i);
+        set_string(json_object_get(pod, "metadata"), "uid", uid);
+        set_string(ann, "topology.topo.io/role", roles[i]);
+        set_string(ann, TOPO_CACHE_SEAL_ANNOTATION, seal);
+        upsert(f->cache, json_dumps(pod, JSON_COMPACT));
+        json_decref(pod);
+    }
+    /* sealed for role shape-2, which is not the reservation's role */
+    assert_string_equal(holder(f->cache, 1, f->pool), "");
+    assert_string_equal(holder(f->cache, 0, f->pool), "uid-m1");
+    assert_int_equal(topo_cache_foreign_claims(f->cache), 1);
+}
+
 /* Adoption: a record signed for a PodSet of team-a, copied with the
  * reservation, slot and seal onto a pod of team-b, is not adopted by a
  * replica that lacks the reservation. */
@@ -397,6 +436,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claims__own_pod_stays_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims__placed_before_seals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims__pod_group_role, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims__adoption_refused_across_namespaces, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_claims__derived_as_admitted, setup, teardown),

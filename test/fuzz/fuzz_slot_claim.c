@@ -182,9 +182,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *own_key = NULL, *ns = "";
     if (text != NULL && topo_cache_upsert_pod(c, text, strlen(text), NULL) == 0 &&
         topo_cache_get_pod(&p, c, UID, pool, NULL) == 0) {
-        topo_podset_pod in = {p.namespace_name, p.generate_name && p.generate_name[0] ? NULL : p.name,
-                              p.generate_name,  p.labels,      p.nlabels,
-                              p.annotations,    p.nannotations, p.owner_uid, "req"};
+        const char *name = p.generate_name && p.generate_name[0] ? NULL : p.name;
+        topo_podset_pod in = {p.namespace_name, name,           p.generate_name,
+                              p.labels,         p.nlabels,      p.annotations,
+                              p.nannotations,   p.owner_uid,    "req"};
         topo_podset_key k;
         ns = p.namespace_name;
         if (topo_podset_key_derive(&k, &in, pool, NULL) == 0)
