@@ -400,6 +400,11 @@ typedef struct topo_cache_reservation_spec {
     const char *assignment_json;
 } topo_cache_reservation_spec;
 
+/* How a provisional claimant's name starts (a claim made at admission,
+ * before the API server gave the pod a uid): "claim:rank/<index>",
+ * "claim:pod/<name>", "claim:request/<uid>". */
+#define TOPO_CACHE_CLAIMANT_PREFIX "claim:"
+
 typedef struct topo_cache_slot {
     int32_t index;
     const char *const *values; /* the domain, one value per assignment level */

@@ -140,11 +140,13 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
     if (nonempty(pod_uid))
         id->claimant = topo_pool_strdup(pool, pod_uid);
     else if (id->rank >= 0)
-        id->claimant = topo_pool_printf(pool, "claim:rank/%lld", (long long)id->rank);
+        id->claimant =
+            topo_pool_printf(pool, TOPO_CACHE_CLAIMANT_PREFIX "rank/%lld", (long long)id->rank);
     else if (nonempty(pod->name))
-        id->claimant = topo_pool_printf(pool, "claim:pod/%s", pod->name);
+        id->claimant = topo_pool_printf(pool, TOPO_CACHE_CLAIMANT_PREFIX "pod/%s", pod->name);
     else
-        id->claimant = topo_pool_printf(pool, "claim:request/%s", request_uid ? request_uid : "");
+        id->claimant = topo_pool_printf(pool, TOPO_CACHE_CLAIMANT_PREFIX "request/%s",
+                                         request_uid ? request_uid : "");
     if (id->key == NULL || id->claimant == NULL)
         return topo_err_nomem(err, NULL);
     return 0;

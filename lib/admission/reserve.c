@@ -48,6 +48,72 @@ static long peek_slot(const topo_cache_reservation *r, int64_t rank)
     return -1;
 }
 
+/* How a claim taken over from a provisional one is named: it is provisional
+ * too (the pod it is for gives way to no one but binds when it appears),
+ * and never taken over again. */
+#define SHARED_CLAIMANT TOPO_CACHE_CLAIMANT_PREFIX "shared/"
+
+/* Every slot is claimed: the pod takes over a slot claimed only
+ * provisionally (by an admission whose pod the cache has not seen) by
+ * another request. Anyone who can reach the webhook can send it
+ * AdmissionReviews for pods that are never created, and each one held a
+ * slot: the PodSet's real pods were then admitted with no domain at all.
+ * The pod created binds its slot when it appears (cache.h "Slot binding");
+ * if the claimant displaced was a real pod after all (more pods than slots,
+ * all admitted before any appeared), whichever of the two appears first
+ * binds the slot and the other runs in the same domain unbound. A slot taken over is not taken over again, so forged requests
+ * cannot displace the real pods that displaced theirs. 0 with *p filled; 1
+ * when there is none to take; <0 on cache errors. mu held. */
+static int take_provisional_slot(topo_admission_ctx *ctx, placement *p,
+                                 const topo_cache_reservation *r, const topo_podset_id *id,
+                                 int64_t now, topo_pool *pool, topo_err *err)
+{
+    static const char prefix[] = TOPO_CACHE_CLAIMANT_PREFIX, shared[] = SHARED_CLAIMANT;
+    topo_cache_slot *s = topo_pool_calloc(pool, 1, sizeof(*s));
+    topo_cache_reservation *now_r = topo_pool_calloc(pool, 1, sizeof(*now_r));
+    int released = 0;
+
+    if (s == NULL || now_r == NULL)
+        return topo_err_nomem(err, NULL);
+    /* the memo's copy may predate claims: the cache's (in pool: the
+     * placement points at it) */
+    int rc = topo_cache_reservation_get(now_r, ctx->cache, r->id, pool, err);
+    if (rc < 0)
+        return rc;
+    const topo_cache_reservation fresh = *now_r;
+    /* free slots given back (unclaimedTTL) are no room to take */
+    for (size_t i = 0; i < fresh.nslots; i++)
+        if (fresh.slots[i].pod_uid == NULL)
+            return 1;
+    for (size_t i = 0; i < fresh.nslots; i++) {
+        const char *holder = fresh.slots[i].pod_uid;
+        if (strncmp(holder, prefix, sizeof prefix - 1) != 0 ||
+            strncmp(holder, shared, sizeof shared - 1) == 0)
+            continue;
+        const char *claimant = topo_pool_printf(pool, "%s%s", shared,
+                                                id->claimant + sizeof prefix - 1);
+        if (claimant == NULL)
+            return topo_err_nomem(err, NULL);
+        int32_t slot = fresh.slots[i].index;
+        if ((rc = topo_cache_reservation_unclaim(ctx->cache, r->id, slot, holder, &released,
+                                                 err)) < 0)
+            return rc;
+        if (!released ||
+            topo_cache_reservation_claim(s, ctx->cache, r->id, claimant, slot, now, pool, err) < 0)
+            continue; /* bound or taken meanwhile: the next one */
+        topo_err_clear(err);
+        topo_log(TOPO_LOG_INFO,
+                 "reservation %s of PodSet %s: every slot claimed; slot %d taken over from %s, "
+                 "whose pod has not been seen",
+                 r->id, r->podset_key, (int)slot, holder);
+        slot_from(p, now_r, s);
+        p->claimed = 1;
+        p->claimant = claimant;
+        return 0;
+    }
+    return 1;
+}
+
 /* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
  * pod cannot have one (*why set); <0 on cache errors. mu held. */
 int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservation *r,
@@ -79,6 +145,15 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
          * before the old one ended): same domain, no claim. */
         topo_err_clear(err);
         return slot_from(p, r, &r->slots[id->rank]);
+    }
+    if (rc == TOPO_ENOFIT && id->rank < 0 && r->nslots > 0 &&
+        strncmp(id->claimant, TOPO_CACHE_CLAIMANT_PREFIX, sizeof TOPO_CACHE_CLAIMANT_PREFIX - 1) ==
+            0) {
+        topo_err why_none = *err;
+        int got = take_provisional_slot(ctx, p, r, id, now, pool, err);
+        if (got <= 0)
+            return got;
+        *err = why_none;
     }
     if (rc == TOPO_ENOFIT || rc == TOPO_EINVALID || rc == TOPO_ECONFLICT) {
         *why = topo_pool_printf(pool, "PodSet %s: %s", r->podset_key, err->text);

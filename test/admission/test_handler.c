@@ -2203,6 +2203,46 @@ static void test_unready_while_placements_fail(void **state)
     remove_db(dir, db);
 }
 
+/* AdmissionReviews anyone who reaches the webhook can send, for pods of a
+ * PodSet that are never created, claim its free slots provisionally. The
+ * PodSet's real pods then take those slots over, each its own, in the
+ * PodSet's rack (once, they were admitted with no domain: "all 4 slots are
+ * claimed"); a slot taken over is not taken again by the next forged
+ * request, which is admitted unplaced. */
+static void test_forged_reviews_take_no_slot_from_real_pods(void **state)
+{
+    (void)state;
+    fx f;
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(make_fx(&f, TOPO_ADMISSION_POLICY_GATE), 0);
+    got g0 = ask(f.ctx, job_pod_of("r0", "fj", "u-fj", -1, 4, RACK, 8), "r0");
+    assert_int_equal(g0.slot, 0);
+    char *json = stored_pod("pod-r0", "fj-r0", "u-fj", 0, g0.reservation, 0, g0.host);
+    assert_int_equal(topo_cache_upsert_pod(f.cache, json, strlen(json), &err), 0);
+    free(json);
+    for (int i = 1; i <= 3; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "forged-%d", i);
+        got x = ask(f.ctx, job_pod_of(uid, "fj", "u-fj", -1, 4, RACK, 8), uid);
+        assert_int_equal(x.slot, i);
+    }
+    int seen[4] = {1, 0, 0, 0};
+    for (int i = 1; i <= 3; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "real-%d", i);
+        got g = ask(f.ctx, job_pod_of(uid, "fj", "u-fj", -1, 4, RACK, 8), uid);
+        assert_string_equal(g.warning, "");
+        assert_string_equal(g.reservation, g0.reservation);
+        assert_string_equal(g.rack, g0.rack);
+        assert_true(g.slot >= 1 && g.slot <= 3 && !seen[g.slot]);
+        seen[g.slot] = 1;
+    }
+    got extra = ask(f.ctx, job_pod_of("forged-4", "fj", "u-fj", -1, 4, RACK, 8), "forged-4");
+    assert_string_equal(extra.host, "");
+    assert_contains(extra.warning, "not placed");
+    free_fx(&f);
+}
+
 /* The counters follow what the handler did. */
 static void test_stats(void **state)
 {
@@ -2216,9 +2256,19 @@ static void test_stats(void **state)
     topo_admission_get_stats(f.ctx, &st);
     assert_int_equal(st.placed + st.reserved + st.gated + st.denied + st.passed, 0);
     assert_int_equal(st.last_tick, 500); /* ctx_create ticks */
-    (void)ask(f.ctx, job_pod_of("s0", "st", "u-st", 0, 2, RACK, 8), "s0");
-    (void)ask(f.ctx, job_pod_of("s1", "st", "u-st", 1, 2, RACK, 8), "s1");
-    /* a third pod of the two-pod PodSet (index beyond it): no slot left */
+    got s0 = ask(f.ctx, job_pod_of("s0", "st", "u-st", 0, 2, RACK, 8), "s0");
+    got s1 = ask(f.ctx, job_pod_of("s1", "st", "u-st", 1, 2, RACK, 8), "s1");
+    /* both created (no slot held only provisionally): a third pod of the
+     * two-pod PodSet (index beyond it) finds no slot left */
+    for (int i = 0; i < 2; i++) {
+        const got *g = i ? &s1 : &s0;
+        char uid[16], name[16];
+        snprintf(uid, sizeof uid, "pod-s%d", i);
+        snprintf(name, sizeof name, "st-%d", i);
+        char *json = stored_pod(uid, name, "u-st", i, g->reservation, i, g->host);
+        assert_int_equal(topo_cache_upsert_pod(f.cache, json, strlen(json), &err), 0);
+        free(json);
+    }
     got g = ask(f.ctx, job_pod_of("s2", "st", "u-st", 2, 2, RACK, 8), "s2");
     assert_string_equal(g.host, "");
     assert_contains(g.warning, "not placed");
@@ -2255,6 +2305,7 @@ int main(void)
         cmocka_unit_test(test_tolerations),          cmocka_unit_test(test_required_affinity),
         cmocka_unit_test(test_malformed_affinity),   cmocka_unit_test(test_restart),
         cmocka_unit_test(test_cached_pod_binds_slot), cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_forged_reviews_take_no_slot_from_real_pods),
         cmocka_unit_test(test_job_size_from_cache),  cmocka_unit_test(test_jobset_and_lws),
         cmocka_unit_test(test_two_topologies),       cmocka_unit_test(test_namespace_policy),
         cmocka_unit_test(test_ungate_pod),           cmocka_unit_test(test_stats),

@@ -30,6 +30,14 @@ Cases:
                         (topo_webhook_foreign_annotations_total), the pod
                         placed on its own terms in a reservation of its own;
                         the victim's second pod then gets its slot.
+  forged_reviews        a client that is not the API server (any pod can reach
+                        the webhook's port) POSTs AdmissionReviews for 3 pods
+                        of the victim's 4-pod Job that are never created:
+                        they claim slots 1..3 provisionally. The Job's real
+                        pods 1..3 each take one of those slots over (once,
+                        they were admitted with no nodeSelector: "all 4
+                        slots are claimed"): 4 pods on 4 hosts of one rack,
+                        distinct slots of one reservation.
 """
 import sys
 import time
@@ -129,6 +137,25 @@ def forged_annotations(env):
     time.sleep(1)  # the intruder's pod in the cache
     v1 = send(env, w, rack_job_pod("victim", 2, 1, indexed=False))
     check_podset(env, "victim", [v0, v1], 2)
+    check_capacity(env)
+
+
+@case
+def forged_reviews(env):
+    load_nodes(env, 16)
+    w = env.start_replica("r0")
+    wait_placer(env)
+    v0 = send(env, w, rack_job_pod("victim", 4, 0, indexed=False))
+    time.sleep(1)  # the victim's pod in the cache, bound to slot 0
+    for i in (1, 2, 3):
+        forged = send(env, w, rack_job_pod("victim", 4, 10 + i, indexed=False), create=False)
+        check(info(env, forged)["slot"] == str(i), "the forged review %d claims slot %d: %r"
+              % (i, i, info(env, forged)))
+    real = [send(env, w, rack_job_pod("victim", 4, i, indexed=False)) for i in (1, 2, 3)]
+    for p in real:
+        check(info(env, p)["reservation"] == info(env, v0)["reservation"],
+              "%s in the victim's reservation: %r" % (p["metadata"]["name"], info(env, p)))
+    check_podset(env, "victim", [v0] + real, 4)
     check_capacity(env)
 
 
