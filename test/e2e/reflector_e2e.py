@@ -260,7 +260,10 @@ def continue_expired_restarts_list(env):
     """The history compacted between two pages: the continue token is 410;
     the partial list is aborted and a new one delivers every object."""
     env.admin("load", {"resource": "nodes", "count": 30})
-    env.admin("fault", {"kind": "delay", "delay_ms": 500, "count": 2, "watch": False,
+    # The second page is held long enough for the compaction below to come
+    # first even on a loaded machine (at 500 ms an ASan run under the full
+    # suite once served it before).
+    env.admin("fault", {"kind": "delay", "delay_ms": 2500, "count": 2, "watch": False,
                         "path": NODES})
     d = env.spawn("--page-size", "10")
     d.wait(lambda x: x["cb"] == "list_object", "the first page")
