@@ -48,8 +48,8 @@ import tools  # noqa: E402
 from render import NAMESPACE, Helm  # noqa: E402
 
 SOURCE = None  # the source tree (--source)
-CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "single-replica-values.yaml",
-            "sync-disabled-values.yaml", "sync-sources-values.yaml"]
+CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "network-policy-values.yaml",
+            "single-replica-values.yaml", "sync-disabled-values.yaml", "sync-sources-values.yaml"]
 
 
 class Report:
@@ -127,6 +127,8 @@ BAD_VALUES = [
      "webhook.recordKeys.keys.0: Does not match pattern"),
     ("a record key name that is a path's dot-dot", ["--set", "webhook.recordKeys.keys={..}"],
      "webhook.recordKeys.keys.0: Does not match pattern"),
+    ("a NetworkPolicy open to no one", ["--set", "webhook.networkPolicy.enabled=true"],
+     "webhook.networkPolicy.enabled needs webhook.networkPolicy.admissionFrom"),
     ("LLDP without an image", ["--set", "lldp.enabled=true",
                                "--set", "lldp.persistentVolumeClaim=shared"],
      "lldp.enabled needs lldp.image.repository and lldp.image.tag"),

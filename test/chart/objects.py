@@ -38,6 +38,8 @@ def expected_kinds(v):
     w = v["webhook"]
     if w["podDisruptionBudget"]["enabled"] and w["replicaCount"] > 1:
         kinds.add("PodDisruptionBudget")
+    if w["networkPolicy"]["enabled"]:
+        kinds.add("NetworkPolicy")
     if not w["recordKeys"]["existingSecret"]:
         kinds.add("Secret")
     if w["tls"]["provider"] == "helm":
@@ -435,6 +437,41 @@ def check_record_keys(r, webhook=None):
     return out
 
 
+def check_network_policy(r):
+    """With webhook.networkPolicy on: the policy selects exactly the webhook's
+    pods (the Deployment's pod labels), lets the listed peers and the
+    webhook's own pods (forwarding replicas) reach the HTTPS port and nobody
+    else, and leaves the health port open (kubelet probes, Prometheus).
+    Off: no policy."""
+    v = r.values["webhook"]
+    pol = r.get("NetworkPolicy", WEBHOOK)
+    if not v["networkPolicy"]["enabled"]:
+        return [] if pol is None else ["NetworkPolicy %s rendered while disabled" % WEBHOOK]
+    if pol is None:
+        return ["no NetworkPolicy %s" % WEBHOOK]
+    out = []
+    d = r.get("Deployment", WEBHOOK)
+    labels = d["spec"]["template"]["metadata"]["labels"]
+    sel = pol["spec"]["podSelector"].get("matchLabels") or {}
+    if not sel or any(labels.get(k) != x for k, x in sel.items()):
+        out.append("podSelector %s does not select the webhook's pods %s" % (sel, labels))
+    if pol["spec"].get("policyTypes") != ["Ingress"]:
+        out.append("policyTypes %r, want [Ingress]" % pol["spec"].get("policyTypes"))
+    rules = pol["spec"].get("ingress") or []
+    https = [x for x in rules if any(p.get("port") == v["port"] for p in x.get("ports", []))]
+    health = [x for x in rules
+              if any(p.get("port") == v["healthPort"] for p in x.get("ports", []))]
+    if len(https) != 1:
+        return out + ["%d rules for the HTTPS port %s, want 1" % (len(https), v["port"])]
+    peers = https[0].get("from") or []
+    want = list(v["networkPolicy"]["admissionFrom"]) + [{"podSelector": {"matchLabels": sel}}]
+    if peers != want:
+        out.append("HTTPS port open to %s, want %s" % (peers, want))
+    if len(health) != 1 or health[0].get("from"):
+        out.append("the health port %s is not open to all: %s" % (v["healthPort"], health))
+    return out
+
+
 def check_sync_deployment(r):
     v = r.values["sync"]
     d = r.get("Deployment", SYNC)
@@ -458,4 +495,5 @@ CHECKS = [("kinds", check_kinds), ("labels", check_labels),
           ("webhook registration", check_webhook_registration), ("tls", check_tls),
           ("rbac", check_rbac), ("security", check_security), ("probes", check_probes),
           ("webhook deployment", check_webhook_deployment), ("record keys", check_record_keys),
+          ("network policy", check_network_policy),
           ("sync deployment", check_sync_deployment)]
