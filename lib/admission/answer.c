@@ -185,7 +185,7 @@ static const char *record_text(topo_admission_ctx *ctx, const topo_cache_reserva
 {
     topo_err err = TOPO_ERR_INIT;
     char *text = NULL;
-    if (topo_cache_reservation_record(&text, r, &ctx->record_keys, &err) < 0) {
+    if (topo_cache_reservation_record(&text, r, &ctx->keys, &err) < 0) {
         topo_log(TOPO_LOG_WARN, "reservation %s: no record: %s", r->id, err.text);
         return NULL;
     }
@@ -225,7 +225,7 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
                       {TOPO_CACHE_SEAL_ANNOTATION, seal}};
     size_t nann = 4;
     const char *record = NULL;
-    if (ctx->record_keys.n > 0 && p->res != NULL) {
+    if (ctx->records && p->res != NULL) {
         if ((record = record_text(ctx, p->res, pool)) == NULL)
             return TOPO_ENOMEM;
         ann[nann++] = (topo_kv){TOPO_CACHE_RECORD_ANNOTATION, record};

@@ -226,8 +226,6 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     }
     c->clock = opts->clock;
     c->clock_payload = opts->clock_payload;
-    if (opts->record_keys != NULL)
-        c->record_keys = *opts->record_keys;
     if ((rc = adm_seal_keys_init(c, opts->record_keys, err)) < 0) {
         topo_admission_ctx_free(c);
         return rc;

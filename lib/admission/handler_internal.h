@@ -54,8 +54,11 @@ struct topo_admission_ctx {
     int64_t (*clock)(void *);
     void *clock_payload;
     topo_gates gates;
-    topo_keyring record_keys; /* n == 0: no reservation records */
-    topo_keyring seal_keys;   /* record_keys, else a random key of this ctx's own */
+    /* The record keys, else one random key of this ctx's own: seals are
+     * made and checked with them; reservation records are written only
+     * under record keys (records: 1), which other caches can verify. */
+    topo_keyring keys;
+    int records;
     /* Random bytes for reservation ids, drawn in bulk under mu (one
      * RAND_bytes call per id cost as much as storing the reservation's
      * rows); rand_left of them unused, at the end of the buffer. */
@@ -248,8 +251,8 @@ int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
 
 /* --- seal.c --------------------------------------------------------------- */
 
-/* The keys seals are made and checked with: the record keys, else one
- * random key drawn now. */
+/* ctx->keys: the record keys, else one random key drawn now; ctx->records
+ * whether they were given. */
 int adm_seal_keys_init(topo_admission_ctx *ctx, const topo_keyring *record_keys, topo_err *err);
 
 /* The pod's namespace: metadata.namespace, else the request's. */

@@ -80,13 +80,12 @@ static int take_provisional_slot(topo_admission_ctx *ctx, placement *p,
     int rc = topo_cache_reservation_get(now_r, ctx->cache, r->id, pool, err);
     if (rc < 0)
         return rc;
-    const topo_cache_reservation fresh = *now_r;
     /* free slots given back (unclaimedTTL) are no room to take */
-    for (size_t i = 0; i < fresh.nslots; i++)
-        if (fresh.slots[i].pod_uid == NULL)
+    for (size_t i = 0; i < now_r->nslots; i++)
+        if (now_r->slots[i].pod_uid == NULL)
             return 1;
-    for (size_t i = 0; i < fresh.nslots; i++) {
-        const char *holder = fresh.slots[i].pod_uid;
+    for (size_t i = 0; i < now_r->nslots; i++) {
+        const char *holder = now_r->slots[i].pod_uid;
         if (strncmp(holder, prefix, sizeof prefix - 1) != 0 ||
             strncmp(holder, shared, sizeof shared - 1) == 0)
             continue;
@@ -94,7 +93,7 @@ static int take_provisional_slot(topo_admission_ctx *ctx, placement *p,
                                                 id->claimant + sizeof prefix - 1);
         if (claimant == NULL)
             return topo_err_nomem(err, NULL);
-        int32_t slot = fresh.slots[i].index;
+        int32_t slot = now_r->slots[i].index;
         if ((rc = topo_cache_reservation_unclaim(ctx->cache, r->id, slot, holder, &released,
                                                  err)) < 0)
             return rc;

@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/rand.h>
-
 #include "topo/admission.h"
 #include "topo/cache.h"
 #include "topo/jsonpatch.h"
@@ -30,20 +27,14 @@
 int adm_seal_keys_init(topo_admission_ctx *ctx, const topo_keyring *record_keys, topo_err *err)
 {
     if (record_keys != NULL && record_keys->n > 0) {
-        ctx->seal_keys = *record_keys;
+        ctx->keys = *record_keys;
+        ctx->records = 1;
         return 0;
     }
     /* No keys configured: one of our own, so that our output coming back
      * is still told apart from a copy. Nothing else verifies it, and no
      * cache binds a slot for a seal it cannot verify. */
-    unsigned char key[32];
-    if (RAND_bytes(key, (int)sizeof key) != 1) {
-        ERR_clear_error();
-        return topo_err_set(err, TOPO_ENOMEM, "admission: no random bytes for a seal key");
-    }
-    int rc = topo_keyring_add(&ctx->seal_keys, key, sizeof key, "seal key", err);
-    memset(key, 0, sizeof key);
-    return rc;
+    return topo_keyring_add_random(&ctx->keys, err);
 }
 
 const char *adm_pod_namespace(const topo_admission_request *req)
@@ -60,7 +51,7 @@ const char *adm_seal(topo_admission_ctx *ctx, const topo_admission_request *req,
     topo_err err = TOPO_ERR_INIT;
     char mac[TOPO_SHA256_HEX_LEN + 1];
     topo_cache_seal_fields f = {adm_pod_namespace(req), podset_key, reservation, slot, role};
-    if (topo_cache_seal(mac, &ctx->seal_keys, &f, &err) < 0) {
+    if (topo_cache_seal(mac, &ctx->keys, &f, &err) < 0) {
         topo_log(TOPO_LOG_ERROR, "PodSet %s: no seal: %s", podset_key ? podset_key : "?",
                  err.text);
         return NULL;
@@ -98,7 +89,7 @@ static int sealed(topo_admission_ctx *ctx, const topo_admission_request *req,
     topo_cache_seal_fields f = {adm_pod_namespace(req), key,
                                 annotation(pod, TOPO_ADMISSION_RESERVATION_ANNOTATION),
                                 annotation(pod, TOPO_ADMISSION_SLOT_ANNOTATION), role};
-    return topo_cache_seal_verify(&ctx->seal_keys, seal, &f);
+    return topo_cache_seal_verify(&ctx->keys, seal, &f);
 }
 
 /* "k, k" (full) or "reservation,slot,seal": the keys without the prefix

@@ -203,8 +203,6 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
 {
     const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
     const char *assignment = cache_pod_annotation(p, ANNOTATION_ASSIGNMENT);
-    char *msg = NULL;
-    size_t msg_len = 0;
     json_t *rec = NULL, *asg = NULL;
     topo_cache_reservation_spec spec = {0};
     topo_assignment as;
@@ -213,22 +211,19 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
 
     if (c->record_keys.n == 0 || record == NULL || assignment == NULL)
         return 0;
-    size_t len = strlen(record);
-    if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX || record[TOPO_SHA256_HEX_LEN] != ' ')
-        return 0;
     if ((error = cache_row_exists(c, CACHE_STMT_RES_EXISTS, id, &have, err)) < 0 || have)
         return error;
-    const char *json = record + TOPO_SHA256_HEX_LEN + 1;
-    if ((error = record_message(&msg, &msg_len, id, assignment, json, strlen(json), err)) < 0)
-        return error;
-    int signed_by_us = topo_keyring_verify(&c->record_keys, record, msg, msg_len);
-    free(msg);
-    /* Not this installation's keys (or forged): nothing to adopt. */
+    int signed_by_us = cache_record_verifies(c, p, id, err);
+    if (signed_by_us < 0)
+        return signed_by_us;
+    /* Not this installation's keys, forged or malformed: nothing to adopt. */
     if (!signed_by_us) {
         topo_log(TOPO_LOG_DEBUG, "pod %s/%s: reservation record of %s not signed with our key",
                  p->namespace_name, p->name, id);
         return 0;
     }
+    /* verified: "<MAC> <JSON>" */
+    const char *json = record + TOPO_SHA256_HEX_LEN + 1;
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
         return topo_err_nomem(err, "cache");
