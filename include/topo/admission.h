@@ -175,6 +175,13 @@ typedef struct topo_admission_opts {
      * (one replica), and seals are made with a random key of the ctx's
      * own, which only this ctx verifies (no cache binds a slot for it). */
     const topo_keyring *record_keys;
+    /* A PodSet whose failed node has no replacement in its domain: 0 (the
+     * default) its pods get the no-fit policy with the reason and wait (a
+     * gated pod is retried as nodes come back or free up); 1 (Kueue's
+     * TASFailedNodeReplacementFailFast) the PodSet is given up: its
+     * reservation is dropped and each of its pods refused (403) until
+     * it expires (docs/webhook.md "When nodes fail"). */
+    int replace_fail_fast;
 } topo_admission_opts;
 
 /* Default time free slots hold capacity without a pod claiming one. */
@@ -198,6 +205,21 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
                               topo_err *err) TOPO_MUST_CHECK;
 void topo_admission_ctx_free(topo_admission_ctx *ctx);
 
+/* What became of a pod whose slot's node failed or cannot take it
+ * (docs/webhook.md "When nodes fail"), as
+ * topo_webhook_node_replacements_total{outcome} counts it. */
+typedef enum topo_admission_replace_outcome {
+    TOPO_ADMISSION_REPLACED = 0,    /* the failed nodes' slots moved to other nodes */
+    TOPO_ADMISSION_REPLACE_NO_ROOM, /* no node in the domain takes them: the no-fit policy */
+    TOPO_ADMISSION_REPLACE_WAITING, /* unusable, but the PodSet's pods still run there */
+    TOPO_ADMISSION_REPLACE_FAIL_FAST, /* no room, replace_fail_fast: the PodSet given up */
+    TOPO_ADMISSION_REPLACE_NEW,     /* a single-Pod PodSet: placed anew, not repaired */
+    TOPO_ADMISSION_REPLACE_OUTCOMES
+} topo_admission_replace_outcome;
+
+/* "replaced", "no_room", "waiting", "fail_fast", "new". */
+extern const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OUTCOMES];
+
 typedef struct topo_admission_stats {
     uint64_t placed;       /* pods given a slot */
     uint64_t reserved;     /* PodSets placed (reservations created) */
@@ -214,6 +236,8 @@ typedef struct topo_admission_stats {
      * a seal that verifies (removed); the ungater's pods counted when it
      * patches them */
     uint64_t foreign_annotations;
+    /* failed-node replacements, by outcome (topo_admission_replace_outcome) */
+    uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
     uint32_t failing;      /* placements failed here (the cache) in a row */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */
@@ -227,6 +251,40 @@ typedef int (*topo_admission_unclaimed_fn)(void *payload, const char *namespace_
                                            const char *resource, int64_t amount);
 int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unclaimed_fn fn,
                                      void *payload, topo_err *err) TOPO_MUST_CHECK;
+
+/* The generation term of the reservations this ctx makes and repairs
+ * from now on (topo_cache_reservation gen_term): the Lease's
+ * leaseTransitions when this replica took it, so that a replacement made
+ * by a placer that took over outranks one made by the placer before it.
+ * 0 until set (one replica, no Lease). Any thread. */
+void topo_admission_set_term(topo_admission_ctx *ctx, int64_t term);
+
+/* A Kubernetes Event topo-webhook owes a pod: queued when a placement
+ * decides it (a failed node's slot moved, or found no room), posted by the
+ * caller once the pod is known. */
+typedef struct topo_admission_event {
+    const char *namespace_;
+    const char *pod_name;
+    const char *pod_uid;
+    const char *type;    /* "Normal", "Warning" */
+    const char *reason;  /* "TopologyNodeReplaced", "TopologyNodeReplacementFailed" */
+    const char *message; /* names the failed node and the new one */
+} topo_admission_event;
+
+/* Events are kept this long for their pod to appear, then dropped. */
+#define TOPO_ADMISSION_EVENT_TTL_S 60
+/* At most this many are queued; more are dropped (and counted). */
+#define TOPO_ADMISSION_EVENTS_MAX 256
+
+/* Calls fn for every queued event whose pod the cache now holds (the pod
+ * holding the slot the event is about, or the pod named at admission),
+ * oldest first, and forgets it; drops those older than
+ * TOPO_ADMISSION_EVENT_TTL_S. The strings live for the call. fn's
+ * return value is ignored (an Event is best effort). Returns how many were
+ * passed to fn, <0 on errors. From one thread (the ungater's). */
+typedef void (*topo_admission_event_fn)(void *payload, const topo_admission_event *ev);
+int topo_admission_events_drain(topo_admission_ctx *ctx, topo_admission_event_fn fn,
+                                void *payload, topo_err *err);
 
 /* Placements failing for a local reason (the cache refusing writes: disk
  * full, a damaged file) make the webhook unready, so that the API server

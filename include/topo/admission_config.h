@@ -87,6 +87,10 @@ int64_t topo_admission_config_unclaimed_ttl_s(const topo_admission_config *cfg);
 const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_config *cfg,
                                                           int total, size_t *n);
 
+/* nodeReplacement.failFast (default 0): see topo_admission_opts
+ * replace_fail_fast. */
+int topo_admission_config_replace_fail_fast(const topo_admission_config *cfg);
+
 /* Label keys and values are checked by lib/kueue (topo_kueue_label_*). */
 /* A DNS-1123 label: 1..63 characters [a-z0-9-], alphanumerics at both ends. */
 int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size);

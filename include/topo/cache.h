@@ -196,8 +196,13 @@ const char *topo_cache_kind_name(topo_cache_kind kind);
  * (TOPO_CACHE_RECORD_ANNOTATION, topo_cache_reservation_record) signed with
  * one of this cache's record_keys for a PodSet of the pod's namespace (its
  * key starts with "<namespace>/"), the reservation is created from them
- * first, with the id, PodSet, times, shape and request its placer gave it;
- * the slot is then bound as above. So every replica of topo-webhook holds
+ * first, with the id, PodSet, times, shape, request and generation its
+ * placer gave it; the slot is then bound as above. When the cache holds
+ * the reservation already, a record of a higher generation (and the same
+ * PodSet, levels and number of slots) moves its slots to the record's
+ * assignment (topo_cache_reservation_reassign); an older or equal one
+ * changes nothing, so a pod placed before a replacement never moves the
+ * reservation back. So every replica of topo-webhook holds
  * the reservations of every created pod, and one that takes over placement
  * has them already (docs/webhook.md "Several replicas"). A record that is
  * absent, malformed or not signed with the key adopts nothing; one of
@@ -287,6 +292,11 @@ typedef struct topo_cache_pod {
      * of the pod stores them). */
     const char *owner_uid;
     const char *generate_name;
+    /* metadata.deletionTimestamp is set: the pod is being deleted (a node
+     * that died keeps its pods Terminating until it comes back or is
+     * deleted). Counts as its phase says for usage; never as progressing
+     * on a node (docs/webhook.md "When nodes fail"). */
+    int terminating;
 } topo_cache_pod;
 
 typedef struct topo_cache_job {
@@ -343,6 +353,12 @@ int topo_cache_get_pod(topo_cache_pod *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_get_job(topo_cache_job *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* The node whose kubernetes.io/hostname label is hostname (a slot's host
+ * value: a node's name may be its FQDN where the label is not), copied into
+ * pool; of several, the first by name. TOPO_ENOTFOUND when none has it (the
+ * node was deleted, or never had the label). */
+int topo_cache_get_node_by_hostname(topo_node_spec *out, topo_cache *cache, const char *hostname,
+                                    topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
 /* Stores a node or a pod given as structs rather than JSON (fixtures, tests;
  * resource_version may be NULL). pod->uid must be set; the requests are taken
@@ -398,6 +414,9 @@ typedef struct topo_cache_reservation_spec {
     /* The assignment as compact JSON when the caller has it (stored as
      * given, so it must be assignment's; NULL: encoded here). */
     const char *assignment_json;
+    /* The generation the placer gives it (see topo_cache_reservation
+     * gen_term): a new reservation is [term, 0]. */
+    int64_t gen_term;
 } topo_cache_reservation_spec;
 
 /* How a provisional claimant's name starts (a claim made at admission,
@@ -432,12 +451,23 @@ typedef struct topo_cache_reservation {
     const topo_cache_slot *slots;
     size_t nslots;
     size_t nclaimed;
+    /* Its generation, [term, seq] compared in that order: term is the
+     * placer's (the Lease's leaseTransitions when it took the Lease; 0
+     * without leader election), seq counts the times its slots moved to
+     * other domains (node replacement, topo_cache_reservation_reassign).
+     * The record on its pods carries it; a record of a higher generation
+     * updates the reservation where a cache holds an older one, a lower
+     * or equal one changes nothing (see "Adoption"). [0, 0] for
+     * reservations made before generations. */
+    int64_t gen_term;
+    int64_t gen_seq;
 } topo_cache_reservation;
 
 /* The annotation that carries a reservation on its pods, beside
  * topology.topo.io/reservation, /slot and /assignment. Its value is
  * "<HMAC-SHA256 hex> <JSON>": the JSON holds the PodSet key, topology,
- * levels, per-pod requests, times, shape, request and unclaimed TTL; the
+ * levels, per-pod requests, times, shape, request, unclaimed TTL and
+ * generation ("gen": [term, seq]; absent: [0, 0]); the
  * MAC covers the reservation id, the assignment annotation's text and the
  * JSON. */
 #define TOPO_CACHE_RECORD_ANNOTATION "topology.topo.io/reservation-spec"
@@ -500,6 +530,21 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
 int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const char *id,
                                  const char *pod_uid, int32_t rank, int64_t now,
                                  topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* Moves a reservation's slots to other domains (failed-node replacement,
+ * docs/webhook.md "When nodes fail"), in its own transaction outside a
+ * batch: assignment (in the reservation's assignment levels, its JSON in
+ * assignment_json exactly as the pods' annotation carries it) expanded in
+ * domain order gives slot i its domain, as at creation; every slot keeps
+ * its index and its claim; the reservation's generation becomes
+ * [gen_term, gen_seq]. TOPO_ENOTFOUND (no such reservation), TOPO_EINVALID
+ * (other levels, or not exactly one domain per slot: the pod count must be
+ * the reservation's), TOPO_ECONFLICT (the generation is not higher than the
+ * stored one: a replacement computed on a stale copy, or a record older
+ * than what the cache holds; nothing changes). */
+int topo_cache_reservation_reassign(topo_cache *cache, const char *id,
+                                    const topo_assignment *assignment, const char *assignment_json,
+                                    int64_t gen_term, int64_t gen_seq,
+                                    topo_err *err) TOPO_MUST_CHECK;
 /* Gives back one slot a claimant took (the pod was admitted without it);
  * a slot held by another claimant is left alone. *out_released (may be
  * NULL) is 1 when the slot was freed. */

@@ -71,10 +71,19 @@ typedef struct topo_admitted_podset {
 
 typedef struct topo_workload_spec {
     int single_pod_owned; /* owned by exactly one Pod, not a pod group */
-    const char *const *unhealthy_nodes;
+    const char *const *unhealthy_nodes; /* hostname level values */
     size_t nunhealthy_nodes;
     const topo_admitted_podset *admission;
     size_t nadmission;
+    /* topo's own (0 in Kueue's table, whose results they leave alone):
+     * replace_all: every unhealthy node is replaced in one search (their
+     * pods together, in the domain the remaining ones give), where Kueue
+     * replaces unhealthy_nodes[0] only (it evicts a workload with two);
+     * prefer_same_domain: a PodSet with a preferred level is first searched
+     * for inside the remaining pods' domain at that level, and only when
+     * nothing fits there anywhere (Kueue's choice for preferred). */
+    int replace_all;
+    int prefer_same_domain;
 } topo_workload_spec;
 
 /* Kueue feature gates that change placement, by Kueue's names. */
@@ -110,6 +119,11 @@ typedef struct topo_podset_result {
     const char *name;
     const topo_assignment *assignment; /* NULL on failure */
     const char *failure;               /* Kueue's message, NULL on success */
+    /* Replacing unhealthy nodes: the part found for their pods alone (what
+     * Kueue merges into the remaining assignment to give `assignment`), in
+     * the engine's domain order; NULL otherwise (and when kept as it was:
+     * single_pod_owned). */
+    const topo_assignment *replacement;
 } topo_podset_result;
 
 /* Places the PodSets in order, as Kueue's FindTopologyAssignmentsForFlavor

@@ -355,6 +355,11 @@ int topo_leader_known(const topo_leader *l);
  * creating it, or by renewing our own record after a restart. Any thread. */
 int topo_leader_took_over(const topo_leader *l);
 
+/* spec.leaseTransitions of the Lease as this process last took or renewed
+ * it (0 before): every change of holder raises it, so a later leader's term
+ * is higher than any earlier one's. Any thread. */
+int64_t topo_leader_term(const topo_leader *l);
+
 /* Whether this process may act as leader at now_ms (the same clock as
  * topo_leader_tick). Safe to call from other threads than the ticking one. */
 int topo_leader_is_leader(const topo_leader *l, int64_t now_ms);

@@ -37,7 +37,8 @@ typedef struct topo_node_spec {
     const topo_taint *taints;
     size_t ntaints;
     int unschedulable;
-    int ready;
+    int ready;         /* its Ready condition is True */
+    int ready_missing; /* it has no Ready condition at all (Kueue: failed at once) */
 } topo_node_spec;
 
 typedef struct topo_toleration {

@@ -49,6 +49,7 @@ struct topo_leader {
     _Atomic int known;                 /* a Lease record was read (or written) once */
     int64_t renewed_ms;                /* start of the last successful acquire/renew */
     _Atomic int took_over;             /* the leadership began on an existing Lease */
+    _Atomic int64_t term;              /* spec.leaseTransitions of the Lease we hold */
     _Atomic int64_t leading_until_ms;  /* NOT_LEADING when not the leader */
 
     /* The holder as other threads may read it (topo_leader_holder): a copy
@@ -189,6 +190,11 @@ int topo_leader_known(const topo_leader *l)
     return atomic_load(&((topo_leader *)l)->known);
 }
 
+int64_t topo_leader_term(const topo_leader *l)
+{
+    return atomic_load(&l->term);
+}
+
 int topo_leader_took_over(const topo_leader *l)
 {
     return atomic_load(&((topo_leader *)l)->took_over);
@@ -314,6 +320,9 @@ static void step_down(topo_leader *l)
 
 static int took(topo_leader *l, const json_t *lease, int64_t now_ms, topo_err *err)
 {
+    json_int_t transitions =
+        json_integer_value(json_object_get(json_object_get(lease, "spec"), "leaseTransitions"));
+    atomic_store(&l->term, transitions > 0 ? (int64_t)transitions : 0);
     l->renewed_ms = now_ms;
     atomic_store(&l->leading_until_ms, now_ms + l->renew_deadline_ms);
     return observe(l, lease, now_ms, err);

@@ -616,7 +616,7 @@ static topo_snapshot *rebuild(topo_live *live, topo_err *err)
     for (size_t i = 0; i < live->nodes.n; i++) {
         const live_node *n = live->nodes.items[i];
         topo_node_spec spec = {n->name, n->labels, n->nlabels, n->alloc, n->nalloc,
-                               n->taints, n->ntaints, n->unschedulable, n->ready};
+                               n->taints, n->ntaints, n->unschedulable, n->ready, 0};
         if (topo_snapshot_add_node(snap, &spec, err) != 0)
             goto fail;
     }

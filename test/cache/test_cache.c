@@ -1427,7 +1427,7 @@ static void test_cache__slot_binding(void **state)
                      {"topology.topo.io/slot", "2"},
                      {TOPO_CACHE_SEAL_ANNOTATION, seal_of(seal, "ns", "ns/job/r1", "r1", "2", NULL)}};
     topo_cache_pod put = {"uid-2", "ns", "p2", "", "Pending", NULL, 0, job, 1, ann, 3, 0, "5", 0,
-                          NULL, NULL};
+                          NULL, NULL, 0};
     must(topo_cache_begin(c, &err), &err);
     must(topo_cache_put_pod(c, &put, &err), &err);
     must(topo_cache_commit(c, &err), &err);
@@ -1770,7 +1770,7 @@ static int wal_pages_after(fx *f, int manual, int n)
     must(topo_cache_open(&c, f->path, &opts, &err), &err);
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof name, "node-%05d", i);
-        topo_node_spec spec = {name, NULL, 0, alloc, 1, NULL, 0, 0, 1};
+        topo_node_spec spec = {name, NULL, 0, alloc, 1, NULL, 0, 0, 1, 0};
         must(topo_cache_put_node(c, &spec, NULL, &err), &err);
     }
     opts.manual_checkpoint = 1;
@@ -1850,7 +1850,7 @@ static void test_cache__gated_podsets(void **state)
     for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
         topo_cache_pod p = {pods[i].uid, "ns", pods[i].name, pods[i].node, pods[i].phase,
                             NULL, 0, NULL, 0, pods[i].ann, pods[i].nann, 0, "1", pods[i].created,
-                            NULL, NULL};
+                            NULL, NULL, 0};
         must(topo_cache_put_pod(c, &p, &err), &err);
     }
     char out[256] = "";
@@ -1867,7 +1867,7 @@ static void test_cache__gated_podsets(void **state)
     assert_string_equal(out, "");
     /* u-2 is bound now: it leaves its PodSet's count */
     topo_cache_pod bound = {"u-2", "ns", "a-2", "n1", "Running", NULL, 0, NULL,
-                            0,     a,    2,     0,    "2",       50,  NULL, NULL};
+                            0,     a,    2,     0,    "2",       50,  NULL, NULL, 0};
     must(topo_cache_put_pod(c, &bound, &err), &err);
     out[0] = '\0';
     must(topo_cache_foreach_gated_podset(c, podset_row, out, &err), &err);

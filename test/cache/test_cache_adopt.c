@@ -132,7 +132,7 @@ static int put_pod(topo_cache *c, const char *uid, const char *id, const char *s
                      {ASSIGNMENT, assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
     topo_cache_pod p = {uid,  "team-a", uid, "", "Pending", NULL, 0, job, 1,
-                        ann, record != NULL ? 5 : 4, 0, "7", 0, NULL, NULL};
+                        ann, record != NULL ? 5 : 4, 0, "7", 0, NULL, NULL, 0};
     return topo_cache_put_pod(c, &p, err);
 }
 

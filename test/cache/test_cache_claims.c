@@ -415,7 +415,7 @@ static void test_claims__gated_podset_of_another_namespace(void **state)
                 {"u-3", "team-b", "intruder"}};
     for (size_t i = 0; i < sizeof pods / sizeof pods[0]; i++) {
         topo_cache_pod p = {pods[i].uid, pods[i].ns, pods[i].name, "", "Pending", NULL, 0, NULL,
-                            0, gated, 2, 0, "1", 100 + (int64_t)i, NULL, NULL};
+                            0, gated, 2, 0, "1", 100 + (int64_t)i, NULL, NULL, 0};
         must(topo_cache_put_pod(f->cache, &p, &err), &err);
     }
     char out[256] = "";

@@ -29,7 +29,7 @@ static topo_snapshot *gpu_cluster(void)
         snprintf(rack, sizeof(rack), "r%d", (i - 1) / 4 + 1);
         topo_kv labels[] = {{levels3[0], block}, {levels3[1], rack}, {levels3[2], name}};
         topo_resource alloc[] = {{"nvidia.com/gpu", 8}, {"cpu", 224000}, {"pods", 110}};
-        topo_node_spec node = {name, labels, 3, alloc, 3, NULL, 0, 0, 1};
+        topo_node_spec node = {name, labels, 3, alloc, 3, NULL, 0, 0, 1, 0};
         assert_int_equal(topo_snapshot_add_node(snap, &node, NULL), 0);
     }
     topo_resource full[] = {{"nvidia.com/gpu", 8}};
@@ -193,7 +193,7 @@ static void test_engine__tas_usage_and_taints(void **state)
         topo_resource alloc[] = {{"nvidia.com/gpu", 8}, {"pods", 110}};
         topo_taint taint = {"nvidia.com/gpu", "present", "NoSchedule"};
         topo_node_spec node = {names[i], labels, 3, alloc, 2, i == 2 ? &taint : NULL,
-                               i == 2 ? 1u : 0u, 0, 1};
+                               i == 2 ? 1u : 0u, 0, 1, 0};
         assert_int_equal(topo_snapshot_add_node(snap, &node, NULL), 0);
     }
     const char *dom[] = {"a"};
@@ -276,7 +276,7 @@ static void test_engine__sort_paths_agree_on_large_cluster(void **state)
         snprintf(rack, sizeof(rack), "r%d", i / 10);
         topo_kv labels[] = {{levels3[0], block}, {levels3[1], rack}, {levels3[2], name}};
         topo_resource alloc[] = {{"nvidia.com/gpu", 8}, {"pods", 110}};
-        topo_node_spec node = {name, labels, 3, alloc, 2, NULL, 0, 0, 1};
+        topo_node_spec node = {name, labels, 3, alloc, 2, NULL, 0, 0, 1, 0};
         assert_int_equal(topo_snapshot_add_node(snap, &node, NULL), 0);
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         topo_resource used[] = {{"nvidia.com/gpu", (int64_t)((x >> 33) % 9)}};

@@ -113,7 +113,7 @@ static void node_spec_of(const world *w, const node_model *n, topo_node_spec *sp
         alloc[na++] = (topo_resource){"pods", n->pods};
     *taint = (topo_taint){"t1", n->tainted == 2 ? "x" : "", n->taint_effect};
     *spec = (topo_node_spec){n->name, labels, nl, alloc, na, taint, n->tainted ? 1 : 0,
-                             n->unschedulable, n->ready};
+                             n->unschedulable, n->ready, 0};
 }
 
 static void random_node(world *w, node_model *n, size_t i)
@@ -487,7 +487,7 @@ static void requests(world *w)
             r.adm = (topo_admitted_podset){r.ps[0].name, r.ps[0].count, a};
             const topo_assign_domain *d = &a->domains[below(w, a->ndomains)];
             r.unhealthy[0] = d->values[a->nlevels - 1];
-            r.wl = (topo_workload_spec){chance(w, 10), r.unhealthy, 1, &r.adm, 1};
+            r.wl = (topo_workload_spec){chance(w, 10), r.unhealthy, 1, &r.adm, 1, 0, 0};
             compare(w, &r, NULL);
         }
     }
@@ -588,7 +588,7 @@ static void test_engine_diff__readers_race_the_writer(void **state)
         snprintf(racks[i], sizeof(racks[i]), "r%d", i / 8);
         topo_kv labels[] = {{"rack", racks[i]}, {HOST, names[i]}};
         topo_resource alloc[] = {{GPU, 8}, {"cpu", 16000}, {"pods", 20}};
-        topo_node_spec spec = {names[i], labels, 2, alloc, 3, NULL, 0, 0, 1};
+        topo_node_spec spec = {names[i], labels, 2, alloc, 3, NULL, 0, 0, 1, 0};
         assert_int_equal(topo_live_upsert_node(r.live, &spec, NULL), 0);
     }
     assert_int_equal(topo_live_commit(r.live, NULL), 0);
@@ -606,7 +606,7 @@ static void test_engine_diff__readers_race_the_writer(void **state)
             topo_kv labels[] = {{"rack", racks[n]}, {HOST, names[n]}};
             topo_resource alloc[] = {{GPU, (int64_t)topo_rand_below(&rng, 9)}, {"cpu", 16000},
                                      {"pods", 20}};
-            topo_node_spec spec = {names[n], labels, 2, alloc, 3, NULL, 0, 0, 1};
+            topo_node_spec spec = {names[n], labels, 2, alloc, 3, NULL, 0, 0, 1, 0};
             assert_int_equal(topo_live_upsert_node(r.live, &spec, NULL), 0);
             assert_int_equal(topo_live_commit(r.live, NULL), 0);
         } else if (topo_rand_below(&rng, 3) == 0) {

@@ -38,7 +38,7 @@ static topo_snapshot *cluster(int64_t alloc, int64_t used, int64_t tas)
         snprintf(rack, sizeof rack, "r%d", i / 2);
         topo_kv labels[] = {{levels[0], rack}, {levels[1], name}};
         topo_resource a[] = {{"cpu", alloc}, {"nvidia.com/gpu", alloc}, {"pods", alloc}};
-        topo_node_spec node = {name, labels, 2, a, 3, NULL, 0, 0, 1};
+        topo_node_spec node = {name, labels, 2, a, 3, NULL, 0, 0, 1, 0};
         assert_int_equal(topo_snapshot_add_node(snap, &node, NULL), 0);
     }
     topo_resource u[] = {{"nvidia.com/gpu", used}, {"cpu", used}};

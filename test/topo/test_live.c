@@ -64,7 +64,7 @@ static void node_spec(topo_node_spec *spec, topo_kv *labels, topo_resource *allo
     labels[1] = (topo_kv){"kubernetes.io/hostname", name};
     alloc[0] = (topo_resource){"nvidia.com/gpu", m->node_gpus[i]};
     alloc[1] = (topo_resource){"pods", 110};
-    *spec = (topo_node_spec){name, labels, 2, alloc, 2, NULL, 0, 0, m->node_ready[i]};
+    *spec = (topo_node_spec){name, labels, 2, alloc, 2, NULL, 0, 0, m->node_ready[i], 0};
 }
 
 /* The snapshot the model describes, built from scratch. */

@@ -51,7 +51,7 @@ static void add(topo_snapshot *snap, const char *name, const char *rack, int rea
 {
     topo_kv labels[] = {{"rack", rack}, {"kubernetes.io/hostname", name}, {"pool", pool}};
     topo_resource alloc[] = {{"nvidia.com/gpu", 8}, {"pods", 10}};
-    topo_node_spec node = {name, labels, rack ? 3u : 0u, alloc, 2, NULL, 0, unsched, ready};
+    topo_node_spec node = {name, labels, rack ? 3u : 0u, alloc, 2, NULL, 0, unsched, ready, 0};
     if (rack == NULL) {
         node.labels = &labels[1];
         node.nlabels = 1;
@@ -74,7 +74,7 @@ static void test_snapshot__eligibility_and_walk(void **state)
     add(snap, "n6", "r2", 1, 0, "gpu");
     topo_err err = TOPO_ERR_INIT;
     topo_kv l[] = {{"rack", "r9"}};
-    topo_node_spec dup = {"n1", l, 1, NULL, 0, NULL, 0, 0, 1};
+    topo_node_spec dup = {"n1", l, 1, NULL, 0, NULL, 0, 0, 1, 0};
     assert_int_equal(topo_snapshot_add_node(snap, &dup, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "duplicate node name"));
     topo_resource three[] = {{"nvidia.com/gpu", 3}};

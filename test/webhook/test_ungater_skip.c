@@ -28,7 +28,7 @@ static void add_node(topo_live *live, const char *name, const char *rack)
 {
     topo_kv labels[] = {{RACK, rack}, {HOST, name}};
     topo_resource alloc[] = {{GPU, 8}, {"pods", 110}};
-    topo_node_spec n = {name, labels, 2, alloc, 2, NULL, 0, 0, 1};
+    topo_node_spec n = {name, labels, 2, alloc, 2, NULL, 0, 0, 1, 0};
     assert_int_equal(topo_live_upsert_node(live, &n, NULL), 0);
 }
 
