@@ -80,6 +80,18 @@ struct topo_admission_ctx {
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated, errors, invalid,
         unknown_level, timed_out, foreign;
+    /* Failed-node replacement (replace.c): the generation term of what
+     * this ctx reserves and repairs (topo_admission_set_term), whether a
+     * PodSet without room is given up, and the outcomes. */
+    _Atomic int64_t term;
+    int replace_fail_fast;
+    _Atomic uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
+    /* Events owed to pods (events.c), under events_mu (not mu: the
+     * ungater drains them while requests place). */
+    pthread_mutex_t events_mu;
+    struct adm_event *events; /* oldest first */
+    size_t nevents, cap_events;
+    _Atomic uint64_t events_dropped;
     _Atomic int64_t last_tick;
     /* Placements failing for a local reason (the cache: disk full, a
      * damaged file): how many in a row, and when the last one failed. */
@@ -279,6 +291,19 @@ int adm_check_seal(topo_admission_ctx *ctx, answer *a, mode m, const topo_admiss
 /* a->patch, created with the removal of a->strip first when there is none
  * yet (every patch of an answer starts there). 0 or TOPO_ENOMEM. */
 int adm_patch_start(answer *a);
+
+/* --- events.c ------------------------------------------------------------- */
+
+/* Queues an Event for the pod that holds (or will hold) slot `slot` of
+ * reservation `reservation_id` in namespace ns: posted by
+ * topo_admission_events_drain once the cache shows that pod, dropped after
+ * TOPO_ADMISSION_EVENT_TTL_S or beyond TOPO_ADMISSION_EVENTS_MAX queued
+ * (counted in events_dropped). pod_name: the pod's name when admission
+ * knows it (NULL: a generateName pod, found by its slot). Strings are
+ * copied. Best effort: nothing to report. Any thread (not under events_mu). */
+void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
+                     int32_t slot, const char *pod_name, const char *type, const char *reason,
+                     const char *message, int64_t now);
 
 /* --- place.c --------------------------------------------------------------- */
 
