@@ -126,6 +126,11 @@ typedef struct topo_podset_result {
     const topo_assignment *replacement;
 } topo_podset_result;
 
+/* Whether one of the tolerations tolerates the taint (v1
+ * Toleration.ToleratesTaint: effect, key, Equal/Exists); the rule the
+ * engine filters nodes by. tolerationSeconds is not looked at. */
+int topo_taint_tolerated(const topo_toleration *tols, size_t ntols, const topo_taint *taint);
+
 /* Places the PodSets in order, as Kueue's FindTopologyAssignmentsForFlavor
  * does: each success is assumed usage for the next; the first failure stops
  * the loop and is reported for that PodSet (and its group). `out` has room

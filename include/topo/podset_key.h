@@ -84,4 +84,9 @@ int topo_podset_key_in_namespace(const char *key, const char *ns);
 /* 1 when key is of kind request (the one derivation cannot repeat). */
 int topo_podset_key_is_request(const char *key);
 
+/* 1 when key is of kind pod or request: a pod alone, which no controller
+ * replaces under the same PodSet (Kueue's OwnedBySinglePod: such a
+ * workload is not repaired after a node failure, its pod is recreated). */
+int topo_podset_key_is_single_pod(const char *key);
+
 #endif

@@ -37,6 +37,14 @@ static int tolerates(const topo_toleration *t, const topo_taint *taint)
     return 0;
 }
 
+int topo_taint_tolerated(const topo_toleration *tols, size_t ntols, const topo_taint *taint)
+{
+    for (size_t i = 0; i < ntols; i++)
+        if (tolerates(&tols[i], taint))
+            return 1;
+    return 0;
+}
+
 static int is_scheduling_taint(const topo_taint *taint)
 {
     return strcmp(taint->effect, "NoSchedule") == 0 || strcmp(taint->effect, "NoExecute") == 0;
@@ -99,10 +107,7 @@ excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, cons
         const topo_taint *taint = &node->taints[i];
         if (!is_scheduling_taint(taint))
             continue;
-        int ok = 0;
-        for (size_t j = 0; j < ps->ntolerations && !ok; j++)
-            ok = tolerates(&ps->tolerations[j], taint);
-        if (!ok) {
+        if (!topo_taint_tolerated(ps->tolerations, ps->ntolerations, taint)) {
             *out_taint = taint;
             return EXCL_TAINT;
         }
