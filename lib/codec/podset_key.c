@@ -134,5 +134,6 @@ int topo_podset_key_is_request(const char *key)
 int topo_podset_key_is_single_pod(const char *key)
 {
     const char *slash = key != NULL ? strchr(key, '/') : NULL;
-    return slash != NULL && (strncmp(slash + 1, "pod/", 4) == 0 || strncmp(slash + 1, "request/", 8) == 0);
+    return slash != NULL &&
+           (strncmp(slash + 1, "pod/", 4) == 0 || strncmp(slash + 1, "request/", 8) == 0);
 }
