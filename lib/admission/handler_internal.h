@@ -161,6 +161,10 @@ void adm_failed_locally(topo_admission_ctx *ctx);
 int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *const *values,
              size_t nvalues, int32_t count, const topo_resource *req, size_t nreq, topo_err *err);
 
+/* Brings the pushed table in line with the cache (reservations moved or
+ * gone through a write of ours that the table does not follow). mu held. */
+int adm_resync(topo_admission_ctx *ctx, int64_t now, topo_err *err);
+
 /* A reservation id is "<topology name>.<random>": its topology survives a
  * restart without another lookup. */
 long adm_topology_of_id(const topo_admission_ctx *ctx, const char *id);
@@ -304,6 +308,29 @@ int adm_patch_start(answer *a);
 void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
                      int32_t slot, const char *pod_name, const char *type, const char *reason,
                      const char *message, int64_t now);
+
+/* --- replace.c ------------------------------------------------------------ */
+
+/* What adm_repair made of a pod's slot. */
+enum {
+    ADM_REPAIR_NONE = 0, /* its node takes the pod: p as it was */
+    ADM_REPAIR_MOVED,    /* its node failed: the PodSet's failed slots moved, p and r the new */
+    ADM_REPAIR_WAIT,     /* the node cannot take it now (*why): the no-fit policy */
+    ADM_REPAIR_REFUSE,   /* no room and nodeReplacement.failFast (*why): refused */
+    ADM_REPAIR_NEW       /* a single pod's PodSet: its reservation deleted, place it anew */
+};
+
+/* The slot p of reservation r a pod claimed (or shares): when its node
+ * failed or cannot take the pod (docs/webhook.md "When nodes fail"), the
+ * PodSet's failed nodes are replaced inside its domain in one step (r and
+ * p then describe the new generation, as the cache holds it), counted,
+ * logged and an Event queued. ps: the pod's request (tolerations, count
+ * unused). A slot not on a node (an assignment without the hostname
+ * level) is left alone. One of ADM_REPAIR_*, or <0 (cache errors, with
+ * err). The caller gives back a claim it took for WAIT and REFUSE. mu held. */
+int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reservation *r,
+               const topo_podset_spec *ps, const topo_admission_request *req, int64_t now,
+               const char **why, topo_pool *pool, topo_err *err);
 
 /* --- place.c --------------------------------------------------------------- */
 

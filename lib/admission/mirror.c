@@ -121,8 +121,7 @@ static int resync_one(const topo_cache_reserved *r, void *payload)
     return 0;
 }
 
-/* Brings the pushed table in line with the cache. mu held. */
-static int resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
+int adm_resync(topo_admission_ctx *ctx, int64_t now, topo_err *err)
 {
     for (size_t i = 0; i < ctx->npushed; i++)
         ctx->pushed[i].seen = 0;
@@ -163,7 +162,7 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err)
         (rc = topo_cache_data_version(ctx->cache, &dv, err)) == 0 &&
         (gone > 0 || dv != ctx->data_version || now >= ctx->next_resync)) {
         ctx->data_version = dv;
-        rc = resync(ctx, now, err);
+        rc = adm_resync(ctx, now, err);
     }
     /* The owner checkpoints the WAL from its own connection beforehand,
      * off this lock; what was written meanwhile is copied here, with no

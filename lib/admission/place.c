@@ -168,6 +168,30 @@ static int compute(topo_admission_ctx *ctx, const topology *t, const topo_podset
     return compute_many(ctx, t, ps, 1, out, failure, pool, scratch, err);
 }
 
+/* A claim given back: the pod does not go to its slot after all. mu held. */
+static void give_back(topo_admission_ctx *ctx, const placement *p)
+{
+    topo_err err = TOPO_ERR_INIT;
+    if (p->claimed && topo_cache_reservation_unclaim(ctx->cache, p->reservation_id, p->slot,
+                                                     p->claimant, NULL, &err) < 0)
+        topo_log(TOPO_LOG_WARN, "reservation %s: slot %d not given back: %s", p->reservation_id,
+                 (int)p->slot, err.text);
+}
+
+/* Refused for good: its node failed and nodeReplacement.failFast. */
+static int refuse_unrepairable(topo_admission_ctx *ctx, answer *a, const topo_podset_id *id,
+                               const char *why, topo_pool *pool)
+{
+    if (why == NULL)
+        return TOPO_ENOMEM;
+    atomic_fetch_add(&ctx->denied, 1);
+    adm_refuse(a, 403,
+               topo_pool_printf(pool, "topo-webhook: PodSet %s cannot be repaired "
+                                      "(nodeReplacement.failFast): %s",
+                                id->key, why));
+    return 0;
+}
+
 /* A pod of a Kueue pod group (groups.c): its role's reservation when the
  * group is placed; else recorded, and the group placed once all its pods
  * are there, every role together. */
@@ -212,8 +236,19 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return 0;
     }
     int found = adm_lookup(ctx, rid.key, now, 0, &r, pool, &err);
+    int repair = ADM_REPAIR_NONE;
     if (found == 1 && (contradiction = adm_contradicts(&r, &mine, pool)) == NULL)
         got = adm_claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
+    /* Our own output coming back keeps its slot (a gated pod carries a
+     * sealed role, but no reservation). */
+    int ours = a->sealed && topo_admission_kv_get(pod->annotations, pod->nannotations,
+                                                  TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
+    if (found == 1 && contradiction == NULL && got == 0 && !ours && !req->dry_run) {
+        repair = adm_repair(ctx, m, &p, &r, ps, req, now, &why, pool, &err);
+        if (repair == ADM_REPAIR_WAIT || repair == ADM_REPAIR_REFUSE)
+            give_back(ctx, &p);
+        got = repair < 0 ? repair : got;
+    }
     if (found == 0)
         rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
     /* Complete already and its role not reserved: when another role is, the
@@ -292,6 +327,10 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         return adm_refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
     if (found == 1 && got == 1)
         return adm_unplaced(ctx, a, m, why, pool);
+    if (found == 1 && repair == ADM_REPAIR_WAIT)
+        return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), why, pool);
+    if (found == 1 && repair == ADM_REPAIR_REFUSE)
+        return refuse_unrepairable(ctx, a, id, why, pool);
     if (found == 1)
         return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
     if (view.refusal != NULL && view.kueue_refusal) {
@@ -364,6 +403,8 @@ typedef enum place_outcome {
     PLACE_INVALID,     /* the engine refused the request: err */
     PLACE_FAILED,      /* the cache failed: err */
     PLACE_TIMED_OUT,   /* past the request's deadline, nothing stored */
+    PLACE_REFUSED,     /* its slot's node failed, no room, failFast: why */
+    PLACE_NEW,         /* its single-pod PodSet's node failed: placed anew */
     PLACE_NOMEM
 } place_outcome;
 
@@ -396,6 +437,25 @@ static place_outcome failed(int code)
 {
     return code == TOPO_ENOMEM ? PLACE_NOMEM : PLACE_FAILED;
 }
+
+/* The slot claimed: its node may have failed or be unable to take the pod
+ * now (replace.c). mu held. */
+static void repair_slot(topo_admission_ctx *ctx, place_result *res, mode m,
+                        const topo_admission_request *req, const topo_podset_spec *ps,
+                        int64_t now, topo_pool *pool)
+{
+    if (res->outcome != PLACE_PATCHED)
+        return;
+    int rc = adm_repair(ctx, m, &res->p, &res->r, ps, req, now, &res->why, pool, &res->err);
+    if (rc == ADM_REPAIR_WAIT || rc == ADM_REPAIR_REFUSE)
+        give_back(ctx, &res->p);
+    res->outcome = rc < 0                     ? failed(rc)
+                   : rc == ADM_REPAIR_WAIT    ? PLACE_NO_FIT
+                   : rc == ADM_REPAIR_REFUSE  ? PLACE_REFUSED
+                   : rc == ADM_REPAIR_NEW     ? PLACE_NEW
+                                              : PLACE_PATCHED;
+}
+
 
 /* The first pod of its PodSet, which holds no reservation (looked up in
  * the same hold of mu): the whole PodSet placed in topology t, reserved,
@@ -469,6 +529,9 @@ static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
         return adm_internal_error(ctx, a, m, "PodSet", id->key, &res->err, pool);
     case PLACE_TIMED_OUT:
         return 0;
+    case PLACE_REFUSED:
+        return refuse_unrepairable(ctx, a, id, res->why, pool);
+    case PLACE_NEW: /* placed anew before answering */
     case PLACE_NOMEM:
         break;
     }
@@ -586,6 +649,13 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
             found = adm_lookup(ctx, id.key, now, 0, &res.r, pool, &res.err);
             if (found == 1)
                 claim_reserved(ctx, &res, &claim_id, &terms, req->dry_run, now, pool);
+        }
+        /* Our own output coming back keeps its slot; dryRun stores nothing. */
+        if (found == 1 && !ours && !req->dry_run)
+            repair_slot(ctx, &res, m, req, &ps, now, pool);
+        if (found == 1 && res.outcome == PLACE_NEW) {
+            memset(&res, 0, sizeof res);
+            found = 0;
         }
     }
     int placed_now = found == 0 && t >= 0 && !req->dry_run;

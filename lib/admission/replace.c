@@ -1,0 +1,521 @@
+/* Failed-node replacement (docs/webhook.md "When nodes fail"): a pod whose
+ * slot is on a node that failed gets the slots of every failed node of its
+ * PodSet moved to healthy nodes inside the PodSet's domain, with Kueue's
+ * rules for what counts as failed (pkg/controller/tas/node_controller.go)
+ * and Kueue's replacement search (topo_engine_find with a workload).
+ *
+ * Checked lazily, when a pod claims a slot (admission, or the ungater's
+ * retry), under mu: only the placer places, the pod claiming the slot is
+ * the first that needs the node, and a PodSet nobody is creating pods for
+ * costs nothing. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/admission.h"
+
+#include "handler_internal.h"
+#include "topo/engine.h"
+#include "topo/kueue_names.h"
+#include "topo/live.h"
+#include "topo/log.h"
+#include "topo/podset_key.h"
+
+const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OUTCOMES] = {
+    "replaced", "no_room", "waiting", "fail_fast", "new"};
+
+/* Moving slots can race an adoption through another connection (a record
+ * of a higher generation): the cache refuses ours, and we read again. */
+#define REPAIR_ATTEMPTS 3
+
+/* --- is the node there for the pod? --------------------------------------------------- */
+
+/* How a host stands for a pod: ok, gone at once (deleted, no Ready
+ * condition: failed whatever runs there), or unusable (NotReady, a taint
+ * the pod does not tolerate, cordoned: failed when none of the PodSet's
+ * pods still runs there). */
+typedef enum host_state { HOST_OK, HOST_GONE, HOST_UNUSABLE } host_state;
+
+typedef struct host_check {
+    host_state state;
+    const char *node_name; /* the node's name (its FQDN, where the host value is not) */
+    const char *what;      /* "is NotReady", "was deleted", ... */
+} host_check;
+
+/* The first NoExecute (then NoSchedule) taint of n the pod does not
+ * tolerate, as "key=value:Effect"; NULL when none. */
+static const char *untolerated_taint(const topo_node_spec *n, const topo_podset_spec *ps,
+                                     topo_pool *pool)
+{
+    static const char *const effects[] = {"NoExecute", "NoSchedule"};
+    for (size_t e = 0; e < 2; e++)
+        for (size_t i = 0; i < n->ntaints; i++) {
+            const topo_taint *t = &n->taints[i];
+            if (t->effect == NULL || strcmp(t->effect, effects[e]) != 0 ||
+                topo_taint_tolerated(ps->tolerations, ps->ntolerations, t))
+                continue;
+            const char *v = t->value != NULL ? t->value : "";
+            return topo_pool_printf(pool, "%s%s%s:%s", t->key, v[0] ? "=" : "", v, t->effect);
+        }
+    return NULL;
+}
+
+/* spec.unschedulable, unless the pod tolerates the taint the node
+ * lifecycle controller gives such a node (Kueue reads only the taint). */
+static int cordoned(const topo_node_spec *n, const topo_podset_spec *ps)
+{
+    static const topo_taint unschedulable = {"node.kubernetes.io/unschedulable", "",
+                                             "NoSchedule"};
+    return n->unschedulable &&
+           !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable);
+}
+
+static int check_host(topo_admission_ctx *ctx, const char *host, const topo_podset_spec *ps,
+                      host_check *out, topo_pool *pool, topo_err *err)
+{
+    topo_node_spec n;
+    const char *taint;
+    memset(out, 0, sizeof(*out));
+    int rc = topo_cache_get_node_by_hostname(&n, ctx->cache, host, pool, err);
+    if (rc == TOPO_ENOTFOUND) {
+        topo_err_clear(err);
+        out->state = HOST_GONE;
+        out->what = "was deleted";
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    out->node_name = n.name;
+    out->state = HOST_UNUSABLE;
+    if (n.ready_missing) {
+        out->state = HOST_GONE;
+        out->what = "has no Ready condition";
+    } else if (!n.ready) {
+        out->what = "is NotReady";
+    } else if ((taint = untolerated_taint(&n, ps, pool)) != NULL) {
+        out->what = topo_pool_printf(pool, "has taint %s, which the pod does not tolerate", taint);
+    } else if (cordoned(&n, ps)) {
+        out->what = "is cordoned";
+    } else {
+        out->state = HOST_OK;
+    }
+    return out->what == NULL && out->state != HOST_OK ? TOPO_ENOMEM : 0;
+}
+
+/* --- has it failed for the PodSet? ------------------------------------------------------ */
+
+static int finished(const char *phase)
+{
+    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+}
+
+static const char *host_of(const topo_cache_slot *s)
+{
+    return s->nvalues > 0 ? s->values[s->nvalues - 1] : NULL;
+}
+
+/* A pod holding a slot of r on host, bound to its node and still running
+ * there (not being deleted, not finished: Kueue's "progressing"): 1 with
+ * its name in *out, else 0. */
+static int progressing_pod(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                           const char *host, const char *node, const char **out,
+                           topo_pool *pool, topo_err *err)
+{
+    static const char provisional[] = TOPO_CACHE_CLAIMANT_PREFIX;
+    *out = NULL;
+    for (size_t i = 0; node != NULL && i < r->nslots; i++) {
+        const topo_cache_slot *s = &r->slots[i];
+        const char *h = host_of(s);
+        if (s->pod_uid == NULL || h == NULL || strcmp(h, host) != 0 ||
+            strncmp(s->pod_uid, provisional, sizeof provisional - 1) == 0)
+            continue;
+        topo_cache_pod pod;
+        int rc = topo_cache_get_pod(&pod, ctx->cache, s->pod_uid, pool, err);
+        if (rc == TOPO_ENOTFOUND) {
+            topo_err_clear(err);
+            continue;
+        }
+        if (rc < 0)
+            return rc;
+        if (strcmp(pod.node_name, node) == 0 && !pod.terminating && !finished(pod.phase)) {
+            *out = pod.name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether host failed for reservation r (Kueue's rules): 1 failed, with
+ * *cause; 2 it cannot take the pod but a pod of the PodSet still runs
+ * there (*cause says which: the pod waits); 0 it takes the pod. */
+static int host_failed(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                       const char *host, const topo_podset_spec *ps, const char **cause,
+                       topo_pool *pool, topo_err *err)
+{
+    host_check hc;
+    const char *running = NULL;
+    int rc = check_host(ctx, host, ps, &hc, pool, err);
+    if (rc < 0 || hc.state == HOST_OK)
+        return rc;
+    if (hc.state == HOST_UNUSABLE &&
+        (rc = progressing_pod(ctx, r, host, hc.node_name, &running, pool, err)) < 0)
+        return rc;
+    if (running != NULL)
+        *cause = topo_pool_printf(pool, "node %s %s, and pod %s of the PodSet still runs there",
+                                  host, hc.what, running);
+    else if (hc.state == HOST_GONE)
+        *cause = topo_pool_printf(pool, "node %s %s", host, hc.what);
+    else
+        *cause = topo_pool_printf(pool, "node %s %s, and no pod of the PodSet runs there", host,
+                                  hc.what);
+    if (*cause == NULL)
+        return topo_err_nomem(err, NULL);
+    return running != NULL ? 2 : 1;
+}
+
+/* Every failed host of r but `known` (already found failed), each once. */
+static int other_failed_hosts(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                              const char *known, const topo_podset_spec *ps, const char ***out,
+                              size_t *n, topo_pool *pool, topo_err *err)
+{
+    const char **hosts = topo_pool_calloc(pool, r->nslots + 1, sizeof(*hosts));
+    if (hosts == NULL)
+        return topo_err_nomem(err, NULL);
+    hosts[0] = known;
+    *n = 1;
+    for (size_t i = 0; i < r->nslots; i++) {
+        const char *h = host_of(&r->slots[i]), *cause = NULL;
+        int seen = h == NULL;
+        for (size_t j = 0; !seen && j < *n; j++)
+            seen = strcmp(hosts[j], h) == 0;
+        if (seen)
+            continue;
+        int rc = host_failed(ctx, r, h, ps, &cause, pool, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            hosts[(*n)++] = h;
+    }
+    *out = hosts;
+    return 0;
+}
+
+/* --- moving the slots ------------------------------------------------------------------- */
+
+/* The assignment slots describe, in slot order: runs of one domain become
+ * one entry, so slot i stays the i-th pod (a moved slot may repeat a
+ * domain further down: the cache expands it as it is). */
+static topo_assignment *slots_assignment(const topo_cache_slot *slots, size_t n,
+                                         const char *const *levels, size_t nlevels,
+                                         topo_pool *pool)
+{
+    topo_assignment *a = topo_pool_calloc(pool, 1, sizeof(*a));
+    topo_assign_domain *d = topo_pool_calloc(pool, n + 1, sizeof(*d));
+    if (a == NULL || d == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int same = k > 0;
+        for (size_t l = 0; same && l < nlevels; l++)
+            same = strcmp(d[k - 1].values[l], slots[i].values[l]) == 0;
+        if (same) {
+            d[k - 1].count++;
+            continue;
+        }
+        d[k].values = slots[i].values;
+        d[k].count = 1;
+        k++;
+    }
+    a->levels = levels;
+    a->nlevels = nlevels;
+    a->domains = d;
+    a->ndomains = k;
+    return a;
+}
+
+static int is_failed(const char *host, const char *const *failed, size_t nfailed)
+{
+    for (size_t i = 0; host != NULL && i < nfailed; i++)
+        if (strcmp(host, failed[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* r's slots with those on the failed hosts moved, in slot order, to the
+ * pods of the engine's replacement in its domain order (into pool). */
+static topo_cache_slot *moved_slots(const topo_cache_reservation *r, const char *const *failed,
+                                    size_t nfailed, const topo_assignment *repl, topo_pool *pool)
+{
+    topo_cache_slot *s = topo_pool_calloc(pool, r->nslots + 1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    size_t d = 0;
+    int32_t used = 0;
+    for (size_t i = 0; i < r->nslots; i++) {
+        s[i] = r->slots[i];
+        if (!is_failed(host_of(&r->slots[i]), failed, nfailed))
+            continue;
+        while (d < repl->ndomains && used >= repl->domains[d].count) {
+            d++;
+            used = 0;
+        }
+        if (d >= repl->ndomains)
+            return NULL; /* fewer pods than slots: the caller's check */
+        s[i].values = adm_dup_strings(pool, repl->domains[d].values, repl->nlevels);
+        if (s[i].values == NULL)
+            return NULL;
+        used++;
+    }
+    return s;
+}
+
+static int32_t pods_of(const topo_assignment *a)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < a->ndomains; i++)
+        n += a->domains[i].count;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+static int32_t slots_on(const topo_cache_reservation *r, const char *const *failed, size_t nfailed)
+{
+    int32_t n = 0;
+    for (size_t i = 0; i < r->nslots; i++)
+        n += is_failed(host_of(&r->slots[i]), failed, nfailed);
+    return n;
+}
+
+/* The engine's replacement for the failed hosts of r inside its PodSet's
+ * domain (Kueue's findReplacementAssignment, all failed nodes at once, a
+ * preferred level's domain first): *out the slots moved, or NULL with
+ * *failure (Kueue's message). mu held. */
+static int find_replacement(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                            const topo_podset_spec *pod_ps, const char *const *failed,
+                            size_t nfailed, topo_cache_slot **out, const char **failure,
+                            topo_pool *pool, topo_err *err)
+{
+    long t = adm_topology_of_id(ctx, r->id);
+    *out = NULL;
+    *failure = NULL;
+    if (t < 0) {
+        *failure = topo_pool_printf(pool, "topology of reservation %s is no longer configured",
+                                    r->id);
+        return *failure ? 0 : topo_err_nomem(err, NULL);
+    }
+    topo_assignment *existing = slots_assignment(r->slots, r->nslots, r->assignment_levels,
+                                                 r->nassignment_levels, pool);
+    if (existing == NULL)
+        return topo_err_nomem(err, NULL);
+    topo_podset_spec ps = *pod_ps;
+    ps.name = "podset";
+    ps.count = (int32_t)r->nslots;
+    ps.previous = NULL;
+    topo_admitted_podset admitted = {ps.name, ps.count, existing};
+    topo_workload_spec wl = {0, failed, nfailed, &admitted, 1, 1, 1};
+    topo_podset_result res;
+    memset(&res, 0, sizeof res);
+
+    const topo_snapshot *snap = topo_live_acquire(ctx->topos[t].t.live);
+    int rc = topo_engine_find(&res, snap, &ps, 1, &wl, &ctx->gates, ctx->engine_pool, err);
+    if (rc == 0 && (res.assignment == NULL || res.replacement == NULL))
+        *failure = topo_pool_strdup(pool, res.failure ? res.failure : "no replacement found");
+    else if (rc == 0 && (res.replacement->nlevels != r->nassignment_levels ||
+                         pods_of(res.replacement) != slots_on(r, failed, nfailed)))
+        *failure = topo_pool_printf(pool, "the replacement found does not fit the reservation's "
+                                          "slots");
+    else if (rc == 0 && (*out = moved_slots(r, failed, nfailed, res.replacement, pool)) == NULL)
+        rc = topo_err_nomem(err, NULL);
+    topo_live_release(ctx->topos[t].t.live, snap);
+    topo_pool_clear(ctx->engine_pool);
+    if (rc == 0 && *out == NULL && *failure == NULL)
+        rc = topo_err_nomem(err, NULL);
+    return rc;
+}
+
+/* The hosts as "n9, n10". */
+static const char *host_list(const char *const *hosts, size_t n, topo_pool *pool)
+{
+    const char *s = "";
+    for (size_t i = 0; s != NULL && i < n; i++)
+        s = topo_pool_printf(pool, "%s%s%s", s, i ? ", " : "", hosts[i]);
+    return s;
+}
+
+/* "3 -> n11, 5 -> n12": the slots that moved. */
+static const char *moves_text(const topo_cache_reservation *r, const topo_cache_slot *moved,
+                              topo_pool *pool)
+{
+    const char *s = "";
+    for (size_t i = 0; s != NULL && i < r->nslots; i++)
+        if (strcmp(host_of(&r->slots[i]), host_of(&moved[i])) != 0)
+            s = topo_pool_printf(pool, "%s%s%d -> %s", s, s[0] ? ", " : "", (int)i,
+                                 host_of(&moved[i]));
+    return s;
+}
+
+/* Stores the moved slots as r's next generation. 0 stored; TOPO_ECONFLICT
+ * when the cache holds a newer one (read it again). mu held. */
+static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                       const topo_cache_slot *moved, topo_pool *pool, topo_err *err)
+{
+    topo_assignment *as = slots_assignment(moved, r->nslots, r->assignment_levels,
+                                           r->nassignment_levels, pool);
+    const char *json = as != NULL ? adm_assignment_text(as, pool) : NULL;
+    if (json == NULL)
+        return topo_err_nomem(err, NULL);
+    /* A placer that took over outranks the one before it; its own moves
+     * count up from what the cache holds. */
+    int64_t term = atomic_load(&ctx->term);
+    if (term < r->gen_term)
+        term = r->gen_term;
+    return topo_cache_reservation_reassign(ctx->cache, r->id, as, json, term, r->gen_seq + 1,
+                                           err);
+}
+
+/* --- the pod's slot ----------------------------------------------------------------------- */
+
+static void count(topo_admission_ctx *ctx, topo_admission_replace_outcome o)
+{
+    atomic_fetch_add(&ctx->node_replacements[o], 1);
+}
+
+/* The pod's slot p of r, after r (its copy in the cache, read again) moved
+ * or not: what the pod is answered with. */
+static void point_at(placement *p, const topo_cache_reservation *r)
+{
+    p->values = r->slots[p->slot].values;
+    p->assignment_json = r->assignment_json;
+    p->levels = r->assignment_levels;
+    p->nlevels = r->nassignment_levels;
+    p->res = r;
+}
+
+/* The PodSet cannot be repaired now: the pod waits, or is refused. */
+static int no_room(topo_admission_ctx *ctx, mode m, const topo_cache_reservation *r,
+                   const placement *p, const char *cause, const char *const *failed,
+                   size_t nfailed, const char *failure, const topo_admission_request *req,
+                   int64_t now, const char **why, topo_pool *pool)
+{
+    const char *hosts = host_list(failed, nfailed, pool);
+    *why = topo_pool_printf(pool, "%s; no replacement for %s in the PodSet's domain: %s", cause,
+                            hosts ? hosts : "?", failure);
+    if (*why == NULL)
+        return TOPO_ENOMEM;
+    /* Once per pod, not per retry of the ungater. */
+    if (m == MODE_ADMIT) {
+        count(ctx, ctx->replace_fail_fast ? TOPO_ADMISSION_REPLACE_FAIL_FAST
+                                          : TOPO_ADMISSION_REPLACE_NO_ROOM);
+        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, req->pod.name, "Warning",
+                        "TopologyNodeReplacementFailed", *why, now);
+        topo_log(TOPO_LOG_WARN, "node replacement: PodSet %s reservation %s: %s", r->podset_key,
+                 r->id, *why);
+    }
+    return ctx->replace_fail_fast ? ADM_REPAIR_REFUSE : ADM_REPAIR_WAIT;
+}
+
+/* A pod of a single-Pod PodSet recreated after its node failed: Kueue
+ * keeps such a workload's assignment and a new pod is a new workload, so
+ * its reservation goes and the pod is placed anew. */
+static int place_anew(topo_admission_ctx *ctx, mode m, const topo_cache_reservation *r,
+                      const char *cause, int64_t now, topo_err *err)
+{
+    int rc = topo_cache_reservation_delete(ctx->cache, r->id, NULL, err);
+    if (rc < 0)
+        return rc;
+    adm_memo_clear(ctx);
+    topo_err rerr = TOPO_ERR_INIT;
+    if (adm_resync(ctx, now, &rerr) < 0)
+        topo_log(TOPO_LOG_WARN, "reservation %s: capacity not released: %s", r->id, rerr.text);
+    if (m == MODE_ADMIT)
+        count(ctx, TOPO_ADMISSION_REPLACE_NEW);
+    topo_log(TOPO_LOG_INFO,
+             "node replacement: PodSet %s reservation %s: %s; a single pod's PodSet: placed anew",
+             r->podset_key, r->id, cause);
+    return ADM_REPAIR_NEW;
+}
+
+int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reservation *r,
+               const topo_podset_spec *ps, const topo_admission_request *req, int64_t now,
+               const char **why, topo_pool *pool, topo_err *err)
+{
+    *why = NULL;
+    if (p->nlevels == 0 || strcmp(p->levels[p->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) != 0)
+        return ADM_REPAIR_NONE; /* no node to fail: the slot is a domain */
+    for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
+        host_check hc;
+        const char *host = p->values[p->nlevels - 1], *cause = NULL, *failure = NULL;
+        int rc = check_host(ctx, host, ps, &hc, pool, err);
+        if (rc < 0 || hc.state == HOST_OK)
+            return rc < 0 ? rc : ADM_REPAIR_NONE;
+        /* The pods and slots as the cache holds them now (p came from the
+         * memo's copy, or one read before the last move). */
+        topo_cache_reservation *now_r = topo_pool_calloc(pool, 1, sizeof(*now_r));
+        if (now_r == NULL)
+            return topo_err_nomem(err, NULL);
+        if ((rc = topo_cache_reservation_get(now_r, ctx->cache, r->id, pool, err)) < 0)
+            return rc;
+        if ((size_t)p->slot >= now_r->nslots)
+            return topo_err_set(err, TOPO_EINVALID, "reservation %s: slot %d is gone", r->id,
+                                (int)p->slot);
+        *r = *now_r;
+        if (strcmp(host_of(&r->slots[p->slot]), host) != 0) {
+            point_at(p, r); /* moved meanwhile: look at its new node */
+            continue;
+        }
+        if ((rc = host_failed(ctx, r, host, ps, &cause, pool, err)) < 0)
+            return rc;
+        if (rc == 0) {
+            point_at(p, r);
+            return ADM_REPAIR_NONE;
+        }
+        if (rc == 2) {
+            if (m == MODE_ADMIT)
+                count(ctx, TOPO_ADMISSION_REPLACE_WAITING);
+            *why = cause;
+            return ADM_REPAIR_WAIT;
+        }
+        if (topo_podset_key_is_single_pod(r->podset_key))
+            return place_anew(ctx, m, r, cause, now, err);
+
+        const char **failed = NULL;
+        size_t nfailed = 0;
+        topo_cache_slot *moved = NULL;
+        if ((rc = other_failed_hosts(ctx, r, host, ps, &failed, &nfailed, pool, err)) < 0 ||
+            (rc = find_replacement(ctx, r, ps, failed, nfailed, &moved, &failure, pool, err)) < 0)
+            return rc;
+        if (moved == NULL)
+            return no_room(ctx, m, r, p, cause, failed, nfailed, failure, req, now, why, pool);
+        const char *moves = moves_text(r, moved, pool);
+        rc = store_moved(ctx, r, moved, pool, err);
+        if (rc == TOPO_ECONFLICT) { /* adopted a newer generation meanwhile */
+            topo_err_clear(err);
+            adm_memo_clear(ctx);
+            continue;
+        }
+        if (rc < 0 || (rc = topo_cache_reservation_get(r, ctx->cache, r->id, pool, err)) < 0)
+            return rc;
+        adm_memo_clear(ctx);
+        topo_err rerr = TOPO_ERR_INIT;
+        if (adm_resync(ctx, now, &rerr) < 0)
+            topo_log(TOPO_LOG_WARN, "reservation %s: capacity not moved: %s", r->id, rerr.text);
+        point_at(p, r);
+        count(ctx, TOPO_ADMISSION_REPLACED);
+        const char *hosts = host_list(failed, nfailed, pool);
+        const char *msg = topo_pool_printf(pool, "%s: slots of %s replaced (slot -> node: %s)",
+                                           cause, hosts ? hosts : "?", moves ? moves : "?");
+        if (msg == NULL)
+            return topo_err_nomem(err, NULL);
+        topo_log(TOPO_LOG_INFO,
+                 "node replacement: PodSet %s reservation %s generation [%lld,%lld]: %s",
+                 r->podset_key, r->id, (long long)r->gen_term, (long long)r->gen_seq, msg);
+        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, req->pod.name, "Normal",
+                        "TopologyNodeReplaced", msg, now);
+        return ADM_REPAIR_MOVED;
+    }
+    *why = topo_pool_printf(pool, "reservation %s kept changing while its failed node was "
+                                  "replaced; retried later",
+                            r->id);
+    return *why ? ADM_REPAIR_WAIT : TOPO_ENOMEM;
+}
