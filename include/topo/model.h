@@ -64,6 +64,13 @@ const char *topo_snapshot_level(const topo_snapshot *snap, size_t i);
 /* Index of a level label, or -1. */
 int topo_snapshot_level_index(const topo_snapshot *snap, const char *label);
 size_t topo_snapshot_node_count(const topo_snapshot *snap);
+/* The node whose kubernetes.io/hostname label is hostname (a slot's host
+ * value; its name may be the FQDN where the label is not): 1 with *out
+ * borrowing from the snapshot (name, labels, taints, Ready, schedulable;
+ * no allocatable), 0 when no node has it (deleted, or never labelled). Of
+ * several, the first added. Every node counts, eligible or not. */
+int topo_snapshot_node_by_hostname(const topo_snapshot *snap, const char *hostname,
+                                   topo_node_spec *out);
 /* The value of label `key` on node `node_name`, or NULL when the snapshot
  * has no such node or the node no such label. Borrowed from the snapshot. */
 const char *topo_snapshot_node_label(const topo_snapshot *snap, const char *node_name,

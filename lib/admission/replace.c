@@ -40,7 +40,7 @@ typedef enum host_state { HOST_OK, HOST_GONE, HOST_UNUSABLE } host_state;
 
 typedef struct host_check {
     host_state state;
-    const char *node_name; /* the node's name (its FQDN, where the host value is not) */
+    const char *node_name; /* HOST_UNUSABLE: the node's name (its FQDN, where the host is not) */
     const char *what;      /* "is NotReady", "was deleted", ... */
 } host_check;
 
@@ -72,36 +72,38 @@ static int cordoned(const topo_node_spec *n, const topo_podset_spec *ps)
            !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable);
 }
 
-static int check_host(topo_admission_ctx *ctx, const char *host, const topo_podset_spec *ps,
-                      host_check *out, topo_pool *pool, topo_err *err)
+/* The host as the topology's live snapshot has it now (the watch's
+ * view, or the static inventory's). */
+static int check_host(topo_admission_ctx *ctx, long t, const char *host,
+                      const topo_podset_spec *ps, host_check *out, topo_pool *pool, topo_err *err)
 {
     topo_node_spec n;
     const char *taint;
     memset(out, 0, sizeof(*out));
-    int rc = topo_cache_get_node_by_hostname(&n, ctx->cache, host, pool, err);
-    if (rc == TOPO_ENOTFOUND) {
-        topo_err_clear(err);
+    const topo_snapshot *snap = topo_live_acquire(ctx->topos[t].t.live);
+    if (!topo_snapshot_node_by_hostname(snap, host, &n)) {
         out->state = HOST_GONE;
         out->what = "was deleted";
-        return 0;
-    }
-    if (rc < 0)
-        return rc;
-    out->node_name = n.name;
-    out->state = HOST_UNUSABLE;
-    if (n.ready_missing) {
+    } else if (n.ready_missing) {
         out->state = HOST_GONE;
         out->what = "has no Ready condition";
     } else if (!n.ready) {
+        out->state = HOST_UNUSABLE;
         out->what = "is NotReady";
     } else if ((taint = untolerated_taint(&n, ps, pool)) != NULL) {
+        out->state = HOST_UNUSABLE;
         out->what = topo_pool_printf(pool, "has taint %s, which the pod does not tolerate", taint);
     } else if (cordoned(&n, ps)) {
+        out->state = HOST_UNUSABLE;
         out->what = "is cordoned";
-    } else {
-        out->state = HOST_OK;
     }
-    return out->what == NULL && out->state != HOST_OK ? TOPO_ENOMEM : 0;
+    /* the pods' nodeName: copied before the snapshot goes */
+    const char *name = out->state == HOST_UNUSABLE ? n.name : NULL;
+    out->node_name = name != NULL ? topo_pool_strdup(pool, name) : NULL;
+    topo_live_release(ctx->topos[t].t.live, snap);
+    if ((out->state != HOST_OK && out->what == NULL) || (name != NULL && out->node_name == NULL))
+        return topo_err_nomem(err, NULL);
+    return 0;
 }
 
 /* --- has it failed for the PodSet? ------------------------------------------------------ */
@@ -150,13 +152,13 @@ static int progressing_pod(topo_admission_ctx *ctx, const topo_cache_reservation
 /* Whether host failed for reservation r (Kueue's rules): 1 failed, with
  * *cause; 2 it cannot take the pod but a pod of the PodSet still runs
  * there (*cause says which: the pod waits); 0 it takes the pod. */
-static int host_failed(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+static int host_failed(topo_admission_ctx *ctx, long t, const topo_cache_reservation *r,
                        const char *host, const topo_podset_spec *ps, const char **cause,
                        topo_pool *pool, topo_err *err)
 {
     host_check hc;
     const char *running = NULL;
-    int rc = check_host(ctx, host, ps, &hc, pool, err);
+    int rc = check_host(ctx, t, host, ps, &hc, pool, err);
     if (rc < 0 || hc.state == HOST_OK)
         return rc;
     if (hc.state == HOST_UNUSABLE &&
@@ -176,7 +178,7 @@ static int host_failed(topo_admission_ctx *ctx, const topo_cache_reservation *r,
 }
 
 /* Every failed host of r but `known` (already found failed), each once. */
-static int other_failed_hosts(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+static int other_failed_hosts(topo_admission_ctx *ctx, long t, const topo_cache_reservation *r,
                               const char *known, const topo_podset_spec *ps, const char ***out,
                               size_t *n, topo_pool *pool, topo_err *err)
 {
@@ -192,7 +194,7 @@ static int other_failed_hosts(topo_admission_ctx *ctx, const topo_cache_reservat
             seen = strcmp(hosts[j], h) == 0;
         if (seen)
             continue;
-        int rc = host_failed(ctx, r, h, ps, &cause, pool, err);
+        int rc = host_failed(ctx, t, r, h, ps, &cause, pool, err);
         if (rc < 0)
             return rc;
         if (rc == 1)
@@ -291,19 +293,13 @@ static int32_t slots_on(const topo_cache_reservation *r, const char *const *fail
  * domain (Kueue's findReplacementAssignment, all failed nodes at once, a
  * preferred level's domain first): *out the slots moved, or NULL with
  * *failure (Kueue's message). mu held. */
-static int find_replacement(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+static int find_replacement(topo_admission_ctx *ctx, long t, const topo_cache_reservation *r,
                             const topo_podset_spec *pod_ps, const char *const *failed,
                             size_t nfailed, topo_cache_slot **out, const char **failure,
                             topo_pool *pool, topo_err *err)
 {
-    long t = adm_topology_of_id(ctx, r->id);
     *out = NULL;
     *failure = NULL;
-    if (t < 0) {
-        *failure = topo_pool_printf(pool, "topology of reservation %s is no longer configured",
-                                    r->id);
-        return *failure ? 0 : topo_err_nomem(err, NULL);
-    }
     topo_assignment *existing = slots_assignment(r->slots, r->nslots, r->assignment_levels,
                                                  r->nassignment_levels, pool);
     if (existing == NULL)
@@ -440,13 +436,15 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
                const topo_podset_spec *ps, const topo_admission_request *req, int64_t now,
                const char **why, topo_pool *pool, topo_err *err)
 {
+    long t = adm_topology_of_id(ctx, r->id);
     *why = NULL;
-    if (p->nlevels == 0 || strcmp(p->levels[p->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) != 0)
-        return ADM_REPAIR_NONE; /* no node to fail: the slot is a domain */
+    if (t < 0 || p->nlevels == 0 ||
+        strcmp(p->levels[p->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) != 0)
+        return ADM_REPAIR_NONE; /* no node to fail (the slot is a domain), or no topology */
     for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
         host_check hc;
         const char *host = p->values[p->nlevels - 1], *cause = NULL, *failure = NULL;
-        int rc = check_host(ctx, host, ps, &hc, pool, err);
+        int rc = check_host(ctx, t, host, ps, &hc, pool, err);
         if (rc < 0 || hc.state == HOST_OK)
             return rc < 0 ? rc : ADM_REPAIR_NONE;
         /* The pods and slots as the cache holds them now (p came from the
@@ -464,7 +462,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
             point_at(p, r); /* moved meanwhile: look at its new node */
             continue;
         }
-        if ((rc = host_failed(ctx, r, host, ps, &cause, pool, err)) < 0)
+        if ((rc = host_failed(ctx, t, r, host, ps, &cause, pool, err)) < 0)
             return rc;
         if (rc == 0) {
             point_at(p, r);
@@ -482,8 +480,9 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
         const char **failed = NULL;
         size_t nfailed = 0;
         topo_cache_slot *moved = NULL;
-        if ((rc = other_failed_hosts(ctx, r, host, ps, &failed, &nfailed, pool, err)) < 0 ||
-            (rc = find_replacement(ctx, r, ps, failed, nfailed, &moved, &failure, pool, err)) < 0)
+        if ((rc = other_failed_hosts(ctx, t, r, host, ps, &failed, &nfailed, pool, err)) < 0 ||
+            (rc = find_replacement(ctx, t, r, ps, failed, nfailed, &moved, &failure, pool,
+                                   err)) < 0)
             return rc;
         if (moved == NULL)
             return no_room(ctx, m, r, p, cause, failed, nfailed, failure, req, now, why, pool);

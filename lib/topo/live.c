@@ -44,6 +44,7 @@ typedef struct live_node {
     topo_taint *taints;
     size_t ntaints;
     int ready;
+    int ready_missing;
     int unschedulable;
 } live_node;
 
@@ -201,6 +202,7 @@ static live_node *node_copy(const topo_node_spec *spec)
             goto fail;
     }
     n->ready = spec->ready;
+    n->ready_missing = spec->ready_missing;
     n->unschedulable = spec->unschedulable;
     return n;
 fail:
@@ -441,7 +443,8 @@ static int has_alloc(const live_node *n, const topo_resource *r)
  * arrive every few seconds and must not reshape the tree each time. */
 static int node_same(const live_node *n, const topo_node_spec *spec)
 {
-    if (n->ready != spec->ready || n->unschedulable != spec->unschedulable ||
+    if (n->ready != spec->ready || n->ready_missing != spec->ready_missing ||
+        n->unschedulable != spec->unschedulable ||
         n->nlabels != spec->nlabels || n->nalloc != spec->nallocatable ||
         n->ntaints != spec->ntaints)
         return 0;
@@ -616,7 +619,8 @@ static topo_snapshot *rebuild(topo_live *live, topo_err *err)
     for (size_t i = 0; i < live->nodes.n; i++) {
         const live_node *n = live->nodes.items[i];
         topo_node_spec spec = {n->name, n->labels, n->nlabels, n->alloc, n->nalloc,
-                               n->taints, n->ntaints, n->unschedulable, n->ready, 0};
+                               n->taints, n->ntaints, n->unschedulable, n->ready,
+                               n->ready_missing};
         if (topo_snapshot_add_node(snap, &spec, err) != 0)
             goto fail;
     }

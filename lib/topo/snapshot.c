@@ -5,6 +5,7 @@
 
 #include "snapshot_internal.h"
 #include "topo/array.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 
@@ -97,8 +98,10 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
         goto fail;
     snap->pool = topo_pool_create();
     snap->node_by_name = topo_strmap_create(1024);
+    snap->node_by_hostname = topo_strmap_create(1024);
     snap->resource_by_name = topo_strmap_create(16);
-    if (snap->pool == NULL || snap->node_by_name == NULL || snap->resource_by_name == NULL)
+    if (snap->pool == NULL || snap->node_by_name == NULL || snap->node_by_hostname == NULL ||
+        snap->resource_by_name == NULL)
         goto fail;
     snap->topology_name =
         topo_pool_strdup(snap->pool, opts->topology_name ? opts->topology_name : "default");
@@ -138,6 +141,7 @@ void topo_snapshot_free(topo_snapshot *snap)
     if (snap == NULL)
         return;
     topo_strmap_free(snap->node_by_name);
+    topo_strmap_free(snap->node_by_hostname);
     topo_strmap_free(snap->resource_by_name);
     topo_strmap_free(snap->domain_by_id);
     snap_agg_free(snap->agg);
@@ -210,6 +214,7 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
         node->nallocatable = spec->nallocatable;
     }
     node->ready = spec->ready != 0;
+    node->ready_missing = spec->ready_missing != 0;
     node->unschedulable = spec->unschedulable != 0;
     node->leaf = -1;
     node->in_topology = 1;
@@ -222,6 +227,10 @@ int topo_snapshot_add_node(topo_snapshot *snap, const topo_node_spec *spec, topo
             node->in_topology = 0;
     }
     if (topo_strmap_put(snap->node_by_name, node->name, (int32_t)snap->nnodes) != 0)
+        return topo_err_nomem(err, "snapshot");
+    const char *host = node_label(node, TOPO_KUEUE_HOSTNAME_LABEL);
+    if (host != NULL && topo_strmap_get(snap->node_by_hostname, host) < 0 &&
+        topo_strmap_put(snap->node_by_hostname, host, (int32_t)snap->nnodes) != 0)
         return topo_err_nomem(err, "snapshot");
     snap->nnodes++;
     return 0;
@@ -580,6 +589,25 @@ int topo_snapshot_level_index(const topo_snapshot *snap, const char *label)
 size_t topo_snapshot_node_count(const topo_snapshot *snap)
 {
     return snap->nnodes;
+}
+
+int topo_snapshot_node_by_hostname(const topo_snapshot *snap, const char *hostname,
+                                   topo_node_spec *out)
+{
+    int32_t i = hostname != NULL ? topo_strmap_get(snap->node_by_hostname, hostname) : -1;
+    if (i < 0)
+        return 0;
+    const snap_node *n = &snap->nodes[i];
+    memset(out, 0, sizeof(*out));
+    out->name = n->name;
+    out->labels = n->labels;
+    out->nlabels = n->nlabels;
+    out->taints = n->taints;
+    out->ntaints = n->ntaints;
+    out->unschedulable = n->unschedulable;
+    out->ready = n->ready;
+    out->ready_missing = n->ready_missing;
+    return 1;
 }
 
 const char *topo_snapshot_node_label(const topo_snapshot *snap, const char *node_name,

@@ -20,6 +20,7 @@ typedef struct snap_node {
     topo_resource *allocatable; /* names interned in snapshot->resource_names */
     size_t nallocatable;
     int ready;
+    int ready_missing;
     int unschedulable;
     int in_topology; /* has every level and flavor label */
     int32_t leaf;    /* leaf index, -1 when not eligible */
@@ -72,6 +73,7 @@ struct topo_snapshot {
     size_t nnodes;
     size_t cap_nodes;
     topo_strmap *node_by_name;
+    topo_strmap *node_by_hostname; /* kubernetes.io/hostname label -> node (the first added) */
 
     const char **resource_names; /* interned; index = resource id */
     size_t nresources;
