@@ -179,16 +179,22 @@ static void give_back(topo_admission_ctx *ctx, const placement *p)
 }
 
 /* Refused for good: its node failed and nodeReplacement.failFast. */
-static int refuse_unrepairable(topo_admission_ctx *ctx, answer *a, const topo_podset_id *id,
-                               const char *why, topo_pool *pool)
+static int refuse_unrepairable(topo_admission_ctx *ctx, answer *a, mode m,
+                               const topo_podset_id *id, const char *why, topo_pool *pool)
 {
-    if (why == NULL)
+    const char *msg = why ? topo_pool_printf(pool,
+                                             "topo-webhook: PodSet %s cannot be repaired "
+                                             "(nodeReplacement.failFast): %s",
+                                             id->key, why)
+                          : NULL;
+    if (msg == NULL)
         return TOPO_ENOMEM;
+    if (m == MODE_UNGATE) { /* created already: it stays gated, with the reason */
+        a->failure = msg;
+        return 0;
+    }
     atomic_fetch_add(&ctx->denied, 1);
-    adm_refuse(a, 403,
-               topo_pool_printf(pool, "topo-webhook: PodSet %s cannot be repaired "
-                                      "(nodeReplacement.failFast): %s",
-                                id->key, why));
+    adm_refuse(a, 403, msg);
     return 0;
 }
 
@@ -330,7 +336,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     if (found == 1 && repair == ADM_REPAIR_WAIT)
         return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), why, pool);
     if (found == 1 && repair == ADM_REPAIR_REFUSE)
-        return refuse_unrepairable(ctx, a, id, why, pool);
+        return refuse_unrepairable(ctx, a, m, id, why, pool);
     if (found == 1)
         return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
     if (view.refusal != NULL && view.kueue_refusal) {
@@ -530,7 +536,7 @@ static int answer_placement(topo_admission_ctx *ctx, answer *a, mode m,
     case PLACE_TIMED_OUT:
         return 0;
     case PLACE_REFUSED:
-        return refuse_unrepairable(ctx, a, id, res->why, pool);
+        return refuse_unrepairable(ctx, a, m, id, res->why, pool);
     case PLACE_NEW: /* placed anew before answering */
     case PLACE_NOMEM:
         break;
