@@ -311,6 +311,26 @@ void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reserv
 
 /* --- replace.c ------------------------------------------------------------ */
 
+/* How a node stands for a pod: ok; gone at once (deleted, no Ready
+ * condition: failed whatever runs there); or unusable (NotReady, a taint
+ * the pod does not tolerate, cordoned: failed when none of the PodSet's
+ * pods still runs there). */
+typedef enum host_state { HOST_OK, HOST_GONE, HOST_UNUSABLE } host_state;
+
+typedef struct host_check {
+    host_state state;
+    const char *node_name; /* HOST_UNUSABLE: the node's name (its FQDN, where the host is not) */
+    const char *what;      /* "is NotReady", "was deleted", ... (in pool) */
+} host_check;
+
+/* The node whose kubernetes.io/hostname is host, as topology t's live
+ * snapshot has it now (the watch's view, or the static inventory's), for
+ * a pod of request ps: its tolerations decide which taints and whether a
+ * cordon count (NULL: taints are not looked at, a cordon counts). 0 or
+ * TOPO_ENOMEM. Any thread holding mu or not (it reads the live only). */
+int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo_podset_spec *ps,
+                   host_check *out, topo_pool *pool, topo_err *err);
+
 /* What adm_repair made of a pod's slot. */
 enum {
     ADM_REPAIR_NONE = 0, /* its node takes the pod: p as it was */

@@ -32,18 +32,6 @@ const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OU
 
 /* --- is the node there for the pod? --------------------------------------------------- */
 
-/* How a host stands for a pod: ok, gone at once (deleted, no Ready
- * condition: failed whatever runs there), or unusable (NotReady, a taint
- * the pod does not tolerate, cordoned: failed when none of the PodSet's
- * pods still runs there). */
-typedef enum host_state { HOST_OK, HOST_GONE, HOST_UNUSABLE } host_state;
-
-typedef struct host_check {
-    host_state state;
-    const char *node_name; /* HOST_UNUSABLE: the node's name (its FQDN, where the host is not) */
-    const char *what;      /* "is NotReady", "was deleted", ... */
-} host_check;
-
 /* The first NoExecute (then NoSchedule) taint of n the pod does not
  * tolerate, as "key=value:Effect"; NULL when none. */
 static const char *untolerated_taint(const topo_node_spec *n, const topo_podset_spec *ps,
@@ -69,13 +57,12 @@ static int cordoned(const topo_node_spec *n, const topo_podset_spec *ps)
     static const topo_taint unschedulable = {"node.kubernetes.io/unschedulable", "",
                                              "NoSchedule"};
     return n->unschedulable &&
-           !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable);
+           (ps == NULL ||
+            !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable));
 }
 
-/* The host as the topology's live snapshot has it now (the watch's
- * view, or the static inventory's). */
-static int check_host(topo_admission_ctx *ctx, long t, const char *host,
-                      const topo_podset_spec *ps, host_check *out, topo_pool *pool, topo_err *err)
+int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo_podset_spec *ps,
+                   host_check *out, topo_pool *pool, topo_err *err)
 {
     topo_node_spec n;
     const char *taint;
@@ -90,7 +77,7 @@ static int check_host(topo_admission_ctx *ctx, long t, const char *host,
     } else if (!n.ready) {
         out->state = HOST_UNUSABLE;
         out->what = "is NotReady";
-    } else if ((taint = untolerated_taint(&n, ps, pool)) != NULL) {
+    } else if (ps != NULL && (taint = untolerated_taint(&n, ps, pool)) != NULL) {
         out->state = HOST_UNUSABLE;
         out->what = topo_pool_printf(pool, "has taint %s, which the pod does not tolerate", taint);
     } else if (cordoned(&n, ps)) {
@@ -158,7 +145,7 @@ static int host_failed(topo_admission_ctx *ctx, long t, const topo_cache_reserva
 {
     host_check hc;
     const char *running = NULL;
-    int rc = check_host(ctx, t, host, ps, &hc, pool, err);
+    int rc = adm_check_host(ctx, t, host, ps, &hc, pool, err);
     if (rc < 0 || hc.state == HOST_OK)
         return rc;
     if (hc.state == HOST_UNUSABLE &&
@@ -444,7 +431,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
     for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
         host_check hc;
         const char *host = p->values[p->nlevels - 1], *cause = NULL, *failure = NULL;
-        int rc = check_host(ctx, t, host, ps, &hc, pool, err);
+        int rc = adm_check_host(ctx, t, host, ps, &hc, pool, err);
         if (rc < 0 || hc.state == HOST_OK)
             return rc < 0 ? rc : ADM_REPAIR_NONE;
         /* The pods and slots as the cache holds them now (p came from the
