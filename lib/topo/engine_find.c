@@ -505,6 +505,33 @@ static int place_elastic(eng_ctx *ctx, size_t w, const size_t *leader, const top
     return 1;
 }
 
+/* What the replacement path reads without further checks. */
+static int check_workload(const topo_workload_spec *wl, topo_err *err)
+{
+    for (size_t i = 0; i < wl->nunhealthy_nodes; i++)
+        if (wl->unhealthy_nodes == NULL || wl->unhealthy_nodes[i] == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "workload: unhealthy_nodes[%zu] is NULL", i);
+    for (size_t i = 0; i < wl->nadmission; i++) {
+        const topo_admitted_podset *a = &wl->admission[i];
+        if (a->podset == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "workload: admission[%zu]: podset is NULL",
+                                i);
+        if (a->assignment == NULL)
+            continue;
+        if (a->assignment->ndomains > 0 && a->assignment->nlevels == 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "workload: admission[%zu] (\"%s\"): assignment has no levels", i,
+                                a->podset);
+        for (size_t d = 0; d < a->assignment->ndomains; d++)
+            if (a->assignment->domains[d].values == NULL)
+                return topo_err_set(err, TOPO_EINVALID,
+                                    "workload: admission[%zu] (\"%s\"): domains[%zu]: values "
+                                    "is NULL",
+                                    i, a->podset, d);
+    }
+    return 0;
+}
+
 static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *snap,
                     const topo_podset_spec *podsets, size_t npodsets,
                     const topo_workload_spec *workload, const topo_gates *gates, topo_pool *pool,
@@ -531,9 +558,9 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
                                     "podset \"%s\": slice layer %zu: size must be >= 1",
                                     podsets[i].name ? podsets[i].name : "", j);
     }
-    for (size_t i = 0; workload != NULL && i < workload->nunhealthy_nodes; i++)
-        if (workload->unhealthy_nodes == NULL || workload->unhealthy_nodes[i] == NULL)
-            return topo_err_set(err, TOPO_EINVALID, "workload: unhealthy_nodes[%zu] is NULL", i);
+    int bad = workload != NULL ? check_workload(workload, err) : 0;
+    if (bad != 0)
+        return bad;
     ctx->snap = snap;
     ctx->gates = gates;
     ctx->pool = pool;

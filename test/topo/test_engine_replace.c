@@ -276,8 +276,9 @@ static void test_engine_replace__preferred_same_domain_or_kueues(void **state)
     }
 }
 
-/* An unhealthy list with a NULL entry is a malformed request. */
-static void test_engine_replace__null_unhealthy_node(void **state)
+/* An unhealthy list with a NULL entry, an assignment without levels: a
+ * malformed request, not a crash. */
+static void test_engine_replace__malformed_workload(void **state)
 {
     (void)state;
     scenario sc = cases[0];
@@ -299,6 +300,14 @@ static void test_engine_replace__null_unhealthy_node(void **state)
     topo_err err = TOPO_ERR_INIT;
     assert_int_equal(topo_engine_find(&res, snap, &ps, 1, &wl, NULL, pool, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "unhealthy_nodes[1]"));
+    /* an assignment without levels has no hostname to compare */
+    unhealthy[1] = "n10";
+    topo_assignment no_levels = ad.a;
+    no_levels.nlevels = 0;
+    adm.assignment = &no_levels;
+    err = (topo_err)TOPO_ERR_INIT;
+    assert_int_equal(topo_engine_find(&res, snap, &ps, 1, &wl, NULL, pool, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "assignment has no levels"));
     topo_pool_free(pool);
     topo_snapshot_free(snap);
 }
@@ -308,7 +317,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_replace__table),
         cmocka_unit_test(test_engine_replace__preferred_same_domain_or_kueues),
-        cmocka_unit_test(test_engine_replace__null_unhealthy_node),
+        cmocka_unit_test(test_engine_replace__malformed_workload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
