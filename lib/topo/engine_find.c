@@ -292,7 +292,7 @@ static int is_replaced(const topo_workload_spec *wl, const char *host)
 {
     size_t n = wl->replace_all ? wl->nunhealthy_nodes : 1;
     for (size_t i = 0; i < n; i++)
-        if (wl->unhealthy_nodes[i] != NULL && strcmp(wl->unhealthy_nodes[i], host) == 0)
+        if (strcmp(wl->unhealthy_nodes[i], host) == 0)
             return 1;
     return 0;
 }
@@ -302,7 +302,7 @@ static int is_replaced(const topo_workload_spec *wl, const char *host)
 static const char *named_node(const topo_workload_spec *wl, const eng_assign *existing)
 {
     for (size_t u = 0; wl->replace_all && u < wl->nunhealthy_nodes; u++)
-        for (size_t i = 0; wl->unhealthy_nodes[u] != NULL && i < existing->n; i++)
+        for (size_t i = 0; i < existing->n; i++)
             if (strcmp(existing->values[i][existing->nlevels - 1], wl->unhealthy_nodes[u]) == 0)
                 return wl->unhealthy_nodes[u];
     return wl->unhealthy_nodes[0];
