@@ -71,14 +71,16 @@ typedef struct topo_admitted_podset {
 
 typedef struct topo_workload_spec {
     int single_pod_owned; /* owned by exactly one Pod, not a pod group */
-    const char *const *unhealthy_nodes; /* hostname level values */
+    const char *const *unhealthy_nodes; /* hostname level values, none NULL */
     size_t nunhealthy_nodes;
     const topo_admitted_podset *admission;
     size_t nadmission;
     /* topo's own (0 in Kueue's table, whose results they leave alone):
      * replace_all: every unhealthy node is replaced in one search (their
      * pods together, in the domain the remaining ones give), where Kueue
-     * replaces unhealthy_nodes[0] only (it evicts a workload with two);
+     * replaces unhealthy_nodes[0] only (it evicts a workload with two); a
+     * node outside the assignment adds no pods, and with none in it the
+     * assignment is kept (replacement NULL);
      * prefer_same_domain: a PodSet with a preferred level is first searched
      * for inside the remaining pods' domain at that level, and only when
      * nothing fits there anywhere (Kueue's choice for preferred). */

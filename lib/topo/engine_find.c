@@ -286,9 +286,54 @@ static const char *required_replacement_domain(eng_ctx *ctx, const topo_podset_s
     return d ? d->id : NULL;
 }
 
-/* findReplacementAssignment */
+/* Whether `host` is one of the nodes being replaced: Kueue replaces
+ * unhealthy_nodes[0] only, replace_all (topo's) every one of them. */
+static int is_replaced(const topo_workload_spec *wl, const char *host)
+{
+    size_t n = wl->replace_all ? wl->nunhealthy_nodes : 1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(wl->unhealthy_nodes[i], host) == 0)
+            return 1;
+    return 0;
+}
+
+/* The node a failure names: Kueue's unhealthy_nodes[0]; with replace_all the
+ * first of them that held pods (one that held none is not the cause). */
+static const char *named_node(const topo_workload_spec *wl, const eng_assign *existing)
+{
+    for (size_t u = 0; wl->replace_all && u < wl->nunhealthy_nodes; u++)
+        for (size_t i = 0; i < existing->n; i++)
+            if (strcmp(existing->values[i][existing->nlevels - 1], wl->unhealthy_nodes[u]) == 0)
+                return wl->unhealthy_nodes[u];
+    return wl->unhealthy_nodes[0];
+}
+
+/* prefer_same_domain (topo's): for a preferred level, the domain at that
+ * level holding the first remaining pods; NULL when it does not apply. */
+static const char *preferred_replacement_domain(eng_ctx *ctx, const topo_podset_spec *ps,
+                                                const topo_workload_spec *wl,
+                                                const eng_assign *remaining)
+{
+    const topo_snapshot *snap = ctx->snap;
+    if (!wl->prefer_same_domain || ps->required != NULL || ps->preferred == NULL ||
+        remaining->n == 0)
+        return NULL;
+    int level = topo_snapshot_level_index(snap, ps->preferred);
+    const snap_domain *d = remaining->domains[0];
+    if (level < 0 || d == NULL || d->level != (int)snap->nlevels - 1)
+        return NULL;
+    d = ancestor_at(snap, d, level);
+    /* joined, not id: a hostname leaf's id is the bare hostname */
+    return d ? d->joined : NULL;
+}
+
+/* findReplacementAssignment: the pods of the replaced nodes are taken out of
+ * the existing assignment, placed again (inside the domain the remaining
+ * pods require) and merged back. With replace_all their pods are summed and
+ * placed in one search; a node not in the assignment contributes none, and
+ * when none of them is, the assignment is kept (out_replacement NULL). */
 static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_assign *existing,
-                            const char *unhealthy, eng_assign **out_new,
+                            const topo_workload_spec *wl, eng_assign **out_new,
                             eng_assign **out_replacement, const char **reason)
 {
     *out_new = NULL;
@@ -299,10 +344,13 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
         return TOPO_ENOMEM;
     int32_t count = 0;
     for (size_t i = 0; i < existing->n; i++) {
-        if (strcmp(existing->values[i][existing->nlevels - 1], unhealthy) == 0)
-            count = existing->counts[i];
-        else
+        if (!is_replaced(wl, existing->values[i][existing->nlevels - 1]))
             push(remaining, existing, i, existing->counts[i]);
+        else if (wl->replace_all)
+            count += existing->counts[i]; /* every pod taken out is placed */
+        else
+            count = existing->counts[i]; /* deleteDomain: the last match's (a lowest
+                                          * level other than the hostname repeats values) */
     }
     const char *stale = stale_domain(remaining);
     if (stale != NULL) {
@@ -310,6 +358,10 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
                           "Cannot replace the node, because the existing topologyAssignment is "
                           "invalid, as it contains the stale domain %s",
                           stale);
+        return 0;
+    }
+    if (wl->replace_all && count == 0) {
+        *out_new = remaining;
         return 0;
     }
     const char *req_domain = required_replacement_domain(ctx, ps, count, remaining);
@@ -328,12 +380,25 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
         }
     }
     eng_assign *repl = NULL;
-    int rc = eng_find_assignment(ctx, &tr, NULL, req_domain, &repl, NULL, reason);
-    if (rc != 0 || *reason != NULL)
-        return rc;
+    int rc = 0;
+    const char *same = req_domain == NULL ? preferred_replacement_domain(ctx, ps, wl, remaining)
+                                          : NULL;
+    if (same != NULL) {
+        /* the same domain first; whatever it could not do, Kueue's choice */
+        const char *why = NULL;
+        if ((rc = eng_find_assignment(ctx, &tr, NULL, same, &repl, NULL, &why)) != 0)
+            return rc;
+        if (why != NULL)
+            repl = NULL;
+    }
+    if (repl == NULL || repl->n == 0) {
+        rc = eng_find_assignment(ctx, &tr, NULL, req_domain, &repl, NULL, reason);
+        if (rc != 0 || *reason != NULL)
+            return rc;
+    }
     if (repl == NULL || repl->n == 0) {
         *reason = eng_fmt(ctx, "cannot find replacement assignment for unhealthy node: %s",
-                          unhealthy);
+                          named_node(wl, existing));
         return 0;
     }
     if ((*out_new = merge(ctx, repl, remaining)) == NULL)
@@ -345,6 +410,7 @@ static int find_replacement(eng_ctx *ctx, const topo_podset_spec *ps, const eng_
 typedef struct ps_result {
     int done;
     eng_assign *assign;
+    eng_assign *replacement; /* the part found for the unhealthy nodes' pods */
     const char *reason;
 } ps_result;
 
@@ -439,6 +505,33 @@ static int place_elastic(eng_ctx *ctx, size_t w, const size_t *leader, const top
     return 1;
 }
 
+/* What the replacement path reads without further checks. */
+static int check_workload(const topo_workload_spec *wl, topo_err *err)
+{
+    for (size_t i = 0; i < wl->nunhealthy_nodes; i++)
+        if (wl->unhealthy_nodes == NULL || wl->unhealthy_nodes[i] == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "workload: unhealthy_nodes[%zu] is NULL", i);
+    for (size_t i = 0; i < wl->nadmission; i++) {
+        const topo_admitted_podset *a = &wl->admission[i];
+        if (a->podset == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "workload: admission[%zu]: podset is NULL",
+                                i);
+        if (a->assignment == NULL)
+            continue;
+        if (a->assignment->ndomains > 0 && a->assignment->nlevels == 0)
+            return topo_err_set(err, TOPO_EINVALID,
+                                "workload: admission[%zu] (\"%s\"): assignment has no levels", i,
+                                a->podset);
+        for (size_t d = 0; d < a->assignment->ndomains; d++)
+            if (a->assignment->domains[d].values == NULL)
+                return topo_err_set(err, TOPO_EINVALID,
+                                    "workload: admission[%zu] (\"%s\"): domains[%zu]: values "
+                                    "is NULL",
+                                    i, a->podset, d);
+    }
+    return 0;
+}
+
 static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *snap,
                     const topo_podset_spec *podsets, size_t npodsets,
                     const topo_workload_spec *workload, const topo_gates *gates, topo_pool *pool,
@@ -455,6 +548,7 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
         out[i].name = podsets[i].name;
         out[i].assignment = NULL;
         out[i].failure = NULL;
+        out[i].replacement = NULL;
         if (podsets[i].count < 0)
             return topo_err_set(err, TOPO_EINVALID, "podset \"%s\": count must be >= 0",
                                 podsets[i].name ? podsets[i].name : "");
@@ -464,6 +558,9 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
                                     "podset \"%s\": slice layer %zu: size must be >= 1",
                                     podsets[i].name ? podsets[i].name : "", j);
     }
+    int bad = workload != NULL ? check_workload(workload, err) : 0;
+    if (bad != 0)
+        return bad;
     ctx->snap = snap;
     ctx->gates = gates;
     ctx->pool = pool;
@@ -518,11 +615,12 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
                     continue;
                 }
                 eng_assign *merged = NULL, *repl = NULL;
-                rc = find_replacement(ctx, &podsets[i], existing, workload->unhealthy_nodes[0],
-                                      &merged, &repl, &res[i].reason);
+                rc = find_replacement(ctx, &podsets[i], existing, workload, &merged, &repl,
+                                      &res[i].reason);
                 if (rc != 0)
                     return topo_err_set(err, rc, "engine: out of memory");
                 res[i].assign = merged;
+                res[i].replacement = repl;
                 if (res[i].reason != NULL) {
                     stop = 1;
                     break;
@@ -584,6 +682,9 @@ static int find_all(eng_ctx *ctx, topo_podset_result *out, const topo_snapshot *
             out[i].failure = res[i].reason;
         } else if (res[i].assign != NULL) {
             if ((out[i].assignment = to_api(ctx, res[i].assign)) == NULL)
+                return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
+            if (res[i].replacement != NULL &&
+                (out[i].replacement = to_api(ctx, res[i].replacement)) == NULL)
                 return topo_err_set(err, TOPO_ENOMEM, "engine: out of memory");
         }
     }

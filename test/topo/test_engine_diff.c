@@ -471,6 +471,14 @@ static void compare(world *w, request *r, topo_podset_result *keep)
         *keep = ref[0];
 }
 
+static int lowest_value_once(const topo_assignment *a, const char *value)
+{
+    int seen = 0;
+    for (size_t i = 0; i < a->ndomains; i++)
+        seen += strcmp(a->domains[i].values[a->nlevels - 1], value) == 0;
+    return seen == 1;
+}
+
 static void requests(world *w)
 {
     request r;
@@ -487,7 +495,12 @@ static void requests(world *w)
             r.adm = (topo_admitted_podset){r.ps[0].name, r.ps[0].count, a};
             const topo_assign_domain *d = &a->domains[below(w, a->ndomains)];
             r.unhealthy[0] = d->values[a->nlevels - 1];
-            r.wl = (topo_workload_spec){chance(w, 10), r.unhealthy, 1, &r.adm, 1, 0, 0};
+            /* replace_all with one node is Kueue's replacement when its value
+             * is in one domain (Kueue counts only the last of several): every
+             * other step asks for it (by the step, so the random stream is as
+             * before) and the reference, which has no such field, must agree */
+            int replace_all = (w->step & 1) && lowest_value_once(a, r.unhealthy[0]);
+            r.wl = (topo_workload_spec){chance(w, 10), r.unhealthy, 1, &r.adm, 1, replace_all, 0};
             compare(w, &r, NULL);
         }
     }
