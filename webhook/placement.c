@@ -426,6 +426,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.quota_payload = p->quota;
         }
         ao.record_keys = &p->record_keys;
+        ao.replace_fail_fast = topo_admission_config_replace_fail_fast(p->cfg);
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)
