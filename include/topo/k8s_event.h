@@ -11,7 +11,6 @@
 #include <jansson.h>
 
 #include "topo/error.h"
-#include "topo/types.h"
 
 /* Object names are DNS subdomains of at most 253 characters. */
 #define TOPO_K8S_EVENT_NAME_MAX 253
