@@ -274,6 +274,34 @@ static void test_events__cap(void **state)
     assert_int_equal(dropped(f), 5);
 }
 
+/* fn runs under no lock: it may queue (a placement on another thread
+ * does); what it queues waits behind the events still waiting. */
+static void queue_again(void *payload, const topo_admission_event *ev)
+{
+    fx *f = payload;
+    seen(f, ev);
+    adm_event_queue(f->ctx, "team-a", RES, 1, NULL, "Normal", "R", "queued by fn", f->now);
+}
+
+static void test_events__queued_during_drain(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    claim(f, "uid-1", 1);
+    put_pod(f, "team-a", "p1", "uid-1", NULL);
+    adm_event_queue(f->ctx, "team-a", RES, 2, NULL, "Normal", "R", "waits", f->now);
+    adm_event_queue(f->ctx, "team-a", RES, 1, NULL, "Normal", "R", "now", f->now);
+    f->seen[0] = '\0';
+    f->calls = 0;
+    assert_int_equal(topo_admission_events_drain(f->ctx, queue_again, f, &err), 1);
+    assert_string_equal(f->seen, "team-a/p1/uid-1/Normal/R/now;");
+    claim(f, "uid-2", 2);
+    put_pod(f, "team-a", "p2", "uid-2", NULL);
+    assert_int_equal(drain(f), 2);
+    assert_string_equal(f->seen,
+                        "team-a/p2/uid-2/Normal/R/waits;team-a/p1/uid-1/Normal/R/queued by fn;");
+}
+
 /* The free of a ctx with events still queued frees them (ASan). */
 static void test_events__freed_with_ctx(void **state)
 {
@@ -290,6 +318,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events__found_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events__queued_during_drain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__freed_with_ctx, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
