@@ -160,6 +160,10 @@ static const struct {
                                TOPO_METRICS_GAUGE, PM_UNGATER},
 };
 
+/* topo_webhook_events_total{result}: Events on pods (pod_events.h). */
+enum { PE_CREATED, PE_FAILED, PE_DROPPED, PE_N };
+static const char *const pe_names[PE_N] = {"created", "failed", "dropped"};
+
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
 enum { PO_PLACED, PO_GATED, PO_DENIED, PO_IGNORED, PO_PASSED, PO_UNGATED, PO_N };
 static const char *const po_names[PO_N] = {"placed", "gated",  "denied",
@@ -197,6 +201,8 @@ struct wh_placement {
 
     topo_metrics *metrics;
     topo_metrics_series *outcomes[PO_N];
+    topo_metrics_series *replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
+    topo_metrics_series *events[PE_N]; /* with an ungater (it posts them) */
     topo_metrics_series *series[PM_N]; /* NULL: not listed (or PM_UNCLAIMED) */
 };
 
@@ -426,6 +432,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
             ao.quota_payload = p->quota;
         }
         ao.record_keys = &p->record_keys;
+        ao.replace_fail_fast = topo_admission_config_replace_fail_fast(p->cfg);
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)
@@ -542,6 +549,8 @@ static void metrics_refresh(void *payload)
                                      [PO_PASSED] = s.passed,   [PO_UNGATED] = s.ungated};
     for (size_t i = 0; i < PO_N; i++)
         topo_metrics_set(p->outcomes[i], (int64_t)outcomes[i]);
+    for (size_t i = 0; i < TOPO_ADMISSION_REPLACE_OUTCOMES; i++)
+        topo_metrics_set(p->replacements[i], (int64_t)s.node_replacements[i]);
     v[PM_RESERVED] = (int64_t)s.reserved;
     v[PM_ERRORS] = (int64_t)s.errors;
     v[PM_INVALID] = (int64_t)s.invalid;
@@ -576,6 +585,9 @@ static void metrics_refresh(void *payload)
         v[PM_UNGATER_SKIPPED] = (int64_t)us.skipped;
         v[PM_UNGATER_REMEMBERED] = (int64_t)us.remembered;
         v[PM_UNGATER_LAST_ROUND] = us.last_round_us;
+        topo_metrics_set(p->events[PE_CREATED], (int64_t)us.events_created);
+        topo_metrics_set(p->events[PE_FAILED], (int64_t)us.events_failed);
+        topo_metrics_set(p->events[PE_DROPPED], (int64_t)s.events_dropped);
     }
     if (p->placer != NULL) {
         wh_placer_stats ps;
@@ -604,6 +616,19 @@ static int metrics_init(wh_placement *p, topo_err *err)
     for (size_t i = 0; i < PO_N; i++) {
         const char *v[] = {po_names[i]};
         if ((p->outcomes[i] = topo_metrics_get(f, v)) == NULL)
+            return topo_err_nomem(err, "metrics");
+    }
+    if (topo_metrics_counter(p->metrics, &f, "topo_webhook_node_replacements_total",
+                             "Pods whose slot's node failed or cannot take them, by outcome: "
+                             "replaced (the slots moved to another node of the domain), no_room "
+                             "(none fits: the no-fit policy), waiting (the PodSet's pods still "
+                             "run there), fail_fast (the PodSet given up: nodeReplacement."
+                             "failFast), new (a single-Pod PodSet placed anew).",
+                             outcome, 1, err) != 0)
+        return -1;
+    for (size_t i = 0; i < TOPO_ADMISSION_REPLACE_OUTCOMES; i++) {
+        const char *v[] = {topo_admission_replace_outcome_names[i]};
+        if ((p->replacements[i] = topo_metrics_get(f, v)) == NULL)
             return topo_err_nomem(err, "metrics");
     }
     const int present[] = {[PM_ALWAYS] = 1,
@@ -640,6 +665,19 @@ static int metrics_init(wh_placement *p, topo_err *err)
         for (size_t i = 0; i < WH_FWD_OUTCOMES; i++) {
             const char *v[] = {wh_forward_outcome_names[i]};
             if ((p->forwarded[i] = topo_metrics_get(f, v)) == NULL)
+                return topo_err_nomem(err, "metrics");
+        }
+        static const char *const result[] = {"result"};
+        if (topo_metrics_counter(p->metrics, &f, "topo_webhook_events_total",
+                                 "Kubernetes Events on pods (a failed node replaced, or not): "
+                                 "created, failed (the POST was refused or unanswered; logged, "
+                                 "not retried), dropped (their pod not seen within 60 s, or over "
+                                 "256 queued).",
+                                 result, 1, err) != 0)
+            return -1;
+        for (size_t i = 0; i < PE_N; i++) {
+            const char *v[] = {pe_names[i]};
+            if ((p->events[i] = topo_metrics_get(f, v)) == NULL)
                 return topo_err_nomem(err, "metrics");
         }
         /* From a millisecond (nothing to evaluate) to the seconds a

@@ -26,6 +26,7 @@
 #include "topo/log.h"
 #include "topo/metrics.h"
 
+#include "pod_events.h"
 #include "ungater_skip.h"
 
 struct topo_ungater {
@@ -180,6 +181,10 @@ static int lead(topo_ungater *u)
         u->next_tick_ms = now + u->retry_ms;
     }
     int leader = topo_leader_is_leader(u->leader, topo_leader_now_ms());
+    /* Before anything is placed under this leadership: what admission
+     * reserves and repairs from now on outranks the previous placer's. */
+    if (leader)
+        topo_admission_set_term(u->ctx, topo_leader_term(u->leader));
     set_leader(u, leader);
     return leader;
 }
@@ -541,6 +546,19 @@ static int round_run(topo_ungater *u)
 
 /* ---- the thread ---- */
 
+static void post_events(topo_ungater *u)
+{
+    wh_pod_events_result r = {0, 0};
+    wh_pod_events_post(u->ctx, u->k,
+                       u->leader != NULL ? topo_leader_identity(u->leader) : u->identity, &r);
+    if (r.created == 0 && r.failed == 0)
+        return;
+    pthread_mutex_lock(&u->mu);
+    u->stats.events_created += r.created;
+    u->stats.events_failed += r.failed;
+    pthread_mutex_unlock(&u->mu);
+}
+
 static struct timespec deadline_in(long ms)
 {
     struct timespec ts;
@@ -572,6 +590,10 @@ static void *ungater_main(void *arg)
             round_run(u);
             add_stat(u, &u->stats.rounds, 1);
         }
+        /* Events queued by this replica's placements, led or not (it may
+         * have placed them just before it let go). */
+        if (due)
+            post_events(u);
         if (due)
             next_round = topo_leader_now_ms() + u->interval_ms;
 

@@ -12,7 +12,10 @@
  * PodSets go oldest first (their oldest pod's creationTimestamp, then
  * namespace and name); one that did not fit is passed over until capacity
  * may have come back for it (ungater_skip.h). No lock is held across a
- * round: admissions interleave with it, PodSet by PodSet. */
+ * round: admissions interleave with it, PodSet by PodSet. Each round it
+ * also posts the Events admission owes pods (pod_events.h), and while it
+ * holds the Lease it gives admission the Lease's term
+ * (topo_admission_set_term). */
 #ifndef TOPO_WEBHOOK_UNGATER_H
 #define TOPO_WEBHOOK_UNGATER_H
 
@@ -84,6 +87,8 @@ typedef struct topo_ungater_stats {
     uint64_t skipped;        /* PodSets a round passed over (ungater_skip.h) */
     uint64_t remembered;     /* gauge: PodSets remembered as not fitting */
     int64_t last_round_us;   /* how long the last round took */
+    /* Events posted on pods (pod_events.h), and those whose POST failed */
+    uint64_t events_created, events_failed;
 } topo_ungater_stats;
 
 /* Who places now, as this replica sees it (topo_ungater_placer). */

@@ -238,6 +238,10 @@ typedef struct topo_admission_stats {
     uint64_t foreign_annotations;
     /* failed-node replacements, by outcome (topo_admission_replace_outcome) */
     uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
+    /* Events never passed to topo_admission_events_drain's fn: over
+     * TOPO_ADMISSION_EVENTS_MAX queued, or their pod not seen within
+     * TOPO_ADMISSION_EVENT_TTL_S */
+    uint64_t events_dropped;
     uint32_t failing;      /* placements failed here (the cache) in a row */
     size_t reservations;   /* live reservations (cache rows) after the last tick */
     int64_t last_tick;     /* clock of the last topo_admission_tick, 0 before */

@@ -33,6 +33,7 @@ struct topo_admission_config {
     int64_t unclaimed_ttl_s;
     topo_resource *caps_ns, *caps_all; /* maxUnclaimed; NULL: the defaults */
     size_t ncaps_ns, ncaps_all;
+    int replace_fail_fast; /* nodeReplacement.failFast */
 };
 
 /* What the validators need to report an error. */
@@ -360,12 +361,30 @@ static int parse_caps(const reader *r, topo_resource **out, size_t *n, const jso
     return 0;
 }
 
+/* nodeReplacement: {failFast: <bool>} (docs/webhook.md "When nodes fail");
+ * absent or null: the defaults. */
+static int parse_node_replacement(const reader *r, topo_admission_config *cfg)
+{
+    static const char *const keys[] = {"failFast", NULL};
+    const json_t *obj = json_object_get(r->root, "nodeReplacement");
+    int error;
+    if (obj == NULL || json_is_null(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return fail(r, obj, r->root, "nodeReplacement: expected a map with failFast, got %s",
+                    topo_decode_type_name(obj));
+    if ((error = check_keys(r, obj, "nodeReplacement", keys)) < 0)
+        return error;
+    return topo_cfg_bool(&r->cfg, &cfg->replace_fail_fast, obj, "failFast", "nodeReplacement");
+}
+
 static int parse_root(const reader *r, topo_admission_config *cfg)
 {
     static const char *const keys[] = {"topologies",     "defaultPolicy",
                                        "namespacePolicyLabel", "reservationTTL",
                                        "ungateInterval", "unclaimedTTL",
-                                       "maxUnclaimed",   NULL};
+                                       "maxUnclaimed",   "nodeReplacement",
+                                       NULL};
     static const char *const cap_keys[] = {"perNamespace", "total", NULL};
     char p[TOPO_DECODE_PATH_MAX], why[512];
     const json_t *root = r->root, *arr;
@@ -416,6 +435,9 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
             (error = parse_caps(r, &cfg->caps_all, &cfg->ncaps_all, arr, "total", cfg->pool)) < 0)
             return error;
     }
+
+    if ((error = parse_node_replacement(r, cfg)) < 0)
+        return error;
 
     arr = json_object_get(root, "topologies");
     if (arr == NULL || json_is_null(arr))
@@ -599,4 +621,9 @@ const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_c
 {
     *n = total ? cfg->ncaps_all : cfg->ncaps_ns;
     return total ? cfg->caps_all : cfg->caps_ns;
+}
+
+int topo_admission_config_replace_fail_fast(const topo_admission_config *cfg)
+{
+    return cfg->replace_fail_fast;
 }

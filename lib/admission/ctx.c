@@ -36,6 +36,19 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
     return 0;
 }
 
+const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OUTCOMES] = {
+    [TOPO_ADMISSION_REPLACED] = "replaced",
+    [TOPO_ADMISSION_REPLACE_NO_ROOM] = "no_room",
+    [TOPO_ADMISSION_REPLACE_WAITING] = "waiting",
+    [TOPO_ADMISSION_REPLACE_FAIL_FAST] = "fail_fast",
+    [TOPO_ADMISSION_REPLACE_NEW] = "new",
+};
+
+void topo_admission_set_term(topo_admission_ctx *ctx, int64_t term)
+{
+    atomic_store(&ctx->term, term);
+}
+
 /* --- small helpers ----------------------------------------------------------------- */
 
 /* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
@@ -107,6 +120,8 @@ void topo_admission_ctx_free(topo_admission_ctx *ctx)
     topo_pool_free(ctx->pool);
     topo_pool_free(ctx->engine_pool);
     adm_memo_free(ctx);
+    adm_events_free(ctx);
+    pthread_mutex_destroy(&ctx->events_mu);
     pthread_mutex_destroy(&ctx->mu);
     free(ctx);
 }
@@ -193,6 +208,11 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
         free(c);
         return topo_err_set(err, TOPO_ENOMEM, "admission: cannot create a mutex");
     }
+    if (pthread_mutex_init(&c->events_mu, NULL) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        return topo_err_set(err, TOPO_ENOMEM, "admission: cannot create a mutex");
+    }
     int rc = 0;
     c->pool = topo_pool_create();
     c->engine_pool = topo_pool_create();
@@ -226,6 +246,7 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     }
     c->clock = opts->clock;
     c->clock_payload = opts->clock_payload;
+    c->replace_fail_fast = opts->replace_fail_fast != 0;
     if ((rc = adm_seal_keys_init(c, opts->record_keys, err)) < 0) {
         topo_admission_ctx_free(c);
         return rc;
@@ -256,6 +277,9 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->unknown_level = atomic_load(&ctx->unknown_level);
     out->timed_out = atomic_load(&ctx->timed_out);
     out->foreign_annotations = atomic_load(&ctx->foreign);
+    for (size_t i = 0; i < TOPO_ADMISSION_REPLACE_OUTCOMES; i++)
+        out->node_replacements[i] = atomic_load(&ctx->node_replacements[i]);
+    out->events_dropped = atomic_load(&ctx->events_dropped);
     out->failing = atomic_load(&ctx->failing);
     out->last_tick = atomic_load(&ctx->last_tick);
     pthread_mutex_lock(&ctx->mu);

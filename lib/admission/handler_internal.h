@@ -308,6 +308,8 @@ int adm_patch_start(answer *a);
 void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
                      int32_t slot, const char *pod_name, const char *type, const char *reason,
                      const char *message, int64_t now);
+/* Frees the queue (ctx_free). */
+void adm_events_free(topo_admission_ctx *ctx);
 
 /* --- replace.c ------------------------------------------------------------ */
 

@@ -42,8 +42,6 @@ struct topo_labelwriter {
 };
 
 /* The Events' namespace as a resource path: core/v1 events. */
-static const topo_k8s_resource events_res = {"", "v1", "events", "Event", 1};
-
 static void count(topo_labelwriter *w, int which, uint64_t n)
 {
     atomic_fetch_add_explicit(&w->stats[which], n, memory_order_relaxed);
@@ -192,7 +190,7 @@ static void create_event(topo_labelwriter *w, const topo_labeldiff *d, drift_nod
         return;
     if ((error = topo_labelwriter_event(&ev, d, w->component, w->instance, w->event_ns, now_ns,
                                         &err)) == 0)
-        error = topo_k8s_create_object(NULL, w->k, &events_res, w->event_ns, ev, &err);
+        error = topo_k8s_create_object(NULL, w->k, &topo_k8s_events, w->event_ns, ev, &err);
     if (error == 0 && n != NULL) {
         const char *name =
             json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
@@ -224,8 +222,8 @@ static void reassertion_event(topo_labelwriter *w, const topo_labeldiff *d, drif
     int error = topo_labelwriter_event_update(&patch, d, n->event_count + 1, n->event_first_ns,
                                               wall_ns(), &err);
     if (error == 0 && patch != NULL)
-        error = topo_k8s_patch(NULL, w->k, &events_res, w->event_ns, n->event, TOPO_K8S_MERGE_PATCH,
-                               patch, NULL, &err);
+        error = topo_k8s_patch(NULL, w->k, &topo_k8s_events, w->event_ns, n->event,
+                               TOPO_K8S_MERGE_PATCH, patch, NULL, &err);
     json_decref(patch);
     if (error == TOPO_ENOTFOUND) {
         n->event[0] = '\0';

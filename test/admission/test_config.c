@@ -64,6 +64,7 @@ static void test_config__good_full(void **state)
     caps = topo_admission_config_unclaimed_caps(cfg, 1, &n);
     assert_int_equal(n, 1);
     assert_int_equal(caps[0].amount, 4096);
+    assert_int_equal(topo_admission_config_replace_fail_fast(cfg), 1);
 
     t = topo_admission_config_topology(cfg, 0);
     assert_non_null(t);
@@ -116,6 +117,8 @@ static void test_config__good_defaults(void **state)
     size_t n = 1;
     assert_null(topo_admission_config_unclaimed_caps(cfg, 0, &n));
     assert_int_equal(n, 0);
+    /* a PodSet whose failed node has no replacement waits by default */
+    assert_int_equal(topo_admission_config_replace_fail_fast(cfg), 0);
     topo_admission_config_free(cfg);
 
     cfg = load_good("good-no-namespace-label.yaml");

@@ -33,7 +33,9 @@ def expected(values, webhook_name, sync_name):
     out = {}
     wc = [rule("", ["nodes"], ["get", "list", "watch"]),
           rule("", ["pods"], ["get", "list", "watch", "patch"]),
-          rule("batch", ["jobs"], ["list", "watch"])]
+          rule("batch", ["jobs"], ["list", "watch"]),
+          # Events on the pods whose failed node was replaced, in their namespaces
+          rule("", ["events"], ["create"])]
     if w["config"].get("namespacePolicyLabel"):
         wc.append(rule("", ["namespaces"], ["list", "watch"]))
     if w["resourceQuotas"]:

@@ -283,6 +283,30 @@ static void test_leader__failover_after_the_leader_stops(void **state)
     assert_string_equal(holder(&f->m), "b");
 }
 
+/* The term (topo_leader_term): 0 before leading, the Lease's
+ * leaseTransitions once taken from another holder (4 before: 5), kept
+ * while renewing; the creator of a Lease has term 0. */
+static void test_leader__term_after_takeover(void **state)
+{
+    fixture *f = *state;
+    store_put(&f->m, json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}", "metadata", "name",
+                               "topo-sync", "namespace", "topo-system", "spec", "holderIdentity",
+                               "x", "leaseDurationSeconds", 15, "acquireTime",
+                               "2026-01-05T08:00:00.000000Z", "renewTime",
+                               "2026-01-05T08:00:00.000000Z", "leaseTransitions", 4));
+    assert_int_equal(topo_leader_term(f->b), 0);
+    assert_false(tick(f->b, 0)); /* x's record seen: its lease runs 15 s from now */
+    assert_int_equal(topo_leader_term(f->b), 0);
+    assert_true(tick(f->b, 15000));
+    assert_string_equal(holder(&f->m), "b");
+    assert_int_equal(transitions(&f->m), 5);
+    assert_int_equal(topo_leader_term(f->b), 5);
+    assert_true(tick(f->b, 17000)); /* renewed: the same term */
+    assert_int_equal(topo_leader_term(f->b), 5);
+    assert_false(tick(f->a, 18000));
+    assert_int_equal(topo_leader_term(f->a), 0);
+}
+
 /* What a follower knows of the leader (topo_leader_holder), and whether a
  * leadership began by taking an existing Lease (topo_leader_took_over). */
 static void test_leader__holder_and_takeover(void **state)
@@ -539,6 +563,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_leader__run_loop_and_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leader__holder_and_takeover, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leader__term_after_takeover, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
