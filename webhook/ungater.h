@@ -84,6 +84,8 @@ typedef struct topo_ungater_stats {
     uint64_t skipped;        /* PodSets a round passed over (ungater_skip.h) */
     uint64_t remembered;     /* gauge: PodSets remembered as not fitting */
     int64_t last_round_us;   /* how long the last round took */
+    uint64_t stranded_failed; /* pods failed on a failed node (stranded.h) */
+    uint64_t stranded_errors; /* ... API calls for them that failed */
 } topo_ungater_stats;
 
 /* Who places now, as this replica sees it (topo_ungater_placer). */
