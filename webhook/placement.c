@@ -55,6 +55,8 @@ enum {
     PM_UNGATER_SKIPPED,
     PM_UNGATER_REMEMBERED,
     PM_UNGATER_LAST_ROUND,
+    PM_STRANDED_FAILED,
+    PM_STRANDED_ERRORS,
     PM_N
 };
 
@@ -158,6 +160,14 @@ static const struct {
                                "How long the ungater's last round took (every round is in "
                                "topo_webhook_ungater_round_seconds).",
                                TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_STRANDED_FAILED] = {"topo_webhook_stranded_pods_failed_total",
+                            "Unbound pods placed on a node that then failed (deleted, without "
+                            "Ready, NotReady, cordoned), failed so that their controller "
+                            "replaces them.",
+                            TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_STRANDED_ERRORS] = {"topo_webhook_stranded_pods_errors_total",
+                            "Failed API calls while failing stranded pods (retried next round).",
+                            TOPO_METRICS_COUNTER, PM_UNGATER},
 };
 
 /* topo_webhook_events_total{result}: Events on pods (pod_events.h). */
@@ -588,6 +598,8 @@ static void metrics_refresh(void *payload)
         topo_metrics_set(p->events[PE_CREATED], (int64_t)us.events_created);
         topo_metrics_set(p->events[PE_FAILED], (int64_t)us.events_failed);
         topo_metrics_set(p->events[PE_DROPPED], (int64_t)s.events_dropped);
+        v[PM_STRANDED_FAILED] = (int64_t)us.stranded_failed;
+        v[PM_STRANDED_ERRORS] = (int64_t)us.stranded_errors;
     }
     if (p->placer != NULL) {
         wh_placer_stats ps;

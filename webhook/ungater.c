@@ -27,6 +27,7 @@
 #include "topo/metrics.h"
 
 #include "pod_events.h"
+#include "stranded.h"
 #include "ungater_skip.h"
 
 struct topo_ungater {
@@ -45,6 +46,7 @@ struct topo_ungater {
     _Atomic int64_t placing_from_ms; /* when this replica may place (it leads) */
     topo_cache *cache;
     wh_skip *skip;                           /* the thread's */
+    wh_stranded *stranded;                   /* the thread's */
     _Atomic(topo_metrics_series *) rounds_h; /* topo_webhook_ungater_round_seconds */
 
     pthread_t thread;
@@ -491,6 +493,24 @@ static int64_t mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Pods pinned to a node that failed before they were bound (stranded.h):
+ * once this replica places (not while it settles after a takeover: the
+ * cache may not show the previous placer's pods yet). */
+static void fail_stranded(topo_ungater *u)
+{
+    topo_err err = TOPO_ERR_INIT;
+    wh_stranded_result r;
+    int64_t now = topo_leader_now_ms();
+    if (now < atomic_load(&u->placing_from_ms))
+        return;
+    if (wh_stranded_run(u->stranded, u->ctx, u->k, now, &r, &err) < 0)
+        topo_log(TOPO_LOG_ERROR, "ungater: stranded pods: %s", err.text);
+    pthread_mutex_lock(&u->mu);
+    u->stats.stranded_failed += r.failed;
+    u->stats.stranded_errors += r.errors;
+    pthread_mutex_unlock(&u->mu);
+}
+
 /* One round. The placement lock is never held here: each pod's evaluation
  * (topo_admission_ungate_pod_json) takes it for its own placement only, so
  * an admission waits for at most one PodSet's engine pass. */
@@ -530,6 +550,8 @@ static int round_run(topo_ungater *u)
     }
     if (u->skip != NULL)
         wh_skip_round_end(u->skip, result == ROUND_DONE);
+    if (result == ROUND_DONE && !stopping(u) && lead(u))
+        fail_stranded(u);
     int64_t took = mono_us() - t0;
     topo_metrics_observe(atomic_load(&u->rounds_h), (double)took / 1e6);
     pthread_mutex_lock(&u->mu);
@@ -630,6 +652,7 @@ static void destroy(topo_ungater *u)
     topo_k8s_config_dispose(&u->cfg);
     topo_cache_close(u->cache);
     wh_skip_free(u->skip);
+    wh_stranded_free(u->stranded);
     pthread_cond_destroy(&u->cv);
     pthread_mutex_destroy(&u->mu);
     free(u->db_path);
@@ -704,6 +727,8 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     if ((rc = topo_cache_open(&u->cache, u->db_path, NULL, err)) < 0)
         goto wrapped;
     if (opts->nlives > 0 && (rc = wh_skip_create(&u->skip, opts->lives, opts->nlives, err)) < 0)
+        goto wrapped;
+    if ((rc = wh_stranded_create(&u->stranded, err)) < 0)
         goto wrapped;
     if (pthread_create(&u->thread, NULL, ungater_main, u) != 0) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: cannot start a thread");

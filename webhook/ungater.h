@@ -89,6 +89,8 @@ typedef struct topo_ungater_stats {
     int64_t last_round_us;   /* how long the last round took */
     /* Events posted on pods (pod_events.h), and those whose POST failed */
     uint64_t events_created, events_failed;
+    uint64_t stranded_failed; /* pods failed on a failed node (stranded.h) */
+    uint64_t stranded_errors; /* ... API calls for them that failed */
 } topo_ungater_stats;
 
 /* Who places now, as this replica sees it (topo_ungater_placer). */

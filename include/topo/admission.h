@@ -256,6 +256,29 @@ typedef int (*topo_admission_unclaimed_fn)(void *payload, const char *namespace_
 int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unclaimed_fn fn,
                                      void *payload, topo_err *err) TOPO_MUST_CHECK;
 
+/* A pod topo placed (its slot's host in its nodeSelector) that
+ * kube-scheduler has not bound, whose node has since failed: deleted,
+ * without a Ready condition, NotReady or cordoned (the pod's tolerations
+ * are not known here: taints are not looked at). Nothing recreates such a
+ * pod; topo-webhook fails it, as Kueue's node controller does
+ * (markPodsFailed), so that its controller replaces it (docs/webhook.md
+ * "When nodes fail"). what: "is NotReady", "was deleted", ... Strings
+ * live for the call. */
+typedef struct topo_admission_stranded {
+    const char *namespace_;
+    const char *pod_name;
+    const char *pod_uid;
+    const char *host; /* the slot's kubernetes.io/hostname */
+    const char *what;
+} topo_admission_stranded;
+typedef int (*topo_admission_stranded_fn)(void *payload, const topo_admission_stranded *s);
+/* Calls fn for each such pod (topo_cache_foreach_stranded, of a slot whose
+ * assignment ends at kubernetes.io/hostname, in a configured topology),
+ * outside the ctx's lock; fn returning non-zero stops and is returned.
+ * <0 on cache errors. */
+int topo_admission_stranded_foreach(topo_admission_ctx *ctx, topo_admission_stranded_fn fn,
+                                    void *payload, topo_err *err) TOPO_MUST_CHECK;
+
 /* The generation term of the reservations this ctx makes and repairs
  * from now on (topo_cache_reservation gen_term): the Lease's
  * leaseTransitions when this replica took it, so that a replacement made

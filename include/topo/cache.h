@@ -661,6 +661,33 @@ typedef int (*topo_cache_unclaimed_fn)(const topo_cache_unclaimed *u, void *payl
 int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
                                  void *payload, topo_err *err) TOPO_MUST_CHECK;
 
+/* Pods waiting for the node of their slot (docs/webhook.md "When nodes
+ * fail"): unbound (no nodeName), neither Succeeded nor Failed, not gated
+ * (no topology.topo.io/wait-reason annotation) and holding a slot of a
+ * reservation (the cache bound the slot to the pod: topo's sealed output
+ * for that PodSet). Should the slot's node fail, such a pod stays Pending
+ * for ever; topo-webhook fails it, as Kueue's node controller does, so
+ * that its controller replaces it. Expired reservations count too (a
+ * reservation with pending pods outlives its expiry). From the index of
+ * the unbound pods (pods_gated): the cluster's bound pods are never read. */
+typedef struct topo_cache_stranded {
+    const char *pod_uid;
+    const char *namespace_;
+    const char *pod_name;
+    const char *reservation_id;
+    int32_t slot;
+    const char *const *assignment_levels; /* the reservation's assignment's */
+    size_t nassignment_levels;
+    const char *const *values; /* the slot's domain, one per assignment level */
+    size_t nvalues;
+} topo_cache_stranded;
+
+typedef int (*topo_cache_stranded_fn)(const topo_cache_stranded *s, void *payload);
+/* Calls fn for each such pod (in no particular order) from one consistent
+ * read; fn returning non-zero stops and is returned. */
+int topo_cache_foreach_stranded(topo_cache *cache, topo_cache_stranded_fn fn, void *payload,
+                                topo_err *err) TOPO_MUST_CHECK;
+
 /* --- the engine's snapshot ------------------------------------------------------------- */
 
 typedef struct topo_cache_snapshot_opts {

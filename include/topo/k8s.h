@@ -243,16 +243,28 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
 
 typedef enum topo_k8s_patch_type {
     TOPO_K8S_MERGE_PATCH = 1, /* application/merge-patch+json (RFC 7386) */
-    TOPO_K8S_JSON_PATCH = 2   /* application/json-patch+json (RFC 6902) */
+    TOPO_K8S_JSON_PATCH = 2,  /* application/json-patch+json (RFC 6902) */
+    /* application/strategic-merge-patch+json: built-in kinds only; lists
+     * with a merge key (a pod's status.conditions: type) are merged by it,
+     * not replaced */
+    TOPO_K8S_STRATEGIC_MERGE_PATCH = 3
 } topo_k8s_patch_type;
 
 /* PATCH. With resource_version non-NULL the write is conditional: a merge
- * patch gets metadata.resourceVersion, a JSON patch a trailing
+ * patch (either kind) gets metadata.resourceVersion, a JSON patch a trailing
  * "replace /metadata/resourceVersion" op, and a stale version is
  * TOPO_ECONFLICT. out (may be NULL) gets the patched object. */
 int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
                    const char *name, topo_k8s_patch_type type, const json_t *patch,
                    const char *resource_version, topo_err *err) TOPO_MUST_CHECK;
+/* The same on a subresource of the object: .../<name>/<subresource>
+ * ("status": only the object's status changes; metadata in the patch is
+ * its preconditions: resourceVersion, and a uid that is not the stored
+ * object's is TOPO_ECONFLICT). NULL: the object itself. */
+int topo_k8s_patch_subresource(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                               const char *ns, const char *name, const char *subresource,
+                               topo_k8s_patch_type type, const json_t *patch,
+                               const char *resource_version, topo_err *err) TOPO_MUST_CHECK;
 
 /* Builds the patch to apply to current (borrowed). Sets *patch_out to a new
  * reference, or to NULL when nothing needs to change; returns 0 or a code

@@ -23,9 +23,6 @@
 #include "topo/log.h"
 #include "topo/podset_key.h"
 
-const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OUTCOMES] = {
-    "replaced", "no_room", "waiting", "fail_fast", "new"};
-
 /* Moving slots can race an adoption through another connection (a record
  * of a higher generation): the cache refuses ours, and we read again. */
 #define REPAIR_ATTEMPTS 3

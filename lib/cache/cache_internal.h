@@ -29,9 +29,24 @@
  * name that is not its own, be a PodSet of its own). */
 #define CACHE_GATED_OWN                                                                            \
     "substr(" CACHE_GATED_KEY ", 1, length(namespace) + 1) = namespace || '/'"
-#define CACHE_GATED_WHERE                                                                          \
-    "phase NOT IN ('Succeeded', 'Failed') AND "                                                   \
-    "instr(podset, '\"topology.topo.io/wait-reason\"') > 0"
+/* The gate's reason annotation is on the pod (topo-webhook writes it with
+ * its gate and removes it when ungating). */
+#define CACHE_GATED_MARK "instr(podset, '\"topology.topo.io/wait-reason\"') > 0"
+#define CACHE_GATED_WHERE "phase NOT IN ('Succeeded', 'Failed') AND " CACHE_GATED_MARK
+/* Pods waiting on their slot's node (topo_cache_foreach_stranded): the
+ * unbound pods first, through index pods_gated (its WHERE is node_name =
+ * ''; CROSS JOIN keeps SQLite from starting at the slots, which are one
+ * per pod of every PodSet), then their slot by index and its reservation
+ * by key. Never a scan of the bound pods or of the slots.
+ * TODO(issue 28): leave out terminating pods (AND p.terminating = 0) once
+ * the pods table has the column (schema 7, topo_cache_pod.terminating,
+ * from another branch): a pod being deleted is not to be failed. */
+#define CACHE_STRANDED_SQL                                                                         \
+    "SELECT p.uid, p.namespace, p.name, s.reservation_id, s.slot, s.domain_values, "              \
+    "json_extract(r.assignment, '$.levels') FROM pods p INDEXED BY pods_gated CROSS JOIN "        \
+    "reservation_slots s ON s.pod_uid = p.uid JOIN reservations r ON r.id = s.reservation_id "    \
+    "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND NOT ("                 \
+    CACHE_GATED_MARK ")"
 
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
@@ -224,7 +239,8 @@
        "SELECT substr(r.podset_key, 1, instr(r.podset_key, '/') - 1) AS ns, r.id, r.requests, "   \
        "count(*) FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "        \
        "WHERE r.expires_at > ?1 AND s.pod_uid IS NULL AND " CACHE_FREE_SLOTS_HELD("?1")            \
-       " GROUP BY r.id ORDER BY ns, r.id")
+       " GROUP BY r.id ORDER BY ns, r.id")                                                       \
+    XX(STRANDED, CACHE_STRANDED_SQL)
 
 typedef enum cache_stmt {
 #define CACHE_XX_ENUM(name, sql) CACHE_STMT_##name,

@@ -579,6 +579,15 @@ int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, cons
                    const char *name, topo_k8s_patch_type type, const json_t *patch,
                    const char *resource_version, topo_err *err)
 {
+    return topo_k8s_patch_subresource(out, k, res, ns, name, NULL, type, patch,
+                                      resource_version, err);
+}
+
+int topo_k8s_patch_subresource(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                               const char *ns, const char *name, const char *subresource,
+                               topo_k8s_patch_type type, const json_t *patch,
+                               const char *resource_version, topo_err *err)
+{
     int error = 0;
     char *path = NULL;
     json_t *body = NULL;
@@ -590,6 +599,11 @@ int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, cons
         ctype = "application/merge-patch+json";
         if (!json_is_object(patch))
             return topo_err_set(err, TOPO_EINVALID, "kubernetes: a merge patch is an object");
+    } else if (type == TOPO_K8S_STRATEGIC_MERGE_PATCH) {
+        ctype = "application/strategic-merge-patch+json";
+        if (!json_is_object(patch))
+            return topo_err_set(err, TOPO_EINVALID,
+                                "kubernetes: a strategic merge patch is an object");
     } else if (type == TOPO_K8S_JSON_PATCH) {
         ctype = "application/json-patch+json";
         if (!json_is_array(patch))
@@ -599,14 +613,25 @@ int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, cons
     }
     if (name == NULL)
         return topo_err_set(err, TOPO_EINVALID, "kubernetes: patch needs a name");
-    if ((error = topo_k8s_path(&path, res, ns, name, err)) < 0)
+    if (subresource != NULL && subresource[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "kubernetes: empty subresource");
+    sbuf b = SBUF_INIT;
+    if ((error = build_path(&b, res, ns, name, err)) < 0) {
+        topo_buf_dispose(&b.b);
+        return error;
+    }
+    if (subresource != NULL) {
+        sb_puts(&b, "/");
+        sb_escaped(&b, subresource);
+    }
+    if ((error = sb_finish(&b, &path, "kubernetes", err)) < 0)
         return error;
     if (resource_version != NULL) {
         /* The patched object carries the version we read: the API server
          * refuses it with 409 when the stored one differs. */
         if ((body = json_deep_copy(patch)) == NULL)
             goto oom;
-        if (type == TOPO_K8S_MERGE_PATCH) {
+        if (type != TOPO_K8S_JSON_PATCH) {
             json_t *md = json_object_get(body, "metadata");
             if (md == NULL || json_is_null(md)) {
                 if (json_object_set_new(body, "metadata", md = json_object()) < 0)

@@ -33,6 +33,7 @@ def expected(values, webhook_name, sync_name):
     out = {}
     wc = [rule("", ["nodes"], ["get", "list", "watch"]),
           rule("", ["pods"], ["get", "list", "watch", "patch"]),
+          rule("", ["pods/status"], ["patch"]),
           rule("batch", ["jobs"], ["list", "watch"]),
           # Events on the pods whose failed node was replaced, in their namespaces
           rule("", ["events"], ["create"])]

@@ -37,9 +37,14 @@ Semantics follow kube-apiserver backed by etcd3:
   * POST (201; 409 AlreadyExists), PUT (409 Conflict on a stale
     metadata.resourceVersion), DELETE (optional preconditions), PATCH with
     application/merge-patch+json (RFC 7386), application/strategic-merge-patch+json
-    (treated as a merge patch) and application/json-patch+json (RFC 6902: add,
-    remove, replace, move, copy, test; a failed op is 422); a patched object whose
-    metadata.resourceVersion differs from the stored one is 409 Conflict;
+    (a merge patch whose lists with a patch merge key in the built-in types,
+    such as status.conditions by type or spec.containers by name, are merged
+    item by item, "$patch": "delete" removing one; other lists replaced) and
+    application/json-patch+json (RFC 6902: add, remove, replace, move, copy,
+    test; a failed op is 422); a patched or updated object whose
+    metadata.resourceVersion differs from the stored one, or whose metadata.uid
+    is not the stored one's (a uid precondition), is 409 Conflict; on /status
+    only the status changes;
   * errors are Status objects (kind Status, status Failure, message, reason,
     details, code) with the apiserver's messages;
   * the Accept header is negotiated as kube-apiserver does for JSON
@@ -546,6 +551,64 @@ def merge_patch(target, patch):
             out.pop(k, None)
         else:
             out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+# Lists that a strategic merge patch merges (Kubernetes' patchMergeKey /
+# patchStrategy "merge" on the built-in types), by path of field names from
+# the object's root; None: a list of scalars merged as a set. The others are
+# replaced, as the API server does for lists without a strategy.
+SMP_MERGE_KEYS = {
+    ("metadata", "finalizers"): None,
+    ("metadata", "ownerReferences"): "uid",
+    ("spec", "containers"): "name",
+    ("spec", "initContainers"): "name",
+    ("spec", "ephemeralContainers"): "name",
+    ("spec", "volumes"): "name",
+    ("spec", "schedulingGates"): "name",
+    ("spec", "template", "spec", "containers"): "name",
+    ("spec", "template", "spec", "initContainers"): "name",
+    ("spec", "template", "spec", "volumes"): "name",
+    ("status", "conditions"): "type",
+    ("status", "addresses"): "type",
+}
+
+
+def strategic_merge_patch(target, patch, path=()):
+    """A strategic merge patch of the built-in types (see SMP_MERGE_KEYS);
+    returns a new value, target is not modified."""
+    if not isinstance(patch, dict):
+        if isinstance(patch, list) and path in SMP_MERGE_KEYS and isinstance(target, list):
+            return merge_list(target, patch, SMP_MERGE_KEYS[path], path)
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = strategic_merge_patch(out.get(k), v, path + (k,))
+    return out
+
+
+def merge_list(target, patch, key, path):
+    out = list(target)
+    if key is None:
+        for v in patch:
+            if v not in out:
+                out.append(v)
+        return out
+    for item in patch:
+        if not isinstance(item, dict) or key not in item:
+            raise PatchError(f"{'.'.join(path)}: an item without its merge key {key!r}")
+        at = next((i for i, cur in enumerate(out)
+                   if isinstance(cur, dict) and cur.get(key) == item[key]), None)
+        if item.get("$patch") == "delete":
+            if at is not None:
+                out.pop(at)
+        elif at is None:
+            out.append(strategic_merge_patch({}, item, path))
+        else:
+            out[at] = strategic_merge_patch(out[at], item, path)
     return out
 
 
@@ -2182,6 +2245,15 @@ class Handler(BaseHTTPRequestHandler):
         want_rv = md.get("resourceVersion") or ""
         if want_rv and want_rv != cur["metadata"]["resourceVersion"]:
             raise conflict(res, name)
+        # A uid is a precondition too (the object may have been recreated
+        # under its name): the apiserver refuses a mismatch with 409.
+        want_uid = md.get("uid") or ""
+        have_uid = cur["metadata"].get("uid", "")
+        if want_uid and want_uid != have_uid:
+            raise ApiError(409, "Conflict",
+                           f'Operation cannot be fulfilled on {res.qualified()} "{name}": '
+                           f"Precondition failed: UID in precondition: {want_uid}, UID in "
+                           f"object meta: {have_uid}", details_for(res, name))
         for k in ("name", "namespace", "uid", "creationTimestamp"):
             if k in cur["metadata"]:
                 md[k] = cur["metadata"][k]
@@ -2246,7 +2318,12 @@ class Handler(BaseHTTPRequestHandler):
                 if not isinstance(patch, dict):
                     raise bad_request("json: cannot unmarshal into Go value of type "
                                       "map[string]interface {}")
-                new = merge_patch(full, patch)
+                try:
+                    new = (strategic_merge_patch(full, patch)
+                           if ctype == "application/strategic-merge-patch+json"
+                           else merge_patch(full, patch))
+                except PatchError as e:
+                    raise ApiError(422, "Invalid", str(e))
             if not isinstance(new, dict):
                 raise ApiError(422, "Invalid", "the patched object is not an object")
             new = json.loads(json.dumps(new))
