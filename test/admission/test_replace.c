@@ -88,7 +88,9 @@ static void fx_open(fx *f, int fail_fast)
                                         "m1", "m2",  "m3",  "m4", "m5", "m6"};
     memset(f, 0, sizeof(*f));
     assert_int_equal(topo_keyring_add(&f->keys, material, sizeof material - 1, "test", &err), 0);
-    assert_int_equal(topo_cache_open(&f->cache, ":memory:", NULL, &err), 0);
+    /* the cache verifies the seals with the record keys: the pods bind their slots */
+    topo_cache_opts co = {.record_keys = &f->keys};
+    assert_int_equal(topo_cache_open(&f->cache, ":memory:", &co, &err), 0);
     topo_snapshot_opts so = {"default", levels, 2, NULL, 0};
     assert_int_equal(topo_live_create(&f->live, &so, &err), 0);
     for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
