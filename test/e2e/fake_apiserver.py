@@ -2341,6 +2341,9 @@ class Handler(BaseHTTPRequestHandler):
         obj = self.decode(body)
         if not isinstance(obj, dict) or obj.get("kind") not in (None, "Binding"):
             raise bad_request("the body of the request was in an unknown format")
+        md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        if md.get("name") not in (None, "", name):
+            raise bad_request("name in URL does not match name in Binding object")
         target = obj.get("target") if isinstance(obj.get("target"), dict) else {}
         if not target.get("name"):
             raise invalid(RESOURCES["pods"], name, "target.name: Required value")

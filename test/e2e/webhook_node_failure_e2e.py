@@ -78,11 +78,10 @@ import urllib.parse
 import uuid
 
 from harness import FAILURES, check, expect, registry, run_cases, slowdown
-from harness.pods import (ASSIGNMENT, HOST_LABEL, NS, RACK_LABEL, WAIT_GATE, WAIT_REASON,
-                          gates_of, make_pod)
+from harness.pods import ASSIGNMENT, HOST_LABEL, NS, RACK_LABEL, WAIT_GATE, gates_of, make_pod
 from harness.webhook import Webhook, WebhookApiEnv, free_port, metric
-from webhook_replicas_e2e import (GPU, LEASE_FLAGS, RESERVATION, RESERVATION_SPEC, SLOT,
-                                  info, rack_job_pod, send, wait_placer)
+from webhook_replicas_e2e import (GPU, LEASE_FLAGS, RESERVATION_SPEC, info, rack_job_pod, send,
+                                  wait_placer)
 
 CASES, _case = registry()
 
