@@ -396,7 +396,7 @@ def expect_on(env, pod, host, what):
     expect(not i["gated"] and i["host"] == host,
            "%s: %s placed on %s, got host %r (gated %s, reason %r)"
            % (what, i["name"], host, i["host"], i["gated"], i["reason"]))
-    check(sel.get(RACK_LABEL) in (None, env.nodes[host][RACK_LABEL]),
+    check(sel.get(RACK_LABEL) == env.nodes[host][RACK_LABEL],
           "%s: the rack selector is %s's: %r" % (what, host, sel))
 
 
