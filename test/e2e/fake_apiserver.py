@@ -6,6 +6,13 @@ It speaks the real wire format for the resources topo uses:
   core/v1 nodes                     /api/v1/nodes[/NAME[/status]]
   core/v1 pods                      /api/v1/pods (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/pods[/NAME[/status]]
+                                    /api/v1/namespaces/NS/pods/NAME/binding (POST a
+                                    Binding: the scheduler's bind)
+                                    (DELETE is graceful as kube-apiserver's: a bound
+                                    pod not Succeeded/Failed gets deletionTimestamp and
+                                    stays Terminating while its node is NotReady or has
+                                    no Ready condition; the fake's kubelets of Ready
+                                    nodes confirm at once; gracePeriodSeconds 0 forces)
   batch/v1 jobs                     /apis/batch/v1/jobs, /apis/batch/v1/namespaces/NS/jobs[/NAME[/status]]
   coordination.k8s.io/v1 leases     /apis/coordination.k8s.io/v1/leases,
                                     /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
@@ -925,6 +932,15 @@ def replace_rv(prev, rv):
     if prev.raw.count(old) != 1:
         return None
     return prev.raw.replace(old, b'"resourceVersion":"%d"' % rv, 1)
+
+
+def node_ready(node):
+    """The status of a node's Ready condition: "True", "False", "Unknown", or
+    None when it has none."""
+    for c in (node.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Ready":
+            return c.get("status")
+    return None
 
 
 # --------------------------------------------------------------------------- generated objects
@@ -1889,6 +1905,9 @@ class Handler(BaseHTTPRequestHandler):
         sub = m.group("sub")
         if ns is not None and not res.namespaced:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub == "binding" and res.name == "pods" and ns and name and method == "POST":
+            self.bind(res, (ns or "", name), name, body)
+            return
         if sub is not None and (sub != "status" or not res.has_status):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if res.namespaced and ns is None and (name is not None or method != "GET"):
@@ -2342,8 +2361,98 @@ class Handler(BaseHTTPRequestHandler):
                 raise conflict(res, name)
             if pre.get("uid") and pre["uid"] != prev.data["metadata"].get("uid"):
                 raise conflict(res, name)
-            entry = st.delete(res, key)
+            entry = None
+            if res.name == "pods":
+                entry = self.delete_gracefully(st, res, prev, opts)
+            if entry is None:
+                entry = st.delete(res, key)
         self.send_bytes(200, self.object_body(res, entry))
+
+    def delete_gracefully(self, st, res, prev, opts):
+        """kube-apiserver's graceful deletion of a pod (the pod strategy's
+        CheckGracefulDelete and the registry's BeforeDelete): the grace period
+        is DeleteOptions.gracePeriodSeconds, else spec.terminationGracePeriodSeconds
+        (defaulted to 30); 0 for a pod not bound to a node or whose phase is
+        Succeeded or Failed. A pod given a grace period is only marked
+        (metadata.deletionTimestamp = now + the period,
+        deletionGracePeriodSeconds; a MODIFIED event) and stays until its
+        kubelet confirms with a deletion of grace 0. The fake has no kubelets:
+        the kubelet of a node whose Ready condition is True confirms at once
+        (the pod is deleted in one step), so only a pod bound to a node that is
+        NotReady or has no Ready condition stays Terminating, as on a cluster
+        whose node died; a pod of a deleted node is deleted at once (the pod
+        garbage collector). A second deletion with a shorter period shortens
+        it, with 0 deletes. Returns the marked pod's Entry, or None to
+        delete it now."""
+        pod = json.loads(prev.raw)  # prev stays as it was (the history)
+        spec = pod.get("spec") or {}
+        md = pod["metadata"]
+        grace = (opts or {}).get("gracePeriodSeconds") if isinstance(opts, dict) else None
+        if not isinstance(grace, int) or grace < 0:
+            grace = spec.get("terminationGracePeriodSeconds")
+            if not isinstance(grace, int) or grace < 0:
+                grace = 30
+        if not spec.get("nodeName") or (pod.get("status") or {}).get("phase") in (
+                "Succeeded", "Failed"):
+            grace = 0
+        if grace == 0:
+            return None
+        node = st.objects["nodes"].get(("", spec["nodeName"]))
+        if node is None or node_ready(node.data) == "True":
+            return None
+        old = md.get("deletionGracePeriodSeconds")
+        if md.get("deletionTimestamp") and isinstance(old, int) and old <= grace:
+            return prev
+        md["deletionTimestamp"] = (datetime.datetime.now(datetime.timezone.utc) +
+                                   datetime.timedelta(seconds=grace)).strftime(
+                                       "%Y-%m-%dT%H:%M:%SZ")
+        md["deletionGracePeriodSeconds"] = grace
+        md["resourceVersion"] = str(st.next_rv())
+        return st.put(res, pod, "MODIFIED", prev)
+
+    def bind(self, res, key, name, body):
+        """POST pods/NAME/binding (core/v1 Binding, the scheduler's write): the
+        pod's spec.nodeName set to target.name and its PodScheduled condition
+        True; 409 when the pod is bound already or being deleted (the
+        registry's BindingREST.assignPod). Answers a Status Success, 201."""
+        obj = self.decode(body)
+        if not isinstance(obj, dict) or obj.get("kind") not in (None, "Binding"):
+            raise bad_request("the body of the request was in an unknown format")
+        md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        if md.get("name") not in (None, "", name):
+            raise bad_request("name in URL does not match name in Binding object")
+        target = obj.get("target") if isinstance(obj.get("target"), dict) else {}
+        if not target.get("name"):
+            raise invalid(RESOURCES["pods"], name, "target.name: Required value")
+        if target.get("kind") not in (None, "", "Node"):
+            raise invalid(RESOURCES["pods"], name,
+                          'target.kind: Not supported: "%s": supported values: "Node"'
+                          % target["kind"])
+        st = self.server.state.store
+        with st.cond:
+            prev = st.objects[res.name].get(key)
+            if prev is None:
+                raise not_found(res, name)
+            pod = json.loads(prev.raw)
+            if pod["metadata"].get("deletionTimestamp"):
+                raise ApiError(409, "Conflict", "Operation cannot be fulfilled on pods/binding "
+                               f'"{name}": pod {name} is being deleted, cannot be assigned to '
+                               "a host", details_for(res, name))
+            if (pod.get("spec") or {}).get("nodeName"):
+                raise ApiError(409, "Conflict", "Operation cannot be fulfilled on pods/binding "
+                               f'"{name}": pod {name} is already assigned to node '
+                               f'"{pod["spec"]["nodeName"]}"', details_for(res, name))
+            pod.setdefault("spec", {})["nodeName"] = target["name"]
+            status = pod.setdefault("status", {})
+            conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conds.append({"type": "PodScheduled", "status": "True",
+                          "lastTransitionTime": now_rfc3339()})
+            status["conditions"] = conds
+            pod["metadata"]["resourceVersion"] = str(st.next_rv())
+            st.put(res, pod, "MODIFIED", prev)
+        ok = OrderedDict([("kind", "Status"), ("apiVersion", "v1"), ("metadata", {}),
+                          ("status", "Success"), ("code", 201)])
+        self.send_obj(201, ok)
 
     # ------------------------------------------------------------ admin
 
