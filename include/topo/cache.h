@@ -51,7 +51,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 6
+#define TOPO_CACHE_SCHEMA_VERSION 7
 
 typedef struct topo_cache topo_cache;
 

@@ -301,7 +301,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (6)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (7)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
