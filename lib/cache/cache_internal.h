@@ -40,6 +40,11 @@
 #define CACHE_NODE_COLUMNS                                                                         \
     "name, labels, allocatable, taints, unschedulable, ready, resource_version, ready_missing"
 
+/* The columns every reservation read returns, in load_reservation's order. */
+#define CACHE_RES_COLUMNS                                                                          \
+    "id, podset_key, topology_name, levels, requests, assignment, created_at, expires_at, "       \
+    "shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq"
+
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
     XX(BEGIN_IMMEDIATE, "BEGIN IMMEDIATE")                                                        \
@@ -205,15 +210,12 @@
        "ORDER BY source")                                                                         \
     XX(FACTS_DELETE, "DELETE FROM source_facts WHERE source = ?1")                                                       \
     XX(RES_GET,                                                                                   \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq FROM reservations WHERE id = ?1")                              \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations WHERE id = ?1")                          \
     XX(RES_GET_BY_KEY,                                                                            \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq FROM reservations WHERE "           \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations WHERE "                                  \
        "podset_key = ?1")                                                                         \
     XX(RES_ALL,                                                                                   \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq FROM reservations ORDER BY id")                                \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations ORDER BY id")                            \
     XX(GROUP_PUT,                                                                                 \
        "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, seq, "  \
        "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \

@@ -7,7 +7,8 @@
  * (metadata.creationTimestamp and deletionTimestamp, RFC 3339) and a node's
  * Ready condition (or its absence) are all decoded there. Any bytes give a
  * stored row or an error with a message, never a crash, a leak, or a cache
- * that no longer builds its snapshot or finds a node by its hostname. Seeds: fixtures/fuzz/watch and fixtures/fuzz/objects. */
+ * that no longer builds its snapshot or finds a node by its hostname.
+ * Seeds: fixtures/fuzz/watch and fixtures/fuzz/objects. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
