@@ -143,7 +143,6 @@
        "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq) "   \
        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7, ?12, ?13)")                       \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
-    XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
     XX(RES_GEN, "SELECT gen_term, gen_seq FROM reservations WHERE id = ?1")                       \
     XX(RES_CURRENT,                                                                               \
        "SELECT podset_key, levels, assignment, gen_term, gen_seq, (SELECT count(*) FROM "         \
@@ -329,8 +328,6 @@ void cache_foreign_claim(topo_cache *c, const topo_cache_pod *p, const char *id,
  * assignment, signed with one of the record keys (cache.h "Adoption"); 0
  * when not (none, malformed, another key); <0 when the cache fails. */
 int cache_record_verifies(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err);
-/* Whether statement which (one key bound) returns a row: *out 1 or 0. */
-int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err);
 /* The value of one of a pod's kept annotations, or NULL. */
 const char *cache_pod_annotation(const topo_cache_pod *p, const char *key);
 /* Writes a reservation and its slots inside the caller's transaction, of

@@ -97,24 +97,6 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     return 0;
 }
 
-int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
-{
-    sqlite3_stmt *st = cache_stmt_get(c, which, err);
-    int rc, error;
-    *out = 0;
-    if (st == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, key, err)) == 0) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            *out = 1;
-        else if (rc != SQLITE_DONE)
-            error = cache_sql_error(c, rc, "read reservation", err);
-    }
-    cache_stmt_done(st);
-    return error;
-}
-
 static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, topo_err *err)
 {
     const topo_assignment *a = s->assignment;
