@@ -51,7 +51,7 @@
 
 /* The schema version this build creates and reads. Older files are migrated
  * when opened; newer ones are refused (TOPO_EUNSUPPORTED). */
-#define TOPO_CACHE_SCHEMA_VERSION 6
+#define TOPO_CACHE_SCHEMA_VERSION 7
 
 typedef struct topo_cache topo_cache;
 
@@ -415,7 +415,8 @@ typedef struct topo_cache_reservation_spec {
      * given, so it must be assignment's; NULL: encoded here). */
     const char *assignment_json;
     /* The generation the placer gives it (see topo_cache_reservation
-     * gen_term): a new reservation is [term, 0]. */
+     * gen_term): a new reservation is [term, 0]. 0 to 2^53 (what a
+     * record's JSON number holds exactly), else TOPO_EINVALID. */
     int64_t gen_term;
 } topo_cache_reservation_spec;
 
@@ -538,9 +539,10 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
  * its index and its claim; the reservation's generation becomes
  * [gen_term, gen_seq]. TOPO_ENOTFOUND (no such reservation), TOPO_EINVALID
  * (other levels, or not exactly one domain per slot: the pod count must be
- * the reservation's), TOPO_ECONFLICT (the generation is not higher than the
- * stored one: a replacement computed on a stale copy, or a record older
- * than what the cache holds; nothing changes). */
+ * the reservation's; a term or seq outside 0..2^53), TOPO_ECONFLICT (the
+ * generation is not higher than the stored one: a replacement computed on a
+ * stale copy, or a record older than what the cache holds; nothing
+ * changes). */
 int topo_cache_reservation_reassign(topo_cache *cache, const char *id,
                                     const topo_assignment *assignment, const char *assignment_json,
                                     int64_t gen_term, int64_t gen_seq,

@@ -94,7 +94,8 @@ int topo_decode_member(const json_t **out, const json_t *obj, const char *key, c
 
 /* A v1 Node object → the fields the model keeps: metadata.name (required,
  * non-empty), labels, status.allocatable (Kueue units), spec.taints,
- * spec.unschedulable, and the first Ready condition (absent: not ready).
+ * spec.unschedulable, and the first Ready condition (absent: not ready, and
+ * ready_missing set).
  * The kind is not checked here. */
 int topo_decode_node(topo_node_spec *out, const json_t *node, const char *path, topo_pool *pool,
                      topo_err *err) TOPO_MUST_CHECK;

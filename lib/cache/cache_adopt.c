@@ -57,6 +57,15 @@ int topo_cache_reservation_record(char **out, const topo_cache_reservation *r,
                     (json_int_t)r->created_at, "expires", (json_int_t)r->expires_at, "shape",
                     r->shape ? r->shape : "", "request", r->request ? r->request : "",
                     "unclaimedTTL", (json_int_t)r->unclaimed_ttl);
+    /* [0, 0] is what a record without "gen" reads as: left out, a record
+     * of a reservation that never moved is the one written before. */
+    if (doc != NULL && (r->gen_term != 0 || r->gen_seq != 0) &&
+        json_object_set_new(doc, "gen",
+                            json_pack("[I, I]", (json_int_t)r->gen_term,
+                                      (json_int_t)r->gen_seq)) < 0) {
+        json_decref(doc);
+        doc = NULL;
+    }
     if (doc == NULL || (json = topo_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
         error = topo_json_alloc_failed() || doc != NULL
                     ? topo_err_nomem(err, "cache")
@@ -145,10 +154,30 @@ static int record_int(int64_t *out, const json_t *doc, const char *key)
     return json_is_integer(v) ? 0 : TOPO_EINVALID;
 }
 
+int cache_record_gen(int64_t *out_term, int64_t *out_seq, const json_t *record)
+{
+    const json_t *gen = json_object_get(record, "gen");
+    *out_term = *out_seq = 0;
+    if (gen == NULL)
+        return 0;
+    if (!json_is_array(gen) || json_array_size(gen) != 2)
+        return TOPO_EINVALID;
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *v = json_array_get(gen, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > TOPO_CACHE_GEN_MAX)
+            return TOPO_EINVALID;
+    }
+    *out_term = (int64_t)json_integer_value(json_array_get(gen, 0));
+    *out_seq = (int64_t)json_integer_value(json_array_get(gen, 1));
+    return 0;
+}
+
 /* The spec a verified record and its assignment describe, from pool (the
- * strings borrowed from rec, which outlives the spec). */
-static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, const json_t *rec,
-                         const json_t *asg, topo_pool *pool, topo_err *err)
+ * strings borrowed from rec, which outlives the spec), and the record's
+ * generation: [s->gen_term, *gen_seq]. */
+static int decode_record(topo_cache_reservation_spec *s, int64_t *gen_seq, topo_assignment *as,
+                         const json_t *rec, const json_t *asg, topo_pool *pool, topo_err *err)
 {
     const char **levels = NULL;
     topo_resource *req = NULL;
@@ -162,6 +191,9 @@ static int decode_record(topo_cache_reservation_spec *s, topo_assignment *as, co
         record_int(&s->expires_at, rec, "expires") < 0 ||
         record_int(&s->unclaimed_ttl, rec, "unclaimedTTL") < 0)
         return topo_err_set(err, TOPO_EINVALID, "record: a field is missing or mistyped");
+    if (cache_record_gen(&s->gen_term, gen_seq, rec) < 0)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "record: gen: expected [term, seq], integers 0 to 2^53");
     if (!json_is_array(json_object_get(rec, "levels")) ||
         !json_is_object(json_object_get(rec, "requests")))
         return topo_err_set(err, TOPO_EINVALID,
@@ -199,6 +231,50 @@ int cache_record_verifies(topo_cache *c, const topo_cache_pod *p, const char *id
     return ok;
 }
 
+/* The generation the cache holds for reservation id: *have 0 when it holds
+ * none. */
+static int stored_gen(topo_cache *c, const char *id, int *have, int64_t *term, int64_t *seq,
+                      topo_err *err)
+{
+    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_RES_GEN, err);
+    int error, rc;
+    *have = 0;
+    *term = *seq = 0;
+    if (st == NULL)
+        return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+    if ((error = cache_bind_text(c, st, 1, id, err)) == 0) {
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            *have = 1;
+            *term = sqlite3_column_int64(st, 0);
+            *seq = sqlite3_column_int64(st, 1);
+        } else if (rc != SQLITE_DONE) {
+            error = cache_sql_error(c, rc, "read reservation", err);
+        }
+    }
+    cache_stmt_done(st);
+    return error;
+}
+
+/* 1 when a record ("<MAC> <JSON>", not verified yet) names a generation
+ * above [term, seq], 0 when not or malformed, TOPO_ENOMEM. Most events of a
+ * placed pod carry the reservation's own generation: they stop here, before
+ * the MAC and the rest of the record. */
+static int record_is_newer(const char *record, int64_t term, int64_t seq, topo_err *err)
+{
+    size_t len = strlen(record);
+    int64_t t = 0, s = 0;
+    json_t *doc = NULL;
+    int error;
+    if (len <= TOPO_SHA256_HEX_LEN + 1 || len > RECORD_MAX)
+        return 0;
+    const char *json = record + TOPO_SHA256_HEX_LEN + 1;
+    if ((error = topo_codec_json_parse(&doc, json, strlen(json), "record", NULL)) < 0)
+        return error == TOPO_ENOMEM ? topo_err_nomem(err, "cache") : 0;
+    int newer = cache_record_gen(&t, &s, doc) == 0 && (t > term || (t == term && s > seq));
+    json_decref(doc);
+    return newer;
+}
+
 int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err)
 {
     const char *record = cache_pod_annotation(p, TOPO_CACHE_RECORD_ANNOTATION);
@@ -207,12 +283,17 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
     topo_cache_reservation_spec spec = {0};
     topo_assignment as;
     topo_err why = TOPO_ERR_INIT;
-    int have = 0, error;
+    int64_t term = 0, seq = 0, gen_seq = 0;
+    int have = 0, newer = 0, error;
 
     if (c->record_keys.n == 0 || record == NULL || assignment == NULL)
         return 0;
-    if ((error = cache_row_exists(c, CACHE_STMT_RES_EXISTS, id, &have, err)) < 0 || have)
+    /* Held already: only a newer generation (a replacement its placer
+     * made) changes it; an older or equal one never moves it back. */
+    if ((error = stored_gen(c, id, &have, &term, &seq, err)) < 0)
         return error;
+    if (have && (newer = record_is_newer(record, term, seq, err)) <= 0)
+        return newer;
     int signed_by_us = cache_record_verifies(c, p, id, err);
     if (signed_by_us < 0)
         return signed_by_us;
@@ -230,7 +311,7 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
     if ((error = topo_codec_json_parse(&rec, json, strlen(json), "record", &why)) < 0 ||
         (error = topo_codec_json_parse(&asg, assignment, strlen(assignment), "assignment",
                                        &why)) < 0 ||
-        (error = decode_record(&spec, &as, rec, asg, pool, &why)) < 0)
+        (error = decode_record(&spec, &gen_seq, &as, rec, asg, pool, &why)) < 0)
         goto done;
     /* Signed, but for a PodSet of another namespace: a copy on a pod that
      * is not of it (cache.h "Adoption"). */
@@ -239,10 +320,22 @@ int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *
         goto done;
     }
     spec.id = id;
-    if ((error = cache_reservation_insert(c, &spec, &why)) == 0) {
-        c->adopted++;
-        topo_log(TOPO_LOG_INFO, "reservation %s of PodSet %s adopted from pod %s/%s", id,
-                 spec.podset_key, p->namespace_name, p->name);
+    if (!have) {
+        if ((error = cache_reservation_insert(c, &spec, gen_seq, &why)) == 0) {
+            c->adopted++;
+            topo_log(TOPO_LOG_INFO, "reservation %s of PodSet %s adopted from pod %s/%s", id,
+                     spec.podset_key, p->namespace_name, p->name);
+        }
+    } else {
+        /* The slots move as the record's placer moved them: its annotation
+         * is the assignment its MAC covers. */
+        spec.assignment_json = assignment;
+        if ((error = cache_reservation_reassign(c, &spec, spec.gen_term, gen_seq, &why)) == 0)
+            topo_log(TOPO_LOG_INFO,
+                     "reservation %s of PodSet %s moved to generation [%lld, %lld] from pod "
+                     "%s/%s",
+                     id, spec.podset_key, (long long)spec.gen_term, (long long)gen_seq,
+                     p->namespace_name, p->name);
     }
 done:
     /* Only a failure of the cache itself concerns the pod's row. */
@@ -251,8 +344,8 @@ done:
     } else {
         if (error < 0)
             topo_log(error == TOPO_ECONFLICT ? TOPO_LOG_DEBUG : TOPO_LOG_WARN,
-                     "pod %s/%s: reservation %s not adopted: %s", p->namespace_name, p->name, id,
-                     why.text);
+                     "pod %s/%s: reservation %s not %s: %s", p->namespace_name, p->name, id,
+                     have ? "updated from its record" : "adopted", why.text);
         error = 0;
     }
     json_decref(rec);

@@ -48,6 +48,18 @@
     "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND NOT ("                 \
     CACHE_GATED_MARK ")"
 
+/* A node's kubernetes.io/hostname label, exactly as index nodes_hostname
+ * (schema 7) has it, and the columns every node read returns, in
+ * cache_row_node's order. */
+#define CACHE_NODE_HOSTNAME "json_extract(labels, '$.\"kubernetes.io/hostname\"')"
+#define CACHE_NODE_COLUMNS                                                                         \
+    "name, labels, allocatable, taints, unschedulable, ready, resource_version, ready_missing"
+
+/* The columns every reservation read returns, in load_reservation's order. */
+#define CACHE_RES_COLUMNS                                                                          \
+    "id, podset_key, topology_name, levels, requests, assignment, created_at, expires_at, "       \
+    "shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq"
+
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
     XX(BEGIN_IMMEDIATE, "BEGIN IMMEDIATE")                                                        \
@@ -60,49 +72,56 @@
     XX(SYNC_NORMAL, "PRAGMA synchronous=NORMAL")                                                  \
     XX(NODE_UPSERT,                                                                               \
        "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "              \
-       "resource_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET "    \
+       "resource_version, ready_missing) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "                  \
+       "ON CONFLICT(name) DO UPDATE SET "                                                         \
        "labels=excluded.labels, allocatable=excluded.allocatable, taints=excluded.taints, "       \
        "unschedulable=excluded.unschedulable, ready=excluded.ready, "                             \
-       "resource_version=excluded.resource_version")                                              \
+       "resource_version=excluded.resource_version, ready_missing=excluded.ready_missing")        \
     XX(NODE_DELETE, "DELETE FROM nodes WHERE name = ?1")                                          \
     XX(NODE_GET,                                                                                  \
-       "SELECT name, labels, allocatable, taints, unschedulable, ready, resource_version "        \
-       "FROM nodes WHERE name = ?1")                                                              \
+       "SELECT " CACHE_NODE_COLUMNS " FROM nodes WHERE name = ?1")                                \
+    XX(NODE_BY_HOSTNAME,                                                                          \
+       "SELECT " CACHE_NODE_COLUMNS " FROM nodes WHERE " CACHE_NODE_HOSTNAME " = ?1 "              \
+       "ORDER BY name LIMIT 1")                                                                   \
     XX(NODE_ALL,                                                                                  \
-       "SELECT name, labels, allocatable, taints, unschedulable, ready, resource_version "        \
-       "FROM nodes ORDER BY name")                                                                \
+       "SELECT " CACHE_NODE_COLUMNS " FROM nodes ORDER BY name")                                  \
     XX(POD_UPSERT,                                                                                \
        "INSERT INTO pods(uid, namespace, name, node_name, phase, requests, podset, "              \
-       "is_topology_assigned, resource_version, created_at) "                                    \
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "                                          \
+       "is_topology_assigned, resource_version, created_at, terminating) "                       \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "                                     \
        "ON CONFLICT(uid) DO UPDATE SET namespace=excluded.namespace, name=excluded.name, "        \
        "node_name=excluded.node_name, phase=excluded.phase, requests=excluded.requests, "         \
        "podset=excluded.podset, is_topology_assigned=excluded.is_topology_assigned, "             \
-       "resource_version=excluded.resource_version, created_at=excluded.created_at")              \
+       "resource_version=excluded.resource_version, created_at=excluded.created_at, "             \
+       "terminating=excluded.terminating")                                                        \
     XX(POD_DELETE, "DELETE FROM pods WHERE uid = ?1")                                             \
     XX(POD_GET,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods WHERE uid = ?1")                                   \
+       "resource_version, created_at, terminating FROM pods WHERE uid = ?1")                      \
     XX(POD_ALL,                                                                                   \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods ORDER BY uid")                                     \
+       "resource_version, created_at, terminating FROM pods ORDER BY uid")                        \
     XX(GATED_PODSETS,                                                                             \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, min(created_at), count(*), " CACHE_GATED_KEY ", EXISTS (SELECT 1 FROM "  \
+       "resource_version, min(created_at), terminating, count(*), " CACHE_GATED_KEY ", EXISTS "   \
+       "(SELECT 1 FROM "                                                                          \
        "reservations r WHERE r.podset_key = " CACHE_GATED_KEY ") FROM pods WHERE "                 \
        "node_name = '' AND " CACHE_GATED_KEY " IS NOT NULL AND " CACHE_GATED_OWN " AND "          \
        CACHE_GATED_WHERE                                                                          \
        " GROUP BY " CACHE_GATED_KEY " UNION ALL "                                                 \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at, 1, NULL, 0 FROM pods WHERE node_name = '' AND "              \
+       "resource_version, created_at, terminating, 1, NULL, 0 FROM pods WHERE node_name = '' "    \
+       "AND "                                                                                     \
        CACHE_GATED_KEY " IS NULL AND " CACHE_GATED_WHERE)                                          \
     XX(GATED_PODS,                                                                                \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods WHERE node_name = '' AND " CACHE_GATED_KEY          \
+       "resource_version, created_at, terminating FROM pods WHERE node_name = '' AND "           \
+       CACHE_GATED_KEY                                                                            \
        " = ?1 AND " CACHE_GATED_OWN " AND " CACHE_GATED_WHERE " ORDER BY created_at, name")        \
     XX(GATED_POD,                                                                                 \
        "SELECT uid, namespace, name, node_name, phase, requests, podset, is_topology_assigned, "   \
-       "resource_version, created_at FROM pods WHERE uid = ?1 AND node_name = '' AND "             \
+       "resource_version, created_at, terminating FROM pods WHERE uid = ?1 AND node_name = '' "   \
+       "AND "                                                                                     \
        CACHE_GATED_WHERE)                                               \
     XX(JOB_UPSERT,                                                                                \
        "INSERT INTO jobs(uid, namespace, name, parallelism, completions, resource_version) "      \
@@ -136,10 +155,18 @@
     XX(COUNT_SLOTS, "SELECT count(*), count(pod_uid) FROM reservation_slots")                     \
     XX(RES_INSERT,                                                                                \
        "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "   \
-       "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at) "                       \
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7)")                                 \
+       "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq) "   \
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7, ?12, ?13)")                       \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
-    XX(RES_EXISTS, "SELECT 1 FROM reservations WHERE id = ?1")                                    \
+    XX(RES_GEN, "SELECT gen_term, gen_seq FROM reservations WHERE id = ?1")                       \
+    XX(RES_CURRENT,                                                                               \
+       "SELECT podset_key, levels, assignment, gen_term, gen_seq, (SELECT count(*) FROM "         \
+       "reservation_slots WHERE reservation_id = ?1) FROM reservations WHERE id = ?1")            \
+    XX(RES_REASSIGN,                                                                              \
+       "UPDATE reservations SET assignment = ?2, gen_term = ?3, gen_seq = ?4 WHERE id = ?1")      \
+    XX(SLOT_MOVE,                                                                                 \
+       "UPDATE reservation_slots SET domain_values = ?3 WHERE reservation_id = ?1 AND slot = ?2 " \
+       "AND domain_values <> ?3")                                                                 \
     XX(RES_PODSET_KEY, "SELECT podset_key FROM reservations WHERE id = ?1")                       \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \
@@ -197,15 +224,12 @@
        "ORDER BY source")                                                                         \
     XX(FACTS_DELETE, "DELETE FROM source_facts WHERE source = ?1")                                                       \
     XX(RES_GET,                                                                                   \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE id = ?1")                              \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations WHERE id = ?1")                          \
     XX(RES_GET_BY_KEY,                                                                            \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations WHERE "           \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations WHERE "                                  \
        "podset_key = ?1")                                                                         \
     XX(RES_ALL,                                                                                   \
-       "SELECT id, podset_key, topology_name, levels, requests, assignment, created_at, "         \
-       "expires_at, shape, request, unclaimed_ttl, claimed_at FROM reservations ORDER BY id")                                \
+       "SELECT " CACHE_RES_COLUMNS " FROM reservations ORDER BY id")                            \
     XX(GROUP_PUT,                                                                                 \
        "INSERT INTO group_members(group_key, member, total, shape, request, podset_group, seq, "  \
        "expires_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "       \
@@ -320,13 +344,27 @@ void cache_foreign_claim(topo_cache *c, const topo_cache_pod *p, const char *id,
  * assignment, signed with one of the record keys (cache.h "Adoption"); 0
  * when not (none, malformed, another key); <0 when the cache fails. */
 int cache_record_verifies(topo_cache *c, const topo_cache_pod *p, const char *id, topo_err *err);
-/* Whether statement which (one key bound) returns a row: *out 1 or 0. */
-int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err);
 /* The value of one of a pod's kept annotations, or NULL. */
 const char *cache_pod_annotation(const topo_cache_pod *p, const char *key);
-/* Writes a reservation and its slots inside the caller's transaction. */
+/* Writes a reservation and its slots inside the caller's transaction, of
+ * generation [spec->gen_term, gen_seq] (a new placement: gen_seq 0; an
+ * adopted record: the record's). */
 int cache_reservation_insert(topo_cache *c, const topo_cache_reservation_spec *spec,
-                             topo_err *err);
+                             int64_t gen_seq, topo_err *err);
+/* The largest generation term or seq (2^53: what a JSON number holds
+ * exactly, so a record's "gen" reads back as written). */
+#define TOPO_CACHE_GEN_MAX ((int64_t)1 << 53)
+/* Moves reservation spec->id's slots to spec->assignment (its JSON
+ * spec->assignment_json, or encoded here when NULL) at generation
+ * [gen_term, gen_seq], inside the caller's unit: the checks and the write
+ * of topo_cache_reservation_reassign. When spec->podset_key or spec->levels
+ * is set, the reservation must also be of that PodSet and those levels
+ * (TOPO_EINVALID otherwise: a record that is not of it). */
+int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec *spec,
+                               int64_t gen_term, int64_t gen_seq, topo_err *err);
+/* A record's "gen" ([term, seq], each 0..TOPO_CACHE_GEN_MAX; absent:
+ * [0, 0]); TOPO_EINVALID (no message) when it is anything else. */
+int cache_record_gen(int64_t *out_term, int64_t *out_seq, const json_t *record);
 /* Creates reservation id from the pod's signed record when the cache lacks
  * it (cache.h "Adoption"); 0 when there is nothing to adopt. */
 int cache_adopt_reservation(topo_cache *c, const topo_cache_pod *p, const char *id,

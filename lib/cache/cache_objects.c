@@ -137,7 +137,8 @@ static int store_node(topo_cache *c, const topo_node_spec *n, const char *rv, to
         (error = cache_bind_json(c, st, 4, taints, err)) < 0 ||
         (error = cache_bind_int(c, st, 5, n->unschedulable ? 1 : 0, err)) < 0 ||
         (error = cache_bind_int(c, st, 6, n->ready ? 1 : 0, err)) < 0 ||
-        (error = cache_bind_text(c, st, 7, rv != NULL ? rv : "", err)) < 0)
+        (error = cache_bind_text(c, st, 7, rv != NULL ? rv : "", err)) < 0 ||
+        (error = cache_bind_int(c, st, 8, n->ready_missing ? 1 : 0, err)) < 0)
         goto cleanup;
     error = cache_stmt_run(c, st, "upsert node", err);
     st = NULL;
@@ -224,6 +225,7 @@ static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, to
         np[TOPO_DECODE_PATH_MAX];
     const json_t *meta = NULL, *spec = NULL, *status = NULL, *annotations = NULL;
     topo_resource *req = NULL;
+    int64_t deleting = -1; /* RFC 3339 times decode to 0 or more */
     int error;
 
     memset(p, 0, sizeof(*p));
@@ -242,6 +244,7 @@ static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, to
                                     err)) < 0 ||
         (error = decode_owner(&p->owner_uid, meta, mp, pool, err)) < 0 ||
         (error = topo_decode_time(&p->created_at, meta, "creationTimestamp", mp, 0, err)) < 0 ||
+        (error = topo_decode_time(&deleting, meta, "deletionTimestamp", mp, 0, err)) < 0 ||
         (error = topo_decode_member(&annotations, meta, "annotations", mp, JSON_OBJECT, 0, err)) < 0 ||
         (error = podset_pairs(&p->labels, &p->nlabels, json_object_get(meta, "labels"),
                               P(np, mp, "labels"), pool, err)) < 0 ||
@@ -253,6 +256,7 @@ static int decode_pod(topo_cache_pod *p, const json_t *obj, const char *path, to
         return error;
     p->requests = req;
     p->tas = topo_pod_is_tas(annotations);
+    p->terminating = deleting >= 0;
     return 0;
 }
 
@@ -291,7 +295,8 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
         (error = cache_bind_int(c, st, 8, p->tas ? 1 : 0, err)) < 0 ||
         (error = cache_bind_text(c, st, 9, p->resource_version ? p->resource_version : "",
                                  err)) < 0 ||
-        (error = cache_bind_int(c, st, 10, p->created_at, err)) < 0)
+        (error = cache_bind_int(c, st, 10, p->created_at, err)) < 0 ||
+        (error = cache_bind_int(c, st, 11, p->terminating ? 1 : 0, err)) < 0)
         goto cleanup;
     error = cache_stmt_run(c, st, "upsert pod", err);
     st = NULL;

@@ -62,6 +62,7 @@ int cache_row_node(topo_node_spec *out, const char **out_rv, sqlite3_stmt *st, t
     out->taints = t;
     out->unschedulable = sqlite3_column_int(st, 4) != 0;
     out->ready = sqlite3_column_int(st, 5) != 0;
+    out->ready_missing = sqlite3_column_int(st, 7) != 0;
     if (out_rv != NULL)
         *out_rv = rv;
 
@@ -114,6 +115,7 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
     out->annotations = annotations;
     out->tas = sqlite3_column_int(st, 7) != 0;
     out->created_at = sqlite3_column_int64(st, 9);
+    out->terminating = sqlite3_column_int(st, 10) != 0;
     if ((error = podset_string(&out->owner_uid, podset, "owner", pool, err)) < 0 ||
         (error = podset_string(&out->generate_name, podset, "generateName", pool, err)) < 0)
         goto cleanup;
@@ -244,15 +246,15 @@ int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_f
         topo_pool_clear(cache->scratch);
         if ((error = cache_row_pod(&pod, st, cache->scratch, err)) < 0)
             goto cleanup;
-        ps.key = sqlite3_column_type(st, 11) == SQLITE_NULL
+        ps.key = sqlite3_column_type(st, 12) == SQLITE_NULL
                      ? NULL
-                     : cache_column_strdup(st, 11, 0, cache->scratch);
-        if (sqlite3_column_type(st, 11) != SQLITE_NULL && ps.key == NULL) {
+                     : cache_column_strdup(st, 12, 0, cache->scratch);
+        if (sqlite3_column_type(st, 12) != SQLITE_NULL && ps.key == NULL) {
             error = topo_err_nomem(err, "cache");
             goto cleanup;
         }
-        ps.npods = (size_t)sqlite3_column_int64(st, 10);
-        ps.reserved = sqlite3_column_int(st, 12) != 0;
+        ps.npods = (size_t)sqlite3_column_int64(st, 11);
+        ps.reserved = sqlite3_column_int(st, 13) != 0;
         ps.created_at = pod.created_at;
         ps.oldest = &pod;
         if ((error = fn(&ps, payload)) != 0)
@@ -297,8 +299,10 @@ cleanup:
 
 /* --- single rows ----------------------------------------------------------------------- */
 
-static int get_row(topo_cache *c, topo_cache_kind kind, const char *key, void *out,
-                   topo_pool *pool, topo_err *err)
+/* One row by key: statement which when it is not CACHE_STMT_COUNT, else the
+ * kind's lookup by its own key. */
+static int get_row(topo_cache *c, topo_cache_kind kind, cache_stmt which, const char *key,
+                   void *out, topo_pool *pool, topo_err *err)
 {
     static const cache_stmt get[] = {CACHE_STMT_NODE_GET, CACHE_STMT_POD_GET, CACHE_STMT_JOB_GET};
     static const char *const what[] = {"node", "pod", "job"};
@@ -309,14 +313,17 @@ static int get_row(topo_cache *c, topo_cache_kind kind, const char *key, void *o
         return topo_err_set(err, TOPO_EINVALID, "cache: get: missing argument");
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(c, get[kind], err)) == NULL) {
+    if ((st = cache_stmt_get(c, which != CACHE_STMT_COUNT ? which : get[kind], err)) == NULL) {
         error = err ? err->code : TOPO_EIO;
         goto cleanup;
     }
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0)
         goto cleanup;
     rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
+    if (rc == SQLITE_DONE && which == CACHE_STMT_NODE_BY_HOSTNAME)
+        error = topo_err_set(err, TOPO_ENOTFOUND,
+                             "cache: no node with label kubernetes.io/hostname=\"%s\"", key);
+    else if (rc == SQLITE_DONE)
         error = topo_err_set(err, TOPO_ENOTFOUND, "cache: no %s \"%s\"", what[kind], key);
     else if (rc != SQLITE_ROW)
         error = cache_sql_error(c, rc, "read", err);
@@ -335,17 +342,25 @@ cleanup:
 int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,
                         topo_pool *pool, topo_err *err)
 {
-    return get_row(cache, TOPO_CACHE_NODES, name, out, pool, err);
+    return get_row(cache, TOPO_CACHE_NODES, CACHE_STMT_COUNT, name, out, pool, err);
+}
+
+int topo_cache_get_node_by_hostname(topo_node_spec *out, topo_cache *cache, const char *hostname,
+                                    topo_pool *pool, topo_err *err)
+{
+    /* One probe of index nodes_hostname, not a walk of every node. */
+    return get_row(cache, TOPO_CACHE_NODES, CACHE_STMT_NODE_BY_HOSTNAME, hostname, out, pool,
+                   err);
 }
 
 int topo_cache_get_pod(topo_cache_pod *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err)
 {
-    return get_row(cache, TOPO_CACHE_PODS, uid, out, pool, err);
+    return get_row(cache, TOPO_CACHE_PODS, CACHE_STMT_COUNT, uid, out, pool, err);
 }
 
 int topo_cache_get_job(topo_cache_job *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err)
 {
-    return get_row(cache, TOPO_CACHE_JOBS, uid, out, pool, err);
+    return get_row(cache, TOPO_CACHE_JOBS, CACHE_STMT_COUNT, uid, out, pool, err);
 }

@@ -85,6 +85,9 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     if (s->unclaimed_ttl < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: unclaimed_ttl is negative",
                             s->id);
+    if (s->gen_term < 0 || s->gen_term > TOPO_CACHE_GEN_MAX)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: gen_term out of range (0..2^53)",
+                            s->id);
     if (s->claimant != NULL &&
         (!nonempty(s->claimant) || s->claimed_slot < 0 || (size_t)s->claimed_slot >= total))
         return topo_err_set(err, TOPO_EINVALID,
@@ -92,24 +95,6 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
                             s->id, total);
     *out_slots = total;
     return 0;
-}
-
-int cache_row_exists(topo_cache *c, cache_stmt which, const char *key, int *out, topo_err *err)
-{
-    sqlite3_stmt *st = cache_stmt_get(c, which, err);
-    int rc, error;
-    *out = 0;
-    if (st == NULL)
-        return stmt_error(err);
-    if ((error = cache_bind_text(c, st, 1, key, err)) == 0) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-            *out = 1;
-        else if (rc != SQLITE_DONE)
-            error = cache_sql_error(c, rc, "read reservation", err);
-    }
-    cache_stmt_done(st);
-    return error;
 }
 
 static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, topo_err *err)
@@ -149,7 +134,7 @@ static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, top
 
 /* Writes the reservation and its slots inside the caller's transaction. */
 int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spec *spec,
-                             topo_err *err)
+                             int64_t gen_seq, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
     json_t *levels = NULL, *requests = NULL, *assignment = NULL;
@@ -195,7 +180,9 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_bind_int(cache, st, 8, spec->expires_at, err)) < 0 ||
         (error = cache_bind_text(cache, st, 9, spec->shape ? spec->shape : "", err)) < 0 ||
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
-        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0)
+        (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 12, spec->gen_term, err)) < 0 ||
+        (error = cache_bind_int(cache, st, 13, gen_seq, err)) < 0)
         goto end;
     /* A taken id or PodSet is the insert's constraint (the table's
      * primary key, podset_key's UNIQUE): no lookups before it. */
@@ -232,7 +219,8 @@ int topo_cache_reservation_create(topo_cache *cache, const topo_cache_reservatio
         return error;
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
-    error = cache_reservation_insert(cache, spec, err);
+    /* A new placement: its slots never moved yet. */
+    error = cache_reservation_insert(cache, spec, 0, err);
     return cache_op_end(cache, cache_reservation_mode(cache), error, err);
 }
 
@@ -646,6 +634,8 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     out->expires_at = (int64_t)sqlite3_column_int64(row, 7);
     out->unclaimed_ttl = (int64_t)sqlite3_column_int64(row, 10);
     out->claimed_at = (int64_t)sqlite3_column_int64(row, 11);
+    out->gen_term = (int64_t)sqlite3_column_int64(row, 12);
+    out->gen_seq = (int64_t)sqlite3_column_int64(row, 13);
     if ((error = cache_column_json(&levels, row, 3, "reservations.levels", err)) < 0 ||
         (error = cache_column_json(&requests, row, 4, "reservations.requests", err)) < 0 ||
         (error = cache_column_json(&assignment, row, 5, "reservations.assignment", err)) < 0 ||

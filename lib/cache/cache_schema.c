@@ -147,6 +147,27 @@ const char *const topo_cache_migrations[] = {
      * CACHE_GATED_KEY's), then age and name (topo_cache_foreach_gated_podset). */
     "CREATE INDEX pods_gated ON pods(json_extract(podset, "
     "'$.annotations.\"topology.topo.io/podset\"'), created_at, name) WHERE node_name = '';\n",
+
+    /* 6 → 7: failed-node replacement (docs/webhook.md "When nodes fail").
+     * A node without any Ready condition (Kueue replaces it at once, where
+     * a NotReady one waits for its pods to end); a pod being deleted
+     * (metadata.deletionTimestamp set: it no longer holds its node); a
+     * reservation's generation [gen_term, gen_seq] (topo_cache_reservation),
+     * so that a record of an older placement never moves its slots back.
+     * Rows written before read as Ready present, not terminating and
+     * generation [0, 0]; nodes and pods get theirs with the watch's next
+     * event or relist. */
+    "ALTER TABLE nodes ADD COLUMN ready_missing INTEGER NOT NULL DEFAULT 0\n"
+    "  CHECK(ready_missing IN (0, 1));\n"
+    "ALTER TABLE pods ADD COLUMN terminating INTEGER NOT NULL DEFAULT 0\n"
+    "  CHECK(terminating IN (0, 1));\n"
+    "ALTER TABLE reservations ADD COLUMN gen_term INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE reservations ADD COLUMN gen_seq INTEGER NOT NULL DEFAULT 0;\n"
+    /* ...and a slot's host found without reading every node: the nodes by
+     * their kubernetes.io/hostname label (the expression is
+     * CACHE_NODE_HOSTNAME's; topo_cache_get_node_by_hostname). */
+    "CREATE INDEX nodes_hostname ON nodes(json_extract(labels, "
+    "'$.\"kubernetes.io/hostname\"'), name);\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

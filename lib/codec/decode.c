@@ -493,15 +493,18 @@ int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *
     return 0;
 }
 
-/* The first Ready condition decides; a node without one is not ready. */
-static int ready_condition(int *ready, const json_t *status, const char *path, topo_pool *pool,
-                           topo_err *err)
+/* The first Ready condition decides; a node without one is not ready, and
+ * *missing says so (Kueue replaces such a node at once, where a NotReady
+ * one waits for its pods to end). */
+static int ready_condition(int *ready, int *missing, const json_t *status, const char *path,
+                           topo_pool *pool, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX], cp[TOPO_DECODE_PATH_MAX];
     const json_t *conds = NULL;
     int error;
 
     *ready = 0;
+    *missing = 1;
     if ((error = topo_decode_member(&conds, status, "conditions", path, JSON_ARRAY, 0, err)) < 0)
         return error;
     topo_decode_path_key(p, sizeof(p), path, "conditions");
@@ -517,6 +520,7 @@ static int ready_condition(int *ready, const json_t *status, const char *path, t
                                         err)) < 0)
             return error;
         *ready = strcmp(st, "True") == 0;
+        *missing = 0;
         return 0;
     }
     return 0;
@@ -557,7 +561,7 @@ int topo_decode_node(topo_node_spec *out, const json_t *node, const char *path, 
                                     topo_decode_path_key(np, sizeof(np), sp, "taints"), pool,
                                     err)) < 0 ||
         (error = topo_decode_bool(&out->unschedulable, spec, "unschedulable", sp, 0, err)) < 0 ||
-        (error = ready_condition(&out->ready, status, tp, pool, err)) < 0)
+        (error = ready_condition(&out->ready, &out->ready_missing, status, tp, pool, err)) < 0)
         return error;
     out->labels = labels;
     out->allocatable = alloc;

@@ -301,7 +301,7 @@ static void test_cache__refuse(void **state)
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
-    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (6)"));
+    assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (7)"));
     /* Left as it was. */
     assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
 
@@ -1893,6 +1893,278 @@ static void test_cache__gated_podsets(void **state)
     assert_string_equal(out, "ns/a:2:50::reserved -:1:70:u-5 ");
 }
 
+/* --- failed nodes (issue 28): schema 7, Ready missing, terminating pods ------------------ */
+
+/* The released steps 0..5 (a file as schema 6 left it). */
+extern const char *const topo_cache_migrations[];
+
+static void test_cache__migrate_from_v6(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_node_spec n;
+    topo_cache_pod p;
+    topo_cache_reservation r;
+
+    for (int i = 0; i < 6; i++)
+        raw_sql(f->path, topo_cache_migrations[i]);
+    raw_sql(f->path,
+            "INSERT INTO meta VALUES('schema_version', '6');"
+            "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "
+            "  resource_version) VALUES('n9.example.com', '{\"kubernetes.io/hostname\":\"n9\"}',"
+            "  '{\"nvidia.com/gpu\":8}', '[]', 0, 1, '41');"
+            "INSERT INTO pods(uid, namespace, name, node_name, phase, requests, podset, "
+            "  is_topology_assigned, resource_version, created_at) VALUES('u-6', 'ns', 'p6', "
+            "  'n9.example.com', 'Running', '{}', '{\"labels\":{},\"annotations\":{}}', 1, '3',"
+            "  77);"
+            "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "
+            "  created_at, expires_at) VALUES('r6', 'ns/p', 'default', "
+            "  '[\"kubernetes.io/hostname\"]', '{}', "
+            "  '{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":[{\"values\":[\"n9\"],"
+            "\"count\":2}]}', 10, 100);"
+            "INSERT INTO reservation_slots VALUES('r6', 0, '[\"n9\"]', 'u-6');"
+            "INSERT INTO reservation_slots VALUES('r6', 1, '[\"n9\"]', NULL);");
+    topo_cache *c = open_cache(f);
+    assert_int_equal(topo_cache_schema_version(c), 7);
+    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), 7);
+    /* The rows keep their data; the new columns read as their defaults. */
+    must(topo_cache_get_node(&n, c, "n9.example.com", pool, &err), &err);
+    assert_true(n.ready);
+    assert_false(n.ready_missing);
+    assert_int_equal(amount(n.allocatable, n.nallocatable, GPU), 8);
+    must(topo_cache_get_pod(&p, c, "u-6", pool, &err), &err);
+    assert_string_equal(p.node_name, "n9.example.com");
+    assert_int_equal(p.created_at, 77);
+    assert_false(p.terminating);
+    must(topo_cache_reservation_get(&r, c, "r6", pool, &err), &err);
+    assert_int_equal(r.gen_term, 0);
+    assert_int_equal(r.gen_seq, 0);
+    assert_int_equal(r.nslots, 2);
+    assert_string_equal(r.slots[0].pod_uid, "u-6");
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
+                                      "gen_seq = 0"),
+                     1);
+    /* The hostname index covers the rows stored before. */
+    must(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), &err);
+    assert_string_equal(n.name, "n9.example.com");
+    topo_pool_free(pool);
+}
+
+static int node_row(const topo_node_spec *n, const char *rv, void *payload)
+{
+    char *out = payload;
+    (void)rv;
+    snprintf(out + strlen(out), 256 - strlen(out), "%s:%d%d ", n->name, n->ready,
+             n->ready_missing);
+    return 0;
+}
+
+static int pod_row(const topo_cache_pod *p, void *payload)
+{
+    char *out = payload;
+    snprintf(out + strlen(out), 256 - strlen(out), "%s:%d ", p->uid, p->terminating);
+    return 0;
+}
+
+static int gated_row(const topo_cache_gated_podset *ps, void *payload)
+{
+    return pod_row(ps->oldest, payload);
+}
+
+/* A node without any Ready condition is told from a NotReady one; every
+ * reader gives it back, and a node written as a struct keeps it. */
+static void test_cache__node_ready_missing(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_node_spec n;
+    char out[256] = "";
+
+    UPSERT(topo_cache_upsert_node, c, NODE_A, &err); /* Ready True */
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n2\"},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+           "\"status\":\"False\"}]}}",
+           &err);
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n3\"},\"status\":{\"conditions\":[{\"type\":"
+           "\"MemoryPressure\",\"status\":\"False\"}]}}",
+           &err);
+    UPSERT(topo_cache_upsert_node, c, "{\"metadata\":{\"name\":\"n4\"}}", &err);
+    must(topo_cache_get_node(&n, c, "n3", pool, &err), &err);
+    assert_false(n.ready);
+    assert_true(n.ready_missing);
+    must(topo_cache_get_node(&n, c, "n2", pool, &err), &err);
+    assert_false(n.ready);
+    assert_false(n.ready_missing);
+    must(topo_cache_foreach_node(c, node_row, out, &err), &err);
+    assert_string_equal(out, "n1:10 n2:00 n3:01 n4:01 ");
+
+    /* A Ready condition comes: the flag goes. */
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n3\"},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+           "\"status\":\"Unknown\"}]}}",
+           &err);
+    must(topo_cache_get_node(&n, c, "n3", pool, &err), &err);
+    assert_false(n.ready_missing);
+
+    /* From a struct (fixtures). */
+    topo_node_spec s = {0};
+    s.name = "n5";
+    s.ready_missing = 1;
+    must(topo_cache_put_node(c, &s, NULL, &err), &err);
+    must(topo_cache_get_node(&n, c, "n5", pool, &err), &err);
+    assert_true(n.ready_missing);
+    assert_false(n.ready);
+    topo_pool_free(pool);
+}
+
+static const char POD_TERMINATING[] =
+    "{\"metadata\":{\"uid\":\"u-t\",\"namespace\":\"ns\",\"name\":\"t\","
+    "\"creationTimestamp\":\"2024-05-01T12:00:00Z\","
+    "\"deletionTimestamp\":\"2024-05-01T12:30:00.5+02:00\"},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
+    "{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}]},\"status\":{\"phase\":\"Running\"}}";
+
+/* metadata.deletionTimestamp: the pod is terminating, in every reader; a
+ * bad one is refused naming the field and the stored row stays; the
+ * snapshot charges a terminating pod as its phase says. */
+static void test_cache__pod_terminating(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_cache_pod p;
+    char out[256] = "", buf[1024];
+
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"topology.topo.io/datacenter\":\"dc\","
+           "\"topology.topo.io/spine\":\"s\",\"topology.topo.io/leaf\":\"l\","
+           "\"topology.topo.io/rack\":\"r\",\"kubernetes.io/hostname\":\"n1\"}},"
+           "\"status\":{\"allocatable\":{\"nvidia.com/gpu\":8,\"pods\":110},"
+           "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+           &err);
+    UPSERT(topo_cache_upsert_pod, c, POD_TERMINATING, &err);
+    UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof buf, "u-r", "n1", "Running", 2), &err);
+    must(topo_cache_get_pod(&p, c, "u-t", pool, &err), &err);
+    assert_true(p.terminating);
+    assert_string_equal(p.phase, "Running");
+    must(topo_cache_get_pod(&p, c, "u-r", pool, &err), &err);
+    assert_false(p.terminating);
+    must(topo_cache_foreach_pod(c, pod_row, out, &err), &err);
+    assert_string_equal(out, "u-r:0 u-t:1 ");
+
+    /* Still charged as a running pod: 8 - 4 - 2. */
+    topo_cache_snapshot_opts so = {0};
+    topo_snapshot *snap = NULL;
+    so.snapshot.topology_name = "default";
+    so.snapshot.levels = LEVELS5;
+    so.snapshot.nlevels = 5;
+    must(topo_cache_snapshot(&snap, c, &so, NULL, &err), &err);
+    assert_int_equal(free_of(snap, "n1"), 2);
+    topo_snapshot_free(snap);
+
+    /* A bad time: refused, naming the field; the row stays as it was. */
+    const char *bad =
+        "{\"metadata\":{\"uid\":\"u-t\",\"namespace\":\"ns\",\"name\":\"t\","
+        "\"deletionTimestamp\":\"yesterday\"},\"status\":{\"phase\":\"Failed\"}}";
+    assert_int_equal(topo_cache_upsert_pod(c, bad, strlen(bad), &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "metadata.deletionTimestamp"));
+    const char *bad_type = "{\"metadata\":{\"uid\":\"u-t\",\"deletionTimestamp\":5}}";
+    assert_int_equal(topo_cache_upsert_pod(c, bad_type, strlen(bad_type), &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "metadata.deletionTimestamp"));
+    must(topo_cache_get_pod(&p, c, "u-t", pool, &err), &err);
+    assert_true(p.terminating);
+    assert_string_equal(p.phase, "Running");
+
+    /* null is no deletion; the flag goes with it. */
+    UPSERT(topo_cache_upsert_pod, c,
+           "{\"metadata\":{\"uid\":\"u-t\",\"namespace\":\"ns\",\"name\":\"t\","
+           "\"deletionTimestamp\":null},\"status\":{\"phase\":\"Running\"}}",
+           &err);
+    must(topo_cache_get_pod(&p, c, "u-t", pool, &err), &err);
+    assert_false(p.terminating);
+
+    /* The gated-pod readers, and a pod written as a struct. */
+    topo_kv ann[] = {{"topology.topo.io/wait-reason", "no room"},
+                     {"topology.topo.io/podset", "ns/a"}};
+    topo_cache_pod g = {"u-g", "ns", "g", "", "Pending", NULL, 0, NULL, 0, ann, 2, 0, "1", 5,
+                        NULL, NULL, 1};
+    must(topo_cache_put_pod(c, &g, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_podset(c, gated_row, out, &err), &err);
+    assert_string_equal(out, "u-g:1 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, "ns/a", NULL, pod_row, out, &err), &err);
+    assert_string_equal(out, "u-g:1 ");
+    out[0] = '\0';
+    must(topo_cache_foreach_gated_pod(c, NULL, "u-g", pod_row, out, &err), &err);
+    assert_string_equal(out, "u-g:1 ");
+    topo_pool_free(pool);
+}
+
+/* A slot's host value is the node's kubernetes.io/hostname label, which need
+ * not be its name. */
+static void test_cache__node_by_hostname(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_pool *pool = topo_pool_create();
+    topo_cache *c = open_cache(f);
+    topo_node_spec n;
+    int deleted = 0;
+
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n9.dc1.example.com\",\"labels\":{\"kubernetes.io/hostname\":"
+           "\"n9\",\"topology.topo.io/rack\":\"r1\"}},\"status\":{\"conditions\":[{\"type\":"
+           "\"Ready\",\"status\":\"True\"}]}}",
+           &err);
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"n10\",\"labels\":{\"kubernetes.io/hostname\":\"n10\"}}}",
+           &err);
+    UPSERT(topo_cache_upsert_node, c, "{\"metadata\":{\"name\":\"n11\"}}", &err);
+    must(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), &err);
+    assert_string_equal(n.name, "n9.dc1.example.com");
+    assert_string_equal(kv_get(n.labels, n.nlabels, RACK), "r1");
+    assert_true(n.ready);
+    must(topo_cache_get_node_by_hostname(&n, c, "n10", pool, &err), &err);
+    assert_string_equal(n.name, "n10");
+    assert_true(n.ready_missing);
+    /* The name is not the label; a node without the label has none. */
+    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n9.dc1.example.com", pool, &err),
+                     TOPO_ENOTFOUND);
+    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n11", pool, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "n11"));
+    /* Two with one label (a mislabelled cluster): the first by name. */
+    UPSERT(topo_cache_upsert_node, c,
+           "{\"metadata\":{\"name\":\"a-n10\",\"labels\":{\"kubernetes.io/hostname\":\"n10\"}}}",
+           &err);
+    must(topo_cache_get_node_by_hostname(&n, c, "n10", pool, &err), &err);
+    assert_string_equal(n.name, "a-n10");
+    /* Deleted: not found. */
+    must(topo_cache_delete_node(c, "n9.dc1.example.com", &deleted, &err), &err);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), TOPO_ENOTFOUND);
+    /* The lookup is one probe of the index, not a walk of every node. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "EXPLAIN QUERY PLAN SELECT name FROM nodes WHERE "
+                                        "json_extract(labels, '$.\"kubernetes.io/hostname\"') = "
+                                        "'n9' ORDER BY name LIMIT 1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_non_null(strstr((const char *)sqlite3_column_text(st, 3), "USING INDEX nodes_hostname"));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    topo_pool_free(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1900,6 +2172,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__manual_checkpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__migrate_from_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__migrate_from_v0, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__migrate_from_v6, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__node_ready_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__pod_terminating, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache__node_by_hostname, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__refuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),

@@ -271,12 +271,198 @@ static void test_adopt__malformed_signed(void **state)
     assert_int_equal(topo_cache_adopted(f->peer), 0);
 }
 
+/* --- generations (issue 28: failed-node replacement) ---------------------------------- */
+
+/* "<MAC> <body>" signed with KEY for reservation id and assignment text. */
+static void sign(char *out, size_t size, const char *id, const char *assignment,
+                 const char *body)
+{
+    char mac[TOPO_SHA256_HEX_LEN + 1], msg[4096];
+    snprintf(msg, sizeof msg, "%s\n%s\n%s", id, assignment, body);
+    assert_int_equal(topo_hmac_sha256_hex(mac, KEY, sizeof KEY, msg, strlen(msg)), 0);
+    snprintf(out, size, "%s %s", mac, body);
+}
+
+/* The record JSON of the fixture's reservation with another gen (gen: the
+ * member's text, NULL: none), PodSet and levels. */
+static void body_of(char *out, size_t size, const char *gen, const char *podset,
+                    const char *levels)
+{
+    snprintf(out, size,
+             "{\"created\":1000,\"expires\":4600,%s%s%s\"levels\":%s,\"podset\":\"%s\","
+             "\"request\":\"required=topology.topo.io/rack\",\"requests\":{\"cpu\":16000,"
+             "\"nvidia.com/gpu\":8},\"shape\":\"shape-digest\",\"topology\":\"default\","
+             "\"unclaimedTTL\":120}",
+             gen ? "\"gen\":" : "", gen ? gen : "", gen ? "," : "",
+             levels ? levels : "[\"topology.topo.io/rack\",\"kubernetes.io/hostname\"]",
+             podset ? podset : "team-a/job/uid-train");
+}
+
+/* The slots as "host[/pod] ..." and the generation. */
+static const char *slots_of(topo_cache *c, const char *id, topo_pool *pool, char *buf,
+                            size_t size)
+{
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    size_t len = 0;
+    must(topo_cache_reservation_get(&r, c, id, pool, &err), &err);
+    buf[0] = '\0';
+    for (size_t i = 0; i < r.nslots; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s%s ", r.slots[i].values[1],
+                                r.slots[i].pod_uid ? "/" : "",
+                                r.slots[i].pod_uid ? r.slots[i].pod_uid : "");
+    snprintf(buf + len, size - len, "@%lld.%lld", (long long)r.gen_term, (long long)r.gen_seq);
+    return buf;
+}
+
+#define ASG_MOVED                                                                                 \
+    "{\"levels\":[\"topology.topo.io/rack\",\"kubernetes.io/hostname\"],\"domains\":["           \
+    "{\"values\":[\"r1\",\"n1\"],\"count\":1},{\"values\":[\"r1\",\"n3\"],\"count\":1},"          \
+    "{\"values\":[\"r1\",\"n2\"],\"count\":1}]}"
+
+/* The placer moves slot 1 from n1 to n3 at generation [term, seq]; its
+ * record then, in *out (malloc'd). */
+static void placer_moves(fx *f, int64_t term, int64_t seq, char **out)
+{
+    static const char *v1[] = {"r1", "n1"}, *v3[] = {"r1", "n3"}, *v2[] = {"r1", "n2"};
+    topo_assign_domain doms[] = {{v1, 1}, {v3, 1}, {v2, 1}};
+    topo_assignment a = {LEVELS, 2, doms, 3};
+    topo_cache_reservation r;
+    topo_err err = TOPO_ERR_INIT;
+    topo_keyring ring = ring_of(KEY, sizeof KEY);
+    must(topo_cache_reservation_reassign(f->placer, f->r.id, &a, ASG_MOVED, term, seq, &err),
+         &err);
+    must(topo_cache_reservation_get(&r, f->placer, f->r.id, f->pool, &err), &err);
+    assert_string_equal(r.assignment_json, ASG_MOVED);
+    must(topo_cache_reservation_record(out, &r, &ring, &err), &err);
+}
+
+/* A record carries the generation ([0, 0]: as records were before), and a
+ * cache without the reservation adopts it with it. */
+static void test_adopt__record_generation(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    char *moved = NULL, buf[256];
+
+    assert_null(strstr(f->record, "\"gen\""));
+    placer_moves(f, 2, 1, &moved);
+    assert_non_null(strstr(moved, "\"gen\":[2,1]"));
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", ASG_MOVED, moved, &err), &err);
+    assert_int_equal(topo_cache_adopted(f->peer), 1);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1 n3/uid-1 n2 @2.1");
+    free(moved);
+}
+
+/* A peer holding the reservation follows a newer record (a replacement its
+ * placer made), keeping its claims; an older or equal one, or one of
+ * another PodSet, levels or size, changes nothing. */
+static void test_adopt__newer_record_moves_slots(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    char *moved = NULL, buf[256], body[1024], record[2048];
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+
+    must(put_pod(f->peer, "uid-1", f->r.id, "1", f->r.assignment_json, f->record, &err), &err);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1 n1/uid-1 n2 @0.0");
+    placer_moves(f, 0, 1, &moved);
+    must(put_pod(f->peer, "uid-0", f->r.id, "0", ASG_MOVED, moved, &err), &err);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1/uid-0 n3/uid-1 n2 @0.1");
+    topo_cache_reservation got;
+    must(topo_cache_reservation_get(&got, f->peer, f->r.id, f->pool, &err), &err);
+    assert_string_equal(got.assignment_json, ASG_MOVED);
+    assert_int_equal(topo_cache_adopted(f->peer), 1);
+
+    /* A pod placed before the replacement: nothing moves back. */
+    must(put_pod(f->peer, "uid-2", f->r.id, "2", f->r.assignment_json, f->record, &err), &err);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1/uid-0 n3/uid-1 n2/uid-2 @0.1");
+
+    /* Signed with our key, but equal; or newer and not of this reservation. */
+    static const char asg_n7[] =
+        "{\"levels\":[\"topology.topo.io/rack\",\"kubernetes.io/hostname\"],\"domains\":["
+        "{\"values\":[\"r1\",\"n1\"],\"count\":1},{\"values\":[\"r1\",\"n7\"],\"count\":1},"
+        "{\"values\":[\"r1\",\"n2\"],\"count\":1}]}";
+    static const char asg_four[] =
+        "{\"levels\":[\"topology.topo.io/rack\",\"kubernetes.io/hostname\"],\"domains\":["
+        "{\"values\":[\"r1\",\"n1\"],\"count\":2},{\"values\":[\"r1\",\"n7\"],\"count\":2}]}";
+    static const char asg_hosts[] = "{\"levels\":[\"kubernetes.io/hostname\"],\"domains\":["
+                                    "{\"values\":[\"n7\"],\"count\":3}]}";
+    const struct {
+        const char *gen, *podset, *levels, *assignment;
+    } refused[] = {
+        {"[0,1]", NULL, NULL, asg_n7},                        /* equal */
+        {"[0,0]", NULL, NULL, asg_n7},                        /* older */
+        {NULL, NULL, NULL, asg_n7},                           /* older: no gen */
+        {"[0,5]", "team-a/job/other", NULL, asg_n7},          /* another PodSet */
+        {"[0,5]", NULL, "[\"topology.topo.io/block\",\"kubernetes.io/hostname\"]", asg_n7},
+        {"[0,5]", NULL, NULL, asg_four},                      /* 4 pods, 3 slots */
+        {"[0,5]", NULL, NULL, asg_hosts},                     /* other assignment levels */
+        {"[0,-5]", NULL, NULL, asg_n7},                       /* malformed gen */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char uid[32];
+        body_of(body, sizeof body, refused[i].gen, refused[i].podset, refused[i].levels);
+        sign(record, sizeof record, f->r.id, refused[i].assignment, body);
+        snprintf(uid, sizeof uid, "uid-x%zu", i);
+        must(put_pod(f->peer, uid, f->r.id, "9", refused[i].assignment, record, &err), &err);
+        assert_true(pod_stored(f->peer, uid, f->pool));
+        assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                            "n1/uid-0 n3/uid-1 n2/uid-2 @0.1");
+    }
+    /* The same path, newer and of this reservation: slot 1 moves on. */
+    body_of(body, sizeof body, "[0,6]", NULL, NULL);
+    sign(record, sizeof record, f->r.id, asg_n7, body);
+    must(put_pod(f->peer, "uid-y", f->r.id, "9", asg_n7, record, &err), &err);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1/uid-0 n7/uid-1 n2/uid-2 @0.6");
+    free(moved);
+}
+
+/* "gen" is [term, seq], integers 0 to 2^53: anything else is a malformed
+ * record, which adopts nothing. */
+static void test_adopt__malformed_generation(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    char body[1024], record[2048], buf[256];
+    static const char *const gens[] = {
+        "[1]",    "[1,2,3]", "[-1,0]",  "[1.5,0]", "\"1,0\"", "[9007199254740993,0]",
+        "[0,\"1\"]", "{}",   "null",    "[]",      "[0,null]",
+    };
+    f->peer = open_cache(f, "peer", KEY, sizeof KEY);
+    for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
+        char uid[32];
+        body_of(body, sizeof body, gens[i], NULL, NULL);
+        sign(record, sizeof record, f->r.id, f->r.assignment_json, body);
+        snprintf(uid, sizeof uid, "uid-%zu", i);
+        must(put_pod(f->peer, uid, f->r.id, "1", f->r.assignment_json, record, &err), &err);
+        assert_true(pod_stored(f->peer, uid, f->pool));
+        if (has_reservation(f->peer, f->r.id, f->pool))
+            fail_msg("gen %s adopted", gens[i]);
+    }
+    /* The largest generation is one. */
+    body_of(body, sizeof body, "[9007199254740992,3]", NULL, NULL);
+    sign(record, sizeof record, f->r.id, f->r.assignment_json, body);
+    must(put_pod(f->peer, "uid-ok", f->r.id, "1", f->r.assignment_json, record, &err), &err);
+    assert_string_equal(slots_of(f->peer, f->r.id, f->pool, buf, sizeof buf),
+                        "n1 n1/uid-ok n2 @9007199254740992.3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_adopt__same_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt__refused_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt__malformed_signed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt__record_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt__newer_record_moves_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt__malformed_generation, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

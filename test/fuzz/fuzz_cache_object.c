@@ -3,10 +3,12 @@
  * server sends it in a list or a watch event, read as each of the three
  * kinds in turn (topo_cache_upsert_node/pod/job), then as a watch event
  * line of each kind (topo_cache_apply_event). Names, quantities, labels,
- * taints, requests, phases and creation times (metadata.creationTimestamp,
- * RFC 3339) are all decoded there. Any bytes give a stored row or an error
- * with a message, never a crash, a leak, or a cache that no longer builds
- * its snapshot. Seeds: fixtures/fuzz/watch and fixtures/fuzz/objects. */
+ * taints, requests, phases, creation and deletion times
+ * (metadata.creationTimestamp and deletionTimestamp, RFC 3339) and a node's
+ * Ready condition (or its absence) are all decoded there. Any bytes give a
+ * stored row or an error with a message, never a crash, a leak, or a cache
+ * that no longer builds its snapshot or finds a node by its hostname.
+ * Seeds: fixtures/fuzz/watch and fixtures/fuzz/objects. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +69,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         topo_err_clear(&err);
         check(topo_cache_apply_event(c, kinds[i], text, size, &err), &err);
     }
+
+    /* A node stored under any name is found by its hostname label, or not
+     * found: nothing else. */
+    topo_pool *pool = topo_pool_create();
+    topo_node_spec node;
+    topo_err_clear(&err);
+    if (pool == NULL)
+        abort();
+    int rc = topo_cache_get_node_by_hostname(&node, c, "n1", pool, &err);
+    if (rc != 0 && rc != TOPO_ENOTFOUND)
+        abort();
+    if (rc == 0 && node.ready && node.ready_missing)
+        abort();
+    topo_pool_free(pool);
 
     /* Whatever was stored, the engine's snapshot still builds from it. */
     topo_cache_snapshot_opts so = {.snapshot = {.levels = LEVELS, .nlevels = 2}};

@@ -6,7 +6,17 @@
  * bytes leave the pod stored and either adopt a reservation that reads back
  * whole (its slots the assignment's counts) or nothing: never a crash, a
  * leak or an error for the pod. The pod is of the namespace the record's
- * PodSet names (a record is adopted only there). Seeds: fixtures/fuzz/record. */
+ * PodSet names (a record is adopted only there).
+ *
+ * An optional third line is a second assignment: once a reservation is
+ * adopted, a second pod carries it with the same record at the next
+ * generation (re-signed), as after a failed-node replacement, so the
+ * fuzzer reaches the update of a held reservation (cache_reassign.c). The
+ * reservation keeps its slot count; it moves to that assignment exactly
+ * when its generation rose; the first pod seen again never moves it back.
+ * Seeds: fixtures/fuzz/record. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,10 +26,13 @@
 #include <jansson.h>
 
 #include "topo/cache.h"
+#include "topo/json.h"
 #include "topo/sha256.h"
 #include "topo/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define GEN_MAX ((json_int_t)1 << 53)
 
 #define ID "default.00000000000000aa"
 static const unsigned char KEY[] = "the fuzzer's record key";
@@ -46,28 +59,10 @@ static topo_cache *cache(void)
     return c;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* "<MAC> <json>" as a placer signs it for ID and assignment (malloc'd). */
+static char *signed_record(const char *assignment, const char *json)
 {
-    topo_err err = TOPO_ERR_INIT;
     char mac[TOPO_SHA256_HEX_LEN + 1];
-    if (size > 8192)
-        return 0;
-    char *text = malloc(size + 1);
-    if (text == NULL)
-        return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
-    char *nl = memchr(text, '\n', size);
-    const char *assignment = text, *json = "";
-    if (nl != NULL) {
-        *nl = '\0';
-        json = nl + 1;
-    }
-    if (!valid_utf8(assignment) || !valid_utf8(json)) {
-        free(text);
-        return 0;
-    }
-    /* NUL bytes cut the annotations as a C string: sign what is stored. */
     size_t n = strlen(assignment) + strlen(json) + sizeof ID + 3;
     char *msg = malloc(n), *record = malloc(TOPO_SHA256_HEX_LEN + strlen(json) + 2);
     if (msg == NULL || record == NULL)
@@ -76,12 +71,113 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (topo_hmac_sha256_hex(mac, KEY, sizeof KEY, msg, strlen(msg)) != 0)
         abort();
     sprintf(record, "%s %s", mac, json);
+    free(msg);
+    return record;
+}
 
-    topo_cache *c = cache();
+/* Stores pod uid of namespace ns carrying the assignment and record: never
+ * an error for the pod. */
+static void put(topo_cache *c, const char *uid, const char *ns, const char *assignment,
+                const char *record)
+{
+    topo_err err = TOPO_ERR_INIT;
     topo_kv ann[] = {{"topology.topo.io/reservation", ID},
                      {"topology.topo.io/slot", "0"},
                      {"topology.topo.io/assignment", assignment},
                      {TOPO_CACHE_RECORD_ANNOTATION, record}};
+    topo_cache_pod p = {uid, ns,  "pod", "",   "Pending", NULL, 0, NULL, 0,
+                        ann, 4,   0,     "1",  0,         NULL, NULL, 0};
+    if (topo_cache_put_pod(c, &p, &err) != 0) {
+        fprintf(stderr, "put_pod: %s\n", err.text);
+        abort();
+    }
+}
+
+/* The reservation as a whole: slots 0..n-1, one value per assignment level. */
+static void check_whole(const topo_cache_reservation *r)
+{
+    for (size_t i = 0; i < r->nslots; i++)
+        if (r->slots[i].index != (int32_t)i || r->slots[i].nvalues != r->nassignment_levels)
+            abort();
+    if (r->nslots == 0 || r->expires_at <= r->created_at || r->nlevels == 0)
+        abort();
+}
+
+/* The record JSON at the next generation (the same JSON when it is no
+ * object, or at the largest generation), malloc'd. */
+static char *next_generation(const char *json, const topo_cache_reservation *r)
+{
+    json_t *doc = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+    char *out = NULL;
+    if (json_is_object(doc) && r->gen_seq < GEN_MAX)
+        json_object_set_new(doc, "gen",
+                            json_pack("[I, I]", (json_int_t)r->gen_term,
+                                      (json_int_t)r->gen_seq + 1));
+    out = json_is_object(doc) ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    return out != NULL ? out : strdup(json);
+}
+
+/* A held reservation and a pod carrying `moved` at the next generation:
+ * the slot count never changes; the slots follow `moved` exactly when the
+ * generation rose; the first pod seen again never moves them back. */
+static void update(topo_cache *c, const char *ns, const char *assignment, const char *json,
+                   const char *moved, const topo_cache_reservation *r, topo_pool *pool)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache_reservation u, again;
+    char *json2 = next_generation(json, r);
+    char *record2 = signed_record(moved, json2), *record1 = signed_record(assignment, json);
+    put(c, "uid-2", ns, moved, record2);
+    if (topo_cache_reservation_get(&u, c, ID, pool, &err) != 0)
+        abort();
+    check_whole(&u);
+    int rose = u.gen_term > r->gen_term || (u.gen_term == r->gen_term && u.gen_seq > r->gen_seq);
+    if (u.nslots != r->nslots ||
+        strcmp(u.assignment_json, rose ? moved : r->assignment_json) != 0 ||
+        (!rose && (u.gen_term != r->gen_term || u.gen_seq != r->gen_seq)))
+        abort();
+    put(c, "uid-1", ns, assignment, record1);
+    if (topo_cache_reservation_get(&again, c, ID, pool, &err) != 0 ||
+        strcmp(again.assignment_json, u.assignment_json) != 0 ||
+        again.gen_term != u.gen_term || again.gen_seq != u.gen_seq || again.nslots != u.nslots)
+        abort();
+    int deleted = 0;
+    if (topo_cache_delete_pod(c, "uid-2", &deleted, &err) != 0)
+        abort();
+    free(json2);
+    free(record2);
+    free(record1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    topo_err err = TOPO_ERR_INIT;
+    if (size > 8192)
+        return 0;
+    char *text = malloc(size + 1);
+    if (text == NULL)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    char *nl = memchr(text, '\n', size);
+    const char *assignment = text, *json = "", *moved = NULL;
+    if (nl != NULL) {
+        *nl = '\0';
+        json = nl + 1;
+        char *nl2 = strchr(json, '\n');
+        if (nl2 != NULL) {
+            *nl2 = '\0';
+            moved = nl2[1] != '\0' ? nl2 + 1 : NULL;
+        }
+    }
+    if (!valid_utf8(assignment) || !valid_utf8(json) || (moved != NULL && !valid_utf8(moved))) {
+        free(text);
+        return 0;
+    }
+    /* NUL bytes cut the annotations as a C string: sign what is stored. */
+    char *record = signed_record(assignment, json);
+    topo_cache *c = cache();
     /* A record is adopted only from a pod of its PodSet's namespace: the
      * pod is put in it, so the fuzzer reaches the reservation's insert. */
     char ns[64] = "ns";
@@ -91,12 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (slash != NULL && slash > podset && (size_t)(slash - podset) < sizeof ns)
         snprintf(ns, sizeof ns, "%.*s", (int)(slash - podset), podset);
     json_decref(doc);
-    topo_cache_pod p = {"uid-1", ns,   "pod", "", "Pending", NULL, 0,   NULL,
-                        0,       ann,  4,     0,  "1",       0,    NULL, NULL};
-    if (topo_cache_put_pod(c, &p, &err) != 0) {
-        fprintf(stderr, "put_pod: %s\n", err.text);
-        abort();
-    }
+    put(c, "uid-1", ns, assignment, record);
     topo_pool *pool = topo_pool_create();
     topo_cache_reservation r;
     topo_cache_pod got;
@@ -104,13 +195,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     int rc = topo_cache_reservation_get(&r, c, ID, pool, &err);
     if (rc == 0) {
-        size_t slots = 0;
-        for (size_t i = 0; i < r.nslots; i++)
-            if (r.slots[i].index != (int32_t)i || r.slots[i].nvalues != r.nassignment_levels)
-                abort();
-        slots = r.nslots;
-        if (slots == 0 || r.expires_at <= r.created_at || r.nlevels == 0)
-            abort();
+        check_whole(&r);
+        if (moved != NULL)
+            update(c, ns, assignment, json, moved, &r, pool);
         int deleted = 0;
         if (topo_cache_reservation_delete(c, ID, &deleted, &err) != 0 || !deleted)
             abort();
@@ -121,7 +208,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (topo_cache_delete_pod(c, "uid-1", &deleted, &err) != 0)
         abort();
     topo_pool_free(pool);
-    free(msg);
     free(record);
     free(text);
     return 0;
