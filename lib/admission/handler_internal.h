@@ -131,7 +131,7 @@ typedef struct placement {
     size_t nlevels;
     const char *assignment_json;
     int claimed;          /* 0: the slot is another live pod's (sticky index) or dryRun */
-    const char *claimant; /* who claimed it, when claimed */
+    const char *claimant; /* who claimed it (claimed), or would (a slot shared: not claimed) */
     const topo_cache_reservation *res; /* its reservation, for the pod's record */
 } placement;
 

@@ -335,10 +335,36 @@ static const char *moves_text(const topo_cache_reservation *r, const topo_cache_
     return s;
 }
 
-/* Stores the moved slots as r's next generation. 0 stored; TOPO_ECONFLICT
- * when the cache holds a newer one (read it again). mu held. */
+/* The pod that held a moved slot was on a failed node: it is gone, ended
+ * or being deleted, and so no longer the slot's. Left there, its claim
+ * would keep the slot from the pod that replaces it (which would share
+ * the slot unclaimed) and have the new node's capacity charged to a pod
+ * bound elsewhere. Provisional claims (a pod admitted, not seen yet) stay:
+ * that pod goes to the slot's new node when it comes. */
+static int release_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
+                         const topo_cache_slot *moved, topo_err *err)
+{
+    static const char provisional[] = TOPO_CACHE_CLAIMANT_PREFIX;
+    for (size_t i = 0; i < r->nslots; i++) {
+        const char *holder = r->slots[i].pod_uid;
+        if (holder == NULL || strncmp(holder, provisional, sizeof provisional - 1) == 0 ||
+            strcmp(host_of(&r->slots[i]), host_of(&moved[i])) == 0)
+            continue;
+        int rc = topo_cache_reservation_unclaim(ctx->cache, r->id, r->slots[i].index, holder,
+                                                NULL, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Stores the moved slots as r's next generation, the failed pods' claims
+ * released and the pod's slot claimed for it when it had to share it, in
+ * one durable transaction. 0 stored; TOPO_ECONFLICT when the cache holds a
+ * newer generation (read it again). mu held. */
 static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
-                       const topo_cache_slot *moved, topo_pool *pool, topo_err *err)
+                       const topo_cache_slot *moved, placement *p, int64_t now,
+                       topo_pool *pool, topo_err *err)
 {
     topo_assignment *as = slots_assignment(moved, r->nslots, r->assignment_levels,
                                            r->nassignment_levels, pool);
@@ -350,8 +376,25 @@ static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
     int64_t term = atomic_load(&ctx->term);
     if (term < r->gen_term)
         term = r->gen_term;
-    return topo_cache_reservation_reassign(ctx->cache, r->id, as, json, term, r->gen_seq + 1,
-                                           err);
+    int rc = topo_cache_begin_durable(ctx->cache, err);
+    if (rc == 0)
+        rc = topo_cache_reservation_reassign(ctx->cache, r->id, as, json, term, r->gen_seq + 1,
+                                             err);
+    if (rc == 0)
+        rc = release_moved(ctx, r, moved, err);
+    if (rc == 0 && !p->claimed && p->claimant != NULL) {
+        topo_cache_slot s;
+        topo_err cerr = TOPO_ERR_INIT;
+        /* best effort: another pod of the slot's index may hold it */
+        if (topo_cache_reservation_claim(&s, ctx->cache, r->id, p->claimant, p->slot, now, pool,
+                                         &cerr) == 0 &&
+            s.index == p->slot)
+            p->claimed = 1;
+    }
+    if (rc == 0)
+        return topo_cache_commit(ctx->cache, err);
+    topo_cache_rollback(ctx->cache, NULL);
+    return rc;
 }
 
 /* --- the pod's slot ----------------------------------------------------------------------- */
@@ -471,7 +514,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
         if (moved == NULL)
             return no_room(ctx, m, r, p, cause, failed, nfailed, failure, req, now, why, pool);
         const char *moves = moves_text(r, moved, pool);
-        rc = store_moved(ctx, r, moved, pool, err);
+        rc = store_moved(ctx, r, moved, p, now, pool, err);
         if (rc == TOPO_ECONFLICT) { /* adopted a newer generation meanwhile */
             topo_err_clear(err);
             adm_memo_clear(ctx);

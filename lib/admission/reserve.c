@@ -141,9 +141,12 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
     }
     if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
         /* Its index is held by a pod still running (a replacement created
-         * before the old one ended): same domain, no claim. */
+         * before the old one ended): same domain, no claim (claimant: who
+         * would claim it, should the slot be freed: replace.c). */
         topo_err_clear(err);
-        return slot_from(p, r, &r->slots[id->rank]);
+        slot_from(p, r, &r->slots[id->rank]);
+        p->claimant = id->claimant;
+        return 0;
     }
     if (rc == TOPO_ENOFIT && id->rank < 0 && r->nslots > 0 &&
         strncmp(id->claimant, TOPO_CACHE_CLAIMANT_PREFIX, sizeof TOPO_CACHE_CLAIMANT_PREFIX - 1) ==

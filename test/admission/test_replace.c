@@ -407,14 +407,15 @@ static void test_replace__two_failed_nodes_one_step(void **state)
     topo_pool *pool = topo_pool_create();
     topo_cache_reservation r = reservation(&f, JOB_KEY, pool);
     assert_int_equal(r.gen_seq, 1);
-    const char *n0 = r.slots[0].values[1], *n1 = r.slots[1].values[1];
+    const char *n0 = r.slots[0].values[r.slots[0].nvalues - 1],
+               *n1 = r.slots[1].values[r.slots[1].nvalues - 1];
     assert_string_not_equal(n0, n1);
     for (int i = 0; i < 4; i++) {
         assert_string_not_equal(n0, h[i]);
         assert_string_not_equal(n1, h[i]);
     }
-    assert_string_equal(r.slots[2].values[1], h[2]);
-    assert_string_equal(r.slots[3].values[1], h[3]);
+    assert_string_equal(r.slots[2].values[r.slots[2].nvalues - 1], h[2]);
+    assert_string_equal(r.slots[3].values[r.slots[3].nvalues - 1], h[3]);
     assert_string_equal(selector(b, HOST), n1);
     topo_pool_free(pool);
     json_decref(b);
