@@ -23,7 +23,9 @@
 #include "handler_internal.h"
 
 struct adm_event {
-    char *ns, *reservation_id, *pod_name; /* pod_name NULL: found by slot only */
+    /* gated_podset: the pod was gated (no room): found among the gated pods
+     * of that PodSet; NULL: found by the slot it holds */
+    char *ns, *reservation_id, *gated_podset;
     char *type, *reason, *message;
     int32_t slot;
     int64_t at; /* when queued (the ctx's clock, seconds) */
@@ -34,14 +36,14 @@ typedef struct adm_event event;
 /* A pod found for an event: copied into the drain's pool. */
 typedef struct found {
     const char *name, *uid;
-    int want_name; /* the slot has no real pod: look the name up */
+    int want_gated; /* the slot has no real pod: look among the PodSet's gated pods */
 } found;
 
 static void event_dispose(event *e)
 {
     free(e->ns);
     free(e->reservation_id);
-    free(e->pod_name);
+    free(e->gated_podset);
     free(e->type);
     free(e->reason);
     free(e->message);
@@ -80,13 +82,14 @@ static int reserve_one(topo_admission_ctx *ctx)
 }
 
 void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
-                     int32_t slot, const char *pod_name, const char *type, const char *reason,
+                     int32_t slot, const char *gated_podset, const char *type, const char *reason,
                      const char *message, int64_t now)
 {
-    event e = {topo_strdup(ns),   topo_strdup(reservation_id), topo_strdup(pod_name),
+    event e = {topo_strdup(ns),   topo_strdup(reservation_id), topo_strdup(gated_podset),
                topo_strdup(type), topo_strdup(reason),         topo_strdup(message),
                slot,              now};
-    if (e.ns == NULL || e.reservation_id == NULL || (pod_name != NULL && e.pod_name == NULL) ||
+    if (e.ns == NULL || e.reservation_id == NULL ||
+        (gated_podset != NULL && e.gated_podset == NULL) ||
         e.type == NULL || e.reason == NULL || e.message == NULL) {
         event_dispose(&e);
         atomic_fetch_add(&ctx->events_dropped, 1);
@@ -103,14 +106,6 @@ void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reserv
         event_dispose(&e);
         atomic_fetch_add(&ctx->events_dropped, 1);
     }
-}
-
-static const char *annotation(const topo_cache_pod *pod, const char *key)
-{
-    for (size_t i = 0; i < pod->nannotations; i++)
-        if (strcmp(pod->annotations[i].key, key) == 0)
-            return pod->annotations[i].value;
-    return NULL;
 }
 
 /* The pod of slot e->slot, when the cache holds one (a claimant that is a
@@ -132,7 +127,7 @@ static int find_by_slot(found *f, topo_admission_ctx *ctx, const event *e, topo_
             uid = r.slots[i].pod_uid;
     if (uid == NULL || strncmp(uid, TOPO_CACHE_CLAIMANT_PREFIX,
                                strlen(TOPO_CACHE_CLAIMANT_PREFIX)) == 0) {
-        f->want_name = e->pod_name != NULL;
+        f->want_gated = e->gated_podset != NULL;
         return 0;
     }
     rc = topo_cache_get_pod(&pod, ctx->cache, uid, pool, err);
@@ -147,35 +142,27 @@ static int find_by_slot(found *f, topo_admission_ctx *ctx, const event *e, topo_
     return 0;
 }
 
-/* One walk of the cache's pods for the events whose slot has no real pod
- * yet but whose pod admission named: the pod of that name in the
- * namespace, carrying the reservation. */
-typedef struct by_name {
-    const event *ev;
+/* The newest gated pod of the event's PodSet in its namespace: the pod
+ * the event is about was gated moments ago (it carries no slot; a Job's pod
+ * has no name at admission). */
+typedef struct gated_walk {
+    const event *e;
     found *f;
-    size_t n;
     topo_pool *pool;
     int oom;
-} by_name;
+} gated_walk;
 
-static int by_name_row(const topo_cache_pod *pod, void *payload)
+static int gated_row(const topo_cache_pod *pod, void *payload)
 {
-    by_name *b = payload;
-    for (size_t i = 0; i < b->n; i++) {
-        const event *e = &b->ev[i];
-        found *f = &b->f[i];
-        if (!f->want_name || f->uid != NULL || strcmp(pod->name, e->pod_name) != 0 ||
-            strcmp(pod->namespace_name, e->ns) != 0)
-            continue;
-        const char *id = annotation(pod, TOPO_ADMISSION_RESERVATION_ANNOTATION);
-        if (id == NULL || strcmp(id, e->reservation_id) != 0)
-            continue;
-        f->name = topo_pool_strdup(b->pool, pod->name);
-        f->uid = topo_pool_strdup(b->pool, pod->uid);
-        if (f->name == NULL || f->uid == NULL) {
-            b->oom = 1;
-            return 1;
-        }
+    gated_walk *g = payload;
+    if (strcmp(pod->namespace_name, g->e->ns) != 0)
+        return 0;
+    /* oldest first: the last one seen is the newest */
+    g->f->name = topo_pool_strdup(g->pool, pod->name);
+    g->f->uid = topo_pool_strdup(g->pool, pod->uid);
+    if (g->f->name == NULL || g->f->uid == NULL) {
+        g->oom = 1;
+        return 1;
     }
     return 0;
 }
@@ -184,18 +171,18 @@ static int by_name_row(const topo_cache_pod *pod, void *payload)
 static int find_pods(found *f, topo_admission_ctx *ctx, const event *ev, size_t n,
                      topo_pool *pool, topo_err *err)
 {
-    int rc = 0, names = 0;
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         rc = find_by_slot(&f[i], ctx, &ev[i], pool, err);
-        names |= f[i].want_name;
-    }
-    if (rc == 0 && names) {
-        by_name b = {ev, f, n, pool, 0};
-        rc = topo_cache_foreach_pod(ctx->cache, by_name_row, &b, err);
-        if (b.oom)
-            rc = topo_err_nomem(err, "events");
-        else if (rc > 0)
-            rc = 0;
+        if (rc == 0 && f[i].want_gated) {
+            gated_walk g = {&ev[i], &f[i], pool, 0};
+            rc = topo_cache_foreach_gated_pod(ctx->cache, ev[i].gated_podset, NULL, gated_row,
+                                              &g, err);
+            if (g.oom)
+                rc = topo_err_nomem(err, "events");
+            else if (rc > 0)
+                rc = 0;
+        }
     }
     return rc;
 }

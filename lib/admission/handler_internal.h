@@ -302,11 +302,12 @@ int adm_patch_start(answer *a);
  * reservation `reservation_id` in namespace ns: posted by
  * topo_admission_events_drain once the cache shows that pod, dropped after
  * TOPO_ADMISSION_EVENT_TTL_S or beyond TOPO_ADMISSION_EVENTS_MAX queued
- * (counted in events_dropped). pod_name: the pod's name when admission
- * knows it (NULL: a generateName pod, found by its slot). Strings are
- * copied. Best effort: nothing to report. Any thread (not under events_mu). */
+ * (counted in events_dropped). gated_podset: the pod was gated rather
+ * than given the slot: the key its topology.topo.io/podset annotation
+ * carries, and the event goes to the newest gated pod of that PodSet in
+ * ns (NULL: to the pod that holds the slot). Strings are copied. Best effort: nothing to report. Any thread (not under events_mu). */
 void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
-                     int32_t slot, const char *pod_name, const char *type, const char *reason,
+                     int32_t slot, const char *gated_podset, const char *type, const char *reason,
                      const char *message, int64_t now);
 /* Frees the queue (ctx_free). */
 void adm_events_free(topo_admission_ctx *ctx);
@@ -347,12 +348,14 @@ enum {
  * PodSet's failed nodes are replaced inside its domain in one step (r and
  * p then describe the new generation, as the cache holds it), counted,
  * logged and an Event queued. ps: the pod's request (tolerations, count
- * unused). A slot not on a node (an assignment without the hostname
+ * unused); gate_key: the PodSet key a gate of the pod writes (its Event
+ * then finds it). A slot not on a node (an assignment without the hostname
  * level) is left alone. One of ADM_REPAIR_*, or <0 (cache errors, with
  * err). The caller gives back a claim it took for WAIT and REFUSE. mu held. */
 int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reservation *r,
-               const topo_podset_spec *ps, const topo_admission_request *req, int64_t now,
-               const char **why, topo_pool *pool, topo_err *err);
+               const topo_podset_spec *ps, const topo_admission_request *req,
+               const char *gate_key, int64_t now, const char **why, topo_pool *pool,
+               topo_err *err);
 
 /* --- place.c --------------------------------------------------------------- */
 

@@ -250,7 +250,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     int ours = a->sealed && topo_admission_kv_get(pod->annotations, pod->nannotations,
                                                   TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
     if (found == 1 && contradiction == NULL && got == 0 && !ours && !req->dry_run) {
-        repair = adm_repair(ctx, m, &p, &r, ps, req, now, &why, pool, &err);
+        repair = adm_repair(ctx, m, &p, &r, ps, req, id->key, now, &why, pool, &err);
         if (repair == ADM_REPAIR_WAIT || repair == ADM_REPAIR_REFUSE)
             give_back(ctx, &p);
         got = repair < 0 ? repair : got;
@@ -448,11 +448,12 @@ static place_outcome failed(int code)
  * now (replace.c). mu held. */
 static void repair_slot(topo_admission_ctx *ctx, place_result *res, mode m,
                         const topo_admission_request *req, const topo_podset_spec *ps,
-                        int64_t now, topo_pool *pool)
+                        const char *gate_key, int64_t now, topo_pool *pool)
 {
     if (res->outcome != PLACE_PATCHED)
         return;
-    int rc = adm_repair(ctx, m, &res->p, &res->r, ps, req, now, &res->why, pool, &res->err);
+    int rc = adm_repair(ctx, m, &res->p, &res->r, ps, req, gate_key, now, &res->why, pool,
+                        &res->err);
     if (rc == ADM_REPAIR_WAIT || rc == ADM_REPAIR_REFUSE)
         give_back(ctx, &res->p);
     res->outcome = rc < 0                     ? failed(rc)
@@ -658,7 +659,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
         }
         /* Our own output coming back keeps its slot; dryRun stores nothing. */
         if (found == 1 && !ours && !req->dry_run)
-            repair_slot(ctx, &res, m, req, &ps, now, pool);
+            repair_slot(ctx, &res, m, req, &ps, id.key, now, pool);
         if (found == 1 && res.outcome == PLACE_NEW) {
             memset(&res, 0, sizeof res);
             found = 0;

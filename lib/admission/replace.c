@@ -419,7 +419,7 @@ static void point_at(placement *p, const topo_cache_reservation *r)
 static int no_room(topo_admission_ctx *ctx, mode m, const topo_cache_reservation *r,
                    const placement *p, const char *cause, const char *const *failed,
                    size_t nfailed, const char *failure, const topo_admission_request *req,
-                   int64_t now, const char **why, topo_pool *pool)
+                   const char *gate_key, int64_t now, const char **why, topo_pool *pool)
 {
     const char *hosts = host_list(failed, nfailed, pool);
     *why = topo_pool_printf(pool, "%s; no replacement for %s in the PodSet's domain: %s", cause,
@@ -430,7 +430,7 @@ static int no_room(topo_admission_ctx *ctx, mode m, const topo_cache_reservation
     if (m == MODE_ADMIT) {
         count(ctx, ctx->replace_fail_fast ? TOPO_ADMISSION_REPLACE_FAIL_FAST
                                           : TOPO_ADMISSION_REPLACE_NO_ROOM);
-        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, req->pod.name, "Warning",
+        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, gate_key, "Warning",
                         "TopologyNodeReplacementFailed", *why, now);
         topo_log(TOPO_LOG_WARN, "node replacement: PodSet %s reservation %s: %s", r->podset_key,
                  r->id, *why);
@@ -460,8 +460,9 @@ static int place_anew(topo_admission_ctx *ctx, mode m, const topo_cache_reservat
 }
 
 int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reservation *r,
-               const topo_podset_spec *ps, const topo_admission_request *req, int64_t now,
-               const char **why, topo_pool *pool, topo_err *err)
+               const topo_podset_spec *ps, const topo_admission_request *req,
+               const char *gate_key, int64_t now, const char **why, topo_pool *pool,
+               topo_err *err)
 {
     long t = adm_topology_of_id(ctx, r->id);
     *why = NULL;
@@ -512,7 +513,8 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
                                    err)) < 0)
             return rc;
         if (moved == NULL)
-            return no_room(ctx, m, r, p, cause, failed, nfailed, failure, req, now, why, pool);
+            return no_room(ctx, m, r, p, cause, failed, nfailed, failure, req, gate_key, now, why,
+                           pool);
         const char *moves = moves_text(r, moved, pool);
         rc = store_moved(ctx, r, moved, p, now, pool, err);
         if (rc == TOPO_ECONFLICT) { /* adopted a newer generation meanwhile */
@@ -536,7 +538,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
         topo_log(TOPO_LOG_INFO,
                  "node replacement: PodSet %s reservation %s generation [%lld,%lld]: %s",
                  r->podset_key, r->id, (long long)r->gen_term, (long long)r->gen_seq, msg);
-        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, req->pod.name, "Normal",
+        adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, NULL, "Normal",
                         "TopologyNodeReplaced", msg, now);
         return ADM_REPAIR_MOVED;
     }

@@ -214,22 +214,32 @@ static void test_events__oldest_first(void **state)
                                  "team-a/p1/uid-1/Normal/R/third;");
 }
 
-/* A slot held by a provisional claim: the pod admission named, in that
- * namespace and carrying the reservation; not a namesake elsewhere. */
-static void test_events__found_by_name(void **state)
+/* A pod gated for want of a replacement holds no slot: the event goes to
+ * the newest gated pod of its PodSet in its namespace. */
+static void put_gated(fx *f, const char *ns, const char *name, const char *uid, int64_t created)
+{
+    topo_kv ann[] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION, "no replacement"},
+                     {TOPO_ADMISSION_PODSET_ANNOTATION, PODSET}};
+    topo_cache_pod p = {uid, ns, name, "", "Pending", NULL, 0, NULL, 0,
+                        ann, 2, 0, "1", created, NULL, NULL, 0};
+    topo_err err = TOPO_ERR_INIT;
+    must(topo_cache_put_pod(f->cache, &p, &err), &err);
+}
+
+static void test_events__found_gated(void **state)
 {
     fx *f = *state;
-    claim(f, TOPO_CACHE_CLAIMANT_PREFIX "pod/train-0", 0);
-    adm_event_queue(f->ctx, "team-a", RES, 0, "train-0", "Normal", "TopologyNodeReplaced",
-                    "moved", f->now);
-    put_pod(f, "team-b", "train-0", "uid-b", RES);        /* another namespace */
-    put_pod(f, "team-a", "train-0", "uid-x", "other-id"); /* another reservation */
+    adm_event_queue(f->ctx, "team-a", RES, 0, PODSET, "Warning",
+                    "TopologyNodeReplacementFailed", "no room", f->now);
+    put_gated(f, "team-b", "train-b", "uid-b", T0 + 9); /* another namespace */
     assert_int_equal(drain(f), 0);
-    assert_int_equal(topo_cache_delete_pod(f->cache, "uid-x", NULL, NULL), 0);
-    put_pod(f, "team-a", "train-0", "uid-a", RES);
+    put_gated(f, "team-a", "train-old", "uid-old", T0 - 60);
+    put_gated(f, "team-a", "train-new", "uid-new", T0);
     assert_int_equal(drain(f), 1);
-    assert_string_equal(f->seen, "team-a/train-0/uid-a/Normal/TopologyNodeReplaced/moved;");
-    /* without a name, a provisional claim waits for the real pod's uid */
+    assert_string_equal(f->seen,
+                        "team-a/train-new/uid-new/Warning/TopologyNodeReplacementFailed/no room;");
+    /* a placed pod's event waits for the real pod's uid on its slot */
+    claim(f, TOPO_CACHE_CLAIMANT_PREFIX "pod/train-0", 0);
     adm_event_queue(f->ctx, "team-a", RES, 0, NULL, "Normal", "R", "unnamed", f->now);
     assert_int_equal(drain(f), 0);
 }
@@ -315,7 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_events__found_by_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__oldest_first, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_events__found_by_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events__found_gated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__queued_during_drain, setup, teardown),

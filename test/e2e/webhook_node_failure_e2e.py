@@ -51,8 +51,9 @@ step: it sends the replacement to the dead node):
                         another rack; the foreign pod deleted: ungated onto n11;
   no_room_node_recovers the same, then n9 Ready again: ungated onto n9;
   fail_fast             nodeReplacement.failFast in --config, no room: the
-                        replacement refused (403, allowed false), and so is the
-                        PodSet's next pod (outcome fail_fast);
+                        replacement refused (403, allowed false), and again when
+                        retried (outcome fail_fast); a pod of a slot on a healthy
+                        node is still placed there;
   bare_pod_recreated    a bare pod (a PodSet of one) on n9; n9 fails; the pod
                         recreated under the same name is placed anew on a
                         healthy node (outcome new);
@@ -698,15 +699,16 @@ def fail_fast(env):
            "failFast, no room: the replacement refused with 403: %r" % resp)
     check("n9" in ((resp.get("status") or {}).get("message") or ""),
           "the message names n9: %r" % resp)
+    pod["metadata"]["name"] += "-c"
+    again = w.admit(str(uuid.uuid4()), pod)
+    check(again.get("allowed") is False and (again.get("status") or {}).get("code") == 403,
+          "retried while there is no room: refused again: %r" % again)
+    # A slot on a healthy node is not given up: its pod still goes there.
     sibling = on_host(env, pods, "n10")
     seen(env, set_phase(env, sibling, "Failed"))
-    pod2 = rack_job_pod("train", 2, int(sibling["metadata"]["annotations"][
-        "batch.kubernetes.io/job-completion-index"]))
-    pod2["metadata"]["name"] += "-b"
-    resp2 = w.admit(str(uuid.uuid4()), pod2)
-    check(resp2.get("allowed") is False and (resp2.get("status") or {}).get("code") == 403,
-          "the PodSet's next pod refused too: %r" % resp2)
-    check_outcome(w, "fail_fast")
+    pod2 = replacement(env, w, sibling)
+    expect_on(env, pod2, "n10", "a pod of the healthy slot")
+    check_outcome(w, "fail_fast", 2)
 
 
 @case
