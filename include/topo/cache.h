@@ -664,8 +664,9 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
                                  void *payload, topo_err *err) TOPO_MUST_CHECK;
 
 /* Pods waiting for the node of their slot (docs/webhook.md "When nodes
- * fail"): unbound (no nodeName), neither Succeeded nor Failed, not gated
- * (no topology.topo.io/wait-reason annotation) and holding a slot of a
+ * fail"): unbound (no nodeName), neither Succeeded nor Failed, not being
+ * deleted, not gated (no topology.topo.io/wait-reason annotation) and
+ * holding a slot of a
  * reservation (the cache bound the slot to the pod: topo's sealed output
  * for that PodSet). Should the slot's node fail, such a pod stays Pending
  * for ever; topo-webhook fails it, as Kueue's node controller does, so

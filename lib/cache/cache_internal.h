@@ -37,16 +37,14 @@
  * unbound pods first, through index pods_gated (its WHERE is node_name =
  * ''; CROSS JOIN keeps SQLite from starting at the slots, which are one
  * per pod of every PodSet), then their slot by index and its reservation
- * by key. Never a scan of the bound pods or of the slots.
- * TODO(issue 28): leave out terminating pods (AND p.terminating = 0) once
- * the pods table has the column (schema 7, topo_cache_pod.terminating,
- * from another branch): a pod being deleted is not to be failed. */
+ * by key. Never a scan of the bound pods or of the slots. A pod being
+ * deleted is not to be failed. */
 #define CACHE_STRANDED_SQL                                                                         \
     "SELECT p.uid, p.namespace, p.name, s.reservation_id, s.slot, s.domain_values, "              \
     "json_extract(r.assignment, '$.levels') FROM pods p INDEXED BY pods_gated CROSS JOIN "        \
     "reservation_slots s ON s.pod_uid = p.uid JOIN reservations r ON r.id = s.reservation_id "    \
-    "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND NOT ("                 \
-    CACHE_GATED_MARK ")"
+    "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND p.terminating = 0 "    \
+    "AND NOT (" CACHE_GATED_MARK ")"
 
 /* A node's kubernetes.io/hostname label, exactly as index nodes_hostname
  * (schema 7) has it, and the columns every node read returns, in

@@ -151,6 +151,15 @@ static void test_cache_stranded__filters(void **state)
     out[0] = '\0';
     must(topo_cache_foreach_stranded(f->cache, collect, out, &err), &err);
     assert_string_equal(out, "ns/u-failed u-failed default.a#3 " HOST "=n12 ");
+
+    /* being deleted: its controller replaces it already */
+    topo_kv none[] = {{"topology.topo.io/slot", "3"}};
+    topo_cache_pod gone = {"u-failed", "ns", "u-failed", "", "Pending", NULL, 0, NULL,
+                           0,          none, 0,          0,  "2",       1,        NULL, NULL, 1};
+    must(topo_cache_put_pod(f->cache, &gone, &err), &err);
+    out[0] = '\0';
+    must(topo_cache_foreach_stranded(f->cache, collect, out, &err), &err);
+    assert_string_equal(out, "");
 }
 
 static int stop_at_first(const topo_cache_stranded *s, void *payload)

@@ -38,7 +38,8 @@ step: it sends the replacement to the dead node):
                         -> n11; a PodSet tolerating the taint, in rack r3, keeps
                         its tainted node for its replacement;
   cordon_pending_pod    n9 cordoned while the pod of its slot is still pending
-                        (unbound); that pod deleted: the replacement -> n11;
+                        (unbound): the ungater fails that pod (condition
+                        TerminatedByTopo); its replacement -> n11;
   still_running_waits   n9 NotReady while its pod still runs: a new pod of that
                         index is gated, the reason naming n9 and "still"
                         (outcome waiting); once the old pod has Failed the
@@ -570,10 +571,33 @@ def cordon_pending_pod(env):
     # kubectl cordon, and the taint the node lifecycle controller adds for it.
     seen(env, patch(env, "/api/v1/nodes/n9", {"spec": {"unschedulable": True, "taints": [
         {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}}))
-    delete_pod(env, old)
+    # Left pinned to n9 it would stay Pending for ever: the ungater fails it
+    # (Kueue's node controller does the same), so that its Job replaces it.
+    failed = wait_stranded_failed(env, old)
+    cond = [c for c in failed["status"].get("conditions", []) if c.get("type") == "TerminatedByTopo"]
+    check(cond and cond[0].get("reason") == "UnschedulableOnAssignedNode"
+          and "n9" in cond[0].get("message", ""),
+          "the pod's TerminatedByTopo condition names n9: %r" % failed["status"])
+    check(w.metrics().get("topo_webhook_stranded_pods_failed_total") == 1,
+          "topo_webhook_stranded_pods_failed_total counts it")
     new = replacement(env, w, old)
-    expect_on(env, new, "n11", "n9 cordoned, its pending pod deleted")
+    expect_on(env, new, "n11", "n9 cordoned, its pending pod failed")
     check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
+
+
+def wait_stranded_failed(env, pod):
+    """The pod as the API server has it once its phase is Failed (the
+    ungater's status patch), within WAIT; the cache saw it."""
+    t0 = time.monotonic()
+    while True:
+        status, cur = env.request("GET", pod_path(pod))
+        expect(status == 200, "GET %s: %d" % (pod["metadata"]["name"], status))
+        if (cur.get("status") or {}).get("phase") == "Failed":
+            seen(env, cur)
+            return cur
+        expect(time.monotonic() - t0 < WAIT, "%s failed by the ungater within %d s: %r"
+               % (pod["metadata"]["name"], WAIT, cur.get("status")))
+        time.sleep(0.1)
 
 
 @case
