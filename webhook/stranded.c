@@ -72,19 +72,6 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
     return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
-static int has_topo_gate(const json_t *pod)
-{
-    const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
-    size_t i;
-    const json_t *g;
-    json_array_foreach(gates, i, g) {
-        const char *name = json_string_value(json_object_get(g, "name"));
-        if (name != NULL && strcmp(name, TOPO_ADMISSION_WAIT_GATE) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* Why the pod as the API server has it is not to be failed (NULL: it is):
  * Kueue's getPodsToTerminate (unbound, Pending, not gated), and still the
  * pod the cache saw, pinned to that host (the cache lags). */
@@ -103,7 +90,7 @@ static const char *not_stranded(const json_t *pod, const topo_admission_stranded
         return "not Pending";
     if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL)
         return "being deleted";
-    if (has_topo_gate(pod))
+    if (topo_admission_pod_json_gated(pod))
         return "gated";
     if (pinned == NULL || strcmp(pinned, p->host) != 0)
         return "not pinned to the node";

@@ -319,19 +319,6 @@ typedef enum outcome {
     OUT_API_DOWN  /* the API server is not answering: end the round */
 } outcome;
 
-static int has_wait_gate(const json_t *pod)
-{
-    const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
-    size_t i;
-    const json_t *g;
-    json_array_foreach(gates, i, g) {
-        const char *name = json_string_value(json_object_get(g, "name"));
-        if (name != NULL && strcmp(name, TOPO_ADMISSION_WAIT_GATE) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 static int api_down(int rc)
 {
     return rc == TOPO_ECONNECT || rc == TOPO_ETIMEOUT || rc == TOPO_ESERVER ||
@@ -357,7 +344,7 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
     /* The cache lags the API server: a pod released last round, or bound,
      * still looks gated there for a moment. */
     const char *node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
-    if (!has_wait_gate(pod) || (node != NULL && node[0] != '\0')) {
+    if (!topo_admission_pod_json_gated(pod) || (node != NULL && node[0] != '\0')) {
         log_pod(TOPO_LOG_DEBUG, c, "not-gated", NULL);
         out = OUT_SKIPPED;
         goto done;

@@ -331,6 +331,10 @@ int topo_admission_ready(topo_admission_ctx *ctx, char *why, size_t why_size);
  * expired ones are no longer charged). */
 int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
 
+/* 1 when the Pod object (JSON, as the API server returns it) carries
+ * scheduling gate TOPO_ADMISSION_WAIT_GATE. */
+int topo_admission_pod_json_gated(const json_t *pod);
+
 /* The ungater's entry: places a pod waiting under TOPO_ADMISSION_WAIT_GATE
  * (its object as the API server returns it, JSON), exactly as admission
  * would, reserving and claiming. On success *out_patch (malloc'd) is an RFC

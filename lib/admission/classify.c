@@ -70,3 +70,16 @@ const char *topo_admission_class_name(topo_admission_class c)
     }
     return "unknown";
 }
+
+int topo_admission_pod_json_gated(const json_t *pod)
+{
+    const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates");
+    size_t i;
+    const json_t *g;
+    json_array_foreach(gates, i, g) {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (name != NULL && strcmp(name, TOPO_ADMISSION_WAIT_GATE) == 0)
+            return 1;
+    }
+    return 0;
+}

@@ -349,6 +349,13 @@ const char *cache_pod_annotation(const topo_cache_pod *p, const char *key);
  * adopted record: the record's). */
 int cache_reservation_insert(topo_cache *c, const topo_cache_reservation_spec *spec,
                              int64_t gen_seq, topo_err *err);
+/* Writes one row per pod of assignment a, slot i the i-th pod in a's order
+ * (never merged or sorted), with statement which: SLOT_INSERT (?4 the
+ * claimant on claimed_slot, else NULL) or SLOT_MOVE (its domain only).
+ * Inside the caller's unit. */
+int cache_slots_write(topo_cache *c, cache_stmt which, const char *id,
+                      const topo_assignment *a, const char *claimant, int32_t claimed_slot,
+                      topo_err *err);
 /* The largest generation term or seq (2^53: what a JSON number holds
  * exactly, so a record's "gen" reads back as written). */
 #define TOPO_CACHE_GEN_MAX ((int64_t)1 << 53)

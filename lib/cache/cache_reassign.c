@@ -126,37 +126,6 @@ end:
     return error;
 }
 
-/* Slot i gets the domain of the i-th pod of a, in a's order; a row that
- * holds it already is left as it is. */
-static int move_slots(topo_cache *c, const char *id, const topo_assignment *a, topo_err *err)
-{
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_MOVE, err);
-    int32_t slot = 0;
-    int error = 0;
-
-    if (st == NULL)
-        return stmt_error(err);
-    for (size_t d = 0; d < a->ndomains && error == 0; d++) {
-        json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
-        char *text = values ? topo_json_dumps(values, JSON_COMPACT) : NULL;
-        json_decref(values);
-        if (text == NULL) {
-            cache_stmt_done(st);
-            return topo_err_nomem(err, "cache");
-        }
-        for (int32_t k = 0; k < a->domains[d].count && error == 0; k++, slot++) {
-            if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
-                (error = cache_bind_int(c, st, 2, slot, err)) < 0 ||
-                (error = cache_bind_text(c, st, 3, text, err)) < 0)
-                break;
-            error = cache_stmt_run(c, st, "move slot", err);
-        }
-        cache_stmt_done(st);
-        free(text);
-    }
-    return error;
-}
-
 int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec *s,
                                int64_t gen_term, int64_t gen_seq, topo_err *err)
 {
@@ -181,7 +150,10 @@ int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec 
                    ? topo_err_nomem(err, "cache")
                    : topo_err_set(err, TOPO_EINVALID,
                                   "reservation %s: not encodable (invalid UTF-8?)", s->id);
-    if ((error = move_slots(c, s->id, s->assignment, err)) < 0)
+    /* slot i: the i-th pod of the assignment, in its order (a slot that
+     * holds its domain already is left as it is) */
+    if ((error = cache_slots_write(c, CACHE_STMT_SLOT_MOVE, s->id, s->assignment, NULL, 0,
+                                   err)) < 0)
         goto end;
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_REASSIGN, err)) == NULL) {
         error = stmt_error(err);

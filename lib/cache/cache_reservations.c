@@ -97,34 +97,39 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
     return 0;
 }
 
-static int insert_slots(topo_cache *c, const topo_cache_reservation_spec *s, topo_err *err)
+int cache_slots_write(topo_cache *c, cache_stmt which, const char *id,
+                      const topo_assignment *a, const char *claimant, int32_t claimed_slot,
+                      topo_err *err)
 {
-    const topo_assignment *a = s->assignment;
-    sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_INSERT, err);
+    sqlite3_stmt *st = cache_stmt_get(c, which, err);
     int32_t slot = 0;
     int error = 0;
 
     if (st == NULL)
         return stmt_error(err);
+    int with_claimant = sqlite3_bind_parameter_count(st) >= 4;
     for (size_t d = 0; d < a->ndomains && error == 0; d++) {
         json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
         char *text = values ? topo_json_dumps(values, JSON_COMPACT) : NULL;
         json_decref(values);
-        if (text == NULL)
+        if (text == NULL) {
+            cache_stmt_done(st);
             return topo_err_nomem(err, "cache");
+        }
         for (int32_t k = 0; k < a->domains[d].count && error == 0; k++, slot++) {
-            int rc;
-            if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0 ||
+            int rc = SQLITE_OK;
+            if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
                 (error = cache_bind_int(c, st, 2, slot, err)) < 0)
                 break;
             if ((rc = sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC)) != SQLITE_OK ||
-                (rc = s->claimant != NULL && slot == s->claimed_slot
-                          ? sqlite3_bind_text(st, 4, s->claimant, -1, SQLITE_STATIC)
-                          : sqlite3_bind_null(st, 4)) != SQLITE_OK) {
+                (with_claimant && (rc = claimant != NULL && slot == claimed_slot
+                                            ? sqlite3_bind_text(st, 4, claimant, -1,
+                                                                SQLITE_STATIC)
+                                            : sqlite3_bind_null(st, 4)) != SQLITE_OK)) {
                 error = cache_sql_error(c, rc, "bind", err);
                 break;
             }
-            error = cache_stmt_run(c, st, "insert slot", err);
+            error = cache_stmt_run(c, st, with_claimant ? "insert slot" : "move slot", err);
         }
         cache_stmt_done(st);
         free(text);
@@ -197,7 +202,8 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
     st = NULL;
     if (error < 0)
         goto end;
-    error = insert_slots(cache, spec, err);
+    error = cache_slots_write(cache, CACHE_STMT_SLOT_INSERT, spec->id, spec->assignment,
+                              spec->claimant, spec->claimed_slot, err);
 end:
     cache_stmt_done(st);
     json_decref(levels);
