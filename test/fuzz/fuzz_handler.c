@@ -58,7 +58,7 @@ static void setup(void)
         snprintf(rack, sizeof rack, "r%d", i / 2);
         topo_kv labels[2] = {{levels[0], rack}, {levels[1], name}};
         topo_resource alloc[3] = {{"cpu", 64000}, {"nvidia.com/gpu", 8}, {"pods", 110}};
-        topo_node_spec n = {name, labels, 2, alloc, 3, NULL, 0, 0, 1};
+        topo_node_spec n = {name, labels, 2, alloc, 3, NULL, 0, 0, 1, 0};
         if (topo_live_upsert_node(live, &n, &err) != 0)
             abort();
     }
