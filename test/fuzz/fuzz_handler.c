@@ -6,7 +6,8 @@
  * held for pods not created yet and a ResourceQuota for namespaces named
  * "quota-*" (issue 9), so those paths run too; every fifth input arrives
  * past its deadline; record keys, so that seals made for the seeds verify
- * (issue 27: sealed and forged annotations). Seeds: fixtures/admission/<case>/request.json and
+ * (issue 27: sealed and forged annotations); nodes that fail and recover
+ * between inputs (issue 28: failed-node replacement). Seeds: fixtures/admission/<case>/request.json and
  * fixtures/fuzz/handler (fixtures/fuzz/README.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
@@ -43,25 +44,35 @@ static int quota(void *payload, const char *ns, topo_pool *pool,
     return 1;
 }
 
+static topo_live *live;
+
+/* Node i (0..3, racks r0 and r1) in one of five states: healthy, NotReady,
+ * without a Ready condition, an untolerated NoExecute taint, cordoned. */
+static void node_state(int i, int state)
+{
+    static const topo_taint fault = {"example.com/gpu-fault", "", "NoExecute"};
+    topo_err err = TOPO_ERR_INIT;
+    char name[16], rack[16];
+    snprintf(name, sizeof name, "n%d", i);
+    snprintf(rack, sizeof rack, "r%d", i / 2);
+    topo_kv labels[2] = {{levels[0], rack}, {levels[1], name}};
+    topo_resource alloc[3] = {{"cpu", 64000}, {"nvidia.com/gpu", 8}, {"pods", 110}};
+    topo_node_spec n = {name,  labels, 2, alloc, 3, state == 3 ? &fault : NULL, state == 3,
+                        state == 4, state == 0 || state >= 3, state == 2};
+    if (topo_live_upsert_node(live, &n, &err) != 0)
+        abort();
+}
+
 static void setup(void)
 {
-    static topo_live *live;
     static topo_cache *cache;
     topo_err err = TOPO_ERR_INIT;
     topo_snapshot_opts so = {"default", levels, 2, NULL, 0};
     if (topo_live_create(&live, &so, &err) != 0 ||
         topo_cache_open(&cache, ":memory:", NULL, &err) != 0)
         abort();
-    for (int i = 0; i < 4; i++) {
-        char name[16], rack[16];
-        snprintf(name, sizeof name, "n%d", i);
-        snprintf(rack, sizeof rack, "r%d", i / 2);
-        topo_kv labels[2] = {{levels[0], rack}, {levels[1], name}};
-        topo_resource alloc[3] = {{"cpu", 64000}, {"nvidia.com/gpu", 8}, {"pods", 110}};
-        topo_node_spec n = {name, labels, 2, alloc, 3, NULL, 0, 0, 1, 0};
-        if (topo_live_upsert_node(live, &n, &err) != 0)
-            abort();
-    }
+    for (int i = 0; i < 4; i++)
+        node_state(i, 0);
     if (topo_live_commit(live, &err) != 0)
         abort();
     topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, live};
@@ -93,6 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int status = 0;
     if (ctx == NULL)
         setup();
+    /* Nodes fail and come back as inputs arrive (issue 28): a PodSet placed
+     * on a node that then fails is repaired by a later pod of it. */
+    if (size % 3 == 0) {
+        topo_err err = TOPO_ERR_INIT;
+        node_state((int)(size / 3 % 4), (int)(size / 12 % 5));
+        if (topo_live_commit(live, &err) != 0)
+            abort();
+    }
     int64_t deadline = 0;
     if (size % 5 == 0) {
         struct timespec ts;
