@@ -681,7 +681,11 @@ typedef struct topo_cache_stranded {
     int32_t slot;
     const char *const *assignment_levels; /* the reservation's assignment's */
     size_t nassignment_levels;
-    const char *const *values; /* the slot's domain, one per assignment level */
+    /* the domain the pod was sent to: the slot-th pod of its own
+     * topology.topo.io/assignment annotation (its nodeSelector's), which
+     * stays where it was when the slot moves (a failed node replaced);
+     * without a readable annotation, the slot's domain. One per level. */
+    const char *const *values;
     size_t nvalues;
 } topo_cache_stranded;
 

@@ -121,6 +121,7 @@ void topo_admission_ctx_free(topo_admission_ctx *ctx)
     topo_pool_free(ctx->engine_pool);
     adm_memo_free(ctx);
     adm_events_free(ctx);
+    adm_repair_free(ctx);
     pthread_mutex_destroy(&ctx->events_mu);
     pthread_mutex_destroy(&ctx->mu);
     free(ctx);

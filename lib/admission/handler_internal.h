@@ -86,6 +86,13 @@ struct topo_admission_ctx {
     _Atomic int64_t term;
     int replace_fail_fast;
     _Atomic uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
+    /* What replace.c reported (counted, logged, an Event) in the current
+     * window, by "<outcome>|<reservation>|<slot>" (keys in reported_pool),
+     * under mu: anyone can send AdmissionReviews, and each one for a slot
+     * without room would report it again. */
+    topo_strmap *reported;
+    topo_pool *reported_pool;
+    int64_t reported_since;
     /* Events owed to pods (events.c), under events_mu (not mu: the
      * ungater drains them while requests place). */
     pthread_mutex_t events_mu;
@@ -352,6 +359,9 @@ enum {
  * then finds it). A slot not on a node (an assignment without the hostname
  * level) is left alone. One of ADM_REPAIR_*, or <0 (cache errors, with
  * err). The caller gives back a claim it took for WAIT and REFUSE. mu held. */
+/* Frees what adm_repair keeps between calls. */
+void adm_repair_free(topo_admission_ctx *ctx);
+
 int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reservation *r,
                const topo_podset_spec *ps, const topo_admission_request *req,
                const char *gate_key, int64_t now, const char **why, topo_pool *pool,

@@ -22,6 +22,7 @@
 #include "topo/live.h"
 #include "topo/log.h"
 #include "topo/podset_key.h"
+#include "topo/strmap.h"
 
 /* Moving slots can race an adoption through another connection (a record
  * of a higher generation): the cache refuses ours, and we read again. */
@@ -335,14 +336,16 @@ static const char *moves_text(const topo_cache_reservation *r, const topo_cache_
     return s;
 }
 
-/* The pod that held a moved slot was on a failed node: it is gone, ended
- * or being deleted, and so no longer the slot's. Left there, its claim
- * would keep the slot from the pod that replaces it (which would share
- * the slot unclaimed) and have the new node's capacity charged to a pod
- * bound elsewhere. Provisional claims (a pod admitted, not seen yet) stay:
- * that pod goes to the slot's new node when it comes. */
+/* The pod that held a moved slot and was bound to the failed node is gone,
+ * ended or being deleted there, and so no longer the slot's. Left there,
+ * its claim would keep the slot from the pod that replaces it (which would
+ * share the slot unclaimed) and have the new node's capacity charged to a
+ * pod bound elsewhere. A pod not bound yet keeps its claim: it is pinned
+ * to the failed node, the ungater fails it (stranded.c: it holds a slot)
+ * and its replacement then takes the slot. So do provisional claims (a pod
+ * admitted, not seen yet: pinned there too, the same once it comes). */
 static int release_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
-                         const topo_cache_slot *moved, topo_err *err)
+                         const topo_cache_slot *moved, topo_pool *pool, topo_err *err)
 {
     static const char provisional[] = TOPO_CACHE_CLAIMANT_PREFIX;
     for (size_t i = 0; i < r->nslots; i++) {
@@ -350,8 +353,15 @@ static int release_moved(topo_admission_ctx *ctx, const topo_cache_reservation *
         if (holder == NULL || strncmp(holder, provisional, sizeof provisional - 1) == 0 ||
             strcmp(host_of(&r->slots[i]), host_of(&moved[i])) == 0)
             continue;
-        int rc = topo_cache_reservation_unclaim(ctx->cache, r->id, r->slots[i].index, holder,
-                                                NULL, err);
+        topo_cache_pod pod;
+        int rc = topo_cache_get_pod(&pod, ctx->cache, holder, pool, err);
+        if (rc < 0 && rc != TOPO_ENOTFOUND)
+            return rc;
+        topo_err_clear(err);
+        if (rc == 0 && pod.node_name[0] == '\0' && !pod.terminating && !finished(pod.phase))
+            continue;
+        rc = topo_cache_reservation_unclaim(ctx->cache, r->id, r->slots[i].index, holder, NULL,
+                                            err);
         if (rc < 0)
             return rc;
     }
@@ -381,7 +391,7 @@ static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
         rc = topo_cache_reservation_reassign(ctx->cache, r->id, as, json, term, r->gen_seq + 1,
                                              err);
     if (rc == 0)
-        rc = release_moved(ctx, r, moved, err);
+        rc = release_moved(ctx, r, moved, pool, err);
     if (rc == 0 && !p->claimed && p->claimant != NULL) {
         topo_cache_slot s;
         topo_err cerr = TOPO_ERR_INIT;
@@ -402,6 +412,50 @@ static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
 static void count(topo_admission_ctx *ctx, topo_admission_replace_outcome o)
 {
     atomic_fetch_add(&ctx->node_replacements[o], 1);
+}
+
+/* A slot that waits is reported (counted, logged, an Event) once per
+ * window and outcome: a retry, or an AdmissionReview anyone can send for
+ * it, says nothing new (client-go's event correlator limits a burst per
+ * object likewise). The window starts over, and everything in it is
+ * forgotten, every REPORT_WINDOW_S or past REPORT_MAX slots. */
+#define REPORT_WINDOW_S 300
+#define REPORT_MAX 4096
+
+void adm_repair_free(topo_admission_ctx *ctx)
+{
+    topo_strmap_free(ctx->reported);
+    topo_pool_free(ctx->reported_pool);
+    ctx->reported = NULL;
+    ctx->reported_pool = NULL;
+}
+
+/* 1 when (o, reservation r, slot) is not reported yet in this window (it
+ * is now), 0 when it is; 1 when that cannot be told (out of memory: a
+ * report too many rather than none). mu held. */
+static int first_report(topo_admission_ctx *ctx, topo_admission_replace_outcome o,
+                        const char *r, int32_t slot, int64_t now)
+{
+    if (ctx->reported != NULL && (now - ctx->reported_since >= REPORT_WINDOW_S ||
+                                  topo_strmap_size(ctx->reported) >= REPORT_MAX))
+        adm_repair_free(ctx);
+    if (ctx->reported == NULL) {
+        ctx->reported = topo_strmap_create(64);
+        ctx->reported_pool = topo_pool_create();
+        ctx->reported_since = now;
+        if (ctx->reported == NULL || ctx->reported_pool == NULL) {
+            adm_repair_free(ctx);
+            return 1;
+        }
+    }
+    char key[320];
+    snprintf(key, sizeof key, "%d|%s|%d", (int)o, r, (int)slot);
+    if (topo_strmap_get(ctx->reported, key) >= 0)
+        return 0;
+    const char *kept = topo_pool_strdup(ctx->reported_pool, key);
+    if (kept != NULL)
+        topo_strmap_put(ctx->reported, kept, 1);
+    return 1;
 }
 
 /* The pod's slot p of r, after r (its copy in the cache, read again) moved
@@ -426,10 +480,11 @@ static int no_room(topo_admission_ctx *ctx, mode m, const topo_cache_reservation
                             hosts ? hosts : "?", failure);
     if (*why == NULL)
         return TOPO_ENOMEM;
-    /* Once per pod, not per retry of the ungater. */
-    if (m == MODE_ADMIT) {
-        count(ctx, ctx->replace_fail_fast ? TOPO_ADMISSION_REPLACE_FAIL_FAST
-                                          : TOPO_ADMISSION_REPLACE_NO_ROOM);
+    topo_admission_replace_outcome o =
+        ctx->replace_fail_fast ? TOPO_ADMISSION_REPLACE_FAIL_FAST : TOPO_ADMISSION_REPLACE_NO_ROOM;
+    /* Once per pod and window, not per retry of the ungater. */
+    if (m == MODE_ADMIT && first_report(ctx, o, r->id, p->slot, now)) {
+        count(ctx, o);
         adm_event_queue(ctx, adm_pod_namespace(req), r->id, p->slot, gate_key, "Warning",
                         "TopologyNodeReplacementFailed", *why, now);
         topo_log(TOPO_LOG_WARN, "node replacement: PodSet %s reservation %s: %s", r->podset_key,
@@ -497,7 +552,8 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
             return ADM_REPAIR_NONE;
         }
         if (rc == 2) {
-            if (m == MODE_ADMIT)
+            if (m == MODE_ADMIT &&
+                first_report(ctx, TOPO_ADMISSION_REPLACE_WAITING, r->id, p->slot, now))
                 count(ctx, TOPO_ADMISSION_REPLACE_WAITING);
             *why = cause;
             return ADM_REPAIR_WAIT;

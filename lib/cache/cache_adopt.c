@@ -95,10 +95,8 @@ uint64_t topo_cache_adopted(const topo_cache *cache)
     return cache != NULL ? cache->adopted : 0;
 }
 
-/* Kueue's TopologyAssignment JSON (as topo_codec_assignment_json writes it)
- * into *a, from pool. */
-static int decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *pool,
-                             topo_err *err)
+int cache_decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *pool,
+                            topo_err *err)
 {
     const char **levels = NULL;
     const json_t *domains = json_object_get(doc, "domains");
@@ -202,7 +200,7 @@ static int decode_record(topo_cache_reservation_spec *s, int64_t *gen_seq, topo_
                                        err)) < 0 ||
         (error = cache_json_to_resources(&req, &s->nrequests, json_object_get(rec, "requests"),
                                          pool, err)) < 0 ||
-        (error = decode_assignment(as, asg, pool, err)) < 0)
+        (error = cache_decode_assignment(as, asg, pool, err)) < 0)
         return error;
     s->levels = levels;
     s->requests = req;

@@ -41,7 +41,9 @@
  * deleted is not to be failed. */
 #define CACHE_STRANDED_SQL                                                                         \
     "SELECT p.uid, p.namespace, p.name, s.reservation_id, s.slot, s.domain_values, "              \
-    "json_extract(r.assignment, '$.levels') FROM pods p INDEXED BY pods_gated CROSS JOIN "        \
+    "json_extract(r.assignment, '$.levels'), "                                                    \
+    "json_extract(p.podset, '$.annotations.\"topology.topo.io/assignment\"') "                     \
+    "FROM pods p INDEXED BY pods_gated CROSS JOIN "                                               \
     "reservation_slots s ON s.pod_uid = p.uid JOIN reservations r ON r.id = s.reservation_id "    \
     "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND p.terminating = 0 "    \
     "AND NOT (" CACHE_GATED_MARK ")"
@@ -367,6 +369,11 @@ int cache_slots_write(topo_cache *c, cache_stmt which, const char *id,
  * (TOPO_EINVALID otherwise: a record that is not of it). */
 int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec *spec,
                                int64_t gen_term, int64_t gen_seq, topo_err *err);
+/* Kueue's TopologyAssignment JSON (as topo_codec_assignment_json writes it:
+ * a pod's topology.topo.io/assignment) into *a, from pool; TOPO_EINVALID
+ * naming what is wrong. */
+int cache_decode_assignment(topo_assignment *a, const json_t *doc, topo_pool *pool,
+                            topo_err *err);
 /* A record's "gen" ([term, seq], each 0..TOPO_CACHE_GEN_MAX; absent:
  * [0, 0]); TOPO_EINVALID (no message) when it is anything else. */
 int cache_record_gen(int64_t *out_term, int64_t *out_seq, const json_t *record);

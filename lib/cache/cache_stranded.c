@@ -7,6 +7,29 @@
 
 #include "cache_internal.h"
 
+/* The domain the pod was sent to: the slot-th pod of the assignment its
+ * own topology.topo.io/assignment annotation (column 7) carries, where its
+ * nodeSelector pins it. The slot may have moved since (a failed node
+ * replaced) while the pod stays pinned where it was; an annotation that is
+ * absent or does not read leaves the slot's domain. */
+static void pinned_domain(topo_cache_stranded *out, sqlite3_stmt *st, topo_pool *pool)
+{
+    const char *text = (const char *)sqlite3_column_text(st, 7);
+    json_t *doc = text != NULL ? json_loads(text, 0, NULL) : NULL;
+    topo_assignment a;
+    int64_t left = out->slot;
+    if (doc != NULL && cache_decode_assignment(&a, doc, pool, NULL) == 0 &&
+        a.nlevels == out->nassignment_levels) {
+        for (size_t d = 0; d < a.ndomains; left -= a.domains[d].count, d++)
+            if (left < a.domains[d].count) {
+                out->values = a.domains[d].values;
+                out->nvalues = a.nlevels;
+                break;
+            }
+    }
+    json_decref(doc);
+}
+
 /* One row as the callback sees it, its strings in the cache's scratch pool. */
 static int load_row(topo_cache_stranded *out, topo_cache *c, sqlite3_stmt *st, topo_err *err)
 {
@@ -31,6 +54,7 @@ static int load_row(topo_cache_stranded *out, topo_cache *c, sqlite3_stmt *st, t
         goto cleanup;
     out->values = vals;
     out->assignment_levels = lv;
+    pinned_domain(out, st, c->scratch);
 
 cleanup:
     json_decref(levels);

@@ -97,6 +97,36 @@ static void test_stranded__failed_node_reports_unbound_pod(void **state)
     racks_close(&f);
 }
 
+/* A pending pod pinned to a node that fails keeps its claim when a repair
+ * moves its slot (a review for its index arrived: the Job's replacement or
+ * anyone's forged one), and is still reported on the node it is pinned to,
+ * not the slot's new one: else it stayed Pending there for ever. */
+static void test_stranded__pinned_pod_after_its_slot_moved(void **state)
+{
+    (void)state;
+    racks_fx f;
+    char out[512], want[512];
+    racks_open(&f, 0);
+    json_t *p0 = racks_job_pod(0, 2), *p1 = racks_job_pod(1, 2);
+    json_t *a0 = racks_admit(&f, p0, "r-0"), *a1 = racks_admit(&f, p1, "r-1");
+    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST);
+    racks_store(&f, a0, "u-0", h0, "Running");
+    racks_store(&f, a1, "u-1", NULL, "Pending");
+    racks_node(&f, h1, 1, 0, NULL, 1);
+    json_t *b1 = racks_admit(&f, p1, "r-2");
+    const char *moved = racks_selector(b1, RACKS_HOST);
+    assert_string_not_equal(moved, h1);
+    assert_string_not_equal(moved, h0);
+    snprintf(want, sizeof want, "team-a/u-1(u-1) %s is cordoned; ", h1);
+    assert_string_equal(stranded(&f, out), want);
+    json_decref(b1);
+    json_decref(a0);
+    json_decref(a1);
+    json_decref(p0);
+    json_decref(p1);
+    racks_close(&f);
+}
+
 static int stop(void *payload, const topo_admission_stranded *s)
 {
     (void)s;
@@ -132,6 +162,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stranded__failed_node_reports_unbound_pod),
+        cmocka_unit_test(test_stranded__pinned_pod_after_its_slot_moved),
         cmocka_unit_test(test_stranded__stop_and_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
