@@ -59,6 +59,8 @@ static int copy_reservation(topo_cache_reservation *dst, const topo_cache_reserv
     dst->expires_at = src->expires_at;
     dst->unclaimed_ttl = src->unclaimed_ttl;
     dst->claimed_at = src->claimed_at;
+    dst->gen_term = src->gen_term;
+    dst->gen_seq = src->gen_seq;
     dst->slots = slots;
     dst->nslots = src->nslots;
     return 0;

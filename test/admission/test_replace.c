@@ -107,10 +107,21 @@ static void test_replace__notready_failed_pod(void **state)
     assert_string_equal(r.slots[1].values[r.slots[1].nvalues - 1], h1);
     assert_string_equal(r.slots[1].pod_uid, "u-1");
 
-    /* a second replacement pod of index 0 finds the slot moved already */
+    /* a second replacement pod of index 0 finds the slot moved already; every
+     * pod placed from now on carries the new generation (the reservation
+     * memo's copy too) */
     json_t *c0 = racks_admit(&f, again, "r-3");
     assert_string_equal(racks_selector(c0, RACKS_HOST), racks_selector(b0, RACKS_HOST));
     assert_int_equal(outcome(&f, TOPO_ADMISSION_REPLACED), 1);
+    for (int i = 0; i < 2; i++) {
+        char uid[16];
+        snprintf(uid, sizeof uid, "r-%d", 4 + i);
+        json_t *d1 = racks_admit(&f, p1, uid);
+        assert_string_equal(racks_selector(d1, RACKS_HOST), h1);
+        assert_non_null(strstr(racks_annotation(d1, TOPO_CACHE_RECORD_ANNOTATION),
+                               "\"gen\":[0,1]"));
+        json_decref(d1);
+    }
     topo_pool_free(pool);
     json_decref(c0);
     json_decref(b0);
