@@ -93,6 +93,20 @@ static void put(topo_cache *c, const char *uid, const char *ns, const char *assi
     }
 }
 
+/* The pod, unbound and holding slot 0, as the stranded-pod read returns it
+ * (issue 28): the domain it is pinned to comes from its own assignment
+ * annotation, whatever that says, one value per assignment level. */
+static int stranded_row(const topo_cache_stranded *s, void *payload)
+{
+    (void)payload;
+    if (s->values == NULL || s->nvalues == 0 || s->nvalues != s->nassignment_levels)
+        abort();
+    for (size_t i = 0; i < s->nvalues; i++)
+        if (s->values[i] == NULL)
+            abort();
+    return 0;
+}
+
 /* The reservation as a whole: slots 0..n-1, one value per assignment level. */
 static void check_whole(const topo_cache_reservation *r)
 {
@@ -196,6 +210,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = topo_cache_reservation_get(&r, c, ID, pool, &err);
     if (rc == 0) {
         check_whole(&r);
+        if (topo_cache_foreach_stranded(c, stranded_row, NULL, &err) != 0)
+            abort();
         if (moved != NULL)
             update(c, ns, assignment, json, moved, &r, pool);
         int deleted = 0;
