@@ -536,7 +536,10 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
  * batch: assignment (in the reservation's assignment levels, its JSON in
  * assignment_json exactly as the pods' annotation carries it) expanded in
  * domain order gives slot i its domain, as at creation; every slot keeps
- * its index and its claim; the reservation's generation becomes
+ * its index, and its claim unless the slot moved and its holder is a pod
+ * bound to a node, finished, being deleted or unknown (it was on the
+ * failed node: its replacement takes the slot; a provisional claim, or a
+ * pod not bound yet, keeps it); the reservation's generation becomes
  * [gen_term, gen_seq]. TOPO_ENOTFOUND (no such reservation), TOPO_EINVALID
  * (other levels, or not exactly one domain per slot: the pod count must be
  * the reservation's; a term or seq outside 0..2^53), TOPO_ECONFLICT (the

@@ -336,41 +336,9 @@ static const char *moves_text(const topo_cache_reservation *r, const topo_cache_
     return s;
 }
 
-/* The pod that held a moved slot and was bound to the failed node is gone,
- * ended or being deleted there, and so no longer the slot's. Left there,
- * its claim would keep the slot from the pod that replaces it (which would
- * share the slot unclaimed) and have the new node's capacity charged to a
- * pod bound elsewhere. A pod not bound yet keeps its claim: it is pinned
- * to the failed node, the ungater fails it (stranded.c: it holds a slot)
- * and its replacement then takes the slot. So do provisional claims (a pod
- * admitted, not seen yet: pinned there too, the same once it comes). */
-static int release_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
-                         const topo_cache_slot *moved, topo_pool *pool, topo_err *err)
-{
-    static const char provisional[] = TOPO_CACHE_CLAIMANT_PREFIX;
-    for (size_t i = 0; i < r->nslots; i++) {
-        const char *holder = r->slots[i].pod_uid;
-        if (holder == NULL || strncmp(holder, provisional, sizeof provisional - 1) == 0 ||
-            strcmp(host_of(&r->slots[i]), host_of(&moved[i])) == 0)
-            continue;
-        topo_cache_pod pod;
-        int rc = topo_cache_get_pod(&pod, ctx->cache, holder, pool, err);
-        if (rc < 0 && rc != TOPO_ENOTFOUND)
-            return rc;
-        topo_err_clear(err);
-        if (rc == 0 && pod.node_name[0] == '\0' && !pod.terminating && !finished(pod.phase))
-            continue;
-        rc = topo_cache_reservation_unclaim(ctx->cache, r->id, r->slots[i].index, holder, NULL,
-                                            err);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Stores the moved slots as r's next generation, the failed pods' claims
- * released and the pod's slot claimed for it when it had to share it, in
- * one durable transaction. 0 stored; TOPO_ECONFLICT when the cache holds a
+/* Stores the moved slots as r's next generation (the claims of pods that
+ * were bound to the failed nodes released: cache.h) and the pod's slot
+ * claimed for it when it had to share it, in one durable transaction. 0 stored; TOPO_ECONFLICT when the cache holds a
  * newer generation (read it again). mu held. */
 static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
                        const topo_cache_slot *moved, placement *p, int64_t now,
@@ -390,8 +358,6 @@ static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
     if (rc == 0)
         rc = topo_cache_reservation_reassign(ctx->cache, r->id, as, json, term, r->gen_seq + 1,
                                              err);
-    if (rc == 0)
-        rc = release_moved(ctx, r, moved, pool, err);
     if (rc == 0 && !p->claimed && p->claimant != NULL) {
         topo_cache_slot s;
         topo_err cerr = TOPO_ERR_INIT;

@@ -48,6 +48,19 @@
     "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND p.terminating = 0 "    \
     "AND NOT (" CACHE_GATED_MARK ")"
 
+/* Whether a slot's claim moves with it to another domain (a failed node
+ * replaced, topo_cache_reservation_reassign): a provisional claim, or a pod
+ * not bound yet (pinned to the old node, and failed there as a stranded
+ * pod, after which its replacement takes the slot) keep it; a pod bound
+ * (to the failed node: gone, ended or being deleted there), finished,
+ * being deleted or unknown gives it up: left there, it would keep the slot
+ * from the pod that replaces it and have the new node's capacity charged
+ * to a pod bound elsewhere. */
+#define CACHE_CLAIM_MOVES                                                                          \
+    "pod_uid IS NULL OR substr(pod_uid, 1, 6) = 'claim:' OR EXISTS (SELECT 1 FROM pods p "       \
+    "WHERE p.uid = reservation_slots.pod_uid AND p.node_name = '' AND p.terminating = 0 AND "    \
+    "p.phase NOT IN ('Succeeded', 'Failed'))"
+
 /* A node's kubernetes.io/hostname label, exactly as index nodes_hostname
  * (schema 7) has it, and the columns every node read returns, in
  * cache_row_node's order. */
@@ -165,8 +178,9 @@
     XX(RES_REASSIGN,                                                                              \
        "UPDATE reservations SET assignment = ?2, gen_term = ?3, gen_seq = ?4 WHERE id = ?1")      \
     XX(SLOT_MOVE,                                                                                 \
-       "UPDATE reservation_slots SET domain_values = ?3 WHERE reservation_id = ?1 AND slot = ?2 " \
-       "AND domain_values <> ?3")                                                                 \
+       "UPDATE reservation_slots SET domain_values = ?3, pod_uid = CASE WHEN "                   \
+       CACHE_CLAIM_MOVES " THEN pod_uid END WHERE reservation_id = ?1 AND slot = ?2 AND "         \
+       "domain_values <> ?3")                                                                     \
     XX(RES_PODSET_KEY, "SELECT podset_key FROM reservations WHERE id = ?1")                       \
     XX(SLOT_INSERT,                                                                               \
        "INSERT INTO reservation_slots(reservation_id, slot, domain_values, pod_uid) "              \

@@ -167,15 +167,26 @@ static void test_reassign__create_generation(void **state)
     assert_string_equal(slots_of(f, buf, sizeof buf), "n9 n9 n10 n10 @3.0");
 }
 
+/* A pod as the cache holds it: bound to node ("" unbound), in phase. */
+static void pod(fx *f, const char *uid, const char *node, const char *phase, int terminating)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache_pod p = {uid,  "ns", uid,  node, phase, NULL, 0,           NULL, 0,
+                        NULL, 0,    0,    "1",  1,     NULL, NULL,        terminating};
+    must(topo_cache_put_pod(f->cache, &p, &err), &err);
+}
+
 /* n10 failed under slot 3: it moves to n11, slots 0-2 stay, every claim
- * stays; then slot 0 of n9 moves to n11 too, so n11 is named twice and
- * not in sorted order. */
+ * stays (p3 is pending, not bound yet); then slot 0 of n9 moves to n11
+ * too, so n11 is named twice and not in sorted order. */
 static void test_reassign__moves_slots_by_index(void **state)
 {
     fx *f = *state;
     topo_err err = TOPO_ERR_INIT;
     char buf[256];
 
+    pod(f, "p0", "", "Pending", 0);
+    pod(f, "p3", "", "Pending", 0);
     claim(f, "p0", 0);
     claim(f, "p3", 3);
     static const char *h1[] = {"n9", "n10", "n11"};
@@ -203,6 +214,46 @@ static void test_reassign__moves_slots_by_index(void **state)
     assert_string_equal(s.values[1], "n9");
 }
 
+/* A moved slot's claim: a provisional one and a pod not bound yet keep it;
+ * a pod bound (to the failed node), finished, being deleted or unknown to
+ * the cache gives it up, so that its replacement takes the slot. A slot
+ * that does not move keeps whatever holds it. */
+static void test_reassign__moved_claims(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    char buf[256];
+
+    pod(f, "pending", "", "Pending", 0);
+    pod(f, "bound", "n9.example.com", "Running", 0);
+    claim(f, "pending", 0);
+    claim(f, "bound", 1);
+    claim(f, "claim:rank/2", 2);
+    claim(f, "unknown", 3);
+    static const char *h[] = {"n11", "n12"};
+    static const int32_t c[] = {2, 2};
+    must(reassign(f, h, c, 2, 3, 1, &err), &err);
+    assert_string_equal(slots_of(f, buf, sizeof buf),
+                        "n11/pending n11 n12/claim:rank/2 n12 @3.1");
+
+    /* finished, or being deleted: given up too */
+    pod(f, "done", "", "Failed", 0);
+    pod(f, "going", "", "Pending", 1);
+    claim(f, "done", 1);
+    claim(f, "going", 3);
+    static const char *h2[] = {"n9", "n10"};
+    must(reassign(f, h2, c, 2, 3, 2, &err), &err);
+    assert_string_equal(slots_of(f, buf, sizeof buf), "n9/pending n9 n10/claim:rank/2 n10 @3.2");
+
+    /* not moved: kept, whoever holds it */
+    claim(f, "bound", 1);
+    static const char *h3[] = {"n9", "n10", "n12"};
+    static const int32_t c3[] = {2, 1, 1};
+    must(reassign(f, h3, c3, 3, 3, 3, &err), &err);
+    assert_string_equal(slots_of(f, buf, sizeof buf),
+                        "n9/pending n9/bound n10/claim:rank/2 n12 @3.3");
+}
+
 /* Nothing changes after a refused call. */
 static void test_reassign__refused(void **state)
 {
@@ -212,6 +263,7 @@ static void test_reassign__refused(void **state)
     static const char *h[] = {"n9", "n11"};
     static const int32_t c[] = {2, 2};
 
+    pod(f, "p1", "", "Pending", 0); /* not bound yet: its claim moves with its slot */
     claim(f, "p1", 1);
     must(reassign(f, h, c, 2, 3, 2, &err), &err);
     slots_of(f, before, sizeof before);
@@ -303,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reassign__create_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reassign__moves_slots_by_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reassign__moved_claims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reassign__refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reassign__readers_see_repeated_domains, setup,
                                         teardown),
