@@ -312,7 +312,8 @@ int adm_patch_start(answer *a);
  * (counted in events_dropped). gated_podset: the pod was gated rather
  * than given the slot: the key its topology.topo.io/podset annotation
  * carries, and the event goes to the newest gated pod of that PodSet in
- * ns (NULL: to the pod that holds the slot). Strings are copied. Best effort: nothing to report. Any thread (not under events_mu). */
+ * ns (NULL: to the pod that holds the slot). Strings are copied. Best
+ * effort: nothing to report. Any thread (not under events_mu). */
 void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reservation_id,
                      int32_t slot, const char *gated_podset, const char *type, const char *reason,
                      const char *message, int64_t now);

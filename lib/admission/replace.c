@@ -162,31 +162,33 @@ static int host_failed(topo_admission_ctx *ctx, long t, const topo_cache_reserva
     return running != NULL ? 2 : 1;
 }
 
-/* Every failed host of r but `known` (already found failed), each once. */
+/* Every failed host of r but `known` (already found failed), each host
+ * looked at once (a node holds up to a pod per GPU, or more). */
 static int other_failed_hosts(topo_admission_ctx *ctx, long t, const topo_cache_reservation *r,
                               const char *known, const topo_podset_spec *ps, const char ***out,
                               size_t *n, topo_pool *pool, topo_err *err)
 {
     const char **hosts = topo_pool_calloc(pool, r->nslots + 1, sizeof(*hosts));
-    if (hosts == NULL)
+    topo_strmap *seen = topo_strmap_create(r->nslots + 1);
+    int rc = 0;
+    if (hosts == NULL || seen == NULL || topo_strmap_put(seen, known, 1) < 0) {
+        topo_strmap_free(seen);
         return topo_err_nomem(err, NULL);
+    }
     hosts[0] = known;
     *n = 1;
-    for (size_t i = 0; i < r->nslots; i++) {
+    for (size_t i = 0; rc >= 0 && i < r->nslots; i++) {
         const char *h = host_of(&r->slots[i]), *cause = NULL;
-        int seen = h == NULL;
-        for (size_t j = 0; !seen && j < *n; j++)
-            seen = strcmp(hosts[j], h) == 0;
-        if (seen)
+        if (h == NULL || topo_strmap_get(seen, h) >= 0)
             continue;
-        int rc = host_failed(ctx, t, r, h, ps, &cause, pool, err);
-        if (rc < 0)
-            return rc;
-        if (rc == 1)
+        if (topo_strmap_put(seen, h, 1) < 0)
+            rc = topo_err_nomem(err, NULL);
+        else if ((rc = host_failed(ctx, t, r, h, ps, &cause, pool, err)) == 1)
             hosts[(*n)++] = h;
     }
+    topo_strmap_free(seen);
     *out = hosts;
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* --- moving the slots ------------------------------------------------------------------- */
@@ -315,12 +317,18 @@ static int find_replacement(topo_admission_ctx *ctx, long t, const topo_cache_re
     return rc;
 }
 
+/* A log line, an Event's message: the first few of a long list are
+ * enough (a rack holds hundreds of slots). */
+#define LIST_MAX 16
+
 /* The hosts as "n9, n10". */
 static const char *host_list(const char *const *hosts, size_t n, topo_pool *pool)
 {
     const char *s = "";
-    for (size_t i = 0; s != NULL && i < n; i++)
+    for (size_t i = 0; s != NULL && i < n && i < LIST_MAX; i++)
         s = topo_pool_printf(pool, "%s%s%s", s, i ? ", " : "", hosts[i]);
+    if (s != NULL && n > LIST_MAX)
+        s = topo_pool_printf(pool, "%s and %zu more", s, n - LIST_MAX);
     return s;
 }
 
@@ -329,17 +337,24 @@ static const char *moves_text(const topo_cache_reservation *r, const topo_cache_
                               topo_pool *pool)
 {
     const char *s = "";
-    for (size_t i = 0; s != NULL && i < r->nslots; i++)
-        if (strcmp(host_of(&r->slots[i]), host_of(&moved[i])) != 0)
+    size_t n = 0;
+    for (size_t i = 0; s != NULL && i < r->nslots; i++) {
+        if (strcmp(host_of(&r->slots[i]), host_of(&moved[i])) == 0)
+            continue;
+        if (n++ < LIST_MAX)
             s = topo_pool_printf(pool, "%s%s%d -> %s", s, s[0] ? ", " : "", (int)i,
                                  host_of(&moved[i]));
+    }
+    if (s != NULL && n > LIST_MAX)
+        s = topo_pool_printf(pool, "%s and %zu more", s, n - LIST_MAX);
     return s;
 }
 
 /* Stores the moved slots as r's next generation (the claims of pods that
  * were bound to the failed nodes released: cache.h) and the pod's slot
- * claimed for it when it had to share it, in one durable transaction. 0 stored; TOPO_ECONFLICT when the cache holds a
- * newer generation (read it again). mu held. */
+ * claimed for it when it had to share it, in one durable transaction. 0
+ * stored; TOPO_ECONFLICT when the cache holds a newer generation (read it
+ * again). mu held. */
 static int store_moved(topo_admission_ctx *ctx, const topo_cache_reservation *r,
                        const topo_cache_slot *moved, placement *p, int64_t now,
                        topo_pool *pool, topo_err *err)

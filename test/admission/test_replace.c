@@ -80,7 +80,8 @@ static void test_replace__notready_failed_pod(void **state)
     racks_open(&f, 0);
     json_t *p0 = racks_job_pod(0, 2), *p1 = racks_job_pod(1, 2);
     json_t *a0 = racks_admit(&f, p0, "r-0"), *a1 = racks_admit(&f, p1, "r-1");
-    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST), *rack = racks_selector(a0, RACKS_RACK);
+    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST);
+    const char *rack = racks_selector(a0, RACKS_RACK);
     assert_string_equal(rack, racks_selector(a1, RACKS_RACK));
     racks_store(&f, a0, "u-0", h0, "Running");
     racks_store(&f, a1, "u-1", h1, "Running");
@@ -169,7 +170,8 @@ static void test_replace__deleted_then_still_running_waits(void **state)
     racks_store(&f, a0, "u-0", h0, "Failed");
     json_t *c0 = racks_admit(&f, p0, "r-4");
     assert_true(gated(c0));
-    assert_non_null(strstr(racks_annotation(c0, TOPO_ADMISSION_WAIT_REASON_ANNOTATION), "replacement"));
+    assert_non_null(
+        strstr(racks_annotation(c0, TOPO_ADMISSION_WAIT_REASON_ANNOTATION), "replacement"));
     assert_int_equal(outcome(&f, TOPO_ADMISSION_REPLACE_NO_ROOM), 1);
     /* the node comes back: the pod goes there, nothing moves */
     racks_node(&f, h0, 1, 0, NULL, 0);
@@ -359,7 +361,8 @@ static void test_replace__preferred_same_rack_then_other(void **state)
     prefer(p0);
     prefer(p1);
     json_t *a0 = racks_admit(&f, p0, "r-0"), *a1 = racks_admit(&f, p1, "r-1");
-    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST), *rack = racks_selector(a0, RACKS_RACK);
+    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST);
+    const char *rack = racks_selector(a0, RACKS_RACK);
     racks_node(&f, h0, 0, 0, NULL, 0);
     json_t *b0 = racks_admit(&f, p0, "r-2");
     assert_string_equal(racks_selector(b0, RACKS_RACK), rack);

@@ -7,7 +7,8 @@
  * "quota-*" (issue 9), so those paths run too; every fifth input arrives
  * past its deadline; record keys, so that seals made for the seeds verify
  * (issue 27: sealed and forged annotations); nodes that fail and recover
- * between inputs (issue 28: failed-node replacement). Seeds: fixtures/admission/<case>/request.json and
+ * between inputs (issue 28: failed-node replacement). Seeds:
+ * fixtures/admission/<case>/request.json and
  * fixtures/fuzz/handler (fixtures/fuzz/README.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
