@@ -353,12 +353,6 @@ int topo_cache_get_pod(topo_cache_pod *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 int topo_cache_get_job(topo_cache_job *out, topo_cache *cache, const char *uid,
                        topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
-/* The node whose kubernetes.io/hostname label is hostname (a slot's host
- * value: a node's name may be its FQDN where the label is not), copied into
- * pool; of several, the first by name. TOPO_ENOTFOUND when none has it (the
- * node was deleted, or never had the label). */
-int topo_cache_get_node_by_hostname(topo_node_spec *out, topo_cache *cache, const char *hostname,
-                                    topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
 /* Stores a node or a pod given as structs rather than JSON (fixtures, tests;
  * resource_version may be NULL). pod->uid must be set; the requests are taken

@@ -61,10 +61,7 @@
     "WHERE p.uid = reservation_slots.pod_uid AND p.node_name = '' AND p.terminating = 0 AND "    \
     "p.phase NOT IN ('Succeeded', 'Failed'))"
 
-/* A node's kubernetes.io/hostname label, exactly as index nodes_hostname
- * (schema 7) has it, and the columns every node read returns, in
- * cache_row_node's order. */
-#define CACHE_NODE_HOSTNAME "json_extract(labels, '$.\"kubernetes.io/hostname\"')"
+/* The columns every node read returns, in cache_row_node's order. */
 #define CACHE_NODE_COLUMNS                                                                         \
     "name, labels, allocatable, taints, unschedulable, ready, resource_version, ready_missing"
 
@@ -93,9 +90,6 @@
     XX(NODE_DELETE, "DELETE FROM nodes WHERE name = ?1")                                          \
     XX(NODE_GET,                                                                                  \
        "SELECT " CACHE_NODE_COLUMNS " FROM nodes WHERE name = ?1")                                \
-    XX(NODE_BY_HOSTNAME,                                                                          \
-       "SELECT " CACHE_NODE_COLUMNS " FROM nodes WHERE " CACHE_NODE_HOSTNAME " = ?1 "              \
-       "ORDER BY name LIMIT 1")                                                                   \
     XX(NODE_ALL,                                                                                  \
        "SELECT " CACHE_NODE_COLUMNS " FROM nodes ORDER BY name")                                  \
     XX(POD_UPSERT,                                                                                \

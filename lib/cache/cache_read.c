@@ -320,10 +320,7 @@ static int get_row(topo_cache *c, topo_cache_kind kind, cache_stmt which, const 
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0)
         goto cleanup;
     rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE && which == CACHE_STMT_NODE_BY_HOSTNAME)
-        error = topo_err_set(err, TOPO_ENOTFOUND,
-                             "cache: no node with label kubernetes.io/hostname=\"%s\"", key);
-    else if (rc == SQLITE_DONE)
+    if (rc == SQLITE_DONE)
         error = topo_err_set(err, TOPO_ENOTFOUND, "cache: no %s \"%s\"", what[kind], key);
     else if (rc != SQLITE_ROW)
         error = cache_sql_error(c, rc, "read", err);
@@ -343,14 +340,6 @@ int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name
                         topo_pool *pool, topo_err *err)
 {
     return get_row(cache, TOPO_CACHE_NODES, CACHE_STMT_COUNT, name, out, pool, err);
-}
-
-int topo_cache_get_node_by_hostname(topo_node_spec *out, topo_cache *cache, const char *hostname,
-                                    topo_pool *pool, topo_err *err)
-{
-    /* One probe of index nodes_hostname, not a walk of every node. */
-    return get_row(cache, TOPO_CACHE_NODES, CACHE_STMT_NODE_BY_HOSTNAME, hostname, out, pool,
-                   err);
 }
 
 int topo_cache_get_pod(topo_cache_pod *out, topo_cache *cache, const char *uid,

@@ -162,12 +162,7 @@ const char *const topo_cache_migrations[] = {
     "ALTER TABLE pods ADD COLUMN terminating INTEGER NOT NULL DEFAULT 0\n"
     "  CHECK(terminating IN (0, 1));\n"
     "ALTER TABLE reservations ADD COLUMN gen_term INTEGER NOT NULL DEFAULT 0;\n"
-    "ALTER TABLE reservations ADD COLUMN gen_seq INTEGER NOT NULL DEFAULT 0;\n"
-    /* ...and a slot's host found without reading every node: the nodes by
-     * their kubernetes.io/hostname label (the expression is
-     * CACHE_NODE_HOSTNAME's; topo_cache_get_node_by_hostname). */
-    "CREATE INDEX nodes_hostname ON nodes(json_extract(labels, "
-    "'$.\"kubernetes.io/hostname\"'), name);\n",
+    "ALTER TABLE reservations ADD COLUMN gen_seq INTEGER NOT NULL DEFAULT 0;\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

@@ -1945,9 +1945,6 @@ static void test_cache__migrate_from_v6(void **state)
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
                                       "gen_seq = 0"),
                      1);
-    /* The hostname index covers the rows stored before. */
-    must(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), &err);
-    assert_string_equal(n.name, "n9.example.com");
     topo_pool_free(pool);
 }
 
@@ -2106,65 +2103,6 @@ static void test_cache__pod_terminating(void **state)
     topo_pool_free(pool);
 }
 
-/* A slot's host value is the node's kubernetes.io/hostname label, which need
- * not be its name. */
-static void test_cache__node_by_hostname(void **state)
-{
-    fx *f = *state;
-    topo_err err = TOPO_ERR_INIT;
-    topo_pool *pool = topo_pool_create();
-    topo_cache *c = open_cache(f);
-    topo_node_spec n;
-    int deleted = 0;
-
-    UPSERT(topo_cache_upsert_node, c,
-           "{\"metadata\":{\"name\":\"n9.dc1.example.com\",\"labels\":{\"kubernetes.io/hostname\":"
-           "\"n9\",\"topology.topo.io/rack\":\"r1\"}},\"status\":{\"conditions\":[{\"type\":"
-           "\"Ready\",\"status\":\"True\"}]}}",
-           &err);
-    UPSERT(topo_cache_upsert_node, c,
-           "{\"metadata\":{\"name\":\"n10\",\"labels\":{\"kubernetes.io/hostname\":\"n10\"}}}",
-           &err);
-    UPSERT(topo_cache_upsert_node, c, "{\"metadata\":{\"name\":\"n11\"}}", &err);
-    must(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), &err);
-    assert_string_equal(n.name, "n9.dc1.example.com");
-    assert_string_equal(kv_get(n.labels, n.nlabels, RACK), "r1");
-    assert_true(n.ready);
-    must(topo_cache_get_node_by_hostname(&n, c, "n10", pool, &err), &err);
-    assert_string_equal(n.name, "n10");
-    assert_true(n.ready_missing);
-    /* The name is not the label; a node without the label has none. */
-    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n9.dc1.example.com", pool, &err),
-                     TOPO_ENOTFOUND);
-    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n11", pool, &err), TOPO_ENOTFOUND);
-    assert_non_null(strstr(err.text, "n11"));
-    /* Two with one label (a mislabelled cluster): the first by name. */
-    UPSERT(topo_cache_upsert_node, c,
-           "{\"metadata\":{\"name\":\"a-n10\",\"labels\":{\"kubernetes.io/hostname\":\"n10\"}}}",
-           &err);
-    must(topo_cache_get_node_by_hostname(&n, c, "n10", pool, &err), &err);
-    assert_string_equal(n.name, "a-n10");
-    /* Deleted: not found. */
-    must(topo_cache_delete_node(c, "n9.dc1.example.com", &deleted, &err), &err);
-    assert_int_equal(deleted, 1);
-    assert_int_equal(topo_cache_get_node_by_hostname(&n, c, "n9", pool, &err), TOPO_ENOTFOUND);
-    /* The lookup is one probe of the index, not a walk of every node. */
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "EXPLAIN QUERY PLAN SELECT name FROM nodes WHERE "
-                                        "json_extract(labels, '$.\"kubernetes.io/hostname\"') = "
-                                        "'n9' ORDER BY name LIMIT 1",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_non_null(strstr((const char *)sqlite3_column_text(st, 3), "USING INDEX nodes_hostname"));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    topo_pool_free(pool);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2175,7 +2113,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache__migrate_from_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__node_ready_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_terminating, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cache__node_by_hostname, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__refuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__node_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache__pod_and_job_round_trip, setup, teardown),

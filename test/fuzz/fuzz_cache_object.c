@@ -70,20 +70,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(topo_cache_apply_event(c, kinds[i], text, size, &err), &err);
     }
 
-    /* A node stored under any name is found by its hostname label, or not
-     * found: nothing else. */
-    topo_pool *pool = topo_pool_create();
-    topo_node_spec node;
-    topo_err_clear(&err);
-    if (pool == NULL)
-        abort();
-    int rc = topo_cache_get_node_by_hostname(&node, c, "n1", pool, &err);
-    if (rc != 0 && rc != TOPO_ENOTFOUND)
-        abort();
-    if (rc == 0 && node.ready && node.ready_missing)
-        abort();
-    topo_pool_free(pool);
-
     /* Whatever was stored, the engine's snapshot still builds from it. */
     topo_cache_snapshot_opts so = {.snapshot = {.levels = LEVELS, .nlevels = 2}};
     topo_snapshot *snap = NULL;
