@@ -412,6 +412,13 @@ typedef struct topo_cache_reservation_spec {
      * gen_term): a new reservation is [term, 0]. 0 to 2^53 (what a
      * record's JSON number holds exactly), else TOPO_EINVALID. */
     int64_t gen_term;
+    /* The PodSet's domain at its required level: the values of levels[0]
+     * .. levels[ndomain - 1], the required one last (NULL/0: none: no
+     * required level above the lowest). Kept, and carried by the record, so
+     * that a node that no longer is in it (relabelled, re-created under the
+     * same hostname elsewhere) is failed for the PodSet. At most nlevels. */
+    const char *const *domain;
+    size_t ndomain;
 } topo_cache_reservation_spec;
 
 /* How a provisional claimant's name starts (a claim made at admission,
@@ -456,13 +463,16 @@ typedef struct topo_cache_reservation {
      * reservations made before generations. */
     int64_t gen_term;
     int64_t gen_seq;
+    const char *const *domain; /* see topo_cache_reservation_spec */
+    size_t ndomain;
 } topo_cache_reservation;
 
 /* The annotation that carries a reservation on its pods, beside
  * topology.topo.io/reservation, /slot and /assignment. Its value is
  * "<HMAC-SHA256 hex> <JSON>": the JSON holds the PodSet key, topology,
- * levels, per-pod requests, times, shape, request, unclaimed TTL and
- * generation ("gen": [term, seq]; absent: [0, 0]); the
+ * levels, per-pod requests, times, shape, request, unclaimed TTL,
+ * generation ("gen": [term, seq]; absent: [0, 0]) and domain ("domain":
+ * its values; absent: none); the
  * MAC covers the reservation id, the assignment annotation's text and the
  * JSON. */
 #define TOPO_CACHE_RECORD_ANNOTATION "topology.topo.io/reservation-spec"
@@ -684,6 +694,12 @@ typedef struct topo_cache_stranded {
      * without a readable annotation, the slot's domain. One per level. */
     const char *const *values;
     size_t nvalues;
+    /* the reservation's topology levels and its PodSet's domain in them
+     * (topo_cache_reservation_spec domain; 0: none) */
+    const char *const *levels;
+    size_t nlevels;
+    const char *const *domain;
+    size_t ndomain;
 } topo_cache_stranded;
 
 typedef int (*topo_cache_stranded_fn)(const topo_cache_stranded *s, void *payload);

@@ -334,13 +334,23 @@ typedef struct host_check {
     const char *what;      /* "is NotReady", "was deleted", ... (in pool) */
 } host_check;
 
+/* A PodSet's domain (topo_cache_reservation domain): the values of levels
+ * [0, n) a node of it carries. */
+typedef struct adm_domain {
+    const char *const *levels;
+    const char *const *values;
+    size_t n;
+} adm_domain;
+
 /* The node whose kubernetes.io/hostname is host, as topology t's live
  * snapshot has it now (the watch's view, or the static inventory's), for
  * a pod of request ps: its tolerations decide which taints and whether a
- * cordon count (NULL: taints are not looked at, a cordon counts). 0 or
+ * cordon count (NULL: taints are not looked at, a cordon counts); a node
+ * outside domain (may be NULL), relabelled or re-created elsewhere since,
+ * is unusable too. 0 or
  * TOPO_ENOMEM. Any thread holding mu or not (it reads the live only). */
 int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo_podset_spec *ps,
-                   host_check *out, topo_pool *pool, topo_err *err);
+                   const adm_domain *domain, host_check *out, topo_pool *pool, topo_err *err);
 
 /* What adm_repair made of a pod's slot. */
 enum {

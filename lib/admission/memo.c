@@ -61,6 +61,10 @@ static int copy_reservation(topo_cache_reservation *dst, const topo_cache_reserv
     dst->claimed_at = src->claimed_at;
     dst->gen_term = src->gen_term;
     dst->gen_seq = src->gen_seq;
+    if (src->ndomain > 0 &&
+        (dst->domain = adm_dup_strings(pool, src->domain, src->ndomain)) == NULL)
+        return TOPO_ENOMEM;
+    dst->ndomain = src->ndomain;
     dst->slots = slots;
     dst->nslots = src->nslots;
     return 0;

@@ -59,11 +59,25 @@ static int cordoned(const topo_node_spec *n, const topo_podset_spec *ps)
             !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable));
 }
 
+/* The first level of domain the node is not in, as "is no longer in
+ * topology.topo.io/rack r1 (it is in r2)"; NULL when it is in all. */
+static const char *left_domain(const topo_node_spec *n, const adm_domain *d, topo_pool *pool)
+{
+    for (size_t i = 0; d != NULL && i < d->n; i++) {
+        const char *v = topo_admission_kv_get(n->labels, n->nlabels, d->levels[i]);
+        if (v == NULL || strcmp(v, d->values[i]) != 0)
+            return topo_pool_printf(pool, "is no longer in %s %s (%s%s)", d->levels[i],
+                                    d->values[i], v ? "it is in " : "it has no such label",
+                                    v ? v : "");
+    }
+    return NULL;
+}
+
 int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo_podset_spec *ps,
-                   host_check *out, topo_pool *pool, topo_err *err)
+                   const adm_domain *domain, host_check *out, topo_pool *pool, topo_err *err)
 {
     topo_node_spec n;
-    const char *taint;
+    const char *taint, *left;
     memset(out, 0, sizeof(*out));
     const topo_snapshot *snap = topo_live_acquire(ctx->topos[t].t.live);
     if (!topo_snapshot_node_by_hostname(snap, host, &n)) {
@@ -75,6 +89,9 @@ int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo
     } else if (!n.ready) {
         out->state = HOST_UNUSABLE;
         out->what = "is NotReady";
+    } else if ((left = left_domain(&n, domain, pool)) != NULL) {
+        out->state = HOST_UNUSABLE;
+        out->what = left;
     } else if (ps != NULL && (taint = untolerated_taint(&n, ps, pool)) != NULL) {
         out->state = HOST_UNUSABLE;
         out->what = topo_pool_printf(pool, "has taint %s, which the pod does not tolerate", taint);
@@ -96,6 +113,13 @@ int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo
 static int finished(const char *phase)
 {
     return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+}
+
+/* The PodSet's domain a reservation keeps (none for one made before). */
+static adm_domain domain_of(const topo_cache_reservation *r)
+{
+    adm_domain d = {r->levels, r->domain, r->ndomain <= r->nlevels ? r->ndomain : 0};
+    return d;
 }
 
 static const char *host_of(const topo_cache_slot *s)
@@ -143,7 +167,8 @@ static int host_failed(topo_admission_ctx *ctx, long t, const topo_cache_reserva
 {
     host_check hc;
     const char *running = NULL;
-    int rc = adm_check_host(ctx, t, host, ps, &hc, pool, err);
+    adm_domain d = domain_of(r);
+    int rc = adm_check_host(ctx, t, host, ps, &d, &hc, pool, err);
     if (rc < 0 || hc.state == HOST_OK)
         return rc;
     if (hc.state == HOST_UNUSABLE &&
@@ -276,6 +301,33 @@ static int32_t slots_on(const topo_cache_reservation *r, const char *const *fail
     return n;
 }
 
+/* r's slots as the engine is to see them: those of nodes still in the
+ * PodSet's domain first. Kueue's rule takes the domain a replacement must
+ * stay in from the first remaining node, which a node relabelled out of it
+ * (its pod still running there) must not be. */
+static const topo_cache_slot *domain_first(topo_admission_ctx *ctx, long t,
+                                           const topo_cache_reservation *r, topo_pool *pool)
+{
+    adm_domain d = domain_of(r);
+    if (d.n == 0)
+        return r->slots;
+    topo_cache_slot *out = topo_pool_calloc(pool, r->nslots + 1, sizeof(*out));
+    if (out == NULL)
+        return NULL;
+    const topo_snapshot *snap = topo_live_acquire(ctx->topos[t].t.live);
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < r->nslots; i++) {
+            topo_node_spec n;
+            int in = topo_snapshot_node_by_hostname(snap, host_of(&r->slots[i]), &n) &&
+                     left_domain(&n, &d, pool) == NULL;
+            if (in == (pass == 0))
+                out[k++] = r->slots[i];
+        }
+    topo_live_release(ctx->topos[t].t.live, snap);
+    return out;
+}
+
 /* The engine's replacement for the failed hosts of r inside its PodSet's
  * domain (Kueue's findReplacementAssignment, all failed nodes at once, a
  * preferred level's domain first): *out the slots moved, or NULL with
@@ -287,8 +339,11 @@ static int find_replacement(topo_admission_ctx *ctx, long t, const topo_cache_re
 {
     *out = NULL;
     *failure = NULL;
-    topo_assignment *existing = slots_assignment(r->slots, r->nslots, r->assignment_levels,
-                                                 r->nassignment_levels, pool);
+    const topo_cache_slot *order = domain_first(ctx, t, r, pool);
+    topo_assignment *existing =
+        order != NULL
+            ? slots_assignment(order, r->nslots, r->assignment_levels, r->nassignment_levels, pool)
+            : NULL;
     if (existing == NULL)
         return topo_err_nomem(err, NULL);
     topo_podset_spec ps = *pod_ps;
@@ -508,7 +563,8 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
     for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
         host_check hc;
         const char *host = p->values[p->nlevels - 1], *cause = NULL, *failure = NULL;
-        int rc = adm_check_host(ctx, t, host, ps, &hc, pool, err);
+        adm_domain d = domain_of(r);
+        int rc = adm_check_host(ctx, t, host, ps, &d, &hc, pool, err);
         if (rc < 0 || hc.state == HOST_OK)
             return rc < 0 ? rc : ADM_REPAIR_NONE;
         /* The pods and slots as the cache holds them now (p came from the

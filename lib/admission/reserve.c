@@ -21,6 +21,7 @@
 #include "topo/engine.h"
 #include "topo/json.h"
 #include "topo/limits.h"
+#include "topo/live.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
 
@@ -233,8 +234,52 @@ static int describe_reservation(topo_cache_reservation *r, const topo_cache_rese
     r->request = spec->request ? spec->request : "";
     r->unclaimed_ttl = spec->unclaimed_ttl;
     r->claimed_at = spec->created_at;
+    r->gen_term = spec->gen_term;
+    r->domain = spec->domain;
+    r->ndomain = spec->ndomain;
     r->slots = slots;
     r->nslots = nslots;
+    return 0;
+}
+
+/* The PodSet's domain down to its required level (topo_cache_reservation_
+ * spec domain): the values of the topology's levels to that one, from the
+ * first domain of its assignment, or for a by-host one from its first
+ * host's labels in the live snapshot. 0 with *n 0 when it has none (no
+ * required level, the lowest one, or not found). */
+static int podset_domain(const topology *tp, const topo_podset_spec *ps,
+                         const topo_assignment *as, const char ***out, size_t *n,
+                         topo_pool *pool)
+{
+    size_t k = 0;
+    *out = NULL;
+    *n = 0;
+    while (ps->required != NULL && k < tp->t.nlevels && strcmp(tp->t.levels[k], ps->required) != 0)
+        k++;
+    if (ps->required == NULL || k + 1 >= tp->t.nlevels || as->ndomains == 0)
+        return 0;
+    const char **v = topo_pool_calloc(pool, k + 1, sizeof(*v));
+    if (v == NULL)
+        return TOPO_ENOMEM;
+    if (as->nlevels == tp->t.nlevels) {
+        for (size_t i = 0; i <= k; i++)
+            v[i] = as->domains[0].values[i];
+    } else {
+        const topo_snapshot *snap = topo_live_acquire(tp->t.live);
+        topo_node_spec node;
+        int found = as->nlevels == 1 &&
+                    topo_snapshot_node_by_hostname(snap, as->domains[0].values[0], &node);
+        for (size_t i = 0; found && i <= k; i++)
+            if ((v[i] = topo_admission_kv_get(node.labels, node.nlabels, tp->t.levels[i])) ==
+                    NULL ||
+                (v[i] = topo_pool_strdup(pool, v[i])) == NULL)
+                found = 0;
+        topo_live_release(tp->t.live, snap);
+        if (!found)
+            return 0;
+    }
+    *out = v;
+    *n = k + 1;
     return 0;
 }
 
@@ -264,6 +309,11 @@ static int store_reservation(topo_admission_ctx *ctx, size_t t, const podset_ter
     spec.unclaimed_ttl = ctx->unclaimed_ttl;
     spec.claimant = claimant;
     spec.claimed_slot = slot;
+    spec.gen_term = atomic_load(&ctx->term);
+    const char **domain = NULL;
+    if (podset_domain(tp, ps, as, &domain, &spec.ndomain, pool) < 0)
+        return topo_err_nomem(err, NULL);
+    spec.domain = domain;
     int rc = describe_reservation(r, &spec, as, pool, err);
     if (rc < 0)
         return rc;

@@ -8,7 +8,9 @@
  *
  * The host is judged as adm_check_host sees it with no pod request: the
  * pod's tolerations are not at hand, so taints are not looked at (a taint
- * the pod tolerates must not fail it) and a cordon counts. A slot whose
+ * the pod tolerates must not fail it) and a cordon counts; a node no
+ * longer in the PodSet's domain (relabelled: the pod's nodeSelector names
+ * the old one) counts. A slot whose
  * assignment does not end at the hostname level pins no node. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -52,7 +54,8 @@ static int check(const topo_cache_stranded *s, void *payload)
     if (t < 0)
         return 0; /* a topology no longer configured: nothing says how its nodes are */
     const char *host = s->values[n - 1];
-    int rc = adm_check_host(f->ctx, t, host, NULL, &hc, f->pool, f->err);
+    adm_domain d = {s->levels, s->domain, s->ndomain <= s->nlevels ? s->ndomain : 0};
+    int rc = adm_check_host(f->ctx, t, host, NULL, &d, &hc, f->pool, f->err);
     if (rc < 0)
         return rc;
     return hc.state == HOST_OK ? 0 : keep(f, s, host, hc.what);

@@ -66,6 +66,12 @@ int topo_cache_reservation_record(char **out, const topo_cache_reservation *r,
         json_decref(doc);
         doc = NULL;
     }
+    /* likewise a reservation without a domain */
+    if (doc != NULL && r->ndomain > 0 &&
+        json_object_set_new(doc, "domain", cache_strings_to_json(r->domain, r->ndomain)) < 0) {
+        json_decref(doc);
+        doc = NULL;
+    }
     if (doc == NULL || (json = topo_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
         error = topo_json_alloc_failed() || doc != NULL
                     ? topo_err_nomem(err, "cache")
@@ -196,6 +202,15 @@ static int decode_record(topo_cache_reservation_spec *s, int64_t *gen_seq, topo_
         !json_is_object(json_object_get(rec, "requests")))
         return topo_err_set(err, TOPO_EINVALID,
                             "record: levels must be an array and requests an object");
+    const json_t *domain = json_object_get(rec, "domain");
+    const char **dom = NULL;
+    if (domain != NULL &&
+        (!json_is_array(domain) || json_array_size(domain) == 0 ||
+         json_array_size(domain) > json_array_size(json_object_get(rec, "levels")) ||
+         cache_json_to_strings(&dom, &s->ndomain, domain, pool, err) < 0))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "record: domain: expected 1 to one value per level");
+    s->domain = dom;
     if ((error = cache_json_to_strings(&levels, &s->nlevels, json_object_get(rec, "levels"), pool,
                                        err)) < 0 ||
         (error = cache_json_to_resources(&req, &s->nrequests, json_object_get(rec, "requests"),

@@ -42,7 +42,8 @@
 #define CACHE_STRANDED_SQL                                                                         \
     "SELECT p.uid, p.namespace, p.name, s.reservation_id, s.slot, s.domain_values, "              \
     "json_extract(r.assignment, '$.levels'), "                                                    \
-    "json_extract(p.podset, '$.annotations.\"topology.topo.io/assignment\"') "                     \
+    "json_extract(p.podset, '$.annotations.\"topology.topo.io/assignment\"'), r.levels, "          \
+    "r.domain "                                                                                   \
     "FROM pods p INDEXED BY pods_gated CROSS JOIN "                                               \
     "reservation_slots s ON s.pod_uid = p.uid JOIN reservations r ON r.id = s.reservation_id "    \
     "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND p.terminating = 0 "    \
@@ -68,7 +69,7 @@
 /* The columns every reservation read returns, in load_reservation's order. */
 #define CACHE_RES_COLUMNS                                                                          \
     "id, podset_key, topology_name, levels, requests, assignment, created_at, expires_at, "       \
-    "shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq"
+    "shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq, domain"
 
 #define CACHE_STMT_MAP(XX)                                                                        \
     XX(BEGIN, "BEGIN")                                                                            \
@@ -162,8 +163,8 @@
     XX(COUNT_SLOTS, "SELECT count(*), count(pod_uid) FROM reservation_slots")                     \
     XX(RES_INSERT,                                                                                \
        "INSERT INTO reservations(id, podset_key, topology_name, levels, requests, assignment, "   \
-       "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq) "   \
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7, ?12, ?13)")                       \
+       "created_at, expires_at, shape, request, unclaimed_ttl, claimed_at, gen_term, gen_seq, "   \
+       "domain) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7, ?12, ?13, ?14)")          \
     XX(RES_DELETE_EXPIRED_KEY, "DELETE FROM reservations WHERE podset_key = ?1 AND expires_at <= ?2") \
     XX(RES_GEN, "SELECT gen_term, gen_seq FROM reservations WHERE id = ?1")                       \
     XX(RES_CURRENT,                                                                               \

@@ -49,6 +49,13 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
         if (!nonempty(s->levels[i]))
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: levels[%zu] is empty", s->id,
                                 i);
+    if (s->ndomain > s->nlevels)
+        return topo_err_set(err, TOPO_EINVALID, "reservation %s: domain: at most %zu values",
+                            s->id, s->nlevels);
+    for (size_t i = 0; i < s->ndomain; i++)
+        if (!nonempty(s->domain[i]))
+            return topo_err_set(err, TOPO_EINVALID, "reservation %s: domain[%zu] is empty", s->id,
+                                i);
     if ((a = s->assignment) == NULL || a->nlevels == 0 || a->ndomains == 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: empty assignment", s->id);
     /* Kueue writes every level, or only the hostname when that is the lowest. */
@@ -142,7 +149,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
                              int64_t gen_seq, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
-    json_t *levels = NULL, *requests = NULL, *assignment = NULL;
+    json_t *levels = NULL, *requests = NULL, *assignment = NULL, *domain = NULL;
     size_t nslots = 0;
     int error;
 
@@ -150,6 +157,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         return error;
     topo_json_alloc_watch();
     if ((levels = cache_strings_to_json(spec->levels, spec->nlevels)) == NULL ||
+        (domain = cache_strings_to_json(spec->domain, spec->ndomain)) == NULL ||
         (requests = cache_resources_to_json(spec->requests, spec->nrequests)) == NULL ||
         (spec->assignment_json == NULL &&
          (assignment = topo_codec_assignment_json(spec->assignment)) == NULL)) {
@@ -187,7 +195,8 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         (error = cache_bind_text(cache, st, 10, spec->request ? spec->request : "", err)) < 0 ||
         (error = cache_bind_int(cache, st, 11, spec->unclaimed_ttl, err)) < 0 ||
         (error = cache_bind_int(cache, st, 12, spec->gen_term, err)) < 0 ||
-        (error = cache_bind_int(cache, st, 13, gen_seq, err)) < 0)
+        (error = cache_bind_int(cache, st, 13, gen_seq, err)) < 0 ||
+        (error = cache_bind_json(cache, st, 14, domain, err)) < 0)
         goto end;
     /* A taken id or PodSet is the insert's constraint (the table's
      * primary key, podset_key's UNIQUE): no lookups before it. */
@@ -207,6 +216,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
 end:
     cache_stmt_done(st);
     json_decref(levels);
+    json_decref(domain);
     json_decref(requests);
     json_decref(assignment);
     return error;
@@ -618,8 +628,8 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
                             topo_pool *pool, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
-    json_t *levels = NULL, *requests = NULL, *assignment = NULL;
-    const char **lv = NULL, **alv = NULL;
+    json_t *levels = NULL, *requests = NULL, *assignment = NULL, *domain = NULL;
+    const char **lv = NULL, **alv = NULL, **dom = NULL;
     topo_resource *req = NULL;
     topo_cache_slot *slots = NULL;
     size_t cap = 0;
@@ -648,11 +658,14 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
         (error = cache_json_to_strings(&lv, &out->nlevels, levels, pool, err)) < 0 ||
         (error = cache_json_to_strings(&alv, &out->nassignment_levels,
                                        json_object_get(assignment, "levels"), pool, err)) < 0 ||
-        (error = cache_json_to_resources(&req, &out->nrequests, requests, pool, err)) < 0)
+        (error = cache_json_to_resources(&req, &out->nrequests, requests, pool, err)) < 0 ||
+        (error = cache_column_json(&domain, row, 14, "reservations.domain", err)) < 0 ||
+        (error = cache_json_to_strings(&dom, &out->ndomain, domain, pool, err)) < 0)
         goto cleanup;
     out->levels = lv;
     out->assignment_levels = alv;
     out->requests = req;
+    out->domain = dom;
 
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_SLOTS, err)) == NULL) {
         error = stmt_error(err);
@@ -698,6 +711,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
 cleanup:
     cache_stmt_done(st);
     json_decref(levels);
+    json_decref(domain);
     json_decref(requests);
     json_decref(assignment);
     return error;

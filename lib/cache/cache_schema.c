@@ -162,7 +162,11 @@ const char *const topo_cache_migrations[] = {
     "ALTER TABLE pods ADD COLUMN terminating INTEGER NOT NULL DEFAULT 0\n"
     "  CHECK(terminating IN (0, 1));\n"
     "ALTER TABLE reservations ADD COLUMN gen_term INTEGER NOT NULL DEFAULT 0;\n"
-    "ALTER TABLE reservations ADD COLUMN gen_seq INTEGER NOT NULL DEFAULT 0;\n",
+    "ALTER TABLE reservations ADD COLUMN gen_seq INTEGER NOT NULL DEFAULT 0;\n"
+    /* ...and the PodSet's domain down to its required level (the values of
+     * the topology's first levels, a JSON array; [] for none or before):
+     * a node relabelled or re-created outside it is failed for the PodSet. */
+    "ALTER TABLE reservations ADD COLUMN domain TEXT NOT NULL DEFAULT '[]';\n",
 };
 
 const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);

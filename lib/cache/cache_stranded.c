@@ -33,8 +33,8 @@ static void pinned_domain(topo_cache_stranded *out, sqlite3_stmt *st, topo_pool 
 /* One row as the callback sees it, its strings in the cache's scratch pool. */
 static int load_row(topo_cache_stranded *out, topo_cache *c, sqlite3_stmt *st, topo_err *err)
 {
-    json_t *levels = NULL, *values = NULL;
-    const char **lv = NULL, **vals = NULL;
+    json_t *levels = NULL, *values = NULL, *tlevels = NULL, *domain = NULL;
+    const char **lv = NULL, **vals = NULL, **tl = NULL, **dom = NULL;
     int error = 0;
 
     memset(out, 0, sizeof(*out));
@@ -50,15 +50,23 @@ static int load_row(topo_cache_stranded *out, topo_cache *c, sqlite3_stmt *st, t
         (error = cache_column_json(&levels, st, 6, "reservations.assignment levels", err)) < 0 ||
         (error = cache_json_to_strings(&vals, &out->nvalues, values, c->scratch, err)) < 0 ||
         (error = cache_json_to_strings(&lv, &out->nassignment_levels, levels, c->scratch,
-                                       err)) < 0)
+                                       err)) < 0 ||
+        (error = cache_column_json(&tlevels, st, 8, "reservations.levels", err)) < 0 ||
+        (error = cache_column_json(&domain, st, 9, "reservations.domain", err)) < 0 ||
+        (error = cache_json_to_strings(&tl, &out->nlevels, tlevels, c->scratch, err)) < 0 ||
+        (error = cache_json_to_strings(&dom, &out->ndomain, domain, c->scratch, err)) < 0)
         goto cleanup;
     out->values = vals;
     out->assignment_levels = lv;
+    out->levels = tl;
+    out->domain = dom;
     pinned_domain(out, st, c->scratch);
 
 cleanup:
     json_decref(levels);
     json_decref(values);
+    json_decref(tlevels);
+    json_decref(domain);
     return error;
 }
 

@@ -383,6 +383,54 @@ static void test_replace__preferred_same_rack_then_other(void **state)
     racks_close(&f);
 }
 
+/* A node relabelled into another rack, or deleted and re-created there
+ * under the same hostname, is no longer in its required-rack PodSet's
+ * domain: once its pod has ended, the pod for its slot goes to a node of
+ * the PodSet's rack, never to the node in the other rack. While its pod
+ * still runs there, a pod for its slot waits. */
+static void test_replace__node_left_the_domain(void **state)
+{
+    (void)state;
+    racks_fx f;
+    racks_open(&f, 0);
+    json_t *p0 = racks_job_pod(0, 2), *p1 = racks_job_pod(1, 2);
+    json_t *a0 = racks_admit(&f, p0, "r-0"), *a1 = racks_admit(&f, p1, "r-1");
+    const char *h0 = racks_selector(a0, RACKS_HOST), *h1 = racks_selector(a1, RACKS_HOST);
+    const char *rack = racks_selector(a0, RACKS_RACK);
+    racks_store(&f, a0, "u-0", h0, "Running");
+    racks_store(&f, a1, "u-1", h1, "Running");
+
+    racks_node_in(&f, h0, "r9");
+    json_t *b0 = racks_admit(&f, p0, "r-2");
+    assert_true(gated(b0));
+    assert_non_null(strstr(racks_annotation(b0, TOPO_ADMISSION_WAIT_REASON_ANNOTATION),
+                           "is no longer in topology.topo.io/rack"));
+
+    racks_store(&f, a0, "u-0", h0, "Failed");
+    json_t *c0 = racks_admit(&f, p0, "r-3");
+    assert_false(gated(c0));
+    assert_string_equal(racks_selector(c0, RACKS_RACK), rack);
+    assert_string_not_equal(racks_selector(c0, RACKS_HOST), h0);
+    assert_string_not_equal(racks_selector(c0, RACKS_HOST), h1);
+
+    /* index 1's node deleted and re-created in r9 before any pod came */
+    racks_store(&f, a1, "u-1", h1, "Failed");
+    racks_node_gone(&f, h1);
+    racks_node_in(&f, h1, "r9");
+    json_t *c1 = racks_admit(&f, p1, "r-4");
+    assert_true(gated(c1)); /* the rack's third node is index 0's now */
+    assert_non_null(strstr(racks_annotation(c1, TOPO_ADMISSION_WAIT_REASON_ANNOTATION), h1));
+    assert_int_equal(outcome(&f, TOPO_ADMISSION_REPLACED), 1);
+    json_decref(c1);
+    json_decref(c0);
+    json_decref(b0);
+    json_decref(a0);
+    json_decref(a1);
+    json_decref(p0);
+    json_decref(p1);
+    racks_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_replace__fail_fast_refuses),
         cmocka_unit_test(test_replace__single_pod_anew_reinvocation_kept),
         cmocka_unit_test(test_replace__preferred_same_rack_then_other),
+        cmocka_unit_test(test_replace__node_left_the_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

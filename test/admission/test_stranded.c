@@ -127,6 +127,31 @@ static void test_stranded__pinned_pod_after_its_slot_moved(void **state)
     racks_close(&f);
 }
 
+/* A pending pod pinned to a node relabelled into another rack: its
+ * nodeSelector names the old rack, so it can never run: reported. */
+static void test_stranded__pinned_node_relabelled(void **state)
+{
+    (void)state;
+    racks_fx f;
+    char out[512], want[512];
+    racks_open(&f, 0);
+    json_t *p0 = racks_job_pod(0, 2), *p1 = racks_job_pod(1, 2);
+    json_t *a0 = racks_admit(&f, p0, "r-0"), *a1 = racks_admit(&f, p1, "r-1");
+    const char *h0 = racks_selector(a0, RACKS_HOST), *rack = racks_selector(a0, RACKS_RACK);
+    racks_store(&f, a0, "u-0", NULL, "Pending");
+    racks_store(&f, a1, "u-1", racks_selector(a1, RACKS_HOST), "Running");
+    racks_node_in(&f, h0, "r9");
+    snprintf(want, sizeof want,
+             "team-a/u-0(u-0) %s is no longer in topology.topo.io/rack %s (it is in r9); ", h0,
+             rack);
+    assert_string_equal(stranded(&f, out), want);
+    json_decref(a0);
+    json_decref(a1);
+    json_decref(p0);
+    json_decref(p1);
+    racks_close(&f);
+}
+
 static int stop(void *payload, const topo_admission_stranded *s)
 {
     (void)s;
@@ -163,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stranded__failed_node_reports_unbound_pod),
         cmocka_unit_test(test_stranded__pinned_pod_after_its_slot_moved),
+        cmocka_unit_test(test_stranded__pinned_node_relabelled),
         cmocka_unit_test(test_stranded__stop_and_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

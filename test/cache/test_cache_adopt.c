@@ -63,7 +63,10 @@ static topo_cache *open_cache(fx *f, const char *name, const unsigned char *key,
     return c;
 }
 
-/* The placer's reservation: 2 slots on n1, 1 on n2, 8 GPUs a pod. */
+/* The placer's reservation: 2 slots on n1, 1 on n2, 8 GPUs a pod, in
+ * rack r1. */
+static const char *const DOMAIN[] = {"r1"};
+
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
@@ -91,7 +94,9 @@ static int setup(void **state)
                                         .expires_at = 4600,
                                         .shape = "shape-digest",
                                         .request = "required=topology.topo.io/rack",
-                                        .unclaimed_ttl = 120};
+                                        .unclaimed_ttl = 120,
+                                        .domain = DOMAIN,
+                                        .ndomain = 1};
     topo_err err = TOPO_ERR_INIT;
     must(topo_cache_reservation_create(f->placer, &spec, &err), &err);
     must(topo_cache_reservation_get(&f->r, f->placer, spec.id, f->pool, &err), &err);
@@ -176,6 +181,8 @@ static void test_adopt__same_reservation(void **state)
     assert_string_equal(got.shape, "shape-digest");
     assert_string_equal(got.request, "required=topology.topo.io/rack");
     assert_int_equal(got.unclaimed_ttl, 120);
+    assert_int_equal(got.ndomain, 1);
+    assert_string_equal(got.domain[0], "r1");
     assert_int_equal(got.nslots, 3);
     assert_string_equal(got.slots[2].values[1], "n2");
     /* the pod holds the slot its annotation names, the others are free */

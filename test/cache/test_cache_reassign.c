@@ -18,12 +18,14 @@
 
 #include "support/dbfiles.h"
 #include "topo/cache.h"
+#include "topo/keyring.h"
 
 #define GPU "nvidia.com/gpu"
 #define HOST "kubernetes.io/hostname"
 #define RACK "topology.topo.io/rack"
 #define ID "default.00000000000000r1"
 
+static const char *const DOMAIN[] = {"r1"};
 static const char *const LEVELS[] = {RACK, HOST};
 
 typedef struct fx {
@@ -101,7 +103,9 @@ static int setup(void **state)
                                         .nrequests = 1,
                                         .created_at = 100,
                                         .expires_at = 1000,
-                                        .gen_term = 3};
+                                        .gen_term = 3,
+                                        .domain = DOMAIN,
+                                        .ndomain = 1};
     must(topo_cache_reservation_create(f->cache, &spec, &err), &err);
     *state = f;
     return 0;
@@ -160,11 +164,31 @@ static int reassign(fx *f, const char *const *hosts, const int32_t *counts, size
     return topo_cache_reservation_reassign(f->cache, ID, &a.a, a.json, term, seq, err);
 }
 
+/* A new reservation: generation [term, 0], its PodSet's domain kept, read
+ * back, and carried by its record (which a moved reservation keeps). */
 static void test_reassign__create_generation(void **state)
 {
     fx *f = *state;
     char buf[256];
+    topo_err err = TOPO_ERR_INIT;
     assert_string_equal(slots_of(f, buf, sizeof buf), "n9 n9 n10 n10 @3.0");
+    topo_cache_reservation r;
+    must(topo_cache_reservation_get(&r, f->cache, ID, f->pool, &err), &err);
+    assert_int_equal(r.ndomain, 1);
+    assert_string_equal(r.domain[0], "r1");
+    topo_keyring keys = TOPO_KEYRING_INIT;
+    static const char key[] = "test_cache_reassign record key!!";
+    must(topo_keyring_add(&keys, key, sizeof key - 1, "k", &err), &err);
+    char *record = NULL;
+    must(topo_cache_reservation_record(&record, &r, &keys, &err), &err);
+    assert_non_null(strstr(record, "\"domain\":[\"r1\"]"));
+    free(record);
+    static const char *h[] = {"n11"};
+    static const int32_t c[] = {4};
+    must(reassign(f, h, c, 1, 3, 1, &err), &err);
+    must(topo_cache_reservation_get(&r, f->cache, ID, f->pool, &err), &err);
+    assert_int_equal(r.ndomain, 1);
+    assert_string_equal(r.domain[0], "r1");
 }
 
 /* A pod as the cache holds it: bound to node ("" unbound), in phase. */

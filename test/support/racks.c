@@ -32,11 +32,11 @@ static const char *rack_of(const char *host)
                : "r2";
 }
 
-void racks_node(racks_fx *f, const char *host, int ready, int ready_missing,
-                const topo_taint *taint, int cordoned)
+static void upsert(racks_fx *f, const char *host, const char *rack, int ready, int ready_missing,
+                   const topo_taint *taint, int cordoned)
 {
     topo_err err = TOPO_ERR_INIT;
-    topo_kv labels[] = {{RACKS_RACK, rack_of(host)}, {RACKS_HOST, host}};
+    topo_kv labels[] = {{RACKS_RACK, rack}, {RACKS_HOST, host}};
     topo_resource alloc[] = {{"nvidia.com/gpu", 8},
                              {"cpu", 128000},
                              {"memory", (int64_t)1 << 40},
@@ -47,6 +47,17 @@ void racks_node(racks_fx *f, const char *host, int ready, int ready_missing,
                         taint, taint ? 1 : 0, cordoned, ready, ready_missing};
     assert_int_equal(topo_live_upsert_node(f->live, &n, &err), 0);
     assert_int_equal(topo_live_commit(f->live, &err), 0);
+}
+
+void racks_node(racks_fx *f, const char *host, int ready, int ready_missing,
+                const topo_taint *taint, int cordoned)
+{
+    upsert(f, host, rack_of(host), ready, ready_missing, taint, cordoned);
+}
+
+void racks_node_in(racks_fx *f, const char *host, const char *rack)
+{
+    upsert(f, host, rack, 1, 0, NULL, 0);
 }
 
 void racks_node_gone(racks_fx *f, const char *host)

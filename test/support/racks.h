@@ -37,6 +37,8 @@ void racks_close(racks_fx *f);
 void racks_node(racks_fx *f, const char *host, int ready, int ready_missing,
                 const topo_taint *taint, int cordoned);
 void racks_node_gone(racks_fx *f, const char *host);
+/* Node host, Ready, relabelled into rack (or re-created there). */
+void racks_node_in(racks_fx *f, const char *host, const char *rack);
 
 /* The recorded Job pod as completion index idx of a size-pod PodSet (a new
  * reference). */
