@@ -32,6 +32,9 @@ step: it sends the replacement to the dead node):
                         record's gen seq + 1, metric replaced, a log line, a
                         Normal Event TopologyNodeReplaced on the pod);
   node_deleted          n9 deleted with its pod: -> n11;
+  node_recreated_other_rack
+                        n9 deleted with its pod and re-created under its name in
+                        rack r2 before the replacement came: -> n11 (r1 kept);
   no_ready_condition    n9's status without a Ready condition, its pod deleted
                         (it stays Terminating): -> n11;
   noexecute_taint       an untolerated NoExecute taint on n9, its pod evicted:
@@ -510,6 +513,25 @@ def node_deleted(env):
     delete_pod(env, old)
     new = replacement(env, w, old)
     expect_on(env, new, "n11", "n9 deleted with its pod")
+    check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
+
+
+@case
+def node_recreated_other_rack(env):
+    make_cluster(env)
+    (w,), _ = start(env)
+    pods = place(env, w, "train")
+    free(env, "n11")
+    old = victim(env, pods)
+    st, gone = env.request("DELETE", "/api/v1/nodes/n9")
+    expect(st == 200, "DELETE node n9: %d %r" % (st, gone))
+    seen(env, gone, deleted=True)
+    delete_pod(env, old)
+    # The same hostname back, in another rack, before any pod claims its slot.
+    seen(env, env.create("/api/v1/nodes", make_node("n9", "r2")))
+    env.nodes["n9"] = {RACK_LABEL: "r2", HOST_LABEL: "n9"}
+    new = replacement(env, w, old)
+    expect_on(env, new, "n11", "n9 re-created in rack r2: the PodSet's rack r1 kept")
     check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
 
 
