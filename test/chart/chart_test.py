@@ -400,7 +400,7 @@ def check_notes(render, text, p):
         return ["not rendered: " + p.stderr.strip()]
     v = render.values
     want = ["rollout status deployment/%s" % objects.WEBHOOK,
-            "get lease topo-webhook",
+            "get lease %s" % objects.WEBHOOK,
             "kubectl delete mutatingwebhookconfiguration %s" % objects.WEBHOOK]
     if v["sync"]["enabled"]:
         want += ["rollout status deployment/%s" % objects.SYNC, "kubectl get nodes -L "]
@@ -412,6 +412,70 @@ def check_notes(render, text, p):
     if "<no value>" in text:
         out.append("<no value> in the notes")
     return out
+
+
+def arg_after(container, flag):
+    args = container.get("args", [])
+    return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) \
+        else None
+
+
+def lease_granted(render, namespace, lease):
+    """Whether a Role of the render in namespace lets get and update Lease
+    lease (as the rendered RBAC grants it by name)."""
+    for role in render.all("Role"):
+        if role["metadata"].get("namespace") != namespace:
+            continue
+        for rule in role.get("rules", []):
+            if "coordination.k8s.io" in rule.get("apiGroups", []) and \
+                    "leases" in rule.get("resources", []) and \
+                    lease in rule.get("resourceNames", []) and \
+                    {"get", "update"} <= set(rule.get("verbs", [])):
+                return True
+    return False
+
+
+# (release, namespace): names the chart derives differ from the default
+# release's "topo" (where a fixed name cannot show it is wrong).
+OTHER_RELEASES = [("gpu", "gpu-system"), ("platform-topo", "kube-infra")]
+
+
+def check_release_names(rep, helm):
+    """Under other release names and namespaces, each daemon's Lease (its
+    --lease-name in its --lease-namespace) is one its Role grants, and the
+    notes name that Lease."""
+    for release, namespace in OTHER_RELEASES:
+        what = "release %s in %s" % (release, namespace)
+        r, p = helm.template(name=what, release=release, namespace=namespace)
+        if not rep.check("helm template: %s" % what, [] if r is not None else [p.stderr]):
+            continue
+        problems, leases = [], {}
+        for dep in r.all("Deployment"):
+            c = dep["spec"]["template"]["spec"]["containers"][0]
+            lease, ns = arg_after(c, "--lease-name"), arg_after(c, "--lease-namespace")
+            if lease is None:
+                continue
+            leases[dep["metadata"]["name"]] = lease
+            if ns != namespace:
+                problems.append("%s: --lease-namespace %r, not %s" % (
+                    dep["metadata"]["name"], ns, namespace))
+            if not lease.startswith(release if "topo" in release else release + "-"):
+                problems.append("%s: Lease %r is not named for the release" % (
+                    dep["metadata"]["name"], lease))
+            if not lease_granted(r, namespace, lease):
+                problems.append("%s: no Role in %s grants get/update of Lease %r" % (
+                    dep["metadata"]["name"], namespace, lease))
+        if len(leases) < 2 or len(set(leases.values())) != len(leases):
+            problems.append("want one Lease per daemon, got %r" % leases)
+        text, p = helm.notes(release=release, namespace=namespace)
+        webhook_lease = [v for k, v in leases.items() if k.endswith("-webhook")]
+        if text is None:
+            problems.append("notes not rendered: %s" % p.stderr)
+        elif not webhook_lease or \
+                "-n %s get lease %s " % (namespace, webhook_lease[0]) not in text:
+            problems.append("the notes do not name Lease %r in %s:\n%s" % (
+                webhook_lease, namespace, text))
+        rep.check("%s: each Lease is the daemon's own and its Role grants it" % what, problems)
 
 
 def check_rbac_checker(rep, render):
@@ -524,6 +588,7 @@ def main():
         rep.step("bad values")
         check_bad_values(rep, bad)
         check_record_key_renders(rep, helm, work)
+        check_release_names(rep, helm)
         check_docs(rep, args.source, chart, helm.defaults)
 
         rep.step("the daemons")

@@ -75,9 +75,11 @@ class Helm:
             args += ["--values", values_file]
         return self.run(*args)
 
-    def template(self, values_file=None, sets=(), name=None, release=RELEASE):
-        """Render (as release); (Render, None) or (None, the failed process)."""
-        args = ["template", release, self.chart, "--namespace", NAMESPACE]
+    def template(self, values_file=None, sets=(), name=None, release=RELEASE,
+                 namespace=NAMESPACE):
+        """Render (as release, in namespace); (Render, None) or (None, the
+        failed process)."""
+        args = ["template", release, self.chart, "--namespace", namespace]
         over = {}
         if values_file:
             args += ["--values", values_file]
@@ -92,7 +94,7 @@ class Helm:
         return Render(name or os.path.basename(values_file or "defaults"),
                       merge(self.defaults, over), docs, values_file), p
 
-    def notes(self, values_file=None):
+    def notes(self, values_file=None, release=RELEASE, namespace=NAMESPACE):
         """NOTES.txt as `helm install` prints it: rendered by helm template
         from a copy of the chart where a ConfigMap carries it (helm template
         leaves NOTES.txt out, helm install needs a cluster). (text, None) or
@@ -109,7 +111,7 @@ class Helm:
             with open(os.path.join(t, "notescheck.yaml"), "w") as f:
                 f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notescheck\n"
                         "data:\n  notes: {{ include \"topo.notescheck\" . | toJson }}\n")
-            args = ["template", RELEASE, copy_, "--namespace", NAMESPACE,
+            args = ["template", release, copy_, "--namespace", namespace,
                     "--show-only", "templates/notescheck.yaml"]
             if values_file:
                 args += ["--values", values_file]

@@ -50,9 +50,14 @@ namespaced with the chart's name.
 {{- printf "%s.%s.svc" (include "topo.webhook.fullname" .) .Release.Namespace }}
 {{- end }}
 
-{{/* The Lease the webhook's placer holds: fixed in topo-webhook. */}}
+{{/* The Leases: the webhook's placer's and topo-sync's writer's, named for
+the release (two installations in one namespace do not share one). Every
+template and every command in the notes takes them from here. */}}
 {{- define "topo.webhook.leaseName" -}}
-topo-webhook
+{{- include "topo.webhook.fullname" . }}
+{{- end }}
+{{- define "topo.sync.leaseName" -}}
+{{- include "topo.sync.fullname" . }}
 {{- end }}
 
 {{- define "topo.chart" -}}
