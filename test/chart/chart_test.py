@@ -274,8 +274,8 @@ def run_daemons(render, args, work):
                     sec["caFile"] = env.path("ca.pem")
             return cfg
 
-        for dep_name, component in ((objects.WEBHOOK, "webhook"), (objects.SYNC, "sync")):
-            dep = render.get("Deployment", dep_name)
+        for component in ("webhook", "sync"):
+            dep = render.one("Deployment", component)
             if dep is None:
                 continue
             label = "%s: %s runs as rendered" % (render.name, component)
@@ -291,7 +291,8 @@ def run_daemons(render, args, work):
                     problems.append("the LLDP DaemonSet's file in %s was not read:\n%s" % (
                         lldp, pod.log()[-2000:]))
                 if component == "webhook":
-                    problems += check_admission(render, pod)
+                    problems += check_admission(render, dep, pod)
+                    problems += check_placer(pod)
                 fams = pod.metrics()
                 metric_families.update(fams)
                 status = pod.stop()
@@ -337,9 +338,9 @@ def lldp_dir(render, dep, pod):
     return local
 
 
-def check_admission(render, pod):
+def check_admission(render, dep, pod):
     """An AdmissionReview over the chart's TLS: allowed, uid echoed."""
-    secret = render.get("Secret", objects.WEBHOOK + "-tls")
+    secret = render.get("Secret", dep["metadata"]["name"] + "-tls")
     if secret is None:
         return []
     import base64
@@ -357,6 +358,21 @@ def check_admission(render, pod):
     if status != 200 or r.get("uid") != "chart-test-1" or r.get("allowed") is not True:
         return ["AdmissionReview answered %d %r" % (status, resp)]
     return []
+
+
+def check_placer(pod, timeout=10):
+    """The webhook becomes the placer (holds its Lease): topo_webhook_placer
+    1 within timeout. A Lease its Role does not grant, and it never does,
+    while it reports Ready and gates every topology pod."""
+    deadline = time.monotonic() + timeout
+    samples = []
+    while time.monotonic() < deadline:
+        samples = pod.metrics().get("topo_webhook_placer", [])
+        if any(s.split()[-1] in ("1", "1.0") for s in samples):
+            return []
+        time.sleep(0.2)
+    return ["topo_webhook_placer is not 1 within %d s: %r\n%s" % (
+        timeout, samples, pod.log()[-1500:])]
 
 
 def check_requests(render, dep, reqs):
@@ -443,12 +459,14 @@ OTHER_RELEASES = [("gpu", "gpu-system"), ("platform-topo", "kube-infra")]
 def check_release_names(rep, helm):
     """Under other release names and namespaces, each daemon's Lease (its
     --lease-name in its --lease-namespace) is one its Role grants, and the
-    notes name that Lease."""
+    notes name that Lease. The renders, for the daemons to run as well."""
+    renders = []
     for release, namespace in OTHER_RELEASES:
         what = "release %s in %s" % (release, namespace)
         r, p = helm.template(name=what, release=release, namespace=namespace)
         if not rep.check("helm template: %s" % what, [] if r is not None else [p.stderr]):
             continue
+        renders.append(r)
         problems, leases = [], {}
         for dep in r.all("Deployment"):
             c = dep["spec"]["template"]["spec"]["containers"][0]
@@ -476,6 +494,7 @@ def check_release_names(rep, helm):
             problems.append("the notes do not name Lease %r in %s:\n%s" % (
                 webhook_lease, namespace, text))
         rep.check("%s: each Lease is the daemon's own and its Role grants it" % what, problems)
+    return renders
 
 
 def check_rbac_checker(rep, render):
@@ -588,7 +607,7 @@ def main():
         rep.step("bad values")
         check_bad_values(rep, bad)
         check_record_key_renders(rep, helm, work)
-        check_release_names(rep, helm)
+        others = check_release_names(rep, helm)
         check_docs(rep, args.source, chart, helm.defaults)
 
         rep.step("the daemons")
@@ -596,8 +615,11 @@ def main():
         # The renders at once, each with its own fake API server (so that each
         # daemon's requests are its own); reported in order.
         families = {}
+        # ...and under another release name and namespace (the first of
+        # OTHER_RELEASES): its webhook must become the placer.
         runs = [r for r in renders
                 if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml")]
+        runs += others[:1]
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             done = [pool.submit(run_daemons, r, args, os.path.join(work, r.name)) for r in runs]
             for f in done:

@@ -43,7 +43,7 @@ def expected(values, webhook_name, sync_name):
         wc.append(rule("", ["resourcequotas"], ["list", "watch"]))
     out[("webhook", None)] = wc
     out[("webhook", NAMESPACE)] = [rule(leases, ["leases"], ["create"]),
-                                   rule(leases, ["leases"], ["get", "update"], ["topo-webhook"])]
+                                   rule(leases, ["leases"], ["get", "update"], [webhook_name])]
     if s["enabled"]:
         sc = [rule("", ["nodes"], ["get", "list", "watch", "patch"])]
         if s["kueueObjects"]:
@@ -64,10 +64,11 @@ def granted(render, sa_name):
     """{binding namespace or None: rules} the ServiceAccount sa_name of the
     release namespace gets from the rendered bindings; problems found."""
     out, problems = {}, []
+    namespace = render.namespace
     for b in render.all("ClusterRoleBinding") + render.all("RoleBinding"):
         subs = b.get("subjects") or []
         if not any(x.get("kind") == "ServiceAccount" and x.get("name") == sa_name and
-                   x.get("namespace") == NAMESPACE for x in subs):
+                   x.get("namespace") == namespace for x in subs):
             continue
         if len(subs) != 1:
             problems.append("%s %s binds more than its ServiceAccount" % (b["kind"],

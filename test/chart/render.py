@@ -17,8 +17,9 @@ NAMESPACE = "topo-system"
 class Render:
     """One `helm template` of the chart: its objects and its values."""
 
-    def __init__(self, name, values, docs, values_file=None):
+    def __init__(self, name, values, docs, values_file=None, namespace=NAMESPACE):
         self.name = name
+        self.namespace = namespace  # the release's
         self.values_file = values_file
         self.values = values
         self.docs = docs
@@ -92,7 +93,7 @@ class Helm:
             return None, p
         docs = [d for d in yaml.safe_load_all(p.stdout) if d]
         return Render(name or os.path.basename(values_file or "defaults"),
-                      merge(self.defaults, over), docs, values_file), p
+                      merge(self.defaults, over), docs, values_file, namespace), p
 
     def notes(self, values_file=None, release=RELEASE, namespace=NAMESPACE):
         """NOTES.txt as `helm install` prints it: rendered by helm template
