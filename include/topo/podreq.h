@@ -27,6 +27,12 @@
 int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, const char *path,
                       topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
+/* 1 when a pod's status.phase says it has finished (Succeeded or Failed):
+ * it no longer takes capacity on its node nor holds a reserved slot; 0 for
+ * any other phase, "" (unknown) and NULL. Every reader of pods (the
+ * inventory, the cache, the filler, admission) decides it here. */
+int topo_pod_phase_finished(const char *phase);
+
 /* A pod's shape (its role, in Kueue's words): a hash of the spec fields
  * that decide where and on what it runs (containers' and init containers'
  * requests and ports, nodeSelector, affinity, tolerations, runtimeClassName,

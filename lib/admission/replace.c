@@ -21,6 +21,7 @@
 #include "topo/kueue_names.h"
 #include "topo/live.h"
 #include "topo/log.h"
+#include "topo/podreq.h"
 #include "topo/podset_key.h"
 #include "topo/strmap.h"
 
@@ -110,11 +111,6 @@ int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo
 
 /* --- has it failed for the PodSet? ------------------------------------------------------ */
 
-static int finished(const char *phase)
-{
-    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
-}
-
 /* The PodSet's domain a reservation keeps (none for one made before). */
 static adm_domain domain_of(const topo_cache_reservation *r)
 {
@@ -150,7 +146,7 @@ static int progressing_pod(topo_admission_ctx *ctx, const topo_cache_reservation
         }
         if (rc < 0)
             return rc;
-        if (strcmp(pod.node_name, node) == 0 && !pod.terminating && !finished(pod.phase)) {
+        if (strcmp(pod.node_name, node) == 0 && !pod.terminating && !topo_pod_phase_finished(pod.phase)) {
             *out = pod.name;
             return 1;
         }

@@ -15,6 +15,7 @@
 #include "topo/array.h"
 #include "topo/json.h"
 #include "topo/limits.h"
+#include "topo/podreq.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
 
@@ -597,7 +598,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
     if (!nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
         p->uid[0] == '\0')
         return 0;
-    if (p->phase != NULL && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0))
+    if (topo_pod_phase_finished(p->phase))
         return 0;
     /* A reservation another replica made: this cache holds it too from now. */
     if ((error = cache_adopt_reservation(c, p, id, err)) < 0)

@@ -7,6 +7,7 @@
 
 #include "topo/array.h"
 #include "topo/limits.h"
+#include "topo/podreq.h"
 #include "topo/strmap.h"
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -101,17 +102,12 @@ static int on_node(const topo_node_spec *n, const char *rv, void *payload)
     return 0;
 }
 
-static int terminal(const char *phase)
-{
-    return strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
-}
-
 static int on_pod(const topo_cache_pod *p, void *payload)
 {
     build *b = payload;
     int error, ign = 0;
 
-    if (p->node_name[0] == '\0' || terminal(p->phase))
+    if (p->node_name[0] == '\0' || topo_pod_phase_finished(p->phase))
         return 0; /* not usage */
     if (!p->tas) {
         if ((error = topo_snapshot_add_pod_usage(b->snap, p->node_name, p->requests,

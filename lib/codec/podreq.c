@@ -295,3 +295,8 @@ int topo_pod_is_tas(const json_t *annotations)
             return 1;
     return 0;
 }
+
+int topo_pod_phase_finished(const char *phase)
+{
+    return phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}

@@ -187,7 +187,7 @@ static int live_pod(topo_filler *f, kind_state *ks, const json_t *pod, topo_err 
     topo_pool_clear(ks->scratch);
     if (topo_pod_requests(&req, &nreq, spec, "spec", ks->scratch, err) < 0)
         return 0; /* the cache rejected it too; counted there */
-    int terminal = phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    int terminal = topo_pod_phase_finished(phase);
     /* Every bound pod that still runs takes capacity, whoever placed it. */
     int charged = node != NULL && node[0] != '\0' && !terminal;
     int rc = 0;
@@ -793,7 +793,7 @@ static int load_node(const topo_node_spec *node, const char *rv, void *payload)
 static int load_pod(const topo_cache_pod *pod, void *payload)
 {
     topo_filler *f = payload;
-    int terminal = strcmp(pod->phase, "Succeeded") == 0 || strcmp(pod->phase, "Failed") == 0;
+    int terminal = topo_pod_phase_finished(pod->phase);
     int charged = pod->node_name[0] != '\0' && !terminal;
     int rc = 0;
     for (size_t i = 0; i < f->nlives && rc == 0; i++)

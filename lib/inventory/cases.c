@@ -14,6 +14,7 @@
 #include "topo/decode.h"
 #include "topo/kueue.h"
 #include "topo/limits.h"
+#include "topo/podreq.h"
 #include "topo/strmap.h"
 
 #define PATH_MAX_LEN TOPO_DECODE_PATH_MAX
@@ -699,11 +700,6 @@ static int setup_fail(topo_case *c, int code, const char *what, const topo_err *
     return 0;
 }
 
-static int is_terminal_phase(const char *phase)
-{
-    return phase != NULL && (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0);
-}
-
 /* Builds the snapshot and charges the usage. */
 static int setup_case(topo_case *c, loader *L)
 {
@@ -730,7 +726,7 @@ static int setup_case(topo_case *c, loader *L)
         topo_case_usage *u = (topo_case_usage *)&c->usage[i];
         snprintf(what, sizeof(what), "existing_usage[%zu]", i);
         if (!u->tas) {
-            if (u->node == NULL || is_terminal_phase(u->phase))
+            if (u->node == NULL || topo_pod_phase_finished(u->phase))
                 continue;
             int ignored = 0;
             if ((rc = topo_snapshot_add_pod_usage(snap, u->node, u->requests, u->nrequests,

@@ -25,6 +25,7 @@
 
 #include "topo/array.h"
 #include "topo/decode.h"
+#include "topo/podreq.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define DEFAULT_TOPOLOGY_PREFIX "topology.topo.io/"
@@ -242,7 +243,7 @@ static int fixture_pod(inv_batch *b, const json_t *item, const char *path, int c
     if (check_nodes && inv_batch_find_node(b, pod.node) < 0)
         return topo_err_set(err, TOPO_EINVALID, "%s: no node named \"%s\" in nodes",
                             P(p, path, "node"), pod.node);
-    if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+    if (topo_pod_phase_finished(phase)) {
         b->terminal++;
         return 0;
     }

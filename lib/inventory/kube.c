@@ -117,7 +117,7 @@ static int kube_pod(inv_batch *b, const json_t *item, const char *path, topo_poo
         b->unbound++;
         return 0;
     }
-    if (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) {
+    if (topo_pod_phase_finished(phase)) {
         b->terminal++;
         return 0;
     }
