@@ -68,6 +68,16 @@ sqlite3_stmt *cache_stmt_get(topo_cache *c, cache_stmt which, topo_err *err)
     return c->stmts[which];
 }
 
+int cache_stmt_error(const topo_err *err)
+{
+    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+}
+
+int cache_nonempty(const char *s)
+{
+    return s != NULL && s[0] != '\0';
+}
+
 void cache_stmt_done(sqlite3_stmt *st)
 {
     if (st == NULL)

@@ -254,7 +254,7 @@ static int stored_gen(topo_cache *c, const char *id, int *have, int64_t *term, i
     *have = 0;
     *term = *seq = 0;
     if (st == NULL)
-        return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) == 0) {
         if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             *have = 1;

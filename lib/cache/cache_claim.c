@@ -33,7 +33,7 @@ static int reservation_podset(const char **out, topo_cache *c, const char *id, t
     int rc, error = 0;
     *out = NULL;
     if (st == NULL)
-        return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) == 0) {
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {

@@ -11,11 +11,6 @@
 #include "topo/sha256.h"
 #include "topo/utf8.h"
 
-static int stmt_error(topo_err *err)
-{
-    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
-}
-
 static int check_args(topo_cache *cache, const char *source, topo_err *err)
 {
     size_t n;
@@ -57,7 +52,7 @@ static int hash_changed(int *out, topo_cache *c, const char *source, const char 
     int error, rc;
     *out = 1;
     if (st == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, source, err)) == 0) {
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW && (error = cache_column_text(&old, st, 0, err)) == 0)
@@ -89,7 +84,7 @@ int topo_cache_facts_put(topo_cache *cache, const char *source, const char *docu
     if ((error = hash_changed(&changed, cache, source, hash, err)) < 0)
         goto end;
     if ((st = cache_stmt_get(cache, CACHE_STMT_FACTS_PUT, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, source, err)) < 0 ||
@@ -126,7 +121,7 @@ int topo_cache_facts_fail(topo_cache *cache, const char *source, const char *mes
     if ((error = cache_op_begin(cache, CACHE_OP_WRITE, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_FACTS_FAIL, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, source, err)) < 0 ||
@@ -189,7 +184,7 @@ int topo_cache_facts_get(topo_cache_facts *out, topo_cache *cache, const char *s
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_FACTS_GET, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, source, err)) < 0)
@@ -247,7 +242,7 @@ int topo_cache_facts_list(topo_cache *cache, int64_t now_ms, topo_cache_facts_fn
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_FACTS_LIST, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -6,16 +6,6 @@
 
 #include <string.h>
 
-static int stmt_error(topo_err *err)
-{
-    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
-}
-
-static int nonempty(const char *s)
-{
-    return s != NULL && s[0] != '\0';
-}
-
 int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member *m,
                                 topo_err *err)
 {
@@ -23,13 +13,13 @@ int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member
     int error;
     if (cache == NULL || m == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: group member: missing argument");
-    if (!nonempty(m->group_key) || !nonempty(m->member) || m->total < 1 || m->shape == NULL ||
+    if (!cache_nonempty(m->group_key) || !cache_nonempty(m->member) || m->total < 1 || m->shape == NULL ||
         m->request == NULL || m->podset_group == NULL || m->pod_json == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: group member: incomplete");
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_GROUP_PUT, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, m->group_key, err)) < 0 ||
@@ -44,7 +34,7 @@ int topo_cache_group_member_put(topo_cache *cache, const topo_cache_group_member
     /* The first pod of a shape is its role's template; later ones only
      * keep it as long as they live. */
     if ((st = cache_stmt_get(cache, CACHE_STMT_GROUP_ROLE_PUT, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, m->group_key, err)) < 0 ||
@@ -69,7 +59,7 @@ int topo_cache_group_members(topo_cache *cache, const char *group_key, int64_t n
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_GROUP_GET, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, group_key, err)) < 0 ||

@@ -307,6 +307,11 @@ int cache_sql_error(topo_cache *c, int rc, const char *what, topo_err *err);
 
 /* The prepared statement, reset and unbound; NULL with err set on failure. */
 sqlite3_stmt *cache_stmt_get(topo_cache *c, cache_stmt which, topo_err *err);
+/* The code a failed cache_stmt_get left in err; TOPO_EIO when err is NULL
+ * or holds none. */
+int cache_stmt_error(const topo_err *err);
+/* 1 when s is a string with at least one character. */
+int cache_nonempty(const char *s);
 /* Runs a statement that returns no rows (binds already done) and resets it. */
 int cache_stmt_run(topo_cache *c, sqlite3_stmt *st, const char *what, topo_err *err);
 /* Resets and unbinds (NULL-safe). */

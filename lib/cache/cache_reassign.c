@@ -17,16 +17,6 @@
 #include "topo/json.h"
 #include "topo/limits.h"
 
-static int nonempty(const char *s)
-{
-    return s != NULL && s[0] != '\0';
-}
-
-static int stmt_error(topo_err *err)
-{
-    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
-}
-
 /* The slots assignment a gives (one per pod), or TOPO_EINVALID/ELIMIT when
  * it is not an assignment: no levels or domains, a count not positive, an
  * empty value. */
@@ -37,7 +27,7 @@ static int assignment_slots(size_t *out, const char *id, const topo_assignment *
         a->ndomains == 0 || a->domains == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: empty assignment", id);
     for (size_t i = 0; i < a->nlevels; i++)
-        if (!nonempty(a->levels[i]))
+        if (!cache_nonempty(a->levels[i]))
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: assignment levels[%zu] is "
                                                     "empty", id, i);
     for (size_t d = 0; d < a->ndomains; d++) {
@@ -45,7 +35,7 @@ static int assignment_slots(size_t *out, const char *id, const topo_assignment *
             return topo_err_set(err, TOPO_EINVALID,
                                 "reservation %s: domains[%zu].count must be positive", id, d);
         for (size_t i = 0; i < a->nlevels; i++)
-            if (a->domains[d].values == NULL || !nonempty(a->domains[d].values[i]))
+            if (a->domains[d].values == NULL || !cache_nonempty(a->domains[d].values[i]))
                 return topo_err_set(err, TOPO_EINVALID,
                                     "reservation %s: domains[%zu].values[%zu] is empty", id, d, i);
         total += (size_t)a->domains[d].count;
@@ -79,7 +69,7 @@ static int check_current(topo_cache *c, const topo_cache_reservation_spec *s, in
     int error, rc;
 
     if (st == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0)
         goto end;
     if ((rc = sqlite3_step(st)) == SQLITE_DONE) {
@@ -134,7 +124,7 @@ int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec 
     size_t nslots = 0;
     int error;
 
-    if (s == NULL || !nonempty(s->id))
+    if (s == NULL || !cache_nonempty(s->id))
         return topo_err_set(err, TOPO_EINVALID, "reservation reassign: missing id");
     if (gen_term < 0 || gen_term > TOPO_CACHE_GEN_MAX || gen_seq < 0 ||
         gen_seq > TOPO_CACHE_GEN_MAX)
@@ -156,7 +146,7 @@ int cache_reservation_reassign(topo_cache *c, const topo_cache_reservation_spec 
                                    err)) < 0)
         goto end;
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_REASSIGN, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(c, st, 1, s->id, err)) < 0 ||
@@ -180,7 +170,7 @@ int topo_cache_reservation_reassign(topo_cache *cache, const char *id,
     topo_cache_reservation_spec s = {0};
     int error, mode;
 
-    if (cache == NULL || !nonempty(id) || assignment == NULL)
+    if (cache == NULL || !cache_nonempty(id) || assignment == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation reassign: missing argument");
     s.id = id;
     s.assignment = assignment;

@@ -19,17 +19,7 @@
 
 #define HOSTNAME_LABEL "kubernetes.io/hostname"
 
-static int stmt_error(topo_err *err)
-{
-    return err != NULL && err->code < 0 ? err->code : TOPO_EIO;
-}
-
 /* --- create ----------------------------------------------------------------------------- */
-
-static int nonempty(const char *s)
-{
-    return s != NULL && s[0] != '\0';
-}
 
 static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots, topo_err *err)
 {
@@ -38,7 +28,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
 
     if (s == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation: no spec");
-    if (!nonempty(s->id) || !nonempty(s->podset_key))
+    if (!cache_nonempty(s->id) || !cache_nonempty(s->podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation: id and podset key are required");
     if (s->topology_name == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: topology name is required",
@@ -47,14 +37,14 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: 1 to %d levels, got %zu", s->id,
                             TOPO_MAX_LEVELS, s->nlevels);
     for (size_t i = 0; i < s->nlevels; i++)
-        if (!nonempty(s->levels[i]))
+        if (!cache_nonempty(s->levels[i]))
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: levels[%zu] is empty", s->id,
                                 i);
     if (s->ndomain > s->nlevels)
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: domain: at most %zu values",
                             s->id, s->nlevels);
     for (size_t i = 0; i < s->ndomain; i++)
-        if (!nonempty(s->domain[i]))
+        if (!cache_nonempty(s->domain[i]))
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: domain[%zu] is empty", s->id,
                                 i);
     if ((a = s->assignment) == NULL || a->nlevels == 0 || a->ndomains == 0)
@@ -74,7 +64,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: domains[%zu].count must be "
                                                     "positive", s->id, d);
         for (size_t i = 0; i < a->nlevels; i++)
-            if (a->domains[d].values == NULL || !nonempty(a->domains[d].values[i]))
+            if (a->domains[d].values == NULL || !cache_nonempty(a->domains[d].values[i]))
                 return topo_err_set(err, TOPO_EINVALID,
                                     "reservation %s: domains[%zu].values[%zu] is empty", s->id, d,
                                     i);
@@ -84,7 +74,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
                                 TOPO_MAX_PODSET_COUNT);
     }
     for (size_t i = 0; i < s->nrequests; i++)
-        if (!nonempty(s->requests[i].name) || s->requests[i].amount < 0)
+        if (!cache_nonempty(s->requests[i].name) || s->requests[i].amount < 0)
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: requests[%zu] is invalid",
                                 s->id, i);
     if (s->expires_at <= s->created_at)
@@ -97,7 +87,7 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
         return topo_err_set(err, TOPO_EINVALID, "reservation %s: gen_term out of range (0..2^53)",
                             s->id);
     if (s->claimant != NULL &&
-        (!nonempty(s->claimant) || s->claimed_slot < 0 || (size_t)s->claimed_slot >= total))
+        (!cache_nonempty(s->claimant) || s->claimed_slot < 0 || (size_t)s->claimed_slot >= total))
         return topo_err_set(err, TOPO_EINVALID,
                             "reservation %s: the claimant needs a name and one of its %zu slots",
                             s->id, total);
@@ -114,7 +104,7 @@ int cache_slots_write(topo_cache *c, cache_stmt which, const char *id,
     int error = 0;
 
     if (st == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     int with_claimant = sqlite3_bind_parameter_count(st) >= 4;
     for (size_t d = 0; d < a->ndomains && error == 0; d++) {
         json_t *values = cache_strings_to_json(a->domains[d].values, a->nlevels);
@@ -170,7 +160,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
     }
     /* An expired reservation of the same PodSet gives way. */
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_DELETE_EXPIRED_KEY, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, spec->podset_key, err)) < 0 ||
@@ -179,7 +169,7 @@ int cache_reservation_insert(topo_cache *cache, const topo_cache_reservation_spe
         goto end;
     st = NULL;
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_INSERT, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, spec->id, err)) < 0 ||
@@ -277,7 +267,7 @@ static int first_row(sqlite3_stmt **st, topo_cache *c, cache_stmt which, const c
     int error;
     *found = 0;
     if ((*st = cache_stmt_get(c, which, err)) == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, *st, 1, id, err)) < 0 ||
         (error = text != NULL ? cache_bind_text(c, *st, 2, text, err)
                               : cache_bind_int(c, *st, 2, num, err)) < 0 ||
@@ -397,7 +387,7 @@ static int take_slot(topo_cache *c, const char *id, int32_t slot, const char *po
     sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_SLOT_CLAIM, err);
     int error;
     if (st == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
         (error = cache_bind_int(c, st, 2, slot, err)) < 0 ||
         (error = cache_bind_text(c, st, 3, pod_uid, err)) < 0) {
@@ -411,7 +401,7 @@ static int take_slot(topo_cache *c, const char *id, int32_t slot, const char *po
      * holds this second already (the claims of one PodSet come together):
      * a row left as it is costs its commit no page. */
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_CLAIMED_AT, err)) == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
         (error = cache_bind_int(c, st, 2, now, err)) < 0) {
         cache_stmt_done(st);
@@ -431,7 +421,7 @@ int topo_cache_reservation_claim(topo_cache_slot *out, topo_cache *cache, const 
 
     memset(out, 0, sizeof(*out));
     out->index = -1;
-    if (cache == NULL || !nonempty(id) || !nonempty(pod_uid) || pool == NULL)
+    if (cache == NULL || !cache_nonempty(id) || !cache_nonempty(pod_uid) || pool == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation claim: missing argument");
     topo_pool_clear(cache->scratch);
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
@@ -482,12 +472,12 @@ int cache_write_one(topo_cache *c, cache_stmt which, const char *text, int64_t n
         *out_changes = 0;
     if (c == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
-    if (!use_num && !nonempty(text))
+    if (!use_num && !cache_nonempty(text))
         return topo_err_set(err, TOPO_EINVALID, "cache: %s: empty key", what);
     if ((error = cache_op_begin(c, cache_reservation_mode(c), err)) < 0)
         return error;
     if ((st = cache_stmt_get(c, which, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     error = use_num ? cache_bind_int(c, st, 1, num, err) : cache_bind_text(c, st, 1, text, err);
@@ -510,12 +500,12 @@ int topo_cache_reservation_unclaim(topo_cache *cache, const char *id, int32_t sl
     int error;
     if (out_released != NULL)
         *out_released = 0;
-    if (cache == NULL || !nonempty(id) || !nonempty(claimant))
+    if (cache == NULL || !cache_nonempty(id) || !cache_nonempty(claimant))
         return topo_err_set(err, TOPO_EINVALID, "cache: unclaim: missing argument");
     if ((error = cache_op_begin(cache, cache_reservation_mode(cache), err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_SLOT_UNCLAIM, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(cache, st, 1, id, err)) < 0 ||
@@ -595,7 +585,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
 
     /* Malformed or missing annotations are the webhook's business, not a
      * reason to refuse the pod; a finished pod needs no capacity held. */
-    if (!nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
+    if (!cache_nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
         p->uid[0] == '\0')
         return 0;
     if (topo_pod_phase_finished(p->phase))
@@ -610,7 +600,7 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
         !own)
         return error;
     if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_BIND, err)) == NULL)
-        return stmt_error(err);
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, id, err)) < 0 ||
         (error = cache_bind_int(c, st, 2, slot, err)) < 0 ||
         (error = cache_bind_text(c, st, 3, p->uid, err)) < 0) {
@@ -669,7 +659,7 @@ static int load_reservation(topo_cache_reservation *out, topo_cache *c, sqlite3_
     out->domain = dom;
 
     if ((st = cache_stmt_get(c, CACHE_STMT_RES_SLOTS, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(c, st, 1, out->id, err)) < 0)
@@ -725,14 +715,14 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     int error, found = 0;
 
     memset(out, 0, sizeof(*out));
-    if (c == NULL || pool == NULL || !nonempty(id ? id : podset_key))
+    if (c == NULL || pool == NULL || !cache_nonempty(id ? id : podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
     /* By id, or by PodSet in one lookup (its key is unique and indexed). */
     if ((st = cache_stmt_get(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, err)) ==
         NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_text(c, st, 1, id ? id : podset_key, err)) < 0 ||
@@ -778,7 +768,7 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_RES_ALL, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -816,7 +806,7 @@ int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reser
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_RESERVED, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
@@ -883,7 +873,7 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_UNCLAIMED, err)) == NULL) {
-        error = stmt_error(err);
+        error = cache_stmt_error(err);
         goto end;
     }
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)

@@ -81,7 +81,7 @@ int topo_cache_foreach_stranded(topo_cache *cache, topo_cache_stranded_fn fn, vo
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_STRANDED, err)) == NULL) {
-        error = err != NULL && err->code < 0 ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto end;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
