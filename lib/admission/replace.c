@@ -146,7 +146,8 @@ static int progressing_pod(topo_admission_ctx *ctx, const topo_cache_reservation
         }
         if (rc < 0)
             return rc;
-        if (strcmp(pod.node_name, node) == 0 && !pod.terminating && !topo_pod_phase_finished(pod.phase)) {
+        if (strcmp(pod.node_name, node) == 0 && !pod.terminating &&
+            !topo_pod_phase_finished(pod.phase)) {
             *out = pod.name;
             return 1;
         }

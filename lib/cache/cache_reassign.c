@@ -6,8 +6,8 @@
  * Slot i stays the i-th pod of the assignment's domains in their order, as
  * at creation: the new assignment may name a domain twice and out of sorted
  * order (slot 3 moved from n9 to n11 while slots 0-2 stay on n9), so it is
- * expanded as written, never merged or sorted. Every slot keeps its index
- * and its claim. */
+ * expanded as written, never merged or sorted. Every slot keeps its index;
+ * a moved slot keeps its claim only as CACHE_CLAIM_MOVES says. */
 #include "cache_internal.h"
 
 #include <stdlib.h>
