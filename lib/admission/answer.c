@@ -153,25 +153,15 @@ static int slot_selector(topo_admission_ctx *ctx, long t, const placement *p, to
     if (sel == NULL)
         return TOPO_ENOMEM;
     if (by_host) {
-        const topo_snapshot *snap = topo_live_acquire(tp->t.live);
-        /* by its hostname label: a node's name may be its FQDN */
-        topo_node_spec node;
-        int found = topo_snapshot_node_by_hostname(snap, p->values[0], &node);
-        int failed = 0;
-        n = 0;
-        for (size_t i = 0; found && i + 1 < tp->t.nlevels && !failed; i++) {
-            const char *v = topo_admission_kv_get(node.labels, node.nlabels, tp->t.levels[i]);
-            if (v == NULL)
-                continue; /* not labelled at that level: its hostname still pins it */
-            if ((v = topo_pool_strdup(pool, v)) == NULL)
-                failed = 1;
-            else
-                sel[n++] = (topo_kv){tp->t.levels[i], v};
-        }
-        /* the host left the snapshot: its hostname still pins it */
-        topo_live_release(tp->t.live, snap);
-        if (failed)
+        const char **v = topo_pool_calloc(pool, tp->t.nlevels, sizeof(*v));
+        if (v == NULL || adm_host_labels(tp, p->values[0], tp->t.nlevels - 1, v, pool) < 0)
             return TOPO_ENOMEM;
+        n = 0;
+        /* a level the host is not labelled at (or a host that left the
+         * snapshot): its hostname still pins it */
+        for (size_t i = 0; i + 1 < tp->t.nlevels; i++)
+            if (v[i] != NULL)
+                sel[n++] = (topo_kv){tp->t.levels[i], v[i]};
         sel[n++] = (topo_kv){p->levels[0], p->values[0]};
     } else {
         for (size_t i = 0; i < n; i++)

@@ -334,6 +334,14 @@ typedef struct host_check {
     const char *what;      /* "is NotReady", "was deleted", ... (in pool) */
 } host_check;
 
+/* The labels at the topology's first n levels of the node whose
+ * kubernetes.io/hostname is host (its name may be its FQDN), as topology
+ * tp's live snapshot has it: out[i] the value copied into pool, NULL where
+ * the node has no such label. 1 found, 0 when no node has that hostname,
+ * TOPO_ENOMEM. Any thread. */
+int adm_host_labels(const topology *tp, const char *host, size_t n, const char **out,
+                    topo_pool *pool);
+
 /* A PodSet's domain (topo_cache_reservation domain): the values of levels
  * [0, n) a node of it carries. */
 typedef struct adm_domain {

@@ -60,6 +60,22 @@ static int cordoned(const topo_node_spec *n, const topo_podset_spec *ps)
             !topo_taint_tolerated(ps->tolerations, ps->ntolerations, &unschedulable));
 }
 
+int adm_host_labels(const topology *tp, const char *host, size_t n, const char **out,
+                    topo_pool *pool)
+{
+    const topo_snapshot *snap = topo_live_acquire(tp->t.live);
+    topo_node_spec node;
+    int found = topo_snapshot_node_by_hostname(snap, host, &node), rc = found;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = found ? topo_admission_kv_get(node.labels, node.nlabels, tp->t.levels[i])
+                              : NULL;
+        if ((out[i] = v != NULL ? topo_pool_strdup(pool, v) : NULL) == NULL && v != NULL)
+            rc = TOPO_ENOMEM;
+    }
+    topo_live_release(tp->t.live, snap);
+    return rc;
+}
+
 /* The first level of domain the node is not in, as "is no longer in
  * topology.topo.io/rack r1 (it is in r2)"; NULL when it is in all. */
 static const char *left_domain(const topo_node_spec *n, const adm_domain *d, topo_pool *pool)

@@ -21,7 +21,6 @@
 #include "topo/engine.h"
 #include "topo/json.h"
 #include "topo/limits.h"
-#include "topo/live.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
 
@@ -254,7 +253,8 @@ static int podset_domain(const topology *tp, const topo_podset_spec *ps,
     size_t k = 0;
     *out = NULL;
     *n = 0;
-    while (ps->required != NULL && k < tp->t.nlevels && strcmp(tp->t.levels[k], ps->required) != 0)
+    while (ps->required != NULL && k < tp->t.nlevels &&
+           strcmp(tp->t.levels[k], ps->required) != 0)
         k++;
     if (ps->required == NULL || k + 1 >= tp->t.nlevels || as->ndomains == 0)
         return 0;
@@ -265,16 +265,13 @@ static int podset_domain(const topology *tp, const topo_podset_spec *ps,
         for (size_t i = 0; i <= k; i++)
             v[i] = as->domains[0].values[i];
     } else {
-        const topo_snapshot *snap = topo_live_acquire(tp->t.live);
-        topo_node_spec node;
-        int found = as->nlevels == 1 &&
-                    topo_snapshot_node_by_hostname(snap, as->domains[0].values[0], &node);
+        int found = as->nlevels == 1
+                        ? adm_host_labels(tp, as->domains[0].values[0], k + 1, v, pool)
+                        : 0;
+        if (found < 0)
+            return found;
         for (size_t i = 0; found && i <= k; i++)
-            if ((v[i] = topo_admission_kv_get(node.labels, node.nlabels, tp->t.levels[i])) ==
-                    NULL ||
-                (v[i] = topo_pool_strdup(pool, v[i])) == NULL)
-                found = 0;
-        topo_live_release(tp->t.live, snap);
+            found = v[i] != NULL;
         if (!found)
             return 0;
     }
