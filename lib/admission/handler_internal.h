@@ -350,6 +350,12 @@ typedef struct adm_domain {
     size_t n;
 } adm_domain;
 
+/* The domain of values over levels as a reservation (or the stranded-pod
+ * read) keeps them; none when there are more values than levels (a row
+ * that does not read as one). */
+adm_domain adm_domain_of(const char *const *levels, size_t nlevels, const char *const *values,
+                         size_t nvalues);
+
 /* The node whose kubernetes.io/hostname is host, as topology t's live
  * snapshot has it now (the watch's view, or the static inventory's), for
  * a pod of request ps: its tolerations decide which taints and whether a

@@ -127,11 +127,17 @@ int adm_check_host(topo_admission_ctx *ctx, long t, const char *host, const topo
 
 /* --- has it failed for the PodSet? ------------------------------------------------------ */
 
+adm_domain adm_domain_of(const char *const *levels, size_t nlevels, const char *const *values,
+                         size_t nvalues)
+{
+    adm_domain d = {levels, values, nvalues <= nlevels ? nvalues : 0};
+    return d;
+}
+
 /* The PodSet's domain a reservation keeps (none for one made before). */
 static adm_domain domain_of(const topo_cache_reservation *r)
 {
-    adm_domain d = {r->levels, r->domain, r->ndomain <= r->nlevels ? r->ndomain : 0};
-    return d;
+    return adm_domain_of(r->levels, r->nlevels, r->domain, r->ndomain);
 }
 
 static const char *host_of(const topo_cache_slot *s)

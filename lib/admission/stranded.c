@@ -10,8 +10,8 @@
  * pod's tolerations are not at hand, so taints are not looked at (a taint
  * the pod tolerates must not fail it) and a cordon counts; a node no
  * longer in the PodSet's domain (relabelled: the pod's nodeSelector names
- * the old one) counts. A slot whose
- * assignment does not end at the hostname level pins no node. */
+ * the old one) counts. A slot whose assignment does not end at the
+ * hostname level pins no node. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
@@ -54,7 +54,7 @@ static int check(const topo_cache_stranded *s, void *payload)
     if (t < 0)
         return 0; /* a topology no longer configured: nothing says how its nodes are */
     const char *host = s->values[n - 1];
-    adm_domain d = {s->levels, s->domain, s->ndomain <= s->nlevels ? s->ndomain : 0};
+    adm_domain d = adm_domain_of(s->levels, s->nlevels, s->domain, s->ndomain);
     int rc = adm_check_host(f->ctx, t, host, NULL, &d, &hc, f->pool, f->err);
     if (rc < 0)
         return rc;
