@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "topo/k8s_event.h"
 #include "topo/kueue_names.h"
 #include "topo/log.h"
 #include "topo/str.h"
@@ -99,20 +100,20 @@ static const char *not_stranded(const json_t *pod, const topo_admission_stranded
 
 /* ---- failing it ---- */
 
-static void rfc3339_now(char out[32])
+/* Now as the API server's timestamps give it (the Events' format). */
+static void rfc3339_now(char out[TOPO_K8S_EVENT_STAMP_SIZE])
 {
     struct timespec ts;
-    struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (topo_k8s_event_stamp(out, (int64_t)ts.tv_sec * 1000000000LL, NULL) < 0)
+        snprintf(out, TOPO_K8S_EVENT_STAMP_SIZE, "1970-01-01T00:00:00Z");
 }
 
 /* The status patch (strategic merge: the condition is merged into the
  * pod's conditions by type) with the uid as a precondition. */
 static json_t *fail_patch(const topo_admission_stranded *p)
 {
-    char when[32], msg[512];
+    char when[TOPO_K8S_EVENT_STAMP_SIZE], msg[512];
     rfc3339_now(when);
     snprintf(msg, sizeof msg,
              "topo-webhook: node %s %s: the pod cannot run on the node it was placed on; its "
