@@ -634,8 +634,9 @@ static int metrics_init(wh_placement *p, topo_err *err)
                              "Pods whose slot's node failed or cannot take them, by outcome: "
                              "replaced (the slots moved to another node of the domain), no_room "
                              "(none fits: the no-fit policy), waiting (the PodSet's pods still "
-                             "run there), fail_fast (the PodSet given up: nodeReplacement."
-                             "failFast), new (a single-Pod PodSet placed anew).",
+                             "run there), fail_fast (none fits, the pod refused: "
+                             "nodeReplacement.failFast), new (a single-Pod PodSet placed anew); "
+                             "no_room, waiting and fail_fast once per slot every 5 minutes.",
                              outcome, 1, err) != 0)
         return -1;
     for (size_t i = 0; i < TOPO_ADMISSION_REPLACE_OUTCOMES; i++) {

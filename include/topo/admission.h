@@ -177,10 +177,11 @@ typedef struct topo_admission_opts {
     const topo_keyring *record_keys;
     /* A PodSet whose failed node has no replacement in its domain: 0 (the
      * default) its pods get the no-fit policy with the reason and wait (a
-     * gated pod is retried as nodes come back or free up); 1 (Kueue's
-     * TASFailedNodeReplacementFailFast) the PodSet is given up: its
-     * reservation is dropped and each of its pods refused (403) until
-     * it expires (docs/webhook.md "When nodes fail"). */
+     * gated pod is retried as nodes come back or free up); 1 (after
+     * Kueue's TASFailedNodeReplacementFailFast) such a pod is refused
+     * (403), each time one claims a slot on the failed node while there
+     * is no room; the reservation stays, and its pods on healthy nodes
+     * are placed (docs/webhook.md "When nodes fail"). */
     int replace_fail_fast;
 } topo_admission_opts;
 
@@ -212,7 +213,7 @@ typedef enum topo_admission_replace_outcome {
     TOPO_ADMISSION_REPLACED = 0,    /* the failed nodes' slots moved to other nodes */
     TOPO_ADMISSION_REPLACE_NO_ROOM, /* no node in the domain takes them: the no-fit policy */
     TOPO_ADMISSION_REPLACE_WAITING, /* unusable, but the PodSet's pods still run there */
-    TOPO_ADMISSION_REPLACE_FAIL_FAST, /* no room, replace_fail_fast: the PodSet given up */
+    TOPO_ADMISSION_REPLACE_FAIL_FAST, /* no room, replace_fail_fast: the pod refused */
     TOPO_ADMISSION_REPLACE_NEW,     /* a single-Pod PodSet: placed anew, not repaired */
     TOPO_ADMISSION_REPLACE_OUTCOMES
 } topo_admission_replace_outcome;

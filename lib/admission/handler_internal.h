@@ -82,7 +82,7 @@ struct topo_admission_ctx {
         unknown_level, timed_out, foreign;
     /* Failed-node replacement (replace.c): the generation term of what
      * this ctx reserves and repairs (topo_admission_set_term), whether a
-     * PodSet without room is given up, and the outcomes. */
+     * pod whose failed slot has no room is refused, and the outcomes. */
     _Atomic int64_t term;
     int replace_fail_fast;
     _Atomic uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
