@@ -500,8 +500,10 @@ def notready_failed_pod(env):
     check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
 
 
-@case
-def node_deleted(env):
+def n9_deleted_with_its_pod(env, recreate_in=None):
+    """n9 deleted with its pod and, with recreate_in, a node of the same
+    name created again in that rack before any pod claims its slot: the
+    replacement goes to n11, in the PodSet's rack r1."""
     make_cluster(env)
     (w,), _ = start(env)
     pods = place(env, w, "train")
@@ -511,28 +513,24 @@ def node_deleted(env):
     expect(st == 200, "DELETE node n9: %d %r" % (st, gone))
     seen(env, gone, deleted=True)
     delete_pod(env, old)
+    what = "n9 deleted with its pod"
+    if recreate_in is not None:
+        seen(env, env.create("/api/v1/nodes", make_node("n9", recreate_in)))
+        env.nodes["n9"] = {RACK_LABEL: recreate_in, HOST_LABEL: "n9"}
+        what = "n9 re-created in rack %s: the PodSet's rack r1 kept" % recreate_in
     new = replacement(env, w, old)
-    expect_on(env, new, "n11", "n9 deleted with its pod")
+    expect_on(env, new, "n11", what)
     check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
+
+
+@case
+def node_deleted(env):
+    n9_deleted_with_its_pod(env)
 
 
 @case
 def node_recreated_other_rack(env):
-    make_cluster(env)
-    (w,), _ = start(env)
-    pods = place(env, w, "train")
-    free(env, "n11")
-    old = victim(env, pods)
-    st, gone = env.request("DELETE", "/api/v1/nodes/n9")
-    expect(st == 200, "DELETE node n9: %d %r" % (st, gone))
-    seen(env, gone, deleted=True)
-    delete_pod(env, old)
-    # The same hostname back, in another rack, before any pod claims its slot.
-    seen(env, env.create("/api/v1/nodes", make_node("n9", "r2")))
-    env.nodes["n9"] = {RACK_LABEL: "r2", HOST_LABEL: "n9"}
-    new = replacement(env, w, old)
-    expect_on(env, new, "n11", "n9 re-created in rack r2: the PodSet's rack r1 kept")
-    check_replaced(env, w, old, new, "n9", "n11", gen_of(old))
+    n9_deleted_with_its_pod(env, recreate_in="r2")
 
 
 @case
