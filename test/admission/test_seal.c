@@ -28,6 +28,7 @@
 #include "topo/kueue.h"
 #include "topo/live.h"
 #include "support/jsonpatch_apply.h"
+#include "support/racks.h"
 
 #define RACK "topology.topo.io/rack"
 #define ANN "/metadata/annotations"
@@ -167,45 +168,17 @@ static const char *annotation(const json_t *pod, const char *key)
 }
 
 /* One answer: the response and its patch (NULL when none). */
-typedef struct said {
-    json_t *root;
-    json_t *resp;
-    json_t *ops;
-} said;
+typedef racks_said said;
 
 /* A Pod CREATE review of pod (borrowed) sent to the handler. */
 static said ask(fx *f, const json_t *pod, const char *uid, int dry_run)
 {
-    const char *ns =
-        json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
-    json_t *doc = json_pack(
-        "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, s:O}}",
-        "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid,
-        "kind", "group", "", "version", "v1", "kind", "Pod", "resource", "group", "", "version",
-        "v1", "resource", "pods", "namespace", ns, "name", "", "operation", "CREATE", "dryRun",
-        dry_run, "object", pod);
-    assert_non_null(doc);
-    char *body = json_dumps(doc, JSON_COMPACT), *out = NULL;
-    json_decref(doc);
-    size_t len = 0;
-    int status = 0;
-    assert_int_equal(topo_admission_handle(f->ctx, body, strlen(body), &out, &len, &status), 0);
-    free(body);
-    assert_int_equal(status, 200);
-    said s;
-    json_error_t jerr;
-    s.root = json_loadb(out, len, 0, &jerr);
-    free(out);
-    assert_non_null(s.root);
-    s.resp = json_object_get(s.root, "response");
-    s.ops = test_jsonpatch_of_response(s.resp);
-    return s;
+    return racks_review(f->ctx, pod, uid, dry_run);
 }
 
 static void said_free(said *s)
 {
-    json_decref(s->ops);
-    json_decref(s->root);
+    racks_said_free(s);
 }
 
 static int allowed(const said *s)
@@ -222,11 +195,7 @@ static const char *warning(const said *s)
 /* pod with the answer's patch applied: a new reference. */
 static json_t *patched_pod(const json_t *pod, const said *s)
 {
-    json_t *out = json_deep_copy(pod);
-    assert_non_null(out);
-    if (s->ops != NULL)
-        assert_int_equal(test_jsonpatch_apply(out, s->ops), 0);
-    return out;
+    return racks_patched(pod, s);
 }
 
 static char *escape(const char *key)

@@ -124,20 +124,23 @@ json_t *racks_job_pod(int idx, int size)
     return pod;
 }
 
-racks_said racks_ask(racks_fx *f, const json_t *pod, const char *uid)
+racks_said racks_review(topo_admission_ctx *ctx, const json_t *pod, const char *uid,
+                        int dry_run)
 {
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(pod, "metadata"), "namespace"));
     json_t *doc = json_pack(
-        "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:O}}",
+        "{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:b, s:O}}",
         "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid,
         "kind", "group", "", "version", "v1", "kind", "Pod", "resource", "group", "", "version",
-        "v1", "resource", "pods", "namespace", "team-a", "name", "", "operation", "CREATE",
-        "object", pod);
+        "v1", "resource", "pods", "namespace", ns ? ns : "team-a", "name", "", "operation",
+        "CREATE", "dryRun", dry_run, "object", pod);
     assert_non_null(doc);
     char *body = json_dumps(doc, JSON_COMPACT), *out = NULL;
     json_decref(doc);
     size_t len = 0;
     int status = 0;
-    assert_int_equal(topo_admission_handle(f->ctx, body, strlen(body), &out, &len, &status), 0);
+    assert_int_equal(topo_admission_handle(ctx, body, strlen(body), &out, &len, &status), 0);
     free(body);
     assert_int_equal(status, 200);
     racks_said s;
@@ -148,6 +151,11 @@ racks_said racks_ask(racks_fx *f, const json_t *pod, const char *uid)
     s.resp = json_object_get(s.root, "response");
     s.ops = test_jsonpatch_of_response(s.resp);
     return s;
+}
+
+racks_said racks_ask(racks_fx *f, const json_t *pod, const char *uid)
+{
+    return racks_review(f->ctx, pod, uid, 0);
 }
 
 void racks_said_free(racks_said *s)

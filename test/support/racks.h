@@ -52,6 +52,10 @@ typedef struct racks_said {
     json_t *ops;
 } racks_said;
 racks_said racks_ask(racks_fx *f, const json_t *pod, const char *uid);
+/* The same through any ctx: a Pod CREATE review of pod in its own
+ * metadata.namespace, dryRun as asked (any test of the handler). */
+racks_said racks_review(topo_admission_ctx *ctx, const json_t *pod, const char *uid,
+                        int dry_run);
 void racks_said_free(racks_said *s);
 /* pod with the answer's patch applied (a new reference). */
 json_t *racks_patched(const json_t *pod, const racks_said *s);
