@@ -43,13 +43,15 @@ sys.path.insert(0, HERE)
 
 import daemons  # noqa: E402
 import objects  # noqa: E402
+import proxy  # noqa: E402
 import rbac  # noqa: E402
 import tools  # noqa: E402
 from render import NAMESPACE, Helm  # noqa: E402
 
 SOURCE = None  # the source tree (--source)
-CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "network-policy-values.yaml",
-            "single-replica-values.yaml", "sync-disabled-values.yaml", "sync-sources-values.yaml"]
+CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "host-network-values.yaml",
+            "network-policy-values.yaml", "platform-values.yaml", "single-replica-values.yaml",
+            "sync-disabled-values.yaml", "sync-sources-values.yaml"]
 
 
 class Report:
@@ -137,6 +139,44 @@ BAD_VALUES = [
     ("LLDP without an image", ["--set", "lldp.enabled=true",
                                "--set", "lldp.persistentVolumeClaim=shared"],
      "lldp.enabled needs lldp.image.repository and lldp.image.tag"),
+    ("failurePolicy Fail without matchConditions",
+     ["--set", "webhook.failurePolicy=Fail", "--set", "webhook.matchConditions=false"],
+     "webhook.failurePolicy Fail needs webhook.matchConditions true"),
+    ("the webhook's ServiceAccount not created and not named",
+     ["--set", "webhook.serviceAccount.create=false"],
+     "webhook.serviceAccount.create false needs webhook.serviceAccount.name"),
+    ("topo-sync's ServiceAccount not created and not named",
+     ["--set", "sync.serviceAccount.create=false"],
+     "sync.serviceAccount.create false needs sync.serviceAccount.name"),
+    ("the LLDP ServiceAccount not created and not named",
+     ["--set", "lldp.enabled=true", "--set", "lldp.persistentVolumeClaim=shared",
+      "--set", "lldp.image.repository=lldpd", "--set", "lldp.image.tag=v1",
+      "--set", "lldp.serviceAccount.create=false"],
+     "lldp.serviceAccount.create false needs lldp.serviceAccount.name"),
+    ("a commonLabel the chart sets", ["--set", "commonLabels.app\\.kubernetes\\.io/name=x"],
+     "commonLabels: app.kubernetes.io/name is one of the chart's own labels"),
+    ("a commonLabel that is no string", ["--set", "commonLabels.team=1"],
+     "commonLabels.team: Invalid type. Expected: string, given: integer"),
+    ("an extraEnv POD_IP", ["--set", "webhook.extraEnv[0].name=POD_IP",
+                            "--set", "webhook.extraEnv[0].value=1.2.3.4"],
+     "webhook.extraEnv: POD_IP is set by the chart"),
+    ("an extraEnv without a name", ["--set", "sync.extraEnv[0].value=x"],
+     "sync.extraEnv.0: name is required"),
+    ("an extra volume named as the chart's", ["--set", "sync.extraVolumes[0].name=db",
+                                             "--set", "sync.extraVolumes[0].emptyDir.medium="],
+     "sync.extraVolumes: volume db is one of the chart's"),
+    ("the webhook's two ports the same", ["--set", "webhook.healthPort=9443"],
+     "webhook.port and webhook.healthPort are the same port"),
+    ("a dnsPolicy that is none", ["--set", "webhook.dnsPolicy=Cluster"],
+     "webhook.dnsPolicy: webhook.dnsPolicy must be one of the following"),
+    ("a sync anti-affinity that is none", ["--set", "sync.podAntiAffinity=always"],
+     "sync.podAntiAffinity: sync.podAntiAffinity must be one of the following"),
+    ("a negative revisionHistoryLimit", ["--set", "revisionHistoryLimit=-1"],
+     "revisionHistoryLimit: Must be greater than or equal to 0"),
+    ("a spread constraint without its topologyKey",
+     ["--set", "webhook.topologySpreadConstraints[0].maxSkew=1",
+      "--set", "webhook.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule"],
+     "webhook.topologySpreadConstraints.0: topologyKey is required"),
 ]
 
 
@@ -180,6 +220,72 @@ def check_record_key_renders(rep, helm, work):
                 d["kind"], d["metadata"]["name"]) for d in r.docs
                 if d["kind"] == "Secret" and not d["metadata"]["name"].startswith("prod-topo-")]
         rep.check("record keys: %s" % what, problems)
+
+
+# ---------------------------------------------------------------- values
+
+# (what, values): combinations the chart renders but warns about in the notes
+# (check_notes says which warning each must carry).
+WARNED = [
+    ("a PodDisruptionBudget no eviction can satisfy",
+     {"webhook": {"podDisruptionBudget": {"minAvailable": 2}}}),
+    ("a NetworkPolicy on pods in the host's network",
+     {"webhook": {"hostNetwork": True, "networkPolicy": {
+         "enabled": True, "admissionFrom": [{"ipBlock": {"cidr": "10.0.0.0/24"}}]}}}),
+    ("3 webhook replicas spread hard", {"webhook": {"replicaCount": 3,
+                                                    "podAntiAffinity": "hard"}}),
+]
+
+
+def check_warned(rep, helm, work):
+    for what, values in WARNED:
+        path = os.path.join(work, "warned-%d.yaml" % WARNED.index((what, values)))
+        with open(path, "w") as f:
+            yaml.safe_dump(values, f)
+        r, p = helm.template(path, name=what)
+        if not rep.check("warned, rendered: %s" % what, [] if r is not None else [p.stderr]):
+            continue
+        text, p = helm.notes(path)
+        rep.check("warned in the notes: %s" % what, check_notes(r, text, p))
+
+
+def check_null_removes(rep, helm):
+    """A security context key set to null, with --set as with a values file
+    (platform-values.yaml), is gone from every pod: Helm's merge deletes it."""
+    r, p = helm.template(sets=[("--set", "podSecurityContext.fsGroup=null"),
+                               ("--set", "containerSecurityContext.runAsUser=null")],
+                         name="security contexts with nulls")
+    if r is None:
+        rep.check("--set KEY=null removes a security context key", [p.stderr])
+        return
+    out = []
+    for d in objects.pod_templates(r):
+        spec = d["spec"]["template"]["spec"]
+        if "fsGroup" in spec.get("securityContext", {}) or \
+                spec.get("securityContext", {}).get("runAsUser") != 65532:
+            out.append("%s: pod securityContext %r" % (d["metadata"]["name"],
+                                                      spec.get("securityContext")))
+        for c in spec["containers"]:
+            if "runAsUser" in c.get("securityContext", {}):
+                out.append("%s: container securityContext %r" % (d["metadata"]["name"],
+                                                                c.get("securityContext")))
+    rep.check("--set KEY=null removes a security context key", out)
+
+
+def check_kube_version(rep, source, chart):
+    """One minimum Kubernetes version: Chart.yaml's kubeVersion, the chart
+    README and docs/install.md say the same."""
+    with open(os.path.join(chart, "Chart.yaml")) as f:
+        kube = yaml.safe_load(f).get("kubeVersion", "")
+    m = re.fullmatch(r">=\s*1\.(\d+)\.0-0", kube)
+    found = {"Chart.yaml kubeVersion": "1.%s" % m.group(1) if m else kube}
+    for name, path in (("the chart README", os.path.join(chart, "README.md")),
+                       ("docs/install.md", os.path.join(source, "docs", "install.md"))):
+        with open(path) as f:
+            said = re.findall(r"Kubernetes (1\.\d+) or later", f.read())
+        found[name] = said[0] if len(set(said)) == 1 else said
+    rep.check("one minimum Kubernetes version (%s)" % found["Chart.yaml kubeVersion"],
+              [] if len({str(x) for x in found.values()}) == 1 else ["they differ: %r" % found])
 
 
 # ---------------------------------------------------------------- documentation
@@ -264,14 +370,25 @@ def run_daemons(render, args, work):
             fakes["ufm"] = FakeUFM(os.path.join(args.source, "fixtures", "sources", "ufm"),
                                    env.path("ufm-creds"), None, env.dir)
         servers = list(fakes.values())
+        # Secrets an extra volume names (a corporate CA): the test CA, which
+        # signs the fakes' certificates, under each key the mounts may name.
+        with open(env.path("ca.pem")) as f:
+            ca_pem = f.read()
+        for component in ("webhook", "sync"):
+            for vol in render.values[component]["extraVolumes"]:
+                if "secret" in vol and render.get("Secret", vol["secret"]["secretName"]) is None:
+                    secrets[vol["secret"]["secretName"]] = {"ca.crt": ca_pem}
 
         def hook(name, cfg):
-            # The sources' URLs lead to the fakes, whose certificates the test CA signs.
+            # The sources' URLs lead to the fakes, whose certificates the test CA
+            # signs; a caFile of the operator's (options.caFile, on an extra
+            # volume) is kept: the volume holds the test CA.
             for src, fake in fakes.items():
                 sec = cfg.get("sources", {}).get(src)
                 if sec and sec.get("url") == s[src]["url"]:
                     sec["url"] = fake.url
-                    sec["caFile"] = env.path("ca.pem")
+                    if not s[src]["options"].get("caFile"):
+                        sec["caFile"] = env.path("ca.pem")
             return cfg
 
         for component in ("webhook", "sync"):
@@ -281,12 +398,16 @@ def run_daemons(render, args, work):
             label = "%s: %s runs as rendered" % (render.name, component)
             env.request("POST", "/_fake/requests/clear", {}, auth=False)
             pod = None
+            tunnel = None
             try:
                 pod = daemons.Pod(render, dep, binaries, work, env.kubeconfig, secrets, hook)
+                tunnel = proxied(pod, env)
                 lldp = lldp_dir(render, dep, pod) if component == "sync" else None
                 pod.start()
                 took = pod.wait_ready()
                 problems = []
+                if tunnel is not None:
+                    problems += check_proxied(tunnel, fakes, env)
                 if lldp is not None and "source lldp: 1 files in %s" % lldp not in pod.log():
                     problems.append("the LLDP DaemonSet's file in %s was not read:\n%s" % (
                         lldp, pod.log()[-2000:]))
@@ -308,6 +429,8 @@ def run_daemons(render, args, work):
             finally:
                 if pod is not None:
                     pod.stop()
+                if tunnel is not None:
+                    tunnel.close()
     finally:
         for srv in servers:
             srv.close()
@@ -336,6 +459,41 @@ def lldp_dir(render, dep, pod):
                                  "derived-json0-lldpctl.json"),
                     os.path.join(local, "node-0000.json"))
     return local
+
+
+def proxied(pod, env):
+    """A pod whose extraEnv sets HTTPS_PROXY: its proxy becomes a CONNECT
+    proxy of the test's, and the API server is reached by a name NO_PROXY
+    lists, as in the cluster (10.96.0.1 there: the fake's name localhost
+    here). The proxy, or None."""
+    if "HTTPS_PROXY" not in pod.env:
+        return None
+    for k in ("https_proxy", "http_proxy", "no_proxy", "all_proxy", "ALL_PROXY"):
+        pod.env.pop(k, None)
+    tunnel = proxy.ConnectProxy()
+    pod.env["HTTPS_PROXY"] = tunnel.url
+    pod.env["NO_PROXY"] = pod.env.get("NO_PROXY", "").replace("10.96.0.1", "localhost")
+    pod.env["KUBECONFIG"] = env.write_kubeconfig("proxied", server=env.url.replace(
+        "127.0.0.1", "localhost"))
+    return tunnel
+
+
+def check_proxied(tunnel, fakes, env):
+    """Every source's requests went through HTTPS_PROXY, none of the API
+    server's (NO_PROXY): libcurl honours both, as docs/install.md says."""
+    out = []
+    for src, fake in fakes.items():
+        target = fake.url.split("://", 1)[1].rstrip("/")
+        if target not in tunnel.targets:
+            out.append("%s (%s) not reached through HTTPS_PROXY; CONNECTs: %r" % (
+                src, target, tunnel.targets))
+    api_port = env.url.rsplit(":", 1)[1]
+    if any(t.endswith(":" + api_port) for t in tunnel.targets):
+        out.append("the API server reached through the proxy despite NO_PROXY: %r" %
+                   tunnel.targets)
+    if not fakes:
+        out.append("HTTPS_PROXY set without a source to reach through it")
+    return out
 
 
 def check_admission(render, dep, pod):
@@ -425,6 +583,34 @@ def check_notes(render, text, p):
     out = ["no %r in:\n%s" % (w, text) for w in want if w not in text]
     if v["webhook"]["replicaCount"] >= 2 and "WARNING: webhook.replicaCount" in text:
         out.append("a replica warning with %d replicas" % v["webhook"]["replicaCount"])
+    # Combinations that cannot roll out (or protect less than they seem to) are
+    # warned about, and only those.
+    w, s = v["webhook"], v["sync"]
+    warnings = {
+        "WARNING: webhook.podAntiAffinity hard puts at most one replica on a node":
+            w["replicaCount"] > 1 and not w["affinity"] and not w["hostNetwork"] and
+            w["podAntiAffinity"] == "hard",
+        "WARNING: webhook.hostNetwork puts at most one replica on a node":
+            w["replicaCount"] > 1 and not w["affinity"] and w["hostNetwork"],
+        "WARNING: sync.podAntiAffinity hard puts at most one replica on a node":
+            s["enabled"] and s["replicaCount"] > 1 and not s["affinity"] and
+            s["podAntiAffinity"] == "hard" and not s["db"]["persistentVolumeClaim"],
+        "WARNING: webhook.networkPolicy does not protect pods in the host's network":
+            w["hostNetwork"] and w["networkPolicy"]["enabled"],
+        "ports %s and %s must be free on them" % (w["port"], w["healthPort"]): w["hostNetwork"],
+        "WARNING: webhook.podDisruptionBudget.minAvailable":
+            w["replicaCount"] > 1 and w["podDisruptionBudget"]["enabled"] and
+            w["podDisruptionBudget"]["minAvailable"] >= w["replicaCount"],
+    }
+    flat = " ".join(text.split())
+    for warning, due in warnings.items():
+        if due and " ".join(warning.split()) not in flat:
+            out.append("no %r in:\n%s" % (warning, text))
+        elif not due and " ".join(warning.split()) in flat:
+            out.append("%r although the values do not call for it" % warning)
+    if w["podAntiAffinity"] == "hard" and w["replicaCount"] > 1 and not w["affinity"] and \
+            "it needs %d nodes" % (w["replicaCount"] + 1) not in flat:
+        out.append("the anti-affinity warning does not say how many nodes:\n%s" % text)
     if "<no value>" in text:
         out.append("<no value> in the notes")
     return out
@@ -609,6 +795,9 @@ def main():
         check_record_key_renders(rep, helm, work)
         others = check_release_names(rep, helm)
         check_docs(rep, args.source, chart, helm.defaults)
+        check_kube_version(rep, args.source, chart)
+        check_warned(rep, helm, work)
+        check_null_removes(rep, helm)
 
         rep.step("the daemons")
         check_rbac_checker(rep, renders[0])
@@ -618,7 +807,8 @@ def main():
         # ...and under another release name and namespace (the first of
         # OTHER_RELEASES): its webhook must become the placer.
         runs = [r for r in renders
-                if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml")]
+                if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml",
+                              "platform-values.yaml")]
         runs += others[:1]
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             done = [pool.submit(run_daemons, r, args, os.path.join(work, r.name)) for r in runs]

@@ -32,14 +32,30 @@ def pod_templates(r):
     return [d for d in r.docs if d["kind"] in ("Deployment", "DaemonSet")]
 
 
+CRITICAL = ("system-cluster-critical", "system-node-critical")
+
+
+def service_account(v, component):
+    """The ServiceAccount a component's pods run as, from the values."""
+    sa = v[component]["serviceAccount"]
+    return sa["name"] or (FULL + "-" + component)
+
+
 def expected_kinds(v):
-    kinds = {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
+    kinds = {"ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
              "RoleBinding", "Service", "Deployment", "MutatingWebhookConfiguration"}
     w = v["webhook"]
+    s = v["sync"]
+    if w["serviceAccount"]["create"] or (s["enabled"] and s["serviceAccount"]["create"]) or \
+            (s["enabled"] and v["lldp"]["enabled"] and v["lldp"]["serviceAccount"]["create"]):
+        kinds.add("ServiceAccount")
     if w["podDisruptionBudget"]["enabled"] and w["replicaCount"] > 1:
         kinds.add("PodDisruptionBudget")
-    if w["networkPolicy"]["enabled"]:
+    if w["networkPolicy"]["enabled"] or (s["enabled"] and s["networkPolicy"]["enabled"]):
         kinds.add("NetworkPolicy")
+    classes = [w["priorityClassName"]] + ([s["priorityClassName"]] if s["enabled"] else [])
+    if v["criticalPodQuota"] and any(c in CRITICAL for c in classes):
+        kinds.add("ResourceQuota")
     if not w["recordKeys"]["existingSecret"]:
         kinds.add("Secret")
     if w["tls"]["provider"] == "helm":
@@ -48,7 +64,6 @@ def expected_kinds(v):
         kinds.add("Certificate")
         if not w["tls"]["certManager"]["issuerRef"].get("name"):
             kinds.add("Issuer")
-    s = v["sync"]
     if s["enabled"] and ((s["netbox"]["url"] and not s["netbox"]["existingSecret"]) or
                          (s["ufm"]["url"] and not s["ufm"]["existingSecret"])):
         kinds.add("Secret")
@@ -80,6 +95,14 @@ def check_labels(r):
     out = []
     rec = {"app.kubernetes.io/name": "topo", "app.kubernetes.io/instance": RELEASE,
            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "topo"}
+    # commonLabels on every object and every pod.
+    rec.update(r.values["commonLabels"])
+    for d in pod_templates(r):
+        labels = d["spec"]["template"]["metadata"].get("labels") or {}
+        for k, val in r.values["commonLabels"].items():
+            if labels.get(k) != val:
+                out.append("%s %s: pod label %s=%r, want %r" % (d["kind"], d["metadata"]["name"],
+                                                              k, labels.get(k), val))
     for d in r.docs:
         what = "%s %s" % (d["kind"], d["metadata"]["name"])
         labels = d["metadata"].get("labels") or {}
@@ -251,7 +274,10 @@ def check_tls(r):
 def check_rbac(r):
     out = []
     exp = rbac.expected(r.values, WEBHOOK, SYNC)
-    for component, sa in (("webhook", WEBHOOK), ("sync", SYNC)):
+    for component in ("webhook", "sync"):
+        # The ServiceAccount the pods run as: the chart's, or the operator's
+        # (serviceAccount.create false), which the bindings must name.
+        sa = service_account(r.values, component)
         grants, problems = rbac.granted(r, sa)
         out += problems
         for scope in sorted(set(grants) | {s for c, s in exp if c == component},
@@ -282,7 +308,8 @@ def check_security(r):
         spec = d["spec"]["template"]["spec"]
         psc = spec.get("securityContext") or {}
         for k in ("hostNetwork", "hostPID", "hostIPC"):
-            if spec.get(k):
+            if spec.get(k) and not (k == "hostNetwork" and d["metadata"]["name"] == WEBHOOK and
+                                    r.values["webhook"]["hostNetwork"]):
                 out.append("%s: %s" % (what, k))
         if psc.get("runAsNonRoot") is not True:
             out.append("%s: pod runAsNonRoot not true" % what)
@@ -303,8 +330,10 @@ def check_security(r):
             caps = sc.get("capabilities") or {}
             if caps.get("drop") != ["ALL"] or caps.get("add"):
                 out.append("%s: capabilities %r, want drop [ALL] only" % (cw, caps))
+            # No uid given (OpenShift assigns one) is fine: runAsNonRoot makes the
+            # kubelet refuse uid 0.
             if sc.get("runAsNonRoot", psc.get("runAsNonRoot")) is not True or \
-                    sc.get("runAsUser", psc.get("runAsUser")) in (0, None):
+                    sc.get("runAsUser", psc.get("runAsUser")) == 0:
                 out.append("%s: may run as root" % cw)
             if (sc.get("seccompProfile") or psc.get("seccompProfile") or {}).get("type") != \
                     "RuntimeDefault":
@@ -467,8 +496,132 @@ def check_network_policy(r):
     want = list(v["networkPolicy"]["admissionFrom"]) + [{"podSelector": {"matchLabels": sel}}]
     if peers != want:
         out.append("HTTPS port open to %s, want %s" % (peers, want))
-    if len(health) != 1 or health[0].get("from"):
-        out.append("the health port %s is not open to all: %s" % (v["healthPort"], health))
+    metrics = v["networkPolicy"]["metricsFrom"]
+    if len(health) != 1 or health[0].get("from", []) != metrics:
+        out.append("the health port %s is not open to %s: %s" % (
+            v["healthPort"], metrics or "all", health))
+    return out
+
+
+def check_sync_network_policy(r):
+    """sync.networkPolicy: topo-sync's pods selected, only the health port
+    open, to metricsFrom (empty: all). Off: no policy."""
+    v = r.values["sync"]
+    pol = r.get("NetworkPolicy", SYNC)
+    if not (v["enabled"] and v["networkPolicy"]["enabled"]):
+        return [] if pol is None else ["NetworkPolicy %s rendered while disabled" % SYNC]
+    if pol is None:
+        return ["no NetworkPolicy %s" % SYNC]
+    out = []
+    labels = r.get("Deployment", SYNC)["spec"]["template"]["metadata"]["labels"]
+    sel = pol["spec"]["podSelector"].get("matchLabels") or {}
+    if not sel or any(labels.get(k) != x for k, x in sel.items()) or \
+            labels.get("app.kubernetes.io/component") != sel.get("app.kubernetes.io/component"):
+        out.append("podSelector %s does not select topo-sync's pods %s" % (sel, labels))
+    want = [{"ports": [{"port": v["healthPort"], "protocol": "TCP"}]}]
+    if v["networkPolicy"]["metricsFrom"]:
+        want[0]["from"] = v["networkPolicy"]["metricsFrom"]
+    if pol["spec"].get("policyTypes") != ["Ingress"] or pol["spec"].get("ingress") != want:
+        out.append("%s: ingress %r, want %r" % (SYNC, pol["spec"].get("ingress"), want))
+    return out
+
+
+def without_nulls(x):
+    return {k: without_nulls(v) if isinstance(v, dict) else v
+            for k, v in x.items() if v is not None} if isinstance(x, dict) else x
+
+
+def check_pod_values(r):
+    """The values every pod template takes (issue 29 part 4): security
+    contexts as the values say (a key nulled by the operator absent),
+    revisionHistoryLimit, the ServiceAccount (created with its annotations or
+    the operator's), extraEnv after POD_IP, extraVolumes and their mounts,
+    topologySpreadConstraints (with the component's labelSelector when none
+    is given), priorityClassName, hostNetwork and dnsPolicy, topo-sync's
+    anti-affinity with 2 replicas."""
+    v = r.values
+    out = []
+    psc_want = without_nulls(v["podSecurityContext"])
+    csc_want = without_nulls(v["containerSecurityContext"])
+    for d in pod_templates(r):
+        name = d["metadata"]["name"]
+        component = d["metadata"]["labels"]["app.kubernetes.io/component"]
+        cv = v[component]
+        spec = d["spec"]["template"]["spec"]
+        c = spec["containers"][0]
+        psc = dict(spec.get("securityContext") or {})
+        if component == "lldp":
+            if psc.pop("supplementalGroups", []) != cv["supplementalGroups"]:
+                out.append("%s: supplementalGroups lost" % name)
+        if psc != psc_want:
+            out.append("%s: pod securityContext %r, want %r" % (name, psc, psc_want))
+        if c.get("securityContext") != csc_want:
+            out.append("%s: container securityContext %r, want %r" % (
+                name, c.get("securityContext"), csc_want))
+        if d["spec"].get("revisionHistoryLimit") != v["revisionHistoryLimit"]:
+            out.append("%s: revisionHistoryLimit %r, want %r" % (
+                name, d["spec"].get("revisionHistoryLimit"), v["revisionHistoryLimit"]))
+        sa = service_account(v, component)
+        if spec.get("serviceAccountName") != sa:
+            out.append("%s: serviceAccountName %r, want %r" % (name, spec.get("serviceAccountName"),
+                                                               sa))
+        obj = r.get("ServiceAccount", sa)
+        if cv["serviceAccount"]["create"]:
+            if obj is None:
+                out.append("%s: no ServiceAccount %s" % (name, sa))
+            elif (obj["metadata"].get("annotations") or {}) != cv["serviceAccount"]["annotations"]:
+                out.append("ServiceAccount %s: annotations %r, want %r" % (
+                    sa, obj["metadata"].get("annotations"), cv["serviceAccount"]["annotations"]))
+        elif obj is not None:
+            out.append("ServiceAccount %s rendered with %s.serviceAccount.create false" % (
+                sa, component))
+        if component == "lldp":
+            continue
+        env = c.get("env") or []
+        if [e["name"] for e in env[:1]] != ["POD_IP"] or env[1:] != cv["extraEnv"]:
+            out.append("%s: env %r, want POD_IP then %r" % (name, env, cv["extraEnv"]))
+        vols, mounts = spec.get("volumes") or [], c.get("volumeMounts") or []
+        for x in cv["extraVolumes"]:
+            if x not in vols:
+                out.append("%s: extra volume %r missing" % (name, x))
+        for x in cv["extraVolumeMounts"]:
+            if x not in mounts:
+                out.append("%s: extra volume mount %r missing" % (name, x))
+        sel = d["spec"]["selector"]["matchLabels"]
+        want_tsc = [dict({"labelSelector": {"matchLabels": sel}}, **t)
+                    for t in cv["topologySpreadConstraints"]]
+        if spec.get("topologySpreadConstraints", []) != want_tsc:
+            out.append("%s: topologySpreadConstraints %r, want %r" % (
+                name, spec.get("topologySpreadConstraints"), want_tsc))
+        if spec.get("priorityClassName", "") != cv["priorityClassName"]:
+            out.append("%s: priorityClassName %r, want %r" % (
+                name, spec.get("priorityClassName"), cv["priorityClassName"]))
+        host = component == "webhook" and cv["hostNetwork"]
+        dns = (cv.get("dnsPolicy") or ("ClusterFirstWithHostNet" if host else None))
+        if spec.get("hostNetwork", False) != host or spec.get("dnsPolicy") != dns:
+            out.append("%s: hostNetwork %r dnsPolicy %r, want %r %r" % (
+                name, spec.get("hostNetwork"), spec.get("dnsPolicy"), host, dns))
+        if component == "sync" and not cv["affinity"]:
+            anti = (spec.get("affinity") or {}).get("podAntiAffinity") or {}
+            want = {"soft": "preferredDuringSchedulingIgnoredDuringExecution",
+                    "hard": "requiredDuringSchedulingIgnoredDuringExecution"}.get(
+                        cv["podAntiAffinity"]) if cv["replicaCount"] > 1 else None
+            if list(anti) != ([want] if want else []):
+                out.append("%s: podAntiAffinity %r with %d replicas and %s" % (
+                    name, list(anti), cv["replicaCount"], cv["podAntiAffinity"]))
+            terms = anti.get(want) or []
+            for t in terms:
+                t = t.get("podAffinityTerm", t)
+                if t.get("labelSelector", {}).get("matchLabels") != sel or \
+                        t.get("topologyKey") != "kubernetes.io/hostname":
+                    out.append("%s: anti-affinity term %r is not over its own pods per node" % (
+                        name, t))
+    quota = [q for q in r.all("ResourceQuota")]
+    for q in quota:
+        scope = q["spec"].get("scopeSelector", {}).get("matchExpressions", [])
+        if scope != [{"scopeName": "PriorityClass", "operator": "In", "values": list(CRITICAL)}] \
+                or q["metadata"].get("namespace") != NAMESPACE:
+            out.append("ResourceQuota %s: %r" % (q["metadata"]["name"], q["spec"]))
     return out
 
 
@@ -496,4 +649,5 @@ CHECKS = [("kinds", check_kinds), ("labels", check_labels),
           ("rbac", check_rbac), ("security", check_security), ("probes", check_probes),
           ("webhook deployment", check_webhook_deployment), ("record keys", check_record_keys),
           ("network policy", check_network_policy),
+          ("sync network policy", check_sync_network_policy), ("pod values", check_pod_values),
           ("sync deployment", check_sync_deployment)]

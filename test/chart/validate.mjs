@@ -37,6 +37,7 @@ const SCHEMAS = {
   "v1/Secret": [CORE[0], CORE[1] + "CoreV1Secret"],
   "v1/Service": [CORE[0], CORE[1] + "CoreV1Service"],
   "v1/ServiceAccount": [CORE[0], CORE[1] + "CoreV1ServiceAccount"],
+  "v1/ResourceQuota": [CORE[0], CORE[1] + "CoreV1ResourceQuota"],
   "apps/v1/Deployment": [CORE[0], CORE[1] + "AppsV1Deployment"],
   "apps/v1/DaemonSet": [CORE[0], CORE[1] + "AppsV1DaemonSet"],
   "policy/v1/PodDisruptionBudget": [CORE[0], CORE[1] + "PolicyV1PodDisruptionBudget"],

@@ -74,6 +74,23 @@ helm.sh/chart: {{ include "topo.chart" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: topo
+{{- include "topo.commonLabels" . }}
+{{- end }}
+
+{{/*
+commonLabels, on every object (and every pod) besides the chart's own labels.
+A key the chart sets itself is refused: the object would carry it twice.
+*/}}
+{{- define "topo.commonLabels" -}}
+{{- $own := list "helm.sh/chart" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "app.kubernetes.io/component" }}
+{{- range $k, $v := .Values.commonLabels }}
+{{- if has $k $own }}
+{{- fail (printf "commonLabels: %s is one of the chart's own labels" $k) }}
+{{- end }}
+{{- end }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{- define "topo.selectorLabels" -}}
@@ -101,29 +118,119 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
-The restricted Pod Security profile: pod and container security contexts
-(non-root uid 65532, read-only root, no privilege escalation, no
-capabilities, seccomp RuntimeDefault).
+The pods' security contexts: podSecurityContext and containerSecurityContext,
+by default the restricted Pod Security profile (non-root uid 65532, read-only
+root, no privilege escalation, no capabilities, seccomp RuntimeDefault). A key
+set to null in the operator's values is gone from the defaults (Helm's merge),
+e.g. runAsUser and fsGroup on OpenShift, whose SCC assigns its own.
 */}}
 {{- define "topo.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 65532
-runAsGroup: 65532
-fsGroup: 65532
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml (default dict .Values.podSecurityContext) }}
 {{- end }}
 
 {{- define "topo.containerSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 65532
-runAsGroup: 65532
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-capabilities:
-  drop: ["ALL"]
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml (default dict .Values.containerSecurityContext) }}
+{{- end }}
+
+{{/*
+The ServiceAccount a component's pods run as and its bindings name: the
+chart's (<fullname>-<component>, or serviceAccount.name), or with
+serviceAccount.create false the operator's, which must then be named.
+Pass (dict "ctx" $ "component" "webhook").
+*/}}
+{{- define "topo.serviceAccountName" -}}
+{{- $sa := (index .ctx.Values .component).serviceAccount }}
+{{- if $sa.create }}
+{{- default (include (printf "topo.%s.fullname" .component) .ctx) $sa.name }}
+{{- else if $sa.name }}
+{{- $sa.name }}
+{{- else }}
+{{- fail (printf "%s.serviceAccount.create false needs %s.serviceAccount.name: the existing ServiceAccount in the release namespace that the pods run as and the chart's roles are bound to" .component .component) }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's extraEnv, extraVolumes and extraVolumeMounts, after the
+chart's own: a name the chart already uses is refused at render (the API
+server would refuse the duplicate, or one would silently win). Pass (dict
+"ctx" $ "component" "webhook" "volumes" (list of the chart's volume names)).
+Renders the env entries; the volumes and mounts are rendered by
+"topo.extraVolumes" and "topo.extraVolumeMounts".
+*/}}
+{{- define "topo.extraEnv" -}}
+{{- $v := index .ctx.Values .component }}
+{{- range $v.extraEnv }}
+{{- if eq .name "POD_IP" }}
+{{- fail (printf "%s.extraEnv: POD_IP is set by the chart (the pod's IP)" $.component) }}
+{{- end }}
+{{- end }}
+{{- with $v.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "topo.extraVolumes" -}}
+{{- $v := index .ctx.Values .component }}
+{{- range $v.extraVolumes }}
+{{- if has .name $.volumes }}
+{{- fail (printf "%s.extraVolumes: volume %s is one of the chart's (%s)" $.component .name (join ", " $.volumes)) }}
+{{- end }}
+{{- end }}
+{{- with $v.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "topo.extraVolumeMounts" -}}
+{{- with (index .ctx.Values .component).extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's topologySpreadConstraints; one without a labelSelector gets
+the component's pods (the usual intent, and the API server requires one to
+spread anything). Pass (dict "ctx" $ "component" "webhook").
+*/}}
+{{- define "topo.topologySpreadConstraints" -}}
+{{- $sel := include "topo.componentSelectorLabels" . | fromYaml }}
+{{- $out := list }}
+{{- range (index .ctx.Values .component).topologySpreadConstraints }}
+{{- $c := deepCopy . }}
+{{- if not (hasKey $c "labelSelector") }}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" $sel) }}
+{{- end }}
+{{- $out = append $out $c }}
+{{- end }}
+{{- with $out }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Pod anti-affinity of a component's replicas on kubernetes.io/hostname: soft
+(preferred), hard (required) or none. Pass (dict "ctx" $ "component"
+"webhook" "mode" "soft"); renders the podAntiAffinity block or nothing.
+*/}}
+{{- define "topo.podAntiAffinity" -}}
+{{- $sel := include "topo.componentSelectorLabels" . }}
+{{- if eq .mode "soft" }}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- $sel | nindent 12 }}
+{{- else if eq .mode "hard" }}
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- $sel | nindent 10 }}
+{{- end }}
 {{- end }}
 
 {{/* The pod's IP, for the health port's address and the peer address. */}}
