@@ -171,8 +171,8 @@ static const struct {
 };
 
 /* topo_webhook_events_total{result}: Events on pods (pod_events.h). */
-enum { PE_CREATED, PE_FAILED, PE_DROPPED, PE_N };
-static const char *const pe_names[PE_N] = {"created", "failed", "dropped"};
+enum { PE_CREATED, PE_FAILED, PE_DROPPED, PE_DEFERRED, PE_N };
+static const char *const pe_names[PE_N] = {"created", "failed", "dropped", "deferred"};
 
 /* topo_webhook_admissions_total{outcome}, every outcome listed from the start. */
 enum { PO_PLACED, PO_GATED, PO_DENIED, PO_IGNORED, PO_PASSED, PO_UNGATED, PO_N };
@@ -597,7 +597,8 @@ static void metrics_refresh(void *payload)
         v[PM_UNGATER_LAST_ROUND] = us.last_round_us;
         topo_metrics_set(p->events[PE_CREATED], (int64_t)us.events_created);
         topo_metrics_set(p->events[PE_FAILED], (int64_t)us.events_failed);
-        topo_metrics_set(p->events[PE_DROPPED], (int64_t)s.events_dropped);
+        topo_metrics_set(p->events[PE_DROPPED], (int64_t)(s.events_dropped + us.events_dropped));
+        topo_metrics_set(p->events[PE_DEFERRED], (int64_t)us.events_deferred);
         v[PM_STRANDED_FAILED] = (int64_t)us.stranded_failed;
         v[PM_STRANDED_ERRORS] = (int64_t)us.stranded_errors;
     }
@@ -682,10 +683,13 @@ static int metrics_init(wh_placement *p, topo_err *err)
         }
         static const char *const result[] = {"result"};
         if (topo_metrics_counter(p->metrics, &f, "topo_webhook_events_total",
-                                 "Kubernetes Events on pods (a failed node replaced, or not): "
-                                 "created, failed (the POST was refused or unanswered; logged, "
-                                 "not retried), dropped (their pod not seen within 60 s, or over "
-                                 "256 queued).",
+                                 "Kubernetes Events on pods (why a gated pod waits, that it was "
+                                 "placed; a failed node replaced, or not): created, failed (the "
+                                 "POST or the wait-reason PATCH was refused or unanswered; "
+                                 "logged), dropped (their pod not seen within 60 s, over 256 "
+                                 "queued, or over 1024 PodSets with a new reason), deferred (a "
+                                 "gated pod's new reason left for a later round: over 32 per "
+                                 "round, counted each round it waits).",
                                  result, 1, err) != 0)
             return -1;
         for (size_t i = 0; i < PE_N; i++) {

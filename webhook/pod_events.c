@@ -53,6 +53,13 @@ static void post_one(void *payload, const topo_admission_event *ev)
     p->out->created++;
 }
 
+void wh_pod_events_post_one(topo_k8s *k, const char *instance, const topo_admission_event *ev,
+                            wh_pod_events_result *out)
+{
+    post p = {k, instance, out};
+    post_one(&p, ev);
+}
+
 void wh_pod_events_post(topo_admission_ctx *ctx, topo_k8s *k, const char *instance,
                         wh_pod_events_result *out)
 {

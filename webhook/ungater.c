@@ -29,6 +29,7 @@
 #include "pod_events.h"
 #include "stranded.h"
 #include "ungater_skip.h"
+#include "wait_events.h"
 
 struct topo_ungater {
     char *db_path, *kubeconfig, *lease_namespace, *lease_name, *identity;
@@ -47,6 +48,7 @@ struct topo_ungater {
     topo_cache *cache;
     wh_skip *skip;                           /* the thread's */
     wh_stranded *stranded;                   /* the thread's */
+    wh_wait_events *wait_events;             /* the thread's */
     _Atomic(topo_metrics_series *) rounds_h; /* topo_webhook_ungater_round_seconds */
 
     pthread_t thread;
@@ -319,14 +321,31 @@ typedef enum outcome {
     OUT_API_DOWN  /* the API server is not answering: end the round */
 } outcome;
 
+static void add_events(topo_ungater *u, const wh_pod_events_result *r)
+{
+    pthread_mutex_lock(&u->mu);
+    u->stats.events_created += r->created;
+    u->stats.events_failed += r->failed;
+    u->stats.events_deferred += r->deferred;
+    u->stats.events_dropped += r->dropped;
+    pthread_mutex_unlock(&u->mu);
+}
+
 static int api_down(int rc)
 {
     return rc == TOPO_ECONNECT || rc == TOPO_ETIMEOUT || rc == TOPO_ESERVER ||
            rc == TOPO_ETHROTTLED || rc == TOPO_EUNAUTHORIZED || rc == TOPO_EFORBIDDEN;
 }
 
-/* left: the pods of the PodSet from this one on (for the log). */
-static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
+/* The instance name Events carry (reportingInstance). */
+static const char *instance(const topo_ungater *u)
+{
+    return u->leader != NULL ? topo_leader_identity(u->leader) : u->identity;
+}
+
+/* left: the pods of the PodSet from this one on (for the log). why (size
+ * TOPO_ERR_TEXT_MAX): OUT_NOFIT's reason. */
+static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left, char *why)
 {
     topo_err err = TOPO_ERR_INIT;
     json_t *pod = NULL, *patch = NULL;
@@ -361,6 +380,7 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
         goto done;
     }
     if (rc == TOPO_ENOFIT) {
+        snprintf(why, TOPO_ERR_TEXT_MAX, "%s", err.text);
         /* One line for the PodSet: its other pods are not tried this round. */
         char n[32];
         snprintf(n, sizeof(n), "%zu", left);
@@ -385,6 +405,12 @@ static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left)
     if (rc == 0) {
         log_pod(TOPO_LOG_INFO, c, "ungated", NULL);
         out = OUT_UNGATED;
+        wh_pod_events_result r = {0, 0, 0, 0};
+        wh_wait_events_placed(u->k, instance(u), c->ns, c->name,
+                              json_string_value(json_object_get(
+                                  json_object_get(pod, "metadata"), "uid")),
+                              patch, &r);
+        add_events(u, &r);
     } else if (rc == TOPO_ENOTFOUND) {
         log_pod(TOPO_LOG_INFO, c, "gone", NULL);
         out = OUT_SKIPPED;
@@ -441,6 +467,7 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
         return ROUND_ABORT;
     }
     int result = ROUND_DONE;
+    char why[TOPO_ERR_TEXT_MAX];
     for (size_t j = 0; j < m.n; j++) {
         /* A round can outlast the renew deadline: keep the lease, and
          * stop acting the moment it is lost. */
@@ -448,8 +475,9 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
             result = ROUND_ABORT;
             break;
         }
-        outcome o = ungate_one(u, &m.items[j], m.n - j);
+        outcome o = ungate_one(u, &m.items[j], m.n - j, why);
         if (o == OUT_UNGATED) {
+            wh_wait_events_forget(u->wait_events, g->key, g->uid);
             add_stat(u, &u->stats.ungated, 1);
         } else if (o == OUT_CHANGED || o == OUT_WAITING) {
             (*waiting)++;
@@ -460,8 +488,11 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
             result = ROUND_ABORT;
             break;
         } else if (o == OUT_NOFIT) {
-            /* The PodSet goes as a whole: its other pods wait too. */
+            /* The PodSet goes as a whole: its other pods wait too, and
+             * are told why when that changed (wait_events.h). */
             *waiting += m.n - j;
+            if (wh_wait_events_note(u->wait_events, g->key, g->uid, why) < 0)
+                add_stat(u, &u->stats.events_dropped, 1);
             if (u->skip != NULL && g->key != NULL &&
                 wh_skip_failed(u->skip, g->key, freed, topo_leader_now_ms()) < 0)
                 topo_log(TOPO_LOG_WARN, "ungater: out of memory (PodSet %s not remembered)",
@@ -539,6 +570,11 @@ static int round_run(topo_ungater *u)
         wh_skip_round_end(u->skip, result == ROUND_DONE);
     if (result == ROUND_DONE && !stopping(u) && lead(u))
         fail_stranded(u);
+    if (!stopping(u) && lead(u)) {
+        wh_pod_events_result r = {0, 0, 0, 0};
+        wh_wait_events_run(u->wait_events, u->cache, u->k, instance(u), &r);
+        add_events(u, &r);
+    }
     int64_t took = mono_us() - t0;
     topo_metrics_observe(atomic_load(&u->rounds_h), (double)took / 1e6);
     pthread_mutex_lock(&u->mu);
@@ -557,15 +593,9 @@ static int round_run(topo_ungater *u)
 
 static void post_events(topo_ungater *u)
 {
-    wh_pod_events_result r = {0, 0};
-    wh_pod_events_post(u->ctx, u->k,
-                       u->leader != NULL ? topo_leader_identity(u->leader) : u->identity, &r);
-    if (r.created == 0 && r.failed == 0)
-        return;
-    pthread_mutex_lock(&u->mu);
-    u->stats.events_created += r.created;
-    u->stats.events_failed += r.failed;
-    pthread_mutex_unlock(&u->mu);
+    wh_pod_events_result r = {0, 0, 0, 0};
+    wh_pod_events_post(u->ctx, u->k, instance(u), &r);
+    add_events(u, &r);
 }
 
 static struct timespec deadline_in(long ms)
@@ -595,6 +625,10 @@ static void *ungater_main(void *arg)
             u->kicked = 0;
         pthread_mutex_unlock(&u->mu);
 
+        /* Admission's Events first: a pod gated just now is told why
+         * before a round tells it the reason changed. */
+        if (due && leader)
+            post_events(u);
         if (due && leader) {
             round_run(u);
             add_stat(u, &u->stats.rounds, 1);
@@ -640,6 +674,7 @@ static void destroy(topo_ungater *u)
     topo_cache_close(u->cache);
     wh_skip_free(u->skip);
     wh_stranded_free(u->stranded);
+    wh_wait_events_free(u->wait_events);
     pthread_cond_destroy(&u->cv);
     pthread_mutex_destroy(&u->mu);
     free(u->db_path);
@@ -715,7 +750,8 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
         goto wrapped;
     if (opts->nlives > 0 && (rc = wh_skip_create(&u->skip, opts->lives, opts->nlives, err)) < 0)
         goto wrapped;
-    if ((rc = wh_stranded_create(&u->stranded, err)) < 0)
+    if ((rc = wh_stranded_create(&u->stranded, err)) < 0 ||
+        (rc = wh_wait_events_create(&u->wait_events, err)) < 0)
         goto wrapped;
     if (pthread_create(&u->thread, NULL, ungater_main, u) != 0) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: cannot start a thread");

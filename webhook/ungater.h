@@ -87,8 +87,11 @@ typedef struct topo_ungater_stats {
     uint64_t skipped;        /* PodSets a round passed over (ungater_skip.h) */
     uint64_t remembered;     /* gauge: PodSets remembered as not fitting */
     int64_t last_round_us;   /* how long the last round took */
-    /* Events posted on pods (pod_events.h), and those whose POST failed */
-    uint64_t events_created, events_failed;
+    /* Events posted on pods (pod_events.h), and those whose POST failed;
+     * wait-reason changes left for a later round (over
+     * WH_WAIT_EVENTS_PER_ROUND, counted each round they wait) and not
+     * remembered (wait_events.h) */
+    uint64_t events_created, events_failed, events_deferred, events_dropped;
     uint64_t stranded_failed; /* pods failed on a failed node (stranded.h) */
     uint64_t stranded_errors; /* ... API calls for them that failed */
 } topo_ungater_stats;

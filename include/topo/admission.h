@@ -299,6 +299,38 @@ typedef struct topo_admission_event {
     const char *message; /* names the failed node and the new one */
 } topo_admission_event;
 
+/* The reasons of the Events on a gated pod (docs/webhook.md "Events on
+ * gated pods"): Normal both, as Kueue's "Pending" on a Workload that waits
+ * for room; TopologyWaiting carries the wait-reason annotation's text. */
+#define TOPO_ADMISSION_EVENT_WAITING "TopologyWaiting"
+#define TOPO_ADMISSION_EVENT_PLACED "TopologyPlaced"
+
+/* reason as the wait-reason annotation holds it (cut at
+ * TOPO_ADMISSION_WAIT_REASON_MAX bytes, at a UTF-8 boundary, ending in
+ * "..."): what the annotation and the TopologyWaiting Event say. */
+void topo_admission_wait_reason_text(char out[TOPO_ADMISSION_WAIT_REASON_MAX + 1],
+                                     const char *reason);
+
+/* 1 when annotation (the pod's wait-reason, NULL: none) already says
+ * reason, as the annotation holds it (cut at TOPO_ADMISSION_WAIT_REASON_MAX,
+ * ending in "..."): no Event is owed for reason. */
+int topo_admission_wait_reason_same(const char *annotation, const char *reason);
+
+/* The JSON Patch that sets a gated pod's wait-reason annotation to reason
+ * (cut as admission cuts it), guarded by a "test" of the value it had
+ * (old; NULL: the annotation is added, unguarded), so that a pod released
+ * or edited meanwhile is refused by the API server (422), not rewritten.
+ * *out is a new reference. TOPO_EINVALID (not UTF-8), TOPO_ENOMEM. */
+int topo_admission_wait_reason_patch(json_t **out, const char *old, const char *reason,
+                                     topo_err *err) TOPO_MUST_CHECK;
+
+/* The domain an ungate patch (topo_admission_ungate_pod_json's) sends its
+ * pod to: the nodeSelector entries it adds, as "k=v, k=v" in the patch's
+ * order, cut to size - 1 bytes (at a UTF-8 boundary, ending in "...").
+ * 0; TOPO_ENOTFOUND when the patch adds no nodeSelector entry (out "").
+ * size at least 4. */
+int topo_admission_patch_domain_text(char *out, size_t size, const json_t *patch);
+
 /* Events are kept this long for their pod to appear, then dropped. */
 #define TOPO_ADMISSION_EVENT_TTL_S 60
 /* At most this many are queued; more are dropped (and counted). */

@@ -83,8 +83,10 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
     /* Sealed like a placed pod: its role is the shape the ungater places
      * it with, and our own output coming back is told apart from a copy. */
     const char *key = a->role != NULL ? adm_role_key(id, a->role, pool) : id->key;
-    topo_kv ann[4] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION,
-                       adm_cut(pool, failure, TOPO_ADMISSION_WAIT_REASON_MAX)},
+    char *why = topo_pool_alloc(pool, TOPO_ADMISSION_WAIT_REASON_MAX + 1);
+    if (why != NULL)
+        topo_admission_wait_reason_text(why, failure);
+    topo_kv ann[4] = {{TOPO_ADMISSION_WAIT_REASON_ANNOTATION, why},
                       {TOPO_ADMISSION_PODSET_ANNOTATION, id->key},
                       {TOPO_CACHE_SEAL_ANNOTATION,
                        key ? adm_seal(ctx, req, key, NULL, NULL, a->role, pool) : NULL},
@@ -102,6 +104,11 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
     a->resp.patch = a->patch;
     atomic_fetch_add(&ctx->gated, 1);
     adm_warn(a, topo_pool_printf(pool, "topo-webhook: gated until it fits: %s", failure));
+    /* kubectl describe pod says why it waits, in the annotation's words;
+     * posted once the pod exists (it has no uid, maybe no name, yet) */
+    if (!req->dry_run)
+        adm_event_queue(ctx, adm_pod_namespace(req), "", -1, id->key, "Normal",
+                        TOPO_ADMISSION_EVENT_WAITING, ann[0].value, adm_now_s(ctx));
     return 0;
 }
 

@@ -19,7 +19,6 @@
 #include "topo/limits.h"
 #include "topo/log.h"
 #include "topo/strmap.h"
-#include "topo/utf8.h"
 
 int topo_admission_policy_parse(topo_admission_policy *out, const char *s)
 {
@@ -50,21 +49,6 @@ void topo_admission_set_term(topo_admission_ctx *ctx, int64_t term)
 }
 
 /* --- small helpers ----------------------------------------------------------------- */
-
-/* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
-char *adm_cut(topo_pool *pool, const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n <= max)
-        return topo_pool_strdup(pool, s);
-    size_t keep = topo_utf8_cut(s, n, max - 3);
-    char *t = topo_pool_alloc(pool, keep + 4);
-    if (t == NULL)
-        return NULL;
-    memcpy(t, s, keep);
-    memcpy(t + keep, "...", 4);
-    return t;
-}
 
 int64_t adm_now_s(topo_admission_ctx *ctx)
 {

@@ -33,6 +33,20 @@ struct adm_event {
 
 typedef struct adm_event event;
 
+/* A gated pod an Event went to (ctx->posted). */
+struct adm_posted {
+    char *uid, *reason;
+    int64_t at;
+};
+
+/* The posted pods are remembered this long (an Event waits at most
+ * TOPO_ADMISSION_EVENT_TTL_S for its pod) and at most this many. */
+#define POSTED_TTL_S (2 * TOPO_ADMISSION_EVENT_TTL_S)
+#define POSTED_MAX (4 * TOPO_ADMISSION_EVENTS_MAX)
+/* A gated pod created this long before its Event was queued is not the
+ * pod the Event is about (the API server's clock against ours). */
+#define GATED_SKEW_S 30
+
 /* A pod found for an event: copied into the drain's pool. */
 typedef struct found {
     const char *name, *uid;
@@ -56,11 +70,64 @@ static void events_dispose(event *ev, size_t n)
     free(ev);
 }
 
+static void posted_dispose(struct adm_posted *p)
+{
+    free(p->uid);
+    free(p->reason);
+}
+
 void adm_events_free(topo_admission_ctx *ctx)
 {
     events_dispose(ctx->events, ctx->nevents);
     ctx->events = NULL;
     ctx->nevents = ctx->cap_events = 0;
+    for (size_t i = 0; i < ctx->nposted; i++)
+        posted_dispose(&ctx->posted[i]);
+    free(ctx->posted);
+    ctx->posted = NULL;
+    ctx->nposted = 0;
+}
+
+/* Forgets the posted pods older than POSTED_TTL_S (oldest first). */
+static void posted_expire(topo_admission_ctx *ctx, int64_t now)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < ctx->nposted; i++) {
+        if (now - ctx->posted[i].at > POSTED_TTL_S)
+            posted_dispose(&ctx->posted[i]);
+        else
+            ctx->posted[keep++] = ctx->posted[i];
+    }
+    ctx->nposted = keep;
+}
+
+/* Remembers that uid got an Event of reason; the oldest goes past
+ * POSTED_MAX. Out of memory: not remembered (a sibling may get a second
+ * Event; nothing is lost). */
+static void posted_add(topo_admission_ctx *ctx, const char *uid, const char *reason, int64_t now)
+{
+    if (ctx->posted == NULL &&
+        (ctx->posted = calloc(POSTED_MAX, sizeof(*ctx->posted))) == NULL)
+        return;
+    if (ctx->nposted == POSTED_MAX) {
+        posted_dispose(&ctx->posted[0]);
+        memmove(ctx->posted, ctx->posted + 1, (POSTED_MAX - 1) * sizeof(*ctx->posted));
+        ctx->nposted--;
+    }
+    struct adm_posted p = {topo_strdup(uid), topo_strdup(reason), now};
+    if (p.uid == NULL || p.reason == NULL) {
+        posted_dispose(&p);
+        return;
+    }
+    ctx->posted[ctx->nposted++] = p;
+}
+
+static int posted_has(const topo_admission_ctx *ctx, const char *uid, const char *reason)
+{
+    for (size_t i = 0; i < ctx->nposted; i++)
+        if (strcmp(ctx->posted[i].uid, uid) == 0 && strcmp(ctx->posted[i].reason, reason) == 0)
+            return 1;
+    return 0;
 }
 
 /* Room for one more under events_mu; 0, or -1 (full, or out of memory). */
@@ -116,6 +183,11 @@ static int find_by_slot(found *f, topo_admission_ctx *ctx, const event *e, topo_
 {
     topo_cache_reservation r;
     topo_cache_pod pod;
+    if (e->reservation_id[0] == '\0') {
+        /* gated before its PodSet was ever placed: no slot to look at */
+        f->want_gated = e->gated_podset != NULL;
+        return 0;
+    }
     int rc = topo_cache_reservation_get(&r, ctx->cache, e->reservation_id, pool, err);
     if (rc == TOPO_ENOTFOUND)
         return 0;
@@ -142,20 +214,37 @@ static int find_by_slot(found *f, topo_admission_ctx *ctx, const event *e, topo_
     return 0;
 }
 
-/* The newest gated pod of the event's PodSet in its namespace: the pod
- * the event is about was gated moments ago (it carries no slot; a Job's pod
- * has no name at admission). */
+/* The newest gated pod of the event's PodSet in its namespace that has
+ * not had an Event of that reason yet (from an earlier drain, or from an
+ * earlier event of this one): the pod the event is about was gated
+ * moments ago (it carries no slot; a Job's pod has no name at admission),
+ * and the pods of a PodSet gated together get one each. */
 typedef struct gated_walk {
+    const topo_admission_ctx *ctx;
     const event *e;
+    const event *ev; /* this drain's events before e, and their pods */
+    const found *prev;
+    size_t nprev;
     found *f;
     topo_pool *pool;
     int oom;
 } gated_walk;
 
+static int taken(const gated_walk *g, const char *uid)
+{
+    for (size_t i = 0; i < g->nprev; i++)
+        if (g->prev[i].uid != NULL && strcmp(g->prev[i].uid, uid) == 0 &&
+            strcmp(g->ev[i].reason, g->e->reason) == 0)
+            return 1;
+    return posted_has(g->ctx, uid, g->e->reason);
+}
+
 static int gated_row(const topo_cache_pod *pod, void *payload)
 {
     gated_walk *g = payload;
-    if (strcmp(pod->namespace_name, g->e->ns) != 0)
+    if (strcmp(pod->namespace_name, g->e->ns) != 0 ||
+        (pod->created_at != 0 && pod->created_at < g->e->at - GATED_SKEW_S) ||
+        taken(g, pod->uid))
         return 0;
     /* oldest first: the last one seen is the newest */
     g->f->name = topo_pool_strdup(g->pool, pod->name);
@@ -175,7 +264,7 @@ static int find_pods(found *f, topo_admission_ctx *ctx, const event *ev, size_t 
     for (size_t i = 0; rc == 0 && i < n; i++) {
         rc = find_by_slot(&f[i], ctx, &ev[i], pool, err);
         if (rc == 0 && f[i].want_gated) {
-            gated_walk g = {&ev[i], &f[i], pool, 0};
+            gated_walk g = {ctx, &ev[i], ev, f, i, &f[i], pool, 0};
             rc = topo_cache_foreach_gated_pod(ctx->cache, ev[i].gated_podset, NULL, gated_row,
                                               &g, err);
             if (g.oom)
@@ -224,6 +313,7 @@ int topo_admission_events_drain(topo_admission_ctx *ctx, topo_admission_event_fn
                                 void *payload, topo_err *err)
 {
     int64_t now = adm_now_s(ctx);
+    posted_expire(ctx, now);
     pthread_mutex_lock(&ctx->events_mu);
     event *ev = ctx->events;
     size_t n = ctx->nevents;
@@ -268,6 +358,8 @@ int topo_admission_events_drain(topo_admission_ctx *ctx, topo_admission_event_fn
         }
         topo_admission_event out = {ev[i].ns,     f[i].name,      f[i].uid,
                                     ev[i].type,   ev[i].reason,   ev[i].message};
+        if (ev[i].gated_podset != NULL)
+            posted_add(ctx, f[i].uid, ev[i].reason, now);
         fn(payload, &out);
         passed++;
         event_dispose(&ev[i]);

@@ -98,6 +98,11 @@ struct topo_admission_ctx {
     pthread_mutex_t events_mu;
     struct adm_event *events; /* oldest first */
     size_t nevents, cap_events;
+    /* Gated pods given an Event found among their PodSet's gated pods
+     * lately, by uid and reason: the drain's own (no lock), so that the
+     * Events of a PodSet's pods gated together go one to each pod. */
+    struct adm_posted *posted;
+    size_t nposted;
     _Atomic uint64_t events_dropped;
     _Atomic int64_t last_tick;
     /* Placements failing for a local reason (the cache: disk full, a
@@ -150,9 +155,6 @@ typedef struct podset_terms {
 } podset_terms;
 
 /* --- ctx.c ----------------------------------------------------------------- */
-
-/* s cut to max bytes ending in "..." (at a UTF-8 boundary). */
-char *adm_cut(topo_pool *pool, const char *s, size_t max);
 
 int64_t adm_now_s(topo_admission_ctx *ctx);
 

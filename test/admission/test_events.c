@@ -244,6 +244,37 @@ static void test_events__found_gated(void **state)
     assert_int_equal(drain(f), 0);
 }
 
+/* Gated before its PodSet was ever placed (no reservation): the Events of
+ * a PodSet's pods gated together go one to each pod, newest first, and a
+ * later drain gives none to a pod that already had its Event; a pod gated
+ * long before the Event was queued is not the one it is about. */
+static void test_events__gated_one_each(void **state)
+{
+    fx *f = *state;
+    put_gated(f, "team-a", "train-old", "uid-old", T0 - 600);
+    for (int i = 0; i < 3; i++)
+        adm_event_queue(f->ctx, "team-a", "", -1, PODSET, "Normal", "TopologyWaiting", "no room",
+                        f->now);
+    put_gated(f, "team-a", "train-0", "uid-0", T0);
+    put_gated(f, "team-a", "train-1", "uid-1", T0 + 1);
+    assert_int_equal(drain(f), 2);
+    assert_string_equal(f->seen, "team-a/train-1/uid-1/Normal/TopologyWaiting/no room;"
+                                 "team-a/train-0/uid-0/Normal/TopologyWaiting/no room;");
+    /* the third waits for its own pod, not a sibling told already */
+    f->now += 5;
+    assert_int_equal(drain(f), 0);
+    put_gated(f, "team-a", "train-2", "uid-2", T0 + 1);
+    assert_int_equal(drain(f), 1);
+    assert_string_equal(f->seen, "team-a/train-2/uid-2/Normal/TopologyWaiting/no room;");
+    /* another reason for a pod told already is its own Event */
+    adm_event_queue(f->ctx, "team-a", "", -1, PODSET, "Warning", "TopologyNodeReplacementFailed",
+                    "no replacement", f->now);
+    assert_int_equal(drain(f), 1);
+    assert_string_equal(f->seen,
+                        "team-a/train-2/uid-2/Warning/TopologyNodeReplacementFailed/no replacement;");
+    assert_int_equal(dropped(f), 0);
+}
+
 /* Dropped once older than the TTL (and counted), even if the pod comes. */
 static void test_events__ttl(void **state)
 {
@@ -326,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events__found_by_slot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__oldest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__found_gated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events__gated_one_each, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events__queued_during_drain, setup, teardown),
