@@ -30,6 +30,7 @@ TEST_TIMEOUT=300
 mapfile -t command_packages < <(topo_deps_for_commands "${TOPO_TEST_COMMANDS[@]}")
 topo_deps_install "${TOPO_BUILD_PACKAGES[@]}" "${TOPO_TEST_PACKAGES[@]}" \
     "${command_packages[@]}" || exit 1
+topo_deps_install --no-install-recommends "${TOPO_TEST_LEAN_PACKAGES[@]}" || exit 1
 
 # topo_configure NAME DIR CMAKE_ARGS...: configures DIR (Ninja when it is
 # new and ninja is installed); prints the step and its time.

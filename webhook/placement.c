@@ -44,6 +44,7 @@ enum {
     PM_QUOTA_NAMESPACES,
     PM_UNGATED,
     PM_GATED_WAITING,
+    PM_GATED_OLDEST,
     PM_UNGATER_ERRORS,
     PM_UNGATER_LEADER,
     PM_PLACER,
@@ -118,6 +119,10 @@ static const struct {
     [PM_GATED_WAITING] = {"topo_webhook_gated_waiting",
                           "Gated pods still waiting after the last round.", TOPO_METRICS_GAUGE,
                           PM_UNGATER},
+    [PM_GATED_OLDEST] = {"topo_webhook_gated_oldest_seconds",
+                         "Age (from its creationTimestamp) of the oldest pod still waiting "
+                         "under the gate after the last round; 0: none.",
+                         TOPO_METRICS_GAUGE, PM_UNGATER},
     [PM_UNGATER_ERRORS] = {"topo_webhook_ungater_errors_total",
                            "Failed API calls of the ungater.", TOPO_METRICS_COUNTER, PM_UNGATER},
     [PM_UNGATER_LEADER] = {"topo_webhook_ungater_leader",
@@ -548,6 +553,15 @@ static int collect_unclaimed(void *payload, topo_metrics_sink *sink)
     return rc;
 }
 
+/* Seconds since created (epoch seconds, 0: none), as of now: a pod that
+ * keeps waiting ages between rounds, and while rounds fail. A clock behind
+ * the API server's reads 0, never a negative age. */
+static int64_t gated_age(int64_t created)
+{
+    int64_t age = created > 0 ? (int64_t)time(NULL) - created : 0;
+    return age > 0 ? age : 0;
+}
+
 static void metrics_refresh(void *payload)
 {
     wh_placement *p = payload;
@@ -587,6 +601,7 @@ static void metrics_refresh(void *payload)
         topo_ungater_get_stats(p->ungater, &us);
         v[PM_UNGATED] = (int64_t)us.ungated;
         v[PM_GATED_WAITING] = (int64_t)us.waiting;
+        v[PM_GATED_OLDEST] = gated_age(us.oldest_waiting_created);
         v[PM_UNGATER_ERRORS] = (int64_t)us.errors;
         v[PM_UNGATER_LEADER] = us.leader;
         v[PM_PLACER] = topo_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;

@@ -88,6 +88,7 @@ typedef struct scan {
     gated *items;
     size_t n, cap;
     size_t dropped, dropped_pods; /* over TOPO_MAX_UNGATER_PODS PodSets */
+    int64_t dropped_oldest;       /* their oldest creation time (0: none known) */
     int oom;
 } scan;
 
@@ -230,6 +231,14 @@ static int copy_need(gated *g, const topo_cache_pod *pod)
     return 0;
 }
 
+/* The older of two creation times, 0 (unknown) being neither. */
+static int64_t older(int64_t a, int64_t b)
+{
+    if (a <= 0)
+        return b > 0 ? b : 0;
+    return b > 0 && b < a ? b : a;
+}
+
 static int collect(const topo_cache_gated_podset *ps, void *payload)
 {
     scan *s = payload;
@@ -237,6 +246,7 @@ static int collect(const topo_cache_gated_podset *ps, void *payload)
     if (s->n == TOPO_MAX_UNGATER_PODS) {
         s->dropped++;
         s->dropped_pods += ps->npods;
+        s->dropped_oldest = older(s->dropped_oldest, ps->created_at);
         return 0;
     }
     if (topo_array_reserve((void **)&s->items, &s->cap, s->n + 1, sizeof(*s->items)) != 0) {
@@ -555,16 +565,22 @@ static int round_run(topo_ungater *u)
 
     int result = ROUND_DONE;
     size_t waiting = 0, skipped = 0;
+    /* The oldest PodSet left gated: one passed over, or one with pods
+     * still waiting after its turn. */
+    int64_t oldest = s.dropped_oldest;
     if (u->skip != NULL)
         wh_skip_round_begin(u->skip, topo_leader_now_ms());
     for (size_t i = 0; result == ROUND_DONE && i < s.n; i++) {
         uint64_t freed = 0;
+        size_t before = waiting;
         if (skip_podset(u, &s.items[i], &freed)) {
             waiting += s.items[i].npods;
             skipped++;
-            continue;
+        } else {
+            result = round_podset(u, &s.items[i], freed, &waiting);
         }
-        result = round_podset(u, &s.items[i], freed, &waiting);
+        if (waiting > before)
+            oldest = older(oldest, s.items[i].created_at);
     }
     if (u->skip != NULL)
         wh_skip_round_end(u->skip, result == ROUND_DONE);
@@ -582,8 +598,10 @@ static int round_run(topo_ungater *u)
     u->stats.last_round_us = took;
     u->stats.remembered = u->skip != NULL ? wh_skip_remembered(u->skip) : 0;
     /* A gauge, set by complete rounds only (an aborted one saw too little). */
-    if (result == ROUND_DONE)
+    if (result == ROUND_DONE) {
         u->stats.waiting = (uint64_t)(waiting + s.dropped_pods);
+        u->stats.oldest_waiting_created = oldest;
+    }
     pthread_mutex_unlock(&u->mu);
     scan_dispose(&s);
     return result;

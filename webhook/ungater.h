@@ -80,6 +80,10 @@ typedef struct topo_ungater_stats {
     uint64_t ungated;  /* pods patched: gate removed, nodeSelector set */
     uint64_t waiting;  /* gauge: pods the last complete round left gated (PodSet does
                         * not fit, pod changed meanwhile, over TOPO_MAX_UNGATER_PODS) */
+    /* gauge: the creationTimestamp (seconds since the epoch) of the oldest
+     * PodSet's oldest pod the last complete round left gated; 0: none (or
+     * none with a known creation time). Its age is what an operator alerts on. */
+    int64_t oldest_waiting_created;
     uint64_t errors;   /* failed API calls, unexpected answers */
     int leader;        /* this replica acts now */
     uint64_t takeovers;      /* times this replica took the Lease */

@@ -15,6 +15,10 @@ TOPO_TEST_PACKAGES=(python3 valgrind openssl python3-jsonpatch python3-yaml clan
 # come from npm), as COMMAND:PACKAGE; a command already on PATH (Node.js from
 # another source, which brings its own npm) needs no package.
 TOPO_TEST_COMMANDS=(node:nodejs npm:npm)
+# Installed without their Recommends: the chart test needs promtool (it runs
+# the PrometheusRule's alerts), from the prometheus package, not the server's
+# companions (node exporter and the rest).
+TOPO_TEST_LEAN_PACKAGES=(prometheus)
 # What bench/webhook/run.sh needs on top of the build (the load generator).
 TOPO_BENCH_PACKAGES=(wrk openssl)
 
@@ -37,12 +41,18 @@ topo_deps_for_commands() {
     done
 }
 
-# topo_deps_install PKG...: installs, with apt-get, only the PKG... that are
-# missing; does nothing (not even apt-get update) when all are present. Runs
-# apt-get directly as root, else through sudo when it exists.
+# topo_deps_install [--no-install-recommends] PKG...: installs, with apt-get,
+# only the PKG... that are missing; does nothing (not even apt-get update)
+# when all are present. Runs apt-get directly as root, else through sudo when
+# it exists.
 topo_deps_install() {
-    local -a wanted=() missing=() sudo=()
+    local -a wanted=() missing=() sudo=() opts=()
     local pkg
+
+    if [ "${1:-}" = --no-install-recommends ]; then
+        opts=(--no-install-recommends)
+        shift
+    fi
 
     if ! command -v dpkg-query >/dev/null 2>&1; then
         echo "deps: dpkg-query not found (not Debian?): not checking packages" >&2
@@ -69,5 +79,5 @@ topo_deps_install() {
     fi
     echo "deps: installing ${missing[*]}"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${opts[@]}" "${missing[@]}"
 }

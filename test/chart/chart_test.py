@@ -18,7 +18,13 @@
      NetBox and UFM): both become ready, the webhook answers an
      AdmissionReview over the chart's own TLS, every API request they made
      is allowed by the rendered RBAC, SIGTERM ends them with status 0, and
-     every metric the PrometheusRule's alerts use is one they serve.
+     every metric the PrometheusRule's alerts use is one they serve;
+  8. the PrometheusRule under other release names and namespaces (failurePolicy
+     Ignore and Fail, a runbook URL of the operator's): `promtool check rules`
+     and `promtool test rules` (Debian's prometheus package), a firing and a
+     quiet case per alert, the input series built from the metric names and
+     label sets the daemons served in 7 (alerts.py); each alert's runbook_url
+     names its section of docs/install.md "Runbook".
 
 Prints one line per check and "N passed, N failed".
 usage: chart_test.py --source DIR --webhook BIN --sync BIN [--keep]
@@ -41,6 +47,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import alerts  # noqa: E402
 import daemons  # noqa: E402
 import objects  # noqa: E402
 import proxy  # noqa: E402
@@ -414,6 +421,8 @@ def run_daemons(render, args, work):
                 if component == "webhook":
                     problems += check_admission(render, dep, pod)
                     problems += check_placer(pod)
+                else:
+                    problems += check_sync_round(render, pod)
                 fams = pod.metrics()
                 metric_families.update(fams)
                 status = pod.stop()
@@ -531,6 +540,25 @@ def check_placer(pod, timeout=10):
         time.sleep(0.2)
     return ["topo_webhook_placer is not 1 within %d s: %r\n%s" % (
         timeout, samples, pod.log()[-1500:])]
+
+
+def check_sync_round(render, pod, timeout=15):
+    """topo-sync completes a round as the writer (and exports the ConfigMap
+    when it has one) within timeout: the families the alerts read then have
+    their samples when the metrics are scraped."""
+    want = ["topo_sync_rounds_total", "topo_sync_nodes", "topo_sync_node_writes_total"]
+    if render.values["sync"]["exportConfigMap"]:
+        want.append("topo_sync_configmap_exports_total")
+    deadline = time.monotonic() + timeout
+    missing = want
+    while time.monotonic() < deadline:
+        fams = pod.metrics()
+        missing = [n for n in want if not fams.get(n)]
+        if not missing and any(x.split()[-1] in ("1", "1.0") for x in fams["topo_sync_leader"]):
+            return []
+        time.sleep(0.2)
+    return ["no round written within %d s (no samples of %s, or not the leader):\n%s" % (
+        timeout, missing, pod.log()[-1500:])]
 
 
 def check_requests(render, dep, reqs):
@@ -693,6 +721,41 @@ def check_rbac_checker(rep, render):
     rep.check("the RBAC checker allows and refuses as the API server would", problems)
 
 
+# Metrics the alerts read that no topo daemon serves: Prometheus's own per
+# target, and the API server's admission metrics (alerts.APISERVER).
+NOT_SERVED = {"up", "apiserver_admission_webhook_fail_open_count",
+              "apiserver_admission_webhook_rejection_count"}
+
+# (release, namespace, values) of the renders whose alerts promtool runs,
+# scraped by the chart's ServiceMonitor (the job label is its Services' name).
+ALERT_RENDERS = [
+    ("gpu", "gpu-system", {"metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {
+        "enabled": True, "runbookBaseURL": "https://git.example.com/infra/topo/-/blob/v0.1.0/"
+                                          "docs/install.md", "gatedMinutes": 45}},
+        "sync": {"exportConfigMap": "topo-topology"}}),
+    ("platform-topo", "kube-infra", {"metrics": {"serviceMonitor": {"enabled": True},
+                                                 "prometheusRule": {"enabled": True}},
+                                     "webhook": {"failurePolicy": "Fail"}}),
+]
+
+
+def check_alerts(rep, helm, families, work):
+    with open(os.path.join(SOURCE, "docs", "install.md")) as f:
+        install_md = f.read()
+    for release, namespace, values in ALERT_RENDERS:
+        what = "alerts of release %s in %s (promtool)" % (release, namespace)
+        path = os.path.join(work, "alerts-%s.yaml" % release)
+        with open(path, "w") as f:
+            yaml.safe_dump(values, f)
+        r, p = helm.template(path, name=what, release=release, namespace=namespace)
+        if r is None:
+            rep.check(what, ["helm template: " + p.stderr.strip()])
+            continue
+        base = r.values["metrics"]["prometheusRule"].get("runbookBaseURL", "")
+        rep.check(what, alerts.check(r, families, os.path.join(work, "promtool-" + release),
+                                     install_md, base))
+
+
 def check_rule_metrics(rep, render, families):
     rule = render.get("PrometheusRule", objects.FULL)
     if rule is None:
@@ -702,6 +765,8 @@ def check_rule_metrics(rep, render, families):
     for g in rule["spec"]["groups"]:
         for r in g["rules"]:
             for name, selector in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", r["expr"]):
+                if name in NOT_SERVED:
+                    continue
                 if name not in families:
                     problems.append("%s: %s is not served by either daemon" % (r["alert"], name))
                     continue
@@ -816,13 +881,17 @@ def main():
                 results, fams = f.result()
                 for name, problems in results:
                     rep.check(name, problems)
-                families.update(fams)
+                for name, lines in fams.items():  # every run's samples, each once
+                    have = families.setdefault(name, [])
+                    have += [x for x in lines if x not in have]
         for r in renders:
             if r.values["metrics"]["prometheusRule"]["enabled"]:
                 check_rule_metrics(rep, r, families)
                 break
         else:
             rep.check("a ci file enables the PrometheusRule", "none does")
+        rep.step("alerts (promtool)")
+        check_alerts(rep, helm, families, work)
     finally:
         if args.keep:
             print("kept %s" % work)

@@ -19,18 +19,21 @@ Cases, in order:
     gate topology.topo.io/wait and the wait-reason and podset annotations
     (applied with python3-jsonpatch); the patched pods are created in the API
     server, unbound, as the real one would; they stay gated while the
-    cluster is full (the leader's topo_webhook_gated_waiting is 8);
+    cluster is full (the leader's topo_webhook_gated_waiting is 8, and
+    topo_webhook_gated_oldest_seconds the age of the oldest one, created 10
+    minutes before the others; the follower's 0);
   * the leader is stopped (SIGTERM releases the Lease) and the filler pods
     of rack r02 are deleted: within seconds the other replica leads and has
     patched every gated pod: gate gone, wait-reason gone, the same assignment
     annotation on all 8, and a nodeSelector that selects only nodes of rack
     r02 (8 distinct hosts when it names hosts); its metrics say 8 ungated,
-    0 waiting;
+    0 waiting, the oldest waiting 0 s;
   * a Kueue pod group (a CPU-only leader first, then 4 workers): the first
     four pods are gated until the group is complete, the fifth places both
     roles, and the ungater releases the others into them (rack r01, freed).
 """
 import argparse
+import datetime
 import json
 import sys
 import time
@@ -43,6 +46,7 @@ from harness.webhook import WebhookApiEnv, start_daemon
 
 SIZE = 8
 FREED_RACK = "dc1-sp01-lf01-r02"
+OLDEST_AGE = 600  # seconds: pod 0's creationTimestamp is this far back
 
 
 def big_pod(index, job="big"):
@@ -144,6 +148,12 @@ def case_gate_ungate(ws, api, nodes):
         check(ann.get(WAIT_REASON), "pod %d: wait-reason annotation" % i)
         check(ann.get(PODSET), "pod %d: podset annotation" % i)
         check("nodeSelector" not in out["spec"], "pod %d: no nodeSelector while gated" % i)
+        if i == 0:
+            # The fake API server keeps a creationTimestamp it is given: pod 0
+            # has been waiting for 10 minutes (the PodSet's oldest pod).
+            t = datetime.datetime.now(datetime.timezone.utc) - \
+                datetime.timedelta(seconds=OLDEST_AGE)
+            out["metadata"]["creationTimestamp"] = t.strftime("%Y-%m-%dT%H:%M:%SZ")
         api.create("/api/v1/namespaces/%s/pods" % NS, out)
     podsets = {api.pod(NS, "big-%d" % i)["metadata"]["annotations"].get(PODSET)
                for i in range(SIZE)}
@@ -160,6 +170,13 @@ def case_gate_ungate(ws, api, nodes):
     check(m.get("topo_webhook_gated_waiting") == SIZE,
           "leader: %d pods waiting: %r" % (SIZE, m.get("topo_webhook_gated_waiting")))
     check(m.get("topo_webhook_ungated_total") == 0, "leader: nothing ungated yet")
+    oldest = m.get("topo_webhook_gated_oldest_seconds")
+    check(oldest is not None and OLDEST_AGE <= oldest <= OLDEST_AGE + 60,
+          "leader: the oldest gated pod waits %d s (its creationTimestamp): %r"
+          % (OLDEST_AGE, oldest))
+    check(w.metrics().get("topo_webhook_gated_oldest_seconds") == 0,
+          "follower (no ungater round): oldest waiting 0: %r"
+          % w.metrics().get("topo_webhook_gated_oldest_seconds"))
     check(leader_of(ws) is leader, "leadership stable")
 
     # The leader goes (its Lease released); the other replica takes over.
@@ -218,6 +235,9 @@ def case_gate_ungate(ws, api, nodes):
     m = check_within("survivor: 0 waiting, %d ungated" % SIZE, lambda: (lambda x: x if x.get(
         "topo_webhook_gated_waiting") == 0 and x.get("topo_webhook_ungated_total") == SIZE
         else None)(w.metrics()), 5) or {}
+    check(m.get("topo_webhook_gated_oldest_seconds") == 0,
+          "survivor: nothing gated, the oldest waiting 0 s: %r"
+          % m.get("topo_webhook_gated_oldest_seconds"))
     check(m.get("topo_webhook_ungater_leader") == 1, "survivor leads: %r" % m)
     check(m.get("topo_webhook_ungated_total") == SIZE,
           "survivor ungated %d: %r" % (SIZE, m.get("topo_webhook_ungated_total")))
