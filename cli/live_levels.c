@@ -294,10 +294,11 @@ static int pick_kueue(candidate *out, search *s, topo_buf *note)
     } else {
         chosen = json_array_get(s->topologies, 0);
     }
+    const char *name = topo_kueue_topology_name(chosen);
     memset(out, 0, sizeof(*out));
-    out->topology = topo_pool_strdup(s->pool, topo_kueue_topology_name(chosen));
+    out->topology = topo_pool_strdup(s->pool, name ? name : "");
     out->where = topo_pool_printf(s->pool, "Topology \"%s\" (kueue.x-k8s.io/%s)",
-                                  out->topology ? out->topology : "", s->kueue_version);
+                                  name ? name : "", s->kueue_version);
     if (out->topology == NULL || out->where == NULL)
         return topo_err_nomem(s->err, NULL);
     return topo_kueue_topology_levels(&out->levels, &out->nlevels, chosen, s->pool, s->err);
