@@ -222,9 +222,44 @@ void topo_cli_error(const char *cmd, const topo_err *err)
             err->text[0] ? err->text : topo_strerror(err->code));
 }
 
+/* The levels and nodes of the live cluster's topology (topo_cli_live_levels),
+ * --node-label and --topology-name still winning; one line on stderr says
+ * where they came from (stdout stays the answer). */
+static int live_topology(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
+                         const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err)
+{
+    topo_cli_found_levels found;
+    topo_buf line = TOPO_BUF_INIT(0);
+    int rc = topo_cli_live_levels(&found, in, flags->topology, pool, err);
+    if (rc < 0)
+        return rc;
+    opts->snapshot.levels = found.levels;
+    opts->snapshot.nlevels = found.nlevels;
+    if (flags->nlabels == 0) {
+        opts->snapshot.flavor_labels = found.node_labels;
+        opts->snapshot.nflavor_labels = found.nnode_labels;
+    }
+    if (flags->topology_name == NULL)
+        opts->snapshot.topology_name = found.topology;
+    topo_buf_printf(&line, "levels from %s", found.where);
+    for (size_t i = 0; i < found.nlevels; i++)
+        topo_buf_printf(&line, "%s%s", i ? "," : ": ", found.levels[i]);
+    for (size_t i = 0; flags->nlabels == 0 && i < found.nnode_labels; i++)
+        topo_buf_printf(&line, "%s%s=%s", i ? "," : " (nodes with ", found.node_labels[i].key,
+                        found.node_labels[i].value);
+    if (flags->nlabels == 0 && found.nnode_labels > 0)
+        topo_buf_putc(&line, ')');
+    if (line.error != 0 || line.ptr == NULL) {
+        topo_buf_dispose(&line);
+        return topo_err_nomem(err, NULL);
+    }
+    fprintf(stderr, "%s\n", line.ptr);
+    topo_buf_dispose(&line);
+    return 0;
+}
+
 int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
-                           const char *levels_text, const char *const *labels, size_t nlabels,
-                           const char *topology_name, topo_pool *pool, topo_err *err)
+                           const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err)
 {
     const char **levels = NULL;
     size_t nlevels = 0, nflavor = 0;
@@ -249,17 +284,29 @@ int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_in
         return topo_err_set(err, TOPO_EINVALID,
                             "--nodes: required (kubectl get nodes -o json, or a fixture), or "
                             "--db FILE (a topo cache), or --live (the cluster now)");
-    if (levels_text == NULL)
+    if (flags->topology != NULL && flags->levels != NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--topology and --levels are mutually exclusive (--topology picks "
+                            "the levels of one of the cluster's topologies)");
+    if (flags->topology != NULL && !in->live)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--topology: only with the live cluster (--live, --kubeconfig, "
+                            "--context, kubectl topo); a file has no topologies: give --levels");
+    if (flags->levels == NULL && !in->live)
         return topo_err_set(err, TOPO_EINVALID, "--levels: required, e.g. --levels "
                                                 "topology.topo.io/rack,kubernetes.io/hostname");
-    if (topo_cli_parse_levels(&levels, &nlevels, levels_text, pool, err) < 0 ||
-        topo_cli_parse_labels(&flavor, &nflavor, labels, nlabels, pool, err) < 0)
+    if (topo_cli_parse_labels(&flavor, &nflavor, flags->labels, flags->nlabels, pool, err) < 0)
         return err ? err->code : TOPO_EINVALID;
-    opts->snapshot.topology_name = topology_name ? topology_name : TOPO_CLI_TOPOLOGY_NAME;
-    opts->snapshot.levels = levels;
-    opts->snapshot.nlevels = nlevels;
+    opts->snapshot.topology_name =
+        flags->topology_name ? flags->topology_name : TOPO_CLI_TOPOLOGY_NAME;
     opts->snapshot.flavor_labels = flavor;
     opts->snapshot.nflavor_labels = nflavor;
+    if (flags->levels == NULL)
+        return live_topology(opts, in, flags, pool, err);
+    if (topo_cli_parse_levels(&levels, &nlevels, flags->levels, pool, err) < 0)
+        return err ? err->code : TOPO_EINVALID;
+    opts->snapshot.levels = levels;
+    opts->snapshot.nlevels = nlevels;
     return 0;
 }
 

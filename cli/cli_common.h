@@ -52,13 +52,47 @@ typedef struct topo_cli_input {
     const char *kubeconfig, *context; /* with live; NULL: kubectl's defaults */
 } topo_cli_input;
 
-/* The topology flags `assign` and `show` share: checks that exactly one
- * input is given (--pods only with --nodes) and that --levels is present,
- * parses the levels and the --node-label flavor labels into opts->snapshot
- * (topology_name TOPO_CLI_TOPOLOGY_NAME when NULL). Strings live in pool. */
+/* The topology flags `assign` and `show` share (each NULL or 0 when not
+ * given): --levels, --topology, --node-label, --topology-name. */
+typedef struct topo_cli_topology_flags {
+    const char *levels;
+    const char *topology; /* which of the cluster's topologies, without --levels */
+    const char *const *labels;
+    size_t nlabels;
+    const char *topology_name;
+} topo_cli_topology_flags;
+
+/* Checks that exactly one input is given (--pods only with --nodes), parses
+ * the levels and the --node-label flavor labels into opts->snapshot
+ * (topology_name TOPO_CLI_TOPOLOGY_NAME when NULL). Without --levels the
+ * live cluster's are read (topo_cli_live_levels), their source said on
+ * stderr in one line; offline, --levels is required. Strings live in pool. */
 int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
-                           const char *levels_text, const char *const *labels, size_t nlabels,
-                           const char *topology_name, topo_pool *pool, topo_err *err);
+                           const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err);
+
+/* Where the live cluster's levels came from. */
+typedef struct topo_cli_found_levels {
+    const char **levels;
+    size_t nlevels;
+    const topo_kv *node_labels; /* the webhook topology's nodeLabels (0 for Kueue's) */
+    size_t nnode_labels;
+    const char *topology; /* its name */
+    /* "ConfigMap topo-system/topo-webhook, topology \"default\"", or
+     * "Topology \"default\" (kueue.x-k8s.io/v1beta2)" */
+    const char *where;
+} topo_cli_found_levels;
+
+/* The levels of the live cluster (live_levels.c), in this order:
+ * topo-webhook's configuration, from the ConfigMap charts/topo installs
+ * (found by its labels in every namespace; a user who may not list
+ * ConfigMaps there goes on), each of its topologies; else Kueue's Topology
+ * objects (v1beta2, else v1beta1). pick (--topology, may be NULL) keeps
+ * the topologies of that name. One topology found: *out; several: an error
+ * listing them and asking for --topology; none: an error saying what was
+ * tried and asking for --levels. A ConfigMap or Topology that does not
+ * validate is an error naming it and the field. Strings live in pool. */
+int topo_cli_live_levels(topo_cli_found_levels *out, const topo_cli_input *in, const char *pick,
+                         topo_pool *pool, topo_err *err);
 
 /* The nodes behind a snapshot, for output (labels, readiness, taints). */
 typedef struct topo_cli_nodes {

@@ -16,7 +16,7 @@
 typedef struct assign_args {
     topo_opt_list nodes, node_labels, gates;
     const char *pods, *db, *levels, *request, *required, *preferred, *slice_level, *podset;
-    const char *topology_name, *output, *kubeconfig, *context;
+    const char *topology, *topology_name, *output, *kubeconfig, *context;
     unsigned long count, slice_size; /* 0: not given */
     int unconstrained, live;
 } assign_args;
@@ -45,12 +45,16 @@ static const topo_opt table[] = {
     {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
      "the kubeconfig's context", O(context), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
-     "topology level labels, coarsest first (Kueue Topology levels), required", O(levels),
-     NULL},
+     "topology level labels, coarsest first; without it, the live cluster's (topo-webhook's "
+     "ConfigMap, else Kueue's Topology, the source said on stderr); required offline",
+     O(levels), NULL},
+    {"--topology", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
+     "without --levels: which of the live cluster's topologies (a topo-webhook topology or a "
+     "Kueue Topology) gives the levels, when it has several", O(topology), NULL},
     {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
      "nodes of the ResourceFlavor", O(node_labels), NULL},
     {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
-     "\"" TOPO_CLI_TOPOLOGY_NAME "\"",
+     "\"" TOPO_CLI_TOPOLOGY_NAME "\", or that of the cluster's topology the levels came from",
      "name used in Kueue's messages", O(topology_name), NULL},
     {"--count", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_PODSET_COUNT, NULL, NULL,
      "pods in the PodSet", O(count), "The PodSet (flags, or --podset):"},
@@ -80,20 +84,24 @@ static const topo_opt table[] = {
 const topo_cli_command topo_cli_assign = {
     "assign",
     "place one PodSet on a cluster, as Kueue TAS would",
-    "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE | --live)\n"
-    "                         [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
     "                         --count N --request NAME=QTY[,NAME=QTY...]\n"
     "                         (--required LEVEL | --preferred LEVEL | --unconstrained)\n"
     "                         [--slice-size S --slice-level LEVEL]\n"
-    "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE | --live)\n"
-    "                         [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "       topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
     "                         --podset MANIFEST\n"
-    "       kubectl topo assign [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "       topoassign assign --live [--kubeconfig FILE] [--context NAME]\n"
+    "                         [--levels L1,L2,... | --topology NAME]\n"
+    "                         (--count N --request ... (--required LEVEL | ...) |\n"
+    "                          --podset MANIFEST)\n"
+    "       kubectl topo assign [--kubeconfig FILE] [--context NAME]\n"
+    "                           [--levels L1,L2,... | --topology NAME]\n"
     "                           (--count N --request ... (--required LEVEL | ...) |\n"
     "                            --podset MANIFEST)",
     "Places one PodSet on the cluster as Kueue's Topology-Aware Scheduling would and prints "
     "where its pods go. With --live, and as kubectl topo assign, the cluster is read now "
-    "through the kubeconfig: where there is room for this PodSet right now. Exit status: 0 "
+    "through the kubeconfig: where there is room for this PodSet right now; without --levels, "
+    "its levels too (topo-webhook's configuration, else Kueue's Topology). Exit status: 0 "
     "placed, 1 does not fit (Kueue's message on stderr), 2 bad input or the cluster could "
     "not be read.",
     table,
@@ -342,6 +350,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
 {
     assign_args f;
     topo_cli_input in;
+    topo_cli_topology_flags flags;
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
@@ -368,8 +377,9 @@ int topo_cli_cmd_assign(int argc, char **argv)
                           .live = f.live || f.kubeconfig != NULL || f.context != NULL,
                           .kubeconfig = f.kubeconfig,
                           .context = f.context};
-    if (topo_cli_topology_opts(&sopts, &in, f.levels, f.node_labels.v, f.node_labels.n,
-                               f.topology_name, c.pool, &err) < 0)
+    flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
+                                      f.topology_name};
+    if (topo_cli_topology_opts(&sopts, &in, &flags, c.pool, &err) < 0)
         goto fail;
     c.levels = (const char **)sopts.snapshot.levels;
     c.nlevels = sopts.snapshot.nlevels;

@@ -15,7 +15,8 @@
 
 typedef struct show_args {
     topo_opt_list nodes, node_labels;
-    const char *pods, *db, *levels, *resource, *topology_name, *kubeconfig, *context;
+    const char *pods, *db, *levels, *topology, *resource, *topology_name, *kubeconfig;
+    const char *context;
     int live;
 } show_args;
 
@@ -40,29 +41,38 @@ static const topo_opt table[] = {
     {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
      "the kubeconfig's context", O(context), NULL},
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
-     "topology level labels, coarsest first, required", O(levels), NULL},
+     "topology level labels, coarsest first; without it, the live cluster's (topo-webhook's "
+     "ConfigMap, else Kueue's Topology, the source said on stderr); required offline",
+     O(levels), NULL},
+    {"--topology", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
+     "without --levels: which of the live cluster's topologies (a topo-webhook topology or a "
+     "Kueue Topology) gives the levels, when it has several", O(topology), NULL},
     {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
      "the resource counted", O(resource), NULL},
     {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
      "nodes of the ResourceFlavor", O(node_labels), NULL},
     {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
-     "\"" TOPO_CLI_TOPOLOGY_NAME "\"",
+     "\"" TOPO_CLI_TOPOLOGY_NAME "\", or that of the cluster's topology the levels came from",
      "the name printed", O(topology_name), NULL},
 };
 
 const topo_cli_command topo_cli_show = {
     "show",
     "print the topology tree with free/total GPUs per domain",
-    "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE | --live) --levels L1,L2,...\n"
+    "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
     "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
-    "                       [--kubeconfig FILE] [--context NAME]\n"
-    "       kubectl topo show [--kubeconfig FILE] [--context NAME] --levels L1,L2,...\n"
+    "       topoassign show --live [--kubeconfig FILE] [--context NAME]\n"
+    "                       [--levels L1,L2,... | --topology NAME]\n"
+    "                       [--resource NAME] [--node-label K=V ...] [--topology-name NAME]\n"
+    "       kubectl topo show [--kubeconfig FILE] [--context NAME]\n"
+    "                         [--levels L1,L2,... | --topology NAME]\n"
     "                         [--resource NAME] [--node-label K=V ...] [--topology-name NAME]",
     "Prints the topology as a tree: per domain the free/total amount of the resource on "
     "eligible nodes, the largest amount free on a single node, and the eligible node count; "
     "then the nodes left out. With --live, and as kubectl topo show, the cluster is read "
-    "now through the kubeconfig. Exit status: 0 shown, 2 bad input or the cluster could not "
-    "be read.",
+    "now through the kubeconfig, and so are the levels when --levels is not given "
+    "(topo-webhook's configuration, else Kueue's Topology). Exit status: 0 shown, 2 bad input "
+    "or the cluster could not be read.",
     table,
     sizeof table / sizeof table[0],
     topo_cli_cmd_show,
@@ -242,6 +252,7 @@ int topo_cli_cmd_show(int argc, char **argv)
 {
     show_args f;
     topo_cli_input in;
+    topo_cli_topology_flags flags;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
     topo_pool *pool = NULL;
@@ -272,8 +283,9 @@ int topo_cli_cmd_show(int argc, char **argv)
                           .live = f.live || f.kubeconfig != NULL || f.context != NULL,
                           .kubeconfig = f.kubeconfig,
                           .context = f.context};
-    if (topo_cli_topology_opts(&sopts, &in, f.levels, f.node_labels.v, f.node_labels.n,
-                               f.topology_name, pool, &err) < 0 ||
+    flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
+                                      f.topology_name};
+    if (topo_cli_topology_opts(&sopts, &in, &flags, pool, &err) < 0 ||
         topo_cli_load_snapshot(&inv, &snap, &nodes, &in, &sopts, &ignored, pool, &err) < 0)
         goto fail;
     levels = sopts.snapshot.levels;

@@ -268,10 +268,10 @@ static int load_cluster(sim_inputs *in, const simulate_args *f, topo_err *err)
                             "and --leaves-per-spine scale a --shape");
     topo_cli_input cin = {.nodes = f->nodes.v, .nnodes = f->nodes.n, .pods = f->pods,
                           .db = f->db};
+    topo_cli_topology_flags tflags = {f->levels, NULL, f->node_labels.v, f->node_labels.n, NULL};
     if (f->shape != NULL)
         rc = load_shape(in, f, err);
-    else if ((rc = topo_cli_topology_opts(&sopts, &cin, f->levels, f->node_labels.v,
-                                          f->node_labels.n, NULL, in->pool, err)) == 0 &&
+    else if ((rc = topo_cli_topology_opts(&sopts, &cin, &tflags, in->pool, err)) == 0 &&
              (rc = topo_cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
                                           in->pool, err)) == 0)
         in->cluster_text = f->db != NULL ? f->db : f->nodes.v[0];

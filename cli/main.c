@@ -48,17 +48,18 @@ static const char plugin_intro[] =
     "Nodes and Pods listed once through the kubeconfig (--kubeconfig FILE, else $KUBECONFIG, "
     "else ~/.kube/config; --context NAME, else its current-context) into a temporary cache, "
     "removed after. assign answers where a job would fit right now and show where the free "
-    "GPUs are. kubectl hands a plugin no flags of its own: give --kubeconfig and --context "
-    "after the command. Room the webhook holds for pods not created yet is not seen "
-    "(topoassign show --db on its cache file shows it). Exit status: 0 placed or shown, 1 "
-    "does not fit, 2 bad input or the cluster could not be read.";
+    "GPUs are. Without --levels, the levels are the cluster's: topo-webhook's configuration "
+    "(the ConfigMap the chart installs), else Kueue's Topology (--topology NAME picks one of "
+    "several); stderr says which. kubectl hands a plugin no flags of its own: give "
+    "--kubeconfig and --context after the command. Room the webhook holds for pods not "
+    "created yet is not seen (topoassign show --db on its cache file shows it). Exit status: "
+    "0 placed or shown, 1 does not fit, 2 bad input or the cluster could not be read.";
 static const char plugin_examples[] =
+    "  kubectl topo show\n"
     "  kubectl topo show --levels topology.topo.io/rack,kubernetes.io/hostname\n"
     "  kubectl topo assign --context prod \\\n"
-    "      --levels topology.topo.io/leaf,topology.topo.io/rack,kubernetes.io/hostname \\\n"
     "      --count 8 --request nvidia.com/gpu=8 --required topology.topo.io/rack\n"
-    "  kubectl topo assign --levels topology.topo.io/rack,kubernetes.io/hostname \\\n"
-    "      --podset job.yaml -o json\n";
+    "  kubectl topo assign --topology racks --podset job.yaml -o json\n";
 
 static void usage(FILE *out)
 {

@@ -8,8 +8,6 @@
 #include "topo/buf.h"
 #include "topo/log.h"
 
-static const topo_k8s_resource configmaps = {"", "v1", "configmaps", "ConfigMap", 1};
-
 /* topo's keys of the data, one per export: the only keys it sets or removes
  * (an operator's other keys stay). */
 static const char *const export_keys[] = {"topology.conf", "topology-block.conf",
@@ -82,7 +80,7 @@ static int create(topo_k8s *k, const char *ns, const char *name, const json_t *d
     if (rc == 0) {
         topo_log(TOPO_LOG_INFO, "configmap: %s %s", dry_run ? "would create" : "creating", ref);
         if (!dry_run)
-            rc = topo_k8s_create_object(NULL, k, &configmaps, ns, obj, err);
+            rc = topo_k8s_create_object(NULL, k, &topo_k8s_configmaps, ns, obj, err);
     }
     json_decref(obj);
     return rc;
@@ -133,7 +131,7 @@ static int update(topo_k8s *k, const char *ns, const char *ref, json_t *cur, con
         return 0;
     }
     topo_log(TOPO_LOG_INFO, "configmap: %s %s", dry_run ? "would update" : "updating", ref);
-    int rc = dry_run ? 0 : topo_k8s_update(NULL, k, &configmaps, ns, cur, err);
+    int rc = dry_run ? 0 : topo_k8s_update(NULL, k, &topo_k8s_configmaps, ns, cur, err);
     if (rc == 0)
         *outcome = SYNC_CONFIGMAP_UPDATED;
     return rc;
@@ -157,7 +155,7 @@ int sync_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
     int rc = build_data(&data, plan, kueue, err);
     for (int attempt = 1; rc == 0; attempt++) {
         json_t *cur = NULL;
-        rc = topo_k8s_get(&cur, k, &configmaps, ns, name, err);
+        rc = topo_k8s_get(&cur, k, &topo_k8s_configmaps, ns, name, err);
         if (rc == TOPO_ENOTFOUND) {
             rc = create(k, ns, name, data, dry_run, ref, err);
             if (rc == 0)

@@ -145,6 +145,7 @@ extern const topo_k8s_resource topo_k8s_pods;   /* core/v1 Pod */
 extern const topo_k8s_resource topo_k8s_jobs;   /* batch/v1 Job */
 extern const topo_k8s_resource topo_k8s_leases; /* coordination.k8s.io/v1 Lease */
 extern const topo_k8s_resource topo_k8s_events; /* core/v1 Event (topo/k8s_event.h) */
+extern const topo_k8s_resource topo_k8s_configmaps; /* core/v1 ConfigMap */
 
 /* Items per list page unless told otherwise (client-go pager, Gatekeeper). */
 #define TOPO_K8S_PAGE_DEFAULT 500

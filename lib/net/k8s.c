@@ -33,6 +33,7 @@ const topo_k8s_resource topo_k8s_pods = {"", "v1", "pods", "Pod", 1};
 const topo_k8s_resource topo_k8s_jobs = {"batch", "v1", "jobs", "Job", 1};
 const topo_k8s_resource topo_k8s_leases = {"coordination.k8s.io", "v1", "leases", "Lease", 1};
 const topo_k8s_resource topo_k8s_events = {"", "v1", "events", "Event", 1};
+const topo_k8s_resource topo_k8s_configmaps = {"", "v1", "configmaps", "ConfigMap", 1};
 
 /* ------------------------------------------------------------------ client */
 

@@ -18,8 +18,11 @@ It speaks the real wire format for the resources topo uses:
                                     /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
   core/v1 namespaces                /api/v1/namespaces[/NAME] (list, watch, labelSelector)
   kueue.x-k8s.io/v1beta2            topologies, resourceflavors (cluster-scoped; served only
-                                    after POST /_fake/config {"kueue": true}: the CRDs)
-  core/v1 configmaps                /api/v1/namespaces/NS/configmaps[/NAME]
+                                    after POST /_fake/config {"kueue": true}: the CRDs;
+                                    "kueue_versions": ["v1beta1"] serves them at those
+                                    versions instead, as Kueue before 0.15 does)
+  core/v1 configmaps                /api/v1/configmaps (all namespaces: list, watch)
+                                    /api/v1/namespaces/NS/configmaps[/NAME]
   core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
                                     (the quota controller is the test: it writes status)
@@ -93,8 +96,16 @@ Fault injection and test control live under /_fake/ on the same server
                         optionally end open watches with an in-stream ERROR 410
   POST /_fake/watches/close   {"mode": "close" | "expire"}  end every open watch
   POST /_fake/config    {"gone_mode": "http" | "event", "bookmark_interval": S, "kueue": B,
-                         "history": N, "token_grace": S, "watch_timeout": S,
-                         "metadata_406": B}
+                         "kueue_versions": [V...], "history": N, "token_grace": S,
+                         "watch_timeout": S, "metadata_406": B,
+                         "forbid": [{"resource": R, "verbs": [V...], "scope": S}]}
+                        forbid: RBAC that does not grant them (replacing the previous
+                        list; [] grants all again): requests for resource R with one of
+                        the verbs (get, list, watch, create, update, patch, delete;
+                        absent: all) at scope S ("cluster": without a namespace, or a
+                        namespace's name; absent: any) are 403 Forbidden with
+                        kube-apiserver's message (User "<identity>" cannot list resource
+                        "configmaps" in API group "" at the cluster scope)
   POST /_fake/load      {"resource": "nodes", "count": N, "gpus": 8, ...}  generated objects
                         {"resource": "pods", "count": N}   pods bound to existing nodes
                         {"file": PATH}   a List (NodeList/PodList/JobList/List) or one object
@@ -159,6 +170,7 @@ It binds 127.0.0.1 only and prints the port on stdout once it listens.
 import argparse
 import base64
 import bisect
+import copy
 import datetime
 import json
 import os
@@ -196,6 +208,17 @@ class Resource:
 
     def qualified(self):
         return f"{self.name}.{self.group}" if self.group else self.name
+
+    def at_version(self, version):
+        """The same resource (and store) served at another version of its group."""
+        if version == self.version:
+            return self
+        other = copy.copy(self)
+        other.version = version
+        other.api_version = f"{self.group}/{version}" if self.group else version
+        other.head = (b'{"kind":' + json.dumps(self.kind).encode() + b',"apiVersion":' +
+                      json.dumps(other.api_version).encode() + b',')
+        return other
 
 
 RESOURCES = {
@@ -1646,6 +1669,8 @@ class State:
         self.faults = []
         self.gone_mode = args.gone_mode
         self.kueue = False  # Kueue's CRDs installed (topologies, resourceflavors served)
+        self.kueue_versions = ["v1beta2"]  # the versions their CRDs serve
+        self.forbid = []    # RBAC not granted: [{"resource", "verbs", "scope"}]
         self.metadata_406 = False  # no metadata-only answers: every as= clause refused
         self.bookmark_interval = args.bookmark_interval
         self.watch_timeout = args.watch_timeout
@@ -1897,8 +1922,12 @@ class Handler(BaseHTTPRequestHandler):
         group = m.group("group") or ""
         version = m.group("cv") or m.group("gv")
         res = RESOURCES.get(unquote(m.group("res")))
-        if res is None or res.group != group or res.version != version or (
-                res.group == "kueue.x-k8s.io" and not self.server.state.kueue):
+        state = self.server.state
+        if res is not None and res.group == "kueue.x-k8s.io" and res.group == group:
+            if not state.kueue or version not in state.kueue_versions:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            res = res.at_version(version)
+        if res is None or res.group != group or res.version != version:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         ns = unquote(m.group("ns")) if m.group("ns") else None
         name = unquote(m.group("name")) if m.group("name") else None
@@ -1913,7 +1942,7 @@ class Handler(BaseHTTPRequestHandler):
         if res.namespaced and ns is None and (name is not None or method != "GET"):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         key = (ns or "", name) if name is not None else None
-        state = self.server.state
+        self.authorize(res, method, name, is_watch, ns, sub)
         if name is None and method == "GET":
             state.count_verb(res, "WATCH" if is_watch else "LIST",
                              params.get("resourceVersion", ""), self.auth,
@@ -1951,6 +1980,33 @@ class Handler(BaseHTTPRequestHandler):
         else:
             raise ApiError(405, "MethodNotAllowed",
                            "the server does not allow this method on the requested resource")
+
+    def authorize(self, res, method, name, is_watch, ns, sub):
+        """RBAC as POST /_fake/config {"forbid": [...]} leaves it: a request a
+        rule matches is 403 with the apiserver's Forbidden (forbiddenMessage
+        in apiserver/pkg/endpoints/handlers/responsewriters/errors.go)."""
+        state = self.server.state
+        if not state.forbid:
+            return
+        verb = {"GET": "watch" if is_watch else ("get" if name else "list"), "POST": "create",
+                "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, method.lower())
+        with state.lock:
+            rules = list(state.forbid)
+        for r in rules:
+            scope = r.get("scope")
+            if (r.get("resource") != res.name or verb not in r.get("verbs", [verb]) or
+                    (scope == "cluster" and ns) or
+                    (scope not in (None, "cluster") and scope != ns)):
+                continue
+            user = self.auth.split(":", 1)[-1]
+            resource = res.name + (f"/{sub}" if sub else "")
+            where = f'in the namespace "{ns}"' if ns else "at the cluster scope"
+            msg = (f'User "{user}" cannot {verb} resource "{resource}" in API group '
+                   f'"{res.group}" {where}')
+            what = f'{res.qualified()} "{name}"' if name else res.qualified()
+            raise ApiError(403, "Forbidden", f"{what} is forbidden: {msg}",
+                           {"name": name or "", "group": res.group, "kind": res.name})
+        return
 
     def object_body(self, res, entry):
         """One object as negotiated: whole, or its PartialObjectMetadata."""
@@ -2531,6 +2587,10 @@ class Handler(BaseHTTPRequestHandler):
                         state.watch_timeout = float(spec["watch_timeout"])
                     if "kueue" in spec:
                         state.kueue = bool(spec["kueue"])
+                    if "kueue_versions" in spec:
+                        state.kueue_versions = [str(v) for v in spec["kueue_versions"]]
+                    if "forbid" in spec:
+                        state.forbid = [dict(r) for r in spec["forbid"]]
                     if "metadata_406" in spec:
                         state.metadata_406 = bool(spec["metadata_406"])
                 if "history" in spec:

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from urllib.parse import parse_qs, urlsplit
 
 from harness import E2E_DIR, expect, registry, run_cases
 from harness.fakeapi import FakeApiEnv
@@ -330,6 +331,259 @@ def help_and_version(env):
     rc, out, _ = env.offline("--help")
     expect(rc == 0 and out.startswith("usage: topoassign <command>") and "kubectl topo" in out,
            f"topoassign --help: {out}")
+
+
+# ---------------------------------------------- --levels from the cluster
+
+CHART_LEVELS = "topology.topo.io/spine,topology.topo.io/leaf,kubernetes.io/hostname"
+# The webhook's ConfigMap as `helm template gpu charts/topo -n gpu-system`
+# renders it (templates/webhook-configmap.yaml, default values): the labels
+# and the config.yaml key are what kubectl topo looks for.
+CHART_CONFIG = """defaultPolicy: gate
+maxUnclaimed:
+  perNamespace:
+    pods: 2048
+  total:
+    pods: 8192
+namespacePolicyLabel: topology.topo.io/no-fit-policy
+nodeReplacement:
+  failFast: false
+reservationTTL: 10m
+topologies:
+- levels:
+  - topology.topo.io/spine
+  - topology.topo.io/leaf
+  - kubernetes.io/hostname
+  name: default
+unclaimedTTL: 2m
+ungateInterval: 5s
+"""
+
+
+def chart_configmap(release, ns, config=CHART_CONFIG, component="webhook"):
+    name = f"{release}-topo-{component}" if release != "topo" else f"topo-{component}"
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns, "labels": {
+                "helm.sh/chart": "topo-0.1.0", "app.kubernetes.io/name": "topo",
+                "app.kubernetes.io/instance": release, "app.kubernetes.io/version": "0.1.0",
+                "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "topo",
+                "app.kubernetes.io/component": component}},
+            "data": {"config.yaml": config}}
+
+
+def add_configmap(env, cm):
+    env.create(f"/api/v1/namespaces/{cm['metadata']['namespace']}/configmaps", cm)
+
+
+def kueue_topology(name, *labels, version="v1beta2"):
+    return {"apiVersion": f"kueue.x-k8s.io/{version}", "kind": "Topology",
+            "metadata": {"name": name},
+            "spec": {"levels": [{"nodeLabel": label} for label in labels]}}
+
+
+def add_topology(env, topology):
+    env.create(f"/apis/{topology['apiVersion']}/topologies", topology)
+
+
+def levels_read(env):
+    """The paths of the requests kubectl topo made for the levels."""
+    return [r["path"] for r in env.admin("requests")["requests"]
+            if "/configmaps" in r["path"] or "/topologies" in r["path"]]
+
+
+def without_levels(env, *args):
+    """kubectl topo ARGS without --levels: (exit, stdout, stderr)."""
+    rc, out, err, _ = env.kubectl_topo(*args, "--kubeconfig", env.kubeconfig)
+    env.expect_clean()
+    return rc, out, err
+
+
+SHOW_ASSIGN = (["show"], ["assign", "--count", "1", "--request", f"{GPU}=2", "--unconstrained",
+                          "-o", "json"])
+
+
+@case
+def levels_from_chart_configmap(env):
+    """No --levels: the levels of topo-webhook's ConfigMap as the chart
+    renders it, found by its labels in a namespace the user never named;
+    one line on stderr says where from, stdout is the answer --levels gives.
+    topo-sync's ConfigMap and a ConfigMap of someone else are not read."""
+    add_configmap(env, chart_configmap("gpu", "gpu-system"))
+    add_configmap(env, chart_configmap("gpu", "gpu-system", config="labels: {}\n",
+                                       component="sync"))
+    add_configmap(env, {"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "other", "namespace": "ml"},
+                        "data": {"config.yaml": "topologies: [{name: x, levels: [a]}]\n"}})
+    env.admin("requests/clear", {})
+    for args in SHOW_ASSIGN:
+        rc, out, err = without_levels(env, *args)
+        expect(rc == 0, f"{args}: exit {rc}: {err}")
+        expect(err == 'levels from ConfigMap gpu-system/gpu-topo-webhook, topology "default": '
+                      f"{CHART_LEVELS}\n", f"{args}: stderr {err!r}")
+        want = env.ok(*args, "--kubeconfig", env.kubeconfig, "--levels", CHART_LEVELS)
+        expect(out == want, f"{args}: stdout differs from --levels':\n{out}\n---\n{want}")
+    paths = levels_read(env)
+    selector = "app.kubernetes.io/part-of=topo,app.kubernetes.io/component=webhook"
+    expect(paths and all(p.startswith("/api/v1/configmaps?") and
+                         parse_qs(urlsplit(p).query).get("labelSelector") == [selector]
+                         for p in paths),
+           f"the ConfigMaps were not listed by the chart's labels in all namespaces: {paths}")
+    # A second installation with the same topology (a rollout side by side):
+    # the same answer. One with other levels: which one is the user's to say.
+    add_configmap(env, chart_configmap("topo", "topo-system"))
+    rc, _, err = without_levels(env, "show")
+    expect(rc == 0 and err.startswith("levels from ConfigMap "), f"two alike: {rc} {err!r}")
+    other = CHART_CONFIG.replace("  - topology.topo.io/leaf\n", "")
+    add_configmap(env, chart_configmap("b", "b-system", config=other.replace(
+        "name: default", "name: small")))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and out == "" and "2 topologies" in err and
+           'ConfigMap b-system/b-topo-webhook, topology "small" (topology.topo.io/spine,'
+           'kubernetes.io/hostname)' in err and "--topology NAME" in err,
+           f"two installations that differ: exit {rc} {err!r}")
+    rc, _, err = without_levels(env, "show", "--topology", "small")
+    expect(rc == 0 and err == 'levels from ConfigMap b-system/b-topo-webhook, topology '
+                              '"small": topology.topo.io/spine,kubernetes.io/hostname\n',
+           f"--topology small: {rc} {err!r}")
+
+
+@case
+def levels_from_webhook_topologies(env):
+    """A webhook configuration with two topologies: --topology picks one and
+    its nodeLabels choose the nodes (as the webhook's own placement does),
+    --node-label and --topology-name still win; a configuration the webhook
+    would refuse is an error naming the ConfigMap and the field."""
+    config = ("topologies:\n"
+              "- name: racks\n"
+              "  levels: [topology.topo.io/rack, kubernetes.io/hostname]\n"
+              "  nodeLabels: {topology.topo.io/rack: rack-1}\n"
+              "- name: leaves\n"
+              "  levels: [topology.topo.io/leaf, kubernetes.io/hostname]\n")
+    add_configmap(env, chart_configmap("topo", "topo-system", config=config))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and out == "" and "2 topologies" in err and '"racks"' in err and
+           '"leaves"' in err and "--topology NAME" in err, f"two topologies: {rc} {err!r}")
+    racks = "topology.topo.io/rack,kubernetes.io/hostname"
+    rc, out, err = without_levels(env, "show", "--topology", "racks")
+    expect(rc == 0 and err == 'levels from ConfigMap topo-system/topo-webhook, topology '
+                              f'"racks": {racks} (nodes with topology.topo.io/rack=rack-1)\n',
+           f"--topology racks: {rc} {err!r}")
+    want = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", racks, "--node-label",
+                  "topology.topo.io/rack=rack-1", "--topology-name", "racks")
+    expect(out == want, f"--topology racks differs:\n{out}\n---\n{want}")
+    rc, out, err = without_levels(env, "show", "--topology", "leaves", "--topology-name", "x")
+    want = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels",
+                  "topology.topo.io/leaf,kubernetes.io/hostname", "--topology-name", "x")
+    expect(rc == 0 and out == want, f"--topology leaves: {rc} {err!r}")
+    # --topology naming none of them, and no Kueue: what was tried.
+    rc, out, err = without_levels(env, "show", "--topology", "spines")
+    expect(rc == 2 and 'no topology "spines" in the 1 topo-webhook ConfigMap(s)' in err and
+           "Kueue's Topology is not served" in err and "--levels" in err,
+           f"--topology spines: {rc} {err!r}")
+    # The webhook would not start on this file: neither does a guess.
+    bad = config.replace("topology.topo.io/leaf", "topology.topo.io/leaf x")
+    env.delete("/api/v1/namespaces/topo-system/configmaps/topo-webhook")
+    add_configmap(env, chart_configmap("topo", "topo-system", config=bad))
+    rc, out, err = without_levels(env, "show", "--topology", "racks")
+    expect(rc == 2 and out == "" and
+           "ConfigMap topo-system/topo-webhook: config.yaml:" in err and
+           "topologies[1].levels[0]" in err, f"a bad config: {rc} {err!r}")
+
+
+@case
+def levels_from_kueue_topology(env):
+    """No webhook ConfigMap: Kueue's Topology (v1beta2, else v1beta1 on an
+    older Kueue); several need --topology, which names a missing one
+    clearly; a Topology whose nodeLabel is no label key is an error naming
+    the field; nothing at all says what was tried."""
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and out == "" and "none found in the cluster" in err and
+           "no topo-webhook ConfigMap (labels app.kubernetes.io/part-of=topo,"
+           "app.kubernetes.io/component=webhook)" in err and
+           "Kueue's Topology is not served (kueue.x-k8s.io v1beta2, v1beta1)" in err and
+           "give --levels" in err, f"nothing at all: {rc} {err!r}")
+    env.admin("config", {"kueue": True})
+    rc, _, err = without_levels(env, "show")
+    expect(rc == 2 and "no Kueue Topology;" in err, f"Kueue, no Topology: {rc} {err!r}")
+    add_topology(env, kueue_topology("gpu", *LEVELS.split(",")))
+    for args in SHOW_ASSIGN:
+        rc, out, err = without_levels(env, *args)
+        expect(rc == 0 and err == f'levels from Topology "gpu" (kueue.x-k8s.io/v1beta2): '
+                                  f"{LEVELS}\n", f"{args}: {rc} {err!r}")
+        want = env.ok(*args, "--kubeconfig", env.kubeconfig, "--levels", LEVELS,
+                      "--topology-name", "gpu")
+        expect(out == want, f"{args}: stdout differs:\n{out}\n---\n{want}")
+    # Kueue's message names its Topology.
+    rc, out, err = without_levels(env, "assign", "--count", "1", "--request", f"{GPU}=4",
+                                  "--required", RACK)
+    expect(rc == 1 and 'does not fit: topology "gpu"' in err, f"no fit: {rc} {err!r}")
+    add_topology(env, kueue_topology("racks", RACK, "kubernetes.io/hostname"))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and out == "" and "2 Kueue Topologies: gpu, racks" in err and
+           "--topology NAME" in err, f"two Topologies: {rc} {err!r}")
+    rc, out, err = without_levels(env, "show", "--topology", "racks")
+    expect(rc == 0 and err == 'levels from Topology "racks" (kueue.x-k8s.io/v1beta2): '
+                              f'{RACK},kubernetes.io/hostname\n', f"--topology racks: {rc} {err!r}")
+    rc, out, err = without_levels(env, "show", "--topology", "nope")
+    expect(rc == 2 and out == "" and 'no Kueue Topology "nope" (there are: gpu, racks)' in err,
+           f"--topology nope: {rc} {err!r}")
+    add_topology(env, kueue_topology("bad", "topology.topo.io/rack x", "kubernetes.io/hostname"))
+    rc, out, err = without_levels(env, "show", "--topology", "bad")
+    expect(rc == 2 and out == "" and 'Topology "bad": spec.levels[0].nodeLabel: invalid label '
+                                     'key "topology.topo.io/rack x"' in err,
+           f"a bad Topology: {rc} {err!r}")
+    # --levels and --topology ask two things; offline there is no cluster.
+    rc, _, err = without_levels(env, "show", "--topology", "gpu", "--levels", LEVELS)
+    expect(rc == 2 and "--topology and --levels are mutually exclusive" in err, f"{rc} {err!r}")
+    rc, _, err = env.offline("show", "--nodes", NODES, "--topology", "gpu")
+    expect(rc == 2 and "--topology: only with the live cluster" in err, f"offline: {rc} {err!r}")
+    rc, _, err = env.offline("show", "--nodes", NODES)
+    expect(rc == 2 and "--levels: required" in err, f"offline without --levels: {rc} {err!r}")
+
+
+@case
+def levels_from_kueue_v1beta1(env):
+    """A Kueue before v1beta2 (v0.14 and older) serves Topology as v1beta1
+    only: read there."""
+    env.admin("config", {"kueue": True, "kueue_versions": ["v1beta1"]})
+    add_topology(env, kueue_topology("default", *LEVELS.split(","), version="v1beta1"))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 0 and err == f'levels from Topology "default" (kueue.x-k8s.io/v1beta1): '
+                              f"{LEVELS}\n", f"v1beta1: {rc} {err!r}")
+    expect(out == env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS),
+           "v1beta1: stdout differs")
+
+
+@case
+def levels_forbidden_configmaps(env):
+    """A user who may not list ConfigMaps in every namespace (no
+    ClusterRole: the usual non-admin) goes on to Kueue's Topology; forbidden
+    both, the message says so. Given --levels, nothing is read for them."""
+    env.admin("config", {"kueue": True, "forbid": [
+        {"resource": "configmaps", "verbs": ["list", "watch"], "scope": "cluster"}]})
+    add_configmap(env, chart_configmap("topo", "topo-system"))
+    add_topology(env, kueue_topology("default", *LEVELS.split(",")))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 0 and err == f'levels from Topology "default" (kueue.x-k8s.io/v1beta2): '
+                              f"{LEVELS}\n", f"403 on ConfigMaps: {rc} {err!r}")
+    statuses = [r["status"] for r in env.admin("requests")["requests"]
+                if r["path"].startswith("/api/v1/configmaps")]
+    expect(403 in statuses, f"the fake did not refuse the list: {statuses}")
+    env.admin("config", {"forbid": [
+        {"resource": "configmaps", "verbs": ["list"], "scope": "cluster"},
+        {"resource": "topologies", "verbs": ["list"]}]})
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and out == "" and
+           "listing ConfigMaps in all namespaces is forbidden to you" in err and
+           "listing Kueue's Topologies is forbidden to you" in err and "give --levels" in err,
+           f"403 on both: {rc} {err!r}")
+    # --levels: nothing read for the levels, nothing said on stderr.
+    env.admin("config", {"forbid": []})
+    env.admin("requests/clear", {})
+    rc, out, err, _ = env.kubectl_topo("show", "--kubeconfig", env.kubeconfig, "--levels",
+                                       CHART_LEVELS)
+    expect(rc == 0 and err == "", f"--levels: {rc} {err!r}")
+    expect(levels_read(env) == [], f"--levels read the cluster's levels: {levels_read(env)}")
 
 
 def closed_port():
