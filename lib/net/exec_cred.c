@@ -449,7 +449,7 @@ static int run_locked(topo_exec_cred *c, topo_err *err)
     const topo_exec_spec *s = &c->spec;
     const char **argv = NULL, **env = NULL;
     char *info = NULL, **env_lines = NULL;
-    topo_buf out = TOPO_BUF_INIT(TOPO_MAX_EXEC_OUTPUT);
+    topo_buf out = TOPO_BUF_INIT(TOPO_MAX_EXEC_OUTPUT + 1u); /* the runner enforces the limit */
     topo_exec_credential fresh = {0};
     topo_err why = TOPO_ERR_INIT;
 

@@ -163,9 +163,13 @@ static int collect(topo_buf *out, int fd, uint64_t deadline_ns, const topo_exec_
             return topo_err_set(err, TOPO_EIO, "reading its output: %s", strerror(errno));
         if (n == 0)
             continue;
-        if (topo_buf_reserve(out, READ_CHUNK) != 0)
+        /* One byte past the limit tells a full-sized output from more. */
+        size_t want = o->max_output - out->len + 1;
+        if (want > READ_CHUNK)
+            want = READ_CHUNK;
+        if (topo_buf_reserve(out, want) != 0)
             return topo_err_set(err, TOPO_ENOMEM, "out of memory for its output");
-        ssize_t got = read(fd, out->ptr + out->len, READ_CHUNK);
+        ssize_t got = read(fd, out->ptr + out->len, want);
         if (got < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (got < 0)

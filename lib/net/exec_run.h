@@ -28,7 +28,8 @@ typedef struct topo_exec_run_opts {
 
 /* Runs the command with stderr passed through (the plugin talks to the
  * user there) and its stdout into *out (cleared first; bounded by
- * max_output). *exit_status gets the exit code, or 128 + the signal number
+ * max_output, not by out's own maximum, which must leave room for one byte
+ * more). *exit_status gets the exit code, or 128 + the signal number
  * for a child killed by a signal (as a shell reports it).
  *
  * Returns 0 when the child ran to its end (whatever its exit status);
