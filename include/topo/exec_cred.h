@@ -105,6 +105,8 @@ void topo_exec_cred_free(topo_exec_cred *c);
 
 /* The command, for messages. */
 const char *topo_exec_cred_command(const topo_exec_cred *c);
+/* What the plugin is run with (borrowed; fixed once created). */
+const topo_exec_spec *topo_exec_cred_spec(const topo_exec_cred *c);
 
 /* The credential to send now, into the caller's copy *cur (zeroed before
  * the first call): runs the plugin when nothing is cached or the cached one

@@ -312,6 +312,11 @@ const char *topo_exec_cred_command(const topo_exec_cred *c)
     return c != NULL ? c->spec.command : NULL;
 }
 
+const topo_exec_spec *topo_exec_cred_spec(const topo_exec_cred *c)
+{
+    return c != NULL ? &c->spec : NULL;
+}
+
 uint64_t topo_exec_cred_runs(const topo_exec_cred *c)
 {
     return c != NULL ? atomic_load(&c->runs) : 0;
