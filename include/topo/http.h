@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
+#include "topo/exec_cred.h"
 
 typedef struct topo_http topo_http;
 
@@ -72,6 +73,15 @@ typedef struct topo_http_opts {
     const char *username;         /* or NULL with username_file */
     const char *username_file;    /* wins over username */
     const char *password_file;    /* required for Basic */
+    /* A kubeconfig's exec credential plugin (topo/exec_cred.h), instead of a
+     * token, Basic or a client certificate: its token is sent as "Bearer",
+     * its client certificate and key used for TLS (a changed certificate
+     * opens a new connection). It runs before the first request, once its
+     * credential expired, and after a 401 (then the request is sent once
+     * more with the new credential); a plugin that fails fails the
+     * request. topo_http_create takes a reference: several clients (threads)
+     * share it. */
+    topo_exec_cred *exec;
     long token_reload_ms;         /* credential files' re-read period,
                                      TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT */
     long timeout_ms;              /* whole request (not streams), TOPO_HTTP_TIMEOUT_MS_DEFAULT */
@@ -118,7 +128,8 @@ typedef struct topo_http_response {
  * encoding libcurl decodes. Fails with TOPO_EINVALID on bad options (a token
  * and Basic together, a username without a password file or the reverse, a
  * bad scheme) and with a credential file's error when it cannot be read
- * (for the token file: and no fixed token is set). */
+ * (for the token file: and no fixed token is set). An exec plugin does
+ * not run here (see topo_http_opts.exec). */
 int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err);
 void topo_http_free(topo_http *http);
 

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "topo/error.h"
+#include "topo/exec_cred.h"
 #include "topo/limits.h"
 
 /* ------------------------------------------------------------------ config */
@@ -60,6 +61,8 @@ typedef struct topo_k8s_config {
     char *client_key_data;
     char *token;               /* a fixed bearer token */
     char *token_file;          /* re-read by the HTTP client (rotation) */
+    topo_exec_cred *exec;      /* the user's exec credential plugin (one reference, shared
+                                  by the clients made from this config), or NULL */
     char *namespace_name;      /* the pod's / the context's namespace, or NULL */
     char *source;              /* "in-cluster" or the kubeconfig path (for messages) */
 } topo_k8s_config;
@@ -76,11 +79,17 @@ int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir,
 
 /* A kubeconfig file (YAML or JSON, at most TOPO_MAX_KUBECONFIG bytes):
  * context (NULL: current-context) → cluster (server, certificate-authority
- * or certificate-authority-data, insecure-skip-tls-verify) and user
- * (client-certificate[-data], client-key[-data], token, tokenFile), plus the
- * context's namespace. exec and auth-provider users, username/password and
- * proxy-url are TOPO_EUNSUPPORTED. Errors name the file and the field
- * ("kubeconfig k.yaml: users[0].user.client-key-data: invalid base64"). */
+ * or certificate-authority-data, insecure-skip-tls-verify, the extension
+ * TOPO_EXEC_CLUSTER_EXTENSION) and user (client-certificate[-data],
+ * client-key[-data], token, tokenFile, exec), plus the context's namespace.
+ * An exec plugin (topo/exec_cred.h: apiVersion v1 or v1beta1, command,
+ * args, env, installHint, provideClusterInfo, interactiveMode) is parsed,
+ * never run here; as in client-go it is not used when the user also has a
+ * token, tokenFile or client certificate. auth-provider users (with a
+ * message naming the exec plugin that replaces gcp, azure or oidc),
+ * username/password and proxy-url are TOPO_EUNSUPPORTED. Errors name the
+ * file and the field ("kubeconfig k.yaml: users[0].user.client-key-data:
+ * invalid base64"). */
 int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
                                topo_err *err) TOPO_MUST_CHECK;
 

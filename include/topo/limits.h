@@ -80,6 +80,9 @@
 #define TOPO_MAX_KUBECONFIG (1u * 1024u * 1024u)
 /* Largest service-account token, CA, serving certificate or key file. */
 #define TOPO_MAX_CREDENTIAL_FILE (1u * 1024u * 1024u)
+/* Largest ExecCredential a kubeconfig's exec plugin may print (a token or
+ * a certificate and key are a few kilobytes). */
+#define TOPO_MAX_EXEC_OUTPUT (1u * 1024u * 1024u)
 
 /* Largest AdmissionReview request body: the API server's own limit on a
  * request (MaxRequestBodyBytes, 3 MiB). */

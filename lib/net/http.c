@@ -118,6 +118,16 @@ static int set_pem_blob(CURL *curl, CURLoption option, const char *name, const c
     return rc == CURLE_OK ? 0 : setopt_failed(err, name, rc);
 }
 
+/* The same, or the option cleared when pem is NULL. */
+static int set_pem_blob_or_none(CURL *curl, CURLoption option, const char *name, const char *pem,
+                                topo_err *err)
+{
+    if (pem != NULL)
+        return set_pem_blob(curl, option, name, pem, err);
+    CURLcode rc = curl_easy_setopt(curl, option, (struct curl_blob *)NULL);
+    return rc == CURLE_OK ? 0 : setopt_failed(err, name, rc);
+}
+
 static void headers_free(struct curl_slist *list)
 {
     /* The Authorization line carries the token: no copy left in freed memory. */
@@ -508,7 +518,23 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
         topo_http_sleep_ns(wait);
         h->throttled_ns += wait;
     }
-    topo_http_auth_refresh_if_due(&h->auth);
+    if ((error = topo_http_auth_prepare(&h->auth, err)) < 0)
+        goto cleanup;
+    /* An exec plugin's new client certificate: a connection made with the
+     * old one is not reused (client-go closes them all). */
+    long fresh = h->auth.exec_cert_changed;
+    if (h->auth.exec_cert_changed) {
+        const topo_exec_credential *x = &h->auth.exec_cur;
+        if ((error = set_pem_blob_or_none(c, CURLOPT_SSLCERT_BLOB, "CURLOPT_SSLCERT_BLOB",
+                                          x->client_cert_data, err)) < 0 ||
+            (error = set_pem_blob_or_none(c, CURLOPT_SSLKEY_BLOB, "CURLOPT_SSLKEY_BLOB",
+                                          x->client_key_data, err)) < 0)
+            goto cleanup;
+        SETOPT(c, CURLOPT_SSLCERTTYPE, "PEM");
+        SETOPT(c, CURLOPT_SSLKEYTYPE, "PEM");
+        h->auth.exec_cert_changed = 0;
+    }
+    SETOPT(c, CURLOPT_FRESH_CONNECT, fresh);
 
     if ((error = build_headers(h, req, headers, err)) < 0)
         goto cleanup;
@@ -686,9 +712,9 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         if (cc == CURLE_OK) {
             /* A rotated credential: re-read now and resend once. 403 too:
              * NetBox refuses a bad token with 403, not 401. */
-            if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
+            if (refused(status) && topo_http_auth_renewable(&http->auth) && !auth_retried) {
                 auth_retried = 1;
-                if (topo_http_auth_reload(&http->auth) > 0) {
+                if (topo_http_auth_reload(&http->auth, status) > 0) {
                     topo_log(TOPO_LOG_INFO, "http: %s %.200s: %ld with a credential that has "
                                             "since rotated; resending with the new one",
                              req->method, req->path, status);
@@ -926,9 +952,9 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
                 error = s.fn_rc;
             goto cleanup;
         }
-        if (refused(status) && topo_http_auth_has_file(&http->auth) && !auth_retried) {
+        if (refused(status) && topo_http_auth_renewable(&http->auth) && !auth_retried) {
             auth_retried = 1;
-            if (topo_http_auth_reload(&http->auth) > 0) {
+            if (topo_http_auth_reload(&http->auth, status) > 0) {
                 http->stats.retries++;
                 continue;
             }

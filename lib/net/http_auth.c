@@ -204,6 +204,12 @@ static int scheme_ok(const char *s)
 static int auth_options(const topo_http_opts *o, topo_err *err)
 {
     int basic = o->username != NULL || o->username_file != NULL || o->password_file != NULL;
+    if (o->exec != NULL &&
+        (basic || o->token != NULL || o->token_file != NULL || o->client_cert_file != NULL ||
+         o->client_cert_data != NULL || o->token_scheme != NULL))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "http: an exec credential plugin excludes a token, Basic "
+                            "credentials and a client certificate");
     if (basic && (o->token != NULL || o->token_file != NULL))
         return topo_err_set(err, TOPO_EINVALID,
                             "http: a token and Basic credentials (username, password) exclude "
@@ -230,6 +236,7 @@ int topo_http_auth_init(topo_http_auth *a, const topo_http_opts *o, topo_err *er
     a->reload_ms = o->token_reload_ms > 0 ? o->token_reload_ms : TOPO_HTTP_TOKEN_RELOAD_MS_DEFAULT;
     a->basic = o->password_file != NULL;
     a->token.what = "bearer token";
+    a->exec = topo_exec_cred_incref(o->exec);
     if (a->basic) {
         if ((error = secret_init(&a->username, TOPO_HTTP_SECRET_USERNAME, "username",
                                  o->username_file, o->username, err)) < 0 ||
@@ -260,6 +267,9 @@ void topo_http_auth_dispose(topo_http_auth *a)
     secret_dispose(&a->token);
     secret_dispose(&a->username);
     secret_dispose(&a->password);
+    topo_exec_cred_free(a->exec);
+    a->exec = NULL;
+    topo_exec_credential_dispose(&a->exec_cur);
     free(a->scheme);
     a->scheme = NULL;
 }
@@ -279,13 +289,56 @@ void topo_http_auth_refresh_if_due(topo_http_auth *a)
     }
 }
 
-int topo_http_auth_reload(topo_http_auth *a)
+int topo_http_auth_renewable(const topo_http_auth *a)
+{
+    return a->exec != NULL || topo_http_auth_has_file(a);
+}
+
+/* exec_cur was replaced: its token becomes the header's, its certificate
+ * is to be set (or unset) on the connection when there is or was one. */
+static int exec_apply(topo_http_auth *a)
+{
+    char *token = NULL;
+    if (a->exec_cur.token != NULL && (token = topo_strdup(a->exec_cur.token)) == NULL)
+        return TOPO_ENOMEM;
+    topo_http_token_free(a->token.value);
+    a->token.value = token;
+    int has_cert = a->exec_cur.client_cert_data != NULL;
+    if (has_cert || a->exec_had_cert)
+        a->exec_cert_changed = 1;
+    a->exec_had_cert = has_cert;
+    return 0;
+}
+
+int topo_http_auth_prepare(topo_http_auth *a, topo_err *err)
+{
+    topo_http_auth_refresh_if_due(a);
+    if (a->exec == NULL)
+        return 0;
+    int rc = topo_exec_cred_get(&a->exec_cur, a->exec, err);
+    if (rc < 0)
+        return topo_err_wrap(err, "getting credentials");
+    if (rc == 1 && exec_apply(a) < 0)
+        return topo_err_nomem(err, "http");
+    return 0;
+}
+
+int topo_http_auth_reload(topo_http_auth *a, long status)
 {
     /* Each file once, whatever the others gave: a rotated Secret changes
      * the username and the password together. */
     int changed = secret_reload(a, &a->token);
     changed |= secret_reload(a, &a->username);
     changed |= secret_reload(a, &a->password);
+    /* client-go renews a plugin's credential on 401 only: a 403 is RBAC. */
+    if (a->exec != NULL && status == 401) {
+        topo_err terr = TOPO_ERR_INIT;
+        int rc = topo_exec_cred_renew(&a->exec_cur, a->exec, &terr);
+        if (rc < 0)
+            topo_log(TOPO_LOG_WARN, "http: refreshing credentials after a 401: %s", terr.text);
+        else if (rc == 1 && exec_apply(a) == 0)
+            changed = 1;
+    }
     return changed;
 }
 

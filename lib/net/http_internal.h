@@ -87,10 +87,15 @@ typedef struct topo_http_secret {
     uint64_t read_ns; /* last read of the file */
 } topo_http_secret;
 
-/* The credentials of one topo_http: a token with its scheme, or Basic. */
+/* The credentials of one topo_http: a token with its scheme, or Basic, or
+ * an exec plugin's credential (its token in token.value, fixed). */
 typedef struct topo_http_auth {
     char *scheme; /* of the token: "Bearer", "Token", "Basic"... */
     topo_http_secret token;
+    topo_exec_cred *exec;           /* a reference, or NULL */
+    topo_exec_credential exec_cur;  /* this client's copy of the plugin's credential */
+    int exec_had_cert;              /* the last credential applied had a certificate */
+    int exec_cert_changed;          /* exec_cur's certificate is to be applied (http.c) */
     topo_http_secret username;
     topo_http_secret password;
     int basic;
@@ -106,12 +111,23 @@ void topo_http_auth_dispose(topo_http_auth *auth);
 /* Non-zero when a credential comes from a file (a 401 or 403 is worth a
  * re-read). */
 int topo_http_auth_has_file(const topo_http_auth *auth);
+/* Non-zero when a refused request may succeed with a renewed credential:
+ * a file, or an exec plugin. */
+int topo_http_auth_renewable(const topo_http_auth *auth);
+/* Before each request: the files whose period has passed are re-read, and
+ * an exec plugin's credential is fetched (running the plugin when none is
+ * cached or it expired). A plugin's failure is returned (the request cannot
+ * be authenticated); exec_cert_changed says when the TLS client
+ * certificate is to be set again. */
+int topo_http_auth_prepare(topo_http_auth *auth, topo_err *err);
 /* Re-reads each file whose period has passed (before a request). */
 void topo_http_auth_refresh_if_due(topo_http_auth *auth);
-/* Re-reads every file now (after a 401 or 403): 1 when a credential changed, 0
- * when none did or none could be read (a file unreadable during a
- * rotation keeps its current value). */
-int topo_http_auth_reload(topo_http_auth *auth);
+/* After a refused request (status 401 or 403): re-reads every file now,
+ * and after a 401 runs an exec plugin again (unless another client already
+ * renewed the refused credential). 1 when a credential changed, 0 when none
+ * did or none could be had (a file unreadable during a rotation keeps its
+ * current value; a plugin failing is logged). */
+int topo_http_auth_reload(topo_http_auth *auth, long status);
 /* The header line, "Authorization: Bearer <token>" or "Authorization:
  * Basic <base64(user:password)>", malloc'd into *out (free it with
  * topo_http_token_free: it is wiped), or NULL without credentials.

@@ -59,6 +59,7 @@ int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_o
     ho.insecure_skip_verify = cfg->insecure_skip_verify;
     ho.token = cfg->token;
     ho.token_file = cfg->token_file;
+    ho.exec = cfg->exec;
     ho.max_body = TOPO_MAX_K8S_RESPONSE;
     if (opts != NULL) {
         /* The HTTP client gives every field left 0 its default. */

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "topo/codec.h"
+#include "topo/json.h"
 #include "topo/str.h"
 #include "topo/limits.h"
 #include "topo/log.h"
@@ -43,6 +44,7 @@ void topo_k8s_config_dispose(topo_k8s_config *cfg)
         free(cfg->token);
     }
     free(cfg->token_file);
+    topo_exec_cred_free(cfg->exec);
     free(cfg->namespace_name);
     free(cfg->source);
     memset(cfg, 0, sizeof(*cfg));
@@ -396,15 +398,250 @@ static int kc_cluster(const kc_ctx *c, const json_t *cl, const char *where, topo
     return 0;
 }
 
-static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s_config *cfg)
+/* kubectl dropped its built-in auth providers in 1.26 for exec plugins;
+ * topo never had them: say which plugin replaces the one named. */
+static int kc_auth_provider(const kc_ctx *c, const json_t *u, const char *where)
 {
-    static const char *const unsupported[] = {"exec", "auth-provider", "username", "password",
-                                              "as", "as-uid", "as-groups", "as-user-extra",
-                                              NULL};
-    const char *token = NULL, *token_file = NULL;
+    const json_t *ap = json_object_get(u, "auth-provider");
+    if (ap == NULL || json_is_null(ap))
+        return 0;
+    char field[256];
+    snprintf(field, sizeof(field), "%s.auth-provider", where);
+    const json_t *n = json_is_object(ap) ? json_object_get(ap, "name") : NULL;
+    const char *name = json_is_string(n) ? json_string_value(n) : "";
+    const char *instead =
+        strcmp(name, "gcp") == 0
+            ? "use the gke-gcloud-auth-plugin exec plugin (gcloud components install "
+              "gke-gcloud-auth-plugin; `gcloud container clusters get-credentials` writes the "
+              "exec user)"
+        : strcmp(name, "azure") == 0
+            ? "use the kubelogin exec plugin (https://github.com/Azure/kubelogin: `kubelogin "
+              "convert-kubeconfig -l azurecli`)"
+        : strcmp(name, "oidc") == 0
+            ? "use an OIDC exec plugin: kubelogin (https://github.com/int128/kubelogin, "
+              "`kubectl oidc-login`)"
+            : "use an exec credential plugin (users[].user.exec)";
+    return kc_fail(c, TOPO_EUNSUPPORTED, field,
+                   "the auth provider \"%.64s\" is not supported (kubectl removed its built-in "
+                   "providers in 1.26): %s",
+                   name, instead);
+}
+
+/* A list of strings into *out (malloc'd, each string copied). */
+static int kc_strings(const kc_ctx *c, const json_t *obj, const char *key, const char *where,
+                      char ***out, size_t *n)
+{
+    const json_t *arr = json_object_get(obj, key);
+    char field[256];
+    size_t i;
+    const json_t *el;
+
+    *out = NULL;
+    *n = 0;
+    if (arr == NULL || json_is_null(arr))
+        return 0;
+    snprintf(field, sizeof(field), "%s.%s", where, key);
+    if (!json_is_array(arr))
+        return kc_fail(c, TOPO_EINVALID, field, "must be a list of strings");
+    if ((*out = calloc(json_array_size(arr) + 1, sizeof(**out))) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    json_array_foreach(arr, i, el)
+    {
+        if (!json_is_string(el) || strlen(json_string_value(el)) != json_string_length(el)) {
+            snprintf(field, sizeof(field), "%s.%s[%zu]", where, key, i);
+            return kc_fail(c, TOPO_EINVALID, field, "must be a string (without NUL bytes)");
+        }
+        if (((*out)[i] = topo_strdup(json_string_value(el))) == NULL)
+            return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+        *n = i + 1;
+    }
+    return 0;
+}
+
+/* env: [{name, value}], as client-go's ExecEnvVar. */
+static int kc_exec_env(const kc_ctx *c, const json_t *exec, const char *where,
+                       topo_exec_spec *spec)
+{
+    const json_t *arr = json_object_get(exec, "env");
+    char field[256];
+    size_t i;
+    const json_t *el;
     int error;
 
-    if ((error = kc_unsupported(c, u, where, unsupported)) < 0 ||
+    if (arr == NULL || json_is_null(arr))
+        return 0;
+    snprintf(field, sizeof(field), "%s.env", where);
+    if (!json_is_array(arr))
+        return kc_fail(c, TOPO_EINVALID, field, "must be a list of {name, value}");
+    if ((spec->env = calloc(json_array_size(arr) + 1, sizeof(*spec->env))) == NULL)
+        return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    json_array_foreach(arr, i, el)
+    {
+        const char *name = NULL, *value = NULL;
+        snprintf(field, sizeof(field), "%s.env[%zu]", where, i);
+        if (!json_is_object(el))
+            return kc_fail(c, TOPO_EINVALID, field, "must be a mapping {name, value}");
+        if ((error = kc_string(c, el, "name", field, &name)) < 0 ||
+            (error = kc_string(c, el, "value", field, &value)) < 0)
+            return error;
+        if (name == NULL)
+            return kc_fail(c, TOPO_EINVALID, field, "name: missing (an environment variable "
+                                                    "needs a name)");
+        if (strchr(name, '=') != NULL)
+            return kc_fail(c, TOPO_EINVALID, field, "name: \"%.64s\" contains '='", name);
+        if ((spec->env[i].name = topo_strdup(name)) == NULL ||
+            (spec->env[i].value = topo_strdup(value != NULL ? value : "")) == NULL) {
+            spec->nenv = i + 1;
+            return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+        }
+        spec->nenv = i + 1;
+    }
+    return 0;
+}
+
+/* The cluster's extension for exec plugins (spec.cluster.config), as JSON. */
+static int kc_exec_extension(const kc_ctx *c, const json_t *cl, const char *cl_where,
+                             char **out)
+{
+    const json_t *arr = json_object_get(cl, "extensions");
+    char field[256];
+    size_t i;
+    const json_t *el;
+
+    *out = NULL;
+    if (arr == NULL || json_is_null(arr))
+        return 0;
+    snprintf(field, sizeof(field), "%s.extensions", cl_where);
+    if (!json_is_array(arr))
+        return kc_fail(c, TOPO_EINVALID, field, "must be a list of {name, extension}");
+    json_array_foreach(arr, i, el)
+    {
+        const json_t *n = json_is_object(el) ? json_object_get(el, "name") : NULL;
+        if (!json_is_string(n)) {
+            snprintf(field, sizeof(field), "%s.extensions[%zu]", cl_where, i);
+            return kc_fail(c, TOPO_EINVALID, field, "needs a name");
+        }
+        if (strcmp(json_string_value(n), TOPO_EXEC_CLUSTER_EXTENSION) != 0)
+            continue;
+        const json_t *ext = json_object_get(el, "extension");
+        if (ext == NULL || json_is_null(ext))
+            return 0;
+        if ((*out = topo_json_dumps(ext, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+            return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+        return 0;
+    }
+    return 0;
+}
+
+static int kc_interactive_mode(const kc_ctx *c, const json_t *exec, const char *where, int v1,
+                               topo_exec_interactive_mode *out)
+{
+    const char *mode = NULL;
+    char field[256];
+    int error;
+
+    if ((error = kc_string(c, exec, "interactiveMode", where, &mode)) < 0)
+        return error;
+    snprintf(field, sizeof(field), "%s.interactiveMode", where);
+    if (mode == NULL) {
+        if (v1)
+            return kc_fail(c, TOPO_EINVALID, field, "missing (required by %s: Never, "
+                                                    "IfAvailable or Always)",
+                           TOPO_EXEC_API_V1);
+        *out = TOPO_EXEC_IF_AVAILABLE; /* v1beta1's default */
+        return 0;
+    }
+    if (strcmp(mode, "Never") == 0)
+        *out = TOPO_EXEC_NEVER;
+    else if (strcmp(mode, "IfAvailable") == 0)
+        *out = TOPO_EXEC_IF_AVAILABLE;
+    else if (strcmp(mode, "Always") == 0)
+        *out = TOPO_EXEC_ALWAYS;
+    else
+        return kc_fail(c, TOPO_EINVALID, field, "\"%.64s\" is not Never, IfAvailable or Always",
+                       mode);
+    return 0;
+}
+
+/* users[].user.exec → a topo_exec_cred (nothing is run). The cluster (cfg,
+ * already parsed, and its JSON cl) is what provideClusterInfo passes on. */
+static int kc_exec(const kc_ctx *c, const json_t *exec, const char *where,
+                   const topo_k8s_config *cfg, const json_t *cl, const char *cl_where,
+                   topo_exec_cred **out)
+{
+    int error = 0;
+    topo_exec_spec spec = {0};
+    const char *api = NULL, *command = NULL, *hint = NULL;
+    char field[256];
+
+    *out = NULL;
+    if (!json_is_object(exec))
+        return kc_fail(c, TOPO_EINVALID, where, "must be a mapping");
+    if ((error = kc_string(c, exec, "apiVersion", where, &api)) < 0 ||
+        (error = kc_string(c, exec, "command", where, &command)) < 0 ||
+        (error = kc_string(c, exec, "installHint", where, &hint)) < 0)
+        goto cleanup;
+    snprintf(field, sizeof(field), "%s.apiVersion", where);
+    if (api == NULL) {
+        error = kc_fail(c, TOPO_EINVALID, field, "missing (%s or %s)", TOPO_EXEC_API_V1,
+                        TOPO_EXEC_API_V1BETA1);
+        goto cleanup;
+    }
+    if (strcmp(api, "client.authentication.k8s.io/v1alpha1") == 0) {
+        error = kc_fail(c, TOPO_EUNSUPPORTED, field,
+                        "%s was removed in Kubernetes 1.24: update the plugin and use %s", api,
+                        TOPO_EXEC_API_V1);
+        goto cleanup;
+    }
+    int v1 = strcmp(api, TOPO_EXEC_API_V1) == 0;
+    if (!v1 && strcmp(api, TOPO_EXEC_API_V1BETA1) != 0) {
+        error = kc_fail(c, TOPO_EINVALID, field, "\"%.80s\" is not %s or %s", api,
+                        TOPO_EXEC_API_V1, TOPO_EXEC_API_V1BETA1);
+        goto cleanup;
+    }
+    if (command == NULL) {
+        snprintf(field, sizeof(field), "%s.command", where);
+        error = kc_fail(c, TOPO_EINVALID, field, "missing (the plugin to run)");
+        goto cleanup;
+    }
+    if ((error = kc_strings(c, exec, "args", where, &spec.args, &spec.nargs)) < 0 ||
+        (error = kc_exec_env(c, exec, where, &spec)) < 0 ||
+        (error = kc_bool(c, exec, "provideClusterInfo", where, &spec.provide_cluster_info)) < 0 ||
+        (error = kc_interactive_mode(c, exec, where, v1, &spec.interactive_mode)) < 0 ||
+        (error = kc_exec_extension(c, cl, cl_where, &spec.cluster_config)) < 0)
+        goto cleanup;
+    /* client-go: a relative command with a '/' is relative to the
+     * kubeconfig; a bare name is looked up in PATH. */
+    spec.command = strchr(command, '/') != NULL ? join_path(c->base_dir, command)
+                                                : topo_strdup(command);
+    if (spec.command == NULL || (spec.api_version = topo_strdup(api)) == NULL ||
+        (hint != NULL && (spec.install_hint = topo_strdup(hint)) == NULL) ||
+        (cfg->server != NULL && (spec.server = topo_strdup(cfg->server)) == NULL) ||
+        (cfg->ca_data != NULL && (spec.ca_data = topo_strdup(cfg->ca_data)) == NULL) ||
+        (cfg->ca_file != NULL && (spec.ca_file = topo_strdup(cfg->ca_file)) == NULL)) {
+        error = kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+        goto cleanup;
+    }
+    spec.insecure_skip_verify = cfg->insecure_skip_verify;
+    error = topo_exec_cred_create(out, &spec, c->err);
+
+cleanup:
+    topo_exec_spec_dispose(&spec);
+    return error;
+}
+
+static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s_config *cfg,
+                   const json_t *cl, const char *cl_where)
+{
+    static const char *const unsupported[] = {"username", "password", "as", "as-uid",
+                                              "as-groups", "as-user-extra", NULL};
+    const char *token = NULL, *token_file = NULL;
+    const json_t *exec = json_object_get(u, "exec");
+    topo_exec_cred *plugin = NULL;
+    int error;
+
+    if ((error = kc_auth_provider(c, u, where)) < 0 ||
+        (error = kc_unsupported(c, u, where, unsupported)) < 0 ||
         (error = kc_pem(c, u, where, "client-certificate", "client-certificate-data",
                         &cfg->client_cert_file, &cfg->client_cert_data)) < 0 ||
         (error = kc_pem(c, u, where, "client-key", "client-key-data", &cfg->client_key_file,
@@ -422,6 +659,21 @@ static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
     if (token_file != NULL && (cfg->token_file = join_path(c->base_dir, token_file)) == NULL)
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
+    if (exec != NULL && !json_is_null(exec)) {
+        char field[256];
+        snprintf(field, sizeof(field), "%s.exec", where);
+        if ((error = kc_exec(c, exec, field, cfg, cl, cl_where, &plugin)) < 0)
+            return error;
+        /* client-go: credentials written in the kubeconfig win over the
+         * plugin, which then never runs. */
+        if (token != NULL || token_file != NULL || have_cert) {
+            topo_log(TOPO_LOG_INFO, "kubeconfig %s: %s: the %s is used, not the exec plugin",
+                     c->source, where, have_cert ? "client certificate" : "token");
+            topo_exec_cred_free(plugin);
+        } else {
+            cfg->exec = plugin;
+        }
+    }
     return 0;
 }
 
@@ -488,7 +740,7 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
     if (user_name != NULL &&
         ((error = kc_find(&c, root, "users", "user", user_name, ctx_where, &user, user_where,
                           sizeof(user_where))) < 0 ||
-         (error = kc_user(&c, user, user_where, &cfg)) < 0))
+         (error = kc_user(&c, user, user_where, &cfg, cl, cl_where)) < 0))
         goto cleanup;
     if ((ns != NULL && (cfg.namespace_name = topo_strdup(ns)) == NULL) ||
         (cfg.source = topo_strdup(c.source)) == NULL) {

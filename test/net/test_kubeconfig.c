@@ -373,6 +373,7 @@ typedef struct bad_case {
 #define CTX(extra) \
     "current-context: c\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n" extra
 #define USER(body) "users:\n- name: u\n  user:\n" body
+#define EXEC_API(v) "    exec:\n      apiVersion: client.authentication.k8s.io/" v "\n"
 
 static const bad_case bad_cases[] = {
     {"not yaml", "a: [1,\n", NULL, TOPO_EINVALID, "kubeconfig"},
@@ -405,10 +406,48 @@ static const bad_case bad_cases[] = {
      TOPO_EINVALID, "users[0].user: client-certificate without client-key"},
     {"key without cert", CL("") CTX("") USER("    client-key-data: " KEY_B64 "\n"), NULL,
      TOPO_EINVALID, "client-key without client-certificate"},
-    {"exec plugin", CL("") CTX("") USER("    exec:\n      command: aws\n"), NULL,
-     TOPO_EUNSUPPORTED, "users[0].user.exec: not supported"},
-    {"auth provider", CL("") CTX("") USER("    auth-provider:\n      name: oidc\n"), NULL,
-     TOPO_EUNSUPPORTED, "users[0].user.auth-provider"},
+    {"exec not a mapping", CL("") CTX("") USER("    exec: aws\n"), NULL, TOPO_EINVALID,
+     "users[0].user.exec: must be a mapping"},
+    {"exec without apiVersion", CL("") CTX("") USER("    exec:\n      command: aws\n"), NULL,
+     TOPO_EINVALID, "users[0].user.exec.apiVersion: missing"},
+    {"exec v1alpha1", CL("") CTX("") USER(EXEC_API("v1alpha1") "      command: aws\n"), NULL,
+     TOPO_EUNSUPPORTED, "exec.apiVersion: client.authentication.k8s.io/v1alpha1 was removed"},
+    {"exec other apiVersion", CL("") CTX("") USER("    exec:\n      apiVersion: v1\n"
+                                                 "      command: aws\n"),
+     NULL, TOPO_EINVALID, "exec.apiVersion: \"v1\" is not client.authentication.k8s.io/v1"},
+    {"exec without command", CL("") CTX("") USER(EXEC_API("v1") "      interactiveMode: Never\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.command: missing"},
+    {"exec v1 without interactiveMode", CL("") CTX("") USER(EXEC_API("v1") "      command: aws\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.interactiveMode: missing (required by"},
+    {"exec bad interactiveMode", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                     "      interactiveMode: Sometimes\n"),
+     NULL, TOPO_EINVALID, "exec.interactiveMode: \"Sometimes\" is not Never"},
+    {"exec args not a list", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                 "      args: eks get-token\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.args: must be a list of strings"},
+    {"exec arg not a string", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                  "      args: [eks, [x]]\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.args[1]: must be a string"},
+    {"exec env not a list", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                "      env: {A: b}\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.env: must be a list of {name, value}"},
+    {"exec env without name", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                  "      env:\n      - value: b\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.env[0]: name: missing"},
+    {"exec provideClusterInfo", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                                    "      provideClusterInfo: yes please\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.provideClusterInfo: must be true or false"},
+    {"cluster extensions", CL("    extensions: {a: b}\n") CTX("")
+     USER(EXEC_API("v1beta1") "      command: aws\n"),
+     NULL, TOPO_EINVALID, "clusters[0].cluster.extensions: must be a list"},
+    {"auth provider gcp", CL("") CTX("") USER("    auth-provider:\n      name: gcp\n"), NULL,
+     TOPO_EUNSUPPORTED, "users[0].user.auth-provider: the auth provider \"gcp\" is not "
+                        "supported (kubectl removed its built-in providers in 1.26): use the "
+                        "gke-gcloud-auth-plugin exec plugin"},
+    {"auth provider azure", CL("") CTX("") USER("    auth-provider:\n      name: azure\n"), NULL,
+     TOPO_EUNSUPPORTED, "use the kubelogin exec plugin"},
+    {"auth provider oidc", CL("") CTX("") USER("    auth-provider:\n      name: oidc\n"), NULL,
+     TOPO_EUNSUPPORTED, "kubectl oidc-login"},
     {"basic auth", CL("") CTX("") USER("    username: a\n    password: b\n"), NULL,
      TOPO_EUNSUPPORTED, "users[0].user.username"},
     {"proxy", CL("    proxy-url: http://proxy:3128\n") CTX("") USER("    token: t\n"), NULL,
@@ -439,6 +478,75 @@ static void test_kubeconfig__errors(void **state)
                      c->code, c->message);
         assert_null(cfg.server);
     }
+}
+
+/* --- exec plugins ----------------------------------------------------------------- */
+
+static void test_kubeconfig__exec(void **state)
+{
+    (void)state;
+    topo_k8s_config cfg = {0};
+    topo_err err = TOPO_ERR_INIT;
+    const char *text =
+        "clusters:\n- name: k\n  cluster:\n    server: https://h:1/\n"
+        "    certificate-authority-data: " CERT_B64 "\n"
+        "    extensions:\n    - name: other\n      extension: {a: 1}\n"
+        "    - name: client.authentication.k8s.io/exec\n"
+        "      extension: {audience: topo, scopes: [a, b]}\n"
+        CTX("") USER(EXEC_API("v1") "      command: bin/get-token\n"
+                     "      args: [eks, get-token, --cluster-name, gpu]\n"
+                     "      env:\n      - name: AWS_PROFILE\n        value: ml\n"
+                     "      - name: EMPTY\n"
+                     "      installHint: install the aws CLI\n"
+                     "      provideClusterInfo: true\n"
+                     "      interactiveMode: IfAvailable\n");
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", "/etc/kc",
+                                                     NULL, &err),
+                     0);
+    assert_non_null(cfg.exec);
+    assert_null(cfg.token);
+    const topo_exec_spec *x = topo_exec_cred_spec(cfg.exec);
+    assert_string_equal(x->api_version, TOPO_EXEC_API_V1);
+    assert_string_equal(x->command, "/etc/kc/bin/get-token"); /* relative to the kubeconfig */
+    assert_int_equal(x->nargs, 4);
+    assert_string_equal(x->args[0], "eks");
+    assert_string_equal(x->args[3], "gpu");
+    assert_int_equal(x->nenv, 2);
+    assert_string_equal(x->env[0].name, "AWS_PROFILE");
+    assert_string_equal(x->env[0].value, "ml");
+    assert_string_equal(x->env[1].value, "");
+    assert_string_equal(x->install_hint, "install the aws CLI");
+    assert_int_equal(x->interactive_mode, TOPO_EXEC_IF_AVAILABLE);
+    assert_true(x->provide_cluster_info);
+    assert_string_equal(x->server, "https://h:1");
+    assert_string_equal(x->ca_data, CERT_PEM);
+    assert_string_equal(x->cluster_config, "{\"audience\":\"topo\",\"scopes\":[\"a\",\"b\"]}");
+    /* Parsing ran nothing. */
+    assert_int_equal(topo_exec_cred_runs(cfg.exec), 0);
+    topo_k8s_config_dispose(&cfg);
+    assert_null(cfg.exec);
+
+    /* v1beta1: interactiveMode defaults to IfAvailable; a bare command is
+     * looked up in PATH, not made relative. */
+    text = CL("") CTX("") USER(EXEC_API("v1beta1") "      command: gke-gcloud-auth-plugin\n");
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", "/etc/kc",
+                                                     NULL, &err),
+                     0);
+    x = topo_exec_cred_spec(cfg.exec);
+    assert_string_equal(x->command, "gke-gcloud-auth-plugin");
+    assert_int_equal(x->interactive_mode, TOPO_EXEC_IF_AVAILABLE);
+    assert_false(x->provide_cluster_info);
+    assert_null(x->cluster_config);
+    topo_k8s_config_dispose(&cfg);
+
+    /* A token in the kubeconfig wins, as in client-go: the plugin is not used. */
+    text = CL("") CTX("") USER("    token: static\n" EXEC_API("v1beta1") "      command: aws\n");
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", NULL,
+                                                     NULL, &err),
+                     0);
+    assert_string_equal(cfg.token, "static");
+    assert_null(cfg.exec);
+    topo_k8s_config_dispose(&cfg);
 }
 
 /* --- in-cluster ----------------------------------------------------------------- */
@@ -508,6 +616,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kubeconfig__from_file, scratch_setup,
                                         scratch_teardown),
         cmocka_unit_test(test_kubeconfig__errors),
+        cmocka_unit_test(test_kubeconfig__exec),
         cmocka_unit_test_setup_teardown(test_kubeconfig__in_cluster, scratch_setup,
                                         scratch_teardown),
     };
