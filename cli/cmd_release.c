@@ -53,7 +53,7 @@ static const topo_opt table[] = {
 
 const topo_cli_command topo_cli_release = {
     CMD,
-    "release every pod waiting under topo's gate, unplaced (before uninstalling)",
+    "remove topo's gate from every pod still waiting under it: released unplaced",
     "usage: topoassign release (--namespace NS | --all-namespaces) [--dry-run]\n"
     "                          [--kubeconfig FILE] [--context NAME]\n"
     "       kubectl topo release (-n NS | -A) [--dry-run] [--kubeconfig FILE] [--context NAME]",
