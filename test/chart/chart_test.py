@@ -341,9 +341,11 @@ def run_release_job(render, args, work):
     ClusterRole grants and nothing else."""
     from harness.fakeapi import FakeApiEnv
 
-    job = render.get("Job", objects.RELEASE_HOOK)
+    # Named for the release: the hook's Job is the one of component "release".
+    job = render.one("Job", "release")
     if job is None:
-        return ["no Job %s rendered" % objects.RELEASE_HOOK]
+        return ["no uninstall Job rendered"]
+    sa = job["spec"]["template"]["spec"]["serviceAccountName"]
     problems = []
     env = FakeApiEnv(args.keep)
     pod = None
@@ -389,7 +391,7 @@ def run_release_job(render, args, work):
         reqs = env.request("GET", "/_fake/requests", auth=False)[1]["requests"]
         problems += check_requests(render, job, reqs)
         # Exactly what it does: each verb its ClusterRole grants was used.
-        grants, _ = rbac.granted(render, objects.RELEASE_HOOK)
+        grants, _ = rbac.granted(render, sa)
         granted_verbs = {v for _, _, v, _ in rbac.expand(grants.get(None, []))}
         used = {rbac.attributes(q["method"], q["path"])[0] for q in reqs
                 if rbac.attributes(q["method"], q["path"]) is not None}
