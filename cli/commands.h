@@ -29,11 +29,13 @@ extern const topo_cli_command topo_cli_show;
 extern const topo_cli_command topo_cli_generate;
 extern const topo_cli_command topo_cli_cases;
 extern const topo_cli_command topo_cli_simulate;
+extern const topo_cli_command topo_cli_release; /* cmd_release.c */
 int topo_cli_cmd_assign(int argc, char **argv);
 int topo_cli_cmd_show(int argc, char **argv);
 int topo_cli_cmd_generate(int argc, char **argv);
 int topo_cli_cmd_cases(int argc, char **argv);
 int topo_cli_cmd_simulate(int argc, char **argv);
+int topo_cli_cmd_release(int argc, char **argv);
 int topo_cli_cmd_cache_sync(int argc, char **argv);
 extern const topo_cli_command topo_cli_cache_import; /* cmd_cache.c */
 extern const topo_cli_command topo_cli_cache_stats;  /* cmd_cache.c */

@@ -13,8 +13,8 @@
 #include "topo/version.h"
 
 static const topo_cli_command *const commands[] = {
-    &topo_cli_assign, &topo_cli_show,  &topo_cli_generate,
-    &topo_cli_cases,  &topo_cli_cache, &topo_cli_simulate,
+    &topo_cli_assign, &topo_cli_show,     &topo_cli_generate, &topo_cli_cases,
+    &topo_cli_cache,  &topo_cli_simulate, &topo_cli_release,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -22,11 +22,12 @@ static const topo_cli_command *const commands[] = {
 static const topo_cli_command *const documented[] = {
     &topo_cli_assign,       &topo_cli_show,        &topo_cli_generate,  &topo_cli_cases,
     &topo_cli_cache_import, &topo_cli_cache_stats, &topo_cli_cache_sync, &topo_cli_simulate,
+    &topo_cli_release,
 };
 #define NDOCUMENTED (sizeof documented / sizeof documented[0])
 
 static const char usage_line[] = "usage: topoassign <command> [options]\n"
-                                 "       kubectl topo <show|assign> [options]";
+                                 "       kubectl topo <show|assign|release> [options]";
 static const char intro[] =
     "Kueue-compatible topology assignment, offline: place a PodSet on a cluster read from "
     "kubectl output, fixtures or a topo cache file, show a cluster's topology, generate "
@@ -35,12 +36,14 @@ static const char intro[] =
     "kubectl-topo it is a kubectl plugin: kubectl topo show and kubectl topo assign read the "
     "live cluster. Exit status: 0 placed, 1 does not fit, 2 bad input.";
 
-/* The kubectl plugin: the name it answers to, its commands, its help. */
+/* The kubectl plugin: the name it answers to, its commands, its help. show
+ * and assign read the cluster through --live; release always talks to it. */
 #define PLUGIN_NAME "kubectl-topo"
-static const topo_cli_command *const plugin_commands[] = {&topo_cli_show, &topo_cli_assign};
+static const topo_cli_command *const plugin_commands[] = {&topo_cli_show, &topo_cli_assign,
+                                                          &topo_cli_release};
 #define NPLUGIN (sizeof plugin_commands / sizeof plugin_commands[0])
 static const char plugin_usage_line[] =
-    "usage: kubectl topo <show|assign> [--kubeconfig FILE] [--context NAME] [options]";
+    "usage: kubectl topo <show|assign|release> [--kubeconfig FILE] [--context NAME] [options]";
 static const char plugin_intro[] =
     "Installed as kubectl-topo on the PATH (a link to topoassign is enough: it reads the "
     "name it was run by), topoassign is a kubectl plugin. kubectl topo show and kubectl topo "
@@ -53,13 +56,16 @@ static const char plugin_intro[] =
     "several); stderr says which. kubectl hands a plugin no flags of its own: give "
     "--kubeconfig and --context after the command. Room the webhook holds for pods not "
     "created yet is not seen (topoassign show --db on its cache file shows it). Exit status: "
-    "0 placed or shown, 1 does not fit, 2 bad input or the cluster could not be read.";
+    "0 placed or shown, 1 does not fit, 2 bad input or the cluster could not be read. kubectl "
+    "topo release removes topo's scheduling gate from the pods still waiting under it, "
+    "unplaced (before or after uninstalling topo; its own exit status).";
 static const char plugin_examples[] =
     "  kubectl topo show\n"
     "  kubectl topo show --levels topology.topo.io/rack,kubernetes.io/hostname\n"
     "  kubectl topo assign --context prod \\\n"
     "      --count 8 --request nvidia.com/gpu=8 --required topology.topo.io/rack\n"
-    "  kubectl topo assign --topology racks --podset job.yaml -o json\n";
+    "  kubectl topo assign --topology racks --podset job.yaml -o json\n"
+    "  kubectl topo release --all-namespaces --dry-run\n";
 
 static void usage(FILE *out)
 {
@@ -68,8 +74,8 @@ static void usage(FILE *out)
         fprintf(out, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\n'topoassign <command> --help' describes a command's options;\n"
                  "'topoassign --version' prints the version;\n"
-                 "'kubectl topo' (linked as " PLUGIN_NAME ") runs show and assign on the live "
-                 "cluster.\n"
+                 "'kubectl topo' (linked as " PLUGIN_NAME ") runs show, assign and release on "
+                 "the live cluster.\n"
                  "exit status: 0 placed, 1 does not fit, 2 bad input\n");
 }
 
@@ -88,8 +94,8 @@ static void plugin_usage(FILE *out)
     free(text);
 }
 
-/* kubectl topo <show|assign> ...: the command with --live first (unless
- * given), so that it reads the cluster. */
+/* kubectl topo <show|assign|release> ...: show and assign with --live first
+ * (unless given), so that they read the cluster. */
 static int plugin_main(int argc, char **argv)
 {
     topo_cli_set_program("kubectl topo");
@@ -109,7 +115,7 @@ static int plugin_main(int argc, char **argv)
     for (size_t i = 0; i < NPLUGIN; i++) {
         if (strcmp(argv[1], plugin_commands[i]->name) != 0)
             continue;
-        int live = 0;
+        int live = plugin_commands[i] == &topo_cli_release;
         for (int k = 2; k < argc; k++)
             live |= strcmp(argv[k], "--live") == 0;
         char **args = calloc((size_t)argc + 2, sizeof(*args));
@@ -128,8 +134,8 @@ static int plugin_main(int argc, char **argv)
         free(args);
         return rc;
     }
-    fprintf(stderr, "kubectl topo: unknown command '%s' (show, assign; topoassign has the "
-                    "offline ones)\n",
+    fprintf(stderr, "kubectl topo: unknown command '%s' (show, assign, release; topoassign "
+                    "has the offline ones)\n",
             argv[1]);
     plugin_usage(stderr);
     return TOPO_CLI_EXIT_BADINPUT;

@@ -91,6 +91,11 @@ int topo_admission_policy_parse(topo_admission_policy *out, const char *s);
      NULL}
 /* How many names TOPO_ADMISSION_WRITTEN_ANNOTATIONS holds (its NULL aside). */
 #define TOPO_ADMISSION_WRITTEN_ANNOTATIONS_N 8
+/* The gate's own annotations, of TOPO_ADMISSION_WRITTEN_ANNOTATIONS: written
+ * with TOPO_ADMISSION_WAIT_GATE and removed with it (the ungater's patch,
+ * topoassign release), sealed or not. A NULL-ended list's initializer. */
+#define TOPO_ADMISSION_GATE_ANNOTATIONS \
+    {TOPO_ADMISSION_WAIT_REASON_ANNOTATION, TOPO_ADMISSION_PODSET_ANNOTATION, NULL}
 
 /* Default time capacity is held for pods of a PodSet that have not arrived. */
 #define TOPO_ADMISSION_RESERVATION_TTL_DEFAULT 600
@@ -367,6 +372,20 @@ int topo_admission_tick(topo_admission_ctx *ctx, topo_err *err) TOPO_MUST_CHECK;
 /* 1 when the Pod object (JSON, as the API server returns it) carries
  * scheduling gate TOPO_ADMISSION_WAIT_GATE. */
 int topo_admission_pod_json_gated(const json_t *pod);
+
+/* The patch that releases a pod from TOPO_ADMISSION_WAIT_GATE without
+ * placing it (topoassign release: topo-webhook is being removed). pod is the
+ * object as the API server returns it. The operations: a "test" of its
+ * metadata.uid (a pod created since under the same name is not this one),
+ * then topo_admission_patch_ungate's (the gate tested at its index and
+ * removed, the gate's annotations removed); other gates, annotations and
+ * fields are not touched, so the API server applies it to the pod as it is
+ * then or refuses it (422) when any of it changed. *out_patch: a new
+ * reference to the operations array; NULL when the pod does not carry the
+ * gate (nothing to release). TOPO_EINVALID naming the field for an object
+ * that is not a Pod with a uid. */
+int topo_admission_release_patch(json_t **out_patch, const json_t *pod,
+                                 topo_err *err) TOPO_MUST_CHECK;
 
 /* The ungater's entry: places a pod waiting under TOPO_ADMISSION_WAIT_GATE
  * (its object as the API server returns it, JSON), exactly as admission

@@ -31,4 +31,14 @@ int topo_admission_patch_pod(topo_jsonpatch *patch, const topo_admission_pod *po
 int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *pod,
                               const char *gate, topo_err *err) TOPO_MUST_CHECK;
 
+/* Removes scheduling gate TOPO_ADMISSION_WAIT_GATE (topo/admission.h) and
+ * nothing else of the pod's gates: a "test" that the gate is at the index the
+ * pod shows, then its "remove" (the gates before and after it keep their
+ * order); then a "remove" of each of TOPO_ADMISSION_GATE_ANNOTATIONS the pod
+ * carries. A pod without the gate gets no operation for it. One rule for
+ * every release: the ungater's after placing, topoassign release's
+ * unplaced. */
+int topo_admission_patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                                topo_err *err) TOPO_MUST_CHECK;
+
 #endif

@@ -44,6 +44,10 @@
 
 /* The service-account directory of a pod. */
 #define TOPO_K8S_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* The environment variable naming another one (a token projected elsewhere;
+ * the tests of in-cluster mode): it gives no access the process's own
+ * environment (KUBECONFIG) does not already give. */
+#define TOPO_K8S_SA_DIR_ENV "TOPO_K8S_SA_DIR"
 
 /* Where the API server is and how to authenticate; all strings malloc'd
  * (topo_k8s_config_dispose frees them), NULL when unset; `= {0}` is empty. Certificates and
@@ -71,9 +75,11 @@ void topo_k8s_config_dispose(topo_k8s_config *cfg);
 
 /* In-cluster configuration (client-go InClusterConfig): the server from
  * KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, the token file,
- * ca.crt and namespace from sa_dir (NULL: TOPO_K8S_SA_DIR). The token file
- * must be readable now; the HTTP client re-reads it later. TOPO_ENOTFOUND
- * when the variables or the token are missing (not running in a pod). */
+ * ca.crt and namespace from sa_dir (NULL: the directory the environment
+ * variable TOPO_K8S_SA_DIR_ENV names when set, else TOPO_K8S_SA_DIR). The
+ * token file must be readable now; the HTTP client re-reads it later.
+ * TOPO_ENOTFOUND when the variables or the token are missing (not running in
+ * a pod). */
 int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir,
                                topo_err *err) TOPO_MUST_CHECK;
 

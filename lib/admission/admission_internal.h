@@ -62,6 +62,11 @@ int topo_admission_gvk_is_pod(const topo_admission_gvk *k);
  * when out of memory), so that it is read exactly as admission reads it. */
 json_t *topo_admission_pod_review(const json_t *pod, const char *uid);
 
+/* The fields every pod has (metadata, nodeName, nodeSelector, gates), not a
+ * topology pod's placement fields: for what only undoes topo's own writes
+ * (release.c). Errors name the field under "request.object". */
+int adm_decode_pod(topo_admission_pod *out, const json_t *pod, topo_pool *pool, topo_err *err);
+
 /* --- Kueue pod groups (groups.c) -------------------------------------------------------- */
 
 /* One role of a group: the pods of one shape. */

@@ -112,37 +112,6 @@ int adm_no_fit(topo_admission_ctx *ctx, answer *a, mode m, topo_admission_policy
     return 0;
 }
 
-/* Ungating: the gate and the wait annotations go, guarded by tests. */
-static int patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod, topo_err *err)
-{
-    char path[64];
-    int rc = 0;
-    for (size_t i = 0; i < pod->nscheduling_gates; i++)
-        if (strcmp(pod->scheduling_gates[i], TOPO_ADMISSION_WAIT_GATE) == 0) {
-            snprintf(path, sizeof path, "/spec/schedulingGates/%zu/name", i);
-            if ((rc = topo_jsonpatch_test_string(patch, path, TOPO_ADMISSION_WAIT_GATE)) < 0)
-                return rc;
-            snprintf(path, sizeof path, "/spec/schedulingGates/%zu", i);
-            if ((rc = topo_jsonpatch_remove(patch, path)) < 0)
-                return rc;
-            break;
-        }
-    static const char *const drop[] = TOPO_ADMISSION_WRITTEN_ANNOTATIONS;
-    for (size_t i = 0; drop[i] != NULL; i++) {
-        if (!adm_is_gate_annotation(drop[i]) ||
-            topo_admission_kv_get(pod->annotations, pod->nannotations, drop[i]) == NULL)
-            continue;
-        char *ptr = NULL;
-        if ((rc = topo_json_pointer_join(&ptr, "/metadata/annotations", drop[i])) < 0)
-            return topo_err_set(err, rc, "out of memory");
-        rc = topo_jsonpatch_remove(patch, ptr);
-        free(ptr);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
 /* The patch that sends the pod to its slot's domain. */
 /* The slot's domain as nodeSelector entries, one per level of the
  * topology. Kueue writes a by-host assignment with the hostname level only;
@@ -237,7 +206,7 @@ int adm_patch_placed(topo_admission_ctx *ctx, answer *a, mode m, const topo_admi
         return TOPO_ENOMEM;
     int rc = topo_admission_patch_pod(a->patch, &req->pod, sel, nsel, ann, nann, &err);
     if (rc == 0 && m == MODE_UNGATE)
-        rc = patch_ungate(a->patch, &req->pod, &err);
+        rc = topo_admission_patch_ungate(a->patch, &req->pod, &err);
     if (rc == TOPO_ENOMEM)
         return TOPO_ENOMEM;
     if (rc < 0) {

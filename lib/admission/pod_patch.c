@@ -1,8 +1,11 @@
 /* The JSON patches topo-webhook writes on a Pod (topo/admission_patch.h). */
 #include "topo/admission_patch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "topo/admission.h"
 
 static const char *kv_find(const topo_kv *kv, size_t n, const char *key)
 {
@@ -105,4 +108,43 @@ int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *p
     if (rc < 0)
         return topo_err_set(err, rc, "spec.schedulingGates: out of memory");
     return 0;
+}
+
+/* The gate's element is tested before it goes: a pod whose gates moved since
+ * it was read is refused by the API server (422), never stripped of another
+ * controller's gate. */
+int topo_admission_patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                                topo_err *err)
+{
+    static const char *const drop[] = TOPO_ADMISSION_GATE_ANNOTATIONS;
+    size_t before = topo_jsonpatch_count(patch);
+    char path[64];
+    int rc = 0;
+
+    for (size_t i = 0; i < pod->nscheduling_gates; i++) {
+        if (strcmp(pod->scheduling_gates[i], TOPO_ADMISSION_WAIT_GATE) != 0)
+            continue;
+        snprintf(path, sizeof path, "/spec/schedulingGates/%zu/name", i);
+        if ((rc = topo_jsonpatch_test_string(patch, path, TOPO_ADMISSION_WAIT_GATE)) < 0)
+            goto fail;
+        snprintf(path, sizeof path, "/spec/schedulingGates/%zu", i);
+        if ((rc = topo_jsonpatch_remove(patch, path)) < 0)
+            goto fail;
+        break;
+    }
+    for (size_t i = 0; drop[i] != NULL; i++) {
+        if (topo_admission_kv_get(pod->annotations, pod->nannotations, drop[i]) == NULL)
+            continue;
+        char *ptr = NULL;
+        if ((rc = topo_json_pointer_join(&ptr, "/metadata/annotations", drop[i])) < 0)
+            goto fail;
+        rc = topo_jsonpatch_remove(patch, ptr);
+        free(ptr);
+        if (rc < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    topo_jsonpatch_truncate(patch, before); /* leave the patch as it was */
+    return topo_err_set(err, rc, "the gate's release: %s", topo_strerror(rc));
 }

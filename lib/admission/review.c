@@ -442,6 +442,12 @@ cleanup:
     return rc;
 }
 
+int adm_decode_pod(topo_admission_pod *out, const json_t *pod, topo_pool *pool, topo_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    return decode_pod(out, pod, pool, err);
+}
+
 json_t *topo_admission_pod_review(const json_t *pod, const char *uid)
 {
     return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:O}}",

@@ -59,12 +59,15 @@ const char *adm_seal(topo_admission_ctx *ctx, const topo_admission_request *req,
     return topo_pool_strdup(pool, mac);
 }
 
-/* The gate's own annotations: the ungater removes them from every pod it
- * releases (patch_ungate), sealed or not. */
+/* The gate's own annotations: every release of a pod removes them
+ * (topo_admission_patch_ungate), sealed or not. */
 int adm_is_gate_annotation(const char *key)
 {
-    return strcmp(key, TOPO_ADMISSION_WAIT_REASON_ANNOTATION) == 0 ||
-           strcmp(key, TOPO_ADMISSION_PODSET_ANNOTATION) == 0;
+    static const char *const gate[] = TOPO_ADMISSION_GATE_ANNOTATIONS;
+    for (size_t i = 0; gate[i] != NULL; i++)
+        if (strcmp(key, gate[i]) == 0)
+            return 1;
+    return 0;
 }
 
 static const char *annotation(const topo_admission_pod *pod, const char *key)

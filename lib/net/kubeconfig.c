@@ -91,7 +91,10 @@ int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir, topo_er
     int error = 0;
     topo_k8s_config cfg = {0};
     char *token = NULL, *ca = NULL, *ns_path = NULL, *ns = NULL;
-    const char *dir = sa_dir != NULL ? sa_dir : TOPO_K8S_SA_DIR;
+    const char *env_dir = getenv(TOPO_K8S_SA_DIR_ENV);
+    const char *dir = sa_dir != NULL                         ? sa_dir
+                      : env_dir != NULL && env_dir[0] != '\0' ? env_dir
+                                                             : TOPO_K8S_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
 

@@ -25,9 +25,13 @@
      quiet case per alert, the input series built from the metric names and
      label sets the daemons served in 7 (alerts.py); each alert's runbook_url
      names its section of docs/install.md "Runbook".
+  9. the uninstall hook's Job run as rendered (topoassign, under the default
+     and another release name and namespace) against the fake API server:
+     topo's gate goes from the gated pods and nothing else, and its requests
+     are exactly what its ServiceAccount's rules allow.
 
 Prints one line per check and "N passed, N failed".
-usage: chart_test.py --source DIR --webhook BIN --sync BIN [--keep]
+usage: chart_test.py --source DIR --webhook BIN --sync BIN --topoassign BIN [--keep]
 """
 
 import argparse
@@ -447,6 +451,94 @@ def run_daemons(render, args, work):
     return results, metric_families
 
 
+GATE = "topology.topo.io/wait"
+
+
+def hook_pod(ns, name, gates):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns,
+                         "annotations": {"topology.topo.io/wait-reason": "no room",
+                                         "topology.topo.io/podset": ns + "/job/j",
+                                         "example.com/owner": "team-a"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}],
+                     "schedulingGates": [{"name": g} for g in gates]}}
+
+
+def run_release_job(render, args, work):
+    """The uninstall hook's Job (its container's command and arguments, its
+    ServiceAccount) as a process against a fake API server holding gated
+    pods: exit 0; topo's gate and its annotations gone, the other gates and
+    annotations kept, an ungated pod untouched; a pod whose gate another
+    writer removes meanwhile read again. Its requests use every rule its
+    ClusterRole grants and nothing else."""
+    from harness.fakeapi import FakeApiEnv
+
+    # Named for the release: the hook's Job is the one of component "release".
+    job = render.one("Job", "release")
+    if job is None:
+        return ["no uninstall Job rendered"]
+    sa = job["spec"]["template"]["spec"]["serviceAccountName"]
+    problems = []
+    env = FakeApiEnv(args.keep)
+    pod = None
+    try:
+        pods = {("team-a", "alone"): [GATE], ("team-a", "shared"): ["example.com/a", GATE],
+                ("team-b", "raced"): [GATE, "example.com/b"], ("team-b", "plain"): []}
+        for (ns, name), gates in pods.items():
+            env.create("/api/v1/namespaces/%s/pods" % ns, hook_pod(ns, name, gates))
+        # Another writer releases team-b/raced between the list and the patch.
+        env.admin("fault", {"kind": "touch", "count": 1, "method": "PATCH",
+                            "path": "/api/v1/namespaces/team-b/pods/raced",
+                            "patch": [{"op": "remove", "path": "/spec/schedulingGates/0"}]})
+        plain = env.pod("team-b", "plain")
+        env.request("POST", "/_fake/requests/clear", {}, auth=False)
+        pod = daemons.Pod(render, job, {"/usr/bin/topoassign": args.topoassign}, work,
+                          env.kubeconfig)
+        pod.start()
+        try:
+            status = pod.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            status = "still running after 60 s"
+        log = pod.log()
+        if status != 0:
+            problems.append("exit status %r:\n%s" % (status, log[-2000:]))
+        for line in ("team-a/alone: released unplaced",
+                     "team-a/shared: released unplaced (still gated by example.com/a)",
+                     "team-b/raced: already released"):
+            if line not in log.splitlines():
+                problems.append("no line %r in its output:\n%s" % (line, log[-2000:]))
+        want = {("team-a", "alone"): [], ("team-a", "shared"): ["example.com/a"],
+                ("team-b", "raced"): ["example.com/b"], ("team-b", "plain"): []}
+        for (ns, name), gates in want.items():
+            got = env.pod(ns, name)
+            have = [g["name"] for g in got["spec"].get("schedulingGates", [])]
+            ann = got["metadata"].get("annotations", {})
+            if have != gates or ann.get("example.com/owner") != "team-a":
+                problems.append("%s/%s: gates %r, annotations %r" % (ns, name, have, ann))
+            if name in ("alone", "shared") and ("topology.topo.io/wait-reason" in ann or
+                                                "topology.topo.io/podset" in ann):
+                problems.append("%s/%s kept the gate's annotations: %r" % (ns, name, ann))
+        if env.pod("team-b", "plain") != plain:
+            problems.append("team-b/plain (not gated) was written")
+        reqs = env.request("GET", "/_fake/requests", auth=False)[1]["requests"]
+        problems += check_requests(render, job, reqs)
+        # Exactly what it does: each verb its ClusterRole grants was used.
+        grants, _ = rbac.granted(render, sa)
+        granted_verbs = {v for _, _, v, _ in rbac.expand(grants.get(None, []))}
+        used = {rbac.attributes(q["method"], q["path"])[0] for q in reqs
+                if rbac.attributes(q["method"], q["path"]) is not None}
+        if granted_verbs != used:
+            problems.append("its ClusterRole grants %s, it used %s" % (sorted(granted_verbs),
+                                                                      sorted(used)))
+    except daemons.RunError as e:
+        problems.append(str(e))
+    finally:
+        if pod is not None and pod.proc is not None and pod.proc.poll() is None:
+            pod.proc.kill()
+        env.close()
+    return problems
+
+
 def lldp_dir(render, dep, pod):
     """With the LLDP DaemonSet: one node's file, as it writes it, put where
     topo-sync mounts the shared volume; that directory (or None)."""
@@ -593,6 +685,11 @@ RBAC_PROBES = [  # (ServiceAccount, method, path, allowed): the checker itself c
     (objects.SYNC, "POST", "/api/v1/namespaces/default/events", True),
     (objects.SYNC, "POST", "/api/v1/namespaces/team-a/events", False),
     (objects.SYNC, "PATCH", "/api/v1/namespaces/team-a/pods/p1", False),
+    (objects.RELEASE_HOOK, "GET", "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%3D", True),
+    (objects.RELEASE_HOOK, "PATCH", "/api/v1/namespaces/team-a/pods/p1", True),
+    (objects.RELEASE_HOOK, "GET", "/api/v1/pods?watch=1", False),
+    (objects.RELEASE_HOOK, "DELETE", "/api/v1/namespaces/team-a/pods/p1", False),
+    (objects.RELEASE_HOOK, "PATCH", "/api/v1/nodes/n1", False),
 ]
 
 
@@ -608,6 +705,7 @@ def check_notes(render, text, p):
         want += ["rollout status deployment/%s" % objects.SYNC, "kubectl get nodes -L "]
     if v["webhook"]["replicaCount"] < 2:
         want.append("WARNING: webhook.replicaCount is %d" % v["webhook"]["replicaCount"])
+    want.append("kubectl topo release --all-namespaces")
     out = ["no %r in:\n%s" % (w, text) for w in want if w not in text]
     if v["webhook"]["replicaCount"] >= 2 and "WARNING: webhook.replicaCount" in text:
         out.append("a replica warning with %d replicas" % v["webhook"]["replicaCount"])
@@ -789,9 +887,10 @@ def main():
     ap.add_argument("--source", required=True, help="the source tree")
     ap.add_argument("--webhook", required=True, help="topo-webhook binary")
     ap.add_argument("--sync", required=True, help="topo-sync binary")
+    ap.add_argument("--topoassign", required=True, help="topoassign binary")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
     args = ap.parse_args()
-    for a in ("source", "webhook", "sync"):
+    for a in ("source", "webhook", "sync", "topoassign"):
         setattr(args, a, os.path.abspath(getattr(args, a)))
     global SOURCE
     SOURCE = args.source
@@ -884,6 +983,10 @@ def main():
                 for name, lines in fams.items():  # every run's samples, each once
                     have = families.setdefault(name, [])
                     have += [x for x in lines if x not in have]
+        rep.step("the uninstall hook")
+        for r in [renders[0]] + others[:1]:
+            rep.check("%s: the uninstall hook's Job runs as rendered" % r.name,
+                      run_release_job(r, args, os.path.join(work, r.name + "-release")))
         for r in renders:
             if r.values["metrics"]["prometheusRule"]["enabled"]:
                 check_rule_metrics(rep, r, families)

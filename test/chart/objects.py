@@ -13,6 +13,8 @@ from render import NAMESPACE, RELEASE
 
 FULL = "topo" if "topo" in RELEASE else RELEASE + "-topo"
 WEBHOOK, SYNC, LLDP = FULL + "-webhook", FULL + "-sync", FULL + "-lldp"
+RELEASE_HOOK = FULL + "-release"  # the uninstall hook's Job, ServiceAccount and ClusterRole
+HOOK_EVENTS = "pre-delete,post-delete"
 TOPOLOGY_ANNOTATIONS = ["kueue.x-k8s.io/podset-required-topology",
                         "kueue.x-k8s.io/podset-preferred-topology",
                         "kueue.x-k8s.io/podset-unconstrained-topology",
@@ -29,7 +31,7 @@ def flag(args, name):
 
 
 def pod_templates(r):
-    return [d for d in r.docs if d["kind"] in ("Deployment", "DaemonSet")]
+    return [d for d in r.docs if d["kind"] in ("Deployment", "DaemonSet", "Job")]
 
 
 CRITICAL = ("system-cluster-critical", "system-node-critical")
@@ -73,6 +75,8 @@ def expected_kinds(v):
         kinds.add("ServiceMonitor")
     if v["metrics"]["prometheusRule"]["enabled"]:
         kinds.add("PrometheusRule")
+    if v["uninstall"]["releaseGatedPods"]:
+        kinds.add("Job")
     return kinds
 
 
@@ -274,10 +278,11 @@ def check_tls(r):
 def check_rbac(r):
     out = []
     exp = rbac.expected(r.values, WEBHOOK, SYNC)
-    for component in ("webhook", "sync"):
+    for component in ("webhook", "sync", "release"):
         # The ServiceAccount the pods run as: the chart's, or the operator's
-        # (serviceAccount.create false), which the bindings must name.
-        sa = service_account(r.values, component)
+        # (serviceAccount.create false), which the bindings must name; the
+        # uninstall hook's is always the chart's own.
+        sa = RELEASE_HOOK if component == "release" else service_account(r.values, component)
         grants, problems = rbac.granted(r, sa)
         out += problems
         for scope in sorted(set(grants) | {s for c, s in exp if c == component},
@@ -644,10 +649,61 @@ def check_sync_deployment(r):
     return out
 
 
+def check_release_hook(r):
+    """The uninstall hook: a Job running topoassign release --all-namespaces
+    with the chart's image, bounded (backoffLimit, a deadline), never
+    restarted in place; it and its ServiceAccount, ClusterRole and binding
+    are hooks of both delete events, made in that order before the Job and
+    deleted once they succeeded."""
+    v = r.values["uninstall"]
+    hooks = [d for d in r.docs if (d["metadata"].get("annotations") or {}).get("helm.sh/hook")]
+    if not v["releaseGatedPods"]:
+        return ["hooks rendered with uninstall.releaseGatedPods false: %s" % [
+            d["metadata"]["name"] for d in hooks]] if hooks else []
+    out, weights = [], {}
+    for kind in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Job"):
+        d = r.get(kind, RELEASE_HOOK)
+        if d is None:
+            out.append("no %s %s" % (kind, RELEASE_HOOK))
+            continue
+        a = d["metadata"].get("annotations") or {}
+        if a.get("helm.sh/hook") != HOOK_EVENTS:
+            out.append("%s: helm.sh/hook %r, want %r" % (kind, a.get("helm.sh/hook"),
+                                                         HOOK_EVENTS))
+        if set((a.get("helm.sh/hook-delete-policy") or "").split(",")) != \
+                {"before-hook-creation", "hook-succeeded"}:
+            out.append("%s: hook-delete-policy %r" % (kind, a.get("helm.sh/hook-delete-policy")))
+        weights[kind] = int(a.get("helm.sh/hook-weight", "0"))
+    if len(weights) == 4 and not (weights["ServiceAccount"] < weights["ClusterRole"] <
+                                  weights["ClusterRoleBinding"] < weights["Job"]):
+        out.append("hook weights %r: the Job must come after what it runs as" % weights)
+    if len(hooks) != 4:
+        out.append("hooks: %s" % [(d["kind"], d["metadata"]["name"]) for d in hooks])
+    job = r.get("Job", RELEASE_HOOK)
+    if job is None:
+        return out
+    spec = job["spec"]
+    if spec.get("backoffLimit") != v["backoffLimit"] or \
+            spec.get("activeDeadlineSeconds") != v["activeDeadlineSeconds"]:
+        out.append("Job backoffLimit/activeDeadlineSeconds %r/%r" % (
+            spec.get("backoffLimit"), spec.get("activeDeadlineSeconds")))
+    pod = spec["template"]["spec"]
+    c = pod["containers"][0]
+    dep = r.get("Deployment", WEBHOOK)
+    if c["command"] != ["/usr/bin/topoassign"] or c.get("args") != ["release", "--all-namespaces"]:
+        out.append("Job runs %r %r" % (c["command"], c.get("args")))
+    if dep is not None and c["image"] != dep["spec"]["template"]["spec"]["containers"][0]["image"]:
+        out.append("Job image %s is not the chart's" % c["image"])
+    if pod.get("restartPolicy") != "Never" or pod.get("serviceAccountName") != RELEASE_HOOK:
+        out.append("Job pod: restartPolicy %r, serviceAccountName %r" % (
+            pod.get("restartPolicy"), pod.get("serviceAccountName")))
+    return out
+
+
 CHECKS = [("kinds", check_kinds), ("labels", check_labels),
           ("webhook registration", check_webhook_registration), ("tls", check_tls),
           ("rbac", check_rbac), ("security", check_security), ("probes", check_probes),
           ("webhook deployment", check_webhook_deployment), ("record keys", check_record_keys),
           ("network policy", check_network_policy),
           ("sync network policy", check_sync_network_policy), ("pod values", check_pod_values),
-          ("sync deployment", check_sync_deployment)]
+          ("sync deployment", check_sync_deployment), ("release hook", check_release_hook)]

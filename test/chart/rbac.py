@@ -57,6 +57,10 @@ def expected(values, webhook_name, sync_name):
                    rule("", ["configmaps"], ["get", "update"], [s["exportConfigMap"]])]
         out[("sync", NAMESPACE)] = sr
         out[("sync", "default")] = [rule("", ["events"], ["create"])]
+    if values["uninstall"]["releaseGatedPods"]:
+        # topoassign release: list the pods, read one again when it changed,
+        # patch the gate away (the uninstall hook)
+        out[("release", None)] = [rule("", ["pods"], ["get", "list", "patch"])]
     return out
 
 

@@ -40,6 +40,7 @@ const SCHEMAS = {
   "v1/ResourceQuota": [CORE[0], CORE[1] + "CoreV1ResourceQuota"],
   "apps/v1/Deployment": [CORE[0], CORE[1] + "AppsV1Deployment"],
   "apps/v1/DaemonSet": [CORE[0], CORE[1] + "AppsV1DaemonSet"],
+  "batch/v1/Job": [CORE[0], CORE[1] + "BatchV1Job"],
   "policy/v1/PodDisruptionBudget": [CORE[0], CORE[1] + "PolicyV1PodDisruptionBudget"],
   "networking.k8s.io/v1/NetworkPolicy": [CORE[0], CORE[1] + "NetworkingV1NetworkPolicy"],
   "rbac.authorization.k8s.io/v1/ClusterRole": [CORE[0], CORE[1] + "RbacV1ClusterRole"],

@@ -90,7 +90,9 @@ Fault injection and test control live under /_fake/ on the same server
                         {"kind": "delay", "count": N, "delay_ms": 2000}  wait, then answer
                         {"kind": "touch", "count": N, "method": "PATCH"}  another writer
                            modifies the named object just before the request is handled
-                           (so a resourceVersion precondition in it is stale)
+                           (so a resourceVersion precondition in it is stale): adds an
+                           annotation, or with "patch": [RFC 6902 ops] applies those (a
+                           controller removing a gate, say)
   POST /_fake/faults/clear
   POST /_fake/compact   {"expire_watches": true}  forget all history (old RVs become 410);
                         optionally end open watches with an in-stream ERROR 410
@@ -1649,6 +1651,7 @@ class Fault:
                                         # ("cert:", "bearer:", "none")
         self.chunk = int(spec.get("chunk", 1024))
         self.delay_ms = int(spec.get("delay_ms", 50))
+        self.patch = spec.get("patch")  # touch: the other writer's JSON patch
 
     def matches(self, method, path, is_watch, auth):
         if self.count <= 0:
@@ -1854,7 +1857,7 @@ class Handler(BaseHTTPRequestHandler):
                 if self.fault.kind == "delay":
                     time.sleep(self.fault.delay_ms / 1000.0)
                 elif self.fault.kind == "touch":
-                    self.touch(path)
+                    self.touch(path, self.fault.patch)
                 elif self.fault.kind == "status":
                     raise generic_status(self.fault.code, self.fault.message,
                                          self.fault.retry_after)
@@ -1896,7 +1899,7 @@ class Handler(BaseHTTPRequestHandler):
             return "bearer:" + h[7:].strip()[:12]
         raise ApiError(401, "Unauthorized", "Unauthorized")
 
-    def touch(self, path):
+    def touch(self, path, patch=None):
         m = ROUTE_RE.match(path)
         res = RESOURCES.get(unquote(m.group("res"))) if m else None
         if res is None or not m.group("name"):
@@ -1908,8 +1911,11 @@ class Handler(BaseHTTPRequestHandler):
             if prev is None:
                 return
             data = json.loads(prev.raw)
+            if patch is not None:
+                data = json_patch(data, patch)
             rv = st.next_rv()
-            data["metadata"].setdefault("annotations", {})["fake.topo.io/touched"] = str(rv)
+            if patch is None:
+                data["metadata"].setdefault("annotations", {})["fake.topo.io/touched"] = str(rv)
             data["metadata"]["resourceVersion"] = str(rv)
             st.put(res, data, "MODIFIED", prev)
 

@@ -316,7 +316,7 @@ def bad_configuration(env):
 def help_and_version(env):
     """The plugin's own help and each command's, naming the plugin's flags."""
     rc, out, err, _ = env.kubectl_topo("--help")
-    expect(rc == 0 and out.startswith("usage: kubectl topo <show|assign>") and
+    expect(rc == 0 and out.startswith("usage: kubectl topo <show|assign|release>") and
            "--context NAME" in out and "kubectl topo assign" in out, f"--help: {rc} {out}")
     rc, _, err, _ = env.kubectl_topo()
     expect(rc == 2 and "usage: kubectl topo" in err, f"no command: {rc} {err}")

@@ -1,5 +1,7 @@
 /* libFuzzer harness for the AdmissionReview v1 decoder: decode, classify,
- * build the pod patches and encode a response; nothing may crash or leak.
+ * build the pod patches and encode a response; and the release of the
+ * review's object as a gated pod listed from the API server (topoassign
+ * release); nothing may crash or leak.
  * Seeds: fixtures/admission/<case>/request.json. */
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +11,8 @@
 #include "topo/admission_patch.h"
 #include "topo/admission_review.h"
 #include "topo/jsonpatch.h"
+
+#include <jansson.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,6 +36,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (topo_admission_patch_pod(patch, &req.pod, sel, 2, ann, 1, &err) == 0)
             (void)topo_admission_patch_gate(patch, &req.pod, "topology.topo.io/wait", &err);
     }
+    if (rc == 0 && req.has_pod)
+        (void)topo_admission_patch_ungate(patch, &req.pod, &err);
+    json_t *root = json_loadb((const char *)data, size, 0, NULL), *released = NULL;
+    if (root != NULL &&
+        topo_admission_release_patch(&released, json_object_get(json_object_get(root, "request"),
+                                                                "object"),
+                                     &err) == 0)
+        json_decref(released);
+    json_decref(root);
     if (req.uid != NULL) {
         resp.uid = req.uid;
         resp.allowed = rc == 0;

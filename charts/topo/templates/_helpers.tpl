@@ -32,6 +32,18 @@ namespaced with the chart's name.
 {{- printf "%s-lldp" (include "topo.fullname" . | trunc 58 | trimSuffix "-") }}
 {{- end }}
 
+{{- define "topo.release.fullname" -}}
+{{- printf "%s-release" (include "topo.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The uninstall hooks' annotations (release-hook.yaml), given the weight:
+run before and after Helm deletes the release's objects. */}}
+{{- define "topo.release.hook" -}}
+helm.sh/hook: pre-delete,post-delete
+helm.sh/hook-weight: {{ . | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end }}
+
 {{/* The Secret of the webhook's serving certificate (tls.crt, tls.key, ca.crt). */}}
 {{- define "topo.webhook.tlsSecretName" -}}
 {{- printf "%s-tls" (include "topo.webhook.fullname" .) }}
