@@ -132,7 +132,10 @@ static int register_metrics(ctl *c, topo_err *err)
                                 by_level, 1, err);
     if (rc == 0)
         rc = topo_metrics_counter(c->metrics, &c->m_rounds, "topo_sync_rounds_total",
-                                  "Reconcile rounds run.", NULL, 0, err);
+                                  "Reconcile rounds run, by outcome (ok; failed: a write, "
+                                  "Kueue's objects or an export failed; error: no plan could "
+                                  "be made or the writes could not start).",
+                                  by_outcome, 1, err);
     if (rc == 0)
         rc = topo_metrics_counter(c->metrics, &c->m_configmap, "topo_sync_configmap_exports_total",
                                   "Exports to the --export-configmap ConfigMap, by outcome "
@@ -409,7 +412,7 @@ static int keep_writing(void *payload)
 
 /* One round: plan, write what differs (when allowed), export. Returns 0,
  * or 1 when some write failed; a plan that cannot be built is an error. */
-static int reconcile(ctl *c, int may_write, topo_err *err)
+static int reconcile_round(ctl *c, int may_write, topo_err *err)
 {
     topo_sync *sync = NULL;
     json_t *view = NULL;
@@ -470,10 +473,19 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
         topo_log(TOPO_LOG_WARN, "exports: %s", err->text);
         failed = 1;
     }
-    topo_metrics_add(topo_metrics_get(c->m_rounds, NULL), 1);
     json_decref(view);
     topo_sync_free(sync);
     return failed;
+}
+
+/* A round, counted by its outcome: an alert tells rounds that keep failing
+ * from a source that is merely stale. */
+static int reconcile(ctl *c, int may_write, topo_err *err)
+{
+    static const char *const outcomes[] = {"ok", "failed", "error"};
+    int rc = reconcile_round(c, may_write, err);
+    topo_metrics_add(topo_metrics_get(c->m_rounds, &outcomes[rc == 0 ? 0 : rc > 0 ? 1 : 2]), 1);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ loops */

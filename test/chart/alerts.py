@@ -318,6 +318,19 @@ def cases(s, alerts, hook):
                values((0, 40))),
               (s.of(writes, "sync", match={"outcome": served}, vary={"outcome": "patched"}),
                values((0, 40, 5)))], 35, [])]
+        rounds = "topo_sync_rounds_total"
+        pod = s.target("sync", 0)["pod"]
+        out["TopoSyncRoundsFailing"] = [
+            ("the leader's rounds all fail, the follower's plans succeed",
+             [(s.of(rounds, "sync", 0, match={}, vary={"outcome": "failed"}),
+               values((0, 60, 1))),
+              (s.of(rounds, "sync", 1, match={}, vary={"outcome": "ok"}), values((0, 60, 1)))],
+             50, [({"namespace": ns, "pod": pod}, None)]),
+            ("some rounds fail, others complete",
+             [(s.of(rounds, "sync", 0, match={}, vary={"outcome": "failed"}),
+               values((0, 60, 1))),
+              (s.of(rounds, "sync", 0, match={}, vary={"outcome": "ok"}),
+               values((0, 60, 1)))], 50, [])]
     if "TopoSyncExportFailing" in alerts:
         cm = "topo_sync_configmap_exports_total"
         out["TopoSyncExportFailing"] = [

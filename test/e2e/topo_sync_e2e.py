@@ -389,11 +389,7 @@ def source_change(env):
         wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched")
 
         def rounds():
-            status, text = http_get(port, "/metrics")
-            for line in text.splitlines():
-                if line.startswith("topo_sync_rounds_total"):
-                    return float(line.split()[-1])
-            return -1.0
+            return metric(port, "topo_sync_rounds_total", outcome="ok") or -1.0
         wait_for(lambda: rounds() >= 1, 10, "a round counted")
         before = rounds()
         with open(env.dump) as fh:
@@ -542,6 +538,29 @@ def configmap_foreign(env):
                "app.kubernetes.io/managed-by" in l.get("msg", "")]
     expect(refused and refused[0].get("level") in ("warn", "error"),
            f"no refusal naming the ConfigMap and the marker in the log:\n{p.stderr[-2000:]}")
+
+
+@case
+def rounds_failing(env):
+    """A controller whose every round fails a step (here the export
+    ConfigMap, another owner's) counts them as failed, never ok, though
+    the labels are written: what the TopoSyncRoundsFailing alert reads."""
+    env.create("/api/v1/namespaces/kube-system/configmaps",
+               {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "coredns", "namespace": "kube-system"},
+                "data": {"Corefile": ".:53 {}\n"}})
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port),
+                  "--source-interval", "1", "--resync-interval", "1",
+                  "--export-configmap", "kube-system/coredns")
+    try:
+        wait_for(lambda: (metric(port, "topo_sync_rounds_total", outcome="failed") or 0) >= 2,
+                 30, "two failed rounds counted")
+        ok = metric(port, "topo_sync_rounds_total", outcome="ok")
+        expect(ok is None, f"{ok} rounds counted ok while each failed its export")
+        env.expect_converged()
+    finally:
+        stop(p)
 
 
 @case
