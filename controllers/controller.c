@@ -106,6 +106,9 @@ static void source_changed(void *payload)
 
 /* ------------------------------------------------------------------ set-up */
 
+/* topo_sync_rounds_total's outcomes, in the order reconcile's result picks. */
+static const char *const round_outcomes[] = {"ok", "failed", "error"};
+
 static int register_metrics(ctl *c, topo_err *err)
 {
     static const char *const by_state[] = {"state"}, *const by_level[] = {"level"},
@@ -136,6 +139,12 @@ static int register_metrics(ctl *c, topo_err *err)
                                   "Kueue's objects or an export failed; error: no plan could "
                                   "be made or the writes could not start).",
                                   by_outcome, 1, err);
+    /* Each outcome served from the start, at 0: a replica that never
+     * completes a round (no source ever answered) shows an ok count that
+     * does not grow, which an alert can see; an absent series it could not. */
+    for (size_t i = 0; rc == 0 && i < sizeof(round_outcomes) / sizeof(*round_outcomes); i++)
+        if (topo_metrics_get(c->m_rounds, &round_outcomes[i]) == NULL)
+            rc = topo_err_nomem(err, "metrics");
     if (rc == 0)
         rc = topo_metrics_counter(c->metrics, &c->m_configmap, "topo_sync_configmap_exports_total",
                                   "Exports to the --export-configmap ConfigMap, by outcome "
@@ -482,9 +491,9 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
  * from a source that is merely stale. */
 static int reconcile(ctl *c, int may_write, topo_err *err)
 {
-    static const char *const outcomes[] = {"ok", "failed", "error"};
     int rc = reconcile_round(c, may_write, err);
-    topo_metrics_add(topo_metrics_get(c->m_rounds, &outcomes[rc == 0 ? 0 : rc > 0 ? 1 : 2]), 1);
+    topo_metrics_add(topo_metrics_get(c->m_rounds, &round_outcomes[rc == 0 ? 0 : rc > 0 ? 1 : 2]),
+                     1);
     return rc;
 }
 
