@@ -12,6 +12,7 @@
 #include "topo/engine.h"
 #include "topo/error.h"
 #include "topo/inventory.h"
+#include "topo/k8s.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -41,6 +42,17 @@ int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, 
 int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err);
 
+/* The live cluster's configuration, loaded once per command: the levels
+ * lookup and the lists share it, and so share one exec credential cache
+ * (a plugin runs once per command, and a failed run is not repeated).
+ * `= {0}` is empty; topo_cli_cluster_dispose frees it. */
+typedef struct topo_cli_cluster {
+    topo_k8s_config cfg;
+    int loaded;
+} topo_cli_cluster;
+
+void topo_cli_cluster_dispose(topo_cli_cluster *c);
+
 /* Where `assign` and `show` read the cluster: --nodes files (with --pods
  * optional), a --db cache file, or the live cluster (--live, implied by
  * --kubeconfig and --context, and by running as kubectl-topo). */
@@ -50,7 +62,13 @@ typedef struct topo_cli_input {
     const char *pods, *db;
     int live;
     const char *kubeconfig, *context; /* with live; NULL: kubectl's defaults */
+    topo_cli_cluster *cluster;        /* with live: the command's, loaded on first use */
 } topo_cli_input;
+
+/* The live cluster's configuration (in->kubeconfig, in->context), loaded
+ * into in->cluster the first time; borrowed. */
+int topo_cli_cluster_config(const topo_k8s_config **out, const topo_cli_input *in,
+                            topo_err *err);
 
 /* The topology flags `assign` and `show` share (each NULL or 0 when not
  * given): --levels, --topology, --node-label, --topology-name. */

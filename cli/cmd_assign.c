@@ -350,6 +350,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
 {
     assign_args f;
     topo_cli_input in;
+    topo_cli_cluster cluster = {0};
     topo_cli_topology_flags flags;
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
@@ -376,7 +377,8 @@ int topo_cli_cmd_assign(int argc, char **argv)
                           .db = f.db,
                           .live = f.live || f.kubeconfig != NULL || f.context != NULL,
                           .kubeconfig = f.kubeconfig,
-                          .context = f.context};
+                          .context = f.context,
+                          .cluster = &cluster};
     flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
                                       f.topology_name};
     if (topo_cli_topology_opts(&sopts, &in, &flags, c.pool, &err) < 0)
@@ -416,6 +418,7 @@ fail:
     topo_cli_error(CMD, &err);
     rc = TOPO_CLI_EXIT_BADINPUT;
 cleanup:
+    topo_cli_cluster_dispose(&cluster);
     free(text);
     topo_snapshot_free(c.snap);
     topo_strmap_free(c.by_hostname);

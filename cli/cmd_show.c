@@ -252,6 +252,7 @@ int topo_cli_cmd_show(int argc, char **argv)
 {
     show_args f;
     topo_cli_input in;
+    topo_cli_cluster cluster = {0};
     topo_cli_topology_flags flags;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
@@ -282,7 +283,8 @@ int topo_cli_cmd_show(int argc, char **argv)
                           .db = f.db,
                           .live = f.live || f.kubeconfig != NULL || f.context != NULL,
                           .kubeconfig = f.kubeconfig,
-                          .context = f.context};
+                          .context = f.context,
+                          .cluster = &cluster};
     flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
                                       f.topology_name};
     if (topo_cli_topology_opts(&sopts, &in, &flags, pool, &err) < 0 ||
@@ -365,6 +367,7 @@ fail:
     topo_cli_error(CMD, &err);
     rc = TOPO_CLI_EXIT_BADINPUT;
 cleanup:
+    topo_cli_cluster_dispose(&cluster);
     free(r.v);
     topo_snapshot_free(snap);
     topo_inventory_free(inv);

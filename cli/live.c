@@ -61,8 +61,8 @@ static int sync_once(const char *db, const topo_cli_input *in, topo_err *err)
     int rc;
 
     o.db_path = db;
-    o.kubeconfig = in->kubeconfig;
-    o.context = in->context;
+    if ((rc = topo_cli_cluster_config(&o.k8s_config, in, err)) < 0)
+        return rc;
     o.kinds = TOPO_FILLER_NODES | TOPO_FILLER_PODS;
     o.once = 1;
     o.idle_ms = LIVE_IDLE_MS;
@@ -73,6 +73,31 @@ static int sync_once(const char *db, const topo_cli_input *in, topo_err *err)
     if (rc == 0 && atomic_load(o.stop))
         rc = topo_err_set(err, TOPO_EGENERIC, "interrupted");
     return rc < 0 ? topo_err_wrap(err, "reading the cluster") : rc;
+}
+
+void topo_cli_cluster_dispose(topo_cli_cluster *c)
+{
+    if (c == NULL)
+        return;
+    topo_k8s_config_dispose(&c->cfg);
+    c->loaded = 0;
+}
+
+int topo_cli_cluster_config(const topo_k8s_config **out, const topo_cli_input *in,
+                            topo_err *err)
+{
+    *out = NULL;
+    if (in->cluster == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "the live cluster: no configuration holder");
+    if (!in->cluster->loaded) {
+        int rc = topo_k8s_config_load_context(&in->cluster->cfg, in->kubeconfig, in->context,
+                                              err);
+        if (rc < 0)
+            return rc;
+        in->cluster->loaded = 1;
+    }
+    *out = &in->cluster->cfg;
+    return 0;
 }
 
 int topo_cli_load_live(topo_snapshot **out_snap, topo_cli_nodes *out_nodes,

@@ -304,17 +304,18 @@ static int pick_kueue(candidate *out, search *s, topo_buf *note)
     return topo_kueue_topology_levels(&out->levels, &out->nlevels, chosen, s->pool, s->err);
 }
 
+/* A client of the command's configuration (the lists that follow use the
+ * same, and so the same exec credential). */
 static int connect_cluster(topo_k8s **out, const topo_cli_input *in, topo_err *err)
 {
-    topo_k8s_config cfg = {0};
+    const topo_k8s_config *cfg = NULL;
     topo_k8s_opts ko = {0};
     int rc;
     ko.max_retries = 1;
     ko.backoff_max_ms = LEVELS_BACKOFF_MAX_MS;
     ko.timeout_ms = LEVELS_TIMEOUT_MS;
-    if ((rc = topo_k8s_config_load_context(&cfg, in->kubeconfig, in->context, err)) == 0)
-        rc = topo_k8s_create(out, &cfg, &ko, err);
-    topo_k8s_config_dispose(&cfg);
+    if ((rc = topo_cli_cluster_config(&cfg, in, err)) == 0)
+        rc = topo_k8s_create(out, cfg, &ko, err);
     return rc;
 }
 

@@ -23,7 +23,8 @@
     XX(ESERVER, -14, "server error")                         \
     XX(ECONNECT, -15, "connection failed")                   \
     XX(EFORBIDDEN, -16, "forbidden")                         \
-    XX(EWAITING, -17, "waiting for more pods")
+    XX(EWAITING, -17, "waiting for more pods")               \
+    XX(EAUTH, -18, "credentials unavailable")
 
 typedef enum {
     TOPO_OK = 0,

@@ -36,6 +36,13 @@
 
 #define TOPO_EXEC_TIMEOUT_MS_DEFAULT 60000L
 #define TOPO_EXEC_INTERACTIVE_TIMEOUT_MS_DEFAULT 600000L
+/* A failed run is remembered: until this long after it (doubled for each
+ * failure in a row, up to the max) every caller gets the same failure
+ * without the plugin running again (a daemon's list loops and leader
+ * election must not run a failing `aws eks get-token` in a tight loop,
+ * nor prompt an interactive login again and again). */
+#define TOPO_EXEC_FAILURE_BACKOFF_MS_DEFAULT 5000L
+#define TOPO_EXEC_FAILURE_BACKOFF_MAX_MS_DEFAULT 300000L
 
 typedef enum topo_exec_interactive_mode {
     TOPO_EXEC_NEVER = 1,        /* stdin is /dev/null */
@@ -111,15 +118,22 @@ const topo_exec_spec *topo_exec_cred_spec(const topo_exec_cred *c);
 /* The credential to send now, into the caller's copy *cur (zeroed before
  * the first call): runs the plugin when nothing is cached or the cached one
  * has expired. Returns 1 when *cur was replaced by a newer credential, 0
- * when *cur is still the current one, or a code with the plugin's failure
- * ("exec plugin aws: executable aws not found ...": TOPO_ENOTFOUND; exit
- * status, timeout, output over the limit, garbage output). */
+ * when *cur is still the current one, or the plugin's failure: TOPO_EAUTH
+ * with a message ("exec plugin: executable aws not found ...", its exit
+ * status, timeout, output over the limit, garbage output), or
+ * TOPO_ENOMEM. A failure is remembered (TOPO_EXEC_FAILURE_BACKOFF_MS_DEFAULT):
+ * meanwhile every call answers it again, same code and message, without
+ * running the plugin. */
 int topo_exec_cred_get(topo_exec_credential *cur, topo_exec_cred *c, topo_err *err);
 
 /* After the API server refused *cur with 401: runs the plugin again unless
  * another client already replaced that credential since, then as
  * topo_exec_cred_get (1: *cur replaced). */
 int topo_exec_cred_renew(topo_exec_credential *cur, topo_exec_cred *c, topo_err *err);
+
+/* The failure back-off (tests; a daemon that wants another): base_ms <= 0
+ * is the default; max_ms is at least base_ms. */
+void topo_exec_cred_set_failure_backoff(topo_exec_cred *c, long base_ms, long max_ms);
 
 /* How many times the plugin ran (successfully or not). */
 uint64_t topo_exec_cred_runs(const topo_exec_cred *c);

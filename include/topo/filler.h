@@ -32,6 +32,11 @@ typedef struct topo_filler_opts {
     const char *db_path;    /* the cache file (created when missing), required */
     const char *kubeconfig; /* $KUBECONFIG, in-cluster, ~/.kube/config */
     const char *context;    /* the kubeconfig's context; NULL: its current-context */
+    /* A configuration already loaded, or NULL (then kubeconfig and context
+     * are loaded): the clients share its exec credential cache with the
+     * caller's (kubectl topo runs a plugin once per command). Must outlive
+     * topo_filler_create (the clients copy it). */
+    const struct topo_k8s_config *k8s_config;
     unsigned int kinds;     /* TOPO_FILLER_* bits; TOPO_FILLER_ALL */
     unsigned int page_size; /* list page; TOPO_K8S_PAGE_DEFAULT */
     double qps;             /* per kind's client; topo_k8s_opts' default */
@@ -79,8 +84,10 @@ void topo_filler_free(topo_filler *filler);
 /* Runs until *opts->stop is set (or, with once, until synced and quiet).
  * Transient failures (connection, 5xx, 429, 410) are retried with backoff;
  * returns 0, or the first error that cannot be retried (configuration,
- * authorisation, the cache file) with its message. The last batch is
- * committed before returning. */
+ * authorisation, the cache file) with its message. With once, a credential
+ * that cannot be had (TOPO_EAUTH: an exec plugin failed) is not retried
+ * either; a long-running filler retries it (the plugin's cache spaces its
+ * runs). The last batch is committed before returning. */
 int topo_filler_run(topo_filler *filler, topo_err *err);
 
 void topo_filler_get_stats(topo_filler *filler, topo_filler_stats *out);

@@ -498,7 +498,11 @@ static int on_error(int code, const topo_err *err, unsigned int failures, void *
     if (stopping(f))
         return STOPPED; /* a failure caused by, or racing, the stop is no failure */
     pthread_mutex_lock(&f->db);
-    if (fatal_code(code) || (f->opts.once && failures + 1 >= MAX_FAILURES_ONCE)) {
+    /* A credential that could not be had (an exec plugin that failed,
+     * remembered by the plugin's cache for its back-off) ends a one-shot
+     * sync: the user sees the plugin's failure once. A daemon retries. */
+    if (fatal_code(code) || (f->opts.once && code == TOPO_EAUTH) ||
+        (f->opts.once && failures + 1 >= MAX_FAILURES_ONCE)) {
         set_fatal(f, err, code);
         verdict = code;
     } else {
@@ -649,8 +653,13 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     pthread_cond_init(&f->done, NULL);
     topo_k8s_config empty = {0};
     f->cfg = empty;
-    if ((rc = topo_k8s_config_load_context(&f->cfg, opts->kubeconfig, opts->context, err)) < 0)
-        goto fail;
+    const topo_k8s_config *cfg = opts->k8s_config;
+    if (cfg == NULL) {
+        if ((rc = topo_k8s_config_load_context(&f->cfg, opts->kubeconfig, opts->context, err)) <
+            0)
+            goto fail;
+        cfg = &f->cfg;
+    }
     topo_k8s_opts ko = {0};
     ko.qps = opts->qps;
     ko.burst = opts->burst;
@@ -673,7 +682,7 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
             rc = topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
             goto fail;
         }
-        if ((rc = topo_k8s_create(&ks->k, &f->cfg, &ko, err)) < 0)
+        if ((rc = topo_k8s_create(&ks->k, cfg, &ko, err)) < 0)
             goto fail;
     }
     if ((rc = gather_lives(f, opts, err)) < 0)

@@ -43,6 +43,14 @@ struct topo_exec_cred {
     topo_exec_credential cached;
     uint64_t generations; /* credentials obtained so far */
     _Atomic uint64_t runs;
+    /* The last run's failure, answered again without running the plugin
+     * until retry_ns (monotonic): a daemon's clients, and a command's
+     * threads, never run a failing plugin in a loop. */
+    topo_err failure;
+    unsigned int failures;  /* failed runs in a row */
+    uint64_t retry_ns;      /* 0: no failure remembered */
+    long backoff_base_ms;
+    long backoff_max_ms;
 };
 
 /* ------------------------------------------------------------------ values */
@@ -284,6 +292,8 @@ int topo_exec_cred_create(topo_exec_cred **out, topo_exec_spec *spec, topo_err *
     long env_ms = timeout_from_env();
     c->timeout_ms = env_ms > 0 ? env_ms : TOPO_EXEC_TIMEOUT_MS_DEFAULT;
     c->interactive_timeout_ms = env_ms > 0 ? env_ms : TOPO_EXEC_INTERACTIVE_TIMEOUT_MS_DEFAULT;
+    c->backoff_base_ms = TOPO_EXEC_FAILURE_BACKOFF_MS_DEFAULT;
+    c->backoff_max_ms = TOPO_EXEC_FAILURE_BACKOFF_MAX_MS_DEFAULT;
     atomic_init(&c->refs, 1u);
     atomic_init(&c->runs, 0u);
     *out = c;
@@ -320,6 +330,14 @@ const topo_exec_spec *topo_exec_cred_spec(const topo_exec_cred *c)
 uint64_t topo_exec_cred_runs(const topo_exec_cred *c)
 {
     return c != NULL ? atomic_load(&c->runs) : 0;
+}
+
+void topo_exec_cred_set_failure_backoff(topo_exec_cred *c, long base_ms, long max_ms)
+{
+    pthread_mutex_lock(&c->mu);
+    c->backoff_base_ms = base_ms > 0 ? base_ms : TOPO_EXEC_FAILURE_BACKOFF_MS_DEFAULT;
+    c->backoff_max_ms = max_ms >= c->backoff_base_ms ? max_ms : c->backoff_base_ms;
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* ------------------------------------------------------------------ running */
@@ -435,10 +453,15 @@ cleanup:
     return error;
 }
 
+/* A plugin's failure: TOPO_EAUTH (out of memory stays itself), so that a
+ * caller tells "no credential" from its own errors and does not retry. */
 static int run_error(const topo_exec_cred *c, int code, const topo_err *why, topo_err *err)
 {
     const topo_exec_spec *s = &c->spec;
-    if (code == TOPO_ENOTFOUND)
+    int missing = code == TOPO_ENOTFOUND;
+    if (code != TOPO_ENOMEM)
+        code = TOPO_EAUTH;
+    if (missing)
         return topo_err_set(err, code,
                             "exec plugin: %s (a client-go credential plugin that is not "
                             "installed, or not in PATH)%s%s",
@@ -489,7 +512,7 @@ static int run_locked(topo_exec_cred *c, topo_err *err)
         goto cleanup;
     }
     if (exit_status != 0) {
-        error = topo_err_set(err, TOPO_EGENERIC,
+        error = topo_err_set(err, TOPO_EAUTH,
                              "exec plugin: executable %s failed with exit code %d (its messages "
                              "are on standard error above)",
                              s->command, exit_status);
@@ -526,6 +549,48 @@ static int expired(const topo_exec_credential *cred)
     return cred->expires != 0 && (int64_t)time(NULL) >= cred->expires;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs the plugin, or answers its last failure again while that is
+ * remembered (base, doubled per failure in a row, up to max, counted from
+ * the end of the failed run); c->mu held. */
+static int run_or_remembered(topo_exec_cred *c, topo_err *err)
+{
+    if (c->retry_ns != 0 && now_ns() < c->retry_ns) {
+        if (err != NULL)
+            *err = c->failure;
+        return c->failure.code;
+    }
+    topo_err local = TOPO_ERR_INIT;
+    int error = run_locked(c, &local);
+    if (err != NULL)
+        *err = local;
+    if (error == 0) {
+        c->failures = 0;
+        c->retry_ns = 0;
+        return 0;
+    }
+    if (error == TOPO_EAUTH) {
+        long ms = c->backoff_base_ms;
+        if (c->failures < 64)
+            c->failures++;
+        for (unsigned int i = 1; i < c->failures && ms < c->backoff_max_ms; i++)
+            ms *= 2;
+        if (ms > c->backoff_max_ms)
+            ms = c->backoff_max_ms;
+        c->failure = local;
+        c->retry_ns = now_ns() + (uint64_t)ms * 1000000u;
+        topo_log(TOPO_LOG_INFO, "exec plugin %s: failed; not run again for %ld ms",
+                 c->spec.command, ms);
+    }
+    return error;
+}
+
 /* Runs the plugin when nothing usable is cached, or (renew) when *cur is
  * still the cached credential the server refused; then hands the cached
  * credential out when *cur is older. Decided under the lock, so that
@@ -536,7 +601,7 @@ static int current(topo_exec_credential *cur, topo_exec_cred *c, int renew, topo
     pthread_mutex_lock(&c->mu);
     int refused = renew && cur->generation != 0 && cur->generation == c->cached.generation;
     if (refused || c->cached.generation == 0 || expired(&c->cached)) {
-        if ((error = run_locked(c, err)) < 0)
+        if ((error = run_or_remembered(c, err)) < 0)
             goto cleanup;
     }
     if (cur->generation != c->cached.generation) {

@@ -61,13 +61,14 @@ class Env(FakeApiEnv):
         exec_.update(fields)
         return self.write_kubeconfig("exec-kubeconfig", cluster=cluster, user={"exec": exec_})
 
-    def show(self, kubeconfig, env=None, timeout=60):
-        """kubectl topo show through kubeconfig, stdin not a terminal:
-        (exit, out, err, seconds)."""
+    def show(self, kubeconfig, env=None, timeout=60, levels=LEVELS):
+        """kubectl topo show through kubeconfig (levels None: read from the
+        cluster), stdin not a terminal: (exit, out, err, seconds)."""
         e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.path("home")}
         e.update(env or {})
         t = time.monotonic()
-        p = subprocess.run([self.plugin, "show", "--kubeconfig", kubeconfig, "--levels", LEVELS],
+        flags = ["--levels", levels] if levels is not None else []
+        p = subprocess.run([self.plugin, "show", "--kubeconfig", kubeconfig, *flags],
                            capture_output=True, text=True, env=e, timeout=timeout,
                            stdin=subprocess.DEVNULL)
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t
@@ -266,6 +267,72 @@ def plugin_timeout(env):
     while not gone(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     expect(gone(child), f"the plugin's child {child} still runs")
+
+
+# The webhook's ConfigMap as the chart renders it (labels and key), for the
+# levels read from the cluster.
+WEBHOOK_CONFIGMAP = {
+    "apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {"name": "topo-webhook", "namespace": "topo-system", "labels": {
+        "app.kubernetes.io/part-of": "topo", "app.kubernetes.io/component": "webhook",
+        "app.kubernetes.io/instance": "topo"}},
+    "data": {"config.yaml": f"topologies:\n- name: default\n  levels: [{LEVELS}]\n"}}
+
+
+@case
+def one_run_per_command(env):
+    """The levels read from the cluster and the lists of Nodes and Pods
+    share one credential: the plugin runs once per command, not once for
+    the levels and again for the lists."""
+    env.create("/api/v1/namespaces/topo-system/configmaps", WEBHOOK_CONFIGMAP)
+    kc = env.exec_kubeconfig("token", Env.TOKEN)
+    rc, out, err, _ = env.show(kc, levels=None)
+    expect(rc == 0 and "a100-r1-a" in out and err.startswith("levels from ConfigMap "),
+           f"show without --levels: exit {rc}\n{out}\n{err}")
+    expect(env.run_count() == 1, f"the plugin ran {env.run_count()} times (want 1)")
+
+
+def expect_once(err, text):
+    n = err.count(text)
+    expect(n == 1, f"{text!r} is {n} times in the message (want once): {err!r}")
+
+
+@case
+def failure_runs_once(env):
+    """A plugin that fails (exit status, garbage) runs once per command,
+    with --levels (the lists of Nodes and Pods) and without (the levels
+    first): its failure and its own stderr are printed once, exit 2."""
+    env.create("/api/v1/namespaces/topo-system/configmaps", WEBHOOK_CONFIGMAP)
+    for levels in (LEVELS, None):
+        for args, want in ((["fail", "3", "AccessDenied: the SSO session expired"],
+                            ["failed with exit code 3", "AccessDenied: the SSO session expired"]),
+                           (["garbage", "hello"], ["decoding stdout"])):
+            if os.path.exists(env.runs):
+                os.unlink(env.runs)
+            rc, out, err, _ = env.show(env.exec_kubeconfig(*args), levels=levels)
+            expect(rc == 2 and out == "", f"{args} levels {levels}: exit {rc} {out!r} {err!r}")
+            for w in want:
+                expect_once(err, w)
+            expect(env.run_count() == 1,
+                   f"{args} levels {levels}: the plugin ran {env.run_count()} times (want 1)")
+        # Missing: said once.
+        rc, _, err, _ = env.show(env.exec_kubeconfig(command="topo-no-such-plugin"),
+                                 levels=levels)
+        expect(rc == 2, f"missing: exit {rc}")
+        expect_once(err, "executable topo-no-such-plugin not found")
+
+
+@case
+def hanging_plugin_one_timeout(env):
+    """A plugin that never finishes is run once: the command ends after one
+    timeout (3 s here), not one per list and retry."""
+    pidfile = env.path("child.pid")
+    rc, out, err, secs = env.show(env.exec_kubeconfig("sleep", "30", pidfile),
+                                  env={"TOPO_EXEC_TIMEOUT_MS": "3000"})
+    expect(rc == 2 and out == "", f"exit {rc} {out!r} {err!r}")
+    expect_once(err, "did not finish within 3000 ms")
+    expect(env.run_count() == 1, f"the plugin ran {env.run_count()} times (want 1)")
+    expect(secs < 5.5, f"the command took {secs:.1f} s (one timeout is 3 s)")
 
 
 @case

@@ -358,17 +358,17 @@ static void test_exec_cred__failures(void **state)
     topo_err err = TOPO_ERR_INIT;
 
     topo_exec_cred *c = make(plugin(s, "fails", "echo denied >&2\nexit 3"), TOPO_EXEC_NEVER, NULL);
-    assert_int_equal(run_once(c, &err), TOPO_EGENERIC);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     assert_non_null(strstr(err.text, "failed with exit code 3"));
     topo_exec_cred_free(c);
 
     c = make(plugin(s, "killed", "kill -9 $$"), TOPO_EXEC_NEVER, NULL);
-    assert_int_equal(run_once(c, &err), TOPO_EGENERIC);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     assert_non_null(strstr(err.text, "failed with exit code 137"));
     topo_exec_cred_free(c);
 
     c = make("topo-no-such-plugin-here", TOPO_EXEC_NEVER, "brew install it");
-    assert_int_equal(run_once(c, &err), TOPO_ENOTFOUND);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     assert_non_null(strstr(err.text, "executable topo-no-such-plugin-here not found"));
     assert_non_null(strstr(err.text, "brew install it"));
     topo_exec_cred_free(c);
@@ -378,12 +378,12 @@ static void test_exec_cred__failures(void **state)
     char body[160];
     snprintf(body, sizeof(body), "head -c %u /dev/zero | tr '\\0' x", TOPO_MAX_EXEC_OUTPUT);
     c = make(plugin(s, "full", body), TOPO_EXEC_NEVER, NULL);
-    assert_int_equal(run_once(c, &err), TOPO_EINVALID);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     assert_non_null(strstr(err.text, "decoding stdout"));
     topo_exec_cred_free(c);
     snprintf(body, sizeof(body), "head -c %u /dev/zero | tr '\\0' x", TOPO_MAX_EXEC_OUTPUT + 1);
     c = make(plugin(s, "over", body), TOPO_EXEC_NEVER, NULL);
-    assert_int_equal(run_once(c, &err), TOPO_ELIMIT);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     assert_non_null(strstr(err.text, "printed more than 1048576 bytes"));
     topo_exec_cred_free(c);
 
@@ -393,12 +393,69 @@ static void test_exec_cred__failures(void **state)
     c = make(plugin(s, "hangs", "sleep 20"), TOPO_EXEC_NEVER, NULL);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(run_once(c, &err), TOPO_ETIMEOUT);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_non_null(strstr(err.text, "did not finish within 300 ms"));
     assert_true(t1.tv_sec - t0.tv_sec < 5);
     topo_exec_cred_free(c);
     unsetenv("TOPO_EXEC_TIMEOUT_MS");
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A failed run is answered again, same code and message, by every caller
+ * (threads too, and a renewal after a 401) until its back-off has passed;
+ * the back-off doubles per failure in a row up to its max; a success
+ * forgets the failures. */
+static void test_exec_cred__failure_backoff(void **state)
+{
+    scratch *s = *state;
+    topo_err err = TOPO_ERR_INIT, again = TOPO_ERR_INIT;
+    char body[256];
+    /* Fails its first two runs, then gives a token. */
+    snprintf(body, sizeof(body),
+             "if [ \"$(wc -l < '%s')\" -le 2 ]; then echo denied >&2; exit 3; fi\n%s", s->count,
+             PRINT_STATUS("{\"token\":\"t\"}"));
+    topo_exec_cred *c = make(plugin(s, "flaky", body), TOPO_EXEC_NEVER, NULL);
+    topo_exec_cred_set_failure_backoff(c, 1000, 1500);
+
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
+    assert_int_equal(runs(s), 1);
+    assert_int_equal(run_once(c, &again), TOPO_EAUTH);
+    assert_string_equal(again.text, err.text);
+    racer r[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = (racer){.c = c};
+        assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(r[i].rc, TOPO_EAUTH);
+    }
+    topo_exec_credential cur = {0};
+    assert_int_equal(topo_exec_cred_renew(&cur, c, &again), TOPO_EAUTH);
+    assert_int_equal(runs(s), 1);
+
+    /* Past the first back-off (1 s): one more run, which fails; the next
+     * back-off is 2 s, capped at 1.5 s. */
+    sleep_ms(1100);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
+    assert_int_equal(runs(s), 2);
+    sleep_ms(1100);
+    assert_int_equal(run_once(c, &err), TOPO_EAUTH);
+    assert_int_equal(runs(s), 2);
+    sleep_ms(500);
+    assert_int_equal(topo_exec_cred_get(&cur, c, &err), 1);
+    assert_string_equal(cur.token, "t");
+    assert_int_equal(runs(s), 3);
+    topo_exec_credential_dispose(&cur);
+    topo_exec_cred_free(c);
 }
 
 static void test_exec_cred__interactive(void **state)
@@ -446,6 +503,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_cred__threads, scratch_setup,
                                         scratch_teardown),
         cmocka_unit_test_setup_teardown(test_exec_cred__failures, scratch_setup,
+                                        scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_exec_cred__failure_backoff, scratch_setup,
                                         scratch_teardown),
         cmocka_unit_test_setup_teardown(test_exec_cred__interactive, scratch_setup,
                                         scratch_teardown),

@@ -27,6 +27,7 @@ static const code_case codes[] = {
     {TOPO_ENOFIT, "TOPO_ENOFIT", "does not fit"},
     {TOPO_EUNSUPPORTED, "TOPO_EUNSUPPORTED", "not supported"},
     {TOPO_EWAITING, "TOPO_EWAITING", "waiting for more pods"},
+    {TOPO_EAUTH, "TOPO_EAUTH", "credentials unavailable"},
     {-999, "TOPO_EUNKNOWN", "unknown error"},
     {1, "TOPO_EUNKNOWN", "unknown error"},
 };
@@ -54,6 +55,7 @@ static void test_error__stable_values(void **state)
     assert_int_equal(TOPO_ENOFIT, -7);
     assert_int_equal(TOPO_EUNSUPPORTED, -8);
     assert_int_equal(TOPO_EWAITING, -17);
+    assert_int_equal(TOPO_EAUTH, -18);
 }
 
 static void test_error__set(void **state)
