@@ -4,6 +4,7 @@
 #include "cli_common.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "topo/kueue.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
+#include "topo/utf8.h"
 
 /* Set once by main before any command runs (as getprogname() would be). */
 static const char *program = "topoassign";
@@ -216,10 +218,40 @@ const char *topo_cli_level_short(const char *level)
     return slash != NULL ? slash + 1 : level;
 }
 
+/* Errors carry text from the cluster (names, labels, a ConfigMap's
+ * config): printed escaped (topo_utf8_escape_controls), whole. */
 void topo_cli_error(const char *cmd, const topo_err *err)
 {
-    fprintf(stderr, "%s %s: %s\n", program, cmd,
-            err->text[0] ? err->text : topo_strerror(err->code));
+    static char safe[4 * TOPO_ERR_TEXT_MAX + 1];
+    topo_utf8_escape_controls(safe, sizeof safe,
+                              err->text[0] ? err->text : topo_strerror(err->code));
+    fprintf(stderr, "%s %s: %s\n", program, cmd, safe);
+}
+
+void topo_cli_warn(const char *fmt, ...)
+{
+    char text[TOPO_ERR_TEXT_MAX];
+    static char safe[4 * TOPO_ERR_TEXT_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    topo_utf8_escape_controls(safe, sizeof safe, text);
+    fprintf(stderr, "%s: warning: %s\n", program, safe);
+}
+
+const char *topo_cli_safe(topo_pool *pool, const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = topo_utf8_escape_controls(NULL, 0, s);
+    if (n == strlen(s)) /* escapes only ever lengthen */
+        return s;
+    char *out = topo_pool_alloc(pool, n + 1);
+    if (out == NULL)
+        return "(out of memory)";
+    topo_utf8_escape_controls(out, n + 1, s);
+    return out;
 }
 
 /* The levels and nodes of the live cluster's topology (topo_cli_live_levels),
@@ -253,7 +285,7 @@ static int live_topology(topo_inventory_snapshot_opts *opts, const topo_cli_inpu
         topo_buf_dispose(&line);
         return topo_err_nomem(err, NULL);
     }
-    fprintf(stderr, "%s\n", line.ptr);
+    fprintf(stderr, "%s\n", topo_cli_safe(pool, line.ptr));
     topo_buf_dispose(&line);
     return 0;
 }

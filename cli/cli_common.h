@@ -154,7 +154,14 @@ const char *topo_cli_program(void);
 /* The short name of a level: the part after the last '/'. */
 const char *topo_cli_level_short(const char *level);
 
-/* Prints "<program> <cmd>: <message>" on stderr. */
+/* Prints "<program> <cmd>: <message>" on stderr, the message escaped
+ * (topo_utf8_escape_controls: it may quote cluster objects). */
 void topo_cli_error(const char *cmd, const topo_err *err);
+/* Prints "<program>: warning: <message>" on stderr, escaped likewise. */
+void topo_cli_warn(const char *fmt, ...) TOPO_PRINTF(1, 2);
+/* s escaped for a terminal (topo_utf8_escape_controls), in pool when it
+ * changes, else s itself: every cluster string a command prints goes
+ * through it (names, label values, taints, topology names). */
+const char *topo_cli_safe(topo_pool *pool, const char *s);
 
 #endif

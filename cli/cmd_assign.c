@@ -222,9 +222,20 @@ static int podset_from_manifest(topo_podset_spec *ps, const assign_args *f, cons
 
 /* --- output ----------------------------------------------------------------------------- */
 
+static void raw_values(const char **out, const assign_ctx *c, const topo_assignment *a,
+                       size_t d);
+
 /* Full level values of an assigned domain (hostname topologies carry only
- * the hostname: the rest comes from the node's labels). */
+ * the hostname: the rest comes from the node's labels), escaped for the
+ * terminal (label values come from the cluster). */
 static void full_values(const char **out, const assign_ctx *c, const topo_assignment *a, size_t d)
+{
+    raw_values(out, c, a, d);
+    for (size_t i = 0; i < c->nlevels; i++)
+        out[i] = topo_cli_safe(c->pool, out[i]);
+}
+
+static void raw_values(const char **out, const assign_ctx *c, const topo_assignment *a, size_t d)
 {
     for (size_t i = 0; i < c->nlevels; i++)
         out[i] = "-";
@@ -400,7 +411,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
         goto fail;
     if (result.failure != NULL || result.assignment == NULL) {
         fprintf(stderr, "does not fit: %s\n",
-                result.failure ? result.failure : "no assignment returned");
+                result.failure ? topo_cli_safe(c.pool, result.failure) : "no assignment returned");
         rc = TOPO_CLI_EXIT_NOFIT;
         goto cleanup;
     }

@@ -183,7 +183,7 @@ static int in_topology(const topo_node_spec *n, const char *const *levels, size_
 }
 
 static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_t nlevels,
-                   const topo_kv *flavor, size_t nflavor)
+                   const topo_kv *flavor, size_t nflavor, topo_pool *pool)
 {
     size_t nexcluded = 0, ntainted = 0, noutside = 0, shown;
     char t[TOPO_MAX_LABEL_KEY + TOPO_MAX_LABEL_VALUE + 32];
@@ -207,7 +207,7 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
         const topo_node_spec *n = &nodes->v[i];
         if (!in_topology(n, levels, nlevels, flavor, nflavor) || (n->ready && !n->unschedulable))
             continue;
-        printf("%s %s (%s)", shown ? "," : "", n->name,
+        printf("%s %s (%s)", shown ? "," : "", topo_cli_safe(pool, n->name),
                !n->ready && n->unschedulable ? "NotReady, unschedulable"
                : !n->ready                   ? "NotReady"
                                              : "unschedulable");
@@ -227,11 +227,11 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
             for (size_t k = 0; k < n->ntaints; k++) {
                 if (strcmp(n->taints[k].effect, "PreferNoSchedule") == 0)
                     continue;
-                printf("%s%s%s", first ? (shown ? ", " : " ") : " ", first ? n->name : "",
-                       first ? " (" : "");
+                printf("%s%s%s", first ? (shown ? ", " : " ") : " ",
+                       first ? topo_cli_safe(pool, n->name) : "", first ? " (" : "");
                 if (!first)
                     printf(", ");
-                printf("%s", taint_text(t, sizeof(t), &n->taints[k]));
+                printf("%s", topo_cli_safe(pool, taint_text(t, sizeof(t), &n->taints[k])));
                 first = 0;
             }
             if (!first) {
@@ -300,6 +300,9 @@ int topo_cli_cmd_show(int argc, char **argv)
         goto fail;
     }
 
+    /* Label values come from the cluster: escaped for the terminal. */
+    for (size_t i = 0; i < r.n; i++)
+        r.v[i].view.value = topo_cli_safe(pool, r.v[i].view.value);
     /* Last-child flags: the next row at the same or a shallower level decides. */
     for (size_t i = 0; i < r.n; i++) {
         size_t level = r.v[i].view.level;
@@ -314,7 +317,7 @@ int topo_cli_cmd_show(int argc, char **argv)
         }
     }
 
-    printf("topology \"%s\":", sopts.snapshot.topology_name);
+    printf("topology \"%s\":", topo_cli_safe(pool, sopts.snapshot.topology_name));
     for (size_t i = 0; i < nlevels; i++)
         printf("%s%s", i ? " > " : " ", topo_cli_level_short(levels[i]));
     printf("  (%s free/total on eligible nodes)\n", resource);
@@ -357,7 +360,7 @@ int topo_cli_cmd_show(int argc, char **argv)
            amount_text(a1, sizeof(a1), resource, total_free),
            amount_text(a2, sizeof(a2), resource, total_cap), resource, total_nodes,
            total_nodes == 1 ? "" : "s", amount_text(a3, sizeof(a3), resource, total_max));
-    footer(&nodes, levels, nlevels, flavor, nflavor);
+    footer(&nodes, levels, nlevels, flavor, nflavor, pool);
     if (ignored > 0)
         printf("pods on nodes outside the topology (not counted): %zu\n", ignored);
     rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;

@@ -1,15 +1,26 @@
 /* The levels of the live cluster when `kubectl topo` is given no --levels:
- * topo-webhook's configuration as the chart installs it (its ConfigMap,
- * found by the chart's labels in every namespace), else Kueue's Topology
- * objects, else an error saying what was tried. Read through the same
- * kubeconfig as the Nodes and Pods; parsed by the webhook's own reader
- * (lib/admission/config.c) and Kueue's (lib/kueue/topology.c). */
+ * topo-webhook's configuration as the chart installs it, else Kueue's
+ * Topology objects, else an error saying what was tried. Read through the
+ * same configuration as the Nodes and Pods; parsed by the webhook's own
+ * reader (lib/admission/config.c) and Kueue's (lib/kueue/topology.c).
+ *
+ * Which ConfigMap is the webhook's: anyone who may create a ConfigMap in
+ * some namespace can give it the chart's labels. The trust anchor is the
+ * MutatingWebhookConfiguration (cluster-scoped: only cluster admins write
+ * it) whose webhook WEBHOOK_NAME calls a Service: that Service's namespace
+ * and the configuration's release (its instance label) name the real
+ * install, whose ConfigMap is read (strictly: one the webhook would refuse
+ * is an error). A user who may not read those configurations gets the
+ * label search in every namespace, leniently: a ConfigMap that does not
+ * parse is skipped with a warning, several that differ are an error
+ * listing them. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_common.h"
 #include "topo/admission_config.h"
+#include "topo/kueue.h"
 #include "topo/array.h"
 #include "topo/buf.h"
 #include "topo/k8s.h"
@@ -21,6 +32,10 @@
  * webhook's ConfigMap from topo-sync's. */
 #define WEBHOOK_CONFIGMAP_SELECTOR \
     "app.kubernetes.io/part-of=topo,app.kubernetes.io/component=webhook"
+/* The chart's webhook (templates/webhook-mutatingwebhookconfiguration.yaml)
+ * and the label naming its release. */
+#define WEBHOOK_NAME "pods.topology.topo.io"
+#define INSTANCE_LABEL "app.kubernetes.io/instance"
 /* The key holding topo-webhook's --config file. */
 #define WEBHOOK_CONFIG_KEY "config.yaml"
 /* Candidates named in an "ambiguous" message before "...". */
@@ -36,6 +51,16 @@ static const topo_k8s_resource kueue_topologies[] = {
     {"kueue.x-k8s.io", "v1beta2", "topologies", "Topology", 0},
     {"kueue.x-k8s.io", "v1beta1", "topologies", "Topology", 0},
 };
+
+static const topo_k8s_resource webhook_configurations = {
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration", 0};
+
+/* An install a MutatingWebhookConfiguration names. */
+typedef struct install {
+    const char *ns;
+    const char *release; /* its instance label, or NULL */
+} install;
 
 /* One topology the levels could come from. */
 typedef struct candidate {
@@ -54,7 +79,11 @@ typedef struct search {
     candidate *v;
     size_t n, cap;
     size_t configmaps; /* the webhook's ConfigMaps seen */
+    size_t ignored;    /* lenient: ConfigMaps skipped (their config does not parse) */
+    int lenient;       /* no trust anchor: the label search in every namespace */
     int failed;        /* a callback set err (the list's own error is elsewhere) */
+    install *installs; /* what the MutatingWebhookConfigurations name */
+    size_t ninstalls, capinstalls;
     json_t *topologies; /* Kueue's, as listed (an array) */
     const char *kueue_version;
 } search;
@@ -146,6 +175,15 @@ static int on_configmap(json_t *item, void *payload)
         return topo_err_nomem(s->err, NULL);
     if ((rc = topo_admission_config_parse(&cfg, json_string_value(text), json_string_length(text),
                                           WEBHOOK_CONFIG_KEY, s->err)) < 0) {
+        if (s->lenient && rc == TOPO_EINVALID) {
+            /* Anyone's ConfigMap may carry the labels: not a reason to fail. */
+            topo_cli_warn("ignoring %s (it has topo-webhook's labels but its %s does not "
+                          "parse: %s)",
+                          where, WEBHOOK_CONFIG_KEY, s->err != NULL ? s->err->text : "");
+            topo_err_clear(s->err);
+            s->ignored++;
+            return 0;
+        }
         topo_err_wrap(s->err, "%s", where);
         s->failed = 1;
         return rc;
@@ -178,6 +216,20 @@ static void describe(topo_buf *b, const candidate *c)
     topo_buf_puts(b, ")");
 }
 
+/* Whether --topology NAME can choose among the candidates: some name
+ * belongs to one of them only. */
+static int pick_helps(const search *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        size_t same = 0;
+        for (size_t j = 0; j < s->n; j++)
+            same += strcmp(s->v[i].topology, s->v[j].topology) == 0;
+        if (same == 1)
+            return 1;
+    }
+    return 0;
+}
+
 static int ambiguous(const search *s, topo_err *err)
 {
     topo_buf b = TOPO_BUF_INIT(0);
@@ -185,15 +237,27 @@ static int ambiguous(const search *s, topo_err *err)
         describe(&b, &s->v[i]);
     if (s->n > LEVELS_LIST_MAX)
         topo_buf_puts(&b, "; ...");
-    int rc = s->pick ? topo_err_set(err, TOPO_EINVALID,
-                                    "--topology %s: %zu topologies of that name differ in "
-                                    "topo-webhook's ConfigMaps: %s; give --levels",
-                                    s->pick, s->n, b.ptr ? b.ptr : "")
-                     : topo_err_set(err, TOPO_EINVALID,
-                                    "--levels: not given, and topo-webhook's configuration has "
-                                    "%zu topologies: %s; pick one with --topology NAME, or give "
-                                    "--levels",
-                                    s->n, b.ptr ? b.ptr : "");
+    const char *list = b.ptr ? b.ptr : "";
+    const char *whose = s->lenient ? "ConfigMaps with topo-webhook's labels (the webhook "
+                                     "registration that says which is the install's is not "
+                                     "readable to you)"
+                                   : "topo-webhook's configuration";
+    int rc;
+    if (s->pick != NULL)
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "--topology %s: %zu topologies of that name differ in %s: %s; give "
+                          "--levels",
+                          s->pick, s->n, whose, list);
+    else if (pick_helps(s))
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "--levels: not given, and %s has %zu topologies: %s; pick one with "
+                          "--topology NAME, or give --levels",
+                          whose, s->n, list);
+    else
+        rc = topo_err_set(err, TOPO_EINVALID,
+                          "--levels: not given, and %s has %zu topologies that differ: %s; give "
+                          "--levels",
+                          whose, s->n, list);
     topo_buf_dispose(&b);
     return rc;
 }
@@ -213,27 +277,125 @@ static void topology_names(topo_buf *b, const json_t *list)
     }
 }
 
-/* The webhook's ConfigMaps: 0 when listed (s->n candidates), 1 when the
- * user may not list ConfigMaps in every namespace (403: a normal
- * non-admin; the note says so), another code when the cluster cannot be
- * read at all. */
-static int read_webhook(search *s, topo_k8s *k, topo_buf *note)
+/* One MutatingWebhookConfiguration: each webhook WEBHOOK_NAME calling a
+ * Service names an install (the Service's namespace, the configuration's
+ * release). */
+static int on_webhook_configuration(json_t *item, void *payload)
+{
+    search *s = payload;
+    const json_t *md = json_object_get(item, "metadata");
+    const char *release =
+        json_string_value(json_object_get(json_object_get(md, "labels"), INSTANCE_LABEL));
+    size_t i;
+    const json_t *w;
+    json_array_foreach(json_object_get(item, "webhooks"), i, w) {
+        const json_t *svc = json_object_get(json_object_get(w, "clientConfig"), "service");
+        const char *name = json_string_value(json_object_get(w, "name"));
+        const char *ns = json_string_value(json_object_get(svc, "namespace"));
+        if (name == NULL || strcmp(name, WEBHOOK_NAME) != 0 || ns == NULL || ns[0] == '\0')
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < s->ninstalls && !seen; k++)
+            seen = strcmp(s->installs[k].ns, ns) == 0 &&
+                   (s->installs[k].release == NULL) == (release == NULL) &&
+                   (release == NULL || strcmp(s->installs[k].release, release) == 0);
+        if (seen)
+            continue;
+        if (topo_pool_array_reserve(s->pool, (void **)&s->installs, &s->capinstalls,
+                                    s->ninstalls, s->ninstalls + 1, sizeof(*s->installs)) != 0 ||
+            (s->installs[s->ninstalls].ns = topo_pool_strdup(s->pool, ns)) == NULL ||
+            (release != NULL &&
+             (s->installs[s->ninstalls].release = topo_pool_strdup(s->pool, release)) == NULL)) {
+            s->failed = 1;
+            return topo_err_nomem(s->err, NULL);
+        }
+        if (release == NULL)
+            s->installs[s->ninstalls].release = NULL;
+        s->ninstalls++;
+    }
+    return 0;
+}
+
+/* The ConfigMap of each install the registrations name: 0 (listed, or a
+ * note says why not), or the error. */
+static int read_installs(search *s, topo_k8s *k, topo_buf *note)
+{
+    char why[256];
+    if (s->ninstalls == 0) {
+        topo_buf_puts(note, "topo-webhook is not registered (no MutatingWebhookConfiguration "
+                            "with the webhook " WEBHOOK_NAME ")");
+        return 0;
+    }
+    for (size_t i = 0; i < s->ninstalls; i++) {
+        const install *in = &s->installs[i];
+        const char *selector = WEBHOOK_CONFIGMAP_SELECTOR;
+        if (in->release != NULL) {
+            if (!topo_kueue_label_value_valid(in->release, why, sizeof why))
+                continue; /* the API server refuses such a label: not the chart's */
+            selector = topo_pool_printf(s->pool, "%s," INSTANCE_LABEL "=%s",
+                                        WEBHOOK_CONFIGMAP_SELECTOR, in->release);
+            if (selector == NULL)
+                return topo_err_nomem(s->err, NULL);
+        }
+        topo_k8s_list_opts lo = {.label_selector = selector};
+        topo_err lerr = TOPO_ERR_INIT;
+        int rc = topo_k8s_list(NULL, k, &topo_k8s_configmaps, in->ns, &lo, on_configmap, s, &lerr);
+        if (rc == TOPO_EFORBIDDEN) {
+            topo_buf_printf(note, "%slisting ConfigMaps in namespace %s is forbidden to you",
+                            note->len ? "; " : "", in->ns);
+            continue;
+        }
+        if (rc < 0)
+            return s->failed ? rc : copy_err(s->err, &lerr, rc);
+    }
+    if (s->n == 0)
+        topo_buf_printf(note, "%sno topology%s%s%s in the ConfigMap(s) of the %zu topo-webhook "
+                              "install(s) registered (%zu found)",
+                        note->len ? "; " : "", s->pick ? " \"" : "", s->pick ? s->pick : "",
+                        s->pick ? "\"" : "", s->ninstalls, s->configmaps);
+    return 0;
+}
+
+/* Without the registrations: every ConfigMap with the chart's labels, in
+ * every namespace, leniently. 0 when listed, 1 when the user may not list
+ * ConfigMaps in every namespace (403: a normal non-admin; the note says
+ * so), another code when the cluster cannot be read at all. */
+static int search_labels(search *s, topo_k8s *k, topo_buf *note)
 {
     topo_k8s_list_opts lo = {.label_selector = WEBHOOK_CONFIGMAP_SELECTOR};
     topo_err lerr = TOPO_ERR_INIT;
+    s->lenient = 1;
     int rc = topo_k8s_list(NULL, k, &topo_k8s_configmaps, NULL, &lo, on_configmap, s, &lerr);
     if (rc == TOPO_EFORBIDDEN) {
-        topo_buf_puts(note, "listing ConfigMaps in all namespaces is forbidden to you");
+        topo_buf_puts(note, "reading topo-webhook's registration and listing ConfigMaps in all "
+                            "namespaces are forbidden to you");
         return 1;
     }
     if (rc < 0)
         return s->failed ? rc : copy_err(s->err, &lerr, rc);
     if (s->configmaps == 0)
         topo_buf_puts(note, "no topo-webhook ConfigMap (labels " WEBHOOK_CONFIGMAP_SELECTOR ")");
+    else if (s->configmaps == s->ignored)
+        topo_buf_printf(note, "no topo-webhook ConfigMap that parses (%zu ignored)", s->ignored);
     else
-        topo_buf_printf(note, "no topology \"%s\" in the %zu topo-webhook ConfigMap(s)", s->pick,
-                        s->configmaps);
+        topo_buf_printf(note, "no topology \"%s\" in the %zu topo-webhook ConfigMap(s)",
+                        s->pick ? s->pick : "", s->configmaps - s->ignored);
     return 0;
+}
+
+/* topo-webhook's configuration: through its registration when readable,
+ * else by the labels. 0 or 1 (see search_labels), or the error. */
+static int read_webhook(search *s, topo_k8s *k, topo_buf *note)
+{
+    topo_k8s_list_opts lo = {.label_selector = WEBHOOK_CONFIGMAP_SELECTOR};
+    topo_err lerr = TOPO_ERR_INIT;
+    int rc = topo_k8s_list(NULL, k, &webhook_configurations, NULL, &lo, on_webhook_configuration,
+                           s, &lerr);
+    if (rc == TOPO_EFORBIDDEN || rc == TOPO_ENOTFOUND)
+        return search_labels(s, k, note);
+    if (rc < 0)
+        return s->failed ? rc : copy_err(s->err, &lerr, rc);
+    return read_installs(s, k, note);
 }
 
 /* Kueue's Topologies, of the newest version served: 0 (listed), 1 (not
@@ -322,7 +484,7 @@ static int connect_cluster(topo_k8s **out, const topo_cli_input *in, topo_err *e
 int topo_cli_live_levels(topo_cli_found_levels *out, const topo_cli_input *in, const char *pick,
                          topo_pool *pool, topo_err *err)
 {
-    search s = {pick, pool, err, NULL, 0, 0, 0, 0, NULL, NULL};
+    search s = {.pick = pick, .pool = pool, .err = err};
     topo_buf note = TOPO_BUF_INIT(0);
     topo_k8s *k = NULL;
     candidate c;

@@ -17,4 +17,15 @@ size_t topo_utf8_decode(const char *s, uint32_t *rune);
  * broken UTF-8). */
 size_t topo_utf8_cut(const char *s, size_t len, size_t max);
 
+/* src made safe to print on a terminal: every character a terminal acts on
+ * is written as an escape, so text from a cluster object (a ConfigMap, a
+ * label, a name) can neither move the cursor, recolour, clear the screen
+ * nor start a new line that looks like ours. C0 controls become \n, \r,
+ * \t or \xNN, DEL \x7f, C1 controls (U+0080..U+009F) \u00NN, and each
+ * byte of invalid UTF-8 \xNN; everything else (printable ASCII,
+ * well-formed UTF-8, the backslash) is kept. Like snprintf: writes at most
+ * size - 1 bytes and a NUL (never half an escape or a character), returns
+ * the length of the whole escaped text (at most 4 * strlen(src)). */
+size_t topo_utf8_escape_controls(char *dst, size_t size, const char *src);
+
 #endif

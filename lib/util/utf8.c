@@ -1,4 +1,5 @@
-/* One UTF-8 decoder for the log sink's quoting and Go's strconv.Quote. */
+/* One UTF-8 decoder for the log sink's quoting and Go's strconv.Quote,
+ * and the escaping of text for a terminal. */
 #include "topo/utf8.h"
 
 size_t topo_utf8_decode(const char *str, uint32_t *rune)
@@ -48,4 +49,47 @@ size_t topo_utf8_cut(const char *s, size_t len, size_t max)
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
         n--;
     return n;
+}
+
+size_t topo_utf8_escape_controls(char *dst, size_t size, const char *src)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0, full = 0; /* written; the whole text's length */
+    const char *p = src;
+    while (*p != '\0') {
+        char esc[8];
+        const char *piece = esc;
+        size_t k;
+        uint32_t r = 0;
+        size_t len = topo_utf8_decode(p, &r);
+        unsigned char c = (unsigned char)*p;
+        if (len == 0) { /* one byte of invalid UTF-8 */
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15u];
+            k = 4;
+            len = 1;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            esc[0] = '\\', esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+            k = 2;
+        } else if (r < 0x20 || r == 0x7f) {
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[r >> 4], esc[3] = hex[r & 15u];
+            k = 4;
+        } else if (r >= 0x80 && r <= 0x9f) {
+            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[r >> 4],
+            esc[5] = hex[r & 15u];
+            k = 6;
+        } else {
+            piece = p;
+            k = len;
+        }
+        if (full == n && size > 0 && n + k <= size - 1) {
+            for (size_t i = 0; i < k; i++)
+                dst[n + i] = piece[i];
+            n += k;
+        }
+        full += k;
+        p += len;
+    }
+    if (size > 0)
+        dst[n] = '\0';
+    return full;
 }

@@ -23,6 +23,9 @@ It speaks the real wire format for the resources topo uses:
                                     versions instead, as Kueue before 0.15 does)
   core/v1 configmaps                /api/v1/configmaps (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/configmaps[/NAME]
+  admissionregistration.k8s.io/v1   /apis/admissionregistration.k8s.io/v1/
+    mutatingwebhookconfigurations   mutatingwebhookconfigurations[/NAME] (cluster-scoped;
+                                    stored as given: no call is made to the webhooks)
   core/v1 resourcequotas            /api/v1/resourcequotas (all namespaces: list, watch)
                                     /api/v1/namespaces/NS/resourcequotas[/NAME[/status]]
                                     (the quota controller is the test: it writes status)
@@ -206,7 +209,7 @@ class Resource:
         self.head = (b'{"kind":' + json.dumps(kind).encode() + b',"apiVersion":' +
                      json.dumps(self.api_version).encode() + b',')
         self.has_status = name not in ("leases", "events", "topologies", "resourceflavors",
-                                       "configmaps")
+                                       "configmaps", "mutatingwebhookconfigurations")
 
     def qualified(self):
         return f"{self.name}.{self.group}" if self.group else self.name
@@ -246,6 +249,9 @@ RESOURCES = {
                         "reason", "reportingComponent", "type"}),
     "configmaps": Resource("configmaps", "", "v1", "ConfigMap", True,
                            {"metadata.name", "metadata.namespace"}),
+    "mutatingwebhookconfigurations": Resource(
+        "mutatingwebhookconfigurations", "admissionregistration.k8s.io", "v1",
+        "MutatingWebhookConfiguration", False, {"metadata.name"}),
     # Kueue's CRDs, served only once POST /_fake/config {"kueue": true} installs them.
     "topologies": Resource("topologies", "kueue.x-k8s.io", "v1beta2", "Topology", False,
                            {"metadata.name"}),
@@ -254,7 +260,9 @@ RESOURCES = {
 }
 KIND_TO_RESOURCE = {r.kind: r for r in RESOURCES.values()}
 GROUP_VERSIONS = {("", "v1"): "/api/v1", ("batch", "v1"): "/apis/batch/v1",
-                  ("coordination.k8s.io", "v1"): "/apis/coordination.k8s.io/v1"}
+                  ("coordination.k8s.io", "v1"): "/apis/coordination.k8s.io/v1",
+                  ("admissionregistration.k8s.io", "v1"):
+                      "/apis/admissionregistration.k8s.io/v1"}
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
@@ -461,6 +469,37 @@ def check_event(res, ev, ns):
 SEL_REQ_RE = re.compile(
     r"^\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9][-A-Za-z0-9_./]*)\s*"
     r"(?:(?P<op>==|=|!=|\s+in\s+|\s+notin\s+)\s*(?P<val>.*?))?\s*$")
+
+
+def check_webhooks(res, obj):
+    """The checks of admissionregistration/validation that a configuration
+    written by hand can miss: each webhook has a fully qualified name (three
+    segments at least), a unique one, exactly one of clientConfig.url and
+    clientConfig.service (with namespace and name), sideEffects and
+    admissionReviewVersions."""
+    name = obj["metadata"]["name"]
+    seen = set()
+    for i, w in enumerate(obj.get("webhooks") or []):
+        f = f"webhooks[{i}]"
+        wname = w.get("name", "")
+        if wname.count(".") < 2:
+            raise invalid(res, name, f'{f}.name: Invalid value: "{wname}": should be a domain '
+                                     "with at least three segments separated by dots")
+        if wname in seen:
+            raise invalid(res, name, f'{f}.name: Duplicate value: "{wname}"')
+        seen.add(wname)
+        cc = w.get("clientConfig") or {}
+        if ("url" in cc) == ("service" in cc):
+            raise invalid(res, name, f"{f}.clientConfig: Required value: exactly one of url or "
+                                     "service is required")
+        svc = cc.get("service")
+        if svc is not None and not (svc.get("namespace") and svc.get("name")):
+            raise invalid(res, name, f"{f}.clientConfig.service: Required value: namespace and "
+                                     "name are required")
+        if w.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            raise invalid(res, name, f"{f}.sideEffects: Unsupported value")
+        if not w.get("admissionReviewVersions"):
+            raise invalid(res, name, f"{f}.admissionReviewVersions: Required value")
 
 
 def split_top(text):
@@ -2311,6 +2350,8 @@ class Handler(BaseHTTPRequestHandler):
         md.pop("resourceVersion", None)
         if res.name == "events":
             check_event(res, obj, ns)
+        if res.name == "mutatingwebhookconfigurations":
+            check_webhooks(res, obj)
         with st.cond:
             entry = st.create(res, obj)
         self.send_bytes(201, self.object_body(res, entry))

@@ -375,6 +375,33 @@ def add_configmap(env, cm):
     env.create(f"/api/v1/namespaces/{cm['metadata']['namespace']}/configmaps", cm)
 
 
+def chart_registration(release, ns):
+    """The MutatingWebhookConfiguration as the chart renders it
+    (templates/webhook-mutatingwebhookconfiguration.yaml, the fields kubectl
+    topo reads and the API server requires)."""
+    name = f"{release}-topo-webhook" if release != "topo" else "topo-webhook"
+    labels = chart_configmap(release, ns)["metadata"]["labels"]
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": name, "labels": labels},
+            "webhooks": [{"name": "pods.topology.topo.io", "admissionReviewVersions": ["v1"],
+                          "clientConfig": {"service": {"name": name, "namespace": ns,
+                                                       "path": "/mutate", "port": 443}},
+                          "rules": [{"operations": ["CREATE"], "apiGroups": [""],
+                                     "apiVersions": ["v1"], "resources": ["pods"],
+                                     "scope": "Namespaced"}],
+                          "failurePolicy": "Ignore", "timeoutSeconds": 2,
+                          "sideEffects": "NoneOnDryRun"}]}
+
+
+def add_install(env, release, ns, config=CHART_CONFIG):
+    """What the chart installs for kubectl topo to find: the webhook's
+    registration and its ConfigMap."""
+    env.create("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+               chart_registration(release, ns))
+    add_configmap(env, chart_configmap(release, ns, config=config))
+
+
 def kueue_topology(name, *labels, version="v1beta2"):
     return {"apiVersion": f"kueue.x-k8s.io/{version}", "kind": "Topology",
             "metadata": {"name": name},
@@ -408,7 +435,7 @@ def levels_from_chart_configmap(env):
     renders it, found by its labels in a namespace the user never named;
     one line on stderr says where from, stdout is the answer --levels gives.
     topo-sync's ConfigMap and a ConfigMap of someone else are not read."""
-    add_configmap(env, chart_configmap("gpu", "gpu-system"))
+    add_install(env, "gpu", "gpu-system")
     add_configmap(env, chart_configmap("gpu", "gpu-system", config="labels: {}\n",
                                        component="sync"))
     add_configmap(env, {"apiVersion": "v1", "kind": "ConfigMap",
@@ -423,19 +450,19 @@ def levels_from_chart_configmap(env):
         want = env.ok(*args, "--kubeconfig", env.kubeconfig, "--levels", CHART_LEVELS)
         expect(out == want, f"{args}: stdout differs from --levels':\n{out}\n---\n{want}")
     paths = levels_read(env)
-    selector = "app.kubernetes.io/part-of=topo,app.kubernetes.io/component=webhook"
-    expect(paths and all(p.startswith("/api/v1/configmaps?") and
+    selector = ("app.kubernetes.io/part-of=topo,app.kubernetes.io/component=webhook,"
+                "app.kubernetes.io/instance=gpu")
+    expect(paths and all(p.startswith("/api/v1/namespaces/gpu-system/configmaps?") and
                          parse_qs(urlsplit(p).query).get("labelSelector") == [selector]
                          for p in paths),
-           f"the ConfigMaps were not listed by the chart's labels in all namespaces: {paths}")
+           f"the ConfigMaps were not listed by the registered install's labels: {paths}")
     # A second installation with the same topology (a rollout side by side):
     # the same answer. One with other levels: which one is the user's to say.
-    add_configmap(env, chart_configmap("topo", "topo-system"))
+    add_install(env, "topo", "topo-system")
     rc, _, err = without_levels(env, "show")
     expect(rc == 0 and err.startswith("levels from ConfigMap "), f"two alike: {rc} {err!r}")
     other = CHART_CONFIG.replace("  - topology.topo.io/leaf\n", "")
-    add_configmap(env, chart_configmap("b", "b-system", config=other.replace(
-        "name: default", "name: small")))
+    add_install(env, "b", "b-system", config=other.replace("name: default", "name: small"))
     rc, out, err = without_levels(env, "show")
     expect(rc == 2 and out == "" and "2 topologies" in err and
            'ConfigMap b-system/b-topo-webhook, topology "small" (topology.topo.io/spine,'
@@ -459,7 +486,7 @@ def levels_from_webhook_topologies(env):
               "  nodeLabels: {topology.topo.io/rack: rack-1}\n"
               "- name: leaves\n"
               "  levels: [topology.topo.io/leaf, kubernetes.io/hostname]\n")
-    add_configmap(env, chart_configmap("topo", "topo-system", config=config))
+    add_install(env, "topo", "topo-system", config=config)
     rc, out, err = without_levels(env, "show")
     expect(rc == 2 and out == "" and "2 topologies" in err and '"racks"' in err and
            '"leaves"' in err and "--topology NAME" in err, f"two topologies: {rc} {err!r}")
@@ -477,7 +504,8 @@ def levels_from_webhook_topologies(env):
     expect(rc == 0 and out == want, f"--topology leaves: {rc} {err!r}")
     # --topology naming none of them, and no Kueue: what was tried.
     rc, out, err = without_levels(env, "show", "--topology", "spines")
-    expect(rc == 2 and 'no topology "spines" in the 1 topo-webhook ConfigMap(s)' in err and
+    expect(rc == 2 and 'no topology "spines" in the ConfigMap(s) of the 1 topo-webhook '
+           'install(s) registered (1 found)' in err and
            "Kueue's Topology is not served" in err and "--levels" in err,
            f"--topology spines: {rc} {err!r}")
     # The webhook would not start on this file: neither does a guess.
@@ -492,14 +520,14 @@ def levels_from_webhook_topologies(env):
 
 @case
 def levels_from_kueue_topology(env):
-    """No webhook ConfigMap: Kueue's Topology (v1beta2, else v1beta1 on an
+    """No webhook registered: Kueue's Topology (v1beta2, else v1beta1 on an
     older Kueue); several need --topology, which names a missing one
     clearly; a Topology whose nodeLabel is no label key is an error naming
     the field; nothing at all says what was tried."""
     rc, out, err = without_levels(env, "show")
     expect(rc == 2 and out == "" and "none found in the cluster" in err and
-           "no topo-webhook ConfigMap (labels app.kubernetes.io/part-of=topo,"
-           "app.kubernetes.io/component=webhook)" in err and
+           "topo-webhook is not registered (no MutatingWebhookConfiguration with the webhook "
+           "pods.topology.topo.io)" in err and
            "Kueue's Topology is not served (kueue.x-k8s.io v1beta2, v1beta1)" in err and
            "give --levels" in err, f"nothing at all: {rc} {err!r}")
     env.admin("config", {"kueue": True})
@@ -556,11 +584,13 @@ def levels_from_kueue_v1beta1(env):
 
 @case
 def levels_forbidden_configmaps(env):
-    """A user who may not list ConfigMaps in every namespace (no
-    ClusterRole: the usual non-admin) goes on to Kueue's Topology; forbidden
-    both, the message says so. Given --levels, nothing is read for them."""
+    """A user who may read neither the webhook's registration nor
+    ConfigMaps in every namespace (no ClusterRole: the usual non-admin)
+    goes on to Kueue's Topology; forbidden both, the message says so.
+    Given --levels, nothing is read for them."""
+    no_mwc = {"resource": "mutatingwebhookconfigurations", "verbs": ["list"]}
     env.admin("config", {"kueue": True, "forbid": [
-        {"resource": "configmaps", "verbs": ["list", "watch"], "scope": "cluster"}]})
+        no_mwc, {"resource": "configmaps", "verbs": ["list", "watch"], "scope": "cluster"}]})
     add_configmap(env, chart_configmap("topo", "topo-system"))
     add_topology(env, kueue_topology("default", *LEVELS.split(",")))
     rc, out, err = without_levels(env, "show")
@@ -570,11 +600,12 @@ def levels_forbidden_configmaps(env):
                 if r["path"].startswith("/api/v1/configmaps")]
     expect(403 in statuses, f"the fake did not refuse the list: {statuses}")
     env.admin("config", {"forbid": [
-        {"resource": "configmaps", "verbs": ["list"], "scope": "cluster"},
+        no_mwc, {"resource": "configmaps", "verbs": ["list"], "scope": "cluster"},
         {"resource": "topologies", "verbs": ["list"]}]})
     rc, out, err = without_levels(env, "show")
     expect(rc == 2 and out == "" and
-           "listing ConfigMaps in all namespaces is forbidden to you" in err and
+           "reading topo-webhook's registration and listing ConfigMaps in all namespaces are "
+           "forbidden to you" in err and
            "listing Kueue's Topologies is forbidden to you" in err and "give --levels" in err,
            f"403 on both: {rc} {err!r}")
     # --levels: nothing read for the levels, nothing said on stderr.
@@ -584,6 +615,115 @@ def levels_forbidden_configmaps(env):
                                        CHART_LEVELS)
     expect(rc == 0 and err == "", f"--levels: {rc} {err!r}")
     expect(levels_read(env) == [], f"--levels read the cluster's levels: {levels_read(env)}")
+
+
+# A tenant (anyone who may create a ConfigMap in their namespace) can put
+# the chart's labels on one.
+TENANT_BROKEN = chart_configmap("x", "tenant-a", config="topologies: [\n")
+TENANT_OTHER = chart_configmap("y", "tenant-b", config=CHART_CONFIG.replace(
+    "  - topology.topo.io/leaf\n", ""))
+
+
+@case
+def levels_tenant_configmaps(env):
+    """Tenants' ConfigMaps with the chart's labels, one broken and one with
+    other levels for the same topology name, neither block nor steer the
+    lookup: with the webhook's registration readable, the registered
+    install's ConfigMap is read, theirs never. Without it (403), the label
+    search ignores the broken one with a warning naming it and calls the
+    differing ones what they are: an error listing them, asking for
+    --levels (not --topology: both are named default)."""
+    add_install(env, "gpu", "gpu-system")
+    add_configmap(env, TENANT_BROKEN)
+    add_configmap(env, TENANT_OTHER)
+    env.admin("requests/clear", {})
+    for args in SHOW_ASSIGN:
+        rc, out, err = without_levels(env, *args)
+        expect(rc == 0 and err == 'levels from ConfigMap gpu-system/gpu-topo-webhook, topology '
+                                  f'"default": {CHART_LEVELS}\n', f"{args}: {rc} {err!r}")
+    rc, _, err = without_levels(env, "show", "--topology", "default")
+    expect(rc == 0 and err.startswith("levels from ConfigMap gpu-system/"), f"{rc} {err!r}")
+    expect(not any("tenant" in p for p in levels_read(env)),
+           f"a tenant's namespace was read: {levels_read(env)}")
+    # The registration is not readable to this user: the label search.
+    env.admin("config", {"forbid": [{"resource": "mutatingwebhookconfigurations"}]})
+    rc, out, err = without_levels(env, "show")
+    lines = err.splitlines()
+    expect(rc == 2 and out == "" and len(lines) == 2, f"forbidden: {rc} {err!r}")
+    expect(lines[0].startswith("kubectl topo: warning: ignoring ConfigMap tenant-a/x-topo-webhook")
+           and "config.yaml" in lines[0], f"the warning: {lines[0]!r}")
+    expect("ConfigMap tenant-b/y-topo-webhook, topology \"default\" (topology.topo.io/spine,"
+           "kubernetes.io/hostname)" in lines[1] and
+           "ConfigMap gpu-system/gpu-topo-webhook, topology \"default\"" in lines[1] and
+           "give --levels" in lines[1] and "--topology NAME" not in lines[1],
+           f"the differing ones: {lines[1]!r}")
+    # The tenant's other one gone: the install's, the broken one still
+    # only a warning.
+    env.delete("/api/v1/namespaces/tenant-b/configmaps/y-topo-webhook")
+    rc, out, err = without_levels(env, "show")
+    lines = err.splitlines()
+    expect(rc == 0 and len(lines) == 2 and "ignoring ConfigMap tenant-a/" in lines[0] and
+           lines[1] == 'levels from ConfigMap gpu-system/gpu-topo-webhook, topology "default": '
+                       f"{CHART_LEVELS}", f"broken ignored: {rc} {err!r}")
+
+
+def expect_escaped(text, what):
+    for c in ("\x1b", "\x9b", "\x85", "\r"):
+        expect(c not in text, f"{what}: a raw control character {c!r} reached the terminal: "
+                              f"{text!r}")
+
+
+@case
+def cluster_text_escaped(env):
+    """Nothing from the cluster reaches the terminal raw: a level name, a
+    topology name or a node label value with ESC, CR/LF, C1 and invalid
+    UTF-8 is printed escaped (\\x1b, \\n, \\u009b, \\xff), in errors, the
+    warning of the label search, the "levels from" line and show's and
+    assign's tables; a line like ours cannot be forged."""
+    evil = "a\x1b[31mRED\nlevels from ConfigMap fake"
+    config = f"topologies:\n- name: default\n  levels: [{json.dumps(evil)}]\n"
+    add_install(env, "gpu", "gpu-system", config=config)
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and "\\x1b[31mRED\\nlevels from ConfigMap fake" in err and
+           len(err.splitlines()) == 1, f"a bad level: {rc} {err!r}")
+    expect_escaped(err, "a bad level")
+    env.delete("/api/v1/namespaces/gpu-system/configmaps/gpu-topo-webhook")
+    name = "\x1b[2J\u009b31m\rx"
+    add_configmap(env, chart_configmap("gpu", "gpu-system", config=json.dumps(
+        {"topologies": [{"name": name, "levels": [RACK]}]})))
+    rc, out, err = without_levels(env, "show")
+    expect(rc == 2 and "\\x1b[2J\\u009b31m\\rx" in err, f"a bad name: {rc} {err!r}")
+    expect_escaped(err, "a bad name")
+    # The same, found by the label search: the warning is escaped too.
+    env.admin("config", {"forbid": [{"resource": "mutatingwebhookconfigurations"}]})
+    rc, out, err = without_levels(env, "show")
+    expect("warning: ignoring ConfigMap gpu-system/gpu-topo-webhook" in err and
+           "\\x1b[2J" in err, f"the warning: {rc} {err!r}")
+    expect_escaped(err, "the warning")
+    env.admin("config", {"forbid": []})
+    # A node label value (the fake, unlike kube-apiserver, stores any):
+    # show's tree and assign's table.
+    env.delete("/api/v1/namespaces/gpu-system/configmaps/gpu-topo-webhook")
+    add_configmap(env, chart_configmap("gpu", "gpu-system", config=(
+        f"topologies:\n- name: default\n  levels: [{RACK}, kubernetes.io/hostname]\n")))
+    node = env.items("/api/v1/nodes")[0]["metadata"]["name"]
+    status, body = env.request("PATCH", f"/api/v1/nodes/{node}",
+                               {"metadata": {"labels": {RACK: "r\x1b[2J\x85\nx"}}},
+                               ctype="application/merge-patch+json")
+    expect(status == 200, f"PATCH node: {status} {body}")
+    p = subprocess.run([env.plugin, "show", "--kubeconfig", env.kubeconfig], capture_output=True,
+                       env={"PATH": os.environ.get("PATH", ""), "HOME": env.path("home"),
+                            "TMPDIR": env.tmp})
+    out = p.stdout.decode("utf-8", "replace")
+    expect(p.returncode == 0 and "r\\x1b[2J\\u0085\\nx" in out, f"show: {p.returncode} {out!r}")
+    expect_escaped(out, "show")
+    p = subprocess.run([env.plugin, "assign", "--kubeconfig", env.kubeconfig, "--count", "1",
+                        "--request", f"{GPU}=1", "--unconstrained"], capture_output=True,
+                       env={"PATH": os.environ.get("PATH", ""), "HOME": env.path("home"),
+                            "TMPDIR": env.tmp})
+    out = p.stdout.decode("utf-8", "replace")
+    expect(p.returncode == 0, f"assign: {p.returncode} {p.stderr!r}")
+    expect_escaped(out, "assign")
 
 
 def closed_port():

@@ -1,10 +1,12 @@
 /* Tests for lib/util/utf8.c: topo_utf8_decode on well-formed sequences of
  * each length with their code points and every kind of ill-formed one;
- * topo_utf8_cut never splitting a character. */
+ * topo_utf8_cut never splitting a character; topo_utf8_escape_controls
+ * escaping what a terminal acts on and nothing else. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -61,11 +63,43 @@ static void test_utf8__cut(void **state)
     assert_int_equal(topo_utf8_cut(s + 1, 4, 2), 0); /* no whole character fits */
 }
 
+static void test_utf8__escape_controls(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } rows[] = {
+        {"plain rack-1 é € 😀 a\\b", "plain rack-1 é € 😀 a\\b"},
+        {"a\x1b[31mRED\nlevels from ConfigMap fake",
+         "a\\x1b[31mRED\\nlevels from ConfigMap fake"},
+        {"\r\t\x01\x7f", "\\r\\t\\x01\\x7f"},
+        {"\xc2\x9b" "2J", "\\u009b2J"},       /* C1 CSI */
+        {"\xc2\x85", "\\u0085"},           /* NEL */
+        {"\xc2\xa0", "\xc2\xa0"},          /* no-break space: printable */
+        {"x\x9by\xff", "x\\x9by\\xff"},   /* invalid UTF-8 bytes */
+        {"\xe2\x82", "\\xe2\\x82"},       /* a character cut short */
+        {"", ""},
+    };
+    char buf[128];
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t n = topo_utf8_escape_controls(buf, sizeof buf, rows[i].in);
+        assert_string_equal(buf, rows[i].out);
+        assert_int_equal(n, strlen(rows[i].out));
+    }
+    /* Too small: whole escapes and characters only, the full length said. */
+    assert_int_equal(topo_utf8_escape_controls(buf, 6, "ab\x1b" "cd"), 8);
+    assert_string_equal(buf, "ab");
+    assert_int_equal(topo_utf8_escape_controls(buf, 4, "a\xe2\x82\xac"), 4);
+    assert_string_equal(buf, "a");
+    assert_int_equal(topo_utf8_escape_controls(NULL, 0, "\n"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8__decode),
         cmocka_unit_test(test_utf8__cut),
+        cmocka_unit_test(test_utf8__escape_controls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
