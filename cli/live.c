@@ -62,7 +62,7 @@ static int sync_once(const char *db, const topo_cli_input *in, topo_err *err)
 
     o.db_path = db;
     if ((rc = topo_cli_cluster_config(&o.k8s_config, in, err)) < 0)
-        return rc;
+        return topo_err_wrap(err, "reading the cluster");
     o.kinds = TOPO_FILLER_NODES | TOPO_FILLER_PODS;
     o.once = 1;
     o.idle_ms = LIVE_IDLE_MS;

@@ -277,6 +277,20 @@ WEBHOOK_CONFIGMAP = {
         "app.kubernetes.io/part-of": "topo", "app.kubernetes.io/component": "webhook",
         "app.kubernetes.io/instance": "topo"}},
     "data": {"config.yaml": f"topologies:\n- name: default\n  levels: [{LEVELS}]\n"}}
+# Its registration, which names the install whose ConfigMap is read.
+WEBHOOK_REGISTRATION = {
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": "topo-webhook", "labels": WEBHOOK_CONFIGMAP["metadata"]["labels"]},
+    "webhooks": [{"name": "pods.topology.topo.io", "admissionReviewVersions": ["v1"],
+                  "sideEffects": "NoneOnDryRun",
+                  "clientConfig": {"service": {"name": "topo-webhook",
+                                               "namespace": "topo-system"}}}]}
+
+
+def add_install(env):
+    env.create("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+               WEBHOOK_REGISTRATION)
+    env.create("/api/v1/namespaces/topo-system/configmaps", WEBHOOK_CONFIGMAP)
 
 
 @case
@@ -284,7 +298,7 @@ def one_run_per_command(env):
     """The levels read from the cluster and the lists of Nodes and Pods
     share one credential: the plugin runs once per command, not once for
     the levels and again for the lists."""
-    env.create("/api/v1/namespaces/topo-system/configmaps", WEBHOOK_CONFIGMAP)
+    add_install(env)
     kc = env.exec_kubeconfig("token", Env.TOKEN)
     rc, out, err, _ = env.show(kc, levels=None)
     expect(rc == 0 and "a100-r1-a" in out and err.startswith("levels from ConfigMap "),
@@ -302,7 +316,7 @@ def failure_runs_once(env):
     """A plugin that fails (exit status, garbage) runs once per command,
     with --levels (the lists of Nodes and Pods) and without (the levels
     first): its failure and its own stderr are printed once, exit 2."""
-    env.create("/api/v1/namespaces/topo-system/configmaps", WEBHOOK_CONFIGMAP)
+    add_install(env)
     for levels in (LEVELS, None):
         for args, want in ((["fail", "3", "AccessDenied: the SSO session expired"],
                             ["failed with exit code 3", "AccessDenied: the SSO session expired"]),
