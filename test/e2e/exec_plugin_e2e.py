@@ -198,7 +198,8 @@ def client_certificate(env):
 def renew_after_401(env):
     """A token the server refuses (401): the plugin runs once more and the
     request is sent again with the new token; a plugin that keeps giving a
-    refused token runs twice in all, and the 401 is the answer."""
+    refused token runs at most once more per list, and the 401 is the
+    answer."""
     env.ok(env.exec_kubeconfig("token", "revoked-token", Env.TOKEN))
     expect(env.run_count() == 2, f"{env.run_count()} runs (want 2: one after the 401)")
     auths = env.auths()
@@ -206,7 +207,11 @@ def renew_after_401(env):
     expect(all(s == 200 for _, s in auths[1:]), f"after the renewal: {auths}")
     os.unlink(env.runs)
     env.fails(env.exec_kubeconfig("token", "revoked-token"), "401")
-    expect(env.run_count() == 2, f"always refused: {env.run_count()} runs (want 2)")
+    # The Nodes and Pods lists run side by side: a request refused with the
+    # renewed token may renew once more (as client-go's does), so 3 runs when
+    # the second list's first request is sent after the first renewal.
+    runs = env.run_count()
+    expect(runs in (2, 3), f"always refused: {runs} runs (want 2, or 3: one per list)")
 
 
 @case
