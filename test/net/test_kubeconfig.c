@@ -161,57 +161,58 @@ static void test_kubeconfig__status_errors(void **state)
 
 /* --- kubeconfig ----------------------------------------------------------------- */
 
-static const char *const full_kubeconfig_fmt =
-    "apiVersion: v1\n"
-    "kind: Config\n"
-    "current-context: prod\n"
-    "clusters:\n"
-    "- name: other\n"
-    "  cluster:\n"
-    "    server: https://other:6443\n"
-    "- name: gpu\n"
-    "  cluster:\n"
-    "    server: https://10.0.0.1:6443/\n"
-    "    certificate-authority-data: " CERT_B64 "\n"
-    "- name: filecluster\n"
-    "  cluster:\n"
-    "    server: http://127.0.0.1:8080\n"
-    "    certificate-authority: ca.pem\n"
-    "- name: insecure\n"
-    "  cluster:\n"
-    "    server: https://[::1]:6443\n"
-    "    insecure-skip-tls-verify: true\n"
-    "contexts:\n"
-    "- name: prod\n"
-    "  context:\n"
-    "    cluster: gpu\n"
-    "    user: admin\n"
-    "    namespace: ml\n"
-    "- name: files\n"
-    "  context:\n"
-    "    cluster: filecluster\n"
-    "    user: fileuser\n"
-    "- name: insecure\n"
-    "  context:\n"
-    "    cluster: insecure\n"
-    "users:\n"
-    "- name: admin\n"
-    "  user:\n"
-    "    client-certificate-data: " CERT_B64 "\n"
-    "    client-key-data: |\n"
-    "      " KEY_B64 "\n"
-    "    token: abc.def\n"
-    "- name: fileuser\n"
-    "  user:\n"
-    "    client-certificate: certs/client.pem\n"
-    "    client-key: %s/client.key\n"
-    "    tokenFile: token\n";
+/* A printf format: %s is fileuser's client-key directory. */
+#define FULL_KUBECONFIG_FMT \
+    "apiVersion: v1\n" \
+    "kind: Config\n" \
+    "current-context: prod\n" \
+    "clusters:\n" \
+    "- name: other\n" \
+    "  cluster:\n" \
+    "    server: https://other:6443\n" \
+    "- name: gpu\n" \
+    "  cluster:\n" \
+    "    server: https://10.0.0.1:6443/\n" \
+    "    certificate-authority-data: " CERT_B64 "\n" \
+    "- name: filecluster\n" \
+    "  cluster:\n" \
+    "    server: http://127.0.0.1:8080\n" \
+    "    certificate-authority: ca.pem\n" \
+    "- name: insecure\n" \
+    "  cluster:\n" \
+    "    server: https://[::1]:6443\n" \
+    "    insecure-skip-tls-verify: true\n" \
+    "contexts:\n" \
+    "- name: prod\n" \
+    "  context:\n" \
+    "    cluster: gpu\n" \
+    "    user: admin\n" \
+    "    namespace: ml\n" \
+    "- name: files\n" \
+    "  context:\n" \
+    "    cluster: filecluster\n" \
+    "    user: fileuser\n" \
+    "- name: insecure\n" \
+    "  context:\n" \
+    "    cluster: insecure\n" \
+    "users:\n" \
+    "- name: admin\n" \
+    "  user:\n" \
+    "    client-certificate-data: " CERT_B64 "\n" \
+    "    client-key-data: |\n" \
+    "      " KEY_B64 "\n" \
+    "    token: abc.def\n" \
+    "- name: fileuser\n" \
+    "  user:\n" \
+    "    client-certificate: certs/client.pem\n" \
+    "    client-key: %s/client.key\n" \
+    "    tokenFile: token\n"
 
-/* full_kubeconfig_fmt with fileuser's absolute client-key in dir. */
+/* FULL_KUBECONFIG_FMT with fileuser's absolute client-key in dir. */
 static const char *full_kubeconfig(const char *dir)
 {
     static char text[8192];
-    int n = snprintf(text, sizeof(text), full_kubeconfig_fmt, dir);
+    int n = snprintf(text, sizeof(text), FULL_KUBECONFIG_FMT, dir);
     assert_true(n > 0 && (size_t)n < sizeof(text));
     return text;
 }
