@@ -36,7 +36,7 @@ static const topo_opt table[] = {
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the cache file (created when missing), required", O(db), "Options:"},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     "$KUBECONFIG, in-cluster, ~/.kube/config", "the cluster", O(kubeconfig), NULL},
+     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster", O(kubeconfig), NULL},
     {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "the current-context",
      "the kubeconfig's context", O(context), NULL},
     {"--kinds", NULL, TOPO_OPT_STRING, "LIST", 0, 0, NULL, "nodes,pods,jobs",

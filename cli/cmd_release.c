@@ -45,7 +45,7 @@ static const topo_opt table[] = {
     {"--dry-run", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "list the pods that would be released; change nothing", O(dry_run), NULL},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     "$KUBECONFIG, in-cluster, ~/.kube/config", "the cluster's kubeconfig", O(kubeconfig),
+     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster's kubeconfig", O(kubeconfig),
      NULL},
     {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
      "the kubeconfig's context", O(context), NULL},

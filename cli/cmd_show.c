@@ -8,6 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "topo/array.h"
+#include "topo/k8s.h"
 #include "topo/limits.h"
 
 #define CMD "show"
@@ -36,7 +37,7 @@ static const topo_opt table[] = {
      "--kubeconfig and --context",
      O(live), NULL},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     "$KUBECONFIG, in-cluster, ~/.kube/config", "the live cluster's kubeconfig", O(kubeconfig),
+     TOPO_K8S_CONFIG_DEFAULT_HELP, "the live cluster's kubeconfig", O(kubeconfig),
      NULL},
     {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
      "the kubeconfig's context", O(context), NULL},

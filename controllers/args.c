@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo/buf.h"
+#include "topo/k8s.h"
 #include "topo/labelowner.h"
 #include "topo/version.h"
 
@@ -41,7 +42,7 @@ static const topo_opt table[] = {
     {"--dry-run", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "write no labels: log the patches that would be sent", O(dry_run), NULL},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     "$KUBECONFIG, in-cluster, ~/.kube/config",
+     TOPO_K8S_CONFIG_DEFAULT_HELP,
      "the API server to read nodes from and write labels to", O(kubeconfig), NULL},
     {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
      "write only while holding the Lease", O(leader_elect), NULL},

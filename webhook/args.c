@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo/buf.h"
+#include "topo/k8s.h"
 #include "topo/options.h"
 #include "peer.h"
 
@@ -86,7 +87,7 @@ static const topo_opt table[] = {
      "topology.topo.io/wait; deny refuses the pod (403); ignore admits it unchanged",
      O(policy), NULL},
     {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     "$KUBECONFIG, in-cluster, ~/.kube/config",
+     TOPO_K8S_CONFIG_DEFAULT_HELP,
      "the API server: nodes, pods and jobs by list+watch", O(kubeconfig), NULL},
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the SQLite cache (nodes, pods, jobs, reservations); required with an API server", O(db),

@@ -93,8 +93,10 @@ int topo_k8s_config_in_cluster(topo_k8s_config *out, const char *sa_dir,
  * never run here; as in client-go it is not used when the user also has a
  * token, tokenFile or client certificate. auth-provider users (with a
  * message naming the exec plugin that replaces gcp, azure or oidc),
- * username/password and proxy-url are TOPO_EUNSUPPORTED. Errors name the
- * file and the field ("kubeconfig k.yaml: users[0].user.client-key-data:
+ * username/password and proxy-url are TOPO_EUNSUPPORTED. A client
+ * certificate and key (data or files, read now) must be a matching pair
+ * with the key unencrypted: topo never asks for a passphrase. Errors name
+ * the file and the field ("kubeconfig k.yaml: users[0].user.client-key-data:
  * invalid base64"). */
 int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
                                topo_err *err) TOPO_MUST_CHECK;
@@ -105,13 +107,43 @@ int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size
                                     const char *source, const char *base_dir,
                                     const char *context, topo_err *err) TOPO_MUST_CHECK;
 
-/* controller-runtime's precedence: kubeconfig_path when non-NULL, else the
- * first file of $KUBECONFIG, else in-cluster, else ~/.kube/config. */
+/* One kubeconfig file of a merge, already in memory. */
+typedef struct topo_k8s_kubeconfig_file {
+    const char *text;
+    size_t len;
+    const char *source;   /* the file, in errors */
+    const char *base_dir; /* its relative paths resolve against it (NULL: the current one) */
+} topo_k8s_kubeconfig_file;
+
+/* Several kubeconfigs merged as kubectl merges the files of $KUBECONFIG
+ * (client-go clientcmd's loading rules): a cluster, context or user is the
+ * whole entry of the first file that defines its name (nothing of a later
+ * file's entry of the same name); current-context is the first file's that
+ * sets it; each entry's relative paths resolve against its own file's
+ * directory. Then as topo_k8s_config_kubeconfig. Every file must parse
+ * (an empty one is an empty configuration); errors name the file holding
+ * the entry; source gets the files joined with ':'. */
+int topo_k8s_config_kubeconfig_merge(topo_k8s_config *out,
+                                     const topo_k8s_kubeconfig_file *files, size_t n,
+                                     const char *context, topo_err *err) TOPO_MUST_CHECK;
+
+/* Where the command-line tools and the daemons find the API server without
+ * --kubeconfig, for their option tables (one text, docs/cli). */
+#define TOPO_K8S_CONFIG_DEFAULT_HELP \
+    "the files of $KUBECONFIG merged, else ~/.kube/config, else in-cluster"
+
+/* kubectl's loading rules (client-go clientcmd): kubeconfig_path alone
+ * when non-NULL (it must exist); else the files of $KUBECONFIG (a
+ * ':'-separated list: empty entries and missing files skipped, the others
+ * merged as topo_k8s_config_kubeconfig_merge); else ~/.kube/config when it
+ * exists; else, and also when those files define nothing at all (no
+ * current-context, no entries), in-cluster configuration (a pod's service
+ * account). A kubeconfig found wins over in-cluster, as in kubectl. */
 int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path,
                          topo_err *err) TOPO_MUST_CHECK;
 /* The same with a kubeconfig context (NULL: current-context, as above):
  * kubectl's --context. With a context, in-cluster configuration is never
- * used (a pod's service account is no context), and a missing kubeconfig is
+ * used (a pod's service account is no context), and no kubeconfig is
  * TOPO_ENOTFOUND naming the context. */
 int topo_k8s_config_load_context(topo_k8s_config *out, const char *kubeconfig_path,
                                  const char *context, topo_err *err) TOPO_MUST_CHECK;

@@ -16,13 +16,11 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/bio.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "exec_run.h"
 #include "http_internal.h"
+#include "pem_keypair.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/json.h"
@@ -124,40 +122,6 @@ static int status_string(char **out, const json_t *status, const char *key, topo
     return 0;
 }
 
-/* The certificate and key parse as PEM and belong together (client-go's
- * tls.X509KeyPair): a broken pair fails here, not in every TLS handshake. */
-static int check_key_pair(const char *cert_pem, const char *key_pem, topo_err *err)
-{
-    int error = 0;
-    BIO *cb = BIO_new_mem_buf(cert_pem, -1), *kb = BIO_new_mem_buf(key_pem, -1);
-    X509 *cert = NULL;
-    EVP_PKEY *key = NULL;
-
-    if (cb == NULL || kb == NULL) {
-        error = topo_err_nomem(err, "exec credential");
-        goto cleanup;
-    }
-    if ((cert = PEM_read_bio_X509(cb, NULL, NULL, NULL)) == NULL) {
-        error = topo_err_set(err, TOPO_EINVALID,
-                             "status.clientCertificateData: not a PEM certificate");
-        goto cleanup;
-    }
-    if ((key = PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL)) == NULL) {
-        error = topo_err_set(err, TOPO_EINVALID, "status.clientKeyData: not a PEM private key");
-        goto cleanup;
-    }
-    if (X509_check_private_key(cert, key) != 1)
-        error = topo_err_set(err, TOPO_EINVALID,
-                             "status: clientKeyData is not the key of clientCertificateData");
-
-cleanup:
-    EVP_PKEY_free(key);
-    X509_free(cert);
-    BIO_free(kb);
-    BIO_free(cb);
-    return error;
-}
-
 int topo_exec_credential_decode(topo_exec_credential *out, const char *text, size_t len,
                                 const char *api_version, topo_err *err)
 {
@@ -225,7 +189,9 @@ int topo_exec_credential_decode(topo_exec_credential *out, const char *text, siz
         goto cleanup;
     }
     if (c.client_cert_data != NULL &&
-        (error = check_key_pair(c.client_cert_data, c.client_key_data, err)) < 0)
+        (error = topo_pem_keypair_check(c.client_cert_data, c.client_key_data,
+                                        "status.clientCertificateData", "status.clientKeyData",
+                                        err)) < 0)
         goto cleanup;
     const json_t *exp = json_object_get(status, "expirationTimestamp");
     if (exp != NULL && !json_is_null(exp)) {

@@ -191,6 +191,13 @@ static int configure_tls(topo_http *h, const topo_http_opts *opts, topo_err *err
         SETOPT(c, CURLOPT_SSLCERT, opts->client_cert_file);
         SETOPT(c, CURLOPT_SSLCERTTYPE, "PEM");
     }
+    /* An empty passphrase for every client key, also an exec plugin's set
+     * later: without one, libcurl 7.88 hands OpenSSL a callback that
+     * strlen()s a NULL passphrase for a key blob (SIGSEGV), and OpenSSL's own
+     * prompt on /dev/tty for a key file. An encrypted key then fails the
+     * handshake (TOPO_ECONNECT) instead; kubeconfig.c and exec_cred.c refuse
+     * it earlier with a clearer message (pem_keypair.c). */
+    SETOPT(c, CURLOPT_KEYPASSWD, "");
     if (opts->client_key_data != NULL) {
         if ((error = set_pem_blob(c, CURLOPT_SSLKEY_BLOB, "CURLOPT_SSLKEY_BLOB",
                                   opts->client_key_data, err)) < 0)

@@ -8,12 +8,15 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
+#include "http_internal.h"
+#include "pem_keypair.h"
 #include "topo/codec.h"
 #include "topo/json.h"
 #include "topo/str.h"
@@ -490,8 +493,14 @@ static int kc_exec_env(const kc_ctx *c, const json_t *exec, const char *where,
         if (name == NULL)
             return kc_fail(c, TOPO_EINVALID, field, "name: missing (an environment variable "
                                                     "needs a name)");
-        if (strchr(name, '=') != NULL)
-            return kc_fail(c, TOPO_EINVALID, field, "name: \"%.64s\" contains '='", name);
+        if (strchr(name, '=') != NULL) {
+            /* What follows '=' may be a value someone meant to set: never
+             * echoed. */
+            int n = (int)(strchr(name, '=') - name);
+            return kc_fail(c, TOPO_EINVALID, field,
+                           "name: \"%.*s=...\" contains '=' (the value goes in value)",
+                           n < 64 ? n : 64, name);
+        }
         if ((spec->env[i].name = topo_strdup(name)) == NULL ||
             (spec->env[i].value = topo_strdup(value != NULL ? value : "")) == NULL) {
             spec->nenv = i + 1;
@@ -633,6 +642,49 @@ cleanup:
     return error;
 }
 
+/* Reads a certificate or key file named by a kubeconfig (field names it). */
+static int kc_read_pem(const kc_ctx *c, const char *path, const char *field, char **out)
+{
+    int error = topo_codec_read_file(out, NULL, path, TOPO_MAX_CREDENTIAL_FILE, c->err);
+    if (error < 0)
+        topo_err_wrap(c->err, "kubeconfig %s: %s", c->source, field);
+    return error;
+}
+
+/* The client certificate and key are read and checked now, as client-go
+ * loads them when the client is made: a key that does not match, or one
+ * encrypted (its passphrase cannot be asked for), is an error naming the
+ * field instead of a failed TLS handshake on every request. */
+static int kc_keypair(const kc_ctx *c, const char *where, const topo_k8s_config *cfg)
+{
+    int error = 0;
+    char *cert_text = NULL, *key_text = NULL;
+    char cert_field[256], key_field[256];
+
+    snprintf(cert_field, sizeof(cert_field), "%s.%s", where,
+             cfg->client_cert_data != NULL ? "client-certificate-data" : "client-certificate");
+    snprintf(key_field, sizeof(key_field), "%s.%s", where,
+             cfg->client_key_data != NULL ? "client-key-data" : "client-key");
+    const char *cert = cfg->client_cert_data, *key = cfg->client_key_data;
+    if (cert == NULL) {
+        if ((error = kc_read_pem(c, cfg->client_cert_file, cert_field, &cert_text)) < 0)
+            goto cleanup;
+        cert = cert_text;
+    }
+    if (key == NULL) {
+        if ((error = kc_read_pem(c, cfg->client_key_file, key_field, &key_text)) < 0)
+            goto cleanup;
+        key = key_text;
+    }
+    if ((error = topo_pem_keypair_check(cert, key, cert_field, key_field, c->err)) < 0)
+        topo_err_wrap(c->err, "kubeconfig %s", c->source);
+
+cleanup:
+    free(cert_text);
+    topo_http_token_free(key_text);
+    return error;
+}
+
 static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s_config *cfg,
                    const json_t *cl, const char *cl_where)
 {
@@ -658,6 +710,8 @@ static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s
         return kc_fail(c, TOPO_EINVALID, where, "%s without %s",
                        have_cert ? "client-certificate" : "client-key",
                        have_cert ? "client-key" : "client-certificate");
+    if (have_cert && (error = kc_keypair(c, where, cfg)) < 0)
+        return error;
     if (token != NULL && (cfg->token = topo_strdup(token)) == NULL)
         return kc_fail(c, TOPO_ENOMEM, NULL, "out of memory");
     if (token_file != NULL && (cfg->token_file = join_path(c->base_dir, token_file)) == NULL)
@@ -680,118 +734,265 @@ static int kc_user(const kc_ctx *c, const json_t *u, const char *where, topo_k8s
     return 0;
 }
 
-int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size_t len,
-                                    const char *source, const char *base_dir,
-                                    const char *context, topo_err *err)
+/* One parsed kubeconfig file of a merge. */
+typedef struct kc_doc {
+    json_t *root; /* a mapping ({} for an empty file) */
+    kc_ctx c;     /* its name and directory, for errors and relative paths */
+} kc_doc;
+
+static int kc_parse(kc_doc *d, const topo_k8s_kubeconfig_file *f, topo_err *err)
+{
+    int error;
+    d->c = (kc_ctx){f->source != NULL ? f->source : "<kubeconfig>", f->base_dir, err};
+    d->root = NULL;
+    if (f->len > TOPO_MAX_KUBECONFIG)
+        return kc_fail(&d->c, TOPO_ELIMIT, NULL, "larger than %u bytes", TOPO_MAX_KUBECONFIG);
+    size_t i = 0;
+    while (i < f->len && isspace((unsigned char)f->text[i]))
+        i++;
+    if (i == f->len) {
+        /* An empty file is an empty configuration (client-go), not an error. */
+        if ((d->root = json_object()) == NULL)
+            return kc_fail(&d->c, TOPO_ENOMEM, NULL, "out of memory");
+        return 0;
+    }
+    if ((error = topo_codec_parse(&d->root, f->text, f->len, d->c.source, err)) < 0) {
+        topo_err_wrap(err, "kubeconfig");
+        if (err != NULL)
+            err->source = NULL; /* the codec's position names a string we do not own */
+        return error;
+    }
+    if (!json_is_object(d->root))
+        return kc_fail(&d->c, TOPO_EINVALID, NULL, "not a mapping (is this a kubeconfig?)");
+    const char *kind = NULL;
+    if ((error = kc_string(&d->c, d->root, "kind", "", &kind)) < 0)
+        return error;
+    if (kind != NULL && strcmp(kind, "Config") != 0)
+        return kc_fail(&d->c, TOPO_EINVALID, "kind", "is \"%.64s\", want Config", kind);
+    return 0;
+}
+
+/* Whether a file defines anything: client-go goes in-cluster when the
+ * merged files define nothing. */
+static int kc_empty(const json_t *root)
+{
+    static const char *const lists[] = {"clusters", "contexts", "users"};
+    const json_t *cur = json_object_get(root, "current-context");
+    if (json_is_string(cur) && json_string_length(cur) > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        const json_t *l = json_object_get(root, lists[i]);
+        if (l != NULL && !json_is_null(l) && !(json_is_array(l) && json_array_size(l) == 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* NAME in root[list] of the first file that has it (client-go's merge: the
+ * whole entry of the first file to define a name, nothing of the later
+ * ones). *doc gets that file. all names every file for "not found". */
+static int kc_lookup(const kc_doc *docs, size_t n, const kc_ctx *all, const char *list,
+                     const char *inner, const char *name, const char *wanted_by,
+                     const kc_doc **doc, const json_t **out, char *where, size_t where_size)
+{
+    for (size_t i = 0; i < n; i++) {
+        int error = kc_find(&docs[i].c, docs[i].root, list, inner, name, wanted_by, out, where,
+                            where_size);
+        if (error == 0) {
+            *doc = &docs[i];
+            return 0;
+        }
+        if (error != TOPO_ENOTFOUND)
+            return error;
+    }
+    return kc_fail(all, TOPO_ENOTFOUND, NULL, "%s \"%s\" (named by %s) is not in %s", inner,
+                   name, wanted_by, list);
+}
+
+/* The merge and the resolution of the context; *empty (may be NULL) is set
+ * when the files define nothing at all. */
+static int kc_merge(topo_k8s_config *out, const topo_k8s_kubeconfig_file *files, size_t n,
+                    const char *context, int *empty, topo_err *err)
 {
     int error = 0;
-    json_t *root = NULL;
     topo_k8s_config cfg = {0};
-    kc_ctx c = {source != NULL ? source : "<kubeconfig>", base_dir, err};
+    kc_doc *docs = NULL;
+    char *sources = NULL;
     const char *ctx_name = context, *cluster_name = NULL, *user_name = NULL, *ns = NULL;
     const json_t *ctx = NULL, *cl = NULL, *user = NULL;
-    char ctx_where[128], cl_where[128], user_where[128];
+    const kc_doc *ctx_doc = NULL, *cl_doc = NULL, *user_doc = NULL;
+    char ctx_where[128], cl_where[128], user_where[128], named_by[TOPO_ERR_TEXT_MAX / 2];
 
     memset(out, 0, sizeof(*out));
-    if (len > TOPO_MAX_KUBECONFIG) {
-        error = kc_fail(&c, TOPO_ELIMIT, NULL, "larger than %u bytes", TOPO_MAX_KUBECONFIG);
+    if (empty != NULL)
+        *empty = 0;
+    /* "a:b" when several files are merged: what errors and cfg.source name. */
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(files[i].source != NULL ? files[i].source : "<kubeconfig>") + 1;
+    if ((docs = calloc(n > 0 ? n : 1, sizeof(*docs))) == NULL ||
+        (sources = malloc(total)) == NULL) {
+        error = topo_err_nomem(err, "kubeconfig");
         goto cleanup;
     }
-    if ((error = topo_codec_parse(&root, text, len, c.source, err)) < 0) {
-        topo_err_wrap(err, "kubeconfig");
-        goto cleanup;
+    sources[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(sources, ":");
+        strcat(sources, files[i].source != NULL ? files[i].source : "<kubeconfig>");
     }
-    if (!json_is_object(root)) {
-        error = kc_fail(&c, TOPO_EINVALID, NULL, "not a mapping (is this a kubeconfig?)");
-        goto cleanup;
-    }
-    {
-        const char *kind = NULL;
-        if ((error = kc_string(&c, root, "kind", "", &kind)) < 0)
+    kc_ctx all = {sources, NULL, err};
+    int nothing = 1;
+    for (size_t i = 0; i < n; i++) {
+        if ((error = kc_parse(&docs[i], &files[i], err)) < 0)
             goto cleanup;
-        if (kind != NULL && strcmp(kind, "Config") != 0) {
-            error = kc_fail(&c, TOPO_EINVALID, "kind", "is \"%.64s\", want Config", kind);
-            goto cleanup;
-        }
+        nothing = nothing && kc_empty(docs[i].root);
     }
+    if (nothing && empty != NULL)
+        *empty = 1;
     if (ctx_name == NULL) {
-        if ((error = kc_string(&c, root, "current-context", "", &ctx_name)) < 0)
-            goto cleanup;
+        /* current-context: the first file that sets it. */
+        for (size_t i = 0; i < n && ctx_name == NULL; i++) {
+            if ((error = kc_string(&docs[i].c, docs[i].root, "current-context", "", &ctx_name)) <
+                0)
+                goto cleanup;
+            if (ctx_name != NULL && n > 1)
+                snprintf(named_by, sizeof(named_by), "current-context of %s", docs[i].c.source);
+            else if (ctx_name != NULL)
+                snprintf(named_by, sizeof(named_by), "current-context");
+        }
         if (ctx_name == NULL) {
-            error = kc_fail(&c, TOPO_EINVALID, "current-context", "not set (and no context "
-                                                                  "was asked for)");
+            error = kc_fail(&all, TOPO_EINVALID, "current-context", "not set (and no context "
+                                                                    "was asked for)");
             goto cleanup;
         }
+    } else {
+        snprintf(named_by, sizeof(named_by), "the caller");
     }
-    if ((error = kc_find(&c, root, "contexts", "context", ctx_name,
-                         context != NULL ? "the caller" : "current-context", &ctx,
-                         ctx_where, sizeof(ctx_where))) < 0 ||
-        (error = kc_string(&c, ctx, "cluster", ctx_where, &cluster_name)) < 0 ||
-        (error = kc_string(&c, ctx, "user", ctx_where, &user_name)) < 0 ||
-        (error = kc_string(&c, ctx, "namespace", ctx_where, &ns)) < 0)
+    if ((error = kc_lookup(docs, n, &all, "contexts", "context", ctx_name, named_by, &ctx_doc,
+                           &ctx, ctx_where, sizeof(ctx_where))) < 0 ||
+        (error = kc_string(&ctx_doc->c, ctx, "cluster", ctx_where, &cluster_name)) < 0 ||
+        (error = kc_string(&ctx_doc->c, ctx, "user", ctx_where, &user_name)) < 0 ||
+        (error = kc_string(&ctx_doc->c, ctx, "namespace", ctx_where, &ns)) < 0)
         goto cleanup;
     if (cluster_name == NULL) {
         char field[160];
         snprintf(field, sizeof(field), "%s.cluster", ctx_where);
-        error = kc_fail(&c, TOPO_EINVALID, field, "missing");
+        error = kc_fail(&ctx_doc->c, TOPO_EINVALID, field, "missing");
         goto cleanup;
     }
-    if ((error = kc_find(&c, root, "clusters", "cluster", cluster_name, ctx_where, &cl,
-                         cl_where, sizeof(cl_where))) < 0 ||
-        (error = kc_cluster(&c, cl, cl_where, &cfg)) < 0)
+    if (n > 1)
+        snprintf(named_by, sizeof(named_by), "%s of %s", ctx_where, ctx_doc->c.source);
+    else
+        snprintf(named_by, sizeof(named_by), "%s", ctx_where);
+    if ((error = kc_lookup(docs, n, &all, "clusters", "cluster", cluster_name, named_by, &cl_doc,
+                           &cl, cl_where, sizeof(cl_where))) < 0 ||
+        (error = kc_cluster(&cl_doc->c, cl, cl_where, &cfg)) < 0)
         goto cleanup;
     if (user_name != NULL &&
-        ((error = kc_find(&c, root, "users", "user", user_name, ctx_where, &user, user_where,
-                          sizeof(user_where))) < 0 ||
-         (error = kc_user(&c, user, user_where, &cfg, cl, cl_where)) < 0))
+        ((error = kc_lookup(docs, n, &all, "users", "user", user_name, named_by, &user_doc,
+                            &user, user_where, sizeof(user_where))) < 0 ||
+         (error = kc_user(&user_doc->c, user, user_where, &cfg, cl, cl_where)) < 0))
         goto cleanup;
     if ((ns != NULL && (cfg.namespace_name = topo_strdup(ns)) == NULL) ||
-        (cfg.source = topo_strdup(c.source)) == NULL) {
-        error = kc_fail(&c, TOPO_ENOMEM, NULL, "out of memory");
+        (cfg.source = topo_strdup(sources)) == NULL) {
+        error = kc_fail(&all, TOPO_ENOMEM, NULL, "out of memory");
         goto cleanup;
     }
     *out = cfg;
     memset(&cfg, 0, sizeof(cfg));
 cleanup:
     if (err != NULL)
-        err->source = NULL; /* the codec's position names a string we do not own */
+        err->source = NULL;
     topo_k8s_config_dispose(&cfg);
-    json_decref(root);
+    for (size_t i = 0; docs != NULL && i < n; i++)
+        json_decref(docs[i].root);
+    free(docs);
+    free(sources);
     return error;
 }
 
-/* *absent (may be NULL) tells a missing file from a broken one. */
-static int kubeconfig_file(topo_k8s_config *out, const char *path, const char *context,
-                           int *absent, topo_err *err)
+int topo_k8s_config_kubeconfig_merge(topo_k8s_config *out, const topo_k8s_kubeconfig_file *files,
+                                     size_t n, const char *context, topo_err *err)
 {
-    int error;
-    char *text = NULL, *dir = NULL;
-    size_t len = 0;
+    return kc_merge(out, files, n, context, NULL, err);
+}
 
-    memset(out, 0, sizeof(*out));
-    if ((error = topo_codec_read_file(&text, &len, path, TOPO_MAX_KUBECONFIG, err)) < 0) {
-        if (absent != NULL)
-            *absent = error == TOPO_ENOTFOUND;
+int topo_k8s_config_kubeconfig_text(topo_k8s_config *out, const char *text, size_t len,
+                                    const char *source, const char *base_dir,
+                                    const char *context, topo_err *err)
+{
+    topo_k8s_kubeconfig_file f = {text, len, source, base_dir};
+    return kc_merge(out, &f, 1, context, NULL, err);
+}
+
+/* ------------------------------------------------------------------ loading */
+
+/* Files read for a merge: their text and directory, freed together. */
+typedef struct kc_files {
+    topo_k8s_kubeconfig_file *v;
+    size_t n;
+} kc_files;
+
+static void kc_files_dispose(kc_files *fs)
+{
+    for (size_t i = 0; i < fs->n; i++) {
+        char *text = (char *)(uintptr_t)fs->v[i].text;
+        topo_http_wipe(text, fs->v[i].len); /* it may hold a key or a token */
+        free(text);
+        free((char *)(uintptr_t)fs->v[i].source);
+        free((char *)(uintptr_t)fs->v[i].base_dir);
+    }
+    free(fs->v);
+    memset(fs, 0, sizeof(*fs));
+}
+
+/* Reads path (n bytes of a longer string) into fs; 1 when it does not
+ * exist and may be skipped (skip_missing), 0 when read, or an error. */
+static int kc_files_add(kc_files *fs, const char *path, size_t n, int skip_missing,
+                        topo_err *err)
+{
+    char *p = topo_strndup(path, n), *text = NULL, *dir = NULL;
+    size_t len = 0;
+    int error;
+    if (p == NULL)
+        return topo_err_nomem(err, "kubeconfig");
+    if ((error = topo_codec_read_file(&text, &len, p, TOPO_MAX_KUBECONFIG, err)) < 0) {
+        if (error == TOPO_ENOTFOUND && skip_missing) {
+            free(p);
+            return 1;
+        }
         topo_err_wrap(err, "kubeconfig");
+        free(p);
         return error;
     }
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-    if (slash != NULL && (dir = topo_strndup(path, dir_len)) == NULL) {
+    const char *slash = strrchr(p, '/');
+    size_t dir_len = slash == NULL ? 0 : slash == p ? 1 : (size_t)(slash - p);
+    topo_k8s_kubeconfig_file *grown = realloc(fs->v, (fs->n + 1) * sizeof(*grown));
+    if ((slash != NULL && (dir = topo_strndup(p, dir_len)) == NULL) || grown == NULL) {
+        if (grown != NULL)
+            fs->v = grown;
+        topo_http_wipe(text, len);
         free(text);
-        return topo_err_set(err, TOPO_ENOMEM, "kubeconfig %s: out of memory", path);
+        free(dir);
+        free(p);
+        return topo_err_nomem(err, "kubeconfig");
     }
-    error = topo_k8s_config_kubeconfig_text(out, text, len, path, dir, context, err);
-    memset(text, 0, len);
-    free(text);
-    free(dir);
-    return error;
+    fs->v = grown;
+    fs->v[fs->n++] = (topo_k8s_kubeconfig_file){text, len, p, dir};
+    return 0;
 }
 
 int topo_k8s_config_kubeconfig(topo_k8s_config *out, const char *path, const char *context,
                                topo_err *err)
 {
-    return kubeconfig_file(out, path, context, NULL, err);
+    kc_files fs = {0};
+    memset(out, 0, sizeof(*out));
+    int error = kc_files_add(&fs, path, strlen(path), 0, err);
+    if (error == 0)
+        error = kc_merge(out, fs.v, fs.n, context, NULL, err);
+    kc_files_dispose(&fs);
+    return error;
 }
 
 int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo_err *err)
@@ -799,49 +1000,68 @@ int topo_k8s_config_load(topo_k8s_config *out, const char *kubeconfig_path, topo
     return topo_k8s_config_load_context(out, kubeconfig_path, NULL, err);
 }
 
+/* kubectl's loading rules (client-go clientcmd ClientConfigLoadingRules and
+ * DeferredLoadingClientConfig): the explicit file alone; else the files of
+ * $KUBECONFIG merged (missing ones skipped); else ~/.kube/config when it
+ * exists; in-cluster when those define nothing. */
 int topo_k8s_config_load_context(topo_k8s_config *out, const char *kubeconfig_path,
                                  const char *context, topo_err *err)
 {
+    int error = 0, empty = 0;
+    kc_files fs = {0};
+    const char *tried = "no --kubeconfig, no KUBECONFIG, no ~/.kube/config";
+
     memset(out, 0, sizeof(*out));
     if (kubeconfig_path != NULL)
         return topo_k8s_config_kubeconfig(out, kubeconfig_path, context, err);
     const char *env = getenv("KUBECONFIG");
     if (env != NULL && env[0] != '\0') {
-        /* The first non-empty file of the list: topo does not merge kubeconfigs. */
-        while (*env == ':')
-            env++;
-        const char *colon = strchr(env, ':');
-        size_t n = colon != NULL ? (size_t)(colon - env) : strlen(env);
-        if (n > 0) {
-            char *first = topo_strndup(env, n);
-            if (first == NULL)
-                return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
-            int error = topo_k8s_config_kubeconfig(out, first, context, err);
-            free(first);
-            return error;
+        tried = "the files of KUBECONFIG are missing or define nothing";
+        for (const char *p = env; *p != '\0';) {
+            const char *colon = strchr(p, ':');
+            size_t len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+            if (len > 0 && (error = kc_files_add(&fs, p, len, 1, err)) < 0)
+                goto cleanup;
+            p += len;
+            if (*p == ':')
+                p++;
         }
+    } else {
+        const char *home = getenv("HOME");
+        if (home != NULL && home[0] != '\0') {
+            char *path = join_path(home, ".kube/config");
+            if (path == NULL) {
+                error = topo_err_nomem(err, "kubeconfig");
+                goto cleanup;
+            }
+            error = kc_files_add(&fs, path, strlen(path), 1, err);
+            free(path);
+            if (error < 0)
+                goto cleanup;
+            if (fs.n > 0)
+                tried = "~/.kube/config defines nothing, no KUBECONFIG, no --kubeconfig";
+        }
+    }
+    if (fs.n > 0) {
+        error = kc_merge(out, fs.v, fs.n, context, &empty, err);
+        if (!empty)
+            goto cleanup;
+        topo_k8s_config_dispose(out);
+        topo_err_clear(err);
     }
     /* A context names an entry of a kubeconfig: a pod's own identity has none. */
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
-    if (context == NULL && host != NULL && host[0] != '\0')
-        return topo_k8s_config_in_cluster(out, NULL, err);
-    const char *home = getenv("HOME");
-    if (home != NULL && home[0] != '\0') {
-        char *path = join_path(home, ".kube/config");
-        if (path == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "kubeconfig: out of memory");
-        int absent = 0;
-        int error = kubeconfig_file(out, path, context, &absent, err);
-        free(path);
-        if (!absent)
-            return error;
+    if (context == NULL && host != NULL && host[0] != '\0') {
+        error = topo_k8s_config_in_cluster(out, NULL, err);
+        goto cleanup;
     }
     if (context != NULL)
-        return topo_err_set(err, TOPO_ENOTFOUND,
-                            "context \"%s\": no kubeconfig to find it in (no --kubeconfig, no "
-                            "KUBECONFIG, no ~/.kube/config)",
-                            context);
-    return topo_err_set(err, TOPO_ENOTFOUND,
-                        "no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, not in "
-                        "a pod, no ~/.kube/config");
+        error = topo_err_set(err, TOPO_ENOTFOUND,
+                             "context \"%s\": no kubeconfig to find it in (%s)", context, tried);
+    else
+        error = topo_err_set(err, TOPO_ENOTFOUND,
+                             "no Kubernetes configuration: %s, not in a pod", tried);
+cleanup:
+    kc_files_dispose(&fs);
+    return error;
 }

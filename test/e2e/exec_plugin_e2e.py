@@ -191,7 +191,7 @@ def client_certificate(env):
            f"requests: {auths}")
     # A pair that does not match is refused before any request.
     env.fails(env.exec_kubeconfig("cert", env.path("client.pem"), env.path("other-client.key")),
-              "status: clientKeyData is not the key of clientCertificateData")
+              "status.clientKeyData is not the key of status.clientCertificateData")
 
 
 @case

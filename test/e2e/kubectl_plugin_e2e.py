@@ -10,6 +10,7 @@ a clear message and exit 2; the temporary cache never stays behind.
 usage: kubectl_plugin_e2e.py --kubectl-topo BUILD/cli/kubectl-topo (--list | --case NAME | --all)
 """
 
+import base64
 import json
 import os
 import socket
@@ -235,7 +236,7 @@ def follows_the_cluster(env):
 
 @case
 def kubeconfig_sources(env):
-    """--kubeconfig, else $KUBECONFIG's first file, else ~/.kube/config; the
+    """--kubeconfig, else $KUBECONFIG's files, else ~/.kube/config; the
     current-context, else --context (a second context whose server is down
     proves which one was used)."""
     down = closed_port()
@@ -247,7 +248,7 @@ def kubeconfig_sources(env):
     kc["contexts"].append({"name": "other", "context": {"cluster": "down", "user": "u"}})
     env.write(env.path("two.yaml"), json.dumps(kc))
     want = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS)
-    # $KUBECONFIG (first existing entry of a list).
+    # $KUBECONFIG (a list: the missing file skipped).
     got = env.ok("show", "--levels", LEVELS,
                  env={"KUBECONFIG": f"{env.kubeconfig}:{env.path('missing')}"})
     expect(got == want, "show through $KUBECONFIG differs")
@@ -269,6 +270,76 @@ def kubeconfig_sources(env):
     rc, _, err, _ = env.kubectl_topo("show", "--kubeconfig", env.path("two.yaml"),
                                      "--levels", LEVELS)
     expect(rc == 2, f"current-context other (down): exit {rc} {err!r}")
+
+
+@case
+def kubeconfig_merged(env):
+    """$KUBECONFIG as kubectl reads it: every file of the list merged (an
+    empty file and a missing one change nothing; the context in one file,
+    its user in another, whose relative tokenFile is the other file's
+    directory's), and inside a pod (KUBERNETES_SERVICE_HOST set) a
+    ~/.kube/config wins over the pod's service account."""
+    want = env.ok("show", "--kubeconfig", env.kubeconfig, "--levels", LEVELS)
+    with open(env.kubeconfig) as fh:
+        kc = json.load(fh)
+    env.write(env.path("empty.yaml"), "apiVersion: v1\nkind: Config\n")
+    for value in (f"{env.path('empty.yaml')}:{env.kubeconfig}",
+                  f"{env.path('missing.yaml')}:{env.kubeconfig}"):
+        got = env.ok("show", "--levels", LEVELS, env={"KUBECONFIG": value})
+        expect(got == want, f"KUBECONFIG={value}: {got!r}")
+    # a/config: the context and its cluster; b/config: the user, whose
+    # tokenFile "token" is b's (a has no token).
+    os.makedirs(env.path("a"))
+    os.makedirs(env.path("b"))
+    env.write(env.path("a/config"), json.dumps(dict(kc, users=[])))
+    env.write(env.path("b/config"), json.dumps({"apiVersion": "v1", "kind": "Config",
+                                                 "users": kc["users"]}))
+    env.write(env.path("b/token"), env.token)
+    got = env.ok("show", "--levels", LEVELS,
+                 env={"KUBECONFIG": f"{env.path('a/config')}:{env.path('b/config')}"})
+    expect(got == want, "the context of one file with the user of another differs")
+    # In a pod with a ~/.kube/config: the file, as kubectl (no service
+    # account here: going in-cluster would fail).
+    os.makedirs(env.path("home/.kube"))
+    kc["users"][0]["user"]["tokenFile"] = env.path("token")
+    env.write(env.path("home/.kube/config"), json.dumps(kc))
+    pod = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(closed_port())}
+    expect(env.ok("show", "--levels", LEVELS, env=pod) == want,
+           "in a pod, ~/.kube/config was not used")
+    # Neither a file nor a pod: the message says what was tried.
+    os.remove(env.path("home/.kube/config"))
+    rc, _, err, _ = env.kubectl_topo("show", "--levels", LEVELS,
+                                     env={"KUBECONFIG": env.path("missing.yaml")})
+    expect(rc == 2 and "no Kubernetes configuration" in err, f"exit {rc} {err!r}")
+
+
+@case
+def encrypted_client_key(env):
+    """A kubeconfig user whose client key is encrypted (data or file): exit 2
+    at once naming the field, without a crash and without asking for the
+    passphrase (no terminal, stdin closed: nothing to wait on)."""
+    enc = env.path("enc.key")
+    subprocess.run(["openssl", "pkey", "-in", env.path("client.key"), "-aes256", "-passout",
+                    "pass:topo-test", "-out", enc], check=True, capture_output=True)
+    with open(env.path("client.pem"), "rb") as fh:
+        cert = base64.b64encode(fh.read()).decode()
+    with open(enc, "rb") as fh:
+        key = base64.b64encode(fh.read()).decode()
+    users = {"data": ({"client-certificate-data": cert, "client-key-data": key},
+                      "users[0].user.client-key-data: an encrypted private key: topo cannot "
+                      "ask for its passphrase"),
+             "file": ({"client-certificate": env.path("client.pem"), "client-key": enc},
+                      "users[0].user.client-key: an encrypted private key")}
+    for name, (user, message) in users.items():
+        kc = env.write_kubeconfig(f"enc-{name}.yaml", user=user)
+        e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": env.path("home"),
+             "TMPDIR": env.tmp}
+        p = subprocess.run([env.plugin, "show", "--levels", LEVELS, "--kubeconfig", kc],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=e,
+                           start_new_session=True, timeout=30)
+        expect(p.returncode == 2 and message in p.stderr and "pass phrase" not in p.stderr,
+               f"{name}: exit {p.returncode}, stderr {p.stderr!r}")
+        env.expect_clean()
 
 
 @case

@@ -41,6 +41,7 @@ usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--k
 """
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -1116,6 +1117,31 @@ def prefix_refused(env):
            f"requests sent: {before['counts']} -> {after['counts']}")
     expect_foreign_kept(env)
     expect(all(v == {} for v in env.owned().values()), "labels written")
+
+
+@case
+def encrypted_client_key(env):
+    """A kubeconfig whose client key is encrypted: topo-sync exits 2 with a
+    message naming the field, at once: no crash in the TLS setup, no
+    passphrase asked for (no terminal, stdin closed), no request sent."""
+    enc = env.path("enc.key")
+    subprocess.run(["openssl", "pkey", "-in", env.path("client.key"), "-aes256", "-passout",
+                    "pass:topo-test", "-out", enc], check=True, capture_output=True)
+    with open(env.path("client.pem"), "rb") as fh:
+        cert = base64.b64encode(fh.read()).decode()
+    with open(enc, "rb") as fh:
+        key = base64.b64encode(fh.read()).decode()
+    kc = env.write_kubeconfig("enc.yaml", user={"client-certificate-data": cert,
+                                                "client-key-data": key})
+    before = env.admin("stats")
+    p = subprocess.run([ARGS.topo_sync, "--kubeconfig", kc, "--ibnetdiscover", env.dump,
+                        "--once"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       start_new_session=True, timeout=30)
+    want = "users[0].user.client-key-data: an encrypted private key: topo cannot ask for its "
+    expect(p.returncode == 2 and want in p.stderr and "pass phrase" not in p.stderr,
+           f"exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
+    after = env.admin("stats")
+    expect(after["counts"] == before["counts"], "requests sent")
 
 
 META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"

@@ -3,12 +3,16 @@
 configuration files stop it at once with exit status 2 and a message naming
 the problem, before any port is bound; --help exits 0."""
 import argparse
+import base64
+import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 
 from harness import check, finish
+from harness.pki import make_pki
 
 
 def run(binary, args, timeout=20):
@@ -102,6 +106,42 @@ def main():
             check(rc == 2 and want in out,
                   "%s: want exit 2 and %r, got %d: %s" % (" ".join(argv[:4]), want, rc,
                                                          out.strip()[-300:]))
+
+        # A kubeconfig whose client key is encrypted: exit 2 naming the field,
+        # no crash in the TLS setup and no passphrase asked for (no terminal,
+        # stdin closed: a prompt would wait for ever).
+        pki = os.path.join(tmp, "pki")
+        make_pki(pki)
+        enc = os.path.join(pki, "enc.key")
+        subprocess.run(["openssl", "pkey", "-in", os.path.join(pki, "client.key"), "-aes256",
+                        "-passout", "pass:topo-test", "-out", enc], check=True,
+                       capture_output=True)
+        with open(os.path.join(pki, "client.pem"), "rb") as fh:
+            cert_b64 = base64.b64encode(fh.read()).decode()
+        with open(enc, "rb") as fh:
+            key_b64 = base64.b64encode(fh.read()).decode()
+        kc = os.path.join(tmp, "enc-kubeconfig.json")
+        with open(kc, "w") as fh:
+            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "t",
+                       "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1",
+                                                              "insecure-skip-tls-verify": True}}],
+                       "contexts": [{"name": "t", "context": {"cluster": "k", "user": "u"}}],
+                       "users": [{"name": "u", "user": {"client-certificate-data": cert_b64,
+                                                        "client-key-data": key_b64}}]}, fh)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        p = subprocess.run([wh, "--kubeconfig", kc, "--levels", levels, "--db",
+                            os.path.join(tmp, "enc.db"), "--port", str(port),
+                            "--tls-cert-file", os.path.join(pki, "server.pem"),
+                            "--tls-private-key-file", os.path.join(pki, "server.key"),
+                            "--log-format", "text"],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           start_new_session=True, timeout=30)
+        want = "users[0].user.client-key-data: an encrypted private key: topo cannot ask"
+        check(p.returncode == 2 and want in p.stderr and "pass phrase" not in p.stderr,
+              "encrypted client key: exit %d, stderr %r" % (p.returncode, p.stderr[-1000:]))
 
         # Every malformed configuration file: exit 2, its expected message.
         bad = sorted(f for f in os.listdir(fixtures) if f.startswith("bad-"))

@@ -26,32 +26,7 @@
 #include "topo/exec_cred.h"
 #include "topo/limits.h"
 
-/* A self-signed EC certificate with its key, and another key. */
-#define CERT_PEM \
-    "-----BEGIN CERTIFICATE-----\n" \
-    "MIIBfDCCASOgAwIBAgIUGGlQEYwjrR81OfAEcITwRmbl2FYwCgYIKoZIzj0EAwIw\n" \
-    "FDESMBAGA1UEAwwJZXhlYy10ZXN0MB4XDTI2MTIwNjE0MDMwNFoXDTM2MTIwMzE0\n" \
-    "MDMwNFowFDESMBAGA1UEAwwJZXhlYy10ZXN0MFkwEwYHKoZIzj0CAQYIKoZIzj0D\n" \
-    "AQcDQgAETqfZIafZuoLyMHCc8/SAwyDfW4MO9aYxTQxtXGre8ouNCF+HUExzOIkB\n" \
-    "ELxLIGJ0kPZCl8mNmgWSIJm/GIHusaNTMFEwHQYDVR0OBBYEFCWhbrqxdNXcuKSQ\n" \
-    "erULuLrP1O5WMB8GA1UdIwQYMBaAFCWhbrqxdNXcuKSQerULuLrP1O5WMA8GA1Ud\n" \
-    "EwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDRwAwRAIgJzm9cish42ijcgjMMpRWDNyL\n" \
-    "k77+hl3gFt2UoqzqxuECIFWDQindnF7foUlu5wzZFcYE67c6BjmLqbIXiuPvewbC\n" \
-    "-----END CERTIFICATE-----\n"
-
-#define KEY_PEM \
-    "-----BEGIN PRIVATE KEY-----\n" \
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQguk7QoZM0bvhmDSP7\n" \
-    "5kMEaZxS6I9IEPLCsEGDrZQDaI+hRANCAAROp9khp9m6gvIwcJzz9IDDIN9bgw71\n" \
-    "pjFNDG1cat7yi40IX4dQTHM4iQEQvEsgYnSQ9kKXyY2aBZIgmb8Yge6x\n" \
-    "-----END PRIVATE KEY-----\n"
-
-#define OTHER_KEY_PEM \
-    "-----BEGIN PRIVATE KEY-----\n" \
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgxIVyEjBKlTF1/8Ok\n" \
-    "OlbnINCEzLaP5usT3cqU1nzKVIqhRANCAATlbLAcTv/RGf3D1OCXnPFJ3zzTBVt9\n" \
-    "kFDWy3F7xwKeOzPB+Sw4u/mquKZqk0ViSXqRk+2kIy4VPhZsFLBI6ADJ\n" \
-    "-----END PRIVATE KEY-----\n"
+#include "keypair_fixture.h"
 
 /* --- decoding ------------------------------------------------------------------- */
 
@@ -169,8 +144,47 @@ static void test_exec_cred__decode_errors(void **state)
     topo_err err = TOPO_ERR_INIT;
     assert_int_equal(topo_exec_credential_decode(&c, text, strlen(text), TOPO_EXEC_API_V1, &err),
                      TOPO_EINVALID);
-    assert_non_null(strstr(err.text, "clientKeyData is not the key of clientCertificateData"));
+    assert_non_null(strstr(err.text, "status.clientKeyData is not the key of "
+                                     "status.clientCertificateData"));
     free(text);
+}
+
+/* An encrypted key (either PEM form) is refused at once with what to do,
+ * never by asking for a passphrase on the terminal (OpenSSL's default,
+ * which waits for ever after the plugin has exited). */
+static void test_exec_cred__encrypted_key_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key;
+        const char *message;
+    } cases[] = {
+        {ENC_KEY_PEM, "status.clientKeyData: an encrypted private key: topo cannot ask for its "
+                      "passphrase; decrypt it (openssl pkey"},
+        {ENC_TRAD_KEY_PEM, "status.clientKeyData: an encrypted private key"},
+        {"-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
+         "status.clientKeyData: not a PEM private key"},
+        {KEY_PEM, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = credential_text(json_pack("{s:s, s:s}", "clientCertificateData", CERT_PEM,
+                                               "clientKeyData", cases[i].key));
+        topo_exec_credential c = {0};
+        topo_err err = TOPO_ERR_INIT;
+        int rc = topo_exec_credential_decode(&c, text, strlen(text), TOPO_EXEC_API_V1, &err);
+        free(text);
+        if (cases[i].message == NULL) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(c.client_key_data, KEY_PEM);
+            topo_exec_credential_dispose(&c);
+            continue;
+        }
+        if (rc != TOPO_EINVALID || strstr(err.text, cases[i].message) == NULL)
+            fail_msg("case %zu: got %d \"%s\", want EINVALID containing \"%s\"", i, rc, err.text,
+                     cases[i].message);
+        assert_null(strstr(err.text, "ENCRYPTED")); /* the key's text is not quoted */
+        assert_null(c.client_key_data);
+    }
 }
 
 /* --- running ---------------------------------------------------------------------- */
@@ -499,6 +513,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_cred__decode_good),
         cmocka_unit_test(test_exec_cred__decode_errors),
+        cmocka_unit_test(test_exec_cred__encrypted_key_refused),
         cmocka_unit_test_setup_teardown(test_exec_cred__cached, scratch_setup, scratch_teardown),
         cmocka_unit_test_setup_teardown(test_exec_cred__threads, scratch_setup,
                                         scratch_teardown),

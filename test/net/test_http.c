@@ -196,6 +196,46 @@ static void test_http__client_certificate(void **state)
     topo_http_free(h);
 }
 
+/* An encrypted client key that reaches the client unchecked (the kubeconfig
+ * and exec checks refuse it earlier): the request fails as a TLS setup
+ * error, no crash (libcurl's passphrase callback with no passphrase set
+ * strlen()s NULL for a key blob) and no passphrase prompt on the terminal
+ * (OpenSSL's default for a key file). */
+static void test_http__encrypted_client_key_fails_cleanly(void **state)
+{
+    (void)state;
+    char enc[PATH_MAX_LEN], pass_arg[] = "pass:topo-test";
+    char openssl[] = "openssl", pkey[] = "pkey", in[] = "-in", out[] = "-out", aes[] = "-aes256",
+         passout[] = "-passout";
+    join(enc, fx.dir, "client-encrypted.key");
+    char *argv[] = {openssl, pkey, in, fx.client_key, aes, passout, pass_arg, out, enc, NULL};
+    pid_t pid;
+    assert_int_equal(spawn(&pid, argv, -1, -1), 0);
+    assert_int_equal(wait_exit(pid, 30), 0);
+    char *key = strdup(read_text(enc));
+    assert_non_null(strstr(key, "ENCRYPTED"));
+
+    topo_http_response r = {0};
+    topo_err err = TOPO_ERR_INIT;
+    topo_http_opts o = base_opts();
+    o.base_url = fx.mtls_base;
+    o.max_retries = -1;
+    o.client_cert_file = fx.client_cert;
+    o.client_key_data = key;
+    topo_http *h = client(&o);
+    assert_int_equal(call(h, "GET", "/whoami", NULL, &r, &err), TOPO_EINVALID);
+    assert_null(r.body);
+    topo_http_free(h);
+
+    o.client_key_data = NULL;
+    o.client_key_file = enc;
+    h = client(&o);
+    assert_int_equal(call(h, "GET", "/whoami", NULL, &r, &err), TOPO_EINVALID);
+    assert_null(r.body);
+    topo_http_free(h);
+    free(key);
+}
+
 /* --- bearer tokens --------------------------------------------------------------- */
 
 static void test_http__token_rotation_fails_no_request(void **state)
@@ -1128,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_http__tls_verify_with_ca_file_and_data),
         cmocka_unit_test(test_http__tls_wrong_ca_fails_clearly),
         cmocka_unit_test(test_http__client_certificate),
+        cmocka_unit_test(test_http__encrypted_client_key_fails_cleanly),
         cmocka_unit_test(test_http__token_rotation_fails_no_request),
         cmocka_unit_test(test_http__token_periodic_reload),
         cmocka_unit_test(test_http__token_options),

@@ -19,10 +19,7 @@
 #include "topo/k8s.h"
 #include "topo/log.h"
 
-#define CERT_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
-#define CERT_PEM "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
-#define KEY_B64 "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JR0hrZXkKLS0tLS1FTkQgUFJJVkFURSBLRVktLS0tLQo="
-#define KEY_PEM "-----BEGIN PRIVATE KEY-----\nMIGHkey\n-----END PRIVATE KEY-----\n"
+#include "keypair_fixture.h"
 
 /* A scratch directory per test, removed afterwards. */
 typedef struct scratch {
@@ -164,58 +161,68 @@ static void test_kubeconfig__status_errors(void **state)
 
 /* --- kubeconfig ----------------------------------------------------------------- */
 
-static const char *const full_kubeconfig =
-    "apiVersion: v1\n"
-    "kind: Config\n"
-    "current-context: prod\n"
-    "clusters:\n"
-    "- name: other\n"
-    "  cluster:\n"
-    "    server: https://other:6443\n"
-    "- name: gpu\n"
-    "  cluster:\n"
-    "    server: https://10.0.0.1:6443/\n"
-    "    certificate-authority-data: " CERT_B64 "\n"
-    "- name: filecluster\n"
-    "  cluster:\n"
-    "    server: http://127.0.0.1:8080\n"
-    "    certificate-authority: ca.pem\n"
-    "- name: insecure\n"
-    "  cluster:\n"
-    "    server: https://[::1]:6443\n"
-    "    insecure-skip-tls-verify: true\n"
-    "contexts:\n"
-    "- name: prod\n"
-    "  context:\n"
-    "    cluster: gpu\n"
-    "    user: admin\n"
-    "    namespace: ml\n"
-    "- name: files\n"
-    "  context:\n"
-    "    cluster: filecluster\n"
-    "    user: fileuser\n"
-    "- name: insecure\n"
-    "  context:\n"
-    "    cluster: insecure\n"
-    "users:\n"
-    "- name: admin\n"
-    "  user:\n"
-    "    client-certificate-data: " CERT_B64 "\n"
-    "    client-key-data: |\n"
-    "      " KEY_B64 "\n"
-    "    token: abc.def\n"
-    "- name: fileuser\n"
-    "  user:\n"
-    "    client-certificate: certs/client.pem\n"
-    "    client-key: /abs/client.key\n"
-    "    tokenFile: token\n";
+/* A printf format: %s is fileuser's client-key directory. */
+#define FULL_KUBECONFIG_FMT \
+    "apiVersion: v1\n" \
+    "kind: Config\n" \
+    "current-context: prod\n" \
+    "clusters:\n" \
+    "- name: other\n" \
+    "  cluster:\n" \
+    "    server: https://other:6443\n" \
+    "- name: gpu\n" \
+    "  cluster:\n" \
+    "    server: https://10.0.0.1:6443/\n" \
+    "    certificate-authority-data: " CERT_B64 "\n" \
+    "- name: filecluster\n" \
+    "  cluster:\n" \
+    "    server: http://127.0.0.1:8080\n" \
+    "    certificate-authority: ca.pem\n" \
+    "- name: insecure\n" \
+    "  cluster:\n" \
+    "    server: https://[::1]:6443\n" \
+    "    insecure-skip-tls-verify: true\n" \
+    "contexts:\n" \
+    "- name: prod\n" \
+    "  context:\n" \
+    "    cluster: gpu\n" \
+    "    user: admin\n" \
+    "    namespace: ml\n" \
+    "- name: files\n" \
+    "  context:\n" \
+    "    cluster: filecluster\n" \
+    "    user: fileuser\n" \
+    "- name: insecure\n" \
+    "  context:\n" \
+    "    cluster: insecure\n" \
+    "users:\n" \
+    "- name: admin\n" \
+    "  user:\n" \
+    "    client-certificate-data: " CERT_B64 "\n" \
+    "    client-key-data: |\n" \
+    "      " KEY_B64 "\n" \
+    "    token: abc.def\n" \
+    "- name: fileuser\n" \
+    "  user:\n" \
+    "    client-certificate: certs/client.pem\n" \
+    "    client-key: %s/client.key\n" \
+    "    tokenFile: token\n"
+
+/* FULL_KUBECONFIG_FMT with fileuser's absolute client-key in dir. */
+static const char *full_kubeconfig(const char *dir)
+{
+    static char text[8192];
+    int n = snprintf(text, sizeof(text), FULL_KUBECONFIG_FMT, dir);
+    assert_true(n > 0 && (size_t)n < sizeof(text));
+    return text;
+}
 
 static void test_kubeconfig__data_forms(void **state)
 {
     (void)state;
     topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
-    const char *text = full_kubeconfig;
+    const char *text = full_kubeconfig("/abs");
 
     assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml",
                                                      "/etc/kube", NULL, &err),
@@ -246,20 +253,35 @@ static void test_kubeconfig__data_forms(void **state)
 
 static void test_kubeconfig__file_forms(void **state)
 {
-    (void)state;
+    scratch *s = *state;
     topo_k8s_config cfg = {0};
     topo_err err = TOPO_ERR_INIT;
-    const char *text = full_kubeconfig;
+    char kube[128], abs[128], want[256];
 
-    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml",
-                                                     "/etc/kube", "files", &err),
+    /* The certificate and key are read when loading: they must exist. */
+    snprintf(kube, sizeof(kube), "%s/kube", s->dir);
+    snprintf(abs, sizeof(abs), "%s/abs", s->dir);
+    snprintf(want, sizeof(want), "%s/certs", kube);
+    assert_int_equal(mkdir(kube, 0700), 0);
+    assert_int_equal(mkdir(abs, 0700), 0);
+    assert_int_equal(mkdir(want, 0700), 0);
+    write_file(want, "client.pem", CERT_PEM);
+    write_file(abs, "client.key", KEY_PEM);
+    const char *text = full_kubeconfig(abs);
+
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", kube,
+                                                     "files", &err),
                      0);
     assert_string_equal(cfg.server, "http://127.0.0.1:8080");
-    assert_string_equal(cfg.ca_file, "/etc/kube/ca.pem");
+    snprintf(want, sizeof(want), "%s/ca.pem", kube);
+    assert_string_equal(cfg.ca_file, want);
     assert_null(cfg.ca_data);
-    assert_string_equal(cfg.client_cert_file, "/etc/kube/certs/client.pem");
-    assert_string_equal(cfg.client_key_file, "/abs/client.key");
-    assert_string_equal(cfg.token_file, "/etc/kube/token");
+    snprintf(want, sizeof(want), "%s/certs/client.pem", kube);
+    assert_string_equal(cfg.client_cert_file, want);
+    snprintf(want, sizeof(want), "%s/client.key", abs);
+    assert_string_equal(cfg.client_key_file, want);
+    snprintf(want, sizeof(want), "%s/token", kube);
+    assert_string_equal(cfg.token_file, want);
     assert_null(cfg.token);
     assert_null(cfg.namespace_name);
     topo_k8s_config_dispose(&cfg);
@@ -288,7 +310,7 @@ static void test_kubeconfig__from_file(void **state)
     assert_string_equal(cfg.source, path);
     topo_k8s_config_dispose(&cfg);
 
-    /* Precedence: an explicit path, then $KUBECONFIG's first entry. */
+    /* Precedence: an explicit path, then $KUBECONFIG's files. */
     char env[600];
     snprintf(env, sizeof(env), "::%s:/nonexistent/other", path);
     setenv("KUBECONFIG", env, 1);
@@ -434,6 +456,10 @@ static const bad_case bad_cases[] = {
     {"exec env without name", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
                                                   "      env:\n      - value: b\n"),
      NULL, TOPO_EINVALID, "users[0].user.exec.env[0]: name: missing"},
+    {"exec env name with a value",
+     CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
+                                             "      env:\n      - name: A=SeCrEt\n"),
+     NULL, TOPO_EINVALID, "users[0].user.exec.env[0]: name: \"A=...\" contains '='"},
     {"exec provideClusterInfo", CL("") CTX("") USER(EXEC_API("v1beta1") "      command: aws\n"
                                                     "      provideClusterInfo: yes please\n"),
      NULL, TOPO_EINVALID, "users[0].user.exec.provideClusterInfo: must be true or false"},
@@ -477,6 +503,7 @@ static void test_kubeconfig__errors(void **state)
             fail_msg("%s: got %d \"%s\", want %d containing \"%s\"", c->name, rc, err.text,
                      c->code, c->message);
         assert_null(cfg.server);
+        assert_null(strstr(err.text, "SeCrEt")); /* a value is never echoed */
     }
 }
 
@@ -551,6 +578,248 @@ static void test_kubeconfig__exec(void **state)
 
 /* --- in-cluster ----------------------------------------------------------------- */
 
+/* A client certificate and key are checked when the kubeconfig is loaded:
+ * an encrypted key is an error naming the field, never a passphrase
+ * prompt (OpenSSL's default on /dev/tty) or a crash in libcurl later. */
+static void test_kubeconfig__client_key_checked(void **state)
+{
+    scratch *s = *state;
+    topo_k8s_config cfg = {0};
+    topo_err err = TOPO_ERR_INIT;
+    char text[4096], path[128];
+    static const struct {
+        const char *key_b64;
+        int code;
+        const char *message;
+    } data_cases[] = {
+        {ENC_KEY_B64, TOPO_EINVALID,
+         "kubeconfig k.yaml: users[0].user.client-key-data: an encrypted private key: topo "
+         "cannot ask for its passphrase; decrypt it (openssl pkey -in KEY -out KEY.plain)"},
+        {ENC_TRAD_KEY_B64, TOPO_EINVALID,
+         "kubeconfig k.yaml: users[0].user.client-key-data: an encrypted private key"},
+        {OTHER_KEY_B64, TOPO_EINVALID,
+         "kubeconfig k.yaml: users[0].user.client-key-data is not the key of "
+         "users[0].user.client-certificate-data"},
+        {CERT_B64, TOPO_EINVALID, "users[0].user.client-key-data: not a PEM private key"},
+        {KEY_B64, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof(data_cases) / sizeof(data_cases[0]); i++) {
+        snprintf(text, sizeof(text),
+                 CL("") CTX("") USER("    client-certificate-data: %s\n"
+                                     "    client-key-data: %s\n"),
+                 CERT_B64, data_cases[i].key_b64);
+        int rc = topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", NULL, NULL,
+                                                 &err);
+        if (rc != data_cases[i].code ||
+            (data_cases[i].message != NULL && strstr(err.text, data_cases[i].message) == NULL))
+            fail_msg("case %zu: got %d \"%s\", want %d \"%s\"", i, rc, err.text,
+                     data_cases[i].code, data_cases[i].message);
+        if (rc == 0)
+            assert_string_equal(cfg.client_key_data, KEY_PEM);
+        else
+            assert_null(cfg.server);
+        topo_k8s_config_dispose(&cfg);
+    }
+
+    /* The file forms are read now too. */
+    write_file(s->dir, "c.pem", CERT_PEM);
+    write_file(s->dir, "enc.key", ENC_KEY_PEM);
+    write_file(s->dir, "k.key", KEY_PEM);
+    snprintf(text, sizeof(text), CL("") CTX("") USER("    client-certificate: c.pem\n"
+                                                     "    client-key: enc.key\n"));
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", s->dir,
+                                                     NULL, &err),
+                     TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "kubeconfig k.yaml: users[0].user.client-key: an encrypted "
+                                     "private key"));
+    snprintf(text, sizeof(text), CL("") CTX("") USER("    client-certificate: c.pem\n"
+                                                     "    client-key: gone.key\n"));
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", s->dir,
+                                                     NULL, &err),
+                     TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "kubeconfig k.yaml: users[0].user.client-key: "));
+    assert_non_null(strstr(err.text, "gone.key"));
+    snprintf(text, sizeof(text), CL("") CTX("") USER("    client-certificate: c.pem\n"
+                                                     "    client-key: k.key\n"));
+    assert_int_equal(topo_k8s_config_kubeconfig_text(&cfg, text, strlen(text), "k.yaml", s->dir,
+                                                     NULL, &err),
+                     0);
+    snprintf(path, sizeof(path), "%s/k.key", s->dir);
+    assert_string_equal(cfg.client_key_file, path);
+    topo_k8s_config_dispose(&cfg);
+}
+
+/* Several files merged as kubectl merges $KUBECONFIG: whole entries from the
+ * first file naming them, current-context from the first that sets it,
+ * relative paths against each entry's own file. */
+static void test_kubeconfig__merge(void **state)
+{
+    (void)state;
+    topo_k8s_config cfg = {0};
+    topo_err err = TOPO_ERR_INIT;
+    const char *a = "current-context: c\n"
+                    "clusters: [{name: k, cluster: {server: 'https://a:1', "
+                    "certificate-authority: ca.pem}}]\n"
+                    "contexts: [{name: c, context: {cluster: k, user: u, namespace: ns-a}},\n"
+                    "  {name: d, context: {cluster: k, user: u2}}]\n"
+                    "users: [{name: u2, user: {token: from-a}}]\n";
+    const char *b = "current-context: other\n"
+                    "clusters: [{name: k, cluster: {server: 'https://b:2'}}]\n"
+                    "contexts: [{name: c, context: {cluster: zz}}, {name: other, context: "
+                    "{cluster: k, user: u}}]\n"
+                    "users: [{name: u, user: {tokenFile: tok}},\n"
+                    "  {name: u2, user: {tokenFile: tok2}}]\n";
+    topo_k8s_kubeconfig_file files[] = {
+        {a, strlen(a), "/a/config", "/a"},
+        {b, strlen(b), "/b/config", "/b"},
+    };
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, files, 2, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://a:1");     /* a's cluster k, not b's */
+    assert_string_equal(cfg.ca_file, "/a/ca.pem");      /* against a's directory */
+    assert_string_equal(cfg.token_file, "/b/tok");      /* user u only in b: b's directory */
+    assert_string_equal(cfg.namespace_name, "ns-a");    /* a's context c, not b's */
+    assert_string_equal(cfg.source, "/a/config:/b/config");
+    topo_k8s_config_dispose(&cfg);
+    /* An entry is taken whole: a's u2 has a token and b's u2 a token file
+     * that is never merged in. */
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, files, 2, "d", &err), 0);
+    assert_string_equal(cfg.token, "from-a");
+    assert_null(cfg.token_file);
+    topo_k8s_config_dispose(&cfg);
+    /* b first: its current-context, its cluster k. */
+    topo_k8s_kubeconfig_file ba[] = {files[1], files[0]};
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, ba, 2, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://b:2");
+    assert_null(cfg.ca_file);
+    topo_k8s_config_dispose(&cfg);
+
+    /* An empty file (or one that sets nothing) adds nothing. */
+    const char *header = "apiVersion: v1\nkind: Config\n";
+    topo_k8s_kubeconfig_file with_empty[] = {
+        {"", 0, "/e/empty", "/e"},
+        {header, strlen(header), "/e/config", "/e"},
+        files[0],
+    };
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, with_empty, 3, "d", &err), 0);
+    assert_string_equal(cfg.server, "https://a:1");
+    assert_string_equal(cfg.token, "from-a");
+    topo_k8s_config_dispose(&cfg);
+
+    /* Not found in any file: the files and who named it. */
+    const char *lone = "current-context: nowhere\n";
+    topo_k8s_kubeconfig_file missing[] = {{lone, strlen(lone), "/l/config", "/l"}, files[1]};
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, missing, 2, NULL, &err),
+                     TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "kubeconfig /l/config:/b/config: context \"nowhere\" "
+                                     "(named by current-context of /l/config) is not in "
+                                     "contexts"));
+    assert_null(cfg.server);
+    /* A broken file is an error even when another one has it all (kubectl:
+     * "error loading config file"). */
+    const char *not_yaml = "a: [1,\n";
+    topo_k8s_kubeconfig_file with_broken[] = {files[0], {not_yaml, strlen(not_yaml),
+                                                          "/x/config", "/x"}};
+    assert_int_equal(topo_k8s_config_kubeconfig_merge(&cfg, with_broken, 2, "d", &err),
+                     TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "/x/config"));
+    assert_null(cfg.server);
+}
+
+/* kubectl's loading rules: $KUBECONFIG's files merged (missing ones
+ * skipped), else ~/.kube/config, and in-cluster only when no file defines
+ * anything: a pod with a kubeconfig uses the kubeconfig. */
+static void test_kubeconfig__loading_rules(void **state)
+{
+    scratch *s = *state;
+    topo_k8s_config cfg = {0};
+    topo_err err = TOPO_ERR_INIT;
+    char env[512], kube[128], sa[128];
+    char *home = getenv("HOME") != NULL ? strdup(getenv("HOME")) : NULL;
+
+    write_file(s->dir, "empty", "apiVersion: v1\nkind: Config\n");
+    write_file(s->dir, "kc", "current-context: c\n"
+                             "clusters: [{name: k, cluster: {server: 'https://kc:1'}}]\n"
+                             "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                             "users: [{name: u, user: {token: t}}]\n");
+    write_file(s->dir, "ctx-only", "current-context: c\n"
+                                   "clusters: [{name: k, cluster: {server: 'https://a:1'}}]\n"
+                                   "contexts: [{name: c, context: {cluster: k, user: u}}]\n");
+    write_file(s->dir, "user-only", "users: [{name: u, user: {tokenFile: tok}}]\n");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    setenv("HOME", s->dir, 1);
+
+    snprintf(env, sizeof(env), "%s/empty:%s/kc", s->dir, s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://kc:1");
+    topo_k8s_config_dispose(&cfg);
+    snprintf(env, sizeof(env), "%s/missing:%s/kc", s->dir, s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://kc:1");
+    snprintf(env, sizeof(env), "%s/kc", s->dir);
+    assert_string_equal(cfg.source, env); /* the missing file is not named */
+    topo_k8s_config_dispose(&cfg);
+    snprintf(env, sizeof(env), "%s/ctx-only:%s/user-only", s->dir, s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://a:1");
+    snprintf(env, sizeof(env), "%s/tok", s->dir);
+    assert_string_equal(cfg.token_file, env);
+    topo_k8s_config_dispose(&cfg);
+    /* A file that does not parse is an error, whatever the others hold. */
+    write_file(s->dir, "broken", "a: [1,\n");
+    snprintf(env, sizeof(env), "%s/kc:%s/broken", s->dir, s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "broken"));
+    /* Nothing found, not in a pod. */
+    snprintf(env, sizeof(env), "%s/missing", s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "no Kubernetes configuration"));
+
+    /* In a pod (a service account in sa/). */
+    snprintf(sa, sizeof(sa), "%s/sa", s->dir);
+    assert_int_equal(mkdir(sa, 0700), 0);
+    write_file(sa, "token", "pod-token\n");
+    setenv(TOPO_K8S_SA_DIR_ENV, sa, 1);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    /* $KUBECONFIG's files missing or defining nothing: in-cluster. */
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.source, "in-cluster");
+    topo_k8s_config_dispose(&cfg);
+    snprintf(env, sizeof(env), "%s/empty", s->dir);
+    setenv("KUBECONFIG", env, 1);
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.source, "in-cluster");
+    topo_k8s_config_dispose(&cfg);
+    /* No ~/.kube/config: in-cluster (the daemons in their pods). */
+    unsetenv("KUBECONFIG");
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.source, "in-cluster");
+    assert_string_equal(cfg.server, "https://10.96.0.1:443");
+    topo_k8s_config_dispose(&cfg);
+    /* ~/.kube/config present: it wins over the pod's identity (kubectl). */
+    snprintf(kube, sizeof(kube), "%s/.kube", s->dir);
+    assert_int_equal(mkdir(kube, 0700), 0);
+    write_file(kube, "config", "current-context: c\n"
+                               "clusters: [{name: k, cluster: {server: 'https://home:1'}}]\n"
+                               "contexts: [{name: c, context: {cluster: k}}]\n");
+    assert_int_equal(topo_k8s_config_load(&cfg, NULL, &err), 0);
+    assert_string_equal(cfg.server, "https://home:1");
+    topo_k8s_config_dispose(&cfg);
+
+    unsetenv(TOPO_K8S_SA_DIR_ENV);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    if (home != NULL)
+        setenv("HOME", home, 1);
+    free(home);
+}
+
 static void test_kubeconfig__in_cluster(void **state)
 {
     scratch *s = *state;
@@ -612,10 +881,16 @@ int main(void)
         cmocka_unit_test(test_kubeconfig__paths),
         cmocka_unit_test(test_kubeconfig__status_errors),
         cmocka_unit_test(test_kubeconfig__data_forms),
-        cmocka_unit_test(test_kubeconfig__file_forms),
+        cmocka_unit_test_setup_teardown(test_kubeconfig__file_forms, scratch_setup,
+                                        scratch_teardown),
         cmocka_unit_test_setup_teardown(test_kubeconfig__from_file, scratch_setup,
                                         scratch_teardown),
         cmocka_unit_test(test_kubeconfig__errors),
+        cmocka_unit_test_setup_teardown(test_kubeconfig__client_key_checked, scratch_setup,
+                                        scratch_teardown),
+        cmocka_unit_test(test_kubeconfig__merge),
+        cmocka_unit_test_setup_teardown(test_kubeconfig__loading_rules, scratch_setup,
+                                        scratch_teardown),
         cmocka_unit_test(test_kubeconfig__exec),
         cmocka_unit_test_setup_teardown(test_kubeconfig__in_cluster, scratch_setup,
                                         scratch_teardown),
