@@ -114,6 +114,12 @@ typedef struct topo_http_request {
     /* The Accept header's value (a media type with parameters, or a list of
      * them: the API server's metadata-only answers); NULL: application/json. */
     const char *accept;
+    /* Non-zero: the request is safe to send again although its method is
+     * not idempotent, because it fails its own precondition once it has
+     * applied (a JSON patch whose "test" operations no longer hold after
+     * it): it is retried as GET and PUT are, after a 5xx and after a
+     * failure once it went out. */
+    int resend_safe;
 } topo_http_request;
 
 /* `topo_http_response r = {0};` before the first use. */
@@ -143,7 +149,8 @@ void topo_http_free(topo_http *http);
  *   - 429: every method, waiting Retry-After seconds when the server sends it;
  *   - 5xx except 501, and failures after the request went out (reset, dropped
  *     mid-response, timeout): idempotent methods only (GET, HEAD, PUT, DELETE,
- *     OPTIONS).
+ *     OPTIONS), and requests marked resend_safe; waiting Retry-After seconds
+ *     when the server sends it (503), else the backoff.
  * When retries run out on a 429/5xx, that last response is returned (0).
  * Otherwise a code: TOPO_ECONNECT (connection failed or dropped, or the
  * server's certificate was not trusted), TOPO_ETIMEOUT, TOPO_ELIMIT (body

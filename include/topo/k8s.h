@@ -314,6 +314,18 @@ int topo_k8s_patch_subresource(json_t **out, topo_k8s *k, const topo_k8s_resourc
                                topo_k8s_patch_type type, const json_t *patch,
                                const char *resource_version, topo_err *err) TOPO_MUST_CHECK;
 
+/* A JSON patch (RFC 6902, no resourceVersion) that guards itself: its
+ * "test" operations no longer hold once it has applied (the gate tested at
+ * its index, then removed: topo_admission_release_patch). Such a patch is
+ * safe to send again, so the HTTP client retries it as it retries GET and
+ * PUT: after a 5xx (but 501), honouring Retry-After, and after a
+ * connection lost once the request went out (topo/http.h resend_safe);
+ * a resend of a patch that had applied is then refused (422, TOPO_EINVALID)
+ * like any stale one. */
+int topo_k8s_patch_guarded(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                           const char *ns, const char *name, const json_t *patch,
+                           topo_err *err) TOPO_MUST_CHECK;
+
 /* Builds the patch to apply to current (borrowed). Sets *patch_out to a new
  * reference, or to NULL when nothing needs to change; returns 0 or a code
  * (which stops the retries and is returned). */

@@ -699,7 +699,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         return topo_err_set(err, TOPO_EINVALID, "http: NULL argument");
     if ((error = request_check(req, err)) < 0)
         return error;
-    int idempotent = topo_http_method_idempotent(req->method);
+    int idempotent = topo_http_method_idempotent(req->method) || req->resend_safe;
     long timeout_ms = req->timeout_ms > 0 ? req->timeout_ms : http->timeout_ms;
     sink.max = http->max_body;
 

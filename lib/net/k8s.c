@@ -241,8 +241,8 @@ static void describe(char *what, size_t size, const char *method, const char *pa
 /* One request; accept NULL: application/json. *status_out (may be NULL)
  * gets the HTTP status, 0 when none arrived. */
 static int k8s_request(topo_k8s *k, const char *method, const char *path, const char *ctype,
-                       const char *accept, const json_t *body, json_t **out, long *status_out,
-                       topo_err *err)
+                       const char *accept, const json_t *body, int resend_safe, json_t **out,
+                       long *status_out, topo_err *err)
 {
     int error = 0;
     char *text = NULL;
@@ -264,7 +264,8 @@ static int k8s_request(topo_k8s *k, const char *method, const char *path, const 
                              text != NULL ? strlen(text) : 0,
                              k->timeout_ms,
                              NULL,
-                             accept};
+                             accept,
+                             resend_safe};
     error = topo_http_do(k->http, &req, &resp, err);
     if (status_out != NULL)
         *status_out = error < 0 ? 0 : resp.status;
@@ -302,7 +303,7 @@ cleanup:
 static int k8s_call(topo_k8s *k, const char *method, const char *path, const char *ctype,
                     const json_t *body, json_t **out, topo_err *err)
 {
-    return k8s_request(k, method, path, ctype, NULL, body, out, NULL, err);
+    return k8s_request(k, method, path, ctype, NULL, body, 0, out, NULL, err);
 }
 
 int topo_k8s_metadata_refused(const topo_k8s *k)
@@ -332,7 +333,7 @@ static int k8s_get_maybe_metadata(topo_k8s *k, const char *path, const char *acc
     long status = 0;
     if (accept == NULL || k->metadata_refused)
         return k8s_call(k, "GET", path, NULL, NULL, out, err);
-    int error = k8s_request(k, "GET", path, NULL, accept, NULL, out, &status, err);
+    int error = k8s_request(k, "GET", path, NULL, accept, NULL, 0, out, &status, err);
     if (error == 0 || status != 406)
         return error;
     char what[256];
@@ -486,7 +487,9 @@ static int watch_stream(topo_k8s *k, const char *path, const char *accept, long 
 {
     int error = 0;
     /* The server ends the watch after timeoutSeconds; this is the backstop. */
-    topo_http_request req = {"GET", path, NULL, NULL, 0, (secs + 60) * 1000, o->stop, accept};
+    topo_http_request req = {
+        .method = "GET", .path = path, .timeout_ms = (secs + 60) * 1000, .cancel = o->stop,
+        .accept = accept};
     *status = 0;
     int rc = topo_http_stream(k->http, &req, TOPO_MAX_K8S_WATCH_EVENT, watch_line, c, status, err);
     if (rc < 0) {
@@ -577,6 +580,11 @@ int topo_k8s_watch(topo_k8s *k, const topo_k8s_resource *res, const char *ns,
 
 /* ------------------------------------------------------------------ writes */
 
+static int k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                     const char *name, const char *subresource, topo_k8s_patch_type type,
+                     const json_t *patch, const char *resource_version, int resend_safe,
+                     topo_err *err);
+
 int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
                    const char *name, topo_k8s_patch_type type, const json_t *patch,
                    const char *resource_version, topo_err *err)
@@ -585,10 +593,25 @@ int topo_k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, cons
                                       resource_version, err);
 }
 
+int topo_k8s_patch_guarded(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
+                           const char *ns, const char *name, const json_t *patch, topo_err *err)
+{
+    return k8s_patch(out, k, res, ns, name, NULL, TOPO_K8S_JSON_PATCH, patch, NULL, 1, err);
+}
+
 int topo_k8s_patch_subresource(json_t **out, topo_k8s *k, const topo_k8s_resource *res,
                                const char *ns, const char *name, const char *subresource,
                                topo_k8s_patch_type type, const json_t *patch,
                                const char *resource_version, topo_err *err)
+{
+    return k8s_patch(out, k, res, ns, name, subresource, type, patch, resource_version, 0, err);
+}
+
+/* Every PATCH; resend_safe: the patch guards itself (topo_k8s_patch_guarded). */
+static int k8s_patch(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const char *ns,
+                     const char *name, const char *subresource, topo_k8s_patch_type type,
+                     const json_t *patch, const char *resource_version, int resend_safe,
+                     topo_err *err)
 {
     int error = 0;
     char *path = NULL;
@@ -652,7 +675,8 @@ int topo_k8s_patch_subresource(json_t **out, topo_k8s *k, const topo_k8s_resourc
                 goto oom;
         }
     }
-    error = k8s_call(k, "PATCH", path, ctype, body != NULL ? body : patch, out, err);
+    error = k8s_request(k, "PATCH", path, ctype, NULL, body != NULL ? body : patch, resend_safe,
+                        out, NULL, err);
     goto cleanup;
 oom:
     error = topo_err_set(err, TOPO_ENOMEM, "kubernetes patch: out of memory");

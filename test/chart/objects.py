@@ -43,19 +43,26 @@ def service_account(v, component):
     return sa["name"] or (FULL + "-" + component)
 
 
+def release_service_account(v):
+    """The ServiceAccount the uninstall hook's Job runs as, from the values."""
+    return v["uninstall"]["serviceAccount"]["name"] or RELEASE_HOOK
+
+
 def expected_kinds(v):
     kinds = {"ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role",
              "RoleBinding", "Service", "Deployment", "MutatingWebhookConfiguration"}
     w = v["webhook"]
     s = v["sync"]
     if w["serviceAccount"]["create"] or (s["enabled"] and s["serviceAccount"]["create"]) or \
-            (s["enabled"] and v["lldp"]["enabled"] and v["lldp"]["serviceAccount"]["create"]):
+            (s["enabled"] and v["lldp"]["enabled"] and v["lldp"]["serviceAccount"]["create"]) or \
+            (v["uninstall"]["releaseGatedPods"] and v["uninstall"]["serviceAccount"]["create"]):
         kinds.add("ServiceAccount")
     if w["podDisruptionBudget"]["enabled"] and w["replicaCount"] > 1:
         kinds.add("PodDisruptionBudget")
     if w["networkPolicy"]["enabled"] or (s["enabled"] and s["networkPolicy"]["enabled"]):
         kinds.add("NetworkPolicy")
-    classes = [w["priorityClassName"]] + ([s["priorityClassName"]] if s["enabled"] else [])
+    classes = [w["priorityClassName"]] + ([s["priorityClassName"]] if s["enabled"] else []) + \
+        ([v["uninstall"]["priorityClassName"]] if v["uninstall"]["releaseGatedPods"] else [])
     if v["criticalPodQuota"] and any(c in CRITICAL for c in classes):
         kinds.add("ResourceQuota")
     if not w["recordKeys"]["existingSecret"]:
@@ -99,14 +106,27 @@ def check_labels(r):
     out = []
     rec = {"app.kubernetes.io/name": "topo", "app.kubernetes.io/instance": RELEASE,
            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "topo"}
-    # commonLabels on every object and every pod.
+    # commonLabels on every object and every pod, a component's podLabels
+    # over them on its pods; its podAnnotations beside the chart's.
     rec.update(r.values["commonLabels"])
     for d in pod_templates(r):
-        labels = d["spec"]["template"]["metadata"].get("labels") or {}
-        for k, val in r.values["commonLabels"].items():
+        meta = d["spec"]["template"]["metadata"]
+        labels = meta.get("labels") or {}
+        component = d["metadata"]["labels"]["app.kubernetes.io/component"]
+        cv = r.values.get(component) or {}
+        want = dict(r.values["commonLabels"], **cv.get("podLabels", {}))
+        for k, val in want.items():
             if labels.get(k) != val:
                 out.append("%s %s: pod label %s=%r, want %r" % (d["kind"], d["metadata"]["name"],
                                                               k, labels.get(k), val))
+        ann = dict(meta.get("annotations") or {})
+        if component in ("webhook", "sync") and "checksum/config" not in ann:
+            out.append("%s %s: no checksum/config annotation" % (d["kind"],
+                                                               d["metadata"]["name"]))
+        ann.pop("checksum/config", None)
+        if ann != cv.get("podAnnotations", {}):
+            out.append("%s %s: pod annotations %r, want %r" % (
+                d["kind"], d["metadata"]["name"], ann, cv.get("podAnnotations", {})))
     for d in r.docs:
         what = "%s %s" % (d["kind"], d["metadata"]["name"])
         labels = d["metadata"].get("labels") or {}
@@ -282,7 +302,15 @@ def check_rbac(r):
         # The ServiceAccount the pods run as: the chart's, or the operator's
         # (serviceAccount.create false), which the bindings must name; the
         # uninstall hook's is always the chart's own.
-        sa = RELEASE_HOOK if component == "release" else service_account(r.values, component)
+        if component == "release" and not r.values["uninstall"]["serviceAccount"]["create"]:
+            # The operator's ServiceAccount: the chart binds it to nothing.
+            if r.get("ClusterRole", RELEASE_HOOK) is not None or \
+                    r.get("ClusterRoleBinding", RELEASE_HOOK) is not None:
+                out.append("uninstall.serviceAccount.create false, yet RBAC %s rendered" %
+                           RELEASE_HOOK)
+            continue
+        sa = release_service_account(r.values) if component == "release" else \
+            service_account(r.values, component)
         grants, problems = rbac.granted(r, sa)
         out += problems
         for scope in sorted(set(grants) | {s for c, s in exp if c == component},
@@ -563,6 +591,10 @@ def check_pod_values(r):
         if c.get("securityContext") != csc_want:
             out.append("%s: container securityContext %r, want %r" % (
                 name, c.get("securityContext"), csc_want))
+        pull = [{"name": x} for x in v["imagePullSecrets"]]
+        if spec.get("imagePullSecrets", []) != pull:
+            out.append("%s: imagePullSecrets %r, want %r" % (name, spec.get("imagePullSecrets"),
+                                                            pull))
         if component == "release":  # the uninstall hook's Job: its own checks (release hook)
             continue
         if d["spec"].get("revisionHistoryLimit") != v["revisionHistoryLimit"]:
@@ -663,8 +695,11 @@ def check_release_hook(r):
         return ["hooks rendered with uninstall.releaseGatedPods false: %s" % [
             d["metadata"]["name"] for d in hooks]] if hooks else []
     out, weights = [], {}
-    for kind in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Job"):
-        d = r.get(kind, RELEASE_HOOK)
+    create = v["serviceAccount"]["create"]
+    sa = release_service_account(r.values)
+    kinds = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Job") if create else ("Job",)
+    for kind in kinds:
+        d = r.get(kind, sa if kind == "ServiceAccount" else RELEASE_HOOK)
         if d is None:
             out.append("no %s %s" % (kind, RELEASE_HOOK))
             continue
@@ -679,8 +714,16 @@ def check_release_hook(r):
     if len(weights) == 4 and not (weights["ServiceAccount"] < weights["ClusterRole"] <
                                   weights["ClusterRoleBinding"] < weights["Job"]):
         out.append("hook weights %r: the Job must come after what it runs as" % weights)
-    if len(hooks) != 4:
+    if len(hooks) != len(kinds):
         out.append("hooks: %s" % [(d["kind"], d["metadata"]["name"]) for d in hooks])
+    if create:
+        obj = r.get("ServiceAccount", sa)
+        ann = dict((obj or {}).get("metadata", {}).get("annotations") or {})
+        for k in ("helm.sh/hook", "helm.sh/hook-weight", "helm.sh/hook-delete-policy"):
+            ann.pop(k, None)
+        if ann != v["serviceAccount"]["annotations"]:
+            out.append("ServiceAccount %s: annotations %r, want %r" % (
+                sa, ann, v["serviceAccount"]["annotations"]))
     job = r.get("Job", RELEASE_HOOK)
     if job is None:
         return out
@@ -692,11 +735,17 @@ def check_release_hook(r):
     pod = spec["template"]["spec"]
     c = pod["containers"][0]
     dep = r.get("Deployment", WEBHOOK)
-    if c["command"] != ["/usr/bin/topoassign"] or c.get("args") != ["release", "--all-namespaces"]:
-        out.append("Job runs %r %r" % (c["command"], c.get("args")))
+    want_args = ["release", "--all-namespaces", "--concurrency", str(v["concurrency"]),
+                 "--qps", str(v["qps"])]
+    if c["command"] != ["/usr/bin/topoassign"] or c.get("args") != want_args:
+        out.append("Job runs %r %r, want %r" % (c["command"], c.get("args"), want_args))
+    for key, empty in (("priorityClassName", ""), ("nodeSelector", {}), ("tolerations", []),
+                       ("affinity", {})):
+        if pod.get(key, empty) != v[key]:
+            out.append("Job pod %s %r, want %r" % (key, pod.get(key), v[key]))
     if dep is not None and c["image"] != dep["spec"]["template"]["spec"]["containers"][0]["image"]:
         out.append("Job image %s is not the chart's" % c["image"])
-    if pod.get("restartPolicy") != "Never" or pod.get("serviceAccountName") != RELEASE_HOOK:
+    if pod.get("restartPolicy") != "Never" or pod.get("serviceAccountName") != sa:
         out.append("Job pod: restartPolicy %r, serviceAccountName %r" % (
             pod.get("restartPolicy"), pod.get("serviceAccountName")))
     return out

@@ -57,7 +57,7 @@ def expected(values, webhook_name, sync_name):
                    rule("", ["configmaps"], ["get", "update"], [s["exportConfigMap"]])]
         out[("sync", NAMESPACE)] = sr
         out[("sync", "default")] = [rule("", ["events"], ["create"])]
-    if values["uninstall"]["releaseGatedPods"]:
+    if values["uninstall"]["releaseGatedPods"] and values["uninstall"]["serviceAccount"]["create"]:
         # topoassign release: list the pods, read one again when it changed,
         # patch the gate away (the uninstall hook)
         out[("release", None)] = [rule("", ["pods"], ["get", "list", "patch"])]

@@ -10,6 +10,26 @@ import tempfile
 
 import yaml
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that repeats a key (PyYAML
+    keeps the last; Flux's helm-controller and kubectl apply refuse it)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "duplicate key %r" % (key,), key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_all_unique(text):
+    """The documents of a render; a duplicate key anywhere raises."""
+    return [d for d in yaml.load_all(text, Loader=UniqueKeyLoader) if d]
+
+
 RELEASE = "topo"
 NAMESPACE = "topo-system"
 
@@ -91,7 +111,14 @@ class Helm:
         p = self.run(*args)
         if p.returncode != 0:
             return None, p
-        docs = [d for d in yaml.safe_load_all(p.stdout) if d]
+        try:
+            docs = load_all_unique(p.stdout)
+        except yaml.YAMLError as e:
+            # The render has a key twice: a failure of the chart, reported
+            # as the template's error.
+            p.returncode = 1
+            p.stderr = "the render repeats a key: %s" % e
+            return None, p
         return Render(name or os.path.basename(values_file or "defaults"),
                       merge(self.defaults, over), docs, values_file, namespace), p
 

@@ -152,7 +152,9 @@ Fault injection and test control live under /_fake/ on the same server
                         by method and status, "verbs": per resource LIST/WATCH/GET/PATCH/...
                         requests, "gone": per resource 410s sent, "watch_starts": the last
                         watches opened (resource, resourceVersion asked, identity),
-                        "churn": progress (watch_starts also give the Accept header)
+                        "churn": progress (watch_starts also give the Accept header),
+                        "in_flight_max": the most API requests (not watches) answered at
+                        once
   GET  /_fake/requests  the last requests (method, path, status, auth, content type,
                         accept)
   POST /_fake/requests/clear   (also the counters in stats)
@@ -1726,6 +1728,8 @@ class State:
         self.gone = {}          # resource -> 410s answered (HTTP status or in-stream ERROR)
         self.watch_starts = []  # {"resource", "rv", "t"} of the last watches opened
         self.watches = 0
+        self.in_flight = 0      # API requests (not watches) being answered now
+        self.in_flight_max = 0  # the most at once since the last requests/clear
         self.verbose = args.verbose
         self.server = None
 
@@ -1881,6 +1885,7 @@ class Handler(BaseHTTPRequestHandler):
         path = url.path
         params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         auth = "none"
+        counted = False
         try:
             body = self.read_body()
             if path.startswith("/_fake/"):
@@ -1888,6 +1893,11 @@ class Handler(BaseHTTPRequestHandler):
                 return
             auth = self.auth = self.authenticate()
             is_watch = params.get("watch", "") in ("1", "true", "True")
+            if not is_watch:
+                with state.lock:
+                    state.in_flight += 1
+                    state.in_flight_max = max(state.in_flight_max, state.in_flight)
+                counted = True
             self.fault = state.take_fault(method, path, is_watch, auth)
             if self.fault is not None:
                 if self.fault.kind == "reset":
@@ -1913,6 +1923,9 @@ class Handler(BaseHTTPRequestHandler):
         except (ConnectionError, ssl.SSLError, socket.timeout, BrokenPipeError):
             self.close_connection = True
         finally:
+            if counted:
+                with state.lock:
+                    state.in_flight -= 1
             if not path.startswith("/_fake/"):
                 state.log_request(method, self.path, self.status_sent, auth,
                                   self.headers.get("Content-Type"), self.headers.get("Accept"))
@@ -2582,6 +2595,7 @@ class Handler(BaseHTTPRequestHandler):
                     out["gone"] = dict(state.gone)
                     out["watch_starts"] = list(state.watch_starts[-100:])
                     out["faults"] = sum(max(0, f.count) for f in state.faults)
+                    out["in_flight_max"] = state.in_flight_max
                 self.send_obj(200, out)
             elif method == "GET" and path == "/_fake/requests":
                 with state.lock:
@@ -2593,6 +2607,7 @@ class Handler(BaseHTTPRequestHandler):
                     state.verbs = {}
                     state.gone = {}
                     state.watch_starts = []
+                    state.in_flight_max = state.in_flight
                 self.send_obj(200, {})
             elif method == "POST" and path == "/_fake/fault":
                 f = Fault(spec)

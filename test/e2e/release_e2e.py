@@ -5,7 +5,8 @@ topology.topo.io/wait loses that gate and the gate's annotations, and nothing
 else (other gates stay, in order; other annotations and fields stay); pods
 without the gate, bound pods and other namespaces (-n) are not written; a pod
 whose gates change between the list and the patch is read again; paged
-lists; --dry-run writes nothing; in-cluster configuration; a pod that cannot
+lists; 5xx retried; several patches in flight (--concurrency) within --qps,
+reported in the list's order; --dry-run writes nothing; in-cluster configuration; a pod that cannot
 be released gives exit 1, bad input or an unreadable cluster exit 2.
 
 usage: release_e2e.py --kubectl-topo BUILD/cli/kubectl-topo (--list | --case NAME | --all)
@@ -17,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 from harness import expect, registry, run_cases
 from harness.fakeapi import FakeApiEnv
@@ -355,6 +357,130 @@ def not_released(env):
            f"summary: {lines[3]}")
     expect(any(g["name"] == GATE for g in env.get("ml", "locked")["spec"]["schedulingGates"]),
            "the refused pod lost its gate")
+
+
+@case
+def server_errors(env):
+    """A 500, 502, 503 (with Retry-After) or 504 on a patch is retried with
+    backoff, as a 429 is: the patch guards itself (its test of the gate at
+    its index fails once it applied), so sending it again is safe. A pod
+    whose server keeps failing is given up after a bounded number of
+    attempts, the others released, exit 1."""
+    for name in ("e500", "e502", "e503", "e504", "broken"):
+        env.add(gated_pod("ml", name))
+    base = "/api/v1/namespaces/ml/pods/"
+    for name, code, count, extra in (("e500", 500, 2, {}), ("e502", 502, 1, {}),
+                                     ("e503", 503, 1, {"retry_after": 1}),
+                                     ("e504", 504, 1, {}), ("broken", 503, 100, {})):
+        env.admin("fault", dict({"kind": "status", "code": code, "count": count,
+                                 "method": "PATCH", "path": base + name}, **extra))
+    env.admin("requests/clear", {})
+    rc, out, err = env.release("-A", timeout=120)
+    lines = out.splitlines()
+    expect(rc == 1, f"exit {rc}\n{out}\n{err}")
+    for name in ("e500", "e502", "e503", "e504"):
+        expect(f"ml/{name}: released unplaced" in lines, f"{name}: output\n{out}")
+        expect(env.get("ml", name)["spec"]["schedulingGates"] == [], f"{name} still gated")
+    expect(any(x.startswith("ml/broken: NOT released: ") and "503" in x for x in lines),
+           f"broken: output\n{out}")
+    expect(lines[-1] == "4 pod(s) released unplaced, 0 already released, 0 gone, "
+           "1 not released", f"summary: {lines[-1]}")
+    reqs = [r for r in env.admin("requests")["requests"] if r["method"] == "PATCH"]
+    by = {}
+    for r in reqs:
+        by.setdefault(r["path"].rsplit("/", 1)[1], []).append(r)
+    want = {"e500": [500, 500, 200], "e502": [502, 200], "e503": [503, 200],
+            "e504": [504, 200], "broken": [503] * 6}
+    for name, statuses in want.items():
+        got = [r["status"] for r in by.get(name, [])]
+        expect(got == statuses, f"{name}: PATCH statuses {got}, want {statuses}")
+    t = [r["t"] for r in by["e503"]]
+    expect(t[1] - t[0] >= 0.9, f"e503 resent {t[1] - t[0]:.2f} s after the 503, "
+           "before its Retry-After of 1 s")
+
+
+def load_gated(env, count, namespaces):
+    """count gated pods spread over namespaces, loaded at once."""
+    items = [gated_pod(f"team-{i % namespaces:03d}", f"p-{i:05d}") for i in range(count)]
+    env.write(env.path("pods.json"), json.dumps({"apiVersion": "v1", "kind": "List",
+                                                 "items": items}))
+    env.admin("load", {"file": env.path("pods.json")})
+    return items
+
+
+@case
+def concurrency(env):
+    """Patches go out several at once (--concurrency), each answered after
+    100 ms here: 240 pods with 16 in flight take a fraction of the 24 s one
+    at a time would; the fake sees them overlap. The output stays in the
+    list's order. --concurrency 1 sends them one at a time."""
+    items = load_gated(env, 240, 12)
+    env.admin("fault", {"kind": "delay", "delay_ms": 100, "count": 10000, "method": "PATCH"})
+    env.admin("requests/clear", {})
+    t0 = time.monotonic()
+    rc, out, err = env.release("-A", "--concurrency", "16", timeout=120)
+    took = time.monotonic() - t0
+    expect(rc == 0, f"exit {rc}\n{out[-2000:]}\n{err}")
+    lines = out.splitlines()
+    expect(lines[-1] == "240 pod(s) released unplaced, 0 already released, 0 gone, "
+           "0 not released", f"summary: {lines[-1]}")
+    listed = sorted((p["metadata"]["namespace"], p["metadata"]["name"]) for p in items)
+    expect(lines[:-1] == [f"{ns}/{n}: released unplaced" for ns, n in listed],
+           f"not in the list's order:\n{out[:1500]}")
+    overlap = env.admin("stats")["in_flight_max"]
+    expect(overlap >= 8, f"at most {overlap} requests in flight with --concurrency 16")
+    expect(took < 12, f"240 patches of 100 ms took {took:.1f} s with --concurrency 16")
+    left = [p["metadata"]["name"] for p in env.items("/api/v1/pods")
+            if any(g["name"] == GATE for g in p["spec"].get("schedulingGates", []))]
+    expect(left == [], f"{len(left)} pods still gated")
+    print(f"    240 pods, 100 ms a patch: {took:.2f} s with --concurrency 16 "
+          f"({240 / took:.0f} pods/s), {overlap} in flight at most")
+    # One at a time.
+    load_gated(env, 20, 2)
+    env.admin("requests/clear", {})
+    t0 = time.monotonic()
+    rc, out, err = env.release("-A", "--concurrency", "1", timeout=120)
+    took = time.monotonic() - t0
+    expect(rc == 0 and out.splitlines()[-1].startswith("20 pod(s) released"),
+           f"--concurrency 1: exit {rc}\n{out}\n{err}")
+    overlap = env.admin("stats")["in_flight_max"]
+    expect(overlap == 1 and took >= 2.0,
+           f"--concurrency 1: {overlap} in flight at most, {took:.1f} s for 20 patches")
+    rc, out, err = env.release("-A", "--concurrency", "0")
+    expect(rc == 2 and "--concurrency" in err, f"--concurrency 0: exit {rc}\n{err}")
+
+
+@case
+def qps(env):
+    """--qps bounds the requests of all the workers together: 60 pods at
+    --qps 20 take about 2 s beyond the first second's burst, whatever the
+    concurrency."""
+    load_gated(env, 60, 3)
+    t0 = time.monotonic()
+    rc, out, err = env.release("-A", "--qps", "20", "--concurrency", "8", timeout=120)
+    took = time.monotonic() - t0
+    expect(rc == 0 and out.splitlines()[-1].startswith("60 pod(s) released"),
+           f"exit {rc}\n{out}\n{err}")
+    expect(took >= 1.5, f"60 patches at --qps 20 took {took:.2f} s")
+
+
+@case
+def many_gates(env):
+    """A pod still gated by more gates than the line lists: the rest is
+    counted ("..., and N more"), not cut silently."""
+    gates = [f"example.com/quota-check-{i:03d}" for i in range(40)]
+    env.add(gated_pod("ml", "crowded", gates=[GATE] + gates))
+    rc, out, err = env.release("-A", "--dry-run")
+    line = out.splitlines()[0]
+    expect(rc == 0 and line.startswith("ml/crowded: would be released unplaced (still gated by "
+                                       "example.com/quota-check-000, "), f"{rc}\n{out}\n{err}")
+    shown = line.split("(still gated by ", 1)[1].split(", and ")[0].split(", ")
+    more = int(line.rsplit(", and ", 1)[1].split(" more)")[0]) if ", and " in line else 0
+    expect(more > 0 and line.endswith(" more)") and shown == gates[:len(shown)] and
+           len(shown) + more == len(gates), f"line: {line}")
+    rc, out, err = env.release("-A")
+    expect(rc == 0 and out.splitlines()[0].startswith("ml/crowded: released unplaced (still ")
+           and out.splitlines()[0].endswith(f", and {more} more)"), f"{rc}\n{out}\n{err}")
 
 
 @case

@@ -269,7 +269,7 @@ static inline server_stats server_get(const char *key)
     server_stats s;
 
     snprintf(path, sizeof(path), "/control/stats?key=%s", key != NULL ? key : "");
-    topo_http_request req = {"GET", path, NULL, NULL, 0, 0, NULL, NULL};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, 0, NULL, NULL, 0};
     assert_int_equal(topo_http_do(fx.ctl, &req, &r, &err), 0);
     assert_int_equal(r.status, 200);
     json_t *j = json_loadb(r.body, r.len, 0, NULL);
@@ -287,7 +287,7 @@ static inline server_stats server_get(const char *key)
 static inline void server_reset(void)
 {
     topo_http_response r = {0};
-    topo_http_request req = {"POST", "/control/reset", NULL, NULL, 0, 0, NULL, NULL};
+    topo_http_request req = {"POST", "/control/reset", NULL, NULL, 0, 0, NULL, NULL, 0};
     assert_int_equal(topo_http_do(fx.ctl, &req, &r, NULL), 0);
     assert_int_equal(r.status, 200);
     topo_http_response_dispose(&r);
@@ -330,7 +330,8 @@ static inline int call(topo_http *h, const char *method, const char *path, const
                              body != NULL ? strlen(body) : 0,
                              0,
                              NULL,
-                             NULL};
+                             NULL,
+                             0};
     return topo_http_do(h, &req, r, err);
 }
 

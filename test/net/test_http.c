@@ -425,6 +425,36 @@ static void test_http__5xx_retried_for_idempotent_only(void **state)
     topo_http_response_dispose(&r);
     assert_int_equal(server_get("e-patch").key_count, 1);
 
+    /* A PATCH that guards itself (resend_safe): retried as a PUT is, the
+     * 503's Retry-After waited for. */
+    topo_http_request guarded = {.method = "PATCH",
+                                 .path = "/status/502?n=1&key=e-guarded",
+                                 .content_type = "application/json-patch+json",
+                                 .body = "[]",
+                                 .body_len = 2,
+                                 .resend_safe = 1};
+    assert_int_equal(topo_http_do(h, &guarded, &r, NULL), 0);
+    assert_int_equal(r.status, 200);
+    topo_http_response_dispose(&r);
+    assert_int_equal(server_get("e-guarded").key_count, 2);
+    guarded.path = "/status/503?n=1&retry_after=1&key=e-guarded-ra";
+    topo_http_opts slow = base_opts();
+    slow.backoff_max_ms = 5000; /* Retry-After is capped at it */
+    topo_http *hs = client(&slow);
+    double t0 = now_s();
+    assert_int_equal(topo_http_do(hs, &guarded, &r, NULL), 0);
+    topo_http_free(hs);
+    assert_int_equal(r.status, 200);
+    topo_http_response_dispose(&r);
+    assert_true(now_s() - t0 >= 0.95);
+    assert_int_equal(server_get("e-guarded-ra").key_count, 2);
+    /* ... but not a 501. */
+    guarded.path = "/status/501?n=1&key=e-guarded-501";
+    assert_int_equal(topo_http_do(h, &guarded, &r, NULL), 0);
+    assert_int_equal(r.status, 501);
+    topo_http_response_dispose(&r);
+    assert_int_equal(server_get("e-guarded-501").key_count, 1);
+
     /* 501 will not change. */
     assert_int_equal(call(h, "GET", "/status/501?n=1&key=e-501", NULL, &r, NULL), 0);
     assert_int_equal(r.status, 501);
@@ -547,7 +577,7 @@ static void test_http__body_limit(void **state)
     o.max_body = SIZE_MAX;
     h = client(&o);
     assert_int_equal(get_ok(h, "/huge?bytes=100000&chunked=1"), 100000);
-    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0, NULL, NULL};
+    topo_http_request req = {"GET", "/stream?lines=3", NULL, NULL, 0, 0, NULL, NULL, 0};
     long status = 0;
     assert_int_equal(topo_http_stream(h, &req, SIZE_MAX, on_line_count, NULL, &status, &err), 0);
     assert_int_equal(status, 200);
@@ -602,7 +632,8 @@ static void test_http__timeouts(void **state)
     topo_err err = TOPO_ERR_INIT;
 
     topo_log_set_level(TOPO_LOG_OFF);
-    topo_http_request req = {"GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL, NULL};
+    topo_http_request req = {
+        "GET", "/slow?bytes=100&delay_ms=100", NULL, NULL, 0, 300, NULL, NULL, 0};
     double t0 = now_s();
     assert_int_equal(topo_http_do(h, &req, &r, &err), TOPO_ETIMEOUT);
     double took = now_s() - t0;
@@ -613,7 +644,7 @@ static void test_http__timeouts(void **state)
 
     /* POST: not resent after a timeout (the server may have acted). */
     topo_http_request post = {
-        "POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}", 2, 300, NULL, NULL};
+        "POST", "/slow?bytes=100&delay_ms=100", "application/json", "{}", 2, 300, NULL, NULL, 0};
     assert_int_equal(topo_http_do(h, &post, &r, &err), TOPO_ETIMEOUT);
     assert_int_equal(stats_of(h).retries, 1);
     topo_log_set_level(TOPO_LOG_WARN);
@@ -680,7 +711,8 @@ static void test_http__methods_and_headers(void **state)
                                  body != NULL ? strlen(body) : 0,
                                  0,
                                  NULL,
-                                 NULL};
+                                 NULL,
+                                 0};
         json_t *j = echo(h, &req);
         assert_string_equal(json_string_value(json_object_get(j, "method")), cases[i].method);
         assert_string_equal(json_string_value(json_object_get(j, "path")), "/echo?x=1");
@@ -722,19 +754,19 @@ static void test_http__methods_and_headers(void **state)
 
     /* Requests refused before anything is sent. */
     static const topo_http_request bad[] = {
-        {"get", "/json", NULL, NULL, 0, 0, NULL, NULL},
-        {"", "/json", NULL, NULL, 0, 0, NULL, NULL},
-        {"GET\r\nX", "/json", NULL, NULL, 0, 0, NULL, NULL},
-        {"GET", "json", NULL, NULL, 0, 0, NULL, NULL},
-        {"GET", "/a b", NULL, NULL, 0, 0, NULL, NULL},
-        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0, NULL, NULL},
-        {"POST", "/json", NULL, NULL, 3, 0, NULL, NULL},
-        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0, NULL, NULL},
-        {"GET", "/json", NULL, NULL, 0, 0, NULL, "application/json\r\nX-Evil: 1"},
-        {"GET", "/json", NULL, NULL, 0, 0, NULL, ""},
-        {"GET", "/json", NULL, NULL, 0, -1, NULL, NULL},
-        {NULL, "/json", NULL, NULL, 0, 0, NULL, NULL},
-        {"GET", NULL, NULL, NULL, 0, 0, NULL, NULL},
+        {"get", "/json", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"", "/json", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"GET\r\nX", "/json", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"GET", "json", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"GET", "/a b", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"GET", "/a\r\nHost: x", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"POST", "/json", NULL, NULL, 3, 0, NULL, NULL, 0},
+        {"POST", "/json", "text/plain\r\nX-Evil: 1", "{}", 2, 0, NULL, NULL, 0},
+        {"GET", "/json", NULL, NULL, 0, 0, NULL, "application/json\r\nX-Evil: 1", 0},
+        {"GET", "/json", NULL, NULL, 0, 0, NULL, "", 0},
+        {"GET", "/json", NULL, NULL, 0, -1, NULL, NULL, 0},
+        {NULL, "/json", NULL, NULL, 0, 0, NULL, NULL, 0},
+        {"GET", NULL, NULL, NULL, 0, 0, NULL, NULL, 0},
     };
     uint64_t sent = stats_of(h).requests;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -786,7 +818,7 @@ static void test_http__create_and_null_arguments(void **state)
     topo_http_get_stats(NULL, NULL);
 
     topo_http_response r = {0};
-    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0, NULL, NULL};
+    topo_http_request req = {"GET", "/json", NULL, NULL, 0, 0, NULL, NULL, 0};
     assert_int_equal(topo_http_do(NULL, &req, &r, &err), TOPO_EINVALID);
     o = base_opts();
     h = client(&o);
@@ -834,7 +866,7 @@ static int on_line(const char *line, size_t len, void *payload)
 static int stream_more(topo_http *h, const char *path, long timeout_ms, size_t max_line, lines *l,
                        long *status, topo_err *err)
 {
-    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms, NULL, NULL};
+    topo_http_request req = {"GET", path, NULL, NULL, 0, timeout_ms, NULL, NULL, 0};
     return topo_http_stream(h, &req, max_line, on_line, l, status, err);
 }
 

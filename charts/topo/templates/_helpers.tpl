@@ -36,6 +36,12 @@ namespaced with the chart's name.
 {{- printf "%s-release" (include "topo.fullname" . | trunc 55 | trimSuffix "-") }}
 {{- end }}
 
+{{/* The uninstall hook's values are .Values.uninstall: its name, for
+"topo.serviceAccountName". */}}
+{{- define "topo.uninstall.fullname" -}}
+{{- include "topo.release.fullname" . }}
+{{- end }}
+
 {{/* The uninstall hooks' annotations (release-hook.yaml), given the weight:
 run before and after Helm deletes the release's objects. */}}
 {{- define "topo.release.hook" -}}
@@ -116,6 +122,83 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
+{{/*
+A pod template's labels, as one map: the component's (the chart's own and
+commonLabels) with the component's podLabels over them. podLabels win over
+commonLabels (a team label of its own for one component); a key of the
+chart's own is refused (the pods would no longer match their selector).
+No key can appear twice. Pass (dict "ctx" $ "component" "webhook" "values"
+the component's values).
+*/}}
+{{- define "topo.podLabels" -}}
+{{- $labels := include "topo.componentLabels" . | fromYaml }}
+{{- $own := list "helm.sh/chart" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "app.kubernetes.io/component" }}
+{{- range $k, $v := .values.podLabels }}
+{{- if has $k $own }}
+{{- fail (printf "%s.podLabels: %s is one of the chart's own labels" $.component $k) }}
+{{- end }}
+{{- $_ := set $labels $k $v }}
+{{- end }}
+{{- toYaml $labels }}
+{{- end }}
+
+{{/*
+Annotations as one map: the chart's own ("own", a dict) and the operator's
+("extra", named "field" in the message: webhook.podAnnotations), a key the
+chart sets refused rather than rendered twice. Renders nothing when empty.
+*/}}
+{{- define "topo.mergedAnnotations" -}}
+{{- $out := deepCopy (default dict .own) }}
+{{- range $k, $v := .extra }}
+{{- if hasKey $out $k }}
+{{- fail (printf "%s: %s is set by the chart" $.field $k) }}
+{{- end }}
+{{- $_ := set $out $k $v }}
+{{- end }}
+{{- with $out }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Every pod's imagePullSecrets, from the list of Secret names. */}}
+{{- define "topo.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ServiceAccounts the chart creates are distinct: two components given
+the same serviceAccount.name, both created, would be one object rendered
+twice (AlreadyExists on install). Refused; to share one, create it in one
+component and name it with create false in the other.
+*/}}
+{{- define "topo.serviceAccountsDistinct" -}}
+{{- $created := dict }}
+{{- $components := list "webhook" }}
+{{- if .Values.sync.enabled }}
+{{- $components = append $components "sync" }}
+{{- if .Values.lldp.enabled }}
+{{- $components = append $components "lldp" }}
+{{- end }}
+{{- end }}
+{{- if .Values.uninstall.releaseGatedPods }}
+{{- $components = append $components "uninstall" }}
+{{- end }}
+{{- range $components }}
+{{- if (index $.Values .).serviceAccount.create }}
+{{- $name := include "topo.serviceAccountName" (dict "ctx" $ "component" .) }}
+{{- if hasKey $created $name }}
+{{- fail (printf "%s.serviceAccount and %s.serviceAccount both create ServiceAccount %s: give them different names, or set create false on one (it then uses the other's)" (get $created $name) . $name) }}
+{{- end }}
+{{- $_ := set $created $name . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "topo.componentSelectorLabels" -}}
 {{ include "topo.selectorLabels" .ctx }}
 app.kubernetes.io/component: {{ .component }}
@@ -156,6 +239,8 @@ Pass (dict "ctx" $ "component" "webhook").
 {{- default (include (printf "topo.%s.fullname" .component) .ctx) $sa.name }}
 {{- else if $sa.name }}
 {{- $sa.name }}
+{{- else if eq .component "uninstall" }}
+{{- fail "uninstall.serviceAccount.create false needs uninstall.serviceAccount.name: the existing ServiceAccount in the release namespace the hook's Job runs as, allowed to get, list and patch pods in every namespace (the chart then renders no RBAC for it)" }}
 {{- else }}
 {{- fail (printf "%s.serviceAccount.create false needs %s.serviceAccount.name: the existing ServiceAccount in the release namespace that the pods run as and the chart's roles are bound to" .component .component) }}
 {{- end }}
