@@ -175,8 +175,10 @@ static int on_configmap(json_t *item, void *payload)
         return topo_err_nomem(s->err, NULL);
     if ((rc = topo_admission_config_parse(&cfg, json_string_value(text), json_string_length(text),
                                           WEBHOOK_CONFIG_KEY, s->err)) < 0) {
-        if (s->lenient && rc == TOPO_EINVALID) {
-            /* Anyone's ConfigMap may carry the labels: not a reason to fail. */
+        if (s->lenient && rc != TOPO_ENOMEM) {
+            /* Anyone's ConfigMap may carry the labels: not a reason to fail,
+             * whatever its text breaks (a syntax error, a nesting or size
+             * limit: TOPO_ELIMIT). Only our own want of memory is. */
             topo_cli_warn("ignoring %s (it has topo-webhook's labels but its %s does not "
                           "parse: %s)",
                           where, WEBHOOK_CONFIG_KEY, s->err != NULL ? s->err->text : "");

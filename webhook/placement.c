@@ -194,7 +194,9 @@ struct wh_placement {
     topo_admission_ctx *ctx;
     int is_static;
 
-    /* from the API server */
+    /* from the API server: every client made from one loaded configuration,
+     * so that they share its exec credential plugin (one run, one back-off) */
+    topo_k8s_config k8s;
     topo_filler *filler;
     pthread_t filler_thread;
     int filler_started;
@@ -282,27 +284,25 @@ static int load_static(wh_placement *p, const wh_placement_opts *o, topo_err *er
 
 static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
 {
+    int rc = topo_k8s_config_load(&p->k8s, o->kubeconfig, err);
+    if (rc < 0)
+        return rc;
     topo_filler_opts fo = {.db_path = o->db_path,
-                           .kubeconfig = o->kubeconfig,
+                           .k8s_config = &p->k8s,
                            .lives = (topo_live *const *)p->lives,
                            .nlives = p->ntopos,
                            .stop = &p->stop,
                            .record_keys = &p->record_keys};
-    int rc = topo_filler_create(&p->filler, &fo, err);
+    rc = topo_filler_create(&p->filler, &fo, err);
     if (rc < 0)
         return rc;
 
     /* The in-memory views of namespaces and quotas, each its own client. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
-    if (label == NULL && !o->resource_quotas)
-        return 0;
-    topo_k8s_config kc = {0};
-    rc = topo_k8s_config_load(&kc, o->kubeconfig, err);
-    if (rc == 0 && label != NULL)
-        rc = topo_ns_policy_create(&p->ns, label, &kc, NULL, err);
+    if (label != NULL)
+        rc = topo_ns_policy_create(&p->ns, label, &p->k8s, NULL, err);
     if (rc == 0 && o->resource_quotas)
-        rc = topo_quota_create(&p->quota, &kc, NULL, err);
-    topo_k8s_config_dispose(&kc);
+        rc = topo_quota_create(&p->quota, &p->k8s, NULL, err);
     if (rc == 0 && p->ns != NULL)
         rc = topo_ns_policy_start(p->ns, err);
     if (rc == 0 && p->quota != NULL)
@@ -315,7 +315,7 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
 {
     topo_ungater_opts uo = {
         .db_path = o->db_path,
-        .kubeconfig = o->kubeconfig,
+        .k8s_config = &p->k8s,
         .ctx = p->ctx,
         .interval_ms = o->ungate_interval_ms > 0 ? o->ungate_interval_ms
                                                  : topo_admission_config_ungate_interval_ms(p->cfg),
@@ -757,5 +757,6 @@ void wh_placement_free(wh_placement *p)
         topo_live_free(p->lives[i]);
     free(p->lives);
     free(p->topos);
+    topo_k8s_config_dispose(&p->k8s);
     free(p);
 }

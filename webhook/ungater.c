@@ -749,8 +749,13 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     /* Short client-side retries: the next round retries anyway, and a stop
      * (SIGTERM) waits for the call in flight. Rate limits: the defaults. */
     topo_k8s_opts ko = {.timeout_ms = 10000, .max_retries = 2, .backoff_max_ms = 2000};
-    if ((rc = topo_k8s_config_load(&u->cfg, u->kubeconfig, err)) < 0 ||
-        (rc = topo_k8s_create(&u->k, &u->cfg, &ko, err)) < 0)
+    const topo_k8s_config *cfg = opts->k8s_config;
+    if (cfg == NULL) {
+        if ((rc = topo_k8s_config_load(&u->cfg, u->kubeconfig, err)) < 0)
+            goto wrapped;
+        cfg = &u->cfg;
+    }
+    if ((rc = topo_k8s_create(&u->k, cfg, &ko, err)) < 0)
         goto wrapped;
     if (u->leader_election) {
         topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
@@ -760,7 +765,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
                                .renew_deadline_ms = opts->renew_deadline_ms,
                                .retry_ms = opts->retry_ms,
                                .release_on_stop = 1};
-        if ((rc = topo_k8s_create(&u->lk, &u->cfg, &ko, err)) < 0 ||
+        if ((rc = topo_k8s_create(&u->lk, cfg, &ko, err)) < 0 ||
             (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
             goto wrapped;
     }

@@ -45,6 +45,10 @@ typedef struct topo_ungater topo_ungater;
 typedef struct topo_ungater_opts {
     const char *db_path;         /* the cache file the filler keeps current (required) */
     const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    /* A configuration already loaded (borrowed, must outlive the ungater),
+     * or NULL (then kubeconfig is loaded): the daemon's other clients' one,
+     * so that an exec credential plugin runs once for all of them. */
+    const struct topo_k8s_config *k8s_config;
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
     long interval_ms;            /* 0: TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS */
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */

@@ -21,8 +21,10 @@ size_t topo_utf8_cut(const char *s, size_t len, size_t max);
  * is written as an escape, so text from a cluster object (a ConfigMap, a
  * label, a name) can neither move the cursor, recolour, clear the screen
  * nor start a new line that looks like ours. C0 controls become \n, \r,
- * \t or \xNN, DEL \x7f, C1 controls (U+0080..U+009F) \u00NN, and each
- * byte of invalid UTF-8 \xNN; everything else (printable ASCII,
+ * \t or \xNN, DEL \x7f, C1 controls (U+0080..U+009F) \u00NN, the
+ * bidirectional marks that reorder a line (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069) \uNNNN, and each byte of invalid
+ * UTF-8 \xNN; everything else (printable ASCII,
  * well-formed UTF-8, the backslash) is kept. Like snprintf: writes at most
  * size - 1 bytes and a NUL (never half an escape or a character), returns
  * the length of the whole escaped text (at most 4 * strlen(src)). */

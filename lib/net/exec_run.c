@@ -1,4 +1,6 @@
-/* One credential plugin process: posix_spawnp (no shell, PATH searched),
+/* One credential plugin process: posix_spawn (no shell; a bare name looked
+ * up in PATH as kubectl's Go runtime does, never relative to the current
+ * directory),
  * stdout through a pipe read with poll() against a deadline and a size
  * limit, stderr inherited, and waitpid on every path. */
 #define _GNU_SOURCE /* pipe2, environ */
@@ -11,8 +13,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,9 +97,57 @@ static int exit_code_of(int status)
     return 255;
 }
 
+/* A regular (or any non-directory) file with an execute bit, as Go's
+ * findExecutable: access(2) would also say yes to root for a 0644 file. */
+static int is_executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISDIR(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+/* The file a bare command name runs, found in $PATH as Go's exec.LookPath
+ * (kubectl's) finds it: the first entry holding an executable of that name
+ * decides; an empty entry means the current directory. A match through an
+ * empty or relative entry is refused (Go 1.19's ErrDot): a stray ':' in PATH
+ * must not run an "aws" that sits in the directory the user happens to be in.
+ * A name with a '/' is used as it is (the kubeconfig's directory already
+ * resolved a relative one). */
+static int resolve_command(char *out, size_t size, const char *cmd, topo_err *err)
+{
+    if (strchr(cmd, '/') != NULL) {
+        if (strlen(cmd) >= size)
+            return topo_err_set(err, TOPO_EINVALID, "executable %.200s: path too long", cmd);
+        strcpy(out, cmd);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *dir = path; dir != NULL && *path != '\0';) {
+        const char *end = strchr(dir, ':');
+        size_t n = end != NULL ? (size_t)(end - dir) : strlen(dir);
+        int len = n == 0 ? snprintf(out, size, "./%s", cmd)
+                         : snprintf(out, size, "%.*s/%s", (int)n, dir, cmd);
+        if (len > 0 && (size_t)len < size && is_executable(out)) {
+            if (out[0] != '/')
+                return topo_err_set(err, TOPO_EINVALID,
+                                    "executable %s found only relative to the current directory "
+                                    "(PATH entry \"%.*s\"): not run, as kubectl does not; put "
+                                    "an absolute directory in PATH or an absolute command in the "
+                                    "kubeconfig",
+                                    cmd, (int)n, n == 0 ? "" : dir);
+            return 0;
+        }
+        dir = end != NULL ? end + 1 : NULL;
+    }
+    return topo_err_set(err, TOPO_ENOTFOUND, "executable %s not found", cmd);
+}
+
 static int spawn(pid_t *pid, int stdout_fd, const topo_exec_run_opts *o, char **envp,
                  topo_err *err)
 {
+    char file[4096];
+    int error = resolve_command(file, sizeof file, o->argv[0], err);
+    if (error < 0)
+        return error;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, dflt;
@@ -131,7 +183,7 @@ static int spawn(pid_t *pid, int stdout_fd, const topo_exec_run_opts *o, char **
     if (rc == 0)
         rc = posix_spawnattr_setflags(&attr, flags);
     if (rc == 0)
-        rc = posix_spawnp(pid, o->argv[0], &fa, &attr, (char *const *)(uintptr_t)o->argv, envp);
+        rc = posix_spawn(pid, file, &fa, &attr, (char *const *)(uintptr_t)o->argv, envp);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc == ENOENT)

@@ -51,6 +51,14 @@ size_t topo_utf8_cut(const char *s, size_t len, size_t max)
     return n;
 }
 
+/* The invisible marks that reorder a terminal line (the "Trojan Source"
+ * characters): a name could show as another. */
+static int is_bidi_control(uint32_t r)
+{
+    return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) ||
+           (r >= 0x2066 && r <= 0x2069);
+}
+
 size_t topo_utf8_escape_controls(char *dst, size_t size, const char *src)
 {
     static const char hex[] = "0123456789abcdef";
@@ -73,9 +81,9 @@ size_t topo_utf8_escape_controls(char *dst, size_t size, const char *src)
         } else if (r < 0x20 || r == 0x7f) {
             esc[0] = '\\', esc[1] = 'x', esc[2] = hex[r >> 4], esc[3] = hex[r & 15u];
             k = 4;
-        } else if (r >= 0x80 && r <= 0x9f) {
-            esc[0] = '\\', esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[r >> 4],
-            esc[5] = hex[r & 15u];
+        } else if ((r >= 0x80 && r <= 0x9f) || is_bidi_control(r)) {
+            esc[0] = '\\', esc[1] = 'u', esc[2] = hex[r >> 12], esc[3] = hex[(r >> 8) & 15u],
+            esc[4] = hex[(r >> 4) & 15u], esc[5] = hex[r & 15u];
             k = 6;
         } else {
             piece = p;

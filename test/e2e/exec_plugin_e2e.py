@@ -61,7 +61,7 @@ class Env(FakeApiEnv):
         exec_.update(fields)
         return self.write_kubeconfig("exec-kubeconfig", cluster=cluster, user={"exec": exec_})
 
-    def show(self, kubeconfig, env=None, timeout=60, levels=LEVELS):
+    def show(self, kubeconfig, env=None, timeout=60, levels=LEVELS, cwd=None):
         """kubectl topo show through kubeconfig (levels None: read from the
         cluster), stdin not a terminal: (exit, out, err, seconds)."""
         e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.path("home")}
@@ -70,7 +70,7 @@ class Env(FakeApiEnv):
         flags = ["--levels", levels] if levels is not None else []
         p = subprocess.run([self.plugin, "show", "--kubeconfig", kubeconfig, *flags],
                            capture_output=True, text=True, env=e, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, cwd=cwd)
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t
 
     def ok(self, kubeconfig, **kw):
@@ -221,6 +221,76 @@ def plugin_fails(env):
     err, _ = env.fails(env.exec_kubeconfig("fail", "3", "AccessDenied: the SSO session expired"),
                        f"executable {PLUGIN} failed with exit code 3",
                        "AccessDenied: the SSO session expired")
+
+
+@case
+def path_never_current_directory(env):
+    """A bare command name is looked up in PATH as kubectl (Go's LookPath)
+    does: found first through an empty or relative PATH entry (a stray ':',
+    '.') it is refused and never run, though the directory the user is in
+    holds it; found through an absolute entry it runs."""
+    here = env.path("repo")
+    os.makedirs(here, exist_ok=True)
+    shutil.copy(PLUGIN, os.path.join(here, "topo-fake-aws"))
+    kc = env.exec_kubeconfig("token", Env.TOKEN, command="topo-fake-aws")
+    for path in ("/usr/bin:/bin:", ":/usr/bin:/bin", "/usr/bin::/bin", ".:/usr/bin:/bin",
+                 "repo:/usr/bin:/bin"):
+        cwd = env.path("") if path.startswith("repo") else here
+        env.fails(kc, "executable topo-fake-aws found only relative to the current directory",
+                  env={"PATH": path}, cwd=cwd)
+        expect(env.run_count() == 0, f"PATH={path}: the plugin ran {env.run_count()} times")
+    env.fails(kc, "executable topo-fake-aws not found", env={"PATH": "/usr/bin:/bin"}, cwd=here)
+    expect(env.run_count() == 0, f"the plugin ran {env.run_count()} times")
+    env.ok(kc, env={"PATH": "/usr/bin:/bin:" + here}, cwd=env.path(""))
+    expect(env.run_count() == 1, f"through an absolute entry: {env.run_count()} runs (want 1)")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@case
+def webhook_one_run(env):
+    """topo-webhook given an exec kubeconfig runs the plugin once for all its
+    clients (the filler's lists and watches, the ungater, its Lease): they
+    share one loaded configuration, hence one credential and one back-off
+    (each had loaded its own: two runs, and a failing plugin run twice per
+    back-off window). topo-webhook is the build tree's, beside the plugin's
+    cli/ directory."""
+    webhook = os.path.join(os.path.dirname(os.path.dirname(env.plugin)), "webhook",
+                           "topo-webhook")
+    expect(os.access(webhook, os.X_OK), f"no topo-webhook at {webhook}")
+    kc = env.exec_kubeconfig("token", Env.TOKEN)
+    health = free_port()
+    p = subprocess.Popen([webhook, "--kubeconfig", kc, "--levels", LEVELS,
+                          "--db", env.path("webhook.db"), "--port", str(free_port()),
+                          "--health-port", str(health),
+                          "--tls-cert-file", env.path("server.pem"),
+                          "--tls-private-key-file", env.path("server.key"),
+                          "--lease-namespace", "default", "--log-format", "text"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=open(env.path("webhook.log"), "w"), start_new_session=True)
+    try:
+        import urllib.request
+        deadline = time.monotonic() + 30
+        ready = False
+        while time.monotonic() < deadline and not ready and p.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
+                    ready = r.status == 200
+            except OSError:
+                time.sleep(0.2)
+        with open(env.path("webhook.log")) as fh:
+            log = fh.read()
+        expect(ready, f"topo-webhook not ready in 30 s (exit {p.poll()}):\n{log[-3000:]}")
+        time.sleep(1.5)  # the ungater's and the Lease's first requests are made by now
+        expect(env.run_count() == 1, f"{env.run_count()} plugin runs (want 1 for all clients)")
+    finally:
+        p.terminate()
+        p.wait(30)
 
 
 @case

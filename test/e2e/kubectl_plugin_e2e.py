@@ -691,6 +691,9 @@ def levels_forbidden_configmaps(env):
 # A tenant (anyone who may create a ConfigMap in their namespace) can put
 # the chart's labels on one.
 TENANT_BROKEN = chart_configmap("x", "tenant-a", config="topologies: [\n")
+# Past the YAML reader's nesting limit: refused with TOPO_ELIMIT, not a
+# syntax error, and still only a tenant's mistake.
+TENANT_DEEP = chart_configmap("z", "tenant-c", config="x: " + "[" * 129 + "]" * 129 + "\n")
 TENANT_OTHER = chart_configmap("y", "tenant-b", config=CHART_CONFIG.replace(
     "  - topology.topo.io/leaf\n", ""))
 
@@ -728,13 +731,15 @@ def levels_tenant_configmaps(env):
            "ConfigMap gpu-system/gpu-topo-webhook, topology \"default\"" in lines[1] and
            "give --levels" in lines[1] and "--topology NAME" not in lines[1],
            f"the differing ones: {lines[1]!r}")
-    # The tenant's other one gone: the install's, the broken one still
-    # only a warning.
+    # The tenant's other one gone: the install's, the broken ones still
+    # only warnings (one that breaks a limit of the reader too).
     env.delete("/api/v1/namespaces/tenant-b/configmaps/y-topo-webhook")
+    add_configmap(env, TENANT_DEEP)
     rc, out, err = without_levels(env, "show")
     lines = err.splitlines()
-    expect(rc == 0 and len(lines) == 2 and "ignoring ConfigMap tenant-a/" in lines[0] and
-           lines[1] == 'levels from ConfigMap gpu-system/gpu-topo-webhook, topology "default": '
+    expect(rc == 0 and len(lines) == 3 and "ignoring ConfigMap tenant-a/" in lines[0] and
+           "ignoring ConfigMap tenant-c/" in lines[1] and
+           lines[2] == 'levels from ConfigMap gpu-system/gpu-topo-webhook, topology "default": '
                        f"{CHART_LEVELS}", f"broken ignored: {rc} {err!r}")
 
 

@@ -78,6 +78,10 @@ static void test_utf8__escape_controls(void **state)
         {"\xc2\xa0", "\xc2\xa0"},          /* no-break space: printable */
         {"x\x9by\xff", "x\\x9by\\xff"},   /* invalid UTF-8 bytes */
         {"\xe2\x82", "\\xe2\\x82"},       /* a character cut short */
+        {"rack\xe2\x80\xae" "1-kcar", "rack\\u202e1-kcar"}, /* right-to-left override */
+        {"\xe2\x81\xa6x\xe2\x81\xa9", "\\u2066x\\u2069"},  /* isolates */
+        {"\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f", "\\u061c\\u200e\\u200f"}, /* marks */
+        {"\xe2\x80\x8d", "\xe2\x80\x8d"},   /* zero-width joiner: kept (emoji) */
         {"", ""},
     };
     char buf[128];
