@@ -14,6 +14,7 @@
 #include "topo/array.h"
 #include "topo/cache.h"
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 #include "topo/quantity.h"
 #include "topo/utf8.h"
@@ -156,10 +157,10 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
                                 items[i]);
         *eq = '\0';
         char why[512];
-        if (!topo_kueue_label_key_valid(item, why, sizeof why))
+        if (!topo_label_key_valid(item, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID,
                                 "--node-label: \"%s\" is not a valid label key: %s", item, why);
-        if (!topo_kueue_label_value_valid(eq + 1, why, sizeof why))
+        if (!topo_label_value_valid(eq + 1, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID,
                                 "--node-label: %s: \"%s\" is not a valid label value: %s", item,
                                 eq + 1, why);

@@ -8,11 +8,11 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "topo/k8s.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 #include "topo/strmap.h"
 
 #define CMD "assign"
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 
 typedef struct assign_args {
     topo_opt_list nodes, node_labels, gates;
@@ -321,7 +321,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
     if (gpus > 0)
         printf(" (%" PRId64 " %s)", gpus * total, TOPO_CLI_GPU_RESOURCE);
     printf(" on %zu %s", a->ndomains,
-           a->nlevels == 1 && strcmp(a->levels[0], HOSTNAME_LABEL) == 0
+           a->nlevels == 1 && strcmp(a->levels[0], TOPO_KUEUE_HOSTNAME_LABEL) == 0
                ? (a->ndomains == 1 ? "node" : "nodes")
                : (a->ndomains == 1 ? "domain" : "domains"));
     if (mode_idx >= 0) {
@@ -351,7 +351,7 @@ static int hostname_index(assign_ctx *c, topo_err *err)
     for (size_t i = 0; i < n && i < INT32_MAX; i++) {
         const topo_node_spec *node = &c->nodes.v[i];
         for (size_t k = 0; k < node->nlabels; k++)
-            if (strcmp(node->labels[k].key, HOSTNAME_LABEL) == 0 &&
+            if (strcmp(node->labels[k].key, TOPO_KUEUE_HOSTNAME_LABEL) == 0 &&
                 topo_strmap_put(c->by_hostname, node->labels[k].value, (int32_t)i) < 0)
                 return topo_err_nomem(err, NULL);
     }

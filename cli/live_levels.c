@@ -25,6 +25,7 @@
 #include "topo/buf.h"
 #include "topo/k8s.h"
 #include "topo/kueue_topology.h"
+#include "topo/labelsyntax.h"
 
 /* What charts/topo puts on the webhook's ConfigMap
  * (templates/webhook-configmap.yaml, "topo.componentLabels"): part-of is
@@ -332,7 +333,7 @@ static int read_installs(search *s, topo_k8s *k, topo_buf *note)
         const install *in = &s->installs[i];
         const char *selector = WEBHOOK_CONFIGMAP_SELECTOR;
         if (in->release != NULL) {
-            if (!topo_kueue_label_value_valid(in->release, why, sizeof why))
+            if (!topo_label_value_valid(in->release, why, sizeof why))
                 continue; /* the API server refuses such a label: not the chart's */
             selector = topo_pool_printf(s->pool, "%s," INSTANCE_LABEL "=%s",
                                         WEBHOOK_CONFIGMAP_SELECTOR, in->release);

@@ -20,6 +20,7 @@
 #include "topo/gpu.h"
 #include "topo/http.h"
 #include "topo/k8s.h"
+#include "topo/kueue_names.h"
 #include "topo/labeldiff.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
@@ -193,7 +194,7 @@ static int make_nodes(ctl *c, topo_err *err)
     c->label_keys[nk++] = "nvidia.com/gpu.count";
     c->label_keys[nk++] = "nvidia.com/gpu.product";
     c->label_keys[nk++] = "nvidia.com/gpu.present";
-    c->label_keys[nk++] = "kubernetes.io/hostname";
+    c->label_keys[nk++] = TOPO_KUEUE_HOSTNAME_LABEL;
     sync_nodes_keep keep = {.label_prefixes = c->owned.prefixes,
                             .nlabel_prefixes = c->owned.nprefixes,
                             .label_keys = c->label_keys,

@@ -91,8 +91,7 @@ const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_c
  * replace_fail_fast. */
 int topo_admission_config_replace_fail_fast(const topo_admission_config *cfg);
 
-/* Label keys and values are checked by lib/kueue (topo_kueue_label_*). */
-/* A DNS-1123 label: 1..63 characters [a-z0-9-], alphanumerics at both ends. */
-int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size);
+/* Names (label keys and values, a Topology's DNS-1123 name) are checked by
+ * topo/labelsyntax.h. */
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "topo/error.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 #include "topo/model.h"
 #include "topo/pool.h"
@@ -20,7 +21,7 @@
 #define TOPO_GEN_LABEL_LEAF "topology.topo.io/leaf"
 #define TOPO_GEN_LABEL_RACK "topology.topo.io/rack"
 #define TOPO_GEN_LABEL_NVLINK "topology.topo.io/nvlink"
-#define TOPO_GEN_LABEL_HOSTNAME "kubernetes.io/hostname"
+#define TOPO_GEN_LABEL_HOSTNAME TOPO_KUEUE_HOSTNAME_LABEL /* the one spelling */
 #define TOPO_GEN_GPU_RESOURCE "nvidia.com/gpu"
 
 /* The defaults topo_gen_opts_init fills in (plain literals: topoassign's

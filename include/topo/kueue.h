@@ -52,15 +52,7 @@ int topo_kueue_podset_request(topo_podset_spec *ps, const topo_kv *annotations, 
  * when out of memory. */
 const char *topo_kueue_request_text(const topo_podset_spec *ps, topo_pool *pool);
 
-/* Kubernetes label syntax (apimachinery IsQualifiedName / IsValidLabelValue,
- * v0.36). 1 when valid; else 0 with the first of Kubernetes' messages in why
- * ("name part must be no more than 63 bytes"); why may be NULL. */
-int topo_kueue_label_key_valid(const char *key, char *why, size_t why_size);
-int topo_kueue_label_value_valid(const char *value, char *why, size_t why_size);
-/* 1 when s is a DNS-1123 subdomain (IsDNS1123Subdomain: at most 253
- * characters, dot-separated lower-case alphanumeric labels with '-'
- * inside): what Kubernetes takes as a node name. */
-int topo_kueue_subdomain_valid(const char *s);
+/* Label-key, label-value and DNS-1123 syntax: topo/labelsyntax.h. */
 
 /* A Topology's levels as Kueue's CRD validates them: 1..TOPO_MAX_LEVELS
  * valid label keys, no duplicates, kubernetes.io/hostname only as the last.

@@ -25,6 +25,8 @@
 #define TOPO_KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define TOPO_KUEUE_TOPOLOGY_GATE "kueue.x-k8s.io/topology"
 
+/* The node label Kubernetes sets; the one spelling of it in the tree (every
+ * layer may include this header: it holds constants only). */
 #define TOPO_KUEUE_HOSTNAME_LABEL "kubernetes.io/hostname"
 
 /* topo's own: the size of a PodSet whose owner the webhook cannot read

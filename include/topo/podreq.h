@@ -33,6 +33,13 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
  * inventory, the cache, the filler, admission) decides it here. */
 int topo_pod_phase_finished(const char *phase);
 
+/* The finished phases, spelled once: topo_pod_phase_finished tests them and
+ * the cache's SQL (a pod's phase IN / NOT IN this list) names them. */
+#define TOPO_POD_PHASE_SUCCEEDED "Succeeded"
+#define TOPO_POD_PHASE_FAILED "Failed"
+#define TOPO_POD_PHASES_FINISHED_SQL                                                               \
+    "('" TOPO_POD_PHASE_SUCCEEDED "', '" TOPO_POD_PHASE_FAILED "')"
+
 /* A pod's shape (its role, in Kueue's words): a hash of the spec fields
  * that decide where and on what it runs (containers' and init containers'
  * requests and ports, nodeSelector, affinity, tolerations, runtimeClassName,

@@ -15,6 +15,7 @@
 #include "topo/decode.h"
 #include "topo/goparse.h"
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
 #include "topo/quantity.h"
@@ -64,55 +65,6 @@ static int fail(const reader *r, const json_t *at, const json_t *fallback, const
 static int oom(const reader *r)
 {
     return topo_err_nomem(r->err, r->src);
-}
-
-/* --- Kubernetes syntax ------------------------------------------------------------ */
-
-static void why_set(char *why, size_t size, const char *fmt, ...) TOPO_PRINTF(3, 4);
-static void why_set(char *why, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (why == NULL || size == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(why, size, fmt, ap);
-    va_end(ap);
-}
-
-static int is_lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* One DNS-1123 label: 1..63 of [a-z0-9-], alphanumerics at both ends. */
-static int dns_label_valid(const char *s, size_t n, const char *what, char *why, size_t size)
-{
-    if (n == 0) {
-        why_set(why, size, "%s has an empty DNS label", what);
-        return 0;
-    }
-    if (n > 63) {
-        why_set(why, size, "%s has a DNS label longer than 63 characters", what);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!is_lower_alnum(s[i]) && s[i] != '-') {
-            why_set(why, size,
-                    "%s has the invalid character '%c' (a DNS-1123 name: a-z 0-9 - only)", what,
-                    s[i]);
-            return 0;
-        }
-    }
-    if (!is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1])) {
-        why_set(why, size, "%s must start and end with a lower-case letter or digit", what);
-        return 0;
-    }
-    return 1;
-}
-
-int topo_admission_dns_label_valid(const char *name, char *why, size_t why_size)
-{
-    return dns_label_valid(name, strlen(name), "the name", why, why_size);
 }
 
 /* --- field readers ------------------------------------------------------------------ */
@@ -207,14 +159,14 @@ static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
         return oom(r);
     json_object_foreach((json_t *)map, key, v) {
         P(pk, p, key);
-        if (!topo_kueue_label_key_valid(key, why, sizeof(why)))
+        if (!topo_label_key_valid(key, why, sizeof(why)))
             return fail(r, v, map, "%s: invalid label key: %s", pk, why);
         /* Label values are strings; an unquoted 8 or true is a YAML number
          * or bool, which Kubernetes would reject too. */
         if (!json_is_string(v))
             return fail(r, v, map, "%s: expected a string label value, got %s (quote it)", pk,
                         topo_decode_type_name(v));
-        if (!topo_kueue_label_value_valid(json_string_value(v), why, sizeof(why)))
+        if (!topo_label_value_valid(json_string_value(v), why, sizeof(why)))
             return fail(r, v, map, "%s: invalid label value \"%s\": %s", pk,
                         json_string_value(v), why);
         kv[n].key = topo_pool_strdup(r->pool, key);
@@ -244,7 +196,7 @@ static int parse_topology(const reader *r, topo_admission_topology_config *t, co
         return error;
     /* Kueue's Topology objects are named so; the name is what pods and
      * logs refer to. */
-    if (!topo_admission_dns_label_valid(name, why, sizeof(why)))
+    if (!topo_dns_label_valid(name, why, sizeof(why)))
         return fail(r, json_object_get(obj, "name"), obj, "%s: \"%s\": %s", P(p, path, "name"),
                     name, why);
     if ((t->name = topo_pool_strdup(r->pool, name)) == NULL)
@@ -339,7 +291,7 @@ static int parse_caps(const reader *r, topo_resource **out, size_t *n, const jso
         topo_err qerr = TOPO_ERR_INIT;
         char text[64];
         P(pk, p, key);
-        if (strcmp(key, "pods") != 0 && !topo_kueue_label_key_valid(key, why, sizeof(why)))
+        if (strcmp(key, "pods") != 0 && !topo_label_key_valid(key, why, sizeof(why)))
             return fail(r, v, obj, "%s: \"%s\" is not a resource name: %s", pk, key, why);
         if (json_is_integer(v))
             snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -408,7 +360,7 @@ static int parse_root(const reader *r, topo_admission_config *cfg)
     if (s != NULL && s[0] == '\0') {
         cfg->ns_label = NULL;
     } else if (s != NULL) {
-        if (!topo_kueue_label_key_valid(s, why, sizeof(why)))
+        if (!topo_label_key_valid(s, why, sizeof(why)))
             return fail(r, json_object_get(root, "namespacePolicyLabel"), root,
                         "namespacePolicyLabel: invalid label key \"%s\": %s", s, why);
         if ((cfg->ns_label = topo_pool_strdup(cfg->pool, s)) == NULL)

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "topo/cache.h"
+#include "topo/podreq.h"
 
 /* Every statement the cache runs, prepared once per connection on first use
  * (SQLITE_PREPARE_PERSISTENT) and reset after each use. */
@@ -32,7 +33,7 @@
 /* The gate's reason annotation is on the pod (topo-webhook writes it with
  * its gate and removes it when ungating). */
 #define CACHE_GATED_MARK "instr(podset, '\"topology.topo.io/wait-reason\"') > 0"
-#define CACHE_GATED_WHERE "phase NOT IN ('Succeeded', 'Failed') AND " CACHE_GATED_MARK
+#define CACHE_GATED_WHERE "phase NOT IN " TOPO_POD_PHASES_FINISHED_SQL " AND " CACHE_GATED_MARK
 /* Pods waiting on their slot's node (topo_cache_foreach_stranded): the
  * unbound pods first, through index pods_gated (its WHERE is node_name =
  * ''; CROSS JOIN keeps SQLite from starting at the slots, which are one
@@ -46,7 +47,8 @@
     "r.domain "                                                                                   \
     "FROM pods p INDEXED BY pods_gated CROSS JOIN "                                               \
     "reservation_slots s ON s.pod_uid = p.uid JOIN reservations r ON r.id = s.reservation_id "    \
-    "WHERE p.node_name = '' AND p.phase NOT IN ('Succeeded', 'Failed') AND p.terminating = 0 "    \
+    "WHERE p.node_name = '' AND p.phase NOT IN " TOPO_POD_PHASES_FINISHED_SQL                     \
+    " AND p.terminating = 0 "                                                                     \
     "AND NOT (" CACHE_GATED_MARK ")"
 
 /* Whether a slot's claim moves with it to another domain (a failed node
@@ -60,7 +62,7 @@
 #define CACHE_CLAIM_MOVES                                                                          \
     "pod_uid IS NULL OR substr(pod_uid, 1, 6) = 'claim:' OR EXISTS (SELECT 1 FROM pods p "       \
     "WHERE p.uid = reservation_slots.pod_uid AND p.node_name = '' AND p.terminating = 0 AND "    \
-    "p.phase NOT IN ('Succeeded', 'Failed'))"
+    "p.phase NOT IN " TOPO_POD_PHASES_FINISHED_SQL ")"
 
 /* The columns every node read returns, in cache_row_node's order. */
 #define CACHE_NODE_COLUMNS                                                                         \
@@ -190,12 +192,13 @@
        "pod_uid = ?2")                                                                            \
     XX(SLOT_AT,                                                                                   \
        "SELECT s.domain_values, s.pod_uid, (s.pod_uid IS NULL OR EXISTS (SELECT 1 FROM pods p "   \
-       "WHERE p.uid = s.pod_uid AND p.phase IN ('Succeeded', 'Failed'))) FROM reservation_slots " \
+       "WHERE p.uid = s.pod_uid AND p.phase IN " TOPO_POD_PHASES_FINISHED_SQL                     \
+       ")) FROM reservation_slots "                                                               \
        "s WHERE s.reservation_id = ?1 AND s.slot = ?2")                                           \
     XX(SLOT_NEXT_FREE,                                                                            \
        "SELECT s.slot, s.domain_values FROM reservation_slots s WHERE s.reservation_id = ?1 AND " \
        "((s.pod_uid IS NULL AND ?2) OR EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid AND " \
-       "p.phase IN ('Succeeded', 'Failed'))) ORDER BY s.slot LIMIT 1")                            \
+       "p.phase IN " TOPO_POD_PHASES_FINISHED_SQL ")) ORDER BY s.slot LIMIT 1")                    \
     XX(SLOT_CLAIM,                                                                                \
        "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2")       \
     XX(SLOT_RELEASE_POD, "UPDATE reservation_slots SET pod_uid = NULL WHERE pod_uid = ?1")        \
@@ -207,12 +210,12 @@
     XX(RES_GC,                                                                                    \
        "DELETE FROM reservations WHERE expires_at <= ?1 AND NOT EXISTS (SELECT 1 FROM "           \
        "reservation_slots s JOIN pods p ON p.uid = s.pod_uid WHERE s.reservation_id = "           \
-       "reservations.id AND p.phase NOT IN ('Succeeded', 'Failed'))")                             \
+       "reservations.id AND p.phase NOT IN " TOPO_POD_PHASES_FINISHED_SQL ")")                     \
     XX(SLOT_BIND,                                                                                 \
        "UPDATE reservation_slots SET pod_uid = ?3 WHERE reservation_id = ?1 AND slot = ?2 AND "   \
        "(pod_uid IS NULL OR pod_uid = ?3 OR substr(pod_uid, 1, 6) = 'claim:' OR EXISTS "          \
        "(SELECT 1 FROM pods p WHERE p.uid = reservation_slots.pod_uid AND p.phase IN "            \
-       "('Succeeded', 'Failed'))) AND NOT EXISTS (SELECT 1 FROM reservation_slots o WHERE "       \
+       TOPO_POD_PHASES_FINISHED_SQL ")) AND NOT EXISTS (SELECT 1 FROM reservation_slots o WHERE "  \
        "o.reservation_id = ?1 AND o.pod_uid = ?3 AND o.slot <> ?2)")                              \
     XX(DATA_VERSION, "PRAGMA data_version")                                                       \
     XX(FACTS_HASH, "SELECT hash FROM source_facts WHERE source = ?1")                             \
@@ -265,7 +268,8 @@
        "SELECT r.id, r.levels, r.assignment, r.requests, s.domain_values, count(*) "              \
        "FROM reservation_slots s JOIN reservations r ON r.id = s.reservation_id "                 \
        "WHERE r.expires_at > ?1 AND NOT EXISTS (SELECT 1 FROM pods p WHERE p.uid = s.pod_uid "    \
-       "AND p.node_name <> '' AND p.phase NOT IN ('Succeeded', 'Failed')) AND ((s.pod_uid IS NOT "\
+       "AND p.node_name <> '' AND p.phase NOT IN " TOPO_POD_PHASES_FINISHED_SQL                   \
+       ") AND ((s.pod_uid IS NOT "                                                                \
        "NULL AND substr(s.pod_uid, 1, 6) <> 'claim:') OR " CACHE_FREE_SLOTS_HELD("?1") ") "         \
        "GROUP BY r.id, s.domain_values ORDER BY r.id, min(s.slot)")                               \
     XX(UNCLAIMED,                                                                                 \

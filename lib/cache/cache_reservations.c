@@ -14,10 +14,9 @@
 
 #include "topo/array.h"
 #include "topo/json.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 #include "topo/podreq.h"
-
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 
 /* --- create ----------------------------------------------------------------------------- */
 
@@ -55,10 +54,10 @@ static int validate_spec(const topo_cache_reservation_spec *s, size_t *out_slots
         same = a->levels[i] != NULL && strcmp(a->levels[i], s->levels[i]) == 0;
     if (!same && !(a->nlevels == 1 && a->levels[0] != NULL &&
                    strcmp(a->levels[0], s->levels[s->nlevels - 1]) == 0 &&
-                   strcmp(a->levels[0], HOSTNAME_LABEL) == 0))
+                   strcmp(a->levels[0], TOPO_KUEUE_HOSTNAME_LABEL) == 0))
         return topo_err_set(err, TOPO_EINVALID,
                             "reservation %s: assignment levels must be the topology's levels, or "
-                            "only %s when it is the lowest", s->id, HOSTNAME_LABEL);
+                            "only %s when it is the lowest", s->id, TOPO_KUEUE_HOSTNAME_LABEL);
     for (size_t d = 0; d < a->ndomains; d++) {
         if (a->domains[d].count <= 0)
             return topo_err_set(err, TOPO_EINVALID, "reservation %s: domains[%zu].count must be "

@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 #include "topo/podreq.h"
 #include "topo/strmap.h"
-
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 
 /* What the usage passes need to know about a node. */
 typedef struct node_info {
@@ -63,7 +62,7 @@ static int leaf_values(node_info *info, const topo_node_spec *n, const topo_snap
         if ((v[i] = topo_pool_strdup(pool, lv)) == NULL)
             return TOPO_ENOMEM;
     }
-    if (strcmp(o->levels[o->nlevels - 1], HOSTNAME_LABEL) == 0) {
+    if (strcmp(o->levels[o->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) == 0) {
         v[0] = v[o->nlevels - 1];
         info->nleaf = 1;
     } else {
@@ -93,7 +92,7 @@ static int on_node(const topo_node_spec *n, const char *rv, void *payload)
     if (name == NULL || leaf_values(info, n, &b->opts->snapshot, b->pool) < 0 ||
         topo_strmap_put(b->by_name, name, (int32_t)b->nnodes) < 0)
         return topo_err_set(b->err, TOPO_ENOMEM, "cache: out of memory");
-    if ((host = label_of(n, HOSTNAME_LABEL)) != NULL) {
+    if ((host = label_of(n, TOPO_KUEUE_HOSTNAME_LABEL)) != NULL) {
         char *h = topo_pool_strdup(b->pool, host);
         if (h == NULL || topo_strmap_put(b->by_hostname, h, (int32_t)b->nnodes) < 0)
             return topo_err_set(b->err, TOPO_ENOMEM, "cache: out of memory");
@@ -157,7 +156,7 @@ static int on_reserved(const topo_cache_reserved *r, void *payload)
         values = r->values;
         nvalues = r->nvalues;
     } else if (r->nassignment_levels == 1 && r->nvalues == 1 &&
-               strcmp(r->assignment_levels[0], HOSTNAME_LABEL) == 0) {
+               strcmp(r->assignment_levels[0], TOPO_KUEUE_HOSTNAME_LABEL) == 0) {
         /* Another topology's hostname assignment: the node is the same. */
         int32_t idx = topo_strmap_get(b->by_hostname, r->values[0]);
         if (idx >= 0 && b->nodes[idx].leaf != NULL) {

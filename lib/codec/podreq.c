@@ -298,5 +298,6 @@ int topo_pod_is_tas(const json_t *annotations)
 
 int topo_pod_phase_finished(const char *phase)
 {
-    return phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    return phase != NULL && (strcmp(phase, TOPO_POD_PHASE_SUCCEEDED) == 0 ||
+                            strcmp(phase, TOPO_POD_PHASE_FAILED) == 0);
 }

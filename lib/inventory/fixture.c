@@ -25,11 +25,11 @@
 
 #include "topo/array.h"
 #include "topo/decode.h"
+#include "topo/kueue_names.h"
 #include "topo/podreq.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define DEFAULT_TOPOLOGY_PREFIX "topology.topo.io/"
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
 
 static int check_keys(const json_t *obj, const char *path, const char *const *allowed,
                       topo_err *err)
@@ -166,7 +166,7 @@ static int fixture_node(inv_batch *b, const json_t *item, const char *path, cons
     for (size_t i = 0; i < d->nlabels; i++)
         if (kv_set(&merged, d->labels[i].key, d->labels[i].value, pool) < 0)
             goto nomem;
-    if (kv_set(&merged, HOSTNAME_LABEL, n.name, pool) < 0)
+    if (kv_set(&merged, TOPO_KUEUE_HOSTNAME_LABEL, n.name, pool) < 0)
         goto nomem;
     for (size_t i = 0; i < ntopo; i++) {
         size_t len = strlen(d->prefix) + strlen(topo[i].key) + 1;

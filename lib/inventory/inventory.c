@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/kueue_names.h"
 #include "topo/limits.h"
 
 /* --- batches --------------------------------------------------------------------- */
@@ -179,7 +180,7 @@ static int leaf_values(const char **values, size_t *nvalues, const topo_node_spe
     for (size_t i = 0; i < o->nlevels; i++)
         if ((values[i] = label_of(n, o->levels[i])) == NULL)
             return 0;
-    if (o->nlevels > 0 && strcmp(o->levels[o->nlevels - 1], "kubernetes.io/hostname") == 0) {
+    if (o->nlevels > 0 && strcmp(o->levels[o->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) == 0) {
         values[0] = values[o->nlevels - 1];
         *nvalues = 1;
     } else {

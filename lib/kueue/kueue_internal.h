@@ -7,13 +7,7 @@
 #include <stdint.h>
 
 #include "topo/kueue.h"
-
-/* IsLabelKey returns at most three messages. */
-#define TOPO_KUEUE_MAX_KEY_ERRORS 4
-
-/* Every message apimachinery's IsLabelKey gives for key (static strings),
- * in its order; 0 when the key is valid. */
-size_t topo_kueue_label_key_errors(const char *key, const char *msgs[TOPO_KUEUE_MAX_KEY_ERRORS]);
+#include "topo/labelsyntax.h"
 
 /* A field.ErrorList being built: each entry "<field>: <body>" from pool. */
 #define TOPO_KUEUE_MAX_FIELD_ERRORS 48

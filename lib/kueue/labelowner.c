@@ -9,6 +9,7 @@
 
 #include "topo/error.h"
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 
 /* Namespaces topo never takes as its prefix: the domain and every
@@ -86,7 +87,7 @@ int topo_labelowner_prefix_valid(const char *prefix, char *why, size_t why_size)
                       "characters");
     memcpy(domain, prefix, dn);
     domain[dn] = '\0';
-    if (!topo_kueue_subdomain_valid(domain))
+    if (!topo_dns_subdomain_valid(domain))
         return refuse(why, why_size,
                       "the part before '/' must be a lowercase RFC 1123 "
                       "subdomain: lower case alphanumeric characters, '-' or '.', each "

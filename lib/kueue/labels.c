@@ -1,132 +1,12 @@
-/* Kubernetes label syntax as apimachinery v0.36 checks it
- * (api/validate/content: IsLabelKey, IsLabelValue, IsDNS1123Subdomain),
- * with its messages word for word, and Kueue's rules for a Topology's
- * level list. */
+/* Kueue's rules for a Topology's level list (the label syntax itself is
+ * topo/labelsyntax.h's, in lib/util). */
 #include "kueue_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
-
-#define LABEL_KEY_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define LABEL_KEY_MSG                                                                        \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with " \
-    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " \
-    "validation is '" LABEL_KEY_FMT "')"
-#define DNS_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define DNS_SUBDOMAIN_MSG                                                                   \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' " \
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "    \
-    "regex used for validation is '" DNS_LABEL_FMT "(\\." DNS_LABEL_FMT ")*')"
-
-static int alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static int lower_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* ^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$ */
-static int matches_name(const char *s, size_t n)
-{
-    if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-/* ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ — the
- * regex bounds neither a label's length nor anything but the whole. */
-static int matches_subdomain(const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && s[i] != '.')
-            continue;
-        if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
-            return 0;
-        for (size_t k = start; k < i; k++)
-            if (!lower_alnum(s[k]) && s[k] != '-')
-                return 0;
-        start = i + 1;
-    }
-    return 1;
-}
-
-int topo_kueue_subdomain_valid(const char *s)
-{
-    size_t n = s != NULL ? strlen(s) : 0;
-    return n > 0 && n <= TOPO_MAX_NODE_NAME && matches_subdomain(s, n);
-}
-
-size_t topo_kueue_label_key_errors(const char *key, const char *msgs[TOPO_KUEUE_MAX_KEY_ERRORS])
-{
-    size_t n = 0, len = strlen(key);
-    const char *slash = memchr(key, '/', len);
-    const char *name = key;
-    if (slash != NULL && memchr(slash + 1, '/', len - (size_t)(slash - key) - 1) != NULL) {
-        msgs[n++] = "a valid label key " LABEL_KEY_MSG
-                    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
-        return n;
-    }
-    if (slash != NULL) {
-        size_t plen = (size_t)(slash - key);
-        if (plen == 0) {
-            msgs[n++] = "prefix part must be non-empty";
-        } else {
-            if (plen > 253)
-                msgs[n++] = "prefix part must be no more than 253 bytes";
-            if (!matches_subdomain(key, plen))
-                msgs[n++] = "prefix part " DNS_SUBDOMAIN_MSG;
-        }
-        name = slash + 1;
-    }
-    size_t nlen = strlen(name);
-    if (nlen == 0)
-        msgs[n++] = "name part must be non-empty";
-    else if (nlen > 63)
-        msgs[n++] = "name part must be no more than 63 bytes";
-    if (!matches_name(name, nlen))
-        msgs[n++] = "name part " LABEL_KEY_MSG;
-    return n;
-}
-
-static int why_set(char *why, size_t size, const char *msg)
-{
-    if (why != NULL && size > 0)
-        snprintf(why, size, "%s", msg);
-    return 0;
-}
-
-int topo_kueue_label_key_valid(const char *key, char *why, size_t why_size)
-{
-    const char *msgs[TOPO_KUEUE_MAX_KEY_ERRORS];
-    if (key == NULL)
-        return why_set(why, why_size, "name part must be non-empty");
-    if (topo_kueue_label_key_errors(key, msgs) > 0)
-        return why_set(why, why_size, msgs[0]);
-    return 1;
-}
-
-int topo_kueue_label_value_valid(const char *value, char *why, size_t why_size)
-{
-    size_t n = value != NULL ? strlen(value) : 0;
-    if (n > TOPO_MAX_LABEL_VALUE)
-        return why_set(why, why_size, "must be no more than 63 bytes");
-    if (n > 0 && !matches_name(value, n))
-        return why_set(why, why_size,
-                       "a valid label must be an empty string or consist of alphanumeric "
-                       "characters, '-', '_' or '.', and must start and end with an "
-                       "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-                       "regex used for validation is '(" LABEL_KEY_FMT ")?')");
-    return 1;
-}
 
 int topo_kueue_levels_valid(const char *const *levels, size_t n, size_t *out_bad, char *why,
                             size_t why_size)
@@ -140,7 +20,7 @@ int topo_kueue_levels_valid(const char *const *levels, size_t n, size_t *out_bad
     }
     for (bad = 0; bad < n; bad++) {
         const char *l = levels[bad] != NULL ? levels[bad] : "";
-        if (!topo_kueue_label_key_valid(l, reason, sizeof reason)) {
+        if (!topo_label_key_valid(l, reason, sizeof reason)) {
             if (why != NULL && why_size > 0)
                 snprintf(why, why_size, "invalid label key \"%s\": %s", l, reason);
             goto invalid;

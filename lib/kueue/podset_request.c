@@ -46,8 +46,8 @@ int topo_kueue_has_podset_annotation(const topo_kv *annotations, size_t n)
 /* metavalidation.ValidateLabelName: one error per message. */
 static void label_name(kueue_errs *e, const char *value, const char *field)
 {
-    const char *msgs[TOPO_KUEUE_MAX_KEY_ERRORS];
-    size_t n = topo_kueue_label_key_errors(value, msgs);
+    const char *msgs[TOPO_LABEL_MAX_KEY_ERRORS];
+    size_t n = topo_label_key_errors(value, msgs);
     for (size_t i = 0; i < n; i++)
         kueue_invalid(e, field, value, msgs[i]);
 }

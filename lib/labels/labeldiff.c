@@ -10,6 +10,7 @@
 #include "topo/buf.h"
 #include "topo/kueue.h"
 #include "topo/labelowner.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 #include "topo/str.h"
 #include "topo/utf8.h"
@@ -68,7 +69,7 @@ static int owned_key_valid(const char *key, char *why, size_t why_size)
         snprintf(why, why_size, "is empty");
         return 0;
     }
-    if (!topo_kueue_label_key_valid(key, why, why_size))
+    if (!topo_label_key_valid(key, why, why_size))
         return 0;
     if (slash == NULL || (size_t)(slash - key) + 1 >= sizeof prefix) {
         snprintf(why, why_size, "has no DNS subdomain prefix");
@@ -128,13 +129,13 @@ static int check_input(const topo_labeldiff_input *in, topo_err *err)
         const topo_kv *l = &in->labels[i];
         if (l->key == NULL || l->value == NULL)
             return topo_err_set(err, TOPO_EINVALID, "labels[%zu]: key and value required", i);
-        if (!topo_kueue_label_key_valid(l->key, why, sizeof why))
+        if (!topo_label_key_valid(l->key, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID, "labels[%zu]: key \"%s\": %s", i, l->key,
                                 why);
         if (!topo_labeldiff_owns(in->owned, l->key))
             return topo_err_set(err, TOPO_EINVALID, "labels[%zu]: key \"%s\" is not owned", i,
                                 l->key);
-        if (!topo_kueue_label_value_valid(l->value, why, sizeof why))
+        if (!topo_label_value_valid(l->value, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID, "labels[%zu]: %s: value \"%s\": %s", i,
                                 l->key, l->value, why);
         for (size_t j = 0; j < i; j++)
@@ -142,7 +143,7 @@ static int check_input(const topo_labeldiff_input *in, topo_err *err)
                 return topo_err_set(err, TOPO_EINVALID, "labels[%zu]: key \"%s\" given twice",
                                     i, l->key);
     }
-    if (in->record_key != NULL && !topo_kueue_label_key_valid(in->record_key, why, sizeof why))
+    if (in->record_key != NULL && !topo_label_key_valid(in->record_key, why, sizeof why))
         return topo_err_set(err, TOPO_EINVALID, "labels: record key \"%s\": %s", in->record_key,
                             why);
     if (in->record_key != NULL && !under_prefix(in->owned, in->record_key))
@@ -150,7 +151,7 @@ static int check_input(const topo_labeldiff_input *in, topo_err *err)
                             "owned prefix", in->record_key);
     for (size_t i = 0; i < in->nannotations; i++) {
         const char *key = in->annotations[i].key;
-        if (key == NULL || !topo_kueue_label_key_valid(key, why, sizeof why))
+        if (key == NULL || !topo_label_key_valid(key, why, sizeof why))
             return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: key \"%s\": %s", i,
                                 key != NULL ? key : "", key != NULL ? why : "required");
         if (!under_prefix(in->owned, key))

@@ -10,6 +10,7 @@
 #include "topo/codec.h"
 #include "topo/export.h"
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 #include "topo/str.h"
 
@@ -82,7 +83,7 @@ static int flavors_per_datacenter(const topo_plan *plan, json_t *docs, const cha
                 if (*p >= 'A' && *p <= 'Z')
                     *p = (char)(*p - 'A' + 'a');
         }
-        if (!name || !topo_kueue_subdomain_valid(name)) {
+        if (!name || !topo_dns_subdomain_valid(name)) {
             json_decref(labels);
             rc = name ? topo_err_set(err, TOPO_EINVALID,
                                      "kueue export: \"%s\" is not a valid ResourceFlavor name", name)
@@ -107,7 +108,7 @@ static int kueue_documents(const topo_plan *plan, const topo_export_kueue_opts *
                             "kueue export: apiVersion \"%s\" (served: kueue.x-k8s.io/v1beta2, "
                             "kueue.x-k8s.io/v1beta1)",
                             api);
-    if (!topo_kueue_subdomain_valid(name))
+    if (!topo_dns_subdomain_valid(name))
         return topo_err_set(err, TOPO_EINVALID, "kueue export: \"%s\" is not a valid Topology name",
                             name);
     topo_level levels[TOPO_LEVEL_COUNT];
@@ -131,8 +132,8 @@ static int kueue_documents(const topo_plan *plan, const topo_export_kueue_opts *
     for (size_t i = 0; labels && i < o.nflavor_labels; i++) {
         char why[512];
         const topo_kv *kv = &o.flavor_labels[i];
-        if (!topo_kueue_label_key_valid(kv->key, why, sizeof why) ||
-            !topo_kueue_label_value_valid(kv->value, why, sizeof why)) {
+        if (!topo_label_key_valid(kv->key, why, sizeof why) ||
+            !topo_label_value_valid(kv->value, why, sizeof why)) {
             json_decref(labels);
             return topo_err_set(err, TOPO_EINVALID, "kueue export: flavor label %s=%s: %s",
                                 kv->key ? kv->key : "", kv->value ? kv->value : "", why);

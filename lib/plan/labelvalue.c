@@ -1,4 +1,5 @@
 /* Label values from infrastructure names (include/topo/labelvalue.h). */
+#include "topo/labelsyntax.h"
 #include "topo/labelvalue.h"
 
 #include <inttypes.h>
@@ -64,7 +65,7 @@ static char *sanitise(const char *raw)
 /* normalize with a given suffix length; -1 when out of memory. */
 static int normalize_hex(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw, int hex_len)
 {
-    if (*raw != '\0' && topo_kueue_label_value_valid(raw, NULL, 0)) {
+    if (*raw != '\0' && topo_label_value_valid(raw, NULL, 0)) {
         snprintf(out, TOPO_MAX_LABEL_VALUE + 1, "%s", raw);
         return 0;
     }

@@ -2,6 +2,7 @@
  * expression is POSIX ERE (regex.h): no new dependency, and the same syntax
  * `grep -E` and `sed -E` take, which is what an operator writing the rule
  * will test it with. */
+#include "topo/labelsyntax.h"
 #include "topo/namemap.h"
 
 #include <regex.h>
@@ -176,7 +177,7 @@ int topo_namemap_apply(const topo_namemap *map, const char *name, char *out, siz
             return topo_err_set(err, TOPO_EINVALID, "host \"%s\": mapped name too long", name);
         result = mapped;
     }
-    if (!topo_kueue_subdomain_valid(result))
+    if (!topo_dns_subdomain_valid(result))
         return topo_err_set(err, TOPO_EINVALID,
                             "host \"%s\": \"%s\" is not a valid node name (lower-case "
                             "alphanumerics, '-' and '.', at most %d bytes)",

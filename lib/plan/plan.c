@@ -4,6 +4,7 @@
  * winner per level by precedence, records conflicts, and turns raw values
  * into label values level by level, a name within the scope its source
  * names it in. */
+#include "topo/labelsyntax.h"
 #include "topo/plan.h"
 
 #include <stdint.h>
@@ -94,7 +95,7 @@ static int copy_opts(topo_plan *p, const topo_plan_opts *o, topo_err *err)
                                                               : TOPO_PLAN_DEFAULT_FALLBACK);
     if (!p->fallback)
         return topo_err_nomem(err, "plan");
-    if (!topo_kueue_label_value_valid(p->fallback, NULL, 0) || !*p->fallback)
+    if (!topo_label_value_valid(p->fallback, NULL, 0) || !*p->fallback)
         return topo_err_set(err, TOPO_EINVALID, "fallback: \"%s\" is not a label value",
                             p->fallback);
     p->incomplete = o ? o->incomplete : TOPO_PLAN_LEAVE_OUT;
@@ -207,7 +208,7 @@ static int node_of(topo_plan *p, const char *name, size_t *out, topo_err *err)
 
 int topo_plan_add_node(topo_plan *plan, const char *name, topo_err *err)
 {
-    if (!topo_kueue_subdomain_valid(name))
+    if (!topo_dns_subdomain_valid(name))
         return topo_err_set(err, TOPO_EINVALID, "node \"%s\": not a valid node name",
                             name ? name : "");
     size_t i = 0;

@@ -12,6 +12,7 @@
 #include "dist.h"
 #include "sim_internal.h"
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/rand.h"
 
 #define DAY 86400.0
@@ -134,7 +135,7 @@ static int configure(gen_cfg *g, const topo_sim_gen_opts *o, topo_err *err)
     g->max_node = o->max_node ? o->max_node : g->gpn;
     g->level = o->request_level ? o->request_level : "auto";
     char why[256];
-    if (!topo_kueue_label_key_valid(g->level, why, sizeof why))
+    if (!topo_label_key_valid(g->level, why, sizeof why))
         return topo_err_set(err, TOPO_EINVALID, "--request-level: %s", why);
     return 0;
 }

@@ -3,6 +3,7 @@
  * configuration reader, so that every message names file:line:column and
  * the field. Patterns are compiled here, so that a bad one is reported at
  * its line rather than when the first source runs. */
+#include "topo/labelsyntax.h"
 #include "topo/syncconfig.h"
 
 #include <regex.h>
@@ -408,8 +409,8 @@ static int parse_flavor_labels(const topo_cfg *c, topo_syncconfig *cfg, const js
         if (!json_is_string(v))
             return topo_cfg_fail(c, v, map, "%s: expected a string, got %s (quote \"true\")", p,
                                  topo_decode_type_name(v));
-        if (!topo_kueue_label_key_valid(key, why, sizeof why) ||
-            !topo_kueue_label_value_valid(json_string_value(v), why, sizeof why))
+        if (!topo_label_key_valid(key, why, sizeof why) ||
+            !topo_label_value_valid(json_string_value(v), why, sizeof why))
             return topo_cfg_fail(c, v, map, "%s: %s", p, why);
         kv[i++] = (topo_kv){key, json_string_value(v)};
     }
@@ -438,7 +439,7 @@ static int parse_exports(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
         return topo_cfg_fail(c, labels, kueue, "exports.kueue.flavorLabels: expected a map");
     if (rc == 0 && labels)
         rc = parse_flavor_labels(c, cfg, labels);
-    if (rc == 0 && o->topology_name && !topo_kueue_subdomain_valid(o->topology_name))
+    if (rc == 0 && o->topology_name && !topo_dns_subdomain_valid(o->topology_name))
         return topo_cfg_fail(c, json_object_get(kueue, "topologyName"), kueue,
                              "exports.kueue.topologyName: \"%s\" is not a valid object name",
                              o->topology_name);

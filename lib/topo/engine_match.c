@@ -1,7 +1,6 @@
 /* Per-node filters Kueue applies for hostname topologies: untolerated
  * NoSchedule/NoExecute taints, the nodeSelector, required node affinity; and
  * the preferred node affinity score. Kubernetes' matching rules. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "engine_internal.h"
 #include "topo/buf.h"
+#include "topo/labelsyntax.h"
 
 static const char *label_of(const snap_node *node, const char *key)
 {
@@ -134,48 +134,16 @@ excl_kind eng_match_node(const snap_node *node, const topo_podset_spec *ps, cons
     return EXCL_NONE;
 }
 
-static int valid_name_part(const char *s, size_t n)
-{
-    if (n == 0 || n > 63)
-        return 0;
-    if (!isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-static int valid_label_key(const char *key)
-{
-    const char *slash = strchr(key, '/');
-    if (slash == NULL)
-        return valid_name_part(key, strlen(key));
-    size_t plen = (size_t)(slash - key);
-    if (plen == 0 || plen > 253)
-        return 0;
-    for (size_t i = 0; i < plen; i++)
-        if (!islower((unsigned char)key[i]) && !isdigit((unsigned char)key[i]) && key[i] != '-' &&
-            key[i] != '.')
-            return 0;
-    return valid_name_part(slash + 1, strlen(slash + 1));
-}
-
-static int valid_label_value(const char *v)
-{
-    return v == NULL || v[0] == '\0' || valid_name_part(v, strlen(v));
-}
-
 int eng_validate_selectors(const topo_podset_spec *ps, char *why, size_t whylen)
 {
     for (size_t i = 0; i < ps->nnode_selector; i++) {
         const topo_kv *kv = &ps->node_selector[i];
-        if (!valid_label_key(kv->key)) {
+        if (!topo_label_key_valid(kv->key, NULL, 0)) {
             snprintf(why, whylen, "invalid node selectors: %s=%s, reason: invalid label key \"%s\"",
                      kv->key, kv->value ? kv->value : "", kv->key);
             return -1;
         }
-        if (!valid_label_value(kv->value)) {
+        if (!topo_label_value_valid(kv->value, NULL, 0)) {
             snprintf(why, whylen,
                      "invalid node selectors: %s=%s, reason: invalid label value \"%s\"", kv->key,
                      kv->value, kv->value);

@@ -88,9 +88,9 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
             if (strcmp(opts->levels[i], opts->levels[j]) == 0)
                 return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: duplicate level \"%s\"", i,
                                     opts->levels[i]);
-        if (strcmp(opts->levels[i], HOSTNAME_LABEL) == 0 && i + 1 != opts->nlevels)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "levels[%zu]: %s may only be the last level", i, HOSTNAME_LABEL);
+        if (strcmp(opts->levels[i], TOPO_KUEUE_HOSTNAME_LABEL) == 0 && i + 1 != opts->nlevels)
+            return topo_err_set(err, TOPO_EINVALID, "levels[%zu]: %s may only be the last level",
+                                i, TOPO_KUEUE_HOSTNAME_LABEL);
     }
 
     snap = calloc(1, sizeof(*snap));
@@ -112,7 +112,8 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
         if ((snap->levels[i] = topo_pool_strdup(snap->pool, opts->levels[i])) == NULL)
             goto fail;
     snap->nlevels = opts->nlevels;
-    snap->hostname_lowest = strcmp(opts->levels[opts->nlevels - 1], HOSTNAME_LABEL) == 0;
+    snap->hostname_lowest =
+        strcmp(opts->levels[opts->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) == 0;
     if (opts->nflavor_labels > 0) {
         snap->flavor_labels = topo_pool_calloc(snap->pool, opts->nflavor_labels, sizeof(topo_kv));
         if (snap->flavor_labels == NULL)

@@ -9,8 +9,6 @@
 #include "topo/pool.h"
 #include "topo/strmap.h"
 
-#define HOSTNAME_LABEL "kubernetes.io/hostname"
-
 typedef struct snap_node {
     const char *name;
     topo_kv *labels;

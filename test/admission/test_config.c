@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "topo/admission_config.h"
+#include "topo/labelsyntax.h"
 #include "topo/limits.h"
 
 static const char *source_dir(void)
@@ -283,17 +284,6 @@ static void test_config__from_levels(void **state)
     }
 }
 
-/* Topology names; label syntax is lib/kueue's (test/kueue/test_kueue.c). */
-static void test_config__dns_label(void **state)
-{
-    (void)state;
-    char why[160];
-    assert_int_equal(topo_admission_dns_label_valid("h100", why, sizeof(why)), 1);
-    assert_int_equal(topo_admission_dns_label_valid("h100.x", why, sizeof(why)), 0);
-    assert_int_equal(topo_admission_dns_label_valid("H100", why, sizeof(why)), 0);
-    assert_int_equal(topo_admission_dns_label_valid("-h100", why, sizeof(why)), 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,7 +293,6 @@ int main(void)
         cmocka_unit_test(test_config__error_position),
         cmocka_unit_test(test_config__limits),
         cmocka_unit_test(test_config__from_levels),
-        cmocka_unit_test(test_config__dns_label),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
-/* Tests for lib/kueue: Kubernetes label syntax with apimachinery's messages,
- * level lists, counts, Kueue's OwnedBySinglePod (one test per condition),
+/* Tests for lib/kueue: level lists (the label syntax itself is
+ * test/util/test_labelsyntax.c's), counts, Kueue's OwnedBySinglePod (one
+ * test per condition),
  * the TAS-pod test, and the request builder's edges that the annotation
  * table (fixtures/kueue/annotations, test/admission/test_kueue_table.c)
  * does not reach: the Job path prefix, encoding/json's leniency, errors
@@ -15,77 +16,6 @@
 
 #include "topo/kueue.h"
 #include "topo/limits.h"
-
-#define LABEL_KEY_REGEX                                                                      \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with " \
-    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " \
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-
-static void test_kueue__label_keys(void **state)
-{
-    (void)state;
-    char long_name[80], long_prefix[300], long_label[100];
-    memset(long_name, 'a', 64);
-    long_name[64] = '\0';
-    memset(long_prefix, 'a', 254);
-    strcpy(long_prefix + 254, "/x");
-    /* A 64-character DNS label: the subdomain regex does not bound labels. */
-    memset(long_label, 'a', 64);
-    strcpy(long_label + 64, ".io/rack");
-    static const char *const prefix_regex =
-        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-        "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-        "'example.com', regex used for validation is "
-        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-    const struct {
-        const char *key;
-        const char *why; /* NULL: valid */
-    } rows[] = {
-        {"kubernetes.io/hostname", NULL},
-        {"topology.topo.io/rack", NULL},
-        {"rack", NULL},
-        {"x.io/rack_1.a-b", NULL},
-        {"NVIDIA-H100", NULL},
-        {long_label, NULL},
-        {"", "name part must be non-empty"},
-        {"topo.io/", "name part must be non-empty"},
-        {"/rack", "prefix part must be non-empty"},
-        {"-rack", "name part " LABEL_KEY_REGEX},
-        {"rack.", "name part " LABEL_KEY_REGEX},
-        {long_name, "name part must be no more than 63 bytes"},
-        {"Topo.io/rack", prefix_regex},
-        {"example..com/rack", prefix_regex},
-        {"ex_ample.com/rack", prefix_regex},
-        {long_prefix, "prefix part must be no more than 253 bytes"},
-        {"a/b/c", "a valid label key " LABEL_KEY_REGEX
-                  " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"},
-    };
-    char why[1024];
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        why[0] = '\0';
-        int ok = topo_kueue_label_key_valid(rows[i].key, why, sizeof why);
-        if (ok != (rows[i].why == NULL) || (rows[i].why != NULL && strcmp(why, rows[i].why) != 0))
-            fail_msg("key \"%.40s\": got %d \"%s\", want \"%s\"", rows[i].key, ok, why,
-                     rows[i].why ? rows[i].why : "(valid)");
-    }
-}
-
-static void test_kueue__label_values(void **state)
-{
-    (void)state;
-    char why[1024];
-    char v64[65];
-    memset(v64, 'v', 64);
-    v64[64] = '\0';
-    assert_int_equal(topo_kueue_label_value_valid("", why, sizeof why), 1);
-    assert_int_equal(topo_kueue_label_value_valid("NVIDIA-H100-80GB-HBM3", why, sizeof why), 1);
-    assert_int_equal(topo_kueue_label_value_valid(v64 + 1, why, sizeof why), 1);
-    assert_int_equal(topo_kueue_label_value_valid(v64, why, sizeof why), 0);
-    assert_string_equal(why, "must be no more than 63 bytes");
-    assert_int_equal(topo_kueue_label_value_valid("NVIDIA H100", why, sizeof why), 0);
-    assert_non_null(strstr(why, "a valid label must be an empty string or consist of"));
-    assert_int_equal(topo_kueue_label_value_valid("a/b", NULL, 0), 0);
-}
 
 static void test_kueue__levels(void **state)
 {
@@ -245,8 +175,6 @@ static void test_kueue__request_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kueue__label_keys),
-        cmocka_unit_test(test_kueue__label_values),
         cmocka_unit_test(test_kueue__levels),
         cmocka_unit_test(test_kueue__owned_by_single_pod),
         cmocka_unit_test(test_kueue__has_topology_request),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/labelwriter.h"
 
 #define P "topology.topo.io/"
@@ -52,7 +53,7 @@ static void check_event(const json_t *ev, const char *name, const char *reason,
     assert_null(json_object_get(ev, "eventTime"));
     const char *ename = json_string_value(json_object_get(md, "name"));
     assert_true(strlen(ename) <= 253);
-    assert_true(topo_kueue_subdomain_valid(ename));
+    assert_true(topo_dns_subdomain_valid(ename));
 }
 
 static void test_event__changed(void **state)

@@ -13,12 +13,13 @@
 #include <cmocka.h>
 
 #include "topo/kueue.h"
+#include "topo/labelsyntax.h"
 #include "topo/labelvalue.h"
 #include "topo/limits.h"
 
 static void assert_valid(const char *v)
 {
-    assert_true(topo_kueue_label_value_valid(v, NULL, 0));
+    assert_true(topo_label_value_valid(v, NULL, 0));
     assert_true(strlen(v) > 0);
 }
 
