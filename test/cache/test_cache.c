@@ -83,31 +83,6 @@ static const char *fixture(char *buf, size_t size, const char *rel)
     return buf;
 }
 
-/* Runs SQL on the file directly (to build old or foreign files). */
-static void raw_sql(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("sql: %s", msg ? msg : "?");
-    sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
 static int64_t amount(const topo_resource *r, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -188,9 +163,11 @@ static void test_cache__schema_fresh(void **state)
     fx *f = *state;
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
-                     TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->tmp.path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(topo_test_db_int(f->tmp.path,
+                                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                                       "AND name IN ('nodes', 'pods', 'jobs', 'reservations', "
                                       "'reservation_slots', 'watch_state', 'meta')"),
                      7);
@@ -238,11 +215,12 @@ static void test_cache__migrate_from_v1(void **state)
     topo_node_spec n;
     char rv[32];
 
-    raw_sql(f->tmp.path, V1_FILE);
+    topo_test_db_exec(f->tmp.path, V1_FILE);
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
-                     TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        TOPO_CACHE_SCHEMA_VERSION);
     /* The old rows survive... */
     must(topo_cache_get_node(&n, c, "old-1", pool, &err), &err);
     assert_int_equal(amount(n.allocatable, n.nallocatable, GPU), 8);
@@ -276,7 +254,7 @@ static void test_cache__migrate_from_v0(void **state)
 {
     fx *f = *state;
     /* An empty SQLite file (version 0: no tables at all). */
-    raw_sql(f->tmp.path, "PRAGMA user_version = 0;");
+    topo_test_db_exec(f->tmp.path, "PRAGMA user_version = 0;");
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
     assert_int_equal(count_of(c, "nodes"), 0);
@@ -292,17 +270,17 @@ static void test_cache__refuse(void **state)
     FILE *fp;
 
     /* A newer schema. */
-    raw_sql(f->tmp.path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    topo_test_db_exec(f->tmp.path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                      "INSERT INTO meta VALUES('schema_version', '99');");
     assert_int_equal(topo_cache_open(&c, f->tmp.path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
     assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (7)"));
     /* Left as it was. */
-    assert_int_equal(raw_int(f->tmp.path, "SELECT value FROM meta"), 99);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT value FROM meta"), 99);
 
     /* Some other program's database. */
     snprintf(other, sizeof(other), "%s/other.db", f->tmp.dir);
-    raw_sql(other, "CREATE TABLE t(x);");
+    topo_test_db_exec(other, "CREATE TABLE t(x);");
     assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a topo cache"));
     topo_test_remove_db(other);
@@ -955,10 +933,11 @@ static void test_cache__read_only(void **state)
     must(topo_cache_get_stats(&s, c, &err), &err);
     topo_cache_close(c);
     /* an older schema is left to a writer */
-    raw_sql(f->tmp.path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    topo_test_db_exec(f->tmp.path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     assert_int_equal(topo_cache_open(&c, f->tmp.path, &ro, &err), TOPO_EUNSUPPORTED);
     assert_non_null(strstr(err.text, "schema version 2 is older"));
-    assert_int_equal(raw_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
 }
 
 /* Members of pod groups: recorded in arrival order, refreshed in place,
@@ -1284,10 +1263,10 @@ static void test_cache__batch(void **state)
         UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), uid, "n1", "Running", 1), &err);
     }
     /* Readers elsewhere see nothing until the commit. */
-    assert_int_equal(raw_int(f->tmp.path, "SELECT count(*) FROM pods"), 0);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM pods"), 0);
     must(topo_cache_commit(c, &err), &err);
     assert_false(topo_cache_in_batch(c));
-    assert_int_equal(raw_int(f->tmp.path, "SELECT count(*) FROM pods"), 1000);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM pods"), 1000);
     assert_int_equal(count_of(c, "pods"), 1000);
 
     /* A batch rolled back leaves nothing. */
@@ -1903,8 +1882,8 @@ static void test_cache__migrate_from_v6(void **state)
     topo_cache_reservation r;
 
     for (int i = 0; i < 6; i++)
-        raw_sql(f->tmp.path, topo_cache_migrations[i]);
-    raw_sql(f->tmp.path,
+        topo_test_db_exec(f->tmp.path, topo_cache_migrations[i]);
+    topo_test_db_exec(f->tmp.path,
             "INSERT INTO meta VALUES('schema_version', '6');"
             "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "
             "  resource_version) VALUES('n9.example.com', '{\"kubernetes.io/hostname\":\"n9\"}',"
@@ -1922,7 +1901,8 @@ static void test_cache__migrate_from_v6(void **state)
             "INSERT INTO reservation_slots VALUES('r6', 1, '[\"n9\"]', NULL);");
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), 7);
-    assert_int_equal(raw_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 7);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 7);
     /* The rows keep their data; the new columns read as their defaults. */
     must(topo_cache_get_node(&n, c, "n9.example.com", pool, &err), &err);
     assert_true(n.ready);
@@ -1937,7 +1917,8 @@ static void test_cache__migrate_from_v6(void **state)
     assert_int_equal(r.gen_seq, 0);
     assert_int_equal(r.nslots, 2);
     assert_string_equal(r.slots[0].pod_uid, "u-6");
-    assert_int_equal(raw_int(f->tmp.path, "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
+    assert_int_equal(topo_test_db_int(f->tmp.path,
+                                      "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
                                       "gen_seq = 0"),
                      1);
     topo_pool_free(pool);

@@ -212,8 +212,8 @@ static void test_cache_vfs__committed_frames_in_the_file(void **state)
     assert_int_equal(insert_rows(f->db, 0, 20, 1000), SQLITE_OK);
     char copy[400], cmd[1200];
     snprintf(copy, sizeof(copy), "%s/copy.db", f->tmp.dir);
-    snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s-wal' '%s-wal'", f->tmp.path, copy, f->tmp.path,
-             copy);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s-wal' '%s-wal'", f->tmp.path, copy,
+             f->tmp.path, copy);
     assert_int_equal(system(cmd), 0);
     sqlite3 *c = open_db(copy, NULL);
     assert_int_equal(query_int(c, "SELECT count(*) FROM t"), 20);

@@ -21,4 +21,13 @@ int topo_test_cachedir_make(topo_test_cachedir *d, const char *tag);
  * directory; what is missing is not an error. */
 void topo_test_cachedir_remove(const topo_test_cachedir *d);
 
+/* SQL run on the file directly, outside the cache (to build old or
+ * foreign files, or to look at what the cache wrote): the test fails when
+ * the file cannot be opened or the SQL fails. */
+void topo_test_db_exec(const char *path, const char *sql);
+
+/* The first column of the first row sql returns, read as above; -1 when it
+ * returns no row. */
+long long topo_test_db_int(const char *path, const char *sql);
+
 #endif
