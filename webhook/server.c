@@ -93,29 +93,21 @@ static long long query_timeout_ms(const char *s)
     return (long long)(ns / 1000000);
 }
 
+/* Queues body (malloc'd: freed whatever happens; NULL: an empty body)
+ * with status. */
 static enum MHD_Result queue(struct MHD_Connection *conn, const wh_tls_gen *g, int status,
                              char *body, size_t len, const char *content_type)
 {
-    struct MHD_Response *resp;
-    if (body)
-        resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    else
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!resp) {
-        free(body);
-        return MHD_NO;
-    }
-    if (content_type)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
     /* A retired generation or a stopping server sends clients elsewhere;
      * after a 413 the unread body makes the connection unusable. */
-    if ((g && wh_tls_gen_retiring(g)) || status == MHD_HTTP_CONTENT_TOO_LARGE)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    enum MHD_Result r = MHD_queue_response(conn, (unsigned int)status, resp);
-    MHD_destroy_response(resp);
-    return r;
+    int closing = (g && wh_tls_gen_retiring(g)) || status == MHD_HTTP_CONTENT_TOO_LARGE;
+    const topo_probe_header h[] = {
+        {MHD_HTTP_HEADER_CONTENT_TYPE, content_type},
+        {MHD_HTTP_HEADER_ALLOW, status == MHD_HTTP_METHOD_NOT_ALLOWED ? "POST" : NULL},
+        {MHD_HTTP_HEADER_CONNECTION, closing ? "close" : NULL},
+    };
+    topo_probe_reply reply = {.body = body, .len = len, .owned = 1, .headers = h, .nheaders = 3};
+    return topo_probe_respond(conn, (unsigned int)status, &reply) ? MHD_YES : MHD_NO;
 }
 
 /* An error the server answers itself, counted with its outcome: msg is one

@@ -130,4 +130,32 @@ char *topo_probe_metrics(topo_probe *p);
  * frees. NULL-safe. */
 void topo_probe_free(topo_probe *p);
 
+/* --- responses over libmicrohttpd (the probe port's and topo-webhook's) ------ */
+
+struct MHD_Connection;
+
+/* A response header; skipped when value is NULL (a header sent only in
+ * some cases). */
+typedef struct topo_probe_header {
+    const char *name;
+    const char *value;
+} topo_probe_header;
+
+/* A response: its body (len bytes; NULL: empty) and headers. owned: body is
+ * malloc'd and freed by topo_probe_respond whatever happens; else it
+ * outlives the response (a constant text). */
+typedef struct topo_probe_reply {
+    char *body;
+    size_t len;
+    int owned;
+    const topo_probe_header *headers;
+    size_t nheaders;
+} topo_probe_reply;
+
+/* Queues reply with status on conn. Returns what an access handler
+ * returns: 1 (MHD_YES) when queued, 0 (MHD_NO: the connection is closed)
+ * when the response could not be made or queued. */
+int topo_probe_respond(struct MHD_Connection *conn, unsigned int status,
+                       const topo_probe_reply *reply);
+
 #endif

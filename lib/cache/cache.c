@@ -100,7 +100,7 @@ static int run(topo_cache *c, cache_stmt which, const char *what, topo_err *err)
 {
     sqlite3_stmt *st = cache_stmt_get(c, which, err);
     if (st == NULL)
-        return err != NULL ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     return cache_stmt_run(c, st, what, err);
 }
 
@@ -467,7 +467,7 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
                             o.reservation_sync_full);
     if (o.busy_timeout_ms == 0)
         o.busy_timeout_ms = TOPO_CACHE_BUSY_TIMEOUT_MS_DEFAULT;
-    if (path == NULL || path[0] == '\0')
+    if (!cache_nonempty(path))
         return topo_err_set(err, TOPO_EINVALID, "cache: no file name");
     if ((c = calloc(1, sizeof(*c))) == NULL || (c->scratch = topo_pool_create()) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "cache: out of memory");
@@ -566,7 +566,7 @@ int topo_cache_data_version(topo_cache *cache, int64_t *out, topo_err *err)
     if (cache == NULL || out == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: data_version: missing argument");
     if ((st = cache_stmt_get(cache, CACHE_STMT_DATA_VERSION, err)) == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         *out = (int64_t)sqlite3_column_int64(st, 0);
@@ -598,7 +598,7 @@ int topo_cache_get_watch_rv(topo_cache *cache, topo_cache_kind kind, char *buf, 
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_WATCH_GET, err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(cache, st, 1, kind_names[kind], err)) < 0)
@@ -628,7 +628,7 @@ int cache_set_watch_rv(topo_cache *c, topo_cache_kind kind, const char *rv, topo
     sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_WATCH_SET, err);
     int error;
     if (st == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, kind_names[kind], err)) < 0 ||
         (error = cache_bind_text(c, st, 2, rv, err)) < 0) {
         cache_stmt_done(st);
@@ -660,7 +660,7 @@ int cache_relist_mark(topo_cache *c, topo_cache_kind kind, const char *key, topo
     if (c->relist_kind != (int)kind)
         return 0;
     if ((st = cache_stmt_get(c, CACHE_STMT_RELIST_MARK, err)) == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0) {
         cache_stmt_done(st);
         return error;
@@ -727,7 +727,7 @@ static int count(topo_cache *c, cache_stmt which, size_t *a, size_t *b, topo_err
     sqlite3_stmt *st = cache_stmt_get(c, which, err);
     int rc, error = 0;
     if (st == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *a = (size_t)sqlite3_column_int64(st, 0);

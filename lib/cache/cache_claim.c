@@ -82,7 +82,7 @@ static int pod_is_of(const topo_cache_pod *p, const char *key, topo_pool *pool, 
     topo_err why = TOPO_ERR_INIT;
     int rc;
 
-    for (int unnamed = p->generate_name != NULL && p->generate_name[0] != '\0'; unnamed >= 0;
+    for (int unnamed = cache_nonempty(p->generate_name); unnamed >= 0;
          unnamed--) {
         in.name = unnamed ? NULL : p->name;
         if ((rc = topo_podset_key_derive(&k, &in, pool, &why)) == TOPO_ENOMEM)

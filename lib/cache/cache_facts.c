@@ -16,7 +16,7 @@ static int check_args(topo_cache *cache, const char *source, topo_err *err)
     size_t n;
     if (cache == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
-    if (source == NULL || source[0] == '\0')
+    if (!cache_nonempty(source))
         return topo_err_set(err, TOPO_EINVALID, "cache: facts: empty source name");
     if ((n = strlen(source)) > TOPO_MAX_FACTS_SOURCE_NAME)
         return topo_err_set(err, TOPO_ELIMIT, "cache: facts: a source name of %zu bytes (at "
@@ -110,7 +110,7 @@ end:
 int topo_cache_facts_fail(topo_cache *cache, const char *source, const char *message,
                           int64_t at_ms, topo_err *err)
 {
-    const char *msg = message != NULL && message[0] != '\0' ? message : "unknown error";
+    const char *msg = cache_nonempty(message) ? message : "unknown error";
     size_t n = strlen(msg);
     sqlite3_stmt *st = NULL;
     int error, rc;

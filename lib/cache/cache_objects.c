@@ -114,7 +114,7 @@ static int store_node(topo_cache *c, const topo_node_spec *n, const char *rv, to
     json_t *labels = NULL, *alloc = NULL, *taints = NULL;
     int error;
 
-    if (n->name == NULL || n->name[0] == '\0')
+    if (!cache_nonempty(n->name))
         return topo_err_set(err, TOPO_EINVALID, "metadata.name: required");
     topo_json_alloc_watch();
     if ((labels = labels_json(n->labels, n->nlabels)) == NULL ||
@@ -128,7 +128,7 @@ static int store_node(topo_cache *c, const topo_node_spec *n, const char *rv, to
         goto cleanup;
     }
     if ((st = cache_stmt_get(c, CACHE_STMT_NODE_UPSERT, err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(c, st, 1, n->name, err)) < 0 ||
@@ -210,7 +210,7 @@ static int decode_owner(const char **out, const json_t *meta, const char *path, 
         if ((error = topo_decode_string(&uid, ref, "uid", ip, 0, pool, err)) < 0 ||
             (error = topo_decode_bool(&controller, ref, "controller", ip, 0, err)) < 0)
             return error;
-        if (controller && uid != NULL && uid[0] != '\0') {
+        if (controller && cache_nonempty(uid)) {
             *out = uid;
             return 0;
         }
@@ -266,7 +266,7 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
     json_t *req = NULL, *podset = NULL;
     int error;
 
-    if (p->uid == NULL || p->uid[0] == '\0')
+    if (!cache_nonempty(p->uid))
         return topo_err_set(err, TOPO_EINVALID, "metadata.uid: required");
     if ((req = cache_resources_to_json(p->requests, p->nrequests)) == NULL ||
         (podset = json_object()) == NULL ||
@@ -275,14 +275,14 @@ static int store_pod(topo_cache *c, const topo_cache_pod *p, topo_err *err)
                             labels_json(p->annotations, p->nannotations)) < 0 ||
         (p->owner_uid != NULL &&
          json_object_set_new(podset, "owner", json_string(p->owner_uid)) < 0) ||
-        (p->generate_name != NULL && p->generate_name[0] != '\0' &&
+        (cache_nonempty(p->generate_name) &&
          json_object_set_new(podset, "generateName", json_string(p->generate_name)) < 0)) {
         error = topo_err_set(err, TOPO_EINVALID, "pod %s: requests, labels or annotations not "
                                                  "encodable (invalid UTF-8?)", p->uid);
         goto cleanup;
     }
     if ((st = cache_stmt_get(c, CACHE_STMT_POD_UPSERT, err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(c, st, 1, p->uid, err)) < 0 ||
@@ -366,7 +366,7 @@ static int store_job(topo_cache *c, const topo_cache_job *j, topo_err *err)
     sqlite3_stmt *st = cache_stmt_get(c, CACHE_STMT_JOB_UPSERT, err);
     int error;
     if (st == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, j->uid, err)) < 0 ||
         (error = cache_bind_text(c, st, 2, j->namespace_name, err)) < 0 ||
         (error = cache_bind_text(c, st, 3, j->name, err)) < 0 ||
@@ -513,7 +513,7 @@ static int delete_row(topo_cache *c, topo_cache_kind kind, const char *key, int 
     /* A pod that is gone frees its reservation slots. */
     if (kind == TOPO_CACHE_PODS) {
         if ((st = cache_stmt_get(c, CACHE_STMT_SLOT_RELEASE_POD, err)) == NULL)
-            return err ? err->code : TOPO_EIO;
+            return cache_stmt_error(err);
         if ((error = cache_bind_text(c, st, 1, key, err)) < 0) {
             cache_stmt_done(st);
             return error;
@@ -522,7 +522,7 @@ static int delete_row(topo_cache *c, topo_cache_kind kind, const char *key, int 
             return error;
     }
     if ((st = cache_stmt_get(c, del[kind], err)) == NULL)
-        return err ? err->code : TOPO_EIO;
+        return cache_stmt_error(err);
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0) {
         cache_stmt_done(st);
         return error;
@@ -542,7 +542,7 @@ static int delete_key(topo_cache *c, topo_cache_kind kind, const char *key, int 
         *out_deleted = 0;
     if (c == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open");
-    if (key == NULL || key[0] == '\0')
+    if (!cache_nonempty(key))
         return topo_err_set(err, TOPO_EINVALID, "cache: delete %s: empty key", kind_word(kind));
     if ((error = cache_op_begin(c, CACHE_OP_WRITE, err)) < 0)
         return error;

@@ -189,7 +189,7 @@ static int foreach_row(topo_cache *c, const walk *w, topo_err *err)
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(c, all[w->kind], err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -237,7 +237,7 @@ int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_f
     if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(cache, CACHE_STMT_GATED_PODSETS, err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -281,7 +281,7 @@ int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char 
         return error;
     if ((st = cache_stmt_get(cache, key != NULL ? CACHE_STMT_GATED_PODS : CACHE_STMT_GATED_POD,
                              err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(cache, st, 1, key != NULL ? key : uid, err)) < 0)
@@ -314,7 +314,7 @@ static int get_row(topo_cache *c, topo_cache_kind kind, cache_stmt which, const 
     if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
         return error;
     if ((st = cache_stmt_get(c, which != CACHE_STMT_COUNT ? which : get[kind], err)) == NULL) {
-        error = err ? err->code : TOPO_EIO;
+        error = cache_stmt_error(err);
         goto cleanup;
     }
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0)

@@ -584,8 +584,8 @@ int cache_bind_reserved_slot(topo_cache *c, const topo_cache_pod *p, topo_err *e
 
     /* Malformed or missing annotations are the webhook's business, not a
      * reason to refuse the pod; a finished pod needs no capacity held. */
-    if (!cache_nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 || p->uid == NULL ||
-        p->uid[0] == '\0')
+    if (!cache_nonempty(id) || strlen(id) > TOPO_MAX_RESERVATION_ID || slot < 0 ||
+        !cache_nonempty(p->uid))
         return 0;
     if (topo_pod_phase_finished(p->phase))
         return 0;

@@ -391,11 +391,19 @@ static int check_array(const json_t *obj, const char *path, topo_err *err)
     return 0;
 }
 
-int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const char *path,
-                       topo_pool *pool, topo_err *err)
+/* Decodes one element of an array of objects: e (an object) at path into
+ * elem. */
+typedef int (*decode_element_fn)(void *elem, const json_t *e, const char *path, topo_pool *pool,
+                                 topo_err *err);
+
+/* The skeleton of every array-of-objects field: absent or empty is none;
+ * else n elements of size bytes from pool (zeroed), each decoded by one
+ * from its object at "path[i]". *out and *out_n stay NULL and 0 on error. */
+static int decode_objects(void **out, size_t *out_n, const json_t *obj, const char *path,
+                          size_t size, decode_element_fn one, topo_pool *pool, topo_err *err)
 {
-    char ip[TOPO_DECODE_PATH_MAX], fp[TOPO_DECODE_PATH_MAX];
-    topo_taint *t;
+    char ip[TOPO_DECODE_PATH_MAX];
+    unsigned char *elems;
     size_t i, n;
     int error;
 
@@ -407,7 +415,7 @@ int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const
         return error;
     if ((n = json_array_size(obj)) == 0)
         return 0;
-    if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
+    if ((elems = topo_pool_calloc(pool, n, size)) == NULL)
         return topo_err_nomem(err, path);
     for (i = 0; i < n; i++) {
         const json_t *e = json_array_get(obj, i);
@@ -415,87 +423,92 @@ int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const
         if (!json_is_object(e))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
                                 topo_decode_type_name(e));
-        if ((error = topo_decode_string(&t[i].key, e, "key", ip, 1, pool, err)) < 0 ||
-            (error = topo_decode_string(&t[i].value, e, "value", ip, 0, pool, err)) < 0 ||
-            (error = topo_decode_string(&t[i].effect, e, "effect", ip, 1, pool, err)) < 0)
+        if ((error = one(elems + i * size, e, ip, pool, err)) < 0)
             return error;
-        if (t[i].key[0] == '\0')
-            return topo_err_set(err, TOPO_EINVALID, "%s: must not be empty",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "key"));
-        if (!valid_effect(t[i].effect))
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
-                                "NoExecute)",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t[i].effect);
     }
-    *out = t;
+    *out = elems;
     *out_n = n;
+    return 0;
+}
+
+static int decode_taint(void *elem, const json_t *e, const char *ip, topo_pool *pool,
+                        topo_err *err)
+{
+    char fp[TOPO_DECODE_PATH_MAX];
+    topo_taint *t = elem;
+    int error;
+
+    if ((error = topo_decode_string(&t->key, e, "key", ip, 1, pool, err)) < 0 ||
+        (error = topo_decode_string(&t->value, e, "value", ip, 0, pool, err)) < 0 ||
+        (error = topo_decode_string(&t->effect, e, "effect", ip, 1, pool, err)) < 0)
+        return error;
+    if (t->key[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "%s: must not be empty",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "key"));
+    if (!valid_effect(t->effect))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
+                            "NoExecute)",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t->effect);
+    return 0;
+}
+
+int topo_decode_taints(topo_taint **out, size_t *out_n, const json_t *obj, const char *path,
+                       topo_pool *pool, topo_err *err)
+{
+    void *elems = NULL;
+    int error = decode_objects(&elems, out_n, obj, path, sizeof(**out), decode_taint, pool, err);
+    *out = elems;
+    return error;
+}
+
+static int decode_toleration(void *elem, const json_t *e, const char *ip, topo_pool *pool,
+                             topo_err *err)
+{
+    char fp[TOPO_DECODE_PATH_MAX];
+    topo_toleration *t = elem;
+    int64_t seconds = 0;
+    int error;
+
+    t->key = "";
+    t->op = "Equal";
+    t->value = "";
+    t->effect = "";
+    if ((error = topo_decode_string(&t->key, e, "key", ip, 0, pool, err)) < 0 ||
+        (error = topo_decode_string(&t->op, e, "operator", ip, 0, pool, err)) < 0 ||
+        (error = topo_decode_string(&t->value, e, "value", ip, 0, pool, err)) < 0 ||
+        (error = topo_decode_string(&t->effect, e, "effect", ip, 0, pool, err)) < 0 ||
+        (error = topo_decode_int(&seconds, e, "tolerationSeconds", ip, 0, err)) < 0)
+        return error;
+    if (t->op[0] == '\0')
+        t->op = "Equal";
+    if (strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
+        return topo_err_set(err, TOPO_EINVALID, "%s: unsupported value \"%s\" (Equal, Exists)",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "operator"), t->op);
+    if (strcmp(t->op, "Exists") == 0 && t->value[0] != '\0')
+        return topo_err_set(err, TOPO_EINVALID, "%s: must be empty when operator is Exists",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "value"));
+    if (t->key[0] == '\0' && strcmp(t->op, "Exists") != 0)
+        return topo_err_set(err, TOPO_EINVALID, "%s: must be Exists when key is empty",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "operator"));
+    if (t->effect[0] != '\0' && !valid_effect(t->effect))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
+                            "NoExecute)",
+                            topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t->effect);
     return 0;
 }
 
 int topo_decode_tolerations(topo_toleration **out, size_t *out_n, const json_t *obj,
                             const char *path, topo_pool *pool, topo_err *err)
 {
-    char ip[TOPO_DECODE_PATH_MAX], fp[TOPO_DECODE_PATH_MAX];
-    topo_toleration *t;
-    size_t i, n;
-    int error;
-
-    *out = NULL;
-    *out_n = 0;
-    if (absent(obj))
-        return 0;
-    if ((error = check_array(obj, path, err)) < 0)
-        return error;
-    if ((n = json_array_size(obj)) == 0)
-        return 0;
-    if ((t = topo_pool_calloc(pool, n, sizeof(*t))) == NULL)
-        return topo_err_nomem(err, path);
-    for (i = 0; i < n; i++) {
-        const json_t *e = json_array_get(obj, i);
-        int64_t seconds = 0;
-        topo_decode_path_index(ip, sizeof(ip), path, i);
-        if (!json_is_object(e))
-            return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
-                                topo_decode_type_name(e));
-        t[i].key = "";
-        t[i].op = "Equal";
-        t[i].value = "";
-        t[i].effect = "";
-        if ((error = topo_decode_string(&t[i].key, e, "key", ip, 0, pool, err)) < 0 ||
-            (error = topo_decode_string(&t[i].op, e, "operator", ip, 0, pool, err)) < 0 ||
-            (error = topo_decode_string(&t[i].value, e, "value", ip, 0, pool, err)) < 0 ||
-            (error = topo_decode_string(&t[i].effect, e, "effect", ip, 0, pool, err)) < 0 ||
-            (error = topo_decode_int(&seconds, e, "tolerationSeconds", ip, 0, err)) < 0)
-            return error;
-        if (t[i].op[0] == '\0')
-            t[i].op = "Equal";
-        if (strcmp(t[i].op, "Equal") != 0 && strcmp(t[i].op, "Exists") != 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: unsupported value \"%s\" (Equal, Exists)",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "operator"), t[i].op);
-        if (strcmp(t[i].op, "Exists") == 0 && t[i].value[0] != '\0')
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: must be empty when operator is Exists",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "value"));
-        if (t[i].key[0] == '\0' && strcmp(t[i].op, "Exists") != 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: must be Exists when key is empty",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "operator"));
-        if (t[i].effect[0] != '\0' && !valid_effect(t[i].effect))
-            return topo_err_set(err, TOPO_EINVALID,
-                                "%s: unsupported value \"%s\" (NoSchedule, PreferNoSchedule, "
-                                "NoExecute)",
-                                topo_decode_path_key(fp, sizeof(fp), ip, "effect"), t[i].effect);
-    }
-    *out = t;
-    *out_n = n;
-    return 0;
+    void *elems = NULL;
+    int error =
+        decode_objects(&elems, out_n, obj, path, sizeof(**out), decode_toleration, pool, err);
+    *out = elems;
+    return error;
 }
 
-/* The first Ready condition decides; a node without one is not ready, and
- * *missing says so (Kueue replaces such a node at once, where a NotReady
- * one waits for its pods to end). */
 static int ready_condition(int *ready, int *missing, const json_t *status, const char *path,
                            topo_pool *pool, topo_err *err)
 {

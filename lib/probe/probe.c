@@ -24,39 +24,26 @@ struct topo_probe {
     int port;
 };
 
-/* Queues body (malloc'd: freed here whatever happens; NULL with len 0: an
- * empty body) with status. */
+/* Queues body (malloc'd: freed whatever happens; NULL with len 0: an empty
+ * body) with status. */
 static enum MHD_Result queue(struct MHD_Connection *conn, int status, char *body, size_t len,
                              const char *content_type)
 {
-    struct MHD_Response *resp;
-    if (body)
-        resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    else
-        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!resp) {
-        free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    enum MHD_Result r = MHD_queue_response(conn, (unsigned int)status, resp);
-    MHD_destroy_response(resp);
-    return r;
+    const topo_probe_header h[] = {{MHD_HTTP_HEADER_CONTENT_TYPE, content_type}};
+    topo_probe_reply reply = {.body = body, .len = len, .owned = 1, .headers = h, .nheaders = 1};
+    return topo_probe_respond(conn, (unsigned int)status, &reply) ? MHD_YES : MHD_NO;
 }
 
 /* One of this file's own constant texts. */
 static enum MHD_Result queue_text(struct MHD_Connection *conn, int status, const char *text)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    enum MHD_Result r = MHD_queue_response(conn, (unsigned int)status, resp);
-    MHD_destroy_response(resp);
-    return r;
+    const topo_probe_header h[] = {
+        {MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain"},
+        {MHD_HTTP_HEADER_ALLOW, status == MHD_HTTP_METHOD_NOT_ALLOWED ? "GET, HEAD" : NULL},
+    };
+    topo_probe_reply reply = {
+        .body = (char *)text, .len = strlen(text), .headers = h, .nheaders = 2};
+    return topo_probe_respond(conn, (unsigned int)status, &reply) ? MHD_YES : MHD_NO;
 }
 
 /* "/livez" and the like: the kind, and the check after a slash (NULL:

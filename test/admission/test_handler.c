@@ -813,28 +813,16 @@ static void test_malformed_affinity(void **state)
     free_fx(&f);
 }
 
-static void remove_db(const char *dir, const char *db)
-{
-    topo_test_remove_db(db);
-    rmdir(dir);
-}
-
-static void temp_db(char *dir, size_t ndir, char *db, size_t ndb)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, ndir, "%s/topo-handler-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
-    snprintf(db, ndb, "%s/cache.db", dir);
-}
-
 /* A restart (ctx, cache and lives made again on the same cache file) keeps
  * the reservation: the same pods get the same hosts, a rival PodSet gets
  * other nodes. */
 static void test_restart(void **state)
 {
     (void)state;
-    char dir[256], db[300], hosts[4][64];
-    temp_db(dir, sizeof dir, db, sizeof db);
+    char hosts[4][64];
+    topo_test_cachedir tmp;
+    assert_int_equal(topo_test_cachedir_make(&tmp, "handler-test"), 0);
+    const char *db = tmp.path;
     fx f;
     fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
@@ -867,7 +855,7 @@ static void test_restart(void **state)
     }
     assert_int_equal(reservations(&f), 2);
     free_fx(&f);
-    remove_db(dir, db);
+    topo_test_cachedir_remove(&tmp);
 }
 
 /* The pod as the API server stores it after our patch: uid, the
@@ -1220,8 +1208,9 @@ static long find_op(const json_t *ops, const char *op, const char *path, const c
 static void test_ungate_pod(void **state)
 {
     (void)state;
-    char dir[256], db[300];
-    temp_db(dir, sizeof dir, db, sizeof db);
+    topo_test_cachedir tmp;
+    assert_int_equal(topo_test_cachedir_make(&tmp, "handler-test"), 0);
+    const char *db = tmp.path;
     fx f;
     fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
@@ -1275,7 +1264,7 @@ static void test_ungate_pod(void **state)
     assert_null(patch);
     free(pod);
     free_fx(&f);
-    remove_db(dir, db);
+    topo_test_cachedir_remove(&tmp);
 }
 
 /* The other pods of a PodSet claim its reservation from memory (memo.c);
@@ -1285,8 +1274,9 @@ static void test_ungate_pod(void **state)
 static void test_memo_stale_reservation(void **state)
 {
     (void)state;
-    char dir[256], db[300];
-    temp_db(dir, sizeof dir, db, sizeof db);
+    topo_test_cachedir tmp;
+    assert_int_equal(topo_test_cachedir_make(&tmp, "handler-test"), 0);
+    const char *db = tmp.path;
     fx f;
     fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 0;
@@ -1315,7 +1305,7 @@ static void test_memo_stale_reservation(void **state)
     assert_string_equal(g3.reservation, g2.reservation);
     assert_int_equal(reservations(&f), 1);
     free_fx(&f);
-    remove_db(dir, db);
+    topo_test_cachedir_remove(&tmp);
 }
 
 /* --- Kueue pod groups ---------------------------------------------------------------- */
@@ -2159,8 +2149,10 @@ static void test_unknown_level(void **state)
 static void test_unready_while_placements_fail(void **state)
 {
     (void)state;
-    char dir[256], db[300], why[256];
-    temp_db(dir, sizeof dir, db, sizeof db);
+    char why[256];
+    topo_test_cachedir tmp;
+    assert_int_equal(topo_test_cachedir_make(&tmp, "handler-test"), 0);
+    const char *db = tmp.path;
     fx f;
     fx_conf c = {TOPO_ADMISSION_POLICY_GATE, db, 0, 0, 1, 0, NULL, NULL, NULL, 0, 0, NULL};
     f.now = 1000;
@@ -2200,7 +2192,7 @@ static void test_unready_while_placements_fail(void **state)
     topo_admission_get_stats(f.ctx, &st);
     assert_int_equal(st.failing, 0);
     free_fx(&f);
-    remove_db(dir, db);
+    topo_test_cachedir_remove(&tmp);
 }
 
 /* AdmissionReviews anyone who reaches the webhook can send, for pods of a

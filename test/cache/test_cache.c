@@ -35,23 +35,19 @@ static const char *const LEVELS5[] = {
 /* --- helpers ------------------------------------------------------------------------- */
 
 typedef struct fx {
-    char dir[256];
-    char path[300];
+    topo_test_cachedir tmp;
     topo_cache *cache;
 } fx;
 
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     if (f == NULL)
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-cache-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL) {
+    if (topo_test_cachedir_make(&f->tmp, "cache-test") < 0) {
         free(f);
         return -1;
     }
-    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
     *state = f;
     return 0;
 }
@@ -60,8 +56,7 @@ static int teardown(void **state)
 {
     fx *f = *state;
     topo_cache_close(f->cache);
-    topo_test_remove_db(f->path);
-    rmdir(f->dir);
+    topo_test_cachedir_remove(&f->tmp);
     free(f);
     return 0;
 }
@@ -76,7 +71,7 @@ static topo_cache *open_cache(fx *f)
     topo_cache_opts o = {.record_keys = &ring};
     topo_cache_close(f->cache);
     f->cache = NULL;
-    if (topo_cache_open(&f->cache, f->path, &o, &err) < 0)
+    if (topo_cache_open(&f->cache, f->tmp.path, &o, &err) < 0)
         fail_msg("open: %s", err.text);
     return f->cache;
 }
@@ -86,31 +81,6 @@ static const char *fixture(char *buf, size_t size, const char *rel)
     const char *root = getenv("TOPO_SOURCE_DIR");
     snprintf(buf, size, "%s/fixtures/%s", root ? root : ".", rel);
     return buf;
-}
-
-/* Runs SQL on the file directly (to build old or foreign files). */
-static void raw_sql(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("sql: %s", msg ? msg : "?");
-    sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
 }
 
 static int64_t amount(const topo_resource *r, size_t n, const char *name)
@@ -193,16 +163,18 @@ static void test_cache__schema_fresh(void **state)
     fx *f = *state;
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"),
-                     TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(topo_test_db_int(f->tmp.path,
+                                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                                       "AND name IN ('nodes', 'pods', 'jobs', 'reservations', "
                                       "'reservation_slots', 'watch_state', 'meta')"),
                      7);
     /* WAL is a property of the file. */
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(f->tmp.path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
@@ -243,11 +215,12 @@ static void test_cache__migrate_from_v1(void **state)
     topo_node_spec n;
     char rv[32];
 
-    raw_sql(f->path, V1_FILE);
+    topo_test_db_exec(f->tmp.path, V1_FILE);
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"),
-                     TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        TOPO_CACHE_SCHEMA_VERSION);
     /* The old rows survive... */
     must(topo_cache_get_node(&n, c, "old-1", pool, &err), &err);
     assert_int_equal(amount(n.allocatable, n.nallocatable, GPU), 8);
@@ -281,7 +254,7 @@ static void test_cache__migrate_from_v0(void **state)
 {
     fx *f = *state;
     /* An empty SQLite file (version 0: no tables at all). */
-    raw_sql(f->path, "PRAGMA user_version = 0;");
+    topo_test_db_exec(f->tmp.path, "PRAGMA user_version = 0;");
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
     assert_int_equal(count_of(c, "nodes"), 0);
@@ -297,17 +270,17 @@ static void test_cache__refuse(void **state)
     FILE *fp;
 
     /* A newer schema. */
-    raw_sql(f->path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    topo_test_db_exec(f->tmp.path, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                      "INSERT INTO meta VALUES('schema_version', '99');");
-    assert_int_equal(topo_cache_open(&c, f->path, NULL, &err), TOPO_EUNSUPPORTED);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, NULL, &err), TOPO_EUNSUPPORTED);
     assert_null(c);
     assert_non_null(strstr(err.text, "schema version 99 is newer than this build supports (7)"));
     /* Left as it was. */
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta"), 99);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT value FROM meta"), 99);
 
     /* Some other program's database. */
-    snprintf(other, sizeof(other), "%s/other.db", f->dir);
-    raw_sql(other, "CREATE TABLE t(x);");
+    snprintf(other, sizeof(other), "%s/other.db", f->tmp.dir);
+    topo_test_db_exec(other, "CREATE TABLE t(x);");
     assert_int_equal(topo_cache_open(&c, other, NULL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a topo cache"));
     topo_test_remove_db(other);
@@ -937,33 +910,34 @@ static void test_cache__read_only(void **state)
     topo_cache *c = NULL;
     topo_cache_opts ro = {.must_exist = 1, .read_only = 1};
     struct stat st;
-    FILE *fp = fopen(f->path, "w");
+    FILE *fp = fopen(f->tmp.path, "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EINVALID);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, &ro, &err), TOPO_EINVALID);
     assert_null(c);
     assert_non_null(strstr(err.text, "empty, not a topo cache"));
-    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(stat(f->tmp.path, &st), 0);
     assert_int_equal(st.st_size, 0);
-    fp = fopen(f->path, "w");
+    fp = fopen(f->tmp.path, "w");
     fputs("not a database, just text long enough to look like a header....", fp);
     fclose(fp);
-    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EINVALID);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, &ro, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "not a SQLite database"));
-    topo_test_remove_db(f->path);
+    topo_test_remove_db(f->tmp.path);
     /* a cache made by a writer reads */
     topo_cache_close(open_cache(f));
     f->cache = NULL;
-    must(topo_cache_open(&c, f->path, &ro, &err), &err);
+    must(topo_cache_open(&c, f->tmp.path, &ro, &err), &err);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
     topo_cache_stats s;
     must(topo_cache_get_stats(&s, c, &err), &err);
     topo_cache_close(c);
     /* an older schema is left to a writer */
-    raw_sql(f->path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
-    assert_int_equal(topo_cache_open(&c, f->path, &ro, &err), TOPO_EUNSUPPORTED);
+    topo_test_db_exec(f->tmp.path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, &ro, &err), TOPO_EUNSUPPORTED);
     assert_non_null(strstr(err.text, "schema version 2 is older"));
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
 }
 
 /* Members of pod groups: recorded in arrival order, refreshed in place,
@@ -1289,10 +1263,10 @@ static void test_cache__batch(void **state)
         UPSERT(topo_cache_upsert_pod, c, pod_json(buf, sizeof(buf), uid, "n1", "Running", 1), &err);
     }
     /* Readers elsewhere see nothing until the commit. */
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 0);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM pods"), 0);
     must(topo_cache_commit(c, &err), &err);
     assert_false(topo_cache_in_batch(c));
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 1000);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM pods"), 1000);
     assert_int_equal(count_of(c, "pods"), 1000);
 
     /* A batch rolled back leaves nothing. */
@@ -1661,7 +1635,7 @@ static void test_cache__data_version(void **state)
     int64_t v0 = 0, v1 = 0, w0 = 0, w1 = 0;
     char buf[1024];
 
-    must(topo_cache_open(&other, f->path, NULL, &err), &err);
+    must(topo_cache_open(&other, f->tmp.path, NULL, &err), &err);
     must(topo_cache_data_version(c, &v0, &err), &err);
     must(topo_cache_data_version(other, &w0, &err), &err);
     /* its own writes do not change it */
@@ -1711,8 +1685,8 @@ static long claims_syncs(fx *f, const topo_cache_opts *opts, int durable_batch)
     topo_pool *pool = topo_pool_create();
     topo_cache *c = NULL;
     char pod[32];
-    topo_test_remove_db(f->path);
-    must(topo_cache_open(&c, f->path, opts, &err), &err);
+    topo_test_remove_db(f->tmp.path);
+    must(topo_cache_open(&c, f->tmp.path, opts, &err), &err);
     must(topo_cache_data_version(c, &(int64_t){0}, &err), &err);
     long before = syncs;
     for (int i = 0; i < 8; i++) {
@@ -1752,7 +1726,7 @@ static void test_cache__reservation_sync_option(void **state)
 
     /* bad values refused */
     opts.reservation_sync_full = 2;
-    assert_int_equal(topo_cache_open(&c, f->path, &opts, &err), TOPO_EINVALID);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, &opts, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "reservation_sync_full"));
 }
 
@@ -1766,15 +1740,15 @@ static int wal_pages_after(fx *f, int manual, int n)
     topo_resource alloc[1] = {{"cpu", 1000}};
     char name[32];
     int pages = -1;
-    remove(f->path);
-    must(topo_cache_open(&c, f->path, &opts, &err), &err);
+    remove(f->tmp.path);
+    must(topo_cache_open(&c, f->tmp.path, &opts, &err), &err);
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof name, "node-%05d", i);
         topo_node_spec spec = {name, NULL, 0, alloc, 1, NULL, 0, 0, 1, 0};
         must(topo_cache_put_node(c, &spec, NULL, &err), &err);
     }
     opts.manual_checkpoint = 1;
-    must(topo_cache_open(&ck, f->path, &opts, &err), &err);
+    must(topo_cache_open(&ck, f->tmp.path, &opts, &err), &err);
     must(topo_cache_checkpoint(ck, &pages, &err), &err);
     topo_cache_close(ck);
     topo_cache_close(c);
@@ -1908,8 +1882,8 @@ static void test_cache__migrate_from_v6(void **state)
     topo_cache_reservation r;
 
     for (int i = 0; i < 6; i++)
-        raw_sql(f->path, topo_cache_migrations[i]);
-    raw_sql(f->path,
+        topo_test_db_exec(f->tmp.path, topo_cache_migrations[i]);
+    topo_test_db_exec(f->tmp.path,
             "INSERT INTO meta VALUES('schema_version', '6');"
             "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "
             "  resource_version) VALUES('n9.example.com', '{\"kubernetes.io/hostname\":\"n9\"}',"
@@ -1927,7 +1901,8 @@ static void test_cache__migrate_from_v6(void **state)
             "INSERT INTO reservation_slots VALUES('r6', 1, '[\"n9\"]', NULL);");
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), 7);
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), 7);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"), 7);
     /* The rows keep their data; the new columns read as their defaults. */
     must(topo_cache_get_node(&n, c, "n9.example.com", pool, &err), &err);
     assert_true(n.ready);
@@ -1942,7 +1917,8 @@ static void test_cache__migrate_from_v6(void **state)
     assert_int_equal(r.gen_seq, 0);
     assert_int_equal(r.nslots, 2);
     assert_string_equal(r.slots[0].pod_uid, "u-6");
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
+    assert_int_equal(topo_test_db_int(f->tmp.path,
+                                      "SELECT count(*) FROM reservations WHERE gen_term = 0 AND "
                                       "gen_seq = 0"),
                      1);
     topo_pool_free(pool);

@@ -19,6 +19,8 @@
 #include "topo/cache.h"
 #include "topo/sha256.h"
 
+#include "support/tmpdir.h"
+
 #define GPU "nvidia.com/gpu"
 #define HOST "kubernetes.io/hostname"
 #define ASSIGNMENT "topology.topo.io/assignment"
@@ -70,11 +72,7 @@ static const char *const DOMAIN[] = {"r1"};
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
-    if (f == NULL)
-        return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-adopt-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL)
+    if (f == NULL || topo_test_tmpdir_make(f->dir, sizeof(f->dir), "adopt-test") < 0)
         return -1;
     f->pool = topo_pool_create();
     f->placer = open_cache(f, "placer", NULL, 0);
@@ -109,13 +107,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx *f = *state;
-    char cmd[400];
     topo_cache_close(f->placer);
     topo_cache_close(f->peer);
     topo_pool_free(f->pool);
     free(f->record);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (topo_test_tmpdir_remove(f->dir) < 0)
         return -1;
     free(f);
     return 0;

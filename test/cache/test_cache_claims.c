@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "support/keys.h"
+#include "support/tmpdir.h"
 #include "topo/cache.h"
 #include "topo/sha256.h"
 
@@ -82,14 +83,11 @@ static void create_reservation(topo_cache *c, const char *podset)
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR"), *root = getenv("TOPO_SOURCE_DIR");
+    const char *root = getenv("TOPO_SOURCE_DIR");
     char path[512];
     json_error_t jerr;
     topo_err err = TOPO_ERR_INIT;
-    if (f == NULL)
-        return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-claims-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL)
+    if (f == NULL || topo_test_tmpdir_make(f->dir, sizeof(f->dir), "claims-test") < 0)
         return -1;
     snprintf(path, sizeof path, "%s/fixtures/admission/job-pod/request.json", root ? root : ".");
     json_t *review = json_load_file(path, 0, &jerr);
@@ -110,14 +108,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx *f = *state;
-    char cmd[400];
     topo_cache_close(f->cache);
     topo_cache_close(f->peer);
     topo_pool_free(f->pool);
     json_decref(f->pod);
     free(f->record);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (topo_test_tmpdir_remove(f->dir) < 0)
         return -1;
     free(f);
     return 0;

@@ -27,8 +27,7 @@
 /* --- helpers ------------------------------------------------------------------------- */
 
 typedef struct fx {
-    char dir[256];
-    char path[300];
+    topo_test_cachedir tmp;
     topo_cache *cache;
     topo_pool *pool;
 } fx;
@@ -36,13 +35,10 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     if (f == NULL || (f->pool = topo_pool_create()) == NULL)
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-facts-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL)
+    if (topo_test_cachedir_make(&f->tmp, "facts-test") < 0)
         return -1;
-    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
     *state = f;
     return 0;
 }
@@ -51,8 +47,7 @@ static int teardown(void **state)
 {
     fx *f = *state;
     topo_cache_close(f->cache);
-    topo_test_remove_db(f->path);
-    rmdir(f->dir);
+    topo_test_cachedir_remove(&f->tmp);
     topo_pool_free(f->pool);
     free(f);
     return 0;
@@ -63,33 +58,9 @@ static topo_cache *open_cache(fx *f)
     topo_err err = TOPO_ERR_INIT;
     topo_cache_close(f->cache);
     f->cache = NULL;
-    if (topo_cache_open(&f->cache, f->path, NULL, &err) < 0)
+    if (topo_cache_open(&f->cache, f->tmp.path, NULL, &err) < 0)
         fail_msg("open: %s", err.text);
     return f->cache;
-}
-
-static void raw_sql(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("sql: %s", msg ? msg : "?");
-    sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
 }
 
 static void must(int rc, const topo_err *err)
@@ -149,7 +120,7 @@ static void test_cache_facts__put_get(void **state)
     c = open_cache(f);
     expect_doc(f, "ufm", DOC_B, 3000);
     expect_doc(f, "netbox", DOC_A, 3500);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM source_facts"), 2);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM source_facts"), 2);
     /* changed may be NULL. */
     must(topo_cache_facts_put(c, "gpu", DOC_A, strlen(DOC_A), 1, NULL, &err), &err);
 }
@@ -210,7 +181,7 @@ static void expect_unchanged(fx *f)
     topo_cache_facts got = expect_doc(f, "ufm", DOC_A, 1000);
     assert_int_equal(got.failures, 0);
     assert_null(got.error);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM source_facts"), 1);
+    assert_int_equal(topo_test_db_int(f->tmp.path, "SELECT count(*) FROM source_facts"), 1);
 }
 
 static void test_cache_facts__bad_input(void **state)
@@ -277,7 +248,7 @@ static void test_cache_facts__failure_half_way(void **state)
     static const char doc_c[] = "{\"injected\":1}";
 
     assert_int_equal(put(c, "ufm", DOC_A, 1000, &err), 1);
-    raw_sql(f->path, "CREATE TRIGGER inject_update BEFORE UPDATE ON source_facts "
+    topo_test_db_exec(f->tmp.path, "CREATE TRIGGER inject_update BEFORE UPDATE ON source_facts "
                      "WHEN NEW.document = '{\"injected\":1}' BEGIN SELECT RAISE(ABORT, 'injected "
                      "failure'); END;"
                      "CREATE TRIGGER inject_insert BEFORE INSERT ON source_facts "
@@ -299,15 +270,15 @@ static void test_cache_facts__failure_half_way(void **state)
     assert_true(topo_cache_in_batch(c));
     must(topo_cache_commit(c, &err), &err);
     expect_doc(f, "ufm", DOC_A, 1000);
-    assert_int_equal(raw_int(f->path, "SELECT failures FROM source_facts WHERE source = 'gpu'"),
-                     1);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT failures FROM source_facts WHERE source = 'gpu'"), 1);
     /* A batch rolled back takes a good put with it. */
     must(topo_cache_begin(c, &err), &err);
     assert_int_equal(put(c, "ufm", DOC_B, 9700, &err), 1);
     must(topo_cache_rollback(c, &err), &err);
     expect_doc(f, "ufm", DOC_A, 1000);
     /* Once the cause is gone, the same put works. */
-    raw_sql(f->path, "DROP TRIGGER inject_update; DROP TRIGGER inject_insert;");
+    topo_test_db_exec(f->tmp.path, "DROP TRIGGER inject_update; DROP TRIGGER inject_insert;");
     assert_int_equal(put(c, "ufm", doc_c, 9800, &err), 1);
     expect_doc(f, "ufm", doc_c, 9800);
 }
@@ -322,18 +293,20 @@ static void test_cache_facts__damaged_row(void **state)
     topo_cache *c = open_cache(f);
 
     assert_int_equal(put(c, "ufm", DOC_A, 1000, &err), 1);
-    raw_sql(f->path, "UPDATE source_facts SET document = replace(document, 'h1', 'h9')");
+    topo_test_db_exec(f->tmp.path,
+                      "UPDATE source_facts SET document = replace(document, 'h1', 'h9')");
     assert_int_equal(topo_cache_facts_get(&got, c, "ufm", f->pool, &err), TOPO_EINVALID);
     assert_string_equal(err.text, "cache: damaged row: facts of ufm: the document does not match "
                                   "its hash");
     assert_null(got.document);
-    raw_sql(f->path, "UPDATE source_facts SET size = 5");
+    topo_test_db_exec(f->tmp.path, "UPDATE source_facts SET size = 5");
     assert_int_equal(topo_cache_facts_get(&got, c, "ufm", f->pool, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "bytes, stored as 5"));
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM source_facts WHERE size = 5"), 1);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT count(*) FROM source_facts WHERE size = 5"), 1);
     /* The schema refuses half a row. */
     sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(f->tmp.path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "UPDATE source_facts SET hash = NULL", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
     sqlite3_close(db);
@@ -449,7 +422,7 @@ static void test_cache_facts__read_only(void **state)
     topo_cache_opts ro = {.read_only = 1};
     listed l = {0};
     assert_int_equal(put(open_cache(f), "ufm", DOC_A, 1000, &err), 1);
-    must(topo_cache_open(&r, f->path, &ro, &err), &err);
+    must(topo_cache_open(&r, f->tmp.path, &ro, &err), &err);
     must(topo_cache_facts_get(&got, r, "ufm", f->pool, &err), &err);
     assert_string_equal(got.document, DOC_A);
     must(topo_cache_facts_list(r, 2000, collect, &l, &err), &err);
@@ -519,10 +492,12 @@ static void test_cache_facts__migrate_from_v4(void **state)
     topo_cache_stats stats;
     char rv[32];
 
-    raw_sql(f->path, V4_FILE);
+    topo_test_db_exec(f->tmp.path, V4_FILE);
     topo_cache *c = open_cache(f);
     assert_int_equal(topo_cache_schema_version(c), TOPO_CACHE_SCHEMA_VERSION);
-    assert_int_equal(raw_int(f->path, "SELECT value FROM meta WHERE key = 'schema_version'"), TOPO_CACHE_SCHEMA_VERSION);
+    assert_int_equal(
+        topo_test_db_int(f->tmp.path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+        TOPO_CACHE_SCHEMA_VERSION);
     /* Everything of version 4 is still there... */
     must(topo_cache_get_node(&n, c, "old-1", f->pool, &err), &err);
     assert_true(n.ready);

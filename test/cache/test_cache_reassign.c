@@ -29,8 +29,7 @@ static const char *const DOMAIN[] = {"r1"};
 static const char *const LEVELS[] = {RACK, HOST};
 
 typedef struct fx {
-    char dir[256];
-    char path[300];
+    topo_test_cachedir tmp;
     topo_cache *cache;
     topo_pool *pool;
 } fx;
@@ -76,7 +75,6 @@ static void make_asg(asg *out, const char *const *hosts, const int32_t *counts, 
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     topo_err err = TOPO_ERR_INIT;
     static const char *hosts[] = {"n9", "n10"};
     static const int32_t counts[] = {2, 2};
@@ -85,12 +83,10 @@ static int setup(void **state)
 
     if (f == NULL)
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-reassign-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL)
+    if (topo_test_cachedir_make(&f->tmp, "reassign-test") < 0)
         return -1;
-    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
     f->pool = topo_pool_create();
-    must(topo_cache_open(&f->cache, f->path, NULL, &err), &err);
+    must(topo_cache_open(&f->cache, f->tmp.path, NULL, &err), &err);
     make_asg(&a, hosts, counts, 2);
     topo_cache_reservation_spec spec = {.id = ID,
                                         .podset_key = "ns/job/uid",
@@ -116,8 +112,7 @@ static int teardown(void **state)
     fx *f = *state;
     topo_cache_close(f->cache);
     topo_pool_free(f->pool);
-    topo_test_remove_db(f->path);
-    rmdir(f->dir);
+    topo_test_cachedir_remove(&f->tmp);
     free(f);
     return 0;
 }

@@ -22,8 +22,7 @@
 #define HOST "kubernetes.io/hostname"
 
 typedef struct fx {
-    char dir[256];
-    char path[300];
+    topo_test_cachedir tmp;
     topo_cache *cache;
 } fx;
 
@@ -31,16 +30,13 @@ static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
     topo_err err = TOPO_ERR_INIT;
-    const char *tmp = getenv("TMPDIR");
     if (f == NULL)
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-stranded-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL) {
+    if (topo_test_cachedir_make(&f->tmp, "stranded-test") < 0) {
         free(f);
         return -1;
     }
-    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
-    if (topo_cache_open(&f->cache, f->path, NULL, &err) < 0) {
+    if (topo_cache_open(&f->cache, f->tmp.path, NULL, &err) < 0) {
         print_error("open: %s\n", err.text);
         free(f);
         return -1;
@@ -53,8 +49,7 @@ static int teardown(void **state)
 {
     fx *f = *state;
     topo_cache_close(f->cache);
-    topo_test_remove_db(f->path);
-    rmdir(f->dir);
+    topo_test_cachedir_remove(&f->tmp);
     free(f);
     return 0;
 }
@@ -195,7 +190,7 @@ static void test_cache_stranded__indexed(void **state)
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     char plan[1024] = "";
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(f->tmp.path, &db), SQLITE_OK);
     assert_int_equal(
         sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN " CACHE_STRANDED_SQL, -1, &st, NULL),
         SQLITE_OK);

@@ -83,8 +83,7 @@ static int group_setup(void **state)
 /* --- fixture ------------------------------------------------------------------------- */
 
 typedef struct fx {
-    char dir[256];
-    char path[300];
+    topo_test_cachedir tmp;
     sqlite3 *db;     /* through the batching VFS */
     sqlite3 *reader; /* SQLite's own VFS, another connection */
 } fx;
@@ -109,16 +108,13 @@ static sqlite3 *open_db(const char *path, const char *vfs)
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof(*f));
-    const char *tmp = getenv("TMPDIR");
     if (f == NULL)
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "%s/topo-vfs-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(f->dir) == NULL)
+    if (topo_test_cachedir_make(&f->tmp, "vfs-test") < 0)
         return -1;
-    snprintf(f->path, sizeof(f->path), "%s/cache.db", f->dir);
-    f->db = open_db(f->path, "test-batch");
+    f->db = open_db(f->tmp.path, "test-batch");
     exec_ok(f->db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)");
-    f->reader = open_db(f->path, NULL);
+    f->reader = open_db(f->tmp.path, NULL);
     fail_wal_writes = 0;
     *state = f;
     return 0;
@@ -129,8 +125,7 @@ static int teardown(void **state)
     fx *f = *state;
     sqlite3_close(f->reader);
     sqlite3_close(f->db);
-    topo_test_remove_db(f->path);
-    rmdir(f->dir);
+    topo_test_cachedir_remove(&f->tmp);
     free(f);
     return 0;
 }
@@ -216,9 +211,9 @@ static void test_cache_vfs__committed_frames_in_the_file(void **state)
     fx *f = *state;
     assert_int_equal(insert_rows(f->db, 0, 20, 1000), SQLITE_OK);
     char copy[400], cmd[1200];
-    snprintf(copy, sizeof(copy), "%s/copy.db", f->dir);
-    snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s-wal' '%s-wal'", f->path, copy, f->path,
-             copy);
+    snprintf(copy, sizeof(copy), "%s/copy.db", f->tmp.dir);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s-wal' '%s-wal'", f->tmp.path, copy,
+             f->tmp.path, copy);
     assert_int_equal(system(cmd), 0);
     sqlite3 *c = open_db(copy, NULL);
     assert_int_equal(query_int(c, "SELECT count(*) FROM t"), 20);
@@ -323,7 +318,7 @@ static void test_cache_vfs__threads(void **state)
     writer w[N];
     pthread_t th[N];
     for (int i = 0; i < N; i++) {
-        w[i] = (writer){f->path, i + 1, SQLITE_OK};
+        w[i] = (writer){f->tmp.path, i + 1, SQLITE_OK};
         assert_int_equal(pthread_create(&th[i], NULL, write_rows, &w[i]), 0);
     }
     for (int i = 0; i < N; i++) {

@@ -27,6 +27,7 @@
 #include "topo/limits.h"
 
 #include "keypair_fixture.h"
+#include "support/tmpdir.h"
 
 /* --- decoding ------------------------------------------------------------------- */
 
@@ -198,8 +199,7 @@ static int scratch_setup(void **state)
 {
     scratch *s = calloc(1, sizeof(*s));
     assert_non_null(s);
-    snprintf(s->dir, sizeof(s->dir), "/tmp/topo-exec-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    assert_int_equal(topo_test_tmpdir_make(s->dir, sizeof(s->dir), "exec"), 0);
     snprintf(s->count, sizeof(s->count), "%s/runs", s->dir);
     unsetenv("TOPO_EXEC_TIMEOUT_MS");
     *state = s;
@@ -209,9 +209,7 @@ static int scratch_setup(void **state)
 static int scratch_teardown(void **state)
 {
     scratch *s = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(topo_test_tmpdir_remove(s->dir), 0);
     unsetenv("TOPO_EXEC_TIMEOUT_MS");
     free(s);
     return 0;

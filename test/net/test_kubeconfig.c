@@ -20,6 +20,7 @@
 #include "topo/log.h"
 
 #include "keypair_fixture.h"
+#include "support/tmpdir.h"
 
 /* A scratch directory per test, removed afterwards. */
 typedef struct scratch {
@@ -30,8 +31,7 @@ static int scratch_setup(void **state)
 {
     scratch *s = calloc(1, sizeof(*s));
     assert_non_null(s);
-    snprintf(s->dir, sizeof(s->dir), "/tmp/topo-kcfg-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
+    assert_int_equal(topo_test_tmpdir_make(s->dir, sizeof(s->dir), "kcfg"), 0);
     *state = s;
     return 0;
 }
@@ -39,9 +39,7 @@ static int scratch_setup(void **state)
 static int scratch_teardown(void **state)
 {
     scratch *s = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(topo_test_tmpdir_remove(s->dir), 0);
     free(s);
     return 0;
 }
