@@ -591,8 +591,7 @@ static int run_loop(ctl *c)
             was_writer = writer;
             /* Failed writes are retried sooner than a resync, backing off. */
             failures = rc != 0 ? failures + 1 : 0;
-            long wait = failures ? topo_backoff_ms(1000, c->o->resync_ms, (int)failures - 1,
-                                                        &rng)
+            long wait = failures ? topo_backoff_ms(1000, c->o->resync_ms, (int)failures - 1, &rng)
                                  : c->o->resync_ms;
             next_resync = reassertion_due(c, topo_clock_ms() + wait);
             hold_until = c->only_deferred ? topo_clock_ms() + ROUND_HOLD_MS : 0;

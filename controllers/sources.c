@@ -325,8 +325,8 @@ static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
         long tenth = st->interval_ms / 10;
         wait = st->interval_ms - tenth + (long)(topo_rand_next(&s->rng) % (uint64_t)(2 * tenth + 1));
     } else {
-        wait = topo_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms,
-                                    (int)st->failures - 1, &s->rng);
+        wait = topo_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms, (int)st->failures - 1,
+                               &s->rng);
         if (wait > st->interval_ms)
             wait = st->interval_ms;
     }

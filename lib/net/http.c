@@ -733,7 +733,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
                 long delay = retry_after_ms(http);
                 if (delay < 0)
                     delay = topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
-                                                 retries, &http->rng);
+                                            retries, &http->rng);
                 snprintf(why, sizeof(why), "status %ld", status);
                 retry_wait(http, req, retries, delay, why);
                 retries++;
@@ -752,7 +752,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
             retries < http->max_retries) {
             retry_wait(http, req, retries,
                        topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms, retries,
-                                            &http->rng),
+                                       &http->rng),
                        transport_text(http, cc));
             retries++;
             continue;
