@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "topo/buf.h"
+#include "topo/clock.h"
 #include "topo/cache.h"
 #include "topo/filler.h"
 #include "topo/http.h"
@@ -252,18 +252,17 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
 
     o.stop = topo_cli_stop_on_signals();
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = topo_clock_ns();
     if ((rc = topo_filler_create(&filler, &o, &err)) < 0)
         goto bad; /* configuration: kubeconfig, cache file */
     rc = topo_filler_run(filler, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int64_t t1 = topo_clock_ns();
     topo_filler_stats st;
     topo_filler_get_stats(filler, &st);
     topo_filler_free(filler);
     if (f.stats)
         print_stats(&st, o.db_path,
-                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+                    (double)(t1 - t0) / 1e9);
     if (rc == 0 && live != NULL)
         rc = verify_live(live, o.db_path, &sopts, &err);
     topo_live_free(live);

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "topo/clock.h"
 #include "topo/generate.h"
 #include "topo/limits.h"
 #include "topo/simulate.h"
@@ -175,25 +175,24 @@ const topo_cli_command topo_cli_simulate = {
 
 typedef struct progress {
     int quiet;
-    struct timespec start, last;
+    int64_t start_ns, last_ns; /* topo_clock_ns */
 } progress;
 
-static double since(const struct timespec *a, const struct timespec *b)
+static double since(int64_t a_ns, int64_t b_ns)
 {
-    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+    return (double)(b_ns - a_ns) / 1e9;
 }
 
 static void on_progress(const char *policy, size_t done, size_t jobs, void *payload)
 {
     progress *p = payload;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (p->quiet || (done < jobs && since(&p->last, &now) < PROGRESS_SECONDS))
+    int64_t now = topo_clock_ns();
+    if (p->quiet || (done < jobs && since(p->last_ns, now) < PROGRESS_SECONDS))
         return;
-    if (done < jobs || since(&p->start, &now) >= PROGRESS_SECONDS)
+    if (done < jobs || since(p->start_ns, now) >= PROGRESS_SECONDS)
         fprintf(stderr, "topoassign simulate: %s: %zu/%zu jobs arrived, %.1f s\n", policy, done,
-                jobs, since(&p->start, &now));
-    p->last = now;
+                jobs, since(p->start_ns, now));
+    p->last_ns = now;
 }
 
 /* ---- inputs ---- */
@@ -501,8 +500,7 @@ int topo_cli_cmd_simulate(int argc, char **argv)
     in.seed = SIM_SEED_DEFAULT;
     memset(&prog, 0, sizeof(prog));
     prog.quiet = f.quiet;
-    clock_gettime(CLOCK_MONOTONIC, &prog.start);
-    prog.last = prog.start;
+    prog.start_ns = prog.last_ns = topo_clock_ns();
     if ((in.pool = topo_pool_create()) == NULL) {
         topo_err_nomem(&err, NULL);
         goto fail;
@@ -514,8 +512,7 @@ int topo_cli_cmd_simulate(int argc, char **argv)
         run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
         goto fail;
     for (size_t i = 0; i < npol; i++) {
-        clock_gettime(CLOCK_MONOTONIC, &prog.start);
-        prog.last = prog.start;
+        prog.start_ns = prog.last_ns = topo_clock_ns();
         if (topo_sim_run(&res[i], in.cluster, in.trace, pol[i], &ro, &err) < 0)
             goto fail;
     }

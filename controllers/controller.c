@@ -17,8 +17,9 @@
 #include "kueue.h"
 #include "nodes.h"
 #include "sources.h"
+#include "topo/backoff.h"
+#include "topo/clock.h"
 #include "topo/gpu.h"
-#include "topo/http.h"
 #include "topo/k8s.h"
 #include "topo/kueue_names.h"
 #include "topo/labeldiff.h"
@@ -53,11 +54,6 @@ typedef struct ctl {
     sync_owned owned;
     const char *label_keys[8];
 } ctl;
-
-static int64_t mono_ms(void)
-{
-    return topo_leader_now_ms();
-}
 
 /* The calling thread's CPU time in ms: what a round itself costs, whatever
  * the reflector's and the refresher's threads do meanwhile. */
@@ -353,7 +349,7 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
 {
     topo_facts *facts[TOPO_SYNC_SOURCE_COUNT];
     topo_facts *gpu = NULL;
-    int64_t t0 = mono_ms();
+    int64_t t0 = topo_clock_ms();
     json_t *view = sync_nodes_snapshot(c->nodes, NULL);
     if (!view)
         return topo_err_nomem(err, "nodes");
@@ -370,7 +366,7 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
         return rc;
     }
     const topo_plan *plan = topo_sync_plan(*out);
-    topo_metrics_set(topo_metrics_get(c->m_plan_ms, NULL), mono_ms() - t0);
+    topo_metrics_set(topo_metrics_get(c->m_plan_ms, NULL), topo_clock_ms() - t0);
     topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"planned"}),
                      (int64_t)topo_plan_node_count(plan));
     topo_metrics_set(topo_metrics_get(c->m_nodes, (const char *[]){"incomplete"}),
@@ -435,7 +431,7 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
     if (may_write || c->o->dry_run) {
         sync_apply_result r;
         double cpu1 = cpu_ms();
-        int64_t t1 = mono_ms();
+        int64_t t1 = topo_clock_ms();
         if ((rc = sync_apply_round(c->apply, plan, view, keep_writing, c, &r, err)) != 0) {
             json_decref(view);
             topo_sync_free(sync);
@@ -449,7 +445,7 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
                  "took %lld ms",
                  r.dry_run ? r.dry_run : r.patched, r.converged, r.held, r.gone, r.failed,
                  r.deferred, r.dry_run ? " (dry run: patches logged, not sent)" : "", cpu1 - cpu0,
-                 cpu_ms() - cpu1, (long long)(mono_ms() - t1));
+                 cpu_ms() - cpu1, (long long)(topo_clock_ms() - t1));
         failed = r.failed > 0 || r.stopped;
         c->only_deferred = r.deferred > 0 && r.patched == 0 && r.failed == 0;
     }
@@ -513,7 +509,7 @@ static int64_t reassertion_due(ctl *c, int64_t next_resync)
     long due_in = sync_apply_due_in_ms(c->apply);
     if (due_in < 0)
         return next_resync;
-    int64_t at = mono_ms() + (due_in < 50 ? 50 : due_in);
+    int64_t at = topo_clock_ms() + (due_in < 50 ? 50 : due_in);
     return at < next_resync ? at : next_resync;
 }
 
@@ -521,7 +517,7 @@ static int run_once(ctl *c)
 {
     topo_err err = TOPO_ERR_INIT;
     double cpu0 = cpu_ms();
-    int64_t t0 = mono_ms();
+    int64_t t0 = topo_clock_ms();
     /* The sources before the list: a large dump's parse then holds its
      * transient records while the Node view is not yet there (the peak
      * RSS, bench/README.md "bench/sync"). A source that fails now but left
@@ -532,13 +528,13 @@ static int run_once(ctl *c)
         return err.code == TOPO_EINVALID ? SYNC_EXIT_BAD_INPUT : SYNC_EXIT_FAILED;
     }
     double cpu1 = cpu_ms();
-    int64_t t1 = mono_ms();
+    int64_t t1 = topo_clock_ms();
     if (topo_reflector_run(c->reflector, &err) != 0 || !sync_nodes_synced(c->nodes)) {
         topo_log(TOPO_LOG_ERROR, "nodes: %s", err.code ? err.text : "stopped before the list");
         return SYNC_EXIT_FAILED;
     }
     topo_log(TOPO_LOG_INFO, "once: nodes listed in %lld ms (%.0f ms CPU), sources read in %lld ms "
-             "(%.0f ms CPU)", (long long)(mono_ms() - t1), cpu_ms() - cpu1, (long long)(t1 - t0),
+             "(%.0f ms CPU)", (long long)(topo_clock_ms() - t1), cpu_ms() - cpu1, (long long)(t1 - t0),
              cpu1 - cpu0);
     int rc = reconcile(c, !c->o->dry_run, &err);
     if (rc < 0) {
@@ -552,7 +548,7 @@ static int may_write(ctl *c)
 {
     if (c->o->dry_run)
         return 0;
-    return !c->leader || topo_leader_is_leader(c->leader, mono_ms());
+    return !c->leader || topo_leader_is_leader(c->leader, topo_clock_ms());
 }
 
 static int run_loop(ctl *c)
@@ -570,12 +566,12 @@ static int run_loop(ctl *c)
         topo_log(TOPO_LOG_ERROR, "%s", err.text);
         return SYNC_EXIT_FAILED;
     }
-    uint64_t seen = 0, seen_sources = 0, rng = (uint64_t)mono_ms();
+    uint64_t seen = 0, seen_sources = 0, rng = (uint64_t)topo_clock_ms();
     unsigned failures = 0;
     int64_t next_resync = 0, hold_until = 0;
     int was_writer = 0;
     while (!atomic_load(c->stop)) {
-        int64_t now = mono_ms();
+        int64_t now = topo_clock_ms();
         int writer = may_write(c);
         uint64_t gen = sync_nodes_generation(c->nodes);
         uint64_t sources = atomic_load(&c->sources_gen);
@@ -596,16 +592,15 @@ static int run_loop(ctl *c)
             was_writer = writer;
             /* Failed writes are retried sooner than a resync, backing off. */
             failures = rc != 0 ? failures + 1 : 0;
-            long wait = failures ? topo_http_backoff_ms(1000, c->o->resync_ms, (int)failures - 1,
-                                                        &rng)
+            long wait = failures ? topo_backoff_ms(1000, c->o->resync_ms, (int)failures - 1, &rng)
                                  : c->o->resync_ms;
-            next_resync = reassertion_due(c, mono_ms() + wait);
-            hold_until = c->only_deferred ? mono_ms() + ROUND_HOLD_MS : 0;
+            next_resync = reassertion_due(c, topo_clock_ms() + wait);
+            hold_until = c->only_deferred ? topo_clock_ms() + ROUND_HOLD_MS : 0;
         }
         /* Wake at least every second to notice a stop or a lost lease, and
          * when a deferred reassertion is due; held, for newer Node changes
          * or the hold's end. */
-        int64_t deadline = mono_ms() + 1000;
+        int64_t deadline = topo_clock_ms() + 1000;
         if (next_resync < deadline)
             deadline = next_resync;
         if (held && hold_until < deadline)

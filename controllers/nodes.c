@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/clock.h"
 #include "topo/labeldiff.h"
 #include "topo/log.h"
 
@@ -28,20 +29,13 @@ int sync_nodes_create(sync_nodes **out, const sync_nodes_keep *keep, topo_err *e
 {
     *out = NULL;
     sync_nodes *n = calloc(1, sizeof(*n));
-    pthread_condattr_t ca;
     if (!n || !(n->view = json_object()))
         goto nomem;
     if (keep)
         n->keep = *keep;
     n->keep_all = !keep;
-    if (pthread_condattr_init(&ca) != 0)
-        goto nomem;
     /* A monotonic clock: a wall-clock step must not stretch a wait. */
-    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(&n->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
+    if (topo_clock_cond_init(&n->cv) != 0)
         goto nomem;
     if (pthread_mutex_init(&n->mu, NULL) != 0) {
         pthread_cond_destroy(&n->cv);
@@ -290,8 +284,7 @@ json_t *sync_nodes_snapshot(sync_nodes *n, uint64_t *generation_out)
 
 uint64_t sync_nodes_wait(sync_nodes *n, uint64_t seen, int64_t deadline_ms)
 {
-    struct timespec ts = {.tv_sec = (time_t)(deadline_ms / 1000),
-                          .tv_nsec = (long)(deadline_ms % 1000) * 1000000L};
+    struct timespec ts = topo_clock_at_ms(deadline_ms);
     pthread_mutex_lock(&n->mu);
     uint64_t wakes = n->wakes;
     while (n->generation == seen && n->wakes == wakes) {

@@ -61,7 +61,7 @@ uint64_t sync_nodes_generation(const sync_nodes *n);
 json_t *sync_nodes_snapshot(sync_nodes *n, uint64_t *generation_out);
 
 /* Blocks until the generation differs from seen, the deadline (a
- * CLOCK_MONOTONIC time in ms, as topo_leader_now_ms) passes, or
+ * monotonic time in ms, topo_clock_ms) passes, or
  * sync_nodes_wake is called. Returns the generation. */
 uint64_t sync_nodes_wait(sync_nodes *n, uint64_t seen, int64_t deadline_ms);
 /* Ends every wait now (a source changed, a stop was asked). Any thread. */

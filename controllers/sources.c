@@ -9,9 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/backoff.h"
 #include "topo/cache_facts.h"
-#include "topo/http.h"
+#include "topo/clock.h"
 #include "topo/log.h"
+#include "topo/rand.h"
 #include "topo/sync_facts.h"
 
 #define SRC_N TOPO_SYNC_SOURCE_COUNT
@@ -41,16 +43,12 @@ struct sync_sources {
     topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects;
 };
 
-static int64_t clock_ms(clockid_t id)
+/* Wall-clock time in ms: what the cache records as when facts were fetched. */
+static int64_t wall_ms(void)
 {
     struct timespec ts;
-    clock_gettime(id, &ts);
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_ms(void)
-{
-    return clock_ms(CLOCK_MONOTONIC);
 }
 
 static int register_metrics(sync_sources *s, topo_err *err)
@@ -93,7 +91,7 @@ static int load_stored(sync_sources *s, topo_err *err)
     int rc = topo_cache_open(&s->cache, s->o.db, NULL, err);
     if (rc != 0)
         return topo_err_wrap(err, "sources");
-    int64_t wall = clock_ms(CLOCK_REALTIME), mono = now_ms();
+    int64_t wall = wall_ms(), mono = topo_clock_ms();
     for (int i = 0; i < SRC_N; i++) {
         source_state *st = &s->src[i];
         const char *name = topo_sync_source_name((topo_sync_source)i);
@@ -145,7 +143,7 @@ int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_
         free(s);
         return topo_err_nomem(err, "sources");
     }
-    if (pthread_cond_init(&s->cv, NULL) != 0) {
+    if (topo_clock_cond_init(&s->cv) != 0) { /* deadlines: topo_clock_deadline */
         pthread_mutex_destroy(&s->mu);
         free(s);
         return topo_err_nomem(err, "sources");
@@ -207,7 +205,7 @@ static int failed(sync_sources *s, int i, const char *reason, topo_err *err)
              st->facts ? "keeping its last good facts" : "no facts from it yet");
     topo_err e = TOPO_ERR_INIT;
     if (s->cache &&
-        topo_cache_facts_fail(s->cache, name, err->text, clock_ms(CLOCK_REALTIME), &e) != 0)
+        topo_cache_facts_fail(s->cache, name, err->text, wall_ms(), &e) != 0)
         topo_log(TOPO_LOG_WARN, "source %s: cannot record the failure: %s", name, e.text);
     return err->code;
 }
@@ -254,11 +252,11 @@ static int read_one(sync_sources *s, int i, topo_err *err)
     const char *name = topo_sync_source_name((topo_sync_source)i);
     source_state *st = &s->src[i];
     topo_facts *f = NULL;
-    int64_t t0 = now_ms();
+    int64_t t0 = topo_clock_ms();
     int rc = topo_facts_create(&f, name, err);
     if (rc == 0)
         rc = topo_sync_source_read(f, s->o.settings, (topo_sync_source)i, err);
-    int64_t t1 = now_ms();
+    int64_t t1 = topo_clock_ms();
     if (s->m_duration)
         set_metric(s->m_duration, name, NULL, t1 - t0);
     if (rc != 0) {
@@ -278,7 +276,7 @@ static int read_one(sync_sources *s, int i, topo_err *err)
      * round. Without a cache file every read counts as a change. */
     int changed = 1;
     if (s->cache &&
-        (rc = topo_sync_facts_save(s->cache, f, clock_ms(CLOCK_REALTIME), &changed, err)) != 0) {
+        (rc = topo_sync_facts_save(s->cache, f, wall_ms(), &changed, err)) != 0) {
         topo_log(TOPO_LOG_WARN, "source %s: cannot save its facts: %s", name, err->text);
         changed = 1; /* used all the same: only a restart would lack them */
     }
@@ -325,10 +323,10 @@ static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
     long wait;
     if (st->failures == 0) {
         long tenth = st->interval_ms / 10;
-        wait = st->interval_ms - tenth + (long)(topo_http_rand(&s->rng) % (uint64_t)(2 * tenth + 1));
+        wait = st->interval_ms - tenth + (long)(topo_rand_next(&s->rng) % (uint64_t)(2 * tenth + 1));
     } else {
-        wait = topo_http_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms,
-                                    (int)st->failures - 1, &s->rng);
+        wait = topo_backoff_ms(s->o.backoff_base_ms, s->o.backoff_max_ms, (int)st->failures - 1,
+                               &s->rng);
         if (wait > st->interval_ms)
             wait = st->interval_ms;
     }
@@ -351,7 +349,7 @@ static void *refresher(void *arg)
     sync_sources *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
-        int64_t now = now_ms(), soonest = now + s->o.interval_ms;
+        int64_t now = topo_clock_ms(), soonest = now + s->o.interval_ms;
         for (int i = 0; i < SRC_N && !s->stop; i++) {
             source_state *st = &s->src[i];
             if (!st->configured)
@@ -361,23 +359,16 @@ static void *refresher(void *arg)
                 pthread_mutex_unlock(&s->mu);
                 (void)read_one(s, i, &err);
                 pthread_mutex_lock(&s->mu);
-                now = now_ms();
+                now = topo_clock_ms();
                 st->next_ms = next_read(s, st, now);
             }
             warn_stale(s, i, now);
             if (st->next_ms < soonest)
                 soonest = st->next_ms;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's clock */
-        int64_t wait = soonest - now_ms();
+        int64_t wait = soonest - topo_clock_ms();
         if (wait > 0 && !s->stop) {
-            ts.tv_sec += (time_t)(wait / 1000);
-            ts.tv_nsec += (long)(wait % 1000) * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = topo_clock_deadline(wait);
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
     }

@@ -34,7 +34,7 @@
  * a sweep never reaches a descriptor number reused by another file.
  *
  * No libmicrohttpd here (server.c is its only user): connections are file
- * descriptors, times are CLOCK_MONOTONIC nanoseconds passed in by the caller
+ * descriptors, times are topo_clock_ns nanoseconds passed in by the caller
  * (so that tests choose them). */
 #ifndef TOPO_WEBHOOK_CONN_DEADLINE_H
 #define TOPO_WEBHOOK_CONN_DEADLINE_H

@@ -22,6 +22,7 @@
 #include "watchdog.h"
 #include "topo/admission.h"
 #include "topo/admission_config.h"
+#include "topo/clock.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -40,10 +41,7 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
     /* Past the API server's ?timeout= nobody reads the answer: skip the
      * work (a queue built up under overload drains faster). */
     if (req->timeout_ms > 0 && req->start_ns > 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        long long waited_ms = ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - req->start_ns) /
-                              1000000LL;
+        long long waited_ms = (topo_clock_ns() - req->start_ns) / 1000000LL;
         if (waited_ms >= req->timeout_ms) {
             static const char msg[] = "{\"error\":\"the API server's timeout passed\"}";
             *out_body = strdup(msg);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/clock.h"
 #include "topo/k8s.h"
 #include "ns_policy.h"
 #include "quota.h"
@@ -225,13 +226,6 @@ struct wh_placement {
 
 static int metrics_init(wh_placement *p, topo_err *err);
 
-static int64_t mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec;
-}
-
 static int ns_lookup(void *payload, const char *namespace_, topo_admission_policy *out)
 {
     return topo_ns_policy_lookup(payload, namespace_, out);
@@ -381,7 +375,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
     p->ntopos = topo_admission_config_topology_count(p->cfg);
     p->lives = calloc(p->ntopos, sizeof(*p->lives));
     p->topos = calloc(p->ntopos, sizeof(*p->topos));
-    atomic_init(&p->last_change, mono_s());
+    atomic_init(&p->last_change, topo_clock_ns() / 1000000000);
     int rc = p->lives && p->topos ? 0 : topo_err_nomem(err, NULL);
     if (rc == 0 && !p->is_static && o->db_path == NULL)
         rc = topo_err_set(err, TOPO_EINVALID, "--db: required with an API server");
@@ -518,7 +512,7 @@ void wh_placement_tick(wh_placement *p)
         topo_filler_get_stats(p->filler, &fs);
         if (fs.commits != p->last_commits) {
             p->last_commits = fs.commits;
-            atomic_store(&p->last_change, mono_s());
+            atomic_store(&p->last_change, topo_clock_ns() / 1000000000);
         }
     }
     /* Capacity came back (pods ended, reservations went, nodes came):
@@ -583,7 +577,7 @@ static void metrics_refresh(void *payload)
     v[PM_FAILING] = (int64_t)s.failing;
     v[PM_TIMED_OUT] = (int64_t)s.timed_out;
     v[PM_RESERVATIONS] = (int64_t)s.reservations;
-    v[PM_CACHE_AGE] = p->is_static ? 0 : mono_s() - atomic_load(&p->last_change);
+    v[PM_CACHE_AGE] = p->is_static ? 0 : topo_clock_ns() / 1000000000 - atomic_load(&p->last_change);
     if (p->filler != NULL) {
         topo_filler_stats fs;
         topo_filler_get_stats(p->filler, &fs);

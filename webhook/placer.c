@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "forward.h"
+#include "topo/clock.h"
 #include "topo/json.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
@@ -68,19 +68,6 @@ void wh_placer_free(wh_placer *pl)
     free(pl);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Answered here without placing: the no-fit policy, with why. */
 static int unplaced(wh_placer *pl, wh_forward_outcome o, const char *why, const char *body,
                     size_t len, char **out, size_t *out_len, int *status)
@@ -121,8 +108,8 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
     while ((st = topo_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==
                TOPO_UNGATER_PLACER_SETTLING &&
            (deadline_ns == 0 ||
-            now_ns() + (wait_ms + FORWARD_MARGIN_MS) * 1000000LL < deadline_ns))
-        nap_ms(wait_ms < SETTLE_POLL_MS ? wait_ms + 1 : SETTLE_POLL_MS);
+            topo_clock_ns() + (wait_ms + FORWARD_MARGIN_MS) * 1000000LL < deadline_ns))
+        topo_clock_sleep_ns((wait_ms < SETTLE_POLL_MS ? wait_ms + 1 : SETTLE_POLL_MS) * 1000000LL);
     if (st == TOPO_UNGATER_PLACER_SELF)
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
     if (forwarded_by != NULL)
@@ -146,7 +133,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
         return unplaced(pl, WH_FWD_NO_PLACER, why, body, len, out, out_len, status);
     }
     long timeout_ms = FORWARD_TIMEOUT_MS;
-    int64_t start = now_ns();
+    int64_t start = topo_clock_ns();
     if (deadline_ns > 0)
         timeout_ms = (long)((deadline_ns - start) / 1000000LL) - FORWARD_MARGIN_MS;
     if (timeout_ms <= 0) {
@@ -172,7 +159,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
                         out_len, status);
     }
     atomic_fetch_add(&pl->forwarded[WH_FWD_ANSWERED], 1);
-    atomic_fetch_add(&pl->forward_us, (uint64_t)((now_ns() - start) / 1000));
+    atomic_fetch_add(&pl->forward_us, (uint64_t)((topo_clock_ns() - start) / 1000));
     *out = answer;
     *out_len = answer_len;
     *status = answer_status;

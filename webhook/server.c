@@ -8,6 +8,7 @@
 
 #include "conn_deadline.h"
 #include "server_metrics.h"
+#include "topo/clock.h"
 #include "tls_reload.h"
 
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -71,16 +71,9 @@ typedef struct wh_req {
     int responded;
 } wh_req;
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
-    wh_metrics_request(&srv->m, status, outcome, start_ns, now_ns());
+    wh_metrics_request(&srv->m, status, outcome, start_ns, topo_clock_ns());
 }
 
 /* The API server's ?timeout= (a Go duration: "10s", "1m30s", "500ms") in
@@ -157,7 +150,7 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_ge
                                     int status, const char *msg, long long start_ns)
 {
     topo_wh_server *srv = wh_tls_gen_payload(g);
-    wh_conn_responding(srv->conns, conn_of(conn), now_ns());
+    wh_conn_responding(srv->conns, conn_of(conn), topo_clock_ns());
     return answer_error(conn, g, status, WH_OUT_REJECTED, msg, start_ns);
 }
 
@@ -198,7 +191,7 @@ static enum MHD_Result begin_request(const wh_tls_gen *g, struct MHD_Connection 
                                      const char *url, const char *method, void **con_cls)
 {
     topo_wh_server *srv = wh_tls_gen_payload(g);
-    long long start = now_ns();
+    long long start = topo_clock_ns();
     atomic_store(&srv->last_activity_ns, (unsigned long long)start);
     if (strcmp(url, WH_MUTATE_PATH) != 0)
         return reject_early(conn, g, MHD_HTTP_NOT_FOUND, "not found", start);
@@ -278,7 +271,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     topo_wh_server *srv = wh_tls_gen_payload(g);
     rq->responded = 1;
     if (rq->refuse) {
-        wh_conn_responding(srv->conns, rq->conn, now_ns());
+        wh_conn_responding(srv->conns, rq->conn, topo_clock_ns());
         return answer_error(conn, g, rq->refuse, WH_OUT_REJECTED,
                             rq->refuse == MHD_HTTP_CONTENT_TOO_LARGE
                                 ? "request body too large"
@@ -296,7 +289,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     int status = 0;
     wh_conn_handling(srv->conns, rq->conn);
     int rc = srv->opts.handle(&req, rq->body ? rq->body : "", rq->len, &out, &out_len, &status);
-    wh_conn_responding(srv->conns, rq->conn, now_ns());
+    wh_conn_responding(srv->conns, rq->conn, topo_clock_ns());
     if (rc != 0 || status < 100 || status > 599) {
         free(out);
         topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
@@ -338,7 +331,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
     (void)toe;
     /* the response is out: the keep-alive idle time starts (and the
      * connection may be evicted at the cap from now on) */
-    wh_conn_idle(srv->conns, conn_of(conn), now_ns());
+    wh_conn_idle(srv->conns, conn_of(conn), topo_clock_ns());
     if (!rq)
         return;
     atomic_fetch_sub(&srv->body_bytes, rq->charged);
@@ -346,7 +339,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
     free(rq);
     *con_cls = NULL;
     topo_metrics_add(srv->m.in_flight, -1);
-    atomic_store(&srv->last_activity_ns, (unsigned long long)now_ns());
+    atomic_store(&srv->last_activity_ns, (unsigned long long)topo_clock_ns());
 }
 
 /* A TLS connection starts or ends (the generation counts it): its
@@ -371,7 +364,7 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
                           peer, sizeof peer);
         }
-        wh_conn *c = fi ? wh_conns_add(srv->conns, (int)fi->connect_fd, peer, now_ns()) : NULL;
+        wh_conn *c = fi ? wh_conns_add(srv->conns, (int)fi->connect_fd, peer, topo_clock_ns()) : NULL;
         *socket_context = c;
         /* past the cap, this connection takes the place of one that waits
          * (or is refused): connections that send nothing must not keep the
@@ -527,7 +520,7 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
                        completed_tls,
                        notify_conn,
                        srv};
-    if (wh_tls_start(&srv->tls, &tls, now_ns(), err) < 0)
+    if (wh_tls_start(&srv->tls, &tls, topo_clock_ns(), err) < 0)
         goto cleanup;
     if (start_plain(srv, err) < 0)
         goto cleanup;
@@ -549,7 +542,7 @@ void topo_wh_server_tick(topo_wh_server *srv)
 {
     if (!srv)
         return;
-    long long now = now_ns();
+    long long now = topo_clock_ns();
     wh_conns_sweep(srv->conns, now);
     if (atomic_load(&srv->stopping))
         return;
@@ -564,12 +557,12 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
         return 0;
     atomic_store(&srv->stopping, 1);
     topo_probe_stopping(srv->health);
-    wh_tls_close(srv->tls, now_ns());
-    long long start = now_ns();
+    wh_tls_close(srv->tls, topo_clock_ns());
+    long long start = topo_clock_ns();
     long long deadline = start + (long long)timeout_ms * 1000000LL;
     atomic_store(&srv->last_activity_ns, (unsigned long long)start);
     for (;;) {
-        long long now = now_ns();
+        long long now = topo_clock_ns();
         long long inflight = (long long)topo_metrics_value(srv->m.in_flight);
         if (wh_tls_connections(srv->tls) == 0)
             break;
@@ -580,8 +573,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
         if (now >= deadline)
             break;
         wh_conns_sweep(srv->conns, now);
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
+        topo_clock_sleep_ns(10 * 1000000);
     }
     long left = (long)topo_metrics_value(srv->m.in_flight);
     wh_tls_stop(srv->tls);

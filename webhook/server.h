@@ -44,7 +44,7 @@
 typedef struct topo_wh_request {
     void *user;            /* topo_wh_server_opts.handler_ctx */
     long long timeout_ms;  /* the API server's ?timeout= (e.g. 10s), -1 if absent */
-    long long start_ns;    /* CLOCK_MONOTONIC when the request arrived */
+    long long start_ns;    /* topo_clock_ns when the request arrived */
     const char *forwarded_by; /* ?forwardedBy= of a request another replica forwarded, or NULL */
 } topo_wh_request;
 

@@ -46,7 +46,7 @@ typedef struct wh_metrics {
 int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, topo_err *err);
 
 /* One answered request: by status code and outcome, and its latency from
- * start_ns to now_ns (CLOCK_MONOTONIC) unless start_ns is 0. */
+ * start_ns to now_ns (topo_clock_ns) unless start_ns is 0. */
 void wh_metrics_request(wh_metrics *m, int status, wh_outcome outcome, long long start_ns,
                         long long now_ns);
 

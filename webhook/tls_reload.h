@@ -6,7 +6,7 @@
  * Knows nothing about requests: each generation runs the caller's
  * callbacks, which get the generation (a wh_tls_gen *) as their cls.
  * The wh_tls_* functions are called from one owner thread, the wh_tls_gen_*
- * ones from any. Times are CLOCK_MONOTONIC nanoseconds passed in by the
+ * ones from any. Times are topo_clock_ns nanoseconds passed in by the
  * caller. */
 #ifndef TOPO_WEBHOOK_TLS_RELOAD_H
 #define TOPO_WEBHOOK_TLS_RELOAD_H

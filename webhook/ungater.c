@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "topo/array.h"
+#include "topo/clock.h"
 #include "topo/k8s.h"
 #include "topo/limits.h"
 #include "topo/str.h"
@@ -156,7 +157,7 @@ static void set_leader(topo_ungater *u, int leader)
          * (TOPO_UNGATER_SETTLE_MS_DEFAULT). A Lease we created, or our own
          * record renewed after a restart, had no other placer. */
         long settle = topo_leader_took_over(u->leader) ? u->settle_ms : 0;
-        atomic_store(&u->placing_from_ms, topo_leader_now_ms() + settle);
+        atomic_store(&u->placing_from_ms, topo_clock_ms() + settle);
         u->stats.takeovers++;
         u->stats.last_settle_ms = settle;
     }
@@ -176,7 +177,7 @@ static int lead(topo_ungater *u)
         set_leader(u, 1);
         return 1;
     }
-    int64_t now = topo_leader_now_ms();
+    int64_t now = topo_clock_ms();
     if (now >= u->next_tick_ms) {
         topo_err err = TOPO_ERR_INIT;
         if (topo_leader_tick(u->leader, now, NULL, &err) < 0)
@@ -185,7 +186,7 @@ static int lead(topo_ungater *u)
          * API server, less often risks the renew deadline. */
         u->next_tick_ms = now + u->retry_ms;
     }
-    int leader = topo_leader_is_leader(u->leader, topo_leader_now_ms());
+    int leader = topo_leader_is_leader(u->leader, topo_clock_ms());
     /* Before anything is placed under this leadership: what admission
      * reserves and repairs from now on outranks the previous placer's. */
     if (leader)
@@ -504,7 +505,7 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
             if (wh_wait_events_note(u->wait_events, g->key, g->uid, why) < 0)
                 add_stat(u, &u->stats.events_dropped, 1);
             if (u->skip != NULL && g->key != NULL &&
-                wh_skip_failed(u->skip, g->key, freed, topo_leader_now_ms()) < 0)
+                wh_skip_failed(u->skip, g->key, freed, topo_clock_ms()) < 0)
                 topo_log(TOPO_LOG_WARN, "ungater: out of memory (PodSet %s not remembered)",
                          g->key);
             break;
@@ -514,13 +515,6 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
     return result;
 }
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Pods pinned to a node that failed before they were bound (stranded.h):
  * once this replica places (not while it settles after a takeover: the
  * cache may not show the previous placer's pods yet). */
@@ -528,7 +522,7 @@ static void fail_stranded(topo_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     wh_stranded_result r;
-    int64_t now = topo_leader_now_ms();
+    int64_t now = topo_clock_ms();
     if (now < atomic_load(&u->placing_from_ms))
         return;
     if (wh_stranded_run(u->stranded, u->ctx, u->k, now, &r, &err) < 0)
@@ -546,7 +540,7 @@ static int round_run(topo_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     scan s;
-    int64_t t0 = mono_us();
+    int64_t t0 = topo_clock_ns() / 1000;
     memset(&s, 0, sizeof(s));
     /* One read: the PodSets and whether each holds a reservation. */
     if (topo_cache_foreach_gated_podset(u->cache, collect, &s, &err) != 0) {
@@ -569,7 +563,7 @@ static int round_run(topo_ungater *u)
      * still waiting after its turn. */
     int64_t oldest = s.dropped_oldest;
     if (u->skip != NULL)
-        wh_skip_round_begin(u->skip, topo_leader_now_ms());
+        wh_skip_round_begin(u->skip, topo_clock_ms());
     for (size_t i = 0; result == ROUND_DONE && i < s.n; i++) {
         uint64_t freed = 0;
         size_t before = waiting;
@@ -591,7 +585,7 @@ static int round_run(topo_ungater *u)
         wh_wait_events_run(u->wait_events, u->cache, u->k, instance(u), &r);
         add_events(u, &r);
     }
-    int64_t took = mono_us() - t0;
+    int64_t took = topo_clock_ns() / 1000 - t0;
     topo_metrics_observe(atomic_load(&u->rounds_h), (double)took / 1e6);
     pthread_mutex_lock(&u->mu);
     u->stats.skipped += skipped;
@@ -616,23 +610,13 @@ static void post_events(topo_ungater *u)
     add_events(u, &r);
 }
 
-static struct timespec deadline_in(long ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long ns = ts.tv_nsec + (ms % 1000) * 1000000L;
-    ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000L);
-    ts.tv_nsec = ns % 1000000000L;
-    return ts;
-}
-
 static void *ungater_main(void *arg)
 {
     topo_ungater *u = arg;
     int64_t next_round = 0; /* the first round at once */
     for (;;) {
         int leader = lead(u);
-        int64_t now = topo_leader_now_ms();
+        int64_t now = topo_clock_ms();
         pthread_mutex_lock(&u->mu);
         int due = u->kicked || now >= next_round;
         if (u->stop) {
@@ -656,24 +640,24 @@ static void *ungater_main(void *arg)
         if (due)
             post_events(u);
         if (due)
-            next_round = topo_leader_now_ms() + u->interval_ms;
+            next_round = topo_clock_ms() + u->interval_ms;
 
         /* Sleep until the next round or election step, a kick, or stop. */
-        now = topo_leader_now_ms();
+        now = topo_clock_ms();
         int64_t wake = next_round;
         if (u->leader_election && u->next_tick_ms < wake)
             wake = u->next_tick_ms;
         long ms = wake > now ? (long)(wake - now) : 0;
         pthread_mutex_lock(&u->mu);
         if (ms > 0 && !u->stop && !u->kicked) {
-            struct timespec until = deadline_in(ms);
+            struct timespec until = topo_clock_deadline(ms);
             pthread_cond_timedwait(&u->cv, &u->mu, &until);
         }
         pthread_mutex_unlock(&u->mu);
     }
     if (u->leader_election) {
         topo_err err = TOPO_ERR_INIT;
-        if (topo_leader_release(u->leader, topo_leader_now_ms(), &err) < 0)
+        if (topo_leader_release(u->leader, topo_clock_ms(), &err) < 0)
             topo_log(TOPO_LOG_WARN, "ungater: releasing lease %s: %s", u->lease_name,
                      err.text);
     }
@@ -723,7 +707,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     if (u == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
     pthread_mutex_init(&u->mu, NULL);
-    pthread_cond_init(&u->cv, NULL);
+    topo_clock_cond_init(&u->cv); /* deadlines: topo_clock_deadline */
     topo_k8s_config empty = {0};
     u->cfg = empty;
     u->ctx = opts->ctx;
@@ -843,7 +827,7 @@ topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, siz
         *wait_ms = 0;
     if (!u->leader_election)
         return TOPO_UNGATER_PLACER_SELF;
-    int64_t now = topo_leader_now_ms();
+    int64_t now = topo_clock_ms();
     if (topo_leader_is_leader(u->leader, now)) {
         int64_t from = atomic_load(&u->placing_from_ms);
         if (now >= from)

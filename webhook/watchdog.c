@@ -10,13 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/clock.h"
 #include "topo/log.h"
 
 struct wh_watchdog {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    struct timespec deadline; /* CLOCK_MONOTONIC */
+    struct timespec deadline; /* topo_clock_deadline */
     int cancelled;
     int code;
     char msg[256];
@@ -46,23 +47,14 @@ int wh_watchdog_start(wh_watchdog **out, long long ms, int code, const char *msg
     wh_watchdog *w = calloc(1, sizeof *w);
     if (!w)
         return -1;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    int ok = pthread_cond_init(&w->cond, &ca) == 0;
-    pthread_condattr_destroy(&ca);
+    int ok = topo_clock_cond_init(&w->cond) == 0;
     if (!ok || pthread_mutex_init(&w->mu, NULL) != 0) {
         if (ok)
             pthread_cond_destroy(&w->cond);
         free(w);
         return -1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &w->deadline);
-    if (ms < 0)
-        ms = 0;
-    long long ns = w->deadline.tv_nsec + (ms % 1000) * 1000000LL;
-    w->deadline.tv_sec += (time_t)(ms / 1000 + ns / 1000000000LL);
-    w->deadline.tv_nsec = (long)(ns % 1000000000LL);
+    w->deadline = topo_clock_deadline(ms);
     w->code = code;
     strncpy(w->msg, msg ? msg : "watchdog", sizeof w->msg - 1);
     if (pthread_create(&w->thread, NULL, watch, w) != 0) {

@@ -13,7 +13,7 @@
 
 typedef struct wh_watchdog wh_watchdog;
 
-/* Arms it: after ms milliseconds (CLOCK_MONOTONIC), msg is logged at error
+/* Arms it: after ms milliseconds (the monotonic clock, topo/clock.h), msg is logged at error
  * level and the process ends with _exit(code). -1 if no thread could start
  * (then nothing is armed). */
 int wh_watchdog_start(wh_watchdog **out, long long ms, int code, const char *msg);

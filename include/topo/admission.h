@@ -434,7 +434,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
 int topo_admission_handle(topo_admission_ctx *ctx, const char *body, size_t len,
                           char **out_body, size_t *out_len, int *out_status);
 
-/* topo_admission_handle with a deadline (CLOCK_MONOTONIC nanoseconds; 0:
+/* topo_admission_handle with a deadline (topo_clock_ns nanoseconds; 0:
  * none): a topology pod whose request reaches the placement lock, or leaves
  * the engine, past it stops there, stores nothing, and is answered 504
  * (nobody reads the answer any more; what it would have reserved stays

@@ -181,16 +181,6 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
  * statuses TOPO_EGENERIC. */
 int topo_http_status_code(long status);
 
-/* The client's jitter, for every other loop that retries or repeats on a
- * timer (the reflector, topo-sync's source refreshes), so that they all
- * back off alike. splitmix64: a small non-cryptographic generator; seed
- * *state with anything that differs between processes. */
-uint64_t topo_http_rand(uint64_t *state);
-/* The delay before retry number `retry` (0 for the first retry): with
- * d = min(cap_ms, base_ms * 2^retry), a value in [d/2, d] ("equal jitter":
- * retries of many clients spread out, none retries immediately). */
-long topo_http_backoff_ms(long base_ms, long cap_ms, int retry, uint64_t *rng);
-
 /* Counters for metrics and tests. */
 typedef struct topo_http_stats {
     uint64_t requests;      /* attempts sent */

@@ -393,7 +393,7 @@ void topo_leader_free(topo_leader *l);
 
 const char *topo_leader_identity(const topo_leader *l);
 
-/* One election step at now_ms (a monotonic clock in milliseconds, supplied
+/* One election step at now_ms (topo_clock_ms, the monotonic clock, supplied
  * by the caller; tests drive it by hand). Reads the Lease; creates it when
  * absent; takes it when free or expired (its holder and resourceVersion did
  * not change for leaseDurationSeconds of local time since this elector
@@ -441,9 +441,6 @@ int topo_leader_is_leader(const topo_leader *l, int64_t now_ms);
  * (so a candidate takes over at its next retry instead of after
  * leaseDurationSeconds). Only safe when the process stops acting for good. */
 int topo_leader_release(topo_leader *l, int64_t now_ms, topo_err *err);
-
-/* CLOCK_MONOTONIC in milliseconds: the clock topo_leader_run uses. */
-int64_t topo_leader_now_ms(void);
 
 /* Called on every change of leadership, from the thread running the loop. */
 typedef void (*topo_leader_change_fn)(int is_leader, void *payload);

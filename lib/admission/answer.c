@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -18,6 +17,7 @@
 
 #include "admission_internal.h"
 #include "handler_internal.h"
+#include "topo/clock.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
 #include "topo/limits.h"
@@ -33,9 +33,7 @@ int adm_past_deadline(answer *a)
 {
     if (a->deadline_ns <= 0)
         return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < a->deadline_ns)
+    if (topo_clock_ns() < a->deadline_ns)
         return 0;
     a->timed_out = 1;
     return 1;

@@ -120,7 +120,7 @@ typedef struct answer {
     const char *podset_key; /* what the pod's seal names: its PodSet's (its role's) key */
     const char *warnings[4];
     const char *failure; /* ungate: why it still does not fit */
-    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none (the ungater) */
+    int64_t deadline_ns; /* topo_clock_ns; 0: none (the ungater) */
     int timed_out;       /* stopped at the deadline, nothing stored */
     const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
     int waiting_group;    /* its pod group waits for more pods */

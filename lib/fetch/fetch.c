@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/clock.h"
 #include "topo/limits.h"
 #include "topo/log.h"
 
@@ -276,16 +277,10 @@ static topo_fetch_failure failure_of(const topo_fetch *f, int rc)
     }
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
 {
-    uint64_t objects = 0, t0 = mono_ms();
+    uint64_t objects = 0;
+    int64_t t0 = topo_clock_ms();
     int rc = 0;
     if (fetch == NULL || facts == NULL)
         return topo_err_set(err, TOPO_EINVALID, "fetch: NULL argument");
@@ -303,7 +298,7 @@ int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
         rc = fetch_lldp(fetch, facts, &objects, err);
         break;
     }
-    fetch->stats.last_duration_ms = mono_ms() - t0;
+    fetch->stats.last_duration_ms = (uint64_t)(topo_clock_ms() - t0);
     if (rc != 0) {
         fetch->stats.failures[failure_of(fetch, rc)]++;
         return rc;

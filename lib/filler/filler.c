@@ -12,6 +12,7 @@
  * flags are atomics, read without the lock. */
 #define _POSIX_C_SOURCE 200809L
 #include "topo/array.h"
+#include "topo/clock.h"
 #include "topo/filler.h"
 
 #include <pthread.h>
@@ -576,11 +577,7 @@ static void *committer_main(void *arg)
     topo_filler *f = arg;
     pthread_mutex_lock(&f->db);
     while (f->kinds_running > 0) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        long ns = until.tv_nsec + f->opts.commit_ms * 1000000L;
-        until.tv_sec += ns / 1000000000L;
-        until.tv_nsec = ns % 1000000000L;
+        struct timespec until = topo_clock_deadline(f->opts.commit_ms);
         pthread_cond_timedwait(&f->done, &f->db, &until);
         if (f->opts.stop != NULL && *f->opts.stop && !f->stop)
             stop_all(f);
@@ -650,7 +647,7 @@ int topo_filler_create(topo_filler **out, const topo_filler_opts *opts, topo_err
     if (f->opts.idle_ms <= 0)
         f->opts.idle_ms = TOPO_FILLER_IDLE_MS_DEFAULT;
     pthread_mutex_init(&f->db, NULL);
-    pthread_cond_init(&f->done, NULL);
+    topo_clock_cond_init(&f->done); /* deadlines: topo_clock_deadline */
     topo_k8s_config empty = {0};
     f->cfg = empty;
     const topo_k8s_config *cfg = opts->k8s_config;

@@ -14,6 +14,7 @@
 
 #include "backoff.h"
 #include "written.h"
+#include "topo/clock.h"
 #include "topo/json.h"
 #include "topo/log.h"
 #include "topo/str.h"
@@ -45,13 +46,6 @@ struct topo_labelwriter {
 static void count(topo_labelwriter *w, int which, uint64_t n)
 {
     atomic_fetch_add_explicit(&w->stats[which], n, memory_order_relaxed);
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int topo_labelwriter_create(topo_labelwriter **out, topo_k8s *k,
@@ -151,7 +145,7 @@ static void publish_backoff(topo_labelwriter *w)
 
 long topo_labelwriter_due_in_ms(topo_labelwriter *w)
 {
-    int64_t now = mono_ms();
+    int64_t now = topo_clock_ms();
     int64_t due = drift_backoff_next_due(&w->backoff, now);
     publish_backoff(w);
     if (due < 0)
@@ -195,7 +189,7 @@ static void create_event(topo_labelwriter *w, const topo_labeldiff *d, drift_nod
         const char *name =
             json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
         snprintf(n->event, sizeof n->event, "%s", name != NULL ? name : "");
-        n->event_start_ms = mono_ms();
+        n->event_start_ms = topo_clock_ms();
         n->event_first_ns = now_ns;
         n->event_count = 1;
     }
@@ -215,7 +209,7 @@ static void reassertion_event(topo_labelwriter *w, const topo_labeldiff *d, drif
     topo_err err = TOPO_ERR_INIT;
     json_t *patch = NULL;
     if (w->no_events || n->event[0] == '\0' ||
-        mono_ms() - n->event_start_ms >= w->event_window_ms) {
+        topo_clock_ms() - n->event_start_ms >= w->event_window_ms) {
         create_event(w, d, n);
         return;
     }
@@ -299,7 +293,7 @@ static int send_patch(topo_labelwriter *w, const topo_labeldiff *d, drift_node *
     if (error == 0) {
         *outcome = TOPO_LABELWRITER_PATCHED;
         count_applied(w, d);
-        int64_t wait = n != NULL ? drift_backoff_sent(&w->backoff, n, mono_ms()) : 0;
+        int64_t wait = n != NULL ? drift_backoff_sent(&w->backoff, n, topo_clock_ms()) : 0;
         publish_backoff(w);
         log_write(d, "labelled node", wait);
         if (n != NULL)
@@ -310,7 +304,7 @@ static int send_patch(topo_labelwriter *w, const topo_labeldiff *d, drift_node *
     }
     if (error == TOPO_ENOTFOUND) {
         *outcome = TOPO_LABELWRITER_GONE;
-        drift_backoff_settled(&w->backoff, name, mono_ms());
+        drift_backoff_settled(&w->backoff, name, topo_clock_ms());
         label_written_forget(&w->written, name);
         publish_backoff(w);
         count(w, ST_GONE, 1);
@@ -355,7 +349,7 @@ static int patch_node(topo_labelwriter *w, const topo_labeldiff *d,
                       topo_labelwriter_outcome *outcome, topo_err *err)
 {
     const char *name = topo_labeldiff_node_name(d);
-    int64_t now = mono_ms(), due = 0;
+    int64_t now = topo_clock_ms(), due = 0;
     drift_node *n = NULL;
     if (!topo_labeldiff_reassert_only(d)) {
         drift_backoff_settled(&w->backoff, name, now); /* a change of plan: at once */
@@ -440,14 +434,14 @@ int topo_labelwriter_apply(topo_labelwriter *w, const topo_labeldiff_input *in,
     case TOPO_LABELDIFF_HELD:
         *outcome = TOPO_LABELWRITER_HELD;
         count(w, ST_HELD, 1);
-        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), mono_ms());
+        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), topo_clock_ms());
         publish_backoff(w);
         break;
     case TOPO_LABELDIFF_CONVERGED:
         *outcome = TOPO_LABELWRITER_CONVERGED;
         count(w, ST_CONVERGED, 1);
         remember(w, d, digest, NULL);
-        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), mono_ms());
+        drift_backoff_settled(&w->backoff, topo_labeldiff_node_name(d), topo_clock_ms());
         publish_backoff(w);
         break;
     case TOPO_LABELDIFF_PATCH:

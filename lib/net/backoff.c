@@ -1,30 +1,9 @@
-/* Retry policy: which failures are retried, and how long to wait. */
+/* Retry policy: which failures are retried, and what Retry-After asks for
+ * (the wait itself: topo/backoff.h). */
 #include "http_internal.h"
 
 #include <limits.h>
 #include <string.h>
-
-#include "topo/rand.h"
-
-uint64_t topo_http_rand(uint64_t *state)
-{
-    return topo_rand_next(state);
-}
-
-long topo_http_backoff_ms(long base_ms, long cap_ms, int retry, uint64_t *rng)
-{
-    if (base_ms < 1)
-        base_ms = 1;
-    if (cap_ms < base_ms)
-        cap_ms = base_ms;
-    long d = base_ms;
-    for (int i = 0; i < retry && d < cap_ms; i++)
-        d = d > cap_ms / 2 ? cap_ms : d * 2;
-    if (d > cap_ms)
-        d = cap_ms;
-    long half = d / 2;
-    return d - half + (long)(topo_http_rand(rng) % ((uint64_t)half + 1));
-}
 
 long topo_http_retry_after_ms(const char *value, long cap_ms)
 {

@@ -515,19 +515,12 @@ static int expired(const topo_exec_credential *cred)
     return cred->expires != 0 && (int64_t)time(NULL) >= cred->expires;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Runs the plugin, or answers its last failure again while that is
  * remembered (base, doubled per failure in a row, up to max, counted from
  * the end of the failed run); c->mu held. */
 static int run_or_remembered(topo_exec_cred *c, topo_err *err)
 {
-    if (c->retry_ns != 0 && now_ns() < c->retry_ns) {
+    if (c->retry_ns != 0 && (uint64_t)topo_clock_ns() < c->retry_ns) {
         if (err != NULL)
             *err = c->failure;
         return c->failure.code;
@@ -550,7 +543,7 @@ static int run_or_remembered(topo_exec_cred *c, topo_err *err)
         if (ms > c->backoff_max_ms)
             ms = c->backoff_max_ms;
         c->failure = local;
-        c->retry_ns = now_ns() + (uint64_t)ms * 1000000u;
+        c->retry_ns = (uint64_t)topo_clock_ns() + (uint64_t)ms * 1000000u;
         topo_log(TOPO_LOG_INFO, "exec plugin %s: failed; not run again for %ld ms",
                  c->spec.command, ms);
     }

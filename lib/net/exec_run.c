@@ -28,7 +28,7 @@ extern char **environ;
 /* Largest read from the pipe at once. */
 #define READ_CHUNK 65536u
 /* How often a child that closed its stdout is checked for its exit. */
-#define REAP_POLL_NS 5000000u
+#define REAP_POLL_NS 5000000
 
 /* "NAME=..." → the length of NAME (the whole string when it has no '='). */
 static size_t env_name_len(const char *entry)
@@ -202,7 +202,7 @@ static int collect(topo_buf *out, int fd, uint64_t deadline_ns, const topo_exec_
                    topo_err *err)
 {
     for (;;) {
-        uint64_t now = topo_http_now_ns();
+        uint64_t now = (uint64_t)topo_clock_ns();
         if (now >= deadline_ns)
             return topo_err_set(err, TOPO_ETIMEOUT, "did not finish within %ld ms (killed)",
                                 o->timeout_ms);
@@ -245,9 +245,9 @@ static int wait_exit(pid_t pid, int *status, uint64_t deadline_ns)
             return 0;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (topo_http_now_ns() >= deadline_ns)
+        if ((uint64_t)topo_clock_ns() >= deadline_ns)
             return 1;
-        topo_http_sleep_ns(REAP_POLL_NS);
+        topo_clock_sleep_ns(REAP_POLL_NS);
     }
 }
 
@@ -262,7 +262,7 @@ int topo_exec_run(topo_buf *out, int *exit_status, const topo_exec_run_opts *o, 
     if (o->argv == NULL || o->argv[0] == NULL || o->argv[0][0] == '\0' || o->timeout_ms <= 0 ||
         o->max_output == 0)
         return topo_err_set(err, TOPO_EINVALID, "no command, timeout or output limit");
-    uint64_t deadline = topo_http_now_ns() + (uint64_t)o->timeout_ms * 1000000u;
+    uint64_t deadline = (uint64_t)topo_clock_ns() + (uint64_t)o->timeout_ms * 1000000u;
     if ((envp = merged_env(o->env)) == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "out of memory");
     /* Close-on-exec: no other child started meanwhile keeps the pipe open. */

@@ -312,7 +312,7 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
         h->backoff_max_ms = h->backoff_base_ms;
     double qps = opts->qps == 0 ? TOPO_HTTP_QPS_DEFAULT : opts->qps; /* negative: unlimited */
     double burst = opts->burst > 0 ? opts->burst : TOPO_HTTP_BURST_DEFAULT;
-    uint64_t now = topo_http_now_ns();
+    uint64_t now = (uint64_t)topo_clock_ns();
     topo_ratelimit_init(&h->limiter, qps, burst, now);
     h->rng = now ^ ((uint64_t)(uintptr_t)h << 16) ^ ((uint64_t)getpid() << 40);
 
@@ -516,13 +516,13 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
     memcpy(h->url, h->base_url, h->base_len);
     memcpy(h->url + h->base_len, req->path, plen + 1);
 
-    uint64_t wait = topo_ratelimit_reserve(&h->limiter, topo_http_now_ns());
+    uint64_t wait = topo_ratelimit_reserve(&h->limiter, (uint64_t)topo_clock_ns());
     if (wait > 0) {
         if (wait >= THROTTLE_LOG_NS)
             topo_log(TOPO_LOG_INFO, "http: waiting %.2f s for the client-side rate limit "
                                     "(qps %g, burst %g)",
                      (double)wait / 1e9, h->limiter.qps, h->limiter.burst);
-        topo_http_sleep_ns(wait);
+        topo_clock_sleep_ns((int64_t)wait);
         h->throttled_ns += wait;
     }
     if ((error = topo_http_auth_prepare(&h->auth, err)) < 0)
@@ -664,7 +664,7 @@ static void retry_wait(topo_http *h, const topo_http_request *req, int retry, lo
     topo_log(TOPO_LOG_INFO, "http: %s %.200s: %s; retry %d/%d in %ld ms", req->method, req->path,
              why, retry + 1, h->max_retries, delay_ms);
     h->stats.retries++;
-    topo_http_sleep_ns((uint64_t)delay_ms * 1000000u);
+    topo_clock_sleep_ns((int64_t)delay_ms * 1000000);
 }
 
 /* --- topo_http_do ----------------------------------------------------------- */
@@ -732,8 +732,8 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
             if (topo_http_status_retriable(status, idempotent) && retries < http->max_retries) {
                 long delay = retry_after_ms(http);
                 if (delay < 0)
-                    delay = topo_http_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
-                                                 retries, &http->rng);
+                    delay = topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
+                                            retries, &http->rng);
                 snprintf(why, sizeof(why), "status %ld", status);
                 retry_wait(http, req, retries, delay, why);
                 retries++;
@@ -751,8 +751,8 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         if ((retry == RETRY_ALWAYS || (retry == RETRY_IDEMPOTENT && idempotent)) &&
             retries < http->max_retries) {
             retry_wait(http, req, retries,
-                       topo_http_backoff_ms(http->backoff_base_ms, http->backoff_max_ms, retries,
-                                            &http->rng),
+                       topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms, retries,
+                                       &http->rng),
                        transport_text(http, cc));
             retries++;
             continue;
@@ -833,7 +833,7 @@ static size_t line_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     line_sink *s = userdata;
     size_t n = size * nmemb;
-    s->last_data_ns = topo_http_now_ns();
+    s->last_data_ns = (uint64_t)topo_clock_ns();
     if (!s->status_known) {
         curl_easy_getinfo(s->http->curl, CURLINFO_RESPONSE_CODE, &s->status);
         s->status_known = 1;
@@ -870,7 +870,7 @@ static int line_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, cu
         s->cancelled = 1;
         return 1;
     }
-    if (topo_http_now_ns() - s->last_data_ns > s->idle_ns) {
+    if ((uint64_t)topo_clock_ns() - s->last_data_ns > s->idle_ns) {
         s->idle = 1;
         return 1;
     }
@@ -908,7 +908,7 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
         s.error_body = 0;
         if ((error = attempt_setup(http, req, req->timeout_ms, &headers, err)) < 0)
             goto cleanup;
-        s.last_data_ns = topo_http_now_ns(); /* after the rate limiter's wait */
+        s.last_data_ns = (uint64_t)topo_clock_ns(); /* after the rate limiter's wait */
         SETOPT(http->curl, CURLOPT_WRITEFUNCTION, line_write);
         SETOPT(http->curl, CURLOPT_WRITEDATA, &s);
         SETOPT(http->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)0);

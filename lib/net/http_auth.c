@@ -136,7 +136,7 @@ static int secret_reload(topo_http_auth *a, topo_http_secret *s)
 
     if (s->file == NULL)
         return 0;
-    s->read_ns = topo_http_now_ns();
+    s->read_ns = (uint64_t)topo_clock_ns();
     if (topo_http_secret_read(&fresh, s->file, s->kind, &terr) < 0) {
         topo_log(TOPO_LOG_WARN, "http: re-reading the %s: %s (keeping the current one)", s->what,
                  terr.text);
@@ -160,7 +160,7 @@ static int secret_init(topo_http_secret *s, topo_http_secret_kind kind, const ch
     if (file != NULL) {
         if ((s->file = topo_strdup(file)) == NULL)
             return topo_err_nomem(err, "http");
-        s->read_ns = topo_http_now_ns();
+        s->read_ns = (uint64_t)topo_clock_ns();
         topo_err terr = TOPO_ERR_INIT;
         error = topo_http_secret_read(&s->value, s->file, kind, &terr);
         if (error == 0)
@@ -282,7 +282,7 @@ int topo_http_auth_has_file(const topo_http_auth *a)
 void topo_http_auth_refresh_if_due(topo_http_auth *a)
 {
     topo_http_secret *all[] = {&a->token, &a->username, &a->password};
-    uint64_t now = topo_http_now_ns(), period = (uint64_t)a->reload_ms * 1000000u;
+    uint64_t now = (uint64_t)topo_clock_ns(), period = (uint64_t)a->reload_ms * 1000000u;
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (all[i]->file != NULL && now - all[i]->read_ns >= period)
             secret_reload(a, all[i]);

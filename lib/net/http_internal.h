@@ -6,15 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "topo/backoff.h"
+#include "topo/clock.h"
 #include "topo/error.h"
 #include "topo/http.h"
-
-/* --- clock (ratelimit.c) ---------------------------------------------------- */
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t topo_http_now_ns(void);
-/* Sleeps ns nanoseconds with nanosleep, resuming after signal interruptions. */
-void topo_http_sleep_ns(uint64_t ns);
 
 /* --- token bucket (ratelimit.c) -------------------------------------------- */
 
@@ -36,7 +31,7 @@ uint64_t topo_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns);
 
 /* --- backoff (backoff.c) --------------------------------------------------- */
 
-/* topo_http_rand and topo_http_backoff_ms: topo/http.h. */
+/* The delay between attempts: topo/backoff.h. */
 /* Parses a Retry-After value in delta-seconds ("120"); an HTTP date or
  * anything else gives -1. Values are capped at cap_ms. Returns milliseconds. */
 long topo_http_retry_after_ms(const char *value, long cap_ms);

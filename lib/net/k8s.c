@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "topo/codec.h"
 #include "k8s_decode.h"
 #include "topo/buf.h"
+#include "topo/clock.h"
 #include "topo/http.h"
 #include "topo/json.h"
 #include "topo/limits.h"
@@ -79,11 +79,7 @@ int topo_k8s_create(topo_k8s **out, const topo_k8s_config *cfg, const topo_k8s_o
     if (cfg->namespace_name != NULL &&
         (k->namespace_name = strdup(cfg->namespace_name)) == NULL)
         goto oom;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        k->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-    }
+    k->rng = (uint64_t)topo_clock_ns() ^ (uint64_t)getpid();
     *out = k;
     k = NULL;
     goto cleanup;

@@ -15,7 +15,6 @@
 
 #include "topo/k8s.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/clock.h"
 #include "topo/log.h"
 
 #define NOT_LEADING INT64_MIN
@@ -79,13 +79,6 @@ static int k8s_update(json_t **out, void *ctx, const char *ns, const json_t *lea
 }
 
 /* ------------------------------------------------------------------ lifecycle */
-
-int64_t topo_leader_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int topo_leader_create(topo_leader **out, topo_k8s *k, const topo_leader_opts *opts,
                        topo_err *err)
@@ -433,34 +426,27 @@ cleanup:
 
 /* ------------------------------------------------------------------ the loop */
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 int topo_leader_run(topo_leader *l, const atomic_int *stop,
                     topo_leader_change_fn on_change, void *payload, topo_err *err)
 {
     int reported = 0;
-    int64_t next = topo_leader_now_ms();
+    int64_t next = topo_clock_ms();
     int64_t last_error_log = 0;
 
     (void)err;
     while (!atomic_load(stop)) {
-        int64_t now = topo_leader_now_ms();
+        int64_t now = topo_clock_ms();
         if (now >= next) {
             topo_err terr = TOPO_ERR_INIT;
             if (topo_leader_tick(l, now, NULL, &terr) < 0 &&
                 (last_error_log == 0 || now - last_error_log >= 10000 ||
-                 topo_leader_is_leader(l, topo_leader_now_ms()))) {
+                 topo_leader_is_leader(l, topo_clock_ms()))) {
                 topo_log(TOPO_LOG_WARN, "leader election: %s", terr.text);
                 last_error_log = now;
             }
             next = now + l->retry_ms;
         }
-        now = topo_leader_now_ms();
+        now = topo_clock_ms();
         int lead = topo_leader_is_leader(l, now);
         if (lead != reported) {
             reported = lead;
@@ -477,14 +463,14 @@ int topo_leader_run(topo_leader *l, const atomic_int *stop,
         if (nap > 50)
             nap = 50;
         if (nap > 0)
-            sleep_ms(nap);
+            topo_clock_sleep_ns(nap * 1000000);
     }
     if (reported && on_change != NULL)
         on_change(0, payload);
     step_down(l);
     if (l->release_on_stop) {
         topo_err rerr = TOPO_ERR_INIT;
-        if (topo_leader_release(l, topo_leader_now_ms(), &rerr) < 0)
+        if (topo_leader_release(l, topo_clock_ms(), &rerr) < 0)
             topo_log(TOPO_LOG_WARN, "leader election: release: %s", rerr.text);
     }
     return 0;

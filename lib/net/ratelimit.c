@@ -1,29 +1,6 @@
-/* Client-side rate limiting: a token bucket on the monotonic clock. */
-#define _POSIX_C_SOURCE 200809L
-
+/* Client-side rate limiting: a token bucket on the monotonic clock
+ * (topo/clock.h; the caller passes the time). */
 #include "http_internal.h"
-
-#include <errno.h>
-#include <time.h>
-
-uint64_t topo_http_now_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void topo_http_sleep_ns(uint64_t ns)
-{
-    struct timespec req, rem;
-    if (ns == 0)
-        return;
-    req.tv_sec = (time_t)(ns / 1000000000u);
-    req.tv_nsec = (long)(ns % 1000000000u);
-    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
-        req = rem;
-}
 
 void topo_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t now_ns)
 {

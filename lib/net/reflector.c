@@ -12,7 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "http_internal.h" /* topo_http_backoff_ms: the client's own jitter */
+#include "topo/backoff.h" /* the HTTP client's own policy */
+#include "topo/clock.h"
 #include "topo/log.h"
 #include "topo/str.h"
 
@@ -52,14 +53,7 @@ static int stopping(topo_reflector *r)
 /* Waits ms, or until topo_reflector_stop. */
 static void wait_ms(topo_reflector *r, long ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = topo_clock_deadline(ms);
     pthread_mutex_lock(&r->mu);
     while (!stopping(r) && pthread_cond_timedwait(&r->wake, &r->mu, &until) == 0)
         ;
@@ -180,7 +174,7 @@ static int after_failure(topo_reflector *r, int rc, topo_err *e, unsigned int *f
             return verdict;
         }
     }
-    long ms = topo_http_backoff_ms(r->backoff_base_ms, r->backoff_max_ms, (int)*failures, &r->rng);
+    long ms = topo_backoff_ms(r->backoff_base_ms, r->backoff_max_ms, (int)*failures, &r->rng);
     topo_log(TOPO_LOG_WARN, "%s: %s; retrying in %ld ms", r->name, e->text, ms);
     wait_ms(r, ms);
     if (*failures < MAX_FAILURES_COUNTED)
@@ -246,8 +240,6 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
                           const topo_reflector_handler *handler, void *payload, topo_err *err)
 {
     topo_reflector *r = NULL;
-    pthread_condattr_t ca;
-    struct timespec ts;
     int rc = 0;
 
     *out = NULL;
@@ -260,10 +252,7 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
     if ((r = calloc(1, sizeof(*r))) == NULL)
         return topo_err_nomem(err, "reflector");
     pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    topo_clock_cond_init(&r->wake);
     atomic_init(&r->stopped, 0);
     r->res = opts->res;
     r->k = k;
@@ -279,8 +268,7 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
     if (opts->resume_rv != NULL)
         memcpy(r->rv, opts->resume_rv, strlen(opts->resume_rv) + 1);
     /* Replicas started together must not retry in step. */
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    r->rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)r;
+    r->rng = (uint64_t)topo_clock_ns() ^ (uint64_t)(uintptr_t)r;
     if ((rc = copy_opt(&r->name, opts->name != NULL ? opts->name : opts->res->plural)) < 0 ||
         (rc = copy_opt(&r->ns, opts->ns)) < 0 ||
         (rc = copy_opt(&r->label_selector, opts->label_selector)) < 0 ||

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/clock.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
 #include "topo/reflector.h"
@@ -464,7 +465,7 @@ static void *act(void *p)
     leader_state *s = p;
     while (!stop_flag) {
         long long t = wall_ms();
-        if (topo_leader_is_leader(s->l, topo_leader_now_ms()))
+        if (topo_leader_is_leader(s->l, topo_clock_ms()))
             say("act %lld", t);
         sleep_ms(100);
     }

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "../../lib/net/http_internal.h" /* white-box */
+#include "topo/clock.h"
 #include "topo/http.h"
 #include "topo/log.h"
 
@@ -55,7 +56,7 @@ static struct {
 
 static inline double now_s(void)
 {
-    return (double)topo_http_now_ns() / 1e9;
+    return (double)topo_clock_ns() / 1e9;
 }
 
 static inline int spawn(pid_t *pid, char *const argv[], int in_fd, int out_fd)
@@ -88,7 +89,7 @@ static inline int wait_exit(pid_t pid, double timeout_s)
             waitpid(pid, &status, 0);
             return -1;
         }
-        topo_http_sleep_ns(10000000u);
+        topo_clock_sleep_ns(10000000);
     }
 }
 

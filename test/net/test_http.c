@@ -184,7 +184,7 @@ static void test_http__client_certificate(void **state)
     for (int i = 0; i < 200 && failures < 2; i++) {
         failures = server_get(NULL).handshake_failures - before.handshake_failures;
         if (failures < 2)
-            topo_http_sleep_ns(10000000u);
+            topo_clock_sleep_ns(10000000);
     }
     assert_int_equal(failures, 2);
 
@@ -295,7 +295,7 @@ static void test_http__token_periodic_reload(void **state)
     server_stats before = server_get(NULL);
     write_file(fx.token_file, "periodic-2");
     write_file(mine, "  periodic-2 \r\n"); /* surrounding blanks are trimmed */
-    topo_http_sleep_ns(120000000u);
+    topo_clock_sleep_ns(120000000);
     get_ok(h, "/auth/json"); /* re-read before sending: no 401 */
     assert_int_equal(server_get(NULL).unauthorized, before.unauthorized);
     topo_http_stats s = stats_of(h);
@@ -304,11 +304,11 @@ static void test_http__token_periodic_reload(void **state)
 
     /* The file vanishing (or turning bad) keeps the current token working. */
     assert_int_equal(unlink(mine), 0);
-    topo_http_sleep_ns(120000000u);
+    topo_clock_sleep_ns(120000000);
     topo_log_set_level(TOPO_LOG_OFF);
     get_ok(h, "/auth/json");
     write_file(mine, "bad token");
-    topo_http_sleep_ns(120000000u);
+    topo_clock_sleep_ns(120000000);
     get_ok(h, "/auth/json");
     topo_log_set_level(TOPO_LOG_WARN);
     assert_int_equal(stats_of(h).token_reloads, 1);
@@ -1097,27 +1097,10 @@ static void test_http__status_codes(void **state)
     assert_false(topo_http_status_retriable(409, 1));
 }
 
-static void test_http__backoff_and_retry_after(void **state)
+/* The delays themselves: test/util/test_backoff.c. */
+static void test_http__retry_after(void **state)
 {
     (void)state;
-    uint64_t rng = 1;
-    for (int i = 0; i < 200; i++) {
-        long d0 = topo_http_backoff_ms(100, 1000, 0, &rng);
-        long d1 = topo_http_backoff_ms(100, 1000, 1, &rng);
-        long d3 = topo_http_backoff_ms(100, 1000, 3, &rng);
-        long d9 = topo_http_backoff_ms(100, 1000, 60, &rng);
-        assert_true(d0 >= 50 && d0 <= 100);
-        assert_true(d1 >= 100 && d1 <= 200);
-        assert_true(d3 >= 400 && d3 <= 800);
-        assert_true(d9 >= 500 && d9 <= 1000);
-    }
-    /* Jitter: not every delay is the same. */
-    long first = topo_http_backoff_ms(1000, 30000, 4, &rng);
-    int differ = 0;
-    for (int i = 0; i < 20; i++)
-        differ |= topo_http_backoff_ms(1000, 30000, 4, &rng) != first;
-    assert_true(differ);
-
     static const struct {
         const char *value;
         long ms;
@@ -1193,7 +1176,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_http__status_codes),
-        cmocka_unit_test(test_http__backoff_and_retry_after),
+        cmocka_unit_test(test_http__retry_after),
         cmocka_unit_test(test_http__token_bucket),
         cmocka_unit_test(test_http__token_check),
         cmocka_unit_test(test_http__create_and_null_arguments),

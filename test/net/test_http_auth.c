@@ -235,7 +235,7 @@ static void test_http_auth__basic_periodic_reload(void **state)
     server_stats before = server_get(NULL);
     write_file(fx.token_file, "carol:p-2");
     secret_file("per-pw", "p-2\r\n");
-    topo_http_sleep_ns(120000000u);
+    topo_clock_sleep_ns(120000000);
     get_ok(h, "/basic/json"); /* re-read before sending: no 401 */
     assert_int_equal(server_get(NULL).unauthorized, before.unauthorized);
     assert_int_equal(stats_of(h).retries, 0);
@@ -243,7 +243,7 @@ static void test_http_auth__basic_periodic_reload(void **state)
     /* A password file turned bad keeps the current password working, and
      * the warning names the file, not the bad content. */
     secret_file("per-pw", "bad\x02secret-shown");
-    topo_http_sleep_ns(120000000u);
+    topo_clock_sleep_ns(120000000);
     logged[0] = '\0';
     topo_log_set_sink(capture, NULL);
     get_ok(h, "/basic/json");
