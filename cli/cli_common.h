@@ -21,6 +21,29 @@
 /* The resource assign counts GPUs of and show shows unless --resource says. */
 #define TOPO_CLI_GPU_RESOURCE "nvidia.com/gpu"
 
+/* The option rows of the live cluster that assign and show both take
+ * (--live, --kubeconfig, --context, --levels, --topology), one text for
+ * both: expanded inside a command's topo_opt table, with that file's
+ * O(field) (the offset in its own args struct, each with these fields). */
+#define TOPO_CLI_LIVE_ROWS                                                                         \
+    {"--live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,                                        \
+     "the cluster now, instead of --nodes/--pods or --db: its Nodes and Pods listed once "         \
+     "through the kubeconfig into a temporary cache (what kubectl topo does); implied by "         \
+     "--kubeconfig and --context",                                                                 \
+     O(live), NULL},                                                                               \
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,                                    \
+     TOPO_K8S_CONFIG_DEFAULT_HELP, "the live cluster's kubeconfig", O(kubeconfig),                 \
+     NULL},                                                                                        \
+    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",                \
+     "the kubeconfig's context", O(context), NULL},                                                \
+    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,                             \
+     "topology level labels, coarsest first; without it, the live cluster's (topo-webhook's "      \
+     "ConfigMap, else Kueue's Topology, the source said on stderr); required offline",             \
+     O(levels), NULL},                                                                             \
+    {"--topology", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,                                \
+     "without --levels: which of the live cluster's topologies (a topo-webhook topology or a "     \
+     "Kueue Topology) gives the levels, when it has several", O(topology), NULL}
+
 /* "a,b,c" → level labels: 1..TOPO_MAX_LEVELS valid label keys, no
  * duplicates, kubernetes.io/hostname only last. */
 int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,

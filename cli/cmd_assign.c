@@ -35,23 +35,7 @@ static const topo_opt table[] = {
      "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations "
      "(topoassign cache import makes one)",
      O(db), NULL},
-    {"--live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "the cluster now, instead of --nodes/--pods or --db: its Nodes and Pods listed once "
-     "through the kubeconfig into a temporary cache (what kubectl topo does); implied by "
-     "--kubeconfig and --context",
-     O(live), NULL},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the live cluster's kubeconfig", O(kubeconfig),
-     NULL},
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
-     "the kubeconfig's context", O(context), NULL},
-    {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,
-     "topology level labels, coarsest first; without it, the live cluster's (topo-webhook's "
-     "ConfigMap, else Kueue's Topology, the source said on stderr); required offline",
-     O(levels), NULL},
-    {"--topology", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
-     "without --levels: which of the live cluster's topologies (a topo-webhook topology or a "
-     "Kueue Topology) gives the levels, when it has several", O(topology), NULL},
+    TOPO_CLI_LIVE_ROWS,
     {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
      "nodes of the ResourceFlavor", O(node_labels), NULL},
     {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,

@@ -10,7 +10,6 @@ a clear message and exit 2; the temporary cache never stays behind.
 usage: kubectl_plugin_e2e.py --kubectl-topo BUILD/cli/kubectl-topo (--list | --case NAME | --all)
 """
 
-import base64
 import json
 import os
 import socket
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from harness import E2E_DIR, expect, registry, run_cases
 from harness.fakeapi import FakeApiEnv
+from harness.pki import encrypted_client_pair
 
 SOURCE = os.path.dirname(os.path.dirname(E2E_DIR))
 NODES = os.path.join(SOURCE, "fixtures/clusters/kubectl-nodes-small.json")
@@ -318,13 +318,7 @@ def encrypted_client_key(env):
     """A kubeconfig user whose client key is encrypted (data or file): exit 2
     at once naming the field, without a crash and without asking for the
     passphrase (no terminal, stdin closed: nothing to wait on)."""
-    enc = env.path("enc.key")
-    subprocess.run(["openssl", "pkey", "-in", env.path("client.key"), "-aes256", "-passout",
-                    "pass:topo-test", "-out", enc], check=True, capture_output=True)
-    with open(env.path("client.pem"), "rb") as fh:
-        cert = base64.b64encode(fh.read()).decode()
-    with open(enc, "rb") as fh:
-        key = base64.b64encode(fh.read()).decode()
+    cert, key, enc = encrypted_client_pair(env.dir)
     users = {"data": ({"client-certificate-data": cert, "client-key-data": key},
                       "users[0].user.client-key-data: an encrypted private key: topo cannot "
                       "ask for its passphrase"),

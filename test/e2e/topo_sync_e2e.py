@@ -41,7 +41,6 @@ usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--k
 """
 
 import argparse
-import base64
 import json
 import os
 import re
@@ -56,6 +55,7 @@ import urllib.request
 
 from harness import Failure, expect
 from harness.fakeapi import FakeApiEnv
+from harness.pki import encrypted_client_pair
 
 P = "topology.topo.io/"
 RECORD = P + "applied-labels"
@@ -1124,13 +1124,7 @@ def encrypted_client_key(env):
     """A kubeconfig whose client key is encrypted: topo-sync exits 2 with a
     message naming the field, at once: no crash in the TLS setup, no
     passphrase asked for (no terminal, stdin closed), no request sent."""
-    enc = env.path("enc.key")
-    subprocess.run(["openssl", "pkey", "-in", env.path("client.key"), "-aes256", "-passout",
-                    "pass:topo-test", "-out", enc], check=True, capture_output=True)
-    with open(env.path("client.pem"), "rb") as fh:
-        cert = base64.b64encode(fh.read()).decode()
-    with open(enc, "rb") as fh:
-        key = base64.b64encode(fh.read()).decode()
+    cert, key, _ = encrypted_client_pair(env.dir)
     kc = env.write_kubeconfig("enc.yaml", user={"client-certificate-data": cert,
                                                 "client-key-data": key})
     before = env.admin("stats")

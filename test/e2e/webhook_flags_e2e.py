@@ -3,7 +3,6 @@
 configuration files stop it at once with exit status 2 and a message naming
 the problem, before any port is bound; --help exits 0."""
 import argparse
-import base64
 import json
 import os
 import socket
@@ -12,7 +11,7 @@ import sys
 import tempfile
 
 from harness import check, finish
-from harness.pki import make_pki
+from harness.pki import encrypted_client_pair, make_pki
 
 
 def run(binary, args, timeout=20):
@@ -112,14 +111,7 @@ def main():
         # stdin closed: a prompt would wait for ever).
         pki = os.path.join(tmp, "pki")
         make_pki(pki)
-        enc = os.path.join(pki, "enc.key")
-        subprocess.run(["openssl", "pkey", "-in", os.path.join(pki, "client.key"), "-aes256",
-                        "-passout", "pass:topo-test", "-out", enc], check=True,
-                       capture_output=True)
-        with open(os.path.join(pki, "client.pem"), "rb") as fh:
-            cert_b64 = base64.b64encode(fh.read()).decode()
-        with open(enc, "rb") as fh:
-            key_b64 = base64.b64encode(fh.read()).decode()
+        cert_b64, key_b64, _ = encrypted_client_pair(pki)
         kc = os.path.join(tmp, "enc-kubeconfig.json")
         with open(kc, "w") as fh:
             json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "t",

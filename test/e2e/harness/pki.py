@@ -8,6 +8,7 @@ in the temporary directory, private to the user, named by the script's hash
 (a changed script makes a new one) and the date (the certificates are valid
 for two days)."""
 
+import base64
 import contextlib
 import datetime
 import glob
@@ -82,3 +83,18 @@ def pki_tmpdir(prefix):
         pki = os.path.join(tmp, "pki")
         make_pki(pki)
         yield tmp, pki
+
+
+def encrypted_client_pair(d):
+    """The PKI's client certificate and its key encrypted (AES-256, a
+    passphrase no test gives), both base64 as kubeconfig *-data fields, and
+    the encrypted key's file in d: what a kubeconfig topo must refuse
+    without prompting holds."""
+    enc = os.path.join(d, "enc.key")
+    subprocess.run(["openssl", "pkey", "-in", os.path.join(d, "client.key"), "-aes256",
+                    "-passout", "pass:topo-test", "-out", enc], check=True, capture_output=True)
+    with open(os.path.join(d, "client.pem"), "rb") as fh:
+        cert = base64.b64encode(fh.read()).decode()
+    with open(enc, "rb") as fh:
+        key = base64.b64encode(fh.read()).decode()
+    return cert, key, enc
