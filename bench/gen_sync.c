@@ -151,7 +151,7 @@ static int close_file(gen *g, const char *tail, size_t *bytes)
     return 0;
 }
 
-/* What NetBox 4 answers with `fields=` (lib/fetch/fetch_netbox.c): the
+/* What NetBox 4 answers with `fields=` (lib/sync/fetch/fetch_netbox.c): the
  * record's members of that comma-separated list, in the record's order;
  * the whole record with --full. */
 static json_t *only(const gen *g, json_t *rec, const char *fields)

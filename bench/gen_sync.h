@@ -21,7 +21,7 @@
  *     group per SU); each rail has `cores` core switches cabled to the
  *     rail's spines of every SU; `uplinks` parallel cables per pair;
  *   - one site, "dc1".
- * The responses are those to topo-sync's requests (lib/fetch): UFM's
+ * The responses are those to topo-sync's requests (lib/sync/fetch): UFM's
  * systems with `?type=switch` (no host adapters: the links name them), the
  * NetBox lists with `fields=` (devices: name, role, site, rack; racks: id,
  * name; sites: id, slug, name; nested objects brief), the Nodes' metadata

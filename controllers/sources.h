@@ -1,5 +1,5 @@
 /* topo-sync's sources kept fresh: one thread reads every configured source
- * but the Node objects (files, or HTTP through lib/fetch as the settings
+ * but the Node objects (files, or HTTP through lib/sync/fetch as the settings
  * say) on its interval, with jitter, and backs off after a failure. A
  * source's facts are replaced only by a whole successful read: a failed
  * one (5xx, timeout, garbage, a truncated or inconsistent input) keeps the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Process-level tests of topo-sync's label writer (include/topo/labelwriter.h,
-lib/labels/) through test/e2e/labels_driver.c, against fake_apiserver.py over
+lib/sync/labels/) through test/e2e/labels_driver.c, against fake_apiserver.py over
 TLS: the driver lists the nodes, then brings each to the plan of a file with
 one merge PATCH, and an Event, per node that differs. Python 3 standard
 library only.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""topo-sync fetching its sources over HTTP (lib/fetch) from fake NetBox and
+"""topo-sync fetching its sources over HTTP (lib/sync/fetch) from fake NetBox and
 UFM servers (harness.fakenetbox, harness.fakeufm) and an LLDP collector,
 serving the real payload shapes of fixtures/sources.
 

@@ -1,7 +1,7 @@
 /* Every prefix of a real dump (what a reader sees while `ibnetdiscover >
  * file` rewrites it) is either refused by the ibnetdiscover reader, or
  * gives every host it places the leaf and spine the whole dump gives it:
- * the two labels topo-sync plans from a fabric source (lib/sync/pipeline.c
+ * the two labels topo-sync plans from a fabric source (lib/sync/pipeline/pipeline.c
  * feed_fabric takes tiers 0 and 1). Issue 26 §3: a cut at 10% of Selene
  * wrote 54 wrong labels.
  *

@@ -1,4 +1,4 @@
-/* lib/fetch without a server: the options each kind takes (URL, which
+/* lib/sync/fetch without a server: the options each kind takes (URL, which
  * credentials go together), the origin check that keeps credentials on the
  * configured host when following a `next` link, the page chain's checks
  * (no page twice, no more pages than the first page's count allows, on the
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/fetch/fetch_internal.h" /* white-box */
+#include "../../lib/sync/fetch/fetch_internal.h" /* white-box */
 #include "topo/fetch.h"
 #include "topo/log.h"
 

@@ -1,4 +1,4 @@
-/* The label writer's drift backoff (lib/labels/backoff.h): a node's first
+/* The label writer's drift backoff (lib/sync/labels/backoff.h): a node's first
  * reassertion at once, each later one after twice the wait before (from
  * 1 s, up to the cap), drift before that deferred and the node pending; a
  * node quiet for twice its wait and ten minutes starts afresh, a slower
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/labels/backoff.h" /* white-box */
+#include "../../lib/sync/labels/backoff.h" /* white-box */
 
 /* Drift seen at now: 1 sent (after the check said so), 0 deferred. */
 static int drift(drift_backoff *b, const char *node, int64_t now, int64_t *due)

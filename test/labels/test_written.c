@@ -1,4 +1,4 @@
-/* What the label writer last wrote per node (lib/labels/written.h) and the
+/* What the label writer last wrote per node (lib/sync/labels/written.h) and the
  * rule it feeds the diff: two topo-sync instances whose sources disagree
  * about a node each rewrite the record annotation, so the record alone made
  * each one's write look like a change of plan to the other (no backoff, a
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/labels/written.h" /* white-box */
+#include "../../lib/sync/labels/written.h" /* white-box */
 #include "topo/labeldiff.h"
 
 #define P "topology.topo.io/"

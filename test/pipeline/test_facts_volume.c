@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "sources/source_fixture.h"
-#include "sync/cache_fixture.h"
+#include "pipeline/cache_fixture.h"
 #include "topo/facts_json.h"
 #include "topo/sync_facts.h"
 
