@@ -17,7 +17,7 @@ typedef struct topo_podset_id {
     int64_t rank;         /* the pod's index within it, -1 when it has none */
     const char *claimant; /* the slot claimant: the pod's uid when known, else "claim:..." */
     const char *warning;  /* a caveat for the response (size guessed), or NULL */
-    int group;            /* a Kueue pod group: its PodSets are its roles (groups.c) */
+    int group;            /* a Kueue pod group: its PodSets are its roles (handler_groups.c) */
 } topo_podset_id;
 
 /* Identifies the PodSet of a topology pod (see topo_admission_handle).
@@ -29,7 +29,7 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
                                    const char *pod_uid, topo_cache *cache, topo_pool *pool,
                                    topo_err *err);
 
-/* --- bounds on capacity held for pods not created yet (fairness.c) --------------------- */
+/* --- bounds on capacity held for pods not created yet (handler_fairness.c) --------------------- */
 
 typedef struct topo_fairness {
     const topo_resource *caps_namespace; /* "pods" counts slots */
@@ -55,7 +55,7 @@ int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t
 int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn,
                                void *payload, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
-/* 1 when k is core/v1 Pod (review.c). */
+/* 1 when k is core/v1 Pod (review_request.c). */
 int topo_admission_gvk_is_pod(const topo_admission_gvk *k);
 
 /* The pod wrapped in a Pod CREATE AdmissionReview (a new reference; NULL
@@ -64,10 +64,10 @@ json_t *topo_admission_pod_review(const json_t *pod, const char *uid);
 
 /* The fields every pod has (metadata, nodeName, nodeSelector, gates), not a
  * topology pod's placement fields: for what only undoes topo's own writes
- * (release.c). Errors name the field under "request.object". */
+ * (patch_release.c). Errors name the field under "request.object". */
 int adm_decode_pod(topo_admission_pod *out, const json_t *pod, topo_pool *pool, topo_err *err);
 
-/* --- Kueue pod groups (groups.c) -------------------------------------------------------- */
+/* --- Kueue pod groups (handler_groups.c) -------------------------------------------------------- */
 
 /* One role of a group: the pods of one shape. */
 typedef struct topo_group_role {

@@ -1,7 +1,7 @@
-/* Shared by the admission handler's files (ctx.c: the context and its
- * stats; mirror.c: the reserved capacity held in the live snapshots;
- * place.c: choosing a topology and placing a PodSet; reserve.c: storing and
- * claiming reservations; answer.c: the answers and patches; seal.c: the
+/* Shared by the admission handler's files (handler_ctx.c: the context and its
+ * stats; handler_mirror.c: the reserved capacity held in the live snapshots;
+ * handler_place.c: choosing a topology and placing a PodSet; handler_reserve.c: storing and
+ * claiming reservations; handler_answer.c: the answers and patches; handler_seal.c: the
  * seals on pods and the annotations removed from pods without one;
  * handler.c: the entry points). Not a public header. */
 #ifndef TOPO_ADMISSION_HANDLER_INTERNAL_H
@@ -64,7 +64,7 @@ struct topo_admission_ctx {
      * rows); rand_left of them unused, at the end of the buffer. */
     unsigned char rand_buf[256];
     size_t rand_left;
-    /* Reservations of PodSets placed or looked up lately (memo.c): index
+    /* Reservations of PodSets placed or looked up lately (handler_memo.c): index
      * key -> entry in memo, strings in memo_pool. */
     topo_cache_reservation *memo;
     size_t nmemo;
@@ -80,20 +80,20 @@ struct topo_admission_ctx {
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated, errors, invalid,
         unknown_level, timed_out, foreign;
-    /* Failed-node replacement (replace.c): the generation term of what
+    /* Failed-node replacement (handler_replace.c): the generation term of what
      * this ctx reserves and repairs (topo_admission_set_term), whether a
      * pod whose failed slot has no room is refused, and the outcomes. */
     _Atomic int64_t term;
     int replace_fail_fast;
     _Atomic uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
-    /* What replace.c reported (counted, logged, an Event) in the current
+    /* What handler_replace.c reported (counted, logged, an Event) in the current
      * window, by "<outcome>|<reservation>|<slot>" (keys in reported_pool),
      * under mu: anyone can send AdmissionReviews, and each one for a slot
      * without room would report it again. */
     topo_strmap *reported;
     topo_pool *reported_pool;
     int64_t reported_since;
-    /* Events owed to pods (events.c), under events_mu (not mu: the
+    /* Events owed to pods (handler_events.c), under events_mu (not mu: the
      * ungater drains them while requests place). */
     pthread_mutex_t events_mu;
     struct adm_event *events; /* oldest first */
@@ -124,7 +124,7 @@ typedef struct answer {
     int timed_out;       /* stopped at the deadline, nothing stored */
     const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
     int waiting_group;    /* its pod group waits for more pods */
-    /* The seal (seal.c): the pod carried annotations topo writes and a
+    /* The seal (handler_seal.c): the pod carried annotations topo writes and a
      * seal that verifies for them (our own output coming back); or they
      * are removed, first thing in any patch (strip), and foreign names
      * those not expected there ("k, k", NULL when none). */
@@ -154,7 +154,7 @@ typedef struct podset_terms {
     const char *request;
 } podset_terms;
 
-/* --- ctx.c ----------------------------------------------------------------- */
+/* --- handler_ctx.c ------------------------------------------------------- */
 
 int64_t adm_now_s(topo_admission_ctx *ctx);
 
@@ -164,7 +164,7 @@ const char **adm_dup_strings(topo_pool *pool, const char *const *s, size_t n);
  * readiness. */
 void adm_failed_locally(topo_admission_ctx *ctx);
 
-/* --- mirror.c -------------------------------------------------------------- */
+/* --- handler_mirror.c ---------------------------------------------------- */
 
 /* Sets what topology t's live holds under key (count 0: nothing). mu held. */
 int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *const *values,
@@ -178,7 +178,7 @@ int adm_resync(topo_admission_ctx *ctx, int64_t now, topo_err *err);
  * restart without another lookup. */
 long adm_topology_of_id(const topo_admission_ctx *ctx, const char *id);
 
-/* --- reserve.c ------------------------------------------------------------- */
+/* --- handler_reserve.c --------------------------------------------------- */
 
 /* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
  * pod cannot have one (*why set); <0 on cache errors. mu held. */
@@ -212,7 +212,7 @@ int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
 const char *adm_contradicts(const topo_cache_reservation *r, const podset_terms *terms,
                             topo_pool *pool);
 
-/* --- memo.c --------------------------------------------------------------- */
+/* --- handler_memo.c ------------------------------------------------------ */
 
 /* The memo's reservation of PodSet key copied into pool: 1, 0 when it has
  * none, TOPO_ENOMEM. mu held. */
@@ -227,7 +227,7 @@ void adm_memo_clear(topo_admission_ctx *ctx);
 
 void adm_memo_free(topo_admission_ctx *ctx);
 
-/* --- answer.c -------------------------------------------------------------- */
+/* --- handler_answer.c ---------------------------------------------------- */
 
 /* Past the request's deadline nobody reads the answer (the API server has
  * applied its failure policy): a request that waited that long for the lock
@@ -274,7 +274,7 @@ int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
                        const topo_admission_request *req, const topo_podset_id *id, size_t arrived,
                        topo_pool *pool);
 
-/* --- seal.c --------------------------------------------------------------- */
+/* --- handler_seal.c ------------------------------------------------------ */
 
 /* ctx->keys: the record keys, else one random key drawn now; ctx->records
  * whether they were given. */
@@ -305,7 +305,7 @@ int adm_check_seal(topo_admission_ctx *ctx, answer *a, mode m, const topo_admiss
  * yet (every patch of an answer starts there). 0 or TOPO_ENOMEM. */
 int adm_patch_start(answer *a);
 
-/* --- events.c ------------------------------------------------------------- */
+/* --- handler_events.c ---------------------------------------------------- */
 
 /* Queues an Event for the pod that holds (or will hold) slot `slot` of
  * reservation `reservation_id` in namespace ns: posted by
@@ -322,7 +322,7 @@ void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reserv
 /* Frees the queue (ctx_free). */
 void adm_events_free(topo_admission_ctx *ctx);
 
-/* --- replace.c ------------------------------------------------------------ */
+/* --- handler_replace.c --------------------------------------------------- */
 
 /* How a node stands for a pod: ok; gone at once (deleted, no Ready
  * condition: failed whatever runs there); or unusable (NotReady, a taint
@@ -394,7 +394,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
                const char *gate_key, int64_t now, const char **why, topo_pool *pool,
                topo_err *err);
 
-/* --- place.c --------------------------------------------------------------- */
+/* --- handler_place.c ----------------------------------------------------- */
 
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,

@@ -198,7 +198,7 @@ static int refuse_unrepairable(topo_admission_ctx *ctx, answer *a, mode m,
     return 0;
 }
 
-/* A pod of a Kueue pod group (groups.c): its role's reservation when the
+/* A pod of a Kueue pod group (handler_groups.c): its role's reservation when the
  * group is placed; else recorded, and the group placed once all its pods
  * are there, every role together. */
 static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
@@ -445,7 +445,7 @@ static place_outcome failed(int code)
 }
 
 /* The slot claimed: its node may have failed or be unable to take the pod
- * now (replace.c). mu held. */
+ * now (handler_replace.c). mu held. */
 static void repair_slot(topo_admission_ctx *ctx, place_result *res, mode m,
                         const topo_admission_request *req, const topo_podset_spec *ps,
                         const char *gate_key, int64_t now, topo_pool *pool)
@@ -592,7 +592,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     }
     /* What topo wrote on it before, if anything: trusted under our seal
      * only; otherwise removed, and from here on the pod is read without
-     * them (seal.c). */
+     * them (handler_seal.c). */
     topo_admission_request view;
     if ((rc = adm_check_seal(ctx, a, m, req, &id, &view, pool)) < 0)
         return rc;
