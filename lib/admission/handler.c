@@ -18,8 +18,8 @@
 #include "topo/admission_review.h"
 #include "topo/jsonpatch.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
+#include "review_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
 #include "topo/json.h"
@@ -161,7 +161,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
         goto done;
     }
     /* Read exactly as admission reads a pod: wrapped in a review. */
-    if ((review = topo_admission_pod_review(pod, uid)) == NULL) {
+    if ((review = adm_pod_review(pod, uid)) == NULL) {
         rc = topo_err_nomem(err, NULL);
         goto done;
     }

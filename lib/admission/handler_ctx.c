@@ -12,7 +12,6 @@
 
 #include "topo/admission.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
@@ -279,7 +278,7 @@ int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unc
     if (pool == NULL)
         return topo_err_nomem(err, NULL);
     pthread_mutex_lock(&ctx->mu);
-    int rc = topo_admission_fair_report(ctx->cache, adm_now_s(ctx), fn, payload, pool, err);
+    int rc = adm_fair_report(ctx->cache, adm_now_s(ctx), fn, payload, pool, err);
     pthread_mutex_unlock(&ctx->mu);
     topo_pool_free(pool);
     return rc;

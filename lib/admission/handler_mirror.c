@@ -13,7 +13,6 @@
 #include "topo/admission.h"
 #include "topo/array.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"

@@ -13,7 +13,6 @@
 #include "topo/admission.h"
 #include "topo/admission_review.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/count.h"
@@ -256,7 +255,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
         got = repair < 0 ? repair : got;
     }
     if (found == 0)
-        rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
+        rc = adm_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
     /* Complete already and its role not reserved: when another role is, the
      * group was placed without one of this shape (a pod recreated with
      * another shape after the fact). */
@@ -284,7 +283,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
                                       pod->object_json ? pod->object_json : "{}",
                                       now + ctx->ttl};
         if ((rc = topo_cache_group_member_put(ctx->cache, &gm, &err)) == 0 && !view.self_recorded)
-            rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
+            rc = adm_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
     }
     int complete = found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && !req->dry_run &&
                    view.nmembers >= (size_t)id->size;
@@ -295,7 +294,7 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
     if (complete && (as == NULL || rs == NULL || terms == NULL))
         rc = topo_err_nomem(&err, NULL);
-    if (complete && rc == 0 && (rc = topo_admission_group_specs(&specs, &view, pool, &err)) == 0)
+    if (complete && rc == 0 && (rc = adm_group_specs(&specs, &view, pool, &err)) == 0)
         rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &failure, pool, ctx->engine_pool,
                           &err);
     if (complete && rc == 0 && failure == NULL) {
@@ -376,8 +375,8 @@ static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
 
     memset(&p, 0, sizeof p);
     pthread_mutex_lock(&ctx->mu);
-    int rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests,
-                                       ps->nrequests, id->size, 1, pool, &failure, &err);
+    int rc = adm_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests, id->size,
+                            1, pool, &failure, &err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc < 0)
         return err.code == TOPO_ENOMEM ? -1
@@ -484,8 +483,8 @@ static void place_podset_locked(topo_admission_ctx *ctx, place_result *res, answ
     }
     /* Within the bounds on room held for pods not created yet; over one,
      * no fit and why says why. */
-    fair = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests,
-                                     id->size, 1, pool, &res->why, &res->err);
+    fair = adm_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests, id->size, 1,
+                          pool, &res->why, &res->err);
     if (fair < 0) {
         res->outcome = failed(res->err.code);
         return;
@@ -580,8 +579,8 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     memset(&res, 0, sizeof res);
     /* Who it is (under mu: the cache connection is the ctx's). */
     pthread_mutex_lock(&ctx->mu);
-    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
-                                        ctx->cache, pool, &err);
+    rc = adm_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid, ctx->cache, pool,
+                             &err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc == TOPO_ENOMEM)
         return TOPO_ENOMEM;
@@ -601,7 +600,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     /* What it asks for, as Kueue validates it: a request Kueue refuses can
      * never become valid, so it is refused here, word for word, not gated
      * (whichever pod of its PodSet it is). */
-    if ((rc = topo_admission_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
+    if ((rc = adm_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
         if (rc == TOPO_ENOMEM)
             return TOPO_ENOMEM;
         atomic_fetch_add(&ctx->denied, 1);

@@ -15,7 +15,6 @@
 
 #include "topo/admission.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
