@@ -1,7 +1,7 @@
 /* The admission handler's entry points: an AdmissionReview
  * (topo_admission_handle, _until) and a gated pod retried by the ungater
  * (topo_admission_ungate_pod). The work is in handler_place.c, handler_reserve.c and
- * handler_answer.c; the context in handler_ctx.c and handler_mirror.c (handler_internal.h). See
+ * handler_answer.c; the context in handler_ctx.c (handler_internal.h). See
  * include/topo/admission.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 
 #include "topo/admission.h"
@@ -45,31 +44,6 @@ const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OU
 void topo_admission_set_term(topo_admission_ctx *ctx, int64_t term)
 {
     atomic_store(&ctx->term, term);
-}
-
-/* --- small helpers ----------------------------------------------------------------- */
-
-int64_t adm_now_s(topo_admission_ctx *ctx)
-{
-    return ctx->clock != NULL ? ctx->clock(ctx->clock_payload) : (int64_t)time(NULL);
-}
-
-const char **adm_dup_strings(topo_pool *pool, const char *const *s, size_t n)
-{
-    const char **d = topo_pool_calloc(pool, n + 1, sizeof(*d));
-    for (size_t i = 0; d != NULL && i < n; i++)
-        if ((d[i] = topo_pool_strdup(pool, s[i])) == NULL)
-            return NULL;
-    return d;
-}
-
-/* A placement that failed here, not in the cluster: counted, and for
- * readiness. */
-void adm_failed_locally(topo_admission_ctx *ctx)
-{
-    atomic_fetch_add(&ctx->errors, 1);
-    atomic_fetch_add(&ctx->failing, 1);
-    atomic_store(&ctx->last_failure, adm_now_s(ctx));
 }
 
 int topo_admission_ready(topo_admission_ctx *ctx, char *why, size_t why_size)

@@ -1,9 +1,27 @@
-/* Shared by the admission handler's files (handler_ctx.c: the context and its
- * stats; handler_mirror.c: the reserved capacity held in the live snapshots;
- * handler_place.c: choosing a topology and placing a PodSet; handler_reserve.c: storing and
- * claiming reservations; handler_answer.c: the answers and patches; handler_seal.c: the
- * seals on pods and the annotations removed from pods without one;
- * handler.c: the entry points). Not a public header. */
+/* The admission handler's internal header (the wire format below it has
+ * review_internal.h and includes nothing of this one). Not a public header.
+ * Its files, bottom up: each calls only files on its own line or above.
+ *
+ *   handler_util.c      the ctx's clock, local failures, string copies
+ *   handler_memo.c      reservations kept in memory
+ *   handler_mirror.c    capacity held in the live snapshots
+ *   handler_podset.c    the PodSet a pod belongs to
+ *   handler_fairness.c  room held for pods not created yet
+ *   handler_groups.c    Kueue pod groups
+ *   handler_events.c    Events owed to pods
+ *   handler_reserve.c, handler_replace.c, handler_answer.c, handler_seal.c
+ *                       reservations stored and claimed, failed-node
+ *                       replacement, answers and patches, seals: one layer
+ *                       (reserve and replace, answer and seal call each other)
+ *   handler_place.c     a PodSet placed, a pod group placed
+ *   handler_tick.c      topo_admission_tick: the periodic work
+ *   handler_ctx.c       the context: create/free, stats, readiness
+ *   handler.c, handler_stranded.c
+ *                       the entry points; pods stranded on failed nodes
+ *
+ * The context, the memo and the mirror used to call each other (ctx <->
+ * memo, mirror -> ctx): the helpers all three need are in handler_util.c,
+ * the tick that drives the memo and the mirror in handler_tick.c. */
 #ifndef TOPO_ADMISSION_HANDLER_INTERNAL_H
 #define TOPO_ADMISSION_HANDLER_INTERNAL_H
 
@@ -247,7 +265,7 @@ typedef struct podset_terms {
     const char *request;
 } podset_terms;
 
-/* --- handler_ctx.c ------------------------------------------------------- */
+/* --- handler_util.c ------------------------------------------------------ */
 
 int64_t adm_now_s(topo_admission_ctx *ctx);
 
