@@ -414,7 +414,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
  * - pass-through classes (topo_admission_classify): 200, allowed, no patch;
  * - topology pods: the topology is the first whose levels have every level
  *   the pod names and whose node labels its nodeSelector allows; the PodSet
- *   is identified (lib/admission/podset.c: Kueue pod group, JobSet
+ *   is identified (lib/admission/handler_podset.c: Kueue pod group, JobSet
  *   replicated job, LeaderWorkerSet group, Job with its cached parallelism,
  *   topology.topo.io/podset-size, else the pod alone); the first pod places
  *   the whole PodSet with topo_engine_find under the ctx's lock and reserves

@@ -1,7 +1,7 @@
 /* The admission handler's entry points: an AdmissionReview
  * (topo_admission_handle, _until) and a gated pod retried by the ungater
- * (topo_admission_ungate_pod). The work is in place.c, reserve.c and
- * answer.c; the context in ctx.c and mirror.c (handler_internal.h). See
+ * (topo_admission_ungate_pod). The work is in handler_place.c, handler_reserve.c and
+ * handler_answer.c; the context in handler_ctx.c (handler_internal.h). See
  * include/topo/admission.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -18,8 +18,8 @@
 #include "topo/admission_review.h"
 #include "topo/jsonpatch.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
+#include "review_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
 #include "topo/json.h"
@@ -161,7 +161,7 @@ int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
         goto done;
     }
     /* Read exactly as admission reads a pod: wrapped in a review. */
-    if ((review = topo_admission_pod_review(pod, uid)) == NULL) {
+    if ((review = adm_pod_review(pod, uid)) == NULL) {
         rc = topo_err_nomem(err, NULL);
         goto done;
     }

@@ -1,9 +1,27 @@
-/* Shared by the admission handler's files (ctx.c: the context and its
- * stats; mirror.c: the reserved capacity held in the live snapshots;
- * place.c: choosing a topology and placing a PodSet; reserve.c: storing and
- * claiming reservations; answer.c: the answers and patches; seal.c: the
- * seals on pods and the annotations removed from pods without one;
- * handler.c: the entry points). Not a public header. */
+/* The admission handler's internal header (the wire format below it has
+ * review_internal.h and includes nothing of this one). Not a public header.
+ * Its files, bottom up: each calls only files on its own line or above.
+ *
+ *   handler_util.c      the ctx's clock, local failures, string copies
+ *   handler_memo.c      reservations kept in memory
+ *   handler_mirror.c    capacity held in the live snapshots
+ *   handler_podset.c    the PodSet a pod belongs to
+ *   handler_fairness.c  room held for pods not created yet
+ *   handler_groups.c    Kueue pod groups
+ *   handler_events.c    Events owed to pods
+ *   handler_reserve.c, handler_replace.c, handler_answer.c, handler_seal.c
+ *                       reservations stored and claimed, failed-node
+ *                       replacement, answers and patches, seals: one layer
+ *                       (reserve and replace, answer and seal call each other)
+ *   handler_place.c     a PodSet placed, a pod group placed
+ *   handler_tick.c      topo_admission_tick: the periodic work
+ *   handler_ctx.c       the context: create/free, stats, readiness
+ *   handler.c, handler_stranded.c
+ *                       the entry points; pods stranded on failed nodes
+ *
+ * The context, the memo and the mirror used to call each other (ctx <->
+ * memo, mirror -> ctx): the helpers all three need are in handler_util.c,
+ * the tick that drives the memo and the mirror in handler_tick.c. */
 #ifndef TOPO_ADMISSION_HANDLER_INTERNAL_H
 #define TOPO_ADMISSION_HANDLER_INTERNAL_H
 
@@ -15,9 +33,102 @@
 #include "topo/admission_review.h"
 #include "topo/jsonpatch.h"
 
-#include "admission_internal.h"
+#include "topo/cache.h"
 #include "topo/engine.h"
 #include "topo/strmap.h"
+
+/* --- handler_podset.c: the PodSet a pod belongs to ------------------------ */
+
+/* Who a pod is within its PodSet, and how big the PodSet is. */
+typedef struct topo_podset_id {
+    const char *key;      /* unique per PodSet: "<ns>/<kind>/<name...>" */
+    int32_t size;         /* pods in the PodSet */
+    int64_t rank;         /* the pod's index within it, -1 when it has none */
+    const char *claimant; /* the slot claimant: the pod's uid when known, else "claim:..." */
+    const char *warning;  /* a caveat for the response (size guessed), or NULL */
+    int group;            /* a Kueue pod group: its PodSets are its roles (handler_groups.c) */
+} topo_podset_id;
+
+/* Identifies the PodSet of a topology pod (see topo_admission_handle).
+ * request_uid names generateName pods that carry nothing else; cache (may be
+ * NULL) gives Jobs' parallelism. 0, TOPO_ENOMEM, or TOPO_EINVALID with the
+ * annotation or label named. */
+int adm_podset_identify(topo_podset_id *id, const topo_admission_pod *pod, const char *request_ns,
+                        const char *request_uid, const char *pod_uid, topo_cache *cache,
+                        topo_pool *pool, topo_err *err);
+
+/* --- handler_fairness.c: room held for pods not created yet ---------------- */
+
+typedef struct topo_fairness {
+    const topo_resource *caps_namespace; /* "pods" counts slots */
+    size_t ncaps_namespace;
+    const topo_resource *caps_global;
+    size_t ncaps_global;
+    topo_admission_quota_fn quota; /* NULL: quotas not consulted */
+    void *quota_payload;
+} topo_fairness;
+
+/* Whether a new reservation of size pods of per-pod requests req in
+ * namespace ns, `arriving` of which are here now (they claim at once),
+ * stays within the caps and the namespace's ResourceQuota room, given what
+ * the cache holds unclaimed. 0 within; 1 with *why when over (the no-fit
+ * policy applies); <0 on errors. A PodSet that requests nothing is within. */
+int adm_fair_check(const topo_fairness *f, topo_cache *cache, int64_t now, const char *ns,
+                   const topo_resource *req, size_t nreq, int32_t size, int32_t arriving,
+                   topo_pool *pool, const char **why, topo_err *err) TOPO_MUST_CHECK;
+
+/* Per namespace and resource ("pods" too), what is held for pods not
+ * created yet; fn returning non-zero stops and is returned. */
+int adm_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn, void *payload,
+                    topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+
+/* --- handler_groups.c: Kueue pod groups ------------------------------------ */
+
+/* One role of a group: the pods of one shape. */
+typedef struct topo_group_role {
+    const char *shape;
+    const char *request;      /* its pods' Kueue request (topo_kueue_request_text) */
+    const char *podset_group; /* their podset-group-name, "" for none */
+    const char *pod_json;     /* its first pod, as admitted ("" for the arriving pod's) */
+    int32_t count;
+} topo_group_role;
+
+/* The pod looking at its group. */
+typedef struct topo_group_pod {
+    const char *member; /* its record's key: its name, else its request's uid */
+    const char *shape;
+    const char *request;
+    const char *podset_group; /* "" for none */
+    int adding;               /* it is arriving (admission), not retried (ungater) */
+} topo_group_pod;
+
+/* What the cache holds of a group, seen from one of its pods. */
+typedef struct topo_group_view {
+    size_t nmembers;           /* recorded, unexpired */
+    int self_recorded;         /* the pod is among them */
+    topo_group_role *roles;    /* by shape; with an arriving pod counted in */
+    size_t nroles;
+    const char *refusal;       /* why the pod contradicts its group, or NULL */
+    int kueue_refusal;         /* refusal is Kueue's own message, word for word */
+} topo_group_view;
+
+/* Reads the group's members (id->key) and checks the pod (and id->size as
+ * its total count) against them and Kueue's rules for grouped PodSets. */
+int adm_group_view(topo_group_view *out, topo_cache *cache, const topo_podset_id *id,
+                   const topo_group_pod *pod, int64_t now, topo_pool *pool,
+                   topo_err *err) TOPO_MUST_CHECK;
+
+/* The engine's PodSets for a complete group: one per role, its count and
+ * its first pod's spec, named by shape. *out has v->nroles entries. */
+int adm_group_specs(topo_podset_spec **out, const topo_group_view *v, topo_pool *pool,
+                    topo_err *err) TOPO_MUST_CHECK;
+
+/* The PodSet's request for the engine: count pods shaped like pod, with the
+ * Kueue request lib/kueue reads from its annotations (one reading for
+ * every path: topoassign, the ungater, the case loader). TOPO_EINVALID
+ * carries Kueue's message; TOPO_ENOMEM. */
+int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
+                    topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
 /* Without a cache change, the reserved capacity is re-read at least this
  * often (expiry is the only change that needs no write). */
@@ -64,7 +175,7 @@ struct topo_admission_ctx {
      * rows); rand_left of them unused, at the end of the buffer. */
     unsigned char rand_buf[256];
     size_t rand_left;
-    /* Reservations of PodSets placed or looked up lately (memo.c): index
+    /* Reservations of PodSets placed or looked up lately (handler_memo.c): index
      * key -> entry in memo, strings in memo_pool. */
     topo_cache_reservation *memo;
     size_t nmemo;
@@ -80,20 +191,20 @@ struct topo_admission_ctx {
 
     _Atomic uint64_t placed, reserved, gated, denied, ignored, passed, ungated, errors, invalid,
         unknown_level, timed_out, foreign;
-    /* Failed-node replacement (replace.c): the generation term of what
+    /* Failed-node replacement (handler_replace.c): the generation term of what
      * this ctx reserves and repairs (topo_admission_set_term), whether a
      * pod whose failed slot has no room is refused, and the outcomes. */
     _Atomic int64_t term;
     int replace_fail_fast;
     _Atomic uint64_t node_replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
-    /* What replace.c reported (counted, logged, an Event) in the current
+    /* What handler_replace.c reported (counted, logged, an Event) in the current
      * window, by "<outcome>|<reservation>|<slot>" (keys in reported_pool),
      * under mu: anyone can send AdmissionReviews, and each one for a slot
      * without room would report it again. */
     topo_strmap *reported;
     topo_pool *reported_pool;
     int64_t reported_since;
-    /* Events owed to pods (events.c), under events_mu (not mu: the
+    /* Events owed to pods (handler_events.c), under events_mu (not mu: the
      * ungater drains them while requests place). */
     pthread_mutex_t events_mu;
     struct adm_event *events; /* oldest first */
@@ -124,7 +235,7 @@ typedef struct answer {
     int timed_out;       /* stopped at the deadline, nothing stored */
     const char *unplaced; /* this replica does not place: why (the no-fit policy answers) */
     int waiting_group;    /* its pod group waits for more pods */
-    /* The seal (seal.c): the pod carried annotations topo writes and a
+    /* The seal (handler_seal.c): the pod carried annotations topo writes and a
      * seal that verifies for them (our own output coming back); or they
      * are removed, first thing in any patch (strip), and foreign names
      * those not expected there ("k, k", NULL when none). */
@@ -154,7 +265,7 @@ typedef struct podset_terms {
     const char *request;
 } podset_terms;
 
-/* --- ctx.c ----------------------------------------------------------------- */
+/* --- handler_util.c ------------------------------------------------------ */
 
 int64_t adm_now_s(topo_admission_ctx *ctx);
 
@@ -164,7 +275,7 @@ const char **adm_dup_strings(topo_pool *pool, const char *const *s, size_t n);
  * readiness. */
 void adm_failed_locally(topo_admission_ctx *ctx);
 
-/* --- mirror.c -------------------------------------------------------------- */
+/* --- handler_mirror.c ---------------------------------------------------- */
 
 /* Sets what topology t's live holds under key (count 0: nothing). mu held. */
 int adm_push(topo_admission_ctx *ctx, size_t t, const char *id, const char *const *values,
@@ -178,7 +289,7 @@ int adm_resync(topo_admission_ctx *ctx, int64_t now, topo_err *err);
  * restart without another lookup. */
 long adm_topology_of_id(const topo_admission_ctx *ctx, const char *id);
 
-/* --- reserve.c ------------------------------------------------------------- */
+/* --- handler_reserve.c --------------------------------------------------- */
 
 /* Claims a slot of reservation r for the pod. 0 with *p filled; 1 when the
  * pod cannot have one (*why set); <0 on cache errors. mu held. */
@@ -212,7 +323,7 @@ int adm_lookup(topo_admission_ctx *ctx, const char *key, int64_t now, int memo,
 const char *adm_contradicts(const topo_cache_reservation *r, const podset_terms *terms,
                             topo_pool *pool);
 
-/* --- memo.c --------------------------------------------------------------- */
+/* --- handler_memo.c ------------------------------------------------------ */
 
 /* The memo's reservation of PodSet key copied into pool: 1, 0 when it has
  * none, TOPO_ENOMEM. mu held. */
@@ -227,7 +338,7 @@ void adm_memo_clear(topo_admission_ctx *ctx);
 
 void adm_memo_free(topo_admission_ctx *ctx);
 
-/* --- answer.c -------------------------------------------------------------- */
+/* --- handler_answer.c ---------------------------------------------------- */
 
 /* Past the request's deadline nobody reads the answer (the API server has
  * applied its failure policy): a request that waited that long for the lock
@@ -274,7 +385,7 @@ int adm_wait_for_group(topo_admission_ctx *ctx, answer *a, mode m,
                        const topo_admission_request *req, const topo_podset_id *id, size_t arrived,
                        topo_pool *pool);
 
-/* --- seal.c --------------------------------------------------------------- */
+/* --- handler_seal.c ------------------------------------------------------ */
 
 /* ctx->keys: the record keys, else one random key drawn now; ctx->records
  * whether they were given. */
@@ -305,7 +416,7 @@ int adm_check_seal(topo_admission_ctx *ctx, answer *a, mode m, const topo_admiss
  * yet (every patch of an answer starts there). 0 or TOPO_ENOMEM. */
 int adm_patch_start(answer *a);
 
-/* --- events.c ------------------------------------------------------------- */
+/* --- handler_events.c ---------------------------------------------------- */
 
 /* Queues an Event for the pod that holds (or will hold) slot `slot` of
  * reservation `reservation_id` in namespace ns: posted by
@@ -322,7 +433,7 @@ void adm_event_queue(topo_admission_ctx *ctx, const char *ns, const char *reserv
 /* Frees the queue (ctx_free). */
 void adm_events_free(topo_admission_ctx *ctx);
 
-/* --- replace.c ------------------------------------------------------------ */
+/* --- handler_replace.c --------------------------------------------------- */
 
 /* How a node stands for a pod: ok; gone at once (deleted, no Ready
  * condition: failed whatever runs there); or unusable (NotReady, a taint
@@ -394,7 +505,7 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
                const char *gate_key, int64_t now, const char **why, topo_pool *pool,
                topo_err *err);
 
-/* --- place.c --------------------------------------------------------------- */
+/* --- handler_place.c ----------------------------------------------------- */
 
 /* A topology pod: place, reserve, claim, patch. pod_uid: ungating only. */
 int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_request *req,

@@ -1267,7 +1267,7 @@ static void test_ungate_pod(void **state)
     topo_test_cachedir_remove(&tmp);
 }
 
-/* The other pods of a PodSet claim its reservation from memory (memo.c);
+/* The other pods of a PodSet claim its reservation from memory (handler_memo.c);
  * one deleted meanwhile through another connection (no tick between: a
  * replica's adopted in its place) is found out by the claim, and the next
  * pod is placed anew from the cache's truth, not failed. */

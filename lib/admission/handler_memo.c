@@ -7,7 +7,7 @@
  * checked on every lookup (adm_lookup), our own deletions clear the memo (the housekeeping tick),
  * and another connection's (a replica's reservation adopted in place of
  * ours) show as a claim that finds no reservation, after which the caller
- * clears the memo and reads the cache (place.c). Everything under mu. */
+ * clears the memo and reads the cache (handler_place.c). Everything under mu. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,6 @@
 #include "topo/keyring.h"
 #include "topo/log.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 
 /* Every annotation topo writes shares this prefix: warnings name the rest

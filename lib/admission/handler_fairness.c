@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "admission_internal.h"
+#include "handler_internal.h"
 #include "topo/array.h"
 #include "topo/quantity.h"
 
@@ -108,9 +108,9 @@ static const char *over_cap(const tally *held, const topo_resource *caps, size_t
     return NULL;
 }
 
-int topo_admission_fair_check(const topo_fairness *f, topo_cache *cache, int64_t now,
-                              const char *ns, const topo_resource *req, size_t nreq, int32_t size,
-                              int32_t arriving, topo_pool *pool, const char **why, topo_err *err)
+int adm_fair_check(const topo_fairness *f, topo_cache *cache, int64_t now, const char *ns,
+                   const topo_resource *req, size_t nreq, int32_t size, int32_t arriving,
+                   topo_pool *pool, const char **why, topo_err *err)
 {
     *why = NULL;
     if (ns == NULL)
@@ -194,8 +194,8 @@ static int report_one(const topo_cache_unclaimed *u, void *payload)
     return tally_pods(&r->t, r->pool, u->requests, u->nrequests, u->count);
 }
 
-int topo_admission_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn,
-                               void *payload, topo_pool *pool, topo_err *err)
+int adm_fair_report(topo_cache *cache, int64_t now, topo_admission_unclaimed_fn fn, void *payload,
+                    topo_pool *pool, topo_err *err)
 {
     report r;
     memset(&r, 0, sizeof(r));

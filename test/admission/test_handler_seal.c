@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-/* Tests for the seals on pods (lib/admission/seal.c) through
+/* Tests for the seals on pods (lib/admission/handler_seal.c) through
  * topo_admission_handle and topo_admission_ungate_pod, over the recorded Job
  * pod of fixtures/admission/job-pod and the fixtures/clusters/hgx-h100.yaml
  * snapshot: a placed or gated pod carries topology.topo.io/seal; our own

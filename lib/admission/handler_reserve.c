@@ -15,7 +15,6 @@
 
 #include "topo/admission.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
@@ -142,7 +141,7 @@ int adm_claim(topo_admission_ctx *ctx, placement *p, const topo_cache_reservatio
     if (rc == TOPO_ECONFLICT && id->rank >= 0 && (size_t)id->rank < r->nslots) {
         /* Its index is held by a pod still running (a replacement created
          * before the old one ended): same domain, no claim (claimant: who
-         * would claim it, should the slot be freed: replace.c). */
+         * would claim it, should the slot be freed: handler_replace.c). */
         topo_err_clear(err);
         slot_from(p, r, &r->slots[id->rank]);
         p->claimant = id->claimant;

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-/* Tests for topo_admission_stranded_foreach (lib/admission/stranded.c):
+/* Tests for topo_admission_stranded_foreach (lib/admission/handler_stranded.c):
  * pods topo placed (admitted through topo_admission_handle, stored in the
  * cache unbound: their slots bind under their seals) whose slot's node
  * then failed are reported; healthy, tainted-only, bound pods are not.

@@ -15,7 +15,6 @@
 #include "topo/admission_review.h"
 #include "topo/jsonpatch.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/clock.h"
 #include "topo/codec.h"

@@ -13,7 +13,6 @@
 #include "topo/admission.h"
 #include "topo/admission_review.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/count.h"
@@ -198,7 +197,202 @@ static int refuse_unrepairable(topo_admission_ctx *ctx, answer *a, mode m,
     return 0;
 }
 
-/* A pod of a Kueue pod group (groups.c): its role's reservation when the
+/* --- a pod group's placement ----------------------------------------------------------- */
+
+/* What placing a pod of a group came to: decided under the lock
+ * (place_group_locked), answered after it (answer_group), as a single
+ * PodSet's place_result is. */
+typedef struct group_result {
+    /* The pod as its role sees it: set before the lock. */
+    topo_podset_id rid; /* id, keyed by its role */
+    podset_terms mine;
+    topo_group_pod gp; /* gp.adding: the pod is recorded (not dryRun) */
+    /* Under the lock. */
+    int found; /* its role's reservation: 1 found, 0 none, <0 errors */
+    int got;   /* adm_claim's, or adm_reserve_and_claim's */
+    int rc;
+    int repair; /* ADM_REPAIR_* */
+    int complete;
+    int timed_out; /* past the deadline, nothing stored */
+    const char *why, *contradiction, *failure;
+    topo_cache_reservation r;
+    topo_group_view view;
+    placement p;
+    topo_err err;
+} group_result;
+
+/* Its role's reservation found: the pod claims a slot of it, repaired when
+ * the slot's node failed. mu held. */
+static void claim_role_locked(topo_admission_ctx *ctx, group_result *g, answer *a, mode m,
+                              const topo_admission_request *req, const topo_podset_id *id,
+                              const topo_podset_spec *ps, int64_t now, topo_pool *pool)
+{
+    const topo_admission_pod *pod = &req->pod;
+    if (g->found == 1 && (g->contradiction = adm_contradicts(&g->r, &g->mine, pool)) == NULL)
+        g->got = adm_claim(ctx, &g->p, &g->r, &g->rid, req->dry_run, now, &g->why, pool, &g->err);
+    /* Our own output coming back keeps its slot (a gated pod carries a
+     * sealed role, but no reservation). */
+    int ours = a->sealed && topo_admission_kv_get(pod->annotations, pod->nannotations,
+                                                  TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
+    if (g->found == 1 && g->contradiction == NULL && g->got == 0 && !ours && !req->dry_run) {
+        g->repair = adm_repair(ctx, m, &g->p, &g->r, ps, req, id->key, now, &g->why, pool, &g->err);
+        if (g->repair == ADM_REPAIR_WAIT || g->repair == ADM_REPAIR_REFUSE)
+            give_back(ctx, &g->p);
+        g->got = g->repair < 0 ? g->repair : g->got;
+    }
+}
+
+/* No reservation for its role: the group as the cache holds it, with the
+ * pod recorded among its members. mu held. */
+static void record_member_locked(topo_admission_ctx *ctx, group_result *g,
+                                 const topo_admission_request *req, const topo_podset_id *id,
+                                 long t, int64_t now, topo_pool *pool)
+{
+    const topo_admission_pod *pod = &req->pod;
+    if (g->found == 0)
+        g->rc = adm_group_view(&g->view, ctx->cache, id, &g->gp, now, pool, &g->err);
+    /* Complete already and its role not reserved: when another role is, the
+     * group was placed without one of this shape (a pod recreated with
+     * another shape after the fact). */
+    if (g->found == 0 && g->rc == 0 && g->view.refusal == NULL &&
+        g->view.nmembers >= (size_t)id->size) {
+        int placed = 0;
+        for (size_t i = 0; placed == 0 && i < g->view.nroles; i++) {
+            const char *key = adm_role_key(id, g->view.roles[i].shape, pool);
+            placed =
+                key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, 0, &g->r, pool, &g->err);
+        }
+        if (placed < 0)
+            g->rc = placed;
+        else if (placed == 1)
+            g->view.refusal = topo_pool_printf(pool,
+                                               "pod group %s is placed, and none of its roles "
+                                               "has this pod's shape",
+                                               id->key);
+    }
+    if (g->found == 0 && g->rc == 0 && g->view.refusal == NULL && t >= 0 && g->gp.adding) {
+        topo_cache_group_member gm = {id->key,
+                                      g->gp.member,
+                                      id->size,
+                                      g->mine.shape,
+                                      g->gp.request,
+                                      g->gp.podset_group,
+                                      pod->object_json ? pod->object_json : "{}",
+                                      now + ctx->ttl};
+        if ((g->rc = topo_cache_group_member_put(ctx->cache, &gm, &g->err)) == 0 &&
+            !g->view.self_recorded)
+            g->rc = adm_group_view(&g->view, ctx->cache, id, &g->gp, now, pool, &g->err);
+    }
+}
+
+/* The group complete: every role placed together in topology t, reserved,
+ * and the pod's slot in its role's reservation claimed. mu held. */
+static void reserve_group_locked(topo_admission_ctx *ctx, group_result *g, answer *a,
+                                 const topo_podset_id *id, long t, int64_t now, topo_pool *pool)
+{
+    size_t nroles = g->complete ? g->view.nroles : 0, self = 0;
+    topo_podset_spec *specs = NULL;
+    topo_assignment **as = nroles ? topo_pool_calloc(pool, nroles, sizeof(*as)) : NULL;
+    topo_cache_reservation *rs = nroles ? topo_pool_calloc(pool, nroles, sizeof(*rs)) : NULL;
+    podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
+    if (g->complete && (as == NULL || rs == NULL || terms == NULL))
+        g->rc = topo_err_nomem(&g->err, NULL);
+    if (g->complete && g->rc == 0 &&
+        (g->rc = adm_group_specs(&specs, &g->view, pool, &g->err)) == 0)
+        g->rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &g->failure, pool,
+                             ctx->engine_pool, &g->err);
+    if (!(g->complete && g->rc == 0 && g->failure == NULL))
+        return;
+    for (size_t i = 0; i < nroles; i++) {
+        terms[i] = (podset_terms){adm_role_key(id, g->view.roles[i].shape, pool),
+                                  g->view.roles[i].shape, g->view.roles[i].request};
+        self = strcmp(g->view.roles[i].shape, g->mine.shape) == 0 ? i : self;
+        if (terms[i].key == NULL)
+            g->rc = topo_err_nomem(&g->err, NULL);
+    }
+    if (g->rc == 0 && adm_past_deadline(a)) {
+        g->timed_out = 1;
+        return;
+    }
+    if (g->rc == 0)
+        g->got = adm_reserve_and_claim(ctx, (size_t)t, &g->rid, terms, specs, as, nroles, self,
+                                       now, rs, &g->p, pool, &g->err);
+    /* Placed: its pods claim their roles' reservations from now on;
+     * the members stay until they expire, so that a pod of a shape
+     * no role has is refused rather than taken for a new group. */
+    g->rc = g->got < 0 ? g->got : 0;
+    g->got = g->got < 0 ? 0 : g->got;
+    g->found = 1;
+    g->r = rs[self];
+}
+
+/* The locked step of a pod group's pod: its role's slot claimed, else the
+ * pod recorded, and the group placed when it is complete. mu held. */
+static void place_group_locked(topo_admission_ctx *ctx, group_result *g, answer *a, mode m,
+                               const topo_admission_request *req, const topo_podset_id *id,
+                               const topo_podset_spec *ps, long t, int64_t now, topo_pool *pool)
+{
+    if (adm_past_deadline(a)) {
+        g->timed_out = 1;
+        return;
+    }
+    g->found = adm_lookup(ctx, g->rid.key, now, 0, &g->r, pool, &g->err);
+    g->repair = ADM_REPAIR_NONE;
+    claim_role_locked(ctx, g, a, m, req, id, ps, now, pool);
+    record_member_locked(ctx, g, req, id, t, now, pool);
+    g->complete = g->found == 0 && g->rc == 0 && g->view.refusal == NULL && t >= 0 &&
+                  !req->dry_run && g->view.nmembers >= (size_t)id->size;
+    reserve_group_locked(ctx, g, a, id, t, now, pool);
+}
+
+/* The answer to a pod group's pod, from what the locked step decided. */
+static int answer_group(topo_admission_ctx *ctx, answer *a, mode m,
+                        const topo_admission_request *req, const topo_podset_id *id,
+                        const topo_podset_spec *ps, long t, const char *missing,
+                        topo_admission_policy policy, const group_result *g, topo_pool *pool)
+{
+    const topo_group_view *view = &g->view;
+    if (g->found == TOPO_ENOMEM || g->rc == TOPO_ENOMEM || g->got == TOPO_ENOMEM)
+        return TOPO_ENOMEM;
+    if (g->contradiction != NULL)
+        return adm_refuse_podset(ctx, a, id, g->contradiction, pool);
+    if (g->found < 0 || g->got < 0 || (g->rc < 0 && g->rc != TOPO_EINVALID))
+        return adm_internal_error(ctx, a, m, "pod group", id->key, &g->err, pool);
+    if (g->rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
+        return adm_refuse_podset(ctx, a, id, topo_pool_strdup(pool, g->err.text), pool);
+    if (g->found == 1 && g->got == 1)
+        return adm_unplaced(ctx, a, m, g->why, pool);
+    if (g->found == 1 && g->repair == ADM_REPAIR_WAIT)
+        return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), g->why, pool);
+    if (g->found == 1 && g->repair == ADM_REPAIR_REFUSE)
+        return refuse_unrepairable(ctx, a, m, id, g->why, pool);
+    if (g->found == 1)
+        return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, g->r.id), &g->p, pool);
+    if (view->refusal != NULL && view->kueue_refusal) {
+        atomic_fetch_add(&ctx->denied, 1);
+        atomic_fetch_add(&ctx->invalid, 1);
+        if (m == MODE_UNGATE)
+            a->failure = view->refusal;
+        else
+            adm_refuse(a, 400, view->refusal);
+        return 0;
+    }
+    if (view->refusal != NULL)
+        return adm_refuse_podset(ctx, a, id, view->refusal, pool);
+    if (t < 0) {
+        const char *failure = adm_no_topology(ctx, missing, pool);
+        return adm_no_fit(ctx, a, m, policy, req, id, failure, failure, pool);
+    }
+    if (!g->complete)
+        return adm_wait_for_group(ctx, a, m, req, id,
+                                  view->nmembers + (view->self_recorded || !g->gp.adding ? 0 : 1),
+                                  pool);
+    return adm_no_fit(ctx, a, m, policy, req, id,
+                      topo_pool_printf(pool, "pod group of %d pods", (int)id->size), g->failure,
+                      pool);
+}
+
+/* A pod of a Kueue pod group (handler_groups.c): its role's reservation when the
  * group is placed; else recorded, and the group placed once all its pods
  * are there, every role together. */
 static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
@@ -206,8 +400,10 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
                        const topo_podset_spec *ps, long t, const char *missing,
                        topo_admission_policy policy, int64_t now, topo_pool *pool)
 {
-    topo_err err = TOPO_ERR_INIT;
     const topo_admission_pod *pod = &req->pod;
+    group_result g;
+    memset(&g, 0, sizeof g);
+    g.err = (topo_err)TOPO_ERR_INIT;
     /* The shape the pod was first admitted with, once we annotated it: by
      * the ungater's time, or when our own output comes back, it carries
      * what others or we added. Only under our seal: anyone can write a
@@ -218,147 +414,23 @@ static int place_group(topo_admission_ctx *ctx, answer *a, mode m,
     shape = shape != NULL ? shape : pod->shape;
     const char *request = topo_kueue_request_text(ps, pool);
     const char *member = pod->name != NULL && pod->name[0] != '\0' ? pod->name : req->uid;
-    topo_podset_id rid = *id;
-    rid.key = adm_role_key(id, shape, pool);
-    if (request == NULL || rid.key == NULL)
+    g.rid = *id;
+    g.rid.key = adm_role_key(id, shape, pool);
+    if (request == NULL || g.rid.key == NULL)
         return TOPO_ENOMEM;
-    podset_terms mine = {rid.key, shape, request};
+    g.mine = (podset_terms){g.rid.key, shape, request};
     a->role = shape;
-    a->podset_key = rid.key;
+    a->podset_key = g.rid.key;
     /* The ungater records a gated pod too: it may have been gated by a
      * replica that does not place (docs/webhook.md "Several replicas"). */
-    int record = !req->dry_run;
-    topo_group_pod gp = {member, shape, request, ps->group ? ps->group : "", record};
+    g.gp = (topo_group_pod){member, shape, request, ps->group ? ps->group : "", !req->dry_run};
 
-    topo_cache_reservation r;
-    topo_group_view view;
-    placement p;
-    const char *why = NULL, *contradiction = NULL, *failure = NULL;
-    int rc = 0, got = 0;
-    memset(&p, 0, sizeof p);
     pthread_mutex_lock(&ctx->mu);
-    if (adm_past_deadline(a)) {
-        pthread_mutex_unlock(&ctx->mu);
-        return 0;
-    }
-    int found = adm_lookup(ctx, rid.key, now, 0, &r, pool, &err);
-    int repair = ADM_REPAIR_NONE;
-    if (found == 1 && (contradiction = adm_contradicts(&r, &mine, pool)) == NULL)
-        got = adm_claim(ctx, &p, &r, &rid, req->dry_run, now, &why, pool, &err);
-    /* Our own output coming back keeps its slot (a gated pod carries a
-     * sealed role, but no reservation). */
-    int ours = a->sealed && topo_admission_kv_get(pod->annotations, pod->nannotations,
-                                                  TOPO_ADMISSION_RESERVATION_ANNOTATION) != NULL;
-    if (found == 1 && contradiction == NULL && got == 0 && !ours && !req->dry_run) {
-        repair = adm_repair(ctx, m, &p, &r, ps, req, id->key, now, &why, pool, &err);
-        if (repair == ADM_REPAIR_WAIT || repair == ADM_REPAIR_REFUSE)
-            give_back(ctx, &p);
-        got = repair < 0 ? repair : got;
-    }
-    if (found == 0)
-        rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
-    /* Complete already and its role not reserved: when another role is, the
-     * group was placed without one of this shape (a pod recreated with
-     * another shape after the fact). */
-    if (found == 0 && rc == 0 && view.refusal == NULL && view.nmembers >= (size_t)id->size) {
-        int placed = 0;
-        for (size_t i = 0; placed == 0 && i < view.nroles; i++) {
-            const char *key = adm_role_key(id, view.roles[i].shape, pool);
-            placed = key == NULL ? TOPO_ENOMEM : adm_lookup(ctx, key, now, 0, &r, pool, &err);
-        }
-        if (placed < 0)
-            rc = placed;
-        else if (placed == 1)
-            view.refusal = topo_pool_printf(pool,
-                                            "pod group %s is placed, and none of its roles has "
-                                            "this pod's shape",
-                                            id->key);
-    }
-    if (found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && record) {
-        topo_cache_group_member gm = {id->key,
-                                      member,
-                                      id->size,
-                                      shape,
-                                      request,
-                                      gp.podset_group,
-                                      pod->object_json ? pod->object_json : "{}",
-                                      now + ctx->ttl};
-        if ((rc = topo_cache_group_member_put(ctx->cache, &gm, &err)) == 0 && !view.self_recorded)
-            rc = topo_admission_group_view(&view, ctx->cache, id, &gp, now, pool, &err);
-    }
-    int complete = found == 0 && rc == 0 && view.refusal == NULL && t >= 0 && !req->dry_run &&
-                   view.nmembers >= (size_t)id->size;
-    size_t nroles = complete ? view.nroles : 0, self = 0;
-    topo_podset_spec *specs = NULL;
-    topo_assignment **as = nroles ? topo_pool_calloc(pool, nroles, sizeof(*as)) : NULL;
-    topo_cache_reservation *rs = nroles ? topo_pool_calloc(pool, nroles, sizeof(*rs)) : NULL;
-    podset_terms *terms = nroles ? topo_pool_calloc(pool, nroles, sizeof(*terms)) : NULL;
-    if (complete && (as == NULL || rs == NULL || terms == NULL))
-        rc = topo_err_nomem(&err, NULL);
-    if (complete && rc == 0 && (rc = topo_admission_group_specs(&specs, &view, pool, &err)) == 0)
-        rc = compute_many(ctx, &ctx->topos[t], specs, nroles, as, &failure, pool, ctx->engine_pool,
-                          &err);
-    if (complete && rc == 0 && failure == NULL) {
-        for (size_t i = 0; i < nroles; i++) {
-            terms[i] = (podset_terms){adm_role_key(id, view.roles[i].shape, pool),
-                                      view.roles[i].shape, view.roles[i].request};
-            self = strcmp(view.roles[i].shape, shape) == 0 ? i : self;
-            if (terms[i].key == NULL)
-                rc = topo_err_nomem(&err, NULL);
-        }
-        if (rc == 0 && adm_past_deadline(a)) {
-            pthread_mutex_unlock(&ctx->mu);
-            return 0;
-        }
-        if (rc == 0)
-            got = adm_reserve_and_claim(ctx, (size_t)t, &rid, terms, specs, as, nroles, self, now,
-                                        rs, &p, pool, &err);
-        /* Placed: its pods claim their roles' reservations from now on;
-         * the members stay until they expire, so that a pod of a shape
-         * no role has is refused rather than taken for a new group. */
-        rc = got < 0 ? got : 0;
-        got = got < 0 ? 0 : got;
-        found = 1;
-        r = rs[self];
-    }
+    place_group_locked(ctx, &g, a, m, req, id, ps, t, now, pool);
     pthread_mutex_unlock(&ctx->mu);
-
-    if (found == TOPO_ENOMEM || rc == TOPO_ENOMEM || got == TOPO_ENOMEM)
-        return TOPO_ENOMEM;
-    if (contradiction != NULL)
-        return adm_refuse_podset(ctx, a, id, contradiction, pool);
-    if (found < 0 || got < 0 || (rc < 0 && rc != TOPO_EINVALID))
-        return adm_internal_error(ctx, a, m, "pod group", id->key, &err, pool);
-    if (rc == TOPO_EINVALID) /* a role's stored pod no longer reads as valid */
-        return adm_refuse_podset(ctx, a, id, topo_pool_strdup(pool, err.text), pool);
-    if (found == 1 && got == 1)
-        return adm_unplaced(ctx, a, m, why, pool);
-    if (found == 1 && repair == ADM_REPAIR_WAIT)
-        return adm_no_fit(ctx, a, m, policy, req, id, describe_need(pool, ps), why, pool);
-    if (found == 1 && repair == ADM_REPAIR_REFUSE)
-        return refuse_unrepairable(ctx, a, m, id, why, pool);
-    if (found == 1)
-        return adm_patch_placed(ctx, a, m, req, adm_topology_of_id(ctx, r.id), &p, pool);
-    if (view.refusal != NULL && view.kueue_refusal) {
-        atomic_fetch_add(&ctx->denied, 1);
-        atomic_fetch_add(&ctx->invalid, 1);
-        if (m == MODE_UNGATE)
-            a->failure = view.refusal;
-        else
-            adm_refuse(a, 400, view.refusal);
+    if (g.timed_out)
         return 0;
-    }
-    if (view.refusal != NULL)
-        return adm_refuse_podset(ctx, a, id, view.refusal, pool);
-    if (t < 0) {
-        failure = adm_no_topology(ctx, missing, pool);
-        return adm_no_fit(ctx, a, m, policy, req, id, failure, failure, pool);
-    }
-    if (!complete)
-        return adm_wait_for_group(ctx, a, m, req, id,
-                                  view.nmembers + (view.self_recorded || !record ? 0 : 1), pool);
-    return adm_no_fit(ctx, a, m, policy, req, id,
-                      topo_pool_printf(pool, "pod group of %d pods", (int)id->size), failure, pool);
+    return answer_group(ctx, a, m, req, id, ps, t, missing, policy, &g, pool);
 }
 
 /* dryRun: computed on the snapshot as it is, nothing stored; within the
@@ -376,8 +448,8 @@ static int place_dry_run(topo_admission_ctx *ctx, answer *a, mode m,
 
     memset(&p, 0, sizeof p);
     pthread_mutex_lock(&ctx->mu);
-    int rc = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests,
-                                       ps->nrequests, id->size, 1, pool, &failure, &err);
+    int rc = adm_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests, id->size,
+                            1, pool, &failure, &err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc < 0)
         return err.code == TOPO_ENOMEM ? -1
@@ -445,7 +517,7 @@ static place_outcome failed(int code)
 }
 
 /* The slot claimed: its node may have failed or be unable to take the pod
- * now (replace.c). mu held. */
+ * now (handler_replace.c). mu held. */
 static void repair_slot(topo_admission_ctx *ctx, place_result *res, mode m,
                         const topo_admission_request *req, const topo_podset_spec *ps,
                         const char *gate_key, int64_t now, topo_pool *pool)
@@ -484,8 +556,8 @@ static void place_podset_locked(topo_admission_ctx *ctx, place_result *res, answ
     }
     /* Within the bounds on room held for pods not created yet; over one,
      * no fit and why says why. */
-    fair = topo_admission_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests,
-                                     id->size, 1, pool, &res->why, &res->err);
+    fair = adm_fair_check(&ctx->fair, ctx->cache, now, ns, ps->requests, ps->nrequests, id->size, 1,
+                          pool, &res->why, &res->err);
     if (fair < 0) {
         res->outcome = failed(res->err.code);
         return;
@@ -580,8 +652,8 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     memset(&res, 0, sizeof res);
     /* Who it is (under mu: the cache connection is the ctx's). */
     pthread_mutex_lock(&ctx->mu);
-    rc = topo_admission_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid,
-                                        ctx->cache, pool, &err);
+    rc = adm_podset_identify(&id, &req->pod, req->namespace_, req->uid, pod_uid, ctx->cache, pool,
+                             &err);
     pthread_mutex_unlock(&ctx->mu);
     if (rc == TOPO_ENOMEM)
         return TOPO_ENOMEM;
@@ -592,7 +664,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     }
     /* What topo wrote on it before, if anything: trusted under our seal
      * only; otherwise removed, and from here on the pod is read without
-     * them (seal.c). */
+     * them (handler_seal.c). */
     topo_admission_request view;
     if ((rc = adm_check_seal(ctx, a, m, req, &id, &view, pool)) < 0)
         return rc;
@@ -601,7 +673,7 @@ int adm_place(topo_admission_ctx *ctx, answer *a, mode m, const topo_admission_r
     /* What it asks for, as Kueue validates it: a request Kueue refuses can
      * never become valid, so it is refused here, word for word, not gated
      * (whichever pod of its PodSet it is). */
-    if ((rc = topo_admission_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
+    if ((rc = adm_podset_spec(&ps, &req->pod, id.size, pool, &err)) < 0) {
         if (rc == TOPO_ENOMEM)
             return TOPO_ENOMEM;
         atomic_fetch_add(&ctx->denied, 1);

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission_internal.h"
+#include "handler_internal.h"
+#include "review_internal.h"
 #include "topo/admission_review.h"
 #include "topo/goparse.h"
 #include "topo/json.h"
@@ -135,9 +136,8 @@ static const char *grouping_error(const topo_group_view *v, int complete, topo_p
     return NULL;
 }
 
-int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const topo_podset_id *id,
-                              const topo_group_pod *pod, int64_t now, topo_pool *pool,
-                              topo_err *err)
+int adm_group_view(topo_group_view *out, topo_cache *cache, const topo_podset_id *id,
+                   const topo_group_pod *pod, int64_t now, topo_pool *pool, topo_err *err)
 {
     reader r = {out, id, pod, 0, pool};
     memset(out, 0, sizeof(*out));
@@ -178,8 +178,8 @@ int topo_admission_group_view(topo_group_view *out, topo_cache *cache, const top
     return 0;
 }
 
-int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v, topo_pool *pool,
-                               topo_err *err)
+int adm_group_specs(topo_podset_spec **out, const topo_group_view *v, topo_pool *pool,
+                    topo_err *err)
 {
     topo_podset_spec *specs = topo_pool_calloc(pool, v->nroles + 1, sizeof(*specs));
     int rc = 0;
@@ -191,7 +191,7 @@ int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v,
         json_error_t jerr;
         json_t *pod = NULL;
         int loaded = topo_json_load(&pod, role->pod_json, strlen(role->pod_json), 0, &jerr);
-        json_t *review = pod != NULL ? topo_admission_pod_review(pod, "group") : NULL;
+        json_t *review = pod != NULL ? adm_pod_review(pod, "group") : NULL;
         topo_admission_request req;
         if (loaded == TOPO_ENOMEM)
             rc = topo_err_nomem(err, "role");
@@ -199,8 +199,7 @@ int topo_admission_group_specs(topo_podset_spec **out, const topo_group_view *v,
             rc = topo_err_set(err, pod != NULL ? TOPO_ENOMEM : TOPO_EIO,
                               "role %s: the stored pod does not read back", role->shape);
         else if ((rc = topo_admission_decode_json(&req, review, pool, err)) == 0 &&
-                 (rc = topo_admission_podset_spec(&specs[i], &req.pod, role->count, pool, err)) ==
-                     0)
+                 (rc = adm_podset_spec(&specs[i], &req.pod, role->count, pool, err)) == 0)
             specs[i].name = role->shape;
         json_decref(review);
         json_decref(pod);

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-/* Tests for failed-node replacement (lib/admission/replace.c) through
+/* Tests for failed-node replacement (lib/admission/handler_replace.c) through
  * topo_admission_handle, on support/racks.h's cluster: the recorded Job pod
  * (8 GPUs, rack required) on racks r1 = n9 n10 n11, r2 = n1 n2 n3, r3 =
  * m1..m6. A node that fails (Kueue's rules: deleted, no

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission_internal.h"
+#include "handler_internal.h"
 #include "topo/admission_review.h"
 #include "topo/count.h"
 #include "topo/kueue.h"
@@ -42,10 +42,9 @@ static int64_t job_parallelism(topo_cache *cache, const char *uid, topo_pool *po
     return n > 0 ? n : 0;
 }
 
-int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod *pod,
-                                   const char *request_ns, const char *request_uid,
-                                   const char *pod_uid, topo_cache *cache, topo_pool *pool,
-                                   topo_err *err)
+int adm_podset_identify(topo_podset_id *id, const topo_admission_pod *pod, const char *request_ns,
+                        const char *request_uid, const char *pod_uid, topo_cache *cache,
+                        topo_pool *pool, topo_err *err)
 {
     const topo_admission_owner *owner = controller_owner(pod);
     /* The key as the cache derives it again to bind the pod's slot
@@ -155,8 +154,8 @@ int topo_admission_podset_identify(topo_podset_id *id, const topo_admission_pod 
 /* The PodSet's request: Kueue's annotations as lib/kueue reads and
  * validates them for every path (topoassign, the ungater, the case loader),
  * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
-int topo_admission_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
-                               topo_pool *pool, topo_err *err)
+int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
+                    topo_pool *pool, topo_err *err)
 {
     memset(ps, 0, sizeof(*ps));
     ps->name = "main";

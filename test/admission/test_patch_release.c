@@ -1,5 +1,5 @@
 /* Tests for the release of a gated pod without placing it
- * (topo_admission_release_patch, lib/admission/release.c, over the ungater's
+ * (topo_admission_release_patch, lib/admission/patch_release.c, over the ungater's
  * topo_admission_patch_ungate): the patch applied to the pod leaves it
  * without topo's gate and the gate's annotations and otherwise equal (other
  * gates in order, the seal, the author's annotations); it tests the uid and

@@ -7,12 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 
 #include "topo/admission.h"
 
-#include "admission_internal.h"
 #include "handler_internal.h"
 #include "topo/codec.h"
 #include "topo/engine.h"
@@ -46,31 +44,6 @@ const char *const topo_admission_replace_outcome_names[TOPO_ADMISSION_REPLACE_OU
 void topo_admission_set_term(topo_admission_ctx *ctx, int64_t term)
 {
     atomic_store(&ctx->term, term);
-}
-
-/* --- small helpers ----------------------------------------------------------------- */
-
-int64_t adm_now_s(topo_admission_ctx *ctx)
-{
-    return ctx->clock != NULL ? ctx->clock(ctx->clock_payload) : (int64_t)time(NULL);
-}
-
-const char **adm_dup_strings(topo_pool *pool, const char *const *s, size_t n)
-{
-    const char **d = topo_pool_calloc(pool, n + 1, sizeof(*d));
-    for (size_t i = 0; d != NULL && i < n; i++)
-        if ((d[i] = topo_pool_strdup(pool, s[i])) == NULL)
-            return NULL;
-    return d;
-}
-
-/* A placement that failed here, not in the cluster: counted, and for
- * readiness. */
-void adm_failed_locally(topo_admission_ctx *ctx)
-{
-    atomic_fetch_add(&ctx->errors, 1);
-    atomic_fetch_add(&ctx->failing, 1);
-    atomic_store(&ctx->last_failure, adm_now_s(ctx));
 }
 
 int topo_admission_ready(topo_admission_ctx *ctx, char *why, size_t why_size)
@@ -279,7 +252,7 @@ int topo_admission_unclaimed_foreach(topo_admission_ctx *ctx, topo_admission_unc
     if (pool == NULL)
         return topo_err_nomem(err, NULL);
     pthread_mutex_lock(&ctx->mu);
-    int rc = topo_admission_fair_report(ctx->cache, adm_now_s(ctx), fn, payload, pool, err);
+    int rc = adm_fair_report(ctx->cache, adm_now_s(ctx), fn, payload, pool, err);
     pthread_mutex_unlock(&ctx->mu);
     topo_pool_free(pool);
     return rc;

@@ -7,7 +7,8 @@
 #include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/podreq.h"
-#include "admission_internal.h"
+#include "review_internal.h"
+#include "topo/admission.h"
 #include "topo/admission_review.h"
 #include "topo/kueue.h"
 #include "topo/json.h"
@@ -342,7 +343,7 @@ static void read_uid(topo_admission_request *out, const json_t *req, topo_pool *
         out->uid = topo_pool_strdup(pool, json_string_value(uid));
 }
 
-int topo_admission_gvk_is_pod(const topo_admission_gvk *k)
+int adm_gvk_is_pod(const topo_admission_gvk *k)
 {
     return k->kind != NULL && strcmp(k->kind, "Pod") == 0 &&
            (k->group == NULL || k->group[0] == '\0') && k->version != NULL &&
@@ -426,7 +427,7 @@ int topo_admission_decode_json(topo_admission_request *out, const json_t *root, 
         (rc = topo_decode_bool(&out->dry_run, req, "dryRun", "request", 0, err)) < 0)
         goto cleanup;
     obj = json_object_get(req, "object");
-    if (topo_admission_gvk_is_pod(&out->kind) && obj != NULL && !json_is_null(obj)) {
+    if (adm_gvk_is_pod(&out->kind) && obj != NULL && !json_is_null(obj)) {
         if ((rc = decode_pod(&out->pod, obj, pool, err)) < 0)
             goto cleanup;
         out->has_pod = 1;
@@ -448,7 +449,7 @@ int adm_decode_pod(topo_admission_pod *out, const json_t *pod, topo_pool *pool, 
     return decode_pod(out, pod, pool, err);
 }
 
-json_t *topo_admission_pod_review(const json_t *pod, const char *uid)
+json_t *adm_pod_review(const json_t *pod, const char *uid)
 {
     return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}, s:s, s:O}}",
                      "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview", "request",

@@ -3,7 +3,7 @@
  * not bound them, and the host then failed. Kueue's node controller fails
  * such pods (pkg/controller/tas/node_controller.go: getPodsToTerminate,
  * markPodsFailed) so that their Job replaces them; the replacement's slot
- * is then repaired by replace.c. This file only finds them: the webhook's
+ * is then repaired by handler_replace.c. This file only finds them: the webhook's
  * ungater patches them.
  *
  * The host is judged as adm_check_host sees it with no pod request: the

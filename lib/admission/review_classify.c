@@ -1,7 +1,7 @@
 /* The skip rules: which admission requests are topo's to place. */
 #include <string.h>
 
-#include "admission_internal.h"
+#include "review_internal.h"
 #include "topo/admission.h"
 #include "topo/kueue.h"
 
@@ -42,7 +42,7 @@ topo_admission_class topo_admission_classify(const topo_admission_request *req)
 {
     const topo_admission_pod *pod = &req->pod;
 
-    if (!topo_admission_gvk_is_pod(&req->kind))
+    if (!adm_gvk_is_pod(&req->kind))
         return TOPO_ADMISSION_PASS_NOT_POD;
     if (!topo_admission_is_pod_create(req))
         return TOPO_ADMISSION_PASS_NOT_CREATE;

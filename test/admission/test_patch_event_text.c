@@ -1,4 +1,4 @@
-/* Tests for lib/admission/event_text.c: the wait-reason text as the
+/* Tests for lib/admission/patch_event_text.c: the wait-reason text as the
  * annotation and the TopologyWaiting Event hold it, whether a reason is
  * new to a pod, the guarded patch that records it, and the domain an
  * ungate patch names. Pure. */

@@ -1,4 +1,4 @@
-/* Tests for lib/admission/events.c: Events queued for the pod of a slot
+/* Tests for lib/admission/handler_events.c: Events queued for the pod of a slot
  * reach the drain's callback once the cache holds that pod (by the slot's
  * claimant, or by the name admission gave when the slot has no real pod
  * yet), oldest first and once; they are dropped after

@@ -12,7 +12,7 @@
 #include "topo/jsonpatch.h"
 #include "topo/pool.h"
 
-#include "admission_internal.h"
+#include "review_internal.h"
 
 int topo_admission_release_patch(json_t **out_patch, const json_t *pod, topo_err *err)
 {
