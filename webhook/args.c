@@ -75,7 +75,7 @@ static const topo_opt table[] = {
      "instead of --config: one topology \"default\" over all nodes with these level labels, "
      "coarsest first",
      O(levels), NULL},
-    {"--policy", NULL, TOPO_OPT_CHOICE, "POLICY", 0, 0, policies, "gate",
+    {"--policy", NULL, TOPO_OPT_CHOICE, "POLICY", 0, 0, policies, "gate with --levels",
      "with --levels: when a PodSet does not fit, gate adds the scheduling gate "
      "topology.topo.io/wait; deny refuses the pod (403); ignore admits it unchanged",
      O(policy), NULL},
