@@ -45,7 +45,7 @@ extern const topo_cli_command topo_cli_cache_sync;   /* cmd_cache_sync.c */
  * its own. */
 extern const topo_cli_command topo_cli_cache;
 
-/* Parses argv with cmd's table (topo_opts_parse_strict) into args. -1: go
+/* Parses argv with cmd's table (topo_opts_parse) into args. -1: go
  * on; else the exit status, the help (0, on stdout) or the message (2,
  * "topoassign <cmd>: <what> (see 'topoassign <cmd> --help')" on stderr)
  * printed. The caller frees args' lists (topo_opts_free) either way. */

@@ -13,8 +13,6 @@
 
 #define O(field) offsetof(sync_args, field)
 
-static const char *const formats[] = {"json", "text", NULL};
-static const char *const levels[] = {"debug", "info", "warn", "warning", "error", NULL};
 
 static const char usage_line[] =
     "usage: topo-sync --once --dry-run [--config FILE] [source options] [output options]";
@@ -41,20 +39,13 @@ static const topo_opt table[] = {
      "run one round (list nodes, read every source, plan, write) and exit", O(once), NULL},
     {"--dry-run", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "write no labels: log the patches that would be sent", O(dry_run), NULL},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP,
-     "the API server to read nodes from and write labels to", O(kubeconfig), NULL},
-    {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
-     "write only while holding the Lease", O(leader_elect), NULL},
-    {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
-     "the Lease's namespace", O(lease_namespace), NULL},
-    {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-sync", "the Lease's name",
-     O(lease_name), NULL},
-    {"--lease-duration", NULL, TOPO_OPT_UINT, "S", 2, 600, NULL, "15",
-     "seconds a Lease holds without renewal: another replica takes it over that long after "
-     "its holder stopped renewing; the renew deadline and the retry period scale with it "
-     "(2/3 and 2/15: client-go's 10 s and 2 s at 15)",
-     O(lease_duration_s), NULL},
+    TOPO_OPT_DAEMON_KUBECONFIG_ROW(sync_args, d, TOPO_K8S_CONFIG_DEFAULT_HELP,
+                                   "the API server to read nodes from and write labels to"),
+    TOPO_OPT_DAEMON_LEASE_ROWS(sync_args, d, "topo-sync",
+                               "write only while holding the Lease; its renew deadline and retry "
+                               "period scale with --lease-duration (2/3 and 2/15: client-go's "
+                               "10 s and 2 s at 15)",
+                               NULL),
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the cache file keeping each source's last good facts, so that a restart during a "
      "source's outage plans as before it (docs/sync.md)",
@@ -79,12 +70,10 @@ static const topo_opt table[] = {
      "the writer's requests per second to the API server", O(kube_qps), NULL},
     {"--kube-burst", NULL, TOPO_OPT_POSITIVE, "N", 0, 10000, NULL, "100",
      "the writer's burst above --kube-qps", O(kube_burst), NULL},
-    {"--health-port", NULL, TOPO_OPT_UINT, "N", 0, 65535, NULL, "8081",
-     "port of /livez, /readyz and /healthz (0: none)", O(health_port), NULL},
+    TOPO_OPT_DAEMON_HEALTH_ROWS(sync_args, d, 0, "port of /livez, /readyz and /healthz (0: none)",
+                                "address the health and metrics ports listen on"),
     {"--metrics-port", NULL, TOPO_OPT_UINT, "N", 0, 65535, NULL, "the health port",
      "port of /metrics", O(metrics_port), NULL},
-    {"--health-address", NULL, TOPO_OPT_STRING, "IP", 0, 0, NULL, "every interface",
-     "address the health and metrics ports listen on", O(health_address), NULL},
     {"--ibnetdiscover", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
      "an ibnetdiscover dump, one per InfiniBand subnet", O(ibnetdiscover),
      "Sources (each replaces the config's):"},
@@ -164,14 +153,7 @@ static const topo_opt table[] = {
      "app.kubernetes.io/managed-by=topo-sync; one without it is never written, and only "
      "topo's keys of one with it are",
      O(export_configmap), NULL},
-    {"--log-format", NULL, TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "json",
-     "json: one JSON object per line; text: logfmt (on stderr)", O(log_format), "Other:"},
-    {"--verbosity", "-v", TOPO_OPT_CHOICE, "LEVEL", 0, 0, levels, "info", "the least level logged",
-     O(verbosity), NULL},
-    {"--version", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "print the version and exit",
-     O(version), NULL},
-    {"--help-markdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "print this reference as Markdown (docs/cli/topo-sync.md) and exit", O(help_markdown), NULL},
+    TOPO_OPT_DAEMON_OTHER_ROWS(sync_args, d, "topo-sync", "Other:"),
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
@@ -194,40 +176,30 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
 {
     char why[512];
     memset(a, 0, sizeof *a);
-    a->log_format = "json";
-    a->verbosity = "info";
-    a->leader_elect = -1;
-    a->kueue_objects = -1;
+    /* "not given" marks; the defaults come from the table */
     a->source_interval_s = 0;                /* not given: the config's, else 300 */
-    a->resync_s = 600;
     a->stale_after_s = (unsigned long)-1;    /* not given: the config's, else 3600 */
     a->min_hosts_percent = (unsigned long)-1; /* not given: the config's, else 90 */
-    a->kube_qps = 50;
-    a->kube_burst = 100;
-    a->health_port = 8081;
-    a->metrics_port = (unsigned long)-1;
-    int rc = topo_opts_parse_strict(table, NOPTS, argc, argv, a, why, sizeof why);
+    a->metrics_port = (unsigned long)-1;     /* not given: the health port */
+    topo_opts_defaults(table, NOPTS, a);
+    int rc = topo_opts_parse(table, NOPTS, argc, argv, a, why, sizeof why);
     if (rc < 0) {
         fprintf(stderr, "topo-sync: %s (see topo-sync --help)\n", why);
         return 2;
     }
-    if (rc == 1 || a->help_markdown) {
-        if (print(a->help_markdown, stdout) != 0) {
+    if (rc == 1 || a->d.help_markdown) {
+        if (print(a->d.help_markdown, stdout) != 0) {
             fprintf(stderr, "topo-sync: out of memory\n");
             return 2;
         }
         return 1;
     }
-    if (a->version) {
+    if (a->d.version) {
         printf("topo-sync %s\n", TOPO_VERSION);
         return 1;
     }
     if (a->metrics_port == (unsigned long)-1)
-        a->metrics_port = a->health_port;
-    if (a->leader_elect < 0)
-        a->leader_elect = 1;
-    if (a->kueue_objects < 0)
-        a->kueue_objects = 1;
+        a->metrics_port = a->d.health_port;
     if (a->ufm_url && a->ufm_systems_file) {
         fprintf(stderr, "topo-sync: --ufm-url and --ufm-systems-file exclude each other\n");
         return 2;

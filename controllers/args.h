@@ -21,17 +21,12 @@ typedef struct sync_args {
     topo_opt_list kueue_flavor_labels; /* every --kueue-flavor-label KEY=VALUE */
     const char *export_kueue, *export_slurm_tree, *export_slurm_block, *export_volcano;
     const char *export_configmap;
-    const char *kubeconfig, *db;
-    int leader_elect; /* -1: not given (true) */
-    int kueue_objects; /* -1: not given (true) */
-    const char *lease_namespace, *lease_name;
-    unsigned long lease_duration_s; /* 0: not given (the leader election's default) */
+    topo_opt_daemon d; /* the rows shared with topo-webhook (topo/options.h) */
+    const char *db;
+    int kueue_objects;
     unsigned long source_interval_s, resync_s, stale_after_s, min_hosts_percent;
     double kube_qps, kube_burst;
-    const char *health_address;
-    unsigned long health_port, metrics_port;
-    const char *log_format, *verbosity;
-    int help_markdown, version;
+    unsigned long metrics_port;
 } sync_args;
 
 /* 0: run; 1: help, the reference page or the version was printed (exit

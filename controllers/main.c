@@ -191,8 +191,8 @@ static int setup_log(const sync_args *a)
 {
     topo_log_level level;
     topo_err err = TOPO_ERR_INIT;
-    if (topo_log_level_parse(&level, a->verbosity, &err) != 0 ||
-        topo_log_use_format(a->log_format, &err) != 0) {
+    if (topo_log_level_parse(&level, a->d.verbosity, &err) != 0 ||
+        topo_log_use_format(a->d.log_format, &err) != 0) {
         fprintf(stderr, "topo-sync: %s\n", err.text);
         return -1;
     }
@@ -238,7 +238,7 @@ static int offline(const sync_args *a, const topo_sync_settings *s)
 {
     if (s->nodes_file)
         return 1;
-    return a->once && a->dry_run && !a->kubeconfig && !getenv("KUBERNETES_SERVICE_HOST");
+    return a->once && a->dry_run && !a->d.kubeconfig && !getenv("KUBERNETES_SERVICE_HOST");
 }
 
 static atomic_int stop_flag;
@@ -275,16 +275,16 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                                                               : 90;
     s->nodes_live = 1;
     ctl_opts o = {.settings = s,
-                  .kubeconfig = a->kubeconfig,
+                  .kubeconfig = a->d.kubeconfig,
                   .once = a->once,
                   .dry_run = a->dry_run,
                   .print_labels = a->print_labels,
                   .print_plan = a->print_plan,
                   .print_annotations = a->print_annotations,
-                  .leader_elect = a->leader_elect != 0,
-                  .lease_namespace = a->lease_namespace,
-                  .lease_name = a->lease_name ? a->lease_name : "topo-sync",
-                  .lease_ms = (long)a->lease_duration_s * 1000,
+                  .leader_elect = a->d.leader_elect != 0,
+                  .lease_namespace = a->d.lease_namespace,
+                  .lease_name = a->d.lease_name ? a->d.lease_name : "topo-sync",
+                  .lease_ms = (long)a->d.lease_s * 1000,
                   .source_interval_ms = source_interval,
                   .resync_ms = (long)a->resync_s * 1000,
                   .stale_ms = stale,
@@ -293,8 +293,8 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
                   .kueue_objects = a->kueue_objects != 0,
                   .qps = a->kube_qps,
                   .burst = a->kube_burst,
-                  .health_address = a->health_address,
-                  .health_port = (unsigned)a->health_port,
+                  .health_address = a->d.health_address,
+                  .health_port = (unsigned)a->d.health_port,
                   .metrics_port = (unsigned)a->metrics_port,
                   .export_kueue = a->export_kueue,
                   .export_slurm_tree = a->export_slurm_tree,

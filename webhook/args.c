@@ -9,12 +9,11 @@
 #include "topo/buf.h"
 #include "topo/k8s.h"
 #include "topo/options.h"
+#include "topo/version.h"
 #include "peer.h"
 
 #define O(field) offsetof(wh_args, field)
 
-static const char *const formats[] = {"json", "text", NULL};
-static const char *const levels[] = {"debug", "info", "warn", "warning", "error", NULL};
 static const char *const policies[] = {"gate", "deny", "ignore", NULL};
 
 static const char usage_line[] =
@@ -23,10 +22,10 @@ static const char usage_line[] =
 static const topo_opt table[] = {
     {"--port", NULL, TOPO_OPT_UINT, "N", 1, 65535, NULL, "9443", "HTTPS port for POST /mutate",
      O(port), "Transport:"},
-    {"--health-port", NULL, TOPO_OPT_UINT, "N", 1, 65535, NULL, "8081",
-     "plain HTTP port for /healthz, /livez, /readyz and /metrics (/metrics moves with "
-     "--metrics-port)",
-     O(health_port), NULL},
+    TOPO_OPT_DAEMON_HEALTH_ROWS(wh_args, d, 1,
+                                "plain HTTP port for /healthz, /livez, /readyz and /metrics "
+                                "(/metrics moves with --metrics-port)",
+                                "the health port's address (the chart gives the pod's IP)"),
     {"--tls-cert-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "serving certificate (PEM), required; reloaded when it changes", O(cert_file), NULL},
     {"--tls-private-key-file", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -34,8 +33,6 @@ static const topo_opt table[] = {
     {"--max-connections-per-client", NULL, TOPO_OPT_UINT, "N", 1, 65535, NULL, "256",
      "HTTPS connections from one address (1024 in all): one client cannot take them all",
      O(per_client), NULL},
-    {"--health-address", NULL, TOPO_OPT_STRING, "IP", 0, 0, NULL, "every interface",
-     "the health port's address (the chart gives the pod's IP)", O(health_address), NULL},
     {"--metrics-port", NULL, TOPO_OPT_UINT, "N", 1, 65535, NULL, "the health port",
      "serve /metrics on this plain HTTP port instead of the health port", O(metrics_port),
      NULL},
@@ -71,10 +68,6 @@ static const topo_opt table[] = {
     {"--max-body-memory", NULL, TOPO_OPT_UINT, "MIB", 1, 65536, NULL, "256",
      "request bodies held at once, over all connections; beyond it a request gets 503",
      O(max_body_mib), NULL},
-    {"--log-format", NULL, TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "json",
-     "json: one JSON object per line; text: logfmt", O(log_format), NULL},
-    {"--verbosity", "-v", TOPO_OPT_CHOICE, "LEVEL", 0, 0, levels, "info",
-     "the least level logged", O(verbosity), NULL},
     {"--config", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "topologies and policies (YAML, docs/webhook.md)", O(config),
      "Placement (without --config or --levels every request is allowed unchanged):"},
@@ -82,13 +75,12 @@ static const topo_opt table[] = {
      "instead of --config: one topology \"default\" over all nodes with these level labels, "
      "coarsest first",
      O(levels), NULL},
-    {"--policy", NULL, TOPO_OPT_CHOICE, "POLICY", 0, 0, policies, "gate",
+    {"--policy", NULL, TOPO_OPT_CHOICE, "POLICY", 0, 0, policies, "gate with --levels",
      "with --levels: when a PodSet does not fit, gate adds the scheduling gate "
      "topology.topo.io/wait; deny refuses the pod (403); ignore admits it unchanged",
      O(policy), NULL},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP,
-     "the API server: nodes, pods and jobs by list+watch", O(kubeconfig), NULL},
+    TOPO_OPT_DAEMON_KUBECONFIG_ROW(wh_args, d, TOPO_K8S_CONFIG_DEFAULT_HELP,
+                                   "the API server: nodes, pods and jobs by list+watch"),
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "the SQLite cache (nodes, pods, jobs, reservations); required with an API server", O(db),
      NULL},
@@ -105,16 +97,11 @@ static const topo_opt table[] = {
      "capacity reserved for a PodSet's pods not created yet counts against their namespace's "
      "ResourceQuotas, kept by list+watch (needs list and watch on resourcequotas)",
      O(resource_quotas), NULL},
-    {"--leader-elect", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
-     "with an API server, the replica holding Lease topo-webhook places every pod and runs "
-     "the ungater; the others forward to it (docs/webhook.md \"Several replicas\")",
-     O(leader_elect), "Several replicas:"},
-    {"--lease-namespace", NULL, TOPO_OPT_STRING, "NS", 0, 0, NULL, "the pod's",
-     "the Lease's namespace", O(lease_namespace), NULL},
-    {"--lease-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "topo-webhook",
-     "the Lease's name (one per installation in a namespace)", O(lease_name), NULL},
-    {"--lease-duration", NULL, TOPO_OPT_UINT, "S", 2, 3600, NULL, "15",
-     "seconds a placer that stops renewing keeps the Lease from the others", O(lease_s), NULL},
+    TOPO_OPT_DAEMON_LEASE_ROWS(wh_args, d, "topo-webhook",
+                               "with an API server, the replica holding Lease topo-webhook "
+                               "places every pod and runs the ungater; the others forward to it "
+                               "(docs/webhook.md \"Several replicas\")",
+                               "Several replicas:"),
     {"--lease-renew-deadline", NULL, TOPO_OPT_UINT, "S", 1, 3600, NULL, "10",
      "a placer that cannot renew stops placing after S seconds (less than --lease-duration)",
      O(renew_s), NULL},
@@ -145,9 +132,7 @@ static const topo_opt table[] = {
      "benchmark floor only: read and discard the body, answer a fixed allowed response "
      "(bench/webhook)",
      O(noop), "Other:"},
-    {"--help-markdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
-     "print this reference as Markdown (docs/cli/topo-webhook.md) and exit", O(help_markdown),
-     NULL},
+    TOPO_OPT_DAEMON_OTHER_ROWS(wh_args, d, "topo-webhook", NULL),
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
@@ -182,32 +167,24 @@ int wh_args_parse(wh_args *a, int argc, char **argv)
 {
     char why[512];
     memset(a, 0, sizeof *a);
-    a->port = 9443;
-    a->health_port = 8081;
-    a->cert_check_s = 2;
-    a->shutdown_s = 15;
-    a->request_timeout_s = 10;
-    a->max_body_mib = 256;
-    a->per_client = 256;
-    a->header_timeout = TOPO_WH_HEADER_TIMEOUT_MS / 1000.0;
-    a->min_body_rate = 65536;
-    a->idle_timeout_s = 90;
-    a->log_format = "json";
-    a->verbosity = "info";
-    a->leader_elect = -1;
-    a->resource_quotas = -1;
+    a->resource_quotas = -1; /* not given: true with an API server */
+    topo_opts_defaults(table, NOPTS, a);
 
     int rc = topo_opts_parse(table, NOPTS, argc, argv, a, why, sizeof why);
-    if (rc == 1 || a->help_markdown) {
-        print(a->help_markdown, stdout);
+    if (rc < 0) {
+        fprintf(stderr, "topo-webhook: %s (see topo-webhook --help)\n", why);
+        wh_args_free(a);
+        return 2;
+    }
+    if (rc == 1 || a->d.help_markdown) {
+        print(a->d.help_markdown, stdout);
         wh_args_free(a);
         return 1;
     }
-    if (rc < 0) {
-        fprintf(stderr, "topo-webhook: %s\n", why);
-        print(0, stderr);
+    if (a->d.version) {
+        printf("topo-webhook %s\n", TOPO_VERSION);
         wh_args_free(a);
-        return 2;
+        return 1;
     }
     rc = check(a);
     if (rc != 0)
@@ -229,7 +206,7 @@ static int check(const wh_args *a)
         return fail("--policy goes with --levels (a --config file sets defaultPolicy and "
                     "per-topology policies)");
     if (!a->config && !a->levels &&
-        (a->inventory || a->pods || a->db || a->kubeconfig || a->record_key_files.n > 0))
+        (a->inventory || a->pods || a->db || a->d.kubeconfig || a->record_key_files.n > 0))
         return fail("placement needs --config FILE or --levels L1,L2,...");
     if (a->record_key_files.n > WH_PEER_RECORD_KEY_FILES_MAX) {
         fprintf(stderr, "topo-webhook: --record-key-file: %s: given %zu times, at most %d\n",
@@ -241,20 +218,18 @@ static int check(const wh_args *a)
         return fail("--metrics-address goes with --metrics-port");
     if (a->pods && !a->inventory)
         return fail("--pods goes with --inventory");
-    if (a->inventory && a->kubeconfig)
+    if (a->inventory && a->d.kubeconfig)
         return fail("--inventory and --kubeconfig exclude each other");
     /* A static inventory has no API server to read quotas from. */
     if (a->inventory && a->resource_quotas == 1)
         return fail("--resource-quotas true needs an API server, not --inventory");
-    unsigned long lease = a->lease_s ? a->lease_s : 15, renew = a->renew_s ? a->renew_s : 10,
-                  retry = a->retry_s ? a->retry_s : 2;
-    if (!(retry < renew && renew < lease))
+    if (!(a->retry_s < a->renew_s && a->renew_s < a->d.lease_s))
         return fail("need --lease-retry-period < --lease-renew-deadline < --lease-duration");
     if (a->peer_address && (strchr(a->peer_address, ':') == NULL ||
                             strpbrk(a->peer_address, "@/ ") != NULL))
         return fail("--peer-address: expected HOST:PORT");
     if ((a->peer_address || a->peer_ca_file || a->peer_server_name) &&
-        (a->inventory || a->leader_elect == 0))
+        (a->inventory || a->d.leader_elect == 0))
         return fail("--peer-address, --peer-ca-file and --peer-server-name go with leader "
                     "election against an API server");
     return 0;
@@ -268,7 +243,7 @@ void wh_args_free(wh_args *a)
 void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *o)
 {
     o->port = (int)a->port;
-    o->health_port = (int)a->health_port;
+    o->health_port = (int)a->d.health_port;
     o->cert_file = a->cert_file;
     o->key_file = a->key_file;
     o->threads = (unsigned int)a->threads;
@@ -276,7 +251,7 @@ void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *o)
     o->max_body_bytes_held = (size_t)a->max_body_mib << 20;
     o->max_connections_per_client = (unsigned int)a->per_client;
     o->tls_priorities = a->tls_priorities;
-    o->health_address = a->health_address;
+    o->health_address = a->d.health_address;
     o->metrics_port = (int)a->metrics_port;
     o->metrics_address = a->metrics_address;
     o->header_timeout_ms = (unsigned int)(a->header_timeout * 1000.0 + 0.5);
@@ -290,13 +265,13 @@ void wh_args_placement_opts(const wh_args *a, wh_placement_opts *o)
     o->db_path = a->db;
     o->inventory = a->inventory;
     o->pods = a->pods;
-    o->kubeconfig = a->kubeconfig;
+    o->kubeconfig = a->d.kubeconfig;
     o->ungate_interval_ms = (long)a->ungate_s * 1000;
-    o->leader_election = a->leader_elect != 0;
-    o->lease_namespace = a->lease_namespace;
+    o->leader_election = a->d.leader_elect != 0;
+    o->lease_namespace = a->d.lease_namespace;
     o->resource_quotas = a->inventory ? 0 : a->resource_quotas != 0;
     o->policy = -1;
-    o->lease_name = a->lease_name;
+    o->lease_name = a->d.lease_name;
     o->peer_address = a->peer_address;
     o->peer_ca_file = a->peer_ca_file;
     o->peer_server_name = a->peer_server_name;
@@ -304,7 +279,7 @@ void wh_args_placement_opts(const wh_args *a, wh_placement_opts *o)
     o->key_file = a->key_file;
     o->record_key_files = a->record_key_files.v;
     o->nrecord_key_files = a->record_key_files.n;
-    o->lease_ms = (long)a->lease_s * 1000;
+    o->lease_ms = (long)a->d.lease_s * 1000;
     o->renew_deadline_ms = (long)a->renew_s * 1000;
     o->retry_ms = (long)a->retry_s * 1000;
 }

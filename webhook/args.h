@@ -11,27 +11,24 @@
 
 typedef struct wh_args {
     /* transport (server.h) */
-    unsigned long port, health_port, threads, cert_check_s, shutdown_s, request_timeout_s;
+    topo_opt_daemon d; /* the rows shared with topo-sync (topo/options.h) */
+    unsigned long port, threads, cert_check_s, shutdown_s, request_timeout_s;
     unsigned long max_body_mib, per_client, metrics_port, min_body_rate, idle_timeout_s;
     double header_timeout; /* seconds */
-    const char *cert_file, *key_file, *tls_priorities, *health_address, *metrics_address;
-    /* logging */
-    const char *log_format, *verbosity;
+    const char *cert_file, *key_file, *tls_priorities, *metrics_address;
     /* placement (placement.h) */
-    const char *config, *levels, *policy, *kubeconfig, *db, *inventory, *pods,
-        *lease_namespace;
+    const char *config, *levels, *policy, *db, *inventory, *pods;
     unsigned long ungate_s;
     /* several replicas */
-    const char *peer_address, *peer_ca_file, *peer_server_name, *lease_name;
-    unsigned long lease_s, renew_s, retry_s;
+    const char *peer_address, *peer_ca_file, *peer_server_name;
+    unsigned long renew_s, retry_s;
     topo_opt_list record_key_files; /* --record-key-file, repeatable */
-    int leader_elect;    /* -1 unset */
     int resource_quotas; /* -1 unset */
-    int noop, help_markdown;
+    int noop;
 } wh_args;
 
 /* Parses argv and checks the options together. 0: go on; 1: help was
- * printed (exit 0); 2: a message was printed to stderr (exit 2). */
+ * printed, or the version (exit 0); 2: a message was printed to stderr (exit 2). */
 int wh_args_parse(wh_args *a, int argc, char **argv);
 
 /* Frees what parsing allocated (the lists); a is empty after. */

@@ -72,12 +72,12 @@ static int serve(const wh_args *a)
     int rc = 2;
 
     topo_log_level level;
-    if (topo_log_level_parse(&level, a->verbosity, &err) < 0) {
+    if (topo_log_level_parse(&level, a->d.verbosity, &err) < 0) {
         fprintf(stderr, "topo-webhook: %s\n", err.text);
         return 2;
     }
     topo_log_set_level(level);
-    (void)topo_log_use_format(a->log_format, NULL); /* json or text: the table's choices */
+    (void)topo_log_use_format(a->d.log_format, NULL); /* json or text: the table's choices */
     wh_args_server_opts(a, &opts);
     wh_args_placement_opts(a, &popts);
     request_cap_ms = (long long)a->request_timeout_s * 1000;

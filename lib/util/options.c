@@ -9,6 +9,9 @@
 #include "topo/array.h"
 #include "topo/error.h"
 
+const char *const topo_opt_log_formats[] = {"json", "text", NULL};
+const char *const topo_opt_log_levels[] = {"debug", "info", "warn", "warning", "error", NULL};
+
 /* The option named name (n bytes of it) or aliased so; operands are not
  * options. */
 static const topo_opt *find(const topo_opt *table, size_t n, const char *name, size_t len)
@@ -34,7 +37,7 @@ static int list_add(topo_opt_list *l, const char *v)
 }
 
 /* An unsigned decimal within o's bounds; why says what is wrong. */
-static int store_uint(const topo_opt *o, const char *v, unsigned long *out, char *why,
+static int store_uint(const topo_opt *o, const char *v, unsigned long long *out, char *why,
                       size_t why_size)
 {
     const char *digits = v[0] == '-' ? v + 1 : v;
@@ -44,19 +47,19 @@ static int store_uint(const topo_opt *o, const char *v, unsigned long *out, char
         if (v[0] == '-') {
             long long s = strtoll(v, &end, 10);
             if (errno == 0 && *end == '\0') {
-                snprintf(why, why_size, "must be between %lu and %lu, got %lld", o->min, o->max,
-                         s);
+                snprintf(why, why_size, "must be between %llu and %llu, got %lld", o->min,
+                         o->max, s);
                 return -1;
             }
         } else {
             unsigned long long u = strtoull(v, &end, 10);
             if (errno == 0 && *end == '\0') {
                 if (u < o->min || u > o->max) {
-                    snprintf(why, why_size, "must be between %lu and %lu, got %llu", o->min,
+                    snprintf(why, why_size, "must be between %llu and %llu, got %llu", o->min,
                              o->max, u);
                     return -1;
                 }
-                *out = (unsigned long)u;
+                *out = u;
                 return 0;
             }
         }
@@ -104,8 +107,8 @@ static int store_number(const topo_opt *o, const char *v, double *out, char *why
         ok = ok && x > 0;
     if (!ok) {
         if (o->type == TOPO_OPT_NUMBER)
-            snprintf(why, why_size, "expected a number within [%lu, %lu], got \"%s\"", o->min,
-                     o->max, v);
+            snprintf(why, why_size, "expected a number within [%llu, %llu], got \"%s\"",
+                     o->min, o->max, v);
         else
             snprintf(why, why_size, "expected a positive number, got \"%s\"", v);
         return -1;
@@ -144,7 +147,18 @@ static int store(const topo_opt *o, const char *v, void *out, char *why, size_t 
         *(const char **)(void *)at = v;
         return 0;
     case TOPO_OPT_UINT:
-        return store_uint(o, v, (unsigned long *)(void *)at, why, why_size);
+    case TOPO_OPT_U64: {
+        unsigned long long u = 0;
+        if (store_uint(o, v, &u, why, why_size) != 0)
+            return -1;
+        if (o->type == TOPO_OPT_UINT) {
+            *(unsigned long *)(void *)at = (unsigned long)u; /* bounds fit an unsigned long */
+        } else {
+            ((topo_opt_u64 *)(void *)at)->value = (uint64_t)u;
+            ((topo_opt_u64 *)(void *)at)->given = 1;
+        }
+        return 0;
+    }
     case TOPO_OPT_NUMBER:
     case TOPO_OPT_POSITIVE:
         return store_number(o, v, (double *)(void *)at, why, why_size);
@@ -172,38 +186,7 @@ static int store(const topo_opt *o, const char *v, void *out, char *why, size_t 
     }
 }
 
-int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void *out,
-                    char *why, size_t why_size)
-{
-    char reason[256];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-            return 1;
-        const topo_opt *o = find(table, n, a, strlen(a));
-        if (o != NULL && o->type == TOPO_OPT_FLAG) {
-            *(int *)(void *)((char *)out + o->offset) = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            snprintf(why, why_size, "%s: missing value or unknown option", a);
-            return -1;
-        }
-        const char *v = argv[++i];
-        int rc = o == NULL ? -1 : store(o, v, out, reason, sizeof reason);
-        if (rc == TOPO_ENOMEM) {
-            snprintf(why, why_size, "out of memory");
-            return rc;
-        }
-        if (rc != 0) {
-            snprintf(why, why_size, "bad option or value: %s %s", a, v);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* One argument (and its value) of topo_opts_parse_strict: 0, or -1 / a
+/* One argument (and its value) of topo_opts_parse: 0, or -1 / a
  * code with the message in why. seen marks the options given so far. */
 static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, int *i, void *out,
                       unsigned char *seen, char *why, size_t why_size)
@@ -255,8 +238,8 @@ static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, in
     return rc;
 }
 
-int topo_opts_parse_strict(const topo_opt *table, size_t n, int argc, char **argv, void *out,
-                           char *why, size_t why_size)
+int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void *out,
+                    char *why, size_t why_size)
 {
     unsigned char *seen = calloc(n > 0 ? n : 1, 1);
     int help = 0, rc = 0;
@@ -274,6 +257,30 @@ int topo_opts_parse_strict(const topo_opt *table, size_t n, int argc, char **arg
     return rc != 0 ? rc : help;
 }
 
+void topo_opts_defaults(const topo_opt *table, size_t n, void *out)
+{
+    char why[256];
+    for (size_t i = 0; i < n; i++) {
+        const topo_opt *o = &table[i];
+        switch (o->type) {
+        case TOPO_OPT_UINT:
+        case TOPO_OPT_U64:
+        case TOPO_OPT_NUMBER:
+        case TOPO_OPT_POSITIVE:
+        case TOPO_OPT_CHOICE:
+        case TOPO_OPT_BOOL:
+            /* A default that is not a value describes one: left to the caller. */
+            if (o->def != NULL)
+                (void)store(o, o->def, out, why, sizeof why);
+            if (o->type == TOPO_OPT_U64)
+                ((topo_opt_u64 *)(void *)((char *)out + o->offset))->given = 0;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 void topo_opts_free(const topo_opt *table, size_t n, void *out)
 {
     for (size_t i = 0; i < n; i++) {
@@ -289,10 +296,10 @@ void topo_opts_free(const topo_opt *table, size_t n, void *out)
 static void details(const topo_opt *o, topo_buf *b)
 {
     int range = 1;
-    if (o->type == TOPO_OPT_UINT || o->type == TOPO_OPT_NUMBER) {
-        topo_buf_printf(b, " (%lu..%lu", o->min, o->max);
+    if (o->type == TOPO_OPT_UINT || o->type == TOPO_OPT_U64 || o->type == TOPO_OPT_NUMBER) {
+        topo_buf_printf(b, " (%llu..%llu", o->min, o->max);
     } else if (o->type == TOPO_OPT_POSITIVE) {
-        topo_buf_printf(b, " (positive, at most %lu", o->max);
+        topo_buf_printf(b, " (positive, at most %llu", o->max);
     } else if (o->type == TOPO_OPT_CHOICE) {
         topo_buf_puts(b, " (");
         for (size_t i = 0; o->choices && o->choices[i]; i++)

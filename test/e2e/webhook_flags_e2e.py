@@ -34,6 +34,8 @@ def main():
             open(f, "w").close()
         tls = ["--tls-cert-file", cert, "--tls-private-key-file", key, "--log-format", "text"]
 
+        rc, out = run(wh, ["--version"])
+        check(rc == 0 and out.startswith("topo-webhook "), "--version: rc %d, %r" % (rc, out))
         rc, out = run(wh, ["--help"])
         check(rc == 0 and "--config FILE" in out and "--kubeconfig FILE" in out and
               "--resource-quotas true|false" in out,
@@ -43,15 +45,18 @@ def main():
             check(flag in out, "--help documents " + flag)
 
         cases = [
-            (["--port", "0"] + tls, "bad option or value: --port 0"),
-            (["--policy", "sometimes", "--levels", levels] + tls, "--policy sometimes"),
-            (["--leader-elect", "yes"] + tls, "--leader-elect yes"),
+            (["--port", "0"] + tls, "--port: must be between 1 and 65535, got 0"),
+            (["--policy", "sometimes", "--levels", levels] + tls,
+             '--policy: expected gate, deny or ignore, got "sometimes"'),
+            (["--leader-elect", "yes"] + tls, '--leader-elect: expected true or false, got "yes"'),
             (["--port"], "--port: missing value"),
-            (["--header-timeout", "0"] + tls, "bad option or value: --header-timeout 0"),
+            (["--port=9443", "--port", "9444"] + tls, "--port: given more than once"),
+            (["--lease-duration", "601"] + tls, "--lease-duration: must be between 2 and 600"),
+            (["--header-timeout", "0"] + tls, "--header-timeout: expected a positive number, got \"0\""),
             (["--header-timeout", "0.05"] + tls, "--header-timeout: at least 0.1"),
-            (["--idle-timeout", "x"] + tls, "bad option or value: --idle-timeout x"),
-            (["--min-body-rate", "-1"] + tls, "bad option or value: --min-body-rate -1"),
-            (["--metrics-port", "70000"] + tls, "bad option or value: --metrics-port 70000"),
+            (["--idle-timeout", "x"] + tls, "--idle-timeout: expected an integer, got \"x\""),
+            (["--min-body-rate", "-1"] + tls, "--min-body-rate: must be between 0 and 1073741824, got -1"),
+            (["--metrics-port", "70000"] + tls, "--metrics-port: must be between 1 and 65535, got 70000"),
             (["--metrics-address", "127.0.0.1"] + tls, "--metrics-address goes with --metrics-port"),
             (["--levels", levels], "--tls-cert-file and --tls-private-key-file are required"),
             (["--config", "x.yaml", "--levels", levels] + tls, "exclude each other"),
@@ -66,7 +71,7 @@ def main():
             (["--levels", levels, "--inventory", os.path.join(tmp, "missing.json")] + tls,
              "missing.json"),
             (["--levels", levels, "--resource-quotas", "yes"] + tls,
-             "bad option or value: --resource-quotas yes"),
+             "--resource-quotas: expected true or false, got \"yes\""),
             (["--levels", levels, "--inventory", "n.json", "--resource-quotas", "true"] + tls,
              "--resource-quotas true needs an API server"),
         ]
