@@ -53,6 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(next2);
     }
     if (topo_netbox_finish(nb, f, &err) == 0) {
+        topo_netbox_stats st = topo_netbox_get_stats(nb);
+        char text[TOPO_NETBOX_STATS_TEXT_MAX];
+        if (strlen(topo_netbox_stats_text(text, sizeof text, &st)) >= sizeof text)
+            abort();
         for (size_t i = 0; i < topo_facts_link_count(f); i++) {
             topo_facts_link l = topo_facts_link_at(f, i);
             if (l.sw >= topo_facts_switch_count(f) ||

@@ -138,8 +138,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (topo_ufm_add_systems_json(u, systems, "systems", &err) == 0 &&
         topo_ufm_add_links_json(u, links, "links", &err) == 0) {
         topo_ufm_stats st = topo_ufm_get_stats(u);
+        char text[TOPO_UFM_STATS_TEXT_MAX];
         if (st.switches != topo_facts_switch_count(f) ||
-            topo_facts_link_count(f) > st.switch_links + st.host_links)
+            topo_facts_link_count(f) > st.switch_links + st.host_links ||
+            strlen(topo_ufm_stats_text(text, sizeof text, &st, topo_facts_host_count(f))) >=
+                sizeof text)
             abort();
     }
     check(f);

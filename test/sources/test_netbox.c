@@ -387,9 +387,29 @@ static void test_netbox__truncated(void **state)
     free(text);
 }
 
+/* The stats line's wording, shared by the pages read from files and over
+ * HTTP: each count in its place (distinct values), and a short buffer
+ * truncated, still a string. */
+static void test_netbox__stats_text(void **state)
+{
+    (void)state;
+    topo_netbox_stats st = {.hosts = 1, .switches = 2, .other_devices = 3,
+                            .filtered_devices = 4, .racks = 5, .sites = 6,
+                            .host_links = 7, .switch_links = 8, .ignored_links = 9,
+                            .conflicts = 10};
+    char text[TOPO_NETBOX_STATS_TEXT_MAX], small[12];
+    assert_ptr_equal(topo_netbox_stats_text(text, sizeof text, &st), text);
+    assert_string_equal(text, "1 hosts, 2 switches, 5 racks, 6 sites, 7 host links, 8 switch "
+                              "links; 3 other and 4 filtered devices, 9 ignored links, 10 "
+                              "conflicts");
+    topo_netbox_stats_text(small, sizeof small, &st);
+    assert_string_equal(small, "1 hosts, 2 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_netbox__stats_text),
         cmocka_unit_test(test_netbox__v4_pod),
         cmocka_unit_test(test_netbox__v4_defaults_and_filters),
         cmocka_unit_test(test_netbox__pynetbox),

@@ -438,9 +438,28 @@ static void test_ufm__truncated(void **state)
     free(text);
 }
 
+/* The stats line's wording, shared by the responses read from files and
+ * over HTTP: each count in its place (distinct values, the hosts from the
+ * facts), and a short buffer truncated, still a string. */
+static void test_ufm__stats_text(void **state)
+{
+    (void)state;
+    topo_ufm_stats st = {.switches = 1, .adapters = 2, .linked_adapters = 3,
+                         .unnamed_adapters = 4, .other_systems = 5, .switch_links = 6,
+                         .host_links = 7, .ignored_links = 8, .unmatched_links = 9};
+    char text[TOPO_UFM_STATS_TEXT_MAX], small[14];
+    assert_ptr_equal(topo_ufm_stats_text(text, sizeof text, &st, 10), text);
+    assert_string_equal(text, "1 switches, 2 adapters (4 unnamed, 3 from links), 10 hosts, 6 "
+                              "switch links, 7 host links; skipped 5 other systems, 8 ignored "
+                              "and 9 unmatched links");
+    topo_ufm_stats_text(small, sizeof small, &st, 10);
+    assert_string_equal(small, "1 switches, 2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ufm__stats_text),
         cmocka_unit_test(test_ufm__real_systems),
         cmocka_unit_test(test_ufm__derived_links),
         cmocka_unit_test(test_ufm__excerpt),

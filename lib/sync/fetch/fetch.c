@@ -14,7 +14,32 @@
 #include "topo/limits.h"
 #include "topo/log.h"
 
-static const char *const kind_names[] = {"netbox", "ufm", "lldp"};
+static const fetch_source sources[] = {
+    [TOPO_FETCH_NETBOX] = {.name = "netbox",
+                           .token_scheme = TOPO_FETCH_NETBOX_TOKEN_SCHEME_DEFAULT,
+                           .max_response = TOPO_MAX_NETBOX_PAGE,
+                           .auth_hint = "the token was refused (check the token file, and the "
+                                        "token scheme: Token for v1 tokens, Bearer for v2 tokens "
+                                        "nbt_...)",
+                           .run = fetch_netbox},
+    [TOPO_FETCH_UFM] = {.name = "ufm",
+                        .token_scheme = "Basic", /* UFM's token scheme, literally */
+                        .max_response = TOPO_MAX_UFM_RESPONSE,
+                        .auth_hint = "the credentials were refused",
+                        .basic_auth = 1,
+                        .run = fetch_ufm},
+    [TOPO_FETCH_LLDP] = {.name = "lldp",
+                         .token_scheme = "Bearer",
+                         .max_response = TOPO_MAX_LLDP_RESPONSE,
+                         .auth_hint = "the token was refused",
+                         .url_is_document = 1,
+                         .run = fetch_lldp},
+};
+
+static const fetch_source *source_of(topo_fetch_kind kind)
+{
+    return (unsigned)kind < sizeof(sources) / sizeof(sources[0]) ? &sources[kind] : NULL;
+}
 
 static const char *const failure_names[] = {
 #define TOPO_XX_FETCH_FAILURE_NAME(name, text) text,
@@ -24,7 +49,8 @@ static const char *const failure_names[] = {
 
 const char *topo_fetch_kind_name(topo_fetch_kind kind)
 {
-    return (unsigned)kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : NULL;
+    const fetch_source *src = source_of(kind);
+    return src ? src->name : NULL;
 }
 
 const char *topo_fetch_failure_name(topo_fetch_failure failure)
@@ -35,12 +61,12 @@ const char *topo_fetch_failure_name(topo_fetch_failure failure)
 /* --- options ----------------------------------------------------------------- */
 
 /* Which credentials each kind takes; a message naming the wrong one. */
-static int check_credentials(const topo_fetch_opts *o, const char *name, topo_fetch_kind kind,
-                             topo_err *err)
+static int check_credentials(const topo_fetch_opts *o, const fetch_source *src, topo_err *err)
 {
+    const char *name = src->name;
     int basic = o->username != NULL || o->username_file != NULL || o->password_file != NULL;
     int token = o->token_file != NULL;
-    if (basic && kind != TOPO_FETCH_UFM)
+    if (basic && !src->basic_auth)
         return topo_err_set(err, TOPO_EINVALID,
                             "%s: a username and password are UFM's; %s takes a token file", name,
                             name);
@@ -51,41 +77,43 @@ static int check_credentials(const topo_fetch_opts *o, const char *name, topo_fe
         return topo_err_set(err, TOPO_EINVALID, "%s: a username needs a password file", name);
     if (basic && o->username == NULL && o->username_file == NULL)
         return topo_err_set(err, TOPO_EINVALID, "%s: a password file needs a username", name);
-    if (kind == TOPO_FETCH_UFM && !basic && !token)
+    if (src->basic_auth && !basic && !token)
         return topo_err_set(err, TOPO_EINVALID,
-                            "ufm: credentials required: a username and a password file "
-                            "(/ufmRest), or a token file (/ufmRestV3)");
+                            "%s: credentials required: a username and a password file "
+                            "(/ufmRest), or a token file (/ufmRestV3)",
+                            name);
     if (o->token_scheme != NULL && !token)
         return topo_err_set(err, TOPO_EINVALID, "%s: a token scheme without a token file", name);
     return 0;
 }
 
 /* The URL alone: its scheme and authority, and no query for a base. */
-static int check_url(topo_fetch_kind kind, const char *name, const char *url, topo_err *err)
+static int check_url(const fetch_source *src, const char *url, topo_err *err)
 {
+    const char *name = src->name;
     fetch_origin o;
     size_t at = 0;
     if (url == NULL || url[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "%s: url: required", name);
     if (fetch_url_split(&o, &at, url, err) != 0)
         return topo_err_wrap(err, "%s: url", name);
-    if (kind != TOPO_FETCH_LLDP && strpbrk(url + at, "?#") != NULL)
+    if (!src->url_is_document && strpbrk(url + at, "?#") != NULL)
         return topo_err_set(err, TOPO_EINVALID,
                             "%s: url: the base URL takes no query or fragment (\"%.200s\")", name,
                             url);
-    if (kind == TOPO_FETCH_LLDP && strchr(url + at, '#') != NULL)
+    if (src->url_is_document && strchr(url + at, '#') != NULL)
         return topo_err_set(err, TOPO_EINVALID, "%s: url: a fragment ('#') is not sent", name);
     return 0;
 }
 
 int topo_fetch_check(topo_fetch_kind kind, const topo_fetch_opts *opts, topo_err *err)
 {
-    const char *name = topo_fetch_kind_name(kind);
-    if (name == NULL || opts == NULL)
+    const fetch_source *src = source_of(kind);
+    if (src == NULL || opts == NULL)
         return topo_err_set(err, TOPO_EINVALID, "fetch: unknown kind or no options");
-    int rc = check_url(kind, name, opts->url, err);
+    int rc = check_url(src, opts->url, err);
     if (rc == 0)
-        rc = check_credentials(opts, name, kind, err);
+        rc = check_credentials(opts, src, err);
     if (rc == 0 && opts->netbox_lists >= TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_CABLES + 1))
         rc = topo_err_set(err, TOPO_EINVALID, "netbox: unknown list in netbox_lists");
     return rc;
@@ -142,7 +170,7 @@ static int split_url(topo_fetch *f, const char *url, topo_err *err)
     if (fetch_url_split(&f->origin, &at, url, err) != 0)
         return topo_err_wrap(err, "%s: url", f->name);
     const char *path = url + at;
-    if (f->kind == TOPO_FETCH_LLDP) {
+    if (f->src->url_is_document) {
         f->base = topo_pool_strndup(f->pool, url, at);
         f->prefix = "";
         f->target = topo_pool_strdup(f->pool, *path ? path : "/");
@@ -162,27 +190,9 @@ static void settings(topo_fetch *f, const topo_fetch_opts *o)
     f->max_pages = o->max_pages > 0 ? o->max_pages : (int)TOPO_MAX_NETBOX_PAGES;
     f->netbox_lists = (o->netbox_lists ? o->netbox_lists : TOPO_FETCH_NETBOX_LISTS_DEFAULT) |
                       TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_DEVICES);
-    if (f->kind == TOPO_FETCH_UFM)
+    if (f->src->basic_auth)
         f->ufm_api = o->token_file != NULL ? "/ufmRestV3" : "/ufmRest";
-    f->auth_hint = f->kind == TOPO_FETCH_NETBOX
-                       ? "the token was refused (check the token file, and the token scheme: "
-                         "Token for v1 tokens, Bearer for v2 tokens nbt_...)"
-                   : f->kind == TOPO_FETCH_UFM ? "the credentials were refused"
-                                               : "the token was refused";
-}
-
-static const char *default_scheme(topo_fetch_kind kind)
-{
-    return kind == TOPO_FETCH_NETBOX ? TOPO_FETCH_NETBOX_TOKEN_SCHEME_DEFAULT
-           : kind == TOPO_FETCH_UFM  ? "Basic" /* UFM's token scheme, literally */
-                                     : "Bearer";
-}
-
-static size_t default_limit(topo_fetch_kind kind)
-{
-    return kind == TOPO_FETCH_NETBOX ? TOPO_MAX_NETBOX_PAGE
-           : kind == TOPO_FETCH_UFM  ? TOPO_MAX_UFM_RESPONSE
-                                     : TOPO_MAX_LLDP_RESPONSE;
+    f->auth_hint = f->src->auth_hint;
 }
 
 static int make_http(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
@@ -193,14 +203,14 @@ static int make_http(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
         .insecure_skip_verify = o->insecure_skip_verify,
         .token_file = o->token_file,
         .token_scheme =
-            o->token_file ? (o->token_scheme ? o->token_scheme : default_scheme(f->kind)) : NULL,
+            o->token_file ? (o->token_scheme ? o->token_scheme : f->src->token_scheme) : NULL,
         .username = o->username,
         .username_file = o->username_file,
         .password_file = o->password_file,
         .token_reload_ms = o->credential_reload_ms,
         .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : TOPO_FETCH_TIMEOUT_MS_DEFAULT,
         .connect_timeout_ms = o->connect_timeout_ms,
-        .max_body = o->max_response > 0 ? o->max_response : default_limit(f->kind),
+        .max_body = o->max_response > 0 ? o->max_response : f->src->max_response,
         .qps = -1, /* a fetch is a handful of requests; the server paces itself */
         .max_retries = o->retries != 0 ? o->retries : TOPO_FETCH_RETRIES_DEFAULT,
         .backoff_base_ms = o->backoff_ms > 0 ? o->backoff_ms : TOPO_FETCH_BACKOFF_MS_DEFAULT,
@@ -223,7 +233,7 @@ int topo_fetch_create(topo_fetch **out, topo_fetch_kind kind, const topo_fetch_o
         rc = topo_err_nomem(err, name);
         goto cleanup;
     }
-    f->kind = kind;
+    f->src = source_of(kind);
     f->name = name;
     settings(f, opts);
     if ((rc = split_url(f, opts->url, err)) != 0 ||
@@ -287,17 +297,7 @@ int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
     fetch->stats.fetches++;
     fetch->status_failure = 0;
     fetch->failed_status = 0;
-    switch (fetch->kind) {
-    case TOPO_FETCH_NETBOX:
-        rc = fetch_netbox(fetch, facts, &objects, err);
-        break;
-    case TOPO_FETCH_UFM:
-        rc = fetch_ufm(fetch, facts, &objects, err);
-        break;
-    default:
-        rc = fetch_lldp(fetch, facts, &objects, err);
-        break;
-    }
+    rc = fetch->src->run(fetch, facts, &objects, err);
     fetch->stats.last_duration_ms = (uint64_t)(topo_clock_ms() - t0);
     if (rc != 0) {
         fetch->stats.failures[failure_of(fetch, rc)]++;

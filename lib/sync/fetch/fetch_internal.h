@@ -23,9 +23,24 @@ typedef struct fetch_origin {
     unsigned port;
 } fetch_origin;
 
+/* One HTTP source: everything that differs between NetBox, UFM and LLDP
+ * but the requests themselves (the run, in the source's own file), as
+ * curl describes a protocol with one struct. fetch.c holds the table, one
+ * entry per topo_fetch_kind. */
+typedef struct fetch_source {
+    const char *name;         /* "netbox": the facts' source name, each message's prefix */
+    const char *token_scheme; /* a token file's scheme when the options name none */
+    size_t max_response;      /* a response's limit when the options give none */
+    const char *auth_hint;    /* appended to a 401/403's message */
+    int basic_auth;           /* UFM: a username and password file, or a token; one required */
+    int url_is_document;      /* LLDP: the URL names the document (a query allowed), not a base */
+    /* Fills facts, counting the records read into *objects. */
+    int (*run)(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
+} fetch_source;
+
 struct topo_fetch {
-    topo_fetch_kind kind;
-    const char *name; /* "netbox", ... */
+    const fetch_source *src;
+    const char *name; /* src->name */
     topo_http *http;
     topo_pool *pool; /* the copies below */
     fetch_origin origin;
@@ -104,7 +119,7 @@ int fetch_pages_check_next(const fetch_pages *p, const char *name, const char *n
 int fetch_pages_check_count(const fetch_pages *p, const char *name, const char *list_path,
                             topo_err *err);
 
-/* The sources: fill facts, count the records read into *objects. */
+/* The sources' runs (fetch_source.run). */
 int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
 int fetch_ufm(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
 int fetch_lldp(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);

@@ -159,13 +159,9 @@ int fetch_netbox(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *
         rc = topo_netbox_finish(nb, facts, err);
     if (rc == 0) {
         topo_netbox_stats st = topo_netbox_get_stats(nb);
-        topo_log(TOPO_LOG_INFO,
-                 "source netbox: %s: %zu pages, %llu objects; %zu hosts, %zu switches, %zu "
-                 "racks, %zu sites, %zu host links, %zu switch links; %zu other and %zu filtered "
-                 "devices, %zu ignored links, %zu conflicts",
-                 f->base, pages, (unsigned long long)*objects, st.hosts, st.switches, st.racks,
-                 st.sites, st.host_links, st.switch_links, st.other_devices, st.filtered_devices,
-                 st.ignored_links, st.conflicts);
+        char text[TOPO_NETBOX_STATS_TEXT_MAX];
+        topo_log(TOPO_LOG_INFO, "source netbox: %s: %zu pages, %llu objects; %s", f->base, pages,
+                 (unsigned long long)*objects, topo_netbox_stats_text(text, sizeof text, &st));
     }
     topo_netbox_free(nb);
     return rc;

@@ -101,13 +101,9 @@ int fetch_ufm(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err
         rc = systems_and_links(f, u, objects, err);
     if (rc == 0) {
         topo_ufm_stats st = topo_ufm_get_stats(u);
-        topo_log(TOPO_LOG_INFO,
-                 "source ufm: %s%s: %zu switches, %zu adapters (%zu unnamed, %zu from links), "
-                 "%zu hosts, %zu switch links, %zu host links; skipped %zu other systems, %zu "
-                 "ignored and %zu unmatched links",
-                 f->base, f->ufm_api, st.switches, st.adapters, st.unnamed_adapters,
-                 st.linked_adapters, topo_facts_host_count(facts), st.switch_links, st.host_links,
-                 st.other_systems, st.ignored_links, st.unmatched_links);
+        char text[TOPO_UFM_STATS_TEXT_MAX];
+        topo_log(TOPO_LOG_INFO, "source ufm: %s%s: %s", f->base, f->ufm_api,
+                 topo_ufm_stats_text(text, sizeof text, &st, topo_facts_host_count(facts)));
     }
     topo_ufm_free(u);
     return rc;

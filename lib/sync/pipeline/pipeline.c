@@ -35,13 +35,6 @@ enum {
     SRC_NETBOX = TOPO_SYNC_NETBOX,
     SRC_COUNT = TOPO_SYNC_SOURCE_COUNT
 };
-static const char *const source_name[SRC_COUNT] = {"gpu", "ufm", "ibnetdiscover", "lldp",
-                                                   "netbox"};
-
-const char *topo_sync_source_name(topo_sync_source src)
-{
-    return (unsigned)src < SRC_COUNT ? source_name[src] : NULL;
-}
 
 struct topo_sync {
     topo_namemap *names; /* the plan borrows it */
@@ -119,13 +112,9 @@ static int run_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err)
         rc = ufm_file(u, topo_ufm_add_links, s->ufm_links_file, err);
     if (rc == 0) {
         topo_ufm_stats st = topo_ufm_get_stats(u);
-        topo_log(TOPO_LOG_INFO,
-                 "source ufm: %zu switches, %zu adapters (%zu unnamed, %zu from links), %zu "
-                 "hosts, %zu switch links, %zu host links; skipped %zu other systems, %zu "
-                 "ignored and %zu unmatched links",
-                 st.switches, st.adapters, st.unnamed_adapters, st.linked_adapters,
-                 topo_facts_host_count(f), st.switch_links, st.host_links, st.other_systems,
-                 st.ignored_links, st.unmatched_links);
+        char text[TOPO_UFM_STATS_TEXT_MAX];
+        topo_log(TOPO_LOG_INFO, "source ufm: %s",
+                 topo_ufm_stats_text(text, sizeof text, &st, topo_facts_host_count(f)));
     }
     topo_ufm_free(u);
     return rc;
@@ -221,12 +210,9 @@ static int run_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err)
         rc = topo_netbox_finish(nb, f, err);
     if (rc == 0) {
         topo_netbox_stats st = topo_netbox_get_stats(nb);
-        topo_log(TOPO_LOG_INFO,
-                 "source netbox: %zu hosts, %zu switches, %zu racks, %zu sites, %zu host links, "
-                 "%zu switch links; %zu other and %zu filtered devices, %zu ignored links, %zu "
-                 "conflicts",
-                 st.hosts, st.switches, st.racks, st.sites, st.host_links, st.switch_links,
-                 st.other_devices, st.filtered_devices, st.ignored_links, st.conflicts);
+        char text[TOPO_NETBOX_STATS_TEXT_MAX];
+        topo_log(TOPO_LOG_INFO, "source netbox: %s",
+                 topo_netbox_stats_text(text, sizeof text, &st));
     }
     topo_netbox_free(nb);
     return rc;
@@ -245,6 +231,103 @@ static int run_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err)
         topo_log(TOPO_LOG_INFO, "source gpu: %zu nodes, %zu with GPU labels, %zu with a clique label",
                  st.nodes, st.gpu_nodes, st.cliques);
     return rc;
+}
+
+/* What each source's settings hold: its files (or, for the GPU source,
+ * the controller's live Node objects), and its HTTP options. */
+static int gpu_has_files(const topo_sync_settings *s)
+{
+    return s->nodes_file != NULL || s->nodes_live;
+}
+
+static int ufm_has_files(const topo_sync_settings *s)
+{
+    return s->ufm_systems_file != NULL;
+}
+
+static int ibnetdiscover_has_files(const topo_sync_settings *s)
+{
+    return s->nibnetdiscover > 0;
+}
+
+static int lldp_has_files(const topo_sync_settings *s)
+{
+    return s->lldp_dir != NULL;
+}
+
+static int netbox_has_files(const topo_sync_settings *s)
+{
+    return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0;
+}
+
+static const topo_fetch_opts *ufm_http(const topo_sync_settings *s)
+{
+    return &s->ufm_http;
+}
+
+static const topo_fetch_opts *lldp_http(const topo_sync_settings *s)
+{
+    return &s->lldp_http;
+}
+
+static const topo_fetch_opts *netbox_http(const topo_sync_settings *s)
+{
+    return &s->netbox_http;
+}
+
+/* One source, one entry: its name, whether its hosts reach the plan
+ * through a fabric (leaf and spine), and its two transports: its files
+ * (read whole by read_files), and HTTP through lib/fetch (the fetch kind
+ * and its options; the HTTP transport is taken when they give a url). */
+typedef struct sync_source_def {
+    const char *name; /* the facts' source name, the name in config and logs */
+    int fabric;
+    int (*has_files)(const topo_sync_settings *s);
+    int (*read_files)(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+    const topo_fetch_opts *(*http)(const topo_sync_settings *s); /* NULL: files only */
+    topo_fetch_kind fetch_kind;
+} sync_source_def;
+
+static const sync_source_def sources[SRC_COUNT] = {
+    [SRC_GPU] = {.name = "gpu", .has_files = gpu_has_files, .read_files = run_gpu},
+    [SRC_UFM] = {.name = "ufm",
+                 .fabric = 1,
+                 .has_files = ufm_has_files,
+                 .read_files = run_ufm,
+                 .http = ufm_http,
+                 .fetch_kind = TOPO_FETCH_UFM},
+    [SRC_IB] = {.name = "ibnetdiscover",
+                .fabric = 1,
+                .has_files = ibnetdiscover_has_files,
+                .read_files = run_ibnetdiscover},
+    [SRC_LLDP] = {.name = "lldp",
+                  .fabric = 1,
+                  .has_files = lldp_has_files,
+                  .read_files = run_lldp,
+                  .http = lldp_http,
+                  .fetch_kind = TOPO_FETCH_LLDP},
+    [SRC_NETBOX] = {.name = "netbox",
+                    .has_files = netbox_has_files,
+                    .read_files = run_netbox,
+                    .http = netbox_http,
+                    .fetch_kind = TOPO_FETCH_NETBOX},
+};
+
+const char *topo_sync_source_name(topo_sync_source src)
+{
+    return (unsigned)src < SRC_COUNT ? sources[src].name : NULL;
+}
+
+/* The HTTP options of src when they make it fetched (a url), else NULL. */
+static const topo_fetch_opts *fetched(const topo_sync_settings *s, int src)
+{
+    const topo_fetch_opts *http = sources[src].http ? sources[src].http(s) : NULL;
+    return http && http->url ? http : NULL;
+}
+
+static int configured(const topo_sync_settings *s, int src)
+{
+    return sources[src].has_files(s) || fetched(s, src) != NULL;
 }
 
 /* The fabric of one source kind: each placed host's leaf domain and spine
@@ -283,12 +366,12 @@ static int feed_fabric(topo_plan *plan, const topo_facts *f, const char *source,
 }
 
 /* Levels the configured sources can give, coarsest first, then hostname. */
-static int configured(const topo_sync_settings *s, int src);
-
 static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_settings *s)
 {
     int netbox = configured(s, SRC_NETBOX);
-    int fabric = configured(s, SRC_IB) || configured(s, SRC_UFM) || configured(s, SRC_LLDP);
+    int fabric = 0;
+    for (int src = 0; src < SRC_COUNT; src++)
+        fabric |= sources[src].fabric && configured(s, src);
     int nvlink = s->nodes_file || s->nodes_live || (netbox && s->netbox.nvlink_field);
     size_t n = 0;
     if (netbox)
@@ -305,27 +388,12 @@ static size_t default_levels(topo_level out[TOPO_LEVEL_COUNT], const topo_sync_s
     return n;
 }
 
-static int configured(const topo_sync_settings *s, int src)
-{
-    switch (src) {
-    case SRC_GPU:
-        return s->nodes_file != NULL || s->nodes_live;
-    case SRC_UFM:
-        return s->ufm_systems_file != NULL || s->ufm_http.url != NULL;
-    case SRC_IB:
-        return s->nibnetdiscover > 0;
-    case SRC_LLDP:
-        return s->lldp_dir != NULL || s->lldp_http.url != NULL;
-    default:
-        return s->netbox_files.nfiles[TOPO_NETBOX_DEVICES] > 0 || s->netbox_http.url != NULL;
-    }
-}
-
 /* A source over HTTP, through a fetcher made for this read (it reads the
  * credential files afresh). */
-static int fetch_source(topo_facts *f, const topo_sync_settings *s, topo_fetch_kind kind,
+static int fetch_source(topo_facts *f, const topo_sync_settings *s, const sync_source_def *def,
                         const topo_fetch_opts *http, topo_err *err)
 {
+    topo_fetch_kind kind = def->fetch_kind;
     topo_fetch *fetch = NULL;
     topo_fetch_opts o = *http;
     if (kind == TOPO_FETCH_NETBOX)
@@ -338,7 +406,7 @@ static int fetch_source(topo_facts *f, const topo_sync_settings *s, topo_fetch_k
         topo_log(TOPO_LOG_INFO,
                  "source %s: fetched %llu objects in %llu ms: %llu requests, %llu retries, %llu "
                  "bytes",
-                 topo_fetch_kind_name(kind), (unsigned long long)st.objects,
+                 def->name, (unsigned long long)st.objects,
                  (unsigned long long)st.last_duration_ms, (unsigned long long)st.requests,
                  (unsigned long long)st.retries, (unsigned long long)st.bytes);
     }
@@ -349,24 +417,10 @@ static int fetch_source(topo_facts *f, const topo_sync_settings *s, topo_fetch_k
 static int read_source(topo_facts *f, const topo_sync_settings *s, int src, topo_err *err)
 {
     /* A url makes the source fetched rather than read from its files. */
-    if (src == SRC_NETBOX && s->netbox_http.url)
-        return fetch_source(f, s, TOPO_FETCH_NETBOX, &s->netbox_http, err);
-    if (src == SRC_UFM && s->ufm_http.url)
-        return fetch_source(f, s, TOPO_FETCH_UFM, &s->ufm_http, err);
-    if (src == SRC_LLDP && s->lldp_http.url)
-        return fetch_source(f, s, TOPO_FETCH_LLDP, &s->lldp_http, err);
-    switch (src) {
-    case SRC_GPU:
-        return run_gpu(f, s, err);
-    case SRC_UFM:
-        return run_ufm(f, s, err);
-    case SRC_IB:
-        return run_ibnetdiscover(f, s, err);
-    case SRC_LLDP:
-        return run_lldp(f, s, err);
-    default:
-        return run_netbox(f, s, err);
-    }
+    const topo_fetch_opts *http = fetched(s, src);
+    if (http)
+        return fetch_source(f, s, &sources[src], http, err);
+    return sources[src].read_files(f, s, err);
 }
 
 /* The sources' facts into the plan: the Node objects' names as the node
@@ -381,8 +435,8 @@ static int feed_plan(topo_plan *plan, topo_facts *const facts[SRC_COUNT],
     for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
         if (!facts[src])
             continue;
-        if (src == SRC_UFM || src == SRC_IB || src == SRC_LLDP)
-            rc = feed_fabric(plan, facts[src], source_name[src], &s->planes, err);
+        if (sources[src].fabric)
+            rc = feed_fabric(plan, facts[src], sources[src].name, &s->planes, err);
         if (rc == 0)
             rc = topo_plan_add_facts(plan, facts[src], err);
     }
@@ -456,7 +510,7 @@ int topo_sync_run(topo_sync **out, const topo_sync_settings *s, topo_err *err)
     for (int src = 0; rc == 0 && src < SRC_COUNT; src++) {
         if (src == SRC_GPU && !s->nodes_file)
             continue; /* the controller's live Node objects: not read here */
-        if (configured(s, src) && (rc = topo_facts_create(&facts[src], source_name[src], err)) == 0)
+        if (configured(s, src) && (rc = topo_facts_create(&facts[src], sources[src].name, err)) == 0)
             rc = read_source(facts[src], s, src, err);
     }
     if (rc == 0)

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,16 @@ void topo_netbox_free(topo_netbox *nb)
 topo_netbox_stats topo_netbox_get_stats(const topo_netbox *nb)
 {
     return nb->stats;
+}
+
+const char *topo_netbox_stats_text(char *out, size_t size, const topo_netbox_stats *st)
+{
+    snprintf(out, size,
+             "%zu hosts, %zu switches, %zu racks, %zu sites, %zu host links, %zu switch links; "
+             "%zu other and %zu filtered devices, %zu ignored links, %zu conflicts",
+             st->hosts, st->switches, st->racks, st->sites, st->host_links, st->switch_links,
+             st->other_devices, st->filtered_devices, st->ignored_links, st->conflicts);
+    return out;
 }
 
 static int same_ci(const char *a, const char *b)

@@ -74,6 +74,18 @@ topo_ufm_stats topo_ufm_get_stats(const topo_ufm *ufm)
     return ufm->stats;
 }
 
+const char *topo_ufm_stats_text(char *out, size_t size, const topo_ufm_stats *st, size_t hosts)
+{
+    snprintf(out, size,
+             "%zu switches, %zu adapters (%zu unnamed, %zu from links), %zu hosts, %zu switch "
+             "links, %zu host links; skipped %zu other systems, %zu ignored and %zu unmatched "
+             "links",
+             st->switches, st->adapters, st->unnamed_adapters, st->linked_adapters, hosts,
+             st->switch_links, st->host_links, st->other_systems, st->ignored_links,
+             st->unmatched_links);
+    return out;
+}
+
 /* A GUID as the map keys it: no "0x", lower case, at most n bytes of s
  * (port names carry "_<n>" after it). 0, or -1 when empty or too long. */
 static int normalise_guid(char out[UFM_GUID_MAX + 1], const char *s, size_t n)
