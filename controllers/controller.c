@@ -26,7 +26,7 @@
 #include "topo/log.h"
 #include "topo/metrics.h"
 #include "topo/probe.h"
-#include "topo/reflector.h"
+#include "topo/view.h"
 #include "topo/sync.h"
 #include "topo/version.h"
 
@@ -36,14 +36,13 @@ typedef struct ctl {
     topo_k8s_config cfg;
     topo_k8s *k_nodes, *k_write, *k_lease;
     topo_metrics *metrics;
-    sync_nodes *nodes;
-    topo_reflector *reflector;
+    topo_view *nodes;
     sync_sources *sources;
     topo_leader *leader;
     sync_apply *apply;
     topo_probe *health, *metrics_port; /* metrics_port: when it differs from health's */
-    pthread_t nodes_thread, leader_thread;
-    int nodes_started, leader_started;
+    pthread_t leader_thread;
+    int leader_started;
     atomic_int leader_stop;
     _Atomic uint64_t sources_gen; /* bumped by the refresher on new facts */
     int kueue_refused, kueue_served; /* what was last said of Kueue's objects */
@@ -53,6 +52,7 @@ typedef struct ctl {
     /* The node view's kept keys (make_nodes). */
     sync_owned owned;
     const char *label_keys[8];
+    sync_nodes_keep keep;
 } ctl;
 
 /* The calling thread's CPU time in ms: what a round itself costs, whatever
@@ -67,21 +67,12 @@ static double cpu_ms(void)
 
 /* ------------------------------------------------------------------ threads */
 
-static void *nodes_main(void *arg)
-{
-    ctl *c = arg;
-    topo_err err = TOPO_ERR_INIT;
-    if (topo_reflector_run(c->reflector, &err) != 0)
-        topo_log(TOPO_LOG_ERROR, "nodes: %s", err.text);
-    return NULL;
-}
-
 static void on_leader(int is_leader, void *payload)
 {
     ctl *c = payload;
     topo_log(TOPO_LOG_INFO, "leader election: %s", is_leader ? "leading" : "not leading");
     topo_metrics_set(topo_metrics_get(c->m_leader, NULL), is_leader);
-    sync_nodes_wake(c->nodes);
+    topo_view_wake(c->nodes);
 }
 
 static void *leader_main(void *arg)
@@ -98,7 +89,7 @@ static void source_changed(void *payload)
 {
     ctl *c = payload;
     atomic_fetch_add(&c->sources_gen, 1);
-    sync_nodes_wake(c->nodes);
+    topo_view_wake(c->nodes);
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -191,35 +182,19 @@ static int make_nodes(ctl *c, topo_err *err)
     c->label_keys[nk++] = "nvidia.com/gpu.product";
     c->label_keys[nk++] = "nvidia.com/gpu.present";
     c->label_keys[nk++] = TOPO_KUEUE_HOSTNAME_LABEL;
-    sync_nodes_keep keep = {.label_prefixes = c->owned.prefixes,
-                            .nlabel_prefixes = c->owned.nprefixes,
-                            .label_keys = c->label_keys,
-                            .nlabel_keys = nk,
-                            .label_topograph = c->owned.topograph,
-                            .annotation_prefixes = c->owned.prefixes,
-                            .nannotation_prefixes = c->owned.nprefixes};
-    return sync_nodes_create(&c->nodes, &keep, err);
-}
-
-/* The --once list: the reflector's first list, then it ends. */
-static int once_list_end(const char *rv, topo_err *err, void *payload)
-{
-    int rc = sync_nodes_handler()->list_end(rv, err, payload);
-    return rc != 0 ? rc : 1;
-}
-
-static int make_reflector(ctl *c, topo_err *err)
-{
-    topo_reflector_handler h = *sync_nodes_handler();
-    if (c->o->once)
-        h.list_end = once_list_end;
+    c->keep = (sync_nodes_keep){.label_prefixes = c->owned.prefixes,
+                                .nlabel_prefixes = c->owned.nprefixes,
+                                .label_keys = c->label_keys,
+                                .nlabel_keys = nk,
+                                .label_topograph = c->owned.topograph,
+                                .annotation_prefixes = c->owned.prefixes,
+                                .nannotation_prefixes = c->owned.nprefixes};
     /* Metadata only: a round reads a Node's name, uid, labels and
      * annotations (nodes.h), and a whole Node is mostly status (its images
      * alone tens of kilobytes): the API server sends, and this process
      * parses, a fraction of it (docs/sync.md "Node objects"). */
-    topo_reflector_opts ro = {
-        .name = "nodes", .res = &topo_k8s_nodes, .page_size = 500, .metadata_only = 1};
-    return topo_reflector_create(&c->reflector, c->k_nodes, &ro, &h, c->nodes, err);
+    topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .metadata_only = 1};
+    return topo_view_create(&c->nodes, c->k_nodes, &ro, &sync_nodes_ops, &c->keep, err);
 }
 
 static int make_sources(ctl *c, topo_err *err)
@@ -285,10 +260,7 @@ static int make_probes(ctl *c, topo_err *err)
 static void teardown(ctl *c)
 {
     topo_probe_stopping(c->health);
-    if (c->nodes_started) {
-        topo_reflector_stop(c->reflector);
-        pthread_join(c->nodes_thread, NULL);
-    }
+    topo_view_stop(c->nodes);
     if (c->leader_started) {
         atomic_store(&c->leader_stop, 1);
         pthread_join(c->leader_thread, NULL);
@@ -298,8 +270,7 @@ static void teardown(ctl *c)
     sync_sources_free(c->sources);
     sync_apply_free(c->apply);
     topo_leader_free(c->leader);
-    topo_reflector_free(c->reflector);
-    sync_nodes_free(c->nodes);
+    topo_view_free(c->nodes);
     topo_metrics_free(c->metrics);
     topo_k8s_free(c->k_nodes);
     topo_k8s_free(c->k_write);
@@ -529,7 +500,7 @@ static int run_once(ctl *c)
     }
     double cpu1 = cpu_ms();
     int64_t t1 = topo_clock_ms();
-    if (topo_reflector_run(c->reflector, &err) != 0 || !sync_nodes_synced(c->nodes)) {
+    if (topo_view_list(c->nodes, &err) != 0 || !topo_view_synced(c->nodes)) {
         topo_log(TOPO_LOG_ERROR, "nodes: %s", err.code ? err.text : "stopped before the list");
         return SYNC_EXIT_FAILED;
     }
@@ -554,9 +525,8 @@ static int may_write(ctl *c)
 static int run_loop(ctl *c)
 {
     topo_err err = TOPO_ERR_INIT;
-    if (pthread_create(&c->nodes_thread, NULL, nodes_main, c) != 0)
+    if (topo_view_start(c->nodes, &err) != 0)
         return SYNC_EXIT_FAILED;
-    c->nodes_started = 1;
     if (c->leader) {
         if (pthread_create(&c->leader_thread, NULL, leader_main, c) != 0)
             return SYNC_EXIT_FAILED;
@@ -573,12 +543,12 @@ static int run_loop(ctl *c)
     while (!atomic_load(c->stop)) {
         int64_t now = topo_clock_ms();
         int writer = may_write(c);
-        uint64_t gen = sync_nodes_generation(c->nodes);
+        uint64_t gen = topo_view_generation(c->nodes);
         uint64_t sources = atomic_load(&c->sources_gen);
         int other = sources != seen_sources || now >= next_resync || writer != was_writer;
         int held = gen != seen && now < hold_until && !other;
         int due = (gen != seen && !held) || other;
-        int listed = sync_nodes_synced(c->nodes), answered = sync_sources_ready(c->sources);
+        int listed = topo_view_synced(c->nodes), answered = sync_sources_ready(c->sources);
         if (c->health) {
             topo_probe_set_check(c->health, "nodes-listed", listed);
             topo_probe_set_check(c->health, "sources-answered", answered);
@@ -605,7 +575,7 @@ static int run_loop(ctl *c)
             deadline = next_resync;
         if (held && hold_until < deadline)
             deadline = hold_until;
-        sync_nodes_wait(c->nodes, held ? gen : seen, deadline);
+        topo_view_wait(c->nodes, held ? gen : seen, deadline);
     }
     topo_log(TOPO_LOG_INFO, "stopping");
     return SYNC_EXIT_OK;
@@ -624,8 +594,6 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
         rc = make_clients(&c, &err);
     if (rc == 0)
         rc = make_nodes(&c, &err);
-    if (rc == 0)
-        rc = make_reflector(&c, &err);
     if (rc == 0)
         rc = make_sources(&c, &err);
     if (rc == 0)

@@ -35,7 +35,8 @@ typedef struct view {
 
 struct topo_ns_policy {
     char *label;
-    wh_watch *w; /* holds the view */
+    topo_k8s *k;    /* the view's client */
+    topo_view *w;   /* holds the view */
     wh_once warned; /* namespace -> the invalid value warned for (watch thread) */
 };
 
@@ -125,13 +126,14 @@ static int ns_fields(const json_t *obj, const char *label, const char **name, co
     return 0;
 }
 
-/* Applies one namespace's current state to the view (wh_watch_ops.apply). */
-static int apply(void *arg, const json_t *obj, int deleted, void *payload)
+/* Applies one namespace's current state to the view (topo_view_ops.apply). */
+static int apply(void *arg, const json_t *obj, int deleted, topo_err *err, void *payload)
 {
     topo_ns_policy *p = payload;
     view *v = arg;
     const char *name, *value;
     topo_admission_policy policy;
+    (void)err; /* a code alone: the reflector names the step */
     if (ns_fields(obj, p->label, &name, &value) != 0) {
         topo_log(TOPO_LOG_WARN, "ns-policy: a namespace without metadata.name; skipped");
         return 0;
@@ -163,8 +165,9 @@ static void listed(const void *arg, int first, void *payload)
                  v->count, p->label);
 }
 
-/* list+watch: watch.c. */
-static const wh_watch_ops watch_ops = {view_new, view_free, apply, listed};
+/* list+watch: topo/view.h. */
+static const topo_view_ops watch_ops = {
+    .create = view_new, .destroy = view_free, .apply = apply, .listed = listed};
 
 /* ---- API ---- */
 
@@ -189,7 +192,7 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
         goto fail;
     }
     /* Only labelled namespaces travel: the label key is the selector. */
-    if ((rc = wh_watch_create(&p->w, k8s_cfg, &wo, &watch_ops, p, err)) < 0)
+    if ((rc = wh_watch_open(&p->w, &p->k, k8s_cfg, &wo, &watch_ops, p, err)) < 0)
         goto fail;
     *out = p;
     return 0;
@@ -200,7 +203,7 @@ fail:
 
 int topo_ns_policy_start(topo_ns_policy *p, topo_err *err)
 {
-    return wh_watch_start(p->w, err);
+    return topo_view_start(p->w, err);
 }
 
 int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admission_policy *out)
@@ -210,19 +213,19 @@ int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admiss
     int found = 0;
     if (p == NULL || namespace_ == NULL)
         return 0;
-    v = wh_watch_read(p->w);
+    v = topo_view_read(p->w);
     i = topo_strmap_get(v->map, namespace_);
     if (i >= 0) {
         *out = v->slots[i].policy;
         found = 1;
     }
-    wh_watch_read_end(p->w);
+    topo_view_read_end(p->w);
     return found;
 }
 
 int topo_ns_policy_synced(topo_ns_policy *p)
 {
-    return p != NULL && wh_watch_synced(p->w);
+    return p != NULL && topo_view_synced(p->w);
 }
 
 size_t topo_ns_policy_count(topo_ns_policy *p)
@@ -230,22 +233,23 @@ size_t topo_ns_policy_count(topo_ns_policy *p)
     size_t n;
     if (p == NULL)
         return 0;
-    n = ((const view *)wh_watch_read(p->w))->count;
-    wh_watch_read_end(p->w);
+    n = ((const view *)topo_view_read(p->w))->count;
+    topo_view_read_end(p->w);
     return n;
 }
 
 void topo_ns_policy_stop(topo_ns_policy *p)
 {
     if (p != NULL)
-        wh_watch_stop(p->w);
+        topo_view_stop(p->w);
 }
 
 void topo_ns_policy_free(topo_ns_policy *p)
 {
     if (p == NULL)
         return;
-    wh_watch_free(p->w); /* the thread and the views */
+    topo_view_free(p->w); /* the thread and the views */
+    topo_k8s_free(p->k);
     wh_once_free(&p->warned);
     free(p->label);
     free(p);

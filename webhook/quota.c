@@ -58,7 +58,8 @@ typedef struct view {
 } view;
 
 struct topo_quota {
-    wh_watch *w; /* holds the view */
+    topo_k8s *k;    /* the view's client */
+    topo_view *w;   /* holds the view */
 
     /* Touched by the watch thread only. */
     topo_pool *scratch; /* one decoded object */
@@ -321,8 +322,8 @@ static void warn_problems(topo_quota *p, const char *key, const topo_resourcequo
                  key, rq->nproblems, text);
 }
 
-/* Applies one ResourceQuota's current state to the view (wh_watch_ops.apply). */
-static int apply(void *arg, const json_t *obj, int deleted, void *payload)
+/* Applies one ResourceQuota's current state to the view (topo_view_ops.apply). */
+static int apply(void *arg, const json_t *obj, int deleted, topo_err *code_only, void *payload)
 {
     topo_quota *p = payload;
     view *v = arg;
@@ -332,6 +333,7 @@ static int apply(void *arg, const json_t *obj, int deleted, void *payload)
     char *key;
     int rc;
 
+    (void)code_only; /* a code alone: the reflector names the step */
     topo_pool_clear(p->scratch);
     if ((rc = topo_resourcequota_decode(&rq, obj, p->scratch, &err)) != 0) {
         if (rc != TOPO_EINVALID)
@@ -376,8 +378,9 @@ static void listed(const void *arg, int first, void *payload)
                  v->nq, v->nns);
 }
 
-/* list+watch: watch.c. */
-static const wh_watch_ops watch_ops = {view_new, view_free, apply, listed};
+/* list+watch: topo/view.h. */
+static const topo_view_ops watch_ops = {
+    .create = view_new, .destroy = view_free, .apply = apply, .listed = listed};
 
 /* ---- API ---- */
 
@@ -400,7 +403,7 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
         rc = topo_err_set(err, TOPO_ENOMEM, "resource-quotas: out of memory");
         goto fail;
     }
-    if ((rc = wh_watch_create(&p->w, k8s_cfg, &wo, &watch_ops, p, err)) < 0)
+    if ((rc = wh_watch_open(&p->w, &p->k, k8s_cfg, &wo, &watch_ops, p, err)) < 0)
         goto fail;
     *out = p;
     return 0;
@@ -411,7 +414,7 @@ fail:
 
 int topo_quota_start(topo_quota *p, topo_err *err)
 {
-    return wh_watch_start(p->w, err);
+    return topo_view_start(p->w, err);
 }
 
 int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
@@ -426,7 +429,7 @@ int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
     *n = 0;
     if (p == NULL || namespace_ == NULL)
         return 0;
-    v = wh_watch_read(p->w);
+    v = topo_view_read(p->w);
     if ((i = topo_strmap_get(v->nmap, namespace_)) < 0)
         goto done;
     ns = &v->ns[i];
@@ -447,13 +450,13 @@ int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
     *n = ns->nroom;
     rc = 1;
 done:
-    wh_watch_read_end(p->w);
+    topo_view_read_end(p->w);
     return rc;
 }
 
 int topo_quota_synced(topo_quota *p)
 {
-    return p != NULL && wh_watch_synced(p->w);
+    return p != NULL && topo_view_synced(p->w);
 }
 
 size_t topo_quota_namespaces(topo_quota *p)
@@ -461,8 +464,8 @@ size_t topo_quota_namespaces(topo_quota *p)
     size_t n;
     if (p == NULL)
         return 0;
-    n = ((const view *)wh_watch_read(p->w))->nns;
-    wh_watch_read_end(p->w);
+    n = ((const view *)topo_view_read(p->w))->nns;
+    topo_view_read_end(p->w);
     return n;
 }
 
@@ -471,22 +474,23 @@ size_t topo_quota_count(topo_quota *p)
     size_t n;
     if (p == NULL)
         return 0;
-    n = ((const view *)wh_watch_read(p->w))->nq;
-    wh_watch_read_end(p->w);
+    n = ((const view *)topo_view_read(p->w))->nq;
+    topo_view_read_end(p->w);
     return n;
 }
 
 void topo_quota_stop(topo_quota *p)
 {
     if (p != NULL)
-        wh_watch_stop(p->w);
+        topo_view_stop(p->w);
 }
 
 void topo_quota_free(topo_quota *p)
 {
     if (p == NULL)
         return;
-    wh_watch_free(p->w); /* the thread and the views */
+    topo_view_free(p->w); /* the thread and the views */
+    topo_k8s_free(p->k);
     wh_once_free(&p->warned);
     topo_pool_free(p->scratch);
     free(p);

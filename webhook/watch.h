@@ -1,56 +1,30 @@
-/* The machinery behind topo-webhook's in-memory views of cluster objects
- * (namespace policies, ResourceQuotas): one background thread runs a
- * reflector (topo/reflector.h: list, watch from the list's
- * resourceVersion, list again on 410 Gone, back off on errors) and keeps
- * the view current. What the objects mean stays with the view's owner
- * (wh_watch_ops); this file decides how the view is swapped and locked, so
- * every view recovers from the same failures the same way.
+/* What topo-webhook's in-memory views of cluster objects (namespace
+ * policies, ResourceQuotas) share beside lib/net's view (topo/view.h: a
+ * reflector's list and watch into a set swapped in whole and read under a
+ * read lock): how a view talks to the API server, and one warning per
+ * object and problem.
  *
- * A (re)list fills a fresh, private view and swaps it in whole under the
- * write lock (objects deleted while the watch was down disappear); watch
- * events edit the current view under the write lock. Readers take the read
- * lock (wh_watch_read): the admission path never waits for the API server.
- *
- * Threads: wh_watch_read/_read_end and wh_watch_synced from any thread;
- * the callbacks run on the watch thread (and create/destroy on the
- * owner's, in wh_watch_create/_free); the rest from the owner's. */
+ * Threads: wh_watch_open on the owner's; wh_once is the view's reflector
+ * thread's. */
 #ifndef TOPO_WEBHOOK_WATCH_H
 #define TOPO_WEBHOOK_WATCH_H
 
 #include <stddef.h>
 
-#include "topo/k8s.h"
 #include "topo/error.h"
-
-typedef struct wh_watch wh_watch;
-
-typedef struct wh_watch_ops {
-    /* An empty view, NULL when out of memory. */
-    void *(*create)(void *payload);
-    /* NULL-safe. */
-    void (*destroy)(void *view, void *payload);
-    /* One object's state (borrowed) into view; deleted: the object is
-     * gone. Non-zero ends the list or the watch (a watch resumes from the
-     * previous event). */
-    int (*apply)(void *view, const json_t *object, int deleted, void *payload);
-    /* Optional: a list was swapped in (first: the first one); view is the
-     * current view, which only this thread changes. */
-    void (*listed)(const void *view, int first, void *payload);
-} wh_watch_ops;
-
-#define WH_WATCH_BACKOFF_BASE_MS_DEFAULT 200L
-#define WH_WATCH_BACKOFF_MAX_MS_DEFAULT 10000L
+#include "topo/k8s.h"
+#include "topo/view.h"
 
 /* How a view talks to the API server: what the views' create functions
  * take (topo_ns_policy_opts, topo_quota_opts are this type). A field left 0
- * (or NULL) gets the default named beside it. */
+ * (or NULL) gets the default of the client (topo/k8s.h) or of the
+ * reflector (topo/reflector.h). */
 typedef struct wh_watch_client_opts {
-    const topo_k8s_opts *k8s; /* client options; the client's defaults */
+    const topo_k8s_opts *k8s; /* client options */
     /* Waits after failures in a row double from base to max, each drawn
-     * between half and all of that (topo_reflector_opts: replicas do not
-     * retry in step). */
-    long backoff_base_ms; /* WH_WATCH_BACKOFF_BASE_MS_DEFAULT */
-    long backoff_max_ms;  /* WH_WATCH_BACKOFF_MAX_MS_DEFAULT (at least base) */
+     * between half and all of that (replicas do not retry in step). */
+    long backoff_base_ms;
+    long backoff_max_ms;  /* at least base */
     long watch_timeout_s; /* server-side watch timeout, 0: random 300..599 */
 } wh_watch_client_opts;
 
@@ -61,27 +35,12 @@ typedef struct wh_watch_opts {
     wh_watch_client_opts client;
 } wh_watch_opts;
 
-/* k8s_cfg is copied; ops and payload must outlive the watch. Creates the
- * (empty) current view. Nothing runs until wh_watch_start. */
-int wh_watch_create(wh_watch **out, const topo_k8s_config *k8s_cfg, const wh_watch_opts *opts,
-                    const wh_watch_ops *ops, void *payload, topo_err *err) TOPO_MUST_CHECK;
-
-/* Starts the thread; returns at once. */
-int wh_watch_start(wh_watch *w, topo_err *err) TOPO_MUST_CHECK;
-
-/* The current view under the read lock, until wh_watch_read_end. */
-const void *wh_watch_read(wh_watch *w);
-void wh_watch_read_end(wh_watch *w);
-
-/* 1 once a list has been applied (and stays 1). NULL-safe. */
-int wh_watch_synced(wh_watch *w);
-
-/* Ends the thread (within about a second, or the client's request timeout
- * when a list is in flight) and joins it. Idempotent; NULL-safe. */
-void wh_watch_stop(wh_watch *w);
-
-/* Stops if running, then frees (the views too). NULL-safe. */
-void wh_watch_free(wh_watch *w);
+/* A view (not started) over its own client, made from k8s_cfg (copied):
+ * free the view, then the client (topo_view_free, topo_k8s_free). ops and
+ * payload must outlive the view. */
+int wh_watch_open(topo_view **view_out, topo_k8s **k_out, const topo_k8s_config *k8s_cfg,
+                  const wh_watch_opts *opts, const topo_view_ops *ops, void *payload,
+                  topo_err *err) TOPO_MUST_CHECK;
 
 /* ---- one warning per object and problem ---- */
 

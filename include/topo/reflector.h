@@ -32,6 +32,10 @@
 
 typedef struct topo_reflector topo_reflector;
 
+/* The waits after failures in a row, when the owner names none. */
+#define TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT 200L
+#define TOPO_REFLECTOR_BACKOFF_MAX_MS_DEFAULT 10000L
+
 /* Zero means the default. Strings are copied by topo_reflector_create. */
 typedef struct topo_reflector_opts {
     const char *name;             /* log prefix ("ns-policy"); default res->plural */
@@ -43,8 +47,8 @@ typedef struct topo_reflector_opts {
     long watch_timeout_s;   /* server-side watch timeout, default a random 300..599 */
     /* Waits after failures in a row double from base to max, each drawn
      * between half and all of that. */
-    long backoff_base_ms; /* default 200 */
-    long backoff_max_ms;  /* default 10000 (or base, when larger) */
+    long backoff_base_ms; /* TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT */
+    long backoff_max_ms;  /* TOPO_REFLECTOR_BACKOFF_MAX_MS_DEFAULT (or base, when larger) */
     /* The first watch starts here, without a list (the owner stored the
      * state as of this resourceVersion); NULL or "": list first. */
     const char *resume_rv;

@@ -261,10 +261,13 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
     r->page_size = opts->page_size > 0 ? opts->page_size : TOPO_K8S_PAGE_DEFAULT;
     r->metadata_only = opts->metadata_only;
     r->watch_timeout_s = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 0;
-    r->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms : 200;
+    r->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms
+                                                   : TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT;
     r->backoff_max_ms = opts->backoff_max_ms;
     if (r->backoff_max_ms < r->backoff_base_ms)
-        r->backoff_max_ms = r->backoff_base_ms > 10000 ? r->backoff_base_ms : 10000;
+        r->backoff_max_ms = r->backoff_base_ms > TOPO_REFLECTOR_BACKOFF_MAX_MS_DEFAULT
+                                ? r->backoff_base_ms
+                                : TOPO_REFLECTOR_BACKOFF_MAX_MS_DEFAULT;
     if (opts->resume_rv != NULL)
         memcpy(r->rv, opts->resume_rv, strlen(opts->resume_rv) + 1);
     /* Replicas started together must not retry in step. */

@@ -17,17 +17,20 @@
 static const char *const label_keys[] = {"nvidia.com/gpu.clique"};
 static const char *const prefixes[] = {"topology.topo.io/"};
 
-static sync_nodes *new_view(void)
+static const sync_nodes_keep keep_gpu = {.label_prefixes = prefixes,
+                                         .nlabel_prefixes = 1,
+                                         .label_keys = label_keys,
+                                         .nlabel_keys = 1,
+                                         .annotation_prefixes = prefixes,
+                                         .nannotation_prefixes = 1};
+
+/* The view alone (no client), fed through topo_view_handler as its
+ * reflector would. */
+static topo_view *new_view(const sync_nodes_keep *keep)
 {
-    sync_nodes_keep keep = {.label_prefixes = prefixes,
-                            .nlabel_prefixes = 1,
-                            .label_keys = label_keys,
-                            .nlabel_keys = 1,
-                            .annotation_prefixes = prefixes,
-                            .nannotation_prefixes = 1};
-    sync_nodes *n = NULL;
+    topo_view *n = NULL;
     topo_err err = TOPO_ERR_INIT;
-    assert_int_equal(sync_nodes_create(&n, &keep, &err), 0);
+    assert_int_equal(topo_view_create(&n, NULL, NULL, &sync_nodes_ops, (void *)keep, &err), 0);
     return n;
 }
 
@@ -78,8 +81,8 @@ static void expect_node(json_t *view, const char *name, const char *clique)
 static void test_nodes__both_shapes_listed(void **state)
 {
     (void)state;
-    sync_nodes *n = new_view();
-    const topo_reflector_handler *h = sync_nodes_handler();
+    topo_view *n = new_view(&keep_gpu);
+    const topo_reflector_handler *h = topo_view_handler();
     topo_err err = TOPO_ERR_INIT;
     json_t *a = partial_node("a", "c.1"), *b = full_node("b", "c.2", "img:1");
     json_t *nameless = json_pack("{s:s, s:{}}", "kind", "PartialObjectMetadata", "metadata");
@@ -88,7 +91,7 @@ static void test_nodes__both_shapes_listed(void **state)
     assert_int_equal(h->list_object(b, &err, n), 0);
     assert_int_equal(h->list_object(nameless, &err, n), 0); /* skipped */
     assert_int_equal(h->list_end("9", &err, n), 0);
-    assert_true(sync_nodes_synced(n));
+    assert_true(topo_view_synced(n));
     json_t *view = sync_nodes_snapshot(n, NULL);
     assert_int_equal(json_object_size(view), 2);
     expect_node(view, "a", "c.1");
@@ -97,7 +100,7 @@ static void test_nodes__both_shapes_listed(void **state)
     json_decref(a);
     json_decref(b);
     json_decref(nameless);
-    sync_nodes_free(n);
+    topo_view_free(n);
 }
 
 /* The same node in the other shape wakes no round; a kept label's change
@@ -105,31 +108,31 @@ static void test_nodes__both_shapes_listed(void **state)
 static void test_nodes__shape_change_is_no_change(void **state)
 {
     (void)state;
-    sync_nodes *n = new_view();
-    const topo_reflector_handler *h = sync_nodes_handler();
+    topo_view *n = new_view(&keep_gpu);
+    const topo_reflector_handler *h = topo_view_handler();
     topo_err err = TOPO_ERR_INIT;
     json_t *full = full_node("a", "c.1", "img:1");
     assert_int_equal(h->list_begin(&err, n), 0);
     assert_int_equal(h->list_object(full, &err, n), 0);
     assert_int_equal(h->list_end("9", &err, n), 0);
-    uint64_t g = sync_nodes_generation(n);
+    uint64_t g = topo_view_generation(n);
 
     json_t *partial = partial_node("a", "c.1");
     assert_int_equal(h->event(TOPO_K8S_MODIFIED, partial, "10", &err, n), 0);
-    assert_int_equal(sync_nodes_generation(n), g);
+    assert_int_equal(topo_view_generation(n), g);
     json_t *other_image = full_node("a", "c.1", "img:2");
     assert_int_equal(h->event(TOPO_K8S_MODIFIED, other_image, "11", &err, n), 0);
-    assert_int_equal(sync_nodes_generation(n), g);
+    assert_int_equal(topo_view_generation(n), g);
 
     json_t *moved = partial_node("a", "c.9");
     assert_int_equal(h->event(TOPO_K8S_MODIFIED, moved, "12", &err, n), 0);
-    assert_int_equal(sync_nodes_generation(n), g + 1);
+    assert_int_equal(topo_view_generation(n), g + 1);
     json_t *view = sync_nodes_snapshot(n, NULL);
     expect_node(view, "a", "c.9");
     json_decref(view);
 
     assert_int_equal(h->event(TOPO_K8S_DELETED, moved, "13", &err, n), 0);
-    assert_int_equal(sync_nodes_generation(n), g + 2);
+    assert_int_equal(topo_view_generation(n), g + 2);
     view = sync_nodes_snapshot(n, NULL);
     assert_int_equal(json_object_size(view), 0);
     json_decref(view);
@@ -137,7 +140,7 @@ static void test_nodes__shape_change_is_no_change(void **state)
     json_decref(partial);
     json_decref(other_image);
     json_decref(moved);
-    sync_nodes_free(n);
+    topo_view_free(n);
 }
 
 /* Ownership on the whole prefix: "topology.topo.io/" keeps neither
@@ -148,15 +151,14 @@ static void test_nodes__kept_on_whole_prefix(void **state)
 {
     (void)state;
     static const char *const pre[] = {"topology.topo.io/", "t"};
-    sync_nodes_keep keep = {.label_prefixes = pre,
-                            .nlabel_prefixes = 2,
-                            .label_topograph = 1,
-                            .annotation_prefixes = pre,
-                            .nannotation_prefixes = 2};
-    sync_nodes *n = NULL;
+    static const sync_nodes_keep keep = {.label_prefixes = pre,
+                                         .nlabel_prefixes = 2,
+                                         .label_topograph = 1,
+                                         .annotation_prefixes = pre,
+                                         .nannotation_prefixes = 2};
+    topo_view *n = new_view(&keep);
     topo_err err = TOPO_ERR_INIT;
-    assert_int_equal(sync_nodes_create(&n, &keep, &err), 0);
-    const topo_reflector_handler *h = sync_nodes_handler();
+    const topo_reflector_handler *h = topo_view_handler();
     json_t *node = json_pack(
         "{s:s, s:{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}, s:{s:s, s:s}}}",
         "kind", "PartialObjectMetadata", "metadata", "name", "a", "uid", "u-1", "labels",
@@ -181,7 +183,7 @@ static void test_nodes__kept_on_whole_prefix(void **state)
     free(notes);
     json_decref(view);
     json_decref(node);
-    sync_nodes_free(n);
+    topo_view_free(n);
 }
 
 int main(void)
