@@ -56,8 +56,16 @@ const atomic_int *topo_cli_stop_on_signals(void)
 
 int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args)
 {
+    return topo_cli_parse_given(cmd, argc, argv, args, NULL);
+}
+
+int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, void *args,
+                         unsigned char *given)
+{
     char why[512];
-    int rc = topo_opts_parse(cmd->opts, cmd->nopts, argc, argv, args, why, sizeof why);
+    topo_opts_defaults(cmd->opts, cmd->nopts, args);
+    int rc = topo_opts_parse_given(cmd->opts, cmd->nopts, argc, argv, args, given, why,
+                                   sizeof why);
     if (rc == 1) {
         topo_buf b = TOPO_BUF_INIT(0);
         topo_opts_help_intro(cmd->opts, cmd->nopts, cmd->usage, cmd->intro, &b);

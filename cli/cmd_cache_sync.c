@@ -24,8 +24,8 @@
 
 typedef struct sync_args {
     const char *db, *kubeconfig, *context, *kinds, *levels;
-    unsigned long idle_ms, page_size; /* 0: not given */
-    double qps, burst;                /* 0: not given */
+    unsigned long idle_ms, page_size; /* the table's defaults, the filler's */
+    double qps, burst;
     int once, stats, verify_live;
 } sync_args;
 
@@ -199,8 +199,8 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
     return 0;
 }
 
-/* The filler's options from the flags (the filler applies the defaults of
- * those not given); a live snapshot of --levels with --verify-live. */
+/* The filler's options from the flags (the table's defaults are the
+ * filler's); a live snapshot of --levels with --verify-live. */
 static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts *sopts,
                        topo_pool **pool, const sync_args *f, topo_err *err)
 {

@@ -41,8 +41,8 @@
 typedef struct release_args {
     const char *namespace_, *kubeconfig, *context;
     int all_namespaces, dry_run;
-    unsigned long concurrency; /* 0: not given */
-    double qps;                /* 0: not given */
+    unsigned long concurrency; /* the table's defaults */
+    double qps;
 } release_args;
 
 #define O(field) offsetof(release_args, field)
@@ -266,8 +266,8 @@ int topo_cli_cmd_release(int argc, char **argv)
         goto fail;
     }
     release_pods_opts ro = {
-        .workers = f.concurrency > 0 ? (unsigned)f.concurrency : RELEASE_CONCURRENCY_DEFAULT,
-        .qps = f.qps > 0 ? f.qps : RELEASE_QPS_DEFAULT,
+        .workers = (unsigned)f.concurrency,
+        .qps = f.qps,
         .timeout_ms = RELEASE_TIMEOUT_MS,
         .user_agent = "topoassign-release"};
     ro.burst = ro.qps;
