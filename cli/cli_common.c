@@ -86,6 +86,21 @@ int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, voi
     return -1;
 }
 
+void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags,
+                              const topo_cli_input_args *a, topo_cli_cluster *cluster)
+{
+    *in = (topo_cli_input){.nodes = a->nodes.v,
+                           .nnodes = a->nodes.n,
+                           .pods = a->pods,
+                           .db = a->db,
+                           .live = a->live || a->kubeconfig != NULL || a->context != NULL,
+                           .kubeconfig = a->kubeconfig,
+                           .context = a->context,
+                           .cluster = cluster};
+    *flags = (topo_cli_topology_flags){a->levels, a->topology, a->node_labels.v,
+                                       a->node_labels.n, a->topology_name};
+}
+
 int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
 {
     for (size_t i = 0; i < n; i++)

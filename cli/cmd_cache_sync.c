@@ -33,12 +33,8 @@ typedef struct sync_args {
 #define D(constant) TOPO_OPT_DEFAULT(constant)
 
 static const topo_opt table[] = {
-    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "the cache file (created when missing), required", O(db), "Options:"},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster", O(kubeconfig), NULL},
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "the current-context",
-     "the kubeconfig's context", O(context), NULL},
+    TOPO_CLI_CACHE_DB_ROW(db),
+    TOPO_CLI_KUBECONFIG_ROWS("the cluster", kubeconfig, context),
     {"--kinds", NULL, TOPO_OPT_STRING, "LIST", 0, 0, NULL, "nodes,pods,jobs",
      "what to mirror, comma-separated", O(kinds), NULL},
     {"--once", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,

@@ -61,11 +61,7 @@ static const topo_opt table[] = {
     {"--qps", NULL, TOPO_OPT_POSITIVE, "Q", 0, 100000, NULL,
      TOPO_OPT_DEFAULT(RELEASE_QPS_DEFAULT),
      "requests per second of them all (a burst of one second's worth)", O(qps), NULL},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster's kubeconfig", O(kubeconfig),
-     NULL},
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
-     "the kubeconfig's context", O(context), NULL},
+    TOPO_CLI_KUBECONFIG_ROWS("the cluster's kubeconfig", kubeconfig, context),
 };
 
 const topo_cli_command topo_cli_release = {

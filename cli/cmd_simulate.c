@@ -22,8 +22,9 @@
 #define SIM_POLICIES_DEFAULT "topo,kube-default,first-fit,best-fit,random"
 
 typedef struct simulate_args {
-    topo_opt_list nodes, node_labels, tiers, gates;
-    const char *pods, *db, *shape, *levels, *resource;
+    topo_cli_input_args input; /* --nodes, --pods, --db, --levels, --node-label */
+    topo_opt_list tiers, gates;
+    const char *shape, *resource;
     unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
     const char *trace, *preset, *request_level, *slice, *trace_out;
     topo_opt_u64 seed;
@@ -46,12 +47,11 @@ static const char *const formats[] = {"table", "json", NULL};
 static const char *const profiles[] = {"mixed", "best-fit", "least-free-capacity", NULL};
 
 static const topo_opt table[] = {
-    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
-     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "The cluster (one of three):"},
+    TOPO_CLI_NODES_ROW("The cluster (one of three):"),
     {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "kubectl get pods -A -o json: GPUs already in use, for the whole run", O(pods), NULL},
+     "kubectl get pods -A -o json: GPUs already in use, for the whole run", O(input.pods), NULL},
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "a topo cache file: its nodes, pods and unexpired reservations", O(db), NULL},
+     "a topo cache file: its nodes, pods and unexpired reservations", O(input.db), NULL},
     {"--shape", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
      "a generated cluster: hgx-h100 (8 GPUs a node, 4 nodes a rack, 32 a leaf, 128 a spine "
      "group; 128 nodes) or gb200-nvl72 (racks of 18 4-GPU nodes, one NVLink domain each, 2 "
@@ -70,11 +70,9 @@ static const topo_opt table[] = {
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, "the shape's",
      "topology level labels, coarsest first, kubernetes.io/hostname last; required with --nodes "
      "and --db",
-     O(levels), NULL},
-    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
-     "nodes of the ResourceFlavor", O(node_labels), NULL},
-    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
-     "the resource jobs ask for", O(resource), NULL},
+     O(input.levels), NULL},
+    TOPO_CLI_NODE_LABEL_ROW,
+    TOPO_CLI_RESOURCE_ROW("the resource jobs ask for", resource),
     {"--trace", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "jobs from a CSV file: t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations]",
      O(trace), "The jobs (--trace or --jobs):"},
@@ -115,8 +113,7 @@ static const topo_opt table[] = {
      "topo's Kueue profile: mixed (BestFit, LeastFreeCapacity for unconstrained), best-fit, "
      "least-free-capacity",
      O(profile), NULL},
-    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL,
-     "set a Kueue feature gate for topo (after --profile)", O(gates), NULL},
+    TOPO_CLI_GATE_ROW("set a Kueue feature gate for topo (after --profile)", gates, NULL),
     {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
      "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
      NULL},
@@ -229,12 +226,12 @@ static int load_shape(sim_inputs *in, const simulate_args *f, topo_err *err)
     size_t nlevels;
     int rc;
 
-    if (f->nodes.n > 0 || f->db != NULL || f->pods != NULL)
+    if (f->input.nodes.n > 0 || f->input.db != NULL || f->input.pods != NULL)
         return topo_err_set(err, TOPO_EINVALID, "--shape: not with --nodes, --pods or --db");
     if ((rc = topo_sim_shape(&go, &levels, &nlevels, &so, err)) < 0)
         return rc;
-    if (f->levels != NULL) {
-        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->levels, in->pool, err)) < 0)
+    if (f->input.levels != NULL) {
+        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->input.levels, in->pool, err)) < 0)
             return rc;
         levels = parsed;
     }
@@ -257,15 +254,15 @@ static int load_cluster(sim_inputs *in, const simulate_args *f, topo_err *err)
         return topo_err_set(err, TOPO_EINVALID,
                             "--shape-nodes, --gpus-per-node, --nodes-per-rack, --racks-per-leaf "
                             "and --leaves-per-spine scale a --shape");
-    topo_cli_input cin = {.nodes = f->nodes.v, .nnodes = f->nodes.n, .pods = f->pods,
-                          .db = f->db};
-    topo_cli_topology_flags tflags = {f->levels, NULL, f->node_labels.v, f->node_labels.n, NULL};
+    topo_cli_input cin;
+    topo_cli_topology_flags tflags;
+    topo_cli_input_from_args(&cin, &tflags, &f->input, NULL);
     if (f->shape != NULL)
         rc = load_shape(in, f, err);
     else if ((rc = topo_cli_topology_opts(&sopts, &cin, &tflags, in->pool, err)) == 0 &&
              (rc = topo_cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
                                           in->pool, err)) == 0)
-        in->cluster_text = f->db != NULL ? f->db : f->nodes.v[0];
+        in->cluster_text = f->input.db != NULL ? f->input.db : f->input.nodes.v[0];
     if (rc < 0)
         return rc;
     return topo_sim_cluster_create(&in->cluster, in->snap, &copts, err);
