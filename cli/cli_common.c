@@ -56,8 +56,16 @@ const atomic_int *topo_cli_stop_on_signals(void)
 
 int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args)
 {
+    return topo_cli_parse_given(cmd, argc, argv, args, NULL);
+}
+
+int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, void *args,
+                         unsigned char *given)
+{
     char why[512];
-    int rc = topo_opts_parse(cmd->opts, cmd->nopts, argc, argv, args, why, sizeof why);
+    topo_opts_defaults(cmd->opts, cmd->nopts, args);
+    int rc = topo_opts_parse_given(cmd->opts, cmd->nopts, argc, argv, args, given, why,
+                                   sizeof why);
     if (rc == 1) {
         topo_buf b = TOPO_BUF_INIT(0);
         topo_opts_help_intro(cmd->opts, cmd->nopts, cmd->usage, cmd->intro, &b);
@@ -76,6 +84,21 @@ int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *arg
         return TOPO_CLI_EXIT_BADINPUT;
     }
     return -1;
+}
+
+void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags,
+                              const topo_cli_input_args *a, topo_cli_cluster *cluster)
+{
+    *in = (topo_cli_input){.nodes = a->nodes.v,
+                           .nnodes = a->nodes.n,
+                           .pods = a->pods,
+                           .db = a->db,
+                           .live = a->live || a->kubeconfig != NULL || a->context != NULL,
+                           .kubeconfig = a->kubeconfig,
+                           .context = a->context,
+                           .cluster = cluster};
+    *flags = (topo_cli_topology_flags){a->levels, a->topology, a->node_labels.v,
+                                       a->node_labels.n, a->topology_name};
 }
 
 int topo_cli_level_index(const char *const *levels, size_t n, const char *level)

@@ -14,6 +14,7 @@
 #include "topo/inventory.h"
 #include "topo/k8s.h"
 #include "topo/model.h"
+#include "topo/options.h"
 #include "topo/pool.h"
 
 /* The topology name in Kueue's messages unless --topology-name says. */
@@ -21,28 +22,81 @@
 /* The resource assign counts GPUs of and show shows unless --resource says. */
 #define TOPO_CLI_GPU_RESOURCE "nvidia.com/gpu"
 
-/* The option rows of the live cluster that assign and show both take
- * (--live, --kubeconfig, --context, --levels, --topology), one text for
- * both: expanded inside a command's topo_opt table, with that file's
- * O(field) (the offset in its own args struct, each with these fields). */
+/* The option rows commands share, one text for each: expanded inside a
+ * command's topo_opt table, with that file's O(field) (the offset in its
+ * own args struct). The rows of the cluster's input land in a
+ * topo_cli_input_args member named `input` (assign, show, simulate). */
+
+/* --kubeconfig and --context (help: what the kubeconfig reaches). */
+#define TOPO_CLI_KUBECONFIG_ROWS(help, kubeconfig_field, context_field)                           \
+    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, TOPO_K8S_CONFIG_DEFAULT_HELP,      \
+     help, O(kubeconfig_field), NULL},                                                             \
+    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",                \
+     "the kubeconfig's context", O(context_field), NULL}
+
+/* --nodes (section: the group it starts). */
+#define TOPO_CLI_NODES_ROW(section)                                                                \
+    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,                                     \
+     "kubectl get nodes -o json, or a fixture YAML", O(input.nodes), section}
+
+/* --nodes, --pods and --db as assign and show read them. */
+#define TOPO_CLI_FILE_ROWS(section)                                                                \
+    TOPO_CLI_NODES_ROW(section),                                                                   \
+    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,                                    \
+     "kubectl get pods -A -o json: usage of bound pods", O(input.pods), NULL},                     \
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,                                      \
+     "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations "    \
+     "(topoassign cache import makes one)",                                                        \
+     O(input.db), NULL}
+
+/* The live cluster's rows (--live, --kubeconfig, --context, --levels,
+ * --topology) of assign and show. */
 #define TOPO_CLI_LIVE_ROWS                                                                         \
     {"--live", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,                                        \
      "the cluster now, instead of --nodes/--pods or --db: its Nodes and Pods listed once "         \
      "through the kubeconfig into a temporary cache (what kubectl topo does); implied by "         \
      "--kubeconfig and --context",                                                                 \
-     O(live), NULL},                                                                               \
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,                                    \
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the live cluster's kubeconfig", O(kubeconfig),                 \
-     NULL},                                                                                        \
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",                \
-     "the kubeconfig's context", O(context), NULL},                                                \
+     O(input.live), NULL},                                                                         \
+    TOPO_CLI_KUBECONFIG_ROWS("the live cluster's kubeconfig", input.kubeconfig, input.context),    \
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, NULL,                             \
      "topology level labels, coarsest first; without it, the live cluster's (topo-webhook's "      \
      "ConfigMap, else Kueue's Topology, the source said on stderr); required offline",             \
-     O(levels), NULL},                                                                             \
+     O(input.levels), NULL},                                                                       \
     {"--topology", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,                                \
      "without --levels: which of the live cluster's topologies (a topo-webhook topology or a "     \
-     "Kueue Topology) gives the levels, when it has several", O(topology), NULL}
+     "Kueue Topology) gives the levels, when it has several", O(input.topology), NULL}
+
+/* --node-label. */
+#define TOPO_CLI_NODE_LABEL_ROW                                                                    \
+    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,                                 \
+     "nodes of the ResourceFlavor", O(input.node_labels), NULL}
+
+/* --topology-name (help: where the name is used). */
+#define TOPO_CLI_TOPOLOGY_NAME_ROW(help)                                                           \
+    {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,                                 \
+     "\"" TOPO_CLI_TOPOLOGY_NAME "\", or that of the cluster's topology the levels came from",     \
+     help, O(input.topology_name), NULL}
+
+/* --resource (help: what the command does with it). */
+#define TOPO_CLI_RESOURCE_ROW(help, field)                                                         \
+    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE, help,         \
+     O(field), NULL}
+
+/* --gate (help: whose gates; section: the group it starts). */
+#define TOPO_CLI_GATE_ROW(help, field, section)                                                    \
+    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL, help, O(field), section}
+
+/* --db of the commands that write a cache file (cache import, cache sync). */
+#define TOPO_CLI_CACHE_DB_ROW(field)                                                               \
+    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,                                      \
+     "the cache file (created when missing), required", O(field), "Options:"}
+
+/* The values of the input rows above (NULL, 0 or empty when not given). */
+typedef struct topo_cli_input_args {
+    topo_opt_list nodes, node_labels;
+    const char *pods, *db, *levels, *topology, *topology_name, *kubeconfig, *context;
+    int live;
+} topo_cli_input_args;
 
 /* "a,b,c" → level labels: 1..TOPO_MAX_LEVELS valid label keys, no
  * duplicates, kubernetes.io/hostname only last. */
@@ -102,6 +156,12 @@ typedef struct topo_cli_topology_flags {
     size_t nlabels;
     const char *topology_name;
 } topo_cli_topology_flags;
+
+/* The input and the topology flags from the rows (live also when
+ * --kubeconfig or --context is given); cluster: the command's, for the
+ * live cluster (may be NULL without the live rows). */
+void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags,
+                              const topo_cli_input_args *a, topo_cli_cluster *cluster);
 
 /* Checks that exactly one input is given (--pods only with --nodes), parses
  * the levels and the --node-label flavor labels into opts->snapshot

@@ -15,11 +15,11 @@
 #define CMD "assign"
 
 typedef struct assign_args {
-    topo_opt_list nodes, node_labels, gates;
-    const char *pods, *db, *levels, *request, *required, *preferred, *slice_level, *podset;
-    const char *topology, *topology_name, *output, *kubeconfig, *context;
+    topo_cli_input_args input;
+    topo_opt_list gates;
+    const char *request, *required, *preferred, *slice_level, *podset, *output;
     unsigned long count, slice_size; /* 0: not given */
-    int unconstrained, live;
+    int unconstrained;
 } assign_args;
 
 #define O(field) offsetof(assign_args, field)
@@ -27,20 +27,10 @@ typedef struct assign_args {
 static const char *const formats[] = {"table", "json", "yaml", NULL};
 
 static const topo_opt table[] = {
-    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
-     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "The cluster:"},
-    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "kubectl get pods -A -o json: usage of bound pods", O(pods), NULL},
-    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations "
-     "(topoassign cache import makes one)",
-     O(db), NULL},
+    TOPO_CLI_FILE_ROWS("The cluster:"),
     TOPO_CLI_LIVE_ROWS,
-    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
-     "nodes of the ResourceFlavor", O(node_labels), NULL},
-    {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
-     "\"" TOPO_CLI_TOPOLOGY_NAME "\", or that of the cluster's topology the levels came from",
-     "name used in Kueue's messages", O(topology_name), NULL},
+    TOPO_CLI_NODE_LABEL_ROW,
+    TOPO_CLI_TOPOLOGY_NAME_ROW("name used in Kueue's messages"),
     {"--count", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_PODSET_COUNT, NULL, NULL,
      "pods in the PodSet", O(count), "The PodSet (flags, or --podset):"},
     {"--request", NULL, TOPO_OPT_STRING, "R=Q,...", 0, 0, NULL, NULL,
@@ -60,8 +50,7 @@ static const topo_opt table[] = {
      "a Pod or Job (JSON/YAML) carrying Kueue's TAS annotations, instead of "
      "--count/--request/--required/...",
      O(podset), NULL},
-    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL, "set a Kueue feature gate",
-     O(gates), "Output:"},
+    TOPO_CLI_GATE_ROW("set a Kueue feature gate", gates, "Output:"),
     {"--output", "-o", TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "table",
      "json and yaml print Kueue's TopologyAssignment", O(output), NULL},
 };
@@ -367,16 +356,7 @@ int topo_cli_cmd_assign(int argc, char **argv)
         topo_err_nomem(&err, NULL);
         goto fail;
     }
-    in = (topo_cli_input){.nodes = f.nodes.v,
-                          .nnodes = f.nodes.n,
-                          .pods = f.pods,
-                          .db = f.db,
-                          .live = f.live || f.kubeconfig != NULL || f.context != NULL,
-                          .kubeconfig = f.kubeconfig,
-                          .context = f.context,
-                          .cluster = &cluster};
-    flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
-                                      f.topology_name};
+    topo_cli_input_from_args(&in, &flags, &f.input, &cluster);
     if (topo_cli_topology_opts(&sopts, &in, &flags, c.pool, &err) < 0)
         goto fail;
     c.levels = (const char **)sopts.snapshot.levels;

@@ -25,8 +25,7 @@ typedef struct cache_args {
 #define O(field) offsetof(cache_args, field)
 
 static const topo_opt import_opts[] = {
-    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "the cache file (created when missing), required", O(db), "Options:"},
+    TOPO_CLI_CACHE_DB_ROW(db),
     {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
      "kubectl get nodes -o json|yaml (a NodeList, a List or one Node), or a fixture YAML "
      "(its nodes, and its pods as uid fixture-NAME-I)",

@@ -24,8 +24,8 @@
 
 typedef struct sync_args {
     const char *db, *kubeconfig, *context, *kinds, *levels;
-    unsigned long idle_ms, page_size; /* 0: not given */
-    double qps, burst;                /* 0: not given */
+    unsigned long idle_ms, page_size; /* the table's defaults, the filler's */
+    double qps, burst;
     int once, stats, verify_live;
 } sync_args;
 
@@ -33,12 +33,8 @@ typedef struct sync_args {
 #define D(constant) TOPO_OPT_DEFAULT(constant)
 
 static const topo_opt table[] = {
-    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "the cache file (created when missing), required", O(db), "Options:"},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster", O(kubeconfig), NULL},
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "the current-context",
-     "the kubeconfig's context", O(context), NULL},
+    TOPO_CLI_CACHE_DB_ROW(db),
+    TOPO_CLI_KUBECONFIG_ROWS("the cluster", kubeconfig, context),
     {"--kinds", NULL, TOPO_OPT_STRING, "LIST", 0, 0, NULL, "nodes,pods,jobs",
      "what to mirror, comma-separated", O(kinds), NULL},
     {"--once", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
@@ -199,8 +195,8 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
     return 0;
 }
 
-/* The filler's options from the flags (the filler applies the defaults of
- * those not given); a live snapshot of --levels with --verify-live. */
+/* The filler's options from the flags (the table's defaults are the
+ * filler's); a live snapshot of --levels with --verify-live. */
 static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts *sopts,
                        topo_pool **pool, const sync_args *f, topo_err *err)
 {

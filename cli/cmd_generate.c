@@ -1,10 +1,8 @@
 /* topoassign generate: write a synthetic GPU cluster as NodeList JSON. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -14,9 +12,9 @@
 
 typedef struct generate_args {
     unsigned long nodes, datacenters, spines_per_dc, leaves_per_spine, racks_per_leaf;
-    unsigned long nodes_per_rack, nvlink_nodes, gpus_per_node; /* 0: not given */
-    const char *usage_seed;                                    /* any uint64: parsed here */
-    double usage_fraction;                                     /* < 0: not given */
+    unsigned long nodes_per_rack, nvlink_nodes, gpus_per_node; /* the table's defaults */
+    topo_opt_u64 usage_seed;
+    double usage_fraction;
     const char *pods_out, *output;
 } generate_args;
 
@@ -43,9 +41,8 @@ static const topo_opt table[] = {
      O(nvlink_nodes), NULL},
     {"--gpus-per-node", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_GEN_GPUS, NULL,
      D(TOPO_GEN_GPUS_PER_NODE_DEFAULT), "nvidia.com/gpu per node", O(gpus_per_node), NULL},
-    {"--usage-seed", NULL, TOPO_OPT_STRING, "SEED", 0, 0, NULL, NULL,
-     "add bound non-TAS pods using GPUs, drawn from SEED (0..2^64-1)", O(usage_seed),
-     "Pods using GPUs:"},
+    {"--usage-seed", NULL, TOPO_OPT_U64, "SEED", 0, UINT64_MAX, NULL, NULL,
+     "add bound non-TAS pods using GPUs, drawn from SEED", O(usage_seed), "Pods using GPUs:"},
     {"--usage-fraction", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL,
      D(TOPO_GEN_USAGE_FRACTION_DEFAULT),
      "share of busy nodes; a busy node runs one pod using all its GPUs (3 in 4) or 1..G-1",
@@ -56,6 +53,7 @@ static const topo_opt table[] = {
     {"--output", "-o", TOPO_OPT_STRING, "FILE", 0, 0, NULL, "stdout", "where the nodes go",
      O(output), "Output:"},
 };
+#define NOPTS (sizeof table / sizeof table[0])
 
 const topo_cli_command topo_cli_generate = {
     "generate",
@@ -66,61 +64,39 @@ const topo_cli_command topo_cli_generate = {
     "The output depends only on the options. Exit status: 0 written, 2 bad options or I/O "
     "error.",
     table,
-    sizeof table / sizeof table[0],
+    NOPTS,
     topo_cli_cmd_generate,
 };
 
-/* A uint64 in decimal (its whole range: the table's numbers are unsigned
- * longs, and 0 is a seed). */
-static int parse_seed(uint64_t *out, const char *text)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
-    if (end == NULL || errno != 0 || *end != '\0') {
-        fprintf(stderr,
-                "topoassign generate: --usage-seed: expected a non-negative integer, got "
-                "\"%s\"\n",
-                text);
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* The options given into opts (which holds the defaults). */
+/* The options into opts, each a value the table gave or its default
+ * (spines 0: as many as the nodes need); every bound in the table is
+ * within uint32. */
 static void shape(topo_gen_opts *opts, const generate_args *f)
 {
-    const struct {
-        uint32_t *to;
-        unsigned long v;
-    } given[] = {
-        {&opts->nodes, f->nodes},
-        {&opts->datacenters, f->datacenters},
-        {&opts->spines_per_dc, f->spines_per_dc},
-        {&opts->leaves_per_spine, f->leaves_per_spine},
-        {&opts->racks_per_leaf, f->racks_per_leaf},
-        {&opts->nodes_per_rack, f->nodes_per_rack},
-        {&opts->nvlink_nodes, f->nvlink_nodes},
-        {&opts->gpus_per_node, f->gpus_per_node},
-    };
-    /* Every bound in the table is within uint32. */
-    for (size_t i = 0; i < sizeof given / sizeof given[0]; i++)
-        if (given[i].v > 0)
-            *given[i].to = (uint32_t)given[i].v;
-    if (f->usage_fraction >= 0)
-        opts->usage_fraction = f->usage_fraction;
+    topo_gen_opts_init(opts);
+    opts->nodes = (uint32_t)f->nodes;
+    opts->datacenters = (uint32_t)f->datacenters;
+    opts->spines_per_dc = (uint32_t)f->spines_per_dc;
+    opts->leaves_per_spine = (uint32_t)f->leaves_per_spine;
+    opts->racks_per_leaf = (uint32_t)f->racks_per_leaf;
+    opts->nodes_per_rack = (uint32_t)f->nodes_per_rack;
+    opts->nvlink_nodes = (uint32_t)f->nvlink_nodes;
+    opts->gpus_per_node = (uint32_t)f->gpus_per_node;
+    opts->usage_fraction = f->usage_fraction;
+    opts->with_usage = f->usage_seed.given;
+    opts->usage_seed = f->usage_seed.value;
 }
 
-/* The checks between options: 0, or the exit status (a message printed). */
-static int check(const generate_args *f)
+/* The checks between options (given: the rows given): 0, or the exit
+ * status (a message printed). */
+static int check(const generate_args *f, const unsigned char *given)
 {
     const char *msg = NULL;
     if (f->nodes == 0)
         msg = "--nodes is required";
-    else if (f->usage_fraction >= 0 && f->usage_seed == NULL)
+    else if (topo_opts_given(table, NOPTS, given, "--usage-fraction") && !f->usage_seed.given)
         msg = "--usage-fraction needs --usage-seed";
-    else if ((f->usage_seed != NULL) != (f->pods_out != NULL))
+    else if (f->usage_seed.given != (f->pods_out != NULL))
         msg = "--usage-seed and --pods-out go together";
     else if (f->pods_out != NULL && f->output != NULL && strcmp(f->pods_out, f->output) == 0)
         msg = "--pods-out and -o name the same file";
@@ -136,6 +112,7 @@ static int check(const generate_args *f)
 int topo_cli_cmd_generate(int argc, char **argv)
 {
     generate_args f;
+    unsigned char given[NOPTS];
     topo_gen_opts opts;
     topo_gen_cluster *cluster = NULL;
     topo_pool *pool = NULL;
@@ -143,15 +120,10 @@ int topo_cli_cmd_generate(int argc, char **argv)
     int status;
 
     memset(&f, 0, sizeof(f));
-    f.usage_fraction = -1;
-    if ((status = topo_cli_parse(&topo_cli_generate, argc, argv, &f)) >= 0 ||
-        (status = check(&f)) != 0)
+    if ((status = topo_cli_parse_given(&topo_cli_generate, argc, argv, &f, given)) >= 0 ||
+        (status = check(&f, given)) != 0)
         return status;
-    topo_gen_opts_init(&opts);
     shape(&opts, &f);
-    if (f.usage_seed != NULL && parse_seed(&opts.usage_seed, f.usage_seed) < 0)
-        return TOPO_CLI_EXIT_BADINPUT;
-    opts.with_usage = f.usage_seed != NULL;
     status = TOPO_CLI_EXIT_BADINPUT;
     if ((pool = topo_pool_create()) == NULL) {
         fprintf(stderr, "topoassign generate: out of memory\n");

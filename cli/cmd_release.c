@@ -41,8 +41,8 @@
 typedef struct release_args {
     const char *namespace_, *kubeconfig, *context;
     int all_namespaces, dry_run;
-    unsigned long concurrency; /* 0: not given */
-    double qps;                /* 0: not given */
+    unsigned long concurrency; /* the table's defaults */
+    double qps;
 } release_args;
 
 #define O(field) offsetof(release_args, field)
@@ -61,11 +61,7 @@ static const topo_opt table[] = {
     {"--qps", NULL, TOPO_OPT_POSITIVE, "Q", 0, 100000, NULL,
      TOPO_OPT_DEFAULT(RELEASE_QPS_DEFAULT),
      "requests per second of them all (a burst of one second's worth)", O(qps), NULL},
-    {"--kubeconfig", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL,
-     TOPO_K8S_CONFIG_DEFAULT_HELP, "the cluster's kubeconfig", O(kubeconfig),
-     NULL},
-    {"--context", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "its current-context",
-     "the kubeconfig's context", O(context), NULL},
+    TOPO_CLI_KUBECONFIG_ROWS("the cluster's kubeconfig", kubeconfig, context),
 };
 
 const topo_cli_command topo_cli_release = {
@@ -266,8 +262,8 @@ int topo_cli_cmd_release(int argc, char **argv)
         goto fail;
     }
     release_pods_opts ro = {
-        .workers = f.concurrency > 0 ? (unsigned)f.concurrency : RELEASE_CONCURRENCY_DEFAULT,
-        .qps = f.qps > 0 ? f.qps : RELEASE_QPS_DEFAULT,
+        .workers = (unsigned)f.concurrency,
+        .qps = f.qps,
         .timeout_ms = RELEASE_TIMEOUT_MS,
         .user_agent = "topoassign-release"};
     ro.burst = ro.qps;

@@ -15,30 +15,18 @@
 #define LIST_MAX 20 /* node names listed per footer line */
 
 typedef struct show_args {
-    topo_opt_list nodes, node_labels;
-    const char *pods, *db, *levels, *topology, *resource, *topology_name, *kubeconfig;
-    const char *context;
-    int live;
+    topo_cli_input_args input;
+    const char *resource;
 } show_args;
 
 #define O(field) offsetof(show_args, field)
 
 static const topo_opt table[] = {
-    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
-     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "Options:"},
-    {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "kubectl get pods -A -o json: usage of bound pods", O(pods), NULL},
-    {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "a topo cache file instead of --nodes/--pods: its nodes, pods and unexpired reservations",
-     O(db), NULL},
+    TOPO_CLI_FILE_ROWS("Options:"),
     TOPO_CLI_LIVE_ROWS,
-    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
-     "the resource counted", O(resource), NULL},
-    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
-     "nodes of the ResourceFlavor", O(node_labels), NULL},
-    {"--topology-name", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL,
-     "\"" TOPO_CLI_TOPOLOGY_NAME "\", or that of the cluster's topology the levels came from",
-     "the name printed", O(topology_name), NULL},
+    TOPO_CLI_RESOURCE_ROW("the resource counted", resource),
+    TOPO_CLI_NODE_LABEL_ROW,
+    TOPO_CLI_TOPOLOGY_NAME_ROW("the name printed"),
 };
 
 const topo_cli_command topo_cli_show = {
@@ -262,16 +250,7 @@ int topo_cli_cmd_show(int argc, char **argv)
         topo_err_nomem(&err, NULL);
         goto fail;
     }
-    in = (topo_cli_input){.nodes = f.nodes.v,
-                          .nnodes = f.nodes.n,
-                          .pods = f.pods,
-                          .db = f.db,
-                          .live = f.live || f.kubeconfig != NULL || f.context != NULL,
-                          .kubeconfig = f.kubeconfig,
-                          .context = f.context,
-                          .cluster = &cluster};
-    flags = (topo_cli_topology_flags){f.levels, f.topology, f.node_labels.v, f.node_labels.n,
-                                      f.topology_name};
+    topo_cli_input_from_args(&in, &flags, &f.input, &cluster);
     if (topo_cli_topology_opts(&sopts, &in, &flags, pool, &err) < 0 ||
         topo_cli_load_snapshot(&inv, &snap, &nodes, &in, &sopts, &ignored, pool, &err) < 0)
         goto fail;

@@ -18,12 +18,16 @@
 #define CMD "simulate"
 #define PROGRESS_SECONDS 2.0
 #define SIM_SEED_DEFAULT 1
+#define SIM_PRESET_DEFAULT "philly"
+#define SIM_POLICIES_DEFAULT "topo,kube-default,first-fit,best-fit,random"
 
 typedef struct simulate_args {
-    topo_opt_list nodes, node_labels, tiers, gates;
-    const char *pods, *db, *shape, *levels, *resource;
+    topo_cli_input_args input; /* --nodes, --pods, --db, --levels, --node-label */
+    topo_opt_list tiers, gates;
+    const char *shape, *resource;
     unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
-    const char *trace, *preset, *seed, *request_level, *slice, *trace_out;
+    const char *trace, *preset, *request_level, *slice, *trace_out;
+    topo_opt_u64 seed;
     unsigned long jobs;
     double load, daily_amplitude, required_share, preferred_share, slice_share;
     const char *policies, *profile;
@@ -43,12 +47,11 @@ static const char *const formats[] = {"table", "json", NULL};
 static const char *const profiles[] = {"mixed", "best-fit", "least-free-capacity", NULL};
 
 static const topo_opt table[] = {
-    {"--nodes", NULL, TOPO_OPT_LIST, "FILE", 0, 0, NULL, NULL,
-     "kubectl get nodes -o json, or a fixture YAML", O(nodes), "The cluster (one of three):"},
+    TOPO_CLI_NODES_ROW("The cluster (one of three):"),
     {"--pods", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "kubectl get pods -A -o json: GPUs already in use, for the whole run", O(pods), NULL},
+     "kubectl get pods -A -o json: GPUs already in use, for the whole run", O(input.pods), NULL},
     {"--db", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "a topo cache file: its nodes, pods and unexpired reservations", O(db), NULL},
+     "a topo cache file: its nodes, pods and unexpired reservations", O(input.db), NULL},
     {"--shape", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, NULL,
      "a generated cluster: hgx-h100 (8 GPUs a node, 4 nodes a rack, 32 a leaf, 128 a spine "
      "group; 128 nodes) or gb200-nvl72 (racks of 18 4-GPU nodes, one NVLink domain each, 2 "
@@ -67,22 +70,20 @@ static const topo_opt table[] = {
     {"--levels", NULL, TOPO_OPT_STRING, "L1,L2,...", 0, 0, NULL, "the shape's",
      "topology level labels, coarsest first, kubernetes.io/hostname last; required with --nodes "
      "and --db",
-     O(levels), NULL},
-    {"--node-label", NULL, TOPO_OPT_LIST, "K=V", 0, 0, NULL, NULL,
-     "nodes of the ResourceFlavor", O(node_labels), NULL},
-    {"--resource", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, TOPO_CLI_GPU_RESOURCE,
-     "the resource jobs ask for", O(resource), NULL},
+     O(input.levels), NULL},
+    TOPO_CLI_NODE_LABEL_ROW,
+    TOPO_CLI_RESOURCE_ROW("the resource jobs ask for", resource),
     {"--trace", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "jobs from a CSV file: t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations]",
      O(trace), "The jobs (--trace or --jobs):"},
     {"--jobs", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_SIM_JOBS, NULL, NULL,
      "generate N jobs", O(jobs), NULL},
-    {"--preset", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, "philly",
+    {"--preset", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, SIM_PRESET_DEFAULT,
      "sizes and runtimes fitted to a published trace: philly, helios or acme", O(preset), NULL},
     {"--load", NULL, TOPO_OPT_POSITIVE, "X", 0, 100, NULL, D(TOPO_SIM_LOAD_DEFAULT),
      "offered GPU-time over the capacity's for the span of the arrivals", O(load), NULL},
-    {"--seed", NULL, TOPO_OPT_STRING, "N", 0, 0, NULL, D(SIM_SEED_DEFAULT),
-     "seed of the generator and of the baselines' random choices (0..2^64-1)", O(seed), NULL},
+    {"--seed", NULL, TOPO_OPT_U64, "N", 0, UINT64_MAX, NULL, D(SIM_SEED_DEFAULT),
+     "seed of the generator and of the baselines' random choices", O(seed), NULL},
     {"--daily-amplitude", NULL, TOPO_OPT_NUMBER, "A", 0, 1, NULL,
      D(TOPO_SIM_DAILY_AMPLITUDE_DEFAULT),
      "arrival rate 1 - A cos(2 pi t / day), below 1; 0 for a steady rate", O(daily_amplitude),
@@ -105,15 +106,14 @@ static const topo_opt table[] = {
      "multi-node jobs (whose pods SIZE divides) asking for --slice", O(slice_share), NULL},
     {"--trace-out", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write the jobs as a CSV trace (--trace reads it back)", O(trace_out), NULL},
-    {"--policies", NULL, TOPO_OPT_STRING, "P,...", 0, 0, NULL,
-     "topo,kube-default,first-fit,best-fit,random", "the policies to run, in this order",
+    {"--policies", NULL, TOPO_OPT_STRING, "P,...", 0, 0, NULL, SIM_POLICIES_DEFAULT,
+     "the policies to run, in this order",
      O(policies), "Policies:"},
     {"--profile", NULL, TOPO_OPT_CHOICE, "NAME", 0, 0, profiles, "mixed",
      "topo's Kueue profile: mixed (BestFit, LeastFreeCapacity for unconstrained), best-fit, "
      "least-free-capacity",
      O(profile), NULL},
-    {"--gate", NULL, TOPO_OPT_LIST, "NAME=BOOL", 0, 0, NULL, NULL,
-     "set a Kueue feature gate for topo (after --profile)", O(gates), NULL},
+    TOPO_CLI_GATE_ROW("set a Kueue feature gate for topo (after --profile)", gates, NULL),
     {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
      "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
      NULL},
@@ -150,6 +150,7 @@ static const topo_opt table[] = {
     {"--quiet", "-q", TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "no progress on stderr", O(quiet),
      NULL},
 };
+#define NOPTS (sizeof table / sizeof table[0])
 
 const topo_cli_command topo_cli_simulate = {
     "simulate",
@@ -167,7 +168,7 @@ const topo_cli_command topo_cli_simulate = {
     "slowdown (docs/simulate.md). The same inputs and seed give the same output. Exit status: "
     "0 done, 2 bad input.",
     table,
-    sizeof table / sizeof table[0],
+    NOPTS,
     topo_cli_cmd_simulate,
 };
 
@@ -207,18 +208,6 @@ typedef struct sim_inputs {
     uint64_t seed;
 } sim_inputs;
 
-static int parse_u64(uint64_t *out, const char *text, const char *name, topo_err *err)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
-    if (end == NULL || errno != 0 || *end != '\0')
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected a non-negative integer, got \"%s\"",
-                            name, text);
-    *out = (uint64_t)v;
-    return 0;
-}
-
 static int shape_given(const simulate_args *f)
 {
     return f->shape_nodes || f->gpus_per_node || f->nodes_per_rack || f->racks_per_leaf ||
@@ -237,12 +226,12 @@ static int load_shape(sim_inputs *in, const simulate_args *f, topo_err *err)
     size_t nlevels;
     int rc;
 
-    if (f->nodes.n > 0 || f->db != NULL || f->pods != NULL)
+    if (f->input.nodes.n > 0 || f->input.db != NULL || f->input.pods != NULL)
         return topo_err_set(err, TOPO_EINVALID, "--shape: not with --nodes, --pods or --db");
     if ((rc = topo_sim_shape(&go, &levels, &nlevels, &so, err)) < 0)
         return rc;
-    if (f->levels != NULL) {
-        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->levels, in->pool, err)) < 0)
+    if (f->input.levels != NULL) {
+        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->input.levels, in->pool, err)) < 0)
             return rc;
         levels = parsed;
     }
@@ -265,15 +254,15 @@ static int load_cluster(sim_inputs *in, const simulate_args *f, topo_err *err)
         return topo_err_set(err, TOPO_EINVALID,
                             "--shape-nodes, --gpus-per-node, --nodes-per-rack, --racks-per-leaf "
                             "and --leaves-per-spine scale a --shape");
-    topo_cli_input cin = {.nodes = f->nodes.v, .nnodes = f->nodes.n, .pods = f->pods,
-                          .db = f->db};
-    topo_cli_topology_flags tflags = {f->levels, NULL, f->node_labels.v, f->node_labels.n, NULL};
+    topo_cli_input cin;
+    topo_cli_topology_flags tflags;
+    topo_cli_input_from_args(&cin, &tflags, &f->input, NULL);
     if (f->shape != NULL)
         rc = load_shape(in, f, err);
     else if ((rc = topo_cli_topology_opts(&sopts, &cin, &tflags, in->pool, err)) == 0 &&
              (rc = topo_cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
                                           in->pool, err)) == 0)
-        in->cluster_text = f->db != NULL ? f->db : f->nodes.v[0];
+        in->cluster_text = f->input.db != NULL ? f->input.db : f->input.nodes.v[0];
     if (rc < 0)
         return rc;
     return topo_sim_cluster_create(&in->cluster, in->snap, &copts, err);
@@ -293,13 +282,21 @@ static int parse_slice(topo_sim_gen_opts *g, const char *text, topo_pool *pool, 
     return g->slice_level != NULL ? 0 : topo_err_nomem(err, NULL);
 }
 
-/* A flag's share: not given keeps the default (0), 0 given means none. */
-static double share(double given)
+/* A share for the generator, where 0 is its default and a negative
+ * share none. */
+static double share(double v)
 {
-    return given < 0 ? 0 : given == 0 ? -1 : given;
+    return v == 0 ? -1 : v;
 }
 
-static int load_jobs(sim_inputs *in, const simulate_args *f, topo_err *err)
+/* The rows that shape generated jobs, refused with --trace. */
+static const char *const generator_rows[] = {
+    "--preset", "--load", "--daily-amplitude", "--required-share", "--preferred-share",
+    "--request-level", "--slice", "--slice-share",
+};
+
+static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char *given,
+                     topo_err *err)
 {
     int rc;
     if ((f->trace != NULL) == (f->jobs != 0))
@@ -307,11 +304,12 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, topo_err *err)
     if ((rc = topo_sim_trace_create(&in->trace, err)) < 0)
         return rc;
     if (f->trace != NULL) {
-        if (f->preset || f->load > 0 || f->daily_amplitude >= 0 || f->required_share >= 0 ||
-            f->preferred_share >= 0 || f->request_level || f->slice || f->slice_share >= 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "--preset, --load, --daily-amplitude, the shares, "
-                                "--request-level and --slice shape generated jobs, not --trace");
+        for (size_t i = 0; i < sizeof generator_rows / sizeof generator_rows[0]; i++)
+            if (topo_opts_given(table, NOPTS, given, generator_rows[i]))
+                return topo_err_set(err, TOPO_EINVALID,
+                                    "--preset, --load, --daily-amplitude, the shares, "
+                                    "--request-level and --slice shape generated jobs, not "
+                                    "--trace");
         in->jobs_text = f->trace;
         return topo_sim_trace_load_csv(in->trace, f->trace, err);
     }
@@ -320,21 +318,21 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, topo_err *err)
     g.preset = f->preset;
     g.jobs = (uint32_t)f->jobs;
     g.seed = in->seed;
-    g.load = f->load > 0 ? f->load : 0;
+    g.load = f->load;
     g.capacity = topo_sim_cluster_capacity(in->cluster);
     g.gpus_per_node = topo_sim_cluster_max_node(in->cluster);
     g.daily_amplitude = share(f->daily_amplitude);
     g.required_share = share(f->required_share);
     g.preferred_share = share(f->preferred_share);
     g.request_level = f->request_level;
-    g.slice_share = f->slice_share > 0 ? f->slice_share : 0;
+    g.slice_share = f->slice_share;
     if (f->slice != NULL && (rc = parse_slice(&g, f->slice, in->pool, err)) < 0)
         return rc;
     if ((rc = topo_sim_trace_generate(in->trace, &g, err)) < 0)
         return rc;
     in->jobs_text = topo_pool_printf(in->pool, "generated: %s, %lu jobs, load %g",
-                                     f->preset ? f->preset : "philly", f->jobs,
-                                     f->load > 0 ? f->load : TOPO_SIM_LOAD_DEFAULT);
+                                     f->preset ? f->preset : SIM_PRESET_DEFAULT, f->jobs,
+                                     f->load);
     return in->jobs_text != NULL ? 0 : topo_err_nomem(err, NULL);
 }
 
@@ -343,7 +341,7 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, topo_err *err)
 static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, topo_pool *pool,
                           topo_err *err)
 {
-    char *copy = topo_pool_strdup(pool, text ? text : "topo,kube-default,first-fit,best-fit,random");
+    char *copy = topo_pool_strdup(pool, text ? text : SIM_POLICIES_DEFAULT);
     *n = 0;
     if (copy == NULL)
         return topo_err_nomem(err, NULL);
@@ -392,7 +390,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     }
     o->seed = in->seed;
     o->gates = gates;
-    o->relax_after = f->relax_after > 0 ? f->relax_after : 0;
+    o->relax_after = f->relax_after;
     o->cost[TOPO_SIM_TIER_NVLINK] = f->cost_nvlink;
     o->cost[TOPO_SIM_TIER_LEAF] = f->cost_leaf;
     o->cost[TOPO_SIM_TIER_SPINE] = f->cost_spine;
@@ -473,15 +471,10 @@ static int trace_out(const char *path, const topo_sim_trace *t, topo_err *err)
     return write_buf(path, &b, err);
 }
 
-static void args_init(simulate_args *f)
-{
-    memset(f, 0, sizeof(*f));
-    f->daily_amplitude = f->required_share = f->preferred_share = f->slice_share = -1;
-}
-
 int topo_cli_cmd_simulate(int argc, char **argv)
 {
     simulate_args f;
+    unsigned char given[NOPTS];
     sim_inputs in;
     topo_err err = TOPO_ERR_INIT;
     topo_sim_policy pol[TOPO_SIM_POLICIES];
@@ -492,12 +485,12 @@ int topo_cli_cmd_simulate(int argc, char **argv)
     size_t npol = 0;
     int rc;
 
-    args_init(&f);
+    memset(&f, 0, sizeof(f));
     memset(&in, 0, sizeof(in));
-    if ((rc = topo_cli_parse(&topo_cli_simulate, argc, argv, &f)) >= 0)
+    if ((rc = topo_cli_parse_given(&topo_cli_simulate, argc, argv, &f, given)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
-    in.seed = SIM_SEED_DEFAULT;
+    in.seed = f.seed.value;
     memset(&prog, 0, sizeof(prog));
     prog.quiet = f.quiet;
     prog.start_ns = prog.last_ns = topo_clock_ns();
@@ -505,9 +498,8 @@ int topo_cli_cmd_simulate(int argc, char **argv)
         topo_err_nomem(&err, NULL);
         goto fail;
     }
-    if ((f.seed != NULL && parse_u64(&in.seed, f.seed, "--seed", &err) < 0) ||
-        parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
-        load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, &err) < 0 ||
+    if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
+        load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
         (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
         run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
         goto fail;
@@ -532,6 +524,6 @@ cleanup:
     topo_snapshot_free(in.snap);
     topo_inventory_free(in.inv);
     topo_pool_free(in.pool);
-    topo_opts_free(table, sizeof table / sizeof table[0], &f);
+    topo_opts_free(table, NOPTS, &f);
     return rc;
 }

@@ -45,10 +45,16 @@ extern const topo_cli_command topo_cli_cache_sync;   /* cmd_cache_sync.c */
  * its own. */
 extern const topo_cli_command topo_cli_cache;
 
-/* Parses argv with cmd's table (topo_opts_parse) into args. -1: go
- * on; else the exit status, the help (0, on stdout) or the message (2,
- * "topoassign <cmd>: <what> (see 'topoassign <cmd> --help')" on stderr)
- * printed. The caller frees args' lists (topo_opts_free) either way. */
+/* Stores the defaults of cmd's table into args (topo_opts_defaults: the
+ * caller presets nothing else, and applies no default again), then parses
+ * argv with it (topo_opts_parse). -1: go on; else the exit status, the
+ * help (0, on stdout) or the message (2, "topoassign <cmd>: <what> (see
+ * 'topoassign <cmd> --help')" on stderr) printed. The caller frees args'
+ * lists (topo_opts_free) either way. */
 int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args);
+/* The same, marking in given (cmd->nopts bytes) the rows given, for the
+ * checks between options (topo_opts_given). */
+int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, void *args,
+                         unsigned char *given);
 
 #endif

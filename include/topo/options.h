@@ -88,6 +88,19 @@ typedef struct topo_opt_u64 {
 int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void *out,
                     char *why, size_t why_size);
 
+/* topo_opts_parse that also tells which rows were given: given (n bytes,
+ * or NULL) gets 1 at each row named on the command line, 0 elsewhere,
+ * also when parsing fails. For the checks between options after
+ * topo_opts_defaults, where a row's default and the same value given
+ * look alike ("--load: only for generated jobs"). */
+int topo_opts_parse_given(const topo_opt *table, size_t n, int argc, char **argv, void *out,
+                          unsigned char *given, char *why, size_t why_size);
+
+/* Whether the row named name (or aliased so) is marked in given (from
+ * topo_opts_parse_given); 0 for a name that is not in the table. */
+int topo_opts_given(const topo_opt *table, size_t n, const unsigned char *given,
+                    const char *name);
+
 /* Stores into out each row's default that is a value of its type (a
  * number within its bounds, a choice, true or false), so that a default
  * is written once, in the table. Defaults that describe rather than give

@@ -241,20 +241,36 @@ static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, in
 int topo_opts_parse(const topo_opt *table, size_t n, int argc, char **argv, void *out,
                     char *why, size_t why_size)
 {
-    unsigned char *seen = calloc(n > 0 ? n : 1, 1);
+    return topo_opts_parse_given(table, n, argc, argv, out, NULL, why, why_size);
+}
+
+int topo_opts_parse_given(const topo_opt *table, size_t n, int argc, char **argv, void *out,
+                          unsigned char *given, char *why, size_t why_size)
+{
+    unsigned char *seen = given != NULL ? given : calloc(n > 0 ? n : 1, 1);
     int help = 0, rc = 0;
     if (seen == NULL) {
         snprintf(why, why_size, "out of memory");
         return TOPO_ENOMEM;
     }
+    if (given != NULL)
+        memset(given, 0, n);
     for (int i = 1; i < argc && rc == 0; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             help = 1;
         else
             rc = strict_arg(table, n, argc, argv, &i, out, seen, why, why_size);
     }
-    free(seen);
+    if (given == NULL)
+        free(seen);
     return rc != 0 ? rc : help;
+}
+
+int topo_opts_given(const topo_opt *table, size_t n, const unsigned char *given,
+                    const char *name)
+{
+    const topo_opt *o = find(table, n, name, strlen(name));
+    return o != NULL && given[o - table];
 }
 
 void topo_opts_defaults(const topo_opt *table, size_t n, void *out)

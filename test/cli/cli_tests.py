@@ -620,12 +620,34 @@ def simulate_flag_errors(ctx):
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--tier", "rack=leaf"],
          "--tier: \"rack\" is not one of the levels"),
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "-1"],
-         "--seed: expected a non-negative integer, got \"-1\""),
+         "--seed: must be between 0 and 18446744073709551615, got -1"),
+        (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "18446744073709551616"],
+         "--seed: expected an integer, got \"18446744073709551616\""),
+        (["--shape", "hgx-h100", "--trace", "fixtures/simulate/missing.csv", "--load", "0.8"],
+         "shape generated jobs, not --trace"),
         (["--nodes", HGX, "--levels", LEVELS5, "--trace", "fixtures/simulate/missing.csv"],
          "missing.csv"),
     ]:
         rc, out, err = ctx.run("simulate", *args)
         expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
+
+
+@case
+def generate_option_errors(ctx):
+    # --usage-fraction given at its default value is still given; seeds
+    # take the whole uint64 range and nothing past it.
+    for args, msg in [
+        (["--usage-fraction", "0.5"], "--usage-fraction needs --usage-seed"),
+        (["--usage-seed", "-1", "--pods-out", "-", "-o", "/dev/null"],
+         "--usage-seed: must be between 0 and 18446744073709551615, got -1"),
+        (["--usage-seed", "x", "--pods-out", "-", "-o", "/dev/null"],
+         "--usage-seed: expected an integer, got \"x\""),
+    ]:
+        rc, out, err = ctx.run("generate", "--nodes", "8", *args)
+        expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
+    rc, out, err = ctx.run("generate", "--nodes", "8", "--usage-seed", "18446744073709551615",
+                           "--pods-out", "-", "-o", "/dev/null")
+    expect(rc == 0 and json.loads(out)["kind"] == "List", "largest seed", out, err)
 
 
 @case

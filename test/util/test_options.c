@@ -153,6 +153,46 @@ static void test_options__defaults(void **state)
     assert_int_equal(d.seed.given, 1);
 }
 
+/* topo_opts_parse_given: the rows named on the command line (by name,
+ * alias or --name=value), told apart from the defaults stored before, the
+ * same value as the default included; the marks are cleared first. */
+static void test_options__given(void **state)
+{
+    (void)state;
+    static char prog[] = "prog", port[] = "-p", v9443[] = "9443", mode[] = "--mode=fast",
+                bad[] = "--port=0";
+    char *argv[] = {prog, port, v9443, mode};
+    unsigned char given[N];
+    char why[256];
+    args a;
+
+    memset(&a, 0, sizeof a);
+    memset(given, 7, sizeof given);
+    topo_opts_defaults(table, N, &a);
+    assert_int_equal(topo_opts_parse_given(table, N, 4, argv, &a, given, why, sizeof why), 0);
+    assert_int_equal(a.port, 9443); /* the default's value, but given */
+    assert_true(topo_opts_given(table, N, given, "--port"));
+    assert_true(topo_opts_given(table, N, given, "-p"));
+    assert_true(topo_opts_given(table, N, given, "--mode"));
+    assert_false(topo_opts_given(table, N, given, "--enabled")); /* its default stored */
+    assert_int_equal(a.enabled, 1);
+    assert_false(topo_opts_given(table, N, given, "--quiet"));
+    assert_false(topo_opts_given(table, N, given, "--file"));
+    assert_false(topo_opts_given(table, N, given, "--nope"));
+
+    /* nothing given: nothing marked, a failed parse too (the rest unknown) */
+    assert_int_equal(topo_opts_parse_given(table, N, 1, argv, &a, given, why, sizeof why), 0);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(given[i], 0);
+    char *argv_bad[] = {prog, bad};
+    assert_int_equal(topo_opts_parse_given(table, N, 2, argv_bad, &a, given, why, sizeof why),
+                     -1);
+    assert_string_equal(why, "--port: must be between 1 and 65535, got 0");
+
+    /* without marks it is topo_opts_parse */
+    assert_int_equal(topo_opts_parse_given(table, N, 4, argv, &a, NULL, why, sizeof why), 0);
+}
+
 /* TOPO_OPT_U64: the whole range of uint64_t, within the row's bounds, and
  * whether it was given. */
 static void test_options__u64(void **state)
@@ -443,6 +483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options__parse),
         cmocka_unit_test(test_options__defaults),
+        cmocka_unit_test(test_options__given),
         cmocka_unit_test(test_options__u64),
         cmocka_unit_test(test_options__daemon_rows),
         cmocka_unit_test(test_options__help_and_markdown),
