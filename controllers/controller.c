@@ -97,52 +97,55 @@ static void source_changed(void *payload)
 /* topo_sync_rounds_total's outcomes, in the order reconcile's result picks. */
 static const char *const round_outcomes[] = {"ok", "failed", "error"};
 
+/* One metric family topo-sync serves: where its handle goes and what it is. */
+typedef struct metric_row {
+    topo_metrics_family **out;
+    int counter;       /* else a gauge */
+    const char *label; /* its one label, or NULL */
+    const char *name, *help;
+} metric_row;
+
 static int register_metrics(ctl *c, topo_err *err)
 {
-    static const char *const by_state[] = {"state"}, *const by_level[] = {"level"},
-                             *const by_outcome[] = {"outcome"};
-    int rc = topo_metrics_gauge(c->metrics, &c->m_plan_ms, "topo_sync_plan_milliseconds",
-                                "How long the last plan took to compute.", NULL, 0, err);
-    if (rc == 0)
-        rc = topo_metrics_gauge(c->metrics, &c->m_nodes, "topo_sync_nodes",
-                                "Nodes of the last plan, by state (planned, incomplete, "
-                                "conflicts).",
-                                by_state, 1, err);
-    if (rc == 0)
-        rc = topo_metrics_gauge(c->metrics, &c->m_hosts, "topo_sync_hosts",
-                                "Host names of the last plan's sources that label no node, by "
-                                "state (unmappable: the name map refuses them; not_a_node: no "
-                                "node has the name; ambiguous: the short name matches several "
-                                "nodes).",
-                                by_state, 1, err);
-    if (rc == 0)
-        rc = topo_metrics_gauge(c->metrics, &c->m_missing, "topo_sync_level_missing_nodes",
-                                "Nodes of the last plan that no source gives a value of this "
-                                "level of the topology (held when it is more than half: the "
-                                "log says why and which setting fixes it).",
-                                by_level, 1, err);
-    if (rc == 0)
-        rc = topo_metrics_counter(c->metrics, &c->m_rounds, "topo_sync_rounds_total",
-                                  "Reconcile rounds run, by outcome (ok; failed: a write, "
-                                  "Kueue's objects or an export failed; error: no plan could "
-                                  "be made or the writes could not start).",
-                                  by_outcome, 1, err);
+    /* In the order /metrics lists them. */
+    const metric_row rows[] = {
+        {&c->m_plan_ms, 0, NULL, "topo_sync_plan_milliseconds",
+         "How long the last plan took to compute."},
+        {&c->m_nodes, 0, "state", "topo_sync_nodes",
+         "Nodes of the last plan, by state (planned, incomplete, conflicts)."},
+        {&c->m_hosts, 0, "state", "topo_sync_hosts",
+         "Host names of the last plan's sources that label no node, by state (unmappable: the "
+         "name map refuses them; not_a_node: no node has the name; ambiguous: the short name "
+         "matches several nodes)."},
+        {&c->m_missing, 0, "level", "topo_sync_level_missing_nodes",
+         "Nodes of the last plan that no source gives a value of this level of the topology "
+         "(held when it is more than half: the log says why and which setting fixes it)."},
+        {&c->m_rounds, 1, "outcome", "topo_sync_rounds_total",
+         "Reconcile rounds run, by outcome (ok; failed: a write, Kueue's objects or an export "
+         "failed; error: no plan could be made or the writes could not start)."},
+        {&c->m_configmap, 1, "outcome", "topo_sync_configmap_exports_total",
+         "Exports to the --export-configmap ConfigMap, by outcome (created, updated, "
+         "unchanged; not_owned: it exists without topo-sync's marker and is left alone; "
+         "failed)."},
+        {&c->m_leader, 0, NULL, "topo_sync_leader",
+         "1 while this replica holds the Lease (and may write)."},
+    };
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof(rows) / sizeof(*rows); i++) {
+        const metric_row *r = &rows[i];
+        size_t nlabels = r->label != NULL ? 1 : 0;
+        rc = r->counter
+                 ? topo_metrics_counter(c->metrics, r->out, r->name, r->help, &r->label, nlabels,
+                                        err)
+                 : topo_metrics_gauge(c->metrics, r->out, r->name, r->help, &r->label, nlabels,
+                                      err);
+    }
     /* Each outcome served from the start, at 0: a replica that never
      * completes a round (no source ever answered) shows an ok count that
      * does not grow, which an alert can see; an absent series it could not. */
     for (size_t i = 0; rc == 0 && i < sizeof(round_outcomes) / sizeof(*round_outcomes); i++)
         if (topo_metrics_get(c->m_rounds, &round_outcomes[i]) == NULL)
             rc = topo_err_nomem(err, "metrics");
-    if (rc == 0)
-        rc = topo_metrics_counter(c->metrics, &c->m_configmap, "topo_sync_configmap_exports_total",
-                                  "Exports to the --export-configmap ConfigMap, by outcome "
-                                  "(created, updated, unchanged; not_owned: it exists without "
-                                  "topo-sync's marker and is left alone; failed).",
-                                  by_outcome, 1, err);
-    if (rc == 0)
-        rc = topo_metrics_gauge(c->metrics, &c->m_leader, "topo_sync_leader",
-                                "1 while this replica holds the Lease (and may write).", NULL, 0,
-                                err);
     return rc;
 }
 

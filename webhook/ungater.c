@@ -1,9 +1,10 @@
 /* The ungater (ungater.h).
  *
  * Locking: one mutex (mu) guards stop, kicked and the statistics; the thread
- * drops it for every API call and cache read. The cache connection, both
- * Kubernetes clients and the elector belong to the thread alone (the client
- * and cache are single-thread objects). */
+ * drops it for every API call and cache read. The cache connection, the
+ * Kubernetes client and the stepping of the placer's Lease (placer_lease.h)
+ * belong to the thread alone (the client and cache are single-thread
+ * objects). */
 #define _POSIX_C_SOURCE 200809L
 #include "ungater.h"
 
@@ -33,19 +34,13 @@
 #include "wait_events.h"
 
 struct topo_ungater {
-    char *db_path, *kubeconfig, *lease_namespace, *lease_name, *identity;
+    char *db_path, *kubeconfig;
     topo_admission_ctx *ctx;
     long interval_ms;
-    int leader_election;
 
     topo_k8s_config cfg;
-    topo_k8s *k;  /* pods: GET and PATCH */
-    topo_k8s *lk; /* the elector's own client (it sets its own timeouts) */
-    topo_leader *leader;
-    int64_t next_tick_ms; /* next election step */
-    long retry_ms;        /* between election steps */
-    long settle_ms;
-    _Atomic int64_t placing_from_ms; /* when this replica may place (it leads) */
+    topo_k8s *k; /* pods: GET and PATCH */
+    wh_placer_lease *lease; /* stepped by the thread (placer_lease.h) */
     topo_cache *cache;
     wh_skip *skip;                           /* the thread's */
     wh_stranded *stranded;                   /* the thread's */
@@ -145,54 +140,10 @@ static void log_pod(topo_log_level level, const candidate *c, const char *outcom
     topo_log_kv(level, f, detail != NULL ? 5u : 4u, "ungater: %s", outcome);
 }
 
-/* ---- leadership ---- */
-
-static void set_leader(topo_ungater *u, int leader)
-{
-    pthread_mutex_lock(&u->mu);
-    int was = u->stats.leader;
-    u->stats.leader = leader;
-    if (leader && !was && u->leader_election) {
-        /* Taken over from another: place only once what it admitted is in
-         * (TOPO_UNGATER_SETTLE_MS_DEFAULT). A Lease we created, or our own
-         * record renewed after a restart, had no other placer. */
-        long settle = topo_leader_took_over(u->leader) ? u->settle_ms : 0;
-        atomic_store(&u->placing_from_ms, topo_clock_ms() + settle);
-        u->stats.takeovers++;
-        u->stats.last_settle_ms = settle;
-    }
-    pthread_mutex_unlock(&u->mu);
-    if (was != leader) {
-        topo_log_field f[2] = {{"lease", u->lease_name},
-                               {"identity", u->leader != NULL ? topo_leader_identity(u->leader)
-                                                              : ""}};
-        topo_log_kv(TOPO_LOG_INFO, f, 2, "ungater: %s", leader ? "leading" : "not leading");
-    }
-}
-
-/* One election step when due; returns whether this replica may act now. */
+/* One election step when due; whether this replica may act now. */
 static int lead(topo_ungater *u)
 {
-    if (!u->leader_election) {
-        set_leader(u, 1);
-        return 1;
-    }
-    int64_t now = topo_clock_ms();
-    if (now >= u->next_tick_ms) {
-        topo_err err = TOPO_ERR_INIT;
-        if (topo_leader_tick(u->leader, now, NULL, &err) < 0)
-            topo_log(TOPO_LOG_WARN, "ungater: lease %s: %s", u->lease_name, err.text);
-        /* The elector's retry period: ticking more often only loads the
-         * API server, less often risks the renew deadline. */
-        u->next_tick_ms = now + u->retry_ms;
-    }
-    int leader = topo_leader_is_leader(u->leader, topo_clock_ms());
-    /* Before anything is placed under this leadership: what admission
-     * reserves and repairs from now on outranks the previous placer's. */
-    if (leader)
-        topo_admission_set_term(u->ctx, topo_leader_term(u->leader));
-    set_leader(u, leader);
-    return leader;
+    return wh_placer_lease_step(u->lease);
 }
 
 /* ---- the cache's gated pods ---- */
@@ -351,7 +302,7 @@ static int api_down(int rc)
 /* The instance name Events carry (reportingInstance). */
 static const char *instance(const topo_ungater *u)
 {
-    return u->leader != NULL ? topo_leader_identity(u->leader) : u->identity;
+    return wh_placer_lease_identity(u->lease);
 }
 
 /* left: the pods of the PodSet from this one on (for the log). why (size
@@ -523,7 +474,7 @@ static void fail_stranded(topo_ungater *u)
     topo_err err = TOPO_ERR_INIT;
     wh_stranded_result r;
     int64_t now = topo_clock_ms();
-    if (now < atomic_load(&u->placing_from_ms))
+    if (!wh_placer_lease_placing(u->lease, now))
         return;
     if (wh_stranded_run(u->stranded, u->ctx, u->k, now, &r, &err) < 0)
         topo_log(TOPO_LOG_ERROR, "ungater: stranded pods: %s", err.text);
@@ -645,8 +596,8 @@ static void *ungater_main(void *arg)
         /* Sleep until the next round or election step, a kick, or stop. */
         now = topo_clock_ms();
         int64_t wake = next_round;
-        if (u->leader_election && u->next_tick_ms < wake)
-            wake = u->next_tick_ms;
+        if (wh_placer_lease_next_step_ms(u->lease) < wake)
+            wake = wh_placer_lease_next_step_ms(u->lease);
         long ms = wake > now ? (long)(wake - now) : 0;
         pthread_mutex_lock(&u->mu);
         if (ms > 0 && !u->stop && !u->kicked) {
@@ -655,13 +606,7 @@ static void *ungater_main(void *arg)
         }
         pthread_mutex_unlock(&u->mu);
     }
-    if (u->leader_election) {
-        topo_err err = TOPO_ERR_INIT;
-        if (topo_leader_release(u->leader, topo_clock_ms(), &err) < 0)
-            topo_log(TOPO_LOG_WARN, "ungater: releasing lease %s: %s", u->lease_name,
-                     err.text);
-    }
-    set_leader(u, 0);
+    wh_placer_lease_release(u->lease);
     return NULL;
 }
 
@@ -669,8 +614,7 @@ static void *ungater_main(void *arg)
 
 static void destroy(topo_ungater *u)
 {
-    topo_leader_free(u->leader);
-    topo_k8s_free(u->lk);
+    wh_placer_lease_free(u->lease);
     topo_k8s_free(u->k);
     topo_k8s_config_dispose(&u->cfg);
     topo_cache_close(u->cache);
@@ -681,9 +625,6 @@ static void destroy(topo_ungater *u)
     pthread_mutex_destroy(&u->mu);
     free(u->db_path);
     free(u->kubeconfig);
-    free(u->lease_namespace);
-    free(u->lease_name);
-    free(u->identity);
     free(u);
 }
 
@@ -712,21 +653,11 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     u->cfg = empty;
     u->ctx = opts->ctx;
     u->interval_ms = interval;
-    u->leader_election = opts->leader_election != 0;
-    u->retry_ms = opts->retry_ms > 0 ? opts->retry_ms : TOPO_LEADER_RETRY_MS_DEFAULT;
-    u->settle_ms = opts->settle_ms > 0 ? opts->settle_ms : TOPO_UNGATER_SETTLE_MS_DEFAULT;
-    atomic_init(&u->placing_from_ms, 0);
     atomic_init(&u->rounds_h, NULL);
     int rc;
     u->db_path = topo_strdup(opts->db_path);
     u->kubeconfig = topo_strdup(opts->kubeconfig);
-    u->lease_namespace = topo_strdup(opts->lease_namespace);
-    u->identity = topo_strdup(opts->identity);
-    u->lease_name = topo_strdup(opts->lease_name != NULL ? opts->lease_name
-                                                         : TOPO_UNGATER_LEASE_NAME);
-    if (u->db_path == NULL || (opts->kubeconfig != NULL && u->kubeconfig == NULL) ||
-        (opts->lease_namespace != NULL && u->lease_namespace == NULL) ||
-        (opts->identity != NULL && u->identity == NULL) || u->lease_name == NULL) {
+    if (u->db_path == NULL || (opts->kubeconfig != NULL && u->kubeconfig == NULL)) {
         rc = topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
         goto fail;
     }
@@ -741,18 +672,19 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     }
     if ((rc = topo_k8s_create(&u->k, cfg, &ko, err)) < 0)
         goto wrapped;
-    if (u->leader_election) {
-        topo_leader_opts lo = {.lease_namespace = u->lease_namespace,
-                               .lease_name = u->lease_name,
-                               .identity = u->identity,
+    wh_placer_lease_opts lo = {.k8s_config = cfg,
+                               .k8s_opts = &ko,
+                               .ctx = u->ctx,
+                               .lease_namespace = opts->lease_namespace,
+                               .lease_name = opts->lease_name,
+                               .identity = opts->identity,
+                               .leader_election = opts->leader_election,
                                .lease_ms = opts->lease_ms,
                                .renew_deadline_ms = opts->renew_deadline_ms,
                                .retry_ms = opts->retry_ms,
-                               .release_on_stop = 1};
-        if ((rc = topo_k8s_create(&u->lk, cfg, &ko, err)) < 0 ||
-            (rc = topo_leader_create(&u->leader, u->lk, &lo, err)) < 0)
-            goto wrapped;
-    }
+                               .settle_ms = opts->settle_ms};
+    if ((rc = wh_placer_lease_create(&u->lease, &lo, err)) < 0)
+        goto wrapped;
     if ((rc = topo_cache_open(&u->cache, u->db_path, NULL, err)) < 0)
         goto wrapped;
     if (opts->nlives > 0 && (rc = wh_skip_create(&u->skip, opts->lives, opts->nlives, err)) < 0)
@@ -766,7 +698,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
     }
     u->started = 1;
     topo_log(TOPO_LOG_INFO, "ungater: started (interval %ld ms, leader election %s)",
-             u->interval_ms, u->leader_election ? "on" : "off");
+             u->interval_ms, opts->leader_election ? "on" : "off");
     *out = u;
     return 0;
 wrapped:
@@ -810,41 +742,18 @@ void topo_ungater_free(topo_ungater *u)
 
 const char *topo_ungater_lease_name(const topo_ungater *u)
 {
-    return u->lease_name;
+    return wh_placer_lease_name(u->lease);
 }
 
 int topo_ungater_placer_known(topo_ungater *u)
 {
-    return !u->leader_election || topo_leader_known(u->leader);
+    return wh_placer_lease_known(u->lease);
 }
 
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
                                               long *wait_ms)
 {
-    if (size > 0)
-        holder[0] = '\0';
-    if (wait_ms != NULL)
-        *wait_ms = 0;
-    if (!u->leader_election)
-        return TOPO_UNGATER_PLACER_SELF;
-    int64_t now = topo_clock_ms();
-    if (topo_leader_is_leader(u->leader, now)) {
-        int64_t from = atomic_load(&u->placing_from_ms);
-        if (now >= from)
-            return TOPO_UNGATER_PLACER_SELF;
-        if (wait_ms != NULL)
-            *wait_ms = (long)(from - now);
-        return TOPO_UNGATER_PLACER_SETTLING;
-    }
-    char h[TOPO_LEADER_HOLDER_MAX + 1];
-    /* Our own name as holder while we do not lead: our lease lapsed and
-     * nobody took it yet; nobody places. */
-    if (!topo_leader_holder(u->leader, now, h, sizeof h) ||
-        strcmp(h, topo_leader_identity(u->leader)) == 0)
-        return TOPO_UNGATER_PLACER_NONE;
-    if (size > 0)
-        snprintf(holder, size, "%s", h);
-    return TOPO_UNGATER_PLACER_OTHER;
+    return wh_placer_lease_state(u->lease, holder, size, wait_ms);
 }
 
 void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram)
@@ -855,7 +764,12 @@ void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram
 
 void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out)
 {
+    wh_placer_lease_stats ls;
+    wh_placer_lease_get_stats(u->lease, &ls);
     pthread_mutex_lock(&u->mu);
     *out = u->stats;
     pthread_mutex_unlock(&u->mu);
+    out->leader = ls.leader;
+    out->takeovers = ls.takeovers;
+    out->last_settle_ms = ls.last_settle_ms;
 }

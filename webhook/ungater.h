@@ -2,7 +2,8 @@
  * once their PodSet fits, through the API server.
  *
  * One thread. Every interval (sooner after topo_ungater_kick), while this
- * replica leads (Lease "topo-webhook-ungater"), it reads the gated PodSets
+ * replica is the placer (it holds the placer's Lease, placer_lease.h, which
+ * this thread keeps), it reads the gated PodSets
  * (unbound, non-terminal pods grouped by their topology.topo.io/podset
  * annotation: topo_cache_foreach_gated_podset, one row per PodSet) from its
  * own connection to the cache file and, PodSet by PodSet, reads its gated
@@ -28,14 +29,7 @@
 #include "topo/live.h"
 #include "topo/metrics.h"
 
-/* The Lease the replicas compete for unless told another (--lease-name): its
- * holder is the placer, which makes every placement and slot claim and runs
- * the ungater (docs/webhook.md "Several replicas"). */
-#define TOPO_UNGATER_LEASE_NAME "topo-webhook"
-/* After taking the Lease, the placer waits this long before it places:
- * pods the previous placer admitted just before it let go reach the API
- * server and this replica's watch (which adopts their reservations) first. */
-#define TOPO_UNGATER_SETTLE_MS_DEFAULT 2000L
+#include "placer_lease.h"
 /* Bounds of interval_ms. */
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
@@ -51,6 +45,7 @@ typedef struct topo_ungater_opts {
     const struct topo_k8s_config *k8s_config;
     topo_admission_ctx *ctx;     /* borrowed (required); must outlive the ungater */
     long interval_ms;            /* 0: TOPO_ADMISSION_UNGATE_INTERVAL_DEFAULT_MS */
+    /* The placer's Lease (wh_placer_lease_opts): */
     const char *lease_namespace; /* NULL: the client's namespace, else "default" */
     const char *lease_name;      /* NULL: TOPO_UNGATER_LEASE_NAME */
     const char *identity;        /* NULL: <hostname>_<pid> */
@@ -104,25 +99,15 @@ typedef struct topo_ungater_stats {
     uint64_t stranded_errors; /* ... API calls for them that failed */
 } topo_ungater_stats;
 
-/* Who places now, as this replica sees it (topo_ungater_placer). */
-typedef enum topo_ungater_placer_state {
-    TOPO_UNGATER_PLACER_SELF = 0,     /* this replica (or no leader election) */
-    TOPO_UNGATER_PLACER_SETTLING = 1, /* this replica, from in *wait_ms */
-    TOPO_UNGATER_PLACER_OTHER = 2,    /* the Lease's holder, copied into holder */
-    TOPO_UNGATER_PLACER_NONE = 3      /* nobody holds the Lease (or not read yet) */
-} topo_ungater_placer_state;
-
-/* The Lease's name. */
+/* The placer's Lease as the ungater's thread keeps it (placer_lease.h).
+ * Its name: */
 const char *topo_ungater_lease_name(const topo_ungater *u);
 
-/* Whether topo_ungater_placer knows who places: without leader election at
- * once, else once this replica has read (or written) the Lease. Until then
- * it says PLACER_NONE although a placer may exist, so the replica is not
+/* wh_placer_lease_known: until it is known who places, the replica is not
  * ready (wh_placement_ready). Any thread. */
 int topo_ungater_placer_known(topo_ungater *u);
 
-/* Any thread. holder (size bytes, may be NULL with 0) gets the holder's
- * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
+/* Who places now (wh_placer_lease_state). Any thread. */
 topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
                                               long *wait_ms);
 
