@@ -3,7 +3,7 @@
  * fusion: hosts under the names the source uses, the level values the source
  * states for them (a NetBox site or rack, a GPU clique), switches, and the
  * cables between hosts and switches and between switches. The fabric tiers
- * (lib/fabric) are derived from the cables; the plan maps host names to node
+ * (lib/sync/fabric) are derived from the cables; the plan maps host names to node
  * names and decides, level by level, which source wins.
  *
  * A topo_facts owns copies of every string it is given. Adding a host or a
