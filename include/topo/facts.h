@@ -16,8 +16,8 @@
 
 #include "topo/error.h"
 
-/* The levels topo-sync writes, coarsest first (DESIGN.md "Topology model
- * and labels"). Which of them a topology uses is configuration. */
+/* The levels topo-sync writes, coarsest first (docs/sync.md "topo-sync:
+ * sources and the plan (offline)"). Which of them a topology uses is configuration. */
 #define TOPO_LEVEL_MAP(XX)                                                                   \
     XX(DATACENTER, "datacenter")                                                             \
     XX(SPINE, "spine")                                                                       \
