@@ -20,7 +20,8 @@ static void pinned_domain(topo_cache_stranded *out, sqlite3_stmt *st, topo_pool 
     json_error_t jerr;
     json_t *doc = NULL;
     if (text != NULL)
-        (void)topo_json_load(&doc, text, strlen(text), 0, &jerr); /* doc NULL when it fails */
+        if (topo_json_load(&doc, text, strlen(text), 0, &jerr) != 0) /* doc NULL when it fails */
+            doc = NULL;
     topo_assignment a;
     int64_t left = out->slot;
     if (doc != NULL && cache_decode_assignment(&a, doc, pool, NULL) == 0 &&

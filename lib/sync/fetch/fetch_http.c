@@ -149,7 +149,8 @@ static void server_detail(char *out, size_t size, const topo_http_response *resp
     json_error_t jerr;
     json_t *doc = NULL;
     if (resp->body != NULL)
-        (void)topo_json_load(&doc, resp->body, resp->len, 0, &jerr); /* NULL: no detail */
+        if (topo_json_load(&doc, resp->body, resp->len, 0, &jerr) != 0) /* NULL: no detail */
+            doc = NULL;
     const char *d = json_string_value(json_object_get(doc, "detail"));
     if (d != NULL) {
         size_t n = 0;
