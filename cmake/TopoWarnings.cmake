@@ -1,4 +1,4 @@
-# All compiler strictness in one place (STYLE.md #18).
+# All compiler strictness in one place (docs/style.md "Build").
 include(CheckCCompilerFlag)
 option(TOPO_WERROR "Treat warnings as errors" ON)
 

@@ -8,6 +8,7 @@
 
 #include "topo/buf.h"
 #include "topo/export.h"
+#include "topo/json.h"
 
 #include <jansson.h>
 
@@ -59,9 +60,11 @@ int sync_exports_write(const topo_plan *plan, const sync_exports *p, topo_err *e
 /* Takes doc: printed sorted, indented, with a final newline. */
 static int print_json(json_t *doc)
 {
-    int rc = doc ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) : -1;
+    char *text = doc ? topo_json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(doc);
-    return rc == 0 && fputc('\n', stdout) != EOF ? 0 : -1;
+    int rc = text != NULL && fputs(text, stdout) != EOF && fputc('\n', stdout) != EOF ? 0 : -1;
+    free(text);
+    return rc;
 }
 
 int sync_print(const topo_plan *plan, int labels, int annotations, int text_plan)

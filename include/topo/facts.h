@@ -3,7 +3,7 @@
  * fusion: hosts under the names the source uses, the level values the source
  * states for them (a NetBox site or rack, a GPU clique), switches, and the
  * cables between hosts and switches and between switches. The fabric tiers
- * (lib/fabric) are derived from the cables; the plan maps host names to node
+ * (lib/sync/fabric) are derived from the cables; the plan maps host names to node
  * names and decides, level by level, which source wins.
  *
  * A topo_facts owns copies of every string it is given. Adding a host or a
@@ -16,8 +16,8 @@
 
 #include "topo/error.h"
 
-/* The levels topo-sync writes, coarsest first (DESIGN.md "Topology model
- * and labels"). Which of them a topology uses is configuration. */
+/* The levels topo-sync writes, coarsest first (docs/sync.md "topo-sync:
+ * sources and the plan (offline)"). Which of them a topology uses is configuration. */
 #define TOPO_LEVEL_MAP(XX)                                                                   \
     XX(DATACENTER, "datacenter")                                                             \
     XX(SPINE, "spine")                                                                       \

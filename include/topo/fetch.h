@@ -1,7 +1,7 @@
 /* topo-sync's HTTP sources, "fetch -> facts": NetBox, UFM and an LLDP
  * collector read over HTTP (lib/net: TLS, timeouts, retries with jittered
  * backoff, a body limit, credentials from files re-read when they rotate)
- * and parsed by lib/sources into a fresh topo_facts. A fetch is whole or
+ * and parsed by lib/sync/sources into a fresh topo_facts. A fetch is whole or
  * nothing: a failure at any request leaves no facts, so the caller keeps the
  * last good ones.
  *

@@ -4,7 +4,11 @@
  * written while memory runs out can come back altered ("admission.k8s.o/v1",
  * an object key missing) with no error. These see every allocation jansson
  * makes on the calling thread and fail the call when one failed. All of
- * topo's JSON text goes through them.
+ * topo's JSON text goes through them: text is parsed with topo_json_load
+ * and written with topo_json_dumps, and the two writers that cannot take a
+ * whole string (json_dumpf streaming a generated cluster,
+ * lib/inventory/generate.c; json_dumpb into a buffer, facts_json.c) are
+ * bracketed by topo_json_alloc_watch/topo_json_alloc_failed.
  *
  * Ownership as in jansson: a json_t ** result is a new reference, a char *
  * result is malloc'd (free it). */

@@ -1,7 +1,7 @@
 /* Kueue's vocabulary, in one place: the annotation and label names, how a
  * PodSet's annotations become the engine's topology request (with Kueue's
  * validation, word for word: pkg/controller/jobframework/tas_validation.go
- * and tas.go; KUEUE-TAS.md §2), Kubernetes label key/value syntax, topology
+ * and tas.go; docs/webhook.md "What happens to a pod", 2), Kubernetes label key/value syntax, topology
  * level lists, and Kueue's OwnedBySinglePod. Every reader of Kueue
  * annotations goes through here: topoassign's PodSet manifests, the
  * webhook's handler and ungater, the conformance case loader. */

@@ -96,7 +96,7 @@ typedef struct topo_labeldiff_input {
     size_t nannotations;
     const char *record_key;            /* NULL: no record, no drift detection */
     /* Non-zero: the caller last wrote exactly these labels and annotations
-     * to this node (topo-sync's writer remembers it, lib/labels/written.h),
+     * to this node (topo-sync's writer remembers it, lib/sync/labels/written.h),
      * and the node changed since: every difference is someone else's
      * change (drift), whoever rewrote the record meanwhile. */
     int same_as_last_write;

@@ -116,7 +116,7 @@ topo_netbox_stats topo_netbox_get_stats(const topo_netbox *nb);
 /* The stats as the "source netbox: ..." log line words them ("3 hosts, 1
  * switches, ..."), into out (size bytes, truncated to fit; at most
  * TOPO_NETBOX_STATS_TEXT_MAX needed); returns out. One wording for the
- * pages read from files and over HTTP (lib/sync, lib/fetch). */
+ * pages read from files and over HTTP (lib/sync/pipeline, lib/sync/fetch). */
 #define TOPO_NETBOX_STATS_TEXT_MAX 512
 const char *topo_netbox_stats_text(char *out, size_t size, const topo_netbox_stats *st);
 

@@ -4,7 +4,7 @@
  * whose slot a pod may take. Pure: labels, annotations and metadata in, a
  * key out; no cache, no sizes (admission sizes the PodSet from the kind).
  *
- * The kinds, first that applies (DESIGN.md "topo-webhook" 3):
+ * The kinds, first that applies (docs/webhook.md "What happens to a pod", 4):
  *   pod-group  kueue.x-k8s.io/pod-group-name (label, else annotation)
  *   jobset     labels jobset.sigs.k8s.io/jobset-name and replicatedjob-name
  *   lws        labels leaderworkerset.sigs.k8s.io/name and group-index;

@@ -94,8 +94,8 @@ topo_ufm_stats topo_ufm_get_stats(const topo_ufm *ufm);
 /* The stats and the facts' host count as the "source ufm: ..." log line
  * words them ("2 switches, 4 adapters (...), ..."), into out (size bytes,
  * truncated to fit; at most TOPO_UFM_STATS_TEXT_MAX needed); returns out.
- * One wording for the responses read from files and over HTTP (lib/sync,
- * lib/fetch). */
+ * One wording for the responses read from files and over HTTP (lib/sync/pipeline,
+ * lib/sync/fetch). */
 #define TOPO_UFM_STATS_TEXT_MAX 512
 const char *topo_ufm_stats_text(char *out, size_t size, const topo_ufm_stats *st, size_t hosts);
 

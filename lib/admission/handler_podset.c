@@ -1,6 +1,6 @@
 /* Which PodSet a pod belongs to (its key: codec podset_key.h, shared with
  * the cache's slot binding), how many pods it has and which one this is
- * (DESIGN.md "topo-webhook" 3): Kueue pod groups, JobSet replicated jobs,
+ * (docs/webhook.md "What happens to a pod", 4): Kueue pod groups, JobSet replicated jobs,
  * LeaderWorkerSet groups, Job pods, an explicit podset-size annotation,
  * else the pod alone. */
 #include <stdio.h>

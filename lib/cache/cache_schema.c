@@ -118,7 +118,7 @@ const char *const topo_cache_migrations[] = {
 
     /* 4 → 5: topo-sync's last good facts per source (topo/cache_facts.h):
      * the facts document of the last successful fetch (opaque text to the
-     * cache: lib/sources writes and reads it), its SHA-256, its size and
+     * cache: lib/sync/sources writes and reads it), its SHA-256, its size and
      * when it was fetched (wall clock, ms), and the last failure and when,
      * with the failures since that fetch. A source that has only failed
      * has a row without a document. The document is the last column, so

@@ -5,6 +5,8 @@
  * pods (CACHE_STRANDED_SQL). */
 #include <string.h>
 
+#include "topo/json.h"
+
 #include "cache_internal.h"
 
 /* The domain the pod was sent to: the slot-th pod of the assignment its
@@ -15,7 +17,11 @@
 static void pinned_domain(topo_cache_stranded *out, sqlite3_stmt *st, topo_pool *pool)
 {
     const char *text = (const char *)sqlite3_column_text(st, 7);
-    json_t *doc = text != NULL ? json_loads(text, 0, NULL) : NULL;
+    json_error_t jerr;
+    json_t *doc = NULL;
+    if (text != NULL)
+        if (topo_json_load(&doc, text, strlen(text), 0, &jerr) != 0) /* doc NULL when it fails */
+            doc = NULL;
     topo_assignment a;
     int64_t left = out->slot;
     if (doc != NULL && cache_decode_assignment(&a, doc, pool, NULL) == 0 &&

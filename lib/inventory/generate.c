@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/rand.h"
 
@@ -351,8 +352,12 @@ static int write_json(json_t *root, const char *path, topo_err *err)
     if (f == NULL)
         return topo_err_set(err, TOPO_EIO, "%s: cannot open for writing: %s", name,
                             strerror(errno));
+    /* Streamed (a large cluster is not held twice), watched as topo/json.h says. */
+    topo_json_alloc_watch();
     if (json_dumpf(root, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF)
         rc = topo_err_set(err, TOPO_EIO, "%s: write failed", name);
+    else if (topo_json_alloc_failed())
+        rc = topo_err_set(err, TOPO_ENOMEM, "%s: out of memory while writing", name);
     if (to_stdout) {
         if (fflush(f) != 0 && rc == 0)
             rc = topo_err_set(err, TOPO_EIO, "%s: write failed: %s", name, strerror(errno));

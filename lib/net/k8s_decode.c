@@ -43,7 +43,11 @@ int topo_k8s_status_error(long status, const char *body, size_t len, const char 
 {
     if (status >= 200 && status < 300)
         return 0;
-    json_t *st = body != NULL && len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_error_t jerr;
+    json_t *st = NULL;
+    if (body != NULL && len > 0)
+        if (topo_json_load(&st, body, len, 0, &jerr) != 0) /* st NULL: not a Status */
+            st = NULL;
     int code = topo_k8s_status_error_obj(status, st, body, len,
                                          what != NULL ? what : "kubernetes", err);
     json_decref(st);

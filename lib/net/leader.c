@@ -1,5 +1,5 @@
 /* Leader election on a coordination.k8s.io/v1 Lease, as client-go's
- * leaderelection package does it (OPERATIONS.md §3.1):
+ * leaderelection package does it (docs/architecture.md, net):
  *   - every retry period, read the Lease; create it when absent; take it when
  *     its holder is empty or the record (holder, resourceVersion) has not
  *     changed for leaseDurationSeconds of *local* time since we first saw it

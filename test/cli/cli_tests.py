@@ -2,7 +2,7 @@
 """Process-level tests of `topoassign assign` and `topoassign show`.
 
 Each case runs the binary on files under fixtures/ and checks the exit status
-and the output. Expected placements are Kueue's (KUEUE-TAS.md §3: BestFit for
+and the output. Expected placements are Kueue's (docs/engine.md "Kueue's rules": BestFit for
 required/preferred, LeastFreeCapacity for unconstrained, children pooled from
 the fit level down), worked out by hand for the fixture clusters; the
 reasoning is in the comments.

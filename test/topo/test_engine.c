@@ -1,6 +1,6 @@
 /* The engine on a GPU cluster built in code: 2 blocks x 2 racks x 4 nodes of
  * 8 GPUs, with non-TAS usage on two nodes, checked against placements worked
- * out by hand from Kueue's rules (KUEUE-TAS.md §3). */
+ * out by hand from Kueue's rules (docs/engine.md "Kueue's rules"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

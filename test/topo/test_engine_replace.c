@@ -4,7 +4,7 @@
  * roomiest), block b2 holds rack r3 (n19, n20, the tightest). A node has 8
  * GPUs and a pod asks for 4, so a node takes two pods. Failed nodes are not
  * Ready, so the snapshot leaves them out, as Kueue's node cache does.
- * Expectations are worked out from Kueue's rules (KUEUE-TAS.md §3). */
+ * Expectations are worked out from Kueue's rules (docs/engine.md "Kueue's rules"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "topo/codec.h"
+#include "topo/json.h"
 #include "topo/str.h"
 
 /* Longest server detail quoted in a message. */
@@ -145,7 +146,11 @@ static const char *reason(long status)
 static void server_detail(char *out, size_t size, const topo_http_response *resp)
 {
     out[0] = '\0';
-    json_t *doc = resp->body ? json_loadb(resp->body, resp->len, 0, NULL) : NULL;
+    json_error_t jerr;
+    json_t *doc = NULL;
+    if (resp->body != NULL)
+        if (topo_json_load(&doc, resp->body, resp->len, 0, &jerr) != 0) /* NULL: no detail */
+            doc = NULL;
     const char *d = json_string_value(json_object_get(doc, "detail"));
     if (d != NULL) {
         size_t n = 0;

@@ -1,4 +1,4 @@
-/* What the HTTP sources of lib/fetch share (fetch.c): the fetcher, one GET
+/* What the HTTP sources of lib/sync/fetch share (fetch.c): the fetcher, one GET
  * with its errors and counters, and the check of a link the server
  * returned. One file per source implements its fetch (fetch_netbox.c,
  * fetch_ufm.c, fetch_lldp.c). */

@@ -27,7 +27,7 @@ static void add_params(topo_buf *b, const char *key, const char *const *values, 
         add_param(b, key, values[i]);
 }
 
-/* The fields of each list that lib/sources/netbox.c and netbox_links.c
+/* The fields of each list that lib/sync/sources/netbox.c and netbox_links.c
  * read (their v4 names), for NetBox's `fields=` (v4.0+, "Dynamic REST API
  * Fields"; names a serializer lacks are skipped). Nested objects (site,
  * rack, role, a termination's device) keep their brief form, which holds

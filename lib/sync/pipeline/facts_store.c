@@ -1,5 +1,5 @@
 /* topo-sync's facts in the cache (topo/sync_facts.h): the facts document of
- * lib/sources in the opaque store of lib/cache. */
+ * lib/sync/sources in the opaque store of lib/cache. */
 #include "topo/sync_facts.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* topo-sync's pipeline (include/topo/sync.h): sources from files or over
- * HTTP (lib/fetch) into facts, fabric tiers, the fused plan. Each source is
+ * HTTP (lib/sync/fetch) into facts, fabric tiers, the fused plan. Each source is
  * read whole before the plan sees any of it, so a source that fails to parse
  * or to be fetched stops the run instead of planning from half its data. */
 #define _POSIX_C_SOURCE 200809L
@@ -277,7 +277,7 @@ static const topo_fetch_opts *netbox_http(const topo_sync_settings *s)
 
 /* One source, one entry: its name, whether its hosts reach the plan
  * through a fabric (leaf and spine), and its two transports: its files
- * (read whole by read_files), and HTTP through lib/fetch (the fetch kind
+ * (read whole by read_files), and HTTP through lib/sync/fetch (the fetch kind
  * and its options; the HTTP transport is taken when they give a url). */
 typedef struct sync_source_def {
     const char *name; /* the facts' source name, the name in config and logs */

@@ -1,7 +1,7 @@
 /* The domain tree of a built plan, for whatever prints or exports it (the
  * text plan, Slurm's topology.conf, Volcano HyperNodes): the labelled nodes
  * sorted by their values level by level, and every domain (a distinct
- * prefix of values) with its place in that order. Internal to lib/plan. */
+ * prefix of values) with its place in that order. Internal to lib/sync/plan. */
 #ifndef TOPO_PLAN_DOMAINS_H
 #define TOPO_PLAN_DOMAINS_H
 

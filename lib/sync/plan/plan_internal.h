@@ -1,4 +1,4 @@
-/* What the files of lib/plan share beyond include/topo/plan.h. */
+/* What the files of lib/sync/plan share beyond include/topo/plan.h. */
 #ifndef TOPO_PLAN_INTERNAL_H
 #define TOPO_PLAN_INTERNAL_H
 

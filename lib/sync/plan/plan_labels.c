@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/json.h"
 #include "topo/labelowner.h"
 #include "topo/plan.h"
 
@@ -87,7 +88,7 @@ int topo_plan_node_provenance(char **out, const topo_plan *plan, size_t node)
             doc = NULL;
         }
     }
-    *out = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    *out = doc ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     return *out ? 0 : TOPO_ENOMEM;
 }

@@ -1,7 +1,7 @@
 /* Host names that differ from a node's name only by a domain: an
  * inventory's "gpu-111-05.cluster.example.com" is the node "gpu-111-05",
  * and a source's "gpu-111-05" the node named with its FQDN, when exactly one
- * node is meant. Internal to lib/plan (the plan's name matching). */
+ * node is meant. Internal to lib/sync/plan (the plan's name matching). */
 #ifndef TOPO_PLAN_SHORTNAMES_H
 #define TOPO_PLAN_SHORTNAMES_H
 
