@@ -22,12 +22,12 @@
 /* Set once by main before any command runs (as getprogname() would be). */
 static const char *program = "topoassign";
 
-void topo_cli_set_program(const char *name)
+void cli_set_program(const char *name)
 {
     program = name;
 }
 
-const char *topo_cli_program(void)
+const char *cli_program(void)
 {
     return program;
 }
@@ -43,7 +43,7 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-const atomic_int *topo_cli_stop_on_signals(void)
+const atomic_int *cli_stop_on_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -54,12 +54,12 @@ const atomic_int *topo_cli_stop_on_signals(void)
     return &stop_requested;
 }
 
-int topo_cli_parse(const topo_cli_command *cmd, int argc, char **argv, void *args)
+int cli_parse(const cli_command *cmd, int argc, char **argv, void *args)
 {
-    return topo_cli_parse_given(cmd, argc, argv, args, NULL);
+    return cli_parse_given(cmd, argc, argv, args, NULL);
 }
 
-int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, void *args,
+int cli_parse_given(const cli_command *cmd, int argc, char **argv, void *args,
                          unsigned char *given)
 {
     char why[512];
@@ -86,10 +86,10 @@ int topo_cli_parse_given(const topo_cli_command *cmd, int argc, char **argv, voi
     return -1;
 }
 
-void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags,
-                              const topo_cli_input_args *a, topo_cli_cluster *cluster)
+void cli_input_from_args(cli_input *in, cli_topology_flags *flags,
+                              const cli_input_args *a, cli_cluster *cluster)
 {
-    *in = (topo_cli_input){.nodes = a->nodes.v,
+    *in = (cli_input){.nodes = a->nodes.v,
                            .nnodes = a->nodes.n,
                            .pods = a->pods,
                            .db = a->db,
@@ -97,11 +97,11 @@ void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags
                            .kubeconfig = a->kubeconfig,
                            .context = a->context,
                            .cluster = cluster};
-    *flags = (topo_cli_topology_flags){a->levels, a->topology, a->node_labels.v,
+    *flags = (cli_topology_flags){a->levels, a->topology, a->node_labels.v,
                                        a->node_labels.n, a->topology_name};
 }
 
-int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
+int cli_level_index(const char *const *levels, size_t n, const char *level)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(levels[i], level) == 0)
@@ -109,14 +109,14 @@ int topo_cli_level_index(const char *const *levels, size_t n, const char *level)
     return -1;
 }
 
-int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
+int cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
                           topo_err *err)
 {
     int rc = topo_kueue_levels_parse(out, out_n, text, pool, err);
     return rc == TOPO_EINVALID ? topo_err_wrap(err, "--levels") : rc;
 }
 
-int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
+int cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
                             topo_pool *pool, topo_err *err)
 {
     topo_resource *res;
@@ -160,7 +160,7 @@ int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text
     return 0;
 }
 
-int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
+int cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
                           topo_pool *pool, topo_err *err)
 {
     topo_kv *kv = NULL;
@@ -195,7 +195,7 @@ int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items
     return 0;
 }
 
-int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
+int cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err)
 {
     topo_inventory *inv = NULL;
@@ -217,7 +217,7 @@ cleanup:
     return error;
 }
 
-int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
+int cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
                          topo_err *err)
 {
     topo_gates_init(gates);
@@ -236,7 +236,7 @@ int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, 
     return 0;
 }
 
-const char *topo_cli_level_short(const char *level)
+const char *cli_level_short(const char *level)
 {
     const char *slash = strrchr(level, '/');
     return slash != NULL ? slash + 1 : level;
@@ -244,7 +244,7 @@ const char *topo_cli_level_short(const char *level)
 
 /* Errors carry text from the cluster (names, labels, a ConfigMap's
  * config): printed escaped (topo_utf8_escape_controls), whole. */
-void topo_cli_error(const char *cmd, const topo_err *err)
+void cli_error(const char *cmd, const topo_err *err)
 {
     static char safe[4 * TOPO_ERR_TEXT_MAX + 1];
     topo_utf8_escape_controls(safe, sizeof safe,
@@ -252,7 +252,7 @@ void topo_cli_error(const char *cmd, const topo_err *err)
     fprintf(stderr, "%s %s: %s\n", program, cmd, safe);
 }
 
-void topo_cli_warn(const char *fmt, ...)
+void cli_warn(const char *fmt, ...)
 {
     char text[TOPO_ERR_TEXT_MAX];
     static char safe[4 * TOPO_ERR_TEXT_MAX + 1];
@@ -264,7 +264,7 @@ void topo_cli_warn(const char *fmt, ...)
     fprintf(stderr, "%s: warning: %s\n", program, safe);
 }
 
-const char *topo_cli_safe(topo_pool *pool, const char *s)
+const char *cli_safe(topo_pool *pool, const char *s)
 {
     if (s == NULL)
         return NULL;
@@ -278,15 +278,15 @@ const char *topo_cli_safe(topo_pool *pool, const char *s)
     return out;
 }
 
-/* The levels and nodes of the live cluster's topology (topo_cli_live_levels),
+/* The levels and nodes of the live cluster's topology (cli_live_levels),
  * --node-label and --topology-name still winning; one line on stderr says
  * where they came from (stdout stays the answer). */
-static int live_topology(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
-                         const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err)
+static int live_topology(topo_inventory_snapshot_opts *opts, const cli_input *in,
+                         const cli_topology_flags *flags, topo_pool *pool, topo_err *err)
 {
-    topo_cli_found_levels found;
+    cli_found_levels found;
     topo_buf line = TOPO_BUF_INIT(0);
-    int rc = topo_cli_live_levels(&found, in, flags->topology, pool, err);
+    int rc = cli_live_levels(&found, in, flags->topology, pool, err);
     if (rc < 0)
         return rc;
     opts->snapshot.levels = found.levels;
@@ -309,13 +309,13 @@ static int live_topology(topo_inventory_snapshot_opts *opts, const topo_cli_inpu
         topo_buf_dispose(&line);
         return topo_err_nomem(err, NULL);
     }
-    fprintf(stderr, "%s\n", topo_cli_safe(pool, line.ptr));
+    fprintf(stderr, "%s\n", cli_safe(pool, line.ptr));
     topo_buf_dispose(&line);
     return 0;
 }
 
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
-                           const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err)
+int cli_topology_opts(topo_inventory_snapshot_opts *opts, const cli_input *in,
+                           const cli_topology_flags *flags, topo_pool *pool, topo_err *err)
 {
     const char **levels = NULL;
     size_t nlevels = 0, nflavor = 0;
@@ -351,7 +351,7 @@ int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_in
     if (flags->levels == NULL && !in->live)
         return topo_err_set(err, TOPO_EINVALID, "--levels: required, e.g. --levels "
                                                 "topology.topo.io/rack,kubernetes.io/hostname");
-    if (topo_cli_parse_labels(&flavor, &nflavor, flags->labels, flags->nlabels, pool, err) < 0)
+    if (cli_parse_labels(&flavor, &nflavor, flags->labels, flags->nlabels, pool, err) < 0)
         return err ? err->code : TOPO_EINVALID;
     opts->snapshot.topology_name =
         flags->topology_name ? flags->topology_name : TOPO_CLI_TOPOLOGY_NAME;
@@ -359,7 +359,7 @@ int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_in
     opts->snapshot.nflavor_labels = nflavor;
     if (flags->levels == NULL)
         return live_topology(opts, in, flags, pool, err);
-    if (topo_cli_parse_levels(&levels, &nlevels, flags->levels, pool, err) < 0)
+    if (cli_parse_levels(&levels, &nlevels, flags->levels, pool, err) < 0)
         return err ? err->code : TOPO_EINVALID;
     opts->snapshot.levels = levels;
     opts->snapshot.nlevels = nlevels;
@@ -428,7 +428,7 @@ static int keep_node(const topo_node_spec *n, const char *rv, void *payload)
     return 0;
 }
 
-int topo_cli_load_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
+int cli_load_db(topo_snapshot **out_snap, cli_nodes *out_nodes, const char *db,
                      const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                      topo_pool *pool, topo_err *err)
 {
@@ -461,8 +461,8 @@ cleanup:
     return error;
 }
 
-int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           topo_cli_nodes *out_nodes, const topo_cli_input *in,
+int cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
+                           cli_nodes *out_nodes, const cli_input *in,
                            const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                            topo_pool *pool, topo_err *err)
 {
@@ -475,10 +475,10 @@ int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
     out_nodes->v = NULL;
     out_nodes->n = 0;
     if (in->live)
-        return topo_cli_load_live(out_snap, out_nodes, in, opts, out_ignored, pool, err);
+        return cli_load_live(out_snap, out_nodes, in, opts, out_ignored, pool, err);
     if (in->db != NULL)
-        return topo_cli_load_db(out_snap, out_nodes, in->db, opts, out_ignored, pool, err);
-    if ((rc = topo_cli_load_inventory(out_inv, in->nodes, in->nnodes, in->pods, err)) < 0)
+        return cli_load_db(out_snap, out_nodes, in->db, opts, out_ignored, pool, err);
+    if ((rc = cli_load_inventory(out_inv, in->nodes, in->nnodes, in->pods, err)) < 0)
         return rc;
     n = topo_inventory_node_count(*out_inv);
     if (n > 0 && (v = topo_pool_calloc(pool, n, sizeof(*v))) == NULL)

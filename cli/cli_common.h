@@ -25,7 +25,7 @@
 /* The option rows commands share, one text for each: expanded inside a
  * command's topo_opt table, with that file's O(field) (the offset in its
  * own args struct). The rows of the cluster's input land in a
- * topo_cli_input_args member named `input` (assign, show, simulate). */
+ * cli_input_args member named `input` (assign, show, simulate). */
 
 /* --kubeconfig and --context (help: what the kubeconfig reaches). */
 #define TOPO_CLI_KUBECONFIG_ROWS(help, kubeconfig_field, context_field)                           \
@@ -92,87 +92,87 @@
      "the cache file (created when missing), required", O(field), "Options:"}
 
 /* The values of the input rows above (NULL, 0 or empty when not given). */
-typedef struct topo_cli_input_args {
+typedef struct cli_input_args {
     topo_opt_list nodes, node_labels;
     const char *pods, *db, *levels, *topology, *topology_name, *kubeconfig, *context;
     int live;
-} topo_cli_input_args;
+} cli_input_args;
 
 /* "a,b,c" → level labels: 1..TOPO_MAX_LEVELS valid label keys, no
  * duplicates, kubernetes.io/hostname only last. */
-int topo_cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
+int cli_parse_levels(const char ***out, size_t *out_n, const char *text, topo_pool *pool,
                           topo_err *err);
 /* Index of a level, or -1. */
-int topo_cli_level_index(const char *const *levels, size_t n, const char *level);
+int cli_level_index(const char *const *levels, size_t n, const char *level);
 /* "nvidia.com/gpu=8,cpu=32" → resources in Kueue units. */
-int topo_cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
+int cli_parse_requests(topo_resource **out, size_t *out_n, const char *text,
                             topo_pool *pool, topo_err *err);
 /* ["k=v", ...] → pairs. */
-int topo_cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
+int cli_parse_labels(topo_kv **out, size_t *out_n, const char *const *items, size_t n,
                           topo_pool *pool, topo_err *err);
 
 /* Kueue's defaults, then every --gate NAME=true|false in items. */
-int topo_cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
+int cli_parse_gates(topo_gates *gates, const char *const *items, size_t n, topo_pool *pool,
                          topo_err *err);
 
 /* Loads every --nodes file, then the --pods file (may be NULL). */
-int topo_cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
+int cli_load_inventory(topo_inventory **out, const char *const *nodes, size_t nnodes,
                             const char *pods, topo_err *err);
 
 /* The live cluster's configuration, loaded once per command: the levels
  * lookup and the lists share it, and so share one exec credential cache
  * (a plugin runs once per command, and a failed run is not repeated).
- * `= {0}` is empty; topo_cli_cluster_dispose frees it. */
-typedef struct topo_cli_cluster {
+ * `= {0}` is empty; cli_cluster_dispose frees it. */
+typedef struct cli_cluster {
     topo_k8s_config cfg;
     int loaded;
-} topo_cli_cluster;
+} cli_cluster;
 
-void topo_cli_cluster_dispose(topo_cli_cluster *c);
+void cli_cluster_dispose(cli_cluster *c);
 
 /* Where `assign` and `show` read the cluster: --nodes files (with --pods
  * optional), a --db cache file, or the live cluster (--live, implied by
  * --kubeconfig and --context, and by running as kubectl-topo). */
-typedef struct topo_cli_input {
+typedef struct cli_input {
     const char *const *nodes;
     size_t nnodes;
     const char *pods, *db;
     int live;
     const char *kubeconfig, *context; /* with live; NULL: kubectl's defaults */
-    topo_cli_cluster *cluster;        /* with live: the command's, loaded on first use */
-} topo_cli_input;
+    cli_cluster *cluster;        /* with live: the command's, loaded on first use */
+} cli_input;
 
 /* The live cluster's configuration (in->kubeconfig, in->context), loaded
  * into in->cluster the first time; borrowed. */
-int topo_cli_cluster_config(const topo_k8s_config **out, const topo_cli_input *in,
+int cli_cluster_config(const topo_k8s_config **out, const cli_input *in,
                             topo_err *err);
 
 /* The topology flags `assign` and `show` share (each NULL or 0 when not
  * given): --levels, --topology, --node-label, --topology-name. */
-typedef struct topo_cli_topology_flags {
+typedef struct cli_topology_flags {
     const char *levels;
     const char *topology; /* which of the cluster's topologies, without --levels */
     const char *const *labels;
     size_t nlabels;
     const char *topology_name;
-} topo_cli_topology_flags;
+} cli_topology_flags;
 
 /* The input and the topology flags from the rows (live also when
  * --kubeconfig or --context is given); cluster: the command's, for the
  * live cluster (may be NULL without the live rows). */
-void topo_cli_input_from_args(topo_cli_input *in, topo_cli_topology_flags *flags,
-                              const topo_cli_input_args *a, topo_cli_cluster *cluster);
+void cli_input_from_args(cli_input *in, cli_topology_flags *flags,
+                              const cli_input_args *a, cli_cluster *cluster);
 
 /* Checks that exactly one input is given (--pods only with --nodes), parses
  * the levels and the --node-label flavor labels into opts->snapshot
  * (topology_name TOPO_CLI_TOPOLOGY_NAME when NULL). Without --levels the
- * live cluster's are read (topo_cli_live_levels), their source said on
+ * live cluster's are read (cli_live_levels), their source said on
  * stderr in one line; offline, --levels is required. Strings live in pool. */
-int topo_cli_topology_opts(topo_inventory_snapshot_opts *opts, const topo_cli_input *in,
-                           const topo_cli_topology_flags *flags, topo_pool *pool, topo_err *err);
+int cli_topology_opts(topo_inventory_snapshot_opts *opts, const cli_input *in,
+                           const cli_topology_flags *flags, topo_pool *pool, topo_err *err);
 
 /* Where the live cluster's levels came from. */
-typedef struct topo_cli_found_levels {
+typedef struct cli_found_levels {
     const char **levels;
     size_t nlevels;
     const topo_kv *node_labels; /* the webhook topology's nodeLabels (0 for Kueue's) */
@@ -181,7 +181,7 @@ typedef struct topo_cli_found_levels {
     /* "ConfigMap topo-system/topo-webhook, topology \"default\"", or
      * "Topology \"default\" (kueue.x-k8s.io/v1beta2)" */
     const char *where;
-} topo_cli_found_levels;
+} cli_found_levels;
 
 /* The levels of the live cluster (live_levels.c), in this order:
  * topo-webhook's configuration, from the ConfigMap charts/topo installs
@@ -192,59 +192,59 @@ typedef struct topo_cli_found_levels {
  * listing them and asking for --topology; none: an error saying what was
  * tried and asking for --levels. A ConfigMap or Topology that does not
  * validate is an error naming it and the field. Strings live in pool. */
-int topo_cli_live_levels(topo_cli_found_levels *out, const topo_cli_input *in, const char *pick,
+int cli_live_levels(cli_found_levels *out, const cli_input *in, const char *pick,
                          topo_pool *pool, topo_err *err);
 
 /* The nodes behind a snapshot, for output (labels, readiness, taints). */
-typedef struct topo_cli_nodes {
+typedef struct cli_nodes {
     const topo_node_spec *v;
     size_t n;
-} topo_cli_nodes;
+} cli_nodes;
 
 /* Builds the snapshot from the inventory (every --nodes file, then --pods),
- * from the --db cache file (topo_cli_load_db), or from the live cluster
- * (topo_cli_load_live). *out_nodes lists the nodes (strings in pool or the
+ * from the --db cache file (cli_load_db), or from the live cluster
+ * (cli_load_live). *out_nodes lists the nodes (strings in pool or the
  * inventory). *out_ignored (may be NULL) counts pods on unknown nodes. */
-int topo_cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
-                           topo_cli_nodes *out_nodes, const topo_cli_input *in,
+int cli_load_snapshot(topo_inventory **out_inv, topo_snapshot **out_snap,
+                           cli_nodes *out_nodes, const cli_input *in,
                            const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                            topo_pool *pool, topo_err *err);
 
 /* The snapshot and nodes of a topo cache file (read-only; reservations
  * charged as of now). */
-int topo_cli_load_db(topo_snapshot **out_snap, topo_cli_nodes *out_nodes, const char *db,
+int cli_load_db(topo_snapshot **out_snap, cli_nodes *out_nodes, const char *db,
                      const topo_inventory_snapshot_opts *opts, size_t *out_ignored,
                      topo_pool *pool, topo_err *err);
 
 /* The live cluster (live.c): Nodes and Pods listed once through the
  * kubeconfig (the filler of `cache sync --once`) into a cache file in a
- * temporary directory, read as topo_cli_load_db reads one, then removed. A
+ * temporary directory, read as cli_load_db reads one, then removed. A
  * SIGINT or SIGTERM meanwhile stops the list and still removes it. */
-int topo_cli_load_live(topo_snapshot **out_snap, topo_cli_nodes *out_nodes,
-                       const topo_cli_input *in, const topo_inventory_snapshot_opts *opts,
+int cli_load_live(topo_snapshot **out_snap, cli_nodes *out_nodes,
+                       const cli_input *in, const topo_inventory_snapshot_opts *opts,
                        size_t *out_ignored, topo_pool *pool, topo_err *err);
 
 /* Installs the SIGINT and SIGTERM handlers that set the returned flag (for
  * topo_filler_opts.stop): the first signal stops a sync, which then ends
  * cleanly. */
-const atomic_int *topo_cli_stop_on_signals(void);
+const atomic_int *cli_stop_on_signals(void);
 
 /* The program name messages start with: "topoassign", or "kubectl topo"
  * when run as the kubectl plugin (main sets it once, before any command). */
-void topo_cli_set_program(const char *name);
-const char *topo_cli_program(void);
+void cli_set_program(const char *name);
+const char *cli_program(void);
 
 /* The short name of a level: the part after the last '/'. */
-const char *topo_cli_level_short(const char *level);
+const char *cli_level_short(const char *level);
 
 /* Prints "<program> <cmd>: <message>" on stderr, the message escaped
  * (topo_utf8_escape_controls: it may quote cluster objects). */
-void topo_cli_error(const char *cmd, const topo_err *err);
+void cli_error(const char *cmd, const topo_err *err);
 /* Prints "<program>: warning: <message>" on stderr, escaped likewise. */
-void topo_cli_warn(const char *fmt, ...) TOPO_PRINTF(1, 2);
+void cli_warn(const char *fmt, ...) TOPO_PRINTF(1, 2);
 /* s escaped for a terminal (topo_utf8_escape_controls), in pool when it
  * changes, else s itself: every cluster string a command prints goes
  * through it (names, label values, taints, topology names). */
-const char *topo_cli_safe(topo_pool *pool, const char *s);
+const char *cli_safe(topo_pool *pool, const char *s);
 
 #endif

@@ -15,7 +15,7 @@
 #define CMD "assign"
 
 typedef struct assign_args {
-    topo_cli_input_args input;
+    cli_input_args input;
     topo_opt_list gates;
     const char *request, *required, *preferred, *slice_level, *podset, *output;
     unsigned long count, slice_size; /* 0: not given */
@@ -55,7 +55,7 @@ static const topo_opt table[] = {
      "json and yaml print Kueue's TopologyAssignment", O(output), NULL},
 };
 
-const topo_cli_command topo_cli_assign = {
+const cli_command cli_assign = {
     "assign",
     "place one PodSet on a cluster, as Kueue TAS would",
     "usage: topoassign assign (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
@@ -80,13 +80,13 @@ const topo_cli_command topo_cli_assign = {
     "not be read.",
     table,
     sizeof table / sizeof table[0],
-    topo_cli_cmd_assign,
+    cli_cmd_assign,
 };
 
 typedef struct assign_ctx {
     topo_pool *pool;
     topo_inventory *inv;
-    topo_cli_nodes nodes;
+    cli_nodes nodes;
     topo_snapshot *snap;
     topo_strmap *by_hostname;
     const char **levels;
@@ -98,7 +98,7 @@ typedef struct assign_ctx {
 static int check_level(const assign_ctx *c, const char *what, const char *level, topo_err *err)
 {
     char list[512] = "";
-    if (level == NULL || topo_cli_level_index(c->levels, c->nlevels, level) >= 0)
+    if (level == NULL || cli_level_index(c->levels, c->nlevels, level) >= 0)
         return 0;
     for (size_t i = 0; i < c->nlevels; i++) {
         strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
@@ -122,7 +122,7 @@ static int podset_from_flags(topo_podset_spec *ps, const assign_args *f, const a
     if (f->request == NULL)
         return topo_err_set(err, TOPO_EINVALID,
                             "--request: required, e.g. --request nvidia.com/gpu=8");
-    if ((error = topo_cli_parse_requests(&req, &ps->nrequests, f->request, c->pool, err)) < 0)
+    if ((error = cli_parse_requests(&req, &ps->nrequests, f->request, c->pool, err)) < 0)
         return error;
     ps->requests = req;
     modes = (f->required != NULL) + (f->preferred != NULL) + (f->unconstrained != 0);
@@ -206,7 +206,7 @@ static void full_values(const char **out, const assign_ctx *c, const topo_assign
 {
     raw_values(out, c, a, d);
     for (size_t i = 0; i < c->nlevels; i++)
-        out[i] = topo_cli_safe(c->pool, out[i]);
+        out[i] = cli_safe(c->pool, out[i]);
 }
 
 static void raw_values(const char **out, const assign_ctx *c, const topo_assignment *a, size_t d)
@@ -246,12 +246,12 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
     int64_t gpus = request_of(ps, TOPO_CLI_GPU_RESOURCE);
     int64_t total = 0;
     const char *mode_level = ps->required ? ps->required : ps->preferred;
-    int mode_idx = mode_level ? topo_cli_level_index(c->levels, c->nlevels, mode_level) : -1;
+    int mode_idx = mode_level ? cli_level_index(c->levels, c->nlevels, mode_level) : -1;
     size_t distinct = 0;
     const char *first_mode_value = NULL;
 
     for (size_t i = 0; i < c->nlevels; i++)
-        width[i] = strlen(topo_cli_level_short(c->levels[i]));
+        width[i] = strlen(cli_level_short(c->levels[i]));
     for (size_t d = 0; d < a->ndomains; d++) {
         full_values(vals, c, a, d);
         for (size_t i = 0; i < c->nlevels; i++)
@@ -259,7 +259,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
                 width[i] = strlen(vals[i]);
     }
     for (size_t i = 0; i < c->nlevels; i++) {
-        const char *s = topo_cli_level_short(c->levels[i]);
+        const char *s = cli_level_short(c->levels[i]);
         for (const char *p = s; *p; p++)
             putchar(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
         printf("%*s  ", (int)(width[i] - strlen(s)), "");
@@ -298,7 +298,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
                ? (a->ndomains == 1 ? "node" : "nodes")
                : (a->ndomains == 1 ? "domain" : "domains"));
     if (mode_idx >= 0) {
-        const char *short_name = topo_cli_level_short(mode_level);
+        const char *short_name = cli_level_short(mode_level);
         if (distinct == 1)
             printf(", all in %s %s", short_name, first_mode_value);
         else
@@ -309,7 +309,7 @@ static int print_table(const assign_ctx *c, const topo_podset_spec *ps, const to
     }
     if (ps->slice_required != NULL)
         printf(", slices of %d per %s", (int)ps->slice_size,
-               topo_cli_level_short(ps->slice_required));
+               cli_level_short(ps->slice_required));
     printf("\n");
     return 0;
 }
@@ -331,12 +331,12 @@ static int hostname_index(assign_ctx *c, topo_err *err)
     return 0;
 }
 
-int topo_cli_cmd_assign(int argc, char **argv)
+int cli_cmd_assign(int argc, char **argv)
 {
     assign_args f;
-    topo_cli_input in;
-    topo_cli_cluster cluster = {0};
-    topo_cli_topology_flags flags;
+    cli_input in;
+    cli_cluster cluster = {0};
+    cli_topology_flags flags;
     assign_ctx c;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
@@ -349,15 +349,15 @@ int topo_cli_cmd_assign(int argc, char **argv)
     memset(&f, 0, sizeof(f));
     memset(&c, 0, sizeof(c));
     memset(&result, 0, sizeof(result));
-    if ((rc = topo_cli_parse(&topo_cli_assign, argc, argv, &f)) >= 0)
+    if ((rc = cli_parse(&cli_assign, argc, argv, &f)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
     if ((c.pool = topo_pool_create()) == NULL) {
         topo_err_nomem(&err, NULL);
         goto fail;
     }
-    topo_cli_input_from_args(&in, &flags, &f.input, &cluster);
-    if (topo_cli_topology_opts(&sopts, &in, &flags, c.pool, &err) < 0)
+    cli_input_from_args(&in, &flags, &f.input, &cluster);
+    if (cli_topology_opts(&sopts, &in, &flags, c.pool, &err) < 0)
         goto fail;
     c.levels = (const char **)sopts.snapshot.levels;
     c.nlevels = sopts.snapshot.nlevels;
@@ -367,16 +367,16 @@ int topo_cli_cmd_assign(int argc, char **argv)
         format = TOPO_FORMAT_YAML;
     if ((f.podset != NULL ? podset_from_manifest(&ps, &f, &c, &err)
                           : podset_from_flags(&ps, &f, &c, &err)) < 0 ||
-        topo_cli_parse_gates(&gates, f.gates.v, f.gates.n, c.pool, &err) < 0)
+        cli_parse_gates(&gates, f.gates.v, f.gates.n, c.pool, &err) < 0)
         goto fail;
-    if (topo_cli_load_snapshot(&c.inv, &c.snap, &c.nodes, &in, &sopts, NULL, c.pool, &err) < 0 ||
+    if (cli_load_snapshot(&c.inv, &c.snap, &c.nodes, &in, &sopts, NULL, c.pool, &err) < 0 ||
         hostname_index(&c, &err) < 0)
         goto fail;
     if (topo_engine_find(&result, c.snap, &ps, 1, NULL, &gates, c.pool, &err) < 0)
         goto fail;
     if (result.failure != NULL || result.assignment == NULL) {
         fprintf(stderr, "does not fit: %s\n",
-                result.failure ? topo_cli_safe(c.pool, result.failure) : "no assignment returned");
+                result.failure ? cli_safe(c.pool, result.failure) : "no assignment returned");
         rc = TOPO_CLI_EXIT_NOFIT;
         goto cleanup;
     }
@@ -391,10 +391,10 @@ int topo_cli_cmd_assign(int argc, char **argv)
     goto cleanup;
 
 fail:
-    topo_cli_error(CMD, &err);
+    cli_error(CMD, &err);
     rc = TOPO_CLI_EXIT_BADINPUT;
 cleanup:
-    topo_cli_cluster_dispose(&cluster);
+    cli_cluster_dispose(&cluster);
     free(text);
     topo_snapshot_free(c.snap);
     topo_strmap_free(c.by_hostname);

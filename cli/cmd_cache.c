@@ -45,12 +45,12 @@ static int cmd_import(int argc, char **argv);
 static int cmd_stats(int argc, char **argv);
 static int cmd_cache(int argc, char **argv);
 
-const topo_cli_command topo_cli_cache = {
+const cli_command cli_cache = {
     "cache", "topo cache files: import objects, stats, sync a cluster", usage_text, NULL, NULL, 0,
     cmd_cache,
 };
 
-const topo_cli_command topo_cli_cache_import = {
+const cli_command cli_cache_import = {
     "cache import",
     "load Kubernetes objects into a topo cache file",
     "usage: topoassign cache import --db FILE [--nodes FILE ...] [--pods FILE ...] "
@@ -62,7 +62,7 @@ const topo_cli_command topo_cli_cache_import = {
     cmd_import,
 };
 
-const topo_cli_command topo_cli_cache_stats = {
+const cli_command cli_cache_stats = {
     "cache stats",
     "print a topo cache file's schema version and rows",
     "usage: topoassign cache stats --db FILE",
@@ -210,7 +210,7 @@ cleanup:
 }
 
 /* import or stats: parse, check --db, run. */
-static int run(const topo_cli_command *cmd, int (*fn)(const cache_args *, topo_err *), int argc,
+static int run(const cli_command *cmd, int (*fn)(const cache_args *, topo_err *), int argc,
                char **argv)
 {
     cache_args f;
@@ -218,12 +218,12 @@ static int run(const topo_cli_command *cmd, int (*fn)(const cache_args *, topo_e
     int rc;
 
     memset(&f, 0, sizeof(f));
-    if ((rc = topo_cli_parse(cmd, argc, argv, &f)) < 0) {
+    if ((rc = cli_parse(cmd, argc, argv, &f)) < 0) {
         if (f.db == NULL) {
             fprintf(stderr, "topoassign %s: --db: required\n", cmd->name);
             rc = TOPO_CLI_EXIT_BADINPUT;
         } else if (fn(&f, &err) < 0) {
-            topo_cli_error(CMD, &err);
+            cli_error(CMD, &err);
             rc = TOPO_CLI_EXIT_BADINPUT;
         } else {
             rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
@@ -235,18 +235,18 @@ static int run(const topo_cli_command *cmd, int (*fn)(const cache_args *, topo_e
 
 static int cmd_import(int argc, char **argv)
 {
-    return run(&topo_cli_cache_import, import, argc, argv);
+    return run(&cli_cache_import, import, argc, argv);
 }
 
 static int cmd_stats(int argc, char **argv)
 {
-    return run(&topo_cli_cache_stats, stats, argc, argv);
+    return run(&cli_cache_stats, stats, argc, argv);
 }
 
 static int cmd_cache(int argc, char **argv)
 {
-    static const topo_cli_command *const subs[] = {&topo_cli_cache_import,
-                                                   &topo_cli_cache_stats, &topo_cli_cache_sync};
+    static const cli_command *const subs[] = {&cli_cache_import,
+                                                   &cli_cache_stats, &cli_cache_sync};
     const char *sub = argc > 1 ? argv[1] : NULL;
 
     if (sub == NULL || strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0) {

@@ -22,14 +22,14 @@
 
 #define CMD "cache sync"
 
-typedef struct sync_args {
+typedef struct ctl_args {
     const char *db, *kubeconfig, *context, *kinds, *levels;
     unsigned long idle_ms, page_size; /* the table's defaults, the filler's */
     double qps, burst;
     int once, stats, verify_live;
-} sync_args;
+} ctl_args;
 
-#define O(field) offsetof(sync_args, field)
+#define O(field) offsetof(ctl_args, field)
 #define D(constant) TOPO_OPT_DEFAULT(constant)
 
 static const topo_opt table[] = {
@@ -60,7 +60,7 @@ static const topo_opt table[] = {
      "the topology of --verify-live, coarsest first", O(levels), NULL},
 };
 
-const topo_cli_command topo_cli_cache_sync = {
+const cli_command cli_cache_sync = {
     "cache sync",
     "mirror a cluster's Nodes, Pods and Jobs into a topo cache file",
     "usage: topoassign cache sync --db FILE [--kubeconfig FILE] [--context NAME]\n"
@@ -73,7 +73,7 @@ const topo_cli_command topo_cli_cache_sync = {
     "answers 410 Gone. Exit status: 0 done, 1 the sync failed, 2 bad input.",
     table,
     sizeof table / sizeof table[0],
-    topo_cli_cmd_cache_sync,
+    cli_cmd_cache_sync,
 };
 
 /* The walk of a snapshot over a few resources, as text (a topo_buf), to
@@ -198,7 +198,7 @@ static int print_stats(const topo_filler_stats *st, const char *db, double secon
 /* The filler's options from the flags (the table's defaults are the
  * filler's); a live snapshot of --levels with --verify-live. */
 static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts *sopts,
-                       topo_pool **pool, const sync_args *f, topo_err *err)
+                       topo_pool **pool, const ctl_args *f, topo_err *err)
 {
     if (f->db == NULL)
         return topo_err_set(err, TOPO_EINVALID, "--db: required");
@@ -218,7 +218,7 @@ static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts
             return topo_err_set(err, TOPO_EINVALID, "--verify-live: needs --levels");
         if ((*pool = topo_pool_create()) == NULL)
             return topo_err_nomem(err, NULL);
-        int rc = topo_cli_parse_levels(&levels, &sopts->nlevels, f->levels, *pool, err);
+        int rc = cli_parse_levels(&levels, &sopts->nlevels, f->levels, *pool, err);
         if (rc < 0)
             return rc;
         sopts->levels = levels;
@@ -229,9 +229,9 @@ static int filler_opts(topo_filler_opts *o, topo_live **live, topo_snapshot_opts
     return 0;
 }
 
-int topo_cli_cmd_cache_sync(int argc, char **argv)
+int cli_cmd_cache_sync(int argc, char **argv)
 {
-    sync_args f;
+    ctl_args f;
     topo_live *live = NULL;
     topo_snapshot_opts sopts = {.topology_name = TOPO_CLI_TOPOLOGY_NAME};
     topo_pool *pool = NULL;
@@ -241,12 +241,12 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     int rc;
 
     memset(&f, 0, sizeof(f));
-    if ((rc = topo_cli_parse(&topo_cli_cache_sync, argc, argv, &f)) >= 0)
+    if ((rc = cli_parse(&cli_cache_sync, argc, argv, &f)) >= 0)
         return rc;
     if (filler_opts(&o, &live, &sopts, &pool, &f, &err) < 0)
         goto bad;
 
-    o.stop = topo_cli_stop_on_signals();
+    o.stop = cli_stop_on_signals();
 
     int64_t t0 = topo_clock_ns();
     if ((rc = topo_filler_create(&filler, &o, &err)) < 0)
@@ -264,12 +264,12 @@ int topo_cli_cmd_cache_sync(int argc, char **argv)
     topo_live_free(live);
     topo_pool_free(pool);
     if (rc != 0) {
-        topo_cli_error(CMD, &err);
+        cli_error(CMD, &err);
         return TOPO_CLI_EXIT_NOFIT; /* 1: the sync failed */
     }
     return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_NOFIT;
 bad:
-    topo_cli_error(CMD, &err);
+    cli_error(CMD, &err);
     topo_live_free(live);
     topo_pool_free(pool);
     return TOPO_CLI_EXIT_BADINPUT;

@@ -69,7 +69,7 @@ static const topo_opt table[] = {
      O(known_failures), NULL},
 };
 
-const topo_cli_command topo_cli_cases = {
+const cli_command cli_cases = {
     "cases",
     "run Kueue conformance cases (JSON)",
     "usage: topoassign cases FILE... [--id ID]... [--verbose] [--known-failures FILE]",
@@ -78,7 +78,7 @@ const topo_cli_command topo_cli_cases = {
     "as listed), 1 otherwise, 2 bad input.",
     table,
     sizeof table / sizeof table[0],
-    topo_cli_cmd_cases,
+    cli_cmd_cases,
 };
 
 static char *trim(char *s)
@@ -154,7 +154,7 @@ static void print_verbose(const topo_case *c, const topo_case_outcome *o, topo_p
     }
 }
 
-int topo_cli_cmd_cases(int argc, char **argv)
+int cli_cmd_cases(int argc, char **argv)
 {
     cases_args a;
     strlist ids = {0}, known = {0}, failed = {0};
@@ -166,7 +166,7 @@ int topo_cli_cmd_cases(int argc, char **argv)
     const topo_opt_list *files = &a.files;
 
     memset(&a, 0, sizeof(a));
-    if ((status = topo_cli_parse(&topo_cli_cases, argc, argv, &a)) >= 0)
+    if ((status = cli_parse(&cli_cases, argc, argv, &a)) >= 0)
         goto cleanup;
     status = TOPO_CLI_EXIT_BADINPUT;
     known_path = a.known_failures;

@@ -55,7 +55,7 @@ static const topo_opt table[] = {
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
-const topo_cli_command topo_cli_generate = {
+const cli_command cli_generate = {
     "generate",
     "write a synthetic cluster as NodeList JSON",
     "usage: topoassign generate --nodes N [options] [-o FILE]",
@@ -65,7 +65,7 @@ const topo_cli_command topo_cli_generate = {
     "error.",
     table,
     NOPTS,
-    topo_cli_cmd_generate,
+    cli_cmd_generate,
 };
 
 /* The options into opts, each a value the table gave or its default
@@ -109,7 +109,7 @@ static int check(const generate_args *f, const unsigned char *given)
     return TOPO_CLI_EXIT_BADINPUT;
 }
 
-int topo_cli_cmd_generate(int argc, char **argv)
+int cli_cmd_generate(int argc, char **argv)
 {
     generate_args f;
     unsigned char given[NOPTS];
@@ -120,7 +120,7 @@ int topo_cli_cmd_generate(int argc, char **argv)
     int status;
 
     memset(&f, 0, sizeof(f));
-    if ((status = topo_cli_parse_given(&topo_cli_generate, argc, argv, &f, given)) >= 0 ||
+    if ((status = cli_parse_given(&cli_generate, argc, argv, &f, given)) >= 0 ||
         (status = check(&f, given)) != 0)
         return status;
     shape(&opts, &f);

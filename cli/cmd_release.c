@@ -64,7 +64,7 @@ static const topo_opt table[] = {
     TOPO_CLI_KUBECONFIG_ROWS("the cluster's kubeconfig", kubeconfig, context),
 };
 
-const topo_cli_command topo_cli_release = {
+const cli_command cli_release = {
     CMD,
     "remove topo's gate from every pod still waiting under it: released unplaced",
     "usage: topoassign release (--namespace NS | --all-namespaces) [--dry-run]\n"
@@ -90,7 +90,7 @@ const topo_cli_command topo_cli_release = {
     "listed.",
     table,
     sizeof table / sizeof table[0],
-    topo_cli_cmd_release,
+    cli_cmd_release,
 };
 
 /* The gated pods of the list (new references), in the list's order. */
@@ -207,12 +207,12 @@ static void other_gates(char *buf, size_t size, const json_t *pod)
         snprintf(buf, size, " (still gated by %s, and %zu more)", names, more);
 }
 
-/* The counts of the summary, kept by report (serialized by release_pods). */
+/* The counts of the summary, kept by report (serialized by cli_release_pods). */
 typedef struct tally {
     size_t released, already, gone, failed;
 } tally;
 
-static void report(size_t i, release_outcome outcome, const json_t *pod, const topo_err *err,
+static void report(size_t i, cli_release_outcome outcome, const json_t *pod, const topo_err *err,
                    void *payload)
 {
     tally *t = payload;
@@ -240,7 +240,7 @@ static void report(size_t i, release_outcome outcome, const json_t *pod, const t
     }
 }
 
-int topo_cli_cmd_release(int argc, char **argv)
+int cli_cmd_release(int argc, char **argv)
 {
     release_args f;
     topo_err err = TOPO_ERR_INIT;
@@ -252,16 +252,16 @@ int topo_cli_cmd_release(int argc, char **argv)
     int rc;
 
     memset(&f, 0, sizeof(f));
-    if ((rc = topo_cli_parse(&topo_cli_release, argc, argv, &f)) >= 0)
+    if ((rc = cli_parse(&cli_release, argc, argv, &f)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
     if ((f.namespace_ != NULL) == (f.all_namespaces != 0)) {
         topo_err_set(&err, TOPO_EINVALID,
                      "give one of --namespace NS and --all-namespaces (see '%s " CMD " --help')",
-                     topo_cli_program());
+                     cli_program());
         goto fail;
     }
-    release_pods_opts ro = {
+    cli_release_pods_opts ro = {
         .workers = (unsigned)f.concurrency,
         .qps = f.qps,
         .timeout_ms = RELEASE_TIMEOUT_MS,
@@ -282,7 +282,7 @@ int topo_cli_cmd_release(int argc, char **argv)
     } else {
         topo_k8s_free(k); /* the workers have their own */
         k = NULL;
-        if (release_pods(g.v, g.n, &cfg, &ro, report, &t, &err) < 0)
+        if (cli_release_pods(g.v, g.n, &cfg, &ro, report, &t, &err) < 0)
             goto fail;
         printf("%zu pod(s) released unplaced, %zu already released, %zu gone, %zu not "
                "released\n",
@@ -293,7 +293,7 @@ int topo_cli_cmd_release(int argc, char **argv)
                              : TOPO_CLI_EXIT_OK;
     goto cleanup;
 fail:
-    topo_cli_error(CMD, &err);
+    cli_error(CMD, &err);
 cleanup:
     for (size_t i = 0; i < g.n; i++)
         json_decref(g.v[i]);

@@ -15,7 +15,7 @@
 #define LIST_MAX 20 /* node names listed per footer line */
 
 typedef struct show_args {
-    topo_cli_input_args input;
+    cli_input_args input;
     const char *resource;
 } show_args;
 
@@ -29,7 +29,7 @@ static const topo_opt table[] = {
     TOPO_CLI_TOPOLOGY_NAME_ROW("the name printed"),
 };
 
-const topo_cli_command topo_cli_show = {
+const cli_command cli_show = {
     "show",
     "print the topology tree with free/total GPUs per domain",
     "usage: topoassign show (--nodes FILE [--pods FILE] | --db FILE) --levels L1,L2,...\n"
@@ -48,7 +48,7 @@ const topo_cli_command topo_cli_show = {
     "or the cluster could not be read.",
     table,
     sizeof table / sizeof table[0],
-    topo_cli_cmd_show,
+    cli_cmd_show,
 };
 
 typedef struct row {
@@ -155,7 +155,7 @@ static int in_topology(const topo_node_spec *n, const char *const *levels, size_
     return 1;
 }
 
-static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_t nlevels,
+static void footer(const cli_nodes *nodes, const char *const *levels, size_t nlevels,
                    const topo_kv *flavor, size_t nflavor, topo_pool *pool)
 {
     size_t nexcluded = 0, ntainted = 0, noutside = 0, shown;
@@ -180,7 +180,7 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
         const topo_node_spec *n = &nodes->v[i];
         if (!in_topology(n, levels, nlevels, flavor, nflavor) || (n->ready && !n->unschedulable))
             continue;
-        printf("%s %s (%s)", shown ? "," : "", topo_cli_safe(pool, n->name),
+        printf("%s %s (%s)", shown ? "," : "", cli_safe(pool, n->name),
                !n->ready && n->unschedulable ? "NotReady, unschedulable"
                : !n->ready                   ? "NotReady"
                                              : "unschedulable");
@@ -201,10 +201,10 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
                 if (strcmp(n->taints[k].effect, "PreferNoSchedule") == 0)
                     continue;
                 printf("%s%s%s", first ? (shown ? ", " : " ") : " ",
-                       first ? topo_cli_safe(pool, n->name) : "", first ? " (" : "");
+                       first ? cli_safe(pool, n->name) : "", first ? " (" : "");
                 if (!first)
                     printf(", ");
-                printf("%s", topo_cli_safe(pool, taint_text(t, sizeof(t), &n->taints[k])));
+                printf("%s", cli_safe(pool, taint_text(t, sizeof(t), &n->taints[k])));
                 first = 0;
             }
             if (!first) {
@@ -221,17 +221,17 @@ static void footer(const topo_cli_nodes *nodes, const char *const *levels, size_
                nflavor ? " or a --node-label" : "", noutside);
 }
 
-int topo_cli_cmd_show(int argc, char **argv)
+int cli_cmd_show(int argc, char **argv)
 {
     show_args f;
-    topo_cli_input in;
-    topo_cli_cluster cluster = {0};
-    topo_cli_topology_flags flags;
+    cli_input in;
+    cli_cluster cluster = {0};
+    cli_topology_flags flags;
     topo_err err = TOPO_ERR_INIT;
     topo_inventory_snapshot_opts sopts = {0};
     topo_pool *pool = NULL;
     topo_inventory *inv = NULL;
-    topo_cli_nodes nodes = {NULL, 0};
+    cli_nodes nodes = {NULL, 0};
     topo_snapshot *snap = NULL;
     rows r = {NULL, 0, 0, 0};
     const char *const *levels = NULL;
@@ -242,7 +242,7 @@ int topo_cli_cmd_show(int argc, char **argv)
     int open[TOPO_MAX_LEVELS + 1] = {0};
 
     memset(&f, 0, sizeof(f));
-    if ((rc = topo_cli_parse(&topo_cli_show, argc, argv, &f)) >= 0)
+    if ((rc = cli_parse(&cli_show, argc, argv, &f)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
     resource = f.resource ? f.resource : TOPO_CLI_GPU_RESOURCE;
@@ -250,9 +250,9 @@ int topo_cli_cmd_show(int argc, char **argv)
         topo_err_nomem(&err, NULL);
         goto fail;
     }
-    topo_cli_input_from_args(&in, &flags, &f.input, &cluster);
-    if (topo_cli_topology_opts(&sopts, &in, &flags, pool, &err) < 0 ||
-        topo_cli_load_snapshot(&inv, &snap, &nodes, &in, &sopts, &ignored, pool, &err) < 0)
+    cli_input_from_args(&in, &flags, &f.input, &cluster);
+    if (cli_topology_opts(&sopts, &in, &flags, pool, &err) < 0 ||
+        cli_load_snapshot(&inv, &snap, &nodes, &in, &sopts, &ignored, pool, &err) < 0)
         goto fail;
     levels = sopts.snapshot.levels;
     nlevels = sopts.snapshot.nlevels;
@@ -266,7 +266,7 @@ int topo_cli_cmd_show(int argc, char **argv)
 
     /* Label values come from the cluster: escaped for the terminal. */
     for (size_t i = 0; i < r.n; i++)
-        r.v[i].view.value = topo_cli_safe(pool, r.v[i].view.value);
+        r.v[i].view.value = cli_safe(pool, r.v[i].view.value);
     /* Last-child flags: the next row at the same or a shallower level decides. */
     for (size_t i = 0; i < r.n; i++) {
         size_t level = r.v[i].view.level;
@@ -281,9 +281,9 @@ int topo_cli_cmd_show(int argc, char **argv)
         }
     }
 
-    printf("topology \"%s\":", topo_cli_safe(pool, sopts.snapshot.topology_name));
+    printf("topology \"%s\":", cli_safe(pool, sopts.snapshot.topology_name));
     for (size_t i = 0; i < nlevels; i++)
-        printf("%s%s", i ? " > " : " ", topo_cli_level_short(levels[i]));
+        printf("%s%s", i ? " > " : " ", cli_level_short(levels[i]));
     printf("  (%s free/total on eligible nodes)\n", resource);
 
     char pre[4 * 3 * (TOPO_MAX_LEVELS + 1) + 8];
@@ -331,10 +331,10 @@ int topo_cli_cmd_show(int argc, char **argv)
     goto cleanup;
 
 fail:
-    topo_cli_error(CMD, &err);
+    cli_error(CMD, &err);
     rc = TOPO_CLI_EXIT_BADINPUT;
 cleanup:
-    topo_cli_cluster_dispose(&cluster);
+    cli_cluster_dispose(&cluster);
     free(r.v);
     topo_snapshot_free(snap);
     topo_inventory_free(inv);

@@ -22,7 +22,7 @@
 #define SIM_POLICIES_DEFAULT "topo,kube-default,first-fit,best-fit,random"
 
 typedef struct simulate_args {
-    topo_cli_input_args input; /* --nodes, --pods, --db, --levels, --node-label */
+    cli_input_args input; /* --nodes, --pods, --db, --levels, --node-label */
     topo_opt_list tiers, gates;
     const char *shape, *resource;
     unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
@@ -152,7 +152,7 @@ static const topo_opt table[] = {
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
-const topo_cli_command topo_cli_simulate = {
+const cli_command cli_simulate = {
     "simulate",
     "replay a job trace under topo and the default scheduler, compare placement quality",
     "usage: topoassign simulate (--nodes FILE [--pods FILE] | --db FILE | --shape NAME)\n"
@@ -169,7 +169,7 @@ const topo_cli_command topo_cli_simulate = {
     "0 done, 2 bad input.",
     table,
     NOPTS,
-    topo_cli_cmd_simulate,
+    cli_cmd_simulate,
 };
 
 /* ---- progress ---- */
@@ -231,7 +231,7 @@ static int load_shape(sim_inputs *in, const simulate_args *f, topo_err *err)
     if ((rc = topo_sim_shape(&go, &levels, &nlevels, &so, err)) < 0)
         return rc;
     if (f->input.levels != NULL) {
-        if ((rc = topo_cli_parse_levels(&parsed, &nlevels, f->input.levels, in->pool, err)) < 0)
+        if ((rc = cli_parse_levels(&parsed, &nlevels, f->input.levels, in->pool, err)) < 0)
             return rc;
         levels = parsed;
     }
@@ -247,20 +247,20 @@ static int load_cluster(sim_inputs *in, const simulate_args *f, topo_err *err)
 {
     topo_inventory_snapshot_opts sopts = {0};
     topo_sim_cluster_opts copts = {f->resource, f->tiers.v, f->tiers.n};
-    topo_cli_nodes nodes;
+    cli_nodes nodes;
     int rc;
 
     if (f->shape == NULL && shape_given(f))
         return topo_err_set(err, TOPO_EINVALID,
                             "--shape-nodes, --gpus-per-node, --nodes-per-rack, --racks-per-leaf "
                             "and --leaves-per-spine scale a --shape");
-    topo_cli_input cin;
-    topo_cli_topology_flags tflags;
-    topo_cli_input_from_args(&cin, &tflags, &f->input, NULL);
+    cli_input cin;
+    cli_topology_flags tflags;
+    cli_input_from_args(&cin, &tflags, &f->input, NULL);
     if (f->shape != NULL)
         rc = load_shape(in, f, err);
-    else if ((rc = topo_cli_topology_opts(&sopts, &cin, &tflags, in->pool, err)) == 0 &&
-             (rc = topo_cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
+    else if ((rc = cli_topology_opts(&sopts, &cin, &tflags, in->pool, err)) == 0 &&
+             (rc = cli_load_snapshot(&in->inv, &in->snap, &nodes, &cin, &sopts, NULL,
                                           in->pool, err)) == 0)
         in->cluster_text = f->input.db != NULL ? f->input.db : f->input.nodes.v[0];
     if (rc < 0)
@@ -368,7 +368,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
 {
     int rc;
     memset(o, 0, sizeof(*o));
-    if ((rc = topo_cli_parse_gates(gates, NULL, 0, in->pool, err)) < 0)
+    if ((rc = cli_parse_gates(gates, NULL, 0, in->pool, err)) < 0)
         return rc;
     if (f->profile != NULL && strcmp(f->profile, "best-fit") == 0) {
         gates->TASProfileMixed = 0;
@@ -380,7 +380,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     for (size_t i = 0; i < f->gates.n; i++) {
         topo_gates one;
         /* Each --gate over the profile: parse alone, then copy the one gate. */
-        if ((rc = topo_cli_parse_gates(&one, &f->gates.v[i], 1, in->pool, err)) < 0)
+        if ((rc = cli_parse_gates(&one, &f->gates.v[i], 1, in->pool, err)) < 0)
             return rc;
         const char *eq = strchr(f->gates.v[i], '=');
         char name[64];
@@ -471,7 +471,7 @@ static int trace_out(const char *path, const topo_sim_trace *t, topo_err *err)
     return write_buf(path, &b, err);
 }
 
-int topo_cli_cmd_simulate(int argc, char **argv)
+int cli_cmd_simulate(int argc, char **argv)
 {
     simulate_args f;
     unsigned char given[NOPTS];
@@ -487,7 +487,7 @@ int topo_cli_cmd_simulate(int argc, char **argv)
 
     memset(&f, 0, sizeof(f));
     memset(&in, 0, sizeof(in));
-    if ((rc = topo_cli_parse_given(&topo_cli_simulate, argc, argv, &f, given)) >= 0)
+    if ((rc = cli_parse_given(&cli_simulate, argc, argv, &f, given)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
     in.seed = f.seed.value;
@@ -514,7 +514,7 @@ int topo_cli_cmd_simulate(int argc, char **argv)
     goto cleanup;
 
 fail:
-    topo_cli_error(CMD, &err);
+    cli_error(CMD, &err);
     rc = TOPO_CLI_EXIT_BADINPUT;
 cleanup:
     for (size_t i = 0; i < TOPO_SIM_POLICIES; i++)

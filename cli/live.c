@@ -54,19 +54,19 @@ static int make_dir(char *out, size_t size, topo_err *err)
  * them) into db, once. Configuration errors (the kubeconfig, its context)
  * and an API server that does not answer within the filler's few tries
  * come back as errors; so does an interruption. */
-static int sync_once(const char *db, const topo_cli_input *in, topo_err *err)
+static int sync_once(const char *db, const cli_input *in, topo_err *err)
 {
     topo_filler_opts o = {0};
     topo_filler *filler = NULL;
     int rc;
 
     o.db_path = db;
-    if ((rc = topo_cli_cluster_config(&o.k8s_config, in, err)) < 0)
+    if ((rc = cli_cluster_config(&o.k8s_config, in, err)) < 0)
         return topo_err_wrap(err, "reading the cluster");
     o.kinds = TOPO_FILLER_NODES | TOPO_FILLER_PODS;
     o.once = 1;
     o.idle_ms = LIVE_IDLE_MS;
-    o.stop = topo_cli_stop_on_signals();
+    o.stop = cli_stop_on_signals();
     if ((rc = topo_filler_create(&filler, &o, err)) == 0)
         rc = topo_filler_run(filler, err);
     topo_filler_free(filler);
@@ -75,7 +75,7 @@ static int sync_once(const char *db, const topo_cli_input *in, topo_err *err)
     return rc < 0 ? topo_err_wrap(err, "reading the cluster") : rc;
 }
 
-void topo_cli_cluster_dispose(topo_cli_cluster *c)
+void cli_cluster_dispose(cli_cluster *c)
 {
     if (c == NULL)
         return;
@@ -83,7 +83,7 @@ void topo_cli_cluster_dispose(topo_cli_cluster *c)
     c->loaded = 0;
 }
 
-int topo_cli_cluster_config(const topo_k8s_config **out, const topo_cli_input *in,
+int cli_cluster_config(const topo_k8s_config **out, const cli_input *in,
                             topo_err *err)
 {
     *out = NULL;
@@ -100,8 +100,8 @@ int topo_cli_cluster_config(const topo_k8s_config **out, const topo_cli_input *i
     return 0;
 }
 
-int topo_cli_load_live(topo_snapshot **out_snap, topo_cli_nodes *out_nodes,
-                       const topo_cli_input *in, const topo_inventory_snapshot_opts *opts,
+int cli_load_live(topo_snapshot **out_snap, cli_nodes *out_nodes,
+                       const cli_input *in, const topo_inventory_snapshot_opts *opts,
                        size_t *out_ignored, topo_pool *pool, topo_err *err)
 {
     char dir[4096], db[4096 + 16];
@@ -118,7 +118,7 @@ int topo_cli_load_live(topo_snapshot **out_snap, topo_cli_nodes *out_nodes,
     rc = sync_once(db, in, err);
     topo_log_set_level(level);
     if (rc == 0)
-        rc = topo_cli_load_db(out_snap, out_nodes, db, opts, out_ignored, pool, err);
+        rc = cli_load_db(out_snap, out_nodes, db, opts, out_ignored, pool, err);
     remove_dir(dir);
     return rc;
 }

@@ -180,7 +180,7 @@ static int on_configmap(json_t *item, void *payload)
             /* Anyone's ConfigMap may carry the labels: not a reason to fail,
              * whatever its text breaks (a syntax error, a nesting or size
              * limit: TOPO_ELIMIT). Only our own want of memory is. */
-            topo_cli_warn("ignoring %s (it has topo-webhook's labels but its %s does not "
+            cli_warn("ignoring %s (it has topo-webhook's labels but its %s does not "
                           "parse: %s)",
                           where, WEBHOOK_CONFIG_KEY, s->err != NULL ? s->err->text : "");
             topo_err_clear(s->err);
@@ -471,7 +471,7 @@ static int pick_kueue(candidate *out, search *s, topo_buf *note)
 
 /* A client of the command's configuration (the lists that follow use the
  * same, and so the same exec credential). */
-static int connect_cluster(topo_k8s **out, const topo_cli_input *in, topo_err *err)
+static int connect_cluster(topo_k8s **out, const cli_input *in, topo_err *err)
 {
     const topo_k8s_config *cfg = NULL;
     topo_k8s_opts ko = {0};
@@ -479,12 +479,12 @@ static int connect_cluster(topo_k8s **out, const topo_cli_input *in, topo_err *e
     ko.max_retries = 1;
     ko.backoff_max_ms = LEVELS_BACKOFF_MAX_MS;
     ko.timeout_ms = LEVELS_TIMEOUT_MS;
-    if ((rc = topo_cli_cluster_config(&cfg, in, err)) == 0)
+    if ((rc = cli_cluster_config(&cfg, in, err)) == 0)
         rc = topo_k8s_create(out, cfg, &ko, err);
     return rc;
 }
 
-int topo_cli_live_levels(topo_cli_found_levels *out, const topo_cli_input *in, const char *pick,
+int cli_live_levels(cli_found_levels *out, const cli_input *in, const char *pick,
                          topo_pool *pool, topo_err *err)
 {
     search s = {.pick = pick, .pool = pool, .err = err};

@@ -12,17 +12,17 @@
 #include "topo/options.h"
 #include "topo/version.h"
 
-static const topo_cli_command *const commands[] = {
-    &topo_cli_assign, &topo_cli_show,     &topo_cli_generate, &topo_cli_cases,
-    &topo_cli_cache,  &topo_cli_simulate, &topo_cli_release,
+static const cli_command *const commands[] = {
+    &cli_assign, &cli_show,     &cli_generate, &cli_cases,
+    &cli_cache,  &cli_simulate, &cli_release,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 /* Every command as the reference page lists it: `cache` is three. */
-static const topo_cli_command *const documented[] = {
-    &topo_cli_assign,       &topo_cli_show,        &topo_cli_generate,  &topo_cli_cases,
-    &topo_cli_cache_import, &topo_cli_cache_stats, &topo_cli_cache_sync, &topo_cli_simulate,
-    &topo_cli_release,
+static const cli_command *const documented[] = {
+    &cli_assign,       &cli_show,        &cli_generate,  &cli_cases,
+    &cli_cache_import, &cli_cache_stats, &cli_cache_sync, &cli_simulate,
+    &cli_release,
 };
 #define NDOCUMENTED (sizeof documented / sizeof documented[0])
 
@@ -39,8 +39,8 @@ static const char intro[] =
 /* The kubectl plugin: the name it answers to, its commands, its help. show
  * and assign read the cluster through --live; release always talks to it. */
 #define PLUGIN_NAME "kubectl-topo"
-static const topo_cli_command *const plugin_commands[] = {&topo_cli_show, &topo_cli_assign,
-                                                          &topo_cli_release};
+static const cli_command *const plugin_commands[] = {&cli_show, &cli_assign,
+                                                          &cli_release};
 #define NPLUGIN (sizeof plugin_commands / sizeof plugin_commands[0])
 static const char plugin_usage_line[] =
     "usage: kubectl topo <show|assign|release> [--kubeconfig FILE] [--context NAME] [options]";
@@ -99,7 +99,7 @@ static void plugin_usage(FILE *out)
  * (unless given), so that they read the cluster. */
 static int plugin_main(int argc, char **argv)
 {
-    topo_cli_set_program("kubectl topo");
+    cli_set_program("kubectl topo");
     if (argc < 2) {
         plugin_usage(stderr);
         return TOPO_CLI_EXIT_BADINPUT;
@@ -116,7 +116,7 @@ static int plugin_main(int argc, char **argv)
     for (size_t i = 0; i < NPLUGIN; i++) {
         if (strcmp(argv[1], plugin_commands[i]->name) != 0)
             continue;
-        int live = plugin_commands[i] == &topo_cli_release;
+        int live = plugin_commands[i] == &cli_release;
         for (int k = 2; k < argc; k++)
             live |= strcmp(argv[k], "--live") == 0;
         char **args = calloc((size_t)argc + 2, sizeof(*args));

@@ -21,7 +21,7 @@
 
 typedef struct result {
     int done;
-    release_outcome outcome;
+    cli_release_outcome outcome;
     json_t *pod; /* as last read */
     topo_err err;
 } result;
@@ -33,7 +33,7 @@ typedef struct pool {
     pthread_mutex_t mu;  /* results and reported */
     result *results;
     size_t reported;     /* results[0..reported) were reported */
-    release_report_fn report;
+    cli_release_report_fn report;
     void *payload;
 } pool;
 
@@ -52,11 +52,11 @@ static const char *meta(const json_t *pod, const char *key)
 
 /* Releases one pod, listed as pod (the reference is taken). *out_pod: the pod
  * as last read (a new reference, for the message). */
-static release_outcome release_one(json_t **out_pod, topo_k8s *k, json_t *pod, topo_err *err)
+static cli_release_outcome release_one(json_t **out_pod, topo_k8s *k, json_t *pod, topo_err *err)
 {
     const char *ns = meta(pod, "namespace"), *name = meta(pod, "name");
     json_t *cur = pod, *patch = NULL;
-    release_outcome out = RELEASE_FAILED;
+    cli_release_outcome out = RELEASE_FAILED;
     int rc = 0;
 
     for (int attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt++) {
@@ -124,7 +124,7 @@ static void *work(void *arg)
         json_t *pod = p->pods[i], *last = NULL;
         topo_err err = TOPO_ERR_INIT;
         p->pods[i] = NULL;
-        release_outcome outcome = release_one(&last, w->k, pod, &err);
+        cli_release_outcome outcome = release_one(&last, w->k, pod, &err);
         pthread_mutex_lock(&p->mu);
         p->results[i] = (result){1, outcome, last, err};
         report_ready(p);
@@ -133,8 +133,8 @@ static void *work(void *arg)
     return NULL;
 }
 
-int release_pods(json_t **pods, size_t n, const topo_k8s_config *cfg,
-                 const release_pods_opts *opts, release_report_fn report, void *payload,
+int cli_release_pods(json_t **pods, size_t n, const topo_k8s_config *cfg,
+                 const cli_release_pods_opts *opts, cli_release_report_fn report, void *payload,
                  topo_err *err)
 {
     pool p = {.pods = pods, .n = n, .report = report, .payload = payload};

@@ -8,7 +8,7 @@
 #include "topo/labelwriter.h"
 #include "topo/log.h"
 
-struct sync_apply {
+struct ctl_apply {
     topo_labelwriter *writer;
     topo_metrics_family *m_writes;
     topo_metrics_family *m_backoff;
@@ -17,7 +17,7 @@ struct sync_apply {
 /* The writer's counters into the metrics at each render. */
 static void copy_stats(void *payload)
 {
-    sync_apply *a = payload;
+    ctl_apply *a = payload;
     topo_labelwriter_stats st;
     topo_labelwriter_get_stats(a->writer, &st);
     static const char *const names[] = {
@@ -34,12 +34,12 @@ static void copy_stats(void *payload)
     topo_metrics_set(topo_metrics_get(a->m_backoff, NULL), (int64_t)st.backoff_nodes);
 }
 
-int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
+int ctl_apply_create(ctl_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
                       topo_err *err)
 {
     static const char *const by_outcome[] = {"outcome"};
     *out = NULL;
-    sync_apply *a = calloc(1, sizeof(*a));
+    ctl_apply *a = calloc(1, sizeof(*a));
     if (!a)
         return topo_err_nomem(err, "apply");
     topo_labelwriter_opts wo = {.dry_run = dry_run};
@@ -61,14 +61,14 @@ int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *
     if (rc == 0 && metrics)
         rc = topo_metrics_on_render(metrics, copy_stats, a, err);
     if (rc != 0) {
-        sync_apply_free(a);
+        ctl_apply_free(a);
         return rc;
     }
     *out = a;
     return 0;
 }
 
-void sync_apply_free(sync_apply *a)
+void ctl_apply_free(ctl_apply *a)
 {
     if (!a)
         return;
@@ -76,7 +76,7 @@ void sync_apply_free(sync_apply *a)
     free(a);
 }
 
-static void count(sync_apply_result *res, topo_labelwriter_outcome o)
+static void count(ctl_apply_result *res, topo_labelwriter_outcome o)
 {
     switch (o) {
     case TOPO_LABELWRITER_CONVERGED:
@@ -102,15 +102,15 @@ static void count(sync_apply_result *res, topo_labelwriter_outcome o)
     }
 }
 
-void sync_apply_owned(sync_owned *out, const char *prefix, int topograph)
+void ctl_apply_owned(ctl_owned *out, const char *prefix, int topograph)
 {
-    *out = (sync_owned){.prefixes = {prefix}, .nprefixes = 1, .topograph = topograph != 0};
+    *out = (ctl_owned){.prefixes = {prefix}, .nprefixes = 1, .topograph = topograph != 0};
 }
 
 /* One node: its labels and provenance annotation to the writer. A node
  * the plan gives no label (left out as incomplete) is held. */
-static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json_t *node,
-                      const topo_labeldiff_owned *owned, sync_apply_result *res, topo_err *err)
+static int apply_node(ctl_apply *a, const topo_plan *plan, size_t i, const json_t *node,
+                      const topo_labeldiff_owned *owned, ctl_apply_result *res, topo_err *err)
 {
     const char *name = topo_plan_node_name(plan, i);
     topo_kv labels[TOPO_PLAN_MAX_LABELS];
@@ -145,16 +145,16 @@ static int apply_node(sync_apply *a, const topo_plan *plan, size_t i, const json
     return e.code == TOPO_ENOMEM ? topo_err_nomem(err, "apply") : 0;
 }
 
-int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
-                     sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err)
+int ctl_apply_round(ctl_apply *a, const topo_plan *plan, const json_t *view,
+                     ctl_apply_go_fn go, void *payload, ctl_apply_result *res, topo_err *err)
 {
-    sync_owned keys;
-    sync_apply_owned(&keys, topo_plan_prefix(plan),
+    ctl_owned keys;
+    ctl_apply_owned(&keys, topo_plan_prefix(plan),
                      topo_plan_key_owned(plan, TOPO_PLAN_TOPOGRAPH_DOMAIN));
     topo_labeldiff_owned owned = {.prefixes = keys.prefixes,
                                   .nprefixes = keys.nprefixes,
                                   .topograph = keys.topograph};
-    *res = (sync_apply_result){0};
+    *res = (ctl_apply_result){0};
     for (size_t i = 0; i < topo_plan_node_count(plan); i++) {
         const json_t *node = json_object_get(view, topo_plan_node_name(plan, i));
         if (!node)
@@ -174,7 +174,7 @@ int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
     return 0;
 }
 
-long sync_apply_due_in_ms(sync_apply *a)
+long ctl_apply_due_in_ms(ctl_apply *a)
 {
     return topo_labelwriter_due_in_ms(a->writer);
 }

@@ -21,43 +21,43 @@
 #include "topo/metrics.h"
 #include "topo/plan.h"
 
-typedef struct sync_apply sync_apply;
+typedef struct ctl_apply ctl_apply;
 
 /* The label keys the writer owns (topo_plan_key_owned): those under the
  * plan's prefix, and exactly topograph's keys when the plan mirrors them
  * (topo/labelowner.h). The one list for the writer's diff and the Node
  * view's kept keys. */
-typedef struct sync_owned {
+typedef struct ctl_owned {
     const char *prefixes[1];
     size_t nprefixes;
     int topograph;
-} sync_owned;
-void sync_apply_owned(sync_owned *out, const char *prefix, int topograph);
+} ctl_owned;
+void ctl_apply_owned(ctl_owned *out, const char *prefix, int topograph);
 
 /* k: the writer's own client (its QPS/burst paces the writes), borrowed.
  * dry_run: log each patch instead of sending it. metrics may be NULL. */
-int sync_apply_create(sync_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
+int ctl_apply_create(ctl_apply **out, topo_k8s *k, int dry_run, topo_metrics *metrics,
                       topo_err *err);
-void sync_apply_free(sync_apply *a);
+void ctl_apply_free(ctl_apply *a);
 
 /* Asked before each write: non-zero to go on (the Lease still held, no
  * stop asked). A round that is told to stop ends after the current write. */
-typedef int (*sync_apply_go_fn)(void *payload);
+typedef int (*ctl_apply_go_fn)(void *payload);
 
-typedef struct sync_apply_result {
+typedef struct ctl_apply_result {
     size_t patched, converged, held, gone, failed, dry_run;
     size_t deferred; /* drift on a node in backoff: reasserted when due */
     int stopped; /* go said no before the end */
-} sync_apply_result;
+} ctl_apply_result;
 
 /* One pass over the plan's nodes present in view (nodes.h's snapshot).
  * Always 0 but for TOPO_ENOMEM: failed writes are counted in *res (the
  * caller retries them at its next round). */
-int sync_apply_round(sync_apply *a, const topo_plan *plan, const json_t *view,
-                     sync_apply_go_fn go, void *payload, sync_apply_result *res, topo_err *err);
+int ctl_apply_round(ctl_apply *a, const topo_plan *plan, const json_t *view,
+                     ctl_apply_go_fn go, void *payload, ctl_apply_result *res, topo_err *err);
 
 /* When the earliest reassertion a round deferred is due (ms from now, 0:
  * now), for the loop's next wake-up; -1 when none waits. */
-long sync_apply_due_in_ms(sync_apply *a);
+long ctl_apply_due_in_ms(ctl_apply *a);
 
 #endif

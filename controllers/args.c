@@ -11,7 +11,7 @@
 #include "topo/labelowner.h"
 #include "topo/version.h"
 
-#define O(field) offsetof(sync_args, field)
+#define O(field) offsetof(ctl_args, field)
 
 
 static const char usage_line[] =
@@ -39,9 +39,9 @@ static const topo_opt table[] = {
      "run one round (list nodes, read every source, plan, write) and exit", O(once), NULL},
     {"--dry-run", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "write no labels: log the patches that would be sent", O(dry_run), NULL},
-    TOPO_OPT_DAEMON_KUBECONFIG_ROW(sync_args, d, TOPO_K8S_CONFIG_DEFAULT_HELP,
+    TOPO_OPT_DAEMON_KUBECONFIG_ROW(ctl_args, d, TOPO_K8S_CONFIG_DEFAULT_HELP,
                                    "the API server to read nodes from and write labels to"),
-    TOPO_OPT_DAEMON_LEASE_ROWS(sync_args, d, "topo-sync",
+    TOPO_OPT_DAEMON_LEASE_ROWS(ctl_args, d, "topo-sync",
                                "write only while holding the Lease; its renew deadline and retry "
                                "period scale with --lease-duration (2/3 and 2/15: client-go's "
                                "10 s and 2 s at 15)",
@@ -70,7 +70,7 @@ static const topo_opt table[] = {
      "the writer's requests per second to the API server", O(kube_qps), NULL},
     {"--kube-burst", NULL, TOPO_OPT_POSITIVE, "N", 0, 10000, NULL, "100",
      "the writer's burst above --kube-qps", O(kube_burst), NULL},
-    TOPO_OPT_DAEMON_HEALTH_ROWS(sync_args, d, 0, "port of /livez, /readyz and /healthz (0: none)",
+    TOPO_OPT_DAEMON_HEALTH_ROWS(ctl_args, d, 0, "port of /livez, /readyz and /healthz (0: none)",
                                 "address the health and metrics ports listen on"),
     {"--metrics-port", NULL, TOPO_OPT_UINT, "N", 0, 65535, NULL, "the health port",
      "port of /metrics", O(metrics_port), NULL},
@@ -153,7 +153,7 @@ static const topo_opt table[] = {
      "app.kubernetes.io/managed-by=topo-sync; one without it is never written, and only "
      "topo's keys of one with it are",
      O(export_configmap), NULL},
-    TOPO_OPT_DAEMON_OTHER_ROWS(sync_args, d, "topo-sync", "Other:"),
+    TOPO_OPT_DAEMON_OTHER_ROWS(ctl_args, d, "topo-sync", "Other:"),
 };
 #define NOPTS (sizeof table / sizeof table[0])
 
@@ -172,7 +172,7 @@ static int print(int markdown, FILE *to)
     return 0;
 }
 
-int sync_args_parse(sync_args *a, int argc, char **argv)
+int ctl_args_parse(ctl_args *a, int argc, char **argv)
 {
     char why[512];
     memset(a, 0, sizeof *a);
@@ -221,7 +221,7 @@ int sync_args_parse(sync_args *a, int argc, char **argv)
     return 0;
 }
 
-void sync_args_free(sync_args *a)
+void ctl_args_free(ctl_args *a)
 {
     topo_opts_free(table, NOPTS, a);
 }

@@ -5,7 +5,7 @@
 
 #include "topo/options.h"
 
-typedef struct sync_args {
+typedef struct ctl_args {
     const char *config;
     int once, dry_run, print_labels, print_annotations, print_plan;
     topo_opt_list ibnetdiscover; /* every --ibnetdiscover */
@@ -27,12 +27,12 @@ typedef struct sync_args {
     unsigned long source_interval_s, resync_s, stale_after_s, min_hosts_percent;
     double kube_qps, kube_burst;
     unsigned long metrics_port;
-} sync_args;
+} ctl_args;
 
 /* 0: run; 1: help, the reference page or the version was printed (exit
  * 0); 2: a bad command line, the message printed (exit 2). Free with
- * sync_args_free either way. */
-int sync_args_parse(sync_args *a, int argc, char **argv);
-void sync_args_free(sync_args *a);
+ * ctl_args_free either way. */
+int ctl_args_parse(ctl_args *a, int argc, char **argv);
+void ctl_args_free(ctl_args *a);
 
 #endif

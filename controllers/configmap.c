@@ -76,7 +76,7 @@ static int create(topo_k8s *k, const char *ns, const char *name, const json_t *d
     json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:O}", "apiVersion", "v1", "kind",
                             "ConfigMap", "metadata", "name", name, "namespace", ns, "data",
                             data);
-    int rc = !obj || sync_owned_mark(obj) != 0 ? topo_err_nomem(err, "configmap") : 0;
+    int rc = !obj || ctl_owned_mark(obj) != 0 ? topo_err_nomem(err, "configmap") : 0;
     if (rc == 0) {
         topo_log(TOPO_LOG_INFO, "configmap: %s %s", dry_run ? "would create" : "creating", ref);
         if (!dry_run)
@@ -90,9 +90,9 @@ static int create(topo_k8s *k, const char *ns, const char *name, const json_t *d
  * key of its data and metadata kept, written back under cur's
  * resourceVersion (a writer in between: TOPO_ECONFLICT). */
 static int update(topo_k8s *k, const char *ns, const char *ref, json_t *cur, const json_t *want,
-                  int dry_run, sync_configmap_outcome *outcome, topo_err *err)
+                  int dry_run, ctl_configmap_outcome *outcome, topo_err *err)
 {
-    if (!sync_owned(cur)) {
+    if (!ctl_owned(cur)) {
         *outcome = SYNC_CONFIGMAP_NOT_OWNED;
         return topo_err_set(err, TOPO_EFORBIDDEN,
                             "configmap: %s is not topo-sync's (no label %s: %s), not written; "
@@ -137,9 +137,9 @@ static int update(topo_k8s *k, const char *ns, const char *ref, json_t *cur, con
     return rc;
 }
 
-int sync_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
+int ctl_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
                          const topo_export_kueue_opts *kueue, int dry_run,
-                         sync_configmap_outcome *outcome, topo_err *err)
+                         ctl_configmap_outcome *outcome, topo_err *err)
 {
     char ns[254], name[254];
     const char *slash = strchr(ref, '/');

@@ -24,13 +24,13 @@
 /* A ConfigMap's data may hold at most 1 MiB (the API server's limit). */
 #define SYNC_CONFIGMAP_MAX_DATA (1024 * 1024)
 
-typedef enum sync_configmap_outcome {
+typedef enum ctl_configmap_outcome {
     SYNC_CONFIGMAP_UNCHANGED,
     SYNC_CONFIGMAP_CREATED,
     SYNC_CONFIGMAP_UPDATED,
     SYNC_CONFIGMAP_NOT_OWNED, /* refused: it exists without the marker */
     SYNC_CONFIGMAP_FAILED     /* any other error */
-} sync_configmap_outcome;
+} ctl_configmap_outcome;
 
 /* ref: "namespace/name". dry_run: logs what it would do (and refuses a
  * ConfigMap it does not own all the same). 0; TOPO_EFORBIDDEN (outcome
@@ -38,8 +38,8 @@ typedef enum sync_configmap_outcome {
  * bad ref, data over SYNC_CONFIGMAP_MAX_DATA, a reply without
  * resourceVersion or with a data that is no object); TOPO_ECONFLICT after
  * CONFIGMAP_ATTEMPTS reads met other writers; or the API's error. */
-int sync_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
+int ctl_configmap_apply(topo_k8s *k, const char *ref, const topo_plan *plan,
                          const topo_export_kueue_opts *kueue, int dry_run,
-                         sync_configmap_outcome *outcome, topo_err *err);
+                         ctl_configmap_outcome *outcome, topo_err *err);
 
 #endif

@@ -37,9 +37,9 @@ typedef struct ctl {
     topo_k8s *k_nodes, *k_write, *k_lease;
     topo_metrics *metrics;
     topo_view *nodes;
-    sync_sources *sources;
+    ctl_sources *sources;
     topo_leader *leader;
-    sync_apply *apply;
+    ctl_apply *apply;
     topo_probe *health, *metrics_port; /* metrics_port: when it differs from health's */
     pthread_t leader_thread;
     int leader_started;
@@ -50,9 +50,9 @@ typedef struct ctl {
     topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_hosts, *m_rounds, *m_leader;
     topo_metrics_family *m_configmap; /* the export ConfigMap's outcomes */
     /* The node view's kept keys (make_nodes). */
-    sync_owned owned;
+    ctl_owned owned;
     const char *label_keys[8];
-    sync_nodes_keep keep;
+    ctl_nodes_keep keep;
 } ctl;
 
 /* The calling thread's CPU time in ms: what a round itself costs, whatever
@@ -169,7 +169,7 @@ static int make_clients(ctl *c, topo_err *err)
 }
 
 /* The Node view keeps what a round reads (nodes.h): the labels the writer
- * owns (sync_apply_owned: the prefix, and topograph's keys when the plan
+ * owns (ctl_apply_owned: the prefix, and topograph's keys when the plan
  * mirrors them), the owned annotations (under the prefix: the record and
  * the provenance, plan.h), and the labels the GPU facts come from (gpu.h:
  * GFD's clique, count, product and present labels, the hostname). Any
@@ -177,7 +177,7 @@ static int make_clients(ctl *c, topo_err *err)
 static int make_nodes(ctl *c, topo_err *err)
 {
     const topo_plan_opts *po = &c->o->settings->plan;
-    sync_apply_owned(&c->owned, po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX,
+    ctl_apply_owned(&c->owned, po->prefix ? po->prefix : TOPO_PLAN_DEFAULT_PREFIX,
                      po->topograph);
     size_t nk = 0;
     c->label_keys[nk++] = TOPO_GPU_CLIQUE_LABEL;
@@ -185,7 +185,7 @@ static int make_nodes(ctl *c, topo_err *err)
     c->label_keys[nk++] = "nvidia.com/gpu.product";
     c->label_keys[nk++] = "nvidia.com/gpu.present";
     c->label_keys[nk++] = TOPO_KUEUE_HOSTNAME_LABEL;
-    c->keep = (sync_nodes_keep){.label_prefixes = c->owned.prefixes,
+    c->keep = (ctl_nodes_keep){.label_prefixes = c->owned.prefixes,
                                 .nlabel_prefixes = c->owned.nprefixes,
                                 .label_keys = c->label_keys,
                                 .nlabel_keys = nk,
@@ -197,12 +197,12 @@ static int make_nodes(ctl *c, topo_err *err)
      * alone tens of kilobytes): the API server sends, and this process
      * parses, a fraction of it (docs/sync.md "Node objects"). */
     topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .metadata_only = 1};
-    return topo_view_create(&c->nodes, c->k_nodes, &ro, &sync_nodes_ops, &c->keep, err);
+    return topo_view_create(&c->nodes, c->k_nodes, &ro, &ctl_nodes_ops, &c->keep, err);
 }
 
 static int make_sources(ctl *c, topo_err *err)
 {
-    sync_sources_opts so = {.settings = c->o->settings,
+    ctl_sources_opts so = {.settings = c->o->settings,
                             .interval_ms = c->o->source_interval_ms,
                             .stale_ms = c->o->stale_ms,
                             .min_hosts_percent = c->o->min_hosts_percent,
@@ -210,7 +210,7 @@ static int make_sources(ctl *c, topo_err *err)
                             .metrics = c->metrics,
                             .changed = source_changed,
                             .payload = c};
-    return sync_sources_create(&c->sources, &so, err);
+    return ctl_sources_create(&c->sources, &so, err);
 }
 
 static int make_leader(ctl *c, topo_err *err)
@@ -270,8 +270,8 @@ static void teardown(ctl *c)
     }
     topo_probe_free(c->metrics_port);
     topo_probe_free(c->health);
-    sync_sources_free(c->sources);
-    sync_apply_free(c->apply);
+    ctl_sources_free(c->sources);
+    ctl_apply_free(c->apply);
     topo_leader_free(c->leader);
     topo_view_free(c->nodes);
     topo_metrics_free(c->metrics);
@@ -324,15 +324,15 @@ static int plan_round(ctl *c, topo_sync **out, json_t **view_out, topo_err *err)
     topo_facts *facts[TOPO_SYNC_SOURCE_COUNT];
     topo_facts *gpu = NULL;
     int64_t t0 = topo_clock_ms();
-    json_t *view = sync_nodes_snapshot(c->nodes, NULL);
+    json_t *view = ctl_nodes_snapshot(c->nodes, NULL);
     if (!view)
         return topo_err_nomem(err, "nodes");
     int rc = gpu_facts(&gpu, view, err);
     if (rc == 0) {
-        sync_sources_lock(c->sources, facts);
+        ctl_sources_lock(c->sources, facts);
         facts[TOPO_SYNC_GPU] = gpu;
         rc = topo_sync_fuse(out, c->o->settings, facts, err);
-        sync_sources_unlock(c->sources);
+        ctl_sources_unlock(c->sources);
     }
     topo_facts_free(gpu);
     if (rc != 0) {
@@ -366,9 +366,9 @@ static int may_write(ctl *c);
  * or a failed request): a failed write for --once's exit status. */
 static int apply_kueue(ctl *c, const topo_plan *plan)
 {
-    sync_kueue_result r;
+    ctl_kueue_result r;
     topo_err err = TOPO_ERR_INIT;
-    int rc = sync_kueue_apply(c->k_write, plan, &c->o->settings->kueue, c->o->dry_run, &r, &err);
+    int rc = ctl_kueue_apply(c->k_write, plan, &c->o->settings->kueue, c->o->dry_run, &r, &err);
     if (rc == TOPO_EINVALID && !c->kueue_refused)
         topo_log(TOPO_LOG_WARN, "kueue: no objects: %s", err.text);
     else if (rc != 0 && rc != TOPO_EINVALID && !r.served)
@@ -403,10 +403,10 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
     const topo_plan *plan = topo_sync_plan(sync);
     int failed = 0;
     if (may_write || c->o->dry_run) {
-        sync_apply_result r;
+        ctl_apply_result r;
         double cpu1 = cpu_ms();
         int64_t t1 = topo_clock_ms();
-        if ((rc = sync_apply_round(c->apply, plan, view, keep_writing, c, &r, err)) != 0) {
+        if ((rc = ctl_apply_round(c->apply, plan, view, keep_writing, c, &r, err)) != 0) {
             json_decref(view);
             topo_sync_free(sync);
             return rc;
@@ -428,16 +428,16 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
     if (c->o->once && topo_sync_held_levels(plan) > 0)
         failed = 1;
     if (c->o->once && (c->o->print_labels || c->o->print_annotations || c->o->print_plan) &&
-        sync_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
+        ctl_print(plan, c->o->print_labels, c->o->print_annotations, c->o->print_plan) != 0)
         failed = 1;
     if ((may_write || c->o->dry_run) && c->o->kueue_objects)
         failed |= apply_kueue(c, plan);
     if ((may_write || c->o->dry_run) && c->o->export_configmap) {
-        sync_configmap_outcome co;
+        ctl_configmap_outcome co;
         topo_err e = TOPO_ERR_INIT;
         static const char *const outcomes[] = {"unchanged", "created", "updated", "not_owned",
                                                "failed"};
-        if (sync_configmap_apply(c->k_write, c->o->export_configmap, plan, &c->o->settings->kueue,
+        if (ctl_configmap_apply(c->k_write, c->o->export_configmap, plan, &c->o->settings->kueue,
                                  c->o->dry_run, &co, &e) != 0) {
             topo_log(co == SYNC_CONFIGMAP_NOT_OWNED ? TOPO_LOG_ERROR : TOPO_LOG_WARN, "%s",
                      e.text);
@@ -445,8 +445,8 @@ static int reconcile_round(ctl *c, int may_write, topo_err *err)
         }
         topo_metrics_add(topo_metrics_get(c->m_configmap, &outcomes[co]), 1);
     }
-    if (sync_exports_write(plan,
-                           &(sync_exports){c->o->export_kueue, c->o->export_slurm_tree,
+    if (ctl_exports_write(plan,
+                           &(ctl_exports){c->o->export_kueue, c->o->export_slurm_tree,
                                            c->o->export_slurm_block, c->o->export_volcano,
                                            &c->o->settings->kueue},
                            err) != 0) {
@@ -480,7 +480,7 @@ static int reconcile(ctl *c, int may_write, topo_err *err)
  * reassertion is due (at least 50 ms on). */
 static int64_t reassertion_due(ctl *c, int64_t next_resync)
 {
-    long due_in = sync_apply_due_in_ms(c->apply);
+    long due_in = ctl_apply_due_in_ms(c->apply);
     if (due_in < 0)
         return next_resync;
     int64_t at = topo_clock_ms() + (due_in < 50 ? 50 : due_in);
@@ -497,7 +497,7 @@ static int run_once(ctl *c)
      * RSS, bench/README.md "bench/sync"). A source that fails now but left
      * good facts in the cache file plans from those (logged); one with none
      * stops the round. */
-    if (sync_sources_read_all(c->sources, &err) != 0 && !sync_sources_ready(c->sources)) {
+    if (ctl_sources_read_all(c->sources, &err) != 0 && !ctl_sources_ready(c->sources)) {
         topo_log(TOPO_LOG_ERROR, "sources: %s", err.text);
         return err.code == TOPO_EINVALID ? SYNC_EXIT_BAD_INPUT : SYNC_EXIT_FAILED;
     }
@@ -535,7 +535,7 @@ static int run_loop(ctl *c)
             return SYNC_EXIT_FAILED;
         c->leader_started = 1;
     }
-    if (sync_sources_start(c->sources, &err) != 0) {
+    if (ctl_sources_start(c->sources, &err) != 0) {
         topo_log(TOPO_LOG_ERROR, "%s", err.text);
         return SYNC_EXIT_FAILED;
     }
@@ -551,7 +551,7 @@ static int run_loop(ctl *c)
         int other = sources != seen_sources || now >= next_resync || writer != was_writer;
         int held = gen != seen && now < hold_until && !other;
         int due = (gen != seen && !held) || other;
-        int listed = topo_view_synced(c->nodes), answered = sync_sources_ready(c->sources);
+        int listed = topo_view_synced(c->nodes), answered = ctl_sources_ready(c->sources);
         if (c->health) {
             topo_probe_set_check(c->health, "nodes-listed", listed);
             topo_probe_set_check(c->health, "sources-answered", answered);
@@ -600,7 +600,7 @@ int ctl_run(const ctl_opts *o, const atomic_int *stop)
     if (rc == 0)
         rc = make_sources(&c, &err);
     if (rc == 0)
-        rc = sync_apply_create(&c.apply, c.k_write, o->dry_run, c.metrics, &err);
+        rc = ctl_apply_create(&c.apply, c.k_write, o->dry_run, c.metrics, &err);
     if (rc == 0)
         rc = make_leader(&c, &err);
     if (rc == 0)

@@ -67,7 +67,7 @@ static json_t *updated(const json_t *cur, const json_t *want, const char *const 
     return out;
 }
 
-static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *res,
+static int apply_one(topo_k8s *k, json_t *want, int dry_run, ctl_kueue_result *res,
                      topo_err *err)
 {
     char group[128];
@@ -79,7 +79,7 @@ static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *
     json_t *cur = NULL;
     int rc = topo_k8s_get(&cur, k, &r, NULL, name, err);
     if (rc == TOPO_ENOTFOUND) {
-        if (sync_owned_mark(want) != 0)
+        if (ctl_owned_mark(want) != 0)
             return topo_err_nomem(err, "kueue");
         topo_log(TOPO_LOG_INFO, "kueue: %s %s %s", dry_run ? "would create" : "creating", kind,
                  name);
@@ -93,7 +93,7 @@ static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *
     /* One of the same name that topo-sync did not create is someone else's
      * (a Topology an operator made for Kueue by hand): its levels are not
      * ours to change. */
-    if (!sync_owned(cur)) {
+    if (!ctl_owned(cur)) {
         json_decref(cur);
         res->not_owned++;
         return topo_err_set(err, TOPO_ECONFLICT,
@@ -120,11 +120,11 @@ static int apply_one(topo_k8s *k, json_t *want, int dry_run, sync_kueue_result *
     return rc;
 }
 
-int sync_kueue_apply(topo_k8s *k, const topo_plan *plan, const topo_export_kueue_opts *opts,
-                     int dry_run, sync_kueue_result *res, topo_err *err)
+int ctl_kueue_apply(topo_k8s *k, const topo_plan *plan, const topo_export_kueue_opts *opts,
+                     int dry_run, ctl_kueue_result *res, topo_err *err)
 {
     json_t *docs = NULL;
-    *res = (sync_kueue_result){0};
+    *res = (ctl_kueue_result){0};
     int rc = topo_export_kueue_objects(plan, opts, &docs, err);
     if (rc != 0)
         return rc;

@@ -15,15 +15,15 @@
 #include "topo/k8s.h"
 #include "topo/plan.h"
 
-typedef struct sync_kueue_result {
+typedef struct ctl_kueue_result {
     int served; /* the CRDs of the export's apiVersion answer */
     size_t created, updated, unchanged, failed, not_owned;
-} sync_kueue_result;
+} ctl_kueue_result;
 
 /* One pass. dry_run: logs what it would create or update. 0, or the first
  * failure's code (the rest are still tried); TOPO_EINVALID when the plan
  * cannot be exported (opts). */
-int sync_kueue_apply(topo_k8s *k, const topo_plan *plan, const topo_export_kueue_opts *opts,
-                     int dry_run, sync_kueue_result *res, topo_err *err);
+int ctl_kueue_apply(topo_k8s *k, const topo_plan *plan, const topo_export_kueue_opts *opts,
+                     int dry_run, ctl_kueue_result *res, topo_err *err);
 
 #endif

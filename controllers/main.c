@@ -107,7 +107,7 @@ static int parse_levels(overrides *ov, topo_sync_settings *s, const char *list)
 
 /* The HTTP sources' flags: a URL replaces the source's files, a credential
  * flag the config's credentials of that source. */
-static int apply_http_flags(topo_sync_settings *s, const sync_args *a)
+static int apply_http_flags(topo_sync_settings *s, const ctl_args *a)
 {
     if (a->netbox_url) {
         s->netbox_http.url = a->netbox_url;
@@ -149,7 +149,7 @@ static int apply_http_flags(topo_sync_settings *s, const sync_args *a)
 }
 
 /* Flags over the config file's settings. */
-static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
+static int apply_flags(overrides *ov, topo_sync_settings *s, const ctl_args *a)
 {
     if (a->ibnetdiscover.n) {
         ov->ib = calloc(a->ibnetdiscover.n, sizeof(*ov->ib));
@@ -187,7 +187,7 @@ static int apply_flags(overrides *ov, topo_sync_settings *s, const sync_args *a)
     return 0;
 }
 
-static int setup_log(const sync_args *a)
+static int setup_log(const ctl_args *a)
 {
     topo_log_level level;
     topo_err err = TOPO_ERR_INIT;
@@ -202,7 +202,7 @@ static int setup_log(const sync_args *a)
 
 /* The offline run (issue 11): every source from files, the plan printed
  * and exported. 0 complete, 1 incomplete nodes, 2 bad input. */
-static int run_offline(const topo_sync_settings *s, const sync_args *a)
+static int run_offline(const topo_sync_settings *s, const ctl_args *a)
 {
     topo_sync *sync = NULL;
     topo_err err = TOPO_ERR_INIT;
@@ -212,13 +212,13 @@ static int run_offline(const topo_sync_settings *s, const sync_args *a)
         goto cleanup;
     }
     const topo_plan *plan = topo_sync_plan(sync);
-    if (sync_print(plan, a->print_labels, a->print_annotations,
+    if (ctl_print(plan, a->print_labels, a->print_annotations,
                    a->print_plan || (!a->print_labels && !a->print_annotations)) != 0) {
         fprintf(stderr, "topo-sync: cannot write the output\n");
         goto cleanup;
     }
-    if (sync_exports_write(plan,
-                           &(sync_exports){a->export_kueue, a->export_slurm_tree,
+    if (ctl_exports_write(plan,
+                           &(ctl_exports){a->export_kueue, a->export_slurm_tree,
                                            a->export_slurm_block, a->export_volcano,
                                            &s->kueue},
                            &err) != 0) {
@@ -234,7 +234,7 @@ cleanup:
 /* The Node objects come from the API server unless this is a one-off
  * dry run with neither --kubeconfig nor a pod's environment, or the node
  * set is a file: a laptop's ~/.kube/config is not used by surprise. */
-static int offline(const sync_args *a, const topo_sync_settings *s)
+static int offline(const ctl_args *a, const topo_sync_settings *s)
 {
     if (s->nodes_file)
         return 1;
@@ -260,7 +260,7 @@ static void trap_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static int run_online(topo_sync_settings *s, const sync_args *a)
+static int run_online(topo_sync_settings *s, const ctl_args *a)
 {
     /* A flag given wins over the config's refresh section, which wins over
      * the defaults. */
@@ -307,7 +307,7 @@ static int run_online(topo_sync_settings *s, const sync_args *a)
 
 int main(int argc, char **argv)
 {
-    sync_args a;
+    ctl_args a;
     overrides ov = {0};
     topo_syncconfig *cfg = NULL;
     topo_err err = TOPO_ERR_INIT;
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
      * took half as much CPU again). Set before any thread starts. */
     mallopt(M_ARENA_MAX, 2);
     atomic_init(&stop_flag, 0);
-    int rc = sync_args_parse(&a, argc, argv);
+    int rc = ctl_args_parse(&a, argc, argv);
     if (rc != 0) {
         status = rc == 1 ? SYNC_EXIT_OK : SYNC_EXIT_BAD_INPUT;
         goto cleanup;
@@ -342,6 +342,6 @@ int main(int argc, char **argv)
 cleanup:
     topo_syncconfig_free(cfg);
     overrides_free(&ov);
-    sync_args_free(&a);
+    ctl_args_free(&a);
     return status;
 }

@@ -47,13 +47,13 @@ static const char *str_field(const json_t *obj, const char *key)
  * no name (or out of memory). The resourceVersion tells the label writer a
  * view that does not show its last write yet from a node someone changed
  * since. */
-static json_t *trim(const sync_nodes_keep *keep, const json_t *node, const char **name_out,
+static json_t *trim(const ctl_nodes_keep *keep, const json_t *node, const char **name_out,
                     topo_err *err)
 {
-    static const sync_nodes_keep none = {0};
+    static const ctl_nodes_keep none = {0};
     const json_t *md = json_object_get(node, "metadata");
     const char *name = json_string_value(json_object_get(md, "name"));
-    const sync_nodes_keep *k = keep ? keep : &none;
+    const ctl_nodes_keep *k = keep ? keep : &none;
     if (!name || !*name) {
         topo_err_set(err, TOPO_EINVALID, "nodes: an object without metadata.name");
         return NULL;
@@ -147,7 +147,7 @@ static void listed(const void *set, int first, void *payload)
     topo_log(TOPO_LOG_INFO, "nodes: listed %zu", json_object_size(set));
 }
 
-const topo_view_ops sync_nodes_ops = {
+const topo_view_ops ctl_nodes_ops = {
     .create = set_create,
     .destroy = set_destroy,
     .apply = apply,
@@ -155,7 +155,7 @@ const topo_view_ops sync_nodes_ops = {
     .listed = listed,
 };
 
-json_t *sync_nodes_snapshot(topo_view *v, uint64_t *generation_out)
+json_t *ctl_nodes_snapshot(topo_view *v, uint64_t *generation_out)
 {
     const json_t *view = topo_view_read(v);
 #ifdef JANSSON_THREAD_SAFE_REFCOUNT

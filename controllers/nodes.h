@@ -1,7 +1,7 @@
 /* topo-sync's view of the cluster's Node objects (a topo_view, topo/view.h:
  * a reflector's list and watch): per node only what the controller reads —
  * its uid and the labels and annotations it is told to keep
- * (sync_nodes_keep: the owned ones, and the labels the GPU facts are read
+ * (ctl_nodes_keep: the owned ones, and the labels the GPU facts are read
  * from) — so that 10,000 nodes cost a few megabytes, not the hundreds a
  * full list holds.
  *
@@ -29,7 +29,7 @@
  * to one of the keys or, for labels with label_topograph, topograph's
  * (topo_labelowner_topograph_key). Borrowed: the strings must outlive the
  * view. */
-typedef struct sync_nodes_keep {
+typedef struct ctl_nodes_keep {
     const char *const *label_prefixes;
     size_t nlabel_prefixes;
     const char *const *label_keys;
@@ -39,15 +39,15 @@ typedef struct sync_nodes_keep {
     size_t nannotation_prefixes;
     const char *const *annotation_keys;
     size_t nannotation_keys;
-} sync_nodes_keep;
+} ctl_nodes_keep;
 
-/* The Node set's callbacks; their payload is a const sync_nodes_keep *
+/* The Node set's callbacks; their payload is a const ctl_nodes_keep *
  * (outliving the view), or NULL: every label and annotation. */
-extern const topo_view_ops sync_nodes_ops;
+extern const topo_view_ops ctl_nodes_ops;
 
 /* A copy of the set, those values shared read-only (a node's is replaced,
  * never edited); *generation_out (may be NULL) the generation it is. NULL
  * when out of memory. */
-json_t *sync_nodes_snapshot(topo_view *v, uint64_t *generation_out);
+json_t *ctl_nodes_snapshot(topo_view *v, uint64_t *generation_out);
 
 #endif

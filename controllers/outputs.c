@@ -34,7 +34,7 @@ static int replace_file(const char *path, topo_buf *b, topo_err *err)
     return 0;
 }
 
-int sync_exports_write(const topo_plan *plan, const sync_exports *p, topo_err *err)
+int ctl_exports_write(const topo_plan *plan, const ctl_exports *p, topo_err *err)
 {
     const char *path[] = {p->kueue, p->slurm_tree, p->slurm_block, p->volcano};
     for (int i = 0; i < 4; i++) {
@@ -67,7 +67,7 @@ static int print_json(json_t *doc)
     return rc;
 }
 
-int sync_print(const topo_plan *plan, int labels, int annotations, int text_plan)
+int ctl_print(const topo_plan *plan, int labels, int annotations, int text_plan)
 {
     if (labels && print_json(topo_plan_labels_json(plan)) != 0)
         return -1;

@@ -10,19 +10,19 @@
 
 /* Paths; NULL: that export is not written. kueue_opts: the Topology's
  * name, apiVersion and flavor labels (syncconfig's exports.kueue). */
-typedef struct sync_exports {
+typedef struct ctl_exports {
     const char *kueue, *slurm_tree, *slurm_block, *volcano;
     const topo_export_kueue_opts *kueue_opts;
-} sync_exports;
+} ctl_exports;
 
 /* Writes every export asked for, each replaced whole (written beside it,
  * then renamed, so a reader never sees half a file). The first failure
  * stops them: its code, err naming the path. */
-int sync_exports_write(const topo_plan *plan, const sync_exports *paths, topo_err *err);
+int ctl_exports_write(const topo_plan *plan, const ctl_exports *paths, topo_err *err);
 
 /* On stdout, in this order: each node's labels as one JSON object
  * (labels), each node's annotations (annotations), the text plan
  * (text_plan). 0, or -1 when stdout cannot be written. */
-int sync_print(const topo_plan *plan, int labels, int annotations, int text_plan);
+int ctl_print(const topo_plan *plan, int labels, int annotations, int text_plan);
 
 #endif

@@ -3,14 +3,14 @@
 
 #include <string.h>
 
-int sync_owned(const json_t *obj)
+int ctl_owned(const json_t *obj)
 {
     const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     const char *v = json_string_value(json_object_get(labels, SYNC_OWNED_LABEL));
     return v && strcmp(v, SYNC_OWNED_VALUE) == 0;
 }
 
-int sync_owned_mark(json_t *obj)
+int ctl_owned_mark(json_t *obj)
 {
     json_t *md = json_object_get(obj, "metadata");
     if (!json_is_object(md)) {

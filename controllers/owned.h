@@ -14,10 +14,10 @@
 
 /* 1 when obj's metadata.labels carry the marker, else 0 (a NULL obj, no
  * metadata or labels, another value). */
-int sync_owned(const json_t *obj);
+int ctl_owned(const json_t *obj);
 
 /* Puts the marker in obj's metadata.labels (made when absent), other labels
  * kept. 0, or -1 when obj is no object or out of memory. */
-int sync_owned_mark(json_t *obj);
+int ctl_owned_mark(json_t *obj);
 
 #endif

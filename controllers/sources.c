@@ -31,8 +31,8 @@ typedef struct source_state {
     size_t held_hosts, held_switches, held_links;
 } source_state;
 
-struct sync_sources {
-    sync_sources_opts o;
+struct ctl_sources {
+    ctl_sources_opts o;
     source_state src[SRC_N];
     pthread_mutex_t mu; /* the facts, stop */
     pthread_cond_t cv;  /* stop */
@@ -51,7 +51,7 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int register_metrics(sync_sources *s, topo_err *err)
+static int register_metrics(ctl_sources *s, topo_err *err)
 {
     static const char *const by_source[] = {"source"};
     static const char *const by_kind[] = {"source", "kind"};
@@ -81,12 +81,12 @@ static int register_metrics(sync_sources *s, topo_err *err)
     return rc;
 }
 
-static void count_objects(sync_sources *s, const char *name, const topo_facts *f);
+static void count_objects(ctl_sources *s, const char *name, const topo_facts *f);
 
 /* The cache file and the facts it kept: each source's until a read
  * replaces them. A stored document that does not load is reported and
  * left (the next good read replaces it); the source then waits for a read. */
-static int load_stored(sync_sources *s, topo_err *err)
+static int load_stored(ctl_sources *s, topo_err *err)
 {
     int rc = topo_cache_open(&s->cache, s->o.db, NULL, err);
     if (rc != 0)
@@ -119,10 +119,10 @@ static int load_stored(sync_sources *s, topo_err *err)
     return 0;
 }
 
-int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_err *err)
+int ctl_sources_create(ctl_sources **out, const ctl_sources_opts *opts, topo_err *err)
 {
     *out = NULL;
-    sync_sources *s = calloc(1, sizeof(*s));
+    ctl_sources *s = calloc(1, sizeof(*s));
     if (!s)
         return topo_err_nomem(err, "sources");
     s->o = *opts;
@@ -152,14 +152,14 @@ int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_
     if (rc == 0 && opts->db)
         rc = load_stored(s, err);
     if (rc != 0) {
-        sync_sources_free(s);
+        ctl_sources_free(s);
         return rc;
     }
     *out = s;
     return 0;
 }
 
-void sync_sources_free(sync_sources *s)
+void ctl_sources_free(ctl_sources *s)
 {
     if (!s)
         return;
@@ -184,7 +184,7 @@ static void set_metric(topo_metrics_family *f, const char *source, const char *k
     topo_metrics_set(topo_metrics_get(f, values), v);
 }
 
-static void count_objects(sync_sources *s, const char *name, const topo_facts *f)
+static void count_objects(ctl_sources *s, const char *name, const topo_facts *f)
 {
     if (!s->m_objects)
         return;
@@ -195,7 +195,7 @@ static void count_objects(sync_sources *s, const char *name, const topo_facts *f
 
 /* A failed read of source i (err filled): the last good facts kept, the
  * reason counted and logged, recorded in the cache file. */
-static int failed(sync_sources *s, int i, const char *reason, topo_err *err)
+static int failed(ctl_sources *s, int i, const char *reason, topo_err *err)
 {
     const char *name = topo_sync_source_name((topo_sync_source)i);
     source_state *st = &s->src[i];
@@ -214,7 +214,7 @@ static int failed(sync_sources *s, int i, const char *reason, topo_err *err)
  * than min_hosts_percent of the last good facts, and not the same counts
  * as the drop held by the read before (a second one in a row is a fabric
  * that really shrank: accepted). err filled when held. */
-static int hold_drop(sync_sources *s, int i, const topo_facts *f, topo_err *err)
+static int hold_drop(ctl_sources *s, int i, const topo_facts *f, topo_err *err)
 {
     source_state *st = &s->src[i];
     size_t last = st->facts ? topo_facts_host_count(st->facts) : 0;
@@ -247,7 +247,7 @@ static int hold_drop(sync_sources *s, int i, const topo_facts *f, topo_err *err)
 
 /* One read of source i, on whichever thread: the facts replace the last
  * good ones only when the whole read succeeded and is not a drop held. */
-static int read_one(sync_sources *s, int i, topo_err *err)
+static int read_one(ctl_sources *s, int i, topo_err *err)
 {
     const char *name = topo_sync_source_name((topo_sync_source)i);
     source_state *st = &s->src[i];
@@ -300,7 +300,7 @@ static int read_one(sync_sources *s, int i, topo_err *err)
     return 0;
 }
 
-int sync_sources_read_all(sync_sources *s, topo_err *err)
+int ctl_sources_read_all(ctl_sources *s, topo_err *err)
 {
     int first = 0;
     for (int i = 0; i < SRC_N; i++) {
@@ -318,7 +318,7 @@ int sync_sources_read_all(sync_sources *s, topo_err *err)
 
 /* The next read of source i: the interval (±10 %) after a success, a
  * jittered backoff after failures, never later than the interval. */
-static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
+static int64_t next_read(ctl_sources *s, const source_state *st, int64_t now)
 {
     long wait;
     if (st->failures == 0) {
@@ -333,7 +333,7 @@ static int64_t next_read(sync_sources *s, const source_state *st, int64_t now)
     return now + wait;
 }
 
-static void warn_stale(sync_sources *s, int i, int64_t now)
+static void warn_stale(ctl_sources *s, int i, int64_t now)
 {
     source_state *st = &s->src[i];
     if (s->o.stale_ms <= 0 || st->stale_warned || !st->facts || now - st->last_ok_ms < s->o.stale_ms)
@@ -346,7 +346,7 @@ static void warn_stale(sync_sources *s, int i, int64_t now)
 
 static void *refresher(void *arg)
 {
-    sync_sources *s = arg;
+    ctl_sources *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         int64_t now = topo_clock_ms(), soonest = now + s->o.interval_ms;
@@ -376,7 +376,7 @@ static void *refresher(void *arg)
     return NULL;
 }
 
-int sync_sources_start(sync_sources *s, topo_err *err)
+int ctl_sources_start(ctl_sources *s, topo_err *err)
 {
     for (int i = 0; i < SRC_N; i++)
         s->src[i].next_ms = 0; /* the first read at once */
@@ -386,7 +386,7 @@ int sync_sources_start(sync_sources *s, topo_err *err)
     return 0;
 }
 
-int sync_sources_ready(sync_sources *s)
+int ctl_sources_ready(ctl_sources *s)
 {
     int ready = 1;
     pthread_mutex_lock(&s->mu);
@@ -397,14 +397,14 @@ int sync_sources_ready(sync_sources *s)
     return ready;
 }
 
-void sync_sources_lock(sync_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT])
+void ctl_sources_lock(ctl_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT])
 {
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < SRC_N; i++)
         facts[i] = i == TOPO_SYNC_GPU ? NULL : s->src[i].facts;
 }
 
-void sync_sources_unlock(sync_sources *s)
+void ctl_sources_unlock(ctl_sources *s)
 {
     pthread_mutex_unlock(&s->mu);
 }

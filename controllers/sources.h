@@ -7,7 +7,7 @@
  * read with fewer hosts than min_hosts_percent of the last good facts) is
  * held the same way until the same counts come twice in a row: a fabric
  * that really shrank is then accepted. A source that never answered holds no facts, and the
- * controller does not plan without it (sync_sources_ready). With a cache
+ * controller does not plan without it (ctl_sources_ready). With a cache
  * file, each success is saved there before it is used, and the saved facts
  * are loaded at start.
  *
@@ -17,7 +17,7 @@
  * the hosts, switches and links it held.
  *
  * Threads: the refresher runs on its own thread; the reconcile loop reads
- * the facts under sync_sources_lock. */
+ * the facts under ctl_sources_lock. */
 #ifndef TOPO_SYNC_SOURCES_H
 #define TOPO_SYNC_SOURCES_H
 
@@ -28,9 +28,9 @@
 #include "topo/metrics.h"
 #include "topo/sync.h"
 
-typedef struct sync_sources sync_sources;
+typedef struct ctl_sources ctl_sources;
 
-typedef struct sync_sources_opts {
+typedef struct ctl_sources_opts {
     const topo_sync_settings *settings; /* borrowed, outlives the refresher */
     long interval_ms;                   /* between reads of one source (jittered ±10 %) */
     long backoff_base_ms, backoff_max_ms; /* after failures in a row (then the interval) */
@@ -49,27 +49,27 @@ typedef struct sync_sources_opts {
      * (not after a read that gave the same facts). */
     void (*changed)(void *payload);
     void *payload;
-} sync_sources_opts;
+} ctl_sources_opts;
 
-int sync_sources_create(sync_sources **out, const sync_sources_opts *opts, topo_err *err);
+int ctl_sources_create(ctl_sources **out, const ctl_sources_opts *opts, topo_err *err);
 /* Stops the thread (if started) and frees. NULL-safe. */
-void sync_sources_free(sync_sources *s);
+void ctl_sources_free(ctl_sources *s);
 
 /* Reads every source once, on the caller's thread (for --once, and before
  * the thread starts): 0 when all answered, else the first failure's code
  * (err filled); the sources that answered keep their facts. */
-int sync_sources_read_all(sync_sources *s, topo_err *err);
+int ctl_sources_read_all(ctl_sources *s, topo_err *err);
 
 /* Starts the refresher's thread. */
-int sync_sources_start(sync_sources *s, topo_err *err);
+int ctl_sources_start(ctl_sources *s, topo_err *err);
 
 /* Whether every configured source has facts. */
-int sync_sources_ready(sync_sources *s);
+int ctl_sources_ready(ctl_sources *s);
 
 /* The facts by topo_sync_source (NULL for a source without), valid until
- * sync_sources_unlock; the refresher waits meanwhile. facts[TOPO_SYNC_GPU]
+ * ctl_sources_unlock; the refresher waits meanwhile. facts[TOPO_SYNC_GPU]
  * is always NULL: the Node objects are the controller's. */
-void sync_sources_lock(sync_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT]);
-void sync_sources_unlock(sync_sources *s);
+void ctl_sources_lock(ctl_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT]);
+void ctl_sources_unlock(ctl_sources *s);
 
 #endif

@@ -240,7 +240,7 @@ void wh_args_free(wh_args *a)
     topo_opts_free(table, NOPTS, a);
 }
 
-void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *o)
+void wh_args_server_opts(const wh_args *a, wh_server_opts *o)
 {
     o->port = (int)a->port;
     o->health_port = (int)a->d.health_port;

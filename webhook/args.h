@@ -36,7 +36,7 @@ void wh_args_free(wh_args *a);
 
 /* The server's and the placement's options from a (the placement's config
  * and policy are the caller's). */
-void wh_args_server_opts(const wh_args *a, topo_wh_server_opts *out);
+void wh_args_server_opts(const wh_args *a, wh_server_opts *out);
 void wh_args_placement_opts(const wh_args *a, wh_placement_opts *out);
 
 #endif

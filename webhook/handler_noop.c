@@ -13,7 +13,7 @@ static const char noop_response[] =
     "\"response\":{\"uid\":\"" TOPO_WH_NOOP_UID "\",\"allowed\":true}}";
 static const char noop_refusal[] = "{\"error\":\"the body is empty or has a NUL byte\"}";
 
-int topo_wh_handle_noop(void *ctx, const char *body, size_t len, char **out_body,
+int wh_handle_noop(void *ctx, const char *body, size_t len, char **out_body,
                         size_t *out_len, int *out_status)
 {
     (void)ctx;

@@ -67,10 +67,10 @@ static size_t depth_of(const json_t *v, size_t limit)
     return 0;
 }
 
-int topo_wh_handle_passthrough(void *ctx, const char *body, size_t len, char **out_body,
+int wh_handle_passthrough(void *ctx, const char *body, size_t len, char **out_body,
                                size_t *out_len, int *out_status)
 {
-    const topo_wh_request *req = ctx;
+    const wh_request *req = ctx;
     json_error_t jerr;
     json_t *root = NULL, *resp = NULL;
     int rc = -1;

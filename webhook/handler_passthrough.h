@@ -6,11 +6,11 @@
 
 #include <stddef.h>
 
-/* A topo_wh_handle_fn: answers a well-formed AdmissionReview with 200 and
+/* A wh_handle_fn: answers a well-formed AdmissionReview with 200 and
  * {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
  *  "response":{"uid":<request.uid>,"allowed":true}}; anything else with 400
  * and {"error":"<what is wrong>"}. */
-int topo_wh_handle_passthrough(void *ctx, const char *body, size_t len, char **out_body,
+int wh_handle_passthrough(void *ctx, const char *body, size_t len, char **out_body,
                                size_t *out_len, int *out_status);
 
 #endif

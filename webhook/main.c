@@ -37,7 +37,7 @@ static long long request_cap_ms = 10000;
 static int handle_admission(void *ctx, const char *body, size_t len, char **out_body,
                             size_t *out_len, int *out_status)
 {
-    const topo_wh_request *req = ctx;
+    const wh_request *req = ctx;
     /* Past the API server's ?timeout= nobody reads the answer: skip the
      * work (a queue built up under overload drains faster). */
     if (req->timeout_ms > 0 && req->start_ns > 0) {
@@ -63,9 +63,9 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
 /* Runs the webhook with parsed options until a signal; the exit status. */
 static int serve(const wh_args *a)
 {
-    topo_wh_server_opts opts = TOPO_WH_SERVER_OPTS_INIT;
+    wh_server_opts opts = TOPO_WH_SERVER_OPTS_INIT;
     wh_placement_opts popts;
-    topo_wh_server *srv = NULL;
+    wh_server *srv = NULL;
     topo_err err = TOPO_ERR_INIT;
     topo_admission_config *cfg = NULL;
     wh_placement *pl = NULL;
@@ -83,7 +83,7 @@ static int serve(const wh_args *a)
     request_cap_ms = (long long)a->request_timeout_s * 1000;
     unsigned long shutdown_s = a->shutdown_s;
     int noop = a->noop;
-    opts.handle = topo_wh_handle_passthrough;
+    opts.handle = wh_handle_passthrough;
 
     if (a->config || a->levels) {
         int crc = a->config ? topo_admission_config_load_file(&cfg, a->config, &err)
@@ -124,21 +124,21 @@ static int serve(const wh_args *a)
         opts.metrics_payload = pl;
     }
     if (noop)
-        opts.handle = topo_wh_handle_noop;
+        opts.handle = wh_handle_noop;
 
-    if (topo_wh_server_start(&srv, &opts, &err) < 0) {
+    if (wh_server_start(&srv, &opts, &err) < 0) {
         topo_log(TOPO_LOG_ERROR, "cannot start: %s", err.text);
         wh_placement_free(pl);
         topo_admission_config_free(cfg);
         return 1;
     }
     int ready = pl == NULL || wh_placement_ready(pl);
-    topo_wh_server_set_ready(srv, ready);
+    wh_server_set_ready(srv, ready);
     {
         char port[16], hport[16], threads[16];
         snprintf(port, sizeof port, "%d", opts.port);
         snprintf(hport, sizeof hport, "%d", opts.health_port);
-        snprintf(threads, sizeof threads, "%u", topo_wh_server_threads(srv));
+        snprintf(threads, sizeof threads, "%u", wh_server_threads(srv));
         const char *handler = noop ? "noop" : pl ? "admission" : "passthrough";
         const char *source = popts.inventory ? popts.inventory : pl ? "api-server" : "none";
         topo_log_field f[] = {{"port", port},
@@ -159,14 +159,14 @@ static int serve(const wh_args *a)
                      sig == SIGTERM ? "SIGTERM" : "SIGINT");
             break;
         }
-        topo_wh_server_tick(srv);
+        wh_server_tick(srv);
         if (pl != NULL) {
             int now_ready = wh_placement_ready(pl);
             if (now_ready != ready) {
                 topo_log(now_ready ? TOPO_LOG_INFO : TOPO_LOG_WARN, "%s",
                          now_ready ? "caches synced and placer known: ready"
                                    : "caches not synced: not ready");
-                topo_wh_server_set_ready(srv, now_ready);
+                wh_server_set_ready(srv, now_ready);
                 ready = now_ready;
             }
             if (tick % 2 == 1)
@@ -182,7 +182,7 @@ static int serve(const wh_args *a)
                           "exiting without it") < 0)
         topo_log(TOPO_LOG_WARN, "no shutdown watchdog (thread): a stuck handler can hold "
                                 "the process past --shutdown-timeout");
-    long left = topo_wh_server_shutdown(srv, (unsigned int)(shutdown_s * 1000));
+    long left = wh_server_shutdown(srv, (unsigned int)(shutdown_s * 1000));
     if (left > 0) {
         topo_log(TOPO_LOG_WARN, "stopped with %ld requests still in flight", left);
         rc = 1;
@@ -190,7 +190,7 @@ static int serve(const wh_args *a)
         topo_log(TOPO_LOG_INFO, "stopped cleanly");
         rc = 0;
     }
-    topo_wh_server_free(srv);
+    wh_server_free(srv);
     wh_placement_free(pl);
     topo_admission_config_free(cfg);
     wh_watchdog_cancel(dog);

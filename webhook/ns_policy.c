@@ -33,7 +33,7 @@ typedef struct view {
     size_t count; /* used slots */
 } view;
 
-struct topo_ns_policy {
+struct wh_ns_policy {
     char *label;
     topo_k8s *k;    /* the view's client */
     topo_view *w;   /* holds the view */
@@ -129,7 +129,7 @@ static int ns_fields(const json_t *obj, const char *label, const char **name, co
 /* Applies one namespace's current state to the view (topo_view_ops.apply). */
 static int apply(void *arg, const json_t *obj, int deleted, topo_err *err, void *payload)
 {
-    topo_ns_policy *p = payload;
+    wh_ns_policy *p = payload;
     view *v = arg;
     const char *name, *value;
     topo_admission_policy policy;
@@ -158,7 +158,7 @@ static int apply(void *arg, const json_t *obj, int deleted, topo_err *err, void 
 
 static void listed(const void *arg, int first, void *payload)
 {
-    const topo_ns_policy *p = payload;
+    const wh_ns_policy *p = payload;
     const view *v = arg;
     if (first)
         topo_log(TOPO_LOG_INFO, "ns-policy: synced: %zu namespaces override the policy (label %s)",
@@ -171,11 +171,11 @@ static const topo_view_ops watch_ops = {
 
 /* ---- API ---- */
 
-int topo_ns_policy_create(topo_ns_policy **out, const char *label,
-                          const topo_k8s_config *k8s_cfg, const topo_ns_policy_opts *opts,
+int wh_ns_policy_create(wh_ns_policy **out, const char *label,
+                          const topo_k8s_config *k8s_cfg, const wh_ns_policy_opts *opts,
                           topo_err *err)
 {
-    topo_ns_policy *p = NULL;
+    wh_ns_policy *p = NULL;
     wh_watch_opts wo = {.name = "ns-policy", .res = &namespaces_res, .label_selector = label};
     int rc;
 
@@ -197,16 +197,16 @@ int topo_ns_policy_create(topo_ns_policy **out, const char *label,
     *out = p;
     return 0;
 fail:
-    topo_ns_policy_free(p);
+    wh_ns_policy_free(p);
     return rc;
 }
 
-int topo_ns_policy_start(topo_ns_policy *p, topo_err *err)
+int wh_ns_policy_start(wh_ns_policy *p, topo_err *err)
 {
     return topo_view_start(p->w, err);
 }
 
-int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admission_policy *out)
+int wh_ns_policy_lookup(wh_ns_policy *p, const char *namespace_, topo_admission_policy *out)
 {
     const view *v;
     int32_t i;
@@ -223,12 +223,12 @@ int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admiss
     return found;
 }
 
-int topo_ns_policy_synced(topo_ns_policy *p)
+int wh_ns_policy_synced(wh_ns_policy *p)
 {
     return p != NULL && topo_view_synced(p->w);
 }
 
-size_t topo_ns_policy_count(topo_ns_policy *p)
+size_t wh_ns_policy_count(wh_ns_policy *p)
 {
     size_t n;
     if (p == NULL)
@@ -238,13 +238,13 @@ size_t topo_ns_policy_count(topo_ns_policy *p)
     return n;
 }
 
-void topo_ns_policy_stop(topo_ns_policy *p)
+void wh_ns_policy_stop(wh_ns_policy *p)
 {
     if (p != NULL)
         topo_view_stop(p->w);
 }
 
-void topo_ns_policy_free(topo_ns_policy *p)
+void wh_ns_policy_free(wh_ns_policy *p)
 {
     if (p == NULL)
         return;

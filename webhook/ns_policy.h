@@ -9,7 +9,7 @@
  * label value is ignored (the namespace has no override) with one warning
  * per namespace and value.
  *
- * Threads: topo_ns_policy_lookup, _synced and _count may be called from any
+ * Threads: wh_ns_policy_lookup, _synced and _count may be called from any
  * thread; create/start/stop/free from one (the owner). */
 #ifndef TOPO_WEBHOOK_NS_POLICY_H
 #define TOPO_WEBHOOK_NS_POLICY_H
@@ -21,40 +21,40 @@
 #include "topo/error.h"
 #include "watch.h"
 
-typedef struct topo_ns_policy topo_ns_policy;
+typedef struct wh_ns_policy wh_ns_policy;
 
 /* Client options, backoff and watch timeout, as every view takes them. */
-typedef wh_watch_client_opts topo_ns_policy_opts;
+typedef wh_watch_client_opts wh_ns_policy_opts;
 
 /* label: the namespace label key (copied; must be a valid label key: pass
  * topo_admission_config_namespace_policy_label, and do not create one when
  * that is NULL). k8s_cfg is copied. opts may be NULL. Nothing runs until
- * topo_ns_policy_start. */
-int topo_ns_policy_create(topo_ns_policy **out, const char *label,
-                          const topo_k8s_config *k8s_cfg, const topo_ns_policy_opts *opts,
+ * wh_ns_policy_start. */
+int wh_ns_policy_create(wh_ns_policy **out, const char *label,
+                          const topo_k8s_config *k8s_cfg, const wh_ns_policy_opts *opts,
                           topo_err *err) TOPO_MUST_CHECK;
 
-/* Starts the list+watch thread. Returns at once: use topo_ns_policy_synced
+/* Starts the list+watch thread. Returns at once: use wh_ns_policy_synced
  * (e.g. in /readyz) to learn when the first list has been applied. */
-int topo_ns_policy_start(topo_ns_policy *p, topo_err *err) TOPO_MUST_CHECK;
+int wh_ns_policy_start(wh_ns_policy *p, topo_err *err) TOPO_MUST_CHECK;
 
 /* 1 and the namespace's policy in *out when namespace_ carries the label
  * with a valid value; 0 otherwise (then the topology's policy applies).
  * Cheap: a hash lookup under a read lock. NULL-safe (p or namespace_ NULL: 0). */
-int topo_ns_policy_lookup(topo_ns_policy *p, const char *namespace_, topo_admission_policy *out);
+int wh_ns_policy_lookup(wh_ns_policy *p, const char *namespace_, topo_admission_policy *out);
 
 /* 1 once the first list has been applied (and stays 1: after a 410 the old
  * view is served until the relist replaces it). */
-int topo_ns_policy_synced(topo_ns_policy *p);
+int wh_ns_policy_synced(wh_ns_policy *p);
 
 /* Namespaces with a valid override now. */
-size_t topo_ns_policy_count(topo_ns_policy *p);
+size_t wh_ns_policy_count(wh_ns_policy *p);
 
 /* Ends the thread (within about a second, or the client's request timeout
  * when a list is in flight) and joins it. Idempotent; NULL-safe. */
-void topo_ns_policy_stop(topo_ns_policy *p);
+void wh_ns_policy_stop(wh_ns_policy *p);
 
 /* Stops if running, then frees. NULL-safe. */
-void topo_ns_policy_free(topo_ns_policy *p);
+void wh_ns_policy_free(wh_ns_policy *p);
 
 #endif

@@ -204,9 +204,9 @@ struct wh_placement {
     atomic_int stop;
     int filler_rc;
     topo_err filler_err;
-    topo_ns_policy *ns;
-    topo_quota *quota;
-    topo_ungater *ungater;
+    wh_ns_policy *ns;
+    wh_quota *quota;
+    wh_ungater *ungater;
     wh_placer *placer;
     topo_metrics_series *forwarded[WH_FWD_OUTCOMES];
     topo_keyring record_keys; /* never empty once started (peer.h) */
@@ -228,13 +228,13 @@ static int metrics_init(wh_placement *p, topo_err *err);
 
 static int ns_lookup(void *payload, const char *namespace_, topo_admission_policy *out)
 {
-    return topo_ns_policy_lookup(payload, namespace_, out);
+    return wh_ns_policy_lookup(payload, namespace_, out);
 }
 
 static int quota_lookup(void *payload, const char *namespace_, topo_pool *pool,
                         const topo_admission_quota_room **out, size_t *n)
 {
-    return topo_quota_lookup(payload, namespace_, pool, out, n);
+    return wh_quota_lookup(payload, namespace_, pool, out, n);
 }
 
 static void *filler_main(void *arg)
@@ -294,20 +294,20 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     /* The in-memory views of namespaces and quotas, each its own client. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
     if (label != NULL)
-        rc = topo_ns_policy_create(&p->ns, label, &p->k8s, NULL, err);
+        rc = wh_ns_policy_create(&p->ns, label, &p->k8s, NULL, err);
     if (rc == 0 && o->resource_quotas)
-        rc = topo_quota_create(&p->quota, &p->k8s, NULL, err);
+        rc = wh_quota_create(&p->quota, &p->k8s, NULL, err);
     if (rc == 0 && p->ns != NULL)
-        rc = topo_ns_policy_start(p->ns, err);
+        rc = wh_ns_policy_start(p->ns, err);
     if (rc == 0 && p->quota != NULL)
-        rc = topo_quota_start(p->quota, err);
+        rc = wh_quota_start(p->quota, err);
     return rc;
 }
 
 static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char *identity,
                          topo_err *err)
 {
-    topo_ungater_opts uo = {
+    wh_ungater_opts uo = {
         .db_path = o->db_path,
         .k8s_config = &p->k8s,
         .ctx = p->ctx,
@@ -322,7 +322,7 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
         .retry_ms = o->retry_ms,
         .lives = p->lives,
         .nlives = p->ntopos};
-    return topo_ungater_start(&p->ungater, &uo, err);
+    return wh_ungater_start(&p->ungater, &uo, err);
 }
 
 /* The Lease identity: "<hostname>@<peer address>" (forward.h), or
@@ -492,9 +492,9 @@ int wh_placement_ready(wh_placement *p)
     /* Who places must be known: before the Lease was read once, every
      * topology pod would get the no-fit policy ("no placer") although a
      * placer may exist. */
-    return (p->ns == NULL || topo_ns_policy_synced(p->ns)) &&
-           (p->quota == NULL || topo_quota_synced(p->quota)) &&
-           (p->ungater == NULL || topo_ungater_placer_known(p->ungater));
+    return (p->ns == NULL || wh_ns_policy_synced(p->ns)) &&
+           (p->quota == NULL || wh_quota_synced(p->quota)) &&
+           (p->ungater == NULL || wh_ungater_placer_known(p->ungater));
 }
 
 void wh_placement_tick(wh_placement *p)
@@ -523,7 +523,7 @@ void wh_placement_tick(wh_placement *p)
         sum += topo_live_freed(p->lives[i]);
     if (sum != p->last_gen_sum) {
         p->last_gen_sum = sum;
-        topo_ungater_kick(p->ungater);
+        wh_ungater_kick(p->ungater);
     }
 }
 
@@ -587,18 +587,18 @@ static void metrics_refresh(void *payload)
         v[PM_FOREIGN_CLAIMS] = (int64_t)fs.foreign_claims;
     }
     if (p->quota != NULL) {
-        v[PM_QUOTA_SYNCED] = topo_quota_synced(p->quota);
-        v[PM_QUOTA_NAMESPACES] = (int64_t)topo_quota_namespaces(p->quota);
+        v[PM_QUOTA_SYNCED] = wh_quota_synced(p->quota);
+        v[PM_QUOTA_NAMESPACES] = (int64_t)wh_quota_namespaces(p->quota);
     }
     if (p->ungater != NULL) {
-        topo_ungater_stats us;
-        topo_ungater_get_stats(p->ungater, &us);
+        wh_ungater_stats us;
+        wh_ungater_get_stats(p->ungater, &us);
         v[PM_UNGATED] = (int64_t)us.ungated;
         v[PM_GATED_WAITING] = (int64_t)us.waiting;
         v[PM_GATED_OLDEST] = gated_age(us.oldest_waiting_created);
         v[PM_UNGATER_ERRORS] = (int64_t)us.errors;
         v[PM_UNGATER_LEADER] = us.leader;
-        v[PM_PLACER] = topo_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;
+        v[PM_PLACER] = wh_ungater_placer(p->ungater, NULL, 0, NULL) == TOPO_UNGATER_PLACER_SELF;
         v[PM_TAKEOVERS] = (int64_t)us.takeovers;
         v[PM_SETTLE] = us.last_settle_ms / 1000;
         v[PM_UNGATER_SKIPPED] = (int64_t)us.skipped;
@@ -719,7 +719,7 @@ static int metrics_init(wh_placement *p, topo_err *err)
             return -1;
         if ((h = topo_metrics_get(f, NULL)) == NULL)
             return topo_err_nomem(err, "metrics");
-        topo_ungater_observe_rounds(p->ungater, h);
+        wh_ungater_observe_rounds(p->ungater, h);
     }
     return topo_metrics_on_render(p->metrics, metrics_refresh, p, err) != 0 ? -1 : 0;
 }
@@ -736,13 +736,13 @@ void wh_placement_free(wh_placement *p)
         return;
     /* Users of the ctx first, then the ctx, then what it borrows. */
     wh_placer_free(p->placer);
-    topo_ungater_free(p->ungater);
+    wh_ungater_free(p->ungater);
     p->stop = 1;
     if (p->filler_started)
         pthread_join(p->filler_thread, NULL);
     topo_filler_free(p->filler);
-    topo_ns_policy_free(p->ns);
-    topo_quota_free(p->quota);
+    wh_ns_policy_free(p->ns);
+    wh_quota_free(p->quota);
     topo_metrics_free(p->metrics);
     topo_admission_ctx_free(p->ctx);
     topo_cache_close(p->cache);

@@ -29,7 +29,7 @@ const char *const wh_forward_outcome_names[WH_FWD_OUTCOMES] = {
 
 struct wh_placer {
     topo_admission_ctx *ctx;
-    topo_ungater *ungater;
+    wh_ungater *ungater;
     wh_forward *fwd; /* NULL: no peer CA, nothing forwarded */
     _Atomic uint64_t forwarded[WH_FWD_OUTCOMES];
     _Atomic uint64_t forward_us;
@@ -84,7 +84,7 @@ static int misdirected(wh_placer *pl, const char *by, char **out, size_t *out_le
     topo_log(TOPO_LOG_INFO, "request forwarded by %s refused: this replica does not place", by);
     char msg[160];
     snprintf(msg, sizeof msg, "this replica does not hold Lease %s",
-             topo_ungater_lease_name(pl->ungater));
+             wh_ungater_lease_name(pl->ungater));
     json_t *doc = json_pack("{s:s}", "error", msg);
     *out = doc != NULL ? topo_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
@@ -97,7 +97,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
                      const char *body, size_t len, char **out, size_t *out_len, int *status)
 {
     char holder[TOPO_LEADER_HOLDER_MAX + 1], why[TOPO_LEADER_HOLDER_MAX + TOPO_ERR_TEXT_MAX + 128];
-    topo_ungater_placer_state st = TOPO_UNGATER_PLACER_SELF;
+    wh_ungater_placer_state st = TOPO_UNGATER_PLACER_SELF;
     long wait_ms = 0;
 
     /* Pods passed through and malformed reviews: any replica answers. */
@@ -105,7 +105,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
     /* A takeover settles for a second or two: wait for it while the
      * deadline allows, then place. */
-    while ((st = topo_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==
+    while ((st = wh_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==
                TOPO_UNGATER_PLACER_SETTLING &&
            (deadline_ns == 0 ||
             topo_clock_ns() + (wait_ms + FORWARD_MARGIN_MS) * 1000000LL < deadline_ns))
@@ -122,7 +122,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
     if (st == TOPO_UNGATER_PLACER_NONE) {
         snprintf(why, sizeof why,
                  "no replica of topo-webhook holds Lease %s (the placer): placement waits for one",
-                 topo_ungater_lease_name(pl->ungater));
+                 wh_ungater_lease_name(pl->ungater));
         return unplaced(pl, WH_FWD_NO_PLACER, why, body, len, out, out_len, status);
     }
     const char *addr = wh_forward_address(holder);

@@ -23,7 +23,7 @@ typedef struct wh_placer wh_placer;
 
 typedef struct wh_placer_opts {
     topo_admission_ctx *ctx;   /* borrowed, required */
-    topo_ungater *ungater;     /* borrowed; NULL: this replica places everything */
+    wh_ungater *ungater;     /* borrowed; NULL: this replica places everything */
     const char *peer_ca_file;  /* with an ungater: the placer's certificate's CA, or NULL
                                 * (nothing is forwarded: the no-fit policy answers) */
     const char *peer_server_name; /* the name it carries */

@@ -174,7 +174,7 @@ int wh_placer_lease_known(wh_placer_lease *pl)
     return !pl->leader_election || topo_leader_known(pl->leader);
 }
 
-topo_ungater_placer_state wh_placer_lease_state(wh_placer_lease *pl, char *holder, size_t size,
+wh_ungater_placer_state wh_placer_lease_state(wh_placer_lease *pl, char *holder, size_t size,
                                                 long *wait_ms)
 {
     if (size > 0)

@@ -71,12 +71,12 @@ const char *wh_placer_lease_identity(const wh_placer_lease *pl);
 const char *wh_placer_lease_name(const wh_placer_lease *pl);
 
 /* Who places now, as this replica sees it (wh_placer_lease_state). */
-typedef enum topo_ungater_placer_state {
+typedef enum wh_ungater_placer_state {
     TOPO_UNGATER_PLACER_SELF = 0,     /* this replica (or no leader election) */
     TOPO_UNGATER_PLACER_SETTLING = 1, /* this replica, from in *wait_ms */
     TOPO_UNGATER_PLACER_OTHER = 2,    /* the Lease's holder, copied into holder */
     TOPO_UNGATER_PLACER_NONE = 3      /* nobody holds the Lease (or not read yet) */
-} topo_ungater_placer_state;
+} wh_ungater_placer_state;
 
 /* Whether wh_placer_lease_state knows who places: without leader election
  * at once, else once this replica has read (or written) the Lease. Until
@@ -85,7 +85,7 @@ int wh_placer_lease_known(wh_placer_lease *pl);
 
 /* Any thread. holder (size bytes, may be NULL with 0) gets the holder's
  * identity for OTHER; *wait_ms (may be NULL) what is left of SETTLING. */
-topo_ungater_placer_state wh_placer_lease_state(wh_placer_lease *pl, char *holder, size_t size,
+wh_ungater_placer_state wh_placer_lease_state(wh_placer_lease *pl, char *holder, size_t size,
                                                 long *wait_ms);
 
 typedef struct wh_placer_lease_stats {

@@ -57,7 +57,7 @@ typedef struct view {
     size_t nns, capns;
 } view;
 
-struct topo_quota {
+struct wh_quota {
     topo_k8s *k;    /* the view's client */
     topo_view *w;   /* holds the view */
 
@@ -304,7 +304,7 @@ fail:
 /* ---- applying one object ---- */
 
 /* One warning naming the fields, when they are not the ones last named. */
-static void warn_problems(topo_quota *p, const char *key, const topo_resourcequota *rq)
+static void warn_problems(wh_quota *p, const char *key, const topo_resourcequota *rq)
 {
     char text[TOPO_LOG_MSG_MAX];
     size_t len = 0, kept = rq->nproblems < TOPO_RESOURCEQUOTA_PROBLEMS_MAX
@@ -325,7 +325,7 @@ static void warn_problems(topo_quota *p, const char *key, const topo_resourcequo
 /* Applies one ResourceQuota's current state to the view (topo_view_ops.apply). */
 static int apply(void *arg, const json_t *obj, int deleted, topo_err *code_only, void *payload)
 {
-    topo_quota *p = payload;
+    wh_quota *p = payload;
     view *v = arg;
     topo_resourcequota rq;
     topo_err err = TOPO_ERR_INIT;
@@ -368,7 +368,7 @@ static int in_view(const char *key, const void *arg)
 
 static void listed(const void *arg, int first, void *payload)
 {
-    topo_quota *p = payload;
+    wh_quota *p = payload;
     const view *v = arg;
     /* Quotas the list no longer has are forgotten (one that comes back
      * broken is warned about again). */
@@ -384,10 +384,10 @@ static const topo_view_ops watch_ops = {
 
 /* ---- API ---- */
 
-int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
-                      const topo_quota_opts *opts, topo_err *err)
+int wh_quota_create(wh_quota **out, const topo_k8s_config *k8s_cfg,
+                      const wh_quota_opts *opts, topo_err *err)
 {
-    topo_quota *p = NULL;
+    wh_quota *p = NULL;
     wh_watch_opts wo = {.name = "resource-quotas", .res = &resourcequotas_res};
     int rc;
 
@@ -408,16 +408,16 @@ int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
     *out = p;
     return 0;
 fail:
-    topo_quota_free(p);
+    wh_quota_free(p);
     return rc;
 }
 
-int topo_quota_start(topo_quota *p, topo_err *err)
+int wh_quota_start(wh_quota *p, topo_err *err)
 {
     return topo_view_start(p->w, err);
 }
 
-int topo_quota_lookup(topo_quota *p, const char *namespace_, topo_pool *pool,
+int wh_quota_lookup(wh_quota *p, const char *namespace_, topo_pool *pool,
                       const topo_admission_quota_room **out, size_t *n)
 {
     topo_admission_quota_room *r = NULL;
@@ -454,12 +454,12 @@ done:
     return rc;
 }
 
-int topo_quota_synced(topo_quota *p)
+int wh_quota_synced(wh_quota *p)
 {
     return p != NULL && topo_view_synced(p->w);
 }
 
-size_t topo_quota_namespaces(topo_quota *p)
+size_t wh_quota_namespaces(wh_quota *p)
 {
     size_t n;
     if (p == NULL)
@@ -469,7 +469,7 @@ size_t topo_quota_namespaces(topo_quota *p)
     return n;
 }
 
-size_t topo_quota_count(topo_quota *p)
+size_t wh_quota_count(wh_quota *p)
 {
     size_t n;
     if (p == NULL)
@@ -479,13 +479,13 @@ size_t topo_quota_count(topo_quota *p)
     return n;
 }
 
-void topo_quota_stop(topo_quota *p)
+void wh_quota_stop(wh_quota *p)
 {
     if (p != NULL)
         topo_view_stop(p->w);
 }
 
-void topo_quota_free(topo_quota *p)
+void wh_quota_free(wh_quota *p)
 {
     if (p == NULL)
         return;

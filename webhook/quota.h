@@ -13,7 +13,7 @@
  * nothing; the quota is named in one warning listing the fields (again
  * only when the set of bad fields changes).
  *
- * Threads: topo_quota_lookup, _synced, _namespaces and _count may be
+ * Threads: wh_quota_lookup, _synced, _namespaces and _count may be
  * called from any thread; create/start/stop/free from one (the owner). */
 #ifndef TOPO_WEBHOOK_QUOTA_H
 #define TOPO_WEBHOOK_QUOTA_H
@@ -26,19 +26,19 @@
 #include "topo/pool.h"
 #include "watch.h"
 
-typedef struct topo_quota topo_quota;
+typedef struct wh_quota wh_quota;
 
 /* Client options, backoff and watch timeout, as every view takes them. */
-typedef wh_watch_client_opts topo_quota_opts;
+typedef wh_watch_client_opts wh_quota_opts;
 
 /* k8s_cfg is copied. opts may be NULL. Nothing runs until
- * topo_quota_start. */
-int topo_quota_create(topo_quota **out, const topo_k8s_config *k8s_cfg,
-                      const topo_quota_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+ * wh_quota_start. */
+int wh_quota_create(wh_quota **out, const topo_k8s_config *k8s_cfg,
+                      const wh_quota_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 
-/* Starts the list+watch thread. Returns at once: topo_quota_synced (in
+/* Starts the list+watch thread. Returns at once: wh_quota_synced (in
  * /readyz) tells when the first list has been applied. */
-int topo_quota_start(topo_quota *q, topo_err *err) TOPO_MUST_CHECK;
+int wh_quota_start(wh_quota *q, topo_err *err) TOPO_MUST_CHECK;
 
 /* topo_admission_quota_fn's contract with the quota view as payload: 1
  * with the namespace's room in *out (n entries, sorted by resource,
@@ -46,24 +46,24 @@ int topo_quota_start(topo_quota *q, topo_err *err) TOPO_MUST_CHECK;
  * may be 0: its quotas limit nothing pods request), 0 when it has none or
  * the first list has not been applied, TOPO_ENOMEM. Cheap: a hash lookup
  * and a copy under a read lock. NULL-safe (q or namespace_ NULL: 0). */
-int topo_quota_lookup(topo_quota *q, const char *namespace_, topo_pool *pool,
+int wh_quota_lookup(wh_quota *q, const char *namespace_, topo_pool *pool,
                       const topo_admission_quota_room **out, size_t *n);
 
 /* 1 once the first list has been applied (and stays 1: after a 410 the
  * old view is served until the relist replaces it). */
-int topo_quota_synced(topo_quota *q);
+int wh_quota_synced(wh_quota *q);
 
 /* Namespaces with at least one ResourceQuota now. */
-size_t topo_quota_namespaces(topo_quota *q);
+size_t wh_quota_namespaces(wh_quota *q);
 
 /* ResourceQuotas known now. */
-size_t topo_quota_count(topo_quota *q);
+size_t wh_quota_count(wh_quota *q);
 
 /* Ends the thread (within about a second, or the client's request timeout
  * when a list is in flight) and joins it. Idempotent; NULL-safe. */
-void topo_quota_stop(topo_quota *q);
+void wh_quota_stop(wh_quota *q);
 
 /* Stops if running, then frees. NULL-safe. */
-void topo_quota_free(topo_quota *q);
+void wh_quota_free(wh_quota *q);
 
 #endif

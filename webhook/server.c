@@ -34,7 +34,7 @@
  * long, the remaining (idle) keep-alive connections are closed. */
 #define WH_SETTLE_NS (300LL * 1000000LL)
 /* The readiness check of the health port: the admission handler can
- * answer (topo_wh_server_set_ready). */
+ * answer (wh_server_set_ready). */
 #define WH_READY_CHECK "admission"
 /* libmicrohttpd's own connection limit is max_connections plus this share
  * of it (at least WH_MHD_HEADROOM_MIN): room for connections evicted
@@ -44,8 +44,8 @@
 #define WH_MHD_HEADROOM_DIV 4
 #define WH_MHD_HEADROOM_MIN 16
 
-struct topo_wh_server {
-    topo_wh_server_opts opts;
+struct wh_server {
+    wh_server_opts opts;
     wh_tls *tls; /* the HTTPS port */
     topo_probe *health;
     atomic_int stopping;
@@ -71,7 +71,7 @@ typedef struct wh_req {
     int responded;
 } wh_req;
 
-static void record(topo_wh_server *srv, int status, wh_outcome outcome, long long start_ns)
+static void record(wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
     wh_metrics_request(&srv->m, status, outcome, start_ns, topo_clock_ns());
 }
@@ -120,7 +120,7 @@ static enum MHD_Result answer_error(struct MHD_Connection *conn, const wh_tls_ge
  * -1 (nothing counted) past it. Many slow large bodies at once must not
  * exhaust memory: past the budget a request is refused (the API server
  * retries or applies the failure policy) rather than the process killed. */
-static int charge_body(topo_wh_server *srv, wh_req *rq, size_t want)
+static int charge_body(wh_server *srv, wh_req *rq, size_t want)
 {
     if (want <= rq->charged)
         return 0;
@@ -149,7 +149,7 @@ static wh_conn *conn_of(struct MHD_Connection *conn)
 static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_gen *g,
                                     int status, const char *msg, long long start_ns)
 {
-    topo_wh_server *srv = wh_tls_gen_payload(g);
+    wh_server *srv = wh_tls_gen_payload(g);
     wh_conn_responding(srv->conns, conn_of(conn), topo_clock_ns());
     return answer_error(conn, g, status, WH_OUT_REJECTED, msg, start_ns);
 }
@@ -161,7 +161,7 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const wh_tls_ge
  * (MHD_queue_response refuses it while the body arrives, and the connection
  * was then closed without an answer). No more than max_body bytes are
  * dropped: past that the connection is closed. */
-static void refuse_body(topo_wh_server *srv, wh_req *rq, int status)
+static void refuse_body(wh_server *srv, wh_req *rq, int status)
 {
     rq->refuse = status;
     atomic_fetch_sub(&srv->body_bytes, rq->charged);
@@ -174,7 +174,7 @@ static void refuse_body(topo_wh_server *srv, wh_req *rq, int status)
 /* Buffer capacity for need bytes: doubling from 16 KiB, never over the
  * declared length (+1 for the NUL) or max_body + 1. What is allocated is what
  * is charged to the budget. */
-static size_t body_cap(const topo_wh_server *srv, const wh_req *rq, size_t need)
+static size_t body_cap(const wh_server *srv, const wh_req *rq, size_t need)
 {
     size_t limit = srv->opts.max_body + 1;
     if (rq->has_length && rq->declared + 1 < limit)
@@ -190,7 +190,7 @@ static size_t body_cap(const topo_wh_server *srv, const wh_req *rq, size_t need)
 static enum MHD_Result begin_request(const wh_tls_gen *g, struct MHD_Connection *conn,
                                      const char *url, const char *method, void **con_cls)
 {
-    topo_wh_server *srv = wh_tls_gen_payload(g);
+    wh_server *srv = wh_tls_gen_payload(g);
     long long start = topo_clock_ns();
     atomic_store(&srv->last_activity_ns, (unsigned long long)start);
     if (strcmp(url, WH_MUTATE_PATH) != 0)
@@ -228,7 +228,7 @@ static enum MHD_Result begin_request(const wh_tls_gen *g, struct MHD_Connection 
 }
 
 /* n more bytes of the body: kept, or dropped once the body is refused. */
-static enum MHD_Result take_body(topo_wh_server *srv, wh_req *rq, const char *data, size_t n)
+static enum MHD_Result take_body(wh_server *srv, wh_req *rq, const char *data, size_t n)
 {
     wh_conn_body_bytes(srv->conns, rq->conn, n);
     if (rq->refuse) {
@@ -268,7 +268,7 @@ static enum MHD_Result take_body(topo_wh_server *srv, wh_req *rq, const char *da
 static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection *conn,
                                       wh_req *rq)
 {
-    topo_wh_server *srv = wh_tls_gen_payload(g);
+    wh_server *srv = wh_tls_gen_payload(g);
     rq->responded = 1;
     if (rq->refuse) {
         wh_conn_responding(srv->conns, rq->conn, topo_clock_ns());
@@ -278,7 +278,7 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
                                 : "too many request bodies in flight",
                             rq->start_ns);
     }
-    topo_wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns,
+    wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns,
                            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
                                                        "forwardedBy")};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
@@ -326,7 +326,7 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
 static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls,
                           enum MHD_RequestTerminationCode toe)
 {
-    topo_wh_server *srv = wh_tls_gen_payload(cls);
+    wh_server *srv = wh_tls_gen_payload(cls);
     wh_req *rq = *con_cls;
     (void)toe;
     /* the response is out: the keep-alive idle time starts (and the
@@ -347,7 +347,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
 static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode toe)
 {
-    topo_wh_server *srv = wh_tls_gen_payload(cls);
+    wh_server *srv = wh_tls_gen_payload(cls);
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         topo_metrics_add(srv->m.connections_total, 1);
         const union MHD_ConnectionInfo *fi =
@@ -383,7 +383,7 @@ static void notify_conn(void *cls, struct MHD_Connection *conn, void **socket_co
 /* Values the server keeps for its own decisions, copied at each render. */
 static void metrics_refresh(void *payload)
 {
-    topo_wh_server *srv = payload;
+    wh_server *srv = payload;
     topo_metrics_set(srv->m.body_bytes_held, (int64_t)atomic_load(&srv->body_bytes));
     for (size_t r = 0; r < WH_NCUTS; r++)
         topo_metrics_set(srv->m.cut[r],
@@ -398,7 +398,7 @@ static void metrics_refresh(void *payload)
 /* The owner's metrics (opts.metrics_extra) after the server's own. */
 static int metrics_append(void *payload, topo_buf *out)
 {
-    topo_wh_server *srv = payload;
+    wh_server *srv = payload;
     char *extra = srv->opts.metrics_extra(srv->opts.metrics_payload);
     if (extra == NULL)
         return TOPO_ENOMEM; /* the text is dropped whole, never half */
@@ -407,7 +407,7 @@ static int metrics_append(void *payload, topo_buf *out)
     return rc;
 }
 
-char *topo_wh_server_metrics(topo_wh_server *srv)
+char *wh_server_metrics(wh_server *srv)
 {
     return topo_probe_metrics(srv->metrics_d ? srv->metrics_d : srv->health);
 }
@@ -416,11 +416,11 @@ char *topo_wh_server_metrics(topo_wh_server *srv)
 
 /* The health port (opts.health_port: the probes, and /metrics unless
  * metrics_port gives it a port of its own) and the metrics port, both
- * lib/probe's: not ready until topo_wh_server_set_ready(1). */
-static int start_plain(topo_wh_server *srv, topo_err *err)
+ * lib/probe's: not ready until wh_server_set_ready(1). */
+static int start_plain(wh_server *srv, topo_err *err)
 {
     static const char *const checks[] = {WH_READY_CHECK};
-    const topo_wh_server_opts *o = &srv->opts;
+    const wh_server_opts *o = &srv->opts;
     topo_probe_opts po = {.address = o->health_address,
                           .port = o->health_port,
                           .ready_checks = checks,
@@ -449,14 +449,14 @@ static int start_plain(topo_wh_server *srv, topo_err *err)
     return 0;
 }
 
-unsigned int topo_wh_server_threads(const topo_wh_server *srv)
+unsigned int wh_server_threads(const wh_server *srv)
 {
     return srv->opts.threads;
 }
 
-int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err)
+int wh_server_start(wh_server **out, const wh_server_opts *opts, topo_err *err)
 {
-    topo_wh_server *srv = NULL;
+    wh_server *srv = NULL;
     int rc = -1;
 
     *out = NULL;
@@ -528,17 +528,17 @@ int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, 
     srv = NULL;
     rc = 0;
 cleanup:
-    topo_wh_server_free(srv);
+    wh_server_free(srv);
     return rc;
 }
 
-void topo_wh_server_set_ready(topo_wh_server *srv, int ready)
+void wh_server_set_ready(wh_server *srv, int ready)
 {
     if (srv)
         (void)topo_probe_set_check(srv->health, WH_READY_CHECK, ready);
 }
 
-void topo_wh_server_tick(topo_wh_server *srv)
+void wh_server_tick(wh_server *srv)
 {
     if (!srv)
         return;
@@ -551,7 +551,7 @@ void topo_wh_server_tick(topo_wh_server *srv)
         topo_metrics_add(reload > 0 ? srv->m.tls_reloads_ok : srv->m.tls_reloads_failed, 1);
 }
 
-long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
+long wh_server_shutdown(wh_server *srv, unsigned int timeout_ms)
 {
     if (!srv)
         return 0;
@@ -580,7 +580,7 @@ long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms)
     return left;
 }
 
-void topo_wh_server_free(topo_wh_server *srv)
+void wh_server_free(wh_server *srv)
 {
     if (!srv)
         return;

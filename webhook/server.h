@@ -7,7 +7,7 @@
  *   Other paths get 404, other methods on /mutate 405.
  * - A thread pool (threads, default: online cores), HTTP/1.1 keep-alive, TLS
  *   1.2/1.3 from PEM files.
- * - Certificate rotation without a restart: topo_wh_server_tick() (called by
+ * - Certificate rotation without a restart: wh_server_tick() (called by
  *   the owner's loop every second or so) checks the cert/key files' inode,
  *   size and mtime every cert_check_ms; on a change it starts a new daemon on
  *   a dup() of the same listening socket with the new pair, then quiesces the
@@ -16,7 +16,7 @@
  *   that fails to load leaves the old daemon serving.
  * - A plain-HTTP health port on health_port (lib/probe, topo/probe.h):
  *   GET /healthz and /livez (200 while the process runs), /readyz (200 once
- *   topo_wh_server_set_ready(1): its check "admission"; 503 otherwise and
+ *   wh_server_set_ready(1): its check "admission"; 503 otherwise and
  *   during shutdown), ?verbose and per-check paths, /metrics (Prometheus
  *   text) unless metrics_port gives /metrics a plain-HTTP port of its own.
  * - Absolute connection deadlines (conn_deadline.h): handshake and headers
@@ -26,7 +26,7 @@
  *   the connection pending (handshake, headers) or idle the longest
  *   (conn_deadline.h), never one with a request in progress.
  *
- * No global state: everything lives in the topo_wh_server. The functions
+ * No global state: everything lives in the wh_server. The functions
  * below are called from one owner thread; the handler runs on the pool's
  * threads, concurrently. */
 #ifndef TOPO_WEBHOOK_SERVER_H
@@ -40,22 +40,22 @@
 /* The default max_body: the API server refuses larger request bodies. */
 #define TOPO_WH_MAX_BODY TOPO_MAX_ADMISSION_BODY
 
-/* What a handler call gets as its ctx argument (a const topo_wh_request *). */
-typedef struct topo_wh_request {
-    void *user;            /* topo_wh_server_opts.handler_ctx */
+/* What a handler call gets as its ctx argument (a const wh_request *). */
+typedef struct wh_request {
+    void *user;            /* wh_server_opts.handler_ctx */
     long long timeout_ms;  /* the API server's ?timeout= (e.g. 10s), -1 if absent */
     long long start_ns;    /* topo_clock_ns when the request arrived */
     const char *forwarded_by; /* ?forwardedBy= of a request another replica forwarded, or NULL */
-} topo_wh_request;
+} wh_request;
 
-/* Answers one POST /mutate. ctx is a const topo_wh_request *. On return 0,
+/* Answers one POST /mutate. ctx is a const wh_request *. On return 0,
  * *out_body (malloc'd, may be NULL when *out_len is 0; the server frees it)
  * is sent with *out_status. A non-zero return is answered with 500. Called
  * on several threads at once. */
-typedef int (*topo_wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
+typedef int (*wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
                                  size_t *out_len, int *out_status);
 
-typedef struct topo_wh_server_opts {
+typedef struct wh_server_opts {
     int port;                 /* HTTPS, default 9443 */
     int health_port;          /* plain HTTP, default 8081 */
     const char *cert_file;    /* PEM, required */
@@ -72,7 +72,7 @@ typedef struct topo_wh_server_opts {
     const char *tls_priorities;    /* GnuTLS priority string; NULL: TOPO_WH_TLS_PRIORITIES */
     const char *health_address;    /* numeric IPv4/IPv6 address the health port binds;
                                     * NULL: every interface */
-    topo_wh_handle_fn handle;
+    wh_handle_fn handle;
     void *handler_ctx;
     /* More /metrics text (Prometheus format, malloc'd; NULL on failure),
      * appended to the server's own; NULL: none. Called on the health
@@ -89,7 +89,7 @@ typedef struct topo_wh_server_opts {
      * the health port); metrics_address as health_address. */
     int metrics_port;
     const char *metrics_address;
-} topo_wh_server_opts;
+} wh_server_opts;
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
@@ -114,27 +114,27 @@ typedef struct topo_wh_server_opts {
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-CIPHER-ALL:+AES-256-GCM:"       \
     "+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
 
-typedef struct topo_wh_server topo_wh_server;
+typedef struct wh_server wh_server;
 
 /* Loads the cert/key, binds both ports and starts serving (not ready yet). */
-int topo_wh_server_start(topo_wh_server **out, const topo_wh_server_opts *opts, topo_err *err);
+int wh_server_start(wh_server **out, const wh_server_opts *opts, topo_err *err);
 /* The worker threads it serves with (opts.threads, or the online cores when
  * that was 0). */
-unsigned int topo_wh_server_threads(const topo_wh_server *srv);
+unsigned int wh_server_threads(const wh_server *srv);
 /* Readiness as /readyz reports it (ignored once shutdown began). */
-void topo_wh_server_set_ready(topo_wh_server *srv, int ready);
+void wh_server_set_ready(wh_server *srv, int ready);
 /* Periodic work: certificate change checks, stopping retired daemons. */
-void topo_wh_server_tick(topo_wh_server *srv);
+void wh_server_tick(wh_server *srv);
 /* Graceful stop: unready at once, stop accepting, answer every request
  * already received (responses carry Connection: close), then close the
  * remaining idle keep-alive connections; waits at most timeout_ms for
  * in-flight requests. Returns the number of requests still in flight when it
  * gave up (0: clean). */
-long topo_wh_server_shutdown(topo_wh_server *srv, unsigned int timeout_ms);
+long wh_server_shutdown(wh_server *srv, unsigned int timeout_ms);
 /* Stops whatever still runs and frees; NULL is a no-op. */
-void topo_wh_server_free(topo_wh_server *srv);
+void wh_server_free(wh_server *srv);
 
 /* The /metrics text, for tests and debugging (malloc'd, NUL-terminated). */
-char *topo_wh_server_metrics(topo_wh_server *srv);
+char *wh_server_metrics(wh_server *srv);
 
 #endif

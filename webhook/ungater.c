@@ -33,7 +33,7 @@
 #include "ungater_skip.h"
 #include "wait_events.h"
 
-struct topo_ungater {
+struct wh_ungater {
     char *db_path, *kubeconfig;
     topo_admission_ctx *ctx;
     long interval_ms;
@@ -53,7 +53,7 @@ struct topo_ungater {
     pthread_cond_t cv; /* kick or stop */
     int stop;
     int kicked;
-    topo_ungater_stats stats;
+    wh_ungater_stats stats;
 };
 
 /* One gated pod of a PodSet being evaluated, copied out of the cache. */
@@ -114,14 +114,14 @@ static void members_dispose(members *m)
     memset(m, 0, sizeof(*m));
 }
 
-static void add_stat(topo_ungater *u, uint64_t *field, uint64_t n)
+static void add_stat(wh_ungater *u, uint64_t *field, uint64_t n)
 {
     pthread_mutex_lock(&u->mu);
     *field += n;
     pthread_mutex_unlock(&u->mu);
 }
 
-static int stopping(topo_ungater *u)
+static int stopping(wh_ungater *u)
 {
     pthread_mutex_lock(&u->mu);
     int s = u->stop;
@@ -141,7 +141,7 @@ static void log_pod(topo_log_level level, const candidate *c, const char *outcom
 }
 
 /* One election step when due; whether this replica may act now. */
-static int lead(topo_ungater *u)
+static int lead(wh_ungater *u)
 {
     return wh_placer_lease_step(u->lease);
 }
@@ -283,7 +283,7 @@ typedef enum outcome {
     OUT_API_DOWN  /* the API server is not answering: end the round */
 } outcome;
 
-static void add_events(topo_ungater *u, const wh_pod_events_result *r)
+static void add_events(wh_ungater *u, const wh_pod_events_result *r)
 {
     pthread_mutex_lock(&u->mu);
     u->stats.events_created += r->created;
@@ -300,14 +300,14 @@ static int api_down(int rc)
 }
 
 /* The instance name Events carry (reportingInstance). */
-static const char *instance(const topo_ungater *u)
+static const char *instance(const wh_ungater *u)
 {
     return wh_placer_lease_identity(u->lease);
 }
 
 /* left: the pods of the PodSet from this one on (for the log). why (size
  * TOPO_ERR_TEXT_MAX): OUT_NOFIT's reason. */
-static outcome ungate_one(topo_ungater *u, const candidate *c, size_t left, char *why)
+static outcome ungate_one(wh_ungater *u, const candidate *c, size_t left, char *why)
 {
     topo_err err = TOPO_ERR_INIT;
     json_t *pod = NULL, *patch = NULL;
@@ -394,7 +394,7 @@ done:
 
 /* Whether the PodSet can be passed over this round (ungater_skip.h);
  * *freed: what to remember when it does not fit. */
-static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed)
+static int skip_podset(wh_ungater *u, const gated *g, uint64_t *freed)
 {
     *freed = 0;
     if (u->skip == NULL || g->key == NULL || g->pod_group)
@@ -415,7 +415,7 @@ static int skip_podset(topo_ungater *u, const gated *g, uint64_t *freed)
 }
 
 /* One PodSet: its pods oldest first until one does not fit. */
-static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t *waiting)
+static int round_podset(wh_ungater *u, const gated *g, uint64_t freed, size_t *waiting)
 {
     topo_err err = TOPO_ERR_INIT;
     members m;
@@ -469,7 +469,7 @@ static int round_podset(topo_ungater *u, const gated *g, uint64_t freed, size_t 
 /* Pods pinned to a node that failed before they were bound (stranded.h):
  * once this replica places (not while it settles after a takeover: the
  * cache may not show the previous placer's pods yet). */
-static void fail_stranded(topo_ungater *u)
+static void fail_stranded(wh_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     wh_stranded_result r;
@@ -487,7 +487,7 @@ static void fail_stranded(topo_ungater *u)
 /* One round. The placement lock is never held here: each pod's evaluation
  * (topo_admission_ungate_pod_json) takes it for its own placement only, so
  * an admission waits for at most one PodSet's engine pass. */
-static int round_run(topo_ungater *u)
+static int round_run(wh_ungater *u)
 {
     topo_err err = TOPO_ERR_INIT;
     scan s;
@@ -554,7 +554,7 @@ static int round_run(topo_ungater *u)
 
 /* ---- the thread ---- */
 
-static void post_events(topo_ungater *u)
+static void post_events(wh_ungater *u)
 {
     wh_pod_events_result r = {0, 0, 0, 0};
     wh_pod_events_post(u->ctx, u->k, instance(u), &r);
@@ -563,7 +563,7 @@ static void post_events(topo_ungater *u)
 
 static void *ungater_main(void *arg)
 {
-    topo_ungater *u = arg;
+    wh_ungater *u = arg;
     int64_t next_round = 0; /* the first round at once */
     for (;;) {
         int leader = lead(u);
@@ -612,7 +612,7 @@ static void *ungater_main(void *arg)
 
 /* ---- lifecycle ---- */
 
-static void destroy(topo_ungater *u)
+static void destroy(wh_ungater *u)
 {
     wh_placer_lease_free(u->lease);
     topo_k8s_free(u->k);
@@ -628,7 +628,7 @@ static void destroy(topo_ungater *u)
     free(u);
 }
 
-int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_err *err)
+int wh_ungater_start(wh_ungater **out, const wh_ungater_opts *opts, topo_err *err)
 {
     *out = NULL;
     if (opts == NULL)
@@ -644,7 +644,7 @@ int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts, topo_e
                             opts->interval_ms, TOPO_UNGATER_INTERVAL_MIN_MS,
                             TOPO_UNGATER_INTERVAL_MAX_MS);
 
-    topo_ungater *u = calloc(1, sizeof(*u));
+    wh_ungater *u = calloc(1, sizeof(*u));
     if (u == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "ungater: out of memory");
     pthread_mutex_init(&u->mu, NULL);
@@ -708,7 +708,7 @@ fail:
     return rc;
 }
 
-void topo_ungater_kick(topo_ungater *u)
+void wh_ungater_kick(wh_ungater *u)
 {
     if (u == NULL)
         return;
@@ -718,7 +718,7 @@ void topo_ungater_kick(topo_ungater *u)
     pthread_mutex_unlock(&u->mu);
 }
 
-void topo_ungater_stop(topo_ungater *u)
+void wh_ungater_stop(wh_ungater *u)
 {
     if (u == NULL)
         return;
@@ -732,37 +732,37 @@ void topo_ungater_stop(topo_ungater *u)
         pthread_join(u->thread, NULL);
 }
 
-void topo_ungater_free(topo_ungater *u)
+void wh_ungater_free(wh_ungater *u)
 {
     if (u == NULL)
         return;
-    topo_ungater_stop(u);
+    wh_ungater_stop(u);
     destroy(u);
 }
 
-const char *topo_ungater_lease_name(const topo_ungater *u)
+const char *wh_ungater_lease_name(const wh_ungater *u)
 {
     return wh_placer_lease_name(u->lease);
 }
 
-int topo_ungater_placer_known(topo_ungater *u)
+int wh_ungater_placer_known(wh_ungater *u)
 {
     return wh_placer_lease_known(u->lease);
 }
 
-topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
+wh_ungater_placer_state wh_ungater_placer(wh_ungater *u, char *holder, size_t size,
                                               long *wait_ms)
 {
     return wh_placer_lease_state(u->lease, holder, size, wait_ms);
 }
 
-void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram)
+void wh_ungater_observe_rounds(wh_ungater *u, topo_metrics_series *histogram)
 {
     if (u != NULL)
         atomic_store(&u->rounds_h, histogram);
 }
 
-void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out)
+void wh_ungater_get_stats(wh_ungater *u, wh_ungater_stats *out)
 {
     wh_placer_lease_stats ls;
     wh_placer_lease_get_stats(u->lease, &ls);

@@ -1,7 +1,7 @@
 /* The ungater: releases pods that admission gated (TOPO_ADMISSION_WAIT_GATE)
  * once their PodSet fits, through the API server.
  *
- * One thread. Every interval (sooner after topo_ungater_kick), while this
+ * One thread. Every interval (sooner after wh_ungater_kick), while this
  * replica is the placer (it holds the placer's Lease, placer_lease.h, which
  * this thread keeps), it reads the gated PodSets
  * (unbound, non-terminal pods grouped by their topology.topo.io/podset
@@ -34,9 +34,9 @@
 #define TOPO_UNGATER_INTERVAL_MIN_MS 10L
 #define TOPO_UNGATER_INTERVAL_MAX_MS 3600000L
 
-typedef struct topo_ungater topo_ungater;
+typedef struct wh_ungater wh_ungater;
 
-typedef struct topo_ungater_opts {
+typedef struct wh_ungater_opts {
     const char *db_path;         /* the cache file the filler keeps current (required) */
     const char *kubeconfig;      /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
     /* A configuration already loaded (borrowed, must outlive the ungater),
@@ -58,21 +58,21 @@ typedef struct topo_ungater_opts {
      * evaluates every PodSet. */
     topo_live *const *lives;
     size_t nlives;
-} topo_ungater_opts;
+} wh_ungater_opts;
 
 /* Loads the Kubernetes configuration, opens the cache and starts the
  * thread. Strings are copied. TOPO_EINVALID for bad options (named). */
-int topo_ungater_start(topo_ungater **out, const topo_ungater_opts *opts,
+int wh_ungater_start(wh_ungater **out, const wh_ungater_opts *opts,
                        topo_err *err) TOPO_MUST_CHECK;
 /* Asks for a round now (capacity changed). Any thread; NULL-safe. */
-void topo_ungater_kick(topo_ungater *u);
+void wh_ungater_kick(wh_ungater *u);
 /* Stops the thread and joins it (a round in progress ends after its current
  * pod); releases the lease when held. NULL-safe, idempotent. */
-void topo_ungater_stop(topo_ungater *u);
+void wh_ungater_stop(wh_ungater *u);
 /* Stops if needed, then frees. NULL-safe. */
-void topo_ungater_free(topo_ungater *u);
+void wh_ungater_free(wh_ungater *u);
 
-typedef struct topo_ungater_stats {
+typedef struct wh_ungater_stats {
     /* Counters since start, except waiting and leader. */
     uint64_t rounds;   /* rounds run (as leader) */
     uint64_t attempts; /* pods handed to topo_admission_ungate_pod */
@@ -97,25 +97,25 @@ typedef struct topo_ungater_stats {
     uint64_t events_created, events_failed, events_deferred, events_dropped;
     uint64_t stranded_failed; /* pods failed on a failed node (stranded.h) */
     uint64_t stranded_errors; /* ... API calls for them that failed */
-} topo_ungater_stats;
+} wh_ungater_stats;
 
 /* The placer's Lease as the ungater's thread keeps it (placer_lease.h).
  * Its name: */
-const char *topo_ungater_lease_name(const topo_ungater *u);
+const char *wh_ungater_lease_name(const wh_ungater *u);
 
 /* wh_placer_lease_known: until it is known who places, the replica is not
  * ready (wh_placement_ready). Any thread. */
-int topo_ungater_placer_known(topo_ungater *u);
+int wh_ungater_placer_known(wh_ungater *u);
 
 /* Who places now (wh_placer_lease_state). Any thread. */
-topo_ungater_placer_state topo_ungater_placer(topo_ungater *u, char *holder, size_t size,
+wh_ungater_placer_state wh_ungater_placer(wh_ungater *u, char *holder, size_t size,
                                               long *wait_ms);
 
 /* Every round's duration is observed (seconds) into histogram from now on
  * (NULL: none). Any thread. */
-void topo_ungater_observe_rounds(topo_ungater *u, topo_metrics_series *histogram);
+void wh_ungater_observe_rounds(wh_ungater *u, topo_metrics_series *histogram);
 
 /* Thread-safe snapshot of the counters. */
-void topo_ungater_get_stats(topo_ungater *u, topo_ungater_stats *out);
+void wh_ungater_get_stats(wh_ungater *u, wh_ungater_stats *out);
 
 #endif

@@ -16,7 +16,7 @@
 #include "topo/view.h"
 
 /* How a view talks to the API server: what the views' create functions
- * take (topo_ns_policy_opts, topo_quota_opts are this type). A field left 0
+ * take (wh_ns_policy_opts, wh_quota_opts are this type). A field left 0
  * (or NULL) gets the default of the client (topo/k8s.h) or of the
  * reflector (topo/reflector.h). */
 typedef struct wh_watch_client_opts {

@@ -407,7 +407,7 @@ int topo_admission_ungate_pod(topo_admission_ctx *ctx, const char *pod_json, siz
 int topo_admission_ungate_pod_json(topo_admission_ctx *ctx, const json_t *pod,
                                    json_t **out_patch, topo_err *err) TOPO_MUST_CHECK;
 
-/* Answers one AdmissionReview body (a topo_wh_handle_fn minus the server's
+/* Answers one AdmissionReview body (a wh_handle_fn minus the server's
  * request wrapper). *out_body is malloc'd (caller frees).
  * - body unreadable and no request.uid: 400 {"error": "..."} (413 over the limit);
  * - request.uid readable but the request malformed: 200, allowed=false, code 400;

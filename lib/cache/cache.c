@@ -373,7 +373,7 @@ static int migrate(topo_cache *c, const char *path, topo_err *err)
     }
     from = version;
     for (; version < TOPO_CACHE_SCHEMA_VERSION; version++) {
-        if ((error = exec_sql(c, topo_cache_migrations[version], "migration", err)) < 0) {
+        if ((error = exec_sql(c, cache_migrations[version], "migration", err)) < 0) {
             topo_err_wrap(err, "%s: schema %d to %d", path, version, version + 1);
             goto cleanup;
         }

@@ -437,7 +437,7 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
 
 /* The migration scripts: script i (0-based) takes a file from version i to
  * i + 1. */
-extern const char *const topo_cache_migrations[];
-extern const size_t topo_cache_nmigrations;
+extern const char *const cache_migrations[];
+extern const size_t cache_nmigrations;
 
 #endif

@@ -4,7 +4,7 @@
  * records the version in meta.schema_version, all in one transaction. */
 #include "cache_internal.h"
 
-const char *const topo_cache_migrations[] = {
+const char *const cache_migrations[] = {
     /* 0 → 1: the mirror of the API server (nodes, pods, jobs) and where each
      * watch stopped. JSON columns hold what the engine reads back: labels
      * {key: value}, allocatable and requests {resource: amount in Kueue
@@ -169,8 +169,8 @@ const char *const topo_cache_migrations[] = {
     "ALTER TABLE reservations ADD COLUMN domain TEXT NOT NULL DEFAULT '[]';\n",
 };
 
-const size_t topo_cache_nmigrations = sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]);
+const size_t cache_nmigrations = sizeof(cache_migrations) / sizeof(cache_migrations[0]);
 
-_Static_assert(sizeof(topo_cache_migrations) / sizeof(topo_cache_migrations[0]) ==
+_Static_assert(sizeof(cache_migrations) / sizeof(cache_migrations[0]) ==
                    TOPO_CACHE_SCHEMA_VERSION,
                "one migration step per schema version");

@@ -5,7 +5,7 @@
 #include <limits.h>
 #include <string.h>
 
-long topo_http_retry_after_ms(const char *value, long cap_ms)
+long net_http_retry_after_ms(const char *value, long cap_ms)
 {
     long seconds = 0;
     const char *p = value;
@@ -28,7 +28,7 @@ long topo_http_retry_after_ms(const char *value, long cap_ms)
     return seconds * 1000;
 }
 
-int topo_http_method_idempotent(const char *method)
+int net_http_method_idempotent(const char *method)
 {
     static const char *const idempotent[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
     for (size_t i = 0; i < sizeof(idempotent) / sizeof(idempotent[0]); i++) {
@@ -38,7 +38,7 @@ int topo_http_method_idempotent(const char *method)
     return 0;
 }
 
-int topo_http_status_retriable(long status, int idempotent)
+int net_http_status_retriable(long status, int idempotent)
 {
     if (status == 429)
         return 1;

@@ -65,7 +65,7 @@ void topo_exec_spec_dispose(topo_exec_spec *s)
     for (size_t i = 0; i < s->nenv; i++) {
         free(s->env[i].name);
         /* env values often carry secrets (a client secret for kubelogin) */
-        topo_http_token_free(s->env[i].value);
+        net_http_token_free(s->env[i].value);
     }
     free(s->env);
     free(s->install_hint);
@@ -80,9 +80,9 @@ void topo_exec_credential_dispose(topo_exec_credential *c)
 {
     if (c == NULL)
         return;
-    topo_http_token_free(c->token);
-    topo_http_token_free(c->client_cert_data);
-    topo_http_token_free(c->client_key_data);
+    net_http_token_free(c->token);
+    net_http_token_free(c->client_cert_data);
+    net_http_token_free(c->client_key_data);
     memset(c, 0, sizeof(*c));
 }
 
@@ -184,12 +184,12 @@ int topo_exec_credential_decode(topo_exec_credential *out, const char *text, siz
                                                         : "clientCertificateData");
         goto cleanup;
     }
-    if (c.token != NULL && (error = topo_http_token_check(c.token, strlen(c.token), err)) < 0) {
+    if (c.token != NULL && (error = net_http_token_check(c.token, strlen(c.token), err)) < 0) {
         topo_err_wrap(err, "status.token");
         goto cleanup;
     }
     if (c.client_cert_data != NULL &&
-        (error = topo_pem_keypair_check(c.client_cert_data, c.client_key_data,
+        (error = net_pem_keypair_check(c.client_cert_data, c.client_key_data,
                                         "status.clientCertificateData", "status.clientKeyData",
                                         err)) < 0)
         goto cleanup;
@@ -473,7 +473,7 @@ static int run_locked(topo_exec_cred *c, topo_err *err)
                             .interactive = interactive,
                             .timeout_ms = interactive ? c->interactive_timeout_ms : c->timeout_ms,
                             .max_output = TOPO_MAX_EXEC_OUTPUT};
-    if ((error = topo_exec_run(&out, &exit_status, &o, &why)) < 0) {
+    if ((error = net_exec_run(&out, &exit_status, &o, &why)) < 0) {
         error = run_error(c, error, &why, err);
         goto cleanup;
     }
@@ -498,10 +498,10 @@ oom:
     error = topo_err_nomem(err, "exec plugin");
 cleanup:
     if (out.ptr != NULL)
-        topo_http_wipe(out.ptr, out.len);
+        net_http_wipe(out.ptr, out.len);
     topo_buf_dispose(&out);
     for (size_t i = 0; env_lines != NULL && i < s->nenv; i++)
-        topo_http_token_free(env_lines[i]);
+        net_http_token_free(env_lines[i]);
     free(env_lines);
     free(env);
     free(argv);

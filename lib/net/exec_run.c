@@ -251,7 +251,7 @@ static int wait_exit(pid_t pid, int *status, uint64_t deadline_ns)
     }
 }
 
-int topo_exec_run(topo_buf *out, int *exit_status, const topo_exec_run_opts *o, topo_err *err)
+int net_exec_run(topo_buf *out, int *exit_status, const topo_exec_run_opts *o, topo_err *err)
 {
     int error = 0, fds[2] = {-1, -1}, status = 0;
     char **envp = NULL;

@@ -38,7 +38,7 @@ typedef struct topo_exec_run_opts {
  * more than max_output (in both cases it is killed); TOPO_EIO for other
  * failures to start it. The child is reaped on every path. Messages have
  * no prefix: the caller names the plugin. */
-int topo_exec_run(topo_buf *out, int *exit_status, const topo_exec_run_opts *opts,
+int net_exec_run(topo_buf *out, int *exit_status, const topo_exec_run_opts *opts,
                   topo_err *err);
 
 #endif

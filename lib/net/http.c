@@ -133,7 +133,7 @@ static void headers_free(struct curl_slist *list)
     /* The Authorization line carries the token: no copy left in freed memory. */
     for (struct curl_slist *l = list; l != NULL; l = l->next) {
         if (l->data != NULL)
-            topo_http_wipe(l->data, strlen(l->data));
+            net_http_wipe(l->data, strlen(l->data));
     }
     curl_slist_free_all(list);
 }
@@ -155,7 +155,7 @@ static int header_addf(struct curl_slist **list, const char *fmt, ...)
     vsnprintf(line, (size_t)n + 1, fmt, ap);
     va_end(ap);
     struct curl_slist *grown = curl_slist_append(*list, line);
-    topo_http_wipe(line, (size_t)n);
+    net_http_wipe(line, (size_t)n);
     free(line);
     if (grown == NULL)
         return TOPO_ENOMEM;
@@ -313,10 +313,10 @@ int topo_http_create(topo_http **out, const topo_http_opts *opts, topo_err *err)
     double qps = opts->qps == 0 ? TOPO_HTTP_QPS_DEFAULT : opts->qps; /* negative: unlimited */
     double burst = opts->burst > 0 ? opts->burst : TOPO_HTTP_BURST_DEFAULT;
     uint64_t now = (uint64_t)topo_clock_ns();
-    topo_ratelimit_init(&h->limiter, qps, burst, now);
+    net_ratelimit_init(&h->limiter, qps, burst, now);
     h->rng = now ^ ((uint64_t)(uintptr_t)h << 16) ^ ((uint64_t)getpid() << 40);
 
-    if ((error = topo_http_auth_init(&h->auth, opts, err)) < 0)
+    if ((error = net_http_auth_init(&h->auth, opts, err)) < 0)
         goto cleanup;
     if ((h->curl = curl_easy_init()) == NULL) {
         error = topo_err_set(err, TOPO_ENOMEM, "http: curl_easy_init failed");
@@ -341,7 +341,7 @@ void topo_http_free(topo_http *http)
         return;
     if (http->curl != NULL)
         curl_easy_cleanup(http->curl);
-    topo_http_auth_dispose(&http->auth);
+    net_http_auth_dispose(&http->auth);
     curl_slist_free_all(http->connect_to);
     free(http->url);
     free(http->base_url);
@@ -486,14 +486,14 @@ static int build_headers(topo_http *h, const topo_http_request *req, struct curl
         error = header_addf(&list, "Content-Type:");
     if (error < 0)
         goto cleanup;
-    if ((error = topo_http_auth_header(&auth, &h->auth)) < 0 ||
+    if ((error = net_http_auth_header(&auth, &h->auth)) < 0 ||
         (auth != NULL && (error = header_addf(&list, "%s", auth)) < 0))
         goto cleanup;
     *out = list;
     list = NULL;
 
 cleanup:
-    topo_http_token_free(auth);
+    net_http_token_free(auth);
     headers_free(list);
     if (error < 0)
         topo_err_set(err, error, "http: building request headers: %s", topo_strerror(error));
@@ -516,7 +516,7 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
     memcpy(h->url, h->base_url, h->base_len);
     memcpy(h->url + h->base_len, req->path, plen + 1);
 
-    uint64_t wait = topo_ratelimit_reserve(&h->limiter, (uint64_t)topo_clock_ns());
+    uint64_t wait = net_ratelimit_reserve(&h->limiter, (uint64_t)topo_clock_ns());
     if (wait > 0) {
         if (wait >= THROTTLE_LOG_NS)
             topo_log(TOPO_LOG_INFO, "http: waiting %.2f s for the client-side rate limit "
@@ -525,7 +525,7 @@ static int attempt_setup(topo_http *h, const topo_http_request *req, long timeou
         topo_clock_sleep_ns((int64_t)wait);
         h->throttled_ns += wait;
     }
-    if ((error = topo_http_auth_prepare(&h->auth, err)) < 0)
+    if ((error = net_http_auth_prepare(&h->auth, err)) < 0)
         goto cleanup;
     /* An exec plugin's new client certificate: a connection made with the
      * old one is not reused (client-go closes them all). */
@@ -655,7 +655,7 @@ static long retry_after_ms(topo_http *h)
     struct curl_header *hdr = NULL;
     if (curl_easy_header(h->curl, "Retry-After", 0, CURLH_HEADER, -1, &hdr) != CURLHE_OK)
         return -1;
-    return topo_http_retry_after_ms(hdr->value, h->backoff_max_ms);
+    return net_http_retry_after_ms(hdr->value, h->backoff_max_ms);
 }
 
 static void retry_wait(topo_http *h, const topo_http_request *req, int retry, long delay_ms,
@@ -699,7 +699,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         return topo_err_set(err, TOPO_EINVALID, "http: NULL argument");
     if ((error = request_check(req, err)) < 0)
         return error;
-    int idempotent = topo_http_method_idempotent(req->method) || req->resend_safe;
+    int idempotent = net_http_method_idempotent(req->method) || req->resend_safe;
     long timeout_ms = req->timeout_ms > 0 ? req->timeout_ms : http->timeout_ms;
     sink.max = http->max_body;
 
@@ -719,9 +719,9 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
         if (cc == CURLE_OK) {
             /* A rotated credential: re-read now and resend once. 403 too:
              * NetBox refuses a bad token with 403, not 401. */
-            if (refused(status) && topo_http_auth_renewable(&http->auth) && !auth_retried) {
+            if (refused(status) && net_http_auth_renewable(&http->auth) && !auth_retried) {
                 auth_retried = 1;
-                if (topo_http_auth_reload(&http->auth, status) > 0) {
+                if (net_http_auth_reload(&http->auth, status) > 0) {
                     topo_log(TOPO_LOG_INFO, "http: %s %.200s: %ld with a credential that has "
                                             "since rotated; resending with the new one",
                              req->method, req->path, status);
@@ -729,7 +729,7 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
                     continue;
                 }
             }
-            if (topo_http_status_retriable(status, idempotent) && retries < http->max_retries) {
+            if (net_http_status_retriable(status, idempotent) && retries < http->max_retries) {
                 long delay = retry_after_ms(http);
                 if (delay < 0)
                     delay = topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
@@ -959,9 +959,9 @@ int topo_http_stream(topo_http *http, const topo_http_request *req, size_t max_l
                 error = s.fn_rc;
             goto cleanup;
         }
-        if (refused(status) && topo_http_auth_renewable(&http->auth) && !auth_retried) {
+        if (refused(status) && net_http_auth_renewable(&http->auth) && !auth_retried) {
             auth_retried = 1;
-            if (topo_http_auth_reload(&http->auth, status) > 0) {
+            if (net_http_auth_reload(&http->auth, status) > 0) {
                 http->stats.retries++;
                 continue;
             }

@@ -17,7 +17,7 @@
 /* Longest Authorization scheme word accepted. */
 #define SCHEME_MAX 32
 
-void topo_http_wipe(void *p, size_t n)
+void net_http_wipe(void *p, size_t n)
 {
     /* Through a volatile pointer, so the stores are not optimised away as
      * dead before free(). */
@@ -26,15 +26,15 @@ void topo_http_wipe(void *p, size_t n)
         *v++ = 0;
 }
 
-void topo_http_token_free(char *token)
+void net_http_token_free(char *token)
 {
     if (token == NULL)
         return;
-    topo_http_wipe(token, strlen(token));
+    net_http_wipe(token, strlen(token));
     free(token);
 }
 
-int topo_http_token_check(const char *token, size_t len, topo_err *err)
+int net_http_token_check(const char *token, size_t len, topo_err *err)
 {
     if (len == 0)
         return topo_err_set(err, TOPO_EINVALID, "bearer token is empty");
@@ -71,7 +71,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind kind, topo_err *err)
+int net_http_secret_read(char **out, const char *path, topo_http_secret_kind kind, topo_err *err)
 {
     int error = 0;
     char *text = NULL;
@@ -87,7 +87,7 @@ int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind ki
             start++;
         while (len > start && is_space(text[len - 1]))
             len--;
-        error = topo_http_token_check(text + start, len - start, err);
+        error = net_http_token_check(text + start, len - start, err);
     } else {
         /* `echo secret > file` leaves one line end; nothing else is ours
          * to remove. */
@@ -110,7 +110,7 @@ int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind ki
 
 cleanup:
     if (text != NULL) {
-        topo_http_wipe(text, full);
+        net_http_wipe(text, full);
         free(text);
     }
     return error;
@@ -120,7 +120,7 @@ cleanup:
 
 static void secret_dispose(topo_http_secret *s)
 {
-    topo_http_token_free(s->value);
+    net_http_token_free(s->value);
     free(s->file);
     s->value = NULL;
     s->file = NULL;
@@ -137,14 +137,14 @@ static int secret_reload(topo_http_auth *a, topo_http_secret *s)
     if (s->file == NULL)
         return 0;
     s->read_ns = (uint64_t)topo_clock_ns();
-    if (topo_http_secret_read(&fresh, s->file, s->kind, &terr) < 0) {
+    if (net_http_secret_read(&fresh, s->file, s->kind, &terr) < 0) {
         topo_log(TOPO_LOG_WARN, "http: re-reading the %s: %s (keeping the current one)", s->what,
                  terr.text);
         return 0;
     }
     a->reloads++;
     int changed = s->value == NULL || strcmp(s->value, fresh) != 0;
-    topo_http_token_free(s->value);
+    net_http_token_free(s->value);
     s->value = fresh;
     return changed;
 }
@@ -162,7 +162,7 @@ static int secret_init(topo_http_secret *s, topo_http_secret_kind kind, const ch
             return topo_err_nomem(err, "http");
         s->read_ns = (uint64_t)topo_clock_ns();
         topo_err terr = TOPO_ERR_INIT;
-        error = topo_http_secret_read(&s->value, s->file, kind, &terr);
+        error = net_http_secret_read(&s->value, s->file, kind, &terr);
         if (error == 0)
             return 0;
         if (error == TOPO_ENOMEM || fixed == NULL) {
@@ -174,7 +174,7 @@ static int secret_init(topo_http_secret *s, topo_http_secret_kind kind, const ch
                  what, terr.text);
     }
     if (fixed != NULL) {
-        error = kind == TOPO_HTTP_SECRET_TOKEN ? topo_http_token_check(fixed, strlen(fixed), err)
+        error = kind == TOPO_HTTP_SECRET_TOKEN ? net_http_token_check(fixed, strlen(fixed), err)
                                                : plain_check(fixed, strlen(fixed), kind, err);
         if (error < 0)
             return topo_err_wrap(err, "http: %s", kind == TOPO_HTTP_SECRET_TOKEN ? "token" : what);
@@ -227,7 +227,7 @@ static int auth_options(const topo_http_opts *o, topo_err *err)
     return 0;
 }
 
-int topo_http_auth_init(topo_http_auth *a, const topo_http_opts *o, topo_err *err)
+int net_http_auth_init(topo_http_auth *a, const topo_http_opts *o, topo_err *err)
 {
     int error = 0;
     memset(a, 0, sizeof(*a));
@@ -256,11 +256,11 @@ int topo_http_auth_init(topo_http_auth *a, const topo_http_opts *o, topo_err *er
 
 cleanup:
     if (error < 0)
-        topo_http_auth_dispose(a);
+        net_http_auth_dispose(a);
     return error;
 }
 
-void topo_http_auth_dispose(topo_http_auth *a)
+void net_http_auth_dispose(topo_http_auth *a)
 {
     if (a == NULL)
         return;
@@ -274,12 +274,12 @@ void topo_http_auth_dispose(topo_http_auth *a)
     a->scheme = NULL;
 }
 
-int topo_http_auth_has_file(const topo_http_auth *a)
+int net_http_auth_has_file(const topo_http_auth *a)
 {
     return a->token.file != NULL || a->username.file != NULL || a->password.file != NULL;
 }
 
-void topo_http_auth_refresh_if_due(topo_http_auth *a)
+void net_http_auth_refresh_if_due(topo_http_auth *a)
 {
     topo_http_secret *all[] = {&a->token, &a->username, &a->password};
     uint64_t now = (uint64_t)topo_clock_ns(), period = (uint64_t)a->reload_ms * 1000000u;
@@ -289,9 +289,9 @@ void topo_http_auth_refresh_if_due(topo_http_auth *a)
     }
 }
 
-int topo_http_auth_renewable(const topo_http_auth *a)
+int net_http_auth_renewable(const topo_http_auth *a)
 {
-    return a->exec != NULL || topo_http_auth_has_file(a);
+    return a->exec != NULL || net_http_auth_has_file(a);
 }
 
 /* exec_cur was replaced: its token becomes the header's, its certificate
@@ -301,7 +301,7 @@ static int exec_apply(topo_http_auth *a)
     char *token = NULL;
     if (a->exec_cur.token != NULL && (token = topo_strdup(a->exec_cur.token)) == NULL)
         return TOPO_ENOMEM;
-    topo_http_token_free(a->token.value);
+    net_http_token_free(a->token.value);
     a->token.value = token;
     int has_cert = a->exec_cur.client_cert_data != NULL;
     if (has_cert || a->exec_had_cert)
@@ -310,9 +310,9 @@ static int exec_apply(topo_http_auth *a)
     return 0;
 }
 
-int topo_http_auth_prepare(topo_http_auth *a, topo_err *err)
+int net_http_auth_prepare(topo_http_auth *a, topo_err *err)
 {
-    topo_http_auth_refresh_if_due(a);
+    net_http_auth_refresh_if_due(a);
     if (a->exec == NULL)
         return 0;
     int rc = topo_exec_cred_get(&a->exec_cur, a->exec, err);
@@ -323,7 +323,7 @@ int topo_http_auth_prepare(topo_http_auth *a, topo_err *err)
     return 0;
 }
 
-int topo_http_auth_reload(topo_http_auth *a, long status)
+int net_http_auth_reload(topo_http_auth *a, long status)
 {
     /* Each file once, whatever the others gave: a rotated Secret changes
      * the username and the password together. */
@@ -368,14 +368,14 @@ static int basic_header(char **out, const topo_http_auth *a)
 
 cleanup:
     if (raw != NULL) {
-        topo_http_wipe(raw, raw_len);
+        net_http_wipe(raw, raw_len);
         free(raw);
     }
     free(line); /* only on failure, when it holds nothing */
     return error;
 }
 
-int topo_http_auth_header(char **out, const topo_http_auth *a)
+int net_http_auth_header(char **out, const topo_http_auth *a)
 {
     *out = NULL;
     if (a->basic)

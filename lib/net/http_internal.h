@@ -24,32 +24,32 @@ typedef struct topo_ratelimit {
     uint64_t last_ns;
 } topo_ratelimit;
 
-void topo_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t now_ns);
+void net_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t now_ns);
 /* Takes one token at time now_ns and returns how many nanoseconds the caller
  * must wait before using it (0 when the bucket had one). */
-uint64_t topo_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns);
+uint64_t net_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns);
 
 /* --- backoff (backoff.c) --------------------------------------------------- */
 
 /* The delay between attempts: topo/backoff.h. */
 /* Parses a Retry-After value in delta-seconds ("120"); an HTTP date or
  * anything else gives -1. Values are capped at cap_ms. Returns milliseconds. */
-long topo_http_retry_after_ms(const char *value, long cap_ms);
+long net_http_retry_after_ms(const char *value, long cap_ms);
 
 /* --- retry policy (backoff.c) ---------------------------------------------- */
 
 /* Non-zero for methods HTTP defines as idempotent (GET HEAD PUT DELETE
  * OPTIONS TRACE). */
-int topo_http_method_idempotent(const char *method);
+int net_http_method_idempotent(const char *method);
 /* Non-zero when a response with this status should be retried. */
-int topo_http_status_retriable(long status, int idempotent);
+int net_http_status_retriable(long status, int idempotent);
 
 /* --- credentials (http_auth.c) -------------------------------------------- */
 
 /* What a credential file holds, which decides how it is trimmed and checked. */
 typedef enum topo_http_secret_kind {
     /* Surrounding whitespace trimmed (token files usually end in "\n";
-     * kubectl and client-go trim it too); then topo_http_token_check. */
+     * kubectl and client-go trim it too); then net_http_token_check. */
     TOPO_HTTP_SECRET_TOKEN,
     /* Only a trailing "\n" or "\r\n" removed (blanks may be part of it);
      * non-empty, no control character (UTF-8 is allowed: RFC 7617). */
@@ -60,17 +60,17 @@ typedef enum topo_http_secret_kind {
 
 /* Reads a credential file (opened directly, at most
  * TOPO_MAX_CREDENTIAL_FILE bytes), trimmed and checked for its kind. *out
- * is malloc'd; free it with topo_http_token_free. Messages name the file,
+ * is malloc'd; free it with net_http_token_free. Messages name the file,
  * never its content. */
-int topo_http_secret_read(char **out, const char *path, topo_http_secret_kind kind,
+int net_http_secret_read(char **out, const char *path, topo_http_secret_kind kind,
                           topo_err *err);
 /* A token must be non-empty visible ASCII without spaces (RFC 6750 b64token
  * is stricter; we only refuse what would break or inject into the header). */
-int topo_http_token_check(const char *token, size_t len, topo_err *err);
+int net_http_token_check(const char *token, size_t len, topo_err *err);
 /* Overwrites a NUL-terminated secret with zeros and frees it; NULL is a no-op. */
-void topo_http_token_free(char *token);
+void net_http_token_free(char *token);
 /* Overwrites n bytes with zeros in a way the compiler does not remove. */
-void topo_http_wipe(void *p, size_t n);
+void net_http_wipe(void *p, size_t n);
 
 /* One credential: a fixed value, or a file re-read every reload period and
  * after a 401 or 403 (then the value is what the file last held readably). */
@@ -100,33 +100,33 @@ typedef struct topo_http_auth {
 
 /* From the options (topo/http.h): reads the files once. On error the auth
  * is disposed. TOPO_EINVALID for options that do not go together. */
-int topo_http_auth_init(topo_http_auth *auth, const topo_http_opts *opts, topo_err *err);
+int net_http_auth_init(topo_http_auth *auth, const topo_http_opts *opts, topo_err *err);
 /* Wipes and frees; safe on a zeroed or disposed auth. */
-void topo_http_auth_dispose(topo_http_auth *auth);
+void net_http_auth_dispose(topo_http_auth *auth);
 /* Non-zero when a credential comes from a file (a 401 or 403 is worth a
  * re-read). */
-int topo_http_auth_has_file(const topo_http_auth *auth);
+int net_http_auth_has_file(const topo_http_auth *auth);
 /* Non-zero when a refused request may succeed with a renewed credential:
  * a file, or an exec plugin. */
-int topo_http_auth_renewable(const topo_http_auth *auth);
+int net_http_auth_renewable(const topo_http_auth *auth);
 /* Before each request: the files whose period has passed are re-read, and
  * an exec plugin's credential is fetched (running the plugin when none is
  * cached or it expired). A plugin's failure is returned (the request cannot
  * be authenticated); exec_cert_changed says when the TLS client
  * certificate is to be set again. */
-int topo_http_auth_prepare(topo_http_auth *auth, topo_err *err);
+int net_http_auth_prepare(topo_http_auth *auth, topo_err *err);
 /* Re-reads each file whose period has passed (before a request). */
-void topo_http_auth_refresh_if_due(topo_http_auth *auth);
+void net_http_auth_refresh_if_due(topo_http_auth *auth);
 /* After a refused request (status 401 or 403): re-reads every file now,
  * and after a 401 runs an exec plugin again (unless another client already
  * renewed the refused credential). 1 when a credential changed, 0 when none
  * did or none could be had (a file unreadable during a rotation keeps its
  * current value; a plugin failing is logged). */
-int topo_http_auth_reload(topo_http_auth *auth, long status);
+int net_http_auth_reload(topo_http_auth *auth, long status);
 /* The header line, "Authorization: Bearer <token>" or "Authorization:
  * Basic <base64(user:password)>", malloc'd into *out (free it with
- * topo_http_token_free: it is wiped), or NULL without credentials.
+ * net_http_token_free: it is wiped), or NULL without credentials.
  * 0 or TOPO_ENOMEM. */
-int topo_http_auth_header(char **out, const topo_http_auth *auth);
+int net_http_auth_header(char **out, const topo_http_auth *auth);
 
 #endif

@@ -394,7 +394,7 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
                  k, path, o.metadata_only ? TOPO_K8S_ACCEPT_METADATA_LIST : NULL, &page, err)) < 0)
             goto cleanup;
         topo_k8s_list_page pg;
-        if ((error = topo_k8s_list_page_decode(&pg, first ? rv_out : NULL, page, path, err)) < 0)
+        if ((error = net_k8s_list_page_decode(&pg, first ? rv_out : NULL, page, path, err)) < 0)
             goto cleanup;
         first = 0;
         size_t i;
@@ -444,7 +444,7 @@ static int watch_line(const char *line, size_t len, void *p)
     topo_k8s_watch_line ev;
     int rc = 0;
 
-    int error = topo_k8s_watch_line_decode(&ev, line, len, c->status == NULL, c->what, c->err);
+    int error = net_k8s_watch_line_decode(&ev, line, len, c->status == NULL, c->what, c->err);
     if (error < 0) {
         if (ev.kind == TOPO_K8S_LINE_MALFORMED) {
             c->bad_line = 1;
@@ -472,7 +472,7 @@ static int watch_line(const char *line, size_t len, void *p)
         rc = 1;
     }
 cleanup:
-    topo_k8s_watch_line_dispose(&ev);
+    net_k8s_watch_line_dispose(&ev);
     return rc;
 }
 
@@ -494,7 +494,7 @@ static int watch_stream(topo_k8s *k, const char *path, const char *accept, long 
     } else if (*status != 0 && (*status < 200 || *status >= 300)) {
         error = c->bad_line
                     ? topo_k8s_status_error(*status, c->snippet, c->snippet_len, c->what, err)
-                    : topo_k8s_status_error_obj(*status, c->status, NULL, 0, c->what, err);
+                    : net_k8s_status_error_obj(*status, c->status, NULL, 0, c->what, err);
     } else if (rc > 0) {
         error = c->stopped ? 0 : c->rc;
     } else if (*status == 0) {

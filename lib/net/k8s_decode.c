@@ -11,7 +11,7 @@
 
 #include "topo/http.h"
 
-int topo_k8s_status_error_obj(long status, const json_t *st, const char *body, size_t len,
+int net_k8s_status_error_obj(long status, const json_t *st, const char *body, size_t len,
                               const char *what, topo_err *err)
 {
     const char *reason = NULL, *message = NULL;
@@ -48,13 +48,13 @@ int topo_k8s_status_error(long status, const char *body, size_t len, const char 
     if (body != NULL && len > 0)
         if (topo_json_load(&st, body, len, 0, &jerr) != 0) /* st NULL: not a Status */
             st = NULL;
-    int code = topo_k8s_status_error_obj(status, st, body, len,
+    int code = net_k8s_status_error_obj(status, st, body, len,
                                          what != NULL ? what : "kubernetes", err);
     json_decref(st);
     return code;
 }
 
-int topo_k8s_copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what,
+int net_k8s_copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what,
                      topo_err *err)
 {
     const char *v = json_string_value(json_object_get(json_object_get(obj, "metadata"),
@@ -86,7 +86,7 @@ static int event_type(topo_k8s_event_type *out, const char *type)
     return 0;
 }
 
-int topo_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_t len,
+int net_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_t len,
                                int status_wanted, const char *what, topo_err *err)
 {
     json_t *ev = NULL, *obj;
@@ -119,12 +119,12 @@ int topo_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_
         return topo_err_set(err, TOPO_EINVALID, "%s: %s event without an object", what, type);
     if (strcmp(type, "ERROR") == 0) {
         json_int_t code = json_integer_value(json_object_get(obj, "code"));
-        return topo_k8s_status_error_obj((long)code, obj, NULL, 0, what, err);
+        return net_k8s_status_error_obj((long)code, obj, NULL, 0, what, err);
     }
     if (event_type(&out->type, type) < 0)
         return topo_err_set(err, TOPO_EINVALID, "%s: unknown watch event type \"%.32s\"", what,
                             type);
-    int error = topo_k8s_copy_rv(out->rv, obj, what, err);
+    int error = net_k8s_copy_rv(out->rv, obj, what, err);
     if (error < 0)
         return error;
     out->kind = TOPO_K8S_LINE_EVENT;
@@ -132,7 +132,7 @@ int topo_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_
     return 0;
 }
 
-void topo_k8s_watch_line_dispose(topo_k8s_watch_line *l)
+void net_k8s_watch_line_dispose(topo_k8s_watch_line *l)
 {
     if (l == NULL)
         return;
@@ -143,7 +143,7 @@ void topo_k8s_watch_line_dispose(topo_k8s_watch_line *l)
 
 /* ------------------------------------------------------------------ list */
 
-int topo_k8s_list_page_decode(topo_k8s_list_page *out, char rv_out[TOPO_K8S_RV_MAX],
+int net_k8s_list_page_decode(topo_k8s_list_page *out, char rv_out[TOPO_K8S_RV_MAX],
                               const json_t *page, const char *path, topo_err *err)
 {
     int error;
@@ -152,7 +152,7 @@ int topo_k8s_list_page_decode(topo_k8s_list_page *out, char rv_out[TOPO_K8S_RV_M
     if (rv_out != NULL) {
         char what[256]; /* "GET <path>", cut as the client's request descriptions */
         snprintf(what, sizeof(what), "GET %s", path);
-        if ((error = topo_k8s_copy_rv(rv_out, page, what, err)) < 0)
+        if ((error = net_k8s_copy_rv(rv_out, page, what, err)) < 0)
             return error;
     }
     json_t *items = json_object_get(page, "items");

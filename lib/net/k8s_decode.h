@@ -17,12 +17,12 @@
  * with `status`: the code by status (TOPO_EGENERIC when it maps to none),
  * "<what>: <status> <reason>: <message>" in err, the message taken from the
  * start of body (printable bytes) when st has none. */
-int topo_k8s_status_error_obj(long status, const json_t *st, const char *body, size_t len,
+int net_k8s_status_error_obj(long status, const json_t *st, const char *body, size_t len,
                               const char *what, topo_err *err);
 
 /* Copies obj's metadata.resourceVersion into rv: TOPO_EINVALID when it is
  * missing, TOPO_ELIMIT when it does not fit. */
-int topo_k8s_copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what,
+int net_k8s_copy_rv(char rv[TOPO_K8S_RV_MAX], const json_t *obj, const char *what,
                      topo_err *err);
 
 typedef enum topo_k8s_line_kind {
@@ -47,12 +47,12 @@ typedef struct topo_k8s_watch_line {
  * event gives its Status's code (TOPO_EGONE for 410), a malformed line,
  * an unknown type, an event without an object or a resourceVersion give
  * TOPO_EINVALID or TOPO_ELIMIT. kind is set in every case; dispose of *out
- * with topo_k8s_watch_line_dispose either way. */
-int topo_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_t len,
+ * with net_k8s_watch_line_dispose either way. */
+int net_k8s_watch_line_decode(topo_k8s_watch_line *out, const char *line, size_t len,
                                int status_wanted, const char *what, topo_err *err);
 
 /* Releases root; NULL-safe. */
-void topo_k8s_watch_line_dispose(topo_k8s_watch_line *l);
+void net_k8s_watch_line_dispose(topo_k8s_watch_line *l);
 
 /* One decoded page of a list, borrowed from the page. */
 typedef struct topo_k8s_list_page {
@@ -65,7 +65,7 @@ typedef struct topo_k8s_list_page {
  * into it (the first page). TOPO_EINVALID with "GET <path>: ..." in err when
  * items is not a list or the resourceVersion is missing, TOPO_ELIMIT when it
  * does not fit. */
-int topo_k8s_list_page_decode(topo_k8s_list_page *out, char rv_out[TOPO_K8S_RV_MAX],
+int net_k8s_list_page_decode(topo_k8s_list_page *out, char rv_out[TOPO_K8S_RV_MAX],
                               const json_t *page, const char *path, topo_err *err);
 
 #endif

@@ -676,12 +676,12 @@ static int kc_keypair(const kc_ctx *c, const char *where, const topo_k8s_config 
             goto cleanup;
         key = key_text;
     }
-    if ((error = topo_pem_keypair_check(cert, key, cert_field, key_field, c->err)) < 0)
+    if ((error = net_pem_keypair_check(cert, key, cert_field, key_field, c->err)) < 0)
         topo_err_wrap(c->err, "kubeconfig %s", c->source);
 
 cleanup:
     free(cert_text);
-    topo_http_token_free(key_text);
+    net_http_token_free(key_text);
     return error;
 }
 
@@ -938,7 +938,7 @@ static void kc_files_dispose(kc_files *fs)
 {
     for (size_t i = 0; i < fs->n; i++) {
         char *text = (char *)(uintptr_t)fs->v[i].text;
-        topo_http_wipe(text, fs->v[i].len); /* it may hold a key or a token */
+        net_http_wipe(text, fs->v[i].len); /* it may hold a key or a token */
         free(text);
         free((char *)(uintptr_t)fs->v[i].source);
         free((char *)(uintptr_t)fs->v[i].base_dir);
@@ -972,7 +972,7 @@ static int kc_files_add(kc_files *fs, const char *path, size_t n, int skip_missi
     if ((slash != NULL && (dir = topo_strndup(p, dir_len)) == NULL) || grown == NULL) {
         if (grown != NULL)
             fs->v = grown;
-        topo_http_wipe(text, len);
+        net_http_wipe(text, len);
         free(text);
         free(dir);
         free(p);

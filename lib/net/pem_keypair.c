@@ -21,7 +21,7 @@ static int refuse_passphrase(char *buf, int size, int rwflag, void *asked)
     return -1;
 }
 
-int topo_pem_keypair_check(const char *cert_pem, const char *key_pem, const char *cert_field,
+int net_pem_keypair_check(const char *cert_pem, const char *key_pem, const char *cert_field,
                            const char *key_field, topo_err *err)
 {
     int error = 0, asked = 0;

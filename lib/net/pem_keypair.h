@@ -16,7 +16,7 @@
  * is passed instead. cert_field and key_field name the two in messages
  * ("status.clientKeyData: an encrypted private key: ..."). Returns 0,
  * TOPO_EINVALID or TOPO_ENOMEM; the key's text is never quoted. */
-int topo_pem_keypair_check(const char *cert_pem, const char *key_pem, const char *cert_field,
+int net_pem_keypair_check(const char *cert_pem, const char *key_pem, const char *cert_field,
                            const char *key_field, topo_err *err) TOPO_MUST_CHECK;
 
 #endif

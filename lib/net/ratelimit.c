@@ -2,7 +2,7 @@
  * (topo/clock.h; the caller passes the time). */
 #include "http_internal.h"
 
-void topo_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t now_ns)
+void net_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t now_ns)
 {
     rl->qps = qps > 0 ? qps : 0;
     rl->burst = burst >= 1 ? burst : 1;
@@ -10,7 +10,7 @@ void topo_ratelimit_init(topo_ratelimit *rl, double qps, double burst, uint64_t 
     rl->last_ns = now_ns;
 }
 
-uint64_t topo_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns)
+uint64_t net_ratelimit_reserve(topo_ratelimit *rl, uint64_t now_ns)
 {
     if (rl->qps <= 0)
         return 0;

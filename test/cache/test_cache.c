@@ -1870,7 +1870,7 @@ static void test_cache__gated_podsets(void **state)
 /* --- failed nodes (issue 28): schema 7, Ready missing, terminating pods ------------------ */
 
 /* The released steps 0..5 (a file as schema 6 left it). */
-extern const char *const topo_cache_migrations[];
+extern const char *const cache_migrations[];
 
 static void test_cache__migrate_from_v6(void **state)
 {
@@ -1882,7 +1882,7 @@ static void test_cache__migrate_from_v6(void **state)
     topo_cache_reservation r;
 
     for (int i = 0; i < 6; i++)
-        topo_test_db_exec(f->tmp.path, topo_cache_migrations[i]);
+        topo_test_db_exec(f->tmp.path, cache_migrations[i]);
     topo_test_db_exec(f->tmp.path,
             "INSERT INTO meta VALUES('schema_version', '6');"
             "INSERT INTO nodes(name, labels, allocatable, taints, unschedulable, ready, "

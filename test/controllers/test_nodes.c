@@ -17,7 +17,7 @@
 static const char *const label_keys[] = {"nvidia.com/gpu.clique"};
 static const char *const prefixes[] = {"topology.topo.io/"};
 
-static const sync_nodes_keep keep_gpu = {.label_prefixes = prefixes,
+static const ctl_nodes_keep keep_gpu = {.label_prefixes = prefixes,
                                          .nlabel_prefixes = 1,
                                          .label_keys = label_keys,
                                          .nlabel_keys = 1,
@@ -26,11 +26,11 @@ static const sync_nodes_keep keep_gpu = {.label_prefixes = prefixes,
 
 /* The view alone (no client), fed through topo_view_handler as its
  * reflector would. */
-static topo_view *new_view(const sync_nodes_keep *keep)
+static topo_view *new_view(const ctl_nodes_keep *keep)
 {
     topo_view *n = NULL;
     topo_err err = TOPO_ERR_INIT;
-    assert_int_equal(topo_view_create(&n, NULL, NULL, &sync_nodes_ops, (void *)keep, &err), 0);
+    assert_int_equal(topo_view_create(&n, NULL, NULL, &ctl_nodes_ops, (void *)keep, &err), 0);
     return n;
 }
 
@@ -92,7 +92,7 @@ static void test_nodes__both_shapes_listed(void **state)
     assert_int_equal(h->list_object(nameless, &err, n), 0); /* skipped */
     assert_int_equal(h->list_end("9", &err, n), 0);
     assert_true(topo_view_synced(n));
-    json_t *view = sync_nodes_snapshot(n, NULL);
+    json_t *view = ctl_nodes_snapshot(n, NULL);
     assert_int_equal(json_object_size(view), 2);
     expect_node(view, "a", "c.1");
     expect_node(view, "b", "c.2");
@@ -127,13 +127,13 @@ static void test_nodes__shape_change_is_no_change(void **state)
     json_t *moved = partial_node("a", "c.9");
     assert_int_equal(h->event(TOPO_K8S_MODIFIED, moved, "12", &err, n), 0);
     assert_int_equal(topo_view_generation(n), g + 1);
-    json_t *view = sync_nodes_snapshot(n, NULL);
+    json_t *view = ctl_nodes_snapshot(n, NULL);
     expect_node(view, "a", "c.9");
     json_decref(view);
 
     assert_int_equal(h->event(TOPO_K8S_DELETED, moved, "13", &err, n), 0);
     assert_int_equal(topo_view_generation(n), g + 2);
-    view = sync_nodes_snapshot(n, NULL);
+    view = ctl_nodes_snapshot(n, NULL);
     assert_int_equal(json_object_size(view), 0);
     json_decref(view);
     json_decref(full);
@@ -151,7 +151,7 @@ static void test_nodes__kept_on_whole_prefix(void **state)
 {
     (void)state;
     static const char *const pre[] = {"topology.topo.io/", "t"};
-    static const sync_nodes_keep keep = {.label_prefixes = pre,
+    static const ctl_nodes_keep keep = {.label_prefixes = pre,
                                          .nlabel_prefixes = 2,
                                          .label_topograph = 1,
                                          .annotation_prefixes = pre,
@@ -171,7 +171,7 @@ static void test_nodes__kept_on_whole_prefix(void **state)
     assert_int_equal(h->list_begin(&err, n), 0);
     assert_int_equal(h->list_object(node, &err, n), 0);
     assert_int_equal(h->list_end("9", &err, n), 0);
-    json_t *view = sync_nodes_snapshot(n, NULL);
+    json_t *view = ctl_nodes_snapshot(n, NULL);
     json_t *a = json_object_get(view, "a");
     char *labels = json_dumps(json_object_get(a, "labels"), JSON_SORT_KEYS | JSON_COMPACT);
     char *notes = json_dumps(json_object_get(a, "annotations"), JSON_SORT_KEYS | JSON_COMPACT);

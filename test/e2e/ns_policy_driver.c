@@ -33,7 +33,7 @@ static const char *policy_name(topo_admission_policy p)
 
 static int answer(json_t *out, char *line, void *payload)
 {
-    topo_ns_policy *p = payload;
+    wh_ns_policy *p = payload;
     json_t *policies = json_object();
     char *save = NULL;
     if (policies == NULL || json_object_set_new(out, "policies", policies) != 0)
@@ -41,13 +41,13 @@ static int answer(json_t *out, char *line, void *payload)
     for (char *tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
          tok = strtok_r(NULL, " \t\r\n", &save)) {
         topo_admission_policy pol;
-        json_t *v = topo_ns_policy_lookup(p, tok, &pol) ? json_string(policy_name(pol))
+        json_t *v = wh_ns_policy_lookup(p, tok, &pol) ? json_string(policy_name(pol))
                                                          : json_null();
         if (json_object_set_new(policies, tok, v) != 0)
             return -1;
     }
-    if (json_object_set_new(out, "synced", json_boolean(topo_ns_policy_synced(p))) != 0 ||
-        json_object_set_new(out, "count", json_integer((json_int_t)topo_ns_policy_count(p))) != 0)
+    if (json_object_set_new(out, "synced", json_boolean(wh_ns_policy_synced(p))) != 0 ||
+        json_object_set_new(out, "count", json_integer((json_int_t)wh_ns_policy_count(p))) != 0)
         return -1;
     return 0;
 }
@@ -55,10 +55,10 @@ static int answer(json_t *out, char *line, void *payload)
 int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL, *label = NULL;
-    topo_ns_policy_opts opts = {0};
+    wh_ns_policy_opts opts = {0};
     topo_k8s_config cfg = {0};
     topo_k8s_opts ko = {0};
-    topo_ns_policy *p = NULL;
+    wh_ns_policy *p = NULL;
     topo_err err = TOPO_ERR_INIT;
     int status = 2;
 
@@ -82,14 +82,14 @@ int main(int argc, char **argv)
     line_driver_fast(&ko, &opts.backoff_base_ms, &opts.backoff_max_ms);
     opts.k8s = &ko;
     if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
-        topo_ns_policy_create(&p, label, &cfg, &opts, &err) != 0 ||
-        topo_ns_policy_start(p, &err) != 0) {
+        wh_ns_policy_create(&p, label, &cfg, &opts, &err) != 0 ||
+        wh_ns_policy_start(p, &err) != 0) {
         fprintf(stderr, "ns_policy_driver: %s\n", err.text);
         goto done;
     }
     status = line_driver_run(answer, p);
 done:
-    topo_ns_policy_free(p);
+    wh_ns_policy_free(p);
     topo_k8s_config_dispose(&cfg);
     return status;
 }

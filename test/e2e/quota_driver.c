@@ -5,7 +5,7 @@
  *   out: {"synced": true, "namespaces": 1, "quotas": 2,
  *         "room": {"ns-a": {"cpu": 51500, "pods": 33}, "ns-b": null}}
  *
- * through topo_quota_lookup with the signature the admission handler calls
+ * through wh_quota_lookup with the signature the admission handler calls
  * (topo_admission_quota_fn). "quit" (or end of input) stops and exits 0.
  *
  * usage: quota_driver --kubeconfig F [--watch-timeout S] */
@@ -24,10 +24,10 @@
 static int lookup(void *payload, const char *namespace_, topo_pool *pool,
                   const topo_admission_quota_room **out, size_t *n)
 {
-    return topo_quota_lookup(payload, namespace_, pool, out, n);
+    return wh_quota_lookup(payload, namespace_, pool, out, n);
 }
 
-static json_t *room_json(topo_quota *q, const char *ns, topo_pool *pool)
+static json_t *room_json(wh_quota *q, const char *ns, topo_pool *pool)
 {
     topo_admission_quota_fn fn = lookup;
     const topo_admission_quota_room *room;
@@ -49,7 +49,7 @@ static json_t *room_json(topo_quota *q, const char *ns, topo_pool *pool)
 }
 
 typedef struct driver {
-    topo_quota *q;
+    wh_quota *q;
     topo_pool *pool;
 } driver;
 
@@ -67,10 +67,10 @@ static int answer(json_t *out, char *line, void *payload)
         if (v == NULL || json_object_set_new(rooms, tok, v) != 0)
             goto done;
     }
-    if (json_object_set_new(out, "synced", json_boolean(topo_quota_synced(d->q))) == 0 &&
+    if (json_object_set_new(out, "synced", json_boolean(wh_quota_synced(d->q))) == 0 &&
         json_object_set_new(out, "namespaces",
-                            json_integer((json_int_t)topo_quota_namespaces(d->q))) == 0 &&
-        json_object_set_new(out, "quotas", json_integer((json_int_t)topo_quota_count(d->q))) == 0)
+                            json_integer((json_int_t)wh_quota_namespaces(d->q))) == 0 &&
+        json_object_set_new(out, "quotas", json_integer((json_int_t)wh_quota_count(d->q))) == 0)
         rc = 0;
 done:
     topo_pool_clear(d->pool);
@@ -80,7 +80,7 @@ done:
 int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL;
-    topo_quota_opts opts = {0};
+    wh_quota_opts opts = {0};
     topo_k8s_config cfg = {0};
     topo_k8s_opts ko = {0};
     driver d = {NULL, topo_pool_create()};
@@ -103,13 +103,13 @@ int main(int argc, char **argv)
     line_driver_fast(&ko, &opts.backoff_base_ms, &opts.backoff_max_ms);
     opts.k8s = &ko;
     if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
-        topo_quota_create(&d.q, &cfg, &opts, &err) != 0 || topo_quota_start(d.q, &err) != 0) {
+        wh_quota_create(&d.q, &cfg, &opts, &err) != 0 || wh_quota_start(d.q, &err) != 0) {
         fprintf(stderr, "quota_driver: %s\n", err.text);
         goto done;
     }
     status = line_driver_run(answer, &d);
 done:
-    topo_quota_free(d.q);
+    wh_quota_free(d.q);
     topo_k8s_config_dispose(&cfg);
     topo_pool_free(d.pool);
     return status;

@@ -2,7 +2,7 @@
 """Process-level tests of topo-webhook's ResourceQuota view (webhook/quota.c)
 through test/e2e/quota_driver.c, against fake_apiserver.py over TLS.
 
-The lookups (topo_quota_lookup, as the admission handler calls it) must
+The lookups (wh_quota_lookup, as the admission handler calls it) must
 follow the quotas: the first list (fixtures/resourcequotas, as kubectl
 prints them), a quota added, its status written by the quota controller
 (played here), changed, deleted; a watch ended by compaction (relist) and

@@ -62,7 +62,7 @@ class Env(FillerEnv):
 
     # -------------------------------------------------------------- topoassign
 
-    def sync_args(self, args, db=None, kubeconfig=None):
+    def ctl_args(self, args, db=None, kubeconfig=None):
         return [self.bin, "cache", "sync", "--db", db or self.db,
                 "--kubeconfig", kubeconfig or self.kubeconfig, *args]
 

@@ -1,8 +1,8 @@
 /* libFuzzer harness for what the API server sends the Kubernetes client
  * (lib/net/k8s_decode.c): the input is one line of a watch stream, as
- * topo_k8s_watch hands each line to topo_k8s_watch_line_decode; the same
+ * topo_k8s_watch hands each line to net_k8s_watch_line_decode; the same
  * bytes are then read as a list page (parsed and checked as the client's
- * GET does, then topo_k8s_list_page_decode) and as the body of an error
+ * GET does, then net_k8s_list_page_decode) and as the body of an error
  * answer (topo_k8s_status_error). Any bytes give a decoded value or an
  * error, never a crash, a leak, or a result that breaks the decoders'
  * promises (checked below). Seeds: fixtures/fuzz/watch. */
@@ -34,7 +34,7 @@ static void fuzz_watch_line(const char *text, size_t size, int status_wanted)
 {
     topo_k8s_watch_line l;
     topo_err err = TOPO_ERR_INIT;
-    int rc = topo_k8s_watch_line_decode(&l, text, size, status_wanted, "WATCH /api/v1/nodes",
+    int rc = net_k8s_watch_line_decode(&l, text, size, status_wanted, "WATCH /api/v1/nodes",
                                         &err);
     if (rc != 0) {
         check_error(rc, &err);
@@ -64,7 +64,7 @@ static void fuzz_watch_line(const char *text, size_t size, int status_wanted)
             abort();
         }
     }
-    topo_k8s_watch_line_dispose(&l);
+    net_k8s_watch_line_dispose(&l);
 }
 
 static void fuzz_list_page(const char *text, size_t size)
@@ -77,7 +77,7 @@ static void fuzz_list_page(const char *text, size_t size)
     /* what the client's GET accepts as a response: a JSON object */
     if (topo_codec_json_parse(&page, text, size, "response", &err) < 0 || !json_is_object(page))
         goto cleanup;
-    int rc = topo_k8s_list_page_decode(&pg, rv, page, "/api/v1/nodes?limit=500", &err);
+    int rc = net_k8s_list_page_decode(&pg, rv, page, "/api/v1/nodes?limit=500", &err);
     if (rc != 0) {
         check_error(rc, &err);
         goto cleanup;
@@ -87,7 +87,7 @@ static void fuzz_list_page(const char *text, size_t size)
         (pg.next != NULL && pg.next[0] == '\0'))
         abort();
     /* a later page: no resourceVersion wanted */
-    if (topo_k8s_list_page_decode(&pg, NULL, page, "/api/v1/nodes?limit=500", &err) != 0)
+    if (net_k8s_list_page_decode(&pg, NULL, page, "/api/v1/nodes?limit=500", &err) != 0)
         abort();
 cleanup:
     json_decref(page);

@@ -1084,17 +1084,17 @@ static void test_http__status_codes(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         assert_int_equal(topo_http_status_code(cases[i].status), cases[i].code);
 
-    assert_true(topo_http_method_idempotent("GET"));
-    assert_true(topo_http_method_idempotent("PUT"));
-    assert_true(topo_http_method_idempotent("DELETE"));
-    assert_true(topo_http_method_idempotent("HEAD"));
-    assert_false(topo_http_method_idempotent("POST"));
-    assert_false(topo_http_method_idempotent("PATCH"));
-    assert_true(topo_http_status_retriable(429, 0));
-    assert_true(topo_http_status_retriable(503, 1));
-    assert_false(topo_http_status_retriable(503, 0));
-    assert_false(topo_http_status_retriable(501, 1));
-    assert_false(topo_http_status_retriable(409, 1));
+    assert_true(net_http_method_idempotent("GET"));
+    assert_true(net_http_method_idempotent("PUT"));
+    assert_true(net_http_method_idempotent("DELETE"));
+    assert_true(net_http_method_idempotent("HEAD"));
+    assert_false(net_http_method_idempotent("POST"));
+    assert_false(net_http_method_idempotent("PATCH"));
+    assert_true(net_http_status_retriable(429, 0));
+    assert_true(net_http_status_retriable(503, 1));
+    assert_false(net_http_status_retriable(503, 0));
+    assert_false(net_http_status_retriable(501, 1));
+    assert_false(net_http_status_retriable(409, 1));
 }
 
 /* The delays themselves: test/util/test_backoff.c. */
@@ -1117,8 +1117,8 @@ static void test_http__retry_after(void **state)
         {"3x", -1},
     };
     for (size_t i = 0; i < sizeof(ra) / sizeof(ra[0]); i++)
-        assert_int_equal(topo_http_retry_after_ms(ra[i].value, 30000), ra[i].ms);
-    assert_int_equal(topo_http_retry_after_ms(NULL, 30000), -1);
+        assert_int_equal(net_http_retry_after_ms(ra[i].value, 30000), ra[i].ms);
+    assert_int_equal(net_http_retry_after_ms(NULL, 30000), -1);
 }
 
 static void test_http__token_bucket(void **state)
@@ -1128,48 +1128,48 @@ static void test_http__token_bucket(void **state)
     const uint64_t ms = 1000000u;
     uint64_t t = 1000 * ms;
 
-    topo_ratelimit_init(&rl, 10, 5, t);
+    net_ratelimit_init(&rl, 10, 5, t);
     for (int i = 0; i < 5; i++)
-        assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
-    uint64_t w = topo_ratelimit_reserve(&rl, t);
+        assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
+    uint64_t w = net_ratelimit_reserve(&rl, t);
     assert_true(w >= 99 * ms && w <= 101 * ms);
     /* The next caller queues behind the first. */
-    w = topo_ratelimit_reserve(&rl, t);
+    w = net_ratelimit_reserve(&rl, t);
     assert_true(w >= 199 * ms && w <= 201 * ms);
     /* A long pause refills to burst, not beyond. */
     t += 10000 * ms;
     for (int i = 0; i < 5; i++)
-        assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
-    assert_true(topo_ratelimit_reserve(&rl, t) > 0);
+        assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
+    assert_true(net_ratelimit_reserve(&rl, t) > 0);
     /* Steady state: one token per 1/qps. */
     t += 10000 * ms;
-    topo_ratelimit_init(&rl, 10, 1, t);
-    assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
+    net_ratelimit_init(&rl, 10, 1, t);
+    assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
     t += 100 * ms;
-    assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
+    assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
     t += 50 * ms;
-    w = topo_ratelimit_reserve(&rl, t);
+    w = net_ratelimit_reserve(&rl, t);
     assert_true(w >= 49 * ms && w <= 51 * ms);
 
     /* qps <= 0: unlimited; burst below 1 counts as 1. */
-    topo_ratelimit_init(&rl, 0, 0, t);
+    net_ratelimit_init(&rl, 0, 0, t);
     for (int i = 0; i < 1000; i++)
-        assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
-    topo_ratelimit_init(&rl, 1, 0.2, t);
-    assert_int_equal(topo_ratelimit_reserve(&rl, t), 0);
-    assert_true(topo_ratelimit_reserve(&rl, t) > 0);
+        assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
+    net_ratelimit_init(&rl, 1, 0.2, t);
+    assert_int_equal(net_ratelimit_reserve(&rl, t), 0);
+    assert_true(net_ratelimit_reserve(&rl, t) > 0);
 }
 
 static void test_http__token_check(void **state)
 {
     (void)state;
-    assert_int_equal(topo_http_token_check("eyJhbGciOi.J9.x-_~+/=", 21, NULL), 0);
-    assert_int_equal(topo_http_token_check("", 0, NULL), TOPO_EINVALID);
-    assert_int_equal(topo_http_token_check("a b", 3, NULL), TOPO_EINVALID);
-    assert_int_equal(topo_http_token_check("a\nb", 3, NULL), TOPO_EINVALID);
-    assert_int_equal(topo_http_token_check("a\x7f", 2, NULL), TOPO_EINVALID);
-    assert_int_equal(topo_http_token_check("\xc3\xa9", 2, NULL), TOPO_EINVALID);
-    topo_http_token_free(NULL);
+    assert_int_equal(net_http_token_check("eyJhbGciOi.J9.x-_~+/=", 21, NULL), 0);
+    assert_int_equal(net_http_token_check("", 0, NULL), TOPO_EINVALID);
+    assert_int_equal(net_http_token_check("a b", 3, NULL), TOPO_EINVALID);
+    assert_int_equal(net_http_token_check("a\nb", 3, NULL), TOPO_EINVALID);
+    assert_int_equal(net_http_token_check("a\x7f", 2, NULL), TOPO_EINVALID);
+    assert_int_equal(net_http_token_check("\xc3\xa9", 2, NULL), TOPO_EINVALID);
+    net_http_token_free(NULL);
 }
 
 int main(void)

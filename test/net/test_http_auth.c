@@ -47,45 +47,45 @@ static void test_http_auth__secret_files(void **state)
     topo_err err = TOPO_ERR_INIT;
     /* A token loses surrounding blanks; a password only its line end. */
     assert_int_equal(
-        topo_http_secret_read(&v, secret_file("t", "  tok-1 \r\n"), TOPO_HTTP_SECRET_TOKEN, &err),
+        net_http_secret_read(&v, secret_file("t", "  tok-1 \r\n"), TOPO_HTTP_SECRET_TOKEN, &err),
         0);
     assert_string_equal(v, "tok-1");
-    topo_http_token_free(v);
-    assert_int_equal(topo_http_secret_read(&v, secret_file("p", " pass word \r\n"),
+    net_http_token_free(v);
+    assert_int_equal(net_http_secret_read(&v, secret_file("p", " pass word \r\n"),
                                            TOPO_HTTP_SECRET_PASSWORD, &err),
                      0);
     assert_string_equal(v, " pass word ");
-    topo_http_token_free(v);
-    assert_int_equal(topo_http_secret_read(&v, secret_file("p", "p\xc3\xa4ss\n"),
+    net_http_token_free(v);
+    assert_int_equal(net_http_secret_read(&v, secret_file("p", "p\xc3\xa4ss\n"),
                                            TOPO_HTTP_SECRET_PASSWORD, &err),
                      0);
     assert_string_equal(v, "p\xc3\xa4ss"); /* UTF-8 (RFC 7617) */
-    topo_http_token_free(v);
+    net_http_token_free(v);
 
     /* Refused, with the file named and the content not shown. */
-    assert_int_equal(topo_http_secret_read(&v, secret_file("p", "hunter\x01two\n"),
+    assert_int_equal(net_http_secret_read(&v, secret_file("p", "hunter\x01two\n"),
                                            TOPO_HTTP_SECRET_PASSWORD, &err),
                      TOPO_EINVALID);
     assert_null(v);
     assert_non_null(strstr(err.text, "/p"));
     assert_non_null(strstr(err.text, "control byte at offset 6"));
     assert_null(strstr(err.text, "hunter"));
-    assert_int_equal(topo_http_secret_read(&v, secret_file("p", "two\nlines\n"),
+    assert_int_equal(net_http_secret_read(&v, secret_file("p", "two\nlines\n"),
                                            TOPO_HTTP_SECRET_PASSWORD, &err),
                      TOPO_EINVALID);
     assert_null(strstr(err.text, "lines"));
     assert_int_equal(
-        topo_http_secret_read(&v, secret_file("p", "\n"), TOPO_HTTP_SECRET_PASSWORD, &err),
+        net_http_secret_read(&v, secret_file("p", "\n"), TOPO_HTTP_SECRET_PASSWORD, &err),
         TOPO_EINVALID);
     assert_non_null(strstr(err.text, "password is empty"));
     assert_int_equal(
-        topo_http_secret_read(&v, secret_file("u", "ad:min\n"), TOPO_HTTP_SECRET_USERNAME, &err),
+        net_http_secret_read(&v, secret_file("u", "ad:min\n"), TOPO_HTTP_SECRET_USERNAME, &err),
         TOPO_EINVALID);
     assert_non_null(strstr(err.text, "':'"));
     assert_null(strstr(err.text, "ad:min"));
     char missing[PATH_MAX_LEN];
     join(missing, fx.dir, "no-such-password");
-    assert_int_equal(topo_http_secret_read(&v, missing, TOPO_HTTP_SECRET_PASSWORD, &err),
+    assert_int_equal(net_http_secret_read(&v, missing, TOPO_HTTP_SECRET_PASSWORD, &err),
                      TOPO_ENOTFOUND);
 }
 

@@ -70,7 +70,7 @@ static void test_k8s_decode__watch_lines(void **state)
         const line_case *c = &cases[i];
         topo_k8s_watch_line l;
         topo_err err = TOPO_ERR_INIT;
-        int rc = topo_k8s_watch_line_decode(&l, c->line, strlen(c->line), c->status_wanted,
+        int rc = net_k8s_watch_line_decode(&l, c->line, strlen(c->line), c->status_wanted,
                                             "WATCH /api/v1/nodes", &err);
         if (rc != c->code || l.kind != c->kind)
             fail_msg("case %zu: rc %d kind %d (%s)", i, rc, (int)l.kind, err.text);
@@ -83,10 +83,10 @@ static void test_k8s_decode__watch_lines(void **state)
             assert_true(json_is_object(l.root));
         if (c->text != NULL)
             assert_string_equal(err.text, c->text);
-        topo_k8s_watch_line_dispose(&l);
-        topo_k8s_watch_line_dispose(&l); /* twice is harmless */
+        net_k8s_watch_line_dispose(&l);
+        net_k8s_watch_line_dispose(&l); /* twice is harmless */
     }
-    topo_k8s_watch_line_dispose(NULL);
+    net_k8s_watch_line_dispose(NULL);
 }
 
 typedef struct page_case {
@@ -122,7 +122,7 @@ static void test_k8s_decode__list_pages(void **state)
         topo_err err = TOPO_ERR_INIT;
         char rv[TOPO_K8S_RV_MAX] = "";
         assert_non_null(page);
-        int rc = topo_k8s_list_page_decode(&pg, c->want_rv ? rv : NULL, page,
+        int rc = net_k8s_list_page_decode(&pg, c->want_rv ? rv : NULL, page,
                                            "/api/v1/nodes?limit=500", &err);
         if (rc != c->code)
             fail_msg("case %zu: rc %d (%s)", i, rc, err.text);
