@@ -228,6 +228,15 @@ static int table_init(table *t)
     return t->index ? 0 : TOPO_ENOMEM;
 }
 
+/* Frees every item with item_free, then the table's own storage. */
+static void table_dispose(table *t, void (*item_free)(void *))
+{
+    for (size_t i = 0; i < t->n; i++)
+        item_free(t->items[i]);
+    free(t->items);
+    topo_strmap_free(t->index);
+}
+
 /* Stores item under key (which must live inside item), replacing and
  * returning any previous item through *out_old. */
 static int table_put(table *t, const char *key, void *item, void **out_old)
@@ -266,6 +275,16 @@ static void *table_take(table *t, const char *key, const char *(*keyof)(const vo
     }
     t->n--;
     return item;
+}
+
+static void node_item_free(void *p)
+{
+    node_free(p);
+}
+
+static void entry_item_free(void *p)
+{
+    entry_free(p);
 }
 
 static const char *node_key(const void *p)
@@ -351,22 +370,10 @@ void topo_live_free(topo_live *live)
 {
     if (live == NULL)
         return;
-    for (size_t i = 0; i < live->nodes.n; i++)
-        node_free(live->nodes.items[i]);
-    for (size_t i = 0; i < live->pods.n; i++)
-        entry_free(live->pods.items[i]);
-    for (size_t i = 0; i < live->reserved.n; i++)
-        entry_free(live->reserved.items[i]);
-    for (size_t i = 0; i < live->now.n; i++)
-        entry_free(live->now.items[i]);
-    free(live->nodes.items);
-    free(live->pods.items);
-    free(live->reserved.items);
-    free(live->now.items);
-    topo_strmap_free(live->nodes.index);
-    topo_strmap_free(live->pods.index);
-    topo_strmap_free(live->reserved.index);
-    topo_strmap_free(live->now.index);
+    table_dispose(&live->nodes, node_item_free);
+    table_dispose(&live->pods, entry_item_free);
+    table_dispose(&live->reserved, entry_item_free);
+    table_dispose(&live->now, entry_item_free);
     ops_clear(live);
     free(live->ops);
     if (live->levels)
@@ -792,81 +799,64 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
 
 /* ---- the writer side's public calls: each under the writer mutex ---- */
 
+/* The body of every public writer call: the step runs, and returns, with
+ * the writer mutex held for exactly its duration. */
+#define UNDER_WRITER(live, step)                                                                  \
+    do {                                                                                          \
+        pthread_mutex_lock(&(live)->writer);                                                      \
+        int rc_ = (step);                                                                         \
+        pthread_mutex_unlock(&(live)->writer);                                                    \
+        return rc_;                                                                               \
+    } while (0)
+
 int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_node(live, node, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_node(live, node, err));
 }
 
 int topo_live_delete_node(topo_live *live, const char *name, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_node(live, name, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_node(live, name, err));
 }
 
 int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
                          const topo_resource *requests, size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_pod(live, uid, node_name, charged, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_pod(live, uid, node_name, charged, requests, nrequests, err));
 }
 
 int topo_live_delete_pod(topo_live *live, const char *uid, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_pod(live, uid, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_pod(live, uid, err));
 }
 
 int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const *values,
                               size_t nvalues, int32_t count, const topo_resource *requests,
                               size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_reserved(live, id, values, nvalues, count, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_reserved(live, id, values, nvalues, count, requests, nrequests, err));
 }
 
 int topo_live_delete_reserved(topo_live *live, const char *id, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_reserved(live, id, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_reserved(live, id, err));
 }
 
 int topo_live_reserve_now(topo_live *live, const char *id, const char *const *values,
                           size_t nvalues, int32_t count, const topo_resource *requests,
                           size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = reserve_now(live, id, values, nvalues, count, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, reserve_now(live, id, values, nvalues, count, requests, nrequests, err));
 }
 
 int topo_live_unreserve_now(topo_live *live, const char *id, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = unreserve_now(live, id, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, unreserve_now(live, id, err));
 }
 
 int topo_live_commit(topo_live *live, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = commit(live, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, commit(live, err));
 }
 
 /* ---- readers ---- */
