@@ -716,14 +716,10 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     memset(out, 0, sizeof(*out));
     if (c == NULL || pool == NULL || !cache_nonempty(id ? id : podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
-    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
-        return error;
     /* By id, or by PodSet in one lookup (its key is unique and indexed). */
-    if ((st = cache_stmt_get(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, err)) ==
-        NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
+    if ((error = cache_read_begin(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, &st,
+                                  err)) < 0)
+        return error;
     if ((error = cache_bind_text(c, st, 1, id ? id : podset_key, err)) < 0 ||
         (error = step_row(c, st, &found, "read reservation", err)) < 0)
         goto end;
@@ -735,8 +731,7 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     error = load_reservation(out, c, st, pool, err);
 
 end:
-    cache_stmt_done(st);
-    return cache_op_end(c, CACHE_OP_READ, error, err);
+    return cache_read_end(c, st, error, err);
 }
 
 int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,
@@ -764,12 +759,8 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, CACHE_STMT_RES_ALL, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_ALL, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         topo_cache_reservation r;
         topo_pool_clear(cache->scratch);
@@ -781,8 +772,7 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
         error = cache_sql_error(cache, rc, "read reservations", err);
 
 end:
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
 
 int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nrequests)
@@ -802,12 +792,8 @@ int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reser
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reserved foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, CACHE_STMT_RESERVED, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RESERVED, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
         goto end;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -856,8 +842,7 @@ end:
     json_decref(assignment);
     json_decref(requests);
     json_decref(values);
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
 
 int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
@@ -869,12 +854,8 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "unclaimed foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, CACHE_STMT_UNCLAIMED, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_UNCLAIMED, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
         goto end;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -906,6 +887,5 @@ int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_uncl
 
 end:
     json_decref(requests);
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
