@@ -219,6 +219,18 @@ static void entry_free(live_entry *e)
     free(e);
 }
 
+/* An entry owning copies of key and u (not yet charged); NULL when out of
+ * memory. */
+static live_entry *entry_new(const char *key, const usage *u)
+{
+    live_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->key = own_text(key)) == NULL || usage_copy(&e->u, u) != 0) {
+        entry_free(e);
+        return NULL;
+    }
+    return e;
+}
+
 /* ---- tables ---- */
 
 static int table_init(table *t)
@@ -543,13 +555,10 @@ static int upsert_pod(topo_live *live, const char *uid, const char *node_name, i
 {
     if (uid == NULL || uid[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid is empty");
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(uid)) == NULL ||
-        (node_name != NULL && (e->u.node = own_text(node_name)) == NULL) ||
-        req_copy(&e->u, requests, nrequests) != 0) {
-        entry_free(e);
+    usage u = {(char *)node_name, NULL, 0, 0, (topo_resource *)requests, nrequests};
+    live_entry *e = entry_new(uid, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = charged && node_name != NULL && node_name[0] != '\0';
     return swap_entry(live, &live->pods, uid, e, err);
 }
@@ -589,11 +598,9 @@ static int upsert_reserved(topo_live *live, const char *id, const char *const *v
     if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
-        entry_free(e);
+    live_entry *e = entry_new(id, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = 1;
     adopt_now(live, id);
     return swap_entry(live, &live->reserved, id, e, err);
@@ -768,11 +775,9 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
             return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": values[%zu] is NULL",
                                 id, i);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
-        entry_free(e);
+    live_entry *e = entry_new(id, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = 1;
     int32_t at = topo_strmap_get(live->now.index, id);
     const live_entry *old = at >= 0 ? live->now.items[at] : NULL;
