@@ -201,6 +201,24 @@ int cache_op_end(topo_cache *c, int mode, int error, topo_err *err)
     return error;
 }
 
+int cache_read_begin(topo_cache *c, cache_stmt which, sqlite3_stmt **out, topo_err *err)
+{
+    int error;
+
+    *out = NULL;
+    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
+        return error;
+    if ((*out = cache_stmt_get(c, which, err)) == NULL)
+        return cache_op_end(c, CACHE_OP_READ, cache_stmt_error(err), err);
+    return 0;
+}
+
+int cache_read_end(topo_cache *c, sqlite3_stmt *st, int error, topo_err *err)
+{
+    cache_stmt_done(st);
+    return cache_op_end(c, CACHE_OP_READ, error, err);
+}
+
 static int begin_batch(topo_cache *c, int durable, topo_err *err)
 {
     int error;

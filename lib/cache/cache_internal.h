@@ -333,6 +333,12 @@ int cache_bind_json(topo_cache *c, sqlite3_stmt *st, int i, const json_t *v, top
  * == 0) or rolls back, and returns error, or the commit's error. */
 int cache_op_begin(topo_cache *c, int mode, topo_err *err);
 int cache_op_end(topo_cache *c, int mode, int error, topo_err *err);
+/* A read of one statement: cache_read_begin starts the read and gives the
+ * statement in *out (on failure the read is already ended and the code
+ * returned); cache_read_end resets st (NULL-safe) and ends the read as
+ * cache_op_end does. */
+int cache_read_begin(topo_cache *c, cache_stmt which, sqlite3_stmt **out, topo_err *err);
+int cache_read_end(topo_cache *c, sqlite3_stmt *st, int error, topo_err *err);
 
 /* One statement binding one key (text, or num when use_num) run as a
  * reservation write (its own unit outside a batch); *out_changes (may be

@@ -708,13 +708,9 @@ static int upsert_root(topo_cache *c, topo_cache_kind kind, const json_t *root, 
     return 0;
 }
 
-int topo_cache_upsert_list(topo_cache *cache, topo_cache_kind kind, const char *text,
-                           size_t len, const char *source, size_t *out_count, topo_err *err)
+/* What both list entry points check and reset before reading their input. */
+static int upsert_start(topo_cache *cache, topo_cache_kind kind, size_t *out_count, topo_err *err)
 {
-    const char *src = source != NULL ? source : "<input>";
-    json_t *root = NULL;
-    int error;
-
     if (out_count != NULL)
         *out_count = 0;
     if (cache == NULL)
@@ -722,6 +718,18 @@ int topo_cache_upsert_list(topo_cache *cache, topo_cache_kind kind, const char *
     if ((unsigned)kind > TOPO_CACHE_JOBS)
         return topo_err_set(err, TOPO_EINVALID, "cache: unknown kind %d", (int)kind);
     topo_pool_clear(cache->scratch);
+    return 0;
+}
+
+int topo_cache_upsert_list(topo_cache *cache, topo_cache_kind kind, const char *text,
+                           size_t len, const char *source, size_t *out_count, topo_err *err)
+{
+    const char *src = source != NULL ? source : "<input>";
+    json_t *root = NULL;
+    int error;
+
+    if ((error = upsert_start(cache, kind, out_count, err)) < 0)
+        return error;
     if ((error = topo_codec_parse(&root, text, len, src, err)) == 0)
         error = upsert_root(cache, kind, root, src, out_count, err);
     json_decref(root);
@@ -734,13 +742,8 @@ int topo_cache_upsert_list_file(topo_cache *cache, topo_cache_kind kind, const c
     json_t *root = NULL;
     int error;
 
-    if (out_count != NULL)
-        *out_count = 0;
-    if (cache == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "cache: not open");
-    if ((unsigned)kind > TOPO_CACHE_JOBS)
-        return topo_err_set(err, TOPO_EINVALID, "cache: unknown kind %d", (int)kind);
-    topo_pool_clear(cache->scratch);
+    if ((error = upsert_start(cache, kind, out_count, err)) < 0)
+        return error;
     if ((error = topo_codec_load_file(&root, path, TOPO_MAX_INVENTORY_FILE, err)) == 0)
         error = upsert_root(cache, kind, root, path, out_count, err);
     json_decref(root);

@@ -186,12 +186,8 @@ static int foreach_row(topo_cache *c, const walk *w, topo_err *err)
 
     if (c == NULL || (w->node_fn == NULL && w->pod_fn == NULL && w->job_fn == NULL))
         return topo_err_set(err, TOPO_EINVALID, "cache: not open, or no callback");
-    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(c, all[w->kind], &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(c, all[w->kind], err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto cleanup;
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         if ((error = visit_row(c, w, st, err)) != 0)
             goto cleanup;
@@ -199,8 +195,7 @@ static int foreach_row(topo_cache *c, const walk *w, topo_err *err)
         error = cache_sql_error(c, rc, "read", err);
 
 cleanup:
-    cache_stmt_done(st);
-    return cache_op_end(c, CACHE_OP_READ, error, err);
+    return cache_read_end(c, st, error, err);
 }
 
 int topo_cache_foreach_node(topo_cache *cache, topo_cache_node_fn fn, void *payload,
@@ -234,12 +229,8 @@ int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_f
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: not open, or no callback");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, CACHE_STMT_GATED_PODSETS, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_GATED_PODSETS, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto cleanup;
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         topo_cache_pod pod;
         topo_cache_gated_podset ps;
@@ -264,8 +255,7 @@ int topo_cache_foreach_gated_podset(topo_cache *cache, topo_cache_gated_podset_f
         error = cache_sql_error(cache, rc, "read", err);
 
 cleanup:
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
 
 int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char *uid,
@@ -277,13 +267,9 @@ int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char 
 
     if (cache == NULL || fn == NULL || (key == NULL && uid == NULL))
         return topo_err_set(err, TOPO_EINVALID, "cache: gated pods: no PodSet, or no callback");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, key != NULL ? CACHE_STMT_GATED_PODS : CACHE_STMT_GATED_POD,
+                                  &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, key != NULL ? CACHE_STMT_GATED_PODS : CACHE_STMT_GATED_POD,
-                             err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto cleanup;
-    }
     if ((error = cache_bind_text(cache, st, 1, key != NULL ? key : uid, err)) < 0)
         goto cleanup;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -293,8 +279,7 @@ int topo_cache_foreach_gated_pod(topo_cache *cache, const char *key, const char 
         error = cache_sql_error(cache, rc, "read", err);
 
 cleanup:
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
 
 /* --- single rows ----------------------------------------------------------------------- */
@@ -311,12 +296,8 @@ static int get_row(topo_cache *c, topo_cache_kind kind, cache_stmt which, const 
 
     if (c == NULL || key == NULL || pool == NULL)
         return topo_err_set(err, TOPO_EINVALID, "cache: get: missing argument");
-    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(c, which != CACHE_STMT_COUNT ? which : get[kind], &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(c, which != CACHE_STMT_COUNT ? which : get[kind], err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto cleanup;
-    }
     if ((error = cache_bind_text(c, st, 1, key, err)) < 0)
         goto cleanup;
     rc = sqlite3_step(st);
@@ -332,8 +313,7 @@ static int get_row(topo_cache *c, topo_cache_kind kind, cache_stmt which, const 
         error = row_job(out, st, pool, err);
 
 cleanup:
-    cache_stmt_done(st);
-    return cache_op_end(c, CACHE_OP_READ, error, err);
+    return cache_read_end(c, st, error, err);
 }
 
 int topo_cache_get_node(topo_node_spec *out, topo_cache *cache, const char *name,

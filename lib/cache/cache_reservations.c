@@ -716,14 +716,10 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     memset(out, 0, sizeof(*out));
     if (c == NULL || pool == NULL || !cache_nonempty(id ? id : podset_key))
         return topo_err_set(err, TOPO_EINVALID, "reservation get: missing argument");
-    if ((error = cache_op_begin(c, CACHE_OP_READ, err)) < 0)
-        return error;
     /* By id, or by PodSet in one lookup (its key is unique and indexed). */
-    if ((st = cache_stmt_get(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, err)) ==
-        NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
+    if ((error = cache_read_begin(c, id ? CACHE_STMT_RES_GET : CACHE_STMT_RES_GET_BY_KEY, &st,
+                                  err)) < 0)
+        return error;
     if ((error = cache_bind_text(c, st, 1, id ? id : podset_key, err)) < 0 ||
         (error = step_row(c, st, &found, "read reservation", err)) < 0)
         goto end;
@@ -735,8 +731,7 @@ static int get_reservation(topo_cache_reservation *out, topo_cache *c, const cha
     error = load_reservation(out, c, st, pool, err);
 
 end:
-    cache_stmt_done(st);
-    return cache_op_end(c, CACHE_OP_READ, error, err);
+    return cache_read_end(c, st, error, err);
 }
 
 int topo_cache_reservation_get(topo_cache_reservation *out, topo_cache *cache, const char *id,
@@ -764,12 +759,8 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "reservation foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, CACHE_STMT_RES_ALL, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RES_ALL, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         topo_cache_reservation r;
         topo_pool_clear(cache->scratch);
@@ -781,8 +772,7 @@ int topo_cache_reservation_foreach(topo_cache *cache, topo_cache_reservation_fn 
         error = cache_sql_error(cache, rc, "read reservations", err);
 
 end:
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return cache_read_end(cache, st, error, err);
 }
 
 int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nrequests)
@@ -793,119 +783,129 @@ int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nreq
     return 0;
 }
 
-int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
-                                void *payload, topo_err *err)
+/* One row of a slot read, decoded and handed to the caller's callback;
+ * its strings live in cache->scratch, cleared before each row. */
+typedef int (*slot_row_fn)(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err);
+
+/* Reads the slots statement which finds alive at now, a row at a time. */
+static int foreach_slot(topo_cache *cache, cache_stmt which, int64_t now, slot_row_fn row,
+                        void *walk, const char *what, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
-    json_t *levels = NULL, *assignment = NULL, *requests = NULL, *values = NULL;
     int error, rc;
 
-    if (cache == NULL || fn == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "reserved foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
+    if ((error = cache_read_begin(cache, which, &st, err)) < 0)
         return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_RESERVED, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
         goto end;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        topo_cache_reserved r;
-        const char **lv = NULL, **alv = NULL, **vals = NULL;
-        topo_resource *req = NULL;
-
-        memset(&r, 0, sizeof(r));
         topo_pool_clear(cache->scratch);
-        json_decref(levels);
-        json_decref(assignment);
-        json_decref(requests);
-        json_decref(values);
-        levels = assignment = requests = values = NULL;
-        if ((r.reservation_id = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL) {
-            error = topo_err_nomem(err, "cache");
-            goto end;
-        }
-        if ((error = cache_column_json(&levels, st, 1, "reservations.levels", err)) < 0 ||
-            (error = cache_column_json(&assignment, st, 2, "reservations.assignment", err)) < 0 ||
-            (error = cache_column_json(&requests, st, 3, "reservations.requests", err)) < 0 ||
-            (error = cache_column_json(&values, st, 4, "reservation_slots.domain_values", err)) < 0 ||
-            (error = cache_json_to_strings(&lv, &r.nlevels, levels, cache->scratch, err)) < 0 ||
-            (error = cache_json_to_strings(&alv, &r.nassignment_levels,
-                                           json_object_get(assignment, "levels"), cache->scratch,
-                                           err)) < 0 ||
-            (error = cache_json_to_strings(&vals, &r.nvalues, values, cache->scratch, err)) < 0 ||
-            (error = cache_json_to_resources(&req, &r.nrequests, requests, cache->scratch,
-                                             err)) < 0)
-            goto end;
-        r.levels = lv;
-        r.assignment_levels = alv;
-        r.values = vals;
-        r.requests = req;
-        r.count = (int32_t)sqlite3_column_int(st, 5);
-        if (!topo_cache_requests_hold_capacity(r.requests, r.nrequests))
-            continue;
-        if ((error = fn(&r, payload)) != 0)
+        if ((error = row(cache, st, walk, err)) != 0)
             goto end;
     }
     if (rc != SQLITE_DONE)
-        error = cache_sql_error(cache, rc, "read reserved slots", err);
+        error = cache_sql_error(cache, rc, what, err);
+
+end:
+    return cache_read_end(cache, st, error, err);
+}
+
+typedef struct reserved_walk {
+    topo_cache_reserved_fn fn;
+    void *payload;
+} reserved_walk;
+
+static int reserved_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err)
+{
+    const reserved_walk *w = walk;
+    json_t *levels = NULL, *assignment = NULL, *requests = NULL, *values = NULL;
+    const char **lv = NULL, **alv = NULL, **vals = NULL;
+    topo_resource *req = NULL;
+    topo_cache_reserved r;
+    int error = 0;
+
+    memset(&r, 0, sizeof(r));
+    if ((r.reservation_id = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL) {
+        error = topo_err_nomem(err, "cache");
+        goto end;
+    }
+    if ((error = cache_column_json(&levels, st, 1, "reservations.levels", err)) < 0 ||
+        (error = cache_column_json(&assignment, st, 2, "reservations.assignment", err)) < 0 ||
+        (error = cache_column_json(&requests, st, 3, "reservations.requests", err)) < 0 ||
+        (error = cache_column_json(&values, st, 4, "reservation_slots.domain_values", err)) < 0 ||
+        (error = cache_json_to_strings(&lv, &r.nlevels, levels, cache->scratch, err)) < 0 ||
+        (error = cache_json_to_strings(&alv, &r.nassignment_levels,
+                                       json_object_get(assignment, "levels"), cache->scratch,
+                                       err)) < 0 ||
+        (error = cache_json_to_strings(&vals, &r.nvalues, values, cache->scratch, err)) < 0 ||
+        (error = cache_json_to_resources(&req, &r.nrequests, requests, cache->scratch, err)) < 0)
+        goto end;
+    r.levels = lv;
+    r.assignment_levels = alv;
+    r.values = vals;
+    r.requests = req;
+    r.count = (int32_t)sqlite3_column_int(st, 5);
+    if (topo_cache_requests_hold_capacity(r.requests, r.nrequests))
+        error = w->fn(&r, w->payload);
 
 end:
     json_decref(levels);
     json_decref(assignment);
     json_decref(requests);
     json_decref(values);
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return error;
+}
+
+int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
+                                void *payload, topo_err *err)
+{
+    reserved_walk w = {fn, payload};
+
+    if (cache == NULL || fn == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reserved foreach: missing argument");
+    return foreach_slot(cache, CACHE_STMT_RESERVED, now, reserved_row, &w, "read reserved slots",
+                        err);
+}
+
+typedef struct unclaimed_walk {
+    topo_cache_unclaimed_fn fn;
+    void *payload;
+} unclaimed_walk;
+
+static int unclaimed_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err)
+{
+    const unclaimed_walk *w = walk;
+    json_t *requests = NULL;
+    topo_resource *req = NULL;
+    topo_cache_unclaimed u;
+    int error = 0;
+
+    memset(&u, 0, sizeof(u));
+    if ((u.namespace_ = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL ||
+        (u.reservation_id = cache_column_strdup(st, 1, 0, cache->scratch)) == NULL) {
+        error = topo_err_nomem(err, "cache");
+        goto end;
+    }
+    if ((error = cache_column_json(&requests, st, 2, "reservations.requests", err)) < 0 ||
+        (error = cache_json_to_resources(&req, &u.nrequests, requests, cache->scratch, err)) < 0)
+        goto end;
+    u.requests = req;
+    u.count = (int32_t)sqlite3_column_int(st, 3);
+    if (topo_cache_requests_hold_capacity(u.requests, u.nrequests))
+        error = w->fn(&u, w->payload);
+
+end:
+    json_decref(requests);
+    return error;
 }
 
 int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
                                  void *payload, topo_err *err)
 {
-    sqlite3_stmt *st = NULL;
-    json_t *requests = NULL;
-    int error, rc;
+    unclaimed_walk w = {fn, payload};
 
     if (cache == NULL || fn == NULL)
         return topo_err_set(err, TOPO_EINVALID, "unclaimed foreach: missing argument");
-    if ((error = cache_op_begin(cache, CACHE_OP_READ, err)) < 0)
-        return error;
-    if ((st = cache_stmt_get(cache, CACHE_STMT_UNCLAIMED, err)) == NULL) {
-        error = cache_stmt_error(err);
-        goto end;
-    }
-    if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
-        goto end;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        topo_cache_unclaimed u;
-        topo_resource *req = NULL;
-
-        memset(&u, 0, sizeof(u));
-        topo_pool_clear(cache->scratch);
-        json_decref(requests);
-        requests = NULL;
-        if ((u.namespace_ = cache_column_strdup(st, 0, 0, cache->scratch)) == NULL ||
-            (u.reservation_id = cache_column_strdup(st, 1, 0, cache->scratch)) == NULL) {
-            error = topo_err_nomem(err, "cache");
-            goto end;
-        }
-        if ((error = cache_column_json(&requests, st, 2, "reservations.requests", err)) < 0 ||
-            (error = cache_json_to_resources(&req, &u.nrequests, requests, cache->scratch,
-                                             err)) < 0)
-            goto end;
-        u.requests = req;
-        u.count = (int32_t)sqlite3_column_int(st, 3);
-        if (!topo_cache_requests_hold_capacity(u.requests, u.nrequests))
-            continue;
-        if ((error = fn(&u, payload)) != 0)
-            goto end;
-    }
-    if (rc != SQLITE_DONE)
-        error = cache_sql_error(cache, rc, "read unclaimed slots", err);
-
-end:
-    json_decref(requests);
-    cache_stmt_done(st);
-    return cache_op_end(cache, CACHE_OP_READ, error, err);
+    return foreach_slot(cache, CACHE_STMT_UNCLAIMED, now, unclaimed_row, &w,
+                        "read unclaimed slots", err);
 }

@@ -75,31 +75,24 @@ static int overflow(topo_err *err, const char *path, const char *name)
     return topo_err_set(err, TOPO_ELIMIT, "%s: total request of %s overflows", path, name);
 }
 
-static int rl_add(rlist *dst, const topo_resource *src, size_t n, const char *path,
-                  topo_err *err)
+/* How rl_merge combines an amount with the one dst already has: added up
+ * (containers running side by side) or the larger kept (init containers,
+ * which run one at a time). */
+typedef enum { RL_SUM, RL_MAX } rl_combine;
+
+/* Merges src into dst: a name dst lacks is appended, a known one combined. */
+static int rl_merge(rlist *dst, rl_combine how, const topo_resource *src, size_t n,
+                    const char *path, topo_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         topo_resource *r = rl_find(dst, src[i].name);
         if (r == NULL) {
             if (rl_append(dst, src[i].name, src[i].amount) < 0)
                 return topo_err_nomem(err, path);
-        } else {
+        } else if (how == RL_SUM) {
             if (src[i].amount > INT64_MAX - r->amount)
                 return overflow(err, path, src[i].name);
             r->amount += src[i].amount;
-        }
-    }
-    return 0;
-}
-
-static int rl_max(rlist *dst, const topo_resource *src, size_t n, const char *path,
-                  topo_err *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        topo_resource *r = rl_find(dst, src[i].name);
-        if (r == NULL) {
-            if (rl_append(dst, src[i].name, src[i].amount) < 0)
-                return topo_err_nomem(err, path);
         } else if (src[i].amount > r->amount) {
             r->amount = src[i].amount;
         }
@@ -142,7 +135,7 @@ static int resources_requests(rlist *out, const json_t *resources, const char *p
                                        topo_decode_path_key(p, sizeof(p), path, "limits"), pool,
                                        err)) < 0)
         return error;
-    if ((error = rl_add(out, req, nreq, path, err)) < 0)
+    if ((error = rl_merge(out, RL_SUM, req, nreq, path, err)) < 0)
         return error;
     for (size_t i = 0; i < nlim; i++) {
         if (rl_find(out, lim[i].name) == NULL &&
@@ -201,7 +194,7 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
         if ((error = topo_decode_member(&r, c, "resources", cp, JSON_OBJECT, 0, err)) < 0 ||
             (error = resources_requests(&one, r, topo_decode_path_key(rp, sizeof(rp), cp, "resources"),
                                         pool, err)) < 0 ||
-            (error = rl_add(&reqs, one.v, one.n, cp, err)) < 0)
+            (error = rl_merge(&reqs, RL_SUM, one.v, one.n, cp, err)) < 0)
             goto cleanup;
     }
 
@@ -225,8 +218,8 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
          * inits >= sidecars, resource by resource). Linear in the
          * resources named, whatever the number of sidecars. */
         int sidecar = policy != NULL && strcmp(policy, "Always") == 0;
-        if (sidecar && ((error = rl_add(&reqs, one.v, one.n, cp, err)) < 0 ||
-                        (error = rl_add(&sidecars, one.v, one.n, cp, err)) < 0))
+        if (sidecar && ((error = rl_merge(&reqs, RL_SUM, one.v, one.n, cp, err)) < 0 ||
+                        (error = rl_merge(&sidecars, RL_SUM, one.v, one.n, cp, err)) < 0))
             goto cleanup;
         for (size_t k = 0; k < one.n; k++) {
             const topo_resource *s = rl_find(&sidecars, one.v[k].name);
@@ -238,11 +231,11 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
                 }
                 peak.amount += s->amount;
             }
-            if ((error = rl_max(&inits, &peak, 1, cp, err)) < 0)
+            if ((error = rl_merge(&inits, RL_MAX, &peak, 1, cp, err)) < 0)
                 goto cleanup;
         }
     }
-    if ((error = rl_max(&reqs, inits.v, inits.n, path, err)) < 0)
+    if ((error = rl_merge(&reqs, RL_MAX, inits.v, inits.n, path, err)) < 0)
         goto cleanup;
 
     /* Pod-level resources replace the aggregate for the resources they support. */
@@ -261,7 +254,7 @@ int topo_pod_requests(topo_resource **out, size_t *out_n, const json_t *spec, co
         (error = topo_decode_resources(&ov, &nov, overhead,
                                        topo_decode_path_key(rp, sizeof(rp), path, "overhead"), pool,
                                        err)) < 0 ||
-        (error = rl_add(&reqs, ov, nov, path, err)) < 0)
+        (error = rl_merge(&reqs, RL_SUM, ov, nov, path, err)) < 0)
         goto cleanup;
 
     if (reqs.n > 0) {

@@ -383,12 +383,15 @@ static json_t *list_json(json_t *items)
     return list;
 }
 
-int topo_gen_write_nodes(const topo_gen_cluster *cluster, const char *path, topo_err *err)
+/* Writes a List of n items to path, item i made by make(cluster, i). */
+static int write_list(const topo_gen_cluster *cluster, size_t n,
+                      json_t *(*make)(const topo_gen_cluster *, size_t), const char *path,
+                      topo_err *err)
 {
     json_t *items = json_array(), *root = NULL;
     int rc;
-    for (size_t i = 0; i < cluster->nnodes && items != NULL; i++) {
-        if (json_array_append_new(items, node_json(&cluster->nodes[i])) < 0) {
+    for (size_t i = 0; i < n && items != NULL; i++) {
+        if (json_array_append_new(items, make(cluster, i)) < 0) {
             json_decref(items);
             items = NULL;
         }
@@ -400,21 +403,24 @@ int topo_gen_write_nodes(const topo_gen_cluster *cluster, const char *path, topo
     return rc;
 }
 
+static json_t *nth_node_json(const topo_gen_cluster *cluster, size_t i)
+{
+    return node_json(&cluster->nodes[i]);
+}
+
+static json_t *nth_pod_json(const topo_gen_cluster *cluster, size_t i)
+{
+    return pod_json(cluster, &cluster->pods[i]);
+}
+
+int topo_gen_write_nodes(const topo_gen_cluster *cluster, const char *path, topo_err *err)
+{
+    return write_list(cluster, cluster->nnodes, nth_node_json, path, err);
+}
+
 int topo_gen_write_pods(const topo_gen_cluster *cluster, const char *path, topo_err *err)
 {
-    json_t *items = json_array(), *root = NULL;
-    int rc;
-    for (size_t i = 0; i < cluster->npods && items != NULL; i++) {
-        if (json_array_append_new(items, pod_json(cluster, &cluster->pods[i])) < 0) {
-            json_decref(items);
-            items = NULL;
-        }
-    }
-    if ((root = list_json(items)) == NULL)
-        return topo_err_nomem(err, NULL);
-    rc = write_json(root, path, err);
-    json_decref(root);
-    return rc;
+    return write_list(cluster, cluster->npods, nth_pod_json, path, err);
 }
 
 int topo_gen_snapshot(topo_snapshot **out, const topo_gen_cluster *cluster,

@@ -219,6 +219,18 @@ static void entry_free(live_entry *e)
     free(e);
 }
 
+/* An entry owning copies of key and u (not yet charged); NULL when out of
+ * memory. */
+static live_entry *entry_new(const char *key, const usage *u)
+{
+    live_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->key = own_text(key)) == NULL || usage_copy(&e->u, u) != 0) {
+        entry_free(e);
+        return NULL;
+    }
+    return e;
+}
+
 /* ---- tables ---- */
 
 static int table_init(table *t)
@@ -226,6 +238,15 @@ static int table_init(table *t)
     memset(t, 0, sizeof(*t));
     t->index = topo_strmap_create(64);
     return t->index ? 0 : TOPO_ENOMEM;
+}
+
+/* Frees every item with item_free, then the table's own storage. */
+static void table_dispose(table *t, void (*item_free)(void *))
+{
+    for (size_t i = 0; i < t->n; i++)
+        item_free(t->items[i]);
+    free(t->items);
+    topo_strmap_free(t->index);
 }
 
 /* Stores item under key (which must live inside item), replacing and
@@ -266,6 +287,16 @@ static void *table_take(table *t, const char *key, const char *(*keyof)(const vo
     }
     t->n--;
     return item;
+}
+
+static void node_item_free(void *p)
+{
+    node_free(p);
+}
+
+static void entry_item_free(void *p)
+{
+    entry_free(p);
 }
 
 static const char *node_key(const void *p)
@@ -351,22 +382,10 @@ void topo_live_free(topo_live *live)
 {
     if (live == NULL)
         return;
-    for (size_t i = 0; i < live->nodes.n; i++)
-        node_free(live->nodes.items[i]);
-    for (size_t i = 0; i < live->pods.n; i++)
-        entry_free(live->pods.items[i]);
-    for (size_t i = 0; i < live->reserved.n; i++)
-        entry_free(live->reserved.items[i]);
-    for (size_t i = 0; i < live->now.n; i++)
-        entry_free(live->now.items[i]);
-    free(live->nodes.items);
-    free(live->pods.items);
-    free(live->reserved.items);
-    free(live->now.items);
-    topo_strmap_free(live->nodes.index);
-    topo_strmap_free(live->pods.index);
-    topo_strmap_free(live->reserved.index);
-    topo_strmap_free(live->now.index);
+    table_dispose(&live->nodes, node_item_free);
+    table_dispose(&live->pods, entry_item_free);
+    table_dispose(&live->reserved, entry_item_free);
+    table_dispose(&live->now, entry_item_free);
     ops_clear(live);
     free(live->ops);
     if (live->levels)
@@ -536,13 +555,10 @@ static int upsert_pod(topo_live *live, const char *uid, const char *node_name, i
 {
     if (uid == NULL || uid[0] == '\0')
         return topo_err_set(err, TOPO_EINVALID, "pod: metadata.uid is empty");
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(uid)) == NULL ||
-        (node_name != NULL && (e->u.node = own_text(node_name)) == NULL) ||
-        req_copy(&e->u, requests, nrequests) != 0) {
-        entry_free(e);
+    usage u = {(char *)node_name, NULL, 0, 0, (topo_resource *)requests, nrequests};
+    live_entry *e = entry_new(uid, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = charged && node_name != NULL && node_name[0] != '\0';
     return swap_entry(live, &live->pods, uid, e, err);
 }
@@ -582,11 +598,9 @@ static int upsert_reserved(topo_live *live, const char *id, const char *const *v
     if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0)
         return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
-        entry_free(e);
+    live_entry *e = entry_new(id, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = 1;
     adopt_now(live, id);
     return swap_entry(live, &live->reserved, id, e, err);
@@ -761,11 +775,9 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
             return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": values[%zu] is NULL",
                                 id, i);
     usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL || (e->key = own_text(id)) == NULL || usage_copy(&e->u, &u) != 0) {
-        entry_free(e);
+    live_entry *e = entry_new(id, &u);
+    if (e == NULL)
         return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    }
     e->charged = 1;
     int32_t at = topo_strmap_get(live->now.index, id);
     const live_entry *old = at >= 0 ? live->now.items[at] : NULL;
@@ -792,81 +804,64 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
 
 /* ---- the writer side's public calls: each under the writer mutex ---- */
 
+/* The body of every public writer call: the step runs, and returns, with
+ * the writer mutex held for exactly its duration. */
+#define UNDER_WRITER(live, step)                                                                  \
+    do {                                                                                          \
+        pthread_mutex_lock(&(live)->writer);                                                      \
+        int rc_ = (step);                                                                         \
+        pthread_mutex_unlock(&(live)->writer);                                                    \
+        return rc_;                                                                               \
+    } while (0)
+
 int topo_live_upsert_node(topo_live *live, const topo_node_spec *node, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_node(live, node, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_node(live, node, err));
 }
 
 int topo_live_delete_node(topo_live *live, const char *name, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_node(live, name, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_node(live, name, err));
 }
 
 int topo_live_upsert_pod(topo_live *live, const char *uid, const char *node_name, int charged,
                          const topo_resource *requests, size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_pod(live, uid, node_name, charged, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_pod(live, uid, node_name, charged, requests, nrequests, err));
 }
 
 int topo_live_delete_pod(topo_live *live, const char *uid, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_pod(live, uid, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_pod(live, uid, err));
 }
 
 int topo_live_upsert_reserved(topo_live *live, const char *id, const char *const *values,
                               size_t nvalues, int32_t count, const topo_resource *requests,
                               size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = upsert_reserved(live, id, values, nvalues, count, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, upsert_reserved(live, id, values, nvalues, count, requests, nrequests, err));
 }
 
 int topo_live_delete_reserved(topo_live *live, const char *id, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = delete_reserved(live, id, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, delete_reserved(live, id, err));
 }
 
 int topo_live_reserve_now(topo_live *live, const char *id, const char *const *values,
                           size_t nvalues, int32_t count, const topo_resource *requests,
                           size_t nrequests, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = reserve_now(live, id, values, nvalues, count, requests, nrequests, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, reserve_now(live, id, values, nvalues, count, requests, nrequests, err));
 }
 
 int topo_live_unreserve_now(topo_live *live, const char *id, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = unreserve_now(live, id, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, unreserve_now(live, id, err));
 }
 
 int topo_live_commit(topo_live *live, topo_err *err)
 {
-    pthread_mutex_lock(&live->writer);
-    int rc = commit(live, err);
-    pthread_mutex_unlock(&live->writer);
-    return rc;
+    UNDER_WRITER(live, commit(live, err));
 }
 
 /* ---- readers ---- */
