@@ -22,7 +22,10 @@
 #include "topo/pool.h"
 
 typedef struct topo_cfg {
-    const char *src;               /* the file name in messages ("<input>" when NULL) */
+    /* The file name in messages ("<input>" when NULL). With neither src nor
+     * marks (a document whose reader adds its own name, such as the facts
+     * or a fixture) messages are the bare "path: problem". */
+    const char *src;
     const topo_codec_marks *marks; /* may be NULL: messages without positions */
     topo_pool *pool;               /* copies that outlive the tree; may be NULL if none */
     topo_err *err;

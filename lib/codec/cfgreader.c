@@ -17,6 +17,7 @@ int topo_cfg_fail(const topo_cfg *c, const json_t *at, const json_t *fallback, c
     char msg[TOPO_ERR_TEXT_MAX];
     int line = 0, column = 0;
     const char *src = c->src ? c->src : "<input>";
+    int bare = c->src == NULL && c->marks == NULL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -26,6 +27,8 @@ int topo_cfg_fail(const topo_cfg *c, const json_t *at, const json_t *fallback, c
     if (line > 0) {
         topo_err_set(c->err, TOPO_EINVALID, "%s:%d:%d: %s", src, line, column, msg);
         topo_err_at(c->err, c->src, line, column);
+    } else if (bare) {
+        topo_err_set(c->err, TOPO_EINVALID, "%s", msg);
     } else {
         topo_err_set(c->err, TOPO_EINVALID, "%s: %s", src, msg);
     }

@@ -119,12 +119,27 @@ static void test_cfgreader__duration_bounds(void **state)
                                      "\"10m\" or \"1h\", got an integer");
 }
 
+/* Without a source or marks the message is bare, for readers that add
+ * their own name (facts documents, fixtures), and it lists the keys. */
+static void test_cfgreader__bare_unknown_key(void **state)
+{
+    fixture *f = *state;
+    static const char *const keys[] = {"policy", "mode", NULL};
+    const topo_cfg bare = {.err = &f->err};
+    assert_int_equal(topo_cfg_check_keys(&bare, f->root, "top", keys), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "top.levels: unknown field (expected one of: policy, mode)");
+    assert_int_equal(topo_cfg_check_keys(&f->c, f->root, "", keys), TOPO_EINVALID);
+    assert_string_equal(f->err.text,
+                        "c.yaml:3:9: levels: unknown field (expected one of: policy, mode)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cfgreader__enum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__duration_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__bare_unknown_key, setup, teardown),
     };
     return cmocka_run_group_tests_name("codec.cfgreader", tests, NULL, NULL);
 }
