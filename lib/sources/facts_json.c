@@ -223,7 +223,7 @@ static int decode_hex(const char **out, decoder *d, const json_t *obj, const cha
     int rc;
 
     if ((rc = topo_cfg_check_keys(&d->cfg, obj, path, keys)) != 0 ||
-        (rc = srcjson_string(&hex, obj, "hex", path, 1, d->err)) != 0)
+        (rc = topo_decode_string(&hex, obj, "hex", path, 1, NULL, d->err)) != 0)
         return rc;
     topo_decode_path_key(p, sizeof(p), path, "hex");
     n = strlen(hex);
