@@ -34,22 +34,11 @@ static const topo_level sorted_levels[] = {TOPO_LEVEL_DATACENTER, TOPO_LEVEL_HOS
 _Static_assert(sizeof(sorted_levels) / sizeof(sorted_levels[0]) == TOPO_LEVEL_COUNT,
                "every level, in the order of its name");
 
-static int is_utf8(const char *s)
-{
-    while (*s != '\0') {
-        size_t n = topo_utf8_decode(s, NULL);
-        if (n == 0)
-            return 0;
-        s += n;
-    }
-    return 1;
-}
-
 /* A facts string as JSON: itself when it is UTF-8, else {"hex": its bytes}
  * (JSON strings cannot carry other bytes). NULL when out of memory. */
 static json_t *text_json(const char *s)
 {
-    if (is_utf8(s))
+    if (topo_utf8_valid(s))
         return json_string(s);
     size_t n = strlen(s);
     char *hex = malloc(2 * n + 1);
@@ -240,7 +229,7 @@ static int decode_hex(const char **out, decoder *d, const json_t *obj, const cha
         bytes[i / 2] = (char)(hi << 4 | lo);
     }
     bytes[n / 2] = '\0';
-    if (is_utf8(bytes))
+    if (topo_utf8_valid(bytes))
         return invalid(d, p, "UTF-8 text is written as a string, not in hex");
     *out = bytes;
     return 0;
