@@ -1,4 +1,7 @@
-/* Reading a configuration file's fields with messages that name them: every
+/* The one reader context for configuration fields (in the style of h2o's
+ * configurator): the source name, the codec's marks, the pool that keeps
+ * what is copied out, and the caller's topo_err travel together, and every
+ * typed field reader and the one unknown-key check take it. Every
  * error reads "file:line:column: path: problem" at the value's position
  * (from the codec's marks), or "file: path: problem" when the position is
  * unknown. Unknown keys are errors, so that a typo does not silently keep a
@@ -16,10 +19,15 @@
 
 #include "topo/codec.h"
 #include "topo/error.h"
+#include "topo/pool.h"
 
 typedef struct topo_cfg {
-    const char *src;               /* the file name in messages ("<input>" when NULL) */
+    /* The file name in messages ("<input>" when NULL). With neither src nor
+     * marks (a document whose reader adds its own name, such as the facts
+     * or a fixture) messages are the bare "path: problem". */
+    const char *src;
     const topo_codec_marks *marks; /* may be NULL: messages without positions */
+    topo_pool *pool;               /* copies that outlive the tree; may be NULL if none */
     topo_err *err;
 } topo_cfg;
 
@@ -42,9 +50,21 @@ int topo_cfg_bool(const topo_cfg *c, int *out, const json_t *obj, const char *ke
 int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char *key,
                  const char *path, int64_t min, int64_t max) TOPO_MUST_CHECK;
 /* obj.key as a Go duration string ("500ms", "30s", "1m30s": Kubernetes
- * configurations' form), in whole milliseconds within [min_ms, max_ms]. */
+ * configurations' form), in whole milliseconds within [min_ms, max_ms];
+ * the bounds are shown in the same form ("25h is out of range (10s..24h)"). */
 int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, const char *key,
                       const char *path, int64_t min_ms, int64_t max_ms) TOPO_MUST_CHECK;
+/* obj.key as one of names (NULL-terminated): *out its index, untouched when
+ * absent. Any other string reads "path.key: \"x\" is not <what> (expected
+ * a, b or c)". */
+int topo_cfg_enum(const topo_cfg *c, int *out, const json_t *obj, const char *key,
+                  const char *path, const char *const *names, const char *what) TOPO_MUST_CHECK;
+/* obj.key of the jansson type (JSON_OBJECT, JSON_ARRAY, JSON_STRING ...),
+ * borrowed; *out NULL when absent or null. `want` says what the field holds
+ * in the message: "path.key: expected <want>, got an integer". */
+int topo_cfg_member(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
+                    const char *path, json_type type, const char *want,
+                    int required) TOPO_MUST_CHECK;
 /* obj.key as an object or an array (borrowed); *out NULL when absent. */
 int topo_cfg_object(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
                     const char *path) TOPO_MUST_CHECK;

@@ -72,7 +72,9 @@ int topo_decode_node_affinity(topo_node_affinity *out, const json_t *obj, const 
 /* Typed field getters: `obj` must be an object (or NULL/null: field absent);
  * `path` names obj. When the field is absent, a required one is an error
  * ("<path>.<key>: required"); an optional one leaves *out untouched and
- * returns 0. A present field of the wrong type is always an error. */
+ * returns 0. A present field of the wrong type is always an error. Strings
+ * holding a NUL byte are refused (callers keep C strings); with a NULL pool
+ * the string is borrowed from the tree instead of copied. */
 int topo_decode_string(const char **out, const json_t *obj, const char *key, const char *path,
                        int required, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 int topo_decode_int(int64_t *out, const json_t *obj, const char *key, const char *path,

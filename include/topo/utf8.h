@@ -11,6 +11,10 @@
  * are not one (a NUL ends any sequence, so s is never read past it). */
 size_t topo_utf8_decode(const char *s, uint32_t *rune);
 
+/* 1 when s is NULL or well-formed UTF-8 throughout (what a JSON string can
+ * carry), else 0. */
+int topo_utf8_valid(const char *s);
+
 /* The length of s (len bytes) cut to at most max bytes without splitting
  * a character: len when it fits, else the largest n <= max where s[n] is
  * no continuation byte (a message kept whole for jansson, which refuses

@@ -5,7 +5,6 @@
  * keys are errors: a typo in a policy must not silently keep the default. */
 #include "topo/admission_config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,6 @@
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
-#include "topo/goparse.h"
 #include "topo/kueue.h"
 #include "topo/labelsyntax.h"
 #include "topo/limits.h"
@@ -37,142 +35,99 @@ struct topo_admission_config {
     int replace_fail_fast; /* nodeReplacement.failFast */
 };
 
-/* What the validators need to report an error. */
-typedef struct reader {
-    topo_cfg cfg;    /* file name, marks and err for topo/cfgreader.h */
-    const char *src; /* for messages */
-    const char *source; /* as given, for topo_err_at */
-    const topo_codec_marks *marks;
-    const json_t *root;
-    topo_pool *pool;
-    topo_err *err;
-} reader;
-
-/* "src:line:col: path: message", at the position of `at` (or of the nearest
- * enclosing value the caller passes as fallback). */
-static int fail(const reader *r, const json_t *at, const json_t *fallback, const char *fmt, ...)
-    TOPO_PRINTF(4, 5);
-static int fail(const reader *r, const json_t *at, const json_t *fallback, const char *fmt, ...)
+static int oom(const topo_cfg *c)
 {
-    char msg[TOPO_ERR_TEXT_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return topo_cfg_fail(&r->cfg, at, fallback, "%s", msg);
+    return topo_err_nomem(c->err, c->src ? c->src : "<input>");
 }
 
-static int oom(const reader *r)
+static const char *const policy_names[] = {"gate", "deny", "ignore", NULL};
+static const topo_admission_policy policies[] = {
+    TOPO_ADMISSION_POLICY_GATE, TOPO_ADMISSION_POLICY_DENY, TOPO_ADMISSION_POLICY_IGNORE};
+
+/* obj.key as a policy; *set 1 when present. */
+static int parse_policy(const topo_cfg *c, topo_admission_policy *out, int *set,
+                        const json_t *obj, const char *key, const char *path)
 {
-    return topo_err_nomem(r->err, r->src);
+    int i = -1;
+    int error = topo_cfg_enum(c, &i, obj, key, path, policy_names, "a policy");
+    *set = i >= 0;
+    if (error == 0 && i >= 0)
+        *out = policies[i];
+    return error;
 }
 
-/* --- field readers ------------------------------------------------------------------ */
-
-static int check_keys(const reader *r, const json_t *obj, const char *path,
-                      const char *const *allowed)
-{
-    return topo_cfg_check_keys(&r->cfg, obj, path, allowed);
-}
-
-/* A string field, or NULL in *out when absent. */
-static int get_string(const reader *r, const char **out, const json_t *obj, const char *key,
-                      const char *path, int required)
-{
-    *out = NULL;
-    return topo_cfg_string(&r->cfg, out, obj, key, path, required);
-}
-
-static int parse_policy(const reader *r, topo_admission_policy *out, int *set, const json_t *obj,
-                        const char *path)
-{
-    char p[TOPO_DECODE_PATH_MAX];
-    const char *s;
-    int error;
-    *set = 0;
-    if ((error = get_string(r, &s, obj, "policy", path, 0)) < 0 || s == NULL)
-        return error;
-    if (topo_admission_policy_parse(out, s) != 0)
-        return fail(r, json_object_get(obj, "policy"), obj,
-                    "%s: \"%s\" is not a policy (expected gate, deny or ignore)",
-                    P(p, path, "policy"), s);
-    *set = 1;
-    return 0;
-}
-
-static int parse_levels(const reader *r, topo_admission_topology_config *t, const json_t *obj,
+static int parse_levels(const topo_cfg *c, topo_admission_topology_config *t, const json_t *obj,
                         const char *path)
 {
     char p[TOPO_DECODE_PATH_MAX], pi[TOPO_DECODE_PATH_MAX], why[512];
-    const json_t *arr = json_object_get(obj, "levels");
+    const json_t *arr;
     const char **levels;
     size_t n;
+    int error = topo_cfg_member(c, &arr, obj, "levels", path, JSON_ARRAY,
+                                "a list of label keys", 1);
+    if (error < 0)
+        return error;
     P(p, path, "levels");
-    if (arr == NULL || json_is_null(arr))
-        return fail(r, arr, obj, "%s: required", p);
-    if (!json_is_array(arr))
-        return fail(r, arr, obj, "%s: expected a list of label keys, got %s", p,
-                    topo_decode_type_name(arr));
     n = json_array_size(arr);
     if (n == 0 || n > TOPO_MAX_LEVELS)
-        return fail(r, arr, obj, "%s: %zu levels (expected 1..%d)", p, n, TOPO_MAX_LEVELS);
-    levels = topo_pool_calloc(r->pool, n, sizeof(*levels));
+        return topo_cfg_fail(c, arr, obj, "%s: %zu levels (expected 1..%d)", p, n,
+                             TOPO_MAX_LEVELS);
+    levels = topo_pool_calloc(c->pool, n, sizeof(*levels));
     if (levels == NULL)
-        return oom(r);
+        return oom(c);
     for (size_t i = 0; i < n; i++) {
         const json_t *v = json_array_get(arr, i);
         PI(pi, p, i);
         if (!json_is_string(v))
-            return fail(r, v, arr, "%s: expected a label key, got %s", pi,
-                        topo_decode_type_name(v));
-        if ((levels[i] = topo_pool_strdup(r->pool, json_string_value(v))) == NULL)
-            return oom(r);
+            return topo_cfg_fail(c, v, arr, "%s: expected a label key, got %s", pi,
+                                 topo_decode_type_name(v));
+        if ((levels[i] = topo_pool_strdup(c->pool, json_string_value(v))) == NULL)
+            return oom(c);
     }
     size_t bad = 0;
     if (!topo_kueue_levels_valid(levels, n, &bad, why, sizeof(why)))
-        return fail(r, json_array_get(arr, bad), arr, "%s: %s", PI(pi, p, bad), why);
+        return topo_cfg_fail(c, json_array_get(arr, bad), arr, "%s: %s", PI(pi, p, bad), why);
     t->levels = levels;
     t->nlevels = n;
     return 0;
 }
 
-static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
+static int parse_node_labels(const topo_cfg *c, topo_admission_topology_config *t,
                              const json_t *obj, const char *path)
 {
     char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX], why[512];
-    const json_t *map = json_object_get(obj, "nodeLabels");
+    const json_t *map;
     const char *key;
     json_t *v;
     topo_kv *kv;
     size_t n = 0;
+    int error = topo_cfg_member(c, &map, obj, "nodeLabels", path, JSON_OBJECT,
+                                "a map of label key: value", 0);
+    if (error < 0 || map == NULL)
+        return error;
     P(p, path, "nodeLabels");
-    if (map == NULL || json_is_null(map))
-        return 0;
-    if (!json_is_object(map))
-        return fail(r, map, obj, "%s: expected a map of label key: value, got %s", p,
-                    topo_decode_type_name(map));
     if (json_object_size(map) > TOPO_MAX_TOPOLOGY_NODE_LABELS)
-        return fail(r, map, obj, "%s: %zu labels (at most %d)", p, json_object_size(map),
-                    TOPO_MAX_TOPOLOGY_NODE_LABELS);
-    kv = topo_pool_calloc(r->pool, json_object_size(map) + 1, sizeof(*kv));
+        return topo_cfg_fail(c, map, obj, "%s: %zu labels (at most %d)", p,
+                             json_object_size(map), TOPO_MAX_TOPOLOGY_NODE_LABELS);
+    kv = topo_pool_calloc(c->pool, json_object_size(map) + 1, sizeof(*kv));
     if (kv == NULL)
-        return oom(r);
+        return oom(c);
     json_object_foreach((json_t *)map, key, v) {
         P(pk, p, key);
         if (!topo_label_key_valid(key, why, sizeof(why)))
-            return fail(r, v, map, "%s: invalid label key: %s", pk, why);
+            return topo_cfg_fail(c, v, map, "%s: invalid label key: %s", pk, why);
         /* Label values are strings; an unquoted 8 or true is a YAML number
          * or bool, which Kubernetes would reject too. */
         if (!json_is_string(v))
-            return fail(r, v, map, "%s: expected a string label value, got %s (quote it)", pk,
-                        topo_decode_type_name(v));
+            return topo_cfg_fail(c, v, map, "%s: expected a string label value, got %s (quote it)",
+                                 pk, topo_decode_type_name(v));
         if (!topo_label_value_valid(json_string_value(v), why, sizeof(why)))
-            return fail(r, v, map, "%s: invalid label value \"%s\": %s", pk,
-                        json_string_value(v), why);
-        kv[n].key = topo_pool_strdup(r->pool, key);
-        kv[n].value = topo_pool_strdup(r->pool, json_string_value(v));
+            return topo_cfg_fail(c, v, map, "%s: invalid label value \"%s\": %s", pk,
+                                 json_string_value(v), why);
+        kv[n].key = topo_pool_strdup(c->pool, key);
+        kv[n].value = topo_pool_strdup(c->pool, json_string_value(v));
         if (kv[n].key == NULL || kv[n].value == NULL)
-            return oom(r);
+            return oom(c);
         n++;
     }
     t->node_labels = kv;
@@ -180,68 +135,47 @@ static int parse_node_labels(const reader *r, topo_admission_topology_config *t,
     return 0;
 }
 
-static int parse_topology(const reader *r, topo_admission_topology_config *t, const json_t *obj,
-                          const char *path, topo_admission_policy default_policy)
+static int parse_topology(const topo_cfg *c, topo_admission_topology_config *t, const json_t *obj,
+                          const json_t *list, const char *path,
+                          topo_admission_policy default_policy)
 {
     static const char *const keys[] = {"name", "levels", "nodeLabels", "policy", NULL};
     char p[TOPO_DECODE_PATH_MAX], why[512];
-    const char *name;
+    const char *name = NULL;
     int error;
     if (!json_is_object(obj))
-        return fail(r, obj, r->root, "%s: expected a map (name, levels, ...), got %s", path,
-                    topo_decode_type_name(obj));
-    if ((error = check_keys(r, obj, path, keys)) < 0)
-        return error;
-    if ((error = get_string(r, &name, obj, "name", path, 1)) < 0)
+        return topo_cfg_fail(c, obj, list, "%s: expected a map (name, levels, ...), got %s",
+                             path, topo_decode_type_name(obj));
+    if ((error = topo_cfg_check_keys(c, obj, path, keys)) < 0 ||
+        (error = topo_cfg_string(c, &name, obj, "name", path, 1)) < 0)
         return error;
     /* Kueue's Topology objects are named so; the name is what pods and
      * logs refer to. */
     if (!topo_dns_label_valid(name, why, sizeof(why)))
-        return fail(r, json_object_get(obj, "name"), obj, "%s: \"%s\": %s", P(p, path, "name"),
-                    name, why);
-    if ((t->name = topo_pool_strdup(r->pool, name)) == NULL)
-        return oom(r);
-    if ((error = parse_levels(r, t, obj, path)) < 0)
-        return error;
-    if ((error = parse_node_labels(r, t, obj, path)) < 0)
+        return topo_cfg_fail(c, json_object_get(obj, "name"), obj, "%s: \"%s\": %s",
+                             P(p, path, "name"), name, why);
+    if ((t->name = topo_pool_strdup(c->pool, name)) == NULL)
+        return oom(c);
+    if ((error = parse_levels(c, t, obj, path)) < 0 ||
+        (error = parse_node_labels(c, t, obj, path)) < 0)
         return error;
     t->policy = default_policy;
-    return parse_policy(r, &t->policy, &t->policy_set, obj, path);
-}
-
-static int parse_duration(const reader *r, int64_t *out_ms, const char *key, int64_t min_ms,
-                          int64_t max_ms, const char *bounds)
-{
-    const json_t *v = json_object_get(r->root, key);
-    if (v == NULL || json_is_null(v))
-        return 0;
-    if (!json_is_string(v))
-        return fail(r, v, r->root, "%s: expected a duration such as \"30s\", \"10m\" or \"1h\", got %s",
-                    key, topo_decode_type_name(v));
-    /* Go's time.ParseDuration, as Kubernetes configurations take them. */
-    topo_err gerr = TOPO_ERR_INIT;
-    int64_t ns = 0;
-    if (topo_go_parse_duration(json_string_value(v), &ns, &gerr) != 0)
-        return fail(r, v, r->root, "%s: %s", key, gerr.text);
-    *out_ms = ns / 1000000;
-    if (*out_ms < min_ms || *out_ms > max_ms)
-        return fail(r, v, r->root, "%s: %s is out of range (%s)", key, json_string_value(v),
-                    bounds);
-    return 0;
+    return parse_policy(c, &t->policy, &t->policy_set, obj, "policy", path);
 }
 
 /* A TTL in whole seconds, 10s..24h; *seconds keeps its default when the
  * key is absent. */
-static int parse_ttl(const reader *r, int64_t *seconds, const char *key)
+static int parse_ttl(const topo_cfg *c, int64_t *seconds, const json_t *root, const char *key)
 {
     int64_t ms = *seconds * 1000;
-    int error = parse_duration(r, &ms, key, TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
-                               TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000), "10s..24h");
+    int error = topo_cfg_duration(c, &ms, root, key, "",
+                                  TOPO_ADMISSION_RESERVATION_TTL_MIN_S * INT64_C(1000),
+                                  TOPO_ADMISSION_RESERVATION_TTL_MAX_S * INT64_C(1000));
     if (error < 0)
         return error;
     if (ms % 1000 != 0)
-        return fail(r, json_object_get(r->root, key), r->root,
-                    "%s: must be a whole number of seconds", key);
+        return topo_cfg_fail(c, json_object_get(root, key), root,
+                             "%s: must be a whole number of seconds", key);
     *seconds = ms / 1000;
     return 0;
 }
@@ -267,24 +201,23 @@ static int config_new(topo_admission_config **out)
 
 /* maxUnclaimed.<which>: resource name -> quantity (Kueue units, "pods" a
  * count); at most TOPO_MAX_UNCLAIMED_CAPS entries. */
-static int parse_caps(const reader *r, topo_resource **out, size_t *n, const json_t *parent,
-                      const char *which, topo_pool *pool)
+static int parse_caps(const topo_cfg *c, topo_resource **out, size_t *n, const json_t *parent,
+                      const char *which)
 {
     char p[TOPO_DECODE_PATH_MAX], pk[TOPO_DECODE_PATH_MAX];
-    const json_t *obj = json_object_get(parent, which), *v;
+    const json_t *obj, *v;
     const char *key;
+    int error = topo_cfg_member(c, &obj, parent, which, "maxUnclaimed", JSON_OBJECT,
+                                "a map of resource name to quantity", 0);
+    if (error < 0 || obj == NULL)
+        return error;
     P(p, "maxUnclaimed", which);
-    if (obj == NULL || json_is_null(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return fail(r, obj, parent, "%s: expected a map of resource name to quantity, got %s", p,
-                    topo_decode_type_name(obj));
     if (json_object_size(obj) > TOPO_MAX_UNCLAIMED_CAPS)
-        return fail(r, obj, parent, "%s: %zu entries (at most %d)", p, json_object_size(obj),
-                    TOPO_MAX_UNCLAIMED_CAPS);
-    topo_resource *caps = topo_pool_calloc(pool, json_object_size(obj) + 1, sizeof(*caps));
+        return topo_cfg_fail(c, obj, parent, "%s: %zu entries (at most %d)", p,
+                             json_object_size(obj), TOPO_MAX_UNCLAIMED_CAPS);
+    topo_resource *caps = topo_pool_calloc(c->pool, json_object_size(obj) + 1, sizeof(*caps));
     if (caps == NULL)
-        return oom(r);
+        return oom(c);
     size_t k = 0;
     json_object_foreach((json_t *)obj, key, v) {
         char why[256];
@@ -292,20 +225,22 @@ static int parse_caps(const reader *r, topo_resource **out, size_t *n, const jso
         char text[64];
         P(pk, p, key);
         if (strcmp(key, "pods") != 0 && !topo_label_key_valid(key, why, sizeof(why)))
-            return fail(r, v, obj, "%s: \"%s\" is not a resource name: %s", pk, key, why);
+            return topo_cfg_fail(c, v, obj, "%s: \"%s\" is not a resource name: %s", pk, key,
+                                 why);
         if (json_is_integer(v))
             snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         else if (json_is_string(v) && json_string_length(v) < sizeof(text))
             snprintf(text, sizeof(text), "%s", json_string_value(v));
         else
-            return fail(r, v, obj, "%s: expected a quantity (\"64\", \"500\", \"1Ti\"), got %s",
-                        pk, topo_decode_type_name(v));
+            return topo_cfg_fail(c, v, obj,
+                                 "%s: expected a quantity (\"64\", \"500\", \"1Ti\"), got %s", pk,
+                                 topo_decode_type_name(v));
         if (topo_quantity_parse_resource(&caps[k].amount, key, text, &qerr) != 0)
-            return fail(r, v, obj, "%s: %s", pk, qerr.text);
+            return topo_cfg_fail(c, v, obj, "%s: %s", pk, qerr.text);
         if (caps[k].amount < 0)
-            return fail(r, v, obj, "%s: must not be negative", pk);
-        if ((caps[k].name = topo_pool_strdup(pool, key)) == NULL)
-            return oom(r);
+            return topo_cfg_fail(c, v, obj, "%s: must not be negative", pk);
+        if ((caps[k].name = topo_pool_strdup(c->pool, key)) == NULL)
+            return oom(c);
         k++;
     }
     *out = caps;
@@ -313,113 +248,117 @@ static int parse_caps(const reader *r, topo_resource **out, size_t *n, const jso
     return 0;
 }
 
-/* nodeReplacement: {failFast: <bool>} (docs/webhook.md "When nodes fail");
- * absent or null: the defaults. */
-static int parse_node_replacement(const reader *r, topo_admission_config *cfg)
+/* maxUnclaimed: {perNamespace, total}; absent or null: the defaults. */
+static int parse_unclaimed(const topo_cfg *c, topo_admission_config *cfg, const json_t *root)
 {
-    static const char *const keys[] = {"failFast", NULL};
-    const json_t *obj = json_object_get(r->root, "nodeReplacement");
-    int error;
-    if (obj == NULL || json_is_null(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return fail(r, obj, r->root, "nodeReplacement: expected a map with failFast, got %s",
-                    topo_decode_type_name(obj));
-    if ((error = check_keys(r, obj, "nodeReplacement", keys)) < 0)
+    static const char *const keys[] = {"perNamespace", "total", NULL};
+    const json_t *obj;
+    int error = topo_cfg_member(c, &obj, root, "maxUnclaimed", "", JSON_OBJECT,
+                                "a map with perNamespace and total", 0);
+    if (error < 0 || obj == NULL)
         return error;
-    return topo_cfg_bool(&r->cfg, &cfg->replace_fail_fast, obj, "failFast", "nodeReplacement");
+    if ((error = topo_cfg_check_keys(c, obj, "maxUnclaimed", keys)) < 0 ||
+        (error = parse_caps(c, &cfg->caps_ns, &cfg->ncaps_ns, obj, "perNamespace")) < 0)
+        return error;
+    return parse_caps(c, &cfg->caps_all, &cfg->ncaps_all, obj, "total");
 }
 
-static int parse_root(const reader *r, topo_admission_config *cfg)
+/* nodeReplacement: {failFast: <bool>} (docs/webhook.md "When nodes fail");
+ * absent or null: the defaults. */
+static int parse_node_replacement(const topo_cfg *c, topo_admission_config *cfg,
+                                  const json_t *root)
+{
+    static const char *const keys[] = {"failFast", NULL};
+    const json_t *obj;
+    int error = topo_cfg_member(c, &obj, root, "nodeReplacement", "", JSON_OBJECT,
+                                "a map with failFast", 0);
+    if (error < 0 || obj == NULL)
+        return error;
+    if ((error = topo_cfg_check_keys(c, obj, "nodeReplacement", keys)) < 0)
+        return error;
+    return topo_cfg_bool(c, &cfg->replace_fail_fast, obj, "failFast", "nodeReplacement");
+}
+
+/* namespacePolicyLabel: a label key, or "" to disable. */
+static int parse_namespace_label(const topo_cfg *c, topo_admission_config *cfg,
+                                 const json_t *root)
+{
+    char why[512];
+    const char *s = NULL;
+    int error = topo_cfg_string(c, &s, root, "namespacePolicyLabel", "", 0);
+    if (error < 0 || s == NULL)
+        return error;
+    if (s[0] == '\0') {
+        cfg->ns_label = NULL;
+        return 0;
+    }
+    if (!topo_label_key_valid(s, why, sizeof(why)))
+        return topo_cfg_fail(c, json_object_get(root, "namespacePolicyLabel"), root,
+                             "namespacePolicyLabel: invalid label key \"%s\": %s", s, why);
+    if ((cfg->ns_label = topo_pool_strdup(c->pool, s)) == NULL)
+        return oom(c);
+    return 0;
+}
+
+static int parse_topologies(const topo_cfg *c, topo_admission_config *cfg, const json_t *root)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const json_t *arr = json_object_get(root, "topologies");
+    int error;
+    if (arr == NULL || json_is_null(arr))
+        return topo_cfg_fail(c, arr, root, "topologies: required (a list of 1..%d topologies)",
+                             TOPO_MAX_TOPOLOGIES);
+    if ((error = topo_cfg_member(c, &arr, root, "topologies", "", JSON_ARRAY, "a list", 1)) < 0)
+        return error;
+    if (json_array_size(arr) == 0 || json_array_size(arr) > TOPO_MAX_TOPOLOGIES)
+        return topo_cfg_fail(c, arr, root, "topologies: %zu entries (expected 1..%d)",
+                             json_array_size(arr), TOPO_MAX_TOPOLOGIES);
+    cfg->topologies = topo_pool_calloc(c->pool, json_array_size(arr), sizeof(*cfg->topologies));
+    if (cfg->topologies == NULL)
+        return oom(c);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *t = json_array_get(arr, i);
+        PI(p, "topologies", i);
+        if ((error = parse_topology(c, &cfg->topologies[i], t, arr, p, cfg->default_policy)) < 0)
+            return error;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(cfg->topologies[j].name, cfg->topologies[i].name) == 0) {
+                char pn[TOPO_DECODE_PATH_MAX];
+                return topo_cfg_fail(c, json_object_get(t, "name"), t,
+                                     "%s: duplicate topology name \"%s\" (also topologies[%zu])",
+                                     P(pn, p, "name"), cfg->topologies[i].name, j);
+            }
+        }
+        cfg->ntopologies++;
+    }
+    return 0;
+}
+
+static int parse_root(const topo_cfg *c, topo_admission_config *cfg, const json_t *root)
 {
     static const char *const keys[] = {"topologies",     "defaultPolicy",
                                        "namespacePolicyLabel", "reservationTTL",
                                        "ungateInterval", "unclaimedTTL",
                                        "maxUnclaimed",   "nodeReplacement",
                                        NULL};
-    static const char *const cap_keys[] = {"perNamespace", "total", NULL};
-    char p[TOPO_DECODE_PATH_MAX], why[512];
-    const json_t *root = r->root, *arr;
-    const char *s;
-    int error;
+    int set, error;
 
     if (!json_is_object(root))
-        return fail(r, root, NULL, "expected a map with topologies, got %s",
-                    json_is_null(root) ? "an empty document" : topo_decode_type_name(root));
-    if ((error = check_keys(r, root, "", keys)) < 0)
+        return topo_cfg_fail(c, root, NULL, "expected a map with topologies, got %s",
+                             json_is_null(root) ? "an empty document"
+                                                : topo_decode_type_name(root));
+    if ((error = topo_cfg_check_keys(c, root, "", keys)) < 0 ||
+        (error = parse_policy(c, &cfg->default_policy, &set, root, "defaultPolicy", "")) < 0 ||
+        (error = parse_namespace_label(c, cfg, root)) < 0 ||
+        (error = parse_ttl(c, &cfg->reservation_ttl_s, root, "reservationTTL")) < 0 ||
+        (error = topo_cfg_duration(c, &cfg->ungate_interval_ms, root, "ungateInterval", "",
+                                   TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS,
+                                   TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS)) < 0 ||
+        (error = parse_ttl(c, &cfg->unclaimed_ttl_s, root, "unclaimedTTL")) < 0 ||
+        (error = parse_unclaimed(c, cfg, root)) < 0 ||
+        (error = parse_node_replacement(c, cfg, root)) < 0)
         return error;
-
-    if ((error = get_string(r, &s, root, "defaultPolicy", "", 0)) < 0)
-        return error;
-    if (s != NULL && topo_admission_policy_parse(&cfg->default_policy, s) != 0)
-        return fail(r, json_object_get(root, "defaultPolicy"), root,
-                    "defaultPolicy: \"%s\" is not a policy (expected gate, deny or ignore)", s);
-
-    if ((error = get_string(r, &s, root, "namespacePolicyLabel", "", 0)) < 0)
-        return error;
-    if (s != NULL && s[0] == '\0') {
-        cfg->ns_label = NULL;
-    } else if (s != NULL) {
-        if (!topo_label_key_valid(s, why, sizeof(why)))
-            return fail(r, json_object_get(root, "namespacePolicyLabel"), root,
-                        "namespacePolicyLabel: invalid label key \"%s\": %s", s, why);
-        if ((cfg->ns_label = topo_pool_strdup(cfg->pool, s)) == NULL)
-            return oom(r);
-    }
-
-    if ((error = parse_ttl(r, &cfg->reservation_ttl_s, "reservationTTL")) < 0)
-        return error;
-    if ((error = parse_duration(r, &cfg->ungate_interval_ms, "ungateInterval",
-                                TOPO_ADMISSION_UNGATE_INTERVAL_MIN_MS,
-                                TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS, "1s..10m")) < 0)
-        return error;
-    if ((error = parse_ttl(r, &cfg->unclaimed_ttl_s, "unclaimedTTL")) < 0)
-        return error;
-    arr = json_object_get(root, "maxUnclaimed");
-    if (arr != NULL && !json_is_null(arr)) {
-        if (!json_is_object(arr))
-            return fail(r, arr, root, "maxUnclaimed: expected a map with perNamespace and total, "
-                                      "got %s",
-                        topo_decode_type_name(arr));
-        if ((error = check_keys(r, arr, "maxUnclaimed", cap_keys)) < 0 ||
-            (error = parse_caps(r, &cfg->caps_ns, &cfg->ncaps_ns, arr, "perNamespace",
-                                cfg->pool)) < 0 ||
-            (error = parse_caps(r, &cfg->caps_all, &cfg->ncaps_all, arr, "total", cfg->pool)) < 0)
-            return error;
-    }
-
-    if ((error = parse_node_replacement(r, cfg)) < 0)
-        return error;
-
-    arr = json_object_get(root, "topologies");
-    if (arr == NULL || json_is_null(arr))
-        return fail(r, arr, root, "topologies: required (a list of 1..%d topologies)",
-                    TOPO_MAX_TOPOLOGIES);
-    if (!json_is_array(arr))
-        return fail(r, arr, root, "topologies: expected a list, got %s",
-                    topo_decode_type_name(arr));
-    if (json_array_size(arr) == 0 || json_array_size(arr) > TOPO_MAX_TOPOLOGIES)
-        return fail(r, arr, root, "topologies: %zu entries (expected 1..%d)",
-                    json_array_size(arr), TOPO_MAX_TOPOLOGIES);
-    cfg->topologies = topo_pool_calloc(cfg->pool, json_array_size(arr), sizeof(*cfg->topologies));
-    if (cfg->topologies == NULL)
-        return oom(r);
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *t = json_array_get(arr, i);
-        PI(p, "topologies", i);
-        if ((error = parse_topology(r, &cfg->topologies[i], t, p, cfg->default_policy)) < 0)
-            return error;
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(cfg->topologies[j].name, cfg->topologies[i].name) == 0) {
-                char pn[TOPO_DECODE_PATH_MAX];
-                return fail(r, json_object_get(t, "name"), t,
-                            "%s: duplicate topology name \"%s\" (also topologies[%zu])",
-                            P(pn, p, "name"), cfg->topologies[i].name, j);
-            }
-        }
-        cfg->ntopologies++;
-    }
-    return 0;
+    return parse_topologies(c, cfg, root);
 }
 
 int topo_admission_config_parse(topo_admission_config **out, const char *text, size_t len,
@@ -428,30 +367,23 @@ int topo_admission_config_parse(topo_admission_config **out, const char *text, s
     topo_admission_config *cfg = NULL;
     topo_codec_marks *marks = NULL;
     json_t *root = NULL;
-    reader r;
     int error;
 
     *out = NULL;
-    memset(&r, 0, sizeof(r));
-    r.src = source != NULL ? source : "<input>";
-    r.source = source;
-    r.err = err;
     if (len > TOPO_MAX_CONFIG_FILE) {
         error = topo_err_set(err, TOPO_ELIMIT, "%s: %zu bytes, larger than the %u byte limit",
-                             r.src, len, TOPO_MAX_CONFIG_FILE);
+                             source != NULL ? source : "<input>", len, TOPO_MAX_CONFIG_FILE);
         goto cleanup;
     }
     if ((error = topo_codec_yaml_parse_marks(&root, &marks, text, len, source, err)) < 0)
         goto cleanup;
+    topo_cfg c = {.src = source, .marks = marks, .err = err};
     if ((error = config_new(&cfg)) < 0) {
-        error = oom(&r);
+        error = oom(&c);
         goto cleanup;
     }
-    r.marks = marks;
-    r.cfg = (topo_cfg){.src = source, .marks = marks, .err = err};
-    r.root = root;
-    r.pool = cfg->pool;
-    if ((error = parse_root(&r, cfg)) < 0)
+    c.pool = cfg->pool;
+    if ((error = parse_root(&c, cfg, root)) < 0)
         goto cleanup;
     *out = cfg;
     cfg = NULL;

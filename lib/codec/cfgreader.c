@@ -17,6 +17,7 @@ int topo_cfg_fail(const topo_cfg *c, const json_t *at, const json_t *fallback, c
     char msg[TOPO_ERR_TEXT_MAX];
     int line = 0, column = 0;
     const char *src = c->src ? c->src : "<input>";
+    int bare = c->src == NULL && c->marks == NULL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -26,6 +27,8 @@ int topo_cfg_fail(const topo_cfg *c, const json_t *at, const json_t *fallback, c
     if (line > 0) {
         topo_err_set(c->err, TOPO_EINVALID, "%s:%d:%d: %s", src, line, column, msg);
         topo_err_at(c->err, c->src, line, column);
+    } else if (bare) {
+        topo_err_set(c->err, TOPO_EINVALID, "%s", msg);
     } else {
         topo_err_set(c->err, TOPO_EINVALID, "%s: %s", src, msg);
     }
@@ -128,6 +131,19 @@ int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char 
     return 0;
 }
 
+/* ms as Go writes a round duration: "24h", "10m", "30s", "500ms". */
+static void duration_text(char *buf, size_t size, int64_t ms)
+{
+    if (ms != 0 && ms % 3600000 == 0)
+        snprintf(buf, size, "%" PRId64 "h", ms / 3600000);
+    else if (ms != 0 && ms % 60000 == 0)
+        snprintf(buf, size, "%" PRId64 "m", ms / 60000);
+    else if (ms != 0 && ms % 1000 == 0)
+        snprintf(buf, size, "%" PRId64 "s", ms / 1000);
+    else
+        snprintf(buf, size, "%" PRId64 "ms", ms);
+}
+
 int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, const char *key,
                       const char *path, int64_t min_ms, int64_t max_ms)
 {
@@ -137,44 +153,70 @@ int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, con
     if (!v)
         return rc;
     if (!json_is_string(v))
-        return wrong_type(c, v, obj, key, path, "a duration such as \"500ms\", \"30s\" or \"2m\"");
+        return wrong_type(c, v, obj, key, path, "a duration such as \"30s\", \"10m\" or \"1h\"");
     topo_err why = TOPO_ERR_INIT;
     int64_t ns = 0;
     if (topo_go_parse_duration(json_string_value(v), &ns, &why) != 0)
         return topo_cfg_fail(c, v, obj, "%s: %s", P(p, path, key), why.text);
     int64_t ms = ns / 1000000;
-    if (ms < min_ms || ms > max_ms)
-        return topo_cfg_fail(c, v, obj,
-                             "%s: %s is out of range (%" PRId64 "ms..%" PRId64 "ms)",
-                             P(p, path, key), json_string_value(v), min_ms, max_ms);
+    if (ms < min_ms || ms > max_ms) {
+        char lo[32], hi[32];
+        duration_text(lo, sizeof(lo), min_ms);
+        duration_text(hi, sizeof(hi), max_ms);
+        return topo_cfg_fail(c, v, obj, "%s: %s is out of range (%s..%s)", P(p, path, key),
+                             json_string_value(v), lo, hi);
+    }
     *out_ms = ms;
+    return 0;
+}
+
+int topo_cfg_enum(const topo_cfg *c, int *out, const json_t *obj, const char *key,
+                  const char *path, const char *const *names, const char *what)
+{
+    const char *s = NULL;
+    int rc = topo_cfg_string(c, &s, obj, key, path, 0);
+    if (rc != 0 || s == NULL)
+        return rc;
+    size_t n = 0;
+    for (; names[n] != NULL; n++) {
+        if (strcmp(s, names[n]) == 0) {
+            *out = (int)n;
+            return 0;
+        }
+    }
+    /* "a, b or c" */
+    char list[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        strncat(list, i == 0 ? "" : i + 1 == n ? " or " : ", ", sizeof(list) - strlen(list) - 1);
+        strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+    }
+    char p[TOPO_DECODE_PATH_MAX];
+    return topo_cfg_fail(c, json_object_get(obj, key), obj, "%s: \"%s\" is not %s (expected %s)",
+                         P(p, path, key), s, what, list);
+}
+
+int topo_cfg_member(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
+                    const char *path, json_type type, const char *want, int required)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, required, &rc);
+    *out = NULL;
+    if (!v)
+        return rc;
+    if (json_typeof(v) != type)
+        return wrong_type(c, v, obj, key, path, want);
+    *out = v;
     return 0;
 }
 
 int topo_cfg_object(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
                     const char *path)
 {
-    int rc;
-    const json_t *v = member(c, obj, key, path, 0, &rc);
-    *out = NULL;
-    if (!v)
-        return rc;
-    if (!json_is_object(v))
-        return wrong_type(c, v, obj, key, path, "a map");
-    *out = v;
-    return 0;
+    return topo_cfg_member(c, out, obj, key, path, JSON_OBJECT, "a map", 0);
 }
 
 int topo_cfg_array(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
                    const char *path)
 {
-    int rc;
-    const json_t *v = member(c, obj, key, path, 0, &rc);
-    *out = NULL;
-    if (!v)
-        return rc;
-    if (!json_is_array(v))
-        return wrong_type(c, v, obj, key, path, "a list");
-    *out = v;
-    return 0;
+    return topo_cfg_member(c, out, obj, key, path, JSON_ARRAY, "a list", 0);
 }

@@ -24,28 +24,8 @@ char *topo_decode_path_index(char *buf, size_t size, const char *path, size_t in
     return buf;
 }
 
-const char *topo_decode_type_name(const json_t *value)
-{
-    switch (json_typeof(value)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-    case JSON_NULL:
-    default:
-        return "null";
-    }
-}
-
+/* The words for a jansson type in messages: "expected <type_word(want)>,
+ * got <topo_decode_type_name(value)>" use the same ones. */
 static const char *type_word(json_type type)
 {
     switch (type) {
@@ -66,6 +46,11 @@ static const char *type_word(json_type type)
     default:
         return "null";
     }
+}
+
+const char *topo_decode_type_name(const json_t *value)
+{
+    return type_word(json_typeof(value));
 }
 
 static int absent(const json_t *v)
@@ -130,6 +115,10 @@ int topo_decode_string(const char **out, const json_t *obj, const char *key, con
     if (strlen(s) != json_string_length(v))
         return topo_err_set(err, TOPO_EINVALID, "%s: NUL byte in string",
                             topo_decode_path_key(p, sizeof(p), path, key));
+    if (pool == NULL) {
+        *out = s; /* borrowed from the tree */
+        return 0;
+    }
     char *copy = topo_pool_strdup(pool, s);
     if (copy == NULL)
         return topo_err_nomem(err, path);

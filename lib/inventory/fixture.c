@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "topo/array.h"
+#include "topo/cfgreader.h"
 #include "topo/decode.h"
 #include "topo/kueue_names.h"
 #include "topo/podreq.h"
@@ -31,30 +32,17 @@
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
 #define DEFAULT_TOPOLOGY_PREFIX "topology.topo.io/"
 
+/* obj is a map whose keys are all in allowed: the one unknown-key check
+ * (topo/cfgreader.h), with the bare "path: problem" messages the loader
+ * prefixes with the file name. */
 static int check_keys(const json_t *obj, const char *path, const char *const *allowed,
                       topo_err *err)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const char *key;
-    json_t *v;
+    const topo_cfg c = {.err = err};
     if (!json_is_object(obj))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s",
                             path[0] ? path : "(top level)", topo_decode_type_name(obj));
-    json_object_foreach((json_t *)obj, key, v) {
-        int ok = 0;
-        for (size_t i = 0; allowed[i] != NULL && !ok; i++)
-            ok = strcmp(key, allowed[i]) == 0;
-        if (!ok) {
-            char list[256] = "";
-            for (size_t i = 0; allowed[i] != NULL; i++) {
-                strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
-                strncat(list, allowed[i], sizeof(list) - strlen(list) - 1);
-            }
-            return topo_err_set(err, TOPO_EINVALID, "%s: unknown field (expected one of: %s)",
-                                P(p, path, key), list);
-        }
-    }
-    return 0;
+    return topo_cfg_check_keys(&c, obj, path, allowed);
 }
 
 /* Merged label list: later entries replace earlier ones with the same key. */

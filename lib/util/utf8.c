@@ -101,3 +101,16 @@ size_t topo_utf8_escape_controls(char *dst, size_t size, const char *src)
         dst[n] = '\0';
     return full;
 }
+
+int topo_utf8_valid(const char *s)
+{
+    if (s == NULL)
+        return 1;
+    while (*s != '\0') {
+        size_t n = topo_utf8_decode(s, NULL);
+        if (n == 0)
+            return 0;
+        s += n;
+    }
+    return 1;
+}

@@ -224,6 +224,11 @@ static void test_decode__getters(void **state)
 
     assert_int_equal(topo_decode_string(&s, v, "name", "items[0]", 1, pool, &err), 0);
     assert_string_equal(s, "n1");
+    assert_ptr_not_equal(s, json_string_value(json_object_get(v, "name")));
+    /* No pool: borrowed from the tree (the sources read so). */
+    s = NULL;
+    assert_int_equal(topo_decode_string(&s, v, "name", "items[0]", 1, NULL, &err), 0);
+    assert_ptr_equal(s, json_string_value(json_object_get(v, "name")));
     assert_int_equal(topo_decode_int(&i, v, "count", "items[0]", 1, &err), 0);
     assert_int_equal(i, 4);
     assert_int_equal(topo_decode_int(&i, v, "real", "items[0]", 1, &err), 0);

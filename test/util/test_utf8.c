@@ -49,6 +49,17 @@ static void test_utf8__decode(void **state)
 
 /* A cut never splits a character: "a→b" (→ is 3 bytes at 1..3) cut to
  * 1, 2 or 3 bytes keeps "a"; to 4, all of "a→"; a string that fits stays. */
+static void test_utf8__valid(void **state)
+{
+    (void)state;
+    assert_true(topo_utf8_valid(NULL));
+    assert_true(topo_utf8_valid(""));
+    assert_true(topo_utf8_valid("rack-\xc3\xa9"));
+    assert_false(topo_utf8_valid("\xff"));
+    assert_false(topo_utf8_valid("ok\xc0\xaf")); /* overlong '/' */
+    assert_false(topo_utf8_valid("\xed\xa0\x80")); /* a surrogate */
+}
+
 static void test_utf8__cut(void **state)
 {
     (void)state;
@@ -102,6 +113,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8__decode),
+        cmocka_unit_test(test_utf8__valid),
         cmocka_unit_test(test_utf8__cut),
         cmocka_unit_test(test_utf8__escape_controls),
     };

@@ -100,20 +100,6 @@ static int check_owned(const topo_labeldiff_owned *owned, topo_err *err)
     return 0;
 }
 
-/* NULL or well-formed UTF-8 (what JSON can carry). */
-static int utf8_valid(const char *s)
-{
-    if (s == NULL)
-        return 1;
-    while (*s != '\0') {
-        size_t n = topo_utf8_decode(s, NULL);
-        if (n == 0)
-            return 0;
-        s += n;
-    }
-    return 1;
-}
-
 /* The desired labels and annotations: owned, valid, unique, bounded. */
 static int check_input(const topo_labeldiff_input *in, topo_err *err)
 {
@@ -160,7 +146,7 @@ static int check_input(const topo_labeldiff_input *in, topo_err *err)
         if (same(key, in->record_key))
             return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: \"%s\" is the record "
                                 "key", i, key);
-        if (!utf8_valid(in->annotations[i].value))
+        if (!topo_utf8_valid(in->annotations[i].value))
             return topo_err_set(err, TOPO_EINVALID, "annotations[%zu]: %s: value is not "
                                 "UTF-8", i, key);
         for (size_t j = 0; j < i; j++)

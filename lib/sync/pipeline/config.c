@@ -66,12 +66,12 @@ topo_sync_settings *topo_syncconfig_settings(topo_syncconfig *cfg)
 }
 
 /* A list of strings (borrowed) into a pool array. */
-static int string_list(const topo_cfg *c, topo_pool *pool, const char ***out, size_t *n,
+static int string_list(const topo_cfg *c, const char ***out, size_t *n,
                        const json_t *list, const char *path)
 {
     char p[TOPO_DECODE_PATH_MAX];
     *n = json_array_size(list);
-    *out = topo_pool_calloc(pool, *n ? *n : 1, sizeof(char *));
+    *out = topo_pool_calloc(c->pool, *n ? *n : 1, sizeof(char *));
     if (!*out)
         return topo_err_nomem(c->err, "sync config");
     for (size_t i = 0; i < *n; i++) {
@@ -89,15 +89,17 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
                                           "precedence", "topograph", NULL};
     topo_plan_opts *o = &cfg->settings.plan;
     char p[TOPO_DECODE_PATH_MAX];
+    static const char *const incomplete_names[] = {"leaveOut", "fallback", NULL};
     const json_t *levels = NULL, *prec = NULL;
-    const char *incomplete = NULL;
+    int incomplete = 0;
     int rc = topo_cfg_check_keys(c, labels, "labels", allowed);
     if (rc == 0)
         rc = topo_cfg_string(c, &o->prefix, labels, "prefix", "labels", 0);
     if (rc == 0)
         rc = topo_cfg_string(c, &o->fallback, labels, "fallback", "labels", 0);
     if (rc == 0)
-        rc = topo_cfg_string(c, &incomplete, labels, "incomplete", "labels", 0);
+        rc = topo_cfg_enum(c, &incomplete, labels, "incomplete", "labels", incomplete_names,
+                           "a choice for incomplete nodes");
     if (rc == 0)
         rc = topo_cfg_array(c, &levels, labels, "levels", "labels");
     if (rc == 0)
@@ -110,12 +112,7 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
     if (o->prefix && !topo_labelowner_prefix_valid(o->prefix, why, sizeof why))
         return topo_cfg_fail(c, json_object_get(labels, "prefix"), labels,
                              "labels.prefix: \"%s\": %s", o->prefix, why);
-    if (incomplete && strcmp(incomplete, "leaveOut") != 0 && strcmp(incomplete, "fallback") != 0)
-        return topo_cfg_fail(c, json_object_get(labels, "incomplete"), labels,
-                             "labels.incomplete: \"%s\" (expected leaveOut or fallback)",
-                             incomplete);
-    o->incomplete = incomplete && strcmp(incomplete, "fallback") == 0 ? TOPO_PLAN_FALLBACK
-                                                                      : TOPO_PLAN_LEAVE_OUT;
+    o->incomplete = incomplete == 1 ? TOPO_PLAN_FALLBACK : TOPO_PLAN_LEAVE_OUT;
     for (size_t i = 0; levels && i < json_array_size(levels); i++) {
         const json_t *v = json_array_get(levels, i);
         topo_level l;
@@ -144,7 +141,7 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
         if (!json_is_array(list))
             return topo_cfg_fail(c, list, prec, "%s: expected a list of source names", path);
         const char **names = NULL;
-        if ((rc = string_list(c, cfg->pool, &names, &o->nprecedence[l], list, path)) != 0)
+        if ((rc = string_list(c, &names, &o->nprecedence[l], list, path)) != 0)
             return rc;
         o->precedence[l] = names;
     }
@@ -214,7 +211,7 @@ static int parse_ibnetdiscover(const topo_cfg *c, topo_syncconfig *cfg, const js
     static const char *const allowed[] = {"file", "nodeNameMap", NULL};
     char p[TOPO_DECODE_PATH_MAX];
     size_t n = json_array_size(list);
-    topo_sync_ibnetdiscover *ib = topo_pool_calloc(cfg->pool, n ? n : 1, sizeof(*ib));
+    topo_sync_ibnetdiscover *ib = topo_pool_calloc(c->pool, n ? n : 1, sizeof(*ib));
     if (!ib)
         return topo_err_nomem(c->err, "sync config");
     for (size_t i = 0; i < n; i++) {
@@ -236,7 +233,7 @@ static int parse_ibnetdiscover(const topo_cfg *c, topo_syncconfig *cfg, const js
 }
 
 /* sources.<path>.<key>: a list of strings, or absent. */
-static int opt_list(const topo_cfg *c, topo_pool *pool, const char *const **out, size_t *n,
+static int opt_list(const topo_cfg *c, const char *const **out, size_t *n,
                     const json_t *obj, const char *key, const char *path)
 {
     char p[TOPO_DECODE_PATH_MAX];
@@ -245,7 +242,7 @@ static int opt_list(const topo_cfg *c, topo_pool *pool, const char *const **out,
     int rc = topo_cfg_array(c, &list, obj, key, path);
     if (rc != 0 || !list)
         return rc;
-    if ((rc = string_list(c, pool, &v, n, list, P(p, path, key))) != 0)
+    if ((rc = string_list(c, &v, n, list, P(p, path, key))) != 0)
         return rc;
     *out = v;
     return 0;
@@ -259,7 +256,7 @@ static int parse_netbox_files(const topo_cfg *c, topo_syncconfig *cfg, const jso
     topo_sync_netbox_files *f = &cfg->settings.netbox_files;
     int rc = topo_cfg_check_keys(c, files, "sources.netbox.files", kinds);
     for (size_t k = 0; rc == 0 && kinds[k]; k++)
-        rc = opt_list(c, cfg->pool, &f->files[k], &f->nfiles[k], files, kinds[k],
+        rc = opt_list(c, &f->files[k], &f->nfiles[k], files, kinds[k],
                       "sources.netbox.files");
     if (rc == 0 && f->nfiles[TOPO_NETBOX_DEVICES] == 0)
         return topo_cfg_fail(c, files, NULL,
@@ -278,13 +275,13 @@ static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *n
     sync_cfg_http_keys(allowed, &nkeys, TOPO_FETCH_NETBOX);
     int rc = topo_cfg_check_keys(c, nb, path, allowed);
     if (rc == 0)
-        rc = opt_list(c, cfg->pool, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path);
+        rc = opt_list(c, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path);
     if (rc == 0)
-        rc = opt_list(c, cfg->pool, &o->host_roles, &o->nhost_roles, nb, "hostRoles", path);
+        rc = opt_list(c, &o->host_roles, &o->nhost_roles, nb, "hostRoles", path);
     if (rc == 0)
-        rc = opt_list(c, cfg->pool, &o->sites, &o->nsites, nb, "sites", path);
+        rc = opt_list(c, &o->sites, &o->nsites, nb, "sites", path);
     if (rc == 0)
-        rc = opt_list(c, cfg->pool, &o->tags, &o->ntags, nb, "tags", path);
+        rc = opt_list(c, &o->tags, &o->ntags, nb, "tags", path);
     if (rc == 0)
         rc = topo_cfg_string(c, &o->nvlink_field, nb, "nvlinkField", path, 0);
     if (rc == 0 && o->nvlink_field && !*o->nvlink_field)
@@ -398,7 +395,7 @@ static int parse_flavor_labels(const topo_cfg *c, topo_syncconfig *cfg, const js
     if (n > TOPO_MAX_TOPOLOGY_NODE_LABELS)
         return topo_cfg_fail(c, map, NULL, "%s: more than %d labels", path,
                              TOPO_MAX_TOPOLOGY_NODE_LABELS);
-    topo_kv *kv = topo_pool_calloc(cfg->pool, n ? n : 1, sizeof(*kv));
+    topo_kv *kv = topo_pool_calloc(c->pool, n ? n : 1, sizeof(*kv));
     if (!kv)
         return topo_err_nomem(c->err, "sync config");
     const char *key;
@@ -435,8 +432,6 @@ static int parse_exports(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
             0 &&
         (rc = topo_cfg_string(c, &o->api_version, kueue, "apiVersion", "exports.kueue", 0)) == 0)
         rc = topo_cfg_object(c, &labels, kueue, "flavorLabels", "exports.kueue");
-    if (rc == 0 && labels && !json_is_object(labels))
-        return topo_cfg_fail(c, labels, kueue, "exports.kueue.flavorLabels: expected a map");
     if (rc == 0 && labels)
         rc = parse_flavor_labels(c, cfg, labels);
     if (rc == 0 && o->topology_name && !topo_dns_subdomain_valid(o->topology_name))
@@ -475,8 +470,6 @@ static int parse_refresh(const topo_cfg *c, topo_syncconfig *cfg, const json_t *
         rc = topo_cfg_int(c, &s->min_hosts_percent, refresh, "minHostsPercent", "refresh", 0, 100);
     if (rc == 0)
         rc = topo_cfg_object(c, &src, refresh, "sources", "refresh");
-    if (rc == 0 && src && !json_is_object(src))
-        return topo_cfg_fail(c, src, refresh, "refresh.sources: expected a map");
     if (rc == 0 && src)
         rc = topo_cfg_check_keys(c, src, "refresh.sources", per_source);
     for (size_t i = 1; rc == 0 && src && names[i]; i++)
@@ -519,8 +512,6 @@ static int parse_root(const topo_cfg *c, topo_syncconfig *cfg, const json_t *roo
         rc = parse_exports(c, cfg, exports);
     if (rc == 0)
         rc = topo_cfg_object(c, &refresh, root, "refresh", "");
-    if (rc == 0 && refresh && !json_is_object(refresh))
-        return topo_cfg_fail(c, refresh, root, "refresh: expected a map");
     if (rc == 0 && refresh)
         rc = parse_refresh(c, cfg, refresh);
     return rc;
@@ -543,7 +534,7 @@ int topo_syncconfig_parse(topo_syncconfig **out, const char *text, size_t len, c
     if (rc == 0) {
         cfg->root = root;
         root = NULL;
-        topo_cfg c = {.src = src, .marks = marks, .err = err};
+        topo_cfg c = {.src = src, .marks = marks, .pool = cfg->pool, .err = err};
         rc = parse_root(&c, cfg, cfg->root);
     }
     topo_codec_marks_free(marks);

@@ -10,6 +10,7 @@
 
 #include "json_internal.h"
 #include "topo/buf.h"
+#include "topo/cfgreader.h"
 #include "topo/json.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
@@ -33,22 +34,11 @@ static const topo_level sorted_levels[] = {TOPO_LEVEL_DATACENTER, TOPO_LEVEL_HOS
 _Static_assert(sizeof(sorted_levels) / sizeof(sorted_levels[0]) == TOPO_LEVEL_COUNT,
                "every level, in the order of its name");
 
-static int is_utf8(const char *s)
-{
-    while (*s != '\0') {
-        size_t n = topo_utf8_decode(s, NULL);
-        if (n == 0)
-            return 0;
-        s += n;
-    }
-    return 1;
-}
-
 /* A facts string as JSON: itself when it is UTF-8, else {"hex": its bytes}
  * (JSON strings cannot carry other bytes). NULL when out of memory. */
 static json_t *text_json(const char *s)
 {
-    if (is_utf8(s))
+    if (topo_utf8_valid(s))
         return json_string(s);
     size_t n = strlen(s);
     char *hex = malloc(2 * n + 1);
@@ -197,28 +187,12 @@ typedef struct decoder {
     topo_facts *facts;
     topo_pool *pool; /* strings decoded from hex */
     topo_err *err;
+    topo_cfg cfg; /* err without a source or marks: bare "path: problem" messages */
 } decoder;
 
 static int invalid(decoder *d, const char *path, const char *problem)
 {
     return topo_err_set(d->err, TOPO_EINVALID, "%s: %s", path, problem);
-}
-
-/* Fails on a member of obj whose name is not in keys (NULL-terminated). */
-static int check_keys(decoder *d, const json_t *obj, const char *path, const char *const *keys)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
-        size_t i = 0;
-        while (keys[i] != NULL && strcmp(keys[i], key) != 0)
-            i++;
-        if (keys[i] == NULL) {
-            char p[TOPO_DECODE_PATH_MAX];
-            return invalid(d, topo_decode_path_key(p, sizeof(p), path, key), "unknown field");
-        }
-    }
-    return 0;
 }
 
 static int hex_value(char c)
@@ -237,8 +211,8 @@ static int decode_hex(const char **out, decoder *d, const json_t *obj, const cha
     size_t n;
     int rc;
 
-    if ((rc = check_keys(d, obj, path, keys)) != 0 ||
-        (rc = srcjson_string(&hex, obj, "hex", path, 1, d->err)) != 0)
+    if ((rc = topo_cfg_check_keys(&d->cfg, obj, path, keys)) != 0 ||
+        (rc = topo_decode_string(&hex, obj, "hex", path, 1, NULL, d->err)) != 0)
         return rc;
     topo_decode_path_key(p, sizeof(p), path, "hex");
     n = strlen(hex);
@@ -255,7 +229,7 @@ static int decode_hex(const char **out, decoder *d, const json_t *obj, const cha
         bytes[i / 2] = (char)(hi << 4 | lo);
     }
     bytes[n / 2] = '\0';
-    if (is_utf8(bytes))
+    if (topo_utf8_valid(bytes))
         return invalid(d, p, "UTF-8 text is written as a string, not in hex");
     *out = bytes;
     return 0;
@@ -352,7 +326,7 @@ static int decode_hosts(decoder *d, const json_t *hosts)
         if (!json_is_object(h))
             return topo_err_set(d->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(h));
-        if ((rc = check_keys(d, h, p, keys)) != 0 ||
+        if ((rc = topo_cfg_check_keys(&d->cfg, h, p, keys)) != 0 ||
             (rc = get_text(&name, d, h, "name", p, 1)) != 0 ||
             (rc = topo_decode_member(&levels, h, "levels", p, JSON_OBJECT, 0, d->err)) != 0)
             return rc;
@@ -383,7 +357,8 @@ static int decode_switches(decoder *d, const json_t *switches)
         if (!json_is_object(s))
             return topo_err_set(d->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(s));
-        if ((rc = check_keys(d, s, p, keys)) != 0 || (rc = get_text(&id, d, s, "id", p, 1)) != 0 ||
+        if ((rc = topo_cfg_check_keys(&d->cfg, s, p, keys)) != 0 ||
+            (rc = get_text(&id, d, s, "id", p, 1)) != 0 ||
             (rc = get_text(&name, d, s, "name", p, 0)) != 0)
             return rc;
         if (topo_facts_find_switch(d->facts, id, &at) == 0)
@@ -498,7 +473,8 @@ static int decode_doc(topo_facts **out, decoder *d, const json_t *doc)
     if (!json_is_object(doc))
         return topo_err_set(d->err, TOPO_EINVALID, "expected an object, got %s",
                             topo_decode_type_name(doc));
-    if ((rc = check_version(d, doc)) != 0 || (rc = check_keys(d, doc, "", keys)) != 0 ||
+    if ((rc = check_version(d, doc)) != 0 ||
+        (rc = topo_cfg_check_keys(&d->cfg, doc, "", keys)) != 0 ||
         (rc = get_text(&source, d, doc, "source", "", 1)) != 0 ||
         (rc = get_table(&hosts, d, doc, "hosts")) != 0 ||
         (rc = get_table(&switches, d, doc, "switches")) != 0 ||
@@ -517,7 +493,7 @@ static int decode_doc(topo_facts **out, decoder *d, const json_t *doc)
 int topo_facts_json_decode(topo_facts **out, const char *text, size_t len, const char *what,
                            topo_err *err)
 {
-    decoder d = {.err = err};
+    decoder d = {.err = err, .cfg = {.err = err}};
     json_t *doc = NULL;
     const char *name = what != NULL ? what : "facts document";
     int rc;

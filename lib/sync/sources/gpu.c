@@ -72,7 +72,7 @@ static int node_labels(topo_kv *out, size_t *n, size_t max, const json_t *meta, 
     json_object_foreach((json_t *)labels, key, v)
     {
         const char *value = NULL;
-        if ((rc = srcjson_string(&value, labels, key, p, 1, err)) != 0)
+        if ((rc = topo_decode_string(&value, labels, key, p, 1, NULL, err)) != 0)
             return rc;
         out[*n].key = key;
         out[*n].value = value;
@@ -131,7 +131,7 @@ int topo_gpu_add_node(topo_gpu_stats *stats, topo_facts *facts, const json_t *no
         (rc = topo_decode_member(&meta, node, "metadata", path, JSON_OBJECT, 1, err)) != 0)
         return rc;
     topo_decode_path_key(mp, sizeof(mp), path, "metadata");
-    if ((rc = srcjson_string(&name, meta, "name", mp, 1, err)) != 0)
+    if ((rc = topo_decode_string(&name, meta, "name", mp, 1, NULL, err)) != 0)
         return rc;
     if (*name == '\0')
         return topo_err_set(err, TOPO_EINVALID, "%s.name: empty", mp);

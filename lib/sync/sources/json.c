@@ -1,5 +1,4 @@
-/* Size-checked JSON parsing and borrowed typed members for the JSON
- * sources (json_internal.h). */
+/* Size-checked JSON parsing for the JSON sources (json_internal.h). */
 #include "json_internal.h"
 
 #include <string.h>
@@ -28,23 +27,6 @@ int srcjson_each(int *found, const char *text, size_t len, size_t max, const cha
         return srcjson_parse(&none, text, len, max, what, source, err);
     }
     return topo_codec_json_each(found, text, len, source, how, err);
-}
-
-int srcjson_string(const char **out, const json_t *obj, const char *key, const char *path,
-                   int required, topo_err *err)
-{
-    const json_t *v = NULL;
-    int rc = topo_decode_member(&v, obj, key, path, JSON_STRING, required, err);
-    *out = NULL;
-    if (rc != 0 || v == NULL)
-        return rc;
-    if (strlen(json_string_value(v)) != json_string_length(v)) {
-        char p[TOPO_DECODE_PATH_MAX];
-        return topo_err_set(err, TOPO_EINVALID, "%s: NUL byte in string",
-                            topo_decode_path_key(p, sizeof(p), path, key));
-    }
-    *out = json_string_value(v);
-    return 0;
 }
 
 int srcjson_wrap(topo_err *err, int code, const char *source)

@@ -1,7 +1,8 @@
 /* Helpers shared by the sources that read JSON (lldp.c, ufm.c, netbox.c,
- * gpu.c): a size-checked parse and borrowed typed members whose errors name
- * the field path ("results[3].site.name: expected a string, got an
- * integer"), built on the codec's decode helpers. */
+ * gpu.c): a size-checked parse and the source's name on messages. Their
+ * fields are read with the codec's decode getters (topo/decode.h; a NULL
+ * pool borrows strings from the tree), whose errors name the field path
+ * ("results[3].site.name: expected a string, got an integer"). */
 #ifndef TOPO_SOURCES_JSON_INTERNAL_H
 #define TOPO_SOURCES_JSON_INTERNAL_H
 
@@ -25,12 +26,6 @@ int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const 
  * done; parse it whole with srcjson_parse for the caller's usual message. */
 int srcjson_each(int *found, const char *text, size_t len, size_t max, const char *what,
                  const char *source, const topo_codec_each *how, topo_err *err);
-
-/* The string member key of obj, borrowed from the tree: *out NULL when
- * absent or null and not required; a string holding a NUL byte is refused
- * (facts keep C strings). */
-int srcjson_string(const char **out, const json_t *obj, const char *key, const char *path,
-                   int required, topo_err *err);
 
 /* Prefixes err's message with "source: " unless the message already starts
  * with it (syntax errors from the codec do); returns err's code. */

@@ -316,7 +316,7 @@ static int read_rack(topo_netbox *nb, const json_t *rec, const char *path, topo_
     const char *id = NULL;
     int rc;
     if ((rc = record_id(&id, nb, rec, path, err)) != 0 ||
-        (rc = srcjson_string(&r.name, rec, "name", path, 1, err)) != 0 ||
+        (rc = topo_decode_string(&r.name, rec, "name", path, 1, NULL, err)) != 0 ||
         (rc = custom_value(&r.nvlink, nb, rec, path, err)) != 0)
         return rc;
     if (topo_strmap_get(nb->rack_index, id) >= 0)
@@ -338,7 +338,7 @@ static int read_site(topo_netbox *nb, const json_t *rec, const char *path, topo_
     int rc;
     if ((rc = record_id(&id, nb, rec, path, err)) != 0 ||
         (rc = nb_string(&slug, rec, "slug", path, err)) != 0 ||
-        (rc = srcjson_string(&name, rec, "name", path, 1, err)) != 0)
+        (rc = topo_decode_string(&name, rec, "name", path, 1, NULL, err)) != 0)
         return rc;
     if (topo_strmap_get(nb->site_index, id) >= 0)
         return 0;

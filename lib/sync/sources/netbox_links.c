@@ -19,7 +19,8 @@ void nb_ignore(topo_netbox *nb)
 
 int nb_string(const char **out, const json_t *obj, const char *key, const char *path, topo_err *err)
 {
-    return srcjson_string(out, obj, key, path, 0, err);
+    *out = NULL;
+    return topo_decode_string(out, obj, key, path, 0, NULL, err);
 }
 
 /* An interface as NetBox nests it ({device: {name}, name}): *dev NULL when
@@ -38,7 +39,7 @@ static int iface_end(const char **dev, const char **name, const json_t *obj, con
         (rc = nb_string(dev, device, "name", topo_decode_path_key(p, sizeof(p), path, "device"),
                         err)) != 0)
         return rc;
-    return srcjson_string(name, obj, "name", path, 1, err);
+    return topo_decode_string(name, obj, "name", path, 1, NULL, err);
 }
 
 static int add_conn(topo_netbox *nb, const char *dev_a, const char *port_a, const char *dev_b,
@@ -166,7 +167,7 @@ static int cable_ends(nb_end *ends, size_t *n, const json_t *rec, char side, con
         if (!json_is_object(t))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", ip,
                                 topo_decode_type_name(t));
-        if ((rc = srcjson_string(&type, t, "object_type", ip, 1, err)) != 0)
+        if ((rc = topo_decode_string(&type, t, "object_type", ip, 1, NULL, err)) != 0)
             return rc;
         if (strcmp(type, NB_INTERFACE) != 0)
             continue;

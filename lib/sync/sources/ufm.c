@@ -185,10 +185,10 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
     if (!json_is_object(rec))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(rec));
-    if ((rc = srcjson_string(&sys_guid, rec, "system_guid", path, 1, err)) != 0 ||
-        (rc = srcjson_string(&guid, rec, "guid", path, 0, err)) != 0 ||
-        (rc = srcjson_string(&type, rec, "type", path, 1, err)) != 0 ||
-        (rc = srcjson_string(&name, rec, "system_name", path, 0, err)) != 0)
+    if ((rc = topo_decode_string(&sys_guid, rec, "system_guid", path, 1, NULL, err)) != 0 ||
+        (rc = topo_decode_string(&guid, rec, "guid", path, 0, NULL, err)) != 0 ||
+        (rc = topo_decode_string(&type, rec, "type", path, 1, NULL, err)) != 0 ||
+        (rc = topo_decode_string(&name, rec, "system_name", path, 0, NULL, err)) != 0)
         return rc;
     if (normalise_guid(key, sys_guid, strlen(sys_guid)) != 0)
         return topo_err_set(err, TOPO_EINVALID, "%s.system_guid: not a GUID: \"%.80s\"", path,
@@ -300,17 +300,18 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
 {
     char key[64];
     int rc;
+    e->desc = e->dname = e->port_name = NULL; /* optional: absent stays NULL */
     snprintf(key, sizeof(key), "%sguid", prefix);
-    if ((rc = srcjson_string(&e->guid, rec, key, path, 1, err)) != 0)
+    if ((rc = topo_decode_string(&e->guid, rec, key, path, 1, NULL, err)) != 0)
         return rc;
     snprintf(key, sizeof(key), "%sport_node_description", prefix);
-    if ((rc = srcjson_string(&e->desc, rec, key, path, 0, err)) != 0)
+    if ((rc = topo_decode_string(&e->desc, rec, key, path, 0, NULL, err)) != 0)
         return rc;
     snprintf(key, sizeof(key), "%sport_dname", prefix);
-    if ((rc = srcjson_string(&e->dname, rec, key, path, 0, err)) != 0)
+    if ((rc = topo_decode_string(&e->dname, rec, key, path, 0, NULL, err)) != 0)
         return rc;
     snprintf(key, sizeof(key), "%sport_name", prefix);
-    if ((rc = srcjson_string(&e->port_name, rec, key, path, 0, err)) != 0)
+    if ((rc = topo_decode_string(&e->port_name, rec, key, path, 0, NULL, err)) != 0)
         return rc;
     e->index = find_guid(u, e->guid);
     return 0;

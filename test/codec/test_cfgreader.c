@@ -1,0 +1,145 @@
+/* Tests for lib/codec/cfgreader: the one reader context's typed field
+ * readers (enum, typed member, duration) and their messages, with the
+ * file:line:column the codec's marks give. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topo/cfgreader.h"
+#include "topo/codec.h"
+
+static const char doc[] = "policy: reject\n"
+                          "mode: deny\n"
+                          "levels: 8\n"
+                          "list: [a, b]\n"
+                          "ttl: 25h\n"
+                          "short: 500ms\n"
+                          "n: ~\n";
+
+typedef struct fixture {
+    json_t *root;
+    topo_codec_marks *marks;
+    topo_err err;
+    topo_cfg c;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    f->err = (topo_err)TOPO_ERR_INIT;
+    if (topo_codec_yaml_parse_marks(&f->root, &f->marks, doc, strlen(doc), "c.yaml", &f->err) !=
+        0)
+        return -1;
+    f->c = (topo_cfg){.src = "c.yaml", .marks = f->marks, .err = &f->err};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    topo_codec_marks_free(f->marks);
+    json_decref(f->root);
+    free(f);
+    return 0;
+}
+
+static const char *const policies[] = {"gate", "deny", "ignore", NULL};
+
+static void test_cfgreader__enum(void **state)
+{
+    fixture *f = *state;
+    int i = -1;
+    assert_int_equal(topo_cfg_enum(&f->c, &i, f->root, "mode", "", policies, "a policy"), 0);
+    assert_int_equal(i, 1);
+    i = 7;
+    assert_int_equal(topo_cfg_enum(&f->c, &i, f->root, "absent", "", policies, "a policy"), 0);
+    assert_int_equal(i, 7); /* absent: the caller's default stays */
+    assert_int_equal(topo_cfg_enum(&f->c, &i, f->root, "n", "", policies, "a policy"), 0);
+    assert_int_equal(i, 7); /* null is absent */
+    assert_int_equal(topo_cfg_enum(&f->c, &i, f->root, "policy", "", policies, "a policy"),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text,
+                        "c.yaml:1:9: policy: \"reject\" is not a policy (expected gate, deny or "
+                        "ignore)");
+    assert_int_equal(f->err.line, 1);
+    assert_int_equal(f->err.column, 9);
+    assert_int_equal(topo_cfg_enum(&f->c, &i, f->root, "levels", "", policies, "a policy"),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:3:9: levels: expected a string, got an integer");
+}
+
+static void test_cfgreader__member(void **state)
+{
+    fixture *f = *state;
+    const json_t *v = (const json_t *)1;
+    assert_int_equal(topo_cfg_member(&f->c, &v, f->root, "list", "", JSON_ARRAY, "a list", 1),
+                     0);
+    assert_int_equal(json_array_size(v), 2);
+    assert_int_equal(topo_cfg_member(&f->c, &v, f->root, "n", "", JSON_ARRAY, "a list", 0), 0);
+    assert_null(v);
+    assert_int_equal(topo_cfg_member(&f->c, &v, f->root, "n", "top", JSON_ARRAY, "a list", 1),
+                     TOPO_EINVALID);
+    /* jansson's null is one shared value without a mark: the map's position */
+    assert_string_equal(f->err.text, "c.yaml:1:1: top.n: required");
+    assert_int_equal(topo_cfg_member(&f->c, &v, f->root, "levels", "", JSON_ARRAY,
+                                     "a list of label keys", 0),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text,
+                        "c.yaml:3:9: levels: expected a list of label keys, got an integer");
+    assert_null(v);
+}
+
+/* Bounds read as Go writes durations, the form the file uses. */
+static void test_cfgreader__duration_bounds(void **state)
+{
+    fixture *f = *state;
+    int64_t ms = 5;
+    assert_int_equal(topo_cfg_duration(&f->c, &ms, f->root, "ttl", "", 10000, 86400000),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:5:6: ttl: 25h is out of range (10s..24h)");
+    assert_int_equal(topo_cfg_duration(&f->c, &ms, f->root, "short", "", 1000, 600000),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:6:8: short: 500ms is out of range (1s..10m)");
+    assert_int_equal(topo_cfg_duration(&f->c, &ms, f->root, "short", "", 1, 90500), 0);
+    assert_int_equal(ms, 500);
+    assert_int_equal(topo_cfg_duration(&f->c, &ms, f->root, "ttl", "", 0, 1500),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:5:6: ttl: 25h is out of range (0ms..1500ms)");
+    assert_int_equal(topo_cfg_duration(&f->c, &ms, f->root, "levels", "", 0, 1), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:3:9: levels: expected a duration such as \"30s\", "
+                                     "\"10m\" or \"1h\", got an integer");
+}
+
+/* Without a source or marks the message is bare, for readers that add
+ * their own name (facts documents, fixtures), and it lists the keys. */
+static void test_cfgreader__bare_unknown_key(void **state)
+{
+    fixture *f = *state;
+    static const char *const keys[] = {"policy", "mode", NULL};
+    const topo_cfg bare = {.err = &f->err};
+    assert_int_equal(topo_cfg_check_keys(&bare, f->root, "top", keys), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "top.levels: unknown field (expected one of: policy, mode)");
+    assert_int_equal(topo_cfg_check_keys(&f->c, f->root, "", keys), TOPO_EINVALID);
+    assert_string_equal(f->err.text,
+                        "c.yaml:3:9: levels: unknown field (expected one of: policy, mode)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cfgreader__enum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__member, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__duration_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__bare_unknown_key, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("codec.cfgreader", tests, NULL, NULL);
+}
