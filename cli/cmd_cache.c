@@ -1,5 +1,5 @@
 /* topoassign cache: make and inspect topo cache files (tests, demos, and
- * `assign --db` / `show --db` without a cluster). */
+ * `assign --db` / `show --db` without a cluster; docs/cache.md). */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>

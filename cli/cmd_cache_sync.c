@@ -1,5 +1,6 @@
 /* topoassign cache sync: mirror a cluster's Nodes, Pods and Jobs into a
- * cache file with the filler (list+watch), once or until a signal. */
+ * cache file with the filler (list+watch), once or until a signal
+ * (docs/cache.md "The filler's rules"). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stddef.h>

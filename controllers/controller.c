@@ -195,7 +195,7 @@ static int make_nodes(ctl *c, topo_err *err)
     /* Metadata only: a round reads a Node's name, uid, labels and
      * annotations (nodes.h), and a whole Node is mostly status (its images
      * alone tens of kilobytes): the API server sends, and this process
-     * parses, a fraction of it (docs/sync.md "Node objects"). */
+     * parses, a fraction of it (docs/sync.md "topo-sync, the controller"). */
     topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .metadata_only = 1};
     return topo_view_create(&c->nodes, c->k_nodes, &ro, &ctl_nodes_ops, &c->keep, err);
 }

@@ -1,4 +1,4 @@
-/* The cache filler (include/topo/filler.h): a reflector (topo/reflector.h)
+/* The cache filler (include/topo/filler.h, docs/cache.md): a reflector (topo/reflector.h)
  * per kind feeding the SQLite cache, and optionally a live snapshot, in
  * batches; the reflector decides when to list, watch and wait, the
  * callbacks here what a list or an event does to the cache.

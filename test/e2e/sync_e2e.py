@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Process-level tests of `topoassign cache sync` (lib/filler/, cli/cmd_cache_sync.c)
+"""Process-level tests of `topoassign cache sync` (lib/filler/, cli/cmd_cache_sync.c;
+docs/cache.md)
 against fake_apiserver.py over TLS, with a test CA made at test time
 (make_test_pki.sh) and a bearer token file. Python 3 standard library only.
 
