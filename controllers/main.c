@@ -316,10 +316,11 @@ int main(int argc, char **argv)
      * threads take turns at its large transient allocations (the list's
      * pages on the reflector's, a source read on the refresher's, a round
      * on this one), and memory one arena freed is never reused by another,
-     * so with an arena each the process kept more of their peaks (bench/
-     * README.md "bench/sync": a source re-read at 10,000 nodes peaked at
-     * 123 MiB, 105 with two, for the same CPU a round; with one, a round
-     * took half as much CPU again). Set before any thread starts. */
+     * so with an arena each the process kept more of their peaks
+     * (bench/README.md "bench/sync (topo-sync's controller at 10,000
+     * nodes)": a source re-read at 10,000 nodes peaked at 123 MiB, 105 with
+     * two, for the same CPU a round; with one, a round took half as much CPU
+     * again). Set before any thread starts. */
     mallopt(M_ARENA_MAX, 2);
     atomic_init(&stop_flag, 0);
     int rc = ctl_args_parse(&a, argc, argv);

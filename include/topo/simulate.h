@@ -42,7 +42,7 @@ typedef enum topo_sim_tier {
 typedef struct topo_sim_cluster_opts {
     const char *resource; /* the resource jobs ask for; NULL: nvidia.com/gpu */
     /* "LEVEL=TIER" (TIER one of nvlink, leaf, spine, cluster) over the tier
-     * each level gets from its name (docs/simulate.md "Slowdown"). */
+     * each level gets from its name (docs/simulate.md "Metrics", slowdown). */
     const char *const *tiers;
     size_t ntiers;
 } topo_sim_cluster_opts;

@@ -77,7 +77,7 @@ static int has(const char *s, const char *word)
     return 0;
 }
 
-/* The tier a level's name suggests (docs/simulate.md "Slowdown"). */
+/* The tier a level's name suggests (docs/simulate.md "Metrics", slowdown). */
 static topo_sim_tier tier_of_name(const char *level)
 {
     const char *s = strrchr(level, '/');

@@ -1,5 +1,5 @@
 /* --shape presets: generated clusters of a familiar shape, scaled by flags
- * (topo/simulate.h, docs/simulate.md "Clusters"). */
+ * (topo/simulate.h, docs/simulate.md "The cluster"). */
 #include <string.h>
 
 #include "sim_internal.h"
