@@ -63,7 +63,7 @@ class Env(FillerEnv):
 
     # -------------------------------------------------------------- topoassign
 
-    def ctl_args(self, args, db=None, kubeconfig=None):
+    def sync_args(self, args, db=None, kubeconfig=None):
         return [self.bin, "cache", "sync", "--db", db or self.db,
                 "--kubeconfig", kubeconfig or self.kubeconfig, *args]
 
