@@ -76,7 +76,7 @@ int cli_parse_given(const cli_command *cmd, int argc, char **argv, void *args,
         }
         fputs(text, stdout);
         free(text);
-        return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+        return cli_output_status();
     }
     if (rc != 0) {
         fprintf(stderr, "%s %s: %s (see '%s %s --help')\n", program, cmd->name, why, program,
@@ -250,6 +250,17 @@ void cli_error(const char *cmd, const topo_err *err)
     topo_utf8_escape_controls(safe, sizeof safe,
                               err->text[0] ? err->text : topo_strerror(err->code));
     fprintf(stderr, "%s %s: %s\n", program, cmd, safe);
+}
+
+int cli_fail(const char *cmd, const topo_err *err)
+{
+    cli_error(cmd, err);
+    return TOPO_CLI_EXIT_BADINPUT;
+}
+
+int cli_output_status(void)
+{
+    return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
 }
 
 void cli_warn(const char *fmt, ...)

@@ -240,6 +240,13 @@ const char *cli_level_short(const char *level);
 /* Prints "<program> <cmd>: <message>" on stderr, the message escaped
  * (topo_utf8_escape_controls: it may quote cluster objects). */
 void cli_error(const char *cmd, const topo_err *err);
+/* Prints as cli_error and returns TOPO_CLI_EXIT_BADINPUT: how a command
+ * stopped by an error it reports ends. */
+int cli_fail(const char *cmd, const topo_err *err);
+/* How a command whose output is written ends: TOPO_CLI_EXIT_OK once stdout
+ * is flushed, TOPO_CLI_EXIT_BADINPUT when it cannot be (a closed pipe, a
+ * full disk): output that did not arrive is a failure. */
+int cli_output_status(void);
 /* Prints "<program>: warning: <message>" on stderr, escaped likewise. */
 void cli_warn(const char *fmt, ...) TOPO_PRINTF(1, 2);
 /* s escaped for a terminal (topo_utf8_escape_controls), in pool when it

@@ -387,12 +387,11 @@ int cli_cmd_assign(int argc, char **argv)
             goto fail;
         fputs(text, stdout);
     }
-    rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    rc = cli_output_status();
     goto cleanup;
 
 fail:
-    cli_error(CMD, &err);
-    rc = TOPO_CLI_EXIT_BADINPUT;
+    rc = cli_fail(CMD, &err);
 cleanup:
     cli_cluster_dispose(&cluster);
     free(text);

@@ -223,10 +223,9 @@ static int run(const cli_command *cmd, int (*fn)(const cache_args *, topo_err *)
             fprintf(stderr, "topoassign %s: --db: required\n", cmd->name);
             rc = TOPO_CLI_EXIT_BADINPUT;
         } else if (fn(&f, &err) < 0) {
-            cli_error(CMD, &err);
-            rc = TOPO_CLI_EXIT_BADINPUT;
+            rc = cli_fail(CMD, &err);
         } else {
-            rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+            rc = cli_output_status();
         }
     }
     topo_opts_free(cmd->opts, cmd->nopts, &f);

@@ -327,12 +327,11 @@ int cli_cmd_show(int argc, char **argv)
     footer(&nodes, levels, nlevels, flavor, nflavor, pool);
     if (ignored > 0)
         printf("pods on nodes outside the topology (not counted): %zu\n", ignored);
-    rc = fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    rc = cli_output_status();
     goto cleanup;
 
 fail:
-    cli_error(CMD, &err);
-    rc = TOPO_CLI_EXIT_BADINPUT;
+    rc = cli_fail(CMD, &err);
 cleanup:
     cli_cluster_dispose(&cluster);
     free(r.v);

@@ -514,8 +514,7 @@ int cli_cmd_simulate(int argc, char **argv)
     goto cleanup;
 
 fail:
-    cli_error(CMD, &err);
-    rc = TOPO_CLI_EXIT_BADINPUT;
+    rc = cli_fail(CMD, &err);
 cleanup:
     for (size_t i = 0; i < TOPO_SIM_POLICIES; i++)
         topo_sim_result_free(res[i]);

@@ -107,7 +107,7 @@ static int plugin_main(int argc, char **argv)
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         plugin_usage(stdout);
-        return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+        return cli_output_status();
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("kubectl topo (topoassign) %s\n", TOPO_VERSION);
@@ -181,7 +181,7 @@ static int markdown(void)
     }
     fputs(text, stdout);
     free(text);
-    return fflush(stdout) == 0 ? TOPO_CLI_EXIT_OK : TOPO_CLI_EXIT_BADINPUT;
+    return cli_output_status();
 }
 
 int main(int argc, char **argv)

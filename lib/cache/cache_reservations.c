@@ -787,37 +787,54 @@ int topo_cache_requests_hold_capacity(const topo_resource *requests, size_t nreq
  * its strings live in cache->scratch, cleared before each row. */
 typedef int (*slot_row_fn)(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err);
 
-/* Reads the slots statement which finds alive at now, a row at a time. */
-static int foreach_slot(topo_cache *cache, cache_stmt which, int64_t now, slot_row_fn row,
-                        void *walk, const char *what, topo_err *err)
+/* One kind of slot read (reserved, unclaimed): its statement, its row
+ * decoder and its words in messages. */
+typedef struct slot_read {
+    cache_stmt which;
+    slot_row_fn row;
+    const char *missing; /* "reserved foreach: missing argument" */
+    const char *what;    /* "read reserved slots" */
+} slot_read;
+
+/* A public walk: the caller's callback (the one its slot_read's row calls)
+ * and payload. */
+typedef struct slot_walk {
+    union {
+        topo_cache_reserved_fn reserved;
+        topo_cache_unclaimed_fn unclaimed;
+    } fn;
+    void *payload;
+} slot_walk;
+
+/* Reads the slots how->which finds alive at now, a row at a time; a
+ * missing cache or callback (has_fn 0) is refused first. */
+static int foreach_slot(topo_cache *cache, const slot_read *how, int64_t now, int has_fn,
+                        slot_walk *walk, topo_err *err)
 {
     sqlite3_stmt *st = NULL;
     int error, rc;
 
-    if ((error = cache_read_begin(cache, which, &st, err)) < 0)
+    if (cache == NULL || !has_fn)
+        return topo_err_set(err, TOPO_EINVALID, "%s", how->missing);
+    if ((error = cache_read_begin(cache, how->which, &st, err)) < 0)
         return error;
     if ((error = cache_bind_int(cache, st, 1, now, err)) < 0)
         goto end;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         topo_pool_clear(cache->scratch);
-        if ((error = row(cache, st, walk, err)) != 0)
+        if ((error = how->row(cache, st, walk, err)) != 0)
             goto end;
     }
     if (rc != SQLITE_DONE)
-        error = cache_sql_error(cache, rc, what, err);
+        error = cache_sql_error(cache, rc, how->what, err);
 
 end:
     return cache_read_end(cache, st, error, err);
 }
 
-typedef struct reserved_walk {
-    topo_cache_reserved_fn fn;
-    void *payload;
-} reserved_walk;
-
 static int reserved_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err)
 {
-    const reserved_walk *w = walk;
+    const slot_walk *w = walk;
     json_t *levels = NULL, *assignment = NULL, *requests = NULL, *values = NULL;
     const char **lv = NULL, **alv = NULL, **vals = NULL;
     topo_resource *req = NULL;
@@ -846,7 +863,7 @@ static int reserved_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_er
     r.requests = req;
     r.count = (int32_t)sqlite3_column_int(st, 5);
     if (topo_cache_requests_hold_capacity(r.requests, r.nrequests))
-        error = w->fn(&r, w->payload);
+        error = w->fn.reserved(&r, w->payload);
 
 end:
     json_decref(levels);
@@ -859,22 +876,16 @@ end:
 int topo_cache_foreach_reserved(topo_cache *cache, int64_t now, topo_cache_reserved_fn fn,
                                 void *payload, topo_err *err)
 {
-    reserved_walk w = {fn, payload};
-
-    if (cache == NULL || fn == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "reserved foreach: missing argument");
-    return foreach_slot(cache, CACHE_STMT_RESERVED, now, reserved_row, &w, "read reserved slots",
-                        err);
+    static const slot_read reserved = {CACHE_STMT_RESERVED, reserved_row,
+                                       "reserved foreach: missing argument",
+                                       "read reserved slots"};
+    slot_walk w = {.fn.reserved = fn, .payload = payload};
+    return foreach_slot(cache, &reserved, now, fn != NULL, &w, err);
 }
-
-typedef struct unclaimed_walk {
-    topo_cache_unclaimed_fn fn;
-    void *payload;
-} unclaimed_walk;
 
 static int unclaimed_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_err *err)
 {
-    const unclaimed_walk *w = walk;
+    const slot_walk *w = walk;
     json_t *requests = NULL;
     topo_resource *req = NULL;
     topo_cache_unclaimed u;
@@ -892,7 +903,7 @@ static int unclaimed_row(topo_cache *cache, sqlite3_stmt *st, void *walk, topo_e
     u.requests = req;
     u.count = (int32_t)sqlite3_column_int(st, 3);
     if (topo_cache_requests_hold_capacity(u.requests, u.nrequests))
-        error = w->fn(&u, w->payload);
+        error = w->fn.unclaimed(&u, w->payload);
 
 end:
     json_decref(requests);
@@ -902,10 +913,9 @@ end:
 int topo_cache_foreach_unclaimed(topo_cache *cache, int64_t now, topo_cache_unclaimed_fn fn,
                                  void *payload, topo_err *err)
 {
-    unclaimed_walk w = {fn, payload};
-
-    if (cache == NULL || fn == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "unclaimed foreach: missing argument");
-    return foreach_slot(cache, CACHE_STMT_UNCLAIMED, now, unclaimed_row, &w,
-                        "read unclaimed slots", err);
+    static const slot_read unclaimed = {CACHE_STMT_UNCLAIMED, unclaimed_row,
+                                        "unclaimed foreach: missing argument",
+                                        "read unclaimed slots"};
+    slot_walk w = {.fn.unclaimed = fn, .payload = payload};
+    return foreach_slot(cache, &unclaimed, now, fn != NULL, &w, err);
 }

@@ -589,19 +589,39 @@ static void adopt_now(topo_live *live, const char *id)
     live->dirty = 1;
 }
 
+/* The entry both reservation writers (batched and immediate) record, after
+ * one check of what the caller passed: an id, a domain of 1..nlevels
+ * values none of them NULL, a count >= 0, and requests when nrequests says
+ * there are some. Nothing is copied from input that fails the check. */
+static int reservation_entry(live_entry **out, const topo_live *live, const char *id,
+                             const char *const *values, size_t nvalues, int32_t count,
+                             const topo_resource *requests, size_t nrequests, topo_err *err)
+{
+    if (id == NULL || id[0] == '\0')
+        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
+    if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0 || values == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
+    for (size_t i = 0; i < nvalues; i++)
+        if (values[i] == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": values[%zu] is NULL",
+                                id, i);
+    if (requests == NULL && nrequests > 0)
+        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": requests is NULL", id);
+    usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
+    if ((*out = entry_new(id, &u)) == NULL)
+        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
+    (*out)->charged = 1;
+    return 0;
+}
+
 static int upsert_reserved(topo_live *live, const char *id, const char *const *values,
                            size_t nvalues, int32_t count, const topo_resource *requests,
                            size_t nrequests, topo_err *err)
 {
-    if (id == NULL || id[0] == '\0')
-        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
-    if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0)
-        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
-    usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = entry_new(id, &u);
-    if (e == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    e->charged = 1;
+    live_entry *e = NULL;
+    int rc = reservation_entry(&e, live, id, values, nvalues, count, requests, nrequests, err);
+    if (rc != 0)
+        return rc;
     adopt_now(live, id);
     return swap_entry(live, &live->reserved, id, e, err);
 }
@@ -764,24 +784,16 @@ static int reserve_now(topo_live *live, const char *id, const char *const *value
                        size_t nvalues, int32_t count, const topo_resource *requests,
                        size_t nrequests, topo_err *err)
 {
-    if (id == NULL || id[0] == '\0')
-        return topo_err_set(err, TOPO_EINVALID, "reservation: empty id");
+    live_entry *e = NULL;
+    /* count 0 is unreserve_now, which refuses an empty id the same way. */
     if (count == 0)
         return unreserve_now(live, id, err);
-    if (nvalues == 0 || nvalues > live->opts.nlevels || count < 0 || values == NULL)
-        return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": bad domain or count", id);
-    for (size_t i = 0; i < nvalues; i++)
-        if (values[i] == NULL)
-            return topo_err_set(err, TOPO_EINVALID, "reservation \"%s\": values[%zu] is NULL",
-                                id, i);
-    usage u = {NULL, (char **)values, nvalues, count, (topo_resource *)requests, nrequests};
-    live_entry *e = entry_new(id, &u);
-    if (e == NULL)
-        return topo_err_set(err, TOPO_ENOMEM, "live snapshot: out of memory");
-    e->charged = 1;
+    int rc = reservation_entry(&e, live, id, values, nvalues, count, requests, nrequests, err);
+    if (rc != 0)
+        return rc;
     int32_t at = topo_strmap_get(live->now.index, id);
     const live_entry *old = at >= 0 ? live->now.items[at] : NULL;
-    int rc = publish_now(live, id, old, e, err);
+    rc = publish_now(live, id, old, e, err);
     if (rc != 0) {
         entry_free(e);
         return rc;

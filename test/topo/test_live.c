@@ -515,6 +515,43 @@ static void test_live__reserve_now_replaces_and_removes(void **state)
     topo_live_free(live);
 }
 
+/* Both reservation writers check their input with one rule: a NULL values
+ * array, a NULL value or NULL requests with a count is refused with
+ * TOPO_EINVALID naming the reservation, and nothing is recorded (the batched
+ * writer used to store a NULL value as "" and dereference the NULL arrays). */
+static void test_live__reservations_refuse_null_input(void **state)
+{
+    (void)state;
+    model m;
+    topo_live *live = live_with_nodes(&m, 4);
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    const char *holed[] = {"r0", NULL};
+    dump empty, now;
+    topo_live_stats st;
+    published(live, &empty);
+
+    for (int batched = 0; batched < 2; batched++) {
+        int (*write)(topo_live *, const char *, const char *const *, size_t, int32_t,
+                     const topo_resource *, size_t, topo_err *) =
+            batched ? topo_live_upsert_reserved : topo_live_reserve_now;
+        topo_err err = TOPO_ERR_INIT;
+        assert_int_equal(write(live, "r", NULL, 2, 1, one, 1, &err), TOPO_EINVALID);
+        assert_non_null(strstr(err.text, "\"r\": bad domain"));
+        err = (topo_err)TOPO_ERR_INIT;
+        assert_int_equal(write(live, "r", holed, 2, 1, one, 1, &err), TOPO_EINVALID);
+        assert_non_null(strstr(err.text, "values[1] is NULL"));
+        err = (topo_err)TOPO_ERR_INIT;
+        assert_int_equal(write(live, "r", holed, 1, 1, NULL, 1, &err), TOPO_EINVALID);
+        assert_non_null(strstr(err.text, "requests is NULL"));
+    }
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    topo_live_get_stats(live, &st);
+    assert_int_equal(st.reserved, 0);
+    published(live, &now);
+    assert_string_equal(empty.text, now.text);
+    topo_live_free(live);
+}
+
 /* Several writer threads (pod churn, commits, node reshapes and immediate
  * reservations that move between leaves) and readers: every thread holds
  * exactly one 1-GPU reservation all along and pods take no GPU, so every
@@ -694,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_live__reserve_now_is_visible_at_once_pending_pods_are_not),
         cmocka_unit_test(test_live__reserve_now_survives_rebuilds),
         cmocka_unit_test(test_live__reserve_now_replaces_and_removes),
+        cmocka_unit_test(test_live__reservations_refuse_null_input),
         cmocka_unit_test(test_live__concurrent_writers_and_readers),
         cmocka_unit_test(test_live__freed_counts_only_capacity_given_back),
     };

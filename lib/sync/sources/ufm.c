@@ -239,37 +239,59 @@ static int system_each(const json_t *rec, size_t i, void *payload, topo_err *err
     return system_at(payload, rec, i, err);
 }
 
-int topo_ufm_add_systems_json(topo_ufm *ufm, const json_t *systems, const char *source,
-                              topo_err *err)
+/* The two UFM responses are each one list of records (systems, links),
+ * read the same way; only the record's handler and the words differ. */
+typedef struct ufm_list {
+    const char *what;   /* the response, in messages: "UFM systems response" */
+    const char *items;  /* its records, in "expected a list of UFM ...": "systems" */
+    topo_codec_each_fn element;
+} ufm_list;
+
+static const ufm_list ufm_systems = {"UFM systems response", "systems", system_each};
+
+static int list_add_json(topo_ufm *ufm, const ufm_list *l, const json_t *list,
+                         const char *source, topo_err *err)
 {
     int rc = 0;
-    if (!json_is_array(systems))
-        rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM systems, got %s",
-                          systems ? topo_decode_type_name(systems) : "nothing");
-    for (size_t i = 0; rc == 0 && i < json_array_size(systems); i++)
-        rc = system_at(ufm, json_array_get(systems, i), i, err);
+    if (!json_is_array(list))
+        rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM %s, got %s", l->items,
+                          list ? topo_decode_type_name(list) : "nothing");
+    for (size_t i = 0; rc == 0 && i < json_array_size(list); i++)
+        rc = l->element(json_array_get(list, i), i, ufm, err);
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
 /* A response is one array of records, tens of megabytes for a large
- * fabric: read a record at a time (srcjson_each), not as one tree. */
-int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char *source,
-                         topo_err *err)
+ * fabric: read a record at a time (srcjson_each), not as one tree; a
+ * document of another shape is parsed whole for the usual message. */
+static int list_add(topo_ufm *ufm, const ufm_list *l, const char *text, size_t len,
+                    const char *source, topo_err *err)
 {
-    const char *what = "UFM systems response";
     int found = 0;
-    topo_codec_each how = {.element = system_each, .payload = ufm};
-    int rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, what, source, &how, err);
+    topo_codec_each how = {.element = l->element, .payload = ufm};
+    int rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, l->what, source, &how, err);
     if (rc != 0)
         return srcjson_wrap(err, rc, source);
     if (found)
         return 0;
     json_t *doc = NULL;
-    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, what, source, err);
+    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, l->what, source, err);
     if (rc == 0)
-        rc = topo_ufm_add_systems_json(ufm, doc, source, err);
+        rc = list_add_json(ufm, l, doc, source, err);
     json_decref(doc);
     return rc;
+}
+
+int topo_ufm_add_systems_json(topo_ufm *ufm, const json_t *systems, const char *source,
+                              topo_err *err)
+{
+    return list_add_json(ufm, &ufm_systems, systems, source, err);
+}
+
+int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char *source,
+                         topo_err *err)
+{
+    return list_add(ufm, &ufm_systems, text, len, source, err);
 }
 
 /* The adapter of a plainly named host's end of a link: its node
@@ -459,34 +481,20 @@ static int links_first(const topo_ufm *ufm, topo_err *err)
                : 0;
 }
 
+static const ufm_list ufm_links = {"UFM links response", "links", link_each};
+
+/* Links name systems by GUID: refused before any record is read. */
 int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
 {
     int rc = links_first(ufm, err);
-    if (rc == 0 && !json_is_array(links))
-        rc = topo_err_set(err, TOPO_EINVALID, "expected a list of UFM links, got %s",
-                          links ? topo_decode_type_name(links) : "nothing");
-    for (size_t i = 0; rc == 0 && i < json_array_size(links); i++)
-        rc = link_each(json_array_get(links, i), i, ufm, err);
-    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
+    return rc != 0 ? srcjson_wrap(err, rc, source)
+                   : list_add_json(ufm, &ufm_links, links, source, err);
 }
 
 int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *source,
                        topo_err *err)
 {
-    const char *what = "UFM links response";
-    int found = 0;
-    topo_codec_each how = {.element = link_each, .payload = ufm};
     int rc = links_first(ufm, err);
-    if (rc == 0)
-        rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, what, source, &how, err);
-    if (rc != 0)
-        return srcjson_wrap(err, rc, source);
-    if (found)
-        return 0;
-    json_t *doc = NULL;
-    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, what, source, err);
-    if (rc == 0)
-        rc = topo_ufm_add_links_json(ufm, doc, source, err);
-    json_decref(doc);
-    return rc;
+    return rc != 0 ? srcjson_wrap(err, rc, source)
+                   : list_add(ufm, &ufm_links, text, len, source, err);
 }
