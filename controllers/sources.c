@@ -134,8 +134,8 @@ int ctl_sources_create(ctl_sources **out, const ctl_sources_opts *opts, topo_err
         s->o.backoff_max_ms = s->o.interval_ms;
     s->rng = (uint64_t)getpid() ^ (uint64_t)time(NULL) << 20;
     for (int i = 0; i < SRC_N; i++) {
-        s->src[i].configured =
-            i != TOPO_SYNC_GPU && topo_sync_source_configured(opts->settings, (topo_sync_source)i);
+        /* Not the GPU source's live Node objects: the controller's own. */
+        s->src[i].configured = topo_sync_source_readable(opts->settings, (topo_sync_source)i);
         int64_t own = opts->settings->source_refresh_ms[i];
         s->src[i].interval_ms = own > 0 ? (long)own : s->o.interval_ms;
     }
@@ -401,7 +401,7 @@ void ctl_sources_lock(ctl_sources *s, topo_facts *facts[TOPO_SYNC_SOURCE_COUNT])
 {
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < SRC_N; i++)
-        facts[i] = i == TOPO_SYNC_GPU ? NULL : s->src[i].facts;
+        facts[i] = s->src[i].facts; /* NULL for a source not read here (the GPU's) */
 }
 
 void ctl_sources_unlock(ctl_sources *s)

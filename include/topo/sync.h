@@ -20,34 +20,10 @@
 
 #include "topo/error.h"
 #include "topo/plan.h"
+#include "topo/sync_source.h"
 #include "topo/syncconfig.h"
 
 typedef struct topo_sync topo_sync;
-
-/* The sources, in the order their claims reach the plan: the precedence of
- * sources a level's precedence list does not name (a Node's own GPU clique
- * label over NetBox's NVLink field, UFM's live fabric over a dump). */
-typedef enum topo_sync_source {
-    TOPO_SYNC_GPU,
-    TOPO_SYNC_UFM,
-    TOPO_SYNC_IBNETDISCOVER,
-    TOPO_SYNC_LLDP,
-    TOPO_SYNC_NETBOX,
-    TOPO_SYNC_SOURCE_COUNT
-} topo_sync_source;
-
-/* "gpu", "ufm", "ibnetdiscover", "lldp", "netbox" (the facts' source
- * names, and the names in config and logs); NULL out of range. */
-const char *topo_sync_source_name(topo_sync_source src);
-
-/* Whether the settings configure src. */
-int topo_sync_source_configured(const topo_sync_settings *s, topo_sync_source src);
-
-/* Reads one configured source whole into facts (created empty by the
- * caller under the source's name), logging what it held. Errors as for
- * topo_sync_run; on error facts holds part of the source: discard it. */
-int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
-                          topo_err *err) TOPO_MUST_CHECK;
 
 /* Builds the plan from facts already read (facts[src] NULL for a source
  * with none; borrowed for the call): the node set is the GPU source's

@@ -1,7 +1,8 @@
 /* The HTTP sources' common part (include/topo/fetch.h): options checked per
- * kind, the HTTP client with the kind's credentials, one fetch timed and
- * counted into fresh facts, the stats. The requests themselves are
- * fetch_http.c's; each source's sequence is in its own file. */
+ * kind (each kind's entry in the sources' table, fetch_sources.c), the HTTP
+ * client with the kind's credentials, one fetch timed and counted into
+ * fresh facts, the stats. The requests themselves are fetch_http.c's; each
+ * source's sequence is in its own file. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "fetch_internal.h"
@@ -14,33 +15,6 @@
 #include "topo/limits.h"
 #include "topo/log.h"
 
-static const fetch_source sources[] = {
-    [TOPO_FETCH_NETBOX] = {.name = "netbox",
-                           .token_scheme = TOPO_FETCH_NETBOX_TOKEN_SCHEME_DEFAULT,
-                           .max_response = TOPO_MAX_NETBOX_PAGE,
-                           .auth_hint = "the token was refused (check the token file, and the "
-                                        "token scheme: Token for v1 tokens, Bearer for v2 tokens "
-                                        "nbt_...)",
-                           .run = fetch_netbox},
-    [TOPO_FETCH_UFM] = {.name = "ufm",
-                        .token_scheme = "Basic", /* UFM's token scheme, literally */
-                        .max_response = TOPO_MAX_UFM_RESPONSE,
-                        .auth_hint = "the credentials were refused",
-                        .basic_auth = 1,
-                        .run = fetch_ufm},
-    [TOPO_FETCH_LLDP] = {.name = "lldp",
-                         .token_scheme = "Bearer",
-                         .max_response = TOPO_MAX_LLDP_RESPONSE,
-                         .auth_hint = "the token was refused",
-                         .url_is_document = 1,
-                         .run = fetch_lldp},
-};
-
-static const fetch_source *source_of(topo_fetch_kind kind)
-{
-    return (unsigned)kind < sizeof(sources) / sizeof(sources[0]) ? &sources[kind] : NULL;
-}
-
 static const char *const failure_names[] = {
 #define TOPO_XX_FETCH_FAILURE_NAME(name, text) text,
     TOPO_FETCH_FAILURE_MAP(TOPO_XX_FETCH_FAILURE_NAME)
@@ -49,7 +23,7 @@ static const char *const failure_names[] = {
 
 const char *topo_fetch_kind_name(topo_fetch_kind kind)
 {
-    const fetch_source *src = source_of(kind);
+    const fetch_source *src = fetch_source_of_kind(kind);
     return src ? src->name : NULL;
 }
 
@@ -108,7 +82,7 @@ static int check_url(const fetch_source *src, const char *url, topo_err *err)
 
 int topo_fetch_check(topo_fetch_kind kind, const topo_fetch_opts *opts, topo_err *err)
 {
-    const fetch_source *src = source_of(kind);
+    const fetch_source *src = fetch_source_of_kind(kind);
     if (src == NULL || opts == NULL)
         return topo_err_set(err, TOPO_EINVALID, "fetch: unknown kind or no options");
     int rc = check_url(src, opts->url, err);
@@ -233,7 +207,7 @@ int topo_fetch_create(topo_fetch **out, topo_fetch_kind kind, const topo_fetch_o
         rc = topo_err_nomem(err, name);
         goto cleanup;
     }
-    f->src = source_of(kind);
+    f->src = fetch_source_of_kind(kind);
     f->name = name;
     settings(f, opts);
     if ((rc = split_url(f, opts->url, err)) != 0 ||

@@ -1,7 +1,8 @@
-/* What the HTTP sources of lib/sync/fetch share (fetch.c): the fetcher, one GET
- * with its errors and counters, and the check of a link the server
- * returned. One file per source implements its fetch (fetch_netbox.c,
- * fetch_ufm.c, fetch_lldp.c). */
+/* What the files of lib/sync/fetch share: the sources' table
+ * (fetch_sources.c), the file transport (fetch_files.c), and for HTTP the
+ * fetcher (fetch.c), one GET with its errors and counters, and the check of
+ * a link the server returned. One file per source implements its fetch
+ * (fetch_netbox.c, fetch_ufm.c, fetch_lldp.c). */
 #ifndef TOPO_FETCH_INTERNAL_H
 #define TOPO_FETCH_INTERNAL_H
 
@@ -14,6 +15,7 @@
 #include "topo/http.h"
 #include "topo/pool.h"
 #include "topo/strmap.h"
+#include "topo/syncconfig.h"
 
 /* Scheme, host and port of a URL, normalised for comparison (lower case,
  * the scheme's default port made explicit). */
@@ -23,12 +25,23 @@ typedef struct fetch_origin {
     unsigned port;
 } fetch_origin;
 
-/* One HTTP source: everything that differs between NetBox, UFM and LLDP
- * but the requests themselves (the run, in the source's own file), as
- * curl describes a protocol with one struct. fetch.c holds the table, one
- * entry per topo_fetch_kind. */
+/* One topo-sync source, one entry (fetch_sources.c holds the table, one
+ * entry per topo_sync_source), as curl describes a protocol with one
+ * struct: its name, whether it is a fabric source, whether its facts may
+ * come live from the controller's objects, and its transports: its files
+ * (fetch_files.c), and HTTP (the fetch kind, everything that differs
+ * between NetBox, UFM and LLDP but the requests themselves, and the run, in
+ * the source's own file). The pipeline adds nothing per source. */
 typedef struct fetch_source {
-    const char *name;         /* "netbox": the facts' source name, each message's prefix */
+    const char *name; /* "netbox": the facts' source name, config's, each message's prefix */
+    int fabric;       /* its hosts reach the plan through a fabric (leaf and spine) */
+    int live;         /* GPU: the controller's Node objects when settings->nodes_live */
+    /* Files: whether the settings give them, and their read (whole). */
+    int (*has_files)(const topo_sync_settings *s);
+    int (*read_files)(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+    /* HTTP (run NULL: files only); the transport taken when the options give a url. */
+    const topo_fetch_opts *(*http)(const topo_sync_settings *s);
+    topo_fetch_kind fetch_kind;
     const char *token_scheme; /* a token file's scheme when the options name none */
     size_t max_response;      /* a response's limit when the options give none */
     const char *auth_hint;    /* appended to a 401/403's message */
@@ -37,6 +50,16 @@ typedef struct fetch_source {
     /* Fills facts, counting the records read into *objects. */
     int (*run)(topo_fetch *f, topo_facts *facts, uint64_t *objects, topo_err *err);
 } fetch_source;
+
+/* The entry fetched as kind; NULL out of range. */
+const fetch_source *fetch_source_of_kind(topo_fetch_kind kind);
+
+/* The file transport's reads (fetch_files.c), one per source. */
+int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err);
 
 struct topo_fetch {
     const fetch_source *src;

@@ -1,0 +1,150 @@
+/* topo-sync's sources' table (topo/sync_source.h, lib/sync/fetch/
+ * fetch_sources.c): each source's name, fabric and live flags as the
+ * pipeline and the controller's refresher ask them, which settings make a
+ * source configured and which make it read, and the transport one entry
+ * takes: its files (NetBox pages from files keep their `next` links
+ * unfollowed, with a debug line) or HTTP when a url is given. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "topo/fetch.h"
+#include "topo/log.h"
+#include "topo/sync_source.h"
+
+static void test_sync_source__names_and_fabric(void **state)
+{
+    (void)state;
+    static const struct {
+        topo_sync_source src;
+        const char *name;
+        int fabric;
+    } want[] = {
+        {TOPO_SYNC_GPU, "gpu", 0},
+        {TOPO_SYNC_UFM, "ufm", 1},
+        {TOPO_SYNC_IBNETDISCOVER, "ibnetdiscover", 1},
+        {TOPO_SYNC_LLDP, "lldp", 1},
+        {TOPO_SYNC_NETBOX, "netbox", 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        assert_string_equal(topo_sync_source_name(want[i].src), want[i].name);
+        assert_int_equal(topo_sync_source_fabric(want[i].src), want[i].fabric);
+    }
+    assert_null(topo_sync_source_name(TOPO_SYNC_SOURCE_COUNT));
+    assert_int_equal(topo_sync_source_fabric(TOPO_SYNC_SOURCE_COUNT), 0);
+    /* One entry: the HTTP kinds are the same sources, under the same names. */
+    assert_string_equal(topo_fetch_kind_name(TOPO_FETCH_UFM), "ufm");
+    assert_string_equal(topo_fetch_kind_name(TOPO_FETCH_LLDP), "lldp");
+    assert_string_equal(topo_fetch_kind_name(TOPO_FETCH_NETBOX), "netbox");
+    assert_null(topo_fetch_kind_name((topo_fetch_kind)3));
+}
+
+/* The GPU source's live Node objects configure it but are not read:
+ * the controller hands them over itself. */
+static void test_sync_source__configured_and_readable(void **state)
+{
+    (void)state;
+    topo_sync_settings s = {0};
+    topo_err err = TOPO_ERR_INIT;
+    for (int i = 0; i < TOPO_SYNC_SOURCE_COUNT; i++) {
+        assert_false(topo_sync_source_configured(&s, (topo_sync_source)i));
+        assert_false(topo_sync_source_readable(&s, (topo_sync_source)i));
+    }
+    s.nodes_live = 1;
+    assert_true(topo_sync_source_configured(&s, TOPO_SYNC_GPU));
+    assert_false(topo_sync_source_readable(&s, TOPO_SYNC_GPU));
+    assert_false(topo_sync_source_configured(&s, TOPO_SYNC_UFM)); /* live is the GPU's alone */
+    assert_int_equal(topo_sync_source_read(NULL, &s, TOPO_SYNC_GPU, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "not configured to be read"));
+    s.nodes_file = "nodes.json";
+    assert_true(topo_sync_source_readable(&s, TOPO_SYNC_GPU));
+
+    /* A url configures an HTTP source; ibnetdiscover has files only. */
+    s.ufm_http.url = "https://ufm.example.com";
+    s.lldp_dir = "lldp";
+    assert_true(topo_sync_source_readable(&s, TOPO_SYNC_UFM));
+    assert_true(topo_sync_source_readable(&s, TOPO_SYNC_LLDP));
+    assert_false(topo_sync_source_readable(&s, TOPO_SYNC_NETBOX));
+    assert_false(topo_sync_source_readable(&s, TOPO_SYNC_IBNETDISCOVER));
+    assert_false(topo_sync_source_configured(&s, TOPO_SYNC_SOURCE_COUNT));
+}
+
+/* A url wins over the files: the read goes to the server (here none,
+ * refused at once), not to the directory that does not exist. */
+static void test_sync_source__url_takes_http(void **state)
+{
+    (void)state;
+    topo_sync_settings s = {0};
+    topo_facts *f = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    s.lldp_dir = "/nonexistent/lldp";
+    assert_int_equal(topo_facts_create(&f, "lldp", NULL), 0);
+    assert_int_equal(topo_sync_source_read(f, &s, TOPO_SYNC_LLDP, &err), TOPO_ENOTFOUND);
+    assert_non_null(strstr(err.text, "cannot open the directory"));
+    s.lldp_http = (topo_fetch_opts){.url = "http://127.0.0.1:1/lldp", .retries = -1};
+    err = (topo_err)TOPO_ERR_INIT;
+    assert_int_equal(topo_sync_source_read(f, &s, TOPO_SYNC_LLDP, &err), TOPO_ECONNECT);
+    assert_non_null(strstr(err.text, "lldp"));
+    assert_null(strstr(err.text, "directory"));
+    topo_facts_free(f);
+}
+
+typedef struct captured {
+    char text[4096];
+} captured;
+
+static void capture(const topo_log_event *e, void *payload)
+{
+    captured *c = payload;
+    size_t n = strlen(c->text);
+    snprintf(c->text + n, sizeof c->text - n, "%s\n", e->msg);
+}
+
+/* NetBox pages from files: a page's `next` link is not followed (offline),
+ * and a debug line says so; the page's devices are read. */
+static void test_sync_source__netbox_files_keep_next(void **state)
+{
+    (void)state;
+    char path[4096];
+    const char *root = getenv("TOPO_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/fixtures/sources/netbox/v4-devices-page1.json",
+             root ? root : ".");
+    const char *devices[] = {path};
+    topo_sync_settings s = {0};
+    s.netbox_files.files[TOPO_NETBOX_DEVICES] = devices;
+    s.netbox_files.nfiles[TOPO_NETBOX_DEVICES] = 1;
+    topo_facts *f = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    captured log = {{0}};
+    topo_log_level old = topo_log_get_level();
+    topo_log_set_level(TOPO_LOG_DEBUG);
+    topo_log_set_sink(capture, &log);
+    assert_int_equal(topo_facts_create(&f, "netbox", NULL), 0);
+    int rc = topo_sync_source_read(f, &s, TOPO_SYNC_NETBOX, &err);
+    topo_log_set_sink(NULL, NULL);
+    topo_log_set_level(old);
+    if (rc != 0)
+        fail_msg("%s (set TOPO_SOURCE_DIR)", err.text);
+    assert_non_null(strstr(log.text, "has a next page; offline, give it as a file"));
+    assert_non_null(strstr(log.text, "source netbox: "));
+    assert_null(strstr(log.text, "fetched")); /* the HTTP transport's line */
+    assert_true(topo_facts_host_count(f) > 0);
+    topo_facts_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sync_source__names_and_fabric),
+        cmocka_unit_test(test_sync_source__configured_and_readable),
+        cmocka_unit_test(test_sync_source__url_takes_http),
+        cmocka_unit_test(test_sync_source__netbox_files_keep_next),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
