@@ -75,12 +75,12 @@ typedef struct topo_opt_u64 {
 
 /* Parses argv[1..argc-1] into out: the one grammar of topoassign,
  * topo-webhook and topo-sync. "--name value", "--name=value" or the alias;
- * an option given twice is refused unless it is a TOPO_OPT_LIST; an
+ * an option given twice takes its last value (a TOPO_OPT_LIST appends); an
  * argument that is not an option is an operand (refused without a
  * TOPO_OPT_OPERANDS entry); --help (or -h) is returned (1) only when
  * everything else parsed. -1 with a message in why that names the option
  * and what is wrong: "unknown option '--x'", "unexpected argument 'x'",
- * "--count: missing value", "--count: given more than once", "--once:
+ * "--count: missing value", "--once:
  * takes no value", "--count: must be between 1 and 10, got 0", "--count:
  * expected an integer, got \"x\"", "--output: expected table, json or
  * yaml, got \"xml\""; TOPO_ENOMEM. Nothing is stored for an option not

@@ -221,10 +221,9 @@ static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, in
         }
         value = argv[++*i];
     }
-    if (seen[o - table] && o->type != TOPO_OPT_LIST) {
-        snprintf(why, why_size, "%s: given more than once", o->name);
-        return -1;
-    }
+    /* Given again, the last value wins (a TOPO_OPT_LIST appends), as Go's
+     * flag packages do for every Kubernetes component: the chart's
+     * extraArgs override a flag the chart already passes. */
     seen[o - table] = 1;
     if (o->type == TOPO_OPT_FLAG) {
         *(int *)(void *)((char *)out + o->offset) = 1;

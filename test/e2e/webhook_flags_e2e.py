@@ -50,7 +50,7 @@ def main():
              '--policy: expected gate, deny or ignore, got "sometimes"'),
             (["--leader-elect", "yes"] + tls, '--leader-elect: expected true or false, got "yes"'),
             (["--port"], "--port: missing value"),
-            (["--port=9443", "--port", "9444"] + tls, "--port: given more than once"),
+            (["--port=9443", "--port", "0"] + tls, "--port: must be between 1 and 65535, got 0"),
             (["--lease-duration", "601"] + tls, "--lease-duration: must be between 2 and 600"),
             (["--header-timeout", "0"] + tls, "--header-timeout: expected a positive number, got \"0\""),
             (["--header-timeout", "0.05"] + tls, "--header-timeout: at least 0.1"),
