@@ -81,20 +81,87 @@ static int wrong_type(const topo_cfg *c, const json_t *v, const json_t *obj, con
                          topo_decode_type_name(v));
 }
 
+int topo_cfg_require(const topo_cfg *c, const json_t *obj, const char *key, const char *path)
+{
+    int rc;
+    member(c, obj, key, path, 1, &rc);
+    return rc;
+}
+
+/* The C string of v (borrowed, or copied when the context says so), or an
+ * error naming `where` (v's path) for a NUL byte. */
+static int string_value(const topo_cfg *c, const char **out, const json_t *v, const json_t *parent,
+                        const char *where)
+{
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return topo_cfg_fail(c, v, parent, "%s: NUL byte in the string", where);
+    if (c->copy_strings && (s = topo_pool_strdup(c->pool, s)) == NULL)
+        return topo_err_nomem(c->err, where);
+    *out = s;
+    return 0;
+}
+
 int topo_cfg_string(const topo_cfg *c, const char **out, const json_t *obj, const char *key,
                     const char *path, int required)
 {
+    char p[TOPO_DECODE_PATH_MAX];
     int rc;
     const json_t *v = member(c, obj, key, path, required, &rc);
     if (!v)
         return rc;
     if (!json_is_string(v))
         return wrong_type(c, v, obj, key, path, "a string");
-    if (strlen(json_string_value(v)) != json_string_length(v)) {
-        char p[TOPO_DECODE_PATH_MAX];
-        return topo_cfg_fail(c, v, obj, "%s: NUL byte in the string", P(p, path, key));
+    return string_value(c, out, v, obj, P(p, path, key));
+}
+
+int topo_cfg_name(const topo_cfg *c, const char **out, const json_t *obj, const char *key,
+                  const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *s = NULL;
+    int rc = topo_cfg_string(c, &s, obj, key, path, 1);
+    if (rc != 0)
+        return rc;
+    if (s[0] == '\0')
+        return topo_cfg_fail(c, json_object_get(obj, key), obj, "%s: must not be empty",
+                             P(p, path, key));
+    *out = s;
+    return 0;
+}
+
+int topo_cfg_strings(const topo_cfg *c, const char *const **out, size_t *out_n, const json_t *obj,
+                     const char *key, const char *path, int required, int nonempty_items,
+                     size_t min_items)
+{
+    char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
+    const json_t *list = NULL;
+    int rc = topo_cfg_member(c, &list, obj, key, path, JSON_ARRAY, "a list", required);
+    if (rc != 0 || list == NULL)
+        return rc;
+    P(p, path, key);
+    size_t n = json_array_size(list);
+    if (n < min_items) {
+        if (min_items == 1)
+            return topo_cfg_fail(c, list, obj, "%s: must not be empty", p);
+        return topo_cfg_fail(c, list, obj, "%s: at least %zu entries", p, min_items);
     }
-    *out = json_string_value(v);
+    const char **v = topo_pool_calloc(c->pool, n ? n : 1, sizeof(*v));
+    if (v == NULL)
+        return topo_err_nomem(c->err, p);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(list, i);
+        topo_decode_path_index(ip, sizeof(ip), p, i);
+        if (!json_is_string(s))
+            return topo_cfg_fail(c, s, list, "%s: expected a string, got %s", ip,
+                                 topo_decode_type_name(s));
+        if (nonempty_items && json_string_length(s) == 0)
+            return topo_cfg_fail(c, s, list, "%s: must not be empty", ip);
+        if ((rc = string_value(c, &v[i], s, list, ip)) != 0)
+            return rc;
+    }
+    *out = v;
+    *out_n = n;
     return 0;
 }
 
@@ -129,6 +196,16 @@ int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char 
     }
     *out = (int64_t)n;
     return 0;
+}
+
+int topo_cfg_int32(const topo_cfg *c, int32_t *out, const json_t *obj, const char *key,
+                   const char *path, int32_t min, int32_t max)
+{
+    int64_t v = *out;
+    int rc = topo_cfg_int(c, &v, obj, key, path, min, max);
+    if (rc == 0)
+        *out = (int32_t)v;
+    return rc;
 }
 
 /* ms as Go writes a round duration: "24h", "10m", "30s", "500ms". */
