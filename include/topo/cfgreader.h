@@ -9,7 +9,12 @@
  *
  * Every reader returns 0, or TOPO_EINVALID with the message in c->err. A
  * field that is absent or null leaves *out as it was (the caller's default)
- * unless it is required. */
+ * unless it is required. `obj` may itself be absent (NULL or null: every
+ * field absent); any other non-map is "path: expected an object, got ...".
+ *
+ * The same readers serve Kubernetes objects (topo/decode.h's getters are
+ * these over a context with no source and no marks): a good value costs no
+ * formatting and, unless copy_strings, no allocation. */
 #ifndef TOPO_CFGREADER_H
 #define TOPO_CFGREADER_H
 
@@ -67,7 +72,7 @@ int topo_cfg_strings(const topo_cfg *c, const char *const **out, size_t *out_n, 
 /* obj.key as a boolean (0/1). */
 int topo_cfg_bool(const topo_cfg *c, int *out, const json_t *obj, const char *key,
                   const char *path) TOPO_MUST_CHECK;
-/* obj.key as an integer in [min, max]. */
+/* obj.key as an integer in [min, max]; a whole real (2.0) is the integer. */
 int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char *key,
                  const char *path, int64_t min, int64_t max) TOPO_MUST_CHECK;
 /* The same for an int32_t field, min and max within int32_t. */
@@ -84,7 +89,8 @@ int topo_cfg_duration(const topo_cfg *c, int64_t *out_ms, const json_t *obj, con
 int topo_cfg_enum(const topo_cfg *c, int *out, const json_t *obj, const char *key,
                   const char *path, const char *const *names, const char *what) TOPO_MUST_CHECK;
 /* obj.key of the jansson type (JSON_OBJECT, JSON_ARRAY, JSON_STRING ...),
- * borrowed; *out NULL when absent or null. `want` says what the field holds
+ * borrowed; *out NULL when absent or null. JSON_TRUE or JSON_FALSE takes
+ * either boolean, JSON_REAL an integer too. `want` says what the field holds
  * in the message: "path.key: expected <want>, got an integer". */
 int topo_cfg_member(const topo_cfg *c, const json_t **out, const json_t *obj, const char *key,
                     const char *path, json_type type, const char *want,

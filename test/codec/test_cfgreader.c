@@ -14,6 +14,7 @@
 
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
+#include "topo/decode.h"
 
 static const char doc[] = "policy: reject\n"
                           "mode: deny\n"
@@ -25,7 +26,9 @@ static const char doc[] = "policy: reject\n"
                           "names: [x, '', 3]\n"
                           "empty: []\n"
                           "blank: ''\n"
-                          "big: 3000000000\n";
+                          "big: 3000000000\n"
+                          "whole: 4.0\n"
+                          "half: 2.5\n";
 
 typedef struct fixture {
     json_t *root;
@@ -215,6 +218,35 @@ static void test_cfgreader__name_require_int32(void **state)
     assert_int_equal(i, 8);
 }
 
+/* One reader for configuration and Kubernetes objects (decode.h's getters
+ * are these): a whole real is the integer, a non-map holding the field is
+ * named, and a getter's message is the reader's. */
+static void test_cfgreader__shared_with_decode(void **state)
+{
+    fixture *f = *state;
+    int64_t n = 0;
+    assert_int_equal(topo_cfg_int(&f->c, &n, f->root, "whole", "", 0, 10), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(topo_cfg_int(&f->c, &n, f->root, "half", "", 0, 10), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:13:7: half: expected an integer, got a number");
+    const char *s = "kept";
+    const json_t *list = json_object_get(f->root, "list");
+    assert_int_equal(topo_cfg_string(&f->c, &s, list, "k", "list", 0), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:4:7: list: expected an object, got an array");
+    assert_int_equal(topo_cfg_string(&f->c, &s, NULL, "k", "x", 0), 0);
+    assert_string_equal(s, "kept");
+    int b = 0;
+    assert_int_equal(topo_decode_bool(&b, f->root, "mode", "top", 0, &f->err), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "top.mode: expected true or false, got a string");
+    assert_int_equal(topo_decode_int(&n, f->root, "whole", "", 1, &f->err), 0);
+    assert_int_equal(n, 4);
+    json_t *o = json_pack("{s:s#}", "k", "a\0b", (size_t)3);
+    assert_non_null(o);
+    assert_int_equal(topo_decode_string(&s, o, "k", "o", 0, NULL, &f->err), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "o.k: NUL byte in the string");
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +256,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cfgreader__bare_unknown_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__name_require_int32, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__shared_with_decode, setup, teardown),
     };
     return cmocka_run_group_tests_name("codec.cfgreader", tests, NULL, NULL);
 }
