@@ -183,6 +183,25 @@ int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *p
 
 /* --- resources ------------------------------------------------------------------ */
 
+/* The skeleton of every map field (resources, labels): absent or empty is
+ * none (*out NULL); another value than a map an error; else room for its
+ * entries from pool, zeroed. */
+static int map_room(void **out, const json_t *obj, const char *path, size_t size,
+                    topo_pool *pool, topo_err *err)
+{
+    *out = NULL;
+    if (absent(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if (json_object_size(obj) == 0)
+        return 0;
+    if ((*out = topo_pool_calloc(pool, json_object_size(obj), size)) == NULL)
+        return topo_err_nomem(err, path);
+    return 0;
+}
+
 static int parse_amount(int64_t *out, const char *name, const json_t *v, const char *p,
                         topo_err *err)
 {
@@ -229,18 +248,13 @@ int topo_decode_resources(topo_resource **out, size_t *out_n, const json_t *obj,
     size_t n = 0;
     int error;
 
+    void *room = NULL;
+
     *out = NULL;
     *out_n = 0;
-    if (absent(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
-                            topo_decode_type_name(obj));
-    if (json_object_size(obj) == 0)
-        return 0;
-    res = topo_pool_calloc(pool, json_object_size(obj), sizeof(*res));
-    if (res == NULL)
-        return topo_err_nomem(err, path);
+    if ((error = map_room(&room, obj, path, sizeof(*res), pool, err)) < 0 || room == NULL)
+        return error;
+    res = room;
     json_object_foreach((json_t *)obj, key, v) {
         topo_decode_path_key(p, sizeof(p), path, key);
         if (key[0] == '\0')
@@ -267,18 +281,14 @@ int topo_decode_kv(topo_kv **out, size_t *out_n, const json_t *obj, const char *
     json_t *v;
     size_t n = 0;
 
+    void *room = NULL;
+    int error;
+
     *out = NULL;
     *out_n = 0;
-    if (absent(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
-                            topo_decode_type_name(obj));
-    if (json_object_size(obj) == 0)
-        return 0;
-    kv = topo_pool_calloc(pool, json_object_size(obj), sizeof(*kv));
-    if (kv == NULL)
-        return topo_err_nomem(err, path);
+    if ((error = map_room(&room, obj, path, sizeof(*kv), pool, err)) < 0 || room == NULL)
+        return error;
+    kv = room;
     json_object_foreach((json_t *)obj, key, v) {
         if (!json_is_string(v))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s%s",
