@@ -2,6 +2,7 @@
 #include "topo/cfgreader.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,13 +59,20 @@ int topo_cfg_check_keys(const topo_cfg *c, const json_t *obj, const char *path,
     return 0;
 }
 
-/* The member, or NULL when absent or null; *missing set for a required one. */
+/* The member, or NULL when absent or null (obj itself may be absent: NULL
+ * or null); *rc set for a required one, or for obj that is not a map. */
 static const json_t *member(const topo_cfg *c, const json_t *obj, const char *key,
                             const char *path, int required, int *rc)
 {
     char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v = json_object_get(obj, key);
     *rc = 0;
+    if (obj != NULL && !json_is_object(obj) && !json_is_null(obj)) {
+        *rc = topo_cfg_fail(c, obj, NULL, "%s: expected an object, got %s",
+                            path != NULL && path[0] ? path : "(top level)",
+                            topo_decode_type_name(obj));
+        return NULL;
+    }
+    const json_t *v = obj != NULL ? json_object_get(obj, key) : NULL;
     if (v == NULL || json_is_null(v)) {
         if (required)
             *rc = topo_cfg_fail(c, v, obj, "%s: required", P(p, path, key));
@@ -81,6 +89,37 @@ static int wrong_type(const topo_cfg *c, const json_t *v, const json_t *obj, con
                          topo_decode_type_name(v));
 }
 
+int topo_cfg_require(const topo_cfg *c, const json_t *obj, const char *key, const char *path)
+{
+    int rc;
+    member(c, obj, key, path, 1, &rc);
+    return rc;
+}
+
+/* "path.key", or "path[index]" when key is NULL: built only for a message,
+ * never on the way of a good value (the decoders read every Pod with it). */
+static const char *where(char *buf, size_t size, const char *path, const char *key, size_t index)
+{
+    return key != NULL ? topo_decode_path_key(buf, size, path, key)
+                       : topo_decode_path_index(buf, size, path, index);
+}
+
+/* The C string of v (borrowed, or copied when the context says so), or an
+ * error at v's path for a NUL byte. */
+static int string_value(const topo_cfg *c, const char **out, const json_t *v,
+                        const json_t *parent, const char *path, const char *key, size_t index)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return topo_cfg_fail(c, v, parent, "%s: NUL byte in the string",
+                             where(p, sizeof(p), path, key, index));
+    if (c->copy_strings && (s = topo_pool_strdup(c->pool, s)) == NULL)
+        return topo_err_nomem(c->err, path);
+    *out = s;
+    return 0;
+}
+
 int topo_cfg_string(const topo_cfg *c, const char **out, const json_t *obj, const char *key,
                     const char *path, int required)
 {
@@ -90,11 +129,57 @@ int topo_cfg_string(const topo_cfg *c, const char **out, const json_t *obj, cons
         return rc;
     if (!json_is_string(v))
         return wrong_type(c, v, obj, key, path, "a string");
-    if (strlen(json_string_value(v)) != json_string_length(v)) {
-        char p[TOPO_DECODE_PATH_MAX];
-        return topo_cfg_fail(c, v, obj, "%s: NUL byte in the string", P(p, path, key));
+    return string_value(c, out, v, obj, path, key, 0);
+}
+
+int topo_cfg_name(const topo_cfg *c, const char **out, const json_t *obj, const char *key,
+                  const char *path)
+{
+    char p[TOPO_DECODE_PATH_MAX];
+    const char *s = NULL;
+    int rc = topo_cfg_string(c, &s, obj, key, path, 1);
+    if (rc != 0)
+        return rc;
+    if (s[0] == '\0')
+        return topo_cfg_fail(c, json_object_get(obj, key), obj, "%s: must not be empty",
+                             P(p, path, key));
+    *out = s;
+    return 0;
+}
+
+int topo_cfg_strings(const topo_cfg *c, const char *const **out, size_t *out_n, const json_t *obj,
+                     const char *key, const char *path, int required, int nonempty_items,
+                     size_t min_items)
+{
+    char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
+    const json_t *list = NULL;
+    int rc = topo_cfg_member(c, &list, obj, key, path, JSON_ARRAY, "a list", required);
+    if (rc != 0 || list == NULL)
+        return rc;
+    P(p, path, key);
+    size_t n = json_array_size(list);
+    if (n < min_items) {
+        if (min_items == 1)
+            return topo_cfg_fail(c, list, obj, "%s: must not be empty", p);
+        return topo_cfg_fail(c, list, obj, "%s: at least %zu entries", p, min_items);
     }
-    *out = json_string_value(v);
+    const char **v = topo_pool_calloc(c->pool, n ? n : 1, sizeof(*v));
+    if (v == NULL)
+        return topo_err_nomem(c->err, p);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(list, i);
+        if (!json_is_string(s))
+            return topo_cfg_fail(c, s, list, "%s: expected a string, got %s",
+                                 topo_decode_path_index(ip, sizeof(ip), p, i),
+                                 topo_decode_type_name(s));
+        if (nonempty_items && json_string_length(s) == 0)
+            return topo_cfg_fail(c, s, list, "%s: must not be empty",
+                                 topo_decode_path_index(ip, sizeof(ip), p, i));
+        if ((rc = string_value(c, &v[i], s, list, p, NULL, i)) != 0)
+            return rc;
+    }
+    *out = v;
+    *out_n = n;
     return 0;
 }
 
@@ -115,20 +200,36 @@ int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char 
                  const char *path, int64_t min, int64_t max)
 {
     int rc;
+    int64_t n;
     const json_t *v = member(c, obj, key, path, 0, &rc);
     if (!v)
         return rc;
-    if (!json_is_integer(v))
+    /* A whole real ("2.0": JSON writers and YAML may give one) is the integer. */
+    double d = json_is_real(v) ? json_real_value(v) : 0.5;
+    if (json_is_integer(v))
+        n = (int64_t)json_integer_value(v);
+    else if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18)
+        n = (int64_t)d;
+    else
         return wrong_type(c, v, obj, key, path, "an integer");
-    json_int_t n = json_integer_value(v);
     if (n < min || n > max) {
         char p[TOPO_DECODE_PATH_MAX];
-        return topo_cfg_fail(c, v, obj, "%s: %" JSON_INTEGER_FORMAT " is out of range (%" PRId64
-                                        "..%" PRId64 ")",
+        return topo_cfg_fail(c, v, obj, "%s: %" PRId64 " is out of range (%" PRId64 "..%" PRId64
+                                        ")",
                              P(p, path, key), n, min, max);
     }
-    *out = (int64_t)n;
+    *out = n;
     return 0;
+}
+
+int topo_cfg_int32(const topo_cfg *c, int32_t *out, const json_t *obj, const char *key,
+                   const char *path, int32_t min, int32_t max)
+{
+    int64_t v = *out;
+    int rc = topo_cfg_int(c, &v, obj, key, path, min, max);
+    if (rc == 0)
+        *out = (int32_t)v;
+    return rc;
 }
 
 /* ms as Go writes a round duration: "24h", "10m", "30s", "500ms". */
@@ -203,7 +304,11 @@ int topo_cfg_member(const topo_cfg *c, const json_t **out, const json_t *obj, co
     *out = NULL;
     if (!v)
         return rc;
-    if (json_typeof(v) != type)
+    /* Either boolean for JSON_TRUE or JSON_FALSE, an integer for a number. */
+    int ok = json_typeof(v) == type ||
+             ((type == JSON_TRUE || type == JSON_FALSE) && json_is_boolean(v)) ||
+             (type == JSON_REAL && json_is_integer(v));
+    if (!ok)
         return wrong_type(c, v, obj, key, path, want);
     *out = v;
     return 0;

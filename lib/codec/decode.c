@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "topo/cfgreader.h"
 #include "topo/quantity.h"
 
 char *topo_decode_path_key(char *buf, size_t size, const char *path, const char *key)
@@ -58,96 +59,34 @@ static int absent(const json_t *v)
     return v == NULL || json_is_null(v);
 }
 
-/* obj must be an object (or absent); fetches key. */
-static int get_field(const json_t **out, const json_t *obj, const char *key, const char *path,
-                     int required, topo_err *err)
-{
-    char p[TOPO_DECODE_PATH_MAX];
-    *out = NULL;
-    if (!absent(obj) && !json_is_object(obj))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s",
-                            path != NULL && path[0] ? path : "(top level)",
-                            topo_decode_type_name(obj));
-    const json_t *v = absent(obj) ? NULL : json_object_get(obj, key);
-    if (absent(v)) {
-        if (required)
-            return topo_err_set(err, TOPO_EINVALID, "%s: required",
-                                topo_decode_path_key(p, sizeof(p), path, key));
-        return 0;
-    }
-    *out = v;
-    return 0;
-}
+/* The typed getters are topo/cfgreader.h's readers over a context with no
+ * source and no marks (messages stay "path.key: problem"): one type check,
+ * one bound and one message for configuration files and Kubernetes objects.
+ * The context lives on the stack: nothing is allocated for a good value but
+ * the copy a pool asks for. */
+#define DECODE_CFG(pool_, err_) {.pool = (pool_), .err = (err_), .copy_strings = (pool_) != NULL}
 
 int topo_decode_member(const json_t **out, const json_t *obj, const char *key, const char *path,
                        json_type type, int required, topo_err *err)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v;
-    int error;
-
+    const topo_cfg c = DECODE_CFG(NULL, err);
     *out = NULL;
-    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
-        return error;
-    int ok = json_typeof(v) == type || ((type == JSON_TRUE || type == JSON_FALSE) &&
-                                        json_is_boolean(v));
-    if (type == JSON_REAL && json_is_integer(v))
-        ok = 1;
-    if (!ok)
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected %s, got %s",
-                            topo_decode_path_key(p, sizeof(p), path, key), type_word(type),
-                            topo_decode_type_name(v));
-    *out = v;
-    return 0;
+    return topo_cfg_member(&c, out, obj, key, path, type, type_word(type), required);
 }
 
 int topo_decode_string(const char **out, const json_t *obj, const char *key, const char *path,
                        int required, topo_pool *pool, topo_err *err)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v;
-    int error;
-
-    if ((error = topo_decode_member(&v, obj, key, path, JSON_STRING, required, err)) < 0 ||
-        v == NULL)
-        return error;
-    const char *s = json_string_value(v);
-    if (strlen(s) != json_string_length(v))
-        return topo_err_set(err, TOPO_EINVALID, "%s: NUL byte in string",
-                            topo_decode_path_key(p, sizeof(p), path, key));
-    if (pool == NULL) {
-        *out = s; /* borrowed from the tree */
-        return 0;
-    }
-    char *copy = topo_pool_strdup(pool, s);
-    if (copy == NULL)
-        return topo_err_nomem(err, path);
-    *out = copy;
-    return 0;
+    const topo_cfg c = DECODE_CFG(pool, err);
+    return topo_cfg_string(&c, out, obj, key, path, required);
 }
 
 int topo_decode_int(int64_t *out, const json_t *obj, const char *key, const char *path,
                     int required, topo_err *err)
 {
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v;
-    int error;
-
-    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
-        return error;
-    if (json_is_integer(v)) {
-        *out = (int64_t)json_integer_value(v);
-        return 0;
-    }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
-            *out = (int64_t)d;
-            return 0;
-        }
-    }
-    return topo_err_set(err, TOPO_EINVALID, "%s: expected an integer, got %s",
-                        topo_decode_path_key(p, sizeof(p), path, key), topo_decode_type_name(v));
+    const topo_cfg c = DECODE_CFG(NULL, err);
+    int error = required ? topo_cfg_require(&c, obj, key, path) : 0;
+    return error != 0 ? error : topo_cfg_int(&c, out, obj, key, path, INT64_MIN, INT64_MAX);
 }
 
 /* --- RFC 3339 times ------------------------------------------------------------------ */
@@ -219,15 +158,14 @@ int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const cha
                      int required, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX];
-    const json_t *v;
+    const topo_cfg c = DECODE_CFG(NULL, err);
+    const json_t *v = NULL;
     int error;
 
-    if ((error = get_field(&v, obj, key, path, required, err)) < 0 || v == NULL)
+    if ((error = topo_cfg_member(&c, &v, obj, key, path, JSON_STRING, "an RFC 3339 time",
+                                 required)) < 0 ||
+        v == NULL)
         return error;
-    if (!json_is_string(v))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an RFC 3339 time, got %s",
-                            topo_decode_path_key(p, sizeof(p), path, key),
-                            topo_decode_type_name(v));
     if (topo_decode_parse_time(out, json_string_value(v)) < 0)
         return topo_err_set(err, TOPO_EINVALID,
                             "%s: \"%.40s\" is not an RFC 3339 time (YYYY-MM-DDTHH:MM:SSZ)",
@@ -238,17 +176,31 @@ int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const cha
 int topo_decode_bool(int *out, const json_t *obj, const char *key, const char *path,
                      int required, topo_err *err)
 {
-    const json_t *v;
-    int error;
-
-    if ((error = topo_decode_member(&v, obj, key, path, JSON_TRUE, required, err)) < 0 ||
-        v == NULL)
-        return error;
-    *out = json_is_true(v);
-    return 0;
+    const topo_cfg c = DECODE_CFG(NULL, err);
+    int error = required ? topo_cfg_require(&c, obj, key, path) : 0;
+    return error != 0 ? error : topo_cfg_bool(&c, out, obj, key, path);
 }
 
 /* --- resources ------------------------------------------------------------------ */
+
+/* The skeleton of every map field (resources, labels): absent or empty is
+ * none (*out NULL); another value than a map an error; else room for its
+ * entries from pool, zeroed. */
+static int map_room(void **out, const json_t *obj, const char *path, size_t size,
+                    topo_pool *pool, topo_err *err)
+{
+    *out = NULL;
+    if (absent(obj))
+        return 0;
+    if (!json_is_object(obj))
+        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
+                            topo_decode_type_name(obj));
+    if (json_object_size(obj) == 0)
+        return 0;
+    if ((*out = topo_pool_calloc(pool, json_object_size(obj), size)) == NULL)
+        return topo_err_nomem(err, path);
+    return 0;
+}
 
 static int parse_amount(int64_t *out, const char *name, const json_t *v, const char *p,
                         topo_err *err)
@@ -296,18 +248,13 @@ int topo_decode_resources(topo_resource **out, size_t *out_n, const json_t *obj,
     size_t n = 0;
     int error;
 
+    void *room = NULL;
+
     *out = NULL;
     *out_n = 0;
-    if (absent(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
-                            topo_decode_type_name(obj));
-    if (json_object_size(obj) == 0)
-        return 0;
-    res = topo_pool_calloc(pool, json_object_size(obj), sizeof(*res));
-    if (res == NULL)
-        return topo_err_nomem(err, path);
+    if ((error = map_room(&room, obj, path, sizeof(*res), pool, err)) < 0 || room == NULL)
+        return error;
+    res = room;
     json_object_foreach((json_t *)obj, key, v) {
         topo_decode_path_key(p, sizeof(p), path, key);
         if (key[0] == '\0')
@@ -334,18 +281,14 @@ int topo_decode_kv(topo_kv **out, size_t *out_n, const json_t *obj, const char *
     json_t *v;
     size_t n = 0;
 
+    void *room = NULL;
+    int error;
+
     *out = NULL;
     *out_n = 0;
-    if (absent(obj))
-        return 0;
-    if (!json_is_object(obj))
-        return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
-                            topo_decode_type_name(obj));
-    if (json_object_size(obj) == 0)
-        return 0;
-    kv = topo_pool_calloc(pool, json_object_size(obj), sizeof(*kv));
-    if (kv == NULL)
-        return topo_err_nomem(err, path);
+    if ((error = map_room(&room, obj, path, sizeof(*kv), pool, err)) < 0 || room == NULL)
+        return error;
+    kv = room;
     json_object_foreach((json_t *)obj, key, v) {
         if (!json_is_string(v))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected a string, got %s%s",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
 #include "topo/kueue.h"
@@ -22,127 +23,15 @@
 /* Matches the usage "source" for TAS usage of a sibling flavor. */
 #define USAGE_OTHER_FLAVOR "other-flavor-same-topology"
 
-typedef struct loader {
-    topo_pool *pool;
-    topo_err *err;
-} loader;
-
 static const json_t *field(const json_t *obj, const char *key)
 {
     const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
     return json_is_null(v) ? NULL : v;
 }
 
-/* An optional string that may also be JSON null: *out NULL when absent. */
-static int opt_string(const char **out, const json_t *obj, const char *key, const char *path,
-                      loader *L)
-{
-    *out = NULL;
-    if (field(obj, key) == NULL)
-        return 0;
-    return topo_decode_string(out, obj, key, path, 1, L->pool, L->err);
-}
-
-static int req_name(const char **out, const json_t *obj, const char *key, const char *path,
-                    loader *L)
-{
-    char p[PATH_MAX_LEN];
-    int rc = topo_decode_string(out, obj, key, path, 1, L->pool, L->err);
-    if (rc < 0)
-        return rc;
-    if ((*out)[0] == '\0')
-        return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty",
-                            topo_decode_path_key(p, sizeof(p), path, key));
-    return 0;
-}
-
-static int opt_bool(int *out, const json_t *obj, const char *key, const char *path, loader *L)
-{
-    *out = 0;
-    if (field(obj, key) == NULL)
-        return 0;
-    return topo_decode_bool(out, obj, key, path, 1, L->err);
-}
-
-/* An int32 in [min, max]; when absent (or null) and optional, *out = dflt. */
-static int get_int32(int32_t *out, const json_t *obj, const char *key, const char *path,
-                     int required, int64_t min, int64_t max, int32_t dflt, loader *L)
-{
-    char p[PATH_MAX_LEN];
-    int64_t v = 0;
-    *out = dflt;
-    if (!required && field(obj, key) == NULL)
-        return 0;
-    int rc = topo_decode_int(&v, obj, key, path, 1, L->err);
-    if (rc < 0)
-        return rc;
-    if (v < min || v > max)
-        return topo_err_set(L->err, TOPO_EINVALID, "%s: %lld is out of range [%lld, %lld]",
-                            topo_decode_path_key(p, sizeof(p), path, key), (long long)v,
-                            (long long)min, (long long)max);
-    *out = (int32_t)v;
-    return 0;
-}
-
-/* Optional member of a given type (null = absent). */
-static int opt_member(const json_t **out, const json_t *obj, const char *key, const char *path,
-                      json_type type, loader *L)
-{
-    *out = NULL;
-    if (field(obj, key) == NULL)
-        return 0;
-    return topo_decode_member(out, obj, key, path, type, 1, L->err);
-}
-
-/* A JSON array of strings (arr must be an array), copied into the pool. */
-static int decode_strings(const char *const **out, size_t *out_n, const json_t *arr,
-                          const char *path, int nonempty_items, loader *L)
-{
-    char p[PATH_MAX_LEN];
-    size_t n = json_array_size(arr);
-    const char **v = NULL;
-    *out = NULL;
-    *out_n = 0;
-    if (n == 0)
-        return 0;
-    v = topo_pool_calloc(L->pool, n, sizeof(*v));
-    if (v == NULL)
-        return topo_err_nomem(L->err, NULL);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *s = json_array_get(arr, i);
-        topo_decode_path_index(p, sizeof(p), path, i);
-        if (!json_is_string(s))
-            return topo_err_set(L->err, TOPO_EINVALID, "%s: expected a string, got %s", p,
-                                topo_decode_type_name(s));
-        if (nonempty_items && json_string_length(s) == 0)
-            return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty", p);
-        v[i] = topo_pool_strndup(L->pool, json_string_value(s), json_string_length(s));
-        if (v[i] == NULL)
-            return topo_err_nomem(L->err, NULL);
-    }
-    *out = v;
-    *out_n = n;
-    return 0;
-}
-
-static int req_strings(const char *const **out, size_t *out_n, const json_t *obj,
-                       const char *key, const char *path, int nonempty, loader *L)
-{
-    char p[PATH_MAX_LEN];
-    const json_t *arr = NULL;
-    int rc = topo_decode_member(&arr, obj, key, path, JSON_ARRAY, 1, L->err);
-    if (rc < 0)
-        return rc;
-    topo_decode_path_key(p, sizeof(p), path, key);
-    if ((rc = decode_strings(out, out_n, arr, p, 1, L)) < 0)
-        return rc;
-    if (nonempty && *out_n == 0)
-        return topo_err_set(L->err, TOPO_EINVALID, "%s: must not be empty", p);
-    return 0;
-}
-
 /* {levels: [...], domains: [{values: [...], count}]} */
-static int decode_assignment(topo_assignment *out, const json_t *obj, const char *path, loader *L)
+static int decode_assignment(topo_assignment *out, const json_t *obj, const char *path,
+                             const topo_cfg *L)
 {
     char p[PATH_MAX_LEN], dp[PATH_MAX_LEN];
     const json_t *domains = NULL;
@@ -153,13 +42,13 @@ static int decode_assignment(topo_assignment *out, const json_t *obj, const char
     if (!json_is_object(obj))
         return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(obj));
-    if ((rc = req_strings(&out->levels, &out->nlevels, obj, "levels", path, 1, L)) < 0)
+    if ((rc = topo_cfg_strings(L, &out->levels, &out->nlevels, obj, "levels", path, 1, 1, 1)) < 0)
         return rc;
     if (out->nlevels > TOPO_MAX_LEVELS)
         return topo_err_set(L->err, TOPO_EINVALID, "%s: more than %d levels",
                             topo_decode_path_key(p, sizeof(p), path, "levels"),
                             TOPO_MAX_LEVELS);
-    if ((rc = topo_decode_member(&domains, obj, "domains", path, JSON_ARRAY, 1, L->err)) < 0)
+    if ((rc = topo_cfg_member(L, &domains, obj, "domains", path, JSON_ARRAY, "a list", 1)) < 0)
         return rc;
     topo_decode_path_key(dp, sizeof(dp), path, "domains");
     size_t n = json_array_size(domains);
@@ -172,14 +61,14 @@ static int decode_assignment(topo_assignment *out, const json_t *obj, const char
         if (!json_is_object(dom))
             return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(dom));
-        if ((rc = req_strings(&d[i].values, &nvalues, dom, "values", p, 0, L)) < 0)
+        if ((rc = topo_cfg_strings(L, &d[i].values, &nvalues, dom, "values", p, 1, 1, 0)) < 0)
             return rc;
         if (nvalues != out->nlevels)
             return topo_err_set(L->err, TOPO_EINVALID,
                                 "%s.values: %zu value(s) for %zu level(s)", p, nvalues,
                                 out->nlevels);
-        if ((rc = get_int32(&d[i].count, dom, "count", p, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) <
-            0)
+        if ((rc = topo_cfg_require(L, dom, "count", p)) < 0 ||
+            (rc = topo_cfg_int32(L, &d[i].count, dom, "count", p, 0, TOPO_MAX_PODSET_COUNT)) < 0)
             return rc;
     }
     out->domains = d;
@@ -189,7 +78,7 @@ static int decode_assignment(topo_assignment *out, const json_t *obj, const char
 
 /* [{key, operator, values}] */
 static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t *term,
-                        const char *path, loader *L)
+                        const char *path, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN], ep[PATH_MAX_LEN];
     const json_t *arr = NULL;
@@ -198,7 +87,7 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
 
     *out = NULL;
     *out_n = 0;
-    if ((rc = opt_member(&arr, term, "match_expressions", path, JSON_ARRAY, L)) < 0)
+    if ((rc = topo_cfg_array(L, &arr, term, "match_expressions", path)) < 0)
         return rc;
     size_t n = json_array_size(arr);
     if (n == 0)
@@ -208,21 +97,14 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
     topo_decode_path_key(ep, sizeof(ep), path, "match_expressions");
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i);
-        const json_t *values = NULL;
         topo_decode_path_index(p, sizeof(p), ep, i);
         if (!json_is_object(x))
             return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(x));
-        if ((rc = req_name(&e[i].key, x, "key", p, L)) < 0 ||
-            (rc = req_name(&e[i].op, x, "operator", p, L)) < 0 ||
-            (rc = opt_member(&values, x, "values", p, JSON_ARRAY, L)) < 0)
+        if ((rc = topo_cfg_name(L, &e[i].key, x, "key", p)) < 0 ||
+            (rc = topo_cfg_name(L, &e[i].op, x, "operator", p)) < 0 ||
+            (rc = topo_cfg_strings(L, &e[i].values, &e[i].nvalues, x, "values", p, 0, 0, 0)) < 0)
             return rc;
-        if (values != NULL) {
-            char vp[PATH_MAX_LEN];
-            topo_decode_path_key(vp, sizeof(vp), p, "values");
-            if ((rc = decode_strings(&e[i].values, &e[i].nvalues, values, vp, 0, L)) < 0)
-                return rc;
-        }
     }
     *out = e;
     *out_n = n;
@@ -232,19 +114,19 @@ static int decode_exprs(const topo_match_expr **out, size_t *out_n, const json_t
 /* node_affinity: {required_terms: [{match_expressions}],
  *                 preferred_terms: [{weight, match_expressions}]} */
 static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const char *path,
-                           loader *L)
+                           const topo_cfg *L)
 {
     char ap[PATH_MAX_LEN], p[PATH_MAX_LEN], tp[PATH_MAX_LEN];
     const json_t *aff = NULL, *req = NULL, *pref = NULL;
     int rc;
 
-    if ((rc = opt_member(&aff, ps_obj, "node_affinity", path, JSON_OBJECT, L)) < 0)
+    if ((rc = topo_cfg_object(L, &aff, ps_obj, "node_affinity", path)) < 0)
         return rc;
     if (aff == NULL)
         return 0;
     topo_decode_path_key(ap, sizeof(ap), path, "node_affinity");
-    if ((rc = opt_member(&req, aff, "required_terms", ap, JSON_ARRAY, L)) < 0 ||
-        (rc = opt_member(&pref, aff, "preferred_terms", ap, JSON_ARRAY, L)) < 0)
+    if ((rc = topo_cfg_array(L, &req, aff, "required_terms", ap)) < 0 ||
+        (rc = topo_cfg_array(L, &pref, aff, "preferred_terms", ap)) < 0)
         return rc;
 
     size_t nreq = json_array_size(req);
@@ -277,7 +159,8 @@ static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const cha
             if (!json_is_object(x))
                 return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s",
                                     p, topo_decode_type_name(x));
-            if ((rc = get_int32(&t[i].weight, x, "weight", p, 1, 1, 100, 0, L)) < 0 ||
+            if ((rc = topo_cfg_require(L, x, "weight", p)) < 0 ||
+                (rc = topo_cfg_int32(L, &t[i].weight, x, "weight", p, 1, 100)) < 0 ||
                 (rc = decode_exprs(&t[i].term.exprs, &t[i].term.nexprs, x, p, L)) < 0)
                 return rc;
         }
@@ -288,14 +171,15 @@ static int decode_affinity(topo_podset_spec *ps, const json_t *ps_obj, const cha
 }
 
 /* slice_layers: null or [{level (or topology), size}] */
-static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char *path, loader *L)
+static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char *path,
+                         const topo_cfg *L)
 {
     char lp[PATH_MAX_LEN], p[PATH_MAX_LEN];
     const json_t *arr = NULL;
     topo_slice_layer *layers = NULL;
     int rc;
 
-    if ((rc = opt_member(&arr, ps_obj, "slice_layers", path, JSON_ARRAY, L)) < 0)
+    if ((rc = topo_cfg_array(L, &arr, ps_obj, "slice_layers", path)) < 0)
         return rc;
     size_t n = json_array_size(arr);
     if (n == 0)
@@ -314,9 +198,9 @@ static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char 
                                 topo_decode_type_name(x));
         /* The data file says "level"; Kueue's annotation says "topology". */
         const char *key = field(x, "level") != NULL ? "level" : "topology";
-        if ((rc = req_name(&layers[i].level, x, key, p, L)) < 0 ||
-            (rc = get_int32(&layers[i].size, x, "size", p, 1, 1, TOPO_MAX_PODSET_COUNT, 0, L)) <
-                0)
+        if ((rc = topo_cfg_name(L, &layers[i].level, x, key, p)) < 0 ||
+            (rc = topo_cfg_require(L, x, "size", p)) < 0 ||
+            (rc = topo_cfg_int32(L, &layers[i].size, x, "size", p, 1, TOPO_MAX_PODSET_COUNT)) < 0)
             return rc;
     }
     ps->layers = layers;
@@ -324,7 +208,8 @@ static int decode_layers(topo_podset_spec *ps, const json_t *ps_obj, const char 
     return 0;
 }
 
-static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *path, loader *L)
+static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *path,
+                         const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     const json_t *prev = NULL;
@@ -337,23 +222,24 @@ static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *pa
     if (!json_is_object(obj))
         return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(obj));
-    if ((rc = req_name(&ps->name, obj, "name", path, L)) < 0 ||
-        (rc = get_int32(&ps->count, obj, "count", path, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) < 0)
+    if ((rc = topo_cfg_name(L, &ps->name, obj, "name", path)) < 0 ||
+        (rc = topo_cfg_require(L, obj, "count", path)) < 0 ||
+        (rc = topo_cfg_int32(L, &ps->count, obj, "count", path, 0, TOPO_MAX_PODSET_COUNT)) < 0)
         return rc;
     if ((rc = topo_decode_resources(&req, &ps->nrequests, field(obj, "requests"),
                                     topo_decode_path_key(p, sizeof(p), path, "requests"),
                                     L->pool, L->err)) < 0)
         return rc;
     ps->requests = req;
-    if ((rc = opt_string(&ps->required, obj, "required", path, L)) < 0 ||
-        (rc = opt_string(&ps->preferred, obj, "preferred", path, L)) < 0 ||
-        (rc = opt_bool(&ps->unconstrained, obj, "unconstrained", path, L)) < 0 ||
-        (rc = opt_bool(&ps->implied, obj, "implied", path, L)) < 0 ||
-        (rc = opt_string(&ps->slice_required, obj, "slice_required", path, L)) < 0 ||
-        (rc = get_int32(&ps->slice_size, obj, "slice_size", path, 0, 0, TOPO_MAX_PODSET_COUNT,
-                        0, L)) < 0 ||
+    if ((rc = topo_cfg_string(L, &ps->required, obj, "required", path, 0)) < 0 ||
+        (rc = topo_cfg_string(L, &ps->preferred, obj, "preferred", path, 0)) < 0 ||
+        (rc = topo_cfg_bool(L, &ps->unconstrained, obj, "unconstrained", path)) < 0 ||
+        (rc = topo_cfg_bool(L, &ps->implied, obj, "implied", path)) < 0 ||
+        (rc = topo_cfg_string(L, &ps->slice_required, obj, "slice_required", path, 0)) < 0 ||
+        (rc = topo_cfg_int32(L, &ps->slice_size, obj, "slice_size", path, 0,
+                             TOPO_MAX_PODSET_COUNT)) < 0 ||
         (rc = decode_layers(ps, obj, path, L)) < 0 ||
-        (rc = opt_string(&ps->group, obj, "group", path, L)) < 0)
+        (rc = topo_cfg_string(L, &ps->group, obj, "group", path, 0)) < 0)
         return rc;
     if ((rc = topo_decode_tolerations(&tol, &ps->ntolerations, field(obj, "tolerations"),
                                       topo_decode_path_key(p, sizeof(p), path, "tolerations"),
@@ -367,7 +253,7 @@ static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *pa
     ps->node_selector = sel;
     if ((rc = decode_affinity(ps, obj, path, L)) < 0)
         return rc;
-    if ((rc = opt_member(&prev, obj, "previous_assignment", path, JSON_OBJECT, L)) < 0)
+    if ((rc = topo_cfg_object(L, &prev, obj, "previous_assignment", path)) < 0)
         return rc;
     if (prev != NULL) {
         topo_assignment *a = topo_pool_calloc(L->pool, 1, sizeof(*a));
@@ -383,7 +269,7 @@ static int decode_podset(topo_podset_spec *ps, const json_t *obj, const char *pa
     return 0;
 }
 
-static int decode_node(topo_node_spec *n, const json_t *obj, const char *path, loader *L)
+static int decode_node(topo_node_spec *n, const json_t *obj, const char *path, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     topo_kv *labels = NULL;
@@ -395,7 +281,7 @@ static int decode_node(topo_node_spec *n, const json_t *obj, const char *path, l
     if (!json_is_object(obj))
         return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(obj));
-    if ((rc = req_name(&n->name, obj, "name", path, L)) < 0)
+    if ((rc = topo_cfg_name(L, &n->name, obj, "name", path)) < 0)
         return rc;
     if ((rc = topo_decode_kv(&labels, &n->nlabels, field(obj, "labels"),
                              topo_decode_path_key(p, sizeof(p), path, "labels"), L->pool,
@@ -410,13 +296,14 @@ static int decode_node(topo_node_spec *n, const json_t *obj, const char *path, l
     n->labels = labels;
     n->allocatable = alloc;
     n->taints = taints;
-    if ((rc = opt_bool(&n->unschedulable, obj, "unschedulable", path, L)) < 0 ||
-        (rc = topo_decode_bool(&n->ready, obj, "ready", path, 1, L->err)) < 0)
+    if ((rc = topo_cfg_bool(L, &n->unschedulable, obj, "unschedulable", path)) < 0 ||
+        (rc = topo_cfg_require(L, obj, "ready", path)) < 0 ||
+        (rc = topo_cfg_bool(L, &n->ready, obj, "ready", path)) < 0)
         return rc;
     return 0;
 }
 
-static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path, loader *L)
+static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     topo_resource *req = NULL;
@@ -426,11 +313,12 @@ static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path,
     if (!json_is_object(obj))
         return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", path,
                             topo_decode_type_name(obj));
-    if ((rc = topo_decode_bool(&u->tas, obj, "tas", path, 1, L->err)) < 0 ||
-        (rc = opt_string(&u->node, obj, "node", path, L)) < 0 ||
-        (rc = opt_string(&u->pod, obj, "pod", path, L)) < 0 ||
-        (rc = opt_string(&u->phase, obj, "phase", path, L)) < 0 ||
-        (rc = opt_string(&u->source, obj, "source", path, L)) < 0)
+    if ((rc = topo_cfg_require(L, obj, "tas", path)) < 0 ||
+        (rc = topo_cfg_bool(L, &u->tas, obj, "tas", path)) < 0 ||
+        (rc = topo_cfg_string(L, &u->node, obj, "node", path, 0)) < 0 ||
+        (rc = topo_cfg_string(L, &u->pod, obj, "pod", path, 0)) < 0 ||
+        (rc = topo_cfg_string(L, &u->phase, obj, "phase", path, 0)) < 0 ||
+        (rc = topo_cfg_string(L, &u->source, obj, "source", path, 0)) < 0)
         return rc;
     if ((rc = topo_decode_resources(&req, &u->nrequests, field(obj, "requests"),
                                     topo_decode_path_key(p, sizeof(p), path, "requests"),
@@ -438,10 +326,10 @@ static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path,
         return rc;
     u->requests = req;
     if (u->tas) {
-        if ((rc = req_strings(&u->domain_values, &u->ndomain_values, obj, "domain_values", path,
-                              1, L)) < 0 ||
-            (rc = get_int32(&u->count, obj, "count", path, 1, 1, TOPO_MAX_PODSET_COUNT, 0, L)) <
-                0)
+        if ((rc = topo_cfg_strings(L, &u->domain_values, &u->ndomain_values, obj, "domain_values",
+                                   path, 1, 1, 1)) < 0 ||
+            (rc = topo_cfg_require(L, obj, "count", path)) < 0 ||
+            (rc = topo_cfg_int32(L, &u->count, obj, "count", path, 1, TOPO_MAX_PODSET_COUNT)) < 0)
             return rc;
     } else {
         u->count = 1;
@@ -450,10 +338,10 @@ static int decode_usage(topo_case_usage *u, const json_t *obj, const char *path,
 }
 
 static int decode_workload(const topo_workload_spec **out, const json_t *obj, const char *path,
-                           loader *L)
+                           const topo_cfg *L)
 {
     char p[PATH_MAX_LEN], ap[PATH_MAX_LEN];
-    const json_t *owners = NULL, *unhealthy = NULL, *admission = NULL, *annotations = NULL;
+    const json_t *owners = NULL, *admission = NULL, *annotations = NULL;
     topo_workload_spec *w = NULL;
     topo_admitted_podset *adm = NULL;
     int rc;
@@ -461,10 +349,11 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
     *out = NULL;
     if ((w = topo_pool_calloc(L->pool, 1, sizeof(*w))) == NULL)
         return topo_err_nomem(L->err, NULL);
-    if ((rc = opt_member(&owners, obj, "owner_references", path, JSON_ARRAY, L)) < 0 ||
-        (rc = opt_member(&annotations, obj, "annotations", path, JSON_OBJECT, L)) < 0 ||
-        (rc = opt_member(&unhealthy, obj, "unhealthy_nodes", path, JSON_ARRAY, L)) < 0 ||
-        (rc = opt_member(&admission, obj, "admission", path, JSON_ARRAY, L)) < 0)
+    if ((rc = topo_cfg_array(L, &owners, obj, "owner_references", path)) < 0 ||
+        (rc = topo_cfg_object(L, &annotations, obj, "annotations", path)) < 0 ||
+        (rc = topo_cfg_strings(L, &w->unhealthy_nodes, &w->nunhealthy_nodes, obj, "unhealthy_nodes",
+                               path, 0, 1, 0)) < 0 ||
+        (rc = topo_cfg_array(L, &admission, obj, "admission", path)) < 0)
         return rc;
 
     size_t nowners = json_array_size(owners);
@@ -480,9 +369,8 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
         if (!json_is_object(o))
             return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(o));
-        if ((rc = req_name(&own[i].kind, o, "kind", p, L)) < 0 ||
-            (rc = topo_decode_string(&own[i].api_version, o, "apiVersion", p, 0, L->pool,
-                                     L->err)) < 0)
+        if ((rc = topo_cfg_name(L, &own[i].kind, o, "kind", p)) < 0 ||
+            (rc = topo_cfg_string(L, &own[i].api_version, o, "apiVersion", p, 0)) < 0)
             return rc;
     }
     if ((rc = topo_decode_kv(&ann, &nann, annotations,
@@ -490,11 +378,6 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
                              L->err)) < 0)
         return rc;
     w->single_pod_owned = topo_kueue_owned_by_single_pod(own, nowners, ann, nann);
-    if (unhealthy != NULL &&
-        (rc = decode_strings(&w->unhealthy_nodes, &w->nunhealthy_nodes, unhealthy,
-                             topo_decode_path_key(p, sizeof(p), path, "unhealthy_nodes"), 1,
-                             L)) < 0)
-        return rc;
 
     size_t nadm = json_array_size(admission);
     if (nadm > 0 && (adm = topo_pool_calloc(L->pool, nadm, sizeof(*adm))) == NULL)
@@ -508,10 +391,10 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
         if (!json_is_object(a))
             return topo_err_set(L->err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(a));
-        if ((rc = req_name(&adm[i].podset, a, "podset", p, L)) < 0 ||
-            (rc = get_int32(&adm[i].count, a, "count", p, 1, 0, TOPO_MAX_PODSET_COUNT, 0, L)) <
-                0 ||
-            (rc = topo_decode_member(&asg, a, "assignment", p, JSON_OBJECT, 1, L->err)) < 0)
+        if ((rc = topo_cfg_name(L, &adm[i].podset, a, "podset", p)) < 0 ||
+            (rc = topo_cfg_require(L, a, "count", p)) < 0 ||
+            (rc = topo_cfg_int32(L, &adm[i].count, a, "count", p, 0, TOPO_MAX_PODSET_COUNT)) < 0 ||
+            (rc = topo_cfg_member(L, &asg, a, "assignment", p, JSON_OBJECT, "a map", 1)) < 0)
             return rc;
         if ((as = topo_pool_calloc(L->pool, 1, sizeof(*as))) == NULL)
             return topo_err_nomem(L->err, NULL);
@@ -527,7 +410,7 @@ static int decode_workload(const topo_workload_spec **out, const json_t *obj, co
     return 0;
 }
 
-static int decode_expect(topo_case *c, const json_t *obj, loader *L)
+static int decode_expect(topo_case *c, const json_t *obj, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     const char *key;
@@ -554,8 +437,7 @@ static int decode_expect(topo_case *c, const json_t *obj, loader *L)
             if (field(value, "levels") != NULL || field(value, "domains") != NULL)
                 return topo_err_set(L->err, TOPO_EINVALID,
                                     "%s: error_contains and an assignment are exclusive", p);
-            if ((rc = topo_decode_string(&ex[i].error, value, "error_contains", p, 1, L->pool,
-                                         L->err)) < 0)
+            if ((rc = topo_cfg_string(L, &ex[i].error, value, "error_contains", p, 1)) < 0)
                 return rc;
         } else if ((rc = decode_assignment(&ex[i].assignment, value, p, L)) < 0) {
             return rc;
@@ -567,7 +449,7 @@ static int decode_expect(topo_case *c, const json_t *obj, loader *L)
     return 0;
 }
 
-static int decode_gates(topo_case *c, const json_t *obj, loader *L)
+static int decode_gates(topo_case *c, const json_t *obj, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     const char *key;
@@ -597,7 +479,7 @@ static int decode_gates(topo_case *c, const json_t *obj, loader *L)
     return 0;
 }
 
-static int decode_case(topo_case *c, const json_t *obj, loader *L)
+static int decode_case(topo_case *c, const json_t *obj, const topo_cfg *L)
 {
     char p[PATH_MAX_LEN];
     const json_t *arr = NULL, *gates = NULL, *flavor = NULL, *workload = NULL, *expect = NULL;
@@ -610,26 +492,26 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
     if (!json_is_object(obj))
         return topo_err_set(L->err, TOPO_EINVALID, "expected an object, got %s",
                             topo_decode_type_name(obj));
-    if ((rc = req_name(&c->id, obj, "id", "", L)) < 0 ||
-        (rc = opt_string(&c->source, obj, "source", "", L)) < 0)
+    if ((rc = topo_cfg_name(L, &c->id, obj, "id", "")) < 0 ||
+        (rc = topo_cfg_string(L, &c->source, obj, "source", "", 0)) < 0)
         return rc;
 
     /* topology */
-    if ((rc = req_name(&c->topology.topology_name, obj, "topology_name", "", L)) < 0 ||
-        (rc = req_strings(&c->topology.levels, &c->topology.nlevels, obj, "levels", "", 1, L)) <
-            0)
+    if ((rc = topo_cfg_name(L, &c->topology.topology_name, obj, "topology_name", "")) < 0 ||
+        (rc = topo_cfg_strings(L, &c->topology.levels, &c->topology.nlevels, obj, "levels", "", 1,
+                               1, 1)) < 0)
         return rc;
     if (c->topology.nlevels > TOPO_MAX_LEVELS)
         return topo_err_set(L->err, TOPO_EINVALID, "levels: more than %d levels",
                             TOPO_MAX_LEVELS);
-    if ((rc = opt_member(&flavor, obj, "flavor_node_labels", "", JSON_OBJECT, L)) < 0 ||
-        (rc = topo_decode_kv(&flavor_kv, &c->topology.nflavor_labels, flavor,
-                             "flavor_node_labels", L->pool, L->err)) < 0)
+    if ((rc = topo_cfg_object(L, &flavor, obj, "flavor_node_labels", "")) < 0 ||
+        (rc = topo_decode_kv(&flavor_kv, &c->topology.nflavor_labels, flavor, "flavor_node_labels",
+                             L->pool, L->err)) < 0)
         return rc;
     c->topology.flavor_labels = flavor_kv;
 
     /* nodes */
-    if ((rc = topo_decode_member(&arr, obj, "nodes", "", JSON_ARRAY, 1, L->err)) < 0)
+    if ((rc = topo_cfg_member(L, &arr, obj, "nodes", "", JSON_ARRAY, "a list", 1)) < 0)
         return rc;
     c->nnodes = json_array_size(arr);
     if (c->nnodes > 0 && (nodes = topo_pool_calloc(L->pool, c->nnodes, sizeof(*nodes))) == NULL)
@@ -641,7 +523,7 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
     c->nodes = nodes;
 
     /* existing usage */
-    if ((rc = opt_member(&arr, obj, "existing_usage", "", JSON_ARRAY, L)) < 0)
+    if ((rc = topo_cfg_array(L, &arr, obj, "existing_usage", "")) < 0)
         return rc;
     c->nusage = json_array_size(arr);
     if (c->nusage > 0 && (usage = topo_pool_calloc(L->pool, c->nusage, sizeof(*usage))) == NULL)
@@ -654,7 +536,7 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
     c->usage = usage;
 
     /* podsets */
-    if ((rc = topo_decode_member(&arr, obj, "podsets", "", JSON_ARRAY, 1, L->err)) < 0)
+    if ((rc = topo_cfg_member(L, &arr, obj, "podsets", "", JSON_ARRAY, "a list", 1)) < 0)
         return rc;
     c->npodsets = json_array_size(arr);
     if (c->npodsets == 0)
@@ -673,21 +555,22 @@ static int decode_case(topo_case *c, const json_t *obj, loader *L)
     c->podsets = podsets;
 
     /* workload, gates, expectations */
-    if ((rc = opt_member(&workload, obj, "workload", "", JSON_OBJECT, L)) < 0)
+    if ((rc = topo_cfg_object(L, &workload, obj, "workload", "")) < 0)
         return rc;
     if (workload != NULL && (rc = decode_workload(&c->workload, workload, "workload", L)) < 0)
         return rc;
-    if ((rc = opt_member(&gates, obj, "feature_gates", "", JSON_OBJECT, L)) < 0 ||
+    if ((rc = topo_cfg_object(L, &gates, obj, "feature_gates", "")) < 0 ||
         (rc = decode_gates(c, gates, L)) < 0)
         return rc;
-    if ((rc = topo_decode_member(&expect, obj, "expect", "", JSON_OBJECT, 1, L->err)) < 0 ||
+    if ((rc = topo_cfg_member(L, &expect, obj, "expect", "", JSON_OBJECT, "a map", 1)) < 0 ||
         (rc = decode_expect(c, expect, L)) < 0)
         return rc;
     return 0;
 }
 
 /* Records why a case cannot run; only ENOMEM is returned as an error. */
-static int setup_fail(topo_case *c, int code, const char *what, const topo_err *e, loader *L)
+static int setup_fail(topo_case *c, int code, const char *what, const topo_err *e,
+                      const topo_cfg *L)
 {
     char text[TOPO_ERR_TEXT_MAX + 64];
     if (code == TOPO_ENOMEM)
@@ -701,7 +584,7 @@ static int setup_fail(topo_case *c, int code, const char *what, const topo_err *
 }
 
 /* Builds the snapshot and charges the usage. */
-static int setup_case(topo_case *c, loader *L)
+static int setup_case(topo_case *c, const topo_cfg *L)
 {
     char what[64];
     topo_err e = TOPO_ERR_INIT;
@@ -774,7 +657,7 @@ const topo_case *topo_cases_find(const topo_case_file *file, const char *id)
 int topo_cases_parse(topo_case_file **out, const char *text, size_t len, const char *source,
                      topo_pool *pool, topo_err *err)
 {
-    loader L = {pool, err};
+    topo_cfg L = {.pool = pool, .err = err, .copy_strings = 1};
     json_t *root = NULL;
     topo_strmap *ids = NULL;
     topo_case_file *file = NULL;

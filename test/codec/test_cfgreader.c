@@ -1,5 +1,6 @@
 /* Tests for lib/codec/cfgreader: the one reader context's typed field
- * readers (enum, typed member, duration) and their messages, with the
+ * readers (enum, typed member, duration, string lists, names, int32) and
+ * their messages, with the
  * file:line:column the codec's marks give. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
+#include "topo/decode.h"
 
 static const char doc[] = "policy: reject\n"
                           "mode: deny\n"
@@ -20,7 +22,13 @@ static const char doc[] = "policy: reject\n"
                           "list: [a, b]\n"
                           "ttl: 25h\n"
                           "short: 500ms\n"
-                          "n: ~\n";
+                          "n: ~\n"
+                          "names: [x, '', 3]\n"
+                          "empty: []\n"
+                          "blank: ''\n"
+                          "big: 3000000000\n"
+                          "whole: 4.0\n"
+                          "half: 2.5\n";
 
 typedef struct fixture {
     json_t *root;
@@ -133,6 +141,112 @@ static void test_cfgreader__bare_unknown_key(void **state)
                         "c.yaml:3:9: levels: unknown field (expected one of: policy, mode)");
 }
 
+/* A list of strings: borrowed, or copied into the pool when the tree is
+ * freed after reading (the conformance cases); items and length checked. */
+static void test_cfgreader__strings(void **state)
+{
+    fixture *f = *state;
+    const char *const *v = NULL;
+    size_t n = 9;
+    const char *a = json_string_value(json_array_get(json_object_get(f->root, "list"), 0));
+    topo_pool *pool = topo_pool_create();
+    assert_non_null(pool);
+    topo_cfg copy = f->c;
+    copy.pool = pool;
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "list", "", 1, 1, 1), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[1], "b");
+    assert_ptr_equal(v[0], a);
+    copy.copy_strings = 1;
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "list", "", 1, 1, 1), 0);
+    assert_ptr_not_equal(v[0], a);
+    assert_string_equal(v[0], "a");
+    /* An empty list reads as a non-NULL array of none, unless refused. */
+    v = NULL;
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "empty", "", 1, 1, 0), 0);
+    assert_non_null(v);
+    assert_int_equal(n, 0);
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "empty", "top", 1, 1, 1),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:9:8: top.empty: must not be empty");
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "names", "", 0, 1, 0),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:8:12: names[1]: must not be empty");
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "names", "", 0, 0, 0),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:8:16: names[2]: expected a string, got an integer");
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "levels", "", 0, 1, 0),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:3:9: levels: expected a list, got an integer");
+    /* Absent: untouched unless required. */
+    v = NULL;
+    n = 7;
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "n", "", 0, 1, 1), 0);
+    assert_null(v);
+    assert_int_equal(n, 7);
+    assert_int_equal(topo_cfg_strings(&copy, &v, &n, f->root, "none", "top", 1, 1, 0),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:1:1: top.none: required");
+    topo_pool_free(pool);
+}
+
+/* A name is a required non-empty string; require is the presence check
+ * the readers without a `required` argument lack; int32 keeps its bounds. */
+static void test_cfgreader__name_require_int32(void **state)
+{
+    fixture *f = *state;
+    const char *s = "kept";
+    assert_int_equal(topo_cfg_name(&f->c, &s, f->root, "blank", ""), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:10:8: blank: must not be empty");
+    assert_string_equal(s, "kept");
+    assert_int_equal(topo_cfg_name(&f->c, &s, f->root, "none", "top"), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:1:1: top.none: required");
+    assert_int_equal(topo_cfg_name(&f->c, &s, f->root, "mode", ""), 0);
+    assert_string_equal(s, "deny");
+    assert_int_equal(topo_cfg_require(&f->c, f->root, "levels", ""), 0);
+    assert_int_equal(topo_cfg_require(&f->c, f->root, "n", "top"), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:1:1: top.n: required");
+    int32_t i = 3;
+    assert_int_equal(topo_cfg_int32(&f->c, &i, f->root, "levels", "", 0, 100), 0);
+    assert_int_equal(i, 8);
+    assert_int_equal(topo_cfg_int32(&f->c, &i, f->root, "big", "", 0, INT32_MAX),
+                     TOPO_EINVALID);
+    assert_string_equal(f->err.text,
+                        "c.yaml:11:6: big: 3000000000 is out of range (0..2147483647)");
+    assert_int_equal(i, 8);
+    assert_int_equal(topo_cfg_int32(&f->c, &i, f->root, "n", "", 0, 1), 0);
+    assert_int_equal(i, 8);
+}
+
+/* One reader for configuration and Kubernetes objects (decode.h's getters
+ * are these): a whole real is the integer, a non-map holding the field is
+ * named, and a getter's message is the reader's. */
+static void test_cfgreader__shared_with_decode(void **state)
+{
+    fixture *f = *state;
+    int64_t n = 0;
+    assert_int_equal(topo_cfg_int(&f->c, &n, f->root, "whole", "", 0, 10), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(topo_cfg_int(&f->c, &n, f->root, "half", "", 0, 10), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:13:7: half: expected an integer, got a number");
+    const char *s = "kept";
+    const json_t *list = json_object_get(f->root, "list");
+    assert_int_equal(topo_cfg_string(&f->c, &s, list, "k", "list", 0), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:4:7: list: expected an object, got an array");
+    assert_int_equal(topo_cfg_string(&f->c, &s, NULL, "k", "x", 0), 0);
+    assert_string_equal(s, "kept");
+    int b = 0;
+    assert_int_equal(topo_decode_bool(&b, f->root, "mode", "top", 0, &f->err), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "top.mode: expected true or false, got a string");
+    assert_int_equal(topo_decode_int(&n, f->root, "whole", "", 1, &f->err), 0);
+    assert_int_equal(n, 4);
+    json_t *o = json_pack("{s:s#}", "k", "a\0b", (size_t)3);
+    assert_non_null(o);
+    assert_int_equal(topo_decode_string(&s, o, "k", "o", 0, NULL, &f->err), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "o.k: NUL byte in the string");
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +254,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cfgreader__member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__duration_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__bare_unknown_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__strings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__name_require_int32, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__shared_with_decode, setup, teardown),
     };
     return cmocka_run_group_tests_name("codec.cfgreader", tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static void test_decode__getters(void **state)
     assert_int_equal(topo_decode_int(&i, v, "frac", "items[0]", 1, &err), TOPO_EINVALID);
     assert_string_equal(err.text, "items[0].frac: expected an integer, got a number");
     assert_int_equal(topo_decode_bool(&b, v, "name", "items[0]", 1, &err), TOPO_EINVALID);
-    assert_string_equal(err.text, "items[0].name: expected a boolean, got a string");
+    assert_string_equal(err.text, "items[0].name: expected true or false, got a string");
     assert_int_equal(topo_decode_member(&m, v, "obj", "items[0]", JSON_ARRAY, 1, &err),
                      TOPO_EINVALID);
     assert_string_equal(err.text, "items[0].obj: expected an array, got an object");

@@ -66,23 +66,6 @@ topo_sync_settings *topo_syncconfig_settings(topo_syncconfig *cfg)
 }
 
 /* A list of strings (borrowed) into a pool array. */
-static int string_list(const topo_cfg *c, const char ***out, size_t *n,
-                       const json_t *list, const char *path)
-{
-    char p[TOPO_DECODE_PATH_MAX];
-    *n = json_array_size(list);
-    *out = topo_pool_calloc(c->pool, *n ? *n : 1, sizeof(char *));
-    if (!*out)
-        return topo_err_nomem(c->err, "sync config");
-    for (size_t i = 0; i < *n; i++) {
-        const json_t *v = json_array_get(list, i);
-        if (!json_is_string(v) || json_string_length(v) == 0)
-            return topo_cfg_fail(c, v, list, "%s: expected a non-empty string", PI(p, path, i));
-        (*out)[i] = json_string_value(v);
-    }
-    return 0;
-}
-
 static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *labels)
 {
     static const char *const allowed[] = {"prefix",     "levels",    "incomplete", "fallback",
@@ -140,10 +123,9 @@ static int parse_levels(const topo_cfg *c, topo_syncconfig *cfg, const json_t *l
             return topo_cfg_fail(c, list, prec, "%s: not a level with sources", path);
         if (!json_is_array(list))
             return topo_cfg_fail(c, list, prec, "%s: expected a list of source names", path);
-        const char **names = NULL;
-        if ((rc = string_list(c, &names, &o->nprecedence[l], list, path)) != 0)
+        if ((rc = topo_cfg_strings(c, &o->precedence[l], &o->nprecedence[l], prec, key,
+                                   "labels.precedence", 1, 1, 0)) != 0)
             return rc;
-        o->precedence[l] = names;
     }
     /* The plan checks the prefix and fallback and the levels as a whole:
      * building one here reports them at this file's position. */
@@ -232,22 +214,6 @@ static int parse_ibnetdiscover(const topo_cfg *c, topo_syncconfig *cfg, const js
     return 0;
 }
 
-/* sources.<path>.<key>: a list of strings, or absent. */
-static int opt_list(const topo_cfg *c, const char *const **out, size_t *n,
-                    const json_t *obj, const char *key, const char *path)
-{
-    char p[TOPO_DECODE_PATH_MAX];
-    const json_t *list = NULL;
-    const char **v = NULL;
-    int rc = topo_cfg_array(c, &list, obj, key, path);
-    if (rc != 0 || !list)
-        return rc;
-    if ((rc = string_list(c, &v, n, list, P(p, path, key))) != 0)
-        return rc;
-    *out = v;
-    return 0;
-}
-
 static int parse_netbox_files(const topo_cfg *c, topo_syncconfig *cfg, const json_t *files)
 {
     /* In topo_netbox_kind order. */
@@ -256,8 +222,8 @@ static int parse_netbox_files(const topo_cfg *c, topo_syncconfig *cfg, const jso
     topo_sync_netbox_files *f = &cfg->settings.netbox_files;
     int rc = topo_cfg_check_keys(c, files, "sources.netbox.files", kinds);
     for (size_t k = 0; rc == 0 && kinds[k]; k++)
-        rc = opt_list(c, &f->files[k], &f->nfiles[k], files, kinds[k],
-                      "sources.netbox.files");
+        rc = topo_cfg_strings(c, &f->files[k], &f->nfiles[k], files, kinds[k],
+                              "sources.netbox.files", 0, 1, 0);
     if (rc == 0 && f->nfiles[TOPO_NETBOX_DEVICES] == 0)
         return topo_cfg_fail(c, files, NULL,
                              "sources.netbox.files.devices: required (at least one page)");
@@ -275,13 +241,15 @@ static int parse_netbox(const topo_cfg *c, topo_syncconfig *cfg, const json_t *n
     sync_cfg_http_keys(allowed, &nkeys, TOPO_FETCH_NETBOX);
     int rc = topo_cfg_check_keys(c, nb, path, allowed);
     if (rc == 0)
-        rc = opt_list(c, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path);
+        rc = topo_cfg_strings(c, &o->switch_roles, &o->nswitch_roles, nb, "switchRoles", path, 0,
+                              1, 0);
     if (rc == 0)
-        rc = opt_list(c, &o->host_roles, &o->nhost_roles, nb, "hostRoles", path);
+        rc = topo_cfg_strings(c, &o->host_roles, &o->nhost_roles, nb, "hostRoles", path, 0, 1,
+                              0);
     if (rc == 0)
-        rc = opt_list(c, &o->sites, &o->nsites, nb, "sites", path);
+        rc = topo_cfg_strings(c, &o->sites, &o->nsites, nb, "sites", path, 0, 1, 0);
     if (rc == 0)
-        rc = opt_list(c, &o->tags, &o->ntags, nb, "tags", path);
+        rc = topo_cfg_strings(c, &o->tags, &o->ntags, nb, "tags", path, 0, 1, 0);
     if (rc == 0)
         rc = topo_cfg_string(c, &o->nvlink_field, nb, "nvlinkField", path, 0);
     if (rc == 0 && o->nvlink_field && !*o->nvlink_field)
