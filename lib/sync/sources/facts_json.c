@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "topo/buf.h"
 #include "topo/cfgreader.h"
 #include "topo/json.h"

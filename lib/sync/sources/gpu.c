@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "topo/limits.h"
 
 #define GFD_COUNT "nvidia.com/gpu.count"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "topo/decode.h"
 #include "topo/limits.h"
 

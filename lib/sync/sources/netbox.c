@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "netbox_internal.h"
 #include "topo/limits.h"
 #include "topo/log.h"

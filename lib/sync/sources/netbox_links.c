@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "netbox_internal.h"
 #include "topo/limits.h"
 

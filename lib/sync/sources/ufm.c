@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "srcjson_internal.h"
 #include "topo/array.h"
 #include "topo/limits.h"
 #include "topo/pool.h"

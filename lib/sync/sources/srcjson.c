@@ -1,5 +1,5 @@
-/* Size-checked JSON parsing for the JSON sources (json_internal.h). */
-#include "json_internal.h"
+/* Size-checked JSON parsing for the JSON sources (srcjson_internal.h). */
+#include "srcjson_internal.h"
 
 #include <string.h>
 

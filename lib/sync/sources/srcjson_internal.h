@@ -3,8 +3,8 @@
  * fields are read with the codec's decode getters (topo/decode.h; a NULL
  * pool borrows strings from the tree), whose errors name the field path
  * ("results[3].site.name: expected a string, got an integer"). */
-#ifndef TOPO_SOURCES_JSON_INTERNAL_H
-#define TOPO_SOURCES_JSON_INTERNAL_H
+#ifndef TOPO_SOURCES_SRCJSON_INTERNAL_H
+#define TOPO_SOURCES_SRCJSON_INTERNAL_H
 
 #include <stddef.h>
 
