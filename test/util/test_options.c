@@ -395,7 +395,6 @@ static void test_options__strict(void **state)
     assert_string_equal(a.ids.v[1], "b");
     assert_int_equal(a.files.n, 2);
     assert_string_equal(a.files.v[1], "y.json");
-    memset(&a, 0, sizeof a);
     assert_int_equal(sparse(&a, why, 5, "--count=2", "-v", "--count", "4"), 0);
     assert_int_equal(a.count, 4); /* the last value wins */
     assert_int_equal(sparse(&a, why, 3, "--fraction", "0"), 0);
