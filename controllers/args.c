@@ -138,7 +138,7 @@ static const topo_opt table[] = {
     {"--kueue-flavor-label", NULL, TOPO_OPT_LIST, "KEY=VALUE", 0, 0, NULL,
      "one flavor per datacenter",
      "a nodeLabel of the one ResourceFlavor the Kueue export writes, named like the topology "
-     "(repeatable; replaces the config's exports.kueue.flavorLabels)",
+     "(replaces the config's exports.kueue.flavorLabels)",
      O(kueue_flavor_labels), NULL},
     {"--export-slurm-tree", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "write Slurm's topology.conf for topology/tree", O(export_slurm_tree), NULL},

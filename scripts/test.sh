@@ -105,7 +105,8 @@ TEST_JOBS=$((JOBS + 1)) run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -L
 
 # ThreadSanitizer on the tests labelled tsan (the live snapshot's readers and
 # writers, engine calls racing usage changes, the filler's threads feeding two lives, topo-webhook answering
-# concurrent requests, the health port's checks set while it answers),
+# concurrent requests, the health port's checks set while it answers, lib/net's view
+# swapping a list in while readers wait on it),
 # building only their targets, at -O1 -g1 (quicker to compile than -O2 -g;
 # reports keep their line numbers). Every report fails
 # the stage, whichever process made it: they are written under
@@ -114,7 +115,7 @@ TEST_JOBS=$((JOBS + 1)) run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -L
 # running on purpose. Nothing is suppressed: should libcurl's, SQLite's or
 # glibc's internals ever need it, a suppressions file with a reason per entry,
 # and never a frame of topo's own code.
-TSAN_TARGETS=(topo_test_live topo_test_engine_diff probe_test_probe cache_test_cache_vfs filler_driver topo-webhook)
+TSAN_TARGETS=(topo_test_live topo_test_engine_diff probe_test_probe net_test_view cache_test_cache_vfs filler_driver topo-webhook)
 tsan_run() {
     local reports=$PWD/build-tsan/tsan failed=0
     topo_configure tsan build-tsan -DTOPO_SANITIZE=thread \

@@ -40,32 +40,31 @@ static int list_add(topo_opt_list *l, const char *v)
 static int store_uint(const topo_opt *o, const char *v, unsigned long long *out, char *why,
                       size_t why_size)
 {
+    /* Written as a person writes a count: decimal digits, a '-' only to be
+     * told it is out of range (no blanks, '+', hexadecimal or exponent). */
     const char *digits = v[0] == '-' ? v + 1 : v;
-    char *end = NULL;
-    if (*digits >= '0' && *digits <= '9') {
-        errno = 0;
-        if (v[0] == '-') {
-            long long s = strtoll(v, &end, 10);
-            if (errno == 0 && *end == '\0') {
-                snprintf(why, why_size, "must be between %llu and %llu, got %lld", o->min,
-                         o->max, s);
-                return -1;
-            }
-        } else {
-            unsigned long long u = strtoull(v, &end, 10);
-            if (errno == 0 && *end == '\0') {
-                if (u < o->min || u > o->max) {
-                    snprintf(why, why_size, "must be between %llu and %llu, got %llu", o->min,
-                             o->max, u);
-                    return -1;
-                }
-                *out = u;
-                return 0;
-            }
-        }
+    size_t n = strspn(digits, "0123456789");
+    if (v[0] == '\0') {
+        snprintf(why, why_size, "empty value");
+        return -1;
     }
-    snprintf(why, why_size, "expected an integer, got \"%s\"", v);
-    return -1;
+    if (n == 0 || digits[n] != '\0') {
+        snprintf(why, why_size, "expected an integer, got \"%s\"", v);
+        return -1;
+    }
+    errno = 0;
+    unsigned long long u = v[0] == '-' ? 0 : strtoull(v, NULL, 10);
+    if (v[0] == '-' && o->min == 0) {
+        snprintf(why, why_size, "expected a non-negative integer, got \"%s\"", v);
+        return -1;
+    }
+    if (v[0] == '-' || errno == ERANGE || u < o->min || u > o->max) {
+        /* the value as written: "-0" or 2^64 are not what strtoull makes of them */
+        snprintf(why, why_size, "must be between %llu and %llu, got %s", o->min, o->max, v);
+        return -1;
+    }
+    *out = u;
+    return 0;
 }
 
 /* Digits, an optional fraction and exponent: what a person writes for a
@@ -194,11 +193,15 @@ static int strict_arg(const topo_opt *table, size_t n, int argc, char **argv, in
     const char *arg = argv[*i], *value = NULL;
     char reason[256];
     const topo_opt *o = find(table, n, arg, strlen(arg)); /* whole: an alias, "--name" */
-    if (o == NULL && (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')) {
+    if (o == NULL && (arg[0] != '-' || arg[1] == '\0')) { /* an operand; "-" is stdin */
         for (size_t k = 0; k < n; k++)
             if (table[k].type == TOPO_OPT_OPERANDS)
                 return store(&table[k], arg, out, why, why_size);
         snprintf(why, why_size, "unexpected argument '%s'", arg);
+        return -1;
+    }
+    if (o == NULL && strncmp(arg, "--", 2) != 0) { /* "-o" where no option has that alias */
+        snprintf(why, why_size, "unknown option '%s'", arg);
         return -1;
     }
     if (o == NULL) { /* "--name=value" */

@@ -621,9 +621,9 @@ def simulate_flag_errors(ctx):
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--tier", "rack=leaf"],
          "--tier: \"rack\" is not one of the levels"),
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "-1"],
-         "--seed: must be between 0 and 18446744073709551615, got -1"),
+         "--seed: expected a non-negative integer, got \"-1\""),
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "18446744073709551616"],
-         "--seed: expected an integer, got \"18446744073709551616\""),
+         "--seed: must be between 0 and 18446744073709551615, got 18446744073709551616"),
         (["--shape", "hgx-h100", "--trace", "fixtures/simulate/missing.csv", "--load", "0.8"],
          "shape generated jobs, not --trace"),
         (["--nodes", HGX, "--levels", LEVELS5, "--trace", "fixtures/simulate/missing.csv"],
@@ -640,7 +640,7 @@ def generate_option_errors(ctx):
     for args, msg in [
         (["--usage-fraction", "0.5"], "--usage-fraction needs --usage-seed"),
         (["--usage-seed", "-1", "--pods-out", "-", "-o", "/dev/null"],
-         "--usage-seed: must be between 0 and 18446744073709551615, got -1"),
+         "--usage-seed: expected a non-negative integer, got \"-1\""),
         (["--usage-seed", "x", "--pods-out", "-", "-o", "/dev/null"],
          "--usage-seed: expected an integer, got \"x\""),
     ]:

@@ -55,7 +55,7 @@ def main():
             (["--header-timeout", "0"] + tls, "--header-timeout: expected a positive number, got \"0\""),
             (["--header-timeout", "0.05"] + tls, "--header-timeout: at least 0.1"),
             (["--idle-timeout", "x"] + tls, "--idle-timeout: expected an integer, got \"x\""),
-            (["--min-body-rate", "-1"] + tls, "--min-body-rate: must be between 0 and 1073741824, got -1"),
+            (["--min-body-rate", "-1"] + tls, "--min-body-rate: expected a non-negative integer, got \"-1\""),
             (["--metrics-port", "70000"] + tls, "--metrics-port: must be between 1 and 65535, got 70000"),
             (["--metrics-address", "127.0.0.1"] + tls, "--metrics-address goes with --metrics-port"),
             (["--levels", levels], "--tls-cert-file and --tls-private-key-file are required"),

@@ -218,9 +218,11 @@ static void test_options__u64(void **state)
     } cases[] = {
         {"--seed=18446744073709551615", NULL},
         {"--seed=0", NULL},
-        {"--seed=18446744073709551616", "--seed: expected an integer, got "
-                                        "\"18446744073709551616\""},
-        {"--seed=-1", "--seed: must be between 0 and 18446744073709551615, got -1"},
+        {"--seed=-1", "--seed: expected a non-negative integer, got \"-1\""},
+        {"--seed=-0", "--seed: expected a non-negative integer, got \"-0\""},
+        {"--seed=18446744073709551616",
+         "--seed: must be between 0 and 18446744073709551615, got 18446744073709551616"},
+        {"--seed=", "--seed: empty value"},
         {"--seed=x", "--seed: expected an integer, got \"x\""},
         {"--small=4", "--small: must be between 5 and 10, got 4"},
         {"--small=11", "--small: must be between 5 and 10, got 11"},
@@ -408,7 +410,7 @@ static void test_options__strict(void **state)
         {{"--count", "-3"}, "--count: must be between 1 and 10, got -3"},
         {{"--count", "four"}, "--count: expected an integer, got \"four\""},
         {{"--count", "99999999999999999999999"},
-         "--count: expected an integer, got \"99999999999999999999999\""},
+         "--count: must be between 1 and 10, got 99999999999999999999999"},
         {{"--count"}, "--count: missing value"},
         {{"--verbose=1"}, "--verbose: takes no value"},
         {{"-o", "xml"}, "--output: expected table, json or yaml, got \"xml\""},
@@ -438,6 +440,12 @@ static void test_options__strict(void **state)
     /* --help anywhere, unless something else is wrong */
     assert_int_equal(sparse(&a, why, 4, "--count", "2", "-h"), 1);
     assert_int_equal(sparse(&a, why, 4, "--help", "--count", "0"), -1);
+    /* a short option no row has is refused, not read as a file; "-" is one */
+    assert_int_equal(sparse(&a, why, 4, "-x", "json", "y.json"), -1);
+    assert_string_equal(why, "unknown option '-x'");
+    assert_int_equal(sparse(&a, why, 2, "-"), 0);
+    assert_int_equal(a.files.n, 1);
+    assert_string_equal(a.files.v[0], "-");
     topo_opts_free(stable, SN, &a);
     assert_int_equal(a.ids.n, 0);
     assert_null(a.files.v);
