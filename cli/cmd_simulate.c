@@ -162,7 +162,9 @@ const cli_command cli_simulate = {
     "Replays a stream of GPU jobs (a CSV trace, or generated from a preset fitted to a "
     "published trace) over the cluster, once per policy: topo (Kueue's TAS through topo's "
     "engine), kube-default (kube-scheduler without topology: per-pod filtering, "
-    "LeastAllocated, random ties), first-fit, best-fit, random; gangs all or nothing, a FIFO "
+    "LeastAllocated, random ties), kube-binpack (the same with MostAllocated), first-fit "
+    "(shuffled node order), first-fit-fabric (nodes in the topology's order: level values, "
+    "then hostname), best-fit (shuffled order), random; gangs all or nothing, a FIFO "
     "queue retried whenever jobs end. Prints per policy how many multi-node jobs landed in one "
     "domain, domains spanned, GPU fragmentation and utilisation, queueing delay and a modelled "
     "slowdown (docs/simulate.md). The same inputs and seed give the same output. Exit status: "
@@ -350,11 +352,15 @@ static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, top
         if (next != NULL)
             *next++ = '\0';
         int k = topo_sim_policy_parse(p);
-        if (k < 0)
-            return topo_err_set(err, TOPO_EINVALID,
-                                "--policies: expected topo, kube-default, first-fit, best-fit or "
-                                "random, got \"%s\"",
+        if (k < 0) {
+            char names[256] = "";
+            for (int i = 0; i < TOPO_SIM_POLICIES; i++)
+                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                         i == 0 ? "" : i + 1 < TOPO_SIM_POLICIES ? ", " : " or ",
+                         topo_sim_policy_name((topo_sim_policy)i));
+            return topo_err_set(err, TOPO_EINVALID, "--policies: expected %s, got \"%s\"", names,
                                 p);
+        }
         for (size_t i = 0; i < *n; i++)
             if (out[i] == (topo_sim_policy)k)
                 return topo_err_set(err, TOPO_EINVALID, "--policies: %s given twice", p);

@@ -180,10 +180,14 @@ typedef enum topo_sim_policy {
     TOPO_SIM_TOPO = 0,         /* the engine (Kueue's TAS) */
     TOPO_SIM_KUBE_DEFAULT = 1, /* kube-scheduler: filter, LeastAllocated, random ties */
     TOPO_SIM_FIRST_FIT = 2,    /* first node that fits in a shuffled order */
-    TOPO_SIM_BEST_FIT = 3,     /* the node with the least free that fits */
+    TOPO_SIM_BEST_FIT = 3,     /* the node with the least free that fits (shuffled ties) */
     TOPO_SIM_RANDOM = 4,       /* any node that fits */
+    /* New policies go last: a policy's number seeds its random choices, so
+     * renumbering would change the results of the ones before. */
+    TOPO_SIM_FIRST_FIT_FABRIC = 5, /* first node that fits in the topology's own order */
+    TOPO_SIM_KUBE_BINPACK = 6,     /* kube-scheduler with MostAllocated for GPUs */
 } topo_sim_policy;
-#define TOPO_SIM_POLICIES 5
+#define TOPO_SIM_POLICIES 7
 
 const char *topo_sim_policy_name(topo_sim_policy p);
 /* The policy of that name, or -1. */

@@ -4,7 +4,9 @@
  * Nodes are visited in one shuffled order per run, the order an informer
  * lists nodes in, which has nothing to do with the fabric (the cluster's
  * own order is depth first through the topology, and walking it would make
- * a baseline topology-aware by accident). */
+ * a baseline topology-aware by accident). first-fit-fabric walks that own
+ * order on purpose: a scheduler whose node list is sorted by rack, the
+ * fair baseline a shuffled first-fit is not. */
 #include <stdlib.h>
 
 #include "sim_internal.h"
@@ -32,7 +34,10 @@ static int base_init(sim_run *r, topo_err *err)
     }
     for (size_t i = 0; i < n; i++)
         b->order[i] = (int32_t)i;
-    topo_rand_shuffle(&r->rng, b->order, n, sizeof(*b->order));
+    /* The cluster's nodes are in the snapshot's walk order: level values
+     * coarsest first, then hostname, each sorted. */
+    if (r->policy != TOPO_SIM_FIRST_FIT_FABRIC)
+        topo_rand_shuffle(&r->rng, b->order, n, sizeof(*b->order));
     r->policy_state = b;
     return 0;
 }
@@ -91,10 +96,17 @@ static size_t kube_nodes_to_find(size_t all)
 }
 
 /* kube-scheduler with GPU pods: Filter (NodeResourcesFit) from
- * nextStartNodeIndex until enough feasible nodes, Score (LeastAllocated:
- * (allocatable - requested) * 100 / allocatable with the pod counted), and
- * selectHost's reservoir sample among the best scores. */
-static int32_t kube_default(sim_run *r, base_state *b, int32_t g)
+ * nextStartNodeIndex until enough feasible nodes, Score, and selectHost's
+ * reservoir sample among the best scores. The score is NodeResourcesFit's
+ * scoring strategy for the one resource (weight 1, so the weighted mean is
+ * the resource's score), with the pod counted in requested, integer
+ * division as in Go (pkg/scheduler/framework/plugins/noderesources/):
+ *   LeastAllocated (least_allocated.go, leastRequestedScore):
+ *     (allocatable - requested) * MaxNodeScore / allocatable
+ *   MostAllocated (most_allocated.go, mostRequestedScore), `most`:
+ *     requested * MaxNodeScore / allocatable
+ * MaxNodeScore is 100; requested is allocatable minus free. */
+static int32_t kube_scheduler(sim_run *r, base_state *b, int32_t g, int most)
 {
     size_t all = r->c->nnodes, want = kube_nodes_to_find(all), found = 0, ties = 0, seen = 0;
     int64_t best_score = -1;
@@ -106,7 +118,8 @@ static int32_t kube_default(sim_run *r, base_state *b, int32_t g)
             continue;
         found++;
         int64_t cap = r->c->cap[n];
-        int64_t score = (int64_t)(r->free[n] - g) * 100 / cap;
+        int64_t score = most ? (cap - r->free[n] + g) * 100 / cap
+                             : (int64_t)(r->free[n] - g) * 100 / cap;
         if (score > best_score) {
             best_score = score;
             best = n;
@@ -127,9 +140,13 @@ static int base_place(sim_run *r, const sim_shape *s, topo_err *err)
         int32_t n;
         switch (r->policy) {
         case TOPO_SIM_KUBE_DEFAULT:
-            n = kube_default(r, b, s->gpus);
+            n = kube_scheduler(r, b, s->gpus, 0);
+            break;
+        case TOPO_SIM_KUBE_BINPACK:
+            n = kube_scheduler(r, b, s->gpus, 1);
             break;
         case TOPO_SIM_FIRST_FIT:
+        case TOPO_SIM_FIRST_FIT_FABRIC:
             n = first_fit(r, b, s->gpus);
             break;
         case TOPO_SIM_BEST_FIT:

@@ -24,7 +24,7 @@ struct topo_sim_result {
 };
 
 static const char *const policy_names[TOPO_SIM_POLICIES] = {
-    "topo", "kube-default", "first-fit", "best-fit", "random",
+    "topo", "kube-default", "first-fit", "best-fit", "random", "first-fit-fabric", "kube-binpack",
 };
 
 const char *topo_sim_policy_name(topo_sim_policy p)

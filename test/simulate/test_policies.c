@@ -1,6 +1,8 @@
 /* Tests for lib/simulate's policies and event loop on small clusters worked
  * out by hand: kube-default (LeastAllocated, random ties, spreading),
- * first-fit (packs), best-fit (least free that fits), random (any node that
+ * kube-binpack (MostAllocated: the fullest node, packing), first-fit (packs),
+ * first-fit-fabric (the topology's order, whatever the seed), best-fit
+ * (least free that fits), random (any node that
  * fits, uniformly), gangs all or nothing, topo's required and preferred
  * levels, the FIFO queue with backfill, held preferred levels. */
 #include <setjmp.h>
@@ -112,6 +114,58 @@ static void test_policies__first_fit_packs(void **state)
     run(&w, four_free, 4, "0,j1,2,4,10\n0,j2,3,4,10\n", TOPO_SIM_FIRST_FIT, NULL);
     assert_int_equal(slots(&w, 0), 1);
     assert_int_equal(slots(&w, 1), 2);
+    done(&w);
+}
+
+static void test_policies__kube_binpack_most_allocated(void **state)
+{
+    (void)state;
+    world w;
+    /* Scores (8 - free + 2) * 100 / 8: a 25, b 50, c 75, d 100: the fullest
+     * node that fits, where kube-default takes the emptiest. */
+    run(&w, graded, 4, "0,j,1,2,10\n", TOPO_SIM_KUBE_BINPACK, NULL);
+    assert_int_equal(sim_test_pods_on(w.r, w.c, 0, "d"), 1);
+    done(&w);
+    /* A 3-GPU pod: d (2 free) is filtered out, c (4 free) scores 87. */
+    run(&w, graded, 4, "0,j,1,3,10\n", TOPO_SIM_KUBE_BINPACK, NULL);
+    assert_int_equal(sim_test_pods_on(w.r, w.c, 0, "c"), 1);
+    done(&w);
+    /* Four 1-GPU pods on four empty nodes: the first raises its node's score
+     * (12 -> 25), so the others follow it, whatever the seed: one node. */
+    run(&w, four_free, 4, "0,j,4,1,10\n", TOPO_SIM_KUBE_BINPACK, NULL);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        topo_sim_run_opts o;
+        memset(&o, 0, sizeof(o));
+        o.seed = seed;
+        rerun(&w, TOPO_SIM_KUBE_BINPACK, &o);
+        const topo_sim_slot *sl;
+        assert_int_equal(topo_sim_result_placement(w.r, 0, &sl), 1);
+        assert_int_equal(sl[0].count, 4);
+    }
+    done(&w);
+}
+
+static void test_policies__first_fit_fabric_order(void **state)
+{
+    (void)state;
+    world w;
+    /* Listed out of order; the fabric's order is rack, then hostname:
+     * r1/b, r1/c, r2/a, r2/z. b has 2 GPUs in use, so whole-node jobs go
+     * to c, a, z in turn, and a 2-GPU one to b, with any seed (a shuffled
+     * first-fit would follow the seed). */
+    static const sim_test_node n[] = {
+        {"z", "r2", 8, 0}, {"b", "r1", 8, 2}, {"a", "r2", 8, 0}, {"c", "r1", 8, 0}};
+    static const char *const expect[] = {"c", "a", "z", "b"};
+    run(&w, n, 4, "0,j1,1,8,100\n1,j2,1,8,100\n2,j3,1,8,100\n3,j4,1,2,100\n",
+        TOPO_SIM_FIRST_FIT_FABRIC, NULL);
+    for (uint64_t seed = 0; seed <= 20; seed++) {
+        topo_sim_run_opts o;
+        memset(&o, 0, sizeof(o));
+        o.seed = seed;
+        rerun(&w, TOPO_SIM_FIRST_FIT_FABRIC, &o);
+        for (size_t j = 0; j < 4; j++)
+            assert_int_equal(sim_test_pods_on(w.r, w.c, j, expect[j]), 1);
+    }
     done(&w);
 }
 
@@ -296,6 +350,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policies__kube_default_least_allocated),
         cmocka_unit_test(test_policies__kube_default_random_ties),
+        cmocka_unit_test(test_policies__kube_binpack_most_allocated),
+        cmocka_unit_test(test_policies__first_fit_fabric_order),
         cmocka_unit_test(test_policies__first_fit_packs),
         cmocka_unit_test(test_policies__best_fit),
         cmocka_unit_test(test_policies__random_uniform_over_fitting),
