@@ -7,6 +7,7 @@
 
 #define LABEL_WIDTH 30
 #define COLUMN_WIDTH 14
+#define COLUMN_GAP 2 /* at least, before a policy's name */
 
 const char *const sim_class_names[TOPO_SIM_CLASSES] = {"1-8", "9-127", "128+"};
 
@@ -49,6 +50,14 @@ static void cell(char *buf, size_t size, const sim_row *row, const topo_sim_resu
     }
 }
 
+/* Column i's width: COLUMN_WIDTH, or wider for a long policy name
+ * (first-fit-fabric), which would otherwise run into its neighbour. */
+static int column_width(const topo_sim_result *r)
+{
+    size_t name = strlen(topo_sim_result_metrics(r)->policy) + COLUMN_GAP;
+    return name > COLUMN_WIDTH ? (int)name : COLUMN_WIDTH;
+}
+
 int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n)
 {
     char label[128], text[64];
@@ -56,7 +65,7 @@ int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t
         return 0;
     topo_buf_printf(out, "%-*s", LABEL_WIDTH, "");
     for (size_t i = 0; i < n; i++)
-        topo_buf_printf(out, "%*s", COLUMN_WIDTH, topo_sim_result_metrics(r[i])->policy);
+        topo_buf_printf(out, "%*s", column_width(r[i]), topo_sim_result_metrics(r[i])->policy);
     topo_buf_putc(out, '\n');
     for (size_t k = 0; k < sim_nrows; k++) {
         const sim_row *row = &sim_rows[k];
@@ -67,7 +76,7 @@ int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t
                 snprintf(label, sizeof label, "  %s", sim_level_short(topo_sim_result_level(r[0], l)));
                 topo_buf_printf(out, "%-*s", LABEL_WIDTH, label);
                 for (size_t i = 0; i < n; i++)
-                    topo_buf_printf(out, "%*.2f", COLUMN_WIDTH,
+                    topo_buf_printf(out, "%*.2f", column_width(r[i]),
                                     topo_sim_result_metrics(r[i])->spanned[l]);
                 topo_buf_putc(out, '\n');
             }
@@ -80,7 +89,7 @@ int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t
         topo_buf_printf(out, "%-*s", LABEL_WIDTH, row->label);
         for (size_t i = 0; i < n; i++) {
             cell(text, sizeof text, row, r[i]);
-            topo_buf_printf(out, "%*s", COLUMN_WIDTH, text);
+            topo_buf_printf(out, "%*s", column_width(r[i]), text);
         }
         topo_buf_putc(out, '\n');
     }

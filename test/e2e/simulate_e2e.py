@@ -106,6 +106,33 @@ def byte_stable(ctx):
 
 
 @case
+def fair_baselines(ctx):
+    # first-fit-fabric walks the topology's own order: the seed changes
+    # nothing (the shuffled first-fit follows it), and it keeps more
+    # multi-node jobs in one domain than the shuffled order does.
+    ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo", "--trace-out", ctx.path("t.csv"))
+    pol = "first-fit,first-fit-fabric,kube-default,kube-binpack"
+    runs = [json.loads(ctx.run(*CLUSTER, "--trace", ctx.path("t.csv"), "--seed", seed,
+                               "--policies", pol, "-o", "json", "-q").stdout)["policies"]
+            for seed in ("11", "12")]
+    expect(list(runs[0]) == pol.split(","), f"policies {list(runs[0])}")
+    expect(runs[0]["first-fit-fabric"] == runs[1]["first-fit-fabric"],
+           "first-fit-fabric depends on the seed")
+    expect(runs[0]["first-fit"] != runs[1]["first-fit"], "first-fit ignores the seed")
+    fabric, shuffled = runs[0]["first-fit-fabric"], runs[0]["first-fit"]
+    expect(fabric["tight_share"] > shuffled["tight_share"],
+           f"first-fit-fabric {fabric['tight_share']} vs first-fit {shuffled['tight_share']}")
+    # MostAllocated packs: fewer partly used nodes than LeastAllocated.
+    binpack, kube = runs[0]["kube-binpack"], runs[0]["kube-default"]
+    expect(binpack["fragmentation"] < kube["fragmentation"],
+           f"kube-binpack {binpack['fragmentation']} vs kube-default {kube['fragmentation']}")
+    # The table's header keeps a long name apart from its neighbour.
+    head = ctx.run(*CLUSTER, "--trace", ctx.path("t.csv"), "--policies", pol,
+                   "-q").stdout.splitlines()[2]
+    expect(head.split() == pol.split(","), f"table header {head!r}")
+
+
+@case
 def timeline_csv(ctx):
     ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo,random", "--timeline", ctx.path("tl.csv"))
     with open(ctx.path("tl.csv"), newline="") as f:
