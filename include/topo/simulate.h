@@ -186,8 +186,9 @@ typedef enum topo_sim_policy {
      * renumbering would change the results of the ones before. */
     TOPO_SIM_FIRST_FIT_FABRIC = 5, /* first node that fits in the topology's own order */
     TOPO_SIM_KUBE_BINPACK = 6,     /* kube-scheduler with MostAllocated for GPUs */
+    TOPO_SIM_SLURM_TREE = 7,       /* Slurm's topology/tree: lowest fitting switch, best fit */
 } topo_sim_policy;
-#define TOPO_SIM_POLICIES 7
+#define TOPO_SIM_POLICIES 8
 
 const char *topo_sim_policy_name(topo_sim_policy p);
 /* The policy of that name, or -1. */

@@ -25,6 +25,7 @@ struct topo_sim_result {
 
 static const char *const policy_names[TOPO_SIM_POLICIES] = {
     "topo", "kube-default", "first-fit", "best-fit", "random", "first-fit-fabric", "kube-binpack",
+    "slurm-tree",
 };
 
 const char *topo_sim_policy_name(topo_sim_policy p)
@@ -314,7 +315,9 @@ static int run_init(sim_run *r, topo_err *err)
     }
     r->epoch = 1;
     r->rng = r->o.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(r->policy + 1));
-    r->ops = r->policy == TOPO_SIM_TOPO ? &sim_policy_topo : &sim_policy_baseline;
+    r->ops = r->policy == TOPO_SIM_TOPO         ? &sim_policy_topo
+             : r->policy == TOPO_SIM_SLURM_TREE ? &sim_policy_slurm
+                                                : &sim_policy_baseline;
     return 0;
 }
 

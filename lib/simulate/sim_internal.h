@@ -130,6 +130,7 @@ typedef struct sim_policy_ops {
 
 extern const sim_policy_ops sim_policy_topo;
 extern const sim_policy_ops sim_policy_baseline;
+extern const sim_policy_ops sim_policy_slurm;
 
 struct sim_run {
     topo_sim_cluster *c;

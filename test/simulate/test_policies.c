@@ -1,7 +1,8 @@
 /* Tests for lib/simulate's policies and event loop on small clusters worked
  * out by hand: kube-default (LeastAllocated, random ties, spreading),
  * kube-binpack (MostAllocated: the fullest node, packing), first-fit (packs),
- * first-fit-fabric (the topology's order, whatever the seed), best-fit
+ * first-fit-fabric (the topology's order, whatever the seed), slurm-tree
+ * (the tightest rack that fits, else the fewest racks), best-fit
  * (least free that fits), random (any node that
  * fits, uniformly), gangs all or nothing, topo's required and preferred
  * levels, the FIFO queue with backfill, held preferred levels. */
@@ -166,6 +167,47 @@ static void test_policies__first_fit_fabric_order(void **state)
         for (size_t j = 0; j < 4; j++)
             assert_int_equal(sim_test_pods_on(w.r, w.c, j, expect[j]), 1);
     }
+    done(&w);
+}
+
+static void test_policies__slurm_tree_tightest_rack(void **state)
+{
+    (void)state;
+    world w;
+    /* Racks in the fabric's order: r1 four empty nodes, r2 two empty and g
+     * with 2 GPUs free, r3 three empty. j1 (2 nodes) fits r1, r2 and r3;
+     * r2 has the fewest free that fit (2 nodes), so e and f, where
+     * first-fit-fabric would take a and b. j2 (5 nodes) fits no rack: the
+     * leaves with the most free first, r1 (4), then the tightest for the
+     * one left, r3: 2 racks (first-fit-fabric: c, d, e, f, h, 3 racks).
+     * j3 (one 2-GPU pod): r2 has room for one such pod, on g, the least of
+     * any rack. Any seed. */
+    static const sim_test_node n[] = {
+        {"a", "r1", 8, 0}, {"b", "r1", 8, 0}, {"c", "r1", 8, 0}, {"d", "r1", 8, 0},
+        {"e", "r2", 8, 0}, {"f", "r2", 8, 0}, {"g", "r2", 8, 6}, {"h", "r3", 8, 0},
+        {"i", "r3", 8, 0}, {"k", "r3", 8, 0}};
+    static const char *const j1[] = {"e", "f"}, *const j2[] = {"a", "b", "c", "d", "h"};
+    run(&w, n, 10, "0,j1,2,8,100\n1,j2,5,8,100\n2,j3,1,2,100\n", TOPO_SIM_SLURM_TREE, NULL);
+    for (uint64_t seed = 0; seed <= 5; seed++) {
+        topo_sim_run_opts o;
+        memset(&o, 0, sizeof(o));
+        o.seed = seed;
+        rerun(&w, TOPO_SIM_SLURM_TREE, &o);
+        assert_int_equal(slots(&w, 0), 2);
+        for (size_t i = 0; i < 2; i++)
+            assert_int_equal(sim_test_pods_on(w.r, w.c, 0, j1[i]), 1);
+        assert_int_equal(slots(&w, 1), 5);
+        for (size_t i = 0; i < 5; i++)
+            assert_int_equal(sim_test_pods_on(w.r, w.c, 1, j2[i]), 1);
+        assert_int_equal(sim_test_pods_on(w.r, w.c, 2, "g"), 1);
+        const topo_sim_metrics *m = topo_sim_result_metrics(w.r);
+        assert_int_equal(m->multi_node, 2);
+        assert_true(m->spanned[0] == 1.5); /* racks: 1 and 2 */
+    }
+    /* first-fit-fabric on the same trace: a and b, then three racks. */
+    rerun(&w, TOPO_SIM_FIRST_FIT_FABRIC, NULL);
+    assert_int_equal(sim_test_pods_on(w.r, w.c, 0, "a"), 1);
+    assert_true(topo_sim_result_metrics(w.r)->spanned[0] == 2);
     done(&w);
 }
 
@@ -352,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_policies__kube_default_random_ties),
         cmocka_unit_test(test_policies__kube_binpack_most_allocated),
         cmocka_unit_test(test_policies__first_fit_fabric_order),
+        cmocka_unit_test(test_policies__slurm_tree_tightest_rack),
         cmocka_unit_test(test_policies__first_fit_packs),
         cmocka_unit_test(test_policies__best_fit),
         cmocka_unit_test(test_policies__random_uniform_over_fitting),
