@@ -111,7 +111,7 @@ def fair_baselines(ctx):
     # nothing (the shuffled first-fit follows it), and it keeps more
     # multi-node jobs in one domain than the shuffled order does.
     ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo", "--trace-out", ctx.path("t.csv"))
-    pol = "first-fit,first-fit-fabric,kube-default,kube-binpack"
+    pol = "first-fit,first-fit-fabric,kube-default,kube-binpack,slurm-tree"
     runs = [json.loads(ctx.run(*CLUSTER, "--trace", ctx.path("t.csv"), "--seed", seed,
                                "--policies", pol, "-o", "json", "-q").stdout)["policies"]
             for seed in ("11", "12")]
@@ -126,6 +126,12 @@ def fair_baselines(ctx):
     binpack, kube = runs[0]["kube-binpack"], runs[0]["kube-default"]
     expect(binpack["fragmentation"] < kube["fragmentation"],
            f"kube-binpack {binpack['fragmentation']} vs kube-default {kube['fragmentation']}")
+    # slurm-tree is deterministic too, and choosing the lowest switch that
+    # fits keeps at least as many jobs in one domain as the fabric's order.
+    slurm = runs[0]["slurm-tree"]
+    expect(slurm == runs[1]["slurm-tree"], "slurm-tree depends on the seed")
+    expect(slurm["tight_share"] >= fabric["tight_share"] and slurm["tight_share"] > 0.5,
+           f"slurm-tree {slurm['tight_share']} vs first-fit-fabric {fabric['tight_share']}")
     # The table's header keeps a long name apart from its neighbour.
     head = ctx.run(*CLUSTER, "--trace", ctx.path("t.csv"), "--policies", pol,
                    "-q").stdout.splitlines()[2]
