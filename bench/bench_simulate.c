@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     printf("cluster %s: %zu nodes, %" PRIu64 " GPUs; %lu jobs (%s, load %g); setup %.2f s\n",
            o.shape, topo_sim_cluster_node_count(c), topo_sim_cluster_capacity(c), o.jobs,
            o.preset, o.load, t1 - t0);
-    printf("%-14s %9s %11s %12s %10s %8s\n", "policy", "wall s", "attempts", "jobs/s",
+    printf("%-16s %9s %11s %12s %10s %8s\n", "policy", "wall s", "attempts", "jobs/s",
            "tight", "util");
     double total = 0;
     for (int p = 0; p < TOPO_SIM_POLICIES; p++) {
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         double s = now() - a;
         const topo_sim_metrics *m = topo_sim_result_metrics(r);
         total += s;
-        printf("%-14s %9.2f %11" PRIu64 " %12.0f %9.1f%% %7.1f%%\n", m->policy, s, m->attempts,
+        printf("%-16s %9.2f %11" PRIu64 " %12.0f %9.1f%% %7.1f%%\n", m->policy, s, m->attempts,
                (double)o.jobs / s, 100 * m->tight_share, 100 * m->utilisation);
         fflush(stdout);
         topo_sim_result_free(r);
