@@ -41,7 +41,7 @@ static const topo_opt table[] = {
      "write no labels: log the patches that would be sent", O(dry_run), NULL},
     TOPO_OPT_DAEMON_KUBECONFIG_ROW(ctl_args, d, TOPO_K8S_CONFIG_DEFAULT_HELP,
                                    "the API server to read nodes from and write labels to"),
-    TOPO_OPT_DAEMON_LEASE_ROWS(ctl_args, d, "topo-sync",
+    TOPO_OPT_DAEMON_LEASE_ROWS(ctl_args, d, CTL_LEASE_NAME_DEFAULT,
                                "write only while holding the Lease; its renew deadline and retry "
                                "period scale with --lease-duration (2/3 and 2/15: client-go's "
                                "10 s and 2 s at 15)",

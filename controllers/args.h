@@ -5,6 +5,10 @@
 
 #include "topo/options.h"
 
+/* The Lease topo-sync elects its writer with when --lease-name is not given
+ * (the option row shows it, main.c applies it). */
+#define CTL_LEASE_NAME_DEFAULT "topo-sync"
+
 typedef struct ctl_args {
     const char *config;
     int once, dry_run, print_labels, print_annotations, print_plan;

@@ -283,7 +283,7 @@ static int run_online(topo_sync_settings *s, const ctl_args *a)
                   .print_annotations = a->print_annotations,
                   .leader_elect = a->d.leader_elect != 0,
                   .lease_namespace = a->d.lease_namespace,
-                  .lease_name = a->d.lease_name ? a->d.lease_name : "topo-sync",
+                  .lease_name = a->d.lease_name ? a->d.lease_name : CTL_LEASE_NAME_DEFAULT,
                   .lease_ms = (long)a->d.lease_s * 1000,
                   .source_interval_ms = source_interval,
                   .resync_ms = (long)a->resync_s * 1000,

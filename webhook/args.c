@@ -11,6 +11,7 @@
 #include "topo/options.h"
 #include "topo/version.h"
 #include "peer.h"
+#include "placer_lease.h"
 
 #define O(field) offsetof(wh_args, field)
 
@@ -97,7 +98,7 @@ static const topo_opt table[] = {
      "capacity reserved for a PodSet's pods not created yet counts against their namespace's "
      "ResourceQuotas, kept by list+watch (needs list and watch on resourcequotas)",
      O(resource_quotas), NULL},
-    TOPO_OPT_DAEMON_LEASE_ROWS(wh_args, d, "topo-webhook",
+    TOPO_OPT_DAEMON_LEASE_ROWS(wh_args, d, TOPO_UNGATER_LEASE_NAME,
                                "with an API server, the replica holding Lease topo-webhook "
                                "places every pod and runs the ungater; the others forward to it "
                                "(docs/webhook.md \"Several replicas\")",
