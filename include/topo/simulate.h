@@ -207,6 +207,7 @@ typedef struct topo_sim_run_opts {
     int apply_slowdown;       /* stretch each job's duration by its slowdown */
     uint32_t frag_pod;        /* the pod size of the second fragmentation; 0: 8 */
     double timeline_step;     /* seconds per timeline point; 0: the span / 400 */
+    double warmup;            /* the window starts this long after the first arrival */
     topo_sim_progress_fn progress; /* called every 1,000 arrivals and at the end */
     void *progress_payload;
 } topo_sim_run_opts;
@@ -251,6 +252,11 @@ typedef struct topo_sim_metrics {
     topo_sim_wait wait;       /* every placed job */
     topo_sim_wait wait_class[TOPO_SIM_CLASSES];
     double slowdown_mean, slowdown_p99; /* GPU-time weighted */
+    /* Job completion time (start - arrival + time run) over the placed jobs,
+     * and goodput: the GPU-seconds of useful work (a job slowed down s times
+     * does 1/s of a GPU-second's work per GPU-second) over capacity x window. */
+    double jct_mean, jct_p99;
+    double goodput;
     double window_start, window_end; /* first and last arrival */
     double makespan;                 /* last completion */
     uint64_t attempts;               /* placements tried (engine calls for topo) */
