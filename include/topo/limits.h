@@ -65,6 +65,8 @@
 #define TOPO_MAX_SIM_SECONDS 1e10
 #define TOPO_MAX_SIM_ANNOTATIONS 8u
 #define TOPO_MAX_SIM_REQUESTS 10000u
+/* --seeds: runs per policy whose metrics one summary averages. */
+#define TOPO_MAX_SIM_SEEDS 100u
 
 /* Largest Kubernetes API response body (one page of a paged list, or one
  * object); pages are requested with limit=500 so this is generous. */

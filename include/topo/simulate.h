@@ -316,4 +316,55 @@ int topo_sim_format_timeline(topo_buf *out, const topo_sim_result *const *r, siz
 int topo_sim_format_html(topo_buf *out, const topo_sim_info *info,
                          const topo_sim_result *const *r, size_t n);
 
+/* ---- several seeds ---------------------------------------------------------------------- */
+
+/* The mean of x[0..n) and the half-width of its 95 % confidence interval,
+ * Student's t with n - 1 degrees of freedom: mean +/- t * s / sqrt(n), s the
+ * sample standard deviation. Returns 1 with an interval, 0 for n = 1 (no
+ * interval: *half is 0), TOPO_EINVALID for n = 0. */
+int topo_sim_mean_ci95(double *mean, double *half, const double *x, size_t n);
+
+/* The runs of the same policies over several seeds (--seeds): per policy
+ * the mean of every metric of -o json and its 95 % interval, and the mean
+ * timeline with its interval per point (docs/simulate.md "Seeds and
+ * intervals"). */
+typedef struct topo_sim_summary topo_sim_summary;
+
+int topo_sim_summary_create(topo_sim_summary **out, topo_err *err) TOPO_MUST_CHECK;
+void topo_sim_summary_free(topo_sim_summary *s);
+/* Adds one seed's runs: the same policies in the same order and the same
+ * levels every time, their timelines of one step (point k of every seed is
+ * k steps after its window's start; give the runs one timeline_step).
+ * TOPO_EINVALID when they differ or past TOPO_MAX_SIM_SEEDS seeds. */
+int topo_sim_summary_add(topo_sim_summary *s, uint64_t seed, const topo_sim_result *const *r,
+                         size_t n, topo_err *err) TOPO_MUST_CHECK;
+/* The seeds in the order added. */
+size_t topo_sim_summary_seeds(const topo_sim_summary *s, const uint64_t **out);
+size_t topo_sim_summary_policy_count(const topo_sim_summary *s);
+const char *topo_sim_summary_policy(const topo_sim_summary *s, size_t policy);
+/* One metric by its -o json name, nested names joined by '.'
+ * ("tight_share", "queue_by_gpus.1-8.p99_s", "domains_spanned.<level>"):
+ * its mean over the seeds and interval. Returns 1 with an interval, 0
+ * without (one seed: *lo = *hi = *mean), TOPO_ENOTFOUND for an unknown name
+ * or policy. */
+int topo_sim_summary_metric(const topo_sim_summary *s, size_t policy, const char *name,
+                            double *mean, double *lo, double *hi);
+/* The policy's mean timeline and, with two seeds or more, the interval's
+ * low and high per point (NULL with one seed): as many points as the
+ * shortest seed's timeline, t the first seed's. Borrowed from s. */
+size_t topo_sim_summary_timeline(const topo_sim_summary *s, size_t policy,
+                                 const topo_sim_sample **mean, const topo_sim_sample **lo,
+                                 const topo_sim_sample **hi);
+
+/* The outputs over several seeds: every figure the mean; the table shows
+ * "mean +/- half" (the half-width), -o json adds "seeds" and per policy
+ * "ci95" (the same keys and nesting as the metrics, each [low, high]), the
+ * timeline CSV adds a _lo and a _hi column per figure. With one seed the
+ * table and the timeline equal the outputs above and -o json only adds
+ * "seeds". */
+int topo_sim_format_summary_table(topo_buf *out, const topo_sim_summary *s);
+int topo_sim_format_summary_json(char **out, const topo_sim_info *info,
+                                 const topo_sim_summary *s, topo_err *err) TOPO_MUST_CHECK;
+int topo_sim_format_summary_timeline(topo_buf *out, const topo_sim_summary *s);
+
 #endif

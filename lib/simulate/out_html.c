@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fields.h"
 #include "out_internal.h"
 #include "out_svg.h"
 
@@ -24,6 +25,9 @@ static const char style[] =
 static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
 {
     char text[64];
+    double v[MAX_SERIES][SIM_NVALUES];
+    for (size_t i = 0; i < n; i++)
+        sim_field_values(v[i], topo_sim_result_metrics(r[i]));
     topo_buf_puts(b, "<table id=\"metrics\">\n<tr><th></th>");
     for (size_t i = 0; i < n; i++) {
         topo_buf_puts(b, "<th>");
@@ -46,16 +50,15 @@ static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
                                                             : row->label);
             topo_buf_puts(b, "</td>");
             for (size_t i = 0; i < n; i++) {
-                const topo_sim_metrics *m = topo_sim_result_metrics(r[i]);
-                double v = row->kind == SIM_ROW_SPANNED ? m->spanned[l] : row->value(m, row->arg);
+                double x = sim_row_value(row, v[i], l);
                 if (row->kind == SIM_ROW_SHARE)
-                    snprintf(text, sizeof text, "%.1f%%", 100 * v);
+                    snprintf(text, sizeof text, "%.1f%%", 100 * x);
                 else if (row->kind == SIM_ROW_SECONDS)
-                    sim_fmt_duration(text, sizeof text, v);
+                    sim_fmt_duration(text, sizeof text, x);
                 else if (row->kind == SIM_ROW_COUNT)
-                    snprintf(text, sizeof text, "%.0f", v);
+                    snprintf(text, sizeof text, "%.0f", x);
                 else
-                    snprintf(text, sizeof text, "%.3f", v);
+                    snprintf(text, sizeof text, "%.3f", x);
                 topo_buf_printf(b, "<td>%s</td>", text);
             }
             topo_buf_puts(b, "</tr>\n");

@@ -1,5 +1,6 @@
 /* What the outputs share (out_*.c): the rows of the table, which the HTML
- * report shows too, and number formatting. */
+ * report shows too, each a field of the metrics table (fields.h), and
+ * number formatting. */
 #ifndef TOPO_SIM_OUT_INTERNAL_H
 #define TOPO_SIM_OUT_INTERNAL_H
 
@@ -19,13 +20,16 @@ typedef enum sim_row_kind {
 typedef struct sim_row {
     const char *label;
     sim_row_kind kind;
-    double (*value)(const topo_sim_metrics *m, int arg);
-    int arg;
+    int field; /* its sim_field_id (fields.h) */
 } sim_row;
 
 extern const sim_row sim_rows[];
 extern const size_t sim_nrows;
 extern const char *const sim_class_names[TOPO_SIM_CLASSES];
+
+/* Row's figure (level l's for SIM_ROW_SPANNED) from a metrics vector
+ * (fields.h). */
+double sim_row_value(const sim_row *row, const double *v, size_t level);
 
 /* "42 s", "3.5 min", "2.0 h", "1.3 d" */
 void sim_fmt_duration(char *buf, size_t size, double seconds);

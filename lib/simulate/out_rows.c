@@ -1,88 +1,42 @@
-/* The metrics as rows, in the order the table and the report show them. */
+/* The metrics as rows, in the order the table and the report show them;
+ * each row is a field of the metrics table (fields.h). */
+#include "fields.h"
 #include "out_internal.h"
 
-static double placed(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return (double)m->placed;
-}
-static double unplaceable(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return (double)m->unplaceable;
-}
-static double multi(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return (double)m->multi_node;
-}
-static double tight(const topo_sim_metrics *m, int a)
-{
-    return a ? m->tight_share_now : m->tight_share;
-}
-static double frag(const topo_sim_metrics *m, int a)
-{
-    return a ? m->fragmentation_pod : m->fragmentation;
-}
-static double util(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return m->utilisation;
-}
-static double qlen(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return m->queue_length;
-}
-/* arg: class * 2 + (p99), class -1 (arg < 0) for all jobs */
-static double wait(const topo_sim_metrics *m, int a)
-{
-    const topo_sim_wait *w = a < 0 ? &m->wait : &m->wait_class[a / 2];
-    int p99 = a < 0 ? a == -1 : a % 2;
-    return p99 ? w->p99 : w->p50;
-}
-static double slow(const topo_sim_metrics *m, int a)
-{
-    return a ? m->slowdown_p99 : m->slowdown_mean;
-}
-static double makespan(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return m->makespan - m->window_start;
-}
-static double attempts(const topo_sim_metrics *m, int a)
-{
-    (void)a;
-    return (double)m->attempts;
-}
+#define WAIT(k, part) SIM_F_CLASS(k, SIM_WAIT_##part)
 
 const sim_row sim_rows[] = {
-    {"jobs placed", SIM_ROW_COUNT, placed, 0},
-    {"jobs that never fit", SIM_ROW_COUNT, unplaceable, 0},
-    {"multi-node jobs", SIM_ROW_COUNT, multi, 0},
-    {"in one domain of the tightest", SIM_ROW_HEADING, NULL, 0},
-    {"  level that fits when empty", SIM_ROW_SHARE, tight, 0},
-    {"  level with room at the time", SIM_ROW_SHARE, tight, 1},
-    {"domains spanned (mean)", SIM_ROW_HEADING, NULL, 0},
-    {NULL, SIM_ROW_SPANNED, NULL, 0},
-    {"GPU fragmentation", SIM_ROW_HEADING, NULL, 0},
-    {"  free on partly used nodes", SIM_ROW_SHARE, frag, 0},
-    {"  free no whole pod can use", SIM_ROW_SHARE, frag, 1},
-    {"GPU utilisation", SIM_ROW_SHARE, util, 0},
-    {"mean queue length (jobs)", SIM_ROW_NUMBER, qlen, 0},
-    {"queueing delay p50 / p99", SIM_ROW_HEADING, NULL, 0},
-    {"  all jobs p50", SIM_ROW_SECONDS, wait, -2},
-    {"  all jobs p99", SIM_ROW_SECONDS, wait, -1},
-    {"  1-8 GPUs p50", SIM_ROW_SECONDS, wait, 0},
-    {"  1-8 GPUs p99", SIM_ROW_SECONDS, wait, 1},
-    {"  9-127 GPUs p50", SIM_ROW_SECONDS, wait, 2},
-    {"  9-127 GPUs p99", SIM_ROW_SECONDS, wait, 3},
-    {"  128+ GPUs p50", SIM_ROW_SECONDS, wait, 4},
-    {"  128+ GPUs p99", SIM_ROW_SECONDS, wait, 5},
-    {"modelled slowdown (GPU time)", SIM_ROW_HEADING, NULL, 0},
-    {"  mean", SIM_ROW_NUMBER, slow, 0},
-    {"  p99", SIM_ROW_NUMBER, slow, 1},
-    {"makespan", SIM_ROW_SECONDS, makespan, 0},
-    {"placement attempts", SIM_ROW_COUNT, attempts, 0},
+    {"jobs placed", SIM_ROW_COUNT, SIM_F_PLACED},
+    {"jobs that never fit", SIM_ROW_COUNT, SIM_F_UNPLACEABLE},
+    {"multi-node jobs", SIM_ROW_COUNT, SIM_F_MULTI_NODE},
+    {"in one domain of the tightest", SIM_ROW_HEADING, 0},
+    {"  level that fits when empty", SIM_ROW_SHARE, SIM_F_TIGHT},
+    {"  level with room at the time", SIM_ROW_SHARE, SIM_F_TIGHT_NOW},
+    {"domains spanned (mean)", SIM_ROW_HEADING, 0},
+    {NULL, SIM_ROW_SPANNED, SIM_F_SPANNED},
+    {"GPU fragmentation", SIM_ROW_HEADING, 0},
+    {"  free on partly used nodes", SIM_ROW_SHARE, SIM_F_FRAG},
+    {"  free no whole pod can use", SIM_ROW_SHARE, SIM_F_FRAG_POD},
+    {"GPU utilisation", SIM_ROW_SHARE, SIM_F_UTILISATION},
+    {"mean queue length (jobs)", SIM_ROW_NUMBER, SIM_F_QUEUE_LENGTH},
+    {"queueing delay p50 / p99", SIM_ROW_HEADING, 0},
+    {"  all jobs p50", SIM_ROW_SECONDS, SIM_F_WAIT_P50},
+    {"  all jobs p99", SIM_ROW_SECONDS, SIM_F_WAIT_P99},
+    {"  1-8 GPUs p50", SIM_ROW_SECONDS, WAIT(0, P50)},
+    {"  1-8 GPUs p99", SIM_ROW_SECONDS, WAIT(0, P99)},
+    {"  9-127 GPUs p50", SIM_ROW_SECONDS, WAIT(1, P50)},
+    {"  9-127 GPUs p99", SIM_ROW_SECONDS, WAIT(1, P99)},
+    {"  128+ GPUs p50", SIM_ROW_SECONDS, WAIT(2, P50)},
+    {"  128+ GPUs p99", SIM_ROW_SECONDS, WAIT(2, P99)},
+    {"modelled slowdown (GPU time)", SIM_ROW_HEADING, 0},
+    {"  mean", SIM_ROW_NUMBER, SIM_F_SLOW_MEAN},
+    {"  p99", SIM_ROW_NUMBER, SIM_F_SLOW_P99},
+    {"makespan", SIM_ROW_SECONDS, SIM_F_MAKESPAN},
+    {"placement attempts", SIM_ROW_COUNT, SIM_F_ATTEMPTS},
 };
 const size_t sim_nrows = sizeof sim_rows / sizeof sim_rows[0];
+
+double sim_row_value(const sim_row *row, const double *v, size_t level)
+{
+    return v[sim_slot((sim_field_id)row->field, row->kind == SIM_ROW_SPANNED ? level : 0)];
+}
