@@ -28,6 +28,7 @@ typedef struct simulate_args {
     unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
     const char *trace, *preset, *request_level, *slice, *trace_out;
     topo_opt_u64 seed;
+    const char *seeds;
     unsigned long jobs;
     double load, daily_amplitude, required_share, preferred_share, slice_share;
     const char *policies, *profile;
@@ -84,6 +85,10 @@ static const topo_opt table[] = {
      "offered GPU-time over the capacity's for the span of the arrivals", O(load), NULL},
     {"--seed", NULL, TOPO_OPT_U64, "N", 0, UINT64_MAX, NULL, D(SIM_SEED_DEFAULT),
      "seed of the generator and of the baselines' random choices", O(seed), NULL},
+    {"--seeds", NULL, TOPO_OPT_STRING, "A-B|N", 0, 0, NULL, NULL,
+     "run every policy once per seed, seeds A to B or 1 to N, and show each figure's mean "
+     "and 95 % interval; not with --seed",
+     O(seeds), NULL},
     {"--daily-amplitude", NULL, TOPO_OPT_NUMBER, "A", 0, 1, NULL,
      D(TOPO_SIM_DAILY_AMPLITUDE_DEFAULT),
      "arrival rate 1 - A cos(2 pi t / day), below 1; 0 for a steady rate", O(daily_amplitude),
@@ -105,7 +110,8 @@ static const topo_opt table[] = {
     {"--slice-share", NULL, TOPO_OPT_NUMBER, "F", 0, 1, NULL, "0",
      "multi-node jobs (whose pods SIZE divides) asking for --slice", O(slice_share), NULL},
     {"--trace-out", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "write the jobs as a CSV trace (--trace reads it back)", O(trace_out), NULL},
+     "write the jobs as a CSV trace (--trace reads it back); one seed only", O(trace_out),
+     NULL},
     {"--policies", NULL, TOPO_OPT_STRING, "P,...", 0, 0, NULL, SIM_POLICIES_DEFAULT,
      "the policies to run, in this order",
      O(policies), "Policies:"},
@@ -146,7 +152,7 @@ static const topo_opt table[] = {
     {"--timeline-step", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL,
      "the arrivals' span / 400", "seconds per timeline point", O(timeline_step), NULL},
     {"--report", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "an HTML page with the table and SVG charts", O(report), NULL},
+     "an HTML page with the table and SVG charts; one seed only", O(report), NULL},
     {"--quiet", "-q", TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "no progress on stderr", O(quiet),
      NULL},
 };
@@ -478,6 +484,151 @@ static int trace_out(const char *path, const topo_sim_trace *t, topo_err *err)
     return write_buf(path, &b, err);
 }
 
+/* ---- several seeds ---- */
+
+/* --seeds A-B (A to B) or N (1 to N): the first seed and how many. */
+static int parse_seeds(uint64_t *first, size_t *n, const simulate_args *f, topo_err *err)
+{
+    unsigned long long a = 1, b;
+    char *end;
+    const char *text = f->seeds, *dash;
+    *first = f->seed.value;
+    *n = 1;
+    if (text == NULL)
+        return 0;
+    if (f->seed.given)
+        return topo_err_set(err, TOPO_EINVALID, "--seeds: not with --seed");
+    dash = strchr(text, '-');
+    errno = 0;
+    if (dash != NULL) {
+        a = strtoull(text, &end, 10);
+        if (end != dash || text[0] < '0' || text[0] > '9')
+            goto bad;
+        text = dash + 1;
+    }
+    b = strtoull(text, &end, 10);
+    if (*end != '\0' || text[0] < '0' || text[0] > '9' || errno != 0)
+        goto bad;
+    if (dash == NULL && b == 0)
+        return topo_err_set(err, TOPO_EINVALID, "--seeds: N must be at least 1, got 0");
+    if (b < a)
+        return topo_err_set(err, TOPO_EINVALID, "--seeds: %llu-%llu: the first is above the last",
+                            a, b);
+    if (b - a >= TOPO_MAX_SIM_SEEDS)
+        return topo_err_set(err, TOPO_EINVALID, "--seeds: %llu seeds, at most %u",
+                            b - a == UINT64_MAX ? b - a : b - a + 1, TOPO_MAX_SIM_SEEDS);
+    *first = a;
+    *n = (size_t)(b - a + 1);
+    return 0;
+bad:
+    return topo_err_set(err, TOPO_EINVALID, "--seeds: expected A-B or N, got \"%s\"", f->seeds);
+}
+
+/* What several seeds cannot do, refused before anything runs. */
+static int check_seeds(const simulate_args *f, size_t nseeds, topo_err *err)
+{
+    if (nseeds > 1 && f->trace_out != NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--trace-out: writes one seed's jobs, give --seed, not --seeds");
+    if (nseeds > 1 && f->report != NULL)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--report: shows one seed, give --seed, not --seeds (-o json and "
+                            "--timeline carry the intervals)");
+    return 0;
+}
+
+/* Seconds per timeline point for every seed: the first seed's default
+ * (its arrivals' span / TOPO_SIM_TIMELINE_POINTS), so that point k is k
+ * steps after each seed's first arrival. */
+static double common_step(const simulate_args *f, const topo_sim_trace *t)
+{
+    size_t n = topo_sim_trace_count(t);
+    double span = n > 0 ? topo_sim_trace_job(t, n - 1)->arrive - topo_sim_trace_job(t, 0)->arrive
+                        : 0;
+    if (f->timeline_step > 0)
+        return f->timeline_step;
+    return span > 0 ? span / TOPO_SIM_TIMELINE_POINTS : 1;
+}
+
+static int summary_outputs(const simulate_args *f, const sim_inputs *in,
+                           const topo_sim_summary *s, uint64_t first, size_t nseeds,
+                           topo_err *err)
+{
+    topo_sim_info info = {in->cluster_text, in->jobs_text, first,
+                          topo_sim_cluster_node_count(in->cluster),
+                          topo_sim_cluster_capacity(in->cluster)};
+    topo_buf b = TOPO_BUF_INIT(0);
+    char *json = NULL;
+    int rc;
+
+    if (f->output != NULL && strcmp(f->output, "json") == 0) {
+        if ((rc = topo_sim_format_summary_json(&json, &info, s, err)) < 0)
+            return rc;
+        fputs(json, stdout);
+        fputc('\n', stdout);
+        free(json);
+    } else {
+        topo_buf_printf(&b,
+                        "cluster: %s (%zu nodes, %llu GPUs free); jobs: %s; seeds %llu-%llu "
+                        "(mean ± half-width of the 95 %% interval)\n\n",
+                        info.cluster, info.nodes, (unsigned long long)info.capacity, info.jobs,
+                        (unsigned long long)first, (unsigned long long)(first + nseeds - 1));
+        topo_sim_format_summary_table(&b, s);
+        if ((rc = write_buf("-", &b, err)) < 0)
+            return rc;
+    }
+    if (f->timeline != NULL) {
+        topo_sim_format_summary_timeline(&b, s);
+        if ((rc = write_buf(f->timeline, &b, err)) < 0)
+            return rc;
+    }
+    return fflush(stdout) == 0 ? 0 : topo_err_set(err, TOPO_EIO, "stdout: write failed");
+}
+
+/* Every policy once per seed into a summary; generated jobs are generated
+ * anew per seed, a --trace file's are the same for every seed. */
+static int run_seeds(const simulate_args *f, const unsigned char *given, sim_inputs *in,
+                     const topo_sim_policy *pol, size_t npol, topo_sim_run_opts *ro,
+                     progress *prog, uint64_t first, size_t nseeds, topo_err *err)
+{
+    topo_sim_summary *s = NULL;
+    topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
+    int rc;
+
+    if ((rc = topo_sim_summary_create(&s, err)) < 0)
+        return rc;
+    for (size_t k = 0; k < nseeds; k++) {
+        in->seed = ro->seed = first + k;
+        if (k > 0 && f->trace == NULL) {
+            topo_sim_trace_free(in->trace);
+            in->trace = NULL;
+            if ((rc = load_jobs(in, f, given, err)) < 0)
+                goto cleanup;
+        }
+        if (k == 0)
+            ro->timeline_step = common_step(f, in->trace);
+        for (size_t i = 0; i < npol; i++) {
+            prog->start_ns = prog->last_ns = topo_clock_ns();
+            if ((rc = topo_sim_run(&res[i], in->cluster, in->trace, pol[i], ro, err)) < 0)
+                goto cleanup;
+        }
+        if ((rc = topo_sim_summary_add(s, in->seed, (const topo_sim_result *const *)res, npol,
+                                       err)) < 0)
+            goto cleanup;
+        for (size_t i = 0; i < npol; i++) {
+            topo_sim_result_free(res[i]);
+            res[i] = NULL;
+        }
+    }
+    rc = summary_outputs(f, in, s, first, nseeds, err);
+
+cleanup:
+    for (size_t i = 0; i < npol; i++)
+        topo_sim_result_free(res[i]);
+    topo_sim_summary_free(s);
+    return rc;
+}
+
 int cli_cmd_simulate(int argc, char **argv)
 {
     simulate_args f;
@@ -489,7 +640,8 @@ int cli_cmd_simulate(int argc, char **argv)
     topo_sim_run_opts ro;
     topo_gates gates;
     progress prog;
-    size_t npol = 0;
+    size_t npol = 0, nseeds = 1;
+    uint64_t first_seed;
     int rc;
 
     memset(&f, 0, sizeof(f));
@@ -497,7 +649,9 @@ int cli_cmd_simulate(int argc, char **argv)
     if ((rc = cli_parse_given(&cli_simulate, argc, argv, &f, given)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
-    in.seed = f.seed.value;
+    if (parse_seeds(&first_seed, &nseeds, &f, &err) < 0 || check_seeds(&f, nseeds, &err) < 0)
+        goto fail;
+    in.seed = first_seed;
     memset(&prog, 0, sizeof(prog));
     prog.quiet = f.quiet;
     prog.start_ns = prog.last_ns = topo_clock_ns();
@@ -510,6 +664,12 @@ int cli_cmd_simulate(int argc, char **argv)
         (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
         run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
         goto fail;
+    if (nseeds > 1) {
+        if (run_seeds(&f, given, &in, pol, npol, &ro, &prog, first_seed, nseeds, &err) < 0)
+            goto fail;
+        rc = TOPO_CLI_EXIT_OK;
+        goto cleanup;
+    }
     for (size_t i = 0; i < npol; i++) {
         prog.start_ns = prog.last_ns = topo_clock_ns();
         if (topo_sim_run(&res[i], in.cluster, in.trace, pol[i], &ro, &err) < 0)
