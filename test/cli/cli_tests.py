@@ -634,6 +634,57 @@ def simulate_flag_errors(ctx):
 
 
 @case
+def simulate_seeds(ctx):
+    # --seeds 1-3: every figure the mean of three runs, "ci95" beside it
+    # with the same keys; the same seeds give the same bytes; --seeds 3 is
+    # 1-3; one seed is the --seed run, byte for byte.
+    args = ["--shape", "hgx-h100", "--shape-nodes", "32", "--jobs", "150",
+            "--policies", "topo,random"]
+    rc, out, err = ctx.run("simulate", *args, "--seeds", "1-3", "-o", "json", "-q")
+    expect(rc == 0, f"exit {rc}", out, err)
+    doc = json.loads(out)
+    expect(doc["simulate"]["seeds"] == [1, 2, 3], f"seeds {doc['simulate']}")
+    runs = [simulate_json(ctx, *args, "--seed", str(s)) for s in (1, 2, 3)]
+    for name, m in doc["policies"].items():
+        ci = m["ci95"]
+        keys = [k for k in m if k != "ci95"]
+        expect(list(ci) == keys, f"{name}: ci95 keys {list(ci)} vs {keys}")
+        expect(list(ci["queue_by_gpus"]["1-8"]) == ["jobs", "p50_s", "p99_s", "mean_s"],
+               f"{name}: {ci['queue_by_gpus']}")
+        for key in ("utilisation", "tight_share", "fragmentation", "window_s"):
+            mean = sum(r["policies"][name][key] for r in runs) / 3
+            lo, hi = ci[key]
+            expect(abs(m[key] - mean) < 1e-5 and lo <= m[key] <= hi,
+                   f"{name} {key}: {m[key]} [{lo}, {hi}], runs' mean {mean}")
+    expect(doc["policies"]["topo"]["ci95"]["utilisation"][1] >
+           doc["policies"]["topo"]["ci95"]["utilisation"][0], "an interval of width 0")
+    rc2, out2, _ = ctx.run("simulate", *args, "--seeds", "3", "-o", "json", "-q")
+    expect(rc2 == 0 and out2 == out, "--seeds 3 differs from --seeds 1-3 or from itself")
+    rc, one, err = ctx.run("simulate", *args, "--seeds", "2-2", "-q")
+    rc2, seed, _ = ctx.run("simulate", *args, "--seed", "2", "-q")
+    expect(rc == 0 and one == seed, "--seeds 2-2 differs from --seed 2", one, seed)
+    rc, table, err = ctx.run("simulate", *args, "--seeds", "1-3", "-q")
+    expect(rc == 0 and "seeds 1-3" in table and " ± " in table, "table", table, err)
+
+
+@case
+def simulate_seeds_errors(ctx):
+    base = ["--shape", "hgx-h100", "--jobs", "5"]
+    for args, msg in [
+        (["--seeds", "3-1"], "--seeds: 3-1: the first is above the last"),
+        (["--seeds", "0"], "--seeds: N must be at least 1, got 0"),
+        (["--seeds", "1-3", "--seed", "4"], "--seeds: not with --seed"),
+        (["--seeds", "1-101"], "--seeds: 101 seeds, at most 100"),
+        (["--seeds", "x"], "--seeds: expected A-B or N, got \"x\""),
+        (["--seeds", "-3"], "--seeds: expected A-B or N, got \"-3\""),
+        (["--seeds", "1-2", "--trace-out", "/dev/null"], "--trace-out: writes one seed's jobs"),
+        (["--seeds", "1-2", "--report", "/dev/null"], "--report: shows one seed"),
+    ]:
+        rc, out, err = ctx.run("simulate", *base, *args)
+        expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
+
+
+@case
 def generate_option_errors(ctx):
     # --usage-fraction given at its default value is still given; seeds
     # take the whole uint64 range and nothing past it.
