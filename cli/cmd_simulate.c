@@ -163,8 +163,8 @@ const cli_command cli_simulate = {
     "replay a job trace under topo and the default scheduler, compare placement quality",
     "usage: topoassign simulate (--nodes FILE [--pods FILE] | --db FILE | --shape NAME)\n"
     "                           [--levels L1,...] (--trace FILE | --jobs N [--preset NAME]\n"
-    "                           [--load X]) [--seed N] [--policies P,...] [-o table|json]\n"
-    "                           [--timeline FILE] [--report FILE.html]",
+    "                           [--load X]) [--seed N | --seeds A-B] [--policies P,...]\n"
+    "                           [-o table|json] [--timeline FILE] [--report FILE.html]",
     "Replays a stream of GPU jobs (a CSV trace, or generated from a preset fitted to a "
     "published trace) over the cluster, once per policy: topo (Kueue's TAS through topo's "
     "engine), kube-default (kube-scheduler without topology: per-pod filtering, "

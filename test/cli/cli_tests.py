@@ -665,6 +665,16 @@ def simulate_seeds(ctx):
     expect(rc == 0 and one == seed, "--seeds 2-2 differs from --seed 2", one, seed)
     rc, table, err = ctx.run("simulate", *args, "--seeds", "1-3", "-q")
     expect(rc == 0 and "seeds 1-3" in table and " ± " in table, "table", table, err)
+    # A trace file: the same jobs every seed; topo makes no random choice,
+    # so every interval of its is [x, x]; random's shuffles do differ.
+    rc, out, err = ctx.run("simulate", "--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE,
+                           "--seeds", "1-3", "--policies", "topo,random", "-o", "json", "-q")
+    expect(rc == 0, f"exit {rc}", out, err)
+    pol = json.loads(out)["policies"]
+    flat = [v for v in pol["topo"]["ci95"].values() if isinstance(v, list)]
+    expect(all(lo == hi for lo, hi in flat), f"topo over a trace: {pol['topo']['ci95']}")
+    expect(pol["random"]["ci95"]["fragmentation"][1] > pol["random"]["ci95"]["fragmentation"][0],
+           f"random over a trace: {pol['random']['ci95']}")
 
 
 @case
