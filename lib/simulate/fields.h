@@ -39,7 +39,12 @@ typedef enum sim_field_id {
     SIM_F_COUNT
 } sim_field_id;
 
-typedef enum sim_wait_part { SIM_WAIT_JOBS, SIM_WAIT_P50, SIM_WAIT_P99, SIM_WAIT_MEAN } sim_wait_part;
+typedef enum sim_wait_part {
+    SIM_WAIT_JOBS,
+    SIM_WAIT_P50,
+    SIM_WAIT_P99,
+    SIM_WAIT_MEAN
+} sim_wait_part;
 #define SIM_F_CLASS(k, part) (SIM_F_CLASS0 + 4 * (k) + (part))
 
 /* Slots of a metrics vector. */

@@ -25,7 +25,9 @@ int topo_sim_format_summary_timeline(topo_buf *b, const topo_sim_summary *s)
                                 m[k].queue_length);
                 continue;
             }
-            topo_buf_printf(b, "%s,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,%.3f,%.3f\n",
+            topo_buf_printf(b,
+                            "%s,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,%.3f,"
+                            "%.3f\n",
                             name, m[k].t, m[k].utilisation, lo[k].utilisation, hi[k].utilisation,
                             m[k].fragmentation, lo[k].fragmentation, hi[k].fragmentation,
                             m[k].fragmentation_pod, lo[k].fragmentation_pod,
