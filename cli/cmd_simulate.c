@@ -36,7 +36,7 @@ typedef struct simulate_args {
     int apply_slowdown;
     unsigned long frag_pod;
     const char *output, *timeline, *report;
-    double timeline_step;
+    double timeline_step, warmup;
     int quiet;
 } simulate_args;
 
@@ -139,6 +139,10 @@ static const topo_opt table[] = {
      D(TOPO_SIM_FRAG_POD_DEFAULT),
      "the pod size of the second fragmentation figure (free GPUs no such pod can use)",
      O(frag_pod), NULL},
+    {"--warmup", NULL, TOPO_OPT_NUMBER, "SECONDS", 0, (unsigned long)1e9, NULL, "0",
+     "the metrics' window starts this long after the first arrival; job-level metrics count "
+     "only jobs arriving in it (at most the arrivals' span)",
+     O(warmup), "Metrics:"},
     {"--output", "-o", TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "table",
      "the metrics side by side, or JSON", O(output), "Output:"},
     {"--timeline", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -407,6 +411,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     o->apply_slowdown = f->apply_slowdown;
     o->frag_pod = (uint32_t)f->frag_pod;
     o->timeline_step = f->timeline_step;
+    o->warmup = f->warmup;
     o->progress = on_progress;
     o->progress_payload = p;
     return 0;

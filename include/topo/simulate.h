@@ -207,7 +207,9 @@ typedef struct topo_sim_run_opts {
     int apply_slowdown;       /* stretch each job's duration by its slowdown */
     uint32_t frag_pod;        /* the pod size of the second fragmentation; 0: 8 */
     double timeline_step;     /* seconds per timeline point; 0: the span / 400 */
-    double warmup;            /* the window starts this long after the first arrival */
+    double warmup;            /* the window starts this long after the first arrival (at most
+                               * the arrivals' span); job-level metrics count only jobs
+                               * arriving in it */
     topo_sim_progress_fn progress; /* called every 1,000 arrivals and at the end */
     void *progress_payload;
 } topo_sim_run_opts;
@@ -252,13 +254,15 @@ typedef struct topo_sim_metrics {
     topo_sim_wait wait;       /* every placed job */
     topo_sim_wait wait_class[TOPO_SIM_CLASSES];
     double slowdown_mean, slowdown_p99; /* GPU-time weighted */
-    /* Job completion time (start - arrival + time run) over the placed jobs,
-     * and goodput: the GPU-seconds of useful work (a job slowed down s times
-     * does 1/s of a GPU-second's work per GPU-second) over capacity x window. */
+    /* Job completion time (completion - arrival: the wait and the time run,
+     * stretched with apply_slowdown) over the placed jobs, nearest rank, and
+     * goodput: the GPU-seconds of useful work done inside the window (a job
+     * slowed down s times does 1/s of a GPU-second's work per GPU-second)
+     * over capacity x window. */
     double jct_mean, jct_p99;
     double goodput;
-    double window_start, window_end; /* first and last arrival */
-    double makespan;                 /* last completion */
+    double window_start, window_end; /* first arrival + warmup, last arrival */
+    double makespan;                 /* last completion (from the first arrival: outcome 0) */
     uint64_t attempts;               /* placements tried (engine calls for topo) */
 } topo_sim_metrics;
 
@@ -282,6 +286,47 @@ const char *topo_sim_result_level(const topo_sim_result *r, size_t i);
 size_t topo_sim_result_timeline(const topo_sim_result *r, const topo_sim_sample **out);
 /* Where job i started (seconds), or -1 if it never did. */
 double topo_sim_result_start(const topo_sim_result *r, size_t job);
+
+/* What happened to one job, as the job-level metrics see it. */
+typedef struct topo_sim_outcome {
+    double arrive;     /* from the trace */
+    double start, end; /* when it started and completed; both -1 if it never started */
+    double slowdown;   /* the modelled slowdown of where it ran; 1 if it never started */
+    uint64_t gpus;     /* pods x gpus_per_pod */
+    double work;       /* gpus x duration (unstretched): its weight in the slowdown */
+    uint8_t multi_node; /* started, with more GPUs than the largest node */
+    /* For the tight shares (multi-node jobs only): -1 the job does not count
+     * (no level below the whole cluster could hold it), else whether its
+     * pods sat in one domain of that level: the tightest level that could
+     * hold it on the empty cluster (tight), with room when it started
+     * (tight_now). */
+    int8_t tight, tight_now;
+    /* Domains of each level (topo_sim_result_level) its pods span; 0 if it
+     * never started. */
+    uint32_t spanned[TOPO_MAX_LEVELS];
+} topo_sim_outcome;
+
+/* The trace's jobs, which every result of a run over it has. */
+size_t topo_sim_result_job_count(const topo_sim_result *r);
+/* Job i's outcome into *out; TOPO_EINVALID past the last job. */
+int topo_sim_result_job(const topo_sim_result *r, size_t job, topo_sim_outcome *out);
+
+/* The result's metrics with every job-level figure (jobs, placed,
+ * unplaceable, multi_node, the tight shares, spanned, the waits, the
+ * slowdowns, jct) recomputed over the jobs mask[j] != 0 selects (one byte a
+ * job, topo_sim_result_job_count of them); the window figures
+ * (utilisation, fragmentation, queue length, goodput) are the result's, as
+ * they integrate over time, not over jobs. The run's own metrics are this
+ * over the jobs arriving inside the window. TOPO_ENOMEM. */
+int topo_sim_metrics_over(const topo_sim_result *r, const unsigned char *mask,
+                          topo_sim_metrics *out, topo_err *err) TOPO_MUST_CHECK;
+
+/* The same-jobs view of results of one trace: the jobs every result placed
+ * among those each counts (arriving inside the window), their number in
+ * *out_jobs, and out[i] the job-level metrics of r[i] over them.
+ * TOPO_EINVALID when the results are not of one trace and window. */
+int topo_sim_common(topo_sim_metrics *out, size_t *out_jobs, const topo_sim_result *const *r,
+                    size_t n, topo_err *err) TOPO_MUST_CHECK;
 
 /* Pods of one job on one node (topo_sim_cluster_node). */
 typedef struct topo_sim_slot {

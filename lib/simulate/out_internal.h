@@ -25,6 +25,8 @@ typedef struct sim_row {
 
 extern const sim_row sim_rows[];
 extern const size_t sim_nrows;
+extern const sim_row sim_common_rows[];
+extern const size_t sim_ncommon_rows;
 extern const char *const sim_class_names[TOPO_SIM_CLASSES];
 
 /* "42 s", "3.5 min", "2.0 h", "1.3 d" */

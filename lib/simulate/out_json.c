@@ -27,9 +27,11 @@ static json_t *wait_obj(const topo_sim_wait *w)
     return o;
 }
 
-static json_t *policy_obj(const topo_sim_result *r)
+/* One policy's metrics (levels named by r): every figure, or with
+ * jobs_only the job-level ones only (the same-jobs view, where the window
+ * figures would not be over those jobs). */
+static json_t *metrics_obj(const topo_sim_metrics *m, const topo_sim_result *r, int jobs_only)
 {
-    const topo_sim_metrics *m = topo_sim_result_metrics(r);
     json_t *o = json_object(), *spanned = json_object(), *classes = json_object();
     json_object_set_new(o, "jobs", count(m->jobs));
     json_object_set_new(o, "placed", count(m->placed));
@@ -40,10 +42,13 @@ static json_t *policy_obj(const topo_sim_result *r)
     for (size_t l = 0; l < m->nlevels; l++)
         json_object_set_new(spanned, topo_sim_result_level(r, l), num(m->spanned[l]));
     json_object_set_new(o, "domains_spanned", spanned);
-    json_object_set_new(o, "fragmentation", num(m->fragmentation));
-    json_object_set_new(o, "fragmentation_pod", num(m->fragmentation_pod));
-    json_object_set_new(o, "utilisation", num(m->utilisation));
-    json_object_set_new(o, "queue_length", num(m->queue_length));
+    if (!jobs_only) {
+        json_object_set_new(o, "fragmentation", num(m->fragmentation));
+        json_object_set_new(o, "fragmentation_pod", num(m->fragmentation_pod));
+        json_object_set_new(o, "utilisation", num(m->utilisation));
+        json_object_set_new(o, "goodput", num(m->goodput));
+        json_object_set_new(o, "queue_length", num(m->queue_length));
+    }
     json_object_set_new(o, "queue_p50_s", num(m->wait.p50));
     json_object_set_new(o, "queue_p99_s", num(m->wait.p99));
     json_object_set_new(o, "queue_mean_s", num(m->wait.mean));
@@ -52,18 +57,48 @@ static json_t *policy_obj(const topo_sim_result *r)
     json_object_set_new(o, "queue_by_gpus", classes);
     json_object_set_new(o, "slowdown_mean", num(m->slowdown_mean));
     json_object_set_new(o, "slowdown_p99", num(m->slowdown_p99));
-    json_object_set_new(o, "window_s", num(m->window_end - m->window_start));
-    json_object_set_new(o, "makespan_s", num(m->makespan - m->window_start));
-    json_object_set_new(o, "attempts", json_integer((json_int_t)m->attempts));
+    json_object_set_new(o, "jct_mean_s", num(m->jct_mean));
+    json_object_set_new(o, "jct_p99_s", num(m->jct_p99));
+    if (!jobs_only) {
+        json_object_set_new(o, "window_s", num(m->window_end - m->window_start));
+        json_object_set_new(o, "makespan_s", num(m->makespan - m->window_start));
+        json_object_set_new(o, "attempts", json_integer((json_int_t)m->attempts));
+    }
     return o;
+}
+
+/* {"jobs": N, "policies": {"<name>": {job-level metrics}}} over the jobs
+ * every result placed. */
+static int common_obj(json_t **out, const topo_sim_result *const *r, size_t n, topo_err *err)
+{
+    topo_sim_metrics *m = n > 0 ? calloc(n, sizeof(*m)) : NULL;
+    size_t jobs = 0;
+    int rc;
+    if (n > 0 && m == NULL)
+        return topo_err_nomem(err, "JSON output");
+    if ((rc = topo_sim_common(m, &jobs, r, n, err)) < 0) {
+        free(m);
+        return rc;
+    }
+    json_t *o = json_object(), *policies = json_object();
+    json_object_set_new(o, "jobs", count(jobs));
+    for (size_t i = 0; i < n; i++)
+        json_object_set_new(policies, m[i].policy, metrics_obj(&m[i], r[i], 1));
+    json_object_set_new(o, "policies", policies);
+    free(m);
+    *out = o;
+    return 0;
 }
 
 int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_result *const *r,
                          size_t n, topo_err *err)
 {
-    json_t *root, *in, *levels, *policies;
+    json_t *root, *in, *levels, *policies, *common = NULL;
+    int rc;
     *out = NULL;
     topo_json_alloc_watch();
+    if ((rc = common_obj(&common, r, n, err)) < 0)
+        return rc;
     root = json_object();
     in = json_object();
     levels = json_array();
@@ -79,8 +114,10 @@ int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_r
     json_object_set_new(in, "levels", levels);
     json_object_set_new(root, "simulate", in);
     for (size_t i = 0; i < n; i++)
-        json_object_set_new(policies, topo_sim_result_metrics(r[i])->policy, policy_obj(r[i]));
+        json_object_set_new(policies, topo_sim_result_metrics(r[i])->policy,
+                            metrics_obj(topo_sim_result_metrics(r[i]), r[i], 0));
     json_object_set_new(root, "policies", policies);
+    json_object_set_new(root, "common", common);
     if (!topo_json_alloc_failed())
         *out = topo_json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     json_decref(root);

@@ -29,6 +29,11 @@ static double util(const topo_sim_metrics *m, int a)
     (void)a;
     return m->utilisation;
 }
+static double good(const topo_sim_metrics *m, int a)
+{
+    (void)a;
+    return m->goodput;
+}
 static double qlen(const topo_sim_metrics *m, int a)
 {
     (void)a;
@@ -44,6 +49,10 @@ static double wait(const topo_sim_metrics *m, int a)
 static double slow(const topo_sim_metrics *m, int a)
 {
     return a ? m->slowdown_p99 : m->slowdown_mean;
+}
+static double jct(const topo_sim_metrics *m, int a)
+{
+    return a ? m->jct_p99 : m->jct_mean;
 }
 static double makespan(const topo_sim_metrics *m, int a)
 {
@@ -69,6 +78,7 @@ const sim_row sim_rows[] = {
     {"  free on partly used nodes", SIM_ROW_SHARE, frag, 0},
     {"  free no whole pod can use", SIM_ROW_SHARE, frag, 1},
     {"GPU utilisation", SIM_ROW_SHARE, util, 0},
+    {"goodput (work / capacity)", SIM_ROW_SHARE, good, 0},
     {"mean queue length (jobs)", SIM_ROW_NUMBER, qlen, 0},
     {"queueing delay p50 / p99", SIM_ROW_HEADING, NULL, 0},
     {"  all jobs p50", SIM_ROW_SECONDS, wait, -2},
@@ -82,7 +92,22 @@ const sim_row sim_rows[] = {
     {"modelled slowdown (GPU time)", SIM_ROW_HEADING, NULL, 0},
     {"  mean", SIM_ROW_NUMBER, slow, 0},
     {"  p99", SIM_ROW_NUMBER, slow, 1},
+    {"job completion time", SIM_ROW_HEADING, NULL, 0},
+    {"  mean", SIM_ROW_SECONDS, jct, 0},
+    {"  p99", SIM_ROW_SECONDS, jct, 1},
     {"makespan", SIM_ROW_SECONDS, makespan, 0},
     {"placement attempts", SIM_ROW_COUNT, attempts, 0},
 };
 const size_t sim_nrows = sizeof sim_rows / sizeof sim_rows[0];
+
+/* The same-jobs block: job-level figures over the jobs every policy
+ * placed (the table prints its heading and the jobs each policy left
+ * unplaced first). */
+const sim_row sim_common_rows[] = {
+    {"  queueing delay p99", SIM_ROW_SECONDS, wait, -1},
+    {"  in one domain, tightest empty", SIM_ROW_SHARE, tight, 0},
+    {"  slowdown mean", SIM_ROW_NUMBER, slow, 0},
+    {"  completion time mean", SIM_ROW_SECONDS, jct, 0},
+    {"  completion time p99", SIM_ROW_SECONDS, jct, 1},
+};
+const size_t sim_ncommon_rows = sizeof sim_common_rows / sizeof sim_common_rows[0];

@@ -29,10 +29,9 @@ const char *sim_level_short(const char *level)
     return slash != NULL ? slash + 1 : level;
 }
 
-/* One cell's text for row `row` of result m. */
-static void cell(char *buf, size_t size, const sim_row *row, const topo_sim_result *r)
+/* One cell's text for row `row` of metrics m. */
+static void cell(char *buf, size_t size, const sim_row *row, const topo_sim_metrics *m)
 {
-    const topo_sim_metrics *m = topo_sim_result_metrics(r);
     double v = row->value(m, row->arg);
     switch (row->kind) {
     case SIM_ROW_COUNT:
@@ -56,6 +55,32 @@ static int column_width(const topo_sim_result *r)
 {
     size_t name = strlen(topo_sim_result_metrics(r)->policy) + COLUMN_GAP;
     return name > COLUMN_WIDTH ? (int)name : COLUMN_WIDTH;
+}
+
+/* The same-jobs view: how many jobs each policy left unplaced, then the
+ * job-level figures over the jobs every policy placed. */
+static int common_block(topo_buf *out, const topo_sim_result *const *r, size_t n)
+{
+    topo_sim_metrics m[TOPO_SIM_POLICIES];
+    char text[64];
+    size_t jobs = 0;
+    int rc;
+    if (n > TOPO_SIM_POLICIES || (rc = topo_sim_common(m, &jobs, r, n, NULL)) < 0)
+        return n > TOPO_SIM_POLICIES ? TOPO_EINVALID : rc;
+    topo_buf_printf(out, "over the %zu jobs every policy placed\n", jobs);
+    topo_buf_printf(out, "%-*s", LABEL_WIDTH, "  left unplaced (not counted)");
+    for (size_t i = 0; i < n; i++)
+        topo_buf_printf(out, "%*zu", column_width(r[i]), topo_sim_result_metrics(r[i])->unplaceable);
+    topo_buf_putc(out, '\n');
+    for (size_t k = 0; k < sim_ncommon_rows; k++) {
+        topo_buf_printf(out, "%-*s", LABEL_WIDTH, sim_common_rows[k].label);
+        for (size_t i = 0; i < n; i++) {
+            cell(text, sizeof text, &sim_common_rows[k], &m[i]);
+            topo_buf_printf(out, "%*s", column_width(r[i]), text);
+        }
+        topo_buf_putc(out, '\n');
+    }
+    return out->error;
 }
 
 int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n)
@@ -88,10 +113,10 @@ int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t
         }
         topo_buf_printf(out, "%-*s", LABEL_WIDTH, row->label);
         for (size_t i = 0; i < n; i++) {
-            cell(text, sizeof text, row, r[i]);
+            cell(text, sizeof text, row, topo_sim_result_metrics(r[i]));
             topo_buf_printf(out, "%*s", column_width(r[i]), text);
         }
         topo_buf_putc(out, '\n');
     }
-    return out->error;
+    return n > 1 ? common_block(out, r, n) : out->error;
 }
