@@ -594,6 +594,30 @@ def simulate_fixture_trace(ctx):
 
 
 @case
+def simulate_common_jobs_and_warmup(ctx):
+    # "common": the six jobs every policy placed (too-big never fits), the
+    # same job-level keys as "policies" without the window's. --warmup
+    # moves the window's start; past the last arrival it is refused.
+    args = ["--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE]
+    doc = simulate_json(ctx, *args)
+    common = doc["common"]
+    expect(common["jobs"] == 6 and set(common["policies"]) == set(doc["policies"]),
+           f"common {common}")
+    for name, m in common["policies"].items():
+        own = doc["policies"][name]
+        expect(m["placed"] == 6 and m["unplaceable"] == 0 and "utilisation" not in m and
+               m["jct_mean_s"] == own["jct_mean_s"], f"{name}: {m}")
+    span = doc["policies"]["topo"]["window_s"]
+    late = simulate_json(ctx, *args, "--warmup", str(span / 2))
+    expect(late["policies"]["topo"]["window_s"] == span - span / 2,
+           f"window {late['policies']['topo']['window_s']} of {span}")
+    expect(late["policies"]["topo"]["jobs"] < doc["policies"]["topo"]["jobs"], "jobs counted")
+    rc, out, err = ctx.run("simulate", *args, "--warmup", str(span + 1))
+    expect(rc == 2 and out == "" and f"--warmup: {span + 1:g} s is longer than the arrivals' "
+           f"span ({span:g} s" in err, "warmup past the span", out, err)
+
+
+@case
 def simulate_kubectl_dump_and_db(ctx):
     # The kubectl dumps (a tainted node counts: every simulated job
     # tolerates taints) and the same cluster through a cache file give the
