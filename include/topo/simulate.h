@@ -262,7 +262,7 @@ typedef struct topo_sim_metrics {
     double jct_mean, jct_p99;
     double goodput;
     double window_start, window_end; /* first arrival + warmup, last arrival */
-    double makespan;                 /* last completion (from the first arrival: outcome 0) */
+    double makespan;                 /* last completion (makespan_s: from window_start) */
     uint64_t attempts;               /* placements tried (engine calls for topo) */
 } topo_sim_metrics;
 
@@ -348,9 +348,11 @@ typedef struct topo_sim_info {
     uint64_t capacity;
 } topo_sim_info;
 
-/* The metrics side by side, one column per result. */
+/* The metrics side by side, one column per result; with two results or
+ * more, the same-jobs block after them. */
 int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n);
-/* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}}, keys in a
+/* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}, "common":
+ * {"jobs": N, "policies": {"<name>": {job-level metrics}}}} (topo_sim_common), keys in a
  * fixed order, numbers rounded: the same results give the same bytes.
  * *out is malloc'd. */
 int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_result *const *r,

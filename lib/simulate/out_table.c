@@ -70,7 +70,8 @@ static int common_block(topo_buf *out, const topo_sim_result *const *r, size_t n
     topo_buf_printf(out, "over the %zu jobs every policy placed\n", jobs);
     topo_buf_printf(out, "%-*s", LABEL_WIDTH, "  left unplaced (not counted)");
     for (size_t i = 0; i < n; i++)
-        topo_buf_printf(out, "%*zu", column_width(r[i]), topo_sim_result_metrics(r[i])->unplaceable);
+        topo_buf_printf(out, "%*zu", column_width(r[i]),
+                        topo_sim_result_metrics(r[i])->unplaceable);
     topo_buf_putc(out, '\n');
     for (size_t k = 0; k < sim_ncommon_rows; k++) {
         topo_buf_printf(out, "%-*s", LABEL_WIDTH, sim_common_rows[k].label);
