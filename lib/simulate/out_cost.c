@@ -64,6 +64,13 @@ int topo_sim_format_stretched(topo_buf *out, const topo_sim_result *const *r,
     return out->error;
 }
 
+/* A sweep cell holds three figures ("1.216 2.1 h 71.3%"). */
+static int sweep_width(const char *policy)
+{
+    int w = sim_column_width(policy);
+    return w > 22 ? w : 22;
+}
+
 int topo_sim_format_sweep(topo_buf *out, const topo_sim_sweep *s)
 {
     char text[64], jct[32];
@@ -75,7 +82,7 @@ int topo_sim_format_sweep(topo_buf *out, const topo_sim_sweep *s)
                     s->runs);
     topo_buf_printf(out, "%-*s", SIM_LABEL_WIDTH, "  cost x, share x");
     for (size_t p = 0; p < s->npolicies; p++)
-        topo_buf_printf(out, "%*s", sim_column_width(s->policy[p]) + 12, s->policy[p]);
+        topo_buf_printf(out, "%*s", sweep_width(s->policy[p]), s->policy[p]);
     topo_buf_putc(out, '\n');
     for (size_t i = 0; i < s->nrows; i++) {
         const topo_sim_sweep_row *row = &s->row[i];
@@ -86,7 +93,7 @@ int topo_sim_format_sweep(topo_buf *out, const topo_sim_sweep *s)
             sim_fmt_duration(jct, sizeof jct, c->jct_mean);
             snprintf(text, sizeof text, "%.3f %s %.1f%%", c->slowdown_mean, jct,
                      100 * c->goodput);
-            topo_buf_printf(out, "%*s", sim_column_width(s->policy[p]) + 12, text);
+            topo_buf_printf(out, "%*s", sweep_width(s->policy[p]), text);
         }
         topo_buf_putc(out, '\n');
     }
