@@ -394,27 +394,24 @@ static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, top
 static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsigned char *given,
                       topo_err *err)
 {
-    static const struct {
+    const struct {
         const char *flag;
-        size_t offset;
+        double value, *to;
     } flags[] = {
-        {"--cost-nvlink", offsetof(simulate_args, cost_nvlink)},
-        {"--cost-leaf", offsetof(simulate_args, cost_leaf)},
-        {"--cost-spine", offsetof(simulate_args, cost_spine)},
-        {"--cost-cluster", offsetof(simulate_args, cost_cluster)},
-        {"--comm-small", offsetof(simulate_args, comm_small)},
-        {"--comm-large", offsetof(simulate_args, comm_large)},
+        {"--cost-nvlink", f->cost_nvlink, &m->cost[TOPO_SIM_TIER_NVLINK]},
+        {"--cost-leaf", f->cost_leaf, &m->cost[TOPO_SIM_TIER_LEAF]},
+        {"--cost-spine", f->cost_spine, &m->cost[TOPO_SIM_TIER_SPINE]},
+        {"--cost-cluster", f->cost_cluster, &m->cost[TOPO_SIM_TIER_CLUSTER]},
+        {"--comm-small", f->comm_small, &m->comm_small},
+        {"--comm-large", f->comm_large, &m->comm_large},
     };
-    double *field[] = {&m->cost[TOPO_SIM_TIER_NVLINK], &m->cost[TOPO_SIM_TIER_LEAF],
-                       &m->cost[TOPO_SIM_TIER_SPINE], &m->cost[TOPO_SIM_TIER_CLUSTER],
-                       &m->comm_small, &m->comm_large};
     int rc;
     topo_sim_cost_model_default(m);
     if (f->cost_model != NULL && (rc = topo_sim_cost_model_load(m, f->cost_model, err)) < 0)
         return rc;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (topo_opts_given(table, NOPTS, given, flags[i].flag))
-            *field[i] = *(const double *)(const void *)((const char *)f + flags[i].offset);
+            *flags[i].to = flags[i].value;
     return 0;
 }
 

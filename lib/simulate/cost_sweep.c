@@ -29,6 +29,7 @@ int topo_sim_cost_sweep(topo_sim_sweep *out, topo_sim_cluster *c, const topo_sim
                         const topo_sim_run_opts *opts, topo_err *err)
 {
     topo_sim_run_opts o;
+    topo_sim_policy pol[TOPO_SIM_POLICIES];
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -41,7 +42,8 @@ int topo_sim_cost_sweep(topo_sim_sweep *out, topo_sim_cluster *c, const topo_sim
         int k = topo_sim_policy_parse(name);
         if (k < 0)
             return topo_err_set(err, TOPO_EINVALID, "cost sweep: unknown policy \"%s\"", name);
-        out->policy[p] = topo_sim_policy_name((topo_sim_policy)k);
+        pol[p] = (topo_sim_policy)k;
+        out->policy[p] = topo_sim_policy_name(pol[p]);
     }
     for (size_t a = 0; a < TOPO_SIM_SWEEP_NCOST; a++)
         for (size_t b = 0; b < TOPO_SIM_SWEEP_NSHARE; b++) {
@@ -71,8 +73,7 @@ int topo_sim_cost_sweep(topo_sim_sweep *out, topo_sim_cluster *c, const topo_sim
                 continue;
             }
             topo_sim_result *r = NULL;
-            if ((rc = topo_sim_run(&r, c, t, (topo_sim_policy)topo_sim_policy_parse(out->policy[p]),
-                                   &o, err)) < 0)
+            if ((rc = topo_sim_run(&r, c, t, pol[p], &o, err)) < 0)
                 return topo_err_wrap(err, "cost sweep %gx cost, %gx share", row->cost_factor,
                                      row->share_factor);
             cell->jct_mean = topo_sim_result_metrics(r)->jct_mean;
