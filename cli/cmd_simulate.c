@@ -32,8 +32,9 @@ typedef struct simulate_args {
     double load, daily_amplitude, required_share, preferred_share, slice_share;
     const char *policies, *profile;
     double relax_after;
+    const char *cost_model;
     double cost_nvlink, cost_leaf, cost_spine, cost_cluster, comm_small, comm_large;
-    int apply_slowdown;
+    int apply_slowdown, stretched, cost_sweep;
     unsigned long frag_pod;
     const char *output, *timeline, *report;
     double timeline_step, warmup;
@@ -117,17 +118,25 @@ static const topo_opt table[] = {
     {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
      "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
      NULL},
+    {"--cost-model", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "YAML: tiers {nvlink, leaf, spine, cluster}, oversubscription {spine, cluster} above the "
+     "leaf, communication {small, large}; every key optional, defaults as derived in "
+     "docs/simulate.md (the --cost-* and --comm-* flags below override the file)",
+     O(cost_model), "The slowdown model:"},
     {"--cost-nvlink", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
      D(TOPO_SIM_COST_NVLINK_DEFAULT), "communication cost inside a node or NVLink domain",
-     O(cost_nvlink), "The slowdown model:"},
+     O(cost_nvlink), NULL},
     {"--cost-leaf", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL, D(TOPO_SIM_COST_LEAF_DEFAULT),
      "inside one leaf (or rack)", O(cost_leaf), NULL},
     {"--cost-spine", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
-     D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group", O(cost_spine), NULL},
+     D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group (the leaf's x 2:1 "
+     "oversubscription)", O(cost_spine), NULL},
     {"--cost-cluster", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
-     D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups", O(cost_cluster), NULL},
+     D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups (the leaf's x 4)", O(cost_cluster),
+     NULL},
     {"--comm-small", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_SMALL_DEFAULT),
-     "share of run time spent communicating, jobs of up to 8 GPUs", O(comm_small), NULL},
+     "share of run time spent communicating, jobs of up to 8 GPUs (an assumption)",
+     O(comm_small), NULL},
     {"--comm-large", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_LARGE_DEFAULT),
      "the same above 8 GPUs", O(comm_large), NULL},
     {"--tier", NULL, TOPO_OPT_LIST, "LEVEL=TIER", 0, 0, NULL, NULL,
@@ -135,6 +144,16 @@ static const topo_opt table[] = {
      O(tiers), NULL},
     {"--apply-slowdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "jobs run their duration times their slowdown", O(apply_slowdown), NULL},
+    {"--stretched", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "also run each policy with its slowdown applied and show its completion times, goodput, "
+     "queue p99 and makespan beside the unstretched run (twice the run time; not with "
+     "--apply-slowdown, whose run is the stretched one)",
+     O(stretched), NULL},
+    {"--cost-sweep", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "sensitivity: cost - 1 scaled 0.5x, 1x, 1.5x, 2x against the communication shares 0.5x, "
+     "1x, 2x; per policy the slowdown mean (from the run, exact) and a stretched run's mean "
+     "completion and goodput per distinct product of the two (8 more runs a policy)",
+     O(cost_sweep), NULL},
     {"--frag-pod", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_SIM_GPUS_PER_POD, NULL,
      D(TOPO_SIM_FRAG_POD_DEFAULT),
      "the pod size of the second fragmentation figure (free GPUs no such pod can use)",
@@ -374,11 +393,45 @@ static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, top
     return 0;
 }
 
-static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
-                    const sim_inputs *in, progress *p, topo_err *err)
+/* The cost model: the defaults, a --cost-model file over them, and each
+ * --cost-* or --comm-* flag given over both. */
+static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsigned char *given,
+                      topo_err *err)
 {
+    const struct {
+        const char *flag;
+        double value, *to;
+    } flags[] = {
+        {"--cost-nvlink", f->cost_nvlink, &m->cost[TOPO_SIM_TIER_NVLINK]},
+        {"--cost-leaf", f->cost_leaf, &m->cost[TOPO_SIM_TIER_LEAF]},
+        {"--cost-spine", f->cost_spine, &m->cost[TOPO_SIM_TIER_SPINE]},
+        {"--cost-cluster", f->cost_cluster, &m->cost[TOPO_SIM_TIER_CLUSTER]},
+        {"--comm-small", f->comm_small, &m->comm_small},
+        {"--comm-large", f->comm_large, &m->comm_large},
+    };
+    int rc;
+    topo_sim_cost_model_default(m);
+    if (f->cost_model != NULL && (rc = topo_sim_cost_model_load(m, f->cost_model, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (topo_opts_given(table, NOPTS, given, flags[i].flag))
+            *flags[i].to = flags[i].value;
+    return 0;
+}
+
+static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
+                    const unsigned char *given, const sim_inputs *in, progress *p,
+                    topo_err *err)
+{
+    topo_sim_cost_model m;
     int rc;
     memset(o, 0, sizeof(*o));
+    if ((rc = cost_model(&m, f, given, err)) < 0)
+        return rc;
+    if (f->cost_sweep && f->apply_slowdown)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--cost-sweep: not with --apply-slowdown (the sweep scales the "
+                            "unstretched runs' slowdown and makes its own stretched runs)");
     if ((rc = cli_parse_gates(gates, NULL, 0, in->pool, err)) < 0)
         return rc;
     if (f->profile != NULL && strcmp(f->profile, "best-fit") == 0) {
@@ -402,12 +455,10 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     o->seed = in->seed;
     o->gates = gates;
     o->relax_after = f->relax_after;
-    o->cost[TOPO_SIM_TIER_NVLINK] = f->cost_nvlink;
-    o->cost[TOPO_SIM_TIER_LEAF] = f->cost_leaf;
-    o->cost[TOPO_SIM_TIER_SPINE] = f->cost_spine;
-    o->cost[TOPO_SIM_TIER_CLUSTER] = f->cost_cluster;
-    o->comm_small = f->comm_small;
-    o->comm_large = f->comm_large;
+    for (int t = 0; t < TOPO_SIM_TIERS; t++)
+        o->cost[t] = m.cost[t];
+    o->comm_small = m.comm_small;
+    o->comm_large = m.comm_large;
     o->apply_slowdown = f->apply_slowdown;
     o->frag_pod = (uint32_t)f->frag_pod;
     o->timeline_step = f->timeline_step;
@@ -440,11 +491,12 @@ static int write_buf(const char *path, topo_buf *b, topo_err *err)
 }
 
 static int outputs(const simulate_args *f, const sim_inputs *in,
-                   const topo_sim_result *const *res, size_t n, topo_err *err)
+                   const topo_sim_result *const *res, const topo_sim_result *const *stretched,
+                   const topo_sim_sweep *sweep, size_t n, topo_err *err)
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, in->seed,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster)};
+                          topo_sim_cluster_capacity(in->cluster), stretched, sweep};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc = 0;
@@ -460,6 +512,8 @@ static int outputs(const simulate_args *f, const sim_inputs *in,
                         info.cluster, info.nodes, (unsigned long long)info.capacity, info.jobs,
                         (unsigned long long)info.seed);
         topo_sim_format_table(&b, res, n);
+        topo_sim_format_stretched(&b, res, stretched, n);
+        topo_sim_format_sweep(&b, sweep);
         if ((rc = write_buf("-", &b, err)) < 0)
             return rc;
     }
@@ -491,6 +545,8 @@ int cli_cmd_simulate(int argc, char **argv)
     topo_err err = TOPO_ERR_INIT;
     topo_sim_policy pol[TOPO_SIM_POLICIES];
     topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_result *stretched[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_sweep *sweep = NULL;
     topo_sim_run_opts ro;
     topo_gates gates;
     progress prog;
@@ -513,14 +569,36 @@ int cli_cmd_simulate(int argc, char **argv)
     if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
         load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
         (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
-        run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
+        run_opts(&ro, &gates, &f, given, &in, &prog, &err) < 0)
         goto fail;
     for (size_t i = 0; i < npol; i++) {
         prog.start_ns = prog.last_ns = topo_clock_ns();
         if (topo_sim_run(&res[i], in.cluster, in.trace, pol[i], &ro, &err) < 0)
             goto fail;
     }
-    if (outputs(&f, &in, (const topo_sim_result *const *)res, npol, &err) < 0)
+    /* The same policies again with the slowdown applied, unless the runs
+     * above already had it. */
+    int twin = f.stretched && !f.apply_slowdown;
+    if (twin) {
+        topo_sim_run_opts so = ro;
+        so.apply_slowdown = 1;
+        for (size_t i = 0; i < npol; i++) {
+            prog.start_ns = prog.last_ns = topo_clock_ns();
+            if (topo_sim_run(&stretched[i], in.cluster, in.trace, pol[i], &so, &err) < 0)
+                goto fail;
+        }
+    }
+    if (f.cost_sweep) {
+        if ((sweep = malloc(sizeof(*sweep))) == NULL) {
+            topo_err_nomem(&err, "cost sweep");
+            goto fail;
+        }
+        if (topo_sim_cost_sweep(sweep, in.cluster, in.trace, (const topo_sim_result *const *)res,
+                                npol, &ro, &err) < 0)
+            goto fail;
+    }
+    if (outputs(&f, &in, (const topo_sim_result *const *)res,
+                twin ? (const topo_sim_result *const *)stretched : NULL, sweep, npol, &err) < 0)
         goto fail;
     rc = TOPO_CLI_EXIT_OK;
     goto cleanup;
@@ -528,8 +606,11 @@ int cli_cmd_simulate(int argc, char **argv)
 fail:
     rc = cli_fail(CMD, &err);
 cleanup:
-    for (size_t i = 0; i < TOPO_SIM_POLICIES; i++)
+    for (size_t i = 0; i < TOPO_SIM_POLICIES; i++) {
         topo_sim_result_free(res[i]);
+        topo_sim_result_free(stretched[i]);
+    }
+    free(sweep);
     topo_sim_trace_free(in.trace);
     topo_sim_cluster_free(in.cluster);
     topo_snapshot_free(in.snap);

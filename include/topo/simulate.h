@@ -214,10 +214,18 @@ typedef struct topo_sim_run_opts {
     void *progress_payload;
 } topo_sim_run_opts;
 
+/* The default cost model, derived in docs/simulate.md "The cost model":
+ * a tier's cost is NCCL all-reduce bus bandwidth inside an NVLink domain
+ * over the bus bandwidth at that tier (leaf: 470 / 400 GB/s, rounded), and
+ * above the leaf the leaf's cost times the oversubscription (an assumption:
+ * 2:1 above the leaf, another 2:1 above the spine). The communication
+ * shares are assumptions (docs: swept 0.5x to 2x by --cost-sweep). */
 #define TOPO_SIM_COST_NVLINK_DEFAULT 1.0
-#define TOPO_SIM_COST_LEAF_DEFAULT 2.2
-#define TOPO_SIM_COST_SPINE_DEFAULT 2.9
-#define TOPO_SIM_COST_CLUSTER_DEFAULT 4.4
+#define TOPO_SIM_COST_LEAF_DEFAULT 1.2
+#define TOPO_SIM_OVERSUB_SPINE_DEFAULT 2.0
+#define TOPO_SIM_OVERSUB_CLUSTER_DEFAULT 4.0
+#define TOPO_SIM_COST_SPINE_DEFAULT 2.4   /* leaf x 2 */
+#define TOPO_SIM_COST_CLUSTER_DEFAULT 4.8 /* leaf x 4 */
 #define TOPO_SIM_COMM_SMALL_DEFAULT 0.15
 #define TOPO_SIM_COMM_LARGE_DEFAULT 0.3
 #define TOPO_SIM_FRAG_POD_DEFAULT 8
@@ -337,6 +345,83 @@ typedef struct topo_sim_slot {
 size_t topo_sim_result_placement(const topo_sim_result *r, size_t job,
                                  const topo_sim_slot **out);
 
+/* ---- the cost model ----------------------------------------------------------------------- */
+
+/* The slowdown model's parameters (topo_sim_run_opts takes them): a job
+ * whose pods the finest tier t holds runs 1 + share x (cost[t] - 1) times
+ * as long, share being comm_small up to 8 GPUs and comm_large above. */
+typedef struct topo_sim_cost_model {
+    double cost[TOPO_SIM_TIERS];
+    double comm_small, comm_large;
+} topo_sim_cost_model;
+
+#define TOPO_SIM_COST_MAX 100.0 /* a tier 100 times slower than NVLink is a typo */
+#define TOPO_SIM_OVERSUB_MAX 64.0
+
+/* The defaults above. */
+void topo_sim_cost_model_default(topo_sim_cost_model *out);
+
+/* Reads a --cost-model file (YAML or JSON, docs/simulate.md "The cost
+ * model"), every key optional:
+ *
+ *   tiers: {nvlink: 1.0, leaf: 1.2, spine: 2.4, cluster: 4.8}
+ *   oversubscription: {spine: 2, cluster: 4}
+ *   communication: {small: 0.15, large: 0.3}
+ *
+ * An absent tiers.spine or tiers.cluster is tiers.leaf times that tier's
+ * oversubscription (relative to the leaf); giving both is an error. Costs
+ * are in (0, TOPO_SIM_COST_MAX] and must not decrease from nvlink to
+ * cluster, oversubscriptions in [1, TOPO_SIM_OVERSUB_MAX], shares in
+ * (0, 1]. Unknown keys are refused. TOPO_EINVALID with
+ * "source:line:column: path: problem"; *out is written only on success
+ * (the defaults with the file's values over them). */
+int topo_sim_cost_model_parse(topo_sim_cost_model *out, const char *text, size_t len,
+                              const char *source, topo_err *err) TOPO_MUST_CHECK;
+/* The same from a file of at most TOPO_MAX_CONFIG_FILE bytes. */
+int topo_sim_cost_model_load(topo_sim_cost_model *out, const char *path,
+                             topo_err *err) TOPO_MUST_CHECK;
+
+/* ---- the cost sweep ------------------------------------------------------------------------ */
+
+/* The sensitivity sweep (--cost-sweep): every cost factor a (scaling each
+ * tier's cost - 1) against every share factor b. Since a job's slowdown is
+ * 1 + share x (cost - 1), a and b act only through a x b: each distinct
+ * product is run once. */
+#define TOPO_SIM_SWEEP_COST_FACTORS {0.5, 1.0, 1.5, 2.0}
+#define TOPO_SIM_SWEEP_SHARE_FACTORS {0.5, 1.0, 2.0}
+#define TOPO_SIM_SWEEP_NCOST 4
+#define TOPO_SIM_SWEEP_NSHARE 3
+#define TOPO_SIM_SWEEP_ROWS (TOPO_SIM_SWEEP_NCOST * TOPO_SIM_SWEEP_NSHARE)
+
+typedef struct topo_sim_sweep_cell {
+    /* The unstretched run's GPU-time weighted mean slowdown: placement does
+     * not depend on the costs, so this is 1 + a b (slowdown_mean - 1) of the
+     * run given, exactly. */
+    double slowdown_mean;
+    /* A run with the slowdown applied under the scaled model. */
+    double jct_mean, goodput;
+} topo_sim_sweep_cell;
+
+typedef struct topo_sim_sweep_row {
+    double cost_factor, share_factor;
+    topo_sim_sweep_cell cell[TOPO_SIM_POLICIES]; /* in the order of the results given */
+} topo_sim_sweep_row;
+
+typedef struct topo_sim_sweep {
+    size_t npolicies;
+    const char *policy[TOPO_SIM_POLICIES]; /* static names */
+    size_t nrows;
+    topo_sim_sweep_row row[TOPO_SIM_SWEEP_ROWS];
+    size_t runs; /* stretched runs made */
+} topo_sim_sweep;
+
+/* Sweeps the n policies whose unstretched results (apply_slowdown off,
+ * under opts' cost model) are base[], rerunning each stretched once per
+ * distinct product of factors. opts->apply_slowdown is ignored. */
+int topo_sim_cost_sweep(topo_sim_sweep *out, topo_sim_cluster *c, const topo_sim_trace *t,
+                        const topo_sim_result *const *base, size_t n,
+                        const topo_sim_run_opts *opts, topo_err *err) TOPO_MUST_CHECK;
+
 /* ---- output ----------------------------------------------------------------------------- */
 
 /* What the outputs say about the inputs. */
@@ -346,11 +431,22 @@ typedef struct topo_sim_info {
     uint64_t seed;
     size_t nodes;
     uint64_t capacity;
+    /* Optional: per result, the same policy run again with its slowdown
+     * applied (NULL: none; the table and JSON then show no stretched run). */
+    const topo_sim_result *const *stretched;
+    const topo_sim_sweep *sweep; /* optional: --cost-sweep */
 } topo_sim_info;
 
 /* The metrics side by side, one column per result; with two results or
  * more, the same-jobs block after them. */
 int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n);
+/* Below the table: the stretched[] runs' completion time, goodput, queue
+ * p99 and makespan under the same columns (nothing when stretched is NULL). */
+int topo_sim_format_stretched(topo_buf *out, const topo_sim_result *const *r,
+                              const topo_sim_result *const *stretched, size_t n);
+/* The cost sweep as a table block: a row per cost and share factor, per
+ * policy the slowdown mean, the stretched mean completion time and goodput. */
+int topo_sim_format_sweep(topo_buf *out, const topo_sim_sweep *s);
 /* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}, "common":
  * {"jobs": N, "policies": {"<name>": {job-level metrics}}}} (topo_sim_common), keys in a
  * fixed order, numbers rounded: the same results give the same bytes.

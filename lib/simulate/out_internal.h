@@ -29,6 +29,10 @@ extern const sim_row sim_common_rows[];
 extern const size_t sim_ncommon_rows;
 extern const char *const sim_class_names[TOPO_SIM_CLASSES];
 
+#define SIM_LABEL_WIDTH 30 /* the table's first column */
+/* A policy's column width in the table (wider for a long name). */
+int sim_column_width(const char *policy);
+
 /* "42 s", "3.5 min", "2.0 h", "1.3 d" */
 void sim_fmt_duration(char *buf, size_t size, double seconds);
 /* The part of a label key after its last '/'. */

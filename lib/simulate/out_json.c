@@ -90,6 +90,41 @@ static int common_obj(json_t **out, const topo_sim_result *const *r, size_t n, t
     return 0;
 }
 
+/* The same policy run with its slowdown applied: what the stretch does to
+ * completion, goodput and queueing. */
+static json_t *stretched_obj(const topo_sim_result *r)
+{
+    const topo_sim_metrics *m = topo_sim_result_metrics(r);
+    json_t *o = json_object();
+    json_object_set_new(o, "jct_mean_s", num(m->jct_mean));
+    json_object_set_new(o, "jct_p99_s", num(m->jct_p99));
+    json_object_set_new(o, "goodput", num(m->goodput));
+    json_object_set_new(o, "queue_p99_s", num(m->wait.p99));
+    json_object_set_new(o, "makespan_s", num(m->makespan - m->window_start));
+    return o;
+}
+
+static json_t *sweep_array(const topo_sim_sweep *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->nrows; i++) {
+        const topo_sim_sweep_row *row = &s->row[i];
+        json_t *o = json_object(), *pol = json_object();
+        json_object_set_new(o, "cost_factor", num(row->cost_factor));
+        json_object_set_new(o, "share_factor", num(row->share_factor));
+        for (size_t p = 0; p < s->npolicies; p++) {
+            json_t *c = json_object();
+            json_object_set_new(c, "slowdown_mean", num(row->cell[p].slowdown_mean));
+            json_object_set_new(c, "jct_mean_s", num(row->cell[p].jct_mean));
+            json_object_set_new(c, "goodput", num(row->cell[p].goodput));
+            json_object_set_new(pol, s->policy[p], c);
+        }
+        json_object_set_new(o, "policies", pol);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_result *const *r,
                          size_t n, topo_err *err)
 {
@@ -113,11 +148,16 @@ int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_r
             json_array_append_new(levels, json_string(topo_sim_result_level(r[0], l)));
     json_object_set_new(in, "levels", levels);
     json_object_set_new(root, "simulate", in);
-    for (size_t i = 0; i < n; i++)
-        json_object_set_new(policies, topo_sim_result_metrics(r[i])->policy,
-                            metrics_obj(topo_sim_result_metrics(r[i]), r[i], 0));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = metrics_obj(topo_sim_result_metrics(r[i]), r[i], 0);
+        if (info->stretched != NULL && info->stretched[i] != NULL)
+            json_object_set_new(o, "stretched", stretched_obj(info->stretched[i]));
+        json_object_set_new(policies, topo_sim_result_metrics(r[i])->policy, o);
+    }
     json_object_set_new(root, "policies", policies);
     json_object_set_new(root, "common", common);
+    if (info->sweep != NULL)
+        json_object_set_new(root, "cost_sweep", sweep_array(info->sweep));
     if (!topo_json_alloc_failed())
         *out = topo_json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     json_decref(root);

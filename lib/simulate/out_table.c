@@ -5,7 +5,7 @@
 
 #include "out_internal.h"
 
-#define LABEL_WIDTH 30
+#define LABEL_WIDTH SIM_LABEL_WIDTH
 #define COLUMN_WIDTH 14
 #define COLUMN_GAP 2 /* at least, before a policy's name */
 
@@ -51,10 +51,15 @@ static void cell(char *buf, size_t size, const sim_row *row, const topo_sim_metr
 
 /* Column i's width: COLUMN_WIDTH, or wider for a long policy name
  * (first-fit-fabric), which would otherwise run into its neighbour. */
+int sim_column_width(const char *policy)
+{
+    size_t name = strlen(policy) + COLUMN_GAP;
+    return name > COLUMN_WIDTH ? (int)name : COLUMN_WIDTH;
+}
+
 static int column_width(const topo_sim_result *r)
 {
-    size_t name = strlen(topo_sim_result_metrics(r)->policy) + COLUMN_GAP;
-    return name > COLUMN_WIDTH ? (int)name : COLUMN_WIDTH;
+    return sim_column_width(topo_sim_result_metrics(r)->policy);
 }
 
 /* The same-jobs view: how many jobs each policy left unplaced, then the

@@ -657,6 +657,93 @@ def simulate_flag_errors(ctx):
         expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
 
 
+SIM_COST_MODEL = "fixtures/simulate/cost-model.yaml"
+SIM_SMALL = ["--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE]
+
+
+def slowdowns(doc):
+    return {name: m["slowdown_mean"] for name, m in doc["policies"].items()}
+
+
+@case
+def simulate_cost_model_file(ctx):
+    # The sample file is the defaults; a file's costs change the slowdown,
+    # and each --cost-*/--comm-* flag given wins over the file.
+    base = simulate_json(ctx, *SIM_SMALL)
+    expect(any(v > 1 for v in slowdowns(base).values()), f"no slowdown {slowdowns(base)}")
+    same = simulate_json(ctx, *SIM_SMALL, "--cost-model", SIM_COST_MODEL)
+    expect(same["policies"] == base["policies"], "the sample file is not the default")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cost.yaml")
+        with open(path, "w") as f:
+            f.write("tiers: {leaf: 5, spine: 5, cluster: 5}\ncommunication: {large: 0.9}\n")
+        dear = simulate_json(ctx, *SIM_SMALL, "--cost-model", path)
+        for name, v in slowdowns(dear).items():
+            expect(v >= slowdowns(base)[name], f"{name}: {v} < {slowdowns(base)[name]}")
+        expect(slowdowns(dear) != slowdowns(base), "the file changed nothing")
+        back = simulate_json(ctx, *SIM_SMALL, "--cost-model", path, "--cost-leaf", "1.2",
+                             "--cost-spine", "2.4", "--cost-cluster", "4.8", "--comm-large", "0.3")
+        expect(back["policies"] == base["policies"], "flags do not override the file")
+        with open(path, "w") as f:
+            f.write("tiers:\n  leaf: 3\n  spine: 2\n")
+        rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
+        expect(rc == 2 and out == "" and
+               f"{path}:3:10: tiers.spine: 2 is below tiers.leaf (3)" in err, "order", out, err)
+        with open(path, "w") as f:
+            f.write("tiers: {leaf: 2}\nshares: {small: 0.1}\n")
+        rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
+        expect(rc == 2 and f"{path}:2:9: shares: unknown field" in err, "unknown key", out, err)
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", "fixtures/simulate/none.yaml")
+    expect(rc == 2 and "none.yaml" in err, "missing file", out, err)
+
+
+@case
+def simulate_stretched_beside_unstretched(ctx):
+    # By default each policy also runs stretched: its completion, goodput,
+    # queue p99 and makespan sit beside the unstretched metrics (which stay
+    # as they were: --stretched false gives the same policies without it).
+    keys = ["jct_mean_s", "jct_p99_s", "goodput", "queue_p99_s", "makespan_s"]
+    doc = simulate_json(ctx, *SIM_SMALL)
+    for name, m in doc["policies"].items():
+        expect(list(m.get("stretched", {})) == keys, f"{name}: {m.get('stretched')}")
+        expect(m["stretched"]["makespan_s"] >= m["makespan_s"], f"{name}: stretched shorter")
+    off = simulate_json(ctx, *SIM_SMALL, "--stretched", "false")
+    expect(all("stretched" not in m for m in off["policies"].values()), "--stretched false")
+    for name, m in doc["policies"].items():
+        m = dict(m)
+        del m["stretched"]
+        expect(m == off["policies"][name], f"{name}: the unstretched run changed")
+    # --apply-slowdown's runs are the stretched ones: no second run.
+    applied = simulate_json(ctx, *SIM_SMALL, "--apply-slowdown")
+    expect(all("stretched" not in m for m in applied["policies"].values()), "--apply-slowdown")
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "-q")
+    expect(rc == 0 and "with the slowdown applied (a second run)" in out and
+           "  job completion p99" in out, "table", out, err)
+
+
+@case
+def simulate_cost_sweep(ctx):
+    # 4 cost factors x 3 share factors; the slowdown grows with their
+    # product for every policy whose jobs leave their NVLink domain.
+    doc = simulate_json(ctx, *SIM_SMALL, "--cost-sweep")
+    rows = doc["cost_sweep"]
+    expect([(r["cost_factor"], r["share_factor"]) for r in rows] ==
+           [(a, b) for a in (0.5, 1, 1.5, 2) for b in (0.5, 1, 2)], f"grid {rows}")
+    for name, s in slowdowns(doc).items():
+        if s <= 1:
+            continue
+        by_k = sorted((r["cost_factor"] * r["share_factor"], r["policies"][name]["slowdown_mean"])
+                      for r in rows)
+        for (k0, v0), (k1, v1) in zip(by_k, by_k[1:]):
+            expect(v1 > v0 if k1 > k0 else v1 == v0, f"{name}: {by_k}")
+        one = [r for r in rows if r["cost_factor"] == 1 and r["share_factor"] == 1][0]
+        expect(abs(one["policies"][name]["slowdown_mean"] - s) < 1e-6, f"{name} at 1x")
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-sweep", "-q")
+    expect(rc == 0 and "cost sweep:" in out and "  2x, 2x" in out, "table", out, err)
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-sweep", "--apply-slowdown")
+    expect(rc == 2 and "--cost-sweep: not with --apply-slowdown" in err, "with apply", out, err)
+
+
 @case
 def generate_option_errors(ctx):
     # --usage-fraction given at its default value is still given; seeds
