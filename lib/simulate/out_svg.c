@@ -232,8 +232,8 @@ static void axes(topo_buf *b, const sim_svg_chart *c, const plot_box *p, double 
         value_text(t, sizeof t, v, c->unit);
         topo_buf_printf(b,
                         "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" class=\"grid\" "
-                        "stroke=\"#ddd\"/>"
-                        "<text x=\"%.0f\" y=\"%.1f\" class=\"axis\" text-anchor=\"end\">%s</text>\n",
+                        "stroke=\"#ddd\"/><text x=\"%.0f\" y=\"%.1f\" class=\"axis\" "
+                        "text-anchor=\"end\">%s</text>\n",
                         p->x0, y, p->x1, y, p->x0 - 6, y + 4, t);
     }
     topo_buf_printf(b,
@@ -326,13 +326,29 @@ static void time_ticks(topo_buf *b, const plot_box *p, double span)
     }
 }
 
+static double px(const plot_box *p, double t, double t0, double t1)
+{
+    return p->x0 + (p->x1 - p->x0) * (t - t0) / (t1 - t0);
+}
+
+static double py(const plot_box *p, double v, double ymax)
+{
+    return p->y1 - (p->y1 - p->y0) * (v > 0 ? v : 0) / ymax;
+}
+
+/* Points drawn of a line of n: every how many'th, at most MAX_LINE_POINTS. */
+static size_t thin(size_t n)
+{
+    return n > MAX_LINE_POINTS ? (n + MAX_LINE_POINTS - 1) / MAX_LINE_POINTS : 1;
+}
+
 /* The metrics' window: the time before and after it shaded, its two ends
  * drawn and named. */
 static void window_marker(topo_buf *b, const sim_svg_chart *c, const plot_box *p, double t0,
                           double t1)
 {
-    double xs = p->x0 + (p->x1 - p->x0) * (c->window_start - t0) / (t1 - t0);
-    double xe = p->x0 + (p->x1 - p->x0) * (c->window_end - t0) / (t1 - t0);
+    double xs = fmax(p->x0, fmin(p->x1, px(p, c->window_start, t0, t1)));
+    double xe = fmax(xs, fmin(p->x1, px(p, c->window_end, t0, t1)));
     if (xs > p->x0)
         topo_buf_printf(b,
                         "<rect class=\"outside-window\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
@@ -356,16 +372,6 @@ static void window_marker(topo_buf *b, const sim_svg_chart *c, const plot_box *p
                     "window end</text>\n",
                     xs, p->y0, xs, p->y1, xs + 3, p->y0 + 11, xe, p->y0, xe, p->y1,
                     end_inside ? xe - 3 : xe + 3, p->y0 + 11, end_inside ? "end" : "start");
-}
-
-static double px(const plot_box *p, double t, double t0, double t1)
-{
-    return p->x0 + (p->x1 - p->x0) * (t - t0) / (t1 - t0);
-}
-
-static double py(const plot_box *p, double v, double ymax)
-{
-    return p->y1 - (p->y1 - p->y0) * (v > 0 ? v : 0) / ymax;
 }
 
 /* Series s's interval: its upper ends left to right, then its lower ends
@@ -417,7 +423,7 @@ void sim_svg_lines(topo_buf *b, const sim_svg_chart *c, const char *const *serie
         legend_at(s, &lx, &ly);
         legend_line(b, s, lx, ly, series[s]);
     }
-    if (c->window) {
+    if (c->window) { /* the window's legend: a clear box between shaded ends */
         legend_at(nseries, &lx, &ly);
         topo_buf_printf(b,
                         "<rect class=\"outside-window\" x=\"%.1f\" y=\"%.1f\" width=\"24\" "
@@ -426,23 +432,19 @@ void sim_svg_lines(topo_buf *b, const sim_svg_chart *c, const char *const *serie
                         "stroke=\"#444\" stroke-width=\"1.2\"/>",
                         lx, ly - 9, lx + 6, ly - 9);
         legend_text(b, lx, ly, "metric window");
-    }
-    if (c->window)
         window_marker(b, c, &p, t0, t1);
+    }
     time_unit(t1 - t0, &unit);
     axes(b, c, &p, ymax, unit);
     time_ticks(b, &p, t1 - t0);
     for (size_t s = 0; s < nseries; s++) {
         const sim_svg_series *d = &data[s];
-        size_t n = d->n, every = n > MAX_LINE_POINTS ? (n + MAX_LINE_POINTS - 1) / MAX_LINE_POINTS
-                                                     : 1;
         if (d->lo != NULL && d->hi != NULL)
-            band(b, d, s, series[s], &p, t0, t1, ymax, every);
+            band(b, d, s, series[s], &p, t0, t1, ymax, thin(d->n));
     }
     for (size_t s = 0; s < nseries; s++) {
         const sim_svg_series *d = &data[s];
-        size_t n = d->n, every = n > MAX_LINE_POINTS ? (n + MAX_LINE_POINTS - 1) / MAX_LINE_POINTS
-                                                     : 1;
+        size_t n = d->n, every = thin(n);
         topo_buf_printf(b,
                         "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" "
                         "stroke-dasharray=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.85\" "
