@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 CLUSTER = ["--shape", "hgx-h100", "--shape-nodes", "64"]  # 64 x 8 = 512 GPUs
 JOBS = ["--jobs", "2000", "--preset", "acme", "--seed", "11"]
@@ -245,6 +246,13 @@ def report_in_chromium(ctx):
     expect("<script" not in page, "a script in the report")
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
     expect(not refs, f"external references {refs[:3]}")
+    # Each chart is well-formed SVG on its own (XML, not only what an HTML
+    # parser forgives).
+    for svg in re.findall(r"<svg.*?</svg>", page, re.S):
+        try:
+            ET.fromstring(svg)
+        except ET.ParseError as e:
+            raise Failure(f"not well-formed SVG: {e}: {svg[:200]}")
     dom = chromium_dom(ctx, report)
     expect("<h1>topoassign simulate</h1>" in dom, f"no page in the DOM:\n{dom[:500]}")
     with open(ctx.path("tl.csv"), newline="") as f:
