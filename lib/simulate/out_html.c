@@ -18,8 +18,8 @@ static const char style[] =
     ".charts{display:flex;flex-wrap:wrap;gap:16px}"
     "svg text{font-family:sans-serif;font-size:11px;fill:#333}"
     "svg text.title{font-size:13px;font-weight:bold}"
-    "svg line.grid{stroke:#ddd;stroke-width:1}"
-    "svg polyline.line{stroke-width:1.5}";
+    "svg text.axis-title{font-size:12px}"
+    "svg text.window-label{font-size:10px;fill:#444}";
 
 static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
 {
@@ -64,12 +64,21 @@ static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
     topo_buf_puts(b, "</table>\n");
 }
 
+/* One bar chart: its id, title, axis titles and unit. */
+static sim_svg_chart bar_chart(const char *id, const char *title, const char *x_title,
+                               const char *y_title, sim_svg_unit unit)
+{
+    sim_svg_chart c = {id, title, x_title, y_title, unit, 0, 0, 0};
+    return c;
+}
+
 static void bar_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
                        const char *const *names)
 {
     double v[TOPO_MAX_LEVELS * MAX_SERIES] = {0};
     const char *levels[TOPO_MAX_LEVELS];
     const topo_sim_metrics *m[MAX_SERIES];
+    sim_svg_chart c;
     for (size_t i = 0; i < n; i++)
         m[i] = topo_sim_result_metrics(r[i]);
 
@@ -79,41 +88,48 @@ static void bar_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
         v[i] = m[i]->tight_share;
         v[n + i] = m[i]->tight_share_now;
     }
-    sim_svg_bars(b, "chart-tight", "Multi-node jobs inside one domain", tight_groups, 2, names,
-                 n, v, SIM_SVG_PERCENT);
+    c = bar_chart("chart-tight", "Multi-node jobs inside one domain", "domain the job could fit",
+                  "multi-node jobs in one domain (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, tight_groups, 2, names, n, v);
     static const char *const frag_groups[] = {"free on partly used nodes",
                                               "free no whole pod can use"};
     for (size_t i = 0; i < n; i++) {
         v[i] = m[i]->fragmentation;
         v[n + i] = m[i]->fragmentation_pod;
     }
-    sim_svg_bars(b, "chart-fragmentation", "GPU fragmentation (share of free GPUs)", frag_groups,
-                 2, names, n, v, SIM_SVG_PERCENT);
+    c = bar_chart("chart-fragmentation", "GPU fragmentation (share of free GPUs)",
+                  "free GPUs counted", "free GPUs, time-weighted (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, frag_groups, 2, names, n, v);
     static const char *const util_groups[] = {"GPU utilisation"};
     for (size_t i = 0; i < n; i++)
         v[i] = m[i]->utilisation;
-    sim_svg_bars(b, "chart-utilisation", "GPU utilisation", util_groups, 1, names, n, v,
-                 SIM_SVG_PERCENT);
+    c = bar_chart("chart-utilisation", "GPU utilisation", "over the metric window",
+                  "GPU utilisation (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, util_groups, 1, names, n, v);
     for (size_t k = 0; k < TOPO_SIM_CLASSES; k++)
         for (size_t i = 0; i < n; i++)
             v[k * n + i] = m[i]->wait_class[k].p99;
-    sim_svg_bars(b, "chart-queue", "Queueing delay p99 by GPUs per job", sim_class_names,
-                 TOPO_SIM_CLASSES, names, n, v, SIM_SVG_SECONDS);
+    c = bar_chart("chart-queue", "Queueing delay p99 by GPUs per job", "GPUs per job",
+                  "p99 wait, arrival to start (time)", SIM_SVG_SECONDS);
+    sim_svg_bars(b, &c, sim_class_names, TOPO_SIM_CLASSES, names, n, v);
     static const char *const slow_groups[] = {"mean", "p99"};
     for (size_t i = 0; i < n; i++) {
         v[i] = m[i]->slowdown_mean;
         v[n + i] = m[i]->slowdown_p99;
     }
-    sim_svg_bars(b, "chart-slowdown", "Modelled slowdown (GPU-time weighted)", slow_groups, 2,
-                 names, n, v, SIM_SVG_NUMBER);
+    c = bar_chart("chart-slowdown", "Modelled slowdown (GPU-time weighted)",
+                  "statistic over the jobs", "slowdown (\xc3\x97 runtime at cost 1)",
+                  SIM_SVG_FACTOR);
+    sim_svg_bars(b, &c, slow_groups, 2, names, n, v);
     size_t nl = m[0]->nlevels;
     for (size_t l = 0; l < nl; l++) {
         levels[l] = sim_level_short(topo_sim_result_level(r[0], l));
         for (size_t i = 0; i < n; i++)
             v[l * n + i] = m[i]->spanned[l];
     }
-    sim_svg_bars(b, "chart-spanned", "Domains spanned per multi-node job (mean)", levels, nl,
-                 names, n, v, SIM_SVG_NUMBER);
+    c = bar_chart("chart-spanned", "Domains spanned per multi-node job (mean)", "level",
+                  "domains per multi-node job", SIM_SVG_NUMBER);
+    sim_svg_bars(b, &c, levels, nl, names, n, v);
 }
 
 /* The three timeline charts; 0, or TOPO_ENOMEM. */
@@ -125,6 +141,10 @@ static int line_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
     static const char *const titles[] = {"GPU utilisation over time",
                                          "Free GPUs on partly used nodes over time",
                                          "Jobs waiting over time"};
+    static const char *const y_titles[] = {"GPU utilisation (%)",
+                                           "free GPUs on partly used nodes (%)", "jobs waiting"};
+    /* Every policy runs the same trace, so their windows are the same. */
+    const topo_sim_metrics *m = topo_sim_result_metrics(r[0]);
     sim_svg_series data[MAX_SERIES];
     double *buf[MAX_SERIES] = {NULL};
     int rc = 0;
@@ -137,6 +157,7 @@ static int line_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
         }
         data[i].t = buf[i];
         data[i].y = buf[i] + ns;
+        data[i].lo = data[i].hi = NULL; /* one run a policy: no interval */
         data[i].n = ns;
     }
     for (int chart = 0; chart < 3; chart++) {
@@ -150,8 +171,10 @@ static int line_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
                                               : s[k].queue_length;
             }
         }
-        sim_svg_lines(b, ids[chart], titles[chart], names, n, data,
-                      chart < 2 ? SIM_SVG_PERCENT : SIM_SVG_NUMBER);
+        sim_svg_chart c = {ids[chart], titles[chart], "time since first arrival",
+                           y_titles[chart], chart < 2 ? SIM_SVG_PERCENT : SIM_SVG_NUMBER,
+                           1, m->window_start, m->window_end};
+        sim_svg_lines(b, &c, names, n, data);
     }
 
 cleanup:
