@@ -129,17 +129,34 @@ const topo_sim_request *topo_sim_trace_request(const topo_sim_trace *t, size_t i
 
 /* ---- the generator ---------------------------------------------------------------------- */
 
-/* A preset's published statistics (docs/simulate.md "Presets"). */
+/* One size class of a preset: the published trace's jobs of lo..gpus GPUs
+ * (a power-of-two bin), all generated with `gpus`; their published shares of
+ * the trace's jobs and GPU time, as fractions. */
+typedef struct topo_sim_size_class {
+    uint32_t lo, gpus;
+    double job_share, gpu_time_share;
+} topo_sim_size_class;
+
+/* A preset's published statistics and size classes (docs/simulate.md
+ * "Presets"); the classes ascend by size. */
 typedef struct topo_sim_preset {
     const char *name;
     const char *source;
     double gpus_mean, gpus_median, gpus_max;
     double runtime_mean, runtime_median, runtime_max; /* seconds */
+    const topo_sim_size_class *classes;
+    size_t nclasses;
 } topo_sim_preset;
 
 /* The preset of that name, NULL if none; names for help texts. */
 const topo_sim_preset *topo_sim_preset_find(const char *name);
 const char *topo_sim_preset_names(void);
+
+/* What a cluster of `capacity` GPUs leaves out of the preset: the generator
+ * drops the classes above half of it and renormalises the rest's shares.
+ * Returns the share of the preset's GPU time left out (0 when capacity is 0
+ * or everything fits); *jobs_out (may be NULL) the share of its jobs. */
+double topo_sim_preset_cut(const topo_sim_preset *p, uint64_t capacity, double *jobs_out);
 
 /* Generator options; every 0 means the default. */
 typedef struct topo_sim_gen_opts {

@@ -79,7 +79,9 @@ def topo_keeps_jobs_together(ctx):
         for k in KEYS:
             expect(k in m, f"{name}: no {k}")
         expect(m["placed"] + m["unplaceable"] == 2000, f"{name}: jobs {m}")
-        expect(m["multi_node_jobs"] > 100, f"{name}: {m['multi_node_jobs']} multi-node jobs")
+        # Kalos's classes of 9-256 GPUs are 3.1 % of the jobs a 512-GPU
+        # cluster keeps (docs/simulate.md "Presets"): about 61 of 2,000.
+        expect(m["multi_node_jobs"] > 40, f"{name}: {m['multi_node_jobs']} multi-node jobs")
         for k in ("tight_share", "fragmentation", "utilisation"):
             expect(0 <= m[k] <= 1, f"{name}: {k} {m[k]}")
         expect(m["slowdown_mean"] >= 1, f"{name}: slowdown {m['slowdown_mean']}")
