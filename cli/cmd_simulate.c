@@ -33,11 +33,12 @@ typedef struct simulate_args {
     double load, daily_amplitude, required_share, preferred_share, slice_share;
     const char *policies, *profile;
     double relax_after;
+    const char *cost_model;
     double cost_nvlink, cost_leaf, cost_spine, cost_cluster, comm_small, comm_large;
-    int apply_slowdown;
+    int apply_slowdown, stretched, cost_sweep;
     unsigned long frag_pod;
     const char *output, *timeline, *report;
-    double timeline_step;
+    double timeline_step, warmup;
     int quiet;
 } simulate_args;
 
@@ -123,17 +124,25 @@ static const topo_opt table[] = {
     {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
      "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
      NULL},
+    {"--cost-model", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
+     "YAML: tiers {nvlink, leaf, spine, cluster}, oversubscription {spine, cluster} above the "
+     "leaf, communication {small, large}; every key optional, defaults as derived in "
+     "docs/simulate.md (the --cost-* and --comm-* flags below override the file)",
+     O(cost_model), "The slowdown model:"},
     {"--cost-nvlink", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
      D(TOPO_SIM_COST_NVLINK_DEFAULT), "communication cost inside a node or NVLink domain",
-     O(cost_nvlink), "The slowdown model:"},
+     O(cost_nvlink), NULL},
     {"--cost-leaf", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL, D(TOPO_SIM_COST_LEAF_DEFAULT),
      "inside one leaf (or rack)", O(cost_leaf), NULL},
     {"--cost-spine", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
-     D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group", O(cost_spine), NULL},
+     D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group (the leaf's x 2:1 "
+     "oversubscription)", O(cost_spine), NULL},
     {"--cost-cluster", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
-     D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups", O(cost_cluster), NULL},
+     D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups (the leaf's x 4)", O(cost_cluster),
+     NULL},
     {"--comm-small", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_SMALL_DEFAULT),
-     "share of run time spent communicating, jobs of up to 8 GPUs", O(comm_small), NULL},
+     "share of run time spent communicating, jobs of up to 8 GPUs (an assumption)",
+     O(comm_small), NULL},
     {"--comm-large", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_LARGE_DEFAULT),
      "the same above 8 GPUs", O(comm_large), NULL},
     {"--tier", NULL, TOPO_OPT_LIST, "LEVEL=TIER", 0, 0, NULL, NULL,
@@ -141,10 +150,25 @@ static const topo_opt table[] = {
      O(tiers), NULL},
     {"--apply-slowdown", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
      "jobs run their duration times their slowdown", O(apply_slowdown), NULL},
+    {"--stretched", NULL, TOPO_OPT_BOOL, "true|false", 0, 0, NULL, "true",
+     "also run each policy with its slowdown applied and show its completion times, goodput, "
+     "queue p99 and makespan beside the unstretched run (twice the run time; not with "
+     "--apply-slowdown, whose run is the stretched one)",
+     O(stretched), NULL},
+    {"--cost-sweep", NULL, TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL,
+     "sensitivity: cost - 1 scaled 0.5x, 1x, 1.5x, 2x against the communication shares 0.5x, "
+     "1x, 2x; per policy the slowdown mean (from the run, exact) and a stretched run's mean "
+     "completion and goodput per distinct product of the two (8 more runs a policy); one seed "
+     "only",
+     O(cost_sweep), NULL},
     {"--frag-pod", NULL, TOPO_OPT_UINT, "G", 1, TOPO_MAX_SIM_GPUS_PER_POD, NULL,
      D(TOPO_SIM_FRAG_POD_DEFAULT),
      "the pod size of the second fragmentation figure (free GPUs no such pod can use)",
      O(frag_pod), NULL},
+    {"--warmup", NULL, TOPO_OPT_NUMBER, "SECONDS", 0, (unsigned long)1e9, NULL, "0",
+     "the metrics' window starts this long after the first arrival; job-level metrics count "
+     "only jobs arriving in it (at most the arrivals' span)",
+     O(warmup), "Metrics:"},
     {"--output", "-o", TOPO_OPT_CHOICE, "FORMAT", 0, 0, formats, "table",
      "the metrics side by side, or JSON", O(output), "Output:"},
     {"--timeline", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
@@ -152,7 +176,9 @@ static const topo_opt table[] = {
     {"--timeline-step", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL,
      "the arrivals' span / 400", "seconds per timeline point", O(timeline_step), NULL},
     {"--report", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
-     "an HTML page with the table and SVG charts; one seed only", O(report), NULL},
+     "an HTML page with the table and SVG charts (with --seeds: the means, ± and interval "
+     "bands)",
+     O(report), NULL},
     {"--quiet", "-q", TOPO_OPT_FLAG, NULL, 0, 0, NULL, NULL, "no progress on stderr", O(quiet),
      NULL},
 };
@@ -376,11 +402,45 @@ static int parse_policies(topo_sim_policy *out, size_t *n, const char *text, top
     return 0;
 }
 
-static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
-                    const sim_inputs *in, progress *p, topo_err *err)
+/* The cost model: the defaults, a --cost-model file over them, and each
+ * --cost-* or --comm-* flag given over both. */
+static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsigned char *given,
+                      topo_err *err)
 {
+    const struct {
+        const char *flag;
+        double value, *to;
+    } flags[] = {
+        {"--cost-nvlink", f->cost_nvlink, &m->cost[TOPO_SIM_TIER_NVLINK]},
+        {"--cost-leaf", f->cost_leaf, &m->cost[TOPO_SIM_TIER_LEAF]},
+        {"--cost-spine", f->cost_spine, &m->cost[TOPO_SIM_TIER_SPINE]},
+        {"--cost-cluster", f->cost_cluster, &m->cost[TOPO_SIM_TIER_CLUSTER]},
+        {"--comm-small", f->comm_small, &m->comm_small},
+        {"--comm-large", f->comm_large, &m->comm_large},
+    };
+    int rc;
+    topo_sim_cost_model_default(m);
+    if (f->cost_model != NULL && (rc = topo_sim_cost_model_load(m, f->cost_model, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (topo_opts_given(table, NOPTS, given, flags[i].flag))
+            *flags[i].to = flags[i].value;
+    return 0;
+}
+
+static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
+                    const unsigned char *given, const sim_inputs *in, progress *p,
+                    topo_err *err)
+{
+    topo_sim_cost_model m;
     int rc;
     memset(o, 0, sizeof(*o));
+    if ((rc = cost_model(&m, f, given, err)) < 0)
+        return rc;
+    if (f->cost_sweep && f->apply_slowdown)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--cost-sweep: not with --apply-slowdown (the sweep scales the "
+                            "unstretched runs' slowdown and makes its own stretched runs)");
     if ((rc = cli_parse_gates(gates, NULL, 0, in->pool, err)) < 0)
         return rc;
     if (f->profile != NULL && strcmp(f->profile, "best-fit") == 0) {
@@ -404,15 +464,14 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     o->seed = in->seed;
     o->gates = gates;
     o->relax_after = f->relax_after;
-    o->cost[TOPO_SIM_TIER_NVLINK] = f->cost_nvlink;
-    o->cost[TOPO_SIM_TIER_LEAF] = f->cost_leaf;
-    o->cost[TOPO_SIM_TIER_SPINE] = f->cost_spine;
-    o->cost[TOPO_SIM_TIER_CLUSTER] = f->cost_cluster;
-    o->comm_small = f->comm_small;
-    o->comm_large = f->comm_large;
+    for (int t = 0; t < TOPO_SIM_TIERS; t++)
+        o->cost[t] = m.cost[t];
+    o->comm_small = m.comm_small;
+    o->comm_large = m.comm_large;
     o->apply_slowdown = f->apply_slowdown;
     o->frag_pod = (uint32_t)f->frag_pod;
     o->timeline_step = f->timeline_step;
+    o->warmup = f->warmup;
     o->progress = on_progress;
     o->progress_payload = p;
     return 0;
@@ -441,11 +500,12 @@ static int write_buf(const char *path, topo_buf *b, topo_err *err)
 }
 
 static int outputs(const simulate_args *f, const sim_inputs *in,
-                   const topo_sim_result *const *res, size_t n, topo_err *err)
+                   const topo_sim_result *const *res, const topo_sim_result *const *stretched,
+                   const topo_sim_sweep *sweep, size_t n, topo_err *err)
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, in->seed,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster)};
+                          topo_sim_cluster_capacity(in->cluster), stretched, sweep};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc = 0;
@@ -461,6 +521,8 @@ static int outputs(const simulate_args *f, const sim_inputs *in,
                         info.cluster, info.nodes, (unsigned long long)info.capacity, info.jobs,
                         (unsigned long long)info.seed);
         topo_sim_format_table(&b, res, n);
+        topo_sim_format_stretched(&b, res, stretched, n);
+        topo_sim_format_sweep(&b, sweep);
         if ((rc = write_buf("-", &b, err)) < 0)
             return rc;
     }
@@ -530,10 +592,9 @@ static int check_seeds(const simulate_args *f, size_t nseeds, topo_err *err)
     if (nseeds > 1 && f->trace_out != NULL)
         return topo_err_set(err, TOPO_EINVALID,
                             "--trace-out: writes one seed's jobs, give --seed, not --seeds");
-    if (nseeds > 1 && f->report != NULL)
+    if (nseeds > 1 && f->cost_sweep)
         return topo_err_set(err, TOPO_EINVALID,
-                            "--report: shows one seed, give --seed, not --seeds (-o json and "
-                            "--timeline carry the intervals)");
+                            "--cost-sweep: sweeps one seed's runs, give --seed, not --seeds");
     return 0;
 }
 
@@ -556,7 +617,7 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in,
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, first,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster)};
+                          topo_sim_cluster_capacity(in->cluster), NULL, NULL};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc;
@@ -582,6 +643,14 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in,
         if ((rc = write_buf(f->timeline, &b, err)) < 0)
             return rc;
     }
+    if (f->report != NULL) {
+        if ((rc = topo_sim_format_summary_html(&b, &info, s)) < 0) {
+            topo_buf_dispose(&b);
+            return topo_err_set(err, rc, "--report: could not write the report");
+        }
+        if ((rc = write_buf(f->report, &b, err)) < 0)
+            return rc;
+    }
     return fflush(stdout) == 0 ? 0 : topo_err_set(err, TOPO_EIO, "stdout: write failed");
 }
 
@@ -593,6 +662,10 @@ static int run_seeds(const simulate_args *f, const unsigned char *given, sim_inp
 {
     topo_sim_summary *s = NULL;
     topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_result *stretched[TOPO_SIM_POLICIES] = {NULL};
+    /* The stretched twins, as with one seed (cli_cmd_simulate). */
+    int twin = f->stretched && !f->apply_slowdown;
+    topo_sim_run_opts so;
     int rc;
 
     if ((rc = topo_sim_summary_create(&s, err)) < 0)
@@ -607,24 +680,35 @@ static int run_seeds(const simulate_args *f, const unsigned char *given, sim_inp
         }
         if (k == 0)
             ro->timeline_step = common_step(f, in->trace);
+        so = *ro;
+        so.apply_slowdown = 1;
         for (size_t i = 0; i < npol; i++) {
             prog->start_ns = prog->last_ns = topo_clock_ns();
             if ((rc = topo_sim_run(&res[i], in->cluster, in->trace, pol[i], ro, err)) < 0)
                 goto cleanup;
         }
-        if ((rc = topo_sim_summary_add(s, in->seed, (const topo_sim_result *const *)res, npol,
-                                       err)) < 0)
+        for (size_t i = 0; twin && i < npol; i++) {
+            prog->start_ns = prog->last_ns = topo_clock_ns();
+            if ((rc = topo_sim_run(&stretched[i], in->cluster, in->trace, pol[i], &so, err)) < 0)
+                goto cleanup;
+        }
+        if ((rc = topo_sim_summary_add(s, in->seed, (const topo_sim_result *const *)res,
+                                       twin ? (const topo_sim_result *const *)stretched : NULL,
+                                       npol, err)) < 0)
             goto cleanup;
         for (size_t i = 0; i < npol; i++) {
             topo_sim_result_free(res[i]);
-            res[i] = NULL;
+            topo_sim_result_free(stretched[i]);
+            res[i] = stretched[i] = NULL;
         }
     }
     rc = summary_outputs(f, in, s, first, nseeds, err);
 
 cleanup:
-    for (size_t i = 0; i < npol; i++)
+    for (size_t i = 0; i < npol; i++) {
         topo_sim_result_free(res[i]);
+        topo_sim_result_free(stretched[i]);
+    }
     topo_sim_summary_free(s);
     return rc;
 }
@@ -637,6 +721,8 @@ int cli_cmd_simulate(int argc, char **argv)
     topo_err err = TOPO_ERR_INIT;
     topo_sim_policy pol[TOPO_SIM_POLICIES];
     topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_result *stretched[TOPO_SIM_POLICIES] = {NULL};
+    topo_sim_sweep *sweep = NULL;
     topo_sim_run_opts ro;
     topo_gates gates;
     progress prog;
@@ -662,7 +748,7 @@ int cli_cmd_simulate(int argc, char **argv)
     if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
         load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
         (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
-        run_opts(&ro, &gates, &f, &in, &prog, &err) < 0)
+        run_opts(&ro, &gates, &f, given, &in, &prog, &err) < 0)
         goto fail;
     if (nseeds > 1) {
         if (run_seeds(&f, given, &in, pol, npol, &ro, &prog, first_seed, nseeds, &err) < 0)
@@ -675,7 +761,29 @@ int cli_cmd_simulate(int argc, char **argv)
         if (topo_sim_run(&res[i], in.cluster, in.trace, pol[i], &ro, &err) < 0)
             goto fail;
     }
-    if (outputs(&f, &in, (const topo_sim_result *const *)res, npol, &err) < 0)
+    /* The same policies again with the slowdown applied, unless the runs
+     * above already had it. */
+    int twin = f.stretched && !f.apply_slowdown;
+    if (twin) {
+        topo_sim_run_opts so = ro;
+        so.apply_slowdown = 1;
+        for (size_t i = 0; i < npol; i++) {
+            prog.start_ns = prog.last_ns = topo_clock_ns();
+            if (topo_sim_run(&stretched[i], in.cluster, in.trace, pol[i], &so, &err) < 0)
+                goto fail;
+        }
+    }
+    if (f.cost_sweep) {
+        if ((sweep = malloc(sizeof(*sweep))) == NULL) {
+            topo_err_nomem(&err, "cost sweep");
+            goto fail;
+        }
+        if (topo_sim_cost_sweep(sweep, in.cluster, in.trace, (const topo_sim_result *const *)res,
+                                npol, &ro, &err) < 0)
+            goto fail;
+    }
+    if (outputs(&f, &in, (const topo_sim_result *const *)res,
+                twin ? (const topo_sim_result *const *)stretched : NULL, sweep, npol, &err) < 0)
         goto fail;
     rc = TOPO_CLI_EXIT_OK;
     goto cleanup;
@@ -683,8 +791,11 @@ int cli_cmd_simulate(int argc, char **argv)
 fail:
     rc = cli_fail(CMD, &err);
 cleanup:
-    for (size_t i = 0; i < TOPO_SIM_POLICIES; i++)
+    for (size_t i = 0; i < TOPO_SIM_POLICIES; i++) {
         topo_sim_result_free(res[i]);
+        topo_sim_result_free(stretched[i]);
+    }
+    free(sweep);
     topo_sim_trace_free(in.trace);
     topo_sim_cluster_free(in.cluster);
     topo_snapshot_free(in.snap);

@@ -78,6 +78,10 @@ int topo_cfg_int(const topo_cfg *c, int64_t *out, const json_t *obj, const char 
 /* The same for an int32_t field, min and max within int32_t. */
 int topo_cfg_int32(const topo_cfg *c, int32_t *out, const json_t *obj, const char *key,
                    const char *path, int32_t min, int32_t max) TOPO_MUST_CHECK;
+/* obj.key as a number (an integer or a real) in [min, max], or in (min, max]
+ * when min_open: "path.key: 0 is out of range (> 0 and <= 100)". */
+int topo_cfg_number(const topo_cfg *c, double *out, const json_t *obj, const char *key,
+                    const char *path, double min, double max, int min_open) TOPO_MUST_CHECK;
 /* obj.key as a Go duration string ("500ms", "30s", "1m30s": Kubernetes
  * configurations' form), in whole milliseconds within [min_ms, max_ms];
  * the bounds are shown in the same form ("25h is out of range (10s..24h)"). */

@@ -129,17 +129,34 @@ const topo_sim_request *topo_sim_trace_request(const topo_sim_trace *t, size_t i
 
 /* ---- the generator ---------------------------------------------------------------------- */
 
-/* A preset's published statistics (docs/simulate.md "Presets"). */
+/* One size class of a preset: the published trace's jobs of lo..gpus GPUs
+ * (a power-of-two bin), all generated with `gpus`; their published shares of
+ * the trace's jobs and GPU time, as fractions. */
+typedef struct topo_sim_size_class {
+    uint32_t lo, gpus;
+    double job_share, gpu_time_share;
+} topo_sim_size_class;
+
+/* A preset's published statistics and size classes (docs/simulate.md
+ * "Presets"); the classes ascend by size. */
 typedef struct topo_sim_preset {
     const char *name;
     const char *source;
     double gpus_mean, gpus_median, gpus_max;
     double runtime_mean, runtime_median, runtime_max; /* seconds */
+    const topo_sim_size_class *classes;
+    size_t nclasses;
 } topo_sim_preset;
 
 /* The preset of that name, NULL if none; names for help texts. */
 const topo_sim_preset *topo_sim_preset_find(const char *name);
 const char *topo_sim_preset_names(void);
+
+/* What a cluster of `capacity` GPUs leaves out of the preset: the generator
+ * drops the classes above half of it and renormalises the rest's shares.
+ * Returns the share of the preset's GPU time left out (0 when capacity is 0
+ * or everything fits); *jobs_out (may be NULL) the share of its jobs. */
+double topo_sim_preset_cut(const topo_sim_preset *p, uint64_t capacity, double *jobs_out);
 
 /* Generator options; every 0 means the default. */
 typedef struct topo_sim_gen_opts {
@@ -207,15 +224,25 @@ typedef struct topo_sim_run_opts {
     int apply_slowdown;       /* stretch each job's duration by its slowdown */
     uint32_t frag_pod;        /* the pod size of the second fragmentation; 0: 8 */
     double timeline_step;     /* seconds per timeline point; 0: the span / 400 */
-    double warmup;            /* the window starts this long after the first arrival */
+    double warmup;            /* the window starts this long after the first arrival (at most
+                               * the arrivals' span); job-level metrics count only jobs
+                               * arriving in it */
     topo_sim_progress_fn progress; /* called every 1,000 arrivals and at the end */
     void *progress_payload;
 } topo_sim_run_opts;
 
+/* The default cost model, derived in docs/simulate.md "The cost model":
+ * a tier's cost is NCCL all-reduce bus bandwidth inside an NVLink domain
+ * over the bus bandwidth at that tier (leaf: 470 / 400 GB/s, rounded), and
+ * above the leaf the leaf's cost times the oversubscription (an assumption:
+ * 2:1 above the leaf, another 2:1 above the spine). The communication
+ * shares are assumptions (docs: swept 0.5x to 2x by --cost-sweep). */
 #define TOPO_SIM_COST_NVLINK_DEFAULT 1.0
-#define TOPO_SIM_COST_LEAF_DEFAULT 2.2
-#define TOPO_SIM_COST_SPINE_DEFAULT 2.9
-#define TOPO_SIM_COST_CLUSTER_DEFAULT 4.4
+#define TOPO_SIM_COST_LEAF_DEFAULT 1.2
+#define TOPO_SIM_OVERSUB_SPINE_DEFAULT 2.0
+#define TOPO_SIM_OVERSUB_CLUSTER_DEFAULT 4.0
+#define TOPO_SIM_COST_SPINE_DEFAULT 2.4   /* leaf x 2 */
+#define TOPO_SIM_COST_CLUSTER_DEFAULT 4.8 /* leaf x 4 */
 #define TOPO_SIM_COMM_SMALL_DEFAULT 0.15
 #define TOPO_SIM_COMM_LARGE_DEFAULT 0.3
 #define TOPO_SIM_FRAG_POD_DEFAULT 8
@@ -252,13 +279,15 @@ typedef struct topo_sim_metrics {
     topo_sim_wait wait;       /* every placed job */
     topo_sim_wait wait_class[TOPO_SIM_CLASSES];
     double slowdown_mean, slowdown_p99; /* GPU-time weighted */
-    /* Job completion time (start - arrival + time run) over the placed jobs,
-     * and goodput: the GPU-seconds of useful work (a job slowed down s times
-     * does 1/s of a GPU-second's work per GPU-second) over capacity x window. */
+    /* Job completion time (completion - arrival: the wait and the time run,
+     * stretched with apply_slowdown) over the placed jobs, nearest rank, and
+     * goodput: the GPU-seconds of useful work done inside the window (a job
+     * slowed down s times does 1/s of a GPU-second's work per GPU-second)
+     * over capacity x window. */
     double jct_mean, jct_p99;
     double goodput;
-    double window_start, window_end; /* first and last arrival */
-    double makespan;                 /* last completion */
+    double window_start, window_end; /* first arrival + warmup, last arrival */
+    double makespan;                 /* last completion (makespan_s: from window_start) */
     uint64_t attempts;               /* placements tried (engine calls for topo) */
 } topo_sim_metrics;
 
@@ -283,6 +312,47 @@ size_t topo_sim_result_timeline(const topo_sim_result *r, const topo_sim_sample 
 /* Where job i started (seconds), or -1 if it never did. */
 double topo_sim_result_start(const topo_sim_result *r, size_t job);
 
+/* What happened to one job, as the job-level metrics see it. */
+typedef struct topo_sim_outcome {
+    double arrive;     /* from the trace */
+    double start, end; /* when it started and completed; both -1 if it never started */
+    double slowdown;   /* the modelled slowdown of where it ran; 1 if it never started */
+    uint64_t gpus;     /* pods x gpus_per_pod */
+    double work;       /* gpus x duration (unstretched): its weight in the slowdown */
+    uint8_t multi_node; /* started, with more GPUs than the largest node */
+    /* For the tight shares (multi-node jobs only): -1 the job does not count
+     * (no level below the whole cluster could hold it), else whether its
+     * pods sat in one domain of that level: the tightest level that could
+     * hold it on the empty cluster (tight), with room when it started
+     * (tight_now). */
+    int8_t tight, tight_now;
+    /* Domains of each level (topo_sim_result_level) its pods span; 0 if it
+     * never started. */
+    uint32_t spanned[TOPO_MAX_LEVELS];
+} topo_sim_outcome;
+
+/* The trace's jobs, which every result of a run over it has. */
+size_t topo_sim_result_job_count(const topo_sim_result *r);
+/* Job i's outcome into *out; TOPO_EINVALID past the last job. */
+int topo_sim_result_job(const topo_sim_result *r, size_t job, topo_sim_outcome *out);
+
+/* The result's metrics with every job-level figure (jobs, placed,
+ * unplaceable, multi_node, the tight shares, spanned, the waits, the
+ * slowdowns, jct) recomputed over the jobs mask[j] != 0 selects (one byte a
+ * job, topo_sim_result_job_count of them); the window figures
+ * (utilisation, fragmentation, queue length, goodput) are the result's, as
+ * they integrate over time, not over jobs. The run's own metrics are this
+ * over the jobs arriving inside the window. TOPO_ENOMEM. */
+int topo_sim_metrics_over(const topo_sim_result *r, const unsigned char *mask,
+                          topo_sim_metrics *out, topo_err *err) TOPO_MUST_CHECK;
+
+/* The same-jobs view of results of one trace: the jobs every result placed
+ * among those each counts (arriving inside the window), their number in
+ * *out_jobs, and out[i] the job-level metrics of r[i] over them.
+ * TOPO_EINVALID when the results are not of one trace and window. */
+int topo_sim_common(topo_sim_metrics *out, size_t *out_jobs, const topo_sim_result *const *r,
+                    size_t n, topo_err *err) TOPO_MUST_CHECK;
+
 /* Pods of one job on one node (topo_sim_cluster_node). */
 typedef struct topo_sim_slot {
     int32_t node, count;
@@ -291,6 +361,83 @@ typedef struct topo_sim_slot {
 /* Where job i's pods went, by node; 0 slots if it never started. */
 size_t topo_sim_result_placement(const topo_sim_result *r, size_t job,
                                  const topo_sim_slot **out);
+
+/* ---- the cost model ----------------------------------------------------------------------- */
+
+/* The slowdown model's parameters (topo_sim_run_opts takes them): a job
+ * whose pods the finest tier t holds runs 1 + share x (cost[t] - 1) times
+ * as long, share being comm_small up to 8 GPUs and comm_large above. */
+typedef struct topo_sim_cost_model {
+    double cost[TOPO_SIM_TIERS];
+    double comm_small, comm_large;
+} topo_sim_cost_model;
+
+#define TOPO_SIM_COST_MAX 100.0 /* a tier 100 times slower than NVLink is a typo */
+#define TOPO_SIM_OVERSUB_MAX 64.0
+
+/* The defaults above. */
+void topo_sim_cost_model_default(topo_sim_cost_model *out);
+
+/* Reads a --cost-model file (YAML or JSON, docs/simulate.md "The cost
+ * model"), every key optional:
+ *
+ *   tiers: {nvlink: 1.0, leaf: 1.2, spine: 2.4, cluster: 4.8}
+ *   oversubscription: {spine: 2, cluster: 4}
+ *   communication: {small: 0.15, large: 0.3}
+ *
+ * An absent tiers.spine or tiers.cluster is tiers.leaf times that tier's
+ * oversubscription (relative to the leaf); giving both is an error. Costs
+ * are in (0, TOPO_SIM_COST_MAX] and must not decrease from nvlink to
+ * cluster, oversubscriptions in [1, TOPO_SIM_OVERSUB_MAX], shares in
+ * (0, 1]. Unknown keys are refused. TOPO_EINVALID with
+ * "source:line:column: path: problem"; *out is written only on success
+ * (the defaults with the file's values over them). */
+int topo_sim_cost_model_parse(topo_sim_cost_model *out, const char *text, size_t len,
+                              const char *source, topo_err *err) TOPO_MUST_CHECK;
+/* The same from a file of at most TOPO_MAX_CONFIG_FILE bytes. */
+int topo_sim_cost_model_load(topo_sim_cost_model *out, const char *path,
+                             topo_err *err) TOPO_MUST_CHECK;
+
+/* ---- the cost sweep ------------------------------------------------------------------------ */
+
+/* The sensitivity sweep (--cost-sweep): every cost factor a (scaling each
+ * tier's cost - 1) against every share factor b. Since a job's slowdown is
+ * 1 + share x (cost - 1), a and b act only through a x b: each distinct
+ * product is run once. */
+#define TOPO_SIM_SWEEP_COST_FACTORS {0.5, 1.0, 1.5, 2.0}
+#define TOPO_SIM_SWEEP_SHARE_FACTORS {0.5, 1.0, 2.0}
+#define TOPO_SIM_SWEEP_NCOST 4
+#define TOPO_SIM_SWEEP_NSHARE 3
+#define TOPO_SIM_SWEEP_ROWS (TOPO_SIM_SWEEP_NCOST * TOPO_SIM_SWEEP_NSHARE)
+
+typedef struct topo_sim_sweep_cell {
+    /* The unstretched run's GPU-time weighted mean slowdown: placement does
+     * not depend on the costs, so this is 1 + a b (slowdown_mean - 1) of the
+     * run given, exactly. */
+    double slowdown_mean;
+    /* A run with the slowdown applied under the scaled model. */
+    double jct_mean, goodput;
+} topo_sim_sweep_cell;
+
+typedef struct topo_sim_sweep_row {
+    double cost_factor, share_factor;
+    topo_sim_sweep_cell cell[TOPO_SIM_POLICIES]; /* in the order of the results given */
+} topo_sim_sweep_row;
+
+typedef struct topo_sim_sweep {
+    size_t npolicies;
+    const char *policy[TOPO_SIM_POLICIES]; /* static names */
+    size_t nrows;
+    topo_sim_sweep_row row[TOPO_SIM_SWEEP_ROWS];
+    size_t runs; /* stretched runs made */
+} topo_sim_sweep;
+
+/* Sweeps the n policies whose unstretched results (apply_slowdown off,
+ * under opts' cost model) are base[], rerunning each stretched once per
+ * distinct product of factors. opts->apply_slowdown is ignored. */
+int topo_sim_cost_sweep(topo_sim_sweep *out, topo_sim_cluster *c, const topo_sim_trace *t,
+                        const topo_sim_result *const *base, size_t n,
+                        const topo_sim_run_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 
 /* ---- output ----------------------------------------------------------------------------- */
 
@@ -301,11 +448,24 @@ typedef struct topo_sim_info {
     uint64_t seed;
     size_t nodes;
     uint64_t capacity;
+    /* Optional: per result, the same policy run again with its slowdown
+     * applied (NULL: none; the table and JSON then show no stretched run). */
+    const topo_sim_result *const *stretched;
+    const topo_sim_sweep *sweep; /* optional: --cost-sweep */
 } topo_sim_info;
 
-/* The metrics side by side, one column per result. */
+/* The metrics side by side, one column per result; with two results or
+ * more, the same-jobs block after them. */
 int topo_sim_format_table(topo_buf *out, const topo_sim_result *const *r, size_t n);
-/* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}}, keys in a
+/* Below the table: the stretched[] runs' completion time, goodput, queue
+ * p99 and makespan under the same columns (nothing when stretched is NULL). */
+int topo_sim_format_stretched(topo_buf *out, const topo_sim_result *const *r,
+                              const topo_sim_result *const *stretched, size_t n);
+/* The cost sweep as a table block: a row per cost and share factor, per
+ * policy the slowdown mean, the stretched mean completion time and goodput. */
+int topo_sim_format_sweep(topo_buf *out, const topo_sim_sweep *s);
+/* {"simulate": {inputs}, "policies": {"<name>": {metrics}, ...}, "common":
+ * {"jobs": N, "policies": {"<name>": {job-level metrics}}}} (topo_sim_common), keys in a
  * fixed order, numbers rounded: the same results give the same bytes.
  * *out is malloc'd. */
 int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_result *const *r,
@@ -334,10 +494,14 @@ int topo_sim_summary_create(topo_sim_summary **out, topo_err *err) TOPO_MUST_CHE
 void topo_sim_summary_free(topo_sim_summary *s);
 /* Adds one seed's runs: the same policies in the same order and the same
  * levels every time, their timelines of one step (point k of every seed is
- * k steps after its window's start; give the runs one timeline_step).
- * TOPO_EINVALID when they differ or past TOPO_MAX_SIM_SEEDS seeds. */
+ * k steps after its window's start; give the runs one timeline_step), all
+ * of one trace (the seed's same-jobs view, topo_sim_common, is kept too).
+ * stretched: per run the same policy run with its slowdown applied, or
+ * NULL for none; every seed gives them or none does. TOPO_EINVALID when
+ * they differ or past TOPO_MAX_SIM_SEEDS seeds. */
 int topo_sim_summary_add(topo_sim_summary *s, uint64_t seed, const topo_sim_result *const *r,
-                         size_t n, topo_err *err) TOPO_MUST_CHECK;
+                         const topo_sim_result *const *stretched, size_t n,
+                         topo_err *err) TOPO_MUST_CHECK;
 /* The seeds in the order added. */
 size_t topo_sim_summary_seeds(const topo_sim_summary *s, const uint64_t **out);
 size_t topo_sim_summary_policy_count(const topo_sim_summary *s);
@@ -357,14 +521,18 @@ size_t topo_sim_summary_timeline(const topo_sim_summary *s, size_t policy,
                                  const topo_sim_sample **hi);
 
 /* The outputs over several seeds: every figure the mean; the table shows
- * "mean +/- half" (the half-width), -o json adds "seeds" and per policy
- * "ci95" (the same keys and nesting as the metrics, each [low, high]), the
- * timeline CSV adds a _lo and a _hi column per figure. With one seed the
- * table and the timeline equal the outputs above and -o json only adds
- * "seeds". */
+ * "mean +/- half" (the half-width) in every block (the same-jobs view, the
+ * stretched runs), -o json adds "seeds" and "ci95" objects (the same keys
+ * and nesting as the metrics they sit beside, each [low, high]) per
+ * policy, in its "stretched" object and in "common", the timeline CSV adds
+ * a _lo and a _hi column per figure, and the report draws each timeline's
+ * interval as a band. With one seed the table and the timeline equal the
+ * outputs above and -o json only adds "seeds". */
 int topo_sim_format_summary_table(topo_buf *out, const topo_sim_summary *s);
 int topo_sim_format_summary_json(char **out, const topo_sim_info *info,
                                  const topo_sim_summary *s, topo_err *err) TOPO_MUST_CHECK;
 int topo_sim_format_summary_timeline(topo_buf *out, const topo_sim_summary *s);
+int topo_sim_format_summary_html(topo_buf *out, const topo_sim_info *info,
+                                 const topo_sim_summary *s);
 
 #endif

@@ -232,6 +232,26 @@ int topo_cfg_int32(const topo_cfg *c, int32_t *out, const json_t *obj, const cha
     return rc;
 }
 
+int topo_cfg_number(const topo_cfg *c, double *out, const json_t *obj, const char *key,
+                    const char *path, double min, double max, int min_open)
+{
+    int rc;
+    const json_t *v = member(c, obj, key, path, 0, &rc);
+    if (!v)
+        return rc;
+    if (!json_is_number(v))
+        return wrong_type(c, v, obj, key, path, "a number");
+    double d = json_number_value(v);
+    /* NaN fails both comparisons' negations: !(d >= min) catches it. */
+    if (!(min_open ? d > min : d >= min) || !(d <= max)) {
+        char p[TOPO_DECODE_PATH_MAX];
+        return topo_cfg_fail(c, v, obj, "%s: %g is out of range (%s %g and <= %g)",
+                             P(p, path, key), d, min_open ? ">" : ">=", min, max);
+    }
+    *out = d;
+    return 0;
+}
+
 /* ms as Go writes a round duration: "24h", "10m", "30s", "500ms". */
 static void duration_text(char *buf, size_t size, int64_t ms)
 {

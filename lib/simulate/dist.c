@@ -1,8 +1,8 @@
-/* The generator's distributions, fitted to published summary statistics
- * (docs/simulate.md "Presets"): job sizes on powers of two with a given
- * single-GPU share and mean, and a lognormal runtime with the published
- * median, clipped at the published maximum, whose mean is the published
- * mean. */
+/* The generator's distributions, fitted to published figures
+ * (docs/simulate.md "Presets"): a size class from the published job shares,
+ * then a lognormal runtime per class whose mean is the one the class's
+ * published GPU-time share implies, clipped at the published maximum, with
+ * one sigma for all classes that gives the published median. */
 #include "dist.h"
 
 #include <math.h>
@@ -63,91 +63,113 @@ static double clipped_mean(double mu, double sigma, double cap)
            cap * (1 - phi((lc - mu) / sigma));
 }
 
-int sim_runtime_fit(sim_runtime *out, double median, double mean, double max)
+/* The mu whose clipped mean is `mean` (it rises with mu). */
+static double mu_for_mean(double mean, double sigma, double cap)
 {
-    if (!(median > 0 && mean > median && max > mean))
+    double lo = log(mean) - sigma * sigma / 2 - 1, hi = log(mean) + 1;
+    while (clipped_mean(lo, sigma, cap) > mean)
+        lo -= 1;
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+        if (clipped_mean(mid, sigma, cap) < mean)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* P(runtime <= t) over the mixture of classes, for t below the maximum. */
+static double mixture_cdf(const sim_classes *s, double t)
+{
+    double f = 0, prev = 0;
+    for (size_t c = 0; c < s->n; c++) {
+        f += (s->cdf[c] - prev) * phi((log(t) - s->mu[c]) / s->sigma);
+        prev = s->cdf[c];
+    }
+    return f;
+}
+
+double sim_classes_median(const sim_classes *s)
+{
+    double lo = 0, hi = log(s->max);
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+        if (mixture_cdf(s, exp(mid)) < 0.5)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return exp((lo + hi) / 2);
+}
+
+/* The class means for sigma; -1 when a class mean is out of reach. */
+static int set_sigma(sim_classes *s, const double *mean, double sigma)
+{
+    s->sigma = sigma;
+    for (size_t c = 0; c < s->n; c++) {
+        if (!(mean[c] > 0 && mean[c] < s->max))
+            return -1;
+        s->mu[c] = mu_for_mean(mean[c], sigma, s->max);
+    }
+    return 0;
+}
+
+int sim_classes_fit(sim_classes *out, const topo_sim_preset *p)
+{
+    double mean[SIM_MAX_CLASSES], k = 0, acc = 0;
+
+    if (p->nclasses < 1 || p->nclasses > SIM_MAX_CLASSES ||
+        !(p->runtime_median > 0 && p->runtime_mean > p->runtime_median &&
+          p->runtime_max > p->runtime_mean))
         return -1;
-    double mu = log(median), lo = 0.0, hi = 0.0;
-    /* The clipped mean rises from the median as sigma grows, then falls back
-     * towards max/2: take the first crossing. */
-    for (double s = 0.01; s <= 8.0; s += 0.01) {
-        if (clipped_mean(mu, s, max) >= mean) {
-            hi = s;
+    out->n = p->nclasses;
+    out->max = p->runtime_max;
+    for (size_t c = 0; c < p->nclasses; c++) {
+        const topo_sim_size_class *sc = &p->classes[c];
+        if (!(sc->job_share > 0 && sc->gpu_time_share > 0 && sc->gpus > 0))
+            return -1;
+        out->gpus[c] = sc->gpus;
+        acc += sc->job_share;
+        out->cdf[c] = acc;
+        k += sc->gpu_time_share / sc->gpus;
+    }
+    for (size_t c = 0; c < p->nclasses; c++) {
+        out->cdf[c] /= acc; /* the published shares add up to 1 within rounding */
+        mean[c] = p->runtime_mean / k * p->classes[c].gpu_time_share /
+                  (p->classes[c].job_share / acc * p->classes[c].gpus);
+    }
+    out->cdf[out->n - 1] = 1.0;
+    /* The median falls as sigma grows (every class mean stays put): the
+     * first sigma whose median is at most the published one, then bisect. */
+    double lo = 0, hi = 0;
+    for (double sg = 0.05; sg <= 5.0; sg += 0.05) {
+        if (set_sigma(out, mean, sg) < 0)
+            return -1;
+        if (sim_classes_median(out) <= p->runtime_median) {
+            hi = sg;
             break;
         }
-        lo = s;
+        lo = sg;
     }
-    if (hi == 0.0)
+    if (hi == 0 || lo == 0)
         return -1;
     for (int i = 0; i < 60; i++) {
         double mid = (lo + hi) / 2;
-        if (clipped_mean(mu, mid, max) >= mean)
+        if (set_sigma(out, mean, mid) < 0)
+            return -1;
+        if (sim_classes_median(out) <= p->runtime_median)
             hi = mid;
         else
             lo = mid;
     }
-    out->mu = mu;
-    out->sigma = (lo + hi) / 2;
-    out->max = max;
-    return 0;
+    return set_sigma(out, mean, (lo + hi) / 2);
 }
 
-double sim_runtime_quantile(const sim_runtime *d, double u)
-{
-    double x = exp(d->mu + d->sigma * sim_normal_quantile(u));
-    return x < d->max ? x : d->max;
-}
-
-/* Mean of the sizes 2..max with weights r^(k-1) on 2^k. */
-static double tail_mean(double r, int k_max)
-{
-    double w = 1, sw = 0, sx = 0;
-    for (int k = 1; k <= k_max; k++) {
-        sw += w;
-        sx += w * (double)(1u << k);
-        w *= r;
-    }
-    return sx / sw;
-}
-
-int sim_sizes_fit(sim_sizes *out, double single_share, double mean, double max)
-{
-    int k_max = 0;
-    while (k_max < SIM_SIZE_CLASSES - 1 && (double)(1u << (k_max + 1)) <= max)
-        k_max++;
-    if (!(single_share >= 0.5 && single_share < 1 && k_max >= 1))
-        return -1;
-    double want = (mean - single_share) / (1 - single_share); /* the multi-GPU jobs' mean */
-    if (!(want > 2 && want < (double)(1u << k_max)))
-        return -1;
-    /* tail_mean grows with r from 2 (r -> 0) to max (r -> infinity). */
-    double lo = 1e-6, hi = 1e6;
-    for (int i = 0; i < 200; i++) {
-        double mid = sqrt(lo * hi);
-        if (tail_mean(mid, k_max) < want)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    double r = sqrt(lo * hi), w = 1, sw = 0;
-    for (int k = 1; k <= k_max; k++, w *= r)
-        sw += w;
-    out->n = (size_t)k_max + 1;
-    out->size[0] = 1;
-    out->cdf[0] = single_share;
-    w = 1;
-    for (int k = 1; k <= k_max; k++, w *= r) {
-        out->size[k] = 1u << k;
-        out->cdf[k] = out->cdf[k - 1] + (1 - single_share) * w / sw;
-    }
-    out->cdf[k_max] = 1.0;
-    return 0;
-}
-
-void sim_sizes_cap(sim_sizes *s, uint64_t cap)
+void sim_classes_cap(sim_classes *s, uint64_t cap)
 {
     size_t n = s->n;
-    while (n > 1 && s->size[n - 1] > cap)
+    while (n > 1 && s->gpus[n - 1] > cap)
         n--;
     if (n == s->n)
         return;
@@ -159,20 +181,16 @@ void sim_sizes_cap(sim_sizes *s, uint64_t cap)
     s->n = n;
 }
 
-uint32_t sim_sizes_quantile(const sim_sizes *s, double u)
+size_t sim_classes_pick(const sim_classes *s, double u)
 {
     for (size_t i = 0; i < s->n; i++)
         if (u < s->cdf[i])
-            return s->size[i];
-    return s->size[s->n - 1];
+            return i;
+    return s->n - 1;
 }
 
-double sim_sizes_mean(const sim_sizes *s)
+double sim_classes_runtime(const sim_classes *s, size_t c, double u)
 {
-    double m = 0, prev = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        m += (s->cdf[i] - prev) * s->size[i];
-        prev = s->cdf[i];
-    }
-    return m;
+    double x = exp(s->mu[c] + s->sigma * sim_normal_quantile(u));
+    return x < s->max ? x : s->max;
 }

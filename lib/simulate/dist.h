@@ -5,33 +5,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sizes 1, 2, 4, ... up to 2^(SIM_SIZE_CLASSES-1) GPUs. */
-#define SIM_SIZE_CLASSES 16
+#include "topo/simulate.h"
 
-typedef struct sim_sizes {
+/* Most size classes a preset has: 1, 2, 4, ... 2048 GPUs. */
+#define SIM_MAX_CLASSES 12
+
+/* A preset's jobs drawn jointly by size class: the class from the published
+ * job shares, then a runtime from the class's own lognormal, clipped at the
+ * published maximum. Every class has the same sigma; its mu makes the class's
+ * mean runtime the one its published GPU-time share implies. */
+typedef struct sim_classes {
     size_t n;
-    uint32_t size[SIM_SIZE_CLASSES];
-    double cdf[SIM_SIZE_CLASSES];
-} sim_sizes;
+    uint32_t gpus[SIM_MAX_CLASSES];
+    double cdf[SIM_MAX_CLASSES]; /* of the job shares */
+    double mu[SIM_MAX_CLASSES];
+    double sigma, max;
+} sim_classes;
 
-/* P(1) = single_share (>= 0.5: the median is 1), the rest on 2, 4, ...,
- * max with weights falling (or rising) geometrically, the ratio chosen so
- * that the mean is `mean`. -1 when no such distribution exists. */
-int sim_sizes_fit(sim_sizes *out, double single_share, double mean, double max);
-/* Leaves out the sizes above cap (the distribution conditioned on them not
- * occurring); keeps at least size 1. */
-void sim_sizes_cap(sim_sizes *s, uint64_t cap);
-uint32_t sim_sizes_quantile(const sim_sizes *s, double u);
-double sim_sizes_mean(const sim_sizes *s);
-
-/* min(X, max) with X lognormal(mu, sigma), mu = ln(median), sigma such that
- * the clipped mean is `mean`. */
-typedef struct sim_runtime {
-    double mu, sigma, max;
-} sim_runtime;
-
-int sim_runtime_fit(sim_runtime *out, double median, double mean, double max);
-double sim_runtime_quantile(const sim_runtime *d, double u);
+/* Fits the classes to the published shares, mean, median and maximum
+ * runtime (docs/simulate.md "Presets"): the class means m_c = K s_c / (p_c
+ * g_c) with K such that sum p_c m_c = mean, sigma (bisection) such that the
+ * mixture's median is the published median. -1 when no fit exists. */
+int sim_classes_fit(sim_classes *out, const topo_sim_preset *p);
+/* Leaves out the classes above cap GPUs (the distribution conditioned on
+ * them not occurring); keeps at least the first. */
+void sim_classes_cap(sim_classes *s, uint64_t cap);
+/* The class of quantile u of the job shares. */
+size_t sim_classes_pick(const sim_classes *s, double u);
+/* Quantile u of class c's runtime, seconds. */
+double sim_classes_runtime(const sim_classes *s, size_t c, double u);
+/* The mixture's median runtime. */
+double sim_classes_median(const sim_classes *s);
 
 double sim_normal_quantile(double p);
 

@@ -30,12 +30,13 @@ const sim_field sim_fields[SIM_F_COUNT] = {
     [SIM_F_TIGHT_NOW] = {NULL, NULL, "tight_share_now", SIM_FIELD_REAL, M(tight_share_now), NONE,
                          0},
     [SIM_F_SPANNED] = {"domains_spanned", NULL, NULL, SIM_FIELD_REAL, M(spanned), NONE, 0},
-    [SIM_F_FRAG] = {NULL, NULL, "fragmentation", SIM_FIELD_REAL, M(fragmentation), NONE, 0},
+    [SIM_F_FRAG] = {NULL, NULL, "fragmentation", SIM_FIELD_REAL, M(fragmentation), NONE, 1},
     [SIM_F_FRAG_POD] = {NULL, NULL, "fragmentation_pod", SIM_FIELD_REAL, M(fragmentation_pod),
-                        NONE, 0},
-    [SIM_F_UTILISATION] = {NULL, NULL, "utilisation", SIM_FIELD_REAL, M(utilisation), NONE, 0},
+                        NONE, 1},
+    [SIM_F_UTILISATION] = {NULL, NULL, "utilisation", SIM_FIELD_REAL, M(utilisation), NONE, 1},
+    [SIM_F_GOODPUT] = {NULL, NULL, "goodput", SIM_FIELD_REAL, M(goodput), NONE, 1},
     [SIM_F_QUEUE_LENGTH] = {NULL, NULL, "queue_length", SIM_FIELD_REAL, M(queue_length), NONE,
-                            0},
+                            1},
     [SIM_F_WAIT_P50] = {NULL, NULL, "queue_p50_s", SIM_FIELD_REAL, M(wait.p50), NONE, 0},
     [SIM_F_WAIT_P99] = {NULL, NULL, "queue_p99_s", SIM_FIELD_REAL, M(wait.p99), NONE, 0},
     [SIM_F_WAIT_MEAN] = {NULL, NULL, "queue_mean_s", SIM_FIELD_REAL, M(wait.mean), NONE, 0},
@@ -44,12 +45,11 @@ const sim_field sim_fields[SIM_F_COUNT] = {
     CLASS(2, "128+"),
     [SIM_F_SLOW_MEAN] = {NULL, NULL, "slowdown_mean", SIM_FIELD_REAL, M(slowdown_mean), NONE, 0},
     [SIM_F_SLOW_P99] = {NULL, NULL, "slowdown_p99", SIM_FIELD_REAL, M(slowdown_p99), NONE, 0},
-    [SIM_F_JCT_MEAN] = {NULL, NULL, "jct_mean_s", SIM_FIELD_REAL, M(jct_mean), NONE, 1},
-    [SIM_F_JCT_P99] = {NULL, NULL, "jct_p99_s", SIM_FIELD_REAL, M(jct_p99), NONE, 1},
-    [SIM_F_GOODPUT] = {NULL, NULL, "goodput", SIM_FIELD_REAL, M(goodput), NONE, 1},
-    [SIM_F_WINDOW] = {NULL, NULL, "window_s", SIM_FIELD_REAL, M(window_end), W0, 0},
-    [SIM_F_MAKESPAN] = {NULL, NULL, "makespan_s", SIM_FIELD_REAL, M(makespan), W0, 0},
-    [SIM_F_ATTEMPTS] = {NULL, NULL, "attempts", SIM_FIELD_U64, M(attempts), NONE, 0},
+    [SIM_F_JCT_MEAN] = {NULL, NULL, "jct_mean_s", SIM_FIELD_REAL, M(jct_mean), NONE, 0},
+    [SIM_F_JCT_P99] = {NULL, NULL, "jct_p99_s", SIM_FIELD_REAL, M(jct_p99), NONE, 0},
+    [SIM_F_WINDOW] = {NULL, NULL, "window_s", SIM_FIELD_REAL, M(window_end), W0, 1},
+    [SIM_F_MAKESPAN] = {NULL, NULL, "makespan_s", SIM_FIELD_REAL, M(makespan), W0, 1},
+    [SIM_F_ATTEMPTS] = {NULL, NULL, "attempts", SIM_FIELD_U64, M(attempts), NONE, 1},
 };
 
 static double read_field(const topo_sim_metrics *m, const sim_field *f, size_t offset)
@@ -143,12 +143,12 @@ static json_t *parent(json_t *o, const sim_field *f)
 }
 
 json_t *sim_fields_json(const double *v, const double *lo, const double *hi,
-                        const char *const *levels, size_t nlevels, int exact)
+                        const char *const *levels, size_t nlevels, int exact, int jobs_only)
 {
     json_t *o = json_object();
     for (size_t f = 0; f < SIM_F_COUNT; f++) {
         const sim_field *d = &sim_fields[f];
-        if (d->pending)
+        if (jobs_only && d->window)
             continue;
         json_t *into = parent(o, d);
         size_t n = f == SIM_F_SPANNED ? nlevels : 1;
@@ -160,6 +160,20 @@ json_t *sim_fields_json(const double *v, const double *lo, const double *hi,
             else
                 json_object_set_new(into, key, json_pack("[oo]", num(lo[slot]), num(hi[slot])));
         }
+    }
+    return o;
+}
+
+json_t *sim_fields_json_list(const double *v, const double *lo, const double *hi,
+                             const int *ids, size_t n, int exact)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const sim_field *d = &sim_fields[ids[i]];
+        if (lo == NULL)
+            json_object_set_new(o, d->key, value(d, v[ids[i]], exact));
+        else
+            json_object_set_new(o, d->key, json_pack("[oo]", num(lo[ids[i]]), num(hi[ids[i]])));
     }
     return o;
 }

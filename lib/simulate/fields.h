@@ -23,6 +23,7 @@ typedef enum sim_field_id {
     SIM_F_FRAG,
     SIM_F_FRAG_POD,
     SIM_F_UTILISATION,
+    SIM_F_GOODPUT,
     SIM_F_QUEUE_LENGTH,
     SIM_F_WAIT_P50,
     SIM_F_WAIT_P99,
@@ -32,7 +33,6 @@ typedef enum sim_field_id {
     SIM_F_SLOW_P99,
     SIM_F_JCT_MEAN,
     SIM_F_JCT_P99,
-    SIM_F_GOODPUT,
     SIM_F_WINDOW,
     SIM_F_MAKESPAN,
     SIM_F_ATTEMPTS,
@@ -46,6 +46,10 @@ typedef enum sim_wait_part {
     SIM_WAIT_MEAN
 } sim_wait_part;
 #define SIM_F_CLASS(k, part) (SIM_F_CLASS0 + 4 * (k) + (part))
+
+/* The metrics vectors a policy has: its run's own, the same-jobs view's
+ * (topo_sim_common) and its stretched run's (topo_sim_info.stretched). */
+typedef enum sim_view { SIM_VIEW_OWN, SIM_VIEW_COMMON, SIM_VIEW_STRETCHED, SIM_VIEWS } sim_view;
 
 /* Slots of a metrics vector. */
 #define SIM_NVALUES (SIM_F_COUNT + TOPO_MAX_LEVELS)
@@ -63,10 +67,10 @@ typedef struct sim_field {
     sim_field_kind kind;
     size_t offset; /* in topo_sim_metrics */
     size_t minus;  /* a field subtracted from it (window_start), or SIM_FIELD_NONE */
-    /* Filled by the metrics change of issue 31 (jct, goodput): kept in the
-     * summary, left out of the outputs until it is, so that they stay as
-     * they were. */
-    int pending;
+    /* A figure of the run's window (it integrates over time, or is the
+     * window itself), not of its jobs: left out of the same-jobs view
+     * (topo_sim_common), whose jobs it would not be over. */
+    int window;
 } sim_field;
 
 #define SIM_FIELD_NONE ((size_t)-1)
@@ -87,9 +91,14 @@ void sim_field_values(double *v, const topo_sim_metrics *m);
 int sim_field_find(const char *name, const char *const *levels, size_t nlevels);
 
 /* A policy's object: each field's value from v, or with lo and hi given
- * [lo, hi] per field (its "ci95" object). Counts are integers when exact
- * (one seed), else rounded reals like the rest. NULL when out of memory. */
+ * [lo, hi] per field (its "ci95" object); with jobs_only the job-level
+ * fields only (the same-jobs view). Counts are integers when exact (one
+ * seed), else rounded reals like the rest. NULL when out of memory. */
 json_t *sim_fields_json(const double *v, const double *lo, const double *hi,
-                        const char *const *levels, size_t nlevels, int exact);
+                        const char *const *levels, size_t nlevels, int exact, int jobs_only);
+/* The same for the n ungrouped fields ids[] in that order (the stretched
+ * run's object). */
+json_t *sim_fields_json_list(const double *v, const double *lo, const double *hi,
+                             const int *ids, size_t n, int exact);
 
 #endif

@@ -1,7 +1,7 @@
 /* The seeded job generator (topo/simulate.h, docs/simulate.md "Generated
- * jobs"): sizes and runtimes from a preset fitted to a published trace,
- * drawn by stratified sampling so that any number of jobs reproduces the
- * preset's quantiles; arrivals of a Poisson process with a daily cycle over
+ * jobs"): sizes and runtimes drawn jointly from a preset's size classes,
+ * fitted to a published trace, by stratified sampling so that any number of
+ * jobs reproduces each class's job and GPU-time shares; arrivals of a Poisson process with a daily cycle over
  * the span that makes the offered load the target; topology requests for
  * multi-node jobs. */
 #include <math.h>
@@ -18,33 +18,65 @@
 #define DAY 86400.0
 #define NO_CLUSTER_GPUS 1000 /* the load's reference without a cluster */
 
-/* From the AcmeTrace repository's data/cluster_summary.csv (Hu et al.,
- * "Characterization of Large Language Model Development in the Datacenter",
- * NSDI '24; CC BY 4.0): GPU jobs' GPUs (avg_gpu_num, med_gpu_num, max_gpu)
- * and runtimes (avg_run_time_gpu, med_run_time_gpu, max_run_time_gpu). The
- * single-GPU share is ours (the median says at least half; docs). */
-typedef struct preset_row {
-    topo_sim_preset p;
-    double single_share;
-} preset_row;
+/* Two files of the AcmeTrace repository (https://github.com/InternLM/AcmeTrace,
+ * commit 6d6ac9c, CC BY 4.0), from Hu et al., "Characterization of Large
+ * Language Model Development in the Datacenter", NSDI '24, which treats its
+ * own Kalos trace and the earlier Philly and Helios traces alike (GPU jobs of
+ * every final state):
+ * - data/cluster_summary.csv: GPUs (avg_gpu_num, med_gpu_num, max_gpu) and
+ *   runtimes (avg_run_time_gpu, med_run_time_gpu, max_run_time_gpu);
+ * - figure/cdf_job_gpunum.pdf, the paper's CDFs of jobs (a) and GPU time (b)
+ *   by GPUs per job: the size classes' shares below, read from the figure's
+ *   vector paths at 1, 2, 4, ... GPUs (to +-0.05 percentage points, the
+ *   resolution matplotlib's path simplification leaves; docs). */
 
-static const preset_row presets[] = {
-    {{"philly", "Microsoft Philly (Jeon et al., ATC '19)", 1.928, 1, 128, 18006.055, 874,
-      4240676},
-     0.7},
-    {{"helios", "SenseTime Helios (Hu et al., SC '21)", 3.716, 1, 2048, 6651.681, 206, 4320009},
-     0.7},
-    {{"acme", "Shanghai AI Lab Acme, Kalos cluster (Hu et al., NSDI '24)", 26.77, 1, 1024,
-      1259.689, 124, 625740},
-     0.6},
+/* Microsoft Philly (Jeon et al., ATC '19). The figure draws one straight
+ * segment from 32 to 1,024 GPUs and the trace's largest job has 128: the
+ * 0.021 % of jobs above 32 GPUs are put on 128. */
+static const topo_sim_size_class philly_classes[] = {
+    {1, 1, 0.82421, 0.16425},    {2, 2, 0.02063, 0.02970},   {3, 4, 0.07563, 0.18769},
+    {5, 8, 0.06859, 0.49862},    {9, 16, 0.00899, 0.09168},  {17, 32, 0.00174, 0.02800},
+    {33, 128, 0.00021, 0.00004},
+};
+
+/* SenseTime Helios, all four clusters (Hu et al., SC '21). The figure draws
+ * one straight segment from 200 to 1,024 GPUs: the 0.036 % of jobs between
+ * 257 and 1,024 are put on 512; its x axis ends at "1024+", the rest (the
+ * trace's largest job has 2,048 GPUs) on 2,048. */
+static const topo_sim_size_class helios_classes[] = {
+    {1, 1, 0.72189, 0.05441},       {2, 2, 0.02557, 0.01721},       {3, 4, 0.05725, 0.04976},
+    {5, 8, 0.14219, 0.29207},       {9, 16, 0.03031, 0.20156},      {17, 32, 0.01629, 0.25132},
+    {33, 64, 0.00383, 0.07747},     {65, 128, 0.00160, 0.03098},    {129, 256, 0.00066, 0.02454},
+    {257, 1024, 0.00036, 0.00019},  {1025, 2048, 0.00005, 0.00050},
+};
+
+/* Shanghai AI Lab Acme, Kalos cluster (Hu et al., NSDI '24): no jobs of 3 or
+ * 4 GPUs; the 2-GPU jobs' GPU time (0.001 %) is below the figure's
+ * resolution. */
+static const topo_sim_size_class acme_classes[] = {
+    {1, 1, 0.86281, 0.00157},       {2, 2, 0.02075, 0.00001},       {5, 8, 0.05561, 0.00465},
+    {9, 16, 0.00342, 0.00008},      {17, 32, 0.00392, 0.01327},     {33, 64, 0.00653, 0.01300},
+    {65, 128, 0.00377, 0.00488},    {129, 256, 0.01216, 0.21137},   {257, 512, 0.01176, 0.25562},
+    {513, 1024, 0.01928, 0.49554},
+};
+
+#define CLASSES(a) a, sizeof a / sizeof a[0]
+
+static const topo_sim_preset presets[] = {
+    {"philly", "Microsoft Philly (Jeon et al., ATC '19)", 1.928, 1, 128, 18006.055, 874, 4240676,
+     CLASSES(philly_classes)},
+    {"helios", "SenseTime Helios (Hu et al., SC '21)", 3.716, 1, 2048, 6651.681, 206, 4320009,
+     CLASSES(helios_classes)},
+    {"acme", "Shanghai AI Lab Acme, Kalos cluster (Hu et al., NSDI '24)", 26.77, 1, 1024,
+     1259.689, 124, 625740, CLASSES(acme_classes)},
 };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
 const topo_sim_preset *topo_sim_preset_find(const char *name)
 {
     for (size_t i = 0; i < NPRESETS; i++)
-        if (name != NULL && strcmp(name, presets[i].p.name) == 0)
-            return &presets[i].p;
+        if (name != NULL && strcmp(name, presets[i].name) == 0)
+            return &presets[i];
     return NULL;
 }
 
@@ -53,9 +85,27 @@ const char *topo_sim_preset_names(void)
     return "philly, helios, acme";
 }
 
-static double preset_single_share(const topo_sim_preset *p)
+/* The largest job a cluster of `capacity` GPUs gets: half of it. The
+ * published traces' largest jobs took a third to a half of their clusters,
+ * and a job as large as the whole cluster waits for it to drain completely. */
+static uint64_t size_cap(uint64_t capacity)
 {
-    return ((const preset_row *)(const void *)p)->single_share;
+    return capacity / 2 > 0 ? capacity / 2 : 1;
+}
+
+double topo_sim_preset_cut(const topo_sim_preset *p, uint64_t capacity, double *jobs_out)
+{
+    double jobs = 0, all_jobs = 0, time = 0, all_time = 0;
+    for (size_t c = 0; c < p->nclasses; c++) {
+        int out = capacity > 0 && c > 0 && p->classes[c].gpus > size_cap(capacity);
+        all_jobs += p->classes[c].job_share;
+        all_time += p->classes[c].gpu_time_share;
+        jobs += out ? p->classes[c].job_share : 0;
+        time += out ? p->classes[c].gpu_time_share : 0;
+    }
+    if (jobs_out != NULL)
+        *jobs_out = jobs / all_jobs;
+    return time / all_time;
 }
 
 /* Cumulative arrival intensity of rate 1 - A cos(2 pi t / day) (lowest at
@@ -184,37 +234,51 @@ static int request_for(topo_sim_trace *t, const gen_cfg *g, const topo_sim_gen_o
     return sim_trace_intern(t, &r, out, err);
 }
 
-/* Sizes and runtimes by stratified sampling. */
+/* Sizes and runtimes jointly: job i's class from stratum ps[i] of the job
+ * shares, its runtime from the class's own lognormal, stratified within the
+ * class (the c-th job of a class of n_c draws from stratum perm_c of n_c), so
+ * that every class's GPU time matches its share even for a few hundred jobs. */
 static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double *work,
                      topo_err *err)
 {
-    sim_sizes sizes;
-    sim_runtime rt;
+    sim_classes cl;
     uint64_t r1 = seed ^ 0x5349455AULL, r2 = seed ^ 0x52554E54ULL, r3 = seed ^ 0x4A495454ULL;
     uint32_t *ps = NULL, *pr = NULL;
+    uint8_t *cls = NULL;
+    size_t count[SIM_MAX_CLASSES] = {0}, at[SIM_MAX_CLASSES] = {0};
     int rc = 0;
 
     const topo_sim_preset *p = g->preset;
-    if (sim_sizes_fit(&sizes, preset_single_share(p), p->gpus_mean, p->gpus_max) < 0 ||
-        sim_runtime_fit(&rt, p->runtime_median, p->runtime_mean, p->runtime_max) < 0)
+    if (sim_classes_fit(&cl, p) < 0)
         return topo_err_set(err, TOPO_EGENERIC, "preset %s: no distribution fits", p->name);
-    /* Half the cluster at most: the published traces' largest jobs took a
-     * third to a half of their clusters, and a job as large as the whole
-     * cluster waits for it to drain completely. */
     if (g->capacity > 0)
-        sim_sizes_cap(&sizes, g->capacity / 2 > 0 ? g->capacity / 2 : 1);
-    if ((ps = strata(&r1, g->jobs)) == NULL || (pr = strata(&r2, g->jobs)) == NULL) {
+        sim_classes_cap(&cl, size_cap(g->capacity));
+    cls = malloc(g->jobs);
+    if (cls == NULL || (ps = strata(&r1, g->jobs)) == NULL ||
+        (pr = malloc(g->jobs * sizeof(*pr))) == NULL) {
         rc = topo_err_nomem(err, "generator");
         goto cleanup;
+    }
+    for (uint32_t i = 0; i < g->jobs; i++) {
+        double us = ((double)ps[i] + topo_rand_unit(&r3)) / g->jobs;
+        cls[i] = (uint8_t)sim_classes_pick(&cl, us);
+        count[cls[i]]++;
+    }
+    /* pr holds each class's strata in a random order, class after class. */
+    for (size_t c = 0, off = 0; c < cl.n; off += count[c], c++) {
+        at[c] = off;
+        for (size_t k = 0; k < count[c]; k++)
+            pr[off + k] = (uint32_t)k;
+        topo_rand_shuffle(&r2, pr + off, count[c], sizeof(*pr));
     }
     *work = 0;
     for (uint32_t i = 0; i < g->jobs; i++) {
         char id[32];
         topo_sim_job j;
         memset(&j, 0, sizeof(j));
-        double us = ((double)ps[i] + topo_rand_unit(&r3)) / g->jobs;
-        double ur = ((double)pr[i] + topo_rand_unit(&r3)) / g->jobs;
-        uint32_t total = sim_sizes_quantile(&sizes, us);
+        size_t c = cls[i];
+        double ur = ((double)pr[at[c]++] + topo_rand_unit(&r3)) / (double)count[c];
+        uint32_t total = cl.gpus[c];
         if (total <= g->max_node) {
             j.pods = 1;
             j.gpus = (int32_t)total;
@@ -223,7 +287,7 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
             j.gpus = (int32_t)g->gpn;
         }
         /* Whole seconds, as the traces record them. */
-        j.duration = floor(sim_runtime_quantile(&rt, ur) + 0.5);
+        j.duration = floor(sim_classes_runtime(&cl, c, ur) + 0.5);
         if (j.duration < 1)
             j.duration = 1;
         j.request = -1;
@@ -239,6 +303,7 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
     }
 
 cleanup:
+    free(cls);
     free(ps);
     free(pr);
     return rc;

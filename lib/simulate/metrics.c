@@ -15,28 +15,47 @@
 int sim_acc_init(sim_run *r, topo_err *err)
 {
     sim_acc *a = &r->acc;
-    size_t n = r->t->njobs;
+    sim_jobs *J = &a->jobs;
+    size_t n = r->t->njobs, nl = r->c->nlevels;
     memset(a, 0, sizeof(*a));
-    if (n > 0 && ((a->wait = malloc(n * sizeof(*a->wait))) == NULL ||
-                  (a->klass = malloc(n * sizeof(*a->klass))) == NULL ||
-                  (a->slow = malloc(n * sizeof(*a->slow))) == NULL ||
-                  (a->weight = malloc(n * sizeof(*a->weight))) == NULL))
+    J->njobs = n;
+    J->nlevels = nl;
+    if (n > 0 && ((J->out = malloc(n * sizeof(*J->out))) == NULL ||
+                  (J->span = calloc(n * nl, sizeof(*J->span))) == NULL ||
+                  (J->order = malloc(n * sizeof(*J->order))) == NULL))
         return topo_err_nomem(err, "simulation");
-    r->w0 = n > 0 ? r->t->jobs[0].arrive : 0;
+    for (size_t j = 0; j < n; j++) {
+        const topo_sim_job *job = &r->t->jobs[j];
+        sim_outcome *o = &J->out[j];
+        o->arrive = job->arrive;
+        o->start = o->end = -1;
+        o->slowdown = 1;
+        o->gpus = (uint64_t)job->pods * (uint64_t)job->gpus;
+        o->work = (double)o->gpus * job->duration;
+        o->multi_node = 0;
+        o->tight = o->tight_now = -1;
+    }
+    r->t0 = n > 0 ? r->t->jobs[0].arrive : 0;
+    r->w0 = r->t0 + r->o.warmup;
     r->w1 = n > 0 ? r->t->jobs[n - 1].arrive : 0;
     r->step = r->o.timeline_step > 0 ? r->o.timeline_step
-                                      : (r->w1 - r->w0) / TOPO_SIM_TIMELINE_POINTS;
+                                      : (r->w1 - r->t0) / TOPO_SIM_TIMELINE_POINTS;
     if (!(r->step > 0))
         r->step = 1;
     return 0;
 }
 
+void sim_jobs_dispose(sim_jobs *j)
+{
+    free(j->out);
+    free(j->span);
+    free(j->order);
+    memset(j, 0, sizeof(*j));
+}
+
 void sim_acc_dispose(sim_acc *a)
 {
-    free(a->wait);
-    free(a->klass);
-    free(a->slow);
-    free(a->weight);
+    sim_jobs_dispose(&a->jobs);
     free(a->tl);
     memset(a, 0, sizeof(*a));
 }
@@ -47,7 +66,7 @@ static int close_bin(sim_run *r, double len, topo_err *err)
     if (topo_array_reserve((void **)&a->tl, &a->captl, a->ntl + 1, sizeof(*a->tl)) != 0)
         return topo_err_nomem(err, "timeline");
     topo_sim_sample *s = &a->tl[a->ntl];
-    s->t = r->w0 + (double)a->ntl * r->step;
+    s->t = r->t0 + (double)a->ntl * r->step;
     s->utilisation = a->tl_used / ((double)r->c->capacity * len);
     s->fragmentation = a->tl_free > 0 ? a->tl_frag / a->tl_free : 0;
     s->fragmentation_pod = a->tl_free > 0 ? a->tl_fragpod / a->tl_free : 0;
@@ -76,9 +95,9 @@ int sim_acc_advance(sim_run *r, double t, topo_err *err)
         a->fragpod_dt += fragpod * dt;
         a->queue_dt += queue * dt;
     }
-    /* Timeline bins: [w0 + k step, w0 + (k+1) step). */
-    for (double x = fmax(r->now, r->w0); x < t && a->ntl < TIMELINE_MAX;) {
-        double end = r->w0 + (double)(a->ntl + 1) * r->step;
+    /* Timeline bins: [t0 + k step, t0 + (k+1) step), the warm-up included. */
+    for (double x = fmax(r->now, r->t0); x < t && a->ntl < TIMELINE_MAX;) {
+        double end = r->t0 + (double)(a->ntl + 1) * r->step;
         double seg = fmin(t, end) - x;
         a->tl_used += used * seg;
         a->tl_free += free * seg;
@@ -120,25 +139,21 @@ void sim_acc_start(sim_run *r, size_t j, const sim_shape *s, int32_t tight_now,
                    double *out_slowdown)
 {
     const topo_sim_cluster *c = r->c;
-    const topo_sim_job *job = &r->t->jobs[j];
-    sim_acc *a = &r->acc;
+    sim_jobs *J = &r->acc.jobs;
+    sim_outcome *o = &J->out[j];
     int32_t span[TOPO_MAX_LEVELS];
     uint64_t gpus = (uint64_t)s->pods * (uint64_t)s->gpus;
 
     spans(r, r->slots, r->nslots, span);
+    for (size_t l = 0; l < c->nlevels; l++)
+        J->span[j * c->nlevels + l] = (uint32_t)span[l];
     if (gpus > c->max_node) {
-        a->multi++;
-        for (size_t l = 0; l < c->nlevels; l++)
-            a->spanned[l] += span[l];
+        o->multi_node = 1;
         /* Only the whole cluster could hold it: no level to be tight in. */
-        if (s->tight_empty >= 0) {
-            a->tight_of++;
-            a->tight += span[s->tight_empty] == 1;
-        }
-        if (tight_now >= 0) {
-            a->tight_now_of++;
-            a->tight_now += span[tight_now] == 1;
-        }
+        if (s->tight_empty >= 0)
+            o->tight = span[s->tight_empty] == 1;
+        if (tight_now >= 0)
+            o->tight_now = span[tight_now] == 1;
     }
     /* The cost of the finest level holding every pod. */
     double cost = r->o.cost[TOPO_SIM_TIER_CLUSTER];
@@ -148,13 +163,10 @@ void sim_acc_start(sim_run *r, size_t j, const sim_shape *s, int32_t tight_now,
             break;
         }
     double share = gpus <= 8 ? r->o.comm_small : r->o.comm_large;
-    double slowdown = 1 + share * (cost - 1);
-    size_t k = a->nplaced++;
-    a->wait[k] = r->now - job->arrive;
-    a->klass[k] = gpus <= 8 ? 0 : gpus < 128 ? 1 : 2;
-    a->slow[k] = slowdown;
-    a->weight[k] = (double)gpus * job->duration;
-    *out_slowdown = slowdown;
+    o->slowdown = 1 + share * (cost - 1);
+    o->start = r->now;
+    J->order[J->nplaced++] = (uint32_t)j;
+    *out_slowdown = o->slowdown;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -195,77 +207,162 @@ static int cmp_wslow(const void *a, const void *b)
     return (x->slow > y->slow) - (x->slow < y->slow);
 }
 
-/* GPU-time weighted mean and 99th percentile of the slowdowns. */
-static int slowdowns(topo_sim_metrics *m, const sim_acc *a, topo_err *err)
+/* GPU-time weighted mean and 99th percentile of the slowdowns of the n
+ * jobs in v. */
+static void slowdowns(topo_sim_metrics *m, wslow *v, size_t n)
 {
-    wslow *v = a->nplaced > 0 ? malloc(a->nplaced * sizeof(*v)) : NULL;
     double total = 0, sum = 0, acc = 0;
-    if (a->nplaced > 0 && v == NULL)
-        return topo_err_nomem(err, "simulation");
-    for (size_t i = 0; i < a->nplaced; i++) {
-        v[i].slow = a->slow[i];
-        v[i].weight = a->weight[i];
-        total += a->weight[i];
-        sum += a->slow[i] * a->weight[i];
+    for (size_t i = 0; i < n; i++) {
+        total += v[i].weight;
+        sum += v[i].slow * v[i].weight;
     }
-    if (a->nplaced > 1)
-        qsort(v, a->nplaced, sizeof(*v), cmp_wslow);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_wslow);
     m->slowdown_mean = total > 0 ? sum / total : 1;
     m->slowdown_p99 = 1;
-    for (size_t i = 0; i < a->nplaced; i++) {
+    for (size_t i = 0; i < n; i++) {
         acc += v[i].weight;
         if (acc >= 0.99 * total) {
             m->slowdown_p99 = v[i].slow;
             break;
         }
     }
+}
+
+static int selected(const unsigned char *mask, size_t j)
+{
+    return mask == NULL || mask[j] != 0;
+}
+
+/* One implementation of every job-level figure, over the placed jobs in
+ * the order they started (the order the sums have always been taken in, so
+ * the all-jobs figures stay the same bit for bit). */
+int sim_job_metrics(topo_sim_metrics *m, const sim_jobs *J, const unsigned char *mask,
+                    topo_err *err)
+{
+    size_t n = 0, multi = 0, tight_of = 0, tight = 0, now_of = 0, now = 0;
+    double spanned[TOPO_MAX_LEVELS] = {0};
+    double *wait = NULL, *v = NULL;
+    uint8_t *klass = NULL;
+    wslow *ws = NULL;
+
+    m->jobs = m->unplaceable = 0;
+    for (size_t j = 0; j < J->njobs; j++)
+        if (selected(mask, j)) {
+            m->jobs++;
+            m->unplaceable += J->out[j].start < 0;
+        }
+    if (J->nplaced > 0 && ((wait = malloc(J->nplaced * sizeof(*wait))) == NULL ||
+                           (v = malloc(J->nplaced * sizeof(*v))) == NULL ||
+                           (klass = malloc(J->nplaced)) == NULL ||
+                           (ws = malloc(J->nplaced * sizeof(*ws))) == NULL)) {
+        free(wait);
+        free(v);
+        free(klass);
+        return topo_err_nomem(err, "simulation");
+    }
+    for (size_t k = 0; k < J->nplaced; k++) {
+        size_t j = J->order[k];
+        const sim_outcome *o = &J->out[j];
+        if (!selected(mask, j))
+            continue;
+        if (o->multi_node) {
+            multi++;
+            for (size_t l = 0; l < J->nlevels; l++)
+                spanned[l] += J->span[j * J->nlevels + l];
+            tight_of += o->tight >= 0;
+            tight += o->tight == 1;
+            now_of += o->tight_now >= 0;
+            now += o->tight_now == 1;
+        }
+        wait[n] = o->start - o->arrive;
+        klass[n] = o->gpus <= 8 ? 0 : o->gpus < 128 ? 1 : 2;
+        ws[n].slow = o->slowdown;
+        ws[n].weight = o->work;
+        v[n] = o->end - o->arrive;
+        n++;
+    }
+    m->placed = n;
+    m->multi_node = multi;
+    m->tight_share = tight_of > 0 ? (double)tight / (double)tight_of : 0;
+    m->tight_share_now = now_of > 0 ? (double)now / (double)now_of : 0;
+    m->nlevels = J->nlevels;
+    for (size_t l = 0; l < TOPO_MAX_LEVELS; l++)
+        m->spanned[l] = l < J->nlevels && multi > 0 ? spanned[l] / (double)multi : 0;
+
+    topo_sim_wait jct;
+    wait_stats(&jct, v, n);
+    m->jct_mean = jct.mean;
+    m->jct_p99 = jct.p99;
+    slowdowns(m, ws, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = wait[i];
+    wait_stats(&m->wait, v, n);
+    for (int c = 0; c < TOPO_SIM_CLASSES; c++) {
+        size_t nc = 0;
+        for (size_t i = 0; i < n; i++)
+            if (klass[i] == c)
+                v[nc++] = wait[i];
+        wait_stats(&m->wait_class[c], v, nc);
+    }
+    free(wait);
     free(v);
+    free(klass);
+    free(ws);
     return 0;
+}
+
+/* Goodput: the GPU-seconds of work done inside the window, each placed
+ * job's GPUs x the part of its run inside [w0, w1] / its slowdown, over
+ * capacity x window: the integral of sum(gpus / slowdown) over the running
+ * jobs, taken job by job. */
+static double goodput(const sim_run *r)
+{
+    const sim_jobs *J = &r->acc.jobs;
+    double len = r->w1 - r->w0, sum = 0;
+    if (!(len > 0))
+        return 0;
+    for (size_t j = 0; j < J->njobs; j++) {
+        const sim_outcome *o = &J->out[j];
+        double run = fmin(o->end, r->w1) - fmax(o->start, r->w0);
+        if (o->start >= 0 && run > 0)
+            sum += (double)o->gpus * run / o->slowdown;
+    }
+    return sum / ((double)r->c->capacity * len);
 }
 
 int sim_acc_finish(sim_run *r, topo_sim_metrics *m, topo_err *err)
 {
     sim_acc *a = &r->acc;
-    double *v = NULL;
+    sim_jobs *J = &a->jobs;
+    unsigned char *in_window = NULL;
     int rc;
 
     memset(m, 0, sizeof(*m));
     if (a->tl_free > 0 || a->tl_used > 0 || a->tl_queue > 0) {
-        double len = r->now - (r->w0 + (double)a->ntl * r->step);
+        double len = r->now - (r->t0 + (double)a->ntl * r->step);
         if (len > 0 && a->ntl < TIMELINE_MAX && (rc = close_bin(r, len, err)) < 0)
             return rc;
     }
-    m->jobs = r->t->njobs;
-    for (size_t j = 0; j < r->t->njobs; j++)
-        m->unplaceable += r->js[j].status == SIM_UNPLACEABLE;
-    m->placed = a->nplaced;
-    m->multi_node = a->multi;
-    m->tight_share = a->tight_of > 0 ? (double)a->tight / (double)a->tight_of : 0;
-    m->tight_share_now = a->tight_now_of > 0 ? (double)a->tight_now / (double)a->tight_now_of : 0;
-    m->nlevels = r->c->nlevels;
-    for (size_t l = 0; l < r->c->nlevels; l++)
-        m->spanned[l] = a->multi > 0 ? a->spanned[l] / (double)a->multi : 0;
+    for (size_t j = 0; j < J->njobs; j++)
+        if (r->js[j].start >= 0)
+            J->out[j].end = r->js[j].end;
     double len = r->w1 - r->w0;
     m->fragmentation = a->free_dt > 0 ? a->frag_dt / a->free_dt : 0;
     m->fragmentation_pod = a->free_dt > 0 ? a->fragpod_dt / a->free_dt : 0;
     m->utilisation = len > 0 ? a->used_dt / ((double)r->c->capacity * len) : 0;
     m->queue_length = len > 0 ? a->queue_dt / len : 0;
+    m->goodput = goodput(r);
     m->window_start = r->w0;
     m->window_end = r->w1;
     m->makespan = r->now;
 
-    if (a->nplaced > 0 && (v = malloc(a->nplaced * sizeof(*v))) == NULL)
+    /* Job-level figures count the jobs arriving inside the window. */
+    if (J->njobs > 0 && (in_window = malloc(J->njobs)) == NULL)
         return topo_err_nomem(err, "simulation");
-    if (a->nplaced > 0)
-        memcpy(v, a->wait, a->nplaced * sizeof(*v));
-    wait_stats(&m->wait, v, a->nplaced);
-    for (int k = 0; k < TOPO_SIM_CLASSES; k++) {
-        size_t n = 0;
-        for (size_t i = 0; i < a->nplaced; i++)
-            if (a->klass[i] == k)
-                v[n++] = a->wait[i];
-        wait_stats(&m->wait_class[k], v, n);
-    }
-    free(v);
-    return slowdowns(m, a, err);
+    for (size_t j = 0; j < J->njobs; j++)
+        in_window[j] = J->out[j].arrive >= r->w0;
+    rc = sim_job_metrics(m, J, in_window, err);
+    free(in_window);
+    return rc;
 }

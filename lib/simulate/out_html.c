@@ -7,6 +7,7 @@
 #include "fields.h"
 #include "out_internal.h"
 #include "out_svg.h"
+#include "summary_internal.h"
 
 #define MAX_SERIES TOPO_SIM_POLICIES
 
@@ -19,46 +20,47 @@ static const char style[] =
     ".charts{display:flex;flex-wrap:wrap;gap:16px}"
     "svg text{font-family:sans-serif;font-size:11px;fill:#333}"
     "svg text.title{font-size:13px;font-weight:bold}"
-    "svg line.grid{stroke:#ddd;stroke-width:1}"
-    "svg polyline.line{stroke-width:1.5}";
+    "svg text.axis-title{font-size:12px}"
+    "svg text.window-label{font-size:10px;fill:#444}";
 
-static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
+/* What the report shows: per policy its metrics vector (fields.h) and
+ * timeline, over several seeds the means with their intervals' ends. */
+typedef struct report {
+    size_t n;
+    const char *names[MAX_SERIES];
+    const double *v[MAX_SERIES], *lo[MAX_SERIES], *hi[MAX_SERIES];
+    const topo_sim_sample *tl[MAX_SERIES], *tl_lo[MAX_SERIES], *tl_hi[MAX_SERIES];
+    size_t ntl[MAX_SERIES];
+    const char *const *levels;
+    size_t nlevels;
+    double window_start, window_end;
+} report;
+
+static void table(topo_buf *b, const report *rep)
 {
     char text[64];
-    double v[MAX_SERIES][SIM_NVALUES];
-    for (size_t i = 0; i < n; i++)
-        sim_field_values(v[i], topo_sim_result_metrics(r[i]));
     topo_buf_puts(b, "<table id=\"metrics\">\n<tr><th></th>");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < rep->n; i++) {
         topo_buf_puts(b, "<th>");
-        sim_html_escape(b, topo_sim_result_metrics(r[i])->policy);
+        sim_html_escape(b, rep->names[i]);
         topo_buf_puts(b, "</th>");
     }
     topo_buf_puts(b, "</tr>\n");
     for (size_t k = 0; k < sim_nrows; k++) {
         const sim_row *row = &sim_rows[k];
         if (row->kind == SIM_ROW_HEADING) {
-            topo_buf_printf(b, "<tr><td class=\"h\" colspan=\"%zu\">", n + 1);
+            topo_buf_printf(b, "<tr><td class=\"h\" colspan=\"%zu\">", rep->n + 1);
             sim_html_escape(b, row->label);
             topo_buf_puts(b, "</td></tr>\n");
             continue;
         }
-        size_t nl = row->kind == SIM_ROW_SPANNED ? topo_sim_result_metrics(r[0])->nlevels : 1;
+        size_t nl = row->kind == SIM_ROW_SPANNED ? rep->nlevels : 1;
         for (size_t l = 0; l < nl; l++) {
             topo_buf_puts(b, "<tr><td>");
-            sim_html_escape(b, row->kind == SIM_ROW_SPANNED ? topo_sim_result_level(r[0], l)
-                                                            : row->label);
+            sim_html_escape(b, row->kind == SIM_ROW_SPANNED ? rep->levels[l] : row->label);
             topo_buf_puts(b, "</td>");
-            for (size_t i = 0; i < n; i++) {
-                double x = sim_row_value(row, v[i], l);
-                if (row->kind == SIM_ROW_SHARE)
-                    snprintf(text, sizeof text, "%.1f%%", 100 * x);
-                else if (row->kind == SIM_ROW_SECONDS)
-                    sim_fmt_duration(text, sizeof text, x);
-                else if (row->kind == SIM_ROW_COUNT)
-                    snprintf(text, sizeof text, "%.0f", x);
-                else
-                    snprintf(text, sizeof text, "%.3f", x);
+            for (size_t i = 0; i < rep->n; i++) {
+                sim_cell_text(text, sizeof text, row, rep->v[i], rep->lo[i], rep->hi[i], l, 3);
                 topo_buf_printf(b, "<td>%s</td>", text);
             }
             topo_buf_puts(b, "</tr>\n");
@@ -67,94 +69,122 @@ static void table(topo_buf *b, const topo_sim_result *const *r, size_t n)
     topo_buf_puts(b, "</table>\n");
 }
 
-static void bar_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
-                       const char *const *names)
+/* One bar chart: its id, title, axis titles and unit. */
+static sim_svg_chart bar_chart(const char *id, const char *title, const char *x_title,
+                               const char *y_title, sim_svg_unit unit)
+{
+    sim_svg_chart c = {id, title, x_title, y_title, unit, 0, 0, 0};
+    return c;
+}
+
+/* v[g * n + i]: field f[g] of policy i (fields.h slots). */
+static void bar_values(double *v, const report *rep, const size_t *slots, size_t ngroups)
+{
+    for (size_t g = 0; g < ngroups; g++)
+        for (size_t i = 0; i < rep->n; i++)
+            v[g * rep->n + i] = rep->v[i][slots[g]];
+}
+
+static void bar_charts(topo_buf *b, const report *rep)
 {
     double v[TOPO_MAX_LEVELS * MAX_SERIES] = {0};
     const char *levels[TOPO_MAX_LEVELS];
-    const topo_sim_metrics *m[MAX_SERIES];
-    for (size_t i = 0; i < n; i++)
-        m[i] = topo_sim_result_metrics(r[i]);
+    size_t slots[TOPO_MAX_LEVELS];
+    size_t n = rep->n;
+    sim_svg_chart c;
 
     static const char *const tight_groups[] = {"tightest level when empty",
                                                "tightest level with room"};
-    for (size_t i = 0; i < n; i++) {
-        v[i] = m[i]->tight_share;
-        v[n + i] = m[i]->tight_share_now;
-    }
-    sim_svg_bars(b, "chart-tight", "Multi-node jobs inside one domain", tight_groups, 2, names,
-                 n, v, SIM_SVG_PERCENT);
+    static const size_t tight[] = {SIM_F_TIGHT, SIM_F_TIGHT_NOW};
+    bar_values(v, rep, tight, 2);
+    c = bar_chart("chart-tight", "Multi-node jobs inside one domain", "domain the job could fit",
+                  "multi-node jobs in one domain (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, tight_groups, 2, rep->names, n, v);
     static const char *const frag_groups[] = {"free on partly used nodes",
                                               "free no whole pod can use"};
-    for (size_t i = 0; i < n; i++) {
-        v[i] = m[i]->fragmentation;
-        v[n + i] = m[i]->fragmentation_pod;
-    }
-    sim_svg_bars(b, "chart-fragmentation", "GPU fragmentation (share of free GPUs)", frag_groups,
-                 2, names, n, v, SIM_SVG_PERCENT);
+    static const size_t frag[] = {SIM_F_FRAG, SIM_F_FRAG_POD};
+    bar_values(v, rep, frag, 2);
+    c = bar_chart("chart-fragmentation", "GPU fragmentation (share of free GPUs)",
+                  "free GPUs counted", "free GPUs, time-weighted (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, frag_groups, 2, rep->names, n, v);
     static const char *const util_groups[] = {"GPU utilisation"};
-    for (size_t i = 0; i < n; i++)
-        v[i] = m[i]->utilisation;
-    sim_svg_bars(b, "chart-utilisation", "GPU utilisation", util_groups, 1, names, n, v,
-                 SIM_SVG_PERCENT);
+    static const size_t util[] = {SIM_F_UTILISATION};
+    bar_values(v, rep, util, 1);
+    c = bar_chart("chart-utilisation", "GPU utilisation", "over the metric window",
+                  "GPU utilisation (%)", SIM_SVG_PERCENT);
+    sim_svg_bars(b, &c, util_groups, 1, rep->names, n, v);
     for (size_t k = 0; k < TOPO_SIM_CLASSES; k++)
-        for (size_t i = 0; i < n; i++)
-            v[k * n + i] = m[i]->wait_class[k].p99;
-    sim_svg_bars(b, "chart-queue", "Queueing delay p99 by GPUs per job", sim_class_names,
-                 TOPO_SIM_CLASSES, names, n, v, SIM_SVG_SECONDS);
+        slots[k] = SIM_F_CLASS(k, SIM_WAIT_P99);
+    bar_values(v, rep, slots, TOPO_SIM_CLASSES);
+    c = bar_chart("chart-queue", "Queueing delay p99 by GPUs per job", "GPUs per job",
+                  "p99 wait, arrival to start (time)", SIM_SVG_SECONDS);
+    sim_svg_bars(b, &c, sim_class_names, TOPO_SIM_CLASSES, rep->names, n, v);
     static const char *const slow_groups[] = {"mean", "p99"};
-    for (size_t i = 0; i < n; i++) {
-        v[i] = m[i]->slowdown_mean;
-        v[n + i] = m[i]->slowdown_p99;
+    static const size_t slow[] = {SIM_F_SLOW_MEAN, SIM_F_SLOW_P99};
+    bar_values(v, rep, slow, 2);
+    c = bar_chart("chart-slowdown", "Modelled slowdown (GPU-time weighted)",
+                  "statistic over the jobs", "slowdown (\xc3\x97 runtime at cost 1)",
+                  SIM_SVG_FACTOR);
+    sim_svg_bars(b, &c, slow_groups, 2, rep->names, n, v);
+    for (size_t l = 0; l < rep->nlevels; l++) {
+        levels[l] = sim_level_short(rep->levels[l]);
+        slots[l] = sim_slot(SIM_F_SPANNED, l);
     }
-    sim_svg_bars(b, "chart-slowdown", "Modelled slowdown (GPU-time weighted)", slow_groups, 2,
-                 names, n, v, SIM_SVG_NUMBER);
-    size_t nl = m[0]->nlevels;
-    for (size_t l = 0; l < nl; l++) {
-        levels[l] = sim_level_short(topo_sim_result_level(r[0], l));
-        for (size_t i = 0; i < n; i++)
-            v[l * n + i] = m[i]->spanned[l];
-    }
-    sim_svg_bars(b, "chart-spanned", "Domains spanned per multi-node job (mean)", levels, nl,
-                 names, n, v, SIM_SVG_NUMBER);
+    bar_values(v, rep, slots, rep->nlevels);
+    c = bar_chart("chart-spanned", "Domains spanned per multi-node job (mean)", "level",
+                  "domains per multi-node job", SIM_SVG_NUMBER);
+    sim_svg_bars(b, &c, levels, rep->nlevels, rep->names, n, v);
 }
 
-/* The three timeline charts; 0, or TOPO_ENOMEM. */
-static int line_charts(topo_buf *b, const topo_sim_result *const *r, size_t n,
-                       const char *const *names)
+static double figure(const topo_sim_sample *s, int chart)
+{
+    return chart == 0 ? s->utilisation : chart == 1 ? s->fragmentation : s->queue_length;
+}
+
+/* The three timeline charts, over several seeds each line with its
+ * interval as a band; 0, or TOPO_ENOMEM. */
+static int line_charts(topo_buf *b, const report *rep)
 {
     static const char *const ids[] = {"timeline-utilisation", "timeline-fragmentation",
                                       "timeline-queue"};
     static const char *const titles[] = {"GPU utilisation over time",
                                          "Free GPUs on partly used nodes over time",
                                          "Jobs waiting over time"};
+    static const char *const y_titles[] = {"GPU utilisation (%)",
+                                           "free GPUs on partly used nodes (%)", "jobs waiting"};
     sim_svg_series data[MAX_SERIES];
     double *buf[MAX_SERIES] = {NULL};
+    size_t n = rep->n;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        const topo_sim_sample *s;
-        size_t ns = topo_sim_result_timeline(r[i], &s);
-        if (ns > 0 && (buf[i] = malloc(2 * ns * sizeof(double))) == NULL) {
+        size_t ns = rep->ntl[i];
+        int band = rep->tl_lo[i] != NULL;
+        if (ns > 0 && (buf[i] = malloc((band ? 4 : 2) * ns * sizeof(double))) == NULL) {
             rc = TOPO_ENOMEM;
             goto cleanup;
         }
         data[i].t = buf[i];
         data[i].y = buf[i] + ns;
+        data[i].lo = band ? buf[i] + 2 * ns : NULL; /* one run a policy: no interval */
+        data[i].hi = band ? buf[i] + 3 * ns : NULL;
         data[i].n = ns;
     }
     for (int chart = 0; chart < 3; chart++) {
         for (size_t i = 0; i < n; i++) {
-            const topo_sim_sample *s;
-            size_t ns = topo_sim_result_timeline(r[i], &s);
+            size_t ns = rep->ntl[i];
             for (size_t k = 0; k < ns; k++) {
-                buf[i][k] = s[k].t;
-                buf[i][ns + k] = chart == 0   ? s[k].utilisation
-                                 : chart == 1 ? s[k].fragmentation
-                                              : s[k].queue_length;
+                buf[i][k] = rep->tl[i][k].t;
+                buf[i][ns + k] = figure(&rep->tl[i][k], chart);
+                if (rep->tl_lo[i] != NULL) {
+                    buf[i][2 * ns + k] = figure(&rep->tl_lo[i][k], chart);
+                    buf[i][3 * ns + k] = figure(&rep->tl_hi[i][k], chart);
+                }
             }
         }
-        sim_svg_lines(b, ids[chart], titles[chart], names, n, data,
-                      chart < 2 ? SIM_SVG_PERCENT : SIM_SVG_NUMBER);
+        sim_svg_chart c = {ids[chart], titles[chart], "time since first arrival",
+                           y_titles[chart], chart < 2 ? SIM_SVG_PERCENT : SIM_SVG_NUMBER,
+                           1, rep->window_start, rep->window_end};
+        sim_svg_lines(b, &c, rep->names, n, data);
     }
 
 cleanup:
@@ -163,14 +193,9 @@ cleanup:
     return rc;
 }
 
-int topo_sim_format_html(topo_buf *b, const topo_sim_info *info,
-                         const topo_sim_result *const *r, size_t n)
+/* The page; seeds the inputs' sentence about them. */
+static int page(topo_buf *b, const topo_sim_info *info, const report *rep, const char *seeds)
 {
-    const char *names[MAX_SERIES];
-    if (n == 0 || n > MAX_SERIES)
-        return TOPO_EINVALID;
-    for (size_t i = 0; i < n; i++)
-        names[i] = topo_sim_result_metrics(r[i])->policy;
     topo_buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<title>topoassign simulate</title>\n<style>%s</style>\n</head>\n<body>\n"
                        "<h1>topoassign simulate</h1>\n<p id=\"inputs\">Cluster: ",
@@ -179,16 +204,71 @@ int topo_sim_format_html(topo_buf *b, const topo_sim_info *info,
     topo_buf_printf(b, " (%zu nodes, %llu GPUs free). Jobs: ", info->nodes,
                     (unsigned long long)info->capacity);
     sim_html_escape(b, info->jobs);
-    topo_buf_printf(b, ". Seed %llu. Metrics are defined in docs/simulate.md.</p>\n"
-                       "<h2>Metrics</h2>\n",
-                    (unsigned long long)info->seed);
-    table(b, r, n);
+    topo_buf_printf(b, ". %s Metrics are defined in docs/simulate.md.</p>\n<h2>Metrics</h2>\n",
+                    seeds);
+    table(b, rep);
     topo_buf_puts(b, "<h2>Per policy</h2>\n<div class=\"charts\">\n");
-    bar_charts(b, r, n, names);
+    bar_charts(b, rep);
     topo_buf_puts(b, "</div>\n<h2>Over time</h2>\n<div class=\"charts\">\n");
-    int rc = line_charts(b, r, n, names);
+    int rc = line_charts(b, rep);
     topo_buf_puts(b, "</div>\n</body>\n</html>\n");
     return rc < 0 ? rc : b->error;
+}
+
+int topo_sim_format_html(topo_buf *b, const topo_sim_info *info,
+                         const topo_sim_result *const *r, size_t n)
+{
+    double v[MAX_SERIES][SIM_NVALUES];
+    const char *levels[TOPO_MAX_LEVELS];
+    char seeds[64];
+    report rep = {0};
+    if (n == 0 || n > MAX_SERIES)
+        return TOPO_EINVALID;
+    /* Every policy runs the same trace, so their windows are the same. */
+    const topo_sim_metrics *m0 = topo_sim_result_metrics(r[0]);
+    rep.n = n;
+    rep.nlevels = m0->nlevels;
+    for (size_t l = 0; l < rep.nlevels; l++)
+        levels[l] = topo_sim_result_level(r[0], l);
+    rep.levels = levels;
+    rep.window_start = m0->window_start;
+    rep.window_end = m0->window_end;
+    for (size_t i = 0; i < n; i++) {
+        rep.names[i] = topo_sim_result_metrics(r[i])->policy;
+        sim_field_values(v[i], topo_sim_result_metrics(r[i]));
+        rep.v[i] = v[i];
+        rep.ntl[i] = topo_sim_result_timeline(r[i], &rep.tl[i]);
+    }
+    snprintf(seeds, sizeof seeds, "Seed %llu.", (unsigned long long)info->seed);
+    return page(b, info, &rep, seeds);
+}
+
+int topo_sim_format_summary_html(topo_buf *b, const topo_sim_info *info,
+                                 const topo_sim_summary *s)
+{
+    const uint64_t *seeds;
+    size_t nseeds = topo_sim_summary_seeds(s, &seeds);
+    char text[160];
+    report rep = {0};
+    rep.n = topo_sim_summary_policy_count(s);
+    if (rep.n == 0 || rep.n > MAX_SERIES || nseeds == 0)
+        return TOPO_EINVALID;
+    rep.nlevels = sim_summary_levels(s, &rep.levels);
+    sim_summary_window(s, &rep.window_start, &rep.window_end);
+    for (size_t i = 0; i < rep.n; i++) {
+        rep.names[i] = topo_sim_summary_policy(s, i);
+        rep.v[i] = sim_summary_values(s, i, SIM_VIEW_OWN, &rep.lo[i], &rep.hi[i]);
+        rep.ntl[i] = topo_sim_summary_timeline(s, i, &rep.tl[i], &rep.tl_lo[i], &rep.tl_hi[i]);
+    }
+    if (nseeds == 1)
+        snprintf(text, sizeof text, "Seed %llu.", (unsigned long long)seeds[0]);
+    else
+        snprintf(text, sizeof text,
+                 "Seeds %llu to %llu: each figure is the mean over the %zu seeds \xc2\xb1 the "
+                 "half-width of its 95 %% interval; the bands on the timelines are that interval "
+                 "per point.",
+                 (unsigned long long)seeds[0], (unsigned long long)seeds[nseeds - 1], nseeds);
+    return page(b, info, &rep, text);
 }
 
 int topo_sim_format_timeline(topo_buf *b, const topo_sim_result *const *r, size_t n)

@@ -1,14 +1,21 @@
 /* -o json (topo/simulate.h): keys in a fixed order, every fraction and
  * duration rounded to six decimals and printed with 15 significant digits,
- * so the same results always give the same bytes. Each policy's object is
- * the metrics table (fields.h); over several seeds its figures are means
- * and its "ci95" object has the same keys, each [low, high]. */
+ * so the same results always give the same bytes. Each policy's object,
+ * its "stretched" object and its same-jobs object are the metrics table
+ * (fields.h); over several seeds their figures are means and each gains a
+ * "ci95" object with the same keys, each [low, high]. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "fields.h"
 #include "out_internal.h"
 #include "summary_internal.h"
 #include "topo/json.h"
+
+static json_t *num(double v)
+{
+    return json_real(round(v * 1e6) / 1e6);
+}
 
 static json_t *count(size_t v)
 {
@@ -30,6 +37,52 @@ static json_t *inputs(const topo_sim_info *info, const char *const *levels, size
     return in;
 }
 
+/* The stretched object's fields: the stretched block's rows. */
+static size_t stretched_ids(int *ids)
+{
+    for (size_t k = 0; k < sim_nstretched_rows; k++)
+        ids[k] = sim_stretched_rows[k].field;
+    return sim_nstretched_rows;
+}
+
+/* A metrics object and, with lo given, its "ci95" inside it. */
+static json_t *with_ci(json_t *o, json_t *ci)
+{
+    if (ci != NULL)
+        json_object_set_new(o, "ci95", ci);
+    return o;
+}
+
+/* The stretched run's object from its vector (and interval). */
+static json_t *stretched_obj(const double *v, const double *lo, const double *hi, int exact)
+{
+    int ids[SIM_F_COUNT];
+    size_t n = stretched_ids(ids);
+    return with_ci(sim_fields_json_list(v, NULL, NULL, ids, n, exact),
+                   lo != NULL ? sim_fields_json_list(v, lo, hi, ids, n, 0) : NULL);
+}
+
+static json_t *sweep_array(const topo_sim_sweep *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->nrows; i++) {
+        const topo_sim_sweep_row *row = &s->row[i];
+        json_t *o = json_object(), *pol = json_object();
+        json_object_set_new(o, "cost_factor", num(row->cost_factor));
+        json_object_set_new(o, "share_factor", num(row->share_factor));
+        for (size_t p = 0; p < s->npolicies; p++) {
+            json_t *c = json_object();
+            json_object_set_new(c, "slowdown_mean", num(row->cell[p].slowdown_mean));
+            json_object_set_new(c, "jct_mean_s", num(row->cell[p].jct_mean));
+            json_object_set_new(c, "goodput", num(row->cell[p].goodput));
+            json_object_set_new(pol, s->policy[p], c);
+        }
+        json_object_set_new(o, "policies", pol);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 /* Dumps root into *out and releases it. */
 static int dump(char **out, json_t *root, topo_err *err)
 {
@@ -46,22 +99,44 @@ int topo_sim_format_json(char **out, const topo_sim_info *info, const topo_sim_r
 {
     const char *levels[TOPO_MAX_LEVELS];
     double v[SIM_NVALUES];
-    size_t nlevels = n > 0 ? topo_sim_result_metrics(r[0])->nlevels : 0;
-    json_t *root, *policies;
+    size_t nlevels = n > 0 ? topo_sim_result_metrics(r[0])->nlevels : 0, jobs = 0;
+    topo_sim_metrics *common = n > 0 ? calloc(n, sizeof(*common)) : NULL;
+    json_t *root, *policies, *cobj, *cpol;
+    int rc;
     *out = NULL;
+    if (n > 0 && common == NULL)
+        return topo_err_nomem(err, "JSON output");
+    if ((rc = topo_sim_common(common, &jobs, r, n, err)) < 0) {
+        free(common);
+        return rc;
+    }
     for (size_t l = 0; l < nlevels; l++)
         levels[l] = topo_sim_result_level(r[0], l);
     topo_json_alloc_watch();
     root = json_object();
     json_object_set_new(root, "simulate", inputs(info, levels, nlevels));
     policies = json_object();
+    cobj = json_object();
+    cpol = json_object();
     for (size_t i = 0; i < n; i++) {
         const topo_sim_metrics *m = topo_sim_result_metrics(r[i]);
         sim_field_values(v, m);
-        json_object_set_new(policies, m->policy,
-                            sim_fields_json(v, NULL, NULL, levels, m->nlevels, 1));
+        json_t *o = sim_fields_json(v, NULL, NULL, levels, m->nlevels, 1, 0);
+        if (info->stretched != NULL && info->stretched[i] != NULL) {
+            sim_field_values(v, topo_sim_result_metrics(info->stretched[i]));
+            json_object_set_new(o, "stretched", stretched_obj(v, NULL, NULL, 1));
+        }
+        json_object_set_new(policies, m->policy, o);
+        sim_field_values(v, &common[i]);
+        json_object_set_new(cpol, m->policy, sim_fields_json(v, NULL, NULL, levels, nlevels, 1, 1));
     }
+    free(common);
     json_object_set_new(root, "policies", policies);
+    json_object_set_new(cobj, "jobs", count(jobs));
+    json_object_set_new(cobj, "policies", cpol);
+    json_object_set_new(root, "common", cobj);
+    if (info->sweep != NULL)
+        json_object_set_new(root, "cost_sweep", sweep_array(info->sweep));
     return dump(out, root, err);
 }
 
@@ -71,7 +146,9 @@ int topo_sim_format_summary_json(char **out, const topo_sim_info *info,
     const char *const *levels;
     const uint64_t *seeds;
     size_t nlevels = sim_summary_levels(s, &levels), nseeds = topo_sim_summary_seeds(s, &seeds);
-    json_t *root, *in, *list, *policies;
+    json_t *root, *in, *list, *policies, *cobj, *cpol;
+    double jobs_lo, jobs_hi, jobs = sim_summary_common_jobs(s, &jobs_lo, &jobs_hi);
+    int exact = nseeds == 1;
     *out = NULL;
     topo_json_alloc_watch();
     root = json_object();
@@ -82,13 +159,25 @@ int topo_sim_format_summary_json(char **out, const topo_sim_info *info,
     json_object_set_new(in, "seeds", list);
     json_object_set_new(root, "simulate", in);
     policies = json_object();
+    cpol = json_object();
     for (size_t p = 0; p < topo_sim_summary_policy_count(s); p++) {
-        const double *lo, *hi, *v = sim_summary_values(s, p, &lo, &hi);
-        json_t *o = sim_fields_json(v, NULL, NULL, levels, nlevels, nseeds == 1);
-        if (lo != NULL)
-            json_object_set_new(o, "ci95", sim_fields_json(v, lo, hi, levels, nlevels, 0));
-        json_object_set_new(policies, topo_sim_summary_policy(s, p), o);
+        const char *name = topo_sim_summary_policy(s, p);
+        const double *lo, *hi, *v = sim_summary_values(s, p, SIM_VIEW_OWN, &lo, &hi);
+        json_t *o = sim_fields_json(v, NULL, NULL, levels, nlevels, exact, 0);
+        json_t *ci = lo != NULL ? sim_fields_json(v, lo, hi, levels, nlevels, 0, 0) : NULL;
+        const double *sv = sim_summary_values(s, p, SIM_VIEW_STRETCHED, &lo, &hi);
+        if (sv != NULL)
+            json_object_set_new(o, "stretched", stretched_obj(sv, lo, hi, exact));
+        json_object_set_new(policies, name, with_ci(o, ci));
+        v = sim_summary_values(s, p, SIM_VIEW_COMMON, &lo, &hi);
+        o = sim_fields_json(v, NULL, NULL, levels, nlevels, exact, 1);
+        ci = lo != NULL ? sim_fields_json(v, lo, hi, levels, nlevels, 0, 1) : NULL;
+        json_object_set_new(cpol, name, with_ci(o, ci));
     }
     json_object_set_new(root, "policies", policies);
+    cobj = json_object();
+    json_object_set_new(cobj, "jobs", exact ? count((size_t)jobs) : num(jobs));
+    json_object_set_new(cobj, "policies", cpol);
+    json_object_set_new(root, "common", cobj);
     return dump(out, root, err);
 }

@@ -16,7 +16,7 @@ struct topo_sim_result {
     const char *levels[TOPO_MAX_LEVELS];
     topo_sim_sample *tl;
     size_t ntl;
-    double *start;
+    sim_jobs jobs; /* what the job-level metrics need, per job */
     size_t njobs;
     size_t *pl_off; /* job j's slots: pl[pl_off[j] .. pl_off[j + 1]) */
     topo_sim_slot *pl;
@@ -349,8 +349,7 @@ static int make_result(topo_sim_result **out, sim_run *r, topo_err *err)
 {
     topo_sim_result *res = calloc(1, sizeof(*res));
     int rc;
-    if (res == NULL || (res->pool = topo_pool_create()) == NULL ||
-        (r->t->njobs > 0 && (res->start = malloc(r->t->njobs * sizeof(double))) == NULL)) {
+    if (res == NULL || (res->pool = topo_pool_create()) == NULL) {
         rc = topo_err_nomem(err, "simulation");
         goto fail;
     }
@@ -373,7 +372,6 @@ static int make_result(topo_sim_result **out, sim_run *r, topo_err *err)
     }
     nslots = 0;
     for (size_t i = 0; i < r->t->njobs; i++) {
-        res->start[i] = r->js[i].start;
         res->pl_off[i] = nslots;
         for (int32_t k = 0; k < r->js[i].nslots; k++)
             res->pl[nslots++] = r->js[i].slots[k];
@@ -383,12 +381,29 @@ static int make_result(topo_sim_result **out, sim_run *r, topo_err *err)
     res->tl = r->acc.tl;
     res->ntl = r->acc.ntl;
     r->acc.tl = NULL;
+    res->jobs = r->acc.jobs;
+    memset(&r->acc.jobs, 0, sizeof(r->acc.jobs));
     *out = res;
     return 0;
 
 fail:
     topo_sim_result_free(res);
     return rc;
+}
+
+/* The window must keep at least its end: the last arrival. */
+static int check_warmup(const topo_sim_trace *t, double warmup, topo_err *err)
+{
+    double span = t->njobs > 0 ? t->jobs[t->njobs - 1].arrive - t->jobs[0].arrive : 0;
+    if (!(warmup >= 0))
+        return topo_err_set(err, TOPO_EINVALID, "--warmup: expected 0 or more seconds, got %g",
+                            warmup);
+    if (warmup > span)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--warmup: %g s is longer than the arrivals' span (%g s, first to "
+                            "last arrival)",
+                            warmup, span);
+    return 0;
 }
 
 int topo_sim_run(topo_sim_result **out, topo_sim_cluster *c, const topo_sim_trace *t,
@@ -407,6 +422,8 @@ int topo_sim_run(topo_sim_result **out, topo_sim_cluster *c, const topo_sim_trac
     if (opts != NULL)
         r.o = *opts;
     defaults(&r.o);
+    if ((rc = check_warmup(t, r.o.warmup, err)) < 0)
+        return rc;
     if ((rc = run_init(&r, err)) < 0 || (rc = build_shapes(&r, err)) < 0 ||
         (rc = r.ops->init(&r, err)) < 0 || (rc = sim_acc_init(&r, err)) < 0 ||
         (rc = sim_loop(&r, err)) < 0 || (rc = make_result(out, &r, err)) < 0)
@@ -422,7 +439,7 @@ void topo_sim_result_free(topo_sim_result *res)
     if (res == NULL)
         return;
     free(res->tl);
-    free(res->start);
+    sim_jobs_dispose(&res->jobs);
     free(res->pl_off);
     free(res->pl);
     topo_pool_free(res->pool);
@@ -447,7 +464,37 @@ size_t topo_sim_result_timeline(const topo_sim_result *res, const topo_sim_sampl
 
 double topo_sim_result_start(const topo_sim_result *res, size_t job)
 {
-    return job < res->njobs ? res->start[job] : -1;
+    return job < res->njobs ? res->jobs.out[job].start : -1;
+}
+
+size_t topo_sim_result_job_count(const topo_sim_result *res)
+{
+    return res->njobs;
+}
+
+int topo_sim_result_job(const topo_sim_result *res, size_t job, topo_sim_outcome *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (job >= res->njobs)
+        return TOPO_EINVALID;
+    const sim_outcome *o = &res->jobs.out[job];
+    out->arrive = o->arrive;
+    out->start = o->start;
+    out->end = o->end;
+    out->slowdown = o->slowdown;
+    out->gpus = o->gpus;
+    out->work = o->work;
+    out->multi_node = o->multi_node;
+    out->tight = o->tight;
+    out->tight_now = o->tight_now;
+    for (size_t l = 0; l < res->jobs.nlevels; l++)
+        out->spanned[l] = res->jobs.span[job * res->jobs.nlevels + l];
+    return 0;
+}
+
+const sim_jobs *sim_result_jobs(const topo_sim_result *res)
+{
+    return &res->jobs;
 }
 
 size_t topo_sim_result_placement(const topo_sim_result *res, size_t job,

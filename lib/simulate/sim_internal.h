@@ -93,22 +93,30 @@ typedef struct sim_jobstate {
     sim_slot *slots; /* once started */
 } sim_jobstate;
 
+/* What the job-level metrics need of each job (topo_sim_outcome without
+ * the spans, which are kept apart for the cluster's levels only). */
+typedef struct sim_outcome {
+    double arrive, start, end, slowdown, work;
+    uint64_t gpus;
+    uint8_t multi_node;
+    int8_t tight, tight_now;
+} sim_outcome;
+
+/* The jobs of a run as the job-level metrics see them; the result keeps
+ * them. */
+typedef struct sim_jobs {
+    sim_outcome *out; /* per job, by index */
+    uint32_t *span;   /* per job, nlevels: domains spanned per level */
+    uint32_t *order;  /* the placed jobs in the order they started */
+    size_t njobs, nplaced, nlevels;
+} sim_jobs;
+
 /* The metrics' accumulators (metrics.c). */
 typedef struct sim_acc {
     /* Over the window: integrals of GPUs used, free, free on partly used
      * nodes, free no frag_pod-GPU pod can use, jobs waiting. */
     double used_dt, free_dt, frag_dt, fragpod_dt, queue_dt;
-    /* Per placed job, for the percentiles. */
-    double *wait;
-    uint8_t *klass;
-    double *slow, *weight;
-    size_t nplaced;
-    size_t multi;
-    /* Multi-node jobs a domain below the whole cluster could hold (empty;
-     * at their start), and those of them inside one such domain of the
-     * tightest level. */
-    size_t tight_of, tight, tight_now_of, tight_now;
-    double spanned[TOPO_MAX_LEVELS];
+    sim_jobs jobs;
     /* The timeline. */
     topo_sim_sample *tl;
     size_t ntl, captl;
@@ -161,7 +169,8 @@ struct sim_run {
     int32_t *slot_of; /* per node: its index in slots, or -1 */
 
     double now;
-    double w0, w1, step; /* window and timeline step */
+    double t0;           /* the first arrival: the timeline's origin */
+    double w0, w1, step; /* window (t0 + warmup to the last arrival) and timeline step */
     sim_acc acc;
 
     void *policy_state;
@@ -197,6 +206,17 @@ int sim_acc_advance(sim_run *r, double t, topo_err *err);
  * the state is after the placement); tight_now is sim_tightest before it. */
 void sim_acc_start(sim_run *r, size_t j, const sim_shape *s, int32_t tight_now,
                    double *out_slowdown);
+/* The metrics at the end (the result's figures); the jobs' outcomes stay
+ * in r->acc.jobs for the result to take. */
 int sim_acc_finish(sim_run *r, topo_sim_metrics *m, topo_err *err);
+void sim_jobs_dispose(sim_jobs *j);
+/* The job-level figures of m (topo_sim_metrics_over's list) over the jobs
+ * mask selects; the rest of m is left as it is. */
+int sim_job_metrics(topo_sim_metrics *m, const sim_jobs *jobs, const unsigned char *mask,
+                    topo_err *err);
+
+/* ---- run.c ---- */
+
+const sim_jobs *sim_result_jobs(const topo_sim_result *r);
 
 #endif

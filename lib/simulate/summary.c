@@ -19,7 +19,8 @@
 
 typedef struct summary_policy {
     const char *name;
-    double mean[SIM_NVALUES], lo[SIM_NVALUES], hi[SIM_NVALUES];
+    /* Per view (fields.h): its own run, the same-jobs view, the stretched run. */
+    double mean[SIM_VIEWS][SIM_NVALUES], lo[SIM_VIEWS][SIM_NVALUES], hi[SIM_VIEWS][SIM_NVALUES];
     double step; /* the first seed's timeline step, 0 with fewer than 2 points */
     size_t ntl;  /* timeline points every seed so far has */
     double *run_mean, *run_m2; /* ntl x FIGURES */
@@ -34,12 +35,16 @@ struct topo_sim_summary {
     size_t nlevels;
     const char *levels[TOPO_MAX_LEVELS];
     topo_pool *pool; /* the names */
-    double *values; /* TOPO_MAX_SIM_SEEDS x TOPO_SIM_POLICIES x SIM_NVALUES, by seed */
+    /* TOPO_MAX_SIM_SEEDS x TOPO_SIM_POLICIES x SIM_VIEWS x SIM_NVALUES, by seed */
+    double *values;
+    double common_jobs[TOPO_MAX_SIM_SEEDS], jobs_mean, jobs_lo, jobs_hi;
+    int stretched; /* the seeds came with stretched runs */
+    double window_start, window_end; /* the first seed's, for the report's marker */
 };
 
-static double *seed_values(const topo_sim_summary *s, size_t seed, size_t p)
+static double *seed_values(const topo_sim_summary *s, size_t seed, size_t p, sim_view view)
 {
-    return s->values + (seed * TOPO_SIM_POLICIES + p) * SIM_NVALUES;
+    return s->values + ((seed * TOPO_SIM_POLICIES + p) * SIM_VIEWS + view) * SIM_NVALUES;
 }
 
 int topo_sim_summary_create(topo_sim_summary **out, topo_err *err)
@@ -47,7 +52,7 @@ int topo_sim_summary_create(topo_sim_summary **out, topo_err *err)
     topo_sim_summary *s = calloc(1, sizeof(*s));
     *out = NULL;
     if (s == NULL || (s->pool = topo_pool_create()) == NULL ||
-        (s->values = malloc((size_t)TOPO_MAX_SIM_SEEDS * TOPO_SIM_POLICIES *
+        (s->values = calloc((size_t)TOPO_MAX_SIM_SEEDS * TOPO_SIM_POLICIES * SIM_VIEWS,
                                          SIM_NVALUES * sizeof(double))) == NULL) {
         topo_sim_summary_free(s);
         return topo_err_nomem(err, "summary");
@@ -108,7 +113,7 @@ static double timeline_step(const topo_sim_result *r)
 
 /* That this seed's runs line up with the first seed's. */
 static int check_runs(const topo_sim_summary *s, uint64_t seed, const topo_sim_result *const *r,
-                      size_t n, topo_err *err)
+                      const topo_sim_result *const *stretched, size_t n, topo_err *err)
 {
     if (n == 0 || n > TOPO_SIM_POLICIES)
         return topo_err_set(err, TOPO_EINVALID, "summary: %zu policies, expected 1 to %d", n,
@@ -122,6 +127,9 @@ static int check_runs(const topo_sim_summary *s, uint64_t seed, const topo_sim_r
                                 (unsigned long long)seed);
     for (size_t p = 0; p < n; p++) {
         const topo_sim_metrics *m = topo_sim_result_metrics(r[p]);
+        if (stretched != NULL && stretched[p] == NULL)
+            return topo_err_set(err, TOPO_EINVALID, "summary: seed %llu: no stretched %s run",
+                                (unsigned long long)seed, m->policy);
         if (m->nlevels != topo_sim_result_metrics(r[0])->nlevels || m->nlevels > TOPO_MAX_LEVELS)
             return topo_err_set(err, TOPO_EINVALID, "summary: the runs' levels differ");
         if (s->nseeds == 0)
@@ -146,6 +154,11 @@ static int check_runs(const topo_sim_summary *s, uint64_t seed, const topo_sim_r
                                 "first seed's %g s (give the runs one timeline_step)",
                                 (unsigned long long)seed, m->policy, step, sp->step);
     }
+    if (s->nseeds > 0 && (stretched != NULL) != s->stretched)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "summary: seed %llu %s stretched runs, the first seed %s",
+                            (unsigned long long)seed, stretched != NULL ? "has" : "has no",
+                            s->stretched ? "had" : "had none");
     return 0;
 }
 
@@ -154,6 +167,8 @@ static int first_seed(topo_sim_summary *s, const topo_sim_result *const *r, size
                       topo_err *err)
 {
     const topo_sim_metrics *m0 = topo_sim_result_metrics(r[0]);
+    s->window_start = m0->window_start;
+    s->window_end = m0->window_end;
     for (size_t l = 0; l < m0->nlevels; l++) {
         if ((s->levels[l] = topo_pool_strdup(s->pool, topo_sim_result_level(r[0], l))) == NULL)
             return topo_err_nomem(err, "summary");
@@ -207,29 +222,61 @@ static void recompute(topo_sim_summary *s, size_t p)
 {
     summary_policy *sp = &s->pol[p];
     double x[TOPO_MAX_SIM_SEEDS];
-    for (size_t slot = 0; slot < SIM_NVALUES; slot++) {
-        double mean, half;
-        for (size_t i = 0; i < s->nseeds; i++)
-            x[i] = seed_values(s, i, p)[slot];
-        (void)topo_sim_mean_ci95(&mean, &half, x, s->nseeds);
-        sp->mean[slot] = mean;
-        sp->lo[slot] = mean - half;
-        sp->hi[slot] = mean + half;
+    for (int view = 0; view < SIM_VIEWS; view++) {
+        for (size_t slot = 0; slot < SIM_NVALUES; slot++) {
+            double mean, half;
+            for (size_t i = 0; i < s->nseeds; i++)
+                x[i] = seed_values(s, i, p, (sim_view)view)[slot];
+            (void)topo_sim_mean_ci95(&mean, &half, x, s->nseeds);
+            sp->mean[view][slot] = mean;
+            sp->lo[view][slot] = mean - half;
+            sp->hi[view][slot] = mean + half;
+        }
     }
 }
 
+/* This seed's same-jobs view (topo_sim_common) into its vectors. */
+static int add_common(topo_sim_summary *s, const topo_sim_result *const *r, size_t n,
+                      topo_err *err)
+{
+    topo_sim_metrics m[TOPO_SIM_POLICIES];
+    size_t jobs = 0;
+    double half;
+    int rc;
+    if ((rc = topo_sim_common(m, &jobs, r, n, err)) < 0)
+        return rc;
+    for (size_t p = 0; p < n; p++)
+        sim_field_values(seed_values(s, s->nseeds, p, SIM_VIEW_COMMON), &m[p]);
+    s->common_jobs[s->nseeds] = (double)jobs;
+    (void)topo_sim_mean_ci95(&s->jobs_mean, &half, s->common_jobs, s->nseeds + 1);
+    s->jobs_lo = s->jobs_mean - half;
+    s->jobs_hi = s->jobs_mean + half;
+    return 0;
+}
+
 int topo_sim_summary_add(topo_sim_summary *s, uint64_t seed, const topo_sim_result *const *r,
-                         size_t n, topo_err *err)
+                         const topo_sim_result *const *stretched, size_t n, topo_err *err)
 {
     int rc;
-    if ((rc = check_runs(s, seed, r, n, err)) < 0)
+    if ((rc = check_runs(s, seed, r, stretched, n, err)) < 0)
         return rc;
     if (s->nseeds == 0 && (rc = first_seed(s, r, n, err)) < 0) {
         forget_policies(s);
         return rc;
     }
-    for (size_t p = 0; p < n; p++)
-        sim_field_values(seed_values(s, s->nseeds, p), topo_sim_result_metrics(r[p]));
+    if ((rc = add_common(s, r, n, err)) < 0) {
+        if (s->nseeds == 0)
+            forget_policies(s);
+        return rc;
+    }
+    s->stretched = stretched != NULL;
+    for (size_t p = 0; p < n; p++) {
+        sim_field_values(seed_values(s, s->nseeds, p, SIM_VIEW_OWN),
+                         topo_sim_result_metrics(r[p]));
+        if (stretched != NULL)
+            sim_field_values(seed_values(s, s->nseeds, p, SIM_VIEW_STRETCHED),
+                             topo_sim_result_metrics(stretched[p]));
+    }
     s->seeds[s->nseeds++] = seed;
     for (size_t p = 0; p < n; p++) {
         add_timeline(&s->pol[p], r[p], s->nseeds);
@@ -262,9 +309,9 @@ int topo_sim_summary_metric(const topo_sim_summary *s, size_t policy, const char
                    : -1;
     if (slot < 0)
         return TOPO_ENOTFOUND;
-    *mean = s->pol[policy].mean[slot];
-    *lo = s->pol[policy].lo[slot];
-    *hi = s->pol[policy].hi[slot];
+    *mean = s->pol[policy].mean[SIM_VIEW_OWN][slot];
+    *lo = s->pol[policy].lo[SIM_VIEW_OWN][slot];
+    *hi = s->pol[policy].hi[SIM_VIEW_OWN][slot];
     return s->nseeds >= 2;
 }
 
@@ -279,16 +326,30 @@ size_t topo_sim_summary_timeline(const topo_sim_summary *s, size_t policy,
     return sp != NULL ? sp->ntl : 0;
 }
 
-const double *sim_summary_values(const topo_sim_summary *s, size_t p, const double **lo,
-                                 const double **hi)
+const double *sim_summary_values(const topo_sim_summary *s, size_t p, sim_view view,
+                                 const double **lo, const double **hi)
 {
-    *lo = s->nseeds >= 2 ? s->pol[p].lo : NULL;
-    *hi = s->nseeds >= 2 ? s->pol[p].hi : NULL;
-    return s->pol[p].mean;
+    int absent = view == SIM_VIEW_STRETCHED && !s->stretched;
+    *lo = s->nseeds >= 2 && !absent ? s->pol[p].lo[view] : NULL;
+    *hi = s->nseeds >= 2 && !absent ? s->pol[p].hi[view] : NULL;
+    return absent ? NULL : s->pol[p].mean[view];
+}
+
+double sim_summary_common_jobs(const topo_sim_summary *s, double *lo, double *hi)
+{
+    *lo = s->jobs_lo;
+    *hi = s->jobs_hi;
+    return s->jobs_mean;
 }
 
 size_t sim_summary_levels(const topo_sim_summary *s, const char *const **levels)
 {
     *levels = s->levels;
     return s->nlevels;
+}
+
+void sim_summary_window(const topo_sim_summary *s, double *start, double *end)
+{
+    *start = s->window_start;
+    *end = s->window_end;
 }

@@ -594,6 +594,30 @@ def simulate_fixture_trace(ctx):
 
 
 @case
+def simulate_common_jobs_and_warmup(ctx):
+    # "common": the six jobs every policy placed (too-big never fits), the
+    # same job-level keys as "policies" without the window's. --warmup
+    # moves the window's start; past the last arrival it is refused.
+    args = ["--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE]
+    doc = simulate_json(ctx, *args)
+    common = doc["common"]
+    expect(common["jobs"] == 6 and set(common["policies"]) == set(doc["policies"]),
+           f"common {common}")
+    for name, m in common["policies"].items():
+        own = doc["policies"][name]
+        expect(m["placed"] == 6 and m["unplaceable"] == 0 and "utilisation" not in m and
+               m["jct_mean_s"] == own["jct_mean_s"], f"{name}: {m}")
+    span = doc["policies"]["topo"]["window_s"]
+    late = simulate_json(ctx, *args, "--warmup", str(span / 2))
+    expect(late["policies"]["topo"]["window_s"] == span - span / 2,
+           f"window {late['policies']['topo']['window_s']} of {span}")
+    expect(late["policies"]["topo"]["jobs"] < doc["policies"]["topo"]["jobs"], "jobs counted")
+    rc, out, err = ctx.run("simulate", *args, "--warmup", str(span + 1))
+    expect(rc == 2 and out == "" and f"--warmup: {span + 1:g} s is longer than the arrivals' "
+           f"span ({span:g} s" in err, "warmup past the span", out, err)
+
+
+@case
 def simulate_kubectl_dump_and_db(ctx):
     # The kubectl dumps (a tainted node counts: every simulated job
     # tolerates taints) and the same cluster through a cache file give the
@@ -633,6 +657,93 @@ def simulate_flag_errors(ctx):
         expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
 
 
+SIM_COST_MODEL = "fixtures/simulate/cost-model.yaml"
+SIM_SMALL = ["--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE]
+
+
+def slowdowns(doc):
+    return {name: m["slowdown_mean"] for name, m in doc["policies"].items()}
+
+
+@case
+def simulate_cost_model_file(ctx):
+    # The sample file is the defaults; a file's costs change the slowdown,
+    # and each --cost-*/--comm-* flag given wins over the file.
+    base = simulate_json(ctx, *SIM_SMALL)
+    expect(any(v > 1 for v in slowdowns(base).values()), f"no slowdown {slowdowns(base)}")
+    same = simulate_json(ctx, *SIM_SMALL, "--cost-model", SIM_COST_MODEL)
+    expect(same["policies"] == base["policies"], "the sample file is not the default")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cost.yaml")
+        with open(path, "w") as f:
+            f.write("tiers: {leaf: 5, spine: 5, cluster: 5}\ncommunication: {large: 0.9}\n")
+        dear = simulate_json(ctx, *SIM_SMALL, "--cost-model", path)
+        for name, v in slowdowns(dear).items():
+            expect(v >= slowdowns(base)[name], f"{name}: {v} < {slowdowns(base)[name]}")
+        expect(slowdowns(dear) != slowdowns(base), "the file changed nothing")
+        back = simulate_json(ctx, *SIM_SMALL, "--cost-model", path, "--cost-leaf", "1.2",
+                             "--cost-spine", "2.4", "--cost-cluster", "4.8", "--comm-large", "0.3")
+        expect(back["policies"] == base["policies"], "flags do not override the file")
+        with open(path, "w") as f:
+            f.write("tiers:\n  leaf: 3\n  spine: 2\n")
+        rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
+        expect(rc == 2 and out == "" and
+               f"{path}:3:10: tiers.spine: 2 is below tiers.leaf (3)" in err, "order", out, err)
+        with open(path, "w") as f:
+            f.write("tiers: {leaf: 2}\nshares: {small: 0.1}\n")
+        rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
+        expect(rc == 2 and f"{path}:2:9: shares: unknown field" in err, "unknown key", out, err)
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", "fixtures/simulate/none.yaml")
+    expect(rc == 2 and "none.yaml" in err, "missing file", out, err)
+
+
+@case
+def simulate_stretched_beside_unstretched(ctx):
+    # By default each policy also runs stretched: its completion, goodput,
+    # queue p99 and makespan sit beside the unstretched metrics (which stay
+    # as they were: --stretched false gives the same policies without it).
+    keys = ["jct_mean_s", "jct_p99_s", "goodput", "queue_p99_s", "makespan_s"]
+    doc = simulate_json(ctx, *SIM_SMALL)
+    for name, m in doc["policies"].items():
+        expect(list(m.get("stretched", {})) == keys, f"{name}: {m.get('stretched')}")
+        expect(m["stretched"]["makespan_s"] >= m["makespan_s"], f"{name}: stretched shorter")
+    off = simulate_json(ctx, *SIM_SMALL, "--stretched", "false")
+    expect(all("stretched" not in m for m in off["policies"].values()), "--stretched false")
+    for name, m in doc["policies"].items():
+        m = dict(m)
+        del m["stretched"]
+        expect(m == off["policies"][name], f"{name}: the unstretched run changed")
+    # --apply-slowdown's runs are the stretched ones: no second run.
+    applied = simulate_json(ctx, *SIM_SMALL, "--apply-slowdown")
+    expect(all("stretched" not in m for m in applied["policies"].values()), "--apply-slowdown")
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "-q")
+    expect(rc == 0 and "with the slowdown applied (a second run)" in out and
+           "  job completion p99" in out, "table", out, err)
+
+
+@case
+def simulate_cost_sweep(ctx):
+    # 4 cost factors x 3 share factors; the slowdown grows with their
+    # product for every policy whose jobs leave their NVLink domain.
+    doc = simulate_json(ctx, *SIM_SMALL, "--cost-sweep")
+    rows = doc["cost_sweep"]
+    expect([(r["cost_factor"], r["share_factor"]) for r in rows] ==
+           [(a, b) for a in (0.5, 1, 1.5, 2) for b in (0.5, 1, 2)], f"grid {rows}")
+    for name, s in slowdowns(doc).items():
+        if s <= 1:
+            continue
+        by_k = sorted((r["cost_factor"] * r["share_factor"], r["policies"][name]["slowdown_mean"])
+                      for r in rows)
+        for (k0, v0), (k1, v1) in zip(by_k, by_k[1:]):
+            expect(v1 > v0 if k1 > k0 else v1 == v0, f"{name}: {by_k}")
+        one = [r for r in rows if r["cost_factor"] == 1 and r["share_factor"] == 1][0]
+        expect(abs(one["policies"][name]["slowdown_mean"] - s) < 1e-6, f"{name} at 1x")
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-sweep", "-q")
+    expect(rc == 0 and "cost sweep:" in out and "  2x, 2x" in out, "table", out, err)
+    rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-sweep", "--apply-slowdown")
+    expect(rc == 2 and "--cost-sweep: not with --apply-slowdown" in err, "with apply", out, err)
+
+
 @case
 def simulate_seeds(ctx):
     # --seeds 1-3: every figure the mean of three runs, "ci95" beside it
@@ -647,8 +758,26 @@ def simulate_seeds(ctx):
     runs = [simulate_json(ctx, *args, "--seed", str(s)) for s in (1, 2, 3)]
     for name, m in doc["policies"].items():
         ci = m["ci95"]
-        keys = [k for k in m if k != "ci95"]
+        keys = [k for k in m if k not in ("ci95", "stretched")]
         expect(list(ci) == keys, f"{name}: ci95 keys {list(ci)} vs {keys}")
+        expect(len(ci["jct_mean_s"]) == 2, f"{name}: ci95.jct_mean_s {ci['jct_mean_s']}")
+        # The stretched runs and the same-jobs view: means of the three
+        # seeds' own figures, each with its interval.
+        st = m["stretched"]
+        expect(list(st["ci95"]) == [k for k in st if k != "ci95"], f"{name}: stretched {st}")
+        com = doc["common"]["policies"][name]
+        expect(list(com["ci95"]) == [k for k in com if k != "ci95"], f"{name}: common {com}")
+        expect("utilisation" not in com and "jct_p99_s" in com, f"{name}: common keys {com}")
+        for key in ("jct_mean_s", "goodput", "queue_p99_s", "makespan_s"):
+            mean = sum(r["policies"][name]["stretched"][key] for r in runs) / 3
+            lo, hi = st["ci95"][key]
+            expect(abs(st[key] - mean) < 1e-5 and lo <= st[key] <= hi,
+                   f"{name} stretched {key}: {st[key]} [{lo}, {hi}], runs' mean {mean}")
+        for key in ("jct_mean_s", "queue_p99_s", "slowdown_mean", "placed"):
+            mean = sum(r["common"]["policies"][name][key] for r in runs) / 3
+            lo, hi = com["ci95"][key]
+            expect(abs(com[key] - mean) < 1e-5 and lo <= com[key] <= hi,
+                   f"{name} common {key}: {com[key]} [{lo}, {hi}], runs' mean {mean}")
         expect(list(ci["queue_by_gpus"]["1-8"]) == ["jobs", "p50_s", "p99_s", "mean_s"],
                f"{name}: {ci['queue_by_gpus']}")
         for key in ("utilisation", "tight_share", "fragmentation", "window_s"):
@@ -656,6 +785,8 @@ def simulate_seeds(ctx):
             lo, hi = ci[key]
             expect(abs(m[key] - mean) < 1e-5 and lo <= m[key] <= hi,
                    f"{name} {key}: {m[key]} [{lo}, {hi}], runs' mean {mean}")
+    jobs = sum(r["common"]["jobs"] for r in runs) / 3
+    expect(abs(doc["common"]["jobs"] - jobs) < 1e-5, f"common jobs {doc['common']['jobs']}")
     expect(doc["policies"]["topo"]["ci95"]["utilisation"][1] >
            doc["policies"]["topo"]["ci95"]["utilisation"][0], "an interval of width 0")
     rc2, out2, _ = ctx.run("simulate", *args, "--seeds", "3", "-o", "json", "-q")
@@ -665,6 +796,17 @@ def simulate_seeds(ctx):
     expect(rc == 0 and one == seed, "--seeds 2-2 differs from --seed 2", one, seed)
     rc, table, err = ctx.run("simulate", *args, "--seeds", "1-3", "-q")
     expect(rc == 0 and "seeds 1-3" in table and " ± " in table, "table", table, err)
+    for block in ("over the ", "with the slowdown applied"):
+        rest = table[table.find(block):]
+        expect(block in table and " ± " in rest.splitlines()[2], f"{block} block", table)
+    # The report: the means with their intervals.
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "seeds.html")
+        rc, out, err = ctx.run("simulate", *args, "--seeds", "1-3", "--report", report, "-q")
+        expect(rc == 0, f"--report exit {rc}", out, err)
+        with open(report, encoding="utf-8") as fp:
+            html = fp.read()
+    expect("Seeds 1 to 3" in html and " ± " in html, "report without the seeds' intervals")
     # A trace file: the same jobs every seed; topo makes no random choice,
     # so every interval of its is [x, x]; random's shuffles do differ.
     rc, out, err = ctx.run("simulate", "--nodes", HGX, "--levels", LEVELS5, "--trace", SIM_TRACE,
@@ -688,7 +830,7 @@ def simulate_seeds_errors(ctx):
         (["--seeds", "x"], "--seeds: expected A-B or N, got \"x\""),
         (["--seeds", "-3"], "--seeds: expected A-B or N, got \"-3\""),
         (["--seeds", "1-2", "--trace-out", "/dev/null"], "--trace-out: writes one seed's jobs"),
-        (["--seeds", "1-2", "--report", "/dev/null"], "--report: shows one seed"),
+        (["--seeds", "1-2", "--cost-sweep"], "--cost-sweep: sweeps one seed's runs"),
     ]:
         rc, out, err = ctx.run("simulate", *base, *args)
         expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)

@@ -247,6 +247,29 @@ static void test_cfgreader__shared_with_decode(void **state)
     json_decref(o);
 }
 
+/* Numbers: an integer or a real, within [min, max] or (min, max]; absent
+ * or null keeps the default; anything else is named with its position. */
+static void test_cfgreader__number(void **state)
+{
+    fixture *f = *state;
+    double d = 7;
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "half", "", 0, 10, 1), 0);
+    assert_true(d == 2.5);
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "levels", "", 0, 10, 1), 0);
+    assert_true(d == 8);
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "n", "", 0, 10, 1), 0);
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "absent", "", 0, 10, 1), 0);
+    assert_true(d == 8);
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "half", "", 2.5, 10, 1), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:13:7: half: 2.5 is out of range (> 2.5 and <= 10)");
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "half", "", 2.5, 10, 0), 0);
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "whole", "", 0, 3, 0), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:12:8: whole: 4 is out of range (>= 0 and <= 3)");
+    assert_int_equal(topo_cfg_number(&f->c, &d, f->root, "mode", "", 0, 3, 0), TOPO_EINVALID);
+    assert_string_equal(f->err.text, "c.yaml:2:7: mode: expected a number, got a string");
+    assert_true(d == 2.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +280,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cfgreader__strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__name_require_int32, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cfgreader__shared_with_decode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cfgreader__number, setup, teardown),
     };
     return cmocka_run_group_tests_name("codec.cfgreader", tests, NULL, NULL);
 }

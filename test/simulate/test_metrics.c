@@ -141,11 +141,11 @@ static void test_metrics__waits(void **state)
 static void test_metrics__slowdown(void **state)
 {
     const topo_sim_metrics *m = topo_sim_result_metrics(((fixture *)*state)->r);
-    /* job1: 12 GPUs (share 0.3) across racks (cost 4.4): 2.02, weight 1200;
-     * job4: 6 GPUs (0.15) across racks: 1.51, weight 240; job3 and job5 on
+    /* job1: 12 GPUs (share 0.3) across racks (cost 4.8): 2.14, weight 1200;
+     * job4: 6 GPUs (0.15) across racks: 1.57, weight 240; job3 and job5 on
      * one node: 1, weights 60 and 60. */
-    NEAR(m->slowdown_mean, (2.02 * 1200 + 1.51 * 240 + 60 + 60) / 1560);
-    NEAR(m->slowdown_p99, 2.02);
+    NEAR(m->slowdown_mean, (2.14 * 1200 + 1.57 * 240 + 60 + 60) / 1560);
+    NEAR(m->slowdown_p99, 2.14);
 }
 
 static void test_metrics__timeline(void **state)

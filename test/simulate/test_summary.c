@@ -27,6 +27,7 @@ typedef struct fixture {
     topo_sim_cluster *c;
     topo_sim_trace *t[SEEDS];
     topo_sim_result *r[SEEDS][NPOL];
+    topo_sim_result *st[SEEDS][NPOL]; /* the same runs with the slowdown applied */
 } fixture;
 
 static topo_sim_run_opts run_opts(uint64_t seed)
@@ -59,6 +60,10 @@ static int setup(void **state)
         for (size_t p = 0; p < NPOL; p++)
             if (topo_sim_run(&f->r[k][p], f->c, f->t[k], policies[p], &o, &err) < 0)
                 return -1;
+        o.apply_slowdown = 1;
+        for (size_t p = 0; p < NPOL; p++)
+            if (topo_sim_run(&f->st[k][p], f->c, f->t[k], policies[p], &o, &err) < 0)
+                return -1;
     }
     *state = f;
     return 0;
@@ -68,8 +73,10 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     for (size_t k = 0; k < SEEDS; k++) {
-        for (size_t p = 0; p < NPOL; p++)
+        for (size_t p = 0; p < NPOL; p++) {
             topo_sim_result_free(f->r[k][p]);
+            topo_sim_result_free(f->st[k][p]);
+        }
         topo_sim_trace_free(f->t[k]);
     }
     topo_sim_cluster_free(f->c);
@@ -85,7 +92,8 @@ static topo_sim_summary *summary(const fixture *f, size_t n)
     assert_int_equal(topo_sim_summary_create(&s, NULL), 0);
     for (size_t k = 0; k < n; k++)
         assert_int_equal(topo_sim_summary_add(s, k + 1, (const topo_sim_result *const *)f->r[k],
-                                              NPOL, NULL),
+                                              (const topo_sim_result *const *)f->st[k], NPOL,
+                                              NULL),
                          0);
     return s;
 }
@@ -203,11 +211,14 @@ static void test_summary__timeline(void **state)
 static void test_summary__outputs(void **state)
 {
     fixture *f = *state;
-    topo_sim_info info = {"c", "j", 1, 6, 48};
+    topo_sim_info info = {"c", "j", 1, 6, 48, NULL, NULL};
     topo_buf a = TOPO_BUF_INIT(0), b = TOPO_BUF_INIT(0);
     char *ja = NULL, *jb = NULL;
     topo_sim_summary *s = summary(f, 1);
     assert_int_equal(topo_sim_format_table(&a, (const topo_sim_result *const *)f->r[0], NPOL), 0);
+    assert_int_equal(topo_sim_format_stretched(&a, (const topo_sim_result *const *)f->r[0],
+                                               (const topo_sim_result *const *)f->st[0], NPOL),
+                     0);
     assert_int_equal(topo_sim_format_summary_table(&b, s), 0);
     assert_int_equal(a.len, b.len);
     assert_memory_equal(a.ptr, b.ptr, a.len);
@@ -241,10 +252,10 @@ static void test_summary__mismatches(void **state)
     topo_err err = TOPO_ERR_INIT;
     topo_sim_summary *s = summary(f, 1);
     const topo_sim_result *swapped[NPOL] = {f->r[1][1], f->r[1][0]};
-    assert_int_equal(topo_sim_summary_add(s, 2, swapped, NPOL, &err), TOPO_EINVALID);
+    assert_int_equal(topo_sim_summary_add(s, 2, swapped, NULL, NPOL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "other policies"));
-    assert_int_equal(topo_sim_summary_add(s, 1, (const topo_sim_result *const *)f->r[1], NPOL,
-                                          &err),
+    assert_int_equal(topo_sim_summary_add(s, 1, (const topo_sim_result *const *)f->r[1],
+                                          (const topo_sim_result *const *)f->st[1], NPOL, &err),
                      TOPO_EINVALID);
     assert_non_null(strstr(err.text, "seed 1 added twice"));
     /* Another timeline step. */
@@ -253,7 +264,7 @@ static void test_summary__mismatches(void **state)
     o.timeline_step = 900;
     assert_int_equal(topo_sim_run(&other, f->c, f->t[1], TOPO_SIM_TOPO, &o, NULL), 0);
     const topo_sim_result *mixed[NPOL] = {other, f->r[1][1]};
-    assert_int_equal(topo_sim_summary_add(s, 2, mixed, NPOL, &err), TOPO_EINVALID);
+    assert_int_equal(topo_sim_summary_add(s, 2, mixed, NULL, NPOL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "timeline_step"));
     topo_sim_result_free(other);
     const uint64_t *seeds;
