@@ -507,7 +507,9 @@ size_t topo_sim_summary_seeds(const topo_sim_summary *s, const uint64_t **out);
 size_t topo_sim_summary_policy_count(const topo_sim_summary *s);
 const char *topo_sim_summary_policy(const topo_sim_summary *s, size_t policy);
 /* One metric by its -o json name, nested names joined by '.'
- * ("tight_share", "queue_by_gpus.1-8.p99_s", "domains_spanned.<level>"):
+ * ("tight_share", "queue_by_gpus.1-8.p99_s", "domains_spanned.<level>"),
+ * "stretched.<key>" for the stretched runs' and "common.<key>" for the
+ * same-jobs view's (a job-level key):
  * its mean over the seeds and interval. Returns 1 with an interval, 0
  * without (one seed: *lo = *hi = *mean), TOPO_ENOTFOUND for an unknown name
  * or policy. */

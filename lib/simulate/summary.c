@@ -10,6 +10,7 @@
 
 #include "fields.h"
 #include "interval.h"
+#include "out_internal.h"
 #include "summary_internal.h"
 #include "topo/limits.h"
 #include "topo/pool.h"
@@ -304,14 +305,30 @@ const char *topo_sim_summary_policy(const topo_sim_summary *s, size_t policy)
 int topo_sim_summary_metric(const topo_sim_summary *s, size_t policy, const char *name,
                             double *mean, double *lo, double *hi)
 {
+    sim_view view = SIM_VIEW_OWN;
+    if (strncmp(name, "stretched.", 10) == 0)
+        view = SIM_VIEW_STRETCHED, name += 10;
+    else if (strncmp(name, "common.", 7) == 0)
+        view = SIM_VIEW_COMMON, name += 7;
     int slot = policy < s->npol && s->nseeds > 0
                    ? sim_field_find(name, s->levels, s->nlevels)
                    : -1;
+    /* Only what -o json shows: the stretched run's keys, if it was run,
+     * and the same-jobs view's job-level ones. */
+    if (slot >= 0 && slot < SIM_F_COUNT && view == SIM_VIEW_COMMON && sim_fields[slot].window)
+        slot = -1;
+    if (slot >= 0 && view == SIM_VIEW_STRETCHED) {
+        int shown = s->stretched && slot < SIM_F_COUNT && sim_fields[slot].group == NULL;
+        for (size_t k = 0; shown && k < sim_nstretched_rows; k++)
+            if (sim_stretched_rows[k].field == slot)
+                shown = 2;
+        slot = shown == 2 ? slot : -1;
+    }
     if (slot < 0)
         return TOPO_ENOTFOUND;
-    *mean = s->pol[policy].mean[SIM_VIEW_OWN][slot];
-    *lo = s->pol[policy].lo[SIM_VIEW_OWN][slot];
-    *hi = s->pol[policy].hi[SIM_VIEW_OWN][slot];
+    *mean = s->pol[policy].mean[view][slot];
+    *lo = s->pol[policy].lo[view][slot];
+    *hi = s->pol[policy].hi[view][slot];
     return s->nseeds >= 2;
 }
 

@@ -335,6 +335,34 @@ def report_in_chromium(ctx):
 
 
 @case
+def report_seeds_in_chromium(ctx):
+    # --seeds 1-3 --report: the table shows mean ± half, and each timeline
+    # in the rendered DOM has one interval band per policy line, in that
+    # line's colour, drawn under the lines.
+    report = ctx.path("seeds.html")
+    ctx.run(*CLUSTER, "--jobs", "400", "--seeds", "1-3", "-q", "--report", report)
+    dom = chromium_dom(ctx, report)
+    expect("Seeds 1 to 3" in dom, f"no seeds sentence:\n{dom[:500]}")
+    table = re.search(r'<table id="metrics">(.*?)</table>', dom, re.S)
+    expect(table is not None and table.group(1).count(" ± ") >= 5 * 20, "table without ±")
+    for chart in ("timeline-utilisation", "timeline-fragmentation", "timeline-queue"):
+        m = re.search(r'<svg[^>]*id="%s"[^>]*>(.*?)</svg>' % chart, dom, re.S)
+        expect(m is not None, f"chart {chart} missing from the DOM")
+        body = m.group(1)
+        lines = [attrs(t) for t in re.findall(r"<polyline[^>]*>", body)]
+        bands = [attrs(t) for t in re.findall(r'<polygon[^>]*class="band"[^>]*>', body)]
+        expect(len(lines) == 5 and len(bands) == 5,
+               f"{chart}: {len(lines)} lines, {len(bands)} bands")
+        expect([b["fill"] for b in bands] == [ln["stroke"] for ln in lines],
+               f"{chart}: band colours {[b['fill'] for b in bands]}")
+        expect(body.find('class="band"') < body.find("<polyline"), f"{chart}: bands over lines")
+        # A band is an area: twice its line's points, lo then hi reversed.
+        for b, ln in zip(bands, lines):
+            expect(len(b["points"].split()) == 2 * len(ln["points"].split()),
+                   f"{chart}: band of {len(b['points'].split())} points")
+
+
+@case
 def bad_inputs(ctx):
     with open(ctx.path("bad.csv"), "w") as f:
         f.write("t_arrive,job_id,pods,gpus_per_pod,duration_s\n0,a,2,8,100\n5,b,1,eight,10\n")

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,53 @@ static void test_summary__outputs(void **state)
     topo_sim_summary_free(s2);
 }
 
+/* The same-jobs view and the stretched runs: per seed what topo_sim_common
+ * and the stretched run give, averaged with their own intervals. */
+static void test_summary__common_and_stretched(void **state)
+{
+    fixture *f = *state;
+    topo_sim_summary *s = summary(f, SEEDS);
+    static const char *const keys[] = {"jct_mean_s", "queue_p99_s", "placed"};
+    double mean, lo, hi;
+    for (size_t p = 0; p < NPOL; p++) {
+        double common[3][SEEDS], st[SEEDS], want, half;
+        for (size_t k = 0; k < SEEDS; k++) {
+            topo_sim_metrics m[NPOL];
+            size_t jobs;
+            assert_int_equal(topo_sim_common(m, &jobs, (const topo_sim_result *const *)f->r[k],
+                                             NPOL, NULL),
+                             0);
+            common[0][k] = m[p].jct_mean;
+            common[1][k] = m[p].wait.p99;
+            common[2][k] = (double)m[p].placed;
+            st[k] = topo_sim_result_metrics(f->st[k][p])->jct_mean;
+        }
+        for (int i = 0; i < 3; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "common.%s", keys[i]);
+            assert_int_equal(topo_sim_summary_metric(s, p, name, &mean, &lo, &hi), 1);
+            assert_true(topo_sim_mean_ci95(&want, &half, common[i], SEEDS) >= 0);
+            NEAR(mean, want, 1e-9);
+            NEAR(hi - mean, half, 1e-9);
+        }
+        assert_int_equal(topo_sim_summary_metric(s, p, "stretched.jct_mean_s", &mean, &lo, &hi),
+                         1);
+        assert_true(topo_sim_mean_ci95(&want, &half, st, SEEDS) >= 0);
+        NEAR(mean, want, 1e-9);
+        NEAR(hi - mean, half, 1e-9);
+        /* Stretching changes the figure: the stretched mean is not the run's. */
+        assert_int_equal(topo_sim_summary_metric(s, p, "jct_mean_s", &want, &lo, &hi), 1);
+        assert_true(mean > want);
+    }
+    /* Not in -o json: the window's figures over the same jobs, the
+     * stretched run's other keys. */
+    assert_int_equal(topo_sim_summary_metric(s, 0, "common.utilisation", &mean, &lo, &hi),
+                     TOPO_ENOTFOUND);
+    assert_int_equal(topo_sim_summary_metric(s, 0, "stretched.tight_share", &mean, &lo, &hi),
+                     TOPO_ENOTFOUND);
+    topo_sim_summary_free(s);
+}
+
 /* Runs that do not line up are refused and leave the summary as it was. */
 static void test_summary__mismatches(void **state)
 {
@@ -267,6 +315,11 @@ static void test_summary__mismatches(void **state)
     assert_int_equal(topo_sim_summary_add(s, 2, mixed, NULL, NPOL, &err), TOPO_EINVALID);
     assert_non_null(strstr(err.text, "timeline_step"));
     topo_sim_result_free(other);
+    /* The first seed had stretched runs: every seed must. */
+    assert_int_equal(topo_sim_summary_add(s, 2, (const topo_sim_result *const *)f->r[1], NULL,
+                                          NPOL, &err),
+                     TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "has no stretched runs"));
     const uint64_t *seeds;
     assert_int_equal(topo_sim_summary_seeds(s, &seeds), 1);
     topo_sim_summary_free(s);
@@ -280,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_summary__three_seeds),
         cmocka_unit_test(test_summary__timeline),
         cmocka_unit_test(test_summary__outputs),
+        cmocka_unit_test(test_summary__common_and_stretched),
         cmocka_unit_test(test_summary__mismatches),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
