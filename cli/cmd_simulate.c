@@ -325,9 +325,12 @@ static int load_trace(sim_inputs *in, const simulate_args *f, topo_err *err)
     rc = topo_sim_trace_load_public(in->trace, (topo_sim_trace_format)format,
                                     topo_sim_cluster_max_node(in->cluster), f->trace, &stats,
                                     err);
-    if (rc == 0)
-        print_trace_stats(f->trace, &stats);
-    return rc;
+    if (rc < 0)
+        return rc;
+    print_trace_stats(f->trace, &stats);
+    in->jobs_text = topo_pool_printf(in->pool, "%s (%s trace)", f->trace,
+                                     topo_sim_trace_format_name((topo_sim_trace_format)format));
+    return in->jobs_text != NULL ? 0 : topo_err_nomem(err, NULL);
 }
 
 /* The rows that shape generated jobs, refused with --trace. */
