@@ -165,7 +165,8 @@ const cli_command cli_simulate = {
     "simulate",
     "replay a job trace under topo and the default scheduler, compare placement quality",
     "usage: topoassign simulate (--nodes FILE [--pods FILE] | --db FILE | --shape NAME)\n"
-    "                           [--levels L1,...] (--trace FILE | --jobs N [--preset NAME]\n"
+    "                           [--levels L1,...] (--trace FILE [--trace-format NAME] |\n"
+    "                           --jobs N [--preset NAME]\n"
     "                           [--load X]) [--seed N] [--policies P,...] [-o table|json]\n"
     "                           [--timeline FILE] [--report FILE.html]",
     "Replays a stream of GPU jobs (a CSV trace, or generated from a preset fitted to a "
