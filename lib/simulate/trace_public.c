@@ -284,9 +284,9 @@ static int check_id(const pub_ctx *x, const char *id)
     if (n > TOPO_MAX_SIM_JOB_ID)
         return COLUMN_ERROR(x, COL_ID, "longer than %u bytes", TOPO_MAX_SIM_JOB_ID);
     for (const char *p = id; *p; p++)
-        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == ',')
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == ',' || *p == '"')
             return COLUMN_ERROR(x, COL_ID, "byte 0x%02x at offset %zu: only printable ASCII "
-                                "without spaces or commas",
+                                "without spaces, commas or quotes (topo's CSV has no quoting)",
                                 (unsigned)(unsigned char)*p, (size_t)(p - id));
     int32_t seen = topo_strmap_get(x->ids, id);
     if (seen >= 0)
@@ -384,6 +384,8 @@ static int row(pub_ctx *x, char **f, size_t nf)
         skip(x, TOPO_SIM_SKIP_ZERO_RUN);
         return 0;
     }
+    if (run > TOPO_MAX_SIM_SECONDS)
+        return COLUMN_ERROR(x, COL_END, "ran %.0f s, more than %.0f", run, TOPO_MAX_SIM_SECONDS);
 
     memset(&j, 0, sizeof(j));
     double per_pod = gpus;

@@ -228,6 +228,13 @@ static const bad_case bad[] = {
      "t.csv:3: job_id: job \"1\" is already on line 2"},
     {TOPO_SIM_TRACE_HELIOS, HELIOS_HEADER HELIOS_ROW("90000000", T0, T0, T1, "60"),
      "t.csv:2: gpu_num: 90000000 GPUs make 11250000 pods of 8, more than 100000"},
+    {TOPO_SIM_TRACE_HELIOS, HELIOS_HEADER "\"a\"\"b\",u,vc,1,1,1,COMPLETED," T0 "," T0 "," T1 ",60,0\n",
+     "t.csv:2: job_id: byte 0x22 at offset 1: only printable ASCII without spaces, commas or "
+     "quotes (topo's CSV has no quoting)"},
+    {TOPO_SIM_TRACE_HELIOS,
+     HELIOS_HEADER HELIOS_ROW("1", "1970-01-01 00:00:00", "1970-01-01 00:00:00",
+                              "9999-01-01 00:00:00", ""),
+     "t.csv:2: end_time: ran 253370764800 s, more than 10000000000"},
     {TOPO_SIM_TRACE_ACME,
      "job_id,gpu_num,submit_time,start_time,end_time,duration,job_id\n",
      "t.csv:1: header: column \"job_id\" given twice"},
