@@ -228,7 +228,8 @@ static const bad_case bad[] = {
      "t.csv:3: job_id: job \"1\" is already on line 2"},
     {TOPO_SIM_TRACE_HELIOS, HELIOS_HEADER HELIOS_ROW("90000000", T0, T0, T1, "60"),
      "t.csv:2: gpu_num: 90000000 GPUs make 11250000 pods of 8, more than 100000"},
-    {TOPO_SIM_TRACE_HELIOS, HELIOS_HEADER "\"a\"\"b\",u,vc,1,1,1,COMPLETED," T0 "," T0 "," T1 ",60,0\n",
+    {TOPO_SIM_TRACE_HELIOS,
+     HELIOS_HEADER "\"a\"\"b\",u,vc,1,1,1,COMPLETED," T0 "," T0 "," T1 ",60,0\n",
      "t.csv:2: job_id: byte 0x22 at offset 1: only printable ASCII without spaces, commas or "
      "quotes (topo's CSV has no quoting)"},
     {TOPO_SIM_TRACE_HELIOS,
