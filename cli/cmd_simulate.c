@@ -26,7 +26,7 @@ typedef struct simulate_args {
     topo_opt_list tiers, gates;
     const char *shape, *resource;
     unsigned long shape_nodes, gpus_per_node, nodes_per_rack, racks_per_leaf, leaves_per_spine;
-    const char *trace, *preset, *request_level, *slice, *trace_out;
+    const char *trace, *trace_format, *preset, *request_level, *slice, *trace_out;
     topo_opt_u64 seed;
     const char *seeds;
     unsigned long jobs;
@@ -47,6 +47,8 @@ typedef struct simulate_args {
 
 static const char *const formats[] = {"table", "json", NULL};
 static const char *const profiles[] = {"mixed", "best-fit", "least-free-capacity", NULL};
+/* topo_sim_trace_format's names, in its order. */
+static const char *const trace_formats[] = {"topo", "helios", "philly", "acme", "pai", NULL};
 
 static const topo_opt table[] = {
     TOPO_CLI_NODES_ROW("The cluster (one of three):"),
@@ -78,6 +80,13 @@ static const topo_opt table[] = {
     {"--trace", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "jobs from a CSV file: t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations]",
      O(trace), "The jobs (--trace or --jobs):"},
+    {"--trace-format", NULL, TOPO_OPT_CHOICE, "NAME", 0, 0, trace_formats, "topo",
+     "the --trace's columns: topo's own, or a public trace's CSV as published: helios "
+     "(cluster_log.csv), philly (the Helios artifact's philly_trace.csv), acme "
+     "(trace_seren.csv, trace_kalos.csv), pai (pai_task_table.csv); jobs larger than a node "
+     "become pods of the cluster's largest node, rows that never ran or use no GPU are skipped "
+     "(counts on stderr)",
+     O(trace_format), NULL},
     {"--jobs", NULL, TOPO_OPT_UINT, "N", 1, TOPO_MAX_SIM_JOBS, NULL, NULL,
      "generate N jobs", O(jobs), NULL},
     {"--preset", NULL, TOPO_OPT_STRING, "NAME", 0, 0, NULL, SIM_PRESET_DEFAULT,
@@ -188,7 +197,8 @@ const cli_command cli_simulate = {
     "simulate",
     "replay a job trace under topo and the default scheduler, compare placement quality",
     "usage: topoassign simulate (--nodes FILE [--pods FILE] | --db FILE | --shape NAME)\n"
-    "                           [--levels L1,...] (--trace FILE | --jobs N [--preset NAME]\n"
+    "                           [--levels L1,...] (--trace FILE [--trace-format NAME] |\n"
+    "                           --jobs N [--preset NAME]\n"
     "                           [--load X]) [--seed N | --seeds A-B] [--policies P,...]\n"
     "                           [-o table|json] [--timeline FILE] [--report FILE.html]",
     "Replays a stream of GPU jobs (a CSV trace, or generated from a preset fitted to a "
@@ -324,6 +334,38 @@ static double share(double v)
     return v == 0 ? -1 : v;
 }
 
+/* One line on stderr: what a public trace's rows became. */
+static void print_trace_stats(const char *path, const topo_sim_trace_stats *s)
+{
+    char skipped[256] = "";
+    for (int i = 0; i < TOPO_SIM_TRACE_SKIPS; i++)
+        snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%zu %s",
+                 i == 0 ? "" : ", ", s->skipped[i],
+                 topo_sim_trace_skip_name((topo_sim_trace_skip)i));
+    fprintf(stderr,
+            "topoassign simulate: %s: %zu rows, %zu jobs; skipped %s; %zu rounded up to whole "
+            "nodes, %zu fractional GPUs rounded up\n",
+            path, s->rows, s->jobs, skipped, s->rounded, s->fractional);
+}
+
+static int load_trace(sim_inputs *in, const simulate_args *f, topo_err *err)
+{
+    int format = topo_sim_trace_format_parse(f->trace_format ? f->trace_format : "topo");
+    topo_sim_trace_stats stats;
+    int rc;
+    if (format <= TOPO_SIM_TRACE_TOPO)
+        return topo_sim_trace_load_csv(in->trace, f->trace, err);
+    rc = topo_sim_trace_load_public(in->trace, (topo_sim_trace_format)format,
+                                    topo_sim_cluster_max_node(in->cluster), f->trace, &stats,
+                                    err);
+    if (rc < 0)
+        return rc;
+    print_trace_stats(f->trace, &stats);
+    in->jobs_text = topo_pool_printf(in->pool, "%s (%s trace)", f->trace,
+                                     topo_sim_trace_format_name((topo_sim_trace_format)format));
+    return in->jobs_text != NULL ? 0 : topo_err_nomem(err, NULL);
+}
+
 /* The rows that shape generated jobs, refused with --trace. */
 static const char *const generator_rows[] = {
     "--preset", "--load", "--daily-amplitude", "--required-share", "--preferred-share",
@@ -336,6 +378,8 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char
     int rc;
     if ((f->trace != NULL) == (f->jobs != 0))
         return topo_err_set(err, TOPO_EINVALID, "give --trace FILE or --jobs N (one of them)");
+    if (f->trace == NULL && f->trace_format != NULL && strcmp(f->trace_format, "topo") != 0)
+        return topo_err_set(err, TOPO_EINVALID, "--trace-format: says how to read --trace");
     if ((rc = topo_sim_trace_create(&in->trace, err)) < 0)
         return rc;
     if (f->trace != NULL) {
@@ -346,7 +390,7 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char
                                     "--request-level and --slice shape generated jobs, not "
                                     "--trace");
         in->jobs_text = f->trace;
-        return topo_sim_trace_load_csv(in->trace, f->trace, err);
+        return load_trace(in, f, err);
     }
     topo_sim_gen_opts g;
     memset(&g, 0, sizeof(g));

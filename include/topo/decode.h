@@ -89,6 +89,11 @@ int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const cha
                      int required, topo_err *err) TOPO_MUST_CHECK;
 /* The same parse of one string; 0 or TOPO_EINVALID (no message). */
 int topo_decode_parse_time(int64_t *out, const char *text);
+/* The same, also with a space for the 'T' and without a zone, as job traces
+ * write times ("2020-06-09 18:41:01", "2023-03-01 00:18:22+08:00"): a time
+ * without a zone is read as UTC, so only differences between such times
+ * mean anything. 0 or TOPO_EINVALID (no message). */
+int topo_decode_parse_wall_time(int64_t *out, const char *text);
 /* Borrowed member of the given jansson type (JSON_OBJECT, JSON_ARRAY ...),
  * NULL in *out when absent (or null) and not required. */
 int topo_decode_member(const json_t **out, const json_t *obj, const char *key, const char *path,

@@ -122,6 +122,59 @@ int topo_sim_trace_load_csv(topo_sim_trace *t, const char *path, topo_err *err) 
  * levels as the level they name in the comment line). */
 int topo_sim_trace_write_csv(const topo_sim_trace *t, topo_buf *out);
 
+/* Public cluster traces read by their own CSV columns (docs/simulate.md
+ * "Trace files"): Helios's cluster_log.csv, Philly's job log as the Helios
+ * artifact's philly_trace.csv converts it, Acme's trace_seren.csv and
+ * trace_kalos.csv, PAI's pai_task_table.csv. */
+typedef enum topo_sim_trace_format {
+    TOPO_SIM_TRACE_TOPO = 0, /* topo's own CSV (topo_sim_trace_parse_csv) */
+    TOPO_SIM_TRACE_HELIOS = 1,
+    TOPO_SIM_TRACE_PHILLY = 2,
+    TOPO_SIM_TRACE_ACME = 3,
+    TOPO_SIM_TRACE_PAI = 4,
+} topo_sim_trace_format;
+#define TOPO_SIM_TRACE_FORMATS 5
+
+const char *topo_sim_trace_format_name(topo_sim_trace_format f);
+/* The format of that name, or -1. */
+int topo_sim_trace_format_parse(const char *name);
+
+/* Why a row of a public trace gave no job. */
+typedef enum topo_sim_trace_skip {
+    TOPO_SIM_SKIP_NO_GPU = 0,    /* asked for no GPU (a CPU job) */
+    TOPO_SIM_SKIP_NOT_STARTED,   /* no start time: it never ran */
+    TOPO_SIM_SKIP_NO_END,        /* no end time or run time: still running when traced */
+    TOPO_SIM_SKIP_ZERO_RUN,      /* ran 0 seconds */
+} topo_sim_trace_skip;
+#define TOPO_SIM_TRACE_SKIPS 4
+
+/* "no-gpu", "not-started", "no-end", "zero-run". */
+const char *topo_sim_trace_skip_name(topo_sim_trace_skip s);
+
+typedef struct topo_sim_trace_stats {
+    size_t rows;                           /* data rows read */
+    size_t jobs;                           /* jobs made of them */
+    size_t skipped[TOPO_SIM_TRACE_SKIPS];  /* rows skipped, by reason */
+    size_t rounded;    /* multi-node jobs rounded up to whole nodes */
+    size_t fractional; /* PAI rows asking for a fraction of a GPU per instance, rounded up */
+} topo_sim_trace_stats;
+
+/* Reads a public trace of `format` (not TOPO_SIM_TRACE_TOPO): columns found
+ * by the header's names (PAI's headerless files in the published column
+ * order), one job per row that ran, arrivals relative to the first
+ * submission, jobs of more than gpus_per_node GPUs as pods of gpus_per_node.
+ * Errors name the line and the column ("helios.csv:12: gpu_num: ..."), or
+ * the column a header lacks. Same limits as parse_csv; on error the trace is
+ * left empty. stats may be NULL. */
+int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
+                                uint32_t gpus_per_node, const char *text, size_t len,
+                                const char *source, topo_sim_trace_stats *stats,
+                                topo_err *err) TOPO_MUST_CHECK;
+/* The same from a file of at most TOPO_MAX_SIM_TRACE_FILE bytes. */
+int topo_sim_trace_load_public(topo_sim_trace *t, topo_sim_trace_format format,
+                               uint32_t gpus_per_node, const char *path,
+                               topo_sim_trace_stats *stats, topo_err *err) TOPO_MUST_CHECK;
+
 size_t topo_sim_trace_count(const topo_sim_trace *t);
 const topo_sim_job *topo_sim_trace_job(const topo_sim_trace *t, size_t i);
 size_t topo_sim_trace_request_count(const topo_sim_trace *t);

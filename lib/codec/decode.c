@@ -117,14 +117,17 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-int topo_decode_parse_time(int64_t *out, const char *text)
+/* RFC 3339, or with `wall` also a space between date and time and no zone
+ * (then the wall time is read as UTC). */
+static int parse_time(int64_t *out, const char *text, int wall)
 {
     static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     const char *s = text;
     int y, mo, d, h, mi, sec, off = 0;
     if (s == NULL || (y = digits(&s, 4)) < 1970 || *s++ != '-' || (mo = digits(&s, 2)) < 1 ||
         mo > 12 || *s++ != '-' || (d = digits(&s, 2)) < 1 || d > mdays[mo - 1] ||
-        (*s != 'T' && *s != 't') || (++s, (h = digits(&s, 2)) < 0) || h > 23 || *s++ != ':' ||
+        (*s != 'T' && *s != 't' && !(wall && *s == ' ')) || (++s, (h = digits(&s, 2)) < 0) ||
+        h > 23 || *s++ != ':' ||
         (mi = digits(&s, 2)) < 0 || mi > 59 || *s++ != ':' || (sec = digits(&s, 2)) < 0 ||
         sec > 60)
         return TOPO_EINVALID;
@@ -145,13 +148,23 @@ int topo_decode_parse_time(int64_t *out, const char *text)
             om > 59)
             return TOPO_EINVALID;
         off = sign * (oh * 3600 + om * 60);
-    } else {
+    } else if (!wall || *s != '\0') {
         return TOPO_EINVALID;
     }
     if (*s != '\0')
         return TOPO_EINVALID;
     *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + (sec > 59 ? 59 : sec) - off;
     return 0;
+}
+
+int topo_decode_parse_time(int64_t *out, const char *text)
+{
+    return parse_time(out, text, 0);
+}
+
+int topo_decode_parse_wall_time(int64_t *out, const char *text)
+{
+    return parse_time(out, text, 1);
 }
 
 int topo_decode_time(int64_t *out, const json_t *obj, const char *key, const char *path,

@@ -593,6 +593,66 @@ def simulate_fixture_trace(ctx):
         expect(topo["tight_share"] > doc["policies"][name]["tight_share"], f"topo vs {name}")
 
 
+PUBLIC_TRACES = "fixtures/simulate/traces"
+
+
+@case
+def simulate_public_traces(ctx):
+    # Each public trace's fixtures through --trace-format on 16 nodes of 8
+    # GPUs: the jobs the rows give (counted by hand in
+    # fixtures/simulate/traces/README.md), one summary line on stderr, and
+    # --trace-out's topo CSV replays to the same results.
+    for name, fmt, jobs, summary in [
+        ("helios.csv", "helios", 3, "3 rows, 3 jobs; skipped 0 no-gpu, 0 not-started"),
+        ("helios-constructed.csv", "helios", 4,
+         "8 rows, 4 jobs; skipped 1 no-gpu, 1 not-started, 1 no-end, 1 zero-run; "
+         "1 rounded up to whole nodes"),
+        ("philly.csv", "philly", 1, "1 rows, 1 jobs"),
+        ("philly-constructed.csv", "philly", 2, "5 rows, 2 jobs; skipped 1 no-gpu"),
+        ("acme-seren.csv", "acme", 2, "2 rows, 2 jobs"),
+        ("acme-kalos.csv", "acme", 2, "2 rows, 2 jobs"),
+        ("acme-constructed.csv", "acme", 2, "5 rows, 2 jobs"),
+        ("pai.csv", "pai", 1, "1 rows, 1 jobs; skipped 0 no-gpu, 0 not-started, 0 no-end, "
+         "0 zero-run; 0 rounded up to whole nodes, 1 fractional GPUs rounded up"),
+        ("pai-constructed.csv", "pai", 4, "8 rows, 4 jobs"),
+    ]:
+        path = os.path.join(PUBLIC_TRACES, name)
+        args = ["--shape", "hgx-h100", "--shape-nodes", "16", "--policies", "topo,first-fit",
+                "-o", "json", "-q"]
+        with tempfile.TemporaryDirectory() as tmp:
+            out_csv = os.path.join(tmp, "mapped.csv")
+            rc, out, err = ctx.run("simulate", *args, "--trace", path, "--trace-format", fmt,
+                                   "--trace-out", out_csv)
+            expect(rc == 0, f"{name}: exit {rc}", out, err)
+            lines = err.splitlines()
+            expect(len(lines) == 1 and lines[0].startswith(f"topoassign simulate: {path}: ")
+                   and summary in lines[0], f"{name}: stderr {err!r}")
+            doc = json.loads(out)
+            expect(doc["simulate"]["jobs"] == f"{path} ({fmt} trace)", f"{name}: {doc['simulate']}")
+            for pol, m in doc["policies"].items():
+                expect(m["jobs"] == jobs and m["placed"] == jobs, f"{name} {pol}: {m}")
+            rc, out2, err2 = ctx.run("simulate", *args, "--trace", out_csv)
+            expect(rc == 0 and err2 == "", f"{name}: replay exit {rc}", out2, err2)
+            expect(json.loads(out2)["policies"] == doc["policies"], f"{name}: replay differs")
+
+
+@case
+def simulate_public_trace_errors(ctx):
+    shape = ["--shape", "hgx-h100"]
+    for args, msg in [
+        (["--trace", os.path.join(PUBLIC_TRACES, "pai.csv"), "--trace-format", "helios"],
+         "pai.csv:1: expected a header naming the columns (helios reads job_id, gpu_num, "
+         "submit_time, start_time, end_time, duration)"),
+        (["--trace", os.path.join(PUBLIC_TRACES, "philly.csv"), "--trace-format", "acme"],
+         "philly.csv:1: header: no column \"job_id\""),
+        (["--trace", os.path.join(PUBLIC_TRACES, "helios.csv"), "--trace-format", "slurm"],
+         "--trace-format"),
+        (["--jobs", "5", "--trace-format", "pai"], "--trace-format: says how to read --trace"),
+    ]:
+        rc, out, err = ctx.run("simulate", *shape, *args)
+        expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
+
+
 @case
 def simulate_common_jobs_and_warmup(ctx):
     # "common": the six jobs every policy placed (too-big never fits), the

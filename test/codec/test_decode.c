@@ -309,6 +309,26 @@ static void test_decode__time(void **state)
                      (long long)cases[i].want);
         }
     }
+    /* Traces' wall times: a space for the T, the zone optional (UTC without). */
+    static const struct {
+        const char *text;
+        long long want;
+    } wall[] = {
+        {"2024-05-01 12:00:00", 1714564800},
+        {"2024-05-01T12:00:00", 1714564800},
+        {"2023-03-01 00:18:22+08:00", 1677601102},
+        {"2024-05-01 12:00:00Z", 1714564800},
+        {"2024-05-01  12:00:00", -1},
+        {"2024-05-01 12:00", -1},
+        {"2024-05-01 12:00:00 ", -1},
+        {"None", -1},
+    };
+    for (size_t i = 0; i < sizeof(wall) / sizeof(wall[0]); i++) {
+        int64_t w = -2;
+        int rc = topo_decode_parse_wall_time(&w, wall[i].text);
+        if (wall[i].want < 0 ? rc != TOPO_EINVALID : rc != 0 || w != wall[i].want)
+            fail_msg("%s: rc %d, %lld, want %lld", wall[i].text, rc, (long long)w, wall[i].want);
+    }
     topo_err err = TOPO_ERR_INIT;
     int64_t t = 7;
     json_t *v = yaml("{creationTimestamp: 2024-05-01T12:00:00Z, bad: yesterday, n: 3}");
