@@ -409,9 +409,20 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char
         return rc;
     if ((rc = topo_sim_trace_generate(in->trace, &g, err)) < 0)
         return rc;
-    in->jobs_text = topo_pool_printf(in->pool, "generated: %s, %lu jobs, load %g",
-                                     f->preset ? f->preset : SIM_PRESET_DEFAULT, f->jobs,
-                                     f->load);
+    /* Say what the cluster's size cut leaves out of the preset: its shares
+     * are renormalised over what is left, which a reader comparing with
+     * the published trace must know. */
+    const char *name = f->preset ? f->preset : SIM_PRESET_DEFAULT;
+    double cut_jobs = 0, cut_time = topo_sim_preset_cut(topo_sim_preset_find(name), g.capacity,
+                                                        &cut_jobs);
+    char cut[160] = "";
+    if (cut_time > 0)
+        snprintf(cut, sizeof cut,
+                 " (jobs over half the cluster left out: %.1f%% of the preset's jobs, %.1f%% "
+                 "of its GPU time)",
+                 100 * cut_jobs, 100 * cut_time);
+    in->jobs_text = topo_pool_printf(in->pool, "generated: %s, %lu jobs, load %g%s", name,
+                                     f->jobs, f->load, cut);
     return in->jobs_text != NULL ? 0 : topo_err_nomem(err, NULL);
 }
 

@@ -678,6 +678,22 @@ def simulate_common_jobs_and_warmup(ctx):
 
 
 @case
+def simulate_preset_cut_said(ctx):
+    # A preset whose largest jobs do not fit half the cluster: the jobs text
+    # says how much of the preset's jobs and GPU time was left out (acme on
+    # 512 GPUs); one that fits whole says nothing of it.
+    doc = simulate_json(ctx, "--shape", "hgx-h100", "--shape-nodes", "64", "--jobs", "200",
+                        "--preset", "acme", "--policies", "topo")
+    m = re.search(r"left out: ([\d.]+)% of the preset's jobs, ([\d.]+)% of its GPU time",
+                  doc["simulate"]["jobs"])
+    expect(m is not None and 0 < float(m.group(1)) < float(m.group(2)) < 100,
+           f"jobs text {doc['simulate']['jobs']!r}")
+    doc = simulate_json(ctx, "--shape", "hgx-h100", "--jobs", "200", "--preset", "philly",
+                        "--policies", "topo")
+    expect("left out" not in doc["simulate"]["jobs"], f"jobs text {doc['simulate']['jobs']!r}")
+
+
+@case
 def simulate_kubectl_dump_and_db(ctx):
     # The kubectl dumps (a tainted node counts: every simulated job
     # tolerates taints) and the same cluster through a cache file give the

@@ -146,6 +146,26 @@ def fair_baselines(ctx):
 
 
 @case
+def acceptance_256_nodes_three_seeds(ctx):
+    # Issue 31's acceptance: on a generated 256-node cluster with the default
+    # request mix, over 3 seeds, topo keeps at least as many multi-node jobs
+    # in one domain as first-fit over the fabric's own node order, on every
+    # preset; and the same seeds give the same bytes.
+    for preset in ("philly", "helios", "acme"):
+        args = ["--shape", "hgx-h100", "--shape-nodes", "256", "--jobs", "10000", "--preset",
+                preset, "--seeds", "1-3", "--policies", "topo,first-fit-fabric",
+                "--stretched", "false", "-o", "json", "-q"]
+        out = ctx.run(*args).stdout
+        expect(ctx.run(*args).stdout == out, f"{preset}: not deterministic")
+        pol = json.loads(out)["policies"]
+        topo, fabric = pol["topo"], pol["first-fit-fabric"]
+        expect(topo["multi_node_jobs"] >= 20, f"{preset}: {topo['multi_node_jobs']} multi-node")
+        expect(topo["tight_share"] >= fabric["tight_share"],
+               f"{preset}: topo {topo['tight_share']} < first-fit-fabric {fabric['tight_share']}")
+        expect(len(topo["ci95"]["tight_share"]) == 2, f"{preset}: no interval")
+
+
+@case
 def timeline_csv(ctx):
     ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo,random", "--timeline", ctx.path("tl.csv"))
     with open(ctx.path("tl.csv"), newline="") as f:
