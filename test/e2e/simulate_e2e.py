@@ -166,6 +166,23 @@ def acceptance_256_nodes_three_seeds(ctx):
 
 
 @case
+def figures_script(ctx):
+    # scripts/simulate_figures.py, which makes docs/simulate.md's tables,
+    # still reads what -o json writes: one row per policy and the same-jobs
+    # row, every cell filled, the intervals shown.
+    p = subprocess.run([sys.executable, os.path.join(ctx.source, "scripts", "simulate_figures.py"),
+                        ctx.binary, "--shapes", "hgx-h100", "--presets", "philly", "--jobs",
+                        "400", "--seeds", "1-3"], capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-1000:]}")
+    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| philly |")]
+    expect(len(rows) == 9, f"{len(rows)} rows:\n{p.stdout}")
+    head = [ln for ln in p.stdout.splitlines() if ln.startswith("| preset |")]
+    expect(len(head) == 1 and all(ln.count("|") == head[0].count("|") for ln in rows),
+           f"cells:\n{p.stdout}")
+    expect(any("±" in ln for ln in rows), f"no interval:\n{p.stdout}")
+
+
+@case
 def timeline_csv(ctx):
     ctx.run(*CLUSTER, *JOBS, "-q", "--policies", "topo,random", "--timeline", ctx.path("tl.csv"))
     with open(ctx.path("tl.csv"), newline="") as f:
