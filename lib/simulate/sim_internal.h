@@ -57,6 +57,34 @@ struct topo_sim_trace {
 };
 
 void sim_trace_reset(topo_sim_trace *t);
+
+/* trace_lines.c: the lines of a trace file as both readers take them. */
+typedef struct sim_lines {
+    const char *source;
+    size_t line; /* of the line last returned, from 1 */
+    const char *p, *end;
+    char *buf;
+    topo_err *err;
+} sim_lines;
+
+/* TOPO_ELIMIT when text is larger than TOPO_MAX_SIM_TRACE_FILE. Closed with
+ * sim_lines_close, also after an error. */
+int sim_lines_open(sim_lines *L, const char *text, size_t len, const char *source,
+                   topo_err *err);
+void sim_lines_close(sim_lines *L);
+/* The next line (without its line break, a CR before it or the first line's
+ * UTF-8 byte order mark; valid until the next call) in *out: 1, 0 at the
+ * end, < 0 for a line too long or holding a NUL byte. */
+int sim_lines_next(sim_lines *L, char **out);
+/* "SOURCE:LINE: message" in L->err, with the position; returns code. */
+int sim_lines_error(const sim_lines *L, int code, const char *fmt, ...) TOPO_PRINTF(3, 4);
+/* s without leading and trailing blanks and tabs (in place). */
+char *sim_trim(char *s);
+/* A job id is printable ASCII without spaces, commas or quotes, at most
+ * TOPO_MAX_SIM_JOB_ID bytes and not already in ids; field names it in the
+ * message ("field 2 (job_id)"). */
+int sim_check_job_id(const sim_lines *L, const char *field, const char *id,
+                     const topo_strmap *ids);
 /* The index of the request with that canonical text, adding *r (copied)
  * when new. */
 int sim_trace_intern(topo_sim_trace *t, const topo_sim_request *r, int32_t *out, topo_err *err);

@@ -20,38 +20,13 @@ static const char *const columns[NCOLUMNS] = {
 
 typedef struct csv_ctx {
     topo_sim_trace *t;
-    const char *source;
-    size_t line;
+    sim_lines L;
     topo_pool *scratch; /* per line */
     topo_strmap *ids;   /* job id -> line */
-    topo_err *err;
 } csv_ctx;
 
-static int line_error(const csv_ctx *x, int code, const char *fmt, ...) TOPO_PRINTF(3, 4);
-static int line_error(const csv_ctx *x, int code, const char *fmt, ...)
-{
-    char msg[TOPO_ERR_TEXT_MAX / 2];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    topo_err_set(x->err, code, "%s:%zu: %s", x->source, x->line, msg);
-    topo_err_at(x->err, x->source, (int)(x->line > INT32_MAX ? INT32_MAX : x->line), 0);
-    return code;
-}
-
 #define FIELD_ERROR(x, i, fmt, ...)                                                          \
-    line_error((x), TOPO_EINVALID, "field %d (%s): " fmt, (i) + 1, columns[(i)], __VA_ARGS__)
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
+    sim_lines_error(&(x)->L, TOPO_EINVALID, "field %d (%s): " fmt, (i) + 1, columns[(i)], __VA_ARGS__)
 
 /* A plain decimal number of seconds (digits, one optional point and
  * exponent; no sign, inf, nan or hex) in [0, TOPO_MAX_SIM_SECONDS]. */
@@ -98,24 +73,6 @@ static int parse_count(const csv_ctx *x, int field, const char *s, uint32_t max,
     return 0;
 }
 
-static int check_id(const csv_ctx *x, const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0)
-        return FIELD_ERROR(x, 1, "%s", "must not be empty");
-    if (n > TOPO_MAX_SIM_JOB_ID)
-        return FIELD_ERROR(x, 1, "longer than %u bytes", TOPO_MAX_SIM_JOB_ID);
-    for (const char *p = id; *p; p++)
-        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-            return FIELD_ERROR(x, 1, "byte 0x%02x at offset %zu: only printable ASCII "
-                               "without spaces",
-                               (unsigned)(unsigned char)*p, (size_t)(p - id));
-    int32_t seen = topo_strmap_get(x->ids, id);
-    if (seen >= 0)
-        return FIELD_ERROR(x, 1, "job \"%s\" is already on line %d", id, seen);
-    return 0;
-}
-
 /* "KEY=VALUE;KEY=VALUE" into pairs (in the scratch pool) and the normalised
  * text. Only Kueue's PodSet annotations, each once. */
 static int split_annotations(const csv_ctx *x, char *text, topo_kv *kv, size_t *n,
@@ -126,14 +83,14 @@ static int split_annotations(const csv_ctx *x, char *text, topo_kv *kv, size_t *
         next = strchr(item, ';');
         if (next != NULL)
             *next++ = '\0';
-        item = trim(item);
+        item = sim_trim(item);
         if (*item == '\0')
             continue;
         char *eq = strchr(item, '=');
         if (eq == NULL || eq == item)
             return FIELD_ERROR(x, 5, "expected KEY=VALUE, got \"%s\"", item);
         *eq = '\0';
-        char *key = trim(item), *value = trim(eq + 1);
+        char *key = sim_trim(item), *value = sim_trim(eq + 1);
         topo_kv one = {key, value};
         if (!topo_kueue_has_podset_annotation(&one, 1))
             return FIELD_ERROR(x, 5, "\"%s\" is not one of Kueue's PodSet annotations "
@@ -146,7 +103,7 @@ static int split_annotations(const csv_ctx *x, char *text, topo_kv *kv, size_t *
         kv[(*n)++] = one;
         topo_buf_printf(norm, "%s%s=%s", *n > 1 ? ";" : "", key, value);
     }
-    return norm->error != 0 ? topo_err_nomem(x->err, "trace") : 0;
+    return norm->error != 0 ? topo_err_nomem(x->L.err, "trace") : 0;
 }
 
 /* The job's request from its annotations, Kueue's validation and messages. */
@@ -167,7 +124,7 @@ static int request_of(const csv_ctx *x, char *text, int32_t pods, int32_t *out)
     /* Kueue's messages name the field as on a Pod: metadata.annotations[...]. */
     if ((rc = topo_kueue_podset_request(&r.spec, kv, n, "metadata", x->scratch, &e)) < 0) {
         rc = rc == TOPO_EINVALID ? FIELD_ERROR(x, 5, "%s", e.text)
-                                 : topo_err_nomem(x->err, "trace");
+                                 : topo_err_nomem(x->L.err, "trace");
         goto cleanup;
     }
     if (!topo_kueue_has_topology_request(kv, n))
@@ -182,10 +139,10 @@ static int request_of(const csv_ctx *x, char *text, int32_t pods, int32_t *out)
     r.text = topo_kueue_request_text(&r.spec, x->scratch);
     r.annotations = norm.ptr;
     if (r.text == NULL) {
-        rc = topo_err_nomem(x->err, "trace");
+        rc = topo_err_nomem(x->L.err, "trace");
         goto cleanup;
     }
-    rc = sim_trace_intern(x->t, &r, out, x->err);
+    rc = sim_trace_intern(x->t, &r, out, x->L.err);
 
 cleanup:
     topo_buf_dispose(&norm);
@@ -196,7 +153,7 @@ static int header(const csv_ctx *x, char **f, size_t nf)
 {
     for (size_t i = 0; i < nf; i++)
         if (strcmp(f[i], columns[i]) != 0)
-            return line_error(x, TOPO_EINVALID, "header: column %zu is \"%s\", expected \"%s\"",
+            return sim_lines_error(&x->L, TOPO_EINVALID, "header: column %zu is \"%s\", expected \"%s\"",
                               i + 1, f[i], columns[i]);
     return 0;
 }
@@ -220,12 +177,12 @@ static int split(const csv_ctx *x, char *line, char **f, size_t *nf)
         p = comma + 1;
     }
     for (size_t i = 0; i < *nf; i++) {
-        f[i] = trim(f[i]);
+        f[i] = sim_trim(f[i]);
         if (i < NCOLUMNS - 1 && strchr(f[i], '"') != NULL)
             return FIELD_ERROR(x, (int)i, "%s", "quoted fields are not supported");
     }
     if (*nf < NCOLUMNS - 1)
-        return line_error(x, TOPO_EINVALID,
+        return sim_lines_error(&x->L, TOPO_EINVALID,
                           "expected t_arrive,job_id,pods,gpus_per_pod,duration_s[,annotations], "
                           "got %zu field%s",
                           *nf, *nf == 1 ? "" : "s");
@@ -237,7 +194,7 @@ static int job_line(csv_ctx *x, char **f, size_t nf)
     topo_sim_job j;
     int rc;
     memset(&j, 0, sizeof(j));
-    if ((rc = parse_seconds(x, 0, f[0], 0, &j.arrive)) < 0 || (rc = check_id(x, f[1])) < 0 ||
+    if ((rc = parse_seconds(x, 0, f[0], 0, &j.arrive)) < 0 || (rc = sim_check_job_id(&x->L, "field 2 (job_id)", f[1], x->ids)) < 0 ||
         (rc = parse_count(x, 2, f[2], TOPO_MAX_SIM_PODS, &j.pods)) < 0 ||
         (rc = parse_count(x, 3, f[3], TOPO_MAX_SIM_GPUS_PER_POD, &j.gpus)) < 0 ||
         (rc = parse_seconds(x, 4, f[4], 1, &j.duration)) < 0)
@@ -246,49 +203,32 @@ static int job_line(csv_ctx *x, char **f, size_t nf)
     if (nf == NCOLUMNS && (rc = request_of(x, f[5], j.pods, &j.request)) < 0)
         return rc;
     if ((j.id = topo_pool_strdup(x->t->pool, f[1])) == NULL)
-        return topo_err_nomem(x->err, "trace");
-    if (topo_strmap_put(x->ids, j.id, (int32_t)(x->line > INT32_MAX ? INT32_MAX : x->line)) != 0)
-        return topo_err_nomem(x->err, "trace");
-    if ((rc = sim_trace_push(x->t, &j, x->err)) < 0)
-        return line_error(x, rc, "%s", x->err ? x->err->text : "too many jobs");
+        return topo_err_nomem(x->L.err, "trace");
+    if (topo_strmap_put(x->ids, j.id, (int32_t)(x->L.line > INT32_MAX ? INT32_MAX : x->L.line)) != 0)
+        return topo_err_nomem(x->L.err, "trace");
+    if ((rc = sim_trace_push(x->t, &j, x->L.err)) < 0)
+        return sim_lines_error(&x->L, rc, "%s", x->L.err ? x->L.err->text : "too many jobs");
     return 0;
 }
 
 int topo_sim_trace_parse_csv(topo_sim_trace *t, const char *text, size_t len,
                              const char *source, topo_err *err)
 {
-    csv_ctx x = {t, source ? source : "trace", 0, NULL, NULL, err};
-    char *buf = NULL;
-    int rc = 0, seen_content = 0;
+    csv_ctx x = {t, {0}, NULL, NULL};
+    char *line;
+    int rc, seen_content = 0;
 
     sim_trace_reset(t);
-    if (len > TOPO_MAX_SIM_TRACE_FILE)
-        return topo_err_set(err, TOPO_ELIMIT, "%s: larger than %u bytes", x.source,
-                            TOPO_MAX_SIM_TRACE_FILE);
-    if ((x.scratch = topo_pool_create()) == NULL || (x.ids = topo_strmap_create(1024)) == NULL ||
-        (buf = malloc(TOPO_MAX_SIM_LINE + 1)) == NULL) {
+    if ((rc = sim_lines_open(&x.L, text, len, source, err)) < 0)
+        goto cleanup;
+    if ((x.scratch = topo_pool_create()) == NULL || (x.ids = topo_strmap_create(1024)) == NULL) {
         rc = topo_err_nomem(err, "trace");
         goto cleanup;
     }
-    for (const char *p = text, *end = text + len; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = (size_t)((nl != NULL ? nl : end) - p);
-        x.line++;
-        if (n > TOPO_MAX_SIM_LINE) {
-            rc = line_error(&x, TOPO_ELIMIT, "line longer than %u bytes", TOPO_MAX_SIM_LINE);
-            goto cleanup;
-        }
-        if (memchr(p, '\0', n) != NULL) {
-            rc = line_error(&x, TOPO_EINVALID, "%s", "contains a NUL byte");
-            goto cleanup;
-        }
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        p = nl != NULL ? nl + 1 : end;
-        if (n > 0 && buf[n - 1] == '\r')
-            buf[n - 1] = '\0';
-        char *line = trim(buf), *f[NCOLUMNS];
+    while ((rc = sim_lines_next(&x.L, &line)) > 0) {
+        char *f[NCOLUMNS];
         size_t nf;
+        line = sim_trim(line);
         if (*line == '\0' || *line == '#')
             continue;
         topo_pool_clear(x.scratch);
@@ -301,12 +241,13 @@ int topo_sim_trace_parse_csv(topo_sim_trace *t, const char *text, size_t len,
         if (rc < 0)
             goto cleanup;
     }
-    rc = sim_trace_sort(t, err);
+    if (rc == 0)
+        rc = sim_trace_sort(t, err);
 
 cleanup:
     if (rc < 0)
         sim_trace_reset(t);
-    free(buf);
+    sim_lines_close(&x.L);
     topo_strmap_free(x.ids);
     topo_pool_free(x.scratch);
     return rc;

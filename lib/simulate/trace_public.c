@@ -95,40 +95,15 @@ typedef struct pub_ctx {
     topo_sim_trace *t;
     const format_def *f;
     uint32_t node; /* GPUs per node: larger jobs become pods of this many */
-    const char *source;
-    size_t line;
+    sim_lines L;
     int index[NCOLS]; /* the column of each role, -1: none */
     size_t ncolumns;
     topo_strmap *ids; /* job id -> line */
     topo_sim_trace_stats *stats;
-    topo_err *err;
 } pub_ctx;
 
-static int line_error(const pub_ctx *x, int code, const char *fmt, ...) TOPO_PRINTF(3, 4);
-static int line_error(const pub_ctx *x, int code, const char *fmt, ...)
-{
-    char msg[TOPO_ERR_TEXT_MAX / 2];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    topo_err_set(x->err, code, "%s:%zu: %s", x->source, x->line, msg);
-    topo_err_at(x->err, x->source, (int)(x->line > INT32_MAX ? INT32_MAX : x->line), 0);
-    return code;
-}
-
 #define COLUMN_ERROR(x, role, fmt, ...)                                                      \
-    line_error((x), TOPO_EINVALID, "%s: " fmt, (x)->f->col[(role)], __VA_ARGS__)
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
+    sim_lines_error(&(x)->L, TOPO_EINVALID, "%s: " fmt, (x)->f->col[(role)], __VA_ARGS__)
 
 /* RFC 4180 fields of one line, in place: quoted fields may hold commas and
  * doubled quotes (pandas writes them so), not line breaks. */
@@ -138,7 +113,7 @@ static int split(const pub_ctx *x, char *line, char **f, size_t *nf)
     *nf = 0;
     for (;;) {
         if (*nf == MAX_COLUMNS)
-            return line_error(x, TOPO_ELIMIT, "more than %d columns", MAX_COLUMNS);
+            return sim_lines_error(&x->L, TOPO_ELIMIT, "more than %d columns", MAX_COLUMNS);
         while (*r == ' ' || *r == '\t')
             r++;
         if (*r == '"') {
@@ -146,7 +121,7 @@ static int split(const pub_ctx *x, char *line, char **f, size_t *nf)
             f[(*nf)++] = w;
             for (;; r++) {
                 if (*r == '\0')
-                    return line_error(x, TOPO_EINVALID, "column %zu: the quote is not closed",
+                    return sim_lines_error(&x->L, TOPO_EINVALID, "column %zu: the quote is not closed",
                                       *nf);
                 if (*r == '"' && r[1] == '"')
                     *w++ = *r++;
@@ -160,20 +135,20 @@ static int split(const pub_ctx *x, char *line, char **f, size_t *nf)
             while (*r == ' ' || *r == '\t')
                 r++;
             if (*r != ',' && *r != '\0')
-                return line_error(x, TOPO_EINVALID, "column %zu: text after the closing quote",
+                return sim_lines_error(&x->L, TOPO_EINVALID, "column %zu: text after the closing quote",
                                   *nf);
         } else {
             f[(*nf)++] = r;
             r += strcspn(r, ",\"");
             if (*r == '"')
-                return line_error(x, TOPO_EINVALID, "column %zu: a quote inside a field", *nf);
+                return sim_lines_error(&x->L, TOPO_EINVALID, "column %zu: a quote inside a field", *nf);
         }
         if (*r == '\0')
             break;
         *r++ = '\0';
     }
     for (size_t i = 0; i < *nf; i++)
-        f[i] = trim(f[i]);
+        f[i] = sim_trim(f[i]);
     return 0;
 }
 
@@ -202,14 +177,14 @@ static int map_columns(pub_ctx *x, char *const *names, size_t n)
         if (x->index[r] < 0) {
             char list[256];
             needed(x->f, list, sizeof list);
-            return line_error(x, TOPO_EINVALID, "header: no column \"%s\" (%s reads %s)",
+            return sim_lines_error(&x->L, TOPO_EINVALID, "header: no column \"%s\" (%s reads %s)",
                               x->f->col[r], x->f->name, list);
         }
     }
     for (size_t i = 0; i < n; i++)
         for (size_t k = i + 1; k < n; k++)
             if (names[i][0] != '\0' && strcmp(names[i], names[k]) == 0)
-                return line_error(x, TOPO_EINVALID, "header: column \"%s\" given twice",
+                return sim_lines_error(&x->L, TOPO_EINVALID, "header: column \"%s\" given twice",
                                   names[i]);
     return 0;
 }
@@ -276,24 +251,6 @@ static int parse_time(const pub_ctx *x, int role, const char *s, double *out, in
     return 0;
 }
 
-static int check_id(const pub_ctx *x, const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0)
-        return COLUMN_ERROR(x, COL_ID, "%s", "must not be empty");
-    if (n > TOPO_MAX_SIM_JOB_ID)
-        return COLUMN_ERROR(x, COL_ID, "longer than %u bytes", TOPO_MAX_SIM_JOB_ID);
-    for (const char *p = id; *p; p++)
-        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == ',' || *p == '"')
-            return COLUMN_ERROR(x, COL_ID, "byte 0x%02x at offset %zu: only printable ASCII "
-                                "without spaces, commas or quotes (topo's CSV has no quoting)",
-                                (unsigned)(unsigned char)*p, (size_t)(p - id));
-    int32_t seen = topo_strmap_get(x->ids, id);
-    if (seen >= 0)
-        return COLUMN_ERROR(x, COL_ID, "job \"%s\" is already on line %d", id, seen);
-    return 0;
-}
-
 static void skip(const pub_ctx *x, topo_sim_trace_skip why)
 {
     x->stats->skipped[why]++;
@@ -327,7 +284,7 @@ static int row(pub_ctx *x, char **f, size_t nf)
     topo_sim_job j;
 
     if (nf != x->ncolumns)
-        return line_error(x, TOPO_EINVALID, "%zu columns, the header has %zu", nf, x->ncolumns);
+        return sim_lines_error(&x->L, TOPO_EINVALID, "%zu columns, the header has %zu", nf, x->ncolumns);
     for (int r = 0; r < NCOLS; r++)
         v[r] = x->index[r] >= 0 ? f[x->index[r]] : NULL;
     x->stats->rows++;
@@ -409,13 +366,13 @@ static int row(pub_ctx *x, char **f, size_t nf)
         snprintf(id, sizeof id, "%s", v[COL_ID]);
     if (strlen(v[COL_ID]) + (v[COL_ID2] ? strlen(v[COL_ID2]) + 1 : 0) > TOPO_MAX_SIM_JOB_ID)
         return COLUMN_ERROR(x, COL_ID, "the id is longer than %u bytes", TOPO_MAX_SIM_JOB_ID);
-    if ((rc = check_id(x, id)) < 0)
+    if ((rc = sim_check_job_id(&x->L, x->f->col[COL_ID], id, x->ids)) < 0)
         return rc;
     if ((j.id = topo_pool_strdup(x->t->pool, id)) == NULL ||
-        topo_strmap_put(x->ids, j.id, (int32_t)(x->line > INT32_MAX ? INT32_MAX : x->line)) != 0)
-        return topo_err_nomem(x->err, "trace");
-    if ((rc = sim_trace_push(x->t, &j, x->err)) < 0)
-        return line_error(x, rc, "%s", x->err ? x->err->text : "too many jobs");
+        topo_strmap_put(x->ids, j.id, (int32_t)(x->L.line > INT32_MAX ? INT32_MAX : x->L.line)) != 0)
+        return topo_err_nomem(x->L.err, "trace");
+    if ((rc = sim_trace_push(x->t, &j, x->L.err)) < 0)
+        return sim_lines_error(&x->L, rc, "%s", x->L.err ? x->L.err->text : "too many jobs");
     x->stats->jobs++;
     return 0;
 }
@@ -429,10 +386,10 @@ static int relative_arrivals(pub_ctx *x)
     for (size_t i = 0; i < x->t->njobs; i++) {
         x->t->jobs[i].arrive -= first;
         if (x->t->jobs[i].arrive > TOPO_MAX_SIM_SECONDS)
-            return topo_err_set(x->err, TOPO_ELIMIT, "%s: arrivals span more than %.0f s",
-                                x->source, TOPO_MAX_SIM_SECONDS);
+            return topo_err_set(x->L.err, TOPO_ELIMIT, "%s: arrivals span more than %.0f s",
+                                x->L.source, TOPO_MAX_SIM_SECONDS);
     }
-    return sim_trace_sort(x->t, x->err);
+    return sim_trace_sort(x->t, x->L.err);
 }
 
 int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
@@ -442,17 +399,15 @@ int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
 {
     topo_sim_trace_stats local;
     pub_ctx x;
-    char *buf = NULL;
-    int rc = 0, seen_header = 0;
+    char *line;
+    int rc, seen_header = 0;
 
     sim_trace_reset(t);
     memset(&x, 0, sizeof(x));
     memset(&local, 0, sizeof(local));
     x.t = t;
-    x.source = source ? source : "trace";
     x.node = gpus_per_node;
     x.stats = stats != NULL ? stats : &local;
-    x.err = err;
     memset(x.stats, 0, sizeof(*x.stats));
     if (format == TOPO_SIM_TRACE_TOPO || (unsigned)format >= TOPO_SIM_TRACE_FORMATS)
         return topo_err_set(err, TOPO_EINVALID, "trace format %d: not a public trace format",
@@ -461,36 +416,16 @@ int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
     if (gpus_per_node < 1 || gpus_per_node > TOPO_MAX_SIM_GPUS_PER_POD)
         return topo_err_set(err, TOPO_EINVALID, "GPUs per node: between 1 and %u, got %u",
                             TOPO_MAX_SIM_GPUS_PER_POD, (unsigned)gpus_per_node);
-    if (len > TOPO_MAX_SIM_TRACE_FILE)
-        return topo_err_set(err, TOPO_ELIMIT, "%s: larger than %u bytes", x.source,
-                            TOPO_MAX_SIM_TRACE_FILE);
-    if ((x.ids = topo_strmap_create(1024)) == NULL ||
-        (buf = malloc(TOPO_MAX_SIM_LINE + 1)) == NULL) {
+    if ((rc = sim_lines_open(&x.L, text, len, source, err)) < 0)
+        goto cleanup;
+    if ((x.ids = topo_strmap_create(1024)) == NULL) {
         rc = topo_err_nomem(err, "trace");
         goto cleanup;
     }
-    for (const char *p = text, *end = text + len; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = (size_t)((nl != NULL ? nl : end) - p);
-        x.line++;
-        if (n > TOPO_MAX_SIM_LINE) {
-            rc = line_error(&x, TOPO_ELIMIT, "line longer than %u bytes", TOPO_MAX_SIM_LINE);
-            goto cleanup;
-        }
-        if (memchr(p, '\0', n) != NULL) {
-            rc = line_error(&x, TOPO_EINVALID, "%s", "contains a NUL byte");
-            goto cleanup;
-        }
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        p = nl != NULL ? nl + 1 : end;
-        if (n > 0 && buf[n - 1] == '\r')
-            buf[n - 1] = '\0';
-        char *line = buf, *f[MAX_COLUMNS];
+    while ((rc = sim_lines_next(&x.L, &line)) > 0) {
+        char *f[MAX_COLUMNS];
         size_t nf;
-        if (x.line == 1 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
-            line += 3; /* a UTF-8 byte order mark, as spreadsheets save CSV */
-        if (*trim(line) == '\0')
+        if (*sim_trim(line) == '\0')
             continue;
         if ((rc = split(&x, line, f, &nf)) < 0)
             goto cleanup;
@@ -505,7 +440,7 @@ int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
             if (x.f->headerless == NULL) {
                 char list[256];
                 needed(x.f, list, sizeof list);
-                rc = line_error(&x, TOPO_EINVALID, "expected a header naming the columns (%s "
+                rc = sim_lines_error(&x.L, TOPO_EINVALID, "expected a header naming the columns (%s "
                                 "reads %s)", x.f->name, list);
                 goto cleanup;
             }
@@ -515,12 +450,13 @@ int topo_sim_trace_parse_public(topo_sim_trace *t, topo_sim_trace_format format,
         if ((rc = row(&x, f, nf)) < 0)
             goto cleanup;
     }
-    rc = relative_arrivals(&x);
+    if (rc == 0)
+        rc = relative_arrivals(&x);
 
 cleanup:
     if (rc < 0)
         sim_trace_reset(t);
-    free(buf);
+    sim_lines_close(&x.L);
     topo_strmap_free(x.ids);
     return rc;
 }

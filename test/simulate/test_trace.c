@@ -87,7 +87,8 @@ static const bad_case bad[] = {
      "t.csv:1: field 1 (t_arrive): must be 0 or more and at most 10000000000, got \"1e11\""},
     {"0,,1,8,10\n", 0, 1, "t.csv:1: field 2 (job_id): must not be empty"},
     {"0,a b,1,8,10\n", 0, 1,
-     "t.csv:1: field 2 (job_id): byte 0x20 at offset 1: only printable ASCII without spaces"},
+     "t.csv:1: field 2 (job_id): byte 0x20 at offset 1: only printable ASCII without spaces, "
+     "commas or quotes"},
     {"0,\"a\",1,8,10\n", 0, 1, "t.csv:1: field 2 (job_id): quoted fields are not supported"},
     {"0,a,1,8,10\n1,a,1,8,10\n", 0, 2, "t.csv:2: field 2 (job_id): job \"a\" is already on line 1"},
     {"0,a,0,8,10\n", 0, 1, "t.csv:1: field 3 (pods): must be between 1 and 100000, got \"0\""},
@@ -159,6 +160,14 @@ static void test_trace__limits(void **state)
                      TOPO_ELIMIT);
     assert_string_equal(err.text, "t.csv: larger than 268435456 bytes");
     assert_int_equal(topo_sim_trace_load_csv(t, "/nonexistent/t.csv", &err), TOPO_ENOTFOUND);
+
+    /* A spreadsheet's UTF-8 byte order mark before the header is skipped, as
+     * the public formats' reader does (one line reader for both). */
+    static const char bom[] = "\xef\xbb\xbft_arrive,job_id,pods,gpus_per_pod,duration_s\r\n"
+                              "0,a,1,2,10\r\n";
+    assert_int_equal(topo_sim_trace_parse_csv(t, bom, sizeof bom - 1, "t.csv", &err), 0);
+    assert_int_equal(topo_sim_trace_count(t), 1);
+    assert_int_equal(topo_sim_trace_job(t, 0)->gpus, 2);
     topo_sim_trace_free(t);
 }
 

@@ -231,7 +231,7 @@ static const bad_case bad[] = {
     {TOPO_SIM_TRACE_HELIOS,
      HELIOS_HEADER "\"a\"\"b\",u,vc,1,1,1,COMPLETED," T0 "," T0 "," T1 ",60,0\n",
      "t.csv:2: job_id: byte 0x22 at offset 1: only printable ASCII without spaces, commas or "
-     "quotes (topo's CSV has no quoting)"},
+     "quotes"},
     {TOPO_SIM_TRACE_HELIOS,
      HELIOS_HEADER HELIOS_ROW("1", "1970-01-01 00:00:00", "1970-01-01 00:00:00",
                               "9999-01-01 00:00:00", ""),
