@@ -48,9 +48,12 @@ int topo_sim_mean_ci95(double *mean, double *half, const double *x, size_t n)
     *mean = *half = 0;
     if (n == 0)
         return TOPO_EINVALID;
-    for (size_t i = 0; i < n; i++)
-        sum += x[i];
-    *mean = sum / (double)n;
+    /* Summed as differences from the first value: equal values (a policy
+     * without random choices over a trace file) give exactly that value and
+     * no interval, where a plain sum / n can be off in the last digit. */
+    for (size_t i = 1; i < n; i++)
+        sum += x[i] - x[0];
+    *mean = x[0] + sum / (double)n;
     if (n == 1)
         return 0;
     for (size_t i = 0; i < n; i++)

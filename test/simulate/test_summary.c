@@ -121,6 +121,12 @@ static void test_summary__interval_known_samples(void **state)
     assert_int_equal(topo_sim_mean_ci95(&mean, &half, y, 40), 1);
     NEAR(mean, 0.5, 1e-12);
     NEAR(half, 2.022691 * sqrt(10.0 / 39 / 40), 1e-6);
+    /* Three equal values that a plain sum / 3 rounds: the value itself,
+     * exactly, and no interval (a policy without random choices). */
+    const double same[] = {31062.122564316458, 31062.122564316458, 31062.122564316458};
+    assert_int_equal(topo_sim_mean_ci95(&mean, &half, same, 3), 1);
+    assert_true(mean == same[0]);
+    assert_true(half == 0);
 }
 
 /* Each metric's mean and interval are those of the three seeds' runs. */
