@@ -18,6 +18,9 @@
 #define CMD "simulate"
 #define PROGRESS_SECONDS 2.0
 #define SIM_SEED_DEFAULT 1
+/* -o json writes seeds as JSON integers, which jansson holds signed: a seed
+ * above this would be printed negative, and a reader could not rerun it. */
+#define SIM_SEED_MAX ((uint64_t)INT64_MAX)
 #define SIM_PRESET_DEFAULT "philly"
 #define SIM_POLICIES_DEFAULT "topo,kube-default,first-fit,best-fit,random"
 
@@ -93,7 +96,7 @@ static const topo_opt table[] = {
      "sizes and runtimes fitted to a published trace: philly, helios or acme", O(preset), NULL},
     {"--load", NULL, TOPO_OPT_POSITIVE, "X", 0, 100, NULL, D(TOPO_SIM_LOAD_DEFAULT),
      "offered GPU-time over the capacity's for the span of the arrivals", O(load), NULL},
-    {"--seed", NULL, TOPO_OPT_U64, "N", 0, UINT64_MAX, NULL, D(SIM_SEED_DEFAULT),
+    {"--seed", NULL, TOPO_OPT_U64, "N", 0, SIM_SEED_MAX, NULL, D(SIM_SEED_DEFAULT),
      "seed of the generator and of the baselines' random choices", O(seed), NULL},
     {"--seeds", NULL, TOPO_OPT_STRING, "A-B|N", 0, 0, NULL, NULL,
      "run every policy once per seed, seeds A to B or 1 to N, and show each figure's mean "
@@ -631,6 +634,9 @@ static int parse_seeds(uint64_t *first, size_t *n, const simulate_args *f, topo_
     if (b < a)
         return topo_err_set(err, TOPO_EINVALID, "--seeds: %llu-%llu: the first is above the last",
                             a, b);
+    if (b > SIM_SEED_MAX)
+        return topo_err_set(err, TOPO_EINVALID, "--seeds: %llu is above %llu", b,
+                            (unsigned long long)SIM_SEED_MAX);
     if (b - a >= TOPO_MAX_SIM_SEEDS)
         return topo_err_set(err, TOPO_EINVALID, "--seeds: %llu seeds, at most %u",
                             b - a == UINT64_MAX ? b - a : b - a + 1, TOPO_MAX_SIM_SEEDS);

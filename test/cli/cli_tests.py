@@ -907,6 +907,12 @@ def simulate_seeds_errors(ctx):
         (["--seeds", "-3"], "--seeds: expected A-B or N, got \"-3\""),
         (["--seeds", "1-2", "--trace-out", "/dev/null"], "--trace-out: writes one seed's jobs"),
         (["--seeds", "1-2", "--cost-sweep"], "--cost-sweep: sweeps one seed's runs"),
+        # -o json holds seeds as signed integers: above 2^63 - 1 they would
+        # print negative.
+        (["--seeds", "9223372036854775807-9223372036854775808"],
+         "--seeds: 9223372036854775808 is above 9223372036854775807"),
+        (["--seed", "9223372036854775808"],
+         "--seed: must be between 0 and 9223372036854775807"),
     ]:
         rc, out, err = ctx.run("simulate", *base, *args)
         expect(rc == 2 and msg in err and out == "", f"{args}: want {msg!r}", out, err)
