@@ -141,15 +141,15 @@ static const topo_opt table[] = {
      "leaf, communication {small, large}; every key optional, defaults as derived in "
      "docs/simulate.md (the --cost-* and --comm-* flags below override the file)",
      O(cost_model), "The slowdown model:"},
-    {"--cost-nvlink", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+    {"--cost-nvlink", NULL, TOPO_OPT_POSITIVE, "C", 0, (unsigned long)TOPO_SIM_COST_MAX, NULL,
      D(TOPO_SIM_COST_NVLINK_DEFAULT), "communication cost inside a node or NVLink domain",
      O(cost_nvlink), NULL},
-    {"--cost-leaf", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL, D(TOPO_SIM_COST_LEAF_DEFAULT),
+    {"--cost-leaf", NULL, TOPO_OPT_POSITIVE, "C", 0, (unsigned long)TOPO_SIM_COST_MAX, NULL, D(TOPO_SIM_COST_LEAF_DEFAULT),
      "inside one leaf (or rack)", O(cost_leaf), NULL},
-    {"--cost-spine", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+    {"--cost-spine", NULL, TOPO_OPT_POSITIVE, "C", 0, (unsigned long)TOPO_SIM_COST_MAX, NULL,
      D(TOPO_SIM_COST_SPINE_DEFAULT), "across leaves of one spine group (the leaf's x 2:1 "
      "oversubscription)", O(cost_spine), NULL},
-    {"--cost-cluster", NULL, TOPO_OPT_POSITIVE, "C", 0, 1000, NULL,
+    {"--cost-cluster", NULL, TOPO_OPT_POSITIVE, "C", 0, (unsigned long)TOPO_SIM_COST_MAX, NULL,
      D(TOPO_SIM_COST_CLUSTER_DEFAULT), "across spine groups (the leaf's x 4)", O(cost_cluster),
      NULL},
     {"--comm-small", NULL, TOPO_OPT_POSITIVE, "F", 0, 1, NULL, D(TOPO_SIM_COMM_SMALL_DEFAULT),
@@ -480,10 +480,31 @@ static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsi
     topo_sim_cost_model_default(m);
     if (f->cost_model != NULL && (rc = topo_sim_cost_model_load(m, f->cost_model, err)) < 0)
         return rc;
+    int set[TOPO_SIM_TIERS] = {0};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (topo_opts_given(table, NOPTS, given, flags[i].flag))
+        if (topo_opts_given(table, NOPTS, given, flags[i].flag)) {
             *flags[i].to = flags[i].value;
-    return 0;
+            if (i < TOPO_SIM_TIERS)
+                set[i] = 1;
+        }
+    /* A flag sets its value alone, so it can break the order a file keeps. */
+    int k = topo_sim_cost_model_decrease(m);
+    if (k < 0)
+        return 0;
+    char name[2][512];
+    static const char *const tier[TOPO_SIM_TIERS] = {"nvlink", "leaf", "spine", "cluster"};
+    for (int i = 0; i < 2; i++) {
+        int t = k - i;
+        if (set[t])
+            snprintf(name[i], sizeof name[i], "%s", flags[t].flag);
+        else if (f->cost_model != NULL)
+            snprintf(name[i], sizeof name[i], "%s's %s cost", f->cost_model, tier[t]);
+        else
+            snprintf(name[i], sizeof name[i], "the default %s cost", tier[t]);
+    }
+    return topo_err_set(err, TOPO_EINVALID,
+                        "%s %g is below %s %g: a coarser tier cannot cost less than a finer one",
+                        name[0], m->cost[k], name[1], m->cost[k - 1]);
 }
 
 static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,

@@ -447,6 +447,11 @@ void topo_sim_cost_model_default(topo_sim_cost_model *out);
  * (the defaults with the file's values over them). */
 int topo_sim_cost_model_parse(topo_sim_cost_model *out, const char *text, size_t len,
                               const char *source, topo_err *err) TOPO_MUST_CHECK;
+/* The rule every cost model keeps, whether it comes from a file, flags or
+ * both: a coarser tier's traffic crosses the finer tiers' links as well,
+ * so its cost cannot be lower. The first tier costing less than the one
+ * below it, or -1. */
+int topo_sim_cost_model_decrease(const topo_sim_cost_model *m);
 /* The same from a file of at most TOPO_MAX_CONFIG_FILE bytes. */
 int topo_sim_cost_model_load(topo_sim_cost_model *out, const char *path,
                              topo_err *err) TOPO_MUST_CHECK;

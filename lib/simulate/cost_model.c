@@ -71,19 +71,36 @@ static int read_oversubscription(const topo_cfg *c, topo_sim_cost_model *m, cons
     return 0;
 }
 
-/* A coarser tier's traffic crosses the finer tiers' links as well, so it
- * cannot cost less: a decrease is a mistake in the file. */
-static int check_order(const topo_cfg *c, const topo_sim_cost_model *m, const json_t *tiers)
+int topo_sim_cost_model_decrease(const topo_sim_cost_model *m)
 {
     for (int i = 1; i < TOPO_SIM_TIERS; i++)
-        if (m->cost[i] < m->cost[i - 1]) {
-            const json_t *at = tiers != NULL ? json_object_get(tiers, tier_keys[i]) : NULL;
-            return topo_cfg_fail(c, at, tiers,
-                                 "tiers.%s: %g is below tiers.%s (%g): a coarser tier cannot "
-                                 "cost less than a finer one",
-                                 tier_keys[i], m->cost[i], tier_keys[i - 1], m->cost[i - 1]);
-        }
-    return 0;
+        if (m->cost[i] < m->cost[i - 1])
+            return i;
+    return -1;
+}
+
+/* The order rule (topo_sim_cost_model_decrease), worded for the file: a
+ * tier the file gives is named with its position, one derived from the
+ * leaf and an oversubscription by that oversubscription. */
+static int check_order(const topo_cfg *c, const topo_sim_cost_model *m, const int *given,
+                       const json_t *tiers, const json_t *over)
+{
+    int i = topo_sim_cost_model_decrease(m);
+    if (i < 0)
+        return 0;
+    if (given[i] || i < TOPO_SIM_TIER_SPINE) {
+        const json_t *at = tiers != NULL ? json_object_get(tiers, tier_keys[i]) : NULL;
+        return topo_cfg_fail(c, at, tiers,
+                             "tiers.%s: %g is below tiers.%s (%g): a coarser tier cannot cost "
+                             "less than a finer one",
+                             tier_keys[i], m->cost[i], tier_keys[i - 1], m->cost[i - 1]);
+    }
+    const json_t *at = over != NULL ? json_object_get(over, tier_keys[i]) : NULL;
+    return topo_cfg_fail(c, at, at != NULL ? over : tiers,
+                         "oversubscription.%s: tiers.leaf x %g = %g is below tiers.%s (%g): a "
+                         "coarser tier cannot cost less than a finer one",
+                         tier_keys[i], m->cost[i] / m->cost[TOPO_SIM_TIER_LEAF], m->cost[i],
+                         tier_keys[i - 1], m->cost[i - 1]);
 }
 
 static int read_root(const topo_cfg *c, topo_sim_cost_model *m, const json_t *root)
@@ -105,7 +122,7 @@ static int read_root(const topo_cfg *c, topo_sim_cost_model *m, const json_t *ro
         return rc;
     if ((rc = read_tiers(c, m, given, tiers)) < 0 ||
         (rc = read_oversubscription(c, m, given, tiers, over)) < 0 ||
-        (rc = check_order(c, m, tiers)) < 0)
+        (rc = check_order(c, m, given, tiers, over)) < 0)
         return rc;
     static const char *const comm_keys[] = {"small", "large", NULL};
     if ((rc = topo_cfg_check_keys(c, comm, "communication", comm_keys)) < 0 ||

@@ -109,7 +109,8 @@ static int store_number(const topo_opt *o, const char *v, double *out, char *why
             snprintf(why, why_size, "expected a number within [%llu, %llu], got \"%s\"",
                      o->min, o->max, v);
         else
-            snprintf(why, why_size, "expected a positive number, got \"%s\"", v);
+            snprintf(why, why_size, "expected a positive number up to %llu, got \"%s\"", o->max,
+                     v);
         return -1;
     }
     *out = x;

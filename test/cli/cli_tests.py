@@ -723,7 +723,7 @@ def simulate_flag_errors(ctx):
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "-1"],
          "--seed: expected a non-negative integer, got \"-1\""),
         (["--nodes", HGX, "--levels", LEVELS5, "--jobs", "5", "--seed", "18446744073709551616"],
-         "--seed: must be between 0 and 18446744073709551615, got 18446744073709551616"),
+         "--seed: must be between 0 and 9223372036854775807, got 18446744073709551616"),
         (["--shape", "hgx-h100", "--trace", "fixtures/simulate/missing.csv", "--load", "0.8"],
          "shape generated jobs, not --trace"),
         (["--nodes", HGX, "--levels", LEVELS5, "--trace", "fixtures/simulate/missing.csv"],
@@ -769,6 +769,19 @@ def simulate_cost_model_file(ctx):
             f.write("tiers: {leaf: 2}\nshares: {small: 0.1}\n")
         rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
         expect(rc == 2 and f"{path}:2:9: shares: unknown field" in err, "unknown key", out, err)
+        # A flag sets its value alone: it keeps the order a file must keep,
+        # and the message says which flag and which value it broke it with.
+        with open(path, "w") as f:
+            f.write("tiers: {leaf: 2}\n")
+        for args, msg in [
+            (["--cost-spine", "1"], "--cost-spine 1 is below the default leaf cost 1.2"),
+            (["--cost-leaf", "3"], "the default spine cost 2.4 is below --cost-leaf 3"),
+            (["--cost-model", path, "--cost-nvlink", "3"],
+             f"{path}'s leaf cost 2 is below --cost-nvlink 3"),
+            (["--cost-leaf", "500"], "--cost-leaf: expected a positive number up to 100"),
+        ]:
+            rc, out, err = ctx.run("simulate", *SIM_SMALL, *args)
+            expect(rc == 2 and out == "" and msg in err, f"{args}: want {msg!r}", out, err)
     rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", "fixtures/simulate/none.yaml")
     expect(rc == 2 and "none.yaml" in err, "missing file", out, err)
 

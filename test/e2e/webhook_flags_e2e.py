@@ -52,7 +52,7 @@ def main():
             (["--port"], "--port: missing value"),
             (["--port=9443", "--port", "0"] + tls, "--port: must be between 1 and 65535, got 0"),
             (["--lease-duration", "601"] + tls, "--lease-duration: must be between 2 and 600"),
-            (["--header-timeout", "0"] + tls, "--header-timeout: expected a positive number, got \"0\""),
+            (["--header-timeout", "0"] + tls, "--header-timeout: expected a positive number up to 3600, got \"0\""),
             (["--header-timeout", "0.05"] + tls, "--header-timeout: at least 0.1"),
             (["--idle-timeout", "x"] + tls, "--idle-timeout: expected an integer, got \"x\""),
             (["--min-body-rate", "-1"] + tls, "--min-body-rate: expected a non-negative integer, got \"-1\""),

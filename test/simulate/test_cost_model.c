@@ -106,6 +106,11 @@ static void test_cost_model__errors_name_file_line_and_field(void **state)
          "less"},
         {"tiers:\n  nvlink: 2\n  leaf: 1.5\n", "cost.yaml:3:9: tiers.leaf: 1.5 is below "
                                                 "tiers.nvlink (2)"},
+        /* A tier derived from the leaf is named by the oversubscription
+         * that made it, at its position. */
+        {"tiers: {spine: 2}\noversubscription: {cluster: 1}\n",
+         "cost.yaml:2:29: oversubscription.cluster: tiers.leaf x 1 = 1.2 is below tiers.spine "
+         "(2)"},
         {"tiers: {spine: 2}\noversubscription:\n  spine: 2\n",
          "cost.yaml:3:10: oversubscription.spine: tiers.spine is given too: give one of them"},
         {"oversubscription:\n  spine: 0.5\n",
