@@ -421,7 +421,7 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char
     char cut[160] = "";
     if (cut_time > 0)
         snprintf(cut, sizeof cut,
-                 " (jobs over half the cluster left out: %.1f%% of the preset's jobs, %.1f%% "
+                 " (jobs over half the cluster left out: %.3g%% of the preset's jobs, %.3g%% "
                  "of its GPU time)",
                  100 * cut_jobs, 100 * cut_time);
     in->jobs_text = topo_pool_printf(in->pool, "generated: %s, %lu jobs, load %g%s", name,

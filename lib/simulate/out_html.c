@@ -23,12 +23,17 @@ static const char style[] =
     "svg text.axis-title{font-size:12px}"
     "svg text.window-label{font-size:10px;fill:#444}";
 
-/* What the report shows: per policy its metrics vector (fields.h) and
- * timeline, over several seeds the means with their intervals' ends. */
+/* What the report shows: per policy its metrics vectors (fields.h) per
+ * view (its own run, the jobs every policy placed, the stretched run; NULL
+ * for a view it lacks) and timeline, over several seeds the means with
+ * their intervals' ends. */
 typedef struct report {
     size_t n;
     const char *names[MAX_SERIES];
-    const double *v[MAX_SERIES], *lo[MAX_SERIES], *hi[MAX_SERIES];
+    const double *v[MAX_SERIES], *lo[MAX_SERIES], *hi[MAX_SERIES]; /* its own run */
+    const double *view[SIM_VIEWS][MAX_SERIES], *view_lo[SIM_VIEWS][MAX_SERIES],
+        *view_hi[SIM_VIEWS][MAX_SERIES];
+    double common_jobs, common_half; /* half < 0: one seed */
     const topo_sim_sample *tl[MAX_SERIES], *tl_lo[MAX_SERIES], *tl_hi[MAX_SERIES];
     size_t ntl[MAX_SERIES];
     const char *const *levels;
@@ -36,22 +41,27 @@ typedef struct report {
     double window_start, window_end;
 } report;
 
-static void table(topo_buf *b, const report *rep)
+/* The row shown before the same-jobs rows, read from a policy's own run
+ * (the table's, out_table.c, says the same). */
+static const sim_row unplaced_row = {"left unplaced (not counted)", SIM_ROW_COUNT,
+                                     SIM_F_UNPLACEABLE};
+
+static void heading(topo_buf *b, const report *rep, const char *text)
+{
+    topo_buf_printf(b, "<tr><td class=\"h\" colspan=\"%zu\">", rep->n + 1);
+    sim_html_escape(b, text);
+    topo_buf_puts(b, "</td></tr>\n");
+}
+
+/* rows of view (a heading row for a heading), a cell per policy, "-" where
+ * a policy lacks the view. */
+static void rows(topo_buf *b, const report *rep, const sim_row *row, size_t nrows,
+                 sim_view view)
 {
     char text[64];
-    topo_buf_puts(b, "<table id=\"metrics\">\n<tr><th></th>");
-    for (size_t i = 0; i < rep->n; i++) {
-        topo_buf_puts(b, "<th>");
-        sim_html_escape(b, rep->names[i]);
-        topo_buf_puts(b, "</th>");
-    }
-    topo_buf_puts(b, "</tr>\n");
-    for (size_t k = 0; k < sim_nrows; k++) {
-        const sim_row *row = &sim_rows[k];
+    for (size_t k = 0; k < nrows; k++, row++) {
         if (row->kind == SIM_ROW_HEADING) {
-            topo_buf_printf(b, "<tr><td class=\"h\" colspan=\"%zu\">", rep->n + 1);
-            sim_html_escape(b, row->label);
-            topo_buf_puts(b, "</td></tr>\n");
+            heading(b, rep, row->label);
             continue;
         }
         size_t nl = row->kind == SIM_ROW_SPANNED ? rep->nlevels : 1;
@@ -60,11 +70,47 @@ static void table(topo_buf *b, const report *rep)
             sim_html_escape(b, row->kind == SIM_ROW_SPANNED ? rep->levels[l] : row->label);
             topo_buf_puts(b, "</td>");
             for (size_t i = 0; i < rep->n; i++) {
-                sim_cell_text(text, sizeof text, row, rep->v[i], rep->lo[i], rep->hi[i], l, 3);
+                if (rep->view[view][i] == NULL)
+                    snprintf(text, sizeof text, "-");
+                else
+                    sim_cell_text(text, sizeof text, row, rep->view[view][i],
+                                  rep->view_lo[view][i], rep->view_hi[view][i], l, 3);
                 topo_buf_printf(b, "<td>%s</td>", text);
             }
             topo_buf_puts(b, "</tr>\n");
         }
+    }
+}
+
+/* The metrics, then (as the text table) the same-jobs block with how many
+ * jobs each policy left unplaced, and the stretched run's block. */
+static void table(topo_buf *b, const report *rep)
+{
+    char text[128];
+    int stretched = 0;
+    topo_buf_puts(b, "<table id=\"metrics\">\n<tr><th></th>");
+    for (size_t i = 0; i < rep->n; i++) {
+        topo_buf_puts(b, "<th>");
+        sim_html_escape(b, rep->names[i]);
+        topo_buf_puts(b, "</th>");
+        stretched |= rep->view[SIM_VIEW_STRETCHED][i] != NULL;
+    }
+    topo_buf_puts(b, "</tr>\n");
+    rows(b, rep, sim_rows, sim_nrows, SIM_VIEW_OWN);
+    if (rep->n > 1 && rep->view[SIM_VIEW_COMMON][0] != NULL) {
+        if (rep->common_half < 0)
+            snprintf(text, sizeof text, "over the %.0f jobs every policy placed",
+                     rep->common_jobs);
+        else
+            snprintf(text, sizeof text, "over the %.1f \xc2\xb1 %.1f jobs every policy placed "
+                     "(mean)", rep->common_jobs, rep->common_half);
+        heading(b, rep, text);
+        rows(b, rep, &unplaced_row, 1, SIM_VIEW_OWN);
+        rows(b, rep, sim_common_rows, sim_ncommon_rows, SIM_VIEW_COMMON);
+    }
+    if (stretched) {
+        heading(b, rep, "with the slowdown applied (a second run)");
+        rows(b, rep, sim_stretched_rows, sim_nstretched_rows, SIM_VIEW_STRETCHED);
     }
     topo_buf_puts(b, "</table>\n");
 }
@@ -218,29 +264,19 @@ static int page(topo_buf *b, const topo_sim_info *info, const report *rep, const
 int topo_sim_format_html(topo_buf *b, const topo_sim_info *info,
                          const topo_sim_result *const *r, size_t n)
 {
-    double v[MAX_SERIES][SIM_NVALUES];
-    const char *levels[TOPO_MAX_LEVELS];
-    char seeds[64];
-    report rep = {0};
+    /* One seed's results are a summary of one seed: one page for both. */
+    topo_sim_summary *s = NULL;
+    int rc;
     if (n == 0 || n > MAX_SERIES)
         return TOPO_EINVALID;
-    /* Every policy runs the same trace, so their windows are the same. */
-    const topo_sim_metrics *m0 = topo_sim_result_metrics(r[0]);
-    rep.n = n;
-    rep.nlevels = m0->nlevels;
-    for (size_t l = 0; l < rep.nlevels; l++)
-        levels[l] = topo_sim_result_level(r[0], l);
-    rep.levels = levels;
-    rep.window_start = m0->window_start;
-    rep.window_end = m0->window_end;
-    for (size_t i = 0; i < n; i++) {
-        rep.names[i] = topo_sim_result_metrics(r[i])->policy;
-        sim_field_values(v[i], topo_sim_result_metrics(r[i]));
-        rep.v[i] = v[i];
-        rep.ntl[i] = topo_sim_result_timeline(r[i], &rep.tl[i]);
+    if ((rc = topo_sim_summary_create(&s, NULL)) < 0 ||
+        (rc = topo_sim_summary_add(s, info->seed, r, info->stretched, n, NULL)) < 0 ||
+        (rc = topo_sim_format_summary_html(b, info, s)) < 0) {
+        topo_sim_summary_free(s);
+        return rc;
     }
-    snprintf(seeds, sizeof seeds, "Seed %llu.", (unsigned long long)info->seed);
-    return page(b, info, &rep, seeds);
+    topo_sim_summary_free(s);
+    return 0;
 }
 
 int topo_sim_format_summary_html(topo_buf *b, const topo_sim_info *info,
@@ -255,9 +291,17 @@ int topo_sim_format_summary_html(topo_buf *b, const topo_sim_info *info,
         return TOPO_EINVALID;
     rep.nlevels = sim_summary_levels(s, &rep.levels);
     sim_summary_window(s, &rep.window_start, &rep.window_end);
+    double jobs_lo, jobs_hi;
+    rep.common_jobs = sim_summary_common_jobs(s, &jobs_lo, &jobs_hi);
+    rep.common_half = nseeds > 1 ? jobs_hi - rep.common_jobs : -1;
     for (size_t i = 0; i < rep.n; i++) {
         rep.names[i] = topo_sim_summary_policy(s, i);
-        rep.v[i] = sim_summary_values(s, i, SIM_VIEW_OWN, &rep.lo[i], &rep.hi[i]);
+        for (int view = 0; view < SIM_VIEWS; view++)
+            rep.view[view][i] = sim_summary_values(s, i, (sim_view)view, &rep.view_lo[view][i],
+                                                   &rep.view_hi[view][i]);
+        rep.v[i] = rep.view[SIM_VIEW_OWN][i];
+        rep.lo[i] = rep.view_lo[SIM_VIEW_OWN][i];
+        rep.hi[i] = rep.view_hi[SIM_VIEW_OWN][i];
         rep.ntl[i] = topo_sim_summary_timeline(s, i, &rep.tl[i], &rep.tl_lo[i], &rep.tl_hi[i]);
     }
     if (nseeds == 1)

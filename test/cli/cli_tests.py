@@ -678,6 +678,26 @@ def simulate_common_jobs_and_warmup(ctx):
 
 
 @case
+def simulate_report_same_jobs_and_stretched(ctx):
+    # The HTML report says what the table says: how many jobs each policy
+    # left unplaced, the figures over the jobs every policy placed, and the
+    # stretched run (too-big never fits; topo and best-fit place the rest).
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "r.html")
+        rc, out, err = ctx.run("simulate", "--nodes", HGX, "--levels", LEVELS5, "--trace",
+                               SIM_TRACE, "--policies", "topo,best-fit", "-q", "--report", page)
+        expect(rc == 0, f"exit {rc}", out, err)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+    for want in ('<td class="h" colspan="3">over the 6 jobs every policy placed</td>',
+                 "<tr><td>left unplaced (not counted)</td><td>1</td><td>1</td></tr>",
+                 "<tr><td>  completion time mean</td>",
+                 '<td class="h" colspan="3">with the slowdown applied (a second run)</td>',
+                 "<tr><td>  job completion mean</td>"):
+        expect(want in html, f"report lacks {want!r}")
+
+
+@case
 def simulate_preset_cut_said(ctx):
     # A preset whose largest jobs do not fit half the cluster: the jobs text
     # says how much of the preset's jobs and GPU time was left out (acme on
