@@ -425,7 +425,11 @@ typedef struct topo_sim_cost_model {
     double comm_small, comm_large;
 } topo_sim_cost_model;
 
-#define TOPO_SIM_COST_MAX 100.0 /* a tier 100 times slower than NVLink is a typo */
+/* Costs are relative to one NVLink domain, the fastest a job can talk: none
+ * is below 1 (a slowdown below 1 would make a job faster for spreading),
+ * and a tier 100 times slower than NVLink is a typo. */
+#define TOPO_SIM_COST_MIN 1.0
+#define TOPO_SIM_COST_MAX 100.0
 #define TOPO_SIM_OVERSUB_MAX 64.0
 
 /* The defaults above. */
@@ -440,7 +444,7 @@ void topo_sim_cost_model_default(topo_sim_cost_model *out);
  *
  * An absent tiers.spine or tiers.cluster is tiers.leaf times that tier's
  * oversubscription (relative to the leaf); giving both is an error. Costs
- * are in (0, TOPO_SIM_COST_MAX] and must not decrease from nvlink to
+ * are in [TOPO_SIM_COST_MIN, TOPO_SIM_COST_MAX] and must not decrease from nvlink to
  * cluster, oversubscriptions in [1, TOPO_SIM_OVERSUB_MAX], shares in
  * (0, 1]. Unknown keys are refused. TOPO_EINVALID with
  * "source:line:column: path: problem"; *out is written only on success

@@ -32,8 +32,8 @@ static int read_tiers(const topo_cfg *c, topo_sim_cost_model *m, int *given, con
     for (int i = 0; i < TOPO_SIM_TIERS; i++) {
         given[i] = tiers != NULL && json_object_get(tiers, tier_keys[i]) != NULL &&
                    !json_is_null(json_object_get(tiers, tier_keys[i]));
-        if ((rc = topo_cfg_number(c, &m->cost[i], tiers, tier_keys[i], "tiers", 0,
-                                  TOPO_SIM_COST_MAX, 1)) < 0)
+        if ((rc = topo_cfg_number(c, &m->cost[i], tiers, tier_keys[i], "tiers",
+                                  TOPO_SIM_COST_MIN, TOPO_SIM_COST_MAX, 0)) < 0)
             return rc;
     }
     return 0;

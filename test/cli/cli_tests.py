@@ -798,7 +798,8 @@ def simulate_cost_model_file(ctx):
             (["--cost-leaf", "3"], "the default spine cost 2.4 is below --cost-leaf 3"),
             (["--cost-model", path, "--cost-nvlink", "3"],
              f"{path}'s leaf cost 2 is below --cost-nvlink 3"),
-            (["--cost-leaf", "500"], "--cost-leaf: expected a positive number up to 100"),
+            (["--cost-leaf", "500"], "--cost-leaf: expected a number within [1, 100]"),
+            (["--cost-nvlink", "0.5"], "--cost-nvlink: expected a number within [1, 100]"),
         ]:
             rc, out, err = ctx.run("simulate", *SIM_SMALL, *args)
             expect(rc == 2 and out == "" and msg in err, f"{args}: want {msg!r}", out, err)

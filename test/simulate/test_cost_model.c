@@ -98,7 +98,9 @@ static void test_cost_model__errors_name_file_line_and_field(void **state)
         {"tiers: [1, 2]\n", "cost.yaml:1:8: tiers: expected a mapping"},
         {"- 1\n", "cost.yaml:1:1: expected a mapping"},
         {"tiers:\n  leaf: fast\n", "cost.yaml:2:9: tiers.leaf: expected a number"},
-        {"tiers:\n  leaf: 0\n", "cost.yaml:2:9: tiers.leaf: 0 is out of range (> 0 and <= 100)"},
+        {"tiers:\n  leaf: 0\n", "cost.yaml:2:9: tiers.leaf: 0 is out of range (>= 1 and <= 100)"},
+        {"tiers: {nvlink: 0.5}\n", "cost.yaml:1:17: tiers.nvlink: 0.5 is out of range (>= 1 and "
+                                    "<= 100)"},
         {"tiers:\n  leaf: -1\n", "tiers.leaf: -1 is out of range"},
         {"tiers:\n  cluster: 101\n", "cost.yaml:2:12: tiers.cluster: 101 is out of range"},
         {"tiers:\n  leaf: 3\n  spine: 2\n",
