@@ -10,7 +10,7 @@
 
 /* The timeline stops after this many points (a long job far beyond the
  * last arrival would otherwise make it grow without bound). */
-#define TIMELINE_MAX (10 * TOPO_SIM_TIMELINE_POINTS)
+#define TIMELINE_MAX SIM_TIMELINE_MAX
 
 int sim_acc_init(sim_run *r, topo_err *err)
 {
@@ -36,8 +36,14 @@ int sim_acc_init(sim_run *r, topo_err *err)
         o->tight = o->tight_now = -1;
     }
     r->t0 = n > 0 ? r->t->jobs[0].arrive : 0;
-    r->w0 = r->t0 + r->o.warmup;
     r->w1 = n > 0 ? r->t->jobs[n - 1].arrive : 0;
+    /* A warmup of the whole span is a window of one instant, exactly: t0 +
+     * warmup can round past w1 or short of it and leave a window of 1e-13 s
+     * whose averages mean nothing. So can a warmup typed to the span's
+     * printed digits: within a billionth of the times, it is the span. */
+    r->w0 = r->t0 + r->o.warmup;
+    if (r->w0 > r->w1 || r->w1 - r->w0 <= 1e-9 * fmax(1, fabs(r->w1)))
+        r->w0 = r->w1;
     r->step = r->o.timeline_step > 0 ? r->o.timeline_step
                                       : (r->w1 - r->t0) / TOPO_SIM_TIMELINE_POINTS;
     if (!(r->step > 0))

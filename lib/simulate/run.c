@@ -391,18 +391,25 @@ fail:
     return rc;
 }
 
-/* The window must keep at least its end: the last arrival. */
-static int check_warmup(const topo_sim_trace *t, double warmup, topo_err *err)
+/* The window must keep at least its end: the last arrival; and the
+ * timeline must reach it (times printed with enough digits to tell a value
+ * just past the span from the span). */
+static int check_window(const topo_sim_trace *t, const topo_sim_run_opts *o, topo_err *err)
 {
     double span = t->njobs > 0 ? t->jobs[t->njobs - 1].arrive - t->jobs[0].arrive : 0;
-    if (!(warmup >= 0))
+    if (!(o->warmup >= 0))
         return topo_err_set(err, TOPO_EINVALID, "--warmup: expected 0 or more seconds, got %g",
-                            warmup);
-    if (warmup > span)
+                            o->warmup);
+    if (o->warmup > span)
         return topo_err_set(err, TOPO_EINVALID,
-                            "--warmup: %g s is longer than the arrivals' span (%g s, first to "
-                            "last arrival)",
-                            warmup, span);
+                            "--warmup: %.9g s is longer than the arrivals' span (%.9g s, first "
+                            "to last arrival)",
+                            o->warmup, span);
+    if (o->timeline_step > 0 && span / o->timeline_step > SIM_TIMELINE_MAX)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--timeline-step: %g s would need more than %d points to cover the "
+                            "arrivals' span (%.9g s); give at least %.9g s",
+                            o->timeline_step, SIM_TIMELINE_MAX, span, span / SIM_TIMELINE_MAX);
     return 0;
 }
 
@@ -422,7 +429,7 @@ int topo_sim_run(topo_sim_result **out, topo_sim_cluster *c, const topo_sim_trac
     if (opts != NULL)
         r.o = *opts;
     defaults(&r.o);
-    if ((rc = check_warmup(t, r.o.warmup, err)) < 0)
+    if ((rc = check_window(t, &r.o, err)) < 0)
         return rc;
     if ((rc = run_init(&r, err)) < 0 || (rc = build_shapes(&r, err)) < 0 ||
         (rc = r.ops->init(&r, err)) < 0 || (rc = sim_acc_init(&r, err)) < 0 ||

@@ -218,6 +218,11 @@ int sim_slots_keep(sim_run *r, size_t j, topo_err *err);
  * topology: a necessary condition every policy shares, in O(1). */
 int sim_fits(const sim_run *r, int32_t pods, int32_t gpus);
 
+/* The timeline stops after this many points (a long job far beyond the
+ * last arrival would otherwise make it grow without bound); a step that
+ * would need more over the arrivals' span is refused (run.c). */
+#define SIM_TIMELINE_MAX (10 * TOPO_SIM_TIMELINE_POINTS)
+
 /* ---- loop.c ---- */
 
 /* Arrivals, completions and relaxations in time order until every job has

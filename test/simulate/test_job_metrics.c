@@ -207,6 +207,35 @@ static void test_job_metrics__goodput_stretched(void **state)
     world_free(&w);
 }
 
+/* A warmup of the span as it prints (3801.756) where the times do not add
+ * up exactly in binary (3818.717 - 16.961): a window of one instant, its
+ * averages 0, not figures over 1e-13 s; a step too fine for the timeline to
+ * cover the span is refused, not cut short. */
+static void test_job_metrics__window_edges(void **state)
+{
+    (void)state;
+    static const char csv[] = "16.961,a,1,4,5000\n3818.717,b,1,4,100\n";
+    world w;
+    world_make(&w, nodes, 4, csv);
+    topo_sim_result *r = run(&w, TOPO_SIM_BEST_FIT, 3801.756, 0);
+    const topo_sim_metrics *m = topo_sim_result_metrics(r);
+    assert_true(m->window_start == m->window_end);
+    assert_true(m->utilisation == 0 && m->fragmentation == 0 && m->goodput == 0);
+    assert_int_equal(m->jobs, 1);
+    topo_sim_result_free(r);
+
+    topo_sim_run_opts o;
+    topo_err err = TOPO_ERR_INIT;
+    memset(&o, 0, sizeof(o));
+    o.timeline_step = 0.5; /* 7,604 points for 3,801.756 s */
+    assert_int_equal(topo_sim_run(&r, w.c, w.t, TOPO_SIM_BEST_FIT, &o, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "--timeline-step: 0.5 s would need more than 4000 points"));
+    o.timeline_step = 1; /* 3,802 points */
+    assert_int_equal(topo_sim_run(&r, w.c, w.t, TOPO_SIM_BEST_FIT, &o, &err), 0);
+    topo_sim_result_free(r);
+    world_free(&w);
+}
+
 static void test_job_metrics__warmup(void **state)
 {
     (void)state;
@@ -337,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_job_metrics__jct),
         cmocka_unit_test(test_job_metrics__goodput_stretched),
         cmocka_unit_test(test_job_metrics__warmup),
+        cmocka_unit_test(test_job_metrics__window_edges),
         cmocka_unit_test(test_job_metrics__common),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
