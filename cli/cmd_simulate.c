@@ -397,7 +397,12 @@ static int load_jobs(sim_inputs *in, const simulate_args *f, const unsigned char
                                     "--request-level and --slice shape generated jobs, not "
                                     "--trace");
         in->jobs_text = f->trace;
-        return load_trace(in, f, err);
+        if ((rc = load_trace(in, f, err)) < 0)
+            return rc;
+        /* Nothing to replay: every figure would be a zero that says nothing. */
+        if (topo_sim_trace_count(in->trace) == 0)
+            return topo_err_set(err, TOPO_EINVALID, "--trace: %s: no jobs to replay", f->trace);
+        return 0;
     }
     topo_sim_gen_opts g;
     memset(&g, 0, sizeof(g));
@@ -562,27 +567,82 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
 
 /* ---- output ---- */
 
-static int write_file(const char *path, const char *text, size_t len, topo_err *err)
+/* An output file named by a flag: opened before anything runs, so that a
+ * path that cannot be written fails at once and names its flag; written
+ * (files first, stdout last) once everything is computed; removed again if
+ * the command fails before writing it. */
+typedef struct out_file {
+    const char *flag, *path;
+    FILE *fp;
+} out_file;
+
+typedef struct sim_outs {
+    out_file timeline, report, trace;
+} sim_outs;
+
+static int out_open(out_file *o, const char *flag, const char *path, topo_err *err)
 {
-    FILE *fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (fp == NULL)
-        return topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
-    int bad = fwrite(text, 1, len, fp) != len;
-    bad |= fp == stdout ? fflush(fp) != 0 : fclose(fp) != 0;
-    return bad ? topo_err_set(err, TOPO_EIO, "%s: write failed", path) : 0;
+    o->flag = flag;
+    o->path = path;
+    o->fp = NULL;
+    if (path == NULL)
+        return 0;
+    o->fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (o->fp == NULL)
+        return topo_err_set(err, TOPO_EIO, "%s: %s: %s", flag, path, strerror(errno));
+    return 0;
 }
 
-/* Writes what fmt put in a buffer to path. */
-static int write_buf(const char *path, topo_buf *b, topo_err *err)
+/* Writes what a format put in b to o and closes it. */
+static int out_write(out_file *o, topo_buf *b, topo_err *err)
 {
     size_t len = 0;
     char *text = topo_buf_take(b, &len);
-    int rc = text != NULL ? write_file(path, text, len, err) : topo_err_nomem(err, path);
+    if (text == NULL)
+        return topo_err_nomem(err, o->path);
+    int bad = fwrite(text, 1, len, o->fp) != len;
+    bad |= o->fp == stdout ? fflush(o->fp) != 0 : fclose(o->fp) != 0;
+    o->fp = NULL;
     free(text);
-    return rc;
+    return bad ? topo_err_set(err, TOPO_EIO, "%s: %s: write failed", o->flag, o->path) : 0;
 }
 
-static int outputs(const simulate_args *f, const sim_inputs *in,
+/* After a failure: what was opened and not written is closed and removed. */
+static void out_abandon(out_file *o)
+{
+    if (o->fp == NULL || o->fp == stdout)
+        return;
+    fclose(o->fp);
+    remove(o->path);
+    o->fp = NULL;
+}
+
+static int outs_open(sim_outs *o, const simulate_args *f, topo_err *err)
+{
+    int rc;
+    memset(o, 0, sizeof(*o));
+    if ((rc = out_open(&o->timeline, "--timeline", f->timeline, err)) < 0 ||
+        (rc = out_open(&o->report, "--report", f->report, err)) < 0 ||
+        (rc = out_open(&o->trace, "--trace-out", f->trace_out, err)) < 0)
+        return rc;
+    return 0;
+}
+
+static void outs_abandon(sim_outs *o)
+{
+    out_abandon(&o->timeline);
+    out_abandon(&o->report);
+    out_abandon(&o->trace);
+}
+
+/* Writes what fmt put in a buffer to stdout. */
+static int write_stdout(topo_buf *b, topo_err *err)
+{
+    out_file o = {"stdout", "-", stdout};
+    return out_write(&o, b, err);
+}
+
+static int outputs(const simulate_args *f, const sim_inputs *in, sim_outs *outs,
                    const topo_sim_result *const *res, const topo_sim_result *const *stretched,
                    const topo_sim_sweep *sweep, size_t n, topo_err *err)
 {
@@ -593,11 +653,21 @@ static int outputs(const simulate_args *f, const sim_inputs *in,
     char *json = NULL;
     int rc = 0;
 
+    if (outs->timeline.fp != NULL) {
+        topo_sim_format_timeline(&b, res, n);
+        if ((rc = out_write(&outs->timeline, &b, err)) < 0)
+            return rc;
+    }
+    if (outs->report.fp != NULL) {
+        topo_sim_format_html(&b, &info, res, n);
+        if ((rc = out_write(&outs->report, &b, err)) < 0)
+            return rc;
+    }
     if (f->output != NULL && strcmp(f->output, "json") == 0) {
         if ((rc = topo_sim_format_json(&json, &info, res, n, err)) < 0)
             return rc;
-        fputs(json, stdout);
-        fputc('\n', stdout);
+        topo_buf_puts(&b, json);
+        topo_buf_putc(&b, '\n');
         free(json);
     } else {
         topo_buf_printf(&b, "cluster: %s (%zu nodes, %llu GPUs free); jobs: %s; seed %llu\n\n",
@@ -606,27 +676,17 @@ static int outputs(const simulate_args *f, const sim_inputs *in,
         topo_sim_format_table(&b, res, n);
         topo_sim_format_stretched(&b, res, stretched, n);
         topo_sim_format_sweep(&b, sweep);
-        if ((rc = write_buf("-", &b, err)) < 0)
-            return rc;
     }
-    if (f->timeline != NULL) {
-        topo_sim_format_timeline(&b, res, n);
-        if ((rc = write_buf(f->timeline, &b, err)) < 0)
-            return rc;
-    }
-    if (f->report != NULL) {
-        topo_sim_format_html(&b, &info, res, n);
-        if ((rc = write_buf(f->report, &b, err)) < 0)
-            return rc;
-    }
-    return fflush(stdout) == 0 ? 0 : topo_err_set(err, TOPO_EIO, "stdout: write failed");
+    return write_stdout(&b, err);
 }
 
-static int trace_out(const char *path, const topo_sim_trace *t, topo_err *err)
+static int trace_out(out_file *o, const topo_sim_trace *t, topo_err *err)
 {
     topo_buf b = TOPO_BUF_INIT(0);
+    if (o->fp == NULL)
+        return 0;
     topo_sim_trace_write_csv(t, &b);
-    return write_buf(path, &b, err);
+    return out_write(o, &b, err);
 }
 
 /* ---- several seeds ---- */
@@ -684,6 +744,17 @@ static int check_seeds(const simulate_args *f, size_t nseeds, topo_err *err)
     return 0;
 }
 
+/* --stretched asks for a second, stretched run; --apply-slowdown makes the
+ * first run that one: given both, which did the user mean? */
+static int check_stretched(const simulate_args *f, const unsigned char *given, topo_err *err)
+{
+    if (f->apply_slowdown && topo_opts_given(table, NOPTS, given, "--stretched"))
+        return topo_err_set(err, TOPO_EINVALID,
+                            "--stretched: not with --apply-slowdown, whose runs are the "
+                            "stretched ones");
+    return 0;
+}
+
 /* Seconds per timeline point for every seed: the first seed's default
  * (its arrivals' span / TOPO_SIM_TIMELINE_POINTS), so that point k is k
  * steps after each seed's first arrival. */
@@ -697,7 +768,7 @@ static double common_step(const simulate_args *f, const topo_sim_trace *t)
     return span > 0 ? span / TOPO_SIM_TIMELINE_POINTS : 1;
 }
 
-static int summary_outputs(const simulate_args *f, const sim_inputs *in,
+static int summary_outputs(const simulate_args *f, const sim_inputs *in, sim_outs *outs,
                            const topo_sim_summary *s, uint64_t first, size_t nseeds,
                            topo_err *err)
 {
@@ -708,11 +779,24 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in,
     char *json = NULL;
     int rc;
 
+    if (outs->timeline.fp != NULL) {
+        topo_sim_format_summary_timeline(&b, s);
+        if ((rc = out_write(&outs->timeline, &b, err)) < 0)
+            return rc;
+    }
+    if (outs->report.fp != NULL) {
+        if ((rc = topo_sim_format_summary_html(&b, &info, s)) < 0) {
+            topo_buf_dispose(&b);
+            return topo_err_set(err, rc, "--report: could not write the report");
+        }
+        if ((rc = out_write(&outs->report, &b, err)) < 0)
+            return rc;
+    }
     if (f->output != NULL && strcmp(f->output, "json") == 0) {
         if ((rc = topo_sim_format_summary_json(&json, &info, s, err)) < 0)
             return rc;
-        fputs(json, stdout);
-        fputc('\n', stdout);
+        topo_buf_puts(&b, json);
+        topo_buf_putc(&b, '\n');
         free(json);
     } else {
         topo_buf_printf(&b,
@@ -721,30 +805,16 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in,
                         info.cluster, info.nodes, (unsigned long long)info.capacity, info.jobs,
                         (unsigned long long)first, (unsigned long long)(first + nseeds - 1));
         topo_sim_format_summary_table(&b, s);
-        if ((rc = write_buf("-", &b, err)) < 0)
-            return rc;
     }
-    if (f->timeline != NULL) {
-        topo_sim_format_summary_timeline(&b, s);
-        if ((rc = write_buf(f->timeline, &b, err)) < 0)
-            return rc;
-    }
-    if (f->report != NULL) {
-        if ((rc = topo_sim_format_summary_html(&b, &info, s)) < 0) {
-            topo_buf_dispose(&b);
-            return topo_err_set(err, rc, "--report: could not write the report");
-        }
-        if ((rc = write_buf(f->report, &b, err)) < 0)
-            return rc;
-    }
-    return fflush(stdout) == 0 ? 0 : topo_err_set(err, TOPO_EIO, "stdout: write failed");
+    return write_stdout(&b, err);
 }
 
 /* Every policy once per seed into a summary; generated jobs are generated
  * anew per seed, a --trace file's are the same for every seed. */
 static int run_seeds(const simulate_args *f, const unsigned char *given, sim_inputs *in,
-                     const topo_sim_policy *pol, size_t npol, topo_sim_run_opts *ro,
-                     progress *prog, uint64_t first, size_t nseeds, topo_err *err)
+                     sim_outs *outs, const topo_sim_policy *pol, size_t npol,
+                     topo_sim_run_opts *ro, progress *prog, uint64_t first, size_t nseeds,
+                     topo_err *err)
 {
     topo_sim_summary *s = NULL;
     topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
@@ -788,7 +858,7 @@ static int run_seeds(const simulate_args *f, const unsigned char *given, sim_inp
             res[i] = stretched[i] = NULL;
         }
     }
-    rc = summary_outputs(f, in, s, first, nseeds, err);
+    rc = summary_outputs(f, in, outs, s, first, nseeds, err);
 
 cleanup:
     for (size_t i = 0; i < npol; i++) {
@@ -809,6 +879,7 @@ int cli_cmd_simulate(int argc, char **argv)
     topo_sim_result *res[TOPO_SIM_POLICIES] = {NULL};
     topo_sim_result *stretched[TOPO_SIM_POLICIES] = {NULL};
     topo_sim_sweep *sweep = NULL;
+    sim_outs outs;
     topo_sim_run_opts ro;
     topo_gates gates;
     progress prog;
@@ -818,10 +889,12 @@ int cli_cmd_simulate(int argc, char **argv)
 
     memset(&f, 0, sizeof(f));
     memset(&in, 0, sizeof(in));
+    memset(&outs, 0, sizeof(outs));
     if ((rc = cli_parse_given(&cli_simulate, argc, argv, &f, given)) >= 0)
         goto cleanup;
     rc = TOPO_CLI_EXIT_BADINPUT;
-    if (parse_seeds(&first_seed, &nseeds, &f, &err) < 0 || check_seeds(&f, nseeds, &err) < 0)
+    if (parse_seeds(&first_seed, &nseeds, &f, &err) < 0 || check_seeds(&f, nseeds, &err) < 0 ||
+        check_stretched(&f, given, &err) < 0)
         goto fail;
     in.seed = first_seed;
     memset(&prog, 0, sizeof(prog));
@@ -833,11 +906,12 @@ int cli_cmd_simulate(int argc, char **argv)
     }
     if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
         load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
-        (f.trace_out != NULL && trace_out(f.trace_out, in.trace, &err) < 0) ||
+        outs_open(&outs, &f, &err) < 0 || trace_out(&outs.trace, in.trace, &err) < 0 ||
         run_opts(&ro, &gates, &f, given, &in, &prog, &err) < 0)
         goto fail;
     if (nseeds > 1) {
-        if (run_seeds(&f, given, &in, pol, npol, &ro, &prog, first_seed, nseeds, &err) < 0)
+        if (run_seeds(&f, given, &in, &outs, pol, npol, &ro, &prog, first_seed, nseeds, &err) <
+            0)
             goto fail;
         rc = TOPO_CLI_EXIT_OK;
         goto cleanup;
@@ -868,7 +942,7 @@ int cli_cmd_simulate(int argc, char **argv)
                                 npol, &ro, &err) < 0)
             goto fail;
     }
-    if (outputs(&f, &in, (const topo_sim_result *const *)res,
+    if (outputs(&f, &in, &outs, (const topo_sim_result *const *)res,
                 twin ? (const topo_sim_result *const *)stretched : NULL, sweep, npol, &err) < 0)
         goto fail;
     rc = TOPO_CLI_EXIT_OK;
@@ -877,6 +951,7 @@ int cli_cmd_simulate(int argc, char **argv)
 fail:
     rc = cli_fail(CMD, &err);
 cleanup:
+    outs_abandon(&outs);
     for (size_t i = 0; i < TOPO_SIM_POLICIES; i++) {
         topo_sim_result_free(res[i]);
         topo_sim_result_free(stretched[i]);

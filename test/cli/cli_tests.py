@@ -698,6 +698,33 @@ def simulate_report_same_jobs_and_stretched(ctx):
 
 
 @case
+def simulate_outputs_checked_first(ctx):
+    # An output that cannot be written fails before anything runs, names its
+    # flag and leaves stdout empty; a run that fails after opening its
+    # outputs leaves none behind; a trace with no jobs, or --stretched with
+    # --apply-slowdown, is refused.
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = os.path.join(tmp, "empty.csv")
+        open(empty, "w").close()
+        report = os.path.join(tmp, "r.html")
+        for args, msg in [
+            (["--jobs", "30", "--timeline", os.path.join(tmp, "no", "t.csv")],
+             f"--timeline: {tmp}/no/t.csv: No such file or directory"),
+            (["--jobs", "30", "--report", tmp], f"--report: {tmp}: Is a directory"),
+            (["--jobs", "30", "--timeline", "/dev/full"], "--timeline: /dev/full: write failed"),
+            (["--trace", empty], f"--trace: {empty}: no jobs to replay"),
+            (["--trace", empty, "--trace-format", "helios"], f"--trace: {empty}: no jobs"),
+            (["--jobs", "30", "--apply-slowdown", "--stretched", "true"],
+             "--stretched: not with --apply-slowdown"),
+            (["--jobs", "30", "--report", report, "--warmup", "1e8"], "--warmup: "),
+        ]:
+            rc, out, err = ctx.run("simulate", "--shape", "hgx-h100", "--shape-nodes", "8", "-q",
+                                   *args)
+            expect(rc == 2 and out == "" and msg in err, f"{args}: want {msg!r}", out, err)
+        expect(not os.path.exists(report), "a failed run left its report behind")
+
+
+@case
 def simulate_preset_cut_said(ctx):
     # A preset whose largest jobs do not fit half the cluster: the jobs text
     # says how much of the preset's jobs and GPU time was left out (acme on
