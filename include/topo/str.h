@@ -16,4 +16,11 @@ char *topo_strndup(const char *s, size_t n);
  * builds and machines (label values derived from it must not change). */
 uint64_t topo_str_hash(const char *s);
 
+/* Whether all of s is a plain decimal number: digits with an optional
+ * fraction (at least one digit in all), and with `exponent` an optional
+ * e or E, sign and digits; no sign, blank, inf, nan or hex, which strtod
+ * would take. The options, the trace files' seconds and public traces'
+ * numbers all mean this by "a number". */
+int topo_str_is_decimal(const char *s, int exponent);
+
 #endif

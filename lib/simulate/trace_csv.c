@@ -10,6 +10,7 @@
 #include "sim_internal.h"
 #include "topo/codec.h"
 #include "topo/kueue.h"
+#include "topo/str.h"
 
 #define SIM_AUTO_LEVEL "auto"
 #define NCOLUMNS 6
@@ -32,23 +33,7 @@ typedef struct csv_ctx {
  * exponent; no sign, inf, nan or hex) in [0, TOPO_MAX_SIM_SECONDS]. */
 static int parse_seconds(const csv_ctx *x, int field, const char *s, int positive, double *out)
 {
-    const char *p = s;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            digits++;
-    if (digits > 0 && (*p == 'e' || *p == 'E')) {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            digits = 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (digits == 0 || *p != '\0')
+    if (!topo_str_is_decimal(s, 1))
         return FIELD_ERROR(x, field, "expected a number of seconds, got \"%s\"", s);
     double v = strtod(s, NULL);
     if (!isfinite(v) || v > TOPO_MAX_SIM_SECONDS || (positive && !(v > 0)))

@@ -13,6 +13,7 @@
 #include "sim_internal.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
+#include "topo/str.h"
 
 #define MAX_COLUMNS 64
 
@@ -210,14 +211,7 @@ static int absent(const char *s)
  * numbers as "8.0"): no sign, exponent, inf or nan, at most `max`. */
 static int parse_number(const pub_ctx *x, int role, const char *s, double max, double *out)
 {
-    const char *p = s;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            digits++;
-    if (digits == 0 || *p != '\0')
+    if (!topo_str_is_decimal(s, 0))
         return COLUMN_ERROR(x, role, "expected a number, got \"%s\"", s);
     double v = strtod(s, NULL);
     if (!isfinite(v) || v > max)

@@ -1,5 +1,6 @@
 /* Command-line options from a table (topo/options.h). */
 #include "topo/options.h"
+#include "topo/str.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -70,35 +71,13 @@ static int store_uint(const topo_opt *o, const char *v, unsigned long long *out,
 /* Digits, an optional fraction and exponent: what a person writes for a
  * number of seconds, not the rest strtod takes (leading blanks, a sign,
  * hexadecimal, inf, nan). */
-static int decimal_syntax(const char *v)
-{
-    size_t digits = 0;
-    while (*v >= '0' && *v <= '9')
-        v++, digits++;
-    if (*v == '.')
-        for (v++; *v >= '0' && *v <= '9'; v++)
-            digits++;
-    if (digits == 0)
-        return 0;
-    if (*v == 'e' || *v == 'E') {
-        v++;
-        if (*v == '+' || *v == '-')
-            v++;
-        if (*v < '0' || *v > '9')
-            return 0;
-        while (*v >= '0' && *v <= '9')
-            v++;
-    }
-    return *v == '\0';
-}
-
 /* A decimal number in [min, max] (TOPO_OPT_NUMBER) or in (0, max]. */
 static int store_number(const topo_opt *o, const char *v, double *out, char *why,
                         size_t why_size)
 {
     char *end = NULL;
     errno = 0;
-    double x = decimal_syntax(v) ? strtod(v, &end) : 0;
+    double x = topo_str_is_decimal(v, 1) ? strtod(v, &end) : 0;
     int ok = end != NULL && errno == 0 && end != v && *end == '\0' && x <= (double)o->max;
     if (o->type == TOPO_OPT_NUMBER)
         ok = ok && x >= (double)o->min;

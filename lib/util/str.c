@@ -32,3 +32,25 @@ char *topo_strdup(const char *s)
 {
     return s != NULL ? topo_strndup(s, strlen(s)) : NULL;
 }
+
+int topo_str_is_decimal(const char *s, int exponent)
+{
+    size_t digits = 0;
+    while (*s >= '0' && *s <= '9')
+        s++, digits++;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (exponent && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (*s < '0' || *s > '9')
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
