@@ -1,6 +1,7 @@
 /* Tests for lib/simulate's generator (generate.c, dist.c): each preset
  * reproduces its size classes' published job and GPU-time shares over 20,000
- * jobs, and its published mean and median runtime; multi-GPU jobs run longer;
+ * jobs for every seed of 1..8, cut or not, and its published mean and median
+ * runtime; multi-GPU jobs run longer;
  * the cut at half the cluster renormalises the shares; the offered load, the
  * daily cycle, the request mix; the same seed, the same trace bytes. */
 #include <math.h>
@@ -58,9 +59,10 @@ static size_t class_of(const topo_sim_preset *p, double gpus)
 
 /* Job and GPU-time shares per class against the table (renormalised over the
  * classes a cluster of `capacity` keeps): job shares within 0.2 percentage
- * points (stratified: the error is about 1 / jobs); GPU-time shares within 2
- * points plus 10 % of the share (each class's runtimes are stratified too,
- * but a lognormal's top stratum still carries a large part of the mean). */
+ * points (stratified: the error is about 1 / jobs); GPU-time shares within
+ * 0.05 points plus the share times 1 % (whole seconds) plus 1.5 over the
+ * class's expected job count (its count is within one job of that, and each
+ * class's GPU time is exactly its count times its fitted mean). */
 static void check_shares(const topo_sim_preset *p, topo_sim_trace *t, uint64_t capacity,
                          uint64_t seed)
 {
