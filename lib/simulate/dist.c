@@ -111,6 +111,7 @@ static int set_sigma(sim_classes *s, const double *mean, double sigma)
         if (!(mean[c] > 0 && mean[c] < s->max))
             return -1;
         s->mu[c] = mu_for_mean(mean[c], sigma, s->max);
+        s->mean[c] = mean[c];
     }
     return 0;
 }
@@ -187,6 +188,19 @@ size_t sim_classes_pick(const sim_classes *s, double u)
         if (u < s->cdf[i])
             return i;
     return s->n - 1;
+}
+
+double sim_classes_top_mean(const sim_classes *s, size_t c, size_t n)
+{
+    double mu = s->mu[c], sg = s->sigma, lm = log(s->max);
+    if (n <= 1)
+        return clipped_mean(mu, sg, s->max);
+    double z = sim_normal_quantile(1 - 1.0 / (double)n);
+    if (mu + sg * z >= lm) /* the whole stratum is clipped */
+        return s->max;
+    /* E[min(X, max); X > q] / P(X > q), q = e^(mu + sigma z). */
+    double below = exp(mu + sg * sg / 2) * (phi((lm - mu - sg * sg) / sg) - phi(z - sg));
+    return (below + s->max * (1 - phi((lm - mu) / sg))) * (double)n;
 }
 
 double sim_classes_runtime(const sim_classes *s, size_t c, double u)

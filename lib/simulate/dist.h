@@ -19,6 +19,7 @@ typedef struct sim_classes {
     uint32_t gpus[SIM_MAX_CLASSES];
     double cdf[SIM_MAX_CLASSES]; /* of the job shares */
     double mu[SIM_MAX_CLASSES];
+    double mean[SIM_MAX_CLASSES]; /* of the clipped lognormal: the class's target */
     double sigma, max;
 } sim_classes;
 
@@ -34,6 +35,11 @@ void sim_classes_cap(sim_classes *s, uint64_t cap);
 size_t sim_classes_pick(const sim_classes *s, double u);
 /* Quantile u of class c's runtime, seconds. */
 double sim_classes_runtime(const sim_classes *s, size_t c, double u);
+/* The mean of class c's runtime over its top 1/n of probability (its
+ * quantiles above 1 - 1/n), seconds: what the top one of n strata stands for
+ * without a draw from the lognormal's unbounded tail. n = 1: the class's
+ * mean. */
+double sim_classes_top_mean(const sim_classes *s, size_t c, size_t n);
 /* The mixture's median runtime. */
 double sim_classes_median(const sim_classes *s);
 

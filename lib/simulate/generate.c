@@ -1,9 +1,10 @@
 /* The seeded job generator (topo/simulate.h, docs/simulate.md "Generated
  * jobs"): sizes and runtimes drawn jointly from a preset's size classes,
  * fitted to a published trace, by stratified sampling so that any number of
- * jobs reproduces each class's job and GPU-time shares; arrivals of a Poisson process with a daily cycle over
- * the span that makes the offered load the target; topology requests for
- * multi-node jobs. */
+ * jobs reproduces each class's job shares, and each class's runtimes scaled
+ * so that its GPU-time share holds for every seed; arrivals of a Poisson
+ * process with a daily cycle over the span that makes the offered load the
+ * target; topology requests for multi-node jobs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,10 +235,42 @@ static int request_for(topo_sim_trace *t, const gen_cfg *g, const topo_sim_gen_o
     return sim_trace_intern(t, &r, out, err);
 }
 
+/* Scales class c's runtimes by f[c] so that the class's total is exactly
+ * target[c], with no runtime above the maximum: the runtimes the maximum
+ * clips stay at it and the others take up the rest (they rise to meet it as
+ * the clipped set grows, so a few passes settle it). */
+static void scale_to_targets(const double *raw, const uint8_t *cls, size_t n, size_t nclasses,
+                             const double *target, double max, double *f)
+{
+    for (int pass = 0; pass < 32; pass++) {
+        double free_sum[SIM_MAX_CLASSES] = {0}, clipped[SIM_MAX_CLASSES] = {0};
+        for (size_t i = 0; i < n; i++) {
+            if (raw[i] * f[cls[i]] >= max)
+                clipped[cls[i]] += max;
+            else
+                free_sum[cls[i]] += raw[i];
+        }
+        int moved = 0;
+        for (size_t c = 0; c < nclasses; c++) {
+            if (!(free_sum[c] > 0))
+                continue;
+            double nf = (target[c] - clipped[c]) / free_sum[c];
+            moved |= nf != f[c];
+            f[c] = nf;
+        }
+        if (!moved)
+            return;
+    }
+}
+
 /* Sizes and runtimes jointly: job i's class from stratum ps[i] of the job
  * shares, its runtime from the class's own lognormal, stratified within the
- * class (the c-th job of a class of n_c draws from stratum perm_c of n_c), so
- * that every class's GPU time matches its share even for a few hundred jobs. */
+ * class (the c-th job of a class of n_c draws from stratum perm_c of n_c).
+ * The top stratum takes its conditional mean instead of a draw: a draw there
+ * reaches into the tail, where one job of a small class could hold a fifth
+ * of all GPU time. Then each class's runtimes are scaled so that its GPU
+ * time is exactly n_c times its size times its fitted mean, whatever the
+ * seed: its share of the total (docs/simulate.md "Presets"). */
 static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double *work,
                      topo_err *err)
 {
@@ -245,6 +278,8 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
     uint64_t r1 = seed ^ 0x5349455AULL, r2 = seed ^ 0x52554E54ULL, r3 = seed ^ 0x4A495454ULL;
     uint32_t *ps = NULL, *pr = NULL;
     uint8_t *cls = NULL;
+    double *raw = NULL, sum[SIM_MAX_CLASSES] = {0}, target[SIM_MAX_CLASSES] = {0};
+    double f[SIM_MAX_CLASSES] = {0}, top[SIM_MAX_CLASSES] = {0};
     size_t count[SIM_MAX_CLASSES] = {0}, at[SIM_MAX_CLASSES] = {0};
     int rc = 0;
 
@@ -254,7 +289,8 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
     if (g->capacity > 0)
         sim_classes_cap(&cl, size_cap(g->capacity));
     cls = malloc(g->jobs);
-    if (cls == NULL || (ps = strata(&r1, g->jobs)) == NULL ||
+    raw = malloc(g->jobs * sizeof(*raw));
+    if (cls == NULL || raw == NULL || (ps = strata(&r1, g->jobs)) == NULL ||
         (pr = malloc(g->jobs * sizeof(*pr))) == NULL) {
         rc = topo_err_nomem(err, "generator");
         goto cleanup;
@@ -270,15 +306,25 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
         for (size_t k = 0; k < count[c]; k++)
             pr[off + k] = (uint32_t)k;
         topo_rand_shuffle(&r2, pr + off, count[c], sizeof(*pr));
+        top[c] = count[c] > 0 ? sim_classes_top_mean(&cl, c, count[c]) : 0;
+        target[c] = (double)count[c] * cl.mean[c];
     }
+    for (uint32_t i = 0; i < g->jobs; i++) {
+        size_t c = cls[i], k = pr[at[c]++];
+        double u = topo_rand_unit(&r3); /* drawn for every job: the stream stays aligned */
+        double q = ((double)k + u) / (double)count[c];
+        raw[i] = k + 1 == count[c] ? top[c] : sim_classes_runtime(&cl, c, q);
+        sum[c] += raw[i];
+    }
+    for (size_t c = 0; c < cl.n; c++)
+        f[c] = sum[c] > 0 ? target[c] / sum[c] : 1;
+    scale_to_targets(raw, cls, g->jobs, cl.n, target, cl.max, f);
     *work = 0;
     for (uint32_t i = 0; i < g->jobs; i++) {
         char id[32];
         topo_sim_job j;
         memset(&j, 0, sizeof(j));
-        size_t c = cls[i];
-        double ur = ((double)pr[at[c]++] + topo_rand_unit(&r3)) / (double)count[c];
-        uint32_t total = cl.gpus[c];
+        uint32_t total = cl.gpus[cls[i]];
         if (total <= g->max_node) {
             j.pods = 1;
             j.gpus = (int32_t)total;
@@ -287,7 +333,7 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
             j.gpus = (int32_t)g->gpn;
         }
         /* Whole seconds, as the traces record them. */
-        j.duration = floor(sim_classes_runtime(&cl, c, ur) + 0.5);
+        j.duration = floor(fmin(raw[i] * f[cls[i]], cl.max) + 0.5);
         if (j.duration < 1)
             j.duration = 1;
         j.request = -1;
@@ -304,6 +350,7 @@ static int draw_jobs(topo_sim_trace *t, const gen_cfg *g, uint64_t seed, double 
 
 cleanup:
     free(cls);
+    free(raw);
     free(ps);
     free(pr);
     return rc;
