@@ -258,6 +258,7 @@ typedef struct sim_inputs {
     topo_sim_trace *trace;
     const char *cluster_text, *jobs_text;
     uint64_t seed;
+    topo_sim_cost_model cost; /* what the runs used, for -o json */
 } sim_inputs;
 
 static int shape_given(const simulate_args *f)
@@ -501,15 +502,16 @@ static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsi
     if (k < 0)
         return 0;
     char name[2][512];
-    static const char *const tier[TOPO_SIM_TIERS] = {"nvlink", "leaf", "spine", "cluster"};
     for (int i = 0; i < 2; i++) {
         int t = k - i;
         if (set[t])
             snprintf(name[i], sizeof name[i], "%s", flags[t].flag);
         else if (f->cost_model != NULL)
-            snprintf(name[i], sizeof name[i], "%s's %s cost", f->cost_model, tier[t]);
+            snprintf(name[i], sizeof name[i], "%s's %s cost", f->cost_model,
+                     topo_sim_tier_name((topo_sim_tier)t));
         else
-            snprintf(name[i], sizeof name[i], "the default %s cost", tier[t]);
+            snprintf(name[i], sizeof name[i], "the default %s cost",
+                     topo_sim_tier_name((topo_sim_tier)t));
     }
     return topo_err_set(err, TOPO_EINVALID,
                         "%s %g is below %s %g: a coarser tier cannot cost less than a finer one",
@@ -517,7 +519,7 @@ static int cost_model(topo_sim_cost_model *m, const simulate_args *f, const unsi
 }
 
 static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args *f,
-                    const unsigned char *given, const sim_inputs *in, progress *p,
+                    const unsigned char *given, sim_inputs *in, progress *p,
                     topo_err *err)
 {
     topo_sim_cost_model m;
@@ -525,6 +527,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     memset(o, 0, sizeof(*o));
     if ((rc = cost_model(&m, f, given, err)) < 0)
         return rc;
+    in->cost = m;
     if (f->cost_sweep && f->apply_slowdown)
         return topo_err_set(err, TOPO_EINVALID,
                             "--cost-sweep: not with --apply-slowdown (the sweep scales the "
@@ -648,7 +651,7 @@ static int outputs(const simulate_args *f, const sim_inputs *in, sim_outs *outs,
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, in->seed,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster), stretched, sweep};
+                          topo_sim_cluster_capacity(in->cluster), stretched, sweep, &in->cost};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc = 0;
@@ -774,7 +777,7 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in, sim_out
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, first,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster), NULL, NULL};
+                          topo_sim_cluster_capacity(in->cluster), NULL, NULL, &in->cost};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc;

@@ -39,6 +39,9 @@ typedef enum topo_sim_tier {
 } topo_sim_tier;
 #define TOPO_SIM_TIERS 4
 
+/* "nvlink", "leaf", "spine", "cluster"; "?" for anything else. */
+const char *topo_sim_tier_name(topo_sim_tier t);
+
 typedef struct topo_sim_cluster_opts {
     const char *resource; /* the resource jobs ask for; NULL: nvidia.com/gpu */
     /* "LEVEL=TIER" (TIER one of nvlink, leaf, spine, cluster) over the tier
@@ -514,6 +517,9 @@ typedef struct topo_sim_info {
      * applied (NULL: none; the table and JSON then show no stretched run). */
     const topo_sim_result *const *stretched;
     const topo_sim_sweep *sweep; /* optional: --cost-sweep */
+    /* Optional: the cost model the runs used, written to -o json's inputs
+     * so that a figure can be reproduced from its file alone. */
+    const topo_sim_cost_model *cost;
 } topo_sim_info;
 
 /* The metrics side by side, one column per result; with two results or

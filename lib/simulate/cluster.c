@@ -91,7 +91,13 @@ static topo_sim_tier tier_of_name(const char *level)
     return TOPO_SIM_TIER_CLUSTER;
 }
 
-static const char *const tier_names[TOPO_SIM_TIERS] = {"nvlink", "leaf", "spine", "cluster"};
+const char *const sim_tier_names[TOPO_SIM_TIERS + 1] = {"nvlink", "leaf", "spine", "cluster",
+                                                        NULL};
+
+const char *topo_sim_tier_name(topo_sim_tier t)
+{
+    return (unsigned)t < TOPO_SIM_TIERS ? sim_tier_names[t] : "?";
+}
 
 static int apply_tiers(topo_sim_cluster *c, const topo_sim_cluster_opts *o, topo_err *err)
 {
@@ -110,7 +116,7 @@ static int apply_tiers(topo_sim_cluster *c, const topo_sim_cluster_opts *o, topo
         if (l == c->nlevels)
             return topo_err_set(err, TOPO_EINVALID, "--tier: \"%.*s\" is not one of the levels",
                                 (int)(eq - item), item);
-        while (t < TOPO_SIM_TIERS && strcmp(tier_names[t], eq + 1) != 0)
+        while (t < TOPO_SIM_TIERS && strcmp(sim_tier_names[t], eq + 1) != 0)
             t++;
         if (t == TOPO_SIM_TIERS)
             return topo_err_set(err, TOPO_EINVALID,

@@ -5,12 +5,12 @@
  * field. */
 #include <stdlib.h>
 
+#include "sim_internal.h"
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/limits.h"
 #include "topo/simulate.h"
 
-static const char *const tier_keys[TOPO_SIM_TIERS] = {"nvlink", "leaf", "spine", "cluster"};
 
 void topo_sim_cost_model_default(topo_sim_cost_model *out)
 {
@@ -25,14 +25,13 @@ void topo_sim_cost_model_default(topo_sim_cost_model *out)
 /* tiers: each given cost, and which were given. */
 static int read_tiers(const topo_cfg *c, topo_sim_cost_model *m, int *given, const json_t *tiers)
 {
-    static const char *const keys[] = {"nvlink", "leaf", "spine", "cluster", NULL};
     int rc;
-    if ((rc = topo_cfg_check_keys(c, tiers, "tiers", keys)) < 0)
+    if ((rc = topo_cfg_check_keys(c, tiers, "tiers", sim_tier_names)) < 0)
         return rc;
     for (int i = 0; i < TOPO_SIM_TIERS; i++) {
-        given[i] = tiers != NULL && json_object_get(tiers, tier_keys[i]) != NULL &&
-                   !json_is_null(json_object_get(tiers, tier_keys[i]));
-        if ((rc = topo_cfg_number(c, &m->cost[i], tiers, tier_keys[i], "tiers",
+        given[i] = tiers != NULL && json_object_get(tiers, sim_tier_names[i]) != NULL &&
+                   !json_is_null(json_object_get(tiers, sim_tier_names[i]));
+        if ((rc = topo_cfg_number(c, &m->cost[i], tiers, sim_tier_names[i], "tiers",
                                   TOPO_SIM_COST_MIN, TOPO_SIM_COST_MAX, 0)) < 0)
             return rc;
     }
@@ -67,7 +66,8 @@ static int read_oversubscription(const topo_cfg *c, topo_sim_cost_model *m, cons
         if (!given[i] && m->cost[i] > TOPO_SIM_COST_MAX)
             return topo_cfg_fail(c, over, tiers,
                                  "tiers.%s: tiers.leaf x oversubscription.%s = %g is above %g",
-                                 tier_keys[i], tier_keys[i], m->cost[i], TOPO_SIM_COST_MAX);
+                                 sim_tier_names[i], sim_tier_names[i], m->cost[i],
+                                 TOPO_SIM_COST_MAX);
     return 0;
 }
 
@@ -89,18 +89,18 @@ static int check_order(const topo_cfg *c, const topo_sim_cost_model *m, const in
     if (i < 0)
         return 0;
     if (given[i] || i < TOPO_SIM_TIER_SPINE) {
-        const json_t *at = tiers != NULL ? json_object_get(tiers, tier_keys[i]) : NULL;
+        const json_t *at = tiers != NULL ? json_object_get(tiers, sim_tier_names[i]) : NULL;
         return topo_cfg_fail(c, at, tiers,
                              "tiers.%s: %g is below tiers.%s (%g): a coarser tier cannot cost "
                              "less than a finer one",
-                             tier_keys[i], m->cost[i], tier_keys[i - 1], m->cost[i - 1]);
+                             sim_tier_names[i], m->cost[i], sim_tier_names[i - 1], m->cost[i - 1]);
     }
-    const json_t *at = over != NULL ? json_object_get(over, tier_keys[i]) : NULL;
+    const json_t *at = over != NULL ? json_object_get(over, sim_tier_names[i]) : NULL;
     return topo_cfg_fail(c, at, at != NULL ? over : tiers,
                          "oversubscription.%s: tiers.leaf x %g = %g is below tiers.%s (%g): a "
                          "coarser tier cannot cost less than a finer one",
-                         tier_keys[i], m->cost[i] / m->cost[TOPO_SIM_TIER_LEAF], m->cost[i],
-                         tier_keys[i - 1], m->cost[i - 1]);
+                         sim_tier_names[i], m->cost[i] / m->cost[TOPO_SIM_TIER_LEAF], m->cost[i],
+                         sim_tier_names[i - 1], m->cost[i - 1]);
 }
 
 static int read_root(const topo_cfg *c, topo_sim_cost_model *m, const json_t *root)

@@ -116,14 +116,14 @@ int sim_field_find(const char *name, const char *const *levels, size_t nlevels)
     return -1;
 }
 
-static json_t *num(double v)
+json_t *sim_json_num(double v)
 {
     return json_real(round(v * 1e6) / 1e6);
 }
 
 static json_t *value(const sim_field *f, double v, int exact)
 {
-    return exact && f->kind != SIM_FIELD_REAL ? json_integer((json_int_t)v) : num(v);
+    return exact && f->kind != SIM_FIELD_REAL ? json_integer((json_int_t)v) : sim_json_num(v);
 }
 
 /* The object field f goes in: o itself, or its group's (and sub's), made
@@ -158,7 +158,8 @@ json_t *sim_fields_json(const double *v, const double *lo, const double *hi,
             if (lo == NULL)
                 json_object_set_new(into, key, value(d, v[slot], exact));
             else
-                json_object_set_new(into, key, json_pack("[oo]", num(lo[slot]), num(hi[slot])));
+                json_object_set_new(into, key, json_pack("[oo]", sim_json_num(lo[slot]),
+                                                         sim_json_num(hi[slot])));
         }
     }
     return o;
@@ -173,7 +174,8 @@ json_t *sim_fields_json_list(const double *v, const double *lo, const double *hi
         if (lo == NULL)
             json_object_set_new(o, d->key, value(d, v[ids[i]], exact));
         else
-            json_object_set_new(o, d->key, json_pack("[oo]", num(lo[ids[i]]), num(hi[ids[i]])));
+            json_object_set_new(o, d->key, json_pack("[oo]", sim_json_num(lo[ids[i]]),
+                                                     sim_json_num(hi[ids[i]])));
     }
     return o;
 }

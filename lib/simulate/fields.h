@@ -83,6 +83,10 @@ static inline size_t sim_slot(sim_field_id f, size_t level)
     return f == SIM_F_SPANNED ? (size_t)SIM_F_COUNT + level : (size_t)f;
 }
 
+/* A fraction or a duration as -o json writes every one: rounded to six
+ * decimals (the same results give the same bytes). */
+json_t *sim_json_num(double v);
+
 /* Reads every field of m into v[SIM_NVALUES] (unused slots 0). */
 void sim_field_values(double *v, const topo_sim_metrics *m);
 

@@ -4,7 +4,6 @@
  * its "stretched" object and its same-jobs object are the metrics table
  * (fields.h); over several seeds their figures are means and each gains a
  * "ci95" object with the same keys, each [low, high]. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "fields.h"
@@ -12,10 +11,6 @@
 #include "summary_internal.h"
 #include "topo/json.h"
 
-static json_t *num(double v)
-{
-    return json_real(round(v * 1e6) / 1e6);
-}
 
 static json_t *count(size_t v)
 {
@@ -34,6 +29,18 @@ static json_t *inputs(const topo_sim_info *info, const char *const *levels, size
     for (size_t l = 0; l < nlevels; l++)
         json_array_append_new(lv, json_string(levels[l]));
     json_object_set_new(in, "levels", lv);
+    if (info->cost != NULL) {
+        /* In a --cost-model file's form: the file that reproduces it. */
+        json_t *cm = json_object(), *tiers = json_object(), *comm = json_object();
+        for (int t = 0; t < TOPO_SIM_TIERS; t++)
+            json_object_set_new(tiers, topo_sim_tier_name((topo_sim_tier)t),
+                                sim_json_num(info->cost->cost[t]));
+        json_object_set_new(comm, "small", sim_json_num(info->cost->comm_small));
+        json_object_set_new(comm, "large", sim_json_num(info->cost->comm_large));
+        json_object_set_new(cm, "tiers", tiers);
+        json_object_set_new(cm, "communication", comm);
+        json_object_set_new(in, "cost_model", cm);
+    }
     return in;
 }
 
@@ -68,13 +75,14 @@ static json_t *sweep_array(const topo_sim_sweep *s)
     for (size_t i = 0; i < s->nrows; i++) {
         const topo_sim_sweep_row *row = &s->row[i];
         json_t *o = json_object(), *pol = json_object();
-        json_object_set_new(o, "cost_factor", num(row->cost_factor));
-        json_object_set_new(o, "share_factor", num(row->share_factor));
+        json_object_set_new(o, "cost_factor", sim_json_num(row->cost_factor));
+        json_object_set_new(o, "share_factor", sim_json_num(row->share_factor));
         for (size_t p = 0; p < s->npolicies; p++) {
             json_t *c = json_object();
-            json_object_set_new(c, "slowdown_mean", num(row->cell[p].slowdown_mean));
-            json_object_set_new(c, "jct_mean_s", num(row->cell[p].jct_mean));
-            json_object_set_new(c, "goodput", num(row->cell[p].goodput));
+            json_object_set_new(c, "slowdown_mean",
+                                sim_json_num(row->cell[p].slowdown_mean));
+            json_object_set_new(c, "jct_mean_s", sim_json_num(row->cell[p].jct_mean));
+            json_object_set_new(c, "goodput", sim_json_num(row->cell[p].goodput));
             json_object_set_new(pol, s->policy[p], c);
         }
         json_object_set_new(o, "policies", pol);
@@ -176,7 +184,7 @@ int topo_sim_format_summary_json(char **out, const topo_sim_info *info,
     }
     json_object_set_new(root, "policies", policies);
     cobj = json_object();
-    json_object_set_new(cobj, "jobs", exact ? count((size_t)jobs) : num(jobs));
+    json_object_set_new(cobj, "jobs", exact ? count((size_t)jobs) : sim_json_num(jobs));
     json_object_set_new(cobj, "policies", cpol);
     json_object_set_new(root, "common", cobj);
     return dump(out, root, err);

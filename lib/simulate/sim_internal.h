@@ -15,6 +15,10 @@
 
 /* ---- cluster.c ---- */
 
+/* The tiers' names, finest first, NULL-terminated (a list of keys): the
+ * --tier values, the cost model's keys and its JSON. */
+extern const char *const sim_tier_names[TOPO_SIM_TIERS + 1];
+
 struct topo_sim_cluster {
     topo_snapshot *snap;
     const char *resource;

@@ -807,6 +807,21 @@ def simulate_cost_model_file(ctx):
         back = simulate_json(ctx, *SIM_SMALL, "--cost-model", path, "--cost-leaf", "1.2",
                              "--cost-spine", "2.4", "--cost-cluster", "4.8", "--comm-large", "0.3")
         expect(back["policies"] == base["policies"], "flags do not override the file")
+        # -o json names the model the runs used, in a --cost-model file's
+        # form: written out and read back, it reproduces the run.
+        expect(base["simulate"]["cost_model"] ==
+               {"tiers": {"nvlink": 1.0, "leaf": 1.2, "spine": 2.4, "cluster": 4.8},
+                "communication": {"small": 0.15, "large": 0.3}},
+               f"default model {base['simulate'].get('cost_model')}")
+        expect(dear["simulate"]["cost_model"]["tiers"]["leaf"] == 5 and
+               dear["simulate"]["cost_model"]["communication"]["large"] == 0.9,
+               f"file model {dear['simulate'].get('cost_model')}")
+        again = os.path.join(tmp, "again.json")
+        with open(again, "w") as f:
+            json.dump(dear["simulate"]["cost_model"], f)
+        redo = simulate_json(ctx, *SIM_SMALL, "--cost-model", again)
+        expect(redo["policies"] == dear["policies"],
+               "the recorded model does not reproduce the run")
         with open(path, "w") as f:
             f.write("tiers:\n  leaf: 3\n  spine: 2\n")
         rc, out, err = ctx.run("simulate", *SIM_SMALL, "--cost-model", path)
