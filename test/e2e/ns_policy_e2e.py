@@ -82,7 +82,9 @@ class Env(FakeApiEnv):
         return got
 
     def warnings(self, ns, value):
-        return self.driver.warnings(f"namespace {ns}:", f'\\"{value}\\"')
+        # Each check here wants one warning: wait for it to reach the reader
+        # thread (the driver's answer can show the change first).
+        return self.driver.wait_warnings(1, f"namespace {ns}:", f'\\"{value}\\"')
 
     def close(self):
         if self.driver is not None:

@@ -94,8 +94,8 @@ class Env(FakeApiEnv):
                f"{what}: {got['namespaces']} namespaces for {want}")
         return got
 
-    def warnings(self, text):
-        return self.driver.warnings(text)
+    def warnings(self, text, at_least=0):
+        return self.driver.wait_warnings(at_least, text)
 
     def close(self):
         if self.driver is not None:
@@ -209,7 +209,7 @@ def bad_entries(env):
                    {"requests.cpu": "1", "pods": "2", "memory": "ten"})
     want["team-d"] = {"pods": 2}
     env.wait_for(want, "status changed")
-    warned = env.warnings("team-d/odd")
+    warned = env.warnings("team-d/odd", at_least=1)
     expect(len(warned) == 1, f"one warning for team-d/odd, got {warned}")
     expect("status.hard[requests.cpu]" in warned[0] and "status.used[memory]" in warned[0],
            f"the warning does not name the fields: {warned[0]}")
@@ -222,7 +222,8 @@ def bad_entries(env):
                    {"requests.cpu": "1", "pods": [], "memory": "0"})
     want["team-d"] = {"cpu": 1000, "memory": GI}
     env.wait_for(want, "broken again")
-    expect(len(env.warnings("team-d/odd")) == 2, f"warnings {env.warnings('team-d/odd')}")
+    warned = env.warnings("team-d/odd", at_least=2)
+    expect(len(warned) == 2, f"warnings {warned}")
     env.driver.quit()
 
 

@@ -50,6 +50,15 @@ class LineDriver:
         return [ln for ln in self.stderr_lines
                 if "level=warn" in ln and all(p in ln for p in parts)]
 
+    def wait_warnings(self, count, *parts, timeout=10):
+        """The warning lines containing parts, once there are at least count
+        of them (or the timeout has passed): the driver's answer can show a
+        change before its stderr line has reached the reader thread."""
+        deadline = time.monotonic() + timeout
+        while len(self.warnings(*parts)) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.warnings(*parts)
+
     def quit(self):
         """A clean stop: "quit", then exit status 0."""
         self.proc.stdin.write("quit\n")
