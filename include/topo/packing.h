@@ -1,0 +1,37 @@
+/* Packing pods without topology requests (issue 32, "Keep whole domains
+ * free"): the one rule that says which domains of a level such a pod should
+ * go to, shared by topo-webhook (which turns the answer into a preferred
+ * node affinity) and the simulator (policy mixed-pack). Pure: a table in,
+ * indices out, no allocation.
+ *
+ * The rule: only domains already in use (something running) that still
+ * have room for the pod on one node, the tightest first (least free:
+ * BestFit across domains), ties by name. A domain with nothing running is
+ * never proposed, so an empty answer means "leave the pod alone" and the
+ * scheduler's own choice stands: whole free domains stay whole while a used
+ * one fits. */
+#ifndef TOPO_PACKING_H
+#define TOPO_PACKING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo/error.h"
+
+/* One domain of the packing level, as the caller counts it. */
+typedef struct topo_packing_domain {
+    const char *name;     /* its label value: stable, the ties' order */
+    int64_t used;         /* of the resource, by what runs there */
+    int64_t free;         /* of the resource, over its nodes */
+    int64_t node_free_max; /* the most any one of its nodes has free */
+} topo_packing_domain;
+
+/* The domains the rule prefers for a pod requesting `request` of the
+ * resource, most preferred first: at most k indices into domains[] in
+ * out[] (room for k), their number in *out_n (0: leave the pod unchanged).
+ * TOPO_EINVALID, naming the field, for a request below 1, a negative count
+ * or a domain without a name; *out_n is 0 then. */
+int topo_packing_rank(size_t *out, size_t *out_n, size_t k, const topo_packing_domain *domains,
+                      size_t n, int64_t request, topo_err *err) TOPO_MUST_CHECK;
+
+#endif
