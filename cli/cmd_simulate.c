@@ -36,6 +36,7 @@ typedef struct simulate_args {
     double load, daily_amplitude, required_share, preferred_share, slice_share;
     const char *policies, *profile;
     double relax_after;
+    const char *pack_level;
     const char *cost_model;
     double cost_nvlink, cost_leaf, cost_spine, cost_cluster, comm_small, comm_large;
     int apply_slowdown, stretched, cost_sweep;
@@ -136,6 +137,10 @@ static const topo_opt table[] = {
     {"--relax-after", NULL, TOPO_OPT_POSITIVE, "SECONDS", 0, (unsigned long)1e9, NULL, NULL,
      "topo holds a preferred level as required this long, then takes what fits", O(relax_after),
      NULL},
+    {"--pack-level", NULL, TOPO_OPT_STRING, "LEVEL", 0, 0, NULL, NULL,
+     "mixed-pack steers jobs without a topology request into used domains of this level "
+     "(default: the level above hostname)",
+     O(pack_level), NULL},
     {"--cost-model", NULL, TOPO_OPT_STRING, "FILE", 0, 0, NULL, NULL,
      "YAML: tiers {nvlink, leaf, spine, cluster}, oversubscription {spine, cluster} above the "
      "leaf, communication {small, large}; every key optional, defaults as derived in "
@@ -555,6 +560,7 @@ static int run_opts(topo_sim_run_opts *o, topo_gates *gates, const simulate_args
     o->seed = in->seed;
     o->gates = gates;
     o->relax_after = f->relax_after;
+    o->pack_level = f->pack_level;
     for (int t = 0; t < TOPO_SIM_TIERS; t++)
         o->cost[t] = m.cost[t];
     o->comm_small = m.comm_small;

@@ -260,8 +260,14 @@ typedef enum topo_sim_policy {
     TOPO_SIM_FIRST_FIT_FABRIC = 5, /* first node that fits in the topology's own order */
     TOPO_SIM_KUBE_BINPACK = 6,     /* kube-scheduler with MostAllocated for GPUs */
     TOPO_SIM_SLURM_TREE = 7,       /* Slurm's topology/tree: lowest fitting switch, best fit */
+    /* Jobs with a topology request by the engine (as topo), the others by
+     * kube-default; both charged to the engine's snapshot. */
+    TOPO_SIM_MIXED = 8,
+    /* mixed, the others first steered by the packing rule (topo/packing.h)
+     * at pack_level, as a weight-100 preferred node affinity. */
+    TOPO_SIM_MIXED_PACK = 9,
 } topo_sim_policy;
-#define TOPO_SIM_POLICIES 8
+#define TOPO_SIM_POLICIES 10
 
 const char *topo_sim_policy_name(topo_sim_policy p);
 /* The policy of that name, or -1. */
@@ -283,6 +289,7 @@ typedef struct topo_sim_run_opts {
     double warmup;            /* the window starts this long after the first arrival (at most
                                * the arrivals' span); job-level metrics count only jobs
                                * arriving in it */
+    const char *pack_level;   /* mixed-pack's level; NULL: the level above hostname */
     topo_sim_progress_fn progress; /* called every 1,000 arrivals and at the end */
     void *progress_payload;
 } topo_sim_run_opts;

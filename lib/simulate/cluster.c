@@ -24,6 +24,11 @@ static int visit(const topo_domain_view *v, void *payload)
     size_t last = c->nlevels - 1;
 
     w->cur[v->level] = (int32_t)c->ndom[v->level]++;
+    if (!w->counting && v->level != last &&
+        (c->dname[v->level][w->cur[v->level]] = topo_pool_strdup(c->pool, v->value)) == NULL) {
+        w->rc = topo_err_nomem(w->err, "simulated cluster");
+        return w->rc;
+    }
     if (v->level != last || v->capacity <= 0)
         return 0;
     if (v->capacity > INT32_MAX) {
@@ -163,6 +168,13 @@ int topo_sim_cluster_create(topo_sim_cluster **out, topo_snapshot *snap,
         rc = topo_err_nomem(err, "simulated cluster");
         goto cleanup;
     }
+    /* The domains' names above the nodes (the hosts are c->host). */
+    for (size_t l = 0; l + 1 < nlevels; l++) {
+        if ((c->dname[l] = calloc(c->ndom[l] + 1, sizeof(*c->dname[l]))) == NULL) {
+            rc = topo_err_nomem(err, "simulated cluster");
+            goto cleanup;
+        }
+    }
     if ((rc = walk(c, 0, err)) < 0)
         goto cleanup;
     if (c->nnodes == 0) {
@@ -203,6 +215,8 @@ void topo_sim_cluster_free(topo_sim_cluster *c)
     free(c->cap);
     free(c->free0);
     free(c->dom);
+    for (size_t l = 0; l < TOPO_MAX_LEVELS; l++)
+        free(c->dname[l]);
     topo_strmap_free(c->by_host);
     topo_pool_free(c->pool);
     free(c);

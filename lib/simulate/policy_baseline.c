@@ -22,6 +22,7 @@
 typedef struct base_state {
     int32_t *order;
     size_t next_start; /* kube-scheduler's nextStartNodeIndex */
+    sim_pack *pack;    /* mixed-pack: the rule that steers each pod */
 } base_state;
 
 static int base_init(sim_run *r, topo_err *err)
@@ -39,14 +40,18 @@ static int base_init(sim_run *r, topo_err *err)
     if (r->policy != TOPO_SIM_FIRST_FIT_FABRIC)
         topo_rand_shuffle(&r->rng, b->order, n, sizeof(*b->order));
     r->policy_state = b;
+    if (r->policy == TOPO_SIM_MIXED_PACK)
+        return sim_pack_create(&b->pack, r, r->o.pack_level, err);
     return 0;
 }
 
 static void base_dispose(sim_run *r)
 {
     base_state *b = r->policy_state;
-    if (b != NULL)
+    if (b != NULL) {
         free(b->order);
+        sim_pack_free(b->pack);
+    }
     free(b);
     r->policy_state = NULL;
 }
@@ -105,8 +110,18 @@ static size_t kube_nodes_to_find(size_t all)
  *     (allocatable - requested) * MaxNodeScore / allocatable
  *   MostAllocated (most_allocated.go, mostRequestedScore), `most`:
  *     requested * MaxNodeScore / allocatable
- * MaxNodeScore is 100; requested is allocatable minus free. */
-static int32_t kube_scheduler(sim_run *r, base_state *b, int32_t g, int most)
+ * MaxNodeScore is 100; requested is allocatable minus free.
+ *
+ * pref_dom >= 0 (mixed-pack): the pod carries a preferred node affinity of
+ * weight 100 toward that domain of level pref_level. NodeAffinity's score
+ * (node_affinity.go: the matching terms' weights, normalised to 0..100 over
+ * the scored nodes) counts with the plugin's weight 2 in the default
+ * profile, so a scored node in the domain gets 200 more and beats every node
+ * outside it, whose NodeResourcesFit score is at most 100. Only the feasible
+ * nodes found are scored: when none of them is in the domain the pod lands
+ * elsewhere, as it would. */
+static int32_t kube_scheduler(sim_run *r, base_state *b, int32_t g, int most, size_t pref_level,
+                              int32_t pref_dom)
 {
     size_t all = r->c->nnodes, want = kube_nodes_to_find(all), found = 0, ties = 0, seen = 0;
     int64_t best_score = -1;
@@ -120,6 +135,8 @@ static int32_t kube_scheduler(sim_run *r, base_state *b, int32_t g, int most)
         int64_t cap = r->c->cap[n];
         int64_t score = most ? (cap - r->free[n] + g) * 100 / cap
                              : (int64_t)(r->free[n] - g) * 100 / cap;
+        if (pref_dom >= 0 && sim_dom(r->c, (size_t)n, pref_level) == pref_dom)
+            score += 200;
         if (score > best_score) {
             best_score = score;
             best = n;
@@ -137,13 +154,22 @@ static int base_place(sim_run *r, const sim_shape *s, topo_err *err)
     base_state *b = r->policy_state;
     int rc;
     for (int32_t p = 0; p < s->pods; p++) {
-        int32_t n;
+        int32_t n, pref = -1;
         switch (r->policy) {
+        case TOPO_SIM_MIXED_PACK:
+            /* Each pod on its own, as the webhook sees it. */
+            if ((rc = sim_pack_prefer(b->pack, r, s->gpus, &pref, err)) < 0) {
+                sim_slots_undo(r, s->gpus);
+                return rc;
+            }
+            n = kube_scheduler(r, b, s->gpus, 0, sim_pack_level(b->pack), pref);
+            break;
         case TOPO_SIM_KUBE_DEFAULT:
-            n = kube_scheduler(r, b, s->gpus, 0);
+        case TOPO_SIM_MIXED:
+            n = kube_scheduler(r, b, s->gpus, 0, 0, -1);
             break;
         case TOPO_SIM_KUBE_BINPACK:
-            n = kube_scheduler(r, b, s->gpus, 1);
+            n = kube_scheduler(r, b, s->gpus, 1, 0, -1);
             break;
         case TOPO_SIM_FIRST_FIT:
         case TOPO_SIM_FIRST_FIT_FABRIC:

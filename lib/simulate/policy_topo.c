@@ -36,9 +36,10 @@ static void topo_dispose(sim_run *r)
     r->policy_state = NULL;
 }
 
-/* Charges (sign 1) or uncharges (-1) the slots to the snapshot. */
-static int charge(sim_run *r, const sim_slot *slots, int32_t n, int32_t gpus, int sign,
-                  topo_err *err)
+/* Charges (sign 1) or uncharges (-1) the slots to the snapshot
+ * (sim_internal.h). */
+int sim_topo_charge(sim_run *r, const sim_slot *slots, int32_t n, int32_t gpus, int sign,
+                    topo_err *err)
 {
     const topo_sim_cluster *c = r->c;
     topo_resource res = {c->resource, gpus};
@@ -110,7 +111,7 @@ static int topo_place(sim_run *r, const sim_shape *sh, topo_err *err)
             return rc;
         }
     }
-    if ((rc = charge(r, r->slots, r->nslots, sh->gpus, 1, err)) < 0) {
+    if ((rc = sim_topo_charge(r, r->slots, r->nslots, sh->gpus, 1, err)) < 0) {
         sim_slots_undo(r, sh->gpus);
         return rc;
     }
@@ -120,7 +121,7 @@ static int topo_place(sim_run *r, const sim_shape *sh, topo_err *err)
 static int topo_release(sim_run *r, const sim_slot *slots, int32_t n, int32_t gpus,
                         topo_err *err)
 {
-    int rc = charge(r, slots, n, gpus, -1, err);
+    int rc = sim_topo_charge(r, slots, n, gpus, -1, err);
     for (int32_t i = 0; i < n; i++)
         sim_give(r, slots[i].node, slots[i].count * gpus);
     return rc;

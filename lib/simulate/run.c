@@ -25,7 +25,7 @@ struct topo_sim_result {
 
 static const char *const policy_names[TOPO_SIM_POLICIES] = {
     "topo", "kube-default", "first-fit", "best-fit", "random", "first-fit-fabric", "kube-binpack",
-    "slurm-tree",
+    "slurm-tree", "mixed", "mixed-pack",
 };
 
 const char *topo_sim_policy_name(topo_sim_policy p)
@@ -171,6 +171,7 @@ static int shape_get(sim_run *r, const char *key, int32_t pods, int32_t gpus,
         s->spec = *spec;
     else
         s->spec.implied = 1;
+    s->engine = spec != NULL;
     s->relaxed = -1;
     s->head = s->tail = -1;
     s->tight_empty = tight;
@@ -257,7 +258,7 @@ static int build_shapes(sim_run *r, topo_err *err)
         int held = 0;
         if ((rc = tight_empty(r, cache, j->pods, j->gpus, &tight, err)) < 0)
             goto cleanup;
-        if (r->policy == TOPO_SIM_TOPO && j->request >= 0) {
+        if (sim_engine_places_requests(r->policy) && j->request >= 0) {
             rc = topo_shapes(r, j, tight, &id, &held, err);
         } else {
             snprintf(key, sizeof key, "%d/%d", (int)j->pods, (int)j->gpus);
@@ -317,6 +318,7 @@ static int run_init(sim_run *r, topo_err *err)
     r->rng = r->o.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(r->policy + 1));
     r->ops = r->policy == TOPO_SIM_TOPO         ? &sim_policy_topo
              : r->policy == TOPO_SIM_SLURM_TREE ? &sim_policy_slurm
+             : sim_engine_places_requests(r->policy) ? &sim_policy_mixed
                                                 : &sim_policy_baseline;
     return 0;
 }

@@ -30,6 +30,7 @@ struct topo_sim_cluster {
     int32_t *cap;      /* capacity of the resource per node */
     int32_t *free0;    /* free at the start */
     int32_t *dom;      /* nnodes x nlevels: a domain id per level; level nlevels-1 is the node */
+    const char **dname[TOPO_MAX_LEVELS]; /* per level, per domain id: its label value */
     size_t ndom[TOPO_MAX_LEVELS];
     topo_strmap *by_host;
     uint64_t capacity;
@@ -110,7 +111,15 @@ typedef struct sim_shape {
     int32_t head, tail;    /* its queued jobs, in arrival order */
     uint64_t failed_epoch; /* failed since the release numbered so */
     int32_t tight_empty;   /* sim_tightest on the empty cluster */
+    uint8_t engine;        /* with a topology request: the engine places it (topo, mixed*) */
 } sim_shape;
+
+/* Whether the policy has the engine place the jobs with a topology
+ * request (topo, mixed, mixed-pack). */
+static inline int sim_engine_places_requests(topo_sim_policy p)
+{
+    return p == TOPO_SIM_TOPO || p == TOPO_SIM_MIXED || p == TOPO_SIM_MIXED_PACK;
+}
 
 /* One placed job's share of a node. */
 typedef topo_sim_slot sim_slot;
@@ -171,6 +180,29 @@ typedef struct sim_policy_ops {
 extern const sim_policy_ops sim_policy_topo;
 extern const sim_policy_ops sim_policy_baseline;
 extern const sim_policy_ops sim_policy_slurm;
+/* mixed and mixed-pack (policy_mixed.c): topo's ops for the jobs with a
+ * request, the baseline's kube-default for the others, every placement
+ * charged to the snapshot. */
+extern const sim_policy_ops sim_policy_mixed;
+
+/* policy_topo.c: charges (sign 1) or uncharges (-1) the slots to the
+ * snapshot as admitted TAS usage; on error the snapshot is as it was. */
+int sim_topo_charge(sim_run *r, const sim_slot *slots, int32_t n, int32_t gpus, int sign,
+                    topo_err *err);
+
+/* ---- pack.c: the packing rule over the run's free GPUs ---- */
+
+typedef struct sim_pack sim_pack;
+
+/* The rule at level (NULL: the level above hostname); TOPO_EINVALID when
+ * the cluster has no such level below the top or it is the hostname. */
+int sim_pack_create(sim_pack **out, const sim_run *r, const char *level, topo_err *err);
+void sim_pack_free(sim_pack *p);
+/* The level's index and the domain the rule prefers for one pod of gpus
+ * (-1: none, the pod is left alone). */
+size_t sim_pack_level(const sim_pack *p);
+int sim_pack_prefer(sim_pack *p, const sim_run *r, int32_t gpus, int32_t *out_dom,
+                    topo_err *err);
 
 struct sim_run {
     topo_sim_cluster *c;
