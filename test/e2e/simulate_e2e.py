@@ -413,7 +413,7 @@ def bad_inputs(ctx):
         (["--shape", "dgx", "--jobs", "10"], "--shape: expected one of hgx-h100, gb200-nvl72"),
         ([*CLUSTER, "--jobs", "10", "--policies", "topo,slurm"],
          "--policies: expected topo, kube-default, first-fit, best-fit, random, "
-         "first-fit-fabric, kube-binpack or slurm-tree, got \"slurm\""),
+         "first-fit-fabric, kube-binpack, slurm-tree, mixed or mixed-pack, got \"slurm\""),
         ([*CLUSTER, "--jobs", "10", "--required-share", "0.7", "--preferred-share", "0.7"],
          "add up to more than 1"),
         ([*CLUSTER, "--trace", ctx.path("bad.csv"), "--preset", "acme"], "not --trace"),
