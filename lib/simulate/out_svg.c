@@ -28,8 +28,9 @@
 /* Okabe and Ito's colour-blind safe palette (M. Okabe, K. Ito, "Color
  * Universal Design (CUD): how to make figures and presentations that are
  * friendly to colorblind people", 2008, https://jfly.uni-koeln.de/color/),
- * yellow last: it is the hardest to see on white. One colour per policy, up
- * to TOPO_SIM_POLICIES (8). */
+ * yellow last: it is the hardest to see on white. One colour per policy for
+ * the first eight; past them the colours come round again with another dash
+ * pattern and marker (style_of), so no two series of a chart look alike. */
 static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                       "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 #define NCOLOURS (sizeof palette / sizeof palette[0])
@@ -54,6 +55,13 @@ typedef struct plot_box {
     double x0, x1, y0, y1; /* y0 the top */
 } plot_box;
 
+/* Series s's dash pattern and marker: its colour's own for the first round
+ * of colours, shifted for each round after it. */
+static size_t style_of(size_t series, size_t shift)
+{
+    return (series + shift * (series / NCOLOURS)) % NCOLOURS;
+}
+
 const char *sim_svg_colour(size_t series)
 {
     return palette[series % NCOLOURS];
@@ -61,7 +69,12 @@ const char *sim_svg_colour(size_t series)
 
 const char *sim_svg_dash(size_t series)
 {
-    return dashes[series % NCOLOURS];
+    return dashes[style_of(series, 3)];
+}
+
+static marker_shape marker_of(size_t series)
+{
+    return (marker_shape)style_of(series, 5);
 }
 
 void sim_html_escape(topo_buf *b, const char *s)
@@ -202,7 +215,7 @@ static void marker(topo_buf *b, marker_shape shape, double x, double y)
 
 static void open_markers(topo_buf *b, size_t series)
 {
-    marker_shape shape = (marker_shape)(series % NCOLOURS);
+    marker_shape shape = marker_of(series);
     topo_buf_printf(b, "<path class=\"marker\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.2\" d=\"",
                     shape >= MARK_PLUS ? "none" : sim_svg_colour(series), sim_svg_colour(series));
 }
@@ -215,7 +228,7 @@ static void legend_line(topo_buf *b, size_t s, double x, double y, const char *l
                     "stroke=\"%s\" stroke-dasharray=\"%s\" stroke-width=\"1.5\"/>",
                     x, y - 4, x + 24, y - 4, sim_svg_colour(s), sim_svg_dash(s));
     open_markers(b, s);
-    marker(b, (marker_shape)(s % NCOLOURS), x + 12, y - 4);
+    marker(b, marker_of(s), x + 12, y - 4);
     topo_buf_puts(b, "\"/>");
     legend_text(b, x, y, label);
 }
@@ -463,7 +476,7 @@ void sim_svg_lines(topo_buf *b, const sim_svg_chart *c, const char *const *serie
         size_t first = k * s / (nseries ? nseries : 1);
         open_markers(b, s);
         for (size_t j = first; j < drawn; j += k)
-            marker(b, (marker_shape)(s % NCOLOURS), px(&p, d->t[j * every], t0, t1),
+            marker(b, marker_of(s), px(&p, d->t[j * every], t0, t1),
                    py(&p, d->y[j * every], ymax));
         topo_buf_printf(b, "\" fill-opacity=\"0.85\" stroke-opacity=\"0.85\"/>\n");
     }

@@ -336,6 +336,37 @@ static void test_out_svg__lines_distinct(void **state)
     free(svg);
 }
 
+/* All ten policies in one chart: past the eighth the colours come round
+ * again, each then with another dash pattern, so no two lines (colour and
+ * dash together) look alike. */
+static void test_out_svg__ten_lines_apart(void **state)
+{
+    (void)state;
+    static const char *const ten[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"};
+    double t[10], y[10];
+    for (size_t i = 0; i < 10; i++) {
+        t[i] = (double)i * 3600;
+        y[i] = 0.5;
+    }
+    sim_svg_series data[10];
+    for (size_t s = 0; s < 10; s++)
+        data[s] = (sim_svg_series){t, y, NULL, NULL, 10};
+    sim_svg_chart c = {"u", "Utilisation", "time since first arrival", "GPU utilisation (%)",
+                       SIM_SVG_PERCENT, 1, 0, 9 * 3600};
+    char *svg = render_lines(&c, ten, 10, data);
+    char style[10][80], stroke[32], dash[32];
+    assert_int_equal(count(svg, "<polyline"), 10);
+    for (size_t s = 0; s < 10; s++) {
+        const char *line = nth(svg, "<polyline", s);
+        assert_true(attr(line, "stroke", stroke, sizeof stroke));
+        assert_true(attr(line, "stroke-dasharray", dash, sizeof dash));
+        snprintf(style[s], sizeof style[s], "%s/%s", stroke, dash);
+        for (size_t o = 0; o < s; o++)
+            assert_string_not_equal(style[s], style[o]);
+    }
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_out_svg__window),
         cmocka_unit_test(test_out_svg__axis_titles),
         cmocka_unit_test(test_out_svg__lines_distinct),
+        cmocka_unit_test(test_out_svg__ten_lines_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
