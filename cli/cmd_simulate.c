@@ -219,7 +219,10 @@ const cli_command cli_simulate = {
     "LeastAllocated, random ties), kube-binpack (the same with MostAllocated), first-fit "
     "(shuffled node order), first-fit-fabric (nodes in the topology's order: level values, "
     "then hostname), best-fit (shuffled order), random, slurm-tree (Slurm's topology/tree: the "
-    "lowest switch with room, best fit among them and among its leaves); gangs all or nothing, a FIFO "
+    "lowest switch with room, best fit among them and among its leaves), mixed (topo for jobs "
+    "with a topology request, kube-default for the rest) and mixed-pack (the same, the rest "
+    "steered into used domains of --pack-level as a preferred affinity); gangs all or nothing, a "
+    "FIFO "
     "queue retried whenever jobs end. Prints per policy how many multi-node jobs landed in one "
     "domain, domains spanned, GPU fragmentation and utilisation, queueing delay and a modelled "
     "slowdown (docs/simulate.md). The same inputs and seed give the same output. Exit status: "
@@ -753,6 +756,20 @@ static int check_seeds(const simulate_args *f, size_t nseeds, topo_err *err)
     return 0;
 }
 
+/* --pack-level is mixed-pack's alone: given without it, a typo would pass
+ * unseen (the level is checked when a mixed-pack run starts). */
+static int check_pack_level(const simulate_args *f, const topo_sim_policy *pol, size_t n,
+                            topo_err *err)
+{
+    if (f->pack_level == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (pol[i] == TOPO_SIM_MIXED_PACK)
+            return 0;
+    return topo_err_set(err, TOPO_EINVALID,
+                        "--pack-level: only the mixed-pack policy packs (add it to --policies)");
+}
+
 /* --stretched asks for a second, stretched run; --apply-slowdown makes the
  * first run that one: given both, which did the user mean? */
 static int check_stretched(const simulate_args *f, const unsigned char *given, topo_err *err)
@@ -914,6 +931,7 @@ int cli_cmd_simulate(int argc, char **argv)
         goto fail;
     }
     if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
+        check_pack_level(&f, pol, npol, &err) < 0 ||
         load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
         outs_open(&outs, &f, &err) < 0 || trace_out(&outs.trace, in.trace, &err) < 0 ||
         run_opts(&ro, &gates, &f, given, &in, &prog, &err) < 0)

@@ -29,8 +29,10 @@ typedef struct topo_packing_domain {
 /* The domains the rule prefers for a pod requesting `request` of the
  * resource, most preferred first: at most k indices into domains[] in
  * out[] (room for k), their number in *out_n (0: leave the pod unchanged).
- * TOPO_EINVALID, naming the field, for a request below 1, a negative count
- * or a domain without a name; *out_n is 0 then. */
+ * TOPO_EINVALID, naming the field, for a request below 1, a negative used,
+ * free or node_free_max, or a NULL name (an empty name is a name: an empty
+ * label value is valid); *out_n is 0 then. The counts are taken as given:
+ * a node_free_max above free is not checked. */
 int topo_packing_rank(size_t *out, size_t *out_n, size_t k, const topo_packing_domain *domains,
                       size_t n, int64_t request, topo_err *err) TOPO_MUST_CHECK;
 

@@ -24,7 +24,8 @@ int sim_pack_create(sim_pack **out, const sim_run *r, const char *level, topo_er
     *out = NULL;
     if (c->nlevels < 2)
         return topo_err_set(err, TOPO_EINVALID,
-                            "--pack-level: the cluster has no level above the hostname");
+                            "mixed-pack: the cluster has no level above the hostname to pack "
+                            "pods into");
     if (level == NULL) {
         l = c->nlevels - 2; /* the default: the level above hostname */
     } else {

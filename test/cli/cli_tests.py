@@ -764,6 +764,17 @@ def simulate_mixed_pack(ctx):
     rc, out, err = ctx.run("simulate", *args, "--pack-level", "zone", "-q")
     expect(rc != 0 and '--pack-level: "zone" is not one of the levels' in err,
            f"exit {rc}", out, err)
+    # Without mixed-pack nothing reads --pack-level: given anyway (a typo
+    # would pass unseen), it is refused; a cluster with nothing above the
+    # hostname cannot be packed, and the message says so, not --pack-level.
+    rc, out, err = ctx.run("simulate", "--shape", "hgx-h100", "--jobs", "50", "--policies",
+                           "topo,mixed", "--pack-level", "zone", "-q")
+    expect(rc == 2 and out == "" and "--pack-level: only the mixed-pack policy packs" in err,
+           f"exit {rc}", out, err)
+    rc, out, err = ctx.run("simulate", "--nodes", HGX, "--levels", "kubernetes.io/hostname",
+                           "--jobs", "50", "--policies", "mixed-pack", "-q")
+    expect(rc == 2 and "mixed-pack: the cluster has no level above the hostname" in err,
+           f"exit {rc}", out, err)
 
 
 @case
