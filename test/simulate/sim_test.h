@@ -53,6 +53,49 @@ fail:
     return NULL;
 }
 
+/* What a simulator test runs on: the nodes' snapshot, its cluster, a trace
+ * and the last run's result. */
+typedef struct sim_test_world {
+    topo_snapshot *snap;
+    topo_sim_cluster *c;
+    topo_sim_trace *t;
+    topo_sim_result *r;
+} sim_test_world;
+
+/* The world of the nodes and the CSV trace; < 0 with err set (or
+ * TOPO_ENOMEM for the snapshot) on failure. Freed by sim_test_world_free
+ * either way. */
+static inline int sim_test_world_make(sim_test_world *w, const sim_test_node *nodes, size_t n,
+                                      const char *csv, topo_err *err)
+{
+    int rc;
+    memset(w, 0, sizeof(*w));
+    if ((w->snap = sim_test_snapshot(nodes, n)) == NULL)
+        return topo_err_nomem(err, "test snapshot");
+    if ((rc = topo_sim_cluster_create(&w->c, w->snap, NULL, err)) < 0 ||
+        (rc = topo_sim_trace_create(&w->t, err)) < 0)
+        return rc;
+    return topo_sim_trace_parse_csv(w->t, csv, strlen(csv), "t.csv", err);
+}
+
+/* Runs policy p with o (NULL: defaults) in place of the last result. */
+static inline int sim_test_world_run(sim_test_world *w, topo_sim_policy p,
+                                     const topo_sim_run_opts *o, topo_err *err)
+{
+    topo_sim_result_free(w->r);
+    w->r = NULL;
+    return topo_sim_run(&w->r, w->c, w->t, p, o, err);
+}
+
+static inline void sim_test_world_free(sim_test_world *w)
+{
+    topo_sim_result_free(w->r);
+    topo_sim_trace_free(w->t);
+    topo_sim_cluster_free(w->c);
+    topo_snapshot_free(w->snap);
+    memset(w, 0, sizeof(*w));
+}
+
 /* The index of the node of that name in the simulated cluster, or -1. */
 static inline int32_t sim_test_node_index(const topo_sim_cluster *c, const char *name)
 {

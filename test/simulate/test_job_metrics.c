@@ -36,27 +36,18 @@ static const char trace_csv[] = "0,job1,3,4,100\n"
 static const sim_test_node nodes[] = {
     {"a", "r1", 8, 1}, {"b", "r1", 8, 2}, {"c", "r2", 8, 0}, {"d", "r2", 8, 3}};
 
-typedef struct world {
-    topo_snapshot *snap;
-    topo_sim_cluster *c;
-    topo_sim_trace *t;
-} world;
+typedef sim_test_world world; /* its r unused: the tests keep their results */
 
 static void world_make(world *w, const sim_test_node *n, size_t nn, const char *csv)
 {
     topo_err err = TOPO_ERR_INIT;
-    memset(w, 0, sizeof(*w));
-    assert_non_null(w->snap = sim_test_snapshot(n, nn));
-    assert_int_equal(topo_sim_cluster_create(&w->c, w->snap, NULL, &err), 0);
-    assert_int_equal(topo_sim_trace_create(&w->t, &err), 0);
-    assert_int_equal(topo_sim_trace_parse_csv(w->t, csv, strlen(csv), "t.csv", &err), 0);
+    if (sim_test_world_make(w, n, nn, csv, &err) < 0)
+        fail_msg("%s", err.text);
 }
 
 static void world_free(world *w)
 {
-    topo_sim_trace_free(w->t);
-    topo_sim_cluster_free(w->c);
-    topo_snapshot_free(w->snap);
+    sim_test_world_free(w);
 }
 
 static topo_sim_result *run(world *w, topo_sim_policy p, double warmup, int apply_slowdown)

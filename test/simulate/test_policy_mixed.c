@@ -16,22 +16,12 @@
 
 #define REQ_RACK "kueue.x-k8s.io/podset-required-topology=" SIM_TEST_RACK
 
-typedef struct world {
-    topo_snapshot *snap;
-    topo_sim_cluster *c;
-    topo_sim_trace *t;
-    topo_sim_result *r;
-} world;
+typedef sim_test_world world;
 
 static void setup(world *w, const sim_test_node *nodes, size_t n, const char *csv)
 {
     topo_err err = TOPO_ERR_INIT;
-    memset(w, 0, sizeof(*w));
-    w->snap = sim_test_snapshot(nodes, n);
-    assert_non_null(w->snap);
-    if (topo_sim_cluster_create(&w->c, w->snap, NULL, &err) < 0 ||
-        topo_sim_trace_create(&w->t, &err) < 0 ||
-        topo_sim_trace_parse_csv(w->t, csv, strlen(csv), "t.csv", &err) < 0)
+    if (sim_test_world_make(w, nodes, n, csv, &err) < 0)
         fail_msg("%s", err.text);
 }
 
@@ -41,18 +31,13 @@ static void run_seed(world *w, topo_sim_policy p, uint64_t seed)
     topo_sim_run_opts o;
     memset(&o, 0, sizeof(o));
     o.seed = seed;
-    topo_sim_result_free(w->r);
-    w->r = NULL;
-    if (topo_sim_run(&w->r, w->c, w->t, p, &o, &err) < 0)
+    if (sim_test_world_run(w, p, &o, &err) < 0)
         fail_msg("%s", err.text);
 }
 
 static void done(world *w)
 {
-    topo_sim_result_free(w->r);
-    topo_sim_trace_free(w->t);
-    topo_sim_cluster_free(w->c);
-    topo_snapshot_free(w->snap);
+    sim_test_world_free(w);
 }
 
 /* Rack r1 half used (a full, b empty), rack r2 empty. */
