@@ -41,11 +41,6 @@ typedef struct report {
     double window_start, window_end;
 } report;
 
-/* The row shown before the same-jobs rows, read from a policy's own run
- * (the table's, out_table.c, says the same). */
-static const sim_row unplaced_row = {"left unplaced (not counted)", SIM_ROW_COUNT,
-                                     SIM_F_UNPLACEABLE};
-
 static void heading(topo_buf *b, const report *rep, const char *text)
 {
     topo_buf_printf(b, "<tr><td class=\"h\" colspan=\"%zu\">", rep->n + 1);
@@ -105,7 +100,7 @@ static void table(topo_buf *b, const report *rep)
             snprintf(text, sizeof text, "over the %.1f \xc2\xb1 %.1f jobs every policy placed "
                      "(mean)", rep->common_jobs, rep->common_half);
         heading(b, rep, text);
-        rows(b, rep, &unplaced_row, 1, SIM_VIEW_OWN);
+        rows(b, rep, &sim_unplaced_row, 1, SIM_VIEW_OWN);
         rows(b, rep, sim_common_rows, sim_ncommon_rows, SIM_VIEW_COMMON);
     }
     if (stretched) {

@@ -25,6 +25,9 @@ typedef struct sim_row {
 
 extern const sim_row sim_rows[];
 extern const size_t sim_nrows;
+/* The row the table and the report show before the same-jobs rows, read
+ * from a policy's own run: the jobs it left unplaced. */
+extern const sim_row sim_unplaced_row;
 extern const sim_row sim_common_rows[];
 extern const size_t sim_ncommon_rows;
 extern const char *const sim_class_names[TOPO_SIM_CLASSES];

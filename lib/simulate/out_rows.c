@@ -43,6 +43,9 @@ const size_t sim_nrows = sizeof sim_rows / sizeof sim_rows[0];
 /* The same-jobs block: job-level figures over the jobs every policy
  * placed (the table prints its heading and the jobs each policy left
  * unplaced first). */
+const sim_row sim_unplaced_row = {"  left unplaced (not counted)", SIM_ROW_COUNT,
+                                  SIM_F_UNPLACEABLE};
+
 const sim_row sim_common_rows[] = {
     {"  queueing delay p99", SIM_ROW_SECONDS, SIM_F_WAIT_P99},
     {"  in one domain, tightest empty", SIM_ROW_SHARE, SIM_F_TIGHT},

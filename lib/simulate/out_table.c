@@ -116,10 +116,6 @@ typedef struct table {
     size_t nlevels;
 } table;
 
-/* The row shown before the same-jobs rows, read from a policy's own run. */
-static const sim_row unplaced_row = {"  left unplaced (not counted)", SIM_ROW_COUNT,
-                                     SIM_F_UNPLACEABLE};
-
 /* Row's cell of column c in view (level l); "-" where c lacks the view. */
 static void cell(char *buf, size_t size, const sim_row *row, const column *c, sim_view view,
                  size_t l)
@@ -154,7 +150,7 @@ static void widths(table *t)
         if (c->hi[SIM_VIEW_OWN] == NULL)
             continue;
         fit(c, sim_rows, sim_nrows, SIM_VIEW_OWN, t->nlevels);
-        fit(c, &unplaced_row, 1, SIM_VIEW_OWN, t->nlevels);
+        fit(c, &sim_unplaced_row, 1, SIM_VIEW_OWN, t->nlevels);
         fit(c, sim_common_rows, sim_ncommon_rows, SIM_VIEW_COMMON, t->nlevels);
         fit(c, sim_stretched_rows, sim_nstretched_rows, SIM_VIEW_STRETCHED, t->nlevels);
     }
@@ -205,7 +201,7 @@ static void common_block(topo_buf *out, const table *t, double jobs, double half
     else
         topo_buf_printf(out, "over the %.1f ± %.1f jobs every policy placed (mean)\n", jobs,
                         half);
-    rows_block(out, t, &unplaced_row, 1, SIM_VIEW_OWN);
+    rows_block(out, t, &sim_unplaced_row, 1, SIM_VIEW_OWN);
     rows_block(out, t, sim_common_rows, sim_ncommon_rows, SIM_VIEW_COMMON);
 }
 

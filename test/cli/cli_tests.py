@@ -690,7 +690,7 @@ def simulate_report_same_jobs_and_stretched(ctx):
         with open(page, encoding="utf-8") as f:
             html = f.read()
     for want in ('<td class="h" colspan="3">over the 6 jobs every policy placed</td>',
-                 "<tr><td>left unplaced (not counted)</td><td>1</td><td>1</td></tr>",
+                 "<tr><td>  left unplaced (not counted)</td><td>1</td><td>1</td></tr>",
                  "<tr><td>  completion time mean</td>",
                  '<td class="h" colspan="3">with the slowdown applied (a second run)</td>',
                  "<tr><td>  job completion mean</td>"):
