@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "topo/engine.h"
 #include "topo/error.h"
+#include "topo/model.h"
+#include "topo/pool.h"
 
 /* One domain of the packing level, as the caller counts it. */
 typedef struct topo_packing_domain {
@@ -35,5 +38,32 @@ typedef struct topo_packing_domain {
  * a node_free_max above free is not checked. */
 int topo_packing_rank(size_t *out, size_t *out_n, size_t k, const topo_packing_domain *domains,
                       size_t n, int64_t request, topo_err *err) TOPO_MUST_CHECK;
+
+/* One domain topo_packing_find proposes. */
+typedef struct topo_packing_pick {
+    const char *const *values; /* its values, coarsest level first, down to the
+                                * packing level (level index + 1 of them) */
+    size_t nvalues;
+    int64_t free;              /* of the resource, over its eligible nodes */
+    int64_t used;              /* of the resource: capacity minus free (> 0) */
+} topo_packing_pick;
+
+/* The rule over a topology's live snapshot: the domains at `level` (one of
+ * the snapshot's levels, not the lowest) that are in use (`resource` used by
+ * running pods or held by reservations) and where the pod `pod` fits on one
+ * node (the engine's counts for its shape: every resource it requests, its
+ * tolerations, nodeSelector and required node affinity), ordered by
+ * topo_packing_rank (least free first, ties by the values joined). At most k
+ * picks in out[] (room for k), their number in *out_n (0: leave the pod
+ * alone). `pod` is a one-pod PodSet spec (count 1, no topology annotation);
+ * only its requests and node filters are read. Strings are from pool.
+ * TOPO_EINVALID, naming the field, for a level the snapshot does not have or
+ * its lowest; a resource no node exposes is no error (nothing uses it:
+ * *out_n 0). Cost:
+ * proportional to the domains at `level`, not to the nodes. Readers run in
+ * parallel, as topo_engine_find's do. */
+int topo_packing_find(topo_packing_pick *out, size_t *out_n, size_t k,
+                      const topo_snapshot *snap, const topo_podset_spec *pod, const char *level,
+                      const char *resource, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
 
 #endif
