@@ -267,6 +267,7 @@ typedef struct sim_inputs {
     const char *cluster_text, *jobs_text;
     uint64_t seed;
     topo_sim_cost_model cost; /* what the runs used, for -o json */
+    const char *pack_level;   /* mixed-pack's, default resolved; NULL: no run packs */
 } sim_inputs;
 
 static int shape_given(const simulate_args *f)
@@ -660,7 +661,8 @@ static int outputs(const simulate_args *f, const sim_inputs *in, sim_outs *outs,
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, in->seed,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster), stretched, sweep, &in->cost};
+                          topo_sim_cluster_capacity(in->cluster), stretched, sweep, &in->cost,
+                          in->pack_level};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc = 0;
@@ -757,15 +759,16 @@ static int check_seeds(const simulate_args *f, size_t nseeds, topo_err *err)
 }
 
 /* --pack-level is mixed-pack's alone: given without it, a typo would pass
- * unseen (the level is checked when a mixed-pack run starts). */
-static int check_pack_level(const simulate_args *f, const topo_sim_policy *pol, size_t n,
-                            topo_err *err)
+ * unseen. With mixed-pack, the level it packs into is resolved (and checked)
+ * before anything runs, for -o json to record. */
+static int pack_level(sim_inputs *in, const simulate_args *f, const topo_sim_policy *pol,
+                      size_t n, topo_err *err)
 {
-    if (f->pack_level == NULL)
-        return 0;
     for (size_t i = 0; i < n; i++)
         if (pol[i] == TOPO_SIM_MIXED_PACK)
-            return 0;
+            return topo_sim_cluster_pack_level(&in->pack_level, in->cluster, f->pack_level, err);
+    if (f->pack_level == NULL)
+        return 0;
     return topo_err_set(err, TOPO_EINVALID,
                         "--pack-level: only the mixed-pack policy packs (add it to --policies)");
 }
@@ -800,7 +803,8 @@ static int summary_outputs(const simulate_args *f, const sim_inputs *in, sim_out
 {
     topo_sim_info info = {in->cluster_text, in->jobs_text, first,
                           topo_sim_cluster_node_count(in->cluster),
-                          topo_sim_cluster_capacity(in->cluster), NULL, NULL, &in->cost};
+                          topo_sim_cluster_capacity(in->cluster), NULL, NULL, &in->cost,
+                          in->pack_level};
     topo_buf b = TOPO_BUF_INIT(0);
     char *json = NULL;
     int rc;
@@ -931,8 +935,7 @@ int cli_cmd_simulate(int argc, char **argv)
         goto fail;
     }
     if (parse_policies(pol, &npol, f.policies, in.pool, &err) < 0 ||
-        check_pack_level(&f, pol, npol, &err) < 0 ||
-        load_cluster(&in, &f, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
+        load_cluster(&in, &f, &err) < 0 || pack_level(&in, &f, pol, npol, &err) < 0 || load_jobs(&in, &f, given, &err) < 0 ||
         outs_open(&outs, &f, &err) < 0 || trace_out(&outs.trace, in.trace, &err) < 0 ||
         run_opts(&ro, &gates, &f, given, &in, &prog, &err) < 0)
         goto fail;

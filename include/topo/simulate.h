@@ -65,6 +65,12 @@ uint64_t topo_sim_cluster_capacity(const topo_sim_cluster *c);
 uint32_t topo_sim_cluster_max_node(const topo_sim_cluster *c);
 /* Node i's hostname (the nodes in the topology's depth-first order). */
 const char *topo_sim_cluster_node(const topo_sim_cluster *c, size_t i);
+/* The level mixed-pack packs into for a --pack-level of `level` (NULL: the
+ * default, the level above the hostname) into *out (the cluster's string).
+ * TOPO_EINVALID for a level the cluster does not have, the hostname level,
+ * or a cluster with nothing above the hostname. */
+int topo_sim_cluster_pack_level(const char **out, const topo_sim_cluster *c, const char *level,
+                                topo_err *err) TOPO_MUST_CHECK;
 
 /* ---- shapes: generated clusters ------------------------------------------------------ */
 
@@ -527,6 +533,9 @@ typedef struct topo_sim_info {
     /* Optional: the cost model the runs used, written to -o json's inputs
      * so that a figure can be reproduced from its file alone. */
     const topo_sim_cost_model *cost;
+    /* Optional: the level mixed-pack packed into, default resolved
+     * (topo_sim_cluster_pack_level); NULL when no run packs. */
+    const char *pack_level;
 } topo_sim_info;
 
 /* The metrics side by side, one column per result; with two results or

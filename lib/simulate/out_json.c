@@ -41,6 +41,8 @@ static json_t *inputs(const topo_sim_info *info, const char *const *levels, size
         json_object_set_new(cm, "communication", comm);
         json_object_set_new(in, "cost_model", cm);
     }
+    if (info->pack_level != NULL)
+        json_object_set_new(in, "pack_level", json_string(info->pack_level));
     return in;
 }
 

@@ -15,10 +15,9 @@ struct sim_pack {
     topo_packing_domain *dom;
 };
 
-int sim_pack_create(sim_pack **out, const sim_run *r, const char *level, topo_err *err)
+int topo_sim_cluster_pack_level(const char **out, const topo_sim_cluster *c, const char *level,
+                                topo_err *err)
 {
-    const topo_sim_cluster *c = r->c;
-    sim_pack *p = NULL;
     size_t l = 0;
 
     *out = NULL;
@@ -38,6 +37,23 @@ int sim_pack_create(sim_pack **out, const sim_run *r, const char *level, topo_er
             return topo_err_set(err, TOPO_EINVALID,
                                 "--pack-level: %s is a node, not a domain of nodes", level);
     }
+    *out = c->levels[l];
+    return 0;
+}
+
+int sim_pack_create(sim_pack **out, const sim_run *r, const char *level, topo_err *err)
+{
+    const topo_sim_cluster *c = r->c;
+    sim_pack *p = NULL;
+    const char *name;
+    size_t l = 0;
+    int rc;
+
+    *out = NULL;
+    if ((rc = topo_sim_cluster_pack_level(&name, c, level, err)) < 0)
+        return rc;
+    while (c->levels[l] != name)
+        l++;
     if ((p = calloc(1, sizeof(*p))) == NULL ||
         (p->dom = calloc(c->ndom[l] + 1, sizeof(*p->dom))) == NULL) {
         free(p);

@@ -758,7 +758,14 @@ def simulate_mixed_pack(ctx):
            f"fragmentation {mixed['fragmentation']} -> {pack['fragmentation']}")
     again = simulate_json(ctx, *args)
     expect(again == doc, "the same seed gave other figures")
+    # The level packed into is recorded, the default resolved (the level
+    # above the hostname), and only when a run packs.
+    expect(doc["simulate"].get("pack_level") == "topology.topo.io/rack",
+           f"pack_level {doc['simulate'].get('pack_level')}")
+    plain = simulate_json(ctx, *args[:-4], "--policies", "mixed", "--stretched", "false")
+    expect("pack_level" not in plain["simulate"], f"pack_level without mixed-pack: {plain}")
     leaf = simulate_json(ctx, *args, "--pack-level", "topology.topo.io/leaf")
+    expect(leaf["simulate"]["pack_level"] == "topology.topo.io/leaf", "--pack-level not recorded")
     expect(leaf["policies"]["mixed"] == mixed, "--pack-level changed mixed")
     expect(leaf["policies"]["mixed-pack"] != pack, "--pack-level changed nothing")
     rc, out, err = ctx.run("simulate", *args, "--pack-level", "zone", "-q")

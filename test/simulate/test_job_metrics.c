@@ -325,7 +325,7 @@ static void test_job_metrics__common(void **state)
     NEAR(m[1].jct_p99, 13);
 
     /* In -o json: "common" beside "policies", job-level keys only. */
-    topo_sim_info info = {"c", "t", 1, 4, 16, NULL, NULL, NULL};
+    topo_sim_info info = {"c", "t", 1, 4, 16, NULL, NULL, NULL, NULL};
     char *json = NULL;
     assert_int_equal(topo_sim_format_json(&json, &info, (const topo_sim_result *const *)r, 2,
                                           &err),

@@ -218,7 +218,7 @@ static void test_summary__timeline(void **state)
 static void test_summary__outputs(void **state)
 {
     fixture *f = *state;
-    topo_sim_info info = {"c", "j", 1, 6, 48, NULL, NULL, NULL};
+    topo_sim_info info = {"c", "j", 1, 6, 48, NULL, NULL, NULL, NULL};
     topo_buf a = TOPO_BUF_INIT(0), b = TOPO_BUF_INIT(0);
     char *ja = NULL, *jb = NULL;
     topo_sim_summary *s = summary(f, 1);
