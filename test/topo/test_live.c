@@ -17,6 +17,8 @@
 
 #include "topo/live.h"
 #include "topo/model.h"
+#include "topo/packing.h"
+#include "topo/pool.h"
 
 static const char *levels[] = {"rack", "kubernetes.io/hostname"};
 static const topo_snapshot_opts opts = {"t", levels, 2, NULL, 0};
@@ -211,18 +213,44 @@ static int sum_roots(const topo_domain_view *v, void *payload)
     return 0;
 }
 
+/* The packing rule on the same snapshot (its shape counts and per-rack
+ * sums are read while writers wait, created by readers racing each other):
+ * every rack it proposes holds 4 nodes x 8 GPUs, used and free summing to
+ * that. */
+static int packing_torn(const topo_snapshot *snap, topo_pool *pool)
+{
+    topo_resource one[] = {{"nvidia.com/gpu", 1}};
+    topo_podset_spec pod;
+    topo_packing_pick picks[NODES];
+    size_t n = 0;
+    memset(&pod, 0, sizeof(pod));
+    pod.count = 1;
+    pod.requests = one;
+    pod.nrequests = 1;
+    topo_pool_clear(pool);
+    if (topo_packing_find(picks, &n, NODES, snap, &pod, "rack", "nvidia.com/gpu", pool, NULL) != 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (picks[i].free + picks[i].used != 32)
+            return 1;
+    return 0;
+}
+
 static void *reader(void *p)
 {
     reader_arg *a = p;
+    topo_pool *pool = topo_pool_create();
     while (!atomic_load(a->stop)) {
         const topo_snapshot *snap = topo_live_acquire(a->live);
         int64_t total = 0;
         topo_snapshot_walk(snap, "nvidia.com/gpu", sum_roots, &total);
+        int torn = pool == NULL || packing_torn(snap, pool);
         topo_live_release(a->live, snap);
-        if (total != a->expected_free)
+        if (total != a->expected_free || torn)
             a->torn++;
         atomic_fetch_add(&a->reads, 1);
     }
+    topo_pool_free(pool);
     return NULL;
 }
 

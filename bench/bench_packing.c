@@ -1,0 +1,203 @@
+/* bench_packing: CPU per topo_packing_find call (the packing rule over a
+ * snapshot, what topo-webhook runs for a GPU pod without a topology
+ * request) on generated GPU clusters, half of whose racks are partly used.
+ * Prints figures, not pass/fail. See bench/README.md. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "topo/generate.h"
+#include "topo/model.h"
+#include "topo/packing.h"
+#include "topo/pool.h"
+
+#define GPUS_PER_NODE 8
+#define ITERS 20000
+#define PICKS 4
+/* More distinct pod shapes than the snapshot keeps (8): every call counts
+ * its shape over the nodes again. */
+#define ROTATING_SHAPES 12
+
+static const char *const levels3[] = {TOPO_GEN_LABEL_BLOCK, TOPO_GEN_LABEL_RACK,
+                                      TOPO_GEN_LABEL_HOSTNAME};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile(const double *v, size_t n, double p)
+{
+    size_t i = (size_t)(p * (double)n + 0.999999);
+    return n == 0 ? 0.0 : v[(i == 0 ? 1 : i > n ? n : i) - 1];
+}
+
+typedef struct row {
+    double first_us, p50_us, p99_us;
+    size_t picks;
+    uint32_t iters;
+} row;
+
+/* Timed calls for a pod of `gpus` GPUs and `cpu` millicores; rotate > 0
+ * varies the cpu request over that many values, one per call. */
+static int run_row(row *out, const topo_snapshot *snap, int64_t gpus, int64_t cpu, int rotate,
+                   uint32_t iters)
+{
+    topo_pool *pool = topo_pool_create();
+    double *samples = calloc(iters, sizeof(*samples));
+    topo_packing_pick picks[PICKS];
+    topo_resource req[2] = {{TOPO_GEN_GPU_RESOURCE, gpus}, {"cpu", cpu}};
+    topo_podset_spec pod;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = -1;
+    if (pool == NULL || samples == NULL)
+        goto cleanup;
+    memset(&pod, 0, sizeof(pod));
+    pod.name = "main";
+    pod.count = 1;
+    pod.requests = req;
+    pod.nrequests = 2;
+    for (uint32_t i = 0; i <= iters; i++) {
+        if (rotate > 0)
+            req[1].amount = cpu + 100 * (int64_t)(i % (uint32_t)rotate);
+        double t0 = now_s();
+        if (topo_packing_find(picks, &out->picks, PICKS, snap, &pod, TOPO_GEN_LABEL_RACK,
+                              TOPO_GEN_GPU_RESOURCE, pool, &err) != 0) {
+            fprintf(stderr, "bench_packing: %s\n", err.text);
+            goto cleanup;
+        }
+        double us = (now_s() - t0) * 1e6;
+        if (i == 0)
+            out->first_us = us; /* counts the shape and the sums */
+        else
+            samples[i - 1] = us;
+        topo_pool_clear(pool);
+    }
+    qsort(samples, iters, sizeof(*samples), cmp_double);
+    out->iters = iters;
+    out->p50_us = percentile(samples, iters, 0.50);
+    out->p99_us = percentile(samples, iters, 0.99);
+    rc = 0;
+cleanup:
+    free(samples);
+    topo_pool_free(pool);
+    return rc;
+}
+
+/* A pod bound and finished on one node, with the packing shape and sums
+ * tracked: the upkeep every usage change pays. */
+static void run_upkeep(row *out, topo_snapshot *snap, const char *node, uint32_t iters)
+{
+    topo_resource req[2] = {{TOPO_GEN_GPU_RESOURCE, 1}, {"cpu", 1000}};
+    double *samples = calloc(iters, sizeof(*samples));
+    if (samples == NULL)
+        return;
+    for (uint32_t i = 0; i < iters; i++) {
+        double t0 = now_s();
+        (void)topo_snapshot_add_pod_usage(snap, node, req, 2, NULL, NULL);
+        (void)topo_snapshot_remove_pod_usage(snap, node, req, 2, NULL);
+        samples[i] = (now_s() - t0) * 1e6;
+    }
+    qsort(samples, iters, sizeof(*samples), cmp_double);
+    out->iters = iters;
+    out->p50_us = percentile(samples, iters, 0.50);
+    out->p99_us = percentile(samples, iters, 0.99);
+    free(samples);
+}
+
+static void print_row(const char *label, const row *r)
+{
+    printf("  %-34s %5zu %7" PRIu32 " %10.1f %10.1f %10.1f\n", label, r->picks, r->iters,
+           r->first_us, r->p50_us, r->p99_us);
+}
+
+static int run_config(uint32_t nodes)
+{
+    topo_pool *gen_pool = topo_pool_create();
+    topo_gen_cluster *cluster = NULL;
+    topo_snapshot *snap = NULL;
+    topo_err err = TOPO_ERR_INIT;
+    topo_gen_opts g;
+    int rc = -1;
+    size_t used_racks = 0;
+    row r;
+
+    if (gen_pool == NULL)
+        goto cleanup;
+    topo_gen_opts_init(&g);
+    g.nodes = nodes;
+    g.gpus_per_node = GPUS_PER_NODE;
+    g.with_usage = 0;
+    if (topo_gen_cluster_build(&cluster, &g, gen_pool, &err) < 0 ||
+        topo_gen_snapshot(&snap, cluster, "bench", levels3, 3, &err) < 0) {
+        fprintf(stderr, "bench_packing: %s\n", err.text);
+        goto cleanup;
+    }
+    /* Half the racks partly used: every other rack runs a 3-GPU pod on
+     * its first node and a whole-node one on its second. */
+    uint32_t per_rack = cluster->shape.nodes_per_rack;
+    topo_resource part[2] = {{TOPO_GEN_GPU_RESOURCE, 3}, {"cpu", 8000}};
+    topo_resource whole[2] = {{TOPO_GEN_GPU_RESOURCE, GPUS_PER_NODE}, {"cpu", 32000}};
+    for (size_t i = 0; i + 1 < cluster->nnodes; i += 2 * (size_t)per_rack) {
+        if (topo_snapshot_add_pod_usage(snap, cluster->nodes[i].name, part, 2, NULL, &err) < 0 ||
+            topo_snapshot_add_pod_usage(snap, cluster->nodes[i + 1].name, whole, 2, NULL,
+                                        &err) < 0) {
+            fprintf(stderr, "bench_packing: %s\n", err.text);
+            goto cleanup;
+        }
+        used_racks++;
+    }
+    printf("\n%" PRIu32 " nodes x %d GPUs, block/rack/hostname, %zu of %zu racks partly used\n",
+           nodes, GPUS_PER_NODE, used_racks, (cluster->nnodes + per_rack - 1) / per_rack);
+    printf("  %-34s %5s %7s %10s %10s %10s\n", "call", "picks", "iters", "1st us", "p50 us",
+           "p99 us");
+    if (run_row(&r, snap, 1, 4000, 0, ITERS) < 0)
+        goto cleanup;
+    print_row("1 GPU, same shape", &r);
+    if (run_row(&r, snap, 4, 16000, 0, ITERS) < 0)
+        goto cleanup;
+    print_row("4 GPUs, same shape", &r);
+    if (run_row(&r, snap, 2, 8000, ROTATING_SHAPES, ITERS / 20) < 0)
+        goto cleanup;
+    print_row("2 GPUs, 12 shapes in turn (misses)", &r);
+    r.picks = 0;
+    r.first_us = 0;
+    run_upkeep(&r, snap, cluster->nodes[0].name, ITERS);
+    print_row("upkeep: pod bound+finished", &r);
+    rc = 0;
+cleanup:
+    fflush(stdout);
+    topo_snapshot_free(snap);
+    topo_pool_free(gen_pool);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t sizes[8] = {10000, 60000};
+    size_t n = 2;
+    if (argc > 1) {
+        n = 0;
+        for (int i = 1; i < argc && n < 8; i++)
+            sizes[n++] = (uint32_t)strtoul(argv[i], NULL, 10);
+    }
+    printf("topo packing benchmark: topo_packing_find at the rack level, k = %d; "
+           "CLOCK_MONOTONIC per call\n",
+           PICKS);
+    for (size_t i = 0; i < n; i++)
+        if (run_config(sizes[i]) != 0)
+            return 1;
+    return 0;
+}
