@@ -54,6 +54,7 @@ sys.path.insert(0, HERE)
 import alerts  # noqa: E402
 import daemons  # noqa: E402
 import objects  # noqa: E402
+import packing  # noqa: E402
 import proxy  # noqa: E402
 import rbac  # noqa: E402
 import tools  # noqa: E402
@@ -61,8 +62,8 @@ from render import NAMESPACE, Helm  # noqa: E402
 
 SOURCE = None  # the source tree (--source)
 CI_FILES = ["cert-manager-values.yaml", "failure-fail-values.yaml", "host-network-values.yaml",
-            "network-policy-values.yaml", "platform-values.yaml", "single-replica-values.yaml",
-            "sync-disabled-values.yaml", "sync-sources-values.yaml"]
+            "network-policy-values.yaml", "packing-values.yaml", "platform-values.yaml",
+            "single-replica-values.yaml", "sync-disabled-values.yaml", "sync-sources-values.yaml"]
 
 
 class Report:
@@ -213,6 +214,26 @@ BAD_VALUES = [
     ("a qps of 0", ["--set", "uninstall.qps=0"], "uninstall.qps: Must be greater than 0"),
     ("tolerations as a map", ["--set", "uninstall.tolerations.key=x"],
      "uninstall.tolerations: Invalid type. Expected: array, given: object"),
+    ("a packed resource name with a quote",
+     ["--set-string", "webhook.packing.resources[0]=nvidia.com/gpu'])||true||(['"],
+     "webhook.packing.resources.0: Does not match pattern"),
+    ("a packed resource name with a quote, the schema skipped",
+     ["--skip-schema-validation", "--set", "webhook.packing.enabled=true",
+      "--set-string", "webhook.packing.resources[0]=a'b"],
+     "webhook.packing.resources: \"a'b\" is not a resource name"),
+    ("no packed resource", ["--set-json", "webhook.packing.resources=[]"],
+     "webhook.packing.resources: Array must have at least 1 items"),
+    ("a packed resource twice", ["--set", "webhook.packing.resources={nvidia.com/gpu,"
+                                 "nvidia.com/gpu}"],
+     "webhook.packing.resources: array items[0,1] must be unique"),
+    ("a packing mode that is none", ["--set", "webhook.packing.mode=soft"],
+     "webhook.packing.mode: webhook.packing.mode must be one of the following"),
+    ("a packing level that is no label key", ["--set", "webhook.packing.level=rack/"],
+     "webhook.packing.level: Does not match pattern"),
+    ("packing enabled as a string", ["--set-string", "webhook.packing.enabled=true"],
+     "webhook.packing.enabled: Invalid type. Expected: boolean, given: string"),
+    ("an unknown packing field", ["--set", "webhook.packing.levels=rack"],
+     "webhook.packing: Additional property levels is not allowed"),
     ("a spread constraint without its topologyKey",
      ["--set", "webhook.topologySpreadConstraints[0].maxSkew=1",
       "--set", "webhook.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule"],
@@ -274,6 +295,8 @@ WARNED = [
          "enabled": True, "admissionFrom": [{"ipBlock": {"cidr": "10.0.0.0/24"}}]}}}),
     ("3 webhook replicas spread hard", {"webhook": {"replicaCount": 3,
                                                     "podAntiAffinity": "hard"}}),
+    ("packing with failurePolicy Fail",
+     {"webhook": {"failurePolicy": "Fail", "packing": {"enabled": True}}}),
 ]
 
 
@@ -287,6 +310,38 @@ def check_warned(rep, helm, work):
             continue
         text, p = helm.notes(path)
         rep.check("warned in the notes: %s" % what, check_notes(r, text, p))
+
+
+# (what, values): packing renders beside the ci files' (packing-values.yaml:
+# required mode, an explicit level, two resources).
+PACKING_RENDERS = [
+    ("packing on, its defaults", {"webhook": {"packing": {"enabled": True}}}),
+    ("packing on, no matchConditions", {"webhook": {"packing": {"enabled": True},
+                                                    "matchConditions": False}}),
+]
+
+
+def check_packing(rep, helm, renders, tools_, work):
+    """The packing block of the webhook's config and the matchConditions of
+    every render (packing off: exactly as before packing), and which pods the
+    expressions send, evaluated with CEL."""
+    rep.step("packing")
+    extra = []
+    for i, (what, values) in enumerate(PACKING_RENDERS):
+        path = os.path.join(work, "packing-%d.yaml" % i)
+        with open(path, "w") as f:
+            yaml.safe_dump(values, f)
+        r, p = helm.template(path, name=what)
+        if rep.check("packing: helm template: %s" % what, [] if r else [p.stderr.strip()]):
+            extra.append(r)
+    on = [r for r in renders + extra if r.values["webhook"]["packing"]["enabled"]]
+    rep.check("packing: a ci file turns packing on", [] if any(r in renders for r in on)
+              else ["none of %s" % CI_FILES])
+    for r in renders + extra:
+        rep.check("%s: packing in the webhook's config" % r.name, packing.check_config(r))
+        rep.check("%s: packing and matchConditions" % r.name, packing.check_condition(r))
+    for name, problems in packing.check_cel(renders + extra, tools_.node_modules, work):
+        rep.check(name, problems)
 
 
 def check_null_removes(rep, helm):
@@ -753,6 +808,8 @@ def check_notes(render, text, p):
         "WARNING: webhook.networkPolicy does not protect pods in the host's network":
             w["hostNetwork"] and w["networkPolicy"]["enabled"],
         "ports %s and %s must be free on them" % (w["port"], w["healthPort"]): w["hostNetwork"],
+        "WARNING: webhook.packing with failurePolicy Fail: every pod requesting %s" % ", ".join(
+            w["packing"]["resources"]): w["packing"]["enabled"] and w["failurePolicy"] == "Fail",
         "WARNING: webhook.podDisruptionBudget.minAvailable":
             w["replicaCount"] > 1 and w["podDisruptionBudget"]["enabled"] and
             w["podDisruptionBudget"]["minAvailable"] >= w["replicaCount"],
@@ -982,6 +1039,8 @@ def main():
         for r in renders:
             for what, fn in objects.CHECKS:
                 rep.check("%s: %s" % (r.name, what), fn(r))
+
+        check_packing(rep, helm, renders, t, work)
 
         rep.step("bad values")
         check_bad_values(rep, bad)

