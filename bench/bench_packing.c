@@ -309,7 +309,7 @@ static int run_config(uint32_t nodes)
     print_row("2 GPUs, cpu in 12 values in turn", &r);
     if (run_mixed_row(&r, snap, ITERS / 20) < 0)
         goto cleanup;
-    print_row("12 pods: 1/2/4/8 GPUs, cpu+mem vary", &r);
+    print_row("12 pods: 1-8 GPUs, cpu/mem vary", &r);
     if (run_placement_row(&r, snap, ITERS / 40) < 0)
         goto cleanup;
     print_row("topology placement while packing", &r);
