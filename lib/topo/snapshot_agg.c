@@ -18,8 +18,9 @@
  * (AGG_PACKING, packing_find.c). A new shape evicts only one of its own
  * kind, so a burst of packed pods never makes the placements, which the
  * webhook's latency goals are about, count the cluster again (nor the
- * reverse). A lookup finds a shape of either kind: the counts depend on
- * the key alone. Every usage change updates every shape kept, so the
+ * reverse). A lookup finds a shape of either kind (the counts depend on
+ * the key alone) and marks it used: a packing call may keep a placement's
+ * shape fresh, never take its slot. Every usage change updates every shape kept, so the
  * upkeep grows with both budgets (bench/README.md, bench_packing).
  *
  * Threads: readers (engine calls) look shapes up and add new ones under the
