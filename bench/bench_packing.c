@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "topo/engine.h"
 #include "topo/generate.h"
 #include "topo/model.h"
 #include "topo/packing.h"
@@ -21,6 +22,9 @@
 /* More distinct pod shapes than the snapshot keeps (8): every call counts
  * its shape over the nodes again. */
 #define ROTATING_SHAPES 12
+/* Topology placements topo-webhook makes meanwhile: fewer than the
+ * snapshot keeps, so alone every call finds its shape counted. */
+#define TOPOLOGY_SHAPES 6
 
 static const char *const levels3[] = {TOPO_GEN_LABEL_BLOCK, TOPO_GEN_LABEL_RACK,
                                       TOPO_GEN_LABEL_HOSTNAME};
@@ -92,6 +96,179 @@ static int run_row(row *out, const topo_snapshot *snap, int64_t gpus, int64_t cp
     rc = 0;
 cleanup:
     free(samples);
+    topo_pool_free(pool);
+    return rc;
+}
+
+/* The 12 pods of a cluster's GPU workloads without topology requests:
+ * 1, 2, 4 or 8 GPUs, each with its own cpu and memory (notebooks, every
+ * team's inference replicas). */
+static void mixed_pod(topo_resource req[3], uint32_t i)
+{
+    static const int64_t gpus[4] = {1, 2, 4, 8};
+    uint32_t k = i % ROTATING_SHAPES;
+    req[0] = (topo_resource){TOPO_GEN_GPU_RESOURCE, gpus[k % 4]};
+    req[1] = (topo_resource){"cpu", 1000 + 250 * (int64_t)k};
+    req[2] = (topo_resource){"memory", ((int64_t)k + 1) << 30};
+}
+
+/* Timed packing calls over the 12 pods in turn. */
+static int run_mixed_row(row *out, const topo_snapshot *snap, uint32_t iters)
+{
+    topo_pool *pool = topo_pool_create();
+    double *samples = calloc(iters, sizeof(*samples));
+    topo_packing_pick picks[PICKS];
+    topo_resource req[3];
+    topo_podset_spec pod;
+    topo_err err = TOPO_ERR_INIT;
+    int rc = -1;
+    if (pool == NULL || samples == NULL)
+        goto cleanup;
+    memset(&pod, 0, sizeof(pod));
+    pod.name = "main";
+    pod.count = 1;
+    pod.requests = req;
+    pod.nrequests = 3;
+    for (uint32_t i = 0; i <= iters; i++) {
+        mixed_pod(req, i);
+        double t0 = now_s();
+        if (topo_packing_find(picks, &out->picks, PICKS, snap, &pod, TOPO_GEN_LABEL_RACK,
+                              TOPO_GEN_GPU_RESOURCE, pool, &err) != 0) {
+            fprintf(stderr, "bench_packing: %s\n", err.text);
+            goto cleanup;
+        }
+        double us = (now_s() - t0) * 1e6;
+        if (i == 0)
+            out->first_us = us;
+        else
+            samples[i - 1] = us;
+        topo_pool_clear(pool);
+    }
+    qsort(samples, iters, sizeof(*samples), cmp_double);
+    out->iters = iters;
+    out->p50_us = percentile(samples, iters, 0.50);
+    out->p99_us = percentile(samples, iters, 0.99);
+    rc = 0;
+cleanup:
+    free(samples);
+    topo_pool_free(pool);
+    return rc;
+}
+
+/* topo_engine_find timed for topology requests of TOPOLOGY_SHAPES shapes
+ * in turn (8-, 4-, 2- and 1-GPU pods required in a rack, 8-GPU pods
+ * preferred in a block), with two untimed packing calls of the 12 pods
+ * between placements: what the placements cost while packing runs. */
+static int run_placement_row(row *out, const topo_snapshot *snap, uint32_t iters)
+{
+    static const struct {
+        int64_t gpus, cpu;
+        int32_t count;
+        int block;
+    } shapes[TOPOLOGY_SHAPES] = {{8, 32000, 8, 0}, {4, 16000, 8, 0}, {2, 8000, 16, 0},
+                                 {1, 4000, 32, 0}, {8, 32000, 16, 1}, {8, 64000, 4, 0}};
+    topo_pool *pool = topo_pool_create();
+    double *samples = calloc(iters, sizeof(*samples));
+    topo_packing_pick picks[PICKS];
+    topo_resource mixed[3], req[2];
+    topo_podset_spec pod, ps;
+    topo_podset_result res;
+    topo_gates gates;
+    topo_err err = TOPO_ERR_INIT;
+    size_t npicks;
+    int rc = -1;
+    if (pool == NULL || samples == NULL)
+        goto cleanup;
+    topo_gates_init(&gates);
+    memset(&pod, 0, sizeof(pod));
+    pod.name = "main";
+    pod.count = 1;
+    pod.requests = mixed;
+    pod.nrequests = 3;
+    memset(&ps, 0, sizeof(ps));
+    ps.name = "workers";
+    ps.requests = req;
+    ps.nrequests = 2;
+    out->picks = 0;
+    for (uint32_t i = 0; i <= iters; i++) {
+        uint32_t t = i % TOPOLOGY_SHAPES;
+        req[0] = (topo_resource){TOPO_GEN_GPU_RESOURCE, shapes[t].gpus};
+        req[1] = (topo_resource){"cpu", shapes[t].cpu};
+        ps.count = shapes[t].count;
+        ps.required = shapes[t].block ? NULL : TOPO_GEN_LABEL_RACK;
+        ps.preferred = shapes[t].block ? TOPO_GEN_LABEL_BLOCK : NULL;
+        double t0 = now_s();
+        if (topo_engine_find(&res, snap, &ps, 1, NULL, &gates, pool, &err) != 0) {
+            fprintf(stderr, "bench_packing: %s\n", err.text);
+            goto cleanup;
+        }
+        double us = (now_s() - t0) * 1e6;
+        if (i == 0)
+            out->first_us = us;
+        else
+            samples[i - 1] = us;
+        if (res.assignment != NULL)
+            out->picks++; /* this row's picks: the calls that placed */
+        topo_pool_clear(pool);
+        for (uint32_t j = 0; j < 2; j++) {
+            mixed_pod(mixed, 2 * i + j);
+            if (topo_packing_find(picks, &npicks, PICKS, snap, &pod, TOPO_GEN_LABEL_RACK,
+                                  TOPO_GEN_GPU_RESOURCE, pool, &err) != 0) {
+                fprintf(stderr, "bench_packing: %s\n", err.text);
+                goto cleanup;
+            }
+            topo_pool_clear(pool);
+        }
+    }
+    qsort(samples, iters, sizeof(*samples), cmp_double);
+    out->iters = iters;
+    out->p50_us = percentile(samples, iters, 0.50);
+    out->p99_us = percentile(samples, iters, 0.99);
+    rc = 0;
+cleanup:
+    free(samples);
+    topo_pool_free(pool);
+    return rc;
+}
+
+/* Fills the shape cache: 8 packing shapes (1 to 8 GPUs) and 8 placement
+ * shapes (1, 2, 4 or 8 GPUs with 1 or 2 cores, 2 pods required in a rack),
+ * each of the 8 + 8 used last; before packing had a budget of its own the
+ * snapshot kept 8 shapes in all. */
+static int fill_shapes(const topo_snapshot *snap)
+{
+    static const int64_t gpus[4] = {1, 2, 4, 8};
+    topo_pool *pool = topo_pool_create();
+    topo_packing_pick picks[PICKS];
+    topo_resource req[2];
+    topo_podset_spec pod;
+    topo_podset_result res;
+    topo_err err = TOPO_ERR_INIT;
+    size_t npicks;
+    int rc = 0;
+    if (pool == NULL)
+        return -1;
+    memset(&pod, 0, sizeof(pod));
+    pod.name = "fill";
+    pod.requests = req;
+    pod.nrequests = 2;
+    for (int i = 0; i < 8 && rc == 0; i++) {
+        pod.count = 1;
+        pod.required = NULL;
+        req[0] = (topo_resource){TOPO_GEN_GPU_RESOURCE, 1 + i};
+        req[1] = (topo_resource){"cpu", 1000};
+        rc = topo_packing_find(picks, &npicks, PICKS, snap, &pod, TOPO_GEN_LABEL_RACK,
+                               TOPO_GEN_GPU_RESOURCE, pool, &err);
+        pod.count = 2;
+        pod.required = TOPO_GEN_LABEL_RACK;
+        req[0].amount = gpus[i % 4];
+        req[1].amount = 1000 * (1 + i / 4);
+        if (rc == 0)
+            rc = topo_engine_find(&res, snap, &pod, 1, NULL, NULL, pool, &err);
+        topo_pool_clear(pool);
+    }
+    if (rc != 0)
+        fprintf(stderr, "bench_packing: %s\n", err.text);
     topo_pool_free(pool);
     return rc;
 }
@@ -171,11 +348,21 @@ static int run_config(uint32_t nodes)
     print_row("4 GPUs, same shape", &r);
     if (run_row(&r, snap, 2, 8000, ROTATING_SHAPES, ITERS / 20) < 0)
         goto cleanup;
-    print_row("2 GPUs, 12 shapes in turn (misses)", &r);
+    print_row("2 GPUs, cpu in 12 values in turn", &r);
+    if (run_mixed_row(&r, snap, ITERS / 20) < 0)
+        goto cleanup;
+    print_row("12 pods: 1-8 GPUs, cpu/mem vary", &r);
+    if (run_placement_row(&r, snap, ITERS / 40) < 0)
+        goto cleanup;
+    print_row("topology placement while packing", &r);
     r.picks = 0;
     r.first_us = 0;
     run_upkeep(&r, snap, cluster->nodes[0].name, ITERS);
     print_row("upkeep: pod bound+finished", &r);
+    if (fill_shapes(snap) != 0)
+        goto cleanup;
+    run_upkeep(&r, snap, cluster->nodes[0].name, ITERS);
+    print_row("upkeep, 8+8 shapes used", &r);
     rc = 0;
 cleanup:
     fflush(stdout);

@@ -7,8 +7,9 @@
  * Those counts depend only on the request's shape (its per-pod resource
  * vector, slice size and level, inner slice sizes, and on hostname
  * topologies its tolerations, nodeSelector and required node affinity) and
- * the snapshot's usage,
- * so the snapshot keeps them per shape (the 8 used last; lib/topo/
+ * the snapshot's usage, so the snapshot keeps them per shape (the 8
+ * placements used last and, apart from those, the 8 topo_packing_find used
+ * last, so packing never evicts a placement's shape; lib/topo/
  * snapshot_agg.c) and every usage change (a pod bound or finished, a
  * reservation made or released, through the snapshot or topo_live) updates
  * them along the path from the changed leaf to its root, stopping at the

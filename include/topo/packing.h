@@ -51,22 +51,29 @@ typedef struct topo_packing_pick {
 /* The rule over a topology's live snapshot: the domains at `level` (one of
  * the snapshot's levels, not the lowest) that are in use (`resource` used by
  * running pods or held by reservations) and where the pod `pod` fits on one
- * node (the engine's counts for its shape: every resource it requests, its
- * tolerations, nodeSelector and required node affinity), ordered by
- * topo_packing_rank (least free first, ties by the values joined). At most k
- * picks in out[] (room for k), their number in *out_n (0: leave the pod
- * alone). `pod` is a one-pod PodSet spec (count 1, no topology annotation);
- * only its requests and node filters are read. Strings are from pool.
+ * node by its packing shape (the engine's counts for: its request of
+ * `resource` and "pods: 1", and on hostname topologies its tolerations,
+ * nodeSelector and required node affinity), ordered by topo_packing_rank
+ * (least free first, ties by the values joined). At most k picks in out[]
+ * (room for k), their number in *out_n (0: leave the pod alone). `pod` is a
+ * one-pod PodSet spec (count 1, no topology annotation); only its requests
+ * and node filters are read. Strings are from pool.
+ * cpu, memory and every other resource the pod requests are NOT checked: a
+ * node with free GPUs and no cpu left counts as room. The answer is a
+ * preference and kube-scheduler checks the rest; keying on them would make
+ * pods differing only in cpu or memory distinct shapes, each counted over
+ * the nodes (see Cost).
  * TOPO_EINVALID, naming the field, for a level the snapshot does not have or
  * its lowest; a resource no node exposes is no error (nothing uses it:
  * *out_n 0), nor is a pod that requests none of it (*out_n 0). The node
  * filters count as the engine counts them: on hostname topologies only.
  * Cost: proportional to the domains at `level`, not to the nodes: the
- * snapshot keeps the pod's shape counts (the engine's aggregates, the 8
- * shapes used last) and the resource's per-domain sums, current through
- * every usage change; only the first call for a new shape or resource on
- * a snapshot counts over the nodes. Readers run in parallel, as
- * topo_engine_find's do. */
+ * snapshot keeps the packing shapes' counts (the engine's aggregates, in a
+ * budget of their own: the 8 packing shapes used last, which never evict
+ * the placements' shapes) and the resource's per-domain sums, current
+ * through every usage change; only the first call for a new shape or
+ * resource on a snapshot counts over the nodes. Readers run in parallel,
+ * as topo_engine_find's do. */
 int topo_packing_find(topo_packing_pick *out, size_t *out_n, size_t k,
                       const topo_snapshot *snap, const topo_podset_spec *pod, const char *level,
                       const char *resource, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;

@@ -426,7 +426,7 @@ static int filter_leaves(eng_ctx *ctx, const run_state *rs, uint8_t **out_exclud
     return 0;
 }
 
-agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs)
+agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs, agg_kind kind)
 {
     const topo_snapshot *snap = ctx->snap;
     int filtered = snap->hostname_lowest && rs->filter_nodes;
@@ -441,7 +441,7 @@ agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs)
         if (filtered && filter_leaves(ctx, rs, &excluded, &ex) != 0)
             return NULL;
         agg_filter f = {sig, excluded, &ex};
-        s = snap_agg_add(snap, &rs->req, &rs->p, &f);
+        s = snap_agg_add(snap, &rs->req, &rs->p, &f, kind);
     }
     return s;
 }
@@ -464,7 +464,7 @@ static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
         rs->required_domain != NULL || ctx->assumed != NULL || rs->has_leader ||
         ctx->touched == NULL)
         return 1;
-    agg_shape *s = eng_shape_acquire(ctx, rs);
+    agg_shape *s = eng_shape_acquire(ctx, rs, AGG_ENGINE);
     if (s == NULL)
         return 1;
     ctx->held = s;

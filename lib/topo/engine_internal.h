@@ -119,6 +119,10 @@ typedef struct agg_count {
 /* One request shape's counts over the whole snapshot (snapshot_agg.c). */
 typedef struct agg_shape agg_shape;
 
+/* Whose budget of kept shapes a new shape is counted for (snapshot_agg.c):
+ * the engine's placements' or packing's; neither evicts the other's. */
+typedef enum agg_kind { AGG_ENGINE, AGG_PACKING, AGG_KINDS } agg_kind;
+
 typedef struct eng_ctx {
     const topo_snapshot *snap;
     const topo_gates *gates;
@@ -272,7 +276,10 @@ typedef struct agg_filter {
     const excl_stats *stats;
 } agg_filter;
 agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
-                        const agg_filter *f);
+                        const agg_filter *f, agg_kind kind);
+/* For tests: how many shapes calls have counted over the whole snapshot
+ * (snap_agg_add), i.e. the lookups that missed. */
+uint64_t snap_agg_counted(const topo_snapshot *snap);
 void snap_agg_release(const topo_snapshot *snap, agg_shape *s);
 /* The shape's exclusions by node filters (no total_nodes, no resources). */
 const excl_stats *snap_agg_excluded(const agg_shape *s);
@@ -302,9 +309,10 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
 /* engine_count.c: phase 1, the counts. */
 /* The snapshot's aggregate of rs's shape (its req, p and, on hostname
  * topologies when rs->filter_nodes, the node filters of rs->ps), looked up
- * or counted and kept; held until snap_agg_release. NULL when out of
- * memory. Does not check that the counts depend on the shape only. */
-agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs);
+ * or counted and kept in kind's budget; held until snap_agg_release. NULL
+ * when out of memory. Does not check that the counts depend on the shape
+ * only. */
+agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs, agg_kind kind);
 int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
 int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out);
 void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);

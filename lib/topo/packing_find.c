@@ -2,9 +2,17 @@
  * snapshot. Everything it reads is kept current by the snapshot, so a call
  * costs the domains of the packing level, not the nodes:
  * - whether the pod fits on one node of a domain is the engine's own phase-1
- *   count for the pod's shape (its requests, "pods: 1", and on hostname
- *   topologies its tolerations, nodeSelector and required node affinity),
- *   the aggregate snapshot_agg.c keeps per shape;
+ *   count for the pod's packing shape: its request of the packed resource
+ *   and "pods: 1" only, and on hostname topologies its tolerations,
+ *   nodeSelector and required node affinity; the aggregate snapshot_agg.c
+ *   keeps per shape, in packing's own budget of shapes (a burst of packed
+ *   pods never evicts the placements' shapes).
+ *   cpu, memory and other resources are not checked: the answer is a
+ *   preference and kube-scheduler checks the rest (a node with free GPUs
+ *   and no cpu left is proposed). Keying on them would make every pod
+ *   that differs in cpu or memory (each notebook, each team's replicas) a
+ *   shape of its own, more than are kept, each counted over the nodes;
+ *   without them the shapes are the GPU counts times the filter sets;
  * - a domain's capacity and free of the resource are the sums
  *   snapshot_sums.c keeps per domain;
  * - the order and the cut are topo_packing_rank's. */
@@ -51,16 +59,28 @@ static int check_args(const topo_snapshot *snap, const topo_podset_spec *pod, co
     return 0;
 }
 
-/* The shape a single pod without a topology request has for the engine:
- * its resource vector, slices of one pod on the lowest level, no inner
- * layers; the node filters on hostname topologies. */
-static int pod_shape(eng_ctx *ctx, const topo_podset_spec *pod, run_state *rs, agg_shape **out)
+/* The packing shape of a single pod without a topology request, for the
+ * engine: the packed resource's request and "pods: 1" (nothing else it
+ * requests), slices of one pod on the lowest level, no inner layers; the
+ * node filters on hostname topologies. */
+static int pod_shape(eng_ctx *ctx, const topo_podset_spec *pod, const char *resource,
+                     int64_t request, run_state *rs, agg_shape **out)
 {
     const topo_snapshot *snap = ctx->snap;
     int32_t *ssal = topo_pool_calloc(ctx->pool, snap->nlevels + 1, sizeof(*ssal));
+    topo_podset_spec *packed = topo_pool_alloc(ctx->pool, sizeof(*packed));
+    topo_resource *req = topo_pool_alloc(ctx->pool, sizeof(*req));
     *out = NULL;
-    if (ssal == NULL || eng_req_vec(ctx, pod, &rs->req) != 0)
+    if (ssal == NULL || packed == NULL || req == NULL)
         return TOPO_ENOMEM;
+    req->name = resource;
+    req->amount = request;
+    *packed = *pod; /* its node filters */
+    packed->requests = req;
+    packed->nrequests = 1;
+    if (eng_req_vec(ctx, packed, &rs->req) != 0)
+        return TOPO_ENOMEM;
+    pod = packed;
     rs->ps = pod;
     rs->p.count = 1;
     rs->p.slice_size = 1;
@@ -74,7 +94,7 @@ static int pod_shape(eng_ctx *ctx, const topo_podset_spec *pod, run_state *rs, a
         if (eng_validate_selectors(pod, why, sizeof(why)) != 0)
             return 0;
     }
-    if ((*out = eng_shape_acquire(ctx, rs)) == NULL)
+    if ((*out = eng_shape_acquire(ctx, rs, AGG_PACKING)) == NULL)
         return TOPO_ENOMEM;
     return 0;
 }
@@ -120,7 +140,7 @@ static int find(topo_packing_pick *out, size_t *out_n, size_t k, const topo_snap
     if (sums == NULL)
         return topo_err_nomem(err, "packing");
     memset(&rs, 0, sizeof(rs));
-    if ((rc = pod_shape(ctx, pod, &rs, &ctx->held)) != 0)
+    if ((rc = pod_shape(ctx, pod, resource, request, &rs, &ctx->held)) != 0)
         return topo_err_set(err, rc, "packing: out of memory");
     if (ctx->held == NULL)
         return 0;

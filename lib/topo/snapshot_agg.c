@@ -11,7 +11,17 @@
  * exclude are fixed until a node changes, which rebuilds the snapshot).
  * Requests with a leader, a replacement domain, earlier PodSets in the call
  * or preferred-affinity scores depend on more and are counted per call as
- * before. The snapshot keeps the AGG_MAX_SHAPES shapes used last.
+ * before.
+ *
+ * Two budgets of AGG_MAX_SHAPES shapes, each its own LRU: the engine's
+ * placements (AGG_ENGINE) and packing's pods without topology requests
+ * (AGG_PACKING, packing_find.c). A new shape evicts only one of its own
+ * kind, so a burst of packed pods never makes the placements, which the
+ * webhook's latency goals are about, count the cluster again (nor the
+ * reverse). A lookup finds a shape of either kind (the counts depend on
+ * the key alone) and marks it used: a packing call may keep a placement's
+ * shape fresh, never take its slot. Every usage change updates every shape kept, so the
+ * upkeep grows with both budgets (bench/README.md, bench_packing).
  *
  * Threads: readers (engine calls) look shapes up and add new ones under the
  * snapshot's agg mutex; the counts they read are changed only by usage
@@ -26,7 +36,8 @@
 #include "engine_internal.h"
 #include "topo/str.h"
 
-#define AGG_MAX_SHAPES 8
+#define AGG_MAX_SHAPES 8 /* per kind */
+#define AGG_SLOTS (AGG_MAX_SHAPES * AGG_KINDS)
 
 typedef struct level_keys {
     agg_key keys[AGG_MAX_KEYS];
@@ -54,14 +65,17 @@ struct agg_shape {
     int32_t *limited;  /* per item: leaves with 0 fit that it limits */
     int refs;
     int cached; /* in the snapshot's list */
+    agg_kind kind; /* the budget it was counted for and is evicted from */
     uint64_t used;
 };
 
 struct snap_agg {
     pthread_mutex_t mu;
-    agg_shape *shapes[AGG_MAX_SHAPES];
+    agg_shape *shapes[AGG_SLOTS]; /* both kinds, in no order */
     size_t n;
+    size_t nkind[AGG_KINDS];
     uint64_t tick;
+    uint64_t counted; /* shapes counted over the snapshot (misses) */
 };
 
 static void shape_free(agg_shape *s)
@@ -117,6 +131,7 @@ void snap_agg_reset(topo_snapshot *snap)
     for (size_t i = 0; i < agg->n; i++)
         shape_free(agg->shapes[i]);
     agg->n = 0;
+    memset(agg->nkind, 0, sizeof(agg->nkind));
     pthread_mutex_unlock(&agg->mu);
 }
 
@@ -341,23 +356,25 @@ static agg_shape *find_locked(const topo_snapshot *snap, const req_vec *req, con
     return NULL;
 }
 
-/* Under the mutex: keeps a new shape in the list, in place of the one used
- * longest ago that no call holds; when every one is held it is not kept. */
+/* Under the mutex: keeps a new shape of kind s->kind in the list, within
+ * its kind's budget: in place of the one of that kind used longest ago
+ * that no call holds; when every one is held it is not kept. */
 static void insert_locked(struct snap_agg *agg, agg_shape *s)
 {
     s->refs = 1;
     s->used = ++agg->tick;
-    if (agg->n < AGG_MAX_SHAPES) {
+    if (agg->nkind[s->kind] < AGG_MAX_SHAPES) {
         agg->shapes[agg->n++] = s;
+        agg->nkind[s->kind]++;
         s->cached = 1;
         return;
     }
-    size_t victim = AGG_MAX_SHAPES;
+    size_t victim = AGG_SLOTS;
     for (size_t i = 0; i < agg->n; i++)
-        if (agg->shapes[i]->refs == 0 &&
-            (victim == AGG_MAX_SHAPES || agg->shapes[i]->used < agg->shapes[victim]->used))
+        if (agg->shapes[i]->kind == s->kind && agg->shapes[i]->refs == 0 &&
+            (victim == AGG_SLOTS || agg->shapes[i]->used < agg->shapes[victim]->used))
             victim = i;
-    if (victim == AGG_MAX_SHAPES)
+    if (victim == AGG_SLOTS)
         return;
     shape_free(agg->shapes[victim]);
     agg->shapes[victim] = s;
@@ -377,7 +394,7 @@ agg_shape *snap_agg_acquire(const topo_snapshot *snap, const req_vec *req, const
 }
 
 agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng_params *p,
-                        const agg_filter *f)
+                        const agg_filter *f, agg_kind kind)
 {
     struct snap_agg *agg = snap->agg;
     if (agg == NULL)
@@ -386,7 +403,9 @@ agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng
     agg_shape *fresh = shape_new(snap, req, p, f);
     if (fresh == NULL)
         return NULL;
+    fresh->kind = kind;
     pthread_mutex_lock(&agg->mu);
+    agg->counted++;
     agg_shape *s = find_locked(snap, req, p, f ? f->sig : NULL);
     if (s == NULL)
         insert_locked(agg, s = fresh);
@@ -394,6 +413,17 @@ agg_shape *snap_agg_add(const topo_snapshot *snap, const req_vec *req, const eng
     if (s != fresh)
         shape_free(fresh);
     return s;
+}
+
+uint64_t snap_agg_counted(const topo_snapshot *snap)
+{
+    struct snap_agg *agg = snap->agg;
+    if (agg == NULL)
+        return 0;
+    pthread_mutex_lock(&agg->mu);
+    uint64_t n = agg->counted;
+    pthread_mutex_unlock(&agg->mu);
+    return n;
 }
 
 const excl_stats *snap_agg_excluded(const agg_shape *s)
@@ -459,7 +489,7 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
     struct snap_agg *from = old->agg, *to = fresh->agg;
     if (from == NULL || to == NULL || !fresh->built || old->nlevels != fresh->nlevels)
         return;
-    agg_shape *keep[AGG_MAX_SHAPES];
+    agg_shape *keep[AGG_SLOTS];
     size_t n = 0;
     pthread_mutex_lock(&from->mu);
     for (size_t i = 0; i < from->n; i++) {
@@ -474,6 +504,7 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
         if (k == NULL)
             break;
         k->used = s->used;
+        k->kind = s->kind;
         keep[n++] = k;
     }
     pthread_mutex_unlock(&from->mu);
@@ -489,6 +520,7 @@ void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old)
         p.slice_size_at_level = k->ssal;
         agg_shape *s = shape_new(fresh, &req, &p, NULL);
         if (s != NULL) {
+            s->kind = k->kind;
             pthread_mutex_lock(&to->mu);
             agg_shape *dup = find_locked(fresh, &req, &p, NULL);
             int kept = 0;

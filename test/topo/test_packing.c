@@ -224,6 +224,32 @@ static void test_packing__find_used_racks_tightest_first(void **state)
     topo_live_free(live);
 }
 
+/* The rule checks the packed resource and pods only: a node with free GPUs
+ * whose cpu is all taken is room (kube-scheduler checks cpu; the answer is
+ * a preference), so the pod's cpu and memory never split its shape. */
+static void test_packing__find_ignores_cpu_and_memory(void **state)
+{
+    (void)state;
+    static const tnode two[] = {{"n11", "b1", "r1", NULL, 0}, {"n21", "b1", "r2", NULL, 0}};
+    topo_live *live = cluster(two, 2);
+    /* n11: 2 of 8 GPUs and all 64 cores taken */
+    topo_resource req[2] = {{GPU, 2}, {"cpu", 64000}};
+    assert_int_equal(topo_live_upsert_pod(live, "p1", "n11", 1, req, 2, NULL), 0);
+    assert_int_equal(topo_live_commit(live, NULL), 0);
+    tpod p;
+    pod_init(&p, 2);
+    expect_picks(live, &p.spec, 8, "b1,r1 6/2;");
+    /* more cpu and memory than any node has: the same answer */
+    topo_resource big[3] = {{GPU, 2}, {"cpu", 512000}, {"memory", INT64_C(1) << 42}};
+    p.spec.requests = big;
+    p.spec.nrequests = 3;
+    expect_picks(live, &p.spec, 8, "b1,r1 6/2;");
+    /* the GPUs still count: 7 do not fit beside the 2 */
+    big[0].amount = 7;
+    expect_picks(live, &p.spec, 8, "");
+    topo_live_free(live);
+}
+
 static void test_packing__find_no_room_or_no_nodes(void **state)
 {
     (void)state;
@@ -399,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_packing__rank_table),
         cmocka_unit_test(test_packing__rejects_bad_input),
         cmocka_unit_test(test_packing__find_used_racks_tightest_first),
+        cmocka_unit_test(test_packing__find_ignores_cpu_and_memory),
         cmocka_unit_test(test_packing__find_no_room_or_no_nodes),
         cmocka_unit_test(test_packing__find_honours_node_filters),
         cmocka_unit_test(test_packing__find_counts_reservations),
