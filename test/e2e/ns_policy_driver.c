@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     line_driver_fast(&ko, &opts.backoff_base_ms, &opts.backoff_max_ms);
     opts.k8s = &ko;
     if (topo_k8s_config_load(&cfg, kubeconfig, &err) != 0 ||
-        wh_ns_policy_create(&p, label, &cfg, &opts, &err) != 0 ||
+        wh_ns_policy_create(&p, label, 0, &cfg, &opts, &err) != 0 ||
         wh_ns_policy_start(p, &err) != 0) {
         fprintf(stderr, "ns_policy_driver: %s\n", err.text);
         goto done;

@@ -76,7 +76,7 @@ static void setup(void)
         node_state(i, 0);
     if (topo_live_commit(live, &err) != 0)
         abort();
-    topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, live};
+    topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, live, 0};
     topo_admission_opts o = {0};
     o.topologies = &t;
     o.ntopologies = 1;
