@@ -59,9 +59,14 @@ typedef struct topo_packing_pick {
  * only its requests and node filters are read. Strings are from pool.
  * TOPO_EINVALID, naming the field, for a level the snapshot does not have or
  * its lowest; a resource no node exposes is no error (nothing uses it:
- * *out_n 0). Cost:
- * proportional to the domains at `level`, not to the nodes. Readers run in
- * parallel, as topo_engine_find's do. */
+ * *out_n 0), nor is a pod that requests none of it (*out_n 0). The node
+ * filters count as the engine counts them: on hostname topologies only.
+ * Cost: proportional to the domains at `level`, not to the nodes: the
+ * snapshot keeps the pod's shape counts (the engine's aggregates, the 8
+ * shapes used last) and the resource's per-domain sums, current through
+ * every usage change; only the first call for a new shape or resource on
+ * a snapshot counts over the nodes. Readers run in parallel, as
+ * topo_engine_find's do. */
 int topo_packing_find(topo_packing_pick *out, size_t *out_n, size_t k,
                       const topo_snapshot *snap, const topo_podset_spec *pod, const char *level,
                       const char *resource, topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;

@@ -81,9 +81,7 @@ static int resolve_resources(eng_ctx *ctx, const eng_request *workers, const eng
                                  &rs->need)) != 0)
         return rc;
     /* Nodes need filtering when they have taints or the PodSet selects. */
-    rs->filter_nodes = ctx->snap->has_taints || ps->nnode_selector > 0 ||
-                       ps->nrequired_terms > 0 ||
-                       (ctx->gates->TASRespectNodeAffinityPreferred && ps->npreferred_terms > 0);
+    rs->filter_nodes = eng_filters_nodes(ctx, ps);
     return 0;
 }
 

@@ -426,6 +426,26 @@ static int filter_leaves(eng_ctx *ctx, const run_state *rs, uint8_t **out_exclud
     return 0;
 }
 
+agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs)
+{
+    const topo_snapshot *snap = ctx->snap;
+    int filtered = snap->hostname_lowest && rs->filter_nodes;
+    const char *sig = filtered ? eng_filter_sig(ctx->pool, rs->ps) : NULL;
+    if (filtered && sig == NULL)
+        return NULL;
+    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p, sig);
+    if (s == NULL) {
+        excl_stats ex;
+        uint8_t *excluded = NULL;
+        memset(&ex, 0, sizeof(ex));
+        if (filtered && filter_leaves(ctx, rs, &excluded, &ex) != 0)
+            return NULL;
+        agg_filter f = {sig, excluded, &ex};
+        s = snap_agg_add(snap, &rs->req, &rs->p, &f);
+    }
+    return s;
+}
+
 /* Phase 1 from the snapshot's aggregates, when the counts depend on the
  * request's shape only (its resources, slicing and node filters; no
  * leader, replacement domain, earlier PodSets or affinity scores): the
@@ -444,20 +464,9 @@ static int fill_from_aggregates(eng_ctx *ctx, run_state *rs)
         rs->required_domain != NULL || ctx->assumed != NULL || rs->has_leader ||
         ctx->touched == NULL)
         return 1;
-    const char *sig = filtered ? eng_filter_sig(ctx->pool, rs->ps) : NULL;
-    if (filtered && sig == NULL)
+    agg_shape *s = eng_shape_acquire(ctx, rs);
+    if (s == NULL)
         return 1;
-    agg_shape *s = snap_agg_acquire(snap, &rs->req, &rs->p, sig);
-    if (s == NULL) {
-        excl_stats ex;
-        uint8_t *excluded = NULL;
-        memset(&ex, 0, sizeof(ex));
-        if (filtered && filter_leaves(ctx, rs, &excluded, &ex) != 0)
-            return 1;
-        agg_filter f = {sig, excluded, &ex};
-        if ((s = snap_agg_add(snap, &rs->req, &rs->p, &f)) == NULL)
-            return 1;
-    }
     ctx->held = s;
     ctx->base = snap_agg_counts(s);
     memset(ctx->touched, 0, ((snap->ndomains + 63) / 64) * sizeof(uint64_t));

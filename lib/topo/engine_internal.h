@@ -189,6 +189,14 @@ static inline int eng_use_lfc(const eng_ctx *ctx, int unconstrained)
     return unconstrained && g->TASProfileMixed;
 }
 
+/* Whether the PodSet's node filters must be evaluated: nodes have taints
+ * or the PodSet selects (only hostname topologies apply them). */
+static inline int eng_filters_nodes(const eng_ctx *ctx, const topo_podset_spec *ps)
+{
+    return ctx->snap->has_taints || ps->nnode_selector > 0 || ps->nrequired_terms > 0 ||
+           (ctx->gates->TASRespectNodeAffinityPreferred && ps->npreferred_terms > 0);
+}
+
 /* The PodSet has a topology annotation of any kind. */
 static inline int eng_has_request(const topo_podset_spec *ps)
 {
@@ -292,6 +300,11 @@ int eng_find_assignment(eng_ctx *ctx, const eng_request *workers, const eng_requ
                         eng_assign **out_leader, const char **out_reason);
 
 /* engine_count.c: phase 1, the counts. */
+/* The snapshot's aggregate of rs's shape (its req, p and, on hostname
+ * topologies when rs->filter_nodes, the node filters of rs->ps), looked up
+ * or counted and kept; held until snap_agg_release. NULL when out of
+ * memory. Does not check that the counts depend on the shape only. */
+agg_shape *eng_shape_acquire(eng_ctx *ctx, const run_state *rs);
 int eng_req_vec(eng_ctx *ctx, const topo_podset_spec *ps, req_vec *out);
 int eng_union_existing(eng_ctx *ctx, const req_vec *a, const req_vec *b, req_vec *out);
 void eng_add_assumed(eng_ctx *ctx, const eng_assign *a, const req_vec *req);

@@ -684,6 +684,7 @@ static int commit(topo_live *live, topo_err *err)
         /* The engine's aggregates of the request shapes in use, counted
          * here, not by the first readers after the swap. */
         snap_agg_inherit(fresh, live->published);
+        snap_sums_inherit(fresh, live->published);
         pthread_rwlock_wrlock(&live->lock);
         topo_snapshot *old = live->published;
         live->published = fresh;

@@ -128,7 +128,7 @@ int topo_snapshot_create(topo_snapshot **out, const topo_snapshot_opts *opts, to
         snap->nflavor_labels = opts->nflavor_labels;
     }
     snap->pending_tail = &snap->pending;
-    if ((snap->agg = snap_agg_create()) == NULL)
+    if ((snap->agg = snap_agg_create()) == NULL || (snap->sums = snap_sums_create()) == NULL)
         goto fail;
     *out = snap;
     return 0;
@@ -146,6 +146,7 @@ void topo_snapshot_free(topo_snapshot *snap)
     topo_strmap_free(snap->resource_by_name);
     topo_strmap_free(snap->domain_by_id);
     snap_agg_free(snap->agg);
+    snap_sums_free(snap->sums);
     free(snap->nodes);
     free(snap->domains);
     free(snap->resource_names);
@@ -282,6 +283,7 @@ static int apply_pod_usage(topo_snapshot *snap, const char *node_name, const top
     charge(snap, leaf->room, req, n, 1, -sign);
     charge(snap, snap->nodes[ni].used, req, n, 1, sign);
     snap_agg_leaf_changed(snap, snap->nodes[ni].leaf);
+    snap_sums_leaf_changed(snap, snap->nodes[ni].leaf);
     return 0;
 }
 
@@ -306,6 +308,7 @@ static void apply_tas_usage(topo_snapshot *snap, const char *const *values, size
     charge(snap, leaf->tas, req, n, count, sign);
     charge(snap, leaf->room, req, n, count, -sign);
     snap_agg_leaf_changed(snap, snap->domains[d].leaf);
+    snap_sums_leaf_changed(snap, snap->domains[d].leaf);
 }
 
 int topo_snapshot_add_pod_usage(topo_snapshot *snap, const char *node_name,

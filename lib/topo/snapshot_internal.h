@@ -95,6 +95,9 @@ struct topo_snapshot {
     /* The engine's per-request-shape counts, kept current by every usage
      * change after the build (snapshot_agg.c). */
     struct snap_agg *agg;
+    /* Per-domain sums of the resources packing asks about, kept current
+     * the same way (snapshot_sums.c). */
+    struct snap_sums_set *sums;
 };
 
 /* snapshot_agg.c: the aggregates' side the model calls. */
@@ -106,6 +109,26 @@ void snap_agg_reset(topo_snapshot *snap);
 void snap_agg_inherit(topo_snapshot *fresh, const topo_snapshot *old);
 /* A leaf's room changed: its counts and its ancestors', in every shape. */
 void snap_agg_leaf_changed(topo_snapshot *snap, int32_t leaf);
+
+/* snapshot_sums.c: one resource's capacity and free per domain, over its
+ * eligible nodes (free: the leaves' room, never below 0, summed), as
+ * topo_snapshot_walk counts them. Indexed by domain. */
+typedef struct snap_sums {
+    int32_t resource;
+    int64_t *capacity;
+    int64_t *free;
+} snap_sums;
+
+struct snap_sums_set *snap_sums_create(void);
+void snap_sums_free(struct snap_sums_set *set);
+/* The sums of resource index r on a built snapshot, tracked from now on
+ * (computed on the first call, O(nodes)); NULL for an index the snapshot
+ * does not have or when out of memory. Borrowed from the snapshot. */
+const snap_sums *snap_sums_get(const topo_snapshot *snap, int32_t r);
+/* A leaf's room changed: its free and its ancestors', in every sum. */
+void snap_sums_leaf_changed(topo_snapshot *snap, int32_t leaf);
+/* Tracks on a freshly built snapshot the resources another one tracked. */
+void snap_sums_inherit(topo_snapshot *fresh, const topo_snapshot *old);
 
 /* Kueue's domain ID: the values joined by ','. From the pool, or malloc'd
  * (caller frees) when pool is NULL. NULL when out of memory. */
