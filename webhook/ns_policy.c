@@ -84,14 +84,15 @@ static void view_remove(view *v, const char *name)
         return;
     free(v->slots[i].name);
     v->slots[i].name = NULL;
-    v->count -= v->slots[i].st.has_policy;
-    v->packing_off -= v->slots[i].st.packing_off;
+    v->count -= v->slots[i].st.has_policy ? 1 : 0;
+    v->packing_off -= v->slots[i].st.packing_off ? 1 : 0;
 }
 
 static void slot_state(view *v, slot *s, const ns_state *st)
 {
-    v->count += (size_t)st->has_policy - (size_t)s->st.has_policy;
-    v->packing_off += (size_t)st->packing_off - (size_t)s->st.packing_off;
+    /* 0/1 flags: each count goes up, down or stays */
+    v->count = v->count + (st->has_policy ? 1u : 0u) - (s->st.has_policy ? 1u : 0u);
+    v->packing_off = v->packing_off + (st->packing_off ? 1u : 0u) - (s->st.packing_off ? 1u : 0u);
     s->st = *st;
 }
 
