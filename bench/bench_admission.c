@@ -242,7 +242,7 @@ int main(int argc, char **argv)
         rc = topo_cache_open(&checkpointer, db, &co, &err);
     if (rc == 0) {
         topo_admission_topology t = {"default", levels, 3, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                     live};
+                                     live, 0};
         topo_admission_opts ao = {0};
         ao.topologies = &t;
         ao.ntopologies = 1;

@@ -219,6 +219,8 @@ struct wh_placement {
 
     topo_metrics *metrics;
     topo_metrics_series *outcomes[PO_N];
+    /* packing on: pods requesting a packed resource, packed or passed by reason */
+    topo_metrics_series *packed, *pack_passed[TOPO_ADMISSION_PACK_REASONS];
     topo_metrics_series *replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
     topo_metrics_series *events[PE_N]; /* with an ungater (it posts them) */
     topo_metrics_series *series[PM_N]; /* NULL: not listed (or PM_UNCLAIMED) */
@@ -229,6 +231,20 @@ static int metrics_init(wh_placement *p, topo_err *err);
 static int ns_lookup(void *payload, const char *namespace_, topo_admission_policy *out)
 {
     return wh_ns_policy_lookup(payload, namespace_, out);
+}
+
+static int ns_packing_off(void *payload, const char *namespace_)
+{
+    return wh_ns_policy_packing_off(payload, namespace_);
+}
+
+/* Packing answers from the live snapshots and the namespaces' opt-outs:
+ * both must reflect the cluster (a replica not ready yet passes pods). */
+static int packing_ready(void *payload)
+{
+    wh_placement *p = payload;
+    return p->is_static || (p->filler_rc >= 0 && topo_filler_synced(p->filler) &&
+                            (p->ns == NULL || wh_ns_policy_synced(p->ns)));
 }
 
 static int quota_lookup(void *payload, const char *namespace_, topo_pool *pool,
@@ -291,10 +307,12 @@ static int start_api(wh_placement *p, const wh_placement_opts *o, topo_err *err)
     if (rc < 0)
         return rc;
 
-    /* The in-memory views of namespaces and quotas, each its own client. */
+    /* The in-memory views of namespaces and quotas, each its own client;
+     * the namespaces' for their no-fit policies and packing opt-outs. */
     const char *label = topo_admission_config_namespace_policy_label(p->cfg);
-    if (label != NULL)
-        rc = wh_ns_policy_create(&p->ns, label, &p->k8s, NULL, err);
+    int packing = topo_admission_config_packing(p->cfg) != NULL;
+    if (label != NULL || packing)
+        rc = wh_ns_policy_create(&p->ns, label, packing, &p->k8s, NULL, err);
     if (rc == 0 && o->resource_quotas)
         rc = wh_quota_create(&p->quota, &p->k8s, NULL, err);
     if (rc == 0 && p->ns != NULL)
@@ -403,7 +421,7 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
         p->topos[i] = (topo_admission_topology){tc->name,        tc->levels,
                                                 tc->nlevels,     tc->node_labels,
                                                 tc->nnode_labels, tc->policy,
-                                                p->lives[i]};
+                                                p->lives[i],     tc->npacking_levels};
         if (o->policy >= 0)
             p->topos[i].policy = (topo_admission_policy)o->policy;
     }
@@ -442,6 +460,16 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
         }
         ao.record_keys = &p->record_keys;
         ao.replace_fail_fast = topo_admission_config_replace_fail_fast(p->cfg);
+        ao.packing = topo_admission_config_packing(p->cfg);
+        if (ao.packing != NULL && p->ns != NULL) {
+            ao.ns_packing_off = ns_packing_off;
+            ao.ns_packing_payload = p->ns;
+        }
+        ao.packing_ready = packing_ready;
+        ao.packing_ready_payload = p;
+        const char *note = topo_admission_config_packing_note(p->cfg);
+        if (note != NULL)
+            topo_log(TOPO_LOG_WARN, "%s", note);
         rc = topo_admission_ctx_create(&p->ctx, &ao, err);
     }
     if (rc == 0 && !p->is_static)
@@ -569,6 +597,11 @@ static void metrics_refresh(void *payload)
         topo_metrics_set(p->outcomes[i], (int64_t)outcomes[i]);
     for (size_t i = 0; i < TOPO_ADMISSION_REPLACE_OUTCOMES; i++)
         topo_metrics_set(p->replacements[i], (int64_t)s.node_replacements[i]);
+    if (p->packed != NULL) {
+        topo_metrics_set(p->packed, (int64_t)s.packed);
+        for (size_t i = 0; i < TOPO_ADMISSION_PACK_REASONS; i++)
+            topo_metrics_set(p->pack_passed[i], (int64_t)s.pack_passed[i]);
+    }
     v[PM_RESERVED] = (int64_t)s.reserved;
     v[PM_ERRORS] = (int64_t)s.errors;
     v[PM_INVALID] = (int64_t)s.invalid;
@@ -653,6 +686,24 @@ static int metrics_init(wh_placement *p, topo_err *err)
         const char *v[] = {topo_admission_replace_outcome_names[i]};
         if ((p->replacements[i] = topo_metrics_get(f, v)) == NULL)
             return topo_err_nomem(err, "metrics");
+    }
+    if (topo_admission_config_packing(p->cfg) != NULL) {
+        static const char *const outcome_reason[] = {"outcome", "reason"};
+        static const char *const packed[] = {"packed", ""};
+        if (topo_metrics_counter(p->metrics, &f, "topo_webhook_packing_pods_total",
+                                 "Pods without a topology request that request a packed "
+                                 "resource: packed (steered toward domains in use), or passed "
+                                 "unchanged by reason (pinned, daemonset, namespace, "
+                                 "unsupported, no-room, not-ready).",
+                                 outcome_reason, 2, err) != 0)
+            return -1;
+        if ((p->packed = topo_metrics_get(f, packed)) == NULL)
+            return topo_err_nomem(err, "metrics");
+        for (size_t i = 0; i < TOPO_ADMISSION_PACK_REASONS; i++) {
+            const char *v[] = {"passed", topo_admission_pack_reason_names[i]};
+            if ((p->pack_passed[i] = topo_metrics_get(f, v)) == NULL)
+                return topo_err_nomem(err, "metrics");
+        }
     }
     const int present[] = {[PM_ALWAYS] = 1,
                            [PM_FILLER] = p->filler != NULL,

@@ -112,7 +112,53 @@ typedef struct topo_admission_topology {
     size_t nnode_labels;
     topo_admission_policy policy;
     topo_live *live; /* borrowed */
+    /* Packing (topo_admission_opts packing): 0, the topology takes no
+     * part; else its packing level is levels[npacking_levels - 1] (never
+     * the lowest: 1..nlevels - 1). */
+    size_t npacking_levels;
 } topo_admission_topology;
+
+/* Packing pods without topology requests (docs/webhook.md "Packing pods
+ * without topology requests"): how the answer steers them. */
+typedef enum topo_admission_packing_mode {
+    TOPO_ADMISSION_PACKING_PREFERRED = 0, /* preferred node affinity terms */
+    TOPO_ADMISSION_PACKING_REQUIRED,      /* nodeSelector entries */
+} topo_admission_packing_mode;
+
+/* At most this many domains are proposed (preferred terms, weights 100,
+ * 50, 25, 12). */
+#define TOPO_ADMISSION_PACKING_PICKS 4
+
+typedef struct topo_admission_packing {
+    const char *const *resources; /* 1.., distinct; the first a pod requests is compared */
+    size_t nresources;
+    topo_admission_packing_mode mode;
+} topo_admission_packing;
+
+/* Why a pod requesting a packed resource passed unchanged, as
+ * topo_webhook_packing_pods_total{outcome="passed",reason} counts it. */
+typedef enum topo_admission_pack_reason {
+    TOPO_ADMISSION_PACK_PINNED = 0, /* its nodeSelector or required affinity names a node or a
+                                     * level at or below the packing level */
+    TOPO_ADMISSION_PACK_DAEMONSET,  /* owned by a DaemonSet */
+    TOPO_ADMISSION_PACK_NAMESPACE,  /* its namespace is labelled topology.topo.io/packing=false */
+    TOPO_ADMISSION_PACK_UNSUPPORTED, /* affinity or tolerations unreadable, or beyond the engine */
+    TOPO_ADMISSION_PACK_NO_ROOM,    /* no domain in use has room for it */
+    TOPO_ADMISSION_PACK_NOT_READY,  /* the cache has not synced */
+    TOPO_ADMISSION_PACK_REASONS
+} topo_admission_pack_reason;
+
+/* "pinned", "daemonset", "namespace", "unsupported", "no-room", "not-ready". */
+extern const char *const topo_admission_pack_reason_names[TOPO_ADMISSION_PACK_REASONS];
+
+/* The namespace label that opts a namespace out of packing (value "false"). */
+#define TOPO_ADMISSION_PACKING_NAMESPACE_LABEL "topology.topo.io/packing"
+
+/* 1 when namespace_ opted out of packing (TOPO_ADMISSION_PACKING_NAMESPACE_LABEL
+ * "false"); called on request threads: cheap and thread-safe. */
+typedef int (*topo_admission_ns_packing_fn)(void *payload, const char *namespace_);
+/* 1 when the live snapshots reflect the cluster (the cache synced). */
+typedef int (*topo_admission_ready_fn)(void *payload);
 
 /* Per-namespace policy override: 1 and *out set when the namespace has one,
  * else 0. Called on request threads: must be cheap and thread-safe. */
@@ -188,6 +234,14 @@ typedef struct topo_admission_opts {
      * is no room; the reservation stays, and its pods on healthy nodes
      * are placed (docs/webhook.md "When nodes fail"). */
     int replace_fail_fast;
+    /* Packing pods without topology requests (NULL: off, and such pods
+     * cost what they cost before: no decoding beyond their metadata);
+     * copied. The topologies taking part say so (npacking_levels). */
+    const topo_admission_packing *packing;
+    topo_admission_ns_packing_fn ns_packing_off; /* NULL: no namespace opts out */
+    void *ns_packing_payload;
+    topo_admission_ready_fn packing_ready; /* NULL: always ready (a static inventory) */
+    void *packing_ready_payload;
 } topo_admission_opts;
 
 /* Default time free slots hold capacity without a pod claiming one. */
@@ -238,6 +292,10 @@ typedef struct topo_admission_stats {
     uint64_t invalid;      /* of denied: requests Kueue's validation refuses */
     uint64_t unknown_level; /* valid requests naming a level no topology has (then the policy) */
     uint64_t timed_out;    /* requests stopped at their deadline (504, nothing stored) */
+    /* packing: pods requesting a packed resource steered (packed) or passed
+     * unchanged, by reason (of passed) */
+    uint64_t packed;
+    uint64_t pack_passed[TOPO_ADMISSION_PACK_REASONS];
     /* topology pods that arrived carrying annotations topo writes without
      * a seal that verifies (removed); the ungater's pods counted when it
      * patches them */

@@ -40,6 +40,10 @@ typedef struct topo_admission_topology_config {
     size_t nnode_labels;         /* 0: every node */
     topo_admission_policy policy; /* effective: its own policy, else defaultPolicy */
     int policy_set;              /* the topology set `policy` itself */
+    /* packing on: its packing level is levels[npacking_levels - 1]; 0: it
+     * takes no part (packing off, packing.level not one of its levels, or
+     * a topology with one level: nothing above the hostname) */
+    size_t npacking_levels;
 } topo_admission_topology_config;
 
 typedef struct topo_admission_config topo_admission_config;
@@ -90,6 +94,14 @@ const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_c
 /* nodeReplacement.failFast (default 0): see topo_admission_opts
  * replace_fail_fast. */
 int topo_admission_config_replace_fail_fast(const topo_admission_config *cfg);
+
+/* packing (docs/webhook.md "Packing pods without topology requests"):
+ * NULL when off (no packing key, enabled false, or --levels). */
+const topo_admission_packing *topo_admission_config_packing(const topo_admission_config *cfg);
+/* What the operator should know of a valid packing configuration (the
+ * topologies that take no part, and why), for the log at start; NULL when
+ * nothing. */
+const char *topo_admission_config_packing_note(const topo_admission_config *cfg);
 
 /* Names (label keys and values, a Topology's DNS-1123 name) are checked by
  * topo/labelsyntax.h. */

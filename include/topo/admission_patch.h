@@ -41,4 +41,14 @@ int topo_admission_patch_gate(topo_jsonpatch *patch, const topo_admission_pod *p
 int topo_admission_patch_ungate(topo_jsonpatch *patch, const topo_admission_pod *pod,
                                 topo_err *err) TOPO_MUST_CHECK;
 
+/* Appends preferred node-affinity terms (spec.affinity.nodeAffinity.
+ * preferredDuringSchedulingIgnoredDuringExecution), each {weight,
+ * preference.matchExpressions}, after the pod's own: one "add" of the
+ * first parent the pod lacks (pod->affinity_parents), else one "add" per
+ * term at ".../-". Its required terms, anti-affinity and other preferences
+ * stay as they are. TOPO_EINVALID for a key or value that is not UTF-8. */
+int topo_admission_patch_preferred(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                                   const topo_preferred_term *terms, size_t n,
+                                   topo_err *err) TOPO_MUST_CHECK;
+
 #endif

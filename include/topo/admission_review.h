@@ -69,6 +69,11 @@ typedef struct topo_admission_pod {
     size_t nrequired_terms;
     const topo_preferred_term *preferred_terms;
     size_t npreferred_terms;
+    /* With the terms: how much of spec.affinity.nodeAffinity.
+     * preferredDuringSchedulingIgnoredDuringExecution the pod has (0 no
+     * affinity, 1 affinity, 2 nodeAffinity, 3 the list): what a patch
+     * appending a preferred term must add first. */
+    int affinity_parents;
     /* Topology pods only: the shape of the pod (codec topo_pod_shape: what
      * its PodSet's pods share) and, for pods of a Kueue pod group, the Pod
      * object as compact JSON (its role's template once the group is
@@ -122,6 +127,15 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
  * kept): for callers holding the object already, such as the ungater. */
 int topo_admission_decode_json(topo_admission_request *out, const json_t *root, topo_pool *pool,
                                topo_err *err) TOPO_MUST_CHECK;
+
+/* Packing (topo_admission_packing): the index in resources[0..n) of the
+ * first resource the pod requests more than 0 of (pod->requests, decoded),
+ * -1 when none: a request of 0 asks for nothing to pack by. */
+int topo_admission_packing_resource(const topo_admission_pod *pod, const char *const *resources,
+                                    size_t n);
+/* 1 when the pod's controller (ownerReferences, controller true) is a
+ * DaemonSet: one pod per node, nothing to steer. */
+int topo_admission_pod_is_daemonset(const topo_admission_pod *pod);
 
 /* Value of key in kv (NULL when absent). */
 const char *topo_admission_kv_get(const topo_kv *kv, size_t n, const char *key);

@@ -36,6 +36,8 @@ int topo_jsonpatch_replace_string(topo_jsonpatch *patch, const char *path,
 int topo_jsonpatch_test_string(topo_jsonpatch *patch, const char *path,
                                const char *value) TOPO_MUST_CHECK;
 int topo_jsonpatch_remove(topo_jsonpatch *patch, const char *path) TOPO_MUST_CHECK;
+/* add of any value; steals it (also on errors). */
+int topo_jsonpatch_add_new(topo_jsonpatch *patch, const char *path, json_t *value) TOPO_MUST_CHECK;
 /* add of a whole string map {k: v, ...} */
 int topo_jsonpatch_add_map(topo_jsonpatch *patch, const char *path, const topo_kv *kv,
                            size_t n) TOPO_MUST_CHECK;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_internal.h"
 #include "topo/cfgreader.h"
 #include "topo/codec.h"
 #include "topo/decode.h"
@@ -33,6 +34,7 @@ struct topo_admission_config {
     topo_resource *caps_ns, *caps_all; /* maxUnclaimed; NULL: the defaults */
     size_t ncaps_ns, ncaps_all;
     int replace_fail_fast; /* nodeReplacement.failFast */
+    adm_packing_config packing;
 };
 
 static int oom(const topo_cfg *c)
@@ -340,7 +342,7 @@ static int parse_root(const topo_cfg *c, topo_admission_config *cfg, const json_
                                        "namespacePolicyLabel", "reservationTTL",
                                        "ungateInterval", "unclaimedTTL",
                                        "maxUnclaimed",   "nodeReplacement",
-                                       NULL};
+                                       "packing",        NULL};
     int set, error;
 
     if (!json_is_object(root))
@@ -356,9 +358,10 @@ static int parse_root(const topo_cfg *c, topo_admission_config *cfg, const json_
                                    TOPO_ADMISSION_UNGATE_INTERVAL_MAX_MS)) < 0 ||
         (error = parse_ttl(c, &cfg->unclaimed_ttl_s, root, "unclaimedTTL")) < 0 ||
         (error = parse_unclaimed(c, cfg, root)) < 0 ||
-        (error = parse_node_replacement(c, cfg, root)) < 0)
+        (error = parse_node_replacement(c, cfg, root)) < 0 ||
+        (error = parse_topologies(c, cfg, root)) < 0)
         return error;
-    return parse_topologies(c, cfg, root);
+    return adm_config_packing_parse(c, &cfg->packing, root, cfg->topologies, cfg->ntopologies);
 }
 
 int topo_admission_config_parse(topo_admission_config **out, const char *text, size_t len,
@@ -510,4 +513,14 @@ const topo_resource *topo_admission_config_unclaimed_caps(const topo_admission_c
 int topo_admission_config_replace_fail_fast(const topo_admission_config *cfg)
 {
     return cfg->replace_fail_fast;
+}
+
+const topo_admission_packing *topo_admission_config_packing(const topo_admission_config *cfg)
+{
+    return cfg->packing.enabled ? &cfg->packing.settings : NULL;
+}
+
+const char *topo_admission_config_packing_note(const topo_admission_config *cfg)
+{
+    return cfg->packing.enabled ? cfg->packing.note : NULL;
 }

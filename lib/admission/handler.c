@@ -52,6 +52,7 @@ static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unpl
 {
     topo_admission_request req;
     topo_err err = TOPO_ERR_INIT;
+    json_t *root = NULL;
     answer a;
     int ret = TOPO_ENOMEM;
 
@@ -65,7 +66,9 @@ static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unpl
     topo_pool *pool = topo_pool_create();
     if (pool == NULL)
         return TOPO_ENOMEM;
-    int rc = topo_admission_decode(&req, body, len, pool, &err);
+    /* Packing reads more of a pod that passes than the review keeps: the
+     * parsed body then stays (off, nothing more is kept or read). */
+    int rc = adm_decode_body(&req, ctx->packing != NULL ? &root : NULL, body, len, pool, &err);
     if (rc == TOPO_ENOMEM)
         goto done;
     if (req.uid == NULL) {
@@ -101,6 +104,11 @@ static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unpl
         }
     } else {
         atomic_fetch_add(&ctx->passed, 1);
+        if (ctx->packing != NULL &&
+            topo_admission_classify(&req) == TOPO_ADMISSION_PASS_NO_TOPOLOGY &&
+            adm_pack(ctx, &a, &req, json_object_get(json_object_get(root, "request"), "object"),
+                     pool) < 0)
+            goto done;
     }
     topo_err_clear(&err);
     if (topo_admission_encode(out_body, out_len, &a.resp, &err) < 0)
@@ -109,6 +117,7 @@ static int handle(topo_admission_ctx *ctx, int64_t deadline_ns, const char *unpl
     ret = 0;
 done:
     topo_jsonpatch_free(a.patch);
+    json_decref(root);
     topo_pool_free(pool);
     return ret;
 }

@@ -96,6 +96,11 @@ static int copy_topology(topology *dst, const topo_admission_topology *src, topo
                             i, TOPO_MAX_LEVELS);
     if (src->live == NULL)
         return topo_err_set(err, TOPO_EINVALID, "admission: topologies[%zu]: no live snapshot", i);
+    if (src->npacking_levels >= src->nlevels)
+        return topo_err_set(err, TOPO_EINVALID,
+                            "admission: topologies[%zu].npacking_levels: below its %zu levels "
+                            "(packing never keeps its lowest level whole)",
+                            i, src->nlevels);
     dst->t = *src;
     topo_kv *kv = topo_pool_calloc(pool, src->nnode_labels + 1, sizeof(*kv));
     if ((dst->t.name = topo_pool_strdup(pool, src->name)) == NULL || kv == NULL ||
@@ -205,7 +210,8 @@ int topo_admission_ctx_create(topo_admission_ctx **out, const topo_admission_opt
     c->clock = opts->clock;
     c->clock_payload = opts->clock_payload;
     c->replace_fail_fast = opts->replace_fail_fast != 0;
-    if ((rc = adm_seal_keys_init(c, opts->record_keys, err)) < 0) {
+    if ((rc = adm_pack_init(c, opts, err)) < 0 ||
+        (rc = adm_seal_keys_init(c, opts->record_keys, err)) < 0) {
         topo_admission_ctx_free(c);
         return rc;
     }
@@ -240,6 +246,9 @@ void topo_admission_get_stats(topo_admission_ctx *ctx, topo_admission_stats *out
     out->events_dropped = atomic_load(&ctx->events_dropped);
     out->failing = atomic_load(&ctx->failing);
     out->last_tick = atomic_load(&ctx->last_tick);
+    out->packed = atomic_load(&ctx->packed);
+    for (size_t i = 0; i < TOPO_ADMISSION_PACK_REASONS; i++)
+        out->pack_passed[i] = atomic_load(&ctx->pack_passed[i]);
     pthread_mutex_lock(&ctx->mu);
     out->reservations = ctx->reservations;
     pthread_mutex_unlock(&ctx->mu);

@@ -14,6 +14,7 @@
  *                       replacement, answers and patches, seals: one layer
  *                       (reserve and replace, answer and seal call each other)
  *   handler_place.c     a PodSet placed, a pod group placed
+ *   handler_pack.c      a pod without a topology request steered (packing)
  *   handler_tick.c      topo_admission_tick: the periodic work
  *   handler_ctx.c       the context: create/free, stats, readiness
  *   handler.c, handler_stranded.c
@@ -129,6 +130,10 @@ int adm_group_specs(topo_podset_spec **out, const topo_group_view *v, topo_pool 
  * carries Kueue's message; TOPO_ENOMEM. */
 int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
                     topo_pool *pool, topo_err *err) TOPO_MUST_CHECK;
+/* Its part that the pod alone gives: count pods with its requests,
+ * nodeSelector, tolerations and node affinity, no topology request (a
+ * pod packed is steered as a one-pod PodSet of it). */
+void adm_pod_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count);
 
 /* Without a cache change, the reserved capacity is re-read at least this
  * often (expiry is the only change that needs no write). */
@@ -220,6 +225,18 @@ struct topo_admission_ctx {
      * damaged file): how many in a row, and when the last one failed. */
     _Atomic uint32_t failing;
     _Atomic int64_t last_failure;
+    /* Packing pods without topology requests (handler_pack.c): NULL off;
+     * copied into pool. pin_keys: the node label keys whose mention in a
+     * pod's nodeSelector or required affinity pins it (the hostname and
+     * every level at or below a taking-part topology's packing level). */
+    const topo_admission_packing *packing;
+    const char *const *pin_keys;
+    size_t npin_keys;
+    topo_admission_ns_packing_fn ns_packing_off;
+    void *ns_packing_payload;
+    topo_admission_ready_fn packing_ready;
+    void *packing_ready_payload;
+    _Atomic uint64_t packed, pack_passed[TOPO_ADMISSION_PACK_REASONS];
 };
 
 typedef enum mode { MODE_ADMIT, MODE_UNGATE } mode;
@@ -504,6 +521,19 @@ int adm_repair(topo_admission_ctx *ctx, mode m, placement *p, topo_cache_reserva
                const topo_podset_spec *ps, const topo_admission_request *req,
                const char *gate_key, int64_t now, const char **why, topo_pool *pool,
                topo_err *err);
+
+/* --- handler_pack.c ------------------------------------------------------ */
+
+/* A pod CREATE without a topology request (TOPO_ADMISSION_PASS_NO_TOPOLOGY)
+ * while packing is on: steered into the domains in use that fit it, or
+ * passed unchanged; counted when it requests a packed resource. obj is the
+ * Pod object of the review (its spec is read here, nothing before). 0 (the
+ * answer in a), TOPO_ENOMEM. Any thread: no lock, nothing stored. */
+int adm_pack(topo_admission_ctx *ctx, answer *a, topo_admission_request *req, const json_t *obj,
+             topo_pool *pool);
+
+/* Copies the packing options into ctx (handler_ctx.c at create). */
+int adm_pack_init(topo_admission_ctx *ctx, const topo_admission_opts *o, topo_err *err);
 
 /* --- handler_place.c ----------------------------------------------------- */
 

@@ -151,21 +151,13 @@ int adm_podset_identify(topo_podset_id *id, const topo_admission_pod *pod, const
     return 0;
 }
 
-/* The PodSet's request: Kueue's annotations as lib/kueue reads and
- * validates them for every path (topoassign, the ungater, the case loader),
- * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
-int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
-                    topo_pool *pool, topo_err *err)
+void adm_pod_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count)
 {
     memset(ps, 0, sizeof(*ps));
     ps->name = "main";
     ps->count = count;
     ps->requests = pod->requests;
     ps->nrequests = pod->nrequests;
-    int rc = topo_kueue_podset_request(ps, pod->annotations, pod->nannotations, "metadata", pool,
-                                       err);
-    if (rc < 0)
-        return rc;
     ps->node_selector = pod->node_selector;
     ps->nnode_selector = pod->nnode_selector;
     /* Kueue TAS filters nodes by taints and required node affinity too (and
@@ -177,6 +169,15 @@ int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t
     ps->nrequired_terms = pod->nrequired_terms;
     ps->preferred_terms = pod->preferred_terms;
     ps->npreferred_terms = pod->npreferred_terms;
-    return 0;
 }
 
+/* The PodSet's request: Kueue's annotations as lib/kueue reads and
+ * validates them for every path (topoassign, the ungater, the case loader),
+ * and the pod's own shape. TOPO_EINVALID carries Kueue's message. */
+int adm_podset_spec(topo_podset_spec *ps, const topo_admission_pod *pod, int32_t count,
+                    topo_pool *pool, topo_err *err)
+{
+    adm_pod_spec(ps, pod, count);
+    return topo_kueue_podset_request(ps, pod->annotations, pod->nannotations, "metadata", pool,
+                                     err);
+}

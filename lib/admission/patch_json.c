@@ -120,6 +120,11 @@ int topo_jsonpatch_remove(topo_jsonpatch *patch, const char *path)
     return push_new(patch, "remove", path, NULL);
 }
 
+int topo_jsonpatch_add_new(topo_jsonpatch *patch, const char *path, json_t *value)
+{
+    return value == NULL ? TOPO_ENOMEM : push_new(patch, "add", path, value);
+}
+
 int topo_jsonpatch_add_map(topo_jsonpatch *patch, const char *path, const topo_kv *kv, size_t n)
 {
     json_t *m = json_object();

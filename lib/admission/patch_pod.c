@@ -148,3 +148,79 @@ fail:
     topo_jsonpatch_truncate(patch, before); /* leave the patch as it was */
     return topo_err_set(err, rc, "the gate's release: %s", topo_strerror(rc));
 }
+
+/* {"key": k, "operator": op, "values": [...]}, NULL when not UTF-8 or out
+ * of memory. */
+static json_t *expr_json(const topo_match_expr *e)
+{
+    json_t *values = json_array();
+    for (size_t i = 0; values != NULL && i < e->nvalues; i++)
+        if (json_array_append_new(values, json_string(e->values[i])) != 0) {
+            json_decref(values);
+            values = NULL;
+        }
+    return values == NULL ? NULL
+                          : json_pack("{s:s, s:s, s:o}", "key", e->key, "operator", e->op,
+                                      "values", values);
+}
+
+static json_t *preferred_json(const topo_preferred_term *t)
+{
+    json_t *exprs = json_array();
+    for (size_t i = 0; exprs != NULL && i < t->term.nexprs; i++)
+        if (json_array_append_new(exprs, expr_json(&t->term.exprs[i])) != 0) {
+            json_decref(exprs);
+            exprs = NULL;
+        }
+    return exprs == NULL ? NULL
+                         : json_pack("{s:I, s:{s:o}}", "weight", (json_int_t)t->weight,
+                                     "preference", "matchExpressions", exprs);
+}
+
+#define PREFERRED_KEY "preferredDuringSchedulingIgnoredDuringExecution"
+
+int topo_admission_patch_preferred(topo_jsonpatch *patch, const topo_admission_pod *pod,
+                                   const topo_preferred_term *terms, size_t n, topo_err *err)
+{
+    size_t before = topo_jsonpatch_count(patch);
+    json_t *list = NULL;
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    if (pod->affinity_parents >= 3) { /* the pod's own list: append */
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            json_t *t = preferred_json(&terms[i]);
+            rc = t == NULL ? TOPO_EINVALID
+                           : topo_jsonpatch_add_new(
+                                 patch, "/spec/affinity/nodeAffinity/" PREFERRED_KEY "/-", t);
+        }
+        goto done;
+    }
+    if ((list = json_array()) == NULL) {
+        rc = TOPO_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (json_array_append_new(list, preferred_json(&terms[i])) != 0) {
+            json_decref(list);
+            rc = TOPO_EINVALID;
+            goto done;
+        }
+    /* The first parent missing, with everything below it. */
+    if (pod->affinity_parents == 2)
+        rc = topo_jsonpatch_add_new(patch, "/spec/affinity/nodeAffinity/" PREFERRED_KEY, list);
+    else if (pod->affinity_parents == 1)
+        rc = topo_jsonpatch_add_new(patch, "/spec/affinity/nodeAffinity",
+                                    json_pack("{s:o}", PREFERRED_KEY, list));
+    else
+        rc = topo_jsonpatch_add_new(patch, "/spec/affinity",
+                                    json_pack("{s:{s:o}}", "nodeAffinity", PREFERRED_KEY, list));
+done:
+    if (rc == 0)
+        return 0;
+    topo_jsonpatch_truncate(patch, before); /* leave the patch as it was */
+    return topo_err_set(err, rc, "spec.affinity.nodeAffinity.%s: %s", PREFERRED_KEY,
+                        rc == TOPO_EINVALID ? "invalid (non-UTF-8) key or value"
+                                            : "out of memory");
+}

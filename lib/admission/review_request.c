@@ -139,25 +139,31 @@ static int decode_gates(topo_admission_pod *pod, const json_t *spec, topo_pool *
     return 0;
 }
 
-/* The effective requests, spec.tolerations and spec.affinity.nodeAffinity
- * (what the engine places by besides nodeSelector). Read for topology pods
- * only: a pod the webhook passes through costs no more than its metadata,
- * and is never refused over fields the webhook does not use (DaemonSet pods
- * carry matchFields terms, which the engine cannot honour). */
-static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
-                                  topo_err *err)
+int adm_decode_requests(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
+                        topo_err *err)
 {
-    const json_t *m = NULL;
-    topo_toleration *tol = NULL;
     topo_resource *res = NULL;
-    topo_node_affinity na;
     size_t n = 0;
-    int rc;
-
-    if ((rc = topo_pod_requests(&res, &n, spec, P_OBJ ".spec", pool, err)) < 0)
+    int rc = topo_pod_requests(&res, &n, spec, P_OBJ ".spec", pool, err);
+    if (rc < 0)
         return rc;
     pod->requests = res;
     pod->nrequests = n;
+    return 0;
+}
+
+/* spec.tolerations and spec.affinity.nodeAffinity (what the engine places
+ * by besides nodeSelector and the requests), and how much of the path to
+ * the preferred terms the pod has (a patch appending to them adds the
+ * rest). */
+static int decode_node_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
+                             topo_err *err)
+{
+    const json_t *m = NULL;
+    topo_toleration *tol = NULL;
+    topo_node_affinity na;
+    size_t n = 0;
+    int rc;
 
     if ((rc = topo_decode_member(&m, spec, "tolerations", P_OBJ ".spec", JSON_ARRAY, 0, err)) < 0 ||
         (rc = topo_decode_tolerations(&tol, &n, m, P_OBJ ".spec.tolerations", pool, err)) < 0)
@@ -171,6 +177,13 @@ static int decode_placement_terms(topo_admission_pod *pod, const json_t *spec, t
     pod->nrequired_terms = na.nrequired_terms;
     pod->preferred_terms = na.preferred_terms;
     pod->npreferred_terms = na.npreferred_terms;
+    const json_t *node = json_object_get(m, "nodeAffinity");
+    pod->affinity_parents =
+        m == NULL                          ? 0
+        : !json_is_object(node)            ? 1
+        : !json_is_array(json_object_get(node, "preferredDuringSchedulingIgnoredDuringExecution"))
+            ? 2
+            : 3;
     return 0;
 }
 
@@ -214,9 +227,16 @@ static int terms_within(const json_t *terms, int preferred, const char *path, to
     return 0;
 }
 
+int adm_decode_node_terms(topo_admission_pod *pod, const json_t *spec, topo_pool *pool,
+                          topo_err *err)
+{
+    int rc = adm_pod_within_limits(spec, err);
+    return rc < 0 ? rc : decode_node_terms(pod, spec, pool, err);
+}
+
 /* What a topology pod may carry (limits.h): checked before it is decoded,
  * so that the placement's work stays bounded. */
-static int pod_within_limits(const json_t *spec, topo_err *err)
+int adm_pod_within_limits(const json_t *spec, topo_err *err)
 {
     const json_t *na = json_object_get(json_object_get(spec, "affinity"), "nodeAffinity");
     int rc;
@@ -353,10 +373,18 @@ int adm_gvk_is_pod(const topo_admission_gvk *k)
 int topo_admission_decode(topo_admission_request *out, const char *body, size_t len,
                           topo_pool *pool, topo_err *err)
 {
+    return adm_decode_body(out, NULL, body, len, pool, err);
+}
+
+int adm_decode_body(topo_admission_request *out, json_t **root_out, const char *body,
+                    size_t len, topo_pool *pool, topo_err *err)
+{
     json_t *root = NULL;
     int rc;
 
     memset(out, 0, sizeof(*out));
+    if (root_out != NULL)
+        *root_out = NULL;
     if (len > TOPO_MAX_ADMISSION_BODY)
         return topo_err_set(err, TOPO_ELIMIT, "body: %zu bytes, more than the limit of %u", len,
                             TOPO_MAX_ADMISSION_BODY);
@@ -365,7 +393,10 @@ int topo_admission_decode(topo_admission_request *out, const char *body, size_t 
     if ((rc = topo_codec_json_parse(&root, body, len, "body", err)) < 0)
         return rc;
     rc = topo_admission_decode_json(out, root, pool, err);
-    json_decref(root);
+    if (root_out != NULL)
+        *root_out = root;
+    else
+        json_decref(root);
     return rc;
 }
 
@@ -431,9 +462,16 @@ int topo_admission_decode_json(topo_admission_request *out, const json_t *root, 
         if ((rc = decode_pod(&out->pod, obj, pool, err)) < 0)
             goto cleanup;
         out->has_pod = 1;
+        /* The requests, tolerations and node affinity are read for
+         * topology pods only: a pod the webhook passes through costs no
+         * more than its metadata, and is never refused over fields the
+         * webhook does not use (DaemonSet pods carry matchFields terms,
+         * which the engine cannot honour). Packing reads them itself. */
+        const json_t *spec = json_object_get(obj, "spec");
         if (topo_admission_classify(out) == TOPO_ADMISSION_TOPOLOGY_POD &&
-            ((rc = pod_within_limits(json_object_get(obj, "spec"), err)) < 0 ||
-             (rc = decode_placement_terms(&out->pod, json_object_get(obj, "spec"), pool, err)) < 0 ||
+            ((rc = adm_pod_within_limits(spec, err)) < 0 ||
+             (rc = adm_decode_requests(&out->pod, spec, pool, err)) < 0 ||
+             (rc = decode_node_terms(&out->pod, spec, pool, err)) < 0 ||
              (rc = decode_shape(&out->pod, obj, pool, err)) < 0))
             goto cleanup;
     }

@@ -153,6 +153,61 @@ static int expected_fragment(char *buf, size_t size, const char *path)
     return 0;
 }
 
+/* packing: defaults (nvidia.com/gpu, the level above the hostname), a
+ * one-level topology out with a note; packing.level picks the topologies
+ * that have it; off without the key, with enabled false and with --levels. */
+static void test_config__packing(void **state)
+{
+    (void)state;
+    topo_admission_config *cfg = load_good("good-packing.yaml");
+    const topo_admission_packing *pk = topo_admission_config_packing(cfg);
+    assert_non_null(pk);
+    assert_int_equal(pk->nresources, 1);
+    assert_string_equal(pk->resources[0], "nvidia.com/gpu");
+    assert_int_equal(pk->mode, TOPO_ADMISSION_PACKING_REQUIRED);
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 2); /* rack */
+    assert_int_equal(topo_admission_config_topology(cfg, 1)->npacking_levels, 0);
+    assert_non_null(topo_admission_config_packing_note(cfg));
+    assert_non_null(strstr(topo_admission_config_packing_note(cfg),
+                           "topology cpu has one level (kubernetes.io/hostname)"));
+    topo_admission_config_free(cfg);
+
+    cfg = load_good("good-packing-level.yaml");
+    pk = topo_admission_config_packing(cfg);
+    assert_non_null(pk);
+    assert_int_equal(pk->mode, TOPO_ADMISSION_PACKING_PREFERRED);
+    assert_int_equal(pk->nresources, 2);
+    assert_string_equal(pk->resources[1], "example.com/accel");
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 1); /* block */
+    assert_int_equal(topo_admission_config_topology(cfg, 1)->npacking_levels, 1);
+    assert_int_equal(topo_admission_config_topology(cfg, 2)->npacking_levels, 0);
+    assert_non_null(strstr(topo_admission_config_packing_note(cfg),
+                           "topology racks has no level topology.topo.io/block"));
+    topo_admission_config_free(cfg);
+
+    /* off: no key; enabled false (still read); --levels */
+    static const char off[] = "topologies:\n"
+                              "- name: a\n"
+                              "  levels: [topology.topo.io/rack, kubernetes.io/hostname]\n"
+                              "packing: {enabled: false, mode: required}\n";
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(topo_admission_config_parse(&cfg, off, sizeof off - 1, "off.yaml", &err), 0);
+    assert_null(topo_admission_config_packing(cfg));
+    assert_null(topo_admission_config_packing_note(cfg));
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);
+    topo_admission_config_free(cfg);
+    cfg = load_good("good-minimal.yaml");
+    assert_null(topo_admission_config_packing(cfg));
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);
+    topo_admission_config_free(cfg);
+    assert_int_equal(topo_admission_config_from_levels(
+                         &cfg, "topology.topo.io/rack,kubernetes.io/hostname", &err),
+                     0);
+    assert_null(topo_admission_config_packing(cfg));
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);
+    topo_admission_config_free(cfg);
+}
+
 static void test_config__bad_fixtures(void **state)
 {
     (void)state;
@@ -184,7 +239,7 @@ static void test_config__bad_fixtures(void **state)
     }
     closedir(d);
     /* The directory holds one malformed case per rule; losing them must fail. */
-    assert_true(checked >= 25);
+    assert_true(checked >= 45);
 }
 
 /* Positions are recorded in the err, not just in the text. */
@@ -290,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_config__good_full),
         cmocka_unit_test(test_config__good_defaults),
         cmocka_unit_test(test_config__bad_fixtures),
+        cmocka_unit_test(test_config__packing),
         cmocka_unit_test(test_config__error_position),
         cmocka_unit_test(test_config__limits),
         cmocka_unit_test(test_config__from_levels),

@@ -120,15 +120,15 @@ static int make_fx_conf(fx *f, const fx_conf *c)
             fill_live(f, &f->live2, &s2, c->taint, &err) < 0)
             goto fail;
         t[0] = (topo_admission_topology){"spine-topo", spine_levels, 2, spine_b, 1, c->policy,
-                                         f->live};
+                                         f->live, 0};
         t[1] = (topo_admission_topology){"rack-topo", rack_levels, 3, NULL, 0, c->policy,
-                                         f->live2};
+                                         f->live2, 0};
         nt = 2;
     } else {
         topo_snapshot_opts so = {"default", levels, 5, NULL, 0};
         if (fill_live(f, &f->live, &so, c->taint, &err) < 0)
             goto fail;
-        t[0] = (topo_admission_topology){"default", levels, 5, NULL, 0, c->policy, f->live};
+        t[0] = (topo_admission_topology){"default", levels, 5, NULL, 0, c->policy, f->live, 0};
     }
     topo_admission_opts ao = {0};
     ao.topologies = t;
@@ -1145,7 +1145,7 @@ static void test_namespace_policy(void **state)
     int calls = 0;
     topo_err err = TOPO_ERR_INIT;
     topo_admission_topology t = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                 f.live};
+                                 f.live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;

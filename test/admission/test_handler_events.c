@@ -96,7 +96,7 @@ static int setup(void **state)
     must(topo_cache_open(&f->cache, ":memory:", NULL, &err), &err);
     create_reservation(f);
     topo_admission_topology t = {"default", levels, 1, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                 f->live};
+                                 f->live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;

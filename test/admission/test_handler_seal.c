@@ -70,7 +70,7 @@ static void fx_open(fx *f, int keys)
         assert_int_equal(topo_live_upsert_node(f->live, topo_inventory_node(f->inv, i), &err), 0);
     assert_int_equal(topo_live_commit(f->live, &err), 0);
     topo_admission_topology t = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                 f->live};
+                                 f->live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;

@@ -123,7 +123,7 @@ static json_t *webhook_answer(table *t, json_t *pod, json_t **root, json_t **pat
     topo_cache *cache = NULL;
     topo_admission_ctx *ctx = NULL;
     topo_admission_topology topo = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                    t->live};
+                                    t->live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &topo;
     ao.ntopologies = 1;

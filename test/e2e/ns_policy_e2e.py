@@ -9,7 +9,12 @@ warning per namespace and value), a watch ended by compaction (in-stream 410:
 relist), and changes made while the watch could not reconnect (seen through
 the relist, which replaces the whole view).
 
-usage: ns_policy_e2e.py --driver BIN [--keep]
+--packing: the view also keeps packing's opt-outs (topology.topo.io/packing:
+"false") and watches every namespace (no label selector): namespaces with
+either label, either alone, values other than "false", changes, deletion,
+and a relist that drops what changed while the watch was down.
+
+usage: ns_policy_e2e.py --driver BIN [--packing] [--keep]
 """
 
 import argparse
@@ -21,6 +26,7 @@ from harness.fakeapi import FakeApiEnv, expect_relist
 from harness.linedriver import LineDriver
 
 LABEL = "topology.topo.io/no-fit-policy"
+PACKING = "topology.topo.io/packing"
 NAMESPACES = ("team-a", "team-b", "team-c", "team-d", "team-e", "team-f")
 
 
@@ -66,9 +72,23 @@ class Env(FakeApiEnv):
 
     # ------------------------------------------------------------ the driver
 
-    def start_driver(self):
+    def set_labels(self, name, labels):
+        """Merge-patches the namespace's labels (a value None removes one)."""
+        status, out = self.request("PATCH", f"/api/v1/namespaces/{name}",
+                                   {"metadata": {"labels": labels}},
+                                   ctype="application/merge-patch+json")
+        expect(status == 200, f"label namespace {name}: {status} {out}")
+
+    def start_driver(self, packing=False):
         self.driver = LineDriver([self.driver_bin, "--kubeconfig", self.kubeconfig,
-                                  "--label", LABEL])
+                                  "--label", LABEL, *(["--packing"] if packing else [])])
+
+    def wait_packing(self, policies, off, what):
+        """Polls until the lookups equal policies and the opt-outs off (a set)."""
+        want_off = {n: n in off for n in NAMESPACES}
+        return self.driver.wait_for(
+            NAMESPACES, lambda g: g["synced"] and g["policies"] == policies
+            and g["packing_off"] == want_off, what)
 
     def ask(self, names=NAMESPACES):
         return self.driver.ask(names)
@@ -170,14 +190,51 @@ def run(env):
     env.driver.quit()
 
 
+def run_packing(env):
+    none = {n: None for n in NAMESPACES}
+    env.create_ns("team-a", "deny")
+    env.set_labels("team-a", {PACKING: "false"})
+    env.create_ns("team-b")
+    env.set_labels("team-b", {PACKING: "false"})
+    env.create_ns("team-c")
+    env.set_labels("team-c", {PACKING: "False"})  # not "false": stays in
+    env.create_ns("team-d", "gate")
+    env.start_driver(packing=True)
+    policies = dict(none, **{"team-a": "deny", "team-d": "gate"})
+    env.wait_packing(policies, {"team-a", "team-b"}, "first list")
+    # No label selector: every namespace travels.
+    env.set_labels("team-b", {PACKING: "true"})
+    env.set_labels("team-c", {PACKING: "false"})
+    env.set_labels("team-a", {LABEL: None})        # still opted out of packing
+    env.set_labels("team-d", {PACKING: "false"})   # both labels
+    env.create_ns("team-e")
+    env.set_labels("team-e", {PACKING: "false"})
+    policies = dict(none, **{"team-d": "gate"})
+    env.wait_packing(policies, {"team-a", "team-c", "team-d", "team-e"}, "label changes")
+    env.delete_ns("team-e")
+    env.wait_packing(policies, {"team-a", "team-c", "team-d"}, "namespace deleted")
+    # Changes while the watch is down, compacted away: the relist drops them.
+    env.admin("fault", {"kind": "status", "code": 500, "count": 100000, "watch": True,
+                        "path": "/api/v1/namespaces"})
+    env.admin("watches/close", {"mode": "close"})
+    env.set_labels("team-a", {PACKING: None})
+    env.set_labels("team-d", {LABEL: None})
+    env.admin("compact", {})
+    env.admin("faults/clear", {})
+    policies = dict(none)
+    env.wait_packing(policies, {"team-c", "team-d"}, "relist after the watch came back")
+    env.driver.quit()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--driver", required=True)
+    ap.add_argument("--packing", action="store_true")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     env = Env(args.driver, args.keep)
     try:
-        run(env)
+        run_packing(env) if args.packing else run(env)
     except Failure as e:
         print(f"FAIL: {e}")
         return 1

@@ -7,7 +7,9 @@
  * "quota-*" (issue 9), so those paths run too; every fifth input arrives
  * past its deadline; record keys, so that seals made for the seeds verify
  * (issue 27: sealed and forged annotations); nodes that fail and recover
- * between inputs (issue 28: failed-node replacement). Seeds:
+ * between inputs (issue 28: failed-node replacement); every other input goes
+ * to a second handler with packing on (issue 32: pods without topology
+ * requests steered, namespaces "opted-*" opted out). Seeds:
  * fixtures/admission/<case>/request.json and
  * fixtures/fuzz/handler (fixtures/fuzz/README.md). */
 #define _POSIX_C_SOURCE 200809L
@@ -26,7 +28,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const levels[] = {"topology.topo.io/rack", "kubernetes.io/hostname"};
 
-static topo_admission_ctx *ctx;
+static topo_admission_ctx *ctx, *ctx_pack;
+
+static int opted_out(void *payload, const char *ns)
+{
+    (void)payload;
+    return strncmp(ns, "opted-", 6) == 0;
+}
 
 /* 8 GPUs and 4 pods of room in "quota-*" namespaces; no quota elsewhere. */
 static int quota(void *payload, const char *ns, topo_pool *pool,
@@ -66,7 +74,7 @@ static void node_state(int i, int state)
 
 static void setup(void)
 {
-    static topo_cache *cache;
+    static topo_cache *cache, *cache_pack;
     topo_err err = TOPO_ERR_INIT;
     topo_snapshot_opts so = {"default", levels, 2, NULL, 0};
     if (topo_live_create(&live, &so, &err) != 0 ||
@@ -76,7 +84,7 @@ static void setup(void)
         node_state(i, 0);
     if (topo_live_commit(live, &err) != 0)
         abort();
-    topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, live};
+    topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, live, 0};
     topo_admission_opts o = {0};
     o.topologies = &t;
     o.ntopologies = 1;
@@ -95,6 +103,17 @@ static void setup(void)
         abort();
     o.record_keys = &keys;
     if (topo_admission_ctx_create(&ctx, &o, &err) != 0)
+        abort();
+    /* the same with packing at the rack level, its own reservations */
+    static const char *const gpu[] = {"nvidia.com/gpu", "example.com/accel"};
+    topo_admission_packing pk = {gpu, 2, TOPO_ADMISSION_PACKING_PREFERRED};
+    t.npacking_levels = 1;
+    o.packing = &pk;
+    o.ns_packing_off = opted_out;
+    if (topo_cache_open(&cache_pack, ":memory:", NULL, &err) != 0)
+        abort();
+    o.cache = cache_pack;
+    if (topo_admission_ctx_create(&ctx_pack, &o, &err) != 0)
         abort();
 }
 
@@ -119,8 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec; /* passed on arrival */
     }
-    if (topo_admission_handle_until(ctx, deadline, (const char *)data, size, &out, &len,
-                                    &status) == 0 &&
+    if (topo_admission_handle_until(size % 2 ? ctx_pack : ctx, deadline, (const char *)data,
+                                    size, &out, &len, &status) == 0 &&
         (out == NULL || status < 200 || status > 599))
         abort(); /* an answer always has a body and an HTTP status */
     free(out);

@@ -454,7 +454,7 @@ static void make_hfx(hfx *h, const group *g)
     if (topo_live_commit(h->live, &err) < 0)
         fail_msg("fixture: %s", err.text);
     topo_admission_topology t = {"default", levels, 5, NULL, 0, TOPO_ADMISSION_POLICY_DENY,
-                                 h->live};
+                                 h->live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;

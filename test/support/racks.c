@@ -85,7 +85,7 @@ void racks_open(racks_fx *f, int fail_fast)
     for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
         racks_node(f, hosts[i], 1, 0, NULL, 0);
     topo_admission_topology t = {"default", levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE,
-                                 f->live};
+                                 f->live, 0};
     topo_admission_opts ao = {0};
     ao.topologies = &t;
     ao.ntopologies = 1;
