@@ -47,6 +47,13 @@ static int parse_resources(const topo_cfg *c, adm_packing_config *out, const jso
         if (!topo_label_key_valid(names[i], why, sizeof(why)))
             return topo_cfg_fail(c, json_array_get(arr, i), arr,
                                  "%s: \"%s\" is not a resource name: %s", pi, names[i], why);
+        /* A pod takes one pod slot, it does not request "pods": no pod
+         * would ever be a candidate, and the rule's shape counts the slot
+         * itself. */
+        if (strcmp(names[i], "pods") == 0)
+            return topo_cfg_fail(c, json_array_get(arr, i), arr,
+                                 "%s: pods is the node's pod count, not a resource a pod requests",
+                                 pi);
         for (size_t j = 0; j < i; j++)
             if (strcmp(names[j], names[i]) == 0)
                 return topo_cfg_fail(c, json_array_get(arr, i), arr,

@@ -221,6 +221,8 @@ BAD_VALUES = [
      ["--skip-schema-validation", "--set", "webhook.packing.enabled=true",
       "--set-string", "webhook.packing.resources[0]=a'b"],
      "webhook.packing.resources: \"a'b\" is not a resource name"),
+    ("pods as a packed resource", ["--set-json", "webhook.packing.resources=[\"pods\"]"],
+     "webhook.packing.resources.0: Must not validate the schema (not)"),
     ("no packed resource", ["--set-json", "webhook.packing.resources=[]"],
      "webhook.packing.resources: Array must have at least 1 items"),
     ("a packed resource twice", ["--set", "webhook.packing.resources={nvidia.com/gpu,"
@@ -1060,7 +1062,7 @@ def main():
         # OTHER_RELEASES): its webhook must become the placer.
         runs = [r for r in renders
                 if r.name in ("defaults", "sync-sources-values.yaml", "failure-fail-values.yaml",
-                              "platform-values.yaml")]
+                              "platform-values.yaml", "packing-values.yaml")]
         runs += others[:1]
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             done = [pool.submit(run_daemons, r, args, os.path.join(work, r.name)) for r in runs]
