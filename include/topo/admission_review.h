@@ -29,6 +29,7 @@ typedef struct topo_admission_gvk {
 } topo_admission_gvk;
 
 typedef struct topo_admission_owner {
+    const char *api_version; /* NULL when absent */
     const char *kind;
     const char *name;
     const char *uid;

@@ -54,6 +54,11 @@ static int parse_resources(const topo_cfg *c, adm_packing_config *out, const jso
             return topo_cfg_fail(c, json_array_get(arr, i), arr,
                                  "%s: pods is the node's pod count, not a resource a pod requests",
                                  pi);
+        /* ResourceQuota's names: no container can request them. */
+        if (strncmp(names[i], "requests.", 9) == 0 || strncmp(names[i], "limits.", 7) == 0)
+            return topo_cfg_fail(c, json_array_get(arr, i), arr,
+                                 "%s: %s is a ResourceQuota name; a pod requests %s", pi,
+                                 names[i], strchr(names[i], '.') + 1);
         for (size_t j = 0; j < i; j++)
             if (strcmp(names[j], names[i]) == 0)
                 return topo_cfg_fail(c, json_array_get(arr, i), arr,
@@ -84,7 +89,7 @@ static int note_absent(const topo_cfg *c, adm_packing_config *out,
     }
     if (len == 0)
         return 0;
-    out->note = topo_pool_printf(c->pool, "packing: not in %s", text);
+    out->note = topo_pool_printf(c->pool, "packing: some topologies take no part: %s", text);
     return out->note != NULL ? 0 : oom(c);
 }
 

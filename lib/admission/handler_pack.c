@@ -106,8 +106,20 @@ static int64_t requested(const topo_admission_pod *pod, const char *resource)
     return 0;
 }
 
+/* Whether a and b, of different topologies, are one domain as a term
+ * selects it: the same packing-level label and value (topologies over the
+ * same nodes with other levels above it, or none). */
+static int same_domain(const topo_admission_ctx *ctx, const pack_pick *a, const pack_pick *b)
+{
+    const topo_admission_topology *ta = &ctx->topos[a->topo].t, *tb = &ctx->topos[b->topo].t;
+    size_t la = a->p.nvalues - 1, lb = b->p.nvalues - 1;
+    return a->topo != b->topo && strcmp(ta->levels[la], tb->levels[lb]) == 0 &&
+           strcmp(a->p.values[la], b->p.values[lb]) == 0;
+}
+
 /* Picks of several topologies in one order, by the same rule: their
- * domains ranked again together (each fits: node_free_max is the request). */
+ * domains ranked again together (each fits: node_free_max is the request),
+ * a domain two topologies both propose kept once (its first). */
 static int merge(pack_pick *picks, size_t *n, const topo_admission_ctx *ctx, int64_t request,
                  topo_pool *pool, topo_err *err)
 {
@@ -128,11 +140,17 @@ static int merge(pack_pick *picks, size_t *n, const topo_admission_ctx *ctx, int
         d[i] = (topo_packing_domain){name, picks[i].p.used, picks[i].p.free, request};
         copy[i] = picks[i];
     }
-    if ((rc = topo_packing_rank(order, &m, TOPO_ADMISSION_PACKING_PICKS, d, *n, request, err)) < 0)
+    if ((rc = topo_packing_rank(order, &m, *n, d, *n, request, err)) < 0)
         return rc;
-    for (size_t i = 0; i < m; i++)
-        picks[i] = copy[order[i]];
-    *n = m;
+    size_t kept = 0;
+    for (size_t i = 0; i < m && kept < TOPO_ADMISSION_PACKING_PICKS; i++) {
+        size_t j = 0;
+        while (j < kept && !same_domain(ctx, &picks[j], &copy[order[i]]))
+            j++;
+        if (j == kept)
+            picks[kept++] = copy[order[i]];
+    }
+    *n = kept;
     return 0;
 }
 
@@ -244,10 +262,17 @@ int adm_pack(topo_admission_ctx *ctx, answer *a, topo_admission_request *req, co
     size_t n = 0;
     int rc;
 
-    /* Requests that cannot be read: not the webhook's to judge (the API
-     * server refuses the pod); it passes, uncounted. */
-    if ((rc = adm_decode_requests(&req->pod, spec, pool, &err)) < 0)
-        return rc == TOPO_ENOMEM ? rc : 0;
+    /* Requests that cannot be read (a quantity out of range, negative):
+     * not the webhook's to judge (the API server refuses what is invalid);
+     * the pod passes, counted as unsupported when it names a packed
+     * resource, as the matchConditions that sent it read it. */
+    if ((rc = adm_decode_requests(&req->pod, spec, pool, &err)) < 0) {
+        if (rc == TOPO_ENOMEM)
+            return rc;
+        if (adm_pack_spec_names(spec, pk->resources, pk->nresources))
+            atomic_fetch_add(&ctx->pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], 1);
+        return 0;
+    }
     int r = topo_admission_packing_resource(&req->pod, pk->resources, pk->nresources);
     if (r < 0)
         return 0;

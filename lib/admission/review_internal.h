@@ -49,12 +49,17 @@ int adm_decode_node_terms(topo_admission_pod *pod, const json_t *spec, topo_pool
  * (review_packing.c): the first reason it passes unchanged, in this order
  * (daemonset; not-ready: !ready, the cache or the namespaces not synced;
  * namespace: ns_opted_out; pinned: its
- * nodeSelector or a required term names one of pin_keys, or metadata.name
- * in matchFields; unsupported: its tolerations or node affinity cannot be
+ * nodeSelector names one of pin_keys, or a required term has In on one of
+ * them or on metadata.name in matchFields; unsupported: its tolerations or node affinity cannot be
  * decoded, or exceed the limits), with its node terms decoded into pod;
  * TOPO_ADMISSION_PACK_REASONS when none (a candidate); TOPO_ENOMEM. */
 int adm_pack_classify(topo_admission_pod *pod, const json_t *spec, const char *const *pin_keys,
                       size_t npin_keys, int ready, int ns_opted_out,
                       topo_pool *pool) TOPO_MUST_CHECK;
+
+/* Whether the pod's containers or init containers name one of resources in
+ * their requests or limits (read from the object, whatever the quantity):
+ * what the chart's matchConditions test. */
+int adm_pack_spec_names(const json_t *spec, const char *const *resources, size_t n);
 
 #endif

@@ -18,11 +18,38 @@ int topo_admission_packing_resource(const topo_admission_pod *pod, const char *c
     return -1;
 }
 
+/* apps/v1 DaemonSet, by its group: a kind of that name in another group
+ * (anyone's CRD) is not one, or any tenant could opt its pods out. */
 int topo_admission_pod_is_daemonset(const topo_admission_pod *pod)
 {
-    for (size_t i = 0; i < pod->nowners; i++)
-        if (pod->owners[i].controller && pod->owners[i].kind != NULL &&
-            strcmp(pod->owners[i].kind, "DaemonSet") == 0)
+    for (size_t i = 0; i < pod->nowners; i++) {
+        const topo_admission_owner *o = &pod->owners[i];
+        if (o->controller && o->kind != NULL && strcmp(o->kind, "DaemonSet") == 0 &&
+            o->api_version != NULL && strncmp(o->api_version, "apps/", 5) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a container list names resource in its requests or limits. */
+static int containers_name(const json_t *list, const char *resource)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(list, i, c) {
+        const json_t *res = json_object_get(c, "resources");
+        if (json_object_get(json_object_get(res, "requests"), resource) != NULL ||
+            json_object_get(json_object_get(res, "limits"), resource) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+int adm_pack_spec_names(const json_t *spec, const char *const *resources, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (containers_name(json_object_get(spec, "containers"), resources[i]) ||
+            containers_name(json_object_get(spec, "initContainers"), resources[i]))
             return 1;
     return 0;
 }
@@ -35,15 +62,21 @@ static int is_pin_key(const char *key, const char *const *keys, size_t n)
     return 0;
 }
 
-/* Some requirement of exprs (a matchExpressions or matchFields list) names
- * one of keys (or, fields, metadata.name: the node itself). */
+/* Some requirement of exprs (a matchExpressions or matchFields list) is
+ * `In` on one of keys (or, fields, on metadata.name: the node itself): a
+ * choice made. NotIn, Exists, DoesNotExist, Gt and Lt only rule nodes out
+ * (a notebook avoiding one bad node): the engine honours them, the pod is
+ * packed within what they leave. */
 static int exprs_pin(const json_t *exprs, int fields, const char *const *keys, size_t n)
 {
     size_t i;
     const json_t *e;
     json_array_foreach(exprs, i, e) {
         const char *key = json_string_value(json_object_get(e, "key"));
-        if (key != NULL && (fields ? strcmp(key, "metadata.name") == 0 : is_pin_key(key, keys, n)))
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        if (key == NULL || op == NULL || strcmp(op, "In") != 0)
+            continue;
+        if (fields ? strcmp(key, "metadata.name") == 0 : is_pin_key(key, keys, n))
             return 1;
     }
     return 0;

@@ -95,7 +95,9 @@ static int decode_owners(topo_admission_pod *pod, const json_t *meta, topo_pool 
         if (!json_is_object(ref))
             return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", p,
                                 topo_decode_type_name(ref));
-        if ((rc = topo_decode_string(&owners[i].kind, ref, "kind", p, 1, pool, err)) < 0 ||
+        if ((rc = topo_decode_string(&owners[i].api_version, ref, "apiVersion", p, 0, pool,
+                                     err)) < 0 ||
+            (rc = topo_decode_string(&owners[i].kind, ref, "kind", p, 1, pool, err)) < 0 ||
             (rc = topo_decode_string(&owners[i].name, ref, "name", p, 1, pool, err)) < 0 ||
             (rc = topo_decode_string(&owners[i].uid, ref, "uid", p, 0, pool, err)) < 0 ||
             (rc = topo_decode_bool(&owners[i].controller, ref, "controller", p, 0, err)) < 0)

@@ -507,6 +507,155 @@ static void test_pack__two_topologies(void **state)
     close_fx(&f);
 }
 
+/* What looks like a pin and is not: NotIn and Exists on the hostname or the
+ * packing level only rule nodes out (the pod is packed within what they
+ * leave); a DaemonSet owner outside the apps group is anyone's CRD, not a
+ * DaemonSet. Each is packed. matchFields other than In on metadata.name
+ * cannot be honoured: unsupported. */
+static void test_pack__not_pinned(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *meta;
+    } packed[] = {
+        {"{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+         "{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"" HOST "\", \"operator\": "
+         "\"NotIn\", \"values\": [\"h7\"]}]}]}}}}",
+         NULL},
+        {"{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+         "{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"" RACK "\", \"operator\": "
+         "\"Exists\"}]}]}}}}",
+         NULL},
+        {NULL, "{\"ownerReferences\": [{\"apiVersion\": \"evil.example.com/v1\", \"kind\": "
+               "\"DaemonSet\", \"name\": \"x\", \"uid\": \"x1\", \"controller\": true}]}"},
+    };
+    fx f;
+    open_fx(&f, &(fx_conf){0});
+    for (size_t i = 0; i < sizeof packed / sizeof packed[0]; i++) {
+        json_t *pod = gpu_pod("team-a", "2", packed[i].spec ? from_text(packed[i].spec) : NULL);
+        if (packed[i].meta != NULL) {
+            json_t *meta = from_text(packed[i].meta);
+            assert_int_equal(json_object_update(json_object_get(pod, "metadata"), meta), 0);
+            json_decref(meta);
+        }
+        racks_said s = racks_review(f.ctx, pod, "u", 0);
+        if (s.ops == NULL)
+            fail_msg("case %zu: not packed", i);
+        json_t *out = patched(pod, &s);
+        /* NotIn [h7] leaves b2/r1's other node: still the tightest */
+        assert_term(preferred(out), 0, 100, "b2", "r1");
+        json_decref(out);
+        racks_said_free(&s);
+        json_decref(pod);
+        assert_int_equal(stats(&f).packed, i + 1);
+    }
+    json_t *pod = gpu_pod("team-a", "2",
+                          from_text("{\"affinity\": {\"nodeAffinity\": {\"requiredDuringScheduling"
+                                    "IgnoredDuringExecution\": {\"nodeSelectorTerms\": "
+                                    "[{\"matchFields\": [{\"key\": \"metadata.name\", \"operator\": "
+                                    "\"NotIn\", \"values\": [\"h7\"]}]}]}}}}"));
+    racks_said s = racks_review(f.ctx, pod, "u", 0);
+    assert_null(s.ops);
+    assert_int_equal(stats(&f).pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], 1);
+    assert_int_equal(stats(&f).pack_passed[TOPO_ADMISSION_PACK_PINNED], 0);
+    racks_said_free(&s);
+    json_decref(pod);
+    close_fx(&f);
+}
+
+/* Requests the webhook cannot read (a quantity out of range, a negative
+ * one beside the GPUs): the pod passes unchanged and, as it names a packed
+ * resource, is counted (unsupported), not lost from the metrics. */
+static void test_pack__unreadable_requests_counted(void **state)
+{
+    (void)state;
+    static const char *const gpus[] = {"9999999999999999999", "-1"};
+    fx f;
+    open_fx(&f, &(fx_conf){0});
+    for (size_t i = 0; i < 2; i++) {
+        json_t *pod = gpu_pod("team-a", gpus[i], NULL);
+        racks_said s = racks_review(f.ctx, pod, "u", 0);
+        assert_true(json_is_true(json_object_get(s.resp, "allowed")));
+        assert_null(s.ops);
+        assert_int_equal(stats(&f).pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], i + 1);
+        racks_said_free(&s);
+        json_decref(pod);
+    }
+    /* a cpu quantity out of range beside 2 GPUs */
+    json_t *pod = gpu_pod("team-a", "2", NULL);
+    json_t *req = json_object_get(json_object_get(json_array_get(json_object_get(
+                                      json_object_get(pod, "spec"), "containers"), 0),
+                                                  "resources"),
+                                  "requests");
+    json_object_set_new(req, "cpu", json_string("9999999999999999999999"));
+    racks_said s = racks_review(f.ctx, pod, "u", 0);
+    assert_null(s.ops);
+    assert_int_equal(stats(&f).pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], 3);
+    assert_int_equal(stats(&f).packed, 0);
+    racks_said_free(&s);
+    json_decref(pod);
+    close_fx(&f);
+}
+
+/* Two topologies over the same nodes, one with blocks above the racks and
+ * one with racks alone: each proposes the same racks, and a rack is kept
+ * once (its first), so the four terms name four racks, not two twice. */
+static void test_pack__overlapping_topologies(void **state)
+{
+    (void)state;
+    static const char *const rk[] = {"ra", "rb", "rc", "rd", "re"};
+    static const int64_t used[] = {6, 5, 4, 3, 0};
+    topo_err err = TOPO_ERR_INIT;
+    topo_live *lives[2];
+    topo_cache *cache;
+    topo_admission_ctx *ctx;
+    topo_snapshot_opts so[2] = {{"blocks", levels, 3, NULL, 0}, {"racks", rack_levels, 2, NULL, 0}};
+    assert_int_equal(topo_cache_open(&cache, ":memory:", NULL, &err), 0);
+    for (size_t t = 0; t < 2; t++) {
+        assert_int_equal(topo_live_create(&lives[t], &so[t], &err), 0);
+        for (size_t r = 0; r < 5; r++) {
+            char host[8];
+            snprintf(host, sizeof host, "n%zu", r);
+            node(lives[t], host, "b1", rk[r], "a");
+            if (used[r] > 0) {
+                snprintf(host, sizeof host, "n%zu", r);
+                char uid[8];
+                snprintf(uid, sizeof uid, "p%zu", r);
+                running(lives[t], uid, host, used[r]);
+            }
+        }
+        assert_int_equal(topo_live_commit(lives[t], &err), 0);
+    }
+    topo_admission_topology t[2] = {
+        {"blocks", levels, 3, NULL, 0, TOPO_ADMISSION_POLICY_GATE, lives[0], 2},
+        {"racks", rack_levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, lives[1], 1}};
+    topo_admission_packing pk = {gpu, 1, TOPO_ADMISSION_PACKING_PREFERRED};
+    topo_admission_opts ao = {0};
+    ao.topologies = t;
+    ao.ntopologies = 2;
+    ao.cache = cache;
+    ao.packing = &pk;
+    if (topo_admission_ctx_create(&ctx, &ao, &err) < 0)
+        fail_msg("ctx: %s", err.text);
+    json_t *pod = gpu_pod("team-a", "2", NULL);
+    racks_said s = racks_review(ctx, pod, "u", 0);
+    json_t *out = patched(pod, &s);
+    const json_t *terms = preferred(out);
+    assert_int_equal(json_array_size(terms), 4);
+    /* ties between the two topologies' ra go to "blocks" (by name) */
+    assert_term(terms, 0, 100, "b1", "ra");
+    assert_term(terms, 1, 50, "b1", "rb");
+    assert_term(terms, 2, 25, "b1", "rc");
+    assert_term(terms, 3, 12, "b1", "rd");
+    json_decref(out);
+    racks_said_free(&s);
+    json_decref(pod);
+    topo_admission_ctx_free(ctx);
+    topo_cache_close(cache);
+    topo_live_free(lives[0]);
+    topo_live_free(lives[1]);
+}
+
 /* Packing off (the default): a GPU pod is answered exactly as before,
  * byte for byte, even one whose affinity packing could not read. */
 static void test_pack__off_unchanged(void **state)
@@ -553,6 +702,9 @@ int main(void)
         cmocka_unit_test(test_pack__pass_reasons),
         cmocka_unit_test(test_pack__not_candidates),
         cmocka_unit_test(test_pack__two_topologies),
+        cmocka_unit_test(test_pack__not_pinned),
+        cmocka_unit_test(test_pack__unreadable_requests_counted),
+        cmocka_unit_test(test_pack__overlapping_topologies),
         cmocka_unit_test(test_pack__off_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
