@@ -12,6 +12,7 @@
 
 #include "config_internal.h"
 #include "topo/decode.h"
+#include "topo/kueue_names.h"
 #include "topo/labelsyntax.h"
 
 #define P(buf, path, key) topo_decode_path_key(buf, sizeof(buf), path, key)
@@ -70,6 +71,15 @@ static int parse_resources(const topo_cfg *c, adm_packing_config *out, const jso
     return 0;
 }
 
+/* Packing asks whether the pod fits on one node of a domain: only a
+ * topology whose lowest level is the node itself can say (a lower level of
+ * several nodes is one leaf to the engine, which counts neither single nodes
+ * nor node filters there). */
+static int hostname_lowest(const topo_admission_topology_config *t)
+{
+    return t->nlevels >= 2 && strcmp(t->levels[t->nlevels - 1], TOPO_KUEUE_HOSTNAME_LABEL) == 0;
+}
+
 /* The note for the log: which topologies take no part (NULL: all do). */
 static int note_absent(const topo_cfg *c, adm_packing_config *out,
                        const topo_admission_topology_config *topos, size_t n, const char *level)
@@ -79,12 +89,19 @@ static int note_absent(const topo_cfg *c, adm_packing_config *out,
     for (size_t i = 0; i < n && len < sizeof(text); i++) {
         if (topos[i].npacking_levels > 0)
             continue;
-        int w = level != NULL
+        const topo_admission_topology_config *t = &topos[i];
+        int w = t->nlevels >= 2 && !hostname_lowest(t)
+                    ? snprintf(text + len, sizeof(text) - len,
+                               "%stopology %s's lowest level is %s, not %s: which single node "
+                               "fits cannot be told",
+                               len ? "; " : "", t->name, t->levels[t->nlevels - 1],
+                               TOPO_KUEUE_HOSTNAME_LABEL)
+                : level != NULL
                     ? snprintf(text + len, sizeof(text) - len, "%stopology %s has no level %s",
-                               len ? "; " : "", topos[i].name, level)
+                               len ? "; " : "", t->name, level)
                     : snprintf(text + len, sizeof(text) - len,
                                "%stopology %s has one level (%s): nothing above it to keep whole",
-                               len ? "; " : "", topos[i].name, topos[i].levels[0]);
+                               len ? "; " : "", t->name, t->levels[0]);
         len += w > 0 ? (size_t)w : 0;
     }
     if (len == 0)
@@ -102,7 +119,9 @@ static int resolve_levels(const topo_cfg *c, adm_packing_config *out, const json
     for (size_t i = 0; i < n; i++) {
         topo_admission_topology_config *t = &topos[i];
         t->npacking_levels = 0;
-        if (level == NULL) {
+        if (!hostname_lowest(t)) {
+            continue;
+        } else if (level == NULL) {
             t->npacking_levels = t->nlevels >= 2 ? t->nlevels - 1 : 0;
         } else {
             for (size_t j = 0; j < t->nlevels; j++) {
@@ -119,12 +138,23 @@ static int resolve_levels(const topo_cfg *c, adm_packing_config *out, const json
         }
         taking += t->npacking_levels > 0;
     }
-    if (taking == 0 && level != NULL)
-        return topo_cfg_fail(c, at, obj, "packing.level: no topology has level %s", level);
+    if (taking == 0 && level != NULL) {
+        int named = 0;
+        for (size_t i = 0; i < n && !named; i++)
+            for (size_t j = 0; j < topos[i].nlevels && !named; j++)
+                named = strcmp(topos[i].levels[j], level) == 0;
+        if (!named)
+            return topo_cfg_fail(c, at, obj, "packing.level: no topology has level %s", level);
+        return topo_cfg_fail(c, at, obj,
+                             "packing.level: no topology with %s as its lowest level has level %s",
+                             TOPO_KUEUE_HOSTNAME_LABEL, level);
+    }
     if (taking == 0)
         return topo_cfg_fail(c, json_object_get(obj, "enabled"), obj,
-                             "packing: no topology can take part: each has one level (nothing "
-                             "above the hostname to keep whole); give one a level above it");
+                             "packing: no topology can take part: each has one level, or a lowest "
+                             "level other than %s (packing needs the nodes themselves and a level "
+                             "above them)",
+                             TOPO_KUEUE_HOSTNAME_LABEL);
     return note_absent(c, out, topos, n, level);
 }
 

@@ -154,7 +154,8 @@ static int expected_fragment(char *buf, size_t size, const char *path)
 }
 
 /* packing: defaults (nvidia.com/gpu, the level above the hostname), a
- * one-level topology out with a note; packing.level picks the topologies
+ * one-level topology and one whose lowest level is not the hostname out
+ * with a note; packing.level picks the topologies
  * that have it; off without the key, with enabled false and with --levels. */
 static void test_config__packing(void **state)
 {
@@ -170,6 +171,10 @@ static void test_config__packing(void **state)
     assert_non_null(topo_admission_config_packing_note(cfg));
     assert_non_null(strstr(topo_admission_config_packing_note(cfg),
                            "topology cpu has one level (kubernetes.io/hostname)"));
+    assert_int_equal(topo_admission_config_topology(cfg, 2)->npacking_levels, 0);
+    assert_non_null(strstr(topo_admission_config_packing_note(cfg),
+                           "topology gb200's lowest level is topology.topo.io/rack, not "
+                           "kubernetes.io/hostname"));
     topo_admission_config_free(cfg);
 
     cfg = load_good("good-packing-level.yaml");
