@@ -16,10 +16,12 @@ with Debian's OpenSSL, libmicrohttpd, libcurl, SQLite and jansson nothing
 third-party is definitely or indirectly lost; should a library upgrade bring
 such noise, a commented valgrind.supp belongs here, never a looser flag.
 
-  * static: --inventory fixtures/clusters/hgx-h100.yaml, --db a file. A
-    4-pod Job PodSet (4 distinct hosts), a pass-through pod (no patch), a pod
-    that does not fit (gated), a malformed body (400), a dryRun (placed,
-    then the same pod for real), GET /metrics.
+  * static: --inventory fixtures/clusters/hgx-h100.yaml, --db a file, a
+    --config with packing on. A 4-pod Job PodSet (4 distinct hosts), a
+    pass-through pod (no patch), a GPU pod without a topology request packed
+    into the PodSet's rack (the packing path: preferred terms), a pod that
+    does not fit (gated), a malformed body (400), a dryRun (placed, then the
+    same pod for real), GET /metrics.
   * daemon: --kubeconfig against fake_apiserver.py (4 nodes in one rack, each
     holding a bound 8-GPU pod), --ungate-interval 1 --leader-elect true: the
     filler thread, the ungater with its Lease. A 2-pod PodSet is gated, the
@@ -104,8 +106,13 @@ def vg_pod(index, gpus=8, job="vg", size=4):
 def case_static(args, pki, tmp):
     workdir = os.path.join(tmp, "static")
     inventory = os.path.join(args.source, "fixtures", "clusters", "hgx-h100.yaml")
+    os.makedirs(workdir, exist_ok=True)
+    config = os.path.join(workdir, "config.yaml")
+    with open(config, "w") as fh:
+        fh.write("topologies:\n- name: h100\n  levels: [%s]\ndefaultPolicy: gate\n"
+                 "packing: {enabled: true}\n" % FIXTURE_LEVELS)
     w = VgWebhook(args.webhook, pki, workdir,
-                  ["--inventory", inventory, "--levels", FIXTURE_LEVELS, "--policy", "gate",
+                  ["--inventory", inventory, "--config", config,
                    "--db", os.path.join(workdir, "topo.db")])
     log = vg = ""
     try:
@@ -124,6 +131,14 @@ def case_static(args, pki, tmp):
         resp = w.admit("plain", make_pod(name="plain"))
         check(resp.get("allowed") is True and "patch" not in resp,
               "pass-through pod: allowed, no patch: %r" % resp)
+
+        # A GPU pod without a topology request: packed into a used rack
+        # (the PodSet's reservation makes its rack used), preferred terms.
+        gpu = make_pod(name="nb", requests={"nvidia.com/gpu": "1"})
+        out = apply_patch(w.admit("nb", gpu), gpu)
+        terms = (out["spec"].get("affinity", {}).get("nodeAffinity", {})
+                 .get("preferredDuringSchedulingIgnoredDuringExecution", []))
+        check(terms and terms[0].get("weight") == 100, "GPU pod packed: %r" % terms)
 
         # 16 GPUs in one pod fit no node: gated.
         huge = vg_pod(0, gpus=16, job="huge", size=1)
