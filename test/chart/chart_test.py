@@ -236,6 +236,32 @@ BAD_VALUES = [
      "webhook.packing.enabled: Invalid type. Expected: boolean, given: string"),
     ("an unknown packing field", ["--set", "webhook.packing.levels=rack"],
      "webhook.packing: Additional property levels is not allowed"),
+    # packing.level as topo-webhook checks it at start (an exit 2, a crash
+    # loop): the chart's default topology is spine, leaf, hostname.
+    ("a packing level the chart's topology does not have",
+     ["--set", "webhook.packing.enabled=true",
+      "--set", "webhook.packing.level=topology.topo.io/rack"],
+     "webhook.packing.level: no topology the webhook is given has topology.topo.io/rack above "
+     "its lowest level (topology.levels, or webhook.config.topologies); it could be one of: "
+     "topology.topo.io/spine, topology.topo.io/leaf"),
+    ("a packing level webhook.config.topologies does not have",
+     ["--set", "webhook.packing.enabled=true",
+      "--set", "webhook.packing.level=topology.topo.io/leaf",
+      "--set-json", 'webhook.config.topologies=[{"name":"nvl","levels":["example.com/zone",'
+      '"example.com/nvl-domain","kubernetes.io/hostname"]},{"name":"flat","levels":['
+      '"kubernetes.io/hostname"]}]'],
+     "webhook.packing.level: no topology the webhook is given has topology.topo.io/leaf above "
+     "its lowest level (topology.levels, or webhook.config.topologies); it could be one of: "
+     "example.com/zone, example.com/nvl-domain"),
+    ("the hostname as the packing level",
+     ["--set", "webhook.packing.enabled=true",
+      "--set", "webhook.packing.level=kubernetes.io/hostname"],
+     "webhook.packing.level: kubernetes.io/hostname is the lowest level of a topology the "
+     "webhook is given (packing keeps whole the domains above the nodes); it could be one of: "
+     "topology.topo.io/spine, topology.topo.io/leaf"),
+    ("packing over a topology of one level",
+     ["--set", "webhook.packing.enabled=true", "--set", "topology.levels={hostname}"],
+     "webhook.packing.enabled: no topology the webhook is given has a level above its lowest"),
     ("a spread constraint without its topologyKey",
      ["--set", "webhook.topologySpreadConstraints[0].maxSkew=1",
       "--set", "webhook.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule"],
@@ -320,6 +346,17 @@ PACKING_RENDERS = [
     ("packing on, its defaults", {"webhook": {"packing": {"enabled": True}}}),
     ("packing on, no matchConditions", {"webhook": {"packing": {"enabled": True},
                                                     "matchConditions": False}}),
+    # The webhook lists and watches every namespace for packing's opt-out
+    # label: its ClusterRole must grant it without the no-fit policy label.
+    ("packing on, no namespace policy label", {"webhook": {
+        "packing": {"enabled": True}, "config": {"namespacePolicyLabel": ""}}}),
+    # The level checked against the topologies given, not the chart's.
+    ("packing on, a level of webhook.config.topologies", {"webhook": {
+        "packing": {"enabled": True, "level": "example.com/nvl-domain"},
+        "config": {"topologies": [
+            {"name": "nvl", "levels": ["example.com/zone", "example.com/nvl-domain",
+                                       "kubernetes.io/hostname"]},
+            {"name": "flat", "levels": ["kubernetes.io/hostname"]}]}}}),
 ]
 
 
@@ -342,6 +379,9 @@ def check_packing(rep, helm, renders, tools_, work):
     for r in renders + extra:
         rep.check("%s: packing in the webhook's config" % r.name, packing.check_config(r))
         rep.check("%s: packing and matchConditions" % r.name, packing.check_condition(r))
+    for r in extra:  # the ci files' renders had every objects check already
+        rep.check("%s: rbac" % r.name, objects.check_rbac(r))
+        rep.check("%s: webhook registration" % r.name, objects.check_webhook_registration(r))
     for name, problems in packing.check_cel(renders + extra, tools_.node_modules, work):
         rep.check(name, problems)
 

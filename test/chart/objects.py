@@ -5,9 +5,11 @@ problems (empty: passed)."""
 
 import base64
 import os
+import re
 import subprocess
 import tempfile
 
+import kueue_names
 import rbac
 from render import NAMESPACE, RELEASE
 
@@ -15,11 +17,18 @@ FULL = "topo" if "topo" in RELEASE else RELEASE + "-topo"
 WEBHOOK, SYNC, LLDP = FULL + "-webhook", FULL + "-sync", FULL + "-lldp"
 RELEASE_HOOK = FULL + "-release"  # the uninstall hook's Job, ServiceAccount and ClusterRole
 HOOK_EVENTS = "pre-delete,post-delete"
-TOPOLOGY_ANNOTATIONS = ["kueue.x-k8s.io/podset-required-topology",
-                        "kueue.x-k8s.io/podset-preferred-topology",
-                        "kueue.x-k8s.io/podset-unconstrained-topology",
-                        "kueue.x-k8s.io/podset-slice-required-topology"]
+# The PodSet annotations that make a pod topo's, as the webhook's C code
+# has them (kueue_names.py reads the sources): the matchConditions must send
+# exactly the pods carrying one of these.
+TOPOLOGY_ANNOTATIONS = kueue_names.podset_annotations()
 CLUSTER_KINDS = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration"}
+
+
+def annotation_list(expr):
+    """The names of a matchConditions expression's `k in [...]` list (the
+    annotation keys it sends), in order, repeats kept; None without one."""
+    m = re.search(r"\bk in \[([^\]]*)\]", expr)
+    return re.findall(r"'([^']*)'", m.group(1)) if m else None
 
 
 def flag(args, name):
@@ -190,10 +199,11 @@ def check_webhook_registration(r):
         if not conds or len(conds) != 1:
             out.append("matchConditions: %r" % conds)
         else:
-            expr = conds[0]["expression"]
-            for a in TOPOLOGY_ANNOTATIONS:
-                if "'%s'" % a not in expr:
-                    out.append("matchConditions: %s not matched" % a)
+            listed = annotation_list(conds[0]["expression"])
+            if listed is None or sorted(listed) != sorted(TOPOLOGY_ANNOTATIONS):
+                out.append("matchConditions: annotations %r, want exactly those the webhook "
+                           "classifies by (include/topo/kueue_names.h) %r" % (
+                               listed, TOPOLOGY_ANNOTATIONS))
     elif conds:
         out.append("matchConditions present with webhook.matchConditions false")
     exprs = (h.get("namespaceSelector") or {}).get("matchExpressions") or []

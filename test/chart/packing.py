@@ -13,9 +13,9 @@ from objects import TOPOLOGY_ANNOTATIONS, WEBHOOK
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The condition as it was before packing: a render with packing off must
-# keep it byte for byte (an upgrade that does not turn packing on changes
-# nothing the API server sees).
+# The condition with packing off, byte for byte: the seven PodSet
+# annotations the webhook classifies a pod by (objects.TOPOLOGY_ANNOTATIONS,
+# from the C sources, checks the list; this, that nothing else changes).
 TOPOLOGY_ONLY = {
     "name": "has-topology-request",
     "expression": (
@@ -23,7 +23,10 @@ TOPOLOGY_ONLY = {
         "k in ['kueue.x-k8s.io/podset-required-topology',\n"
         "      'kueue.x-k8s.io/podset-preferred-topology',\n"
         "      'kueue.x-k8s.io/podset-unconstrained-topology',\n"
-        "      'kueue.x-k8s.io/podset-slice-required-topology'])"),
+        "      'kueue.x-k8s.io/podset-slice-required-topology',\n"
+        "      'kueue.x-k8s.io/podset-slice-size',\n"
+        "      'kueue.x-k8s.io/podset-slice-required-topology-constraints',\n"
+        "      'kueue.x-k8s.io/podset-group-name'])"),
 }
 PACKED_NAME = "has-topology-request-or-packed-resource"
 
@@ -39,7 +42,7 @@ def container(name, requests=None, limits=None, resources=True):
     return c
 
 
-def pod(containers, init=None, annotations=None, labels=None):
+def pod(containers, init=None, annotations=None, labels=None, overhead=None):
     meta = {"name": "p", "namespace": "team-a"}
     if annotations is not None:
         meta["annotations"] = annotations
@@ -48,12 +51,15 @@ def pod(containers, init=None, annotations=None, labels=None):
     spec = {"containers": containers}
     if init is not None:
         spec["initContainers"] = init
+    if overhead is not None:
+        spec["overhead"] = overhead
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 GPU = {"nvidia.com/gpu": "2"}
-# name -> (the Pod, has a Kueue topology annotation, the resources its
-# containers or init containers request or limit). Whether it must match
+# name -> (the Pod, has a Kueue PodSet annotation, the resources its
+# containers or init containers request or limit, or its overhead names).
+# Whether it must match
 # follows from these two facts and the render's values, never from the
 # expression.
 PODS = {
@@ -81,6 +87,32 @@ PODS = {
         pod([container("c", requests=GPU)],
             annotations={"kueue.x-k8s.io/podset-preferred-topology": "topology.topo.io/rack"}),
         True, {"nvidia.com/gpu"}),
+    # Any of the seven PodSet annotations makes a pod topo's (placed, or
+    # refused with Kueue's message when invalid), packing on or off.
+    "group name only, and gpu": (
+        pod([container("c", requests=GPU)],
+            annotations={"kueue.x-k8s.io/podset-group-name": "g1"}),
+        True, {"nvidia.com/gpu"}),
+    "group name only, no gpu": (
+        pod([container("c", requests={"cpu": "1"})],
+            annotations={"kueue.x-k8s.io/podset-group-name": "g1"}),
+        True, {"cpu"}),
+    "slice constraints only (a TAS pod to Kueue)": (
+        pod([container("c", requests={"cpu": "1"})],
+            annotations={"kueue.x-k8s.io/podset-slice-required-topology-constraints":
+                         '[{"topology": "topology.topo.io/rack", "size": 2}]'}),
+        True, {"cpu"}),
+    "slice size only": (
+        pod([container("c", requests={"cpu": "1"})],
+            annotations={"kueue.x-k8s.io/podset-slice-size": "2"}),
+        True, {"cpu"}),
+    # The webhook counts spec.overhead in a pod's requests (as the
+    # scheduler does): a RuntimeClass's overhead naming a packed resource.
+    "gpu in the overhead only": (
+        pod([container("c", requests={"cpu": "1"})], overhead={"nvidia.com/gpu": "1"}),
+        False, {"nvidia.com/gpu", "cpu"}),
+    "cpu overhead only": (
+        pod([container("c", resources=False)], overhead={"cpu": "250m"}), False, {"cpu"}),
     "no resources at all": (pod([container("c", resources=False)]), False, set()),
     "no annotations, no labels": (pod([container("c", requests={"cpu": "1"})]), False,
                                   {"cpu"}),

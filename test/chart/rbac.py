@@ -37,7 +37,8 @@ def expected(values, webhook_name, sync_name):
           rule("batch", ["jobs"], ["list", "watch"]),
           # Events on the pods whose failed node was replaced, in their namespaces
           rule("", ["events"], ["create"])]
-    if w["config"].get("namespacePolicyLabel"):
+    # The no-fit policy label, and packing's opt-out label (every namespace)
+    if w["config"].get("namespacePolicyLabel") or w["packing"]["enabled"]:
         wc.append(rule("", ["namespaces"], ["list", "watch"]))
     if w["resourceQuotas"]:
         wc.append(rule("", ["resourcequotas"], ["list", "watch"]))

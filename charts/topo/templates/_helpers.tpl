@@ -389,7 +389,44 @@ before packing existed; level "" is left out: the webhook's default).
 {{- end }}
 {{- $_ := set $cfg "topologies" (list (dict "name" "default" "levels" $levels)) }}
 {{- end }}
+{{- include "topo.webhook.packingLevel" $cfg }}
 {{- toYaml $cfg }}
+{{- end }}
+
+{{/*
+The packing level of a webhook config (a dict, its topologies rendered), as
+topo-webhook checks it at start (lib/admission/config_packing.c): a level
+named must be above the lowest level of a topology that has it, and the
+lowest of none; with no level, some topology needs a level above its lowest.
+Otherwise the webhook exits 2 on every start, a crash loop an install would
+not show until the pods fail; refused here at render time, naming the levels
+it could be. Renders nothing.
+*/}}
+{{- define "topo.webhook.packingLevel" -}}
+{{- if and .packing .packing.enabled }}
+{{- $lowest := list }}
+{{- range .topologies }}
+{{- $lowest = append $lowest (last .levels) }}
+{{- end }}
+{{- $could := list }}
+{{- range .topologies }}
+{{- range initial .levels }}
+{{- if not (has . $lowest) }}
+{{- $could = append $could . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $could = uniq $could }}
+{{- $level := .packing.level | default "" }}
+{{- $choices := ternary "none (each topology has one level)" (join ", " $could) (empty $could) }}
+{{- if and $level (has $level $lowest) }}
+{{- fail (printf "webhook.packing.level: %s is the lowest level of a topology the webhook is given (packing keeps whole the domains above the nodes); it could be one of: %s" $level $choices) }}
+{{- else if and $level (not (has $level $could)) }}
+{{- fail (printf "webhook.packing.level: no topology the webhook is given has %s above its lowest level (topology.levels, or webhook.config.topologies); it could be one of: %s" $level $choices) }}
+{{- else if empty $could }}
+{{- fail "webhook.packing.enabled: no topology the webhook is given has a level above its lowest (each has one level: nothing above the nodes to keep whole); give one a level above the hostname (topology.levels, or webhook.config.topologies)" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
