@@ -271,23 +271,8 @@ static int load_static(wh_placement *p, const wh_placement_opts *o, topo_err *er
         rc = topo_inventory_load_nodes_file(inv, o->inventory, err);
     if (rc == 0 && o->pods != NULL)
         rc = topo_inventory_load_pods_file(inv, o->pods, err);
-    for (size_t t = 0; rc == 0 && t < p->ntopos; t++) {
-        topo_live *live = p->lives[t];
-        for (size_t i = 0; rc == 0 && i < topo_inventory_node_count(inv); i++)
-            rc = topo_live_upsert_node(live, topo_inventory_node(inv, i), err);
-        /* Pods placed by Kueue count like any other here: the live snapshot
-         * charges usage per node. */
-        size_t npods = topo_inventory_pod_count(inv), ntas = topo_inventory_tas_pod_count(inv);
-        for (size_t i = 0; rc == 0 && i < npods + ntas; i++) {
-            const topo_pod_usage *u =
-                i < npods ? topo_inventory_pod(inv, i) : topo_inventory_tas_pod(inv, i - npods);
-            char key[64];
-            snprintf(key, sizeof key, "static-%zu", i);
-            rc = topo_live_upsert_pod(live, key, u->node, 1, u->requests, u->nrequests, err);
-        }
-        if (rc == 0)
-            rc = topo_live_commit(live, err);
-    }
+    for (size_t t = 0; rc == 0 && t < p->ntopos; t++)
+        rc = topo_inventory_fill_live(p->lives[t], inv, err);
     topo_inventory_free(inv);
     return rc;
 }

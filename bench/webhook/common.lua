@@ -1,4 +1,4 @@
--- Shared by topology.lua and passthrough.lua (loaded with dofile): unique
+-- Shared by the request scripts here (loaded with dofile): unique
 -- request uids and pod names per thread, the response check, and the summary
 -- line run.sh parses. Each wrk thread has its own Lua state; setup() runs in
 -- the main state and numbers the threads, done() reads their counters.
@@ -73,28 +73,38 @@ local review_template = [[
 "object":{"kind":"Pod","apiVersion":"v1",
 "metadata":{"name":"%s","namespace":"%s",%s},
 "spec":{"containers":[{"name":"worker","image":"nvcr.io/nvidia/pytorch:24.05-py3",
-"resources":{"requests":{"cpu":"100m"}}}],
+"resources":%s}],
 "restartPolicy":"Never","schedulerName":"default-scheduler","terminationGracePeriodSeconds":30,
-"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},
+"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}%s]},
 "status":{}},
 "oldObject":null,"dryRun":false,"options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}}}
 ]]
 
--- The request posting that review for pod `name` with `meta`, a fresh uid.
-function common.review(name, namespace, meta)
+-- The container's resources unless a script gives its own (cpu 100m only,
+-- so that the cluster's capacity outlasts a run).
+common.default_resources = [[{"requests":{"cpu":"100m"}}]]
+
+-- The request posting that review for pod `name` with `meta`, a fresh uid;
+-- `resources` (the container's resources member, JSON) and `tolerations`
+-- (JSON appended to the pod's one toleration, starting with a comma) are
+-- optional.
+function common.review(name, namespace, meta, resources, tolerations)
     return common.request(string.format(review_template, common.uid(), name, namespace, name,
-                                        namespace, meta))
+                                        namespace, meta, resources or common.default_resources,
+                                        tolerations or ""))
 end
 
 -- Makes the calling script a wrk script posting that review for a new pod
 -- per request (named prefix-t<thread>-<n>, a fresh uid; meta a string, or a
--- function of the pod's number in its thread, 0 first, returning one): wrk
+-- function of the pod's number in its thread, 0 first, returning one; pod, when
+-- given, such a function returning the container's resources and extra
+-- tolerations for common.review): wrk
 -- looks up setup/init/request/response/done as globals. PACE_MS in the
 -- environment (a number of milliseconds) makes each connection wait that
 -- long before each request (wrk's delay() hook, not counted in latency): a
 -- paced load the server is not saturated by, as an API server's admission
 -- traffic is, so latency is the request's own and not the queue behind it.
-function common.install(prefix, namespace, meta)
+function common.install(prefix, namespace, meta, pod)
     local pace = tonumber(os.getenv("PACE_MS") or "")
     if pace and pace > 0 then
         delay = function() return pace end
@@ -105,7 +115,12 @@ function common.install(prefix, namespace, meta)
     done = common.done
     request = function()
         local m = type(meta) == "function" and meta(sent) or meta
-        return common.review(string.format("%s-t%d-%d", prefix, tid, sent + 1), namespace, m)
+        local resources, tolerations
+        if pod then
+            resources, tolerations = pod(sent)
+        end
+        return common.review(string.format("%s-t%d-%d", prefix, tid, sent + 1), namespace, m,
+                             resources, tolerations)
     end
 end
 

@@ -8,12 +8,18 @@
 #   DB_DIR=/var/tmp bench/webhook/run.sh  # reservations on disk (default /dev/shm)
 #   MODE=replicas bench/webhook/run.sh    # one replica against two (forwarded)
 #   MODE=backlog bench/webhook/run.sh     # admission beside 1,000 gated PodSets
+#   ROWS="packing:packed packing:passthrough" SIZES=10000 bench/webhook/run.sh
 #
 # Server configurations: noop (topo-webhook --noop, the transport floor: it
 # reads and discards the body), then admission over each inventory size
 # (default 1,000 and 10,000 nodes). Pod kinds: topology (a new single-pod
 # PodSet per request), podset64 (Indexed Jobs of 64 pods: one placement, 63
-# slot claims; slots.lua with JOB_SIZE=64), passthrough.
+# slot claims; slots.lua with JOB_SIZE=64), passthrough, gpupod (a GPU pod
+# without topology request: packing off, allowed unchanged) and packed (the
+# same pods with packing on: steered). ROWS picks rows as CONFIG:KIND, CONFIG
+# admission (--levels, no busy node, packing off) or packing (packing.yaml:
+# packing on at the rack level, over the same inventory with bound pods on
+# about half the racks: topoassign generate --usage-seed).
 # Each (configuration, pod kind, connections) row runs against a freshly
 # started server, so rows do not share reservations (a 1k-node cluster holds
 # 110k pods: a long run at 32 connections would otherwise fill it) and the
@@ -39,6 +45,12 @@ replicas | backlog) read -r -a conns_list <<<"${CONNS:-1 8}" ;;
     ;;
 esac
 levels=topology.topo.io/block,topology.topo.io/rack,kubernetes.io/hostname
+read -r -a row_list <<<"${ROWS:-admission:topology admission:podset64 admission:passthrough \
+admission:gpupod packing:packed packing:passthrough}"
+# Busy nodes for the packing rows: one bound pod on this share of the nodes
+# (whole nodes 3 in 4), so that about half the racks of 8 are partly used
+# (0.92^8 = 0.51 of them untouched) and packing has domains to choose from.
+usage_fraction=${USAGE_FRACTION:-0.08}
 
 # shellcheck source=scripts/lib/deps.sh
 source "$root/scripts/lib/deps.sh"
@@ -68,6 +80,11 @@ trap cleanup EXIT
 sh "$root/test/e2e/make_test_pki.sh" "$tmp/pki" >/dev/null
 [ "$mode" != admission ] || for n in "${sizes[@]}"; do
     "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 -o "$tmp/nodes-$n.json"
+    if [[ " ${row_list[*]}" == *" packing:"* ]]; then
+        "$build/cli/topoassign" generate --nodes "$n" --gpus-per-node 8 --usage-seed 1 \
+            --usage-fraction "$usage_fraction" --pods-out "$tmp/pods-$n.json" \
+            -o "$tmp/nodes-used-$n.json" >&2
+    fi
 done
 
 # Two free TCP ports below the ephemeral range (wrk's own client ports,
@@ -149,8 +166,8 @@ run_row() {
 
 # run_wrk CONFIG KIND EXPECT CONNS: one wrk run against the server started
 # last (port), which it then stops; one line in $rows. KIND is a script
-# here (topology, slots, passthrough), or podsetN: slots.lua with Jobs of N
-# pods.
+# here (topology, slots, passthrough, gpupod), packed (gpupod.lua), or
+# podsetN: slots.lua with Jobs of N pods.
 run_wrk() {
     local config=$1 kind=$2 expect=$3 conns=$4
     local threads=$((conns < 2 ? conns : 2)) out line script=$kind job_size=${JOB_SIZE:-32}
@@ -158,6 +175,7 @@ run_wrk() {
         script=slots
         job_size=${BASH_REMATCH[1]}
     fi
+    [ "$kind" != packed ] || script=gpupod
     local ticks0 ticks1
     ticks0=$(server_ticks)
     out=$(JOB_SIZE=$job_size wrk -t"$threads" -c"$conns" -d"${duration}s" --latency \
@@ -216,16 +234,35 @@ if [ "$mode" = backlog ]; then
     exit $?
 fi
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-kinds=(topology podset64 passthrough)
-for kind in "${kinds[@]}"; do
+# The transport floor per request script (gpupod and packed send the same
+# pods: one floor, under packed).
+floor_kinds=()
+for r in "${row_list[@]}"; do
+    k=${r#*:}
+    [ "$k" != gpupod ] || k=packed
+    [[ " ${floor_kinds[*]} " == *" $k "* ]] || floor_kinds+=("$k")
+done
+for kind in "${floor_kinds[@]}"; do
     for c in "${conns_list[@]}"; do
         run_row noop "$kind" allow "$c" --noop
     done
 done
 for n in "${sizes[@]}"; do
-    for kind in "${kinds[@]}"; do
+    for r in "${row_list[@]}"; do
+        config=${r%%:*} kind=${r#*:}
         expect="patch"
-        [ "$kind" = passthrough ] && expect="nopatch"
+        case $kind in passthrough | gpupod) expect="nopatch" ;; esac
+        case $config in
+        admission) args=(--inventory "$tmp/nodes-$n.json" --levels "$levels") ;;
+        packing)
+            args=(--inventory "$tmp/nodes-used-$n.json" --pods "$tmp/pods-$n.json"
+                --config "$here/packing.yaml")
+            ;;
+        *)
+            echo "bench/webhook: ROWS: $r: the configuration is admission or packing" >&2
+            exit 2
+            ;;
+        esac
         for c in "${conns_list[@]}"; do
             # Reservations in a cache file as the chart deploys it: an
             # emptyDir with medium Memory (tmpfs; survives container
@@ -233,8 +270,7 @@ for n in "${sizes[@]}"; do
             # disk-backed file instead (the WAL's writes then add ms tails).
             db="$db_dir/topo-bench-$$-$n.db"
             rm -f "$db" "$db-wal" "$db-shm"
-            run_row "admission-$n" "$kind" "$expect" "$c" \
-                --inventory "$tmp/nodes-$n.json" --levels "$levels" --db "$db"
+            run_row "$config-$n" "$kind" "$expect" "$c" "${args[@]}" --db "$db"
             rm -f "$db" "$db-wal" "$db-shm"
         done
     done
@@ -247,7 +283,8 @@ awk -v dur="$duration" -v lb="$load_before" -v la="$load_after" -v cores="$(npro
 { cfg[NR] = $1; kind[NR] = $2; c[NR] = $3; rps[NR] = $4; p50[NR] = $5; p99[NR] = $6
   rss[NR] = $7; err[NR] = $8; cpu[NR] = $10
   if ($1 == "noop") floor[$2 "/" $3] = $4 }
-function ratio(i) { f = floor[kind[i] "/" c[i]]; return f > 0 ? rps[i] / f : 0 }
+function ratio(i,   k) { k = kind[i] == "gpupod" ? "packed" : kind[i]
+    f = floor[k "/" c[i]]; return f > 0 ? rps[i] / f : 0 }
 function row(cf, k, cc,   i) { for (i = 1; i <= NR; i++)
     if (cfg[i] == cf && kind[i] == k && c[i] == cc) return i; return 0 }
 function goal(name, value, unit, op, target,   ok) {
@@ -269,7 +306,19 @@ END {
   if ((i = row(n, "topology", 1))) goal("single-pod PodSets, 1 conn, p99", p99[i] / 1000, "ms", "<=", 0.5)
   if ((i = row(n, "topology", 8))) goal("single-pod PodSets, 8 conns, p99", p99[i] / 1000, "ms", "<=", 2)
   if ((i = row(n, "podset64", 8))) goal("64-pod PodSets, 8 conns, p99", p99[i] / 1000, "ms", "<=", 2)
-  m = 0; for (i = 1; i <= NR; i++) if (cfg[i] == n && rss[i] > m) m = rss[i]
+  # issue 32: packed pods against a first pod, pass-through with packing on and off
+  p = "packing-10000"
+  if ((i = row(p, "packed", 8)))
+    goal("packed pods (packing on), 8 conns, p99", p99[i] / 1000, "ms", "<=", 3)
+  for (cc = 1; cc <= 32; cc *= 2)
+    if ((i = row(p, "packed", cc)) && (j = row(n, "topology", cc)))
+      goal("packed pods, " cc " conns, cpu_us over a first pod", cpu[j] > 0 ? cpu[i] / cpu[j] : 0,
+           "", "<=", 1)
+  for (cc = 1; cc <= 32; cc *= 2)
+    if ((i = row(p, "passthrough", cc)) && (j = row(n, "passthrough", cc)))
+      printf "  %-48s %10d / %d us (packing on / off)\n", "pass-through pods, " cc " conns, cpu_us",
+             cpu[i], cpu[j]
+  m = 0; for (i = 1; i <= NR; i++) if ((cfg[i] == n || cfg[i] == p) && rss[i] > m) m = rss[i]
   if (m > 0) goal("peak RSS (largest row)", m / 1024, "MiB", "<=", 128)
 }' "$rows"
 

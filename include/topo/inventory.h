@@ -15,6 +15,7 @@
 
 #include "topo/engine.h"
 #include "topo/error.h"
+#include "topo/live.h"
 #include "topo/model.h"
 #include "topo/pool.h"
 
@@ -86,6 +87,13 @@ typedef struct topo_inventory_snapshot_opts {
 int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
                             const topo_inventory_snapshot_opts *opts, size_t *out_ignored_pods,
                             topo_err *err) TOPO_MUST_CHECK;
+
+/* Every node of the inventory and every bound pod's usage (TAS pods
+ * included, charged per node) into live, then one topo_live_commit: what
+ * topo-webhook's static mode (--inventory [--pods]) serves. Nodes outside
+ * the live's topology are left out by the live itself. */
+int topo_inventory_fill_live(topo_live *live, const topo_inventory *inv,
+                             topo_err *err) TOPO_MUST_CHECK;
 
 /* Loads one PodSet from a manifest of at most TOPO_MAX_MANIFEST_FILE bytes: a
  * v1 Pod (count 1, or its topology.topo.io/podset-size annotation, as
