@@ -5,8 +5,10 @@
  *
  * and which topologies take part: those with `level` (a level above their
  * lowest), or, without `level`, every topology at its level just above the
- * lowest. Validated whether enabled or not, so that switching it on later
- * cannot turn a file that loads into one that does not. */
+ * lowest. Its fields are validated whether enabled or not (a typo fails the
+ * file now, not the day packing is switched on); which topologies can take
+ * part only when enabled: a webhook with packing off starts whatever its
+ * topologies are. */
 #include <stdio.h>
 #include <string.h>
 
@@ -188,10 +190,10 @@ int adm_config_packing_parse(const topo_cfg *c, adm_packing_config *out, const j
                              "packing.level: invalid label key \"%s\": %s", level, why);
     if (level != NULL && (level = topo_pool_strdup(c->pool, level)) == NULL)
         return oom(c);
-    if ((error = resolve_levels(c, out, obj, level, topos, n)) < 0)
-        return error;
-    if (!out->enabled) /* read and checked, but nothing takes part */
+    if (!out->enabled) { /* read and checked, but nothing takes part */
         for (size_t i = 0; i < n; i++)
             topos[i].npacking_levels = 0;
-    return 0;
+        return 0;
+    }
+    return resolve_levels(c, out, obj, level, topos, n);
 }

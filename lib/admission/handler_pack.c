@@ -106,20 +106,46 @@ static int64_t requested(const topo_admission_pod *pod, const char *resource)
     return 0;
 }
 
-/* Whether a and b, of different topologies, are one domain as a term
- * selects it: the same packing-level label and value (topologies over the
- * same nodes with other levels above it, or none). */
+/* Whether term a requires label key = value (one of its In [value]). */
+static int term_has(const topo_admission_ctx *ctx, const pack_pick *a, const char *key,
+                    const char *value)
+{
+    const topo_admission_topology *t = &ctx->topos[a->topo].t;
+    for (size_t l = 0; l < a->p.nvalues; l++)
+        if (strcmp(t->levels[l], key) == 0 && strcmp(a->p.values[l], value) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether every requirement of b's term is one of a's: b selects at least
+ * a's nodes. */
+static int covers(const topo_admission_ctx *ctx, const pack_pick *a, const pack_pick *b)
+{
+    const topo_admission_topology *tb = &ctx->topos[b->topo].t;
+    for (size_t l = 0; l < b->p.nvalues; l++)
+        if (!term_has(ctx, a, tb->levels[l], b->p.values[l]))
+            return 0;
+    return 1;
+}
+
+/* Whether a and b, of two topologies, are one domain to the scheduler:
+ * the same term, or one term within the other with the same free and used
+ * (the requirements the longer one adds exclude nothing, as a block above
+ * a uniquely named rack). Rack r1 of another block, or the wider r1 of a
+ * topology without blocks where r1 is in every block, is another domain
+ * and kept. */
 static int same_domain(const topo_admission_ctx *ctx, const pack_pick *a, const pack_pick *b)
 {
-    const topo_admission_topology *ta = &ctx->topos[a->topo].t, *tb = &ctx->topos[b->topo].t;
-    size_t la = a->p.nvalues - 1, lb = b->p.nvalues - 1;
-    return a->topo != b->topo && strcmp(ta->levels[la], tb->levels[lb]) == 0 &&
-           strcmp(a->p.values[la], b->p.values[lb]) == 0;
+    if (a->topo == b->topo)
+        return 0;
+    int ab = covers(ctx, a, b), ba = covers(ctx, b, a);
+    return (ab && ba) ||
+           ((ab || ba) && a->p.free == b->p.free && a->p.used == b->p.used);
 }
 
 /* Picks of several topologies in one order, by the same rule: their
  * domains ranked again together (each fits: node_free_max is the request),
- * a domain two topologies both propose kept once (its first). */
+ * a domain two topologies both propose kept once (its first: same_domain). */
 static int merge(pack_pick *picks, size_t *n, const topo_admission_ctx *ctx, int64_t request,
                  topo_pool *pool, topo_err *err)
 {

@@ -58,8 +58,8 @@ int adm_pack_classify(topo_admission_pod *pod, const json_t *spec, const char *c
                       topo_pool *pool) TOPO_MUST_CHECK;
 
 /* Whether the pod's containers or init containers name one of resources in
- * their requests or limits (read from the object, whatever the quantity):
- * what the chart's matchConditions test. */
+ * their requests or limits, or its overhead does (read from the object,
+ * whatever the quantity): what the chart's matchConditions test. */
 int adm_pack_spec_names(const json_t *spec, const char *const *resources, size_t n);
 
 #endif

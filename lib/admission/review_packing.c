@@ -49,7 +49,8 @@ int adm_pack_spec_names(const json_t *spec, const char *const *resources, size_t
 {
     for (size_t i = 0; i < n; i++)
         if (containers_name(json_object_get(spec, "containers"), resources[i]) ||
-            containers_name(json_object_get(spec, "initContainers"), resources[i]))
+            containers_name(json_object_get(spec, "initContainers"), resources[i]) ||
+            json_object_get(json_object_get(spec, "overhead"), resources[i]) != NULL)
             return 1;
     return 0;
 }

@@ -201,6 +201,18 @@ static void test_config__packing(void **state)
     assert_null(topo_admission_config_packing_note(cfg));
     assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);
     topo_admission_config_free(cfg);
+    /* off, over topologies none of which could take part (no hostname, one
+     * level, a level that is a lowest): the webhook still starts */
+    static const char off_none[] = "topologies:\n"
+                                   "- name: r\n"
+                                   "  levels: [topology.topo.io/block, topology.topo.io/rack]\n"
+                                   "- name: h\n"
+                                   "  levels: [kubernetes.io/hostname]\n"
+                                   "packing: {enabled: false, level: topology.topo.io/rack}\n";
+    assert_int_equal(
+        topo_admission_config_parse(&cfg, off_none, sizeof off_none - 1, "off.yaml", &err), 0);
+    assert_null(topo_admission_config_packing(cfg));
+    topo_admission_config_free(cfg);
     cfg = load_good("good-minimal.yaml");
     assert_null(topo_admission_config_packing(cfg));
     assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);

@@ -656,6 +656,72 @@ static void test_pack__overlapping_topologies(void **state)
     topo_live_free(lives[1]);
 }
 
+/* Two pools (topologies told apart by nodeLabels) over the same levels,
+ * their racks named alike (r1 in every site): the same rack name under
+ * another block is another domain, each proposed, tightest first. */
+static void test_pack__same_names_two_pools(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_live *lives[2];
+    topo_cache *cache;
+    topo_admission_ctx *ctx;
+    const topo_kv *pools[2] = {pool_a, pool_b};
+    static const char *const blocks[2] = {"ab1", "bb1"};
+    static const char *const hosts[2][2] = {{"a1", "a2"}, {"b1", "b2"}};
+    static const int64_t used[2] = {4, 2};
+    topo_snapshot_opts so[2] = {{"h100", levels, 3, pool_a, 1}, {"a100", levels, 3, pool_b, 1}};
+    assert_int_equal(topo_cache_open(&cache, ":memory:", NULL, &err), 0);
+    for (size_t t = 0; t < 2; t++) {
+        assert_int_equal(topo_live_create(&lives[t], &so[t], &err), 0);
+        for (size_t h = 0; h < 2; h++)
+            node(lives[t], hosts[t][h], blocks[t], "r1", pools[t][0].value);
+        running(lives[t], t ? "pb" : "pa", hosts[t][0], used[t]);
+        assert_int_equal(topo_live_commit(lives[t], &err), 0);
+    }
+    topo_admission_topology t[2] = {
+        {"h100", levels, 3, pool_a, 1, TOPO_ADMISSION_POLICY_GATE, lives[0], 2},
+        {"a100", levels, 3, pool_b, 1, TOPO_ADMISSION_POLICY_GATE, lives[1], 2}};
+    topo_admission_packing pk = {gpu, 1, TOPO_ADMISSION_PACKING_PREFERRED};
+    topo_admission_opts ao = {0};
+    ao.topologies = t;
+    ao.ntopologies = 2;
+    ao.cache = cache;
+    ao.packing = &pk;
+    if (topo_admission_ctx_create(&ctx, &ao, &err) < 0)
+        fail_msg("ctx: %s", err.text);
+    json_t *pod = gpu_pod("team-a", "1", NULL);
+    racks_said s = racks_review(ctx, pod, "u", 0);
+    json_t *out = patched(pod, &s);
+    const json_t *terms = preferred(out);
+    assert_int_equal(json_array_size(terms), 2);
+    assert_term(terms, 0, 100, "ab1", "r1"); /* 12 free */
+    assert_term(terms, 1, 50, "bb1", "r1");  /* 14 free */
+    json_decref(out);
+    racks_said_free(&s);
+    json_decref(pod);
+
+    /* Requests it cannot read, the packed resource named in its overhead
+     * alone: counted (unsupported), passed unchanged. */
+    pod = gpu_pod("team-a", "1", from_text("{\"overhead\": {\"nvidia.com/gpu\": \"1\"}}"));
+    json_t *c0 = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+    json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"),
+                        "nvidia.com/gpu", json_string("0"));
+    json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"), "memory",
+                        json_string("9999999999999999999999"));
+    s = racks_review(ctx, pod, "u", 0);
+    assert_null(s.ops);
+    topo_admission_stats st;
+    topo_admission_get_stats(ctx, &st);
+    assert_int_equal(st.pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], 1);
+    racks_said_free(&s);
+    json_decref(pod);
+    topo_admission_ctx_free(ctx);
+    topo_cache_close(cache);
+    topo_live_free(lives[0]);
+    topo_live_free(lives[1]);
+}
+
 /* Packing off (the default): a GPU pod is answered exactly as before,
  * byte for byte, even one whose affinity packing could not read. */
 static void test_pack__off_unchanged(void **state)
@@ -705,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_pack__not_pinned),
         cmocka_unit_test(test_pack__unreadable_requests_counted),
         cmocka_unit_test(test_pack__overlapping_topologies),
+        cmocka_unit_test(test_pack__same_names_two_pools),
         cmocka_unit_test(test_pack__off_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -242,8 +242,9 @@ BAD_VALUES = [
      ["--set", "webhook.packing.enabled=true",
       "--set", "webhook.packing.level=topology.topo.io/rack"],
      "webhook.packing.level: no topology the webhook is given has topology.topo.io/rack above "
-     "its lowest level (topology.levels, or webhook.config.topologies); it could be one of: "
-     "topology.topo.io/spine, topology.topo.io/leaf"),
+     "kubernetes.io/hostname as its lowest level (topology.levels, or "
+     "webhook.config.topologies); it could be one of: topology.topo.io/spine, "
+     "topology.topo.io/leaf"),
     ("a packing level webhook.config.topologies does not have",
      ["--set", "webhook.packing.enabled=true",
       "--set", "webhook.packing.level=topology.topo.io/leaf",
@@ -251,8 +252,23 @@ BAD_VALUES = [
       '"example.com/nvl-domain","kubernetes.io/hostname"]},{"name":"flat","levels":['
       '"kubernetes.io/hostname"]}]'],
      "webhook.packing.level: no topology the webhook is given has topology.topo.io/leaf above "
-     "its lowest level (topology.levels, or webhook.config.topologies); it could be one of: "
-     "example.com/zone, example.com/nvl-domain"),
+     "kubernetes.io/hostname as its lowest level (topology.levels, or "
+     "webhook.config.topologies); it could be one of: example.com/zone, "
+     "example.com/nvl-domain"),
+    # A topology whose lowest level is not the hostname takes no part (which
+    # single node fits cannot be told): a level only it has is refused.
+    ("a packing level only a topology without the hostname has",
+     ["--set", "webhook.packing.enabled=true",
+      "--set", "webhook.packing.level=topology.topo.io/block",
+      "--set-json", 'webhook.config.topologies=[{"name":"racks","levels":['
+      '"topology.topo.io/block","topology.topo.io/rack"]}]'],
+     "webhook.packing.level: no topology the webhook is given has topology.topo.io/block above "
+     "kubernetes.io/hostname as its lowest level (topology.levels, or "
+     "webhook.config.topologies); it could be one of: none"),
+    ("packing over topologies without the hostname",
+     ["--set", "webhook.packing.enabled=true", "--set", "topology.levels={spine,leaf}"],
+     "webhook.packing.enabled: no topology the webhook is given has a level above "
+     "kubernetes.io/hostname as its lowest"),
     ("the hostname as the packing level",
      ["--set", "webhook.packing.enabled=true",
       "--set", "webhook.packing.level=kubernetes.io/hostname"],
@@ -261,7 +277,8 @@ BAD_VALUES = [
      "topology.topo.io/spine, topology.topo.io/leaf"),
     ("packing over a topology of one level",
      ["--set", "webhook.packing.enabled=true", "--set", "topology.levels={hostname}"],
-     "webhook.packing.enabled: no topology the webhook is given has a level above its lowest"),
+     "webhook.packing.enabled: no topology the webhook is given has a level above "
+     "kubernetes.io/hostname as its lowest"),
     ("a spread constraint without its topologyKey",
      ["--set", "webhook.topologySpreadConstraints[0].maxSkew=1",
       "--set", "webhook.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule"],

@@ -395,36 +395,33 @@ before packing existed; level "" is left out: the webhook's default).
 
 {{/*
 The packing level of a webhook config (a dict, its topologies rendered), as
-topo-webhook checks it at start (lib/admission/config_packing.c): a level
-named must be above the lowest level of a topology that has it, and the
-lowest of none; with no level, some topology needs a level above its lowest.
+topo-webhook checks it at start (lib/admission/config_packing.c): only
+topologies whose lowest level is kubernetes.io/hostname take part (packing
+asks which single node fits); a level named must be above the hostname in
+one of them; with no level, one of them needs a level above the hostname.
 Otherwise the webhook exits 2 on every start, a crash loop an install would
 not show until the pods fail; refused here at render time, naming the levels
 it could be. Renders nothing.
 */}}
 {{- define "topo.webhook.packingLevel" -}}
 {{- if and .packing .packing.enabled }}
-{{- $lowest := list }}
-{{- range .topologies }}
-{{- $lowest = append $lowest (last .levels) }}
-{{- end }}
 {{- $could := list }}
 {{- range .topologies }}
+{{- if eq (last .levels) "kubernetes.io/hostname" }}
 {{- range initial .levels }}
-{{- if not (has . $lowest) }}
 {{- $could = append $could . }}
 {{- end }}
 {{- end }}
 {{- end }}
 {{- $could = uniq $could }}
 {{- $level := .packing.level | default "" }}
-{{- $choices := ternary "none (each topology has one level)" (join ", " $could) (empty $could) }}
-{{- if and $level (has $level $lowest) }}
+{{- $choices := ternary "none (no topology has a level above kubernetes.io/hostname as its lowest)" (join ", " $could) (empty $could) }}
+{{- if eq $level "kubernetes.io/hostname" }}
 {{- fail (printf "webhook.packing.level: %s is the lowest level of a topology the webhook is given (packing keeps whole the domains above the nodes); it could be one of: %s" $level $choices) }}
 {{- else if and $level (not (has $level $could)) }}
-{{- fail (printf "webhook.packing.level: no topology the webhook is given has %s above its lowest level (topology.levels, or webhook.config.topologies); it could be one of: %s" $level $choices) }}
+{{- fail (printf "webhook.packing.level: no topology the webhook is given has %s above kubernetes.io/hostname as its lowest level (topology.levels, or webhook.config.topologies); it could be one of: %s" $level $choices) }}
 {{- else if empty $could }}
-{{- fail "webhook.packing.enabled: no topology the webhook is given has a level above its lowest (each has one level: nothing above the nodes to keep whole); give one a level above the hostname (topology.levels, or webhook.config.topologies)" }}
+{{- fail "webhook.packing.enabled: no topology the webhook is given has a level above kubernetes.io/hostname as its lowest (packing needs the nodes themselves and a level above them); give one such levels (topology.levels, or webhook.config.topologies)" }}
 {{- end }}
 {{- end }}
 {{- end }}
