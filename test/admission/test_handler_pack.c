@@ -705,8 +705,8 @@ static void test_pack__same_names_two_pools(void **state)
      * alone: counted (unsupported), passed unchanged. */
     pod = gpu_pod("team-a", "1", from_text("{\"overhead\": {\"nvidia.com/gpu\": \"1\"}}"));
     json_t *c0 = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
-    json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"),
-                        "nvidia.com/gpu", json_string("0"));
+    json_object_del(json_object_get(json_object_get(c0, "resources"), "requests"),
+                    "nvidia.com/gpu");
     json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"), "memory",
                         json_string("9999999999999999999999"));
     s = racks_review(ctx, pod, "u", 0);
