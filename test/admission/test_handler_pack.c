@@ -597,6 +597,37 @@ static void test_pack__unreadable_requests_counted(void **state)
     close_fx(&f);
 }
 
+/* A handler over two topologies of their own lives (packing on,
+ * preferred), for the tests that build their clusters by hand; freed by
+ * close_two. */
+typedef struct two {
+    topo_live *lives[2];
+    topo_cache *cache;
+    topo_admission_ctx *ctx;
+} two;
+
+static void open_two(two *w, const topo_admission_topology *t)
+{
+    static const topo_admission_packing pk = {gpu, 1, TOPO_ADMISSION_PACKING_PREFERRED};
+    topo_err err = TOPO_ERR_INIT;
+    topo_admission_opts ao = {0};
+    assert_int_equal(topo_cache_open(&w->cache, ":memory:", NULL, &err), 0);
+    ao.topologies = t;
+    ao.ntopologies = 2;
+    ao.cache = w->cache;
+    ao.packing = &pk;
+    if (topo_admission_ctx_create(&w->ctx, &ao, &err) < 0)
+        fail_msg("ctx: %s", err.text);
+}
+
+static void close_two(two *w)
+{
+    topo_admission_ctx_free(w->ctx);
+    topo_cache_close(w->cache);
+    topo_live_free(w->lives[0]);
+    topo_live_free(w->lives[1]);
+}
+
 /* Two topologies over the same nodes, one with blocks above the racks and
  * one with racks alone: each proposes the same racks, and a rack is kept
  * once (its first), so the four terms name four racks, not two twice. */
@@ -606,11 +637,9 @@ static void test_pack__overlapping_topologies(void **state)
     static const char *const rk[] = {"ra", "rb", "rc", "rd", "re"};
     static const int64_t used[] = {6, 5, 4, 3, 0};
     topo_err err = TOPO_ERR_INIT;
-    topo_live *lives[2];
-    topo_cache *cache;
-    topo_admission_ctx *ctx;
+    two w;
+    topo_live **lives = w.lives;
     topo_snapshot_opts so[2] = {{"blocks", levels, 3, NULL, 0}, {"racks", rack_levels, 2, NULL, 0}};
-    assert_int_equal(topo_cache_open(&cache, ":memory:", NULL, &err), 0);
     for (size_t t = 0; t < 2; t++) {
         assert_int_equal(topo_live_create(&lives[t], &so[t], &err), 0);
         for (size_t r = 0; r < 5; r++) {
@@ -629,16 +658,9 @@ static void test_pack__overlapping_topologies(void **state)
     topo_admission_topology t[2] = {
         {"blocks", levels, 3, NULL, 0, TOPO_ADMISSION_POLICY_GATE, lives[0], 2},
         {"racks", rack_levels, 2, NULL, 0, TOPO_ADMISSION_POLICY_GATE, lives[1], 1}};
-    topo_admission_packing pk = {gpu, 1, TOPO_ADMISSION_PACKING_PREFERRED};
-    topo_admission_opts ao = {0};
-    ao.topologies = t;
-    ao.ntopologies = 2;
-    ao.cache = cache;
-    ao.packing = &pk;
-    if (topo_admission_ctx_create(&ctx, &ao, &err) < 0)
-        fail_msg("ctx: %s", err.text);
+    open_two(&w, t);
     json_t *pod = gpu_pod("team-a", "2", NULL);
-    racks_said s = racks_review(ctx, pod, "u", 0);
+    racks_said s = racks_review(w.ctx, pod, "u", 0);
     json_t *out = patched(pod, &s);
     const json_t *terms = preferred(out);
     assert_int_equal(json_array_size(terms), 4);
@@ -650,10 +672,7 @@ static void test_pack__overlapping_topologies(void **state)
     json_decref(out);
     racks_said_free(&s);
     json_decref(pod);
-    topo_admission_ctx_free(ctx);
-    topo_cache_close(cache);
-    topo_live_free(lives[0]);
-    topo_live_free(lives[1]);
+    close_two(&w);
 }
 
 /* Two pools (topologies told apart by nodeLabels) over the same levels,
@@ -663,15 +682,13 @@ static void test_pack__same_names_two_pools(void **state)
 {
     (void)state;
     topo_err err = TOPO_ERR_INIT;
-    topo_live *lives[2];
-    topo_cache *cache;
-    topo_admission_ctx *ctx;
+    two w;
+    topo_live **lives = w.lives;
     const topo_kv *pools[2] = {pool_a, pool_b};
     static const char *const blocks[2] = {"ab1", "bb1"};
     static const char *const hosts[2][2] = {{"a1", "a2"}, {"b1", "b2"}};
     static const int64_t used[2] = {4, 2};
     topo_snapshot_opts so[2] = {{"h100", levels, 3, pool_a, 1}, {"a100", levels, 3, pool_b, 1}};
-    assert_int_equal(topo_cache_open(&cache, ":memory:", NULL, &err), 0);
     for (size_t t = 0; t < 2; t++) {
         assert_int_equal(topo_live_create(&lives[t], &so[t], &err), 0);
         for (size_t h = 0; h < 2; h++)
@@ -682,16 +699,9 @@ static void test_pack__same_names_two_pools(void **state)
     topo_admission_topology t[2] = {
         {"h100", levels, 3, pool_a, 1, TOPO_ADMISSION_POLICY_GATE, lives[0], 2},
         {"a100", levels, 3, pool_b, 1, TOPO_ADMISSION_POLICY_GATE, lives[1], 2}};
-    topo_admission_packing pk = {gpu, 1, TOPO_ADMISSION_PACKING_PREFERRED};
-    topo_admission_opts ao = {0};
-    ao.topologies = t;
-    ao.ntopologies = 2;
-    ao.cache = cache;
-    ao.packing = &pk;
-    if (topo_admission_ctx_create(&ctx, &ao, &err) < 0)
-        fail_msg("ctx: %s", err.text);
+    open_two(&w, t);
     json_t *pod = gpu_pod("team-a", "1", NULL);
-    racks_said s = racks_review(ctx, pod, "u", 0);
+    racks_said s = racks_review(w.ctx, pod, "u", 0);
     json_t *out = patched(pod, &s);
     const json_t *terms = preferred(out);
     assert_int_equal(json_array_size(terms), 2);
@@ -709,17 +719,14 @@ static void test_pack__same_names_two_pools(void **state)
                     "nvidia.com/gpu");
     json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"), "memory",
                         json_string("9999999999999999999999"));
-    s = racks_review(ctx, pod, "u", 0);
+    s = racks_review(w.ctx, pod, "u", 0);
     assert_null(s.ops);
     topo_admission_stats st;
-    topo_admission_get_stats(ctx, &st);
+    topo_admission_get_stats(w.ctx, &st);
     assert_int_equal(st.pack_passed[TOPO_ADMISSION_PACK_UNSUPPORTED], 1);
     racks_said_free(&s);
     json_decref(pod);
-    topo_admission_ctx_free(ctx);
-    topo_cache_close(cache);
-    topo_live_free(lives[0]);
-    topo_live_free(lives[1]);
+    close_two(&w);
 }
 
 /* Packing off (the default): a GPU pod is answered exactly as before,
