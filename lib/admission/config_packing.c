@@ -185,6 +185,8 @@ int adm_config_packing_parse(const topo_cfg *c, adm_packing_config *out, const j
         (error = topo_cfg_string(c, &level, obj, "level", "packing", 0)) < 0)
         return error;
     out->settings.mode = (topo_admission_packing_mode)mode;
+    if (level != NULL && level[0] == '\0') /* as the chart's "": the default */
+        level = NULL;
     if (level != NULL && !topo_label_key_valid(level, why, sizeof(why)))
         return topo_cfg_fail(c, json_object_get(obj, "level"), obj,
                              "packing.level: invalid label key \"%s\": %s", level, why);

@@ -128,19 +128,15 @@ static int covers(const topo_admission_ctx *ctx, const pack_pick *a, const pack_
     return 1;
 }
 
-/* Whether a and b, of two topologies, are one domain to the scheduler:
- * the same term, or one term within the other with the same free and used
- * (the requirements the longer one adds exclude nothing, as a block above
- * a uniquely named rack). Rack r1 of another block, or the wider r1 of a
- * topology without blocks where r1 is in every block, is another domain
- * and kept. */
+/* Whether a and b, of two topologies, would be the same term: the same
+ * requirements (topologies over the same levels and nodes). A term within
+ * another is not the same: it may select other nodes (r1 of every block,
+ * or of another pool), and which one survived would depend on the order;
+ * both are kept, the tighter ranked first. */
 static int same_domain(const topo_admission_ctx *ctx, const pack_pick *a, const pack_pick *b)
 {
-    if (a->topo == b->topo)
-        return 0;
-    int ab = covers(ctx, a, b), ba = covers(ctx, b, a);
-    return (ab && ba) ||
-           ((ab || ba) && a->p.free == b->p.free && a->p.used == b->p.used);
+    return a->topo != b->topo && a->p.nvalues == b->p.nvalues && covers(ctx, a, b) &&
+           covers(ctx, b, a);
 }
 
 /* Picks of several topologies in one order, by the same rule: their

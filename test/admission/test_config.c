@@ -213,6 +213,17 @@ static void test_config__packing(void **state)
         topo_admission_config_parse(&cfg, off_none, sizeof off_none - 1, "off.yaml", &err), 0);
     assert_null(topo_admission_config_packing(cfg));
     topo_admission_config_free(cfg);
+    /* level "" is the default, as the chart's value says */
+    static const char empty_level[] =
+        "topologies:\n"
+        "- name: a\n"
+        "  levels: [topology.topo.io/block, topology.topo.io/rack, kubernetes.io/hostname]\n"
+        "packing: {enabled: true, level: \"\"}\n";
+    assert_int_equal(topo_admission_config_parse(&cfg, empty_level, sizeof empty_level - 1,
+                                                 "empty.yaml", &err),
+                     0);
+    assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 2);
+    topo_admission_config_free(cfg);
     cfg = load_good("good-minimal.yaml");
     assert_null(topo_admission_config_packing(cfg));
     assert_int_equal(topo_admission_config_topology(cfg, 0)->npacking_levels, 0);
