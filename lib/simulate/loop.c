@@ -119,6 +119,25 @@ static void enqueue(sim_run *r, int32_t j)
     r->queued++;
 }
 
+/* A shape's head, unlinked to be tried and not started, back in front:
+ * O(1), where enqueue would walk the whole queue back from its tail to
+ * find the smallest index (issue 33: a long queue whose head keeps
+ * failing made every round cost the queue). */
+static void requeue_head(sim_run *r, int32_t j)
+{
+    sim_jobstate *s = &r->js[j];
+    sim_shape *sh = &r->shapes[s->shape];
+    s->prev = -1;
+    s->next = sh->head;
+    if (sh->head >= 0)
+        r->js[sh->head].prev = j;
+    else
+        sh->tail = j;
+    sh->head = j;
+    s->status = SIM_QUEUED;
+    r->queued++;
+}
+
 /* ---- starting a job ---- */
 
 static int start(loop *L, int32_t j, int32_t tight_now)
@@ -248,7 +267,7 @@ static int retry(loop *L)
         if (rc < 0)
             return rc;
         if (rc == 0) {
-            enqueue(r, j);
+            requeue_head(r, j);
             if (r->running == 0) {
                 /* Nothing runs and it does not fit: neither do the others. */
                 int32_t relaxed = sh->relaxed;
