@@ -320,11 +320,7 @@ static int load_lives(topo_admission_topology *topos, topo_live **lives,
                       const topo_admission_config *cfg, const opts *o, topo_err *err)
 {
     topo_inventory *inv = NULL;
-    int rc = topo_inventory_create(&inv, err);
-    if (rc == 0)
-        rc = topo_inventory_load_nodes_file(inv, o->inventory, err);
-    if (rc == 0 && o->pods != NULL)
-        rc = topo_inventory_load_pods_file(inv, o->pods, err);
+    int rc = topo_inventory_load_static(&inv, o->inventory, o->pods, err);
     for (size_t i = 0; rc == 0 && i < topo_admission_config_topology_count(cfg); i++) {
         const topo_admission_topology_config *tc = topo_admission_config_topology(cfg, i);
         topo_snapshot_opts so = {tc->name, tc->levels, tc->nlevels, tc->node_labels,

@@ -266,11 +266,7 @@ static void *filler_main(void *arg)
 static int load_static(wh_placement *p, const wh_placement_opts *o, topo_err *err)
 {
     topo_inventory *inv = NULL;
-    int rc = topo_inventory_create(&inv, err);
-    if (rc == 0)
-        rc = topo_inventory_load_nodes_file(inv, o->inventory, err);
-    if (rc == 0 && o->pods != NULL)
-        rc = topo_inventory_load_pods_file(inv, o->pods, err);
+    int rc = topo_inventory_load_static(&inv, o->inventory, o->pods, err);
     for (size_t t = 0; rc == 0 && t < p->ntopos; t++)
         rc = topo_inventory_fill_live(p->lives[t], inv, err);
     topo_inventory_free(inv);

@@ -88,6 +88,12 @@ int topo_inventory_snapshot(topo_snapshot **out, const topo_inventory *inv,
                             const topo_inventory_snapshot_opts *opts, size_t *out_ignored_pods,
                             topo_err *err) TOPO_MUST_CHECK;
 
+/* The inventory topo-webhook's static mode serves: the nodes file and,
+ * pods_path not NULL, the pods file, into a new inventory (*out NULL on
+ * error; the caller frees it). */
+int topo_inventory_load_static(topo_inventory **out, const char *nodes_path,
+                               const char *pods_path, topo_err *err) TOPO_MUST_CHECK;
+
 /* Every node of the inventory and every bound pod's usage (TAS pods
  * included, charged per node) into live, then one topo_live_commit: what
  * topo-webhook's static mode (--inventory [--pods]) serves. Nodes outside

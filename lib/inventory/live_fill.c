@@ -1,10 +1,28 @@
 /* An inventory into a live snapshot, as topo-webhook's static mode
- * (--inventory [--pods]) serves it and bench_admission measures it: every
- * node, then every bound pod's usage, published in one commit. */
+ * (--inventory [--pods]) serves it and bench_admission measures it: the
+ * files read, then every node and every bound pod's usage, published in
+ * one commit. */
 #include <stdio.h>
 
 #include "topo/inventory.h"
 #include "topo/live.h"
+
+int topo_inventory_load_static(topo_inventory **out, const char *nodes_path,
+                               const char *pods_path, topo_err *err)
+{
+    topo_inventory *inv = NULL;
+    int rc = topo_inventory_create(&inv, err);
+    if (rc == 0)
+        rc = topo_inventory_load_nodes_file(inv, nodes_path, err);
+    if (rc == 0 && pods_path != NULL)
+        rc = topo_inventory_load_pods_file(inv, pods_path, err);
+    if (rc < 0) {
+        topo_inventory_free(inv);
+        inv = NULL;
+    }
+    *out = inv;
+    return rc;
+}
 
 int topo_inventory_fill_live(topo_live *live, const topo_inventory *inv, topo_err *err)
 {
