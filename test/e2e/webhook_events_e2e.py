@@ -21,15 +21,14 @@ Events as kube-apiserver does and filters them by involvedObject.*).
     naming rack r02; topo_webhook_events_total{result="created"} counts
     them all over the replicas.
 """
-import argparse
 import sys
 import time
 import urllib.parse
 
-from harness import FAILURES, check, check_within, finish
+from harness import check, check_within
 from harness.pods import (FAKE_NODE_LEVELS, NS, RACK_LABEL, WAIT_GATE, WAIT_REASON, apply_patch,
                           gates_of, job_pod)
-from harness.webhook import WebhookApiEnv, metric, start_daemon
+from harness.webhook import main_against_api, metric, start_daemon
 
 SIZE = 8
 R02 = "dc1-sp01-lf01-r02"
@@ -184,31 +183,5 @@ def run(binary, api, ws):
     check(created >= SIZE, "the live replica counted its Events: %r" % created)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--webhook", required=True)
-    args = ap.parse_args()
-    api = WebhookApiEnv()
-    ws = []
-    logs = {}
-    try:
-        try:
-            run(args.webhook, api, ws)
-        except Exception as e:  # setup failures: report with the logs
-            check(False, "error: %r" % e)
-        finally:
-            for w in ws:
-                logs[w.name] = w.stop()
-                check(w.proc.returncode == 0,
-                      "%s: clean exit on SIGTERM (rc %r)" % (w.name, w.proc.returncode))
-            logs["apiserver"] = api.server_log()
-        if FAILURES:
-            for name, log in logs.items():
-                print("--- %s log (tail) ---\n%s" % (name, log[-6000:]))
-    finally:
-        api.close()
-    return finish("webhook_events_e2e")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_against_api("webhook_events_e2e", run))

@@ -14,13 +14,12 @@ passes unchanged, and so does a CPU-only pod (not counted). /metrics:
 topo_webhook_packing_pods_total packed 1, passed{reason="namespace"} 1. The
 debug log has one line for the packed pod.
 """
-import argparse
 import json
 import sys
 
-from harness import FAILURES, check, check_within, finish
+from harness import check, check_within
 from harness.pods import BLOCK_LABEL, RACK_LABEL, apply_patch, make_pod, ops_of
-from harness.webhook import WebhookApiEnv, check_prometheus, metric, start_daemon
+from harness.webhook import check_prometheus, main_against_api, metric, start_daemon
 
 R01 = "dc1-sp01-lf01-r01"
 BLOCK = "dc1-sp01"
@@ -106,31 +105,5 @@ def run(binary, api, ws):
           "the line names the pod, the resource and the pick: %r" % line)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--webhook", required=True)
-    args = ap.parse_args()
-    api = WebhookApiEnv()
-    ws = []
-    logs = {}
-    try:
-        try:
-            run(args.webhook, api, ws)
-        except Exception as e:  # setup failures: report with the logs
-            check(False, "error: %r" % e)
-        finally:
-            for w in ws:
-                logs[w.name] = w.stop()
-                check(w.proc.returncode == 0,
-                      "%s: clean exit on SIGTERM (rc %r)" % (w.name, w.proc.returncode))
-            logs["apiserver"] = api.server_log()
-        if FAILURES:
-            for name, log in logs.items():
-                print("--- %s log (tail) ---\n%s" % (name, log[-6000:]))
-    finally:
-        api.close()
-    return finish("webhook_packing_e2e")
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_against_api("webhook_packing_e2e", run))

@@ -13,7 +13,7 @@ import ssl
 import subprocess
 import time
 
-from harness import Failure, expect
+from harness import FAILURES, Failure, check, expect, finish
 from harness.fakeapi import FakeApiEnv
 from harness.pods import review
 
@@ -219,3 +219,36 @@ def metric_line_ok(line):
 
 def check_prometheus(text):
     return all(metric_line_ok(line) for line in text.splitlines())
+
+
+def main_against_api(name, run):
+    """The main() of a driver that starts topo-webhooks against one fake API
+    server: `--webhook BINARY` parsed, run(binary, api, ws) called (it
+    appends the webhooks it starts to ws), an exception from it a failure;
+    then every webhook stopped, its clean exit on SIGTERM checked, and on
+    any failure each log's tail and the API server's printed. Returns
+    finish(name)."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--webhook", required=True)
+    args = ap.parse_args()
+    api = WebhookApiEnv()
+    ws = []
+    logs = {}
+    try:
+        try:
+            run(args.webhook, api, ws)
+        except Exception as e:  # setup failures: report with the logs
+            check(False, "error: %r" % e)
+        finally:
+            for w in ws:
+                logs[w.name] = w.stop()
+                check(w.proc.returncode == 0,
+                      "%s: clean exit on SIGTERM (rc %r)" % (w.name, w.proc.returncode))
+            logs["apiserver"] = api.server_log()
+        if FAILURES:
+            for lname, log in logs.items():
+                print("--- %s log (tail) ---\n%s" % (lname, log[-6000:]))
+    finally:
+        api.close()
+    return finish(name)
