@@ -6,21 +6,27 @@
  * because topo-sync compares the values it computes with those already on
  * the nodes.
  *
- * A valid value is kept as it is. Otherwise every other character becomes
- * '-', characters that may not end a value are trimmed from both ends, and
- * when that alone cannot give a value (too long, or nothing left) the value
- * is cut and ends in '-' and a short hash of the raw name. Over a set of
- * names (topo_labelvalue_assign), two different names never share a value:
- * those changed by the normalisation get the hash suffix too.
+ * A domain's value depends on its own name (and scope) only, never on which
+ * other domains exist, so adding a rack in the inventory relabels no other
+ * rack. A valid value is kept as it is. Otherwise every other character
+ * becomes '-', characters that may not end a value are trimmed from both
+ * ends, the result is cut to leave room, and '-' and a short hash of the
+ * raw name always follow ("rack 1" -> "rack-1-1dd1a01c21", whether or not a
+ * "rack-1" exists; "rack-1" stays "rack-1").
  *
  * Names repeat under different parents in real inventories (a rack "R1" in
- * every site, an NVLink field "1" in every rack): there a domain is a name
- * within a scope (topo_labelvalue_assign_scoped). A name that occurs under
- * one scope only keeps the value above, so values of unique names never
- * change; a name that occurs under two or more scopes gives each of its
- * domains the normalised name and the hash suffix of that domain's identity,
- * the key "<decimal length of scope>:<scope><name>" ("R1-3fa2..."), so each
- * domain's value depends on its own scope and name, the same every round. */
+ * every site, an NVLink field "1" in every rack), and a nodeSelector may name
+ * the rack without the site, so the value alone must tell them apart: a
+ * domain named within a scope (topo_labelvalue_assign_scoped) always gets
+ * the normalised name and the hash suffix of its identity, the key
+ * "<decimal length of scope>:<scope><name>" ("R1-d968dd201c"), whether or
+ * not another scope has the same name.
+ *
+ * Over a set of domains two different ones never share a value. What can
+ * still meet (a valid name a source spelt like another's suffixed value, a
+ * hash collision) is separated from the colliding domains alone: the
+ * suffixed ones get the 16-digit suffix of their key; if that is not enough
+ * the set is refused (TOPO_ECONFLICT). */
 #ifndef TOPO_LABELVALUE_H
 #define TOPO_LABELVALUE_H
 
@@ -33,8 +39,10 @@
 /* Hex digits of the hash suffix ("-" plus these). */
 #define TOPO_LABELVALUE_HASH_LEN 10
 
-/* One raw name on its own into out (NUL-terminated). Returns 1 when the
- * value differs from raw, 0 when raw was already a valid value. */
+/* One unscoped raw name on its own into out (NUL-terminated): the value
+ * topo_labelvalue_assign gives it unless another name collides with it.
+ * Returns 1 when the value differs from raw (and then carries the hash
+ * suffix), 0 when raw was already a valid value. */
 int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw);
 
 /* Values for a set of raw names: out[i] (from pool) for raw[i]. Equal raw
@@ -44,9 +52,10 @@ int topo_labelvalue_assign(const char **out, const char *const *raw, size_t n, t
                            topo_err *err) TOPO_MUST_CHECK;
 
 /* The same over domains that are names within scopes: scope[i] (any text;
- * NULL: unscoped, as topo_labelvalue_assign) is where raw[i] is named.
- * scope may be NULL (none scoped). Equal (scope, name) pairs get equal
- * values, different ones different values. */
+ * NULL: unscoped, as topo_labelvalue_assign) is where raw[i] is named, and
+ * a scoped name is always suffixed. scope may be NULL (none scoped). Equal
+ * (scope, name) pairs get equal values, different ones different values;
+ * the same set in any order gives the same values. */
 int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
                                   const char *const *scope, size_t n, topo_pool *pool,
                                   topo_err *err) TOPO_MUST_CHECK;

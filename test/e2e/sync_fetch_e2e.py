@@ -163,7 +163,8 @@ def netbox_pages(env):
     got = env.run(netbox_config(nb, token, caFile=os.path.join(env.tls(), "ca.pem"),
                                 pageSize=3), secrets=[V1_TOKEN])
     same_labels(got, netbox_files_labels(env), "netbox")
-    expect(got["gpu-001"] == {P + "datacenter": "dc-west", P + "rack": "R01"}, got)
+    # R01 within dc-west: its name and the FNV-1a of "21:datacenter:7:dc-west;R01".
+    expect(got["gpu-001"] == {P + "datacenter": "dc-west", P + "rack": "R01-b0097ac751"}, got)
     devices = nb.seen("/api/dcim/devices/")
     expect(len(devices) == 4 and all(r.status == 200 for r in devices),
            "want 4 device pages of 3, got %s" % [(r.target, r.status) for r in devices])

@@ -169,7 +169,9 @@ def netbox_config():
                                                     "v4-sites.json")))
     try:
         got = labels("--config", f.name)
-        assert got["gpu-001"] == {P + "datacenter": "dc-west", P + "rack": "R01"}, got
+        # A NetBox rack is named within its site: always the name and the
+        # FNV-1a of "21:datacenter:7:dc-west;R01" (docs/sync.md).
+        assert got["gpu-001"] == {P + "datacenter": "dc-west", P + "rack": "R01-b0097ac751"}, got
         kueue = os.path.join(tempfile.gettempdir(), "topo-sync-kueue-%d.yaml" % os.getpid())
         run("--config", f.name, "--export-kueue", kueue)
         docs = [d for d in yaml.safe_load_all(open(kueue)) if d]
@@ -442,7 +444,8 @@ def netbox_racks_named_alike():
     """NetBox's v4 pages plus a second site with its own rack R01 (the
     same NVLink field as the first site's R01) and a server in it: two
     rack domains and two NVLink domains, in a topology without the
-    datacenter level; racks named once keep their plain value."""
+    datacenter level; a rack named once is qualified by its site all the
+    same (its value must not depend on whether another site has the name)."""
     nb = fixture("sources", "netbox")
     tmp = tempfile.mkdtemp()
     try:
@@ -477,7 +480,7 @@ def netbox_racks_named_alike():
         assert west[P + "rack"] != east[P + "rack"], got
         assert west[P + "nvlink"] != east[P + "nvlink"], got
         assert west[P + "rack"].startswith("R01-") and east[P + "rack"].startswith("R01-"), got
-        assert got["gpu-003"][P + "rack"] == "R02", got
+        assert got["gpu-003"][P + "rack"] == "R02-b00977c751", got
         # The same values on every run (they are compared with the nodes').
         assert labels("--config", cfg) == got
     finally:

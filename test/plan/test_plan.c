@@ -24,6 +24,16 @@ static void must(int rc, const topo_err *err)
         fail_msg("%s", err->text);
 }
 
+/* The values feed gives, each name the normaliser changes or a rack
+ * within its site with the FNV-1a of its raw name or key, computed
+ * independently: "DC 1", "MF0;LEAF-1:MQM9700/U1", "MF0;LEAF-2:MQM9700/U1"
+ * "18:datacenter:4:DC 1;r01" and its r02. */
+#define DC1 "DC-1-e35ec4d8ac"
+#define LEAF1 "MF0-LEAF-1-MQM9700-U1-fd5ced49b2"
+#define LEAF2 "MF0-LEAF-2-MQM9700-U1-0e11936852"
+#define R01 "r01-10eff23993"
+#define R02 "r02-10eff33993"
+
 /* netbox: site and rack for n1..n3 (and N4 under another spelling); the
  * fabric: leaf and spine for n1..n3; gpu: nvlink for n1, n2. */
 static void feed(topo_plan *p)
@@ -85,9 +95,9 @@ static void test_plan__fused_from_sources(void **state)
     assert_int_equal(topo_plan_node_count(p), 4);
     size_t n1 = find(p, "n1"), n3 = find(p, "n3"), n4 = find(p, "n4");
     assert_true(topo_plan_node_complete(p, n1));
-    assert_string_equal(topo_plan_node_value(p, n1, TOPO_LEVEL_DATACENTER), "DC-1");
-    assert_string_equal(topo_plan_node_value(p, n1, TOPO_LEVEL_LEAF), "MF0-LEAF-1-MQM9700-U1");
-    assert_string_equal(topo_plan_node_value(p, n3, TOPO_LEVEL_LEAF), "MF0-LEAF-2-MQM9700-U1");
+    assert_string_equal(topo_plan_node_value(p, n1, TOPO_LEVEL_DATACENTER), DC1);
+    assert_string_equal(topo_plan_node_value(p, n1, TOPO_LEVEL_LEAF), LEAF1);
+    assert_string_equal(topo_plan_node_value(p, n3, TOPO_LEVEL_LEAF), LEAF2);
     assert_string_equal(topo_plan_node_value(p, n1, TOPO_LEVEL_HOSTNAME), "n1");
     assert_string_equal(topo_plan_node_source(p, n1, TOPO_LEVEL_RACK), "netbox");
     assert_string_equal(topo_plan_node_source(p, n1, TOPO_LEVEL_SPINE), "ufm");
@@ -104,12 +114,12 @@ static void test_plan__fused_from_sources(void **state)
     json_t *labels = topo_plan_labels_json(p);
     char *text = json_dumps(labels, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(
-        text, "{\"n1\":{\"" P "datacenter\":\"DC-1\",\"" P "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P
-              "nvlink\":\"n1\",\"" P "rack\":\"r01\",\"" P "spine\":\"S-0001\"},"
-              "\"n2\":{\"" P "datacenter\":\"DC-1\",\"" P "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P
-              "nvlink\":\"n2\",\"" P "rack\":\"r01\",\"" P "spine\":\"S-0001\"},"
-              "\"n3\":{\"" P "datacenter\":\"DC-1\",\"" P "leaf\":\"MF0-LEAF-2-MQM9700-U1\",\"" P
-              "nvlink\":\"n3\",\"" P "rack\":\"r02\",\"" P "spine\":\"S-0001\"},\"n4\":{}}");
+        text, "{\"n1\":{\"" P "datacenter\":\"" DC1 "\",\"" P "leaf\":\"" LEAF1 "\",\"" P
+              "nvlink\":\"n1\",\"" P "rack\":\"" R01 "\",\"" P "spine\":\"S-0001\"},"
+              "\"n2\":{\"" P "datacenter\":\"" DC1 "\",\"" P "leaf\":\"" LEAF1 "\",\"" P
+              "nvlink\":\"n2\",\"" P "rack\":\"" R01 "\",\"" P "spine\":\"S-0001\"},"
+              "\"n3\":{\"" P "datacenter\":\"" DC1 "\",\"" P "leaf\":\"" LEAF2 "\",\"" P
+              "nvlink\":\"n3\",\"" P "rack\":\"" R02 "\",\"" P "spine\":\"S-0001\"},\"n4\":{}}");
     free(text);
     json_decref(labels);
 
@@ -121,14 +131,14 @@ static void test_plan__fused_from_sources(void **state)
                         "sources: datacenter: netbox 3; spine: ufm 3; leaf: ufm 3; rack: "
                         "netbox 3; nvlink: gpu 3\n"
                         "missing: spine 1, leaf 1, nvlink 1\n"
-                        "datacenter=DC-1 (3 nodes)\n"
+                        "datacenter=" DC1 " (3 nodes)\n"
                         "  spine=S-0001 (3 nodes)\n"
-                        "    leaf=MF0-LEAF-1-MQM9700-U1 (2 nodes)\n"
-                        "      rack=r01 (2 nodes)\n"
+                        "    leaf=" LEAF1 " (2 nodes)\n"
+                        "      rack=" R01 " (2 nodes)\n"
                         "        nvlink=n1 (1 node)\n"
                         "        nvlink=n2 (1 node)\n"
-                        "    leaf=MF0-LEAF-2-MQM9700-U1 (1 node)\n"
-                        "      rack=r02 (1 node)\n"
+                        "    leaf=" LEAF2 " (1 node)\n"
+                        "      rack=" R02 " (1 node)\n"
                         "        nvlink=n3 (1 node)\n"
                         "incomplete (1):\n"
                         "  n4: no spine, no leaf, no nvlink\n");
@@ -167,7 +177,7 @@ static void test_plan__conflict_and_precedence(void **state)
     feed(p);
     must(topo_plan_add_level(p, "ufm", "n1", TOPO_LEVEL_RACK, "r09", &err), &err);
     must(topo_plan_build(p, &err), &err);
-    assert_string_equal(topo_plan_node_value(p, find(p, "n1"), TOPO_LEVEL_RACK), "r01");
+    assert_string_equal(topo_plan_node_value(p, find(p, "n1"), TOPO_LEVEL_RACK), R01);
     assert_string_equal(topo_plan_conflict(p, 0),
                         "node n1: rack: netbox says \"r01\", ufm says \"r09\"; netbox wins");
     topo_plan_free(p);
@@ -200,7 +210,7 @@ static void test_plan__fallback_and_node_set(void **state)
     assert_string_equal(topo_plan_node_reason(p, n4), "no leaf");
     assert_string_equal(topo_plan_node_value(p, n4, TOPO_LEVEL_LEAF), "none");
     assert_null(topo_plan_node_source(p, n4, TOPO_LEVEL_LEAF));
-    assert_string_equal(topo_plan_node_value(p, n4, TOPO_LEVEL_DATACENTER), "DC-1");
+    assert_string_equal(topo_plan_node_value(p, n4, TOPO_LEVEL_DATACENTER), DC1);
     assert_string_equal(topo_plan_node_reason(p, n5), "no datacenter, no leaf");
     /* Levels outside the topology are not labelled. */
     assert_null(topo_plan_node_value(p, find(p, "n1"), TOPO_LEVEL_RACK));
@@ -349,9 +359,9 @@ static void test_plan__topograph_labels(void **state)
     feed(p);
     must(topo_plan_build(p, &err), &err);
     char *t = labels_of(p, find(p, "n1"));
-    assert_string_equal(t, "{\"" P "datacenter\":\"DC-1\",\"" P "spine\":\"S-0001\",\"" P
-                           "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P "rack\":\"r01\",\"" P
-                           "nvlink\":\"n1\",\"" TG "0\":\"MF0-LEAF-1-MQM9700-U1\",\"" TG
+    assert_string_equal(t, "{\"" P "datacenter\":\"" DC1 "\",\"" P "spine\":\"S-0001\",\"" P
+                           "leaf\":\"" LEAF1 "\",\"" P "rack\":\"" R01 "\",\"" P
+                           "nvlink\":\"n1\",\"" TG "0\":\"" LEAF1 "\",\"" TG
                            "1\":\"S-0001\",\"" TD "\":\"n1\"}");
     free(t);
     /* A node left out gets none of either vocabulary. */
@@ -360,7 +370,7 @@ static void test_plan__topograph_labels(void **state)
     /* --print-labels shows them too. */
     json_t *all = topo_plan_labels_json(p);
     assert_string_equal(json_string_value(json_object_get(json_object_get(all, "n3"), TG "0")),
-                        "MF0-LEAF-2-MQM9700-U1");
+                        LEAF2);
     json_decref(all);
 
     /* Owned keys: every level under the prefix (in the topology or not),
@@ -392,8 +402,8 @@ static void test_plan__topograph_labels(void **state)
     feed(p);
     must(topo_plan_build(p, &err), &err);
     t = labels_of(p, find(p, "n2"));
-    assert_string_equal(t, "{\"" P "leaf\":\"MF0-LEAF-1-MQM9700-U1\",\"" P "nvlink\":\"n2\",\"" TG
-                           "0\":\"MF0-LEAF-1-MQM9700-U1\",\"" TD "\":\"n2\"}");
+    assert_string_equal(t, "{\"" P "leaf\":\"" LEAF1 "\",\"" P "nvlink\":\"n2\",\"" TG
+                           "0\":\"" LEAF1 "\",\"" TD "\":\"n2\"}");
     free(t);
     topo_plan_free(p);
     topo_namemap_free(names);
@@ -402,7 +412,7 @@ static void test_plan__topograph_labels(void **state)
     feed(p);
     must(topo_plan_build(p, &err), &err);
     t = labels_of(p, find(p, "n2"));
-    assert_string_equal(t, "{\"" P "spine\":\"S-0001\",\"" P "rack\":\"r01\"}");
+    assert_string_equal(t, "{\"" P "spine\":\"S-0001\",\"" P "rack\":\"" R01 "\"}");
     free(t);
     topo_plan_free(p);
     topo_namemap_free(names);
@@ -683,10 +693,11 @@ static void test_plan__offline_short_and_fqdn_merged(void **state)
 }
 
 /* Racks named alike in two sites are two domains, as are NetBox NVLink
- * fields "1" in two racks: each gets the name with the hash of its scope
- * and name (FNV-1a of "18:datacenter:4:dc-a;R1", computed independently),
- * whatever the levels of the topology; unique names keep their plain
- * value; switch ids and GPU cliques are never scoped. */
+ * fields "1" in two racks: each scoped domain gets the name with the hash
+ * of its scope and name (FNV-1a of "18:datacenter:4:dc-a;R1", computed
+ * independently), whatever the levels of the topology, unique names too
+ * (their value must not depend on whether another site has the name);
+ * switch ids and GPU cliques are never scoped. */
 static void feed_two_sites(topo_plan *p, int reversed)
 {
     topo_err err = TOPO_ERR_INIT;
@@ -729,11 +740,11 @@ static void test_plan__names_repeated_under_other_parents(void **state)
                                   "\"a2\":{\"" P "leaf\":\"S-01\",\"" P
                                   "nvlink\":\"1-5b877d65e0\",\"" P "rack\":\"R1-ddd0fa1484\"},"
                                   "\"a3\":{\"" P "leaf\":\"S-01\",\"" P
-                                  "nvlink\":\"1-52a0d865db\",\"" P "rack\":\"R2\"},"
+                                  "nvlink\":\"1-52a0d865db\",\"" P "rack\":\"R2-ddd0fd1484\"},"
                                   "\"b1\":{\"" P "leaf\":\"S-01\",\"" P
                                   "nvlink\":\"1-879a33c2b1\",\"" P "rack\":\"R1-0c99022c92\"},"
-                                  "\"b2\":{\"" P "leaf\":\"S-01\",\"" P "nvlink\":\"2\",\"" P
-                                  "rack\":\"R3\"}}");
+                                  "\"b2\":{\"" P "leaf\":\"S-01\",\"" P
+                                  "nvlink\":\"2-999dfec2bb\",\"" P "rack\":\"R3-0c99042c92\"}}");
         /* The same values whatever order the sources gave the hosts in. */
         if (first)
             assert_string_equal(text, first);
@@ -830,17 +841,23 @@ static void test_plan__netbox_racks_named_alike_in_two_sites(void **state)
     topo_facts_free(f);
     must(topo_plan_build(p, &err), &err);
     /* FNV-1a of "21:datacenter:7:dc-west;R01" and "21:datacenter:7:dc-east;R01";
-     * of "32:datacenter:7:dc-west;rack:3:R01;nvl-r01" and its dc-east twin. */
+     * of "32:datacenter:7:dc-west;rack:3:R01;nvl-r01" and its dc-east twin;
+     * of dc-west's "R02" and of its NVLink fields "nvl-x" and "nvl-7". */
 #define WEST_R01 "b0097ac751"
 #define EAST_R01 "d570879e0b"
 #define WEST_NVL "ffefc04655"
 #define EAST_NVL "cb94b41072"
+#define WEST_R02 "b00977c751"
+#define WEST_NVLX "ee79f9cc9d"
+#define WEST_NVL7 "ee79c8cc9d"
     char *text = all_labels(p);
     assert_string_equal(text, "{\"gpu-001\":{\"" P "nvlink\":\"nvl-r01-" WEST_NVL "\",\"" P
                               "rack\":\"R01-" WEST_R01 "\"},\"gpu-002\":{\"" P
                               "nvlink\":\"nvl-r01-" WEST_NVL "\",\"" P "rack\":\"R01-" WEST_R01
-                              "\"},\"gpu-003\":{\"" P "nvlink\":\"nvl-x\",\"" P "rack\":\"R02\"},"
-                              "\"gpu-004\":{\"" P "nvlink\":\"nvl-7\",\"" P "rack\":\"R02\"},"
+                              "\"},\"gpu-003\":{\"" P "nvlink\":\"nvl-x-" WEST_NVLX "\",\"" P
+                              "rack\":\"R02-" WEST_R02 "\"},\"gpu-004\":{\"" P
+                              "nvlink\":\"nvl-7-" WEST_NVL7 "\",\"" P "rack\":\"R02-" WEST_R02
+                              "\"},"
                               "\"gpu-101\":{},"
                               "\"gpu-201\":{\"" P "nvlink\":\"nvl-r01-" EAST_NVL "\",\"" P
                               "rack\":\"R01-" EAST_R01 "\"}}");

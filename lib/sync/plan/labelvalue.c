@@ -62,107 +62,102 @@ static char *sanitise(const char *raw)
     return s;
 }
 
-/* normalize with a given suffix length; -1 when out of memory. */
-static int normalize_hex(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw, int hex_len)
+/* sanitise(raw) followed by the hash suffix of hashed (the domain's key),
+ * hex_len digits; -1 when out of memory. */
+static int suffixed_value(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw, const char *hashed,
+                          int hex_len)
+{
+    char *s = sanitise(raw);
+    if (!s)
+        return -1;
+    with_suffix(out, s, hashed, hex_len);
+    free(s);
+    return 0;
+}
+
+int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw)
 {
     if (*raw != '\0' && topo_label_value_valid(raw, NULL, 0)) {
         snprintf(out, TOPO_MAX_LABEL_VALUE + 1, "%s", raw);
         return 0;
     }
-    char *s = sanitise(raw);
-    if (!s)
-        return -1;
-    size_t n = strlen(s);
-    if (n == 0 || n > TOPO_MAX_LABEL_VALUE)
-        with_suffix(out, s, raw, hex_len);
-    else
-        memcpy(out, s, n + 1);
-    free(s);
+    /* Always suffixed, never only on a collision: "rack 1" reads
+     * "rack-1-<hash>" whether or not another domain is named "rack-1", so
+     * no other domain's arrival can change it. Out of memory for the copy:
+     * the hash-only form needs none. */
+    if (suffixed_value(out, raw, raw, TOPO_LABELVALUE_HASH_LEN) < 0)
+        with_suffix(out, "", raw, TOPO_LABELVALUE_HASH_LEN);
     return 1;
 }
 
-int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *raw)
-{
-    int rc = normalize_hex(out, raw, TOPO_LABELVALUE_HASH_LEN);
-    if (rc < 0) {
-        /* Out of memory for the copy: the hash-only form needs none. */
-        with_suffix(out, "", raw, TOPO_LABELVALUE_HASH_LEN);
-        return 1;
-    }
-    return rc;
-}
-
-/* One domain: its raw name, and its identity (key): the raw name itself
- * when unscoped, else "<length of scope>:<scope><raw>" (the length makes
- * the split between scope and name unambiguous). The hash suffix is the
- * key's, so a scoped domain's value depends on its scope and name. */
+/* One domain: its raw name, and its identity: unscoped, the raw name
+ * itself; scoped, the key "<length of scope>:<scope><raw>" (the length
+ * makes the split between scope and name unambiguous). The hash suffix is
+ * the key's, so a value depends on the domain's own scope and name only. */
 typedef struct entry {
     const char *raw;
     const char *key;
+    int scoped;
     char value[TOPO_MAX_LABEL_VALUE + 1];
-    int changed;
+    int suffixed;
 } entry;
 
-static int by_value_then_key(const void *a, const void *b)
+/* Two entries name the same domain. */
+static int same_domain(const entry *x, const entry *y)
+{
+    return x->scoped == y->scoped && strcmp(x->key, y->key) == 0;
+}
+
+static int by_value_then_domain(const void *a, const void *b)
 {
     const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
     int c = strcmp(x->value, y->value);
+    if (c == 0)
+        c = x->scoped - y->scoped;
     return c != 0 ? c : strcmp(x->key, y->key);
 }
 
-static int by_raw_then_key(const void *a, const void *b)
+/* The value of one domain on its own: an unscoped name as
+ * topo_labelvalue_normalize; a scoped name always suffixed with its key's
+ * hash, since the value alone must tell two sites' "R1" apart (a
+ * nodeSelector may name the rack without the site) and whether a second
+ * site has an "R1" must not change the first's value. -1: out of memory. */
+static int domain_value(entry *e)
 {
-    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
-    int c = strcmp(x->raw, y->raw);
-    return c != 0 ? c : strcmp(x->key, y->key);
-}
-
-/* The raw name with the hash suffix of the entry's key, hex_len digits. */
-static void suffixed(entry *e, int hex_len)
-{
-    char *base = sanitise(e->raw);
-    with_suffix(e->value, base ? base : "", e->key, hex_len);
-    free(base);
-    e->changed = 1;
-}
-
-/* A raw name that names domains under two or more scopes: each of them
- * gets the suffix of its own key, whatever the name's normal form. */
-static void qualify_repeated(entry **sorted, size_t n)
-{
-    qsort(sorted, n, sizeof(*sorted), by_raw_then_key);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        int repeated = 0;
-        for (; j < n && strcmp(sorted[j]->raw, sorted[i]->raw) == 0; j++)
-            repeated |= strcmp(sorted[j]->key, sorted[i]->key) != 0;
-        for (size_t k = i; repeated && k < j; k++)
-            suffixed(sorted[k], TOPO_LABELVALUE_HASH_LEN);
-        i = j;
+    if (!e->scoped) {
+        e->suffixed = topo_labelvalue_normalize(e->value, e->raw);
+        return 0;
     }
+    e->suffixed = 1;
+    return suffixed_value(e->value, e->raw, e->key, TOPO_LABELVALUE_HASH_LEN);
 }
 
-/* Sorts the entries by value and gives every changed entry that shares its
- * value with a different domain a suffix of hex_len digits. Returns the
- * number of values still shared by different domains afterwards. */
-static size_t separate(entry **sorted, size_t n, int hex_len)
+/* The residual collisions: a valid name a source spelt like another
+ * domain's suffixed value, or two suffixes that meet. Sorts the entries by
+ * value; in each group of different domains sharing a value, the suffixed
+ * ones get the 16-digit suffix of their key, a choice made from the group
+ * alone, whatever the order of input and whatever other domains exist.
+ * Returns the number of values still shared by different domains; -1 when
+ * out of memory. */
+static long separate(entry **sorted, size_t n)
 {
-    qsort(sorted, n, sizeof(*sorted), by_value_then_key);
+    qsort(sorted, n, sizeof(*sorted), by_value_then_domain);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         int distinct = 0;
         for (; j < n && strcmp(sorted[j]->value, sorted[i]->value) == 0; j++)
-            distinct |= strcmp(sorted[j]->key, sorted[i]->key) != 0;
+            distinct |= !same_domain(sorted[j], sorted[i]);
         for (size_t k = i; distinct && k < j; k++)
-            if (sorted[k]->changed)
-                suffixed(sorted[k], hex_len);
+            if (sorted[k]->suffixed &&
+                suffixed_value(sorted[k]->value, sorted[k]->raw, sorted[k]->key, 16) < 0)
+                return -1;
         i = j;
     }
-    qsort(sorted, n, sizeof(*sorted), by_value_then_key);
-    size_t shared = 0;
+    qsort(sorted, n, sizeof(*sorted), by_value_then_domain);
+    long shared = 0;
     for (size_t i = 1; i < n; i++)
         shared += strcmp(sorted[i]->value, sorted[i - 1]->value) == 0 &&
-                  strcmp(sorted[i]->key, sorted[i - 1]->key) != 0;
+                  !same_domain(sorted[i], sorted[i - 1]);
     return shared;
 }
 
@@ -182,7 +177,8 @@ int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
     entry *entries = calloc(n ? n : 1, sizeof(*entries));
     entry **sorted = calloc(n ? n : 1, sizeof(*sorted));
     topo_pool *keys = topo_pool_create();
-    int rc = 0, any_scope = 0;
+    int rc = 0;
+    long shared = 0;
     if (!entries || !sorted || !keys) {
         rc = topo_err_nomem(err, "label values");
         goto done;
@@ -190,20 +186,20 @@ int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
     for (size_t i = 0; i < n; i++) {
         const char *s = scope ? scope[i] : NULL;
         entries[i].raw = raw[i];
+        entries[i].scoped = s != NULL;
         entries[i].key = s ? topo_pool_printf(keys, "%zu:%s%s", strlen(s), s, raw[i]) : raw[i];
-        if (!entries[i].key) {
+        if (!entries[i].key || domain_value(&entries[i]) < 0) {
             rc = topo_err_nomem(err, "label values");
             goto done;
         }
-        any_scope |= s != NULL;
-        entries[i].changed = topo_labelvalue_normalize(entries[i].value, raw[i]);
         sorted[i] = &entries[i];
     }
-    if (any_scope)
-        qualify_repeated(sorted, n);
-    /* A longer suffix for the (astronomically rare) names whose short hash
-     * collides; a name a source made equal to another's suffixed value too. */
-    if (separate(sorted, n, TOPO_LABELVALUE_HASH_LEN) > 0 && separate(sorted, n, 16) > 0) {
+    shared = separate(sorted, n);
+    if (shared < 0) {
+        rc = topo_err_nomem(err, "label values");
+        goto done;
+    }
+    if (shared > 0) {
         rc = topo_err_set(err, TOPO_ECONFLICT,
                           "label values: two different names give the same value even with a "
                           "16-digit hash suffix");
