@@ -6,7 +6,10 @@
  * job that does not fit never blocking those behind it. Jobs are grouped in
  * shapes: a shape that failed since the last completion is not tried again
  * before the next, so a round costs the jobs that start plus one try per
- * shape, however long the queue. */
+ * shape, however long the queue. Each shape's queue is a binary min-heap
+ * of job indices, so every queue operation is O(log n) whatever order jobs
+ * join it in (a held job that relaxes joins its relaxed shape's queue in
+ * the middle when jobs arrive out of order). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -71,71 +74,93 @@ static double heap_top(const heap *h)
     return h->n > 0 ? h->v[0].t : INFINITY;
 }
 
+/* A shape's queued jobs: a min-heap of job indices (arrival order). A job
+ * that leaves the queue other than from its head (a held job relaxing) is
+ * left in place and dropped when it reaches the head: it is then no longer
+ * queued in this shape, and a job never comes back to a shape it left. */
+typedef struct queue {
+    int32_t *v;
+    size_t n, cap;
+} queue;
+
 typedef struct loop {
     sim_run *r;
     heap done, relax;
     heap round; /* shapes to try this round, by their first job (t unused) */
     uint64_t *in_round; /* per shape: the epoch it was last pushed in */
+    queue *queues;      /* per shape */
     topo_err *err;
 } loop;
 
 /* ---- queues per shape, in arrival (= job index) order ---- */
 
-static void unlink_job(sim_run *r, int32_t j)
+static void queue_sift_down(queue *q, size_t i)
 {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < q->n && q->v[l] < q->v[m])
+            m = l;
+        if (l + 1 < q->n && q->v[l + 1] < q->v[m])
+            m = l + 1;
+        if (m == i)
+            return;
+        int32_t tmp = q->v[i];
+        q->v[i] = q->v[m];
+        q->v[m] = tmp;
+        i = m;
+    }
+}
+
+static void queue_pop(queue *q)
+{
+    q->v[0] = q->v[--q->n];
+    queue_sift_down(q, 0);
+}
+
+/* The shape's first queued job, -1 when none; drops the jobs that left. */
+static int32_t queue_head(loop *L, int32_t shape)
+{
+    queue *q = &L->queues[shape];
+    while (q->n > 0) {
+        const sim_jobstate *s = &L->r->js[q->v[0]];
+        if (s->status == SIM_QUEUED && s->shape == shape)
+            return q->v[0];
+        queue_pop(q);
+    }
+    return -1;
+}
+
+/* Job j out of the queue of its shape. Its entry stays (queue_head drops
+ * it) unless it is the head, which is taken out now. */
+static void unlink_job(loop *L, int32_t j)
+{
+    sim_run *r = L->r;
     sim_jobstate *s = &r->js[j];
-    sim_shape *sh = &r->shapes[s->shape];
-    if (s->prev >= 0)
-        r->js[s->prev].next = s->next;
-    else
-        sh->head = s->next;
-    if (s->next >= 0)
-        r->js[s->next].prev = s->prev;
-    else
-        sh->tail = s->prev;
-    s->prev = s->next = -1;
+    queue *q = &L->queues[s->shape];
+    if (q->n > 0 && q->v[0] == j)
+        queue_pop(q);
     s->status = SIM_PENDING;
     r->queued--;
 }
 
-static void enqueue(sim_run *r, int32_t j)
+static int enqueue(loop *L, int32_t j)
 {
+    sim_run *r = L->r;
     sim_jobstate *s = &r->js[j];
-    sim_shape *sh = &r->shapes[s->shape];
-    int32_t after = sh->tail;
-    while (after >= 0 && after > j)
-        after = r->js[after].prev;
-    s->prev = after;
-    s->next = after >= 0 ? r->js[after].next : sh->head;
-    if (s->prev >= 0)
-        r->js[s->prev].next = j;
-    else
-        sh->head = j;
-    if (s->next >= 0)
-        r->js[s->next].prev = j;
-    else
-        sh->tail = j;
+    queue *q = &L->queues[s->shape];
+    if (topo_array_reserve((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) != 0)
+        return topo_err_nomem(L->err, "simulation");
+    size_t i = q->n++;
+    q->v[i] = j;
+    while (i > 0 && q->v[i] < q->v[(i - 1) / 2]) {
+        int32_t tmp = q->v[i];
+        q->v[i] = q->v[(i - 1) / 2];
+        q->v[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
     s->status = SIM_QUEUED;
     r->queued++;
-}
-
-/* A shape's head, unlinked to be tried and not started, back in front:
- * O(1), where enqueue would walk the whole queue back from its tail to
- * find the smallest index (issue 33: a long queue whose head keeps
- * failing made every round cost the queue). */
-static void requeue_head(sim_run *r, int32_t j)
-{
-    sim_jobstate *s = &r->js[j];
-    sim_shape *sh = &r->shapes[s->shape];
-    s->prev = -1;
-    s->next = sh->head;
-    if (sh->head >= 0)
-        r->js[sh->head].prev = j;
-    else
-        sh->tail = j;
-    sh->head = j;
-    s->status = SIM_QUEUED;
-    r->queued++;
+    return 0;
 }
 
 /* ---- starting a job ---- */
@@ -201,11 +226,11 @@ static int never_fits(loop *L, int32_t j)
     int rc = try_start(L, j);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    if (r->running == 0)
+    if (r->running == 0) {
         s->status = SIM_UNPLACEABLE;
-    else
-        enqueue(r, j);
-    return 0;
+        return 0;
+    }
+    return enqueue(L, j);
 }
 
 /* ---- events ---- */
@@ -218,7 +243,8 @@ static int arrive(loop *L, int32_t j)
         return rc < 0 ? rc : 0;
     if (r->running == 0)
         return never_fits(L, j);
-    enqueue(r, j);
+    if ((rc = enqueue(L, j)) < 0)
+        return rc;
     if (r->js[j].held)
         return heap_push(&L->relax, r->t->jobs[j].arrive + r->o.relax_after, (uint32_t)j,
                          L->err);
@@ -231,7 +257,7 @@ static int relax(loop *L, int32_t j)
     sim_jobstate *s = &r->js[j];
     if (s->status != SIM_QUEUED || !s->held)
         return 0;
-    unlink_job(r, j);
+    unlink_job(L, j);
     return never_fits(L, j);
 }
 
@@ -239,11 +265,12 @@ static int round_push(loop *L, int32_t shape)
 {
     sim_run *r = L->r;
     sim_shape *sh = &r->shapes[shape];
-    if (sh->head < 0 || sh->failed_epoch == r->epoch || L->in_round[shape] == r->epoch)
+    int32_t head = queue_head(L, shape);
+    if (head < 0 || sh->failed_epoch == r->epoch || L->in_round[shape] == r->epoch)
         return 0;
     L->in_round[shape] = r->epoch;
     /* The round heap orders shapes by their first job; t carries the shape. */
-    return heap_push(&L->round, (double)sh->head, (uint32_t)shape, L->err);
+    return heap_push(&L->round, (double)head, (uint32_t)shape, L->err);
 }
 
 /* After completions: every queued job in arrival order, a shape at a time. */
@@ -258,21 +285,23 @@ static int retry(loop *L)
     while (L->round.n > 0 && r->free_total > 0) {
         int32_t shape = (int32_t)heap_pop(&L->round).job;
         sim_shape *sh = &r->shapes[shape];
-        int32_t j = sh->head;
+        int32_t j = queue_head(L, shape);
         L->in_round[shape] = 0;
         if (j < 0)
             continue;
-        unlink_job(r, j);
+        unlink_job(L, j);
         rc = try_start(L, j);
         if (rc < 0)
             return rc;
         if (rc == 0) {
-            requeue_head(r, j);
+            /* Back at the head: O(log n), the smallest index in its heap. */
+            if ((rc = enqueue(L, j)) < 0)
+                return rc;
             if (r->running == 0) {
                 /* Nothing runs and it does not fit: neither do the others. */
                 int32_t relaxed = sh->relaxed;
-                while ((j = sh->head) >= 0) {
-                    unlink_job(r, j);
+                while ((j = queue_head(L, shape)) >= 0) {
+                    unlink_job(L, j);
                     if ((rc = never_fits(L, j)) < 0)
                         return rc;
                 }
@@ -339,11 +368,12 @@ static int step(loop *L, size_t *next_arrival)
 
 int sim_loop(sim_run *r, topo_err *err)
 {
-    loop L = {r, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, NULL, err};
+    loop L = {r, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, NULL, NULL, err};
     size_t next = 0;
     int rc = 0;
 
-    if (r->nshapes > 0 && (L.in_round = calloc(r->nshapes, sizeof(*L.in_round))) == NULL) {
+    if (r->nshapes > 0 && ((L.in_round = calloc(r->nshapes, sizeof(*L.in_round))) == NULL ||
+                           (L.queues = calloc(r->nshapes, sizeof(*L.queues))) == NULL)) {
         rc = topo_err_nomem(err, "simulation");
         goto cleanup;
     }
@@ -362,5 +392,8 @@ cleanup:
     free(L.relax.v);
     free(L.round.v);
     free(L.in_round);
+    for (size_t s = 0; L.queues != NULL && s < r->nshapes; s++)
+        free(L.queues[s].v);
+    free(L.queues);
     return rc;
 }

@@ -173,7 +173,6 @@ static int shape_get(sim_run *r, const char *key, int32_t pods, int32_t gpus,
         s->spec.implied = 1;
     s->engine = spec != NULL;
     s->relaxed = -1;
-    s->head = s->tail = -1;
     s->tight_empty = tight;
     id = (int32_t)r->nshapes++;
     if (topo_strmap_put(r->shape_by_key, k, id) != 0)
@@ -310,10 +309,8 @@ static int run_init(sim_run *r, topo_err *err)
         r->slot_of[i] = -1;
         node_set(r, (int32_t)i, c->free0[i]);
     }
-    for (size_t i = 0; i < r->t->njobs; i++) {
+    for (size_t i = 0; i < r->t->njobs; i++)
         r->js[i].start = -1;
-        r->js[i].prev = r->js[i].next = -1;
-    }
     r->epoch = 1;
     r->rng = r->o.seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(r->policy + 1));
     r->ops = r->policy == TOPO_SIM_TOPO         ? &sim_policy_topo

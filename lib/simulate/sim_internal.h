@@ -108,7 +108,6 @@ typedef struct sim_shape {
     int32_t pods, gpus;
     topo_podset_spec spec; /* topo: the effective request */
     int32_t relaxed;       /* the shape a held job moves to, -1 */
-    int32_t head, tail;    /* its queued jobs, in arrival order */
     uint64_t failed_epoch; /* failed since the release numbered so */
     int32_t tight_empty;   /* sim_tightest on the empty cluster */
     uint8_t engine;        /* with a topology request: the engine places it (topo, mixed*) */
@@ -127,7 +126,6 @@ typedef topo_sim_slot sim_slot;
 typedef struct sim_jobstate {
     double start, end;
     int32_t shape;
-    int32_t prev, next; /* in its shape's queue */
     uint8_t status;
     uint8_t held;
     int32_t nslots;
