@@ -164,7 +164,8 @@ static const char *const base_raw[] = {
     "rack 1", "R2", "a;b", "S-2c5eab0300c25f00", "", "R1", "R1", "rack 7",
     "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1 and a tail that makes it longer than sixty-three",
 };
-static const char *const base_scope[] = {NULL, "dc-a", NULL, NULL, NULL, "dc-a", "dc-b", "dc-a", NULL};
+static const char *const base_scope[] = {NULL,   "dc-a", NULL,   NULL, NULL,
+                                         "dc-a", "dc-b", "dc-a", NULL};
 #define NBASE (sizeof base_raw / sizeof *base_raw)
 
 /* Every domain, the unscoped ones with topo_labelvalue_assign too. */
