@@ -8,8 +8,8 @@
  * before the next, so a round costs the jobs that start plus one try per
  * shape, however long the queue. Each shape's queue is a binary min-heap
  * of job indices, so every queue operation is O(log n) whatever order jobs
- * join it in (a held job that relaxes joins its relaxed shape's queue in
- * the middle when jobs arrive out of order). */
+ * join it in (the sorted list it replaces stayed cheap only while held jobs
+ * relaxed into their relaxed shape's queue in arrival order). */
 #include <math.h>
 #include <stdlib.h>
 
