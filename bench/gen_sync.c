@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "topo/str.h"
+
 #define NB "https://netbox.example.com"
 #define STAMP "2025-11-03T09:12:44.123456Z"
 #define SWITCH_PORTS 64
@@ -800,19 +802,25 @@ int gen_sync_check(const topo_plan *plan, const gen_sync_opts *o, char *why, siz
         return fail(&g, "the topology lacks levels: want all %d", TOPO_LEVEL_COUNT);
     /* Nodes are sorted by name, and the names sort as their numbers. */
     for (size_t i = 0; i < o->nodes && !g.failed; i++) {
-        char name[16], rack[16], cq[48], leaf[17], spine[17];
+        char name[16], rack[16], rack_value[32], cq[48], leaf[17], spine[17];
         node_name(name, i);
         if (strcmp(topo_plan_node_name(plan, i), name) != 0)
             return fail(&g, "node %zu is %s, want %s", i, topo_plan_node_name(plan, i), name);
         size_t group = i / g.per_group;
         rack_name(rack, i / o->rack_nodes);
+        /* A NetBox rack is named within its site: the name and the first 10
+         * hex digits of the FNV-1a of its key (docs/sync.md). */
+        char key[64], hex[17];
+        snprintf(key, sizeof key, "17:datacenter:3:dc1;%s", rack);
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)topo_str_hash(key));
+        snprintf(rack_value, sizeof rack_value, "%s-%.10s", rack, hex);
         clique(cq, i / o->rack_nodes);
         guid(leaf, KIND_LEAF, leaf_index(&g, group, 0));
         guid(spine, KIND_SPINE, spine_index(&g, group / o->su_groups, 0, 0));
         expect(&g, plan, i, TOPO_LEVEL_DATACENTER, "dc1", "netbox");
         expect(&g, plan, i, TOPO_LEVEL_SPINE, spine, "ufm");
         expect(&g, plan, i, TOPO_LEVEL_LEAF, leaf, "ufm");
-        expect(&g, plan, i, TOPO_LEVEL_RACK, rack, "netbox");
+        expect(&g, plan, i, TOPO_LEVEL_RACK, rack_value, "netbox");
         expect(&g, plan, i, TOPO_LEVEL_NVLINK, cq, "gpu");
         expect(&g, plan, i, TOPO_LEVEL_HOSTNAME, name, NULL);
     }
