@@ -19,9 +19,9 @@
  * within the datacenter, an NVLink domain within the datacenter and rack,
  * that the same source gives the same host (NetBox's rack names repeat
  * across sites, a custom field "1" across racks); switch ids and GPU
- * cliques are unique everywhere. A name that is one domain keeps its plain
- * value; a name that several domains share gets, in each, a hash suffix
- * of its scope and name.
+ * cliques are unique everywhere. A scoped domain always gets a hash suffix
+ * of its scope and name, and a name the normaliser changes one of the
+ * name, so a domain's value never depends on which other domains exist.
  *
  * A node that lacks a level of the topology is incomplete, with the reason;
  * by default it gets no labels at all (Kueue ignores nodes that miss a level
