@@ -91,6 +91,25 @@ typedef struct topo_cache_opts {
  * SQLite database or not a topo cache. */
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
                     topo_err *err) TOPO_MUST_CHECK;
+/* How many corrupt copies of a file topo_cache_open_healing keeps. */
+#define TOPO_CACHE_CORRUPT_KEEP 3
+
+/* The daemons' open of their --db (topo-sync, topo-webhook): topo_cache_open
+ * (never read_only or must_exist), with PRAGMA quick_check before the schema
+ * is read. A file SQLite finds corrupt (SQLITE_CORRUPT or SQLITE_NOTADB while
+ * opening or reading the schema, or quick_check not "ok") is closed and moved
+ * aside to <path>.corrupt-<UTC time as YYYYMMDDTHHMMSSZ> (".1", ".2"... for a
+ * second copy in the same second), its -wal and -shm to that name plus
+ * "-wal" and "-shm"; one error is logged (fields file, error, moved_to);
+ * copies beyond the newest TOPO_CACHE_CORRUPT_KEEP that this function made
+ * (by their names) are deleted; and a new, empty cache is opened at path:
+ * *out_recreated (may be NULL) is then 1. A file that cannot be moved is
+ * TOPO_EIO and left where it is; a newer schema (TOPO_EUNSUPPORTED) or a
+ * SQLite file that is not a topo cache (TOPO_EINVALID) are errors as for
+ * topo_cache_open, the file untouched. Corruption met later, while running,
+ * is an error of that call (TOPO_EINVALID), not healed here. */
+int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *path,
+                            const topo_cache_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 /* Rolls back an open batch. NULL-safe. */
 void topo_cache_close(topo_cache *cache);
 
