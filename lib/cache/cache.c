@@ -485,9 +485,13 @@ static int quick_check(topo_cache *c, const char *path, topo_err *err)
     if (rc == SQLITE_ROW) {
         const char *res = (const char *)sqlite3_column_text(st, 0);
         if (res == NULL || strcmp(res, "ok") != 0) {
+            /* "*** in database main ***\nOn tree page 53 cell 0: ...": the
+             * problem, on one line. */
+            char what[160];
+            const char *nl = res != NULL ? strrchr(res, '\n') : NULL;
+            snprintf(what, sizeof what, "%s", res == NULL ? "no answer" : nl ? nl + 1 : res);
             c->corrupt = 1;
-            error = topo_err_set(err, TOPO_EINVALID, "cache: %s: quick_check: %.100s", path,
-                                 res != NULL ? res : "no answer");
+            error = topo_err_set(err, TOPO_EINVALID, "cache: %s: quick_check: %s", path, what);
         }
     } else if (rc != SQLITE_DONE) {
         error = cache_sql_error(c, rc, "quick_check", err);
