@@ -516,6 +516,11 @@ int wh_placement_ready(wh_placement *p)
            (p->ungater == NULL || wh_ungater_placer_known(p->ungater));
 }
 
+int wh_placement_cache_corrupt(wh_placement *p)
+{
+    return topo_cache_corrupt(p->cache) || topo_cache_corrupt(p->checkpointer);
+}
+
 void wh_placement_tick(wh_placement *p)
 {
     topo_err err = TOPO_ERR_INIT;

@@ -113,6 +113,12 @@ int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *pa
 /* Rolls back an open batch. NULL-safe. */
 void topo_cache_close(topo_cache *cache);
 
+/* 1 once SQLite reported this connection's file corrupt (SQLITE_CORRUPT,
+ * SQLITE_NOTADB) on any call: what it holds can no longer be trusted, and
+ * topo-webhook exits so that its restart's healing open moves the file
+ * aside. Any thread may ask. NULL: 0. */
+int topo_cache_corrupt(const topo_cache *cache);
+
 /* The schema version of an open cache (always TOPO_CACHE_SCHEMA_VERSION). */
 int topo_cache_schema_version(const topo_cache *cache);
 

@@ -590,6 +590,11 @@ void topo_cache_close(topo_cache *cache)
     free(cache);
 }
 
+int topo_cache_corrupt(const topo_cache *cache)
+{
+    return cache != NULL && atomic_load(&cache->corrupt);
+}
+
 int topo_cache_schema_version(const topo_cache *cache)
 {
     return cache != NULL ? cache->schema_version : 0;

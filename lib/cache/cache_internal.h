@@ -3,6 +3,7 @@
 #ifndef TOPO_CACHE_INTERNAL_H
 #define TOPO_CACHE_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -299,7 +300,9 @@ struct topo_cache {
     topo_keyring record_keys; /* topo_cache_opts.record_keys; n == 0: none */
     uint64_t adopted; /* reservations adopted from pods' records */
     uint64_t foreign_claims; /* reservation claims of pods not sealed for them */
-    int corrupt; /* SQLite said SQLITE_CORRUPT or SQLITE_NOTADB, or quick_check failed */
+    /* SQLite said SQLITE_CORRUPT or SQLITE_NOTADB, or quick_check failed;
+     * read by other threads (topo_cache_corrupt) */
+    atomic_int corrupt;
 };
 
 /* topo_cache_open, with PRAGMA quick_check before the schema is read when

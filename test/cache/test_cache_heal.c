@@ -102,6 +102,20 @@ static void overwrite_middle(const char *path)
     close(fd);
 }
 
+/* 0xA5 over the first 16 bytes of every 4 KiB page of the file's second
+ * half: every page there fails SQLite's own checks when read (a b-tree
+ * page's header, an overflow page's next-page number). */
+static void overwrite_page_heads(const char *path)
+{
+    unsigned char junk[16];
+    memset(junk, 0xA5, sizeof junk);
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    for (long at = file_size(path) / 2 / 4096 * 4096; at < file_size(path); at += 4096)
+        assert_int_equal(pwrite(fd, junk, sizeof junk, (off_t)at), (ssize_t)sizeof junk);
+    close(fd);
+}
+
 static void truncate_half(const char *path)
 {
     assert_int_equal(truncate(path, (off_t)(file_size(path) / 2)), 0);
@@ -248,6 +262,38 @@ static void test_cache_heal__wal_moved_along(void **state)
     topo_pool_free(pool);
 }
 
+/* Corruption met while running (the plain open does not check): the call
+ * fails, and the connection says the file is corrupt from then on (the
+ * webhook's cue to exit and be restarted into the healing open). */
+static void test_cache_heal__corrupt_while_running(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    topo_cache_facts got;
+    topo_pool *pool = topo_pool_create();
+    char name[32];
+    int failed = 0;
+
+    fill(f->tmp.path);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, NULL, &err), 0);
+    assert_int_equal(topo_cache_corrupt(c), 0);
+    topo_cache_close(c);
+    c = NULL;
+    overwrite_page_heads(f->tmp.path);
+    assert_int_equal(topo_cache_open(&c, f->tmp.path, NULL, &err), 0);
+    assert_int_equal(topo_cache_corrupt(c), 0);
+    for (int i = 0; i < SOURCES; i++) {
+        snprintf(name, sizeof name, "source-%02d", i);
+        failed += topo_cache_facts_get(&got, c, name, pool, &err) == TOPO_EINVALID;
+    }
+    assert_true(failed > 0);
+    assert_int_equal(topo_cache_corrupt(c), 1);
+    assert_int_equal(topo_cache_corrupt(NULL), 0);
+    topo_cache_close(c);
+    topo_pool_free(pool);
+}
+
 /* Not corruption: a newer schema and another program's database are
  * refused as by topo_cache_open, and stay where they are. */
 static void test_cache_heal__not_corruption_untouched(void **state)
@@ -349,6 +395,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_heal__truncated_half, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__wal_moved_along, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__corrupt_while_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__not_corruption_untouched, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__keeps_newest_copies, setup, teardown),
