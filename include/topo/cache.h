@@ -91,8 +91,13 @@ typedef struct topo_cache_opts {
  * SQLite database or not a topo cache. */
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
                     topo_err *err) TOPO_MUST_CHECK;
-/* How many corrupt copies of a file topo_cache_open_healing keeps. */
-#define TOPO_CACHE_CORRUPT_KEEP 3
+/* How many corrupt copies of a file topo_cache_open_healing keeps: the
+ * newest only. It is evidence for a post-mortem (the log line and the
+ * daemons' counters tell how often); topo-webhook's file lives on a tmpfs
+ * emptyDir (the chart's sizeLimit 256Mi, counted as the pod's memory)
+ * where each copy costs a whole cache, and an emptyDir over its sizeLimit
+ * gets the pod evicted. */
+#define TOPO_CACHE_CORRUPT_KEEP 1
 
 /* The daemons' open of their --db (topo-sync, topo-webhook): topo_cache_open
  * (never read_only or must_exist), with PRAGMA quick_check before the schema
