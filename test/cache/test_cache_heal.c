@@ -372,6 +372,30 @@ static void test_cache_heal__keeps_newest_copies(void **state)
     assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", NULL, 0), 1 + 2);
 }
 
+/* Two corruptions in a row (a crash loop, often within one second: the
+ * second copy is then named ".1"): one copy is left, the newest. */
+static void test_cache_heal__second_copy_replaces_first(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char copy[256], full[600];
+    int recreated = 0;
+
+    for (int round = 0; round < 2; round++) {
+        not_a_database(f->tmp.path);
+        if (round == 1)
+            assert_int_equal(truncate(f->tmp.path, 4096), 0); /* tells the copies apart */
+        assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+        assert_int_equal(recreated, 1);
+        topo_cache_close(c);
+        c = NULL;
+    }
+    assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", copy, sizeof copy), 1);
+    snprintf(full, sizeof full, "%s/%s", f->tmp.dir, copy);
+    assert_int_equal(file_size(full), 4096);
+}
+
 /* A healing open never makes a file it was told must exist, nor writes one
  * it was told to only read. */
 static void test_cache_heal__options_refused(void **state)
@@ -396,6 +420,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_heal__not_corruption_untouched, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__keeps_newest_copies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__second_copy_replaces_first, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__options_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
