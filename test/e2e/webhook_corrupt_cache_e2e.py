@@ -3,7 +3,7 @@
 (issue 33 item 6): it starts anyway, on a new empty cache, and re-adopts its
 reservations from the pods' records.
 
-  webhook_corrupt_cache_e2e.py --webhook build/webhook/topo-webhook --corrupt overwritten|truncated
+  webhook_corrupt_cache_e2e.py --webhook build/webhook/topo-webhook --corrupt overwritten|truncated|running
 
 fake_apiserver.py holds 16 GPU nodes in 2 racks of 8 (block dc1-sp01), 4
 running 8-GPU pods on rack r01. A first topo-webhook places pod 0 of Job
@@ -19,6 +19,12 @@ reservation again from pod 0's record (topo_webhook_reservations_adopted_total
 1), give pods 1-3 of "held" the other hosts of its assignment, and give a
 rival Job's 3 pods hosts outside it (no host booked twice). Before issue 33
 the second webhook exited at start and never became ready.
+
+--corrupt running: the first webhook's file is damaged under it (the first
+16 bytes of every page of its second half), a pod event makes it read the
+file again, and admissions follow: one is answered unplaced with SQLite's
+"malformed" as a warning, and the webhook exits 1 (before, it went on
+answering from the damaged file); then the second webhook as above.
 """
 import argparse
 import json
@@ -47,7 +53,18 @@ def truncate_half(path):
     os.truncate(path, os.path.getsize(path) // 2)
 
 
-CORRUPT = {"overwritten": overwrite_middle, "truncated": truncate_half}
+def overwrite_page_heads(path):
+    """0xA5 over the first 16 bytes of every 4 KiB page of the file's second
+    half: any read of those pages fails SQLite's checks."""
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:
+        for at in range(size // 2 // 4096 * 4096, size, 4096):
+            fh.seek(at)
+            fh.write(b"\xa5" * 16)
+
+
+CORRUPT = {"overwritten": overwrite_middle, "truncated": truncate_half,
+           "running": overwrite_page_heads}
 
 
 def start(api, binary, name):
@@ -93,6 +110,35 @@ def wait_for(pred, timeout):
     return v
 
 
+def corrupt_while_running(api, w1, ws, db):
+    """The file damaged under a running webhook (its WAL checkpointed into
+    it first): requests that read the damaged pages fail, and the webhook
+    exits 1 so that its restart heals the file."""
+    time.sleep(2.5)  # the WAL copied into the file (a checkpoint a second)
+    overwrite_page_heads(db)
+    # Pod events: the filler commits, so the request connection reads the
+    # file again instead of its page cache.
+    api.admin("load", {"resource": "pods", "count": 2, "gpus": 8, "namespace": "ml2"})
+    warned = []
+    for i in range(5):
+        if w1.proc.poll() is not None:
+            break
+        try:
+            resp = w1.admit(str(uuid.uuid4()), job_pod("probe%d" % i, 2, 0, ns=NS,
+                                                       topology=("required", RACK_LABEL)))
+            warned += resp.get("warnings", [])
+        except Exception:  # the webhook went away in the middle: what is expected
+            break
+        time.sleep(0.5)
+    rc = wait_for(lambda: w1.proc.poll() is not None and [w1.proc.returncode], 10)
+    ws.remove(w1)
+    check(rc == [1], "the webhook exited 1 on a corrupt file while running: %r" % rc)
+    check(any("malformed" in w for w in warned),
+          "a request that met the damage was answered unplaced, with a warning: %r" % warned)
+    check("not ready, exiting so that the restart moves it aside" in w1.log(),
+          "the exit's reason in the log")
+
+
 def run(binary, api, ws, corrupt):
     api.admin("load", {"resource": "nodes", "count": 16, "gpus": 8, "nodes_per_rack": 8})
     api.admin("load", {"resource": "pods", "count": 4, "gpus": 8, "namespace": "ml"})
@@ -105,22 +151,29 @@ def run(binary, api, ws, corrupt):
     check(wait_for(lambda: metric(w1.metrics_text(), "topo_webhook_reservations") == 1, 5),
           "the first webhook holds the reservation")
     time.sleep(0.5)  # its filler stores pod 0
-    ws.remove(w1)
-    w1.stop()
-    check(w1.proc.returncode == 0, "first: clean exit (rc %r)" % w1.proc.returncode)
-
     db = os.path.join(w1.workdir, "topo.db")
-    size = os.path.getsize(db)
-    print("cache file: %d bytes, then %s" % (size, corrupt))
-    CORRUPT[corrupt](db)
+    if corrupt == "running":
+        corrupt_while_running(api, w1, ws, db)
+        size = None
+    else:
+        ws.remove(w1)
+        w1.stop()
+        check(w1.proc.returncode == 0, "first: clean exit (rc %r)" % w1.proc.returncode)
+        size = os.path.getsize(db)
+        print("cache file: %d bytes, then %s" % (size, corrupt))
+        CORRUPT[corrupt](db)
 
     w2 = start(api, binary, "first")  # the same directory: the same --db
     ws.append(w2)
-    copies = [f for f in os.listdir(w1.workdir) if f.startswith("topo.db.corrupt-")]
-    check(len(copies) == 1 and re.fullmatch(r"topo\.db\.corrupt-\d{8}T\d{6}Z", copies[0]),
-          "one corrupt copy: %r" % copies)
-    check(copies and os.path.getsize(os.path.join(w1.workdir, copies[0])) ==
-          (size if corrupt == "overwritten" else size // 2), "the copy is the corrupt file whole")
+    # The copy (its -wal and -shm, if any, beside it).
+    names = [f for f in os.listdir(w1.workdir) if f.startswith("topo.db.corrupt-")]
+    copies = [f for f in names if re.fullmatch(r"topo\.db\.corrupt-\d{8}T\d{6}Z", f)]
+    check(len(copies) == 1 and all(f in (copies[0], copies[0] + "-wal", copies[0] + "-shm")
+                                   for f in names), "one corrupt copy: %r" % names)
+    if size is not None:
+        check(copies and os.path.getsize(os.path.join(w1.workdir, copies[0])) ==
+              (size if corrupt == "overwritten" else size // 2),
+              "the copy is the corrupt file whole")
     logged = [json.loads(l) for l in w2.log().splitlines() if l.startswith("{")]
     moved = [l for l in logged if l.get("moved_to")]
     check(len(moved) == 1 and moved[0].get("level") == "error" and moved[0].get("file") == db
