@@ -35,7 +35,10 @@ naming another owner's ConfigMap (no managed-by marker) leaves it as it was, and
 in an owned one an operator's key stays and a 409 is retried; an operator's
 Kueue Topology of topo-sync's name is left as it is; two instances on dumps
 that disagree about two nodes back off their fight over them (each tells it by
-what it last wrote, not by the record the other rewrites).
+what it last wrote, not by the record the other rewrites); a cache file (--db)
+overwritten in the middle or cut to half while topo-sync was down is moved
+aside (logged, counted) and made anew, and the controller becomes ready and
+writes the labels it wrote before.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
