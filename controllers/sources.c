@@ -40,7 +40,7 @@ struct ctl_sources {
     int started, stop;
     uint64_t rng;
     topo_cache *cache; /* last good facts (opts.db), or NULL; one thread at a time */
-    topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects;
+    topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects, *m_recreated;
 };
 
 /* Wall-clock time in ms: what the cache records as when facts were fetched. */
@@ -78,6 +78,12 @@ static int register_metrics(ctl_sources *s, topo_err *err)
                                 "What the source's last good facts hold, by kind (hosts, "
                                 "switches, links).",
                                 by_kind, 2, err);
+    if (rc == 0)
+        rc = topo_metrics_counter(m, &s->m_recreated, "topo_sync_cache_recreated_total",
+                                  "Times the cache file (--db) was found corrupt at start, moved "
+                                  "aside to <db>.corrupt-<time> and made anew (the sources' last "
+                                  "good facts lost: each source is read before any write).",
+                                  NULL, 0, err);
     return rc;
 }
 
@@ -88,9 +94,12 @@ static void count_objects(ctl_sources *s, const char *name, const topo_facts *f)
  * left (the next good read replaces it); the source then waits for a read. */
 static int load_stored(ctl_sources *s, topo_err *err)
 {
-    int rc = topo_cache_open(&s->cache, s->o.db, NULL, err);
+    int recreated = 0;
+    int rc = topo_cache_open_healing(&s->cache, &recreated, s->o.db, NULL, err);
     if (rc != 0)
         return topo_err_wrap(err, "sources");
+    if (s->m_recreated)
+        topo_metrics_add(topo_metrics_get(s->m_recreated, NULL), recreated);
     int64_t wall = wall_ms(), mono = topo_clock_ms();
     for (int i = 0; i < SRC_N; i++) {
         source_state *st = &s->src[i];

@@ -151,6 +151,7 @@ static int serve(const wh_args *a)
 
     /* The owner loop: signals, and a tick every 500 ms for certificate
      * checks, retired TLS generations, readiness and housekeeping. */
+    int corrupt = 0;
     for (unsigned long tick = 0;; tick++) {
         struct timespec wait = {0, 500 * 1000000L};
         int sig = sigtimedwait(&set, NULL, &wait);
@@ -171,6 +172,17 @@ static int serve(const wh_args *a)
             }
             if (tick % 2 == 1)
                 wh_placement_tick(pl);
+            /* Running on a file SQLite found corrupt would answer from
+             * damaged rows (or fail every request) for good: exit, and
+             * the restart moves the file aside (docs/webhook.md "A
+             * corrupted cache"). */
+            if (wh_placement_cache_corrupt(pl)) {
+                topo_log(TOPO_LOG_ERROR, "cache: the --db file is corrupt (SQLite said so while "
+                                         "running): not ready, exiting so that the restart "
+                                         "moves it aside and starts from an empty cache");
+                corrupt = 1;
+                break;
+            }
         }
     }
     /* Stopping the server joins its threads, which waits for a request
@@ -188,7 +200,7 @@ static int serve(const wh_args *a)
         rc = 1;
     } else {
         topo_log(TOPO_LOG_INFO, "stopped cleanly");
-        rc = 0;
+        rc = corrupt; /* 1: restarted into the healing open */
     }
     wh_server_free(srv);
     wh_placement_free(pl);

@@ -59,6 +59,7 @@ enum {
     PM_UNGATER_LAST_ROUND,
     PM_STRANDED_FAILED,
     PM_STRANDED_ERRORS,
+    PM_CACHE_RECREATED,
     PM_N
 };
 
@@ -174,6 +175,11 @@ static const struct {
     [PM_STRANDED_ERRORS] = {"topo_webhook_stranded_pods_errors_total",
                             "Failed API calls while failing stranded pods (retried next round).",
                             TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_CACHE_RECREATED] = {"topo_webhook_cache_recreated_total",
+                            "Times the cache file (--db) was found corrupt at start, moved aside "
+                            "to <db>.corrupt-<time> and made anew (its reservations adopted "
+                            "again from the pods' records).",
+                            TOPO_METRICS_COUNTER, PM_ALWAYS},
 };
 
 /* topo_webhook_events_total{result}: Events on pods (pod_events.h). */
@@ -224,6 +230,7 @@ struct wh_placement {
     topo_metrics_series *replacements[TOPO_ADMISSION_REPLACE_OUTCOMES];
     topo_metrics_series *events[PE_N]; /* with an ungater (it posts them) */
     topo_metrics_series *series[PM_N]; /* NULL: not listed (or PM_UNCLAIMED) */
+    uint64_t cache_recreated; /* the cache file was corrupt at start and made anew */
 };
 
 static int metrics_init(wh_placement *p, topo_err *err);
@@ -410,7 +417,10 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *o, topo_err 
         /* Requests write reservations; the WAL is copied back into the
          * file by the owner's tick, off the request path. */
         topo_cache_opts co = {.manual_checkpoint = 1};
-        rc = topo_cache_open(&p->cache, o->db_path ? o->db_path : ":memory:", &co, err);
+        int recreated = 0;
+        rc = topo_cache_open_healing(&p->cache, &recreated, o->db_path ? o->db_path : ":memory:",
+                                     &co, err);
+        p->cache_recreated = (uint64_t)recreated;
         if (rc == 0 && o->db_path != NULL)
             rc = topo_cache_open(&p->checkpointer, o->db_path, &co, err);
     }
@@ -506,6 +516,11 @@ int wh_placement_ready(wh_placement *p)
            (p->ungater == NULL || wh_ungater_placer_known(p->ungater));
 }
 
+int wh_placement_cache_corrupt(wh_placement *p)
+{
+    return topo_cache_corrupt(p->cache) || topo_cache_corrupt(p->checkpointer);
+}
+
 void wh_placement_tick(wh_placement *p)
 {
     topo_err err = TOPO_ERR_INIT;
@@ -591,6 +606,7 @@ static void metrics_refresh(void *payload)
     v[PM_FAILING] = (int64_t)s.failing;
     v[PM_TIMED_OUT] = (int64_t)s.timed_out;
     v[PM_RESERVATIONS] = (int64_t)s.reservations;
+    v[PM_CACHE_RECREATED] = (int64_t)p->cache_recreated;
     v[PM_CACHE_AGE] = p->is_static ? 0 : topo_clock_ns() / 1000000000 - atomic_load(&p->last_change);
     if (p->filler != NULL) {
         topo_filler_stats fs;

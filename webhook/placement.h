@@ -53,6 +53,11 @@ int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwar
  * policies and the ResourceQuotas, when configured) and, with leader
  * election, the Lease was read once (who places is known). */
 int wh_placement_ready(wh_placement *p);
+/* 1 once SQLite found the cache file (--db) corrupt while running (a
+ * request's or the checkpointer's connection): every later answer from it
+ * is suspect; the owner exits, and the restart heals the file
+ * (topo_cache_open_healing). */
+int wh_placement_cache_corrupt(wh_placement *p);
 /* Housekeeping every second or so (reservations, ungater kicks). */
 void wh_placement_tick(wh_placement *p);
 /* The placement's /metrics text (Prometheus format), malloc'd. */

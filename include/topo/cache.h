@@ -91,8 +91,38 @@ typedef struct topo_cache_opts {
  * SQLite database or not a topo cache. */
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
                     topo_err *err) TOPO_MUST_CHECK;
+/* How many corrupt copies of a file topo_cache_open_healing keeps: the
+ * newest only. It is evidence for a post-mortem (the log line and the
+ * daemons' counters tell how often); topo-webhook's file lives on a tmpfs
+ * emptyDir (the chart's sizeLimit 256Mi, counted as the pod's memory)
+ * where each copy costs a whole cache, and an emptyDir over its sizeLimit
+ * gets the pod evicted. */
+#define TOPO_CACHE_CORRUPT_KEEP 1
+
+/* The daemons' open of their --db (topo-sync, topo-webhook): topo_cache_open
+ * (never read_only or must_exist), with PRAGMA quick_check before the schema
+ * is read. A file SQLite finds corrupt (SQLITE_CORRUPT or SQLITE_NOTADB while
+ * opening or reading the schema, or quick_check not "ok") is closed and moved
+ * aside to <path>.corrupt-<UTC time as YYYYMMDDTHHMMSSZ> (".1", ".2"... for a
+ * second copy in the same second), its -wal and -shm to that name plus
+ * "-wal" and "-shm"; one error is logged (fields file, error, moved_to);
+ * copies beyond the newest TOPO_CACHE_CORRUPT_KEEP that this function made
+ * (by their names) are deleted; and a new, empty cache is opened at path:
+ * *out_recreated (may be NULL) is then 1. A file that cannot be moved is
+ * TOPO_EIO and left where it is; a newer schema (TOPO_EUNSUPPORTED) or a
+ * SQLite file that is not a topo cache (TOPO_EINVALID) are errors as for
+ * topo_cache_open, the file untouched. Corruption met later, while running,
+ * is an error of that call (TOPO_EINVALID), not healed here. */
+int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *path,
+                            const topo_cache_opts *opts, topo_err *err) TOPO_MUST_CHECK;
 /* Rolls back an open batch. NULL-safe. */
 void topo_cache_close(topo_cache *cache);
+
+/* 1 once SQLite reported this connection's file corrupt (SQLITE_CORRUPT,
+ * SQLITE_NOTADB) on any call: what it holds can no longer be trusted, and
+ * topo-webhook exits so that its restart's healing open moves the file
+ * aside. Any thread may ask. NULL: 0. */
+int topo_cache_corrupt(const topo_cache *cache);
 
 /* The schema version of an open cache (always TOPO_CACHE_SCHEMA_VERSION). */
 int topo_cache_schema_version(const topo_cache *cache);

@@ -50,6 +50,8 @@ int cache_sql_error(topo_cache *c, int rc, const char *what, topo_err *err)
         break;
     }
     const char *msg = c != NULL && c->db != NULL ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc);
+    if (code == TOPO_EINVALID && c != NULL)
+        c->corrupt = 1;
     return topo_err_set(err, code, "cache: %s: %s", what, msg);
 }
 
@@ -469,8 +471,44 @@ static int set_pragmas(topo_cache *c, const char *path, topo_err *err)
     return exec_sql(c, "PRAGMA synchronous=NORMAL", "pragma synchronous", err);
 }
 
+/* PRAGMA quick_check(1): "ok", or the first problem it found (a file that
+ * is not a database, or one whose pages cannot be read, fails the pragma
+ * itself). Every page of every table and index is read once: linear in the
+ * file's size (docs/cache.md "A corrupted file"). */
+static int quick_check(topo_cache *c, const char *path, topo_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    int error = 0;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *res = (const char *)sqlite3_column_text(st, 0);
+        if (res == NULL || strcmp(res, "ok") != 0) {
+            /* "*** in database main ***\nOn tree page 53 cell 0: ...": the
+             * problem, on one line. */
+            char what[160];
+            const char *nl = res != NULL ? strrchr(res, '\n') : NULL;
+            snprintf(what, sizeof what, "%s", res == NULL ? "no answer" : nl ? nl + 1 : res);
+            c->corrupt = 1;
+            error = topo_err_set(err, TOPO_EINVALID, "cache: %s: quick_check: %s", path, what);
+        }
+    } else if (rc != SQLITE_DONE) {
+        error = cache_sql_error(c, rc, "quick_check", err);
+        topo_err_wrap(err, "%s", path);
+    }
+    sqlite3_finalize(st);
+    return error;
+}
+
 int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *opts,
                     topo_err *err)
+{
+    return cache_open_checked(out, path, opts, 0, NULL, err);
+}
+
+int cache_open_checked(topo_cache **out, const char *path, const topo_cache_opts *opts,
+                       int check, int *out_corrupt, topo_err *err)
 {
     topo_cache_opts o = {0};
     topo_cache *c = NULL;
@@ -521,7 +559,8 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
         sqlite3_wal_autocheckpoint(c->db, 0);
     if (o.read_only)
         error = check_current(c, path, err);
-    else if ((error = set_pragmas(c, path, err)) == 0)
+    else if ((error = set_pragmas(c, path, err)) == 0 &&
+             (!check || (error = quick_check(c, path, err)) == 0))
         error = migrate(c, path, err);
     if (error < 0 ||
         (error = exec_sql(c, "CREATE TEMP TABLE relist_seen(key TEXT PRIMARY KEY)", "relist table",
@@ -531,6 +570,8 @@ int topo_cache_open(topo_cache **out, const char *path, const topo_cache_opts *o
     c = NULL;
 
 cleanup:
+    if (out_corrupt != NULL)
+        *out_corrupt = error < 0 && c != NULL && c->corrupt;
     topo_cache_close(c);
     return error;
 }
@@ -547,6 +588,11 @@ void topo_cache_close(topo_cache *cache)
     topo_pool_free(cache->scratch);
     memset(&cache->record_keys, 0, sizeof(cache->record_keys));
     free(cache);
+}
+
+int topo_cache_corrupt(const topo_cache *cache)
+{
+    return cache != NULL && atomic_load(&cache->corrupt);
 }
 
 int topo_cache_schema_version(const topo_cache *cache)

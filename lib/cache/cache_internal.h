@@ -3,6 +3,7 @@
 #ifndef TOPO_CACHE_INTERNAL_H
 #define TOPO_CACHE_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -299,7 +300,17 @@ struct topo_cache {
     topo_keyring record_keys; /* topo_cache_opts.record_keys; n == 0: none */
     uint64_t adopted; /* reservations adopted from pods' records */
     uint64_t foreign_claims; /* reservation claims of pods not sealed for them */
+    /* SQLite said SQLITE_CORRUPT or SQLITE_NOTADB, or quick_check failed;
+     * read by other threads (topo_cache_corrupt) */
+    atomic_int corrupt;
 };
+
+/* topo_cache_open, with PRAGMA quick_check before the schema is read when
+ * check is 1; *out_corrupt (may be NULL) is 1 when the open failed because
+ * SQLite found the file corrupt or not a database (cache_heal.c), 0
+ * otherwise (a newer schema, a file of another program, I/O...). */
+int cache_open_checked(topo_cache **out, const char *path, const topo_cache_opts *opts,
+                       int check, int *out_corrupt, topo_err *err);
 
 /* Modes of cache_op_begin. */
 enum { CACHE_OP_READ = 0, CACHE_OP_WRITE = 1, CACHE_OP_DURABLE = 2 };

@@ -35,7 +35,10 @@ naming another owner's ConfigMap (no managed-by marker) leaves it as it was, and
 in an owned one an operator's key stays and a 409 is retried; an operator's
 Kueue Topology of topo-sync's name is left as it is; two instances on dumps
 that disagree about two nodes back off their fight over them (each tells it by
-what it last wrote, not by the record the other rewrites).
+what it last wrote, not by the record the other rewrites); a cache file (--db)
+overwritten in the middle or cut to half while topo-sync was down is moved
+aside (logged, counted) and made anew, and the controller becomes ready and
+writes the labels it wrote before.
 
 usage: topo_sync_e2e.py --topo-sync BIN --source DIR (--list | --case NAME) [--keep]
 """
@@ -629,6 +632,72 @@ def restart_outage(env):
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(30)
+
+
+def overwrite_middle(path):
+    """4 KiB of 0xA5 at half the file: a disk fault, a bad restore."""
+    with open(path, "r+b") as fh:
+        fh.seek(os.path.getsize(path) // 2)
+        fh.write(b"\xa5" * 4096)
+
+
+def truncate_half(path):
+    os.truncate(path, os.path.getsize(path) // 2)
+
+
+def corrupt_cache(env, corrupt):
+    """The cache file (--db) of a converged run corrupted while topo-sync is
+    down, and a node re-created bare: the controller starts anyway, moves
+    the file aside to <db>.corrupt-<time>, logs it and counts it, becomes
+    ready once its source is read again and labels the bare node as before
+    (and no other node differently). Before issue 33 it exited 2 at start
+    ("database disk image is malformed"), for ever."""
+    db = env.path("sync.db")
+    env.once("--db", db)
+    env.expect_converged()
+    before = env.owned()
+    expect(not any(f.startswith("sync.db-") for f in os.listdir(env.dir)),
+           "the WAL was checkpointed at exit")
+    corrupt(db)
+    name = sorted(env.want)[3]
+    env.delete(f"/api/v1/nodes/{name}")
+    env.create("/api/v1/nodes", env.node(name))
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--db", db)
+    try:
+        wait_for(lambda: p.poll() is not None or http_get(port, "/readyz")[0] == 200, 30,
+                 "ready")
+        expect(p.poll() is None, f"topo-sync exited {p.returncode}")
+        copies = [f for f in os.listdir(env.dir) if f.startswith("sync.db.corrupt-")]
+        expect(len(copies) == 1 and re.fullmatch(r"sync\.db\.corrupt-\d{8}T\d{6}Z", copies[0]),
+               f"one corrupt copy: {copies}")
+        logged = [json.loads(l) for l in log_of(p).splitlines() if l.startswith("{")]
+        moved = [l for l in logged if l.get("moved_to")]
+        expect(len(moved) == 1 and moved[0]["level"] == "error" and moved[0]["file"] == db
+               and moved[0]["moved_to"] == os.path.join(env.dir, copies[0])
+               and moved[0]["error"], f"one error line naming the file and the copy: {moved}")
+        count = [l for l in http_get(port, "/metrics")[1].splitlines()
+                 if l.startswith("topo_sync_cache_recreated_total ")]
+        expect(count == ["topo_sync_cache_recreated_total 1"], f"the metric: {count}")
+        wait_for(lambda: env.owned().get(name) == before[name], 20, f"{name} labelled again")
+        env.expect_converged()
+        expect(env.owned() == before, "the same labels as before the corruption")
+    finally:
+        stop(p)
+    # The new file is a cache: the next start moves nothing.
+    env.once("--db", db)
+    copies = [f for f in os.listdir(env.dir) if f.startswith("sync.db.corrupt-")]
+    expect(len(copies) == 1, f"a good file moved aside: {copies}")
+
+
+@case
+def corrupt_cache_overwritten(env):
+    corrupt_cache(env, overwrite_middle)
+
+
+@case
+def corrupt_cache_truncated(env):
+    corrupt_cache(env, truncate_half)
 
 
 @case
