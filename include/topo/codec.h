@@ -27,6 +27,12 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
 int topo_codec_read_regular_file(char **out, size_t *out_len, const char *path, size_t max,
                                  topo_err *err) TOPO_MUST_CHECK;
 
+/* Opens a path that must name a regular file for reading, as
+ * topo_codec_read_regular_file does (without blocking on a FIFO, then
+ * fstat on the descriptor), for a caller that streams it: *fd_out is a
+ * blocking descriptor to close, -1 on error. Errors as that function's. */
+int topo_codec_open_regular_file(int *fd_out, const char *path, topo_err *err) TOPO_MUST_CHECK;
+
 /* Parses one JSON text (duplicate object keys rejected). On error the message
  * is "source:line:column: message" and the position is recorded with
  * topo_err_at (source is borrowed: it must outlive err). TOPO_EINVALID;
