@@ -147,14 +147,14 @@
 #define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 
 /* Largest body of each topo-sync source's payload we parse, sized to real
- * payloads (docs/sync.md "Limits"), each parsed within
- * topo_codec_source_budget (below). lldpd: one host's neighbours (a
+ * payloads (docs/sync.md "Limits of a source's payload"), each parsed
+ * within topo_codec_source_budget (below). lldpd: one host's neighbours (a
  * 33-port switch's is 33 KB pretty-printed, 14 KB compact; a host has a
  * handful of ports). NetBox: one page of at most 1,000 objects
  * (MAX_PAGE_SIZE): 1,000 devices of the pynetbox sample are 2 MB, so 8
- * times larger devices (config contexts) still fit. UFM: the whole systems or links list in one response
- * (3,055 systems are 3.9 MB; a fabric 16 times larger still fits; over
- * HTTP only the switches are asked for). */
+ * times larger devices (config contexts) still fit. UFM: the whole systems
+ * or links list in one response (3,055 systems are 3.9 MB; a fabric 16
+ * times larger still fits; over HTTP only the switches are asked for). */
 #define TOPO_MAX_LLDP_DOCUMENT (1u * 1024u * 1024u)
 #define TOPO_MAX_NETBOX_PAGE (16u * 1024u * 1024u)
 #define TOPO_MAX_UFM_RESPONSE (64u * 1024u * 1024u)

@@ -47,11 +47,16 @@ static int too_deep(const char *text, size_t len, size_t *at)
 
 static int over_budget(topo_err *err, const char *source, size_t len, size_t budget)
 {
+    const char *src = source != NULL ? source : "<input>";
+    if (budget == TOPO_MAX_PARSE_MEMORY)
+        return topo_err_set(err, TOPO_ELIMIT,
+                            "%s: the body of %zu bytes needs more than %zu bytes of memory once "
+                            "parsed, the most any payload may take; refused",
+                            src, len, budget);
     return topo_err_set(err, TOPO_ELIMIT,
                         "%s: the body of %zu bytes needs more than %zu bytes of memory once "
                         "parsed (real payloads need at most %u times their size); refused",
-                        source != NULL ? source : "<input>", len, budget,
-                        (unsigned)TOPO_PARSE_MEMORY_RATIO);
+                        src, len, budget, (unsigned)TOPO_PARSE_MEMORY_RATIO);
 }
 
 static int check_depth(const char *text, size_t len, const char *source, topo_err *err)

@@ -23,8 +23,9 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
-int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
-                              topo_sync_skipped *skipped, topo_err *err)
+int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
+                              const topo_facts *last_good, topo_sync_skipped *skipped,
+                              topo_err *err)
 {
     (void)last_good; /* each file holds many hosts: one that fails fails the source */
     (void)skipped;
@@ -238,7 +239,8 @@ int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, const topo_facts
     char *text = NULL;
     size_t len = 0;
     topo_gpu_stats st = {0};
-    int rc = topo_codec_read_regular_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
+    int rc =
+        topo_codec_read_regular_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
     if (rc == 0)
         rc = topo_gpu_parse(&st, f, text, len, s->nodes_file, err);
     free(text);

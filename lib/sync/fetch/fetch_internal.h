@@ -63,8 +63,9 @@ int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, const topo_facts
                     topo_sync_skipped *skipped, topo_err *err);
 int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
                     topo_sync_skipped *skipped, topo_err *err);
-int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
-                              topo_sync_skipped *skipped, topo_err *err);
+int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
+                              const topo_facts *last_good, topo_sync_skipped *skipped,
+                              topo_err *err);
 int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
                      topo_sync_skipped *skipped, topo_err *err);
 int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
