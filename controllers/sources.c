@@ -40,7 +40,8 @@ struct ctl_sources {
     int started, stop;
     uint64_t rng;
     topo_cache *cache; /* last good facts (opts.db), or NULL; one thread at a time */
-    topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects, *m_recreated;
+    topo_metrics_family *m_last_ok, *m_duration, *m_failures, *m_objects, *m_recreated,
+        *m_skipped;
 };
 
 /* Wall-clock time in ms: what the cache records as when facts were fetched. */
@@ -72,6 +73,13 @@ static int register_metrics(ctl_sources *s, topo_err *err)
                                   "by reason: invalid (the input was refused: malformed, "
                                   "truncated, inconsistent), drop (far fewer hosts than the "
                                   "last good read, held), error (anything else).",
+                                  by_reason, 2, err);
+    if (rc == 0)
+        rc = topo_metrics_counter(m, &s->m_skipped, "topo_sync_source_files_skipped_total",
+                                  "Files of one host each (an LLDP directory's HOST.json) a read "
+                                  "skipped, the host keeping its last good facts, by reason: "
+                                  "unreadable (not a regular file, no permission, gone), "
+                                  "too_large.",
                                   by_reason, 2, err);
     if (rc == 0)
         rc = topo_metrics_gauge(m, &s->m_objects, "topo_sync_source_objects",
@@ -261,11 +269,21 @@ static int read_one(ctl_sources *s, int i, topo_err *err)
     const char *name = topo_sync_source_name((topo_sync_source)i);
     source_state *st = &s->src[i];
     topo_facts *f = NULL;
+    topo_sync_skipped skipped = {0};
     int64_t t0 = topo_clock_ms();
     int rc = topo_facts_create(&f, name, err);
+    /* st->facts is replaced by this function only, so it is read here
+     * without the lock: a host whose file cannot be read keeps its part. */
     if (rc == 0)
-        rc = topo_sync_source_read(f, s->o.settings, (topo_sync_source)i, err);
+        rc = topo_sync_source_read_keeping(f, s->o.settings, (topo_sync_source)i, st->facts,
+                                           &skipped, err);
     int64_t t1 = topo_clock_ms();
+    if (s->m_skipped && skipped.unreadable)
+        topo_metrics_add(topo_metrics_get(s->m_skipped, (const char *[]){name, "unreadable"}),
+                         (int64_t)skipped.unreadable);
+    if (s->m_skipped && skipped.too_large)
+        topo_metrics_add(topo_metrics_get(s->m_skipped, (const char *[]){name, "too_large"}),
+                         (int64_t)skipped.too_large);
     if (s->m_duration)
         set_metric(s->m_duration, name, NULL, t1 - t0);
     if (rc != 0) {

@@ -27,6 +27,12 @@ int topo_codec_read_file(char **out, size_t *out_len, const char *path, size_t m
 int topo_codec_read_regular_file(char **out, size_t *out_len, const char *path, size_t max,
                                  topo_err *err) TOPO_MUST_CHECK;
 
+/* Opens a path that must name a regular file for reading, as
+ * topo_codec_read_regular_file does (without blocking on a FIFO, then
+ * fstat on the descriptor), for a caller that streams it: *fd_out is a
+ * blocking descriptor to close, -1 on error. Errors as that function's. */
+int topo_codec_open_regular_file(int *fd_out, const char *path, topo_err *err) TOPO_MUST_CHECK;
+
 /* Parses one JSON text (duplicate object keys rejected). On error the message
  * is "source:line:column: message" and the position is recorded with
  * topo_err_at (source is borrowed: it must outlive err). TOPO_EINVALID;
@@ -66,6 +72,22 @@ typedef struct topo_codec_each {
  * code. */
 int topo_codec_json_each(int *found, const char *text, size_t len, const char *source,
                          const topo_codec_each *how, topo_err *err) TOPO_MUST_CHECK;
+
+/* topo_codec_json_parse and topo_codec_json_each for a payload from
+ * outside (a source's response or a saved copy of one): the same, within a
+ * memory budget for jansson's tree (topo_codec_source_budget(len), live
+ * bytes; topo_json_budget_begin) and a nesting depth
+ * (TOPO_MAX_SOURCE_DEPTH). Past either: TOPO_ELIMIT "<source>: the body of
+ * N bytes needs more than M bytes of memory once parsed (...); refused" or
+ * "<source>: nested deeper than 64 ...". For the each variant *found is 1
+ * when the depth refused it (the caller must not parse it whole). */
+int topo_codec_json_parse_source(json_t **out, const char *text, size_t len, const char *source,
+                                 topo_err *err) TOPO_MUST_CHECK;
+int topo_codec_json_each_source(int *found, const char *text, size_t len, const char *source,
+                                const topo_codec_each *how, topo_err *err) TOPO_MUST_CHECK;
+/* The budget of a body of len bytes: TOPO_PARSE_MEMORY_RATIO times it, at
+ * least TOPO_MIN_PARSE_MEMORY, at most TOPO_MAX_PARSE_MEMORY. */
+size_t topo_codec_source_budget(size_t len);
 
 /* Parses the first YAML document into a jansson tree (the rest of a
  * multi-document stream, such as Kubernetes manifests, is not read). Plain

@@ -122,4 +122,13 @@ size_t topo_facts_link_count(const topo_facts *facts);
 /* The i-th cable, i < topo_facts_link_count. */
 topo_facts_link topo_facts_link_at(const topo_facts *facts, size_t i);
 
+/* Copies what from (may be NULL) states of host name into into: the host, its
+ * level values and its cables, with their switches and the switches'
+ * names; a reader keeping a host's last good facts when its input could
+ * not be read this time. *found is 0 when from has no such host (nothing
+ * copied). Errors as the adds' (a level value into already states
+ * differently is TOPO_ECONFLICT). */
+int topo_facts_copy_host(int *found, topo_facts *into, const topo_facts *from, const char *name,
+                         topo_err *err) TOPO_MUST_CHECK;
+
 #endif

@@ -64,8 +64,8 @@ typedef struct topo_ibnetdiscover_map topo_ibnetdiscover_map;
  * name, an empty or unterminated name, or a GUID given two different names. */
 int topo_ibnetdiscover_map_parse(topo_ibnetdiscover_map **out, const char *text, size_t len,
                                  const char *source, topo_err *err) TOPO_MUST_CHECK;
-/* The same from a file (TOPO_ENOTFOUND, TOPO_EIO, TOPO_ELIMIT as
- * topo_codec_read_file). */
+/* The same from a file, a regular one (TOPO_ENOTFOUND, TOPO_EIO,
+ * TOPO_ELIMIT as topo_codec_read_regular_file). */
 int topo_ibnetdiscover_map_read_file(topo_ibnetdiscover_map **out, const char *path,
                                      topo_err *err) TOPO_MUST_CHECK;
 void topo_ibnetdiscover_map_free(topo_ibnetdiscover_map *map);
@@ -101,7 +101,10 @@ typedef struct topo_ibnetdiscover_stats {
 int topo_ibnetdiscover_parse(topo_facts *into, const char *text, size_t len,
                              const topo_ibnetdiscover_opts *opts, topo_ibnetdiscover_stats *stats,
                              topo_err *err) TOPO_MUST_CHECK;
-/* The same from a file; messages name the path unless opts->source is set. */
+/* The same from a file, streamed; messages name the path unless
+ * opts->source is set. A regular file only: a FIFO, a device or a
+ * directory is TOPO_EIO "<path>: not a regular file", found without
+ * blocking on it (topo_codec_open_regular_file). */
 int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
                                  const topo_ibnetdiscover_opts *opts,
                                  topo_ibnetdiscover_stats *stats, topo_err *err) TOPO_MUST_CHECK;

@@ -37,4 +37,14 @@ char *topo_json_dumps(const json_t *value, size_t flags);
 void topo_json_alloc_watch(void);
 int topo_json_alloc_failed(void);
 
+/* A memory budget for what jansson allocates on the calling thread, from
+ * begin to end (a parse of outside input, topo_codec_json_parse_source):
+ * past max_bytes live, jansson's allocations fail, so the load fails as
+ * out of memory. topo_json_budget_end says whether the budget was
+ * exceeded (1), telling "too large once parsed" from a real lack of memory.
+ * Other threads, and this one outside begin..end, are not counted. Not
+ * nested: one budget per thread at a time. */
+void topo_json_budget_begin(size_t max_bytes);
+int topo_json_budget_end(void);
+
 #endif

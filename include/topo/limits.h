@@ -146,17 +146,35 @@
 /* Largest topo-sync configuration file. */
 #define TOPO_MAX_SYNC_CONFIG (1u * 1024u * 1024u)
 
-/* Largest body of each topo-sync source's payload we parse. lldpd: one
- * host's neighbours (a 33-port switch's is 33 KB). NetBox: one page of at
- * most 1,000 objects (MAX_PAGE_SIZE), devices with config contexts included.
- * UFM: the whole systems or links list in one response (3,055 systems are
- * 3.9 MB; a fabric 50 times larger still fits). */
-#define TOPO_MAX_LLDP_DOCUMENT (4u * 1024u * 1024u)
-#define TOPO_MAX_NETBOX_PAGE (64u * 1024u * 1024u)
-#define TOPO_MAX_UFM_RESPONSE (256u * 1024u * 1024u)
+/* Largest body of each topo-sync source's payload we parse, sized to real
+ * payloads (docs/sync.md "Limits of a source's payload"), each parsed
+ * within topo_codec_source_budget (below). lldpd: one host's neighbours (a
+ * 33-port switch's is 33 KB pretty-printed, 14 KB compact; a host has a
+ * handful of ports). NetBox: one page of at most 1,000 objects
+ * (MAX_PAGE_SIZE): 1,000 devices of the pynetbox sample are 2 MB, so 8
+ * times larger devices (config contexts) still fit. UFM: the whole systems
+ * or links list in one response (3,055 systems are 3.9 MB; a fabric 16
+ * times larger still fits; over HTTP only the switches are asked for). */
+#define TOPO_MAX_LLDP_DOCUMENT (1u * 1024u * 1024u)
+#define TOPO_MAX_NETBOX_PAGE (16u * 1024u * 1024u)
+#define TOPO_MAX_UFM_RESPONSE (64u * 1024u * 1024u)
 /* An LLDP collector's one response over HTTP (topo/fetch.h): every host's
- * document in one JSON object (4,096 hosts of 33 KB fit nearly twice). */
-#define TOPO_MAX_LLDP_RESPONSE (256u * 1024u * 1024u)
+ * document in one JSON object, parsed as one tree: 2,000 hosts of 14 KB
+ * (compact) fit; larger fleets give the documents as files (--lldp-dir). */
+#define TOPO_MAX_LLDP_RESPONSE (32u * 1024u * 1024u)
+/* The memory jansson may take to parse one such payload
+ * (topo_codec_json_parse_source): TOPO_PARSE_MEMORY_RATIO times its size
+ * (the real payloads measured take 3.7 to 6.4 times their size
+ * pretty-printed, 9 to 15.7 times compact: lldpd's documents are the most),
+ * at least TOPO_MIN_PARSE_MEMORY (a tiny document's fixed costs), at most
+ * TOPO_MAX_PARSE_MEMORY (with the body and the rest, topo-sync stays well
+ * inside the chart's 1 GiB). Past it the payload is TOPO_ELIMIT: an array of
+ * empty objects takes over 70 times its size. Nesting deeper than
+ * TOPO_MAX_SOURCE_DEPTH is refused too (real payloads nest 12 deep). */
+#define TOPO_PARSE_MEMORY_RATIO 16u
+#define TOPO_MIN_PARSE_MEMORY (1u * 1024u * 1024u)
+#define TOPO_MAX_PARSE_MEMORY (384u * 1024u * 1024u)
+#define TOPO_MAX_SOURCE_DEPTH 64
 /* Most pages one NetBox list may take over HTTP (topo/fetch.h): a `next`
  * link that never ends stops here. At 1,000 objects a page that is
  * TOPO_MAX_FACTS_ENTRIES objects several times over. */

@@ -47,4 +47,23 @@ int topo_sync_source_readable(const topo_sync_settings *s, topo_sync_source src)
 int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
                           topo_err *err) TOPO_MUST_CHECK;
 
+/* The files of a source that a read skipped, by reason: one host's file
+ * each (an LLDP directory's HOST.json) that could not be read: unreadable
+ * (not a regular file: a FIFO, a directory, a device; no permission; gone
+ * since the directory was listed), or too_large (past the source's limit).
+ * Each is logged as a warning naming the file and why. */
+typedef struct topo_sync_skipped {
+    size_t unreadable;
+    size_t too_large;
+} topo_sync_skipped;
+
+/* topo_sync_source_read, for a reader that keeps a source's last good
+ * facts (the controller): a host whose file is skipped keeps what
+ * last_good (may be NULL) held for it (topo_facts_copy_host), the others
+ * are read as they are now. *skipped (may be NULL) counts the files
+ * skipped. */
+int topo_sync_source_read_keeping(topo_facts *facts, const topo_sync_settings *s,
+                                  topo_sync_source src, const topo_facts *last_good,
+                                  topo_sync_skipped *skipped, topo_err *err) TOPO_MUST_CHECK;
+
 #endif

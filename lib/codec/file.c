@@ -15,8 +15,39 @@
 
 #define READ_CHUNK (64u * 1024u)
 
-/* regular_only: the path must name a regular file; it is opened without
- * blocking, so that a FIFO without a writer does not hang the caller. */
+static int open_failed(const char *path, topo_err *err)
+{
+    int e = errno;
+    return topo_err_set(err, e == ENOENT ? TOPO_ENOTFOUND : TOPO_EIO, "%s: %s", path,
+                        strerror(e));
+}
+
+int topo_codec_open_regular_file(int *fd_out, const char *path, topo_err *err)
+{
+    struct stat st;
+    int fd;
+    *fd_out = -1;
+    /* Opened without blocking, so that a FIFO without a writer does not
+     * hang the caller (a plain open would wait for a writer for ever). */
+    do {
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return open_failed(path, err);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return topo_err_set(err, TOPO_EIO, "%s: not a regular file", path);
+    }
+    /* a regular file never blocks: back to plain reads */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *fd_out = fd;
+    return 0;
+}
+
+/* regular_only: the path must name a regular file
+ * (topo_codec_open_regular_file). */
 static int read_file(char **out, size_t *out_len, const char *path, size_t max, int regular_only,
                      topo_err *err)
 {
@@ -31,24 +62,17 @@ static int read_file(char **out, size_t *out_len, const char *path, size_t max, 
     if (out_len != NULL)
         *out_len = 0;
 
-    do {
-        fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        int e = errno;
-        error = topo_err_set(err, e == ENOENT ? TOPO_ENOTFOUND : TOPO_EIO, "%s: %s", path,
-                             strerror(e));
-        goto cleanup;
-    }
     if (regular_only) {
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = topo_err_set(err, TOPO_EIO, "%s: not a regular file", path);
+        if ((error = topo_codec_open_regular_file(&fd, path, err)) < 0)
+            goto cleanup;
+    } else {
+        do {
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+            error = open_failed(path, err);
             goto cleanup;
         }
-        /* a regular file never blocks: back to plain reads */
-        int fl = fcntl(fd, F_GETFL);
-        if (fl >= 0)
-            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     /* fstat on the descriptor we read from: a size hint and an early limit
      * check, not a separate look-up of the path. */

@@ -6,23 +6,81 @@
 #include "topo/json.h"
 
 #include <stdlib.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#define BLOCK_SIZE(p, asked) malloc_usable_size(p)
+#else
+#define BLOCK_SIZE(p, asked) (asked)
+#endif
 
 static _Thread_local int json_alloc_failed;
+
+/* The memory budget of this thread's parse (topo_json_budget_begin). The
+ * size of a block is asked of malloc (malloc_usable_size) rather than kept
+ * in a header before it: a block allocated under a budget is freed long
+ * after it (the parsed tree), and a block allocated without one may be
+ * freed under one; both go to free() as they are. Without a budget the
+ * cost is one thread-local test per call. Blocks freed under a budget that
+ * were allocated before it only make the budget more lenient. */
+static _Thread_local struct {
+    int active;
+    int exceeded;
+    size_t max;
+    size_t used;
+} budget;
 
 static void *json_alloc(size_t size)
 {
     void *p = malloc(size);
-    if (p == NULL)
+    if (p == NULL) {
         json_alloc_failed = 1;
+    } else if (budget.active) {
+        size_t n = BLOCK_SIZE(p, size);
+        if (n > budget.max - budget.used) {
+            free(p);
+            budget.exceeded = 1;
+            json_alloc_failed = 1;
+            return NULL;
+        }
+        budget.used += n;
+    }
     return p;
+}
+
+static void json_free(void *p)
+{
+    if (p != NULL && budget.active) {
+#if defined(__GLIBC__) || defined(__linux__)
+        size_t n = malloc_usable_size(p);
+        budget.used -= n < budget.used ? n : budget.used;
+#endif
+    }
+    free(p);
 }
 
 #if defined(__GNUC__)
 __attribute__((constructor)) static void json_alloc_hook(void)
 {
-    json_set_alloc_funcs(json_alloc, free);
+    json_set_alloc_funcs(json_alloc, json_free);
 }
 #endif
+
+void topo_json_budget_begin(size_t max_bytes)
+{
+    budget.active = 1;
+    budget.exceeded = 0;
+    budget.max = max_bytes;
+    budget.used = 0;
+}
+
+int topo_json_budget_end(void)
+{
+    int exceeded = budget.exceeded;
+    budget.active = 0;
+    budget.exceeded = 0;
+    budget.used = 0;
+    return exceeded;
+}
 
 int topo_json_load(json_t **out, const char *text, size_t len, size_t flags,
                    json_error_t *jerr)

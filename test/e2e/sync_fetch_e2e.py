@@ -586,6 +586,98 @@ def lldp_url(env):
            p.stderr)
 
 
+# --- hostile bodies (issue 33 item 4) --------------------------------------------------
+
+# A body of empty objects: 3 bytes of text, a tree of over 70 times that.
+HOSTILE_BYTES = 16 * 1024 * 1024
+# The process's peak RSS a 16 MiB hostile body may cost (the issue's goal).
+HOSTILE_RSS_MAX = 512 * 1024 * 1024
+
+
+def empty_objects(prefix, suffix, size):
+    """prefix [{},{},...] suffix, size bytes in all."""
+    n = (size - len(prefix) - len(suffix) - 2) // 3
+    return prefix + b"[" + b"{}," * (n - 1) + b"{}]" + suffix
+
+
+class Canned(FakeSource):
+    """Answers every GET with one body (no authentication checked)."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def route(self, h, req):
+        return h.send(req, 200, self.body)
+
+
+def run_rss(env, config, *args):
+    """topo-sync --once as env.run runs it; (process, peak RSS in bytes)
+    from the child's own rusage (os.wait4), not from the other children."""
+    cmd = [ARGS.topo_sync, "--once", "--dry-run", "--print-labels", "--log-format", "text",
+           "--config", env.write("sync-%d.yaml" % time.monotonic_ns(), json.dumps(config))]
+    cmd += list(args)
+    with open(env.path("out"), "w+") as out, open(env.path("err"), "w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        deadline = time.monotonic() + 120
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                raise Failure("topo-sync did not finish in 120 s: " + " ".join(cmd))
+            time.sleep(0.05)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        p.stdout, p.stderr = out.read(), err.read()
+    return p, ru.ru_maxrss * 1024
+
+
+def refused_within(env, config, what):
+    p, rss = run_rss(env, config)
+    print("%s: exit %d, peak RSS %d MiB" % (what, p.returncode, rss >> 20))
+    expect(p.returncode == 2, "exit %d, want 2: %s" % (p.returncode, p.stderr[-2000:]))
+    expect(what in p.stderr and "needs more than" in p.stderr and "once parsed" in p.stderr,
+           p.stderr[-2000:])
+    expect(rss <= HOSTILE_RSS_MAX, "topo-sync peaked at %d MiB RSS (at most %d MiB): %s"
+           % (rss >> 20, HOSTILE_RSS_MAX >> 20, p.stderr[-500:]))
+
+
+@case
+def lldp_hostile_body(env):
+    """A 16 MiB collector answer of empty objects is refused with a message
+    naming the source and the memory it would take, and topo-sync's RSS
+    stays under 512 MiB (it took 1.26 GB); a real answer still plans."""
+    body = empty_objects(b'{"h1":{"lldp":{"interface":', b"}}}", HOSTILE_BYTES)
+    col = env.serve(Canned(body))
+    cfg = {"labels": {"levels": ["leaf", "hostname"]},
+           "sources": {"lldp": dict(FAST, url=col.url + "/lldp")}}
+    refused_within(env, cfg, "lldp: GET /lldp: the body of %d bytes" % len(body))
+    with open(fixture("sources", "lldp", "sonic-lldpctl.json")) as f:
+        col.body = json.dumps({"node-a": json.load(f)}).encode()
+    p, rss = run_rss(env, cfg)
+    expect(p.returncode == 0, p.stderr[-2000:])
+    expect(sorted(json.loads(p.stdout)) == ["node-a"], p.stdout[:500])
+
+
+@case
+def ufm_hostile_record(env):
+    """A UFM systems list whose one record holds a 16 MiB array: refused,
+    named, under 512 MiB RSS, over HTTP and from a file (read a record at
+    a time, the record itself is the tree)."""
+    body = empty_objects(b'[{"system_guid":"aa00000000000001","type":"switch","ports":',
+                         b"}]", HOSTILE_BYTES)
+    ufm = env.serve(Canned(body))
+    refused_within(env, ufm_basic_config(ufm, env),
+                   "ufm: GET /ufmRest/resources/systems?type=switch: the body of")
+    with open(env.path("systems.json"), "wb") as f:
+        f.write(body)
+    refused_within(env, {"sources": {"ufm": {"systemsFile": env.path("systems.json")}}},
+                   "the body of %d bytes" % len(body))
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()

@@ -130,6 +130,37 @@ def lldp_labels():
 
 
 @case
+def lldp_fifo_skipped():
+    """A FIFO named HOST.json in --lldp-dir (nobody writes it) is skipped
+    with one warning naming it, counted, and the other hosts are read:
+    --once finishes at once (it hung for ever opening the FIFO)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        for host in ("node-a", "node-b"):
+            shutil.copy(fixture("sources", "lldp", "sonic-lldpctl.json"),
+                        os.path.join(tmp, host + ".json"))
+        fifo = os.path.join(tmp, "h3.json")
+        os.mkfifo(fifo)
+        os.mkdir(os.path.join(tmp, "zdir.json"))
+        cmd = [ARGS.topo_sync, "--once", "--dry-run", "--log-format", "text", "--print-labels",
+               "--lldp-dir", tmp, "--levels", "leaf,hostname"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("topo-sync --once hung on a FIFO in --lldp-dir")
+        assert p.returncode == 0, p.stderr
+        got = json.loads(p.stdout)
+        assert sorted(got) == ["node-a", "node-b"], got
+        assert all(P + "leaf" in v for v in got.values()), got
+        for name in (fifo, os.path.join(tmp, "zdir.json")):
+            warn = "source lldp: skipped %s: not a regular file" % name
+            assert p.stderr.count(warn) == 1, (warn, p.stderr)
+        assert "(2 skipped: 2 unreadable, 0 too large)" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
 def gpu_nodes():
     # Every node is labelled: a clique is the NVLink domain of the trays that
     # share it; a node without one (an HGX node, a GB200 tray whose Fabric

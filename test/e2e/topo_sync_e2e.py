@@ -262,6 +262,49 @@ def source_garbage(env):
         p.wait(30)
 
 
+@case
+def lldp_host_unreadable(env):
+    """A host's file in --lldp-dir turns into a FIFO: the sources thread is
+    not stalled (it hung opening it), the file is skipped and counted, that
+    host keeps its last good LLDP facts (its label stays) while another
+    host's new file is read (its label changes)."""
+    lldp = env.path("lldp")
+    os.mkdir(lldp)
+    with open(os.path.join(ARGS.source, "fixtures", "sources", "lldp",
+                           "derived-json0-interface_only.json")) as fh:
+        doc = fh.read()
+    replace_file(os.path.join(lldp, "node-a.json"), doc)
+    replace_file(os.path.join(lldp, "node-c.json"), doc)
+    with open(env.path("lldp-nodes.json"), "w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "NodeList",
+                   "items": [env.node("node-a"), env.node("node-c")]}, fh)
+    env.admin("load", {"file": env.path("lldp-nodes.json")})
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port), "--lldp-dir", lldp,
+                  "--levels", "leaf,hostname", "--source-interval", "1",
+                  "--resync-interval", "1")
+    leaf = P + "leaf"
+    try:
+        wait_for(lambda: all(env.owned().get(n, {}).get(leaf) == "00-11-22-33-44-55"
+                             for n in ("node-a", "node-c")), 30, "node-a and node-c labelled")
+        os.remove(os.path.join(lldp, "node-c.json"))
+        os.mkfifo(os.path.join(lldp, "node-c.json"))
+        replace_file(os.path.join(lldp, "node-a.json"),
+                     doc.replace("00:11:22:33:44:55", "00:11:22:33:44:66"))
+        wait_for(lambda: env.owned().get("node-a", {}).get(leaf) == "00-11-22-33-44-66", 30,
+                 "node-a relabelled from its new file")
+        wait_for(lambda: (metric(port, "topo_sync_source_files_skipped_total", source="lldp",
+                                 reason="unreadable") or 0) >= 2, 15, "two reads skipping it")
+        expect("node-c.json: not a regular file: host node-c keeps its last good facts"
+               in log_of(p), log_of(p)[-2000:])
+        expect(env.owned()["node-c"].get(leaf) == "00-11-22-33-44-55", env.owned()["node-c"])
+        expect(metric(port, "topo_sync_source_failures_total", source="lldp",
+                      reason="error") is None, "the lldp reads counted as failed")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+
+
 def replace_file(path, text):
     """Replaced whole (written beside, renamed), so no read sees it half written."""
     with open(path + ".new", "w") as fh:

@@ -4,6 +4,7 @@
  * source configured and which make it read, and the transport one entry
  * takes: its files (NetBox pages from files keep their `next` links
  * unfollowed, with a debug line) or HTTP when a url is given. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -138,6 +141,91 @@ static void test_sync_source__netbox_files_keep_next(void **state)
     topo_facts_free(f);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The leaf switch of a host in facts: the one switch its cables reach. */
+static const char *switch_of(const topo_facts *f, const char *host)
+{
+    size_t h = 0;
+    if (topo_facts_find_host(f, host, &h) != 0)
+        return NULL;
+    for (size_t i = 0; i < topo_facts_link_count(f); i++) {
+        topo_facts_link l = topo_facts_link_at(f, i);
+        if (l.is_host_link && l.host == h)
+            return topo_facts_switch_id(f, l.sw);
+    }
+    return NULL;
+}
+
+#define LLDP_DOC(sw)                                                                      \
+    "{\"lldp\":{\"interface\":{\"eth0\":{\"chassis\":{\"" sw "\":{\"id\":{\"type\":\"mac\"," \
+    "\"value\":\"00:11:22:33:44:55\"}}},\"port\":{\"id\":{\"type\":\"ifname\","          \
+    "\"value\":\"Ethernet1\"}}}}}}"
+
+/* An LLDP directory where one host's file cannot be read (a FIFO nobody
+ * writes, which a plain open would wait on for ever; a directory): the
+ * files are skipped and counted, their hosts keep what the last good facts
+ * held, the other hosts are read as they are now. */
+static void test_sync_source__lldp_keeps_unreadable_hosts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/topo-lldp-XXXXXX", path[256];
+    topo_err err = TOPO_ERR_INIT;
+    topo_sync_settings s = {0};
+    topo_sync_skipped skipped = {9, 9};
+    topo_facts *last = NULL, *now = NULL;
+    assert_non_null(mkdtemp(dir));
+    s.lldp_dir = dir;
+    snprintf(path, sizeof path, "%s/node-a.json", dir);
+    write_text(path, LLDP_DOC("leaf-1"));
+    snprintf(path, sizeof path, "%s/node-b.json", dir);
+    write_text(path, LLDP_DOC("leaf-1"));
+    assert_int_equal(topo_facts_create(&last, "lldp", &err), 0);
+    assert_int_equal(
+        topo_sync_source_read_keeping(last, &s, TOPO_SYNC_LLDP, NULL, &skipped, &err), 0);
+    assert_int_equal(skipped.unreadable + skipped.too_large, 0);
+    assert_string_equal(switch_of(last, "node-b"), "leaf-1");
+
+    /* node-a moves to leaf-2; node-b's file becomes a FIFO, node-c's a directory */
+    snprintf(path, sizeof path, "%s/node-a.json", dir);
+    write_text(path, LLDP_DOC("leaf-2"));
+    snprintf(path, sizeof path, "%s/node-b.json", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof path, "%s/node-c.json", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(topo_facts_create(&now, "lldp", &err), 0);
+    assert_int_equal(
+        topo_sync_source_read_keeping(now, &s, TOPO_SYNC_LLDP, last, &skipped, &err), 0);
+    assert_int_equal(skipped.unreadable, 2);
+    assert_int_equal(skipped.too_large, 0);
+    assert_string_equal(switch_of(now, "node-a"), "leaf-2");
+    assert_string_equal(switch_of(now, "node-b"), "leaf-1"); /* kept */
+    assert_null(switch_of(now, "node-c"));                   /* nothing to keep */
+    assert_int_equal(topo_facts_host_count(now), 2);
+    topo_facts_free(now);
+
+    /* without last good facts (--once): skipped all the same, no host */
+    assert_int_equal(topo_facts_create(&now, "lldp", &err), 0);
+    assert_int_equal(topo_sync_source_read(now, &s, TOPO_SYNC_LLDP, &err), 0);
+    assert_null(switch_of(now, "node-b"));
+    assert_string_equal(switch_of(now, "node-a"), "leaf-2");
+    topo_facts_free(now);
+    topo_facts_free(last);
+    assert_int_equal(rmdir(path), 0);
+    snprintf(path, sizeof path, "%s/node-b.json", dir);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/node-a.json", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_sync_source__configured_and_readable),
         cmocka_unit_test(test_sync_source__url_takes_http),
         cmocka_unit_test(test_sync_source__netbox_files_keep_next),
+        cmocka_unit_test(test_sync_source__lldp_keeps_unreadable_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,51 @@ static void test_facts__source_named(void **state)
     topo_facts_free(NULL);
 }
 
+/* One host's part copied from a source's last good facts: the host, its
+ * level values, its cables with their switches and the switches' names;
+ * nothing of the other hosts, nothing for a host it does not hold. */
+static void test_facts__copy_host(void **state)
+{
+    (void)state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_facts *from = make(), *into = make();
+    size_t h = 0, sw = 0;
+    int found = -1;
+    assert_int_equal(topo_facts_set_level(from, "gpu-1", TOPO_LEVEL_RACK, "r1", &err), 0);
+    assert_int_equal(topo_facts_add_switch(from, "S-01", "leaf one", NULL, &err), 0);
+    assert_int_equal(topo_facts_add_host_link(from, "gpu-1", "eth0", "S-01", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(from, "gpu-1", "eth1", "S-02", &err), 0);
+    assert_int_equal(topo_facts_add_host_link(from, "gpu-2", "eth0", "S-03", &err), 0);
+    assert_int_equal(topo_facts_add_switch_link(from, "S-01", "S-09", &err), 0);
+
+    assert_int_equal(topo_facts_copy_host(&found, into, from, "gpu-1", &err), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(topo_facts_host_count(into), 1);
+    assert_int_equal(topo_facts_find_host(into, "gpu-1", &h), 0);
+    assert_string_equal(topo_facts_host_level(into, h, TOPO_LEVEL_RACK), "r1");
+    assert_int_equal(topo_facts_switch_count(into), 2);
+    assert_int_equal(topo_facts_find_switch(into, "S-01", &sw), 0);
+    assert_string_equal(topo_facts_switch_name(into, sw), "leaf one");
+    assert_int_equal(topo_facts_link_count(into), 2);
+    topo_facts_link l = topo_facts_link_at(into, 1);
+    assert_true(l.is_host_link);
+    assert_int_equal(l.host, h);
+    assert_string_equal(l.port, "eth1");
+    assert_string_equal(topo_facts_switch_id(into, l.sw), "S-02");
+
+    assert_int_equal(topo_facts_copy_host(&found, into, from, "gpu-9", &err), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(topo_facts_copy_host(&found, into, NULL, "gpu-2", &err), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(topo_facts_host_count(into), 1);
+    /* a value into already states otherwise is a conflict, as any add's */
+    assert_int_equal(topo_facts_set_level(into, "gpu-2", TOPO_LEVEL_RACK, "r7", &err), 0);
+    assert_int_equal(topo_facts_set_level(from, "gpu-2", TOPO_LEVEL_RACK, "r2", &err), 0);
+    assert_int_equal(topo_facts_copy_host(&found, into, from, "gpu-2", &err), TOPO_ECONFLICT);
+    topo_facts_free(from);
+    topo_facts_free(into);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_facts__switches_and_cables),
         cmocka_unit_test(test_facts__shrink),
         cmocka_unit_test(test_facts__source_named),
+        cmocka_unit_test(test_facts__copy_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

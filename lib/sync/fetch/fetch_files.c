@@ -23,8 +23,12 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
-int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
+                              const topo_facts *last_good, topo_sync_skipped *skipped,
+                              topo_err *err)
 {
+    (void)last_good; /* each file holds many hosts: one that fails fails the source */
+    (void)skipped;
     topo_ibnetdiscover_stats t = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < s->nibnetdiscover; i++) {
@@ -63,15 +67,18 @@ static int ufm_file(topo_ufm *u, ufm_add_fn add, const char *path, topo_err *err
 {
     char *text = NULL;
     size_t len = 0;
-    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_UFM_RESPONSE, err);
+    int rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_UFM_RESPONSE, err);
     if (rc == 0)
         rc = add(u, text, len, path, err);
     free(text);
     return rc;
 }
 
-int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                    topo_sync_skipped *skipped, topo_err *err)
 {
+    (void)last_good; /* each file holds many hosts: one that fails fails the source */
+    (void)skipped;
     topo_ufm *u = NULL;
     int rc = topo_ufm_create(&u, f, err);
     if (rc == 0)
@@ -120,7 +127,25 @@ static int lldp_files(name_list *out, const char *dir, topo_err *err)
     return rc;
 }
 
-static int lldp_file(topo_facts *f, const char *dir, const char *name, size_t *neighbours,
+/* Why a host's file is skipped: the read's error, of a file (not of the
+ * process: out of memory fails the source). */
+static size_t *skip_reason(topo_sync_skipped *skipped, int rc)
+{
+    if (rc == TOPO_ELIMIT)
+        return &skipped->too_large;
+    if (rc == TOPO_EIO || rc == TOPO_ENOTFOUND)
+        return &skipped->unreadable;
+    return NULL;
+}
+
+/* One host's file. A file that cannot be read (a FIFO, a directory, no
+ * permission, too large) is that host's problem, not every host's: it is
+ * skipped with a warning, and the host keeps what last_good held for it.
+ * Only regular files are opened, without blocking (a FIFO named
+ * HOST.json would otherwise hang the read for ever). What a file holds is
+ * still checked as before: a malformed document fails the source. */
+static int lldp_file(topo_facts *f, const char *dir, const char *name,
+                     const topo_facts *last_good, topo_sync_skipped *skipped, size_t *neighbours,
                      topo_err *err)
 {
     char path[4096], host[256];
@@ -131,7 +156,19 @@ static int lldp_file(topo_facts *f, const char *dir, const char *name, size_t *n
     host[n] = '\0';
     char *text = NULL;
     size_t len = 0, nn = 0;
-    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_LLDP_DOCUMENT, err);
+    int rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_LLDP_DOCUMENT, err);
+    size_t *reason = rc != 0 ? skip_reason(skipped, rc) : NULL;
+    if (reason != NULL) {
+        char why[TOPO_ERR_TEXT_MAX];
+        int kept = 0;
+        snprintf(why, sizeof why, "%s", err ? err->text : "cannot be read");
+        topo_err_clear(err);
+        (*reason)++;
+        rc = topo_facts_copy_host(&kept, f, last_good, host, err);
+        topo_log(TOPO_LOG_WARN, "source lldp: skipped %s: host %s %s", why, host,
+                 kept ? "keeps its last good facts" : "has no lldp facts this round");
+        return rc;
+    }
     if (rc == 0)
         rc = topo_lldp_parse(&nn, f, host, text, len, path, err);
     free(text);
@@ -139,24 +176,32 @@ static int lldp_file(topo_facts *f, const char *dir, const char *name, size_t *n
     return rc;
 }
 
-int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                     topo_sync_skipped *skipped, topo_err *err)
 {
     name_list files = TOPO_ARRAY_INIT;
     size_t neighbours = 0;
     int rc = lldp_files(&files, s->lldp_dir, err);
     for (size_t i = 0; rc == 0 && i < files.n; i++)
-        rc = lldp_file(f, s->lldp_dir, files.items[i], &neighbours, err);
+        rc = lldp_file(f, s->lldp_dir, files.items[i], last_good, skipped, &neighbours, err);
     if (rc == 0)
-        topo_log(TOPO_LOG_INFO, "source lldp: %zu files in %s, %zu neighbours, %zu switches",
-                 files.n, s->lldp_dir, neighbours, topo_facts_switch_count(f));
+        topo_log(TOPO_LOG_INFO,
+                 "source lldp: %zu files in %s (%zu skipped: %zu unreadable, %zu too large), "
+                 "%zu neighbours, %zu switches",
+                 files.n, s->lldp_dir, skipped->unreadable + skipped->too_large,
+                 skipped->unreadable, skipped->too_large, neighbours,
+                 topo_facts_switch_count(f));
     for (size_t i = 0; i < files.n; i++)
         free(files.items[i]);
     free(files.items);
     return rc;
 }
 
-int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                       topo_sync_skipped *skipped, topo_err *err)
 {
+    (void)last_good; /* each file holds many hosts: one that fails fails the source */
+    (void)skipped;
     topo_netbox *nb = NULL;
     int rc = topo_netbox_create(&nb, &s->netbox, err);
     for (int k = TOPO_NETBOX_DEVICES; rc == 0 && k <= TOPO_NETBOX_CABLES; k++) {
@@ -164,7 +209,7 @@ int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err
             const char *path = s->netbox_files.files[k][i];
             char *text = NULL, *next = NULL;
             size_t len = 0;
-            rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_NETBOX_PAGE, err);
+            rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_NETBOX_PAGE, err);
             if (rc == 0)
                 rc = topo_netbox_add_page(&next, nb, (topo_netbox_kind)k, text, len, path, err);
             if (rc == 0 && next)
@@ -186,12 +231,16 @@ int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err
     return rc;
 }
 
-int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err)
+int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                    topo_sync_skipped *skipped, topo_err *err)
 {
+    (void)last_good; /* each file holds many hosts: one that fails fails the source */
+    (void)skipped;
     char *text = NULL;
     size_t len = 0;
     topo_gpu_stats st = {0};
-    int rc = topo_codec_read_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
+    int rc =
+        topo_codec_read_regular_file(&text, &len, s->nodes_file, TOPO_MAX_K8S_RESPONSE, err);
     if (rc == 0)
         rc = topo_gpu_parse(&st, f, text, len, s->nodes_file, err);
     free(text);

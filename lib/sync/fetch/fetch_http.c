@@ -196,7 +196,7 @@ int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_
 {
     char source[TOPO_ERR_TEXT_MAX];
     snprintf(source, sizeof(source), "%s: GET %s", f->name, path);
-    int rc = topo_codec_json_parse(out, resp->body, resp->len, source, err);
+    int rc = topo_codec_json_parse_source(out, resp->body, resp->len, source, err);
     /* The position names a string of this frame: keep only the text. */
     if (rc != 0 && err != NULL)
         topo_err_at(err, NULL, 0, 0);

@@ -15,6 +15,7 @@
 #include "topo/http.h"
 #include "topo/pool.h"
 #include "topo/strmap.h"
+#include "topo/sync_source.h"
 #include "topo/syncconfig.h"
 
 /* Scheme, host and port of a URL, normalised for comparison (lower case,
@@ -38,7 +39,10 @@ typedef struct fetch_source {
     int live;         /* GPU: the controller's Node objects when settings->nodes_live */
     /* Files: whether the settings give them, and their read (whole). */
     int (*has_files)(const topo_sync_settings *s);
-    int (*read_files)(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+    /* A file of one host that cannot be read may be skipped (counted in
+     * *skipped), its host keeping what last_good (may be NULL) held. */
+    int (*read_files)(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                      topo_sync_skipped *skipped, topo_err *err);
     /* HTTP (run NULL: files only); the transport taken when the options give a url. */
     const topo_fetch_opts *(*http)(const topo_sync_settings *s);
     topo_fetch_kind fetch_kind;
@@ -55,11 +59,17 @@ typedef struct fetch_source {
 const fetch_source *fetch_source_of_kind(topo_fetch_kind kind);
 
 /* The file transport's reads (fetch_files.c), one per source. */
-int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, topo_err *err);
-int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, topo_err *err);
-int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s, topo_err *err);
-int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, topo_err *err);
-int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, topo_err *err);
+int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                    topo_sync_skipped *skipped, topo_err *err);
+int fetch_files_ufm(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                    topo_sync_skipped *skipped, topo_err *err);
+int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
+                              const topo_facts *last_good, topo_sync_skipped *skipped,
+                              topo_err *err);
+int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                     topo_sync_skipped *skipped, topo_err *err);
+int fetch_files_netbox(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
+                       topo_sync_skipped *skipped, topo_err *err);
 
 struct topo_fetch {
     const fetch_source *src;

@@ -171,6 +171,17 @@ static int read_http(topo_facts *f, const topo_sync_settings *s, const fetch_sou
 int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_sync_source src,
                           topo_err *err)
 {
+    return topo_sync_source_read_keeping(facts, s, src, NULL, NULL, err);
+}
+
+int topo_sync_source_read_keeping(topo_facts *facts, const topo_sync_settings *s,
+                                  topo_sync_source src, const topo_facts *last_good,
+                                  topo_sync_skipped *skipped, topo_err *err)
+{
+    topo_sync_skipped none = {0};
+    if (skipped == NULL)
+        skipped = &none;
+    *skipped = none;
     if (!topo_sync_source_readable(s, src))
         return topo_err_set(err, TOPO_EINVALID, "source %d is not configured to be read",
                             (int)src);
@@ -179,5 +190,5 @@ int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_s
     const topo_fetch_opts *http = fetched(s, def);
     if (http)
         return read_http(facts, s, def, http, err);
-    return def->read_files(facts, s, err);
+    return def->read_files(facts, s, last_good, skipped, err);
 }

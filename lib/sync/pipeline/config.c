@@ -520,7 +520,7 @@ int topo_syncconfig_load_file(topo_syncconfig **out, const char *path, topo_err 
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_SYNC_CONFIG, err);
+    int rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_SYNC_CONFIG, err);
     if (rc == 0)
         rc = topo_syncconfig_parse(out, text, len, path, err);
     free(text);

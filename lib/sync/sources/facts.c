@@ -402,3 +402,32 @@ topo_facts_link topo_facts_link_at(const topo_facts *facts, size_t i)
                          .port = c->port == NONE ? NULL : facts->ports.items[c->port]};
     return l;
 }
+
+int topo_facts_copy_host(int *found, topo_facts *into, const topo_facts *from, const char *name,
+                         topo_err *err)
+{
+    size_t h = 0;
+    int rc = 0;
+    *found = 0;
+    if (from == NULL || topo_facts_find_host(from, name, &h) != 0)
+        return 0;
+    *found = 1;
+    rc = topo_facts_add_host(into, name, NULL, err);
+    for (int l = 0; rc == 0 && l < TOPO_LEVEL_COUNT; l++) {
+        const char *v = topo_facts_host_level(from, h, (topo_level)l);
+        if (v != NULL)
+            rc = topo_facts_set_level(into, name, (topo_level)l, v, err);
+    }
+    /* Its cables, each switch with the name it had (the first name given
+     * stays, so it goes in before the cable adds the switch by its id). */
+    for (size_t i = 0; rc == 0 && i < from->links.n; i++) {
+        topo_facts_link k = topo_facts_link_at(from, i);
+        if (!k.is_host_link || k.host != h)
+            continue;
+        const char *id = topo_facts_switch_id(from, k.sw);
+        rc = topo_facts_add_switch(into, id, topo_facts_switch_name(from, k.sw), NULL, err);
+        if (rc == 0)
+            rc = topo_facts_add_host_link(into, name, k.port, id, err);
+    }
+    return rc;
+}

@@ -499,8 +499,14 @@ int topo_facts_json_decode(topo_facts **out, const char *text, size_t len, const
     int rc;
 
     *out = NULL;
-    if ((rc = srcjson_parse(&doc, text, len, TOPO_MAX_FACTS_DOCUMENT, "document", name,
-                            err)) != 0)
+    /* topo-sync's own document, not a source's payload: its size limit,
+     * no parse budget (a compact document's tree is many times its text). */
+    if (len > TOPO_MAX_FACTS_DOCUMENT)
+        return topo_err_set(err, TOPO_ELIMIT, "%s: document of %zu bytes exceeds the limit of %zu",
+                            name, len, (size_t)TOPO_MAX_FACTS_DOCUMENT);
+    if (text == NULL)
+        return topo_err_set(err, TOPO_EINVALID, "%s: no document", name);
+    if ((rc = topo_codec_json_parse(&doc, text, len, name, err)) != 0)
         return rc;
     if ((d.pool = topo_pool_create()) == NULL)
         rc = topo_err_nomem(err, name);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ibnetdiscover_internal.h"
 #include "topo/codec.h"
@@ -282,35 +283,32 @@ int topo_ibnetdiscover_read_file(topo_facts *into, const char *path,
                                  const topo_ibnetdiscover_opts *opts,
                                  topo_ibnetdiscover_stats *stats, topo_err *err)
 {
-    char *text = NULL;
-    size_t len = 0;
     topo_ibnetdiscover_opts o = opts ? *opts : (topo_ibnetdiscover_opts){0};
+    ibd_dump d;
+    file_shape shape;
+    FILE *f = NULL;
+    int fd = -1;
     if (!o.source)
         o.source = path;
     if (stats)
         memset(stats, 0, sizeof(*stats));
-    /* A regular file is streamed; anything else (a pipe) cannot be read
-     * twice, so it is read whole. */
-    FILE *f = fopen(path, "re");
-    struct stat st;
-    if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-        ibd_dump d;
-        file_shape shape;
-        int rc = check_file(f, path, &shape, err);
-        if (rc == 0 && shape.nul_line)
-            rc = ibd_fail(err, TOPO_EINVALID, o.source, shape.nul_line, "a NUL byte");
-        if (rc == 0)
-            rc = ibd_check_last_byte(o.source, shape.has_text, shape.last, shape.last_line, err);
-        if (rc == 0 && (rc = ibd_dump_init(&d, o.source, err)) == 0)
-            rc = finish(&d, into, &o, stats, scan_file(&d, f, path, err), err);
-        fclose(f);
+    /* A regular file only, streamed: anything else (a FIFO, a device) could
+     * stall the reader for ever, and is refused without blocking on it. */
+    int rc = topo_codec_open_regular_file(&fd, path, err);
+    if (rc != 0)
+        return rc;
+    if ((f = fdopen(fd, "r")) == NULL) {
+        rc = topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
+        close(fd);
         return rc;
     }
-    if (f)
-        fclose(f);
-    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_IBNETDISCOVER_DUMP, err);
+    rc = check_file(f, path, &shape, err);
+    if (rc == 0 && shape.nul_line)
+        rc = ibd_fail(err, TOPO_EINVALID, o.source, shape.nul_line, "a NUL byte");
     if (rc == 0)
-        rc = topo_ibnetdiscover_parse(into, text, len, &o, stats, err);
-    free(text);
+        rc = ibd_check_last_byte(o.source, shape.has_text, shape.last, shape.last_line, err);
+    if (rc == 0 && (rc = ibd_dump_init(&d, o.source, err)) == 0)
+        rc = finish(&d, into, &o, stats, scan_file(&d, f, path, err), err);
+    fclose(f);
     return rc;
 }

@@ -136,7 +136,7 @@ int topo_ibnetdiscover_map_read_file(topo_ibnetdiscover_map **out, const char *p
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    int rc = topo_codec_read_file(&text, &len, path, TOPO_MAX_NODE_NAME_MAP, err);
+    int rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_NODE_NAME_MAP, err);
     if (rc == 0)
         rc = topo_ibnetdiscover_map_parse(out, text, len, path, err);
     free(text);

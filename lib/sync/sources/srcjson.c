@@ -15,7 +15,7 @@ int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const 
     if (text == NULL)
         return topo_err_set(err, TOPO_EINVALID, "%s%sno %s", source ? source : "",
                             source ? ": " : "", what);
-    return topo_codec_json_parse(out, text, len, source, err);
+    return topo_codec_json_parse_source(out, text, len, source, err);
 }
 
 int srcjson_each(int *found, const char *text, size_t len, size_t max, const char *what,
@@ -26,7 +26,7 @@ int srcjson_each(int *found, const char *text, size_t len, size_t max, const cha
         json_t *none = NULL;
         return srcjson_parse(&none, text, len, max, what, source, err);
     }
-    return topo_codec_json_each(found, text, len, source, how, err);
+    return topo_codec_json_each_source(found, text, len, source, how, err);
 }
 
 int srcjson_wrap(topo_err *err, int code, const char *source)

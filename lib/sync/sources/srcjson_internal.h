@@ -16,7 +16,9 @@
 
 /* text of len bytes as one JSON document: TOPO_ELIMIT when len exceeds max
  * (what names the payload in the message: "lldp document"), else the
- * codec's parse with "source:line:column" errors (source may be NULL). */
+ * codec's parse of a source's payload (topo_codec_json_parse_source: a
+ * memory budget and a depth) with "source:line:column" errors (source may
+ * be NULL). */
 int srcjson_parse(json_t **out, const char *text, size_t len, size_t max, const char *what,
                   const char *source, topo_err *err);
 
