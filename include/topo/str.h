@@ -11,7 +11,8 @@ char *topo_strdup(const char *s);
  * added. */
 char *topo_strndup(const char *s, size_t n);
 
-/* FNV-1a, 64 bits, of a NUL-terminated string: the string maps' hash and
+/* FNV-1a, 64 bits (prime 1099511628211, offset basis 1469598103934665603:
+ * not the standard basis, and kept so), of a NUL-terminated string: the string maps' hash and
  * the short suffix that keeps normalised label values apart. Stable across
  * builds and machines (label values derived from it must not change). */
 uint64_t topo_str_hash(const char *s);
