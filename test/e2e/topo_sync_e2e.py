@@ -743,7 +743,7 @@ def watch_gone(env):
     with an in-stream 410) while a node loses its labels: the controller
     lists again, sees the change the watch never delivered, relabels that
     node with one PATCH and writes nothing else."""
-    p, _ = converged_controller(env)
+    p, _ = converged_controller(env, "-v", "debug")  # the relist is logged at debug
     try:
         time.sleep(1)  # the round's last writes settled
         before, verbs = env.patches(), node_verbs(env)
