@@ -114,9 +114,10 @@ static int collect_failures(void *payload, topo_metrics_sink *sink)
     const ctl *c = payload;
     int rc = 0;
     for (int i = 0; rc == 0 && i < TOPO_REFLECTOR_REASONS; i++) {
-        const char *v[] = {"nodes", topo_reflector_reason_name((topo_reflector_reason)i)};
-        rc = topo_metrics_emit(
-            sink, v, (int64_t)topo_reflector_failures_get(&c->node_failures, (topo_reflector_reason)i));
+        topo_reflector_reason why = (topo_reflector_reason)i;
+        const char *v[] = {"nodes", topo_reflector_reason_name(why)};
+        rc = topo_metrics_emit(sink, v,
+                               (int64_t)topo_reflector_failures_get(&c->node_failures, why));
     }
     return rc;
 }

@@ -12,7 +12,8 @@
  *     when its continue token expired mid-list;
  *   - backs off after every other failure, doubling with jitter (replicas
  *     started together do not retry in step): a 410 to a list's first page
- *     or to a restarted list (the server cannot serve the list at all),
+ *     or to a restarted list (the server cannot serve the list at all), or
+ *     to a watch still at the resourceVersion of the list just taken,
  *     429, 5xx, 403, 404, a broken connection, a refusing callback;
  *   - stops promptly when asked, from any thread.
  * What the objects mean stays with the owner, who gets them through

@@ -7,8 +7,8 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -271,11 +271,13 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
     unsigned int failures = 0;
     int rc = 0;
     int restarted = 0; /* the list after an expired continue token is running */
+    char listed_rv[TOPO_K8S_RV_MAX]; /* the rv of the list just taken */
 
     while (!stopping(r)) {
         topo_err_clear(&e);
         rc = 0;
-        if (r->rv[0] == '\0') {
+        int listed = r->rv[0] == '\0';
+        if (listed) {
             int continued = 0;
             rc = list(r, &continued, &e);
             if (rc == TOPO_EGONE && continued && !restarted && !stopping(r)) {
@@ -288,6 +290,7 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
                 continue;
             }
             restarted = 0;
+            memcpy(listed_rv, r->rv, sizeof(listed_rv));
         }
         if (rc == 0) {
             if ((rc = watch(r, &e)) == 0) {
@@ -296,11 +299,18 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
             }
             if (rc == TOPO_EGONE) {
                 /* History compacted past our position: the owner's copy
-                 * stays as it is until the list replaces it. */
-                topo_log(TOPO_LOG_DEBUG, "%s: resourceVersion %s expired, listing again", r->name,
-                         r->rv);
+                 * stays as it is until the list replaces it. A watch 410
+                 * at the resourceVersion of the list just taken (no event
+                 * or bookmark moved it) is the server failing, or a list
+                 * slower than its history: backed off below, or every
+                 * LIST would follow the last at once. */
+                int stuck = listed && strcmp(r->rv, listed_rv) == 0;
+                if (!stuck)
+                    topo_log(TOPO_LOG_DEBUG, "%s: resourceVersion %s expired, listing again",
+                             r->name, r->rv);
                 r->rv[0] = '\0';
-                continue;
+                if (!stuck)
+                    continue;
             }
         }
         if (rc > 0 || (rc = after_failure(r, rc, &e, &failures, err)) != 0)

@@ -314,6 +314,26 @@ def list_gone_backs_off(env):
 
 
 @case
+def watch_gone_at_list_rv_backs_off(env):
+    """A watch answered 410 at the resourceVersion of the list just taken
+    (an API server that cannot serve its own list's version) would make
+    every LIST follow the last at once: it is a failure, backed off; the
+    watch after the last 410 starts from a new list's version."""
+    env.admin("load", {"resource": "nodes", "count": 2})
+    env.admin("fault", {"kind": "status", "code": 410, "count": 3, "watch": True,
+                        "path": NODES})
+    d = env.spawn("--backoff-base", "100", "--backoff-max", "400")
+    until(lambda: len(env.watches()) >= 1, "the watch after the 410s (a 410 is not counted)")
+    errs = d.cbs("error")
+    expect([e["failures"] for e in errs] == [0, 1, 2] and
+           all(e["code"] == "TOPO_EGONE" for e in errs), f"{errs}")
+    expect(len(d.cbs("list_end")) == 4, f"lists {len(d.cbs('list_end'))}, want 4")
+    waits = d.retry_waits()
+    expect(len(waits) == 3 and all(w >= 50 for w in waits), f"waits {waits}")
+    d.quit()
+
+
+@case
 def backoff_with_jitter(env):
     """Failures in a row wait base * 2^n capped at max, each drawn in
     [d/2, d]; the error callback sees the count; a success resets it."""
