@@ -26,6 +26,7 @@
 #include "topo/log.h"
 #include "topo/metrics.h"
 #include "topo/probe.h"
+#include "topo/reflector.h"
 #include "topo/view.h"
 #include "topo/sync.h"
 #include "topo/version.h"
@@ -49,6 +50,7 @@ typedef struct ctl {
     int only_deferred;               /* the last round wrote nothing but deferred a reassertion */
     topo_metrics_family *m_plan_ms, *m_nodes, *m_missing, *m_hosts, *m_rounds, *m_leader;
     topo_metrics_family *m_configmap; /* the export ConfigMap's outcomes */
+    topo_reflector_failures node_failures; /* the node reflector's, by reason */
     /* The node view's kept keys (make_nodes). */
     ctl_owned owned;
     const char *label_keys[8];
@@ -105,6 +107,21 @@ typedef struct metric_row {
     const char *name, *help;
 } metric_row;
 
+/* Every reason at every render, 0 included: an alert on its rate sees a
+ * series from the start. */
+static int collect_failures(void *payload, topo_metrics_sink *sink)
+{
+    const ctl *c = payload;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < TOPO_REFLECTOR_REASONS; i++) {
+        topo_reflector_reason why = (topo_reflector_reason)i;
+        const char *v[] = {"nodes", topo_reflector_reason_name(why)};
+        rc = topo_metrics_emit(sink, v,
+                               (int64_t)topo_reflector_failures_get(&c->node_failures, why));
+    }
+    return rc;
+}
+
 static int register_metrics(ctl *c, topo_err *err)
 {
     /* In the order /metrics lists them. */
@@ -140,6 +157,14 @@ static int register_metrics(ctl *c, topo_err *err)
                  : topo_metrics_gauge(c->metrics, r->out, r->name, r->help, &r->label, nlabels,
                                       err);
     }
+    static const char *const failure_labels[] = {"resource", "reason"};
+    if (rc == 0)
+        rc = topo_metrics_collected(
+            c->metrics, NULL, TOPO_METRICS_COUNTER, "topo_sync_reflector_failures_total",
+            "Failed lists and watches of the node reflector, by resource and reason (gone: 410 "
+            "to a list; throttled, server, forbidden, unauthorized, not_found, timeout, "
+            "connect, other); each is retried after a backoff and logged.",
+            failure_labels, 2, collect_failures, c, err);
     /* Each outcome served from the start, at 0: a replica that never
      * completes a round (no source ever answered) shows an ok count that
      * does not grow, which an alert can see; an absent series it could not. */
@@ -196,7 +221,10 @@ static int make_nodes(ctl *c, topo_err *err)
      * annotations (nodes.h), and a whole Node is mostly status (its images
      * alone tens of kilobytes): the API server sends, and this process
      * parses, a fraction of it (docs/sync.md "topo-sync, the controller"). */
-    topo_reflector_opts ro = {.name = "nodes", .res = &topo_k8s_nodes, .metadata_only = 1};
+    topo_reflector_opts ro = {.name = "nodes",
+                              .res = &topo_k8s_nodes,
+                              .metadata_only = 1,
+                              .failures = &c->node_failures};
     return topo_view_create(&c->nodes, c->k_nodes, &ro, &ctl_nodes_ops, &c->keep, err);
 }
 

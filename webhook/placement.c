@@ -41,6 +41,7 @@ enum {
     PM_CACHE_AGE,
     PM_CACHE_EVENTS,
     PM_CACHE_ERRORS,
+    PM_REFLECTOR_FAILURES, /* collected: reflector_failures_total{resource,reason} */
     PM_QUOTA_SYNCED,
     PM_QUOTA_NAMESPACES,
     PM_UNGATED,
@@ -108,6 +109,12 @@ static const struct {
                       TOPO_METRICS_GAUGE, PM_ALWAYS},
     [PM_CACHE_EVENTS] = {"topo_webhook_cache_events_total", "Watch events applied to the cache.",
                          TOPO_METRICS_COUNTER, PM_FILLER},
+    [PM_REFLECTOR_FAILURES] = {"topo_webhook_reflector_failures_total",
+                               "The cache filler's list/watch failures by resource and reason "
+                               "(gone: 410 to a list; throttled, server, forbidden, "
+                               "unauthorized, not_found, timeout, connect, other); each is "
+                               "retried after a backoff and logged.",
+                               TOPO_METRICS_COUNTER, PM_FILLER},
     [PM_CACHE_ERRORS] = {"topo_webhook_cache_errors_total", "List/watch failures retried.",
                          TOPO_METRICS_COUNTER, PM_FILLER},
     [PM_QUOTA_SYNCED] = {"topo_webhook_resource_quota_synced",
@@ -561,6 +568,24 @@ static int unclaimed_row(void *payload, const char *ns, const char *resource, in
     return rc == TOPO_ELIMIT ? 0 : rc;
 }
 
+/* The cache filler's list/watch failures by kind and reason, every reason
+ * at every render (0 included: an alert on the rate has a series from the
+ * start). */
+static int collect_failures(void *payload, topo_metrics_sink *sink)
+{
+    wh_placement *p = payload;
+    static const char *const kinds[3] = {"nodes", "pods", "jobs"};
+    topo_filler_stats fs;
+    int rc = 0;
+    topo_filler_get_stats(p->filler, &fs);
+    for (size_t k = 0; rc == 0 && k < 3; k++)
+        for (int r = 0; rc == 0 && r < TOPO_REFLECTOR_REASONS; r++) {
+            const char *v[] = {kinds[k], topo_reflector_reason_name((topo_reflector_reason)r)};
+            rc = topo_metrics_emit(sink, v, (int64_t)fs.failures[k][r]);
+        }
+    return rc;
+}
+
 static int collect_unclaimed(void *payload, topo_metrics_sink *sink)
 {
     wh_placement *p = payload;
@@ -709,6 +734,14 @@ static int metrics_init(wh_placement *p, topo_err *err)
     for (size_t i = 0; i < PM_N; i++) {
         if (!present[pm_table[i].needs])
             continue;
+        if (i == PM_REFLECTOR_FAILURES) {
+            static const char *const resource_reason[] = {"resource", "reason"};
+            if (topo_metrics_collected(p->metrics, NULL, pm_table[i].type, pm_table[i].name,
+                                       pm_table[i].help, resource_reason, 2, collect_failures, p,
+                                       err) != 0)
+                return -1;
+            continue;
+        }
         if (i == PM_UNCLAIMED) {
             if (topo_metrics_collected(p->metrics, NULL, pm_table[i].type, pm_table[i].name,
                                        pm_table[i].help, ns_resource, 2, collect_unclaimed, p,

@@ -15,6 +15,7 @@
 #include "topo/error.h"
 #include "topo/keyring.h"
 #include "topo/live.h"
+#include "topo/reflector.h"
 
 #define TOPO_FILLER_NODES 1u
 #define TOPO_FILLER_PODS 2u
@@ -71,6 +72,9 @@ typedef struct topo_filler_stats {
     uint64_t events;     /* watch events applied */
     uint64_t commits;
     uint64_t errors;     /* list/watch failures retried */
+    /* Those failures per kind (nodes, pods, jobs) by topo_reflector_reason
+     * (a 410 to a list among them: backed off, as a 5xx). */
+    uint64_t failures[3][TOPO_REFLECTOR_REASONS];
     uint64_t rejected;   /* malformed objects skipped */
     uint64_t adopted;    /* reservations adopted from pods' records (record_keys) */
     uint64_t foreign_claims; /* reservation claims of pods not sealed for them, ignored */

@@ -239,6 +239,10 @@ typedef struct topo_k8s_list_opts {
     unsigned int limit;           /* page size, 0: TOPO_K8S_PAGE_DEFAULT */
     const char *resource_version; /* first page: NULL most recent, "0" any */
     int metadata_only;            /* items as PartialObjectMetadata (above) */
+    /* Out, may be NULL: set to 1 once a page is asked for with a continue
+     * token, so that a caller told TOPO_EGONE knows whether the token
+     * expired (restart the list) or the list itself was refused. */
+    int *continued;
 } topo_k8s_list_opts;
 
 /* Called once per item (borrowed; items of a list carry no kind/apiVersion).
@@ -249,7 +253,9 @@ typedef int (*topo_k8s_item_fn)(json_t *item, void *payload);
  * (may be NULL) gets the list's resourceVersion: the snapshot every page
  * belongs to, to watch from. TOPO_EGONE when a continue token expired
  * (compaction) in the middle: the items seen so far are to be discarded and
- * the list restarted. opts may be NULL. */
+ * the list restarted (opts->continued tells it from a 410 to the first page,
+ * which is the server failing, to be retried with backoff like a 5xx).
+ * opts may be NULL. */
 int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_resource *res,
                   const char *ns, const topo_k8s_list_opts *opts, topo_k8s_item_fn fn,
                   void *payload, topo_err *err) TOPO_MUST_CHECK;

@@ -6,16 +6,26 @@
  *   - watches from the list's resourceVersion with allowWatchBookmarks, and
  *     moves its position with every event and bookmark, so a watch that ends
  *     (server timeout, dropped connection) resumes where it stopped;
- *   - lists again when the position is too old (410 Gone as HTTP status or
- *     as an in-stream ERROR event, or a continue token expired mid-list);
- *   - backs off after failures, doubling with jitter (replicas started
- *     together do not retry in step);
+ *   - lists again at once when the watch's position is too old (410 Gone as
+ *     HTTP status or as an in-stream ERROR event: normal, history is
+ *     finite), and restarts a list from its first page, once and at once,
+ *     when its continue token expired mid-list;
+ *   - backs off after every other failure, doubling with jitter (replicas
+ *     started together do not retry in step): a 410 to a list's first page
+ *     or to a restarted list (the server cannot serve the list at all), or
+ *     to a watch still at the resourceVersion of the list just taken,
+ *     429, 5xx, 403, 404, a broken connection, a refusing callback;
  *   - stops promptly when asked, from any thread.
  * What the objects mean stays with the owner, who gets them through
  * callbacks (topo_reflector_handler) on the thread running the reflector.
  *
- * Logs: "<name>: resourceVersion <rv> expired, listing again" (info) and
- * "<name>: <error>; retrying in <ms> ms" (warn).
+ * Logs: "<name>: resourceVersion <rv> expired, listing again" and "<name>:
+ * continue token expired, listing again from the start" (debug), and per
+ * failure one line "<name>: <error>; retrying in <ms> ms" with the fields
+ * resource, reason (topo_reflector_reason_name), failures (in a row) and
+ * retry_ms: warning, error for 401 and 403 (RBAC or credentials, which a
+ * retry alone will not fix). <error> holds the HTTP status, the Status's
+ * reason and its message.
  *
  * Threads: topo_reflector_run blocks on the caller's thread, using the
  * borrowed client only there; topo_reflector_stop may be called from any
@@ -23,6 +33,7 @@
 #ifndef TOPO_REFLECTOR_H
 #define TOPO_REFLECTOR_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -31,6 +42,36 @@
 #include "topo/k8s.h"
 
 typedef struct topo_reflector topo_reflector;
+
+/* Why a list or watch failed, as counted (topo_reflector_failures). */
+typedef enum topo_reflector_reason {
+    TOPO_REFLECTOR_GONE = 0,     /* 410 to a list (a watch's 410 is no failure) */
+    TOPO_REFLECTOR_THROTTLED,    /* 429 */
+    TOPO_REFLECTOR_SERVER,       /* 5xx */
+    TOPO_REFLECTOR_FORBIDDEN,    /* 403: RBAC */
+    TOPO_REFLECTOR_UNAUTHORIZED, /* 401, or no credential to be had */
+    TOPO_REFLECTOR_NOT_FOUND,    /* 404: the resource is not served */
+    TOPO_REFLECTOR_TIMEOUT,      /* 408, 504, or the client's timeout */
+    TOPO_REFLECTOR_CONNECT,      /* no connection, or it broke */
+    TOPO_REFLECTOR_OTHER,        /* anything else (a callback refused, say) */
+    TOPO_REFLECTOR_REASONS
+} topo_reflector_reason;
+
+/* The reason a failure with this topo_code counts as. */
+topo_reflector_reason topo_reflector_reason_of(int code);
+/* "gone", "throttled", "server", "forbidden", "unauthorized", "not_found",
+ * "timeout", "connect", "other": a metric's label value. */
+const char *topo_reflector_reason_name(topo_reflector_reason reason);
+
+/* Failures of one resource's reflector(s) by reason, for the owner's
+ * /metrics. Zero it (or declare it static) before use; the reflector adds,
+ * any thread reads with topo_reflector_failures_get. */
+typedef struct topo_reflector_failures {
+    _Atomic uint64_t n[TOPO_REFLECTOR_REASONS];
+} topo_reflector_failures;
+
+uint64_t topo_reflector_failures_get(const topo_reflector_failures *f,
+                                     topo_reflector_reason reason);
 
 /* The waits after failures in a row, when the owner names none. */
 #define TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT 200L
@@ -57,6 +98,9 @@ typedef struct topo_reflector_opts {
      * apiVersion meta.k8s.io/v1, metadata), or full objects when the server
      * refused (406, logged once). For owners that read metadata.* only. */
     int metadata_only;
+    /* Every failure is counted here by reason (NULL: not counted).
+     * Borrowed: it must outlive the reflector. */
+    topo_reflector_failures *failures;
 } topo_reflector_opts;
 
 /* The owner's side. Every callback is optional and gets the payload given

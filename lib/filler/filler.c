@@ -47,6 +47,7 @@ typedef struct key_list {
 
 typedef struct kind_state {
     struct topo_filler *f;
+    topo_reflector_failures failures; /* its reflectors' failures, by reason */
     topo_cache_kind kind;
     const topo_k8s_resource *res;
     int enabled;
@@ -532,7 +533,8 @@ static int kind_reflector(kind_state *ks, topo_err *err)
     topo_filler *f = ks->f;
     char rv[TOPO_K8S_RV_MAX];
     char name[64];
-    topo_reflector_opts ro = {.res = ks->res, .page_size = f->opts.page_size};
+    topo_reflector_opts ro = {
+        .res = ks->res, .page_size = f->opts.page_size, .failures = &ks->failures};
 
     snprintf(name, sizeof(name), "filler: %s", ks->res->plural);
     ro.name = name;
@@ -782,6 +784,10 @@ void topo_filler_get_stats(topo_filler *f, topo_filler_stats *out)
     out->adopted = topo_cache_adopted(f->cache);
     out->foreign_claims = topo_cache_foreign_claims(f->cache);
     pthread_mutex_unlock(&f->db);
+    for (size_t i = 0; i < NKINDS; i++)
+        for (int r = 0; r < TOPO_REFLECTOR_REASONS; r++)
+            out->failures[i][r] =
+                topo_reflector_failures_get(&f->kinds[i].failures, (topo_reflector_reason)r);
 }
 
 /* ---- the live snapshot's starting point: what the cache holds ---- */

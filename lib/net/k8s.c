@@ -371,6 +371,8 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
         rv_out[0] = '\0';
     if (opts != NULL)
         o = *opts;
+    if (o.continued != NULL)
+        *o.continued = 0;
     snprintf(limit, sizeof(limit), "%u", o.limit > 0 ? o.limit : TOPO_K8S_PAGE_DEFAULT);
     for (;;) {
         sbuf b = SBUF_INIT;
@@ -380,6 +382,8 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
         }
         sb_param(&b, "limit", limit);
         sb_param(&b, "continue", cont);
+        if (cont != NULL && o.continued != NULL)
+            *o.continued = 1;
         sb_param(&b, "labelSelector", o.label_selector);
         sb_param(&b, "fieldSelector", o.field_selector);
         if (first)

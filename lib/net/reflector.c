@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,7 @@ struct topo_reflector {
     topo_reflector_handler h;
     void *payload;
     topo_k8s *k;
+    topo_reflector_failures *failures; /* borrowed, may be NULL */
 
     /* Touched by the running thread only. */
     char rv[TOPO_K8S_RV_MAX]; /* where the next watch starts; "": list first */
@@ -86,8 +88,10 @@ static int list_item(json_t *item, void *payload)
     return c->r->h.list_object(item, c->err, c->r->payload);
 }
 
-/* Lists everything; on success the watch starts from the list's rv. */
-static int list(topo_reflector *r, topo_err *err)
+/* Lists everything; on success the watch starts from the list's rv.
+ * *continued: whether a page was asked for with a continue token (a 410
+ * then means the token expired, not that the list cannot be served). */
+static int list(topo_reflector *r, int *continued, topo_err *err)
 {
     topo_k8s_list_opts lo = {0};
     list_ctx c = {r, err};
@@ -99,6 +103,8 @@ static int list(topo_reflector *r, topo_err *err)
     lo.field_selector = r->field_selector;
     lo.limit = r->page_size;
     lo.metadata_only = r->metadata_only;
+    lo.continued = continued;
+    *continued = 0;
     if (r->h.list_begin != NULL && (rc = r->h.list_begin(err, r->payload)) != 0)
         goto abort;
     if ((rc = topo_k8s_list(rv, r->k, r->res, r->ns, &lo, list_item, &c, err)) != 0)
@@ -155,6 +161,80 @@ static int watch(topo_reflector *r, topo_err *err)
     return failed_step(r, rc, "watch", err);
 }
 
+/* ---- failures ---- */
+
+static const char *const reason_names[TOPO_REFLECTOR_REASONS] = {
+    [TOPO_REFLECTOR_GONE] = "gone",
+    [TOPO_REFLECTOR_THROTTLED] = "throttled",
+    [TOPO_REFLECTOR_SERVER] = "server",
+    [TOPO_REFLECTOR_FORBIDDEN] = "forbidden",
+    [TOPO_REFLECTOR_UNAUTHORIZED] = "unauthorized",
+    [TOPO_REFLECTOR_NOT_FOUND] = "not_found",
+    [TOPO_REFLECTOR_TIMEOUT] = "timeout",
+    [TOPO_REFLECTOR_CONNECT] = "connect",
+    [TOPO_REFLECTOR_OTHER] = "other",
+};
+
+topo_reflector_reason topo_reflector_reason_of(int code)
+{
+    switch (code) {
+    case TOPO_EGONE:
+        return TOPO_REFLECTOR_GONE;
+    case TOPO_ETHROTTLED:
+        return TOPO_REFLECTOR_THROTTLED;
+    case TOPO_ESERVER:
+        return TOPO_REFLECTOR_SERVER;
+    case TOPO_EFORBIDDEN:
+        return TOPO_REFLECTOR_FORBIDDEN;
+    case TOPO_EUNAUTHORIZED:
+    case TOPO_EAUTH:
+        return TOPO_REFLECTOR_UNAUTHORIZED;
+    case TOPO_ENOTFOUND:
+        return TOPO_REFLECTOR_NOT_FOUND;
+    case TOPO_ETIMEOUT:
+        return TOPO_REFLECTOR_TIMEOUT;
+    case TOPO_ECONNECT:
+        return TOPO_REFLECTOR_CONNECT;
+    default:
+        return TOPO_REFLECTOR_OTHER;
+    }
+}
+
+const char *topo_reflector_reason_name(topo_reflector_reason reason)
+{
+    return (unsigned)reason < TOPO_REFLECTOR_REASONS ? reason_names[reason] : "other";
+}
+
+uint64_t topo_reflector_failures_get(const topo_reflector_failures *f,
+                                     topo_reflector_reason reason)
+{
+    if (f == NULL || (unsigned)reason >= TOPO_REFLECTOR_REASONS)
+        return 0;
+    return atomic_load(&f->n[reason]);
+}
+
+/* One line per failure: what failed (the error names the request, the HTTP
+ * status, the Status's reason and message), why, and when the next try is.
+ * Credentials and RBAC are an operator's to fix: error, not warning. */
+static void log_failure(const topo_reflector *r, const topo_err *e, topo_reflector_reason why,
+                        unsigned int failures, long ms)
+{
+    topo_log_level level = why == TOPO_REFLECTOR_FORBIDDEN || why == TOPO_REFLECTOR_UNAUTHORIZED
+                               ? TOPO_LOG_ERROR
+                               : TOPO_LOG_WARN;
+    if (!topo_log_enabled(level))
+        return;
+    char n[24], wait[24];
+    snprintf(n, sizeof(n), "%u", failures + 1);
+    snprintf(wait, sizeof(wait), "%ld", ms);
+    const topo_log_field f[] = {{"resource", r->res->plural},
+                                {"reason", topo_reflector_reason_name(why)},
+                                {"failures", n},
+                                {"retry_ms", wait}};
+    topo_log_kv(level, f, sizeof(f) / sizeof(*f), "%s: %s; retrying in %ld ms", r->name, e->text,
+                ms);
+}
+
 /* ---- the loop ---- */
 
 /* After a failed step: 0 to go on (after the backoff), else what
@@ -174,8 +254,11 @@ static int after_failure(topo_reflector *r, int rc, topo_err *e, unsigned int *f
             return verdict;
         }
     }
+    topo_reflector_reason why = topo_reflector_reason_of(rc);
+    if (r->failures != NULL)
+        atomic_fetch_add(&r->failures->n[why], 1);
     long ms = topo_backoff_ms(r->backoff_base_ms, r->backoff_max_ms, (int)*failures, &r->rng);
-    topo_log(TOPO_LOG_WARN, "%s: %s; retrying in %ld ms", r->name, e->text, ms);
+    log_failure(r, e, why, *failures, ms);
     wait_ms(r, ms);
     if (*failures < MAX_FAILURES_COUNTED)
         (*failures)++;
@@ -187,12 +270,28 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
     topo_err e = TOPO_ERR_INIT;
     unsigned int failures = 0;
     int rc = 0;
+    int restarted = 0; /* the list after an expired continue token is running */
+    char listed_rv[TOPO_K8S_RV_MAX]; /* the rv of the list just taken */
 
     while (!stopping(r)) {
         topo_err_clear(&e);
         rc = 0;
-        if (r->rv[0] == '\0' && (rc = list(r, &e)) == TOPO_EGONE && !stopping(r))
-            continue; /* a continue token expired mid-list: list again */
+        int listed = r->rv[0] == '\0';
+        if (listed) {
+            int continued = 0;
+            rc = list(r, &continued, &e);
+            if (rc == TOPO_EGONE && continued && !restarted && !stopping(r)) {
+                /* Compaction passed the snapshot of a long paged list:
+                 * normal, start again from the first page, at once, once.
+                 * A 410 to a first page is the server failing: backoff. */
+                topo_log(TOPO_LOG_DEBUG, "%s: continue token expired, listing again from the "
+                         "start", r->name);
+                restarted = 1;
+                continue;
+            }
+            restarted = 0;
+            memcpy(listed_rv, r->rv, sizeof(listed_rv));
+        }
         if (rc == 0) {
             if ((rc = watch(r, &e)) == 0) {
                 failures = 0;
@@ -200,11 +299,18 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
             }
             if (rc == TOPO_EGONE) {
                 /* History compacted past our position: the owner's copy
-                 * stays as it is until the list replaces it. */
-                topo_log(TOPO_LOG_INFO, "%s: resourceVersion %s expired, listing again", r->name,
-                         r->rv);
+                 * stays as it is until the list replaces it. A watch 410
+                 * at the resourceVersion of the list just taken (no event
+                 * or bookmark moved it) is the server failing, or a list
+                 * slower than its history: backed off below, or every
+                 * LIST would follow the last at once. */
+                int stuck = listed && strcmp(r->rv, listed_rv) == 0;
+                if (!stuck)
+                    topo_log(TOPO_LOG_DEBUG, "%s: resourceVersion %s expired, listing again",
+                             r->name, r->rv);
                 r->rv[0] = '\0';
-                continue;
+                if (!stuck)
+                    continue;
             }
         }
         if (rc > 0 || (rc = after_failure(r, rc, &e, &failures, err)) != 0)
@@ -260,6 +366,7 @@ int topo_reflector_create(topo_reflector **out, topo_k8s *k, const topo_reflecto
     r->payload = payload;
     r->page_size = opts->page_size > 0 ? opts->page_size : TOPO_K8S_PAGE_DEFAULT;
     r->metadata_only = opts->metadata_only;
+    r->failures = opts->failures;
     r->watch_timeout_s = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 0;
     r->backoff_base_ms = opts->backoff_base_ms > 0 ? opts->backoff_base_ms
                                                    : TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT;

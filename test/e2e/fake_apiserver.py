@@ -89,7 +89,14 @@ Fault injection and test control live under /_fake/ on the same server
                         {"kind": "reset", "count": N}   close without answering
                         {"kind": "slow", "count": N, "chunk": 1024, "delay_ms": 50}
                         (every fault: optional "method", "path" prefix, "watch": true/false,
-                         "auth": identity prefix such as "cert:" or "bearer:")
+                         "auth": identity prefix such as "cert:" or "bearer:", "list": true
+                         (only LISTs: a GET of a collection, not a watch; with "path" the
+                         collection's path exactly), "seconds": S (active for S seconds
+                         from now, however many requests match; with "count" too, ends at
+                         whichever comes first). A LIST answered by a status fault counts
+                         in stats' "verbs" as a LIST of its resource, a 410 in "gone")
+                        {"kind": "status", "code": 410, "list": true, "seconds": 3,
+                         "path": "/api/v1/nodes"}   every node LIST 410 Expired for 3 s
                         {"kind": "delay", "count": N, "delay_ms": 2000}  wait, then answer
                         {"kind": "touch", "count": N, "method": "PATCH"}  another writer
                            modifies the named object just before the request is handled
@@ -1681,7 +1688,12 @@ class Fault:
         self.kind = spec.get("kind", "status")
         if self.kind not in ("status", "drop", "reset", "slow", "delay", "touch"):
             raise ValueError(f"unknown fault kind {self.kind!r}")
-        self.count = int(spec.get("count", 1))
+        self.seconds = spec.get("seconds")
+        # A time-bounded fault matches any number of requests unless counted too.
+        self.count = int(spec.get("count", 1 if self.seconds is None else 1 << 62))
+        self.until = (time.monotonic() + float(self.seconds)) if self.seconds is not None \
+            else None
+        self.list = bool(spec.get("list", False))
         self.code = int(spec.get("code", 500))
         self.retry_after = spec.get("retry_after")
         self.message = spec.get("message")
@@ -1697,6 +1709,15 @@ class Fault:
     def matches(self, method, path, is_watch, auth):
         if self.count <= 0:
             return False
+        if self.until is not None and time.monotonic() >= self.until:
+            self.count = 0
+            return False
+        if self.list:
+            if method != "GET" or is_watch or list_resource(path) is None:
+                return False
+            if self.path and path != self.path:
+                return False
+            return not self.auth or auth.startswith(self.auth)
         if self.auth and not auth.startswith(self.auth):
             return False
         if self.method and self.method != method:
@@ -1787,6 +1808,14 @@ class State:
 ROUTE_RE = re.compile(
     r"^(?:/api/(?P<cv>v1)|/apis/(?P<group>[^/]+)/(?P<gv>[^/]+))"
     r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<res>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?$")
+
+
+def list_resource(path):
+    """The resource a GET of path lists (a collection, all namespaces or one), else None."""
+    m = ROUTE_RE.match(path)
+    if not m or m.group("name"):
+        return None
+    return RESOURCES.get(unquote(m.group("res")))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -1908,6 +1937,12 @@ class Handler(BaseHTTPRequestHandler):
                 elif self.fault.kind == "touch":
                     self.touch(path, self.fault.patch)
                 elif self.fault.kind == "status":
+                    res = list_resource(path) if method == "GET" and not is_watch else None
+                    if res is not None:
+                        state.count_verb(res, "LIST", params.get("resourceVersion", ""), auth,
+                                         self.headers.get("Accept"))
+                        if self.fault.code == 410:
+                            state.count_gone(res)
                     raise generic_status(self.fault.code, self.fault.message,
                                          self.fault.retry_after)
             if path in ("/healthz", "/readyz", "/livez"):
@@ -2594,7 +2629,8 @@ class Handler(BaseHTTPRequestHandler):
                     out["verbs"] = {k: dict(v) for k, v in state.verbs.items()}
                     out["gone"] = dict(state.gone)
                     out["watch_starts"] = list(state.watch_starts[-100:])
-                    out["faults"] = sum(max(0, f.count) for f in state.faults)
+                    out["faults"] = sum(max(0, f.count) for f in state.faults
+                                        if f.until is None or time.monotonic() < f.until)
                     out["in_flight_max"] = state.in_flight_max
                 self.send_obj(200, out)
             elif method == "GET" and path == "/_fake/requests":

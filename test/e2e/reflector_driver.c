@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "topo/k8s.h"
+#include "topo/log.h"
 #include "topo/reflector.h"
 
 typedef struct driver {
@@ -202,6 +203,8 @@ int main(int argc, char **argv)
     topo_k8s_config cfg = {0};
     topo_k8s_opts ko = {0};
     topo_k8s *k = NULL;
+    /* The relists (debug) are part of what the cases check. */
+    topo_log_set_level(TOPO_LOG_DEBUG);
     topo_err err = TOPO_ERR_INIT;
     driver d;
     char line[256];

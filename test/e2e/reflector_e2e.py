@@ -279,6 +279,61 @@ def continue_expired_restarts_list(env):
 
 
 @case
+def list_gone_backs_off(env):
+    """A 410 to a list's first page (no continue token: the server cannot
+    serve the list, a relist at once would only hammer it) is a failure as a
+    5xx: the error callback sees it, the partial list is aborted, the waits
+    back off from the base, each logged once at warning with the resource,
+    the reason and the Status's message; a 403 is logged at error (RBAC)."""
+    env.admin("load", {"resource": "nodes", "count": 2})
+    env.admin("fault", {"kind": "status", "code": 410, "count": 4, "list": True,
+                        "path": NODES})
+    d = env.spawn("--backoff-base", "100", "--backoff-max", "400")
+    d.wait(lambda x: x["cb"] == "list_end", "the list after the 410s")
+    errs = d.cbs("error")
+    expect([e["failures"] for e in errs] == [0, 1, 2, 3] and
+           all(e["code"] == "TOPO_EGONE" and "410" in e["text"] for e in errs), f"{errs}")
+    expect(len(d.cbs("list_abort")) == 4, f"aborts {len(d.cbs('list_abort'))}")
+    waits = d.retry_waits()
+    caps = [min(400, 100 * 2 ** i) for i in range(4)]
+    expect(len(waits) == 4 and all(c // 2 <= w <= c for w, c in zip(waits, caps)),
+           f"waits {waits}, caps {caps}")
+    warned = [ln for ln in d.err if "retrying in" in ln]
+    expect(len(warned) == 4 and all("level=warn" in ln and "resource=nodes" in ln and
+                                    "reason=gone" in ln and "too old resource version" in ln
+                                    for ln in warned), f"{warned}")
+    d.quit()
+    env.admin("fault", {"kind": "status", "code": 403, "count": 1, "list": True,
+                        "path": NODES})
+    d = env.spawn("--backoff-base", "100")
+    d.wait(lambda x: x["cb"] == "list_end", "the list after the 403")
+    forbidden = [ln for ln in d.err if "reason=forbidden" in ln]
+    expect(len(forbidden) == 1 and "level=error" in forbidden[0] and "403" in forbidden[0],
+           f"{d.err[-5:]}")
+    d.quit()
+
+
+@case
+def watch_gone_at_list_rv_backs_off(env):
+    """A watch answered 410 at the resourceVersion of the list just taken
+    (an API server that cannot serve its own list's version) would make
+    every LIST follow the last at once: it is a failure, backed off; the
+    watch after the last 410 starts from a new list's version."""
+    env.admin("load", {"resource": "nodes", "count": 2})
+    env.admin("fault", {"kind": "status", "code": 410, "count": 3, "watch": True,
+                        "path": NODES})
+    d = env.spawn("--backoff-base", "100", "--backoff-max", "400")
+    until(lambda: len(env.watches()) >= 1, "the watch after the 410s (a 410 is not counted)")
+    errs = d.cbs("error")
+    expect([e["failures"] for e in errs] == [0, 1, 2] and
+           all(e["code"] == "TOPO_EGONE" for e in errs), f"{errs}")
+    expect(len(d.cbs("list_end")) == 4, f"lists {len(d.cbs('list_end'))}, want 4")
+    waits = d.retry_waits()
+    expect(len(waits) == 3 and all(w >= 50 for w in waits), f"waits {waits}")
+    d.quit()
+
+
+@case
 def backoff_with_jitter(env):
     """Failures in a row wait base * 2^n capped at max, each drawn in
     [d/2, d]; the error callback sees the count; a success resets it."""

@@ -867,7 +867,7 @@ def watch_gone(env):
     with an in-stream 410) while a node loses its labels: the controller
     lists again, sees the change the watch never delivered, relabels that
     node with one PATCH and writes nothing else."""
-    p, _ = converged_controller(env)
+    p, _ = converged_controller(env, "-v", "debug")  # the relist is logged at debug
     try:
         time.sleep(1)  # the round's last writes settled
         before, verbs = env.patches(), node_verbs(env)
@@ -890,6 +890,49 @@ def watch_gone(env):
                                             "test's, then the controller's of that node)")
         env.expect_converged()
         expect("expired, listing again" in log_of(p), "no relist logged")
+    finally:
+        stop(p)
+
+
+@case
+def list_gone_backoff(env):
+    """An API server answering every node LIST 410 Expired for 3 s (a list
+    without a continue token: the server cannot serve it, no relist will
+    fix it): the controller backs off as for a 5xx (a handful of LISTs, not
+    hundreds), logs one warning per failure with the Status's reason and the
+    next wait, counts it in /metrics by resource and reason, and once the
+    410s stop lists and labels the nodes."""
+    env.admin("requests/clear", {})
+    env.admin("fault", {"kind": "status", "code": 410, "list": True, "seconds": 3,
+                        "path": "/api/v1/nodes"})
+    t0 = time.monotonic()
+    port = free_port()
+    p = env.spawn("--leader-elect", "false", "--health-port", str(port))
+    try:
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - t0)))
+        lists = node_verbs(env).get("LIST", 0)
+        gone = env.admin("stats")["gone"].get("nodes", 0)
+        # Backoff from 200 ms doubling (each wait half to all of it): at most
+        # about 5 in 3 s; at once, hundreds.
+        # (the LIST after the window may have been answered already)
+        expect(2 <= gone <= 8 and gone <= lists <= gone + 1,
+               f"{lists} node LISTs ({gone} answered 410) in the 3 s of 410s, want 2..8")
+        wait_for(lambda: env.patches() >= len(env.want), 30, "every node patched after the 410s")
+        wait_for(lambda: http_get(port, "/readyz")[0] == 200, 30, "/readyz 200")
+        env.expect_converged()
+        gone = env.admin("stats")["gone"].get("nodes", 0)
+        warned = [json.loads(ln) for ln in log_of(p).splitlines()
+                  if '"reason":"gone"' in ln.replace(" ", "")]
+        expect(warned and all(w.get("level") == "warn" and w.get("resource") == "nodes" and
+                              int(w.get("retry_ms", 0)) > 0 and "410" in w.get("msg", "") and
+                              "too old resource version" in w["msg"] for w in warned),
+               f"no warning per 410 with resource, reason, status, message, retry_ms:\n"
+               f"{log_of(p)[-2000:]}")
+        expect(len(warned) == gone, f"{len(warned)} warnings for {gone} 410s")
+        n = metric(port, "topo_sync_reflector_failures_total", resource="nodes", reason="gone")
+        expect(n == gone, f"topo_sync_reflector_failures_total{{reason=gone}} {n}, want {gone}")
+        expect(metric(port, "topo_sync_reflector_failures_total", resource="nodes",
+                      reason="server") == 0, "server failures counted")
     finally:
         stop(p)
 

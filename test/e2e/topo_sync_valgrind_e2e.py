@@ -100,7 +100,8 @@ def main():
     try:
         port = tse.free_port()
         p = env.spawn("--health-port", str(port), "--lease-namespace", "default",
-                      "--db", env.path("sync.db"), "--source-interval", "2")
+                      "--db", env.path("sync.db"), "--source-interval", "2",
+                      "-v", "debug")  # the relist after a watch's 410 is logged at debug
         life(env, p, port)
         p.send_signal(signal.SIGTERM)
         rc = p.wait(60)
