@@ -105,7 +105,7 @@ import uuid
 from harness import FAILURES, check, expect, registry, run_cases
 from harness.pods import (ASSIGNMENT, BLOCK_LABEL, FAKE_NODE_LEVELS, HOST_LABEL, NS,
                           RACK_LABEL, WAIT_GATE, WAIT_REASON, apply_patch, gates_of, job_pod,
-                          make_pod, node_selector)
+                          make_pod, node_selector, review)
 from harness.webhook import Webhook, WebhookApiEnv, free_port, metric
 
 CASES, _case = registry()
@@ -1172,6 +1172,28 @@ def slow_placer(env):
         log = w.log()
         check(log.count("circuit open") == 1 and log.count("circuit closed") == 1,
               "open and close logged once each")
+        # A client gone while its forward waits, then SIGTERM with forwards
+        # under way: their connections were suspended, they are answered
+        # (or dropped) and the replica exits 0.
+        placer.set_delay(1.0)
+        c = w.conn(timeout=5)
+        c.request("POST", "/mutate?timeout=2s", body=review(str(uuid.uuid4()), rack_job_pod(
+            "gone", 1, 0)), headers={"Content-Type": "application/json"})
+        c.close()
+        late = []
+        threads = [threading.Thread(target=lambda i=i: late.append(timed_admit(
+            w, rack_job_pod("late%d" % i, 1, 0), "2s"))) for i in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        w.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join()
+        check(w.proc.wait(20) == 0, "clean exit on SIGTERM with forwards under way: rc %r"
+              % w.proc.returncode)
+        for took, resp in late:
+            check(resp is not None and resp.get("allowed") is True and took < 2.0,
+                  "answered by the placer during the shutdown: %.2f s %r" % (took, resp))
     finally:
         placer.close()
 
