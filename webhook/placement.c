@@ -497,8 +497,8 @@ int wh_placement_handle(wh_placement *p, wh_phase phase, int64_t deadline_ns,
                         const char *body, size_t len, char **out_body, size_t *out_len,
                         int *out_status)
 {
-    return wh_placer_handle(p->placer, phase, deadline_ns, forwarded_by, body, len, out_body, out_len,
-                            out_status);
+    return wh_placer_handle(p->placer, phase, deadline_ns, forwarded_by, body, len, out_body,
+                            out_len, out_status);
 }
 
 int wh_placement_ready(wh_placement *p)
