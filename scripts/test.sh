@@ -115,7 +115,7 @@ TEST_JOBS=$((JOBS + 1)) run_suite sanitizers build-asan -L '^(unit|cli|e2e)$' -L
 # running on purpose. Nothing is suppressed: should libcurl's, SQLite's or
 # glibc's internals ever need it, a suppressions file with a reason per entry,
 # and never a frame of topo's own code.
-TSAN_TARGETS=(topo_test_live topo_test_engine_diff probe_test_probe net_test_view cache_test_cache_vfs filler_driver topo-webhook)
+TSAN_TARGETS=(topo_test_live topo_test_engine_diff probe_test_probe net_test_view cache_test_cache_vfs filler_driver topo-webhook webhook_test_defer_pool)
 tsan_run() {
     local reports=$PWD/build-tsan/tsan failed=0
     topo_configure tsan build-tsan -DTOPO_SANITIZE=thread \

@@ -56,8 +56,8 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
                               ? req->timeout_ms
                               : request_cap_ms;
     int64_t deadline = req->start_ns > 0 ? req->start_ns + budget_ms * 1000000LL : 0;
-    return wh_placement_handle(req->user, deadline, req->forwarded_by, body, len, out_body,
-                               out_len, out_status);
+    return wh_placement_handle(req->user, req->phase, deadline, req->forwarded_by, body, len,
+                               out_body, out_len, out_status);
 }
 
 /* Runs the webhook with parsed options until a signal; the exit status. */

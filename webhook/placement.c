@@ -53,6 +53,8 @@ enum {
     PM_TAKEOVERS,
     PM_SETTLE,
     PM_FORWARD_SECONDS,
+    PM_CIRCUIT_OPEN,
+    PM_CIRCUIT_OPENINGS,
     PM_ADOPTED,
     PM_FOREIGN_CLAIMS,
     PM_UNGATER_SKIPPED,
@@ -152,6 +154,14 @@ static const struct {
                             "summed (over topo_webhook_forwarded_total{outcome=\"answered\"}: "
                             "the mean).",
                             TOPO_METRICS_COUNTER, PM_UNGATER},
+    [PM_CIRCUIT_OPEN] = {"topo_webhook_placer_circuit_open",
+                         "Whether forwarding to the placer is cut off for now: it failed or "
+                         "timed out 3 times in a row (topology pods get the no-fit answer at "
+                         "once; after 5 s one request tries again).",
+                         TOPO_METRICS_GAUGE, PM_UNGATER},
+    [PM_CIRCUIT_OPENINGS] = {"topo_webhook_placer_circuit_openings_total",
+                             "Times forwarding to the placer was cut off (the circuit opened).",
+                             TOPO_METRICS_COUNTER, PM_UNGATER},
     [PM_ADOPTED] = {"topo_webhook_reservations_adopted_total",
                     "Reservations another replica made, adopted from the signed records on "
                     "their pods.",
@@ -499,12 +509,13 @@ topo_admission_ctx *wh_placement_ctx(wh_placement *p)
     return p->ctx;
 }
 
-int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwarded_by,
+int wh_placement_handle(wh_placement *p, wh_phase phase, int64_t deadline_ns,
+                        const char *forwarded_by,
                         const char *body, size_t len, char **out_body, size_t *out_len,
                         int *out_status)
 {
-    return wh_placer_handle(p->placer, deadline_ns, forwarded_by, body, len, out_body, out_len,
-                            out_status);
+    return wh_placer_handle(p->placer, phase, deadline_ns, forwarded_by, body, len, out_body,
+                            out_len, out_status);
 }
 
 int wh_placement_ready(wh_placement *p)
@@ -673,6 +684,8 @@ static void metrics_refresh(void *payload)
             if (p->forwarded[i] != NULL)
                 topo_metrics_set(p->forwarded[i], (int64_t)ps.forwarded[i]);
         v[PM_FORWARD_SECONDS] = (int64_t)ps.forward_us_sum;
+        v[PM_CIRCUIT_OPEN] = ps.circuit_open;
+        v[PM_CIRCUIT_OPENINGS] = (int64_t)ps.circuit_openings;
     }
     for (size_t i = 0; i < PM_N; i++)
         topo_metrics_set(p->series[i], v[i]);
@@ -762,8 +775,11 @@ static int metrics_init(wh_placement *p, topo_err *err)
         if (topo_metrics_counter(p->metrics, &f, "topo_webhook_forwarded_total",
                                  "Topology requests this replica did not place itself, by how "
                                  "they ended: answered by the placer, or answered here by the "
-                                 "no-fit policy (no_placer, unreachable, refused); not_placer: "
-                                 "forwarded here by a replica that took this one for the placer.",
+                                 "no-fit policy (no_placer, unreachable, refused, deadline: no "
+                                 "answer within the request's time, circuit_open: not asked, "
+                                 "the placer kept failing, busy: not asked, too many waiting); "
+                                 "not_placer: forwarded here by a replica that took this one "
+                                 "for the placer.",
                                  outcome, 1, err) != 0)
             return -1;
         for (size_t i = 0; i < WH_FWD_OUTCOMES; i++) {

@@ -14,6 +14,8 @@
 #include "topo/admission_config.h"
 #include "topo/error.h"
 
+#include "server.h"
+
 typedef struct wh_placement_opts {
     const topo_admission_config *config; /* borrowed; outlives the placement */
     const char *db_path;    /* the cache file; NULL with an inventory: in memory */
@@ -45,9 +47,9 @@ int wh_placement_start(wh_placement **out, const wh_placement_opts *opts, topo_e
 /* The handler's state, for the server's handler and the ungater. */
 topo_admission_ctx *wh_placement_ctx(wh_placement *p);
 /* Answers one AdmissionReview: placed here, or by the placer (placer.h). */
-int wh_placement_handle(wh_placement *p, int64_t deadline_ns, const char *forwarded_by,
-                        const char *body, size_t len, char **out_body, size_t *out_len,
-                        int *out_status);
+int wh_placement_handle(wh_placement *p, wh_phase phase, int64_t deadline_ns,
+                        const char *forwarded_by, const char *body, size_t len, char **out_body,
+                        size_t *out_len, int *out_status);
 /* 1 when requests can be answered from current data: a static inventory at
  * once; from the API server, once every kind was listed (and the namespace
  * policies and the ResourceQuotas, when configured) and, with leader

@@ -25,7 +25,8 @@
 #define SETTLE_POLL_MS 20L
 
 const char *const wh_forward_outcome_names[WH_FWD_OUTCOMES] = {
-    "answered", "no_placer", "unreachable", "refused", "not_placer"};
+    "answered", "no_placer", "unreachable", "refused", "not_placer", "deadline", "circuit_open",
+    "busy"};
 
 struct wh_placer {
     topo_admission_ctx *ctx;
@@ -33,6 +34,7 @@ struct wh_placer {
     wh_forward *fwd; /* NULL: no peer CA, nothing forwarded */
     _Atomic uint64_t forwarded[WH_FWD_OUTCOMES];
     _Atomic uint64_t forward_us;
+    wh_breaker breaker;
 };
 
 int wh_placer_create(wh_placer **out, const wh_placer_opts *opts, topo_err *err)
@@ -48,10 +50,12 @@ int wh_placer_create(wh_placer **out, const wh_placer_opts *opts, topo_err *err)
     for (size_t i = 0; i < WH_FWD_OUTCOMES; i++)
         atomic_init(&pl->forwarded[i], 0);
     atomic_init(&pl->forward_us, 0);
+    wh_breaker_init(&pl->breaker);
     if (opts->ungater != NULL && opts->peer_ca_file != NULL) {
         wh_forward_opts fo = {opts->peer_ca_file, opts->peer_server_name, opts->identity};
         int rc = wh_forward_create(&pl->fwd, &fo, err);
         if (rc < 0) {
+            wh_breaker_dispose(&pl->breaker);
             free(pl);
             return rc;
         }
@@ -65,6 +69,7 @@ void wh_placer_free(wh_placer *pl)
     if (pl == NULL)
         return;
     wh_forward_free(pl->fwd);
+    wh_breaker_dispose(&pl->breaker);
     free(pl);
 }
 
@@ -93,7 +98,89 @@ static int misdirected(wh_placer *pl, const char *by, char **out, size_t *out_le
     return *out != NULL ? 0 : TOPO_ENOMEM;
 }
 
-int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_by,
+/* Whether a request for the placer would wait on the network here: a
+ * forward (another replica places and can be reached) or a takeover that
+ * settles. Those go to the defer pool. */
+static int would_wait(wh_placer *pl, const char *forwarded_by)
+{
+    char holder[TOPO_LEADER_HOLDER_MAX + 1];
+    long wait_ms = 0;
+    if (forwarded_by != NULL)
+        return 0; /* placed here or 421 */
+    wh_ungater_placer_state st = wh_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms);
+    return st == TOPO_UNGATER_PLACER_SETTLING ||
+           (st == TOPO_UNGATER_PLACER_OTHER && pl->fwd != NULL &&
+            wh_forward_address(holder) != NULL);
+}
+
+/* The placer's breaker after a forward; logs each change once. */
+static void breaker_after(wh_placer *pl, const char *holder, const char *addr, int ok)
+{
+    int change = wh_breaker_done(&pl->breaker, addr, ok, topo_clock_ns());
+    if (change > 0)
+        topo_log(TOPO_LOG_WARN,
+                 "forwarding: circuit open: the placer %s failed or timed out %d times in a "
+                 "row; topology pods get the no-fit answer at once for %lld s, then one "
+                 "request tries again",
+                 holder, WH_BREAKER_FAILURES, WH_BREAKER_COOL_NS / 1000000000LL);
+    else if (change < 0)
+        topo_log(TOPO_LOG_INFO, "forwarding: circuit closed: the placer %s answers again",
+                 holder);
+}
+
+/* Forwards to the placer holder at addr within the deadline, or answers
+ * here by the no-fit policy when it cannot (no time, breaker open, no
+ * answer). */
+static int forward(wh_placer *pl, int64_t deadline_ns, const char *holder, const char *addr,
+                   const char *body, size_t len, char **out, size_t *out_len, int *status)
+{
+    char why[TOPO_LEADER_HOLDER_MAX + TOPO_ERR_TEXT_MAX + 128];
+    long timeout_ms = FORWARD_TIMEOUT_MS;
+    int64_t start = topo_clock_ns();
+    if (deadline_ns > 0)
+        timeout_ms = (long)((deadline_ns - start) / 1000000LL) - FORWARD_MARGIN_MS;
+    if (timeout_ms <= 0) {
+        snprintf(why, sizeof why, "no time left to ask the placer %s", holder);
+        return unplaced(pl, WH_FWD_DEADLINE, why, body, len, out, out_len, status);
+    }
+    if (!wh_breaker_allow(&pl->breaker, addr, start)) {
+        snprintf(why, sizeof why,
+                 "the placer %s did not answer in time %d times in a row: not asked for a "
+                 "few seconds",
+                 holder, WH_BREAKER_FAILURES);
+        return unplaced(pl, WH_FWD_CIRCUIT_OPEN, why, body, len, out, out_len, status);
+    }
+    topo_err err = TOPO_ERR_INIT;
+    char *answer = NULL;
+    size_t answer_len = 0;
+    int answer_status = 0;
+    int rc = wh_forward_post(pl->fwd, addr, body, len, timeout_ms, &answer, &answer_len,
+                             &answer_status, &err);
+    /* 421 is a prompt answer (it let go): only silence and 5xx count */
+    breaker_after(pl, holder, addr, rc >= 0 && answer_status < 500);
+    if (rc == TOPO_ENOMEM)
+        return rc;
+    if (rc < 0 || answer_status == 421 || answer_status >= 500) {
+        wh_forward_outcome o = WH_FWD_REFUSED;
+        if (rc < 0) {
+            o = rc == TOPO_ETIMEOUT ? WH_FWD_DEADLINE : WH_FWD_UNREACHABLE;
+            snprintf(why, sizeof why, "the placer %s could not be reached: %s", holder, err.text);
+        } else {
+            snprintf(why, sizeof why, "the placer %s answered %d", holder, answer_status);
+        }
+        free(answer);
+        topo_log(TOPO_LOG_WARN, "forwarding: %s", why);
+        return unplaced(pl, o, why, body, len, out, out_len, status);
+    }
+    atomic_fetch_add(&pl->forwarded[WH_FWD_ANSWERED], 1);
+    atomic_fetch_add(&pl->forward_us, (uint64_t)((topo_clock_ns() - start) / 1000));
+    *out = answer;
+    *out_len = answer_len;
+    *status = answer_status;
+    return 0;
+}
+
+int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const char *forwarded_by,
                      const char *body, size_t len, char **out, size_t *out_len, int *status)
 {
     char holder[TOPO_LEADER_HOLDER_MAX + 1], why[TOPO_LEADER_HOLDER_MAX + TOPO_ERR_TEXT_MAX + 128];
@@ -103,10 +190,14 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
     /* Pods passed through and malformed reviews: any replica answers. */
     if (pl->ungater == NULL || !topo_admission_needs_placer(body, len))
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
+    /* What waits on the network does not wait on a request thread. */
+    if (phase == WH_PHASE_NOW && would_wait(pl, forwarded_by))
+        return WH_HANDLE_DEFER;
     /* A takeover settles for a second or two: wait for it while the
-     * deadline allows, then place. */
+     * deadline allows, then place (never when shed: no waiting). */
     while ((st = wh_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==
                TOPO_UNGATER_PLACER_SETTLING &&
+           phase != WH_PHASE_SHED &&
            (deadline_ns == 0 ||
             topo_clock_ns() + (wait_ms + FORWARD_MARGIN_MS) * 1000000LL < deadline_ns))
         topo_clock_sleep_ns((wait_ms < SETTLE_POLL_MS ? wait_ms + 1 : SETTLE_POLL_MS) * 1000000LL);
@@ -114,6 +205,10 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
     if (forwarded_by != NULL)
         return misdirected(pl, forwarded_by, out, out_len, status);
+    if (phase == WH_PHASE_SHED)
+        return unplaced(pl, WH_FWD_BUSY,
+                        "too many requests wait for the placer on this replica: not asked",
+                        body, len, out, out_len, status);
     if (st == TOPO_UNGATER_PLACER_SETTLING)
         return unplaced(pl, WH_FWD_NO_PLACER,
                         "this replica took over placement and waits for the previous placer's "
@@ -132,38 +227,7 @@ int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_b
                               : "this replica has no --peer-ca-file");
         return unplaced(pl, WH_FWD_NO_PLACER, why, body, len, out, out_len, status);
     }
-    long timeout_ms = FORWARD_TIMEOUT_MS;
-    int64_t start = topo_clock_ns();
-    if (deadline_ns > 0)
-        timeout_ms = (long)((deadline_ns - start) / 1000000LL) - FORWARD_MARGIN_MS;
-    if (timeout_ms <= 0) {
-        snprintf(why, sizeof why, "no time left to ask the placer %s", holder);
-        return unplaced(pl, WH_FWD_UNREACHABLE, why, body, len, out, out_len, status);
-    }
-    topo_err err = TOPO_ERR_INIT;
-    char *answer = NULL;
-    size_t answer_len = 0;
-    int answer_status = 0;
-    int rc = wh_forward_post(pl->fwd, addr, body, len, timeout_ms, &answer, &answer_len,
-                             &answer_status, &err);
-    if (rc == TOPO_ENOMEM)
-        return rc;
-    if (rc < 0 || answer_status == 421 || answer_status >= 500) {
-        if (rc < 0)
-            snprintf(why, sizeof why, "the placer %s could not be reached: %s", holder, err.text);
-        else
-            snprintf(why, sizeof why, "the placer %s answered %d", holder, answer_status);
-        free(answer);
-        topo_log(TOPO_LOG_WARN, "forwarding: %s", why);
-        return unplaced(pl, rc < 0 ? WH_FWD_UNREACHABLE : WH_FWD_REFUSED, why, body, len, out,
-                        out_len, status);
-    }
-    atomic_fetch_add(&pl->forwarded[WH_FWD_ANSWERED], 1);
-    atomic_fetch_add(&pl->forward_us, (uint64_t)((topo_clock_ns() - start) / 1000));
-    *out = answer;
-    *out_len = answer_len;
-    *status = answer_status;
-    return 0;
+    return forward(pl, deadline_ns, holder, addr, body, len, out, out_len, status);
 }
 
 void wh_placer_get_stats(wh_placer *pl, wh_placer_stats *out)
@@ -172,4 +236,6 @@ void wh_placer_get_stats(wh_placer *pl, wh_placer_stats *out)
     for (size_t i = 0; i < WH_FWD_OUTCOMES; i++)
         out->forwarded[i] = atomic_load(&pl->forwarded[i]);
     out->forward_us_sum = atomic_load(&pl->forward_us);
+    out->circuit_open = wh_breaker_is_open(&pl->breaker);
+    out->circuit_openings = wh_breaker_openings(&pl->breaker);
 }

@@ -17,6 +17,8 @@
 #include "topo/admission.h"
 #include "topo/error.h"
 
+#include "placer_breaker.h"
+#include "server.h"
 #include "ungater.h"
 
 typedef struct wh_placer wh_placer;
@@ -35,8 +37,13 @@ void wh_placer_free(wh_placer *pl);
 
 /* Answers one AdmissionReview (as topo_admission_handle_until).
  * forwarded_by: the WH_FORWARDED_PARAM of a forwarded request, else NULL:
- * a forwarded request is placed here or answered 421, never forwarded on. */
-int wh_placer_handle(wh_placer *pl, int64_t deadline_ns, const char *forwarded_by,
+ * a forwarded request is placed here or answered 421, never forwarded on.
+ * phase (server.h): in WH_PHASE_NOW a request that would wait on the
+ * network (a forward, a takeover settling) returns WH_HANDLE_DEFER instead;
+ * WH_PHASE_DEFERRED does it, within the deadline and while the breaker lets
+ * it (placer_breaker.h); WH_PHASE_SHED answers it at once by the no-fit
+ * policy (no room left to wait). */
+int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const char *forwarded_by,
                      const char *body, size_t len, char **out_body, size_t *out_len,
                      int *out_status);
 
@@ -47,6 +54,9 @@ typedef enum wh_forward_outcome {
     WH_FWD_UNREACHABLE,   /* no answer (refused, TLS, timeout) */
     WH_FWD_REFUSED,       /* the placer answered 421 (let go) or 5xx */
     WH_FWD_NOT_PLACER,    /* a forwarded request reached this replica, not the placer: 421 */
+    WH_FWD_DEADLINE,      /* the placer did not answer in the request's time (or none was left) */
+    WH_FWD_CIRCUIT_OPEN,  /* not asked: the breaker is open (placer_breaker.h) */
+    WH_FWD_BUSY,          /* not asked: the defer pool was full */
     WH_FWD_OUTCOMES
 } wh_forward_outcome;
 
@@ -55,6 +65,8 @@ extern const char *const wh_forward_outcome_names[WH_FWD_OUTCOMES];
 typedef struct wh_placer_stats {
     uint64_t forwarded[WH_FWD_OUTCOMES];
     uint64_t forward_us_sum; /* round trips of answered forwards */
+    int circuit_open;        /* the breaker open or half-open */
+    uint64_t circuit_openings;
 } wh_placer_stats;
 
 void wh_placer_get_stats(wh_placer *pl, wh_placer_stats *out);

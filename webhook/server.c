@@ -7,6 +7,7 @@
 #include "server.h"
 
 #include "conn_deadline.h"
+#include "defer_pool.h"
 #include "server_metrics.h"
 #include "topo/clock.h"
 #include "tls_reload.h"
@@ -43,6 +44,11 @@
  * anything; below it, the cap is ours (wh_conns_make_room). */
 #define WH_MHD_HEADROOM_DIV 4
 #define WH_MHD_HEADROOM_MIN 16
+/* The defer pool by default: forwards wait on the network, not on a core,
+ * so a few per request thread; the queue a few per worker. */
+#define WH_DEFER_PER_THREAD 4
+#define WH_DEFER_THREADS_MAX 64
+#define WH_DEFER_QUEUE_PER_WORKER 4
 
 struct wh_server {
     wh_server_opts opts;
@@ -53,6 +59,7 @@ struct wh_server {
     atomic_ullong body_bytes; /* buffer bytes all requests hold now */
     wh_conns *conns;          /* every TLS connection's deadline */
     topo_probe *metrics_d; /* --metrics-port, or NULL */
+    wh_defer_pool *pool;   /* WH_HANDLE_DEFER's work */
     wh_metrics m;
 };
 
@@ -69,6 +76,15 @@ typedef struct wh_req {
     wh_conn *conn;    /* the connection's deadline, NULL if untracked */
     long long start_ns;
     int responded;
+    /* deferred (WH_HANDLE_DEFER): the connection is suspended until a pool
+     * thread stored the handler's answer below and resumed it */
+    int deferred;
+    struct MHD_Connection *mconn;
+    wh_tls_gen *gen;
+    wh_request req;
+    char *out;
+    size_t out_len;
+    int status, rc;
 } wh_req;
 
 static void record(wh_server *srv, int status, wh_outcome outcome, long long start_ns)
@@ -263,6 +279,61 @@ static enum MHD_Result take_body(wh_server *srv, wh_req *rq, const char *data, s
     return MHD_YES;
 }
 
+/* The handler's answer (rc, status and out as wh_handle_fn's), sent. */
+static enum MHD_Result answer_handled(const wh_tls_gen *g, struct MHD_Connection *conn,
+                                      wh_req *rq, int rc, char *out, size_t out_len, int status)
+{
+    wh_server *srv = wh_tls_gen_payload(g);
+    wh_conn_responding(srv->conns, rq->conn, topo_clock_ns());
+    if (rc != 0 || status < 100 || status > 599) {
+        free(out);
+        topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
+        return answer_error(conn, g, 500, WH_OUT_HANDLER_ERROR, "internal error", rq->start_ns);
+    }
+    record(srv, status, WH_OUT_HANDLED, rq->start_ns);
+    return queue(conn, g, status, out, out_len, "application/json");
+}
+
+/* A deferred request's second handler call (a pool thread, or the request
+ * thread when the pool refused it): the answer is stored and the connection
+ * resumed; rq belongs to libmicrohttpd again from the resume on. */
+static void run_deferred(void *arg, int shed)
+{
+    wh_req *rq = arg;
+    wh_server *srv = wh_tls_gen_payload(rq->gen);
+    struct MHD_Connection *conn = rq->mconn;
+    wh_tls_gen *g = rq->gen;
+    rq->req.phase = shed ? WH_PHASE_SHED : WH_PHASE_DEFERRED;
+    rq->rc = srv->opts.handle(&rq->req, rq->body ? rq->body : "", rq->len, &rq->out,
+                              &rq->out_len, &rq->status);
+    if (rq->rc == WH_HANDLE_DEFER)
+        rq->rc = -1; /* deferred once only */
+    wh_tls_gen_suspended(g, -1);
+    MHD_resume_connection(conn); /* a mutex in it orders the stores above before the
+                                  * request thread's reads */
+}
+
+/* WH_HANDLE_DEFER: the connection waits suspended (its request thread
+ * answers others) while the pool runs the handler again; a full pool has
+ * it run at once for the quick answer (WH_PHASE_SHED). */
+static enum MHD_Result defer_request(const wh_tls_gen *g, struct MHD_Connection *conn,
+                                     wh_req *rq, const wh_request *req)
+{
+    wh_server *srv = wh_tls_gen_payload(g);
+    rq->deferred = 1;
+    rq->mconn = conn;
+    rq->gen = (wh_tls_gen *)(uintptr_t)g; /* the generation's own counter */
+    rq->req = *req;
+    topo_metrics_add(srv->m.deferred, 1);
+    wh_tls_gen_suspended(rq->gen, 1);
+    MHD_suspend_connection(conn);
+    if (srv->pool == NULL || wh_defer_pool_submit(srv->pool, run_deferred, rq) < 0) {
+        topo_metrics_add(srv->m.deferred_shed, 1);
+        run_deferred(rq, 1);
+    }
+    return MHD_YES;
+}
+
 /* The whole body is here (or was dropped): the refusal, or the handler's
  * answer. */
 static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection *conn,
@@ -279,8 +350,8 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
                             rq->start_ns);
     }
     wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns,
-                           MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
-                                                       "forwardedBy")};
+                      MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "forwardedBy"),
+                      WH_PHASE_NOW};
     const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
     if (t)
         req.timeout_ms = query_timeout_ms(t);
@@ -289,14 +360,12 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
     int status = 0;
     wh_conn_handling(srv->conns, rq->conn);
     int rc = srv->opts.handle(&req, rq->body ? rq->body : "", rq->len, &out, &out_len, &status);
-    wh_conn_responding(srv->conns, rq->conn, topo_clock_ns());
-    if (rc != 0 || status < 100 || status > 599) {
+    if (rc == WH_HANDLE_DEFER) {
         free(out);
-        topo_log(TOPO_LOG_ERROR, "admission handler failed (rc %d, status %d)", rc, status);
-        return answer_error(conn, g, 500, WH_OUT_HANDLER_ERROR, "internal error", rq->start_ns);
+        rq->responded = 0;
+        return defer_request(g, conn, rq, &req);
     }
-    record(srv, status, WH_OUT_HANDLED, rq->start_ns);
-    return queue(conn, g, status, out, out_len, "application/json");
+    return answer_handled(g, conn, rq, rc, out, out_len, status);
 }
 
 /* The HTTPS port's requests; cls is the TLS generation (tls_reload.h). */
@@ -311,6 +380,14 @@ static enum MHD_Result access_tls(void *cls, struct MHD_Connection *conn, const 
 
     if (!rq)
         return begin_request(g, conn, url, method, con_cls);
+    if (rq->deferred) {
+        /* resumed: the pool's answer (called only once it was stored) */
+        rq->deferred = 0;
+        rq->responded = 1;
+        char *out = rq->out;
+        rq->out = NULL;
+        return answer_handled(g, conn, rq, rq->rc, out, rq->out_len, rq->status);
+    }
     if (rq->responded) {
         *upload_data_size = 0; /* answered: nothing more to keep */
         return MHD_YES;
@@ -336,6 +413,7 @@ static void completed_tls(void *cls, struct MHD_Connection *conn, void **con_cls
         return;
     atomic_fetch_sub(&srv->body_bytes, rq->charged);
     free(rq->body);
+    free(rq->out);
     free(rq);
     *con_cls = NULL;
     topo_metrics_add(srv->m.in_flight, -1);
@@ -494,8 +572,19 @@ int wh_server_start(wh_server **out, const wh_server_opts *opts, topo_err *err)
         srv->opts.idle_timeout_s = 90;
     if (!srv->opts.header_timeout_ms)
         srv->opts.header_timeout_ms = TOPO_WH_HEADER_TIMEOUT_MS;
+    if (!srv->opts.defer_threads) {
+        unsigned int n = srv->opts.threads * WH_DEFER_PER_THREAD;
+        srv->opts.defer_threads = n < WH_DEFER_THREADS_MAX ? n : WH_DEFER_THREADS_MAX;
+    }
+    if (!srv->opts.defer_queue)
+        srv->opts.defer_queue = (size_t)srv->opts.defer_threads * WH_DEFER_QUEUE_PER_WORKER;
     if (wh_metrics_init(&srv->m, metrics_refresh, srv, err) < 0)
         goto cleanup;
+    if (wh_defer_pool_create(&srv->pool, srv->opts.defer_threads, srv->opts.defer_queue) < 0) {
+        topo_err_set(err, TOPO_ENOMEM, "webhook server: the defer pool's %u threads",
+                     srv->opts.defer_threads);
+        goto cleanup;
+    }
     {
         wh_deadline_limits lim = {(long long)srv->opts.header_timeout_ms * 1000000LL,
                                   (long long)srv->opts.idle_timeout_s * 1000000000LL,
@@ -576,6 +665,9 @@ long wh_server_shutdown(wh_server *srv, unsigned int timeout_ms)
         topo_clock_sleep_ns(10 * 1000000);
     }
     long left = (long)topo_metrics_value(srv->m.in_flight);
+    /* Deferred requests end within their deadlines (those still queued are
+     * answered at once): none may stay suspended when the daemons stop. */
+    wh_defer_pool_stop(srv->pool);
     wh_tls_stop(srv->tls);
     return left;
 }
@@ -585,7 +677,9 @@ void wh_server_free(wh_server *srv)
     if (!srv)
         return;
     atomic_store(&srv->stopping, 1);
+    wh_defer_pool_stop(srv->pool); /* before the daemons: it resumes their connections */
     wh_tls_free(srv->tls);
+    wh_defer_pool_free(srv->pool);
     topo_probe_free(srv->health);
     topo_probe_free(srv->metrics_d);
     wh_conns_free(srv->conns);

@@ -22,6 +22,9 @@
  * - Absolute connection deadlines (conn_deadline.h): handshake and headers
  *   within header_timeout_ms of the accept, a body at min_body_rate after a
  *   grace, the next keep-alive request within idle_timeout_s.
+ * - Work that waits on the network (a forward to the placer) runs on a
+ *   small pool of its own, the connection suspended meanwhile
+ *   (WH_HANDLE_DEFER): the request threads keep answering.
  * - At most max_connections TLS connections: one accepted past it evicts
  *   the connection pending (handshake, headers) or idle the longest
  *   (conn_deadline.h), never one with a request in progress.
@@ -40,18 +43,36 @@
 /* The default max_body: the API server refuses larger request bodies. */
 #define TOPO_WH_MAX_BODY TOPO_MAX_ADMISSION_BODY
 
+/* Where a handler call runs (wh_request.phase). */
+typedef enum wh_phase {
+    WH_PHASE_NOW = 0,  /* on a request thread: answer, or return WH_HANDLE_DEFER for work
+                        * that waits on the network (a forward) */
+    WH_PHASE_DEFERRED, /* the same request again, on a thread of the defer pool: do it */
+    WH_PHASE_SHED      /* the same request again, the pool full or stopping: answer at once
+                        * without the slow part */
+} wh_phase;
+
+/* A handler's return in WH_PHASE_NOW: call me again off the request threads. */
+#define WH_HANDLE_DEFER 1
+
 /* What a handler call gets as its ctx argument (a const wh_request *). */
 typedef struct wh_request {
     void *user;            /* wh_server_opts.handler_ctx */
     long long timeout_ms;  /* the API server's ?timeout= (e.g. 10s), -1 if absent */
-    long long start_ns;    /* topo_clock_ns when the request arrived */
+    long long start_ns;    /* topo_clock_ns when the request's headers were complete (the
+                            * request threads never wait on the network: its arrival) */
     const char *forwarded_by; /* ?forwardedBy= of a request another replica forwarded, or NULL */
+    wh_phase phase;
 } wh_request;
 
 /* Answers one POST /mutate. ctx is a const wh_request *. On return 0,
  * *out_body (malloc'd, may be NULL when *out_len is 0; the server frees it)
- * is sent with *out_status. A non-zero return is answered with 500. Called
- * on several threads at once. */
+ * is sent with *out_status. In WH_PHASE_NOW it may return WH_HANDLE_DEFER
+ * (nothing in *out_body): the connection is suspended and the handler called
+ * again with the same request and body in WH_PHASE_DEFERRED on a thread of
+ * the defer pool (or WH_PHASE_SHED when that is full), whose answer is sent;
+ * the request threads meanwhile answer other connections. Another non-zero
+ * return is answered with 500. Called on several threads at once. */
 typedef int (*wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
                                  size_t *out_len, int *out_status);
 
@@ -89,12 +110,16 @@ typedef struct wh_server_opts {
      * the health port); metrics_address as health_address. */
     int metrics_port;
     const char *metrics_address;
+    /* The defer pool (WH_HANDLE_DEFER): threads (0: 4 x threads, at most
+     * 64) and jobs waiting at most (0: 4 x its threads). */
+    unsigned int defer_threads;
+    size_t defer_queue;
 } wh_server_opts;
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
         9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256, 256u << 20, NULL, \
-            NULL, NULL, NULL, NULL, NULL, TOPO_WH_HEADER_TIMEOUT_MS, 65536, 0, NULL  \
+            NULL, NULL, NULL, NULL, NULL, TOPO_WH_HEADER_TIMEOUT_MS, 65536, 0, NULL, 0, 0 \
     }
 
 /* The default header_timeout_ms: half the 2 s the chart gives the API

@@ -132,12 +132,20 @@ int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, 
                                  NULL, 0, err)) != 0)
         return rc;
     m->ready = fixed_series(f, NULL);
+    if ((rc = topo_metrics_counter(m->reg, &f, "topo_webhook_deferred_total",
+                                   "Requests whose work waits on the network (a forward to the "
+                                   "placer), run off the request threads on the defer pool; "
+                                   "shed: the pool was full, answered at once without it.",
+                                   result, 1, err)) != 0)
+        return rc;
+    m->deferred = fixed_series(f, "deferred");
+    m->deferred_shed = fixed_series(f, "shed");
     if ((rc = topo_metrics_on_render(m->reg, refresh, payload, err)) != 0)
         return rc;
     /* a fixed series missing (out of memory) would silently never count */
     if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
         !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready ||
-        !m->refused)
+        !m->refused || !m->deferred || !m->deferred_shed)
         return topo_err_nomem(err, "metrics");
     for (size_t r = 0; r < WH_NCUTS; r++)
         if (!m->cut[r])

@@ -41,6 +41,7 @@ struct wh_tls_gen {
     struct MHD_Daemon *mhd;
     atomic_int retiring;
     atomic_llong connections;
+    atomic_llong suspended; /* connections suspended (wh_tls_gen_suspended) */
     long long retired_ns;
     unsigned long long generation;
     struct wh_tls_gen *next;
@@ -75,6 +76,11 @@ void *wh_tls_gen_payload(const wh_tls_gen *g)
 int wh_tls_gen_retiring(const wh_tls_gen *g)
 {
     return atomic_load(&g->retiring);
+}
+
+void wh_tls_gen_suspended(wh_tls_gen *g, int delta)
+{
+    atomic_fetch_add(&g->suspended, delta);
 }
 
 static wh_file_id file_id(const char *path)
@@ -137,7 +143,8 @@ static int start_generation(wh_tls_gen **out, wh_tls *t, topo_err *err)
         goto cleanup;
     }
     g->mhd = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_AUTO, 0, NULL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC | MHD_USE_AUTO |
+            MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
         NULL, o->access, g, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_HTTPS_MEM_CERT,
         cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_HTTPS_PRIORITIES, o->priorities,
         MHD_OPTION_THREAD_POOL_SIZE, o->threads, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
@@ -191,7 +198,11 @@ static void reap_retired(wh_tls *t, int force, long long now)
     while (*pp) {
         wh_tls_gen *g = *pp;
         long long conns = atomic_load(&g->connections);
-        if (force || conns == 0 || now - g->retired_ns > WH_RETIRE_GRACE_NS) {
+        /* never while a connection is suspended: libmicrohttpd must not
+         * be stopped under one (it is resumed within its deadline) */
+        if (force ||
+            (atomic_load(&g->suspended) == 0 &&
+             (conns == 0 || now - g->retired_ns > WH_RETIRE_GRACE_NS))) {
             *pp = g->next;
             topo_log(TOPO_LOG_INFO, "stopped TLS generation %llu (%lld connections left)",
                      g->generation, conns);

@@ -63,5 +63,9 @@ void *wh_tls_gen_payload(const wh_tls_gen *g);
 /* Whether g was quiesced (a newer pair serves, or shutdown): its answers
  * should send clients elsewhere. */
 int wh_tls_gen_retiring(const wh_tls_gen *g);
+/* A connection of g was suspended (delta 1) or resumed (-1): a retired
+ * generation is not stopped while one is (only wh_tls_stop does, which the
+ * owner calls once nothing can be suspended any more). */
+void wh_tls_gen_suspended(wh_tls_gen *g, int delta);
 
 #endif
