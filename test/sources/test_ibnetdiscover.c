@@ -103,17 +103,17 @@ static void test_ibnetdiscover__small_lab_fabric(void **state)
     assert_int_equal(st.adapters_unnamed, 0);
     assert_int_equal(st.skipped_lines, 0);
     assert_int_equal(topo_facts_switch_count(f), 2);
-    assert_string_equal(switch_name(f, "S-b8599f0300fc6de4"), "MF0;r-ufm-sw95:MQM8700/U1");
-    assert_string_equal(switch_name(f, "S-0002c903007b78b0"), "MF0;r-ufm-sw226:SX6036/U1");
+    assert_string_equal(switch_name(f, "b8599f0300fc6de4"), "MF0;r-ufm-sw95:MQM8700/U1");
+    assert_string_equal(switch_name(f, "0002c903007b78b0"), "MF0;r-ufm-sw226:SX6036/U1");
     assert_int_equal(topo_facts_host_count(f), 5); /* r-dcs96, r-dmz-ufm128/131/134/137 */
     counts c = count_links(f);
     assert_int_equal(c.switch_links, 1);
     assert_int_equal(c.host_links, 12);
     assert_int_equal(c.unnamed_links, 0);
     /* r-dcs96 has HCA-1/2 on sw95 and HCA-3/4 on sw226 */
-    assert_true(has_host_link(f, "r-dcs96", "HCA-1", "S-b8599f0300fc6de4"));
-    assert_true(has_host_link(f, "r-dcs96", "HCA-3", "S-0002c903007b78b0"));
-    assert_false(has_host_link(f, "r-dcs96", "HCA-3", "S-b8599f0300fc6de4"));
+    assert_true(has_host_link(f, "r-dcs96", "HCA-1", "b8599f0300fc6de4"));
+    assert_true(has_host_link(f, "r-dcs96", "HCA-3", "0002c903007b78b0"));
+    assert_false(has_host_link(f, "r-dcs96", "HCA-3", "b8599f0300fc6de4"));
     topo_facts_free(f);
 }
 
@@ -137,9 +137,9 @@ static void test_ibnetdiscover__selene(void **state)
     assert_int_equal(c.host_links, 3675);
     assert_int_equal(c.unnamed_links, 0);
     /* "selene-slurm-01 mlx5_1 ": the trailing blank is trimmed, the host kept */
-    assert_true(has_host_link(f, "selene-slurm-01", "mlx5_1", "S-1c34da0300728966"));
-    assert_true(has_host_link(f, "luna-0001", "mlx5_0", "S-1c34da03006b267a")); /* LG01-01 */
-    assert_string_equal(switch_name(f, "S-1c34da0300728866"), "MF0;MLG01-02:MQM8700/U1");
+    assert_true(has_host_link(f, "selene-slurm-01", "mlx5_1", "1c34da0300728966"));
+    assert_true(has_host_link(f, "luna-0001", "mlx5_0", "1c34da03006b267a")); /* LG01-01 */
+    assert_string_equal(switch_name(f, "1c34da0300728866"), "MF0;MLG01-02:MQM8700/U1");
     topo_facts_free(f);
 }
 
@@ -162,9 +162,9 @@ static void test_ibnetdiscover__topograph_ndr_example(void **state)
     assert_int_equal(c.switch_links, 269);
     assert_int_equal(c.host_links, 473);
     assert_int_equal(c.unnamed_links, 19);
-    assert_true(has_host_link(f, "a06-p1-dgx-02-c01", "HCA-6", "S-2c5eab0300b87bc0"));
-    assert_true(has_host_link(f, "a08-p1-dgx-04-c01", "mlx5_5", "S-2c5eab0300b87b40"));
-    assert_string_equal(switch_name(f, "S-2c5eab0300b87b40"), "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
+    assert_true(has_host_link(f, "a06-p1-dgx-02-c01", "HCA-6", "2c5eab0300b87bc0"));
+    assert_true(has_host_link(f, "a08-p1-dgx-04-c01", "mlx5_5", "2c5eab0300b87b40"));
+    assert_string_equal(switch_name(f, "2c5eab0300b87b40"), "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
     topo_facts_free(f);
 }
 
@@ -222,9 +222,9 @@ static void test_ibnetdiscover__descriptions(void **state)
     /* ids lower-cased and padded; a name holding quotes and '#' read whole,
      * then trimmed */
     assert_int_equal(topo_facts_switch_count(f), 1);
-    assert_string_equal(topo_facts_switch_id(f, 0), "S-00000000000000aa");
+    assert_string_equal(topo_facts_switch_id(f, 0), "00000000000000aa");
     assert_string_equal(topo_facts_switch_name(f, 0), "leaf \"x\" #1");
-    const char *sw = "S-00000000000000aa";
+    const char *sw = "00000000000000aa";
     assert_true(has_host_link(f, "gpu-1", "mlx5_0", sw));
     assert_true(has_host_link(f, "gpu-2", "HCA-1", sw)); /* a tab between, blanks after */
     assert_true(has_host_link(f, "gpu-7", "HCA-2", sw)); /* [ext 3] skipped, blanks before */
@@ -420,7 +420,7 @@ static void test_ibnetdiscover__node_name_map(void **state)
     assert_null(topo_ibnetdiscover_map_get(NULL, 5));
 
     assert_int_equal(parse_text(&f, DESCRIPTIONS, map, &st, &err), 0);
-    const char *sw = "S-00000000000000aa";
+    const char *sw = "00000000000000aa";
     assert_string_equal(topo_facts_switch_name(f, 0), "spine one");
     /* the default description named by the map (one word: a host alone) */
     assert_true(has_host_link(f, "gpu-3", NULL, sw));

@@ -305,6 +305,13 @@ int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err)
                 return rc;
         }
     }
+    /* What the source found wrong in its own records (a duplicate GUID). */
+    for (size_t i = 0; i < topo_facts_conflict_count(facts); i++) {
+        const char *text =
+            topo_pool_printf(plan->pool, "%s: %s", source, topo_facts_conflict(facts, i));
+        if (!text || TOPO_ARRAY_PUSH(&plan->conflicts, text) != 0)
+            return topo_err_nomem(err, "plan");
+    }
     return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "ibnetdiscover_internal.h"
 #include "topo/codec.h"
+#include "topo/guid.h"
 #include "topo/limits.h"
 
 static const char AGGREGATION_SUFFIX[] = "Aggregation Node";
@@ -121,9 +122,11 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
 }
 
 static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                      const char *id, uint64_t guid, const char *desc, topo_err *err)
+                      uint64_t guid, const char *desc, topo_err *err)
 {
+    char id[TOPO_GUID_TEXT_SIZE];
     int from_map = 0;
+    topo_guid_format(id, guid);
     const char *name = node_name(d, map, guid, desc, &from_map);
     if ((desc || from_map) && !name)
         return topo_err_nomem(err, "ibnetdiscover");
@@ -133,9 +136,11 @@ static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_ma
 /* A cable between a switch and an adapter (both declared: ibd_check). */
 static int host_cable(topo_facts *into, const ibd_node *sw, const ibd_node *ca, topo_err *err)
 {
+    char id[TOPO_GUID_TEXT_SIZE];
     if (ca->aggregation)
         return 0;
-    return topo_facts_add_host_link(into, ca->host, ca->port, sw->id, err);
+    topo_guid_format(id, sw->guid);
+    return topo_facts_add_host_link(into, ca->host, ca->port, id, err);
 }
 
 /* Every remote end has a stanza of its own (ibd_check refuses a dump
@@ -152,8 +157,12 @@ static int one_cable(ibd_dump *d, topo_facts *into, const ibd_port *p, topo_err 
         d->stats.adapter_links++;
         return 0;
     }
-    if (a->kind == 'S' && b->kind == 'S')
-        return topo_facts_add_switch_link(into, a->id, b->id, err);
+    if (a->kind == 'S' && b->kind == 'S') {
+        char ia[TOPO_GUID_TEXT_SIZE], ib[TOPO_GUID_TEXT_SIZE];
+        topo_guid_format(ia, a->guid);
+        topo_guid_format(ib, b->guid);
+        return topo_facts_add_switch_link(into, ia, ib, err);
+    }
     return a->kind == 'S' ? host_cable(into, a, b, err) : host_cable(into, b, a, err);
 }
 
@@ -163,7 +172,7 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
         const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'S')
-            rc = add_switch(d, into, map, n->id, n->guid, n->desc, err);
+            rc = add_switch(d, into, map, n->guid, n->desc, err);
     }
     for (size_t i = 0; rc == 0 && i < d->ports.n; i++)
         rc = one_cable(d, into, &d->ports.items[i], err);

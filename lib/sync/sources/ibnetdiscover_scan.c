@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ibnetdiscover_internal.h"
+#include "topo/guid.h"
 #include "topo/log.h"
 
 /* Unknown lines logged one by one before only the count goes on. */
@@ -51,16 +52,13 @@ void ibd_dump_dispose(ibd_dump *d)
     memset(d, 0, sizeof(*d));
 }
 
-/* By hand: ids are formatted for every port line, and printf showed in
- * the profile of bench_fabric. */
+/* Ids are formatted for every port line: by hand, as topo_guid_format
+ * (printf showed in the profile of bench_fabric). */
 void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid)
 {
-    static const char hex[] = "0123456789abcdef";
     out[0] = kind;
     out[1] = '-';
-    for (int i = 0; i < 16; i++)
-        out[2 + i] = hex[(guid >> (60 - 4 * i)) & 0xf];
-    out[18] = '\0';
+    topo_guid_format(out + 2, guid);
 }
 
 const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid)
