@@ -564,6 +564,81 @@ static void test_ibnetdiscover__streamed_file_errors(void **state)
     }
 }
 
+/* Issue 33 item 3 in one dump: an adapter whose GUID is the leaf's, and
+ * one adapter id declared by two Ca stanzas naming different hosts. Every
+ * order of the stanzas gives the same cables and the same two conflicts:
+ * the switch keeps its GUID, neither claimant of b2 gets a cable, h1 keeps
+ * its own; the claimants are hosts without a cable. */
+static const char *const DUP_BLOCKS[] = {
+    "Switch\t41 \"S-00000000000000a1\"\t\t# \"leaf\" enhanced port 0 lid 1 lmc 0\n"
+    "[1]\t\"H-00000000000000b1\"[1](b1) \t\t# \"h1 HCA-1\" lid 2 4xNDR\n"
+    "[2]\t\"H-00000000000000b2\"[1](b2) \t\t# \"h2 HCA-1\" lid 3 4xNDR\n"
+    "[3]\t\"H-00000000000000a1\"[1](a1) \t\t# \"bad HCA-1\" lid 4 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000b1\"\t\t# \"h1 HCA-1\"\n"
+    "[1](b1) \t\"S-00000000000000a1\"[1]\t\t# lid 2 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000B2\"\t\t# \"h2 HCA-1\"\n"
+    "[1](b2) \t\"S-00000000000000a1\"[2]\t\t# lid 3 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000b2\"\t\t# \"h9 HCA-1\"\n"
+    "[1](b2) \t\"S-00000000000000a1\"[2]\t\t# lid 3 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000a1\"\t\t# \"bad HCA-1\"\n"
+    "[1](a1) \t\"S-00000000000000a1\"[3]\t\t# lid 4 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+};
+
+static int next_order(size_t *v, size_t n)
+{
+    size_t i = n - 1, j = n - 1, t;
+    while (i > 0 && v[i - 1] >= v[i])
+        i--;
+    if (i == 0)
+        return 0;
+    while (v[j] <= v[i - 1])
+        j--;
+    t = v[i - 1];
+    v[i - 1] = v[j];
+    v[j] = t;
+    for (size_t a = i, b = n - 1; a < b; a++, b--) {
+        t = v[a];
+        v[a] = v[b];
+        v[b] = t;
+    }
+    return 1;
+}
+
+static void test_ibnetdiscover__duplicate_guids(void **state)
+{
+    (void)state;
+    size_t order[] = {0, 1, 2, 3, 4}, orders = 0;
+    do {
+        char text[4096] = "# Topology file\n\n";
+        for (size_t i = 0; i < 5; i++)
+            strcat(text, DUP_BLOCKS[order[i]]);
+        topo_err err = TOPO_ERR_INIT;
+        topo_ibnetdiscover_stats st;
+        topo_facts *f = NULL;
+        size_t at = 0;
+        if (parse_text(&f, text, NULL, &st, &err) != 0)
+            fail_msg("%s\n%s", err.text, text);
+        counts c = count_links(f);
+        assert_int_equal(c.host_links, 1);
+        assert_true(has_host_link(f, "h1", "HCA-1", "00000000000000a1"));
+        for (size_t i = 0; i < 3; i++) /* the claimants: hosts, unplaced */
+            assert_int_equal(topo_facts_find_host(f, (const char *[]){"h2", "h9", "bad"}[i], &at),
+                             0);
+        assert_int_equal(st.duplicate_guids, 2);
+        assert_int_equal(topo_facts_conflict_count(f), 2);
+        assert_string_equal(topo_facts_conflict(f, 0),
+                            "duplicate GUID 00000000000000a1: switch \"leaf\" and host record "
+                            "\"bad HCA-1\" claim it: the switch keeps it; no fabric facts from "
+                            "that record");
+        assert_string_equal(topo_facts_conflict(f, 1),
+                            "duplicate GUID 00000000000000b2: host records \"h2 HCA-1\", \"h9 "
+                            "HCA-1\" claim it: no fabric facts from those records");
+        topo_facts_free(f);
+        orders++;
+    } while (next_order(order, 5));
+    assert_int_equal(orders, 120);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_ibnetdiscover__node_name_map_errors),
         cmocka_unit_test(test_ibnetdiscover__streamed_file_matches_text),
         cmocka_unit_test(test_ibnetdiscover__streamed_file_errors),
+        cmocka_unit_test(test_ibnetdiscover__duplicate_guids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

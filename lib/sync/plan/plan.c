@@ -34,7 +34,7 @@ typedef struct claim {
  * site (NetBox: rack names are unique per site, not overall) and an NVLink
  * domain field within a rack ("1" in every rack). A value of `inner` is
  * scoped by the `outer` value the same source gives the same host. Switch
- * ids (GUIDs, "S-<guid>") and GPU cliques (which embed the cluster's UUID)
+ * ids (GUIDs, topo/guid.h) and GPU cliques (which embed the cluster's UUID)
  * are unique everywhere: spine and leaf are scoped by nothing, and the GPU
  * source gives no datacenter or rack to scope its cliques by. */
 static const struct {

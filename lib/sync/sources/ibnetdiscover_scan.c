@@ -47,6 +47,7 @@ void ibd_dump_dispose(ibd_dump *d)
     topo_strmap_free(d->index);
     topo_strmap_free(d->descs);
     free(d->desc_strs.items);
+    free(d->dups.items);
     free(d->scratch);
     topo_pool_free(d->pool);
     memset(d, 0, sizeof(*d));
@@ -309,6 +310,9 @@ static int header_line(scan *s, ibd_span t, char word)
     }
     if (!n->desc && desc != IBD_NO_DESC)
         n->desc = d->desc_strs.items[desc];
+    else if (kind == 'H' && desc != IBD_NO_DESC && n->desc != d->desc_strs.items[desc] &&
+             TOPO_ARRAY_PUSH(&d->dups, ((ibd_dup){(uint32_t)at, d->desc_strs.items[desc]})) != 0)
+        return topo_err_nomem(s->err, "ibnetdiscover");
     if (!n->has_sysimg && s->has_sysimg) {
         n->sysimg = s->sysimg;
         n->has_sysimg = 1;

@@ -56,11 +56,12 @@ struct topo_ufm {
     topo_pool *pool;
     TOPO_ARRAY(ufm_system) systems;
     topo_strmap *by_guid; /* normalised GUID -> index in systems, UFM_DISPUTED */
-    topo_strmap *by_system; /* switches' and hosts' system_guid -> first record */
+    topo_strmap *by_system; /* "S<guid>", "H<guid>\x1f<name>" -> the record */
     /* Every GUID each system is known by (system_guid, guid, ports[]),
      * resolved into by_guid before the first link (resolve). */
     TOPO_ARRAY(struct ufm_claim) claims;
-    size_t resolved; /* claims resolved so far */
+    int unresolved;        /* systems were added since the last resolve */
+    topo_strmap *reported; /* the duplicate lines reported */
     topo_ufm_stats stats;
 };
 
@@ -74,7 +75,8 @@ int topo_ufm_create(topo_ufm **out, topo_facts *facts, topo_err *err)
     u->pool = topo_pool_create();
     u->by_guid = topo_strmap_create(1024);
     u->by_system = topo_strmap_create(1024);
-    if (u->pool == NULL || u->by_guid == NULL || u->by_system == NULL) {
+    u->reported = topo_strmap_create(16);
+    if (u->pool == NULL || u->by_guid == NULL || u->by_system == NULL || u->reported == NULL) {
         topo_ufm_free(u);
         return topo_err_nomem(err, "ufm");
     }
@@ -90,6 +92,7 @@ void topo_ufm_free(topo_ufm *ufm)
     free(ufm->claims.items);
     topo_strmap_free(ufm->by_guid);
     topo_strmap_free(ufm->by_system);
+    topo_strmap_free(ufm->reported);
     topo_pool_free(ufm->pool);
     free(ufm);
 }
@@ -205,20 +208,22 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
                                    err)) != 0))
         return rc;
     int is_switch = strcmp(type, "switch") == 0, is_host = strcmp(type, "host") == 0;
-    /* A submodule's system_guid is its parent switch's: only its own GUIDs
-     * are its. A record of a system seen before (same kind, same name: a
-     * page read twice) keeps the first; a switch is one record per GUID.
-     * Another record with that GUID is a second claim on it (resolve). */
-    if (is_switch || is_host) {
-        int32_t seen = topo_strmap_get(u->by_system, key);
-        const ufm_system *prev = seen >= 0 ? &u->systems.items[seen] : NULL;
-        if (prev != NULL && prev->kind == (is_switch ? SYS_SWITCH : SYS_HOST) &&
-            (is_switch || strcmp(prev->label, name != NULL ? name : key) == 0))
-            return 0;
-    }
     s.label = topo_pool_strdup(u->pool, name != NULL && *name != '\0' ? name : key);
     if (s.label == NULL)
         return topo_err_nomem(err, "ufm: system");
+    /* A submodule's system_guid is its parent switch's: only its own GUIDs
+     * are its. A record seen before (a page read twice: a switch by its
+     * GUID, a host by its GUID and name) is skipped; any other record with
+     * that GUID is a second claim on it (resolve). */
+    const char *seen = NULL;
+    if (is_switch || is_host) {
+        seen = is_switch ? topo_pool_printf(u->pool, "S%s", key)
+                         : topo_pool_printf(u->pool, "H%s\x1f%s", key, s.label);
+        if (seen == NULL)
+            return topo_err_nomem(err, "ufm: system");
+        if (topo_strmap_get(u->by_system, seen) >= 0)
+            return 0;
+    }
     if (is_switch) {
         s.kind = SYS_SWITCH;
         if ((s.id = topo_pool_strdup(u->pool, key)) == NULL)
@@ -238,11 +243,9 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
     int32_t index = (int32_t)u->systems.n;
     if (rc != 0 || (rc = TOPO_ARRAY_PUSH(&u->systems, s)) != 0)
         return rc == TOPO_ENOMEM ? topo_err_nomem(err, "ufm: systems") : rc;
+    u->unresolved = 1;
     if (s.kind != SYS_OTHER) {
-        const char *k = NULL;
-        if (topo_strmap_get(u->by_system, key) < 0 &&
-            ((k = topo_pool_strdup(u->pool, key)) == NULL ||
-             topo_strmap_put(u->by_system, k, index) != 0))
+        if (topo_strmap_put(u->by_system, seen, index) != 0)
             return topo_err_nomem(err, "ufm: systems");
         if ((rc = claim_guid(u, key, index, err)) != 0)
             return rc;
@@ -519,30 +522,44 @@ static int cmp_claim(const void *a, const void *b)
     return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* The records of one kind among a GUID's claims, sorted by label, into
+/* A claimant of a GUID, by the label reports name it by. */
+typedef struct ufm_named {
+    const char *label;
+    int32_t index;
+} ufm_named;
+
+static int cmp_named(const void *a, const void *b)
+{
+    return strcmp(((const ufm_named *)a)->label, ((const ufm_named *)b)->label);
+}
+
+/* The records of one kind among a GUID's claims (n at c), sorted by label
+ * and one per label (records named alike are one name in a report), into
  * out (room for n); their count. */
-static size_t claimants(int32_t *out, const topo_ufm *u, const ufm_claim *c, size_t n,
+static size_t claimants(ufm_named *out, const topo_ufm *u, const ufm_claim *c, size_t n,
                         sys_kind kind)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (u->systems.items[c[i].index].kind != kind || (i > 0 && c[i].index == c[i - 1].index))
-            continue;
-        size_t j = k++;
-        const char *label = u->systems.items[c[i].index].label;
-        for (; j > 0 && strcmp(u->systems.items[out[j - 1]].label, label) > 0; j--)
-            out[j] = out[j - 1];
-        out[j] = c[i].index;
-    }
-    return k;
+    size_t k = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u->systems.items[c[i].index].kind == kind)
+            out[k++] = (ufm_named){u->systems.items[c[i].index].label, c[i].index};
+    if (k > 1)
+        qsort(out, k, sizeof(*out), cmp_named);
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || strcmp(out[i].label, out[m - 1].label) != 0)
+            out[m++] = out[i];
+    return m;
 }
 
 /* A duplicate GUID's line in the facts' conflicts, once. */
 static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
 {
-    for (size_t i = 0; i < topo_facts_conflict_count(u->facts); i++)
-        if (strcmp(topo_facts_conflict(u->facts, i), line->ptr) == 0)
-            return 0;
+    const char *key = NULL;
+    if (topo_strmap_get(u->reported, line->ptr) >= 0)
+        return 0;
+    if ((key = topo_pool_strdup(u->pool, line->ptr)) == NULL ||
+        topo_strmap_put(u->reported, key, 0) != 0)
+        return topo_err_nomem(err, "ufm: report");
     u->stats.duplicate_guids++;
     topo_log(TOPO_LOG_WARN, "ufm: %s", line->ptr);
     return topo_facts_add_conflict(u->facts, line->ptr, err);
@@ -554,22 +571,23 @@ static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
  * together (which is right cannot be told). Other systems (submodules)
  * yield silently. Reported with every claimant named, in label order, so
  * that the report does not depend on the records' order. */
-static int judge(topo_ufm *u, const ufm_claim *c, size_t n, int32_t *scratch, topo_buf *line,
+static int judge(topo_ufm *u, const ufm_claim *c, size_t n, ufm_named *scratch, topo_buf *line,
                  topo_err *err)
 {
-    int32_t *sw = scratch, *hosts = scratch + n;
+    ufm_named *sw = scratch, *hosts = scratch + n;
     size_t nsw = claimants(sw, u, c, n, SYS_SWITCH), nh = claimants(hosts, u, c, n, SYS_HOST);
     topo_buf_clear(line);
     if (nh == 0 || (nsw == 0 && nh == 1))
         return 0;
-    for (size_t i = 0; i < nh; i++)
-        u->systems.items[hosts[i]].distrusted = 1;
+    for (size_t i = 0; i < n; i++) /* every record, also those named alike */
+        if (u->systems.items[c[i].index].kind == SYS_HOST)
+            u->systems.items[c[i].index].distrusted = 1;
     topo_buf_printf(line, "duplicate GUID %s: ", c[0].guid);
     if (nsw > 0)
-        topo_buf_printf(line, "switch \"%.80s\" and ", u->systems.items[sw[0]].label);
+        topo_buf_printf(line, "switch \"%.80s\" and ", sw[0].label);
     topo_buf_printf(line, "host record%s", nh > 1 ? "s" : "");
     for (size_t i = 0; i < nh && i < UFM_REPORT_NAMES; i++)
-        topo_buf_printf(line, "%s \"%.80s\"", i ? "," : "", u->systems.items[hosts[i]].label);
+        topo_buf_printf(line, "%s \"%.80s\"", i ? "," : "", hosts[i].label);
     if (nh > UFM_REPORT_NAMES)
         topo_buf_printf(line, " and %zu more", nh - UFM_REPORT_NAMES);
     topo_buf_printf(line, nsw > 0 ? " claim it: the switch keeps it; no fabric facts from %s"
@@ -584,10 +602,10 @@ static int judge(topo_ufm *u, const ufm_claim *c, size_t n, int32_t *scratch, to
 static int resolve(topo_ufm *u, topo_err *err)
 {
     size_t n = u->claims.n;
-    if (u->resolved == n)
+    if (!u->unresolved)
         return 0;
     ufm_claim *c = malloc((n + 1) * sizeof(*c));
-    int32_t *scratch = malloc((2 * n + 1) * sizeof(*scratch));
+    ufm_named *scratch = malloc((2 * n + 1) * sizeof(*scratch));
     topo_strmap *map = topo_strmap_create(n);
     topo_buf line = TOPO_BUF_INIT(4096);
     int rc = c && scratch && map ? 0 : topo_err_nomem(err, "ufm: GUID map");
@@ -618,7 +636,7 @@ static int resolve(topo_ufm *u, topo_err *err)
         topo_strmap_free(u->by_guid);
         u->by_guid = map;
         map = NULL;
-        u->resolved = n;
+        u->unresolved = 0;
     }
     topo_buf_dispose(&line);
     topo_strmap_free(map);
