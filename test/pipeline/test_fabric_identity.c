@@ -31,7 +31,8 @@
 
 #define LEAF(leaf, ga, ha, gb, hb)                                                                 \
     "switchguid=0xa" leaf "(a" leaf ")\n"                                                          \
-    "Switch\t41 \"S-00000000000000A" leaf "\"\t\t# \"leaf-" leaf "\" enhanced port 0 lid 1 lmc 0\n" \
+    "Switch\t41 \"S-00000000000000A" leaf "\"\t\t# \"leaf-" leaf                                \
+    "\" enhanced port 0 lid 1 lmc 0\n"                                                             \
     "[1]\t\"H-00000000000000b" ga "\"[1](b" ga ") \t\t# \"" ha " HCA-1\" lid 2 4xNDR\n"            \
     "[2]\t\"H-00000000000000b" gb "\"[1](b" gb ") \t\t# \"" hb " HCA-1\" lid 3 4xNDR\n"            \
     "[3]\t\"S-00000000000000a3\"[" leaf "]\t\t# \"spine\" lid 4 4xNDR\n\n"

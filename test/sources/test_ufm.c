@@ -553,6 +553,25 @@ static void test_ufm__duplicate_guid_of_two_hosts(void **state)
     assert_int_equal(st.adapters, 3);
 }
 
+/* Systems that claim no GUID (a gateway's system_guid is not its own),
+ * then links: nothing to resolve, every link unmatched (found by
+ * fuzz_ufm: the empty claims were copied from a NULL array). */
+static void test_ufm__no_claims(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(add_text(&fx, "[{\"system_guid\":\"AA01\",\"type\":\"gateway\"}]", 0, &err),
+                     0);
+    assert_int_equal(
+        add_text(&fx, "[{\"source_guid\":\"cc01\",\"destination_guid\":\"aa01\"}]", 1, &err), 0);
+    topo_ufm_stats st = topo_ufm_get_stats(fx.ufm);
+    assert_int_equal(st.other_systems, 1);
+    assert_int_equal(st.unmatched_links, 1);
+    assert_int_equal(topo_facts_conflict_count(fx.facts), 0);
+    dispose(&fx);
+}
+
 static void test_ufm__order_and_limits(void **state)
 {
     (void)state;
@@ -619,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_ufm__truncated),
         cmocka_unit_test(test_ufm__duplicate_guid_of_a_switch),
         cmocka_unit_test(test_ufm__duplicate_guid_of_two_hosts),
+        cmocka_unit_test(test_ufm__no_claims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,27 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int cmp_dup(const void *a, const void *b)
+{
+    const ibd_dup *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The first of node i's duplicates in d->dups (sorted by node), or
+ * d->dups.n. */
+static size_t first_dup(const ibd_dump *d, uint32_t i)
+{
+    size_t lo = 0, hi = d->dups.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->dups.items[mid].node < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The descriptions of the records of adapter node i (its own, then its
  * duplicates'), sorted and distinct, into out (room for 1 + dups); their
  * count. */
@@ -182,9 +203,8 @@ static size_t adapter_records(const char **out, const ibd_dump *d, uint32_t i)
     size_t n = 0;
     if (d->nodes.items[i].desc)
         out[n++] = d->nodes.items[i].desc;
-    for (size_t k = 0; k < d->dups.n; k++)
-        if (d->dups.items[k].node == i)
-            out[n++] = d->dups.items[k].desc;
+    for (size_t k = first_dup(d, i); k < d->dups.n && d->dups.items[k].node == i; k++)
+        out[n++] = d->dups.items[k].desc;
     qsort(out, n, sizeof(*out), cmp_str);
     size_t m = 0;
     for (size_t k = 0; k < n; k++)
@@ -239,6 +259,8 @@ static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover
     TOPO_ARRAY(const char *) lines = {0};
     topo_buf line = TOPO_BUF_INIT(4096);
     int rc = switches && descs ? 0 : topo_err_nomem(err, "ibnetdiscover");
+    if (d->dups.n > 1)
+        qsort(d->dups.items, d->dups.n, sizeof(*d->dups.items), cmp_dup);
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
         const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'S' && topo_strmap_put(switches, n->id + 2, (int32_t)d->stanzas.items[i]))
@@ -250,10 +272,8 @@ static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover
         if (n->kind != 'H' || n->aggregation)
             continue;
         int32_t sw = topo_strmap_get(switches, n->id + 2);
-        int dup = 0;
-        for (size_t k = 0; k < d->dups.n && !dup; k++)
-            dup = d->dups.items[k].node == at;
-        if (sw < 0 && !dup)
+        size_t k = first_dup(d, at);
+        if (sw < 0 && (k == d->dups.n || d->dups.items[k].node != at))
             continue;
         rc = dispute(d, into, map, sw >= 0 ? &d->nodes.items[sw] : NULL, at, descs, &line, err);
         const char *copy = rc == 0 ? topo_pool_strdup(d->pool, line.ptr) : NULL;
@@ -263,9 +283,13 @@ static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover
     if (rc == 0 && lines.n > 1)
         qsort(lines.items, lines.n, sizeof(*lines.items), cmp_str);
     for (size_t i = 0; rc == 0 && i < lines.n; i++) {
-        topo_log(TOPO_LOG_WARN, "%s: %s", d->source, lines.items[i]);
+        if (i < TOPO_MAX_LOGGED_DUPLICATES)
+            topo_log(TOPO_LOG_WARN, "%s: %s", d->source, lines.items[i]);
         rc = topo_facts_add_conflict(into, lines.items[i], err);
     }
+    if (rc == 0 && lines.n > TOPO_MAX_LOGGED_DUPLICATES)
+        topo_log(TOPO_LOG_WARN, "%s: %zu more duplicate GUIDs, listed with the plan's conflicts",
+                 d->source, lines.n - TOPO_MAX_LOGGED_DUPLICATES);
     d->stats.duplicate_guids = lines.n;
     topo_buf_dispose(&line);
     free(lines.items);

@@ -560,8 +560,11 @@ static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
     if ((key = topo_pool_strdup(u->pool, line->ptr)) == NULL ||
         topo_strmap_put(u->reported, key, 0) != 0)
         return topo_err_nomem(err, "ufm: report");
-    u->stats.duplicate_guids++;
-    topo_log(TOPO_LOG_WARN, "ufm: %s", line->ptr);
+    if (++u->stats.duplicate_guids <= TOPO_MAX_LOGGED_DUPLICATES)
+        topo_log(TOPO_LOG_WARN, "ufm: %s", line->ptr);
+    else if (u->stats.duplicate_guids == TOPO_MAX_LOGGED_DUPLICATES + 1)
+        topo_log(TOPO_LOG_WARN, "ufm: more duplicate GUIDs: counted in the source's stats, "
+                                "listed with the plan's conflicts");
     return topo_facts_add_conflict(u->facts, line->ptr, err);
 }
 
@@ -609,7 +612,7 @@ static int resolve(topo_ufm *u, topo_err *err)
     topo_strmap *map = topo_strmap_create(n);
     topo_buf line = TOPO_BUF_INIT(4096);
     int rc = c && scratch && map ? 0 : topo_err_nomem(err, "ufm: GUID map");
-    if (rc == 0) {
+    if (rc == 0 && n > 0) { /* systems of other kinds without a GUID of their own: none */
         memcpy(c, u->claims.items, n * sizeof(*c));
         qsort(c, n, sizeof(*c), cmp_claim);
     }
