@@ -24,7 +24,7 @@
  *   it has most cables to, the lowest id on a tie, and reported ambiguous.
  *
  * Ids: a group's id is the lowest (strcmp) id of its member switches, as
- *   topograph's merged vertex keeps the lowest id ("S-2c5eab0300c25f00");
+ *   topograph's merged vertex keeps the lowest id (a GUID, topo/guid.h);
  *   its name is that switch's name. Two groups of one tier with the same
  *   lowest member (overlapping upward sets) are told apart by a suffix
  *   ".2", ".3"... in the order of their sorted member lists. The plan turns

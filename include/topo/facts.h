@@ -74,7 +74,8 @@ int topo_facts_add_host(topo_facts *facts, const char *name, size_t *out_index,
 int topo_facts_set_level(topo_facts *facts, const char *host, topo_level level, const char *value,
                          topo_err *err) TOPO_MUST_CHECK;
 
-/* A switch by a stable id (ibnetdiscover's "S-<guid>", UFM's system GUID,
+/* A switch by a stable id (an InfiniBand switch's node GUID as topo/guid.h
+ * writes it, whichever fabric source saw it,
  * an LLDP neighbour's SysName) and a readable name (its node description;
  * NULL or "" gives the id). The first name given stays. */
 int topo_facts_add_switch(topo_facts *facts, const char *id, const char *name, size_t *out_index,
@@ -130,5 +131,13 @@ topo_facts_link topo_facts_link_at(const topo_facts *facts, size_t i);
  * differently is TOPO_ECONFLICT). */
 int topo_facts_copy_host(int *found, topo_facts *into, const topo_facts *from, const char *name,
                          topo_err *err) TOPO_MUST_CHECK;
+
+/* Conflicts a source found in its own records ("duplicate GUID ..."), one
+ * line each, copied; the plan reports and counts them with its own
+ * (topo_plan_add_facts). Not kept in the cache's facts document: a source
+ * read again reports them again. */
+int topo_facts_add_conflict(topo_facts *facts, const char *text, topo_err *err);
+size_t topo_facts_conflict_count(const topo_facts *facts);
+const char *topo_facts_conflict(const topo_facts *facts, size_t i);
 
 #endif

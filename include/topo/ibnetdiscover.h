@@ -3,8 +3,9 @@
  * cables from host adapters to switches (SOURCE-FORMATS.md §6).
  *
  * What becomes a fact:
- * - a switch: id "S-<guid>" (16 lower-case hex digits, whatever case or
- *   zero padding the dump used), name its node description ("MF0;A09-P1-
+ * - a switch: id its GUID as topo/guid.h writes it (16 lower-case hex
+ *   digits, whatever case or zero padding the dump used, no "S-": the id
+ *   UFM gives the same switch), name its node description ("MF0;A09-P1-
  *   IBLEAF-04-04:MQM9701/U1"), trimmed;
  * - a switch-to-switch cable (either end's port line; loopbacks dropped by
  *   the facts);
@@ -28,6 +29,14 @@
  * this one); adapter-to-adapter cables; lines of a kind this parser does
  * not know (other ibnetdiscover modes, future fields), each logged as a
  * warning with its line number.
+ *
+ * A duplicate GUID, reported as a conflict of the facts
+ * (topo_facts_add_conflict), logged and counted: an adapter (Ca) whose GUID
+ * is a switch's (the switch keeps it: the fabric routes by it), or one
+ * adapter id declared by Ca stanzas with different descriptions (two host
+ * records, which is right cannot be told). Such an adapter gets no cable;
+ * the hosts its records name are still facts, unplaced. The same whatever
+ * order the stanzas come in.
  *
  * Errors, each "source:line: message" with topo_err_at: a Switch, Ca or Rt
  * header or a port line that is not well formed (no quoted id, an id that
@@ -91,6 +100,7 @@ typedef struct topo_ibnetdiscover_stats {
     size_t router_ports;      /* port lines to or from a router (skipped) */
     size_t adapter_links;     /* port lines between two adapters (skipped) */
     size_t skipped_lines;     /* lines of an unknown kind (skipped, logged) */
+    size_t duplicate_guids;   /* adapter GUIDs another record claims too (reported) */
 } topo_ibnetdiscover_stats;
 
 /* Adds the dump in text (len bytes, at most TOPO_MAX_IBNETDISCOVER_DUMP:

@@ -134,6 +134,10 @@
 /* Most hosts, switches or cables one source's facts may hold (topo-sync):
  * Selene's fabric has 4,341 adapters; a fabric 200 times larger still fits. */
 #define TOPO_MAX_FACTS_ENTRIES 1000000u
+/* Duplicate GUIDs a fabric source logs one by one per read (each is also a
+ * conflict of the plan, which lists them all); past it, one line says how
+ * many more. A hostile inventory must not flood the log every round. */
+#define TOPO_MAX_LOGGED_DUPLICATES 10u
 /* Largest facts document (topo/facts_json.h) topo-sync stores or reads back:
  * one source's facts for 10,000 nodes of 8 rails are about 2.4 MB (docs/sync.md);
  * TOPO_MAX_FACTS_ENTRIES hosts, switches and cables would not fit, a fabric

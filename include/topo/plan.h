@@ -34,10 +34,10 @@
  * (tier 0 is the switch tier closest to the node), tier-1 the spine, and
  * accelerator.topograph.run/domain the NVLink domain, each with the value of
  * the node's own label of that level (the two vocabularies group nodes the
- * same way; for InfiniBand the value is topograph's too, the lowest switch
- * id of the group, "S-<guid>"). Only levels of the topology are mirrored,
- * and tier-1 only under a tier-0 (topograph's tiers are closest-first and
- * stop at the first missing one). These keys lie outside the owned prefix:
+ * same way; for InfiniBand the value is the lowest switch GUID of the group,
+ * topograph's "S-<guid>" without the "S-": topo/guid.h). Only levels of the
+ * topology are mirrored, and tier-1 only under a tier-0 (topograph's tiers
+ * are closest-first and stop at the first missing one). These keys lie outside the owned prefix:
  * the writer owns them only when this option is on (topo_plan_key_owned),
  * and topograph itself must then not write them too.
  *

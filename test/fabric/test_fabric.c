@@ -229,16 +229,16 @@ static void test_fabric__selene(void **state)
     assert_int_equal(units, 25);
     /* LG01's lowest id is LG01-08's; pod 1's spines' lowest CSPINE1-51 */
     assert_tiers(fab, "luna-0001",
-                 "S-0c42a1030060ab50 S-0c42a1030055678a S-0c42a1030055a8da S-0c42a1030079ae0c "
-                 "S-0c42a1030079aeec");
+                 "0c42a1030060ab50 0c42a1030055678a 0c42a1030055a8da 0c42a1030079ae0c "
+                 "0c42a1030079aeec");
     assert_tiers(fab, "luna-0458",
-                 "S-0c42a103009d7a56 S-0c42a1030015c0a0 S-0c42a1030055a8da S-0c42a1030079ae0c "
-                 "S-0c42a1030079aeec");
+                 "0c42a103009d7a56 0c42a1030015c0a0 0c42a1030055a8da 0c42a1030079ae0c "
+                 "0c42a1030079aeec");
     /* "selene-slurm-01 mlx5_1 ": on MLG01-01, under CSPINE1-40 */
     assert_tiers(fab, "selene-slurm-01",
-                 "S-1c34da0300728966 S-1c34da030047f840 S-0c42a1030060ac90");
+                 "1c34da0300728966 1c34da030047f840 0c42a1030060ac90");
     topo_fabric_group spine = topo_fabric_group_at(fab, 1, 3);
-    assert_string_equal(spine.id, "S-0c42a1030055678a");
+    assert_string_equal(spine.id, "0c42a1030055678a");
     assert_string_equal(spine.name, "MF0;CSPINE1-51:MQM8700/U1");
     assert_int_equal(spine.nswitches, 80);
     assert_int_equal(spine.nchildren, 7);
@@ -265,7 +265,7 @@ static void test_fabric__selene_without_management_plane(void **state)
     assert_int_equal(st.hosts_excluded, 11);
     assert_int_equal(st.host_cables_excluded, 11);
     assert_group_counts(fab, (const size_t[]){25, 4, 1}, 3);
-    assert_tiers(fab, "luna-0001", "S-0c42a1030060ab50 S-0c42a1030055678a S-0c42a1030055a8da");
+    assert_tiers(fab, "luna-0001", "0c42a1030060ab50 0c42a1030055678a 0c42a1030055a8da");
     size_t h = host_at(fab, "selene-slurm-01");
     assert_int_equal(topo_fabric_host_status(fab, h), TOPO_FABRIC_HOST_EXCLUDED);
     assert_int_equal(topo_fabric_host_tier_count(fab, h), 0);
@@ -283,12 +283,12 @@ static void test_fabric__topograph_ndr_example(void **state)
     topo_fabric_stats st = topo_fabric_get_stats(fab);
     /* 31 IBLEAF switches are the leaves; the 9 IBSPINE switches are each
      * cabled to leaves of every unit and fold into one spine group, whose
-     * id is topograph's merged spine, the lowest: S-2c5eab0300c25f00
+     * id is topograph's merged spine, the lowest: 2c5eab0300c25f00
      * (IBSPINE-07). 9 leaf domains: units a05 (3 leaves in the dump), a06,
      * a07, a08, b05, b06, b07 (4 each), and b08 split in two: IBLEAF-03-08
      * and -04-08 also serve the two CUFM servers and "ubuntu". The 14 b08
      * DGX are cabled 2 + 2 to both halves: ambiguous, placed on the tie's
-     * lowest id, IBLEAF-01-08's S-2c5eab0300b87c40. */
+     * lowest id, IBLEAF-01-08's 2c5eab0300b87c40. */
     assert_int_equal(st.switches, 40);
     assert_int_equal(st.leaves, 31);
     assert_int_equal(st.hosts, 122);
@@ -297,7 +297,7 @@ static void test_fabric__topograph_ndr_example(void **state)
     assert_int_equal(st.unnamed_cables, 19);
     assert_group_counts(fab, (const size_t[]){9, 1}, 2);
     topo_fabric_group spine = topo_fabric_group_at(fab, 1, 0);
-    assert_string_equal(spine.id, "S-2c5eab0300c25f00");
+    assert_string_equal(spine.id, "2c5eab0300c25f00");
     assert_string_equal(spine.name, "MF0;B10-P1-IBSPINE-07:MQM9701/U1");
     assert_int_equal(spine.nswitches, 9);
     assert_int_equal(spine.nchildren, 9);
@@ -307,9 +307,9 @@ static void test_fabric__topograph_ndr_example(void **state)
     for (size_t i = 0; i < 9; i++)
         leaves += topo_fabric_group_at(fab, 0, i).nswitches;
     assert_int_equal(leaves, 31);
-    assert_tiers(fab, "a06-p1-dgx-02-c01", "S-2c5eab0300b87a80 S-2c5eab0300c25f00");
-    assert_tiers(fab, "b08-p1-dgx-08-c01", "S-2c5eab0300b87c40 S-2c5eab0300c25f00");
-    assert_tiers(fab, "B11-P1-CUFM-02", "S-2c5eab0300c26400 S-2c5eab0300c25f00");
+    assert_tiers(fab, "a06-p1-dgx-02-c01", "2c5eab0300b87a80 2c5eab0300c25f00");
+    assert_tiers(fab, "b08-p1-dgx-08-c01", "2c5eab0300b87c40 2c5eab0300c25f00");
+    assert_tiers(fab, "B11-P1-CUFM-02", "2c5eab0300c26400 2c5eab0300c25f00");
     size_t h = host_at(fab, "b08-p1-dgx-08-c01");
     assert_int_equal(topo_fabric_host_status(fab, h), TOPO_FABRIC_HOST_AMBIGUOUS);
     assert_int_equal(topo_fabric_host_leaf_domains(fab, h), 2);
@@ -326,8 +326,8 @@ static void test_fabric__small_and_isolated(void **state)
     topo_facts *f = read_dump("mellanox-small_topo_file.txt");
     topo_fabric *fab = build(f, NULL);
     assert_group_counts(fab, (const size_t[]){2}, 1);
-    assert_tiers(fab, "r-dcs96", "S-0002c903007b78b0");
-    assert_tiers(fab, "r-dmz-ufm131", "S-0002c903007b78b0");
+    assert_tiers(fab, "r-dcs96", "0002c903007b78b0");
+    assert_tiers(fab, "r-dmz-ufm131", "0002c903007b78b0");
     assert_int_equal(topo_fabric_host_status(fab, host_at(fab, "r-dcs96")),
                      TOPO_FABRIC_HOST_AMBIGUOUS);
     assert_null(topo_fabric_host_tier(fab, host_at(fab, "r-dcs96"), 1));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "topo/fabric.h"
+#include "topo/guid.h"
 #include "topo/ibnetdiscover.h"
 #include "topo/log.h"
 
@@ -86,8 +87,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == TOPO_EINVALID && (strncmp(err.text, "dump:", 5) != 0 || err.line < 1 ||
                                 topo_facts_switch_count(facts) + topo_facts_host_count(facts)))
         abort();
-    if (rc == 0 && st.switches > topo_facts_switch_count(facts))
+    if (rc == 0 && (st.switches > topo_facts_switch_count(facts) ||
+                    st.duplicate_guids != topo_facts_conflict_count(facts)))
         abort();
+    /* every switch id is a GUID as topo/guid.h writes it (UFM's too) */
+    for (size_t i = 0; i < topo_facts_switch_count(facts); i++) {
+        const char *id = topo_facts_switch_id(facts, i);
+        char again[TOPO_GUID_TEXT_SIZE];
+        if (strlen(id) != 16 || topo_guid_normalise(again, id, 16, "id", NULL) != 0 ||
+            strcmp(again, id) != 0)
+            abort();
+    }
     /* the plane filter on every other input */
     topo_fabric_opts fo = {.exclude_port = "^HCA-[2-8]$", .exclude_switch = "SPINE-0[2-5]"};
     const topo_facts *all[1] = {facts};

@@ -15,12 +15,21 @@
 #include <string.h>
 
 #include "topo/codec.h"
+#include "topo/guid.h"
 #include "topo/ufm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const topo_facts *f)
 {
+    /* every switch id is a GUID as topo/guid.h writes it (ibnetdiscover's too) */
+    for (size_t i = 0; i < topo_facts_switch_count(f); i++) {
+        const char *id = topo_facts_switch_id(f, i);
+        char again[TOPO_GUID_TEXT_SIZE];
+        if (strlen(id) != 16 || topo_guid_normalise(again, id, 16, "id", NULL) != 0 ||
+            strcmp(again, id) != 0)
+            abort();
+    }
     for (size_t i = 0; i < topo_facts_link_count(f); i++) {
         topo_facts_link l = topo_facts_link_at(f, i);
         if (l.sw >= topo_facts_switch_count(f))

@@ -103,17 +103,17 @@ static void test_ibnetdiscover__small_lab_fabric(void **state)
     assert_int_equal(st.adapters_unnamed, 0);
     assert_int_equal(st.skipped_lines, 0);
     assert_int_equal(topo_facts_switch_count(f), 2);
-    assert_string_equal(switch_name(f, "S-b8599f0300fc6de4"), "MF0;r-ufm-sw95:MQM8700/U1");
-    assert_string_equal(switch_name(f, "S-0002c903007b78b0"), "MF0;r-ufm-sw226:SX6036/U1");
+    assert_string_equal(switch_name(f, "b8599f0300fc6de4"), "MF0;r-ufm-sw95:MQM8700/U1");
+    assert_string_equal(switch_name(f, "0002c903007b78b0"), "MF0;r-ufm-sw226:SX6036/U1");
     assert_int_equal(topo_facts_host_count(f), 5); /* r-dcs96, r-dmz-ufm128/131/134/137 */
     counts c = count_links(f);
     assert_int_equal(c.switch_links, 1);
     assert_int_equal(c.host_links, 12);
     assert_int_equal(c.unnamed_links, 0);
     /* r-dcs96 has HCA-1/2 on sw95 and HCA-3/4 on sw226 */
-    assert_true(has_host_link(f, "r-dcs96", "HCA-1", "S-b8599f0300fc6de4"));
-    assert_true(has_host_link(f, "r-dcs96", "HCA-3", "S-0002c903007b78b0"));
-    assert_false(has_host_link(f, "r-dcs96", "HCA-3", "S-b8599f0300fc6de4"));
+    assert_true(has_host_link(f, "r-dcs96", "HCA-1", "b8599f0300fc6de4"));
+    assert_true(has_host_link(f, "r-dcs96", "HCA-3", "0002c903007b78b0"));
+    assert_false(has_host_link(f, "r-dcs96", "HCA-3", "b8599f0300fc6de4"));
     topo_facts_free(f);
 }
 
@@ -137,9 +137,9 @@ static void test_ibnetdiscover__selene(void **state)
     assert_int_equal(c.host_links, 3675);
     assert_int_equal(c.unnamed_links, 0);
     /* "selene-slurm-01 mlx5_1 ": the trailing blank is trimmed, the host kept */
-    assert_true(has_host_link(f, "selene-slurm-01", "mlx5_1", "S-1c34da0300728966"));
-    assert_true(has_host_link(f, "luna-0001", "mlx5_0", "S-1c34da03006b267a")); /* LG01-01 */
-    assert_string_equal(switch_name(f, "S-1c34da0300728866"), "MF0;MLG01-02:MQM8700/U1");
+    assert_true(has_host_link(f, "selene-slurm-01", "mlx5_1", "1c34da0300728966"));
+    assert_true(has_host_link(f, "luna-0001", "mlx5_0", "1c34da03006b267a")); /* LG01-01 */
+    assert_string_equal(switch_name(f, "1c34da0300728866"), "MF0;MLG01-02:MQM8700/U1");
     topo_facts_free(f);
 }
 
@@ -162,9 +162,9 @@ static void test_ibnetdiscover__topograph_ndr_example(void **state)
     assert_int_equal(c.switch_links, 269);
     assert_int_equal(c.host_links, 473);
     assert_int_equal(c.unnamed_links, 19);
-    assert_true(has_host_link(f, "a06-p1-dgx-02-c01", "HCA-6", "S-2c5eab0300b87bc0"));
-    assert_true(has_host_link(f, "a08-p1-dgx-04-c01", "mlx5_5", "S-2c5eab0300b87b40"));
-    assert_string_equal(switch_name(f, "S-2c5eab0300b87b40"), "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
+    assert_true(has_host_link(f, "a06-p1-dgx-02-c01", "HCA-6", "2c5eab0300b87bc0"));
+    assert_true(has_host_link(f, "a08-p1-dgx-04-c01", "mlx5_5", "2c5eab0300b87b40"));
+    assert_string_equal(switch_name(f, "2c5eab0300b87b40"), "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1");
     topo_facts_free(f);
 }
 
@@ -222,9 +222,9 @@ static void test_ibnetdiscover__descriptions(void **state)
     /* ids lower-cased and padded; a name holding quotes and '#' read whole,
      * then trimmed */
     assert_int_equal(topo_facts_switch_count(f), 1);
-    assert_string_equal(topo_facts_switch_id(f, 0), "S-00000000000000aa");
+    assert_string_equal(topo_facts_switch_id(f, 0), "00000000000000aa");
     assert_string_equal(topo_facts_switch_name(f, 0), "leaf \"x\" #1");
-    const char *sw = "S-00000000000000aa";
+    const char *sw = "00000000000000aa";
     assert_true(has_host_link(f, "gpu-1", "mlx5_0", sw));
     assert_true(has_host_link(f, "gpu-2", "HCA-1", sw)); /* a tab between, blanks after */
     assert_true(has_host_link(f, "gpu-7", "HCA-2", sw)); /* [ext 3] skipped, blanks before */
@@ -420,7 +420,7 @@ static void test_ibnetdiscover__node_name_map(void **state)
     assert_null(topo_ibnetdiscover_map_get(NULL, 5));
 
     assert_int_equal(parse_text(&f, DESCRIPTIONS, map, &st, &err), 0);
-    const char *sw = "S-00000000000000aa";
+    const char *sw = "00000000000000aa";
     assert_string_equal(topo_facts_switch_name(f, 0), "spine one");
     /* the default description named by the map (one word: a host alone) */
     assert_true(has_host_link(f, "gpu-3", NULL, sw));
@@ -564,6 +564,81 @@ static void test_ibnetdiscover__streamed_file_errors(void **state)
     }
 }
 
+/* Issue 33 item 3 in one dump: an adapter whose GUID is the leaf's, and
+ * one adapter id declared by two Ca stanzas naming different hosts. Every
+ * order of the stanzas gives the same cables and the same two conflicts:
+ * the switch keeps its GUID, neither claimant of b2 gets a cable, h1 keeps
+ * its own; the claimants are hosts without a cable. */
+static const char *const DUP_BLOCKS[] = {
+    "Switch\t41 \"S-00000000000000a1\"\t\t# \"leaf\" enhanced port 0 lid 1 lmc 0\n"
+    "[1]\t\"H-00000000000000b1\"[1](b1) \t\t# \"h1 HCA-1\" lid 2 4xNDR\n"
+    "[2]\t\"H-00000000000000b2\"[1](b2) \t\t# \"h2 HCA-1\" lid 3 4xNDR\n"
+    "[3]\t\"H-00000000000000a1\"[1](a1) \t\t# \"bad HCA-1\" lid 4 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000b1\"\t\t# \"h1 HCA-1\"\n"
+    "[1](b1) \t\"S-00000000000000a1\"[1]\t\t# lid 2 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000B2\"\t\t# \"h2 HCA-1\"\n"
+    "[1](b2) \t\"S-00000000000000a1\"[2]\t\t# lid 3 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000b2\"\t\t# \"h9 HCA-1\"\n"
+    "[1](b2) \t\"S-00000000000000a1\"[2]\t\t# lid 3 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+    "Ca\t1 \"H-00000000000000a1\"\t\t# \"bad HCA-1\"\n"
+    "[1](a1) \t\"S-00000000000000a1\"[3]\t\t# lid 4 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
+};
+
+static int next_order(size_t *v, size_t n)
+{
+    size_t i = n - 1, j = n - 1, t;
+    while (i > 0 && v[i - 1] >= v[i])
+        i--;
+    if (i == 0)
+        return 0;
+    while (v[j] <= v[i - 1])
+        j--;
+    t = v[i - 1];
+    v[i - 1] = v[j];
+    v[j] = t;
+    for (size_t a = i, b = n - 1; a < b; a++, b--) {
+        t = v[a];
+        v[a] = v[b];
+        v[b] = t;
+    }
+    return 1;
+}
+
+static void test_ibnetdiscover__duplicate_guids(void **state)
+{
+    (void)state;
+    size_t order[] = {0, 1, 2, 3, 4}, orders = 0;
+    do {
+        char text[4096] = "# Topology file\n\n";
+        for (size_t i = 0; i < 5; i++)
+            strcat(text, DUP_BLOCKS[order[i]]);
+        topo_err err = TOPO_ERR_INIT;
+        topo_ibnetdiscover_stats st;
+        topo_facts *f = NULL;
+        size_t at = 0;
+        if (parse_text(&f, text, NULL, &st, &err) != 0)
+            fail_msg("%s\n%s", err.text, text);
+        counts c = count_links(f);
+        assert_int_equal(c.host_links, 1);
+        assert_true(has_host_link(f, "h1", "HCA-1", "00000000000000a1"));
+        for (size_t i = 0; i < 3; i++) /* the claimants: hosts, unplaced */
+            assert_int_equal(topo_facts_find_host(f, (const char *[]){"h2", "h9", "bad"}[i], &at),
+                             0);
+        assert_int_equal(st.duplicate_guids, 2);
+        assert_int_equal(topo_facts_conflict_count(f), 2);
+        assert_string_equal(topo_facts_conflict(f, 0),
+                            "duplicate GUID 00000000000000a1: switch \"leaf\" and host record "
+                            "\"bad HCA-1\" claim it: the switch keeps it; no fabric facts from "
+                            "that record");
+        assert_string_equal(topo_facts_conflict(f, 1),
+                            "duplicate GUID 00000000000000b2: host records \"h2 HCA-1\", \"h9 "
+                            "HCA-1\" claim it: no fabric facts from those records");
+        topo_facts_free(f);
+        orders++;
+    } while (next_order(order, 5));
+    assert_int_equal(orders, 120);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_ibnetdiscover__node_name_map_errors),
         cmocka_unit_test(test_ibnetdiscover__streamed_file_matches_text),
         cmocka_unit_test(test_ibnetdiscover__streamed_file_errors),
+        cmocka_unit_test(test_ibnetdiscover__duplicate_guids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

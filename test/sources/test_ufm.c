@@ -152,8 +152,8 @@ static void test_ufm__joins(void **state)
     assert_int_equal(st.unnamed_adapters, 1);
     assert_int_equal(st.other_systems, 1);
     size_t i = 0;
-    assert_int_equal(topo_facts_find_switch(fx.facts, "bb01", &i), 0);
-    assert_string_equal(topo_facts_switch_name(fx.facts, i), "bb01");
+    assert_int_equal(topo_facts_find_switch(fx.facts, "000000000000bb01", &i), 0);
+    assert_string_equal(topo_facts_switch_name(fx.facts, i), "000000000000bb01");
     assert_int_equal(
         add_text(&fx,
                  /* agent host: the port from the node description, then dname */
@@ -171,21 +171,20 @@ static void test_ufm__joins(void **state)
                  "{\"source_guid\":\"aa01\",\"destination_guid\":\"aa02\"},"
                  "{\"source_guid\":\"cc01\",\"destination_guid\":\"ee01\"},"
                  "{\"source_guid\":\"ff01\",\"destination_guid\":\"aa01\"},"
-                 "{\"source_guid\":\"1234\",\"destination_guid\":\"aa01\"},"
-                 "{\"source_guid\":\"\",\"destination_guid\":\"aa01\"}]",
+                 "{\"source_guid\":\"1234\",\"destination_guid\":\"aa01\"}]",
                  1, &err),
         0);
     st = topo_ufm_get_stats(fx.ufm);
     assert_int_equal(st.host_links, 5);
     assert_int_equal(st.switch_links, 1);
     assert_int_equal(st.ignored_links, 3);
-    assert_int_equal(st.unmatched_links, 2);
-    assert_true(has_host_link(fx.facts, "gpu-1", "HCA-2", "aa01"));
-    assert_true(has_host_link(fx.facts, "gpu-1", "mlx5_3", "aa01"));
-    assert_true(has_host_link(fx.facts, "gpu-1", NULL, "bb01"));
-    assert_true(has_host_link(fx.facts, NULL, NULL, "bb01"));
-    assert_true(has_host_link(fx.facts, "gpu-2", "mlx5_1", "bb01"));
-    assert_true(has_switch_link(fx.facts, "aa01", "bb01"));
+    assert_int_equal(st.unmatched_links, 1);
+    assert_true(has_host_link(fx.facts, "gpu-1", "HCA-2", "000000000000aa01"));
+    assert_true(has_host_link(fx.facts, "gpu-1", "mlx5_3", "000000000000aa01"));
+    assert_true(has_host_link(fx.facts, "gpu-1", NULL, "000000000000bb01"));
+    assert_true(has_host_link(fx.facts, NULL, NULL, "000000000000bb01"));
+    assert_true(has_host_link(fx.facts, "gpu-2", "mlx5_1", "000000000000bb01"));
+    assert_true(has_switch_link(fx.facts, "000000000000aa01", "000000000000bb01"));
     assert_int_equal(topo_facts_host_count(fx.facts), 2);
     dispose(&fx);
 }
@@ -337,15 +336,13 @@ static void test_ufm__unknown_ends(void **state)
                  /* a default description: an unnamed adapter */
                  "{\"source_guid\":\"c301\",\"source_port_node_description\":"
                  "\"MT4129 ConnectX7   Mellanox Technologies\",\"destination_guid\":\"bb01\"},"
-                 /* unmatched: SHArP, blank, none, not a GUID, not to a switch, both unknown */
+                 /* unmatched: SHArP, blank, none, not to a switch, both unknown */
                  "{\"source_guid\":\"aa01\",\"destination_guid\":\"c401\","
                  "\"destination_port_node_description\":"
                  "\"Mellanox Technologies Aggregation Node\"},"
                  "{\"source_guid\":\"c501\",\"source_port_node_description\":\"  \","
                  "\"destination_guid\":\"aa01\"},"
                  "{\"source_guid\":\"c601\",\"destination_guid\":\"aa01\"},"
-                 "{\"source_guid\":\"\",\"source_port_node_description\":\"gpu-9 HCA-1\","
-                 "\"destination_guid\":\"aa01\"},"
                  "{\"source_guid\":\"c701\",\"source_port_node_description\":\"gpu-9 HCA-1\","
                  "\"destination_guid\":\"9901\"},"
                  "{\"source_guid\":\"c801\",\"source_port_node_description\":\"gpu-9 HCA-1\","
@@ -358,11 +355,11 @@ static void test_ufm__unknown_ends(void **state)
     assert_int_equal(st.linked_adapters, 3);
     assert_int_equal(st.unnamed_adapters, 1);
     assert_int_equal(st.host_links, 4);
-    assert_int_equal(st.unmatched_links, 6);
-    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "aa01"));
-    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "bb01"));
-    assert_true(has_host_link(fx.facts, "gpu-8", "mlx5_0", "aa01"));
-    assert_true(has_host_link(fx.facts, NULL, NULL, "bb01"));
+    assert_int_equal(st.unmatched_links, 5);
+    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "000000000000aa01"));
+    assert_true(has_host_link(fx.facts, "gpu-7", "HCA-3", "000000000000bb01"));
+    assert_true(has_host_link(fx.facts, "gpu-8", "mlx5_0", "000000000000aa01"));
+    assert_true(has_host_link(fx.facts, NULL, NULL, "000000000000bb01"));
     assert_int_equal(topo_facts_host_count(fx.facts), 2);
     dispose(&fx);
 }
@@ -405,6 +402,174 @@ static void test_ufm__errors_name_the_field(void **state)
                  "\"source_port_node_description\":1}]",
                  TOPO_EINVALID, "[0].source_port_node_description: expected a string");
     expect_error(1, "{}", TOPO_EINVALID, "expected a list of UFM links, got an object");
+    /* GUIDs, wherever they are: the one rule of topo/guid.h */
+    expect_error(0, "[{\"system_guid\":\"S-aa01\",\"type\":\"switch\",\"guid\":\"aa01 \"}]",
+                 TOPO_EINVALID, "[0].guid: not a GUID: \"aa01 \"");
+    expect_error(0,
+                 "[{\"system_guid\":\"a1\",\"type\":\"switch\","
+                 "\"ports\":[\"a1_1\",\"xa1_2\"]}]",
+                 TOPO_EINVALID, "[0].ports[1]: not a GUID: \"xa1\"");
+    expect_error(0, "[{\"system_guid\":\"10000000000000000\",\"type\":\"switch\"}]",
+                 TOPO_EINVALID, "[0].system_guid: not a GUID");
+    expect_error(1, "[{\"source_guid\":\"\",\"destination_guid\":\"a1\"}]", TOPO_EINVALID,
+                 "t.json: [0].source_guid: not a GUID: \"\"");
+    expect_error(1, "[{\"source_guid\":\"a1\",\"destination_guid\":\"0xg1\"}]",
+                 TOPO_EINVALID, "[0].destination_guid: not a GUID: \"0xg1\"");
+}
+
+/* The systems response of records n in the order of order[] (malloc'd). */
+static char *in_order(const char *const *recs, const size_t *order, size_t n)
+{
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(recs[i]) + 1;
+    char *out = malloc(len);
+    assert_non_null(out);
+    strcpy(out, "[");
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, recs[order[i]]);
+        strcat(out, i + 1 < n ? "," : "]");
+    }
+    return out;
+}
+
+/* Next permutation of v (n), lexicographic; 0 after the last. */
+static int next_order(size_t *v, size_t n)
+{
+    size_t i = n - 1, j = n - 1, t;
+    while (i > 0 && v[i - 1] >= v[i])
+        i--;
+    if (i == 0)
+        return 0;
+    while (v[j] <= v[i - 1])
+        j--;
+    t = v[i - 1], v[i - 1] = v[j], v[j] = t;
+    for (size_t a = i, b = n - 1; a < b; a++, b--)
+        t = v[a], v[a] = v[b], v[b] = t;
+    return 1;
+}
+
+/* The facts of systems recs (in order) and links, as one line per fact and
+ * conflict, for comparing orders. */
+static void facts_of(char *out, size_t size, const char *const *recs, const size_t *order,
+                     size_t n, const char *links, topo_ufm_stats *st)
+{
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    char *systems = in_order(recs, order, n);
+    if (add_text(&fx, systems, 0, &err) != 0 || add_text(&fx, links, 1, &err) != 0)
+        fail_msg("%s", err.text);
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < topo_facts_link_count(fx.facts); i++) {
+        topo_facts_link l = topo_facts_link_at(fx.facts, i);
+        const char *a = topo_facts_switch_id(fx.facts, l.sw), *b = NULL;
+        if (l.is_host_link)
+            b = l.host == TOPO_FACTS_NO_HOST ? "?" : topo_facts_host_name(fx.facts, l.host);
+        else if (strcmp(b = topo_facts_switch_id(fx.facts, l.other), a) > 0)
+            b = a, a = topo_facts_switch_id(fx.facts, l.other); /* the pair in id order */
+        at += (size_t)snprintf(out + at, size - at, "%s-%s\n", b, a);
+    }
+    for (size_t i = 0; i < topo_facts_conflict_count(fx.facts); i++)
+        at += (size_t)snprintf(out + at, size - at, "%s\n", topo_facts_conflict(fx.facts, i));
+    *st = topo_ufm_get_stats(fx.ufm);
+    free(systems);
+    dispose(&fx);
+}
+
+/* Facts whose links are sorted lines: the cable order follows the links,
+ * which are not permuted here, so the text compares as is. */
+static void check_every_order(const char *const *recs, size_t n, const char *links,
+                              const char *want)
+{
+    size_t order[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    char got[4096];
+    topo_ufm_stats st;
+    do {
+        facts_of(got, sizeof got, recs, order, n, links, &st);
+        if (strcmp(got, want) != 0)
+            fail_msg("systems in order %zu %zu %zu %zu %zu:\n%s\nwant:\n%s", order[0], order[1],
+                     order[2], order[3], order[4], got, want);
+        assert_int_equal(st.duplicate_guids, 1);
+    } while (next_order(order, n));
+}
+
+/* Issue 33 item 3: a host record reusing a switch's GUID. In every order
+ * of the records the switch keeps it (its cables stay), the host record
+ * gets nothing through any of its GUIDs, and one conflict names both. */
+static void test_ufm__duplicate_guid_of_a_switch(void **state)
+{
+    (void)state;
+    static const char *const recs[] = {
+        "{\"system_guid\":\"a3\",\"type\":\"switch\",\"system_name\":\"spine\"}",
+        "{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":\"leaf\"}",
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h1 HCA-1\"}",
+        "{\"system_guid\":\"b2\",\"type\":\"host\",\"system_name\":\"h2 HCA-1\"}",
+        "{\"system_guid\":\"0xA3\",\"type\":\"host\",\"system_name\":\"bad HCA-1\","
+        "\"ports\":[\"c9_1\"]}",
+    };
+    static const char links[] =
+        "[{\"source_guid\":\"b1\",\"destination_guid\":\"a1\"},"
+        "{\"source_guid\":\"b2\",\"destination_guid\":\"a1\"},"
+        "{\"source_guid\":\"a1\",\"destination_guid\":\"a3\"},"
+        /* the distrusted record's own port: no cable, no adapter learnt */
+        "{\"source_guid\":\"c9\",\"source_port_node_description\":\"bad HCA-1\","
+        "\"destination_guid\":\"a1\"}]";
+    check_every_order(recs, 5, links,
+                      "h1-00000000000000a1\nh2-00000000000000a1\n"
+                      "00000000000000a1-00000000000000a3\n"
+                      "duplicate GUID 00000000000000a3: switch \"spine\" and host record "
+                      "\"bad HCA-1\" claim it: the switch keeps it; no fabric facts from that "
+                      "record\n");
+}
+
+/* Two host records with one GUID: which is right cannot be told, so
+ * neither gets a cable through it; other hosts are unaffected. */
+static void test_ufm__duplicate_guid_of_two_hosts(void **state)
+{
+    (void)state;
+    static const char *const recs[] = {
+        "{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":\"leaf\"}",
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h1 HCA-1\"}",
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h2 HCA-1\"}",
+        "{\"system_guid\":\"b3\",\"type\":\"host\",\"system_name\":\"h3 HCA-1\"}",
+        /* the same record twice (a page read again) is one system */
+        "{\"system_guid\":\"b3\",\"type\":\"host\",\"system_name\":\"h3 HCA-1\"}",
+    };
+    static const char links[] =
+        "[{\"source_guid\":\"b1\",\"source_port_node_description\":\"h1 HCA-1\","
+        "\"destination_guid\":\"a1\"},"
+        "{\"source_guid\":\"b3\",\"destination_guid\":\"a1\"}]";
+    check_every_order(recs, 5, links,
+                      "h3-00000000000000a1\n"
+                      "duplicate GUID 00000000000000b1: host records \"h1 HCA-1\", \"h2 HCA-1\" "
+                      "claim it: no fabric facts from those records\n");
+    size_t order[] = {0, 1, 2, 3, 4};
+    char got[4096];
+    topo_ufm_stats st;
+    facts_of(got, sizeof got, recs, order, 5, links, &st);
+    assert_int_equal(st.disputed_links, 1);
+    assert_int_equal(st.linked_adapters, 0);
+    assert_int_equal(st.adapters, 3);
+}
+
+/* Systems that claim no GUID (a gateway's system_guid is not its own),
+ * then links: nothing to resolve, every link unmatched (found by
+ * fuzz_ufm: the empty claims were copied from a NULL array). */
+static void test_ufm__no_claims(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(add_text(&fx, "[{\"system_guid\":\"AA01\",\"type\":\"gateway\"}]", 0, &err),
+                     0);
+    assert_int_equal(
+        add_text(&fx, "[{\"source_guid\":\"cc01\",\"destination_guid\":\"aa01\"}]", 1, &err), 0);
+    topo_ufm_stats st = topo_ufm_get_stats(fx.ufm);
+    assert_int_equal(st.other_systems, 1);
+    assert_int_equal(st.unmatched_links, 1);
+    assert_int_equal(topo_facts_conflict_count(fx.facts), 0);
+    dispose(&fx);
 }
 
 static void test_ufm__order_and_limits(void **state)
@@ -446,12 +611,13 @@ static void test_ufm__stats_text(void **state)
     (void)state;
     topo_ufm_stats st = {.switches = 1, .adapters = 2, .linked_adapters = 3,
                          .unnamed_adapters = 4, .other_systems = 5, .switch_links = 6,
-                         .host_links = 7, .ignored_links = 8, .unmatched_links = 9};
+                         .host_links = 7, .ignored_links = 8, .unmatched_links = 9,
+                         .duplicate_guids = 10, .disputed_links = 11};
     char text[TOPO_UFM_STATS_TEXT_MAX], small[14];
     assert_ptr_equal(topo_ufm_stats_text(text, sizeof text, &st, 10), text);
     assert_string_equal(text, "1 switches, 2 adapters (4 unnamed, 3 from links), 10 hosts, 6 "
                               "switch links, 7 host links; skipped 5 other systems, 8 ignored "
-                              "and 9 unmatched links");
+                              "and 9 unmatched links; 10 duplicate GUIDs (11 links to them)");
     topo_ufm_stats_text(small, sizeof small, &st, 10);
     assert_string_equal(small, "1 switches, 2");
 }
@@ -470,6 +636,9 @@ int main(void)
         cmocka_unit_test(test_ufm__errors_name_the_field),
         cmocka_unit_test(test_ufm__order_and_limits),
         cmocka_unit_test(test_ufm__truncated),
+        cmocka_unit_test(test_ufm__duplicate_guid_of_a_switch),
+        cmocka_unit_test(test_ufm__duplicate_guid_of_two_hosts),
+        cmocka_unit_test(test_ufm__no_claims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

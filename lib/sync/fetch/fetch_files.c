@@ -48,15 +48,16 @@ int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
         t.aggregation_nodes += st.aggregation_nodes;
         t.routers += st.routers;
         t.skipped_lines += st.skipped_lines;
+        t.duplicate_guids += st.duplicate_guids;
     }
     if (rc == 0)
         topo_log(TOPO_LOG_INFO,
                  "source ibnetdiscover: %zu dumps, %zu lines, %zu switches, %zu adapters (%zu "
                  "unnamed, %zu named by a map), %zu hosts; skipped %zu aggregation nodes, %zu "
-                 "routers, %zu lines",
+                 "routers, %zu lines; %zu duplicate GUIDs",
                  s->nibnetdiscover, t.lines, t.switches, t.adapters, t.adapters_unnamed,
                  t.adapters_mapped, topo_facts_host_count(f), t.aggregation_nodes, t.routers,
-                 t.skipped_lines);
+                 t.skipped_lines, t.duplicate_guids);
     return rc;
 }
 

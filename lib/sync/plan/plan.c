@@ -34,7 +34,7 @@ typedef struct claim {
  * site (NetBox: rack names are unique per site, not overall) and an NVLink
  * domain field within a rack ("1" in every rack). A value of `inner` is
  * scoped by the `outer` value the same source gives the same host. Switch
- * ids (GUIDs, "S-<guid>") and GPU cliques (which embed the cluster's UUID)
+ * ids (GUIDs, topo/guid.h) and GPU cliques (which embed the cluster's UUID)
  * are unique everywhere: spine and leaf are scoped by nothing, and the GPU
  * source gives no datacenter or rack to scope its cliques by. */
 static const struct {
@@ -304,6 +304,13 @@ int topo_plan_add_facts(topo_plan *plan, const topo_facts *facts, topo_err *err)
             if (rc != 0)
                 return rc;
         }
+    }
+    /* What the source found wrong in its own records (a duplicate GUID). */
+    for (size_t i = 0; i < topo_facts_conflict_count(facts); i++) {
+        const char *text =
+            topo_pool_printf(plan->pool, "%s: %s", source, topo_facts_conflict(facts, i));
+        if (!text || TOPO_ARRAY_PUSH(&plan->conflicts, text) != 0)
+            return topo_err_nomem(err, "plan");
     }
     return 0;
 }

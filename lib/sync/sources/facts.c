@@ -50,6 +50,7 @@ struct topo_facts {
     /* Port names, one pooled copy each: a fabric has a few ("mlx5_0"..7). */
     topo_strmap *port_index; /* name -> index into ports */
     TOPO_ARRAY(const char *) ports;
+    TOPO_ARRAY(const char *) conflicts; /* pooled lines */
 };
 
 static const char *const level_names[TOPO_LEVEL_COUNT] = {
@@ -131,6 +132,7 @@ void topo_facts_free(topo_facts *facts)
     topo_idxset_free(facts->link_index);
     topo_strmap_free(facts->port_index);
     free(facts->ports.items);
+    free(facts->conflicts.items);
     topo_pool_free(facts->pool);
     free(facts);
 }
@@ -430,4 +432,25 @@ int topo_facts_copy_host(int *found, topo_facts *into, const topo_facts *from, c
             rc = topo_facts_add_host_link(into, name, k.port, id, err);
     }
     return rc;
+}
+
+int topo_facts_add_conflict(topo_facts *facts, const char *text, topo_err *err)
+{
+    int rc = check_room(facts, facts->conflicts.n, "conflicts", err);
+    if (rc != 0)
+        return rc;
+    const char *copy = topo_pool_strdup(facts->pool, text ? text : "");
+    if (!copy || TOPO_ARRAY_PUSH(&facts->conflicts, copy) != 0)
+        return topo_err_nomem(err, "facts: conflict");
+    return 0;
+}
+
+size_t topo_facts_conflict_count(const topo_facts *facts)
+{
+    return facts->conflicts.n;
+}
+
+const char *topo_facts_conflict(const topo_facts *facts, size_t i)
+{
+    return i < facts->conflicts.n ? facts->conflicts.items[i] : NULL;
 }

@@ -14,8 +14,12 @@
 #include <unistd.h>
 
 #include "ibnetdiscover_internal.h"
+#include "topo/buf.h"
 #include "topo/codec.h"
+#include "topo/guid.h"
 #include "topo/limits.h"
+#include "topo/log.h"
+#include "topo/strmap.h"
 
 static const char AGGREGATION_SUFFIX[] = "Aggregation Node";
 
@@ -122,9 +126,11 @@ static int resolve_adapters(ibd_dump *d, const topo_ibnetdiscover_map *map, topo
 }
 
 static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                      const char *id, uint64_t guid, const char *desc, topo_err *err)
+                      uint64_t guid, const char *desc, topo_err *err)
 {
+    char id[TOPO_GUID_TEXT_SIZE];
     int from_map = 0;
+    topo_guid_format(id, guid);
     const char *name = node_name(d, map, guid, desc, &from_map);
     if ((desc || from_map) && !name)
         return topo_err_nomem(err, "ibnetdiscover");
@@ -134,9 +140,11 @@ static int add_switch(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_ma
 /* A cable between a switch and an adapter (both declared: ibd_check). */
 static int host_cable(topo_facts *into, const ibd_node *sw, const ibd_node *ca, topo_err *err)
 {
-    if (ca->aggregation)
+    char id[TOPO_GUID_TEXT_SIZE];
+    if (ca->aggregation || ca->disputed)
         return 0;
-    return topo_facts_add_host_link(into, ca->host, ca->port, sw->id, err);
+    topo_guid_format(id, sw->guid);
+    return topo_facts_add_host_link(into, ca->host, ca->port, id, err);
 }
 
 /* Every remote end has a stanza of its own (ibd_check refuses a dump
@@ -153,18 +161,153 @@ static int one_cable(ibd_dump *d, topo_facts *into, const ibd_port *p, topo_err 
         d->stats.adapter_links++;
         return 0;
     }
-    if (a->kind == 'S' && b->kind == 'S')
-        return topo_facts_add_switch_link(into, a->id, b->id, err);
+    if (a->kind == 'S' && b->kind == 'S') {
+        char ia[TOPO_GUID_TEXT_SIZE], ib[TOPO_GUID_TEXT_SIZE];
+        topo_guid_format(ia, a->guid);
+        topo_guid_format(ib, b->guid);
+        return topo_facts_add_switch_link(into, ia, ib, err);
+    }
     return a->kind == 'S' ? host_cable(into, a, b, err) : host_cable(into, b, a, err);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_dup(const void *a, const void *b)
+{
+    const ibd_dup *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The first of node i's duplicates in d->dups (sorted by node), or
+ * d->dups.n. */
+static size_t first_dup(const ibd_dump *d, uint32_t i)
+{
+    size_t lo = 0, hi = d->dups.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->dups.items[mid].node < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The descriptions of the records of adapter node i (its own, then its
+ * duplicates'), sorted and distinct, into out (room for 1 + dups); their
+ * count. */
+static size_t adapter_records(const char **out, const ibd_dump *d, uint32_t i)
+{
+    size_t n = 0;
+    if (d->nodes.items[i].desc)
+        out[n++] = d->nodes.items[i].desc;
+    for (size_t k = first_dup(d, i); k < d->dups.n && d->dups.items[k].node == i; k++)
+        out[n++] = d->dups.items[k].desc;
+    qsort(out, n, sizeof(*out), cmp_str);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (m == 0 || strcmp(out[k], out[m - 1]) != 0)
+            out[m++] = out[k];
+    return m;
+}
+
+/* One disputed adapter: its conflict line, and the hosts its records name
+ * (unplaced facts, as for an adapter without a cable). */
+static int dispute(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+                   const ibd_node *sw, uint32_t i, const char **descs, topo_buf *line,
+                   topo_err *err)
+{
+    ibd_node *ca = &d->nodes.items[i];
+    char guid[TOPO_GUID_TEXT_SIZE];
+    size_t n = adapter_records(descs, d, i);
+    int rc = 0;
+    ca->disputed = 1;
+    topo_guid_format(guid, ca->guid);
+    topo_buf_clear(line);
+    topo_buf_printf(line, "duplicate GUID %s: ", guid);
+    if (sw)
+        topo_buf_printf(line, "switch \"%.80s\" and ", sw->desc ? sw->desc : sw->id);
+    topo_buf_printf(line, "host record%s", n > 1 ? "s" : "");
+    for (size_t k = 0; k < n && k < 8; k++)
+        topo_buf_printf(line, "%s \"%.80s\"", k ? "," : "", descs[k]);
+    if (n > 8)
+        topo_buf_printf(line, " and %zu more", n - 8);
+    topo_buf_printf(line, sw ? " claim it: the switch keeps it; no fabric facts from %s"
+                             : " claim it: no fabric facts from %s",
+                    n > 1 ? "those records" : "that record");
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        const char *host = NULL, *port = NULL;
+        int from_map = 0;
+        const char *name = given_name(map, ca->guid, descs[k], &from_map);
+        rc = adapter_names(d->pool, name, from_map, &host, &port, err);
+        if (rc == 0 && host)
+            rc = topo_facts_add_host(into, host, NULL, err);
+    }
+    return rc != 0 ? rc : line->error != 0 ? topo_err_nomem(err, "ibnetdiscover") : 0;
+}
+
+/* Adapters whose GUID a switch has, or that Ca stanzas declare with
+ * different descriptions: no cable (host_cable), one conflict line each,
+ * in GUID order, so that the report does not depend on the dump's order. */
+static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+                         topo_err *err)
+{
+    topo_strmap *switches = topo_strmap_create(d->stanzas.n);
+    const char **descs = malloc((d->dups.n + 2) * sizeof(*descs));
+    TOPO_ARRAY(const char *) lines = {0};
+    topo_buf line = TOPO_BUF_INIT(4096);
+    int rc = switches && descs ? 0 : topo_err_nomem(err, "ibnetdiscover");
+    if (d->dups.n > 1)
+        qsort(d->dups.items, d->dups.n, sizeof(*d->dups.items), cmp_dup);
+    for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
+        const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
+        if (n->kind == 'S' && topo_strmap_put(switches, n->id + 2, (int32_t)d->stanzas.items[i]))
+            rc = topo_err_nomem(err, "ibnetdiscover");
+    }
+    for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
+        uint32_t at = d->stanzas.items[i];
+        const ibd_node *n = &d->nodes.items[at];
+        if (n->kind != 'H' || n->aggregation)
+            continue;
+        int32_t sw = topo_strmap_get(switches, n->id + 2);
+        size_t k = first_dup(d, at);
+        if (sw < 0 && (k == d->dups.n || d->dups.items[k].node != at))
+            continue;
+        rc = dispute(d, into, map, sw >= 0 ? &d->nodes.items[sw] : NULL, at, descs, &line, err);
+        const char *copy = rc == 0 ? topo_pool_strdup(d->pool, line.ptr) : NULL;
+        if (rc == 0 && (!copy || TOPO_ARRAY_PUSH(&lines, copy) != 0))
+            rc = topo_err_nomem(err, "ibnetdiscover");
+    }
+    if (rc == 0 && lines.n > 1)
+        qsort(lines.items, lines.n, sizeof(*lines.items), cmp_str);
+    for (size_t i = 0; rc == 0 && i < lines.n; i++) {
+        if (i < TOPO_MAX_LOGGED_DUPLICATES)
+            topo_log(TOPO_LOG_WARN, "%s: %s", d->source, lines.items[i]);
+        rc = topo_facts_add_conflict(into, lines.items[i], err);
+    }
+    if (rc == 0 && lines.n > TOPO_MAX_LOGGED_DUPLICATES)
+        topo_log(TOPO_LOG_WARN, "%s: %zu more duplicate GUIDs, listed with the plan's conflicts",
+                 d->source, lines.n - TOPO_MAX_LOGGED_DUPLICATES);
+    d->stats.duplicate_guids = lines.n;
+    topo_buf_dispose(&line);
+    free(lines.items);
+    free(descs);
+    topo_strmap_free(switches);
+    return rc;
 }
 
 static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
 {
     int rc = resolve_adapters(d, map, err);
+    if (rc == 0)
+        rc = find_disputes(d, into, map, err);
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
         const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'S')
-            rc = add_switch(d, into, map, n->id, n->guid, n->desc, err);
+            rc = add_switch(d, into, map, n->guid, n->desc, err);
     }
     for (size_t i = 0; rc == 0 && i < d->ports.n; i++)
         rc = one_cable(d, into, &d->ports.items[i], err);
@@ -172,7 +315,7 @@ static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map 
      * reports it as one it cannot place. */
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
         const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
-        if (n->kind == 'H' && n->host)
+        if (n->kind == 'H' && n->host && !n->disputed)
             rc = topo_facts_add_host(into, n->host, NULL, err);
     }
     return rc;

@@ -47,7 +47,15 @@ typedef struct ibd_node {
     unsigned char stanza;      /* a header of it was read */
     unsigned char has_sysimg;
     unsigned char aggregation; /* a SHARP Aggregation Node: inside its switch */
+    unsigned char disputed;    /* an adapter whose GUID another record claims too */
 } ibd_node;
+
+/* A Ca stanza repeating an adapter's id with another description: two
+ * host records claiming one GUID (rare: kept beside the nodes). */
+typedef struct ibd_dup {
+    uint32_t node;
+    const char *desc; /* pooled, interned */
+} ibd_dup;
 
 /* One port line: a cable from the stanza's node to a remote node, 24 bytes
  * (a large dump has hundreds of thousands): both ends are node indices,
@@ -79,6 +87,7 @@ typedef struct ibd_dump {
     char *scratch; /* a description being looked up, NUL-terminated */
     size_t scratch_cap;
     TOPO_ARRAY(const char *) desc_strs;
+    TOPO_ARRAY(ibd_dup) dups;
     topo_ibnetdiscover_stats stats;
 } ibd_dump;
 

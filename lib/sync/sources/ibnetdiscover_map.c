@@ -7,13 +7,13 @@
  * both lines, since either choice would be silent. */
 #include "topo/ibnetdiscover.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibnetdiscover_internal.h"
 #include "topo/codec.h"
+#include "topo/guid.h"
 #include "topo/limits.h"
 
 typedef struct entry {
@@ -29,7 +29,9 @@ struct topo_ibnetdiscover_map {
 
 static const char *guid_key(topo_pool *pool, uint64_t guid)
 {
-    return topo_pool_printf(pool, "%016" PRIx64, guid);
+    char key[TOPO_GUID_TEXT_SIZE];
+    topo_guid_format(key, guid);
+    return topo_pool_strdup(pool, key);
 }
 
 /* The name of one line: quoted (to the next quote, then only blanks or a
@@ -160,10 +162,10 @@ size_t topo_ibnetdiscover_map_count(const topo_ibnetdiscover_map *map)
 
 const char *topo_ibnetdiscover_map_get(const topo_ibnetdiscover_map *map, uint64_t guid)
 {
-    char key[17];
+    char key[TOPO_GUID_TEXT_SIZE];
     if (!map)
         return NULL;
-    snprintf(key, sizeof(key), "%016" PRIx64, guid);
+    topo_guid_format(key, guid);
     int32_t found = topo_strmap_get(map->index, key);
     return found >= 0 ? map->entries.items[found].name : NULL;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ibnetdiscover_internal.h"
+#include "topo/guid.h"
 #include "topo/log.h"
 
 /* Unknown lines logged one by one before only the count goes on. */
@@ -46,21 +47,19 @@ void ibd_dump_dispose(ibd_dump *d)
     topo_strmap_free(d->index);
     topo_strmap_free(d->descs);
     free(d->desc_strs.items);
+    free(d->dups.items);
     free(d->scratch);
     topo_pool_free(d->pool);
     memset(d, 0, sizeof(*d));
 }
 
-/* By hand: ids are formatted for every port line, and printf showed in
- * the profile of bench_fabric. */
+/* Ids are formatted for every port line: by hand, as topo_guid_format
+ * (printf showed in the profile of bench_fabric). */
 void ibd_format_id(char out[IBD_ID_SIZE], char kind, uint64_t guid)
 {
-    static const char hex[] = "0123456789abcdef";
     out[0] = kind;
     out[1] = '-';
-    for (int i = 0; i < 16; i++)
-        out[2 + i] = hex[(guid >> (60 - 4 * i)) & 0xf];
-    out[18] = '\0';
+    topo_guid_format(out + 2, guid);
 }
 
 const char *ibd_node_id(ibd_dump *d, char kind, uint64_t guid)
@@ -311,6 +310,9 @@ static int header_line(scan *s, ibd_span t, char word)
     }
     if (!n->desc && desc != IBD_NO_DESC)
         n->desc = d->desc_strs.items[desc];
+    else if (kind == 'H' && desc != IBD_NO_DESC && n->desc != d->desc_strs.items[desc] &&
+             TOPO_ARRAY_PUSH(&d->dups, ((ibd_dup){(uint32_t)at, d->desc_strs.items[desc]})) != 0)
+        return topo_err_nomem(s->err, "ibnetdiscover");
     if (!n->has_sysimg && s->has_sysimg) {
         n->sysimg = s->sysimg;
         n->has_sysimg = 1;

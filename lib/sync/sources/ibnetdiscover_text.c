@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "ibnetdiscover_internal.h"
+#include "topo/guid.h"
 
 int ibd_is_blank(char c)
 {
@@ -23,31 +24,13 @@ void ibd_trim(ibd_span *s)
         s->end--;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
+/* The one GUID scanner (topo/guid.h). */
 int ibd_take_hex(ibd_span *s, uint64_t *out)
 {
-    const char *p = s->p;
-    uint64_t v = 0;
-    int digits = 0;
-    for (; p < s->end && hex_value(*p) >= 0; p++) {
-        if (++digits > 16)
-            return -1;
-        v = (v << 4) | (uint64_t)hex_value(*p);
-    }
-    if (digits == 0)
+    size_t used = 0;
+    if (topo_guid_scan(out, &used, s->p, (size_t)(s->end - s->p)) != 0)
         return -1;
-    *out = v;
-    s->p = p;
+    s->p += used;
     return 0;
 }
 

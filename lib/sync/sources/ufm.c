@@ -1,5 +1,7 @@
 /* UFM systems and links into facts (include/topo/ufm.h). Every GUID a
- * system is known by maps to its entry; links are joined through that map.
+ * system is known by is a claim; once the systems are read the claims are
+ * resolved into a map from GUID to its one system, whatever order the
+ * records came in (resolve), and links are joined through that map.
  * Strings the entries keep live in the parser's pool. */
 #include "topo/ufm.h"
 
@@ -10,24 +12,39 @@
 
 #include "srcjson_internal.h"
 #include "topo/array.h"
+#include "topo/buf.h"
+#include "topo/guid.h"
 #include "topo/limits.h"
+#include "topo/log.h"
 #include "topo/pool.h"
 #include "topo/strmap.h"
 
-/* Longer GUID strings than this are not GUIDs (64-bit ones are 16 hex
- * digits; a margin for prefixes and odd formats). */
-#define UFM_GUID_MAX 64
-
+/* In the order a GUID's claims rank: a switch's GUID is what the fabric
+ * routes by, so a switch keeps it against any other record. */
 typedef enum { SYS_SWITCH, SYS_HOST, SYS_OTHER } sys_kind;
+
+/* A GUID claimed by several host records, or one of a host record that
+ * claimed a switch's: known, but nobody's (no adapter is learned for it). */
+#define UFM_DISPUTED (-2)
+
+/* A duplicate GUID's report names at most this many host records. */
+#define UFM_REPORT_NAMES 8
 
 /* An adapter has at most this many ports (ConnectX-7: 1, 2 or 4). */
 #define UFM_ADAPTER_PORTS_MAX 4
+
+typedef struct ufm_claim {
+    const char *guid; /* normalised, pooled */
+    int32_t index;    /* into systems */
+} ufm_claim;
 
 typedef struct ufm_system {
     sys_kind kind;
     const char *id;   /* switches: the facts switch id */
     const char *host; /* hosts: the host name, NULL for a default description */
     const char *port; /* hosts: the adapter ("HCA-1"), NULL when named plainly */
+    const char *label; /* in messages: its system_name, else its system_guid */
+    unsigned char distrusted; /* a host record that claimed another's GUID */
     /* An adapter learned from the links (learn_adapter): the distinct
      * port numbers its links end at, so far. */
     unsigned char learned, nports;
@@ -38,7 +55,13 @@ struct topo_ufm {
     topo_facts *facts;
     topo_pool *pool;
     TOPO_ARRAY(ufm_system) systems;
-    topo_strmap *by_guid; /* normalised GUID -> index in systems */
+    topo_strmap *by_guid; /* normalised GUID -> index in systems, UFM_DISPUTED */
+    topo_strmap *by_system; /* "S<guid>", "H<guid>\x1f<name>" -> the record */
+    /* Every GUID each system is known by (system_guid, guid, ports[]),
+     * resolved into by_guid before the first link (resolve). */
+    TOPO_ARRAY(struct ufm_claim) claims;
+    int unresolved;        /* systems were added since the last resolve */
+    topo_strmap *reported; /* the duplicate lines reported */
     topo_ufm_stats stats;
 };
 
@@ -51,7 +74,9 @@ int topo_ufm_create(topo_ufm **out, topo_facts *facts, topo_err *err)
     u->facts = facts;
     u->pool = topo_pool_create();
     u->by_guid = topo_strmap_create(1024);
-    if (u->pool == NULL || u->by_guid == NULL) {
+    u->by_system = topo_strmap_create(1024);
+    u->reported = topo_strmap_create(16);
+    if (u->pool == NULL || u->by_guid == NULL || u->by_system == NULL || u->reported == NULL) {
         topo_ufm_free(u);
         return topo_err_nomem(err, "ufm");
     }
@@ -64,7 +89,10 @@ void topo_ufm_free(topo_ufm *ufm)
     if (ufm == NULL)
         return;
     free(ufm->systems.items);
+    free(ufm->claims.items);
     topo_strmap_free(ufm->by_guid);
+    topo_strmap_free(ufm->by_system);
+    topo_strmap_free(ufm->reported);
     topo_pool_free(ufm->pool);
     free(ufm);
 }
@@ -79,47 +107,23 @@ const char *topo_ufm_stats_text(char *out, size_t size, const topo_ufm_stats *st
     snprintf(out, size,
              "%zu switches, %zu adapters (%zu unnamed, %zu from links), %zu hosts, %zu switch "
              "links, %zu host links; skipped %zu other systems, %zu ignored and %zu unmatched "
-             "links",
+             "links; %zu duplicate GUIDs (%zu links to them)",
              st->switches, st->adapters, st->unnamed_adapters, st->linked_adapters, hosts,
              st->switch_links, st->host_links, st->other_systems, st->ignored_links,
-             st->unmatched_links);
+             st->unmatched_links, st->duplicate_guids, st->disputed_links);
     return out;
 }
 
-/* A GUID as the map keys it: no "0x", lower case, at most n bytes of s
- * (port names carry "_<n>" after it). 0, or -1 when empty or too long. */
-static int normalise_guid(char out[UFM_GUID_MAX + 1], const char *s, size_t n)
+/* A claim of system index on a GUID (key: normalised), unless the same
+ * system made it already (its system_guid is often its guid). */
+static int claim_guid(topo_ufm *u, const char *key, int32_t index, topo_err *err)
 {
-    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-        n -= 2;
-    }
-    if (n == 0 || n > UFM_GUID_MAX)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (char)tolower((unsigned char)s[i]);
-    out[n] = '\0';
-    return 0;
-}
-
-static int32_t find_guid(const topo_ufm *u, const char *guid)
-{
-    char key[UFM_GUID_MAX + 1];
-    if (guid == NULL || normalise_guid(key, guid, strlen(guid)) != 0)
-        return -1;
-    return topo_strmap_get(u->by_guid, key);
-}
-
-/* Maps a GUID (the first n bytes of s) to system index, unless it already
- * names a system: the first system known by a GUID keeps it. */
-static int map_guid(topo_ufm *u, const char *s, size_t n, int32_t index, topo_err *err)
-{
-    char key[UFM_GUID_MAX + 1];
-    if (normalise_guid(key, s, n) != 0 || topo_strmap_get(u->by_guid, key) >= 0)
-        return 0;
-    const char *k = topo_pool_strdup(u->pool, key);
-    if (k == NULL || topo_strmap_put(u->by_guid, k, index) != 0)
-        return topo_err_nomem(err, "ufm: GUID map");
+    for (size_t i = u->claims.n; i > 0 && u->claims.items[i - 1].index == index; i--)
+        if (strcmp(u->claims.items[i - 1].guid, key) == 0)
+            return 0;
+    ufm_claim c = {topo_pool_strdup(u->pool, key), index};
+    if (c.guid == NULL || TOPO_ARRAY_PUSH(&u->claims, c) != 0)
+        return topo_err_nomem(err, "ufm: GUID claims");
     return 0;
 }
 
@@ -155,7 +159,7 @@ static int split_host(topo_ufm *u, ufm_system *s, const char *name, topo_err *er
     return 0;
 }
 
-/* The GUIDs of a system's ports[] ("<guid>_<n>"), all mapped to index. */
+/* The GUIDs of a system's ports[] ("<guid>_<n>"), all claimed by index. */
 static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t index, topo_err *err)
 {
     char p[TOPO_DECODE_PATH_MAX], ip[TOPO_DECODE_PATH_MAX];
@@ -169,8 +173,13 @@ static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t i
                                 topo_decode_path_index(ip, sizeof(ip), p, i),
                                 topo_decode_type_name(e));
         const char *name = json_string_value(e), *us = strrchr(name, '_');
-        if (us != NULL)
-            rc = map_guid(u, name, (size_t)(us - name), index, err);
+        char key[TOPO_GUID_TEXT_SIZE];
+        if (us == NULL)
+            continue;
+        rc = topo_guid_normalise(key, name, (size_t)(us - name),
+                                 topo_decode_path_index(ip, sizeof(ip), p, i), err);
+        if (rc == 0)
+            rc = claim_guid(u, key, index, err);
     }
     return rc;
 }
@@ -180,7 +189,7 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
 {
     const char *sys_guid = NULL, *guid = NULL, *type = NULL, *name = NULL;
     ufm_system s = {.kind = SYS_OTHER};
-    char key[UFM_GUID_MAX + 1];
+    char key[TOPO_GUID_TEXT_SIZE], own[TOPO_GUID_TEXT_SIZE], field[TOPO_DECODE_PATH_MAX];
     int rc;
     if (!json_is_object(rec))
         return topo_err_set(err, TOPO_EINVALID, "%s: expected an object, got %s", path,
@@ -190,14 +199,31 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
         (rc = topo_decode_string(&type, rec, "type", path, 1, NULL, err)) != 0 ||
         (rc = topo_decode_string(&name, rec, "system_name", path, 0, NULL, err)) != 0)
         return rc;
-    if (normalise_guid(key, sys_guid, strlen(sys_guid)) != 0)
-        return topo_err_set(err, TOPO_EINVALID, "%s.system_guid: not a GUID: \"%.80s\"", path,
-                            sys_guid);
+    if ((rc = topo_guid_normalise(key, sys_guid, strlen(sys_guid),
+                                  topo_decode_path_key(field, sizeof(field), path, "system_guid"),
+                                  err)) != 0 ||
+        (guid != NULL &&
+         (rc = topo_guid_normalise(own, guid, strlen(guid),
+                                   topo_decode_path_key(field, sizeof(field), path, "guid"),
+                                   err)) != 0))
+        return rc;
     int is_switch = strcmp(type, "switch") == 0, is_host = strcmp(type, "host") == 0;
+    s.label = topo_pool_strdup(u->pool, name != NULL && *name != '\0' ? name : key);
+    if (s.label == NULL)
+        return topo_err_nomem(err, "ufm: system");
     /* A submodule's system_guid is its parent switch's: only its own GUIDs
-     * are its. A system seen before keeps its entry. */
-    if ((is_switch || is_host) && topo_strmap_get(u->by_guid, key) >= 0)
-        return 0;
+     * are its. A record seen before (a page read twice: a switch by its
+     * GUID, a host by its GUID and name) is skipped; any other record with
+     * that GUID is a second claim on it (resolve). */
+    const char *seen = NULL;
+    if (is_switch || is_host) {
+        seen = is_switch ? topo_pool_printf(u->pool, "S%s", key)
+                         : topo_pool_printf(u->pool, "H%s\x1f%s", key, s.label);
+        if (seen == NULL)
+            return topo_err_nomem(err, "ufm: system");
+        if (topo_strmap_get(u->by_system, seen) >= 0)
+            return 0;
+    }
     if (is_switch) {
         s.kind = SYS_SWITCH;
         if ((s.id = topo_pool_strdup(u->pool, key)) == NULL)
@@ -217,9 +243,14 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
     int32_t index = (int32_t)u->systems.n;
     if (rc != 0 || (rc = TOPO_ARRAY_PUSH(&u->systems, s)) != 0)
         return rc == TOPO_ENOMEM ? topo_err_nomem(err, "ufm: systems") : rc;
-    if (s.kind != SYS_OTHER && (rc = map_guid(u, key, strlen(key), index, err)) != 0)
-        return rc;
-    if (guid != NULL && (rc = map_guid(u, guid, strlen(guid), index, err)) != 0)
+    u->unresolved = 1;
+    if (s.kind != SYS_OTHER) {
+        if (topo_strmap_put(u->by_system, seen, index) != 0)
+            return topo_err_nomem(err, "ufm: systems");
+        if ((rc = claim_guid(u, key, index, err)) != 0)
+            return rc;
+    }
+    if (guid != NULL && (rc = claim_guid(u, own, index, err)) != 0)
         return rc;
     return map_ports(u, rec, path, index, err);
 }
@@ -314,7 +345,8 @@ static const char *agent_port(const ufm_system *h, const char *node_desc, const 
  * node description, port dname and port name ("<guid>_<n>"). */
 typedef struct link_end {
     const char *guid, *desc, *dname, *port_name;
-    int32_t index;
+    char key[TOPO_GUID_TEXT_SIZE]; /* guid, normalised */
+    int32_t index; /* -1 unknown, UFM_DISPUTED */
 } link_end;
 
 static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const char *prefix,
@@ -323,8 +355,12 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
     char key[64];
     int rc;
     e->desc = e->dname = e->port_name = NULL; /* optional: absent stays NULL */
+    char field[TOPO_DECODE_PATH_MAX];
     snprintf(key, sizeof(key), "%sguid", prefix);
-    if ((rc = topo_decode_string(&e->guid, rec, key, path, 1, NULL, err)) != 0)
+    if ((rc = topo_decode_string(&e->guid, rec, key, path, 1, NULL, err)) != 0 ||
+        (rc = topo_guid_normalise(e->key, e->guid, strlen(e->guid),
+                                  topo_decode_path_key(field, sizeof(field), path, key), err)) !=
+            0)
         return rc;
     snprintf(key, sizeof(key), "%sport_node_description", prefix);
     if ((rc = topo_decode_string(&e->desc, rec, key, path, 0, NULL, err)) != 0)
@@ -335,7 +371,7 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
     snprintf(key, sizeof(key), "%sport_name", prefix);
     if ((rc = topo_decode_string(&e->port_name, rec, key, path, 0, NULL, err)) != 0)
         return rc;
-    e->index = find_guid(u, e->guid);
+    e->index = topo_strmap_get(u->by_guid, e->key);
     return 0;
 }
 
@@ -345,15 +381,14 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
  * systems record would have made it. The systems were then asked for
  * switches only (`?type=switch`): hosts are most of that response, and the
  * links carry their names. A SHArP aggregation node (a switch's submodule,
- * "Mellanox Technologies Aggregation Node"), a blank description or a GUID
- * that is not one leaves the end unknown. */
+ * "Mellanox Technologies Aggregation Node") or a blank description leaves
+ * the end unknown. */
 static int learn_adapter(link_end *e, topo_ufm *u, topo_err *err)
 {
-    char key[UFM_GUID_MAX + 1];
-    ufm_system s = {.kind = SYS_HOST, .learned = 1};
+    ufm_system s = {.kind = SYS_HOST, .learned = 1, .label = e->desc};
     const char *d = e->desc;
     int rc = 0;
-    if (d == NULL || normalise_guid(key, e->guid, strlen(e->guid)) != 0)
+    if (d == NULL)
         return 0;
     d += strspn(d, " \t");
     if (*d == '\0' || strstr(d, "Aggregation Node") != NULL)
@@ -368,8 +403,9 @@ static int learn_adapter(link_end *e, topo_ufm *u, topo_err *err)
     int32_t index = (int32_t)u->systems.n;
     if (rc == 0 && TOPO_ARRAY_PUSH(&u->systems, s) != 0)
         rc = topo_err_nomem(err, "ufm: systems");
-    if (rc == 0)
-        rc = map_guid(u, key, strlen(key), index, err);
+    if (rc == 0 && (rc = claim_guid(u, e->key, index, err)) == 0 &&
+        topo_strmap_put(u->by_guid, u->claims.items[u->claims.n - 1].guid, index) != 0)
+        rc = topo_err_nomem(err, "ufm: GUID map");
     if (rc == 0) {
         u->stats.adapters++;
         u->stats.linked_adapters++;
@@ -425,9 +461,9 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
     if ((rc = read_end(&ea, u, rec, "source_", path, err)) != 0 ||
         (rc = read_end(&eb, u, rec, "destination_", path, err)) != 0)
         return rc;
-    if (ea.index < 0 && is_switch(u, &eb))
+    if (ea.index == -1 && is_switch(u, &eb))
         rc = learn_adapter(&ea, u, err);
-    else if (eb.index < 0 && is_switch(u, &ea))
+    else if (eb.index == -1 && is_switch(u, &ea))
         rc = learn_adapter(&eb, u, err);
     if (rc == 0)
         rc = check_learned(u, &ea, "source_", path, err);
@@ -435,6 +471,10 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
         rc = check_learned(u, &eb, "destination_", path, err);
     if (rc != 0)
         return rc;
+    if (ea.index == UFM_DISPUTED || eb.index == UFM_DISPUTED) {
+        u->stats.disputed_links++;
+        return 0;
+    }
     if (ea.index < 0 || eb.index < 0) {
         u->stats.unmatched_links++;
         return 0;
@@ -473,15 +513,150 @@ static int link_each(const json_t *rec, size_t i, void *payload, topo_err *err)
     return add_link(payload, rec, topo_decode_path_index(p, sizeof(p), "", i), err);
 }
 
-static int links_first(const topo_ufm *ufm, topo_err *err)
+static const ufm_list ufm_links = {"UFM links response", "links", link_each};
+
+static int cmp_claim(const void *a, const void *b)
+{
+    const ufm_claim *x = a, *y = b;
+    int c = strcmp(x->guid, y->guid);
+    return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A claimant of a GUID, by the label reports name it by. */
+typedef struct ufm_named {
+    const char *label;
+    int32_t index;
+} ufm_named;
+
+static int cmp_named(const void *a, const void *b)
+{
+    return strcmp(((const ufm_named *)a)->label, ((const ufm_named *)b)->label);
+}
+
+/* The records of one kind among a GUID's claims (n at c), sorted by label
+ * and one per label (records named alike are one name in a report), into
+ * out (room for n); their count. */
+static size_t claimants(ufm_named *out, const topo_ufm *u, const ufm_claim *c, size_t n,
+                        sys_kind kind)
+{
+    size_t k = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u->systems.items[c[i].index].kind == kind)
+            out[k++] = (ufm_named){u->systems.items[c[i].index].label, c[i].index};
+    if (k > 1)
+        qsort(out, k, sizeof(*out), cmp_named);
+    for (size_t i = 0; i < k; i++)
+        if (m == 0 || strcmp(out[i].label, out[m - 1].label) != 0)
+            out[m++] = out[i];
+    return m;
+}
+
+/* A duplicate GUID's line in the facts' conflicts, once. */
+static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
+{
+    const char *key = NULL;
+    if (topo_strmap_get(u->reported, line->ptr) >= 0)
+        return 0;
+    if ((key = topo_pool_strdup(u->pool, line->ptr)) == NULL ||
+        topo_strmap_put(u->reported, key, 0) != 0)
+        return topo_err_nomem(err, "ufm: report");
+    if (++u->stats.duplicate_guids <= TOPO_MAX_LOGGED_DUPLICATES)
+        topo_log(TOPO_LOG_WARN, "ufm: %s", line->ptr);
+    else if (u->stats.duplicate_guids == TOPO_MAX_LOGGED_DUPLICATES + 1)
+        topo_log(TOPO_LOG_WARN, "ufm: more duplicate GUIDs: counted in the source's stats, "
+                                "listed with the plan's conflicts");
+    return topo_facts_add_conflict(u->facts, line->ptr, err);
+}
+
+/* One GUID's claims (n, sorted, at c): a switch keeps its GUID against any
+ * other record (the fabric routes by it); a host record that claimed it
+ * anyway is distrusted, and so are host records that claim one GUID
+ * together (which is right cannot be told). Other systems (submodules)
+ * yield silently. Reported with every claimant named, in label order, so
+ * that the report does not depend on the records' order. */
+static int judge(topo_ufm *u, const ufm_claim *c, size_t n, ufm_named *scratch, topo_buf *line,
+                 topo_err *err)
+{
+    ufm_named *sw = scratch, *hosts = scratch + n;
+    size_t nsw = claimants(sw, u, c, n, SYS_SWITCH), nh = claimants(hosts, u, c, n, SYS_HOST);
+    topo_buf_clear(line);
+    if (nh == 0 || (nsw == 0 && nh == 1))
+        return 0;
+    for (size_t i = 0; i < n; i++) /* every record, also those named alike */
+        if (u->systems.items[c[i].index].kind == SYS_HOST)
+            u->systems.items[c[i].index].distrusted = 1;
+    topo_buf_printf(line, "duplicate GUID %s: ", c[0].guid);
+    if (nsw > 0)
+        topo_buf_printf(line, "switch \"%.80s\" and ", sw[0].label);
+    topo_buf_printf(line, "host record%s", nh > 1 ? "s" : "");
+    for (size_t i = 0; i < nh && i < UFM_REPORT_NAMES; i++)
+        topo_buf_printf(line, "%s \"%.80s\"", i ? "," : "", hosts[i].label);
+    if (nh > UFM_REPORT_NAMES)
+        topo_buf_printf(line, " and %zu more", nh - UFM_REPORT_NAMES);
+    topo_buf_printf(line, nsw > 0 ? " claim it: the switch keeps it; no fabric facts from %s"
+                                  : " claim it: no fabric facts from %s",
+                    nh > 1 ? "those records" : "that record");
+    return line->error != 0 ? topo_err_nomem(err, "ufm: report") : report(u, line, err);
+}
+
+/* The GUID each claim names, to its one system (judge): the switch of a
+ * contested GUID, UFM_DISPUTED for a distrusted host record's GUIDs, else
+ * the lowest-labelled other system, else the first claim. */
+static int resolve(topo_ufm *u, topo_err *err)
+{
+    size_t n = u->claims.n;
+    if (!u->unresolved)
+        return 0;
+    ufm_claim *c = malloc((n + 1) * sizeof(*c));
+    ufm_named *scratch = malloc((2 * n + 1) * sizeof(*scratch));
+    topo_strmap *map = topo_strmap_create(n);
+    topo_buf line = TOPO_BUF_INIT(4096);
+    int rc = c && scratch && map ? 0 : topo_err_nomem(err, "ufm: GUID map");
+    if (rc == 0 && n > 0) { /* systems of other kinds without a GUID of their own: none */
+        memcpy(c, u->claims.items, n * sizeof(*c));
+        qsort(c, n, sizeof(*c), cmp_claim);
+    }
+    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+        for (j = i + 1; j < n && strcmp(c[j].guid, c[i].guid) == 0;)
+            j++;
+        rc = judge(u, c + i, j - i, scratch, &line, err);
+    }
+    for (size_t i = 0, j; rc == 0 && i < n; i = j) {
+        int32_t owner = -1;
+        for (j = i; j < n && strcmp(c[j].guid, c[i].guid) == 0; j++) {
+            const ufm_system *s = &u->systems.items[c[j].index];
+            const ufm_system *o = owner >= 0 ? &u->systems.items[owner] : NULL;
+            if (o == NULL || s->kind < o->kind ||
+                (s->kind == o->kind && strcmp(s->label, o->label) < 0))
+                owner = c[j].index;
+        }
+        if (u->systems.items[owner].distrusted)
+            owner = UFM_DISPUTED;
+        if (topo_strmap_put(map, c[i].guid, owner) != 0)
+            rc = topo_err_nomem(err, "ufm: GUID map");
+    }
+    if (rc == 0) {
+        topo_strmap_free(u->by_guid);
+        u->by_guid = map;
+        map = NULL;
+        u->unresolved = 0;
+    }
+    topo_buf_dispose(&line);
+    topo_strmap_free(map);
+    free(scratch);
+    free(c);
+    return rc;
+}
+
+/* Links name systems by GUID: after the systems, whose claims are then
+ * resolved. */
+static int links_first(topo_ufm *ufm, topo_err *err)
 {
     return ufm->systems.n == 0
                ? topo_err_set(err, TOPO_EINVALID,
                               "UFM links before any systems: parse the systems response first")
-               : 0;
+               : resolve(ufm, err);
 }
-
-static const ufm_list ufm_links = {"UFM links response", "links", link_each};
 
 /* Links name systems by GUID: refused before any record is read. */
 int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source, topo_err *err)
