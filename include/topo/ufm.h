@@ -64,6 +64,7 @@ typedef struct topo_ufm_stats {
     size_t host_links;       /* switch-host link records */
     size_t ignored_links;    /* host-host, to other systems, switch to itself */
     size_t unmatched_links;  /* an end no system is known by */
+    size_t bad_guid_links;   /* an end whose GUID is not one (skipped, not the read) */
     size_t duplicate_guids;  /* GUIDs a host record claimed with another (reported) */
     size_t disputed_links;   /* link records with an end at such a GUID's record */
 } topo_ufm_stats;

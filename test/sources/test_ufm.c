@@ -411,10 +411,33 @@ static void test_ufm__errors_name_the_field(void **state)
                  TOPO_EINVALID, "[0].ports[1]: not a GUID: \"xa1\"");
     expect_error(0, "[{\"system_guid\":\"10000000000000000\",\"type\":\"switch\"}]",
                  TOPO_EINVALID, "[0].system_guid: not a GUID");
-    expect_error(1, "[{\"source_guid\":\"\",\"destination_guid\":\"a1\"}]", TOPO_EINVALID,
-                 "t.json: [0].source_guid: not a GUID: \"\"");
-    expect_error(1, "[{\"source_guid\":\"a1\",\"destination_guid\":\"0xg1\"}]",
-                 TOPO_EINVALID, "[0].destination_guid: not a GUID: \"0xg1\"");
+}
+
+/* A link whose end is no GUID ("", a typo) is skipped and counted, the
+ * read going on: one odd link record must not stop every later read of
+ * the fabric (a systems record with one is refused: it is an identity). */
+static void test_ufm__link_not_a_guid_skipped(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    assert_int_equal(add_text(&fx,
+                              "[{\"system_guid\":\"a1\",\"type\":\"switch\"},"
+                              "{\"system_guid\":\"a2\",\"type\":\"switch\"}]",
+                              0, &err),
+                     0);
+    assert_int_equal(add_text(&fx,
+                              "[{\"source_guid\":\"\",\"destination_guid\":\"a1\","
+                              "\"source_port_node_description\":\"h1 HCA-1\"},"
+                              "{\"source_guid\":\"a1\",\"destination_guid\":\"0xg1\"},"
+                              "{\"source_guid\":\"S-a1\",\"destination_guid\":\"0xA2\"}]",
+                              1, &err),
+                     0);
+    topo_ufm_stats st = topo_ufm_get_stats(fx.ufm);
+    assert_int_equal(st.bad_guid_links, 2);
+    assert_int_equal(st.switch_links, 1);
+    assert_int_equal(st.adapters, 0); /* no adapter learnt from the bad end */
+    dispose(&fx);
 }
 
 /* The systems response of records n in the order of order[] (malloc'd). */
@@ -612,12 +635,13 @@ static void test_ufm__stats_text(void **state)
     topo_ufm_stats st = {.switches = 1, .adapters = 2, .linked_adapters = 3,
                          .unnamed_adapters = 4, .other_systems = 5, .switch_links = 6,
                          .host_links = 7, .ignored_links = 8, .unmatched_links = 9,
-                         .duplicate_guids = 10, .disputed_links = 11};
+                         .duplicate_guids = 10, .disputed_links = 11, .bad_guid_links = 12};
     char text[TOPO_UFM_STATS_TEXT_MAX], small[14];
     assert_ptr_equal(topo_ufm_stats_text(text, sizeof text, &st, 10), text);
     assert_string_equal(text, "1 switches, 2 adapters (4 unnamed, 3 from links), 10 hosts, 6 "
-                              "switch links, 7 host links; skipped 5 other systems, 8 ignored "
-                              "and 9 unmatched links; 10 duplicate GUIDs (11 links to them)");
+                              "switch links, 7 host links; skipped 5 other systems, 8 ignored, "
+                              "9 unmatched and 12 links with an end whose GUID is not one; 10 "
+                              "duplicate GUIDs (11 links to them)");
     topo_ufm_stats_text(small, sizeof small, &st, 10);
     assert_string_equal(small, "1 switches, 2");
 }
@@ -639,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_ufm__duplicate_guid_of_a_switch),
         cmocka_unit_test(test_ufm__duplicate_guid_of_two_hosts),
         cmocka_unit_test(test_ufm__no_claims),
+        cmocka_unit_test(test_ufm__link_not_a_guid_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@ typedef enum { SYS_SWITCH, SYS_HOST, SYS_OTHER } sys_kind;
 /* A GUID claimed by several host records, or one of a host record that
  * claimed a switch's: known, but nobody's (no adapter is learned for it). */
 #define UFM_DISPUTED (-2)
+/* A link's end whose GUID is no GUID: that link is skipped and counted
+ * (one odd record must not stop every later read of the fabric). */
+#define UFM_NOT_A_GUID (-3)
 
 /* A duplicate GUID's report names at most this many host records. */
 #define UFM_REPORT_NAMES 8
@@ -106,11 +109,11 @@ const char *topo_ufm_stats_text(char *out, size_t size, const topo_ufm_stats *st
 {
     snprintf(out, size,
              "%zu switches, %zu adapters (%zu unnamed, %zu from links), %zu hosts, %zu switch "
-             "links, %zu host links; skipped %zu other systems, %zu ignored and %zu unmatched "
-             "links; %zu duplicate GUIDs (%zu links to them)",
+             "links, %zu host links; skipped %zu other systems, %zu ignored, %zu unmatched "
+             "and %zu links with an end whose GUID is not one; %zu duplicate GUIDs (%zu links to them)",
              st->switches, st->adapters, st->unnamed_adapters, st->linked_adapters, hosts,
              st->switch_links, st->host_links, st->other_systems, st->ignored_links,
-             st->unmatched_links, st->duplicate_guids, st->disputed_links);
+             st->unmatched_links, st->bad_guid_links, st->duplicate_guids, st->disputed_links);
     return out;
 }
 
@@ -346,7 +349,7 @@ static const char *agent_port(const ufm_system *h, const char *node_desc, const 
 typedef struct link_end {
     const char *guid, *desc, *dname, *port_name;
     char key[TOPO_GUID_TEXT_SIZE]; /* guid, normalised */
-    int32_t index; /* -1 unknown, UFM_DISPUTED */
+    int32_t index; /* -1 unknown, UFM_DISPUTED, UFM_NOT_A_GUID */
 } link_end;
 
 static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const char *prefix,
@@ -357,11 +360,12 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
     e->desc = e->dname = e->port_name = NULL; /* optional: absent stays NULL */
     char field[TOPO_DECODE_PATH_MAX];
     snprintf(key, sizeof(key), "%sguid", prefix);
-    if ((rc = topo_decode_string(&e->guid, rec, key, path, 1, NULL, err)) != 0 ||
-        (rc = topo_guid_normalise(e->key, e->guid, strlen(e->guid),
-                                  topo_decode_path_key(field, sizeof(field), path, key), err)) !=
-            0)
+    if ((rc = topo_decode_string(&e->guid, rec, key, path, 1, NULL, err)) != 0)
         return rc;
+    topo_err not_guid = {0};
+    int bad = topo_guid_normalise(e->key, e->guid, strlen(e->guid),
+                                  topo_decode_path_key(field, sizeof(field), path, key),
+                                  &not_guid) != 0;
     snprintf(key, sizeof(key), "%sport_node_description", prefix);
     if ((rc = topo_decode_string(&e->desc, rec, key, path, 0, NULL, err)) != 0)
         return rc;
@@ -371,7 +375,7 @@ static int read_end(link_end *e, const topo_ufm *u, const json_t *rec, const cha
     snprintf(key, sizeof(key), "%sport_name", prefix);
     if ((rc = topo_decode_string(&e->port_name, rec, key, path, 0, NULL, err)) != 0)
         return rc;
-    e->index = topo_strmap_get(u->by_guid, e->key);
+    e->index = bad ? UFM_NOT_A_GUID : topo_strmap_get(u->by_guid, e->key);
     return 0;
 }
 
@@ -471,6 +475,10 @@ static int add_link(topo_ufm *u, const json_t *rec, const char *path, topo_err *
         rc = check_learned(u, &eb, "destination_", path, err);
     if (rc != 0)
         return rc;
+    if (ea.index == UFM_NOT_A_GUID || eb.index == UFM_NOT_A_GUID) {
+        u->stats.bad_guid_links++;
+        return 0;
+    }
     if (ea.index == UFM_DISPUTED || eb.index == UFM_DISPUTED) {
         u->stats.disputed_links++;
         return 0;
