@@ -26,7 +26,6 @@ file again, and admissions follow: one is answered unplaced with SQLite's
 "malformed" as a warning, and the webhook exits 1 (before, it went on
 answering from the damaged file); then the second webhook as above.
 """
-import argparse
 import json
 import os
 import re
@@ -34,10 +33,10 @@ import sys
 import time
 import uuid
 
-from harness import FAILURES, check, expect, finish
+from harness import check, expect
 from harness.pods import (ASSIGNMENT, FAKE_NODE_LEVELS, HOST_LABEL, RACK_LABEL, apply_patch,
                           job_pod, node_selector)
-from harness.webhook import WebhookApiEnv, metric, start_daemon
+from harness.webhook import WebhookApiEnv, main_against_api, metric, start_daemon
 
 NS = "team-a"
 
@@ -214,30 +213,10 @@ def run(binary, api, ws, corrupt):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--webhook", required=True)
-    ap.add_argument("--corrupt", choices=sorted(CORRUPT), required=True)
-    args = ap.parse_args()
-    api = WebhookApiEnv()
-    ws = []
-    logs = {}
-    try:
-        try:
-            run(args.webhook, api, ws, args.corrupt)
-        except Exception as e:  # setup failures: report with the logs
-            check(False, "error: %r" % e)
-        finally:
-            for w in ws:
-                logs[w.name] = w.stop()
-                check(w.proc.returncode == 0,
-                      "%s: clean exit on SIGTERM (rc %r)" % (w.name, w.proc.returncode))
-            logs["apiserver"] = api.server_log()
-        if FAILURES:
-            for lname, log in logs.items():
-                print("--- %s log (tail) ---\n%s" % (lname, log[-6000:]))
-    finally:
-        api.close()
-    return finish("webhook_corrupt_cache_e2e." + args.corrupt)
+    return main_against_api(
+        lambda args: "webhook_corrupt_cache_e2e." + args.corrupt,
+        lambda binary, api, ws, args: run(binary, api, ws, args.corrupt),
+        lambda ap: ap.add_argument("--corrupt", choices=sorted(CORRUPT), required=True))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 server certificate, waited for on its health port's /readyz, asked over
 HTTPS verified against the test CA, stopped with its log read back."""
 
+import functools
 import http.client
 import json
 import os
@@ -221,17 +222,28 @@ def check_prometheus(text):
     return all(metric_line_ok(line) for line in text.splitlines())
 
 
-def main_against_api(name, run):
+def _run_with_args(run, args, binary, api, ws):
+    return run(binary, api, ws, args)
+
+
+def main_against_api(name, run, add_options=None):
     """The main() of a driver that starts topo-webhooks against one fake API
     server: `--webhook BINARY` parsed, run(binary, api, ws) called (it
     appends the webhooks it starts to ws), an exception from it a failure;
     then every webhook stopped, its clean exit on SIGTERM checked, and on
     any failure each log's tail and the API server's printed. Returns
-    finish(name)."""
+    finish(name). With add_options(parser), the driver's own options are
+    parsed too, run is called as run(binary, api, ws, args) and name may be
+    a function of args."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--webhook", required=True)
+    if add_options:
+        add_options(ap)
     args = ap.parse_args()
+    if add_options:
+        run = functools.partial(_run_with_args, run, args)
+        name = name(args) if callable(name) else name
     api = WebhookApiEnv()
     ws = []
     logs = {}
