@@ -691,7 +691,7 @@ def lldp_collector_compact(env):
     col.body = json.dumps({h: doc for h in reversed(hosts)}, separators=(",", ":")).encode()
     p, rss = run_rss(env, cfg)
     print("%d hosts, %.1f MiB compact: peak RSS %d MiB, %d MiB over one host's (%.1f times "
-          "the body)" % (len(hosts), len(col.body) / 2**20, rss >> 20, base >> 20,
+          "the body)" % (len(hosts), len(col.body) / 2**20, rss >> 20, (rss - base) >> 20,
                          (rss - base) / len(col.body)))
     expect(p.returncode == 0, p.stderr[-2000:])
     expect(sorted(json.loads(p.stdout)) == hosts, p.stdout[:500])
