@@ -48,9 +48,11 @@ static int add_host(const char *key, size_t offset, size_t len, void *payload, t
                             "%s: GET %s: \"%.100s\": its lldpd document is %zu bytes, more than "
                             "the %u one host's document may be; refused",
                             f->name, f->target, key, len, (unsigned)TOPO_MAX_LLDP_DOCUMENT);
-    if (l->items.n >= TOPO_MAX_FACTS_ENTRIES)
-        return topo_err_set(err, TOPO_ELIMIT, "%s: GET %s: more than %u hosts; refused", f->name,
-                            f->target, (unsigned)TOPO_MAX_FACTS_ENTRIES);
+    if (l->items.n >= TOPO_MAX_LLDP_HOSTS)
+        return topo_err_set(err, TOPO_ELIMIT,
+                            "%s: GET %s: more than %u hosts in one answer; refused (give a "
+                            "larger fleet's documents as files)",
+                            f->name, f->target, (unsigned)TOPO_MAX_LLDP_HOSTS);
     host_span h = {.name = topo_pool_strdup(l->pool, key), .offset = offset, .len = len};
     if (h.name == NULL || TOPO_ARRAY_PUSH(&l->items, h) != 0)
         return topo_err_nomem(err, f->name);
