@@ -699,6 +699,9 @@ def lldp_collector_compact(env):
                          (rss - base) / len(col.body)))
     expect(p.returncode == 0, p.stderr[-2000:])
     expect(sorted(json.loads(p.stdout)) == hosts, p.stdout[:500])
+    if os.environ.get("TOPO_E2E_SANITIZED"):
+        print("sanitizer build: ASan's allocator is not the one measured; bound not checked")
+        return
     expect(rss - base <= ACCEPTED_RSS_RATIO * len(col.body),
            "peak RSS %d MiB, %d MiB over one host's, more than %d times the body of %d bytes"
            % (rss >> 20, (rss - base) >> 20, ACCEPTED_RSS_RATIO, len(col.body)))
