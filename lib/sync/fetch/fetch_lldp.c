@@ -68,7 +68,14 @@ static int read_host(const topo_fetch *f, topo_facts *facts, const host_span *h,
     size_t nn = 0;
     /* Positions are within the host's document. */
     snprintf(source, sizeof(source), "%s: GET %s: \"%.100s\"", f->name, f->target, h->name);
-    int rc = topo_codec_json_parse_source(&doc, body + h->offset, h->len, source, err);
+    const char *text = body + h->offset;
+    int rc = 0;
+    /* A scalar (a string, a number) is read as one, for the parser's "expected an lldpd
+     * document (an object), got a string"; anything else within the budget. */
+    if (h->len > 0 && text[0] != '{' && text[0] != '[')
+        doc = json_loadb(text, h->len, JSON_DECODE_ANY, NULL);
+    if (doc == NULL)
+        rc = topo_codec_json_parse_source(&doc, text, h->len, source, err);
     if (rc == 0) {
         rc = topo_lldp_parse_json(&nn, facts, h->name, doc, NULL, err);
         if (rc != 0)
