@@ -73,6 +73,25 @@ typedef struct topo_codec_each {
 int topo_codec_json_each(int *found, const char *text, size_t len, const char *source,
                          const topo_codec_each *how, topo_err *err) TOPO_MUST_CHECK;
 
+/* A member of the top-level object read by topo_codec_json_members: its key
+ * and where its value's text is (offset and length in the text given). A
+ * non-zero return stops the walk and is returned as is. */
+typedef int (*topo_codec_span_fn)(const char *key, size_t offset, size_t len, void *payload,
+                                  topo_err *err);
+
+/* The members of a top-level JSON object, without parsing their values:
+ * each member's key (duplicates refused, as topo_codec_json_parse refuses
+ * them) and the extent of its value go to fn, in the text's order, for a
+ * caller that parses one member at a time (an LLDP collector's answer holds
+ * a whole lldpd document per host). Only the object's own syntax and the
+ * values' brackets and strings are checked here: the caller parses each
+ * value's text, which checks the rest. *found is 0 (and fn never called)
+ * when the document is not an object or holds a NUL byte: the caller
+ * parses it whole. 0, TOPO_EINVALID ("source:line:column: message"),
+ * TOPO_ENOMEM, or fn's code. */
+int topo_codec_json_members(int *found, const char *text, size_t len, const char *source,
+                            topo_codec_span_fn fn, void *payload, topo_err *err) TOPO_MUST_CHECK;
+
 /* topo_codec_json_parse and topo_codec_json_each for a payload from
  * outside (a source's response or a saved copy of one): the same, within a
  * memory budget for jansson's tree (topo_codec_source_budget(len), live

@@ -163,9 +163,15 @@
 #define TOPO_MAX_NETBOX_PAGE (16u * 1024u * 1024u)
 #define TOPO_MAX_UFM_RESPONSE (64u * 1024u * 1024u)
 /* An LLDP collector's one response over HTTP (topo/fetch.h): every host's
- * document in one JSON object, parsed as one tree: 2,000 hosts of 14 KB
- * (compact) fit; larger fleets give the documents as files (--lldp-dir). */
+ * document in one JSON object, read a host's document at a time (each at
+ * most TOPO_MAX_LLDP_DOCUMENT): 2,000 hosts of 14 KB (compact) fit; larger
+ * fleets give the documents as files (--lldp-dir). */
 #define TOPO_MAX_LLDP_RESPONSE (32u * 1024u * 1024u)
+/* Hosts in that one response: each costs its facts and labels (about 540
+ * bytes, whatever its document's size), so a response of a million
+ * neighbourless hosts (`"h1":{"lldp":{}}`, 20 bytes each) took 554 MiB.
+ * The largest GPU fleets are tens of thousands of nodes. */
+#define TOPO_MAX_LLDP_HOSTS 100000u
 /* The memory jansson may take to parse one such payload
  * (topo_codec_json_parse_source): TOPO_PARSE_MEMORY_RATIO times its size
  * (the real payloads measured take 3.7 to 6.4 times their size

@@ -6,7 +6,10 @@
  * brackets, commas and keys around the array are read by hand (JSON's
  * grammar there is a handful of characters) and each element is parsed by
  * jansson on its own (JSON_DISABLE_EOF_CHECK tells how many bytes it took),
- * handed to the caller and freed before the next. */
+ * handed to the caller and freed before the next. The members of an
+ * object can be walked the same way without parsing their values at all
+ * (topo_codec_json_members): each value's extent is found by its brackets
+ * and strings, for the caller to parse one at a time. */
 #include "topo/codec.h"
 
 #include <ctype.h>
@@ -259,5 +262,101 @@ int topo_codec_json_each(int *found, const char *text, size_t len, const char *s
     skip_space(&r);
     if (rc == 0 && r.pos < len)
         rc = fail_at(&r, r.pos, 1, 1, "end of file expected");
+    return rc;
+}
+
+/* Past the value at pos without building it: a string, or an array or
+ * object up to its matching bracket (brackets inside strings do not count),
+ * or a scalar up to the next delimiter. Only the extent is found here; the
+ * caller's parse of the value checks the rest. */
+static int skip_value(reader *r)
+{
+    if (r->pos >= r->len)
+        return expected(r, "value");
+    size_t depth = 0, p = r->pos;
+    char c = r->text[p];
+    if (c != '"' && c != '[' && c != '{') {
+        while (p < r->len && !strchr(",}] \t\n\r", r->text[p]))
+            p++;
+        r->pos = p;
+        return 0;
+    }
+    for (; p < r->len; p++) {
+        c = r->text[p];
+        if (c == '"') {
+            for (p++; p < r->len && r->text[p] != '"'; p++)
+                if (r->text[p] == '\\')
+                    p++;
+            if (p >= r->len)
+                break;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+        if (depth == 0) {
+            r->pos = p + 1;
+            return 0;
+        }
+    }
+    r->pos = r->len;
+    return expected(r, depth > 0 ? "']' or '}'" : "'\"'");
+}
+
+int topo_codec_json_members(int *found, const char *text, size_t len, const char *source,
+                            topo_codec_span_fn fn, void *payload, topo_err *err)
+{
+    reader r = {.text = text, .len = len, .source = source, .err = err};
+    *found = 0;
+    if (len > 0 && memchr(text, '\0', len) != NULL)
+        return 0; /* as topo_codec_json_each: left to the whole parse */
+    skip_space(&r);
+    if (r.pos >= len || text[r.pos] != '{')
+        return 0;
+    *found = 1;
+    topo_pool *pool = topo_pool_create();
+    topo_strmap *seen = topo_strmap_create(16);
+    int rc = 0;
+    if (!pool || !seen) {
+        rc = topo_err_nomem(err, "JSON reader");
+        goto cleanup;
+    }
+    r.pos++;
+    skip_space(&r);
+    if (r.pos < len && text[r.pos] == '}') {
+        r.pos++;
+        goto end;
+    }
+    for (;;) {
+        json_t *key = NULL;
+        rc = member_key(&key, &r, pool, seen);
+        size_t at = r.pos;
+        if (rc == 0)
+            rc = skip_value(&r);
+        if (rc == 0)
+            rc = fn(json_string_value(key), at, r.pos - at, payload, err);
+        json_decref(key);
+        if (rc != 0)
+            goto cleanup;
+        skip_space(&r);
+        if (r.pos < len && text[r.pos] == ',') {
+            r.pos++;
+            skip_space(&r);
+            continue;
+        }
+        if (r.pos < len && text[r.pos] == '}') {
+            r.pos++;
+            break;
+        }
+        rc = expected(&r, "',' or '}'");
+        goto cleanup;
+    }
+end:
+    skip_space(&r);
+    if (r.pos < len)
+        rc = fail_at(&r, r.pos, 1, 1, "end of file expected");
+cleanup:
+    topo_strmap_free(seen);
+    topo_pool_free(pool);
     return rc;
 }

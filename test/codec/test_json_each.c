@@ -209,12 +209,102 @@ static void test_json_each__errors_as_a_whole_parse(void **state)
     }
 }
 
+
+/* topo_codec_json_members: each member's key and value text, in order. */
+typedef struct spans {
+    const char *text;
+    char got[1024];
+    size_t calls, stop_at;
+} spans;
+
+static int record_span(const char *key, size_t offset, size_t len, void *payload, topo_err *err)
+{
+    spans *s = payload;
+    if (++s->calls == s->stop_at)
+        return topo_err_set(err, TOPO_ELIMIT, "stopped at %s", key);
+    size_t n = strlen(s->got);
+    snprintf(s->got + n, sizeof s->got - n, "%s%s=%.*s", n ? " " : "", key, (int)len,
+             s->text + offset);
+    return 0;
+}
+
+static int members(spans *s, int *found, const char *text, topo_err *err)
+{
+    memset(s->got, 0, sizeof s->got);
+    s->text = text;
+    s->calls = 0;
+    return topo_codec_json_members(found, text, strlen(text), "doc.json", record_span, s, err);
+}
+
+static void test_json_members__spans(void **state)
+{
+    (void)state;
+    spans s = {.stop_at = 0};
+    int found = -1;
+    topo_err err = TOPO_ERR_INIT;
+    /* Brackets and quotes inside strings do not end a value. */
+    assert_int_equal(members(&s, &found,
+                             " {\"a\" : {\"x\":\"}]\\\"{\"} ,\"b\":[1,[2,{}]],\n"
+                             "\"c\":\"s}\",\"d\":-1.5e3 , \"e\":null}\n",
+                             &err),
+                     0);
+    assert_int_equal(found, 1);
+    assert_string_equal(s.got, "a={\"x\":\"}]\\\"{\"} b=[1,[2,{}]] c=\"s}\" d=-1.5e3 e=null");
+    assert_int_equal(members(&s, &found, "{ }", &err), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(s.calls, 0);
+    /* A callback's error stops the walk. */
+    s.stop_at = 2;
+    assert_int_equal(members(&s, &found, "{\"a\":1,\"b\":2,\"c\":3}", &err), TOPO_ELIMIT);
+    assert_string_equal(err.text, "stopped at b");
+    assert_int_equal(s.calls, 2);
+}
+
+static void test_json_members__other_shapes_and_errors(void **state)
+{
+    (void)state;
+    spans s = {.stop_at = 0};
+    int found = -1;
+    topo_err err = TOPO_ERR_INIT;
+    /* Not an object: left to the caller's whole parse. */
+    assert_int_equal(members(&s, &found, "[{\"a\":1}]", &err), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(members(&s, &found, "", &err), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(topo_codec_json_members(&found, "{\"a\":\"\0\"}", 8, "doc.json",
+                                             record_span, &s, &err),
+                     0);
+    assert_int_equal(found, 0);
+    assert_int_equal(s.calls, 0);
+    /* The object's own syntax, as a whole parse reports it. */
+    assert_int_equal(members(&s, &found, "{\"a\":1,\"a\":2}", &err), TOPO_EINVALID);
+    assert_int_equal(found, 1);
+    assert_non_null(strstr(err.text, "doc.json:1:10: duplicate object key"));
+    assert_int_equal(members(&s, &found, "{\"a\":1 \"b\":2}", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "',' or '}' expected"));
+    assert_int_equal(members(&s, &found, "{\"a\":1} x", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "end of file expected"));
+    assert_int_equal(members(&s, &found, "{a:1}", &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "string expected"));
+    /* A value cut in the middle never runs past the text. */
+    const char *cut[] = {"{\"a\":{\"b\":[1,2", "{\"a\":\"abc", "{\"a\":\"ab\\", "{\"a\":",
+                         "{\"a\""};
+    for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
+        s.calls = 0;
+        assert_int_equal(members(&s, &found, cut[i], &err), TOPO_EINVALID);
+        assert_int_equal(s.calls, 0);
+        assert_non_null(strstr(err.text, "doc.json:1:"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_each__elements),
         cmocka_unit_test(test_json_each__other_members),
         cmocka_unit_test(test_json_each__errors_as_a_whole_parse),
+        cmocka_unit_test(test_json_members__spans),
+        cmocka_unit_test(test_json_members__other_shapes_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
