@@ -30,7 +30,9 @@ int topo_codec_read_regular_file(char **out, size_t *out_len, const char *path, 
 /* Opens a path that must name a regular file for reading, as
  * topo_codec_read_regular_file does (without blocking on a FIFO, then
  * fstat on the descriptor), for a caller that streams it: *fd_out is a
- * blocking descriptor to close, -1 on error. Errors as that function's. */
+ * NON-blocking descriptor to close, -1 on error (a file on disk reads as
+ * usual; a kernel interface that would block, /proc/kmsg, fails its read
+ * with EAGAIN instead). Errors as that function's. */
 int topo_codec_open_regular_file(int *fd_out, const char *path, topo_err *err) TOPO_MUST_CHECK;
 
 /* Parses one JSON text (duplicate object keys rejected). On error the message

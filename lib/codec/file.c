@@ -38,10 +38,9 @@ int topo_codec_open_regular_file(int *fd_out, const char *path, topo_err *err)
         close(fd);
         return topo_err_set(err, TOPO_EIO, "%s: not a regular file", path);
     }
-    /* a regular file never blocks: back to plain reads */
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    /* Left non-blocking: a file on disk reads the same either way, while a
+     * "regular" file that is a kernel interface (/proc/kmsg) would block a
+     * plain read for ever; non-blocking, its read fails with EAGAIN. */
     *fd_out = fd;
     return 0;
 }
@@ -98,6 +97,11 @@ static int read_file(char **out, size_t *out_len, const char *path, size_t max, 
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                error = topo_err_set(err, TOPO_EIO,
+                                     "%s: not a file of data (reading it would block)", path);
+                goto cleanup;
+            }
             error = topo_err_set(err, TOPO_EIO, "%s: %s", path, strerror(errno));
             goto cleanup;
         }
