@@ -118,6 +118,21 @@ static void test_labelvalue__collisions_separated(void **state)
     const char *crafted[] = {"rack 1", "rack-1-1dd1a01c21", "rack-1-1dd1a01c21b05f3f"};
     assert_int_equal(topo_labelvalue_assign(out, crafted, 3, pool, &err), TOPO_ECONFLICT);
     assert_non_null(strstr(err.text, "16-digit hash suffix"));
+    /* ... and that names both names, so the operator knows what to rename. */
+    assert_non_null(strstr(err.text, "\"rack 1\" and \"rack-1-1dd1a01c21b05f3f\""));
+
+    /* A scoped name: its scope named too. Its values computed here (the
+     * 10-digit alone, the 16-digit when a valid name takes the first). */
+    const char *r1[] = {"R1", NULL, NULL}, *s1[] = {"site-a", NULL, NULL};
+    assert_int_equal(topo_labelvalue_assign_scoped(out, r1, s1, 1, pool, &err), 0);
+    r1[1] = out[0];
+    assert_int_equal(topo_labelvalue_assign_scoped(out, r1, s1, 2, pool, &err), 0);
+    r1[2] = out[0];
+    assert_int_equal(strlen(r1[2]), strlen("R1-") + 16);
+    assert_int_equal(topo_labelvalue_assign_scoped(out, r1, s1, 3, pool, &err), TOPO_ECONFLICT);
+    char want[128];
+    snprintf(want, sizeof want, "\"%s\" and \"R1\" (in \"site-a\")", r1[2]);
+    assert_non_null(strstr(err.text, want));
     topo_pool_free(pool);
 }
 

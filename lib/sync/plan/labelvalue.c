@@ -96,6 +96,7 @@ int topo_labelvalue_normalize(char out[TOPO_MAX_LABEL_VALUE + 1], const char *ra
  * the key's, so a value depends on the domain's own scope and name only. */
 typedef struct entry {
     const char *raw;
+    const char *scope; /* NULL: unscoped */
     const char *key;
     int scoped;
     char value[TOPO_MAX_LABEL_VALUE + 1];
@@ -137,9 +138,9 @@ static int domain_value(entry *e)
  * value; in each group of different domains sharing a value, the suffixed
  * ones get the 16-digit suffix of their key, a choice made from the group
  * alone, whatever the order of input and whatever other domains exist.
- * Returns the number of values still shared by different domains; -1 when
- * out of memory. */
-static long separate(entry **sorted, size_t n)
+ * Returns the number of values still shared by different domains (the
+ * first such pair, in value order, in *clash); -1 when out of memory. */
+static long separate(entry **sorted, size_t n, const entry *clash[2])
 {
     qsort(sorted, n, sizeof(*sorted), by_value_then_domain);
     for (size_t i = 0; i < n;) {
@@ -155,9 +156,15 @@ static long separate(entry **sorted, size_t n)
     }
     qsort(sorted, n, sizeof(*sorted), by_value_then_domain);
     long shared = 0;
-    for (size_t i = 1; i < n; i++)
-        shared += strcmp(sorted[i]->value, sorted[i - 1]->value) == 0 &&
-                  !same_domain(sorted[i], sorted[i - 1]);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(sorted[i]->value, sorted[i - 1]->value) != 0 ||
+            same_domain(sorted[i], sorted[i - 1]))
+            continue;
+        if (shared++ == 0) {
+            clash[0] = sorted[i - 1];
+            clash[1] = sorted[i];
+        }
+    }
     return shared;
 }
 
@@ -179,6 +186,7 @@ int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
     topo_pool *keys = topo_pool_create();
     int rc = 0;
     long shared = 0;
+    const entry *clash[2] = {NULL, NULL};
     if (!entries || !sorted || !keys) {
         rc = topo_err_nomem(err, "label values");
         goto done;
@@ -186,6 +194,7 @@ int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
     for (size_t i = 0; i < n; i++) {
         const char *s = scope ? scope[i] : NULL;
         entries[i].raw = raw[i];
+        entries[i].scope = s;
         entries[i].scoped = s != NULL;
         entries[i].key = s ? topo_pool_printf(keys, "%zu:%s%s", strlen(s), s, raw[i]) : raw[i];
         if (!entries[i].key || domain_value(&entries[i]) < 0) {
@@ -194,15 +203,22 @@ int topo_labelvalue_assign_scoped(const char **out, const char *const *raw,
         }
         sorted[i] = &entries[i];
     }
-    shared = separate(sorted, n);
+    shared = separate(sorted, n, clash);
     if (shared < 0) {
         rc = topo_err_nomem(err, "label values");
         goto done;
     }
     if (shared > 0) {
+        /* Named, with their scopes, so the operator knows what to rename. */
         rc = topo_err_set(err, TOPO_ECONFLICT,
-                          "label values: two different names give the same value even with a "
-                          "16-digit hash suffix");
+                          "label values: \"%.200s\"%s%.200s%s and \"%.200s\"%s%.200s%s give the "
+                          "same value \"%s\" even with a 16-digit hash suffix (%ld such "
+                          "pairs); rename one in its source",
+                          clash[0]->raw, clash[0]->scope ? " (in \"" : "",
+                          clash[0]->scope ? clash[0]->scope : "", clash[0]->scope ? "\")" : "",
+                          clash[1]->raw, clash[1]->scope ? " (in \"" : "",
+                          clash[1]->scope ? clash[1]->scope : "", clash[1]->scope ? "\")" : "",
+                          clash[0]->value, shared);
         goto done;
     }
     for (size_t i = 0; i < n; i++) {

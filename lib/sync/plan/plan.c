@@ -560,6 +560,8 @@ static int assign_values(topo_plan *p, topo_err *err)
         }
         rc = nomem ? topo_err_nomem(err, "plan")
                    : topo_labelvalue_assign_scoped(val, raw, scope, k, p->pool, err);
+        if (rc == TOPO_ECONFLICT)
+            topo_err_wrap(err, "level %s", topo_level_name(level));
         k = 0;
         for (size_t i = 0; rc == 0 && i < p->nodes.n; i++) {
             node *n = &p->nodes.items[i];
