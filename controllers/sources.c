@@ -76,10 +76,11 @@ static int register_metrics(ctl_sources *s, topo_err *err)
                                   by_reason, 2, err);
     if (rc == 0)
         rc = topo_metrics_counter(m, &s->m_skipped, "topo_sync_source_files_skipped_total",
-                                  "Files of one host each (an LLDP directory's HOST.json) a read "
-                                  "skipped, the host keeping its last good facts, by reason: "
-                                  "unreadable (not a regular file, no permission, gone), "
-                                  "too_large.",
+                                  "Files of one host each (an LLDP directory's HOST.json, a "
+                                  "host of an LLDP collector's answer) a read skipped, the host "
+                                  "keeping its last good facts, by reason: unreadable (not a "
+                                  "regular file, no permission, gone), too_large, invalid (its "
+                                  "document refused: empty, cut, malformed, over its budget).",
                                   by_reason, 2, err);
     if (rc == 0)
         rc = topo_metrics_gauge(m, &s->m_objects, "topo_sync_source_objects",
@@ -284,6 +285,9 @@ static int read_one(ctl_sources *s, int i, topo_err *err)
     if (s->m_skipped && skipped.too_large)
         topo_metrics_add(topo_metrics_get(s->m_skipped, (const char *[]){name, "too_large"}),
                          (int64_t)skipped.too_large);
+    if (s->m_skipped && skipped.invalid)
+        topo_metrics_add(topo_metrics_get(s->m_skipped, (const char *[]){name, "invalid"}),
+                         (int64_t)skipped.invalid);
     if (s->m_duration)
         set_metric(s->m_duration, name, NULL, t1 - t0);
     if (rc != 0) {

@@ -39,4 +39,17 @@ int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host,
 int topo_lldp_parse_json(size_t *out_neighbours, topo_facts *facts, const char *host,
                          const json_t *doc, const char *source, topo_err *err) TOPO_MUST_CHECK;
 
+/* The same, all or nothing, for a reader that skips one host's bad
+ * document rather than failing every host: the document is first read on
+ * its own (syntax, size, parse budget, shape); when that refuses it,
+ * *refused is 1, the error names why and facts is untouched. Otherwise
+ * (*refused 0) it is added as topo_lldp_parse does, and an error then
+ * (out of memory, a facts limit or conflict) is the whole read's. */
+int topo_lldp_add(int *refused, size_t *out_neighbours, topo_facts *facts, const char *host,
+                  const char *text, size_t len, const char *source, topo_err *err) TOPO_MUST_CHECK;
+
+/* topo_lldp_add for a document already parsed (borrowed). */
+int topo_lldp_add_json(int *refused, size_t *out_neighbours, topo_facts *facts, const char *host,
+                       const json_t *doc, const char *source, topo_err *err) TOPO_MUST_CHECK;
+
 #endif

@@ -48,13 +48,16 @@ int topo_sync_source_read(topo_facts *facts, const topo_sync_settings *s, topo_s
                           topo_err *err) TOPO_MUST_CHECK;
 
 /* The files of a source that a read skipped, by reason: one host's file
- * each (an LLDP directory's HOST.json) that could not be read: unreadable
- * (not a regular file: a FIFO, a directory, a device; no permission; gone
- * since the directory was listed), or too_large (past the source's limit).
- * Each is logged as a warning naming the file and why. */
+ * each (an LLDP directory's HOST.json, a host's member of an LLDP
+ * collector's answer) that could not be read: unreadable (not a regular
+ * file: a FIFO, a directory, a device; no permission; gone since the
+ * directory was listed), too_large (past the source's limit), or invalid
+ * (read, but its document refused: empty, cut, malformed, over its parse
+ * budget). Each is logged as a warning naming the file and why. */
 typedef struct topo_sync_skipped {
     size_t unreadable;
     size_t too_large;
+    size_t invalid;
 } topo_sync_skipped;
 
 /* topo_sync_source_read, for a reader that keeps a source's last good

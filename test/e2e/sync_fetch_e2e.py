@@ -672,6 +672,39 @@ def lldp_hostile_body(env):
     expect(sorted(json.loads(p.stdout)) == ["node-a"], p.stdout[:500])
 
 
+@case
+def lldp_collector_bad_host(env):
+    """One host's document in a collector's answer that cannot be read (over
+    1 MiB, malformed inside its brackets, a scalar) is that host's problem:
+    skipped with a warning naming it, the other hosts planned (the whole
+    source failed, --once exited 2). An answer that is not one JSON object
+    (cut in the middle), or where no host can be read, still fails."""
+    with open(fixture("sources", "lldp", "sonic-lldpctl.json")) as f:
+        doc = f.read()
+    big = '{"lldp":{"interface":{"eth0":{"descr":"%s"}}}}' % ("x" * (1024 * 1024 + 10))
+    body = '{"node-a":%s,"h-big":%s,"h-bad":{"lldp":{"interface" 1}},"h-scalar":7,"node-b":%s}' % (
+        doc, big, doc)
+    col = env.serve(Canned(body.encode()))
+    cfg = {"labels": {"levels": ["leaf", "hostname"]},
+           "sources": {"lldp": dict(FAST, url=col.url + "/lldp")}}
+    p, _ = run_rss(env, cfg)
+    expect(p.returncode == 0, p.stderr[-2000:])
+    expect(sorted(json.loads(p.stdout)) == ["node-a", "node-b"], p.stdout[:500])
+    for host, why in (("h-big", ": its lldpd document is 1048630 bytes"),
+                      ("h-bad", ":1:22: ':' expected"),
+                      ("h-scalar", ": expected an lldpd document (an object), got an integer")):
+        warn = 'source lldp: skipped lldp: GET /lldp: \\"%s\\"%s' % (host, why)  # logfmt
+        expect(p.stderr.count(warn) == 1, (warn, p.stderr[-3000:]))
+    expect("5 hosts (3 skipped)" in p.stderr, p.stderr[-2000:])
+    col.body = body.encode()[: len(body) // 2]
+    p, _ = run_rss(env, cfg)
+    expect(p.returncode == 2, p.stderr[-2000:])
+    col.body = b'{"h-bad":{"lldp":{"interface" 1}},"h-scalar":7}'
+    p, _ = run_rss(env, cfg)
+    expect(p.returncode == 2 and 'GET /lldp: "h-bad"' in p.stderr.splitlines()[-1],
+           p.stderr[-2000:])
+
+
 # What an accepted body may cost: its size this many times over in RSS,
 # above a run with a tiny body (the issue's goal).
 ACCEPTED_RSS_RATIO = 8

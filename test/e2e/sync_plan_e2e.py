@@ -158,7 +158,46 @@ def lldp_fifo_skipped():
         for name in (fifo, os.path.join(tmp, "zdir.json")):
             warn = "source lldp: skipped %s: not a regular file" % name
             assert p.stderr.count(warn) == 1, (warn, p.stderr)
-        assert "(2 skipped: 2 unreadable, 0 too large)" in p.stderr, p.stderr
+        assert "(2 skipped: 2 unreadable, 0 too large, 0 invalid)" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def lldp_invalid_skipped():
+    """A host file in --lldp-dir that reads but holds no document to read
+    (empty, cut mid-write, over its parse budget under 1 MiB) is that host's
+    problem: skipped with a warning naming it and why, counted as invalid,
+    the other hosts read (it made --once exit 2 for every host). When no
+    host's file can be read, the source fails with the first one's error."""
+    tmp = tempfile.mkdtemp()
+    try:
+        with open(fixture("sources", "lldp", "sonic-lldpctl.json")) as f:
+            doc = f.read()
+        for host in ("node-a", "node-b"):
+            with open(os.path.join(tmp, host + ".json"), "w") as f:
+                f.write(doc)
+        bad = {"h-empty": "", "h-cut": doc[:len(doc) // 2],
+               "h-budget": '{"lldp":[' + "{}," * 200000 + "{}]}"}
+        for host, text in bad.items():
+            with open(os.path.join(tmp, host + ".json"), "w") as f:
+                f.write(text)
+        cmd = [ARGS.topo_sync, "--once", "--dry-run", "--log-format", "text", "--print-labels",
+               "--lldp-dir", tmp, "--levels", "leaf,hostname"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        got = json.loads(p.stdout)
+        assert sorted(got) == ["node-a", "node-b"], got
+        for host in bad:
+            warn = "source lldp: skipped %s" % os.path.join(tmp, host + ".json")
+            assert p.stderr.count(warn) == 1, (warn, p.stderr)
+        assert "needs more than" in p.stderr, p.stderr
+        assert "(3 skipped: 0 unreadable, 0 too large, 3 invalid)" in p.stderr, p.stderr
+        for host in ("node-a", "node-b"):
+            os.remove(os.path.join(tmp, host + ".json"))
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, p.stderr
+        assert "h-budget.json: the body of" in p.stderr.splitlines()[-1], p.stderr
     finally:
         shutil.rmtree(tmp)
 

@@ -178,7 +178,7 @@ static void test_sync_source__lldp_keeps_unreadable_hosts(void **state)
     char dir[] = "/tmp/topo-lldp-XXXXXX", path[256];
     topo_err err = TOPO_ERR_INIT;
     topo_sync_settings s = {0};
-    topo_sync_skipped skipped = {9, 9};
+    topo_sync_skipped skipped = {9, 9, 9};
     topo_facts *last = NULL, *now = NULL;
     assert_non_null(mkdtemp(dir));
     s.lldp_dir = dir;
@@ -226,6 +226,86 @@ static void test_sync_source__lldp_keeps_unreadable_hosts(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* An LLDP directory where one host's file holds a document that cannot be
+ * read (empty, cut mid-write, over its parse budget though under 1 MiB):
+ * that host is skipped and counted as invalid, keeping its last good
+ * facts, and the other hosts are read; only when every host's file is
+ * refused does the source fail, with the first one's error. */
+static void test_sync_source__lldp_skips_invalid_hosts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/topo-lldp-XXXXXX", path[256];
+    const char *doc = LLDP_DOC("leaf-1");
+    topo_err err = TOPO_ERR_INIT;
+    topo_sync_settings s = {0};
+    topo_sync_skipped skipped = {9, 9, 9};
+    topo_facts *last = NULL, *now = NULL;
+    assert_non_null(mkdtemp(dir));
+    s.lldp_dir = dir;
+    const char *hosts[] = {"node-a", "node-b", "node-c", "node-d"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s.json", dir, hosts[i]);
+        write_text(path, doc);
+    }
+    assert_int_equal(topo_facts_create(&last, "lldp", &err), 0);
+    assert_int_equal(
+        topo_sync_source_read_keeping(last, &s, TOPO_SYNC_LLDP, NULL, &skipped, &err), 0);
+    assert_int_equal(skipped.invalid, 0);
+
+    /* node-a moves to leaf-2; node-b's file is empty, node-c's cut in the
+     * middle, node-d's 600 KB of empty objects (past its parse budget) */
+    snprintf(path, sizeof path, "%s/node-a.json", dir);
+    write_text(path, LLDP_DOC("leaf-2"));
+    snprintf(path, sizeof path, "%s/node-b.json", dir);
+    write_text(path, "");
+    char cut[64];
+    snprintf(cut, sizeof cut, "%.40s", doc);
+    snprintf(path, sizeof path, "%s/node-c.json", dir);
+    write_text(path, cut);
+    size_t n = 200000;
+    char *big = malloc(3 * n + 16);
+    assert_non_null(big);
+    strcpy(big, "{\"lldp\":[");
+    size_t at = strlen(big);
+    for (size_t i = 0; i < n; i++, at += 3)
+        memcpy(big + at, i + 1 < n ? "{}," : "{} ", 3);
+    strcpy(big + at, "]}");
+    snprintf(path, sizeof path, "%s/node-d.json", dir);
+    write_text(path, big);
+    free(big);
+    assert_int_equal(topo_facts_create(&now, "lldp", &err), 0);
+    assert_int_equal(
+        topo_sync_source_read_keeping(now, &s, TOPO_SYNC_LLDP, last, &skipped, &err), 0);
+    assert_int_equal(skipped.invalid, 3);
+    assert_int_equal(skipped.unreadable + skipped.too_large, 0);
+    assert_string_equal(switch_of(now, "node-a"), "leaf-2");
+    for (size_t i = 1; i < 4; i++)
+        assert_string_equal(switch_of(now, hosts[i]), "leaf-1"); /* kept */
+    topo_facts_free(now);
+
+    /* --once: nothing to keep, node-a read all the same */
+    assert_int_equal(topo_facts_create(&now, "lldp", &err), 0);
+    assert_int_equal(topo_sync_source_read(now, &s, TOPO_SYNC_LLDP, &err), 0);
+    assert_string_equal(switch_of(now, "node-a"), "leaf-2");
+    assert_null(switch_of(now, "node-b"));
+    assert_int_equal(topo_facts_host_count(now), 1);
+    topo_facts_free(now);
+
+    /* node-a's file cut too: no host read, the source fails naming the first */
+    snprintf(path, sizeof path, "%s/node-a.json", dir);
+    write_text(path, cut);
+    assert_int_equal(topo_facts_create(&now, "lldp", &err), 0);
+    assert_int_equal(topo_sync_source_read(now, &s, TOPO_SYNC_LLDP, &err), TOPO_EINVALID);
+    assert_non_null(strstr(err.text, "node-a.json"));
+    topo_facts_free(now);
+    topo_facts_free(last);
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s.json", dir, hosts[i]);
+        assert_int_equal(unlink(path), 0);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_sync_source__url_takes_http),
         cmocka_unit_test(test_sync_source__netbox_files_keep_next),
         cmocka_unit_test(test_sync_source__lldp_keeps_unreadable_hosts),
+        cmocka_unit_test(test_sync_source__lldp_skips_invalid_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

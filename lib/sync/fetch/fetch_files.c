@@ -139,15 +139,33 @@ static size_t *skip_reason(topo_sync_skipped *skipped, int rc)
     return NULL;
 }
 
+int fetch_skip_host(topo_facts *f, const topo_facts *last_good, size_t *counter, size_t nth,
+                    const char *host, topo_err *err)
+{
+    char why[TOPO_ERR_TEXT_MAX];
+    int kept = 0;
+    snprintf(why, sizeof why, "%s", err && err->text[0] ? err->text : "cannot be read");
+    topo_err_clear(err);
+    if (counter)
+        (*counter)++;
+    int rc = topo_facts_copy_host(&kept, f, last_good, host, err);
+    topo_log(nth < FETCH_SKIP_WARNINGS ? TOPO_LOG_WARN : TOPO_LOG_DEBUG,
+             "source lldp: skipped %s: host %s %s", why, host,
+             kept ? "keeps its last good facts" : "has no lldp facts this round");
+    return rc;
+}
+
 /* One host's file. A file that cannot be read (a FIFO, a directory, no
- * permission, too large) is that host's problem, not every host's: it is
- * skipped with a warning, and the host keeps what last_good held for it.
- * Only regular files are opened, without blocking (a FIFO named
- * HOST.json would otherwise hang the read for ever). What a file holds is
- * still checked as before: a malformed document fails the source. */
+ * permission, too large) or whose document is refused (empty, cut
+ * mid-write, malformed, over its parse budget) is that host's problem, not
+ * every host's: it is skipped with a warning, and the host keeps what
+ * last_good held for it. Only regular files are opened, without blocking
+ * (a FIFO named HOST.json would otherwise hang the read for ever). *read
+ * is set when the host's document was read; first (when empty) takes why
+ * a document was refused. */
 static int lldp_file(topo_facts *f, const char *dir, const char *name,
                      const topo_facts *last_good, topo_sync_skipped *skipped, size_t *neighbours,
-                     topo_err *err)
+                     int *read, char first[TOPO_ERR_TEXT_MAX], topo_err *err)
 {
     char path[4096], host[256];
     size_t n = strlen(name) - 5; /* without ".json" */
@@ -157,23 +175,22 @@ static int lldp_file(topo_facts *f, const char *dir, const char *name,
     host[n] = '\0';
     char *text = NULL;
     size_t len = 0, nn = 0;
+    int refused = 0;
     int rc = topo_codec_read_regular_file(&text, &len, path, TOPO_MAX_LLDP_DOCUMENT, err);
     size_t *reason = rc != 0 ? skip_reason(skipped, rc) : NULL;
-    if (reason != NULL) {
-        char why[TOPO_ERR_TEXT_MAX];
-        int kept = 0;
-        snprintf(why, sizeof why, "%s", err ? err->text : "cannot be read");
-        topo_err_clear(err);
-        (*reason)++;
-        rc = topo_facts_copy_host(&kept, f, last_good, host, err);
-        topo_log(TOPO_LOG_WARN, "source lldp: skipped %s: host %s %s", why, host,
-                 kept ? "keeps its last good facts" : "has no lldp facts this round");
-        return rc;
+    if (rc == 0) {
+        rc = topo_lldp_add(&refused, &nn, f, host, text, len, path, err);
+        reason = refused ? &skipped->invalid : NULL;
+        if (refused && first[0] == '\0' && err != NULL)
+            snprintf(first, TOPO_ERR_TEXT_MAX, "%s", err->text);
     }
-    if (rc == 0)
-        rc = topo_lldp_parse(&nn, f, host, text, len, path, err);
     free(text);
     *neighbours += nn;
+    *read = rc == 0;
+    if (reason != NULL)
+        return fetch_skip_host(f, last_good, reason,
+                               skipped->unreadable + skipped->too_large + skipped->invalid, host,
+                               err);
     return rc;
 }
 
@@ -181,16 +198,27 @@ int fetch_files_lldp(topo_facts *f, const topo_sync_settings *s, const topo_fact
                      topo_sync_skipped *skipped, topo_err *err)
 {
     name_list files = TOPO_ARRAY_INIT;
-    size_t neighbours = 0;
+    size_t neighbours = 0, read = 0;
+    char first[TOPO_ERR_TEXT_MAX] = "";
     int rc = lldp_files(&files, s->lldp_dir, err);
-    for (size_t i = 0; rc == 0 && i < files.n; i++)
-        rc = lldp_file(f, s->lldp_dir, files.items[i], last_good, skipped, &neighbours, err);
+    for (size_t i = 0; rc == 0 && i < files.n; i++) {
+        int one = 0;
+        rc = lldp_file(f, s->lldp_dir, files.items[i], last_good, skipped, &neighbours, &one,
+                       first, err);
+        read += one ? 1 : 0;
+    }
+    /* Every host's document refused is the source's problem, not a host's:
+     * the source fails as one bad document did before, with its error. */
+    if (rc == 0 && read == 0 && skipped->invalid > 0)
+        rc = topo_err_set(err, TOPO_EINVALID, "%s%s", first,
+                          files.n > 1 ? " (and no other host's file could be read)" : "");
     if (rc == 0)
         topo_log(TOPO_LOG_INFO,
-                 "source lldp: %zu files in %s (%zu skipped: %zu unreadable, %zu too large), "
-                 "%zu neighbours, %zu switches",
-                 files.n, s->lldp_dir, skipped->unreadable + skipped->too_large,
-                 skipped->unreadable, skipped->too_large, neighbours,
+                 "source lldp: %zu files in %s (%zu skipped: %zu unreadable, %zu too large, "
+                 "%zu invalid), %zu neighbours, %zu switches",
+                 files.n, s->lldp_dir,
+                 skipped->unreadable + skipped->too_large + skipped->invalid,
+                 skipped->unreadable, skipped->too_large, skipped->invalid, neighbours,
                  topo_facts_switch_count(f));
     for (size_t i = 0; i < files.n; i++)
         free(files.items[i]);

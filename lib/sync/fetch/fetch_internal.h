@@ -58,6 +58,19 @@ typedef struct fetch_source {
 /* The entry fetched as kind; NULL out of range. */
 const fetch_source *fetch_source_of_kind(topo_fetch_kind kind);
 
+/* Hosts skipped in one read whose warnings are logged; the others at the
+ * debug level (an answer of 100,000 refused hosts is not 100,000 warnings;
+ * the read's line counts them all). */
+#define FETCH_SKIP_WARNINGS 20
+
+/* One host's document skipped rather than failing every host's (an LLDP
+ * host file, a member of an LLDP collector's answer), the nth (from 0) of
+ * the read: why (err's text, then cleared) logged, *counter (may be NULL)
+ * counted, the host keeping what last_good (may be NULL) held for it. 0,
+ * or an error copying it. */
+int fetch_skip_host(topo_facts *f, const topo_facts *last_good, size_t *counter, size_t nth,
+                    const char *host, topo_err *err);
+
 /* The file transport's reads (fetch_files.c), one per source. */
 int fetch_files_gpu(topo_facts *f, const topo_sync_settings *s, const topo_facts *last_good,
                     topo_sync_skipped *skipped, topo_err *err);
@@ -88,6 +101,10 @@ struct topo_fetch {
     int max_pages;
     topo_fetch_stats stats;
     int status_failure; /* the current fetch failed on a status (fetch_get) */
+    /* LLDP: a host whose document is refused keeps what last_good (may be
+     * NULL) held; counted in skipped (may be NULL). */
+    const topo_facts *last_good;
+    topo_sync_skipped *skipped;
     long failed_status;
 };
 

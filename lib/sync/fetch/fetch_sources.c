@@ -146,15 +146,19 @@ int topo_sync_source_configured(const topo_sync_settings *s, topo_sync_source sr
 /* A source over HTTP, through a fetcher made for this read (it reads the
  * credential files afresh). */
 static int read_http(topo_facts *f, const topo_sync_settings *s, const fetch_source *def,
-                     const topo_fetch_opts *http, topo_err *err)
+                     const topo_fetch_opts *http, const topo_facts *last_good,
+                     topo_sync_skipped *skipped, topo_err *err)
 {
     topo_fetch *fetch = NULL;
     topo_fetch_opts o = *http;
     if (def->fetch_kind == TOPO_FETCH_NETBOX)
         o.netbox = &s->netbox;
     int rc = topo_fetch_create(&fetch, def->fetch_kind, &o, err);
-    if (rc == 0)
+    if (rc == 0) {
+        fetch->last_good = last_good;
+        fetch->skipped = skipped;
         rc = topo_fetch_into(fetch, f, err);
+    }
     if (rc == 0) {
         topo_fetch_stats st = topo_fetch_get_stats(fetch);
         topo_log(TOPO_LOG_INFO,
@@ -189,6 +193,6 @@ int topo_sync_source_read_keeping(topo_facts *facts, const topo_sync_settings *s
     /* A url makes the source fetched rather than read from its files. */
     const topo_fetch_opts *http = fetched(s, def);
     if (http)
-        return read_http(facts, s, def, http, err);
+        return read_http(facts, s, def, http, last_good, skipped, err);
     return def->read_files(facts, s, last_good, skipped, err);
 }

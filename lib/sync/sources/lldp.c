@@ -252,3 +252,39 @@ int topo_lldp_parse(size_t *out_neighbours, topo_facts *facts, const char *host,
     json_decref(doc);
     return rc;
 }
+
+int topo_lldp_add_json(int *refused, size_t *out_neighbours, topo_facts *facts, const char *host,
+                       const json_t *doc, const char *source, topo_err *err)
+{
+    topo_facts *alone = NULL;
+    *refused = 0;
+    if (out_neighbours)
+        *out_neighbours = 0;
+    /* Read twice: on its own first, so a document refused halfway leaves
+     * nothing of itself in facts (a host with half its cables). */
+    int rc = topo_facts_create(&alone, topo_facts_source(facts), err);
+    if (rc == 0)
+        rc = topo_lldp_parse_json(NULL, alone, host, doc, source, err);
+    topo_facts_free(alone);
+    if (rc != 0) {
+        *refused = rc == TOPO_EINVALID || rc == TOPO_ELIMIT;
+        return rc;
+    }
+    return topo_lldp_parse_json(out_neighbours, facts, host, doc, source, err);
+}
+
+int topo_lldp_add(int *refused, size_t *out_neighbours, topo_facts *facts, const char *host,
+                  const char *text, size_t len, const char *source, topo_err *err)
+{
+    json_t *doc = NULL;
+    *refused = 0;
+    if (out_neighbours)
+        *out_neighbours = 0;
+    int rc = srcjson_parse(&doc, text, len, TOPO_MAX_LLDP_DOCUMENT, "lldp document", source, err);
+    if (rc != 0)
+        *refused = rc == TOPO_EINVALID || rc == TOPO_ELIMIT;
+    else
+        rc = topo_lldp_add_json(refused, out_neighbours, facts, host, doc, source, err);
+    json_decref(doc);
+    return rc;
+}
