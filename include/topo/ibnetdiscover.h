@@ -85,6 +85,14 @@ const char *topo_ibnetdiscover_map_get(const topo_ibnetdiscover_map *map, uint64
 typedef struct topo_ibnetdiscover_opts {
     const char *source;                /* in messages; NULL: the path, or "ibnetdiscover" */
     const topo_ibnetdiscover_map *map; /* optional node-name map (borrowed) */
+    /* Optional (borrowed): the switches of the source's other dumps (the
+     * facts they give), all dumps being one source: a Ca here with one of
+     * their GUIDs is disputed as one with a switch's GUID of this dump is
+     * (no cable, a conflict line; the switch keeps it). */
+    const topo_facts *other_dumps;
+    /* Only the dump's switches into the facts (nothing logged, no cables,
+     * no hosts, no conflicts): other_dumps for the source's other dumps. */
+    int switches_only;
 } topo_ibnetdiscover_opts;
 
 /* What one dump held. Stanzas are counted once per node even when a node

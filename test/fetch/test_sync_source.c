@@ -306,6 +306,56 @@ static void test_sync_source__lldp_skips_invalid_hosts(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* Two ibnetdiscover dumps, one source: a Ca of one whose GUID is a switch
+ * of the other is disputed as it is within one dump (no cable, one conflict
+ * line naming both; the switch keeps it), whichever dump comes first. */
+static void test_sync_source__ibnetdiscover_dup_across_dumps(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/topo-ibd-XXXXXX", a[256], b[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    write_text(a, "Switch\t36 \"S-aa00000000000001\"\t\t# \"LEAF-A\" enhanced port 0 lid 14 lmc 0\n"
+                  "[1]\t\"H-aa00000000000101\"[1](aa00000000000101) \t\t# \"h1 mlx5_0\" lid 10 "
+                  "4xNDR\n\n"
+                  "Ca\t1 \"H-aa00000000000101\"\t\t# \"h1 mlx5_0\"\n"
+                  "[1](aa00000000000101) \t\"S-aa00000000000001\"[1]\t\t# lid 10 lmc 0 "
+                  "\"LEAF-A\" lid 14 4xNDR\n");
+    write_text(b, "Switch\t36 \"S-bb00000000000001\"\t\t# \"LEAF-B\" enhanced port 0 lid 3 lmc 0\n"
+                  "[5]\t\"H-aa00000000000001\"[1](aa00000000000001) \t\t# \"h9 mlx5_0\" lid 14 "
+                  "4xNDR\n"
+                  "[6]\t\"H-bb00000000000106\"[1](bb00000000000106) \t\t# \"h6 mlx5_0\" lid 16 "
+                  "4xNDR\n\n"
+                  "Ca\t1 \"H-aa00000000000001\"\t\t# \"h9 mlx5_0\"\n"
+                  "[1](aa00000000000001) \t\"S-bb00000000000001\"[5]\t\t# lid 14 lmc 0 "
+                  "\"LEAF-B\" lid 3 4xNDR\n\n"
+                  "Ca\t1 \"H-bb00000000000106\"\t\t# \"h6 mlx5_0\"\n"
+                  "[1](bb00000000000106) \t\"S-bb00000000000001\"[6]\t\t# lid 16 lmc 0 "
+                  "\"LEAF-B\" lid 3 4xNDR\n");
+    for (int order = 0; order < 2; order++) {
+        topo_sync_ibnetdiscover dumps[2] = {{.file = order ? b : a}, {.file = order ? a : b}};
+        topo_sync_settings s = {.ibnetdiscover = dumps, .nibnetdiscover = 2};
+        topo_err err = TOPO_ERR_INIT;
+        topo_facts *f = NULL;
+        assert_int_equal(topo_facts_create(&f, "ibnetdiscover", &err), 0);
+        assert_int_equal(topo_sync_source_read(f, &s, TOPO_SYNC_IBNETDISCOVER, &err), 0);
+        assert_int_equal(topo_facts_conflict_count(f), 1);
+        const char *c = topo_facts_conflict(f, 0);
+        assert_non_null(strstr(c, "duplicate GUID aa00000000000001: switch \"LEAF-A\""));
+        assert_non_null(strstr(c, "host record \"h9 mlx5_0\""));
+        assert_null(switch_of(f, "h9"));           /* no cable from a disputed record */
+        size_t h9 = 0;
+        assert_int_equal(topo_facts_find_host(f, "h9", &h9), 0); /* still named */
+        assert_string_equal(switch_of(f, "h1"), "aa00000000000001");
+        assert_string_equal(switch_of(f, "h6"), "bb00000000000001");
+        topo_facts_free(f);
+    }
+    assert_int_equal(unlink(a), 0);
+    assert_int_equal(unlink(b), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_sync_source__netbox_files_keep_next),
         cmocka_unit_test(test_sync_source__lldp_keeps_unreadable_hosts),
         cmocka_unit_test(test_sync_source__lldp_skips_invalid_hosts),
+        cmocka_unit_test(test_sync_source__ibnetdiscover_dup_across_dumps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

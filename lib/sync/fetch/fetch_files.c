@@ -23,6 +23,37 @@
 #include "topo/str.h"
 #include "topo/ufm.h"
 
+/* The dumps (each with its node-name map) into f; other (may be NULL): the
+ * switches of every dump, for the disputes across dumps; with other NULL
+ * and switches_only, only the switches into f. */
+static int ibnetdiscover_dumps(topo_facts *f, const topo_sync_settings *s,
+                               const topo_facts *other, int switches_only,
+                               topo_ibnetdiscover_stats *t, topo_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < s->nibnetdiscover; i++) {
+        topo_ibnetdiscover_map *map = NULL;
+        topo_ibnetdiscover_stats st = {0};
+        if (s->ibnetdiscover[i].node_name_map)
+            rc = topo_ibnetdiscover_map_read_file(&map, s->ibnetdiscover[i].node_name_map, err);
+        topo_ibnetdiscover_opts o = {
+            .map = map, .other_dumps = other, .switches_only = switches_only};
+        if (rc == 0)
+            rc = topo_ibnetdiscover_read_file(f, s->ibnetdiscover[i].file, &o, &st, err);
+        topo_ibnetdiscover_map_free(map);
+        t->lines += st.lines;
+        t->switches += st.switches;
+        t->adapters += st.adapters;
+        t->adapters_unnamed += st.adapters_unnamed;
+        t->adapters_mapped += st.adapters_mapped;
+        t->aggregation_nodes += st.aggregation_nodes;
+        t->routers += st.routers;
+        t->skipped_lines += st.skipped_lines;
+        t->duplicate_guids += st.duplicate_guids;
+    }
+    return rc;
+}
+
 int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
                               const topo_facts *last_good, topo_sync_skipped *skipped,
                               topo_err *err)
@@ -30,26 +61,20 @@ int fetch_files_ibnetdiscover(topo_facts *f, const topo_sync_settings *s,
     (void)last_good; /* each file holds many hosts: one that fails fails the source */
     (void)skipped;
     topo_ibnetdiscover_stats t = {0};
+    topo_facts *all = NULL;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < s->nibnetdiscover; i++) {
-        topo_ibnetdiscover_map *map = NULL;
-        topo_ibnetdiscover_stats st = {0};
-        if (s->ibnetdiscover[i].node_name_map)
-            rc = topo_ibnetdiscover_map_read_file(&map, s->ibnetdiscover[i].node_name_map, err);
-        topo_ibnetdiscover_opts o = {.map = map};
+    /* All dumps are one source: a Ca of one with a switch's GUID of another
+     * is disputed as within one dump, whichever comes first, so the
+     * switches of every dump are read first (the dumps parsed twice). */
+    if (s->nibnetdiscover > 1) {
+        topo_ibnetdiscover_stats first = {0};
+        rc = topo_facts_create(&all, topo_facts_source(f), err);
         if (rc == 0)
-            rc = topo_ibnetdiscover_read_file(f, s->ibnetdiscover[i].file, &o, &st, err);
-        topo_ibnetdiscover_map_free(map);
-        t.lines += st.lines;
-        t.switches += st.switches;
-        t.adapters += st.adapters;
-        t.adapters_unnamed += st.adapters_unnamed;
-        t.adapters_mapped += st.adapters_mapped;
-        t.aggregation_nodes += st.aggregation_nodes;
-        t.routers += st.routers;
-        t.skipped_lines += st.skipped_lines;
-        t.duplicate_guids += st.duplicate_guids;
+            rc = ibnetdiscover_dumps(all, s, NULL, 1, &first, err);
     }
+    if (rc == 0)
+        rc = ibnetdiscover_dumps(f, s, all, 0, &t, err);
+    topo_facts_free(all);
     if (rc == 0)
         topo_log(TOPO_LOG_INFO,
                  "source ibnetdiscover: %zu dumps, %zu lines, %zu switches, %zu adapters (%zu "

@@ -217,8 +217,8 @@ static size_t adapter_records(const char **out, const ibd_dump *d, uint32_t i)
 /* One disputed adapter: its conflict line, and the hosts its records name
  * (unplaced facts, as for an adapter without a cable). */
 static int dispute(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
-                   const ibd_node *sw, uint32_t i, const char **descs, topo_buf *line,
-                   topo_err *err)
+                   const char *sw, const char *elsewhere, uint32_t i, const char **descs,
+                   topo_buf *line, topo_err *err)
 {
     ibd_node *ca = &d->nodes.items[i];
     char guid[TOPO_GUID_TEXT_SIZE];
@@ -229,7 +229,7 @@ static int dispute(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *
     topo_buf_clear(line);
     topo_buf_printf(line, "duplicate GUID %s: ", guid);
     if (sw)
-        topo_buf_printf(line, "switch \"%.80s\" and ", sw->desc ? sw->desc : sw->id);
+        topo_buf_printf(line, "switch \"%.80s\"%s and ", sw, elsewhere);
     topo_buf_printf(line, "host record%s", n > 1 ? "s" : "");
     for (size_t k = 0; k < n && k < 8; k++)
         topo_buf_printf(line, "%s \"%.80s\"", k ? "," : "", descs[k]);
@@ -252,7 +252,7 @@ static int dispute(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *
 /* Adapters whose GUID a switch has, or that Ca stanzas declare with
  * different descriptions: no cable (host_cable), one conflict line each,
  * in GUID order, so that the report does not depend on the dump's order. */
-static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map,
+static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_opts *opts,
                          topo_err *err)
 {
     topo_strmap *switches = topo_strmap_create(d->stanzas.n);
@@ -273,10 +273,23 @@ static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover
         if (n->kind != 'H' || n->aggregation)
             continue;
         int32_t sw = topo_strmap_get(switches, n->id + 2);
-        size_t k = first_dup(d, at);
-        if (sw < 0 && (k == d->dups.n || d->dups.items[k].node != at))
+        const char *sw_name = NULL, *elsewhere = "";
+        size_t k = first_dup(d, at), other = 0;
+        char guid[TOPO_GUID_TEXT_SIZE];
+        if (sw >= 0) {
+            const ibd_node *s = &d->nodes.items[sw];
+            sw_name = s->desc ? s->desc : s->id;
+        } else if (opts->other_dumps) {
+            topo_guid_format(guid, n->guid);
+            if (topo_facts_find_switch(opts->other_dumps, guid, &other) == 0) {
+                sw_name = topo_facts_switch_name(opts->other_dumps, other);
+                sw_name = sw_name ? sw_name : guid;
+                elsewhere = " (of another dump)";
+            }
+        }
+        if (sw_name == NULL && (k == d->dups.n || d->dups.items[k].node != at))
             continue;
-        rc = dispute(d, into, map, sw >= 0 ? &d->nodes.items[sw] : NULL, at, descs, &line, err);
+        rc = dispute(d, into, opts->map, sw_name, elsewhere, at, descs, &line, err);
         const char *copy = rc == 0 ? topo_pool_strdup(d->pool, line.ptr) : NULL;
         if (rc == 0 && (!copy || TOPO_ARRAY_PUSH(&lines, copy) != 0))
             rc = topo_err_nomem(err, "ibnetdiscover");
@@ -299,16 +312,20 @@ static int find_disputes(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover
     return rc;
 }
 
-static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_map *map, topo_err *err)
+static int to_facts(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_opts *opts,
+                    topo_err *err)
 {
-    int rc = resolve_adapters(d, map, err);
-    if (rc == 0)
-        rc = find_disputes(d, into, map, err);
+    const topo_ibnetdiscover_map *map = opts->map;
+    int rc = opts->switches_only ? 0 : resolve_adapters(d, map, err);
+    if (rc == 0 && !opts->switches_only)
+        rc = find_disputes(d, into, opts, err);
     for (size_t i = 0; rc == 0 && i < d->stanzas.n; i++) {
         const ibd_node *n = &d->nodes.items[d->stanzas.items[i]];
         if (n->kind == 'S')
             rc = add_switch(d, into, map, n->guid, n->desc, err);
     }
+    if (opts->switches_only)
+        return rc;
     for (size_t i = 0; rc == 0 && i < d->ports.n; i++)
         rc = one_cable(d, into, &d->ports.items[i], err);
     /* Named adapters without a cable still name their host: the fabric
@@ -328,7 +345,7 @@ static int finish(ibd_dump *d, topo_facts *into, const topo_ibnetdiscover_opts *
     if (rc == 0)
         rc = ibd_check(d, err);
     if (rc == 0)
-        rc = to_facts(d, into, opts->map, err);
+        rc = to_facts(d, into, opts, err);
     if (stats)
         *stats = d->stats;
     ibd_dump_dispose(d);
