@@ -546,6 +546,48 @@ static void test_ufm__duplicate_guid_of_a_switch(void **state)
                       "record\n");
 }
 
+/* Issue 33 F3: two switch records claiming one GUID (a second whose ports[]
+ * lists the first's GUID). In every order, and whatever their names, the
+ * record whose system GUID it is keeps it, and one conflict names both;
+ * when none is it, the lowest system GUID keeps it (not the lowest name,
+ * not the first record). */
+static void test_ufm__duplicate_guid_of_two_switches(void **state)
+{
+    (void)state;
+    static const char *const recs[] = {
+        "{\"system_guid\":\"a3\",\"type\":\"switch\",\"system_name\":\"spine\"}",
+        "{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":\"leaf\","
+        "\"ports\":[\"a1_1\"]}",
+        /* named to sort first; lists the leaf's GUID among its ports */
+        "{\"system_guid\":\"c9\",\"type\":\"switch\",\"system_name\":\"a-fake\","
+        "\"ports\":[\"c9_1\",\"a1_7\"]}",
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h1 HCA-1\"}",
+    };
+    static const char links[] = "[{\"source_guid\":\"b1\",\"destination_guid\":\"a1\"},"
+                                "{\"source_guid\":\"a1\",\"destination_guid\":\"a3\"}]";
+    check_every_order(recs, 4, links,
+                      "h1-00000000000000a1\n00000000000000a1-00000000000000a3\n"
+                      "duplicate GUID 00000000000000a1: switches \"leaf\" (system "
+                      "00000000000000a1), \"a-fake\" (system 00000000000000c9) claim it: \"leaf\" "
+                      "(system 00000000000000a1), whose system GUID it is, keeps it; the others' "
+                      "ports listing it are ignored\n");
+
+    /* Neither is it: the lower system GUID keeps it, not the lower name. */
+    static const char *const ports_only[] = {
+        "{\"system_guid\":\"c2\",\"type\":\"switch\",\"system_name\":\"aa\","
+        "\"ports\":[\"a1_1\"]}",
+        "{\"system_guid\":\"c1\",\"type\":\"switch\",\"system_name\":\"zz\","
+        "\"ports\":[\"a1_2\"]}",
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h1 HCA-1\"}",
+    };
+    check_every_order(ports_only, 3, "[{\"source_guid\":\"b1\",\"destination_guid\":\"a1\"}]",
+                      "h1-00000000000000c1\n"
+                      "duplicate GUID 00000000000000a1: switches \"zz\" (system "
+                      "00000000000000c1), \"aa\" (system 00000000000000c2) claim it: \"zz\" "
+                      "(system 00000000000000c1), of the lowest system GUID, keeps it; the "
+                      "others' ports listing it are ignored\n");
+}
+
 /* Two host records with one GUID: which is right cannot be told, so
  * neither gets a cable through it; other hosts are unaffected. */
 static void test_ufm__duplicate_guid_of_two_hosts(void **state)
@@ -662,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_ufm__truncated),
         cmocka_unit_test(test_ufm__duplicate_guid_of_a_switch),
         cmocka_unit_test(test_ufm__duplicate_guid_of_two_hosts),
+        cmocka_unit_test(test_ufm__duplicate_guid_of_two_switches),
         cmocka_unit_test(test_ufm__no_claims),
         cmocka_unit_test(test_ufm__link_not_a_guid_skipped),
     };

@@ -36,9 +36,15 @@ typedef enum { SYS_SWITCH, SYS_HOST, SYS_OTHER } sys_kind;
 /* An adapter has at most this many ports (ConnectX-7: 1, 2 or 4). */
 #define UFM_ADAPTER_PORTS_MAX 4
 
+/* How a record names a GUID, strongest first: a switch whose system GUID
+ * or own guid IS the GUID owns it against one that only lists it among
+ * its ports. */
+typedef enum { BY_SYSTEM_GUID, BY_GUID, BY_PORT } claim_how;
+
 typedef struct ufm_claim {
     const char *guid; /* normalised, pooled */
     int32_t index;    /* into systems */
+    claim_how how;
 } ufm_claim;
 
 typedef struct ufm_system {
@@ -118,13 +124,15 @@ const char *topo_ufm_stats_text(char *out, size_t size, const topo_ufm_stats *st
 }
 
 /* A claim of system index on a GUID (key: normalised), unless the same
- * system made it already (its system_guid is often its guid). */
-static int claim_guid(topo_ufm *u, const char *key, int32_t index, topo_err *err)
+ * system made it already (its system_guid is often its guid; a system's
+ * claims come strongest first, so the first one stays). */
+static int claim_guid(topo_ufm *u, const char *key, int32_t index, claim_how how,
+                      topo_err *err)
 {
     for (size_t i = u->claims.n; i > 0 && u->claims.items[i - 1].index == index; i--)
         if (strcmp(u->claims.items[i - 1].guid, key) == 0)
             return 0;
-    ufm_claim c = {topo_pool_strdup(u->pool, key), index};
+    ufm_claim c = {topo_pool_strdup(u->pool, key), index, how};
     if (c.guid == NULL || TOPO_ARRAY_PUSH(&u->claims, c) != 0)
         return topo_err_nomem(err, "ufm: GUID claims");
     return 0;
@@ -182,7 +190,7 @@ static int map_ports(topo_ufm *u, const json_t *rec, const char *path, int32_t i
         rc = topo_guid_normalise(key, name, (size_t)(us - name),
                                  topo_decode_path_index(ip, sizeof(ip), p, i), err);
         if (rc == 0)
-            rc = claim_guid(u, key, index, err);
+            rc = claim_guid(u, key, index, BY_PORT, err);
     }
     return rc;
 }
@@ -250,10 +258,10 @@ static int add_system(topo_ufm *u, const json_t *rec, const char *path, topo_err
     if (s.kind != SYS_OTHER) {
         if (topo_strmap_put(u->by_system, seen, index) != 0)
             return topo_err_nomem(err, "ufm: systems");
-        if ((rc = claim_guid(u, key, index, err)) != 0)
+        if ((rc = claim_guid(u, key, index, BY_SYSTEM_GUID, err)) != 0)
             return rc;
     }
-    if (guid != NULL && (rc = claim_guid(u, own, index, err)) != 0)
+    if (guid != NULL && (rc = claim_guid(u, own, index, BY_GUID, err)) != 0)
         return rc;
     return map_ports(u, rec, path, index, err);
 }
@@ -407,7 +415,7 @@ static int learn_adapter(link_end *e, topo_ufm *u, topo_err *err)
     int32_t index = (int32_t)u->systems.n;
     if (rc == 0 && TOPO_ARRAY_PUSH(&u->systems, s) != 0)
         rc = topo_err_nomem(err, "ufm: systems");
-    if (rc == 0 && (rc = claim_guid(u, e->key, index, err)) == 0 &&
+    if (rc == 0 && (rc = claim_guid(u, e->key, index, BY_SYSTEM_GUID, err)) == 0 &&
         topo_strmap_put(u->by_guid, u->claims.items[u->claims.n - 1].guid, index) != 0)
         rc = topo_err_nomem(err, "ufm: GUID map");
     if (rc == 0) {
@@ -576,6 +584,59 @@ static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
     return topo_facts_add_conflict(u->facts, line->ptr, err);
 }
 
+/* The switch among a GUID's claims (n at c) that owns it, NULL when none:
+ * the record whose system GUID it is, else whose guid it is, else one
+ * listing it among its ports; among equals the lowest system GUID (its
+ * identity: not its name, which may be empty or shared, nor the records'
+ * order). Two switch records of one system GUID are one (add_system). */
+static const ufm_claim *owning_switch(const topo_ufm *u, const ufm_claim *c, size_t n)
+{
+    const ufm_claim *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (u->systems.items[c[i].index].kind != SYS_SWITCH)
+            continue;
+        if (best == NULL || c[i].how < best->how ||
+            (c[i].how == best->how && strcmp(u->systems.items[c[i].index].id,
+                                             u->systems.items[best->index].id) < 0))
+            best = &c[i];
+    }
+    return best;
+}
+
+static int cmp_switch_id(const void *a, const void *b)
+{
+    return strcmp(((const ufm_named *)a)->label, ((const ufm_named *)b)->label);
+}
+
+/* Two switch records or more claiming one GUID (n claims at c; owner from
+ * owning_switch): reported, every switch named with its system GUID in
+ * that order, and which keeps it and why. */
+static int judge_switches(topo_ufm *u, const ufm_claim *c, size_t n, const ufm_claim *owner,
+                          ufm_named *scratch, topo_buf *line, topo_err *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) /* one claim per system: claim_guid */
+        if (u->systems.items[c[i].index].kind == SYS_SWITCH)
+            scratch[k++] = (ufm_named){u->systems.items[c[i].index].id, c[i].index};
+    if (k < 2)
+        return 0;
+    qsort(scratch, k, sizeof(*scratch), cmp_switch_id);
+    topo_buf_clear(line);
+    topo_buf_printf(line, "duplicate GUID %s: switches", c[0].guid);
+    for (size_t i = 0; i < k && i < UFM_REPORT_NAMES; i++)
+        topo_buf_printf(line, "%s \"%.80s\" (system %s)", i ? "," : "",
+                        u->systems.items[scratch[i].index].label, scratch[i].label);
+    if (k > UFM_REPORT_NAMES)
+        topo_buf_printf(line, " and %zu more", k - UFM_REPORT_NAMES);
+    topo_buf_printf(line, " claim it: \"%.80s\" (system %s), %s, keeps it; the others' ports "
+                          "listing it are ignored",
+                    u->systems.items[owner->index].label, u->systems.items[owner->index].id,
+                    owner->how == BY_SYSTEM_GUID ? "whose system GUID it is"
+                    : owner->how == BY_GUID      ? "whose guid it is"
+                                                 : "of the lowest system GUID");
+    return line->error != 0 ? topo_err_nomem(err, "ufm: report") : report(u, line, err);
+}
+
 /* One GUID's claims (n, sorted, at c): a switch keeps its GUID against any
  * other record (the fabric routes by it); a host record that claimed it
  * anyway is distrusted, and so are host records that claim one GUID
@@ -585,31 +646,34 @@ static int report(topo_ufm *u, const topo_buf *line, topo_err *err)
 static int judge(topo_ufm *u, const ufm_claim *c, size_t n, ufm_named *scratch, topo_buf *line,
                  topo_err *err)
 {
-    ufm_named *sw = scratch, *hosts = scratch + n;
-    size_t nsw = claimants(sw, u, c, n, SYS_SWITCH), nh = claimants(hosts, u, c, n, SYS_HOST);
+    ufm_named *hosts = scratch + n;
+    const ufm_claim *owner = owning_switch(u, c, n);
+    int rc = owner ? judge_switches(u, c, n, owner, scratch, line, err) : 0;
+    size_t nh = claimants(hosts, u, c, n, SYS_HOST);
     topo_buf_clear(line);
-    if (nh == 0 || (nsw == 0 && nh == 1))
-        return 0;
+    if (rc != 0 || nh == 0 || (owner == NULL && nh == 1))
+        return rc;
     for (size_t i = 0; i < n; i++) /* every record, also those named alike */
         if (u->systems.items[c[i].index].kind == SYS_HOST)
             u->systems.items[c[i].index].distrusted = 1;
     topo_buf_printf(line, "duplicate GUID %s: ", c[0].guid);
-    if (nsw > 0)
-        topo_buf_printf(line, "switch \"%.80s\" and ", sw[0].label);
+    if (owner != NULL)
+        topo_buf_printf(line, "switch \"%.80s\" and ", u->systems.items[owner->index].label);
     topo_buf_printf(line, "host record%s", nh > 1 ? "s" : "");
     for (size_t i = 0; i < nh && i < UFM_REPORT_NAMES; i++)
         topo_buf_printf(line, "%s \"%.80s\"", i ? "," : "", hosts[i].label);
     if (nh > UFM_REPORT_NAMES)
         topo_buf_printf(line, " and %zu more", nh - UFM_REPORT_NAMES);
-    topo_buf_printf(line, nsw > 0 ? " claim it: the switch keeps it; no fabric facts from %s"
+    topo_buf_printf(line, owner != NULL ? " claim it: the switch keeps it; no fabric facts from %s"
                                   : " claim it: no fabric facts from %s",
                     nh > 1 ? "those records" : "that record");
     return line->error != 0 ? topo_err_nomem(err, "ufm: report") : report(u, line, err);
 }
 
-/* The GUID each claim names, to its one system (judge): the switch of a
- * contested GUID, UFM_DISPUTED for a distrusted host record's GUIDs, else
- * the lowest-labelled other system, else the first claim. */
+/* The GUID each claim names, to its one system (judge): the switch that
+ * owns a contested GUID (owning_switch), UFM_DISPUTED for a distrusted
+ * host record's GUIDs, else the lowest-labelled other system, else the
+ * first claim. */
 static int resolve(topo_ufm *u, topo_err *err)
 {
     size_t n = u->claims.n;
@@ -638,6 +702,9 @@ static int resolve(topo_ufm *u, topo_err *err)
                 (s->kind == o->kind && strcmp(s->label, o->label) < 0))
                 owner = c[j].index;
         }
+        const ufm_claim *sw = owning_switch(u, c + i, j - i);
+        if (sw != NULL)
+            owner = sw->index;
         if (u->systems.items[owner].distrusted)
             owner = UFM_DISPUTED;
         if (topo_strmap_put(map, c[i].guid, owner) != 0)
