@@ -16,6 +16,7 @@ ibnetdiscover and UFM one domain without conflicts, and a UFM host record
 reusing its GUID reported alike in any order (issue 33).
 """
 import argparse
+import itertools
 import json
 import os
 import random
@@ -159,6 +160,44 @@ def lldp_fifo_skipped():
             warn = "source lldp: skipped %s: not a regular file" % name
             assert p.stderr.count(warn) == 1, (warn, p.stderr)
         assert "(2 skipped: 2 unreadable, 0 too large, 0 invalid)" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case
+def ib_spine_of_one_source():
+    """Issue 33 F2: UFM knows a spine (aa..00, cabled to both leaves) the
+    ibnetdiscover dump lacks. The InfiniBand sources are one fabric, so
+    every host's spine and leaf are the same whichever hosts UFM covers
+    (hosts UFM knew got aa..00, the others aa..03: one leaf domain under
+    two spine domains, flipping with UFM's coverage)."""
+    d = fixture("sources", "ufm", "split-spine")
+    with open(os.path.join(d, "systems.json")) as f:
+        systems = json.load(f)
+    with open(os.path.join(d, "links.json")) as f:
+        links = json.load(f)
+    host_guid = {r["system_name"].split()[0]: r["system_guid"] for r in systems
+                 if r["type"] == "host"}
+    tmp = tempfile.mkdtemp()
+    try:
+        seen = {}
+        for covered in itertools.chain.from_iterable(
+                itertools.combinations(sorted(host_guid), k) for k in range(len(host_guid) + 1)):
+            gone = {g for h, g in host_guid.items() if h not in covered}
+            sp, lp = os.path.join(tmp, "sys.json"), os.path.join(tmp, "links.json")
+            with open(sp, "w") as f:
+                json.dump([r for r in systems if r["system_guid"] not in gone], f)
+            with open(lp, "w") as f:
+                json.dump([k for k in links if k["source_guid"] not in gone
+                           and k["destination_guid"] not in gone], f)
+            got = labels("--ibnetdiscover", os.path.join(d, "ibnetdiscover.txt"),
+                         "--ufm-systems-file", sp, "--ufm-links-file", lp,
+                         "--levels", "spine,leaf,hostname")
+            seen[covered] = {n: (v.get(P + "spine"), v.get(P + "leaf")) for n, v in got.items()}
+        first = next(iter(seen.values()))
+        assert {v[0] for v in first.values()} == {"aa00000000000000"}, first
+        for covered, got in seen.items():
+            assert got == first, ("UFM covering %s" % (covered,), got, first)
     finally:
         shutil.rmtree(tmp)
 

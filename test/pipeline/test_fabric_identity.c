@@ -92,8 +92,8 @@ typedef struct result {
     size_t incomplete;
 } result;
 
-/* The plan of the dump and UFM's systems (recs in order) and links. */
-static void plan(result *r, const char *const *recs, const size_t *order, size_t n)
+/* The plan of the dump and UFM's systems and links. */
+static void plan_of(result *r, const char *systems, const char *links)
 {
     topo_err err = TOPO_ERR_INIT;
     topo_facts *facts[TOPO_SYNC_SOURCE_COUNT] = {0};
@@ -102,7 +102,6 @@ static void plan(result *r, const char *const *recs, const size_t *order, size_t
     topo_sync_ibnetdiscover dump = {.file = "dump.txt"};
     topo_sync_settings s = {.ibnetdiscover = &dump, .nibnetdiscover = 1,
                             .ufm_systems_file = "systems.json", .ufm_links_file = "links.json"};
-    char *systems = systems_json(recs, order, n);
     must(topo_facts_create(&facts[TOPO_SYNC_IBNETDISCOVER], "ibnetdiscover", &err), &err);
     must(topo_facts_create(&facts[TOPO_SYNC_UFM], "ufm", &err), &err);
     must(topo_ibnetdiscover_parse(facts[TOPO_SYNC_IBNETDISCOVER], DUMP, sizeof(DUMP) - 1, NULL,
@@ -110,7 +109,7 @@ static void plan(result *r, const char *const *recs, const size_t *order, size_t
          &err);
     must(topo_ufm_create(&ufm, facts[TOPO_SYNC_UFM], &err), &err);
     must(topo_ufm_add_systems(ufm, systems, strlen(systems), "systems.json", &err), &err);
-    must(topo_ufm_add_links(ufm, LINKS, sizeof(LINKS) - 1, "links.json", &err), &err);
+    must(topo_ufm_add_links(ufm, links, strlen(links), "links.json", &err), &err);
     must(topo_sync_fuse(&sync, &s, facts, &err), &err);
     const topo_plan *p = topo_sync_plan(sync);
     memset(r, 0, sizeof(*r));
@@ -131,6 +130,13 @@ static void plan(result *r, const char *const *recs, const size_t *order, size_t
     topo_ufm_free(ufm);
     topo_facts_free(facts[TOPO_SYNC_UFM]);
     topo_facts_free(facts[TOPO_SYNC_IBNETDISCOVER]);
+}
+
+/* The plan of the dump and UFM's systems (recs in order) and LINKS. */
+static void plan(result *r, const char *const *recs, const size_t *order, size_t n)
+{
+    char *systems = systems_json(recs, order, n);
+    plan_of(r, systems, LINKS);
     free(systems);
 }
 
@@ -149,6 +155,74 @@ static void test_fabric_identity__one_switch_one_domain(void **state)
     if (r.nconflicts != 0)
         fail_msg("conflicts where the sources agree:\n%s", r.conflicts);
     assert_int_equal(r.incomplete, 0);
+}
+
+/* Issue 33 F2: a spine only UFM knows (a0, cabled to both leaves; the
+ * dump lacks it) does not split the spine group: the InfiniBand sources
+ * are one fabric, so every host's spine is the group of a0 and a3 (a0, its
+ * lowest GUID) whichever source saw it, for every subset of hosts UFM
+ * knows; hosts UFM knows got a0 and the others a3 before. */
+static void test_fabric_identity__spine_of_one_source(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = {"1", "2", "3", "4"};
+    for (unsigned covered = 0; covered < 16; covered++) {
+        char systems[2048], links[2048];
+        snprintf(systems, sizeof systems, "%s",
+                 "[{\"system_guid\":\"a0\",\"type\":\"switch\",\"system_name\":\"spine-0\"},"
+                 "{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":\"leaf-1\"},"
+                 "{\"system_guid\":\"a2\",\"type\":\"switch\",\"system_name\":\"leaf-2\"},"
+                 "{\"system_guid\":\"a3\",\"type\":\"switch\",\"system_name\":\"spine\"}");
+        snprintf(links, sizeof links, "%s",
+                 "[{\"source_guid\":\"a1\",\"destination_guid\":\"a3\"},"
+                 "{\"source_guid\":\"a2\",\"destination_guid\":\"a3\"},"
+                 "{\"source_guid\":\"a1\",\"destination_guid\":\"a0\"},"
+                 "{\"source_guid\":\"a2\",\"destination_guid\":\"a0\"}");
+        for (size_t h = 0; h < 4; h++) {
+            if (!(covered & (1u << h)))
+                continue;
+            size_t at = strlen(systems), lt = strlen(links);
+            snprintf(systems + at, sizeof systems - at,
+                     ",{\"system_guid\":\"b%s\",\"type\":\"host\",\"system_name\":\"h%s "
+                     "HCA-1\"}",
+                     hosts[h], hosts[h]);
+            snprintf(links + lt, sizeof links - lt,
+                     ",{\"source_guid\":\"b%s\",\"destination_guid\":\"a%s\"}", hosts[h],
+                     h < 2 ? "1" : "2");
+        }
+        strcat(systems, "]");
+        strcat(links, "]");
+        result r;
+        plan_of(&r, systems, links);
+        const char *want = "h1 " LEAF1 " 00000000000000a0;h2 " LEAF1 " 00000000000000a0;"
+                           "h3 " LEAF2 " 00000000000000a0;h4 " LEAF2 " 00000000000000a0;";
+        if (strcmp(r.labels, want) != 0)
+            fail_msg("UFM knowing hosts %#x: %s\nwant: %s", covered, r.labels, want);
+        if (r.nconflicts != 0)
+            fail_msg("UFM knowing hosts %#x: conflicts:\n%s", covered, r.conflicts);
+    }
+}
+
+/* Two sources cabling one host to different leaf domains still disagree:
+ * a conflict, reported (not hidden by the union of their cables, where the
+ * host is merely ambiguous); the plan settles it as between any sources. */
+static void test_fabric_identity__sources_disagree_on_a_leaf(void **state)
+{
+    (void)state;
+    static const char systems[] =
+        "[{\"system_guid\":\"a1\",\"type\":\"switch\",\"system_name\":\"leaf-1\"},"
+        "{\"system_guid\":\"a2\",\"type\":\"switch\",\"system_name\":\"leaf-2\"},"
+        "{\"system_guid\":\"a3\",\"type\":\"switch\",\"system_name\":\"spine\"},"
+        "{\"system_guid\":\"b1\",\"type\":\"host\",\"system_name\":\"h1 HCA-1\"}]";
+    static const char links[] = /* h1 on leaf-2 here, on leaf-1 in the dump */
+        "[{\"source_guid\":\"b1\",\"destination_guid\":\"a2\"},"
+        "{\"source_guid\":\"a1\",\"destination_guid\":\"a3\"},"
+        "{\"source_guid\":\"a2\",\"destination_guid\":\"a3\"}]";
+    result r;
+    plan_of(&r, systems, links);
+    if (strstr(r.conflicts, "h1") == NULL || strstr(r.conflicts, "leaf") == NULL)
+        fail_msg("no conflict of h1's leaf: %s", r.conflicts);
+    assert_non_null(strstr(r.labels, "h2 " LEAF1 " " SPINE ";"));
 }
 
 /* Next permutation of v (n), lexicographic; 0 after the last. */
@@ -207,6 +281,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fabric_identity__one_switch_one_domain),
         cmocka_unit_test(test_fabric_identity__duplicate_guid_any_order),
+        cmocka_unit_test(test_fabric_identity__spine_of_one_source),
+        cmocka_unit_test(test_fabric_identity__sources_disagree_on_a_leaf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
