@@ -664,7 +664,8 @@ static int judge(topo_ufm *u, const ufm_claim *c, size_t n, ufm_named *scratch, 
         topo_buf_printf(line, "%s \"%.80s\"", i ? "," : "", hosts[i].label);
     if (nh > UFM_REPORT_NAMES)
         topo_buf_printf(line, " and %zu more", nh - UFM_REPORT_NAMES);
-    topo_buf_printf(line, owner != NULL ? " claim it: the switch keeps it; no fabric facts from %s"
+    topo_buf_printf(line,
+                    owner != NULL ? " claim it: the switch keeps it; no fabric facts from %s"
                                   : " claim it: no fabric facts from %s",
                     nh > 1 ? "those records" : "that record");
     return line->error != 0 ? topo_err_nomem(err, "ufm: report") : report(u, line, err);
