@@ -41,8 +41,9 @@ int topo_lldp_parse_json(size_t *out_neighbours, topo_facts *facts, const char *
 
 /* The same, all or nothing, for a reader that skips one host's bad
  * document rather than failing every host: the document is first read on
- * its own (syntax, size, parse budget, shape); when that refuses it,
- * *refused is 1, the error names why and facts is untouched. Otherwise
+ * its own (syntax, size, parse budget, shape, a conflict within it); when
+ * that refuses it (any error but TOPO_ENOMEM), *refused is 1, the error
+ * names why and facts is untouched. Otherwise
  * (*refused 0) it is added as topo_lldp_parse does, and an error then
  * (out of memory, a facts limit or conflict) is the whole read's. */
 int topo_lldp_add(int *refused, size_t *out_neighbours, topo_facts *facts, const char *host,

@@ -101,7 +101,7 @@ static int read_host(const topo_fetch *f, topo_facts *facts, const host_span *h,
         doc = json_loadb(text, h->len, JSON_DECODE_ANY, NULL);
     if (doc == NULL) {
         rc = topo_codec_json_parse_source(&doc, text, h->len, source, err);
-        refused = rc == TOPO_EINVALID || rc == TOPO_ELIMIT;
+        refused = rc != 0 && rc != TOPO_ENOMEM;
     }
     if (rc == 0) {
         rc = topo_lldp_add_json(&refused, &nn, facts, h->name, doc, NULL, err);

@@ -267,7 +267,9 @@ int topo_lldp_add_json(int *refused, size_t *out_neighbours, topo_facts *facts, 
         rc = topo_lldp_parse_json(NULL, alone, host, doc, source, err);
     topo_facts_free(alone);
     if (rc != 0) {
-        *refused = rc == TOPO_EINVALID || rc == TOPO_ELIMIT;
+        /* Whatever refuses it on its own is the document's (a conflict
+         * within it too), but for memory. */
+        *refused = rc != TOPO_ENOMEM;
         return rc;
     }
     return topo_lldp_parse_json(out_neighbours, facts, host, doc, source, err);
@@ -282,7 +284,7 @@ int topo_lldp_add(int *refused, size_t *out_neighbours, topo_facts *facts, const
         *out_neighbours = 0;
     int rc = srcjson_parse(&doc, text, len, TOPO_MAX_LLDP_DOCUMENT, "lldp document", source, err);
     if (rc != 0)
-        *refused = rc == TOPO_EINVALID || rc == TOPO_ELIMIT;
+        *refused = rc != TOPO_ENOMEM;
     else
         rc = topo_lldp_add_json(refused, out_neighbours, facts, host, doc, source, err);
     json_decref(doc);
