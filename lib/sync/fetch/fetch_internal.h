@@ -102,7 +102,7 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
 int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
                 topo_err *err);
 
-/* "<name>: GET <path>" into buf (TOPO_ERR_TEXT_MAX bytes), the source a
+/* "<name>: GET <path>" into buf (FETCH_SOURCE_MAX bytes), the source a
  * response's parse names in its messages; returns buf. */
 #define FETCH_SOURCE_MAX TOPO_ERR_TEXT_MAX
 const char *fetch_source_text(char *buf, const topo_fetch *f, const char *path);
