@@ -276,6 +276,11 @@ int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
     fetch->stats.last_duration_ms = (uint64_t)(topo_clock_ms() - t0);
     if (rc != 0) {
         fetch->stats.failures[failure_of(fetch, rc)]++;
+        /* a real payload past the default limit is raised by the config,
+         * which the HTTP client's message cannot name */
+        if (rc == TOPO_ELIMIT && err != NULL && strstr(err->text, "response body exceeds") &&
+            strlen(err->text) + 64 < sizeof(err->text))
+            strcat(err->text, " (the source's maxResponseBytes raises it)");
         return rc;
     }
     fetch->stats.objects = objects;
