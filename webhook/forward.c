@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "request_deadline.h"
 #include "topo/http.h"
 #include "topo/limits.h"
 #include "topo/str.h"
@@ -156,12 +159,20 @@ int wh_forward_post(wh_forward *f, const char *addr, const char *body, size_t le
     *status = 0;
     if ((rc = take(f, addr, &http, err)) < 0)
         return rc;
+    timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+    char path[512]; /* f->path is at most ~200 bytes */
+    int n = snprintf(path, sizeof path, "%s&timeout=%ldms&%s=%lld", f->path, timeout_ms,
+                     WH_DEADLINE_PARAM, (long long)(wh_unix_ms() + timeout_ms));
+    if (n < 0 || (size_t)n >= sizeof path) {
+        give_back(f, addr, http);
+        return topo_err_set(err, TOPO_EINVALID, "forwarding: the request path is too long");
+    }
     topo_http_request req = {.method = "POST",
-                             .path = f->path,
+                             .path = path,
                              .content_type = "application/json",
                              .body = body,
                              .body_len = len,
-                             .timeout_ms = timeout_ms > 0 ? timeout_ms : 1};
+                             .timeout_ms = timeout_ms};
     rc = topo_http_do(http, &req, &resp, err);
     if (rc < 0) {
         topo_http_free(http); /* its connection is in doubt */
@@ -173,4 +184,28 @@ int wh_forward_post(wh_forward *f, const char *addr, const char *body, size_t le
     *out_len = resp.len;
     *status = (int)resp.status;
     return 0;
+}
+
+int wh_forward_answer_ok(const char *answer, size_t len, const char *uid, char *why,
+                         size_t why_size)
+{
+    json_error_t jerr;
+    json_t *doc = json_loadb(answer, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *resp = json_object_get(doc, "response");
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    const char *got = json_string_value(json_object_get(resp, "uid"));
+    int ok = 0;
+    if (doc == NULL)
+        snprintf(why, why_size, "not JSON (%s)", jerr.text);
+    else if (kind == NULL || strcmp(kind, "AdmissionReview") != 0 || !json_is_object(resp))
+        snprintf(why, why_size, "not an AdmissionReview response");
+    else if (got == NULL || uid == NULL || strcmp(got, uid) != 0)
+        snprintf(why, why_size, "the answer to another request (response.uid %.64s)",
+                 got != NULL ? got : "absent");
+    else if (!json_is_boolean(json_object_get(resp, "allowed")))
+        snprintf(why, why_size, "response.allowed is not a boolean");
+    else
+        ok = 1;
+    json_decref(doc);
+    return ok;
 }
