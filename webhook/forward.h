@@ -45,12 +45,4 @@ const char *wh_forward_address(const char *identity);
 int wh_forward_post(wh_forward *f, const char *addr, const char *body, size_t len,
                     long timeout_ms, char **out, size_t *out_len, int *status, topo_err *err);
 
-/* Whether a placer's 200 answer is one the API server can take for the
- * request whose uid is uid: a JSON AdmissionReview whose response.uid is
- * uid and response.allowed a boolean. 1; 0 with why (what is wrong) when
- * not (garbage, another request's answer): relaying it would fail the
- * request at the API server, or answer for another pod. */
-int wh_forward_answer_ok(const char *answer, size_t len, const char *uid, char *why,
-                         size_t why_size);
-
 #endif

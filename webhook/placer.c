@@ -10,11 +10,12 @@
 #include <jansson.h>
 
 #include "forward.h"
+#include "forward_answer.h"
+#include "topo/admission_review.h"
 #include "topo/clock.h"
 #include "topo/json.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
-#include "topo/admission_review.h"
 #include "topo/pool.h"
 #include "topo/str.h"
 

@@ -27,7 +27,6 @@
 #include <microhttpd.h>
 
 #include "topo/buf.h"
-#include "topo/goparse.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
 #include "topo/probe.h"

@@ -82,7 +82,8 @@ typedef struct wh_request {
  * is sent with *out_status. In WH_PHASE_NOW it may return WH_HANDLE_DEFER
  * (nothing in *out_body): the connection is suspended and the handler called
  * again with the same request and body in WH_PHASE_DEFERRED on a thread of
- * the defer pool (or WH_PHASE_SHED when that is full), whose answer is sent;
+ * the defer pool (or WH_PHASE_SHED when that is full, WH_PHASE_EXPIRED when
+ * its deadline came while it was queued), whose answer is sent;
  * the request threads meanwhile answer other connections. Another non-zero
  * return is answered with 500. Called on several threads at once. */
 typedef int (*wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
