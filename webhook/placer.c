@@ -224,11 +224,19 @@ int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const c
     /* What waits on the network does not wait on a request thread. */
     if (phase == WH_PHASE_NOW && would_wait(pl, forwarded_by))
         return WH_HANDLE_DEFER;
+    /* Queued past its deadline (less the margin): answered at once, even
+     * should this replica place by now (the pool's expiry thread must not
+     * wait for the placement lock). */
+    if (phase == WH_PHASE_EXPIRED)
+        return unplaced(pl, WH_FWD_DEADLINE,
+                        "the request's deadline came while it waited for a free forwarding "
+                        "thread on this replica: the placer was not asked",
+                        body, len, out, out_len, status);
     /* A takeover settles for a second or two: wait for it while the
      * deadline allows, then place (never when shed: no waiting). */
     while ((st = wh_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==
                TOPO_UNGATER_PLACER_SETTLING &&
-           phase != WH_PHASE_SHED && phase != WH_PHASE_EXPIRED &&
+           phase != WH_PHASE_SHED &&
            (deadline_ns == 0 ||
             topo_clock_ns() + (wait_ms + FORWARD_MARGIN_MS) * 1000000LL < deadline_ns))
         topo_clock_sleep_ns((wait_ms < SETTLE_POLL_MS ? wait_ms + 1 : SETTLE_POLL_MS) * 1000000LL);
@@ -236,11 +244,6 @@ int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const c
         return topo_admission_handle_until(pl->ctx, deadline_ns, body, len, out, out_len, status);
     if (forwarded_by != NULL)
         return misdirected(pl, forwarded_by, out, out_len, status);
-    if (phase == WH_PHASE_EXPIRED)
-        return unplaced(pl, WH_FWD_DEADLINE,
-                        "the request's deadline came while it waited for a free forwarding "
-                        "thread on this replica: the placer was not asked",
-                        body, len, out, out_len, status);
     if (phase == WH_PHASE_SHED)
         return unplaced(pl, WH_FWD_BUSY,
                         "too many requests wait for the placer on this replica: not asked",
