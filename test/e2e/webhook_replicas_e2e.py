@@ -80,6 +80,18 @@ Cases:
                         later topology pods are answered at once without
                         asking; once the placer answers fast again the trial
                         after the 5 s cool-down closes it (issue 33 item 8);
+  queued_deadline       forwards with 30 s timeouts (capped at 4 s) hold every
+                        thread of the defer pool and its queue; a 2 s topology
+                        pod is answered before its deadline (outcome deadline,
+                        deferred expired), the placer not asked;
+  invalid_answer        a placer answering 200 with garbage, another uid's
+                        answer, JSON that is no AdmissionReview: not relayed,
+                        the no-fit answer, outcome invalid, the circuit opens;
+                        every forward carries timeout= and deadlineUnixMs=;
+  paused_placer_late    the placer SIGSTOPped past a forward's deadline, then
+                        resumed: the late forward stores nothing (deadline
+                        exceeded), no reservation for the pod admitted
+                        unplaced;
   partition             the placer cut off from the API server (its client
                         certificate's requests reset, its watches closed): it
                         steps down, the other replica takes the Lease and
