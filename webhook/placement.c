@@ -777,7 +777,8 @@ static int metrics_init(wh_placement *p, topo_err *err)
                                  "they ended: answered by the placer, or answered here by the "
                                  "no-fit policy (no_placer, unreachable, refused, deadline: no "
                                  "answer within the request's time, circuit_open: not asked, "
-                                 "the placer kept failing, busy: not asked, too many waiting); "
+                                 "the placer kept failing, busy: not asked, too many waiting, "
+                                 "invalid: its answer was no AdmissionReview for the request); "
                                  "not_placer: forwarded here by a replica that took this one "
                                  "for the placer.",
                                  outcome, 1, err) != 0)
