@@ -225,7 +225,7 @@ struct wh_placement {
     pthread_t filler_thread;
     int filler_started;
     atomic_int stop;
-    int filler_rc;
+    atomic_int filler_rc; /* the filler thread writes it */
     topo_err filler_err;
     wh_ns_policy *ns;
     wh_quota *quota;
@@ -537,6 +537,11 @@ int wh_placement_ready(wh_placement *p)
 int wh_placement_cache_corrupt(wh_placement *p)
 {
     return topo_cache_corrupt(p->cache) || topo_cache_corrupt(p->checkpointer);
+}
+
+int wh_placement_filler_stopped(wh_placement *p)
+{
+    return !p->is_static && p->filler != NULL && p->filler_started && p->filler_rc < 0;
 }
 
 void wh_placement_tick(wh_placement *p)

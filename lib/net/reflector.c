@@ -173,6 +173,7 @@ static const char *const reason_names[TOPO_REFLECTOR_REASONS] = {
     [TOPO_REFLECTOR_TIMEOUT] = "timeout",
     [TOPO_REFLECTOR_CONNECT] = "connect",
     [TOPO_REFLECTOR_OTHER] = "other",
+    [TOPO_REFLECTOR_CACHE] = "cache",
 };
 
 topo_reflector_reason topo_reflector_reason_of(int code)
@@ -215,11 +216,14 @@ uint64_t topo_reflector_failures_get(const topo_reflector_failures *f,
 
 /* One line per failure: what failed (the error names the request, the HTTP
  * status, the Status's reason and message), why, and when the next try is.
- * Credentials and RBAC are an operator's to fix: error, not warning. */
+ * Credentials, RBAC and a resource not served are an operator's to fix:
+ * error, not warning. */
 static void log_failure(const topo_reflector *r, const topo_err *e, topo_reflector_reason why,
                         unsigned int failures, long ms)
 {
-    topo_log_level level = why == TOPO_REFLECTOR_FORBIDDEN || why == TOPO_REFLECTOR_UNAUTHORIZED
+    topo_log_level level = why == TOPO_REFLECTOR_FORBIDDEN ||
+                                   why == TOPO_REFLECTOR_UNAUTHORIZED ||
+                                   why == TOPO_REFLECTOR_NOT_FOUND
                                ? TOPO_LOG_ERROR
                                : TOPO_LOG_WARN;
     if (!topo_log_enabled(level))
