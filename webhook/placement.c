@@ -277,6 +277,14 @@ static int quota_lookup(void *payload, const char *namespace_, topo_pool *pool,
     return wh_quota_lookup(payload, namespace_, pool, out, n);
 }
 
+/* The cache follows the cluster: listed, and not backing off a refusal
+ * (filler.h). */
+static int cache_synced(void *payload)
+{
+    wh_placement *p = payload;
+    return p->filler != NULL && p->filler_rc >= 0 && topo_filler_synced(p->filler);
+}
+
 static void *filler_main(void *arg)
 {
     wh_placement *p = arg;
@@ -344,7 +352,9 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
         .renew_deadline_ms = o->renew_deadline_ms,
         .retry_ms = o->retry_ms,
         .lives = p->lives,
-        .nlives = p->ntopos};
+        .nlives = p->ntopos,
+        .cache_ready = cache_synced,
+        .cache_ready_payload = p};
     return wh_ungater_start(&p->ungater, &uo, err);
 }
 

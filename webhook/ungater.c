@@ -37,6 +37,9 @@ struct wh_ungater {
     char *db_path, *kubeconfig;
     topo_admission_ctx *ctx;
     long interval_ms;
+    int (*cache_ready)(void *payload);
+    void *cache_ready_payload;
+    int led; /* the last step's answer (the thread's) */
 
     topo_k8s_config cfg;
     topo_k8s *k; /* pods: GET and PATCH */
@@ -140,10 +143,20 @@ static void log_pod(topo_log_level level, const candidate *c, const char *outcom
     topo_log_kv(level, f, detail != NULL ? 5u : 4u, "ungater: %s", outcome);
 }
 
-/* One election step when due; whether this replica may act now. */
+/* One election step when due; whether this replica may act now. A
+ * replica whose cache does not follow the cluster would place and ungate
+ * from stale rows while a ready one waits: it lets the Lease go instead
+ * (and is not ready, wh_placement_ready). */
 static int lead(wh_ungater *u)
 {
-    return wh_placer_lease_step(u->lease);
+    if (u->cache_ready != NULL && !u->cache_ready(u->cache_ready_payload)) {
+        if (u->led)
+            topo_log(TOPO_LOG_WARN, "ungater: the cache is not synced: releasing the lease");
+        if (u->led)
+            wh_placer_lease_release(u->lease);
+        return u->led = 0;
+    }
+    return u->led = wh_placer_lease_step(u->lease);
 }
 
 /* ---- the cache's gated pods ---- */
@@ -653,6 +666,8 @@ int wh_ungater_start(wh_ungater **out, const wh_ungater_opts *opts, topo_err *er
     u->cfg = empty;
     u->ctx = opts->ctx;
     u->interval_ms = interval;
+    u->cache_ready = opts->cache_ready;
+    u->cache_ready_payload = opts->cache_ready_payload;
     atomic_init(&u->rounds_h, NULL);
     int rc;
     u->db_path = topo_strdup(opts->db_path);
