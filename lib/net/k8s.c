@@ -104,6 +104,11 @@ const char *topo_k8s_namespace(const topo_k8s *k)
     return k != NULL ? k->namespace_name : NULL;
 }
 
+void topo_k8s_get_http_stats(const topo_k8s *k, topo_http_stats *out)
+{
+    topo_http_get_stats(k != NULL ? k->http : NULL, out);
+}
+
 void topo_k8s_set_timeout(topo_k8s *k, long timeout_ms)
 {
     if (k != NULL)

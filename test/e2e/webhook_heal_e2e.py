@@ -2,13 +2,17 @@
 """The cache filler heals (issue 33, caches that heal): topo-webhook in
 daemon mode against fake_apiserver.py.
 
-  webhook_heal_e2e.py --webhook build/webhook/topo-webhook --case forbidden_once|disk_full
+  webhook_heal_e2e.py --webhook build/webhook/topo-webhook --case forbidden_once|throttled_counted|disk_full
 
 forbidden_once: the first node LIST answers 403 (RBAC not there yet, then
 fixed). The filler backs it off like any failure (one error line naming
 the resource, reason=forbidden and the 403), counts it in
 topo_webhook_reflector_failures_total{resource="nodes",reason="forbidden"},
 and the webhook becomes ready once the LIST succeeds; it never gives up.
+
+throttled_counted: two 429s with Retry-After to the node LIST, waited out
+and resent by the HTTP client: both counted in
+topo_webhook_reflector_failures_total{resource="nodes",reason="throttled"}.
 
 disk_full: the cache file on an 8 MB tmpfs (mount: root only, else the
 case is skipped, 77). Ready with 16 nodes; a ballast file leaves 200 KB
@@ -46,6 +50,20 @@ def forbidden_once(binary, api, ws):
           "one error line for the 403 with resource, reason, status, retry: %r" % lines)
     check(not any("cache filler stopped" in ln for ln in w.log().splitlines()),
           "the filler did not stop")
+
+
+def throttled_counted(binary, api, ws):
+    api.admin("load", {"resource": "nodes", "count": 16, "gpus": 8, "nodes_per_rack": 8})
+    api.admin("fault", {"kind": "status", "code": 429, "retry_after": 1, "list": True,
+                        "count": 2, "path": "/api/v1/nodes"})
+    w = start_daemon(api, binary, "w1", ["--levels", FAKE_NODE_LEVELS, "--log-format", "text"],
+                     wait=False)
+    w.name = "w1"
+    ws.append(w)
+    check(w.wait_ready(20), "ready after the 429s")
+    text = w.metrics_text()
+    n = metric(text, "topo_webhook_reflector_failures_total", 'resource="nodes",reason="throttled"')
+    check(n == 2, "failures_total{nodes,throttled} %r, want 2 (the 429s waited out)" % n)
 
 
 def mount_tmpfs(path, size):
@@ -99,7 +117,8 @@ def disk_full(binary, api, ws):
         subprocess.run(["umount", "-l", tfs], stderr=subprocess.DEVNULL)
 
 
-CASES = {"forbidden_once": forbidden_once, "disk_full": disk_full}
+CASES = {"forbidden_once": forbidden_once, "disk_full": disk_full,
+         "throttled_counted": throttled_counted}
 
 
 def add_options(ap):
