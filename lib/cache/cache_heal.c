@@ -3,6 +3,7 @@
  * server and the sources hold, so one SQLite finds corrupt is moved aside,
  * as evidence, and a new one is built at the same path. */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include "cache_internal.h"
 
@@ -217,25 +218,6 @@ static int move_aside(char *moved_to, size_t size, const char *path, topo_err *e
     return 0;
 }
 
-/* dir and base name of path, into dir (for opendir) and *base. */
-static int split_path(char *dir, size_t size, const char **base, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        *base = path;
-        return snprintf(dir, size, ".") < (int)size ? 0 : -1;
-    }
-    *base = slash + 1;
-    size_t n = (size_t)(slash - path);
-    if (n == 0)
-        n = 1; /* the root */
-    if (n >= size)
-        return -1;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    return 0;
-}
-
 int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *path,
                             const topo_cache_opts *opts, topo_err *err)
 {
@@ -250,16 +232,22 @@ int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *pa
     if (opts != NULL && (opts->read_only || opts->must_exist))
         return topo_err_set(err, TOPO_EINVALID,
                             "cache: a healing open creates the file: not read_only or must_exist");
+    /* --db a symbolic link (to a volume, say): the file it points to is
+     * the cache. A corrupt one is moved aside beside itself and made again
+     * there; moving the link instead would leave the target behind, never
+     * used again, and a regular file where the operator put the link. */
+    char real[PATH_MAX];
+    const char *target = realpath(path, real) != NULL ? real : path;
     error = cache_open_checked(out, path, opts, 1, &corrupt, &first);
     if (error == 0 && strcmp(path, ":memory:") != 0 &&
-        split_path(dir, sizeof dir, &base, path) == 0)
+        cache_path_dir(dir, sizeof dir, &base, target) == 0)
         report_foreign(dir, base, prune_copies(dir, base, TOPO_CACHE_CORRUPT_KEEP, 0));
     if (error == 0 || !corrupt || strcmp(path, ":memory:") == 0) {
         if (error < 0 && err != NULL)
             *err = first;
         return error;
     }
-    if ((error = move_aside(moved_to, sizeof moved_to, path, err)) < 0) {
+    if ((error = move_aside(moved_to, sizeof moved_to, target, err)) < 0) {
         topo_err_wrap(err, "%s", first.text);
         return error;
     }
@@ -269,7 +257,7 @@ int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *pa
                 path, first.text, moved_to);
     if (out_recreated != NULL)
         *out_recreated = 1;
-    if (split_path(dir, sizeof dir, &base, path) == 0)
+    if (cache_path_dir(dir, sizeof dir, &base, target) == 0)
         report_foreign(dir, base, prune_copies(dir, base, TOPO_CACHE_CORRUPT_KEEP, 1));
     return cache_open_checked(out, path, opts, 0, NULL, err);
 }

@@ -468,6 +468,82 @@ static void test_cache_heal__foreign_copy_never_deleted(void **state)
     assert_non_null(strstr(logged, "never deleted"));
 }
 
+/* --db a symbolic link to a corrupt file: the file it points to is moved
+ * aside beside itself and made again there; the link stays a link. */
+static void test_cache_heal__symlink_heals_target(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char target[600], copy[256];
+    int recreated = 0;
+    struct stat st;
+    snprintf(target, sizeof target, "%s/real.db", f->tmp.dir);
+    damaged_cache(target);
+    assert_int_equal(symlink("real.db", f->tmp.path), 0);
+    assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+    assert_int_equal(recreated, 1);
+    topo_cache_close(c);
+    assert_int_equal(lstat(f->tmp.path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(target, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(count_prefixed(f->tmp.dir, "real.db.corrupt-", copy, sizeof copy), 1);
+    assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", NULL, 0), 0);
+    /* The new cache is the target: it opens through the link and alone. */
+    assert_int_equal(topo_cache_open(&c, target, NULL, &err), 0);
+    topo_cache_close(c);
+}
+
+/* A directory or a FIFO at --db: refused with the path and what it is,
+ * not SQLite's "disk I/O error" (nor a hang on the FIFO). */
+static void test_cache_heal__not_a_regular_file_named(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    assert_int_equal(mkdir(f->tmp.path, 0700), 0);
+    assert_true(topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err) < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, f->tmp.path));
+    assert_non_null(strstr(err.text, "is a directory"));
+    assert_int_equal(rmdir(f->tmp.path), 0);
+    assert_int_equal(mkfifo(f->tmp.path, 0600), 0);
+    topo_err_clear(&err);
+    assert_true(topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err) < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, f->tmp.path));
+    assert_non_null(strstr(err.text, "is a FIFO"));
+}
+
+/* A corrupt file in a read-only directory (a read-only mount: chmod does
+ * not stop root) cannot be moved aside nor a WAL made: the error names the
+ * directory and what the cache needs there. Skipped unless a read-only
+ * bind mount can be made (root). */
+static void test_cache_heal__read_only_dir_named(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char cmd[1400];
+    damaged_cache(f->tmp.path);
+    snprintf(cmd, sizeof cmd,
+             "mount --bind '%s' '%s' 2>/dev/null && mount -o remount,bind,ro '%s' 2>/dev/null",
+             f->tmp.dir, f->tmp.dir, f->tmp.dir);
+    if (geteuid() != 0 || system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "umount '%s' 2>/dev/null", f->tmp.dir);
+        (void)system(cmd);
+        skip();
+    }
+    int rc = topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err);
+    snprintf(cmd, sizeof cmd, "umount '%s'", f->tmp.dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(rc < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, "is not writable"));
+    assert_non_null(strstr(err.text, f->tmp.dir));
+}
+
 /* A healing open never makes a file it was told must exist, nor writes one
  * it was told to only read. */
 static void test_cache_heal__options_refused(void **state)
@@ -496,6 +572,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__options_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__foreign_copy_never_deleted, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__symlink_heals_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__read_only_dir_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__not_a_regular_file_named, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
