@@ -123,7 +123,8 @@ static int prune_copies(const char *dir, const char *base, int keep, int prune)
         n++;
     }
     /* Newest first: the stamps sort by time, ".N" after its second's first copy. */
-    qsort(names, n, sizeof(*names), cmp_desc);
+    if (n > 1) /* names is NULL when none */
+        qsort(names, n, sizeof(*names), cmp_desc);
     int copies = 0, ours = 0;
     const char *last = NULL;
     size_t last_len = 0;
