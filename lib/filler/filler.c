@@ -516,8 +516,10 @@ static int on_event(topo_k8s_event_type type, json_t *obj, const char *rv, topo_
     rc = reached(f, ks, rv, err);
 out:
     rc = cache_failed(f, rc, err);
-    if (rc == 0)
-        atomic_store(&ks->synced, 1); /* served again after a 401/403/404 */
+    /* Served again after a 401/403/404; not while a restart is due (the
+     * cache lost a batch: only the relist makes the kind synced again). */
+    if (rc == 0 && !ks->restart)
+        atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
     return rc;
 }
@@ -531,8 +533,10 @@ static int on_bookmark(const char *rv, topo_err *err, void *payload)
     if ((rc = ensure_batch(f, err)) == 0)
         rc = reached(f, ks, rv, err);
     rc = cache_failed(f, rc, err);
-    if (rc == 0)
-        atomic_store(&ks->synced, 1); /* served again after a 401/403/404 */
+    /* Served again after a 401/403/404; not while a restart is due (the
+     * cache lost a batch: only the relist makes the kind synced again). */
+    if (rc == 0 && !ks->restart)
+        atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
     return rc;
 }
