@@ -177,6 +177,16 @@ static int serve(const wh_args *a)
                 corrupt = 1;
                 break;
             }
+            /* The filler backs off everything that can heal; what it
+             * stopped on cannot (out of memory, say): live but never
+             * ready would hold the pod up for good. The restart starts
+             * afresh. */
+            if (wh_placement_filler_stopped(pl)) {
+                topo_log(TOPO_LOG_ERROR, "cache filler stopped on an error a retry cannot fix: "
+                                         "exiting so that the restart starts afresh");
+                corrupt = 1;
+                break;
+            }
         }
     }
     /* Stopping the server joins its threads, which waits for a request
