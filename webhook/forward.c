@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request_deadline.h"
 #include "topo/http.h"
 #include "topo/limits.h"
 #include "topo/str.h"
@@ -156,12 +157,20 @@ int wh_forward_post(wh_forward *f, const char *addr, const char *body, size_t le
     *status = 0;
     if ((rc = take(f, addr, &http, err)) < 0)
         return rc;
+    timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
+    char path[512]; /* f->path is at most ~200 bytes */
+    int n = snprintf(path, sizeof path, "%s&timeout=%ldms&%s=%lld", f->path, timeout_ms,
+                     WH_DEADLINE_PARAM, (long long)(wh_unix_ms() + timeout_ms));
+    if (n < 0 || (size_t)n >= sizeof path) {
+        give_back(f, addr, http);
+        return topo_err_set(err, TOPO_EINVALID, "forwarding: the request path is too long");
+    }
     topo_http_request req = {.method = "POST",
-                             .path = f->path,
+                             .path = path,
                              .content_type = "application/json",
                              .body = body,
                              .body_len = len,
-                             .timeout_ms = timeout_ms > 0 ? timeout_ms : 1};
+                             .timeout_ms = timeout_ms};
     rc = topo_http_do(http, &req, &resp, err);
     if (rc < 0) {
         topo_http_free(http); /* its connection is in doubt */

@@ -34,9 +34,14 @@ void wh_forward_free(wh_forward *f);
 const char *wh_forward_address(const char *identity);
 
 /* POSTs body to https://<server_name>:<port>/mutate at addr ("HOST:PORT")
- * within timeout_ms. 0 with the placer's answer (*out malloc'd, *status its
- * HTTP status, whatever it is); < 0 when no answer came (err says why:
- * connection refused, TLS, timeout). */
+ * within timeout_ms. The placer is told the same budget twice
+ * (request_deadline.h): ?timeout=<timeout_ms>ms, relative, and
+ * ?deadlineUnixMs=, the wall-clock moment this replica stops waiting, so
+ * that a forward read late (the placer paused, the request left in its
+ * socket) is not placed after its answer was given here. 0 with the
+ * placer's answer (*out malloc'd, at most TOPO_MAX_ADMISSION_BODY bytes,
+ * *status its HTTP status, whatever it is); < 0 when no answer came (err
+ * says why: connection refused, TLS, timeout, too large). */
 int wh_forward_post(wh_forward *f, const char *addr, const char *body, size_t len,
                     long timeout_ms, char **out, size_t *out_len, int *status, topo_err *err);
 

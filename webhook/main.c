@@ -30,9 +30,6 @@
  * long before the watchdog ends the process. */
 #define WH_SHUTDOWN_MARGIN_MS 2000
 
-/* --request-timeout, in ms: the cap on a request's deadline. */
-static long long request_cap_ms = 10000;
-
 /* The server's handler signature over topo_admission_handle_until. */
 static int handle_admission(void *ctx, const char *body, size_t len, char **out_body,
                             size_t *out_len, int *out_status)
@@ -50,13 +47,10 @@ static int handle_admission(void *ctx, const char *body, size_t len, char **out_
             return *out_body ? 0 : -1;
         }
     }
-    /* The deadline: the API server's, capped by ours; enforced while the
-     * request waits for the placement lock and before it stores. */
-    long long budget_ms = req->timeout_ms > 0 && req->timeout_ms < request_cap_ms
-                              ? req->timeout_ms
-                              : request_cap_ms;
-    int64_t deadline = req->start_ns > 0 ? req->start_ns + budget_ms * 1000000LL : 0;
-    return wh_placement_handle(req->user, req->phase, deadline, req->forwarded_by, body, len,
+    /* The deadline (the API server's, capped by ours; a forward's
+     * absolute one): enforced while the request waits for the placement
+     * lock and before it stores. */
+    return wh_placement_handle(req->user, req->phase, req->deadline_ns, req->forwarded_by, body, len,
                                out_body, out_len, out_status);
 }
 
@@ -80,7 +74,7 @@ static int serve(const wh_args *a)
     (void)topo_log_use_format(a->d.log_format, NULL); /* json or text: the table's choices */
     wh_args_server_opts(a, &opts);
     wh_args_placement_opts(a, &popts);
-    request_cap_ms = (long long)a->request_timeout_s * 1000;
+    opts.request_timeout_ms = (long long)a->request_timeout_s * 1000;
     unsigned long shutdown_s = a->shutdown_s;
     int noop = a->noop;
     opts.handle = wh_handle_passthrough;
@@ -180,6 +174,16 @@ static int serve(const wh_args *a)
                 topo_log(TOPO_LOG_ERROR, "cache: the --db file is corrupt (SQLite said so while "
                                          "running): not ready, exiting so that the restart "
                                          "moves it aside and starts from an empty cache");
+                corrupt = 1;
+                break;
+            }
+            /* The filler backs off everything that can heal; what it
+             * stopped on cannot (out of memory, say): live but never
+             * ready would hold the pod up for good. The restart starts
+             * afresh. */
+            if (wh_placement_filler_stopped(pl)) {
+                topo_log(TOPO_LOG_ERROR, "cache filler stopped on an error a retry cannot fix: "
+                                         "exiting so that the restart starts afresh");
                 corrupt = 1;
                 break;
             }

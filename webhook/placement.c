@@ -225,7 +225,7 @@ struct wh_placement {
     pthread_t filler_thread;
     int filler_started;
     atomic_int stop;
-    int filler_rc;
+    atomic_int filler_rc; /* the filler thread writes it */
     topo_err filler_err;
     wh_ns_policy *ns;
     wh_quota *quota;
@@ -275,6 +275,14 @@ static int quota_lookup(void *payload, const char *namespace_, topo_pool *pool,
                         const topo_admission_quota_room **out, size_t *n)
 {
     return wh_quota_lookup(payload, namespace_, pool, out, n);
+}
+
+/* The cache follows the cluster: listed, and not backing off a refusal
+ * (filler.h). */
+static int cache_synced(void *payload)
+{
+    wh_placement *p = payload;
+    return p->filler != NULL && p->filler_rc >= 0 && topo_filler_synced(p->filler);
 }
 
 static void *filler_main(void *arg)
@@ -344,7 +352,9 @@ static int start_ungater(wh_placement *p, const wh_placement_opts *o, const char
         .renew_deadline_ms = o->renew_deadline_ms,
         .retry_ms = o->retry_ms,
         .lives = p->lives,
-        .nlives = p->ntopos};
+        .nlives = p->ntopos,
+        .cache_ready = cache_synced,
+        .cache_ready_payload = p};
     return wh_ungater_start(&p->ungater, &uo, err);
 }
 
@@ -537,6 +547,11 @@ int wh_placement_ready(wh_placement *p)
 int wh_placement_cache_corrupt(wh_placement *p)
 {
     return topo_cache_corrupt(p->cache) || topo_cache_corrupt(p->checkpointer);
+}
+
+int wh_placement_filler_stopped(wh_placement *p)
+{
+    return !p->is_static && p->filler != NULL && p->filler_started && p->filler_rc < 0;
 }
 
 void wh_placement_tick(wh_placement *p)
@@ -777,7 +792,8 @@ static int metrics_init(wh_placement *p, topo_err *err)
                                  "they ended: answered by the placer, or answered here by the "
                                  "no-fit policy (no_placer, unreachable, refused, deadline: no "
                                  "answer within the request's time, circuit_open: not asked, "
-                                 "the placer kept failing, busy: not asked, too many waiting); "
+                                 "the placer kept failing, busy: not asked, too many waiting, "
+                                 "invalid: its answer was no AdmissionReview for the request); "
                                  "not_placer: forwarded here by a replica that took this one "
                                  "for the placer.",
                                  outcome, 1, err) != 0)

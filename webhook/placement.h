@@ -60,6 +60,10 @@ int wh_placement_ready(wh_placement *p);
  * is suspect; the owner exits, and the restart heals the file
  * (topo_cache_open_healing). */
 int wh_placement_cache_corrupt(wh_placement *p);
+
+/* The cache filler ended on an error that cannot heal (out of memory, a
+ * corrupt cache file): the process must restart (it exits 1). */
+int wh_placement_filler_stopped(wh_placement *p);
 /* Housekeeping every second or so (reservations, ungater kicks). */
 void wh_placement_tick(wh_placement *p);
 /* The placement's /metrics text (Prometheus format), malloc'd. */

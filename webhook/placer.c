@@ -10,15 +10,18 @@
 #include <jansson.h>
 
 #include "forward.h"
+#include "forward_answer.h"
+#include "topo/admission_review.h"
 #include "topo/clock.h"
 #include "topo/json.h"
 #include "topo/k8s.h"
 #include "topo/log.h"
+#include "topo/pool.h"
 #include "topo/str.h"
 
 /* A forward must be answered this long before the request's own deadline,
  * so that the no-fit answer can still be given here. */
-#define FORWARD_MARGIN_MS 300L
+#define FORWARD_MARGIN_MS WH_ANSWER_MARGIN_MS
 /* Without a deadline (tests, the static mode never forwards). */
 #define FORWARD_TIMEOUT_MS 5000L
 /* Checks of a settling takeover. */
@@ -26,7 +29,7 @@
 
 const char *const wh_forward_outcome_names[WH_FWD_OUTCOMES] = {
     "answered", "no_placer", "unreachable", "refused", "not_placer", "deadline", "circuit_open",
-    "busy"};
+    "busy", "invalid"};
 
 struct wh_placer {
     topo_admission_ctx *ctx;
@@ -128,6 +131,17 @@ static void breaker_after(wh_placer *pl, const char *holder, const char *addr, i
                  holder);
 }
 
+/* The request's uid into out (empty when it has none). */
+static void request_uid(const char *body, size_t len, char *out, size_t size)
+{
+    topo_admission_request req;
+    topo_pool *pool = topo_pool_create();
+    out[0] = '\0';
+    if (pool != NULL && topo_admission_decode(&req, body, len, pool, NULL) == 0 && req.uid)
+        snprintf(out, size, "%s", req.uid);
+    topo_pool_free(pool);
+}
+
 /* Forwards to the placer holder at addr within the deadline, or answers
  * here by the no-fit policy when it cannot (no time, breaker open, no
  * answer). */
@@ -156,15 +170,32 @@ static int forward(wh_placer *pl, int64_t deadline_ns, const char *holder, const
     int answer_status = 0;
     int rc = wh_forward_post(pl->fwd, addr, body, len, timeout_ms, &answer, &answer_len,
                              &answer_status, &err);
-    /* 421 is a prompt answer (it let go): only silence and 5xx count */
-    breaker_after(pl, holder, addr, rc >= 0 && answer_status < 500);
-    if (rc == TOPO_ENOMEM)
+    /* Only a 200 the API server can take is relayed: anything else would
+     * fail the request there, or answer for another pod. */
+    char bad[160] = "";
+    if (rc >= 0 && answer_status == 200) {
+        char uid[256];
+        request_uid(body, len, uid, sizeof uid);
+        if (!wh_forward_answer_ok(answer, answer_len, uid, bad, sizeof bad) && bad[0] == '\0')
+            snprintf(bad, sizeof bad, "not an AdmissionReview response");
+    } else if (rc >= 0 && answer_status != 421 && answer_status < 500) {
+        snprintf(bad, sizeof bad, "status %d", answer_status);
+    }
+    /* 421 is a prompt answer (it let go): silence, 5xx and garbage count */
+    breaker_after(pl, holder, addr, rc >= 0 && answer_status < 500 && bad[0] == '\0');
+    if (rc == TOPO_ENOMEM) {
+        free(answer);
         return rc;
-    if (rc < 0 || answer_status == 421 || answer_status >= 500) {
+    }
+    if (rc < 0 || answer_status == 421 || answer_status >= 500 || bad[0] != '\0') {
         wh_forward_outcome o = WH_FWD_REFUSED;
         if (rc < 0) {
             o = rc == TOPO_ETIMEOUT ? WH_FWD_DEADLINE : WH_FWD_UNREACHABLE;
             snprintf(why, sizeof why, "the placer %s could not be reached: %s", holder, err.text);
+        } else if (bad[0] != '\0') {
+            o = WH_FWD_INVALID;
+            snprintf(why, sizeof why, "the placer %s answered what the API server cannot take: %s",
+                     holder, bad);
         } else {
             snprintf(why, sizeof why, "the placer %s answered %d", holder, answer_status);
         }
@@ -193,6 +224,14 @@ int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const c
     /* What waits on the network does not wait on a request thread. */
     if (phase == WH_PHASE_NOW && would_wait(pl, forwarded_by))
         return WH_HANDLE_DEFER;
+    /* Queued past its deadline (less the margin): answered at once, even
+     * should this replica place by now (the pool's expiry thread must not
+     * wait for the placement lock). */
+    if (phase == WH_PHASE_EXPIRED)
+        return unplaced(pl, WH_FWD_DEADLINE,
+                        "the request's deadline came while it waited for a free forwarding "
+                        "thread on this replica: the placer was not asked",
+                        body, len, out, out_len, status);
     /* A takeover settles for a second or two: wait for it while the
      * deadline allows, then place (never when shed: no waiting). */
     while ((st = wh_ungater_placer(pl->ungater, holder, sizeof holder, &wait_ms)) ==

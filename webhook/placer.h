@@ -42,7 +42,11 @@ void wh_placer_free(wh_placer *pl);
  * network (a forward, a takeover settling) returns WH_HANDLE_DEFER instead;
  * WH_PHASE_DEFERRED does it, within the deadline and while the breaker lets
  * it (placer_breaker.h); WH_PHASE_SHED answers it at once by the no-fit
- * policy (no room left to wait). */
+ * policy (no room left to wait), WH_PHASE_EXPIRED too (its deadline came
+ * while it was queued: outcome deadline). The placer's answer is relayed
+ * only when it is an AdmissionReview for the request's uid
+ * (wh_forward_answer_ok); else outcome invalid, a failure for the breaker,
+ * and the no-fit answer. */
 int wh_placer_handle(wh_placer *pl, wh_phase phase, int64_t deadline_ns, const char *forwarded_by,
                      const char *body, size_t len, char **out_body, size_t *out_len,
                      int *out_status);
@@ -57,6 +61,7 @@ typedef enum wh_forward_outcome {
     WH_FWD_DEADLINE,      /* the placer did not answer in the request's time (or none was left) */
     WH_FWD_CIRCUIT_OPEN,  /* not asked: the breaker is open (placer_breaker.h) */
     WH_FWD_BUSY,          /* not asked: the defer pool was full */
+    WH_FWD_INVALID,       /* the placer's 200 was not an AdmissionReview for this uid */
     WH_FWD_OUTCOMES
 } wh_forward_outcome;
 

@@ -8,6 +8,7 @@
 
 #include "conn_deadline.h"
 #include "defer_pool.h"
+#include "request_deadline.h"
 #include "server_metrics.h"
 #include "topo/clock.h"
 #include "tls_reload.h"
@@ -26,7 +27,6 @@
 #include <microhttpd.h>
 
 #include "topo/buf.h"
-#include "topo/goparse.h"
 #include "topo/log.h"
 #include "topo/metrics.h"
 #include "topo/probe.h"
@@ -90,16 +90,6 @@ typedef struct wh_req {
 static void record(wh_server *srv, int status, wh_outcome outcome, long long start_ns)
 {
     wh_metrics_request(&srv->m, status, outcome, start_ns, topo_clock_ns());
-}
-
-/* The API server's ?timeout= (a Go duration: "10s", "1m30s", "500ms") in
- * whole milliseconds, truncated; -1 when it does not parse or is negative. */
-static long long query_timeout_ms(const char *s)
-{
-    int64_t ns = 0;
-    if (topo_go_parse_duration(s, &ns, NULL) != 0 || ns < 0)
-        return -1;
-    return (long long)(ns / 1000000);
 }
 
 /* Queues body (malloc'd: freed whatever happens; NULL: an empty body)
@@ -297,13 +287,17 @@ static enum MHD_Result answer_handled(const wh_tls_gen *g, struct MHD_Connection
 /* A deferred request's second handler call (a pool thread, or the request
  * thread when the pool refused it): the answer is stored and the connection
  * resumed; rq belongs to libmicrohttpd again from the resume on. */
-static void run_deferred(void *arg, int shed)
+static void run_deferred(void *arg, wh_defer_how how)
 {
     wh_req *rq = arg;
     wh_server *srv = wh_tls_gen_payload(rq->gen);
     struct MHD_Connection *conn = rq->mconn;
     wh_tls_gen *g = rq->gen;
-    rq->req.phase = shed ? WH_PHASE_SHED : WH_PHASE_DEFERRED;
+    rq->req.phase = how == WH_DEFER_SHED      ? WH_PHASE_SHED
+                    : how == WH_DEFER_EXPIRED ? WH_PHASE_EXPIRED
+                                              : WH_PHASE_DEFERRED;
+    if (how == WH_DEFER_EXPIRED)
+        topo_metrics_add(srv->m.deferred_expired, 1);
     rq->rc = srv->opts.handle(&rq->req, rq->body ? rq->body : "", rq->len, &rq->out,
                               &rq->out_len, &rq->status);
     if (rq->rc == WH_HANDLE_DEFER)
@@ -327,9 +321,15 @@ static enum MHD_Result defer_request(const wh_tls_gen *g, struct MHD_Connection 
     topo_metrics_add(srv->m.deferred, 1);
     wh_tls_gen_suspended(rq->gen, 1);
     MHD_suspend_connection(conn);
-    if (srv->pool == NULL || wh_defer_pool_submit(srv->pool, run_deferred, rq) < 0) {
+    /* answered from the queue while its quick answer still has time */
+    int64_t expire = 0;
+    if (req->deadline_ns > 0) {
+        expire = req->deadline_ns - WH_ANSWER_MARGIN_MS * 1000000LL;
+        expire = expire > 0 ? expire : 1;
+    }
+    if (srv->pool == NULL || wh_defer_pool_submit(srv->pool, run_deferred, rq, expire) < 0) {
         topo_metrics_add(srv->m.deferred_shed, 1);
-        run_deferred(rq, 1);
+        run_deferred(rq, WH_DEFER_SHED);
     }
     return MHD_YES;
 }
@@ -349,12 +349,18 @@ static enum MHD_Result answer_request(const wh_tls_gen *g, struct MHD_Connection
                                 : "too many request bodies in flight",
                             rq->start_ns);
     }
-    wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns,
+    wh_request req = {srv->opts.handler_ctx, -1, rq->start_ns, 0,
                       MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "forwardedBy"),
                       WH_PHASE_NOW};
-    const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout");
-    if (t)
-        req.timeout_ms = query_timeout_ms(t);
+    req.timeout_ms =
+        wh_request_timeout_ms(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeout"));
+    /* only a forward's absolute deadline is read: the API server sends none */
+    const char *abs = req.forwarded_by != NULL ? MHD_lookup_connection_value(
+                                                     conn, MHD_GET_ARGUMENT_KIND, WH_DEADLINE_PARAM)
+                                               : NULL;
+    req.deadline_ns = wh_request_deadline(rq->start_ns, req.timeout_ms,
+                                          srv->opts.request_timeout_ms, abs, topo_clock_ns(),
+                                          wh_unix_ms());
     char *out = NULL;
     size_t out_len = 0;
     int status = 0;
@@ -572,6 +578,8 @@ int wh_server_start(wh_server **out, const wh_server_opts *opts, topo_err *err)
         srv->opts.idle_timeout_s = 90;
     if (!srv->opts.header_timeout_ms)
         srv->opts.header_timeout_ms = TOPO_WH_HEADER_TIMEOUT_MS;
+    if (!srv->opts.request_timeout_ms)
+        srv->opts.request_timeout_ms = 10000;
     if (!srv->opts.defer_threads) {
         unsigned int n = srv->opts.threads * WH_DEFER_PER_THREAD;
         srv->opts.defer_threads = n < WH_DEFER_THREADS_MAX ? n : WH_DEFER_THREADS_MAX;

@@ -36,6 +36,7 @@
 #define TOPO_WEBHOOK_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "topo/error.h"
 #include "topo/limits.h"
@@ -48,9 +49,17 @@ typedef enum wh_phase {
     WH_PHASE_NOW = 0,  /* on a request thread: answer, or return WH_HANDLE_DEFER for work
                         * that waits on the network (a forward) */
     WH_PHASE_DEFERRED, /* the same request again, on a thread of the defer pool: do it */
-    WH_PHASE_SHED      /* the same request again, the pool full or stopping: answer at once
+    WH_PHASE_SHED,     /* the same request again, the pool full or stopping: answer at once
                         * without the slow part */
+    WH_PHASE_EXPIRED   /* the same request again, its deadline (less WH_ANSWER_MARGIN_MS)
+                        * came while it waited in the pool: answer at once without the
+                        * slow part */
 } wh_phase;
+
+/* A request waiting to be answered (a forward, a queued deferred job) is
+ * answered without its slow part this long before its deadline, so that the
+ * quick answer (the no-fit policy) still reaches the API server in time. */
+#define WH_ANSWER_MARGIN_MS 300LL
 
 /* A handler's return in WH_PHASE_NOW: call me again off the request threads. */
 #define WH_HANDLE_DEFER 1
@@ -61,6 +70,9 @@ typedef struct wh_request {
     long long timeout_ms;  /* the API server's ?timeout= (e.g. 10s), -1 if absent */
     long long start_ns;    /* topo_clock_ns when the request's headers were complete (the
                             * request threads never wait on the network: its arrival) */
+    int64_t deadline_ns;   /* topo_clock_ns when its answer stops being read: the timeout
+                            * capped by request_timeout_ms, a forward's absolute deadline
+                            * (request_deadline.h); 0: none */
     const char *forwarded_by; /* ?forwardedBy= of a request another replica forwarded, or NULL */
     wh_phase phase;
 } wh_request;
@@ -70,7 +82,8 @@ typedef struct wh_request {
  * is sent with *out_status. In WH_PHASE_NOW it may return WH_HANDLE_DEFER
  * (nothing in *out_body): the connection is suspended and the handler called
  * again with the same request and body in WH_PHASE_DEFERRED on a thread of
- * the defer pool (or WH_PHASE_SHED when that is full), whose answer is sent;
+ * the defer pool (or WH_PHASE_SHED when that is full, WH_PHASE_EXPIRED when
+ * its deadline came while it was queued), whose answer is sent;
  * the request threads meanwhile answer other connections. Another non-zero
  * return is answered with 500. Called on several threads at once. */
 typedef int (*wh_handle_fn)(void *ctx, const char *body, size_t len, char **out_body,
@@ -114,12 +127,14 @@ typedef struct wh_server_opts {
      * 64) and jobs waiting at most (0: 4 x its threads). */
     unsigned int defer_threads;
     size_t defer_queue;
+    /* The cap on a request's deadline (--request-timeout), ms; 0: 10000. */
+    long long request_timeout_ms;
 } wh_server_opts;
 
 #define TOPO_WH_SERVER_OPTS_INIT                                                     \
     {                                                                                \
         9443, 8081, NULL, NULL, 0, TOPO_WH_MAX_BODY, 2000, 90, 1024, 256, 256u << 20, NULL, \
-            NULL, NULL, NULL, NULL, NULL, TOPO_WH_HEADER_TIMEOUT_MS, 65536, 0, NULL, 0, 0 \
+            NULL, NULL, NULL, NULL, NULL, TOPO_WH_HEADER_TIMEOUT_MS, 65536, 0, NULL, 0, 0, 0 \
     }
 
 /* The default header_timeout_ms: half the 2 s the chart gives the API

@@ -135,17 +135,20 @@ int wh_metrics_init(wh_metrics *m, topo_metrics_hook_fn refresh, void *payload, 
     if ((rc = topo_metrics_counter(m->reg, &f, "topo_webhook_deferred_total",
                                    "Requests whose work waits on the network (a forward to the "
                                    "placer), run off the request threads on the defer pool; "
-                                   "shed: the pool was full, answered at once without it.",
+                                   "shed: the pool was full, answered at once without it; "
+                                   "expired: its deadline came while it was queued, answered "
+                                   "at once without it.",
                                    result, 1, err)) != 0)
         return rc;
     m->deferred = fixed_series(f, "deferred");
     m->deferred_shed = fixed_series(f, "shed");
+    m->deferred_expired = fixed_series(f, "expired");
     if ((rc = topo_metrics_on_render(m->reg, refresh, payload, err)) != 0)
         return rc;
     /* a fixed series missing (out of memory) would silently never count */
     if (!m->in_flight || !m->body_too_large || !m->body_over_budget || !m->body_bytes_held ||
         !m->tls_reloads_ok || !m->tls_reloads_failed || !m->connections_total || !m->ready ||
-        !m->refused || !m->deferred || !m->deferred_shed)
+        !m->refused || !m->deferred || !m->deferred_shed || !m->deferred_expired)
         return topo_err_nomem(err, "metrics");
     for (size_t r = 0; r < WH_NCUTS; r++)
         if (!m->cut[r])

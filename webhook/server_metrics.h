@@ -40,6 +40,7 @@ typedef struct wh_metrics {
     topo_metrics_series *refused;             /* copied in by the refresh hook */
     topo_metrics_series *ready;         /* computed by the refresh hook */
     topo_metrics_series *deferred, *deferred_shed; /* WH_HANDLE_DEFER: to the pool, or shed */
+    topo_metrics_series *deferred_expired;         /* queued past its deadline */
 } wh_metrics;
 
 /* Registers every family; refresh(payload) runs before each render. On

@@ -33,10 +33,17 @@
 #include "ungater_skip.h"
 #include "wait_events.h"
 
+/* How often a replica whose cache is not synced looks again. */
+#define CACHE_POLL_MS 500
+
 struct wh_ungater {
     char *db_path, *kubeconfig;
     topo_admission_ctx *ctx;
     long interval_ms;
+    int (*cache_ready)(void *payload);
+    void *cache_ready_payload;
+    int led;           /* the last step's answer (the thread's) */
+    int waiting_cache; /* the last step found the cache not synced (the thread's) */
 
     topo_k8s_config cfg;
     topo_k8s *k; /* pods: GET and PATCH */
@@ -140,10 +147,21 @@ static void log_pod(topo_log_level level, const candidate *c, const char *outcom
     topo_log_kv(level, f, detail != NULL ? 5u : 4u, "ungater: %s", outcome);
 }
 
-/* One election step when due; whether this replica may act now. */
+/* One election step when due; whether this replica may act now. A
+ * replica whose cache does not follow the cluster would place and ungate
+ * from stale rows while a ready one waits: it lets the Lease go instead
+ * (and is not ready, wh_placement_ready). */
 static int lead(wh_ungater *u)
 {
-    return wh_placer_lease_step(u->lease);
+    u->waiting_cache = u->cache_ready != NULL && !u->cache_ready(u->cache_ready_payload);
+    if (u->waiting_cache) {
+        if (u->led) {
+            topo_log(TOPO_LOG_WARN, "ungater: the cache is not synced: releasing the lease");
+            wh_placer_lease_release(u->lease);
+        }
+        return u->led = 0;
+    }
+    return u->led = wh_placer_lease_step(u->lease);
 }
 
 /* ---- the cache's gated pods ---- */
@@ -596,8 +614,11 @@ static void *ungater_main(void *arg)
         /* Sleep until the next round or election step, a kick, or stop. */
         now = topo_clock_ms();
         int64_t wake = next_round;
-        if (wh_placer_lease_next_step_ms(u->lease) < wake)
-            wake = wh_placer_lease_next_step_ms(u->lease);
+        /* Not stepping while the cache is not synced: look again soon. */
+        int64_t step = u->waiting_cache ? now + CACHE_POLL_MS
+                                        : wh_placer_lease_next_step_ms(u->lease);
+        if (step < wake)
+            wake = step;
         long ms = wake > now ? (long)(wake - now) : 0;
         pthread_mutex_lock(&u->mu);
         if (ms > 0 && !u->stop && !u->kicked) {
@@ -653,6 +674,8 @@ int wh_ungater_start(wh_ungater **out, const wh_ungater_opts *opts, topo_err *er
     u->cfg = empty;
     u->ctx = opts->ctx;
     u->interval_ms = interval;
+    u->cache_ready = opts->cache_ready;
+    u->cache_ready_payload = opts->cache_ready_payload;
     atomic_init(&u->rounds_h, NULL);
     int rc;
     u->db_path = topo_strdup(opts->db_path);

@@ -58,6 +58,13 @@ typedef struct wh_ungater_opts {
      * evaluates every PodSet. */
     topo_live *const *lives;
     size_t nlives;
+    /* Whether the cache the rounds read follows the cluster (NULL: always).
+     * While it does not (the filler lists, or backs off a 403 or a full
+     * disk) the replica does not lead: it lets the Lease go if it holds it
+     * and does not try to take it, so that a ready replica places. Called
+     * on the ungater's thread. */
+    int (*cache_ready)(void *payload);
+    void *cache_ready_payload;
 } wh_ungater_opts;
 
 /* Loads the Kubernetes configuration, opens the cache and starts the

@@ -189,6 +189,7 @@ typedef struct topo_http_stats {
                                username, password) after the first read */
     uint64_t throttled_ms;  /* time spent waiting in the rate limiter */
     uint64_t connects;      /* new connections opened (the rest reused one) */
+    uint64_t throttled;     /* 429 answers waited out (Retry-After or backoff) and resent */
 } topo_http_stats;
 void topo_http_get_stats(const topo_http *http, topo_http_stats *out);
 

@@ -173,6 +173,11 @@ void topo_k8s_free(topo_k8s *k);
 /* The config's namespace (in-cluster: the pod's), or NULL. Borrowed. */
 const char *topo_k8s_namespace(const topo_k8s *k);
 
+/* The client's HTTP counters (topo_http_get_stats); not thread-safe against
+ * a request running on another thread. */
+struct topo_http_stats;
+void topo_k8s_get_http_stats(const topo_k8s *k, struct topo_http_stats *out);
+
 /* Overrides the per-request timeout of later non-watch calls (0: the
  * client's default). The leader election bounds its calls with this. */
 void topo_k8s_set_timeout(topo_k8s *k, long timeout_ms);

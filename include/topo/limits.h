@@ -157,11 +157,13 @@
  * handful of ports). NetBox: one page of at most 1,000 objects
  * (MAX_PAGE_SIZE): 1,000 devices of the pynetbox sample are 2 MB, so 8
  * times larger devices (config contexts) still fit. UFM: the whole systems
- * or links list in one response (3,055 systems are 3.9 MB; a fabric 16
- * times larger still fits; over HTTP only the switches are asked for). */
+ * or links list in one response, read a record at a time (3,055 systems are
+ * 3.9 MB; the links of a 10,000-node fabric, 120,064 records, are 74 MB
+ * pretty-printed as UFM prints them: 256 MiB holds about 30,000 nodes;
+ * over HTTP only the switches are asked for). */
 #define TOPO_MAX_LLDP_DOCUMENT (1u * 1024u * 1024u)
 #define TOPO_MAX_NETBOX_PAGE (16u * 1024u * 1024u)
-#define TOPO_MAX_UFM_RESPONSE (64u * 1024u * 1024u)
+#define TOPO_MAX_UFM_RESPONSE (256u * 1024u * 1024u)
 /* An LLDP collector's one response over HTTP (topo/fetch.h): every host's
  * document in one JSON object, read a host's document at a time (each at
  * most TOPO_MAX_LLDP_DOCUMENT): 2,000 hosts of 14 KB (compact) fit; larger

@@ -41,6 +41,7 @@
 #define TOPO_NETBOX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -104,6 +105,21 @@ int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind
 int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind kind,
                               const json_t *page, const char *source,
                               topo_err *err) TOPO_MUST_CHECK;
+
+/* What a page read by topo_netbox_read_page held, for the checks of a
+ * list read page by page (lib/sync/fetch/fetch_pages.c). */
+typedef struct topo_netbox_page {
+    int is_list;    /* 1: a list's page (it had "results"); 0: one object */
+    int64_t count;  /* its "count" when an integer >= 0, else -1 */
+    size_t results; /* the records read: its results' length, 1 for one object */
+} topo_netbox_page;
+
+/* topo_netbox_add_page for a page of at most max bytes (a response whose
+ * limit the options set: maxResponseBytes), read a result at a time as
+ * the files are; *page (may be NULL) says what it held. */
+int topo_netbox_read_page(char **next_out, topo_netbox_page *page, topo_netbox *nb,
+                          topo_netbox_kind kind, const char *text, size_t len, size_t max,
+                          const char *source, topo_err *err) TOPO_MUST_CHECK;
 
 /* Everything read so far into facts: hosts with their levels, switches,
  * cables (the stats are recounted by each call). A host given two values of one level (two devices

@@ -23,8 +23,8 @@
  * continue token expired, listing again from the start" (debug), and per
  * failure one line "<name>: <error>; retrying in <ms> ms" with the fields
  * resource, reason (topo_reflector_reason_name), failures (in a row) and
- * retry_ms: warning, error for 401 and 403 (RBAC or credentials, which a
- * retry alone will not fix). <error> holds the HTTP status, the Status's
+ * retry_ms: warning, error for 401, 403 and 404 (RBAC, credentials or a
+ * resource not served, which a retry alone will not fix: an operator must). <error> holds the HTTP status, the Status's
  * reason and its message.
  *
  * Threads: topo_reflector_run blocks on the caller's thread, using the
@@ -54,13 +54,17 @@ typedef enum topo_reflector_reason {
     TOPO_REFLECTOR_TIMEOUT,      /* 408, 504, or the client's timeout */
     TOPO_REFLECTOR_CONNECT,      /* no connection, or it broke */
     TOPO_REFLECTOR_OTHER,        /* anything else (a callback refused, say) */
+    /* The owner's local store refused what was read (a full disk, an I/O
+     * error): counted by the owner (the cache filler), never by
+     * topo_reflector_reason_of. */
+    TOPO_REFLECTOR_CACHE,
     TOPO_REFLECTOR_REASONS
 } topo_reflector_reason;
 
 /* The reason a failure with this topo_code counts as. */
 topo_reflector_reason topo_reflector_reason_of(int code);
 /* "gone", "throttled", "server", "forbidden", "unauthorized", "not_found",
- * "timeout", "connect", "other": a metric's label value. */
+ * "timeout", "connect", "other", "cache": a metric's label value. */
 const char *topo_reflector_reason_name(topo_reflector_reason reason);
 
 /* Failures of one resource's reflector(s) by reason, for the owner's

@@ -91,6 +91,15 @@ int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *
 int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *source,
                             topo_err *err) TOPO_MUST_CHECK;
 
+/* topo_ufm_add_systems and topo_ufm_add_links for a response of at most
+ * max bytes (over HTTP the options' limit, maxResponseBytes), read a
+ * record at a time as the files are; *records (may be NULL) is the
+ * records read. */
+int topo_ufm_read_systems(topo_ufm *ufm, const char *text, size_t len, size_t max,
+                          size_t *records, const char *source, topo_err *err) TOPO_MUST_CHECK;
+int topo_ufm_read_links(topo_ufm *ufm, const char *text, size_t len, size_t max,
+                        size_t *records, const char *source, topo_err *err) TOPO_MUST_CHECK;
+
 /* The counts so far. */
 topo_ufm_stats topo_ufm_get_stats(const topo_ufm *ufm);
 

@@ -537,6 +537,8 @@ int cache_open_checked(topo_cache **out, const char *path, const topo_cache_opts
         flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
     else
         flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (o.must_exist ? 0 : SQLITE_OPEN_CREATE);
+    if ((error = cache_path_check(path, err)) < 0)
+        goto cleanup;
     rc = sqlite3_open_v2(path, &c->db, flags, cache_vfs_name());
     if (rc != SQLITE_OK) {
         if (c->db == NULL) {
@@ -546,6 +548,8 @@ int cache_open_checked(topo_cache **out, const char *path, const topo_cache_opts
         } else {
             error = cache_sql_error(c, rc, "open", err);
             topo_err_wrap(err, "%s", path);
+            if (!o.read_only)
+                cache_path_explain(path, err);
         }
         goto cleanup;
     }
@@ -562,6 +566,10 @@ int cache_open_checked(topo_cache **out, const char *path, const topo_cache_opts
     else if ((error = set_pragmas(c, path, err)) == 0 &&
              (!check || (error = quick_check(c, path, err)) == 0))
         error = migrate(c, path, err);
+    /* A read-only directory fails the first write (the WAL's creation) with
+     * "unable to open database file": say which directory and why. */
+    if (error < 0 && error != TOPO_ENOMEM && !o.read_only)
+        cache_path_explain(path, err);
     if (error < 0 ||
         (error = exec_sql(c, "CREATE TEMP TABLE relist_seen(key TEXT PRIMARY KEY)", "relist table",
                           err)) < 0)

@@ -3,6 +3,7 @@
  * server and the sources hold, so one SQLite finds corrupt is moved aside,
  * as evidence, and a new one is built at the same path. */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include "cache_internal.h"
 
@@ -59,22 +60,53 @@ static size_t copy_name_len(const char *name, const char *base)
     return 0;
 }
 
+/* The 16 bytes every SQLite database file starts with. */
+static const char sqlite_header[16] = "SQLite format 3";
+
+/* Whether dir/name starts with SQLite's header: a copy of a cache SQLite
+ * found damaged inside. Any other file under a copy's name (an operator's
+ * file at --db moved aside, a cache whose very header was overwritten) may
+ * be someone's data: never deleted. */
+static int is_sqlite_file(const char *dir, const char *name)
+{
+    char full[PATH_MAX], head[sizeof sqlite_header];
+    if (snprintf(full, sizeof full, "%s/%s", dir, name) >= (int)sizeof full)
+        return 0;
+    FILE *fh = fopen(full, "rb");
+    if (fh == NULL)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, fh);
+    fclose(fh);
+    return n == sizeof head && memcmp(head, sqlite_header, sizeof head) == 0;
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+    char full[PATH_MAX];
+    return snprintf(full, sizeof full, "%s/%s", dir, name) < (int)sizeof full &&
+           access(full, F_OK) == 0;
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
     return strcmp(*(char *const *)b, *(char *const *)a);
 }
 
-/* Deletes the copies of path's file older than the newest keep (their
- * companions with them). Best effort: a failure is logged, never fatal. */
-static void prune_copies(const char *dir, const char *base, int keep)
+/* With prune, deletes the copies of path's file older than the newest
+ * keep (their companions with them), only those that are SQLite files
+ * (is_sqlite_file); best effort: a failure is logged, never fatal. Returns
+ * how many copies are not (kept whatever their age), -1 when the directory
+ * cannot be read. */
+static int prune_copies(const char *dir, const char *base, int keep, int prune)
 {
     DIR *d = opendir(dir);
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
 
+    int foreign = 0;
     if (d == NULL)
-        return;
+        return -1;
     while ((e = readdir(d)) != NULL) {
         if (copy_name_len(e->d_name, base) == 0)
             continue;
@@ -91,18 +123,27 @@ static void prune_copies(const char *dir, const char *base, int keep)
         n++;
     }
     /* Newest first: the stamps sort by time, ".N" after its second's first copy. */
-    qsort(names, n, sizeof(*names), cmp_desc);
-    int copies = 0;
+    if (n > 1) /* names is NULL when none */
+        qsort(names, n, sizeof(*names), cmp_desc);
+    int copies = 0, ours = 0;
     const char *last = NULL;
     size_t last_len = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = copy_name_len(names[i], base);
         if (last == NULL || len != last_len || strncmp(names[i], last, len) != 0) {
-            copies++;
+            /* A new copy: its own file decides for its companions (a
+             * companion without it is left alone). */
+            char main_name[PATH_MAX];
             last = names[i];
             last_len = len;
+            snprintf(main_name, sizeof main_name, "%.*s", (int)len, names[i]);
+            ours = is_sqlite_file(dir, main_name);
+            if (ours)
+                copies++;
+            else if (exists_in(dir, main_name))
+                foreign++;
         }
-        if (copies <= keep)
+        if (!ours || copies <= keep || !prune)
             continue;
         char full[PATH_MAX];
         if (snprintf(full, sizeof full, "%s/%s", dir, names[i]) >= (int)sizeof full)
@@ -117,6 +158,24 @@ cleanup:
         free(names[i]);
     free(names);
     closedir(d);
+    return foreign;
+}
+
+/* At every healing open: the copies never deleted, said once, so that an
+ * operator sees them (and what a corrupt copy made of an unrecognisable
+ * file is: theirs to keep or delete). */
+static void report_foreign(const char *dir, const char *base, int foreign)
+{
+    if (foreign <= 0)
+        return;
+    char n[16];
+    snprintf(n, sizeof n, "%d", foreign);
+    topo_log_field f[] = {{"dir", dir}, {"copies", n}};
+    topo_log_kv(TOPO_LOG_WARN, f, 2,
+                "cache: %d file(s) named %s" CORRUPT_TAG "* in %s are not SQLite files: never "
+                "deleted by topo (an operator's file moved aside, or a cache whose header was "
+                "overwritten); delete them when no longer needed",
+                foreign, base, dir);
 }
 
 /* Moves path, then its -wal and -shm, to <path>.corrupt-<stamp>[.N] and the
@@ -160,25 +219,6 @@ static int move_aside(char *moved_to, size_t size, const char *path, topo_err *e
     return 0;
 }
 
-/* dir and base name of path, into dir (for opendir) and *base. */
-static int split_path(char *dir, size_t size, const char **base, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        *base = path;
-        return snprintf(dir, size, ".") < (int)size ? 0 : -1;
-    }
-    *base = slash + 1;
-    size_t n = (size_t)(slash - path);
-    if (n == 0)
-        n = 1; /* the root */
-    if (n >= size)
-        return -1;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    return 0;
-}
-
 int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *path,
                             const topo_cache_opts *opts, topo_err *err)
 {
@@ -193,13 +233,22 @@ int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *pa
     if (opts != NULL && (opts->read_only || opts->must_exist))
         return topo_err_set(err, TOPO_EINVALID,
                             "cache: a healing open creates the file: not read_only or must_exist");
+    /* --db a symbolic link (to a volume, say): the file it points to is
+     * the cache. A corrupt one is moved aside beside itself and made again
+     * there; moving the link instead would leave the target behind, never
+     * used again, and a regular file where the operator put the link. */
+    char real[PATH_MAX];
+    const char *target = realpath(path, real) != NULL ? real : path;
     error = cache_open_checked(out, path, opts, 1, &corrupt, &first);
+    if (error == 0 && strcmp(path, ":memory:") != 0 &&
+        cache_path_dir(dir, sizeof dir, &base, target) == 0)
+        report_foreign(dir, base, prune_copies(dir, base, TOPO_CACHE_CORRUPT_KEEP, 0));
     if (error == 0 || !corrupt || strcmp(path, ":memory:") == 0) {
         if (error < 0 && err != NULL)
             *err = first;
         return error;
     }
-    if ((error = move_aside(moved_to, sizeof moved_to, path, err)) < 0) {
+    if ((error = move_aside(moved_to, sizeof moved_to, target, err)) < 0) {
         topo_err_wrap(err, "%s", first.text);
         return error;
     }
@@ -209,7 +258,7 @@ int topo_cache_open_healing(topo_cache **out, int *out_recreated, const char *pa
                 path, first.text, moved_to);
     if (out_recreated != NULL)
         *out_recreated = 1;
-    if (split_path(dir, sizeof dir, &base, path) == 0)
-        prune_copies(dir, base, TOPO_CACHE_CORRUPT_KEEP);
+    if (cache_path_dir(dir, sizeof dir, &base, target) == 0)
+        report_foreign(dir, base, prune_copies(dir, base, TOPO_CACHE_CORRUPT_KEEP, 1));
     return cache_open_checked(out, path, opts, 0, NULL, err);
 }

@@ -457,4 +457,14 @@ int cache_row_pod(topo_cache_pod *out, sqlite3_stmt *st, topo_pool *pool, topo_e
 extern const char *const cache_migrations[];
 extern const size_t cache_nmigrations;
 
+/* cache_path.c: the --db path as the file system sees it. */
+/* dir and base name of path, into dir and *base; -1 when dir is too small. */
+int cache_path_dir(char *dir, size_t size, const char **base, const char *path);
+/* TOPO_EINVALID naming what path is when it exists and is no regular file
+ * (a directory, a FIFO...): SQLite would say "disk I/O error". */
+int cache_path_check(const char *path, topo_err *err);
+/* After a failed open for writing: when path's directory is not writable,
+ * err's message is prefixed with that and what the cache needs there. */
+void cache_path_explain(const char *path, topo_err *err);
+
 #endif

@@ -12,9 +12,11 @@
  * flags are atomics, read without the lock. */
 #define _POSIX_C_SOURCE 200809L
 #include "topo/array.h"
+#include "topo/backoff.h"
 #include "topo/clock.h"
 #include "topo/filler.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -38,6 +40,10 @@
 #define MAX_FAILURES_ONCE 3
 /* What a callback returns to end a list or a watch because of a stop. */
 #define STOPPED 1
+/* The waits before a kind lists again after the cache refused a write
+ * (a full disk, an I/O error): the reflector's own policy. */
+#define RESTART_BASE_MS TOPO_REFLECTOR_BACKOFF_BASE_MS_DEFAULT
+#define RESTART_MAX_MS TOPO_REFLECTOR_BACKOFF_MAX_MS_DEFAULT
 
 /* The keys the cache holds for a kind (node names, pod uids). */
 typedef struct key_list {
@@ -58,6 +64,9 @@ typedef struct kind_state {
     int from_store;                   /* watching from the rv the cache stored */
     char pending_rv[TOPO_K8S_RV_MAX]; /* to store with the next commit */
     atomic_int synced;                /* listed, or resumed from the stored rv */
+    int restart;                      /* list again: the cache lost a batch (db) */
+    int restarts;                     /* such restarts in a row, for the backoff */
+    uint64_t rng;                     /* the backoff's jitter */
     /* The relist in progress (db held from list_begin to its end). */
     key_list before;                  /* keys the cache held (live only) */
     uint64_t listed;                  /* objects listed */
@@ -79,6 +88,7 @@ struct topo_filler {
     atomic_int stop; /* set with stop_all */
     int fatal;
     topo_err fatal_err;
+    int broken; /* a cache write failed; the kinds restart (db) */
     topo_filler_stats stats;
     kind_state kinds[NKINDS];
     pthread_t committer;
@@ -97,17 +107,26 @@ static int stopping(const topo_filler *f)
     return f->stop || (f->opts.stop != NULL && *f->opts.stop);
 }
 
-/* Stops every kind (db held): the running reflectors end their watches. */
+/* Stops every kind (db held): the running reflectors end their watches,
+ * a kind waiting to restart wakes. */
 static void stop_all(topo_filler *f)
 {
     f->stop = 1;
     for (size_t i = 0; i < NKINDS; i++)
         topo_reflector_stop(f->kinds[i].refl);
+    pthread_cond_broadcast(&f->done);
 }
 
-/* Errors that another try will not fix. */
-static int fatal_code(int code)
+/* Errors that end the filler. A one-shot sync reports what another try
+ * will not fix at once. A daemon backs off everything that can heal
+ * without a new binary or configuration (RBAC fixed, a resource served
+ * again, disk space freed): only running out of memory and a cache file
+ * SQLite found corrupt end it, and its owner restarts the process (a
+ * restart moves a corrupt file aside, and starts with all its memory). */
+static int fatal_code(const topo_filler *f, int code)
 {
+    if (!f->opts.once)
+        return code == TOPO_ENOMEM || topo_cache_corrupt(f->cache);
     return code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN || code == TOPO_EINVALID ||
            code == TOPO_ENOMEM || code == TOPO_EIO || code == TOPO_ELIMIT ||
            code == TOPO_EUNSUPPORTED || code == TOPO_ENOTFOUND;
@@ -123,6 +142,39 @@ static void set_fatal(topo_filler *f, const topo_err *err, int code)
             topo_err_set(&f->fatal_err, f->fatal, "filler: %s", topo_strerror(f->fatal));
     }
     stop_all(f);
+}
+
+/* A callback's own failure (the cache or the live snapshot refused a
+ * change; db held), as the callback returns it. A one-shot sync leaves it
+ * to on_error. A daemon ends on what cannot heal; otherwise the batch is
+ * gone (SQLite rolled it back, or the commit failed) while the reflectors
+ * moved past it: every kind stops, is not ready, and lists again after a
+ * backoff (kind_main), until a write succeeds. Logged and counted (reason
+ * "cache") once per failure, not again by the reflectors being stopped. */
+static int cache_failed(topo_filler *f, int rc, const topo_err *err)
+{
+    if (f->opts.once || rc >= 0 || stopping(f))
+        return rc;
+    if (fatal_code(f, rc)) {
+        set_fatal(f, err, rc);
+        return rc;
+    }
+    if (f->broken)
+        return STOPPED; /* this failure was counted; the restart is under way */
+    f->broken = 1;
+    f->stats.errors++;
+    topo_log(TOPO_LOG_ERROR, "filler: %s; not ready, listing every kind again after a backoff",
+             err != NULL && err->text[0] != '\0' ? err->text : topo_strerror(rc));
+    for (size_t i = 0; i < NKINDS; i++) {
+        kind_state *ks = &f->kinds[i];
+        if (!ks->enabled)
+            continue;
+        atomic_fetch_add(&ks->failures.n[TOPO_REFLECTOR_CACHE], 1);
+        atomic_store(&ks->synced, 0);
+        ks->restart = 1;
+        topo_reflector_stop(ks->refl);
+    }
+    return STOPPED;
 }
 
 /* ---- batches (db held) ---- */
@@ -283,14 +335,14 @@ static int on_list_object(json_t *item, topo_err *err, void *payload)
     }
     if (rc < 0) {
         *err = local;
-        return rc;
+        return cache_failed(f, rc, err);
     }
     const char *key = key_of(ks, item);
     /* Only the live snapshot needs to know what the list no longer has. */
     if (f->nlives > 0 && key != NULL && (rc = seen_add(ks, key)) < 0)
-        return rc;
+        return cache_failed(f, topo_err_set(err, rc, "filler: out of memory"), err);
     if ((rc = live_upsert(f, ks, item, err)) < 0)
-        return rc;
+        return cache_failed(f, rc, err);
     ks->listed++;
     return 0;
 }
@@ -355,13 +407,13 @@ static int on_list_begin(topo_err *err, void *payload)
      * so a failure here rolls back nothing but the relist. */
     if ((rc = flush(f, err)) < 0 || (rc = ensure_batch(f, err)) < 0 ||
         (rc = topo_cache_relist_begin(f->cache, ks->kind, err)) < 0)
-        return rc;
+        return cache_failed(f, rc, err);
     seen_clear(ks);
     if (f->nlives > 0) {
         if ((ks->seen = topo_strmap_create(1024)) == NULL)
-            return topo_err_set(err, TOPO_ENOMEM, "filler: out of memory");
+            return cache_failed(f, topo_err_set(err, TOPO_ENOMEM, "filler: out of memory"), err);
         if ((rc = collect_keys(f, ks, &ks->before, err)) < 0)
-            return rc;
+            return cache_failed(f, rc, err);
     }
     return 0;
 }
@@ -376,16 +428,17 @@ static int on_list_end(const char *rv, topo_err *err, void *payload)
 
     if ((rc = topo_cache_relist_end(f->cache, ks->kind, &deleted, err)) < 0 ||
         (rc = topo_cache_set_watch_rv(f->cache, ks->kind, rv, err)) < 0)
-        return rc;
+        return cache_failed(f, rc, err);
     /* The live snapshot drops what the list no longer has. */
     for (size_t i = 0; i < ks->before.n && rc == 0; i++)
         if (topo_strmap_get(ks->seen, ks->before.keys[i]) < 0)
             rc = live_delete(f, ks, ks->before.keys[i], err);
     if (rc < 0)
-        return rc;
+        return cache_failed(f, rc, err);
     ks->pending_rv[0] = '\0';
     if ((rc = flush(f, err)) < 0)
-        return rc;
+        return cache_failed(f, rc, err);
+    ks->restarts = 0;
     f->stats.relists++;
     f->stats.listed[ks->kind] += ks->listed;
     atomic_store(&ks->synced, 1);
@@ -462,6 +515,11 @@ static int on_event(topo_k8s_event_type type, json_t *obj, const char *rv, topo_
     f->batch_events++;
     rc = reached(f, ks, rv, err);
 out:
+    rc = cache_failed(f, rc, err);
+    /* Served again after a 401/403/404; not while a restart is due (the
+     * cache lost a batch: only the relist makes the kind synced again). */
+    if (rc == 0 && !ks->restart)
+        atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
     return rc;
 }
@@ -474,6 +532,11 @@ static int on_bookmark(const char *rv, topo_err *err, void *payload)
     pthread_mutex_lock(&f->db);
     if ((rc = ensure_batch(f, err)) == 0)
         rc = reached(f, ks, rv, err);
+    rc = cache_failed(f, rc, err);
+    /* Served again after a 401/403/404; not while a restart is due (the
+     * cache lost a batch: only the relist makes the kind synced again). */
+    if (rc == 0 && !ks->restart)
+        atomic_store(&ks->synced, 1);
     pthread_mutex_unlock(&f->db);
     return rc;
 }
@@ -491,7 +554,10 @@ static int on_watch_end(uint64_t events, void *payload)
     return f->opts.once && events == 0; /* synced and quiet */
 }
 
-/* Errors that another try will not fix end the whole filler. */
+/* Errors that cannot heal end the whole filler (fatal_code); the others
+ * are backed off by the reflector, logged and counted there. While the
+ * API server refuses us (credentials, RBAC, the resource not served) the
+ * kind is not ready: the cache stops following the cluster. */
 static int on_error(int code, const topo_err *err, unsigned int failures, void *payload)
 {
     kind_state *ks = payload;
@@ -500,10 +566,17 @@ static int on_error(int code, const topo_err *err, unsigned int failures, void *
     if (stopping(f))
         return STOPPED; /* a failure caused by, or racing, the stop is no failure */
     pthread_mutex_lock(&f->db);
+    if (ks->restart) {
+        pthread_mutex_unlock(&f->db);
+        return STOPPED; /* the cache failed (counted there): kind_main lists again */
+    }
+    if (code == TOPO_EUNAUTHORIZED || code == TOPO_EFORBIDDEN || code == TOPO_ENOTFOUND ||
+        code == TOPO_EAUTH)
+        atomic_store(&ks->synced, 0);
     /* A credential that could not be had (an exec plugin that failed,
      * remembered by the plugin's cache for its back-off) ends a one-shot
      * sync: the user sees the plugin's failure once. A daemon retries. */
-    if (fatal_code(code) || (f->opts.once && code == TOPO_EAUTH) ||
+    if (fatal_code(f, code) || (f->opts.once && code == TOPO_EAUTH) ||
         (f->opts.once && failures + 1 >= MAX_FAILURES_ONCE)) {
         set_fatal(f, err, code);
         verdict = code;
@@ -528,7 +601,7 @@ static const topo_reflector_handler kind_handler = {
 };
 
 /* The kind's reflector, resuming from the rv the cache stored (db held). */
-static int kind_reflector(kind_state *ks, topo_err *err)
+static int kind_reflector(kind_state *ks, int list_first, topo_err *err)
 {
     topo_filler *f = ks->f;
     char rv[TOPO_K8S_RV_MAX];
@@ -540,11 +613,24 @@ static int kind_reflector(kind_state *ks, topo_err *err)
     ro.name = name;
     if (f->opts.once)
         ro.watch_timeout_s = (f->opts.idle_ms + 999) / 1000;
-    ks->from_store = topo_cache_get_watch_rv(f->cache, ks->kind, rv, sizeof(rv), NULL) == 0 &&
+    ks->from_store = !list_first &&
+                     topo_cache_get_watch_rv(f->cache, ks->kind, rv, sizeof(rv), NULL) == 0 &&
                      rv[0] != '\0';
     if (ks->from_store)
         ro.resume_rv = rv;
     return topo_reflector_create(&ks->refl, ks->k, &ro, &kind_handler, ks, err);
+}
+
+/* Waits the restart backoff (db held), or until a stop. */
+static void restart_wait(kind_state *ks)
+{
+    topo_filler *f = ks->f;
+    long ms = topo_backoff_ms(RESTART_BASE_MS, RESTART_MAX_MS, ks->restarts, &ks->rng);
+    struct timespec until = topo_clock_deadline(ms);
+    if (ks->restarts < 30)
+        ks->restarts++;
+    while (!stopping(f) && pthread_cond_timedwait(&f->done, &f->db, &until) != ETIMEDOUT)
+        ;
 }
 
 static void *kind_main(void *arg)
@@ -552,20 +638,32 @@ static void *kind_main(void *arg)
     kind_state *ks = arg;
     topo_filler *f = ks->f;
     topo_err err = TOPO_ERR_INIT;
-    int rc;
+    int rc = 0;
 
+    ks->rng = (uint64_t)(uintptr_t)ks ^ (uint64_t)time(NULL);
     pthread_mutex_lock(&f->db);
-    if ((rc = kind_reflector(ks, &err)) < 0)
-        set_fatal(f, &err, rc);
-    pthread_mutex_unlock(&f->db);
-    /* Resuming from the stored rv: the cache already holds that state. */
-    if (rc == 0 && ks->from_store)
-        atomic_store(&ks->synced, 1);
-    if (rc == 0 && !stopping(f))
-        (void)topo_reflector_run(ks->refl, &err); /* failures went through on_error */
-    pthread_mutex_lock(&f->db);
-    topo_reflector_free(ks->refl);
-    ks->refl = NULL;
+    /* Once more after the cache lost a batch: from a list, not the stored
+     * resourceVersion (the live snapshot took changes the cache lost). */
+    for (int list_first = 0; !stopping(f); list_first = 1) {
+        if ((rc = kind_reflector(ks, list_first, &err)) < 0) {
+            set_fatal(f, &err, rc);
+            break;
+        }
+        /* Resuming from the stored rv: the cache already holds that state. */
+        if (ks->from_store)
+            atomic_store(&ks->synced, 1);
+        pthread_mutex_unlock(&f->db);
+        if (!stopping(f))
+            (void)topo_reflector_run(ks->refl, &err); /* failures went through on_error */
+        pthread_mutex_lock(&f->db);
+        topo_reflector_free(ks->refl);
+        ks->refl = NULL;
+        if (!ks->restart)
+            break;
+        restart_wait(ks);
+        ks->restart = 0;
+        f->broken = 0;
+    }
     f->kinds_running--;
     pthread_cond_broadcast(&f->done);
     pthread_mutex_unlock(&f->db);
@@ -585,8 +683,10 @@ static void *committer_main(void *arg)
             stop_all(f);
         topo_err err = TOPO_ERR_INIT;
         int rc = flush(f, &err);
-        if (rc < 0)
+        if (rc < 0 && f->opts.once)
             set_fatal(f, &err, rc);
+        else
+            (void)cache_failed(f, rc, &err);
     }
     pthread_mutex_unlock(&f->db);
     return NULL;

@@ -735,6 +735,8 @@ int topo_http_do(topo_http *http, const topo_http_request *req, topo_http_respon
                     delay = topo_backoff_ms(http->backoff_base_ms, http->backoff_max_ms,
                                             retries, &http->rng);
                 snprintf(why, sizeof(why), "status %ld", status);
+                if (status == 429)
+                    http->stats.throttled++;
                 retry_wait(http, req, retries, delay, why);
                 retries++;
                 continue;

@@ -104,6 +104,11 @@ const char *topo_k8s_namespace(const topo_k8s *k)
     return k != NULL ? k->namespace_name : NULL;
 }
 
+void topo_k8s_get_http_stats(const topo_k8s *k, topo_http_stats *out)
+{
+    topo_http_get_stats(k != NULL ? k->http : NULL, out);
+}
+
 void topo_k8s_set_timeout(topo_k8s *k, long timeout_ms)
 {
     if (k != NULL)
@@ -356,6 +361,37 @@ int topo_k8s_get(json_t **out, topo_k8s *k, const topo_k8s_resource *res, const 
     return error;
 }
 
+/* A continue token is the server's opaque cursor, often hundreds of
+ * characters of base64: an error naming the page's request shows its first
+ * 16 characters and its length instead (every occurrence in err's text). */
+static void shorten_continue(topo_err *err, const char *token)
+{
+    enum { SHOWN = 16 };
+    size_t n = token != NULL ? strlen(token) : 0;
+    if (err == NULL || n <= SHOWN + 16)
+        return;
+    /* The query holds the token URL-escaped; base64's '=' '+' '/' differ,
+     * its first characters rarely: match the unescaped prefix, then skip
+     * the escaped rest (up to the next '&', space or quote). */
+    char *at, *from = err->text;
+    char head[SHOWN + 1], note[64];
+    memcpy(head, token, SHOWN);
+    head[SHOWN] = '\0';
+    int w = snprintf(note, sizeof note, "%s...(%zu chars)", head, n);
+    while (w > 0 && (at = strstr(from, head)) != NULL) {
+        size_t end = SHOWN;
+        while (at[end] != '\0' && at[end] != '&' && at[end] != ' ' && at[end] != '"' &&
+               at[end] != ':' && at[end] != ',')
+            end++;
+        if ((size_t)w < end) {
+            memmove(at + w, at + end, strlen(at + end) + 1);
+            memcpy(at, note, (size_t)w);
+            end = (size_t)w;
+        }
+        from = at + end;
+    }
+}
+
 int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_resource *res,
                   const char *ns, const topo_k8s_list_opts *opts, topo_k8s_item_fn fn,
                   void *payload, topo_err *err)
@@ -419,6 +455,8 @@ int topo_k8s_list(char rv_out[TOPO_K8S_RV_MAX], topo_k8s *k, const topo_k8s_reso
         }
     }
 cleanup:
+    if (error < 0)
+        shorten_continue(err, cont);
     json_decref(page);
     free(cont);
     free(path);

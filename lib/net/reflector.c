@@ -15,6 +15,7 @@
 
 #include "topo/backoff.h" /* the HTTP client's own policy */
 #include "topo/clock.h"
+#include "topo/http.h"
 #include "topo/log.h"
 #include "topo/str.h"
 
@@ -33,6 +34,7 @@ struct topo_reflector {
     void *payload;
     topo_k8s *k;
     topo_reflector_failures *failures; /* borrowed, may be NULL */
+    uint64_t throttled_seen;           /* the client's 429s counted so far */
 
     /* Touched by the running thread only. */
     char rv[TOPO_K8S_RV_MAX]; /* where the next watch starts; "": list first */
@@ -173,6 +175,7 @@ static const char *const reason_names[TOPO_REFLECTOR_REASONS] = {
     [TOPO_REFLECTOR_TIMEOUT] = "timeout",
     [TOPO_REFLECTOR_CONNECT] = "connect",
     [TOPO_REFLECTOR_OTHER] = "other",
+    [TOPO_REFLECTOR_CACHE] = "cache",
 };
 
 topo_reflector_reason topo_reflector_reason_of(int code)
@@ -215,11 +218,14 @@ uint64_t topo_reflector_failures_get(const topo_reflector_failures *f,
 
 /* One line per failure: what failed (the error names the request, the HTTP
  * status, the Status's reason and message), why, and when the next try is.
- * Credentials and RBAC are an operator's to fix: error, not warning. */
+ * Credentials, RBAC and a resource not served are an operator's to fix:
+ * error, not warning. */
 static void log_failure(const topo_reflector *r, const topo_err *e, topo_reflector_reason why,
                         unsigned int failures, long ms)
 {
-    topo_log_level level = why == TOPO_REFLECTOR_FORBIDDEN || why == TOPO_REFLECTOR_UNAUTHORIZED
+    topo_log_level level = why == TOPO_REFLECTOR_FORBIDDEN ||
+                                   why == TOPO_REFLECTOR_UNAUTHORIZED ||
+                                   why == TOPO_REFLECTOR_NOT_FOUND
                                ? TOPO_LOG_ERROR
                                : TOPO_LOG_WARN;
     if (!topo_log_enabled(level))
@@ -236,6 +242,19 @@ static void log_failure(const topo_reflector *r, const topo_err *e, topo_reflect
 }
 
 /* ---- the loop ---- */
+
+/* The 429s the HTTP client waited out and resent within the last step
+ * count as throttled, as the one it gave up on does (after_failure): the
+ * reason counts every 429 answer to this reflector's requests. */
+static void count_throttled(topo_reflector *r)
+{
+    topo_http_stats st;
+    topo_k8s_get_http_stats(r->k, &st);
+    if (r->failures != NULL && st.throttled > r->throttled_seen)
+        atomic_fetch_add(&r->failures->n[TOPO_REFLECTOR_THROTTLED],
+                         st.throttled - r->throttled_seen);
+    r->throttled_seen = st.throttled;
+}
 
 /* After a failed step: 0 to go on (after the backoff), else what
  * topo_reflector_run returns. */
@@ -272,7 +291,10 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
     int rc = 0;
     int restarted = 0; /* the list after an expired continue token is running */
     char listed_rv[TOPO_K8S_RV_MAX]; /* the rv of the list just taken */
+    topo_http_stats st;
 
+    topo_k8s_get_http_stats(r->k, &st);
+    r->throttled_seen = st.throttled;
     while (!stopping(r)) {
         topo_err_clear(&e);
         rc = 0;
@@ -280,6 +302,7 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
         if (listed) {
             int continued = 0;
             rc = list(r, &continued, &e);
+            count_throttled(r);
             if (rc == TOPO_EGONE && continued && !restarted && !stopping(r)) {
                 /* Compaction passed the snapshot of a long paged list:
                  * normal, start again from the first page, at once, once.
@@ -293,7 +316,9 @@ int topo_reflector_run(topo_reflector *r, topo_err *err)
             memcpy(listed_rv, r->rv, sizeof(listed_rv));
         }
         if (rc == 0) {
-            if ((rc = watch(r, &e)) == 0) {
+            rc = watch(r, &e);
+            count_throttled(r);
+            if (rc == 0) {
                 failures = 0;
                 continue;
             }

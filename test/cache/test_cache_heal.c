@@ -146,6 +146,13 @@ static void sink(const topo_log_event *ev, void *payload)
         topo_log_format(logged, sizeof logged, ev);
 }
 
+static void warn_sink(const topo_log_event *ev, void *payload)
+{
+    (void)payload;
+    if (ev->level == TOPO_LOG_WARN)
+        topo_log_format(logged, sizeof logged, ev);
+}
+
 /* A corrupted file: today's open fails on it (a daemon's crash loop); the
  * healing open moves it aside, logs it once, and gives an empty cache that
  * works, at the same path. */
@@ -331,6 +338,24 @@ static void touch(const char *dir, const char *name)
     fclose(fh);
 }
 
+/* A damaged cache as SQLite leaves one: its header, then garbage. */
+static void damaged_cache(const char *path)
+{
+    FILE *fh = fopen(path, "wb");
+    assert_non_null(fh);
+    fwrite("SQLite format 3", 1, 16, fh);
+    for (int i = 0; i < 4080; i++)
+        fputc(0xA5, fh);
+    fclose(fh);
+}
+
+static void damaged_copy(const char *dir, const char *name)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    damaged_cache(p);
+}
+
 static int exists(const char *dir, const char *name)
 {
     char p[600];
@@ -339,7 +364,8 @@ static int exists(const char *dir, const char *name)
 }
 
 /* The newest TOPO_CACHE_CORRUPT_KEEP copies are kept, older ones deleted
- * with their -wal and -shm; names the function does not make are never touched. */
+ * with their -wal and -shm; names the function does not make are never
+ * touched, nor files under its names that are no SQLite files. */
 static void test_cache_heal__keeps_newest_copies(void **state)
 {
     fx *f = *state;
@@ -354,9 +380,12 @@ static void test_cache_heal__keeps_newest_copies(void **state)
                                           "cache.db.corrupt-manual", "other.db.corrupt-20190101T000000Z"};
 
     for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
-        touch(f->tmp.dir, old[i]);
+        if (strstr(old[i] + 20, "-wal") == NULL && strstr(old[i] + 20, "-shm") == NULL)
+            damaged_copy(f->tmp.dir, old[i]);
+        else
+            touch(f->tmp.dir, old[i]);
     for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
-        touch(f->tmp.dir, foreign[i]);
+        damaged_copy(f->tmp.dir, foreign[i]);
     fill(f->tmp.path);
     truncate_half(f->tmp.path);
     assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
@@ -383,7 +412,7 @@ static void test_cache_heal__second_copy_replaces_first(void **state)
     int recreated = 0;
 
     for (int round = 0; round < 2; round++) {
-        not_a_database(f->tmp.path);
+        damaged_cache(f->tmp.path);
         if (round == 1)
             assert_int_equal(truncate(f->tmp.path, 4096), 0); /* tells the copies apart */
         assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
@@ -394,6 +423,125 @@ static void test_cache_heal__second_copy_replaces_first(void **state)
     assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", copy, sizeof copy), 1);
     snprintf(full, sizeof full, "%s/%s", f->tmp.dir, copy);
     assert_int_equal(file_size(full), 4096);
+}
+
+/* An operator's file at --db (no SQLite file at all) is moved aside at
+ * the first heal and never deleted by a later one: a copy is only ever
+ * deleted when it is recognisably a damaged cache (SQLite's header). Each
+ * healing open says how many such files there are. */
+static void test_cache_heal__foreign_copy_never_deleted(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char copy[256], full[600];
+    int recreated = 0;
+    FILE *fh = fopen(f->tmp.path, "w");
+    assert_non_null(fh);
+    fputs("my notes, not a cache\n", fh);
+    fclose(fh);
+    assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+    assert_int_equal(recreated, 1);
+    topo_cache_close(c);
+    c = NULL;
+    assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", copy, sizeof copy), 1);
+    /* Two damaged caches in a row: the operator's file stays, with the
+     * newest damaged copy; the older damaged copy is pruned. */
+    for (int round = 0; round < 2; round++) {
+        damaged_cache(f->tmp.path);
+        assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+        assert_int_equal(recreated, 1);
+        topo_cache_close(c);
+        c = NULL;
+    }
+    snprintf(full, sizeof full, "%s/%s", f->tmp.dir, copy);
+    assert_int_equal(file_size(full), (long)strlen("my notes, not a cache\n"));
+    assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", NULL, 0), 2);
+    /* A healthy open names it. */
+    logged[0] = '\0';
+    topo_log_set_sink(warn_sink, NULL);
+    assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+    topo_log_set_sink(NULL, NULL);
+    topo_cache_close(c);
+    assert_int_equal(recreated, 0);
+    assert_non_null(strstr(logged, "1 file(s) named cache.db.corrupt-* in"));
+    assert_non_null(strstr(logged, "never deleted"));
+}
+
+/* --db a symbolic link to a corrupt file: the file it points to is moved
+ * aside beside itself and made again there; the link stays a link. */
+static void test_cache_heal__symlink_heals_target(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char target[600], copy[256];
+    int recreated = 0;
+    struct stat st;
+    snprintf(target, sizeof target, "%s/real.db", f->tmp.dir);
+    damaged_cache(target);
+    assert_int_equal(symlink("real.db", f->tmp.path), 0);
+    assert_int_equal(topo_cache_open_healing(&c, &recreated, f->tmp.path, NULL, &err), 0);
+    assert_int_equal(recreated, 1);
+    topo_cache_close(c);
+    assert_int_equal(lstat(f->tmp.path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(target, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(count_prefixed(f->tmp.dir, "real.db.corrupt-", copy, sizeof copy), 1);
+    assert_int_equal(count_prefixed(f->tmp.dir, "cache.db.corrupt-", NULL, 0), 0);
+    /* The new cache is the target: it opens through the link and alone. */
+    assert_int_equal(topo_cache_open(&c, target, NULL, &err), 0);
+    topo_cache_close(c);
+}
+
+/* A directory or a FIFO at --db: refused with the path and what it is,
+ * not SQLite's "disk I/O error" (nor a hang on the FIFO). */
+static void test_cache_heal__not_a_regular_file_named(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    assert_int_equal(mkdir(f->tmp.path, 0700), 0);
+    assert_true(topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err) < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, f->tmp.path));
+    assert_non_null(strstr(err.text, "is a directory"));
+    assert_int_equal(rmdir(f->tmp.path), 0);
+    assert_int_equal(mkfifo(f->tmp.path, 0600), 0);
+    topo_err_clear(&err);
+    assert_true(topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err) < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, f->tmp.path));
+    assert_non_null(strstr(err.text, "is a FIFO"));
+}
+
+/* A corrupt file in a read-only directory (a read-only mount: chmod does
+ * not stop root) cannot be moved aside nor a WAL made: the error names the
+ * directory and what the cache needs there. Skipped unless a read-only
+ * bind mount can be made (root). */
+static void test_cache_heal__read_only_dir_named(void **state)
+{
+    fx *f = *state;
+    topo_err err = TOPO_ERR_INIT;
+    topo_cache *c = NULL;
+    char cmd[1400];
+    damaged_cache(f->tmp.path);
+    snprintf(cmd, sizeof cmd,
+             "mount --bind '%s' '%s' 2>/dev/null && mount -o remount,bind,ro '%s' 2>/dev/null",
+             f->tmp.dir, f->tmp.dir, f->tmp.dir);
+    if (geteuid() != 0 || system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "umount '%s' 2>/dev/null", f->tmp.dir);
+        (void)system(cmd);
+        skip();
+    }
+    int rc = topo_cache_open_healing(&c, NULL, f->tmp.path, NULL, &err);
+    snprintf(cmd, sizeof cmd, "umount '%s'", f->tmp.dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(rc < 0);
+    assert_null(c);
+    assert_non_null(strstr(err.text, "is not writable"));
+    assert_non_null(strstr(err.text, f->tmp.dir));
 }
 
 /* A healing open never makes a file it was told must exist, nor writes one
@@ -423,6 +571,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_heal__second_copy_replaces_first, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cache_heal__options_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__foreign_copy_never_deleted, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__symlink_heals_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__read_only_dir_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_heal__not_a_regular_file_named, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,7 +89,8 @@ Fault injection and test control live under /_fake/ on the same server
                         {"kind": "reset", "count": N}   close without answering
                         {"kind": "slow", "count": N, "chunk": 1024, "delay_ms": 50}
                         (every fault: optional "method", "path" prefix, "watch": true/false,
-                         "auth": identity prefix such as "cert:" or "bearer:", "list": true
+                         "auth": identity prefix such as "cert:" or "bearer:", "continued":
+                         true/false (only requests with/without a continue token), "list": true
                          (only LISTs: a GET of a collection, not a watch; with "path" the
                          collection's path exactly), "seconds": S (active for S seconds
                          from now, however many requests match; with "count" too, ends at
@@ -1700,14 +1701,18 @@ class Fault:
         self.method = spec.get("method")
         self.path = spec.get("path")
         self.watch = spec.get("watch")  # None: any; True/False: only watches / non-watches
+        # None: any; True/False: only requests with / without a continue token
+        self.continued = spec.get("continued")
         self.auth = spec.get("auth")    # only requests whose identity starts with this
                                         # ("cert:", "bearer:", "none")
         self.chunk = int(spec.get("chunk", 1024))
         self.delay_ms = int(spec.get("delay_ms", 50))
         self.patch = spec.get("patch")  # touch: the other writer's JSON patch
 
-    def matches(self, method, path, is_watch, auth):
+    def matches(self, method, path, is_watch, auth, continued=False):
         if self.count <= 0:
+            return False
+        if self.continued is not None and bool(self.continued) != continued:
             return False
         if self.until is not None and time.monotonic() >= self.until:
             self.count = 0
@@ -1754,10 +1759,10 @@ class State:
         self.verbose = args.verbose
         self.server = None
 
-    def take_fault(self, method, path, is_watch, auth):
+    def take_fault(self, method, path, is_watch, auth, continued=False):
         with self.lock:
             for f in self.faults:
-                if f.matches(method, path, is_watch, auth):
+                if f.matches(method, path, is_watch, auth, continued):
                     f.count -= 1
                     return f
         return None
@@ -1927,7 +1932,8 @@ class Handler(BaseHTTPRequestHandler):
                     state.in_flight += 1
                     state.in_flight_max = max(state.in_flight_max, state.in_flight)
                 counted = True
-            self.fault = state.take_fault(method, path, is_watch, auth)
+            self.fault = state.take_fault(method, path, is_watch, auth,
+                                          bool(params.get("continue")))
             if self.fault is not None:
                 if self.fault.kind == "reset":
                     self.abort_connection()

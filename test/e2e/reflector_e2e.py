@@ -279,6 +279,25 @@ def continue_expired_restarts_list(env):
 
 
 @case
+def continued_page_failure_token_cut(env):
+    """A page asked for with a continue token fails (a 403, not retried by
+    the HTTP client): the failure's line names the request with the token's
+    first 16 characters and its length, not the whole opaque token (often
+    hundreds of characters of base64)."""
+    env.admin("load", {"resource": "nodes", "count": 30})
+    env.admin("fault", {"kind": "status", "code": 403, "count": 1, "list": True,
+                        "continued": True, "path": NODES})
+    d = env.spawn("--page-size", "10", "--backoff-base", "100")
+    d.wait(lambda x: x["cb"] == "list_end", "the list after the 403")
+    lines = [ln for ln in d.err if "reason=forbidden" in ln]
+    expect(len(lines) == 1, f"{d.err[-5:]}")
+    m = re.search(r"continue=([A-Za-z0-9_%=-]+)(\.\.\.\((\d+) chars\))?", lines[0])
+    expect(m is not None and len(m.group(1)) == 16 and m.group(3) is not None and
+           int(m.group(3)) > 40, f"the token cut to 16 characters and its length: {lines[0]}")
+    d.quit()
+
+
+@case
 def list_gone_backs_off(env):
     """A 410 to a list's first page (no continue token: the server cannot
     serve the list, a relist at once would only hammer it) is a failure as a

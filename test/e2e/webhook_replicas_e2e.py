@@ -80,6 +80,18 @@ Cases:
                         later topology pods are answered at once without
                         asking; once the placer answers fast again the trial
                         after the 5 s cool-down closes it (issue 33 item 8);
+  queued_deadline       forwards with 30 s timeouts (capped at 4 s) hold every
+                        thread of the defer pool and its queue; a 2 s topology
+                        pod is answered before its deadline (outcome deadline,
+                        deferred expired), the placer not asked;
+  invalid_answer        a placer answering 200 with garbage, another uid's
+                        answer, JSON that is no AdmissionReview: not relayed,
+                        the no-fit answer, outcome invalid, the circuit opens;
+                        every forward carries timeout= and deadlineUnixMs=;
+  paused_placer_late    the placer SIGSTOPped past a forward's deadline, then
+                        resumed: the late forward stores nothing (deadline
+                        exceeded), no reservation for the pod admitted
+                        unplaced;
   partition             the placer cut off from the API server (its client
                         certificate's requests reset, its watches closed): it
                         steps down, the other replica takes the Lease and
@@ -148,11 +160,13 @@ class Env(WebhookApiEnv):
     def server_args(self):
         return ["--token-file", self.path("token"), "--client-ca", self.path("ca.pem")]
 
-    def start_replica(self, name, kubeconfig=None, policy="gate", extra=(), tls=None, wait=True):
+    def start_replica(self, name, kubeconfig=None, policy="gate", extra=(), tls=None, wait=True,
+                      lease_flags=None):
         """A replica (its log and --db in the directory name): its
         --peer-address is its own HTTPS port; kubeconfig default the token's;
         extra: more flags; tls: (certificate, key) instead of the PKI's;
-        wait: return once it is ready (else see Webhook.ready())."""
+        wait: return once it is ready (else see Webhook.ready());
+        lease_flags: instead of LEASE_FLAGS."""
         port = free_port()
         workdir = self.path(name)
         w = Webhook(self.bin, self.dir, workdir, [
@@ -161,7 +175,8 @@ class Env(WebhookApiEnv):
             "--levels", FAKE_NODE_LEVELS, "--policy", policy, "--ungate-interval", "1",
             "--leader-elect", "true", "--log-format", "text",
             "--peer-address", "127.0.0.1:%d" % port, "--peer-ca-file", self.path("ca.pem"),
-            *LEASE_FLAGS, *extra], port=port, tls=tls, wait=wait)
+            *(LEASE_FLAGS if lease_flags is None else lease_flags), *extra], port=port, tls=tls,
+            wait=wait)
         self.procs.append(w.proc)
         w.name = name
         self.replicas.append(w)
@@ -1030,12 +1045,17 @@ class SlowPlacer:
     """A placer that answers slowly: HTTPS with the test PKI's server
     certificate (the replicas' own, so their peer checks pass), POST
     /mutate?forwardedBy=... with an AdmissionReview, answered allowed (no
-    patch) after `delay` seconds. Counts the requests it got."""
+    patch) after `delay` seconds. Counts the requests it got and keeps their
+    paths. answer: "review" (the AdmissionReview), or what a broken placer
+    sends with 200: "garbage" (not JSON), "wrong_uid" (another request's
+    answer), "no_review" (JSON, not an AdmissionReview)."""
 
-    def __init__(self, env, delay):
+    def __init__(self, env, delay, answer="review"):
         import http.server
         import ssl
         self.delay = delay
+        self.answer = answer
+        self.paths = []
         self.got = 0
         self.lock = threading.Lock()
         placer = self
@@ -1048,12 +1068,17 @@ class SlowPlacer:
                 review_doc = json.loads(self.rfile.read(n))
                 with placer.lock:
                     placer.got += 1
-                    delay = placer.delay
+                    placer.paths.append(self.path)
+                    delay, answer = placer.delay, placer.answer
                 check(self.path.startswith("/mutate?forwardedBy="), "forwarded: %s" % self.path)
                 time.sleep(delay)
-                out = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                  "response": {"uid": review_doc["request"]["uid"],
-                                               "allowed": True}}).encode()
+                uid = review_doc["request"]["uid"]
+                doc = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                       "response": {"uid": uid if answer != "wrong_uid" else "someone-else",
+                                    "allowed": True}}
+                if answer == "no_review":
+                    doc = {"uid": uid, "allowed": True}
+                out = json.dumps(doc).encode() if answer != "garbage" else b"\x00garbage{not json"
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -1108,6 +1133,16 @@ def timed_admit(w, pod, timeout, conn=None):
     return time.monotonic() - t0, resp
 
 
+def lease_to(env, placer, name):
+    """Lease topo-webhook names the fake placer for an hour: replicas forward to it."""
+    env.create("/apis/coordination.k8s.io/v1/namespaces/%s/leases" % env.NAMESPACE, {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": LEASE, "namespace": env.NAMESPACE},
+        "spec": {"holderIdentity": "%s@127.0.0.1:%d" % (name, placer.port),
+                 "leaseDurationSeconds": 3600,
+                 "renewTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())}})
+
+
 @case
 def slow_placer(env):
     """Issue 33 item 8: a slow placer must not take the other replica down
@@ -1116,13 +1151,7 @@ def slow_placer(env):
     load_nodes(env, 16)
     placer = SlowPlacer(env, 3.0)
     try:
-        # The Lease names the fake placer and runs for an hour: r0 forwards.
-        env.create("/apis/coordination.k8s.io/v1/namespaces/%s/leases" % env.NAMESPACE, {
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": LEASE, "namespace": env.NAMESPACE},
-            "spec": {"holderIdentity": "slow@127.0.0.1:%d" % placer.port,
-                     "leaseDurationSeconds": 3600,
-                     "renewTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())}})
+        lease_to(env, placer, "slow")  # r0 forwards
         w = env.start_replica("r0", extra=["--threads", "4"])
         check(w.metrics().get("topo_webhook_placer") == 0, "r0 does not place")
         topo = [rack_job_pod("slow%d" % i, 1, 0) for i in range(8)]
@@ -1210,6 +1239,145 @@ def slow_placer(env):
                   "answered by the placer during the shutdown: %.2f s %r" % (took, resp))
     finally:
         placer.close()
+
+
+def wait_for(pred, timeout, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+@case
+def queued_deadline(env):
+    """A topology pod whose 2 s deadline comes while it is queued behind
+    forwards with longer ones (a second webhook configuration's 30 s) is
+    answered before it, outcome deadline, the placer not asked (before:
+    HTTP 504 when the long forwards had ended, at 3.7 s here)."""
+    load_nodes(env, 16)
+    placer = SlowPlacer(env, 60.0)
+    try:
+        lease_to(env, placer, "stuck")
+        # --threads 1: a defer pool of 4 threads and 4 queued jobs; 30 s
+        # timeouts capped at 4 s to keep the test short
+        w = env.start_replica("r0", extra=["--threads", "1", "--request-timeout", "4"])
+        longs = []
+        threads = [threading.Thread(target=lambda i=i: longs.append(timed_admit(
+            w, rack_job_pod("long%d" % i, 1, 0), "30s"))) for i in range(8)]
+        for t in threads:
+            t.start()
+        check(wait_for(lambda: placer.requests() == 4, 3), "4 forwards under way: %d"
+              % placer.requests())
+        check(wait_for(lambda: metric(w.metrics_text(), "topo_webhook_deferred_total",
+                                      'result="deferred"') == 8, 3), "8 deferred, 4 queued")
+        pod = rack_job_pod("short", 1, 0)
+        t, resp = timed_admit(w, pod, "2s")
+        print("the 2 s pod answered after %.2f s" % t)
+        check(t < 2.0, "the 2 s pod answered within its deadline: %.2f s" % t)
+        if resp is not None:
+            not_placer_reason("short-0 (queued past its deadline)", info(env, apply_patch(
+                resp, pod)))
+        check(placer.requests() == 4, "the placer not asked for it: %d" % placer.requests())
+        check(forwarded(w, "deadline") == 1, "counted deadline: %r" % forwarded(w, "deadline"))
+        check(metric(w.metrics_text(), "topo_webhook_deferred_total", 'result="expired"') == 1,
+              "counted expired")
+        for t in threads:
+            t.join()
+        check(len(longs) == 8 and all(r is not None and tt < 4.0 for tt, r in longs),
+              "every 30 s pod answered within its capped 4 s: %r" % [tt for tt, _ in longs])
+        # the queued ones reached a worker with a few ms left: deadline, or
+        # circuit_open once the first forwards' timeouts opened it
+        ended = forwarded(w, "deadline") + forwarded(w, "circuit_open")
+        check(ended == 9, "all 9 counted deadline or circuit_open: %r" % ended)
+    finally:
+        placer.close()
+
+
+@case
+def invalid_answer(env):
+    """A placer answering 200 with what the API server cannot take (not
+    JSON, another uid's answer, JSON but no AdmissionReview) is not relayed:
+    the pod gets the no-fit answer with the reason, outcome invalid, each a
+    failure for the breaker (before: relayed as is, counted answered)."""
+    load_nodes(env, 16)
+    placer = SlowPlacer(env, 0.0, answer="garbage")
+    try:
+        lease_to(env, placer, "broken")
+        w = env.start_replica("r0")
+        for i, answer in enumerate(["garbage", "wrong_uid", "no_review"]):
+            placer.answer = answer
+            pod = rack_job_pod("bad%d" % i, 1, 0)
+            t, resp = timed_admit(w, pod, "2s")
+            check(resp is not None and resp.get("allowed") is True,
+                  "%s: an answer of this replica: %r" % (answer, resp))
+            if resp is not None:
+                i_ = info(env, apply_patch(resp, pod))
+                not_placer_reason("bad%d (placer answered %s)" % (i, answer), i_)
+                check("cannot take" in (i_["reason"] or ""), "the reason says why: %r"
+                      % i_["reason"])
+        check(forwarded(w, "invalid") == 3, "counted invalid: %r" % forwarded(w, "invalid"))
+        check(forwarded(w, "answered") == 0, "none counted answered")
+        check(w.metrics().get("topo_webhook_placer_circuit_open") == 1,
+              "3 invalid answers opened the circuit")
+        # a placer answering well is relayed (once the circuit lets it)
+        placer.answer = "review"
+        time.sleep(5.2)
+        t, resp = timed_admit(w, rack_job_pod("good", 1, 0), "2s")
+        check(resp is not None and resp.get("allowed") is True and "patch" not in resp,
+              "the placer's answer relayed: %r" % resp)
+        check(forwarded(w, "answered") == 1, "counted answered")
+        check(all("&timeout=" in p and "&deadlineUnixMs=" in p for p in placer.paths),
+              "every forward carries its timeout and deadline: %r" % placer.paths[:2])
+    finally:
+        placer.close()
+
+
+@case
+def paused_placer_late(env):
+    """A forward the replica gave up on is not placed when the placer reads
+    it late: the placer SIGSTOPped, the pod answered unplaced (ignore) by
+    the other replica; after SIGCONT the placer reads the forward, finds its
+    deadline (?deadlineUnixMs=) passed, stores nothing and counts it
+    deadline exceeded (before: it placed it anew and reserved room for a pod
+    already admitted unplaced)."""
+    load_nodes(env, 16)
+    # the chart's lease: no takeover during the pause
+    lease = ["--lease-duration", "15", "--lease-renew-deadline", "10",
+             "--lease-retry-period", "2"]
+    ws = [env.start_replica(n, policy="ignore", lease_flags=lease) for n in ("r0", "r1")]
+    placer = wait_placer(env, timeout=30)
+    other = ws[1 - ws.index(placer)]
+    warm = send(env, other, rack_job_pod("warm", 1, 0), timeout="2s")
+    check(info(env, warm)["host"] is not None, "warm-up placed through the placer")
+
+    def state():
+        t = placer.metrics_text()
+        return (metric(t, "topo_webhook_reservations"),
+                metric(t, "topo_webhook_reserved_unclaimed", 'resource="pods"'),
+                metric(t, "topo_webhook_deadline_exceeded_total"))
+
+    before = state()
+    placer.proc.send_signal(signal.SIGSTOP)
+    t0 = time.monotonic()
+    try:
+        late = send(env, other, rack_job_pod("late", 4, 0), timeout="2s")
+        took = time.monotonic() - t0
+        x = info(env, late)
+        check(took < 2.0 and x["host"] is None and not x["gated"],
+              "admitted unplaced within 2 s (ignore): %.2f s %r" % (took, x))
+        time.sleep(max(0.0, t0 + 2.5 - time.monotonic()))
+    finally:
+        placer.proc.send_signal(signal.SIGCONT)
+    check(wait_for(lambda: state()[2] == before[2] + 1, 5),
+          "the placer read the late forward and counted it deadline exceeded: %r -> %r"
+          % (before, state()))
+    after = state()
+    check(after[:2] == before[:2], "nothing reserved for it: reservations, unclaimed pods %r -> %r"
+          % (before[:2], after[:2]))
+    check(forwarded(other, "deadline") >= 1, "the forwarder counted deadline")
+    check(placer_of(ws) is placer, "the placer kept its Lease")
 
 
 # Cases topo-webhook does not pass yet (left out of --list, so of ctest;

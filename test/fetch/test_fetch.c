@@ -182,7 +182,21 @@ static void test_fetch__next_links(void **state)
 }
 
 /* A recorded NetBox page (fixtures/sources/netbox/NAME). */
-static json_t *netbox_page(const char *name)
+/* What a page's text held, as topo-sync reads it (topo_netbox_read_page). */
+static topo_netbox_page page_text(const char *text)
+{
+    topo_err err = TOPO_ERR_INIT;
+    topo_netbox *nb = NULL;
+    topo_netbox_page page;
+    assert_int_equal(topo_netbox_create(&nb, NULL, &err), 0);
+    if (topo_netbox_read_page(NULL, &page, nb, TOPO_NETBOX_DEVICES, text, strlen(text),
+                              TOPO_MAX_NETBOX_PAGE, "page", &err) != 0)
+        fail_msg("%s", err.text);
+    topo_netbox_free(nb);
+    return page;
+}
+
+static topo_netbox_page netbox_page(const char *name)
 {
     const char *root = getenv("TOPO_SOURCE_DIR");
     char path[1024];
@@ -191,7 +205,11 @@ static json_t *netbox_page(const char *name)
     json_t *page = json_load_file(path, 0, &jerr);
     if (page == NULL)
         fail_msg("%s: %s (set TOPO_SOURCE_DIR)", path, jerr.text);
-    return page;
+    char *text = json_dumps(page, JSON_COMPACT);
+    topo_netbox_page read = page_text(text);
+    free(text);
+    json_decref(page);
+    return read;
 }
 
 static void next_refused(const fetch_pages *p, const char *next, const char *want)
@@ -207,17 +225,17 @@ static void test_fetch__page_chain(void **state)
     (void)state;
     topo_err err = TOPO_ERR_INIT;
     fetch_pages p;
-    json_t *first = netbox_page("v4-devices-page1.json"); /* count 10, 5 results */
-    json_t *last = netbox_page("v4-devices-page2.json");
+    topo_netbox_page first = netbox_page("v4-devices-page1.json"); /* count 10, 5 results */
+    topo_netbox_page last = netbox_page("v4-devices-page2.json");
     assert_int_equal(fetch_pages_init(&p, &err), 0);
-    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5", first, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5", &first, &err), 0);
     assert_int_equal(
         fetch_pages_check_next(&p, "netbox", "/api/dcim/devices/?limit=5&offset=5", &err), 0);
     /* A link back to the page just read, or to an earlier one: a loop. */
     next_refused(&p, "/api/dcim/devices/?limit=5",
                  "netbox: GET /api/dcim/devices/?limit=5: next link repeats a page already "
                  "read (a loop): page 1 of the list, linked from page 1");
-    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5&offset=5", last, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?limit=5&offset=5", &last, &err), 0);
     next_refused(&p, "/api/dcim/devices/?limit=5",
                  "netbox: GET /api/dcim/devices/?limit=5: next link repeats a page already "
                  "read (a loop): page 1 of the list, linked from page 2");
@@ -225,7 +243,7 @@ static void test_fetch__page_chain(void **state)
      * the count bounds those. count 10 / 5 a page + 1: a third page, no fourth. */
     assert_int_equal(
         fetch_pages_check_next(&p, "netbox", "/api/dcim/devices/?offset=5&limit=5", &err), 0);
-    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?offset=5&limit=5", last, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/api/dcim/devices/?offset=5&limit=5", &last, &err), 0);
     next_refused(&p, "/api/dcim/devices/?limit=5&offset=15",
                  "netbox: GET /api/dcim/devices/?limit=5&offset=15: next link goes past the 3 "
                  "pages the list's count allows (count 10, 5 results a page); not followed");
@@ -233,23 +251,19 @@ static void test_fetch__page_chain(void **state)
 
     /* No count (not NetBox's shape): only max_pages bounds the chain. An
      * empty first page with a count of 0 allows that page alone. */
-    json_t *bare = json_pack("{s:[{s:s}]}", "results", "name", "gpu-001");
-    json_t *empty = json_pack("{s:i, s:[]}", "count", 0, "results");
+    topo_netbox_page bare = page_text("{\"results\":[{\"name\":\"gpu-001\"}]}");
+    topo_netbox_page empty = page_text("{\"count\":0,\"results\":[]}");
     assert_int_equal(fetch_pages_init(&p, &err), 0);
-    assert_int_equal(fetch_pages_read(&p, "/a?o=0", bare, &err), 0);
-    assert_int_equal(fetch_pages_read(&p, "/a?o=1", bare, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a?o=0", &bare, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a?o=1", &bare, &err), 0);
     assert_int_equal(fetch_pages_check_next(&p, "netbox", "/a?o=2", &err), 0);
     fetch_pages_dispose(&p);
     assert_int_equal(fetch_pages_init(&p, &err), 0);
-    assert_int_equal(fetch_pages_read(&p, "/a", empty, &err), 0);
+    assert_int_equal(fetch_pages_read(&p, "/a", &empty, &err), 0);
     next_refused(&p, "/a?o=1",
                  "netbox: GET /a?o=1: next link goes past the 1 pages the list's count allows "
                  "(count 0, 1 results a page); not followed");
     fetch_pages_dispose(&p);
-    json_decref(bare);
-    json_decref(empty);
-    json_decref(first);
-    json_decref(last);
 }
 
 static void test_fetch__unreachable(void **state)

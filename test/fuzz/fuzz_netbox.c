@@ -3,9 +3,10 @@
  * a site and a tag filter), then finished into facts. Never a crash or a
  * leak; a returned next URL is a non-empty string; cables only between
  * known switches and hosts. The page's text also goes, the same way, into
- * a second parser through topo_netbox_add_page (which reads a page's
- * results one at a time): the same verdicts, the same next URLs, and when
- * every kind was read, the same facts. Seeds: fixtures/sources/netbox. */
+ * a second parser through topo_netbox_read_page (which reads a page's
+ * results one at a time, as over HTTP): the same verdicts, the same next
+ * URLs, the count and results the tree holds, and when every kind was
+ * read, the same facts. Seeds: fixtures/sources/netbox. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const topo_netbox_kind kinds[] = {TOPO_NETBOX_SITES, TOPO_NETBOX_RACKS, TOPO_NETBOX_DEVICES,
                                          TOPO_NETBOX_INTERFACES, TOPO_NETBOX_CABLES};
+
+/* What topo_netbox_read_page says a page held, against its tree. */
+static int page_agrees(const topo_netbox_page *page, const json_t *doc)
+{
+    const json_t *count = json_object_get(doc, "count");
+    const json_t *results = json_object_get(doc, "results");
+    int64_t want = json_is_integer(count) && json_integer_value(count) >= 0
+                       ? (int64_t)json_integer_value(count)
+                       : -1;
+    if (!json_is_array(results))
+        return page->is_list == 0 && page->results == 1;
+    return page->is_list == 1 && page->count == want && page->results == json_array_size(results);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,10 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = topo_netbox_add_page_json(&next, nb, kinds[k], doc, "fuzz", &err);
         if (rc == 0 && next != NULL && next[0] == '\0')
             abort();
-        int rc2 = topo_netbox_add_page(&next2, nb2, kinds[k], (const char *)data, size, "fuzz",
-                                       &err);
+        topo_netbox_page page;
+        int rc2 = topo_netbox_read_page(&next2, &page, nb2, kinds[k], (const char *)data, size,
+                                        TOPO_MAX_NETBOX_PAGE, "fuzz", &err);
         if (rc != TOPO_ENOMEM && rc2 != TOPO_ENOMEM &&
             (rc != rc2 || (next == NULL) != (next2 == NULL) || (next && strcmp(next, next2) != 0)))
+            abort();
+        if (rc2 == 0 && !page_agrees(&page, doc))
             abort();
         if (rc != 0 || rc2 != 0)
             all_read = 0;

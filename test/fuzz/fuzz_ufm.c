@@ -6,8 +6,8 @@
  * The responses' text is read a record at a time (topo_codec_json_each):
  * every input also goes through it, as the document's array and as the
  * object's "links", against a whole parse: the same verdict, the same
- * elements; and an array through topo_ufm_add_systems (text) gives the same
- * facts as through the tree.
+ * elements; and an array through topo_ufm_read_systems (text, as over
+ * HTTP) gives the same facts as through the tree, counting its records.
  * Seeds: fixtures/fuzz/ufm (both responses) and the systems excerpt. */
 #include <stddef.h>
 #include <stdint.h>
@@ -113,11 +113,13 @@ static void text_as_tree(const char *text, size_t size, const json_t *doc)
     if (json_is_array(doc) && topo_facts_create(&a, "ufm", &err) == 0 &&
         topo_facts_create(&b, "ufm", &err) == 0 && topo_ufm_create(&ua, a, &err) == 0 &&
         topo_ufm_create(&ub, b, &err) == 0) {
-        int ra = topo_ufm_add_systems(ua, text, size, "systems", &err);
+        size_t records = 0;
+        int ra = topo_ufm_read_systems(ua, text, size, size, &records, "systems", &err);
         int rb = topo_ufm_add_systems_json(ub, doc, "systems", &err);
         if (ra != TOPO_ENOMEM && rb != TOPO_ENOMEM &&
             (ra != rb || topo_facts_host_count(a) != topo_facts_host_count(b) ||
-             topo_facts_switch_count(a) != topo_facts_switch_count(b)))
+             topo_facts_switch_count(a) != topo_facts_switch_count(b) ||
+             (ra == 0 && records != json_array_size(doc))))
             abort();
     }
     topo_ufm_free(ua);

@@ -369,6 +369,71 @@ static void test_netbox__options_and_limits(void **state)
     assert_null(topo_netbox_kind_path((topo_netbox_kind)99));
 }
 
+/* A page over TOPO_MAX_NETBOX_PAGE read within a larger limit (a response's
+ * maxResponseBytes), a result at a time, saying what it held for the
+ * list's checks; one object read whole says so too. */
+static void test_netbox__read_page_within_its_limit(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *fixture = fixture_text("netbox/v4-devices-page1.json", &len);
+    json_t *page = json_loads(fixture, 0, NULL);
+    json_t *results = json_object_get(page, "results");
+    free(fixture);
+    assert_non_null(results);
+    json_t *big = json_string_nocheck(""); /* 17 MiB of comments on one device */
+    size_t pad = TOPO_MAX_NETBOX_PAGE + (1u << 20);
+    char *comments = malloc(pad + 1);
+    assert_non_null(comments);
+    memset(comments, 'c', pad);
+    comments[pad] = '\0';
+    assert_int_equal(json_string_set(big, comments), 0);
+    free(comments);
+    json_object_set_new(json_array_get(results, 0), "comments", big);
+    char *text = json_dumps(page, JSON_COMPACT);
+    assert_non_null(text);
+    len = strlen(text);
+    assert_true(len > TOPO_MAX_NETBOX_PAGE);
+
+    topo_netbox *nb = make(NULL);
+    topo_err err = TOPO_ERR_INIT;
+    topo_netbox_page read = {9, 9, 9};
+    char *next = NULL;
+    assert_int_equal(topo_netbox_add_page(NULL, nb, TOPO_NETBOX_DEVICES, text, len, "p", &err),
+                     TOPO_ELIMIT);
+    assert_non_null(strstr(err.text, "p: NetBox page of"));
+    if (topo_netbox_read_page(&next, &read, nb, TOPO_NETBOX_DEVICES, text, len,
+                              2 * TOPO_MAX_NETBOX_PAGE, "p", &err) != 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(read.is_list, 1);
+    assert_int_equal(read.count, 10);
+    assert_int_equal(read.results, 5);
+    assert_string_equal(next, "https://netbox.example.com/api/dcim/devices/?limit=5&offset=5");
+    free(next);
+    /* Its limit is the one given: a byte less than the page is refused. */
+    assert_int_equal(topo_netbox_read_page(NULL, &read, nb, TOPO_NETBOX_DEVICES, text, len,
+                                           len - 1, "p", &err),
+                     TOPO_ELIMIT);
+    assert_non_null(strstr(err.text, "exceeds the limit of"));
+    free(text);
+    json_decref(page);
+
+    /* One object (no results), read whole; a count that is no integer. */
+    const char *one = "{\"id\":7,\"name\":\"r1\"}";
+    assert_int_equal(topo_netbox_read_page(NULL, &read, nb, TOPO_NETBOX_RACKS, one, strlen(one),
+                                           TOPO_MAX_NETBOX_PAGE, "p", &err),
+                     0);
+    assert_int_equal(read.is_list, 0);
+    assert_int_equal(read.count, -1);
+    assert_int_equal(read.results, 1);
+    const char *odd = "{\"count\":\"3\",\"results\":[{\"id\":8,\"name\":\"r2\"}]}";
+    assert_int_equal(topo_netbox_read_page(NULL, &read, nb, TOPO_NETBOX_RACKS, odd, strlen(odd),
+                                           TOPO_MAX_NETBOX_PAGE, "p", &err),
+                     0);
+    assert_true(read.is_list == 1 && read.count == -1 && read.results == 1);
+    topo_netbox_free(nb);
+}
+
 /* Every prefix of a real page: an error with a position, never a crash. */
 static void test_netbox__truncated(void **state)
 {
@@ -417,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_netbox__errors_name_the_field),
         cmocka_unit_test(test_netbox__options_and_limits),
         cmocka_unit_test(test_netbox__truncated),
+        cmocka_unit_test(test_netbox__read_page_within_its_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -652,6 +652,38 @@ static void test_ufm__order_and_limits(void **state)
     topo_ufm_free(NULL);
 }
 
+/* A response read within the limit given (over HTTP, maxResponseBytes),
+ * its records counted: the systems and links of the fixtures. */
+static void test_ufm__read_within_its_limit(void **state)
+{
+    (void)state;
+    ufm_fx fx = make();
+    topo_err err = TOPO_ERR_INIT;
+    size_t len = 0, links_len = 0, records = 99;
+    char *text = fixture_text("ufm/ufm-resources-systems.json", &len);
+    char *links = fixture_text("ufm/derived-links.json", &links_len);
+    json_t *systems = json_loads(text, 0, NULL), *link_list = json_loads(links, 0, NULL);
+    assert_int_equal(topo_ufm_read_systems(fx.ufm, text, len, len - 1, &records, "s", &err),
+                     TOPO_ELIMIT);
+    assert_non_null(strstr(err.text, "s: UFM systems response of"));
+    assert_int_equal(records, 0);
+    if (topo_ufm_read_systems(fx.ufm, text, len, len, &records, "s", &err) != 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(records, json_array_size(systems));
+    if (topo_ufm_read_links(fx.ufm, links, links_len, links_len, &records, "l", &err) != 0)
+        fail_msg("%s", err.text);
+    assert_int_equal(records, json_array_size(link_list));
+    /* Another shape, read whole: no records. */
+    assert_int_equal(topo_ufm_read_links(fx.ufm, "{}", 2, 2, &records, "l", &err),
+                     TOPO_EINVALID);
+    assert_int_equal(records, 0);
+    json_decref(systems);
+    json_decref(link_list);
+    free(text);
+    free(links);
+    dispose(&fx);
+}
+
 /* Every prefix of the excerpt: an error with a position, never a crash. */
 static void test_ufm__truncated(void **state)
 {
@@ -702,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_ufm__errors_name_the_field),
         cmocka_unit_test(test_ufm__order_and_limits),
         cmocka_unit_test(test_ufm__truncated),
+        cmocka_unit_test(test_ufm__read_within_its_limit),
         cmocka_unit_test(test_ufm__duplicate_guid_of_a_switch),
         cmocka_unit_test(test_ufm__duplicate_guid_of_two_hosts),
         cmocka_unit_test(test_ufm__duplicate_guid_of_two_switches),

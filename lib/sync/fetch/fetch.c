@@ -162,6 +162,7 @@ static void settings(topo_fetch *f, const topo_fetch_opts *o)
 {
     f->page_size = o->page_size > 0 ? o->page_size : TOPO_FETCH_NETBOX_PAGE_SIZE_DEFAULT;
     f->max_pages = o->max_pages > 0 ? o->max_pages : (int)TOPO_MAX_NETBOX_PAGES;
+    f->max_body = o->max_response > 0 ? o->max_response : f->src->max_response;
     f->netbox_lists = (o->netbox_lists ? o->netbox_lists : TOPO_FETCH_NETBOX_LISTS_DEFAULT) |
                       TOPO_FETCH_NETBOX_LIST(TOPO_NETBOX_DEVICES);
     if (f->src->basic_auth)
@@ -184,7 +185,7 @@ static int make_http(topo_fetch *f, const topo_fetch_opts *o, topo_err *err)
         .token_reload_ms = o->credential_reload_ms,
         .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : TOPO_FETCH_TIMEOUT_MS_DEFAULT,
         .connect_timeout_ms = o->connect_timeout_ms,
-        .max_body = o->max_response > 0 ? o->max_response : f->src->max_response,
+        .max_body = f->max_body,
         .qps = -1, /* a fetch is a handful of requests; the server paces itself */
         .max_retries = o->retries != 0 ? o->retries : TOPO_FETCH_RETRIES_DEFAULT,
         .backoff_base_ms = o->backoff_ms > 0 ? o->backoff_ms : TOPO_FETCH_BACKOFF_MS_DEFAULT,
@@ -275,6 +276,11 @@ int topo_fetch_into(topo_fetch *fetch, topo_facts *facts, topo_err *err)
     fetch->stats.last_duration_ms = (uint64_t)(topo_clock_ms() - t0);
     if (rc != 0) {
         fetch->stats.failures[failure_of(fetch, rc)]++;
+        /* a real payload past the default limit is raised by the config,
+         * which the HTTP client's message cannot name */
+        if (rc == TOPO_ELIMIT && err != NULL && strstr(err->text, "response body exceeds") &&
+            strlen(err->text) + 64 < sizeof(err->text))
+            strcat(err->text, " (the source's maxResponseBytes raises it)");
         return rc;
     }
     fetch->stats.objects = objects;

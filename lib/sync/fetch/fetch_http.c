@@ -194,11 +194,21 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
 int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
                 topo_err *err)
 {
-    char source[TOPO_ERR_TEXT_MAX];
-    snprintf(source, sizeof(source), "%s: GET %s", f->name, path);
-    int rc = topo_codec_json_parse_source(out, resp->body, resp->len, source, err);
-    /* The position names a string of this frame: keep only the text. */
-    if (rc != 0 && err != NULL)
+    char source[FETCH_SOURCE_MAX];
+    int rc = topo_codec_json_parse_source(out, resp->body, resp->len,
+                                          fetch_source_text(source, f, path), err);
+    return rc != 0 ? fetch_parse_failed(err, rc) : 0;
+}
+
+const char *fetch_source_text(char *buf, const topo_fetch *f, const char *path)
+{
+    snprintf(buf, FETCH_SOURCE_MAX, "%s: GET %s", f->name, path);
+    return buf;
+}
+
+int fetch_parse_failed(topo_err *err, int rc)
+{
+    if (err != NULL)
         topo_err_at(err, NULL, 0, 0);
     return rc;
 }

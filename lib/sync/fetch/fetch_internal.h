@@ -99,6 +99,7 @@ struct topo_fetch {
     unsigned netbox_lists;
     int page_size;
     int max_pages;
+    size_t max_body; /* a response's limit: the options', else the source's */
     topo_fetch_stats stats;
     int status_failure; /* the current fetch failed on a status (fetch_get) */
     /* LLDP: a host whose document is refused keeps what last_good (may be
@@ -117,6 +118,16 @@ int fetch_get(topo_fetch *f, const char *path, topo_http_response *resp, topo_er
 /* A response body as JSON; errors "<name>: GET <path>:<line>:<column>: ...". */
 int fetch_parse(json_t **out, const topo_fetch *f, const char *path, const topo_http_response *resp,
                 topo_err *err);
+
+/* "<name>: GET <path>" into buf (FETCH_SOURCE_MAX bytes), the source a
+ * response's parse names in its messages; returns buf. */
+#define FETCH_SOURCE_MAX TOPO_ERR_TEXT_MAX
+const char *fetch_source_text(char *buf, const topo_fetch *f, const char *path);
+
+/* After a parse of a response named by fetch_source_text failed: the
+ * position err recorded names that buffer, a string of the caller's frame;
+ * only the message is kept. Returns rc. */
+int fetch_parse_failed(topo_err *err, int rc);
 
 /* A link the server gave (NetBox's `next`): absolute, or path-absolute.
  * 0 with *path_out (malloc'd) the path and query relative to f->base when
@@ -149,9 +160,10 @@ typedef struct fetch_pages {
 int fetch_pages_init(fetch_pages *p, topo_err *err);
 void fetch_pages_dispose(fetch_pages *p);
 
-/* A page read from path (its JSON; the first page's count and results set
- * the bound). 0 or TOPO_ENOMEM. */
-int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_err *err);
+/* A page read from path (what it held: the first page's count and results
+ * set the bound). 0 or TOPO_ENOMEM. */
+int fetch_pages_read(fetch_pages *p, const char *path, const topo_netbox_page *page,
+                     topo_err *err);
 
 /* The path of a `next` link (fetch_follow's, so normalised to the path
  * and query under the base) that came with the last page read:

@@ -79,26 +79,27 @@ static char *first_page(const topo_fetch *f, topo_netbox_kind kind)
     return topo_buf_take(&b, NULL);
 }
 
-/* One page into the parser; *next (malloc'd) is the next page's path, or
- * NULL after the last. A next link that loops or goes on past the list's
- * count is an error (fetch_pages). */
+/* One page into the parser, read a result at a time as a page file is
+ * (never its whole tree: a compact page's is nine times its text), within
+ * the response's limit; *next (malloc'd) is the next page's path, or NULL
+ * after the last. A next link that loops or goes on past the list's count
+ * is an error (fetch_pages). */
 static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kind kind,
                     const char *path, fetch_pages *pages, uint64_t *objects, topo_err *err)
 {
     topo_http_response resp = {0};
-    json_t *page = NULL;
+    topo_netbox_page page;
+    char source[FETCH_SOURCE_MAX];
     char *link = NULL;
     *next = NULL;
     int rc = fetch_get(f, path, &resp, err);
-    if (rc == 0)
-        rc = fetch_parse(&page, f, path, &resp, err);
-    if (rc == 0 && (rc = topo_netbox_add_page_json(&link, nb, kind, page, NULL, err)) != 0)
-        topo_err_wrap(err, "%s: GET %s", f->name, path);
+    if (rc == 0 &&
+        (rc = topo_netbox_read_page(&link, &page, nb, kind, resp.body, resp.len, f->max_body,
+                                    fetch_source_text(source, f, path), err)) != 0)
+        fetch_parse_failed(err, rc);
     if (rc == 0) {
-        *objects += json_is_array(json_object_get(page, "results"))
-                        ? json_array_size(json_object_get(page, "results"))
-                        : 1;
-        rc = fetch_pages_read(pages, path, page, err);
+        *objects += page.results;
+        rc = fetch_pages_read(pages, path, &page, err);
         if (rc == 0 && link != NULL)
             rc = fetch_follow(next, f, link, path, err);
         if (rc == 0 && *next != NULL &&
@@ -108,7 +109,6 @@ static int one_page(char **next, topo_fetch *f, topo_netbox *nb, topo_netbox_kin
         }
     }
     free(link);
-    json_decref(page);
     topo_http_response_dispose(&resp);
     return rc;
 }

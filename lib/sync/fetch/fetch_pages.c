@@ -28,25 +28,23 @@ void fetch_pages_dispose(fetch_pages *p)
 /* The first page sets the bound: count / its results + 1 pages (the one
  * page more allows objects added while the list is read, and a last page
  * cut short). A count that is no integer sets none: max_pages still holds. */
-static void first_page_bound(fetch_pages *p, const json_t *page)
+static void first_page_bound(fetch_pages *p, const topo_netbox_page *page)
 {
-    const json_t *count = json_object_get(page, "count");
-    const json_t *results = json_object_get(page, "results");
-    if (!json_is_integer(count) || json_integer_value(count) < 0 || !json_is_array(results))
+    if (page->count < 0 || !page->is_list)
         return;
-    size_t per = json_array_size(results) > 0 ? json_array_size(results) : 1;
-    p->count = json_integer_value(count);
+    size_t per = page->results > 0 ? page->results : 1;
+    p->count = page->count;
     p->per_page = per;
     p->most = (uint64_t)p->count / per + 1;
 }
 
-int fetch_pages_read(fetch_pages *p, const char *path, const json_t *page, topo_err *err)
+int fetch_pages_read(fetch_pages *p, const char *path, const topo_netbox_page *page,
+                     topo_err *err)
 {
     if (p->n == 0)
         first_page_bound(p, page);
     p->n++;
-    const json_t *results = json_object_get(page, "results");
-    p->results += json_is_array(results) ? json_array_size(results) : 0;
+    p->results += page->is_list ? page->results : 0;
     const char *copy = topo_pool_strdup(p->pool, path);
     if (copy == NULL || topo_strmap_put(p->read, copy, (int32_t)p->n) != 0)
         return topo_err_nomem(err, "netbox: pages");

@@ -15,57 +15,75 @@
 
 #include <stdio.h>
 
+#include "topo/codec.h"
 #include "topo/log.h"
 #include "topo/ufm.h"
 
-typedef int (*ufm_add_fn)(topo_ufm *, const json_t *, const char *, topo_err *);
+typedef int (*ufm_read_fn)(topo_ufm *, const char *, size_t, size_t, size_t *, const char *,
+                           topo_err *);
 
-/* GET <api>/resources/<what> as JSON into *doc. */
-static int get_list(json_t **doc, topo_fetch *f, const char *what, char *path, size_t size,
-                    topo_err *err)
+/* GET <api>/resources/<what> into *resp (dispose it); path receives the
+ * path asked for. */
+static int get_list(topo_http_response *resp, topo_fetch *f, const char *what, char *path,
+                    size_t size, topo_err *err)
 {
-    topo_http_response resp = {0};
     snprintf(path, size, "%s/resources/%s", f->ufm_api, what);
-    int rc = fetch_get(f, path, &resp, err);
-    if (rc == 0)
-        rc = fetch_parse(doc, f, path, &resp, err);
-    topo_http_response_dispose(&resp);
-    return rc;
+    return fetch_get(f, path, resp, err);
 }
 
-static int add_list(topo_ufm *u, const json_t *doc, ufm_add_fn add, const topo_fetch *f,
-                    const char *path, uint64_t *objects, topo_err *err)
+/* A response into the parser, a record at a time as the files are (never
+ * its whole tree), within the response's limit. */
+static int add_list(topo_ufm *u, const topo_http_response *resp, ufm_read_fn read,
+                    const topo_fetch *f, const char *path, uint64_t *objects, topo_err *err)
 {
-    int rc = add(u, doc, NULL, err);
+    char source[FETCH_SOURCE_MAX];
+    size_t records = 0;
+    int rc = read(u, resp->body, resp->len, f->max_body, &records,
+                  fetch_source_text(source, f, path), err);
     if (rc != 0)
-        return topo_err_wrap(err, "%s: GET %s", f->name, path);
-    *objects += json_array_size(doc);
+        return fetch_parse_failed(err, rc);
+    *objects += records;
     return 0;
 }
 
 static int one_list(topo_fetch *f, topo_ufm *u, const char *what, uint64_t *objects, topo_err *err)
 {
     char path[96];
-    json_t *doc = NULL;
-    int rc = get_list(&doc, f, what, path, sizeof(path), err);
+    topo_http_response resp = {0};
+    int rc = get_list(&resp, f, what, path, sizeof(path), err);
     if (rc == 0)
-        rc = add_list(u, doc, topo_ufm_add_systems_json, f, path, objects, err);
-    json_decref(doc);
+        rc = add_list(u, &resp, topo_ufm_read_systems, f, path, objects, err);
+    topo_http_response_dispose(&resp);
     return rc;
 }
 
-/* Whether every link names both ends' node descriptions (UFM 6.20 on). */
-static int links_describe_ends(const json_t *links)
+/* A link record without both ends' node descriptions stops the walk. */
+static int link_undescribed(const json_t *l, size_t index, void *payload, topo_err *err)
 {
-    size_t i;
-    const json_t *l;
-    json_array_foreach(links, i, l)
-    {
-        if (json_is_object(l) &&
-            (!json_is_string(json_object_get(l, "source_port_node_description")) ||
-             !json_is_string(json_object_get(l, "destination_port_node_description"))))
-            return 0;
+    (void)index;
+    (void)err;
+    if (json_is_object(l) &&
+        (!json_is_string(json_object_get(l, "source_port_node_description")) ||
+         !json_is_string(json_object_get(l, "destination_port_node_description")))) {
+        *(int *)payload = 1;
+        return TOPO_EINVALID;
     }
+    return 0;
+}
+
+/* Whether every link names both ends' node descriptions (UFM 6.20 on),
+ * read a record at a time. A response that does not read (or is no array)
+ * counts as described: its read reports it as it would. */
+static int links_describe_ends(const topo_http_response *links, const topo_fetch *f,
+                               const char *path)
+{
+    char source[FETCH_SOURCE_MAX];
+    topo_err ignored = TOPO_ERR_INIT;
+    int undescribed = 0, found = 0;
+    topo_codec_each how = {.element = link_undescribed, .payload = &undescribed};
+    if (topo_codec_json_each_source(&found, links->body, links->len,
+                                    fetch_source_text(source, f, path), &how, &ignored) != 0)
+        return !undescribed;
     return 1;
 }
 
@@ -74,13 +92,13 @@ static int systems_and_links(topo_fetch *f, topo_ufm *u, uint64_t *objects, topo
     static const char *const systems[] = {"systems?type=switch", "systems?type=gateway",
                                           "systems?type=router"};
     char path[96];
-    json_t *links = NULL;
+    topo_http_response links = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof(systems) / sizeof(systems[0]); i++)
         rc = one_list(f, u, systems[i], objects, err);
     if (rc == 0)
         rc = get_list(&links, f, "links", path, sizeof(path), err);
-    if (rc == 0 && !links_describe_ends(links)) {
+    if (rc == 0 && !links_describe_ends(&links, f, path)) {
         topo_log(TOPO_LOG_INFO,
                  "source ufm: %s%s: the links carry no node descriptions (UFM before 6.20): "
                  "asking for the hosts",
@@ -88,8 +106,8 @@ static int systems_and_links(topo_fetch *f, topo_ufm *u, uint64_t *objects, topo
         rc = one_list(f, u, "systems?type=host", objects, err);
     }
     if (rc == 0)
-        rc = add_list(u, links, topo_ufm_add_links_json, f, path, objects, err);
-    json_decref(links);
+        rc = add_list(u, &links, topo_ufm_read_links, f, path, objects, err);
+    topo_http_response_dispose(&links);
     return rc;
 }
 

@@ -389,30 +389,48 @@ int topo_netbox_add_page_json(char **next_out, topo_netbox *nb, topo_netbox_kind
     return 0;
 }
 
+/* What a page held (topo_netbox_page), from its tree. */
+static void page_of_tree(topo_netbox_page *out, const json_t *page)
+{
+    const json_t *count = json_object_get(page, "count");
+    const json_t *results = json_object_get(page, "results");
+    out->is_list = json_is_array(results);
+    out->count = json_is_integer(count) && json_integer_value(count) >= 0
+                     ? (int64_t)json_integer_value(count)
+                     : -1;
+    out->results = out->is_list ? json_array_size(results) : 1;
+}
+
 /* A page read a result at a time (srcjson_each): NetBox's pages hold up to
  * MAX_PAGE_SIZE results (1,000 by default, unlimited when set to 0), and a
  * whole page's tree is ten times its text. */
 typedef struct nb_walk {
     topo_netbox *nb;
     topo_netbox_kind kind;
-    json_t *next; /* the page's "next" member, kept for after the walk */
+    json_t *next;  /* the page's "next" member, kept for after the walk */
+    int64_t count; /* its "count", as page_of_tree reads it */
+    size_t results;
 } nb_walk;
 
 static int result_each(const json_t *rec, size_t i, void *payload, topo_err *err)
 {
-    const nb_walk *w = payload;
+    nb_walk *w = payload;
     char p[TOPO_DECODE_PATH_MAX];
+    w->results = i + 1;
     return readers[w->kind](w->nb, rec, topo_decode_path_index(p, sizeof(p), "results", i), err);
 }
 
 /* "next" matters only for a page with results (a single object's "next"
- * is no link): it is checked once the walk has found them. */
+ * is no link): it is checked once the walk has found them. "count" is
+ * kept for the checks of a list read page by page. */
 static int page_member(const char *key, const json_t *value, void *payload, topo_err *err)
 {
     nb_walk *w = payload;
     (void)err;
     if (strcmp(key, "next") == 0)
         w->next = json_incref((json_t *)value);
+    else if (strcmp(key, "count") == 0 && json_is_integer(value) && json_integer_value(value) >= 0)
+        w->count = (int64_t)json_integer_value(value);
     return 0;
 }
 
@@ -432,33 +450,56 @@ static int page_next(char **next_out, const nb_walk *w, topo_err *err)
     return rc;
 }
 
-int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
-                         size_t len, const char *source, topo_err *err)
+/* One object, or a page of another shape than the walk's: whole, as
+ * always. */
+static int whole_page(char **next_out, topo_netbox_page *info, topo_netbox *nb,
+                      topo_netbox_kind kind, const char *text, size_t len, size_t max,
+                      const char *source, topo_err *err)
 {
-    const char *what = "NetBox page";
     json_t *doc = NULL;
-    nb_walk w = {nb, kind, NULL};
+    int rc = srcjson_parse(&doc, text, len, max, "NetBox page", source, err);
+    if (rc == 0)
+        rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
+    if (rc == 0)
+        page_of_tree(info, doc);
+    json_decref(doc);
+    return rc;
+}
+
+int topo_netbox_read_page(char **next_out, topo_netbox_page *page, topo_netbox *nb,
+                          topo_netbox_kind kind, const char *text, size_t len, size_t max,
+                          const char *source, topo_err *err)
+{
+    topo_netbox_page none;
+    topo_netbox_page *info = page ? page : &none;
+    nb_walk w = {nb, kind, NULL, -1, 0};
     topo_codec_each how = {
         .member = "results", .element = result_each, .other = page_member, .payload = &w};
     int found = 0, rc = 0;
+    *info = (topo_netbox_page){0, -1, 0};
     if (next_out)
         *next_out = NULL;
     if ((unsigned)kind >= sizeof(readers) / sizeof(readers[0]))
         return topo_err_set(err, TOPO_EINVALID, "netbox: unknown kind %d", (int)kind);
-    rc = srcjson_each(&found, text, len, TOPO_MAX_NETBOX_PAGE, what, source, &how, err);
-    if (rc == 0 && found) {
-        rc = page_next(next_out, &w, err);
-    } else if (rc == 0) {
-        /* One object, or a page of another shape: whole, as always. */
-        rc = srcjson_parse(&doc, text, len, TOPO_MAX_NETBOX_PAGE, what, source, err);
-        if (rc == 0)
-            rc = topo_netbox_add_page_json(next_out, nb, kind, doc, source, err);
-        json_decref(doc);
+    rc = srcjson_each(&found, text, len, max, "NetBox page", source, &how, err);
+    if (rc == 0 && !found) {
         json_decref(w.next);
-        return rc;
+        return whole_page(next_out, info, nb, kind, text, len, max, source, err);
     }
+    if (rc == 0)
+        rc = page_next(next_out, &w, err);
     json_decref(w.next);
-    return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
+    if (rc != 0)
+        return srcjson_wrap(err, rc, source);
+    *info = (topo_netbox_page){1, w.count, w.results};
+    return 0;
+}
+
+int topo_netbox_add_page(char **next_out, topo_netbox *nb, topo_netbox_kind kind, const char *text,
+                         size_t len, const char *source, topo_err *err)
+{
+    return topo_netbox_read_page(next_out, NULL, nb, kind, text, len, TOPO_MAX_NETBOX_PAGE,
+                                 source, err);
 }
 
 /* A level of a host: a conflict is logged and counted, other errors end

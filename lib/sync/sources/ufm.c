@@ -303,23 +303,43 @@ static int list_add_json(topo_ufm *ufm, const ufm_list *l, const json_t *list,
     return rc != 0 ? srcjson_wrap(err, rc, source) : 0;
 }
 
+/* A list's walk: its records counted as they are read. */
+typedef struct ufm_walk {
+    topo_ufm *ufm;
+    const ufm_list *list;
+    size_t records;
+} ufm_walk;
+
+static int record_each(const json_t *rec, size_t i, void *payload, topo_err *err)
+{
+    ufm_walk *w = payload;
+    w->records = i + 1;
+    return w->list->element(rec, i, w->ufm, err);
+}
+
 /* A response is one array of records, tens of megabytes for a large
  * fabric: read a record at a time (srcjson_each), not as one tree; a
- * document of another shape is parsed whole for the usual message. */
-static int list_add(topo_ufm *ufm, const ufm_list *l, const char *text, size_t len,
-                    const char *source, topo_err *err)
+ * document of another shape is parsed whole for the usual message. At
+ * most max bytes; *records (may be NULL) the records read. */
+static int list_add(topo_ufm *ufm, const ufm_list *l, const char *text, size_t len, size_t max,
+                    size_t *records, const char *source, topo_err *err)
 {
     int found = 0;
-    topo_codec_each how = {.element = l->element, .payload = ufm};
-    int rc = srcjson_each(&found, text, len, TOPO_MAX_UFM_RESPONSE, l->what, source, &how, err);
+    ufm_walk w = {ufm, l, 0};
+    topo_codec_each how = {.element = record_each, .payload = &w};
+    int rc = srcjson_each(&found, text, len, max, l->what, source, &how, err);
+    if (records)
+        *records = w.records;
     if (rc != 0)
         return srcjson_wrap(err, rc, source);
     if (found)
         return 0;
     json_t *doc = NULL;
-    rc = srcjson_parse(&doc, text, len, TOPO_MAX_UFM_RESPONSE, l->what, source, err);
+    rc = srcjson_parse(&doc, text, len, max, l->what, source, err);
     if (rc == 0)
         rc = list_add_json(ufm, l, doc, source, err);
+    if (rc == 0 && records)
+        *records = json_array_size(doc);
     json_decref(doc);
     return rc;
 }
@@ -333,7 +353,15 @@ int topo_ufm_add_systems_json(topo_ufm *ufm, const json_t *systems, const char *
 int topo_ufm_add_systems(topo_ufm *ufm, const char *text, size_t len, const char *source,
                          topo_err *err)
 {
-    return list_add(ufm, &ufm_systems, text, len, source, err);
+    return list_add(ufm, &ufm_systems, text, len, TOPO_MAX_UFM_RESPONSE, NULL, source, err);
+}
+
+int topo_ufm_read_systems(topo_ufm *ufm, const char *text, size_t len, size_t max,
+                          size_t *records, const char *source, topo_err *err)
+{
+    if (records)
+        *records = 0;
+    return list_add(ufm, &ufm_systems, text, len, max, records, source, err);
 }
 
 /* The adapter of a plainly named host's end of a link: its node
@@ -745,7 +773,15 @@ int topo_ufm_add_links_json(topo_ufm *ufm, const json_t *links, const char *sour
 int topo_ufm_add_links(topo_ufm *ufm, const char *text, size_t len, const char *source,
                        topo_err *err)
 {
+    return topo_ufm_read_links(ufm, text, len, TOPO_MAX_UFM_RESPONSE, NULL, source, err);
+}
+
+int topo_ufm_read_links(topo_ufm *ufm, const char *text, size_t len, size_t max,
+                        size_t *records, const char *source, topo_err *err)
+{
+    if (records)
+        *records = 0;
     int rc = links_first(ufm, err);
     return rc != 0 ? srcjson_wrap(err, rc, source)
-                   : list_add(ufm, &ufm_links, text, len, source, err);
+                   : list_add(ufm, &ufm_links, text, len, max, records, source, err);
 }
