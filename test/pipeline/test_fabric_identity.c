@@ -18,6 +18,7 @@
 #include "topo/ibnetdiscover.h"
 #include "topo/sync.h"
 #include "topo/ufm.h"
+#include "support/orders.h"
 
 #define LEAF1 "00000000000000a1"
 #define LEAF2 "00000000000000a2"
@@ -67,22 +68,6 @@ static void must(int rc, const topo_err *err)
 {
     if (rc != 0)
         fail_msg("%s", err->text);
-}
-
-/* The systems response of records n at order[]. */
-static char *systems_json(const char *const *recs, const size_t *order, size_t n)
-{
-    size_t len = 3;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(recs[i]) + 1;
-    char *out = malloc(len);
-    assert_non_null(out);
-    strcpy(out, "[");
-    for (size_t i = 0; i < n; i++) {
-        strcat(out, recs[order[i]]);
-        strcat(out, i + 1 < n ? "," : "]");
-    }
-    return out;
 }
 
 typedef struct result {
@@ -135,7 +120,7 @@ static void plan_of(result *r, const char *systems, const char *links)
 /* The plan of the dump and UFM's systems (recs in order) and LINKS. */
 static void plan(result *r, const char *const *recs, const size_t *order, size_t n)
 {
-    char *systems = systems_json(recs, order, n);
+    char *systems = test_json_array_in_order(recs, order, n);
     plan_of(r, systems, LINKS);
     free(systems);
 }
@@ -225,28 +210,6 @@ static void test_fabric_identity__sources_disagree_on_a_leaf(void **state)
     assert_non_null(strstr(r.labels, "h2 " LEAF1 " " SPINE ";"));
 }
 
-/* Next permutation of v (n), lexicographic; 0 after the last. */
-static int next_order(size_t *v, size_t n)
-{
-    size_t i = n - 1;
-    while (i > 0 && v[i - 1] >= v[i])
-        i--;
-    if (i == 0)
-        return 0;
-    size_t j = n - 1;
-    while (v[j] <= v[i - 1])
-        j--;
-    size_t t = v[i - 1];
-    v[i - 1] = v[j];
-    v[j] = t;
-    for (size_t a = i, b = n - 1; a < b; a++, b--) {
-        t = v[a];
-        v[a] = v[b];
-        v[b] = t;
-    }
-    return 1;
-}
-
 /* Item 3: a host record claiming the spine's GUID, in every order of the
  * systems: the spine keeps it, the four hosts stay complete with the same
  * labels, the same one conflict names both records and the GUID. */
@@ -266,7 +229,7 @@ static void test_fabric_identity__duplicate_guid_any_order(void **state)
     assert_string_equal(first.labels, FOUR_HOSTS "intruder - -;");
     assert_int_equal(first.incomplete, 1);
     size_t orders = 1;
-    while (next_order(order, 6)) {
+    while (test_next_order(order, 6)) {
         plan(&r, recs, order, 6);
         orders++;
         if (strcmp(r.labels, first.labels) != 0 || strcmp(r.conflicts, first.conflicts) != 0)

@@ -20,6 +20,7 @@
 #include "topo/ibnetdiscover.h"
 #include "topo/limits.h"
 #include "topo/log.h"
+#include "support/orders.h"
 
 static const char *fixture(char *buf, size_t size, const char *name)
 {
@@ -584,26 +585,6 @@ static const char *const DUP_BLOCKS[] = {
     "[1](a1) \t\"S-00000000000000a1\"[3]\t\t# lid 4 lmc 0 \"leaf\" lid 1 4xNDR\n\n",
 };
 
-static int next_order(size_t *v, size_t n)
-{
-    size_t i = n - 1, j = n - 1, t;
-    while (i > 0 && v[i - 1] >= v[i])
-        i--;
-    if (i == 0)
-        return 0;
-    while (v[j] <= v[i - 1])
-        j--;
-    t = v[i - 1];
-    v[i - 1] = v[j];
-    v[j] = t;
-    for (size_t a = i, b = n - 1; a < b; a++, b--) {
-        t = v[a];
-        v[a] = v[b];
-        v[b] = t;
-    }
-    return 1;
-}
-
 static void test_ibnetdiscover__duplicate_guids(void **state)
 {
     (void)state;
@@ -635,7 +616,7 @@ static void test_ibnetdiscover__duplicate_guids(void **state)
                             "HCA-1\" claim it: no fabric facts from those records");
         topo_facts_free(f);
         orders++;
-    } while (next_order(order, 5));
+    } while (test_next_order(order, 5));
     assert_int_equal(orders, 120);
 }
 

@@ -26,6 +26,7 @@
 #include "sources/source_fixture.h"
 #include "topo/limits.h"
 #include "topo/ufm.h"
+#include "support/orders.h"
 
 typedef struct ufm_fx {
     topo_facts *facts;
@@ -440,38 +441,6 @@ static void test_ufm__link_not_a_guid_skipped(void **state)
     dispose(&fx);
 }
 
-/* The systems response of records n in the order of order[] (malloc'd). */
-static char *in_order(const char *const *recs, const size_t *order, size_t n)
-{
-    size_t len = 3;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(recs[i]) + 1;
-    char *out = malloc(len);
-    assert_non_null(out);
-    strcpy(out, "[");
-    for (size_t i = 0; i < n; i++) {
-        strcat(out, recs[order[i]]);
-        strcat(out, i + 1 < n ? "," : "]");
-    }
-    return out;
-}
-
-/* Next permutation of v (n), lexicographic; 0 after the last. */
-static int next_order(size_t *v, size_t n)
-{
-    size_t i = n - 1, j = n - 1, t;
-    while (i > 0 && v[i - 1] >= v[i])
-        i--;
-    if (i == 0)
-        return 0;
-    while (v[j] <= v[i - 1])
-        j--;
-    t = v[i - 1], v[i - 1] = v[j], v[j] = t;
-    for (size_t a = i, b = n - 1; a < b; a++, b--)
-        t = v[a], v[a] = v[b], v[b] = t;
-    return 1;
-}
-
 /* The facts of systems recs (in order) and links, as one line per fact and
  * conflict, for comparing orders. */
 static void facts_of(char *out, size_t size, const char *const *recs, const size_t *order,
@@ -479,7 +448,7 @@ static void facts_of(char *out, size_t size, const char *const *recs, const size
 {
     ufm_fx fx = make();
     topo_err err = TOPO_ERR_INIT;
-    char *systems = in_order(recs, order, n);
+    char *systems = test_json_array_in_order(recs, order, n);
     if (add_text(&fx, systems, 0, &err) != 0 || add_text(&fx, links, 1, &err) != 0)
         fail_msg("%s", err.text);
     size_t at = 0;
@@ -514,7 +483,7 @@ static void check_every_order(const char *const *recs, size_t n, const char *lin
             fail_msg("systems in order %zu %zu %zu %zu %zu:\n%s\nwant:\n%s", order[0], order[1],
                      order[2], order[3], order[4], got, want);
         assert_int_equal(st.duplicate_guids, 1);
-    } while (next_order(order, n));
+    } while (test_next_order(order, n));
 }
 
 /* Issue 33 item 3: a host record reusing a switch's GUID. In every order
